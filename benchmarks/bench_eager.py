@@ -1,0 +1,19 @@
+"""Per-op overhead of the eager tensor and autograd machinery."""
+from registry import benchmark
+
+
+@benchmark(target=5)
+def bench_add_16(lib):
+    a = lib.randn(16)
+    b = lib.randn(16)
+    return lambda: a + b
+
+
+@benchmark(target=5)
+def bench_chain_fwd_bwd(lib):
+    x = lib.randn(64, requires_grad=True)
+
+    def step():
+        y = ((x * 2 + 1).tanh() * x).sum()
+        y.backward()
+    return step

@@ -1,0 +1,69 @@
+"""ember: PyTorch's machinery rebuilt in readable Python on NumPy. `import ember as torch`."""
+from . import _dtype
+from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32,
+                     float64, complex64, complex128, promote_types, get_default_dtype,
+                     set_default_dtype)
+from ._dtype import float16 as half, float32 as float, float64 as double, int16 as short
+from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
+from ._device import device
+from ._storage import UntypedStorage
+from ._memory_format import (memory_format, contiguous_format, channels_last, channels_last_3d,
+                             preserve_format)
+from . import autograd
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                                 is_grad_enabled, is_inference_mode_enabled)
+from ._tensor import Tensor, Size
+from . import _dispatcher
+from ._aten import native_functions as _native_functions
+from ._aten import elementwise as _k1, shape as _k2, reduction as _k3, linalg as _k4  # noqa
+from ._aten import nn_ops as _k5, factory as _k6, indexing as _k7  # noqa: F401
+from ._ops import ops
+from ._python_bindings import *  # noqa: F401,F403  (the torch.* functions)
+from ._python_bindings import (tensor, as_tensor, asarray, from_numpy, from_dlpack, empty,
+                               zeros, ones, full, arange, linspace, eye, rand, randn, randint,
+                               randperm, normal, sum, max, min, all, any, abs, pow)
+from .autograd import derivatives as _derivatives  # noqa: F401
+from ._generator import (Generator, default_generator, manual_seed, seed, initial_seed,
+                         get_rng_state, set_rng_state)
+from ._tensor_str import set_printoptions, get_printoptions, printoptions
+from ._explain import explain
+from . import library
+from . import nn, optim
+from . import random
+from . import utils
+
+
+class _Layout:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+strided = _Layout("strided")
+sparse_coo = _Layout("sparse_coo")
+
+__version__ = "0.1.0"
+
+
+def typename(obj):
+    if isinstance(obj, Tensor):
+        return obj.type()
+    return type(obj).__qualname__
+
+
+def get_num_threads():
+    return 1
+
+
+def set_num_threads(n):
+    pass
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    pass
+
+
+def are_deterministic_algorithms_enabled():
+    return False

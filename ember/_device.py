@@ -1,0 +1,58 @@
+"""torch.device: a device type plus an optional index. The type is also the dispatch key."""
+
+
+class device:
+    __slots__ = ("type", "index")
+    _cache = {}
+
+    def __new__(cls, type_or_str, index=None):
+        if isinstance(type_or_str, device):
+            return type_or_str
+        key = (type_or_str, index)
+        hit = cls._cache.get(key)
+        if hit is not None:
+            return hit
+        if isinstance(type_or_str, int):
+            raise RuntimeError(f"device index {type_or_str} given without a device type: "
+                               "ember has no accelerator backend yet")
+        typ, _, idx = str(type_or_str).partition(":")
+        if idx:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was "
+                                   f"passed explicitly: {type_or_str}")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type_or_str}'")
+            index = int(idx)
+        if typ not in ("cpu", "meta", "cuda"):
+            raise RuntimeError("Expected one of cpu, cuda, meta device type at start of device "
+                               f"string: {type_or_str}")
+        self = object.__new__(cls)
+        object.__setattr__(self, "type", typ)
+        object.__setattr__(self, "index", index)
+        cls._cache[key] = self
+        return self
+
+    def __setattr__(self, name, value):
+        raise AttributeError("device is immutable")
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+cpu = device("cpu")
+meta = device("meta")

@@ -1,0 +1,398 @@
+"""The dispatcher: a two-dimensional table, operator x dispatch key.
+
+An operator is *defined* once by a schema string in PyTorch's syntax
+(`add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`); kernels are *implemented*
+per dispatch key ("CPU", "Meta", later "CUDA"). Calling an op picks the key from its tensor
+arguments: if any of them requires grad and grad mode is on, the "Autograd" kernel runs first --
+it records the graph node and redispatches to the backend key below it. A key with no kernel
+falls back to a NotImplementedError naming the op and the key. A "CompositeImplicitAutograd"
+kernel is written in other ops and serves every key (autograd then sees the ops it calls).
+
+The hot path (`OpOverload.__call__` -> `_dispatch`) does no signature parsing: positions of the
+tensor arguments are computed once, when the schema is parsed.
+"""
+import ast
+import re
+import time
+from types import MethodType
+
+from .autograd.grad_mode import _grad_state
+
+_DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
+BACKEND_KEYS = ("CPU", "Meta", "CUDA")
+
+Tensor = None  # set by ember._tensor (import cycle)
+_autograd_kernel = None  # set by ember.autograd.variable_type
+
+
+class Argument:
+    __slots__ = ("name", "type", "default", "has_default", "kwarg_only", "alias", "mutable")
+
+    def __init__(self, name, typ, default, has_default, kwarg_only, alias, mutable):
+        self.name, self.type, self.default = name, typ, default
+        self.has_default, self.kwarg_only = has_default, kwarg_only
+        self.alias, self.mutable = alias, mutable
+
+    @property
+    def is_tensor(self):
+        return self.type in ("Tensor", "Tensor?")
+
+    @property
+    def is_tensor_list(self):
+        return self.type in ("Tensor[]", "Tensor?[]")
+
+    def __repr__(self):
+        return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
+
+
+_ARG = re.compile(r"^(?P<type>[\w\[\]\d?]+?)(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
+                  r"\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
+
+
+def _split_top(s):
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def _literal(text):
+    text = text.strip()
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    if text == "contiguous_format":
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text.strip("\"'")
+
+
+class Schema:
+    """A parsed schema: name, overload, arguments and returns."""
+
+    def __init__(self, text, namespace="aten"):
+        self.text = text
+        m = re.match(r"^\s*([\w.]+)\((.*)\)\s*->\s*(.+)$", text)
+        if not m:
+            raise ValueError(f"invalid schema: {text!r}")
+        full, params, rets = m.groups()
+        self.name, _, self.overload = full.partition(".")
+        self.namespace = namespace
+        self.arguments = []
+        kwarg_only = False
+        for p in _split_top(params):
+            if p == "*":
+                kwarg_only = True
+                continue
+            a = _ARG.match(p)
+            if not a:
+                raise ValueError(f"invalid argument {p!r} in schema {text!r}")
+            typ = a["type"] + (a["rest"] or "")
+            has_default = a["default"] is not None
+            self.arguments.append(Argument(a["name"], typ,
+                                           _literal(a["default"]) if has_default else None,
+                                           has_default, kwarg_only, a["alias"], bool(a["bang"])))
+        rets = rets.strip()
+        if rets.startswith("("):
+            rets = rets[1:-1]
+        self.returns = [r.split()[0] for r in _split_top(rets)] if rets else []
+        self.returns_view = any("(" in r and "!" not in r for r in self.returns)
+        self.is_inplace = self.arguments and self.arguments[0].mutable and \
+            self.arguments[0].name == "self"
+        self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
+
+    @property
+    def qualname(self):
+        return f"{self.namespace}::{self.name}" + (f".{self.overload}" if self.overload else "")
+
+    def bind(self, args, kwargs, opname):
+        """Positional args + kwargs -> the full positional tuple (the slow path)."""
+        out = list(args)
+        nargs = len(self.arguments)
+        if len(out) > nargs:
+            raise TypeError(f"{opname}() takes {nargs} arguments but {len(out)} were given")
+        for i, a in enumerate(self.arguments):
+            if i < len(args):
+                if a.kwarg_only and a.name not in ():
+                    pass
+                if a.name in kwargs:
+                    raise TypeError(f"{opname}() got multiple values for argument '{a.name}'")
+                continue
+            if a.name in kwargs:
+                out.append(kwargs[a.name])
+            elif a.has_default:
+                d = a.default
+                out.append(list(d) if isinstance(d, list) else d)
+            else:
+                raise TypeError(f"{opname}() missing required argument '{a.name}' "
+                                f"(schema: {self.text})")
+        extra = set(kwargs) - {a.name for a in self.arguments}
+        if extra:
+            raise TypeError(f"{opname}() got an unexpected keyword argument '{sorted(extra)[0]}'")
+        return tuple(out)
+
+
+class OpOverload:
+    """One operator: its schema and its row of the dispatch table."""
+
+    def __init__(self, schema):
+        self.schema = schema
+        self.name = schema.qualname
+        self.__name__ = schema.name if not schema.overload else f"{schema.name}.{schema.overload}"
+        self._table = {}
+        self._composite = None
+        self.derivative = None
+        args = schema.arguments
+        self._nargs = len(args)
+        self._tensor_pos = tuple(i for i, a in enumerate(args) if a.is_tensor)
+        self._list_pos = tuple(i for i, a in enumerate(args) if a.is_tensor_list)
+        self._device_pos = next((i for i, a in enumerate(args) if a.name == "device"), None)
+        self._mutates = bool(schema.is_inplace)
+        self._is_view = schema.returns_view
+
+    def __repr__(self):
+        return f"<OpOverload {self.name}>"
+
+    def __get__(self, obj, objtype=None):
+        # an op stored on a class binds like a function: Tensor.__mul__ = mul op
+        return self if obj is None else MethodType(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != self._nargs:
+            args = self.schema.bind(args, kwargs, self.__name__)
+        if _explain.active:
+            return _explain.call(self, args)
+        return self._dispatch(args)
+
+    def _key_and_grad(self, args):
+        """The backend key of the tensor arguments, and whether any of them requires grad."""
+        key = None
+        grad = False
+        tensors = [args[i] for i in self._tensor_pos]
+        for i in self._list_pos:
+            tensors.extend(args[i])
+        for a in tensors:
+            if isinstance(a, Tensor):
+                if a.requires_grad:
+                    grad = True
+                k = _DEVICE_KEYS[a._device.type]
+                if key is None or key == k:
+                    key = k
+                elif k != "CPU" or a.ndim:
+                    if key == "CPU" and not _only_scalars_on(key, tensors):
+                        raise RuntimeError(
+                            "Expected all tensors to be on the same device, but found at least "
+                            f"two devices, {key.lower()} and {k.lower()}! (when checking "
+                            f"arguments for {self.__name__})")
+                    key = k
+        if key is None:
+            dp = self._device_pos
+            if dp is not None and args[dp] is not None:
+                key = _DEVICE_KEYS[_as_device(args[dp]).type]
+            else:
+                key = "CPU"
+        return key, grad
+
+    def _dispatch(self, args):
+        if self._composite is not None:
+            return self._composite(*args)
+        key, grad = self._key_and_grad(args)
+        if grad and _grad_state.enabled:
+            return _autograd_kernel(self, key, args)
+        return self.redispatch(key, args)
+
+    def redispatch(self, key, args):
+        """Run the kernel for a backend key (what the Autograd kernel calls below itself)."""
+        kernel = self._table.get(key)
+        if kernel is None:
+            return self._fallback(key, args)
+        out = kernel(*args)
+        if self._mutates:
+            args[0]._storage_()._version += 1
+        return out
+
+    def _fallback(self, key, args):
+        fallback = _fallbacks.get(key)
+        if fallback is not None:
+            return fallback(self, key, args)
+        raise NotImplementedError(
+            f"Could not run '{self.name}' with arguments from the '{key}' backend. "
+            f"'{self.name}' is only available for these backends: "
+            f"[{', '.join(sorted(self._table)) or 'none'}].")
+
+    def has_kernel_for(self, key):
+        return key in self._table or self._composite is not None
+
+
+def _only_scalars_on(key, tensors):
+    return all(not isinstance(t, Tensor) or t.ndim == 0 or _DEVICE_KEYS[t._device.type] != key
+               for t in tensors)
+
+
+def _as_device(d):
+    from ._device import device
+    return device(d)
+
+
+class OpOverloadPacket:
+    """`ember.ops.aten.add`: all overloads of one name; `.Tensor` picks one, a call tries each."""
+
+    def __init__(self, namespace, name):
+        self._namespace, self._name = namespace, name
+        self._overloads = {}
+        self.__name__ = name
+
+    def __getattr__(self, overload):
+        try:
+            return self.__dict__["_overloads"][overload]
+        except KeyError:
+            raise AttributeError(f"'{self._namespace}.{self._name}' has no overload "
+                                 f"'{overload}'") from None
+
+    def overloads(self):
+        return list(self._overloads)
+
+    def __call__(self, *args, **kwargs):
+        ops = list(self._overloads.values())
+        if len(ops) == 1:
+            return ops[0](*args, **kwargs)
+        errors = []
+        for op in ops:
+            try:
+                bound = op.schema.bind(args, kwargs, op.__name__)
+            except TypeError as e:
+                errors.append(str(e))
+                continue
+            if _matches(op.schema, bound):
+                return op(*bound)
+        raise TypeError(f"{self._namespace}.{self._name}() received an invalid combination of "
+                        f"arguments; tried: {[o.schema.text for o in ops]}")
+
+    def __repr__(self):
+        return f"<OpOverloadPacket {self._namespace}.{self._name}>"
+
+
+def _matches(schema, bound):
+    for a, v in zip(schema.arguments, bound):
+        is_t = isinstance(v, Tensor)
+        if a.type == "Tensor" and not is_t:
+            return False
+        if a.type in ("Scalar", "int", "float") and is_t:
+            return False
+    return True
+
+
+# ---- the registry -------------------------------------------------------------------------
+_registry = {}          # qualified name -> OpOverload
+_packets = {}           # (namespace, name) -> OpOverloadPacket
+_fallbacks = {}         # key -> boxed fallback fn(op, key, args)
+
+
+def define(schema_text, namespace="aten"):
+    schema = Schema(schema_text, namespace)
+    if schema.qualname in _registry:
+        raise RuntimeError(f"operator {schema.qualname} is already defined")
+    op = OpOverload(schema)
+    _registry[schema.qualname] = op
+    packet = _packets.get((namespace, schema.name))
+    if packet is None:
+        packet = _packets[(namespace, schema.name)] = OpOverloadPacket(namespace, schema.name)
+    packet._overloads[schema.overload or "default"] = op
+    return op
+
+
+def lookup(name, namespace="aten"):
+    """An op by 'name.overload' (or 'ns::name.overload')."""
+    if "::" in name:
+        namespace, name = name.split("::")
+    base, _, overload = name.partition(".")
+    qual = f"{namespace}::{base}" + (f".{overload}" if overload else "")
+    op = _registry.get(qual)
+    if op is None:
+        raise RuntimeError(f"no operator named {qual}")
+    return op
+
+
+def register_kernel(op, key, fn):
+    if key == "CompositeImplicitAutograd":
+        op._composite = fn
+    elif key in BACKEND_KEYS:
+        op._table[key] = fn
+    else:
+        raise ValueError(f"unknown dispatch key {key!r}; expected one of "
+                         f"{BACKEND_KEYS + ('CompositeImplicitAutograd',)}")
+
+
+def impl(name, key, namespace="aten"):
+    """Decorator: register `fn` as the kernel of op `name` for dispatch key `key`."""
+    op = lookup(name, namespace) if isinstance(name, str) else name
+
+    def deco(fn):
+        keys = (key,) if isinstance(key, str) else key
+        for k in keys:
+            register_kernel(op, k, fn)
+        return fn
+    return deco
+
+
+def register_fallback(key, fn):
+    _fallbacks[key] = fn
+
+
+def packets(namespace):
+    return {name: p for (ns, name), p in _packets.items() if ns == namespace}
+
+
+# ---- Explain: record what the dispatcher does ----------------------------------------------
+class _ExplainState:
+    """While an `ember.explain()` block is active, every op call is recorded here."""
+    active = False
+    records = None
+    depth = 0
+
+    def call(self, op, args):
+        rec = {"op": op.__name__, "depth": self.depth, "keys": [], "kernel": "", "node": "",
+               "time_us": 0.0}
+        self.records.append(rec)
+        self.depth += 1
+        t0 = time.perf_counter()
+        try:
+            if op._composite is not None:
+                rec["keys"].append("CompositeImplicitAutograd")
+                rec["kernel"] = _kernel_name(op._composite)
+                return op._composite(*args)
+            key, grad = op._key_and_grad(args)
+            if grad and _grad_state.enabled:
+                rec["keys"].append("Autograd")
+            rec["keys"].append(key)
+            kernel = op._table.get(key)
+            rec["kernel"] = _kernel_name(kernel) if kernel else "fallback"
+            out = _autograd_kernel(op, key, args) if grad and _grad_state.enabled \
+                else op.redispatch(key, args)
+            first = out[0] if isinstance(out, (tuple, list)) and out else out
+            fn = getattr(first, "grad_fn", None)
+            if fn is not None and "Autograd" in rec["keys"]:
+                rec["node"] = fn.name()
+            return out
+        finally:
+            rec["time_us"] = (time.perf_counter() - t0) * 1e6
+            self.depth -= 1
+
+
+def _kernel_name(fn):
+    mod = getattr(fn, "__module__", "") or ""
+    return f"{mod.rsplit('.', 1)[-1]}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+_explain = _ExplainState()

@@ -1,0 +1,914 @@
+"""PyTorch's CPU random number generator, rebuilt on NumPy.
+
+In PyTorch terms this module is ``at::CPUGeneratorImpl`` -- an mt19937 engine
+plus the cached second Box-Muller sample -- together with the CPU kernels that
+consume it (``uniform_``, ``normal_``, ``random_``, ``bernoulli_``,
+``exponential_``, ``randperm``, ``multinomial``).  Every drawing method consumes
+the 32-bit mt19937 stream exactly as the corresponding PyTorch 2.x CPU kernel
+does, so seeding both libraries alike gives bit-identical arrays and leaves both
+streams at the same position.
+
+The raw stream comes from ``numpy.random.MT19937``: PyTorch seeds mt19937 with
+the classic ``init_genrand`` and draws the same 32-bit outputs.  ``random64()``
+is two consecutive outputs, the first one being the high word.
+
+Floating-point details that bit-exactness depends on:
+
+* PyTorch's CPU kernels are compiled with FMA contraction, so ``x * a + b``
+  is one fused multiply-add there; ``_fma32``/``_fma64`` reproduce that
+  rounding.
+* ``normal_`` on float32/float16/bfloat16 tensors of 16 or more contiguous
+  elements uses the AVX ``log256_ps``/``sincos256_ps`` routines of
+  ``avx_mathfun.h`` (Cephes polynomials, zlib licence); ``_log_ps`` and
+  ``_sincos_ps`` evaluate the same polynomials in the same order, with the
+  multiply-adds GCC fuses.
+* The double-precision kernels call the C library's ``log``, ``log1p``,
+  ``sin`` and ``cos``.  NumPy's SIMD loops for these differ from the C library
+  in the last bit for a fraction of inputs, whereas Python's ``math`` module
+  calls the C library itself, so those paths evaluate element-wise through
+  ``math`` (see ``_libm``).  They are exact on the platform PyTorch itself
+  runs on, but slower than the single-precision paths.
+"""
+
+import array
+import math
+import os
+import threading
+
+import numpy as np
+
+__all__ = [
+    "Generator",
+    "default_generator",
+    "manual_seed",
+    "seed",
+    "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
+]
+
+_MT_N = 624
+_DEFAULT_SEED = 67280421310721
+_UINT64_MASK = (1 << 64) - 1
+
+# Byte layout of PyTorch's CPUGeneratorImplState (the legacy TH POD followed by
+# the float normal cache), padding included, so states move between libraries.
+_STATE_DTYPE = np.dtype(
+    [
+        ("the_initial_seed", "<u8"),
+        ("left", "<i4"),
+        ("seeded", "<i4"),
+        ("next", "<u8"),
+        ("state", "<u8", (_MT_N,)),
+        ("normal_x", "<f8"),
+        ("normal_y", "<f8"),
+        ("normal_rho", "<f8"),
+        ("normal_is_valid", "<i4"),
+        ("_pad0", "V4"),
+        ("next_float_normal_sample", "<f4"),
+        ("is_next_float_normal_sample_valid", "u1"),
+        ("_pad1", "V3"),
+    ]
+)
+assert _STATE_DTYPE.itemsize == 5056
+
+
+# ----------------------------------------------------------------------------
+# dtype helpers
+# ----------------------------------------------------------------------------
+
+def _is_bfloat16(dt):
+    return dt.name == "bfloat16"
+
+
+def _is_float(dt):
+    return dt.kind == "f" or _is_bfloat16(dt)
+
+
+def _float_digits(dt):
+    """std::numeric_limits<T>::digits of a floating dtype."""
+    if _is_bfloat16(dt):
+        return 8
+    return {2: 11, 4: 24, 8: 53}[dt.itemsize]
+
+
+def _float_limits(dt):
+    if _is_bfloat16(dt):
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dt)
+    else:
+        info = np.finfo(dt)
+    return float(info.min), float(info.max)
+
+
+def _cast(x, dt):
+    """static_cast<T>(x) as C++ does it.
+
+    c10::Half and c10::BFloat16 are constructed from float, so a double or an
+    integer reaches them through float32 (two roundings, not one).
+    """
+    if dt.itemsize == 2 and _is_float(dt) and x.dtype != np.float32:
+        x = x.astype(np.float32)
+    return x.astype(dt)
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def _numel(shape):
+    return math.prod(shape)
+
+
+def _complex_part(dt):
+    """The real dtype torch fills through view_as_real, or None."""
+    if dt.kind == "c":
+        return np.dtype(np.float32 if dt.itemsize == 8 else np.float64)
+    return None
+
+
+# ----------------------------------------------------------------------------
+# Floating-point primitives matching the compiled kernels
+# ----------------------------------------------------------------------------
+
+def _round_to_odd(s, err):
+    """Turn a round-to-nearest result into round-to-odd, given its exact error.
+
+    A value rounded to odd at 53 bits rounds to nearest at 24 bits (or after a
+    further addition, see _fma64) without the double-rounding error.
+    """
+    s = np.array(s, dtype=np.float64, copy=True)
+    err = np.broadcast_to(err, s.shape)
+    bits = s.reshape(-1).view(np.int64)
+    flat_s = s.reshape(-1)
+    flat_err = err.reshape(-1)
+    fix = (flat_err != 0) & ((bits & 1) == 0)
+    step = np.where((flat_err > 0) == (flat_s > 0), 1, -1)
+    bits[fix] += step[fix]
+    return s
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _fma32(a, b, c):
+    """float32 fused multiply-add, rounded once like the FMA instruction."""
+    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)  # exact: 24+24 bits
+    s, err = _two_sum(p, np.asarray(c, np.float64))
+    return _round_to_odd(s, err).astype(np.float32)
+
+
+def _split(x):
+    t = x * 134217729.0  # 2**27 + 1 (Veltkamp split)
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _fma64(a, b, c):
+    """float64 fused multiply-add (Boldo & Melquiond, emulation via round-to-odd)."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    c = np.asarray(c, np.float64)
+    hi = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    lo = ((ah * bh - hi) + ah * bl + al * bh) + al * bl
+    th, tl = _two_sum(c, hi)
+    v, v_err = _two_sum(tl, lo)
+    return th + _round_to_odd(v, v_err)
+
+
+def _libm(fn, x):
+    """Apply a ``math`` function element-wise: the C library's own result."""
+    flat = np.fromiter(map(fn, x.ravel().tolist()), dtype=np.float64, count=x.size)
+    return flat.reshape(x.shape)
+
+
+_F32 = np.float32
+_MIN_NORM_POS = np.array(0x00800000, np.int32).view(np.float32)
+_SQRTHF = _F32(0.707106781186547524)
+_LOG_P = [_F32(v) for v in (
+    7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1,
+    1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1,
+    3.3333331174e-1,
+)]
+_LOG_Q1 = _F32(-2.12194440e-4)
+_LOG_Q2 = _F32(0.693359375)
+_FOPI = _F32(1.27323954473516)  # 4 / pi
+_MINUS_DP = [_F32(v) for v in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8)]
+_SINCOF = [_F32(v) for v in (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)]
+_COSCOF = [_F32(v) for v in (2.443315711809948e-005, -1.388731625493765e-003, 4.166664568298827e-002)]
+_SIGN_BIT = np.int32(-(1 << 31))
+
+
+def _log_ps(x):
+    """log256_ps of avx_mathfun.h for positive float32 input."""
+    x = np.maximum(x, _MIN_NORM_POS)
+    exponent = (x.view(np.uint32) >> 23).astype(np.int32)
+    # Keep the mantissa, put it in [0.5, 1).
+    x = ((x.view(np.int32) & np.int32(~0x7F800000)) | np.int32(0x3F000000)).view(np.float32)
+    e = (exponent - 127).astype(np.float32) + _F32(1)
+    small = x < _SQRTHF
+    tmp = np.where(small, x, _F32(0))
+    x = x - _F32(1)
+    e = e - np.where(small, _F32(1), _F32(0))
+    x = x + tmp
+    z = x * x
+    y = np.full_like(x, _LOG_P[0])
+    for coef in _LOG_P[1:]:
+        y = _fma32(y, x, coef)
+    y = y * x
+    y = _fma32(y, z, e * _LOG_Q1)
+    y = y - z * _F32(0.5)  # fused or not, z * 0.5 is exact
+    x = x + y
+    return _fma32(e, _LOG_Q2, x)
+
+
+def _sincos_ps(x):
+    """sincos256_ps of avx_mathfun.h: (sin(x), cos(x)) for float32 input."""
+    sign_sin = x.view(np.int32) & _SIGN_BIT
+    x = np.abs(x)
+    j = (x * _FOPI).astype(np.int32)  # truncation, as cvttps2dq
+    j = (j + 1) & ~1
+    y = j.astype(np.float32)
+    sign_sin = sign_sin ^ ((j & 4) << 29)
+    sign_cos = (~(j - 2) & 4) << 29
+    use_sin_poly = (j & 2) == 0
+    for dp in _MINUS_DP:  # extended-precision reduction x - y * pi/4
+        x = _fma32(y, dp, x)
+    z = x * x
+    yc = _fma32(_COSCOF[0], z, _COSCOF[1])
+    yc = _fma32(yc, z, _COSCOF[2])
+    yc = yc * z
+    yc = _fma32(yc, z, -(z * _F32(0.5)))
+    yc = yc + _F32(1)
+    ys = _fma32(_SINCOF[0], z, _SINCOF[1])
+    ys = _fma32(ys, z, _SINCOF[2])
+    ys = ys * z
+    ys = _fma32(ys, x, x)
+    s = np.where(use_sin_poly, ys, yc)
+    c = np.where(use_sin_poly, yc, ys)
+    s = (s.view(np.int32) ^ sign_sin).view(np.float32)
+    c = (c.view(np.int32) ^ sign_cos).view(np.float32)
+    return s, c
+
+
+_TWO_PI_F32 = _F32(2.0 * math.pi)
+
+
+def _box_muller16_f32(u, mean, std):
+    """NormalFill16<float> (the AVX specialisation) over rows of 16 uniforms."""
+    u = u.reshape(-1, 16)
+    radius = np.sqrt(_F32(-2) * _log_ps(_F32(1) - u[:, :8]))
+    sin_t, cos_t = _sincos_ps(_TWO_PI_F32 * u[:, 8:])
+    out = np.empty_like(u)
+    out[:, :8] = _fma32(radius * cos_t, _F32(std), _F32(mean))
+    out[:, 8:] = _fma32(radius * sin_t, _F32(std), _F32(mean))
+    return out.reshape(-1)
+
+
+def _box_muller16_f64(u, mean, std):
+    """NormalFill16<double>: the scalar loop, through the C library."""
+    u = u.reshape(-1, 16)
+    radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - u[:, :8]))
+    theta = (2.0 * math.pi) * u[:, 8:]
+    out = np.empty_like(u)
+    out[:, :8] = _fma64(radius * _libm(math.cos, theta), std, mean)
+    out[:, 8:] = _fma64(radius * _libm(math.sin, theta), std, mean)
+    return out.reshape(-1)
+
+
+def _box_muller_blocks(u, n, bm):
+    """normal_fill: whole blocks of 16, then the last 16 outputs redone from
+    the 16 uniforms at the end of ``u`` when n is not a multiple of 16."""
+    whole = n - n % 16
+    out = np.empty(n, dtype=u.dtype)
+    out[:whole] = bm(u[:whole])
+    if n % 16:
+        out[n - 16:] = bm(u[-16:])
+    return out
+
+
+# ----------------------------------------------------------------------------
+# The generator
+# ----------------------------------------------------------------------------
+
+def _seed_to_uint64(seed):
+    if isinstance(seed, (bool, float)) or not hasattr(seed, "__index__"):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = seed.__index__()
+    if not -(1 << 63) <= seed <= _UINT64_MASK:
+        raise ValueError("Overflow when unpacking long long")
+    return seed & _UINT64_MASK
+
+
+def _init_genrand(seed32):
+    key = [0] * _MT_N
+    key[0] = seed32
+    for i in range(1, _MT_N):
+        prev = key[i - 1]
+        key[i] = (1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF
+    return np.array(key, dtype=np.uint32)
+
+
+def _locked(method):
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+
+    wrapper.__name__ = method.__name__
+    wrapper.__qualname__ = method.__qualname__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
+class Generator:
+    """torch.Generator for the CPU: an mt19937 stream plus normal caches."""
+
+    def __init__(self, device="cpu"):
+        if str(device).split(":")[0] != "cpu":
+            raise ValueError(f"ember's Generator only supports the CPU, got device {device!r}")
+        self.device = "cpu"
+        self._lock = threading.RLock()
+        self._bitgen = np.random.MT19937()
+        self.manual_seed(_DEFAULT_SEED)
+
+    # -- seeding and state ----------------------------------------------------
+
+    @_locked
+    def manual_seed(self, seed):
+        """Seed like torch: 64-bit seed kept, its low 32 bits seed mt19937."""
+        seed = _seed_to_uint64(seed)
+        self._set_engine(_init_genrand(seed & 0xFFFFFFFF), _MT_N)
+        self._initial_seed = seed
+        # torch reports next_=0 until the first twist after seeding.
+        self._next_at_twist = 0
+        self._normal_cache = None
+        self._float_normal_cache = None
+        return self
+
+    def seed(self):
+        """Reseed from the OS entropy pool and return the new seed."""
+        new_seed = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(new_seed)
+        return new_seed
+
+    def initial_seed(self):
+        return self._initial_seed
+
+    def _set_engine(self, key, pos):
+        self._bitgen.state = {
+            "bit_generator": "MT19937",
+            "state": {"key": key, "pos": pos},
+        }
+
+    @_locked
+    def get_state(self):
+        """The state as torch.Generator.get_state() lays it out (5056 bytes)."""
+        engine = self._bitgen.state["state"]
+        pos = int(engine["pos"])
+        record = np.zeros((), dtype=_STATE_DTYPE)
+        record["the_initial_seed"] = self._initial_seed
+        record["seeded"] = 1
+        # torch counts down `left` and twists when it reaches zero.
+        if pos >= _MT_N:
+            record["left"] = 1
+            record["next"] = self._next_at_twist
+        else:
+            record["left"] = _MT_N + 1 - pos
+            record["next"] = pos
+        record["state"] = engine["key"].astype(np.uint64)
+        if self._normal_cache is not None:
+            record["normal_is_valid"] = 1
+            record["normal_y"] = self._normal_cache
+        if self._float_normal_cache is not None:
+            record["is_next_float_normal_sample_valid"] = 1
+            record["next_float_normal_sample"] = self._float_normal_cache
+        return record.reshape(1).view(np.uint8).copy()
+
+    @_locked
+    def set_state(self, state):
+        state = np.asarray(state)
+        if state.dtype != np.uint8:
+            raise RuntimeError(f"expected a torch.ByteTensor-like uint8 state, but got {state.dtype}")
+        if state.size != _STATE_DTYPE.itemsize:
+            raise RuntimeError(
+                f"Expected a CPUGeneratorImplState of size {_STATE_DTYPE.itemsize} "
+                f"but found the input RNG state size to be {state.size}"
+            )
+        record = np.ascontiguousarray(state).reshape(-1).view(_STATE_DTYPE)[0]
+        left, nxt = int(record["left"]), int(record["next"])
+        if not (record["seeded"] != 0 and 0 < left <= _MT_N and nxt <= _MT_N):
+            raise RuntimeError("Invalid mt19937 state")
+        if left == 1:
+            pos = _MT_N
+        else:
+            pos = _MT_N + 1 - left
+            if nxt != pos:
+                # torch would read state[next] onwards and twist after left-1
+                # draws; numpy's MT19937 cannot separate the two positions, and
+                # no state torch produces has them apart.
+                raise ValueError(f"unsupported mt19937 state: next={nxt} does not follow left={left}")
+        self._set_engine((record["state"] & 0xFFFFFFFF).astype(np.uint32), pos)
+        self._initial_seed = int(record["the_initial_seed"])
+        self._next_at_twist = nxt
+        self._normal_cache = float(record["normal_y"]) if record["normal_is_valid"] else None
+        self._float_normal_cache = (
+            np.float32(record["next_float_normal_sample"])
+            if record["is_next_float_normal_sample_valid"]
+            else None
+        )
+        return self
+
+    # -- raw streams ----------------------------------------------------------
+
+    def _random(self, n):
+        """n outputs of generator->random() (uint32 values in a uint64 array)."""
+        if n > 0:
+            self._next_at_twist = _MT_N
+        return self._bitgen.random_raw(n)
+
+    def _random64(self, n):
+        """n outputs of generator->random64(): two draws, high word first."""
+        raw = self._random(2 * n)
+        return (raw[0::2] << np.uint64(32)) | raw[1::2]
+
+    def _uniform_f32(self, n):
+        """uniform_real_distribution<float>(0, 1): 24 random bits."""
+        return (self._random(n) & np.uint64(0xFFFFFF)).astype(np.float32) * _F32(2.0**-24)
+
+    def _uniform_f64(self, n):
+        """uniform_real_distribution<double>(0, 1): 53 random bits."""
+        return (self._random64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0**-53
+
+    # -- uniform ----------------------------------------------------------------
+
+    @_locked
+    def uniform(self, shape, np_dtype, low=0.0, high=1.0):
+        """torch.rand / Tensor.uniform_(low, high)."""
+        shape, dt = _shape(shape), np.dtype(np_dtype)
+        real = _complex_part(dt)
+        if real is not None:
+            return self.uniform(shape + (2,), real, low, high).view(dt).reshape(shape)
+        if not _is_float(dt):
+            raise TypeError(f"uniform_ is not implemented for {dt}")
+        lowest, highest = _float_limits(dt)
+        low, high = float(low), float(high)
+        for name, v in (("from", low), ("to", high)):
+            if not lowest <= v <= highest:
+                raise RuntimeError(f"{name} is out of bounds for {dt}")
+        if low > high:
+            raise RuntimeError(
+                f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}"
+            )
+        if high - low > highest:
+            raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{dt}>::max()")
+        n = _numel(shape)
+        if n == 0:
+            return np.empty(shape, dtype=dt)
+        if dt == np.float64:
+            value = _fma64(self._uniform_f64(n), high - low, low)
+        else:
+            # Half and BFloat16 are drawn and scaled in float (their opmath type).
+            lo32, hi32 = _F32(low), _F32(high)
+            value = _cast(_fma32(self._uniform_f32(n), hi32 - lo32, lo32), dt)
+        # Rounding may land exactly on `to`; torch folds that back onto `from`.
+        to_scalar = _cast(np.array(high), dt)
+        value[value == to_scalar] = _cast(np.array(low), dt)
+        return value.reshape(shape)
+
+    # -- normal -----------------------------------------------------------------
+
+    @_locked
+    def normal(self, shape, np_dtype, mean=0.0, std=1.0, *, contiguous=True):
+        """torch.randn / Tensor.normal_ / torch.normal.
+
+        ``mean`` and ``std`` may be numpy arrays (torch.normal with tensor
+        arguments): torch then draws standard normals and applies ``mul_(std)``
+        and ``add_(mean)`` as separate ops, which is reproduced here.  Pass
+        ``contiguous=False`` when the values fill a non-contiguous tensor:
+        torch then takes its element-by-element Box-Muller path.
+        """
+        shape, dt = _shape(shape), np.dtype(np_dtype)
+        mean_is_array = isinstance(mean, np.ndarray)
+        std_is_array = isinstance(std, np.ndarray)
+        if std_is_array:
+            if std.size and not (std >= 0).all():
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+            out = self._normal(shape, dt, 0.0, 1.0, contiguous)
+            out = _inplace_binop(np.multiply, out, std)
+            mean_operand = mean if mean_is_array else _cast(np.array(float(mean)), dt)
+            return _inplace_binop(np.add, out, mean_operand)
+        if mean_is_array:
+            out = self._normal(shape, dt, 0.0, float(std), contiguous)
+            return _inplace_binop(np.add, out, mean)
+        return self._normal(shape, dt, float(mean), float(std), contiguous)
+
+    def _normal(self, shape, dt, mean, std, contiguous):
+        if std < 0.0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        real = _complex_part(dt)
+        if real is not None:
+            # Real and imaginary parts each get half the variance.
+            out = self._normal(shape + (2,), real, mean, std / math.sqrt(2), contiguous)
+            return out.view(dt).reshape(shape)
+        if not _is_float(dt):
+            raise TypeError(f"normal_ is not implemented for {dt}")
+        n = _numel(shape)
+        if n == 0:
+            return np.empty(shape, dtype=dt)
+        if n >= 16 and contiguous:
+            tail = 16 if n % 16 else 0
+            if dt == np.float64:
+                u = self._uniform_f64(n + tail)
+                out = _box_muller_blocks(u, n, lambda b: _box_muller16_f64(b, mean, std))
+            elif dt == np.float32:
+                u = self._uniform_f32(n + tail)
+                out = _box_muller_blocks(u, n, lambda b: _box_muller16_f32(b, mean, std))
+            else:
+                # Half/BFloat16 fill a float buffer block by block, so the
+                # values past the last whole block are never drawn.
+                u = self._uniform_f32(n - n % 16 + tail)
+                out = _cast(_box_muller_blocks(u, n, lambda b: _box_muller16_f32(b, mean, std)), dt)
+            return out.reshape(shape)
+        return _cast(self._normal_scalar_path(n, mean, std), dt).reshape(shape)
+
+    def _normal_scalar_path(self, n, mean, std):
+        """at::normal_distribution<double>, one element after the other.
+
+        Each pair of 53-bit uniforms yields r*cos(theta), returned, and
+        r*sin(theta), cached on the generator for the next normal draw.
+        """
+        values = []
+        if self._normal_cache is not None:
+            values.append(np.array([self._normal_cache]))
+            self._normal_cache = None
+        fresh = n - len(values)
+        pairs = (fresh + 1) // 2
+        if pairs:
+            u = self._uniform_f64(2 * pairs).reshape(pairs, 2)
+            radius = np.sqrt(-2.0 * _libm(math.log1p, -u[:, 1]))
+            theta = (2.0 * math.pi) * u[:, 0]
+            both = np.empty((pairs, 2))
+            both[:, 0] = radius * _libm(math.cos, theta)
+            both[:, 1] = radius * _libm(math.sin, theta)
+            both = both.reshape(-1)
+            if fresh % 2:
+                self._normal_cache = float(both[-1])
+            values.append(both[:fresh])
+        return _fma64(np.concatenate(values), std, mean)
+
+    # -- integers ---------------------------------------------------------------
+
+    @_locked
+    def random_int(self, shape, np_dtype, low, high=None):
+        """torch.randint / Tensor.random_(low, high); ``high=None`` is
+        Tensor.random_(low) (up to the dtype's largest value)."""
+        shape, dt = _shape(shape), np.dtype(np_dtype)
+        low = int(low)
+        int64_min, int64_max = -(1 << 63), (1 << 63) - 1
+        if high is not None:
+            high = int(high)
+            if low >= high:
+                raise RuntimeError(
+                    f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+                )
+            if _is_float(dt):
+                low, high = _update_from(low, dt), _update_to(high, dt)
+                if low >= high:
+                    raise RuntimeError(
+                        "random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                        f"but got from={low} >= to={high}"
+                    )
+            to_inc = high - 1
+        elif low != int64_min:
+            if _is_float(dt):
+                to_inc = min(1 << _float_digits(dt), int64_max)
+                low = _update_from(low, dt)
+                if low >= to_inc:
+                    raise RuntimeError(
+                        "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' "
+                        f"casted to dtype, but got from={low} > to_inc={to_inc}"
+                    )
+            elif dt == np.bool_:
+                to_inc = 1
+            elif dt.kind in "iu":
+                to_inc = int(np.iinfo(dt).max)
+            else:
+                raise TypeError(f"random_from_to is not implemented for {dt}")
+        else:
+            return self._random_full_64(shape, dt)
+        _check_from_to_in_range(low, to_inc, dt)
+        n = _numel(shape)
+        if n == 0:
+            return np.empty(shape, dtype=dt)
+        span = (to_inc - low + 1) & _UINT64_MASK
+        # Public torch builds switch to 64-bit draws from a range of 2**28 on,
+        # whatever the dtype, to keep the modulo bias small.
+        raw = self._random64(n) if span >= 1 << 28 else self._random(n)
+        # (val % range) + base, in uint64 arithmetic, then int64, then T.
+        value = (raw % np.uint64(span) + np.uint64(low & _UINT64_MASK)).view(np.int64)
+        return _cast(value, dt).reshape(shape)
+
+    def _random_full_64(self, shape, dt):
+        """random_(from=int64 min, to=None): every int64 equally likely."""
+        if not (dt in (np.int64, np.float64, np.float32) or _is_bfloat16(dt)):
+            raise RuntimeError(
+                "random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16"
+            )
+        n = _numel(shape)
+        return _cast(self._random64(n).view(np.int64), dt).reshape(shape)
+
+    @_locked
+    def random(self, shape, np_dtype):
+        """Tensor.random_() with no bounds: [0, 2**mantissa] for floats,
+        [0, max] for integers."""
+        shape, dt = _shape(shape), np.dtype(np_dtype)
+        n = _numel(shape)
+        if dt == np.bool_:
+            return (self._random(n) & np.uint64(1)).astype(np.bool_).reshape(shape)
+        if _is_float(dt):
+            modulus = (1 << _float_digits(dt)) + 1
+        elif dt.kind in "iu" and dt.itemsize <= 8 and dt not in (np.uint16, np.uint32, np.uint64):
+            modulus = int(np.iinfo(dt).max) + 1
+        else:
+            raise TypeError(f"random_ is not implemented for {dt}")
+        raw = self._random64(n) if dt in (np.int64, np.float64) else self._random(n)
+        return _cast((raw % np.uint64(modulus)).astype(np.int64), dt).reshape(shape)
+
+    @_locked
+    def randperm(self, n, np_dtype=np.int64):
+        """torch.randperm: Fisher-Yates as torch's CPU kernel runs it."""
+        n = int(n)
+        dt = np.dtype(np_dtype)
+        if n < 0:
+            raise RuntimeError(f"n must be non-negative, got{n}")
+        if n <= 1:
+            perm = np.arange(n, dtype=np.int64)
+        elif n < 0xFFFFFFFF // 20:
+            # Swap position i with i + random() % (n - i), for i = 0 .. n-2.
+            offsets = self._random(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)
+            perm = _apply_swaps(np.arange(n - 1, dtype=np.int64) + offsets.astype(np.int64))
+        else:
+            perm = self._inside_out_shuffle(n)
+        return _cast(perm, dt)
+
+    def _inside_out_shuffle(self, n, chunk=1 << 20):
+        """randperm for n >= 2**32 // 20: a[i] = a[z]; a[z] = i, z = random64() % (i + 1).
+
+        Replayed step by step in Python (minutes at these sizes); the draws
+        come in chunks so memory stays at the result's 8 bytes per element.
+        """
+        perm = array.array("q", bytes(8 * n))
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            picks = self._random64(stop - start) % np.arange(start + 1, stop + 1, dtype=np.uint64)
+            for i, z in enumerate(picks.tolist(), start):
+                perm[i] = perm[z]
+                perm[z] = i
+        return np.frombuffer(perm, dtype=np.int64)
+
+    # -- bernoulli, exponential, multinomial ----------------------------------
+
+    @_locked
+    def bernoulli(self, p, shape, np_dtype):
+        """Tensor.bernoulli_(p) / torch.bernoulli.
+
+        A scalar ``p`` draws a 53-bit uniform per element; an array ``p``
+        draws 53 bits when it is float64 and 24 bits (compared in float)
+        otherwise, as torch does for a probability tensor of that dtype.
+        """
+        shape, dt = _shape(shape), np.dtype(np_dtype)
+        n = _numel(shape)
+        if not isinstance(p, np.ndarray):
+            p = float(p)
+            if not 0.0 <= p <= 1.0:
+                raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+            if n == 0:
+                return np.empty(shape, dtype=dt)
+            return (self._uniform_f64(n) < p).astype(dt).reshape(shape)
+        if not _is_float(p.dtype):
+            raise TypeError(f"bernoulli_tensor_cpu_p_ not implemented for {p.dtype}")
+        probs = np.broadcast_to(p, shape)
+        if n == 0:
+            return np.empty(shape, dtype=dt)
+        if p.dtype == np.float64:
+            probs = probs.reshape(-1)
+            u = self._uniform_f64(n)
+        else:
+            probs = probs.astype(np.float32).reshape(-1)
+            u = self._uniform_f32(n)
+        if not ((probs >= 0) & (probs <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true")
+        return (u < probs).astype(dt).reshape(shape)
+
+    @_locked
+    def exponential(self, shape, np_dtype, lambd=1.0):
+        """Tensor.exponential_(lambd): -1/lambd * log1p(-u) in double."""
+        shape, dt = _shape(shape), np.dtype(np_dtype)
+        if not _is_float(dt):
+            raise TypeError(
+                "Exponential distribution is a continuous probability distribution. "
+                f"dtype must be a floating point but you specified {dt}"
+            )
+        lambd = float(lambd)
+        if not lambd > 0.0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        n = _numel(shape)
+        if n == 0:
+            return np.empty(shape, dtype=dt)
+        value = (-1.0 / lambd) * _libm(math.log1p, -self._uniform_f64(n))
+        return _cast(value, dt).reshape(shape)
+
+    @_locked
+    def multinomial(self, probs_2d, num_samples, replacement=False):
+        """torch.multinomial for a 2-D probability array (rows are distributions).
+
+        Without replacement, or for a single sample, torch draws q ~ Exp(1)
+        shaped like the input and takes the top entries of probs / q; with
+        replacement it inverts the normalised cumulative sum with one 53-bit
+        uniform per sample.  Both are reproduced; only the order of exactly
+        tied probs / q values inside topk is not guaranteed to match.
+        """
+        probs = np.asarray(probs_2d)
+        if probs.ndim != 2:
+            raise ValueError("multinomial expects a 2-D probability array")
+        dt = probs.dtype
+        if not _is_float(dt):
+            raise TypeError(f"multinomial only supports floating-point dtypes for input, got: {dt}")
+        num_samples = int(num_samples)
+        n_dist, n_categories = probs.shape
+        if num_samples <= 0:
+            raise RuntimeError("cannot sample n_sample <= 0 samples")
+        if not replacement and num_samples > n_categories:
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        if n_dist == 0:
+            return np.empty((0, num_samples), dtype=np.int64)
+        if not replacement or num_samples == 1:
+            as_float = probs.astype(np.float64)
+            if not (np.isfinite(as_float).all() and (as_float >= 0).all()):
+                raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+            if (as_float.sum(axis=1) == 0).any():
+                raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+            q = self.exponential(probs.shape, dt, 1.0)
+            scores = probs / q
+            if num_samples == 1:
+                return np.argmax(scores, axis=1).astype(np.int64).reshape(n_dist, 1)
+            order = np.argsort(-scores.astype(np.float64), axis=1, kind="stable")
+            return order[:, :num_samples].astype(np.int64)
+        # Half and BFloat16 accumulate in float.
+        acc = np.float32 if dt.itemsize <= 4 else np.float64
+        result = np.empty((n_dist, num_samples), dtype=np.int64)
+        for row in range(n_dist):
+            values = probs[row].astype(acc)
+            if (values < 0).any():
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+            if not np.isfinite(values).all():
+                raise RuntimeError(
+                    "invalid multinomial distribution (encountering probability entry = infinity or NaN)"
+                )
+            cumulative = np.add.accumulate(values, dtype=acc)  # sequential, like the kernel
+            total = cumulative[-1]
+            if not total > 0:
+                raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+            cumulative = cumulative / total
+            cumulative[-1] = 1
+            u = self._uniform_f64(num_samples)
+            # First slot whose cumulative probability is >= u: the kernel's binary search.
+            result[row] = np.searchsorted(cumulative.astype(np.float64), u, side="left")
+        return result
+
+
+def _apply_swaps(targets):
+    """arange(n) after ``for i, j in enumerate(targets): a[i], a[j] = a[j], a[i]``.
+
+    Each ``targets[i] >= i`` (torch's randperm), so position i is final after
+    step i and holds what position ``targets[i]`` held just before: that
+    index itself if no earlier step targeted it, else the value carried in by
+    the latest earlier step that did.  A step k carries the value position k
+    held just before step k, which is defined the same way; following those
+    links back (pointer jumping) resolves every step at once instead of
+    replaying the swaps in a Python loop.
+    """
+    n = targets.size + 1
+    steps = np.arange(n - 1, dtype=np.int64)
+    order = np.argsort(targets, kind="stable")  # grouped by target, steps ascending
+    grouped = targets[order]
+    boundary = grouped[1:] != grouped[:-1]
+    first_in_group = np.concatenate(([True], boundary))
+    last_in_group = np.concatenate((boundary, [True]))
+    # Previous step with the same target, or -1.
+    earlier = np.full(n - 1, -1, dtype=np.int64)
+    earlier[order[~first_in_group]] = order[np.flatnonzero(~first_in_group) - 1]
+    # writer[k]: the last step before step k that swapped into position k.
+    writer = np.full(n, -1, dtype=np.int64)
+    writer[grouped[last_in_group]] = order[last_in_group]
+    self_swap = targets == steps
+    writer[:-1][self_swap] = earlier[self_swap]
+    # incoming[k]: the value at position k just before step k; a position
+    # nobody wrote to still holds its own index.
+    incoming = np.where(writer < 0, np.arange(n), writer)
+    while True:
+        jumped = incoming[incoming]
+        if np.array_equal(jumped, incoming):
+            break
+        incoming = jumped
+    out = np.empty(n, dtype=np.int64)
+    out[:-1] = np.where(earlier >= 0, incoming[np.maximum(earlier, 0)], targets)
+    out[-1] = incoming[-1]
+    return out
+
+
+def _inplace_binop(op, out, other):
+    """out.op_(other) with torch's promotion: compute in the common dtype
+    (a 0-d operand does not widen a floating output) and store as out's dtype."""
+    other = np.asarray(other)
+    if other.ndim == 0 and _is_float(other.dtype):
+        other = other.astype(out.dtype)
+    # Store through _cast: a double result reaches half/bfloat16 via float.
+    result = op(out, other)
+    if result.shape != out.shape:
+        raise ValueError(f"operand of shape {other.shape} does not broadcast to {out.shape}")
+    return _cast(result, out.dtype)
+
+
+def _update_from(frm, dt):
+    """Move `from` right until casting it to dt cannot land below it."""
+    from_plus_1 = int(_cast(np.array(frm + 1, dtype=np.int64), dt))
+    if from_plus_1 < frm:
+        n = max(abs(frm + 1).bit_length() - 1, 0)
+        frm = from_plus_1 + (1 << (n - _float_digits(dt) + 1))
+    return frm
+
+
+def _update_to(to, dt):
+    """Move `to` left until casting `to - 1` to dt cannot reach `to`."""
+    to_minus_1 = int(_cast(np.array(to - 1, dtype=np.int64), dt))
+    if to_minus_1 >= to:
+        n = max(abs(to - 1).bit_length() - 1, 0)
+        to = to_minus_1 - (1 << (n - _float_digits(dt) + 1))
+    return to
+
+
+def _check_from_to_in_range(frm, to_inc, dt):
+    if _is_float(dt):
+        lowest, highest = _float_limits(dt)
+        digits = _float_digits(dt)
+        for name, v in (("from", frm), ("to - 1", to_inc)):
+            if not lowest <= v <= highest:
+                raise RuntimeError(f"{name} is out of bounds for {dt}")
+            if not -(1 << digits) <= v <= 1 << digits:
+                import warnings
+
+                warnings.warn(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {dt} can support discrete uniform distribution only within this range.",
+                    stacklevel=3,
+                )
+        return
+    if dt == np.bool_:
+        lowest, highest = 0, 1
+    elif dt == np.uint64:
+        lowest, highest = 0, (1 << 63) - 1
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        lowest, highest = int(info.min), int(info.max)
+    else:
+        raise TypeError("check_random_bounds handles only integral, floating-point and boolean types")
+    for name, v in (("from", frm), ("to - 1", to_inc)):
+        if not lowest <= v <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {dt}")
+
+
+# torch seeds its default CPU generator from the OS at start-up;
+# torch.Generator() objects start from _DEFAULT_SEED.
+default_generator = Generator()
+default_generator.seed()
+
+
+def manual_seed(seed):
+    """torch.manual_seed: seed the default generator and return it."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed():
+    """torch.seed: reseed the default generator nondeterministically."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)

@@ -1,0 +1,1230 @@
+"""The Python face of the ops: `ember.*` functions and `Tensor` methods with PyTorch's
+signatures (PyTorch generates these bindings from native_functions.yaml; ember writes them).
+
+Each binding turns PyTorch's Python calling conventions (varargs sizes, keyword names, optional
+dims, `out=`) into one call of an op with all arguments positional, which is the dispatcher's
+fast path. Composite functions (reshape, flatten, softmax's dtype, ...) are written here from ops.
+"""
+import builtins
+import collections
+import math
+
+import numpy as np
+
+from . import _dtype as D
+from . import _dtype as _dtype  # noqa: F401  (derivatives use E._dtype)
+from ._device import device as _device_cls
+from ._dispatcher import lookup as _lookup
+from ._ops import ops
+from ._tensor import Tensor, Size, _wrap, _wrap_dim
+from . import _indexing
+from .autograd.grad_mode import _grad_state
+
+_op = _lookup
+
+
+def _size_args(size):
+    """zeros(2, 3), zeros((2, 3)), zeros([2, 3]) and zeros(torch.Size([2, 3])) all mean (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(s).__name__}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _finish(t, requires_grad=False, out=None):
+    if out is not None:
+        _copy_out(out, t)
+        t = out
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _copy_out(out, result):
+    if out._size != result._size:
+        if out.numel() != 0:
+            import warnings
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(out._size)}, which does not match the required output shape "
+                          f"{list(result._size)}. This behavior is deprecated.", UserWarning)
+        out.set_(result.to(out.dtype))
+        return out
+    if out.dtype is not result.dtype and not _can_cast_out(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
+                           f"{out.dtype}")
+    _copy_(out, result)
+    return out
+
+
+def _can_cast_out(src, dst):
+    from ._aten.elementwise import can_cast
+    return can_cast(src, dst)
+
+
+def _dev(device):
+    return None if device is None else _device_cls(device)
+
+
+# ---- factories --------------------------------------------------------------------------------
+_empty = _op("empty.memory_format")
+_full = _op("full")
+_arange = _op("arange.start_step")
+_linspace = _op("linspace")
+_eye = _op("eye.m")
+_from_data = _op("_tensor_from_data")
+_uniform_ = _op("uniform_")
+_normal_ = _op("normal_")
+_random_ = _op("random_.from")
+_bernoulli_ = _op("bernoulli_.float")
+_bernoulli = _op("bernoulli")
+_randperm = _op("randperm")
+_empty_strided = _op("empty_strided")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        t = data.detach().clone()
+        if dtype is not None or device is not None:
+            t = t.to(dtype=dtype, device=device)
+        return _finish(t, requires_grad)
+    return _finish(_from_data(data, dtype, _dev(device)), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if (dtype or device) else data
+    if isinstance(data, np.ndarray) and (device is None or _dev(device).type == "cpu"):
+        t = from_numpy(data)
+        return t if dtype is None or dtype is t.dtype else t.to(dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return _wrap(ndarray.view())
+
+
+def from_dlpack(ext_tensor):
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    if hasattr(ext_tensor, "__dlpack__"):
+        arr = np.from_dlpack(ext_tensor)
+    else:  # a raw capsule
+        class _Holder:
+            def __init__(self, cap):
+                self.cap = cap
+
+            def __dlpack__(self, stream=None, **kw):
+                return self.cap
+
+            def __dlpack_device__(self):
+                return (1, 0)
+        arr = np.from_dlpack(_Holder(ext_tensor))
+    if not arr.flags.writeable:
+        try:
+            arr.flags.writeable = True
+        except ValueError:
+            pass
+    return _wrap(arr)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    return _finish(_empty(_size_args(size), dtype, _dev(device), False), requires_grad, out)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    return _finish(_empty_strided(tuple(size), tuple(stride), dtype, _dev(device)),
+                   requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(), _dev(device)),
+                   requires_grad, out)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(), _dev(device)),
+                   requires_grad, out)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
+                   out)
+
+
+def _like(t, dtype, device):
+    return (dtype or t.dtype), _dev(device) or t.device
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_empty(input._size, dt, dev, False), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_full(input._size, 0, dt, dev), requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_full(input._size, 1, dt, dev), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_full(input._size, fill_value, dt, dev), requires_grad)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, generator=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_uniform_(_empty(input._size, dt, dev, False), 0.0, 1.0, generator),
+                   requires_grad)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, generator=None):
+    dt, dev = _like(input, dtype, device)
+    return _finish(_normal_(_empty(input._size, dt, dev, False), 0.0, 1.0, generator),
+                   requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None, generator=None):
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(input, dtype, device)
+    return _finish(_random_(_empty(input._size, dt, dev, False), low, high, generator),
+                   requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    return _finish(_arange(start, end, step, dtype, _dev(device)), requires_grad, out)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    return _finish(_linspace(start, end, steps, dtype, _dev(device)), requires_grad, out)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    t = linspace(start, end, steps, dtype=D.float64, device=device)
+    return _finish(pow(base, t).to(dtype or D.get_default_dtype()), requires_grad, out)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(_op("scalar_tensor")(s, dtype, _dev(device)), requires_grad)
+
+
+def _gen_args(size, generator):
+    return _size_args(size), generator
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    t = _empty(_size_args(size), dtype, _dev(device), False)
+    return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    t = _empty(_size_args(size), dtype, _dev(device), False)
+    return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False, pin_memory=False):
+    if size is None:
+        if isinstance(high, (tuple, list, Size)):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint() missing required argument 'size'")
+    elif high is None:
+        low, high = 0, low
+    t = _empty(_size_args((size,)), dtype or D.int64, _dev(device), False)
+    return _finish(_random_(t, low, high, generator), requires_grad, out)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    return _finish(_randperm(n, generator, dtype or D.int64, _dev(device)), requires_grad, out)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        ref = m if m is not None else s
+        shape = broadcast_shapes(*(x.shape for x in (m, s) if x is not None))
+        z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
+        return _finish(z * std + mean, requires_grad, out)
+    t = _empty(_size_args((size,)), dtype, _dev(device), False)
+    return _finish(_normal_(t, float(mean), float(std), generator), requires_grad, out)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    if p is not None:
+        return _finish(_bernoulli_(empty_like(input), float(p), generator), False, out)
+    return _finish(_bernoulli(input, generator), False, out)
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+_add = _op("add.Tensor")
+_add_ = _op("add_.Tensor")
+_sub = _op("sub.Tensor")
+_sub_ = _op("sub_.Tensor")
+_rsub = _op("rsub.Tensor")
+_mul = _op("mul.Tensor")
+_mul_ = _op("mul_.Tensor")
+_div = _op("div.Tensor_mode")
+_div_ = _op("div_.Tensor_mode")
+_floor_divide = _op("floor_divide")
+_remainder = _op("remainder.Tensor")
+_pow = _op("pow.Tensor_Tensor")
+_pow_ = _op("pow_.Tensor")
+_eq, _ne, _lt, _le, _gt, _ge = (_op(f"{n}.Tensor") for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+_where = _op("where.self")
+_clamp = _op("clamp")
+_clamp_ = _op("clamp_")
+_copy_ = _op("copy_")
+
+
+def add(input, other, *, alpha=1, out=None):
+    return _finish(_add(input, other, alpha), False, out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    return _finish(_sub(input, other, alpha), False, out)
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    return _rsub(input, other, alpha)
+
+
+def mul(input, other, *, out=None):
+    return _finish(_mul(input, other), False, out)
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    return _finish(_div(input, other, rounding_mode), False, out)
+
+
+divide = true_divide = div
+
+
+def floor_divide(input, other, *, out=None):
+    return _finish(_floor_divide(input, other), False, out)
+
+
+def remainder(input, other, *, out=None):
+    return _finish(_remainder(input, other), False, out)
+
+
+def pow(input, exponent, *, out=None):
+    return _finish(_pow(input, exponent), False, out)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return _finish(_where(condition, input, other), False, out)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        r = input
+        if min is not None:
+            r = maximum(r, min)
+        if max is not None:
+            r = minimum(r, max)
+        return _finish(r, False, out)
+    return _finish(_clamp(input, min, max), False, out)
+
+
+clip = clamp
+
+
+def _binary_fn(opname):
+    op = _op(opname)
+
+    def fn(input, other, *, out=None):
+        return _finish(op(input, other), False, out)
+    fn.__name__ = opname.split(".")[0]
+    return fn
+
+
+maximum = _binary_fn("maximum")
+minimum = _binary_fn("minimum")
+eq = _binary_fn("eq.Tensor")
+ne = not_equal = _binary_fn("ne.Tensor")
+lt = less = _binary_fn("lt.Tensor")
+le = less_equal = _binary_fn("le.Tensor")
+gt = greater = _binary_fn("gt.Tensor")
+ge = greater_equal = _binary_fn("ge.Tensor")
+logical_and = _binary_fn("logical_and")
+logical_or = _binary_fn("logical_or")
+logical_xor = _binary_fn("logical_xor")
+bitwise_and = _binary_fn("bitwise_and.Tensor")
+bitwise_or = _binary_fn("bitwise_or.Tensor")
+bitwise_xor = _binary_fn("bitwise_xor.Tensor")
+
+
+def _unary_fn(opname):
+    op = _op(opname)
+
+    def fn(input, *, out=None):
+        return _finish(op(input), False, out)
+    fn.__name__ = opname
+    return fn
+
+
+_UNARY = ("neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos",
+          "tanh", "sigmoid", "relu", "silu", "logical_not", "bitwise_not")
+for _n in _UNARY:
+    globals()[_n] = _unary_fn(_n)
+negative = globals()["neg"]
+absolute = globals()["abs"]
+
+
+def square(input, *, out=None):
+    return _finish(_mul(input, input), False, out)
+
+
+def equal(input, other):
+    return input._size == other._size and bool(_eq(input, other).all())
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a = input.detach()._np
+    b = other.detach()._np if isinstance(other, Tensor) else other
+    return _wrap(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+# ---- reductions -------------------------------------------------------------------------------
+_sum = _op("sum.dim_IntList")
+_mean = _op("mean.dim")
+_prod = _op("prod.dim_int")
+_amax = _op("amax")
+_amin = _op("amin")
+_max_dim = _op("max.dim")
+_min_dim = _op("min.dim")
+_argmax = _op("argmax")
+_argmin = _op("argmin")
+_var = _op("var.correction")
+_std = _op("std.correction")
+_logsumexp = _op("logsumexp")
+_all = _op("all.dims")
+_any = _op("any.dims")
+
+_ReturnTypes = {}
+
+
+def _return_type(name, fields):
+    t = _ReturnTypes.get(name)
+    if t is None:
+        t = _ReturnTypes[name] = collections.namedtuple(name, fields)
+        t.__module__ = "torch.return_types"
+    return t
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer)):
+        return [int(dim)]
+    return list(dim)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return _finish(_sum(input, _dims(dim), keepdim, dtype), False, out)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return _finish(_mean(input, _dims(dim), keepdim, dtype), False, out)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return _finish(_prod(input, dim, keepdim, dtype), False, out)
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    return _finish(_amax(input, _dims(dim) or [], keepdim), False, out)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    return _finish(_amin(input, _dims(dim) or [], keepdim), False, out)
+
+
+def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
+    if isinstance(dim, Tensor):
+        return pairwise(input, dim)
+    if other is not None:
+        return pairwise(input, other)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return full(input, [], False)
+    values, indices = by_dim(input, dim, keepdim)
+    return _return_type(name, ["values", "indices"])(values, indices)
+
+
+def max(input, dim=None, keepdim=False, *, other=None, out=None):
+    return _max_min(input, dim, keepdim, other, _amax, _max_dim, maximum, "max")
+
+
+def min(input, dim=None, keepdim=False, *, other=None, out=None):
+    return _max_min(input, dim, keepdim, other, _amin, _min_dim, minimum, "min")
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _argmax(input, dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _argmin(input, dim, keepdim)
+
+
+def _var_args(dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return _dims(dim), correction, keepdim
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _finish(_var(input, d, c, k), False, out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _finish(_std(input, d, c, k), False, out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), \
+        mean(input, dim, keepdim) if dim is not None else mean(input)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), \
+        mean(input, dim, keepdim) if dim is not None else mean(input)
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    return _finish(_logsumexp(input, _dims(dim), keepdim), False, out)
+
+
+def all(input, dim=None, keepdim=False, *, out=None):
+    return _finish(_all(input, _dims(dim), keepdim), False, out)
+
+
+def any(input, dim=None, keepdim=False, *, out=None):
+    return _finish(_any(input, _dims(dim), keepdim), False, out)
+
+
+# ---- linear algebra ---------------------------------------------------------------------------
+_mm = _op("mm")
+_bmm = _op("bmm")
+_matmul = _op("matmul")
+_addmm = _op("addmm")
+
+
+def mm(input, mat2, *, out=None):
+    return _finish(_mm(input, mat2), False, out)
+
+
+def bmm(input, mat2, *, out=None):
+    return _finish(_bmm(input, mat2), False, out)
+
+
+def matmul(input, other, *, out=None):
+    return _finish(_matmul(input, other), False, out)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    return _finish(_addmm(input, mat1, mat2, beta, alpha), False, out)
+
+
+# ---- softmax ----------------------------------------------------------------------------------
+_softmax = _op("_softmax")
+_log_softmax = _op("_log_softmax")
+
+
+def softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dtype is not None:
+        input = input.to(dtype)
+    return _softmax(input, dim, False)
+
+
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dtype is not None:
+        input = input.to(dtype)
+    return _log_softmax(input, dim, False)
+
+
+# ---- shape ------------------------------------------------------------------------------------
+_view = _op("view")
+_unsafe_view = _op("_unsafe_view")
+_permute = _op("permute")
+_transpose = _op("transpose.int")
+_expand = _op("expand")
+_squeeze = _op("squeeze.dims")
+_unsqueeze = _op("unsqueeze")
+_narrow = _op("narrow")
+_select = _op("select.int")
+_as_strided = _op("as_strided")
+_diagonal = _op("diagonal")
+_unfold = _op("unfold")
+_split_with_sizes = _op("split_with_sizes")
+_unbind = _op("unbind.int")
+_clone = _op("clone")
+_to_copy = _op("_to_copy")
+_cat = _op("cat")
+_stack = _op("stack")
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        return tuple(int(s) for s in shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(input, shape):
+    shape = tuple(shape)
+    if input.is_contiguous() or input._np is None:
+        try:
+            return _view(input, shape)
+        except RuntimeError:
+            if input._np is None:
+                return _unsafe_view(_clone(input, None), shape)
+            raise
+    try:
+        return _view(input, shape)
+    except RuntimeError as e:
+        if "view size is not compatible" not in str(e):
+            raise
+        return _unsafe_view(_clone(input, None), shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    n = input.dim()
+    if n == 0:
+        return reshape(input, (1,))
+    s = _wrap_dim(start_dim, n)
+    e = _wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input._size[:s] + (-1,) + input._size[e + 1:]
+    if 0 in input._size[s:e + 1]:
+        shape = input._size[:s] + (0,) + input._size[e + 1:]
+    return reshape(input, shape)
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.dim())
+    return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
+        if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
+                                              input._size[d + 1:])
+
+
+def permute(input, dims):
+    return _permute(input, tuple(dims))
+
+
+def transpose(input, dim0, dim1):
+    return _transpose(input, dim0, dim1)
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.dim()}D")
+    return _transpose(input, 0, 1) if input.dim() == 2 else _op("alias")(input)
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        dims = [i for i, s in enumerate(input._size) if s == 1]
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+    return _squeeze(input, dims)
+
+
+def unsqueeze(input, dim):
+    return _unsqueeze(input, dim)
+
+
+def narrow(input, dim, start, length):
+    if isinstance(start, Tensor):
+        start = start.item()
+    return _narrow(input, dim, start, length)
+
+
+def select(input, dim, index):
+    return _select(input, dim, index)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    return _as_strided(input, tuple(size), tuple(stride), storage_offset)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return _diagonal(input, offset, dim1, dim2)
+
+
+def movedim(input, source, destination):
+    n = input.dim()
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    order = [i for i in range(n) if i not in src]
+    perm = [None] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(order)
+    perm = [p if p is not None else next(it) for p in perm]
+    return _permute(input, tuple(perm))
+
+
+moveaxis = movedim
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor.dim())
+    size = tensor._size[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {size}")
+        sizes = [step] * (size // step) + ([size % step] if size % step else []) if step else [0]
+        if not sizes:
+            sizes = [0] if size == 0 else sizes
+    else:
+        sizes = list(split_size_or_sections)
+    return tuple(_split_with_sizes(tensor, sizes, d))
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = _wrap_dim(dim, input.dim())
+    size = input._size[d]
+    step = -(-size // chunks) if size else 1
+    return split(input, builtins.max(step, 1), d)
+
+
+def unbind(input, dim=0):
+    return tuple(_unbind(input, dim))
+
+
+def cat(tensors, dim=0, *, out=None):
+    return _finish(_cat(list(tensors), dim), False, out)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    return _finish(_stack(list(tensors), dim), False, out)
+
+
+def broadcast_shapes(*shapes):
+    from ._aten.elementwise import broadcast_shape
+    return Size(broadcast_shape(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+
+
+def broadcast_to(input, size):
+    return _expand(input, tuple(size), False)
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def clone(input, *, memory_format=None):
+    from ._memory_format import preserve_format
+    return _clone(input, None if memory_format is preserve_format else memory_format)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+def nonzero(input, *, as_tuple=False):
+    idx = np.nonzero(input._np)
+    if as_tuple:
+        return tuple(_wrap(np.asarray(i, dtype=np.int64)) for i in idx)
+    return _wrap(np.stack(idx, axis=1).astype(np.int64) if idx else
+                 np.zeros((int(bool(input.item())), 0), np.int64))
+
+
+def result_type(tensor1, tensor2):
+    return D.result_type_of((tensor1, tensor2))
+
+
+def can_cast(from_, to):
+    from ._aten.elementwise import can_cast as _cc
+    return _cc(from_, to)
+
+
+# ---- Tensor methods ---------------------------------------------------------------------------
+def _to_args(args, kwargs):
+    """Tensor.to(dtype) / to(device, dtype) / to(other) / to(dtype=..., device=...)."""
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    memory_format = kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
+            device = _device_cls(a) if not isinstance(a, int) else _device_cls("cuda", a)
+        elif isinstance(a, bool):
+            copy = a if dtype is not None or device is not None else copy
+        elif a is None:
+            continue
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    return dtype, _dev(device), copy, memory_format
+
+
+def _to(self, *args, **kwargs):
+    dtype, device, copy, memory_format = _to_args(args, dict(kwargs))
+    same_dtype = dtype is None or dtype is self.dtype
+    same_device = device is None or device.type == self._device.type
+    if same_dtype and same_device and not copy and memory_format is None:
+        return self
+    return _to_copy(self, dtype, device, memory_format)
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        from .autograd.graph import _type_name
+        return _type_name(self)
+    if isinstance(dtype, str):
+        names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
+                 "torch.HalfTensor": D.float16, "torch.LongTensor": D.int64,
+                 "torch.IntTensor": D.int32, "torch.ShortTensor": D.int16,
+                 "torch.CharTensor": D.int8, "torch.ByteTensor": D.uint8,
+                 "torch.BoolTensor": D.bool, "torch.BFloat16Tensor": D.bfloat16}
+        if dtype not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
+    return _to(self, dtype)
+
+
+def _contiguous(self, memory_format=None):
+    from ._memory_format import contiguous_format
+    if memory_format is None or memory_format is contiguous_format:
+        return self if self.is_contiguous() else _clone(self, None)
+    return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
+
+
+def _view_method(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        return _op("view.dtype")(self, shape[0])
+    return _view(self, _shape_args(shape))
+
+
+def _sum_to_size(self, *size):
+    size = _shape_args(size)
+    if self._size == size:
+        return self
+    lead = len(self._size) - len(size)
+    if lead < 0:
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(self._size)}}}.")
+    dims = list(range(lead))
+    for i, s in enumerate(size):
+        if s == 1 and self._size[lead + i] != 1:
+            dims.append(lead + i)
+        elif s != self._size[lead + i]:
+            raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                               f"{{{list(self._size)}}}.")
+    r = _sum(self, dims, True, None) if dims else self
+    return _view(r, size) if lead or r._size != size else r
+
+
+def _expand_method(self, *sizes):
+    return _expand(self, _shape_args(sizes), False)
+
+
+def _repeat(self, *sizes):
+    sizes = _shape_args(sizes)
+    if len(sizes) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    x = self.reshape((1,) * (len(sizes) - self.dim()) + self._size)
+    expanded = []
+    for r, s in zip(sizes, x._size):
+        expanded += [r, s]
+    y = _expand(x.reshape(tuple(v for s in x._size for v in (1, s))), tuple(expanded), False)
+    return reshape(y, tuple(r * s for r, s in zip(sizes, x._size)))
+
+
+def _set_(self, source):
+    self._np, self._size, self.dtype = source._np, source._size, source.dtype
+    self._storage = source._storage_()
+    self._bump_version()
+    return self
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kw):
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+def _new_factory(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def _eq_method(self, other):
+    if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.ndarray)):
+        return False
+    return _eq(self, other)
+
+
+def _ne_method(self, other):
+    if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.ndarray)):
+        return True
+    return _ne(self, other)
+
+
+def _uniform_method(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    return _uniform_(self, float(kw.pop("from", from_)), float(to), generator)
+
+
+def _normal_method(self, mean=0.0, std=1.0, *, generator=None):
+    return _normal_(self, float(mean), float(std), generator)
+
+
+def _random_method(self, from_=None, to=None, *, generator=None):
+    if from_ is None:
+        return _random_(self, 0, None, generator)
+    if to is None:
+        return _random_(self, 0, from_, generator)
+    return _random_(self, from_, to, generator)
+
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    return bernoulli(self, p, generator=generator)
+
+
+def _bernoulli_inplace(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        return self.copy_(_bernoulli(p.expand(self._size).to(self.dtype), generator))
+    return _bernoulli_(self, float(p), generator)
+
+
+def _fill_method(self, value):
+    return _op("fill_.Scalar")(self, value)
+
+
+def _index_put_method(self, indices, values, accumulate=False):
+    return _op("index_put_")(self, list(indices), values, accumulate)
+
+
+def _masked_fill(self, mask, value):
+    return _op("masked_fill.Scalar")(self, mask, value)
+
+
+def _masked_fill_(self, mask, value):
+    return _op("masked_fill_.Scalar")(self, mask, value)
+
+
+def index_select(input, dim, index, *, out=None):
+    return _finish(_op("index_select")(input, dim, index), False, out)
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    return _finish(_op("gather")(input, dim, index, sparse_grad), False, out)
+
+
+def scatter_add(input, dim, index, src):
+    return _op("scatter_add")(input, dim, index, src)
+
+
+def masked_fill(input, mask, value):
+    return _masked_fill(input, mask, value)
+
+
+def _clamp_method(self, min=None, max=None):
+    return clamp(self, min, max)
+
+
+def _clamp_inplace(self, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return self.copy_(clamp(self, min, max))
+    return _clamp_(self, min, max)
+
+
+def _add_method(self, other, *, alpha=1):
+    return _add(self, other, alpha)
+
+
+def _add_inplace(self, other, *, alpha=1):
+    return _add_(self, other, alpha)
+
+
+def _sub_method(self, other, *, alpha=1):
+    return _sub(self, other, alpha)
+
+
+def _sub_inplace(self, other, *, alpha=1):
+    return _sub_(self, other, alpha)
+
+
+def _div_method(self, other, *, rounding_mode=None):
+    return _div(self, other, rounding_mode)
+
+
+def _div_inplace(self, other, *, rounding_mode=None):
+    return _div_(self, other, rounding_mode)
+
+
+def _rdiv(self, other):
+    return _div(other, self, None)
+
+
+def _rfloordiv(self, other):
+    return _floor_divide(other, self)
+
+
+def _rmod(self, other):
+    return _remainder(other, self)
+
+
+def _rpow(self, other):
+    return _pow(other, self)
+
+
+def _rmatmul(self, other):
+    return _matmul(other, self)
+
+
+def _ifloordiv(self, other):
+    return self.copy_(_floor_divide(self, other))
+
+
+def _imod(self, other):
+    return self.copy_(_remainder(self, other))
+
+
+def _and(self, other):
+    return bitwise_and(self, other) if self.dtype is not D.bool or not isinstance(
+        other, Tensor) or other.dtype is not D.bool else logical_and(self, other)
+
+
+def _or(self, other):
+    return bitwise_or(self, other) if self.dtype is not D.bool or not isinstance(
+        other, Tensor) or other.dtype is not D.bool else logical_or(self, other)
+
+
+def _xor(self, other):
+    return bitwise_xor(self, other) if self.dtype is not D.bool or not isinstance(
+        other, Tensor) or other.dtype is not D.bool else logical_xor(self, other)
+
+
+def _invert(self):
+    return _op("bitwise_not")(self)
+
+
+def _mT(self):
+    if self.dim() < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
+    return _transpose(self, -2, -1)
+
+
+def _T(self):
+    return _permute(self, tuple(reversed(range(self.dim()))))
+
+
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
+def _max_method(self, dim=None, keepdim=False):
+    return max(self, dim, keepdim)
+
+
+def _min_method(self, dim=None, keepdim=False):
+    return min(self, dim, keepdim)
+
+
+def _conj(self):
+    if not self.dtype.is_complex:
+        return self
+    return _wrap(np.conj(self._np))
+
+
+_T_METHODS = dict(
+    __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
+    __add__=lambda s, o: _add(s, o, 1), __radd__=lambda s, o: _add(s, o, 1),
+    __iadd__=lambda s, o: _add_(s, o, 1),
+    __sub__=lambda s, o: _sub(s, o, 1), __rsub__=lambda s, o: _rsub(s, o, 1),
+    __isub__=lambda s, o: _sub_(s, o, 1),
+    __mul__=_mul, __rmul__=_mul, __imul__=_mul_,
+    __truediv__=lambda s, o: _div(s, o, None), __rtruediv__=_rdiv,
+    __itruediv__=lambda s, o: _div_(s, o, None),
+    __floordiv__=_floor_divide, __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
+    __mod__=_remainder, __rmod__=_rmod, __imod__=_imod,
+    __pow__=_pow, __rpow__=_rpow, __ipow__=_pow_,
+    __matmul__=_matmul, __rmatmul__=_rmatmul,
+    __neg__=_op("neg"), __pos__=lambda s: s, __abs__=_op("abs"), __invert__=_invert,
+    __eq__=_eq_method, __ne__=_ne_method, __lt__=_lt, __le__=_le, __gt__=_gt, __ge__=_ge,
+    __and__=_and, __rand__=_and, __or__=_or, __ror__=_or, __xor__=_xor, __rxor__=_xor,
+    __iand__=lambda s, o: s.copy_(_and(s, o)), __ior__=lambda s, o: s.copy_(_or(s, o)),
+    __ixor__=lambda s, o: s.copy_(_xor(s, o)),
+    add=_add_method, add_=_add_inplace, sub=_sub_method, sub_=_sub_inplace,
+    subtract=_sub_method,
+    mul=_mul, mul_=_mul_, multiply=_mul, div=_div_method, div_=_div_inplace, divide=_div_method,
+    true_divide=_div_method,
+    floor_divide=_floor_divide, remainder=_remainder, pow=_pow, pow_=_pow_,
+    maximum=maximum, minimum=minimum, eq=_eq, ne=_ne, lt=_lt, le=_le, gt=_gt, ge=_ge,
+    logical_and=logical_and, logical_or=logical_or, logical_xor=logical_xor,
+    bitwise_and=bitwise_and, bitwise_or=bitwise_or, bitwise_xor=bitwise_xor,
+    bitwise_not=_invert, where=lambda s, c, o: _where(c, s, o),
+    clamp=_clamp_method, clip=_clamp_method, clamp_=_clamp_inplace, clip_=_clamp_inplace,
+    square=square, equal=equal, allclose=allclose, isclose=isclose,
+    sum=sum, mean=mean, prod=prod, amax=amax, amin=amin, max=_max_method, min=_min_method,
+    argmax=argmax, argmin=argmin, var=var, std=std, logsumexp=logsumexp, all=all, any=any,
+    mm=mm, bmm=bmm, matmul=matmul, addmm=addmm,
+    softmax=softmax, log_softmax=log_softmax,
+    view=_view_method, view_as=lambda s, o: _view(s, o._size),
+    reshape=lambda s, *shape: reshape(s, _shape_args(shape)),
+    reshape_as=lambda s, o: reshape(s, o._size),
+    flatten=flatten, unflatten=unflatten,
+    permute=lambda s, *dims: _permute(s, _shape_args(dims)),
+    transpose=transpose, swapaxes=transpose, swapdims=transpose, t=t,
+    squeeze=squeeze, unsqueeze=unsqueeze, narrow=narrow, select=select,
+    as_strided=as_strided, diagonal=diagonal, movedim=movedim, moveaxis=movedim,
+    unfold=lambda s, dimension, size, step: _unfold(s, dimension, size, step),
+    split=_split_method, chunk=chunk, unbind=unbind,
+    expand=_expand_method, expand_as=lambda s, o: _expand(s, o._size, False),
+    broadcast_to=broadcast_to, repeat=_repeat, sum_to_size=_sum_to_size,
+    clone=clone, contiguous=_contiguous, to=_to, type=_type, set_=_set_,
+    copy_=lambda s, src, non_blocking=False: _copy_(s, src, non_blocking),
+    fill_=_fill_method, zero_=_op("zero_"),
+    index_put_=_index_put_method,
+    index_put=lambda s, idx, v, accumulate=False: _op("index_put")(s, list(idx), v, accumulate),
+    masked_fill=_masked_fill, masked_fill_=_masked_fill_, index_select=index_select,
+    gather=gather, scatter_add=scatter_add, nonzero=nonzero,
+    uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
+    bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
+    new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(zeros),
+    new_ones=_new_factory(ones), new_full=_new_full,
+    conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
+    float=lambda s, memory_format=None: _to(s, D.float32),
+    double=lambda s, memory_format=None: _to(s, D.float64),
+    half=lambda s, memory_format=None: _to(s, D.float16),
+    bfloat16=lambda s, memory_format=None: _to(s, D.bfloat16),
+    long=lambda s, memory_format=None: _to(s, D.int64),
+    int=lambda s, memory_format=None: _to(s, D.int32),
+    short=lambda s, memory_format=None: _to(s, D.int16),
+    char=lambda s, memory_format=None: _to(s, D.int8),
+    byte=lambda s, memory_format=None: _to(s, D.uint8),
+    bool=lambda s, memory_format=None: _to(s, D.bool),
+    cpu=lambda s, memory_format=None: _to(s, "cpu"),
+    type_as=lambda s, o: _to(s, o.dtype),
+)
+for _name in _UNARY:
+    _T_METHODS[_name] = globals()[_name]
+_T_METHODS.update(relu_=_op("relu_"), neg=_op("neg"), negative=_op("neg"), abs=_op("abs"),
+                  absolute=_op("abs"))
+for _name, _fn in _T_METHODS.items():
+    setattr(Tensor, _name, _fn)
+Tensor.mT = property(_mT)
+Tensor.T = property(_T)
+Tensor.H = property(lambda s: _conj(_T(s)))
+Tensor.mH = property(lambda s: _conj(_mT(s)))

@@ -1,0 +1,146 @@
+"""UntypedStorage: a flat byte buffer on one device, and the allocator interface behind it.
+
+PyTorch's Storage is an untyped run of bytes; every Tensor is a strided view (offset, size,
+stride, dtype) of one. Here the bytes are a NumPy array on `cpu` and nothing at all on `meta`.
+Memory comes from the device's `Allocator` object so that a caching allocator can be swapped in
+later; arrays produced by NumPy kernels are *adopted* (the storage wraps them without a copy).
+"""
+import numpy as np
+
+
+class Allocator:
+    """The raw allocator interface: `allocate(nbytes)` gives a buffer for a new storage."""
+
+    def allocate(self, nbytes):
+        raise NotImplementedError
+
+
+class CPUAllocator(Allocator):
+    def allocate(self, nbytes):
+        return np.empty(nbytes, dtype=np.uint8)
+
+
+class MetaAllocator(Allocator):
+    def allocate(self, nbytes):
+        return None
+
+
+_allocators = {"cpu": CPUAllocator(), "meta": MetaAllocator()}
+
+
+def get_allocator(device_type):
+    return _allocators[device_type]
+
+
+def set_allocator(device_type, allocator):
+    """Replace a device's allocator (the hook the caching allocator uses)."""
+    _allocators[device_type] = allocator
+
+
+def _root_array(arr):
+    """The ndarray that owns the memory `arr` looks into (follows `.base` through views)."""
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+class UntypedStorage:
+    """Bytes on a device. `_array` owns the memory (any dtype, C-contiguous) or is None on meta.
+
+    The storage also carries the version counter that PyTorch keeps per tensor-and-its-views:
+    every in-place op bumps it, and autograd compares it with the version it saved.
+    """
+    __slots__ = ("_array", "_nbytes", "device", "_version", "_grad_claimed", "__weakref__")
+
+    def __init__(self, size=0, *, device="cpu"):
+        from ._device import device as _dev
+        dev = _dev(device)
+        self._array = get_allocator(dev.type).allocate(int(size))
+        self._nbytes = int(size)
+        self.device = dev
+        self._version = 0
+        self._grad_claimed = False
+
+    @classmethod
+    def _adopt(cls, array, device):
+        s = object.__new__(cls)
+        s._array = array
+        s._nbytes = array.nbytes if array is not None else 0
+        s.device = device
+        s._version = 0
+        s._grad_claimed = False
+        return s
+
+    @classmethod
+    def _meta(cls, nbytes, device):
+        s = cls._adopt(None, device)
+        s._nbytes = nbytes
+        return s
+
+    def _bytes(self):
+        """The storage as a flat uint8 array (a view, no copy)."""
+        a = self._array
+        return a.reshape(-1).view(np.uint8)
+
+    def nbytes(self):
+        return self._nbytes
+
+    def size(self):
+        return self._nbytes
+
+    __len__ = size
+
+    def element_size(self):
+        return 1
+
+    def data_ptr(self):
+        if self._array is None:
+            return 0
+        return self._array.__array_interface__["data"][0]
+
+    def tolist(self):
+        return self._bytes().tolist()
+
+    def __getitem__(self, i):
+        return self._bytes()[i].tolist()
+
+    def __setitem__(self, i, v):
+        self._bytes()[i] = v
+
+    def fill_(self, value):
+        self._bytes()[:] = value
+        return self
+
+    def copy_(self, other):
+        if other.nbytes() != self._nbytes:
+            raise RuntimeError(f"size mismatch: storage of {self._nbytes} bytes, "
+                               f"source of {other.nbytes()} bytes")
+        self._bytes()[:] = other._bytes()
+        return self
+
+    def clone(self):
+        s = UntypedStorage._adopt(self._array.copy() if self._array is not None else None,
+                                  self.device)
+        s._nbytes = self._nbytes
+        return s
+
+    def resize_(self, nbytes):
+        nbytes = int(nbytes)
+        if self._array is not None:
+            new = get_allocator(self.device.type).allocate(nbytes)
+            n = min(nbytes, self._nbytes)
+            new[:n] = self._bytes()[:n]
+            self._array = new
+        self._nbytes = nbytes
+        return self
+
+    def is_shared(self):
+        return False
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def __repr__(self):
+        data = "" if self._array is None else "\n".join(f" {b}" for b in self.tolist()) + "\n"
+        return f"{data}[ember.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"

@@ -1,0 +1,548 @@
+"""Tensor: a strided view of an UntypedStorage (PyTorch's TensorImpl) plus autograd metadata.
+
+A CPU tensor keeps `_np`, the NumPy array that *is* its view of the storage's bytes (same
+memory, same offset/strides), so kernels use it directly and no op rebuilds views with
+`as_strided`. A meta tensor has `_np = None` and keeps its size/stride/offset explicitly.
+
+Hot attributes are slots. Rarely set ones (`_grad`, `_base`, hooks, ...) are class-level
+defaults that an instance overrides in its `__dict__` only when it needs to, so creating a
+tensor costs a handful of attribute writes.
+
+Most methods (`add`, `sum`, `view`, ...) are attached by `ember._python_bindings`, the layer
+that turns PyTorch's Python signatures into op calls.
+"""
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dispatcher
+from . import _dtype as D
+from ._device import device as _device_cls, cpu as _CPU, meta as _META
+from ._storage import UntypedStorage, _root_array
+from .autograd.grad_mode import _grad_state
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
+                 "__dict__", "__weakref__")
+
+    # cold state: class-level defaults, overridden per instance only when set
+    _stride_ = None
+    _offset_ = None
+    _grad = None
+    _base = None
+    _grad_acc = None
+    _retains_grad = False
+    _post_acc_hooks = None
+    _backward_hooks = None
+    _inference = False
+    _is_param = False
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Tensor and not args and not kwargs:
+            return _wrap(np.empty((0,), dtype=np.float32))
+        if args and isinstance(args[0], Tensor) and cls is not Tensor:
+            return args[0]._as_subclass(cls)
+        if args and isinstance(args[0], (list, tuple)) and not kwargs:
+            from ._python_bindings import tensor
+            return tensor(args[0])
+        if all(isinstance(a, int) for a in args):
+            return _wrap(np.empty(args, dtype=np.float32))
+        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # ---- construction -------------------------------------------------------------------
+    def _as_subclass(self, cls):
+        t = object.__new__(cls)
+        t._np, t._size, t.dtype, t._device = self._np, self._size, self.dtype, self._device
+        t._storage = self._storage_()
+        t._rg, t.grad_fn, t._output_nr = False, None, 0
+        if self._np is None:
+            t._stride_, t._offset_ = self._stride_, self._offset_
+        return t
+
+    # ---- metadata -----------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._size)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._size)
+        return self._size[_wrap_dim(dim, len(self._size))]
+
+    @property
+    def ndim(self):
+        return len(self._size)
+
+    def dim(self):
+        return len(self._size)
+
+    ndimension = dim
+
+    def numel(self):
+        n = 1
+        for s in self._size:
+            n *= s
+        return n
+
+    nelement = numel
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_meta(self):
+        return self._device.type == "meta"
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def layout(self):
+        from . import strided
+        return strided
+
+    def get_device(self):
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def stride(self, dim=None):
+        st = self._stride_
+        if st is None:
+            st = tuple(s // self.dtype.itemsize for s in self._np.strides)
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, len(self._size))]
+
+    def storage_offset(self):
+        if self._offset_ is not None:
+            return self._offset_
+        if self._np is None:
+            return 0
+        base = self._storage_().data_ptr()
+        return (self._np.__array_interface__["data"][0] - base) // self.dtype.itemsize
+
+    def is_contiguous(self, memory_format=None):
+        if memory_format is not None and memory_format is not _contiguous_format():
+            from ._memory_format import is_contiguous_as
+            return is_contiguous_as(self, memory_format)
+        if self._np is not None:
+            return self._np.flags.c_contiguous
+        expected = 1
+        for size, st in zip(reversed(self._size), reversed(self.stride())):
+            if size == 1:
+                continue
+            if size == 0:
+                return True
+            if st != expected:
+                return False
+            expected *= size
+        return True
+
+    def is_set_to(self, other):
+        return self._storage_() is other._storage_() and self._size == other._size and \
+            self.stride() == other.stride() and self.storage_offset() == other.storage_offset()
+
+    def _storage_(self):
+        """This tensor's storage object, created on first use for kernel results."""
+        s = self._storage
+        if s is None:
+            if self._np is None:
+                s = UntypedStorage._meta(self.numel() * self.dtype.itemsize, self._device)
+            else:
+                s = UntypedStorage._adopt(_root_array(self._np), self._device)
+            self._storage = s
+        return s
+
+    def untyped_storage(self):
+        return self._storage_()
+
+    def storage(self):
+        from .storage import TypedStorage
+        return TypedStorage(self._storage_(), self.dtype)
+
+    def data_ptr(self):
+        if self._np is None:
+            return 0
+        return self._np.__array_interface__["data"][0]
+
+    @property
+    def _version(self):
+        return self._storage_()._version
+
+    def _bump_version(self):
+        self._storage_()._version += 1
+
+    # ---- autograd metadata --------------------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._rg = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and _warn_non_leaf_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: expected "
+                                   f"{self.dtype} but got {value.dtype}")
+            if value._size != self._size:
+                raise RuntimeError(f"assigned grad has data of a different size: expected "
+                                   f"{list(self._size)} but got {list(value._size)}")
+            if value._device != self._device:
+                raise RuntimeError(f"assigned grad has data located on a different device")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def data(self):
+        """The same data as a new leaf that autograd does not track (and a separate version)."""
+        t = _alias(self)
+        t._storage = UntypedStorage._adopt(self._storage_()._array, self._device) \
+            if self._np is not None else self._storage_()
+        if self._np is None:
+            t._storage = UntypedStorage._meta(self._storage_()._nbytes, self._device)
+        return t
+
+    @data.setter
+    def data(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        self._np, self._size, self.dtype, self._device = \
+            other._np, other._size, other.dtype, other._device
+        self._storage = other._storage_()
+        if other._np is None:
+            self._stride_, self._offset_ = other.stride(), other.storage_offset()
+        else:
+            self.__dict__.pop("_stride_", None)
+            self.__dict__.pop("_offset_", None)
+
+    def detach(self):
+        """A new tensor sharing storage (and version counter), cut from the graph."""
+        return _alias(self)
+
+    def detach_(self):
+        if self._base is not None and self._base._rg:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    def is_inference(self):
+        return self._inference
+
+    def _is_view(self):
+        return self._base is not None
+
+    def retain_grad(self):
+        from .autograd.graph import retain_grad
+        retain_grad(self)
+
+    def register_hook(self, hook):
+        from .autograd.graph import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from .autograd.graph import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ---- conversion to Python / NumPy ---------------------------------------------------
+    def numpy(self, *, force=False):
+        if self._np is None:
+            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage "
+                               "(it is on the meta device)")
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._np
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(force=False) if not self._rg else self._np
+        return a if dtype is None else a.astype(dtype)
+
+    def tolist(self):
+        if self._np is None:
+            raise RuntimeError("Tensor.tolist() is not supported on the meta device")
+        a = self._np
+        if self.dtype is D.bfloat16:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
+                               "Scalar")
+        if self._np is None:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        a = self._np
+        if self.dtype is D.bfloat16:
+            a = a.astype(np.float32)
+        return a.reshape(()).item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+                               if self.numel() else
+                               "Boolean value of Tensor with no values is ambiguous")
+        return bool(self.item())
+
+    def __len__(self):
+        if not self._size:
+            raise TypeError("len() of a 0-d tensor")
+        return self._size[0]
+
+    def __iter__(self):
+        if not self._size:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self, tensor_contents=tensor_contents)
+
+    def __format__(self, spec):
+        if self.dim() == 0 and self._np is not None:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, protocol):
+        from .serialization import _reduce_tensor
+        return _reduce_tensor(self)
+
+    def __deepcopy__(self, memo):
+        from ._tensor_deepcopy import deepcopy_tensor
+        return deepcopy_tensor(self, memo)
+
+    # ---- DLPack ---------------------------------------------------------------------------
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._rg:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
+        if self._np is None:
+            raise BufferError("meta tensors have no data to export through DLPack")
+        return self._np.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+    __array_priority__ = 1000
+
+
+_warn_non_leaf_grad = True
+
+
+def _contiguous_format():
+    from . import contiguous_format
+    return contiguous_format
+
+
+def _wrap_dim(dim, ndim):
+    n = ndim if ndim else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+_from_np = D._from_np
+_new = object.__new__
+
+
+def _wrap(arr):
+    """A fresh CPU tensor for a NumPy array that no other tensor uses (a kernel's result)."""
+    t = _new(Tensor)
+    t._np = arr
+    t._size = arr.shape
+    t.dtype = _from_np[arr.dtype]
+    t._device = _CPU
+    t._storage = None
+    t._rg = False
+    t.grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def _wrap_any(x):
+    """_wrap for kernels whose NumPy call may return a NumPy scalar instead of a 0-d array."""
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
+    return _wrap(x)
+
+
+def _view_of(arr, src):
+    """A tensor for `arr`, a NumPy view into `src`'s memory: it shares `src`'s storage."""
+    t = _new(Tensor)
+    t._np = arr
+    t._size = arr.shape
+    t.dtype = _from_np[arr.dtype]
+    t._device = src._device
+    t._storage = src._storage_()
+    t._rg = False
+    t.grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def _meta(shape, dtype, stride=None, offset=0, storage=None, device=_META):
+    t = _new(Tensor)
+    t._np = None
+    t._size = tuple(shape)
+    t.dtype = dtype
+    t._device = device
+    t._storage = storage
+    t._rg = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._stride_ = tuple(stride) if stride is not None else _contiguous_strides(t._size)
+    t._offset_ = offset
+    return t
+
+
+def _meta_view(shape, src, stride, offset):
+    return _meta(shape, src.dtype, stride, offset, src._storage_(), src._device)
+
+
+def _alias(src):
+    """Same storage, same view, no autograd history (detach)."""
+    if src._np is None:
+        return _meta_view(src._size, src, src.stride(), src.storage_offset())
+    t = _view_of(src._np, src)
+    t.dtype = src.dtype
+    return t
+
+
+_dispatcher.Tensor = Tensor

@@ -1,0 +1,142 @@
+"""torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                        is_grad_enabled, is_inference_mode_enabled)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
+from .graph import Node
+from .engine import execute
+from . import graph, engine, variable_type
+from .function import Function, FunctionCtx, once_differentiable
+from .gradcheck import gradcheck, gradgradcheck
+from . import forward_ad
+
+
+def _make_grads(outputs, grad_outputs, is_grads_batched=False):
+    from .._python_bindings import ones_like
+    grads = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out._rg:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                       f"outputs but got {out.dtype}")
+                g = ones_like(out)
+                g._storage_()._grad_claimed = False
+            grads.append(g)
+        else:
+            from .._tensor import Tensor
+            if not isinstance(g, Tensor):
+                from .._python_bindings import tensor
+                g = tensor(g, dtype=out.dtype)
+            if g._size != out._size:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{len(grads)}] has a shape of "
+                                   f"{g.shape} and output[{len(grads)}] has a shape of "
+                                   f"{out.shape}.")
+            if g.dtype.is_complex != out.dtype.is_complex:
+                raise RuntimeError("For complex Tensors, both grad_output and output are "
+                                   "required to have the same dtype.")
+            g._storage_()._grad_claimed = True
+            grads.append(g)
+    return grads
+
+
+def _as_tuple(x):
+    from .._tensor import Tensor
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _roots(outputs):
+    from .graph import gradient_edge
+    roots = []
+    for i, out in enumerate(outputs):
+        if not out._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+        roots.append(gradient_edge(out))
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Compute the gradients of `tensors` w.r.t. the graph leaves and accumulate into .grad."""
+    tensors = _as_tuple(tensors)
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _make_grads(tensors, grad_tensors)
+    roots = _roots(tensors)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        from .graph import gradient_edge
+        capture = []
+        for t in inputs:
+            if not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            capture.append(gradient_edge(t))
+        got = execute(roots, grads, retain_graph, create_graph, capture=capture)
+        for t, g in zip(inputs, got):
+            if g is not None:
+                engine.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
+        return
+    execute(roots, grads, retain_graph, create_graph)
+
+
+def _accumulate_graph(t, g):
+    with enable_grad():
+        engine.accumulate_grad(t, g)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    from .._tensor import Tensor
+    single = isinstance(inputs, Tensor)
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by "
+                                  "ember (it needs vmap)")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    grad_outputs = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
+                           f"for {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, grad_outputs)
+    roots = _roots(outputs)
+    from .graph import gradient_edge
+    capture = [gradient_edge(t) for t in inputs]
+    got = execute(roots, grads, retain_graph, create_graph, capture=capture)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, got)):
+        if g is None:
+            if materialize_grads:
+                from .._python_bindings import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        elif g._size != t._size:
+            g = g.sum_to_size(t._size)
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,86 @@
+"""detect_anomaly / set_detect_anomaly: name the forward op whose backward produced NaN.
+
+While anomaly mode is on, every node created records the stack of the forward call that made
+it; the engine checks each node's output gradients and, on NaN, raises PyTorch's error and
+prints that forward stack.
+"""
+import traceback
+import warnings
+
+_enabled = False
+_check_nan = True
+
+
+def is_anomaly_enabled():
+    return _enabled
+
+
+def is_anomaly_check_nan_enabled():
+    return _check_nan
+
+
+class detect_anomaly:
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        global _enabled, _check_nan
+        self.prev = (_enabled, _check_nan)
+        _enabled, _check_nan = True, self.check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
+
+    def __exit__(self, *exc):
+        global _enabled, _check_nan
+        _enabled, _check_nan = self.prev
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with self.__class__(self.check_nan):
+                return fn(*a, **k)
+        return wrapper
+
+
+class set_detect_anomaly:
+    def __init__(self, mode, check_nan=True):
+        global _enabled, _check_nan
+        self.prev = (_enabled, _check_nan)
+        _enabled, _check_nan = bool(mode), check_nan
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        global _enabled, _check_nan
+        _enabled, _check_nan = self.prev
+
+
+def record_forward_trace(node):
+    node._anomaly_trace = "".join(traceback.format_stack()[:-3])
+
+
+def run_node_checked(node, buffer):
+    try:
+        outs = node.apply(buffer)
+    except Exception:
+        _print_trace(node)
+        raise
+    if _check_nan:
+        for i, g in enumerate(outs):
+            if g is not None and g._np is not None and (g.dtype.is_floating_point or
+                                                        g.dtype.is_complex):
+                import numpy as np
+                if np.isnan(g._np).any():
+                    _print_trace(node)
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                       f"{i}th output.")
+    return outs
+
+
+def _print_trace(node):
+    if node._anomaly_trace:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{node._anomaly_trace}", UserWarning, stacklevel=3)

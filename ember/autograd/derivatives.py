@@ -1,0 +1,576 @@
+"""Every op's backward formula, in one place (PyTorch's derivatives.yaml).
+
+Rules for a formula:
+- `derivative(op, {input: formula})` gives one formula per differentiable input; a key
+  "a, b" gives one formula for several inputs that returns one gradient each and may take
+  `needs` (which of them are wanted).
+- A formula's parameter names say what it reads, and so what the forward saves: the op's
+  argument names, `result` (or `result1`, ... for further outputs), `<arg>_shape` (the shape
+  only, so the tensor itself is not kept alive), and `grad` (or `grads` for several outputs).
+- Formulas are written with differentiable ember ops, so double backward works. Broadcasting
+  is undone by the engine: a gradient larger than its input is summed down to the input's shape.
+- Ops listed in `not_differentiable` produce outputs that never require grad.
+"""
+import math
+
+from .variable_type import derivative, not_differentiable
+from .. import _python_bindings as E
+
+
+def _unsqueeze_dims(g, shape, dim, keepdim):
+    """Put back reduced dims so a reduced gradient broadcasts against the input."""
+    if keepdim or not shape:
+        return g
+    n = len(shape)
+    dims = range(n) if dim is None or dim == [] or dim == () else \
+        sorted(d % n for d in ((dim,) if isinstance(dim, int) else dim))
+    for d in dims:
+        g = g.unsqueeze(d)
+    return g
+
+
+def _conj(x):
+    """conj for complex tensors; real tensors and Python numbers are returned as they are."""
+    return x.conj() if getattr(x, "is_complex", None) and x.is_complex() else x
+
+
+# ---- elementwise binary --------------------------------------------------------------------
+derivative("add.Tensor", {"self": lambda grad: grad,
+                          "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
+derivative("add_.Tensor", {"self": lambda grad: grad,
+                           "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha},
+           node_name="AddBackward0")
+derivative("sub.Tensor", {"self": lambda grad: grad,
+                          "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha})
+derivative("sub_.Tensor", {"self": lambda grad: grad,
+                           "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha},
+           node_name="SubBackward0")
+derivative("rsub.Tensor", {"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+                           "other": lambda grad: grad})
+derivative("mul.Tensor", {"self": lambda grad, other: grad * _conj(other),
+                          "other": lambda grad, self: grad * _conj(self)})
+derivative("mul_.Tensor", {"self": lambda grad, other: grad * _conj(other),
+                           "other": lambda grad, self: grad * _conj(self)},
+           node_name="MulBackward0")
+
+
+def _div_self(grad, other, rounding_mode):
+    if rounding_mode is not None:
+        return grad * 0
+    return grad / _conj(other)
+
+
+def _div_other(grad, self, other, rounding_mode):
+    if rounding_mode is not None:
+        return grad * 0
+    return -grad * _conj(self) / _conj(other * other)
+
+
+derivative("div.Tensor_mode", {"self": _div_self, "other": _div_other}, node_name="DivBackward0")
+derivative("div_.Tensor_mode", {"self": _div_self, "other": _div_other},
+           node_name="DivBackward0")
+derivative("floor_divide", {"self": lambda grad: grad * 0, "other": lambda grad: grad * 0})
+derivative("remainder.Tensor", {
+    "self": lambda grad: grad,
+    "other": lambda grad, self, other: -grad * E.floor_divide(self, other)})
+
+
+def _pow_self(grad, self, exponent):
+    if not hasattr(exponent, "_size"):
+        if exponent == 0:
+            return grad * 0
+        return grad * exponent * self.pow(exponent - 1)
+    return grad * exponent * E.where(exponent == 0, E.ones_like(self), self.pow(exponent - 1))
+
+
+def _pow_exponent(grad, self, result):
+    if not hasattr(self, "_size"):
+        return grad * result * math.log(self) if self > 0 else grad * result * E.log(
+            E.tensor(float(self)))
+    return grad * E.where((self == 0) & (result >= 0), E.zeros_like(result), result * self.log())
+
+
+derivative("pow.Tensor_Tensor", {"self": _pow_self, "exponent": _pow_exponent})
+derivative("pow_.Tensor", {"self": _pow_self, "exponent": _pow_exponent}, node_name="PowBackward1")
+
+
+def _minmax_grad(pick_self):
+    def f(grad, self, other):
+        mask = (self > other) if pick_self else (self < other)
+        tie = (self == other)
+        return E.where(mask, grad, grad * 0) + E.where(tie, grad / 2, grad * 0)
+    return f
+
+
+derivative("maximum", {"self": _minmax_grad(True),
+                       "other": lambda grad, self, other: _minmax_grad(True)(grad, other, self)})
+derivative("minimum", {"self": _minmax_grad(False),
+                       "other": lambda grad, self, other: _minmax_grad(False)(grad, other, self)})
+derivative("where.self", {"self": lambda grad, condition: E.where(condition, grad, grad * 0),
+                          "other": lambda grad, condition: E.where(condition, grad * 0, grad)})
+
+
+def _clamp_grad(grad, self, min, max):
+    mask = E.ones_like(self, dtype=E._dtype.bool)
+    if min is not None:
+        mask = mask & (self >= min)
+    if max is not None:
+        mask = mask & (self <= max)
+    return E.where(mask, grad, grad * 0)
+
+
+derivative("clamp", {"self": _clamp_grad})
+derivative("clamp_", {"self": _clamp_grad}, node_name="ClampBackward1")
+
+# ---- elementwise unary ---------------------------------------------------------------------
+derivative("neg", {"self": lambda grad: -grad})
+derivative("abs", {"self": lambda grad, self: grad * self.sign()})
+derivative("sign", {"self": lambda grad: grad * 0})
+derivative("exp", {"self": lambda grad, result: grad * _conj(result)})
+derivative("log", {"self": lambda grad, self: grad / _conj(self)})
+derivative("log1p", {"self": lambda grad, self: grad / (self + 1)})
+derivative("expm1", {"self": lambda grad, result: grad * (result + 1)})
+derivative("sqrt", {"self": lambda grad, result: grad / (2 * _conj(result))})
+derivative("rsqrt", {"self": lambda grad, result: -0.5 * grad * result.pow(3)})
+derivative("sin", {"self": lambda grad, self: grad * self.cos()})
+derivative("cos", {"self": lambda grad, self: -grad * self.sin()})
+derivative("tanh", {"self": lambda grad, result: E.ops.aten.tanh_backward(grad, result)})
+derivative("sigmoid", {"self": lambda grad, result: E.ops.aten.sigmoid_backward(grad, result)})
+derivative("relu", {"self": lambda grad, result: E.ops.aten.threshold_backward(grad, result, 0)})
+derivative("relu_", {"self": lambda grad, result: E.ops.aten.threshold_backward(grad, result, 0)},
+           node_name="ReluBackward0")
+derivative("gelu", {"self": lambda grad, self, approximate:
+                    E.ops.aten.gelu_backward(grad, self, approximate=approximate)})
+
+
+def _silu_grad(grad, self):
+    s = self.sigmoid()
+    return grad * s * (1 + self * (1 - s))
+
+
+derivative("silu", {"self": _silu_grad})
+
+
+def _softplus_grad(grad, self, beta, threshold):
+    z = self * beta
+    return E.where(z > threshold, grad, grad * (z).sigmoid())
+
+
+derivative("softplus", {"self": _softplus_grad})
+
+# backward helpers: their own derivatives make double backward work
+derivative("threshold_backward", {
+    "grad_output": lambda grad, self, threshold: E.ops.aten.threshold_backward(grad, self,
+                                                                               threshold),
+    "self": lambda grad: grad * 0})
+derivative("sigmoid_backward", {
+    "grad_output": lambda grad, output: E.ops.aten.sigmoid_backward(grad, output),
+    "output": lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output)})
+derivative("tanh_backward", {
+    "grad_output": lambda grad, output: E.ops.aten.tanh_backward(grad, output),
+    "output": lambda grad, grad_output, output: -2 * grad * grad_output * output})
+
+
+def _gelu_double(grad, grad_output, self, approximate):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        c = 0.044715
+        inner = k * (self + c * self.pow(3))
+        t = inner.tanh()
+        dinner = k * (1 + 3 * c * self * self)
+        sech2 = 1 - t * t
+        second = sech2 * dinner + 0.5 * self * (-2 * t * sech2 * dinner * dinner) + \
+            0.5 * self * sech2 * k * 6 * c * self
+        return grad * grad_output * second
+    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
+    return grad * grad_output * pdf * (2 - self * self)
+
+
+derivative("gelu_backward", {
+    "grad_output": lambda grad, self, approximate: E.ops.aten.gelu_backward(
+        grad, self, approximate=approximate),
+    "self": _gelu_double})
+
+# ---- reductions ----------------------------------------------------------------------------
+derivative("sum.dim_IntList", {
+    "self": lambda grad, self_shape, dim, keepdim:
+        _unsqueeze_dims(grad, self_shape, dim, keepdim).expand(self_shape)},
+    node_name="SumBackward1")
+
+
+def _mean_grad(grad, self_shape, dim, keepdim):
+    n = 1
+    dims = range(len(self_shape)) if dim is None or len(dim) == 0 else dim
+    for d in dims:
+        n *= self_shape[d] if self_shape else 1
+    return _unsqueeze_dims(grad, self_shape, dim, keepdim).expand(self_shape) / max(n, 1) \
+        if n else _unsqueeze_dims(grad, self_shape, dim, keepdim).expand(self_shape) / 0.0
+
+
+derivative("mean.dim", {"self": _mean_grad}, node_name="MeanBackward1")
+
+
+def _prod_grad(grad, self, result, dim, keepdim):
+    if dim is None:
+        g = grad.reshape((1,) * self.dim()) if self.dim() else grad
+        r = result.reshape((1,) * self.dim()) if self.dim() else result
+        flat = self.reshape(-1)
+        if (flat == 0).sum().item() == 0:
+            return g * r / self
+        return (g * _prod_excluding(flat, 0).reshape(self.shape))
+    g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
+    r = _unsqueeze_dims(result, self.shape, dim, keepdim)
+    if (self == 0).sum().item() == 0:
+        return g * r / self
+    return g * _prod_excluding(self, dim)
+
+
+def _prod_excluding(x, dim):
+    """prod of all other elements along dim, exact when x has zeros (cumprod from both sides)."""
+    n = x.shape[dim]
+    ones = E.ones_like(x.narrow(dim, 0, 1))
+    left = E.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    right = E.cat([x.narrow(dim, 1, n - 1), ones], dim).flip([dim]).cumprod(dim).flip([dim])
+    return left * right
+
+
+derivative("prod.dim_int", {"self": _prod_grad}, node_name="ProdBackward1")
+
+
+def _amax_grad(grad, self, result, dim, keepdim):
+    g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
+    r = _unsqueeze_dims(result, self.shape, dim, keepdim)
+    mask = (self == r)
+    count = mask.sum(dim=dim if dim else None, keepdim=True) if dim else mask.sum()
+    return E.where(mask, g / count, g * 0)
+
+
+derivative("amax", {"self": _amax_grad})
+derivative("amin", {"self": _amax_grad})
+
+
+def _value_index_grad(grads, self, dim, keepdim, result1):
+    g = grads[0]
+    idx = result1
+    if self.dim() == 0:
+        return g
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        idx = idx.unsqueeze(dim)
+    return E.ops.aten.scatter_add(E.zeros_like(self, dtype=g.dtype), dim, idx, g)
+
+
+derivative("max.dim", {"self": _value_index_grad}, node_name="MaxBackward0",
+           output_differentiability=[True, False])
+derivative("min.dim", {"self": _value_index_grad}, node_name="MinBackward0",
+           output_differentiability=[True, False])
+
+
+def _var_grad(grad, self, dim, correction, keepdim):
+    dims = range(self.dim()) if dim is None or len(dim) == 0 else dim
+    n = 1
+    for d in dims:
+        n *= self.shape[d] if self.dim() else 1
+    c = 1 if correction is None else correction
+    g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
+    mean = self.mean(dim=tuple(dims) if self.dim() else None, keepdim=True)
+    return g * 2 * (self - mean) / max(n - c, 0) if n - c > 0 else g * (self - mean) / 0.0
+
+
+def _std_grad(grad, self, result, dim, correction, keepdim):
+    g = _unsqueeze_dims(grad / (2 * result), self.shape, dim, keepdim)
+    r = _var_grad(E.ones_like(result), self, dim, correction, keepdim)
+    return g * r
+
+
+derivative("var.correction", {"self": _var_grad}, node_name="VarBackward0")
+derivative("std.correction", {"self": _std_grad}, node_name="StdBackward0")
+derivative("logsumexp", {"self": lambda grad, self, result, dim, keepdim:
+                         _unsqueeze_dims(grad, self.shape, dim, keepdim) *
+                         (self - _unsqueeze_dims(result, self.shape, dim, keepdim)).exp()})
+
+# ---- linear algebra ------------------------------------------------------------------------
+derivative("mm", {"self": lambda grad, mat2: grad.mm(mat2.mT),
+                  "mat2": lambda grad, self: self.mT.mm(grad)})
+derivative("bmm", {"self": lambda grad, mat2: grad.bmm(mat2.mT),
+                   "mat2": lambda grad, self: self.mT.bmm(grad)})
+
+
+def _matmul_grads(grad, self, other, needs):
+    a, b = self, other
+    if a.dim() == 1 and b.dim() == 1:
+        return (grad * b if needs[0] else None, grad * a if needs[1] else None)
+    a2 = a.unsqueeze(0) if a.dim() == 1 else a
+    b2 = b.unsqueeze(-1) if b.dim() == 1 else b
+    g = grad
+    if a.dim() == 1:
+        g = g.unsqueeze(-2)
+    if b.dim() == 1:
+        g = g.unsqueeze(-1)
+    ga = g.matmul(b2.mT) if needs[0] else None
+    gb = a2.mT.matmul(g) if needs[1] else None
+    if ga is not None:
+        ga = ga.sum_to_size(a2.shape)
+        if a.dim() == 1:
+            ga = ga.squeeze(-2)
+    if gb is not None:
+        gb = gb.sum_to_size(b2.shape)
+        if b.dim() == 1:
+            gb = gb.squeeze(-1)
+    return ga, gb
+
+
+derivative("matmul", {"self, other": _matmul_grads}, node_name="MmBackward0")
+derivative("addmm", {
+    "self": lambda grad, beta: grad if beta == 1 else grad * beta,
+    "mat1": lambda grad, mat2, alpha: grad.mm(mat2.mT) * alpha if alpha != 1 else
+    grad.mm(mat2.mT),
+    "mat2": lambda grad, mat1, alpha: mat1.mT.mm(grad) * alpha if alpha != 1 else
+    mat1.mT.mm(grad)})
+
+
+def _linear_input(grad, weight):
+    return grad.matmul(weight)
+
+
+def _linear_weight(grad, input):
+    if input.dim() == 1:
+        return grad.unsqueeze(-1) * input.unsqueeze(0) if grad.dim() else grad * input
+    g2 = grad.reshape(-1, grad.shape[-1]) if grad.dim() > 1 else grad.unsqueeze(0)
+    i2 = input.reshape(-1, input.shape[-1])
+    return g2.mT.mm(i2)
+
+
+def _linear_bias(grad, bias_shape):
+    return grad.sum_to_size(bias_shape)
+
+
+derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": _linear_bias},
+           node_name="AddmmBackward0")
+
+# ---- softmax and losses --------------------------------------------------------------------
+derivative("_softmax", {"self": lambda grad, result, dim, self:
+                        E.ops.aten._softmax_backward_data(grad, result, dim, self.dtype)},
+           node_name="SoftmaxBackward0")
+derivative("_log_softmax", {"self": lambda grad, result, dim, self:
+                            E.ops.aten._log_softmax_backward_data(grad, result, dim, self.dtype)},
+           node_name="LogSoftmaxBackward0")
+
+
+def _softmax_bwd_grad_output(grad, output, dim, input_dtype):
+    return E.ops.aten._softmax_backward_data(grad, output, dim, input_dtype)
+
+
+def _softmax_bwd_output(grad, grad_output, output, dim):
+    # d/dy [y * (g - sum(g*y))] applied to grad
+    s = (grad_output * output).sum(dim, keepdim=True)
+    gs = (grad * output).sum(dim, keepdim=True)
+    return grad * (grad_output - s) - gs * grad_output
+
+
+derivative("_softmax_backward_data", {"grad_output": _softmax_bwd_grad_output,
+                                      "output": _softmax_bwd_output})
+
+
+def _log_softmax_bwd_output(grad, grad_output, output, dim):
+    return -(grad * output.exp()) * grad_output.sum(dim, keepdim=True)
+
+
+derivative("_log_softmax_backward_data", {
+    "grad_output": lambda grad, output, dim, input_dtype:
+        grad - (grad * output.exp()).sum(dim, keepdim=True),
+    "output": _log_softmax_bwd_output})
+
+
+def _nll_grad(grad, self, target, weight, reduction, ignore_index):
+    x = self
+    valid = target != ignore_index
+    safe = E.where(valid, target, E.zeros_like(target))
+    w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) if weight is not None \
+        else E.ones_like(safe, dtype=x.dtype)
+    w = E.where(valid, w, w * 0)
+    if reduction == 1:
+        g = grad / w.sum()
+    else:
+        g = grad
+    if reduction == 0:
+        g = g * w
+    else:
+        g = w * g
+    onehot_dim = 1 if x.dim() > 1 else 0
+    idx = safe.unsqueeze(onehot_dim)
+    out = E.zeros_like(x)
+    return E.ops.aten.scatter_add(out, onehot_dim, idx, (-g).unsqueeze(onehot_dim).to(x.dtype))
+
+
+derivative("nll_loss", {"self": _nll_grad}, node_name="NllLossBackward0")
+
+
+def _mse_grad(grad, self, target, reduction):
+    d = self - target
+    if reduction == 1:
+        return grad * 2 * d / d.numel()
+    return grad * 2 * d
+
+
+derivative("mse_loss", {"self": _mse_grad,
+                        "target": lambda grad, self, target, reduction:
+                            -_mse_grad(grad, self, target, reduction)})
+
+# ---- views ---------------------------------------------------------------------------------
+derivative("view", {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+derivative("_unsafe_view", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           node_name="UnsafeViewBackward0")
+derivative("alias", {"self": lambda grad: grad})
+derivative("permute", {"self": lambda grad, dims: grad.permute(_inverse_perm(dims))})
+
+
+def _inverse_perm(dims):
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n] = i
+    return inv
+
+
+derivative("transpose.int", {"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)},
+           node_name="TransposeBackward0")
+derivative("expand", {"self": lambda grad, self_shape: grad.sum_to_size(self_shape)})
+derivative("squeeze.dims", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           node_name="SqueezeBackward1")
+derivative("unsqueeze", {"self": lambda grad, dim: grad.squeeze(dim)})
+
+
+def _embed_backward(grad, self_shape, view_fn):
+    """Gradient of a view: zeros of the input's shape with `grad` written into the viewed part."""
+    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
+    return _scatter_view(out, grad, view_fn)
+
+
+def _scatter_view(out, grad, view_fn):
+    if grad.requires_grad:
+        # differentiable: out[view] = grad expressed as an index_put over the viewed positions
+        idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
+        pos = view_fn(idx).reshape(-1)
+        return E.ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True) \
+            .reshape(out.shape)
+    view_fn(out).copy_(grad)
+    return out
+
+
+derivative("select.int", {"self": lambda grad, self_shape, dim, index: _embed_backward(
+    grad, self_shape, lambda t: t.select(dim, index))}, node_name="SelectBackward0")
+derivative("slice.Tensor", {"self": lambda grad, self_shape, dim, start, end, step:
+                            _embed_backward(grad, self_shape,
+                                            lambda t: E.ops.aten.slice(t, dim, start, end, step))},
+           node_name="SliceBackward0")
+derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embed_backward(
+    grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="NarrowBackward0")
+derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _embed_backward(
+    grad, self_shape, lambda t: t.diagonal(offset, dim1, dim2))})
+derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step: _embed_backward_acc(
+    grad, self_shape, lambda t: t.unfold(dimension, size, step))})
+
+
+def _embed_backward_acc(grad, self_shape, view_fn):
+    """Like _embed_backward, for views whose elements overlap (unfold, as_strided)."""
+    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
+    idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
+    pos = view_fn(idx).reshape(-1)
+    return E.ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True).reshape(self_shape)
+
+
+def _as_strided_grad(grad, self, size, stride, storage_offset):
+    base = self.storage_offset()
+    n = self.untyped_storage().nbytes() // self.element_size()
+    flat = E.zeros((n,), dtype=grad.dtype, device=grad.device)
+    idx = E.arange(n, device=grad.device)
+    pos = idx.as_strided(size, stride, storage_offset).reshape(-1)
+    acc = E.ops.aten.index_put(flat, [pos], grad.reshape(-1), True)
+    inpos = idx.as_strided(self.shape, self.stride(), base)
+    return acc.index_select(0, inpos.reshape(-1)).reshape(self.shape) if self.numel() else \
+        E.zeros_like(self)
+
+
+derivative("as_strided", {"self": _as_strided_grad})
+
+
+def _split_grad(grads, self_shape, split_sizes, dim):
+    return E.cat([g if g is not None else E.zeros(_with(self_shape, dim, s))
+                  for g, s in zip(grads, split_sizes)], dim)
+
+
+def _with(shape, dim, s):
+    shape = list(shape)
+    shape[dim] = s
+    return shape
+
+
+derivative("split_with_sizes", {"self": _split_grad})
+derivative("unbind.int", {"self": lambda grads, dim: E.stack(list(grads), dim)})
+derivative("view.dtype", None)
+
+# ---- copies, joins, conversions ------------------------------------------------------------
+derivative("clone", {"self": lambda grad: grad})
+derivative("_to_copy", {"self": lambda grad, self_dtype: grad.to(self_dtype)},
+           node_name="ToCopyBackward0")
+
+
+def _cat_grad(grad, tensors, dim):
+    sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
+    d = dim % grad.dim() if grad.dim() else 0
+    out, start = [], 0
+    for t, s in zip(tensors, sizes):
+        if t.shape == (0,) and grad.dim() != 1:
+            out.append(None)
+            continue
+        out.append(grad.narrow(d, start, s))
+        start += s
+    return out
+
+
+derivative("cat", {"tensors": _cat_grad})
+derivative("stack", {"tensors": lambda grad, dim: list(grad.unbind(dim))})
+derivative("copy_", {"self": lambda grad: grad * 0, "src": lambda grad, src_shape: grad})
+derivative("fill_.Scalar", {"self": lambda grad: grad * 0}, node_name="FillBackward0")
+derivative("zero_", {"self": lambda grad: grad * 0}, node_name="ZeroBackward0")
+
+# ---- indexing ------------------------------------------------------------------------------
+derivative("index.Tensor", {"self": lambda grad, self_shape, indices: E.ops.aten.index_put(
+    E.zeros(self_shape, dtype=grad.dtype, device=grad.device), indices, grad, True)},
+    node_name="IndexBackward0")
+
+
+def _index_put_self(grad, indices, accumulate):
+    if accumulate:
+        return grad
+    return E.ops.aten.index_put(grad, indices, E.zeros((), dtype=grad.dtype), False)
+
+
+derivative("index_put_", {"self": _index_put_self,
+                          "values": lambda grad, indices, values_shape:
+                              E.ops.aten.index(grad, indices).sum_to_size(values_shape)},
+           node_name="IndexPutBackward0")
+derivative("index_put", {"self": _index_put_self,
+                         "values": lambda grad, indices, values_shape:
+                             E.ops.aten.index(grad, indices).sum_to_size(values_shape)})
+derivative("masked_fill.Scalar", {"self": lambda grad, mask: grad.masked_fill(mask, 0)},
+           node_name="MaskedFillBackward0")
+derivative("masked_fill_.Scalar", {"self": lambda grad, mask: grad.masked_fill(mask, 0)},
+           node_name="MaskedFillBackward0")
+derivative("index_select", {"self": lambda grad, self_shape, dim, index: E.ops.aten.index_put(
+    E.zeros(self_shape, dtype=grad.dtype, device=grad.device),
+    [None] * (dim % len(self_shape)) + [index], grad, True) if self_shape else grad})
+derivative("gather", {"self": lambda grad, self_shape, dim, index: E.ops.aten.scatter_add(
+    E.zeros(self_shape, dtype=grad.dtype, device=grad.device), dim, index, grad)})
+derivative("scatter_add", {"self": lambda grad: grad,
+                           "src": lambda grad, dim, index: grad.gather(dim, index)})
+
+# ---- no gradient ---------------------------------------------------------------------------
+not_differentiable(
+    "eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and.Tensor",
+    "bitwise_or.Tensor", "bitwise_xor.Tensor", "bitwise_not", "argmax", "argmin", "all.dims",
+    "any.dims", "empty.memory_format", "empty_strided", "full", "arange.start_step", "linspace",
+    "eye.m", "scalar_tensor", "_tensor_from_data", "uniform_", "normal_", "random_.from",
+    "bernoulli_.float", "bernoulli", "randperm", "view.dtype")

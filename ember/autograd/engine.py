@@ -1,0 +1,233 @@
+"""The backward engine: runs the graph of Nodes in dependency order, without recursion.
+
+How a backward pass goes (PyTorch's Engine::execute, on one thread):
+
+1. Discover the graph reachable from the roots with an explicit stack, counting for every node
+   how many edges point at it (its *dependencies*).
+2. If only some gradients are wanted (`autograd.grad(outputs, inputs)` or `backward(inputs=)`),
+   mark which nodes lie on a path to a wanted one; the others are skipped.
+3. Seed the roots' input buffers with the initial gradients. A node whose dependency count falls
+   to zero is *ready*: all gradients for it have arrived and have been summed in its buffer.
+   Ready nodes run highest sequence number first (the most recently created op first), like
+   PyTorch's CPU ready queue.
+4. Running a node: tensor pre-hooks and retain_grad hooks on its inputs, node pre-hooks, the
+   node itself, node post-hooks; then each output gradient goes along its edge into the next
+   node's buffer, and that node's dependency count drops by one.
+5. Unless `retain_graph`, each node frees its saved tensors after it runs, so a second backward
+   through the same graph raises PyTorch's "Trying to backward through the graph a second time".
+
+Gradients are computed with grad mode off, unless `create_graph=True`: then the formulas (written
+with differentiable ops) record a graph of their own, which is what higher-order gradients use.
+"""
+import heapq
+import math
+
+from .grad_mode import _grad_state
+from .graph import AccumulateGrad
+from . import anomaly_mode
+
+
+def _run_tensor_pre_hooks(node, buffer):
+    hooks = node._tensor_pre_hooks
+    if hooks:
+        for nr, fns in hooks.items():
+            for fn in list(fns.values()):
+                if buffer[nr] is None:
+                    continue
+                r = fn(buffer[nr])
+                if r is not None:
+                    buffer[nr] = r
+    rg = node._retain_grad_hooks
+    if rg:
+        for nr, fn in rg.items():
+            if buffer[nr] is not None:
+                fn(buffer[nr])
+
+
+def execute(roots, grads, keep_graph, create_graph, capture=None):
+    """Run backward from `roots` (list of (node, input_nr)) seeded with `grads`.
+
+    capture: optional list of (node, input_nr) whose incoming gradients are returned (what
+    autograd.grad and backward(inputs=) ask for); then only the nodes on a path to them run.
+    """
+    # 1. dependencies, by iterative DFS
+    deps = {}
+    seen = set()
+    stack = []
+    for node, _ in roots:
+        if node is not None and node not in seen:
+            seen.add(node)
+            stack.append(node)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    # 2. which nodes are needed, when only some gradients are wanted
+    needed = None
+    captured = None
+    if capture is not None:
+        captured = [None] * len(capture)
+        targets = {}
+        for i, (node, nr) in enumerate(capture):
+            targets.setdefault(node, []).append((i, nr))
+        needed = _needed_nodes(roots, deps, targets)
+    else:
+        targets = {}
+
+    # 3. seed and run
+    buffers = {}
+    ready = []
+    for (node, nr), g in zip(roots, grads):
+        if node is None:
+            continue
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _num_inputs(node)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, id(node), node))
+
+    prev = _grad_state.enabled
+    _grad_state.enabled = create_graph
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            buffer = buffers.pop(node, None)
+            if buffer is None:
+                continue
+            _run_tensor_pre_hooks(node, buffer)
+            if node in targets:
+                for i, nr in targets[node]:
+                    captured[i] = buffer[nr]
+            if needed is not None and node not in needed:
+                _release(node, keep_graph)
+                continue
+            if node._pre_hooks:
+                for fn in list(node._pre_hooks.values()):
+                    r = fn(tuple(buffer))
+                    if r is not None:
+                        buffer = list(r)
+            if anomaly_mode._enabled:
+                outs = anomaly_mode.run_node_checked(node, buffer)
+            else:
+                outs = node.apply(buffer)
+            if node._hooks:
+                for fn in list(node._hooks.values()):
+                    r = fn(tuple(outs), tuple(buffer))
+                    if r is not None:
+                        outs = r
+            _release(node, keep_graph)
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * _num_inputs(nxt)
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    if nxt in buffers:
+                        heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    else:
+                        _skip_subgraph(nxt, deps, buffers, ready, keep_graph)
+    finally:
+        _grad_state.enabled = prev
+    return captured
+
+
+def _skip_subgraph(node, deps, buffers, ready, keep_graph):
+    """A node that received no gradient at all: release it and count down what it feeds."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        _release(n, keep_graph)
+        for nxt, _ in n.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                if nxt in buffers:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                else:
+                    stack.append(nxt)
+
+
+def _needed_nodes(roots, deps, targets):
+    """Nodes from which a target is reachable: the only ones worth running (no recursion).
+
+    Kahn's algorithm orders the graph from the roots down; walking that order backwards, a node
+    is needed if one of its next nodes is needed or is a target. Accumulators never are: with
+    wanted gradients, the caller decides what is written to `.grad`.
+    """
+    remaining = dict(deps)
+    order = []
+    frontier = list(dict.fromkeys(n for n, _ in roots if n is not None and not deps.get(n)))
+    while frontier:
+        n = frontier.pop()
+        order.append(n)
+        for nxt, _ in n.next_functions:
+            if nxt is None:
+                continue
+            remaining[nxt] -= 1
+            if remaining[nxt] == 0:
+                frontier.append(nxt)
+    needed = set()
+    for n in reversed(order):
+        if isinstance(n, AccumulateGrad):
+            continue
+        if any(nxt in needed or nxt in targets for nxt, _ in n.next_functions):
+            needed.add(n)
+    return needed
+
+
+def _num_inputs(node):
+    n = getattr(node, "_num_outputs", None)
+    return n if n is not None else 1
+
+
+def _release(node, keep_graph):
+    if not keep_graph:
+        node._release_saved()
+
+
+def accumulate_grad(variable, grad):
+    """AccumulateGrad's body: `.grad = grad` the first time, `.grad += grad` after.
+
+    The first gradient is stored as is when nobody else can hold it; a gradient buffer that
+    is already some other leaf's `.grad` (an add's backward hands one tensor to both inputs)
+    or that the caller passed in is copied, so two `.grad`s never share memory.
+    """
+    from .._tensor import _alias
+    if variable._size != grad._size:
+        grad = grad.sum_to_size(variable._size)
+    if grad.dtype is not variable.dtype:
+        grad = grad.to(variable.dtype)
+    old = variable._grad
+    if old is None:
+        if _grad_state.enabled:
+            new = grad
+        else:
+            st = grad._storage_()
+            if st._grad_claimed or not grad.is_contiguous():
+                new = grad.detach().clone(memory_format=None)
+            else:
+                new = _alias(grad)
+            new._storage_()._grad_claimed = True
+        variable._grad = new
+    elif _grad_state.enabled:
+        variable._grad = old + grad
+    else:
+        old.add_(grad)
+    hooks = variable._post_acc_hooks
+    if hooks:
+        for fn in list(hooks.values()):
+            fn(variable)

@@ -1,0 +1,236 @@
+"""autograd.Function: user-defined ops with a hand-written backward.
+
+`Function.apply` runs `forward` with grad mode off, then makes one backward node for the call
+(an instance of `<Name>Backward`, which is also the `ctx` the user saw) and attaches it to the
+outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
+"""
+import functools
+
+from .grad_mode import _grad_state, no_grad
+from .graph import Node, SavedTensor, gradient_edge
+
+
+class FunctionCtx:
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *args):
+        self.dirty_tensors = args
+
+    def mark_non_differentiable(self, *args):
+        self.non_differentiable = args
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one Function call; it is also that call's `ctx`."""
+    __slots__ = ("__dict__",)
+    _is_function_node = True
+
+    def apply(self, grads):
+        cls = self._forward_cls
+        if self.materialize_grads:
+            from .._python_bindings import zeros
+            grads = [g if g is not None else zeros(shape, dtype=dt, device=dev)
+                     for g, (shape, dt, dev) in zip(grads, self._out_meta)]
+        backward_fn = cls.backward if cls.vjp is Function.vjp else cls.vjp
+        result = backward_fn(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = self._num_forward_inputs
+        if len(result) != n:
+            if len(result) > n and all(r is None for r in result[n:]):
+                result = result[:n]
+            else:
+                raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect "
+                                   f"number of gradients (expected {n}, got {len(result)})")
+        out = []
+        for pos in self._tensor_positions:
+            g = result[pos]
+            out.append(g)
+        from .._tensor import Tensor
+        for k, (g, (shape, dtype)) in enumerate(zip(out, self._in_meta)):
+            if g is None:
+                continue
+            if not isinstance(g, Tensor):
+                raise TypeError(f"function {cls.__name__}Backward returned a gradient of type "
+                                f"{type(g).__name__} at position {k}, expected Tensor or None")
+            if g._size != shape:
+                try:
+                    out[k] = g.sum_to_size(shape)
+                except RuntimeError:
+                    raise RuntimeError(f"Function {cls.__name__}Backward returned an invalid "
+                                       f"gradient at index {k} - got {list(g.shape)} but "
+                                       f"expected shape compatible with {list(shape)}") from None
+        return out
+
+    @property
+    def saved_tensors(self):
+        saved = self._saved
+        if saved is None:
+            if self._released:
+                raise RuntimeError(
+                    "Trying to backward through the graph a second time (or directly access "
+                    "saved tensors after they have already been freed). Saved intermediate "
+                    "values of the graph are freed when you call .backward() or "
+                    "autograd.grad(). Specify retain_graph=True if you need to backward "
+                    "through the graph a second time or if you need to access saved tensors "
+                    "after calling backward.")
+            return ()
+        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+
+    saved_variables = saved_tensors
+
+    def _release_saved(self):
+        if self._saved is not None:
+            self._saved = None
+            self._released = True
+
+    def name(self):
+        return type(self).__name__
+
+
+class FunctionMeta(type):
+    """Gives every Function subclass its own node class, named `<Name>Backward`."""
+
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls})
+        super().__init__(name, bases, attrs)
+
+
+class Function(metaclass=FunctionMeta):
+    generate_vmap_rule = False
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method.")
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward "
+                                  "mode AD.")
+
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        raise NotImplementedError
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor, _alias
+        ctx = cls._backward_cls()
+        Node.__init__(ctx)
+        ctx.to_save = ()
+        ctx.dirty_tensors = ()
+        ctx.non_differentiable = ()
+        ctx.materialize_grads = True
+        ctx._saved = None
+        ctx._released = False
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        is_executable = _grad_state.enabled and any(ctx.needs_input_grad)
+        uses_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if uses_setup:
+                output = cls.forward(*args, **kwargs)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        if uses_setup:
+            cls.setup_context(ctx, args, output)
+
+        single = not isinstance(output, tuple)
+        outputs = (output,) if single else output
+        tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not is_executable:
+            ctx.to_save = ()
+            return output
+        ctx._tensor_positions = tensor_positions
+        ctx._num_forward_inputs = len(args)
+        ctx.next_functions = tuple(gradient_edge(args[i]) for i in tensor_positions)
+        ctx._in_meta = [(args[i]._size, args[i].dtype) for i in tensor_positions]
+        ctx._num_outputs = len(outputs)
+        dirty = {id(t) for t in ctx.dirty_tensors}
+        nondiff = {id(t) for t in ctx.non_differentiable}
+        input_ids = {id(args[i]) for i in tensor_positions}
+        new_outputs = []
+        out_meta = []
+        for k, o in enumerate(outputs):
+            if not isinstance(o, Tensor):
+                new_outputs.append(o)
+                out_meta.append(((), None, None))
+                continue
+            if id(o) in dirty:
+                if o.grad_fn is None and o._rg:
+                    raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                       "in-place operation.")
+                o._bump_version() if False else None
+            elif id(o) in input_ids:
+                o = _alias(o)  # an input returned as is becomes a view with its own history
+            out_meta.append((o._size, o.dtype, o._device))
+            if id(o) in nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
+                new_outputs.append(o)
+                continue
+            o._rg = True
+            o.grad_fn = ctx
+            o._output_nr = k
+            new_outputs.append(o)
+        ctx._out_meta = out_meta
+        saved = []
+        out_ids = {id(o): k for k, o in enumerate(new_outputs) if isinstance(o, Tensor)}
+        orig_out_ids = {id(o): k for k, o in enumerate(outputs) if isinstance(o, Tensor)}
+        for t in ctx.to_save:
+            if t is None or not isinstance(t, Tensor):
+                saved.append(t)
+            elif id(t) in out_ids and t.grad_fn is ctx:
+                saved.append(SavedTensor(t, is_output=True, output_nr=out_ids[id(t)]))
+            elif id(t) in orig_out_ids and id(t) not in input_ids:
+                saved.append(SavedTensor(t, is_output=True, output_nr=orig_out_ids[id(t)]))
+            else:
+                saved.append(SavedTensor(t))
+        ctx._saved = saved
+        del ctx.to_save
+        from . import anomaly_mode
+        if anomaly_mode._enabled:
+            anomaly_mode.record_forward_trace(ctx)
+        return new_outputs[0] if single else tuple(new_outputs)
+
+
+def once_differentiable(fn):
+    """Run a Function's backward with grad mode off (its result is not differentiable again)."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+    return wrapper
+
+
+class InplaceFunction(Function):
+    def __init__(self, inplace=False):
+        self.inplace = inplace
+
+
+class NestedIOFunction(Function):
+    pass

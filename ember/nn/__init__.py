@@ -1,0 +1,4 @@
+"""torch.nn: modules, parameters, functional forms and initialisation."""
+from .parameter import Parameter, Buffer
+from .modules import *  # noqa: F401,F403
+from . import functional, init

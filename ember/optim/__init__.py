@@ -1,0 +1,3 @@
+"""torch.optim."""
+from .optimizer import Optimizer
+from .sgd import SGD

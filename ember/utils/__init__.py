@@ -1,0 +1,1 @@
+"""torch.utils: hooks and data loading live here as they are built."""
