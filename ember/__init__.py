@@ -23,6 +23,7 @@ from ._python_bindings import (tensor, as_tensor, asarray, from_numpy, from_dlpa
                                zeros, ones, full, arange, linspace, eye, rand, randn, randint,
                                randperm, normal, sum, max, min, all, any, abs, pow)
 from .autograd import derivatives as _derivatives  # noqa: F401
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._generator import (Generator, default_generator, manual_seed, seed, initial_seed,
                          get_rng_state, set_rng_state)
 from ._tensor_str import set_printoptions, get_printoptions, printoptions
@@ -31,6 +32,8 @@ from . import library
 from . import nn, optim
 from . import random
 from . import utils
+from . import serialization
+from .serialization import save, load
 
 
 class _Layout:

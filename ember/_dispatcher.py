@@ -13,7 +13,6 @@ tensor arguments are computed once, when the schema is parsed.
 """
 import ast
 import re
-import time
 from types import MethodType
 
 from .autograd.grad_mode import _grad_state
@@ -171,8 +170,8 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         if kwargs or len(args) != self._nargs:
             args = self.schema.bind(args, kwargs, self.__name__)
-        if _explain.active:
-            return _explain.call(self, args)
+        if _modes:
+            return call_in_modes(self, args, len(_modes) - 1)
         return self._dispatch(args)
 
     def _key_and_grad(self, args):
@@ -217,10 +216,16 @@ class OpOverload:
         kernel = self._table.get(key)
         if kernel is None:
             return self._fallback(key, args)
-        out = kernel(*args)
         if self._mutates:
+            if args[0]._inference and not _grad_state.inference:
+                raise RuntimeError(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed."
+                    "You can make a clone to get a normal tensor before doing inplace update."
+                    "See https://github.com/pytorch/rfcs/pull/17 for more details.")
+            out = kernel(*args)
             args[0]._storage_()._version += 1
-        return out
+            return out
+        return kernel(*args)
 
     def _fallback(self, key, args):
         fallback = _fallbacks.get(key)
@@ -354,45 +359,16 @@ def packets(namespace):
     return {name: p for (ns, name), p in _packets.items() if ns == namespace}
 
 
-# ---- Explain: record what the dispatcher does ----------------------------------------------
-class _ExplainState:
-    """While an `ember.explain()` block is active, every op call is recorded here."""
-    active = False
-    records = None
-    depth = 0
-
-    def call(self, op, args):
-        rec = {"op": op.__name__, "depth": self.depth, "keys": [], "kernel": "", "node": "",
-               "time_us": 0.0}
-        self.records.append(rec)
-        self.depth += 1
-        t0 = time.perf_counter()
-        try:
-            if op._composite is not None:
-                rec["keys"].append("CompositeImplicitAutograd")
-                rec["kernel"] = _kernel_name(op._composite)
-                return op._composite(*args)
-            key, grad = op._key_and_grad(args)
-            if grad and _grad_state.enabled:
-                rec["keys"].append("Autograd")
-            rec["keys"].append(key)
-            kernel = op._table.get(key)
-            rec["kernel"] = _kernel_name(kernel) if kernel else "fallback"
-            out = _autograd_kernel(op, key, args) if grad and _grad_state.enabled \
-                else op.redispatch(key, args)
-            first = out[0] if isinstance(out, (tuple, list)) and out else out
-            fn = getattr(first, "grad_fn", None)
-            if fn is not None and "Autograd" in rec["keys"]:
-                rec["node"] = fn.name()
-            return out
-        finally:
-            rec["time_us"] = (time.perf_counter() - t0) * 1e6
-            self.depth -= 1
+# ---- Python dispatch modes ------------------------------------------------------------------
+# Code that must see every op call -- `ember.explain()` recording the dispatcher's choices,
+# `inference_mode` marking the tensors it makes -- pushes a mode here (PyTorch's
+# TorchDispatchMode stack). With no mode active, `OpOverload.__call__` pays one list check.
+_modes = []
 
 
-def _kernel_name(fn):
-    mod = getattr(fn, "__module__", "") or ""
-    return f"{mod.rsplit('.', 1)[-1]}.{getattr(fn, '__qualname__', repr(fn))}"
-
-
-_explain = _ExplainState()
+def call_in_modes(op, args, level):
+    """Run `op` through the mode at `level` of the stack; each mode continues at level - 1,
+    and below the last mode is the dispatcher itself."""
+    if level < 0:
+        return op._dispatch(args)
+    return _modes[level](op, args, level)

@@ -1,30 +1,86 @@
-"""ember.explain(): watch the dispatcher work.
+"""ember.explain(): watch the dispatcher and the backward engine work.
 
     with ember.explain() as ex:
-        y = (x * 2).relu().sum()
+        y = (x * 2).tanh().sum()
         y.backward()
     print(ex)
 
 Each op call is one row: the op, the dispatch keys it went through (Autograd above the backend
 key, or CompositeImplicitAutograd), the kernel that ran, the autograd node it created and the
-time it took. Calls made inside another op (a composite's pieces, a backward formula's ops) are
-indented under it. PyTorch has no such view of its own dispatcher.
+time it took. During backward each node the engine runs is a row too (keys "engine"), and the
+ops its formula calls are indented under it, as are the ops a composite or a custom kernel
+calls. PyTorch has no such view of its own dispatcher.
+
+The recorder is a dispatch mode (`_dispatcher._modes`): it sees each call before the
+dispatcher does, works out the keys the dispatcher will choose, and passes the call on.
 """
-from ._dispatcher import _explain
+import time
+
+from . import _dispatcher
+from .autograd import engine
+from .autograd.grad_mode import _grad_state
 
 
 class explain:
+    """Context manager recording every op call and backward node; `records` holds the rows.
+
+    A row is a dict: kind ("op" or "node"), op (op or node name), depth (nesting level), keys
+    (dispatch keys, in order), kernel (what computed it), node (the autograd node the call
+    created, or ""), time_us (wall time including the nested rows).
+    """
+
     def __init__(self):
         self.records = []
+        self._depth = 0
 
     def __enter__(self):
-        self._prev = (_explain.active, _explain.records, _explain.depth)
-        _explain.active, _explain.records, _explain.depth = True, self.records, 0
+        self._depth = 0
+        self._prev_observer = engine._observer
+        engine._observer = self._on_node
+        _dispatcher._modes.append(self._on_op)
         return self
 
     def __exit__(self, *exc):
-        _explain.active, _explain.records, _explain.depth = self._prev
+        _dispatcher._modes.remove(self._on_op)
+        engine._observer = self._prev_observer
 
+    # ---- recording ------------------------------------------------------------------------
+    def _on_op(self, op, args, level):
+        if op._composite is not None:
+            keys, kernel = ["CompositeImplicitAutograd"], op._composite
+        else:
+            key, grad = op._key_and_grad(args)
+            keys = ["Autograd", key] if grad and _grad_state.enabled else [key]
+            kernel = op._table.get(key)
+        rec = self._row("op", op.__name__, keys, _kernel_name(kernel) if kernel else "fallback")
+        out = self._timed(rec, _dispatcher.call_in_modes, op, args, level - 1)
+        if "Autograd" in keys:
+            first = out[0] if isinstance(out, (tuple, list)) and out else out
+            fn = getattr(first, "grad_fn", None)
+            if fn is not None:
+                rec["node"] = fn.name()
+        return out
+
+    def _on_node(self, node, buffer):
+        rec = self._row("node", node.name(), ["engine"], _node_kernel(node))
+        return self._timed(rec, engine.apply_node, node, buffer)
+
+    def _row(self, kind, name, keys, kernel):
+        rec = {"kind": kind, "op": name, "depth": self._depth, "keys": keys, "kernel": kernel,
+               "node": "", "time_us": 0.0}
+        self.records.append(rec)
+        return rec
+
+    def _timed(self, rec, fn, *args):
+        self._depth += 1
+        t0 = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            rec["time_us"] = (time.perf_counter() - t0) * 1e6
+            self._depth -= 1
+
+    # ---- printing -------------------------------------------------------------------------
     def table(self):
         header = ("op", "dispatch keys", "kernel", "autograd node", "time (us)")
         rows = [("  " * r["depth"] + r["op"], " -> ".join(r["keys"]), r["kernel"],
@@ -32,7 +88,7 @@ class explain:
         widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
         line = "  ".join("{:<%d}" % w for w in widths)
         out = [line.format(*header), line.format(*("-" * w for w in widths))]
-        out += [line.format(*r) for r in rows]
+        out += [line.format(*r).rstrip() for r in rows]
         return "\n".join(out)
 
     def __str__(self):
@@ -40,3 +96,24 @@ class explain:
 
     def __repr__(self):
         return f"<ember.explain: {len(self.records)} op calls>"
+
+
+def _kernel_name(fn):
+    mod = getattr(fn, "__module__", "") or ""
+    return f"{mod.rsplit('.', 1)[-1]}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _node_kernel(node):
+    """What computes a node's gradients, in words a reader can look up."""
+    deriv = getattr(node, "_deriv", None)
+    if deriv is not None:
+        return f"derivative of {deriv.op.__name__}"
+    fn = getattr(node, "fn", None)  # CopySlices wraps the in-place op's node
+    if fn is not None and getattr(fn, "_deriv", None) is not None:
+        return f"derivative of {fn._deriv.op.__name__} on a view"
+    forward_cls = getattr(node, "_forward_cls", None)
+    if forward_cls is not None:
+        return f"{forward_cls.__qualname__}.backward"
+    if node.name() == "torch::autograd::AccumulateGrad":
+        return "accumulate into .grad"
+    return type(node).__qualname__

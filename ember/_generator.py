@@ -12,7 +12,10 @@ The raw stream comes from ``numpy.random.MT19937``: PyTorch seeds mt19937 with
 the classic ``init_genrand`` and draws the same 32-bit outputs.  ``random64()``
 is two consecutive outputs, the first one being the high word.
 
-Floating-point details that bit-exactness depends on:
+Floating-point details that bit-exactness depends on.  They follow torch's
+x86-64 kernels compiled for AVX2/AVX512, which any recent x86-64 CPU runs;
+torch forced to its DEFAULT capability, or built for another architecture,
+rounds some float results differently.
 
 * PyTorch's CPU kernels are compiled with FMA contraction, so ``x * a + b``
   is one fused multiply-add there; ``_fma32``/``_fma64`` reproduce that
@@ -26,14 +29,22 @@ Floating-point details that bit-exactness depends on:
   ``sin`` and ``cos``.  NumPy's SIMD loops for these differ from the C library
   in the last bit for a fraction of inputs, whereas Python's ``math`` module
   calls the C library itself, so those paths evaluate element-wise through
-  ``math`` (see ``_libm``).  They are exact on the platform PyTorch itself
-  runs on, but slower than the single-precision paths.
+  ``math`` (see ``_libm``).  That is exact wherever Python and PyTorch share
+  the C math library (they do, in one process), but slower than the
+  vectorised single-precision paths.
+
+Known gap: ``multinomial`` without replacement ranks ``probs / q`` with
+torch's ``topk``, whose order among exactly equal scores comes from
+``std::partial_sort``/``std::nth_element`` internals; tied scores (e.g. more
+samples requested than there are non-zero probabilities) may come out in a
+different order here.
 """
 
 import array
 import math
 import os
 import threading
+import warnings
 
 import numpy as np
 
@@ -47,6 +58,7 @@ __all__ = [
     "set_rng_state",
 ]
 
+_F32 = np.float32
 _MT_N = 624
 _DEFAULT_SEED = 67280421310721
 _UINT64_MASK = (1 << 64) - 1
@@ -78,7 +90,7 @@ assert _STATE_DTYPE.itemsize == 5056
 # ----------------------------------------------------------------------------
 
 def _is_bfloat16(dt):
-    return dt.name == "bfloat16"
+    return dt.kind == "V" and dt.type.__name__ == "bfloat16"
 
 
 def _is_float(dt):
@@ -89,17 +101,22 @@ def _float_digits(dt):
     """std::numeric_limits<T>::digits of a floating dtype."""
     if _is_bfloat16(dt):
         return 8
-    return {2: 11, 4: 24, 8: 53}[dt.itemsize]
+    return np.finfo(dt).nmant + 1
+
+
+_LIMITS = {}
 
 
 def _float_limits(dt):
-    if _is_bfloat16(dt):
-        import ml_dtypes
+    if dt not in _LIMITS:
+        if _is_bfloat16(dt):
+            import ml_dtypes
 
-        info = ml_dtypes.finfo(dt)
-    else:
-        info = np.finfo(dt)
-    return float(info.min), float(info.max)
+            info = ml_dtypes.finfo(dt)
+        else:
+            info = np.finfo(dt)
+        _LIMITS[dt] = (float(info.min), float(info.max))
+    return _LIMITS[dt]
 
 
 def _cast(x, dt):
@@ -108,7 +125,7 @@ def _cast(x, dt):
     c10::Half and c10::BFloat16 are constructed from float, so a double or an
     integer reaches them through float32 (two roundings, not one).
     """
-    if dt.itemsize == 2 and _is_float(dt) and x.dtype != np.float32:
+    if dt.itemsize == 2 and _is_float(dt) and x.dtype not in (np.float32, dt):
         x = x.astype(np.float32)
     return x.astype(dt)
 
@@ -135,19 +152,18 @@ def _complex_part(dt):
 # ----------------------------------------------------------------------------
 
 def _round_to_odd(s, err):
-    """Turn a round-to-nearest result into round-to-odd, given its exact error.
+    """Turn round-to-nearest results into round-to-odd, given their exact errors.
 
-    A value rounded to odd at 53 bits rounds to nearest at 24 bits (or after a
-    further addition, see _fma64) without the double-rounding error.
+    A value rounded to odd at 53 bits rounds correctly to 24 bits, and
+    survives one further rounded addition (see _fma64), without the error
+    that rounding twice to nearest can make.
     """
     s = np.array(s, dtype=np.float64, copy=True)
-    err = np.broadcast_to(err, s.shape)
-    bits = s.reshape(-1).view(np.int64)
-    flat_s = s.reshape(-1)
-    flat_err = err.reshape(-1)
-    fix = (flat_err != 0) & ((bits & 1) == 0)
-    step = np.where((flat_err > 0) == (flat_s > 0), 1, -1)
-    bits[fix] += step[fix]
+    err = np.broadcast_to(err, s.shape).reshape(-1)
+    s = s.reshape(-1)
+    bits = s.view(np.int64)
+    fix = (err != 0) & ((bits & 1) == 0)
+    bits[fix] += np.where((err[fix] > 0) == (s[fix] > 0), 1, -1)
     return s
 
 
@@ -157,11 +173,31 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
+_FLOAT32_TIE = np.int64(1 << 28)  # the dropped 29 bits of a float64 halfway between two float32
+_DROPPED = np.int64((1 << 29) - 1)
+
+
 def _fma32(a, b, c):
-    """float32 fused multiply-add, rounded once like the FMA instruction."""
-    p = np.asarray(a, np.float64) * np.asarray(b, np.float64)  # exact: 24+24 bits
-    s, err = _two_sum(p, np.asarray(c, np.float64))
-    return _round_to_odd(s, err).astype(np.float32)
+    """float32 fused multiply-add, rounded once like the FMA instruction.
+
+    The product of two float32 is exact in float64, so only the addition
+    rounds there; rounding that sum again to float32 is already the correctly
+    rounded result unless it landed exactly halfway between two float32
+    values (or in the subnormal range), which the few such elements redo
+    exactly.
+    """
+    p = np.multiply(a, b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    s = p + c
+    out = s.astype(np.float32)
+    doubtful = ((s.view(np.int64) & _DROPPED) == _FLOAT32_TIE) | (np.abs(s) < 2.0**-126)
+    if doubtful.any():
+        where = np.nonzero(doubtful)
+        p_d = np.broadcast_to(p, s.shape)[where]
+        c_d = np.broadcast_to(c, s.shape)[where]
+        exact = _round_to_odd(*_two_sum(p_d, c_d))
+        out[where] = exact.astype(np.float32)
+    return out
 
 
 def _split(x):
@@ -181,16 +217,34 @@ def _fma64(a, b, c):
     lo = ((ah * bh - hi) + ah * bl + al * bh) + al * bl
     th, tl = _two_sum(c, hi)
     v, v_err = _two_sum(tl, lo)
-    return th + _round_to_odd(v, v_err)
+    return th + _round_to_odd(v, v_err).reshape(np.shape(v))
+
+
+def _affine32(x, scale, shift):
+    """fma(x, scale, shift) in float32; with scale 1 that is one plain addition
+    (which still turns -0.0 into +0.0, as the FMA does)."""
+    if scale == 1:
+        return x + _F32(shift)
+    return _fma32(x, _F32(scale), _F32(shift))
+
+
+def _affine64(x, scale, shift):
+    """fma(x, scale, shift) in float64, see _affine32."""
+    if scale == 1:
+        return x + float(shift)
+    return _fma64(x, scale, shift)
 
 
 def _libm(fn, x):
-    """Apply a ``math`` function element-wise: the C library's own result."""
+    """Apply a ``math`` function element-wise.
+
+    ``math`` returns the C library's own result, which is what torch's scalar
+    double-precision code computes; NumPy's vectorised loops may not.
+    """
     flat = np.fromiter(map(fn, x.ravel().tolist()), dtype=np.float64, count=x.size)
     return flat.reshape(x.shape)
 
 
-_F32 = np.float32
 _MIN_NORM_POS = np.array(0x00800000, np.int32).view(np.float32)
 _SQRTHF = _F32(0.707106781186547524)
 _LOG_P = [_F32(v) for v in (
@@ -224,6 +278,8 @@ def _log_ps(x):
     for coef in _LOG_P[1:]:
         y = _fma32(y, x, coef)
     y = y * x
+    # y*z + e*q1: GCC fuses the first product and rounds e*q1 on its own
+    # (checked bit for bit against torch).
     y = _fma32(y, z, e * _LOG_Q1)
     y = y - z * _F32(0.5)  # fused or not, z * 0.5 is exact
     x = x + y
@@ -246,7 +302,7 @@ def _sincos_ps(x):
     yc = _fma32(_COSCOF[0], z, _COSCOF[1])
     yc = _fma32(yc, z, _COSCOF[2])
     yc = yc * z
-    yc = _fma32(yc, z, -(z * _F32(0.5)))
+    yc = _fma32(yc, z, -(z * _F32(0.5)))  # y*z - z*0.5, the first product fused
     yc = yc + _F32(1)
     ys = _fma32(_SINCOF[0], z, _SINCOF[1])
     ys = _fma32(ys, z, _SINCOF[2])
@@ -268,8 +324,8 @@ def _box_muller16_f32(u, mean, std):
     radius = np.sqrt(_F32(-2) * _log_ps(_F32(1) - u[:, :8]))
     sin_t, cos_t = _sincos_ps(_TWO_PI_F32 * u[:, 8:])
     out = np.empty_like(u)
-    out[:, :8] = _fma32(radius * cos_t, _F32(std), _F32(mean))
-    out[:, 8:] = _fma32(radius * sin_t, _F32(std), _F32(mean))
+    out[:, :8] = _affine32(radius * cos_t, std, mean)
+    out[:, 8:] = _affine32(radius * sin_t, std, mean)
     return out.reshape(-1)
 
 
@@ -279,8 +335,8 @@ def _box_muller16_f64(u, mean, std):
     radius = np.sqrt(-2.0 * _libm(math.log, 1.0 - u[:, :8]))
     theta = (2.0 * math.pi) * u[:, 8:]
     out = np.empty_like(u)
-    out[:, :8] = _fma64(radius * _libm(math.cos, theta), std, mean)
-    out[:, 8:] = _fma64(radius * _libm(math.sin, theta), std, mean)
+    out[:, :8] = _affine64(radius * _libm(math.cos, theta), std, mean)
+    out[:, 8:] = _affine64(radius * _libm(math.sin, theta), std, mean)
     return out.reshape(-1)
 
 
@@ -329,12 +385,18 @@ def _locked(method):
 
 
 class Generator:
-    """torch.Generator for the CPU: an mt19937 stream plus normal caches."""
+    """torch.Generator for the CPU: an mt19937 stream plus normal caches.
+
+    The drawing methods take a shape and a NumPy dtype and return a new
+    C-contiguous array, consuming the stream as the matching torch CPU
+    kernel would for a contiguous tensor of that shape.
+    """
 
     def __init__(self, device="cpu"):
         if str(device).split(":")[0] != "cpu":
             raise ValueError(f"ember's Generator only supports the CPU, got device {device!r}")
-        self.device = "cpu"
+        from ._device import cpu
+        self.device = cpu
         self._lock = threading.RLock()
         self._bitgen = np.random.MT19937()
         self.manual_seed(_DEFAULT_SEED)
@@ -360,6 +422,7 @@ class Generator:
         return new_seed
 
     def initial_seed(self):
+        """The seed last given to manual_seed/seed (or carried by set_state)."""
         return self._initial_seed
 
     def _set_engine(self, key, pos):
@@ -390,11 +453,13 @@ class Generator:
         if self._float_normal_cache is not None:
             record["is_next_float_normal_sample_valid"] = 1
             record["next_float_normal_sample"] = self._float_normal_cache
-        return record.reshape(1).view(np.uint8).copy()
+        from ._tensor import _wrap  # the state is a uint8 tensor, as in torch
+        return _wrap(record.reshape(1).view(np.uint8).copy())
 
     @_locked
     def set_state(self, state):
-        state = np.asarray(state)
+        """Load a state produced by get_state() here or by torch."""
+        state = state.numpy() if hasattr(state, "numpy") else np.asarray(state)
         if state.dtype != np.uint8:
             raise RuntimeError(f"expected a torch.ByteTensor-like uint8 state, but got {state.dtype}")
         if state.size != _STATE_DTYPE.itemsize:
@@ -473,11 +538,11 @@ class Generator:
         if n == 0:
             return np.empty(shape, dtype=dt)
         if dt == np.float64:
-            value = _fma64(self._uniform_f64(n), high - low, low)
+            value = _affine64(self._uniform_f64(n), high - low, low)
         else:
             # Half and BFloat16 are drawn and scaled in float (their opmath type).
             lo32, hi32 = _F32(low), _F32(high)
-            value = _cast(_fma32(self._uniform_f32(n), hi32 - lo32, lo32), dt)
+            value = _cast(_affine32(self._uniform_f32(n), hi32 - lo32, lo32), dt)
         # Rounding may land exactly on `to`; torch folds that back onto `from`.
         to_scalar = _cast(np.array(high), dt)
         value[value == to_scalar] = _cast(np.array(low), dt)
@@ -562,7 +627,7 @@ class Generator:
             if fresh % 2:
                 self._normal_cache = float(both[-1])
             values.append(both[:fresh])
-        return _fma64(np.concatenate(values), std, mean)
+        return _affine64(np.concatenate(values), std, mean)
 
     # -- integers ---------------------------------------------------------------
 
@@ -573,6 +638,9 @@ class Generator:
         shape, dt = _shape(shape), np.dtype(np_dtype)
         low = int(low)
         int64_min, int64_max = -(1 << 63), (1 << 63) - 1
+        if high is not None and high - low == 1 << 64:
+            # [-2**63, 2**63), which torch can only spell random_(-2**63, None).
+            high = None
         if high is not None:
             high = int(high)
             if low >= high:
@@ -635,7 +703,7 @@ class Generator:
             return (self._random(n) & np.uint64(1)).astype(np.bool_).reshape(shape)
         if _is_float(dt):
             modulus = (1 << _float_digits(dt)) + 1
-        elif dt.kind in "iu" and dt.itemsize <= 8 and dt not in (np.uint16, np.uint32, np.uint64):
+        elif dt.kind == "i" or dt == np.uint8:
             modulus = int(np.iinfo(dt).max) + 1
         else:
             raise TypeError(f"random_ is not implemented for {dt}")
@@ -648,7 +716,7 @@ class Generator:
         n = int(n)
         dt = np.dtype(np_dtype)
         if n < 0:
-            raise RuntimeError(f"n must be non-negative, got{n}")
+            raise RuntimeError(f"n must be non-negative, got {n}")
         if n <= 1:
             perm = np.arange(n, dtype=np.int64)
         elif n < 0xFFFFFFFF // 20:
@@ -758,9 +826,10 @@ class Generator:
                 raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
             q = self.exponential(probs.shape, dt, 1.0)
             scores = probs / q
+            scores = scores.astype(np.float64)
             if num_samples == 1:
                 return np.argmax(scores, axis=1).astype(np.int64).reshape(n_dist, 1)
-            order = np.argsort(-scores.astype(np.float64), axis=1, kind="stable")
+            order = np.argsort(-scores, axis=1, kind="stable")
             return order[:, :num_samples].astype(np.int64)
         # Half and BFloat16 accumulate in float.
         acc = np.float32 if dt.itemsize <= 4 else np.float64
@@ -838,9 +907,18 @@ def _inplace_binop(op, out, other):
     return _cast(result, out.dtype)
 
 
+def _round_trip_int(value, dt):
+    """static_cast<int64_t>(static_cast<T>(value)) on x86-64, where a value
+    that does not fit (inf after a Half overflow) converts to INT64_MIN."""
+    as_float = float(_cast(np.array(value, dtype=np.int64), dt))
+    if math.isfinite(as_float) and -(2.0**63) <= as_float < 2.0**63:
+        return int(as_float)
+    return -(1 << 63)
+
+
 def _update_from(frm, dt):
     """Move `from` right until casting it to dt cannot land below it."""
-    from_plus_1 = int(_cast(np.array(frm + 1, dtype=np.int64), dt))
+    from_plus_1 = _round_trip_int(frm + 1, dt)
     if from_plus_1 < frm:
         n = max(abs(frm + 1).bit_length() - 1, 0)
         frm = from_plus_1 + (1 << (n - _float_digits(dt) + 1))
@@ -849,7 +927,7 @@ def _update_from(frm, dt):
 
 def _update_to(to, dt):
     """Move `to` left until casting `to - 1` to dt cannot reach `to`."""
-    to_minus_1 = int(_cast(np.array(to - 1, dtype=np.int64), dt))
+    to_minus_1 = _round_trip_int(to - 1, dt)
     if to_minus_1 >= to:
         n = max(abs(to - 1).bit_length() - 1, 0)
         to = to_minus_1 - (1 << (n - _float_digits(dt) + 1))
@@ -864,8 +942,6 @@ def _check_from_to_in_range(frm, to_inc, dt):
             if not lowest <= v <= highest:
                 raise RuntimeError(f"{name} is out of bounds for {dt}")
             if not -(1 << digits) <= v <= 1 << digits:
-                import warnings
-
                 warnings.warn(
                     f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
                     f"limitations {dt} can support discrete uniform distribution only within this range.",
@@ -903,12 +979,15 @@ def seed():
 
 
 def initial_seed():
+    """torch.initial_seed: the default generator's seed."""
     return default_generator.initial_seed()
 
 
 def get_rng_state():
+    """torch.get_rng_state: the default generator's state, as uint8 bytes."""
     return default_generator.get_state()
 
 
 def set_rng_state(state):
+    """torch.set_rng_state: restore the default generator's state."""
     default_generator.set_state(state)

@@ -5,6 +5,8 @@ become `slice` (a view), None becomes `unsqueeze`, Ellipsis skips the dims nobod
 Tensors, lists and bool masks are *advanced* indices: they are collected, one per dim, and
 applied last by the `index` op (a copy) -- or by `index_put_` when assigning.
 """
+import warnings
+
 import numpy as np
 
 from . import _dtype as D
@@ -22,24 +24,47 @@ _fill_ = lookup("fill_.Scalar")
 
 
 def _as_index_tensor(k):
+    """A list or array used as an index becomes a bool mask or an int64 index tensor (floats
+    are truncated, as PyTorch's indexing_tensor_from_data does)."""
     from ._python_bindings import tensor
     if isinstance(k, Tensor):
         return k
-    if isinstance(k, np.ndarray):
-        return tensor(k)
     t = tensor(k)
-    if t.dtype.is_floating_point:
+    if t.dtype is D.bool or t.dtype is D.int64:
+        return t
+    if isinstance(k, np.ndarray) and t.dtype.is_floating_point:
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return t
+    return t.to(D.int64)
+
+
+def _treat_as_tuple(key):
+    """PyTorch (and old NumPy) read `x[[0, slice(None)]]` as `x[0, :]`: a short list holding
+    a sequence, slice, Ellipsis, None or tensor is a tuple of indices (deprecated)."""
+    if type(key) is not list or len(key) >= 32:
+        return False
+    for k in key:
+        if k is None or k is Ellipsis or isinstance(k, (list, tuple, slice, Tensor, np.ndarray)):
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                          "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+                          "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+                          "x[torch.tensor(seq)], which will result either in an error or a "
+                          "different result", UserWarning, stacklevel=4)
+            return True
+    return False
+
+
+def _is_mask(t):
+    return t.dtype is D.bool or t.dtype is D.uint8
 
 
 def _specified_dims(key):
+    """How many dims of the tensor the key names (None, Ellipsis and bools name none)."""
     n = 0
     for k in key:
         if k is None or k is Ellipsis or isinstance(k, bool):
             continue
-        if isinstance(k, Tensor) and k.dtype in (D.bool, D.uint8):
-            n += max(k.dim(), 1) if k.dim() else 0
+        if isinstance(k, Tensor) and _is_mask(k):
+            n += k.dim()
         else:
             n += 1
     return n
@@ -48,9 +73,7 @@ def _specified_dims(key):
 def apply_slicing(self, key):
     """(view after basic indexing, list of advanced indices aligned to its dims or None)."""
     if not isinstance(key, tuple):
-        key = (key,)
-    if key.count(Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        key = tuple(key) if _treat_as_tuple(key) else (key,)
     specified = _specified_dims(key)
     if specified > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
@@ -64,34 +87,36 @@ def apply_slicing(self, key):
         elif k is Ellipsis:
             dim += self.dim() - specified
         elif isinstance(k, bool):
+            # a bool adds a dim of size 1 indexed by [0] (True) or [] (False): a copy
             result = _unsqueeze(result, dim)
-            if not k:
-                result = _slice(result, dim, 0, 0, 1)
+            advanced.append((dim, _bool_index(k, self._device)))
             dim += 1
-        elif isinstance(k, (int, np.integer)) or (isinstance(k, Tensor) and k.dim() == 0 and
-                                                  not k.dtype.is_floating_point and
-                                                  k.dtype not in (D.bool, D.uint8)):
+        elif isinstance(k, (int, np.integer)):
             result = _select(result, dim, int(k))
         elif isinstance(k, slice):
-            start, stop, step = k.start, k.stop, k.step
-            step = 1 if step is None else _int(step)
+            step = 1 if k.step is None else int(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            result = _slice(result, dim, _opt_int(start), _opt_int(stop), step)
+            result = _slice(result, dim, _opt_int(k.start), _opt_int(k.stop), step)
             dim += 1
-        elif isinstance(k, (Tensor, list, tuple, np.ndarray)):
+        else:
+            if not isinstance(k, _SEQUENCES):
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
+                                 f"or byte Variables are valid indices (got {type(k).__name__})")
             t = _as_index_tensor(k)
-            if t.dtype in (D.bool, D.uint8) and t.dim() == 0:
+            if t.dim() == 0 and not (t.dtype.is_floating_point or t.dtype.is_complex):
+                if not _is_mask(t):
+                    result = _select(result, dim, int(t.item()))
+                    continue
                 result = _unsqueeze(result, dim)
-                advanced.append((dim, _as_index_tensor([bool(t.item())])))
+                advanced.append((dim, _bool_index(bool(t.item()), self._device)))
                 dim += 1
                 continue
+            if t.dtype not in _INDEX_DTYPES:
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
             advanced.append((dim, t))
-            dim += t.dim() if t.dtype in (D.bool, D.uint8) else 1
-        else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             "byte Variables are valid indices (got "
-                             f"{type(k).__name__})")
+            dim += t.dim() if _is_mask(t) else 1
     if not advanced:
         return result, None
     # advanced indices, one entry per dim of `result` (None = whole dim); a k-dim bool mask
@@ -103,12 +128,17 @@ def apply_slicing(self, key):
             indices.append(None)
             covered += 1
         indices.append(t)
-        covered += t.dim() if t.dtype in (D.bool, D.uint8) else 1
+        covered += t.dim() if _is_mask(t) else 1
     return result, indices
 
 
-def _int(x):
-    return int(x)
+_INDEX_DTYPES = (D.int64, D.int32, D.uint8, D.bool)
+_SEQUENCES = (Tensor, np.ndarray, list, tuple, str, range)  # what becomes an index tensor
+
+
+def _bool_index(value, device):
+    from ._python_bindings import tensor
+    return tensor([0] if value else [], dtype=D.int64, device=device)
 
 
 def _opt_int(x):
@@ -125,14 +155,31 @@ def getitem(self, key):
 
 
 def setitem(self, key, value):
+    is_tensor = isinstance(value, Tensor)
+    if not is_tensor and not isinstance(value, (bool, int, float, complex)):
+        kind = type(value)
+        name = kind.__name__ if kind.__module__ == "builtins" else \
+            f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"can't assign a {name} to a {self.type()}")
+    if is_tensor and value.dim() and value._size[0] == 1:
+        value = _strip_leading_ones(value)
     result, indices = apply_slicing(self, key)
     if indices is None:
-        if isinstance(value, Tensor):
+        if is_tensor:
             _copy_(result, value)
         else:
             _fill_(result, value)
         return
-    if not isinstance(value, Tensor):
-        from ._python_bindings import tensor
-        value = tensor(value, dtype=self.dtype, device=self.device)
+    if not is_tensor:
+        from ._python_bindings import scalar_tensor
+        value = scalar_tensor(value, dtype=self.dtype, device=self.device)
     _index_put_(result, indices, value, False)
+
+
+def _strip_leading_ones(value):
+    """PyTorch drops a value's leading size-1 dims before broadcasting it into x[key]."""
+    size = value._size
+    k = 0
+    while k < len(size) and size[k] == 1:
+        k += 1
+    return value.view(size[k:])

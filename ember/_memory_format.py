@@ -25,14 +25,26 @@ def copy_in_format(a, fmt):
     if fmt is preserve_format:
         return a.copy(order="K")
     if fmt is contiguous_format:
-        return np.ascontiguousarray(a).copy() if np.shares_memory(np.ascontiguousarray(a), a) \
-            else np.ascontiguousarray(a)
+        return np.array(a, order="C")
     order = _ORDERS.get(fmt.name)
     if order is None or a.ndim != len(order):
         raise RuntimeError(f"required rank {4 if fmt is channels_last else 5} tensor to use "
                            f"{fmt.name} format")
     inverse = np.argsort(order)
     return np.ascontiguousarray(np.transpose(a, order)).transpose(inverse)
+
+
+def format_strides(shape, fmt):
+    """The strides (in elements) of a dense tensor of `shape` laid out in memory format `fmt`."""
+    order = _ORDERS.get(fmt.name, tuple(range(len(shape))))
+    if len(order) != len(shape):
+        raise RuntimeError(f"required rank {len(order)} tensor to use {fmt.name} format")
+    strides = [0] * len(shape)
+    acc = 1
+    for d in reversed(order):
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
 
 
 def is_contiguous_as(t, fmt):

@@ -17,6 +17,7 @@ from ._device import device as _device_cls
 from ._dispatcher import lookup as _lookup
 from ._ops import ops
 from ._tensor import Tensor, Size, _wrap, _wrap_dim
+from ._storage import UntypedStorage
 from . import _indexing
 from .autograd.grad_mode import _grad_state
 
@@ -118,38 +119,35 @@ def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     D.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
+    if builtins.any(s < 0 for s in ndarray.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
     if not ndarray.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte "
                          "order. Conversion between byte orders is currently not supported.")
-    return _wrap(ndarray.view())
+    return _tensor_over(ndarray)
+
+
+def _tensor_over(ndarray):
+    """A tensor that is a view of `ndarray`'s memory: its storage is the memory the array
+    spans from its first element (storage_offset 0), as for PyTorch's from_numpy/from_dlpack."""
+    t = _wrap(ndarray.view())
+    it = ndarray.itemsize
+    if not ndarray.size:  # the tensor takes the array's strides, even an empty array's
+        t._stride_, t._offset_ = tuple(s // it for s in ndarray.strides), 0
+        return t
+    extent = 1 + builtins.sum((n - 1) * s for n, s in zip(ndarray.shape, ndarray.strides)) // it
+    span = np.lib.stride_tricks.as_strided(ndarray, (extent,), (it,))
+    t._storage = UntypedStorage._adopt(span, t._device)
+    return t
 
 
 def from_dlpack(ext_tensor):
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
-    if hasattr(ext_tensor, "__dlpack__"):
-        arr = np.from_dlpack(ext_tensor)
-    else:  # a raw capsule
-        class _Holder:
-            def __init__(self, cap):
-                self.cap = cap
-
-            def __dlpack__(self, stream=None, **kw):
-                return self.cap
-
-            def __dlpack_device__(self):
-                return (1, 0)
-        arr = np.from_dlpack(_Holder(ext_tensor))
-    if not arr.flags.writeable:
-        try:
-            arr.flags.writeable = True
-        except ValueError:
-            pass
-    return _wrap(arr)
+    from ._tensor import array_from_dlpack
+    return _tensor_over(array_from_dlpack(ext_tensor))
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -181,55 +179,66 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
                    out)
 
 
-def _like(t, dtype, device):
-    return (dtype or t.dtype), _dev(device) or t.device
+def _empty_like(t, dtype, device, memory_format):
+    """An uninitialized tensor shaped like `t` (PyTorch's empty_like). By default
+    (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too;
+    anything else is laid out contiguously or in the requested memory format."""
+    from ._memory_format import preserve_format, contiguous_format, format_strides
+    from ._aten.shape import is_non_overlapping_and_dense
+    dt, dev = dtype or t.dtype, _dev(device) or t.device
+    if memory_format is None or memory_format is preserve_format:
+        if not t.is_contiguous() and is_non_overlapping_and_dense(t._size, t.stride()):
+            return _empty_strided(t._size, t.stride(), dt, dev)
+    elif memory_format is not contiguous_format:
+        return _empty_strided(t._size, format_strides(t._size, memory_format), dt, dev)
+    return _empty(t._size, dt, dev, False)
+
+
+def _filled(t, value):
+    if t._np is not None:
+        t._np[...] = value.item() if isinstance(value, Tensor) else value
+    return t
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _finish(_empty(input._size, dt, dev, False), requires_grad)
+    return _finish(_empty_like(input, dtype, device, memory_format), requires_grad)
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _finish(_full(input._size, 0, dt, dev), requires_grad)
+    return _finish(_filled(_empty_like(input, dtype, device, memory_format), 0), requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _finish(_full(input._size, 1, dt, dev), requires_grad)
+    return _finish(_filled(_empty_like(input, dtype, device, memory_format), 1), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
-    dt, dev = _like(input, dtype, device)
-    return _finish(_full(input._size, fill_value, dt, dev), requires_grad)
+    return _finish(_filled(_empty_like(input, dtype, device, memory_format), fill_value),
+                   requires_grad)
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
-    dt, dev = _like(input, dtype, device)
-    return _finish(_uniform_(_empty(input._size, dt, dev, False), 0.0, 1.0, generator),
-                   requires_grad)
+    t = _empty_like(input, dtype, device, memory_format)
+    return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
-    dt, dev = _like(input, dtype, device)
-    return _finish(_normal_(_empty(input._size, dt, dev, False), 0.0, 1.0, generator),
-                   requires_grad)
+    t = _empty_like(input, dtype, device, memory_format)
+    return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None, generator=None):
     if high is None:
         low, high = 0, low
-    dt, dev = _like(input, dtype, device)
-    return _finish(_random_(_empty(input._size, dt, dev, False), low, high, generator),
-                   requires_grad)
+    t = _empty_like(input, dtype, device, memory_format)
+    return _finish(_random_(t, low, high, generator), requires_grad)
 
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
@@ -323,12 +332,15 @@ _div = _op("div.Tensor_mode")
 _div_ = _op("div_.Tensor_mode")
 _floor_divide = _op("floor_divide")
 _remainder = _op("remainder.Tensor")
+_remainder_scalar = _op("remainder.Scalar_Tensor")
 _pow = _op("pow.Tensor_Tensor")
 _pow_ = _op("pow_.Tensor")
 _eq, _ne, _lt, _le, _gt, _ge = (_op(f"{n}.Tensor") for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 _where = _op("where.self")
 _clamp = _op("clamp")
 _clamp_ = _op("clamp_")
+_clamp_tensor = _op("clamp.Tensor")
+_clamp_tensor_ = _op("clamp_.Tensor")
 _copy_ = _op("copy_")
 
 
@@ -366,6 +378,8 @@ def floor_divide(input, other, *, out=None):
 
 
 def remainder(input, other, *, out=None):
+    if not isinstance(input, Tensor):
+        return _finish(_remainder_scalar(input, other), False, out)
     return _finish(_remainder(input, other), False, out)
 
 
@@ -381,12 +395,7 @@ def where(condition, input=None, other=None, *, out=None):
 
 def clamp(input, min=None, max=None, *, out=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        r = input
-        if min is not None:
-            r = maximum(r, min)
-        if max is not None:
-            r = minimum(r, max)
-        return _finish(r, False, out)
+        return _finish(_clamp_tensor(input, min, max), False, out)
     return _finish(_clamp(input, min, max), False, out)
 
 
@@ -402,17 +411,31 @@ def _binary_fn(opname):
     return fn
 
 
-maximum = _binary_fn("maximum")
-minimum = _binary_fn("minimum")
+def _tensor_binary_fn(opname):
+    """A binary function whose `other` must be a tensor (PyTorch has no Scalar overload)."""
+    op = _op(opname)
+    name = opname.split(".")[0]
+
+    def fn(input, other, *, out=None):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return _finish(op(input, other), False, out)
+    fn.__name__ = name
+    return fn
+
+
+maximum = _tensor_binary_fn("maximum")
+minimum = _tensor_binary_fn("minimum")
 eq = _binary_fn("eq.Tensor")
 ne = not_equal = _binary_fn("ne.Tensor")
 lt = less = _binary_fn("lt.Tensor")
 le = less_equal = _binary_fn("le.Tensor")
 gt = greater = _binary_fn("gt.Tensor")
 ge = greater_equal = _binary_fn("ge.Tensor")
-logical_and = _binary_fn("logical_and")
-logical_or = _binary_fn("logical_or")
-logical_xor = _binary_fn("logical_xor")
+logical_and = _tensor_binary_fn("logical_and")
+logical_or = _tensor_binary_fn("logical_or")
+logical_xor = _tensor_binary_fn("logical_xor")
 bitwise_and = _binary_fn("bitwise_and.Tensor")
 bitwise_or = _binary_fn("bitwise_or.Tensor")
 bitwise_xor = _binary_fn("bitwise_xor.Tensor")
@@ -433,6 +456,7 @@ for _n in _UNARY:
     globals()[_n] = _unary_fn(_n)
 negative = globals()["neg"]
 absolute = globals()["abs"]
+relu_ = _op("relu_")
 
 
 def square(input, *, out=None):
@@ -496,7 +520,19 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _finish(_mean(input, _dims(dim), keepdim, dtype), False, out)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+# prod(x) and max(x) reduce everything; prod(x, dim) takes an int dim, and None is refused
+# as PyTorch's argument parser refuses it: `_FULL` marks "no dim given".
+_FULL = object()
+
+
+def _int_dim(name, dim):
+    if dim is None:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+    return dim
+
+
+def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
+    dim = None if dim is _FULL else _int_dim("prod", dim)
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
 
 
@@ -513,21 +549,21 @@ def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
         return pairwise(input, dim)
     if other is not None:
         return pairwise(input, other)
-    if dim is None:
+    if dim is _FULL:
         if input.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         return full(input, [], False)
-    values, indices = by_dim(input, dim, keepdim)
+    values, indices = by_dim(input, _int_dim(name, dim), keepdim)
     return _return_type(name, ["values", "indices"])(values, indices)
 
 
-def max(input, dim=None, keepdim=False, *, other=None, out=None):
+def max(input, dim=_FULL, keepdim=False, *, other=None, out=None):
     return _max_min(input, dim, keepdim, other, _amax, _max_dim, maximum, "max")
 
 
-def min(input, dim=None, keepdim=False, *, other=None, out=None):
+def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
     return _max_min(input, dim, keepdim, other, _amin, _min_dim, minimum, "min")
 
 
@@ -568,7 +604,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
-    return _finish(_logsumexp(input, _dims(dim), keepdim), False, out)
+    return _finish(_logsumexp(input, _dims(_int_dim("logsumexp", dim)), keepdim), False, out)
 
 
 def all(input, dim=None, keepdim=False, *, out=None):
@@ -634,6 +670,7 @@ _diagonal = _op("diagonal")
 _unfold = _op("unfold")
 _split_with_sizes = _op("split_with_sizes")
 _unbind = _op("unbind.int")
+_slice = _op("slice.Tensor")
 _clone = _op("clone")
 _to_copy = _op("_to_copy")
 _cat = _op("cat")
@@ -777,6 +814,25 @@ def chunk(input, chunks, dim=0):
     return split(input, builtins.max(step, 1), d)
 
 
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views split at indices (or into n nearly equal sections; the first size % n get one
+    more), each a slice of `input` like PyTorch's."""
+    d = _wrap_dim(dim, input.dim())
+    size = input._size[d]
+    sections = indices_or_sections
+    if isinstance(sections, Tensor) and sections.dim() == 0:
+        sections = sections.item()
+    if isinstance(sections, (int, np.integer)):
+        n = int(sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds = [i * q + builtins.min(i, r) for i in range(n + 1)]
+    else:
+        bounds = [0] + [int(i) for i in sections] + [size]
+    return tuple(_slice(input, d, bounds[i], bounds[i + 1], 1) for i in range(len(bounds) - 1))
+
+
 def unbind(input, dim=0):
     return tuple(_unbind(input, dim))
 
@@ -898,7 +954,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 def _contiguous(self, memory_format=None):
     from ._memory_format import contiguous_format
     if memory_format is None or memory_format is contiguous_format:
-        return self if self.is_contiguous() else _clone(self, None)
+        return self if self.is_contiguous() else _clone(self, contiguous_format)
     return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
 
 
@@ -1044,7 +1100,7 @@ def _clamp_method(self, min=None, max=None):
 
 def _clamp_inplace(self, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return self.copy_(clamp(self, min, max))
+        return _clamp_tensor_(self, min, max)
     return _clamp_(self, min, max)
 
 
@@ -1081,7 +1137,7 @@ def _rfloordiv(self, other):
 
 
 def _rmod(self, other):
-    return _remainder(other, self)
+    return _remainder_scalar(other, self)
 
 
 def _rpow(self, other):
@@ -1116,6 +1172,9 @@ def _xor(self, other):
 
 
 def _invert(self):
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
     return _op("bitwise_not")(self)
 
 
@@ -1127,6 +1186,13 @@ def _mT(self):
 
 
 def _T(self):
+    if self.dim() not in (0, 2):
+        import warnings
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                      "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=2)
     return _permute(self, tuple(reversed(range(self.dim()))))
 
 
@@ -1134,11 +1200,11 @@ def _split_method(self, split_size, dim=0):
     return split(self, split_size, dim)
 
 
-def _max_method(self, dim=None, keepdim=False):
+def _max_method(self, dim=_FULL, keepdim=False):
     return max(self, dim, keepdim)
 
 
-def _min_method(self, dim=None, keepdim=False):
+def _min_method(self, dim=_FULL, keepdim=False):
     return min(self, dim, keepdim)
 
 
@@ -1174,7 +1240,7 @@ _T_METHODS = dict(
     maximum=maximum, minimum=minimum, eq=_eq, ne=_ne, lt=_lt, le=_le, gt=_gt, ge=_ge,
     logical_and=logical_and, logical_or=logical_or, logical_xor=logical_xor,
     bitwise_and=bitwise_and, bitwise_or=bitwise_or, bitwise_xor=bitwise_xor,
-    bitwise_not=_invert, where=lambda s, c, o: _where(c, s, o),
+    bitwise_not=_op("bitwise_not"), where=lambda s, c, o: _where(c, s, o),
     clamp=_clamp_method, clip=_clamp_method, clamp_=_clamp_inplace, clip_=_clamp_inplace,
     square=square, equal=equal, allclose=allclose, isclose=isclose,
     sum=sum, mean=mean, prod=prod, amax=amax, amin=amin, max=_max_method, min=_min_method,
@@ -1190,7 +1256,7 @@ _T_METHODS = dict(
     squeeze=squeeze, unsqueeze=unsqueeze, narrow=narrow, select=select,
     as_strided=as_strided, diagonal=diagonal, movedim=movedim, moveaxis=movedim,
     unfold=lambda s, dimension, size, step: _unfold(s, dimension, size, step),
-    split=_split_method, chunk=chunk, unbind=unbind,
+    split=_split_method, chunk=chunk, unbind=unbind, tensor_split=tensor_split,
     expand=_expand_method, expand_as=lambda s, o: _expand(s, o._size, False),
     broadcast_to=broadcast_to, repeat=_repeat, sum_to_size=_sum_to_size,
     clone=clone, contiguous=_contiguous, to=_to, type=_type, set_=_set_,

@@ -135,7 +135,23 @@ class UntypedStorage:
         return self
 
     def is_shared(self):
-        return False
+        from .multiprocessing.shared_memory import segment_of
+        return segment_of(self) is not None
+
+    def share_memory_(self):
+        """Move the bytes into shared memory in place (every tensor over them follows)."""
+        from .multiprocessing.shared_memory import share_storage
+        return share_storage(self)
+
+    @classmethod
+    def _new_shared(cls, size, *, device="cpu"):
+        """A new storage of `size` bytes in shared memory."""
+        from .multiprocessing.shared_memory import new_shared_storage
+        return new_shared_storage(int(size))
+
+    def __reduce__(self):
+        from .serialization import _reduce_storage
+        return _reduce_storage(self)
 
     @property
     def is_cuda(self):

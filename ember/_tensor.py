@@ -11,6 +11,7 @@ tensor costs a handful of attribute writes.
 Most methods (`add`, `sum`, `view`, ...) are attached by `ember._python_bindings`, the layer
 that turns PyTorch's Python signatures into op calls.
 """
+import ctypes
 import warnings
 import weakref
 
@@ -177,7 +178,11 @@ class Tensor:
     def stride(self, dim=None):
         st = self._stride_
         if st is None:
-            st = tuple(s // self.dtype.itemsize for s in self._np.strides)
+            a = self._np
+            # an empty kernel result is contiguous in PyTorch; NumPy's strides for it are
+            # arbitrary (empty views set `_stride_` explicitly)
+            st = tuple(s // a.itemsize for s in a.strides) if a.size else \
+                _contiguous_strides(self._size)
         if dim is None:
             return st
         return st[_wrap_dim(dim, len(self._size))]
@@ -234,6 +239,14 @@ class Tensor:
             return 0
         return self._np.__array_interface__["data"][0]
 
+    def share_memory_(self):
+        """Move the storage into shared memory (no-op if it is there), so it can cross processes."""
+        from .multiprocessing.shared_memory import share_tensor_storage
+        return share_tensor_storage(self)
+
+    def is_shared(self):
+        return self._storage_().is_shared()
+
     @property
     def _version(self):
         return self._storage_()._version
@@ -256,8 +269,7 @@ class Tensor:
                     "use var_no_grad = var.detach().")
             return
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -275,7 +287,10 @@ class Tensor:
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
                 "indeed want the .grad field to be populated for a non-leaf Tensor, use "
-                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+                ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
+                "mistake, make sure you access the leaf Tensor instead. See "
+                "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning,
+                stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -365,9 +380,9 @@ class Tensor:
     # ---- conversion to Python / NumPy ---------------------------------------------------
     def numpy(self, *, force=False):
         if self._np is None:
-            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage "
-                               "(it is on the meta device)")
-        if self._rg and not force:
+            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        if self._rg and not force and _grad_state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._np
@@ -378,7 +393,7 @@ class Tensor:
 
     def tolist(self):
         if self._np is None:
-            raise RuntimeError("Tensor.tolist() is not supported on the meta device")
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._np
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)
@@ -444,16 +459,40 @@ class Tensor:
         return _reduce_tensor(self)
 
     def __deepcopy__(self, memo):
-        from ._tensor_deepcopy import deepcopy_tensor
-        return deepcopy_tensor(self, memo)
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        from .autograd.grad_mode import no_grad
+        import copy
+        with no_grad():
+            new = self.clone()
+        if type(self) is not Tensor:
+            new = new._as_subclass(type(self))
+        new._rg = self._rg
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for k, v in self.__dict__.items():
+            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_"):
+                setattr(new, k, copy.deepcopy(v, memo))
+        memo[id(self)] = new
+        return new
 
     # ---- DLPack ---------------------------------------------------------------------------
-    def __dlpack__(self, stream=None, **kwargs):
+    def __dlpack__(self, *, stream=None, **kwargs):
         if self._rg:
-            raise RuntimeError("Can't export tensors that require gradient, use "
-                               "tensor.detach()")
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
         if self._np is None:
-            raise BufferError("meta tensors have no data to export through DLPack")
+            raise BufferError("Cannot pack tensors on meta")
+        if self.dtype is D.bfloat16:
+            capsule = self._np.view(np.uint16).__dlpack__(stream=stream, **kwargs)
+            _dltensor(capsule).code = _DL_BFLOAT
+            return capsule
         return self._np.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
@@ -463,6 +502,86 @@ class Tensor:
 
 
 _warn_non_leaf_grad = True
+
+
+# ---- DLPack capsules ---------------------------------------------------------------------------
+# A DLPack capsule holds a DLTensor: data pointer, device, shape, strides and a type code. NumPy
+# makes and reads the capsules, but its DLPack has no bfloat16; a bfloat16 tensor therefore
+# travels as uint16 bits, and only the DLTensor's type code is rewritten (kDLBfloat <-> kDLUInt)
+# on the way out and in.
+_DL_UINT, _DL_BFLOAT = 1, 4
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype, _capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dltensor(capsule):
+    """The DLTensor inside a capsule. A versioned capsule (DLPack >= 1.0) puts a version, the
+    manager context, the deleter and flags (8 bytes each) before it."""
+    name = _capsule_name(capsule)
+    address = _capsule_pointer(capsule, name)
+    if name == b"dltensor_versioned":
+        address += 32
+    return _DLTensor.from_address(address)
+
+
+class _Capsule:
+    """Hands an existing capsule to np.from_dlpack, which wants an object with __dlpack__."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+class _WritableView:
+    """An array interface over the same memory marked writable. A pre-1.0 capsule has no
+    read-only flag, so its memory is writable, but NumPy imports it read-only."""
+
+    def __init__(self, arr):
+        self.__array_interface__ = dict(arr.__array_interface__,
+                                        data=(arr.__array_interface__["data"][0], False))
+        self.owner = arr  # keeps the capsule's memory alive
+
+
+def array_from_dlpack(obj):
+    """A NumPy array sharing the memory of a DLPack producer (or of a raw capsule)."""
+    capsule = obj
+    if hasattr(obj, "__dlpack__"):
+        try:
+            capsule = obj.__dlpack__(max_version=(1, 0))
+        except TypeError:  # a producer older than DLPack 1.0
+            capsule = obj.__dlpack__()
+    legacy = _capsule_name(capsule) == b"dltensor"
+    dl = _dltensor(capsule)
+    bfloat16 = dl.code == _DL_BFLOAT and dl.bits == 16
+    if bfloat16:
+        dl.code = _DL_UINT
+    strides = [dl.strides[i] for i in range(dl.ndim)] if dl.strides else None
+    arr = np.from_dlpack(_Capsule(capsule))
+    if bfloat16:
+        arr = arr.view(D.bfloat16._np)
+    if not arr.size and strides is not None:  # NumPy drops an empty array's strides
+        arr = np.lib.stride_tricks.as_strided(arr, arr.shape, [s * arr.itemsize for s in strides])
+    if legacy and not arr.flags.writeable:
+        arr = np.asarray(_WritableView(arr))
+    return arr
 
 
 def _contiguous_format():
@@ -542,6 +661,8 @@ def _alias(src):
         return _meta_view(src._size, src, src.stride(), src.storage_offset())
     t = _view_of(src._np, src)
     t.dtype = src.dtype
+    if src._stride_ is not None:  # an empty CPU view keeps its metadata explicitly
+        t._stride_, t._offset_ = src._stride_, src._offset_
     return t
 
 

@@ -12,8 +12,6 @@ The op then lives in the same dispatch table as the built-ins: `ember.ops.myns.m
 dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
 from . import _dispatcher
-from .autograd.grad_mode import _grad_state
-from .autograd.graph import Node, SavedTensor, gradient_edge
 
 
 class Library:
@@ -37,7 +35,7 @@ class Library:
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
         name = op_name if isinstance(op_name, str) else op_name.__name__
         key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
-        _dispatcher.register_kernel(_dispatcher.lookup(name, self.ns), _key(key), fn)
+        _register(_dispatcher.lookup(name, self.ns), key, fn)
 
     def _destroy(self):
         for name in self._defined:
@@ -45,9 +43,20 @@ class Library:
         self._defined = []
 
 
-def _key(key):
-    return {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "CompositeExplicitAutograd": "CPU",
-            "default": "CompositeImplicitAutograd"}.get(key, key)
+_KEYS = {"cpu": ("CPU",), "meta": ("Meta",), "cuda": ("CUDA",),
+         "default": ("CompositeImplicitAutograd",),
+         # written in ember ops, for every backend, below autograd
+         "CompositeExplicitAutograd": _dispatcher.BACKEND_KEYS}
+
+
+def _register(op, key, fn):
+    """One kernel for a device type ("cpu"), a dispatch key ("CPU", "Autograd"), or an alias."""
+    if key in ("Autograd", "AutogradCPU"):
+        # a kernel that does its own autograd (typically by calling an autograd.Function)
+        op.derivative = _CustomDerivative(lambda op_, key_, args: fn(*args))
+        return
+    for k in _KEYS.get(key, (key,)):
+        _dispatcher.register_kernel(op, k, fn)
 
 
 def _forget(qualname):
@@ -62,6 +71,10 @@ def _forget(qualname):
 
 
 def _lookup(qualname):
+    if isinstance(qualname, _dispatcher.OpOverload):
+        return qualname
+    if isinstance(qualname, _dispatcher.OpOverloadPacket):
+        return qualname.default
     ns, _, name = qualname.partition("::")
     if not name:
         raise ValueError(f"expected a qualified name like 'mylib::my_op', got {qualname!r}")
@@ -82,7 +95,7 @@ def impl(qualname, types, func=None, *, lib=None):
     def register(fn):
         op = _lookup(qualname)
         for k in keys:
-            _dispatcher.register_kernel(op, _key(k), fn)
+            _register(op, k, fn)
         return fn
     return register(func) if func is not None else register
 
@@ -92,63 +105,30 @@ def register_fake(qualname, func=None, *, lib=None):
     return impl(qualname, "Meta", func)
 
 
-class _Ctx:
-    """The `ctx` a registered backward sees: what setup_context saved on it."""
-
-    def save_for_backward(self, *tensors):
-        self._to_save = tensors
-
-    @property
-    def saved_tensors(self):
-        return tuple(s.unpack(self._node) if isinstance(s, SavedTensor) else s
-                     for s in self._saved)
-
-
-class _CustomOpNode(Node):
-    __slots__ = ("_ctx", "_backward", "_tensor_pos", "_num_outputs", "_opname")
-
-    def name(self):
-        return self._opname
-
-    def apply(self, grads):
-        r = self._backward(self._ctx, *grads)
-        if not isinstance(r, tuple):
-            r = (r,)
-        return [r[i] for i in self._tensor_pos]
-
-    def _release_saved(self):
-        self._ctx._saved = ()
-
-
 def register_autograd(qualname, backward, *, setup_context=None, lib=None):
-    """Make a custom op differentiable: backward(ctx, *grads) -> one grad per input."""
+    """Make a custom op differentiable: backward(ctx, *grads) -> one grad per input.
+
+    As in PyTorch, this builds an autograd.Function around the op: its forward is the op's
+    backend kernel (run below the Autograd key, so a kernel written with ember ops records
+    nothing), `setup_context(ctx, inputs, output)` saves what backward needs, and the node it
+    creates is named GeneratedBackwardFor_<ns>_<name>_<overload>Backward.
+    """
+    from .autograd.function import Function
     op = _lookup(qualname)
-    node_name = "".join(p.capitalize() for p in op.schema.name.split("_")) + "Backward0"
+    schema = op.schema
+    name = f"GeneratedBackwardFor_{schema.namespace}_{schema.name}_{schema.overload or 'default'}"
 
-    def autograd_kernel(op_, key, args):
-        out = op_.redispatch(key, args)
-        ctx = _Ctx()
-        ctx._to_save = ()
-        if setup_context is not None:
-            setup_context(ctx, args, out)
-        from ._tensor import Tensor
-        pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        node = _CustomOpNode()
-        node._ctx = ctx
-        node._backward = backward
-        node._tensor_pos = pos
-        node._opname = node_name
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        node._num_outputs = len(outs)
-        node.next_functions = tuple(gradient_edge(args[i]) for i in pos)
-        ctx._node = node
-        ctx._saved = [SavedTensor(t) if isinstance(t, Tensor) else t for t in ctx._to_save]
-        for k, t in enumerate(outs):
-            if isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex):
-                t._rg, t.grad_fn, t._output_nr = True, node, k
-        return out
+    def forward(*args):
+        return op._dispatch(args)  # grad mode is off here: goes straight to the backend key
 
-    op.derivative = _CustomDerivative(autograd_kernel)
+    def no_setup(ctx, inputs, output):
+        pass
+
+    fn = type(name, (Function,), {
+        "forward": staticmethod(forward),
+        "setup_context": staticmethod(setup_context or no_setup),
+        "backward": staticmethod(backward)})
+    op.derivative = _CustomDerivative(lambda op_, key, args: fn.apply(*args))
 
 
 class _CustomDerivative:

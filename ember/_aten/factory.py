@@ -1,6 +1,7 @@
 """Factory kernels (CPU and Meta): empty, full, arange, linspace, eye, tensors from Python
 data, and the random fills. Memory for `empty` comes from the device's allocator."""
 import math
+import warnings
 
 import numpy as np
 
@@ -8,6 +9,7 @@ from .. import _dtype as D
 from .._dispatcher import impl
 from .._storage import get_allocator
 from .._tensor import Tensor, _wrap, _meta
+from .elementwise import _scalar_type_name
 
 
 def _dt(dtype):
@@ -43,7 +45,10 @@ def empty_strided(size, stride, dtype=None, device=None):
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
     it = dt.itemsize
     arr = np.lib.stride_tricks.as_strided(buf, tuple(size), tuple(k * it for k in stride))
-    return _wrap(arr)
+    t = _wrap(arr)
+    if not n:  # NumPy forgets the strides of an empty array; PyTorch keeps them
+        t._stride_, t._offset_ = tuple(stride), 0
+    return t
 
 
 @impl("empty_strided", "Meta")
@@ -51,10 +56,42 @@ def empty_strided_meta(size, stride, dtype=None, device=None):
     return _meta(size, _dt(dtype), stride)
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+_SCALAR_RANGES = {
+    D.float16: (-65504.0, 65504.0, "c10::Half"),
+    D.bfloat16: (-3.3895313892515355e38, 3.3895313892515355e38, "c10::BFloat16"),
+    D.float32: (-_F32_MAX, _F32_MAX, "float"),
+    D.complex64: (-_F32_MAX, _F32_MAX, "c10::complex<float>"),
+    D.int8: (-128, 127, "int8_t"),
+    D.uint8: (-255, 255, "uint8_t"),  # negative values wrap around (two's complement)
+    D.int16: (-2 ** 15, 2 ** 15 - 1, "int16_t"),
+    D.int32: (-2 ** 31, 2 ** 31 - 1, "int"),
+    D.int64: (-2 ** 63, 2 ** 63 - 1, "int64_t"),
+}
+
+
+def checked_scalar(value, dt):
+    """A Python number as a value of dtype `dt`, with PyTorch's overflow check (c10's
+    checked_convert): out-of-range values raise instead of wrapping, infinities may become
+    floats, and a negative int wraps into an unsigned dtype."""
+    bounds = _SCALAR_RANGES.get(dt)
+    if bounds is None or isinstance(value, bool) or isinstance(value, Tensor):
+        return value
+    lo, hi, name = bounds
+    floating = dt.is_floating_point or dt.is_complex
+    for v in (value.real, value.imag) if isinstance(value, complex) and dt.is_complex else \
+            (value.real,):
+        if not (lo <= v <= hi or floating and not math.isfinite(v)):
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if dt is D.uint8 and isinstance(value, int) and value < 0:
+        return value & 0xFF
+    return value
+
+
 def _fill_dtype(value, dtype):
     if dtype is not None:
         return dtype
-    return D.scalar_dtype(value)
+    return D.scalar_dtype(value.item() if isinstance(value, Tensor) else value)
 
 
 @impl("full", "CPU")
@@ -62,12 +99,14 @@ def full(size, fill_value, dtype=None, device=None):
     dt = _fill_dtype(fill_value, dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _wrap(np.full(_check_size(size), fill_value, dtype=D.np_dtype(dt)))
+    return _wrap(np.full(_check_size(size), checked_scalar(fill_value, dt), dtype=D.np_dtype(dt)))
 
 
 @impl("full", "Meta")
 def full_meta(size, fill_value, dtype=None, device=None):
-    return _meta(_check_size(size), _fill_dtype(fill_value, dtype))
+    dt = _fill_dtype(fill_value, dtype)
+    checked_scalar(fill_value, dt)
+    return _meta(_check_size(size), dt)
 
 
 def _arange_dtype(start, end, step, dtype):
@@ -79,52 +118,119 @@ def _arange_dtype(start, end, step, dtype):
     return D.get_default_dtype()
 
 
-def _arange_len(start, end, step):
+def _arange_len(start, end, step, dt):
+    """PyTorch's arange size: ceil((end - start) / step) in double, except that an int64
+    result truncates all three to integers first."""
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    for x in (start, end):
+        if not math.isfinite(x):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
     if (step > 0 and start > end) or (step < 0 and start < end):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt is D.int64:
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
+        sign = 1 if step > 0 else -1
+        return max(0, _div_toward_zero(end - start + step - sign, step))
     return max(0, math.ceil((end - start) / step))
+
+
+def _div_toward_zero(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
 
 
 def _num(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+# Note [arange, bit for bit]
+# PyTorch's CPU arange kernel is compiled for AVX2 and runs through cpu_serial_kernel_vec: the
+# output is filled two 32-byte vectors at a time, and each vector is built from its first
+# index `b` as `first(b) + k * step` (k = 0 .. width - 1) with first(b) = start + step * b
+# rounded to the output dtype, while the elements after the last whole pair of vectors are
+# computed one at a time as first(i). So element i's rounding depends on where its vector
+# starts. It computes in the accumulation type (double for float and double, float for half
+# and bfloat16), and the compiler fuses each `a + b * c` into one FMA (rounded once). We
+# replay exactly that. Past 32768 elements PyTorch splits the work among threads, each
+# starting its own vectors; this replays a single thread.
+_VECTOR_BYTES = 32
+
+
+def _vectorized_fill(n, itemsize, first, vector):
+    """Values of a cpu_serial_kernel_vec fill: vector(b, k) for element b + k of a vector
+    starting at index b, first(i) for the elements that remain after whole pairs."""
+    width = _VECTOR_BYTES // itemsize
+    paired = n - n % (2 * width)
+    i = np.arange(n, dtype=np.int64)
+    k = i[:paired] % width
+    return np.concatenate([vector(i[:paired] - k, k), first(i[paired:])])
+
+
+def _fma(acc):
+    from .._generator import _fma32, _fma64
+    return _fma64 if acc == np.float64 else _fma32
+
+
 @impl("arange.start_step", "CPU")
 def arange(start, end, step=1, dtype=None, device=None):
     start, end, step = _num(start), _num(end), _num(step)
     dt = _arange_dtype(start, end, step, dtype)
-    n = _arange_len(start, end, step)
-    if dt.is_floating_point:
-        # PyTorch computes start + i * step in double precision, then casts
-        r = start + np.arange(n, dtype=np.float64) * step
-        return _wrap(r.astype(D.np_dtype(dt)))
-    return _wrap((start + np.arange(n, dtype=np.int64) * step).astype(dt._np))
+    n = _arange_len(start, end, step, dt)
+    if not dt.is_floating_point:  # integers: start + step * i in int64, arguments truncated
+        values = int(start) + np.arange(n, dtype=np.int64) * int(step)
+        return _wrap(values.astype(dt._np))
+    out = D.np_dtype(dt)
+    acc = np.float64 if dt in (D.float32, D.float64) else np.float32
+    fma = _fma(acc)
+    start_a, step_a = acc(start), acc(step)
+
+    def first(i):
+        return fma(step_a, i.astype(acc), start_a).astype(out)
+
+    def vector(b, k):
+        return fma(k.astype(acc), step_a, first(b).astype(acc)).astype(out)
+    with np.errstate(over="ignore"):  # values past a half's range become inf, silently
+        return _wrap(_vectorized_fill(n, dt.itemsize, first, vector))
 
 
 @impl("arange.start_step", "Meta")
 def arange_meta(start, end, step=1, dtype=None, device=None):
     start, end, step = _num(start), _num(end), _num(step)
-    return _meta((_arange_len(start, end, step),), _arange_dtype(start, end, step, dtype))
+    dt = _arange_dtype(start, end, step, dtype)
+    return _meta((_arange_len(start, end, step, dt),), dt)
 
 
 @impl("linspace", "CPU")
 def linspace(start, end, steps, dtype=None, device=None):
+    """PyTorch's CPU linspace, element by element: the first half counts up from start, the
+    second half down from end, each value one FMA (or, for half and bfloat16, rounded after
+    every operation); integer outputs step in double and truncate."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    start, end = _num(start), _num(end)
     dt = _dt(dtype)
-    if steps == 1:
-        return _wrap(np.full((1,), start, dtype=D.np_dtype(dt)))
-    # PyTorch fills the first half forwards from start and the second half backwards from end
-    step = (end - start) / (steps - 1)
-    i = np.arange(steps, dtype=np.float64)
-    half = steps // 2
-    r = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    if not dt.is_floating_point:
-        r = np.trunc(r)
-    return _wrap(r.astype(D.np_dtype(dt)))
+    start, end = checked_scalar(_num(start), dt), checked_scalar(_num(end), dt)
+    out = D.np_dtype(dt)
+    if steps <= 1:
+        return _wrap(np.full((steps,), start, dtype=out))
+    i = np.arange(steps, dtype=np.int64)
+    up, down = i < steps // 2, steps - 1 - i
+    if dt in (D.float32, D.float64) or not dt.is_floating_point and not dt.is_complex:
+        t = out if dt.is_floating_point else np.dtype(np.float64)
+        if not dt.is_floating_point:
+            start, end = int(start), int(end)
+        start, end = t.type(start), t.type(end)
+        step = (end - start) / t.type(steps - 1)
+        fma = _fma(t)
+        values = np.where(up, fma(step, i.astype(t), start), fma(-step, down.astype(t), end))
+        return _wrap(values.astype(out) if dt.is_floating_point else
+                     np.trunc(values).astype(out))
+    start, end = out.type(start), out.type(end)
+    step = (end - start) / out.type(steps - 1)
+    return _wrap(np.where(up, start + step * i.astype(out), end - step * down.astype(out))
+                 .astype(out))
 
 
 @impl("linspace", "Meta")
@@ -146,7 +252,8 @@ def eye_meta(n, m, dtype=None, device=None):
 
 @impl("scalar_tensor", "CPU")
 def scalar_tensor(s, dtype=None, device=None):
-    return _wrap(np.array(s, dtype=D.np_dtype(_dt(dtype))))
+    dt = _dt(dtype)
+    return _wrap(np.array(checked_scalar(s, dt), dtype=D.np_dtype(dt)))
 
 
 @impl("scalar_tensor", "Meta")
@@ -156,49 +263,69 @@ def scalar_tensor_meta(s, dtype=None, device=None):
 
 # ---- tensors from Python data ------------------------------------------------------------------
 def infer_dtype(data):
-    """The dtype torch.tensor(data) picks: bool < int64 < default float < complex over all leaves."""
-    cat = -1
+    """The dtype torch.tensor(data) picks (PyTorch's infer_scalar_type): a NumPy array or
+    scalar keeps its dtype, a tensor its own, a Python bool is bool, an int int64, a float the
+    default dtype, a complex the default's complex; a sequence promotes over its items, and an
+    empty one counts as the default dtype."""
+    result = None
     stack = [data]
     while stack:
         x = stack.pop()
-        if isinstance(x, Tensor):
-            d = x.dtype
-            c = 3 if d.is_complex else 2 if d.is_floating_point else 0 if d is D.bool else 1
-            if c >= cat:
-                cat = c
-                if x.dim() or True:
-                    pass
-            continue
-        if isinstance(x, np.ndarray):
-            d = D.from_numpy_dtype(x.dtype)
-            c = 3 if d.is_complex else 2 if d.is_floating_point else 0 if d is D.bool else 1
-            cat = max(cat, c)
-            continue
-        if isinstance(x, (list, tuple)):
+        if isinstance(x, (list, tuple, range)) and x:
             stack.extend(x)
             continue
-        if isinstance(x, (bool, np.bool_)):
-            cat = max(cat, 0)
-        elif isinstance(x, (int, np.integer)):
-            cat = max(cat, 1)
-        elif isinstance(x, (float, np.floating)):
-            cat = max(cat, 2)
-        elif isinstance(x, (complex, np.complexfloating)):
-            cat = max(cat, 3)
-        else:
-            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        dt = _leaf_dtype(x)
+        result = dt if result is None else D.promote_types(result, dt)
+    return result
+
+
+def _leaf_dtype(x):
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):  # before float: np.float64 is a float
+        return D.from_numpy_dtype(x.dtype)
+    if isinstance(x, bool):
+        return D.bool
+    if isinstance(x, int):
+        return D.int64
     default = D.get_default_dtype()
-    return {-1: default, 0: D.bool, 1: D.int64, 2: default,
-            3: D.complex128 if default is D.float64 else D.complex64}[cat]
+    if isinstance(x, float) or isinstance(x, (list, tuple, range)):
+        return default
+    if isinstance(x, complex):
+        return D.complex128 if default is D.float64 else D.complex64
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
 def _to_nested_numpy(data):
-    if isinstance(data, Tensor):
-        return data._np
+    """Nested lists with the tensors in them replaced by their values: inside a list a tensor
+    is a scalar, so it must have one element (PyTorch reads it with item())."""
     if isinstance(data, (list, tuple)):
-        if any(isinstance(x, Tensor) for x in data):
-            return [_to_nested_numpy(x) for x in data]
+        return [_to_nested_numpy(x) for x in data]
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
     return data
+
+
+def _check_nesting(data):
+    """PyTorch's errors for ragged or mixed nesting (NumPy would build an object array)."""
+    level = [data]
+    dim = 0
+    while level and isinstance(level[0], (list, tuple)):
+        n = len(level[0])
+        for x in level:
+            if not isinstance(x, (list, tuple)):
+                raise TypeError("not a sequence")
+            if len(x) != n:
+                raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(x)})")
+        level = [y for x in level for y in x]
+        dim += 1
+    for x in level:
+        if isinstance(x, (list, tuple)):
+            raise ValueError(f"expected sequence of length 0 at dim {dim} (got {len(x)})")
 
 
 @impl("_tensor_from_data", "CPU")
@@ -206,21 +333,19 @@ def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, np.ndarray) and dtype is None:
         return _wrap(np.array(data, copy=True))
     dt = dtype if dtype is not None else infer_dtype(data)
+    raw = data._np if isinstance(data, Tensor) else _to_nested_numpy(data)
+    if isinstance(data, list) and data and isinstance(data[0], np.ndarray):
+        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                      "consider converting the list to a single numpy.ndarray with numpy.array() "
+                      "before converting to a tensor.", UserWarning, stacklevel=4)
+    if isinstance(raw, (list, tuple)):
+        _check_nesting(raw)
     nd = D.np_dtype(dt)
-    raw = _to_nested_numpy(data)
-    try:
-        if dt.is_floating_point or dt.is_complex or dt is D.bool:
-            arr = np.array(raw, dtype=nd)
-        else:
-            arr = np.array(raw)
-            if arr.dtype.kind == "f":
-                arr = arr.astype(nd)
-            else:
-                arr = arr.astype(nd)
-    except (ValueError, TypeError) as e:
-        raise ValueError(f"expected sequence of equal-length lists: {e}") from None
-    if arr.dtype == object:
-        raise TypeError(f"can't convert to a tensor: {type(data).__name__}")
+    if dt.is_floating_point or dt.is_complex or dt is D.bool:
+        arr = np.array(raw, dtype=nd)
+    else:  # through NumPy's own dtype first, so floats truncate toward zero
+        with np.errstate(invalid="ignore", over="ignore"):
+            arr = np.array(raw).astype(nd)
     return _wrap(arr if arr.base is None else arr.copy())
 
 
@@ -240,19 +365,36 @@ def _gen_impl(g):
     return getattr(g, "_impl", g)
 
 
+def _in_memory_order(a):
+    """A view of `a` whose C order is the order of its elements in memory. PyTorch's random
+    fills walk a tensor that way (TensorIterator sorts dims by stride), so a transposed tensor
+    receives the stream in the same memory positions as a contiguous one."""
+    if a.flags.c_contiguous:
+        return a
+    return np.transpose(a, sorted(range(a.ndim), key=lambda d: -a.strides[d]))
+
+
 @impl("uniform_", "CPU")
 def uniform_(self, low=0.0, high=1.0, generator=None):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
+                                  f"'{_scalar_type_name(self.dtype)}'")
     g = _gen_impl(_gen(generator))
-    self._np[...] = g.uniform(self._size, self._np.dtype, low, high)
+    a = _in_memory_order(self._np)
+    a[...] = g.uniform(a.shape, a.dtype, low, high)
     return self
 
 
 @impl("normal_", "CPU")
 def normal_(self, mean=0.0, std=1.0, generator=None):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
+                                  f"'{_scalar_type_name(self.dtype)}'")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     g = _gen_impl(_gen(generator))
-    self._np[...] = g.normal(self._size, self._np.dtype, mean, std)
+    a = _in_memory_order(self._np)
+    a[...] = g.normal(a.shape, a.dtype, mean, std, contiguous=a is self._np)
     return self
 
 
@@ -264,7 +406,8 @@ def random_(self, low, high=None, generator=None):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
-    self._np[...] = g.random_int(self._size, self._np.dtype, low, high)
+    a = _in_memory_order(self._np)
+    a[...] = g.random_int(a.shape, a.dtype, low, high)
     return self
 
 
@@ -281,7 +424,8 @@ def bernoulli_(self, p=0.5, generator=None):
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     g = _gen_impl(_gen(generator))
-    self._np[...] = g.bernoulli(p, self._size, self._np.dtype)
+    a = _in_memory_order(self._np)
+    a[...] = g.bernoulli(p, a.shape, a.dtype)
     return self
 
 

@@ -9,7 +9,8 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatcher import impl
 from .._tensor import Tensor, _wrap, _meta, _wrap_dim
-from .elementwise import check_inplace
+from .elementwise import broadcast_shape, _scalar_type_name
+from .factory import checked_scalar
 
 
 def _np_index(self, indices):
@@ -59,10 +60,17 @@ def index_meta(self, indices):
 
 
 def _index_put(target, self, indices, values, accumulate):
-    key = _np_index(self, indices)
     v = values._np if isinstance(values, Tensor) else values
     if isinstance(values, Tensor) and values.dtype is not self.dtype:
+        # one value under one bool mask is PyTorch's masked_fill_ fast path, which casts
+        if accumulate or values.numel() != 1 or \
+                sum(i is not None for i in indices) != 1 or \
+                not any(i is not None and i.dtype in (D.bool, D.uint8) for i in indices):
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {_scalar_type_name(self.dtype)} for the destination and "
+                               f"{_scalar_type_name(values.dtype)} for the source.")
         v = v.astype(self.dtype._np)
+    key = _np_index(self, indices)
     try:
         if accumulate:
             np.add.at(target, key, v)
@@ -92,10 +100,14 @@ impl("index_put", "Meta")(lambda self, indices, values, accumulate=False:
                           _meta(self._size, self.dtype, device=self._device))
 
 
-def _mask(self, mask):
+def _mask_dtype(mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype}")
+                           f"{_scalar_type_name(mask.dtype)}")
+
+
+def _mask(self, mask):
+    _mask_dtype(mask)
     return mask._np
 
 
@@ -105,40 +117,55 @@ def _fill_value(self, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.dim()} dimension(s).")
         value = value.item()
-    if isinstance(value, float) and not (self.dtype.is_floating_point or self.dtype.is_complex):
-        if self.dtype is not D.bool:
-            return int(value) if value == int(value) else value
-    return value
+    return checked_scalar(value, self.dtype)
 
 
 @impl("masked_fill.Scalar", "CPU")
 def masked_fill(self, mask, value):
     m = _mask(self, mask)
-    out = np.array(np.broadcast_to(self._np, np.broadcast_shapes(self._np.shape, m.shape)))
-    out[np.broadcast_to(m, out.shape)] = _fill_value(self, value)
+    shape = broadcast_shape(self._size, mask._size)
+    out = np.array(np.broadcast_to(self._np, shape))
+    out[np.broadcast_to(m, shape)] = _fill_value(self, value)
     return _wrap(out)
 
 
 @impl("masked_fill_.Scalar", "CPU")
 def masked_fill_(self, mask, value):
     m = _mask(self, mask)
-    try:
-        self._np[np.broadcast_to(m, self._np.shape)] = _fill_value(self, value)
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({self._size[-1]}) must match the size of "
-                           f"tensor b ({mask._size[-1]}) at non-singleton dimension "
-                           f"{self.dim() - 1}") from None
+    _check_inplace_broadcast(self, mask)
+    self._np[np.broadcast_to(m, self._size)] = _fill_value(self, value)
     return self
 
 
-impl("masked_fill.Scalar", "Meta")(lambda self, mask, value: _meta(
-    np.broadcast_shapes(self._size, mask._size), self.dtype, device=self._device))
-impl("masked_fill_.Scalar", "Meta")(lambda self, mask, value: self)
+def _check_inplace_broadcast(self, other):
+    shape = broadcast_shape(self._size, other._size)
+    if shape != self._size:
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+
+
+@impl("masked_fill.Scalar", "Meta")
+def masked_fill_meta(self, mask, value):
+    _mask_dtype(mask)
+    return _meta(broadcast_shape(self._size, mask._size), self.dtype, device=self._device)
+
+
+@impl("masked_fill_.Scalar", "Meta")
+def masked_fill_meta_(self, mask, value):
+    _mask_dtype(mask)
+    _check_inplace_broadcast(self, mask)
+    return self
 
 
 def _check_index(index, name):
     if index.dtype not in (D.int64, D.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+
+
+def _check_range(idx, size, error):
+    """Indices must lie in [0, size): these ops do not wrap negative indices."""
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        raise error
 
 
 @impl("index_select", "CPU")
@@ -148,9 +175,7 @@ def index_select(self, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = _wrap_dim(dim, self.dim()) if self.dim() else 0
     idx = index._np.reshape(-1)
-    size = self._size[d] if self.dim() else 1
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        raise IndexError(f"index out of range in self")
+    _check_range(idx, self._size[d] if self.dim() else 1, IndexError("index out of range in self"))
     if not self.dim():
         return _wrap(self._np.copy())
     return _wrap(np.take(self._np, idx, axis=d))
@@ -158,6 +183,7 @@ def index_select(self, dim, index):
 
 @impl("index_select", "Meta")
 def index_select_meta(self, dim, index):
+    _check_index(index, "index_select")
     d = _wrap_dim(dim, self.dim()) if self.dim() else 0
     shape = list(self._size)
     if shape:
@@ -165,13 +191,31 @@ def index_select_meta(self, dim, index):
     return _meta(shape, self.dtype, device=self._device)
 
 
-def _gather_check(self, dim, index, name):
-    if index.dtype is not D.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+def _gather_check(self, dim, index, name, src=None):
+    """PyTorch's gather/scatter shape rules: same number of dims, and the index no larger
+    than self in every dim but `dim` (and, for scatter, no larger than src anywhere)."""
+    _check_index(index, name)
+    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
     if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input "
-                           f"tensor")
-    return _wrap_dim(dim, self.dim()) if self.dim() else 0
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if src is not None and src.dim() != index.dim() and index.dim() > 1:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for k in range(index.dim()):
+        too_big = k != d and index._size[k] > self._size[k]
+        if src is not None and (too_big or index._size[k] > src._size[k]):
+            raise RuntimeError(f"Expected index {list(index._size)} to be no larger than self "
+                               f"{list(self._size)} apart from dimension {d} and to be no "
+                               f"larger size than src {list(src._size)}")
+        if too_big:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index "
+                               f"{list(index._size)} to be no larger than self "
+                               f"{list(self._size)} apart from dimension {d}")
+    return d
+
+
+def _out_of_bounds(idx, d, size):
+    bad = idx[(idx >= size) | (idx < 0)].reshape(-1)[0]
+    return RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
 
 
 @impl("gather", "CPU")
@@ -181,14 +225,8 @@ def gather(self, dim, index, sparse_grad=False):
     if self.dim() == 0:
         return _wrap(np.broadcast_to(self._np, idx.shape).copy())
     size = self._size[d]
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {d} with "
-                           f"size {size}")
-    for k in range(self.dim()):
-        if k != d and idx.shape[k] > self._size[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index "
-                               f"{list(idx.shape)} to be smaller than self {list(self._size)} "
-                               f"apart from dimension {d}")
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        raise _out_of_bounds(idx, d, size)
     src = self._np[tuple(slice(0, s) if k != d else slice(None) for k, s in
                          enumerate(idx.shape))]
     return _wrap(np.take_along_axis(src, idx, d))
@@ -202,9 +240,12 @@ def gather_meta(self, dim, index, sparse_grad=False):
 
 @impl("scatter_add", "CPU")
 def scatter_add(self, dim, index, src):
-    d = _gather_check(self, dim, index, "scatter_add")
+    d = _gather_check(self, dim, index, "scatter_add", src)
     out = self._np.copy()
     idx = index._np
+    size = self._size[d] if self.dim() else 1
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        raise _out_of_bounds(idx, d, size)
     grids = list(np.indices(idx.shape, sparse=True))
     grids[d] = idx
     s = src._np[tuple(slice(0, k) for k in idx.shape)]
@@ -214,4 +255,5 @@ def scatter_add(self, dim, index, src):
 
 @impl("scatter_add", "Meta")
 def scatter_add_meta(self, dim, index, src):
+    _gather_check(self, dim, index, "scatter_add", src)
     return _meta(self._size, self.dtype, device=self._device)

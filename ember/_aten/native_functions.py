@@ -22,6 +22,7 @@ floor_divide(Tensor self, Tensor other) -> Tensor
 floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 remainder.Tensor(Tensor self, Tensor other) -> Tensor
 remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
 pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
 maximum(Tensor self, Tensor other) -> Tensor
@@ -41,6 +42,8 @@ bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
 
 # ---- elementwise unary
 neg(Tensor self) -> Tensor

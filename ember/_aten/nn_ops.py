@@ -2,9 +2,9 @@
 mse_loss. Losses follow PyTorch's reduction codes: 0 none, 1 mean, 2 sum."""
 import numpy as np
 
-from .. import _dtype as D
 from .._dispatcher import impl
-from .._tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._tensor import _wrap, _meta, _wrap_dim
+from .elementwise import broadcast_shape, not_implemented, _OPMATH
 
 
 def _softmax_np(a, dim, log):
@@ -21,21 +21,16 @@ def _softmax_np(a, dim, log):
 def _softmax_kernel(log):
     def cpu(self, dim, half_to_float):
         if not self.dtype.is_floating_point:
-            raise RuntimeError(f"\"{'log_' if log else ''}softmax_lastdim_kernel_impl\" not "
-                               f"implemented for '{_tn(self.dtype)}'")
+            raise not_implemented(f"{'log_' if log else ''}softmax_lastdim_kernel_impl",
+                                  self.dtype)
         a = self._np
+        d = _wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             return _wrap(np.zeros((), a.dtype) if log else np.ones((), a.dtype))
-        d = _wrap_dim(dim, a.ndim)
-        low = self.dtype in (D.float16, D.bfloat16)
-        r = _softmax_np(a.astype(np.float32) if low else a, d, log)
+        mdt = _OPMATH.get(self.dtype, self.dtype)._np
+        r = _softmax_np(a.astype(mdt, copy=False), d, log)
         return _wrap(r.astype(np.float32 if half_to_float else a.dtype, copy=False))
     return cpu
-
-
-def _tn(dt):
-    from .elementwise import _scalar_type_name
-    return _scalar_type_name(dt)
 
 
 impl("_softmax", "CPU")(_softmax_kernel(False))
@@ -44,20 +39,29 @@ impl("_log_softmax", "CPU")(_softmax_kernel(True))
 
 @impl("_softmax_backward_data", "CPU")
 def softmax_backward(grad_output, output, dim, input_dtype):
-    g, y = grad_output._np, output._np
-    d = _wrap_dim(dim, y.ndim) if y.ndim else None
-    if d is None:
-        return _wrap(np.zeros_like(g))
-    return _wrap((y * (g - np.sum(g * y, axis=d, keepdims=True))).astype(g.dtype, copy=False))
+    """y * (g - sum(g * y)): the Jacobian-vector product of softmax, from its output y."""
+    g, y = _math_arrays(grad_output, output)
+    if y.ndim == 0:
+        return _wrap(np.zeros_like(grad_output._np))
+    d = _wrap_dim(dim, y.ndim)
+    return _wrap((y * (g - np.sum(g * y, axis=d, keepdims=True))).astype(
+        grad_output._np.dtype, copy=False))
+
+
+def _math_arrays(grad_output, output):
+    mdt = _OPMATH.get(grad_output.dtype, grad_output.dtype)._np
+    return grad_output._np.astype(mdt, copy=False), output._np.astype(mdt, copy=False)
 
 
 @impl("_log_softmax_backward_data", "CPU")
 def log_softmax_backward(grad_output, output, dim, input_dtype):
-    g, y = grad_output._np, output._np
+    """g - exp(y) * sum(g): the Jacobian-vector product of log_softmax, from its output y."""
+    g, y = _math_arrays(grad_output, output)
     if y.ndim == 0:
-        return _wrap(np.zeros_like(g))
+        return _wrap(np.zeros_like(grad_output._np))
     d = _wrap_dim(dim, y.ndim)
-    return _wrap((g - np.exp(y) * np.sum(g, axis=d, keepdims=True)).astype(g.dtype, copy=False))
+    return _wrap((g - np.exp(y) * np.sum(g, axis=d, keepdims=True)).astype(
+        grad_output._np.dtype, copy=False))
 
 
 for _n in ("_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data"):
@@ -70,6 +74,8 @@ def _reduction_name(r):
 
 
 def _nll_check(self, target, weight):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("nll_loss_out_frame", self.dtype)
     if self.dim() not in (1, 2) and self.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
     if target.dtype.is_floating_point:
@@ -87,8 +93,12 @@ def _nll_check(self, target, weight):
 
 @impl("nll_loss", "CPU")
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+    """-w[t] * x[t] per sample (x holds log-probabilities); "mean" divides by the summed weight
+    of the samples that are not ignored. float16/bfloat16 accumulate in float32."""
     c = _nll_check(self, target, weight)
-    x = self._np
+    dt = self.dtype
+    mdt = _OPMATH.get(dt, dt)._np
+    x = self._np.astype(mdt, copy=False)
     t = target._np.astype(np.int64, copy=False)
     # move the class dim last: (N, C, d1, ...) -> (N, d1, ..., C)
     xc = np.moveaxis(x, 1, -1) if x.ndim > 1 else x[None]
@@ -99,17 +109,17 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
     if bad.any():
         raise IndexError(f"Target {int(tt[bad].reshape(-1)[0])} is out of bounds.")
     picked = np.take_along_axis(xc, safe_t[..., None], -1)[..., 0]
-    w = weight._np[safe_t] if weight is not None else np.ones((), x.dtype)
-    w = np.where(valid, w, 0).astype(x.dtype, copy=False)
+    w = weight._np.astype(mdt, copy=False)[safe_t] if weight is not None else np.ones((), mdt)
+    w = np.where(valid, w, 0).astype(mdt, copy=False)
     losses = -picked * w
     if reduction == 0:
-        return _wrap(losses.reshape(t.shape).astype(x.dtype, copy=False))
-    total = np.sum(losses, dtype=x.dtype)
-    if reduction == 2:
-        return _wrap(np.asarray(total, dtype=x.dtype))
-    denom = np.sum(np.broadcast_to(w, losses.shape), dtype=x.dtype)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return _wrap(np.asarray(total / denom, dtype=x.dtype))
+        r = losses.reshape(t.shape)
+    elif reduction == 2:
+        r = np.sum(losses)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.sum(losses) / np.sum(np.broadcast_to(w, losses.shape))
+    return _wrap(np.asarray(r).astype(dt._np, copy=False))
 
 
 @impl("nll_loss", "Meta")
@@ -119,29 +129,24 @@ def nll_loss_meta(self, target, weight=None, reduction=1, ignore_index=-100):
     return _meta(shape, self.dtype, device=self._device)
 
 
-def _mse_shape_check(self, target):
-    if self._size != target._size:
-        import warnings
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
-                      f"size ({self.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=4)
+def _mse_check(self, target):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("mse_cpu", self.dtype)
+    return broadcast_shape(self._size, target._size)
 
 
 @impl("mse_loss", "CPU")
 def mse_loss(self, target, reduction=1):
-    from .elementwise import broadcast_shape
-    broadcast_shape(self._size, target._size)
-    d = self._np - target._np
+    _mse_check(self, target)
+    dt = self.dtype
+    mdt = _OPMATH.get(dt, dt)._np
+    d = self._np.astype(mdt, copy=False) - target._np.astype(mdt, copy=False)
     sq = d * d
-    if reduction == 0:
-        return _wrap(sq)
-    if reduction == 2:
-        return _wrap(np.asarray(np.sum(sq, dtype=sq.dtype)))
-    return _wrap(np.asarray(np.mean(sq, dtype=sq.dtype)))
+    r = sq if reduction == 0 else np.sum(sq) if reduction == 2 else np.mean(sq)
+    return _wrap(np.asarray(r).astype(dt._np, copy=False))
 
 
 @impl("mse_loss", "Meta")
 def mse_loss_meta(self, target, reduction=1):
-    from .elementwise import broadcast_shape
-    shape = broadcast_shape(self._size, target._size) if reduction == 0 else ()
+    shape = _mse_check(self, target) if reduction == 0 else ()
     return _meta(shape, self.dtype, device=self._device)

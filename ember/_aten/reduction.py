@@ -24,7 +24,8 @@ def reduce_dims(shape, dim, name="sum"):
         if w in out:
             raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
         out.append(w)
-    return tuple(out)
+    # a 0-d tensor accepts dim 0 (or -1) and has nothing to reduce over
+    return tuple(out) if n else ()
 
 
 def reduced_shape(shape, dims, keepdim):
@@ -107,24 +108,28 @@ def prod_meta(self, dim=None, keepdim=False, dtype=None):
     return _meta_reduce(self, reduce_dims(self._size, dim), keepdim, _sum_dtype(self.dtype, dtype))
 
 
-def _check_nonempty(self, dims, name):
+def _check_nonempty(self, dim, dims, name):
+    """A reduction without identity (amax, ...) of an empty tensor is an error."""
+    if not dim:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           f"== 0. Specify the reduction dim with the 'dim' argument.")
     for d in dims:
         if self._size[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-    if not self._size and self.numel() == 0:
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                         f"== 0.")
 
 
 def _minmax(ufunc, name):
     def cpu(self, dim=(), keepdim=False):
         dims = reduce_dims(self._size, dim)
         if self.numel() == 0:
-            _check_nonempty(self, dims, name)
+            _check_nonempty(self, dim, dims, name)
         return _wrap(np.asarray(ufunc.reduce(self._np, axis=dims, keepdims=keepdim)))
 
     def meta(self, dim=(), keepdim=False):
-        return _meta_reduce(self, reduce_dims(self._size, dim), keepdim, self.dtype)
+        dims = reduce_dims(self._size, dim)
+        if 0 in self._size:
+            _check_nonempty(self, dim, dims, name)
+        return _meta_reduce(self, dims, keepdim, self.dtype)
     impl(name, "CPU")(cpu)
     impl(name, "Meta")(meta)
 
@@ -134,17 +139,30 @@ _minmax(np.maximum, "amax")
 _minmax(np.minimum, "amin")
 
 
-def _arg_reduce(a, dim, keepdim, fn, name):
-    if a.size == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+def _check_arg_reduce(self, dim, name):
+    """PyTorch's checks for argmax/argmin and max/min along a dim."""
+    if self.numel() == 0:
+        if dim is None:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
+        d = _wrap_dim(dim, self.dim())
+        if self.dim() and self._size[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _arg_reduce(self, dim, keepdim, fn, name):
+    if self.dtype is D.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    _check_arg_reduce(self, dim, name)
+    a = self._np
     if dim is None:
-        flat = a.reshape(-1)
-        idx = _nan_aware(fn, flat, 0)
-        r = np.asarray(idx)
-        return r.reshape((1,) * a.ndim) if keepdim else r
+        idx = np.asarray(_nan_aware(fn, a.reshape(-1), 0))
+        return idx.reshape((1,) * a.ndim) if keepdim else idx
     d = _wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return np.zeros((), dtype=np.int64)
+    if a.size == 0:
+        return np.zeros(reduced_shape(a.shape, (d,), keepdim), dtype=np.int64)
     idx = _nan_aware(fn, a, d)
     return np.expand_dims(idx, d) if keepdim else idx
 
@@ -161,11 +179,13 @@ def _nan_aware(fn, a, axis):
 def _with_indices(fn, name):
     def cpu(self, dim, keepdim=False):
         a = self._np
+        _check_arg_reduce(self, dim, name.split(".")[0])
         if a.ndim == 0:
             return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
         d = _wrap_dim(dim, a.ndim)
-        if a.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        if a.size == 0:
+            shape = reduced_shape(a.shape, (d,), keepdim)
+            return _wrap(np.zeros(shape, a.dtype)), _wrap(np.zeros(shape, np.int64))
         idx = _nan_aware(fn, a, d)
         values = np.take_along_axis(a, np.expand_dims(idx, d), d)
         if not keepdim:
@@ -188,7 +208,7 @@ _with_indices(np.argmin, "min.dim")
 
 def _argfn(fn, name):
     def cpu(self, dim=None, keepdim=False):
-        return _wrap(np.asarray(_arg_reduce(self._np, dim, keepdim, fn, name), dtype=np.int64))
+        return _wrap(np.asarray(_arg_reduce(self, dim, keepdim, fn, name), dtype=np.int64))
 
     def meta(self, dim=None, keepdim=False):
         dims = reduce_dims(self._size, dim)
@@ -201,34 +221,34 @@ _argfn(np.argmax, "argmax")
 _argfn(np.argmin, "argmin")
 
 
-def _correction(correction):
-    return 1 if correction is None else correction
-
-
 def _var(self, dim, correction, keepdim):
+    """Sum of squared deviations / max(N - correction, 0), accumulated in float64.
+
+    As in PyTorch, a divisor of 0 is not an error: the result is nan (0/0) or inf.
+    """
     dims = reduce_dims(self._size, dim)
     dt = _mean_dtype(self, None, "var")
-    a = self._np.astype(np.float64) if dt in (D.float16, D.bfloat16) else self._np
+    a = self._np.astype(np.float64)
+    n = 1
+    for d in dims:
+        n *= self._size[d]
     with np.errstate(invalid="ignore", divide="ignore"):
-        n = 1
-        for d in dims:
-            n *= self._size[d]
-        ddof = _correction(correction)
-        r = np.var(a, axis=dims, keepdims=keepdim, ddof=0) * (n / max(n - ddof, 0)) \
-            if n - ddof > 0 else np.full(reduced_shape(self._size, dims, keepdim), np.nan)
-    return np.asarray(r), dt
+        dev = a - np.mean(a, axis=dims, keepdims=True)
+        sq = np.sum(dev * dev, axis=dims, keepdims=keepdim)
+        r = np.true_divide(sq, max(n - (1 if correction is None else correction), 0))
+    return np.asarray(r), dt.to_real()
 
 
 @impl("var.correction", "CPU")
 def var(self, dim=None, correction=None, keepdim=False):
     r, dt = _var(self, dim, correction, keepdim)
-    return _wrap(r.astype(dt.to_real()._np, copy=False))
+    return _wrap(r.astype(dt._np))
 
 
 @impl("std.correction", "CPU")
 def std(self, dim=None, correction=None, keepdim=False):
     r, dt = _var(self, dim, correction, keepdim)
-    return _wrap(np.sqrt(r).astype(dt.to_real()._np, copy=False))
+    return _wrap(np.sqrt(r).astype(dt._np))
 
 
 for _n in ("var.correction", "std.correction"):
@@ -236,28 +256,32 @@ for _n in ("var.correction", "std.correction"):
         self, reduce_dims(self._size, dim), keepdim, _mean_dtype(self, None).to_real()))
 
 
+def _logsumexp_dtype(dt):
+    return dt if dt.is_floating_point or dt.is_complex else D.get_default_dtype()
+
+
 @impl("logsumexp", "CPU")
 def logsumexp(self, dim, keepdim=False):
+    """max + log(sum(exp(x - max))): the largest term is exp(0), so nothing overflows."""
     dims = reduce_dims(self._size, dim)
-    a = self._np
-    if not (self.dtype.is_floating_point or self.dtype.is_complex):
-        a = a.astype(D.get_default_dtype()._np)
-    if a.size == 0:
-        r = np.log(np.sum(np.exp(a), axis=dims, keepdims=keepdim))
-        return _wrap(np.asarray(r))
-    m = np.max(a, axis=dims, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
-    with np.errstate(divide="ignore"):
-        r = np.log(np.sum(np.exp(a - m), axis=dims, keepdims=True)) + m
-    if not keepdim:
-        r = np.squeeze(r, axis=dims)
-    return _wrap(np.asarray(r).astype(a.dtype, copy=False))
+    dt = _logsumexp_dtype(self.dtype)
+    a = self._np.astype(_acc_np(dt) or dt._np, copy=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if a.size == 0:
+            r = np.log(np.sum(np.exp(a), axis=dims, keepdims=keepdim))
+        else:
+            m = np.max(a, axis=dims, keepdims=True)
+            m = np.where(np.isfinite(m), m, 0)
+            r = np.log(np.sum(np.exp(a - m), axis=dims, keepdims=True)) + m
+            if not keepdim:
+                r = np.squeeze(r, axis=dims)
+    return _wrap(np.asarray(r).astype(dt._np, copy=False))
 
 
 @impl("logsumexp", "Meta")
 def logsumexp_meta(self, dim, keepdim=False):
-    dt = self.dtype if self.dtype.is_floating_point else D.get_default_dtype()
-    return _meta_reduce(self, reduce_dims(self._size, dim), keepdim, dt)
+    return _meta_reduce(self, reduce_dims(self._size, dim), keepdim,
+                        _logsumexp_dtype(self.dtype))
 
 
 def _logical_reduce(ufunc, name):

@@ -6,12 +6,15 @@ array with the same strides (`as_strided` over a one-element buffer: view functi
 metadata only and never read data), and the stand-in's pointer arithmetic gives the offset.
 So CPU and Meta views share one definition and cannot disagree.
 """
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
 from .._dispatcher import impl
-from .._tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim
+from .._tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .elementwise import check_inplace, broadcast_shape
+from .factory import checked_scalar
 
 _dummies = {}
 
@@ -28,10 +31,10 @@ def _stand_in(t):
 
 def _meta_from_stand_in(arr, src):
     it = arr.dtype.itemsize
-    base = _dummies[arr.dtype].__array_interface__["data"][0]
-    off = (arr.__array_interface__["data"][0] - base) // it
+    base = _dummies[src.dtype._np].__array_interface__["data"][0]
+    offset = src.storage_offset() * src.dtype.itemsize + arr.__array_interface__["data"][0] - base
     t = _meta(arr.shape, D._from_np[arr.dtype], tuple(s // it for s in arr.strides),
-              src.storage_offset() + off, src._storage_(), src._device)
+              offset // it, src._storage_(), src._device)
     t._base = src._base if src._base is not None else src
     return t
 
@@ -42,13 +45,32 @@ def view_result(arr, src):
     return t
 
 
+def _empty_view(meta, src):
+    """A CPU view with no elements. NumPy normalizes the strides and data pointer of empty
+    arrays, so such a view keeps PyTorch's strides and offset explicitly (computed by the Meta
+    kernel, as for a meta tensor)."""
+    t = view_result(np.empty(meta._size, meta.dtype._np), src)
+    t._stride_, t._offset_ = meta._stride_, meta._offset_
+    return t
+
+
 def view_op(name, fn):
     """Register `fn(array, *args) -> view` as the CPU and Meta kernel of a view op."""
     def cpu(self, *args):
-        r = fn(self._np, *args)
-        if isinstance(r, list):
-            return [view_result(x, self) for x in r]
-        return view_result(r, self)
+        r = None
+        if self._np.size:
+            r = fn(self._np, *args)
+            if type(r) is not list:
+                if r.size:
+                    return view_result(r, self)
+            elif all(x.size for x in r):
+                return [view_result(x, self) for x in r]
+        m = meta(self, *args)
+        if type(m) is not list:
+            return _empty_view(m, self)
+        if r is None:
+            return [_empty_view(x, self) for x in m]
+        return [view_result(x, self) if x.size else _empty_view(y, self) for x, y in zip(r, m)]
 
     def meta(self, *args):
         r = fn(_stand_in(self), *args)
@@ -82,14 +104,63 @@ def infer_size(shape, numel):
     return tuple(shape)
 
 
+def view_strides(old_shape, old_strides, new_shape):
+    """PyTorch's computeStride: strides that make `new_shape` a view of the same elements in
+    the same order, or None if some new dim would span two non-adjacent chunks of memory.
+
+    Dims of the old shape are grouped into chunks that are contiguous with one another; each
+    chunk must be covered exactly by a run of new dims. A size-1 dim takes the stride its
+    position implies (the same choice as PyTorch, so strides compare equal)."""
+    if not old_shape:
+        return (1,) * len(new_shape)
+    numel = 1
+    for s in old_shape:
+        numel *= s
+    if numel == 0:
+        return tuple(old_strides) if tuple(old_shape) == tuple(new_shape) else \
+            _contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_stride = old_strides[-1] if old_strides else 1
+    tensor_numel = view_numel = 1
+    for d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[d]
+        if d == 0 or (old_shape[d - 1] != 1 and
+                      old_strides[d - 1] != tensor_numel * chunk_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_stride = old_strides[d - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
 def _view(a, size):
     shape = infer_size(size, a.size)
-    try:
-        return np.reshape(a, shape, copy=False)
-    except ValueError:
+    if a.flags.c_contiguous and a.size and (not a.ndim or a.strides[-1] == a.itemsize):
+        return a.reshape(shape)  # NumPy's C-order strides are PyTorch's here
+    it = a.itemsize
+    strides = view_strides(a.shape, [s // it for s in a.strides], shape)
+    if strides is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
-                           ".reshape(...) instead.") from None
+                           ".reshape(...) instead.")
+    return _strided(a, shape, strides)
+
+
+def _strided(a, shape, strides, offset=0):
+    """A view of `a`'s memory with element `strides`, starting `offset` elements past `a`'s
+    first element (the offset may point one past the end when the view has no elements)."""
+    it = a.itemsize
+    if offset:
+        a = np.lib.stride_tricks.as_strided(a, (2,), (offset * it,))[1:]
+    return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(s * it for s in strides))
 
 
 def _permute(a, dims):
@@ -150,7 +221,15 @@ def _squeeze(a, dims):
 
 
 def _unsqueeze(a, dim):
-    return np.expand_dims(a, _wrap_dim(dim, a.ndim + 1))
+    d = _wrap_dim(dim, a.ndim + 1)
+    r = np.expand_dims(a, d)
+    # PyTorch keeps every stride and gives the new dim the one that steps over the dim it is
+    # inserted before; NumPy may renormalize the strides of size-1 dims
+    strides = a.strides[:d] + (a.itemsize if d == a.ndim else a.shape[d] * a.strides[d],) + \
+        a.strides[d:]
+    if r.strides != strides:
+        r = np.lib.stride_tricks.as_strided(r, r.shape, strides)
+    return r
 
 
 def _select(a, dim, index):
@@ -161,14 +240,34 @@ def _select(a, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(a.shape)} at dimension {dim}")
-    return a[(slice(None),) * dim + (index,)]
+    return a[(slice(None),) * dim + (index, Ellipsis)]  # `...` keeps a 0-d result a view
 
 
 def _slice(a, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise ValueError("step must be greater than zero")
     dim = _wrap_dim(dim, a.ndim)
-    return a[(slice(None),) * dim + (slice(start, end, step),)]
+    size = a.shape[dim]
+    start = 0 if start is None else start + size if start < 0 else start
+    end = size if end is None else end + size if end < 0 else end
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return _slice_dim(a, dim, start, end, step)
+
+
+def _slice_dim(a, dim, start, end, step=1):
+    """a[start:end:step] along `dim`, bounds already clamped to 0 <= start <= end <= size.
+
+    An empty slice still starts at element `start` in PyTorch (its storage_offset moves and its
+    stride is multiplied by step); NumPy keeps an empty slice at the array's own start."""
+    if end > start:
+        return a[(slice(None),) * dim + (slice(start, end, step),)]
+    it = a.itemsize
+    shape = a.shape[:dim] + (0,) + a.shape[dim + 1:]
+    strides = [s // it for s in a.strides]
+    offset = start * strides[dim]
+    strides[dim] *= step
+    return _strided(a, shape, strides, offset)
 
 
 def _narrow(a, dim, start, length):
@@ -181,7 +280,7 @@ def _narrow(a, dim, start, length):
     if not (0 <= start <= size) or length < 0 or start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
-    return a[(slice(None),) * dim + (slice(start, start + length),)]
+    return _slice_dim(a, dim, start, start + length)
 
 
 def _diagonal(a, offset=0, dim1=0, dim2=1):
@@ -222,14 +321,14 @@ def _split_with_sizes(a, sizes, dim=0):
                            f"split_sizes={list(sizes)}")
     out, start = [], 0
     for s in sizes:
-        out.append(a[(slice(None),) * dim + (slice(start, start + s),)])
+        out.append(_slice_dim(a, dim, start, start + s))
         start += s
     return out
 
 
 def _unbind(a, dim=0):
     dim = _wrap_dim(dim, a.ndim)
-    return [a[(slice(None),) * dim + (i,)] for i in range(a.shape[dim])]
+    return [a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])]
 
 
 def _alias_view(a):
@@ -237,10 +336,42 @@ def _alias_view(a):
 
 
 def _view_dtype(a, dtype):
-    if dtype.itemsize != a.dtype.itemsize and a.ndim and a.strides[-1] != a.dtype.itemsize:
-        raise RuntimeError("self.stride(-1) must be 1 to view Float as Double (different element "
-                           "sizes), but got " + str(a.strides[-1] // a.dtype.itemsize))
-    return a.view(D.np_dtype(dtype))
+    """Reinterpret the bytes as `dtype`. With a different element size the last dim must be
+    contiguous and is rescaled; the other strides and the offset are rescaled with it."""
+    new = D.np_dtype(dtype)
+    old_it, new_it = a.itemsize, new.itemsize
+    if old_it == new_it:
+        return a.view(new)
+    what = f"{_type_name(a.dtype)} as {_type_name(new)} (different element sizes)"
+    if a.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
+    strides = [s // old_it for s in a.strides]
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
+    shape = list(a.shape)
+    if old_it > new_it:
+        ratio = old_it // new_it
+        shape[-1] *= ratio
+        strides = [s * ratio for s in strides[:-1]] + [1]
+    else:
+        ratio = new_it // old_it
+        if shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {what}, but "
+                               f"got {shape[-1]}")
+        for i, st in enumerate(strides[:-1]):
+            if st % ratio:
+                raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view "
+                                   f"{what}, but got {st}")
+        shape[-1] //= ratio
+        strides = [s // ratio for s in strides[:-1]] + [1]
+    # one element of the new dtype at a's first byte, then strided over the same memory
+    first = np.lib.stride_tricks.as_strided(a, (max(new_it // old_it, 1),), (old_it,))
+    return _strided(first.view(np.uint8)[:new_it].view(new), shape, strides)
+
+
+def _type_name(np_dtype):
+    from .elementwise import _scalar_type_name
+    return _scalar_type_name(D._from_np[np_dtype])
 
 
 view_op("view", _view)
@@ -274,7 +405,10 @@ def as_strided(self, size, stride, storage_offset=None):
                            f"offset {off}, and itemsize {it} requiring a storage size of "
                            f"{need * it} are out of bounds for storage of size {flat.size * it}")
     r = np.lib.stride_tricks.as_strided(flat[off:], tuple(size), tuple(k * it for k in stride))
-    return view_result(r, self)
+    t = view_result(r, self)
+    if not r.size:
+        t._stride_, t._offset_ = tuple(stride), off
+    return t
 
 
 @impl("as_strided", "Meta")
@@ -296,37 +430,68 @@ def _unsafe_view_meta(self, size):
 
 
 # ---- copies and conversions -------------------------------------------------------------------
+def is_non_overlapping_and_dense(shape, strides):
+    """Whether the elements fill a block of memory exactly, in some order of the dims."""
+    expected = 1
+    for stride, size in sorted((st, n) for n, st in zip(shape, strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _preserved(a):
+    """`a` itself if a copy may keep its layout (PyTorch's preserve_format: dense tensors keep
+    their strides), else a C-contiguous copy of it."""
+    if a.flags.c_contiguous or a.flags.f_contiguous or \
+            is_non_overlapping_and_dense(a.shape, [s // a.itemsize for s in a.strides]):
+        return a
+    return np.ascontiguousarray(a)
+
+
+def _preserved_strides(t):
+    st = t.stride()
+    return st if is_non_overlapping_and_dense(t._size, st) else None
+
+
 @impl("clone", "CPU")
 def clone(self, memory_format=None):
     if memory_format is None:
-        return _wrap(self._np.copy(order="K"))
+        a = _preserved(self._np)
+        return _wrap(a.copy(order="K") if a is self._np else a)
     from .._memory_format import copy_in_format
     return _wrap(copy_in_format(self._np, memory_format))
 
 
 @impl("clone", "Meta")
 def clone_meta(self, memory_format=None):
-    return _meta(self._size, self.dtype, device=self._device)
+    if memory_format is None:
+        return _meta(self._size, self.dtype, _preserved_strides(self), device=self._device)
+    from .._memory_format import format_strides
+    return _meta(self._size, self.dtype, format_strides(self._size, memory_format),
+                 device=self._device)
 
 
 @impl("_to_copy", "CPU")
 def _to_copy(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type == "meta":
-        return _meta(self._size, dtype or self.dtype)
+        return _meta(self._size, dtype or self.dtype, _preserved_strides(self))
     if device is not None and _device(device).type != "cpu":
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
-    return _wrap(_cast(self._np, dt))
+    return _wrap(_cast(_preserved(self._np), dt))
 
 
 def _cast(a, dt):
     target = D.np_dtype(dt)
-    if dt.is_complex or a.dtype.kind != "c":
-        if a.dtype.kind == "f" and target.kind in "iub" and target != np.bool_:
-            with np.errstate(invalid="ignore"):
-                return a.astype(target)
-        return a.astype(target, order="K")
-    return a.real.astype(target)
+    if a.dtype.kind == "c" and not dt.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=2)
+        a = a.real
+    if a.dtype.kind == "f" and (target.kind != "f" or target.itemsize < a.itemsize):
+        with np.errstate(over="ignore", invalid="ignore"):  # silent like a C cast
+            return a.astype(target, order="K")
+    return a.astype(target, order="K")
 
 
 def _device(d):
@@ -338,7 +503,7 @@ def _device(d):
 def _to_copy_meta(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type == "cpu":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    return _meta(self._size, dtype or self.dtype)
+    return _meta(self._size, dtype or self.dtype, _preserved_strides(self))
 
 
 @impl("copy_", "CPU")
@@ -375,7 +540,7 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         value = value.item()
-    self._np[...] = value
+    self._np[...] = checked_scalar(value, self.dtype)
     return self
 
 

@@ -2,12 +2,13 @@
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
-from .graph import Node
+from .graph import Node, gradient_edge
 from .engine import execute
 from . import graph, engine, variable_type
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad
+from .._tensor import Tensor
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
@@ -25,7 +26,6 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
                 g._storage_()._grad_claimed = False
             grads.append(g)
         else:
-            from .._tensor import Tensor
             if not isinstance(g, Tensor):
                 from .._python_bindings import tensor
                 g = tensor(g, dtype=out.dtype)
@@ -42,7 +42,6 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 
 
 def _as_tuple(x):
-    from .._tensor import Tensor
     if x is None:
         return ()
     if isinstance(x, Tensor):
@@ -51,7 +50,6 @@ def _as_tuple(x):
 
 
 def _roots(outputs):
-    from .graph import gradient_edge
     roots = []
     for i, out in enumerate(outputs):
         if not out._rg:
@@ -78,7 +76,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        from .graph import gradient_edge
         capture = []
         for t in inputs:
             if not t._rg:
@@ -87,20 +84,19 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         got = execute(roots, grads, retain_graph, create_graph, capture=capture)
         for t, g in zip(inputs, got):
             if g is not None:
-                engine.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
+                graph.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
         return
     execute(roots, grads, retain_graph, create_graph)
 
 
 def _accumulate_graph(t, g):
     with enable_grad():
-        engine.accumulate_grad(t, g)
+        graph.accumulate_grad(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
-    from .._tensor import Tensor
     single = isinstance(inputs, Tensor)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
@@ -118,12 +114,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                            f"for {len(outputs)} outputs")
     if retain_graph is None:
         retain_graph = create_graph
+    grads = _make_grads(outputs, grad_outputs)
+    roots = _roots(outputs)
     for t in inputs:
         if not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, grad_outputs)
-    roots = _roots(outputs)
-    from .graph import gradient_edge
     capture = [gradient_edge(t) for t in inputs]
     got = execute(roots, grads, retain_graph, create_graph, capture=capture)
     result = []
@@ -133,9 +128,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 from .._python_bindings import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is "
+                                   "the desired behavior.")
         elif g._size != t._size:
             g = g.sum_to_size(t._size)
         result.append(g)

@@ -63,34 +63,37 @@ def _div_self(grad, other, rounding_mode):
 def _div_other(grad, self, other, rounding_mode):
     if rounding_mode is not None:
         return grad * 0
-    return -grad * _conj(self) / _conj(other * other)
+    return -grad * _conj((self / other) / other)
 
 
 derivative("div.Tensor_mode", {"self": _div_self, "other": _div_other}, node_name="DivBackward0")
 derivative("div_.Tensor_mode", {"self": _div_self, "other": _div_other},
            node_name="DivBackward0")
-derivative("floor_divide", {"self": lambda grad: grad * 0, "other": lambda grad: grad * 0})
 derivative("remainder.Tensor", {
     "self": lambda grad: grad,
-    "other": lambda grad, self, other: -grad * E.floor_divide(self, other)})
+    "other": lambda grad, self, other: -grad * E.div(self, other, rounding_mode="floor")})
 
 
 def _pow_self(grad, self, exponent):
     if not hasattr(exponent, "_size"):
-        if exponent == 0:
-            return grad * 0
-        return grad * exponent * self.pow(exponent - 1)
-    return grad * exponent * E.where(exponent == 0, E.ones_like(self), self.pow(exponent - 1))
+        return grad * 0 if exponent == 0 else grad * (exponent * self.pow(exponent - 1))
+    return E.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
 
 
-def _pow_exponent(grad, self, result):
+def _pow_exponent(grad, self, exponent, result):
+    """grad * result * log(self), with log taken in the result's dtype; 0 ** e for e >= 0 has
+    derivative 0 in e (not 0 * -inf)."""
     if not hasattr(self, "_size"):
-        return grad * result * math.log(self) if self > 0 else grad * result * E.log(
-            E.tensor(float(self)))
-    return grad * E.where((self == 0) & (result >= 0), E.zeros_like(result), result * self.log())
+        if self == 0:
+            return grad * E.where(exponent >= 0, 0.0, result * -math.inf)
+        log = math.log(self) if self > 0 else math.nan
+        return grad * (result * log)
+    return grad * E.where((self == 0) & (exponent >= 0), 0.0, result * self.to(result.dtype).log())
 
 
-derivative("pow.Tensor_Tensor", {"self": _pow_self, "exponent": _pow_exponent})
+derivative("pow.Tensor_Tensor", {"self": _pow_self, "exponent": _pow_exponent},
+           node_name=lambda exponent: "PowBackward1" if hasattr(exponent, "_size")
+           else "PowBackward0")
 derivative("pow_.Tensor", {"self": _pow_self, "exponent": _pow_exponent}, node_name="PowBackward1")
 
 
@@ -119,8 +122,25 @@ def _clamp_grad(grad, self, min, max):
     return E.where(mask, grad, grad * 0)
 
 
-derivative("clamp", {"self": _clamp_grad})
+derivative("clamp", {"self": _clamp_grad}, node_name="ClampBackward1")
 derivative("clamp_", {"self": _clamp_grad}, node_name="ClampBackward1")
+
+
+def _clamp_bounds_grad(grad, self, min, max, needs):
+    """A bound gets the gradient where it is the output: min where x < min (and min < max,
+    else max wins), max where x > max or max < min."""
+    if min is not None and max is not None:
+        return (E.where((self < min) & (min < max), grad, 0.0) if needs[0] else None,
+                E.where((self > max) | (max < min), grad, 0.0) if needs[1] else None)
+    if min is not None:
+        return E.where(self < min, grad, 0.0), None
+    return None, E.where(self > max, grad, 0.0)
+
+
+derivative("clamp.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad},
+           node_name="ClampBackward0")
+derivative("clamp_.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad},
+           node_name="ClampBackward0")
 
 # ---- elementwise unary ---------------------------------------------------------------------
 derivative("neg", {"self": lambda grad: -grad})
@@ -195,7 +215,7 @@ derivative("gelu_backward", {
 derivative("sum.dim_IntList", {
     "self": lambda grad, self_shape, dim, keepdim:
         _unsqueeze_dims(grad, self_shape, dim, keepdim).expand(self_shape)},
-    node_name="SumBackward1")
+    node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1")
 
 
 def _mean_grad(grad, self_shape, dim, keepdim):
@@ -207,34 +227,35 @@ def _mean_grad(grad, self_shape, dim, keepdim):
         if n else _unsqueeze_dims(grad, self_shape, dim, keepdim).expand(self_shape) / 0.0
 
 
-derivative("mean.dim", {"self": _mean_grad}, node_name="MeanBackward1")
+derivative("mean.dim", {"self": _mean_grad},
+           node_name=lambda dim: "MeanBackward0" if dim is None else "MeanBackward1")
 
 
 def _prod_grad(grad, self, result, dim, keepdim):
+    """d prod / d x_i is the product of the other elements: result / x_i when no element is
+    zero, else computed directly (a zero makes result / x_i 0/0)."""
+    if self.dim() == 0:
+        return grad
     if dim is None:
-        g = grad.reshape((1,) * self.dim()) if self.dim() else grad
-        r = result.reshape((1,) * self.dim()) if self.dim() else result
-        flat = self.reshape(-1)
-        if (flat == 0).sum().item() == 0:
-            return g * r / self
-        return (g * _prod_excluding(flat, 0).reshape(self.shape))
+        return _prod_grad(grad, self.reshape(-1), result, 0, False).reshape(self.shape)
     g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
-    r = _unsqueeze_dims(result, self.shape, dim, keepdim)
-    if (self == 0).sum().item() == 0:
-        return g * r / self
-    return g * _prod_excluding(self, dim)
+    if not (self == 0).any():
+        return g * (_unsqueeze_dims(result, self.shape, dim, keepdim) / self)
+    return g * _prod_of_others(self, dim)
 
 
-def _prod_excluding(x, dim):
-    """prod of all other elements along dim, exact when x has zeros (cumprod from both sides)."""
+def _prod_of_others(x, dim):
+    """For every i along dim, the product of the other elements: row i of an n x n matrix of
+    copies of x, with the diagonal set to 1, reduced by prod (exact when x has zeros)."""
     n = x.shape[dim]
-    ones = E.ones_like(x.narrow(dim, 0, 1))
-    left = E.cat([ones, x.narrow(dim, 0, n - 1)], dim).cumprod(dim)
-    right = E.cat([x.narrow(dim, 1, n - 1), ones], dim).flip([dim]).cumprod(dim).flip([dim])
-    return left * right
+    xs = x.movedim(dim, -1)
+    rows = xs.unsqueeze(-2).expand(*xs.shape[:-1], n, n)
+    diagonal = E.eye(n, dtype=E._dtype.bool, device=x.device)
+    return E.where(diagonal, 1, rows).prod(-1).movedim(-1, dim)
 
 
-derivative("prod.dim_int", {"self": _prod_grad}, node_name="ProdBackward1")
+derivative("prod.dim_int", {"self": _prod_grad},
+           node_name=lambda dim: "ProdBackward0" if dim is None else "ProdBackward1")
 
 
 def _amax_grad(grad, self, result, dim, keepdim):
@@ -267,20 +288,26 @@ derivative("min.dim", {"self": _value_index_grad}, node_name="MinBackward0",
 
 
 def _var_grad(grad, self, dim, correction, keepdim):
-    dims = range(self.dim()) if dim is None or len(dim) == 0 else dim
-    n = 1
-    for d in dims:
-        n *= self.shape[d] if self.dim() else 1
+    """2 / (N - correction) * grad * (x - mean). With no degrees of freedom left the forward
+    divided by 0: the gradient is inf, or nan where x == mean (inf * 0)."""
     c = 1 if correction is None else correction
+    if self.dim() == 0 or not dim:
+        dof = self.numel() - c
+        if dof <= 0:
+            return grad * E.where(self == self.mean(), math.nan, math.inf)
+        return (2.0 / dof) * grad * (self - self.mean())
+    n = 1
+    for d in dim:
+        n *= self.shape[d]
     g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
-    mean = self.mean(dim=tuple(dims) if self.dim() else None, keepdim=True)
-    return g * 2 * (self - mean) / max(n - c, 0) if n - c > 0 else g * (self - mean) / 0.0
+    scale = 2.0 / (n - c) if n != c else math.inf
+    return scale * g * (self - self.mean(dim, keepdim=True))
 
 
 def _std_grad(grad, self, result, dim, correction, keepdim):
-    g = _unsqueeze_dims(grad / (2 * result), self.shape, dim, keepdim)
-    r = _var_grad(E.ones_like(result), self, dim, correction, keepdim)
-    return g * r
+    """The variance's gradient scaled by 1 / (2 std); 0 where std is 0 (not 0 / 0)."""
+    grad_var = (grad / (result * 2)).masked_fill(result == 0, 0)
+    return _var_grad(grad_var, self, dim, correction, keepdim)
 
 
 derivative("var.correction", {"self": _var_grad}, node_name="VarBackward0")
@@ -320,7 +347,14 @@ def _matmul_grads(grad, self, other, needs):
     return ga, gb
 
 
-derivative("matmul", {"self, other": _matmul_grads}, node_name="MmBackward0")
+def _matmul_node_name(self, other):
+    """matmul is composite in PyTorch: its node is that of the op it lowers to."""
+    dims = (self.dim(), other.dim())
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+            (2, 2): "MmBackward0"}.get(dims, "UnsafeViewBackward0")
+
+
+derivative("matmul", {"self, other": _matmul_grads}, node_name=_matmul_node_name)
 derivative("addmm", {
     "self": lambda grad, beta: grad if beta == 1 else grad * beta,
     "mat1": lambda grad, mat2, alpha: grad.mm(mat2.mT) * alpha if alpha != 1 else
@@ -330,10 +364,14 @@ derivative("addmm", {
 
 
 def _linear_input(grad, weight):
+    if weight.dim() == 1:  # linear(x, w) with a 1-D w is x @ w: one output per row of x
+        return grad.unsqueeze(-1) * weight
     return grad.matmul(weight)
 
 
 def _linear_weight(grad, input):
+    if grad.dim() < input.dim():  # a 1-D weight
+        return (grad.unsqueeze(-1) * input).sum_to_size(input.shape[-1:])
     if input.dim() == 1:
         return grad.unsqueeze(-1) * input.unsqueeze(0) if grad.dim() else grad * input
     g2 = grad.reshape(-1, grad.shape[-1]) if grad.dim() > 1 else grad.unsqueeze(0)
@@ -465,7 +503,7 @@ derivative("slice.Tensor", {"self": lambda grad, self_shape, dim, start, end, st
                                             lambda t: E.ops.aten.slice(t, dim, start, end, step))},
            node_name="SliceBackward0")
 derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embed_backward(
-    grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="NarrowBackward0")
+    grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
 derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _embed_backward(
     grad, self_shape, lambda t: t.diagonal(offset, dim1, dim2))})
 derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step: _embed_backward_acc(
@@ -560,7 +598,7 @@ derivative("masked_fill_.Scalar", {"self": lambda grad, mask: grad.masked_fill(m
            node_name="MaskedFillBackward0")
 derivative("index_select", {"self": lambda grad, self_shape, dim, index: E.ops.aten.index_put(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device),
-    [None] * (dim % len(self_shape)) + [index], grad, True) if self_shape else grad})
+    [None] * (dim % len(self_shape)) + [index.reshape(-1)], grad, True) if self_shape else grad})
 derivative("gather", {"self": lambda grad, self_shape, dim, index: E.ops.aten.scatter_add(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device), dim, index, grad)})
 derivative("scatter_add", {"self": lambda grad: grad,

@@ -27,6 +27,16 @@ from .graph import AccumulateGrad
 from . import anomaly_mode
 
 
+_observer = None  # fn(node, buffer) -> grads, set while ember.explain() records
+
+
+def apply_node(node, buffer):
+    """Run one node's backward; under detect_anomaly, check its outputs for NaN."""
+    if anomaly_mode._enabled:
+        return anomaly_mode.run_node_checked(node, buffer)
+    return node.apply(buffer)
+
+
 def _run_tensor_pre_hooks(node, buffer):
     hooks = node._tensor_pre_hooks
     if hooks:
@@ -94,6 +104,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, id(node), node))
 
+    observer = _observer
     prev = _grad_state.enabled
     _grad_state.enabled = create_graph
     try:
@@ -114,7 +125,9 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                     r = fn(tuple(buffer))
                     if r is not None:
                         buffer = list(r)
-            if anomaly_mode._enabled:
+            if observer is not None:
+                outs = observer(node, buffer)
+            elif anomaly_mode._enabled:
                 outs = anomaly_mode.run_node_checked(node, buffer)
             else:
                 outs = node.apply(buffer)
@@ -197,37 +210,3 @@ def _num_inputs(node):
 def _release(node, keep_graph):
     if not keep_graph:
         node._release_saved()
-
-
-def accumulate_grad(variable, grad):
-    """AccumulateGrad's body: `.grad = grad` the first time, `.grad += grad` after.
-
-    The first gradient is stored as is when nobody else can hold it; a gradient buffer that
-    is already some other leaf's `.grad` (an add's backward hands one tensor to both inputs)
-    or that the caller passed in is copied, so two `.grad`s never share memory.
-    """
-    from .._tensor import _alias
-    if variable._size != grad._size:
-        grad = grad.sum_to_size(variable._size)
-    if grad.dtype is not variable.dtype:
-        grad = grad.to(variable.dtype)
-    old = variable._grad
-    if old is None:
-        if _grad_state.enabled:
-            new = grad
-        else:
-            st = grad._storage_()
-            if st._grad_claimed or not grad.is_contiguous():
-                new = grad.detach().clone(memory_format=None)
-            else:
-                new = _alias(grad)
-            new._storage_()._grad_claimed = True
-        variable._grad = new
-    elif _grad_state.enabled:
-        variable._grad = old + grad
-    else:
-        old.add_(grad)
-    hooks = variable._post_acc_hooks
-    if hooks:
-        for fn in list(hooks.values()):
-            fn(variable)

@@ -7,11 +7,16 @@ outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
 import functools
 
 from .grad_mode import _grad_state, no_grad
-from .graph import Node, SavedTensor, gradient_edge
+from .graph import Node, SavedTensor, freed_error, gradient_edge
+from .._tensor import Tensor, _alias
 
 
 class FunctionCtx:
     def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} "
+                                f"is of type {type(t).__name__}")
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -53,7 +58,6 @@ class BackwardCFunction(Node, FunctionCtx):
         for pos in self._tensor_positions:
             g = result[pos]
             out.append(g)
-        from .._tensor import Tensor
         for k, (g, (shape, dtype)) in enumerate(zip(out, self._in_meta)):
             if g is None:
                 continue
@@ -74,20 +78,14 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self._saved
         if saved is None:
             if self._released:
-                raise RuntimeError(
-                    "Trying to backward through the graph a second time (or directly access "
-                    "saved tensors after they have already been freed). Saved intermediate "
-                    "values of the graph are freed when you call .backward() or "
-                    "autograd.grad(). Specify retain_graph=True if you need to backward "
-                    "through the graph a second time or if you need to access saved tensors "
-                    "after calling backward.")
+                raise freed_error()
             return ()
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
 
     saved_variables = saved_tensors
 
     def _release_saved(self):
-        if self._saved is not None:
+        if self._saved:  # a Function that saved nothing can run backward again
             self._saved = None
             self._released = True
 
@@ -113,7 +111,8 @@ class Function(metaclass=FunctionMeta):
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is "
                            "deprecated. Please use new-style autograd function with static "
-                           "forward method.")
+                           "forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -141,7 +140,6 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor, _alias
         ctx = cls._backward_cls()
         Node.__init__(ctx)
         ctx.to_save = ()
@@ -173,6 +171,7 @@ class Function(metaclass=FunctionMeta):
         ctx._in_meta = [(args[i]._size, args[i].dtype) for i in tensor_positions]
         ctx._num_outputs = len(outputs)
         dirty = {id(t) for t in ctx.dirty_tensors}
+        dirty_view = None
         nondiff = {id(t) for t in ctx.non_differentiable}
         input_ids = {id(args[i]) for i in tensor_positions}
         new_outputs = []
@@ -184,11 +183,19 @@ class Function(metaclass=FunctionMeta):
                 continue
             if id(o) in dirty:
                 if o.grad_fn is None and o._rg:
-                    raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                        "in-place operation.")
-                o._bump_version() if False else None
+                o._bump_version()  # forward wrote it under no_grad; saved copies must notice
+                if o._base is not None and len(outputs) == 1 and args[tensor_positions[0]] is o:
+                    dirty_view = o  # in place on a view: rebased like an op's (CopySlices)
+                    out_meta.append((o._size, o.dtype, o._device))
+                    continue
             elif id(o) in input_ids:
-                o = _alias(o)  # an input returned as is becomes a view with its own history
+                # an input returned as is becomes a view of it with its own history
+                src = o
+                o = _alias(src)
+                o._base = src._base if src._base is not None else src
+                o._view_version = o._storage_()._version
             out_meta.append((o._size, o.dtype, o._device))
             if id(o) in nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
                 new_outputs.append(o)
@@ -198,6 +205,13 @@ class Function(metaclass=FunctionMeta):
             o._output_nr = k
             new_outputs.append(o)
         ctx._out_meta = out_meta
+        if dirty_view is not None:
+            from .variable_type import _rebase_view_history
+            edges = list(ctx.next_functions)
+            edges[0] = gradient_edge(dirty_view._base)
+            ctx.next_functions = tuple(edges)
+            _rebase_view_history(dirty_view, ctx)
+            new_outputs.insert(0, dirty_view)
         saved = []
         out_ids = {id(o): k for k, o in enumerate(new_outputs) if isinstance(o, Tensor)}
         orig_out_ids = {id(o): k for k, o in enumerate(outputs) if isinstance(o, Tensor)}

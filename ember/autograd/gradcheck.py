@@ -16,44 +16,54 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
-def _differentiable_outputs(out):
-    return tuple(o for o in _as_tuple(out) if o._rg)
+def _differentiable_positions(out):
+    """Positions of the outputs that require grad; perturbed runs (under no_grad) read the same."""
+    from .._tensor import Tensor
+    return [k for k, o in enumerate(_as_tuple(out)) if isinstance(o, Tensor) and o._rg]
 
 
-def _numerical_jacobian(fn, inputs, i, outputs, eps):
-    from .grad_mode import no_grad
-    x = inputs[i]
-    flat = x._np.reshape(-1) if x._np.flags.c_contiguous else None
-    if flat is None:
-        raise GradcheckError("gradcheck needs contiguous inputs")
-    jac = [np.zeros((x.numel(), o.numel()), dtype=np.float64) for o in outputs]
-    for k in range(x.numel()):
-        orig = flat[k].copy()
-        with no_grad():
-            flat[k] = orig - eps
-            lo = [o.detach()._np.astype(np.float64).copy().reshape(-1)
-                  for o in _differentiable_outputs(fn(*inputs))]
-            flat[k] = orig + eps
-            hi = [o.detach()._np.astype(np.float64).copy().reshape(-1)
-                  for o in _differentiable_outputs(fn(*inputs))]
-            flat[k] = orig
-        for j in range(len(outputs)):
-            jac[j][k] = (hi[j] - lo[j]) / (2 * eps)
-    return jac
+def _numerical_jacobian(fn, inputs, i, positions, eps):
+    """d outputs / d inputs[i] by central differences, one row per element of inputs[i].
+
+    The element is perturbed in place through the NumPy view of the input's memory, so
+    non-contiguous inputs work too. Grad mode stays on: gradgradcheck's function computes
+    gradients itself.
+    """
+    arr = inputs[i]._np
+    rows = []
+    for idx in np.ndindex(arr.shape):
+        orig = arr[idx].copy()
+        arr[idx] = orig - eps
+        lo = _flat_outputs(fn(*inputs), positions)
+        arr[idx] = orig + eps
+        hi = _flat_outputs(fn(*inputs), positions)
+        arr[idx] = orig
+        rows.append([(h - l) / (2 * eps) for h, l in zip(hi, lo)])
+    return [np.array([r[j] for r in rows]).reshape(arr.size, -1) for j in range(len(positions))]
+
+
+def _flat_outputs(out, positions):
+    out = _as_tuple(out)
+    return [out[k].detach()._np.astype(np.float64).reshape(-1) for k in positions]
 
 
 def _analytical_jacobian(inputs, diff_idx, outputs):
+    """The same Jacobians from autograd: one backward per output element (a one-hot grad)."""
     from . import grad
     from .._python_bindings import zeros_like
     jacs = [[np.zeros((inputs[i].numel(), o.numel()), dtype=np.float64) for o in outputs]
             for i in diff_idx]
     for j, o in enumerate(outputs):
         for k in range(o.numel()):
-            g = zeros_like(o)
-            g._np.reshape(-1)[k] = 1
+            g = zeros_like(o)  # may be non-contiguous like `o`: index it, don't reshape it
+            g._np[np.unravel_index(k, g._np.shape)] = 1
             gi = grad(o, [inputs[i] for i in diff_idx], g, retain_graph=True, allow_unused=True)
             for n, gx in enumerate(gi):
                 if gx is not None:
+                    if gx.shape != inputs[diff_idx[n]].shape:
+                        raise GradcheckError(f"Gradient for input {diff_idx[n]} has shape "
+                                             f"{list(gx.shape)}, expected "
+                                             f"{list(inputs[diff_idx[n]].shape)}")
                     jacs[n][j][:, k] = gx.detach()._np.astype(np.float64).reshape(-1)
     return jacs
 
@@ -68,24 +78,34 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._rg]
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
-                         "none of the them have requires_grad=True.")
+                         "none of them have requires_grad=True.")
     for i in diff_idx:
         if inputs[i].dtype not in _double_types():
             import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are "
-                          "not of double precision floating point or complex.")
-    outputs = _differentiable_outputs(func(*inputs))
-    if not outputs:
-        return _fail("gradcheck: no output requires grad", raise_exception)
+                          "not of double precision floating point or complex. ")
+    out = func(*inputs)
+    positions = _differentiable_positions(out)
+    if not positions:  # nothing to differentiate: the numerical Jacobian must be zero
+        floats = [k for k, o in enumerate(_as_tuple(out)) if isinstance(o, Tensor) and
+                  (o.dtype.is_floating_point or o.dtype.is_complex)]
+        for i in diff_idx:
+            if any(np.any(jac) for jac in _numerical_jacobian(func, inputs, i, floats, eps)):
+                return _fail("Numerical gradient for function expected to be zero",
+                             raise_exception)
+        return True
+    outputs = [_as_tuple(out)[k] for k in positions]
     analytical = _analytical_jacobian(inputs, diff_idx, outputs)
     for n, i in enumerate(diff_idx):
-        numerical = _numerical_jacobian(func, inputs, i, outputs, eps)
+        numerical = _numerical_jacobian(func, inputs, i, positions, eps)
         for j in range(len(outputs)):
             a, b = analytical[n][j], numerical[j]
             if not np.allclose(a, b, rtol=rtol, atol=atol):
+                from .._python_bindings import tensor
                 return _fail(f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                             f"numerical:{b}\nanalytical:{a}\n", raise_exception)
+                             f"numerical:{tensor(b)}\nanalytical:{tensor(a)}\n",
+                             raise_exception)
     return True
 
 
@@ -99,10 +119,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     from . import grad
     from .._python_bindings import randn_like
     inputs = _as_tuple(inputs)
-    outputs = _differentiable_outputs(func(*inputs))
+    out = func(*inputs)
+    positions = _differentiable_positions(out)
+    if not positions:
+        return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
+                         raise_exception=raise_exception)
     if grad_outputs is None:
-        from .. import _generator
-        grad_outputs = tuple(randn_like(o, dtype=o.dtype).requires_grad_() for o in outputs)
+        grad_outputs = tuple(randn_like(_as_tuple(out)[k]).requires_grad_() for k in positions)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
@@ -110,8 +133,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_grads(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = _differentiable_outputs(func(*ins))
-        gs = grad(outs, [ins[i] for i in diff_idx], gos, create_graph=True, allow_unused=True)
+        outs = _as_tuple(func(*ins))
+        gs = grad([outs[k] for k in positions], [ins[i] for i in diff_idx], gos,
+                  create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_grads, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,

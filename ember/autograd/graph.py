@@ -9,15 +9,22 @@ its AccumulateGrad node, which writes `.grad`.
     y = x * w ---------------> MulBackward0 --> AccumulateGrad --> w (leaf)
 """
 import itertools
+import re
 import weakref
+from collections import OrderedDict
 
 from .grad_mode import _grad_state
+from .._tensor import _alias
 
 _seq = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by every register_*hook: `handle.remove()` takes the hook out again."""
+    """Returned by every register_*hook: `handle.remove()` takes the hook out again.
+
+    It holds its hooks dict by weak reference (an OrderedDict: a plain dict cannot be weakly
+    referenced), so a handle never keeps a graph's hooks alive.
+    """
     _ids = itertools.count()
 
     def __init__(self, hooks_dict):
@@ -72,32 +79,34 @@ class Node:
     def register_prehook(self, fn):
         """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
-        h = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[h.id] = fn
-        return h
+            self._pre_hooks = OrderedDict()
+        return _add_hook(self._pre_hooks, fn)
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, after the node runs."""
         if self._hooks is None:
-            self._hooks = {}
-        h = RemovableHandle(self._hooks)
-        self._hooks[h.id] = fn
-        return h
+            self._hooks = OrderedDict()
+        return _add_hook(self._hooks, fn)
 
     def _register_tensor_pre_hook(self, output_nr, fn):
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
-        hooks = self._tensor_pre_hooks.setdefault(output_nr, {})
-        h = RemovableHandle(hooks)
-        hooks[h.id] = fn
-        return h
+        hooks = self._tensor_pre_hooks.get(output_nr)
+        if hooks is None:
+            hooks = self._tensor_pre_hooks[output_nr] = OrderedDict()
+        return _add_hook(hooks, fn)
 
     def _release_saved(self):
         pass
 
     def __repr__(self):
         return f"<{self.name()} object at {hex(id(self))}>"
+
+
+def _add_hook(hooks, fn):
+    h = RemovableHandle(hooks)
+    hooks[h.id] = fn
+    return h
 
 
 class AccumulateGrad(Node):
@@ -109,10 +118,45 @@ class AccumulateGrad(Node):
         self.variable = variable
         self._seq = float("inf")  # PyTorch runs accumulators as soon as they are ready
 
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
     def apply(self, grads):
-        from .engine import accumulate_grad
         accumulate_grad(self.variable, grads[0])
         return ()
+
+
+def accumulate_grad(variable, grad):
+    """AccumulateGrad's body: `.grad = grad` the first time, `.grad += grad` after.
+
+    The first gradient is stored as is when nobody else can hold it; a gradient buffer that
+    is already some other leaf's `.grad` (an add's backward hands one tensor to both inputs)
+    or that the caller passed in is copied, so two `.grad`s never share memory.
+    """
+    if variable._size != grad._size:
+        grad = grad.sum_to_size(variable._size)
+    if grad.dtype is not variable.dtype:
+        grad = grad.to(variable.dtype)
+    old = variable._grad
+    if old is None:
+        if _grad_state.enabled:
+            new = grad
+        else:
+            st = grad._storage_()
+            if st._grad_claimed or not grad.is_contiguous():
+                new = grad.detach().clone(memory_format=None)
+            else:
+                new = _alias(grad)
+            new._storage_()._grad_claimed = True
+        variable._grad = new
+    elif _grad_state.enabled:
+        variable._grad = old + grad
+    else:
+        old.add_(grad)
+    hooks = variable._post_acc_hooks
+    if hooks:
+        for fn in list(hooks.values()):
+            fn(variable)
 
 
 def grad_accumulator(t):
@@ -126,9 +170,17 @@ def grad_accumulator(t):
 
 
 def gradient_edge(t):
-    """(node, input_nr) that a gradient for `t` flows into, or (None, 0) if none."""
+    """(node, input_nr) that a gradient for `t` flows into, or (None, 0) if none.
+
+    A view whose storage was written in place since its grad_fn was made may be out of date
+    (its base's history was rebased): it gets a grad_fn regenerated from the base first.
+    """
     fn = t.grad_fn
     if fn is not None:
+        if t._base is not None and t._storage._version != t.__dict__.get("_view_version"):
+            from .variable_type import refresh_view
+            refresh_view(t)
+            fn = t.grad_fn
         return (fn, t._output_nr)
     if t._rg:
         return (grad_accumulator(t), 0)
@@ -141,38 +193,62 @@ class SavedTensor:
     An output saved by its own node is stored as a plain alias (no grad_fn), so the output does
     not keep its node alive through a reference cycle; unpacking gives it its grad_fn back.
     """
-    __slots__ = ("_t", "_version", "_is_output", "_output_nr", "_fn_name")
+    __slots__ = ("_t", "_version", "_is_output", "_output_nr")
 
     def __init__(self, t, is_output=False, output_nr=0):
-        from .._tensor import _alias
+        if t._inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or "
+                "use `torch.no_grad()` instead of `torch.inference_mode()`.")
         self._version = t._storage_()._version
         self._is_output = is_output
         self._output_nr = output_nr
-        if is_output:
-            self._t = _alias(t)
-            self._fn_name = None
-        else:
-            self._t = t
-            self._fn_name = t.grad_fn.name() if t.grad_fn is not None else None
+        self._t = _alias(t) if is_output else t
 
     def unpack(self, node):
         t = self._t
         if t._storage_()._version != self._version:
-            producer = node.name() if self._is_output else self._fn_name
-            where = f", which is output {self._output_nr} of {producer}," if producer else ""
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{_type_name(t)} {list(t._size)}]{where} is at version "
-                f"{t._storage_()._version}; expected version {self._version} instead. Hint: "
-                "enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with torch.autograd.set_detect_anomaly(True).")
+            self._raise_modified(node)
         if self._is_output and _grad_state.enabled:
-            from .._tensor import _alias
             t = _alias(t)
             t._rg = True
             t.grad_fn = node
             t._output_nr = self._output_nr
         return t
+
+
+    def _raise_modified(self, node):
+        from . import anomaly_mode
+        t = self._t
+        producer = node if self._is_output else t.grad_fn  # a saved input: its grad_fn now
+        producer = producer and short_name(producer)
+        where = f", which is output {self._output_nr} of {producer}," if producer else ""
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!" if anomaly_mode._enabled else
+                "Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_type_name(t)} {list(t._size)}]{where} is at version "
+            f"{t._storage_()._version}; expected version {self._version} instead. {hint}")
+
+
+def freed_error():
+    """What reading a saved tensor after backward freed it raises."""
+    return RuntimeError(
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward.")
+
+
+def short_name(node):
+    """A node's name as PyTorch's error messages give it: MulBackward0 -> Mul."""
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 def _type_name(t):
@@ -208,13 +284,7 @@ def retain_grad(t):
         var = ref()
         if var is None:
             return
-        from .._tensor import _alias
-        if var._grad is None:
-            var._grad = _alias(grad) if not _grad_state.enabled else grad
-            if not _grad_state.enabled:
-                var._grad = grad.clone()
-        else:
-            var._grad = var._grad + grad
+        var._grad = grad.clone() if var._grad is None else var._grad + grad
     if node._retain_grad_hooks is None:
         node._retain_grad_hooks = {}
     node._retain_grad_hooks[t._output_nr] = store
@@ -227,7 +297,5 @@ def register_post_accumulate_grad_hook(t, hook):
     if t.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if t._post_acc_hooks is None:
-        t._post_acc_hooks = {}
-    h = RemovableHandle(t._post_acc_hooks)
-    t._post_acc_hooks[h.id] = hook
-    return h
+        t._post_acc_hooks = OrderedDict()
+    return _add_hook(t._post_acc_hooks, hook)

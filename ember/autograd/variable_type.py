@@ -17,11 +17,12 @@ saved: the names of the op's arguments, `result`/`result1`, `<arg>_shape`/`<arg>
 import inspect
 
 from .. import _dispatcher
-from .grad_mode import _grad_state
-from .graph import Node, SavedTensor, gradient_edge
+from .graph import Node, SavedTensor, freed_error, gradient_edge, short_name
 from . import anomaly_mode
+from .._tensor import Tensor
 
 _NONDIFF = object()
+_FREED = object()  # what a saved tensor becomes after backward without retain_graph
 
 
 class Derivative:
@@ -60,10 +61,50 @@ class Derivative:
         self.saved_inputs = [(n, argnames.index(n)) for n in saved if n in argnames]
         self.saved_outputs = [(n, 0 if n == "result" else int(n[6:])) for n in saved
                               if n not in argnames]
+        # Save only what the formulas of the inputs that need a gradient read (PyTorch's
+        # `should_compute_output` around each SavedVariable): `x * w` with a constant `w`
+        # keeps no reference to `x`, so modifying `x` in place afterwards is no error.
+        # Without tensor lists, each formula's inputs sit at fixed edge positions.
+        self.formula_saves = None
+        if not self.has_lists and len(self.formulas) > 1:
+            position = {n: k for k, (_, n, _) in enumerate(self.diff_args)}
+            self.formula_saves = [(tuple(position[n] for n in inputs),
+                                   {p for p in params if p in saved})
+                                  for inputs, _, params, _ in self.formulas]
         self.clone_saved_self = False
         if op._mutates:
             self.clone_saved_self = any(n == "self" for n, _ in self.saved_inputs)
-        self.node_cls = type(name, (OpNode,), {"__slots__": ()})
+        self.node_cls = None
+        self.pick_node_cls = None
+        if callable(name):
+            # one ember op standing for several torch overloads (sum() and sum(dim) are
+            # SumBackward0 and SumBackward1): the name is a function of the op's arguments
+            classes = {}
+            positions = [argnames.index(p) for p in inspect.signature(name).parameters]
+
+            def pick(args):
+                n = name(*[args[i] for i in positions])
+                cls = classes.get(n)
+                if cls is None:
+                    cls = classes[n] = type(n, (OpNode,), {"__slots__": ()})
+                return cls
+            self.pick_node_cls = pick
+        else:
+            self.node_cls = type(name, (OpNode,), {"__slots__": ()})
+
+    def saves_for(self, edges):
+        """(saved inputs, saved outputs) that the formulas of the inputs with an edge read."""
+        fs = self.formula_saves
+        if fs is None:
+            return self.saved_inputs, self.saved_outputs
+        names = set()
+        for positions, saves in fs:
+            for k in positions:
+                if edges[k][0] is not None:
+                    names |= saves
+                    break
+        return ([s for s in self.saved_inputs if s[0] in names],
+                [s for s in self.saved_outputs if s[0] in names])
 
 
 class OpNode(Node):
@@ -73,13 +114,6 @@ class OpNode(Node):
     def apply(self, grads):
         d = self._deriv
         saved = self._saved
-        if saved is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
         grads = _materialize(self, grads)
         env = {"grad": grads[0], "grads": grads}
         for name, value in saved.items():
@@ -122,7 +156,13 @@ class OpNode(Node):
         return out
 
     def _release_saved(self):
-        self._saved = None
+        # free the saved tensors; shapes and scalars stay, so a node that saved no tensor
+        # can run again (as in PyTorch, only reading a freed tensor is an error)
+        saved = self._saved
+        for name, value in saved.items():
+            if isinstance(value, SavedTensor) or (
+                    type(value) is list and value and isinstance(value[0], SavedTensor)):
+                saved[name] = _FREED
 
     def _saved_tensors_names(self):
         return list(self._saved or ())
@@ -131,9 +171,6 @@ class OpNode(Node):
         # PyTorch exposes saved values as `_saved_<name>` attributes
         if name.startswith("_saved_"):
             saved = object.__getattribute__(self, "_saved")
-            if saved is None:
-                raise RuntimeError("Trying to access saved tensors after they have already "
-                                   "been freed.")
             key = name[7:]
             if key in saved:
                 return _unpack(saved[key], self)
@@ -148,6 +185,8 @@ class NotImplementedNode(Node):
 
 
 def _unpack(value, node):
+    if value is _FREED:
+        raise freed_error()
     if isinstance(value, SavedTensor):
         return value.unpack(node)
     if isinstance(value, list):
@@ -165,7 +204,6 @@ def _materialize(node, grads):
 
 
 def _save(value, is_output=False, output_nr=0):
-    from .._tensor import Tensor
     if isinstance(value, Tensor):
         return SavedTensor(value, is_output, output_nr)
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor):
@@ -179,39 +217,21 @@ def _requires_grad_dtype(t):
 
 def autograd_kernel(op, key, args):
     d = op.derivative
+    view = None
     if op._mutates:
-        self = args[0]
-        if self.grad_fn is None and self._rg:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+        view = _check_inplace(args[0])
     if d is _NONDIFF:
         return op.redispatch(key, args)
     if d is not None and type(d) is not Derivative:  # ember.library.register_autograd
         return d.kernel(op, key, args)
     if d is None:
-        out = op.redispatch(key, args)
-        node = NotImplementedNode()
-        node._opname = op.name
-        node._num_outputs = 1
-        node.next_functions = tuple(gradient_edge(a) for a in _tensor_args(op, args))
-        for t in (out if isinstance(out, (tuple, list)) else (out,)):
-            if _requires_grad_dtype(t):
-                t._rg, t.grad_fn = True, node
-        return out
+        return _not_implemented_kernel(op, key, args)
 
-    saved = {}
-    for name, i in d.saved_inputs:
-        v = args[i]
-        if d.clone_saved_self and name == "self":
-            with _no_grad():
-                v = v.clone()
-        saved[name] = _save(v)
-
-    # edges and input metadata, before an in-place op rebases `self`
+    # edges to the inputs' producers (before an in-place op rebases `self`); an in-place op
+    # on a view sends the gradient of the view's old value to the base's old history
     edges = []
     metas = []
     spans = {}
-    from .._tensor import Tensor
     for i, name, is_list in d.diff_args:
         a = args[i]
         start = len(edges)
@@ -223,20 +243,35 @@ def autograd_kernel(op, key, args):
                 edges.append((None, 0))
                 metas.append(((), None))
         spans[name] = (start, len(edges))
+    if view is not None:
+        edges[0] = gradient_edge(view._base)
+
+    saved_inputs, saved_outputs = d.saves_for(edges)
+    saved = {}
+    for name, i in saved_inputs:
+        v = args[i]
+        if d.clone_saved_self and name == "self":
+            v = v.clone()  # the value before the op overwrites it (recorded: double backward)
+        saved[name] = _save(v)
 
     out = op.redispatch(key, args)
 
-    node = d.node_cls()
+    node = (d.node_cls or d.pick_node_cls(args))()
     node.next_functions = tuple(edges)
     node._deriv = d
     node._in_meta = metas
     node._spans = spans
-    node._num_outputs = d.num_outputs
     outs = out if isinstance(out, (tuple, list)) else (out,)
+    node._num_outputs = len(outs)
     node._out_meta = None if len(outs) == 1 else [(t._size, t.dtype, t._device) for t in outs]
-    for name, k in d.saved_outputs:
+    for name, k in saved_outputs:
         saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
     node._saved = saved
+    if anomaly_mode._enabled:
+        anomaly_mode.record_forward_trace(node)
+    if view is not None:
+        _rebase_view_history(view, node)
+        return out
     diff = d.output_differentiability
     for k, t in enumerate(outs):
         if (diff is None or diff[k]) and _requires_grad_dtype(t):
@@ -244,28 +279,172 @@ def autograd_kernel(op, key, args):
             t.grad_fn = node
             t._output_nr = k
     if op._is_view:
-        src = args[0]
-        outs[0]._base = src._base if src._base is not None else src
-    if anomaly_mode._enabled:
-        anomaly_mode.record_forward_trace(node)
+        version = outs[0]._storage._version
+        for t in outs:
+            t._view_version = version
     return out
 
 
+def _check_inplace(self):
+    """Refuse in-place ops autograd cannot record; return `self` if it is a view, else None."""
+    base = self._base
+    if base is None:
+        if self.grad_fn is None and self._rg:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        return None
+    if base.grad_fn is None and base._rg:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    fn = self.grad_fn
+    if isinstance(fn, OpNode) and fn._num_outputs > 1:
+        raise RuntimeError(
+            f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
+            "inplace. "
+            "This view is the output of a function that returns multiple views. Such functions "
+            "do not allow the output views to be modified inplace. You should replace the "
+            "inplace operation by an out-of-place one.")
+    return self
+
+
+def _not_implemented_kernel(op, key, args):
+    out = op.redispatch(key, args)
+    node = NotImplementedNode()
+    node._opname = op.name
+    node._num_outputs = 1
+    node.next_functions = tuple(gradient_edge(a) for a in _tensor_args(op, args))
+    for t in (out if isinstance(out, (tuple, list)) else (out,)):
+        if _requires_grad_dtype(t):
+            t._rg, t.grad_fn = True, node
+    return out
+
+
+# Note [In-place ops on views: CopySlices]
+# ----------------------------------------
+# `y = x.clone(); y[1:].mul_(w)` writes into y's memory through a view. Autograd must now see
+# *y* as computed by the mul: every later use of y, and every view of y, has to back-propagate
+# through it. Recording the mul on the view alone is not enough: the view is a temporary, and
+# y's grad_fn would still say "clone of x", which is no longer how y's values were made.
+#
+# So, like PyTorch's `rebase_history`, the op's node `fn` (MulBackward0) is wrapped in a
+# CopySlices node that becomes the *base's* grad_fn:
+#
+#     y.grad_fn = CopySlices --next_functions--> (y's old history, w's producer)
+#                     |
+#                     +-- fn = MulBackward0 (gradient w.r.t. the view's old value and w)
+#
+# Given the gradient of the whole new y, CopySlices cuts out the view's region, runs `fn` on
+# it, and writes fn's gradient for the view's old value back into that region: what flows to
+# y's old history is "grad outside the view, fn's input gradient inside it". The other inputs
+# (w) get fn's gradients unchanged. The region is a list of positions: for each element of the
+# view, its index in the base's row-major order, worked out once from sizes, strides and
+# offsets, so any view (slices, selects, transposes, diagonals) is one gather and one scatter.
+#
+# The view itself then gets a fresh grad_fn that regenerates it from the new base (PyTorch
+# names it AsStridedBackward0): its gradient is scattered into the base's positions and flows
+# into CopySlices. Other views of the same base may still hold a grad_fn from before; they
+# notice through the version counter (each view remembers the storage version its grad_fn was
+# made at) and regenerate theirs the same way when they are next used (`gradient_edge`).
+#
+# A base that did not require grad starts to: `x = zeros(3); x[0] = w` makes x a non-leaf
+# whose CopySlices has no edge for x's old value, only for w.
+def _rebase_view_history(view, fn):
+    base = view._base
+    positions = _view_positions(view, base)
+    node = CopySlices()
+    node.fn = fn
+    node.next_functions = fn.next_functions
+    node._num_outputs = 1
+    node._positions = positions
+    node._view_shape = view._size
+    node._base_shape = base._size
+    base.grad_fn = node
+    base._rg = True
+    base._output_nr = 0
+    _regenerate_view(view, positions)
+
+
+def _regenerate_view(view, positions):
+    base = view._base
+    node = AsStridedBackward0()
+    node.next_functions = (gradient_edge(base),)
+    node._num_outputs = 1
+    node._positions = positions
+    node._base_shape = base._size
+    view.grad_fn = node
+    view._rg = True
+    view._output_nr = 0
+    view._view_version = view._storage._version
+
+
+def refresh_view(view):
+    """Give a view whose base was written in place a grad_fn that reads the base's history."""
+    base = view._base
+    view._view_version = view._storage._version
+    if base._rg and view.grad_fn is not None:
+        _regenerate_view(view, _view_positions(view, base))
+
+
+def _view_positions(view, base):
+    """For each element of `view`, the index of the same memory in `base`'s row-major order."""
+    import numpy as np
+    from .._python_bindings import tensor
+    as_strided = np.lib.stride_tricks.as_strided
+
+    def extent(t):
+        return t.storage_offset() + sum((n - 1) * s for n, s in zip(t._size, t.stride())) + 1
+    lin = np.full(max(extent(base), extent(view)), -1, dtype=np.int64)
+    as_strided(lin[base.storage_offset():], base._size,
+               [8 * s for s in base.stride()])[...] = np.arange(base.numel()).reshape(base._size)
+    pos = as_strided(lin[view.storage_offset():], view._size,
+                     [8 * s for s in view.stride()]).reshape(-1)
+    if pos.size and pos.min() < 0:
+        raise RuntimeError("in-place operation on a view that reaches outside its base's "
+                           "elements is not supported by autograd")
+    return tensor(pos)
+
+
+class CopySlices(Node):
+    """The base's grad_fn after an in-place op on one of its views (see the Note above)."""
+    __slots__ = ("fn", "_positions", "_view_shape", "_base_shape", "_num_outputs")
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def apply(self, grads):
+        from .._python_bindings import ops
+        flat = grads[0].reshape(-1)
+        grad_slice = flat.index_select(0, self._positions).reshape(self._view_shape)
+        res = self.fn.apply([grad_slice])
+        if res[0] is not None:
+            res[0] = ops.aten.index_put(flat, [self._positions], res[0].reshape(-1), False) \
+                .reshape(self._base_shape)
+        return res
+
+    def _release_saved(self):
+        self.fn._release_saved()
+
+
+class AsStridedBackward0(Node):
+    """A view's grad_fn regenerated from its base: scatter the gradient into the base's shape."""
+    __slots__ = ("_positions", "_base_shape", "_num_outputs")
+
+    def apply(self, grads):
+        from .._python_bindings import ops, zeros
+        grad = grads[0]
+        n = 1
+        for s in self._base_shape:
+            n *= s
+        out = zeros(n, dtype=grad.dtype, device=grad.device)
+        return [ops.aten.index_put(out, [self._positions], grad.reshape(-1), True)
+                .reshape(self._base_shape)]
+
+
 def _tensor_args(op, args):
-    from .._tensor import Tensor
     ts = [args[i] for i in op._tensor_pos]
     for i in op._list_pos:
         ts.extend(args[i])
     return [t for t in ts if isinstance(t, Tensor)]
-
-
-class _no_grad:
-    def __enter__(self):
-        self.prev = _grad_state.enabled
-        _grad_state.enabled = False
-
-    def __exit__(self, *exc):
-        _grad_state.enabled = self.prev
 
 
 def derivative(name, formulas=None, *, node_name=None, output_differentiability=None,
@@ -275,7 +454,7 @@ def derivative(name, formulas=None, *, node_name=None, output_differentiability=
     if formulas is None:
         op.derivative = _NONDIFF
         return
-    node_name = node_name or _camel(op.schema.name) + "Backward0"
+    node_name = node_name or node_name_of(op.schema.name)
     op.derivative = Derivative(op, formulas, node_name, output_differentiability)
 
 
@@ -284,9 +463,10 @@ def not_differentiable(*names):
         derivative(n, None)
 
 
-def _camel(name):
-    name = name.rstrip("_")
-    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+def node_name_of(opname):
+    """PyTorch's node name for an op: each '_'-separated part title-cased (log1p ->
+    Log1PBackward0, index_put_ -> IndexPutBackward0)."""
+    return "".join(p.title() for p in opname.split("_")) + "Backward0"
 
 
 _dispatcher._autograd_kernel = autograd_kernel

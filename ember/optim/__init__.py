@@ -1,3 +1,19 @@
-"""torch.optim."""
+"""torch.optim: optimizers, learning-rate schedulers (`lr_scheduler`) and weight averaging
+(`swa_utils`)."""
 from .optimizer import Optimizer
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from . import lr_scheduler, swa_utils
+
+__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "NAdam", "RAdam",
+           "RMSprop", "Rprop", "SGD", "Optimizer", "lr_scheduler", "swa_utils"]

@@ -1,64 +1,478 @@
-"""optim.Optimizer: param_groups, per-parameter state, zero_grad, state_dict (a first slice;
-the optim issue completes it)."""
-from collections import defaultdict
+"""optim.Optimizer: parameter groups, per-parameter state, step hooks and state dicts, as PyTorch.
 
+An optimizer holds `param_groups` (a list of dicts: "params" plus that group's hyperparameters,
+filled in from `defaults`) and `state` (a dict keyed by parameter tensor: that parameter's
+buffers, e.g. Adam's `step`, `exp_avg`, `exp_avg_sq`). `step()` is the algorithm; everything else
+lives here. `state_dict()` replaces every parameter by its index in group order, so a state dict
+saved by PyTorch loads into ember's optimizer and the other way round.
+"""
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from copy import deepcopy
+from itertools import chain
+
+import numpy as np
+
+from .. import _dtype
+from .. import _tensor
 from .._tensor import Tensor
+from . import _foreach
+from ..autograd.graph import RemovableHandle
+from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
+
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
+
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
+
+
+class _RequiredParameter:
+    """The default of a hyperparameter that every group must give (e.g. a required lr)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) -> None or (args, kwargs), before every optimizer's step."""
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs) -> None, after every optimizer's step."""
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+def _get_scalar_dtype():
+    """The dtype of scalar state such as `step`: float64 under a float64 default, else float32."""
+    return _dtype.float64 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.float32
+
+
+def _to_scalar(x):
+    """A 1-element hyperparameter tensor squeezed to 0-d; anything else unchanged."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
+
+
+def _get_value(x):
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _lr(group):
+    """The group's learning rate as a Python float (a tensor lr is read out)."""
+    return _get_value(_to_scalar(group["lr"]))
+
+
+_VALUE_NAMES = {"eps": "epsilon"}
+
+
+def _check_hyperparameters(**values):
+    """PyTorch's argument checks, in the order given: every value >= 0 (lr may be a 1-element
+    tensor), each beta in [0, 1). The error names the first bad one, with PyTorch's message."""
+    for name, value in values.items():
+        if name == "lr":
+            if isinstance(value, Tensor) and value.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
+            if not 0.0 <= value:
+                raise ValueError(f"Invalid learning rate: {value}")
+        elif name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {_VALUE_NAMES.get(name, name)} value: {value}")
+
+
+# ---- state tensors ------------------------------------------------------------------------------
+# State is made of plain ember tensors with PyTorch's dtypes and layouts, so that it pickles and
+# state-dict-loads either way; the update kernels work on their NumPy arrays.
+
+def _wrap(array):
+    """A tensor owning `array`, a fresh NumPy array (no copy)."""
+    return _tensor._wrap(array)
+
+
+def _zeros_like(p):
+    """torch.zeros_like(p, memory_format=torch.preserve_format)."""
+    return _wrap(np.zeros_like(p._np))
+
+
+def _full_like(p, value):
+    return _wrap(np.full_like(p._np, value))
+
+
+def _scalar_tensor(value):
+    """A 0-d state tensor such as `step`: torch.tensor(value, dtype=_get_scalar_dtype())."""
+    return _wrap(np.array(value, dtype=_get_scalar_dtype()._np))
+
+
+def _increment(step_t):
+    """`step_t += 1` on a 0-d step tensor; returns the new value as a Python float."""
+    a = step_t._np
+    a += 1
+    step_t._bump_version()
+    return float(a)
 
 
 class Optimizer:
+    """Base class for all optimizers.
+
+    Args:
+        params: an iterable of tensors, of (name, tensor) pairs, or of dicts (parameter groups).
+        defaults: the hyperparameters a group gets when it does not specify them.
+    """
+
+    # Options a group saved by an older PyTorch may lack, filled in by __setstate__ (and so by
+    # load_state_dict); and the per-parameter state such checkpoints kept as Python numbers.
+    _group_defaults = {}
+    _scalar_state = ()
+
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self.state = defaultdict(dict)
-        self.param_groups = []
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+        self._patch_step_function()
+
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + type(params).__name__)
+                            "Tensors or dicts, but got " + params.type())
+        self.state = defaultdict(dict)
+        self.param_groups = []
         param_groups = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
             param_groups = [{"params": param_groups}]
-        for g in param_groups:
-            self.add_param_group(g)
+        for param_group in param_groups:
+            self.add_param_group(param_group)
 
-    def add_param_group(self, param_group):
-        params = param_group["params"]
-        param_group["params"] = [params] if isinstance(params, Tensor) else list(params)
-        for k, v in self.defaults.items():
-            param_group.setdefault(k, v)
-        seen = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in seen for p in param_group["params"]):
-            raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append(param_group)
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
+            for p in group["params"]:
+                p_state = self.state.get(p, {})
+                for key in self._scalar_state:
+                    if key in p_state and not isinstance(p_state[key], Tensor):
+                        p_state[key] = _scalar_tensor(float(p_state[key]))
+
+    def __repr__(self):
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    # ---- step and its hooks -----------------------------------------------------------------------
+    # Like PyTorch, the first optimizer of a class replaces the class's `step` by a wrapper that
+    # runs the global and per-instance pre hooks (which may replace args and kwargs), the step
+    # itself with grad mode set to the group's `differentiable` flag, then the post hooks.
+
+    @staticmethod
+    def profile_hook_step(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self, *_ = args
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(),
+                                  self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{func} must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+            prev = is_grad_enabled()
+            try:
+                set_grad_enabled(self.defaults.get("differentiable", False))
+                out = func(*args, **kwargs)
+            finally:
+                set_grad_enabled(prev)
+            for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                                   _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+        return wrapper
+
+    def _patch_step_function(self):
+        if not getattr(self.__class__.step, "hooked", None):
+            self.__class__.step = self.profile_hook_step(self.__class__.step)
+            self.__class__.step.hooked = True
+
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before step()."""
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) -> None, after step()."""
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def _eval_closure(self, closure):
+        """Run the closure (re-evaluating the loss) with grad enabled, as PyTorch's step does."""
+        if closure is None:
+            return None
+        prev = is_grad_enabled()
+        set_grad_enabled(True)
+        try:
+            return closure()
+        finally:
+            set_grad_enabled(prev)
+
+    # ---- state dicts ------------------------------------------------------------------------------
+
+    def _register_hook(self, hooks, hook, prepend):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) -> None, before state_dict() builds the dict."""
+        return self._register_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> state_dict or None, after state_dict()."""
+        return self._register_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) -> state_dict or None, before load_state_dict()."""
+        return self._register_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) -> None, after load_state_dict()."""
+        return self._register_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    def state_dict(self):
+        """{"state": {index: per-parameter state}, "param_groups": [group with "params" as
+        indices]}: parameters are numbered in group order, first appearance wins."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
+        index = {}
+        param_groups = []
+        start = 0
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                index.setdefault(id(p), i)
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            param_groups.append(packed)
+        packed_state = {(index[id(k)] if isinstance(k, Tensor) else k): v
+                        for k, v in self.state.items()}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    @staticmethod
+    def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
+        """A loaded state tensor, cast to the parameter's device and (if floating) dtype; `step`
+        keeps its dtype unless the group is fused or capturable (then float32)."""
+        fused = capturable = False
+        for pg in param_groups:
+            if param_id in pg["params"]:
+                fused = pg.get("fused", False)
+                capturable = pg.get("capturable", False)
+                break
+        if key == "step":
+            if capturable or fused:
+                return value.to(dtype=_dtype.float32, device=param.device)
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
+
+    def load_state_dict(self, state_dict):
+        """Load a state dict from `state_dict()` (ember's or PyTorch's): groups are matched by
+        position and parameters by index; state tensors are cast to their parameter's dtype."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param, value, param_id=None, key=None):
+            if isinstance(value, Tensor):
+                return Optimizer._process_value_according_to_param_policy(
+                    param, value, param_id, state_dict["param_groups"], key)
+            if isinstance(value, dict):
+                return {k: cast(param, v, param_id, key=k) for k, v in value.items()}
+            if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+                return type(value)(cast(param, v, param_id) for v in value)
+            return value
+
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = cast(param, v, param_id=k)
+            else:
+                state[k] = v
+
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
+
+    # ---- groups and gradients ---------------------------------------------------------------------
 
     def zero_grad(self, set_to_none=True):
-        for g in self.param_groups:
-            for p in g["params"]:
+        """Drop every parameter's gradient (set_to_none=True) or fill it with zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
                 if p.grad is not None:
                     if set_to_none:
                         p.grad = None
                     else:
-                        p.grad.detach_()
+                        if p.grad.grad_fn is not None:
+                            p.grad.detach_()
+                        else:
+                            p.grad.requires_grad_(False)
                         p.grad.zero_()
 
-    def state_dict(self):
-        index = {}
-        groups = []
-        for g in self.param_groups:
-            packed = {k: v for k, v in g.items() if k != "params"}
-            packed["params"] = []
-            for p in g["params"]:
-                index.setdefault(id(p), len(index))
-                packed["params"].append(index[id(p)])
-            groups.append(packed)
-        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+    def add_param_group(self, param_group):
+        """Add a group (a dict with "params" and optional hyperparameters) to `param_groups`."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        else:
+            param_group["params"] = list(params)
 
-    def __repr__(self):
-        s = self.__class__.__name__ + " ("
-        for i, g in enumerate(self.param_groups):
-            s += f"\nParameter Group {i}"
-            for k in sorted(g):
-                if k != "params":
-                    s += f"\n    {k}: {g[k]}"
-        return s + "\n)"
+        tensors, names = [], []
+        for param in param_group["params"]:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param "
+                                 "names are missing")
+            param_group["param_names"] = names
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf
+                                                                       or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+
+        ids = [id(p) for p in param_group["params"]]
+        if len(ids) != len(set(ids)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
+        if not seen.isdisjoint(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return obj.type()
+    return type(obj).__qualname__
+
+
+class _ElementwiseOptimizer(Optimizer):
+    """The optimizers whose update acts on each parameter on its own, elementwise (all but LBFGS).
+
+    Their step is one loop. For each parameter with a gradient, `_prepare(p, group)` creates or
+    advances the parameter's state and returns the state tensors and the scalars the update
+    needs; `_update(scratch, param, grad, *states, **scalars)`, written on NumPy arrays, then
+    runs over the parameter block by block (see _foreach.py).
+    """
+
+    def step(self, closure=None):
+        """Perform a single optimization step. closure: re-evaluates the model, returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            if group.get("differentiable"):
+                raise NotImplementedError(
+                    f"{type(self).__name__}: differentiable=True is accepted, but ember's update "
+                    "runs on NumPy arrays and records no autograd graph")
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if p.grad.is_sparse:
+                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+                states, scalars = self._prepare(p, group)
+                _foreach.apply(self._update, p, p.grad, states, **scalars)
+        return loss
+
+    def _prepare(self, p, group):
+        raise NotImplementedError

@@ -1,47 +1,62 @@
-"""optim.SGD with momentum, dampening, nesterov, weight_decay and maximize (PyTorch's update)."""
-from .optimizer import Optimizer
-from ..autograd.grad_mode import no_grad
+"""optim.SGD: stochastic gradient descent with momentum, dampening, Nesterov, weight decay.
+
+PyTorch's update, per parameter (g = grad, or -grad when maximizing):
+
+    g = g + weight_decay * p                        if weight_decay
+    b = g  (first step)  or  momentum * b + (1 - dampening) * g
+    g = g + momentum * b  (nesterov)  or  b
+    p = p - lr * g
+"""
+import numpy as np
+
+from . import _foreach as F
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _get_value, _lr, _wrap
+
+__all__ = ["SGD"]
 
 
-class SGD(Optimizer):
+def _sgd_update(s, param, grad, buf=None, *, lr, weight_decay, momentum, dampening, nesterov,
+                maximize, first):
+    g = F.decayed_grad(s, param, grad, maximize, weight_decay)
+    if buf is not None:
+        if first:
+            np.copyto(buf, g)
+        else:
+            np.multiply(buf, momentum, out=buf)
+            F.add(buf, g, 1 - dampening, buf, s.wide)
+        g = F.add(g, buf, momentum, s.a, s.wide) if nesterov else buf
+    F.add(param, g, -lr, param, s.wide)
+
+
+class SGD(_ElementwiseOptimizer):
+    _group_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                           fused=False)
+    _update = staticmethod(_sgd_update)
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize, foreach=foreach,
-                                      differentiable=differentiable, fused=fused))
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def step(self, closure=None):
-        loss = None
-        if closure is not None:
-            from ..autograd.grad_mode import enable_grad
-            with enable_grad():
-                loss = closure()
-        with no_grad():
-            for g in self.param_groups:
-                lr, mom, damp = g["lr"], g["momentum"], g["dampening"]
-                wd, nesterov, maximize = g["weight_decay"], g["nesterov"], g["maximize"]
-                for p in g["params"]:
-                    if p.grad is None:
-                        continue
-                    d_p = p.grad if not maximize else -p.grad
-                    if wd != 0:
-                        d_p = d_p.add(p, alpha=wd)
-                    if mom != 0:
-                        state = self.state[p]
-                        buf = state.get("momentum_buffer")
-                        if buf is None:
-                            buf = state["momentum_buffer"] = d_p.clone().detach()
-                        else:
-                            buf.mul_(mom).add_(d_p, alpha=1 - damp)
-                        d_p = d_p.add(buf, alpha=mom) if nesterov else buf
-                    p.add_(d_p, alpha=-lr)
-        return loss
+    def _prepare(self, p, group):
+        scalars = dict(lr=_lr(group), weight_decay=_get_value(group["weight_decay"]),
+                       momentum=group["momentum"], dampening=group["dampening"],
+                       nesterov=group["nesterov"], maximize=group["maximize"], first=False)
+        if group["momentum"] == 0:
+            return (), scalars  # plain SGD keeps no state at all
+        state = self.state[p]
+        if state.get("momentum_buffer") is None:
+            # the first step starts the buffer at the gradient itself (torch: grad.clone())
+            state["momentum_buffer"] = _wrap(np.empty_like(p.grad._np))
+            scalars["first"] = True
+        return (state["momentum_buffer"],), scalars

@@ -4,6 +4,7 @@ The first slice of PyTorch's Module (the rest comes with the nn issue): `__setat
 registration, `named_*` iteration, `state_dict`/`load_state_dict`, `train`/`eval`, `to`,
 `zero_grad`, `apply`, forward hooks and PyTorch's `repr`.
 """
+import warnings
 from collections import OrderedDict, namedtuple
 
 from ..parameter import Parameter
@@ -312,6 +313,16 @@ class Module:
                 errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} "
                               f"from checkpoint, the shape in current model is {v.shape}.")
                 continue
+            if assign:
+                self._assign_from_state_dict(k, v, src)
+                continue
+            if v.is_meta and not src.is_meta:
+                warnings.warn(f"for {k}: copying from a non-meta parameter in the checkpoint to "
+                              "a meta parameter in the current model, which is a no-op. (Did you "
+                              "mean to pass `assign=True` to assign items in the state "
+                              "dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", stacklevel=2)
+                continue
             with no_grad():
                 v.copy_(src)
         for k in state_dict:
@@ -328,6 +339,22 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _assign_from_state_dict(self, key, current, value):
+        """load_state_dict(assign=True): the module takes the checkpoint's tensor itself (no
+        copy), so a model built on the meta device is filled from a (mapped) checkpoint."""
+        path, _, name = key.rpartition(".")
+        module = self
+        for part in path.split(".") if path else ():
+            module = module._modules[part]
+        if isinstance(current, Parameter):
+            if not isinstance(value, Parameter):
+                value = Parameter(value, requires_grad=current.requires_grad)
+            else:
+                value.requires_grad_(current.requires_grad)
+            module._parameters[name] = value
+        else:
+            module._buffers[name] = value
 
     # ---- hooks ------------------------------------------------------------------------------
     def register_forward_hook(self, hook):

@@ -1,0 +1,68 @@
+"""optim.Adagrad: per-coordinate learning rates from the running sum of squared gradients.
+
+PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
+
+    g = g + wd * p
+    clr = lr / (1 + (t - 1) * lr_decay)
+    sum = sum + g^2
+    p = p - clr * g / (sqrt(sum) + eps)
+"""
+import numpy as np
+
+from . import _foreach as F
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _full_like, _increment,
+                        _lr, _scalar_tensor)
+
+__all__ = ["Adagrad"]
+
+
+def _adagrad_update(s, param, grad, state_sum, *, weight_decay, eps, maximize, clr):
+    g = F.decayed_grad(s, param, grad, maximize, weight_decay)
+    F.addcmul_(state_sum, g, g, 1, s.b, s.wide)
+    std = np.sqrt(state_sum, out=s.b)
+    np.add(std, eps, out=std)
+    F.addcdiv_(param, g, std, -clr, s.c)
+
+
+class Adagrad(_ElementwiseOptimizer):
+    _group_defaults = dict(foreach=None, maximize=False, differentiable=False, fused=None)
+    _scalar_state = ("step",)
+    _update = staticmethod(_adagrad_update)
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_hyperparameters(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                               initial_accumulator_value=initial_accumulator_value, eps=eps)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        # Unlike the other optimizers, Adagrad creates its state up front.
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p)
+
+    def _init_state(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _scalar_tensor(0.0)
+            init = self.defaults["initial_accumulator_value"]
+            state["sum"] = _full_like(p, complex(init, init) if p.is_complex() else init)
+        return state
+
+    def share_memory(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
+    def _prepare(self, p, group):
+        state = self._init_state(p)
+        step = _increment(state["step"])
+        return (state["sum"],), dict(weight_decay=group["weight_decay"], eps=group["eps"],
+                                     maximize=group["maximize"],
+                                     clr=_lr(group) / (1 + (step - 1) * group["lr_decay"]))

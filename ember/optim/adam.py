@@ -1,0 +1,85 @@
+"""optim.Adam: adaptive moment estimation, with amsgrad and either weight-decay rule.
+
+PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
+
+    p = p * (1 - lr * wd)            decoupled weight decay (AdamW), or else
+    g = g + wd * p                   L2 weight decay, folded into the gradient
+    m = lerp(m, g, 1 - beta1)        first moment
+    v = beta2 * v + (1 - beta2) g^2  second moment  (amsgrad: v_max = max(v_max, v), used below)
+    p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+"""
+import numpy as np
+
+from . import _foreach as F
+from .._tensor import Tensor
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _get_value, _increment,
+                        _lr, _scalar_tensor, _to_scalar, _zeros_like)
+
+__all__ = ["Adam"]
+
+
+def _adam_update(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
+                 eps, weight_decay, decoupled_weight_decay, maximize, step_size,
+                 bias_correction2_sqrt):
+    if decoupled_weight_decay and weight_decay != 0:
+        np.multiply(param, 1 - lr * weight_decay, out=param)
+    g = F.decayed_grad(s, param, grad, maximize, 0 if decoupled_weight_decay else weight_decay)
+    F.lerp_(exp_avg, g, 1 - beta1, s.b, s.wide)
+    np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+    F.addcmul_(exp_avg_sq, g, g, 1 - beta2, s.b, s.wide)
+    if max_exp_avg_sq is not None:
+        second = np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+    else:
+        second = exp_avg_sq
+    denom = np.sqrt(second, out=s.b)
+    np.divide(denom, bias_correction2_sqrt, out=denom)
+    np.add(denom, eps, out=denom)
+    F.addcdiv_(param, exp_avg, denom, -step_size, s.c)
+
+
+class Adam(_ElementwiseOptimizer):
+    _group_defaults = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, decoupled_weight_decay=False, fused=None)
+    _scalar_state = ("step",)
+    _update = staticmethod(_adam_update)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
+                or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
+            raise ValueError("betas must be either both floats or both Tensors")
+        defaults = dict(lr=lr, betas=tuple(map(_to_scalar, betas)), eps=eps,
+                        weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+    def _prepare(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _scalar_tensor(0.0)
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = _zeros_like(p)
+        step = _increment(state["step"])
+        lr = _lr(group)
+        beta1, beta2 = (_get_value(b) for b in group["betas"])
+        states = (state["exp_avg"], state["exp_avg_sq"])
+        if group["amsgrad"]:
+            states += (state["max_exp_avg_sq"],)
+        return states, dict(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"],
+                            weight_decay=group["weight_decay"],
+                            decoupled_weight_decay=group["decoupled_weight_decay"],
+                            maximize=group["maximize"], step_size=lr / (1 - beta1 ** step),
+                            bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5)

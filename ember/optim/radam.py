@@ -1,0 +1,78 @@
+"""optim.RAdam: Adam with a rectified adaptive learning rate (Liu et al., 2019).
+
+PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
+
+    p = p * (1 - lr * wd)  (decoupled)   or   g = g + wd * p
+    m = lerp(m, g, 1 - beta1);   v = beta2 * v + (1 - beta2) * g^2
+    rho_inf = 2 / (1 - beta2) - 1;   rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t)
+    if rho_t > 5:  p = p - m / (1 - beta1^t) * lr * sqrt(1 - beta2^t) / (sqrt(v) + eps) * rect
+                   rect = sqrt((rho_t - 4)(rho_t - 2) rho_inf / ((rho_inf - 4)(rho_inf - 2) rho_t))
+    else:          p = p - m / (1 - beta1^t) * lr
+"""
+import numpy as np
+
+from . import _foreach as F
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
+                        _scalar_tensor, _zeros_like)
+
+__all__ = ["RAdam"]
+
+
+def _radam_update(s, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
+                  decoupled_weight_decay, maximize, bias_correction1, bias_correction2, rect):
+    if decoupled_weight_decay and weight_decay != 0:
+        np.multiply(param, 1 - lr * weight_decay, out=param)
+    g = F.decayed_grad(s, param, grad, maximize, 0 if decoupled_weight_decay else weight_decay)
+    F.lerp_(exp_avg, g, 1 - beta1, s.b, s.wide)
+    np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+    F.addcmul_(exp_avg_sq, g, g, 1 - beta2, s.b, s.wide)
+    update = np.divide(exp_avg, bias_correction1, out=s.b)
+    np.multiply(update, lr, out=update)
+    if rect is not None:
+        # (bias_correction2 ** 0.5) / tensor is PyTorch's __rtruediv__: reciprocal, then multiply
+        adaptive_lr = np.sqrt(exp_avg_sq, out=s.c)
+        np.add(adaptive_lr, eps, out=adaptive_lr)
+        np.reciprocal(adaptive_lr, out=adaptive_lr)
+        np.multiply(adaptive_lr, bias_correction2 ** 0.5, out=adaptive_lr)
+        np.multiply(update, adaptive_lr, out=update)
+        np.multiply(update, rect, out=update)
+    np.subtract(param, update, out=param)
+
+
+class RAdam(_ElementwiseOptimizer):
+    _group_defaults = dict(foreach=None, maximize=False, differentiable=False,
+                           decoupled_weight_decay=False, capturable=False)
+    _scalar_state = ("step",)
+    _update = staticmethod(_radam_update)
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _prepare(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _scalar_tensor(0.0)
+            state["exp_avg"] = _zeros_like(p)
+            state["exp_avg_sq"] = _zeros_like(p)
+        step = _increment(state["step"])
+        beta1, beta2 = group["betas"]
+        bias_correction2 = 1 - beta2 ** step
+        # the length of the approximated simple moving average; rectify once it exceeds 5
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        rect = None
+        if rho_t > 5.0:
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        return (state["exp_avg"], state["exp_avg_sq"]), dict(
+            lr=_lr(group), beta1=beta1, beta2=beta2, eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
+            bias_correction1=1 - beta1 ** step, bias_correction2=bias_correction2, rect=rect)

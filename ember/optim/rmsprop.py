@@ -1,0 +1,79 @@
+"""optim.RMSprop: divide the gradient by a running root mean square of recent gradients.
+
+PyTorch's update, per parameter (g = grad, or -grad when maximizing):
+
+    g = g + wd * p
+    v = alpha * v + (1 - alpha) * g^2                     square_avg
+    avg = sqrt(v) + eps,  or, centered:
+        m = lerp(m, g, 1 - alpha);  avg = sqrt(v - m^2) + eps      grad_avg
+    b = momentum * b + g / avg;  p = p - lr * b           with momentum
+    p = p - lr * g / avg                                  without
+"""
+import numpy as np
+
+from . import _foreach as F
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
+                        _scalar_tensor, _zeros_like)
+
+__all__ = ["RMSprop"]
+
+
+def _rmsprop_update(s, param, grad, square_avg, *buffers, lr, alpha, eps, weight_decay,
+                    momentum, centered, maximize):
+    buf = buffers[0] if momentum > 0 else None          # momentum_buffer, then grad_avg
+    grad_avg = buffers[-1] if centered else None
+    g = F.decayed_grad(s, param, grad, maximize, weight_decay)
+    np.multiply(square_avg, alpha, out=square_avg)
+    F.addcmul_(square_avg, g, g, 1 - alpha, s.b, s.wide)
+    if centered:
+        F.lerp_(grad_avg, g, 1 - alpha, s.b, s.wide)
+        np.copyto(s.b, square_avg)
+        avg = s.b
+        F.addcmul_(avg, grad_avg, grad_avg, -1, s.c, s.wide)
+        np.sqrt(avg, out=avg)
+    else:
+        avg = np.sqrt(square_avg, out=s.b)
+    np.add(avg, eps, out=avg)
+    if momentum > 0:
+        np.multiply(buf, momentum, out=buf)
+        F.addcdiv_(buf, g, avg, 1, s.c)
+        F.add(param, buf, -lr, param, s.wide)
+    else:
+        F.addcdiv_(param, g, avg, -lr, s.c)
+
+
+class RMSprop(_ElementwiseOptimizer):
+    _group_defaults = dict(momentum=0, centered=False, foreach=None, maximize=False,
+                           differentiable=False, capturable=False)
+    _scalar_state = ("step",)
+    _update = staticmethod(_rmsprop_update)
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_hyperparameters(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                               alpha=alpha)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _prepare(self, p, group):
+        momentum, centered = group["momentum"], group["centered"]
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _scalar_tensor(0.0)
+            state["square_avg"] = _zeros_like(p)
+            if momentum > 0:
+                state["momentum_buffer"] = _zeros_like(p)
+            if centered:
+                state["grad_avg"] = _zeros_like(p)
+        _increment(state["step"])
+        states = (state["square_avg"],)
+        if momentum > 0:
+            states += (state["momentum_buffer"],)
+        if centered:
+            states += (state["grad_avg"],)
+        return states, dict(lr=_lr(group), alpha=group["alpha"], eps=group["eps"],
+                            weight_decay=group["weight_decay"], momentum=momentum,
+                            centered=centered, maximize=group["maximize"])

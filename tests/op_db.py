@@ -1,0 +1,845 @@
+"""The op test table (PyTorch's OpInfo database, tinygrad's one-line test helper).
+
+One `OpInfo` per op variant. Its `op(m, *args, **kwargs)` is applied identically to `m = ember`
+and `m = torch`; its sample generator builds the arguments in NumPy for one dtype; its error
+inputs must make ember raise the exception type torch raises. `tests/test_ops.py` runs the table.
+
+Arguments are described, not built: `T(array, dtype)` is a tensor argument (turned into an ember
+and a torch tensor by the test, optionally made non-contiguous), `DT("float64")` is a dtype
+argument (`m.float64`), and anything else (Python numbers, strings) is passed as it is.
+"""
+import functools
+
+import numpy as np
+
+BOOL = ("bool",)
+SIGNED = ("int8", "int16", "int32", "int64")
+INTS = ("uint8",) + SIGNED
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+ALL = BOOL + INTS + FLOATS
+NUMBERS = INTS + FLOATS        # everything but bool
+INTEGRAL = BOOL + INTS         # what bitwise ops accept
+
+
+# ---- how samples are described --------------------------------------------------------------
+class T:
+    """A tensor argument: NumPy data, the dtype to give it, and its memory layout.
+
+    layout "contiguous", "transposed" (a permuted view of a contiguous tensor) or "sliced" (every
+    other element of the last dim). Floating tensors require grad unless grad=False.
+    """
+    __slots__ = ("data", "dtype", "layout", "grad")
+
+    def __init__(self, data, dtype, layout="contiguous", grad=True):
+        self.data, self.dtype, self.layout, self.grad = data, dtype, layout, grad
+
+    def __repr__(self):
+        extra = "" if self.layout == "contiguous" else f", {self.layout}"
+        return f"T({list(self.data.shape)}, {self.dtype}{extra})"
+
+
+class DT:
+    """A dtype argument, resolved to `m.<name>` for each module."""
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"DT({self.name})"
+
+
+class Sample:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __repr__(self):
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"({', '.join(parts)})"
+
+
+class ErrorInput(Sample):
+    """Arguments on which torch raises; `match` is a regex ember's message must contain."""
+
+    def __init__(self, *args, match=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.match = match
+
+
+class OpInfo:
+    """One op variant: how to call it, for which dtypes, on which samples, and its errors.
+
+    dtypes        the dtypes the samples are built in; every other dtype in ALL must raise in
+                  torch and in ember alike (on the first sample)
+    samples       fn(dtype, rng) -> [Sample]
+    errors        fn() -> [ErrorInput]
+    grad          compare the gradients of floating inputs with torch's
+    gradcheck     run ember.autograd.gradcheck/gradgradcheck on small float64 samples
+    tol           {dtype: (rtol, atol)} where the default per-dtype tolerance is too tight
+    other_dtypes_raise  False for variants whose samples only make sense in some dtypes
+                  (special values, one dtype's promotion): the other dtypes are not checked
+    """
+
+    def __init__(self, name, op, dtypes, samples, *, errors=None, grad=True, gradcheck=None,
+                 tol=None, other_dtypes_raise=True):
+        self.name, self.op, self.dtypes, self.samples = name, op, dtypes, samples
+        self.errors = errors
+        self.grad = grad
+        self.gradcheck = grad if gradcheck is None else gradcheck
+        self.tol = tol or {}
+        self.other_dtypes_raise = other_dtypes_raise
+
+    def __repr__(self):
+        return self.name
+
+
+# ---- data -----------------------------------------------------------------------------------
+def make(rng, shape, dtype, layout="contiguous", *, low=None, high=None, nonzero=False,
+         grad=True):
+    """Random data for a tensor of `dtype`: small integers, or uniform floats in [low, high].
+
+    bfloat16 data is held as float32 values that bfloat16 represents exactly, so both libraries
+    see the same numbers.
+    """
+    if dtype == "bool":
+        data = rng.random(shape) < 0.5
+    elif dtype in INTS:
+        lo = max(-9 if low is None else int(np.ceil(low)), 0 if dtype == "uint8" else -9)
+        hi = 9 if high is None else int(high)
+        data = rng.integers(lo, hi + 1, shape).astype(dtype)
+    else:
+        data = rng.uniform(-3 if low is None else low, 3 if high is None else high, shape)
+        data = round_to(data, dtype)
+    if nonzero and dtype != "bool":
+        data[data == 0] = 1
+    return T(np.asarray(data), dtype, layout, grad)
+
+
+def round_to(data, dtype):
+    if dtype == "bfloat16":
+        import ml_dtypes
+        return np.asarray(data).astype(ml_dtypes.bfloat16).astype(np.float32)
+    return np.asarray(data).astype(dtype)
+
+
+def scalar_for(dtype):
+    """A Python number of the dtype's own category."""
+    return True if dtype == "bool" else 3 if dtype in INTS else 2.5
+
+
+def other_category_scalar(dtype):
+    """A Python number of another category (int tensor + 2.5, float tensor + 2, bool + 3)."""
+    return 3 if dtype == "bool" else 2.5 if dtype in INTS else 2
+
+
+def noncontig_shapes():
+    return (((3, 4), "transposed"), ((3, 4), "sliced"), ((2, 3, 4), "transposed"),
+            ((2, 3, 4), "sliced"))
+
+
+# ---- sample generators ----------------------------------------------------------------------
+UNARY_SHAPES = ((), (0,), (5,), (3, 4), (2, 3, 4), (2, 0, 3))
+
+
+def unary_samples(dtype, rng, *, low=None, high=None, nonzero=False, kwargs=({},)):
+    out = []
+    shapes = [(s, "contiguous") for s in UNARY_SHAPES] + list(noncontig_shapes())
+    for kw in kwargs:
+        for shape, layout in shapes:
+            x = make(rng, shape, dtype, layout, low=low, high=high, nonzero=nonzero)
+            out.append(Sample(x, **kw))
+    return out
+
+
+BINARY_SHAPES = (((), ()), ((5,), (5,)), ((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)),
+                 ((2, 3, 4), (3, 1)), ((3, 4), ()), ((), (3, 4)), ((0,), (0,)),
+                 ((0, 4), (4,)), ((2, 1, 4), (3, 1)))
+
+
+def binary_samples(dtype, rng, *, low=None, high=None, rhs_low=None, rhs_high=None,
+                   nonzero=False, scalars=True, mixed=(), kwargs=({},)):
+    """Pairs of tensors that broadcast, non-contiguous pairs, Python-scalar right operands and
+    tensors of other dtypes (`mixed`: dim-ful and zero-dim ones, to exercise promotion).
+
+    scalars: True (a number of the dtype's category and one of another), "same" (only the
+    former) or False (the op takes tensors only).
+    """
+    lhs = dict(low=low, high=high)
+    rhs = dict(low=low if rhs_low is None else rhs_low, high=high if rhs_high is None else
+               rhs_high, nonzero=nonzero)
+    pairs = []
+    for sa, sb in BINARY_SHAPES:
+        pairs.append((make(rng, sa, dtype, **lhs), make(rng, sb, dtype, **rhs)))
+    for (shape, layout), (_, layout_b) in zip(noncontig_shapes(), reversed(noncontig_shapes())):
+        b_layout = layout_b if len(shape) == 3 else "contiguous"
+        pairs.append((make(rng, shape, dtype, layout, **lhs),
+                      make(rng, shape, dtype, b_layout, **rhs)))
+    if scalars:
+        numbers = (scalar_for(dtype),) if scalars == "same" else \
+            (scalar_for(dtype), other_category_scalar(dtype))
+        for number in numbers:
+            pairs.append((make(rng, (3, 4), dtype, **lhs), number))
+        pairs.append((make(rng, (), dtype, **lhs), scalar_for(dtype)))
+    for other in mixed:
+        if other != dtype:
+            pairs.append((make(rng, (3, 4), dtype, **lhs), make(rng, (4,), other, **rhs)))
+            pairs.append((make(rng, (3, 4), dtype, **lhs), make(rng, (), other, **rhs)))
+            pairs.append((make(rng, (), dtype, **lhs), make(rng, (2, 3), other, **rhs)))
+    return [Sample(a, b, **kw) for kw in kwargs for a, b in pairs]
+
+
+INPLACE_SHAPES = (((), ()), ((5,), (5,)), ((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), (3, 1)),
+                  ((3, 4), ()), ((0, 4), (4,)))
+
+
+def inplace_samples(dtype, rng, *, nonzero=False, scalars=True, mixed=()):
+    """Operand pairs whose broadcast shape is the left operand's (what an in-place op needs)."""
+    pairs = [(make(rng, sa, dtype), make(rng, sb, dtype, nonzero=nonzero))
+             for sa, sb in INPLACE_SHAPES]
+    pairs.append((make(rng, (3, 4), dtype, "transposed"), make(rng, (3, 4), dtype, "sliced",
+                                                                nonzero=nonzero)))
+    if scalars:
+        pairs.append((make(rng, (3, 4), dtype), scalar_for(dtype)))
+    for other in mixed:
+        if category(other) <= category(dtype):  # what an in-place op can cast back
+            pairs.append((make(rng, (3, 4), dtype), make(rng, (4,), other, nonzero=nonzero)))
+    return [Sample(a, b) for a, b in pairs]
+
+
+def category(dtype):
+    return 0 if dtype == "bool" else 1 if dtype in INTS else 2
+
+
+def reduction_samples(dtype, rng, *, dims="multi", full=True, dim_none=True, empty=True,
+                      kwargs=({},), low=None, high=None):
+    """Reductions over every dim spelling: none given, an int, a negative int, a tuple, with and
+    without keepdim, on 0-d, 1-d, n-d, empty and non-contiguous inputs.
+
+    dims: "multi" (int or tuple), "single" (int only). full: whether omitting dim is allowed;
+    dim_none: whether dim=None means the same. empty: whether reducing an empty dim is defined
+    (sum is; amax is not).
+    """
+    shapes = [((), "contiguous"), ((5,), "contiguous"), ((3, 4), "contiguous"),
+              ((2, 3, 4), "contiguous")] + list(noncontig_shapes())
+    out = []
+    for shape, layout in shapes:
+        n = len(shape)
+        dim_choices = [0, -1]
+        if dims == "multi" and n:
+            dim_choices += [(0, -1), (-1,)] if n >= 2 else [(0,)]
+            if n == 3:
+                dim_choices.append((2, 0))
+        for kw in kwargs:
+            x = make(rng, shape, dtype, layout, low=low, high=high)
+            if full:
+                out.append(Sample(x, **kw))
+            if full and dim_none:
+                out.append(Sample(make(rng, shape, dtype, layout, low=low, high=high), dim=None,
+                                  keepdim=True, **kw))
+            for d in dim_choices:
+                for keepdim in (False, True):
+                    out.append(Sample(make(rng, shape, dtype, layout, low=low, high=high),
+                                      dim=d, keepdim=keepdim, **kw))
+    if empty:
+        for kw in kwargs:
+            out.append(Sample(make(rng, (0,), dtype), dim=0, **kw))
+            if full:
+                out.append(Sample(make(rng, (2, 0), dtype), **kw))
+    # a non-empty reduction of an empty tensor is defined for every reduction
+    for kw in kwargs:
+        out.append(Sample(make(rng, (2, 0), dtype), dim=0, keepdim=True, **kw))
+    return out
+
+
+MATMUL_SHAPES = (((3,), (3,)), ((3,), (3, 4)), ((3, 4), (4,)), ((3, 4), (4, 5)),
+                 ((2, 3, 4), (4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
+                 ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 2)), ((0, 3), (3, 4)),
+                 ((3, 0), (0, 4)), ((2, 3, 4), (2, 4, 5)))
+
+
+def matmul_samples(dtype, rng):
+    out = [Sample(make(rng, a, dtype), make(rng, b, dtype)) for a, b in MATMUL_SHAPES]
+    out.append(Sample(make(rng, (3, 4), dtype, "transposed"), make(rng, (4, 4), dtype, "sliced")))
+    out.append(Sample(make(rng, (2, 3, 4), dtype, "sliced"),
+                      make(rng, (2, 4, 3), dtype, "transposed")))
+    return out
+
+
+def shaped_pairs(shapes):
+    """Samples of two tensors with the given shapes (and both non-contiguous for the last)."""
+    def samples(dtype, rng):
+        out = [Sample(make(rng, a, dtype), make(rng, b, dtype)) for a, b in shapes]
+        a, b = shapes[-1]
+        out.append(Sample(make(rng, a, dtype, "transposed"), make(rng, b, dtype, "sliced")))
+        return out
+    return samples
+
+
+def mm_samples(dtype, rng):
+    return shaped_pairs((((3, 4), (4, 5)), ((1, 1), (1, 1)), ((0, 2), (2, 3)),
+                         ((2, 0), (0, 3)), ((4, 4), (4, 4))))(dtype, rng)
+
+
+def bmm_samples(dtype, rng):
+    return shaped_pairs((((2, 3, 4), (2, 4, 5)), ((1, 1, 1), (1, 1, 1)),
+                         ((0, 2, 3), (0, 3, 4)), ((2, 3, 3), (2, 3, 3))))(dtype, rng)
+
+
+def addmm_samples(dtype, rng):
+    out = []
+    for bias_shape in ((3, 5), (5,), (1, 5), ()):
+        for kw in ({}, {"beta": 2, "alpha": 3}, {"beta": 0}, {"alpha": 0.5, "beta": 0.5}):
+            if dtype not in FLOATS and any(isinstance(v, float) for v in kw.values()):
+                continue
+            out.append(Sample(make(rng, bias_shape, dtype), make(rng, (3, 4), dtype),
+                              make(rng, (4, 5), dtype), **kw))
+    out.append(Sample(make(rng, (3, 4), dtype, "sliced"), make(rng, (3, 4), dtype, "transposed"),
+                      make(rng, (4, 4), dtype, "sliced")))
+    return out
+
+
+def linear_samples(dtype, rng):
+    out = []
+    for shape in ((4,), (3, 4), (2, 3, 4), (0, 4)):
+        for bias in (True, False):
+            args = [make(rng, shape, dtype), make(rng, (5, 4), dtype)]
+            if bias:
+                args.append(make(rng, (5,), dtype))
+            out.append(Sample(*args))
+    out.append(Sample(make(rng, (2, 3, 4), dtype, "transposed"),
+                      make(rng, (5, 4), dtype, "sliced"), make(rng, (5,), dtype, "sliced")))
+    out.append(Sample(make(rng, (3, 4), dtype), make(rng, (4,), dtype)))   # 1-D weight
+    return out
+
+
+def softmax_samples(dtype, rng):
+    out = []
+    for shape, layout in [((), "contiguous"), ((5,), "contiguous"), ((3, 4), "contiguous"),
+                          ((2, 3, 4), "contiguous"), ((0, 3), "contiguous")] + \
+            list(noncontig_shapes()):
+        for dim in (0, -1):
+            out.append(Sample(make(rng, shape, dtype, layout, low=-5, high=5), dim=dim))
+    x = make(rng, (3, 4), dtype, low=-5, high=5)
+    out.append(Sample(x, dim=1, dtype=DT("float64")))
+    out.append(Sample(make(rng, (3, 4), dtype, low=-5, high=5), dim=0, dtype=DT("float32")))
+    big = T(np.array([[1000.0, 0.0, -1000.0], [-np.inf, 0.0, 1.0]]).astype(
+        round_to(0, dtype).dtype), dtype)
+    out.append(Sample(big, dim=1))
+    return out
+
+
+def _targets(rng, shape, classes, ignore=None):
+    t = rng.integers(0, classes, shape)
+    if ignore is not None and t.size > 1:
+        t.reshape(-1)[1] = ignore
+    return T(t.astype(np.int64), "int64")
+
+
+def _class_weights(rng, dtype, classes):
+    return make(rng, (classes,), dtype, low=0.5, high=2, grad=False)
+
+
+def nll_samples(dtype, rng, *, cross_entropy=False):
+    """(N, C), (C,), (N, C, d1, d2) inputs; ignore_index, class weights, every reduction; and
+    for cross_entropy label smoothing and class probabilities as targets."""
+    out = []
+    low, high = (-3, 3) if cross_entropy else (-5, 0)
+    for reduction in ("mean", "sum", "none"):
+        red = {"reduction": reduction}
+        shapes = (((3, 5), (3,)), ((5,), ()), ((2, 5, 3, 2), (2, 3, 2)), ((0, 5), (0,)))
+        for x_shape, t_shape in shapes:
+            out.append(Sample(make(rng, x_shape, dtype, low=low, high=high),
+                              _targets(rng, t_shape, 5), **red))
+        out.append(Sample(make(rng, (4, 5), dtype, low=low, high=high),
+                          _targets(rng, (4,), 5, ignore=-100), **red))
+        out.append(Sample(make(rng, (4, 5), dtype, low=low, high=high),
+                          _targets(rng, (4,), 5, ignore=2), ignore_index=2, **red))
+        out.append(Sample(make(rng, (4, 5), dtype, low=low, high=high),
+                          _targets(rng, (4,), 5, ignore=-100),
+                          weight=_class_weights(rng, dtype, 5), **red))
+        out.append(Sample(make(rng, (2, 5, 3), dtype, low=low, high=high),
+                          _targets(rng, (2, 3), 5, ignore=1), ignore_index=1,
+                          weight=_class_weights(rng, dtype, 5), **red))
+        out.append(Sample(make(rng, (5, 3), dtype, "transposed", low=low, high=high),
+                          _targets(rng, (5,), 3), **red))
+        if cross_entropy:
+            out.append(Sample(make(rng, (4, 5), dtype), _targets(rng, (4,), 5, ignore=-100),
+                              label_smoothing=0.2, **red))
+            out.append(Sample(make(rng, (2, 5, 3), dtype), _targets(rng, (2, 3), 5, ignore=4),
+                              ignore_index=4, label_smoothing=0.1,
+                              weight=_class_weights(rng, dtype, 5), **red))
+            for shape in ((3, 5), (2, 5, 3), (5,)):
+                probs = rng.random(shape)
+                probs = round_to(probs / probs.sum(axis=0 if len(shape) == 1 else 1,
+                                                   keepdims=True), dtype)
+                out.append(Sample(make(rng, shape, dtype), T(probs, dtype), **red))
+            probs = round_to(rng.dirichlet(np.ones(5), 3), dtype)
+            out.append(Sample(make(rng, (3, 5), dtype), T(probs, dtype),
+                              weight=_class_weights(rng, dtype, 5), label_smoothing=0.3, **red))
+            out.append(Sample(make(rng, (3, 5), dtype), T(probs, dtype, grad=False),
+                              label_smoothing=0.3, **red))
+    return out
+
+
+def mse_samples(dtype, rng):
+    out = []
+    for reduction in ("mean", "sum", "none"):
+        for shape in ((), (5,), (3, 4), (0, 2)):
+            out.append(Sample(make(rng, shape, dtype), make(rng, shape, dtype),
+                              reduction=reduction))
+        out.append(Sample(make(rng, (3, 4), dtype, "transposed"),
+                          make(rng, (3, 4), dtype, "sliced"), reduction=reduction))
+        out.append(Sample(make(rng, (3, 4), dtype), make(rng, (3, 4), dtype, grad=False),
+                          reduction=reduction))
+    return out
+
+
+def where_samples(dtype, rng):
+    out = []
+    for sc, sa, sb in (((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), ()), ((3, 1), (1, 4), (3, 4)),
+                       ((), (5,), (5,)), ((0,), (0,), (1,)), ((2, 3, 4), (3, 4), (2, 1, 1))):
+        out.append(Sample(make(rng, sc, "bool"), make(rng, sa, dtype), make(rng, sb, dtype)))
+    out.append(Sample(make(rng, (3, 4), "bool", "sliced"), make(rng, (3, 4), dtype, "transposed"),
+                      make(rng, (3, 4), dtype, "sliced")))
+    out.append(Sample(make(rng, (3, 4), "bool"), make(rng, (3, 4), dtype), scalar_for(dtype)))
+    out.append(Sample(make(rng, (3, 4), "bool"), make(rng, (3, 4), dtype),
+                      other_category_scalar(dtype)))
+    out.append(Sample(make(rng, (3, 4), "bool"), make(rng, (3, 4), dtype),
+                      make(rng, (4,), "float64")))
+    out.append(Sample(make(rng, (3, 4), "uint8", high=1), make(rng, (3, 4), dtype),
+                      make(rng, (3, 4), dtype)))
+    return out
+
+
+def clamp_samples(dtype, rng, inplace=False):
+    """Scalar bounds: min, max, both, min > max; a float bound on integers promotes (which an
+    in-place clamp refuses)."""
+    lo, hi = (0, 1) if dtype in ("bool", "uint8") else (-1, 2) if dtype in INTS else (-1.5, 1.0)
+    out = []
+    for kw in ({"min": lo}, {"max": hi}, {"min": lo, "max": hi}, {"min": hi, "max": lo}):
+        for shape, layout in (((), "contiguous"), ((3, 4), "contiguous"), ((0,), "contiguous"),
+                              ((3, 4), "transposed"), ((2, 3, 4), "sliced")):
+            out.append(Sample(make(rng, shape, dtype, layout), **kw))
+    if dtype in NUMBERS:
+        if not inplace:
+            out.append(Sample(make(rng, (3, 4), dtype), min=0.5))
+        out.append(Sample(make(rng, (3, 4), dtype), max=True))
+    return out
+
+
+def clamp_tensor_samples(dtype, rng):
+    out = []
+    for kw in ("both", "min", "max"):
+        for shape, bound in (((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), ()), ((), ())):
+            x = make(rng, shape, dtype)
+            lo = make(rng, bound, dtype, high=0)
+            hi = make(rng, bound, dtype, low=0)
+            args = {"min": {"min": lo}, "max": {"max": hi}, "both": {"min": lo, "max": hi}}[kw]
+            out.append(Sample(x, **args))
+    out.append(Sample(make(rng, (3, 4), dtype, "transposed"),
+                      min=make(rng, (3, 4), dtype, "sliced", high=0), max=make(rng, (4,), dtype)))
+    return out
+
+
+# ---- error inputs ---------------------------------------------------------------------------
+_rng = np.random.default_rng(0)
+
+
+def f32(*shape):
+    return make(_rng, shape, "float32")
+
+
+def f64(*shape):
+    return make(_rng, shape, "float64")
+
+
+def i64(*shape, low=None, high=None):
+    return make(_rng, shape, "int64", low=low, high=high)
+
+
+def boolean(*shape):
+    return make(_rng, shape, "bool")
+
+
+def _shape_mismatch(make_tensor=None):
+    t = make_tensor or f32
+    return [ErrorInput(t(3), t(4), match=r"3.*4|4.*3"),
+            ErrorInput(t(2, 3), t(3, 2), match=r"3.*2|2.*3")]
+
+
+def _tensor_only_errors():
+    return _shape_mismatch() + [ErrorInput(f32(3), 2, match="Tensor"),
+                                ErrorInput(boolean(3), True, match="Tensor")]
+
+
+def _int_zero_division():
+    return _shape_mismatch() + [ErrorInput(i64(3, low=1), T(np.zeros(3, np.int64), "int64"))]
+
+
+def _bitwise_errors():
+    return _shape_mismatch(i64) + [ErrorInput(f32(3), f32(3), match="Float"),
+                                   ErrorInput(i64(3), 2.5, match="Float")]
+
+
+def _reduction_errors(empty_raises=False):
+    def errors():
+        out = [ErrorInput(f32(3, 4), dim=2, match=r"range"),
+               ErrorInput(f32(3, 4), dim=-3, match=r"range")]
+        if empty_raises:
+            out.append(ErrorInput(f32(0, 3), dim=0, match="non-zero size|numel"))
+        return out
+    return errors
+
+
+def _multi_dim_errors(empty_raises=False):
+    def errors():
+        return _reduction_errors(empty_raises)() + [
+            ErrorInput(f32(3, 4), dim=(0, 0), match="multiple times"),
+            ErrorInput(f32(3, 4), dim=(1, -1), match="multiple times")]
+    return errors
+
+
+def _loss_errors(cross_entropy=False):
+    def errors():
+        out = [ErrorInput(f32(3, 5), T(np.array([0, 1, 7]), "int64"), match="7"),
+               ErrorInput(f32(3, 5), T(np.array([0, -2, 1]), "int64"), match="-2"),
+               ErrorInput(f32(3, 5), T(np.array([0, 1]), "int64"), match=r"3.*2"),
+               ErrorInput(f32(3, 5), T(np.array([0, 1, 2]), "int64"), weight=f32(4),
+                          match=r"5|4")]
+        if not cross_entropy:
+            out.append(ErrorInput(f32(3, 5), f32(3), match="Float|float"))
+        else:
+            out.append(ErrorInput(f32(3, 5), f32(3, 4), match=r"5|4"))
+        return out
+    return errors
+
+
+# ---- the table ------------------------------------------------------------------------------
+def _clone_inplace(method):
+    """x.clone().<method>(*rest): an in-place op on a fresh tensor that autograd can track."""
+    def op(m, x, *rest, **kwargs):
+        return getattr(x.clone(), method)(*rest, **kwargs)
+    return op
+
+
+def _iadd(m, x, y):
+    z = x.clone()
+    z += y
+    return z
+
+
+def _imul(m, x, y):
+    z = x.clone()
+    z *= y
+    return z
+
+
+def _isub(m, x, y):
+    z = x.clone()
+    z -= y
+    return z
+
+
+def _itruediv(m, x, y):
+    z = x.clone()
+    z /= y
+    return z
+
+
+def _inplace_through_view(m, x, y):
+    """An in-place add on a transposed view writes through to its base."""
+    z = x.clone()
+    z.t().add_(y)
+    return z
+
+
+bs = binary_samples
+positive = dict(low=0.1, high=4)
+small_pow = dict(low=-3, high=3, rhs_low=0, rhs_high=3)
+MIXED = ("int64", "float64")
+MIXED_INT = ("bool", "int32")
+
+OPS = [
+    # ---- elementwise binary
+    OpInfo("add", lambda m, x, y: m.add(x, y), ALL, functools.partial(bs, mixed=MIXED),
+           errors=_shape_mismatch),
+    OpInfo("add_alpha", lambda m, x, y: m.add(x, y, alpha=2), ALL,
+           functools.partial(bs, mixed=MIXED),
+           errors=lambda: [ErrorInput(i64(3), i64(3), alpha=2.5, match="alpha"),
+                           ErrorInput(f32(3), f32(3), alpha=True, match="alpha")]),
+    OpInfo("add_alpha_float", lambda m, x, y: m.add(x, y, alpha=-0.5), FLOATS, bs),
+    OpInfo("add_alpha_bool", lambda m, x, y: m.add(x, y, alpha=True), BOOL,
+           functools.partial(bs, scalars="same")),
+    OpInfo("sub", lambda m, x, y: m.sub(x, y), NUMBERS, functools.partial(bs, mixed=MIXED),
+           errors=lambda: _shape_mismatch() + [ErrorInput(boolean(3), boolean(3),
+                                                          match="bool")]),
+    OpInfo("sub_alpha", lambda m, x, y: m.sub(x, y, alpha=3), NUMBERS, bs),
+    OpInfo("mul", lambda m, x, y: m.mul(x, y), ALL, functools.partial(bs, mixed=MIXED),
+           errors=_shape_mismatch),
+    OpInfo("div", lambda m, x, y: m.div(x, y), ALL,
+           functools.partial(bs, nonzero=True, mixed=MIXED),
+           errors=lambda: _shape_mismatch() + [ErrorInput(f32(3), f32(3), rounding_mode="bad",
+                                                          match="rounding_mode")]),
+    OpInfo("div_trunc", lambda m, x, y: m.div(x, y, rounding_mode="trunc"), NUMBERS,
+           functools.partial(bs, nonzero=True, mixed=MIXED), errors=_int_zero_division),
+    OpInfo("div_floor", lambda m, x, y: m.div(x, y, rounding_mode="floor"), NUMBERS,
+           functools.partial(bs, nonzero=True, mixed=MIXED), errors=_int_zero_division),
+    OpInfo("floor_divide", lambda m, x, y: m.floor_divide(x, y), NUMBERS,
+           functools.partial(bs, nonzero=True, mixed=MIXED), errors=_int_zero_division,
+           gradcheck=False),  # PyTorch has no derivative for floor_divide
+    OpInfo("remainder", lambda m, x, y: m.remainder(x, y), NUMBERS,
+           functools.partial(bs, nonzero=True, mixed=MIXED), errors=_int_zero_division),
+    OpInfo("pow", lambda m, x, y: m.pow(x, y), NUMBERS,
+           functools.partial(bs, **small_pow, mixed=MIXED),
+           errors=lambda: [ErrorInput(i64(3), -1, match="negative")]),
+    OpInfo("pow_negative_int_exponents", lambda m, x, y: m.pow(x, y), SIGNED,
+           functools.partial(bs, scalars=False, rhs_low=-3, rhs_high=-1), grad=False,
+           other_dtypes_raise=False),
+    OpInfo("pow_positive_base", lambda m, x, y: m.pow(x, y), NUMBERS,
+           functools.partial(bs, **positive)),
+    OpInfo("pow_scalar", lambda m, x: m.pow(x, 2), ALL, unary_samples),
+    OpInfo("pow_scalar_float", lambda m, x: x.pow(0.5), ALL,
+           functools.partial(unary_samples, **positive)),
+    OpInfo("pow_scalar_negative", lambda m, x: x ** -1.5, ALL,
+           functools.partial(unary_samples, **positive)),
+    OpInfo("pow_scalar_base", lambda m, x: m.pow(2, x), ALL,
+           functools.partial(unary_samples, low=0, high=3)),
+    OpInfo("maximum", lambda m, x, y: m.maximum(x, y), ALL,
+           functools.partial(bs, scalars=False, mixed=MIXED), errors=_tensor_only_errors),
+    OpInfo("minimum", lambda m, x, y: m.minimum(x, y), ALL,
+           functools.partial(bs, scalars=False, mixed=MIXED), errors=_tensor_only_errors),
+    OpInfo("max_other", lambda m, x, y: m.max(x, y), ALL, functools.partial(bs, scalars=False)),
+    OpInfo("min_other", lambda m, x, y: x.min(y), ALL, functools.partial(bs, scalars=False)),
+    OpInfo("where", lambda m, c, x, y: m.where(c, x, y), ALL, where_samples,
+           errors=lambda: [ErrorInput(f32(3), f32(3), f32(3), match="bool|Bool"),
+                           ErrorInput(boolean(3), f32(4), f32(3), match=r"3.*4|4.*3")]),
+    OpInfo("where_method", lambda m, c, x, y: x.where(c, y), ALL, where_samples),
+    *[OpInfo(name, fn, ALL, functools.partial(bs, mixed=MIXED), errors=_shape_mismatch,
+             grad=False)
+      for name, fn in (("eq", lambda m, x, y: m.eq(x, y)), ("ne", lambda m, x, y: m.ne(x, y)),
+                       ("lt", lambda m, x, y: m.lt(x, y)), ("le", lambda m, x, y: m.le(x, y)),
+                       ("gt", lambda m, x, y: m.gt(x, y)), ("ge", lambda m, x, y: m.ge(x, y)))],
+    *[OpInfo(name, fn, ALL, functools.partial(bs, scalars=False, mixed=MIXED),
+             errors=_tensor_only_errors, grad=False)
+      for name, fn in (("logical_and", lambda m, x, y: m.logical_and(x, y)),
+                       ("logical_or", lambda m, x, y: m.logical_or(x, y)),
+                       ("logical_xor", lambda m, x, y: m.logical_xor(x, y)))],
+    *[OpInfo(name, fn, INTEGRAL, functools.partial(bs, scalars="same", mixed=MIXED_INT),
+             errors=_bitwise_errors, grad=False)
+      for name, fn in (("bitwise_and", lambda m, x, y: m.bitwise_and(x, y)),
+                       ("bitwise_or", lambda m, x, y: m.bitwise_or(x, y)),
+                       ("bitwise_xor", lambda m, x, y: m.bitwise_xor(x, y)),
+                       ("__and__", lambda m, x, y: x & y), ("__or__", lambda m, x, y: x | y),
+                       ("__xor__", lambda m, x, y: x ^ y))],
+
+    # ---- Python operators, reflected operators
+    OpInfo("__add__", lambda m, x, y: x + y, ALL, bs),
+    OpInfo("__sub__", lambda m, x, y: x - y, NUMBERS, bs),
+    OpInfo("__mul__", lambda m, x, y: x * y, ALL, bs),
+    OpInfo("__truediv__", lambda m, x, y: x / y, ALL, functools.partial(bs, nonzero=True)),
+    OpInfo("__floordiv__", lambda m, x, y: x // y, NUMBERS, functools.partial(bs, nonzero=True),
+           gradcheck=False),
+    OpInfo("__mod__", lambda m, x, y: x % y, NUMBERS, functools.partial(bs, nonzero=True)),
+    OpInfo("__pow__", lambda m, x, y: x ** y, NUMBERS, functools.partial(bs, **small_pow)),
+    OpInfo("__lt__", lambda m, x, y: x < y, ALL, bs, grad=False),
+    OpInfo("__eq__", lambda m, x, y: x == y, ALL, bs, grad=False),
+    OpInfo("__ge__", lambda m, x, y: x >= y, ALL, bs, grad=False),
+    OpInfo("__radd__", lambda m, x: 2 + x, ALL, unary_samples),
+    OpInfo("__rsub__", lambda m, x: 2 - x, NUMBERS, unary_samples),
+    OpInfo("__rsub__float", lambda m, x: 2.5 - x, NUMBERS, unary_samples),
+    OpInfo("__rmul__", lambda m, x: 2.5 * x, ALL, unary_samples),
+    OpInfo("__rtruediv__", lambda m, x: 2 / x, ALL, functools.partial(unary_samples,
+                                                                       nonzero=True)),
+    OpInfo("__rfloordiv__", lambda m, x: 7 // x, NUMBERS,
+           functools.partial(unary_samples, nonzero=True), gradcheck=False),
+    OpInfo("__rmod__", lambda m, x: 7 % x, NUMBERS,  # remainder.Scalar_Tensor: no derivative
+           functools.partial(unary_samples, nonzero=True), gradcheck=False),
+    OpInfo("__rpow__", lambda m, x: 2 ** x, ALL, functools.partial(unary_samples, low=0)),
+    OpInfo("__rpow__float", lambda m, x: 2.5 ** x, ALL, unary_samples),
+    OpInfo("__neg__", lambda m, x: -x, NUMBERS, unary_samples),
+    OpInfo("__abs__", lambda m, x: abs(x), NUMBERS, unary_samples),
+    OpInfo("__invert__", lambda m, x: ~x, INTEGRAL, unary_samples, grad=False),
+
+    # ---- in-place
+    OpInfo("add_", _clone_inplace("add_"), ALL,
+           functools.partial(inplace_samples, mixed=("bool", "int8")),
+           errors=lambda: [ErrorInput(i64(3), 2.5, match="Float|Long"),
+                           ErrorInput(i64(3), f32(3), match="Float|Long"),
+                           ErrorInput(boolean(3), 1, match="Bool|Long"),
+                           ErrorInput(f32(3), f32(2, 3), match=r"\[3\].*\[2, 3\]")]),
+    OpInfo("add_alpha_", _clone_inplace("add_"), ALL,
+           lambda dtype, rng: [Sample(*s.args, alpha=2) for s in inplace_samples(dtype, rng)]),
+    OpInfo("add_float_into_float32", _clone_inplace("add_"), ("float32",),
+           functools.partial(inplace_samples, mixed=("float64", "int64")),
+           other_dtypes_raise=False),
+    OpInfo("sub_", _clone_inplace("sub_"), NUMBERS, inplace_samples,
+           errors=lambda: [ErrorInput(i64(3), 2.5, match="Float|Long")]),
+    OpInfo("mul_", _clone_inplace("mul_"), ALL, inplace_samples,
+           errors=lambda: [ErrorInput(i64(3), 2.5, match="Float|Long")]),
+    OpInfo("div_", _clone_inplace("div_"), FLOATS,
+           functools.partial(inplace_samples, nonzero=True, mixed=("int64",)),
+           errors=lambda: [ErrorInput(i64(3), i64(3, low=1), match="Float|Long")]),
+    OpInfo("div_floor_", lambda m, x, y: x.clone().div_(y, rounding_mode="floor"), NUMBERS,
+           functools.partial(inplace_samples, nonzero=True)),
+    OpInfo("clamp_", _clone_inplace("clamp_"), NUMBERS,
+           functools.partial(clamp_samples, inplace=True),
+           errors=lambda: [ErrorInput(i64(3), min=0.5, match="Float|Long"),
+                           ErrorInput(boolean(3), min=False, match="Bool")]),
+    OpInfo("clamp_tensor_", _clone_inplace("clamp_"), NUMBERS, clamp_tensor_samples,
+           errors=lambda: [ErrorInput(f32(3), min=f32(2, 3), match=r"\[3\].*\[2, 3\]"),
+                           ErrorInput(i64(3), min=f32(3), match="Float|Long")]),
+    OpInfo("relu_", _clone_inplace("relu_"), NUMBERS, unary_samples),
+    OpInfo("torch.relu_", lambda m, x: m.relu_(x.clone()), NUMBERS, unary_samples),
+    OpInfo("__iadd__", _iadd, ALL, inplace_samples,
+           errors=lambda: [ErrorInput(i64(3), 2.5, match="Float|Long"),
+                           ErrorInput(T(np.arange(3, dtype=np.int32), "int32"), f64(3),
+                                      match="Double|Int")]),
+    OpInfo("__isub__", _isub, NUMBERS, inplace_samples),
+    OpInfo("__imul__", _imul, ALL, inplace_samples,
+           errors=lambda: [ErrorInput(i64(3), 2.5, match="Float|Long")]),
+    OpInfo("__itruediv__", _itruediv, FLOATS, functools.partial(inplace_samples, nonzero=True),
+           errors=lambda: [ErrorInput(i64(3), 2, match="Float|Long")]),
+    OpInfo("add_through_view", _inplace_through_view, ALL,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype), make(rng, (4, 3), dtype)),
+                               Sample(make(rng, (3, 4), dtype), make(rng, (3,), dtype))]),
+
+    # ---- elementwise unary
+    OpInfo("neg", lambda m, x: m.neg(x), NUMBERS, unary_samples,
+           errors=lambda: [ErrorInput(boolean(3), match="bool")]),
+    OpInfo("abs", lambda m, x: m.abs(x), NUMBERS, unary_samples),
+    OpInfo("sign", lambda m, x: m.sign(x), ALL, unary_samples),
+    OpInfo("exp", lambda m, x: m.exp(x), ALL, unary_samples),
+    OpInfo("log", lambda m, x: m.log(x), ALL, functools.partial(unary_samples, **positive)),
+    OpInfo("log_of_nonpositive", lambda m, x: m.log(x), ALL,
+           functools.partial(unary_samples, low=-1, high=0), grad=False),
+    OpInfo("log1p", lambda m, x: m.log1p(x), ALL,
+           functools.partial(unary_samples, low=-0.9, high=4)),
+    OpInfo("expm1", lambda m, x: m.expm1(x), ALL, unary_samples),
+    OpInfo("sqrt", lambda m, x: m.sqrt(x), ALL, functools.partial(unary_samples, **positive)),
+    OpInfo("rsqrt", lambda m, x: m.rsqrt(x), ALL, functools.partial(unary_samples, **positive)),
+    OpInfo("sin", lambda m, x: m.sin(x), ALL, unary_samples),
+    OpInfo("cos", lambda m, x: m.cos(x), ALL, unary_samples),
+    OpInfo("tanh", lambda m, x: m.tanh(x), ALL, unary_samples),
+    OpInfo("sigmoid", lambda m, x: m.sigmoid(x), ALL,
+           functools.partial(unary_samples, low=-8, high=8)),
+    OpInfo("relu", lambda m, x: m.relu(x), NUMBERS, unary_samples),
+    OpInfo("F.relu", lambda m, x: m.nn.functional.relu(x), NUMBERS, unary_samples),
+    OpInfo("gelu", lambda m, x, **kw: m.nn.functional.gelu(x, **kw), FLOATS,
+           functools.partial(unary_samples, kwargs=({}, {"approximate": "tanh"})),
+           errors=lambda: [ErrorInput(f32(3), approximate="bad")]),
+    OpInfo("silu", lambda m, x: m.nn.functional.silu(x), FLOATS, unary_samples),
+    OpInfo("softplus", lambda m, x, **kw: m.nn.functional.softplus(x, **kw), FLOATS,
+           functools.partial(unary_samples, low=-25, high=25,
+                             kwargs=({}, {"beta": 2}, {"beta": 0.5, "threshold": 1}))),
+    OpInfo("logical_not", lambda m, x: m.logical_not(x), ALL, unary_samples, grad=False),
+    OpInfo("bitwise_not", lambda m, x: m.bitwise_not(x), INTEGRAL, unary_samples, grad=False),
+    OpInfo("clamp", lambda m, x, **kw: m.clamp(x, **kw), ALL, clamp_samples,
+           errors=lambda: [ErrorInput(f32(3), match="min.*max")]),
+    OpInfo("clamp_method", lambda m, x, **kw: x.clamp(**kw), ALL, clamp_samples),
+    OpInfo("clamp_tensor", lambda m, x, **kw: m.clamp(x, **kw), NUMBERS, clamp_tensor_samples,
+           errors=lambda: [ErrorInput(boolean(3), min=boolean(3), max=boolean(3), match="Bool"),
+                           ErrorInput(f32(3), min=f32(4), match=r"3.*4|4.*3")]),
+    OpInfo("clamp_tensor_one_bound", lambda m, x, **kw: m.clamp(x, **kw), ALL,
+           lambda dtype, rng: [s for s in clamp_tensor_samples(dtype, rng)
+                               if len(s.kwargs) == 1]),
+
+    # ---- reductions
+    OpInfo("sum", lambda m, x, **kw: m.sum(x, **kw), ALL, reduction_samples,
+           errors=_multi_dim_errors()),
+    OpInfo("sum_dim_None", lambda m, x: x.sum(dim=None), ALL, unary_samples),
+    OpInfo("sum_dtype", lambda m, x, **kw: m.sum(x, dtype=m.float64, **kw), ALL,
+           functools.partial(reduction_samples, empty=False)),
+    OpInfo("mean", lambda m, x, **kw: m.mean(x, **kw), FLOATS, reduction_samples,
+           errors=_multi_dim_errors()),
+    OpInfo("mean_dtype", lambda m, x, **kw: x.mean(dtype=m.float32, **kw), ALL,
+           functools.partial(reduction_samples, empty=False), gradcheck=False),  # float32 out
+    OpInfo("prod", lambda m, x, **kw: m.prod(x, **kw), ALL,
+           functools.partial(reduction_samples, dims="single", dim_none=False, low=-1.5,
+                             high=1.5),
+           errors=lambda: _reduction_errors()() + [ErrorInput(f32(3), dim=None, match="dim")]),
+    OpInfo("prod_with_zeros", lambda m, x, **kw: x.prod(**kw), ALL,
+           lambda dtype, rng: [Sample(T(round_to(np.array(rows), dtype), dtype), **kw)
+                               for rows in ([[0, 2, 3], [4, 0, 1]], [[2, 0, 3], [1, 1, 0]])
+                               for kw in ({}, {"dim": 0}, {"dim": 1, "keepdim": True})]),
+    OpInfo("amax", lambda m, x, **kw: m.amax(x, **kw), ALL,
+           functools.partial(reduction_samples, empty=False),
+           errors=_multi_dim_errors(empty_raises=True)),
+    OpInfo("amin", lambda m, x, **kw: x.amin(**kw), ALL,
+           functools.partial(reduction_samples, empty=False),
+           errors=_multi_dim_errors(empty_raises=True)),
+    OpInfo("max", lambda m, x, **kw: m.max(x, **kw), ALL,
+           functools.partial(reduction_samples, dims="single", dim_none=False, empty=False),
+           errors=lambda: _reduction_errors(empty_raises=True)() + [
+               ErrorInput(f32(0), match="numel"), ErrorInput(f32(3), dim=None, match="dim")]),
+    OpInfo("min", lambda m, x, **kw: x.min(**kw), ALL,
+           functools.partial(reduction_samples, dims="single", dim_none=False, empty=False),
+           errors=lambda: _reduction_errors(empty_raises=True)() + [
+               ErrorInput(f32(0), match="numel"), ErrorInput(f32(3), dim=None, match="dim")]),
+    OpInfo("argmax", lambda m, x, **kw: m.argmax(x, **kw), NUMBERS,
+           functools.partial(reduction_samples, dims="single", empty=False), grad=False,
+           errors=lambda: _reduction_errors(empty_raises=True)() + [
+               ErrorInput(f32(0), match="numel")]),
+    OpInfo("argmin", lambda m, x, **kw: x.argmin(**kw), NUMBERS,
+           functools.partial(reduction_samples, dims="single", empty=False), grad=False),
+    OpInfo("var", lambda m, x, **kw: m.var(x, **kw), FLOATS,
+           functools.partial(reduction_samples, kwargs=(
+               {}, {"correction": 0}, {"correction": 2}, {"unbiased": False})),
+           errors=_multi_dim_errors()),
+    OpInfo("var_unbiased_positional", lambda m, x: m.var(x, False), FLOATS, unary_samples),
+    OpInfo("std", lambda m, x, **kw: x.std(**kw), FLOATS,
+           functools.partial(reduction_samples, kwargs=({}, {"correction": 0},
+                                                         {"unbiased": True}))),
+    OpInfo("logsumexp", lambda m, x, **kw: m.logsumexp(x, **kw), ALL,
+           functools.partial(reduction_samples, full=False, low=-5, high=5),
+           errors=lambda: _reduction_errors()() + [ErrorInput(f32(3), dim=None, match="dim")]),
+    OpInfo("logsumexp_inf", lambda m, x: x.logsumexp(1), FLOATS,
+           lambda dtype, rng: [Sample(T(round_to(np.array(
+               [[-np.inf, -np.inf], [np.inf, 1.0], [np.inf, -np.inf], [1000.0, 1000.0]]),
+               dtype), dtype, grad=False))], grad=False, other_dtypes_raise=False),
+    OpInfo("all", lambda m, x, **kw: m.all(x, **kw), ALL, reduction_samples,
+           errors=_reduction_errors(), grad=False),
+    OpInfo("any", lambda m, x, **kw: x.any(**kw), ALL, reduction_samples, grad=False),
+
+    # ---- linear algebra
+    OpInfo("matmul", lambda m, x, y: m.matmul(x, y), NUMBERS, matmul_samples,
+           errors=lambda: [ErrorInput(f32(), f32(3), match="1D"),
+                           ErrorInput(f32(3), f32(4), match=r"3.*4"),
+                           ErrorInput(f32(2, 3), f32(4, 2), match=r"2x3.*4x2"),
+                           ErrorInput(f32(2, 2, 3), f32(3, 3, 2), match=r"2.*3"),
+                           ErrorInput(f32(2, 3), f64(3, 2), match="Float|float"),
+                           ErrorInput(f32(3), f64(3), match="Float|float")]),
+    OpInfo("__matmul__", lambda m, x, y: x @ y, NUMBERS, matmul_samples),
+    OpInfo("mm", lambda m, x, y: m.mm(x, y), NUMBERS, mm_samples,
+           errors=lambda: [ErrorInput(f32(3), f32(3, 2), match="matrix|2D"),
+                           ErrorInput(f32(2, 3), f32(2, 3), match=r"2x3"),
+                           ErrorInput(f32(2, 3), f64(3, 2), match="Float|float")]),
+    OpInfo("bmm", lambda m, x, y: x.bmm(y), NUMBERS, bmm_samples,
+           errors=lambda: [ErrorInput(f32(2, 3), f32(2, 3, 2), match="3D"),
+                           ErrorInput(f32(2, 2, 3), f32(3, 3, 2), match=r"2.*3"),
+                           ErrorInput(f32(2, 2, 3), f32(2, 2, 2), match=r"3.*2"),
+                           ErrorInput(f32(2, 2, 3), f64(2, 3, 2), match="Float|float")]),
+    OpInfo("addmm", lambda m, b, x, y, **kw: m.addmm(b, x, y, **kw), NUMBERS, addmm_samples,
+           errors=lambda: [ErrorInput(f32(3, 4), f32(3, 2), f32(2, 5), match=r"3.*4|5"),
+                           ErrorInput(f32(3, 5), f32(3, 2), f32(3, 5), match=r"3x2.*3x5")]),
+    OpInfo("linear", lambda m, *args: m.nn.functional.linear(*args), NUMBERS, linear_samples,
+           errors=lambda: [ErrorInput(f32(3, 4), f32(5, 3), match=r"3x4.*3x5"),
+                           ErrorInput(f32(3, 4), f64(5, 4), match="Float|float")]),
+
+    # ---- softmax and losses
+    OpInfo("softmax", lambda m, x, **kw: m.softmax(x, **kw), FLOATS, softmax_samples,
+           errors=lambda: [ErrorInput(f32(3, 4), dim=2, match="range")]),
+    OpInfo("F.softmax", lambda m, x, **kw: m.nn.functional.softmax(x, **kw), FLOATS,
+           softmax_samples),
+    OpInfo("log_softmax", lambda m, x, **kw: x.log_softmax(**kw), FLOATS, softmax_samples,
+           errors=lambda: [ErrorInput(f32(3, 4), dim=-3, match="range")]),
+    OpInfo("F.log_softmax", lambda m, x, **kw: m.nn.functional.log_softmax(x, **kw), FLOATS,
+           softmax_samples),
+    OpInfo("cross_entropy", lambda m, x, t, **kw: m.nn.functional.cross_entropy(x, t, **kw),
+           FLOATS, functools.partial(nll_samples, cross_entropy=True),
+           errors=_loss_errors(cross_entropy=True)),
+    OpInfo("nll_loss", lambda m, x, t, **kw: m.nn.functional.nll_loss(x, t, **kw), FLOATS,
+           nll_samples, errors=_loss_errors()),
+    OpInfo("mse_loss", lambda m, x, y, **kw: m.nn.functional.mse_loss(x, y, **kw), FLOATS,
+           mse_samples,
+           errors=lambda: [ErrorInput(f32(3), f32(4), match=r"3.*4|4.*3")]),
+]
