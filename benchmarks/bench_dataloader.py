@@ -13,8 +13,7 @@ N, BATCH = 20_000, 64
 
 
 def _loader(lib, num_workers):
-    import importlib
-    data = importlib.import_module(lib.__name__ + ".utils.data")
+    data = lib.utils.data
 
     class Images(data.Dataset):
         def __init__(self):

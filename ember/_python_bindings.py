@@ -18,6 +18,8 @@ from ._dispatcher import lookup as _lookup
 from ._ops import ops
 from ._tensor import Tensor, Size, _wrap, _wrap_dim
 from ._storage import UntypedStorage
+from ._memory_format import preserve_format, contiguous_format, format_strides
+from ._aten.shape import is_non_overlapping_and_dense
 from . import _indexing
 from .autograd.grad_mode import _grad_state
 
@@ -183,8 +185,6 @@ def _empty_like(t, dtype, device, memory_format):
     """An uninitialized tensor shaped like `t` (PyTorch's empty_like). By default
     (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too;
     anything else is laid out contiguously or in the requested memory format."""
-    from ._memory_format import preserve_format, contiguous_format, format_strides
-    from ._aten.shape import is_non_overlapping_and_dense
     dt, dev = dtype or t.dtype, _dev(device) or t.device
     if memory_format is None or memory_format is preserve_format:
         if not t.is_contiguous() and is_non_overlapping_and_dense(t._size, t.stride()):
@@ -848,6 +848,169 @@ def stack(tensors, dim=0, *, out=None):
     return _finish(_stack(list(tensors), dim), False, out)
 
 
+def _int_list(x):
+    return [int(x)] if isinstance(x, (int, np.integer)) else [int(v) for v in x]
+
+
+def flip(input, dims):
+    return _op("flip")(input, _int_list(dims))
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def roll(input, shifts, dims=None):
+    return _op("roll")(input, _int_list(shifts), [] if dims is None else _int_list(dims))
+
+
+def tril(input, diagonal=0, *, out=None):
+    return _finish(_op("tril")(input, diagonal), False, out)
+
+
+def triu(input, diagonal=0, *, out=None):
+    return _finish(_op("triu")(input, diagonal), False, out)
+
+
+def ravel(input):
+    return reshape(input, (-1,))
+
+
+def tile(input, dims):
+    dims = tuple(_int_list(dims))
+    return input.repeat((1,) * (input.dim() - len(dims)) + dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each slice along `dim` repeated `repeats` times, written as PyTorch does it: an
+    index_select with the source positions repeated."""
+    if repeats is None:  # repeat_interleave(counts): each position, counts[i] times
+        return repeat_interleave(arange(input.numel(), device=input.device), input)
+    if dim is None:
+        input, dim = reshape(input, (-1,)), 0
+    d = _wrap_dim(dim, input.dim())
+    size = input._size[d] if input.dim() else 1
+    counts = repeats._np.reshape(-1) if isinstance(repeats, Tensor) else np.array([repeats])
+    if counts.size == 1:
+        counts = np.repeat(counts, size)
+    elif counts.size != size:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({d}) = {size}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = tensor(np.repeat(np.arange(size), counts), device=input.device)
+    return index_select(input if input.dim() else reshape(input, (1,)), d, index)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    if dim is None:
+        return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
+    if input.dim() != indices.dim():
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.dim()} dimensions for input, "
+                           f"and {indices.dim()} dimensions for indices")
+    d = _wrap_dim(dim, input.dim())
+    shape = list(broadcast_shapes(input._size[:d] + (1,) + input._size[d + 1:],
+                                  indices._size[:d] + (1,) + indices._size[d + 1:]))
+    input_shape, index_shape = list(shape), list(shape)
+    input_shape[d], index_shape[d] = input._size[d], indices._size[d]
+    return _finish(gather(input.expand(input_shape), d, indices.expand(index_shape)), False,
+                   out)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def _atleast(tensors, n):
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = []
+    for t in ts:
+        if t.dim() == 0:
+            t = reshape(t, (1,) * n)
+        elif t.dim() == 1 and n >= 2:
+            t = t.unsqueeze(0) if n == 2 else t.unsqueeze(0).unsqueeze(-1)
+        elif t.dim() == 2 and n == 3:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
+
+
+def atleast_1d(*tensors):
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    return _atleast(tensors, 3)
+
+
+def hstack(tensors, *, out=None):
+    ts = atleast_1d(list(tensors))
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    return cat(atleast_2d(list(tensors)), 0, out=out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    return cat(atleast_3d(list(tensors)), 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in tensors], 1,
+               out=out)
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = list(tensors)
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.numel() for t in ts)
+    grids = [reshape(t, tuple(-1 if i == k else 1 for i in range(len(ts)))).expand(shape)
+             for k, t in enumerate(ts)]
+    if swap:  # "xy": the first two inputs are swapped going in and their grids coming out
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def diag(input, diagonal=0, *, out=None):
+    if input.dim() == 1:
+        n = input.numel() + builtins.abs(diagonal)
+        result = zeros((n, n), dtype=input.dtype, device=input.device)
+        result.diagonal(diagonal).copy_(input)
+        return _finish(result, False, out)
+    if input.dim() != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+    return _finish(input.diagonal(diagonal).clone(memory_format=contiguous_format), False, out)
+
+
 def broadcast_shapes(*shapes):
     from ._aten.elementwise import broadcast_shape
     return Size(broadcast_shape(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
@@ -863,7 +1026,6 @@ def broadcast_tensors(*tensors):
 
 
 def clone(input, *, memory_format=None):
-    from ._memory_format import preserve_format
     return _clone(input, None if memory_format is preserve_format else memory_format)
 
 
@@ -952,7 +1114,6 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def _contiguous(self, memory_format=None):
-    from ._memory_format import contiguous_format
     if memory_format is None or memory_format is contiguous_format:
         return self if self.is_contiguous() else _clone(self, contiguous_format)
     return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
@@ -997,7 +1158,8 @@ def _repeat(self, *sizes):
     for r, s in zip(sizes, x._size):
         expanded += [r, s]
     y = _expand(x.reshape(tuple(v for s in x._size for v in (1, s))), tuple(expanded), False)
-    return reshape(y, tuple(r * s for r, s in zip(sizes, x._size)))
+    # always a fresh tensor, even where a view could express the result
+    return _unsafe_view(_clone(y, contiguous_format), tuple(r * s for r, s in zip(sizes, x._size)))
 
 
 def _set_(self, source):
@@ -1088,6 +1250,37 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 def scatter_add(input, dim, index, src):
     return _op("scatter_add")(input, dim, index, src)
+
+
+def _scatter_op(name, src, value, reduce):
+    if reduce is not None:
+        raise NotImplementedError("scatter with reduce= is not implemented in ember")
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    src = value if src is None else src
+    return _op(f"{name}.src" if isinstance(src, Tensor) else f"{name}.value"), src
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    op, src = _scatter_op("scatter", src, value, reduce)
+    return op(input, dim, index, src)
+
+
+def _scatter_inplace(self, dim, index, src=None, *, value=None, reduce=None):
+    op, src = _scatter_op("scatter_", src, value, reduce)
+    return op(self, dim, index, src)
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    return _finish(_op("index_add")(input, dim, index, source, alpha), False, out)
+
+
+def index_fill(input, dim, index, value):
+    return _op("index_fill.int_Scalar")(input, dim, index, value)
+
+
+def masked_select(input, mask, *, out=None):
+    return _finish(_op("masked_select")(input, mask), False, out)
 
 
 def masked_fill(input, mask, value):
@@ -1265,7 +1458,18 @@ _T_METHODS = dict(
     index_put_=_index_put_method,
     index_put=lambda s, idx, v, accumulate=False: _op("index_put")(s, list(idx), v, accumulate),
     masked_fill=_masked_fill, masked_fill_=_masked_fill_, index_select=index_select,
-    gather=gather, scatter_add=scatter_add, nonzero=nonzero,
+    gather=gather, scatter_add=scatter_add, nonzero=nonzero, argwhere=argwhere,
+    scatter=scatter, scatter_=_scatter_inplace, scatter_add_=_op("scatter_add_"),
+    index_add=index_add,
+    index_add_=lambda s, dim, index, source, *, alpha=1: _op("index_add_")(s, dim, index,
+                                                                            source, alpha),
+    index_fill=index_fill, index_fill_=_op("index_fill_.int_Scalar"),
+    masked_select=masked_select, take_along_dim=take_along_dim,
+    flip=lambda s, *dims: flip(s, _shape_args(dims)), fliplr=fliplr, flipud=flipud, roll=roll,
+    tril=tril, triu=triu, tril_=lambda s, diagonal=0: s.copy_(tril(s, diagonal)),
+    triu_=lambda s, diagonal=0: s.copy_(triu(s, diagonal)), ravel=ravel,
+    tile=lambda s, *dims: tile(s, _shape_args(dims)), repeat_interleave=repeat_interleave,
+    diag=diag,
     uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
     new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(zeros),

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _dispatcher
 from . import _dtype as D
-from ._device import device as _device_cls, cpu as _CPU, meta as _META
+from ._device import cpu as _CPU, meta as _META
 from ._storage import UntypedStorage, _root_array
 from .autograd.grad_mode import _grad_state
 
@@ -92,7 +92,7 @@ class Tensor:
         t._np, t._size, t.dtype, t._device = self._np, self._size, self.dtype, self._device
         t._storage = self._storage_()
         t._rg, t.grad_fn, t._output_nr = False, None, 0
-        if self._np is None:
+        if self._stride_ is not None:  # meta tensors and empty views keep these explicitly
             t._stride_, t._offset_ = self._stride_, self._offset_
         return t
 
@@ -282,7 +282,8 @@ class Tensor:
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self._retains_grad and _warn_non_leaf_grad:
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None and \
+                _warn_non_leaf_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
@@ -325,10 +326,9 @@ class Tensor:
     def data(self):
         """The same data as a new leaf that autograd does not track (and a separate version)."""
         t = _alias(self)
-        t._storage = UntypedStorage._adopt(self._storage_()._array, self._device) \
-            if self._np is not None else self._storage_()
-        if self._np is None:
-            t._storage = UntypedStorage._meta(self._storage_()._nbytes, self._device)
+        storage = self._storage_()  # the same bytes under a storage with its own version
+        t._storage = UntypedStorage._adopt(storage._array, self._device) \
+            if storage._array is not None else UntypedStorage._meta(storage._nbytes, self._device)
         return t
 
     @data.setter
@@ -338,8 +338,8 @@ class Tensor:
         self._np, self._size, self.dtype, self._device = \
             other._np, other._size, other.dtype, other._device
         self._storage = other._storage_()
-        if other._np is None:
-            self._stride_, self._offset_ = other.stride(), other.storage_offset()
+        if other._stride_ is not None:
+            self._stride_, self._offset_ = other._stride_, other._offset_
         else:
             self.__dict__.pop("_stride_", None)
             self.__dict__.pop("_offset_", None)

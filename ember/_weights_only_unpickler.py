@@ -142,6 +142,9 @@ SAFE_BUILTINS = {
 }
 
 
+_CHECKED_READ = 1 << 16  # longer reads are first checked against the bytes that remain
+
+
 class _Stop(Exception):
     def __init__(self, value):
         self.value = value
@@ -167,6 +170,7 @@ class Unpickler:
 
     def __init__(self, file, *, allowed, callables, constructors, tensor_type, set_state,
                  persistent_load, encoding="utf-8"):
+        self._file = file  # seekable: the loader reads unseekable streams into memory first
         self.read = file.read
         self.readline = file.readline
         self.encoding = encoding
@@ -207,11 +211,20 @@ class Unpickler:
 
     # ---- reading helpers ------------------------------------------------------------------------
     def _read(self, n):
+        if n > _CHECKED_READ and n > self._bytes_left():  # file.read(n) would allocate n first
+            raise UnpicklingError(f"pickle data was truncated (a length of {n} is declared, "
+                                  f"{self._bytes_left()} bytes remain)")
         data = self.read(n)
         if len(data) != n:
             raise UnpicklingError(f"pickle data was truncated (wanted {n} bytes, "
                                   f"{len(data)} remain)")
         return data
+
+    def _bytes_left(self):
+        here = self._file.tell()
+        end = self._file.seek(0, 2)
+        self._file.seek(here)
+        return end - here
 
     def _read_length(self, fmt):
         n = struct.unpack(fmt, self._read(struct.calcsize(fmt)))[0]

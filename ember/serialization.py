@@ -20,10 +20,11 @@ once and the tensors share a storage again after loading.
 save: `_Pickler` pickles `obj`, turning storages into persistent ids and writing ember's
 objects under PyTorch's names; `_ArchiveWriter` writes the records, into a temporary file that
 replaces the target only when complete (`_atomic_open`).
-load: `_ArchiveReader` finds the records; data.pkl is unpickled -- by default by the allow-list
-unpickler of `ember._weights_only_unpickler` -- and each persistent id becomes a storage, read
-into memory or (`mmap=True`) mapped from the file. Files in PyTorch's legacy (pre-1.6) format
-are read by `_legacy_load`.
+load: `_ArchiveReader` finds the records and starts reading the storages on worker threads;
+data.pkl is unpickled -- by default by the allow-list unpickler of
+`ember._weights_only_unpickler` -- and each persistent id becomes a storage, read into memory
+or (`mmap=True`) mapped from the file. Files in PyTorch's legacy (pre-1.6) format are read by
+`_legacy_load`.
 
 `_TORCH_NAMES` pairs each dotted name a checkpoint can contain (`torch._utils._rebuild_tensor_v2`,
 `torch.FloatStorage`, `torch.float32`, ...) with the ember object that plays its part. It is used
@@ -37,6 +38,7 @@ import io
 import mmap as _mmap
 import os
 import pickle
+import pickletools
 import secrets
 import stat
 import struct
@@ -58,7 +60,8 @@ from ._weights_only_unpickler import (add_safe_globals, get_safe_globals,  # noq
 from .nn.parameter import Parameter
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
-           "safe_globals", "StorageType", "DEFAULT_PROTOCOL", "config"]
+           "safe_globals", "get_unsafe_globals_in_checkpoint", "StorageType",
+           "DEFAULT_PROTOCOL", "config"]
 
 DEFAULT_PROTOCOL = 2
 MAGIC_NUMBER = 0x1950a86a20f9469cfc6c  # the legacy format's first pickle
@@ -93,7 +96,7 @@ class StorageType:
         self.dtype = dtype
 
     def __reduce__(self):
-        return self.name  # pickled as the global torch.<name>, see _Pickler.save_global
+        return (_storage_type_named, (self.name,))  # `save` writes torch.<name> instead
 
     def __repr__(self):
         return f"StorageType(dtype={self.dtype})"
@@ -104,6 +107,13 @@ _STORAGE_TYPES = {d: StorageType(f"{prefix}Storage", d) for prefix, d in [
     ("Int", D.int32), ("Long", D.int64), ("Half", D.float16), ("BFloat16", D.bfloat16),
     ("Float", D.float32), ("Double", D.float64), ("ComplexFloat", D.complex64),
     ("ComplexDouble", D.complex128)]}
+
+
+def _storage_type_named(name):
+    return _STORAGE_TYPE_BY_NAME[name]
+
+
+_STORAGE_TYPE_BY_NAME = {st.name: st for st in _STORAGE_TYPES.values()}
 
 
 class _TypedStorage:
@@ -288,8 +298,8 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 def _rebuild_from_type_v2(func, new_type, args, state):
     """A Tensor subclass, or a tensor with Python attributes: rebuild, retype, set state."""
-    if func not in _TENSOR_REBUILDERS or not (isinstance(new_type, type) and
-                                              issubclass(new_type, Tensor)):
+    if not any(func is f for f in _TENSOR_REBUILDERS) or not (
+            isinstance(new_type, type) and issubclass(new_type, Tensor)):
         raise RuntimeError(f"_rebuild_from_type_v2 expects a tensor rebuild function and a "
                            f"Tensor subclass, got {func!r} and {new_type!r}")
     ret = func(*args)
@@ -403,21 +413,59 @@ class _Pickler(pickle._Pickler):
         self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
         self.memoize(obj)
 
+    def save_tensor(self, t):
+        """A plain CPU tensor, written straight as the opcodes of its reduction,
+        `_rebuild_tensor_v2(<storage persistent id>, offset, size, stride, requires_grad,
+        OrderedDict())`: a state dict is mostly tensors, and pickle's generic path spends some
+        25 Python calls on each."""
+        if t._np is None or _python_state(t):
+            return self.save_reduce(*_reduce_tensor(t), obj=t)
+        self.save(_rebuild_tensor_v2)
+        self.write(pickle.MARK)
+        self.save_pers(self.persistent_id(_TypedStorage(t._storage_(), t.dtype)))
+        self.write(_int_opcode(t.storage_offset()) + _tuple_opcodes(t._size)
+                   + _tuple_opcodes(t.stride()) + (pickle.NEWTRUE if t._rg else pickle.NEWFALSE))
+        self.save(OrderedDict)  # a new empty OrderedDict for each tensor's hooks, as torch writes
+        self.write(pickle.EMPTY_TUPLE + pickle.REDUCE + pickle.TUPLE + pickle.REDUCE)
+        self.memoize(t)
+
     dispatch = pickle._Pickler.dispatch.copy()  # its entry for functions names the base method
     dispatch[types.FunctionType] = save_global
+    dispatch[Tensor] = save_tensor
+
+
+def _int_opcode(n):
+    """An int as pickle protocol 2 writes it."""
+    if 0 <= n < 0x100:
+        return pickle.BININT1 + bytes((n,))
+    if 0 <= n < 0x10000:
+        return pickle.BININT2 + struct.pack("<H", n)
+    if -0x80000000 <= n < 0x80000000:
+        return pickle.BININT + struct.pack("<i", n)
+    encoded = pickle.encode_long(n)
+    return pickle.LONG1 + bytes((len(encoded),)) + encoded
+
+
+def _tuple_opcodes(ints):
+    return pickle.MARK + b"".join(_int_opcode(n) for n in ints) + pickle.TUPLE
 
 
 def _reduce_layout(layout):
     return (_get_layout, (repr(layout),))
 
 
+_TENSOR_REDUCERS = {Tensor: _reduce_tensor, Parameter: _reduce_tensor}  # Parameter's own
+# __reduce_ex__ is for plain pickle
+
+
 @functools.cache
 def _save_reducers():
-    """How `_Pickler` reduces ember's types, ahead of copyreg's table."""
+    """How `_Pickler` reduces ember's types, ahead of copyreg's table. A str means "the global
+    of this name", which `_Pickler.save_global` writes under PyTorch's name."""
     from . import strided
-    return ChainMap({Tensor: _reduce_tensor, Parameter: _reduce_tensor,
-                     D.dtype: lambda d: d.name,  # a str means "the global of this name"
-                     type(strided): _reduce_layout}, copyreg.dispatch_table)
+    return ChainMap({**_TENSOR_REDUCERS, D.dtype: lambda d: d.name,
+                     StorageType: lambda st: st.name, type(strided): _reduce_layout},
+                    copyreg.dispatch_table)
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
@@ -452,13 +500,12 @@ def _pickle_with_storages(obj, pickle_module, protocol):
     buf = io.BytesIO()
     if pickle_module is pickle:
         pickler = _Pickler(buf, protocol)
-    else:  # e.g. dill: its own Pickler, with storages still as persistent ids
+    else:  # e.g. dill: its Pickler writes ember's names, so only ember reads the file
         class ModulePickler(pickle_module.Pickler):
             persistent_id = _Pickler.persistent_id
 
         pickler = ModulePickler(buf, protocol=protocol)
-        pickler.dispatch_table = ChainMap({Tensor: _reduce_tensor, Parameter: _reduce_tensor},
-                                          copyreg.dispatch_table)
+        pickler.dispatch_table = ChainMap(_TENSOR_REDUCERS, copyreg.dispatch_table)
         pickler.storages, pickler._keys = [], {}
     pickler.dump(obj)
     return buf.getvalue(), pickler.storages
@@ -632,7 +679,7 @@ class _ArchiveReader:
         self.prefix = first[:first.index("/") + 1]
         self.records = {i.filename[len(self.prefix):]: i for i in infos
                         if i.filename.startswith(self.prefix)}
-        self.fd = _fileno(file)
+        self.fd = _fileno(file) if hasattr(os, "preadv") else None
         self.pool = None
         self.prefetched = {}  # record name -> future of its array
 
@@ -782,16 +829,18 @@ def _storage_result(storage_type, storage, dtype):
     return storage if storage_type is UntypedStorage else _TypedStorage(storage, dtype)
 
 
-class _Unpickler(pickle.Unpickler):
-    """The unrestricted unpickler (weights_only=False): any global, PyTorch's names mapped."""
+def _unrestricted_unpickler(pickle_module):
+    """The Unpickler of weights_only=False: any global, with PyTorch's names mapped to ember."""
 
-    def find_class(self, module, name):
-        obj = _TORCH_NAMES.get(f"{module}.{name}")
-        if obj is not None:
-            return obj
-        if module == "torch" or module.startswith("torch."):  # e.g. torch.nn.modules.linear
-            module = "ember" + module[len("torch"):]
-        return super().find_class(module, name)
+    class Unpickler(pickle_module.Unpickler):
+        def find_class(self, module, name):
+            obj = _TORCH_NAMES.get(f"{module}.{name}")
+            if obj is not None:
+                return obj
+            if module == "torch" or module.startswith("torch."):  # torch.nn.modules.linear...
+                module = "ember" + module[len("torch"):]
+            return super().find_class(module, name)
+    return Unpickler
 
 
 def _make_unpickler(file, weights_only, pickle_module, persistent_load, pickle_load_args):
@@ -801,11 +850,7 @@ def _make_unpickler(file, weights_only, pickle_module, persistent_load, pickle_l
             constructors=(Parameter,), tensor_type=Tensor, set_state=_set_obj_state,
             persistent_load=persistent_load,
             encoding=pickle_load_args.get("encoding", "utf-8"))
-    cls = _Unpickler
-    if pickle_module is not pickle:
-        cls = type("ModuleUnpickler", (pickle_module.Unpickler,),
-                   {"find_class": _Unpickler.find_class})
-    unpickler = cls(file, **pickle_load_args)
+    unpickler = _unrestricted_unpickler(pickle_module)(file, **pickle_load_args)
     if persistent_load is not None:
         unpickler.persistent_load = persistent_load
     return unpickler
@@ -825,6 +870,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     locations to new ones, or a callable `(storage, location) -> storage or None`.
     mmap=True maps the file instead of reading it: storages view the mapping (copy-on-write),
     so loading costs no copy and pages are read when touched.
+
+    Like PyTorch, this trusts the bytes of tensor records; set
+    `ember.serialization.config.load.verify_crc32 = True` to check them against their CRC-32.
     """
     if weights_only is None:
         weights_only = pickle_module is None
@@ -857,6 +905,21 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                 raise
             raise pickle.UnpicklingError(f"Weights only load failed. {UNSAFE_MESSAGE}\n\n"
                                          f"WeightsUnpickler error: {e}") from None
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """The GLOBALs in a checkpoint's data.pkl that weights-only loading would refuse, as dotted
+    names (what to review before `add_safe_globals`). Read statically: nothing is unpickled."""
+    allowed = {**_WEIGHTS_ONLY_ALLOWED, **_weights_only_unpickler._user_allowed_globals()}
+    with _open_for_reading(f) as file:
+        if not _is_zipfile(file):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
+        data_pkl = _ArchiveReader(file).read_record("data.pkl").tobytes()
+    found = set()
+    for op, arg, _ in pickletools.genops(data_pkl):
+        if op.name == "GLOBAL":
+            found.add(arg.replace(" ", "."))
+    return sorted(found - set(allowed))
 
 
 @contextlib.contextmanager

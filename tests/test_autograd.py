@@ -125,7 +125,7 @@ def test_backward_without_saved_tensors_can_run_twice():
     ("tanh", lambda L, x, w: x.tanh() * w),
     ("exp", lambda L, x, w: (x * w).exp()),
     ("mul", lambda L, x, w: x * x * w * x),
-    ("pow", lambda L, x, w: x.pow(3) * w.pow(2) + x ** w),
+    ("pow", lambda L, x, w: x.pow(3) * w.pow(2) + x.abs() ** w),
     ("matmul", lambda L, x, w: (x.reshape(2, 2) @ w.reshape(2, 2)).tanh() @ x.reshape(2, 2)),
     ("chain", lambda L, x, w: ((x * w).tanh().exp() * x).pow(2)),
 ])
@@ -152,6 +152,27 @@ def test_backward_create_graph_makes_grad_differentiable():
         x.grad = None
         g.sum().backward()
         return flags, x.grad
+    same(f)
+
+
+def test_several_roots():
+    def f(L):
+        x = leaf(L, [1., 2.])
+        y1, y2 = x * 2, x.exp()
+        L.autograd.backward([y1.sum(), y2], [None, L.tensor([1., 3.])])
+        g = L.autograd.grad([(x * x).sum(), (x * 3).sum()], [x])
+        return x.grad, g
+    same(f)
+
+
+def test_saved_values_are_exposed_on_the_node():
+    def f(L):
+        x, w = leaf(L, [1., 2.]), leaf(L, [3., 4.])
+        y = x * w
+        z = y.exp()
+        fn = y.grad_fn
+        return (fn._saved_self, fn._saved_other, z.grad_fn._saved_result, fn.metadata,
+                y.grad_fn is fn, fn._saved_self is x)
     same(f)
 
 
@@ -215,7 +236,9 @@ def test_backward_inputs_accumulates_only_those():
         (x * w).sum().backward(inputs=[x])
         y = x * 3
         (y * y * w).sum().backward(inputs=[y])
-        return x.grad, w.grad, y.grad
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # y.grad is set: reading it does not warn
+            return x.grad, w.grad, y.grad
     same(f)
 
 
@@ -551,7 +574,16 @@ CS_PATTERNS = {
     "index_put": lambda L, x, w: _index_put(L, x, w),
     "mask_assign": lambda L, x, w: _mask_assign(L, x, w),
     "view_of_view": lambda L, x, w: _view_of_view(L, x),
+    "non_contiguous_base": lambda L, x, w: _non_contiguous_base(L, x, w),
 }
+
+
+def _non_contiguous_base(L, x, w):
+    y = L.empty_strided((2, 2), (1, 2))  # a root whose memory is column-major
+    y.copy_(x.reshape(2, 2))
+    y[0].mul_(w)
+    y[:, 1].add_(w)
+    return y
 
 
 def _brief(L, x, w):

@@ -22,6 +22,10 @@ def raises_same(fn):
     check_raises(lambda L: fn(L))
 
 
+def _dtype_kw(L, dtype):
+    return {} if dtype is None else {"dtype": getattr(L, dtype)}
+
+
 DATA = [
     1, 1.5, True, 1 + 2j, [], [[]], [1, 2], [1, 2.0], [True, False], [True, 1], [True, 1.5],
     [1, 2j], [[1, 2], [3, 4]], [[1.0], [2]], ((1, 2), (3, 4)), [(1, 2), [3, 4]],
@@ -139,9 +143,7 @@ ARANGE = [
 @pytest.mark.parametrize("dtype", [None, "float32", "float64", "int64", "int32", "float16",
                                    "bfloat16", "uint8"])
 def test_arange(args, dtype):
-    kw = {} if dtype is None else {"dtype": dtype}
-    same(lambda L: L.arange(*args, **{k: getattr(L, v) for k, v in kw.items()}),
-         atol=0, rtol=0)
+    same(lambda L: L.arange(*args, **_dtype_kw(L, dtype)), atol=0, rtol=0)
 
 
 def test_arange_errors_and_tensor_bounds():
@@ -159,9 +161,7 @@ LINSPACE = [(0, 1, 5), (0, 1, 1), (0, 1, 0), (-2.5, 7, 11), (1, 0, 4), (0, 10, 7
 @pytest.mark.parametrize("args", LINSPACE, ids=[str(a) for a in LINSPACE])
 @pytest.mark.parametrize("dtype", [None, "float64", "int64", "int32", "float16", "bfloat16"])
 def test_linspace(args, dtype):
-    kw = {} if dtype is None else {"dtype": dtype}
-    same(lambda L: L.linspace(*args, **{k: getattr(L, v) for k, v in kw.items()}),
-         atol=0, rtol=0)
+    same(lambda L: L.linspace(*args, **_dtype_kw(L, dtype)), atol=0, rtol=0)
 
 
 def test_logspace():

@@ -158,6 +158,14 @@ def loader_batches(loader):
     return [[x.tolist(), y.tolist()] for x, y in loader]
 
 
+def test_torch_utils_data_without_importing_it():
+    code = ("import ember as torch\n"
+            "loader = torch.utils.data.DataLoader(range(5), batch_size=2)\n"
+            "print([b.tolist() for b in loader])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[[0, 1], [2, 3], [4]]", out.stderr
+
+
 # ---- start methods --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
@@ -216,6 +224,17 @@ def test_worker_init_fn_exception_is_reraised():
     with pytest.raises(KeyError, match="in DataLoader worker process 1") as info:
         list(loader)
     assert "no config for worker 1" in str(info.value)
+
+
+def lambda_batch(batch):
+    return lambda: batch  # cannot be pickled back to the main process
+
+
+def test_a_batch_that_cannot_be_sent_is_reported():
+    loader = DataLoader(Squares(), batch_size=2, num_workers=1, collate_fn=lambda_batch)
+    with pytest.raises(AttributeError, match="while sending a batch from DataLoader worker "
+                                             "process 0.(.|\n)*Can't pickle local object"):
+        next(iter(loader))
 
 
 def test_a_worker_killed_by_a_signal_is_reported_at_once():

@@ -53,7 +53,8 @@ KEYS = [
     (Ellipsis, I([True, False, True, True, False])),
     I(np.zeros((2, 3, 4, 5), bool)), I(X > 100),
     np.int64(1), (np.int64(1), np.int32(-1)), [True, False], I([], dtype=np.int64),
-    (Ellipsis, Ellipsis), (Ellipsis, 0, Ellipsis), (Ellipsis, 0, Ellipsis, 1, 1, 1), [0.5, 1.7], [0, slice(None), [1, 2]],
+    (Ellipsis, Ellipsis), (Ellipsis, 0, Ellipsis), (Ellipsis, 0, Ellipsis, 1, 1, 1),
+    [0.5, 1.7], [0, slice(None), [1, 2]],
     [I([1, 0])], (True, I([0, 1])), (slice(None), True, I([1, 2])), (None, True),
     (I([[1, 0]]), I(True)),
 ]
@@ -257,17 +258,20 @@ def test_getitem_gradcheck(fn):
 
 
 # ---- index ops ---------------------------------------------------------------------------
-IDX = np.array([2, 0, 2, 1])
+def _ints(L, seed, high, shape):
+    """The same random int64 index tensor on every call."""
+    return L.tensor(np.random.default_rng(seed).integers(0, high, shape))
+
+
 OPS = [
     lambda L, x: L.index_select(x, 1, L.tensor([2, 0, 2])),
     lambda L, x: x.index_select(-1, L.tensor([4, 4, 0])),
     lambda L, x: x.index_select(0, L.tensor([1], dtype=L.int32)),
     lambda L, x: x.index_select(2, L.tensor([], dtype=L.int64)),
-    lambda L, x: L.gather(x, 2, L.tensor(np.random.default_rng(0).integers(0, 4, (2, 3, 2, 5)))),
-    lambda L, x: x.gather(-1, L.tensor(np.random.default_rng(1).integers(0, 5, (1, 2, 3, 4)))),
+    lambda L, x: L.gather(x, 2, _ints(L, 0, 4, (2, 3, 2, 5))),
+    lambda L, x: x.gather(-1, _ints(L, 1, 5, (1, 2, 3, 4))),
     lambda L, x: x.gather(0, L.zeros(1, 1, 1, 1, dtype=L.int64)),
-    lambda L, x: L.scatter_add(x, 1, L.tensor(np.random.default_rng(2).integers(0, 3, (2, 2, 4, 5))),
-                               x[:, :2] * 2),
+    lambda L, x: L.scatter_add(x, 1, _ints(L, 2, 3, (2, 2, 4, 5)), x[:, :2] * 2),
     lambda L, x: x.scatter_add(3, L.tensor([[[[0, 0, 4]]]]), x[:1, :1, :1, :3]),
     lambda L, x: x.masked_fill(x > 30, -1.0),
     lambda L, x: x.masked_fill(L.tensor([True, False, False, True, False]), 2),
@@ -378,3 +382,54 @@ def test_setitem_on_leaf_requiring_grad_raises():
         x.requires_grad_()
         x[0] = 1.0
     check_raises(f, X)
+
+
+# ---- scatter, index_add, index_fill, masked_select ---------------------------------------
+SCATTERS = [
+    lambda L, x: x.scatter(1, _ints(L, 3, 3, (2, 2, 4, 5)), x[:, :2] * 3),
+    lambda L, x: L.scatter(x, -1, L.tensor([[[[4, 0]]]]), 7.5),
+    lambda L, x: x.scatter(0, L.zeros(1, 3, 4, 5, dtype=L.int64), value=-1.0),
+    lambda L, x: (x * 1).scatter_(2, L.tensor([[[[3], [0]]]]), x[:1, :1, :2, :1] * 2),
+    lambda L, x: (x * 1).scatter_(2, L.tensor([[[[3], [0]]]]), 0.5),
+    lambda L, x: (x * 1).scatter_add_(1, _ints(L, 4, 3, (2, 3, 4, 5)), x * x),
+    lambda L, x: x.index_add(1, L.tensor([0, 2, 0]), x[:, :3] * 2),
+    lambda L, x: L.index_add(x, 3, L.tensor([4, 4], dtype=L.int32), x[..., :2], alpha=-0.5),
+    lambda L, x: (x * 1).index_add_(0, L.tensor([1]), x[:1] + 1),
+    lambda L, x: x.index_add(2, L.tensor(1), x[:, :, 1:2]),
+    lambda L, x: x.index_fill(1, L.tensor([0, 2]), -2.0),
+    lambda L, x: L.index_fill(x, -1, L.tensor([-1]), 3),
+    lambda L, x: (x * 1).index_fill_(0, L.tensor(1), 0.25),
+    lambda L, x: x.masked_select(x > 60),
+    lambda L, x: L.masked_select(x, L.tensor([True, False, True, False, True])),
+    lambda L, x: x[0].masked_select(L.ones(2, 3, 4, 1, dtype=L.bool)),
+    lambda L, x: x.transpose(0, 3).index_fill(0, L.tensor([1]), 0.0).stride(),
+    lambda L, x: x.transpose(0, 3).index_put((L.tensor([1]),), x[0, 0, 0, 0]).stride(),
+    lambda L, x: x.transpose(0, 3).scatter(0, L.zeros(1, 1, 1, 1, dtype=L.int64), 0.0).stride(),
+    lambda L, x: x.transpose(0, 3).index_add(0, L.tensor([0]), x[..., :1].transpose(0, 3)).stride(),
+]
+
+
+@pytest.mark.parametrize("k", range(len(SCATTERS)))
+def test_scatter_family(k):
+    check(SCATTERS[k], X)
+
+
+BAD_SCATTERS = [
+    lambda L, x: x.scatter(0, L.tensor([[[[2]]]]), 1.0),
+    lambda L, x: x.scatter(0, L.tensor([[[[-1]]]]), 1.0),
+    lambda L, x: x.scatter(0, L.zeros(1, 1, 1, 1, dtype=L.int64), L.ones(1)),
+    lambda L, x: x.index_add(0, L.tensor([0, 2]), x),
+    lambda L, x: x.index_add(0, L.tensor([0]), x),
+    lambda L, x: x.index_add(0, L.tensor([0, 1]), x[:, :2]),
+    lambda L, x: x.index_add(0, L.tensor([0.0, 1.0]), x),
+    lambda L, x: x.index_fill(1, L.tensor([3]), 1.0),
+    lambda L, x: x.index_fill(1, L.tensor([1], dtype=L.int32), 1.0),
+    lambda L, x: x.masked_select(L.tensor([1, 0, 1, 0, 1])),
+    lambda L, x: x.masked_select(L.ones(3, dtype=L.bool)),
+    lambda L, x: x.index_add(0, L.tensor([0]), x[:1].float()),
+]
+
+
+@pytest.mark.parametrize("k", range(len(BAD_SCATTERS)))
+def test_bad_scatter_family(k):
+    check_raises(BAD_SCATTERS[k], X)

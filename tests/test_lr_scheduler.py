@@ -1,7 +1,6 @@
 """ember.optim.lr_scheduler against torch.optim.lr_scheduler: every schedule gives the same
 learning rates (and momenta), step for step, for 100 steps; state dicts cross both ways; the
 same warnings are raised."""
-import pickle
 import warnings
 
 import numpy as np
@@ -9,6 +8,7 @@ import pytest
 import torch
 
 import ember
+from test_optim import both_raise, from_plain, to_plain
 
 STEPS = 100
 
@@ -99,40 +99,17 @@ def test_schedule_equals_torch(name):
     assert history_e == history_t
 
 
-def plain(obj):
-    """A state dict through pickle, tensors as NumPy arrays (functions are already None)."""
-    def conv(x):
-        if isinstance(x, (torch.Tensor, ember.Tensor)):
-            return x.detach().numpy().copy()
-        if isinstance(x, dict):
-            return {k: conv(v) for k, v in x.items()}
-        if isinstance(x, list):
-            return [conv(v) for v in x]
-        return x
-    return pickle.loads(pickle.dumps(conv(obj)))
-
-
-def from_plain(lib, obj):
-    if isinstance(obj, np.ndarray):
-        return lib.tensor(obj)
-    if isinstance(obj, dict):
-        return {k: from_plain(lib, v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [from_plain(lib, v) for v in obj]
-    return obj
-
-
 @pytest.mark.parametrize("name", SCHEDULES)
 @pytest.mark.parametrize("direction", ["torch_to_ember", "ember_to_torch"])
 def test_state_dict_crosses_libraries(name, direction):
     src, dst = (torch, ember) if direction == "torch_to_ember" else (ember, torch)
     opt_src, sched_src, _ = run(src, name, steps=40)
-    sched_state = plain(sched_src.state_dict())
+    sched_state = to_plain(sched_src.state_dict())
     opt_dst, sched_dst, _ = run(dst, name, steps=0)
-    assert sorted(plain(sched_dst.state_dict())) == sorted(sched_state)
+    assert sorted(to_plain(sched_dst.state_dict())) == sorted(sched_state)
     sched_dst.load_state_dict(from_plain(dst, sched_state))
-    opt_dst.load_state_dict(from_plain(dst, plain(opt_src.state_dict())))
-    assert plain(sched_dst.state_dict()) == sched_state
+    opt_dst.load_state_dict(from_plain(dst, to_plain(opt_src.state_dict())))
+    assert to_plain(sched_dst.state_dict()) == sched_state
     for _ in range(STEPS - 40):
         for opt, sched in ((opt_src, sched_src), (opt_dst, sched_dst)):
             opt.step()
@@ -159,7 +136,7 @@ def test_reduce_lr_on_plateau(kw):
             opt.step()
             sched.step(float(m))
             lrs.append(sched.get_last_lr())
-        results.append((lrs, plain(sched.state_dict())))
+        results.append((lrs, to_plain(sched.state_dict())))
     assert results[0] == results[1]
 
 
@@ -169,8 +146,8 @@ def test_reduce_lr_on_plateau_state_dict_crosses():
               for lib in opts}
     for m in [1.0, 0.9, 0.9, 0.9]:
         scheds[torch].step(m)
-    scheds[ember].load_state_dict(plain(scheds[torch].state_dict()))
-    opts[ember].load_state_dict(from_plain(ember, plain(opts[torch].state_dict())))
+    scheds[ember].load_state_dict(to_plain(scheds[torch].state_dict()))
+    opts[ember].load_state_dict(from_plain(ember, to_plain(opts[torch].state_dict())))
     for m in [0.9, 0.9, 0.9, 0.95, 0.8]:
         for lib in scheds:
             scheds[lib].step(m)
@@ -245,28 +222,20 @@ def test_warnings_match_torch():
         assert bool(messages) == (fn is not right_order)
 
 
-def raise_alike(fn):
-    with pytest.raises(Exception) as t_info:
-        fn(torch)
-    with pytest.raises(type(t_info.value)) as e_info:
-        fn(ember)
-    assert str(e_info.value) == str(t_info.value)
-
-
 def test_errors_match_torch():
     S_ = S
-    raise_alike(lambda lib: S_(lib).StepLR("not an optimizer", 3))
-    raise_alike(lambda lib: S_(lib).StepLR(sgd(lib), 3, last_epoch=5))
-    raise_alike(lambda lib: S_(lib).LambdaLR(sgd(lib), [lambda e: 1.0]))
-    raise_alike(lambda lib: S_(lib).ConstantLR(sgd(lib), factor=2.0))
-    raise_alike(lambda lib: S_(lib).LinearLR(sgd(lib), start_factor=0))
-    raise_alike(lambda lib: S_(lib).CyclicLR(sgd(lib), 0.1, 1.0, mode="nope"))
-    raise_alike(lambda lib: S_(lib).CyclicLR(lib.optim.Adagrad([lib.ones(1)]), 0.1, 1.0))
-    raise_alike(lambda lib: S_(lib).OneCycleLR(sgd(lib), 0.1))
-    raise_alike(lambda lib: S_(lib).OneCycleLR(sgd(lib), 0.1, total_steps=10, pct_start=1))
-    raise_alike(lambda lib: S_(lib).CosineAnnealingWarmRestarts(sgd(lib), T_0=0))
-    raise_alike(lambda lib: S_(lib).ReduceLROnPlateau(sgd(lib), factor=1.0))
-    raise_alike(lambda lib: S_(lib).ReduceLROnPlateau(sgd(lib), mode="middle"))
+    both_raise(lambda lib: S_(lib).StepLR("not an optimizer", 3))
+    both_raise(lambda lib: S_(lib).StepLR(sgd(lib), 3, last_epoch=5))
+    both_raise(lambda lib: S_(lib).LambdaLR(sgd(lib), [lambda e: 1.0]))
+    both_raise(lambda lib: S_(lib).ConstantLR(sgd(lib), factor=2.0))
+    both_raise(lambda lib: S_(lib).LinearLR(sgd(lib), start_factor=0))
+    both_raise(lambda lib: S_(lib).CyclicLR(sgd(lib), 0.1, 1.0, mode="nope"))
+    both_raise(lambda lib: S_(lib).CyclicLR(lib.optim.Adagrad([lib.ones(1)]), 0.1, 1.0))
+    both_raise(lambda lib: S_(lib).OneCycleLR(sgd(lib), 0.1))
+    both_raise(lambda lib: S_(lib).OneCycleLR(sgd(lib), 0.1, total_steps=10, pct_start=1))
+    both_raise(lambda lib: S_(lib).CosineAnnealingWarmRestarts(sgd(lib), T_0=0))
+    both_raise(lambda lib: S_(lib).ReduceLROnPlateau(sgd(lib), factor=1.0))
+    both_raise(lambda lib: S_(lib).ReduceLROnPlateau(sgd(lib), mode="middle"))
 
     def too_many_steps(lib):
         opt = sgd(lib)
@@ -274,17 +243,17 @@ def test_errors_match_torch():
         for _ in range(4):
             opt.step()
             sched.step()
-    raise_alike(too_many_steps)
+    both_raise(too_many_steps)
 
     def mixed_optimizers(lib):
         opt = sgd(lib)
         S_(lib).SequentialLR(opt, [S_(lib).StepLR(opt, 2), S_(lib).StepLR(sgd(lib), 2)], [3])
-    raise_alike(mixed_optimizers)
+    both_raise(mixed_optimizers)
 
     def plateau_in_chain(lib):
         opt = sgd(lib)
         S_(lib).ChainedScheduler([S_(lib).ReduceLROnPlateau(opt)])
-    raise_alike(plateau_in_chain)
+    both_raise(plateau_in_chain)
 
 
 def test_tensor_lr_is_filled_in_place():

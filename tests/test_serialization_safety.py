@@ -193,6 +193,13 @@ def test_huge_lengths_in_the_pickle_fail_fast():
     refuse(p2(pickle.LONG_BINGET + struct.pack("<I", 2 ** 32 - 1)), match="Memo")
 
 
+def test_huge_lengths_in_a_legacy_file_fail_before_reading(tmp_path):
+    path = tmp_path / "legacy.pt"  # a real file: FileIO.read(n) allocates n bytes up front
+    path.write_bytes(b"\x80\x02" + pickle.BINBYTES8 + struct.pack("<Q", 2 ** 62) + b"x")
+    with pytest.raises(pickle.UnpicklingError, match="truncated"):
+        ember.load(path)
+
+
 def test_huge_legacy_storage_fails_fast():
     buf = io.BytesIO()
     torch.save(torch.ones(4), buf, _use_new_zipfile_serialization=False)

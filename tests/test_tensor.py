@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ember
-from _torch_oracle import check, check_raises, assert_same
+from _torch_oracle import check, check_raises
 
 
 def test_metadata():

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import ember
-from _torch_oracle import check, check_raises, assert_same
+from _torch_oracle import check, check_raises
 
 X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 
@@ -254,3 +254,133 @@ def test_zero_dim_views():
                         x[None], x.squeeze(), x.unsqueeze(-1)), np.float64(3.0), strides=True)
     check_raises(lambda L, x: x.select(0, 0), np.float64(3.0))
     check_raises(lambda L, x: x[0], np.float64(3.0))
+
+
+# ---- shape ops that copy: flip, roll, tril/triu, tile, repeat_interleave, stacking ----------
+COPIES = [
+    lambda L, x: x.flip(0),
+    lambda L, x: x.flip(0, 2),
+    lambda L, x: L.flip(x.transpose(0, 2), [-1]),
+    lambda L, x: L.fliplr(x),
+    lambda L, x: L.flipud(x[0]),
+    lambda L, x: x.roll(1),
+    lambda L, x: x.roll(-2, 1),
+    lambda L, x: L.roll(x, (1, 5), (0, 2)),
+    lambda L, x: x.t()[0].roll(1, 0) if x.dim() == 2 else x[0].t().roll(1, 0),
+    lambda L, x: x.tril(),
+    lambda L, x: x.triu(1),
+    lambda L, x: L.tril(x[0].t(), -1),
+    lambda L, x: x.ravel(),
+    lambda L, x: x.t().ravel() if x.dim() == 2 else x.transpose(0, 1).ravel(),
+    lambda L, x: x.tile(2),
+    lambda L, x: L.tile(x, (2, 1, 1, 1)),
+    lambda L, x: x.repeat(1, 2, 1),
+    lambda L, x: x.repeat_interleave(2),
+    lambda L, x: x.repeat_interleave(3, dim=1),
+    lambda L, x: L.repeat_interleave(x, L.tensor([1, 0, 2]), dim=1),
+    lambda L, x: L.hstack([x, x[:, :1]]),
+    lambda L, x: L.vstack([x[0], x[1, :2]]),
+    lambda L, x: L.dstack([x[0], x[1]]),
+    lambda L, x: L.column_stack([x[0, 0], x[1, 1]]),
+    lambda L, x: L.atleast_3d(x[0, 0]),
+    lambda L, x: L.atleast_2d(x[0, 0, 0], x[0, 0]),
+    lambda L, x: L.meshgrid(x[0, 0], x[1, :, 0], indexing="ij"),
+    lambda L, x: L.meshgrid(x[0, 0], x[1, :, 0], indexing="xy"),
+    lambda L, x: L.diag(x[0, 0]),
+    lambda L, x: L.diag(x[0, 0], -2),
+    lambda L, x: x[0].diag(1),
+    lambda L, x: L.take_along_dim(x, L.tensor([[[0, 3]]]), 2),
+    lambda L, x: L.take_along_dim(x, L.tensor([5, 0, 23])),
+    lambda L, x: L.tensor_split(x, [1, 3], 2),
+    lambda L, x: L.tensor_split(x, [2, 1], 1),
+]
+
+
+@pytest.mark.parametrize("k", range(len(COPIES)))
+def test_shape_copies(k):
+    out_e, out_t = check(COPIES[k], X.astype(np.float64), strides=True)
+
+
+@pytest.mark.parametrize("k", [0, 5, 9, 14, 17, 28])
+def test_shape_copies_gradcheck(k):
+    x = ember.tensor(np.random.default_rng(k).standard_normal(X.shape)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda t: COPIES[k](ember, t), (x,))
+
+
+def test_shape_copy_errors():
+    for fn in (lambda L, x: x.flip(0, 0), lambda L, x: x.flip(3), lambda L, x: x.roll((1, 2), 0),
+               lambda L, x: x[0, 0].tril(), lambda L, x: L.fliplr(x[0, 0]),
+               lambda L, x: x.repeat_interleave(L.tensor([1, 2]), dim=1),
+               lambda L, x: x.repeat_interleave(-1), lambda L, x: L.diag(x),
+               lambda L, x: L.take_along_dim(x, L.tensor([0]), 0),
+               lambda L, x: L.meshgrid(x[0, 0], indexing="yx")):
+        check_raises(fn, X)
+
+
+def _random_view_chain(rng, shape):
+    """A list of (name, args) view steps valid for `shape`, chosen at random."""
+    steps = []
+    for _ in range(rng.integers(1, 6)):
+        n = len(shape)
+        choice = rng.integers(0, 7)
+        if n == 0 or choice == 0:
+            d = int(rng.integers(0, n + 1))
+            steps.append(("unsqueeze", (d,)))
+            shape = shape[:d] + (1,) + shape[d:]
+        elif choice == 1 and n >= 2:
+            a, b = (int(v) for v in rng.choice(n, 2, replace=False))
+            steps.append(("transpose", (a, b)))
+            shape = list(shape)
+            shape[a], shape[b] = shape[b], shape[a]
+            shape = tuple(shape)
+        elif choice == 2:
+            d = int(rng.integers(0, n))
+            start = int(rng.integers(0, shape[d] + 1))
+            stop = int(rng.integers(start, shape[d] + 2))
+            step = int(rng.integers(1, 3))
+            steps.append(("slice", (d, start, stop, step)))
+            shape = shape[:d] + (len(range(start, min(stop, shape[d]), step)),) + shape[d + 1:]
+        elif choice == 3 and shape[0] > 0:
+            steps.append(("select", (0, int(rng.integers(0, shape[0])))))
+            shape = shape[1:]
+        elif choice == 4:
+            steps.append(("reshape", (-1,)))
+            shape = (int(np.prod(shape)),)
+        elif choice == 5:
+            perm = tuple(int(v) for v in rng.permutation(n))
+            steps.append(("permute", perm))
+            shape = tuple(shape[p] for p in perm)
+        else:
+            steps.append(("squeeze", ()))
+            shape = tuple(s for s in shape if s != 1)
+    return steps
+
+
+def _apply_chain(t, steps):
+    for name, args in steps:
+        if name == "slice":
+            d, start, stop, step = args
+            t = t[(slice(None),) * d + (slice(start, stop, step),)]
+        elif name == "select":
+            t = t.select(*args)
+        elif name == "permute":
+            t = t.permute(*args)
+        else:
+            t = getattr(t, name)(*args)
+        yield t
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_view_chains(seed):
+    """Random chains of views (including empty ones) keep torch's strides, offsets and values,
+    and reshape views exactly when torch does."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(0 if seed % 5 == 0 else 1, 4, rng.integers(1, 5)))
+    steps = _random_view_chain(rng, shape)
+    e, t = (L.arange(int(np.prod(shape)), dtype=L.float32).reshape(shape) for L in (ember, torch))
+    for ve, vt in zip(_apply_chain(e, steps), _apply_chain(t, steps)):
+        assert ve.shape == vt.shape and ve.stride() == vt.stride(), steps
+        assert ve.storage_offset() == vt.storage_offset(), steps
+        assert ve.is_contiguous() == vt.is_contiguous(), steps
+        assert (ve._base is e._base) == (vt._base is t._base), steps
+        np.testing.assert_array_equal(ve.numpy(), vt.numpy())

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatcher import impl
-from .._tensor import Tensor, _wrap, _meta
+from .._tensor import Tensor, _wrap, _meta, _wrap_dim
 
 _binary_dtype = D.binary_dtype
 _OPMATH = {D.float16: D.float32, D.bfloat16: D.float32}
@@ -516,19 +516,22 @@ _clamp_kernels("clamp.Tensor", ("clamp_cpu", "clamp_min_cpu", "clamp_max_cpu"),
 
 
 # ---- unary kernels ----------------------------------------------------------------------------
-def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None):
+def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
+          with_dtype=False):
     """Register CPU and Meta kernels of a unary op (and of its in-place form `inplace`).
 
     result(dt) is the dtype returned for an input of dtype dt, by default dt itself
     (`_float_result` for math functions, which turn integers into floats); compute(a, *extra)
-    works on the input as a NumPy array of the result's math dtype; check(dt) raises for
-    dtypes PyTorch refuses. quiet: the op can overflow or leave its domain (exp, log, ...),
-    which PyTorch does silently, so NumPy's floating-point warnings are turned off around it
+    works on the input as a NumPy array of the result's math dtype; check(dt, *extra)
+    raises for inputs PyTorch refuses. with_dtype: compute is compute(a, result_dtype, *extra)
+    (for ops whose math depends on the dtype's range or rounding). quiet: the op can overflow
+    or leave its domain (exp, log, ...), which PyTorch does silently, so NumPy's
+    floating-point warnings are turned off around it
     (np.errstate costs more than a small op, so only where needed).
     """
-    def result_dtype(dt):
+    def result_dtype(dt, extra):
         if check is not None:
-            check(dt)
+            check(dt, *extra)
         return dt if result is None else result(dt)
 
     def run(self, dt, extra):
@@ -537,20 +540,22 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None):
             a = a.astype(np.float32)
         elif self.dtype is not dt:
             a = a.astype(dt._np)
+        if with_dtype:
+            extra = (dt,) + extra
         if quiet:
             with np.errstate(all="ignore"):
                 return compute(a, *extra)
         return compute(a, *extra)
 
     def cpu(self, *extra):
-        dt = result_dtype(self.dtype)
+        dt = result_dtype(self.dtype, extra)
         r = run(self, dt, extra)
         if type(r) is not np.ndarray or dt in _OPMATH:
             r = as_result(r, dt)
         return _wrap(r)
 
     def meta(self, *extra):
-        return _meta(self._size, result_dtype(self.dtype), device=self._device)
+        return _meta(self._size, result_dtype(self.dtype, extra), device=self._device)
 
     cpu.__qualname__ = cpu.__name__ = name
     impl(name, "CPU")(cpu)
@@ -559,13 +564,13 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None):
         return
 
     def cpu_(self, *extra):
-        dt = result_dtype(self.dtype)
+        dt = result_dtype(self.dtype, extra)
         check_inplace(self, dt, inplace)
         np.copyto(self._np, run(self, dt, extra), casting="unsafe")
         return self
 
     def meta_(self, *extra):
-        check_inplace(self, result_dtype(self.dtype), inplace)
+        check_inplace(self, result_dtype(self.dtype, extra), inplace)
         return self
     cpu_.__qualname__ = cpu_.__name__ = inplace
     impl(inplace, "CPU")(cpu_)
@@ -573,7 +578,7 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None):
 
 
 def _floating_only(kernel):
-    def check(dt):
+    def check(dt, *extra):
         if not (dt.is_floating_point or dt.is_complex):
             raise not_implemented(kernel, dt)
     return check
@@ -641,20 +646,20 @@ def _softplus(a, beta=1, threshold=20):
     return np.where(z > threshold, a, np.log1p(np.exp(np.minimum(z, threshold))) / beta)
 
 
-unary("neg", np.negative, check=_check_neg)
-unary("abs", np.abs, check=_check_abs)
-unary("sign", _sign)
+unary("neg", np.negative, check=_check_neg, inplace="neg_")
+unary("abs", np.abs, check=_check_abs, inplace="abs_")
+unary("sign", _sign, inplace="sign_")
 for _name, _fn in (("exp", np.exp), ("log", np.log), ("log1p", np.log1p), ("expm1", np.expm1),
                    ("sqrt", np.sqrt), ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos)):
-    unary(_name, _fn, result=_float_result, quiet=True)
-unary("tanh", np.tanh, result=_float_result)
-unary("sigmoid", _sigmoid, result=_float_result)
+    unary(_name, _fn, result=_float_result, quiet=True, inplace=f"{_name}_")
+unary("tanh", np.tanh, result=_float_result, inplace="tanh_")
+unary("sigmoid", _sigmoid, result=_float_result, inplace="sigmoid_")
 unary("relu", _relu, check=_check_relu, inplace="relu_")
 unary("gelu", _gelu, check=_floating_only("GeluKernelImpl"), quiet=True)
 unary("silu", _silu, check=_floating_only("silu_cpu"))
 unary("softplus", _softplus, check=_floating_only("softplus_cpu"), quiet=True)
-unary("logical_not", np.logical_not, result=_bool_result)
-unary("bitwise_not", np.invert, check=_check_bitwise_not)
+unary("logical_not", np.logical_not, result=_bool_result, inplace="logical_not_")
+unary("bitwise_not", np.invert, check=_check_bitwise_not, inplace="bitwise_not_")
 
 
 # ---- backward helpers -------------------------------------------------------------------------
@@ -692,3 +697,324 @@ _backward_kernel("threshold_backward", _threshold_backward)
 _backward_kernel("sigmoid_backward", lambda g, y: g * (1 - y) * y)
 _backward_kernel("tanh_backward", lambda g, y: g * (1 - y * y))
 _backward_kernel("gelu_backward", _gelu_backward)
+
+
+# ---- the rest of the unary math ----------------------------------------------------------------
+def _special_fn(name):
+    """A function of ._special (SciPy's, or the NumPy fallback), looked up on first call."""
+    def compute(a):
+        from . import _special
+        return getattr(_special, name)(a)
+    compute.__name__ = name
+    return compute
+
+
+for _name, _fn in (("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
+                   ("atan", np.arctan), ("sinh", np.sinh), ("cosh", np.cosh),
+                   ("asinh", np.arcsinh), ("acosh", np.arccosh), ("atanh", np.arctanh),
+                   ("log2", np.log2), ("log10", np.log10), ("exp2", np.exp2),
+                   ("reciprocal", np.reciprocal), ("erf", _special_fn("erf")),
+                   ("erfc", _special_fn("erfc")), ("erfinv", _special_fn("erfinv")),
+                   ("lgamma", _special_fn("lgamma")), ("digamma", _special_fn("digamma"))):
+    unary(_name, _fn, result=_float_result, quiet=True, inplace=f"{_name}_")
+
+
+def _rounding(ufunc, kernel):
+    """trunc/floor/ceil/round: integers are already whole (a copy); bool is refused."""
+    def compute(a):
+        return a.copy() if a.dtype.kind in "iu" else ufunc(a)
+
+    def check(dt):
+        if dt is D.bool:
+            raise not_implemented(kernel, dt)
+    return compute, check
+
+
+for _name, _uf in (("trunc", np.trunc), ("floor", np.floor), ("ceil", np.ceil),
+                   ("round", np.rint)):  # rint rounds half to even, as PyTorch's round does
+    _fn, _check = _rounding(_uf, f"{_name}_vml_cpu")
+    unary(_name, _fn, check=_check, inplace=f"{_name}_")
+
+
+def _round_decimals(a, dt, decimals):
+    """PyTorch's round(x, decimals): rint(x * 10^d) / 10^d, or rint(x / 10^-d) * 10^-d for
+    d < 0. Its float16/bfloat16 code rounds the power and the scaled value to the dtype."""
+    p = np.array(10.0 ** abs(decimals), dtype=dt._np).astype(a.dtype)
+    scaled = a * p if decimals > 0 else a / p
+    if dt in _OPMATH:
+        scaled = scaled.astype(dt._np).astype(a.dtype)
+    return np.rint(scaled) / p if decimals > 0 else np.rint(scaled) * p
+
+
+unary("round.decimals", _round_decimals, check=_floating_only("round_cpu"), quiet=True,
+      inplace="round_.decimals", with_dtype=True)
+
+
+def _frac(a):
+    return a - np.trunc(a)
+
+
+unary("frac", _frac, check=_floating_only("frac_cpu"), quiet=True, inplace="frac_")
+
+
+def _predicate(name, test):
+    """isnan/isinf/isfinite: a bool tensor; integers are never NaN nor infinite."""
+    def cpu(self):
+        a = self._np
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            return _wrap(np.asarray(test(a)))
+        return _wrap(np.full(a.shape, name == "isfinite"))
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(lambda self: _meta(self._size, D.bool, device=self._device))
+
+
+_predicate("isnan", np.isnan)
+_predicate("isinf", np.isinf)
+_predicate("isfinite", np.isfinite)
+
+
+def _float_limits(dt):
+    if dt is D.bfloat16:
+        import ml_dtypes
+        info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+    else:
+        info = np.finfo(dt._np)
+    return float(info.min), float(info.max)
+
+
+def _nan_to_num(a, dt, nan=None, posinf=None, neginf=None):
+    """NaN -> nan (0), +inf -> posinf, -inf -> neginf (by default the dtype's extremes); each
+    replacement is cast to the dtype first (so posinf=1e10 is inf in float16)."""
+    if not dt.is_floating_point:
+        return a.copy()
+    lowest, highest = _float_limits(dt)
+
+    def value(v, default):
+        return np.array(default if v is None else v, dtype=np.float64).astype(dt._np) \
+            .astype(a.dtype)
+    a = np.where(np.isnan(a), value(nan, 0.0), a)
+    a = np.where(a == np.inf, value(posinf, highest), a)
+    return np.where(a == -np.inf, value(neginf, lowest), a)
+
+
+unary("nan_to_num", _nan_to_num, quiet=True, inplace="nan_to_num_", with_dtype=True)
+
+
+# ---- the rest of the binary math ---------------------------------------------------------------
+def _floating_only_binary(kernel):
+    def check(self, other, dt):
+        if not (dt.is_floating_point or dt.is_complex):
+            raise not_implemented(kernel, dt)
+    return check
+
+
+def _shift_check(kernel):
+    def check(self, other, dt):
+        if not _is_integral(dt) or dt is D.bool:
+            raise not_implemented(kernel, dt)
+    return check
+
+
+def _left_shift(a, b, dt):
+    """a << b; a shift by a negative amount or by the bit width or more gives 0 (PyTorch
+    defines what C leaves undefined)."""
+    bits = dt.itemsize * 8
+    b = np.asarray(b)
+    out_of_range = (b < 0) | (b >= bits)
+    r = np.left_shift(a, np.where(out_of_range, 0, b).astype(dt._np), dtype=dt._np)
+    return np.where(out_of_range, np.zeros((), dt._np), r)
+
+
+def _right_shift(a, b, dt):
+    """a >> b (arithmetic); out-of-range amounts fill with the sign bit: -1 or 0."""
+    bits = dt.itemsize * 8
+    b = np.asarray(b)
+    out_of_range = (b < 0) | (b >= bits)
+    r = np.right_shift(a, np.where(out_of_range, 0, b).astype(dt._np), dtype=dt._np)
+    sign_fill = np.where(np.asarray(a) < 0, -1, 0).astype(dt._np)
+    return np.where(out_of_range, sign_fill, r)
+
+
+binary("fmod.Tensor", _division(np.fmod), check=_no_bool("fmod_cpu"), inplace="fmod_.Tensor")
+binary("hypot", _typed_ufunc(np.hypot), check=_floating_only_binary("hypot_cpu"),
+       inplace="hypot_")
+binary("atan2", _typed_ufunc(np.arctan2), operands=_float_result, inplace="atan2_")
+binary("copysign.Tensor", _typed_ufunc(np.copysign), operands=_float_result,
+       inplace="copysign_.Tensor")
+binary("bitwise_left_shift.Tensor", _left_shift, check=_shift_check("lshift_cpu"),
+       inplace="bitwise_left_shift_.Tensor")
+binary("bitwise_right_shift.Tensor", _right_shift, check=_shift_check("rshift_cpu"),
+       inplace="bitwise_right_shift_.Tensor")
+
+
+# ---- ternary: lerp, addcmul, addcdiv -----------------------------------------------------------
+def _ternary(name, compute, dtype, inplace):
+    """CPU and Meta kernels of an op of three broadcasting operands (and a trailing scalar):
+    dtype(self, a, b, *extra) checks the operands and gives the result dtype; compute works
+    on the three operands in its math dtype."""
+    def run(self, a, b, extra):
+        dt = dtype(self, a, b, *extra)
+        broadcast_shape(shape_of(self), shape_of(a), shape_of(b))
+        with np.errstate(all="ignore"):
+            r = compute(_math_operand(self, dt), _math_operand(a, dt), _math_operand(b, dt),
+                        *extra)
+        return as_result(r, dt)
+
+    def cpu(self, a, b, *extra):
+        return _wrap(run(self, a, b, extra))
+
+    def meta(self, a, b, *extra):
+        return _meta(broadcast_shape(shape_of(self), shape_of(a), shape_of(b)),
+                     dtype(self, a, b, *extra), device=_dev(self, a, b))
+
+    def cpu_(self, a, b, *extra):
+        check_inplace(self, dtype(self, a, b, *extra), inplace)
+        shape = broadcast_shape(self._size, shape_of(a), shape_of(b))
+        if shape != self._size:
+            raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        np.copyto(self._np, run(self, a, b, extra), casting="unsafe")
+        return self
+
+    def meta_(self, a, b, *extra):
+        check_inplace(self, dtype(self, a, b, *extra), inplace)
+        return self
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(meta)
+    impl(inplace, "CPU")(cpu_)
+    impl(inplace, "Meta")(meta_)
+
+
+def _lerp_dtype(self, end, weight):
+    dt = self.dtype
+    for what, x in (("end", end), ("weight", weight)):
+        if isinstance(x, Tensor) and x.dtype is not dt and (what == "end" or x.dim()):
+            raise RuntimeError(f"expected dtype {dt.name} for `{what}` but got dtype "
+                               f"{x.dtype.name}")
+    if not dt.is_floating_point:
+        raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
+                              "lerp_kernel_tensor", dt)
+    return dt
+
+
+def _lerp(a, end, weight):
+    """a + w (end - a) for small |w|, end - (end - a)(1 - w) otherwise: each form is exact at
+    its end (PyTorch's formula)."""
+    diff = end - a
+    return np.where(np.abs(weight) < 0.5, a + weight * diff, end - diff * (1 - weight))
+
+
+def _addc_dtype(name):
+    def dtype(self, tensor1, tensor2, value=1):
+        dt = D.result_type_of((self, tensor1, tensor2))
+        if dt is D.bool:
+            raise not_implemented(f"{name}_cpu_out", dt)
+        if name == "addcdiv" and _is_integral(dt):
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                               "future  release addcdiv will perform a true division of tensor1 "
+                               "and tensor2. The historic addcdiv behavior can be implemented "
+                               "as (input + value * torch.trunc(tensor1 / tensor2)).to("
+                               "input.dtype) using PyTorch 1.7 or later and (input + value * "
+                               "tensor1 / tensor2).to(input.dtype) using PyTorch 1.6 or earlier.")
+        return dt
+    return dtype
+
+
+def _scalar_value(value, a):
+    """The scalar multiplier in the operands' type (an integer op truncates a float value)."""
+    return int(value) if a.dtype.kind in "iu" else value
+
+
+_ternary("lerp.Tensor", _lerp, _lerp_dtype, "lerp_.Tensor")
+_ternary("addcmul", lambda a, t1, t2, value=1: a + _scalar_value(value, a) * t1 * t2,
+         _addc_dtype("addcmul"), "addcmul_")
+_ternary("addcdiv", lambda a, t1, t2, value=1: a + value * (t1 / t2), _addc_dtype("addcdiv"),
+         "addcdiv_")
+
+
+# ---- activations -------------------------------------------------------------------------------
+def _elu(a, alpha=1, scale=1, input_scale=1):
+    return np.where(a > 0, a * scale, np.expm1(a * input_scale) * (alpha * scale))
+
+
+def _leaky_relu(a, negative_slope=0.01):
+    return np.where(a > 0, a, a * negative_slope)
+
+
+def _hardtanh(a, min_val=-1, max_val=1):
+    return np.minimum(np.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
+
+
+def _check_hardtanh(dt, min_val=-1, max_val=1):
+    if dt is D.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if dt is D.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+
+
+def _hardsigmoid(a):
+    return np.minimum(np.maximum(a + 3, 0), 6) / 6
+
+
+def _hardswish(a):
+    return a * np.minimum(np.maximum(a + 3, 0), 6) / 6
+
+
+def _mish(a):
+    return a * np.tanh(np.log1p(np.exp(a)))
+
+
+def _log_sigmoid(a):
+    # log(1 / (1 + exp(-x))) = min(x, 0) - log1p(exp(-|x|)): exp never overflows
+    return np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+
+
+def _threshold(a, threshold, value):
+    return np.where(a <= threshold, np.array(value).astype(a.dtype), a)
+
+
+def _check_threshold(dt, *extra):
+    if dt is D.bool:
+        raise not_implemented("threshold_cpu", dt)
+
+
+for _name, _fn, _kernel in (("elu", _elu, "elu_cpu"), ("leaky_relu", _leaky_relu, "leaky_relu_cpu"),
+                            ("hardsigmoid", _hardsigmoid, "hardsigmoid_cpu"),
+                            ("hardswish", _hardswish, "hardswish_cpu"),
+                            ("mish", _mish, "mish_cpu")):
+    unary(_name, _fn, check=_floating_only(_kernel), quiet=True, inplace=f"{_name}_")
+unary("log_sigmoid", _log_sigmoid, check=_floating_only("log_sigmoid_cpu"), quiet=True)
+unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
+unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_")
+
+
+def _glu_dim(self, dim):
+    if self.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, self.dim())
+    if self._size[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{self._size[d]}")
+    if not self.dtype.is_floating_point:
+        raise not_implemented("glu_cpu", self.dtype)
+    return d
+
+
+@impl("glu", "CPU")
+def glu(self, dim=-1):
+    """The first half along `dim`, gated by the sigmoid of the second: a * sigmoid(b)."""
+    d = _glu_dim(self, dim)
+    a, b = np.split(_math_operand(self, self.dtype), 2, axis=d)
+    with np.errstate(all="ignore"):
+        return _wrap(as_result(a * _sigmoid(b), self.dtype))
+
+
+@impl("glu", "Meta")
+def glu_meta(self, dim=-1):
+    d = _glu_dim(self, dim)
+    return _meta(self._size[:d] + (self._size[d] // 2,) + self._size[d + 1:], self.dtype,
+                 device=self._device)
+
+
+binary("_prelu_kernel", lambda a, w, dt: np.where(a > 0, a, w * a),
+       check=_floating_only_binary("prelu_cpu"))

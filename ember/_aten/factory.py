@@ -75,7 +75,12 @@ def checked_scalar(value, dt):
     checked_convert): out-of-range values raise instead of wrapping, infinities may become
     floats, and a negative int wraps into an unsigned dtype."""
     bounds = _SCALAR_RANGES.get(dt)
-    if bounds is None or isinstance(value, bool) or isinstance(value, Tensor):
+    if bounds is None:
+        return value
+    kind = type(value)
+    if (kind is float or kind is int) and bounds[0] <= value <= bounds[1]:
+        return value & 0xFF if dt is D.uint8 and kind is int and value < 0 else value
+    if kind is bool or isinstance(value, Tensor):
         return value
     lo, hi, name = bounds
     floating = dt.is_floating_point or dt.is_complex
@@ -83,8 +88,6 @@ def checked_scalar(value, dt):
             (value.real,):
         if not (lo <= v <= hi or floating and not math.isfinite(v)):
             raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-    if dt is D.uint8 and isinstance(value, int) and value < 0:
-        return value & 0xFF
     return value
 
 
@@ -169,6 +172,14 @@ def _vectorized_fill(n, itemsize, first, vector):
     return np.concatenate([vector(i[:paired] - k, k), first(i[paired:])])
 
 
+def _exact_in(out, start, step, n):
+    """Whether start + step * i is an integer that float32/float64 `out` holds exactly for
+    every i < n (then every way of computing it gives the same value)."""
+    limit = {np.float32: 2 ** 24, np.float64: 2 ** 53}.get(out.type)
+    return limit is not None and float(start).is_integer() and float(step).is_integer() and \
+        max(abs(start), abs(start + step * n)) <= limit
+
+
 def _fma(acc):
     from .._generator import _fma32, _fma64
     return _fma64 if acc == np.float64 else _fma32
@@ -183,6 +194,8 @@ def arange(start, end, step=1, dtype=None, device=None):
         values = int(start) + np.arange(n, dtype=np.int64) * int(step)
         return _wrap(values.astype(dt._np))
     out = D.np_dtype(dt)
+    if _exact_in(out, start, step, n):  # every value is exact, so no rounding to replay
+        return _wrap((start + step * np.arange(n, dtype=np.float64)).astype(out))
     acc = np.float64 if dt in (D.float32, D.float64) else np.float32
     fma = _fma(acc)
     start_a, step_a = acc(start), acc(step)
@@ -267,16 +280,23 @@ def infer_dtype(data):
     scalar keeps its dtype, a tensor its own, a Python bool is bool, an int int64, a float the
     default dtype, a complex the default's complex; a sequence promotes over its items, and an
     empty one counts as the default dtype."""
+    return _scan(data)[0]
+
+
+def _scan(data):
+    """(the inferred dtype, whether a tensor is among the leaves)."""
     result = None
+    has_tensor = False
     stack = [data]
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple, range)) and x:
             stack.extend(x)
             continue
+        has_tensor = has_tensor or isinstance(x, Tensor)
         dt = _leaf_dtype(x)
         result = dt if result is None else D.promote_types(result, dt)
-    return result
+    return result, has_tensor
 
 
 def _leaf_dtype(x):
@@ -332,20 +352,26 @@ def _check_nesting(data):
 def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, np.ndarray) and dtype is None:
         return _wrap(np.array(data, copy=True))
-    dt = dtype if dtype is not None else infer_dtype(data)
-    raw = data._np if isinstance(data, Tensor) else _to_nested_numpy(data)
+    if isinstance(data, Tensor):
+        raw, inferred = data._np, data.dtype
+    else:
+        inferred, has_tensor = _scan(data)
+        raw = _to_nested_numpy(data) if has_tensor else data
+    dt = dtype if dtype is not None else inferred
     if isinstance(data, list) and data and isinstance(data[0], np.ndarray):
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
                       "consider converting the list to a single numpy.ndarray with numpy.array() "
                       "before converting to a tensor.", UserWarning, stacklevel=4)
-    if isinstance(raw, (list, tuple)):
-        _check_nesting(raw)
     nd = D.np_dtype(dt)
-    if dt.is_floating_point or dt.is_complex or dt is D.bool:
-        arr = np.array(raw, dtype=nd)
-    else:  # through NumPy's own dtype first, so floats truncate toward zero
-        with np.errstate(invalid="ignore", over="ignore"):
-            arr = np.array(raw).astype(nd)
+    try:
+        if dt.is_floating_point or dt.is_complex or dt is D.bool:
+            arr = np.array(raw, dtype=nd)
+        else:  # through NumPy's own dtype first, so floats truncate toward zero
+            with np.errstate(invalid="ignore", over="ignore"):
+                arr = np.array(raw).astype(nd)
+    except ValueError:
+        _check_nesting(raw)  # raises PyTorch's error for ragged or mixed nesting
+        raise
     return _wrap(arr if arr.base is None else arr.copy())
 
 

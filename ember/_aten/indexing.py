@@ -11,6 +11,7 @@ from .._dispatcher import impl
 from .._tensor import Tensor, _wrap, _meta, _wrap_dim
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
+from .shape import copy_preserving, _preserved_strides
 
 
 def _np_index(self, indices):
@@ -90,14 +91,15 @@ def index_put_(self, indices, values, accumulate=False):
 
 @impl("index_put", "CPU")
 def index_put(self, indices, values, accumulate=False):
-    out = self._np.copy()
+    out = copy_preserving(self._np)
     _index_put(out, self, indices, values, accumulate)
     return _wrap(out)
 
 
 impl("index_put_", "Meta")(lambda self, indices, values, accumulate=False: self)
 impl("index_put", "Meta")(lambda self, indices, values, accumulate=False:
-                          _meta(self._size, self.dtype, device=self._device))
+                          _meta(self._size, self.dtype, _preserved_strides(self),
+                                device=self._device))
 
 
 def _mask_dtype(mask):
@@ -238,22 +240,143 @@ def gather_meta(self, dim, index, sparse_grad=False):
     return _meta(index._size, self.dtype, device=self._device)
 
 
-@impl("scatter_add", "CPU")
-def scatter_add(self, dim, index, src):
-    d = _gather_check(self, dim, index, "scatter_add", src)
-    out = self._np.copy()
+def _scatter(target, self, dim, index, src, name, accumulate=False):
+    """target[..., index[i, j, ...], ...] = src[i, j, ...] along `dim` (or += for scatter_add):
+    each element of `index` names the position along `dim`; its own position names the rest."""
+    d = _gather_check(self, dim, index, name, src if isinstance(src, Tensor) else None)
     idx = index._np
     size = self._size[d] if self.dim() else 1
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size)
     grids = list(np.indices(idx.shape, sparse=True))
     grids[d] = idx
-    s = src._np[tuple(slice(0, k) for k in idx.shape)]
-    np.add.at(out, tuple(grids), s.astype(out.dtype, copy=False))
-    return _wrap(out)
+    if isinstance(src, Tensor):
+        values = src._np[tuple(slice(0, k) for k in idx.shape)].astype(target.dtype, copy=False)
+    else:
+        values = checked_scalar(src, self.dtype)
+    if accumulate:
+        np.add.at(target, tuple(grids), values)
+    else:
+        target[tuple(grids)] = values
+    return target
 
 
-@impl("scatter_add", "Meta")
-def scatter_add_meta(self, dim, index, src):
-    _gather_check(self, dim, index, "scatter_add", src)
-    return _meta(self._size, self.dtype, device=self._device)
+def _scatter_kernels(name, accumulate=False):
+    """CPU and Meta kernels of `name` and of its in-place form `name_` (one overload)."""
+    base, _, overload = name.partition(".")
+    inplace = f"{base}_" + (f".{overload}" if overload else "")
+
+    def cpu(self, dim, index, src):
+        return _wrap(_scatter(self._np.copy(), self, dim, index, src, base, accumulate))
+
+    def cpu_(self, dim, index, src):
+        _scatter(self._np, self, dim, index, src, base, accumulate)
+        return self
+
+    def meta(self, dim, index, src):
+        _gather_check(self, dim, index, base, src if isinstance(src, Tensor) else None)
+        return _meta(self._size, self.dtype, device=self._device)
+
+    def meta_(self, dim, index, src):
+        meta(self, dim, index, src)
+        return self
+    impl(name, "CPU")(cpu)
+    impl(inplace, "CPU")(cpu_)
+    impl(name, "Meta")(meta)
+    impl(inplace, "Meta")(meta_)
+
+
+_scatter_kernels("scatter_add", accumulate=True)
+_scatter_kernels("scatter.src")
+_scatter_kernels("scatter.value")
+
+
+# ---- index_add / index_fill / masked_select -----------------------------------------------
+def _index_along(self, dim, index, name, dtypes=(D.int64, D.int32)):
+    """(dim, key) for `self[..., index, ...]` along `dim`, with PyTorch's checks."""
+    if index.dtype not in dtypes:
+        if dtypes == (D.int64,):
+            raise IndexError(f"{name}(): Expected dtype int64 for index.")
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
+                           f"{_scalar_type_name(index.dtype)}")
+    if index.dim() > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    idx = index._np.reshape(-1)
+    size = self._size[d] if self.dim() else 1
+    return d, (slice(None),) * d + (idx,), idx, size
+
+
+def _index_add(target, self, dim, index, source, alpha):
+    d, key, idx, size = _index_along(self, dim, index, "index_add_")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"index_add_(): self ({_scalar_type_name(self.dtype)}) and source "
+                           f"({_scalar_type_name(source.dtype)}) must have the same scalar type")
+    if idx.size != (source._size[d] if source.dim() else 1):
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({source._size[d] if source.dim() else 1}), for "
+                           f"dim: {d}")
+    if source.dim() != self.dim() or any(a != b for k, (a, b) in
+                                         enumerate(zip(self._size, source._size)) if k != d):
+        if source.dim() or self.dim():
+            raise RuntimeError(f"source tensor shape must match self tensor shape, excluding "
+                               f"the specified dimension. Got self.shape = {list(self._size)} "
+                               f"source.shape = {list(source._size)}")
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        raise _out_of_bounds(idx, d, size)
+    values = source._np if alpha == 1 else source._np * alpha
+    np.add.at(target, key, values.astype(target.dtype, copy=False))
+    return target
+
+
+@impl("index_add", "CPU")
+def index_add(self, dim, index, source, alpha=1):
+    return _wrap(_index_add(self._np.copy(), self, dim, index, source, alpha))
+
+
+@impl("index_add_", "CPU")
+def index_add_(self, dim, index, source, alpha=1):
+    _index_add(self._np, self, dim, index, source, alpha)
+    return self
+
+
+def _index_fill(target, self, dim, index, value):
+    d, key, idx, size = _index_along(self, dim, index, "index_fill_", (D.int64,))
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        bad = idx[(idx >= size) | (idx < -size)][0]
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    target[key] = _fill_value(self, value)
+    return target
+
+
+@impl("index_fill.int_Scalar", "CPU")
+def index_fill(self, dim, index, value):
+    return _wrap(_index_fill(copy_preserving(self._np), self, dim, index, value))
+
+
+@impl("index_fill_.int_Scalar", "CPU")
+def index_fill_(self, dim, index, value):
+    _index_fill(self._np, self, dim, index, value)
+    return self
+
+
+impl("index_add", "Meta")(lambda self, dim, index, source, alpha=1:
+                          _meta(self._size, self.dtype, device=self._device))
+impl("index_add_", "Meta")(lambda self, dim, index, source, alpha=1: self)
+impl("index_fill.int_Scalar", "Meta")(lambda self, dim, index, value:
+                                      _meta(self._size, self.dtype, _preserved_strides(self),
+                                            device=self._device))
+impl("index_fill_.int_Scalar", "Meta")(lambda self, dim, index, value: self)
+
+
+@impl("masked_select", "CPU")
+def masked_select(self, mask):
+    if mask.dtype is not D.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shape(self._size, mask._size)
+    return _wrap(np.broadcast_to(self._np, shape)[np.broadcast_to(mask._np, shape)])
+
+
+@impl("masked_select", "Meta")
+def masked_select_meta(self, mask):
+    raise NotImplementedError("masked_select on the meta device has a data-dependent shape")

@@ -93,9 +93,10 @@ def matmul_shape(a, b):
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{sa[0]}] and src "
                                f"[{sb[0]}] to have the same number of elements, but got {sa[0]} "
                                f"and {sb[0]} elements respectively")
-        ra = sa if len(sa) > 1 else (1,) + tuple(sa)
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
-                           f"({int(np.prod(ra[:-1]))}x{ka} and {kb}x{sb[-1] if len(sb) > 1 else 1})")
+        rows = int(np.prod(sa[:-1])) if len(sa) > 1 else 1
+        cols = sb[-1] if len(sb) > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{ka} and "
+                           f"{kb}x{cols})")
     batch = broadcast_shape(tuple(sa[:-2]), tuple(sb[:-2]))
     out = list(batch)
     if len(sa) > 1:

@@ -72,6 +72,142 @@ sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor
 
+# ---- elementwise math: trig, special functions, rounding, predicates (issue 3a)
+tan(Tensor self) -> Tensor
+tan_(Tensor(a!) self) -> Tensor(a!)
+asin(Tensor self) -> Tensor
+asin_(Tensor(a!) self) -> Tensor(a!)
+acos(Tensor self) -> Tensor
+acos_(Tensor(a!) self) -> Tensor(a!)
+atan(Tensor self) -> Tensor
+atan_(Tensor(a!) self) -> Tensor(a!)
+sinh(Tensor self) -> Tensor
+sinh_(Tensor(a!) self) -> Tensor(a!)
+cosh(Tensor self) -> Tensor
+cosh_(Tensor(a!) self) -> Tensor(a!)
+asinh(Tensor self) -> Tensor
+asinh_(Tensor(a!) self) -> Tensor(a!)
+acosh(Tensor self) -> Tensor
+acosh_(Tensor(a!) self) -> Tensor(a!)
+atanh(Tensor self) -> Tensor
+atanh_(Tensor(a!) self) -> Tensor(a!)
+log2(Tensor self) -> Tensor
+log2_(Tensor(a!) self) -> Tensor(a!)
+log10(Tensor self) -> Tensor
+log10_(Tensor(a!) self) -> Tensor(a!)
+exp2(Tensor self) -> Tensor
+exp2_(Tensor(a!) self) -> Tensor(a!)
+reciprocal(Tensor self) -> Tensor
+reciprocal_(Tensor(a!) self) -> Tensor(a!)
+erf(Tensor self) -> Tensor
+erf_(Tensor(a!) self) -> Tensor(a!)
+erfc(Tensor self) -> Tensor
+erfc_(Tensor(a!) self) -> Tensor(a!)
+erfinv(Tensor self) -> Tensor
+erfinv_(Tensor(a!) self) -> Tensor(a!)
+lgamma(Tensor self) -> Tensor
+lgamma_(Tensor(a!) self) -> Tensor(a!)
+digamma(Tensor self) -> Tensor
+digamma_(Tensor(a!) self) -> Tensor(a!)
+trunc(Tensor self) -> Tensor
+trunc_(Tensor(a!) self) -> Tensor(a!)
+floor(Tensor self) -> Tensor
+floor_(Tensor(a!) self) -> Tensor(a!)
+ceil(Tensor self) -> Tensor
+ceil_(Tensor(a!) self) -> Tensor(a!)
+round(Tensor self) -> Tensor
+round_(Tensor(a!) self) -> Tensor(a!)
+frac(Tensor self) -> Tensor
+frac_(Tensor(a!) self) -> Tensor(a!)
+neg_(Tensor(a!) self) -> Tensor(a!)
+abs_(Tensor(a!) self) -> Tensor(a!)
+sign_(Tensor(a!) self) -> Tensor(a!)
+exp_(Tensor(a!) self) -> Tensor(a!)
+log_(Tensor(a!) self) -> Tensor(a!)
+log1p_(Tensor(a!) self) -> Tensor(a!)
+expm1_(Tensor(a!) self) -> Tensor(a!)
+sqrt_(Tensor(a!) self) -> Tensor(a!)
+rsqrt_(Tensor(a!) self) -> Tensor(a!)
+sin_(Tensor(a!) self) -> Tensor(a!)
+cos_(Tensor(a!) self) -> Tensor(a!)
+tanh_(Tensor(a!) self) -> Tensor(a!)
+sigmoid_(Tensor(a!) self) -> Tensor(a!)
+logical_not_(Tensor(a!) self) -> Tensor(a!)
+bitwise_not_(Tensor(a!) self) -> Tensor(a!)
+round.decimals(Tensor self, *, int decimals) -> Tensor
+round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+isnan(Tensor self) -> Tensor
+isinf(Tensor self) -> Tensor
+isfinite(Tensor self) -> Tensor
+nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
+fmod.Tensor(Tensor self, Tensor other) -> Tensor
+fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+hypot(Tensor self, Tensor other) -> Tensor
+hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+atan2(Tensor self, Tensor other) -> Tensor
+atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+copysign.Tensor(Tensor self, Tensor other) -> Tensor
+copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
+bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
+bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+# activations (selu, celu, rrelu, prelu, softsign, tanhshrink are composites of these)
+elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
+elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
+leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
+leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
+hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
+hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
+hardsigmoid(Tensor self) -> Tensor
+hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
+hardswish(Tensor self) -> Tensor
+hardswish_(Tensor(a!) self) -> Tensor(a!)
+mish(Tensor self) -> Tensor
+mish_(Tensor(a!) self) -> Tensor(a!)
+log_sigmoid(Tensor self) -> Tensor
+threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+glu(Tensor self, int dim=-1) -> Tensor
+_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+# ---- reductions and scans: norms, medians, nan-reductions, cumulative ops (issue 3b)
+linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+median(Tensor self) -> Tensor
+median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+nanmedian(Tensor self) -> Tensor
+nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
+cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
+cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
+logcumsumexp(Tensor self, int dim) -> Tensor
+
+# ---- sorting and selection (issue 3c)
+sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
+kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor
+
 # ---- reductions
 sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
@@ -103,6 +239,46 @@ _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarTyp
 nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor
 mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
 
+# ---- neural-network functions: convolution, pooling, normalization, embedding, padding (issue 3d)
+convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+_convolution_backward_input(Tensor grad_output, Tensor weight, int[] input_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+_convolution_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
+adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+max_unpool2d(Tensor self, Tensor indices, int[2] output_size) -> Tensor
+max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride, int[3] padding) -> Tensor
+native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps) -> (Tensor, Tensor, Tensor)
+embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor
+embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+one_hot(Tensor self, int num_classes=-1) -> Tensor
+constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
+reflection_pad1d(Tensor self, int[2] padding) -> Tensor
+reflection_pad1d_backward(Tensor grad_output, Tensor self, int[2] padding) -> Tensor
+reflection_pad2d(Tensor self, int[4] padding) -> Tensor
+reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor
+reflection_pad3d(Tensor self, int[6] padding) -> Tensor
+reflection_pad3d_backward(Tensor grad_output, Tensor self, int[6] padding) -> Tensor
+replication_pad1d(Tensor self, int[2] padding) -> Tensor
+replication_pad1d_backward(Tensor grad_output, Tensor self, int[2] padding) -> Tensor
+replication_pad2d(Tensor self, int[4] padding) -> Tensor
+replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor
+replication_pad3d(Tensor self, int[6] padding) -> Tensor
+replication_pad3d_backward(Tensor grad_output, Tensor self, int[6] padding) -> Tensor
+
 # ---- views
 view(Tensor(a) self, int[] size) -> Tensor(a)
 _unsafe_view(Tensor self, int[] size) -> Tensor
@@ -130,6 +306,10 @@ stack(Tensor[] tensors, int dim=0) -> Tensor
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 zero_(Tensor(a!) self) -> Tensor(a!)
+flip(Tensor self, int[] dims) -> Tensor
+roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor
+tril(Tensor self, int diagonal=0) -> Tensor
+triu(Tensor self, int diagonal=0) -> Tensor
 
 # ---- indexing
 index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -140,6 +320,16 @@ masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
 index_select(Tensor self, int dim, Tensor index) -> Tensor
 gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
+index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+masked_select(Tensor self, Tensor mask) -> Tensor
 
 # ---- factories (the device argument picks the dispatch key)
 empty.memory_format(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor

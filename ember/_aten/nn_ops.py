@@ -4,6 +4,7 @@ import numpy as np
 
 from .._dispatcher import impl
 from .._tensor import _wrap, _meta, _wrap_dim
+from .. import _dtype as D
 from .elementwise import broadcast_shape, not_implemented, _OPMATH
 
 
@@ -69,10 +70,6 @@ for _n in ("_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_b
 
 
 # ---- losses -----------------------------------------------------------------------------------
-def _reduction_name(r):
-    return {0: "none", 1: "mean", 2: "sum"}[r]
-
-
 def _nll_check(self, target, weight):
     if not self.dtype.is_floating_point:
         raise not_implemented("nll_loss_out_frame", self.dtype)
@@ -150,3 +147,224 @@ def mse_loss(self, target, reduction=1):
 def mse_loss_meta(self, target, reduction=1):
     shape = _mse_check(self, target) if reduction == 0 else ()
     return _meta(shape, self.dtype, device=self._device)
+
+
+# ---- embedding --------------------------------------------------------------------------------
+def _check_indices(indices, what="indices"):
+    if indices.dtype not in (D.int64, D.int32):
+        name = {D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor",
+                D.bfloat16: "BFloat16Tensor", D.bool: "BoolTensor", D.uint8: "ByteTensor",
+                D.int8: "CharTensor", D.int16: "ShortTensor"}[indices.dtype]
+        raise RuntimeError(f"Expected tensor for argument #1 '{what}' to have one of the "
+                           f"following scalar types: Long, Int; but got torch.{name} instead "
+                           f"(while checking arguments for embedding)")
+
+
+@impl("embedding", "CPU")
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` picked by `indices`: output shape indices.shape + (embedding_dim,)."""
+    _check_indices(indices)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    idx = indices._np
+    n = weight.shape[0]
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    return _wrap(np.take(weight._np, idx, axis=0))
+
+
+@impl("embedding", "Meta")
+def embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    _check_indices(indices)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    return _meta(tuple(indices.shape) + (weight.shape[1],), weight.dtype, device=weight.device)
+
+
+def segment_sum(rows, keys, num_keys):
+    """sum of rows (n, d) grouped by integer keys (n,) -> (num_keys, d): one stable sort and
+    one `np.add.reduceat` over the runs of equal keys (no np.add.at)."""
+    out = np.zeros((num_keys, rows.shape[1]), rows.dtype)
+    if not keys.size:
+        return out
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    out[sorted_keys[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+    return out
+
+
+@impl("embedding_dense_backward", "CPU")
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The gradient of every row of the weight: the sum of the gradients of the outputs that
+    picked it (divided by how often it was picked with scale_grad_by_freq); none for
+    padding_idx."""
+    g = grad_output._np
+    dim = g.shape[-1]
+    mdt = _OPMATH.get(grad_output.dtype, grad_output.dtype)._np
+    keys = indices._np.reshape(-1).astype(np.int64, copy=False)
+    out = segment_sum(g.reshape(-1, dim).astype(mdt, copy=False), keys, num_weights)
+    if scale_grad_by_freq:
+        counts = np.bincount(keys, minlength=num_weights)
+        out /= np.maximum(counts, 1)[:, None]
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return _wrap(out.astype(g.dtype, copy=False))
+
+
+@impl("embedding_dense_backward", "Meta")
+def embedding_dense_backward_meta(grad_output, indices, num_weights, padding_idx,
+                                  scale_grad_by_freq):
+    return _meta((num_weights, grad_output.shape[-1]), grad_output.dtype,
+                 device=grad_output.device)
+
+
+@impl("embedding_renorm_", "CPU")
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """Rescale, in place, the rows named by `indices` whose norm exceeds max_norm."""
+    _check_indices(indices)
+    rows = np.unique(indices._np)
+    w = self._np
+    picked = w[rows].astype(np.float64)
+    if norm_type == np.inf:
+        norms = np.abs(picked).max(axis=1)
+    else:
+        norms = (np.abs(picked) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    big = norms > max_norm
+    scale = max_norm / (norms[big] + 1e-7)
+    w[rows[big]] = (picked[big] * scale[:, None]).astype(w.dtype)
+    return self
+
+
+# ---- one_hot ----------------------------------------------------------------------------------
+@impl("one_hot", "CPU")
+def one_hot(self, num_classes=-1):
+    if self.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    idx = self._np
+    if num_classes == -1:
+        if not idx.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    if idx.size:
+        if idx.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if idx.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return _wrap((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+# ---- padding ----------------------------------------------------------------------------------
+def _pad_pairs(pad, ndim):
+    """F.pad's flat list (last dim first) as {dim: (before, after)}."""
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of "
+                           f"dimensions of the input. Pad length is {len(pad)} while the input "
+                           f"has {ndim} dimensions.")
+    return {ndim - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
+
+
+def _constant_pad_shape(self, pad):
+    shape = list(self.shape)
+    pairs = _pad_pairs(pad, self.dim())
+    for d, (lo, hi) in pairs.items():
+        new = shape[d] + lo + hi
+        if new < 0:
+            raise RuntimeError(f"The input size {shape[d]}, plus negative padding {lo} and {hi} "
+                               f"resulted in a negative output size, which is invalid. Check "
+                               f"dimension {d} of your input.")
+        shape[d] = new
+    return tuple(shape), pairs
+
+
+@impl("constant_pad_nd", "CPU")
+def constant_pad_nd(self, pad, value=0):
+    """Pad with `value`; a negative pad crops."""
+    shape, pairs = _constant_pad_shape(self, pad)
+    out = np.full(shape, value, self.dtype._np)
+    src, dst = [slice(None)] * self.dim(), [slice(None)] * self.dim()
+    for d, (lo, hi) in pairs.items():
+        n = self.shape[d]
+        src[d] = slice(max(0, -lo), n - max(0, -hi))
+        dst[d] = slice(max(0, lo), max(0, lo) + max(0, n - max(0, -lo) - max(0, -hi)))
+    out[tuple(dst)] = self._np[tuple(src)]
+    return _wrap(out)
+
+
+@impl("constant_pad_nd", "Meta")
+def constant_pad_nd_meta(self, pad, value=0):
+    return _meta(_constant_pad_shape(self, pad)[0], self.dtype, device=self.device)
+
+
+# Reflection and replication padding are gathers: along each padded dim, output position i reads
+# input position map[i] (reflect: 2, 1 | 0, 1, 2, 3 | 2, 1; replicate: 0, 0 | 0, 1, 2, 3 | 3, 3).
+# Their backward sums the gradients of the outputs that read each input: per dim, a product with
+# the one-hot matrix of the map.
+def _pad_map(n, lo, hi, mode):
+    i = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        i = np.abs(i)
+        return np.where(i >= n, 2 * (n - 1) - i, i)
+    return np.clip(i, 0, n - 1)
+
+
+def _check_index_pad(self, padding, nd, mode):
+    if len(padding) != 2 * nd:
+        raise RuntimeError(f"padding size is expected to be {2 * nd}, but got: {len(padding)}")
+    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[self.dim() - nd - 1:]:
+        raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 "
+                           f"batch size and other non-zero dimensions for input, but got: "
+                           f"{list(self.shape)}")
+    pairs = _pad_pairs(padding, self.dim())
+    shape = list(self.shape)
+    for d, (lo, hi) in pairs.items():
+        n = shape[d]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
+                               f"of input {list(self.shape)}")
+        if n + lo + hi < 1:
+            raise RuntimeError(f"input (H: {n}) is too small. Calculated output H: {n + lo + hi}")
+        shape[d] = n + lo + hi
+    return tuple(shape), pairs
+
+
+def _index_pad_kernels(mode, nd):
+    name = f"{'reflection' if mode == 'reflect' else 'replication'}_pad{nd}d"
+
+    def forward(self, padding):
+        shape, pairs = _check_index_pad(self, padding, nd, mode)
+        if self.dtype is D.bool:
+            raise not_implemented(name, self.dtype)
+        out = self._np
+        for d, (lo, hi) in pairs.items():
+            out = np.take(out, _pad_map(self.shape[d], lo, hi, mode), axis=d)
+        return _wrap(np.ascontiguousarray(out))
+
+    def backward(grad_output, self, padding):
+        shape, pairs = _check_index_pad(self, padding, nd, mode)
+        g = grad_output._np
+        mdt = _OPMATH.get(grad_output.dtype, grad_output.dtype)._np
+        g = g.astype(mdt, copy=False)
+        for d, (lo, hi) in pairs.items():
+            m = _pad_map(self.shape[d], lo, hi, mode)
+            onehot = (m[:, None] == np.arange(self.shape[d])).astype(mdt)
+            g = np.moveaxis(np.moveaxis(g, d, -1) @ onehot, -1, d)
+        return _wrap(np.ascontiguousarray(g, dtype=grad_output.dtype._np))
+
+    def meta(self, padding):
+        return _meta(_check_index_pad(self, padding, nd, mode)[0], self.dtype, device=self.device)
+
+    impl(name, "CPU")(forward)
+    impl(name, "Meta")(meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(
+        lambda grad_output, self, padding: _meta(self.shape, grad_output.dtype,
+                                                 device=self.device))
+
+
+for _mode in ("reflect", "replicate"):
+    for _nd in (1, 2, 3):
+        _index_pad_kernels(_mode, _nd)

@@ -300,3 +300,375 @@ def _logical_reduce(ufunc, name):
 
 _logical_reduce(np.logical_and, "all.dims")
 _logical_reduce(np.logical_or, "any.dims")
+
+
+# ---- norms ------------------------------------------------------------------------------------
+def _norm_dtype(self, dtype):
+    """linalg.vector_norm's checks; the dtype the input is converted to (and the result's)."""
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_name(self.dtype)}")
+    if dtype is None:
+        return self.dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but "
+                           f"got {_name(dtype)}")
+    if D.promote_types(self.dtype, dtype) is not dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({_name(self.dtype)}) "
+                           f"should be convertible without narrowing to the specified dtype "
+                           f"({_name(dtype)})")
+    return dtype
+
+
+def _check_norm_identity(self, ord, dims):
+    """The inf norms are max/min reductions: without identity, so an empty reduction fails."""
+    if not np.isinf(ord) or self.numel():
+        return
+    if len(dims) == self.dim():
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_name(ord)} norm on an "
+                           f"empty tensor because the operation does not have an identity")
+    for d in dims:
+        if self._size[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_name(ord)} norm on "
+                               f"the dimension {d}because this dimension is empty and the "
+                               f"operation does not have an identity")
+
+
+def _ord_name(ord):
+    return "inf" if ord > 0 else "-inf"
+
+
+@impl("linalg_vector_norm", "CPU")
+def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
+    """(sum |x|^ord)^(1/ord) over `dim`; ord inf/-inf is max/min |x|, ord 0 counts non-zeros.
+    float16/bfloat16 accumulate in float32."""
+    dt = _norm_dtype(self, dtype)
+    dims = reduce_dims(self._size, dim)
+    _check_norm_identity(self, ord, dims)
+    a = np.abs(self._np.astype(dt._np, copy=False))
+    acc = _acc_np(dt)
+    if acc is not None:
+        a = a.astype(acc)
+    with np.errstate(all="ignore"):
+        if ord == np.inf:
+            r = np.max(a, axis=dims, keepdims=keepdim) if a.size else \
+                np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
+        elif ord == -np.inf:
+            r = np.min(a, axis=dims, keepdims=keepdim) if a.size else \
+                np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
+        elif ord == 0:
+            r = np.sum(a != 0, axis=dims, keepdims=keepdim, dtype=a.dtype)
+        elif ord == 1:
+            r = np.sum(a, axis=dims, keepdims=keepdim)
+        elif ord == 2:
+            r = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+        else:
+            r = np.sum(a ** ord, axis=dims, keepdims=keepdim) ** (1.0 / ord)
+    return _wrap(np.asarray(r).astype(dt.to_real()._np, copy=False))
+
+
+@impl("linalg_vector_norm", "Meta")
+def linalg_vector_norm_meta(self, ord=2, dim=None, keepdim=False, dtype=None):
+    dt = _norm_dtype(self, dtype)
+    dims = reduce_dims(self._size, dim)
+    _check_norm_identity(self, ord, dims)
+    return _meta_reduce(self, dims, keepdim, dt.to_real())
+
+
+# ---- reductions that skip NaN, count_nonzero, aminmax ----------------------------------------
+@impl("nansum", "CPU")
+def nansum(self, dim=None, keepdim=False, dtype=None):
+    dims = reduce_dims(self._size, dim)
+    out_dt = _sum_dtype(self.dtype, dtype)
+    r = np.nansum(self._np, axis=dims, keepdims=keepdim, dtype=_acc_np(out_dt) or out_dt._np)
+    return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
+
+
+impl("nansum", "Meta")(sum_meta)
+
+
+@impl("count_nonzero.dim_IntList", "CPU")
+def count_nonzero(self, dim):
+    dims = reduce_dims(self._size, dim)
+    return _wrap(np.asarray(np.count_nonzero(self._np, axis=dims)).astype(np.int64))
+
+
+@impl("count_nonzero.dim_IntList", "Meta")
+def count_nonzero_meta(self, dim):
+    return _meta_reduce(self, reduce_dims(self._size, dim), False, D.int64)
+
+
+def _check_aminmax(self, dim):
+    if dim is None:
+        if self.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        return tuple(range(self.dim()))
+    d = _wrap_dim(dim, self.dim())
+    if self.dim() and self._size[d] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+    return (d,) if self.dim() else ()
+
+
+@impl("aminmax", "CPU")
+def aminmax(self, dim=None, keepdim=False):
+    dims = _check_aminmax(self, dim)
+    a = self._np
+    lo = np.minimum.reduce(a, axis=dims, keepdims=keepdim) if a.size else \
+        np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
+    hi = np.maximum.reduce(a, axis=dims, keepdims=keepdim) if a.size else \
+        np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
+    return _wrap(np.asarray(lo)), _wrap(np.asarray(hi))
+
+
+@impl("aminmax", "Meta")
+def aminmax_meta(self, dim=None, keepdim=False):
+    dims = _check_aminmax(self, dim)
+    return (_meta_reduce(self, dims, keepdim, self.dtype),
+            _meta_reduce(self, dims, keepdim, self.dtype))
+
+
+# ---- median, mode: order statistics along a dim -----------------------------------------------
+def _sortable(a):
+    """`a` as an array NumPy sorts and compares natively (bfloat16 as float32, exactly)."""
+    return a.astype(np.float32) if a.dtype == D.bfloat16._np else a
+
+
+def _check_selection_dtype(self, kernel):
+    if self.dtype is D.bool:
+        from .elementwise import not_implemented
+        raise not_implemented(kernel, self.dtype)
+
+
+def _check_nonempty_dim(self, d, name):
+    if self.dim() and self._size[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _median_last(a, ignore_nan):
+    """Lower medians along the last axis and their indices.
+
+    The index is the median's position in a stable sort (PyTorch breaks ties by index). A row
+    with a NaN has median NaN at its first NaN, unless NaNs are ignored (nanmedian), which
+    takes the median of the rest (and the first NaN of an all-NaN row).
+    """
+    s = _sortable(a)
+    n = a.shape[-1]
+    order = np.argsort(s, axis=-1, kind="stable")  # NaNs sort last, in order
+    nan = np.isnan(s) if s.dtype.kind == "f" else None
+    if ignore_nan and nan is not None:
+        k = np.maximum((n - nan.sum(-1) - 1) // 2, 0)
+    else:
+        k = np.full(a.shape[:-1], (n - 1) // 2)
+    idx = np.take_along_axis(order, k[..., None], -1)[..., 0]
+    if not ignore_nan and nan is not None:
+        idx = np.where(nan.any(-1), np.argmax(nan, -1), idx)
+    return np.take_along_axis(a, idx[..., None], -1)[..., 0], idx
+
+
+def _median_kernels(name, ignore_nan):
+    def full(self):
+        _check_selection_dtype(self, f"{name}_cpu")
+        a = self._np.reshape(-1)
+        if a.size == 0:  # PyTorch fills a NaN (cast to the dtype)
+            with np.errstate(invalid="ignore"):
+                return _wrap(np.array(np.nan).astype(a.dtype))
+        return _wrap(np.asarray(_median_last(a, ignore_nan)[0]))
+
+    def by_dim(self, dim, keepdim=False):
+        _check_selection_dtype(self, f"{name}_cpu")
+        d = _wrap_dim(dim, self.dim())
+        _check_nonempty_dim(self, d, name)
+        a = self._np
+        if a.ndim == 0:
+            return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+        values, idx = _median_last(np.moveaxis(a, d, -1), ignore_nan)
+        if keepdim:
+            values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
+        return _wrap(np.ascontiguousarray(values)), _wrap(idx.astype(np.int64, copy=False))
+
+    def full_meta(self):
+        _check_selection_dtype(self, f"{name}_cpu")
+        return _meta((), self.dtype, device=self._device)
+
+    impl(name, "CPU")(full)
+    impl(name, "Meta")(full_meta)
+    impl(f"{name}.dim", "CPU")(by_dim)
+    impl(f"{name}.dim", "Meta")(_values_indices_meta(name, f"{name}_cpu"))
+
+
+def _values_indices_meta(name, kernel=None):
+    """Meta kernel of a (values, indices) reduction along one dim (`kernel`: the name in the
+    error for bool input, which only ops without a bool kernel give)."""
+    def meta(self, dim=-1, keepdim=False):
+        if kernel is not None:
+            _check_selection_dtype(self, kernel)
+        d = _wrap_dim(dim, self.dim())
+        _check_nonempty_dim(self, d, name)
+        shape = reduced_shape(self._size, (d,) if self.dim() else (), keepdim)
+        return _meta(shape, self.dtype, device=self._device), \
+            _meta(shape, D.int64, device=self._device)
+    return meta
+
+
+_median_kernels("median", ignore_nan=False)
+_median_kernels("nanmedian", ignore_nan=True)
+
+
+def _mode_last(a):
+    """The most frequent value along the last axis (the smallest of equally frequent ones)
+    and the index of its last occurrence.
+
+    In a stable sort equal values form runs, in index order: each position knows where its
+    run starts and ends, so the run length is end - start + 1, and the first longest run is
+    the smallest mode; its last element is the mode's last occurrence.
+    """
+    s = _sortable(a)
+    n = a.shape[-1]
+    order = np.argsort(s, axis=-1, kind="stable")
+    v = np.take_along_axis(s, order, -1)
+    pos = np.arange(n)
+    differs = v[..., 1:] != v[..., :-1]
+    edge = np.ones(a.shape[:-1] + (1,), dtype=bool)
+    starts = np.concatenate([edge, differs], -1)
+    ends = np.concatenate([differs, edge], -1)
+    start = np.maximum.accumulate(np.where(starts, pos, 0), -1)
+    end = np.flip(np.minimum.accumulate(np.flip(np.where(ends, pos, n - 1), -1), -1), -1)
+    best = np.argmax(end - start, -1)[..., None]
+    idx = np.take_along_axis(order, np.take_along_axis(end, best, -1), -1)[..., 0]
+    return np.take_along_axis(a, idx[..., None], -1)[..., 0], idx
+
+
+@impl("mode", "CPU")
+def mode(self, dim=-1, keepdim=False):
+    d = _wrap_dim(dim, self.dim())
+    _check_nonempty_dim(self, d, "mode")
+    a = self._np
+    if a.ndim == 0:
+        return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+    if a.size == 0:
+        shape = reduced_shape(a.shape, (d,), keepdim)
+        return _wrap(np.zeros(shape, a.dtype)), _wrap(np.zeros(shape, np.int64))
+    values, idx = _mode_last(np.moveaxis(a, d, -1))
+    if keepdim:
+        values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
+    return _wrap(np.ascontiguousarray(values)), _wrap(idx.astype(np.int64, copy=False))
+
+
+impl("mode", "Meta")(_values_indices_meta("mode"))
+
+
+# ---- scans: cumsum, cumprod, cummax/cummin, logcumsumexp ---------------------------------------
+def _scan_acc(dt):
+    """The accumulator of PyTorch's CPU scans (acc_type): float32 for float16/bfloat16, float64
+    for float32, int64 for integers; each output is rounded from it."""
+    if dt is D.float16 or dt is D.bfloat16:
+        return np.float32
+    if dt is D.float32:
+        return np.float64
+    return dt._np
+
+
+def _scan(self, dim, out_dt, ufunc):
+    d = _wrap_dim(dim, self.dim())
+    a = self._np.astype(_scan_acc(out_dt), copy=False)
+    if a.ndim == 0:
+        return a.astype(out_dt._np)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return ufunc.accumulate(a, axis=d).astype(out_dt._np, copy=False)
+
+
+def _cumulative(name, ufunc):
+    def cpu(self, dim, dtype=None):
+        return _wrap(_scan(self, dim, _sum_dtype(self.dtype, dtype), ufunc))
+
+    def meta(self, dim, dtype=None):
+        _wrap_dim(dim, self.dim())
+        return _meta(self._size, _sum_dtype(self.dtype, dtype), device=self._device)
+
+    def check_inplace(self, dtype):
+        if dtype is not None and dtype is not self.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(self.dtype)} and "
+                               f"output tensor dtype {_c_name(dtype)} should match")
+
+    def cpu_(self, dim, dtype=None):
+        check_inplace(self, dtype)
+        np.copyto(self._np, _scan(self, dim, self.dtype, ufunc))
+        return self
+
+    def meta_(self, dim, dtype=None):
+        check_inplace(self, dtype)
+        _wrap_dim(dim, self.dim())
+        return self
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(meta)
+    impl(f"{name}_", "CPU")(cpu_)
+    impl(f"{name}_", "Meta")(meta_)
+
+
+def _c_name(dt):
+    """A dtype as PyTorch's messages print its C type."""
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}[dt.name]
+
+
+_cumulative("cumsum", np.add)
+_cumulative("cumprod", np.multiply)
+
+
+def _cum_extreme(name, ufunc):
+    """cummax/cummin: the running extreme and the index where it was last reached.
+
+    Position j reaches the running extreme when x[j] equals it (a later equal value takes
+    over, as in PyTorch) or is NaN (NaN, once seen, is the extreme); the index at i is the
+    last such j <= i, a running maximum of those positions.
+    """
+    def cpu(self, dim):
+        d = _wrap_dim(dim, self.dim())
+        a = self._np
+        if a.ndim == 0:
+            return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+        s = _sortable(a)
+        reached = s == ufunc.accumulate(s, axis=d)
+        if s.dtype.kind == "f":
+            reached |= np.isnan(s)
+        pos = np.arange(a.shape[d]).reshape((-1,) + (1,) * (a.ndim - d - 1))
+        idx = np.maximum.accumulate(np.where(reached, pos, 0), axis=d)
+        return _wrap(np.take_along_axis(a, idx, d)), _wrap(idx.astype(np.int64, copy=False))
+
+    def meta(self, dim):
+        _wrap_dim(dim, self.dim())
+        return _meta(self._size, self.dtype, device=self._device), \
+            _meta(self._size, D.int64, device=self._device)
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(meta)
+
+
+_cum_extreme("cummax", np.maximum)
+_cum_extreme("cummin", np.minimum)
+
+
+def _check_logcumsumexp(self):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        from .elementwise import not_implemented
+        raise not_implemented("logcumsumexp_out_cpu", self.dtype)
+
+
+@impl("logcumsumexp", "CPU")
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(x))) as a running log-add-exp, in float64 (nothing overflows)."""
+    _check_logcumsumexp(self)
+    d = _wrap_dim(dim, self.dim())
+    a = self._np.astype(np.float64)
+    if a.ndim:
+        with np.errstate(invalid="ignore"):  # -inf + inf
+            a = np.logaddexp.accumulate(a, axis=d)
+    return _wrap(a.astype(self.dtype._np))
+
+
+@impl("logcumsumexp", "Meta")
+def logcumsumexp_meta(self, dim):
+    _check_logcumsumexp(self)
+    _wrap_dim(dim, self.dim())
+    return _meta(self._size, self.dtype, device=self._device)

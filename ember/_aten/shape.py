@@ -13,7 +13,8 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatcher import impl
 from .._tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .elementwise import check_inplace, broadcast_shape
+from .._memory_format import copy_in_format, format_strides
+from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 
 _dummies = {}
@@ -63,8 +64,14 @@ def view_op(name, fn):
             if type(r) is not list:
                 if r.size:
                     return view_result(r, self)
-            elif all(x.size for x in r):
-                return [view_result(x, self) for x in r]
+            else:
+                out = []
+                for x in r:
+                    if not x.size:
+                        break
+                    out.append(view_result(x, self))
+                else:
+                    return out
         m = meta(self, *args)
         if type(m) is not list:
             return _empty_view(m, self)
@@ -247,12 +254,14 @@ def _slice(a, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise ValueError("step must be greater than zero")
     dim = _wrap_dim(dim, a.ndim)
+    r = a[(slice(None),) * dim + (slice(start, end, step),)]
+    if r.shape[dim]:  # NumPy's slice is PyTorch's unless it is empty
+        return r
     size = a.shape[dim]
     start = 0 if start is None else start + size if start < 0 else start
     end = size if end is None else end + size if end < 0 else end
     start = min(max(start, 0), size)
-    end = min(max(end, start), size)
-    return _slice_dim(a, dim, start, end, step)
+    return _slice_dim(a, dim, start, min(max(end, start), size), step)
 
 
 def _slice_dim(a, dim, start, end, step=1):
@@ -370,7 +379,6 @@ def _view_dtype(a, dtype):
 
 
 def _type_name(np_dtype):
-    from .elementwise import _scalar_type_name
     return _scalar_type_name(D._from_np[np_dtype])
 
 
@@ -449,6 +457,12 @@ def _preserved(a):
     return np.ascontiguousarray(a)
 
 
+def copy_preserving(a):
+    """A copy of array `a` with PyTorch's preserve_format layout."""
+    b = _preserved(a)
+    return b.copy(order="K") if b is a else b
+
+
 def _preserved_strides(t):
     st = t.stride()
     return st if is_non_overlapping_and_dense(t._size, st) else None
@@ -457,9 +471,7 @@ def _preserved_strides(t):
 @impl("clone", "CPU")
 def clone(self, memory_format=None):
     if memory_format is None:
-        a = _preserved(self._np)
-        return _wrap(a.copy(order="K") if a is self._np else a)
-    from .._memory_format import copy_in_format
+        return _wrap(copy_preserving(self._np))
     return _wrap(copy_in_format(self._np, memory_format))
 
 
@@ -467,7 +479,6 @@ def clone(self, memory_format=None):
 def clone_meta(self, memory_format=None):
     if memory_format is None:
         return _meta(self._size, self.dtype, _preserved_strides(self), device=self._device)
-    from .._memory_format import format_strides
     return _meta(self._size, self.dtype, format_strides(self._size, memory_format),
                  device=self._device)
 
@@ -631,3 +642,70 @@ def stack_meta(tensors, dim=0):
     shape = list(tensors[0]._size)
     shape.insert(d, len(tensors))
     return _meta(shape, dt, device=tensors[0]._device)
+
+
+# ---- reorderings: flip, roll, tril/triu (copies) --------------------------------------------
+def _dims_list(dims, ndim, name):
+    out = [_wrap_dim(d, ndim) for d in dims]
+    for d in out:
+        if out.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return out
+
+
+@impl("flip", "CPU")
+def flip(self, dims):
+    a = self._np
+    axes = _dims_list(dims, a.ndim, "flip")
+    # the copy keeps a dense input's layout (preserve_format); a flipped view has negative
+    # strides, so the layout is chosen on the input, not on the view
+    return _wrap(np.flip(_preserved(a), axes).copy(order="K"))
+
+
+@impl("flip", "Meta")
+def flip_meta(self, dims):
+    _dims_list(dims, self.dim(), "flip")
+    return _meta(self._size, self.dtype, _preserved_strides(self), device=self._device)
+
+
+def _roll_args(self, shifts, dims):
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if dims and len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    if not dims and len(shifts) != 1:
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+    return [_wrap_dim(d, self.dim()) for d in dims]
+
+
+@impl("roll", "CPU")
+def roll(self, shifts, dims=()):
+    axes = _roll_args(self, shifts, dims)
+    if not axes:  # roll the flattened tensor, then restore the shape
+        return _wrap(np.roll(self._np.reshape(-1), shifts[0]).reshape(self._size))
+    return _wrap(np.ascontiguousarray(np.roll(self._np, shifts, axes)))
+
+
+@impl("roll", "Meta")
+def roll_meta(self, shifts, dims=()):
+    _roll_args(self, shifts, dims)
+    return _meta(self._size, self.dtype, device=self._device)
+
+
+def _triangle(name, np_fn):
+    def cpu(self, diagonal=0):
+        if self.dim() < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return _wrap(np.ascontiguousarray(np_fn(self._np, diagonal)))
+
+    def meta(self, diagonal=0):
+        if self.dim() < 2:
+            raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+        return _meta(self._size, self.dtype, device=self._device)
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(meta)
+
+
+_triangle("tril", np.tril)
+_triangle("triu", np.triu)

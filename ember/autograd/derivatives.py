@@ -572,6 +572,10 @@ derivative("stack", {"tensors": lambda grad, dim: list(grad.unbind(dim))})
 derivative("copy_", {"self": lambda grad: grad * 0, "src": lambda grad, src_shape: grad})
 derivative("fill_.Scalar", {"self": lambda grad: grad * 0}, node_name="FillBackward0")
 derivative("zero_", {"self": lambda grad: grad * 0}, node_name="ZeroBackward0")
+derivative("flip", {"self": lambda grad, dims: grad.flip(dims)})
+derivative("roll", {"self": lambda grad, shifts, dims: grad.roll([-s for s in shifts], dims)})
+derivative("tril", {"self": lambda grad, diagonal: grad.tril(diagonal)})
+derivative("triu", {"self": lambda grad, diagonal: grad.triu(diagonal)})
 
 # ---- indexing ------------------------------------------------------------------------------
 derivative("index.Tensor", {"self": lambda grad, self_shape, indices: E.ops.aten.index_put(
@@ -603,6 +607,208 @@ derivative("gather", {"self": lambda grad, self_shape, dim, index: E.ops.aten.sc
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device), dim, index, grad)})
 derivative("scatter_add", {"self": lambda grad: grad,
                            "src": lambda grad, dim, index: grad.gather(dim, index)})
+derivative("scatter_add_", {"self": lambda grad: grad,
+                            "src": lambda grad, dim, index: grad.gather(dim, index)},
+           node_name="ScatterAddBackward0")
+_scatter_src = {"self": lambda grad, dim, index: grad.scatter(dim, index, 0),
+                "src": lambda grad, dim, index: grad.gather(dim, index)}
+derivative("scatter.src", _scatter_src, node_name="ScatterBackward0")
+derivative("scatter_.src", _scatter_src, node_name="ScatterBackward0")
+derivative("scatter.value", {"self": _scatter_src["self"]}, node_name="ScatterBackward1")
+derivative("scatter_.value", {"self": _scatter_src["self"]}, node_name="ScatterBackward1")
+
+
+def _index_add_source(grad, dim, index, source_shape, alpha):
+    g = grad.index_select(dim, index) if grad.dim() else grad
+    g = g.reshape(source_shape)
+    return g if alpha == 1 else g * alpha
+
+
+derivative("index_add", {"self": lambda grad: grad, "source": _index_add_source})
+derivative("index_add_", {"self": lambda grad: grad, "source": _index_add_source},
+           node_name="IndexAddBackward0")
+derivative("index_fill.int_Scalar", {"self": lambda grad, dim, index: grad.index_fill(dim, index,
+                                                                                      0)},
+           node_name="IndexFillBackward0")
+derivative("index_fill_.int_Scalar", {"self": lambda grad, dim, index: grad.index_fill(dim, index,
+                                                                                       0)},
+           node_name="IndexFillBackward0")
+
+
+def _masked_select_grad(grad, self_shape, mask):
+    shape = E.broadcast_shapes(self_shape, mask.shape)
+    out = E.zeros(shape, dtype=grad.dtype, device=grad.device)
+    return E.ops.aten.index_put(out, [mask.expand(shape)], grad, True)
+
+
+derivative("masked_select", {"self": _masked_select_grad})
+
+# ---- neural-network functions (issue 3d) ---------------------------------------------------
+# A convolution F(x, W) is linear in x and in W, and so are its two backward products
+# (A_W^T g for the input, B_x^T g for the weight). The derivative of each backward product is
+# therefore F or the other backward product again:
+#   d<gg, A_W^T g>/dg = F(gg, W)      d<gg, A_W^T g>/dW = B_gg^T g   (weight grad, input gg)
+#   d<gg, B_x^T g>/dg = F(x, gg)      d<gg, B_x^T g>/dx = A_gg^T g   (input grad, weight gg)
+# which is how PyTorch's _convolution_double_backward works too.
+_aten = E.ops.aten
+derivative("convolution", {
+    "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_input(
+        grad, weight, input_shape, stride, padding, dilation, transposed, output_padding, groups),
+    "weight": lambda grad, input, weight_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_weight(
+        grad, input, weight_shape, stride, padding, dilation, transposed, output_padding, groups),
+    "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+derivative("_convolution_backward_input", {
+    "grad_output": lambda grad, weight, stride, padding, dilation, transposed, output_padding,
+    groups: _aten.convolution(grad, weight, None, stride, padding, dilation, transposed,
+                              output_padding, groups),
+    "weight": lambda grad, grad_output, weight_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_weight(
+        grad_output, grad, weight_shape, stride, padding, dilation, transposed, output_padding,
+        groups)}, node_name="ConvolutionBackwardBackward0")
+derivative("_convolution_backward_weight", {
+    "grad_output": lambda grad, input, stride, padding, dilation, transposed, output_padding,
+    groups: _aten.convolution(input, grad, None, stride, padding, dilation, transposed,
+                              output_padding, groups),
+    "input": lambda grad, grad_output, input_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_input(
+        grad_output, grad, input_shape, stride, padding, dilation, transposed, output_padding,
+        groups)}, node_name="ConvolutionBackwardBackward0")
+derivative("im2col", {"self": lambda grad, self_shape, kernel_size, dilation, padding, stride:
+                      _aten.col2im(grad, list(self_shape[-2:]), kernel_size, dilation, padding,
+                                   stride)})
+derivative("col2im", {"self": lambda grad, kernel_size, dilation, padding, stride:
+                      _aten.im2col(grad, kernel_size, dilation, padding, stride)})
+
+
+def _gather_at(grad, indices, nd):
+    """grad (..., *in) read at the flat spatial `indices` (..., *out): max pooling's gradient
+    of its gradient (PyTorch's max_pool_double_backward) and max_unpool's gradient."""
+    return grad.flatten(-nd).gather(-1, indices.flatten(-nd)).reshape(indices.shape)
+
+
+def _pooling_derivatives(nd):
+    max_pool_backward = getattr(_aten, f"max_pool{nd}d_with_indices_backward")
+    avg_pool, avg_pool_backward = (getattr(_aten, f"avg_pool{nd}d"),
+                                   getattr(_aten, f"avg_pool{nd}d_backward"))
+    adaptive_max_backward = getattr(_aten, f"adaptive_max_pool{nd}d_backward")
+    derivative(f"max_pool{nd}d_with_indices", {
+        "self": lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
+            max_pool_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                              result1)},
+        output_differentiability=[True, False])
+    derivative(f"max_pool{nd}d_with_indices_backward", {
+        "grad_output": lambda grad, indices: _gather_at(grad, indices, nd)})
+    derivative(f"avg_pool{nd}d", {
+        "self": lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override: avg_pool_backward(grad, self, kernel_size, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override)})
+    derivative(f"avg_pool{nd}d_backward", {
+        "grad_output": lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override: avg_pool(grad, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override)})
+    derivative(f"adaptive_max_pool{nd}d", {
+        "self": lambda grad, self, result1: adaptive_max_backward(grad, self, result1)},
+        output_differentiability=[True, False])
+    derivative(f"adaptive_max_pool{nd}d_backward", {
+        "grad_output": lambda grad, indices: _gather_at(grad, indices, nd)})
+    derivative(f"max_unpool{nd}d", {"self": lambda grad, indices: _gather_at(grad, indices, nd)})
+
+
+_pooling_derivatives(2)
+_pooling_derivatives(3)
+
+
+def _batch_norm_grads(grads, input, weight, running_mean, running_var, result1, result2,
+                      training, eps):
+    return _aten.native_batch_norm_backward(grads[0], input, weight, running_mean, running_var,
+                                            result1, result2, training, eps)
+
+
+derivative("native_batch_norm", {"input, weight, bias": _batch_norm_grads},
+           output_differentiability=[True, False, False])
+
+
+def _batch_norm_double_backward(grads, grad_out, input, weight, running_mean, running_var,
+                                save_mean, save_invstd, train, eps, needs):
+    """The derivative of batch norm's backward (PyTorch's batchnorm_double_backward), in
+    differentiable ops. gg_x, gg_w, gg_b are the incoming gradients of (grad_input, grad_weight,
+    grad_bias); the result is the gradient for (grad_out, input, weight)."""
+    gg_x, gg_w, gg_b = grads
+    nd = input.dim()
+    dims = [0] + list(range(2, nd))
+    shape = [1, -1] + [1] * (nd - 2)
+
+    def per_channel(t):
+        return t.reshape(shape)
+
+    def channel_sum(t):
+        return t.sum(dims, keepdim=True)
+    m = input.numel() // input.shape[1]
+    if train:
+        mean = per_channel(save_mean.to(input.dtype))
+        invstd = per_channel(save_invstd.to(input.dtype))
+    else:
+        mean = per_channel(running_mean)
+        invstd = per_channel((running_var + eps).rsqrt())
+    gamma = per_channel(weight) if weight is not None else 1.0
+    centered = input - mean
+    invstd2, invstd3 = invstd * invstd, invstd * invstd * invstd
+    g_sum = channel_sum(grad_out)
+    g_centered_sum = channel_sum(grad_out * centered)
+    gg_x_sum = channel_sum(gg_x)
+    gg_x_centered_sum = channel_sum(gg_x * centered)
+
+    def first_backward(g, scale):
+        """batch norm's input gradient for output gradient g, weight `scale`"""
+        return scale * invstd / m * (m * g - channel_sum(g) - centered * invstd2 *
+                                     channel_sum(g * centered))
+    grad_input = grad_weight = grad_grad_out = None
+    if needs[1]:
+        if train:
+            common = (gg_x_sum * g_sum / m - channel_sum(grad_out * gg_x) +
+                      3 / m * invstd2 * g_centered_sum * gg_x_centered_sum)
+            grad_input = gamma * (centered * invstd3 * common / m +
+                                  gg_x_centered_sum * invstd3 / m * (g_sum / m - grad_out) +
+                                  g_centered_sum * invstd3 / m * (gg_x_sum / m - gg_x))
+            grad_input = grad_input + per_channel(gg_w) * (
+                grad_out * invstd - invstd * g_sum / m - centered * invstd3 * g_centered_sum / m)
+        else:
+            grad_input = per_channel(gg_w) * invstd * grad_out
+    if needs[2] and weight is not None:
+        if train:
+            grad_weight = (gg_x * first_backward(grad_out, 1.0)).sum(dims)
+        else:
+            grad_weight = (gg_x * grad_out * invstd).sum(dims)
+    if needs[0]:
+        grad_grad_out = first_backward(gg_x, gamma) if train else gg_x * invstd * gamma
+        grad_grad_out = grad_grad_out + per_channel(gg_w) * centered * invstd + per_channel(gg_b)
+    return grad_grad_out, grad_input, grad_weight
+
+
+derivative("native_batch_norm_backward",
+           {"grad_out, input, weight": _batch_norm_double_backward})
+derivative("embedding", {"weight": lambda grad, weight_shape, indices, padding_idx,
+                         scale_grad_by_freq: _aten.embedding_dense_backward(
+                             grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)})
+derivative("embedding_dense_backward", {
+    "grad_output": lambda grad, indices, padding_idx: _aten.embedding(grad, indices).masked_fill(
+        (indices == padding_idx).unsqueeze(-1), 0)})
+derivative("constant_pad_nd", {"self": lambda grad, pad: _aten.constant_pad_nd(
+    grad, [-p for p in pad])})
+
+
+def _index_pad_derivatives(name):
+    forward, backward = getattr(_aten, name), getattr(_aten, name + "_backward")
+    derivative(name, {"self": lambda grad, self, padding: backward(grad, self, padding)})
+    derivative(name + "_backward", {"grad_output": lambda grad, padding: forward(grad, padding)})
+
+
+for _kind in ("reflection", "replication"):
+    for _nd in (1, 2, 3):
+        _index_pad_derivatives(f"{_kind}_pad{_nd}d")
+not_differentiable("embedding_renorm_", "one_hot")
 
 # ---- no gradient ---------------------------------------------------------------------------
 not_differentiable(

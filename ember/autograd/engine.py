@@ -14,18 +14,17 @@ How a backward pass goes (PyTorch's Engine::execute, on one thread):
    node itself, node post-hooks; then each output gradient goes along its edge into the next
    node's buffer, and that node's dependency count drops by one.
 5. Unless `retain_graph`, each node frees its saved tensors after it runs, so a second backward
-   through the same graph raises PyTorch's "Trying to backward through the graph a second time".
+   through the same graph raises PyTorch's "Trying to backward through the graph a second time"
+   (a node that saved no tensor can run again, as in PyTorch).
 
 Gradients are computed with grad mode off, unless `create_graph=True`: then the formulas (written
 with differentiable ops) record a graph of their own, which is what higher-order gradients use.
 """
 import heapq
-import math
 
 from .grad_mode import _grad_state
 from .graph import AccumulateGrad
 from . import anomaly_mode
-
 
 _observer = None  # fn(node, buffer) -> grads, set while ember.explain() records
 

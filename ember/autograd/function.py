@@ -5,6 +5,7 @@
 outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
 """
 import functools
+import warnings
 
 from .grad_mode import _grad_state, no_grad
 from .graph import Node, SavedTensor, freed_error, gradient_edge
@@ -106,7 +107,10 @@ class Function(metaclass=FunctionMeta):
     generate_vmap_rule = False
 
     def __init__(self, *args, **kwargs):
-        pass
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class itself. "
+                      "Instantiating an autograd function will raise an error in a future "
+                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is "

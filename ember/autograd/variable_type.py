@@ -1,13 +1,14 @@
 """The Autograd dispatch key's kernel (PyTorch's VariableType) and the derivative registry.
 
 For an op whose inputs require grad, `autograd_kernel`:
-  1. refuses an in-place op on a leaf that requires grad;
-  2. saves what the op's derivative formulas read (inputs, their shapes, the result) as
-     SavedTensors that remember their version;
+  1. refuses an in-place op on a leaf that requires grad (or on a view of one);
+  2. records the edges to the inputs' producers, and saves what the derivative formulas of
+     the inputs that need a gradient read (inputs, the result) as SavedTensors that remember
+     their version;
   3. redispatches to the backend key (CPU, Meta, ...) to compute the result;
-  4. creates the op's Node (`MulBackward0`, ...) with edges to the inputs' producers and makes
-     it the result's `grad_fn`; for an in-place op the modified tensor's history is rebased onto
-     the new node.
+  4. creates the op's Node (`MulBackward0`, ...) and makes it the result's `grad_fn`; an
+     in-place op rebases the modified tensor's history onto the new node, and an in-place op
+     on a view rebases its base's history onto a CopySlices node (see the Note below).
 
 Formulas are registered per op in `ember/autograd/derivatives.py`, one per input (or one for a
 group of inputs), like derivatives.yaml. What a formula's parameters are named decides what is
@@ -279,7 +280,7 @@ def autograd_kernel(op, key, args):
             t.grad_fn = node
             t._output_nr = k
     if op._is_view:
-        version = outs[0]._storage._version
+        version = outs[0]._storage_()._version
         for t in outs:
             t._view_version = version
     return out
@@ -300,10 +301,9 @@ def _check_inplace(self):
     if isinstance(fn, OpNode) and fn._num_outputs > 1:
         raise RuntimeError(
             f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
-            "inplace. "
-            "This view is the output of a function that returns multiple views. Such functions "
-            "do not allow the output views to be modified inplace. You should replace the "
-            "inplace operation by an out-of-place one.")
+            "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one.")
     return self
 
 
@@ -386,19 +386,34 @@ def refresh_view(view):
 
 
 def _view_positions(view, base):
-    """For each element of `view`, the index of the same memory in `base`'s row-major order."""
+    """For each element of `view`, the index of the same memory in `base`'s row-major order.
+
+    With a contiguous base, memory order is row-major order: the position of view element
+    (i, j, ...) is its offset from the base's start, sum(index * stride), built by broadcasting
+    one arange per dim (work proportional to the view). Otherwise every memory element of the
+    base is labelled with its row-major index first, and the view reads the labels.
+    """
     import numpy as np
     from .._python_bindings import tensor
-    as_strided = np.lib.stride_tricks.as_strided
+    if base.is_contiguous():
+        pos = np.full((1,) * view.dim(), view.storage_offset() - base.storage_offset(),
+                      dtype=np.int64)
+        for d, (n, st) in enumerate(zip(view._size, view.stride())):
+            shape = [1] * view.dim()
+            shape[d] = n
+            pos = pos + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+        pos = np.broadcast_to(pos, view._size).reshape(-1)
+    else:
+        as_strided = np.lib.stride_tricks.as_strided
 
-    def extent(t):
-        return t.storage_offset() + sum((n - 1) * s for n, s in zip(t._size, t.stride())) + 1
-    lin = np.full(max(extent(base), extent(view)), -1, dtype=np.int64)
-    as_strided(lin[base.storage_offset():], base._size,
-               [8 * s for s in base.stride()])[...] = np.arange(base.numel()).reshape(base._size)
-    pos = as_strided(lin[view.storage_offset():], view._size,
-                     [8 * s for s in view.stride()]).reshape(-1)
-    if pos.size and pos.min() < 0:
+        def extent(t):
+            return t.storage_offset() + sum((n - 1) * s for n, s in zip(t._size, t.stride())) + 1
+        lin = np.full(max(extent(base), extent(view)), -1, dtype=np.int64)
+        as_strided(lin[base.storage_offset():], base._size, [8 * s for s in base.stride()])[...] \
+            = np.arange(base.numel()).reshape(base._size)
+        pos = as_strided(lin[view.storage_offset():], view._size,
+                         [8 * s for s in view.stride()]).reshape(-1)
+    if pos.size and (pos.min() < 0 or pos.max() >= base.numel()):
         raise RuntimeError("in-place operation on a view that reaches outside its base's "
                            "elements is not supported by autograd")
     return tensor(pos)

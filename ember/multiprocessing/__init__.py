@@ -1,4 +1,4 @@
-"""ember.multiprocessing: Python's multiprocessing, with tensors that cross processes without a copy.
+"""ember.multiprocessing: Python's multiprocessing, with tensors that cross processes uncopied.
 
 Like torch.multiprocessing, this is the standard module (`import ember.multiprocessing as mp` is a
 drop-in for `import multiprocessing as mp`) plus reductions registered with its pickler: a tensor

@@ -98,7 +98,8 @@ def tensor_over(storage, dtype, offset, size, stride):
     """A tensor viewing `storage` at (offset, size, stride), counted in elements of `dtype`."""
     itemsize = dtype.itemsize
     empty = 0 in size
-    view = np.ndarray(size, dtype._np, buffer=storage._array, offset=0 if empty else offset * itemsize,
+    view = np.ndarray(size, dtype._np, buffer=storage._array,
+                      offset=0 if empty else offset * itemsize,
                       strides=tuple(s * itemsize for s in stride))
     t = _wrap(view)
     t._storage = storage
@@ -122,11 +123,11 @@ def tensor_over(storage, dtype, offset, size, stride):
 #
 # The common case has a cheap proof. A fresh batch tensor is the only object reaching its memory,
 # and then reference counts say so: the storage is referenced only by the tensor, the old array
-# only by the storage and the tensor's view (or the view is the array itself), and the view only
-# by the tensor. `_sole_user` compares those counts with the counts of freshly made tensors,
-# measured through the same function, so the interpreter's own references cancel out. Any other
-# reference (another tensor, a NumPy array the user kept, a second storage object over the same
-# bytes) raises a count and sends us down the general way.
+# only by the storage (and by the tensor's view, or it is the view), and the view only by the
+# tensor. `_sole_user` compares those counts with the counts of tensors made fresh the usual ways
+# (a kernel's result, a view of one, from_numpy), measured through the same function, so that the
+# interpreter's own references cancel out. Any other reference (another tensor, a NumPy array the
+# user kept, a second storage object over the same bytes) raises a count: the general way, then.
 
 def _reference_counts(tensor):
     storage, view = tensor._storage, tensor._np

@@ -1,7 +1,20 @@
-"""nn.functional: the functional forms of layers and losses (a first slice; the nn issue
-completes it)."""
+"""nn.functional: the functional forms of layers and losses, with PyTorch's signatures.
+
+Each function turns PyTorch's calling conventions (an int or a tuple for a size, padding='same',
+unbatched inputs, string modes) into calls of ops with explicit arguments. Where PyTorch has a
+dedicated op (convolution, pooling, batch norm, embedding, padding) the function calls it; the
+others are written here from differentiable ops, as PyTorch's own composite functions are.
+"""
+import math
+import warnings
+
+import numpy as np
+
 from .. import _python_bindings as E
+from .. import _dtype as D
 from .._dispatcher import lookup as _lookup
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")

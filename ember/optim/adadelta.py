@@ -11,8 +11,7 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
-                        _scalar_tensor, _zeros_like)
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
 
 __all__ = ["Adadelta"]
 
@@ -21,7 +20,7 @@ def _adadelta_update(s, param, grad, square_avg, acc_delta, *, lr, rho, eps, wei
                      maximize):
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
     np.multiply(square_avg, rho, out=square_avg)
-    F.addcmul_(square_avg, g, g, 1 - rho, s.b, s.wide)
+    F.addcmul_(square_avg, g, g, 1 - rho, s.b)
     std = np.add(square_avg, eps, out=s.b)
     np.sqrt(std, out=std)
     delta = np.add(acc_delta, eps, out=s.c)
@@ -29,8 +28,8 @@ def _adadelta_update(s, param, grad, square_avg, acc_delta, *, lr, rho, eps, wei
     np.divide(delta, std, out=delta)
     np.multiply(delta, g, out=delta)
     np.multiply(acc_delta, rho, out=acc_delta)
-    F.addcmul_(acc_delta, delta, delta, 1 - rho, s.b, s.wide)
-    F.add(param, delta, -lr, param, s.wide)
+    F.addcmul_(acc_delta, delta, delta, 1 - rho, s.b)
+    F.add(param, delta, -lr, param, s.b)
 
 
 class Adadelta(_ElementwiseOptimizer):
@@ -49,11 +48,7 @@ class Adadelta(_ElementwiseOptimizer):
         super().__init__(params, defaults)
 
     def _prepare(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["square_avg"] = _zeros_like(p)
-            state["acc_delta"] = _zeros_like(p)
+        state = self._state_of(p, "square_avg", "acc_delta")
         _increment(state["step"])
         return (state["square_avg"], state["acc_delta"]), dict(
             lr=_lr(group), rho=group["rho"], eps=group["eps"],

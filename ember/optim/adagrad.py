@@ -10,15 +10,15 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _full_like, _increment,
-                        _lr, _scalar_tensor)
+from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _full_like,
+                        _increment, _lr, _scalar_tensor)
 
 __all__ = ["Adagrad"]
 
 
 def _adagrad_update(s, param, grad, state_sum, *, weight_decay, eps, maximize, clr):
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
-    F.addcmul_(state_sum, g, g, 1, s.b, s.wide)
+    F.addcmul_(state_sum, g, g, 1, s.b)
     std = np.sqrt(state_sum, out=s.b)
     np.add(std, eps, out=std)
     F.addcdiv_(param, g, std, -clr, s.c)
@@ -37,11 +37,7 @@ class Adagrad(_ElementwiseOptimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
         # Unlike the other optimizers, Adagrad creates its state up front.
         for group in self.param_groups:
             for p in group["params"]:

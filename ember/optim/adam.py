@@ -12,21 +12,28 @@ import numpy as np
 
 from . import _foreach as F
 from .._tensor import Tensor
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _get_value, _increment,
-                        _lr, _scalar_tensor, _to_scalar, _zeros_like)
+from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
+                        _increment, _lr, _to_scalar)
 
 __all__ = ["Adam"]
 
 
-def _adam_update(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, lr, beta1, beta2,
-                 eps, weight_decay, decoupled_weight_decay, maximize, step_size,
-                 bias_correction2_sqrt):
+def update_moments(s, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, weight_decay,
+                   decoupled_weight_decay, maximize):
+    """The part of the update Adam, NAdam and RAdam share: weight decay (decoupled, on the
+    parameter, or L2, on the gradient), then both moments. Returns the gradient used."""
     if decoupled_weight_decay and weight_decay != 0:
         np.multiply(param, 1 - lr * weight_decay, out=param)
     g = F.decayed_grad(s, param, grad, maximize, 0 if decoupled_weight_decay else weight_decay)
-    F.lerp_(exp_avg, g, 1 - beta1, s.b, s.wide)
+    F.lerp_(exp_avg, g, 1 - beta1, s.b)
     np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
-    F.addcmul_(exp_avg_sq, g, g, 1 - beta2, s.b, s.wide)
+    F.addcmul_(exp_avg_sq, g, g, 1 - beta2, s.b)
+    return g
+
+
+def _adam_update(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq=None, *, eps, step_size,
+                 bias_correction2_sqrt, **moments):
+    update_moments(s, param, grad, exp_avg, exp_avg_sq, **moments)
     if max_exp_avg_sq is not None:
         second = np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
     else:
@@ -58,28 +65,15 @@ class Adam(_ElementwiseOptimizer):
                         foreach=foreach, capturable=capturable, differentiable=differentiable,
                         fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def _prepare(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = _zeros_like(p)
+        names = ["exp_avg", "exp_avg_sq"] + ["max_exp_avg_sq"] * group["amsgrad"]
+        state = self._state_of(p, *names)
         step = _increment(state["step"])
         lr = _lr(group)
         beta1, beta2 = (_get_value(b) for b in group["betas"])
-        states = (state["exp_avg"], state["exp_avg_sq"])
-        if group["amsgrad"]:
-            states += (state["max_exp_avg_sq"],)
-        return states, dict(lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"],
-                            weight_decay=group["weight_decay"],
-                            decoupled_weight_decay=group["decoupled_weight_decay"],
-                            maximize=group["maximize"], step_size=lr / (1 - beta1 ** step),
-                            bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5)
+        return tuple(state[name] for name in names), dict(
+            lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+            decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
+            step_size=lr / (1 - beta1 ** step), bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5)

@@ -10,8 +10,7 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
-                        _scalar_tensor, _zeros_like)
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
 
 __all__ = ["Adamax"]
 
@@ -19,7 +18,7 @@ __all__ = ["Adamax"]
 def _adamax_update(s, param, grad, exp_avg, exp_inf, *, beta1, beta2, eps, weight_decay,
                    maximize, clr):
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
-    F.lerp_(exp_avg, g, 1 - beta1, s.b, s.wide)
+    F.lerp_(exp_avg, g, 1 - beta1, s.b)
     np.multiply(exp_inf, beta2, out=exp_inf)
     norm = np.abs(g, out=s.b)
     np.add(norm, eps, out=norm)
@@ -40,11 +39,7 @@ class Adamax(_ElementwiseOptimizer):
         super().__init__(params, defaults)
 
     def _prepare(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_inf"] = _zeros_like(p)
+        state = self._state_of(p, "exp_avg", "exp_inf")
         step = _increment(state["step"])
         beta1, beta2 = group["betas"]
         return (state["exp_avg"], state["exp_inf"]), dict(

@@ -12,8 +12,7 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
-                        _scalar_tensor, _zeros_like)
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
 
 __all__ = ["ASGD"]
 
@@ -21,7 +20,7 @@ __all__ = ["ASGD"]
 def _asgd_update(s, param, grad, ax, *, lambd, eta, mu, weight_decay, maximize):
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
     np.multiply(param, 1 - lambd * eta, out=param)
-    F.add(param, g, -eta, param, s.wide)
+    F.add(param, g, -eta, param, s.b)
     if mu != 1:
         diff = np.subtract(param, ax, out=s.b)
         np.multiply(diff, mu, out=diff)
@@ -45,12 +44,7 @@ class ASGD(_ElementwiseOptimizer):
 
     def _prepare(self, p, group):
         lr, lambd = _lr(group), group["lambd"]
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["eta"] = _scalar_tensor(lr)
-            state["mu"] = _scalar_tensor(1.0)
-            state["ax"] = _zeros_like(p)
+        state = self._state_of(p, "ax", eta=lr, mu=1.0)
         step = _increment(state["step"])
         eta, mu = state["eta"], state["mu"]
         scalars = dict(lambd=lambd, eta=float(eta._np), mu=float(mu._np),

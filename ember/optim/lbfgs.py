@@ -179,8 +179,8 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             a = F.real_view(p)
-            wide = np.empty(a.shape, np.float64)
-            F.add(a, update[offset:offset + a.size].reshape(a.shape), step_size, a, wide)
+            F.add(a, update[offset:offset + a.size].reshape(a.shape), step_size, a,
+                  np.empty_like(a))
             p._bump_version()
             offset += a.size
         if offset != self._numel():
@@ -263,14 +263,14 @@ class LBFGS(Optimizer):
                 if al is None:
                     al = [None] * history_size
                 q = -flat_grad
-                wide = np.empty(q.shape, np.float64)
+                tmp = np.empty_like(q)
                 for i in range(num_old - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]
-                    F.add(q, old_dirs[i], -al[i], q, wide)
+                    F.add(q, old_dirs[i], -al[i], q, tmp)
                 d = r = q * H_diag
                 for i in range(num_old):
                     be_i = old_dirs[i].dot(r) * ro[i]
-                    F.add(r, old_stps[i], al[i] - be_i, r, wide)
+                    F.add(r, old_stps[i], al[i] - be_i, r, tmp)
 
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss

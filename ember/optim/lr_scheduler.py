@@ -202,46 +202,47 @@ class _LRScheduler(LRScheduler):
     """The old name of LRScheduler."""
 
 
-def _lambdas_state_dict(scheduler, functions_key):
-    """A state dict without the optimizer; of the lr functions only callable objects' __dict__s
-    are kept (plain functions and lambdas do not pickle)."""
-    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", functions_key)}
-    state[functions_key] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                            for fn in getattr(scheduler, functions_key)]
-    return state
+def _functions_state(functions):
+    """For a state dict: only callable objects' __dict__s are kept (plain functions and lambdas
+    do not pickle), None for the rest."""
+    return [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in functions]
 
 
-def _lambdas_load_state_dict(scheduler, state_dict, functions_key):
-    functions = state_dict.pop(functions_key)
-    scheduler.__dict__.update(state_dict)
-    state_dict[functions_key] = functions
-    for idx, fn in enumerate(functions):
-        if fn is not None:
-            getattr(scheduler, functions_key)[idx].__dict__.update(fn)
-
-
-def _lr_lambdas(optimizer, lr_lambda):
-    if not isinstance(lr_lambda, (list, tuple)):
-        return [lr_lambda] * len(optimizer.param_groups)
-    if len(lr_lambda) != len(optimizer.param_groups):
-        raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                         f"{len(lr_lambda)}")
-    return list(lr_lambda)
-
-
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch)."""
+class _LambdaScheduler(LRScheduler):
+    """LambdaLR and MultiplicativeLR: driven by one function of the epoch per param group."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        self._check_lambdas()
         super().__init__(optimizer, last_epoch)
 
+    def _check_lambdas(self):
+        pass
+
     def state_dict(self):
-        return _lambdas_state_dict(self, "lr_lambdas")
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = _functions_state(self.lr_lambdas)
+        return state
 
     def load_state_dict(self, state_dict):
-        _lambdas_load_state_dict(self, state_dict, "lr_lambdas")
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = lr_lambdas
+        for idx, fn in enumerate(lr_lambdas):
+            if fn is not None:
+                self.lr_lambdas[idx].__dict__.update(fn)
+
+
+class LambdaLR(_LambdaScheduler):
+    """lr = initial_lr * lr_lambda(epoch)."""
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
@@ -249,22 +250,13 @@ class LambdaLR(LRScheduler):
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """lr = lr * lr_lambda(epoch), every step after the first."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
+    def _check_lambdas(self):
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self):
-        return _lambdas_state_dict(self, "lr_lambdas")
-
-    def load_state_dict(self, state_dict):
-        _lambdas_load_state_dict(self, state_dict, "lr_lambdas")
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
@@ -755,9 +747,7 @@ class CyclicLR(LRScheduler):
         state = super().state_dict()
         state.pop("_scale_fn_ref", None)
         fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
+        state["_scale_fn_custom"] = _functions_state([fn])[0] if fn is not None else None
         return state
 
     def load_state_dict(self, state_dict):

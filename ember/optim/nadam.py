@@ -12,20 +12,15 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
-                        _scalar_tensor, _zeros_like)
+from .adam import update_moments
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
 
 __all__ = ["NAdam"]
 
 
-def _nadam_update(s, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
-                  decoupled_weight_decay, maximize, bias_correction2, grad_coef, exp_avg_coef):
-    if decoupled_weight_decay and weight_decay != 0:
-        np.multiply(param, 1 - lr * weight_decay, out=param)
-    g = F.decayed_grad(s, param, grad, maximize, 0 if decoupled_weight_decay else weight_decay)
-    F.lerp_(exp_avg, g, 1 - beta1, s.b, s.wide)
-    np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
-    F.addcmul_(exp_avg_sq, g, g, 1 - beta2, s.b, s.wide)
+def _nadam_update(s, param, grad, exp_avg, exp_avg_sq, *, eps, bias_correction2, grad_coef,
+                  exp_avg_coef, **moments):
+    g = update_moments(s, param, grad, exp_avg, exp_avg_sq, **moments)
     denom = np.divide(exp_avg_sq, bias_correction2, out=s.b)
     np.sqrt(denom, out=denom)
     np.add(denom, eps, out=denom)
@@ -51,12 +46,7 @@ class NAdam(_ElementwiseOptimizer):
         super().__init__(params, defaults)
 
     def _prepare(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["mu_product"] = _scalar_tensor(1.0)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
+        state = self._state_of(p, "exp_avg", "exp_avg_sq", mu_product=1.0)
         step = _increment(state["step"])
         lr, (beta1, beta2) = _lr(group), group["betas"]
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * group["momentum_decay"])))

@@ -16,11 +16,10 @@ from itertools import chain
 import numpy as np
 
 from .. import _dtype
-from .. import _tensor
-from .._tensor import Tensor
-from . import _foreach
+from .._tensor import Tensor, _wrap
 from ..autograd.graph import RemovableHandle
-from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from . import _foreach
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -38,18 +37,22 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+def _add_hook(hooks, hook, prepend=False):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
 def register_optimizer_step_pre_hook(hook):
     """hook(optimizer, args, kwargs) -> None or (args, kwargs), before every optimizer's step."""
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """hook(optimizer, args, kwargs) -> None, after every optimizer's step."""
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_optimizer_post_hooks, hook)
 
 
 def _get_scalar_dtype():
@@ -65,6 +68,7 @@ def _to_scalar(x):
 
 
 def _get_value(x):
+    """A hyperparameter as a Python number (0-d tensors are read out)."""
     return x.item() if isinstance(x, Tensor) else x
 
 
@@ -93,14 +97,20 @@ def _check_hyperparameters(**values):
             raise ValueError(f"Invalid {_VALUE_NAMES.get(name, name)} value: {value}")
 
 
+def _check_fused(fused, foreach, differentiable):
+    """ember has one implementation; `fused` and `foreach` are accepted and checked as PyTorch
+    checks them."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 # ---- state tensors ------------------------------------------------------------------------------
 # State is made of plain ember tensors with PyTorch's dtypes and layouts, so that it pickles and
-# state-dict-loads either way; the update kernels work on their NumPy arrays.
-
-def _wrap(array):
-    """A tensor owning `array`, a fresh NumPy array (no copy)."""
-    return _tensor._wrap(array)
-
+# state-dict-loads either way; the update kernels work on their NumPy arrays. `_wrap` makes a
+# tensor that owns a fresh NumPy array, without a copy.
 
 def _zeros_like(p):
     """torch.zeros_like(p, memory_format=torch.preserve_format)."""
@@ -190,10 +200,10 @@ class Optimizer:
                     s += f"    {key}: {group[key]}\n"
         return s + ")"
 
-    # ---- step and its hooks -----------------------------------------------------------------------
+    # ---- step and its hooks ---------------------------------------------------------------------
     # Like PyTorch, the first optimizer of a class replaces the class's `step` by a wrapper that
     # runs the global and per-instance pre hooks (which may replace args and kwargs), the step
-    # itself with grad mode set to the group's `differentiable` flag, then the post hooks.
+    # itself with grad mode set to `defaults["differentiable"]`, then the post hooks.
 
     @staticmethod
     def profile_hook_step(func):
@@ -228,54 +238,40 @@ class Optimizer:
 
     def register_step_pre_hook(self, hook):
         """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before step()."""
-        handle = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
 
     def register_step_post_hook(self, hook):
         """hook(optimizer, args, kwargs) -> None, after step()."""
-        handle = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._optimizer_step_post_hooks, hook)
 
     def step(self, closure=None):
         raise NotImplementedError
 
-    def _eval_closure(self, closure):
+    @staticmethod
+    def _eval_closure(closure):
         """Run the closure (re-evaluating the loss) with grad enabled, as PyTorch's step does."""
         if closure is None:
             return None
-        prev = is_grad_enabled()
-        set_grad_enabled(True)
-        try:
+        with enable_grad():
             return closure()
-        finally:
-            set_grad_enabled(prev)
 
-    # ---- state dicts ------------------------------------------------------------------------------
-
-    def _register_hook(self, hooks, hook, prepend):
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+    # ---- state dicts ----------------------------------------------------------------------------
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
         """hook(optimizer) -> None, before state_dict() builds the dict."""
-        return self._register_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
         """hook(optimizer, state_dict) -> state_dict or None, after state_dict()."""
-        return self._register_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
         """hook(optimizer, state_dict) -> state_dict or None, before load_state_dict()."""
-        return self._register_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
         """hook(optimizer) -> None, after load_state_dict()."""
-        return self._register_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def state_dict(self):
         """{"state": {index: per-parameter state}, "param_groups": [group with "params" as
@@ -366,7 +362,7 @@ class Optimizer:
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
             post_hook(self)
 
-    # ---- groups and gradients ---------------------------------------------------------------------
+    # ---- groups and gradients -------------------------------------------------------------------
 
     def zero_grad(self, set_to_none=True):
         """Drop every parameter's gradient (set_to_none=True) or fill it with zeros."""
@@ -412,8 +408,9 @@ class Optimizer:
 
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
+                from .. import typename
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                                + typename(param))
             if not self.defaults.get("differentiable", None) and not (param.is_leaf
                                                                        or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
@@ -442,12 +439,6 @@ class Optimizer:
         self.param_groups.append(param_group)
 
 
-def _typename(obj):
-    if isinstance(obj, Tensor):
-        return obj.type()
-    return type(obj).__qualname__
-
-
 class _ElementwiseOptimizer(Optimizer):
     """The optimizers whose update acts on each parameter on its own, elementwise (all but LBFGS).
 
@@ -458,7 +449,7 @@ class _ElementwiseOptimizer(Optimizer):
     """
 
     def step(self, closure=None):
-        """Perform a single optimization step. closure: re-evaluates the model, returns the loss."""
+        """Perform a single optimization step. closure: re-evaluates the model, returns loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             if group.get("differentiable"):
@@ -476,3 +467,16 @@ class _ElementwiseOptimizer(Optimizer):
 
     def _prepare(self, p, group):
         raise NotImplementedError
+
+    def _state_of(self, p, *zeros, **scalars):
+        """p's state, created on first use as PyTorch creates it: a 0-d `step`, the 0-d tensors
+        given in `scalars` (name=initial value), and a zero tensor like p for each name in
+        `zeros`."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _scalar_tensor(0.0)
+            for name, value in scalars.items():
+                state[name] = _scalar_tensor(value)
+            for name in zeros:
+                state[name] = _zeros_like(p)
+        return state

@@ -11,21 +11,15 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 """
 import numpy as np
 
-from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
-                        _scalar_tensor, _zeros_like)
+from .adam import update_moments
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
 
 __all__ = ["RAdam"]
 
 
-def _radam_update(s, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, eps, weight_decay,
-                  decoupled_weight_decay, maximize, bias_correction1, bias_correction2, rect):
-    if decoupled_weight_decay and weight_decay != 0:
-        np.multiply(param, 1 - lr * weight_decay, out=param)
-    g = F.decayed_grad(s, param, grad, maximize, 0 if decoupled_weight_decay else weight_decay)
-    F.lerp_(exp_avg, g, 1 - beta1, s.b, s.wide)
-    np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
-    F.addcmul_(exp_avg_sq, g, g, 1 - beta2, s.b, s.wide)
+def _radam_update(s, param, grad, exp_avg, exp_avg_sq, *, lr, eps, bias_correction1,
+                  bias_correction2, rect, **moments):
+    update_moments(s, param, grad, exp_avg, exp_avg_sq, lr=lr, **moments)
     update = np.divide(exp_avg, bias_correction1, out=s.b)
     np.multiply(update, lr, out=update)
     if rect is not None:
@@ -56,11 +50,7 @@ class RAdam(_ElementwiseOptimizer):
         super().__init__(params, defaults)
 
     def _prepare(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
+        state = self._state_of(p, "exp_avg", "exp_avg_sq")
         step = _increment(state["step"])
         beta1, beta2 = group["betas"]
         bias_correction2 = 1 - beta2 ** step

@@ -12,24 +12,24 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _increment, _lr,
-                        _scalar_tensor, _zeros_like)
+from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
 
 __all__ = ["RMSprop"]
 
 
 def _rmsprop_update(s, param, grad, square_avg, *buffers, lr, alpha, eps, weight_decay,
                     momentum, centered, maximize):
-    buf = buffers[0] if momentum > 0 else None          # momentum_buffer, then grad_avg
+    # after square_avg come momentum_buffer (with momentum) and grad_avg (when centered)
+    buf = buffers[0] if momentum > 0 else None
     grad_avg = buffers[-1] if centered else None
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
     np.multiply(square_avg, alpha, out=square_avg)
-    F.addcmul_(square_avg, g, g, 1 - alpha, s.b, s.wide)
+    F.addcmul_(square_avg, g, g, 1 - alpha, s.b)
     if centered:
-        F.lerp_(grad_avg, g, 1 - alpha, s.b, s.wide)
+        F.lerp_(grad_avg, g, 1 - alpha, s.b)
         np.copyto(s.b, square_avg)
         avg = s.b
-        F.addcmul_(avg, grad_avg, grad_avg, -1, s.c, s.wide)
+        F.addcmul_(avg, grad_avg, grad_avg, -1, s.c)
         np.sqrt(avg, out=avg)
     else:
         avg = np.sqrt(square_avg, out=s.b)
@@ -37,7 +37,7 @@ def _rmsprop_update(s, param, grad, square_avg, *buffers, lr, alpha, eps, weight
     if momentum > 0:
         np.multiply(buf, momentum, out=buf)
         F.addcdiv_(buf, g, avg, 1, s.c)
-        F.add(param, buf, -lr, param, s.wide)
+        F.add(param, buf, -lr, param, s.c)
     else:
         F.addcdiv_(param, g, avg, -lr, s.c)
 
@@ -60,20 +60,10 @@ class RMSprop(_ElementwiseOptimizer):
 
     def _prepare(self, p, group):
         momentum, centered = group["momentum"], group["centered"]
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_tensor(0.0)
-            state["square_avg"] = _zeros_like(p)
-            if momentum > 0:
-                state["momentum_buffer"] = _zeros_like(p)
-            if centered:
-                state["grad_avg"] = _zeros_like(p)
+        names = ["square_avg"] + ["momentum_buffer"] * (momentum > 0) + ["grad_avg"] * centered
+        state = self._state_of(p, *names)
         _increment(state["step"])
-        states = (state["square_avg"],)
-        if momentum > 0:
-            states += (state["momentum_buffer"],)
-        if centered:
-            states += (state["grad_avg"],)
+        states = tuple(state[name] for name in names)
         return states, dict(lr=_lr(group), alpha=group["alpha"], eps=group["eps"],
                             weight_decay=group["weight_decay"], momentum=momentum,
                             centered=centered, maximize=group["maximize"])

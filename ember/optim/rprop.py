@@ -32,7 +32,7 @@ def _rprop_update(s, param, grad, prev, step_size, *, etaminus, etaplus, step_si
     np.multiply(step_size, sign, out=step_size)
     np.clip(step_size, step_size_min, step_size_max, out=step_size)
     g[sign == etaminus] = 0
-    F.addcmul_(param, np.sign(g, out=s.b), step_size, -1, s.c, s.wide)
+    F.addcmul_(param, np.sign(g, out=s.b), step_size, -1, s.c)
     np.copyto(prev, g)
 
 

@@ -10,7 +10,8 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _get_value, _lr, _wrap
+from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
+                        _lr, _wrap)
 
 __all__ = ["SGD"]
 
@@ -23,9 +24,9 @@ def _sgd_update(s, param, grad, buf=None, *, lr, weight_decay, momentum, dampeni
             np.copyto(buf, g)
         else:
             np.multiply(buf, momentum, out=buf)
-            F.add(buf, g, 1 - dampening, buf, s.wide)
-        g = F.add(g, buf, momentum, s.a, s.wide) if nesterov else buf
-    F.add(param, g, -lr, param, s.wide)
+            F.add(buf, g, 1 - dampening, buf, s.b)
+        g = F.add(g, buf, momentum, s.a, s.b) if nesterov else buf
+    F.add(param, g, -lr, param, s.b)
 
 
 class SGD(_ElementwiseOptimizer):
@@ -42,11 +43,7 @@ class SGD(_ElementwiseOptimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        _check_fused(fused, foreach, differentiable)
 
     def _prepare(self, p, group):
         scalars = dict(lr=_lr(group), weight_decay=_get_value(group["weight_decay"]),

@@ -11,6 +11,8 @@ import math
 import warnings
 from copy import deepcopy
 
+import numpy as np
+
 from .. import _dtype
 from .._python_bindings import tensor
 from .._tensor import Tensor
@@ -27,16 +29,19 @@ def _lerp_all_(averaged, current, weight):
     """`torch._foreach_lerp_(averaged, current, weight)` on the tensors' arrays."""
     for a, c in zip(averaged, current):
         x = F.real_view(a)
-        scratch = F.Scratch(x.shape, x.dtype)
-        F.lerp_(x, F.real_view(c), weight, scratch.a, scratch.wide)
+        F.lerp_(x, F.real_view(c), weight, np.empty_like(x))
         a._bump_version()
+
+
+def _check_decay(decay):
+    if decay < 0.0 or decay > 1.0:
+        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] "
+                         "range.")
 
 
 def get_ema_multi_avg_fn(decay=0.999):
     """An update for a list of averages: ema = lerp(ema, p, 1 - decay)."""
-    if decay < 0.0 or decay > 1.0:
-        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] "
-                         "range.")
+    _check_decay(decay)
 
     @no_grad()
     def ema_update(ema_param_list, current_param_list, _):
@@ -70,9 +75,7 @@ def get_swa_multi_avg_fn():
 
 def get_ema_avg_fn(decay=0.999):
     """An update for one average: decay * ema + (1 - decay) * p."""
-    if decay < 0.0 or decay > 1.0:
-        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] "
-                         "range.")
+    _check_decay(decay)
 
     @no_grad()
     def ema_update(ema_param, current_param, num_averaged):

@@ -1,0 +1,443 @@
+"""Convolution kernels (CPU and Meta): PyTorch's `aten::convolution` for 1, 2 and 3 spatial
+dims, plain and transposed, and `im2col`/`col2im` (F.unfold / F.fold).
+
+Note [Convolution as one matrix product]
+----------------------------------------
+A convolution multiplies every window of the (zero-padded) input by the same weights. Lay the
+windows out as the columns of a matrix and the whole convolution is one GEMM, which BLAS runs at
+full speed (Caffe's im2col):
+
+    input (N, C, H, W) --pad--> windows view (C, kh, kw, N, oh, ow)    an as_strided view: no copy
+                              --copy-->    columns (C*kh*kw, N*oh*ow)  the only big copy
+    weight (O, C, kh, kw) ------------>    (O, C*kh*kw)
+    output = weight @ columns           -> (O, N*oh*ow) -> (N, O, oh, ow)
+
+Groups split C and O into G blocks and make it G products (one batched matmul). The other two
+products of a convolution are the same matrices the other way round:
+
+    grad_weight  = grad_output (O, N*L) @ columns.T                   (columns recomputed)
+    grad_columns = weight.T @ grad_output (O, N*L)  --col2im-->  grad_input
+
+col2im adds each column back onto the window it came from. Windows overlap, so it accumulates:
+one strided `+=` per kernel position (9 for a 3x3 kernel), each over the whole batch -- never
+`np.add.at`, never a loop over pixels, channels or samples.
+
+A transposed convolution is the adjoint of a convolution: its forward is the convolution's input
+gradient (col2im of weight.T @ input), its input gradient is a convolution, and its weight gradient
+is a convolution's weight gradient with input and grad_output swapped. So the three functions
+`_conv`, `_conv_input_grad` and `_conv_weight_grad` serve all six products, and the two backward
+ops (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
+convolutions again, which gives double backward (see derivatives.py).
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatcher import impl
+from .._tensor import _wrap, _meta
+from .elementwise import not_implemented, _OPMATH
+
+_as_strided = np.lib.stride_tricks.as_strided
+
+
+# ---- shapes and checks ------------------------------------------------------------------------
+def conv_output_size(in_size, kernel, stride, padding, dilation):
+    return tuple((i + 2 * p - d * (k - 1) - 1) // s + 1
+                 for i, k, s, p, d in zip(in_size, kernel, stride, padding, dilation))
+
+
+def conv_transpose_output_size(in_size, kernel, stride, padding, dilation, output_padding):
+    return tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for i, k, s, p, d, op in zip(in_size, kernel, stride, padding, dilation,
+                                              output_padding))
+
+
+def _fmt(shape):
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def _check_params(stride, padding, dilation, groups, output_padding, transposed):
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if transposed:
+        if any(op < 0 for op in output_padding):
+            raise RuntimeError("negative output_padding is not supported")
+        if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
+            raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                               f"but got output_padding: {_fmt(output_padding)}, stride: "
+                               f"{_fmt(stride)}, dilation: {_fmt(dilation)}")
+
+
+def check_convolution(input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups):
+    """PyTorch's checks (ConvUtils.h): the output shape, or RuntimeError naming the shapes."""
+    nd = weight.dim() - 2
+    _check_params(stride, padding, dilation, groups, output_padding, transposed)
+    if input.dim() != weight.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
+                           f"dimensional weight {_fmt(weight.shape)}, but got {input.dim()}-"
+                           f"dimensional input of size {_fmt(input.shape)} instead")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
+                           "should be the same")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({input.dtype}) and bias type ({bias.dtype}) should be "
+                           "the same")
+    c_in = input.shape[1]
+    w = tuple(weight.shape)
+    if not transposed:
+        if w[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                               f"{groups} at dimension 0, but got weight of size {_fmt(w)} "
+                               "instead")
+        if c_in != w[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {_fmt(w)}, expected "
+                               f"input{_fmt(input.shape)} to have {w[1] * groups} channels, but "
+                               f"got {c_in} channels instead")
+        c_out = w[0]
+    else:
+        if c_in != w[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {_fmt(w)}, expected "
+                               f"input{_fmt(input.shape)} to have {w[0]} channels, but got "
+                               f"{c_in} channels instead")
+        if w[0] % groups:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                               f"{groups} at dimension 0, but got weight of size {_fmt(w)} "
+                               "instead")
+        c_out = w[1] * groups
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != c_out):
+        raise RuntimeError(f"Given weight of size {_fmt(w)}, expected bias to be 1-dimensional "
+                           f"with {c_out} elements, but got bias of size {_fmt(bias.shape)} "
+                           "instead")
+    spatial, kernel = tuple(input.shape[2:]), w[2:]
+    if transposed:
+        out = conv_transpose_output_size(spatial, kernel, stride, padding, dilation,
+                                         output_padding)
+    else:
+        padded = tuple(i + 2 * p for i, p in zip(spatial, padding))
+        effective = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+        if any(e > p for e, p in zip(effective, padded)):
+            raise RuntimeError(f"Calculated padded input size per channel: "
+                               f"({' x '.join(map(str, padded))}). Kernel size: "
+                               f"({' x '.join(map(str, effective))}). Kernel size can't be "
+                               "greater than actual input size")
+        out = conv_output_size(spatial, kernel, stride, padding, dilation)
+    if any(o <= 0 for o in out) or nd < 1:
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, spatial))}). "
+                           f"Calculated output size per channel: "
+                           f"({' x '.join(map(str, out))}). Output size is too small")
+    return (input.shape[0], c_out) + out
+
+
+# ---- the three products on NumPy arrays -------------------------------------------------------
+def compute_dtype(a):
+    """float16/bfloat16 are multiplied in float32 (NumPy has no BLAS for them), others as is."""
+    return np.float32 if a.dtype in (np.float16, D.bfloat16._np) else a.dtype
+
+
+def pad_zeros(x, padding, extra=None):
+    """x (N, C, *spatial) with `padding` zeros on both sides of each spatial dim (and `extra`
+    more at the end)."""
+    extra = extra or (0,) * len(padding)
+    if not any(padding) and not any(extra):
+        return x
+    shape = x.shape[:2] + tuple(s + 2 * p + e for s, p, e in zip(x.shape[2:], padding, extra))
+    out = np.zeros(shape, x.dtype)
+    out[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x
+    return out
+
+
+def windows(xp, kernel, stride, dilation, out):
+    """The view (N, C, *kernel, *out) of a padded input: [n, c, k..., o...] is
+    xp[n, c, o * stride + k * dilation ...]."""
+    st = xp.strides
+    return _as_strided(xp, xp.shape[:2] + tuple(kernel) + tuple(out),
+                       st[:2] + tuple(s * d for s, d in zip(st[2:], dilation)) +
+                       tuple(s * t for s, t in zip(st[2:], stride)), writeable=False)
+
+
+def _columns(x, kernel, stride, padding, dilation, out, groups):
+    """im2col: the windows of x as the columns of (G, C/G * K, N * L)."""
+    n, c = x.shape[:2]
+    nd = len(kernel)
+    win = windows(pad_zeros(x, padding), kernel, stride, dilation, out)
+    perm = (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
+    return np.ascontiguousarray(win.transpose(perm)).reshape(groups, -1, n * _prod(out))
+
+
+def _col2im(cols, in_shape, kernel, stride, padding, dilation, out):
+    """The adjoint of _columns: cols (C, *kernel, N, *out) added onto the windows of a zero
+    input of shape in_shape (N, C, *spatial), one strided += per kernel position."""
+    n, c = in_shape[:2]
+    nd = len(kernel)
+    # windows that reach past the padded input (a stride that does not divide it) are cut off
+    # by a few extra zeros at the end, sliced away with the padding
+    span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
+    padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
+    extra = tuple(max(0, a - b) for a, b in zip(span, padded))
+    acc = np.zeros((n, c) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
+    for pos in np.ndindex(*kernel):
+        target = (slice(None), slice(None)) + tuple(
+            slice(k * d, k * d + (o - 1) * s + 1, s)
+            for k, d, o, s in zip(pos, dilation, out, stride))
+        acc[target] += cols[(slice(None),) + pos].swapaxes(0, 1)
+    return acc[(Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, in_shape[2:]))]
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _grouped(a, groups):
+    """A (G*X, ...) array as (G, X, rest)."""
+    return a.reshape(groups, a.shape[0] // groups, -1)
+
+
+def _matmul(a, b):
+    return a[0] @ b[0] if a.shape[0] == 1 else np.matmul(a, b)
+
+
+def _conv(x, w, stride, padding, dilation, groups):
+    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
+    n = x.shape[0]
+    kernel = w.shape[2:]
+    out = conv_output_size(x.shape[2:], kernel, stride, padding, dilation)
+    if all(k == 1 for k in kernel) and not any(padding) and groups == 1:
+        # a 1x1 convolution needs no columns: each sample is one (O, C) @ (C, L) product
+        xs = x[(Ellipsis,) + tuple(slice(None, None, s) for s in stride)]
+        r = np.matmul(w.reshape(w.shape[0], -1), xs.reshape(n, x.shape[1], -1))
+        return r.reshape((n, w.shape[0]) + out)
+    cols = _columns(x, kernel, stride, padding, dilation, out, groups)
+    r = _matmul(_grouped(w, groups), cols)                        # (G, O/G, N*L)
+    return np.ascontiguousarray(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
+
+
+def _grad_matrix(g, groups):
+    """grad_output (N, O, *out) as (G, O/G, N*L)."""
+    n, o = g.shape[:2]
+    return np.ascontiguousarray(g.reshape(n, o, -1).swapaxes(0, 1)).reshape(groups, o // groups,
+                                                                              -1)
+
+
+def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
+    """The input gradient of _conv (and a transposed convolution's forward): g (N, O, *out),
+    w (O, C/G, *k) -> (N, C, *in)."""
+    kernel = w.shape[2:]
+    out = g.shape[2:]
+    wg = _grouped(w, groups)                                      # (G, O/G, C/G*K)
+    cols = _matmul(wg.swapaxes(1, 2), _grad_matrix(g, groups))    # (G, C/G*K, N*L)
+    cols = cols.reshape((in_shape[1],) + tuple(kernel) + (g.shape[0],) + tuple(out))
+    return _col2im(cols, in_shape, kernel, stride, padding, dilation, out)
+
+
+def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
+    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k)."""
+    kernel = w_shape[2:]
+    cols = _columns(x, kernel, stride, padding, dilation, g.shape[2:], groups)
+    r = _matmul(_grad_matrix(g, groups), cols.swapaxes(1, 2))     # (G, O/G, C/G*K)
+    return r.reshape(w_shape)
+
+
+def _transposed_input_size(x_shape, w_shape, stride, padding, dilation, output_padding, groups):
+    out = conv_transpose_output_size(x_shape[2:], w_shape[2:], stride, padding, dilation,
+                                     output_padding)
+    return (x_shape[0], w_shape[1] * groups) + out
+
+
+# ---- kernels ----------------------------------------------------------------------------------
+_CONV_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.bfloat16, D.float32,
+                D.float64)
+_TRANSPOSED_DTYPES = (D.int64, D.float16, D.bfloat16, D.float32, D.float64)
+
+
+def _check_dtype(dt, transposed):
+    if dt not in (_TRANSPOSED_DTYPES if transposed else _CONV_DTYPES):
+        name = "slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu"
+        raise not_implemented(name, dt)
+
+
+def _arrays(*tensors):
+    """The tensors' arrays in the dtype the products are computed in."""
+    dt = compute_dtype(tensors[0]._np)
+    return [t._np.astype(dt, copy=False) for t in tensors]
+
+
+@impl("convolution", "CPU")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    shape = check_convolution(input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups)
+    _check_dtype(input.dtype, transposed)
+    x, w = _arrays(input, weight)
+    if 0 in shape or 0 in x.shape:
+        return _wrap(np.zeros(shape, input.dtype._np))
+    if transposed:
+        r = _conv_input_grad(x, w, shape, stride, padding, dilation, groups)
+    else:
+        r = _conv(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        r = r + bias._np.astype(r.dtype).reshape((-1,) + (1,) * (r.ndim - 2))
+    return _wrap(np.ascontiguousarray(r, dtype=input.dtype._np))
+
+
+@impl("convolution", "Meta")
+def convolution_meta(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups):
+    shape = check_convolution(input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups)
+    return _meta(shape, input.dtype, device=input.device)
+
+
+@impl("_convolution_backward_input", "CPU")
+def convolution_backward_input(grad_output, weight, input_size, stride, padding, dilation,
+                               transposed, output_padding, groups):
+    g, w = _arrays(grad_output, weight)
+    if 0 in g.shape or 0 in w.shape:
+        return _wrap(np.zeros(input_size, grad_output.dtype._np))
+    if transposed:
+        r = _conv(g, w, stride, padding, dilation, groups)
+    else:
+        r = _conv_input_grad(g, w, tuple(input_size), stride, padding, dilation, groups)
+    return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
+
+
+@impl("_convolution_backward_weight", "CPU")
+def convolution_backward_weight(grad_output, input, weight_size, stride, padding, dilation,
+                                transposed, output_padding, groups):
+    g, x = _arrays(grad_output, input)
+    if 0 in g.shape or 0 in x.shape:
+        return _wrap(np.zeros(weight_size, grad_output.dtype._np))
+    if transposed:
+        # the weight (C_in, O/G, *k) of a transposed convolution pairs input channels with the
+        # output's windows: a convolution's weight gradient with the two swapped
+        r = _conv_weight_grad(x, g, tuple(weight_size), stride, padding, dilation, groups)
+    else:
+        r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups)
+    return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
+
+
+@impl("_convolution_backward_input", "Meta")
+def convolution_backward_input_meta(grad_output, weight, input_size, *rest):
+    return _meta(tuple(input_size), grad_output.dtype, device=grad_output.device)
+
+
+@impl("_convolution_backward_weight", "Meta")
+def convolution_backward_weight_meta(grad_output, input, weight_size, *rest):
+    return _meta(tuple(weight_size), grad_output.dtype, device=grad_output.device)
+
+
+# ---- im2col / col2im (F.unfold / F.fold) ------------------------------------------------------
+_UNFOLD_DTYPES = (D.bool, D.float16, D.bfloat16, D.float32, D.float64)
+
+
+def _pairs(name, **values):
+    for k, v in values.items():
+        if len(v) != 2:
+            raise RuntimeError(f"It is expected {k} equals to 2, but got size {len(v)}")
+
+
+def _im2col_shape(self, kernel_size, dilation, padding, stride):
+    _pairs("im2col", kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
+    if self.dim() not in (3, 4) or (self.dim() == 4 and self.shape[0] == 0 and False):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{_fmt(self.shape)}")
+    if any(k <= 0 for k in kernel_size):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{kernel_size[0]} kernel_width: {kernel_size[1]}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: "
+                           f"{stride[0]} stride_width: {stride[1]}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{dilation[0]} dilation_width: {dilation[1]}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
+                           f"pad_width: {padding[1]}")
+    out = conv_output_size(self.shape[-2:], kernel_size, stride, padding, dilation)
+    if any(o < 1 for o in out):
+        raise RuntimeError(f"Given input with spatial size ({self.shape[-2]}, "
+                           f"{self.shape[-1]}), kernel_size=({kernel_size[0]}, "
+                           f"{kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), "
+                           f"padding=({padding[0]}, {padding[1]}), calculated shape of the array "
+                           f"of sliding blocks as ({out[0]}, {out[1]}), but its components must "
+                           "be at least one.")
+    c = self.shape[-3] * kernel_size[0] * kernel_size[1]
+    return tuple(self.shape[:-3]) + (c, out[0] * out[1]), out
+
+
+@impl("im2col", "CPU")
+def im2col(self, kernel_size, dilation, padding, stride):
+    shape, out = _im2col_shape(self, kernel_size, dilation, padding, stride)
+    if self.dtype not in _UNFOLD_DTYPES:
+        raise not_implemented("im2col_out_cpu", self.dtype)
+    x = self._np if self.dim() == 4 else self._np[None]
+    win = windows(pad_zeros(x, padding), kernel_size, stride, dilation, out)  # (N, C, kh, kw, ..)
+    return _wrap(np.ascontiguousarray(win).reshape(shape))
+
+
+def _col2im_shape(self, output_size, kernel_size, dilation, padding, stride):
+    _pairs("col2im", output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+           padding=padding, stride=stride)
+    if self.dim() not in (2, 3) or 0 in self.shape[-2:]:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{_fmt(self.shape)}")
+    k = kernel_size[0] * kernel_size[1]
+    if any(v <= 0 for v in kernel_size) or any(v <= 0 for v in stride) or \
+            any(v <= 0 for v in dilation) or any(v < 0 for v in padding):
+        raise RuntimeError("col2im: kernel_size, stride and dilation should be greater than "
+                           "zero and padding non-negative")
+    if self.shape[-2] % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={self.shape[-2]} and "
+                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]})")
+    blocks = conv_output_size(output_size, kernel_size, stride, padding, dilation)
+    if blocks[0] * blocks[1] != self.shape[-1] or any(b < 1 for b in blocks):
+        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), "
+                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]}), dilation="
+                           f"({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+                           f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of "
+                           f"input's dimension 2 to match the calculated number of sliding "
+                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but "
+                           f"got input.size(2)={self.shape[-1]}.")
+    c = self.shape[-2] // k
+    return tuple(self.shape[:-2]) + (c,) + tuple(output_size), blocks
+
+
+@impl("col2im", "CPU")
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    shape, blocks = _col2im_shape(self, output_size, kernel_size, dilation, padding, stride)
+    if self.dtype not in _UNFOLD_DTYPES:
+        raise not_implemented("col2im_out_cpu", self.dtype)
+    a = self._np if self.dim() == 3 else self._np[None]
+    n = a.shape[0]
+    c = shape[-3]
+    # (N, C*K, L) -> (C, *kernel, N, *blocks), the layout _col2im adds up
+    cols = a.reshape((n, c) + tuple(kernel_size) + tuple(blocks))
+    cols = cols.transpose(1, 2, 3, 0, 4, 5)
+    dt = np.int64 if a.dtype == np.bool_ else compute_dtype(a)
+    r = _col2im(cols.astype(dt, copy=False), (n, c) + tuple(output_size), kernel_size, stride,
+                padding, dilation, blocks)
+    r = r != 0 if a.dtype == np.bool_ else r
+    return _wrap(np.ascontiguousarray(r.reshape(shape), dtype=a.dtype))
+
+
+@impl("im2col", "Meta")
+def im2col_meta(self, kernel_size, dilation, padding, stride):
+    return _meta(_im2col_shape(self, kernel_size, dilation, padding, stride)[0], self.dtype,
+                 device=self.device)
+
+
+@impl("col2im", "Meta")
+def col2im_meta(self, output_size, kernel_size, dilation, padding, stride):
+    return _meta(_col2im_shape(self, output_size, kernel_size, dilation, padding, stride)[0],
+                 self.dtype, device=self.device)

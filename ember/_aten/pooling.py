@@ -1,0 +1,449 @@
+"""Pooling kernels (CPU and Meta): max pooling with indices, average pooling, adaptive max
+pooling and max unpooling, for 2 and 3 spatial dims (1-d pooling is 2-d pooling of a height-1
+input, as in PyTorch).
+
+Every kernel loops over the positions of the pooling window only -- 4 for a 2x2 window -- and
+each step is one NumPy operation over the whole batch: a strided slice of the padded input
+holds, for every output pixel, the input element at that window position. Max pooling keeps a
+running maximum and which window position gave it (PyTorch's rule: a larger value or a NaN
+replaces the current one, so ties keep the first and NaN wins). The backward of max pooling
+sends each gradient to the input element its index names: a plain scatter when the windows do
+not overlap, else one `np.bincount` that sums the contributions of overlapping windows.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatcher import impl
+from .._tensor import _wrap, _meta
+from .conv import compute_dtype
+from .elementwise import not_implemented
+
+FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
+NUMBERS = (D.uint8, D.int8, D.int16, D.int32, D.int64) + FLOATS
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _fmt(shape):
+    return "x".join(map(str, shape))
+
+
+# ---- shapes and checks ------------------------------------------------------------------------
+def pooling_output_size(size, kernel, stride, pad, dilation, ceil_mode):
+    """PyTorch's pooling_output_shape: with ceil_mode the last window may hang over the end,
+    but must start inside the input or its left padding."""
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)) \
+        // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
+    """The output's spatial size, or PyTorch's RuntimeError for bad arguments."""
+    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:] or (
+            self.dim() == nd + 2 and self.shape[1] == 0):
+        kinds = {2: "3D or 4D", 3: "4D or 5D"}[nd]
+        raise RuntimeError(f"{name}: Expected {kinds} (batch mode) tensor for input with "
+                           f"possible 0 batch size and non-zero dimensions for input, but got: "
+                           f"[{', '.join(map(str, self.shape))}]")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_size="
+                           f"{list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"stride should be greater than zero, but got stride={list(stride)}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation="
+                           f"{list(dilation)}")
+    if any(p < 0 or p > k // 2 for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={list(padding)}, kernel_size={list(kernel)} and dilation="
+                           f"{list(dilation)}")
+    spatial = tuple(self.shape[-nd:])
+    out = tuple(pooling_output_size(*a, ceil_mode)
+                for a in zip(spatial, kernel, stride, padding, dilation))
+    if any(o < 1 for o in out):
+        c = self.shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({_fmt((c,) + spatial)}). Calculated output "
+                           f"size: ({_fmt((c,) + out)}). Output size is too small")
+    return out
+
+
+def _expand(v, nd, default=None):
+    """A pooling argument as a tuple of nd ints: [] means `default`, one value means nd."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if not v:
+        v = list(default)
+    if len(v) == 1:
+        v = v * nd
+    return tuple(int(x) for x in v)
+
+
+def _pool_args(self, nd, kernel_size, stride, padding, dilation, name):
+    kernel = _expand(kernel_size, nd)
+    if len(kernel) != nd:
+        raise RuntimeError(f"{name}: kernel_size must either be a single int, or a tuple of "
+                           f"{nd} ints")
+    stride = _expand(stride, nd, kernel)
+    padding = _expand(padding, nd)
+    dilation = _expand(dilation, nd)
+    for n, v in (("stride", stride), ("padding", padding), ("dilation", dilation)):
+        if len(v) != nd:
+            raise RuntimeError(f"{name}: {n} must either be omitted, a single int, or a tuple "
+                               f"of {nd} ints")
+    return kernel, stride, padding, dilation
+
+
+# ---- window helpers ---------------------------------------------------------------------------
+def _padded(x, nd, padding, need, fill):
+    """x (M, *spatial) in a buffer filled with `fill`, `padding` in front, at least `need` long."""
+    spatial = x.shape[-nd:]
+    shape = x.shape[:-nd] + tuple(max(n, p + s) for n, p, s in zip(need, padding, spatial))
+    if shape == x.shape:
+        return x
+    buf = np.full(shape, fill, x.dtype)
+    buf[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, spatial))] = x
+    return buf
+
+
+def _window_slices(pos, out, stride, dilation):
+    """The strided slice of the padded input holding window position `pos` of every output."""
+    return (Ellipsis,) + tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
+                               for k, o, s, d in zip(pos, out, stride, dilation))
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _running_max(views, init_arg, dtype):
+    """(max, argmax) over window positions: views yields (position id, values) pairs."""
+    best = None
+    arg = init_arg
+    for k, v in views:
+        if best is None:
+            best = np.full(v.shape, _lowest(dtype), dtype)
+            arg = np.broadcast_to(init_arg, v.shape).copy()
+        take = v > best
+        if dtype.kind == "f":
+            take |= np.isnan(v)
+        np.copyto(best, v, where=take)
+        np.copyto(arg, k, where=take)
+    return best, arg
+
+
+def _flat_index(coords, spatial):
+    """Row-major flat index of per-dim coordinates within `spatial`."""
+    idx = coords[0]
+    for c, n in zip(coords[1:], spatial[1:]):
+        idx = idx * n + c
+    return idx
+
+
+def _grid(out, nd):
+    """Per-dim output coordinates shaped to broadcast over (*out)."""
+    return [np.arange(o).reshape((-1,) + (1,) * (nd - 1 - i)) for i, o in enumerate(out)]
+
+
+# ---- max pooling ------------------------------------------------------------------------------
+def _max_pool(x, nd, kernel, stride, padding, dilation, out):
+    """x (M, *in) -> (values, flat input indices), both (M, *out)."""
+    spatial = x.shape[-nd:]
+    need = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
+    buf = _padded(x, nd, padding, need, _lowest(x.dtype))
+    grid = _grid(out, nd)
+    # a window that is all -inf points at its first element inside the input, as in PyTorch
+    first = [np.maximum(0, -(-(p - o * s) // d)) for o, s, p, d in zip(grid, stride, padding,
+                                                                        dilation)]
+    init = np.ravel_multi_index(tuple(np.broadcast_arrays(*first)), kernel) if nd else 0
+    positions = list(np.ndindex(*kernel))
+    views = ((k, buf[_window_slices(pos, out, stride, dilation)])
+             for k, pos in enumerate(positions))
+    best, arg = _running_max(views, init, x.dtype)
+    ks = np.unravel_index(arg, kernel)
+    coords = [o * s - p + k * d for o, s, p, k, d in zip(grid, stride, padding, ks, dilation)]
+    return best, _flat_index(coords, spatial)
+
+
+def _scatter(values, indices, spatial, unique):
+    """values, indices (M, *out) -> (M, *spatial): each value added at its flat index."""
+    m = values.shape[0]
+    size = _prod(spatial)
+    flat = (indices.reshape(m, -1) + (np.arange(m) * size)[:, None]).reshape(-1)
+    v = values.reshape(-1)
+    if unique:
+        r = np.zeros(m * size, values.dtype)
+        r[flat] = v
+    else:
+        r = np.bincount(flat, weights=v, minlength=m * size).astype(values.dtype, copy=False)
+    return r.reshape((m,) + tuple(spatial))
+
+
+def _leading(self, nd):
+    """(M, *spatial) array of an (N, C, *spatial) or (C, *spatial) tensor."""
+    return self._np.reshape((-1,) + tuple(self.shape[-nd:]))
+
+
+def _max_pool_kernel(nd):
+    name = f"max_pool{nd}d_with_indices"
+
+    def kernel(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
+        out = _check_pool(name, self, nd, k, s, p, d, ceil_mode)
+        if self.dtype not in NUMBERS:
+            raise not_implemented(f"max_pool{nd}d", self.dtype)
+        shape = tuple(self.shape[:-nd]) + out
+        x = _leading(self, nd)
+        if x.size == 0:
+            return _wrap(np.empty(shape, x.dtype)), _wrap(np.empty(shape, np.int64))
+        values, idx = _max_pool(x, nd, k, s, p, d, out)
+        return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape).astype(np.int64))
+
+    def meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
+        out = _check_pool(name, self, nd, k, s, p, d, ceil_mode)
+        shape = tuple(self.shape[:-nd]) + out
+        return (_meta(shape, self.dtype, device=self.device),
+                _meta(shape, D.int64, device=self.device))
+
+    def backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+        k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
+        overlap = any(st < di * (kk - 1) + 1 for st, kk, di in zip(s, k, d))
+        return _wrap(_scatter_back(grad_output, self, indices, nd, not overlap))
+
+    impl(name, "CPU")(kernel)
+    impl(name, "Meta")(meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(_like_self_meta)
+
+
+def _scatter_back(grad_output, self, indices, nd, unique):
+    g = grad_output._np
+    dt = compute_dtype(g)
+    spatial = tuple(self.shape[-nd:])
+    r = _scatter(g.reshape((-1,) + g.shape[-nd:]).astype(dt, copy=False),
+                 indices._np.reshape((-1,) + g.shape[-nd:]), spatial, unique)
+    return r.reshape(self.shape).astype(g.dtype, copy=False)
+
+
+def _like_self_meta(grad_output, self, *rest):
+    return _meta(self.shape, grad_output.dtype, device=self.device)
+
+
+_max_pool_kernel(2)
+_max_pool_kernel(3)
+
+
+# ---- average pooling --------------------------------------------------------------------------
+def _avg_divisors(spatial, out, kernel, stride, padding, count_include_pad, divisor_override):
+    """The divisor of every output (*out): the window's size, inside the padded input (or
+    without the padding), or divisor_override. The window is a box, so it is a product of
+    per-dim sizes."""
+    if divisor_override:
+        return divisor_override
+    div = 1
+    for i, (n, o, k, s, p) in enumerate(zip(spatial, out, kernel, stride, padding)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start if count_include_pad else \
+            np.minimum(end, n) - np.maximum(start, 0)
+        div = div * size.reshape((-1,) + (1,) * (len(out) - 1 - i))
+    return div
+
+
+def _divide(total, div, dtype):
+    if dtype.kind == "f":
+        return total / div
+    q = np.abs(total) // div  # integers divide like C: toward zero
+    return np.where(total < 0, -q, q)
+
+
+def _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name):
+    k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, 1, name)
+    if any(pp > kk // 2 for pp, kk in zip(p, k)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={list(p)}, kernel_size={list(k)} and dilation={list(d)}")
+    out = _check_pool(name, self, nd, k, s, p, d, ceil_mode)
+    return k, s, p, out
+
+
+_AVG_DTYPES = {2: (D.int64,) + FLOATS, 3: (D.int64, D.float32, D.float64)}
+
+
+def _avg_pool_kernel(nd):
+    name = f"avg_pool{nd}d"
+
+    def kernel(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+        k, s, p, out = _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name)
+        if divisor_override is not None and divisor_override == 0:
+            raise RuntimeError("divisor must be not zero")
+        if self.dtype not in _AVG_DTYPES[nd]:
+            raise not_implemented(f"avg_pool{nd}d_out_frame", self.dtype)
+        x = _leading(self, nd)
+        dt = compute_dtype(x)
+        spatial = x.shape[1:]
+        need = tuple((o - 1) * st + kk for o, st, kk in zip(out, s, k))
+        buf = _padded(x.astype(dt, copy=False), nd, p, need, 0)
+        total = np.zeros((x.shape[0],) + out, dt)
+        for pos in np.ndindex(*k):
+            total += buf[_window_slices(pos, out, s, (1,) * nd)]
+        div = _avg_divisors(spatial, out, k, s, p, count_include_pad, divisor_override)
+        r = _divide(total, div, np.dtype(dt))
+        return _wrap(r.reshape(tuple(self.shape[:-nd]) + out).astype(self.dtype._np, copy=False))
+
+    def meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+             divisor_override=None):
+        k, s, p, out = _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name)
+        return _meta(tuple(self.shape[:-nd]) + out, self.dtype, device=self.device)
+
+    def backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                 divisor_override):
+        """Each output's gradient, divided by its divisor, added onto its window."""
+        k, s, p, out = _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name)
+        g = grad_output._np
+        dt = compute_dtype(g)
+        g = g.reshape((-1,) + out).astype(dt, copy=False)
+        spatial = tuple(self.shape[-nd:])
+        div = _avg_divisors(spatial, out, k, s, p, count_include_pad, divisor_override)
+        share = g / div
+        need = tuple((o - 1) * st + kk for o, st, kk in zip(out, s, k))
+        acc = np.zeros((g.shape[0],) + tuple(max(n, pp + sz) for n, pp, sz in
+                                             zip(need, p, spatial)), dt)
+        for pos in np.ndindex(*k):
+            acc[_window_slices(pos, out, s, (1,) * nd)] += share
+        r = acc[(Ellipsis,) + tuple(slice(pp, pp + sz) for pp, sz in zip(p, spatial))]
+        return _wrap(np.ascontiguousarray(r.reshape(self.shape), dtype=grad_output.dtype._np))
+
+    impl(name, "CPU")(kernel)
+    impl(name, "Meta")(meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(_like_self_meta)
+
+
+_avg_pool_kernel(2)
+_avg_pool_kernel(3)
+
+
+# ---- adaptive max pooling ---------------------------------------------------------------------
+def adaptive_windows(size, out):
+    """PyTorch's adaptive windows along one dim: [floor(i*size/out), ceil((i+1)*size/out))."""
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _adaptive_max(x, nd, out):
+    """x (M, *in) -> (values, flat indices) over PyTorch's adaptive windows. Windows differ in
+    size; each dim gathers max_size positions per output, repeating the window's last element
+    where a window is shorter (a repeat never changes a maximum)."""
+    spatial = x.shape[1:]
+    starts, lengths = [], []
+    for n, o in zip(spatial, out):
+        s, e = adaptive_windows(n, o)
+        starts.append(s)
+        lengths.append(e - s)
+    kernel = tuple(int(ln.max()) for ln in lengths)
+    grid_starts = [s.reshape((-1,) + (1,) * (nd - 1 - i)) for i, s in enumerate(starts)]
+    grid_last = [(s + ln - 1).reshape((-1,) + (1,) * (nd - 1 - i))
+                 for i, (s, ln) in enumerate(zip(starts, lengths))]
+
+    def coords(pos):
+        return [np.minimum(s + k, last) for s, k, last in zip(grid_starts, pos, grid_last)]
+    positions = list(np.ndindex(*kernel))
+    flat_x = x.reshape(x.shape[0], -1)
+    views = ((k, flat_x[:, _flat_index(coords(pos), spatial)]) for k, pos in enumerate(positions))
+    best, arg = _running_max(views, 0, x.dtype)
+    ks = np.unravel_index(arg, kernel)
+    return best, _flat_index(coords(ks), spatial)
+
+
+def _adaptive_max_kernel(nd):
+    name = f"adaptive_max_pool{nd}d"
+
+    def check(self, output_size):
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+        if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:]:
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                               f"[{', '.join(map(str, self.shape))}]")
+        if any(o < 0 for o in output_size):
+            raise RuntimeError(f"{name}(): Expected output_size to be non-negative")
+        return tuple(self.shape[:-nd]) + tuple(output_size)
+
+    def kernel(self, output_size):
+        shape = check(self, output_size)
+        if self.dtype not in FLOATS:
+            raise not_implemented(name, self.dtype)
+        x = _leading(self, nd)
+        if 0 in shape:
+            return _wrap(np.empty(shape, x.dtype)), _wrap(np.empty(shape, np.int64))
+        values, idx = _adaptive_max(x, nd, tuple(output_size))
+        return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape).astype(np.int64))
+
+    def meta(self, output_size):
+        shape = check(self, output_size)
+        return (_meta(shape, self.dtype, device=self.device),
+                _meta(shape, D.int64, device=self.device))
+
+    def backward(grad_output, self, indices):
+        return _wrap(_scatter_back(grad_output, self, indices, nd, False))
+
+    impl(name, "CPU")(kernel)
+    impl(name, "Meta")(meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(_like_self_meta)
+
+
+_adaptive_max_kernel(2)
+_adaptive_max_kernel(3)
+
+
+# ---- max unpooling ----------------------------------------------------------------------------
+def _unpool_check(self, indices, output_size, nd):
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {indices.dtype}")
+    if tuple(self.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(self.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    if len(output_size) != nd:
+        raise RuntimeError(f"There should be exactly {nd} elements but got "
+                           f"{len(output_size)} elements")
+    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:]:
+        raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d "
+                           f"Tensor, but got a tensor with {self.dim()} dimensions.")
+    return tuple(self.shape[:-nd]) + tuple(output_size)
+
+
+def _max_unpool_kernel(nd):
+    name = f"max_unpool{nd}d"
+
+    def kernel(self, indices, output_size, *stride_padding):
+        shape = _unpool_check(self, indices, output_size, nd)
+        if self.dtype not in FLOATS:
+            raise not_implemented(f"max_unpooling{nd}d_forward_out_cpu_frame", self.dtype)
+        size = _prod(output_size)
+        idx = indices._np
+        bad = (idx < 0) | (idx >= size)
+        if bad.any():
+            raise RuntimeError(f"Found an invalid max index: {int(idx[bad].reshape(-1)[0])} "
+                               f"(output volumes are of size {_fmt(output_size)}")
+        x = _leading(self, nd)
+        r = _scatter(x, idx.reshape(x.shape), tuple(output_size), True)
+        return _wrap(r.reshape(shape))
+
+    def meta(self, indices, output_size, *stride_padding):
+        return _meta(_unpool_check(self, indices, output_size, nd), self.dtype,
+                     device=self.device)
+
+    impl(name, "CPU")(kernel)
+    impl(name, "Meta")(meta)
+
+
+_max_unpool_kernel(2)
+_max_unpool_kernel(3)

@@ -1,0 +1,356 @@
+"""Sorting and selection kernels (CPU and Meta): sort, topk, kthvalue, unique,
+unique_consecutive, searchsorted/bucketize, histc, bincount.
+
+PyTorch orders NaN above every number (first in a descending sort) and its CPU sort is stable
+in both directions; every kernel here works from one stable NumPy sort. Where PyTorch's own
+selection algorithm breaks ties another way (topk and kthvalue use nth_element and
+quickselect), equal values may be reported at other indices; the values are the same.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatcher import impl
+from .._tensor import _wrap, _meta, _wrap_dim
+from .elementwise import not_implemented
+from .reduction import _sortable, reduced_shape
+
+
+def _argsort_last(a, descending=False):
+    """Stable argsort along the last axis, NaN greatest.
+
+    Descending and still stable: sort the reversed row ascending (equal values then come
+    latest-first), map the positions back and reverse the result (earliest-first again).
+    """
+    s = _sortable(a)
+    if not descending:
+        return np.argsort(s, axis=-1, kind="stable")
+    n = a.shape[-1]
+    order = np.argsort(np.flip(s, -1), axis=-1, kind="stable")
+    return np.flip(n - 1 - order, -1)
+
+
+def _sorted_along(a, d, descending):
+    """(values, indices) of a stable sort of `a` along dim d."""
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    order = np.moveaxis(_argsort_last(np.moveaxis(a, d, -1), descending), -1, d)
+    return np.take_along_axis(a, order, d), order.astype(np.int64, copy=False)
+
+
+def _pair_meta(self, shape):
+    return _meta(shape, self.dtype, device=self._device), \
+        _meta(shape, D.int64, device=self._device)
+
+
+# ---- sort ----------------------------------------------------------------------------------
+@impl("sort.stable", "CPU")
+def sort(self, stable=None, dim=-1, descending=False):
+    values, indices = _sorted_along(self._np, _wrap_dim(dim, self.dim()), descending)
+    return _wrap(values), _wrap(indices)
+
+
+@impl("sort.stable", "Meta")
+def sort_meta(self, stable=None, dim=-1, descending=False):
+    _wrap_dim(dim, self.dim())
+    return _pair_meta(self, self._size)
+
+
+# ---- topk, kthvalue ------------------------------------------------------------------------
+def _check_topk(self, k, dim):
+    if self.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    d = _wrap_dim(dim, self.dim())
+    size = self._size[d] if self.dim() else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    return d
+
+
+@impl("topk", "CPU")
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """The k largest (smallest) along dim, in order: the head of a stable sort."""
+    d = _check_topk(self, k, dim)
+    a = self._np
+    if a.ndim == 0:
+        return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+    values, indices = _sorted_along(a, d, descending=largest)
+    head = (slice(None),) * d + (slice(0, k),)
+    return _wrap(np.ascontiguousarray(values[head])), _wrap(np.ascontiguousarray(indices[head]))
+
+
+@impl("topk", "Meta")
+def topk_meta(self, k, dim=-1, largest=True, sorted=True):
+    d = _check_topk(self, k, dim)
+    return _pair_meta(self, self._size[:d] + (k,) + self._size[d + 1:] if self.dim() else ())
+
+
+def _check_kthvalue(self, k, dim):
+    if self.dtype is D.bool:
+        raise not_implemented("kthvalue_cpu", self.dtype)
+    d = _wrap_dim(dim, self.dim())
+    size = self._size[d] if self.dim() else 1
+    if self.dim() and size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return d
+
+
+@impl("kthvalue", "CPU")
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """The k-th smallest along dim (1-based) and its index."""
+    d = _check_kthvalue(self, k, dim)
+    a = self._np
+    if a.ndim == 0:
+        return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+    values, indices = _sorted_along(a, d, descending=False)
+    pick = (slice(None),) * d + (slice(k - 1, k) if keepdim else k - 1,)
+    return _wrap(np.ascontiguousarray(values[pick])), _wrap(np.ascontiguousarray(indices[pick]))
+
+
+@impl("kthvalue", "Meta")
+def kthvalue_meta(self, k, dim=-1, keepdim=False):
+    d = _check_kthvalue(self, k, dim)
+    return _pair_meta(self, reduced_shape(self._size, (d,) if self.dim() else (), keepdim))
+
+
+# ---- unique, unique_consecutive ------------------------------------------------------------
+# The outputs' sizes depend on the values, so these ops have no Meta kernel in PyTorch either;
+# their Meta kernels say so.
+def _data_dependent(name):
+    def meta(self, *args):
+        raise NotImplementedError(f"aten::{name}: the output shape depends on the input's values, "
+                                  f"so it cannot be computed on the 'meta' device")
+    return meta
+
+
+def _runs(differs, n):
+    """For a sequence whose neighbours differ where `differs` (length n - 1): which elements
+    start a run, each element's run number, and each run's length."""
+    starts = np.concatenate([[True], differs]) if n else np.zeros(0, bool)
+    run = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), n))
+    return starts, run, counts
+
+
+def _unique_flat(a):
+    """Sorted unique values of a 1-D array, the inverse mapping and the counts. NaNs are each
+    their own value (NaN != NaN), as in PyTorch; -0.0 and 0.0 are one, the first in order."""
+    order = np.argsort(_sortable(a), kind="stable")
+    v = a[order]
+    starts, run, counts = _runs(v[1:] != v[:-1], a.size)
+    inverse = np.empty(a.size, np.int64)
+    inverse[order] = run
+    return v[starts], inverse, counts.astype(np.int64)
+
+
+@impl("_unique2", "CPU")
+def unique2(self, sorted=True, return_inverse=False, return_counts=False):
+    """torch.unique without dim (always sorted on CPU, as PyTorch's is)."""
+    values, inverse, counts = _unique_flat(self._np.reshape(-1))
+    return _wrap(values), _wrap(inverse.reshape(self._size)), _wrap(counts)
+
+
+def _rows_along(self, dim, name):
+    """The tensor as a 2-D array of slices along dim (one row per index of dim)."""
+    d = _wrap_dim(dim, self.dim())
+    a = self._np
+    if a.ndim and any(s == 0 for i, s in enumerate(a.shape) if i != d):
+        raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so {name} "
+                           f"cannot be applied")
+    a = np.moveaxis(a, d, 0) if a.ndim else a.reshape(1)
+    return d, a, a.reshape(a.shape[0], -1)
+
+
+def _back_along(rows, like, d):
+    """Rows (slices along d) back into a tensor laid out like `like` along dim d."""
+    return np.ascontiguousarray(np.moveaxis(rows.reshape((-1,) + like.shape[1:]), 0, d))
+
+
+@impl("unique_dim", "CPU")
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    """Unique slices along dim, in lexicographic order."""
+    d, moved, rows = _rows_along(self, dim, "unique")
+    keys = _sortable(rows)
+    order = np.lexsort(keys.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    sorted_rows = rows[order]
+    starts, run, counts = _runs((sorted_rows[1:] != sorted_rows[:-1]).any(1), rows.shape[0])
+    inverse = np.empty(rows.shape[0], np.int64)
+    inverse[order] = run
+    return (_wrap(_back_along(sorted_rows[starts], moved, d)), _wrap(inverse),
+            _wrap(counts.astype(np.int64)))
+
+
+@impl("unique_consecutive", "CPU")
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """One element (or slice along dim) per run of equal neighbours."""
+    if dim is None:
+        a = self._np.reshape(-1)
+        starts, run, counts = _runs(a[1:] != a[:-1], a.size)
+        return _wrap(a[starts]), _wrap(run.reshape(self._size)), _wrap(counts.astype(np.int64))
+    d, moved, rows = _rows_along(self, dim, "unique_consecutive")
+    starts, run, counts = _runs((rows[1:] != rows[:-1]).any(1), rows.shape[0])
+    return (_wrap(_back_along(rows[starts], moved, d)), _wrap(run),
+            _wrap(counts.astype(np.int64)))
+
+
+for _name in ("_unique2", "unique_dim", "unique_consecutive"):
+    impl(_name, "Meta")(_data_dependent(_name))
+
+
+# ---- searchsorted, bucketize ---------------------------------------------------------------
+def _searchsorted_args(sorted_sequence, self, right, side, sorter):
+    """PyTorch's checks; whether to search to the right of equal values."""
+    if sorted_sequence.dim() == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    values_shape = getattr(self, "_size", ())
+    if sorted_sequence.dim() > 1:
+        if not values_shape:
+            raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when "
+                               f"boundaries tensor dimension is 1, but we got boundaries tensor "
+                               f"dim({sorted_sequence.dim()}) and input value's dim(0) numel(1)")
+        if sorted_sequence._size[:-1] != values_shape[:-1]:
+            raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                               f"the first N-1 dimensions of boundaries tensor and input value "
+                               f"tensor must match, but we got boundaries tensor "
+                               f"{list(sorted_sequence._size)} and input value tensor "
+                               f"{list(values_shape)}")
+    if sorted_sequence.dtype is D.bool or getattr(self, "dtype", None) is D.bool:
+        raise not_implemented("searchsorted_out_cpu", D.bool)
+    if sorter is not None and sorter._size != sorted_sequence._size:
+        raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, "
+                           f"but got boundary tensor {list(sorted_sequence._size)}and got "
+                           f"sorter tensor {list(sorter._size)}")
+    return right
+
+
+def _search(boundaries, values, right):
+    """For every value, the number of boundaries (in its row) below it -- or not above it if
+    `right` -- by a binary search run on all values at once (PyTorch's lower/upper bound:
+    a NaN value lands after every number)."""
+    n = boundaries.shape[-1]
+    lo = np.zeros(values.shape, np.int64)
+    hi = np.full(values.shape, n, np.int64)
+    with np.errstate(invalid="ignore"):
+        for _ in range(int(n).bit_length()):
+            mid = (lo + hi) // 2
+            x = np.take_along_axis(boundaries, np.minimum(mid, n - 1), -1) if n else values
+            after = ~(x > values) if right else ~(x >= values)
+            active = lo < hi
+            lo = np.where(active & after, mid + 1, lo)
+            hi = np.where(active & ~after, mid, hi)
+    return lo
+
+
+@impl("searchsorted.Tensor", "CPU")
+def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
+    right = _searchsorted_args(sorted_sequence, self, right, side, sorter)
+    boundaries = sorted_sequence._np
+    if sorter is not None:
+        boundaries = np.take_along_axis(boundaries, sorter._np, -1)
+    values = self._np if hasattr(self, "_np") else np.asarray(self)
+    dt = D.result_type_of((sorted_sequence, self))
+    boundaries, values = _sortable(boundaries.astype(dt._np)), _sortable(values.astype(dt._np))
+    if boundaries.ndim == 1:
+        shape = values.shape
+        r = _search(boundaries.reshape(1, -1), values.reshape(1, -1), right).reshape(shape)
+    else:
+        r = _search(boundaries, values, right)
+    return _wrap(r.astype(np.int32 if out_int32 else np.int64))
+
+
+@impl("searchsorted.Tensor", "Meta")
+def searchsorted_meta(sorted_sequence, self, out_int32=False, right=False, side=None,
+                      sorter=None):
+    _searchsorted_args(sorted_sequence, self, right, side, sorter)
+    return _meta(getattr(self, "_size", ()), D.int32 if out_int32 else D.int64,
+                 device=sorted_sequence._device)
+
+
+def _check_bucketize(boundaries):
+    if boundaries.dim() != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.dim()})")
+
+
+@impl("bucketize.Tensor", "CPU")
+def bucketize(self, boundaries, out_int32=False, right=False):
+    _check_bucketize(boundaries)
+    return searchsorted(boundaries, self, out_int32, right, None, None)
+
+
+@impl("bucketize.Tensor", "Meta")
+def bucketize_meta(self, boundaries, out_int32=False, right=False):
+    _check_bucketize(boundaries)
+    return searchsorted_meta(boundaries, self, out_int32, right)
+
+
+# ---- histc, bincount -----------------------------------------------------------------------
+def _check_histc(self, bins, min, max):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("histogram_histc_cpu", self.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+
+
+@impl("histc", "CPU")
+def histc(self, bins=100, min=0, max=0):
+    """Counts in `bins` equal bins over [min, max] (the data's range when both are 0); values
+    outside are left out, the last bin includes its right edge. A value's bin is
+    (x - min) * bins / (max - min), truncated, computed in the input's dtype step by step as
+    PyTorch's kernel computes it (so values near an edge fall on the same side)."""
+    _check_histc(self, bins, min, max)
+    dt = self.dtype._np
+    a = self._np.reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(np.min(a)), float(np.max(a))
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    lo_t, hi_t = np.array(lo).astype(dt), np.array(hi).astype(dt)
+    inside = a[(a >= lo_t) & (a <= hi_t)]
+    with np.errstate(all="ignore"):
+        offset = (inside - lo_t).astype(dt)
+        pos = ((offset * np.array(bins).astype(dt)).astype(dt) / (hi_t - lo_t)).astype(dt)
+    pos = np.minimum(pos.astype(np.int64), bins - 1)
+    return _wrap(np.bincount(pos, minlength=bins).astype(dt))
+
+
+@impl("histc", "Meta")
+def histc_meta(self, bins=100, min=0, max=0):
+    _check_histc(self, bins, min, max)
+    return _meta((bins,), self.dtype, device=self._device)
+
+
+@impl("bincount", "CPU")
+def bincount(self, weights=None, minlength=0):
+    """How often each non-negative integer occurs (or the sum of its weights)."""
+    if self.dtype is D.bool or self.dtype.is_floating_point:
+        raise not_implemented("bincount_cpu", self.dtype)
+    a = self._np
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _wrap(np.bincount(a, minlength=minlength).astype(np.int64))
+    if weights.dim() != 1 or weights._size[0] != a.size:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    out = np.float32 if weights.dtype is D.float32 else np.float64
+    return _wrap(np.bincount(a, weights._np.astype(np.float64), minlength).astype(out))
+
+
+impl("bincount", "Meta")(_data_dependent("bincount"))
