@@ -31,7 +31,11 @@ from ._tensor_str import set_printoptions, get_printoptions, printoptions
 from ._explain import explain
 from . import library
 from . import nn, optim
+from . import multiprocessing
+from .nn.functional import TORCH_LEVEL as _nn_torch_level
+globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ... (issue 3d)
 from . import random
+from . import linalg  # torch.linalg (issue 3, linalg)
 from . import utils
 from . import serialization
 from .serialization import save, load

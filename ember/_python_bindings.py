@@ -139,8 +139,12 @@ def _tensor_over(ndarray):
     if not ndarray.size:  # the tensor takes the array's strides, even an empty array's
         t._stride_, t._offset_ = tuple(s // it for s in ndarray.strides), 0
         return t
-    extent = 1 + builtins.sum((n - 1) * s for n, s in zip(ndarray.shape, ndarray.strides)) // it
-    span = np.lib.stride_tricks.as_strided(ndarray, (extent,), (it,))
+    if ndarray.flags.c_contiguous:
+        span = ndarray.reshape(-1)  # the common case: a flat view, no stride tricks
+    else:
+        extent = 1 + builtins.sum((n - 1) * s for n, s in zip(ndarray.shape,
+                                                              ndarray.strides)) // it
+        span = np.lib.stride_tricks.as_strided(ndarray, (extent,), (it,))
     t._storage = UntypedStorage._adopt(span, t._device)
     return t
 
@@ -594,13 +598,13 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(input, dim, unbiased, keepdim, correction=correction), \
-        mean(input, dim, keepdim) if dim is not None else mean(input)
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _var(input, d, c, k), _mean(input, d, k, None)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(input, dim, unbiased, keepdim, correction=correction), \
-        mean(input, dim, keepdim) if dim is not None else mean(input)
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _std(input, d, c, k), _mean(input, d, k, None)
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
@@ -1206,10 +1210,15 @@ def _normal_method(self, mean=0.0, std=1.0, *, generator=None):
     return _normal_(self, float(mean), float(std), generator)
 
 
-def _random_method(self, from_=None, to=None, *, generator=None):
+_ONE_BOUND = object()
+
+
+def _random_method(self, from_=None, to=_ONE_BOUND, *, generator=None):
+    """random_() (the dtype's whole range), random_(to), random_(from, to) and random_(from,
+    None) (from `from` up to the dtype's largest value)."""
     if from_ is None:
-        return _random_(self, 0, None, generator)
-    if to is None:
+        return _op("random_")(self, generator)
+    if to is _ONE_BOUND:
         return _random_(self, 0, from_, generator)
     return _random_(self, from_, to, generator)
 
@@ -1498,3 +1507,766 @@ Tensor.mT = property(_mT)
 Tensor.T = property(_T)
 Tensor.H = property(lambda s: _conj(_T(s)))
 Tensor.mH = property(lambda s: _conj(_mT(s)))
+
+
+# ---- elementwise math, activations, reductions, scans, sorting (issue 3) --------------------
+def _finish_tuple(name, fields, result, out=None):
+    """A named tuple of results (torch.return_types.<name>), copied into `out` if given."""
+    if out is not None:
+        result = tuple(_copy_out(o, r) for o, r in zip(out, result))
+    return _return_type(name, fields)(*result)
+
+
+def _inplace_fn(opname):
+    op = _op(opname)
+
+    def fn(input):
+        return op(input)
+    fn.__name__ = opname
+    return fn
+
+
+_MATH_UNARY = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+               "log2", "log10", "exp2", "reciprocal", "erf", "erfc", "erfinv", "lgamma",
+               "digamma", "trunc", "floor", "ceil", "frac", "isnan", "isinf", "isfinite")
+(tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, reciprocal, erf,
+ erfc, erfinv, lgamma, digamma, trunc, floor, ceil, frac, isnan, isinf, isfinite) = (
+    _unary_fn(_n) for _n in _MATH_UNARY)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix = asin, acos, atan, asinh, acosh, atanh, \
+    trunc
+
+# in-place ops: Tensor methods all, torch.* functions those PyTorch has
+_INPLACE_UNARY = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                  "log2", "log10", "exp2", "reciprocal", "erf", "erfc", "trunc", "floor",
+                  "ceil", "frac", "neg", "abs", "exp", "log", "log1p", "expm1", "sqrt",
+                  "rsqrt", "sin", "cos", "tanh", "sigmoid")
+_INPLACE_METHODS = _INPLACE_UNARY + ("erfinv", "lgamma", "digamma", "sign", "logical_not",
+                                     "bitwise_not")
+(tan_, asin_, acos_, atan_, sinh_, cosh_, asinh_, acosh_, atanh_, log2_, log10_, exp2_,
+ reciprocal_, erf_, erfc_, trunc_, floor_, ceil_, frac_, neg_, abs_, exp_, log_, log1p_, expm1_,
+ sqrt_, rsqrt_, sin_, cos_, tanh_, sigmoid_) = (_inplace_fn(f"{_n}_") for _n in _INPLACE_UNARY)
+arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, \
+    atanh_
+fix_, negative_ = trunc_, neg_
+
+
+def round(input, *, decimals=0, out=None):
+    if decimals == 0:
+        return _finish(_op("round")(input), False, out)
+    return _finish(_op("round.decimals")(input, decimals), False, out)
+
+
+def round_(input, *, decimals=0):
+    return _op("round_")(input) if decimals == 0 else _op("round_.decimals")(input, decimals)
+
+
+def polygamma(n, input, *, out=None):
+    return _finish(_op("polygamma")(n, input), False, out)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    return _finish(_op("nan_to_num")(input, nan, posinf, neginf), False, out)
+
+
+def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
+    return _op("nan_to_num_")(input, nan, posinf, neginf)
+
+
+fmod = _binary_fn("fmod.Tensor")
+copysign = _binary_fn("copysign.Tensor")
+hypot = _tensor_binary_fn("hypot")
+atan2 = arctan2 = _tensor_binary_fn("atan2")
+bitwise_left_shift = _binary_fn("bitwise_left_shift.Tensor")
+bitwise_right_shift = _binary_fn("bitwise_right_shift.Tensor")
+
+
+def lerp(input, end, weight, *, out=None):
+    return _finish(_op("lerp.Tensor")(input, end, weight), False, out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    return _finish(_op("addcmul")(input, tensor1, tensor2, value), False, out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    return _finish(_op("addcdiv")(input, tensor1, tensor2, value), False, out)
+
+
+# activations with a torch.* form (the rest are in nn.functional)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input):
+    return _op("elu")(input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+def selu_(input):
+    return _op("elu_")(input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+def celu(input, alpha=1.0):
+    return _op("elu")(input, alpha, 1, 1 / alpha)
+
+
+def celu_(input, alpha=1.0):
+    return _op("elu_")(input, alpha, 1, 1 / alpha)
+
+
+def threshold(input, threshold, value):
+    return _op("threshold")(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _op("threshold_")(input, threshold, value)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, one weight for all channels or one per channel (dim 1)."""
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{_scalar_type_name(input.dtype)} and "
+                           f"{_scalar_type_name(weight.dtype)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input._size[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        weight = reshape(weight, (1, weight.numel()) + (1,) * (input.dim() - 2))
+    elif input.dim() == 0:
+        weight = reshape(weight, ())
+    return _op("_prelu_kernel")(input, weight)
+
+
+def _scalar_type_name(dt):
+    from ._aten.elementwise import _scalar_type_name as name
+    return name(dt)
+
+
+def _rrelu_noise(input, lower, upper, generator):
+    """The random slopes of rrelu in training: like PyTorch's rrelu_with_noise, one
+    uniform(lower, upper) double per element <= 0, drawn in element order; 1 elsewhere."""
+    from ._generator import default_generator
+    if input.dtype is D.float16 or not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
+                                  f"'{_scalar_type_name(input.dtype)}'")
+    g = default_generator if generator is None else generator
+    x = input.detach()._np.reshape(-1)
+    negative = x <= 0
+    with g._lock:
+        slopes = g._uniform_f64(int(negative.sum())) * (upper - lower) + lower
+    noise = np.ones(x.shape, dtype=np.float64)
+    noise[negative] = slopes
+    return tensor(noise.reshape(input._size), dtype=input.dtype, device=input.device)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    if not training:
+        return _op("leaky_relu")(input, (lower + upper) / 2)
+    return input * _rrelu_noise(input, lower, upper, generator)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    if not training:
+        return _op("leaky_relu_")(input, (lower + upper) / 2)
+    return input.mul_(_rrelu_noise(input, lower, upper, generator))
+
+
+# reductions and scans
+def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """linalg.vector_norm."""
+    return _finish(_op("linalg_vector_norm")(x, ord, _dims(dim), keepdim, dtype), False, out)
+
+
+def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """linalg.matrix_norm: 'fro' is the vector 2-norm of the entries; 1/-1 (inf/-inf) the
+    max/min over columns (rows) of the absolute column (row) sums; 2/-2 and 'nuc' the
+    largest/smallest and summed singular values."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    if ord == "fro":
+        return _finish(_vector_norm(A, 2, [d0, d1], keepdim, dtype=dtype), False, out)
+    if ord in ("nuc", 2, -2):
+        s = _op("linalg_svdvals")(movedim(A if dtype is None else A.to(dtype), (d0, d1),
+                                          (-2, -1)), None)
+        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            r = r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
+        return _finish(r, False, out)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if builtins.abs(ord) == math.inf:
+        d0, d1 = d1, d0
+    sums = _vector_norm(A, 1, [d0], keepdim, dtype=dtype)
+    d1 = d1 - 1 if not keepdim and d0 < d1 else d1
+    return _finish((amax if ord > 0 else amin)(sums, d1, keepdim), False, out)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the vector norm of the entries (over `dim`), or a matrix norm for 'nuc'."""
+    dims = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dims is None or len(dims) <= 2):
+            return _vector_norm(input, 2, dims, keepdim, dtype=dtype, out=out)
+        dims = list(range(input.dim())) if dims is None else dims
+        return _matrix_norm(input, p, dims, keepdim, dtype=dtype, out=out)
+    return _vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype, out=out)
+
+
+def _median_fn(name):
+    full, by_dim = _op(name), _op(f"{name}.dim")
+
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        if dim is None:
+            return _finish(full(input), False, out)
+        return _finish_tuple(name, ["values", "indices"], by_dim(input, dim, keepdim), out)
+    fn.__name__ = name
+    return fn
+
+
+median = _median_fn("median")
+nanmedian = _median_fn("nanmedian")
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    return _finish_tuple("mode", ["values", "indices"], _op("mode")(input, dim, keepdim), out)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return _finish(_op("nansum")(input, _dims(dim), keepdim, dtype), False, out)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The mean of the non-NaN elements: nansum over their count."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_scalar_type_name(input.dtype)}")
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return _finish(nansum(input, dim, keepdim, dtype=dtype) / count, False, out)
+
+
+def count_nonzero(input, dim=None):
+    return _op("count_nonzero.dim_IntList")(input, _dims(dim) or [])
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
+    """PyTorch's quantile: sort, turn q into fractional ranks, gather the values on each side
+    and interpolate -- composite, so the gradient flows through sort, gather and lerp."""
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest. Got {interpolation}")
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        q = scalar_tensor(q, dtype=input.dtype, device=input.device)
+    if q.dim() > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if q.dtype is not input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    # checked on the CPU only, as PyTorch does (elsewhere it would need the values)
+    if q.device.type == "cpu" and not bool(((q >= 0) & (q <= 1)).all()):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if dim is None:
+        values = sort(reshape(input, (-1,))).values
+        shape = (1,) * input.dim() if keepdim else ()
+    else:
+        d = _wrap_dim(dim, input.dim())
+        values = sort(transpose(input.unsqueeze(-1), d, -1)).values
+        shape = input._size[:d] + ((1,) if keepdim else ()) + input._size[d + 1:] \
+            if input.dim() else ((1,) if keepdim else ())
+    values = reshape(values, tuple(shape) + (values.shape[-1],))
+    if ignore_nan:
+        ranks = q * (sum(logical_not(isnan(values)), -1, True) - 1)
+        ranks = where(ranks < 0, 0.0, ranks)
+    else:
+        last = values.shape[-1] - 1
+        ranks = where(isnan(values).any(-1, True), float(last), q * last)
+    if interpolation in ("lower", "higher", "nearest"):
+        ranks = {"lower": floor, "higher": ceil, "nearest": round}[interpolation](ranks)
+    below = ranks.long()
+    result = gather(values, -1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        result = lerp(result, gather(values, -1, ceil(ranks).long()), weights)
+    result = result.squeeze(-1) if q.dim() == 0 else movedim(result, -1, 0)
+    return _finish(result, False, out)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile", out)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile", out)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    return _finish(_op("cumsum")(input, dim, dtype), False, out)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    return _finish(_op("cumprod")(input, dim, dtype), False, out)
+
+
+def _cum_extreme_fn(name):
+    op = _op(name)
+
+    def fn(input, dim, *, out=None):
+        return _finish_tuple(name, ["values", "indices"], op(input, dim), out)
+    fn.__name__ = name
+    return fn
+
+
+cummax = _cum_extreme_fn("cummax")
+cummin = _cum_extreme_fn("cummin")
+
+
+def logcumsumexp(input, dim, *, out=None):
+    return _finish(_op("logcumsumexp")(input, dim), False, out)
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    return _finish_tuple("aminmax", ["min", "max"], _op("aminmax")(input, dim, keepdim), out)
+
+
+# sorting and selection
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    values_indices = _op("sort.stable")(input, stable, dim, descending)
+    return _finish_tuple("sort", ["values", "indices"], values_indices, out)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return _op("sort.stable")(input, stable, dim, descending)[1]
+
+
+def msort(input, *, out=None):
+    return _finish(sort(input, 0).values, False, out)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    return _finish_tuple("topk", ["values", "indices"],
+                         _op("topk")(input, k, dim, largest, sorted), out)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    return _finish_tuple("kthvalue", ["values", "indices"],
+                         _op("kthvalue")(input, k, dim, keepdim), out)
+
+
+def _requested(output, inverse, counts, return_inverse, return_counts):
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is None:
+        outs = _op("_unique2")(input, sorted, return_inverse, return_counts)
+    else:
+        outs = _op("unique_dim")(input, dim, sorted, return_inverse, return_counts)
+    return _requested(*outs, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
+    return _requested(*outs, return_inverse, return_counts)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None,
+                 sorter=None):
+    return _finish(_op("searchsorted.Tensor")(sorted_sequence, input, out_int32, right, side,
+                                              sorter), False, out)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    return _finish(_op("bucketize.Tensor")(input, boundaries, out_int32, right), False, out)
+
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    return _finish(_op("histc")(input, bins, min, max), False, out)
+
+
+def bincount(input, weights=None, minlength=0):
+    return _op("bincount")(input, weights, minlength)
+
+
+def _shift_operator(opname, reflected=False, inplace=False):
+    op = _op(opname)
+    if reflected:
+        return lambda self, other: op(other, self)
+    if inplace:
+        inplace_op = _op(opname.replace(".", "_.", 1))
+        return lambda self, other: inplace_op(self, other)
+    return lambda self, other: op(self, other)
+
+
+_ISSUE3_METHODS = {_n: globals()[_n] for _n in _MATH_UNARY}
+_ISSUE3_METHODS.update({f"{_n}_": _op(f"{_n}_") for _n in _INPLACE_METHODS})
+_ISSUE3_METHODS.update(
+    arcsin=asin, arccos=acos, arctan=atan, arcsinh=asinh, arccosh=acosh, arctanh=atanh,
+    fix=trunc,
+    arcsin_=_op("asin_"), arccos_=_op("acos_"), arctan_=_op("atan_"), arcsinh_=_op("asinh_"),
+    arccosh_=_op("acosh_"), arctanh_=_op("atanh_"), fix_=_op("trunc_"),
+    negative_=_op("neg_"), absolute_=_op("abs_"),
+    round=lambda s, decimals=0: round(s, decimals=decimals),
+    round_=lambda s, decimals=0: round_(s, decimals=decimals),
+    polygamma=lambda s, n: _op("polygamma")(n, s),
+    polygamma_=lambda s, n: _op("polygamma_")(s, n),
+    nan_to_num=nan_to_num, nan_to_num_=nan_to_num_,
+    fmod=fmod, fmod_=_op("fmod_.Tensor"), copysign=copysign, copysign_=_op("copysign_.Tensor"),
+    hypot=hypot, hypot_=_op("hypot_"), atan2=atan2, atan2_=_op("atan2_"), arctan2=atan2,
+    arctan2_=_op("atan2_"),
+    bitwise_left_shift=bitwise_left_shift,
+    bitwise_left_shift_=_op("bitwise_left_shift_.Tensor"),
+    bitwise_right_shift=bitwise_right_shift,
+    bitwise_right_shift_=_op("bitwise_right_shift_.Tensor"),
+    __lshift__=_shift_operator("bitwise_left_shift.Tensor"),
+    __rlshift__=_shift_operator("bitwise_left_shift.Tensor", reflected=True),
+    __ilshift__=_shift_operator("bitwise_left_shift.Tensor", inplace=True),
+    __rshift__=_shift_operator("bitwise_right_shift.Tensor"),
+    __rrshift__=_shift_operator("bitwise_right_shift.Tensor", reflected=True),
+    __irshift__=_shift_operator("bitwise_right_shift.Tensor", inplace=True),
+    lerp=lerp, lerp_=_op("lerp_.Tensor"),
+    addcmul=addcmul, addcdiv=addcdiv,
+    addcmul_=lambda s, tensor1, tensor2, *, value=1: _op("addcmul_")(s, tensor1, tensor2, value),
+    addcdiv_=lambda s, tensor1, tensor2, *, value=1: _op("addcdiv_")(s, tensor1, tensor2, value),
+    prelu=prelu,
+    norm=norm, median=median, nanmedian=nanmedian, mode=mode, quantile=quantile,
+    nanquantile=nanquantile, nansum=nansum, nanmean=nanmean, count_nonzero=count_nonzero,
+    cumsum=cumsum, cumprod=cumprod,
+    cumsum_=lambda s, dim, *, dtype=None: _op("cumsum_")(s, dim, dtype),
+    cumprod_=lambda s, dim, *, dtype=None: _op("cumprod_")(s, dim, dtype),
+    cummax=cummax, cummin=cummin, logcumsumexp=logcumsumexp, aminmax=aminmax,
+    sort=sort, argsort=argsort, msort=msort, topk=topk, kthvalue=kthvalue, unique=unique,
+    unique_consecutive=unique_consecutive, histc=histc, bincount=bincount,
+)
+for _name, _fn in _ISSUE3_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+# ---- linear algebra: products, einsum, torch.linalg (issue 3, linalg) ------------------------
+def dot(input, tensor, *, out=None):
+    return _finish(_op("dot")(input, tensor), False, out)
+
+
+def vdot(input, other, *, out=None):
+    return _finish(_op("vdot")(input, other), False, out)
+
+
+def mv(input, vec, *, out=None):
+    return _finish(_op("mv")(input, vec), False, out)
+
+
+def outer(input, vec2, *, out=None):
+    """The outer product: a column times a row (a broadcast product, so autograd sees mul)."""
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.dim()}-D")
+    return _finish(input.reshape(-1, 1) * vec2, False, out)
+
+
+ger = outer
+
+
+def _scaled_product(opname):
+    op = _op(opname)
+
+    def fn(input, a, b, *, beta=1, alpha=1, out=None):
+        return _finish(op(input, a, b, beta, alpha), False, out)
+
+    def method_(self, a, b, *, beta=1, alpha=1):
+        return self.copy_(op(self, a, b, beta, alpha))
+    fn.__name__ = opname
+    return fn, method_
+
+
+addmv, _addmv_ = _scaled_product("addmv")
+addr, _addr_ = _scaled_product("addr")
+baddbmm, _baddbmm_ = _scaled_product("baddbmm")
+addbmm, _addbmm_ = _scaled_product("addbmm")
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist_equation(args):
+    """einsum(op0, [0, 1], op1, [1, 2], [0, 2]) -> ('ab,bc->ac', [op0, op1])."""
+    def subs(sub):
+        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+    operands, parts = list(args[0:-1:2]) if len(args) % 2 else list(args[0::2]), []
+    for sub in args[1::2][:len(operands)]:
+        parts.append(subs(sub))
+    eq = ",".join(parts)
+    if len(args) % 2:
+        eq += "->" + subs(args[-1])
+    return eq, operands
+
+
+def einsum(*args):
+    """einsum(equation, *operands), einsum(equation, [operands]) or the sublist format."""
+    if not args:
+        raise RuntimeError("einsum(): must specify the equation string and at least one operand, "
+                           "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        equation, operands = _sublist_equation(args)
+    else:
+        equation, operands = args[0], list(args[1:])
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+    return _op("einsum")(equation, operands, None)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract dims of a with dims of b: permute both so the contracted dims meet, then one mm."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
+    dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} in "
+                               f"dim {db}")
+    free_a = [d for d in range(a.dim()) if d not in dims_a]
+    free_b = [d for d in range(b.dim()) if d not in dims_b]
+    k = math.prod(a.shape[d] for d in dims_a)
+    pa = a.permute(free_a + dims_a).reshape(-1, k) if a.dim() else a.reshape(1, 1)
+    pb = b.permute(dims_b + free_b).reshape(k, -1) if b.dim() else b.reshape(1, 1)
+    shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    return _finish(pa.mm(pb).reshape(shape), False, out)
+
+
+def kron(input, other, *, out=None):
+    """Every element of input times all of other: interleave the dims, multiply, merge pairs."""
+    n = builtins.max(input.dim(), other.dim())
+    sa = (1,) * (n - input.dim()) + tuple(input.shape)
+    sb = (1,) * (n - other.dim()) + tuple(other.shape)
+    a, b = input, other
+    for _ in range(n - input.dim()):
+        a = a.unsqueeze(0)
+    for _ in range(n - other.dim()):
+        b = b.unsqueeze(0)
+    for d in range(n):
+        a, b = a.unsqueeze(2 * d + 1), b.unsqueeze(2 * d)
+    return _finish((a * b).reshape([x * y for x, y in zip(sa, sb)]), False, out)
+
+
+def cross(input, other, dim=None, *, out=None):
+    if dim is None:
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        shape = broadcast_shapes(input.shape, other.shape)
+        dim = next((d for d, s in enumerate(shape) if s == 3), -1)
+    return _finish(_op("linalg_cross")(input, other, dim), False, out)
+
+
+def trace(input):
+    return _op("trace")(input)
+
+
+def inverse(input, *, out=None):
+    return _finish(_op("linalg_inv")(input), False, out)
+
+
+def det(input):
+    return _op("linalg_det")(input)
+
+
+def logdet(input):
+    """log(det): NaN for a negative determinant, -inf for a zero one (like PyTorch)."""
+    sign, logabsdet = _op("linalg_slogdet")(input)
+    return where(sign < 0, math.nan, logabsdet)
+
+
+def slogdet(input, *, out=None):
+    return _finish_tuple("slogdet", ["sign", "logabsdet"], _op("linalg_slogdet")(input), out)
+
+
+def cholesky(input, upper=False, *, out=None):
+    return _finish(_op("linalg_cholesky")(input, upper), False, out)
+
+
+def qr(input, some=True, *, out=None):
+    return _finish_tuple("qr", ["Q", "R"],
+                         _op("linalg_qr")(input, "reduced" if some else "complete"), out)
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """torch.svd: U, S and V (not Vh); without compute_uv, U and V are zeros."""
+    U, S, Vh = _op("linalg_svd")(input, not some if compute_uv else False, None)
+    V = Vh.mT
+    if not compute_uv:
+        U, V = zeros_like(U), zeros_like(V)
+    return _finish_tuple("svd", ["U", "S", "V"], (U, S, V), out)
+
+
+def pinverse(input, rcond=1e-15):
+    from . import linalg
+    return linalg.pinv(input, rtol=rcond)
+
+
+def matrix_power(input, n):
+    from . import linalg
+    return linalg.matrix_power(input, n)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return _op("diag_embed")(input, offset, dim1, dim2)
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    return _op("rot90")(input, k, list(dims))
+
+
+def select_scatter(input, src, dim, index):
+    return _op("select_scatter")(input, src, dim, index)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    return _op("slice_scatter")(input, src, dim, start, end, step)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    return _op("diagonal_scatter")(input, src, offset, dim1, dim2)
+
+
+_LINALG_METHODS = dict(
+    dot=dot, vdot=vdot, mv=mv, outer=outer, ger=outer, addmv=addmv, addmv_=_addmv_, addr=addr,
+    addr_=_addr_, baddbmm=baddbmm, baddbmm_=_baddbmm_, addbmm=addbmm, addbmm_=_addbmm_,
+    cross=cross, trace=trace, kron=kron, inverse=inverse, det=det, logdet=logdet,
+    slogdet=slogdet, cholesky=cholesky, qr=qr, svd=svd, pinverse=pinverse,
+    matrix_power=matrix_power, diag_embed=diag_embed, rot90=rot90,
+    select_scatter=select_scatter, slice_scatter=slice_scatter,
+    diagonal_scatter=diagonal_scatter,
+)
+for _name, _fn in _LINALG_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+# ---- random (issue 3, random) ----------------------------------------------------------------
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    return _finish(_op("multinomial")(input, num_samples, replacement, generator), False, out)
+
+
+_RANDOM_METHODS = dict(
+    multinomial=multinomial,
+    exponential_=lambda s, lambd=1.0, *, generator=None: _op("exponential_")(s, lambd,
+                                                                              generator),
+    geometric_=lambda s, p, *, generator=None: _op("geometric_")(s, p, generator),
+    cauchy_=lambda s, median=0.0, sigma=1.0, *, generator=None: _op("cauchy_")(s, median, sigma,
+                                                                               generator),
+    log_normal_=lambda s, mean=1.0, std=2.0, *, generator=None: _op("log_normal_")(s, mean, std,
+                                                                                   generator),
+)
+for _name, _fn in _RANDOM_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+# ---- shape and indexing composites (issue 3, shape/indexing) -------------------------------------
+def _split_along(name, dim, min_dim):
+    def fn(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
+                               f"dimension{'s' if min_dim > 1 else ''}, but got a tensor with "
+                               f"{input.dim()} dimensions!")
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {input.shape[d]} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    fn.__name__ = name
+    return fn
+
+
+hsplit = _split_along("hsplit", 1, 1)
+vsplit = _split_along("vsplit", 0, 2)
+dsplit = _split_along("dsplit", 2, 3)
+
+
+def take(input, index):
+    """input as a flat tensor, indexed by `index` (the result has index's shape)."""
+    n = input.numel()
+    if index.numel() and (bool((index >= n).any()) or bool((index < -n).any())):
+        raise IndexError(f"out of range: tried to access index "
+                         f"{int(index.reshape(-1)[((index >= n) | (index < -n)).reshape(-1)][0])}"
+                         f" on a tensor of {n} elements.")
+    return reshape(input, (-1,))[where(index < 0, index + n, index)]
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype or D.int64, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def narrow_copy(input, dim, start, length, *, out=None):
+    return _finish(narrow(input, dim, start, length).clone(memory_format=contiguous_format),
+                   False, out)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal (all dims equal); a tall matrix with wrap=True restarts the
+    diagonal every n + 1 rows, as NumPy's fill_diagonal does."""
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    with _no_grad_guard():
+        arr = np.zeros(self.shape, dtype=bool)
+        np.fill_diagonal(arr, True, wrap=wrap)
+        mask = tensor(arr, device=self.device)
+    return self.masked_fill_(mask, fill_value)
+
+
+def _no_grad_guard():
+    from .autograd.grad_mode import no_grad
+    return no_grad()
+
+
+def _apply_(self, callable):
+    """Call a Python function on every element, in place (CPU only, like PyTorch)."""
+    flat = self.detach().reshape(-1).tolist()
+    values = tensor([callable(v) for v in flat], dtype=self.dtype).reshape(self.shape)
+    with _no_grad_guard():
+        self.copy_(values)
+    return self
+
+
+_SHAPE_METHODS = dict(hsplit=hsplit, vsplit=vsplit, dsplit=dsplit, take=take,
+                      narrow_copy=narrow_copy, fill_diagonal_=_fill_diagonal_, apply_=_apply_)
+for _name, _fn in _SHAPE_METHODS.items():
+    setattr(Tensor, _name, _fn)

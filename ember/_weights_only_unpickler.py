@@ -143,6 +143,7 @@ SAFE_BUILTINS = {
 
 
 _CHECKED_READ = 1 << 16  # longer reads are first checked against the bytes that remain
+_MAX_NAME = 1 << 12  # a GLOBAL's module or name
 
 
 class _Stop(Exception):
@@ -395,11 +396,16 @@ class Unpickler:
 
     @_op(pickle.TUPLE2)
     def load_tuple2(self):
-        self.stack[-2:] = [tuple(self.stack[-2:])]
+        self._pack(2)
 
     @_op(pickle.TUPLE3)
     def load_tuple3(self):
-        self.stack[-3:] = [tuple(self.stack[-3:])]
+        self._pack(3)
+
+    def _pack(self, n):
+        if len(self.stack) < n:
+            raise UnpicklingError(f"stack underflow: a {n}-tuple of {len(self.stack)} items")
+        self.stack[-n:] = [tuple(self.stack[-n:])]
 
     @_op(pickle.EMPTY_LIST)
     def load_empty_list(self):
@@ -473,9 +479,10 @@ class Unpickler:
         self.stack.append(self._find_global(module, name))
 
     def _read_line(self):
-        line = self.readline()
+        line = self.readline(_MAX_NAME)
         if not line.endswith(b"\n"):
-            raise UnpicklingError("pickle data was truncated (in a GLOBAL name)")
+            raise UnpicklingError("pickle data was truncated (in a GLOBAL name) or the name is "
+                                  f"longer than {_MAX_NAME} bytes")
         return line[:-1].decode("utf-8")
 
     def _find_global(self, module, name):

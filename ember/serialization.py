@@ -710,13 +710,21 @@ class _ArchiveReader:
         return start, info.file_size, info.CRC
 
     def prefetch(self, names, verify):
-        """Start reading these records on worker threads, in this order."""
-        if self.fd is None or not names:
+        """Start reading these records on worker threads, in this order (small ones are read
+        when asked for: a thread's round trip would cost more than the read)."""
+        if self.fd is None:
             return
-        located = [(name, *self.locate(name)) for name in names]  # file.seek: this thread only
+        located = [(name, *self.locate(name)) for name in names  # file.seek: this thread only
+                   if self.records[name].file_size >= _PREFETCH_BYTES]
+        if not located:
+            return
         self.pool = _worker_pool(min(len(located), _READERS))
         for name, start, size, crc in located:
-            self.prefetched[name] = self.pool.submit(self._read, name, start, size, crc, verify)
+            # Allocated here, not by the worker: memory from this thread's malloc arena comes
+            # back on the next load without page faults; a worker's arena gives it to the OS.
+            out = np.empty(size, dtype=np.uint8)
+            self.prefetched[name] = self.pool.submit(self._read, name, start, size, crc, verify,
+                                                     out)
 
     def read_record(self, name, nbytes=None, verify=True):
         """The record's bytes in a new uint8 array."""
@@ -728,8 +736,8 @@ class _ArchiveReader:
                                f"declares {nbytes}")
         return data
 
-    def _read(self, name, start, size, crc, verify):
-        out = np.empty(size, dtype=np.uint8)
+    def _read(self, name, start, size, crc, verify, out=None):
+        out = np.empty(size, dtype=np.uint8) if out is None else out
         view, done = memoryview(out), 0
         if self.fd is None:
             self.file.seek(start)
@@ -760,6 +768,7 @@ class _ArchiveReader:
 
 
 _READERS = min(4, os.cpu_count() or 1)
+_PREFETCH_BYTES = 1 << 18
 
 
 def _fileno(file):

@@ -853,3 +853,843 @@ OPS = [
            mse_samples,
            errors=lambda: [ErrorInput(f32(3), f32(4), match=r"3.*4|4.*3")]),
 ]
+
+
+# ---- issue 3: elementwise math, activations, reductions, scans, sorting -----------------------
+def _unary(low=None, high=None, **kw):
+    return functools.partial(unary_samples, low=low, high=high, **kw)
+
+
+def distinct(rng, shape, dtype, layout="contiguous", grad=True):
+    """A tensor of distinct values (a shuffled grid of quarters), so that which of two equal
+    values an algorithm picks never matters."""
+    n = int(np.prod(shape))
+    values = rng.permutation(n) - n // 2
+    if dtype == "uint8":
+        values = values + n // 2
+    data = values * 0.25 if dtype in FLOATS else values
+    return T(round_to(np.asarray(data).reshape(shape), dtype), dtype, layout, grad)
+
+
+def _scan_samples(dtype, rng, kwargs=({},), low=None, high=None):
+    """Scans along a dim: 0-d, 1-d, n-d, empty and non-contiguous inputs."""
+    out = []
+    for shape, layout, dims in (((), "contiguous", (0, -1)), ((5,), "contiguous", (0,)),
+                                ((3, 4), "contiguous", (0, 1, -1)),
+                                ((2, 3, 4), "contiguous", (1, -1)),
+                                ((3, 4), "transposed", (0, 1)), ((2, 3, 4), "sliced", (0, 2)),
+                                ((0,), "contiguous", (0,)), ((2, 0), "contiguous", (0, 1))):
+        for dim in dims:
+            for kw in kwargs:
+                out.append(Sample(make(rng, shape, dtype, layout, low=low, high=high), dim,
+                                  **kw))
+    if dtype in FLOATS:
+        out.append(Sample(extremal(dtype, (2, 5)), 1))
+    return out
+
+
+def _cumprod_samples(dtype, rng):
+    out = _scan_samples(dtype, rng, low=-1.5, high=1.5)
+    if dtype in FLOATS:  # zeros take the other branch of the gradient
+        for data in ([[0.5, 0.0, 2.0, -1.5], [0.0, 1.5, 0.0, 2.0]], [[2.0, -1.0, 0.5, 0.0]]):
+            x = T(round_to(np.array(data), dtype), dtype)
+            out += [Sample(x, 1), Sample(T(x.data.copy(), dtype), -1)]
+    return out
+
+
+def _selection_samples(dtype, rng, kwargs=({},), dims=(0, -1), keepdim=True):
+    """(x, dim) samples of distinct values (non-contiguous ones too), for ops that report
+    the index of a value."""
+    out = []
+    for shape, layout in (((5,), "contiguous"), ((3, 4), "contiguous"),
+                          ((2, 3, 4), "contiguous"), ((3, 4), "transposed"),
+                          ((2, 3, 4), "sliced")):
+        for dim in dims:
+            for kw in kwargs:
+                out.append(Sample(distinct(rng, shape, dtype, layout), dim=dim, **kw))
+                if keepdim:
+                    out.append(Sample(distinct(rng, shape, dtype), dim=dim, keepdim=True, **kw))
+    return out
+
+
+def _topk_samples(dtype, rng):
+    out = []
+    for kw in ({"k": 2}, {"k": 1, "largest": False}, {"k": 3, "dim": 0}, {"k": 0},
+               {"k": 4, "dim": -1, "largest": False}):
+        for shape, layout in (((5,), "contiguous"), ((3, 4), "contiguous"),
+                              ((4, 5), "transposed"), ((3, 4, 6), "sliced")):
+            out.append(Sample(distinct(rng, shape, dtype, layout), **kw))
+    out.append(Sample(make(rng, (), dtype), k=1))
+    if dtype in FLOATS:
+        special = T(round_to(np.array([[1.0, np.nan, -np.inf, 2.5, np.inf, -0.5]]), dtype),
+                    dtype, grad=False)
+        out += [Sample(special, k=3), Sample(T(special.data, dtype, grad=False), k=3,
+                                                largest=False)]
+    return out
+
+
+def _kthvalue_samples(dtype, rng):
+    out = []
+    for kw in ({"k": 1}, {"k": 3}, {"k": 2, "dim": 0}, {"k": 3, "keepdim": True},
+               {"k": 2, "dim": 0, "keepdim": True}):
+        for shape, layout in (((5,), "contiguous"), ((3, 4), "contiguous"),
+                              ((4, 5), "transposed"), ((3, 4, 6), "sliced")):
+            out.append(Sample(distinct(rng, shape, dtype, layout), **kw))
+    out.append(Sample(make(rng, (), dtype), 1))
+    return out
+
+
+def _sort_samples(dtype, rng):
+    """Sorts of data with ties (stable order matters) and NaN, both directions."""
+    out = []
+    for kw in ({}, {"descending": True}, {"dim": 0}, {"dim": 0, "descending": True, "stable": True},
+               {"stable": True}):
+        for shape, layout in (((), "contiguous"), ((7,), "contiguous"), ((3, 4), "contiguous"),
+                              ((2, 3, 4), "contiguous"), ((3, 4), "transposed"),
+                              ((2, 3, 4), "sliced"), ((0,), "contiguous"),
+                              ((2, 0), "contiguous")):
+            out.append(Sample(make(rng, shape, dtype, layout, low=-2, high=2), **kw))
+        if dtype in FLOATS:
+            out.append(Sample(extremal(dtype, (2, 5)), **kw))
+    if dtype in FLOATS:  # ties among floats too
+        ties = T(round_to(rng.integers(-2, 3, (4, 6)) * 0.5, dtype), dtype)
+        out += [Sample(ties), Sample(T(ties.data, dtype), descending=True, dim=0)]
+    return out
+
+
+def _unique_samples(dtype, rng, kwargs=({},)):
+    out = []
+    for kw in kwargs:
+        for shape, layout in (((), "contiguous"), ((8,), "contiguous"), ((3, 4), "contiguous"),
+                              ((3, 4), "transposed"), ((2, 3, 4), "sliced"),
+                              ((0,), "contiguous")):
+            out.append(Sample(make(rng, shape, dtype, layout, low=-2, high=2), **kw))
+        if dtype in FLOATS:
+            out.append(Sample(extremal(dtype, (3, 4)), **kw))
+    return out
+
+
+_UNIQUE_FLAGS = ({}, {"return_inverse": True}, {"return_counts": True},
+                 {"return_inverse": True, "return_counts": True, "sorted": False})
+
+
+def _unique_dim_samples(dtype, rng):
+    out = []
+    for kw in _UNIQUE_FLAGS:
+        for dim in (0, 1, -1):
+            rows = rng.integers(0, 2, (5, 3)) if dtype != "bool" else rng.random((5, 3)) < 0.5
+            x = T(round_to(np.concatenate([rows, rows[:2]]), dtype), dtype)
+            out.append(Sample(x, dim=dim, **kw))
+        out.append(Sample(make(rng, (2, 3, 4), dtype, "transposed", low=0, high=1), dim=1,
+                          **kw))
+        out.append(Sample(make(rng, (0, 3), dtype), dim=0, **kw))
+    return out
+
+
+def _unique_consecutive_samples(dtype, rng):
+    out = []
+    for kw in _UNIQUE_FLAGS[:3] + ({"return_inverse": True, "return_counts": True},):
+        runs = np.repeat(make(rng, (6,), dtype, low=-2, high=2).data, rng.integers(1, 4, 6))
+        out.append(Sample(T(runs, dtype), **kw))
+        out.append(Sample(make(rng, (3, 4), dtype, "transposed", low=0, high=1), **kw))
+        out.append(Sample(make(rng, (), dtype), **kw))
+        out.append(Sample(make(rng, (0,), dtype), **kw))
+        rows = make(rng, (3, 2), dtype, low=0, high=1).data
+        out.append(Sample(T(np.repeat(rows, [2, 1, 3], axis=0), dtype), dim=0, **kw))
+        out.append(Sample(T(np.repeat(rows, [2, 1, 3], axis=0).T.copy(), dtype), dim=1, **kw))
+        if dtype in FLOATS:
+            out.append(Sample(extremal(dtype, (12,), values=EXTREMAL + (np.nan, 1.0)), **kw))
+    return out
+
+
+def _quantile_samples(dtype, rng, nan=False):
+    out = []
+    q_list = T(round_to(np.array([0.0, 0.25, 0.5, 0.8, 1.0]), dtype), dtype, grad=False)
+    for kw in ({}, {"interpolation": "lower"}, {"interpolation": "higher"},
+               {"interpolation": "midpoint"}, {"interpolation": "nearest"}):
+        for q in (0.3, 0.5, q_list, T(round_to(np.array(0.75), dtype), dtype, grad=False)):
+            out.append(Sample(make(rng, (7,), dtype), q, **kw))
+            out.append(Sample(make(rng, (3, 4), dtype, "transposed"), q, dim=1, **kw))
+            out.append(Sample(make(rng, (2, 3, 4), dtype, "sliced"), q, dim=0, keepdim=True,
+                              **kw))
+            out.append(Sample(make(rng, (2, 3), dtype), q, keepdim=True, **kw))
+    if dtype in FLOATS:
+        data = make(rng, (3, 5), dtype)
+        data.data[0, 1] = data.data[2, 0] = data.data[2, 3] = np.nan
+        data.data[1] = np.nan
+        out += [Sample(T(data.data, dtype, grad=False), q, dim=1)
+                for q in (0.0, 0.4, 1.0, q_list)]
+    out.append(Sample(make(rng, (), dtype), 0.5, dim=0))
+    out.append(Sample(make(rng, (4,), dtype), T(np.array([0.2, 0.9]), dtype)))  # q with grad
+    return out
+
+
+def _histc_samples(dtype, rng):
+    out = []
+    for kw in ({}, {"bins": 4}, {"bins": 7, "min": -1, "max": 2}, {"bins": 3, "min": 0.5,
+                                                                     "max": 0.5}):
+        for shape, layout in (((20,), "contiguous"), ((3, 4), "transposed"), ((0,), "contiguous")):
+            out.append(Sample(make(rng, shape, dtype, layout, grad=False), **kw))
+    edges = T(round_to(np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.0, 2.0, -1.0]), dtype), dtype,
+              grad=False)  # values on bin edges, and outside the range
+    out += [Sample(edges, bins=4, min=0, max=1), Sample(T(edges.data, dtype, grad=False), bins=3)]
+    return out
+
+
+def _bincount_samples(dtype, rng):
+    out = []
+    for kw in ({}, {"minlength": 12}, {"minlength": 2}):
+        out.append(Sample(make(rng, (15,), dtype, low=0, high=9), **kw))
+        out.append(Sample(make(rng, (0,), dtype), **kw))
+    for weights in ("float32", "float64", "float16", "int64"):
+        out.append(Sample(make(rng, (8,), dtype, low=0, high=5),
+                          make(rng, (8,), weights, grad=False)))
+    out.append(Sample(make(rng, (6,), dtype, "sliced", low=0, high=6)))
+    return out
+
+
+def _searchsorted_samples(dtype, rng):
+    def sorted_t(shape, layout="contiguous"):
+        t = make(rng, shape, dtype, layout, grad=False)
+        return T(np.sort(t.data, axis=-1), dtype, layout, grad=False)
+    out = []
+    for kw in ({}, {"right": True}, {"side": "right"}, {"side": "left"}, {"out_int32": True}):
+        out.append(Sample(sorted_t((7,)), make(rng, (3, 4), dtype, grad=False), **kw))
+        out.append(Sample(sorted_t((2, 3, 5), "sliced"), make(rng, (2, 3, 4), dtype, "transposed",
+                                                              grad=False), **kw))
+        out.append(Sample(sorted_t((6,)), make(rng, (), dtype, grad=False), **kw))
+        out.append(Sample(sorted_t((6,)), scalar_for(dtype), **kw))
+        out.append(Sample(sorted_t((0,)), make(rng, (3,), dtype, grad=False), **kw))
+    unsorted = make(rng, (6,), dtype, grad=False)
+    sorter = T(np.argsort(unsorted.data, kind="stable"), "int64", grad=False)
+    out.append(Sample(unsorted, make(rng, (4,), dtype, grad=False), sorter=sorter))
+    out.append(Sample(sorted_t((3, 6)), make(rng, (3, 4), dtype, grad=False), right=True))
+    return out
+
+
+def _bucketize_samples(dtype, rng):
+    return [Sample(s.args[1], s.args[0], **{k: v for k, v in s.kwargs.items() if k != "side"})
+            for s in _searchsorted_samples(dtype, rng)
+            if s.args[0].data.ndim == 1 and "sorter" not in s.kwargs]
+
+
+def _lerp_samples(dtype, rng):
+    out = []
+    for weight in (0.3, 0.7, -0.25, 1.5):
+        for a, b in (((3, 4), (3, 4)), ((3, 4), (4,)), ((), ()), ((0, 2), (2,))):
+            out.append(Sample(make(rng, a, dtype), make(rng, b, dtype), weight))
+    for a, b, w in (((3, 4), (3, 4), (3, 4)), ((3, 1), (1, 4), (4,)), ((5,), (5,), ()),
+                    ((3, 4), (3, 4), (3, 4))):
+        out.append(Sample(make(rng, a, dtype), make(rng, b, dtype),
+                          make(rng, w, dtype, low=-0.5, high=1.5)))
+    out.append(Sample(make(rng, (3, 4), dtype, "transposed"), make(rng, (3, 4), dtype, "sliced"),
+                      make(rng, (3, 4), dtype, "sliced", low=0, high=1)))
+    return out
+
+
+def _addc_samples(dtype, rng, divide=False):
+    den = dict(low=0.5, high=3) if divide else {}
+    out = []
+    for kw in ({}, {"value": 2}, {"value": 0.5} if dtype in FLOATS else {"value": -3}):
+        for a, b, c in (((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((), (), ()),
+                        ((2, 3, 4), (3, 4), ())):
+            out.append(Sample(make(rng, a, dtype), make(rng, b, dtype),
+                              make(rng, c, dtype, **den), **kw))
+    out.append(Sample(make(rng, (3, 4), dtype, "transposed"), make(rng, (3, 4), dtype, "sliced"),
+                      make(rng, (3, 4), dtype, "sliced", **den)))
+    return out
+
+
+def _round_samples(dtype, rng):
+    out = unary_samples(dtype, rng)
+    if dtype in FLOATS:  # halves round to even
+        halves = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, 0.49])
+        out.append(Sample(T(round_to(halves, dtype), dtype)))
+    return out
+
+
+def _nanmedian_samples(dtype, rng):
+    out = reduction_samples(dtype, rng, dims="single", dim_none=False, empty=False)
+    if dtype in FLOATS:  # NaNs between numbers, and a row of NaNs only
+        rows = np.array([[np.nan, 1.0, np.nan, 3.0, 2.0], [1.0, np.nan, np.nan, 0.5, 2.0],
+                         [np.nan] * 5])
+        out += [Sample(T(round_to(rows[:2], dtype), dtype, grad=False), dim=1),
+                Sample(T(round_to(rows[0], dtype), dtype, grad=False)),
+                Sample(T(round_to(rows[2], dtype), dtype, grad=False))]
+    return out
+
+
+def _mode_samples(dtype, rng):
+    """Rows of few values, so values repeat; short rows (PyTorch's mode sorts a row with
+    std::sort, which keeps equal values in order only up to 16 elements, and reports the
+    last of them). No NaN: std::sort has no order for it."""
+    return [s for s in reduction_samples(dtype, rng, dims="single", full=False, empty=False,
+                                         low=-2, high=2) if s.args[0].grad or dtype not in FLOATS]
+
+
+def _matrix_norm_samples(dtype, rng, ords):
+    out = []
+    for ord in ords:
+        for shape, layout, kw in (((3, 4), "contiguous", {}), ((2, 3, 4), "contiguous", {}),
+                                  ((3, 4), "transposed", {"keepdim": True}),
+                                  ((2, 3, 4), "sliced", {"dim": (0, 2)}),
+                                  ((2, 3, 4), "contiguous", {"dim": (2, 0), "keepdim": True})):
+            out.append(Sample(make(rng, shape, dtype, layout), ord=ord, **kw))
+    return out
+
+
+def _finite_only(samples):
+    return [s for s in samples if all(np.isfinite(a.data).all() for a in s.args
+                                      if isinstance(a, T) and a.dtype in FLOATS)]
+
+
+def _copysign_samples(dtype, rng):
+    """PyTorch's float32 -> bfloat16 conversion makes NaN negative (0xFFFF), ember's keeps it
+    positive: the sign of a bfloat16 NaN is not copied here."""
+    out = binary_samples(dtype, rng, mixed=MIXED)
+    if dtype == "bfloat16":
+        for s in out:
+            if isinstance(s.args[1], T):
+                s.args[1].data[np.isnan(s.args[1].data)] = 1.0
+    return out
+
+
+def _inplace_ternary(method):
+    def op(m, x, *rest, **kwargs):
+        return getattr(x.clone(), method)(*rest, **kwargs)
+    return op
+
+
+def _prelu_samples(dtype, rng):
+    out = []
+    for shape, weight in (((2, 3, 4), (3,)), ((2, 3, 4), (1,)), ((4, 3), (3,)), ((5,), (1,)),
+                          ((), (1,)), ((2, 3, 2, 2), (3,)), ((0, 3), (3,))):
+        out.append(Sample(make(rng, shape, dtype), make(rng, weight, dtype, low=0, high=0.5)))
+    out.append(Sample(make(rng, (2, 3, 4), dtype, "transposed"),
+                      make(rng, (3,), dtype, "sliced", low=0, high=0.5)))
+    return out
+
+
+def _glu_samples(dtype, rng):
+    out = []
+    for shape, layout, dim in (((4,), "contiguous", 0), ((3, 4), "contiguous", -1),
+                               ((4, 3), "contiguous", 0), ((2, 6, 2), "contiguous", 1),
+                               ((4, 6), "transposed", 0), ((2, 3, 4), "sliced", -1),
+                               ((0, 2), "contiguous", 1)):
+        out.append(Sample(make(rng, shape, dtype, layout, low=-4, high=4), dim=dim))
+    return out
+
+
+def _norm_errors():
+    return [ErrorInput(i64(3), match="floating"),
+            ErrorInput(f32(0), p=np.inf, match="empty"),
+            ErrorInput(f32(3, 4), dim=2, match="range")]
+
+
+def _shift_samples(dtype, rng):
+    return binary_samples(dtype, rng, rhs_low=-2, rhs_high=9, scalars="same", mixed=("int64",))
+
+
+def _rrelu_training(m, x, **kw):
+    m.manual_seed(7)
+    return m.nn.functional.rrelu(x, training=True, **kw)
+
+
+_ACTIVATION_FLOATS = dict(low=-4, high=4)
+angle = dict(low=-0.95, high=0.95)
+
+
+OPS += [
+    # ---- elementwise unary math (ints are promoted to the default float)
+    OpInfo("tan", lambda m, x: m.tan(x), ALL, _unary(-1.4, 1.4)),
+    OpInfo("asin", lambda m, x: m.asin(x), ALL, _unary(**angle)),
+    OpInfo("arccos", lambda m, x: m.arccos(x), ALL, _unary(**angle)),
+    OpInfo("atan", lambda m, x: x.atan(), ALL, unary_samples),
+    OpInfo("sinh", lambda m, x: m.sinh(x), ALL, unary_samples),
+    OpInfo("cosh", lambda m, x: x.cosh(), ALL, unary_samples),
+    OpInfo("asinh", lambda m, x: m.asinh(x), ALL, unary_samples),
+    OpInfo("acosh", lambda m, x: m.acosh(x), ALL, _unary(1.1, 4)),
+    OpInfo("atanh", lambda m, x: x.arctanh(), ALL, _unary(**angle)),
+    OpInfo("log2", lambda m, x: m.log2(x), ALL, _unary(**positive)),
+    OpInfo("log10", lambda m, x: x.log10(), ALL, _unary(**positive)),
+    OpInfo("exp2", lambda m, x: m.exp2(x), ALL, unary_samples),
+    OpInfo("reciprocal", lambda m, x: m.reciprocal(x), ALL, _unary(nonzero=True)),
+    OpInfo("erf", lambda m, x: m.erf(x), ALL, unary_samples),
+    OpInfo("erfc", lambda m, x: x.erfc(), ALL, unary_samples),
+    OpInfo("erfinv", lambda m, x: m.erfinv(x), ALL, _unary(**angle)),
+    OpInfo("lgamma", lambda m, x: m.lgamma(x), ALL, _unary(0.1, 5)),
+    OpInfo("lgamma_negative", lambda m, x: x.lgamma(), FLOATS, _unary(-2.9, -0.1),
+           other_dtypes_raise=False),
+    OpInfo("digamma", lambda m, x: m.digamma(x), ALL, _unary(0.2, 5)),
+    OpInfo("polygamma", lambda m, x, n: m.polygamma(n, x), ALL,
+           _unary(0.3, 5, kwargs=({"n": 1}, {"n": 2})),
+           errors=lambda: [ErrorInput(f32(3), n=-1, match="negative")]),
+    OpInfo("trunc", lambda m, x: m.trunc(x), NUMBERS, unary_samples),
+    OpInfo("fix", lambda m, x: x.fix(), NUMBERS, unary_samples),
+    OpInfo("floor", lambda m, x: m.floor(x), NUMBERS, unary_samples),
+    OpInfo("ceil", lambda m, x: x.ceil(), NUMBERS, unary_samples),
+    OpInfo("round", lambda m, x: m.round(x), NUMBERS, _round_samples),
+    OpInfo("round_decimals", lambda m, x, **kw: m.round(x, **kw), FLOATS,
+           _unary(-30, 30, kwargs=({"decimals": 1}, {"decimals": 2}, {"decimals": -1}))),
+    OpInfo("frac", lambda m, x: m.frac(x), FLOATS, unary_samples),
+    OpInfo("isnan", lambda m, x: m.isnan(x), ALL, unary_samples, grad=False),
+    OpInfo("isinf", lambda m, x: x.isinf(), ALL, unary_samples, grad=False),
+    OpInfo("isfinite", lambda m, x: m.isfinite(x), ALL, unary_samples, grad=False),
+    OpInfo("nan_to_num", lambda m, x, **kw: m.nan_to_num(x, **kw), ALL,
+           _unary(kwargs=({}, {"nan": 1.5, "posinf": 2.0, "neginf": -2.0}, {"posinf": 1e10}))),
+
+    # ---- in-place unary math
+    OpInfo("tan_", _clone_inplace("tan_"), FLOATS, _unary(-1.4, 1.4),
+           errors=lambda: [ErrorInput(i64(3), match="Float|Long")]),
+    OpInfo("erfinv_", _clone_inplace("erfinv_"), FLOATS, _unary(**angle)),
+    OpInfo("floor_", _clone_inplace("floor_"), NUMBERS, unary_samples),
+    OpInfo("round_decimals_", lambda m, x: x.clone().round_(decimals=1), FLOATS, unary_samples),
+    OpInfo("exp_", _clone_inplace("exp_"), FLOATS, unary_samples),
+    OpInfo("sigmoid_", lambda m, x: m.sigmoid_(x.clone()), FLOATS, unary_samples),
+    OpInfo("abs_", _clone_inplace("abs_"), NUMBERS, unary_samples),
+    OpInfo("nan_to_num_", lambda m, x: x.clone().nan_to_num_(nan=3.0), ALL, unary_samples),
+    OpInfo("polygamma_", lambda m, x: x.clone().polygamma_(1), FLOATS, _unary(0.3, 5)),
+
+    # ---- elementwise binary math
+    OpInfo("fmod", lambda m, x, y: m.fmod(x, y), NUMBERS,
+           functools.partial(bs, nonzero=True, mixed=MIXED), errors=_int_zero_division),
+    OpInfo("fmod_", _clone_inplace("fmod_"), NUMBERS, functools.partial(inplace_samples,
+                                                                         nonzero=True)),
+    OpInfo("hypot", lambda m, x, y: m.hypot(x, y), FLOATS,
+           functools.partial(bs, scalars=False, mixed=MIXED),
+           errors=lambda: [ErrorInput(f32(3), 2.0, match="Tensor"),
+                           ErrorInput(i64(3), i64(3), match="Long")]),
+    OpInfo("atan2", lambda m, x, y: m.atan2(x, y), ALL,
+           functools.partial(bs, scalars=False, nonzero=True, mixed=MIXED),
+           errors=lambda: [ErrorInput(f32(3), 2.0, match="Tensor")]),
+    OpInfo("arctan2_", _clone_inplace("arctan2_"), FLOATS,
+           functools.partial(inplace_samples, scalars=False, nonzero=True)),
+    OpInfo("copysign", lambda m, x, y: m.copysign(x, y), ALL, _copysign_samples),
+    OpInfo("copysign_", _clone_inplace("copysign_"), FLOATS, inplace_samples),
+    *[OpInfo(name, fn, INTS, _shift_samples, grad=False,
+             errors=lambda: [ErrorInput(f32(3), 2, match="Float")])
+      for name, fn in (("bitwise_left_shift", lambda m, x, y: m.bitwise_left_shift(x, y)),
+                       ("bitwise_right_shift", lambda m, x, y: x.bitwise_right_shift(y)),
+                       ("__lshift__", lambda m, x, y: x << y),
+                       ("__rshift__", lambda m, x, y: x >> y))],
+    OpInfo("__rlshift__", lambda m, x: 3 << x, INTEGRAL, _unary(0, 7), grad=False),
+    OpInfo("__irshift__", _augmented(operator.irshift), INTS, inplace_samples, grad=False),
+    OpInfo("lerp", lambda m, x, y, w: m.lerp(x, y, w), FLOATS, _lerp_samples,
+           errors=lambda: [ErrorInput(f32(3), f64(3), 0.5, match="dtype"),
+                           ErrorInput(i64(3), i64(3), 0.5, match="Long")]),
+    OpInfo("lerp_", _inplace_ternary("lerp_"), FLOATS,
+           lambda dtype, rng: [s for s in _lerp_samples(dtype, rng)
+                               if len(s.args[0].data.shape) >= len(s.args[1].data.shape)
+                               and s.args[0].data.shape[-1:] != (1,)]),
+    OpInfo("addcmul", lambda m, x, a, b, **kw: m.addcmul(x, a, b, **kw), NUMBERS, _addc_samples),
+    OpInfo("addcmul_", _inplace_ternary("addcmul_"), NUMBERS,
+           lambda dtype, rng: [s for s in _addc_samples(dtype, rng)
+                               if s.args[0].data.shape != ()]),
+    OpInfo("addcdiv", lambda m, x, a, b, **kw: x.addcdiv(a, b, **kw), FLOATS,
+           functools.partial(_addc_samples, divide=True),
+           errors=lambda: [ErrorInput(i64(3), i64(3), i64(3, low=1), match="Integer division")]),
+    OpInfo("addcdiv_", _inplace_ternary("addcdiv_"), FLOATS,
+           lambda dtype, rng: [s for s in _addc_samples(dtype, rng, divide=True)
+                               if s.args[0].data.shape != ()]),
+
+    # ---- activations
+    OpInfo("elu", lambda m, x, **kw: m.nn.functional.elu(x, **kw), FLOATS,
+           _unary(**_ACTIVATION_FLOATS, kwargs=({}, {"alpha": 0.5}))),
+    OpInfo("elu_inplace", lambda m, x: m.nn.functional.elu(x.clone(), 1.5, inplace=True),
+           FLOATS, unary_samples),
+    OpInfo("selu", lambda m, x: m.selu(x), FLOATS, _unary(**_ACTIVATION_FLOATS)),
+    OpInfo("F.selu_inplace", lambda m, x: m.nn.functional.selu(x.clone(), inplace=True),
+           FLOATS, unary_samples),
+    OpInfo("celu", lambda m, x, **kw: m.nn.functional.celu(x, **kw), FLOATS,
+           _unary(**_ACTIVATION_FLOATS, kwargs=({}, {"alpha": 2.0}))),
+    OpInfo("leaky_relu", lambda m, x, **kw: m.nn.functional.leaky_relu(x, **kw), FLOATS,
+           _unary(kwargs=({}, {"negative_slope": 0.2}))),
+    OpInfo("leaky_relu_", lambda m, x: m.nn.functional.leaky_relu_(x.clone(), 0.1), FLOATS,
+           unary_samples),
+    OpInfo("hardtanh", lambda m, x, **kw: m.nn.functional.hardtanh(x, **kw), SIGNED + FLOATS,
+           _unary(kwargs=({}, {"min_val": -2, "max_val": 0.5})),
+           errors=lambda: [ErrorInput(T(np.arange(3, dtype=np.uint8), "uint8"),
+                                      match="unsigned"),
+                           ErrorInput(boolean(3), match="Bool")]),
+    OpInfo("hardtanh_uint8", lambda m, x: m.nn.functional.hardtanh(x, 0, 4), ("uint8",),
+           unary_samples, other_dtypes_raise=False),
+    OpInfo("hardtanh_", lambda m, x: m.nn.functional.hardtanh_(x.clone(), -0.5, 0.5),
+           INTS + FLOATS, unary_samples),
+    OpInfo("relu6", lambda m, x: m.nn.functional.relu6(x), INTS + FLOATS, _unary(-3, 9)),
+    OpInfo("hardsigmoid", lambda m, x: m.nn.functional.hardsigmoid(x), FLOATS,
+           _unary(**_ACTIVATION_FLOATS)),
+    OpInfo("hardswish", lambda m, x: m.nn.functional.hardswish(x), FLOATS,
+           _unary(**_ACTIVATION_FLOATS)),
+    OpInfo("hardswish_inplace", lambda m, x: m.nn.functional.hardswish(x.clone(), True),
+           FLOATS, unary_samples),
+    OpInfo("mish", lambda m, x: m.nn.functional.mish(x), FLOATS, _unary(-25, 25)),
+    OpInfo("logsigmoid", lambda m, x: m.nn.functional.logsigmoid(x), FLOATS, _unary(-25, 25)),
+    OpInfo("softsign", lambda m, x: m.nn.functional.softsign(x), NUMBERS, unary_samples),
+    OpInfo("tanhshrink", lambda m, x: m.nn.functional.tanhshrink(x), NUMBERS, unary_samples),
+    OpInfo("threshold", lambda m, x: m.threshold(x, 0.5, -2), NUMBERS, unary_samples),
+    OpInfo("F.threshold_", lambda m, x: m.nn.functional.threshold(x.clone(), 1, 3.5, True),
+           NUMBERS, unary_samples),
+    OpInfo("glu", lambda m, x, **kw: m.nn.functional.glu(x, **kw), FLOATS, _glu_samples,
+           errors=lambda: [ErrorInput(f32(3, 3), match="even"), ErrorInput(f32(), match="scalar")]),
+    OpInfo("prelu", lambda m, x, w: m.nn.functional.prelu(x, w), FLOATS, _prelu_samples,
+           errors=lambda: [ErrorInput(f32(2, 3), f32(2), match="3"),
+                           ErrorInput(f32(2, 3), f64(3), match="promot"),
+                           ErrorInput(f32(3), f32(1, 1), match="1D")]),
+    OpInfo("rrelu_eval", lambda m, x: m.rrelu(x, 0.1, 0.3), FLOATS, unary_samples),
+    OpInfo("rrelu_training", _rrelu_training, ("bfloat16", "float32", "float64"),
+           unary_samples),
+
+    # ---- reductions
+    OpInfo("norm", lambda m, x, **kw: m.norm(x, **kw), FLOATS,
+           functools.partial(reduction_samples, kwargs=(
+               {}, {"p": 1}, {"p": 3}, {"p": 0.5}, {"p": 0}))),
+    OpInfo("norm_inf", lambda m, x, **kw: x.norm(**kw), FLOATS,
+           functools.partial(reduction_samples, empty=False,
+                             kwargs=({"p": np.inf}, {"p": -np.inf}, {"p": -1.5})),
+           errors=_norm_errors),
+    OpInfo("norm_fro_dtype", lambda m, x, **kw: m.norm(x, "fro", dtype=m.float64, **kw),
+           ("float32",), functools.partial(reduction_samples, empty=False),
+           other_dtypes_raise=False),
+    OpInfo("norm_matrix_1", lambda m, x: m.norm(x, p=1, dim=(0, 1)), FLOATS,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype)),
+                               Sample(make(rng, (3, 4), dtype, "transposed"))]),
+    OpInfo("linalg.vector_norm", lambda m, x, **kw: m.linalg.vector_norm(x, **kw), FLOATS,
+           functools.partial(reduction_samples, kwargs=({}, {"ord": 1}, {"ord": 3.5},
+                                                         {"ord": 0})),
+           errors=lambda: [ErrorInput(f32(3), dtype=DT("int64"), match="floating"),
+                           ErrorInput(f64(3), dtype=DT("float32"), match="narrowing")]),
+    OpInfo("linalg.vector_norm_dtype", lambda m, x: m.linalg.vector_norm(x, dtype=m.float64),
+           FLOATS, unary_samples, gradcheck=False),
+    OpInfo("linalg.matrix_norm", lambda m, x, **kw: m.linalg.matrix_norm(x, **kw), FLOATS,
+           functools.partial(_matrix_norm_samples, ords=("fro", 1, -1, np.inf, -np.inf)),
+           errors=lambda: [ErrorInput(f32(3), match="2 dimensions"),
+                           ErrorInput(f32(3, 3), ord=3, match="Order")]),
+    OpInfo("linalg.matrix_norm_svd", lambda m, x, **kw: m.linalg.matrix_norm(x, **kw),
+           ("float32", "float64"), functools.partial(_matrix_norm_samples, ords=("nuc", 2, -2)),
+           other_dtypes_raise=False),
+    OpInfo("median", lambda m, x, **kw: m.median(x, **kw), NUMBERS,
+           functools.partial(reduction_samples, dims="single", dim_none=False, empty=False),
+           errors=lambda: _reduction_errors(empty_raises=True)()),
+    OpInfo("nanmedian", lambda m, x, **kw: x.nanmedian(**kw), NUMBERS, _nanmedian_samples),
+    OpInfo("mode", lambda m, x, **kw: m.mode(x, **kw), ALL, _mode_samples,
+           errors=lambda: [ErrorInput(f32(0), match="non-zero")]),
+    # PyTorch's nansum keeps float16/bfloat16 partial sums between dims (one more rounding)
+    OpInfo("nansum", lambda m, x, **kw: m.nansum(x, **kw), ALL, reduction_samples,
+           tol={"float16": (4e-3, 4e-3), "bfloat16": (3.2e-2, 3e-2)}),
+    OpInfo("nanmean", lambda m, x, **kw: x.nanmean(**kw), FLOATS, reduction_samples,
+           errors=lambda: [ErrorInput(i64(3), match="floating")]),
+    OpInfo("count_nonzero", lambda m, x, dim=None, keepdim=False: m.count_nonzero(x, dim), ALL,
+           functools.partial(reduction_samples, low=-1, high=1), grad=False),
+    OpInfo("aminmax", lambda m, x, **kw: m.aminmax(x, **kw), ALL,
+           functools.partial(reduction_samples, dims="single", empty=False),
+           errors=lambda: [ErrorInput(f32(0), match="empty"),
+                           ErrorInput(f32(0, 3), dim=0, match="non-zero")]),
+    # PyTorch's var_mean is one Welford pass: its mean of a row with an infinity is NaN
+    # unless the infinity comes last. ember's mean is torch.mean's, so infinities are left out.
+    OpInfo("var_mean", lambda m, x, **kw: m.var_mean(x, **kw), FLOATS,
+           lambda dtype, rng: _finite_only(reduction_samples(
+               dtype, rng, kwargs=({}, {"correction": 0})))),
+    OpInfo("std_mean", lambda m, x, **kw: m.std_mean(x, **kw), FLOATS,
+           lambda dtype, rng: _finite_only(reduction_samples(
+               dtype, rng, kwargs=({"unbiased": False},)))),
+    OpInfo("quantile", lambda m, x, q, **kw: m.quantile(x, q, **kw), ("float32", "float64"),
+           _quantile_samples,
+           errors=lambda: [ErrorInput(f32(3), 1.5, match="range"),
+                           ErrorInput(f32(3), f64(2), match="dtype"),
+                           ErrorInput(f32(0), 0.5, match="non-empty"),
+                           ErrorInput(f32(3), 0.5, interpolation="bad", match="interpolation")]),
+    OpInfo("nanquantile", lambda m, x, q, **kw: x.nanquantile(q, **kw), ("float32", "float64"),
+           _quantile_samples),
+
+    # ---- scans
+    OpInfo("cumsum", lambda m, x, dim: m.cumsum(x, dim), ALL, _scan_samples,
+           errors=_reduction_errors()),
+    OpInfo("cumsum_dtype", lambda m, x, dim: x.cumsum(dim, dtype=m.float64), ALL, _scan_samples,
+           gradcheck=False),
+    OpInfo("cumsum_", lambda m, x, dim, **kw: x.clone().cumsum_(dim, **kw), NUMBERS,
+           _scan_samples,
+           other_dtypes_raise=False,  # a 0-d bool tensor is copied, a 1-d one refused
+           errors=lambda: [ErrorInput(i64(3), 0, dtype=DT("float32"), match="in-place"),
+                           ErrorInput(boolean(3), 0, match="Bool")]),
+    OpInfo("cumprod", lambda m, x, dim: x.cumprod(dim), ALL, _cumprod_samples),
+    OpInfo("cummax", lambda m, x, dim: m.cummax(x, dim), ALL,
+           functools.partial(_scan_samples, low=-2, high=2)),
+    OpInfo("cummin", lambda m, x, dim: x.cummin(dim), ALL,
+           functools.partial(_scan_samples, low=-2, high=2)),
+    OpInfo("logcumsumexp", lambda m, x, dim: m.logcumsumexp(x, dim), FLOATS,
+           functools.partial(_scan_samples, low=-5, high=5)),
+
+    # ---- sorting and selection
+    OpInfo("sort", lambda m, x, **kw: m.sort(x, **kw), ALL, _sort_samples,
+           errors=lambda: [ErrorInput(f32(3, 4), dim=2, match="range")]),
+    OpInfo("argsort", lambda m, x, **kw: x.argsort(**kw), ALL, _sort_samples, grad=False),
+    OpInfo("msort", lambda m, x: m.msort(x), ALL,
+           lambda dtype, rng: [s for s in _sort_samples(dtype, rng) if not s.kwargs]),
+    OpInfo("topk", lambda m, x, **kw: m.topk(x, **kw), NUMBERS, _topk_samples,
+           errors=lambda: [ErrorInput(f32(3), k=4, match="range"),
+                           ErrorInput(boolean(3), k=1, match="bool")]),
+    OpInfo("topk_unsorted", lambda m, x, k: m.sort(x.topk(k, sorted=False).values).values,
+           NUMBERS, lambda dtype, rng: [Sample(distinct(rng, (3, 6), dtype), k)
+                                        for k in (1, 3, 6)]),
+    OpInfo("kthvalue", lambda m, x, *args, **kw: m.kthvalue(x, *args, **kw), NUMBERS,
+           _kthvalue_samples,
+           errors=lambda: [ErrorInput(f32(3, 4), 5, match="range"),
+                           ErrorInput(f32(0, 3), 1, 0, match="non-zero")]),
+    OpInfo("unique", lambda m, x, **kw: m.unique(x, **kw), ALL,
+           functools.partial(_unique_samples, kwargs=_UNIQUE_FLAGS), gradcheck=False),
+    OpInfo("unique_dim", lambda m, x, **kw: x.unique(**kw), ALL, _unique_dim_samples,
+           gradcheck=False,
+           errors=lambda: [ErrorInput(f32(0, 3), dim=1, match="0 sized")]),
+    OpInfo("unique_consecutive", lambda m, x, **kw: m.unique_consecutive(x, **kw), ALL,
+           _unique_consecutive_samples, gradcheck=False),
+    OpInfo("searchsorted", lambda m, s, x, **kw: m.searchsorted(s, x, **kw), NUMBERS,
+           _searchsorted_samples, grad=False,
+           errors=lambda: [ErrorInput(T(np.zeros((2, 3)), "float32"), f32(3, 2), match=r"\[2, 3\]"),
+                           ErrorInput(f32(3), f32(2), side="bad", match="side"),
+                           ErrorInput(f32(3), f32(2), side="left", right=True,
+                                      match="opposites")]),
+    OpInfo("bucketize", lambda m, x, b, **kw: m.bucketize(x, b, **kw), NUMBERS,
+           _bucketize_samples, grad=False,
+           errors=lambda: [ErrorInput(f32(3), f32(2, 2), match="1 dimension")]),
+    OpInfo("histc", lambda m, x, **kw: m.histc(x, **kw), FLOATS, _histc_samples, grad=False,
+           errors=lambda: [ErrorInput(f32(3), bins=0, match="bins"),
+                           ErrorInput(f32(3), min=2, max=1, match="max"),
+                           ErrorInput(T(np.array([1.0, np.inf]), "float32"), match="finite")]),
+    OpInfo("bincount", lambda m, x, *w, **kw: m.bincount(x, *w, **kw), INTS, _bincount_samples,
+           grad=False,
+           errors=lambda: [ErrorInput(i64(2, 2, low=0), match="1-d"),
+                           ErrorInput(T(np.array([1, -1]), "int64"), match="non-negative"),
+                           ErrorInput(i64(3, low=0), f32(2), match="weights")]),
+]
+
+
+# ---- neural-network functions: their rows live in op_db_nn.py (issue 3d) ----------------------
+from op_db_nn import NN_OPS  # noqa: E402  (op_db_nn reads this module's helpers)
+OPS += NN_OPS
+
+
+# ---- issue 3: linear algebra, shape and scatter ops -------------------------------------------
+LINALG = ("float32", "float64")
+_LINALG_TOL = {"float32": (1e-4, 1e-4)}
+
+
+def _pairs(*shape_pairs, layouts=True):
+    def samples(dtype, rng):
+        out = [Sample(*(make(rng, s, dtype) for s in shapes)) for shapes in shape_pairs]
+        if layouts:
+            a, b = shape_pairs[0]
+            out.append(Sample(make(rng, a, dtype, "sliced"), make(rng, b, dtype, "transposed")))
+        return out
+    return samples
+
+
+def _scaled_samples(self_shapes, a_shape, b_shape):
+    def samples(dtype, rng):
+        out = []
+        for s in self_shapes:
+            for kw in ({}, {"beta": 2, "alpha": 3}, {"beta": 0}, {"alpha": 0.5, "beta": 0.5}):
+                if dtype not in FLOATS and any(isinstance(v, float) for v in kw.values()):
+                    continue
+                out.append(Sample(make(rng, s, dtype), make(rng, a_shape, dtype),
+                                  make(rng, b_shape, dtype), **kw))
+        return out
+    return samples
+
+
+EINSUM_CASES = (("ij,jk->ik", (3, 4), (4, 5)), ("ij,jk", (3, 4), (4, 5)),
+                ("bij,bjk->bik", (2, 3, 4), (2, 4, 2)), ("ii->i", (3, 3)), ("ii", (3, 3)),
+                ("ij->", (3, 4)), ("i,j->ij", (3,), (4,)), ("ij->ji", (3, 4)),
+                ("...ij,...jk->...ik", (2, 3, 4), (4, 5)), ("ijk,ikl,ilm->jm", (2, 3, 4),
+                                                             (2, 4, 3), (2, 3, 2)),
+                ("iij->ij", (3, 3, 2)), ("ij,ij->i", (1, 4), (3, 4)), ("i,i", (4,), (4,)))
+
+
+def _einsum_samples(dtype, rng):
+    return [Sample(eq, *(make(rng, s, dtype) for s in shapes)) for eq, *shapes in EINSUM_CASES]
+
+
+def _well_conditioned(rng, shape, dtype):
+    data = rng.uniform(-1, 1, shape) + 3 * np.eye(shape[-1])
+    return T(round_to(data, dtype), dtype)
+
+
+def _square_samples(dtype, rng):
+    return [Sample(_well_conditioned(rng, s, dtype)) for s in ((3, 3), (2, 3, 3), (1, 1))] + \
+        [Sample(make(rng, (3, 3), dtype, "transposed"))]
+
+
+def _solve_samples(dtype, rng):
+    A = functools.partial(_well_conditioned, rng, dtype=dtype)
+    return [Sample(A((3, 3)), make(rng, (3, 2), dtype)), Sample(A((3, 3)), make(rng, (3,), dtype)),
+            Sample(A((2, 3, 3)), make(rng, (2, 3), dtype)),
+            Sample(A((2, 3, 3)), make(rng, (2, 3, 4), dtype)),
+            Sample(A((3, 3)), make(rng, (2, 3), dtype), left=False)]
+
+
+def _rect_samples(shapes):
+    def samples(dtype, rng):
+        return [Sample(make(rng, s, dtype, low=-1, high=1)) for s in shapes]
+    return samples
+
+
+def _spd(m, x):
+    return x @ x.mT + 3 * m.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _svd_invariants(m, x):
+    """Singular values and sign-free products of U and V (a singular vector's sign is free)."""
+    U, S, Vh = m.linalg.svd(x, full_matrices=False)
+    return S, (U * S.unsqueeze(-2)) @ Vh, U @ U.mT, Vh.mT @ Vh
+
+
+def _eigh_invariants(m, x):
+    L, Q = m.linalg.eigh(x + x.mT)
+    return L, Q * Q, (Q * L.unsqueeze(-2)) @ Q.mT
+
+
+def _linalg_dtype_errors(op_args=1):
+    return lambda: [ErrorInput(*(f32(2, 3) for _ in range(op_args)), match="square")]
+
+
+def _scatter_view_samples(kind):
+    def samples(dtype, rng):
+        x = make(rng, (3, 4, 5), dtype)
+        if kind == "select":
+            return [Sample(x, make(rng, (3, 5), dtype), 1, 2),
+                    Sample(make(rng, (3, 4), dtype), make(rng, (4,), dtype), 0, -1)]
+        if kind == "slice":
+            return [Sample(x, make(rng, (3, 2, 5), dtype), 1, 1, 3),
+                    Sample(x, make(rng, (3, 4, 2), dtype), 2, 0, None, 3),
+                    Sample(make(rng, (5,), dtype), make(rng, (2,), dtype), 0, -3, -1)]
+        return [Sample(make(rng, (4, 5), dtype), make(rng, (4,), dtype)),
+                Sample(make(rng, (4, 5), dtype), make(rng, (3,), dtype), 2),
+                Sample(x, make(rng, (4, 2), dtype), -1, 0, 2)]
+    return samples
+
+
+OPS += [
+    # ---- products
+    OpInfo("dot", lambda m, x, y: m.dot(x, y), NUMBERS, _pairs(((5,), (5,)), ((0,), (0,))),
+           errors=lambda: [ErrorInput(f32(3), f32(4), match="3.*4"),
+                           ErrorInput(f32(3, 1), f32(3, 1), match="1D"),
+                           ErrorInput(f32(3), f64(3), match="same dtype")]),
+    OpInfo("vdot", lambda m, x, y: x.vdot(y), NUMBERS, _pairs(((5,), (5,)))),
+    OpInfo("mv", lambda m, x, y: m.mv(x, y), NUMBERS, _pairs(((3, 4), (4,)), ((0, 2), (2,))),
+           errors=lambda: [ErrorInput(f32(3, 2), f32(3), match="size mismatch"),
+                           ErrorInput(f32(3), f32(3), match="vector")]),
+    OpInfo("outer", lambda m, x, y: m.outer(x, y), ALL, _pairs(((3,), (4,)), layouts=False),
+           errors=lambda: [ErrorInput(f32(3, 1), f32(3), match="1-D")]),
+    OpInfo("ger", lambda m, x, y: x.ger(y), FLOATS, _pairs(((3,), (4,)), layouts=False),
+           other_dtypes_raise=False),
+    OpInfo("addmv", lambda m, s, a, b, **kw: m.addmv(s, a, b, **kw), NUMBERS,
+           _scaled_samples(((3,), (), (1,)), (3, 4), (4,))),
+    OpInfo("addr", lambda m, s, a, b, **kw: m.addr(s, a, b, **kw), NUMBERS,
+           _scaled_samples(((3, 4), (4,)), (3,), (4,)), other_dtypes_raise=False),
+    OpInfo("baddbmm", lambda m, s, a, b, **kw: m.baddbmm(s, a, b, **kw), NUMBERS,
+           _scaled_samples(((2, 2, 3), (3,)), (2, 2, 2), (2, 2, 3)),
+           errors=lambda: [ErrorInput(f32(2, 3, 5), f32(2, 3, 4), f32(2, 5, 5), match="size")]),
+    OpInfo("addbmm", lambda m, s, a, b, **kw: s.addbmm(a, b, **kw), NUMBERS,
+           _scaled_samples(((2, 3), (1,)), (2, 2, 3), (2, 3, 3)),
+           tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}),
+    OpInfo("baddbmm_", lambda m, s, a, b: s.clone().baddbmm_(a, b, beta=0.5), FLOATS,
+           _pairs(((2, 2, 3), (2, 2, 2), (2, 2, 3)), layouts=False), other_dtypes_raise=False),
+    OpInfo("einsum", lambda m, eq, *xs: m.einsum(eq, *xs), NUMBERS, _einsum_samples,
+           errors=lambda: [ErrorInput("ij,jk", f32(2, 3), f32(2, 2), match="subscript j"),
+                           ErrorInput("ij,jk", f32(2, 3), f64(3, 2), match="Float"),
+                           ErrorInput("ij", f32(2, 3), f32(3), match="operands"),
+                           ErrorInput("ijk", f32(2, 3), match="subscripts")]),
+    OpInfo("einsum_list", lambda m, x, y: m.einsum("bn,anm,bm->ba", [x, y, x]), FLOATS,
+           lambda dtype, rng: [Sample(make(rng, (2, 3), dtype), make(rng, (2, 3, 3), dtype))],
+           other_dtypes_raise=False, tol={"float16": (1e-2, 1e-2), "bfloat16": (1e-1, 1e-1)}),
+    OpInfo("tensordot", lambda m, x, y, **kw: m.tensordot(x, y, **kw), NUMBERS,
+           lambda dtype, rng: [Sample(make(rng, (2, 3, 4), dtype), make(rng, (3, 4, 2), dtype)),
+                               Sample(make(rng, (2, 3, 4), dtype), make(rng, (4, 3), dtype),
+                                      dims=([1, 2], [1, 0])),
+                               Sample(make(rng, (2, 3), dtype), make(rng, (2,), dtype), dims=0)]),
+    OpInfo("kron", lambda m, x, y: m.kron(x, y), ALL,
+           _pairs(((2, 3), (3, 2)), ((2,), (2, 3)), ((2, 1, 2), (3,)), layouts=False)),
+    OpInfo("linalg.cross", lambda m, x, y, **kw: m.linalg.cross(x, y, **kw), NUMBERS,
+           lambda dtype, rng: [Sample(make(rng, (4, 3), dtype), make(rng, (4, 3), dtype)),
+                               Sample(make(rng, (3, 2), dtype), make(rng, (3, 2), dtype), dim=0),
+                               Sample(make(rng, (1, 3), dtype), make(rng, (4, 3), dtype))],
+           tol={"float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)},
+           errors=lambda: [ErrorInput(f32(3, 2), f32(3, 2), match="length 3")]),
+    OpInfo("cross", lambda m, x, y: m.cross(x, y, dim=1), NUMBERS,
+           _pairs(((2, 3), (2, 3)), layouts=False)),
+    OpInfo("trace", lambda m, x: m.trace(x), NUMBERS,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype)), Sample(make(rng, (4, 4), dtype,
+                                                                         "transposed"))],
+           errors=lambda: [ErrorInput(f32(2, 3, 3), match="matrix")]),
+    # ---- torch.linalg
+    OpInfo("linalg.inv", lambda m, x: m.linalg.inv(x), LINALG, _square_samples,
+           tol=_LINALG_TOL, errors=_linalg_dtype_errors()),
+    OpInfo("inverse", lambda m, x: x.inverse(), LINALG, _square_samples, tol=_LINALG_TOL),
+    OpInfo("linalg.det", lambda m, x: m.linalg.det(x), LINALG, _square_samples, tol=_LINALG_TOL,
+           errors=_linalg_dtype_errors()),
+    OpInfo("linalg.slogdet", lambda m, x: m.linalg.slogdet(x), LINALG, _square_samples,
+           tol=_LINALG_TOL),
+    OpInfo("logdet", lambda m, x: m.logdet(x), LINALG, _square_samples, tol=_LINALG_TOL),
+    OpInfo("linalg.solve", lambda m, a, b, **kw: m.linalg.solve(a, b, **kw), LINALG,
+           _solve_samples, tol=_LINALG_TOL,
+           errors=lambda: [ErrorInput(f32(2, 3), f32(2), match="square")]),
+    OpInfo("linalg.cholesky", lambda m, x, **kw: m.linalg.cholesky(_spd(m, x), **kw), LINALG,
+           lambda dtype, rng: [Sample(make(rng, (3, 3), dtype, low=-1, high=1)),
+                               Sample(make(rng, (2, 3, 3), dtype, low=-1, high=1), upper=True)],
+           tol=_LINALG_TOL),
+    OpInfo("linalg.qr", lambda m, x, **kw: m.linalg.qr(x, **kw), LINALG,
+           lambda dtype, rng: [Sample(make(rng, s, dtype, low=-1, high=1)) for s in
+                               ((4, 3), (3, 3), (2, 5, 3))] +
+           [Sample(make(rng, (3, 3), dtype, low=-1, high=1), mode="complete")],
+           tol=_LINALG_TOL),
+    OpInfo("linalg.svd", _svd_invariants, LINALG, _rect_samples(((4, 3), (3, 4), (3, 3),
+                                                                 (2, 4, 2))),
+           tol=_LINALG_TOL),
+    OpInfo("svd", lambda m, x: (lambda r: (r.S, (r.U * r.S.unsqueeze(-2)) @ r.V.mT))(m.svd(x)),
+           LINALG, _rect_samples(((4, 3), (3, 4))), tol=_LINALG_TOL),
+    OpInfo("linalg.svdvals", lambda m, x: m.linalg.svdvals(x), LINALG,
+           _rect_samples(((4, 3), (3, 4))), tol=_LINALG_TOL),
+    OpInfo("linalg.eigh", _eigh_invariants, LINALG, _rect_samples(((3, 3), (2, 4, 4))),
+           tol=_LINALG_TOL),
+    OpInfo("linalg.pinv", lambda m, x, **kw: m.linalg.pinv(x, **kw), LINALG,
+           lambda dtype, rng: [Sample(make(rng, s, dtype, low=-1, high=1)) for s in
+                               ((4, 3), (3, 4), (2, 3, 3))],
+           tol=_LINALG_TOL),
+    OpInfo("linalg.lstsq", lambda m, a, b: m.linalg.lstsq(a, b), LINALG,
+           lambda dtype, rng: [Sample(make(rng, (5, 3), dtype), make(rng, (5, 2), dtype)),
+                               Sample(make(rng, (5, 3), dtype), make(rng, (5,), dtype))],
+           tol={"float32": (1e-3, 1e-3)}, gradcheck=False),
+    OpInfo("linalg.lstsq.solution", lambda m, a, b: m.linalg.lstsq(a, b).solution, ("float64",),
+           lambda dtype, rng: [Sample(make(rng, (5, 3), dtype), make(rng, (5, 2), dtype))],
+           other_dtypes_raise=False),
+    OpInfo("linalg.matrix_rank", lambda m, x: m.linalg.matrix_rank(x), LINALG,
+           lambda dtype, rng: [Sample(make(rng, (4, 3), dtype)),
+                               Sample(T(np.ones((3, 3)), dtype))], grad=False),
+    OpInfo("linalg.matrix_power", lambda m, x, n: m.linalg.matrix_power(x, n), LINALG,
+           lambda dtype, rng: [Sample(_well_conditioned(rng, (3, 3), dtype), n)
+                               for n in (0, 1, 3, -2)], tol=_LINALG_TOL, other_dtypes_raise=False),
+    OpInfo("linalg.multi_dot", lambda m, *xs: m.linalg.multi_dot(list(xs)), FLOATS,
+           _pairs(((3,), (3, 4), (4, 2)), layouts=False), other_dtypes_raise=False),
+    OpInfo("linalg.vecdot", lambda m, x, y: m.linalg.vecdot(x, y), FLOATS,
+           _pairs(((3, 4), (3, 4)), layouts=False), other_dtypes_raise=False),
+    OpInfo("linalg.norm", lambda m, x, **kw: m.linalg.norm(x, **kw), LINALG,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype)),
+                               Sample(make(rng, (3, 4), dtype), ord=1),
+                               Sample(make(rng, (3, 4), dtype), dim=1),
+                               Sample(make(rng, (5,), dtype), ord=3)], other_dtypes_raise=False),
+    # ---- shape and scatter ops
+    OpInfo("diag_embed", lambda m, x, *a: m.diag_embed(x, *a), ALL,
+           lambda dtype, rng: [Sample(make(rng, (2, 3), dtype)),
+                               Sample(make(rng, (2, 3), dtype), 1, 0, 2),
+                               Sample(make(rng, (3,), dtype), -2)]),
+    OpInfo("rot90", lambda m, x, *a: x.rot90(*a), ALL,
+           lambda dtype, rng: [Sample(make(rng, (2, 3, 4), dtype), k) for k in (1, 2, -1, 4)] +
+           [Sample(make(rng, (2, 3, 4), dtype), 1, [2, 0]), Sample(make(rng, (2, 3), dtype))],
+           errors=lambda: [ErrorInput(f32(2, 3), 1, [0, 0], match="different")]),
+    OpInfo("select_scatter", lambda m, x, s, *a: m.select_scatter(x, s, *a), ALL,
+           _scatter_view_samples("select"),
+           errors=lambda: [ErrorInput(f32(3, 4), f32(3), 0, 0, match="size")]),
+    OpInfo("slice_scatter", lambda m, x, s, *a: m.slice_scatter(x, s, *a), ALL,
+           _scatter_view_samples("slice")),
+    OpInfo("diagonal_scatter", lambda m, x, s, *a: m.diagonal_scatter(x, s, *a), ALL,
+           _scatter_view_samples("diagonal")),
+]

@@ -318,3 +318,44 @@ def test_generator_objects():
     torch.set_rng_state(state_t)
     assert_same(ember.rand(4), torch.rand(4), atol=0, rtol=0)
     assert_same(a[0], a[1], atol=0, rtol=0)
+
+
+# ---- issue 3: more distributions and random_ forms, bit-exact after manual_seed ---------------
+RANDOM_ISSUE3 = [
+    lambda L: L.empty(6, dtype=L.int32).random_(),
+    lambda L: L.empty(6, dtype=L.int64).random_(),
+    lambda L: L.empty(6, dtype=L.uint8).random_(),
+    lambda L: L.empty(6).random_(),
+    lambda L: L.empty(6, dtype=L.int16).random_(5, None),
+    lambda L: L.empty(6, dtype=L.float64).random_(5, None),
+    lambda L: L.empty(6, dtype=L.int64).random_(7),
+    lambda L: L.empty(4, 5).t().normal_(),
+    lambda L: L.empty(4, 10)[:, ::2].normal_(2.0, 0.5),
+    lambda L: L.empty(20).exponential_(2.0),
+    lambda L: L.empty(20, dtype=L.float64).exponential_(),
+    lambda L: L.empty(20).geometric_(0.3),
+    lambda L: L.empty(20, dtype=L.float64).cauchy_(),
+    lambda L: L.empty(20).cauchy_(1.0, 2.0),
+    lambda L: L.empty(20, dtype=L.float64).log_normal_(),
+    lambda L: L.empty(20).log_normal_(0.5, 1.0),
+    lambda L: L.multinomial(L.tensor([0.1, 0.2, 0.7]), 5, True),
+    lambda L: L.multinomial(L.tensor([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), 2),
+    lambda L: L.tensor([1.0, 2, 3, 4]).multinomial(1),
+    lambda L: L.multinomial(L.rand(3, 6), 6),
+]
+
+
+@pytest.mark.parametrize("k", range(len(RANDOM_ISSUE3)))
+def test_random_issue3_bit_exact(k):
+    for L in (ember, torch):
+        L.manual_seed(1234)
+    same(RANDOM_ISSUE3[k], atol=0, rtol=0)
+
+
+def test_random_issue3_errors():
+    raises_same(lambda L: L.ones(2, dtype=L.int64).exponential_())
+    raises_same(lambda L: L.ones(2).exponential_(-1.0))
+    raises_same(lambda L: L.ones(2).geometric_(1.5))
+    raises_same(lambda L: L.multinomial(L.ones(2, 2, 2), 1))
+    raises_same(lambda L: L.multinomial(L.ones(3), 4))
+    raises_same(lambda L: L.multinomial(L.ones(3, dtype=L.int64), 1))

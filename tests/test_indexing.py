@@ -22,10 +22,6 @@ def _idx(L, k):
 
 
 I = np.array
-# Autograd saves the `index` op's Tensor?[] list; a None after a tensor (x[i, :, j]) makes
-# SavedTensor(None) fail. The fix belongs in ember/autograd/variable_type.py `_save`.
-SAVE_NONE = pytest.mark.xfail(strict=True, raises=AttributeError,
-                              reason="variable_type._save cannot save [t, None, t] yet")
 KEYS = [
     1, -1, (0, 2), (1, -2, 3, -5), (-2,),
     slice(None), slice(1, None), slice(None, None, 2), slice(-3, -1), slice(1, 100),
@@ -37,8 +33,8 @@ KEYS = [
     (I([0, 1]), I([2, 0])), (I([[0], [1]]), I([0, 1, 2])),
     (slice(None), I([0, 2])), (slice(None), I([2, 0]), I([1, 3])),
     # non-adjacent advanced indices go to the front (like NumPy)
-    pytest.param((I([0, 1]), slice(None), I([1, 2])), marks=SAVE_NONE),
-    pytest.param((I([1]), slice(1, 3), I([0, 3]), slice(None, None, 2)), marks=SAVE_NONE),
+    (I([0, 1]), slice(None), I([1, 2])),
+    (I([1]), slice(1, 3), I([0, 3]), slice(None, None, 2)),
     (0, slice(None), I([1, 2])),                              # int splits the advanced group
     (I([0, 1]), 1, I([0, 2])),
     (Ellipsis, I([0, 4])), (None, I([1, 0]), None),
@@ -49,7 +45,7 @@ KEYS = [
     (I([[True, False, True], [False, False, True]]), I([0, 1, 0])),
     (I([[True, False, True], [False, False, True]]), 0, slice(1, None)),
     (slice(None), I([[True] * 4, [False] * 4, [True, False] * 2])),
-    pytest.param((I([1, 0]), Ellipsis, I([True, False, True, False, False])), marks=SAVE_NONE),
+    (I([1, 0]), Ellipsis, I([True, False, True, False, False])),
     (Ellipsis, I([True, False, True, True, False])),
     I(np.zeros((2, 3, 4, 5), bool)), I(X > 100),
     np.int64(1), (np.int64(1), np.int32(-1)), [True, False], I([], dtype=np.int64),
@@ -236,8 +232,7 @@ def test_setitem_through_view_is_visible():
 GRAD_CASES = [
     lambda L, x: x[1, :, ::2],
     lambda L, x: x[:, L.tensor([0, 0, 2])],                   # repeated index accumulates
-    pytest.param(lambda L, x: x[L.tensor([[1, 0], [1, 1]]), :, L.tensor([3, 3])],
-                 marks=SAVE_NONE),
+    lambda L, x: x[L.tensor([[1, 0], [1, 1]]), :, L.tensor([3, 3])],
     lambda L, x: x[x > 60],
     lambda L, x: x[:, L.tensor([True, False, True])][..., 1:],
     lambda L, x: x[None, ..., None, 1],

@@ -317,6 +317,21 @@ def test_paths_and_file_objects(tmp_path):
     assert ember.load(tmp_path / "t.pt").tolist() == [1.0, 1.0]
 
 
+def test_worker_threads_read_the_records(tmp_path, monkeypatch):
+    monkeypatch.setattr(serialization, "_PREFETCH_BYTES", 0)  # every record, however small
+    base = torch.arange(40.0)
+    sd = OrderedDict(a=base.view(5, 8), b=base[3:9], c=torch.ones(3, dtype=torch.int16),
+                     d=torch.zeros(0), e=torch.tensor(2.5, dtype=torch.float64))
+    torch.save(sd, tmp_path / "t.pt")
+    for path in (tmp_path / "t.pt", str(tmp_path / "t.pt")):
+        out = ember.load(path)
+        for k in sd:
+            assert_same_tensor(out[k], sd[k])
+        assert out["b"].untyped_storage() is out["a"].untyped_storage()
+    with open(tmp_path / "t.pt", "rb") as f:  # a file object the caller opened
+        assert ember.load(f)["c"].tolist() == [1, 1, 1]
+
+
 def test_non_seekable_streams():
     class Pipe(io.RawIOBase):
         def __init__(self, data=b""):

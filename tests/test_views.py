@@ -384,3 +384,34 @@ def test_random_view_chains(seed):
         assert ve.is_contiguous() == vt.is_contiguous(), steps
         assert (ve._base is e._base) == (vt._base is t._base), steps
         np.testing.assert_array_equal(ve.numpy(), vt.numpy())
+
+
+# ---- issue 3: splits, take, triangle indices, narrow_copy, fill_diagonal_, apply_ --------------
+_X = np.arange(24.0).reshape(2, 3, 4)
+ISSUE3_SHAPE_CASES = [
+    (lambda L, x: L.hsplit(x, 3), _X),
+    (lambda L, x: L.vsplit(x, [1]), _X),
+    (lambda L, x: x.dsplit([1, 3]), _X),
+    (lambda L, x: L.hsplit(x, 2), np.arange(6.0)),
+    (lambda L, x: L.take(x, L.tensor([[0, 5], [-1, 3]])), _X),
+    (lambda L, x: x.narrow_copy(2, 1, 2), _X),
+    (lambda L, x: L.tril_indices(3, 4, 1), _X),
+    (lambda L, x: L.triu_indices(4, 3, -1, dtype=L.int32), _X),
+    (lambda L, x: x.detach().clone().fill_diagonal_(-1.0), np.zeros((3, 3))),
+    (lambda L, x: x.detach().clone().fill_diagonal_(2.0, wrap=True), np.zeros((7, 3))),
+    (lambda L, x: x.detach().clone().fill_diagonal_(5.0), np.zeros((2, 2, 2))),
+    (lambda L, x: x.detach().clone().apply_(lambda v: v * v + 1), np.arange(5.0)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ISSUE3_SHAPE_CASES)))
+def test_issue3_shape_composites(k):
+    fn, x = ISSUE3_SHAPE_CASES[k]
+    check(fn, x)
+
+
+def test_issue3_shape_composite_errors():
+    check_raises(lambda L, x: L.hsplit(x, 5), _X)
+    check_raises(lambda L, x: L.vsplit(x, 2), np.arange(4.0))
+    check_raises(lambda L, x: L.take(x, L.tensor([24])), _X)
+    check_raises(lambda L, x: x.detach().clone().fill_diagonal_(1.0), np.zeros((2, 3, 2)))

@@ -5,6 +5,8 @@ not pay for it. Without SciPy each function has a pure NumPy fallback accurate t
 rounding (a few ulps more near the poles). Every function takes and returns a float32 or
 float64 array, and follows PyTorch at the special points where SciPy differs from it.
 """
+import math
+
 import numpy as np
 
 _scipy = None  # scipy.special once looked up, False when SciPy is missing
@@ -51,6 +53,36 @@ def lgamma(x):
 def digamma(x):
     s = _scipy_special()
     return s.psi(x) if s else _via_float64(_digamma_numpy, x)
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma (PyTorch's own series for n = 1, as it has one)."""
+    if n == 0:
+        return digamma(x)
+    if n == 1:
+        return trigamma(x)
+    s = _scipy_special()
+    r = s.polygamma(n, x).astype(x.dtype, copy=False) if s else \
+        _via_float64(lambda v: _polygamma_numpy(n, v), x)
+    return np.where(x == np.inf, np.nan, r).astype(x.dtype, copy=False)  # zeta(n + 1, inf)
+
+
+def trigamma(x):
+    """PyTorch's trigamma: the reflection pi^2 / sin(pi x)^2 below 1/2, six steps of the
+    recurrence, then the asymptotic series. sin(pi x) is taken in x's dtype, as PyTorch does,
+    so at the poles the result is as huge (or as infinite) as PyTorch's."""
+    x = np.asarray(x)
+    pi = x.dtype.type(np.pi)
+    reflect = x < 0.5
+    sin_pi_x = np.sin(pi * x)
+    result = np.where(reflect, -(pi * pi) / (sin_pi_x * sin_pi_x), 0).astype(np.float64)
+    z = np.where(reflect, 1 - x, x).astype(np.float64)
+    for _ in range(6):
+        result = result + 1 / (z * z)
+        z = z + 1
+    ixx = 1 / (z * z)
+    result = result + (1 + 1 / (2 * z) + ixx * (1 / 6 - ixx * (1 / 30 - ixx / 42))) / z
+    return np.where(reflect, -result, result).astype(x.dtype)
 
 
 # ---- NumPy fallbacks (float64 in, float64 out) ----------------------------------------------
@@ -172,3 +204,29 @@ def _digamma_numpy(x):
         poles = reflect & (x == np.round(x))
         out = np.where(poles, np.nan, out)
         return np.where(x == 0, np.copysign(np.inf, -x), out)
+
+
+# B_2k / (2k)!: the Euler-Maclaurin tail of the Hurwitz zeta function
+_BERNOULLI_OVER_FACTORIAL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
+                             -691 / 1307674368000, 1 / 74724249600)
+
+
+def _polygamma_numpy(n, x):
+    """psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta summed directly for the
+    first terms and by Euler-Maclaurin beyond (n >= 1)."""
+    s = n + 1
+    shift = 10 + max(0, int(np.ceil(-np.nanmin(x, initial=0))))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        total = np.zeros_like(x)
+        for k in range(shift):
+            total = total + (x + k) ** -s
+        q = x + shift
+        total = total + q ** (1 - s) / (s - 1) + 0.5 * q ** -s
+        rising = float(s)  # s (s + 1) ... (s + 2j - 2)
+        power = q ** (-s - 1)
+        for j, coef in enumerate(_BERNOULLI_OVER_FACTORIAL, start=1):
+            total = total + coef * rising * power
+            rising *= (s + 2 * j - 1) * (s + 2 * j)
+            power = power / (q * q)
+        out = (-1) ** (n + 1) * math.factorial(n) * total
+        return np.where((x <= 0) & (x == np.round(x)), np.inf if n % 2 else np.nan, out)

@@ -202,7 +202,8 @@ def _grouped(a, groups):
 
 
 def _matmul(a, b):
-    return a[0] @ b[0] if a.shape[0] == 1 else np.matmul(a, b)
+    """Batched (G, ., .) products; one group is one plain 2-D product (no batching loop)."""
+    return (a[0] @ b[0])[None] if a.shape[0] == 1 else np.matmul(a, b)
 
 
 def _conv(x, w, stride, padding, dilation, groups):
@@ -210,11 +211,6 @@ def _conv(x, w, stride, padding, dilation, groups):
     n = x.shape[0]
     kernel = w.shape[2:]
     out = conv_output_size(x.shape[2:], kernel, stride, padding, dilation)
-    if all(k == 1 for k in kernel) and not any(padding) and groups == 1:
-        # a 1x1 convolution needs no columns: each sample is one (O, C) @ (C, L) product
-        xs = x[(Ellipsis,) + tuple(slice(None, None, s) for s in stride)]
-        r = np.matmul(w.reshape(w.shape[0], -1), xs.reshape(n, x.shape[1], -1))
-        return r.reshape((n, w.shape[0]) + out)
     cols = _columns(x, kernel, stride, padding, dilation, out, groups)
     r = _matmul(_grouped(w, groups), cols)                        # (G, O/G, N*L)
     return np.ascontiguousarray(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
@@ -239,11 +235,13 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
 
 
 def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
-    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k)."""
+    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k). Computed
+    as (columns @ grad.T).T: OpenBLAS runs this long, thin product several times faster with
+    the long dimension inside and the big matrix on the left."""
     kernel = w_shape[2:]
     cols = _columns(x, kernel, stride, padding, dilation, g.shape[2:], groups)
-    r = _matmul(_grad_matrix(g, groups), cols.swapaxes(1, 2))     # (G, O/G, C/G*K)
-    return r.reshape(w_shape)
+    r = _matmul(cols, _grad_matrix(g, groups).swapaxes(1, 2))    # (G, C/G*K, O/G)
+    return np.ascontiguousarray(r.swapaxes(1, 2)).reshape(w_shape)
 
 
 def _transposed_input_size(x_shape, w_shape, stride, padding, dilation, output_padding, groups):
@@ -255,13 +253,18 @@ def _transposed_input_size(x_shape, w_shape, stride, padding, dilation, output_p
 # ---- kernels ----------------------------------------------------------------------------------
 _CONV_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.bfloat16, D.float32,
                 D.float64)
-_TRANSPOSED_DTYPES = (D.int64, D.float16, D.bfloat16, D.float32, D.float64)
+_WIDE_DTYPES = (D.int64, D.float16, D.bfloat16, D.float32, D.float64)
 
 
-def _check_dtype(dt, transposed):
-    if dt not in (_TRANSPOSED_DTYPES if transposed else _CONV_DTYPES):
-        name = "slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu"
-        raise not_implemented(name, dt)
+def _check_dtype(dt, transposed, dilation, nd):
+    """PyTorch's CPU kernels for integer convolutions: all integer dtypes for a plain one,
+    only int64 for a dilated or a transposed one (the kernels' names are in the message)."""
+    if transposed and dt not in _WIDE_DTYPES:
+        raise not_implemented(f"slow_conv_transpose{max(nd, 2)}d_out_cpu", dt)
+    if any(d != 1 for d in dilation) and dt not in _WIDE_DTYPES:
+        raise not_implemented("slow_conv_dilated<>", dt)
+    if dt not in _CONV_DTYPES:
+        raise not_implemented("slow_conv2d_cpu", dt)
 
 
 def _arrays(*tensors):
@@ -275,7 +278,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     shape = check_convolution(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
-    _check_dtype(input.dtype, transposed)
+    _check_dtype(input.dtype, transposed, dilation, weight.dim() - 2)
     x, w = _arrays(input, weight)
     if 0 in shape or 0 in x.shape:
         return _wrap(np.zeros(shape, input.dtype._np))

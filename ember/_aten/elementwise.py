@@ -1,5 +1,6 @@
 """Elementwise kernels (CPU and Meta): binary arithmetic with broadcasting, comparisons, logical
-and unary math.
+and bitwise ops and shifts, unary math (trigonometric, special functions through `_special`,
+rounding, predicates), the ternary lerp/addcmul/addcdiv, and the activations.
 
 CPU kernels take ember Tensors (or Python numbers) and compute on their `_np` arrays with NumPy
 ufuncs. The result dtype is PyTorch's (`result_type`), not NumPy's: tensor operands are cast to
@@ -113,6 +114,14 @@ def not_implemented(kernel, dt):
 
 def _is_integral(dt):
     return not (dt.is_floating_point or dt.is_complex)
+
+
+def _check_inplace_broadcast(self, *others):
+    """The operands of an in-place op must broadcast to the shape of `self`, which it keeps."""
+    shape = broadcast_shape(self._size, *(shape_of(o) for o in others))
+    if shape != self._size:
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
 
 
 def _inplace_shape_error(self, other):
@@ -487,10 +496,7 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         dt = _clamp_dtype(self, min, max, "clamp_")
         check_inplace(self, dt, "clamp_")
         dtype(self, min, max, "clamp_")
-        shape = broadcast_shape(self._size, shape_of(min), shape_of(max))
-        if shape != self._size:
-            raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "
-                               f"broadcast shape {list(shape)}")
+        _check_inplace_broadcast(self, min, max)
         np.copyto(self._np, _clamp_np(self, min, max, dt), casting="unsafe")
         return self
 
@@ -736,18 +742,15 @@ for _name, _uf in (("trunc", np.trunc), ("floor", np.floor), ("ceil", np.ceil),
     unary(_name, _fn, check=_check, inplace=f"{_name}_")
 
 
-def _round_decimals(a, dt, decimals):
+def _round_decimals(a, decimals):
     """PyTorch's round(x, decimals): rint(x * 10^d) / 10^d, or rint(x / 10^-d) * 10^-d for
-    d < 0. Its float16/bfloat16 code rounds the power and the scaled value to the dtype."""
-    p = np.array(10.0 ** abs(decimals), dtype=dt._np).astype(a.dtype)
-    scaled = a * p if decimals > 0 else a / p
-    if dt in _OPMATH:
-        scaled = scaled.astype(dt._np).astype(a.dtype)
-    return np.rint(scaled) / p if decimals > 0 else np.rint(scaled) * p
+    d < 0 (in the math dtype: float16/bfloat16 are rounded once, at the end)."""
+    p = a.dtype.type(10.0 ** abs(decimals))
+    return np.rint(a * p) / p if decimals > 0 else np.rint(a / p) * p
 
 
 unary("round.decimals", _round_decimals, check=_floating_only("round_cpu"), quiet=True,
-      inplace="round_.decimals", with_dtype=True)
+      inplace="round_.decimals")
 
 
 def _frac(a):
@@ -773,7 +776,8 @@ _predicate("isinf", np.isinf)
 _predicate("isfinite", np.isfinite)
 
 
-def _float_limits(dt):
+def float_limits(dt):
+    """(lowest, highest) finite value of a floating dtype."""
     if dt is D.bfloat16:
         import ml_dtypes
         info = ml_dtypes.finfo(ml_dtypes.bfloat16)
@@ -787,7 +791,7 @@ def _nan_to_num(a, dt, nan=None, posinf=None, neginf=None):
     replacement is cast to the dtype first (so posinf=1e10 is inf in float16)."""
     if not dt.is_floating_point:
         return a.copy()
-    lowest, highest = _float_limits(dt)
+    lowest, highest = float_limits(dt)
 
     def value(v, default):
         return np.array(default if v is None else v, dtype=np.float64).astype(dt._np) \
@@ -869,10 +873,7 @@ def _ternary(name, compute, dtype, inplace):
 
     def cpu_(self, a, b, *extra):
         check_inplace(self, dtype(self, a, b, *extra), inplace)
-        shape = broadcast_shape(self._size, shape_of(a), shape_of(b))
-        if shape != self._size:
-            raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "
-                               f"broadcast shape {list(shape)}")
+        _check_inplace_broadcast(self, a, b)
         np.copyto(self._np, run(self, a, b, extra), casting="unsafe")
         return self
 
@@ -921,8 +922,11 @@ def _addc_dtype(name):
 
 
 def _scalar_value(value, a):
-    """The scalar multiplier in the operands' type (an integer op truncates a float value)."""
-    return int(value) if a.dtype.kind in "iu" else value
+    """The scalar multiplier in the operands' type: an integer op truncates a float value and
+    wraps one its type cannot hold, as PyTorch's cast does."""
+    if np.asarray(a).dtype.kind not in "iu":
+        return value
+    return np.array(int(value)).astype(np.asarray(a).dtype)
 
 
 _ternary("lerp.Tensor", _lerp, _lerp_dtype, "lerp_.Tensor")
@@ -948,7 +952,7 @@ def _hardtanh(a, min_val=-1, max_val=1):
 def _check_hardtanh(dt, min_val=-1, max_val=1):
     if dt is D.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
-    if dt is D.uint8 and (min_val < 0 or max_val < 0):
+    if dt is D.uint8 and (int(min_val) < 0 or int(max_val) < 0):  # integer bounds truncate
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
 
 
@@ -1018,3 +1022,38 @@ def glu_meta(self, dim=-1):
 
 binary("_prelu_kernel", lambda a, w, dt: np.where(a > 0, a, w * a),
        check=_floating_only_binary("prelu_cpu"))
+
+
+def _polygamma_values(self, n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    from . import _special
+    dt = _float_result(self.dtype)
+    with np.errstate(all="ignore"):
+        return dt, as_result(_special.polygamma(n, _math_operand(self, dt)), dt)
+
+
+@impl("polygamma", "CPU")
+def polygamma(n, self):
+    return _wrap(_polygamma_values(self, n)[1])
+
+
+@impl("polygamma", "Meta")
+def polygamma_meta(n, self):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return _meta(self._size, _float_result(self.dtype), device=self._device)
+
+
+@impl("polygamma_", "CPU")
+def polygamma_(self, n):
+    dt, r = _polygamma_values(self, n)
+    check_inplace(self, dt, "polygamma_")
+    np.copyto(self._np, r, casting="unsafe")
+    return self
+
+
+@impl("polygamma_", "Meta")
+def polygamma_meta_(self, n):
+    check_inplace(self, polygamma_meta(n, self).dtype, "polygamma_")
+    return self

@@ -426,14 +426,23 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 @impl("random_.from", "CPU")
 def random_(self, low, high=None, generator=None):
+    """random_(from, to) draws from [from, to); random_(from, None) up to the dtype's largest
+    value (the generator spells that high=None)."""
     g = _gen_impl(_gen(generator))
-    if high is None:
-        high = _dtype_max_plus_one(self.dtype)
-    if low >= high:
+    if high is not None and low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     a = _in_memory_order(self._np)
     a[...] = g.random_int(a.shape, a.dtype, low, high)
+    return self
+
+
+@impl("random_", "CPU")
+def random_unbounded_(self, generator=None):
+    """random_() with no bounds: [0, 2**mantissa] for floats, [0, max] for integers."""
+    g = _gen_impl(_gen(generator))
+    a = _in_memory_order(self._np)
+    a[...] = g.random(a.shape, a.dtype)
     return self
 
 
@@ -469,6 +478,88 @@ def randperm(n, generator=None, dtype=None, device=None):
     return _wrap(np.asarray(g.randperm(n, D.np_dtype(dtype or D.int64))))
 
 
+# ---- more distributions (issue 3, random) ------------------------------------------------------
+def _check_floating(self, name):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{name} distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified "
+                           f"{_scalar_type_name(self.dtype)}")
+
+
+@impl("exponential_", "CPU")
+def exponential_(self, lambd=1.0, generator=None):
+    _check_floating(self, "Exponential")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    g = _gen_impl(_gen(generator))
+    a = _in_memory_order(self._np)
+    a[...] = g.exponential(a.shape, a.dtype, lambd)
+    return self
+
+
+def _uniform_doubles(self, generator):
+    """One 53-bit uniform double per element, in memory order (what torch's geometric_ and
+    cauchy_ transform), and the memory-order view to write the result to."""
+    g = _gen_impl(_gen(generator))
+    a = _in_memory_order(self._np)
+    with g._lock:
+        u = g._uniform_f64(a.size).reshape(a.shape)
+    return a, u
+
+
+@impl("geometric_", "CPU")
+def geometric_(self, p, generator=None):
+    """The number of Bernoulli(p) trials to the first success: ceil(log(u) / log1p(-p))."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    a, u = _uniform_doubles(self, generator)
+    with np.errstate(divide="ignore"):
+        a[...] = np.ceil(np.log(u) / np.log1p(-p))
+    return self
+
+
+@impl("cauchy_", "CPU")
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    _check_floating(self, "Cauchy")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    a, u = _uniform_doubles(self, generator)
+    a[...] = median + sigma * np.tan(np.pi * (u - 0.5))
+    return self
+
+
+@impl("log_normal_", "CPU")
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    _check_floating(self, "LogNormal")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    g = _gen_impl(_gen(generator))
+    a = _in_memory_order(self._np)
+    from .._generator import _libm
+    # torch draws the normals element by element (Box-Muller) and takes libm's exp in double
+    a[...] = _libm(math.exp, g.normal(a.shape, np.float64, mean, std, contiguous=False))
+    return self
+
+
+@impl("multinomial", "CPU")
+def multinomial(self, num_samples, replacement=False, generator=None):
+    if self.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_scalar_type_name(self.dtype)}")
+    if self._size[-1] == 0:
+        raise RuntimeError("multinomial: prob_dist must have at least one category")
+    g = _gen_impl(_gen(generator))
+    rows = self._np.reshape(-1, self._size[-1])
+    out = g.multinomial(rows, num_samples, replacement)
+    return _wrap(out.reshape(self._size[:-1] + (num_samples,)))
+
+
+impl("multinomial", "Meta")(lambda self, num_samples, replacement=False, generator=None:
+                            _meta(self._size[:-1] + (num_samples,), D.int64))
+for _n in ("random_", "exponential_", "geometric_", "cauchy_", "log_normal_"):
+    impl(_n, "Meta")(lambda self, *rest: self)
 for _n in ("uniform_", "normal_", "random_.from", "bernoulli_.float"):
     impl(_n, "Meta")(lambda self, *rest: self)
 impl("bernoulli", "Meta")(lambda self, generator=None: _meta(self._size, self.dtype))

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatcher import impl
-from .._tensor import _wrap, _meta
+from .._tensor import _wrap, _meta, _wrap_dim
 from .elementwise import broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
 
 
@@ -203,3 +203,484 @@ def linear(input, weight, bias=None):
 def linear_meta(input, weight, bias=None):
     _linear_check(input, weight, bias)
     return _meta(_linear_shape(input, weight), input.dtype, device=input._device)
+
+
+# ---- products with a vector, batched and accumulated products (issue 3) ----------------------
+def _accumulate(dt):
+    """The NumPy dtype a product of `dt` accumulates in (float32 for the 16-bit floats)."""
+    return _OPMATH.get(dt, dt)._np
+
+
+def _add_scaled(product, self, beta, alpha, shape, dt):
+    """beta * self + alpha * product, broadcast to `shape`; beta == 0 does not read self."""
+    mdt = product.dtype
+    if alpha != 1:
+        product = np.multiply(product, alpha, dtype=mdt)
+    if beta != 0:
+        bias = self._np.astype(mdt, copy=False)
+        product = np.add(product, bias if beta == 1 else np.multiply(bias, beta, dtype=mdt),
+                         dtype=mdt)
+    return _wrap(np.array(np.broadcast_to(product, shape), dtype=dt._np))
+
+
+def _check_expands(self, shape, name):
+    ok = len(self._size) <= len(shape) and all(
+        s in (1, t) for s, t in zip(reversed(self._size), reversed(shape)))
+    if not ok:
+        raise RuntimeError(f"{name}: The expanded size of the tensor ({list(shape)}) must match "
+                           f"the existing size of self, {list(self._size)}")
+
+
+def _dot_check(a, b):
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    if a._size != b._size:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src "
+                           f"[{b._size[0]}] to have the same number of elements, but got "
+                           f"{a._size[0]} and {b._size[0]} elements respectively")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_scalar_type_name(a.dtype)} and {_scalar_type_name(b.dtype)}")
+    if a.dtype is D.bool:
+        raise not_implemented("dot", a.dtype)
+    return ()
+
+
+def _mv_check(mat, vec, self=None):
+    if mat.dim() != 2 or vec.dim() != 1:
+        first = self.dim() if self is not None else vec.dim()
+        raise RuntimeError(f"vector + matrix @ vector expected, got {first}, {mat.dim()}, "
+                           f"{vec.dim()}")
+    if mat._size[1] != vec._size[0]:
+        n = self._size if self is not None else vec._size
+        raise RuntimeError(f"size mismatch, got input ({'x'.join(map(str, n))}), mat "
+                           f"({mat._size[0]}x{mat._size[1]}), vec ({vec._size[0]})")
+    _check_same_dtype(mat, vec, "addmv")
+    if mat.dtype is D.bool:
+        raise not_implemented("addmv_impl_cpu", mat.dtype)
+    return (mat._size[0],)
+
+
+def _addr_check(self, vec1, vec2):
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
+                           if vec1.dim() != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    _check_same_dtype(vec1, vec2, "addr")
+    shape = (vec1._size[0], vec2._size[0])
+    _check_expands(self, shape, "addr")
+    return shape
+
+
+def _addbmm_check(self, b1, b2, kernel, keep_batch):
+    shape = _bmm_shape(b1, b2)
+    _check_same_dtype(b1, b2, kernel)
+    _check_same_dtype(self, b1, kernel)
+    if b1.dtype is D.bool:
+        raise not_implemented(kernel, b1.dtype)
+    shape = shape if keep_batch else shape[1:]
+    _check_expands(self, shape, kernel)
+    return shape
+
+
+def _vector_product(np_fn):
+    def kernel(self, other):
+        _dot_check(self, other)
+        mdt = _accumulate(self.dtype)
+        r = np_fn(self._np.astype(mdt, copy=False), other._np.astype(mdt, copy=False))
+        return _wrap(np.asarray(r, dtype=self.dtype._np))
+    return kernel
+
+
+impl("dot", "CPU")(_vector_product(np.dot))
+impl("vdot", "CPU")(_vector_product(np.vdot))
+
+
+@impl("dot", "Meta")
+def dot_meta(self, other):
+    return _meta(_dot_check(self, other), self.dtype, device=self._device)
+
+
+impl("vdot", "Meta")(dot_meta)
+
+
+@impl("mv", "CPU")
+def mv(self, vec):
+    _mv_check(self, vec)
+    mdt = _accumulate(self.dtype)
+    r = np.matmul(self._np.astype(mdt, copy=False), vec._np.astype(mdt, copy=False))
+    return _wrap(np.asarray(r, dtype=self.dtype._np))
+
+
+@impl("mv", "Meta")
+def mv_meta(self, vec):
+    return _meta(_mv_check(self, vec), self.dtype, device=self._device)
+
+
+@impl("addmv", "CPU")
+def addmv(self, mat, vec, beta=1, alpha=1):
+    shape = _mv_check(mat, vec, self)
+    _check_expands(self, shape, "addmv")
+    mdt = _accumulate(mat.dtype)
+    r = np.matmul(mat._np.astype(mdt, copy=False), vec._np.astype(mdt, copy=False))
+    return _add_scaled(r, self, beta, alpha, shape, mat.dtype)
+
+
+@impl("addmv", "Meta")
+def addmv_meta(self, mat, vec, beta=1, alpha=1):
+    shape = _mv_check(mat, vec, self)
+    _check_expands(self, shape, "addmv")
+    return _meta(shape, mat.dtype, device=mat._device)
+
+
+@impl("addr", "CPU")
+def addr(self, vec1, vec2, beta=1, alpha=1):
+    """beta * self + alpha * outer(vec1, vec2); on bool tensors `or` and `and`, as in PyTorch."""
+    shape = _addr_check(self, vec1, vec2)
+    if vec1.dtype is D.bool:
+        r = np.logical_and.outer(vec1._np, vec2._np) & bool(alpha)
+        if beta:
+            r = r | self._np
+        return _wrap(np.array(np.broadcast_to(r, shape)))
+    mdt = _accumulate(vec1.dtype)
+    r = np.multiply.outer(vec1._np.astype(mdt, copy=False), vec2._np.astype(mdt, copy=False))
+    return _add_scaled(r, self, beta, alpha, shape, vec1.dtype)
+
+
+@impl("addr", "Meta")
+def addr_meta(self, vec1, vec2, beta=1, alpha=1):
+    return _meta(_addr_check(self, vec1, vec2), vec1.dtype, device=vec1._device)
+
+
+def _batched_product(b1, b2):
+    mdt = _accumulate(b1.dtype)
+    return np.matmul(b1._np.astype(mdt, copy=False), b2._np.astype(mdt, copy=False))
+
+
+@impl("baddbmm", "CPU")
+def baddbmm(self, batch1, batch2, beta=1, alpha=1):
+    shape = _addbmm_check(self, batch1, batch2, "baddbmm", True)
+    return _add_scaled(_batched_product(batch1, batch2), self, beta, alpha, shape, batch1.dtype)
+
+
+@impl("addbmm", "CPU")
+def addbmm(self, batch1, batch2, beta=1, alpha=1):
+    """beta * self + alpha * (the sum over the batch of batch1[i] @ batch2[i])."""
+    shape = _addbmm_check(self, batch1, batch2, "addmm_impl_cpu_", False)
+    product = _batched_product(batch1, batch2).sum(0)
+    return _add_scaled(product, self, beta, alpha, shape, batch1.dtype)
+
+
+@impl("baddbmm", "Meta")
+def baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
+    shape = _addbmm_check(self, batch1, batch2, "baddbmm", True)
+    return _meta(shape, batch1.dtype, device=batch1._device)
+
+
+@impl("addbmm", "Meta")
+def addbmm_meta(self, batch1, batch2, beta=1, alpha=1):
+    shape = _addbmm_check(self, batch1, batch2, "addmm_impl_cpu_", False)
+    return _meta(shape, batch1.dtype, device=batch1._device)
+
+
+# ---- einsum ----------------------------------------------------------------------------------
+# Note [einsum]
+# An equation is first made explicit: each operand's '...' becomes fresh letters (right-aligned,
+# so operands with fewer dims broadcast like tensors do) and a missing '->' gets PyTorch's
+# implicit output (the ellipsis letters, then the letters used once, in alphabetical order).
+# The contraction runs through np.einsum(optimize=True), which picks a pairwise contraction
+# order and does each pair as a BLAS matmul. The gradient of operand i is again an einsum: of
+# the output gradient with the other operands, into operand i's letters (see derivatives.py).
+def parse_einsum(equation, shapes):
+    """(one explicit subscript string per operand, the output's subscripts)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if len(subs) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation")
+    for c in eq:
+        if not (c.isalpha() or c in ",.->"):
+            raise RuntimeError(f"einsum(): invalid subscript given at index "
+                               f"{eq.index(c)} in the equation string, subscripts must be in "
+                               f"[a-zA-Z]")
+    used = set(eq)
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    ell_rank = 0
+    for i, (s, shape) in enumerate(zip(subs, shapes)):
+        labels = len(s.replace("...", ""))
+        if "..." in s:
+            ell_rank = max(ell_rank, len(shape) - labels)
+        elif labels != len(shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({labels}) "
+                               f"does not match the number of dimensions ({len(shape)}) for "
+                               f"operand {i} and no ellipsis was given")
+    ell = "".join(free[:ell_rank])
+    explicit = []
+    for s, shape in zip(subs, shapes):
+        if "..." in s:
+            k = len(shape) - len(s.replace("...", ""))
+            s = s.replace("...", ell[ell_rank - k:])
+        explicit.append(s)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        joined = "".join(subs).replace("...", "")
+        out = ell + "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    return explicit, out
+
+
+def _einsum_sizes(subs, shapes):
+    """The size of every letter; a letter of size 1 broadcasts against a larger one."""
+    sizes = {}
+    for i, (s, shape) in enumerate(zip(subs, shapes)):
+        for c, n in zip(s, shape):
+            seen = sizes.get(c)
+            if seen is None or seen == 1:
+                sizes[c] = n
+            elif n != seen and n != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which "
+                                   f"does not broadcast with previously seen size {seen}")
+    return sizes
+
+
+def _einsum_check(equation, tensors):
+    if not tensors:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {_scalar_type_name(dt)} but found "
+                               f"{_scalar_type_name(t.dtype)}")
+    shapes = [t._size for t in tensors]
+    subs, out = parse_einsum(equation, shapes)
+    sizes = _einsum_sizes(subs, shapes)
+    for c in out:
+        if c not in sizes:
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                               f"equation for any input operand")
+    if len(set(out)) != len(out):
+        raise RuntimeError("einsum(): output subscript appears more than once in the output")
+    if dt is D.bool and len(tensors) > 1:
+        raise not_implemented("bmm", dt)
+    return subs, out, sizes
+
+
+def _einsum_dtype(subs, out, dt):
+    """One operand with letters summed away is a `sum`, which gives integers int64."""
+    summed = len(subs) == 1 and len(set(out)) < len(set(subs[0]))
+    return D.int64 if summed and not (dt.is_floating_point or dt.is_complex) else dt
+
+
+@impl("einsum", "CPU")
+def einsum(equation, tensors, path=None):
+    subs, out, sizes = _einsum_check(equation, tensors)
+    dt = tensors[0].dtype
+    mdt = _accumulate(dt)
+    arrays = []
+    for s, t in zip(subs, tensors):
+        a = t._np.astype(mdt, copy=False)
+        full = tuple(sizes[c] for c in s)
+        arrays.append(a if a.shape == full else np.broadcast_to(a, full))
+    r = np.einsum(",".join(subs) + "->" + out, *arrays, optimize=len(arrays) > 1)
+    r = np.asarray(r, dtype=_einsum_dtype(subs, out, dt)._np)
+    if not r.flags.owndata:  # a permutation or a diagonal comes back as a view of the input
+        r = r.copy()
+    return _wrap(r)
+
+
+@impl("einsum", "Meta")
+def einsum_meta(equation, tensors, path=None):
+    subs, out, sizes = _einsum_check(equation, tensors)
+    return _meta(tuple(sizes[c] for c in out), _einsum_dtype(subs, out, tensors[0].dtype),
+                 device=tensors[0]._device)
+
+
+# ---- trace and cross -------------------------------------------------------------------------
+def _trace_check(self):
+    if self.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.dim()}")
+    if self.dtype is D.bool:
+        raise not_implemented("trace", self.dtype)
+    return D.int64 if not (self.dtype.is_floating_point or self.dtype.is_complex) else self.dtype
+
+
+@impl("trace", "CPU")
+def trace(self):
+    dt = _trace_check(self)
+    return _wrap(np.asarray(np.trace(self._np, dtype=_accumulate(dt)), dtype=dt._np))
+
+
+@impl("trace", "Meta")
+def trace_meta(self):
+    return _meta((), _trace_check(self), device=self._device)
+
+
+def _cross_check(self, other, dim):
+    if self.dim() != other.dim():
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    shape = broadcast_shape(self._size, other._size)
+    d = _wrap_dim(dim, len(shape))
+    if self._size[d] != 3 or other._size[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{self._size[d]} and {other._size[d]}")
+    _check_same_dtype(self, other, "linalg.cross")
+    if self.dtype is D.bool:
+        raise not_implemented("cross", self.dtype)
+    return shape, d
+
+
+@impl("linalg_cross", "CPU")
+def linalg_cross(self, other, dim=-1):
+    shape, d = _cross_check(self, other, dim)
+    mdt = _accumulate(self.dtype)
+    r = np.cross(self._np.astype(mdt, copy=False), other._np.astype(mdt, copy=False), axis=d)
+    return _wrap(np.asarray(np.broadcast_to(r, shape), dtype=self.dtype._np))
+
+
+@impl("linalg_cross", "Meta")
+def linalg_cross_meta(self, other, dim=-1):
+    return _meta(_cross_check(self, other, dim)[0], self.dtype, device=self._device)
+
+
+# ---- decompositions and solvers (torch.linalg) -----------------------------------------------
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: the input has no such decomposition (singular, not positive
+    definite, ...)."""
+
+
+_LOW_PRECISION_KERNEL = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu",
+                         "linalg.cholesky": "cholesky_cpu", "linalg.qr": "geqrf_cpu",
+                         "linalg.svd": "linalg_svd_cpu"}
+
+
+def _check_matrices(A, name, square=True):
+    """PyTorch's checks on a linalg input: floating dtype, at least 2-D, square if asked."""
+    dt = A.dtype
+    if name == "linalg.eigh" and not (dt in (D.float32, D.float64) or dt.is_complex):
+        raise not_implemented("linalg_eigh_cpu", dt)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_scalar_type_name(dt)}")
+    if dt in (D.float16, D.bfloat16):
+        kernel = _LOW_PRECISION_KERNEL.get(name)
+        if kernel is None:
+            raise RuntimeError(f"{name}: Low precision dtypes not supported. Got "
+                               f"{_scalar_type_name(dt)}")
+        raise not_implemented(kernel, dt)
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if square and A._size[-1] != A._size[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A._size[-2]} by {A._size[-1]} matrices")
+
+
+def _lapack(fn, message):
+    """Run a NumPy LAPACK call, raising PyTorch's LinAlgError where NumPy raises its own."""
+    try:
+        with np.errstate(all="ignore"):
+            return fn()
+    except np.linalg.LinAlgError:
+        raise LinAlgError(message) from None
+
+
+def _fresh(a, dt):
+    return _wrap(np.array(a, dtype=dt._np))
+
+
+@impl("linalg_inv", "CPU")
+def linalg_inv(A):
+    _check_matrices(A, "linalg.inv")
+    if A.numel() == 0:
+        return _fresh(A._np, A.dtype)
+    inv = _lapack(lambda: np.linalg.inv(A._np),
+                  "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
+                  "completed because the input matrix is singular.")
+    return _fresh(inv, A.dtype)
+
+
+@impl("linalg_det", "CPU")
+def linalg_det(A):
+    _check_matrices(A, "linalg.det")
+    return _fresh(np.linalg.det(A._np), A.dtype)
+
+
+@impl("linalg_slogdet", "CPU")
+def linalg_slogdet(A):
+    _check_matrices(A, "linalg.slogdet")
+    sign, logabsdet = np.linalg.slogdet(A._np)
+    return _fresh(sign, A.dtype), _fresh(logabsdet, A.dtype)
+
+
+def _is_vector_rhs(A, B):
+    """linalg.solve reads B as a (batch of) vector(s) if it is 1-D or has A's batch shape."""
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and B._size == A._size[:-1])
+
+
+@impl("linalg_solve", "CPU")
+def linalg_solve(A, B, left=True):
+    _check_matrices(A, "linalg.solve")
+    _check_same_dtype(A, B, "linalg.solve")
+    a, b = A._np, B._np
+    vector = _is_vector_rhs(A, B)
+    if vector:
+        b = b[..., None]
+    if not left:
+        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A._size[-2]}x{A._size[-1]} and "
+                           f"{'x'.join(map(str, B._size[-2:]))})")
+    x = _lapack(lambda: np.linalg.solve(a, b),
+                "linalg.solve: The solver failed because the input matrix is singular.")
+    if not left:
+        x = np.swapaxes(x, -1, -2)
+    return _fresh(x[..., 0] if vector else x, A.dtype)
+
+
+@impl("linalg_cholesky", "CPU")
+def linalg_cholesky(self, upper=False):
+    _check_matrices(self, "linalg.cholesky")
+    L = _lapack(lambda: np.linalg.cholesky(self._np),
+                "linalg.cholesky: The factorization could not be completed because the input "
+                "is not positive-definite.")
+    return _fresh(np.swapaxes(L, -1, -2).conj() if upper else L, self.dtype)
+
+
+@impl("linalg_qr", "CPU")
+def linalg_qr(A, mode="reduced"):
+    _check_matrices(A, "linalg.qr", square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           f"'reduced' (default), 'r', or 'complete'")
+    if mode == "r":
+        return _fresh(np.empty(0), A.dtype), _fresh(np.linalg.qr(A._np, mode="r"), A.dtype)
+    Q, R = np.linalg.qr(A._np, mode=mode)
+    return _fresh(Q, A.dtype), _fresh(R, A.dtype)
+
+
+@impl("linalg_svd", "CPU")
+def linalg_svd(A, full_matrices=True, driver=None):
+    _check_matrices(A, "linalg.svd", square=False)
+    U, S, Vh = _lapack(lambda: np.linalg.svd(A._np, full_matrices=full_matrices),
+                       "linalg.svd: The algorithm failed to converge.")
+    return _fresh(U, A.dtype), _fresh(S, D._from_np[S.dtype]), _fresh(Vh, A.dtype)
+
+
+@impl("linalg_svdvals", "CompositeImplicitAutograd")
+def linalg_svdvals(A, driver=None):
+    from .._dispatcher import lookup
+    return lookup("linalg_svd")(A, False, driver)[1]
+
+
+@impl("linalg_eigh", "CPU")
+def linalg_eigh(self, UPLO="L"):
+    _check_matrices(self, "linalg.eigh")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    w, v = _lapack(lambda: np.linalg.eigh(self._np, UPLO=UPLO),
+                   "linalg.eigh: The algorithm failed to converge.")
+    return _fresh(w, self.dtype), _fresh(v, self.dtype)

@@ -109,6 +109,8 @@ lgamma(Tensor self) -> Tensor
 lgamma_(Tensor(a!) self) -> Tensor(a!)
 digamma(Tensor self) -> Tensor
 digamma_(Tensor(a!) self) -> Tensor(a!)
+polygamma(int n, Tensor self) -> Tensor
+polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
 trunc(Tensor self) -> Tensor
 trunc_(Tensor(a!) self) -> Tensor(a!)
 floor(Tensor self) -> Tensor
@@ -231,6 +233,27 @@ matmul(Tensor self, Tensor other) -> Tensor
 addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
 
+# ---- linear algebra: products, einsum, decompositions (issue 3, linalg)
+dot(Tensor self, Tensor tensor) -> Tensor
+vdot(Tensor self, Tensor other) -> Tensor
+mv(Tensor self, Tensor vec) -> Tensor
+addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
+trace(Tensor self) -> Tensor
+linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
+linalg_inv(Tensor A) -> Tensor
+linalg_det(Tensor A) -> Tensor
+linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
+linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
+linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
+linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+
 # ---- softmax and losses
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -311,6 +334,13 @@ roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor
 tril(Tensor self, int diagonal=0) -> Tensor
 triu(Tensor self, int diagonal=0) -> Tensor
 
+# ---- shape and scatter ops (issue 3, shape/indexing)
+diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
+select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor
+slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor
+diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
+
 # ---- indexing
 index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)
@@ -346,6 +376,13 @@ random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -
 bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
 randperm(int n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor
+# random (issue 3, random)
+random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
 """
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from .._dispatcher import impl
 from .._tensor import _wrap, _meta, _wrap_dim
 from .. import _dtype as D
-from .elementwise import broadcast_shape, not_implemented, _OPMATH
+from .elementwise import broadcast_shape, not_implemented, _OPMATH, _scalar_type_name
 
 
 def _softmax_np(a, dim, log):
@@ -223,6 +223,9 @@ def embedding_dense_backward_meta(grad_output, indices, num_weights, padding_idx
 def embedding_renorm_(self, indices, max_norm, norm_type):
     """Rescale, in place, the rows named by `indices` whose norm exceeds max_norm."""
     _check_indices(indices)
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_scalar_type_name(self.dtype)} instead.")
     rows = np.unique(indices._np)
     w = self._np
     picked = w[rows].astype(np.float64)

@@ -117,8 +117,12 @@ def _window_slices(pos, out, stride, dilation):
                                for k, o, s, d in zip(pos, out, stride, dilation))
 
 
+def _is_float(dtype):
+    return not np.issubdtype(dtype, np.integer)   # bfloat16 (ml_dtypes) has kind "V"
+
+
 def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return -np.inf if _is_float(dtype) else np.iinfo(dtype).min
 
 
 def _running_max(views, init_arg, dtype):
@@ -130,7 +134,7 @@ def _running_max(views, init_arg, dtype):
             best = np.full(v.shape, _lowest(dtype), dtype)
             arg = np.broadcast_to(init_arg, v.shape).copy()
         take = v > best
-        if dtype.kind == "f":
+        if _is_float(dtype):
             take |= np.isnan(v)
         np.copyto(best, v, where=take)
         np.copyto(arg, k, where=take)
@@ -264,10 +268,11 @@ def _divide(total, div, dtype):
 
 
 def _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name):
+    if nd == 2 and self.dim() < 3:  # PyTorch reads input.size(-3) before any check
+        n = max(self.dim(), 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got -3)")
     k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, 1, name)
-    if any(pp > kk // 2 for pp, kk in zip(p, k)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={list(p)}, kernel_size={list(k)} and dilation={list(d)}")
     out = _check_pool(name, self, nd, k, s, p, d, ceil_mode)
     return k, s, p, out
 

@@ -1,5 +1,7 @@
 """Reduction kernels (CPU and Meta): sum, mean, prod, amax/amin, max/min with indices,
-argmax/argmin, var/std with correction, logsumexp, all/any.
+argmax/argmin, var/std with correction, logsumexp, all/any; vector norms, nansum,
+count_nonzero, aminmax, median/nanmedian/mode with indices; and the scans cumsum, cumprod,
+cummax/cummin and logcumsumexp.
 
 `dim` follows PyTorch: None or [] means every dimension, negative dims wrap, a repeated dim is
 an error. Integer sums accumulate in int64 as in PyTorch; float16/bfloat16 accumulate in float32.
@@ -321,8 +323,9 @@ def _norm_dtype(self, dtype):
 
 
 def _check_norm_identity(self, ord, dims):
-    """The inf norms are max/min reductions: without identity, so an empty reduction fails."""
-    if not np.isinf(ord) or self.numel():
+    """The inf norms are max/min reductions, and a negative power of an empty sum is 1/0:
+    without an identity, so reducing nothing is an error."""
+    if not (ord < 0 or ord == np.inf) or self.numel():
         return
     if len(dims) == self.dim():
         raise RuntimeError(f"linalg.vector_norm cannot compute the {_ord_name(ord)} norm on an "
@@ -335,7 +338,8 @@ def _check_norm_identity(self, ord, dims):
 
 
 def _ord_name(ord):
-    return "inf" if ord > 0 else "-inf"
+    """ord as PyTorch prints a Scalar: -1.0 as -1."""
+    return str(int(ord)) if np.isfinite(ord) and ord == int(ord) else str(ord)
 
 
 @impl("linalg_vector_norm", "CPU")
@@ -380,8 +384,10 @@ def linalg_vector_norm_meta(self, ord=2, dim=None, keepdim=False, dtype=None):
 def nansum(self, dim=None, keepdim=False, dtype=None):
     dims = reduce_dims(self._size, dim)
     out_dt = _sum_dtype(self.dtype, dtype)
-    r = np.nansum(self._np, axis=dims, keepdims=keepdim, dtype=_acc_np(out_dt) or out_dt._np)
-    return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
+    # np.nansum only skips NaN in NumPy's own float types: bfloat16 is summed as float32
+    a = self._np.astype(_acc_np(out_dt) or out_dt._np, copy=False)
+    return _wrap(np.asarray(np.nansum(a, axis=dims, keepdims=keepdim)).astype(out_dt._np,
+                                                                              copy=False))
 
 
 impl("nansum", "Meta")(sum_meta)
@@ -485,7 +491,7 @@ def _median_kernels(name, ignore_nan):
         values, idx = _median_last(np.moveaxis(a, d, -1), ignore_nan)
         if keepdim:
             values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
-        return _wrap(np.ascontiguousarray(values)), _wrap(idx.astype(np.int64, copy=False))
+        return _wrap(np.array(values, order="C")), _wrap(np.array(idx, np.int64, order="C"))
 
     def full_meta(self):
         _check_selection_dtype(self, f"{name}_cpu")
@@ -552,7 +558,7 @@ def mode(self, dim=-1, keepdim=False):
     values, idx = _mode_last(np.moveaxis(a, d, -1))
     if keepdim:
         values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
-    return _wrap(np.ascontiguousarray(values)), _wrap(idx.astype(np.int64, copy=False))
+    return _wrap(np.array(values, order="C")), _wrap(np.array(idx, np.int64, order="C"))
 
 
 impl("mode", "Meta")(_values_indices_meta("mode"))
@@ -579,17 +585,25 @@ def _scan(self, dim, out_dt, ufunc):
 
 
 def _cumulative(name, ufunc):
+    def out_dtype(self, dtype):
+        dt = _sum_dtype(self.dtype, dtype)
+        if dt is D.bool and self.dim():  # no bool kernel (a 0-d scan is a copy)
+            from .elementwise import not_implemented
+            raise not_implemented(f"{name}_out_cpu", dt)
+        return dt
+
     def cpu(self, dim, dtype=None):
-        return _wrap(_scan(self, dim, _sum_dtype(self.dtype, dtype), ufunc))
+        return _wrap(_scan(self, dim, out_dtype(self, dtype), ufunc))
 
     def meta(self, dim, dtype=None):
         _wrap_dim(dim, self.dim())
-        return _meta(self._size, _sum_dtype(self.dtype, dtype), device=self._device)
+        return _meta(self._size, out_dtype(self, dtype), device=self._device)
 
     def check_inplace(self, dtype):
         if dtype is not None and dtype is not self.dtype:
             raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(self.dtype)} and "
                                f"output tensor dtype {_c_name(dtype)} should match")
+        out_dtype(self, self.dtype)
 
     def cpu_(self, dim, dtype=None):
         check_inplace(self, dtype)

@@ -709,3 +709,92 @@ def _triangle(name, np_fn):
 
 _triangle("tril", np.tril)
 _triangle("triu", np.triu)
+
+
+# ---- diag_embed, rot90 and the *_scatter ops (issue 3) --------------------------------------
+def _diag_embed_shape(self, offset, dim1, dim2):
+    n = self.dim() + 1
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    size = self._size[-1] + abs(offset) if self._size else abs(offset) + 1
+    batch = list(self._size[:-1])
+    for d in sorted((d1, d2)):
+        batch.insert(d, size)
+    return tuple(batch), d1, d2
+
+
+@impl("diag_embed", "CPU")
+def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    """Each last-dim vector of self becomes the `offset` diagonal of a matrix in (dim1, dim2)."""
+    shape, d1, d2 = _diag_embed_shape(self, offset, dim1, dim2)
+    out = np.zeros(shape, dtype=self.dtype._np)
+    # a writable view of the target diagonal: NumPy's diagonal() view is read-only
+    view = np.moveaxis(out, (d1, d2), (-2, -1))
+    k = self._size[-1] if self._size else 1
+    rows = np.arange(k) + max(-offset, 0)
+    cols = np.arange(k) + max(offset, 0)
+    view[..., rows, cols] = self._np
+    return _wrap(out)
+
+
+@impl("diag_embed", "Meta")
+def diag_embed_meta(self, offset=0, dim1=-2, dim2=-1):
+    return _meta(_diag_embed_shape(self, offset, dim1, dim2)[0], self.dtype,
+                 device=self._device)
+
+
+def _rot90_args(self, k, dims):
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if self.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.dim()}")
+    d0, d1 = (_wrap_dim(d, self.dim()) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    return k % 4, (d0, d1)
+
+
+@impl("rot90", "CPU")
+def rot90(self, k=1, dims=(0, 1)):
+    k, dims = _rot90_args(self, k, dims)
+    return _wrap(np.ascontiguousarray(np.rot90(self._np, k, dims)))
+
+
+@impl("rot90", "Meta")
+def rot90_meta(self, k=1, dims=(0, 1)):
+    k, (d0, d1) = _rot90_args(self, k, dims)
+    shape = list(self._size)
+    if k % 2:
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+    return _meta(shape, self.dtype, device=self._device)
+
+
+def _scatter_into(view_fn, name):
+    """`<view>_scatter(self, src, ...)`: a copy of self with the view `view_fn` selects
+    replaced by src (the functional form of writing into a view)."""
+    def check(self, src, args):
+        target = view_fn(_stand_in(self), *args)
+        if tuple(target.shape) != tuple(src._size):
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src "
+                               f"size = {list(src._size)}, slice size = {list(target.shape)}")
+        if src.dtype is not self.dtype:
+            raise RuntimeError(f"{name}(): expected src and self to have the same dtype")
+
+    def cpu(self, src, *args):
+        check(self, src, args)
+        out = np.array(self._np)
+        view_fn(out, *args)[...] = src._np
+        return _wrap(out)
+
+    def meta(self, src, *args):
+        check(self, src, args)
+        return _meta(self._size, self.dtype, device=self._device)
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(meta)
+
+
+_scatter_into(_select, "select_scatter")
+_scatter_into(_slice, "slice_scatter")
+_scatter_into(_diagonal, "diagonal_scatter")

@@ -75,7 +75,7 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
     values, indices = _sorted_along(a, d, descending=largest)
     head = (slice(None),) * d + (slice(0, k),)
-    return _wrap(np.ascontiguousarray(values[head])), _wrap(np.ascontiguousarray(indices[head]))
+    return _wrap(np.array(values[head], order="C")), _wrap(np.array(indices[head], order="C"))
 
 
 @impl("topk", "Meta")
@@ -105,7 +105,7 @@ def kthvalue(self, k, dim=-1, keepdim=False):
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
     values, indices = _sorted_along(a, d, descending=False)
     pick = (slice(None),) * d + (slice(k - 1, k) if keepdim else k - 1,)
-    return _wrap(np.ascontiguousarray(values[pick])), _wrap(np.ascontiguousarray(indices[pick]))
+    return _wrap(np.array(values[pick], order="C")), _wrap(np.array(indices[pick], order="C"))
 
 
 @impl("kthvalue", "Meta")
@@ -159,12 +159,12 @@ def _rows_along(self, dim, name):
         raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so {name} "
                            f"cannot be applied")
     a = np.moveaxis(a, d, 0) if a.ndim else a.reshape(1)
-    return d, a, a.reshape(a.shape[0], -1)
+    return d, a, a.reshape(a.shape[0], int(np.prod(a.shape[1:])))
 
 
 def _back_along(rows, like, d):
     """Rows (slices along d) back into a tensor laid out like `like` along dim d."""
-    return np.ascontiguousarray(np.moveaxis(rows.reshape((-1,) + like.shape[1:]), 0, d))
+    return np.array(np.moveaxis(rows.reshape((-1,) + like.shape[1:]), 0, d), order="C")
 
 
 @impl("unique_dim", "CPU")

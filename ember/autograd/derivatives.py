@@ -13,7 +13,8 @@ Rules for a formula:
 """
 import math
 
-from .variable_type import derivative, not_differentiable
+from .variable_type import derivative, not_differentiable, node_name_of
+from .._aten.elementwise import float_limits
 from .. import _python_bindings as E
 
 
@@ -386,6 +387,193 @@ def _linear_bias(grad, bias_shape):
 derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": _linear_bias},
            node_name="AddmmBackward0")
 
+# ---- linear algebra: products, einsum, decompositions (issue 3, linalg) --------------------
+def _scaled(g, s):
+    return g if s == 1 else g * s
+
+
+derivative("dot", {"self": lambda grad, tensor: grad * _conj(tensor),
+                   "tensor": lambda grad, self: grad * _conj(self)})
+derivative("vdot", {"self": lambda grad, other: grad * other,
+                    "other": lambda grad, self: grad * self})
+derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * vec,
+                  "vec": lambda grad, self: self.mT.mv(grad)})
+derivative("addmv", {"self": lambda grad, beta: _scaled(grad, beta),
+                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
+                     "vec": lambda grad, mat, alpha: _scaled(mat.mT.mv(grad), alpha)})
+derivative("addr", {"self": lambda grad, beta: _scaled(grad, beta),
+                    "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
+                    "vec2": lambda grad, vec1, alpha: _scaled(grad.mT.mv(vec1), alpha)})
+derivative("baddbmm", {"self": lambda grad, beta: _scaled(grad, beta),
+                       "batch1": lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.mT), alpha),
+                       "batch2": lambda grad, batch1, alpha: _scaled(batch1.mT.bmm(grad), alpha)})
+
+
+def _addbmm_batch1(grad, batch1_shape, batch2, alpha):
+    return _scaled(grad.expand(batch1_shape[0], *grad.shape).bmm(batch2.mT), alpha)
+
+
+def _addbmm_batch2(grad, batch1, batch2_shape, alpha):
+    return _scaled(batch1.mT.bmm(grad.expand(batch2_shape[0], *grad.shape)), alpha)
+
+
+derivative("addbmm", {"self": lambda grad, beta: _scaled(grad, beta),
+                      "batch1": _addbmm_batch1, "batch2": _addbmm_batch2})
+
+
+def _einsum_operand_grad(grad, subs, out, tensors, i):
+    """d(einsum)/d(operand i): the output gradient contracted with the other operands, into
+    operand i's letters. Letters only operand i has were summed over in the forward, so the
+    gradient is constant along them (a ones factor); a letter repeated in operand i (a
+    diagonal, 'ii->i') puts the gradient on that diagonal (an identity factor)."""
+    s = subs[i]
+    others = [j for j in range(len(subs)) if j != i]
+    reachable = set(out).union(*(subs[j] for j in others))
+    target = "".join(c for c in dict.fromkeys(s) if c in reachable)
+    g = E.einsum(",".join([out] + [subs[j] for j in others]) + "->" + target, grad,
+                 *(tensors[j] for j in others))
+    if target == s:
+        return g
+    used = set("".join(subs) + out)
+    fresh = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                 if c not in used)
+    terms, operands, result, seen = [target], [g], "", set()
+    for c, n in zip(s, tensors[i].shape):
+        if c not in seen:
+            seen.add(c)
+            result += c
+            if c not in reachable:
+                terms.append(c)
+                operands.append(E.ones(n, dtype=g.dtype))
+        else:
+            f = next(fresh)
+            result += f
+            terms.append(c + f)
+            operands.append(E.eye(n, dtype=g.dtype))
+    return E.einsum(",".join(terms) + "->" + result, *operands)
+
+
+def _einsum_grads(grad, equation, tensors):
+    from .._aten.linalg import parse_einsum
+    subs, out = parse_einsum(equation, [t.shape for t in tensors])
+    return [_einsum_operand_grad(grad, subs, out, tensors, i)
+            if t.dtype.is_floating_point or t.dtype.is_complex else None
+            for i, t in enumerate(tensors)]
+
+
+derivative("einsum", {"tensors": _einsum_grads})
+derivative("trace", {"self": lambda grad, self_shape: grad * E.eye(*self_shape,
+                                                                   dtype=grad.dtype)})
+derivative("linalg_cross", {
+    "self": lambda grad, other, dim: E.ops.aten.linalg_cross(other, grad, dim=dim),
+    "other": lambda grad, self, dim: E.ops.aten.linalg_cross(grad, self, dim=dim)})
+derivative("linalg_inv", {"A": lambda grad, result: -(result.mT.matmul(grad).matmul(result.mT))})
+
+
+def _det_grad(grad, A, result):
+    """d det(A) = det(A) tr(A^-1 dA): the gradient is grad * det(A) * A^-T."""
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * E.ops.aten.linalg_inv(A).mT
+
+
+derivative("linalg_det", {"A": _det_grad})
+derivative("linalg_slogdet", {"A": lambda grads, A: grads[1].unsqueeze(-1).unsqueeze(-1) *
+                              E.ops.aten.linalg_inv(A).mT})
+
+
+def _solve_grads(grad, A, B, result, left, needs):
+    """X = A^-1 B: gB = A^-T g and gA = -gB X^T (for XA = B: gB = g A^-T, gA = -X^T gB)."""
+    from .._aten.linalg import _is_vector_rhs
+    vector = _is_vector_rhs(A, B)
+    g = grad.unsqueeze(-1) if vector else grad
+    X = result.unsqueeze(-1) if vector else result
+    gB = E.ops.aten.linalg_solve(A.mT, g, left=left)
+    gA = (-gB.matmul(X.mT) if left else -X.mT.matmul(gB)) if needs[0] else None
+    return gA, (gB.squeeze(-1) if vector else gB) if needs[1] else None
+
+
+derivative("linalg_solve", {"A, B": _solve_grads})
+
+
+def _cholesky_grad(grad, result, upper):
+    """A = L L^T: gA = L^-T Phi(L^T gL) L^-1, Phi taking the lower triangle with half the
+    diagonal, then made symmetric."""
+    L, gL = (result.mT, grad.mT) if upper else (result, grad)
+    gA = L.mT.matmul(gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mT)
+    gA = E.ops.aten.linalg_solve(L.mT, gA)
+    return E.ops.aten.linalg_solve(L, gA, left=False)
+
+
+derivative("linalg_cholesky", {"self": _cholesky_grad})
+
+
+def _qr_grad(grads, A_shape, result, result1, mode):
+    """A = QR with m >= n: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T, where copyltu
+    mirrors M's lower triangle onto its upper one."""
+    Q, R = result, result1
+    gQ, gR = grads
+    m, n = A_shape[-2], A_shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    if m < n or (mode == "complete" and m > n):
+        raise NotImplementedError("The derivative of linalg.qr is implemented for m >= n in "
+                                  "mode 'reduced' (and square inputs in mode 'complete')")
+    M = R.matmul(gR.mT) - gQ.mT.matmul(Q)
+    M = M.tril() + M.tril(-1).mT
+    return E.ops.aten.linalg_solve(R, (gQ + Q.matmul(M)).mT).mT
+
+
+derivative("linalg_qr", {"A": _qr_grad})
+
+
+def _svd_grad(grads, A_shape, full_matrices, result, result1, result2):
+    """A = U diag(S) Vh (reduced; with full_matrices the extra columns get no gradient):
+    gA = U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] Vh, E_ij = s_j^2 - s_i^2, plus
+    the parts of gU, gV outside the span of U, V when A is not square."""
+    gU, gS, gVh = grads
+    U, S, Vh = result, result1, result2
+    m, n = A_shape[-2], A_shape[-1]
+    k = S.shape[-1]
+    if full_matrices:
+        U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
+        Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
+    V, gV = Vh.mT, gVh.mT
+    UhgU = U.mT.matmul(gU)
+    VhgV = V.mT.matmul(gV)
+    S2 = S * S
+    E_ = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    E_ = E_ + E.eye(k, dtype=S.dtype)
+    inner = ((UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)) / E_
+    inner = inner * (1 - E.eye(k, dtype=S.dtype)) + E.diag_embed(gS)
+    gA = U.matmul(inner).matmul(Vh)
+    if m > k:
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = gA + (gUSinv - U.matmul(U.mT.matmul(gUSinv))).matmul(Vh)
+    if n > k:
+        gVSinv = gV / S.unsqueeze(-2)
+        gA = gA + U.matmul(gVSinv.mT - gVSinv.mT.matmul(V).matmul(Vh))
+    return gA
+
+
+derivative("linalg_svd", {"A": _svd_grad})
+
+
+def _eigh_grad(grads, result, result1):
+    """A = V diag(L) V^T: gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the
+    diagonal."""
+    gL, gV = grads
+    L, V = result, result1
+    n = L.shape[-1]
+    eye = E.eye(n, dtype=L.dtype)
+    E_ = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
+    inner = V.mT.matmul(gV) / E_ * (1 - eye) + E.diag_embed(gL)
+    return V.matmul(inner).matmul(V.mT)
+
+
+derivative("linalg_eigh", {"self": _eigh_grad})
+
 # ---- softmax and losses --------------------------------------------------------------------
 derivative("_softmax", {"self": lambda grad, result, dim, self:
                         E.ops.aten._softmax_backward_data(grad, result, dim, self.dtype)},
@@ -576,6 +764,23 @@ derivative("flip", {"self": lambda grad, dims: grad.flip(dims)})
 derivative("roll", {"self": lambda grad, shifts, dims: grad.roll([-s for s in shifts], dims)})
 derivative("tril", {"self": lambda grad, diagonal: grad.tril(diagonal)})
 derivative("triu", {"self": lambda grad, diagonal: grad.triu(diagonal)})
+
+# ---- shape and scatter ops (issue 3, shape/indexing) ----------------------------------------
+derivative("diag_embed", {"self": lambda grad, offset, dim1, dim2:
+                          grad.diagonal(offset, dim1, dim2)})
+derivative("rot90", {"self": lambda grad, k, dims: E.ops.aten.rot90(grad, -k, dims)})
+derivative("select_scatter", {
+    "self": lambda grad, src_shape, dim, index: E.ops.aten.select_scatter(
+        grad, E.zeros(src_shape, dtype=grad.dtype), dim, index),
+    "src": lambda grad, dim, index: grad.select(dim, index)})
+derivative("slice_scatter", {
+    "self": lambda grad, src_shape, dim, start, end, step: E.ops.aten.slice_scatter(
+        grad, E.zeros(src_shape, dtype=grad.dtype), dim, start, end, step),
+    "src": lambda grad, dim, start, end, step: E.ops.aten.slice(grad, dim, start, end, step)})
+derivative("diagonal_scatter", {
+    "self": lambda grad, src_shape, offset, dim1, dim2: E.ops.aten.diagonal_scatter(
+        grad, E.zeros(src_shape, dtype=grad.dtype), offset, dim1, dim2),
+    "src": lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2)})
 
 # ---- indexing ------------------------------------------------------------------------------
 derivative("index.Tensor", {"self": lambda grad, self_shape, indices: E.ops.aten.index_put(
@@ -810,6 +1015,282 @@ for _kind in ("reflection", "replication"):
         _index_pad_derivatives(f"{_kind}_pad{_nd}d")
 not_differentiable("embedding_renorm_", "one_hot")
 
+# ---- elementwise math, activations (issue 3a) ----------------------------------------------
+# An in-place op (`tan_`) has its out-of-place op's formula and node (TanBackward0).
+def _same_as(name, formulas, node_name=None, inplace_node=None):
+    base = name.split(".")[0]
+    derivative(name, formulas, node_name=node_name)
+    derivative(name.replace(base, base + "_", 1), formulas,
+               node_name=inplace_node or node_name or node_name_of(base))
+
+
+_LN2, _LN10 = math.log(2), math.log(10)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+for _name, _formula in (
+        ("neg", lambda grad: -grad),
+        ("abs", lambda grad, self: grad * self.sign()),
+        ("sign", lambda grad: grad * 0),
+        ("exp", lambda grad, result: grad * _conj(result)),
+        ("log", lambda grad, self: grad / _conj(self)),
+        ("log1p", lambda grad, self: grad / (self + 1)),
+        ("expm1", lambda grad, result: grad * (result + 1)),
+        ("sqrt", lambda grad, result: grad / (2 * _conj(result))),
+        ("rsqrt", lambda grad, result: -0.5 * grad * result.pow(3)),
+        ("sin", lambda grad, self: grad * self.cos()),
+        ("cos", lambda grad, self: -grad * self.sin()),
+        ("tanh", lambda grad, result: E.ops.aten.tanh_backward(grad, result)),
+        ("sigmoid", lambda grad, result: E.ops.aten.sigmoid_backward(grad, result))):
+    derivative(f"{_name}_", {"self": _formula}, node_name=node_name_of(_name))
+
+_same_as("tan", {"self": lambda grad, result: grad * (1 + result * result)})
+_same_as("asin", {"self": lambda grad, self: grad * (1 - self * self).rsqrt()})
+_same_as("acos", {"self": lambda grad, self: -grad * (1 - self * self).rsqrt()})
+_same_as("atan", {"self": lambda grad, self: grad / (self * self + 1)})
+_same_as("sinh", {"self": lambda grad, self: grad * self.cosh()})
+_same_as("cosh", {"self": lambda grad, self: grad * self.sinh()})
+# PyTorch has no derivative for asinh_, acosh_ and atanh_: their backward raises
+derivative("asinh", {"self": lambda grad, self: grad * (self * self + 1).rsqrt()})
+derivative("acosh", {"self": lambda grad, self: grad * (self * self - 1).rsqrt()})
+derivative("atanh", {"self": lambda grad, self: grad / (1 - self * self)})
+_same_as("log2", {"self": lambda grad, self: grad / (self * _LN2)})
+_same_as("log10", {"self": lambda grad, self: grad / (self * _LN10)})
+_same_as("exp2", {"self": lambda grad, result: grad * result * _LN2})
+_same_as("reciprocal", {"self": lambda grad, result: -grad * (result * result)})
+_same_as("erf", {"self": lambda grad, self: grad * _TWO_OVER_SQRT_PI * (-self * self).exp()})
+_same_as("erfc", {"self": lambda grad, self: -grad * _TWO_OVER_SQRT_PI * (-self * self).exp()})
+_same_as("erfinv", {"self": lambda grad, result:
+                    grad * (math.sqrt(math.pi) / 2) * (result * result).exp()})
+_same_as("lgamma", {"self": lambda grad, self: grad * self.digamma()})
+_same_as("digamma", {"self": lambda grad, self: grad * E.polygamma(1, self)})
+derivative("polygamma", {"self": lambda grad, n, self: grad * E.polygamma(n + 1, self)})
+derivative("polygamma_", {"self": lambda grad, n, self: grad * E.polygamma(n + 1, self)},
+           node_name="PolygammaBackward0")
+for _name in ("trunc", "floor", "ceil", "round"):
+    _same_as(_name, {"self": lambda grad: grad * 0})
+_same_as("round.decimals", {"self": lambda grad: grad * 0}, node_name="RoundBackward1")
+_same_as("frac", {"self": lambda grad: grad})
+_same_as("nan_to_num", {"self": lambda grad, self: grad * self.isfinite()})
+
+
+def _fmod_node(other):
+    return "FmodBackward1" if hasattr(other, "_size") else "FmodBackward0"
+
+
+_fmod = {"self": lambda grad: grad,
+         "other": lambda grad, self, other: -grad * E.div(self, other, rounding_mode="trunc")}
+derivative("fmod.Tensor", _fmod, node_name=_fmod_node)
+derivative("fmod_.Tensor", _fmod, node_name=_fmod_node)
+_same_as("hypot", {"self": lambda grad, self, result: grad * self / result,
+                   "other": lambda grad, other, result: grad * other / result})
+
+
+def _atan2_grads(grad, self, other, needs):
+    scale = grad / (self * self + other * other)
+    return (scale * other if needs[0] else None, scale * -self if needs[1] else None)
+
+
+_same_as("atan2", {"self, other": _atan2_grads})
+
+
+def _copysign_node(other):
+    return "CopysignBackward0" if hasattr(other, "_size") else "CopysignBackward1"
+
+
+_copysign = {"self": lambda grad, self, result: grad * E.where(self == 0, 0.0, result / self),
+             "other": lambda grad, other: grad * 0}
+derivative("copysign.Tensor", _copysign, node_name=_copysign_node)
+derivative("copysign_.Tensor", _copysign, node_name=_copysign_node)
+
+
+def _lerp_node(weight):
+    return "LerpBackward1" if hasattr(weight, "_size") else "LerpBackward0"
+
+
+_lerp = {"self": lambda grad, weight: grad * (1 - weight),
+         "end": lambda grad, weight: grad * weight,
+         "weight": lambda grad, self, end: grad * (end - self)}
+derivative("lerp.Tensor", _lerp, node_name=_lerp_node)
+derivative("lerp_.Tensor", _lerp, node_name=_lerp_node)
+_same_as("addcmul", {"self": lambda grad: grad,
+                     "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
+                     "tensor2": lambda grad, tensor1, value: grad * tensor1 * value})
+_same_as("addcdiv", {"self": lambda grad: grad,
+                     "tensor1": lambda grad, tensor2, value: grad * value / tensor2,
+                     "tensor2": lambda grad, tensor1, tensor2, value:
+                         -grad * value * tensor1 / (tensor2 * tensor2)})
+
+# activations: each formula compares as PyTorch's backward kernel does (which side of the
+# kink a boundary point takes, and where NaN goes)
+_same_as("elu", {"self": lambda grad, self, alpha, scale, input_scale: E.where(
+    self <= 0, grad * (input_scale * alpha * scale) * (self * input_scale).exp(),
+    grad * scale)}, inplace_node="EluBackward1")
+_same_as("leaky_relu", {"self": lambda grad, self, negative_slope:
+                        E.where(self > 0, grad, grad * negative_slope)},
+         inplace_node="LeakyReluBackward1")
+_same_as("hardtanh", {"self": lambda grad, self, min_val, max_val:
+                      E.where((self <= min_val) | (self >= max_val), grad * 0, grad)})
+_same_as("hardsigmoid", {"self": lambda grad, self:
+                         E.where((self > -3) & (self < 3), grad / 6, grad * 0)})
+_same_as("hardswish", {"self": lambda grad, self: E.where(
+    self <= -3, grad * 0, E.where(self < 3, grad * (self / 3 + 0.5), grad))})
+
+
+def _mish_grad(grad, self):
+    t = E.ops.aten.softplus(self, 1, 20).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
+
+
+_same_as("mish", {"self": _mish_grad})
+derivative("log_sigmoid", {"self": lambda grad, self: grad * (-self).sigmoid()})
+_same_as("threshold", {"self": lambda grad, self, threshold:
+                       E.ops.aten.threshold_backward(grad, self, threshold)})
+
+
+def _glu_grad(grad, self, dim):
+    a, b = self.chunk(2, dim)
+    gate = b.sigmoid()
+    return E.cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+
+
+derivative("glu", {"self": _glu_grad})
+derivative("_prelu_kernel", {
+    "self": lambda grad, self, weight: E.where(self > 0, grad, weight * grad),
+    "weight": lambda grad, self: E.where(self > 0, grad * 0, self * grad)},
+    node_name="PreluKernelBackward0")
+
+# ---- reductions and scans (issue 3b) -------------------------------------------------------
+
+
+def _vector_norm_grad(grad, self, result, ord, dim, keepdim):
+    """PyTorch's norm_backward, written with differentiable ops."""
+    g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
+    norm = _unsqueeze_dims(result, self.shape, dim, keepdim)
+    p = float(ord)
+    if p == 0:
+        return self * 0
+    if p == 1:
+        return self.sign() * g
+    if p == 2:
+        return g * E.where(norm == 0, 0.0, self / norm)
+    if math.isinf(p):
+        mask = (self.abs() == norm) | self.isnan()
+        count = mask.sum(dim=dim, keepdim=True) if dim else mask.sum()
+        return self.sign() * (g / count) * mask
+    if p < 1:
+        scaled = self.sign() * E.where(self == 0, 0.0, self.abs().pow(p - 1))
+        return scaled * g * norm.pow(1 - p)
+    scaled = self.sign() * self.abs().pow(p - 1) if p < 2 else self * self.abs().pow(p - 2)
+    return scaled * E.where(norm == 0, 0.0, g / norm.pow(p - 1))
+
+
+derivative("linalg_vector_norm", {"self": _vector_norm_grad})
+derivative("nansum", {"self": lambda grad, self, dim, keepdim: E.where(
+    self.isnan(), 0.0, _unsqueeze_dims(grad, self.shape, dim, keepdim).expand(self.shape))})
+
+
+def _evenly_distribute(grad, self, result):
+    """median() and nanmedian(): the gradient shared by every element equal to the result
+    (every NaN if the result is NaN)."""
+    mask = (self == result) | (self.isnan() & result.isnan())
+    return mask * (grad / mask.sum())
+
+
+derivative("median", {"self": _evenly_distribute})
+derivative("nanmedian", {"self": _evenly_distribute})
+for _name, _node in (("median.dim", "MedianBackward1"), ("nanmedian.dim", "NanmedianBackward1"),
+                     ("mode", "ModeBackward0"), ("kthvalue", "KthvalueBackward0")):
+    derivative(_name, {"self": _value_index_grad}, node_name=_node,
+               output_differentiability=[True, False])
+
+
+def _aminmax_grad(grads, self, result, result1, dim, keepdim):
+    dims = None if dim is None else [dim]
+    return _amax_grad(grads[0], self, result, dims, keepdim) + \
+        _amax_grad(grads[1], self, result1, dims, keepdim)
+
+
+derivative("aminmax", {"self": _aminmax_grad})
+
+
+def _reverse_cumsum(x, dim):
+    return x.flip(dim).cumsum(dim).flip(dim)
+
+
+def _cumsum_grad(grad, self, dim):
+    return grad if self.dim() == 0 else _reverse_cumsum(grad, dim)
+
+
+def _cumprod_grad(grad, self, result, dim):
+    """d out_j / d x_i is the product of x_k over k <= j, k != i (for i <= j). Without zeros
+    that is out_j / x_i, so the gradient is a reverse cumsum of grad * out, over x. With
+    zeros, each row i of an n x n matrix holds x with x_i set to 1: its cumprod is the
+    product for every j, summed against grad over j >= i."""
+    if self.dim() == 0:
+        return grad
+    if not (self == 0).any():
+        return _reverse_cumsum(grad * result, dim) / self
+    x, g = self.movedim(dim, -1), grad.movedim(dim, -1)
+    n = x.shape[-1]
+    rows = x.unsqueeze(-2).expand(*x.shape[:-1], n, n)
+    partial = E.where(E.eye(n, dtype=E._dtype.bool), 1.0, rows).cumprod(-1)
+    upper = E.ones(n, n, dtype=E._dtype.bool).triu()
+    return (E.where(upper, partial, 0.0) * g.unsqueeze(-2)).sum(-1).movedim(-1, dim)
+
+
+_same_as("cumsum", {"self": _cumsum_grad})
+_same_as("cumprod", {"self": _cumprod_grad})
+
+
+def _cummaxmin_grad(grads, self, dim, result1):
+    if self.dim() == 0:
+        return grads[0]
+    return E.ops.aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
+                                  grads[0])
+
+
+derivative("cummax", {"self": _cummaxmin_grad}, output_differentiability=[True, False])
+derivative("cummin", {"self": _cummaxmin_grad}, output_differentiability=[True, False])
+
+
+def _logcumsumexp_grad(grad, self, result, dim):
+    """sum over j >= i of grad_j exp(x_i - out_j), in log space for each sign of grad (the
+    positive and negative parts may not cancel through exp of large numbers)."""
+    if self.dim() == 0 or self.numel() == 0:
+        return grad
+
+    def reverse_logcumsumexp(x):
+        return x.flip(dim).logcumsumexp(dim).flip(dim)
+    lowest = float_limits(grad.dtype)[0]
+    log_abs = grad.abs().log()
+    positive = E.where(grad > 0, log_abs, lowest)
+    negative = E.where(grad < 0, log_abs, lowest)
+    return (reverse_logcumsumexp(positive - result) + self).exp() - \
+        (reverse_logcumsumexp(negative - result) + self).exp()
+
+
+derivative("logcumsumexp", {"self": _logcumsumexp_grad})
+
+# ---- sorting and selection (issue 3c) ------------------------------------------------------
+
+
+def _sort_grad(grads, self, dim, result1):
+    if self.dim() == 0:
+        return grads[0]
+    return E.ops.aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
+                                  grads[0])
+
+
+derivative("sort.stable", {"self": _sort_grad}, node_name="SortBackward0",
+           output_differentiability=[True, False])
+derivative("topk", {"self": _sort_grad}, output_differentiability=[True, False])
+not_differentiable("isnan", "isinf", "isfinite", "bitwise_left_shift.Tensor",
+                   "bitwise_left_shift_.Tensor", "bitwise_right_shift.Tensor",
+                   "bitwise_right_shift_.Tensor", "logical_not_", "bitwise_not_",
+                   "count_nonzero.dim_IntList", "searchsorted.Tensor", "bucketize.Tensor",
+                   "histc")
+
+
 # ---- no gradient ---------------------------------------------------------------------------
 not_differentiable(
     "eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
@@ -818,3 +1299,5 @@ not_differentiable(
     "any.dims", "empty.memory_format", "empty_strided", "full", "arange.start_step", "linspace",
     "eye.m", "scalar_tensor", "_tensor_from_data", "uniform_", "normal_", "random_.from",
     "bernoulli_.float", "bernoulli", "randperm", "view.dtype")
+not_differentiable("random_", "exponential_", "geometric_", "cauchy_", "log_normal_",
+                   "multinomial")  # random (issue 3, random)

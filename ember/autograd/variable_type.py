@@ -207,8 +207,8 @@ def _materialize(node, grads):
 def _save(value, is_output=False, output_nr=0):
     if isinstance(value, Tensor):
         return SavedTensor(value, is_output, output_nr)
-    if isinstance(value, (list, tuple)) and value and isinstance(value[0], Tensor):
-        return [SavedTensor(v) for v in value]
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        return [SavedTensor(v) if isinstance(v, Tensor) else v for v in value]
     return value
 
 

@@ -124,3 +124,1447 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
                       f"({input.shape}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.", stacklevel=2)
     return _mse_loss(input, target, _reduction(reduction, size_average, reduce))
+
+
+# ---- argument helpers -------------------------------------------------------------------------
+def _ntuple(value, n, name="argument", what="convolution"):
+    """An int or a sequence as n ints (PyTorch's expand_param_if_needed)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1:
+            return (int(value[0]),) * n
+        if len(value) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                               f"values to match the {what} dimensions, but got {name}="
+                               f"{list(value)}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def _half_to_float(x):
+    """float16/bfloat16 values computed in float32 (PyTorch's opmath), others as they are."""
+    return x.float() if x.dtype in (D.float16, D.bfloat16) else x
+
+
+def _vector_norm(x, p, dim, keepdim=False):
+    """The p-norm over `dim`, with PyTorch's gradient convention: 0 where the norm is 0 (the
+    `where` keeps the 1/norm of the derivative away from zero norms)."""
+    if p == math.inf:
+        return x.abs().amax(dim, keepdim)
+    if p == -math.inf:
+        return x.abs().amin(dim, keepdim)
+    if p == 0:  # a count: its gradient is 0, but it is part of the graph like PyTorch's
+        return (x != 0).sum(dim, keepdim=keepdim).to(x.dtype) + (x * 0).sum(dim, keepdim=keepdim)
+    s = (x * x if p == 2 else x.abs().pow(p)).sum(dim, keepdim=keepdim)
+    zero = s == 0
+    safe = E.where(zero, 1.0, s)
+    return E.where(zero, 0.0, safe.sqrt() if p == 2 else safe.pow(1.0 / p))
+
+
+# ---- convolution ------------------------------------------------------------------------------
+_convolution = _lookup("convolution")
+_constant_pad_nd = _lookup("constant_pad_nd")
+
+
+def _check_conv_input(input, nd, name):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    return input.dim() == nd + 2
+
+
+def _same_padding(input, weight, stride, dilation, nd):
+    """padding='same': d * (k - 1) zeros in total per dim, the odd one on the right. An odd
+    total cannot be symmetric: the input is padded on the right first, as PyTorch does."""
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    left, extra = [], [0] * (2 * nd)
+    for i in range(nd):
+        total = dilation[i] * (weight.shape[2 + i] - 1)
+        left.append(total // 2)
+        extra[2 * (nd - 1 - i) + 1] = total - 2 * (total // 2)
+    if any(extra):
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require "
+                      "a zero-padded copy of the input be created", stacklevel=3)
+        input = _constant_pad_nd(input, extra, 0)
+    return input, tuple(left)
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    batched = _check_conv_input(input, nd, name)
+    if not batched:
+        input = input.unsqueeze(0)
+    stride = _ntuple(stride, nd, "stride")
+    dilation = _ntuple(dilation, nd, "dilation")
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            input, padding = _same_padding(input, weight, stride, dilation, nd)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _ntuple(padding, nd, "padding")
+    out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation), False,
+                       [0] * nd, groups)
+    return out if batched else out.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
+                    name):
+    batched = _check_conv_input(input, nd, name)
+    if not batched:
+        input = input.unsqueeze(0)
+    out = _convolution(input, weight, bias, list(_ntuple(stride, nd, "stride")),
+                       list(_ntuple(padding, nd, "padding")),
+                       list(_ntuple(dilation, nd, "dilation")), True,
+                       list(_ntuple(output_padding, nd, "output_padding")), groups)
+    return out if batched else out.squeeze(0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3, "conv_transpose3d")
+
+
+_im2col = _lookup("im2col")
+_col2im = _lookup("col2im")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding blocks as columns (im2col): (N, C, H, W) -> (N, C * kh * kw, L)."""
+    return _im2col(input, list(_ntuple(kernel_size, 2, "kernel_size")),
+                   list(_ntuple(dilation, 2, "dilation")), list(_ntuple(padding, 2, "padding")),
+                   list(_ntuple(stride, 2, "stride")))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns summed back into an image (col2im), the adjoint of unfold."""
+    return _col2im(input, list(_ntuple(output_size, 2, "output_size")),
+                   list(_ntuple(kernel_size, 2, "kernel_size")),
+                   list(_ntuple(dilation, 2, "dilation")), list(_ntuple(padding, 2, "padding")),
+                   list(_ntuple(stride, 2, "stride")))
+
+
+# ---- pooling ----------------------------------------------------------------------------------
+_max_pool = {2: _lookup("max_pool2d_with_indices"), 3: _lookup("max_pool3d_with_indices")}
+_avg_pool = {2: _lookup("avg_pool2d"), 3: _lookup("avg_pool3d")}
+_adaptive_max = {2: _lookup("adaptive_max_pool2d"), 3: _lookup("adaptive_max_pool3d")}
+
+
+def _pool_list(v, default=()):
+    if v is None:
+        return list(default)
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    out, indices = _max_pool[nd](input, _pool_list(kernel_size), _pool_list(stride),
+                                 _pool_list(padding), _pool_list(dilation), ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+def _one_d(v, fill):
+    """A 1-d pooling argument as the (1, v) of a 2-d pooling over a height-1 input."""
+    v = _pool_list(v)
+    return [fill] + v if v else []
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    if not input.is_floating_point() and not return_indices:
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
+                                  f"'{_scalar_name(input.dtype)}'")
+    out, indices = _max_pool[2](input.unsqueeze(-2), _one_d(kernel_size, 1),
+                                _one_d(stride, 1), _one_d(padding, 0), _one_d(dilation, 1),
+                                ceil_mode)
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
+
+
+def _scalar_name(dtype):
+    from .._aten.elementwise import _scalar_type_name
+    return _scalar_type_name(dtype)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode,
+                        return_indices, 3)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got "
+                           f"{list(input.shape)}")
+    out = _avg_pool[2](input.unsqueeze(-2), _one_d(kernel_size, 1), _one_d(stride, 1),
+                       _one_d(padding, 0), ceil_mode, count_include_pad, None)
+    return out.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool[2](input, _pool_list(kernel_size), _pool_list(stride), _pool_list(padding),
+                        ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return _avg_pool[3](input, _pool_list(kernel_size), _pool_list(stride), _pool_list(padding),
+                        ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_output_size(input, output_size, nd):
+    sizes = _pool_list(output_size)
+    if len(sizes) == 1:
+        sizes = sizes * nd
+    if len(sizes) != nd:
+        raise ValueError(f"output_size must have {nd} elements, got {len(sizes)}")
+    return [input.shape[input.dim() - nd + i] if s is None else int(s)
+            for i, s in enumerate(sizes)]
+
+
+def _adaptive_avg_pool(input, output_size, nd):
+    """The mean over PyTorch's adaptive windows, one spatial dim at a time (a box mean is a mean
+    of means): a reshape and mean where the windows tile the dim, else a product with the
+    (out, in) matrix whose row i averages window i."""
+    from .._aten.pooling import adaptive_windows
+    name = f"adaptive_avg_pool{nd}d"
+    if input.dim() not in (nd + 1, nd + 2) or 0 in input.shape[-nd:]:
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{name}\" not implemented for "
+                                  f"'{_scalar_name(input.dtype)}'")
+    out = _adaptive_output_size(input, output_size, nd)
+    x = _half_to_float(input)
+    for i, o in enumerate(out):
+        axis = x.dim() - nd + i
+        n = x.shape[axis]
+        if o == n:
+            continue
+        if o and n % o == 0:
+            x = x.unflatten(axis, (o, n // o)).mean(axis + 1)
+            continue
+        start, end = adaptive_windows(n, o)
+        cols = np.arange(n)
+        m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
+        mat = E.tensor(m, dtype=x.dtype, device=x.device)
+        x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
+    return x.to(input.dtype) if x is not input else x.clone()
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 3)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
+                           f"{list(input.shape)}")
+    size = _adaptive_output_size(input, output_size, 1)
+    out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
+    out, indices = out.squeeze(-2), indices.squeeze(-2)
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2))
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3))
+    return (out, indices) if return_indices else out
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+_max_unpool2d = _lookup("max_unpool2d")
+_max_unpool3d = _lookup("max_unpool3d")
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
+    default = [(input.shape[input.dim() - nd + d] - 1) * stride[d] + kernel_size[d] -
+               2 * padding[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(nd):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f'{lo} and {hi})')
+    return output_size
+
+
+def _unpool_args(kernel_size, stride, padding, nd):
+    k = _ntuple(kernel_size, nd, "kernel_size", "pooling")
+    s = _ntuple(stride, nd, "stride", "pooling") if stride is not None else k
+    return k, s, _ntuple(padding, nd, "padding", "pooling")
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k, s, p = _unpool_args(kernel_size, stride, padding, 1)
+    size = _unpool_output_size(input, k, s, p, output_size, 1)
+    return _max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k, s, p = _unpool_args(kernel_size, stride, padding, 2)
+    return _max_unpool2d(input, indices, _unpool_output_size(input, k, s, p, output_size, 2))
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k, s, p = _unpool_args(kernel_size, stride, padding, 3)
+    return _max_unpool3d(input, indices, _unpool_output_size(input, k, s, p, output_size, 3),
+                         list(s), list(p))
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, avg_pool):
+    """(sum over the window of x ** p) ** (1 / p), as PyTorch writes it: an average times the
+    window size, with the sign kept so that the root of a negative sum is nan, not an error."""
+    kernel = _ntuple(kernel_size, nd, "kernel_size", "pooling")
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * relu(out.abs())).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1, avg_pool1d)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2, avg_pool2d)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3, avg_pool3d)
+
+
+# ---- padding ----------------------------------------------------------------------------------
+_index_pads = {(mode, nd): _lookup(f"{kind}_pad{nd}d")
+               for mode, kind in (("reflect", "reflection"), ("replicate", "replication"))
+               for nd in (1, 2, 3)}
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad) // 2 dims; `pad` lists (before, after) pairs, last dim first."""
+    pad = [int(p) for p in pad]
+    if mode == "constant":
+        return _constant_pad_nd(input, pad, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    nd = len(pad) // 2
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2 or nd not in (1, 2, 3) or input.dim() not in (nd + 1, nd + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    return _index_pads[(mode, nd)](input, pad)
+
+
+def _pad_circular(input, pad):
+    """Wrap around, written from narrow and cat as PyTorch's _pad_circular is: a negative pad
+    first crops its side, then each positive pad copies that many elements from the other end
+    of what is left."""
+    x = input
+    for i in range(len(pad) // 2):
+        d = input.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        if before < 0:
+            x = x.narrow(d, -before, x.shape[d] + before)
+        if after < 0:
+            x = x.narrow(d, 0, x.shape[d] + after)
+        n = x.shape[d]
+        if before > n or after > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        parts = ([x.narrow(d, n - before, before)] if before > 0 else []) + [x] + \
+            ([x.narrow(d, 0, after)] if after > 0 else [])
+        x = E.cat(parts, d) if len(parts) > 1 else x
+    return x if x is not input else x.clone()
+
+
+# ---- interpolation ----------------------------------------------------------------------------
+_INTERPOLATE_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | " \
+                     "nearest-exact"
+
+
+def _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode):
+    """(output sizes, scale factors or None): PyTorch's rules for size vs scale_factor."""
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(f"Input and output must have the same number of spatial "
+                                 f"dimensions, but got input with spatial dimensions of "
+                                 f"{list(input.shape[2:])} and output size of {size}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                                 "output size in (o1, o2, ...,oK) format.")
+            out = [int(s) for s in size]
+        else:
+            out = [int(size)] * dim
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        return out, None
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != dim:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and scale_factor of shape "
+                             f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, "
+                             "...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+        scales = [float(s) for s in scale_factor]
+    else:
+        scales = [float(scale_factor)] * dim
+    out = [int(math.floor(input.shape[2 + i] * s)) for i, s in enumerate(scales)]
+    if mode == "area" or recompute_scale_factor:
+        return out, None
+    return out, scales
+
+
+def _source_positions(n_in, n_out, scale, align_corners, cubic=False):
+    """Where each output pixel samples the input (PyTorch's area_pixel_compute_source_index)."""
+    dst = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        return dst * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    ratio = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    src = ratio * (dst + 0.5) - 0.5
+    return src if cubic else np.maximum(src, 0.0)
+
+
+def _linear_matrix(n_in, n_out, scale, align_corners):
+    """(out, in): row o mixes the two inputs around o's source position linearly."""
+    src = _source_positions(n_in, n_out, scale, align_corners)
+    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    frac = src - lo
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    m[rows, lo] += 1 - frac      # each statement names every row once: += is exact
+    m[rows, hi] += frac
+    return m
+
+
+def _cubic_matrix(n_in, n_out, scale, align_corners, a=-0.75):
+    """(out, in): Keys' cubic convolution (a = -0.75) over the four inputs around each source
+    position, clamped at the borders (PyTorch's upsample_bicubic2d)."""
+    src = _source_positions(n_in, n_out, scale, align_corners, cubic=True)
+    base = np.floor(src).astype(np.int64)
+    t = src - base
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    for k, w in enumerate(weights):
+        m[rows, np.clip(base - 1 + k, 0, n_in - 1)] += w
+    return m
+
+
+def _nearest_index(n_in, n_out, scale, exact):
+    """PyTorch's nearest source index, computed in float32 as PyTorch does."""
+    if n_in == n_out:
+        return np.arange(n_out)
+    ratio = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(n_in) / np.float32(n_out)
+    dst = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else 0)
+    return np.minimum(np.floor(dst * ratio).astype(np.int64), n_in - 1)
+
+
+def _resample(input, out, scales, matrix_fn):
+    """Apply a per-dim (out, in) resampling matrix along each spatial dim."""
+    x = input
+    nd = len(out)
+    for i in range(nd):
+        axis = x.dim() - nd + i
+        m = matrix_fn(x.shape[axis], out[i], None if scales is None else scales[i])
+        mat = E.tensor(m, dtype=x.dtype, device=x.device)
+        x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
+    return x
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims. Nearest modes pick input pixels (index_select); linear,
+    bilinear, trilinear and bicubic are separable, so each is one small (out, in) matrix
+    product per spatial dim, differentiable like any matmul."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not supported by ember")
+    nd = input.dim() - 2
+    wanted = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+    if nd not in (1, 2, 3) or mode not in wanted and mode not in ("nearest", "nearest-exact",
+                                                                  "area"):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: {_INTERPOLATE_MODES} "
+                                  f"(got {mode})")
+    if mode in wanted and wanted[mode] != nd:
+        need = wanted[mode] + 2
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
+                                  "input")
+    out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if mode == "area":
+        return _adaptive_avg_pool(input, out, nd)
+    if mode in ("nearest", "nearest-exact"):
+        if not (input.is_floating_point() or input.dtype is D.uint8):
+            raise NotImplementedError(f"\"upsample_nearest{nd}d_out_frame\" not implemented "
+                                      f"for '{_scalar_name(input.dtype)}'")
+        x = input
+        for i in range(nd):
+            axis = input.dim() - nd + i
+            idx = _nearest_index(input.shape[axis], out[i],
+                                 None if scales is None else scales[i], mode == "nearest-exact")
+            x = x.index_select(axis, E.tensor(idx, device=x.device))
+        return x
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"upsample_{mode}{nd if mode == 'bicubic' else ''}_out_frame"
+                                  f"\" not implemented for '{_scalar_name(input.dtype)}'")
+    if mode == "bicubic":
+        return _resample(input, out, scales,
+                         lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
+    return _resample(input, out, scales, lambda n, o, s: _linear_matrix(n, o, s, align_corners))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- grid sampling ----------------------------------------------------------------------------
+def _floor(x):
+    """floor(x) without a gradient: x - (x mod 1)."""
+    return (x - E.remainder(x, 1.0)).detach()
+
+
+def _reflect(c, twice_low, twice_high):
+    """Reflect coordinates into [low, high] (PyTorch's reflect_coordinates)."""
+    if twice_low == twice_high:
+        return c * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    c = (c - low).abs()
+    extra = E.remainder(c, span)
+    flips = _floor(c / span)
+    return E.where(E.remainder(flips, 2) == 0, extra + low, span - extra + low)
+
+
+def _clip(c, size):
+    """c clamped to [0, size - 1], with PyTorch's gradient: 0 on the borders too."""
+    inside = (c > 0) & (c < size - 1)
+    return E.where(inside, c, c.detach().clamp(0, size - 1))
+
+
+def _grid_source(coord, size, padding_mode, align_corners):
+    """Normalized grid coordinates in [-1, 1] -> pixel coordinates of an input of `size`."""
+    c = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        c = _clip(c, size)
+    elif padding_mode == "reflection":
+        c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
+        c = _clip(c, size)
+    return c
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample `input` (N, C, *in) at the normalized points of `grid` (N, *out, nd), written from
+    gather: each output mixes the 2^nd input pixels around its point (bilinear/trilinear) or
+    takes the nearest one. Pixels outside the input read 0 (padding_mode='zeros'), the border
+    pixel ('border') or the reflection ('reflection')."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample(mode='bicubic') is not supported by ember")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", stacklevel=2)
+        align_corners = False
+    nd = input.dim() - 2
+    if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
+            grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid of shape [N, *out, {nd}] for input "
+                           f"{list(input.shape)}, but got grid of shape {list(grid.shape)}")
+    if input.dtype is not grid.dtype:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
+                           f"input has {input.dtype} and grid has {grid.dtype}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"grid_sampler_{nd}d_cpu_kernel_impl\" not implemented "
+                                  f"for '{_scalar_name(input.dtype)}'")
+    n, c = input.shape[:2]
+    spatial = input.shape[2:]
+    out_shape = grid.shape[1:-1]
+    # grid[..., 0] is x (the last dim), grid[..., 1] is y, ...
+    src = [_grid_source(grid[..., nd - 1 - d], spatial[d], padding_mode, align_corners)
+           for d in range(nd)]
+    flat = input.reshape(n, c, -1)
+    count = math.prod(out_shape)
+
+    def read(idx):
+        """input at integer coordinates idx (per dim, (N, *out)); 0 outside."""
+        inside = None
+        linear = 0
+        for d, i in enumerate(idx):
+            ok = (i >= 0) & (i <= spatial[d] - 1)
+            inside = ok if inside is None else inside & ok
+            linear = linear * spatial[d] + i.clamp(0, spatial[d] - 1)
+        g = flat.gather(2, linear.to(D.int64).reshape(n, 1, count).expand(n, c, count))
+        return g.reshape((n, c) + tuple(out_shape)), inside.unsqueeze(1)
+    if mode == "nearest":
+        near = []
+        for s in src:
+            r = _floor(s + 0.5)
+            tie = ((r - s) == 0.5) & (E.remainder(r, 2) == 1)   # round half to even
+            near.append(E.where(tie, r - 1, r))
+        values, inside = read(near)
+        # the output is piecewise constant in the grid: PyTorch gives the grid a zero gradient
+        zero = sum(src) * 0
+        return E.where(inside, values, 0.0) + zero.unsqueeze(1)
+    low = [_floor(s) for s in src]
+    frac = [s - lo for s, lo in zip(src, low)]
+    out = None
+    for corner in np.ndindex(*(2,) * nd):
+        weight = 1
+        for d, bit in enumerate(corner):
+            weight = weight * (frac[d] if bit else 1 - frac[d])
+        values, inside = read([lo + bit for lo, bit in zip(low, corner)])
+        term = E.where(inside, values, 0.0) * weight.unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _base_coordinates(steps, align_corners):
+    if steps <= 1:
+        return np.zeros(max(steps, 1))
+    r = np.linspace(-1, 1, steps)
+    return r if align_corners else r * (steps - 1) / steps
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, *out, nd) of the affine maps theta (N, nd, nd + 1): the base grid
+    of normalized output coordinates (x, y[, z], 1), times theta transposed."""
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) not in (4, 5):
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    nd = len(size) - 2
+    if theta.dim() != 3 or theta.shape[-2] != nd or theta.shape[-1] != nd + 1:
+        raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} "
+                         f"for size {size}. Got {theta.shape}.")
+    spatial = size[2:]
+    if min(spatial) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    axes = [_base_coordinates(s, align_corners) for s in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")          # per spatial dim, (*spatial)
+    base = np.stack(list(mesh[::-1]) + [np.ones(spatial)], -1).reshape(1, -1, nd + 1)
+    base = E.tensor(base, dtype=theta.dtype, device=theta.device)
+    grid = base.matmul(theta.transpose(1, 2))
+    return grid.reshape([size[0]] + spatial + [nd])
+
+
+# ---- pixel shuffle ----------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): channel blocks become r x r pixel blocks."""
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    nb = len(batch)
+    x = input.reshape(batch + [c // (r * r), r, r, h, w])
+    x = x.permute(list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2])
+    return x.reshape(batch + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects {'height' if h % r else 'width'} to be "
+                           f"divisible by downscale_factor, but input.size("
+                           f"{-2 if h % r else -1})={h if h % r else w} is not divisible by {r}")
+    nb = len(batch)
+    x = input.reshape(batch + [c, h // r, r, w // r, r])
+    x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
+    return x.reshape(batch + [c * r * r, h // r, w // r])
+
+
+# ---- embedding --------------------------------------------------------------------------------
+_embedding = _lookup("embedding")
+_embedding_renorm_ = _lookup("embedding_renorm_")
+
+
+def _padding_index(padding_idx, num_embeddings):
+    if padding_idx is None:
+        return -1
+    if padding_idx > 0:
+        assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+    elif padding_idx < 0:
+        assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+        padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` looked up by `input`. With max_norm, the looked-up rows are first
+    rescaled in place to norm <= max_norm (PyTorch's embedding_renorm_, without grad)."""
+    padding_idx = _padding_index(padding_idx, weight.shape[0])
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm_(weight, input.contiguous(), float(max_norm), float(norm_type))
+    return _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _bags(input, offsets, include_last_offset, padding_idx):
+    """(positions (B, L) into the flat input, valid mask (B, L), bag sizes) as NumPy arrays:
+    bag b holds input[offsets[b]:offsets[b + 1]], minus the entries equal to padding_idx."""
+    idx = input._np.reshape(-1)
+    starts = offsets._np.astype(np.int64).reshape(-1)
+    if include_last_offset:
+        ends, starts = starts[1:], starts[:-1]
+    else:
+        ends = np.r_[starts[1:], idx.size]
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                           f"has to start from position 0. However, got {int(starts[0])}")
+    if (ends < starts).any():
+        raise RuntimeError("offsets must be non-decreasing")
+    ends = np.minimum(ends, idx.size)
+    longest = int((ends - starts).max()) if starts.size else 0
+    pos = starts[:, None] + np.arange(max(longest, 1))
+    valid = pos < ends[:, None]
+    pos = np.where(valid, pos, 0)
+    if idx.size and padding_idx >= 0:
+        valid &= idx[pos] != padding_idx
+    return pos, valid
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxima of bags of embeddings. The bags are laid out as a padded
+    (B, L) table of positions into the input, so each mode is one masked reduction over L of
+    the looked-up rows, differentiable through embedding (and max for mode='max')."""
+    if weight.dtype is D.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
+                             f"is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        offsets = E.arange(0, input.numel(), input.shape[1], dtype=input.dtype)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if not weight.is_floating_point():
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the "
+                           f"following scalar types: Half, BFloat16, Float, Double; but got "
+                           f"{_scalar_name(weight.dtype)} instead (while checking arguments for "
+                           f"embedding_bag)")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    padding_idx = _padding_index(padding_idx, weight.shape[0])
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
+    pos, valid = _bags(input, offsets, include_last_offset, padding_idx)
+    b, length = pos.shape
+    dev = weight.device
+    rows = _embedding(weight, input.reshape(-1).index_select(0, E.tensor(pos.reshape(-1),
+                                                                         device=dev)),
+                      padding_idx, scale_grad_by_freq, sparse)
+    rows = rows.reshape(b, length, weight.shape[1])
+    mask = E.tensor(valid, device=dev).unsqueeze(-1)
+    if mode == "max":
+        out = rows.masked_fill(~mask, -math.inf).max(1).values
+        return E.where(mask.any(1), out, 0.0)
+    if per_sample_weights is not None:
+        w = per_sample_weights.reshape(-1).index_select(0, E.tensor(pos.reshape(-1), device=dev))
+        rows = rows * w.reshape(b, length, 1)
+    out = E.where(mask, rows, 0.0).sum(1)
+    if mode == "mean":
+        counts = valid.sum(1, keepdims=True)
+        out = out / E.tensor(np.maximum(counts, 1), dtype=out.dtype, device=dev)
+    return out
+
+
+def one_hot(tensor, num_classes=-1):
+    return _lookup("one_hot")(tensor, num_classes)
+
+
+# ---- dropout ----------------------------------------------------------------------------------
+# PyTorch's CPU dropout draws a Bernoulli(1 - p) mask of the input's dtype with `bernoulli_`
+# (so the same generator state gives the same mask), scales it by 1 / (1 - p) and multiplies;
+# the feature variants draw one mask value per (sample, channel). Alpha dropout replaces
+# dropped values by SELU's negative saturation and rescales to keep mean and variance.
+_ALPHA = 1.7580993408473766
+
+
+def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        zero = E.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    if feature:  # one draw per (sample, channel)
+        noise = E.empty(list(input.shape[:2]) + [1] * (input.dim() - 2), dtype=input.dtype,
+                        device=input.device)
+    else:  # laid out like the input, which decides the order the values are drawn in
+        noise = E.empty_like(input)
+    noise.bernoulli_(1 - p)
+    if alpha:
+        a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+        b = noise.add(-1).mul_(_ALPHA * a).add_(_ALPHA * a * p)
+        noise.mul_(a)
+        return input.mul_(noise).add_(b) if inplace else input * noise + b
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    return _dropout_impl(input, p, training, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _dropout_impl(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _feature_dropout_unbatched(input, p, training, inplace):
+    """Channel dropout of an input without its batch dim: as a batch of one."""
+    x = input.unsqueeze(0)
+    out = _dropout_impl(x, p, training, False, feature=True)
+    out = out.squeeze(0)
+    return input.copy_(out) if inplace and out is not input else out
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.dim() == 2:
+        return _feature_dropout_unbatched(input, p, training, inplace)
+    return _dropout_impl(input, p, training, inplace, feature=True)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change in "
+                      "a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _dropout_impl(input, p, training, inplace, feature=True)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    if input.dim() != 5:
+        return _feature_dropout_unbatched(input, p, training, inplace)
+    return _dropout_impl(input, p, training, inplace, feature=True)
+
+
+# ---- normalization ----------------------------------------------------------------------------
+_native_batch_norm = _lookup("native_batch_norm")
+
+
+def _verify_batch_size(size):
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalize each channel (dim 1) by batch statistics (training; the running statistics
+    are updated in place) or by the running statistics (evaluation)."""
+    if training:
+        _verify_batch_size(input.shape)
+    return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                              0.0 if momentum is None else momentum, eps)[0]
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Batch norm of each (sample, channel) on its own, as PyTorch writes it: the input viewed
+    as (1, N * C, *spatial), the per-channel parameters repeated N times, and the running
+    statistics averaged back over the batch."""
+    if use_input_stats:
+        n = 1
+        for s in input.shape[2:]:
+            n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {input.shape}")
+    b, c = input.shape[0], input.shape[1]
+
+    def repeat(t):
+        return None if t is None else t.repeat(b)
+    mean, var = repeat(running_mean), repeat(running_var)
+    x = input.contiguous().reshape([1, b * c] + list(input.shape[2:]))
+    out = _native_batch_norm(x, repeat(weight), repeat(bias), mean, var, use_input_stats,
+                             momentum, eps)[0]
+    with no_grad():
+        if running_mean is not None:
+            running_mean.copy_(mean.reshape(b, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(var.reshape(b, c).mean(0))
+    return out.reshape(input.shape)
+
+
+def _normalize_over(x, dims, eps):
+    """(x - mean) / sqrt(biased var + eps) over `dims`."""
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    return centered * (var + eps).rsqrt()
+
+
+def _check_float(input, kernel):
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_scalar_name(input.dtype)}'")
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the last len(normalized_shape) dims; float16/bfloat16 are computed in
+    float32 and rounded once, as PyTorch's kernel does."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    n = len(shape)
+    if not shape or list(input.shape[input.dim() - n:]) != shape or input.dim() < n:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    _check_float(input, "LayerNormKernelImpl")
+    out = _normalize_over(_half_to_float(input), list(range(-n, 0)), eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out.to(input.dtype)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each group of num_groups consecutive channels of each sample."""
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    _check_float(input, "GroupNormKernelImpl")
+    x = _half_to_float(input).reshape(n, num_groups, -1)
+    out = _normalize_over(x, [-1], eps).reshape(input.shape)
+    channel = [1, c] + [1] * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(channel)
+    if bias is not None:
+        out = out + bias.reshape(channel)
+    return out.to(input.dtype)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the last dims; eps defaults to the machine epsilon of
+    the computation dtype."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    n = len(shape)
+    if list(input.shape[input.dim() - n:]) != shape or input.dim() < n:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    _check_float(input, "rms_norm")
+    x = _half_to_float(input)
+    if eps is None:
+        eps = float(np.finfo(np.float64 if x.dtype is D.float64 else np.float32).eps)
+    out = (x * (x * x).mean(list(range(-n, 0)), keepdim=True).add(eps).rsqrt()).to(input.dtype)
+    return out * weight if weight is not None else out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = (input * input).unsqueeze(1)
+    if input.dim() == 3:
+        div = pad(sq, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        shape = input.shape
+        div = sq.reshape(shape[0], 1, shape[1], shape[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).reshape(shape)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps)."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_name(input.dtype)}")
+    denom = _vector_norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return E.div(input, denom, out=out)
+
+
+# ---- distances --------------------------------------------------------------------------------
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / ||x1|| * x2 / ||x2||) over dim, each norm clamped to >= eps (the clamp is not
+    differentiated, as in PyTorch)."""
+    common = E.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_scalar_name(common)}")
+    x1, x2 = E.broadcast_tensors(x1, x2)
+    n1 = _vector_norm(x1, 2, dim, keepdim=True).clone()
+    n2 = _vector_norm(x2, 2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_(min=eps)
+        n2.clamp_(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    dim = max(x1.dim(), x2.dim()) - 1
+    return _vector_norm(x1 - x2 + eps, p, dim, keepdim)
+
+
+def pdist(input, p=2):
+    """The distances between all pairs of rows i < j of a 2-D input, in row-major order."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    dev = input.device
+    diff = input.index_select(0, E.tensor(i, device=dev)) - \
+        input.index_select(0, E.tensor(j, device=dev))
+    return _vector_norm(diff, p, -1)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Distances between the rows of x1 (*, P, M) and of x2 (*, R, M) -> (*, P, R). For p = 2
+    and many rows PyTorch expands ||a - b||^2 = ||a||^2 - 2 a.b + ||b||^2 into one matmul;
+    ember does the same, so the two round alike."""
+    if x1.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
+    if x2.dim() < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_scalar_name(x.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype in (D.float16, D.bfloat16):
+        raise NotImplementedError(f"\"cdist\" not implemented for '{_scalar_name(x1.dtype)}'")
+    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+             "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and (compute_mode == modes[1] or
+                         (compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
+    if use_mm:
+        n1 = (x1 * x1).sum(-1, keepdim=True)
+        n2 = (x2 * x2).sum(-1, keepdim=True)
+        a = E.cat([x1 * -2, n1, E.ones_like(n1)], -1)
+        b = E.cat([x2, E.ones_like(n2), n2], -1)
+        return a.matmul(b.mT).clamp(min=0).sqrt()
+    return _vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+
+
+# ---- attention --------------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, the reference formula of PyTorch's docs. A boolean mask
+    keeps the True positions; is_causal keeps j <= i; a row with nothing kept gives zeros.
+    Dropout on the attention weights draws its mask like F.dropout."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        groups = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(groups, -3)
+        value = value.repeat_interleave(groups, -3)
+    scores = query.matmul(key.transpose(-2, -1)) * scale
+    keep = None
+    if is_causal:
+        keep = E.ones(length, source, dtype=D.bool, device=query.device).tril()
+    elif attn_mask is not None:
+        if attn_mask.dtype is D.bool:
+            keep = attn_mask
+        else:
+            scores = scores + attn_mask
+    if keep is not None:
+        scores = scores.masked_fill(~keep, -math.inf)
+    weights = E.softmax(scores, -1)
+    if keep is not None:
+        # a query with no key kept has all -inf scores: PyTorch's safe softmax gives zeros
+        weights = E.where(keep.any(-1, keepdim=True), weights, 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return weights.matmul(value)
+
+
+# ---- activations (issue 3a; the kernels are in ember/_aten/elementwise.py) -------------------
+_elu, _elu_ = _lookup("elu"), _lookup("elu_")
+_leaky_relu, _leaky_relu_ = _lookup("leaky_relu"), _lookup("leaky_relu_")
+_hardtanh, _hardtanh_ = _lookup("hardtanh"), _lookup("hardtanh_")
+_threshold, _threshold_ = _lookup("threshold"), _lookup("threshold_")
+
+
+def _maybe_inplace(name, inplace):
+    return _lookup(f"{name}_" if inplace else name)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return (_elu_ if inplace else _elu)(input, alpha, 1, 1)
+
+
+def elu_(input, alpha=1.0):
+    return _elu_(input, alpha, 1, 1)
+
+
+def selu(input, inplace=False):
+    return E.selu_(input) if inplace else E.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return E.celu_(input, alpha) if inplace else E.celu(input, alpha)
+
+
+selu_, celu_ = E.selu_, E.celu_
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return (_leaky_relu_ if inplace else _leaky_relu)(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _leaky_relu_(input, negative_slope)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return (_hardtanh_ if inplace else _hardtanh)(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _maybe_inplace("hardsigmoid", inplace)(input)
+
+
+def hardswish(input, inplace=False):
+    return _maybe_inplace("hardswish", inplace)(input)
+
+
+def mish(input, inplace=False):
+    return _maybe_inplace("mish", inplace)(input)
+
+
+def logsigmoid(input):
+    return _lookup("log_sigmoid")(input)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def threshold(input, threshold, value, inplace=False):
+    return (_threshold_ if inplace else _threshold)(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return _threshold_(input, threshold, value)
+
+
+def glu(input, dim=-1):
+    return _lookup("glu")(input, dim)
+
+
+prelu = E.prelu
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    return (E.rrelu_ if inplace else E.rrelu)(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return E.rrelu_(input, lower, upper, training)
+
+
+# ---- the same functions at the top level (torch.conv2d, torch.dropout, ...) ------------------
+# PyTorch exposes many of these as `torch.*` too, some with other signatures (`torch.dropout`
+# takes `train` positionally, `torch.embedding` takes the weight first, `torch.batch_norm` the
+# parameters before the statistics). `ember/__init__.py` adds this table to the ember namespace.
+def _torch_dropout(input, p, train):
+    return _dropout_impl(input, p, train, False)
+
+
+def _torch_alpha_dropout(input, p, train):
+    return _dropout_impl(input, p, train, False, alpha=True)
+
+
+def _torch_feature_dropout(input, p, train):
+    return _dropout_impl(input, p, train, False, feature=True)
+
+
+def _torch_feature_alpha_dropout(input, p, train):
+    return _dropout_impl(input, p, train, False, feature=True, alpha=True)
+
+
+def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                      cudnn_enabled=True):
+    return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                              momentum, eps)[0]
+
+
+def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                         momentum, eps, cudnn_enabled=True):
+    return instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                         momentum, eps)
+
+
+def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
+                      cudnn_enable=True):
+    return layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5,
+                      cudnn_enabled=True):
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
+def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return _embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+
+
+def _torch_adaptive_max_pool1d(input, output_size):
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def _torch_constant_pad_nd(input, pad, value=0):
+    return _constant_pad_nd(input, list(pad), value)
+
+
+TORCH_LEVEL = dict(
+    conv1d=conv1d, conv2d=conv2d, conv3d=conv3d, conv_transpose1d=conv_transpose1d,
+    conv_transpose2d=conv_transpose2d, conv_transpose3d=conv_transpose3d,
+    avg_pool1d=avg_pool1d, max_pool1d=max_pool1d, max_pool2d=max_pool2d, max_pool3d=max_pool3d,
+    max_pool1d_with_indices=max_pool1d_with_indices, adaptive_avg_pool1d=adaptive_avg_pool1d,
+    adaptive_max_pool1d=_torch_adaptive_max_pool1d, pixel_shuffle=pixel_shuffle,
+    pixel_unshuffle=pixel_unshuffle, cosine_similarity=cosine_similarity,
+    pairwise_distance=pairwise_distance, pdist=pdist, cdist=cdist, rms_norm=rms_norm,
+    dropout=_torch_dropout, alpha_dropout=_torch_alpha_dropout,
+    feature_dropout=_torch_feature_dropout, feature_alpha_dropout=_torch_feature_alpha_dropout,
+    batch_norm=_torch_batch_norm, instance_norm=_torch_instance_norm,
+    layer_norm=_torch_layer_norm, group_norm=_torch_group_norm, embedding=_torch_embedding,
+    constant_pad_nd=_torch_constant_pad_nd, native_batch_norm=_native_batch_norm,
+    embedding_renorm_=_embedding_renorm_,
+)

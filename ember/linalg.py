@@ -1,0 +1,194 @@
+"""torch.linalg: decompositions, solvers, norms and products of (batches of) matrices.
+
+The decompositions (inv, det, slogdet, solve, cholesky, qr, svd, eigh) are ops with LAPACK
+kernels (through NumPy) and backward formulas in `ember/autograd/derivatives.py`; pinv, lstsq,
+matrix_rank, matrix_power and multi_dot are written here from them, so autograd sees the ops
+they are made of (PyTorch computes lstsq's gradient through pinv as well).
+"""
+import builtins
+import functools
+
+import numpy as np
+
+from . import _dtype as D
+from ._aten.linalg import LinAlgError
+from ._aten.elementwise import _scalar_type_name
+from ._dispatcher import lookup as _op
+from ._python_bindings import (_finish, _finish_tuple, _vector_norm as vector_norm,
+                               _matrix_norm as matrix_norm, where, zeros, eye, matmul,
+                               diagonal as _diagonal, tensor)
+
+__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "qr", "svd",
+           "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank", "norm", "vector_norm",
+           "matrix_norm", "cross", "matmul", "vecdot", "multi_dot", "matrix_power", "diagonal"]
+
+
+def inv(A, *, out=None):
+    return _finish(_op("linalg_inv")(A), False, out)
+
+
+def inv_ex(A, *, check_errors=False, out=None):
+    return _finish_tuple("linalg_inv_ex", ["inverse", "info"],
+                         (inv(A), zeros(A.shape[:-2], dtype=D.int32)), out)
+
+
+def det(A, *, out=None):
+    return _finish(_op("linalg_det")(A), False, out)
+
+
+def slogdet(A, *, out=None):
+    return _finish_tuple("linalg_slogdet", ["sign", "logabsdet"], _op("linalg_slogdet")(A), out)
+
+
+def solve(A, B, *, left=True, out=None):
+    return _finish(_op("linalg_solve")(A, B, left), False, out)
+
+
+def cholesky(A, *, upper=False, out=None):
+    return _finish(_op("linalg_cholesky")(A, upper), False, out)
+
+
+def qr(A, mode="reduced", *, out=None):
+    return _finish_tuple("linalg_qr", ["Q", "R"], _op("linalg_qr")(A, mode), out)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    return _finish_tuple("linalg_svd", ["U", "S", "Vh"],
+                         _op("linalg_svd")(A, full_matrices, driver), out)
+
+
+def svdvals(A, *, driver=None, out=None):
+    return _finish(_op("linalg_svdvals")(A, driver), False, out)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    return _finish_tuple("linalg_eigh", ["eigenvalues", "eigenvectors"],
+                         _op("linalg_eigh")(A, UPLO), out)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    return _finish(_op("linalg_eigh")(A, UPLO)[0], False, out)
+
+
+def _check_pinv_input(A, name):
+    if A.dim() < 2 or A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise RuntimeError(f"{name}({_scalar_type_name(A.dtype)}{{{list(A.shape)}}}): expected "
+                           f"a tensor with 2 or more dimensions of float, double, cfloat or "
+                           f"cdouble types")
+
+
+def _tolerance(A, S, atol, rtol):
+    """max(atol, rtol * largest singular value); rtol defaults to eps * max(m, n) when atol is
+    not given (PyTorch's rule for pinv and matrix_rank)."""
+    if rtol is None:
+        rtol = np.finfo(A.dtype._np).eps * builtins.max(A.shape[-2:]) \
+            if atol is None or (not hasattr(atol, "shape") and atol <= 0) else 0.0
+    smax = S.amax(-1, keepdim=True) if S.numel() else S.sum(-1, keepdim=True)
+    tol = smax * rtol
+    if atol is not None:
+        tol = where(tol > atol, tol, atol)
+    return tol
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The pseudo-inverse through the SVD (eigh if hermitian): V diag(1/s) U^T over the singular
+    values above the tolerance."""
+    _check_pinv_input(A, "linalg.pinv")
+    if hermitian:
+        L, Q = eigh(A)
+        keep = L.abs() > _tolerance(A, L.abs(), atol, rtol)
+        L_inv = where(keep, 1 / where(keep, L, 1.0), 0.0)
+        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mT), False, out)
+    U, S, Vh = svd(A, full_matrices=False)
+    keep = S > _tolerance(A, S, atol, rtol)
+    S_inv = where(keep, 1 / where(keep, S, 1.0), 0.0)
+    return _finish((Vh.mT * S_inv.unsqueeze(-2)).matmul(U.mT), False, out)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    S = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return _finish((S > _tolerance(A, S, atol, rtol)).sum(-1), False, out)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution of AX = B, as pinv(A) @ B (PyTorch's CPU default driver,
+    gelsy, reports the rank; residuals are given when m > n and A has full rank)."""
+    if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
+                           f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    vector = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    rtol = rcond if rcond is not None and rcond > 0 else None
+    X = pinv(A, rtol=rtol).matmul(Bm)
+    m, n = A.shape[-2], A.shape[-1]
+    rank = matrix_rank(A) if driver != "gels" else zeros(0, dtype=D.int64)
+    residuals = zeros(0, dtype=A.dtype) * X.sum()  # empty, but in the graph, as in PyTorch
+    if m > n and driver != "gelsy" and bool((matrix_rank(A) == n).all()):
+        residuals = (A.matmul(X) - Bm).pow(2).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    S = svdvals(A) if driver in ("gelsd", "gelss") else zeros(0, dtype=A.dtype)
+    return _finish_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
+                         (X.squeeze(-1) if vector else X, residuals, rank, S))
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """A vector norm, or a matrix norm for a str ord, a 2-tuple dim, or a 2-D A with an ord."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2) \
+            or isinstance(ord, str):
+        if dim is None and A.dim() != 2:
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.dim()}D.")
+        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
+                           dtype=dtype, out=out)
+    if dim is None and ord is not None and A.dim() != 1:
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.dim()}D.")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def cross(input, other, *, dim=-1, out=None):
+    return _finish(_op("linalg_cross")(input, other, dim), False, out)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    return _finish((x.conj() * y).sum(dim), False, out)
+
+
+def multi_dot(tensors, *, out=None):
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    return _finish(functools.reduce(matmul, tensors), False, out)
+
+
+def matrix_power(A, n, *, out=None):
+    """A^n by repeated squaring; A^0 is the identity and a negative n inverts first."""
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} "
+                           f"matrices")
+    if n == 0:
+        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out)
+    if n < 0:
+        A, n = inv(A), -n
+    result, power = None, A
+    while n:
+        if n & 1:
+            result = power if result is None else result.matmul(power)
+        n >>= 1
+        if n:
+            power = power.matmul(power)
+    return _finish(result, False, out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return _diagonal(A, offset, dim1, dim2)
+
+
+del tensor
