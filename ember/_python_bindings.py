@@ -1550,6 +1550,7 @@ arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, a
 fix_, negative_ = trunc_, neg_
 
 
+# (torch.round: below this line the builtin is builtins.round)
 def round(input, *, decimals=0, out=None):
     if decimals == 0:
         return _finish(_op("round")(input), False, out)
@@ -1615,6 +1616,10 @@ def celu_(input, alpha=1.0):
 
 def threshold(input, threshold, value):
     return _op("threshold")(input, threshold, value)
+
+
+def hardshrink(input, lambd=0.5):
+    return _op("hardshrink")(input, lambd)
 
 
 def threshold_(input, threshold, value):
@@ -1947,7 +1952,7 @@ _ISSUE3_METHODS.update(
     addcmul=addcmul, addcdiv=addcdiv,
     addcmul_=lambda s, tensor1, tensor2, *, value=1: _op("addcmul_")(s, tensor1, tensor2, value),
     addcdiv_=lambda s, tensor1, tensor2, *, value=1: _op("addcdiv_")(s, tensor1, tensor2, value),
-    prelu=prelu,
+    prelu=prelu, hardshrink=hardshrink,
     norm=norm, median=median, nanmedian=nanmedian, mode=mode, quantile=quantile,
     nanquantile=nanquantile, nansum=nansum, nanmean=nanmean, count_nonzero=count_nonzero,
     cumsum=cumsum, cumprod=cumprod,

@@ -920,6 +920,9 @@ def _topk_samples(dtype, rng):
                               ((4, 5), "transposed"), ((3, 4, 6), "sliced")):
             out.append(Sample(distinct(rng, shape, dtype, layout), **kw))
     out.append(Sample(make(rng, (), dtype), k=1))
+    for kw in ({"k": 2}, {"k": 3, "largest": False}):  # long rows: selected, then sorted
+        out.append(Sample(distinct(rng, (2, 24), dtype), **kw))
+        out.append(Sample(distinct(rng, (24, 2), dtype, "transposed"), dim=0, **kw))
     if dtype in FLOATS:
         special = T(round_to(np.array([[1.0, np.nan, -np.inf, 2.5, np.inf, -0.5]]), dtype),
                     dtype, grad=False)
@@ -1064,6 +1067,10 @@ def _searchsorted_samples(dtype, rng):
     sorter = T(np.argsort(unsorted.data, kind="stable"), "int64", grad=False)
     out.append(Sample(unsorted, make(rng, (4,), dtype, grad=False), sorter=sorter))
     out.append(Sample(sorted_t((3, 6)), make(rng, (3, 4), dtype, grad=False), right=True))
+    if dtype in FLOATS:  # NaN sorts last among the boundaries
+        with_nan = T(round_to(np.array([-1.0, 0.5, 2.0, np.nan]), dtype), dtype, grad=False)
+        for right in (False, True):
+            out.append(Sample(with_nan, extremal(dtype), right=right))
     return out
 
 
@@ -1152,12 +1159,6 @@ def _copysign_samples(dtype, rng):
             if isinstance(s.args[1], T):
                 s.args[1].data[np.isnan(s.args[1].data)] = 1.0
     return out
-
-
-def _inplace_ternary(method):
-    def op(m, x, *rest, **kwargs):
-        return getattr(x.clone(), method)(*rest, **kwargs)
-    return op
 
 
 def _prelu_samples(dtype, rng):
@@ -1277,18 +1278,18 @@ OPS += [
     OpInfo("lerp", lambda m, x, y, w: m.lerp(x, y, w), FLOATS, _lerp_samples,
            errors=lambda: [ErrorInput(f32(3), f64(3), 0.5, match="dtype"),
                            ErrorInput(i64(3), i64(3), 0.5, match="Long")]),
-    OpInfo("lerp_", _inplace_ternary("lerp_"), FLOATS,
+    OpInfo("lerp_", _clone_inplace("lerp_"), FLOATS,
            lambda dtype, rng: [s for s in _lerp_samples(dtype, rng)
                                if len(s.args[0].data.shape) >= len(s.args[1].data.shape)
                                and s.args[0].data.shape[-1:] != (1,)]),
     OpInfo("addcmul", lambda m, x, a, b, **kw: m.addcmul(x, a, b, **kw), NUMBERS, _addc_samples),
-    OpInfo("addcmul_", _inplace_ternary("addcmul_"), NUMBERS,
+    OpInfo("addcmul_", _clone_inplace("addcmul_"), NUMBERS,
            lambda dtype, rng: [s for s in _addc_samples(dtype, rng)
                                if s.args[0].data.shape != ()]),
     OpInfo("addcdiv", lambda m, x, a, b, **kw: x.addcdiv(a, b, **kw), FLOATS,
            functools.partial(_addc_samples, divide=True),
            errors=lambda: [ErrorInput(i64(3), i64(3), i64(3, low=1), match="Integer division")]),
-    OpInfo("addcdiv_", _inplace_ternary("addcdiv_"), FLOATS,
+    OpInfo("addcdiv_", _clone_inplace("addcdiv_"), FLOATS,
            lambda dtype, rng: [s for s in _addc_samples(dtype, rng, divide=True)
                                if s.args[0].data.shape != ()]),
 
@@ -1331,6 +1332,14 @@ OPS += [
            NUMBERS, unary_samples),
     OpInfo("glu", lambda m, x, **kw: m.nn.functional.glu(x, **kw), FLOATS, _glu_samples,
            errors=lambda: [ErrorInput(f32(3, 3), match="even"), ErrorInput(f32(), match="scalar")]),
+    OpInfo("hardshrink", lambda m, x, **kw: m.nn.functional.hardshrink(x, **kw), FLOATS,
+           _unary(kwargs=({}, {"lambd": 1.5}))),
+    OpInfo("hardshrink_method", lambda m, x: x.hardshrink(0.25), FLOATS, unary_samples),
+    OpInfo("softshrink", lambda m, x, **kw: m.nn.functional.softshrink(x, **kw), FLOATS,
+           _unary(kwargs=({}, {"lambd": 1.5}, {"lambd": 0})),
+           errors=lambda: [ErrorInput(f32(3), lambd=-1.0, match="lambda")]),
+    OpInfo("softmin", lambda m, x, **kw: m.nn.functional.softmin(x, **kw), FLOATS,
+           softmax_samples),
     OpInfo("prelu", lambda m, x, w: m.nn.functional.prelu(x, w), FLOATS, _prelu_samples,
            errors=lambda: [ErrorInput(f32(2, 3), f32(2), match="3"),
                            ErrorInput(f32(2, 3), f64(3), match="promot"),

@@ -21,7 +21,8 @@ META_OPS = [
                   L.addcdiv(x, x, x, value=2)),
     lambda L, x: (L.nn.functional.elu(x), L.selu(x), L.nn.functional.hardtanh(x),
                   L.nn.functional.glu(x, 2), L.nn.functional.prelu(x, L.ones(3, device=x.device)),
-                  L.nn.functional.logsigmoid(x), L.threshold(x, 0.5, 1)),
+                  L.nn.functional.logsigmoid(x), L.threshold(x, 0.5, 1),
+                  L.nn.functional.softshrink(x), x.hardshrink()),
     lambda L, x: (x.norm(), x.norm(p=1, dim=1), L.linalg.vector_norm(x, 3, (0, 2), True),
                   L.linalg.matrix_norm(x), L.linalg.matrix_norm(x, 1, (0, 2), True)),
     lambda L, x: (x.median(), x.median(1), x.nanmedian(0, True), x.mode(), x.mode(0, True)),
@@ -129,7 +130,7 @@ METHOD_NAMES = (
     "bitwise_left_shift bitwise_right_shift lerp addcmul addcdiv prelu norm median nanmedian "
     "mode quantile nanquantile nansum nanmean count_nonzero cumsum cumprod cummax cummin "
     "logcumsumexp aminmax sort argsort msort topk kthvalue unique unique_consecutive histc "
-    "bincount").split()
+    "bincount hardshrink").split()
 
 
 def test_every_method_and_function_torch_has():
@@ -141,7 +142,8 @@ def test_every_method_and_function_torch_has():
         if hasattr(torch, name + "_"):
             assert hasattr(ember, name + "_"), name + "_"
     for name in ("elu selu celu leaky_relu prelu rrelu hardtanh hardsigmoid hardswish mish "
-                 "logsigmoid softsign tanhshrink threshold glu relu6").split():
+                 "logsigmoid softsign tanhshrink threshold glu relu6 hardshrink softshrink "
+                 "softmin").split():
         assert hasattr(ember.nn.functional, name), name
         if hasattr(torch.nn.functional, name + "_"):
             assert hasattr(ember.nn.functional, name + "_"), name + "_"

@@ -29,9 +29,12 @@ is a convolution's weight gradient with input and grad_output swapped. So the th
 ops (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
 convolutions again, which gives double backward (see derivatives.py).
 """
+import weakref
+
 import numpy as np
 
 from .. import _dtype as D
+from ..autograd.grad_mode import _grad_state
 from .._dispatcher import impl
 from .._tensor import _wrap, _meta
 from .elementwise import not_implemented, _OPMATH
@@ -172,21 +175,23 @@ def _columns(x, kernel, stride, padding, dilation, out, groups):
 
 def _col2im(cols, in_shape, kernel, stride, padding, dilation, out):
     """The adjoint of _columns: cols (C, *kernel, N, *out) added onto the windows of a zero
-    input of shape in_shape (N, C, *spatial), one strided += per kernel position."""
+    input of shape in_shape (N, C, *spatial), one strided += per kernel position. The sums
+    are made in a (C, N, ...) buffer, where each position's block of cols is contiguous, and
+    returned as an (N, C, ...) view."""
     n, c = in_shape[:2]
-    nd = len(kernel)
     # windows that reach past the padded input (a stride that does not divide it) are cut off
     # by a few extra zeros at the end, sliced away with the padding
     span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
     padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
     extra = tuple(max(0, a - b) for a, b in zip(span, padded))
-    acc = np.zeros((n, c) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
+    acc = np.zeros((c, n) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
     for pos in np.ndindex(*kernel):
         target = (slice(None), slice(None)) + tuple(
             slice(k * d, k * d + (o - 1) * s + 1, s)
             for k, d, o, s in zip(pos, dilation, out, stride))
-        acc[target] += cols[(slice(None),) + pos].swapaxes(0, 1)
-    return acc[(Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, in_shape[2:]))]
+        acc[target] += cols[(slice(None),) + pos]
+    crop = (Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, in_shape[2:]))
+    return acc[crop].swapaxes(0, 1)
 
 
 def _prod(xs):
@@ -206,14 +211,44 @@ def _matmul(a, b):
     return (a[0] @ b[0])[None] if a.shape[0] == 1 else np.matmul(a, b)
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
+def _conv(x, w, stride, padding, dilation, groups, keep_for=None):
+    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out).
+    With keep_for (the input's array), the columns are kept for the weight gradient."""
     n = x.shape[0]
     kernel = w.shape[2:]
     out = conv_output_size(x.shape[2:], kernel, stride, padding, dilation)
     cols = _columns(x, kernel, stride, padding, dilation, out, groups)
+    if keep_for is not None:
+        _keep_columns(keep_for, (kernel, stride, padding, dilation, groups), cols)
     r = _matmul(_grouped(w, groups), cols)                        # (G, O/G, N*L)
     return np.ascontiguousarray(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
+
+
+# Note [Keeping the forward's columns for the weight gradient]
+# -------------------------------------------------------------
+# The weight gradient multiplies grad_output by the very columns the forward built from the
+# input; building them again in backward is one more copy of k*k times the input per layer.
+# So when the weight will want a gradient, the forward hands its columns over: this table maps
+# the input's array (by identity, confirmed through a weak reference) to (parameters, columns),
+# and the weight-gradient kernel takes them out. The entry dies with the input array, so the
+# columns of a graph that is never backpropagated go when the graph goes. It trades memory for
+# time, as PyTorch's old THNN convolutions did with their saved `finput`: between forward and
+# backward, every convolution's columns are alive.
+_forward_columns = {}
+
+
+def _keep_columns(array, params, cols):
+    ident = id(array)
+    ref = weakref.ref(array, lambda _, ident=ident: _forward_columns.pop(ident, None))
+    _forward_columns[ident] = (ref, params, cols)
+
+
+def _take_columns(array, params):
+    entry = _forward_columns.get(id(array))
+    if entry is None or entry[0]() is not array or entry[1] != params:
+        return None
+    del _forward_columns[id(array)]
+    return entry[2]
 
 
 def _grad_matrix(g, groups):
@@ -234,14 +269,19 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     return _col2im(cols, in_shape, kernel, stride, padding, dilation, out)
 
 
-def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups):
-    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k). Computed
-    as (columns @ grad.T).T: OpenBLAS runs this long, thin product several times faster with
-    the long dimension inside and the big matrix on the left."""
+def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=None):
+    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k). When the
+    product is long and thin (N*L much larger than C*K), OpenBLAS is faster (and steadier
+    under load) with the big matrix on the left: (columns @ grad.T).T."""
     kernel = w_shape[2:]
-    cols = _columns(x, kernel, stride, padding, dilation, g.shape[2:], groups)
-    r = _matmul(cols, _grad_matrix(g, groups).swapaxes(1, 2))    # (G, C/G*K, O/G)
-    return np.ascontiguousarray(r.swapaxes(1, 2)).reshape(w_shape)
+    if cols is None:
+        cols = _columns(x, kernel, stride, padding, dilation, g.shape[2:], groups)
+    gm = _grad_matrix(g, groups)                                  # (G, O/G, N*L)
+    if cols.shape[2] > cols.shape[1]:
+        r = _matmul(cols, gm.swapaxes(1, 2)).swapaxes(1, 2)      # (G, O/G, C/G*K)
+    else:
+        r = _matmul(gm, cols.swapaxes(1, 2))
+    return np.ascontiguousarray(r).reshape(w_shape)
 
 
 def _transposed_input_size(x_shape, w_shape, stride, padding, dilation, output_padding, groups):
@@ -283,11 +323,13 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if 0 in shape or 0 in x.shape:
         return _wrap(np.zeros(shape, input.dtype._np))
     if transposed:
-        r = _conv_input_grad(x, w, shape, stride, padding, dilation, groups)
+        r = np.ascontiguousarray(_conv_input_grad(x, w, shape, stride, padding, dilation,
+                                                  groups))
     else:
-        r = _conv(x, w, stride, padding, dilation, groups)
+        keep = input._np if weight._rg and _grad_state.enabled else None
+        r = _conv(x, w, stride, padding, dilation, groups, keep)
     if bias is not None:
-        r = r + bias._np.astype(r.dtype).reshape((-1,) + (1,) * (r.ndim - 2))
+        r += bias._np.astype(r.dtype).reshape((-1,) + (1,) * (r.ndim - 2))
     return _wrap(np.ascontiguousarray(r, dtype=input.dtype._np))
 
 
@@ -323,7 +365,10 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         # output's windows: a convolution's weight gradient with the two swapped
         r = _conv_weight_grad(x, g, tuple(weight_size), stride, padding, dilation, groups)
     else:
-        r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups)
+        kernel = tuple(weight_size[2:])
+        cols = _take_columns(input._np, (kernel, stride, padding, dilation, groups))
+        r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
+                              cols)
     return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
 
 

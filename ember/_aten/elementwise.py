@@ -988,6 +988,26 @@ for _name, _fn, _kernel in (("elu", _elu, "elu_cpu"), ("leaky_relu", _leaky_relu
                             ("mish", _mish, "mish_cpu")):
     unary(_name, _fn, check=_floating_only(_kernel), quiet=True, inplace=f"{_name}_")
 unary("log_sigmoid", _log_sigmoid, check=_floating_only("log_sigmoid_cpu"), quiet=True)
+
+
+def _hardshrink(a, lambd=0.5):
+    return np.where((a >= -lambd) & (a <= lambd), np.zeros((), a.dtype), a)
+
+
+def _softshrink(a, lambd=0.5):
+    return np.where(a > lambd, a - lambd, np.where(a < -lambd, a + lambd, a * 0))
+
+
+def _check_softshrink(dt, lambd=0.5):
+    if not dt.is_floating_point:
+        raise not_implemented("softshrink_check", dt)
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, {float_limits(dt)[1]:g}] for input "
+                           f"dtype {_scalar_type_name(dt)}, but found {lambd:g}")
+
+
+unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"))
+unary("softshrink", _softshrink, check=_check_softshrink)
 unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
 unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_")
 

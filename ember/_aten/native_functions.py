@@ -178,6 +178,8 @@ log_sigmoid(Tensor self) -> Tensor
 threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
 glu(Tensor self, int dim=-1) -> Tensor
+hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 _prelu_kernel(Tensor self, Tensor weight) -> Tensor
 
 # ---- reductions and scans: norms, medians, nan-reductions, cumulative ops (issue 3b)

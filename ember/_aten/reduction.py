@@ -354,12 +354,10 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     if acc is not None:
         a = a.astype(acc)
     with np.errstate(all="ignore"):
-        if ord == np.inf:
-            r = np.max(a, axis=dims, keepdims=keepdim) if a.size else \
-                np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
+        if ord == np.inf:  # (no reduced dim is empty: _check_norm_identity saw to it)
+            r = np.max(a, axis=dims, keepdims=keepdim)
         elif ord == -np.inf:
-            r = np.min(a, axis=dims, keepdims=keepdim) if a.size else \
-                np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
+            r = np.min(a, axis=dims, keepdims=keepdim)
         elif ord == 0:
             r = np.sum(a != 0, axis=dims, keepdims=keepdim, dtype=a.dtype)
         elif ord == 1:
@@ -419,12 +417,9 @@ def _check_aminmax(self, dim):
 @impl("aminmax", "CPU")
 def aminmax(self, dim=None, keepdim=False):
     dims = _check_aminmax(self, dim)
-    a = self._np
-    lo = np.minimum.reduce(a, axis=dims, keepdims=keepdim) if a.size else \
-        np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
-    hi = np.maximum.reduce(a, axis=dims, keepdims=keepdim) if a.size else \
-        np.zeros(reduced_shape(a.shape, dims, keepdim), a.dtype)
-    return _wrap(np.asarray(lo)), _wrap(np.asarray(hi))
+    a = self._np  # np.minimum/maximum propagate NaN, as PyTorch does
+    return (_wrap(np.asarray(np.minimum.reduce(a, axis=dims, keepdims=keepdim))),
+            _wrap(np.asarray(np.maximum.reduce(a, axis=dims, keepdims=keepdim))))
 
 
 @impl("aminmax", "Meta")

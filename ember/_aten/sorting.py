@@ -2,9 +2,10 @@
 unique_consecutive, searchsorted/bucketize, histc, bincount.
 
 PyTorch orders NaN above every number (first in a descending sort) and its CPU sort is stable
-in both directions; every kernel here works from one stable NumPy sort. Where PyTorch's own
-selection algorithm breaks ties another way (topk and kthvalue use nth_element and
-quickselect), equal values may be reported at other indices; the values are the same.
+in both directions; the kernels here work from a stable NumPy sort (topk with a small k from a
+partition first). Where PyTorch's own selection algorithm breaks ties another way (topk and
+kthvalue use nth_element and quickselect), equal values may be reported at other indices; the
+values are the same.
 """
 import numpy as np
 
@@ -68,14 +69,24 @@ def _check_topk(self, k, dim):
 
 @impl("topk", "CPU")
 def topk(self, k, dim=-1, largest=True, sorted=True):
-    """The k largest (smallest) along dim, in order: the head of a stable sort."""
+    """The k largest (smallest) along dim, in order: the head of a stable sort, or for a small
+    k (as PyTorch switches to a partial sort) a partition that selects k candidates (NaN
+    counts as largest there too), of which only those are sorted."""
     d = _check_topk(self, k, dim)
     a = self._np
     if a.ndim == 0:
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
-    values, indices = _sorted_along(a, d, descending=largest)
-    head = (slice(None),) * d + (slice(0, k),)
-    return _wrap(np.array(values[head], order="C")), _wrap(np.array(indices[head], order="C"))
+    n = a.shape[d]
+    if not 0 < k * 8 <= n:
+        values, indices = _sorted_along(a, d, descending=largest)
+        head = (slice(None),) * d + (slice(0, k),)
+        return _wrap(np.array(values[head], order="C")), _wrap(np.array(indices[head], order="C"))
+    s = np.moveaxis(_sortable(a), d, -1)
+    candidates = np.argpartition(s, n - k if largest else k - 1, axis=-1)
+    candidates = candidates[..., n - k:] if largest else candidates[..., :k]
+    order = _argsort_last(np.take_along_axis(s, candidates, -1), descending=largest)
+    indices = np.moveaxis(np.take_along_axis(candidates, order, -1), -1, d)
+    return _wrap(np.take_along_axis(a, indices, d)), _wrap(np.array(indices, np.int64, order="C"))
 
 
 @impl("topk", "Meta")
@@ -260,7 +271,11 @@ def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None,
     values = self._np if hasattr(self, "_np") else np.asarray(self)
     dt = D.result_type_of((sorted_sequence, self))
     boundaries, values = _sortable(boundaries.astype(dt._np)), _sortable(values.astype(dt._np))
-    if boundaries.ndim == 1:
+    if boundaries.ndim == 1 and not (boundaries.dtype.kind == "f" and
+                                     np.isnan(boundaries).any()):
+        # NumPy's search agrees with PyTorch's unless the boundaries hold a NaN
+        r = np.searchsorted(boundaries, values, side="right" if right else "left")
+    elif boundaries.ndim == 1:
         shape = values.shape
         r = _search(boundaries.reshape(1, -1), values.reshape(1, -1), right).reshape(shape)
     else:

@@ -13,6 +13,8 @@ Rules for a formula:
 """
 import math
 
+import numpy as np
+
 from .variable_type import derivative, not_differentiable, node_name_of
 from .._aten.elementwise import float_limits
 from .. import _python_bindings as E
@@ -1143,6 +1145,14 @@ def _mish_grad(grad, self):
 
 _same_as("mish", {"self": _mish_grad})
 derivative("log_sigmoid", {"self": lambda grad, self: grad * (-self).sigmoid()})
+
+
+def _shrink_grad(grad, self, lambd):
+    return E.where((self >= -lambd) & (self <= lambd), grad * 0, grad)
+
+
+derivative("hardshrink", {"self": _shrink_grad})
+derivative("softshrink", {"self": _shrink_grad})
 _same_as("threshold", {"self": lambda grad, self, threshold:
                        E.ops.aten.threshold_backward(grad, self, threshold)})
 
@@ -1261,12 +1271,14 @@ def _logcumsumexp_grad(grad, self, result, dim):
 
     def reverse_logcumsumexp(x):
         return x.flip(dim).logcumsumexp(dim).flip(dim)
-    lowest = float_limits(grad.dtype)[0]
-    log_abs = grad.abs().log()
+    lowest = float_limits(grad.dtype)[0]  # log(0), kept finite
+    log_abs = grad.abs().log() - result
     positive = E.where(grad > 0, log_abs, lowest)
     negative = E.where(grad < 0, log_abs, lowest)
-    return (reverse_logcumsumexp(positive - result) + self).exp() - \
-        (reverse_logcumsumexp(negative - result) + self).exp()
+    # lowest + x may round to -inf (exp gives the 0 it stands for): PyTorch does so silently
+    with np.errstate(over="ignore"):
+        return (reverse_logcumsumexp(positive) + self).exp() - \
+            (reverse_logcumsumexp(negative) + self).exp()
 
 
 derivative("logcumsumexp", {"self": _logcumsumexp_grad})

@@ -1488,6 +1488,23 @@ def glu(input, dim=-1):
     return _lookup("glu")(input, dim)
 
 
+def hardshrink(input, lambd=0.5):
+    return _lookup("hardshrink")(input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    return _lookup("softshrink")(input, lambd)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input): the smallest entries get the largest weights."""
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return E.softmax(-input, dim, dtype)
+
+
 prelu = E.prelu
 
 
