@@ -1,22 +1,27 @@
 """Convolution forward + backward at the shapes of two real networks: the pytorch/examples
-MNIST net (batch 64, 1x28x28 -> 32 -> 64 channels, 3x3) and ResNet-18 on CIFAR-10 (batch 32,
-64 to 512 channels, 32x32 down to 4x4)."""
+MNIST net (batch 64, 1x28x28 -> 32 -> 64 channels, 3x3, no padding) and ResNet-18 on CIFAR-10
+(batch 32, 64 to 512 channels, 32x32 down to 4x4, 3x3 with padding 1).
+
+numpy's OpenBLAS may pick AVX2 kernels on a CPU with AVX-512 (it reports its choice as
+"Haswell" in the runner's header); `OPENBLAS_CORETYPE=SkylakeX python benchmarks/run.py` makes
+it use the AVX-512 ones, as PyTorch's oneDNN does."""
 from registry import benchmark
 
 
 def _conv_step(lib, batch, layers):
-    """fwd+bwd of a list of (in_channels, out_channels, size, stride, input_requires_grad)."""
+    """fwd+bwd of (in_channels, out_channels, size, stride, padding, input_requires_grad)
+    convolutions with 3x3 kernels."""
     F = lib.nn.functional
     lib.manual_seed(0)
     cases = []
-    for c_in, c_out, size, stride, input_grad in layers:
+    for c_in, c_out, size, stride, padding, input_grad in layers:
         x = lib.randn(batch, c_in, size, size, requires_grad=input_grad)
         w = (lib.randn(c_out, c_in, 3, 3) * 0.1).requires_grad_()
-        cases.append((x, w, stride))
+        cases.append((x, w, stride, padding))
 
     def step():
-        for x, w, stride in cases:
-            y = F.conv2d(x, w, stride=stride, padding=1 if len(cases) > 2 else 0)
+        for x, w, stride, padding in cases:
+            y = F.conv2d(x, w, stride=stride, padding=padding)
             y.backward(lib.ones_like(y))
     return step
 
@@ -24,16 +29,15 @@ def _conv_step(lib, batch, layers):
 @benchmark(target=2.0)
 def bench_conv2d_mnist(lib):
     """conv1 (1 -> 32 on 28x28) and conv2 (32 -> 64 on 26x26) of the MNIST example, batch 64."""
-    return _conv_step(lib, 64, [(1, 32, 28, 1, False), (32, 64, 26, 1, True)])
+    return _conv_step(lib, 64, [(1, 32, 28, 1, 0, False), (32, 64, 26, 1, 0, True)])
 
 
 def _resnet_stage(lib, channels, size):
-    """A ResNet-18 stage's 3x3 convolution (c -> c, stride 1), its downsampling one
-    (c/2 -> c, stride 2) where there is one, batch 32."""
-    layers = [(channels, channels, size, 1, True)]
+    """A ResNet-18 stage's convolutions at batch 32: the downsampling one (c/2 -> c, stride 2)
+    where the stage has one, and two c -> c ones."""
+    layers = [(channels, channels, size, 1, 1, True)] * 2
     if channels > 64:
-        layers.append((channels // 2, channels, size * 2, 2, True))
-    layers.append((channels, channels, size, 1, True))
+        layers.insert(0, (channels // 2, channels, size * 2, 2, 1, True))
     return _conv_step(lib, 32, layers)
 
 

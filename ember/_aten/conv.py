@@ -15,18 +15,20 @@ full speed (Caffe's im2col):
 Groups split C and O into G blocks and make it G products (one batched matmul). The other two
 products of a convolution are the same matrices the other way round:
 
-    grad_weight  = grad_output (O, N*L) @ columns.T                   (columns recomputed)
-    grad_columns = weight.T @ grad_output (O, N*L)  --col2im-->  grad_input
+    grad_weight  = (columns @ grad_output.T).T        columns kept from the forward (see Note
+                                                       [Keeping the forward's columns ...])
+    grad_input   = weight.T @ grad_output  --col2im-->  (N, C, H, W)
 
 col2im adds each column back onto the window it came from. Windows overlap, so it accumulates:
 one strided `+=` per kernel position (9 for a 3x3 kernel), each over the whole batch -- never
-`np.add.at`, never a loop over pixels, channels or samples.
+`np.add.at`, never a loop over pixels, channels or samples. With stride 1 the input gradient is
+a convolution itself (of the padded grad_output with the flipped kernel), and is computed so.
 
 A transposed convolution is the adjoint of a convolution: its forward is the convolution's input
-gradient (col2im of weight.T @ input), its input gradient is a convolution, and its weight gradient
-is a convolution's weight gradient with input and grad_output swapped. So the three functions
-`_conv`, `_conv_input_grad` and `_conv_weight_grad` serve all six products, and the two backward
-ops (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
+gradient, its input gradient is a convolution, and its weight gradient is a convolution's weight
+gradient with input and grad_output swapped. So the three functions `_conv`,
+`_conv_input_grad` and `_conv_weight_grad` serve all six products, and the two backward ops
+(`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
 convolutions again, which gives double backward (see derivatives.py).
 """
 import weakref
@@ -166,7 +168,7 @@ def windows(xp, kernel, stride, dilation, out):
 
 def _columns(x, kernel, stride, padding, dilation, out, groups):
     """im2col: the windows of x as the columns of (G, C/G * K, N * L)."""
-    n, c = x.shape[:2]
+    n = x.shape[0]
     nd = len(kernel)
     win = windows(pad_zeros(x, padding), kernel, stride, dilation, out)
     perm = (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
@@ -219,7 +221,7 @@ def _conv(x, w, stride, padding, dilation, groups, keep_for=None):
     out = conv_output_size(x.shape[2:], kernel, stride, padding, dilation)
     cols = _columns(x, kernel, stride, padding, dilation, out, groups)
     if keep_for is not None:
-        _keep_columns(keep_for, (kernel, stride, padding, dilation, groups), cols)
+        _keep_columns(keep_for, _params(kernel, stride, padding, dilation, groups), cols)
     r = _matmul(_grouped(w, groups), cols)                        # (G, O/G, N*L)
     return np.ascontiguousarray(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
 
@@ -234,21 +236,30 @@ def _conv(x, w, stride, padding, dilation, groups, keep_for=None):
 # columns of a graph that is never backpropagated go when the graph goes. It trades memory for
 # time, as PyTorch's old THNN convolutions did with their saved `finput`: between forward and
 # backward, every convolution's columns are alive.
-_forward_columns = {}
+_forward_columns = {}   # id(input array) -> (weak reference to it, {parameters: columns})
+
+
+def _params(kernel, stride, padding, dilation, groups):
+    return tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), groups
 
 
 def _keep_columns(array, params, cols):
     ident = id(array)
-    ref = weakref.ref(array, lambda _, ident=ident: _forward_columns.pop(ident, None))
-    _forward_columns[ident] = (ref, params, cols)
+    entry = _forward_columns.get(ident)
+    if entry is None or entry[0]() is not array:
+        ref = weakref.ref(array, lambda _, ident=ident: _forward_columns.pop(ident, None))
+        entry = _forward_columns[ident] = (ref, {})
+    entry[1][params] = cols
 
 
 def _take_columns(array, params):
     entry = _forward_columns.get(id(array))
-    if entry is None or entry[0]() is not array or entry[1] != params:
+    if entry is None or entry[0]() is not array:
         return None
-    del _forward_columns[id(array)]
-    return entry[2]
+    cols = entry[1].pop(params, None)
+    if not entry[1]:
+        del _forward_columns[id(array)]
+    return cols
 
 
 def _grad_matrix(g, groups):
@@ -260,9 +271,19 @@ def _grad_matrix(g, groups):
 
 def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     """The input gradient of _conv (and a transposed convolution's forward): g (N, O, *out),
-    w (O, C/G, *k) -> (N, C, *in)."""
+    w (O, C/G, *k) -> (N, C, *in).
+
+    With stride 1 it is itself a convolution: of g, padded by d*(k-1) - p, with the kernel
+    flipped and its in/out channels swapped -- one im2col copy instead of col2im's k*k
+    accumulating passes. Otherwise: weight.T @ grad, and col2im."""
     kernel = w.shape[2:]
     out = g.shape[2:]
+    full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
+    if all(s == 1 for s in stride) and all(q >= 0 for q in full):
+        wg = w.reshape((groups, w.shape[0] // groups) + w.shape[1:])
+        flipped = np.flip(wg.swapaxes(1, 2), tuple(range(3, w.ndim + 1)))
+        flipped = flipped.reshape((-1, w.shape[0] // groups) + tuple(kernel))
+        return _conv(g, flipped, stride, full, dilation, groups)
     wg = _grouped(w, groups)                                      # (G, O/G, C/G*K)
     cols = _matmul(wg.swapaxes(1, 2), _grad_matrix(g, groups))    # (G, C/G*K, N*L)
     cols = cols.reshape((in_shape[1],) + tuple(kernel) + (g.shape[0],) + tuple(out))
@@ -366,7 +387,7 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         r = _conv_weight_grad(x, g, tuple(weight_size), stride, padding, dilation, groups)
     else:
         kernel = tuple(weight_size[2:])
-        cols = _take_columns(input._np, (kernel, stride, padding, dilation, groups))
+        cols = _take_columns(input._np, _params(kernel, stride, padding, dilation, groups))
         r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
                               cols)
     return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
@@ -386,17 +407,17 @@ def convolution_backward_weight_meta(grad_output, input, weight_size, *rest):
 _UNFOLD_DTYPES = (D.bool, D.float16, D.bfloat16, D.float32, D.float64)
 
 
-def _pairs(name, **values):
+def _pairs(**values):
     for k, v in values.items():
         if len(v) != 2:
             raise RuntimeError(f"It is expected {k} equals to 2, but got size {len(v)}")
 
 
 def _im2col_shape(self, kernel_size, dilation, padding, stride):
-    _pairs("im2col", kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
-    if self.dim() not in (3, 4) or (self.dim() == 4 and self.shape[0] == 0 and False):
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
+    _pairs(kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
+    if self.dim() not in (3, 4) or 0 in self.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
                            f"{_fmt(self.shape)}")
     if any(k <= 0 for k in kernel_size):
         raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
@@ -433,7 +454,7 @@ def im2col(self, kernel_size, dilation, padding, stride):
 
 
 def _col2im_shape(self, output_size, kernel_size, dilation, padding, stride):
-    _pairs("col2im", output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+    _pairs(output_size=output_size, kernel_size=kernel_size, dilation=dilation,
            padding=padding, stride=stride)
     if self.dim() not in (2, 3) or 0 in self.shape[-2:]:
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "

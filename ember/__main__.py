@@ -1,0 +1,19 @@
+"""`python -m ember script.py [args]`: run a PyTorch script unchanged, with torch -> ember."""
+import runpy
+import sys
+
+from ._torch_alias import install
+
+
+def main():
+    if len(sys.argv) < 2:
+        print("usage: python -m ember SCRIPT.py [ARGS...]   (runs SCRIPT with torch -> ember)",
+              file=sys.stderr)
+        raise SystemExit(2)
+    install()
+    sys.argv = sys.argv[1:]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

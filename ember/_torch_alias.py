@@ -1,0 +1,44 @@
+"""Run unchanged PyTorch code on ember: make `import torch` (and `torch.nn`, `from torch.utils.data
+import DataLoader`, ...) resolve to ember's modules.
+
+`import ember as torch` renames only the top-level name; a later `from torch import nn` or
+`import torch.nn.functional as F` goes through Python's import system, which looks for a module
+called `torch`. `install()` registers ember as `torch` in `sys.modules` and adds a finder that
+serves every `torch.X` submodule as the matching `ember.X` (so both names are one module object).
+
+    python -m ember train.py --epochs 1     # runs train.py with torch -> ember
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+
+class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "torch" or fullname.startswith("torch."):
+            return importlib.util.spec_from_loader(fullname, self)
+        return None
+
+    def create_module(self, spec):
+        target = "ember" + spec.name[len("torch"):]
+        try:
+            return importlib.import_module(target)
+        except ModuleNotFoundError as e:
+            raise ModuleNotFoundError(f"No module named '{spec.name}' (ember has no "
+                                      f"'{target}' yet)", name=spec.name) from e
+
+    def exec_module(self, module):
+        pass  # the ember module is already executed
+
+
+def install():
+    """Make `torch` mean ember for the rest of this process. Fails if real torch is loaded."""
+    loaded = sys.modules.get("torch")
+    if loaded is not None and not getattr(loaded, "__name__", "").startswith("ember"):
+        raise RuntimeError("the real torch is already imported in this process; install the "
+                           "ember alias before anything imports torch")
+    if not any(isinstance(f, _TorchToEmber) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchToEmber())
+    import ember
+    sys.modules["torch"] = ember
