@@ -263,6 +263,7 @@ _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType in
 _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor
 mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+_nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> Tensor
 
 # ---- neural-network functions: convolution, pooling, normalization, embedding, padding (issue 3d)
 convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor

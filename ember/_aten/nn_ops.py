@@ -12,12 +12,15 @@ from .elementwise import broadcast_shape, not_implemented, _OPMATH, _scalar_type
 
 
 def _softmax_np(a, dim, log):
+    """(log-)softmax with the maximum subtracted first; each pass writes into an array it owns
+    (one temporary fewer per pass matters at these sizes)."""
     m = np.max(a, axis=dim, keepdims=True) if a.size else a
     z = a - m
+    e = np.exp(z)
     if log:
         with np.errstate(divide="ignore"):
-            return z - np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
-    e = np.exp(z)
+            z -= np.log(np.sum(e, axis=dim, keepdims=True))
+        return z
     e /= np.sum(e, axis=dim, keepdims=True)
     return e
 
@@ -64,8 +67,10 @@ def log_softmax_backward(grad_output, output, dim, input_dtype):
     if y.ndim == 0:
         return _wrap(np.zeros_like(grad_output._np))
     d = _wrap_dim(dim, y.ndim)
-    return _wrap((g - np.exp(y) * np.sum(g, axis=d, keepdims=True)).astype(
-        grad_output._np.dtype, copy=False))
+    r = np.exp(y)
+    r *= np.sum(g, axis=d, keepdims=True)
+    np.subtract(g, r, out=r)
+    return _wrap(r.astype(grad_output._np.dtype, copy=False))
 
 
 for _n in ("_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data"):
@@ -120,6 +125,36 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.sum(losses) / np.sum(np.broadcast_to(w, losses.shape))
     return _wrap(np.asarray(r).astype(dt._np, copy=False))
+
+
+@impl("_nll_loss_backward", "CPU")
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index):
+    """The gradient of nll_loss in one kernel: zeros, except -w[t] * g at each sample's target
+    class (divided by the summed weight for "mean"; nothing for ignored samples)."""
+    c = _nll_check(self, target, weight)
+    mdt = _OPMATH.get(self.dtype, self.dtype)._np
+    out = np.zeros(self.shape, mdt)
+    t = target._np.astype(np.int64, copy=False)
+    valid = t != ignore_index
+    safe_t = np.where(valid, t, 0)
+    w = weight._np.astype(mdt)[safe_t] if weight is not None else np.ones(t.shape, mdt)
+    w = np.where(valid, w, 0).astype(mdt, copy=False)
+    g = grad_output._np.astype(mdt, copy=False)
+    if reduction == 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            g = g / np.sum(w)
+    coef = -w * g
+    if self.dim() == 1:
+        out[safe_t] = coef
+    else:  # the class dim last: every sample's row, its target column
+        np.put_along_axis(np.moveaxis(out, 1, -1), safe_t[..., None], coef[..., None], -1)
+    return _wrap(out.astype(self.dtype._np, copy=False))
+
+
+@impl("_nll_loss_backward", "Meta")
+def nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index):
+    _nll_check(self, target, weight)
+    return _meta(self.shape, self.dtype, device=self.device)
 
 
 @impl("nll_loss", "Meta")

@@ -151,13 +151,18 @@ def _lowest(dtype):
 def _window_max(views, dtype):
     """(max, first window position holding it) over the views, with PyTorch's rule for ties
     (the first wins) and NaN (the last NaN wins, a NaN beats any number). The maximum is one
-    np.maximum per position; the argmax one comparison per position, last to first."""
+    np.maximum per position. The argmax counts, per output, the positions before the first
+    one equal to the maximum: three vectorised passes per position, no masked writes."""
     best = views[0].copy()
     for v in views[1:]:
         np.maximum(best, v, out=best)
     arg = np.zeros(best.shape, np.uint8 if len(views) < 256 else np.int64)
-    for k in range(len(views) - 1, -1, -1):
-        np.copyto(arg, k, where=views[k] == best)
+    searching = np.ones(best.shape, bool)
+    differs = np.empty(best.shape, bool)
+    for v in views[:-1]:
+        np.not_equal(v, best, out=differs)
+        searching &= differs
+        arg += searching
     if _is_float(dtype):
         nan = np.isnan(best)
         if nan.any():
@@ -189,7 +194,7 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out):
     grid = _grid(out, nd)
     steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
     base = sum((o * s - p) * st for o, s, p, st in zip(grid, stride, padding, steps))
-    index = _flat_offsets(kernel, dilation, spatial)[arg] + base
+    index = np.take(_flat_offsets(kernel, dilation, spatial), arg) + base
     if padding and any(padding):
         # a window that is all `lowest` may have picked a padding element: PyTorch points at
         # its first element inside the input

@@ -610,28 +610,14 @@ derivative("_log_softmax_backward_data", {
     "output": _log_softmax_bwd_output})
 
 
-def _nll_grad(grad, self, target, weight, reduction, ignore_index):
-    x = self
-    valid = target != ignore_index
-    safe = E.where(valid, target, E.zeros_like(target))
-    w = weight.index_select(0, safe.reshape(-1)).reshape(safe.shape) if weight is not None \
-        else E.ones_like(safe, dtype=x.dtype)
-    w = E.where(valid, w, w * 0)
-    if reduction == 1:
-        g = grad / w.sum()
-    else:
-        g = grad
-    if reduction == 0:
-        g = g * w
-    else:
-        g = w * g
-    onehot_dim = 1 if x.dim() > 1 else 0
-    idx = safe.unsqueeze(onehot_dim)
-    out = E.zeros_like(x)
-    return E.ops.aten.scatter_add(out, onehot_dim, idx, (-g).unsqueeze(onehot_dim).to(x.dtype))
-
-
-derivative("nll_loss", {"self": _nll_grad}, node_name="NllLossBackward0")
+derivative("nll_loss", {"self": lambda grad, self, target, weight, reduction, ignore_index:
+                        E.ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
+                                                      ignore_index)},
+           node_name="NllLossBackward0")
+derivative("_nll_loss_backward", {  # linear in grad_output: its adjoint is nll_loss itself
+    "grad_output": lambda grad, target, weight, reduction, ignore_index:
+        E.ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
+    node_name="NllLossBackwardBackward0")
 
 
 def _mse_grad(grad, self, target, reduction):

@@ -33,7 +33,15 @@ def _rebuild_parameter(data, requires_grad):
     return Parameter(data, requires_grad)
 
 
-class Buffer(Tensor):
+class _BufferMeta(type):
+    """`isinstance(t, Buffer)` asks whether `t` was marked as a buffer: Buffer(...) returns the
+    tensor itself, flagged, rather than an instance of a subclass."""
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
     """Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
 
     def __new__(cls, data=None, *, persistent=True):

@@ -1,7 +1,7 @@
 from .module import Module
 from .linear import Identity, Linear
 from .activation import ReLU, Sigmoid, Tanh, GELU, SiLU, Softmax, LogSoftmax
-from .container import Sequential, ModuleList
+from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from .loss import CrossEntropyLoss, NLLLoss, MSELoss
 # ---- convolution, normalization, pooling, dropout, embedding layers (issue 3d)
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d

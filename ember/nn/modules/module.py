@@ -1,14 +1,219 @@
 """nn.Module: parameters, buffers and submodules registered through attribute assignment.
 
-The first slice of PyTorch's Module (the rest comes with the nn issue): `__setattr__`
-registration, `named_*` iteration, `state_dict`/`load_state_dict`, `train`/`eval`, `to`,
-`zero_grad`, `apply`, forward hooks and PyTorch's `repr`.
+PyTorch's Module keeps three ordered dicts, `_parameters`, `_buffers` and `_modules`; assigning a
+Parameter, a Module or a Buffer to an attribute files it in the right dict (`__setattr__`), reading
+falls back to those dicts (`__getattr__`), and everything else (iteration, `state_dict`, `to`,
+`train`, hooks, `repr`) walks them.  `__call__` runs the forward pre-hooks, `forward` and the
+forward hooks, the global hooks (`register_module_forward_hook` ...) before the module's own.
 """
+import functools
 import warnings
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
-from ..parameter import Parameter
+from ..parameter import Parameter, Buffer
 from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.graph import RemovableHandle
+
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+# Global hooks: run for every module, before the module's own hooks.
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_always_called = set()
+_global_forward_hooks_with_kwargs = set()
+_global_backward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+
+
+def _typename(obj):
+    """torch.typename: 'torch.FloatTensor' for tensors, the qualified class name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    cls = type(obj)
+    module = cls.__module__ or ""
+    if module in ("", "builtins"):
+        return cls.__qualname__
+    return f"{module}.{cls.__qualname__}"
+
+
+class _HookHandle(RemovableHandle):
+    """A RemovableHandle that also takes its id out of the flag sets (with_kwargs, always_call)
+    that sit beside a hooks dict."""
+
+    def __init__(self, hooks_dict, *flag_sets):
+        super().__init__(hooks_dict)
+        self.flag_sets = flag_sets
+
+    def remove(self):
+        super().remove()
+        for s in self.flag_sets:
+            s.discard(self.id)
+
+
+def _add_hook(hooks_dict, hook, prepend=False, flags=()):
+    """Store `hook` under a fresh handle id; `flags` are (set, on) pairs recording its options."""
+    handle = _HookHandle(hooks_dict, *(s for s, _ in flags))
+    hooks_dict[handle.id] = hook
+    if prepend:
+        hooks_dict.move_to_end(handle.id, last=False)
+    for s, on in flags:
+        if on:
+            s.add(handle.id)
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    return _add_hook(_global_forward_hooks, hook,
+                     flags=((_global_forward_hooks_with_kwargs, with_kwargs),
+                            (_global_forward_hooks_always_called, always_call)))
+
+
+def register_module_full_backward_pre_hook(hook):
+    return _add_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    return _add_hook(_global_parameter_registration_hooks, hook)
+
+
+class _BackwardHookFunction(Function):
+    """Identity on a module's input (or output) tensors: its only job is to be a node of the
+    backward graph that the module's backward hooks can be attached to."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads
+
+
+class _BackwardHook:
+    """Full backward hooks for one call of a module, as PyTorch's torch.utils.hooks.BackwardHook.
+
+    The call wraps the tensors going into forward and the tensors coming out of it in
+    `_BackwardHookFunction`.  When backward reaches the output node, a node pre-hook records
+    grad_output and runs the backward pre-hooks (which may replace it); when it reaches the input
+    node, a node post-hook runs the full backward hooks with (grad_input, grad_output), and they
+    may replace grad_input.  If no input requires grad, the backward hooks run from the output
+    node with grad_input all None.
+    """
+
+    def __init__(self, module, user_hooks, user_pre_hooks):
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_tensors_index = self.output_tensors_index = None
+
+    @staticmethod
+    def _pack_with_none(indices, values, size):
+        res = [None] * size
+        for idx, val in zip(indices, values):
+            res[idx] = val
+        return tuple(res)
+
+    def _apply_on_tensors(self, fn, args):
+        from ...autograd.grad_mode import is_grad_enabled
+        tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not (is_grad_enabled() and any(args[i].requires_grad for i in tensors_idx)):
+            return args, None
+        new_tensors = _BackwardHookFunction.apply(*(args[i] for i in tensors_idx))
+        fn(next(t.grad_fn for t in new_tensors if t.grad_fn is not None))
+        arg_list = list(args)
+        for idx, val in zip(tensors_idx, new_tensors):
+            arg_list[idx] = val
+        return tuple(arg_list), tensors_idx
+
+    def setup_input_hook(self, args):
+        def input_hook(grad_input, _):
+            if self.grad_outputs is None:
+                return None  # the gradient reached the input without passing the output
+            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
+            for hook in self.user_hooks:
+                out = hook(self.module, res, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(res):
+                    raise RuntimeError("Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(out)}, but expected {len(res)}")
+                res = out
+            self.grad_outputs = None
+            return tuple(res[i] for i in self.input_tensors_index)
+
+        res, self.input_tensors_index = self._apply_on_tensors(
+            lambda grad_fn: grad_fn.register_hook(input_hook), args)
+        self.n_inputs = len(args)
+        return res
+
+    def setup_output_hook(self, result):
+        def output_pre_hook(grad_output):
+            self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output,
+                                                     self.n_outputs)
+            for hook in self.user_pre_hooks:
+                out = hook(self.module, self.grad_outputs)
+                if out is None:
+                    continue
+                if len(out) != len(self.grad_outputs):
+                    raise RuntimeError("Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(out)}, but expected "
+                                       f"{len(self.grad_outputs)}")
+                self.grad_outputs = out
+            grad_outputs = self.grad_outputs
+            if self.input_tensors_index is None:
+                warnings.warn("Full backward hook is firing when gradients are computed with "
+                              "respect to module outputs since no inputs require gradients. See "
+                              "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                              "#torch.nn.Module.register_full_backward_hook for more details.",
+                              stacklevel=5)
+                grad_inputs = (None,) * self.n_inputs
+                for hook in self.user_hooks:
+                    out = hook(self.module, grad_inputs, self.grad_outputs)
+                    if out is not None and not (isinstance(out, tuple) and
+                                                all(g is None for g in out)):
+                        raise RuntimeError("Backward hook for Modules where no input requires "
+                                           "gradient should always return None or None for all "
+                                           "gradients.")
+                self.grad_outputs = None
+            return tuple(grad_outputs[i] for i in self.output_tensors_index)
+
+        single = not isinstance(result, tuple)
+        outputs = (result,) if single else result
+        res, self.output_tensors_index = self._apply_on_tensors(
+            lambda grad_fn: grad_fn.register_prehook(output_pre_hook), outputs)
+        self.n_outputs = len(outputs)
+        return res[0] if single else res
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns; prints like PyTorch's when nothing is missing."""
@@ -24,61 +229,162 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 class Module:
     training: bool
     _version = 1
+    call_super_init = False
 
     def __init__(self, *args, **kwargs):
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() takes no arguments")
+        if not self.call_super_init and (args or kwargs):
+            if kwargs:
+                raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                                f"argument '{next(iter(kwargs))}'")
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
         object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
-        object.__setattr__(self, "_non_persistent_buffers_set", set())
-        object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        self._init_internal_state()
+
+    _DICT_ATTRS = ("_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks",
+                   "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+                   "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                   "_load_state_dict_post_hooks")
+    _SET_ATTRS = ("_non_persistent_buffers_set", "_forward_hooks_with_kwargs",
+                  "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs")
+
+    def _init_internal_state(self):
+        """The registries every Module has; missing ones are added (unpickling old modules)."""
+        d = self.__dict__
+        for name in self._DICT_ATTRS:
+            d.setdefault(name, OrderedDict())
+        for name in self._SET_ATTRS:
+            d.setdefault(name, set())
+        d.setdefault("_is_full_backward_hook", None)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._init_internal_state()
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   f'"forward" function')
 
+    # ---- calling ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        for hook in self._forward_pre_hooks.values():
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        result = self.forward(*args, **kwargs)
-        for hook in self._forward_hooks.values():
-            r = hook(self, args, result)
-            if r is not None:
-                result = r
-        return result
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or _global_forward_hooks or _global_forward_pre_hooks
+                or _global_backward_hooks or _global_backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        result = None
+        called_always = set()
+        try:
+            for hook_id, hook in (*_global_forward_pre_hooks.items(),
+                                  *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        if not (isinstance(r, tuple) and len(r) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {r}.")
+                        args, kwargs = r
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        args = r if isinstance(r, tuple) else (r,)
+            bw_hook = None
+            backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            backward_pre_hooks = [*_global_backward_pre_hooks.values(),
+                                  *self._backward_pre_hooks.values()]
+            if backward_hooks or backward_pre_hooks:
+                bw_hook = _BackwardHook(self, backward_hooks, backward_pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or \
+                        hook_id in _global_forward_hooks_always_called:
+                    called_always.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or \
+                        hook_id in _global_forward_hooks_with_kwargs:
+                    r = hook(self, args, kwargs, result)
+                else:
+                    r = hook(self, args, result)
+                if r is not None:
+                    result = r
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  "Tensor or a tuple of Tensors but received "
+                                  f"{type(result)}")
+                result = bw_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            # always_call hooks still run when forward (or an earlier hook) raised; their own
+            # errors are only warned about so the original exception is what propagates.
+            for hooks, always, with_kwargs, who in (
+                    (_global_forward_hooks, _global_forward_hooks_always_called,
+                     _global_forward_hooks_with_kwargs, "global module forward hook"),
+                    (self._forward_hooks, self._forward_hooks_always_called,
+                     self._forward_hooks_with_kwargs, "module forward hook")):
+                for hook_id, hook in hooks.items():
+                    if hook_id not in always or hook_id in called_always:
+                        continue
+                    try:
+                        r = hook(self, args, kwargs, result) if hook_id in with_kwargs \
+                            else hook(self, args, result)
+                        if r is not None:
+                            result = r
+                    except Exception as e:
+                        warnings.warn(f"{who} with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in "
+                                      f"forward: {str(e)}")
+            raise
 
     # ---- registration -----------------------------------------------------------------------
     def register_parameter(self, name, param):
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
         if "." in name:
             raise KeyError('parameter name can\'t contain "."')
         if name == "":
             raise KeyError('parameter name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"attribute '{name}' already exists")
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
-                            f"'{name}' (torch.nn.Parameter or None required)")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' as a "
+                             "function of another Tensor, compute the value in the forward() "
+                             "method.")
+        for hook in _global_parameter_registration_hooks.values():
+            output = hook(self, name, param)
+            if output is not None:
+                param = output
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
         if "." in name:
             raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
+        for hook in _global_buffer_registration_hooks.values():
+            output = hook(self, name, tensor)
+            if output is not None:
+                tensor = output
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -87,54 +393,77 @@ class Module:
 
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
         if "." in name:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        for hook in _global_module_registration_hooks.values():
+            output = hook(self, name, module)
+            if output is not None:
+                module = output
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name, module):
+        self.add_module(name, module)
+
+    def _remove_from(self, name, *stores):
+        for store in stores:
+            if isinstance(store, dict):
+                store.pop(name, None)
+            else:
+                store.discard(name)
 
     def __setattr__(self, name, value):
-        params = self.__dict__.get("_parameters")
+        d = self.__dict__
+        params = d.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            self._buffers.pop(name, None) if "_buffers" in self.__dict__ else None
-            self._modules.pop(name, None) if "_modules" in self.__dict__ else None
+            self._remove_from(name, d, self._buffers, self._modules,
+                              self._non_persistent_buffers_set)
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
-            params[name] = None
+            self.register_parameter(name, value)
             return
-        modules = self.__dict__.get("_modules")
+        modules = d.get("_modules")
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self.__dict__.pop(name, None)
-            params.pop(name, None)
-            self._buffers.pop(name, None)
+            self._remove_from(name, d, self._parameters, self._buffers,
+                              self._non_persistent_buffers_set)
+            for hook in _global_module_registration_hooks.values():
+                output = hook(self, name, value)
+                if output is not None:
+                    value = output
             modules[name] = value
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (torch.nn.Module or None expected)")
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
             modules[name] = None
             return
-        buffers = self.__dict__.get("_buffers")
-        if buffers is not None and name in buffers:
+        buffers = d.get("_buffers")
+        is_buffer = isinstance(value, Buffer)
+        if buffers is not None and (is_buffer or name in buffers):
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(torch.Tensor or None expected)")
-            buffers[name] = value
-            return
-        if isinstance(value, Tensor) and getattr(value, "_is_buffer", False) and \
-                buffers is not None:
-            self.register_buffer(name, value, getattr(value, "persistent", True))
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            if is_buffer:
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            self._remove_from(name, d, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
@@ -147,13 +476,70 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for store in ("_parameters", "_buffers", "_modules"):
-            s = self.__dict__.get(store)
-            if s is not None and name in s:
-                del s[name]
-                self._non_persistent_buffers_set.discard(name)
-                return
-        object.__delattr__(self, name)
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def get_submodule(self, target):
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def _get_attr_at(self, target):
+        """The module that owns the dotted `target`, the last name, and the object it names."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name, getattr(mod, name)
+
+    def get_parameter(self, target):
+        _, name, param = self._get_attr_at(target)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        mod, name, buffer = self._get_attr_at(target)
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return buffer
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
 
     # ---- iteration --------------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -218,8 +604,10 @@ class Module:
     def train(self, mode=True):
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        # Each child's own train() runs, so subclasses that override it (to freeze a part) work.
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
         return self
 
     def eval(self):
@@ -239,9 +627,19 @@ class Module:
                     p.grad.detach_()
                     p.grad.zero_()
 
+    def share_memory(self):
+        return self._apply(lambda t: t.share_memory_())
+
     def apply(self, fn):
-        for m in reversed(list(self.modules())):
-            fn(m)
+        """`fn` on every submodule, children before their parent (post-order, no recursion)."""
+        stack = [(self, False)]
+        while stack:
+            m, children_done = stack.pop()
+            if children_done:
+                fn(m)
+                continue
+            stack.append((m, True))
+            stack.extend((c, False) for c in reversed(list(m.children())))
         return self
 
     def _apply(self, fn):
@@ -266,6 +664,9 @@ class Module:
     def to(self, *args, **kwargs):
         from ..._python_bindings import _to_args
         dtype, device, _, _ = _to_args(args, dict(kwargs))
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
 
         def convert(t):
             dt = dtype if (dtype is not None and (t.is_floating_point() or t.is_complex())) \
@@ -273,8 +674,10 @@ class Module:
             return t.to(device=device, dtype=dt)
         return self._apply(convert)
 
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
     def float(self):
-        from ... import float32
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
     def double(self):
@@ -283,59 +686,155 @@ class Module:
     def half(self):
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
     # ---- state dict -------------------------------------------------------------------------
+    def _has_extra_state(self, method):
+        return getattr(type(self), method) is not getattr(Module, method)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        for name, m in self.named_modules(prefix=prefix.rstrip(".")):
-            p = name + "." if name else ""
-            if hasattr(destination, "_metadata"):
-                destination._metadata[name] = {"version": m._version}
-            for k, v in m._parameters.items():
-                if v is not None:
-                    destination[p + k] = v if keep_vars else v.detach()
-            for k, v in m._buffers.items():
-                if v is not None and k not in m._non_persistent_buffers_set:
-                    destination[p + k] = v if keep_vars else v.detach()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
         return destination
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
         from ...autograd.grad_mode import no_grad
-        missing, unexpected, errors = [], [], []
-        own = self.state_dict(keep_vars=True)
-        for k, v in own.items():
-            if k not in state_dict:
-                missing.append(k)
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        local_state.update((k, v) for k, v in self._buffers.items()
+                           if v is not None and k not in self._non_persistent_buffers_set)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
                 continue
-            src = state_dict[k]
+            src = state_dict[key]
             if not isinstance(src, Tensor):
-                errors.append(f'While copying the parameter named "{k}", expected torch.Tensor '
-                              f'or Tensor-like object from checkpoint but received '
-                              f'{type(src)}')
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  'torch.Tensor or Tensor-like object from checkpoint but '
+                                  f'received {type(src)}')
                 continue
-            if src.shape != v.shape:
-                errors.append(f"size mismatch for {k}: copying a param with shape {src.shape} "
-                              f"from checkpoint, the shape in current model is {v.shape}.")
+            if param.dim() == 0 and src.dim() == 1:  # checkpoints from before 0-dim tensors
+                src = src[0]
+            if src.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{src.shape} from checkpoint, the shape in current model is "
+                                  f"{param.shape}.")
                 continue
             if assign:
-                self._assign_from_state_dict(k, v, src)
+                self._assign_from_state_dict(name, param, src)
                 continue
-            if v.is_meta and not src.is_meta:
-                warnings.warn(f"for {k}: copying from a non-meta parameter in the checkpoint to "
-                              "a meta parameter in the current model, which is a no-op. (Did you "
-                              "mean to pass `assign=True` to assign items in the state "
+            if param.is_meta and not src.is_meta:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
+                              "to a meta parameter in the current model, which is a no-op. (Did "
+                              "you mean to pass `assign=True` to assign items in the state "
                               "dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)", stacklevel=2)
+                              "copying them in place?)", stacklevel=3)
                 continue
-            with no_grad():
-                v.copy_(src)
-        for k in state_dict:
-            if k not in own:
-                unexpected.append(k)
+            try:
+                with no_grad():
+                    param.copy_(src)
+            except Exception as ex:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
+                                  f'in the model are {param.size()} and whose dimensions in the '
+                                  f'checkpoint are {src.size()}, an exception occurred : '
+                                  f'{ex.args}.')
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if self._has_extra_state("set_extra_state"):
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_key:
+                    first = key[len(prefix):].split(".", 1)[0]
+                    if first not in self._modules and first not in local_state:
+                        unexpected_keys.append(key)
+
+    def _assign_from_state_dict(self, name, current, value):
+        """load_state_dict(assign=True): the module takes the checkpoint's tensor itself (no
+        copy), so a model built on the meta device is filled from a (mapped) checkpoint."""
+        if isinstance(current, Parameter):
+            if not isinstance(value, Parameter):
+                value = Parameter(value, requires_grad=current.requires_grad)
+            else:
+                value.requires_grad_(current.requires_grad)
+            self._parameters[name] = value
+        else:
+            self._buffers[name] = value
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+
+        def load(module, local_state, prefix=""):
+            # Each module sees only the keys under its own prefix; post hooks run children first.
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing,
+                                         unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state.items()
+                                 if k.startswith(child_prefix)}, child_prefix)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                out = hook(module, keys)
+                assert out is None, ("Hooks registered with "
+                                     "``register_load_state_dict_post_hook`` are not expected "
+                                     "to return new values, if incompatible_keys need to be "
+                                     "modified, it should be done inplace.")
+
+        load(self, dict(state_dict))
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " +
@@ -348,34 +847,47 @@ class Module:
                 type(self).__name__, "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
-    def _assign_from_state_dict(self, key, current, value):
-        """load_state_dict(assign=True): the module takes the checkpoint's tensor itself (no
-        copy), so a model built on the meta device is filled from a (mapped) checkpoint."""
-        path, _, name = key.rpartition(".")
-        module = self
-        for part in path.split(".") if path else ():
-            module = module._modules[part]
-        if isinstance(current, Parameter):
-            if not isinstance(value, Parameter):
-                value = Parameter(value, requires_grad=current.requires_grad)
-            else:
-                value.requires_grad_(current.requires_grad)
-            module._parameters[name] = value
-        else:
-            module._buffers[name] = value
-
     # ---- hooks ------------------------------------------------------------------------------
-    def register_forward_hook(self, hook):
-        from ...autograd.graph import RemovableHandle
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
-        return h
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        return _add_hook(self._forward_pre_hooks, hook, prepend,
+                         ((self._forward_pre_hooks_with_kwargs, with_kwargs),))
 
-    def register_forward_pre_hook(self, hook):
-        from ...autograd.graph import RemovableHandle
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
-        return h
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        return _add_hook(self._forward_hooks, hook, prepend,
+                         ((self._forward_hooks_with_kwargs, with_kwargs),
+                          (self._forward_hooks_always_called, always_call)))
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_state_dict_pre_hook(self, hook):
+        return _add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook):
+        def must_return_none(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return _add_hook(self._state_dict_hooks, must_return_none)
+
+    def _register_state_dict_hook(self, hook):
+        """The older form: the hook may return a new state dict."""
+        return _add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        return _add_hook(self._load_state_dict_pre_hooks,
+                         lambda state_dict, *args: hook(self, state_dict, *args))
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        if with_module:
+            hook = functools.partial(hook, self)
+        return _add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        return _add_hook(self._load_state_dict_post_hooks, hook)
 
     # ---- repr -------------------------------------------------------------------------------
     def extra_repr(self):
@@ -385,26 +897,23 @@ class Module:
         return type(self).__name__
 
     def __repr__(self):
-        lines = []
         extra = self.extra_repr()
-        if extra:
-            lines = extra.split("\n")
-        child_lines = []
-        for key, module in self._modules.items():
-            mod_str = _addindent(repr(module), 2)
-            child_lines.append("(" + key + "): " + mod_str)
-        lines = lines + child_lines
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = ["(" + key + "): " + _addindent(repr(module), 2)
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
         main = self._get_name() + "("
         if lines:
-            if len(extra.split("\n")) == 1 and not child_lines:
-                main += extra
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
 
     def __dir__(self):
-        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers) |
-                      set(self._modules))
+        keys = set(object.__dir__(self)) | set(self._parameters) | set(self._buffers) | \
+            set(self._modules)
+        return sorted(k for k in keys if not k[0].isdigit())
 
 
 def _addindent(s, n):
