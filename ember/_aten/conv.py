@@ -39,7 +39,7 @@ from .. import _dtype as D
 from ..autograd.grad_mode import _grad_state
 from .._dispatcher import impl
 from .._tensor import _wrap, _meta
-from .elementwise import not_implemented, _OPMATH
+from .elementwise import not_implemented
 
 _as_strided = np.lib.stride_tricks.as_strided
 
@@ -274,12 +274,14 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     w (O, C/G, *k) -> (N, C, *in).
 
     With stride 1 it is itself a convolution: of g, padded by d*(k-1) - p, with the kernel
-    flipped and its in/out channels swapped -- one im2col copy instead of col2im's k*k
-    accumulating passes. Otherwise: weight.T @ grad, and col2im."""
+    flipped and its in/out channels swapped -- one im2col copy of g instead of col2im's k*k
+    accumulating passes over the input, the cheaper of the two when g has no more channels
+    than the input. Otherwise: weight.T @ grad, and col2im."""
     kernel = w.shape[2:]
     out = g.shape[2:]
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
-    if all(s == 1 for s in stride) and all(q >= 0 for q in full):
+    if all(s == 1 for s in stride) and all(q >= 0 for q in full) and \
+            g.shape[1] <= in_shape[1]:
         wg = w.reshape((groups, w.shape[0] // groups) + w.shape[1:])
         flipped = np.flip(wg.swapaxes(1, 2), tuple(range(3, w.ndim + 1)))
         flipped = flipped.reshape((-1, w.shape[0] // groups) + tuple(kernel))

@@ -220,15 +220,23 @@ def embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sp
 
 
 def segment_sum(rows, keys, num_keys):
-    """sum of rows (n, d) grouped by integer keys (n,) -> (num_keys, d): one stable sort and
-    one `np.add.reduceat` over the runs of equal keys (no np.add.at)."""
+    """sum of rows (n, d) grouped by integer keys (n,) -> (num_keys, d), without np.add.at:
+    every row is first written at its key (a key met once is then done); the keys met several
+    times are found by one stable sort and their runs summed by one np.add.reduceat, which is
+    slow per run, so it only sees the repeated ones."""
     out = np.zeros((num_keys, rows.shape[1]), rows.dtype)
     if not keys.size:
         return out
+    out[keys] = rows
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    out[sorted_keys[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+    counts = np.diff(np.r_[starts, keys.size])
+    repeated = counts > 1
+    if repeated.any():
+        run_starts = np.r_[0, np.cumsum(counts[repeated])[:-1]]
+        members = order[np.repeat(repeated, counts)]     # the rows of the repeated keys, by key
+        out[sorted_keys[starts[repeated]]] = np.add.reduceat(rows[members], run_starts, axis=0)
     return out
 
 

@@ -6,7 +6,8 @@ Training mode normalizes with the batch's mean and biased variance, returns the 
 1/sqrt(var + eps) for the backward (`save_mean`, `save_invstd`), and updates the running
 statistics in place: running = (1 - momentum) * running + momentum * batch statistic, with the
 *unbiased* variance, as PyTorch does (without bumping their version counters: PyTorch's don't
-either, and the op's own backward reads them). Evaluation mode normalizes with the running statistics.
+either, and the op's own backward reads them). Evaluation mode normalizes with the running
+statistics.
 
 float16/bfloat16 inputs are computed in float32; the saved statistics stay float32.
 """

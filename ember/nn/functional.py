@@ -13,7 +13,6 @@ import numpy as np
 from .. import _python_bindings as E
 from .. import _dtype as D
 from .._dispatcher import lookup as _lookup
-from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 
 _linear = _lookup("linear")
