@@ -1052,9 +1052,13 @@ def one_hot(tensor, num_classes=-1):
 _ALPHA = 1.7580993408473766
 
 
-def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
+def _check_dropout_p(p):
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
+    _check_dropout_p(p)
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
@@ -1096,8 +1100,7 @@ def _feature_dropout_unbatched(input, p, training, inplace):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D "
                            "input. Note that dropout1d exists to provide channel-wise dropout on "
@@ -1109,8 +1112,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     if input.dim() not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is "
                       "deprecated and will result in an error in a future release. To retain "
@@ -1129,8 +1131,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout_p(p)
     if input.dim() not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is "
                       "deprecated and will result in an error in a future release. To retain "
