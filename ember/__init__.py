@@ -5,6 +5,7 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
                      set_default_dtype)
 from ._dtype import float16 as half, float32 as float, float64 as double, int16 as short
 from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
+from ._type_info import finfo, iinfo
 from ._device import device
 from ._storage import UntypedStorage
 from ._memory_format import (memory_format, contiguous_format, channels_last, channels_last_3d,
@@ -37,6 +38,7 @@ globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ... (issue 3d)
 from . import random
 from . import linalg  # torch.linalg (issue 3, linalg)
 from . import utils
+from . import func  # torch.func (functional_call)
 from . import serialization
 from .serialization import save, load
 

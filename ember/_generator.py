@@ -43,6 +43,7 @@ different order here.
 import array
 import math
 import os
+import sys
 import threading
 import warnings
 
@@ -340,12 +341,18 @@ def _box_muller16_f64(u, mean, std):
     return out.reshape(-1)
 
 
+_BLOCK = 16 * 2048
+
+
 def _box_muller_blocks(u, n, bm):
     """normal_fill: whole blocks of 16, then the last 16 outputs redone from
     the 16 uniforms at the end of ``u`` when n is not a multiple of 16."""
     whole = n - n % 16
     out = np.empty(n, dtype=u.dtype)
-    out[:whole] = bm(u[:whole])
+    step = _BLOCK  # cache-sized pieces: the emulated math makes many float64 temporaries
+    for start in range(0, whole, step):
+        stop = min(start + step, whole)
+        out[start:stop] = bm(u[start:stop])
     if n % 16:
         out[n - 16:] = bm(u[-16:])
     return out
@@ -399,6 +406,9 @@ class Generator:
         self.device = cpu
         self._lock = threading.RLock()
         self._bitgen = np.random.MT19937()
+        # integers() over the full uint32 range hands out the raw 32-bit
+        # outputs straight into a uint32 array (no rejection, no buffering).
+        self._draws = np.random.Generator(self._bitgen)
         self.manual_seed(_DEFAULT_SEED)
 
     # -- seeding and state ----------------------------------------------------
@@ -499,18 +509,55 @@ class Generator:
             self._next_at_twist = _MT_N
         return self._bitgen.random_raw(n)
 
+    def _random32(self, n):
+        """n outputs of generator->random() in a uint32 array."""
+        if n > 0:
+            self._next_at_twist = _MT_N
+        return self._draws.integers(0, 1 << 32, size=n, dtype=np.uint32)
+
+    def _random_pairs(self, n):
+        """n pairs of draws as (high words, low words) of generator->random64()."""
+        raw = self._random32(2 * n)
+        return raw[0::2], raw[1::2]
+
     def _random64(self, n):
         """n outputs of generator->random64(): two draws, high word first."""
-        raw = self._random(2 * n)
-        return (raw[0::2] << np.uint64(32)) | raw[1::2]
+        high, low = self._random_pairs(n)
+        # Interleave the two halves in the host's byte order and view the
+        # pairs as uint64, instead of shifting and or-ing 64-bit arrays.
+        words = np.empty((n, 2), dtype=np.uint32)
+        high_col = 1 if sys.byteorder == "little" else 0
+        words[:, high_col] = high
+        words[:, 1 - high_col] = low
+        return words.view(np.uint64).reshape(n)
 
     def _uniform_f32(self, n):
         """uniform_real_distribution<float>(0, 1): 24 random bits."""
-        return (self._random(n) & np.uint64(0xFFFFFF)).astype(np.float32) * _F32(2.0**-24)
+        return (self._random32(n) & np.uint32(0xFFFFFF)).astype(np.float32) * _F32(2.0**-24)
 
     def _uniform_f64(self, n):
-        """uniform_real_distribution<double>(0, 1): 53 random bits."""
-        return (self._random64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0**-53
+        """uniform_real_distribution<double>(0, 1): 53 random bits.
+
+        The 53-bit integer is (high & 0x1FFFFF) * 2**32 + low; both terms
+        scaled by 2**-53 are exact doubles, and so is their sum.
+        """
+        high, low = self._random_pairs(n)
+        return (high & np.uint32(0x1FFFFF)) * 2.0**-21 + low * 2.0**-53
+
+    def _uniform_f64_below(self, n, p):
+        """``_uniform_f64(n) < p`` without building the doubles.
+
+        u = k * 2**-53 for the 53-bit integer k, so u < p exactly when
+        k < ceil(p * 2**53) (p * 2**53 is exact); k is compared as its high
+        21 and low 32 bits.
+        """
+        threshold = math.ceil(p * 2.0**53)
+        t_high, t_low = threshold >> 32, threshold & 0xFFFFFFFF
+        high, low = self._random_pairs(n)
+        high &= np.uint32(0x1FFFFF)
+        below = high < t_high
+        below |= (high == t_high) & (low < t_low)
+        return below
 
     # -- uniform ----------------------------------------------------------------
 
@@ -760,7 +807,7 @@ class Generator:
                 raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
             if n == 0:
                 return np.empty(shape, dtype=dt)
-            return (self._uniform_f64(n) < p).astype(dt).reshape(shape)
+            return self._uniform_f64_below(n, p).astype(dt).reshape(shape)
         if not _is_float(p.dtype):
             raise TypeError(f"bernoulli_tensor_cpu_p_ not implemented for {p.dtype}")
         probs = np.broadcast_to(p, shape)

@@ -8,6 +8,7 @@ fast path. Composite functions (reshape, flatten, softmax's dtype, ...) are writ
 import builtins
 import collections
 import math
+import warnings
 
 import numpy as np
 
@@ -464,7 +465,7 @@ relu_ = _op("relu_")
 
 
 def square(input, *, out=None):
-    return _finish(_mul(input, input), False, out)
+    return _finish(_pow(input, 2), False, out)
 
 
 def equal(input, other):
@@ -554,21 +555,17 @@ def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
     if other is not None:
         return pairwise(input, other)
     if dim is _FULL:
-        if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
-                               "argument.")
-        return full(input, [], False)
+        return full(input)
     values, indices = by_dim(input, _int_dim(name, dim), keepdim)
     return _return_type(name, ["values", "indices"])(values, indices)
 
 
 def max(input, dim=_FULL, keepdim=False, *, other=None, out=None):
-    return _max_min(input, dim, keepdim, other, _amax, _max_dim, maximum, "max")
+    return _max_min(input, dim, keepdim, other, _op("max"), _max_dim, maximum, "max")
 
 
 def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
-    return _max_min(input, dim, keepdim, other, _amin, _min_dim, minimum, "min")
+    return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min")
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -739,18 +736,15 @@ swapaxes = swapdims = transpose
 
 
 def t(input):
-    if input.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input.dim()}D")
-    return _transpose(input, 0, 1) if input.dim() == 2 else _op("alias")(input)
+    return _op("t")(input)
 
 
 def squeeze(input, dim=None):
     if dim is None:
-        dims = [i for i, s in enumerate(input._size) if s == 1]
-    else:
-        dims = [dim] if isinstance(dim, int) else list(dim)
-    return _squeeze(input, dims)
+        return _op("squeeze")(input)
+    if isinstance(dim, int):
+        return _op("squeeze.dim")(input, dim)
+    return _squeeze(input, list(dim))
 
 
 def unsqueeze(input, dim):
@@ -794,19 +788,9 @@ moveaxis = movedim
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    d = _wrap_dim(dim, tensor.dim())
-    size = tensor._size[d]
     if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0 and size:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                               f"dimension size of {size}")
-        sizes = [step] * (size // step) + ([size % step] if size % step else []) if step else [0]
-        if not sizes:
-            sizes = [0] if size == 0 else sizes
-    else:
-        sizes = list(split_size_or_sections)
-    return tuple(_split_with_sizes(tensor, sizes, d))
+        return tuple(_op("split.Tensor")(tensor, split_size_or_sections, dim))
+    return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
 
 
 def chunk(input, chunks, dim=0):
@@ -1262,12 +1246,17 @@ def scatter_add(input, dim, index, src):
 
 
 def _scatter_op(name, src, value, reduce):
-    if reduce is not None:
-        raise NotImplementedError("scatter with reduce= is not implemented in ember")
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' or 'value'")
     src = value if src is None else src
-    return _op(f"{name}.src" if isinstance(src, Tensor) else f"{name}.value"), src
+    if reduce is None:
+        return _op(f"{name}.src" if isinstance(src, Tensor) else f"{name}.value"), src
+    if isinstance(src, Tensor):
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.", UserWarning, stacklevel=3)
+        return (lambda s, d, i, v: _op(f"{name}.reduce")(s, d, i, v, reduce)), src
+    return (lambda s, d, i, v: _op(f"{name}.value_reduce")(s, d, i, v, reduce)), src
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -1331,7 +1320,10 @@ def _div_inplace(self, other, *, rounding_mode=None):
 
 
 def _rdiv(self, other):
-    return _div(other, self, None)
+    """other / self as PyTorch's __rtruediv__ computes it: reciprocal(self) * other (so the
+    node is MulBackward0); 1/0 * 0 is NaN silently."""
+    with np.errstate(all="ignore"):
+        return _mul(_op("reciprocal")(self), other)
 
 
 def _rfloordiv(self, other):
@@ -2216,13 +2208,7 @@ dsplit = _split_along("dsplit", 2, 3)
 
 
 def take(input, index):
-    """input as a flat tensor, indexed by `index` (the result has index's shape)."""
-    n = input.numel()
-    if index.numel() and (bool((index >= n).any()) or bool((index < -n).any())):
-        raise IndexError(f"out of range: tried to access index "
-                         f"{int(index.reshape(-1)[((index >= n) | (index < -n)).reshape(-1)][0])}"
-                         f" on a tensor of {n} elements.")
-    return reshape(input, (-1,))[where(index < 0, index + n, index)]
+    return _op("take")(input, index)
 
 
 def _triangle_indices(row, col, offset, lower, dtype, device):
@@ -2275,3 +2261,86 @@ _SHAPE_METHODS = dict(hsplit=hsplit, vsplit=vsplit, dsplit=dsplit, take=take,
                       narrow_copy=narrow_copy, fill_diagonal_=_fill_diagonal_, apply_=_apply_)
 for _name, _fn in _SHAPE_METHODS.items():
     setattr(Tensor, _name, _fn)
+
+
+# ---- scatter reductions, copies and puts (issue 3, remaining ops) -----------------------------
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+    return _finish(_op("scatter_reduce.two")(input, dim, index, src, reduce, include_self),
+                   False, out)
+
+
+def masked_scatter(input, mask, source):
+    return _op("masked_scatter")(input, mask, source)
+
+
+def index_copy(input, dim, index, source, *, out=None):
+    return _finish(_op("index_copy")(input, dim, index, source), False, out)
+
+
+def put(input, index, source, accumulate=False):
+    return _op("put")(input, index, source, accumulate)
+
+
+_SCATTER_METHODS = dict(
+    scatter_reduce=lambda s, dim, index, src, reduce, *, include_self=True:
+        _op("scatter_reduce.two")(s, dim, index, src, reduce, include_self),
+    scatter_reduce_=lambda s, dim, index, src, reduce, *, include_self=True:
+        _op("scatter_reduce_.two")(s, dim, index, src, reduce, include_self),
+    masked_scatter=masked_scatter, masked_scatter_=_op("masked_scatter_"),
+    index_copy=lambda s, dim, index, source: _op("index_copy")(s, dim, index, source),
+    index_copy_=_op("index_copy_"), put=put,
+    put_=lambda s, index, source, accumulate=False: _op("put_")(s, index, source, accumulate),
+)
+for _name, _fn in _SCATTER_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+# ---- in-place view ops and resize_ (issue 3, remaining ops) -----------------------------------
+def _squeeze_(self, dim=None):
+    if dim is None:
+        return _op("squeeze_")(self)
+    if isinstance(dim, int):
+        return _op("squeeze_.dim")(self, dim)
+    return _op("squeeze_.dims")(self, list(dim))
+
+
+def _check_resizable(self):
+    # checked whatever the grad mode, as PyTorch does
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+
+
+def _resize_(self, *sizes, memory_format=None):
+    _check_resizable(self)
+    return _op("resize_")(self, _size_args(sizes), memory_format)
+
+
+def _resize_as_(self, the_template, *, memory_format=None):
+    _check_resizable(self)
+    return _op("resize_as_")(self, the_template, memory_format)
+
+
+_INPLACE_VIEW_METHODS = dict(
+    t_=_op("t_"), transpose_=_op("transpose_"), swapdims_=_op("swapdims_"),
+    swapaxes_=_op("swapaxes_"), squeeze_=_squeeze_, unsqueeze_=_op("unsqueeze_"),
+    as_strided_=lambda s, size, stride, storage_offset=None: _op("as_strided_")(
+        s, list(size), list(stride), storage_offset),
+    resize_=_resize_, resize_as_=_resize_as_,
+)
+for _name, _fn in _INPLACE_VIEW_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+def poisson(input, generator=None):
+    return _op("poisson")(input, generator)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    return _finish(_op("index_reduce")(input, dim, index, source, reduce, include_self), False,
+                   out)
+
+
+Tensor.index_reduce = lambda s, dim, index, source, reduce, *, include_self=True: _op(
+    "index_reduce")(s, dim, index, source, reduce, include_self)
+Tensor.index_reduce_ = lambda s, dim, index, source, reduce, *, include_self=True: _op(
+    "index_reduce_")(s, dim, index, source, reduce, include_self)

@@ -80,7 +80,8 @@ class UntypedStorage:
     def _bytes(self):
         """The storage as a flat uint8 array (a view, no copy)."""
         a = self._array
-        return a.reshape(-1).view(np.uint8)
+        # in memory order: a clone of a transposed tensor owns an F-ordered array
+        return np.ravel(a, order="K").view(np.uint8)
 
     def nbytes(self):
         return self._nbytes

@@ -419,6 +419,22 @@ def group_norm_samples(dtype, rng):
             Sample(make(rng, (2, 4, 3), dtype, "transposed"), 2)]
 
 
+def native_layer_norm_samples(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype), [4], make(rng, (4,), dtype),
+                   make(rng, (4,), dtype), 1e-5),
+            Sample(make(rng, (2, 3, 2), dtype), [3, 2], None, None, 1e-2),
+            Sample(make(rng, (2, 3, 4), dtype, "transposed"), [4], make(rng, (4,), dtype), None,
+                   1e-5)]
+
+
+def native_group_norm_samples(dtype, rng):
+    return [Sample(make(rng, (2, 4, 2), dtype), None, None, 2, 4, 2, 2, 1e-5),
+            Sample(make(rng, (2, 6, 3), dtype), make(rng, (6,), dtype), make(rng, (6,), dtype),
+                   2, 6, 3, 3, 1e-5),
+            Sample(make(rng, (2, 4, 3), dtype), make(rng, (4,), dtype), None, 2, 4, 3, 1,
+                   1e-2)]
+
+
 def instance_norm_samples(dtype, rng):
     def stats(c):
         return dict(running_mean=make(rng, (c,), dtype, grad=False),
@@ -659,6 +675,17 @@ NN_OPS = [
     OpInfo("F.group_norm", fn("group_norm"), F_ONLY, group_norm_samples, tol=HALF_TOL,
            errors=lambda: [ErrorInput(f32(2, 3, 4), 2, match="divisible"),
                            ErrorInput(f32(3), 1, match="at least 2")]),
+    OpInfo("torch.native_layer_norm", lambda m, *a, **k: m.native_layer_norm(*a, **k), F_ONLY,
+           native_layer_norm_samples, tol=HALF_TOL,
+           errors=lambda: [ErrorInput(f32(2, 4), [3], None, None, 1e-5, match="normalized_sh"),
+                           ErrorInput(f32(2, 4), [4], f32(3), None, 1e-5, match="weight"),
+                           ErrorInput(f32(2, 4), [], None, None, 1e-5, match="1-dimensional")]),
+    OpInfo("torch.native_group_norm", lambda m, *a, **k: m.native_group_norm(*a, **k), F_ONLY,
+           native_group_norm_samples, tol=HALF_TOL,
+           errors=lambda: [ErrorInput(f32(2, 4, 3), None, None, 2, 4, 3, 3, 1e-5,
+                                      match="divisible"),
+                           ErrorInput(f32(2, 4, 3), f32(3), None, 2, 4, 3, 2, 1e-5,
+                                      match="weight")]),
     OpInfo("F.instance_norm", fn("instance_norm"), F_ONLY, instance_norm_samples,
            tol=HALF_TOL,
            errors=lambda: [ErrorInput(f32(2, 3, 1), match="more than 1 spatial")]),

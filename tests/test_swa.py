@@ -153,8 +153,6 @@ def test_update_bn_without_batchnorm_is_a_no_op():
 
 
 def test_update_bn_recomputes_running_stats():
-    if not hasattr(ember.nn, "BatchNorm1d"):
-        pytest.skip("ember.nn has no BatchNorm1d yet")
     rng = np.random.default_rng(0)
     batches = [rng.standard_normal((8, 4)).astype(np.float32) * 3 + 1 for _ in range(5)]
     stats = {}
@@ -173,3 +171,31 @@ def test_update_bn_recomputes_running_stats():
     np.testing.assert_allclose(stats[ember][0], stats[torch][0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(stats[ember][1], stats[torch][1], rtol=1e-5, atol=1e-6)
     assert stats[ember][2] == stats[torch][2]
+
+
+def test_update_bn_conv_net_plain_batches_and_averaged_model():
+    """BatchNorm2d layers (one with momentum=None) inside a conv net wrapped in an
+    AveragedModel, a loader of bare tensors, the model left in training mode."""
+    rng = np.random.default_rng(1)
+    batches = [rng.standard_normal((4, 2, 5, 5)).astype(np.float32) * 2 - 1 for _ in range(3)]
+    stats = {}
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        net = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3), lib.nn.BatchNorm2d(3), lib.nn.ReLU(),
+                                lib.nn.Conv2d(3, 2, 1), lib.nn.BatchNorm2d(2, momentum=None))
+        swa = lib.optim.swa_utils.AveragedModel(net)
+        with lib.no_grad():
+            for p in net.parameters():
+                p.mul_(1.5)
+        swa.update_parameters(net)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.optim.swa_utils.update_bn([lib.tensor(b) for b in batches], swa)
+        bns = [swa.module[1], swa.module[4]]
+        assert swa.training and [bn.momentum for bn in bns] == [0.1, None]
+        stats[lib] = [(bn.running_mean.numpy(), bn.running_var.numpy(),
+                       int(bn.num_batches_tracked)) for bn in bns]
+    for (em, ev, en), (tm, tv, tn) in zip(stats[ember], stats[torch]):
+        np.testing.assert_allclose(em, tm, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ev, tv, rtol=1e-5, atol=1e-6)
+        assert en == tn

@@ -49,6 +49,15 @@ def as_result(r, dt):
     return r if r.dtype == dt._np else r.astype(dt._np)
 
 
+def _reraise_unless_shape_error(a, b):
+    """Inside `except ValueError`: re-raise it unless NumPy failed to broadcast the operands.
+    Reading an UninitializedParameter's data raises ValueError as well, and that one must
+    reach the user as it is."""
+    from ..nn.parameter import UninitializedTensorMixin
+    if isinstance(a, UninitializedTensorMixin) or isinstance(b, UninitializedTensorMixin):
+        raise
+
+
 def broadcast_error(a, b):
     sa = getattr(a, "_size", ())
     sb = getattr(b, "_size", ())
@@ -204,6 +213,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 if type(r) is not np.ndarray:
                     r = np.asarray(r)
         except ValueError:
+            _reraise_unless_shape_error(self, other)
             raise broadcast_error(self, other) from None
         except OverflowError:  # a Python int outside dt's range: _compute wraps it around
             r = _compute(compute, self, other, dt, dt if result is None else result(dt), extra)
@@ -227,6 +237,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
             r = _compute(compute, self, other, dt, rdt, extra)
             np.copyto(self._np, r if finish is None else finish(r, *extra), casting="unsafe")
         except ValueError:
+            _reraise_unless_shape_error(self, other)
             raise _inplace_shape_error(self, other) from None
         return self
 
@@ -497,6 +508,14 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         check_inplace(self, dt, "clamp_")
         dtype(self, min, max, "clamp_")
         _check_inplace_broadcast(self, min, max)
+        if dt is self.dtype and dt in (D.float32, D.float64) and not isinstance(min, Tensor) \
+                and not isinstance(max, Tensor):
+            a = self._np  # same dtype, number bounds: clip in place, no temporaries
+            if min is not None:
+                np.maximum(a, min, out=a)
+            if max is not None:
+                np.minimum(a, max, out=a)
+            return self
         np.copyto(self._np, _clamp_np(self, min, max, dt), casting="unsafe")
         return self
 
@@ -684,7 +703,17 @@ def _backward_kernel(name, compute):
 
 
 def _threshold_backward(g, x, threshold):
-    return np.where(x <= threshold, np.zeros((), g.dtype), g)
+    """`x <= threshold ? 0 : grad` (a NaN x keeps its gradient). The choice is made by masking
+    grad's bits with 0 or all ones: np.where's select loop branches per element and is ten
+    times slower on the random masks ReLU produces. The threshold is first cast to x's dtype,
+    as the kernel's scalar is (so -1 is 255 for uint8)."""
+    threshold = np.asarray(threshold).astype(x.dtype)
+    if g.dtype.itemsize not in (1, 2, 4, 8):
+        return np.where(x <= threshold, np.zeros((), g.dtype), g)
+    bits = np.dtype(f"i{g.dtype.itemsize}")
+    keep = (x <= threshold).astype(bits)
+    keep -= 1                                    # 0 where x <= threshold, all ones elsewhere
+    return (g.view(bits) & keep).view(g.dtype)
 
 
 def _gelu_backward(g, x, approximate="none"):

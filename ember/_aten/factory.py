@@ -565,3 +565,62 @@ for _n in ("uniform_", "normal_", "random_.from", "bernoulli_.float"):
 impl("bernoulli", "Meta")(lambda self, generator=None: _meta(self._size, self.dtype))
 impl("randperm", "Meta")(lambda n, generator=None, dtype=None, device=None:
                          _meta((n,), dtype or D.int64))
+
+
+# ---- poisson (issue 3, remaining ops) -------------------------------------------------------
+def _sample_poisson(lam, uniform):
+    """One draw of PyTorch's CPU sample_poisson, reading doubles from `uniform()`: the
+    transformed rejection method (Hoermann 1993) for rates >= 10, else multiplying uniforms
+    until the product drops below exp(-rate). Same uniforms, same libm: the same integers."""
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = uniform() - 0.5
+            v = uniform()
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b) <= \
+                    -lam + k * loglam - math.lgamma(k + 1.0):
+                return k
+    if lam == 0:
+        return 0
+    enlam = math.exp(-lam)
+    x, prod = 0, 1.0
+    while True:
+        prod *= uniform()
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+@impl("poisson", "CPU")
+def poisson(self, generator=None):
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+                                  f"'{_scalar_type_name(self.dtype)}'")
+    rates = self._np.astype(np.float64).reshape(-1)  # row-major: PyTorch's serial loop order
+    if rates.size and not (rates >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    g = _gen_impl(_gen(generator))
+    with g._lock:
+        def uniform():
+            return float(g._uniform_f64(1)[0])
+        out = [_sample_poisson(float(lam), uniform) for lam in rates]
+    return _wrap(np.asarray(out, dtype=np.float64).astype(self._np.dtype).reshape(self._size))
+
+
+@impl("poisson", "Meta")
+def poisson_meta(self, generator=None):
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+                                  f"'{_scalar_type_name(self.dtype)}'")
+    return _meta(self._size, self.dtype, device=self._device)

@@ -240,24 +240,36 @@ def gather_meta(self, dim, index, sparse_grad=False):
     return _meta(index._size, self.dtype, device=self._device)
 
 
-def _scatter(target, self, dim, index, src, name, accumulate=False):
-    """target[..., index[i, j, ...], ...] = src[i, j, ...] along `dim` (or += for scatter_add):
-    each element of `index` names the position along `dim`; its own position names the rest."""
+def _scatter_key(self, dim, index, src, name):
+    """(index arrays, values) that address target[..., index, ...] along `dim` as scatter does;
+    a 0-dim self is addressed as its one-element view `target.reshape(1)`."""
     d = _gather_check(self, dim, index, name, src if isinstance(src, Tensor) else None)
     idx = index._np
     size = self._size[d] if self.dim() else 1
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size)
+    if not self.dim():
+        values = src._np.reshape(-1)[:idx.size] if isinstance(src, Tensor) else src
+        return (idx.reshape(-1),), values
     grids = list(np.indices(idx.shape, sparse=True))
     grids[d] = idx
+    values = src._np[tuple(slice(0, k) for k in idx.shape)] if isinstance(src, Tensor) else src
+    return tuple(grids), values
+
+
+def _scatter(target, self, dim, index, src, name, accumulate=False):
+    """target[..., index[i, j, ...], ...] = src[i, j, ...] along `dim` (or += for scatter_add):
+    each element of `index` names the position along `dim`; its own position names the rest."""
+    key, values = _scatter_key(self, dim, index, src, name)
     if isinstance(src, Tensor):
-        values = src._np[tuple(slice(0, k) for k in idx.shape)].astype(target.dtype, copy=False)
+        values = values.astype(target.dtype, copy=False)
     else:
         values = checked_scalar(src, self.dtype)
+    view = target.reshape(1) if not self.dim() else target
     if accumulate:
-        np.add.at(target, tuple(grids), values)
+        np.add.at(view, key, values)
     else:
-        target[tuple(grids)] = values
+        view[key] = values
     return target
 
 
@@ -345,7 +357,7 @@ def _index_fill(target, self, dim, index, value):
     if idx.size and (idx.max() >= size or idx.min() < -size):
         bad = idx[(idx >= size) | (idx < -size)][0]
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    target[key] = _fill_value(self, value)
+    (target if self.dim() else target.reshape(1))[key] = _fill_value(self, value)
     return target
 
 
@@ -380,3 +392,361 @@ def masked_select(self, mask):
 @impl("masked_select", "Meta")
 def masked_select_meta(self, mask):
     raise NotImplementedError("masked_select on the meta device has a data-dependent shape")
+
+
+# ---- scatter_reduce / scatter(reduce=) / index_reduce ------------------------------------------
+# Each reduction is a NumPy ufunc applied with `.at` (unbuffered, so repeated indices all count)
+# and the value it starts from where include_self=False drops self's own entry.
+_REDUCE_UFUNCS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                  "amin": np.minimum, "max": np.maximum, "min": np.minimum}  # (undocumented)
+_REDUCE_ERROR = "reduce argument must be either sum, prod, mean, amax or amin, got {}"
+_LEGACY_ERROR = "reduce argument must be either add or multiply."
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return info.min if reduce in ("amax", "max") else info.max
+    if dtype == np.bool_:
+        return reduce in ("amin", "min")
+    return -np.inf if reduce in ("amax", "max") else np.inf
+
+
+def _reduce_into(target, key, values, reduce, include_self):
+    """target[key] <reduce>= values, for a `key` of index arrays that may repeat positions."""
+    if not include_self:
+        target[key] = _reduce_identity(reduce, target.dtype)
+    _REDUCE_UFUNCS[reduce].at(target, key, values)
+    if reduce == "mean":
+        count = np.ones(target.shape, np.int64) if include_self else \
+            np.zeros(target.shape, np.int64)
+        np.add.at(count, key, 1)
+        count[count == 0] = 1
+        if np.issubdtype(target.dtype, np.integer):
+            target[...] = np.floor_divide(target, count)
+        else:
+            target[...] = (target / count).astype(target.dtype)
+    return target
+
+
+def _check_reduce(reduce, allowed, message):
+    if reduce not in allowed:
+        raise RuntimeError(message.format(reduce))
+
+
+def _scatter_reduce_two(target, self, dim, index, src, reduce, include_self):
+    _check_reduce(reduce, _REDUCE_UFUNCS, _REDUCE_ERROR)
+    if src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if reduce == "mean" and self.dtype is D.bool:
+        raise NotImplementedError("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented "
+                                  "for 'Bool'")
+    key, values = _scatter_key(self, dim, index, src, "scatter_reduce")
+    _reduce_into(target.reshape(1) if not self.dim() else target, key, values, reduce,
+                 include_self)
+    return target
+
+
+@impl("scatter_reduce.two", "CPU")
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    return _wrap(_scatter_reduce_two(self._np.copy(), self, dim, index, src, reduce,
+                                     include_self))
+
+
+@impl("scatter_reduce_.two", "CPU")
+def scatter_reduce_(self, dim, index, src, reduce, include_self=True):
+    _scatter_reduce_two(self._np, self, dim, index, src, reduce, include_self)
+    return self
+
+
+@impl("scatter_reduce.two", "Meta")
+def scatter_reduce_meta(self, dim, index, src, reduce, include_self=True):
+    _check_reduce(reduce, _REDUCE_UFUNCS, _REDUCE_ERROR)
+    if src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _gather_check(self, dim, index, "scatter_reduce", src)
+    return _meta(self._size, self.dtype, device=self._device)
+
+
+@impl("scatter_reduce_.two", "Meta")
+def scatter_reduce_meta_(self, dim, index, src, reduce, include_self=True):
+    scatter_reduce_meta(self, dim, index, src, reduce, include_self)
+    return self
+
+
+# scatter(..., reduce="add" | "multiply"): the older spelling of scatter_reduce's sum and prod
+_LEGACY_REDUCE = {"add": "sum", "multiply": "prod"}
+
+
+def _scatter_legacy(target, self, dim, index, src, reduce):
+    _check_reduce(reduce, _LEGACY_REDUCE, _LEGACY_ERROR)
+    if isinstance(src, Tensor):
+        if src.dtype is not self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    else:
+        src = checked_scalar(src, self.dtype)
+    key, values = _scatter_key(self, dim, index, src, "scatter")
+    _reduce_into(target.reshape(1) if not self.dim() else target, key, values,
+                 _LEGACY_REDUCE[reduce], True)
+    return target
+
+
+def _scatter_legacy_cpu(self, dim, index, src, reduce):
+    return _wrap(_scatter_legacy(self._np.copy(), self, dim, index, src, reduce))
+
+
+def _scatter_legacy_cpu_(self, dim, index, src, reduce):
+    _scatter_legacy(self._np, self, dim, index, src, reduce)
+    return self
+
+
+def _scatter_legacy_meta(self, dim, index, src, reduce):
+    _check_reduce(reduce, _LEGACY_REDUCE, _LEGACY_ERROR)
+    _gather_check(self, dim, index, "scatter", src if isinstance(src, Tensor) else None)
+    return _meta(self._size, self.dtype, device=self._device)
+
+
+def _scatter_legacy_meta_(self, dim, index, src, reduce):
+    _scatter_legacy_meta(self, dim, index, src, reduce)
+    return self
+
+
+for _overload in ("reduce", "value_reduce"):
+    impl(f"scatter.{_overload}", "CPU")(_scatter_legacy_cpu)
+    impl(f"scatter_.{_overload}", "CPU")(_scatter_legacy_cpu_)
+    impl(f"scatter.{_overload}", "Meta")(_scatter_legacy_meta)
+    impl(f"scatter_.{_overload}", "Meta")(_scatter_legacy_meta_)
+
+
+# ---- index_copy / put / masked_scatter -------------------------------------------------------
+def _index_copy(target, self, dim, index, source):
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{_scalar_type_name(index.dtype)}")
+    if index.dim() > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got "
+                         f"{index.dim()})")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {_scalar_type_name(self.dtype)} and (source) "
+                           f"{_scalar_type_name(source.dtype)}")
+    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    n = index.numel()
+    if source.dim() and n != source._size[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
+                         f"source.size(dim) ({source._size[d]})")
+    if self.dim() > 1 or source.dim() > 1:
+        self_slice = [s for k, s in enumerate(self._size) if k != d]
+        src_slice = [s for k, s in enumerate(source._size) if k != d]
+        if self_slice != src_slice:
+            k = next((k for k, (a, b) in enumerate(zip(self_slice, src_slice)) if a != b),
+                     min(len(self_slice), len(src_slice)))
+            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                               f"shapes. Destination slice shape: "
+                               f"{' '.join(map(str, self_slice))} at dimension {k} and source "
+                               f"slice shape: {' '.join(map(str, src_slice))} at dimension {k}.")
+    idx = index._np.reshape(-1)
+    size = self._size[d] if self.dim() else 1
+    bad = idx[(idx >= size) | (idx < 0)]
+    if bad.size:
+        raise IndexError(f"index_copy_(): index {bad[0]} is out of bounds for dimension {d} "
+                         f"with size {size}")
+    if not self.dim():
+        if n:
+            target[...] = source._np.reshape(-1)[-1]
+        return target
+    target[(slice(None),) * d + (idx,)] = source._np.reshape(
+        source._size if source.dim() else (1,))
+    return target
+
+
+@impl("index_copy", "CPU")
+def index_copy(self, dim, index, source):
+    return _wrap(_index_copy(self._np.copy(), self, dim, index, source))
+
+
+@impl("index_copy_", "CPU")
+def index_copy_(self, dim, index, source):
+    _index_copy(self._np, self, dim, index, source)
+    return self
+
+
+impl("index_copy", "Meta")(lambda self, dim, index, source:
+                           _meta(self._size, self.dtype, device=self._device))
+impl("index_copy_", "Meta")(lambda self, dim, index, source: self)
+
+
+def _flat_index(idx, n):
+    """Indices into a flat tensor of n elements, negative ones wrapped (take and put)."""
+    bad = idx[(idx >= n) | (idx < -n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {bad[0]} on a tensor of {n} "
+                         f"elements.")
+    return np.where(idx < 0, idx + n, idx)
+
+
+def _put(target, self, index, source, accumulate):
+    """Write `source` at the flat (row-major) positions `index` of self; negative indices wrap."""
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{_scalar_type_name(index.dtype)}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_scalar_type_name(self.dtype)} and source.dtype = "
+                           f"{_scalar_type_name(source.dtype)}")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, index.numel() "
+                         f"= {index.numel()}")
+    idx = _flat_index(index._np.reshape(-1), self.numel())
+    flat = target.reshape(-1)  # a copy when target is not contiguous: written back below
+    values = source._np.reshape(-1)
+    if accumulate:
+        np.add.at(flat, idx, values)
+    else:
+        flat[idx] = values
+    if not np.shares_memory(flat, target):
+        target[...] = flat.reshape(target.shape)
+    return target
+
+
+@impl("put", "CPU")
+def put(self, index, source, accumulate=False):
+    return _wrap(_put(copy_preserving(self._np), self, index, source, accumulate))
+
+
+@impl("put_", "CPU")
+def put_(self, index, source, accumulate=False):
+    _put(self._np, self, index, source, accumulate)
+    return self
+
+
+impl("put", "Meta")(lambda self, index, source, accumulate=False:
+                    _meta(self._size, self.dtype, _preserved_strides(self), device=self._device))
+impl("put_", "Meta")(lambda self, index, source, accumulate=False: self)
+
+
+def _masked_scatter_check(self, mask, source):
+    if mask.dtype is not D.bool:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_scalar_type_name(mask.dtype)}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_scalar_type_name(self.dtype)} and "
+                           f"{_scalar_type_name(source.dtype)}")
+
+
+def _masked_scatter(target, mask, source):
+    """Fill target's masked positions, in row-major order, with source's leading elements."""
+    m = np.broadcast_to(mask._np, target.shape)
+    count = int(m.sum())
+    if count > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    target[m] = source._np.reshape(-1)[:count]
+    return target
+
+
+@impl("masked_scatter", "CPU")
+def masked_scatter(self, mask, source):
+    _masked_scatter_check(self, mask, source)
+    shape = broadcast_shape(self._size, mask._size)
+    return _wrap(_masked_scatter(np.array(np.broadcast_to(self._np, shape), order="C"), mask,
+                                 source))
+
+
+@impl("masked_scatter_", "CPU")
+def masked_scatter_(self, mask, source):
+    _masked_scatter_check(self, mask, source)
+    _check_inplace_broadcast(self, mask)
+    _masked_scatter(self._np, mask, source)
+    return self
+
+
+@impl("masked_scatter", "Meta")
+def masked_scatter_meta(self, mask, source):
+    _masked_scatter_check(self, mask, source)
+    return _meta(broadcast_shape(self._size, mask._size), self.dtype, device=self._device)
+
+
+@impl("masked_scatter_", "Meta")
+def masked_scatter_meta_(self, mask, source):
+    _masked_scatter_check(self, mask, source)
+    _check_inplace_broadcast(self, mask)
+    return self
+
+
+def _take_index(self, index):
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{_scalar_type_name(index.dtype)}")
+
+
+@impl("take", "CPU")
+def take(self, index):
+    """self as a flat tensor, read at `index` (negative indices wrap); index's shape."""
+    _take_index(self, index)
+    return _wrap(np.array(self._np.reshape(-1)[_flat_index(index._np, self.numel())]))
+
+
+@impl("take", "Meta")
+def take_meta(self, index):
+    _take_index(self, index)
+    return _meta(index._size, self.dtype, device=self._device)
+
+
+# ---- index_reduce: scatter_reduce along one dim with a vector of indices ------------------------
+def _index_reduce(target, self, dim, index, source, reduce, include_self):
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.dim()} with type: {_scalar_type_name(index.dtype)} and size: "
+                         f"{list(index._size)}")
+    _check_index(index, "index_reduce_")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_scalar_type_name(self.dtype)}) and source "
+                           f"({_scalar_type_name(source.dtype)}) must have the same scalar type")
+    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    n = index.numel()
+    if n != (source._size[d] if source.dim() else 1):
+        raise RuntimeError(f"index_reduce_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({source._size[d] if source.dim() else 1}), for "
+                           f"dim: {d}")
+    if (self.dim() or source.dim()) and (source.dim() != self.dim() or any(
+            a != b for k, (a, b) in enumerate(zip(self._size, source._size)) if k != d)):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(self._size)} "
+                           f"source.shape = {list(source._size)}")
+    if self.dtype is D.bool and (reduce == "mean" or not include_self or self.dim() <= 1):
+        raise NotImplementedError(
+            f"\"{'index_func_' if include_self else 'index_reduce_func_exclude_input_init'}\" "
+            f"not implemented for 'Bool'")
+    idx = index._np.reshape(-1)
+    _check_range(idx, self._size[d] if self.dim() else 1,
+                 IndexError("index out of range in self"))
+    view = target.reshape(1) if not self.dim() else target
+    _reduce_into(view, (slice(None),) * d + (idx,), source._np.reshape(view.shape[:d] + (n,) +
+                                                                       view.shape[d + 1:]),
+                 reduce, include_self)
+    return target
+
+
+@impl("index_reduce", "CPU")
+def index_reduce(self, dim, index, source, reduce, include_self=True):
+    return _wrap(_index_reduce(self._np.copy(), self, dim, index, source, reduce, include_self))
+
+
+@impl("index_reduce_", "CPU")
+def index_reduce_(self, dim, index, source, reduce, include_self=True):
+    _index_reduce(self._np, self, dim, index, source, reduce, include_self)
+    return self
+
+
+impl("index_reduce", "Meta")(lambda self, dim, index, source, reduce, include_self=True:
+                             _meta(self._size, self.dtype, device=self._device))
+impl("index_reduce_", "Meta")(lambda self, dim, index, source, reduce, include_self=True: self)

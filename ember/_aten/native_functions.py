@@ -283,10 +283,16 @@ adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
 adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
 adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
 max_unpool2d(Tensor self, Tensor indices, int[2] output_size) -> Tensor
 max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride, int[3] padding) -> Tensor
 native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps) -> (Tensor, Tensor, Tensor)
+native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor
 embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
@@ -363,6 +369,41 @@ index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alph
 index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
 masked_select(Tensor self, Tensor mask) -> Tensor
+# scatter reductions, copies and puts (issue 3, remaining ops)
+scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)
+scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
+scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
+masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
+index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)
+put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
+put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)
+take(Tensor self, Tensor index) -> Tensor
+index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)
+# PyTorch's own overloads of ops ember also reaches through others (their nodes have their names)
+t(Tensor(a) self) -> Tensor(a)
+squeeze(Tensor(a) self) -> Tensor(a)
+squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
+max(Tensor self) -> Tensor
+min(Tensor self) -> Tensor
+# in-place view ops: new sizes and strides for `self` over the same memory; and resizing
+t_(Tensor(a!) self) -> Tensor(a!)
+transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)
+squeeze_(Tensor(a!) self) -> Tensor(a!)
+squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
+squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
+unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+as_strided_(Tensor(a!) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a!)
+resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)
+resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)
 
 # ---- factories (the device argument picks the dispatch key)
 empty.memory_format(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor
@@ -386,6 +427,7 @@ geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
 cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
 log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
 multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+poisson(Tensor self, Generator? generator=None) -> Tensor
 """
 
 

@@ -1,4 +1,6 @@
-"""Batch normalization kernels (CPU and Meta): PyTorch's `native_batch_norm` and its backward.
+"""Normalization kernels (CPU and Meta): PyTorch's `native_batch_norm`, `native_layer_norm`
+and `native_group_norm`, each with its backward. Layer and group norm are described in their
+section below; the rest of this docstring is about batch norm.
 
 Statistics are per channel (dim 1) over every other dim. The kernels view the input as
 (N, C, L) and reduce with `einsum`, which sums over N and L in one pass without temporaries.
@@ -155,3 +157,237 @@ def native_batch_norm_backward_meta(grad_out, input, weight, running_mean, runni
     wdt = weight.dtype if weight is not None else input.dtype
     return (_meta(input.shape, input.dtype, device=input.device),
             _meta((c,), wdt, device=input.device), _meta((c,), wdt, device=input.device))
+
+
+# ---- layer norm and group norm ----------------------------------------------------------------
+# Both normalize rows of a (N, G, C, L) view of the input with the row's own mean and biased
+# variance and then scale by a weight per (G, C): layer norm is (prod(batch dims), 1,
+# prod(normalized_shape), 1), group norm is (N, groups, channels per group, HxW). One kernel
+# pair serves both; mean and rstd are returned (and saved for the backward) one per row.
+
+def _norm_params_dtype(name, input, weight, bias):
+    """The dtype of mean and rstd: the input's, or float32 for a float16/bfloat16 input with
+    float32 weight/bias (PyTorch's CPU 'mixed dtype' case, the only mixing it accepts)."""
+    if input.dtype not in _FLOATS:
+        raise not_implemented(name, input.dtype)
+    params = [t for t in (weight, bias) if t is not None]
+    if all(t.dtype == input.dtype for t in params):
+        return input.dtype
+    if input.dtype in (D.float16, D.bfloat16) and all(t.dtype == D.float32 for t in params):
+        return D.float32
+    if input.dtype in (D.float16, D.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _layer_norm_check(input, normalized_shape, weight, bias):
+    shape = list(normalized_shape)
+    if not shape:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = "
+                           f"{shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{shape}")
+    n = len(shape)
+    if input.dim() < n or list(input.shape[input.dim() - n:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{list(input.shape)}")
+    batch = list(input.shape[:input.dim() - n])
+    view = (int(np.prod(batch, dtype=np.int64)), 1, int(np.prod(shape, dtype=np.int64)), 1)
+    return view, batch + [1] * n
+
+
+def _group_norm_check(input, weight, bias, N, C, HxW, group):
+    if group <= 0 or C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={group}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} "
+                               f"and input of shape {list(input.shape)}")
+    if input.numel() != N * C * HxW:
+        raise RuntimeError(f"Expected input to have {N * C * HxW} elements (N={N}, C={C}, "
+                           f"HxW={HxW}), but got input of size {list(input.shape)}")
+    return (N, group, C // group, HxW), [N, group]
+
+
+def _row_stats(x4, eps):
+    """mean and rstd of each row (first two dims) of x4, and x4 - mean as (rows, m); the row
+    sums are matrix-vector products, which BLAS does faster than NumPy's reductions."""
+    m = x4.shape[2] * x4.shape[3]
+    xr = x4.reshape(-1, m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (xr @ np.ones(m, xr.dtype)) / m
+        centered = xr - mean[:, None]
+        rstd = 1 / np.sqrt(np.einsum("rm,rm->r", centered, centered) / m + eps)
+    return mean, rstd, centered
+
+
+def _param4(t, view, dt):
+    return None if t is None else t._np.astype(dt, copy=False).reshape(1, view[1], view[2], 1)
+
+
+def _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt):
+    x = input._np
+    dt = compute_dtype(x)
+    mean, rstd, out = _row_stats(x.astype(dt, copy=False).reshape(view), eps)
+    out = out.reshape(view)
+    r = rstd.reshape(view[:2])[..., None, None]
+    if weight is not None and view[3] > 1:  # group norm: rstd * weight is small, one pass
+        out *= r * _param4(weight, view, dt)
+    else:
+        out *= r
+        if weight is not None:
+            out *= _param4(weight, view, dt)
+    if bias is not None:
+        out += _param4(bias, view, dt)
+    sdt = D.np_dtype(stat_dt)
+    return (_wrap(out.reshape(x.shape).astype(x.dtype, copy=False)),
+            _wrap(mean.reshape(stat_shape).astype(sdt, copy=False)),
+            _wrap(rstd.reshape(stat_shape).astype(sdt, copy=False)))
+
+
+def _sum_c(a, w):
+    """sum_c a[n, g, c] * w[g, c] -> (N, G); a matrix-vector product when G == 1."""
+    if a.shape[1] == 1:
+        return (a[:, 0] @ w[0])[:, None]
+    return np.einsum("ngc,gc->ng", a, w)
+
+
+def _sum_n(r, a):
+    """sum_n r[n, g] * a[n, g, c] -> (G, C); a vector-matrix product when G == 1."""
+    if a.shape[1] == 1:
+        return (r[:, 0] @ a[:, 0])[None]
+    return np.einsum("ng,ngc->gc", r, a)
+
+
+def _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, pshape):
+    """(grad_input, grad_weight, grad_bias), as PyTorch's CPU kernel computes them. With
+    x_hat = (x - mean) * rstd per row (dims 2, 3 of the (N, G, C, L) view) and the sums over L
+    db = sum(g), dgx = sum(g * x): grad_bias = sum_N(db), grad_weight = sum_N(rstd * (dgx -
+    mean * db)), and grad_input = rstd * (g * w - mean(g * w) - x_hat * mean(g * w * x_hat))
+    = rstd * w * g + c1 * x + c0 with c1, c0 per row, so the input is read without being
+    normalized again."""
+    x = input._np
+    dt = compute_dtype(x)
+    n, groups, c, length = view
+    m = max(c * length, 1)
+    stat = (n, groups)
+    x4 = x.astype(dt, copy=False).reshape(view)
+    g = grad_out._np.astype(dt, copy=False).reshape(view)
+    mean2 = mean._np.astype(dt, copy=False).reshape(stat)
+    rstd2 = rstd._np.astype(dt, copy=False).reshape(stat)
+    w = weight._np.astype(dt, copy=False).reshape(groups, c) if weight is not None else None
+    wdt = weight._np.dtype if weight is not None else x.dtype
+    if length == 1:
+        db, dgx = g[..., 0], (g * x4)[..., 0]
+    else:
+        db = (g.reshape(-1, length) @ np.ones(length, dt)).reshape(n, groups, c)
+        dgx = np.einsum("ngcl,ngcl->ngc", g, x4)
+    # outputs left out by output_mask are zeros, not undefined tensors
+    gw = gb = None
+    if output_mask[1] and weight is not None:
+        gw = _sum_n(rstd2, dgx) - _sum_n(rstd2 * mean2, db)
+        gw = gw.reshape(pshape).astype(wdt, copy=False)
+    if output_mask[2]:
+        gb = _sum_n(np.ones(stat, dt), db).reshape(pshape).astype(wdt, copy=False)
+    gw = np.zeros(pshape, wdt) if gw is None else gw
+    gb = np.zeros(pshape, wdt) if gb is None else gb
+    if not output_mask[0]:
+        gi = np.zeros(x.shape, x.dtype)
+    else:
+        if w is not None:
+            sum_u, sum_ux = _sum_c(db, w), _sum_c(dgx, w)
+        else:
+            sum_u, sum_ux = db.sum(2), dgx.sum(2)
+        # mean(g * w * x_hat) = rstd * (sum_ux - mean * sum_u) / m
+        b = rstd2 * (sum_ux - mean2 * sum_u) / m
+        c1 = (-rstd2 * rstd2 * b)[..., None, None]
+        c0 = (rstd2 * (rstd2 * b * mean2 - sum_u / m))[..., None, None]
+        r = rstd2[..., None, None]
+        if w is None:
+            gi = g * r
+        elif length > 1:  # group norm: rstd * w is small, one pass
+            gi = g * (r * w[None, :, :, None])
+        else:
+            gi = g * w[None, :, :, None]
+            gi *= r
+        # c1 * x + c0, in the buffer of g * x when that is a full array (layer norm)
+        t = np.multiply(x4, c1, out=dgx[..., None]) if length == 1 else x4 * c1
+        t += c0
+        gi += t
+        gi = gi.reshape(x.shape).astype(x.dtype, copy=False)
+    return _wrap(gi), _wrap(gw), _wrap(gb)
+
+
+def _row_norm_backward_meta(input, weight, output_mask, pshape):
+    wdt = weight.dtype if weight is not None else input.dtype
+    return (_meta(input.shape, input.dtype, device=input.device),
+            _meta(pshape, wdt, device=input.device), _meta(pshape, wdt, device=input.device))
+
+
+def _row_norm_forward_meta(input, stat_shape, stat_dt):
+    return (_meta(input.shape, input.dtype, device=input.device),
+            _meta(stat_shape, stat_dt, device=input.device),
+            _meta(stat_shape, stat_dt, device=input.device))
+
+
+@impl("native_layer_norm", "CPU")
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    view, stat_shape = _layer_norm_check(input, normalized_shape, weight, bias)
+    stat_dt = _norm_params_dtype("LayerNormKernelImpl", input, weight, bias)
+    return _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt)
+
+
+@impl("native_layer_norm", "Meta")
+def native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
+    _, stat_shape = _layer_norm_check(input, normalized_shape, weight, bias)
+    stat_dt = _norm_params_dtype("LayerNormKernelImpl", input, weight, bias)
+    return _row_norm_forward_meta(input, stat_shape, stat_dt)
+
+
+@impl("native_layer_norm_backward", "CPU")
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    view, _ = _layer_norm_check(input, normalized_shape, weight, bias)
+    return _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view,
+                              tuple(normalized_shape))
+
+
+@impl("native_layer_norm_backward", "Meta")
+def native_layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                                    output_mask):
+    return _row_norm_backward_meta(input, weight, output_mask, tuple(normalized_shape))
+
+
+@impl("native_group_norm", "CPU")
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    view, stat_shape = _group_norm_check(input, weight, bias, N, C, HxW, group)
+    stat_dt = _norm_params_dtype("GroupNormKernelImpl", input, weight, bias)
+    return _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt)
+
+
+@impl("native_group_norm", "Meta")
+def native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
+    _, stat_shape = _group_norm_check(input, weight, bias, N, C, HxW, group)
+    stat_dt = _norm_params_dtype("GroupNormKernelImpl", input, weight, bias)
+    return _row_norm_forward_meta(input, stat_shape, stat_dt)
+
+
+@impl("native_group_norm_backward", "CPU")
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group,
+                               output_mask):
+    view, _ = _group_norm_check(input, weight, None, N, C, HxW, group)
+    return _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, (C,))
+
+
+@impl("native_group_norm_backward", "Meta")
+def native_group_norm_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group,
+                                    output_mask):
+    return _row_norm_backward_meta(input, weight, output_mask, (C,))

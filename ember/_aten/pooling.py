@@ -488,3 +488,102 @@ def _max_unpool_kernel(nd):
 
 _max_unpool_kernel(2)
 _max_unpool_kernel(3)
+
+
+# ---- fractional max pooling -------------------------------------------------------------------
+# Graham's fractional max pooling: windows of a fixed size whose starts advance by a
+# pseudo-random mix of two step lengths, drawn from one sample u in [0, 1) per plane and dim:
+# start[i] = int((i + u) * alpha) - int(u * alpha) with alpha = (in - k) / (out - 1), and the
+# last window flush with the end. The arithmetic is in the input's dtype, as in PyTorch.
+def _fractional_starts(samples, size, out, k):
+    """(planes, out) window starts along one dim, for the (planes,) samples."""
+    starts = np.empty((samples.shape[0], out), np.int64)
+    if out > 1:
+        dt = samples.dtype.type
+        alpha = dt(size - k) / dt(out - 1)
+        steps = np.arange(out - 1).astype(samples.dtype)
+        starts[:, :-1] = ((steps[None, :] + samples[:, None]) * alpha).astype(np.int64) - \
+            (samples * alpha).astype(np.int64)[:, None]
+    if out > 0:
+        starts[:, -1] = size - k
+    return starts
+
+
+def _fractional_kernel(nd):
+    name = f"fractional_max_pool{nd}d"
+    where = name if nd == 2 else f"{name}_out"
+    dims = ("height", "width") if nd == 2 else ("time", "height", "width")
+
+    def check(self, kernel_size, output_size):
+        if len(kernel_size) != nd:
+            raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of "
+                               f"Ints")
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of "
+                               f"Ints")
+        if self.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{where}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                               f"{list(self.shape)}")
+        for i in range(1, self.dim()):
+            if self.shape[i] == 0:
+                raise RuntimeError(f"{where}(): Expected input to have non-zero size for "
+                                   f"non-batch dimensions, but got{list(self.shape)} with "
+                                   f"dimension {i} being empty.")
+        for dim, n, o, k in zip(dims, self.shape[-nd:], output_size, kernel_size):
+            if o + k - 1 > n or (nd == 3 and o + k - 1 == n):  # (3-d is stricter)
+                raise RuntimeError(f"{where}(): pool {dim} {k} too large relative to input "
+                                   f"{dim} {n}")
+        return tuple(self.shape[:-nd]) + tuple(output_size)
+
+    def check_samples(self, samples):
+        if samples.dtype is not self.dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        if samples.dim() != 3:
+            raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got "
+                               f"{samples.dim()}")
+        batch, channels = (1, self.shape[0]) if self.dim() == nd + 1 else self.shape[:2]
+        if samples.shape[0] < batch:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if samples.shape[1] != channels:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+        if samples.shape[2] != nd:
+            raise RuntimeError(f"Expect _random_samples.size(2) equals to {nd}; got "
+                               f"{samples.shape[2]}.")
+        return samples._np[:batch].reshape(batch * channels, nd)
+
+    def kernel(self, kernel_size, output_size, random_samples):
+        shape = check(self, kernel_size, output_size)
+        u = check_samples(self, random_samples)
+        if self.dtype not in FLOATS:
+            raise not_implemented(f"{name}_out_frame", self.dtype)
+        x = _leading(self, nd)
+        spatial = x.shape[1:]
+        # PyTorch's samples are (w, h) in 2-d and (t, h, w) in 3-d
+        order = (1, 0) if nd == 2 else (0, 1, 2)
+        starts = [_fractional_starts(u[:, j], n, o, k)
+                  for j, n, o, k in zip(order, spatial, output_size, kernel_size)]
+        plane = np.arange(x.shape[0]).reshape((-1,) + (1,) * nd)
+        grids = [s.reshape((-1,) + tuple(o if e == d else 1 for e, o in enumerate(output_size)))
+                 for d, s in enumerate(starts)]
+        strides = [_prod(spatial[d + 1:]) for d in range(nd)]
+        views, flats = [], []
+        for pos in np.ndindex(*kernel_size):
+            at = [g + p for g, p in zip(grids, pos)]
+            views.append(x[(plane, *at)])
+            flats.append(sum(a * s for a, s in zip(at, strides)))
+        best, arg = _window_max(views, x.dtype)
+        flat = np.broadcast_to(np.stack(np.broadcast_arrays(*flats)), (len(flats),) + best.shape)
+        idx = np.take_along_axis(flat, arg[None].astype(np.int64), 0)[0]
+        return _wrap(best.reshape(shape)), _wrap(idx.reshape(shape).astype(np.int64))
+
+    def meta(self, kernel_size, output_size, random_samples):
+        shape = check(self, kernel_size, output_size)
+        return (_meta(shape, self.dtype, device=self.device),
+                _meta(shape, D.int64, device=self.device))
+
+    impl(name, "CPU")(kernel)
+    impl(name, "Meta")(meta)
+
+
+_fractional_kernel(2)
+_fractional_kernel(3)

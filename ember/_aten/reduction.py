@@ -139,6 +139,8 @@ def _minmax(ufunc, name):
 # np.maximum/minimum propagate NaN like PyTorch's amax/amin
 _minmax(np.maximum, "amax")
 _minmax(np.minimum, "amin")
+_minmax(np.maximum, "max")  # max(self) and min(self): the full reductions, amax/amin over all
+_minmax(np.minimum, "min")
 
 
 def _check_arg_reduce(self, dim, name):
@@ -349,8 +351,13 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
     dt = _norm_dtype(self, dtype)
     dims = reduce_dims(self._size, dim)
     _check_norm_identity(self, ord, dims)
-    a = np.abs(self._np.astype(dt._np, copy=False))
     acc = _acc_np(dt)
+    if ord == 2 and acc is None and len(dims) == self.dim() and not dt.is_complex:
+        # the whole-tensor 2-norm (gradient clipping's hot path) as one BLAS dot product
+        x = self._np.astype(dt._np, copy=False).ravel()
+        r = np.sqrt(np.dot(x, x))
+        return _wrap(np.asarray(r).reshape((1,) * self.dim() if keepdim else ()))
+    a = np.abs(self._np.astype(dt._np, copy=False))
     if acc is not None:
         a = a.astype(acc)
     with np.errstate(all="ignore"):

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._dispatcher import impl
+from .._dispatcher import impl, lookup as _lookup
 from .._tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .._memory_format import copy_in_format, format_strides
 from .elementwise import broadcast_shape, _scalar_type_name
@@ -382,7 +382,37 @@ def _type_name(np_dtype):
     return _scalar_type_name(D._from_np[np_dtype])
 
 
+def _t(a):
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return np.swapaxes(a, 0, 1) if a.ndim == 2 else a.view()
+
+
+def split_sizes(size, split_size):
+    """The chunk lengths split(split_size) cuts a dim of length `size` into (the last may be
+    shorter; a zero-length dim gives one empty chunk)."""
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got "
+                           f"split_size={split_size}")
+    if split_size == 0:
+        if size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {size}")
+        return [0]
+    return [split_size] * (size // split_size) + ([size % split_size] if size % split_size
+                                                  else []) or [0]
+
+
+def _split(a, split_size, dim=0):
+    d = _wrap_dim(dim, a.ndim)
+    return _split_with_sizes(a, split_sizes(a.shape[d], split_size), d)
+
+
 view_op("view", _view)
+view_op("t", _t)
+view_op("squeeze", lambda a: _squeeze(a, range(a.ndim)))
+view_op("squeeze.dim", lambda a, dim: _squeeze(a, (dim,)))
+view_op("split.Tensor", _split)
 view_op("permute", _permute)
 view_op("transpose.int", _transpose)
 view_op("expand", _expand)
@@ -403,7 +433,7 @@ view_op("view.dtype", _view_dtype)
 def as_strided(self, size, stride, storage_offset=None):
     off = self.storage_offset() if storage_offset is None else storage_offset
     st = self._storage_()
-    flat = st._array.reshape(-1).view(np.uint8).view(self.dtype._np)
+    flat = st._bytes().view(self.dtype._np)
     it = self.dtype.itemsize
     need = off + sum((s - 1) * abs(k) for s, k in zip(size, stride) if s > 0) + 1
     if any(s == 0 for s in size):
@@ -798,3 +828,66 @@ def _scatter_into(view_fn, name):
 _scatter_into(_select, "select_scatter")
 _scatter_into(_slice, "slice_scatter")
 _scatter_into(_diagonal, "diagonal_scatter")
+
+
+# ---- in-place view ops and resize_ ----------------------------------------------------------
+# `x.t_()` makes x itself the transposed view: the kernels compute the out-of-place view at the
+# same dispatch key and move its sizes, strides and offset into `self` (storage unchanged).
+def _restride(self, view):
+    self._np, self._size = view._np, view._size
+    if view._stride_ is not None:
+        self._stride_, self._offset_ = view._stride_, view._offset_
+    else:
+        self.__dict__.pop("_stride_", None)
+        self.__dict__.pop("_offset_", None)
+    return self
+
+
+def _inplace_view_op(name, view_name):
+    op = _lookup(view_name)
+    for key in ("CPU", "Meta"):
+        kernel = op._table[key]
+        impl(name, key)(lambda self, *args, _k=kernel: _restride(self, _k(self, *args)))
+    _lookup(name)._inplace_view = True
+
+
+for _name, _view_name in (("t_", "t"), ("transpose_", "transpose.int"),
+                          ("swapdims_", "transpose.int"), ("swapaxes_", "transpose.int"),
+                          ("squeeze_", "squeeze"), ("squeeze_.dim", "squeeze.dim"),
+                          ("squeeze_.dims", "squeeze.dims"), ("unsqueeze_", "unsqueeze"),
+                          ("as_strided_", "as_strided")):
+    _inplace_view_op(_name, _view_name)
+
+
+def _resize(self, size, memory_format, key):
+    """Give `self` the contiguous (or `memory_format`) layout of `size` from its storage offset,
+    growing the storage (keeping its bytes) when it is too small, as PyTorch's resize_."""
+    size = tuple(int(s) for s in size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    if size == self._size and memory_format is None:
+        return self
+    strides = format_strides(size, memory_format) if memory_format is not None else \
+        _contiguous_strides(size)
+    offset = self.storage_offset()
+    numel = 1
+    for s in size:
+        numel *= s
+    storage = self._storage_()
+    need = (offset + numel) * self.dtype.itemsize if numel else 0
+    if need > storage.nbytes():
+        storage.resize_(need)
+    as_strided = _lookup("as_strided")._table[key]
+    return _restride(self, as_strided(self, size, strides, offset))
+
+
+impl("resize_", "CPU")(lambda self, size, memory_format=None: _resize(self, size, memory_format,
+                                                                      "CPU"))
+impl("resize_", "Meta")(lambda self, size, memory_format=None: _resize(self, size, memory_format,
+                                                                       "Meta"))
+impl("resize_as_", "CPU")(lambda self, the_template, memory_format=None: _resize(
+    self, the_template._size, memory_format, "CPU"))
+impl("resize_as_", "Meta")(lambda self, the_template, memory_format=None: _resize(
+    self, the_template._size, memory_format, "Meta"))

@@ -17,6 +17,7 @@ import numpy as np
 
 from .variable_type import derivative, not_differentiable, node_name_of
 from .._aten.elementwise import float_limits
+from .._aten.shape import split_sizes
 from .. import _python_bindings as E
 
 
@@ -49,7 +50,9 @@ derivative("sub_.Tensor", {"self": lambda grad: grad,
                            "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha},
            node_name="SubBackward0")
 derivative("rsub.Tensor", {"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
-                           "other": lambda grad: grad})
+                           "other": lambda grad: grad},
+           node_name=lambda other: "RsubBackward0" if hasattr(other, "_size")
+           else "RsubBackward1")
 derivative("mul.Tensor", {"self": lambda grad, other: grad * _conj(other),
                           "other": lambda grad, self: grad * _conj(self)})
 derivative("mul_.Tensor", {"self": lambda grad, other: grad * _conj(other),
@@ -94,10 +97,16 @@ def _pow_exponent(grad, self, exponent, result):
     return grad * E.where((self == 0) & (exponent >= 0), 0.0, result * self.to(result.dtype).log())
 
 
+def _pow_node(self, exponent):
+    """pow.Tensor_Scalar, pow.Tensor_Tensor and pow.Scalar are three nodes in PyTorch."""
+    if not hasattr(exponent, "_size"):
+        return "PowBackward0"
+    return "PowBackward1" if hasattr(self, "_size") else "PowBackward2"
+
+
 derivative("pow.Tensor_Tensor", {"self": _pow_self, "exponent": _pow_exponent},
-           node_name=lambda exponent: "PowBackward1" if hasattr(exponent, "_size")
-           else "PowBackward0")
-derivative("pow_.Tensor", {"self": _pow_self, "exponent": _pow_exponent}, node_name="PowBackward1")
+           node_name=_pow_node)
+derivative("pow_.Tensor", {"self": _pow_self, "exponent": _pow_exponent}, node_name=_pow_node)
 
 
 def _minmax_grad(pick_self):
@@ -271,6 +280,10 @@ def _amax_grad(grad, self, result, dim, keepdim):
 
 derivative("amax", {"self": _amax_grad})
 derivative("amin", {"self": _amax_grad})
+derivative("max", {"self": lambda grad, self, result: _amax_grad(grad, self, result, [], False)},
+           node_name="MaxBackward1")
+derivative("min", {"self": lambda grad, self, result: _amax_grad(grad, self, result, [], False)},
+           node_name="MinBackward1")
 
 
 def _value_index_grad(grads, self, dim, keepdim, result1):
@@ -386,8 +399,21 @@ def _linear_bias(grad, bias_shape):
     return grad.sum_to_size(bias_shape)
 
 
+def _linear_node(input, weight, bias):
+    """PyTorch's linear is a composite: its node is the last op of the path it takes."""
+    if weight.dim() == 1:
+        return "MvBackward0" if bias is None else "AddBackward0"
+    if input.dim() == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    if input.dim() == 1:
+        return "ViewBackward0" if bias is not None else "SqueezeBackward4"
+    if bias is None:
+        return "UnsafeViewBackward0"
+    return "ViewBackward0" if input.is_contiguous() else "AddBackward0"
+
+
 derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": _linear_bias},
-           node_name="AddmmBackward0")
+           node_name=_linear_node)
 
 # ---- linear algebra: products, einsum, decompositions (issue 3, linalg) --------------------
 def _scaled(g, s):
@@ -650,8 +676,12 @@ def _inverse_perm(dims):
 derivative("transpose.int", {"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)},
            node_name="TransposeBackward0")
 derivative("expand", {"self": lambda grad, self_shape: grad.sum_to_size(self_shape)})
-derivative("squeeze.dims", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+derivative("squeeze", {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+derivative("squeeze.dim", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
            node_name="SqueezeBackward1")
+derivative("squeeze.dims", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           node_name="SqueezeBackward2")
+derivative("t", {"self": lambda grad: grad.t()}, node_name="TBackward0")
 derivative("unsqueeze", {"self": lambda grad, dim: grad.squeeze(dim)})
 
 
@@ -721,6 +751,8 @@ def _with(shape, dim, s):
 
 
 derivative("split_with_sizes", {"self": _split_grad})
+derivative("split.Tensor", {"self": lambda grads, self_shape, split_size, dim: _split_grad(
+    grads, self_shape, split_sizes(self_shape[dim], split_size), dim)})
 derivative("unbind.int", {"self": lambda grads, dim: E.stack(list(grads), dim)})
 derivative("view.dtype", None)
 
@@ -745,8 +777,9 @@ def _cat_grad(grad, tensors, dim):
 
 derivative("cat", {"tensors": _cat_grad})
 derivative("stack", {"tensors": lambda grad, dim: list(grad.unbind(dim))})
-derivative("copy_", {"self": lambda grad: grad * 0, "src": lambda grad, src_shape: grad})
-derivative("fill_.Scalar", {"self": lambda grad: grad * 0}, node_name="FillBackward0")
+derivative("copy_", {"self": lambda grad: grad * 0, "src": lambda grad, src_shape: grad},
+           node_name="CopyBackwards")  # (sic: PyTorch's name for it)
+derivative("fill_.Scalar", {"self": lambda grad: grad * 0}, node_name="FillBackward2")
 derivative("zero_", {"self": lambda grad: grad * 0}, node_name="ZeroBackward0")
 derivative("flip", {"self": lambda grad, dims: grad.flip(dims)})
 derivative("roll", {"self": lambda grad, shifts, dims: grad.roll([-s for s in shifts], dims)})
@@ -982,9 +1015,103 @@ def _batch_norm_double_backward(grads, grad_out, input, weight, running_mean, ru
 
 derivative("native_batch_norm_backward",
            {"grad_out, input, weight": _batch_norm_double_backward})
-derivative("embedding", {"weight": lambda grad, weight_shape, indices, padding_idx,
-                         scale_grad_by_freq: _aten.embedding_dense_backward(
-                             grad, indices, weight_shape[0], padding_idx, scale_grad_by_freq)})
+
+
+def _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight, view, needs):
+    """The derivative of layer/group norm's backward, in differentiable ops, on the
+    (N, G, C, L) view whose rows (dims 2, 3) share one mean and rstd and whose weight is per
+    (G, C). With x_hat = (x - mean) * rstd and F(v) = rstd * (v - mean(v) - x_hat *
+    mean(v * x_hat)) per row (the input gradient for an x_hat gradient v; F is symmetric),
+    the backward is grad_input = F(g * w), grad_weight = sum(g * x_hat), grad_bias = sum(g).
+    The input term of F's own derivative is batch norm's (see above) with rows for channels."""
+    gg_x, gg_w, gg_b = grads
+    n, groups, c, length = view
+    m = c * length
+    x = input.reshape(view)
+    g = grad_out.reshape(view)
+    s = rstd.to(x.dtype).reshape(n, groups, 1, 1)
+    centered = x - mean.to(x.dtype).reshape(n, groups, 1, 1)
+    xhat = centered * s
+    w = weight.reshape(1, groups, c, 1) if weight is not None else None
+    ggw = gg_w.reshape(1, groups, c, 1) if weight is not None and gg_w is not None else None
+    ggx = gg_x.reshape(view)
+
+    def rsum(t):
+        return t.sum([2, 3], keepdim=True)
+
+    def first_backward(v):
+        return s * (v - rsum(v) / m - xhat * (rsum(v * xhat) / m))
+    grad_grad_out = grad_input = grad_weight = None
+    f_ggx = first_backward(ggx) if needs[0] or needs[2] else None
+    if needs[0]:
+        grad_grad_out = f_ggx * w if w is not None else f_ggx
+        if ggw is not None:
+            grad_grad_out = grad_grad_out + ggw * xhat
+        if gg_b is not None:
+            grad_grad_out = grad_grad_out + gg_b.reshape(1, groups, c, 1)
+        grad_grad_out = grad_grad_out.reshape(input.shape)
+    if needs[1]:
+        u = g * w if w is not None else g
+        s3 = s * s * s
+        u_sum, u_centered_sum = rsum(u), rsum(u * centered)
+        ggx_sum, ggx_centered_sum = rsum(ggx), rsum(ggx * centered)
+        common = (ggx_sum * u_sum / m - rsum(u * ggx) +
+                  3 / m * s * s * u_centered_sum * ggx_centered_sum)
+        grad_input = (centered * s3 * common / m +
+                      ggx_centered_sum * s3 / m * (u_sum / m - u) +
+                      u_centered_sum * s3 / m * (ggx_sum / m - ggx))
+        if ggw is not None:
+            grad_input = grad_input + first_backward(g * ggw)
+        grad_input = grad_input.reshape(input.shape)
+    if needs[2] and weight is not None:
+        grad_weight = (g * f_ggx).sum([0, 3]).reshape(weight.shape)
+    return grad_grad_out, grad_input, grad_weight
+
+
+def _layer_norm_view(input, normalized_shape):
+    k = len(normalized_shape)
+    return (math.prod(input.shape[:input.dim() - k]), 1, math.prod(normalized_shape), 1)
+
+
+derivative("native_layer_norm", {
+    "input, weight, bias": lambda grads, input, normalized_shape, weight, bias, result1, result2,
+    needs: _aten.native_layer_norm_backward(grads[0], input, normalized_shape, result1, result2,
+                                            weight, bias, list(needs))},
+    output_differentiability=[True, False, False])
+derivative("native_layer_norm_backward", {
+    "grad_out, input, weight": lambda grads, grad_out, input, normalized_shape, mean, rstd,
+    weight, needs: _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight,
+                                             _layer_norm_view(input, normalized_shape), needs)})
+def _group_norm_grads(grads, input, weight, N, C, HxW, group, result1, result2, needs):
+    """The kernel's gradients for the output, plus (as in PyTorch, whose group norm mean and
+    rstd are differentiable) the input gradient through mean and rstd when these received a
+    nonzero gradient: d mean / dx = 1 / m, d rstd / dx = -rstd^3 (x - mean) / m per group."""
+    out = _aten.native_group_norm_backward(grads[0], input, result1, result2, weight, N, C, HxW,
+                                           group, list(needs))
+    g_mean, g_rstd = grads[1], grads[2]
+    if not needs[0] or not (bool(g_mean.any()) or bool(g_rstd.any())):
+        return out
+    x = input.reshape(N, group, -1)
+    mean, rstd = result1.unsqueeze(-1), result2.unsqueeze(-1)
+    extra = (g_mean.unsqueeze(-1) - g_rstd.unsqueeze(-1) * rstd * rstd * rstd * (x - mean))
+    return (out[0] + (extra / x.shape[-1]).reshape(input.shape),) + tuple(out[1:])
+
+
+derivative("native_group_norm", {"input, weight, bias": _group_norm_grads})
+derivative("native_group_norm_backward", {
+    "grad_out, input, weight": lambda grads, grad_out, input, mean, rstd, weight, N, C, HxW,
+    group, needs: _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight,
+                                            (N, group, C // group, HxW), needs)})
+def _embedding_weight(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True): ember has no sparse tensors, so it cannot produce the "
+            "sparse COO weight gradient PyTorch gives; use sparse=False for a dense gradient")
+    return _aten.embedding_dense_backward(grad, indices, weight_shape[0], padding_idx,
+                                          scale_grad_by_freq)
+
+
+derivative("embedding", {"weight": _embedding_weight})
 derivative("embedding_dense_backward", {
     "grad_output": lambda grad, indices, padding_idx: _aten.embedding(grad, indices).masked_fill(
         (indices == padding_idx).unsqueeze(-1), 0)})
@@ -1299,3 +1426,124 @@ not_differentiable(
     "bernoulli_.float", "bernoulli", "randperm", "view.dtype")
 not_differentiable("random_", "exponential_", "geometric_", "cauchy_", "log_normal_",
                    "multinomial")  # random (issue 3, random)
+
+
+# ---- scatter reductions, copies and puts (issue 3, remaining ops) --------------------------
+def _reduce_backward(grad, self, src, result, reduce, include_self, pick, spread, again,
+                     clear):
+    """PyTorch's scatter_reduce_backward / index_reduce_backward, for reductions that place
+    src's entries into self: `pick(t)` reads t where each src entry went, `spread(t, v)` adds v
+    there, `again(s, v)` reruns the reduction and `clear(g)` zeroes the reached positions.
+    prod divides the result by each factor, except where a factor is zero: a lone zero among
+    src's contributions gets the product of the others (recomputed with that zero replaced by
+    one). amax/amin share the gradient evenly between all entries equal to the result."""
+    if reduce == "sum":
+        grad_self, grad_src = grad, pick(grad)
+    elif reduce == "prod":
+        masked_self = self.masked_fill(self == 0, 1)
+        grad_self = grad * again(masked_self, src) / masked_self
+        src_zero = src == 0
+        src_num_zeros = pick(spread(E.zeros_like(self), src_zero.to(self.dtype)))
+        src_single_zero = src_zero & (src_num_zeros == 1)
+        masked_src_result = again(self, src.masked_fill(src_single_zero, 1))
+        grad_src = E.where(src_single_zero, pick(grad * masked_src_result),
+                           pick(grad * result) / src.masked_fill(src_zero, 1))
+    elif reduce == "mean":
+        n = E.ones_like(grad) if include_self else E.zeros_like(grad)
+        n = spread(n, E.ones_like(src, dtype=grad.dtype))
+        n = n.masked_fill(n == 0, 1)
+        grad_self, grad_src = grad / n, pick(grad) / pick(n)
+    elif reduce in ("amax", "amin"):
+        self_is_result = self == result
+        src_is_value = src == pick(result)
+        shared = grad / spread(self_is_result.to(grad.dtype), src_is_value.to(grad.dtype))
+        grad_self = shared * self_is_result
+        grad_src = pick(shared) * src_is_value
+    else:  # the forward's undocumented "max" / "min" spellings
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
+    return (grad_self if include_self else clear(grad_self)), grad_src
+
+
+def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, result):
+    return _reduce_backward(
+        grad, self, src, result, reduce, include_self,
+        pick=lambda t: t.gather(dim, index), spread=lambda t, v: t.scatter_add(dim, index, v),
+        again=lambda s, v: s.scatter_reduce(dim, index, v, reduce, include_self=include_self),
+        clear=lambda g: g.scatter(dim, index, 0))
+
+
+def _index_reduce_grads(grad, self, dim, index, source, reduce, include_self, result):
+    return _reduce_backward(
+        grad, self, source, result, reduce, include_self,
+        pick=lambda t: t.index_select(dim, index),
+        spread=lambda t, v: t.index_add(dim, index, v),
+        again=lambda s, v: s.index_reduce(dim, index, v, reduce, include_self=include_self),
+        clear=lambda g: g.index_fill(dim, index, 0))
+
+
+derivative("index_reduce", {"self, source": _index_reduce_grads})
+derivative("index_reduce_", {"self, source": _index_reduce_grads},
+           node_name="IndexReduceBackward0")
+derivative("scatter_reduce.two", {"self, src": _scatter_reduce_grads})
+derivative("scatter_reduce_.two", {"self, src": _scatter_reduce_grads},
+           node_name="ScatterReduceBackward0")
+
+
+def _masked_scatter_source(grad, mask, source_shape):
+    """The masked positions' gradients in order, padded with zeros to source's size."""
+    selected = grad.masked_select(mask)
+    n = math.prod(source_shape)
+    if selected.numel() < n:
+        selected = E.cat([selected, selected.new_zeros(n - selected.numel())])
+    return selected.reshape(source_shape)
+
+
+_masked_scatter = {"self": lambda grad, mask: grad.masked_fill(mask, 0),
+                   "source": _masked_scatter_source}
+derivative("masked_scatter", _masked_scatter)
+derivative("masked_scatter_", _masked_scatter, node_name="MaskedScatterBackward0")
+
+
+def _index_copy_source(grad, dim, index, source_shape):
+    if not source_shape:
+        return grad.index_select(dim, index.reshape(-1)).reshape(())
+    return grad.index_select(dim, index).expand(source_shape)
+
+
+_index_copy = {"self": lambda grad, dim, index: grad.index_fill(dim, index, 0),
+               "source": _index_copy_source}
+derivative("index_copy", _index_copy)
+derivative("index_copy_", _index_copy, node_name="IndexCopyBackward0")
+_put = {"self": lambda grad, index, source_shape, accumulate: grad if accumulate else
+        grad.put(index, E.zeros(source_shape, dtype=grad.dtype, device=grad.device)),
+        "source": lambda grad, index, source_shape: grad.take(index).reshape(source_shape)}
+derivative("put", _put)
+derivative("put_", _put, node_name="PutBackward0")
+derivative("take", {"self": lambda grad, self_shape, index: E.zeros(
+    self_shape, dtype=grad.dtype, device=grad.device).put(index, grad, True)})
+
+
+# ---- in-place view ops (issue 3, remaining ops): the inverse view of the gradient ----------
+derivative("t_", {"self": lambda grad: grad.t()}, node_name="TBackward1")
+for _name in ("transpose_", "swapdims_"):
+    derivative(_name, {"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)},
+               node_name="TransposeBackward1")
+derivative("swapaxes_", {"self": lambda grad, axis0, axis1: grad.transpose(axis0, axis1)},
+           node_name="TransposeBackward1")
+for _name, _k in (("squeeze_", 3), ("squeeze_.dim", 4), ("squeeze_.dims", 5)):
+    derivative(_name, {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+               node_name=f"SqueezeBackward{_k}")
+derivative("unsqueeze_", {"self": lambda grad, dim: grad.squeeze(dim)},
+           node_name="UnsqueezeBackward1")
+# as_strided_ has no formula here (its gradient needs self's geometry before the op): backward
+# through it raises. resize_ refuses tensors that require grad (see Tensor.resize_).
+not_differentiable("resize_", "resize_as_")
+derivative("poisson", {"self": lambda grad: grad * 0})  # a sample does not move with its rate
+# fractional max pooling sends each gradient where its index points, as adaptive max pooling
+derivative("fractional_max_pool2d", {"self": lambda grad, self, result1:
+                                     _aten.adaptive_max_pool2d_backward(grad, self, result1)},
+           output_differentiability=[True, False])
+derivative("fractional_max_pool3d", {"self": lambda grad, self, result1:
+                                     _aten.adaptive_max_pool3d_backward(grad, self, result1)},
+           output_differentiability=[True, False])

@@ -23,18 +23,29 @@ class RemovableHandle:
     """Returned by every register_*hook: `handle.remove()` takes the hook out again.
 
     It holds its hooks dict by weak reference (an OrderedDict: a plain dict cannot be weakly
-    referenced), so a handle never keeps a graph's hooks alive.
+    referenced), so a handle never keeps a graph's hooks alive. Pickling and deep copying
+    carry the dict itself, so the handles of a copied module refer to the copy's dicts.
     """
-    _ids = itertools.count()
+    next_id = 0
 
     def __init__(self, hooks_dict):
         self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(RemovableHandle._ids)
+        self.id = RemovableHandle.next_id
+        RemovableHandle.next_id += 1
 
     def remove(self):
         d = self.hooks_dict_ref()
         if d is not None:
             d.pop(self.id, None)
+
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id)
+
+    def __setstate__(self, state):
+        # a dict already gone is restored as a dead reference
+        self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else OrderedDict())
+        self.id = state[1]
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
 
     def __enter__(self):
         return self

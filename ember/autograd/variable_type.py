@@ -219,8 +219,14 @@ def _requires_grad_dtype(t):
 def autograd_kernel(op, key, args):
     d = op.derivative
     view = None
+    restrides = False
     if op._mutates:
         view = _check_inplace(args[0])
+        # an in-place view op (t_, squeeze_, ...) changes no values, so a view's base keeps its
+        # history: the view itself just gets the new node on top of its own
+        restrides = getattr(op, "_inplace_view", False)
+        if restrides:
+            view = None
     if d is _NONDIFF:
         return op.redispatch(key, args)
     if d is not None and type(d) is not Derivative:  # ember.library.register_autograd
@@ -279,7 +285,7 @@ def autograd_kernel(op, key, args):
             t._rg = True
             t.grad_fn = node
             t._output_nr = k
-    if op._is_view:
+    if op._is_view or (restrides and outs[0]._base is not None):
         version = outs[0]._storage_()._version
         for t in outs:
             t._view_version = version

@@ -1,4 +1,4 @@
 """torch.nn: modules, parameters, functional forms and initialisation."""
-from .parameter import Parameter, Buffer
+from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import *  # noqa: F401,F403
 from . import functional, init, utils

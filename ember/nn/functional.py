@@ -13,7 +13,9 @@ import numpy as np
 from .. import _python_bindings as E
 from .. import _dtype as D
 from .._dispatcher import lookup as _lookup
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.function import Function
+from .._aten.nn_ops import _nll_check
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
@@ -27,24 +29,58 @@ _softplus = _lookup("softplus")
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
+def _legacy_reduction(size_average, reduce, stacklevel=4):
+    """The reduction string for PyTorch's deprecated size_average/reduce arguments."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    name = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{name}' instead.", stacklevel=stacklevel)
+    return name
+
+
 def _reduction(reduction, size_average=None, reduce=None):
     if size_average is not None or reduce is not None:
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+        reduction = _legacy_reduction(size_average, reduce)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
 
 
-def _reduction_name(size_average, reduce, reduction):
-    """The reduction string after PyTorch's legacy size_average/reduce arguments."""
-    code = _reduction(reduction, size_average, reduce)
-    return {0: "none", 1: "mean", 2: "sum"}[code]
-
-
 def linear(input, weight, bias=None):
     return _linear(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o], computed as
+    one matrix product (input1 against weight laid out as (in1, out * in2)) and a reduction."""
+    tensors = [("input1", input1), ("input2", input2), ("weight", weight)]
+    tensors += [("bias", bias)] if bias is not None else []
+    if len({t.dtype for _, t in tensors}) > 1:
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{name}: {_scalar_name(t.dtype).lower()}" for name, t in tensors))
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} "
+                           f"and {input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {input1.shape[d]} and {input2.shape[d]}")
+    out_features, in1, in2 = weight.shape
+    for name, x, expected in (("input1", input1, in1), ("input2", input2, in2)):
+        if x.shape[-1] != expected:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {expected}")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_features):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1]} but expected {out_features}")
+    batch = list(input1.shape[:-1])
+    x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, 1, in2)
+    left = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    out = (left.reshape(-1, out_features, in2) * x2).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(batch + [out_features])
 
 
 def relu(input, inplace=False):
@@ -56,7 +92,9 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return input.copy_(_silu(input)) if inplace else _silu(input)
+    # silu's gradient reads the original input, which copy_ overwrites: it gets a copy (as
+    # PyTorch keeps `original_self` for in-place ops whose formula needs it)
+    return input.copy_(_silu(input.clone())) if inplace else _silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -71,36 +109,164 @@ def tanh(input):
     return E.tanh(input)
 
 
-softmax = E.softmax
-log_softmax = E.log_softmax
+def _softmax_dim(name, input, dim, stacklevel):
+    """PyTorch's legacy choice when no dim is given: 0 for 0-, 1- and 3-D input, else 1."""
+    if dim is None:
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", stacklevel=stacklevel)
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return dim
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return E.softmax(input, _softmax_dim("softmax", input, dim, _stacklevel), dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return E.log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype)
+
+
+# ---- losses -----------------------------------------------------------------------------------
+# PyTorch writes most losses as composite ops; so does ember, from differentiable ops, and
+# autograd supplies their gradients. Three have their own backward: binary cross-entropy keeps
+# PyTorch's (its clamped logarithms are flat at 0 and 1, where PyTorch's gradient stays finite),
+# cross-entropy of (N, C) logits and class indices is fused for speed, and CTC has its forward-
+# backward algorithm in _ctc.py. Reductions: 0 none, 1 mean, 2 sum.
+def _apply_reduction(loss, r):
+    return loss.mean() if r == 1 else loss.sum() if r == 2 else loss
+
+
+def _not_differentiable(fn_name, **tensors):
+    """PyTorch refuses, rather than ignores, an argument its kernel has no derivative for."""
+    for name, t in tensors.items():
+        if t is not None and t.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"The function '{fn_name}' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True.")
+
+
+def _warn_target_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted(loss, weight, input, r, mean_by_weight=True):
+    """The optional elementwise weight of l1/mse/huber loss; their "mean" divides by the summed
+    weight (huber's by the element count)."""
+    if weight is None:
+        return _apply_reduction(loss, r)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if r == 1 and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _apply_reduction(loss, r)
+
+
+def _check_nll_args(input, target, weight):
+    """PyTorch's checks on nll_loss's arguments that the kernel does not make."""
+    if input.dim() <= 2 and target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.dtype not in (D.int64, D.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_scalar_name(target.dtype)}")
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
+                           f"{_scalar_name(weight.dtype)}")
+    if input.dim() > 2 and target.dim() and target.shape[0] == input.shape[0]:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != expected:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+    _not_differentiable("nll_loss_forward", weight=weight)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    return _nll_loss(input, target, weight, _reduction(reduction, size_average, reduce),
-                     ignore_index)
+    r = _reduction(reduction, size_average, reduce)
+    _check_nll_args(input, target, weight)
+    return _nll_loss(input, target, weight, r, ignore_index)
+
+
+class _ClassIndexCrossEntropy(Function):
+    """cross_entropy of (N, C) logits and class indices, fused: the loss is
+    logsumexp(x) - x[t] and its gradient (softmax(x) - onehot(t)) * w[t], each in one NumPy pass
+    over the logits instead of log_softmax's and nll_loss's several (PyTorch composes the two).
+    Under create_graph the backward is written with differentiable ops instead."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, r, ignore_index):
+        x = input._np
+        n, c = x.shape
+        t = target._np
+        valid = t != ignore_index
+        safe = np.where(valid, t, 0)
+        bad = (safe < 0) | (safe >= c)
+        if bad.any():
+            raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+        rows = np.arange(n)
+        m = x.max(1, keepdims=True) if x.size else np.zeros((n, 1), x.dtype)
+        p = np.exp(x - m)
+        total = p.sum(1, keepdims=True)
+        w = weight._np[safe] if weight is not None else np.ones(n, x.dtype)
+        w = np.where(valid, w, 0).astype(x.dtype, copy=False)
+        loss = (np.log(total[:, 0]) + m[:, 0] - x[rows, safe]) * w
+        w_sum = w.sum()
+        # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
+        # and, as in PyTorch, the gradient zero
+        scale = w / w_sum if r == 1 and w_sum != 0 else w
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = loss if r == 0 else loss.sum() if r == 2 else loss.sum() / w_sum
+        p /= total
+        ctx.save_for_backward(input)
+        ctx.fused = (p, rows, safe, scale)
+        return E.from_numpy(np.asarray(out, x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        p, rows, safe, scale = ctx.fused
+        if is_grad_enabled():
+            input, = ctx.saved_tensors
+            onehot = one_hot(E.from_numpy(safe), input.shape[1]).to(input.dtype)
+            coef = (grad * E.from_numpy(scale)).unsqueeze(1)
+            return (E.softmax(input, 1) - onehot) * coef, None, None, None, None
+        coef = (grad.detach()._np * scale).astype(p.dtype, copy=False)
+        g = p * coef[:, None]
+        g[rows, safe] -= coef
+        return E.from_numpy(g), None, None, None, None
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     r = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.dim() > 1 else 0
-    logp = E.log_softmax(input, class_dim)
-    if target.dtype.is_floating_point:
-        # class probabilities as targets
+    n_classes = input.shape[class_dim] if input.dim() else 1
+    w = weight.reshape([-1] + [1] * (input.dim() - class_dim - 1)) if weight is not None else 1
+    if target.shape == input.shape:  # like PyTorch, the shape tells class probabilities apart
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {_scalar_name(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        logp = E.log_softmax(input, class_dim)
         if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / input.shape[class_dim]
-        w = weight.reshape([-1] + [1] * (input.dim() - class_dim - 1)) if weight is not None \
-            else 1
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
         loss = -(logp * target * w).sum(class_dim)
         if r == 1:
-            return loss.sum() / (input.numel() // input.shape[class_dim])
+            return loss.sum() / (input.numel() // n_classes)
         return loss.sum() if r == 2 else loss
+    _check_nll_args(input, target, weight)
+    if (label_smoothing == 0 and input.dim() == 2 and target.dim() == 1
+            and input.dtype in (D.float32, D.float64) and input.device.type == "cpu"):
+        _nll_check(input, target, weight)
+        return _ClassIndexCrossEntropy.apply(input, target, weight, r, ignore_index)
+    logp = E.log_softmax(input, class_dim)
     nll = _nll_loss(logp, target, weight, r, ignore_index)
     if label_smoothing <= 0:
         return nll
-    n_classes = input.shape[class_dim]
-    w = weight.reshape([-1] + [1] * (input.dim() - class_dim - 1)) if weight is not None else 1
+    # the smoothed part: the (weighted) mean of -log p over all classes, for samples not ignored
     smooth = -(logp * w).sum(class_dim)
     valid = target != ignore_index
     smooth = E.where(valid, smooth, smooth * 0)
@@ -116,13 +282,500 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return (1 - label_smoothing) * nll + label_smoothing / n_classes * smooth
 
 
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target); linear_weight may
+    have extra dims (num_classes, *out_features, in_features) for a K-dimensional loss."""
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: the chunked computation selected by "
+                                  "`options` is not supported in ember")
+    if not 1 <= input.dim() <= 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batch, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    n_out = math.prod(out_features, start=num_classes)
+    logits = linear(input, linear_weight.reshape(n_out, in_features),
+                    None if linear_bias is None else linear_bias.reshape(n_out))
+    return cross_entropy(logits.reshape(logits_shape), target, weight=weight,
+                         reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    if input.shape != target.shape:
-        import warnings
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=2)
-    return _mse_loss(input, target, _reduction(reduction, size_average, reduce))
+    _warn_target_size(input, target)
+    r = _reduction(reduction, size_average, reduce)
+    if weight is None:
+        return _mse_loss(input, target, r)
+    a, b = E.broadcast_tensors(input, target)
+    return _weighted((a - b) ** 2, weight, input, r)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _warn_target_size(input, target)
+    r = _reduction(reduction, size_average, reduce)
+    a, b = E.broadcast_tensors(input, target)
+    return _weighted((a - b).abs(), weight, input, r)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _warn_target_size(input, target)
+    r = _reduction(reduction, size_average, reduce)
+    a, b = E.broadcast_tensors(input, target)
+    if beta == 0.0:
+        return _apply_reduction((a - b).abs(), r)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = a - b
+    _check_float(d, "smooth_l1_cpu")
+    ad = d.abs()
+    return _apply_reduction(E.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), r)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _warn_target_size(input, target)
+    r = _reduction(reduction)
+    a, b = E.broadcast_tensors(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = a - b
+    _check_float(d, "huber_cpu")
+    ad = d.abs()
+    loss = E.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    if loss.dtype != input.dtype:  # PyTorch's huber kernel writes in the input's dtype
+        loss = loss.to(input.dtype)
+    return _weighted(loss, weight, input, r, mean_by_weight=False)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    _not_differentiable("soft_margin_loss", target=target)
+    if not input.is_floating_point():
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_scalar_name(input.dtype)}")
+    _check_broadcasts_to(input, target)
+    return _apply_reduction(E.log1p(E.exp(-input * target)), r)
+
+
+def _check_broadcasts_to(input, *others):
+    """PyTorch's kernel writes into a tensor of the input's shape: the others must broadcast
+    to it."""
+    for t in others:
+        shape = input.shape if t is None else E.broadcast_shapes(input.shape, t.shape)
+        if shape != input.shape:
+            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+
+
+class _BinaryCrossEntropy(Function):
+    """-(y log x + (1 - y) log(1 - x)) with both logarithms clamped to >= -100; the input's
+    gradient is (x - y) / max(x (1 - x), 1e-12), finite where the clamp makes the forward flat."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, r):
+        ctx.save_for_backward(input, target, weight)
+        ctx.r = r
+        loss = ((target - 1) * E.clamp(E.log(1 - input), min=-100)
+                - target * E.clamp(E.log(input), min=-100))
+        return _apply_reduction(loss if weight is None else loss * weight, r)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, weight = ctx.saved_tensors
+        if ctx.r == 1:
+            grad = grad / input.numel()
+        if weight is not None:
+            grad = grad * weight
+        grad_input = grad_target = None
+        if ctx.needs_input_grad[0]:
+            grad_input = grad * (input - target) / E.clamp((1 - input) * input, min=1e-12)
+        if ctx.needs_input_grad[1]:
+            grad_target = grad * (E.log(1 - input) - E.log(input))
+        return grad_input, grad_target, None, None
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size.")
+    if weight is not None:
+        weight = weight.expand(E.broadcast_shapes(target.shape, weight.shape))
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_scalar_name(target.dtype)} but expected "
+                           f"{_scalar_name(input.dtype)}")
+    _not_differentiable("binary_cross_entropy", weight=weight)
+    with no_grad():
+        for name, x in (("input", input), ("target", target)):
+            if not bool(((x >= 0) & (x <= 1)).all()):
+                raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    return _BinaryCrossEntropy.apply(input, target, weight, r)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    r = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    if not target.is_floating_point():
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_scalar_name(target.dtype)}")
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    _check_broadcasts_to(input, weight, pos_weight)
+    same_dtype = all(t is None or t.dtype == input.dtype for t in (target, weight, pos_weight))
+    if same_dtype and input.dtype in (D.float32, D.float64) and input.device.type == "cpu":
+        return _BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, r)
+    return _apply_reduction(_bce_logits_loss(input, target, logsigmoid(input), weight,
+                                             pos_weight), r)
+
+
+# The loss and its gradients for NumPy arrays and for tensors alike. log(sigmoid(x)) never
+# overflows, and neither does x - log(sigmoid(x)) = -log(1 - sigmoid(x)).
+def _bce_logits_loss(x, y, log_sig, weight, pos_weight):
+    """(1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight."""
+    scale = 1 if pos_weight is None else (pos_weight - 1) * y + 1
+    loss = (1 - y) * x - scale * log_sig
+    return loss if weight is None else loss * weight
+
+
+def _bce_logits_grads(grad, x, y, sig_neg, log_sig, weight, pos_weight, needs):
+    """The input's and the target's gradient (None where not needed); sig_neg is
+    sigmoid(-x)."""
+    if weight is not None:
+        grad = grad * weight
+    grad_x = grad_y = None
+    if needs[0]:
+        scale = 1 if pos_weight is None else (pos_weight - 1) * y + 1
+        grad_x = grad * ((1 - y) - scale * sig_neg)
+    if needs[1]:
+        grad_y = grad * (-x if pos_weight is None else -x - (pos_weight - 1) * log_sig)
+    return grad_x, grad_y
+
+
+class _BinaryCrossEntropyWithLogits(Function):
+    """binary_cross_entropy_with_logits with exp(-|x|) computed once, in NumPy: it gives both
+    log(sigmoid(x)) = min(x, 0) - log1p(e) and, for the backward, sigmoid(-x) =
+    (e if x >= 0 else 1) / (1 + e). Under create_graph the backward uses differentiable ops."""
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, r):
+        x = input._np
+        e = np.exp(-np.abs(x))
+        log_sig = np.minimum(x, 0) - np.log1p(e)
+        w, pw = (None if t is None else t._np for t in (weight, pos_weight))
+        loss = _bce_logits_loss(x, target._np, log_sig, w, pw)
+        with np.errstate(invalid="ignore"):  # the mean of nothing is nan, quietly
+            out = loss if r == 0 else loss.sum() if r == 2 else loss.sum() / loss.size
+        ctx.save_for_backward(input, target, weight, pos_weight)
+        ctx.state = (e, log_sig, r)
+        return E.from_numpy(np.asarray(out, x.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, weight, pos_weight = ctx.saved_tensors
+        e, log_sig, r = ctx.state
+        if r == 1:
+            grad = grad / input.numel()
+        needs = ctx.needs_input_grad
+        if is_grad_enabled():
+            return _bce_logits_grads(grad, input, target, E.sigmoid(-input), logsigmoid(input),
+                                     weight, pos_weight, needs) + (None, None, None)
+        x = input._np
+        sig_neg = np.where(x >= 0, e, 1) / (1 + e)
+        w, pw = (None if t is None else t._np for t in (weight, pos_weight))
+        grads = _bce_logits_grads(grad._np, x, target._np, sig_neg, log_sig, w, pw, needs)
+        return tuple(None if g is None else E.from_numpy(np.asarray(g, x.dtype))
+                     for g in grads) + (None, None, None)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    batchmean = False
+    if size_average is not None or reduce is not None:
+        r = _reduction(reduction, size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                          "the support size. 'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition. 'mean' will be changed to "
+                          "behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        batchmean = reduction == "batchmean"
+        r = 2 if batchmean else _reduction(reduction)
+    out = _kl_div(input, target, r, log_target=log_target)
+    return out / input.shape[0] if batchmean and input.dim() != 0 else out
+
+
+def _kl_div(input, target, reduction=0, *, log_target=False):
+    """torch.kl_div: the pointwise KL divergence, reduced by code."""
+    if log_target:
+        loss = E.exp(target) * (target - input)
+    else:  # xlogy(target, target): 0 where the target is 0
+        loss = E.where(target == 0, 0.0, target * E.log(target)) - target * input
+    return _apply_reduction(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
+    if full:  # Stirling's approximation of log(target!), for targets above 1
+        stirling = target * E.log(target) - target + 0.5 * E.log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _apply_reduction(loss, r)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * E.ones_like(input)
+    elif not isinstance(var, E.Tensor):
+        raise TypeError(f"gaussian_nll_loss(): var must be a Tensor or a float, not "
+                        f"{type(var).__name__}")
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:  # one variance per sample: broadcast over the last dim
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim() and
+                  sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():  # the clamp is not differentiated: the gradient reaches var unchanged
+        var.clamp_(min=eps)
+    loss = 0.5 * (E.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _apply_reduction(loss, _REDUCTIONS[reduction])
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
+                           f"target: {target.shape} ")
+    return _apply_reduction(E.clamp(-target * (input1 - input2) + margin, min=0), r)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    zeros = E.zeros_like(input)
+    loss = (E.where(target != 1, E.clamp(margin - input, min=0), zeros)
+            + E.where(target != -1, input, zeros))
+    return _apply_reduction(loss, r)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    dim = target.dim()
+    if dim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != dim + 1 or input2.dim() != dim + 1:
+        raise RuntimeError(f"{dim}D target tensor expects {dim + 1}D input tensors, but found "
+                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    eps = 1e-12
+    prod = (input1 * input2).sum(dim)
+    cos = prod / ((input1 * input1).sum(dim) + eps).mul((input2 * input2).sum(dim) + eps).sqrt()
+    zeros = E.zeros_like(cos)
+    loss = (E.where(target == 1, 1 - cos, zeros)
+            + E.where(target == -1, E.clamp(cos - margin, min=0), zeros))
+    return _apply_reduction(loss, r)
+
+
+def _check_triplet_dims(anchor, positive, negative):
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {anchor.dim()}D, positive "
+                           f"{positive.dim()}D, and negative {negative.dim()}D inputs")
+
+
+def _triplet(dist_pos, dist_neg, dist_swap, margin, r):
+    if dist_swap is not None:  # the positive may be the harder negative's anchor (Balntas 2016)
+        dist_neg = E.minimum(dist_neg, dist_swap)
+    return _apply_reduction(E.clamp(margin + dist_pos - dist_neg, min=0), r)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    swapped = pairwise_distance(positive, negative, p, eps) if swap else None
+    return _triplet(pairwise_distance(anchor, positive, p, eps),
+                    pairwise_distance(anchor, negative, p, eps), swapped, margin, r)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    dist = pairwise_distance if distance_function is None else distance_function
+    swapped = dist(positive, negative) if swap else None
+    return _triplet(dist(anchor, positive), dist(anchor, negative), swapped, margin,
+                    _REDUCTIONS[reduction])
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
+    return _apply_reduction(loss, _REDUCTIONS[reduction])
+
+
+def _samples_by_class(input):
+    """The (C,) or (N, C) input of the margin losses as (N, C) (a scalar is one class)."""
+    if input.dim() > 2 or (input.dim() >= 1 and input.shape[-1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(input.shape)}")
+    return input.reshape(-1, input.shape[-1] if input.dim() else 1)
+
+
+def _check_long(target):
+    if target.dtype != D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_scalar_name(target.dtype)}")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    x = _samples_by_class(input)
+    n, c = x.shape
+    _check_long(target)
+    if target.dim() > 1 or target.numel() != n:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
+                           f"the number of input samples (batch size). Expected target size "
+                           f"[{n}], but got {list(target.shape)}. Input has shape "
+                           f"{list(input.shape)}.")
+    t = target.reshape(-1)
+    if n and (int(t.min()) < 0 or int(t.max()) >= c):
+        raise RuntimeError("target out of range")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got "
+                           f"{list(weight.shape)}")
+    _not_differentiable("multi_margin_loss", weight=weight)
+    # max(0, margin - x[y] + x[j])^p for every class j but the target y, averaged over classes
+    z = E.clamp(margin - x.gather(1, t.unsqueeze(1)) + x, min=0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight.index_select(0, t).unsqueeze(1)
+    z = z.masked_fill(t.unsqueeze(1) == E.arange(c), 0)
+    loss = z.sum(1) / c
+    return _apply_reduction(loss if input.dim() == 2 else loss.reshape(target.shape), r)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    r = _reduction(reduction, size_average, reduce)
+    x = _samples_by_class(input)
+    n, c = x.shape
+    _check_long(target)
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    t = target.detach().numpy().reshape(n, c)
+    if t.size and (t.min() < -1 or t.max() >= c):
+        raise RuntimeError("argument #2 'target' is out of range")
+    # a sample's labels are its target entries before the first -1 (repeats count again)
+    listed = np.cumprod(t != -1, axis=1).astype(bool)
+    labels = np.where(listed, t, 0)
+    is_label = np.zeros((n, c), bool)
+    is_label[np.nonzero(listed)[0], labels[listed]] = True
+    loss = (x * 0).sum(1)
+    for k in range(int(listed.sum(1).max()) if n else 0):
+        # max(0, 1 - x[label] + x[j]) for the k-th label against every class j not a label
+        mask = E.from_numpy((listed[:, k:k + 1] & ~is_label).astype(x.dtype._np))
+        x_label = x.gather(1, E.from_numpy(labels[:, k:k + 1]))
+        loss = loss + (E.clamp(1 - x_label + x, min=0) * mask).sum(1)
+    loss = loss / c
+    return _apply_reduction(loss if input.dim() == 2 else loss.reshape(()), r)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    return _torch_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                           _reduction(reduction), zero_infinity)
+
+
+# The torch.* forms of the losses take the reduction as its code (0 none, 1 mean, 2 sum);
+# called from Python, PyTorch's default for it is 0, not the schema's 1.
+_REDUCTION_NAMES = ("none", "mean", "sum")
+
+
+def _torch_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
+                    zero_infinity=False):
+    from ._ctc import ctc_loss as _ctc
+    return _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                zero_infinity)
+
+
+def _torch_bce_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return binary_cross_entropy_with_logits(input, target, weight, pos_weight=pos_weight,
+                                            reduction=_REDUCTION_NAMES[reduction])
+
+
+def _torch_poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return poisson_nll_loss(input, target, log_input, full, eps=eps,
+                            reduction=_REDUCTION_NAMES[reduction])
+
+
+def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return cosine_embedding_loss(input1, input2, target, margin,
+                                 reduction=_REDUCTION_NAMES[reduction])
+
+
+def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return hinge_embedding_loss(input, target, margin, reduction=_REDUCTION_NAMES[reduction])
+
+
+def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return margin_ranking_loss(input1, input2, target, margin,
+                               reduction=_REDUCTION_NAMES[reduction])
+
+
+def _torch_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6,
+                               swap=False, reduction=0):
+    return triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                               reduction=_REDUCTION_NAMES[reduction])
 
 
 # ---- argument helpers -------------------------------------------------------------------------
@@ -446,6 +1099,55 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     return adaptive_max_pool3d(input, output_size, True)
 
 
+def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                         _random_samples, nd):
+    """Fractional max pooling (Graham 2014): the output size is given or a fraction of the
+    input's; one random sample per plane and spatial dim (drawn here unless given) places the
+    windows (see ember/_aten/pooling.py)."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if nd == 2 and len(output_ratio) > 2:  # (a float ratio fails here too, as in PyTorch)
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             f"of Ints.")
+        ratio = tuple(output_ratio) if isinstance(output_ratio, (list, tuple)) else \
+            (output_ratio,) * nd
+        output_size = [int(input.size(d - nd) * r) for d, r in enumerate(ratio)]
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        _random_samples = E.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype,
+                                 device=input.device)
+    sizes = [list(v) if isinstance(v, (list, tuple)) else [v] * nd
+             for v in (kernel_size, output_size)]
+    out, indices = _lookup(name)(input, *sizes, _random_samples)
+    return (out, indices) if return_indices else out
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                                _random_samples, 2)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_indices,
+                                _random_samples, 3)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
+                                _random_samples, 2)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio, True,
+                                _random_samples, 3)
+
+
 _max_unpool2d = _lookup("max_unpool2d")
 _max_unpool3d = _lookup("max_unpool3d")
 
@@ -646,6 +1348,34 @@ def _cubic_matrix(n_in, n_out, scale, align_corners, a=-0.75):
     return m
 
 
+def _antialias_matrix(n_in, n_out, scale, align_corners, cubic):
+    """(out, in): PyTorch's antialiased bilinear/bicubic (PIL's resampling). When shrinking by
+    a factor s, the filter (triangle, or Keys' cubic with a = -0.5) is stretched s times, so
+    every input pixel contributes to some output instead of being skipped; each row is
+    normalised to sum to 1. Enlarging uses the plain filter width."""
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+    half_width = 2.0 if cubic else 1.0
+    support = half_width * s if s >= 1.0 else half_width
+    inv = 1.0 / s if s >= 1.0 else 1.0
+    center = s * (np.arange(n_out) + 0.5)
+    lo = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    hi = np.minimum((center + support + 0.5).astype(np.int64), n_in)
+    x = np.abs((np.arange(n_in)[None, :] - center[:, None] + 0.5) * inv)
+    if cubic:
+        a = -0.5
+        w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                     np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    else:
+        w = np.maximum(1 - x, 0.0)
+    cols = np.arange(n_in)[None, :]
+    w = np.where((cols >= lo[:, None]) & (cols < hi[:, None]), w, 0.0)
+    total = w.sum(axis=1, keepdims=True)
+    return w / np.where(total == 0, 1.0, total)
+
+
 def _nearest_index(n_in, n_out, scale, exact):
     """PyTorch's nearest source index, computed in float32 as PyTorch does."""
     if n_in == n_out:
@@ -679,8 +1409,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not supported by ember")
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                         "requires a 4-D tensor as input")
     nd = input.dim() - 2
     wanted = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
     if nd not in (1, 2, 3) or mode not in wanted and mode not in ("nearest", "nearest-exact",
@@ -709,6 +1440,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if not input.is_floating_point():
         raise NotImplementedError(f"\"upsample_{mode}{nd if mode == 'bicubic' else ''}_out_frame"
                                   f"\" not implemented for '{_scalar_name(input.dtype)}'")
+    if antialias:
+        return _resample(input, out, scales, lambda n, o, s: _antialias_matrix(
+            n, o, s, align_corners, cubic=mode == "bicubic"))
     if mode == "bicubic":
         return _resample(input, out, scales,
                          lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
@@ -759,12 +1493,29 @@ def _clip(c, size):
 def _grid_source(coord, size, padding_mode, align_corners):
     """Normalized grid coordinates in [-1, 1] -> pixel coordinates of an input of `size`."""
     c = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    return _pad_coordinate(c, size, padding_mode, align_corners)
+
+
+def _pad_coordinate(c, size, padding_mode, align_corners):
+    """A pixel coordinate moved inside the input as the padding mode says ('zeros' leaves it:
+    reading outside gives 0)."""
     if padding_mode == "border":
         c = _clip(c, size)
     elif padding_mode == "reflection":
         c = _reflect(c, 0, 2 * (size - 1)) if align_corners else _reflect(c, -1, 2 * size - 1)
         c = _clip(c, size)
     return c
+
+
+def _cubic_weights(t, A=-0.75):
+    """The four weights of Keys' cubic convolution (A = -0.75, as PyTorch) for taps at -1, 0,
+    1, 2 around a point at fraction t past the second tap."""
+    def near(x):   # |x| <= 1
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):    # 1 < |x| < 2
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -778,8 +1529,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample(mode='bicubic') is not supported by ember")
     if align_corners is None:
         warnings.warn("Default grid_sample and affine_grid behavior has changed to "
                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
@@ -797,11 +1546,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if not input.is_floating_point():
         raise NotImplementedError(f"\"grid_sampler_{nd}d_cpu_kernel_impl\" not implemented "
                                   f"for '{_scalar_name(input.dtype)}'")
+    if mode == "bicubic" and nd != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     n, c = input.shape[:2]
     spatial = input.shape[2:]
     out_shape = grid.shape[1:-1]
-    # grid[..., 0] is x (the last dim), grid[..., 1] is y, ...
-    src = [_grid_source(grid[..., nd - 1 - d], spatial[d], padding_mode, align_corners)
+    # grid[..., 0] is x (the last dim), grid[..., 1] is y, ...; bicubic pads each of its 16
+    # taps rather than the point itself
+    src = [_grid_source(grid[..., nd - 1 - d], spatial[d],
+                        "zeros" if mode == "bicubic" else padding_mode, align_corners)
            for d in range(nd)]
     flat = input.reshape(n, c, -1)
     count = math.prod(out_shape)
@@ -826,6 +1579,21 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         # the output is piecewise constant in the grid: PyTorch gives the grid a zero gradient
         zero = sum(src) * 0
         return E.where(inside, values, 0.0) + zero.unsqueeze(1)
+    if mode == "bicubic":
+        # rows of 4 taps along x mixed by x's weights, then the 4 rows by y's (PyTorch's order)
+        (y0, x0), (ty, tx) = [_floor(s) for s in src], [s - _floor(s) for s in src]
+        wy, wx = _cubic_weights(ty), _cubic_weights(tx)
+        out = None
+        for i in range(4):
+            yi = _pad_coordinate(y0 + (i - 1), spatial[0], padding_mode, align_corners)
+            row = None
+            for j in range(4):
+                xj = _pad_coordinate(x0 + (j - 1), spatial[1], padding_mode, align_corners)
+                values, inside = read([yi.detach(), xj.detach()])
+                term = E.where(inside, values, 0.0) * wx[j].unsqueeze(1)
+                row = term if row is None else row + term
+            out = row * wy[i].unsqueeze(1) if out is None else out + row * wy[i].unsqueeze(1)
+        return out
     low = [_floor(s) for s in src]
     frac = [s - lo for s, lo in zip(src, low)]
     out = None
@@ -913,6 +1681,26 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(batch + [c, h // r, r, w // r, r])
     x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
     return x.reshape(batch + [c * r * r, h // r, w // r])
+
+
+def native_channel_shuffle(input, groups):
+    """(N, C, *) -> (N, C, *) with the channels, seen as a (groups, C / groups) grid, read
+    column by column: channel g * (C / groups) + k moves to k * groups + g."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c, *spatial = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    x = input.reshape([n, groups, c // groups] + spatial).transpose(1, 2)
+    return x.contiguous().reshape(input.shape)
+
+
+channel_shuffle = native_channel_shuffle
 
 
 # ---- embedding --------------------------------------------------------------------------------
@@ -1146,6 +1934,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 # ---- normalization ----------------------------------------------------------------------------
 _native_batch_norm = _lookup("native_batch_norm")
+_native_layer_norm = _lookup("native_layer_norm")
+_native_group_norm = _lookup("native_group_norm")
 
 
 def _verify_batch_size(size):
@@ -1195,14 +1985,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out.reshape(input.shape)
 
 
-def _normalize_over(x, dims, eps):
-    """(x - mean) / sqrt(biased var + eps) over `dims`."""
-    mean = x.mean(dims, keepdim=True)
-    centered = x - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    return centered * (var + eps).rsqrt()
-
-
 def _check_float(input, kernel):
     if not input.is_floating_point():
         raise NotImplementedError(f"\"{kernel}\" not implemented for "
@@ -1213,18 +1995,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last len(normalized_shape) dims; float16/bfloat16 are computed in
     float32 and rounded once, as PyTorch's kernel does."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    n = len(shape)
-    if not shape or list(input.shape[input.dim() - n:]) != shape or input.dim() < n:
-        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
-                           f"[*, {', '.join(map(str, shape))}], but got input of size"
-                           f"{list(input.shape)}")
-    _check_float(input, "LayerNormKernelImpl")
-    out = _normalize_over(_half_to_float(input), list(range(-n, 0)), eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out.to(input.dtype)
+    return _native_layer_norm(input, shape, weight, bias, eps)[0]
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -1233,19 +2004,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
     n, c = input.shape[0], input.shape[1]
-    if c % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by "
-                           f"num_groups, but got input of shape {list(input.shape)} and "
-                           f"num_groups={num_groups}")
-    _check_float(input, "GroupNormKernelImpl")
-    x = _half_to_float(input).reshape(n, num_groups, -1)
-    out = _normalize_over(x, [-1], eps).reshape(input.shape)
-    channel = [1, c] + [1] * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(channel)
-    if bias is not None:
-        out = out + bias.reshape(channel)
-    return out.to(input.dtype)
+    _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
+    return _native_group_norm(input, weight, bias, n, c, input.numel() // max(n * c, 1),
+                              num_groups, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -1391,10 +2152,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores + attn_mask
     if keep is not None:
         scores = scores.masked_fill(~keep, -math.inf)
-    weights = E.softmax(scores, -1)
-    if keep is not None:
-        # a query with no key kept has all -inf scores: PyTorch's safe softmax gives zeros
-        weights = E.where(keep.any(-1, keepdim=True), weights, 0.0)
+    if keep is None and attn_mask is None:
+        weights = E.softmax(scores, -1)
+    else:
+        # a query whose scores are all -inf (no key kept by a boolean or an additive mask):
+        # PyTorch's safe softmax gives it zero weights, and zero gradient rather than NaN
+        dead = (scores == -math.inf).all(-1, keepdim=True)
+        weights = E.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return weights.matmul(value)
@@ -1498,11 +2262,7 @@ def softshrink(input, lambd=0.5):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input): the smallest entries get the largest weights."""
-    if dim is None:
-        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
-                      "call to include dim=X as an argument.", stacklevel=_stacklevel)
-        dim = 0 if input.dim() in (0, 1, 3) else 1
-    return E.softmax(-input, dim, dtype)
+    return E.softmax(-input, _softmax_dim("softmin", input, dim, _stacklevel), dtype)
 
 
 prelu = E.prelu
@@ -1583,5 +2343,244 @@ TORCH_LEVEL = dict(
     batch_norm=_torch_batch_norm, instance_norm=_torch_instance_norm,
     layer_norm=_torch_layer_norm, group_norm=_torch_group_norm, embedding=_torch_embedding,
     constant_pad_nd=_torch_constant_pad_nd, native_batch_norm=_native_batch_norm,
+    native_layer_norm=_native_layer_norm, native_group_norm=_native_group_norm,
     embedding_renorm_=_embedding_renorm_,
+    bilinear=bilinear, channel_shuffle=channel_shuffle,
+    native_channel_shuffle=native_channel_shuffle,
+    kl_div=_kl_div, ctc_loss=_torch_ctc_loss,
+    binary_cross_entropy_with_logits=_torch_bce_with_logits,
+    poisson_nll_loss=_torch_poisson_nll_loss, triplet_margin_loss=_torch_triplet_margin_loss,
+    cosine_embedding_loss=_torch_cosine_embedding_loss,
+    hinge_embedding_loss=_torch_hinge_embedding_loss,
+    margin_ranking_loss=_torch_margin_ranking_loss,
 )
+
+
+# ---- multi-head attention (the computation of nn.MultiheadAttention) -------------------------
+# PyTorch keeps masks in two conventions: boolean (True = this key is masked out) and additive
+# float (added to the scores, -inf masks out). `_canonical_mask` turns the boolean form into the
+# additive one, so the key-padding mask and the attention mask can be merged by addition.
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, E.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype is not D.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype is not other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                      "Use same type for both instead.", stacklevel=2)
+    if is_float:
+        return mask
+    return E.zeros_like(mask, dtype=target_type).masked_fill_(mask, -math.inf)
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the call is batched (3-D query) or unbatched (2-D); the other shapes must agree."""
+    nd = query.dim()
+    if nd not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{nd}-D query tensor")
+    kind = "For batched (3-D) `query`" if nd == 3 else "For unbatched (2-D) `query`"
+    if key.dim() != nd or value.dim() != nd:
+        raise AssertionError(f"{kind}, expected `key` and `value` to be {nd}-D but found "
+                             f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != nd - 1:
+        raise AssertionError(f"{kind}, expected `key_padding_mask` to be `None` or {nd - 1}-D "
+                             f"but found {key_padding_mask.dim()}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"{kind}, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                                 f"found {attn_mask.dim()}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if nd == 2 and attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                 f"{attn_mask.shape}")
+    return nd == 3
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """Project q, k, v with the rows of `w` (and `b`) packed in q, k, v order: one matmul when
+    q, k, v are one tensor (self-attention), two when only k is v (encoder-decoder)."""
+    e = q.shape[-1]
+    if k is v:
+        if q is k:
+            return linear(q, w, b).chunk(3, -1)
+        w_q, w_kv = w.split([e, 2 * e])
+        b_q, b_kv = (None, None) if b is None else b.split([e, 2 * e])
+        return (linear(q, w_q, b_q),) + linear(k, w_kv, b_kv).chunk(2, -1)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    w_q, w_k, w_v = w.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """Project q, k, v with separate weights (kdim or vdim differ from embed_dim)."""
+    e_q, e_k, e_v = q.shape[-1], k.shape[-1], v.shape[-1]
+    for name, t, shape in (("query weights", w_q, (e_q, e_q)), ("key weights", w_k, (e_q, e_k)),
+                           ("value weights", w_v, (e_q, e_v)), ("query bias", b_q, (e_q,)),
+                           ("key bias", b_k, (e_q,)), ("value bias", b_v, (e_q,))):
+        if t is not None and tuple(t.shape) != shape:
+            raise AssertionError(f"expecting {name} shape of {shape}, but got {t.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention on sequence-first inputs (L, N, E), as nn.MultiheadAttention:
+
+        q, k, v = in-projections of query, key, value, split into num_heads heads
+        head_i  = softmax(q_i k_i^T / sqrt(head_dim) + mask) v_i
+        output  = concat(head_1 .. head_h) W_out^T + b_out
+
+    The key-padding mask and the attention mask are merged into one additive mask of shape
+    (N * num_heads, L, S). With need_weights the weights are computed explicitly and returned
+    (averaged over heads unless average_attn_weights=False); without, the heads go through
+    scaled_dot_product_attention and the weights are None.
+    """
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:  # run as a batch of one
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # scaled_dot_product_attention applies the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        if key_padding_mask is not None:
+            is_causal = False  # the merged mask is no longer causal
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, "
+                             f"but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, *biases)
+    else:
+        if key.shape != value.shape:
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+
+    if attn_mask is not None:  # as (1 or N * num_heads, L, S)
+        expected = (tgt_len, src_len) if attn_mask.dim() == 2 else \
+            (bsz * num_heads, tgt_len, src_len)
+        if tuple(attn_mask.shape) != expected:
+            raise RuntimeError(f"The shape of the {attn_mask.dim()}D attn_mask is "
+                               f"{attn_mask.shape}, but should be {expected}.")
+        if attn_mask.dim() == 2:
+            attn_mask = attn_mask.unsqueeze(0)
+
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k is set but bias_v is None" if bias_v is None
+                             else "bias_v is set but bias_k is None")
+    if bias_k is not None:  # one learned key/value appended to every sequence
+        if static_k is not None or static_v is not None:
+            raise AssertionError(f"bias cannot be added to static "
+                                 f"{'key' if static_k is not None else 'value'}.")
+        k = E.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = E.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = _pad_masks(attn_mask, key_padding_mask)
+
+    # heads into the batch dim: (L, N, E) -> (N * num_heads, L, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
+    v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
+    if add_zero_attn:  # one all-zero key/value appended to every sequence
+        zeros = E.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k = E.cat([k, zeros], 1)
+        v = E.cat([v, zeros], 1)
+        attn_mask, key_padding_mask = _pad_masks(attn_mask, key_padding_mask)
+    src_len = k.shape[1]
+
+    if key_padding_mask is not None:
+        for i, n in enumerate((bsz, src_len)):
+            if key_padding_mask.shape[i] != n:
+                raise AssertionError(f"Expected key_padded_mask.shape[{i}] to be {n}, but got "
+                                     f"{key_padding_mask.shape[i]}")
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len) \
+            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        q_scaled = q * math.sqrt(1.0 / float(head_dim))
+        if attn_mask is not None:
+            weights = E.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            weights = E.bmm(q_scaled, k.transpose(-2, -1))
+        weights = E.softmax(weights, -1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        attn_output = E.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+    else:
+        if attn_mask is not None:  # (1 or N * num_heads, L, S) -> (1 or N, num_heads, L, S)
+            attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
+                attn_mask.view(bsz, num_heads, -1, src_len)
+        q = q.reshape(bsz, num_heads, tgt_len, head_dim)
+        k = k.reshape(bsz, num_heads, src_len, head_dim)
+        v = v.reshape(bsz, num_heads, src_len, head_dim)
+        attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+        attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+        weights = None
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = attn_output.view(tgt_len, bsz, attn_output.shape[1])
+    if not batched:
+        attn_output = attn_output.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return attn_output, weights
+
+
+def _pad_masks(attn_mask, key_padding_mask):
+    """Both masks (if given) with a kept column for a key appended to every sequence."""
+    return (None if attn_mask is None else pad(attn_mask, (0, 1)),
+            None if key_padding_mask is None else pad(key_padding_mask, (0, 1)))
+
+
+def _heads(x, static, name, batch_heads, head_dim):
+    """(S, N, E) -> (N * num_heads, S, head_dim), or the caller's precomputed `static` one."""
+    if static is None:
+        return x.reshape(x.shape[0], batch_heads, head_dim).transpose(0, 1)
+    for i, n in ((0, batch_heads), (2, head_dim)):
+        if static.shape[i] != n:
+            raise AssertionError(f"expecting {name}.size({i}) of {n}, but got {static.shape[i]}")
+    return static

@@ -52,3 +52,124 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         t.persistent = persistent
         t._is_buffer = True
         return t
+
+
+# ---- uninitialized parameters and buffers (lazy modules) ---------------------------------------
+_NP_SLOT = Tensor.__dict__["_np"]  # the slot that holds a tensor's NumPy array
+_USE_ERROR = ("Attempted to use an uninitialized parameter in {}. This error happens when you "
+              "are using a `LazyModule` or explicitly manipulating "
+              "`torch.nn.parameter.{}` objects. When using LazyModules Call `forward` with a "
+              "dummy batch to initialize the parameters before calling torch functions")
+
+
+class UninitializedTensorMixin:
+    """A placeholder whose shape a lazy module learns from its first input.
+
+    Until `materialize(shape)` gives it storage, every operation that reads its data fails:
+    the NumPy array behind it, which all kernels reach through the `_np` slot, is guarded by a
+    property that raises. Only metadata (size, dtype, device, requires_grad) and the
+    conversions a Module applies to all its tensors (`to`, `float`, `cpu`, ...) work, on the
+    empty placeholder data; materialize swaps in real data and turns the object into a plain
+    Parameter or Tensor (`cls_to_become`)."""
+    cls_to_become = None
+    _allowed_methods = ("size", "copy_", "is_complex", "is_floating_point", "half", "float",
+                        "double", "char", "short", "int", "long", "cuda", "cpu", "to",
+                        "get_device")
+
+    @property
+    def _np(self):
+        raise ValueError(_USE_ERROR.format("an operation", type(self).__name__))
+
+    @_np.setter
+    def _np(self, array):
+        _NP_SLOT.__set__(self, array)
+
+    def _placeholder(self):
+        """The empty data as an ordinary tensor, for the allowed methods."""
+        from .._tensor import _wrap
+        t = _wrap(_NP_SLOT.__get__(self))
+        t.dtype, t._device = self.dtype, self._device
+        return t
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .._python_bindings import empty
+        data = empty(shape, device=self.device if device is None else device,
+                     dtype=self.dtype if dtype is None else dtype)
+        self.__class__ = self.cls_to_become  # first: the setter below writes the plain slot
+        self.data = data
+
+    @property
+    def shape(self):
+        raise RuntimeError("Can't access the shape of an uninitialized parameter or buffer. This "
+                           "error usually happens in `load_state_dict` when trying to load an "
+                           "uninitialized parameter into an initialized one. Call `forward` to "
+                           "initialize the parameters before accessing their attributes.")
+
+    def numel(self):
+        raise ValueError(_USE_ERROR.format("numel", type(self).__name__))
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call "
+                           "`forward` to initialize the parameters before calling "
+                           "`module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self.requires_grad,))
+
+
+def _forward_to_placeholder(name):
+    """An allowed method run on the placeholder data. As in PyTorch, a conversion that changes
+    nothing returns the object itself, and a converted buffer stays uninitialized (a converted
+    parameter comes back as a plain tensor)."""
+    def method(self, *args, **kwargs):
+        data = self._placeholder()
+        # uninitialized arguments too (copy_ between two placeholders, as load_state_dict does)
+        args = [a._placeholder() if isinstance(a, UninitializedTensorMixin) else a for a in args]
+        result = getattr(data, name)(*args, **kwargs)
+        if result is data:
+            return self
+        if isinstance(result, Tensor) and not isinstance(self, Parameter):
+            return result._as_subclass(type(self))
+        return result
+    method.__name__ = name
+    return method
+
+
+for _name in UninitializedTensorMixin._allowed_methods:
+    setattr(UninitializedTensorMixin, _name, _forward_to_placeholder(_name))
+
+
+def is_lazy(param):
+    return isinstance(param, UninitializedTensorMixin)
+
+
+def _uninitialized(cls, requires_grad, device, dtype):
+    from .._python_bindings import empty
+    t = empty(0, device=device, dtype=dtype)._as_subclass(cls)
+    t._rg = bool(requires_grad)
+    return t
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _uninitialized(cls, requires_grad, device, dtype)
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        t = _uninitialized(cls, requires_grad, device, dtype)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

@@ -11,7 +11,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ..parameter import Parameter, Buffer
+from ..parameter import Parameter, Buffer, is_lazy
 from ..._tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.graph import RemovableHandle
@@ -59,6 +59,13 @@ class _HookHandle(RemovableHandle):
         super().remove()
         for s in self.flag_sets:
             s.discard(self.id)
+
+    def __getstate__(self):
+        return super().__getstate__() + (self.flag_sets,)
+
+    def __setstate__(self, state):
+        super().__setstate__(state[:2])
+        self.flag_sets = state[2]
 
 
 def _add_hook(hooks_dict, hook, prepend=False, flags=()):
@@ -756,9 +763,12 @@ class Module:
                                   'torch.Tensor or Tensor-like object from checkpoint but '
                                   f'received {type(src)}')
                 continue
-            if param.dim() == 0 and src.dim() == 1:  # checkpoints from before 0-dim tensors
+            # an uninitialized (lazy) parameter has no shape yet: the module's own load hook
+            # has checked the source, and copy_ below materializes it
+            lazy = is_lazy(param)
+            if not lazy and param.dim() == 0 and src.dim() == 1:  # checkpoints before 0-dim
                 src = src[0]
-            if src.shape != param.shape:
+            if not lazy and src.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{src.shape} from checkpoint, the shape in current model is "
                                   f"{param.shape}.")

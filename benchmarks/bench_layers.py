@@ -1,0 +1,39 @@
+"""nn layers beyond convolution and batch norm, forward + backward through the modules, at the
+shapes of common networks: a transformer block's LayerNorm, a diffusion U-Net's GroupNorm and
+upsampling, and a Bilinear layer."""
+from registry import benchmark
+
+
+def _layer_step(lib, layer, *shapes):
+    lib.manual_seed(0)
+    inputs = [lib.randn(*s, requires_grad=True) for s in shapes]
+    out = layer(*inputs)
+    g = lib.randn(*out.shape)
+
+    def step():
+        layer(*inputs).backward(g)
+    return step
+
+
+@benchmark(target=2.0)
+def bench_layer_norm_module(lib):
+    """nn.LayerNorm(512) on (32, 128, 512) token embeddings."""
+    return _layer_step(lib, lib.nn.LayerNorm(512), (32, 128, 512))
+
+
+@benchmark(target=2.0)
+def bench_group_norm_module(lib):
+    """nn.GroupNorm(32, 128) on (16, 128, 32, 32) feature maps."""
+    return _layer_step(lib, lib.nn.GroupNorm(32, 128), (16, 128, 32, 32))
+
+
+@benchmark(target=2.0)
+def bench_upsample_bilinear(lib):
+    """nn.Upsample(scale_factor=2, mode='bilinear') of (16, 64, 32, 32)."""
+    return _layer_step(lib, lib.nn.Upsample(scale_factor=2, mode="bilinear"), (16, 64, 32, 32))
+
+
+@benchmark(target=2.0)
+def bench_bilinear(lib):
+    """nn.Bilinear(64, 64, 32) on a batch of 256 pairs."""
+    return _layer_step(lib, lib.nn.Bilinear(64, 64, 32), (256, 64), (256, 64))

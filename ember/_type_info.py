@@ -1,0 +1,58 @@
+"""torch.finfo / torch.iinfo: the numerical limits of a floating-point or integer dtype.
+
+Values come from NumPy's (and ml_dtypes' for bfloat16) limit tables; the repr prints each number
+with six significant digits, as PyTorch's C++ stream formatting does."""
+import numpy as np
+
+from . import _dtype as D
+
+
+def _g(x):
+    return f"{x:g}"
+
+
+class finfo:
+    """Limits of a floating dtype (a complex dtype reports its real component's)."""
+    __slots__ = ("bits", "eps", "max", "min", "resolution", "smallest_normal", "tiny", "dtype")
+
+    def __init__(self, type=None):
+        d = D.get_default_dtype() if type is None else type
+        if not isinstance(d, D.dtype) or not (d.is_floating_point or d.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. "
+                            "Use torch.iinfo to handle 'torch.finfo'")
+        d = d.to_real()
+        info = np.finfo(D.np_dtype(d)) if d is not D.bfloat16 else _ml_finfo(d)
+        self.bits = d.itemsize * 8
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.resolution = 10.0 ** -info.precision  # an exact decimal, as in torch
+        self.smallest_normal = self.tiny = float(info.smallest_normal)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, "
+                f"max={_g(self.max)}, eps={_g(self.eps)}, "
+                f"smallest_normal={_g(self.smallest_normal)}, tiny={_g(self.tiny)}, "
+                f"dtype={self.dtype})")
+
+
+def _ml_finfo(d):
+    import ml_dtypes  # bfloat16 tensors already need it
+    return ml_dtypes.finfo(D.np_dtype(d))
+
+
+class iinfo:
+    """Limits of an integer dtype."""
+    __slots__ = ("bits", "max", "min", "dtype")
+
+    def __init__(self, type):
+        if not isinstance(type, D.dtype) or type.is_floating_point or type.is_complex:
+            raise TypeError("torch.iinfo() requires an integer input type. "
+                            "Use torch.finfo to handle 'torch.iinfo'")
+        if type is D.bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        info = np.iinfo(type._np)
+        self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), \
+            type.name
+
+    def __repr__(self):
+        return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"

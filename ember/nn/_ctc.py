@@ -1,0 +1,319 @@
+"""Connectionist temporal classification (PyTorch's `_ctc_loss` and its backward), in NumPy.
+
+A target of L labels is spread over the "extended" sequence of 2L+1 symbols: blank, l1, blank,
+l2, ..., lL, blank. A path through time may stay on a symbol, step to the next one, or skip a
+blank between two different labels. The forward variables
+
+    alpha[t, s] = sum over paths at s at time t of prod_{t' <= t} p(t', l'_{s(t')})
+
+and the backward variables beta (the same, from the end) are computed for the whole batch at
+once, one time step per few NumPy operations (scaled probabilities, or logarithms where those
+underflow: see _CTC). The loss of a sample is -log(alpha[T-1, 2L] + alpha[T-1, 2L-1]).
+
+Like PyTorch, the gradient returned for `log_probs` is the gradient with respect to the logits
+that produced them through log_softmax:
+
+    grad[t, c] = exp(lp[t, c]) - exp(log sum_{s: l'_s = c} alpha[t, s] beta[t, s] + nll - lp[t, c])
+
+(the first term is what log_softmax's backward would add to the true derivative; PyTorch folds
+it in, so ember does too). Time steps past a sample's input length get no gradient.
+"""
+import numpy as np
+
+from .._tensor import Tensor
+from ..autograd.function import Function, once_differentiable
+from .. import _python_bindings as E
+from .. import _dtype as D
+
+
+def _logsumexp3(a, b, c):
+    return np.logaddexp(np.logaddexp(a, b), c)
+
+
+def _shift(a, k, fill):
+    """a moved k places along the symbol axis (last), `fill` shifted in."""
+    out = np.full_like(a, fill)
+    out[..., k:] = a[..., :-k]
+    return out
+
+
+def _shift_back(a, k, fill):
+    """a moved k places towards the start of the symbol axis, `fill` shifted in."""
+    out = np.full_like(a, fill)
+    out[..., :-k] = a[..., k:]
+    return out
+
+
+class _CTC:
+    """One batch's extended label sequences, the masks the recursions need, and the two ways
+    of running them.
+
+    The fast way works with probabilities and divides every time step by its sum (Rabiner's
+    scaling), so it needs only products and sums; the scales' logarithms add up to the log-
+    likelihood. It cannot tell a path probability that underflows float64 from a true zero, so
+    when a step's sum or a sample's final probability is zero the batch is redone exactly in
+    log space (log-sum-exp, several times slower in NumPy); impossible alignments take that
+    path too.
+    """
+
+    def __init__(self, lp, targets, target_lengths, input_lengths, blank):
+        n, max_len = targets.shape
+        self.lp = lp
+        self.lengths = target_lengths
+        self.input_lengths = input_lengths
+        self.ext = np.full((n, 2 * max_len + 1), blank, np.int64)
+        self.ext[:, 1::2] = targets
+        s = np.arange(2 * max_len + 1)
+        self.valid = s[None, :] < (2 * target_lengths + 1)[:, None]          # (N, S)
+        prev2 = np.full_like(self.ext, -1)
+        prev2[:, 2:] = self.ext[:, :-2]
+        # a label may be reached from two symbols back unless that symbol is the same label
+        self.can_skip = (self.ext != blank) & (self.ext != prev2)
+        self.skip_from = np.zeros_like(self.can_skip)      # s may be followed by s + 2
+        self.skip_from[:, :-2] = self.can_skip[:, 2:]
+        has_label = (target_lengths > 0)[:, None]
+        self.first = (s == 0) | ((s == 1) & has_label)     # where paths start ...
+        last = 2 * target_lengths[:, None]
+        self.last = (s == last) | ((s == last - 1) & has_label)   # ... and end
+        idx = np.broadcast_to(self.ext[None], (lp.shape[0],) + self.ext.shape)
+        self.em = np.take_along_axis(lp, idx, axis=2)       # lp[t, n, l'_s]: (T, N, S)
+        self.alive = np.arange(lp.shape[0])[:, None] < input_lengths[None, :]   # (T, N)
+        self.scaled = True
+
+    def log_likelihood(self):
+        t_max, n = self.em.shape[:2]
+        t_last = np.maximum(self.input_lengths - 1, 0)
+        rows = np.arange(n)
+        if t_max:
+            ll = self._scaled_alpha()
+            if ll is None:
+                self.scaled = False
+                la = self.log_alpha = self._log_alpha()
+                ends = np.where(self.last, la[t_last, rows], -np.inf)
+                m = ends.max(1)
+                m = np.where(np.isfinite(m), m, 0.0)
+                with np.errstate(divide="ignore"):
+                    ll = np.log(np.exp(ends - m[:, None]).sum(1)) + m
+        else:
+            ll = np.zeros(n)
+        empty = self.input_lengths == 0
+        ll[empty] = np.where(self.lengths[empty] == 0, 0.0, -np.inf)
+        return ll
+
+    def _scaled_alpha(self):
+        em, valid = self.em, self.valid
+        q = np.max(np.where(valid, em, -np.inf), axis=2, keepdims=True)
+        q = np.where(np.isfinite(q), q, 0.0)        # each step's emissions relative to its best
+        with np.errstate(under="ignore"):
+            self.pe = np.where(valid, np.exp(em - q), 0.0)
+        t_max, n, s = em.shape
+        a_hat = np.empty((t_max, n, s))
+        log_c = np.empty((t_max, n))
+        skip = self.can_skip[:, 2:].astype(np.float64)
+        a = np.where(self.first, self.pe[0], 0.0)
+        for t in range(t_max):
+            if t:  # stay on s, come from s - 1, or skip from s - 2
+                prev = a
+                a = prev.copy()
+                a[:, 1:] += prev[:, :-1]
+                a[:, 2:] += prev[:, :-2] * skip
+                a *= self.pe[t]
+            c = a.sum(1)
+            if ((c == 0) & self.alive[t]).any():
+                return None
+            a /= np.where(c > 0, c, 1.0)[:, None]
+            a_hat[t] = a
+            with np.errstate(divide="ignore"):
+                log_c[t] = np.log(c) + q[t, :, 0]
+        self.a_hat = a_hat
+        t_last = np.maximum(self.input_lengths - 1, 0)
+        rows = np.arange(n)
+        end = np.where(self.last, a_hat[t_last, rows], 0.0).sum(1)
+        if ((end == 0) & (self.input_lengths > 0)).any():
+            return None  # an impossible alignment, or an underflow: only log space can tell
+        with np.errstate(divide="ignore"):
+            return np.log(end) + np.cumsum(log_c, 0)[t_last, rows]
+
+    def _scaled_beta(self):
+        """The probability of completing the target after time t from symbol s, without
+        time t's own emission; scaled per step like alpha."""
+        t_max, n, s = self.em.shape
+        b_hat = np.empty((t_max, n, s))
+        b = np.zeros((n, s))
+        skip = self.skip_from[:, :-2].astype(np.float64)
+        for t in range(t_max - 1, -1, -1):
+            if t < t_max - 1:  # stay on s, go on to s + 1, or skip to s + 2
+                b = b * self.pe[t + 1]
+                nxt = b.copy()
+                b[:, :-1] += nxt[:, 1:]
+                b[:, :-2] += nxt[:, 2:] * skip
+            start = (self.input_lengths - 1) == t
+            b[start] = self.last[start]
+            b[~self.alive[t]] = 0.0
+            b *= self.valid
+            d = b.sum(1)
+            b /= np.where(d > 0, d, 1.0)[:, None]
+            b_hat[t] = b
+        return b_hat
+
+    def _log_alpha(self):
+        em = self.em
+        la = np.full(em.shape, -np.inf)
+        la[0] = np.where(self.first, em[0], -np.inf)
+        for t in range(1, em.shape[0]):
+            a = la[t - 1]
+            skip = np.where(self.can_skip, _shift(a, 2, -np.inf), -np.inf)
+            la[t] = _logsumexp3(a, _shift(a, 1, -np.inf), skip) + em[t]
+        la[:, ~self.valid] = -np.inf
+        return la
+
+    def _log_beta(self):
+        """Log-space beta, including time t's emission as PyTorch's does."""
+        em = self.em
+        lb = np.full(em.shape, -np.inf)
+        init = np.where(self.last, 0.0, -np.inf)
+        nxt = np.full(em.shape[1:], -np.inf)
+        for t in range(em.shape[0] - 1, -1, -1):
+            skip = np.where(self.skip_from, _shift_back(nxt, 2, -np.inf), -np.inf)
+            b = _logsumexp3(nxt, _shift_back(nxt, 1, -np.inf), skip)
+            start = (self.input_lengths - 1) == t
+            b[start] = init[start]
+            b[~self.alive[t]] = -np.inf
+            lb[t] = nxt = np.where(self.valid, b + em[t], -np.inf)
+        return lb
+
+    def occupancy(self, nll):
+        """For every (t, n, c): the posterior probability that the path emits class c at time
+        t, i.e. sum over s with l'_s = c of alpha beta, divided by the likelihood."""
+        c = self.lp.shape[2]
+        onehot = (self.ext[:, :, None] == np.arange(c)).astype(np.float64)   # (N, S, C)
+        if self.scaled:
+            gamma = self.a_hat * self._scaled_beta()
+            z = gamma.sum(2, keepdims=True)
+            if not ((z[..., 0] == 0) & self.alive & np.isfinite(nll)).any():
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return np.einsum("tns,nsc->tnc", gamma, onehot) / z
+            self.log_alpha = self._log_alpha()
+        v = self.log_alpha + self._log_beta()                        # (T, N, S)
+        m = np.max(v, axis=2, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        acc = np.einsum("tns,nsc->tnc", np.exp(v - m), onehot)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.exp(np.log(acc) + m + nll[None, :, None] - self.lp)
+
+
+def _padded_targets(targets, target_lengths, n):
+    """Targets as an (N, max target length) int64 array, from the padded or the
+    concatenated layout, with PyTorch's size checks."""
+    t = targets._np.astype(np.int64)
+    max_len = int(target_lengths.max()) if n else 0
+    where = "for argument #2 'targets' (while checking arguments for ctc_loss_allocate_outputs)"
+    if t.ndim == 1:
+        total = int(target_lengths.sum())
+        if t.shape[0] != total:
+            raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but got "
+                               f"size {t.shape[0]} {where}")
+        out = np.zeros((n, max_len), np.int64)
+        offsets = np.concatenate([[0], np.cumsum(target_lengths)[:-1]]).astype(np.int64)
+        for b in range(n):
+            out[b, :target_lengths[b]] = t[offsets[b]:offsets[b] + target_lengths[b]]
+        return out
+    if t.shape[0] != n:
+        raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got size "
+                           f"{t.shape[0]} {where}")
+    if t.shape[1] < max_len:
+        raise RuntimeError(f"Expected tensor to have size at least {max_len} at dimension 1, "
+                           f"but got size {t.shape[1]} {where}")
+    keep = np.arange(max_len)[None, :] < target_lengths[:, None]
+    return np.where(keep, t[:, :max_len], 0)
+
+
+def _check(log_probs, targets, input_lengths, target_lengths, blank):
+    where = "(while checking arguments for ctc_loss_allocate_outputs)"
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-dimensional "
+                           f"tensor for argument #1 'log_probs' {where}")
+    if not 1 <= targets.dim() <= 2:
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional "
+                           f"tensor for argument #2 'targets' {where}")
+    if log_probs.dtype not in (D.float32, D.float64):
+        from .functional import _scalar_name
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
+                                  f"'{_scalar_name(log_probs.dtype)}'")
+    t_max, n, c = log_probs.shape
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    if len(input_lengths) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(target_lengths) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for name, values, high in (("input_lengths", input_lengths, t_max),
+                               ("target_lengths", target_lengths, None)):
+        if n and values.min() < 0:
+            raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
+                               f"{int(values.min())} {where}")
+        if high is not None and n and values.max() > high:
+            raise RuntimeError(f"Expected {name} to have value at most {high}, but got value "
+                               f"{int(values.max())} {where}")
+
+
+class CTCLossFunction(Function):
+    """Per-sample negative log-likelihoods (N,) of log_probs (T, N, C); lengths are int64
+    NumPy arrays."""
+
+    @staticmethod
+    def forward(ctx, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+        _check(log_probs, targets, input_lengths, target_lengths, blank)
+        tg = _padded_targets(targets, target_lengths, log_probs.shape[1])
+        if tg.size and (tg.min() < 0 or tg.max() >= log_probs.shape[2]):
+            raise IndexError(f"ctc_loss: target labels must lie in [0, {log_probs.shape[2]}), "
+                             f"got {int(tg.min())}..{int(tg.max())}")
+        ctc = _CTC(log_probs._np.astype(np.float64), tg, target_lengths, input_lengths, blank)
+        nll = -ctc.log_likelihood()
+        ctx.state = (ctc, nll, zero_infinity, log_probs.dtype)
+        return E.from_numpy(nll.astype(log_probs.dtype._np))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out):
+        ctc, nll, zero_infinity, dtype = ctx.state
+        with np.errstate(invalid="ignore"):
+            grad = np.exp(ctc.lp) - ctc.occupancy(nll)
+        grad[np.isneginf(ctc.lp)] = np.nan  # PyTorch's formula divides by exp(lp) = 0 there
+        grad[~ctc.alive] = 0.0
+        if zero_infinity:
+            grad[:, np.isinf(nll)] = 0.0
+        grad *= grad_out.detach()._np.astype(np.float64)[None, :, None]
+        return E.from_numpy(grad.astype(dtype._np)), None, None, None, None, None
+
+
+def _lengths(value, name):
+    if isinstance(value, Tensor):
+        if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == D.bool:
+            raise RuntimeError(f"{name} must be integral")
+        return value.detach()._np.astype(np.int64).reshape(-1)
+    return np.asarray(value, dtype=np.int64).reshape(-1)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity):
+    """F.ctc_loss after the reduction string is checked (`reduction` is 0, 1 or 2)."""
+    if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must both be tensors or "
+                        "both be tuples of ints")
+    if not isinstance(input_lengths, Tensor) and not all(
+            isinstance(v, (tuple, list)) for v in (input_lengths, target_lengths)):
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must be tensors or "
+                        "tuples of ints")
+    il = _lengths(input_lengths, "input_lengths")
+    tl = _lengths(target_lengths, "target_lengths")
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    res = CTCLossFunction.apply(lp, targets, il, tl, blank, zero_infinity)
+    if zero_infinity:
+        res = E.where(res == float("inf"), E.zeros((), dtype=res.dtype), res)
+    if reduction == 1:
+        lengths = E.tensor(np.maximum(tl, 1), dtype=res.dtype)
+        return (res / lengths).mean()
+    if reduction == 2:
+        return res.sum()
+    return res if batched else res.squeeze(0)

@@ -1,0 +1,27 @@
+"""PixelShuffle and PixelUnshuffle: (C * r^2, H, W) <-> (C, H * r, W * r) rearrangements."""
+from .module import Module
+from .. import functional as F
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"

@@ -1,0 +1,3 @@
+"""ember.vision.transforms: torchvision's image transforms, on PIL images and ember tensors."""
+from .transforms import *  # noqa: F401,F403
+from . import functional  # noqa: F401
