@@ -1,4 +1,5 @@
 """A full training step of an MNIST-sized MLP."""
+from _common import training_step
 from registry import benchmark
 
 
@@ -14,10 +15,4 @@ def bench_mlp_train_step(lib):
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = lib.randn(128, 784)
     y = lib.randint(0, 10, (128,))
-
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
+    return training_step(model, opt, F.cross_entropy, x, y)

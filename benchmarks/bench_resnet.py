@@ -1,5 +1,6 @@
 """A whole ResNet-18 training step on CIFAR-10-sized input (batch 32, 3x32x32): the CIFAR
 variant (3x3 stem, no max pool), built from nn layers, with SGD + momentum."""
+from _common import training_step
 from registry import benchmark
 
 
@@ -51,9 +52,4 @@ def bench_resnet18_train_step(lib):
     x = lib.randn(32, 3, 32, 32)
     y = lib.randint(0, 10, (32,))
 
-    def step():
-        opt.zero_grad()
-        loss = lib.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-    return step
+    return training_step(model, opt, lib.nn.functional.cross_entropy, x, y)

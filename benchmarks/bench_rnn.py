@@ -1,6 +1,7 @@
 """A training step of the recurrent core of pytorch/examples' word_language_model: a 2-layer
 LSTM with 256 features in and 256 hidden, over 35 steps of a batch of 20 (its bptt and batch
 size), then an MSE loss, backward and an SGD step."""
+from _common import training_step
 from registry import benchmark
 
 
@@ -13,10 +14,6 @@ def bench_lstm_train_step(lib):
     x = lib.randn(35, 20, 256)
     target = lib.randn(35, 20, 256)
 
-    def step():
-        opt.zero_grad()
-        output, _ = model(x)
-        loss = F.mse_loss(output, target)
-        loss.backward()
-        opt.step()
-    return step
+    def output(x):
+        return model(x)[0]  # (output, (h_n, c_n)) -> output
+    return training_step(output, opt, F.mse_loss, x, target)

@@ -1,6 +1,7 @@
 """A training step of a Transformer encoder at the size of a small language model's: 4 layers,
 d_model 256, 4 heads, feed-forward 1024, dropout 0.1, batch 16 of 64 tokens (batch_first),
 mean-squared error against a target, AdamW."""
+from _common import training_step
 from registry import benchmark
 
 
@@ -14,10 +15,4 @@ def bench_transformer_encoder_train_step(lib):
     opt = lib.optim.AdamW(model.parameters(), lr=1e-4)
     x = lib.randn(16, 64, 256)
     target = lib.randn(16, 64, 256)
-
-    def step():
-        opt.zero_grad()
-        loss = F.mse_loss(model(x), target)
-        loss.backward()
-        opt.step()
-    return step
+    return training_step(model, opt, F.mse_loss, x, target)

@@ -24,6 +24,7 @@ from ._python_bindings import *  # noqa: F401,F403  (the torch.* functions)
 from ._python_bindings import (tensor, as_tensor, asarray, from_numpy, from_dlpack, empty,
                                zeros, ones, full, arange, linspace, eye, rand, randn, randint,
                                randperm, normal, sum, max, min, all, any, abs, pow)
+from ._python_bindings import _complex as complex  # noqa: F401  (torch.complex)
 from .autograd import derivatives as _derivatives  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._generator import (Generator, default_generator, manual_seed, seed, initial_seed,
@@ -37,6 +38,13 @@ from .nn.functional import TORCH_LEVEL as _nn_torch_level
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ... (issue 3d)
 from . import random
 from . import linalg  # torch.linalg (issue 3, linalg)
+from ._composites import *  # noqa: F401,F403  (diff, cov, windows, ...: coverage)
+from ._copy_variants import *  # noqa: F401,F403  (view_copy, ...)
+from ._linalg_composites import *  # noqa: F401,F403  (cholesky_solve, matrix_exp, ...)
+from ._sampling import binomial, _standard_gamma, _sample_dirichlet  # noqa: F401
+from ._lu import lu, lu_unpack, lu_solve  # noqa: F401
+from ._householder import geqrf, orgqr, ormqr  # noqa: F401
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from . import utils
 from . import func  # torch.func (functional_call)
 from . import serialization

@@ -21,6 +21,7 @@ from ._tensor import Tensor, Size, _wrap, _wrap_dim
 from ._storage import UntypedStorage
 from ._memory_format import preserve_format, contiguous_format, format_strides
 from ._aten.shape import is_non_overlapping_and_dense
+from ._aten.elementwise import _scalar_type_name
 from . import _indexing
 from .autograd.grad_mode import _grad_state
 
@@ -2344,3 +2345,302 @@ Tensor.index_reduce = lambda s, dim, index, source, reduce, *, include_self=True
     "index_reduce")(s, dim, index, source, reduce, include_self)
 Tensor.index_reduce_ = lambda s, dim, index, source, reduce, *, include_self=True: _op(
     "index_reduce_")(s, dim, index, source, reduce, include_self)
+
+
+# ---- torch's remaining public elementwise callables (coverage) --------------------------------
+
+_PI_180 = math.pi / 180
+logaddexp = _tensor_binary_fn("logaddexp")
+logaddexp2 = _tensor_binary_fn("logaddexp2")
+fmax = _tensor_binary_fn("fmax")
+fmin = _tensor_binary_fn("fmin")
+gcd = _tensor_binary_fn("gcd")
+lcm = _tensor_binary_fn("lcm")
+heaviside = _tensor_binary_fn("heaviside")
+igamma = _tensor_binary_fn("igamma")
+igammac = _tensor_binary_fn("igammac")
+nextafter = _tensor_binary_fn("nextafter")
+xlogy = _binary_fn("xlogy.Tensor")
+sinc, i0, signbit, isposinf, isneginf = (_unary_fn(_n) for _n in ("sinc", "i0", "signbit",
+                                                                   "isposinf", "isneginf"))
+gcd_, lcm_ = _op("gcd_"), _op("lcm_")
+sinc_, i0_ = _inplace_fn("sinc_"), _inplace_fn("i0_")
+xlogy_ = _op("xlogy_.Tensor")
+
+
+def isreal(input):
+    return _op("isreal")(input)
+
+
+def logit(input, eps=None, *, out=None):
+    return _finish(_op("logit")(input, eps), False, out)
+
+
+def logit_(input, eps=None):
+    return _op("logit_")(input, eps)
+
+
+def frexp(input, *, out=None):
+    return _finish_tuple("frexp", ("mantissa", "exponent"), _op("frexp.Tensor")(input), out)
+
+
+def clamp_min(input, min, *, out=None):
+    return clamp(input, min=min, out=out)
+
+
+def clamp_max(input, max, *, out=None):
+    return clamp(input, max=max, out=out)
+
+
+clamp_ = clip_ = _clamp_inplace
+
+
+def clamp_min_(input, min):
+    return _clamp_inplace(input, min=min)
+
+
+def clamp_max_(input, max):
+    return _clamp_inplace(input, max=max)
+
+
+def _no_complex(name, input):
+    if input.is_complex():
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+
+
+def deg2rad(input, *, out=None):
+    _no_complex("deg2rad", input)
+    return mul(input, _PI_180, out=out)
+
+
+def deg2rad_(input):
+    _no_complex("deg2rad", input)
+    return input.mul_(_PI_180)
+
+
+def rad2deg(input, *, out=None):
+    _no_complex("rad2deg", input)
+    return mul(input, 1 / _PI_180, out=out)
+
+
+def rad2deg_(input):
+    _no_complex("rad2deg", input)
+    return input.mul_(1 / _PI_180)
+
+
+def sgn(input, *, out=None):
+    """sign for real tensors; x / |x| (0 at 0) for complex ones."""
+    if not input.is_complex():
+        return sign(input, out=out)
+    if input.requires_grad and _grad_state.enabled:
+        raise NotImplementedError("ember: the derivative of sgn for complex tensors is not "
+                                  "implemented")
+    magnitude = input.abs()
+    return _finish(where(magnitude == 0, 0, input / magnitude.to(input.dtype)), False, out)
+
+
+def _float_power_dtype(input, exponent):
+    complex_ = builtins.any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex)
+                   for x in (input, exponent))
+    return D.complex128 if complex_ else D.float64
+
+
+def float_power(input, exponent, *, out=None):
+    """pow computed in double (complex double if either operand is complex)."""
+    dt = _float_power_dtype(input, exponent)
+    base = input.to(dt) if isinstance(input, Tensor) else input
+    exponent = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
+    return pow(base, exponent, out=out)
+
+
+def _float_power_(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_scalar_type_name(self.dtype)} but the operation's result "
+                           f"requires dtype {_scalar_type_name(dt)}")
+    return self.pow_(exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
+
+
+ldexp = _tensor_binary_fn("ldexp.Tensor")
+ldexp_ = _op("ldexp_.Tensor")
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma: sum_j lgamma(x - j/2) for j < p, plus p(p-1)/4 log(pi)."""
+    if input.dtype is D.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    dt = input.dtype if input.is_floating_point() else D.get_default_dtype()
+    offsets = arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=dt, device=input.device)
+    result = (offsets + input.unsqueeze(-1)).lgamma().sum(-1) + p * (p - 1) * math.log(
+        math.pi) / 4
+    return _finish(result, False, out)
+
+
+def _mvlgamma_(self, p):
+    result = mvlgamma(self, p)
+    if not self.is_floating_point():
+        raise RuntimeError(f"mvlgamma: result type {_scalar_type_name(result.dtype)} can't be "
+                           f"cast to the desired output type {_scalar_type_name(self.dtype)}")
+    return self.copy_(result)
+
+
+def positive(input):
+    if input.dtype is D.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def square_(input):
+    return input.pow_(2)
+
+
+def fill(input, value):
+    return input.clone().fill_(value)
+
+
+fill_ = _fill_method
+zero_ = _op("zero_")
+detach = Tensor.detach
+detach_ = Tensor.detach_
+addmv_ = _addmv_
+
+
+def _inplace_result(fn):
+    """The in-place form of a comparison or logical op: the result is written into self,
+    cast to self's dtype (True is 1)."""
+    def method_(self, other):
+        return self.copy_(fn(self, other))
+    method_.__name__ = fn.__name__ + "_"
+    return method_
+
+
+_COVERAGE_METHODS = dict(
+    logaddexp=logaddexp, logaddexp2=logaddexp2, fmax=fmax, fmin=fmin, gcd=gcd, gcd_=gcd_,
+    lcm=lcm, lcm_=lcm_, heaviside=heaviside, heaviside_=_op("heaviside_"), igamma=igamma,
+    igamma_=_op("igamma_"), igammac=igammac, igammac_=_op("igammac_"), nextafter=nextafter,
+    nextafter_=_op("nextafter_"), xlogy=xlogy, xlogy_=xlogy_, sinc=sinc, sinc_=sinc_, i0=i0,
+    i0_=i0_, signbit=signbit, isposinf=isposinf, isneginf=isneginf, isreal=isreal,
+    logit=logit, logit_=logit_, frexp=frexp, clamp_min=clamp_min, clamp_max=clamp_max,
+    clamp_min_=clamp_min_, clamp_max_=clamp_max_, deg2rad=deg2rad, deg2rad_=deg2rad_,
+    rad2deg=rad2deg, rad2deg_=rad2deg_, sgn=sgn, sgn_=lambda s: s.copy_(sgn(s)),
+    float_power=float_power, float_power_=_float_power_, ldexp=ldexp, ldexp_=ldexp_,
+    mvlgamma=mvlgamma, mvlgamma_=_mvlgamma_, positive=positive, square_=square_,
+    greater=gt, greater_equal=ge, less=lt, less_equal=le, not_equal=ne,
+    multiply_=Tensor.mul_, subtract_=Tensor.sub_, divide_=Tensor.div_,
+    true_divide_=Tensor.div_, floor_divide_=_op("floor_divide_.Tensor"),
+    remainder_=_op("remainder_.Tensor"), addmm_=_scaled_product("addmm")[1],
+)
+for _fn in (eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_xor, bitwise_and,
+            bitwise_or, bitwise_xor):
+    _COVERAGE_METHODS[_fn.__name__ + "_"] = _inplace_result(_fn)
+for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
+                      ("less_equal_", "le_"), ("not_equal_", "ne_")):
+    _COVERAGE_METHODS[_alias] = _COVERAGE_METHODS[_name]
+for _name, _fn in _COVERAGE_METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+
+# complex numbers: ember has no conjugate or negative bit, so conj is physical and resolve_*
+# return their input; real/imag/view_as_real are views of the complex tensor's memory
+def angle(input, *, out=None):
+    if input.is_complex():
+        return atan2(imag(input), real(input), out=out)
+    return _finish(_op("angle")(input), False, out)
+
+
+def view_as_real(input):
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return _op("view_as_real")(input)
+
+
+def view_as_complex(input):
+    if input.dtype is D.float16:
+        raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: view_as_complex of a "
+                           "float16 tensor is not supported")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
+                           f"but got a tensor of scalar type: {_scalar_type_name(input.dtype)}")
+    if input.dim() == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if not input.numel():  # an empty tensor's strides do not matter (NumPy's may be 0)
+        input = empty(input.shape, dtype=input.dtype, device=input.device)
+    if input.stride(-1) != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if builtins.any(s % 2 for s in input.stride()[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if input.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return _op("view_as_complex")(input)
+
+
+def real(input):
+    return view_as_real(input).select(-1, 0) if input.is_complex() else input
+
+
+def imag(input):
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, 1)
+
+
+def conj_physical(input, *, out=None):
+    return _finish(_op("conj_physical")(input) if input.is_complex() else input, False, out)
+
+
+def conj_physical_(input):
+    return _op("conj_physical_")(input) if input.is_complex() else input
+
+
+conj = conj_physical
+
+
+def resolve_conj(input):
+    return input
+
+
+resolve_neg = resolve_conj
+
+
+def _complex(real, imag, *, out=None):
+    """A complex tensor from its real and imaginary parts (which broadcast)."""
+    for what, x in (("real", real), ("imag", imag)):
+        if x.dtype is D.float16:
+            raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: complex() of "
+                               "float16 tensors is not supported")
+        if x.dtype not in (D.float32, D.float64):
+            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
+                               f"got {_scalar_type_name(real.dtype)} and "
+                               f"{_scalar_type_name(imag.dtype)}")
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_type_name(real.dtype)} but "
+                           f"got scalar type {_scalar_type_name(imag.dtype)} for second argument")
+    return _finish(view_as_complex(stack(broadcast_tensors(real, imag), -1)), False, out)
+
+
+def polar(abs, angle, *, out=None):
+    """abs * (cos(angle) + i sin(angle))."""
+    return _complex(abs * angle.cos(), abs * angle.sin(), out=out)
+
+
+_complex.__name__ = "complex"  # torch.complex (ember/__init__.py): here it would hide the builtin
+
+
+def _complex_method(dtype):
+    return lambda self, memory_format=None: self.to(dtype)
+
+
+def _chalf(self, memory_format=None):
+    raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: Tensor.chalf() is not "
+                       "supported")
+
+
+Tensor.real = property(real, lambda self, value: real(self).copy_(value))
+Tensor.imag = property(imag, lambda self, value: imag(self).copy_(value))
+for _name, _fn in dict(angle=angle, conj_physical=conj_physical, conj_physical_=conj_physical_,
+                       cfloat=_complex_method(D.complex64), cdouble=_complex_method(D.complex128),
+                       chalf=_chalf).items():
+    setattr(Tensor, _name, _fn)

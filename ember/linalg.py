@@ -191,4 +191,12 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return _diagonal(A, offset, dim1, dim2)
 
 
+from ._linalg_composites import solve_triangular, matrix_exp, cond  # noqa: E402 (coverage)
+from ._lu import (linalg_lu as lu, lu_factor, lu_factor_ex,  # noqa: E402
+                  linalg_lu_solve as lu_solve)
+from ._householder import householder_product  # noqa: E402
+from ._eig import eig, eigvals  # noqa: E402
+__all__ += ["solve_triangular", "matrix_exp", "cond", "lu", "lu_factor", "lu_factor_ex",
+            "lu_solve", "householder_product", "eig", "eigvals"]
+
 del tensor

@@ -1706,3 +1706,7 @@ OPS += [
 
 from op_db_remaining import REMAINING_OPS  # noqa: E402  (scatter reductions, puts: issue 3)
 OPS += REMAINING_OPS
+from op_db_coverage_composite import COVERAGE_OPS  # noqa: E402  (diff, cov, ...)
+OPS += COVERAGE_OPS
+from op_db_coverage_elementwise import COVERAGE_ELEMENTWISE_OPS  # noqa: E402
+OPS += COVERAGE_ELEMENTWISE_OPS

@@ -217,13 +217,15 @@ def test_weight_norm(dim, make):
     same(both(run_grads), atol=1e-5)
 
 
-def test_weight_norm_errors():
+@pytest.mark.parametrize("norm", ["weight_norm", "spectral_norm"])
+def test_norm_reparametrization_errors(norm):
     def twice(lib):
-        lib.nn.utils.weight_norm(lib.nn.utils.weight_norm(lib.nn.Linear(2, 2)))
+        apply = getattr(lib.nn.utils, norm)
+        apply(apply(lib.nn.Linear(2, 2)))
     same_error(twice, RuntimeError)
 
     def remove_missing(lib):
-        lib.nn.utils.remove_weight_norm(lib.nn.Linear(2, 2))
+        getattr(lib.nn.utils, "remove_" + norm)(lib.nn.Linear(2, 2))
     same_error(remove_missing, ValueError)
 
 
@@ -280,18 +282,10 @@ def test_spectral_norm_state_dict_round_trip_and_version0():
     same(both(run), atol=1e-5)
 
 
-def test_spectral_norm_errors():
-    def twice(lib):
-        lib.nn.utils.spectral_norm(lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2)))
-    same_error(twice, RuntimeError)
-
+def test_spectral_norm_bad_iterations():
     def bad_iterations(lib):
         lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2), n_power_iterations=0)
     same_error(bad_iterations, ValueError)
-
-    def remove_missing(lib):
-        lib.nn.utils.remove_spectral_norm(lib.nn.Linear(2, 2))
-    same_error(remove_missing, ValueError)
 
     def no_bias(lib):
         lib.nn.utils.spectral_norm(lib.nn.Linear(2, 2, bias=False), name="bias")

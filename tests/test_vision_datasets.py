@@ -14,6 +14,7 @@ Image = pytest.importorskip("PIL.Image")
 import ember  # noqa: E402
 from ember.vision import datasets  # noqa: E402
 from ember.vision.datasets.mnist import read_sn3_pascalvincent_tensor  # noqa: E402
+from ember.vision.datasets.utils import check_integrity  # noqa: E402
 
 BUNDLED = Path(__file__).resolve().parents[1] / "data" / "mnist"
 _IDX_CODES = {np.uint8: 0x08, np.int8: 0x09, np.int16: 0x0B, np.int32: 0x0C, np.float32: 0x0D, np.float64: 0x0E}
@@ -58,6 +59,13 @@ def test_bundled_mnist_sizes_and_dtypes(bundled_test_split):
         counts = np.bincount(ds.targets.numpy(), minlength=10)
         assert counts.sum() == n and len(counts) == 10 and counts.min() > 0.08 * n
     assert train.classes[0] == "0 - zero" and train.class_to_idx["9 - nine"] == 9
+
+
+def test_bundled_files_have_the_published_md5s(tmp_path):
+    for name, md5 in datasets.MNIST.resources:
+        assert check_integrity(str(BUNDLED / name), md5), name
+    assert not check_integrity(str(BUNDLED / "train-images-idx3-ubyte.gz"), md5)
+    assert not check_integrity(str(tmp_path / "absent"))
 
 
 def test_bundled_mnist_matches_raw_bytes(bundled_test_split):

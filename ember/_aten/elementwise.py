@@ -1106,3 +1106,236 @@ def polygamma_(self, n):
 def polygamma_meta_(self, n):
     check_inplace(self, polygamma_meta(n, self).dtype, "polygamma_")
     return self
+
+
+# ---- more elementwise math (torch's remaining public elementwise callables) ---------------------
+def _quiet_ufunc(ufunc):
+    """A ufunc of two float operands that may meet NaN or infinities (silently, as PyTorch)."""
+    def compute(a, b, dt):
+        with np.errstate(all="ignore"):
+            return ufunc(a, b, dtype=dt._np)
+    compute.__name__ = ufunc.__name__
+    return compute
+
+
+binary("logaddexp", _quiet_ufunc(np.logaddexp), check=_floating_only_binary("logaddexp_cpu"))
+binary("logaddexp2", _quiet_ufunc(np.logaddexp2), check=_floating_only_binary("logaddexp2_cpu"))
+binary("fmax", _typed_ufunc(np.fmax))
+binary("fmin", _typed_ufunc(np.fmin))
+binary("gcd", _typed_ufunc(np.gcd), check=_shift_check("gcd_cpu"), inplace="gcd_")
+binary("lcm", _typed_ufunc(np.lcm), check=_shift_check("lcm_cpu"), inplace="lcm_")
+
+
+def _check_heaviside(self, values, dt):
+    if isinstance(values, Tensor) and isinstance(self, Tensor) and values.dtype is not self.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+
+
+def _heaviside(a, b, dt):
+    """`a == 0 ? b : a > 0` (so NaN gives 0, as PyTorch's kernel does; np.heaviside gives NaN)."""
+    return np.where(np.asarray(a) == 0, b, np.asarray(a) > 0).astype(dt._np, copy=False)
+
+
+binary("heaviside", _heaviside, check=_check_heaviside, inplace="heaviside_")
+
+
+def _xlogy(x, y, dt):
+    """x * log(y), 0 where x == 0 unless y is NaN (PyTorch's convention, also SciPy's)."""
+    with np.errstate(all="ignore"):
+        r = np.multiply(x, np.log(y, dtype=dt._np), dtype=dt._np)
+    return np.where((np.asarray(x) == 0) & ~np.isnan(y), np.zeros((), dt._np), r)
+
+
+binary("xlogy.Tensor", _xlogy, operands=_float_result, inplace="xlogy_.Tensor")
+
+
+def _scipy_special(name):
+    """scipy.special.<name>, imported on first use (ember does not require SciPy)."""
+    try:
+        import scipy.special
+    except ImportError:
+        raise RuntimeError(f"ember's {name} kernel needs SciPy (pip install scipy)") from None
+    return getattr(scipy.special, name)
+
+
+def _incomplete_gamma(scipy_name):
+    """SciPy's regularized incomplete gamma, with PyTorch's values at the edges (checked in
+    this order): NaN for a < 0 or x < 0; for a == 0, the limit if x > 0 else NaN; the limit
+    at x == 0 and at infinite a (NaN if x is infinite too), then at infinite x (these also
+    decide some NaN a or x, which SciPy leaves NaN)."""
+    upper = scipy_name == "gammaincc"
+
+    def compute(a, x, dt):
+        a, x = np.broadcast_arrays(np.asarray(a), np.asarray(x))
+        with np.errstate(all="ignore"):
+            r = _scipy_special(scipy_name)(a, x)
+        low, high = (1.0, 0.0) if upper else (0.0, 1.0)   # the values at x = 0 and x = inf
+        edges = ((a < 0) | (x < 0), np.nan), ((a == 0) & (x > 0), high), (a == 0, np.nan), \
+            (x == 0, low), (np.isinf(a) & np.isinf(x), np.nan), (np.isinf(a), low), \
+            (np.isinf(x), high)
+        for where, value in reversed(edges):
+            r = np.where(where, value, r)
+        return r.astype(dt._np, copy=False)
+    compute.__name__ = scipy_name
+    return compute
+
+
+binary("igamma", _incomplete_gamma("gammainc"), check=_floating_only_binary("igamma_cpu"),
+       inplace="igamma_")
+binary("igammac", _incomplete_gamma("gammaincc"), check=_floating_only_binary("igammac_cpu"),
+       inplace="igammac_")
+
+
+def _sinc(a):
+    """sin(pi x) / (pi x), 1 at 0."""
+    pi_a = a * a.dtype.type(np.pi)
+    return np.where(a == 0, a.dtype.type(1), np.sin(pi_a) / pi_a)
+
+
+def _i0(a):
+    return _scipy_special("i0")(a).astype(a.dtype, copy=False)
+
+
+def _i1(a):
+    return _scipy_special("i1")(a).astype(a.dtype, copy=False)
+
+
+def _logit(a, dt, eps=None):
+    """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given (both bounds
+    rounded to the tensor's dtype, as PyTorch's kernel holds them: 1 - 1e-6 is 1 in float16)."""
+    if eps is not None:
+        lo, hi = (a.dtype.type(np.array(v).astype(dt._np)) for v in (eps, 1 - eps))
+        a = np.clip(a, lo, hi)
+    return np.log(a / (1 - a))
+
+
+unary("sinc", _sinc, result=_float_result, quiet=True, inplace="sinc_")
+unary("i0", _i0, result=_float_result, inplace="i0_")
+unary("special_i1", _i1, result=_float_result)
+unary("logit", _logit, result=_float_result, quiet=True, inplace="logit_", with_dtype=True)
+
+
+def _bool_predicate(name, test):
+    """A predicate of each element (signbit, isposinf, isneginf, isreal): a bool tensor, the
+    input read as it is (float16 included: no math is done)."""
+    def cpu(self):
+        a = self._np
+        if self.dtype is D.bfloat16:
+            a = a.astype(np.float32)  # exact (NaN's sign too); ml_dtypes has few ufunc loops
+        return _wrap(as_result(test(a), D.bool))
+    impl(name, "CPU")(cpu)
+    impl(name, "Meta")(lambda self: _meta(self._size, D.bool, device=self._device))
+
+
+def _signbit(a):
+    """The sign bit itself, so that -0.0 and a negative NaN count as negative."""
+    if a.dtype.kind != "f":
+        return a < 0
+    bits = a.view(f"u{a.dtype.itemsize}")
+    return (bits >> (8 * a.dtype.itemsize - 1)).astype(bool)
+
+
+_bool_predicate("signbit", _signbit)
+_bool_predicate("isposinf", lambda a: np.isposinf(a) if a.dtype.kind == "f" else a != a)
+_bool_predicate("isneginf", lambda a: np.isneginf(a) if a.dtype.kind == "f" else a != a)
+_bool_predicate("isreal", np.isreal)
+
+
+def _check_nextafter(self, other):
+    dt = _binary_dtype(self, other)
+    if not dt.is_floating_point:
+        raise not_implemented("nextafter_cpu", dt)
+    return dt
+
+
+def _nextafter_bits(a, b, dt):
+    """The float after a in the direction of b, found on the bit pattern (which works for
+    bfloat16 too, where NumPy has no nextafter): one step away from zero or towards it."""
+    bits = np.dtype(f"u{dt.itemsize}")
+    a, b = np.broadcast_arrays(np.asarray(a, dt._np), np.asarray(b, dt._np))
+    ua = a.view(bits).astype(np.int64)
+    ub = b.view(bits).astype(np.int64)
+    away = (a < b) == (a > 0)                    # moving away from zero
+    step = np.where(away, ua + 1, ua - 1)
+    tiny = np.where(b > 0, 1, 1 | (1 << (8 * dt.itemsize - 1)))  # smallest subnormal, b's sign
+    r = np.where(a == 0, tiny, step).astype(bits).view(dt._np)
+    r = np.where(a == b, b, r)
+    return np.where(np.isnan(a.astype(np.float32)) | np.isnan(b.astype(np.float32)),
+                    np.array(np.nan, dt._np), r)
+
+
+def _nextafter_values(self, other):
+    dt = _check_nextafter(self, other)
+    try:
+        return dt, _nextafter_bits(_as_array(self, dt), _as_array(other, dt), dt)
+    except ValueError:
+        raise broadcast_error(self, other) from None
+
+
+@impl("nextafter", "CPU")
+def nextafter(self, other):
+    return _wrap(_nextafter_values(self, other)[1])
+
+
+@impl("nextafter", "Meta")
+def nextafter_meta(self, other):
+    return _meta(broadcast_shape(shape_of(self), shape_of(other)),
+                 _check_nextafter(self, other), device=_dev(self, other))
+
+
+@impl("nextafter_", "CPU")
+def nextafter_(self, other):
+    dt, r = _nextafter_values(self, other)
+    check_inplace(self, dt, "nextafter_")
+    _check_inplace_broadcast(self, other)
+    np.copyto(self._np, r, casting="unsafe")
+    return self
+
+
+@impl("nextafter_", "Meta")
+def nextafter_meta_(self, other):
+    check_inplace(self, _check_nextafter(self, other), "nextafter_")
+    return self
+
+
+def _check_frexp(self):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+
+
+@impl("frexp.Tensor", "CPU")
+def frexp(self):
+    """x = mantissa * 2 ** exponent with |mantissa| in [0.5, 1); exponent is int32."""
+    _check_frexp(self)
+    m, e = np.frexp(_math_operand(self, self.dtype))
+    return _wrap(as_result(m, self.dtype)), _wrap(as_result(e, D.int32))
+
+
+@impl("frexp.Tensor", "Meta")
+def frexp_meta(self):
+    _check_frexp(self)
+    return (_meta(self._size, self.dtype, device=self._device),
+            _meta(self._size, D.int32, device=self._device))
+
+
+def _check_angle(dt):
+    if dt.is_complex:  # the bindings compute it as atan2(imag, real)
+        raise RuntimeError("ember's angle kernel takes real tensors only")
+
+
+def _angle(a):
+    """The argument of a real number: pi for negative ones, 0 otherwise (NaN stays NaN)."""
+    return np.where(a < 0, a.dtype.type(np.pi), np.where(np.isnan(a), a, a.dtype.type(0)))
+
+
+unary("angle", _angle, result=_float_result, check=_check_angle)
+unary("conj_physical", np.conj, inplace="conj_physical_")
+
+
+def _ldexp(a, b, dt):
+    """a * 2 ** b, in the floating dtype of the two operands (integers give the default)."""
+    with np.errstate(all="ignore"):
+        return np.multiply(a, np.exp2(b, dtype=dt._np), dtype=dt._np)
+
+
+binary("ldexp.Tensor", _ldexp, operands=_float_result, inplace="ldexp_.Tensor")

@@ -45,6 +45,37 @@ def _np_index(self, indices):
     return tuple(key)
 
 
+def _copy_and_inplace_kernels(name, inplace_name, write, keep_strides=False, check=None):
+    """The CPU and Meta kernels of an op and of its in-place form, from one worker
+    `write(target, self, *args)` that writes into the NumPy array `target` and returns it.
+
+    The op writes into a copy of self (laid out like self when keep_strides, else row-major),
+    the in-place form into self's own array. The Meta kernels run `check(self, *args)` (the
+    worker's checks that need no data, if any) and return a tensor like that copy, and self."""
+    def cpu(self, *args):
+        target = copy_preserving(self._np) if keep_strides else self._np.copy()
+        return _wrap(write(target, self, *args))
+
+    def cpu_(self, *args):
+        write(self._np, self, *args)
+        return self
+
+    def meta(self, *args):
+        if check is not None:
+            check(self, *args)
+        strides = _preserved_strides(self) if keep_strides else None
+        return _meta(self._size, self.dtype, strides, device=self._device)
+
+    def meta_(self, *args):
+        if check is not None:
+            check(self, *args)
+        return self
+    impl(name, "CPU")(cpu)
+    impl(inplace_name, "CPU")(cpu_)
+    impl(name, "Meta")(meta)
+    impl(inplace_name, "Meta")(meta_)
+
+
 @impl("index.Tensor", "CPU")
 def index(self, indices):
     return _wrap(np.asarray(self._np[_np_index(self, indices)]).copy())
@@ -81,25 +112,10 @@ def _index_put(target, self, indices, values, accumulate):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values._size)} cannot "
                            f"be broadcast to indexing result of shape "
                            f"{list(self._np[key].shape)}") from None
+    return target
 
 
-@impl("index_put_", "CPU")
-def index_put_(self, indices, values, accumulate=False):
-    _index_put(self._np, self, indices, values, accumulate)
-    return self
-
-
-@impl("index_put", "CPU")
-def index_put(self, indices, values, accumulate=False):
-    out = copy_preserving(self._np)
-    _index_put(out, self, indices, values, accumulate)
-    return _wrap(out)
-
-
-impl("index_put_", "Meta")(lambda self, indices, values, accumulate=False: self)
-impl("index_put", "Meta")(lambda self, indices, values, accumulate=False:
-                          _meta(self._size, self.dtype, _preserved_strides(self),
-                                device=self._device))
+_copy_and_inplace_kernels("index_put", "index_put_", _index_put, keep_strides=True)
 
 
 def _mask_dtype(mask):
@@ -278,24 +294,12 @@ def _scatter_kernels(name, accumulate=False):
     base, _, overload = name.partition(".")
     inplace = f"{base}_" + (f".{overload}" if overload else "")
 
-    def cpu(self, dim, index, src):
-        return _wrap(_scatter(self._np.copy(), self, dim, index, src, base, accumulate))
+    def write(target, self, dim, index, src):
+        return _scatter(target, self, dim, index, src, base, accumulate)
 
-    def cpu_(self, dim, index, src):
-        _scatter(self._np, self, dim, index, src, base, accumulate)
-        return self
-
-    def meta(self, dim, index, src):
+    def check(self, dim, index, src):
         _gather_check(self, dim, index, base, src if isinstance(src, Tensor) else None)
-        return _meta(self._size, self.dtype, device=self._device)
-
-    def meta_(self, dim, index, src):
-        meta(self, dim, index, src)
-        return self
-    impl(name, "CPU")(cpu)
-    impl(inplace, "CPU")(cpu_)
-    impl(name, "Meta")(meta)
-    impl(inplace, "Meta")(meta_)
+    _copy_and_inplace_kernels(name, inplace, write, check=check)
 
 
 _scatter_kernels("scatter_add", accumulate=True)
@@ -341,15 +345,7 @@ def _index_add(target, self, dim, index, source, alpha):
     return target
 
 
-@impl("index_add", "CPU")
-def index_add(self, dim, index, source, alpha=1):
-    return _wrap(_index_add(self._np.copy(), self, dim, index, source, alpha))
-
-
-@impl("index_add_", "CPU")
-def index_add_(self, dim, index, source, alpha=1):
-    _index_add(self._np, self, dim, index, source, alpha)
-    return self
+_copy_and_inplace_kernels("index_add", "index_add_", _index_add)
 
 
 def _index_fill(target, self, dim, index, value):
@@ -361,24 +357,8 @@ def _index_fill(target, self, dim, index, value):
     return target
 
 
-@impl("index_fill.int_Scalar", "CPU")
-def index_fill(self, dim, index, value):
-    return _wrap(_index_fill(copy_preserving(self._np), self, dim, index, value))
-
-
-@impl("index_fill_.int_Scalar", "CPU")
-def index_fill_(self, dim, index, value):
-    _index_fill(self._np, self, dim, index, value)
-    return self
-
-
-impl("index_add", "Meta")(lambda self, dim, index, source, alpha=1:
-                          _meta(self._size, self.dtype, device=self._device))
-impl("index_add_", "Meta")(lambda self, dim, index, source, alpha=1: self)
-impl("index_fill.int_Scalar", "Meta")(lambda self, dim, index, value:
-                                      _meta(self._size, self.dtype, _preserved_strides(self),
-                                            device=self._device))
-impl("index_fill_.int_Scalar", "Meta")(lambda self, dim, index, value: self)
+_copy_and_inplace_kernels("index_fill.int_Scalar", "index_fill_.int_Scalar", _index_fill,
+                          keep_strides=True)
 
 
 @impl("masked_select", "CPU")
@@ -451,31 +431,15 @@ def _scatter_reduce_two(target, self, dim, index, src, reduce, include_self):
     return target
 
 
-@impl("scatter_reduce.two", "CPU")
-def scatter_reduce(self, dim, index, src, reduce, include_self=True):
-    return _wrap(_scatter_reduce_two(self._np.copy(), self, dim, index, src, reduce,
-                                     include_self))
-
-
-@impl("scatter_reduce_.two", "CPU")
-def scatter_reduce_(self, dim, index, src, reduce, include_self=True):
-    _scatter_reduce_two(self._np, self, dim, index, src, reduce, include_self)
-    return self
-
-
-@impl("scatter_reduce.two", "Meta")
-def scatter_reduce_meta(self, dim, index, src, reduce, include_self=True):
+def _scatter_reduce_check(self, dim, index, src, reduce, include_self):
     _check_reduce(reduce, _REDUCE_UFUNCS, _REDUCE_ERROR)
     if src.dtype is not self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _gather_check(self, dim, index, "scatter_reduce", src)
-    return _meta(self._size, self.dtype, device=self._device)
 
 
-@impl("scatter_reduce_.two", "Meta")
-def scatter_reduce_meta_(self, dim, index, src, reduce, include_self=True):
-    scatter_reduce_meta(self, dim, index, src, reduce, include_self)
-    return self
+_copy_and_inplace_kernels("scatter_reduce.two", "scatter_reduce_.two", _scatter_reduce_two,
+                          check=_scatter_reduce_check)
 
 
 # scatter(..., reduce="add" | "multiply"): the older spelling of scatter_reduce's sum and prod
@@ -495,31 +459,14 @@ def _scatter_legacy(target, self, dim, index, src, reduce):
     return target
 
 
-def _scatter_legacy_cpu(self, dim, index, src, reduce):
-    return _wrap(_scatter_legacy(self._np.copy(), self, dim, index, src, reduce))
-
-
-def _scatter_legacy_cpu_(self, dim, index, src, reduce):
-    _scatter_legacy(self._np, self, dim, index, src, reduce)
-    return self
-
-
-def _scatter_legacy_meta(self, dim, index, src, reduce):
+def _scatter_legacy_check(self, dim, index, src, reduce):
     _check_reduce(reduce, _LEGACY_REDUCE, _LEGACY_ERROR)
     _gather_check(self, dim, index, "scatter", src if isinstance(src, Tensor) else None)
-    return _meta(self._size, self.dtype, device=self._device)
-
-
-def _scatter_legacy_meta_(self, dim, index, src, reduce):
-    _scatter_legacy_meta(self, dim, index, src, reduce)
-    return self
 
 
 for _overload in ("reduce", "value_reduce"):
-    impl(f"scatter.{_overload}", "CPU")(_scatter_legacy_cpu)
-    impl(f"scatter_.{_overload}", "CPU")(_scatter_legacy_cpu_)
-    impl(f"scatter.{_overload}", "Meta")(_scatter_legacy_meta)
-    impl(f"scatter_.{_overload}", "Meta")(_scatter_legacy_meta_)
+    _copy_and_inplace_kernels(f"scatter.{_overload}", f"scatter_.{_overload}", _scatter_legacy,
+                              check=_scatter_legacy_check)
 
 
 # ---- index_copy / put / masked_scatter -------------------------------------------------------
@@ -564,20 +511,7 @@ def _index_copy(target, self, dim, index, source):
     return target
 
 
-@impl("index_copy", "CPU")
-def index_copy(self, dim, index, source):
-    return _wrap(_index_copy(self._np.copy(), self, dim, index, source))
-
-
-@impl("index_copy_", "CPU")
-def index_copy_(self, dim, index, source):
-    _index_copy(self._np, self, dim, index, source)
-    return self
-
-
-impl("index_copy", "Meta")(lambda self, dim, index, source:
-                           _meta(self._size, self.dtype, device=self._device))
-impl("index_copy_", "Meta")(lambda self, dim, index, source: self)
+_copy_and_inplace_kernels("index_copy", "index_copy_", _index_copy)
 
 
 def _flat_index(idx, n):
@@ -614,20 +548,7 @@ def _put(target, self, index, source, accumulate):
     return target
 
 
-@impl("put", "CPU")
-def put(self, index, source, accumulate=False):
-    return _wrap(_put(copy_preserving(self._np), self, index, source, accumulate))
-
-
-@impl("put_", "CPU")
-def put_(self, index, source, accumulate=False):
-    _put(self._np, self, index, source, accumulate)
-    return self
-
-
-impl("put", "Meta")(lambda self, index, source, accumulate=False:
-                    _meta(self._size, self.dtype, _preserved_strides(self), device=self._device))
-impl("put_", "Meta")(lambda self, index, source, accumulate=False: self)
+_copy_and_inplace_kernels("put", "put_", _put, keep_strides=True)
 
 
 def _masked_scatter_check(self, mask, source):
@@ -736,17 +657,4 @@ def _index_reduce(target, self, dim, index, source, reduce, include_self):
     return target
 
 
-@impl("index_reduce", "CPU")
-def index_reduce(self, dim, index, source, reduce, include_self=True):
-    return _wrap(_index_reduce(self._np.copy(), self, dim, index, source, reduce, include_self))
-
-
-@impl("index_reduce_", "CPU")
-def index_reduce_(self, dim, index, source, reduce, include_self=True):
-    _index_reduce(self._np, self, dim, index, source, reduce, include_self)
-    return self
-
-
-impl("index_reduce", "Meta")(lambda self, dim, index, source, reduce, include_self=True:
-                             _meta(self._size, self.dtype, device=self._device))
-impl("index_reduce_", "Meta")(lambda self, dim, index, source, reduce, include_self=True: self)
+_copy_and_inplace_kernels("index_reduce", "index_reduce_", _index_reduce)

@@ -143,6 +143,42 @@ isinf(Tensor self) -> Tensor
 isfinite(Tensor self) -> Tensor
 nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
 nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
+# torch's remaining public elementwise callables (coverage)
+logaddexp(Tensor self, Tensor other) -> Tensor
+logaddexp2(Tensor self, Tensor other) -> Tensor
+fmax(Tensor self, Tensor other) -> Tensor
+fmin(Tensor self, Tensor other) -> Tensor
+gcd(Tensor self, Tensor other) -> Tensor
+gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+lcm(Tensor self, Tensor other) -> Tensor
+lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+heaviside(Tensor self, Tensor values) -> Tensor
+heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)
+xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+igamma(Tensor self, Tensor other) -> Tensor
+igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+igammac(Tensor self, Tensor other) -> Tensor
+igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+nextafter(Tensor self, Tensor other) -> Tensor
+nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+sinc(Tensor self) -> Tensor
+sinc_(Tensor(a!) self) -> Tensor(a!)
+i0(Tensor self) -> Tensor
+i0_(Tensor(a!) self) -> Tensor(a!)
+special_i1(Tensor self) -> Tensor
+logit(Tensor self, float? eps=None) -> Tensor
+logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
+signbit(Tensor self) -> Tensor
+isposinf(Tensor self) -> Tensor
+isneginf(Tensor self) -> Tensor
+isreal(Tensor self) -> Tensor
+frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+angle(Tensor self) -> Tensor
+conj_physical(Tensor self) -> Tensor
+conj_physical_(Tensor(a!) self) -> Tensor(a!)
+ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+ldexp_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 fmod.Tensor(Tensor self, Tensor other) -> Tensor
 fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 hypot(Tensor self, Tensor other) -> Tensor
@@ -329,6 +365,8 @@ split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
 unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 alias(Tensor(a) self) -> Tensor(a)
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
+view_as_real(Tensor(a) self) -> Tensor(a)
+view_as_complex(Tensor(a) self) -> Tensor(a)
 
 # ---- copies, joins, conversions
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor

@@ -429,6 +429,23 @@ view_op("alias", _alias_view)
 view_op("view.dtype", _view_dtype)
 
 
+def _view_as_real(a):
+    """A complex array's memory as (real, imag) pairs: a trailing dim of 2, stride 1."""
+    real = np.dtype(a.dtype.char.lower())
+    first = np.lib.stride_tricks.as_strided(a, (1,), (a.itemsize,)).view(real)
+    return np.lib.stride_tricks.as_strided(first, a.shape + (2,), a.strides + (real.itemsize,))
+
+
+def _view_as_complex(a):
+    """(real, imag) pairs in a trailing dim of 2 as complex numbers (the caller checks the
+    strides); the inverse of _view_as_real."""
+    return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
+
+
+view_op("view_as_real", _view_as_real)
+view_op("view_as_complex", _view_as_complex)
+
+
 @impl("as_strided", "CPU")
 def as_strided(self, size, stride, storage_offset=None):
     off = self.storage_offset() if storage_offset is None else storage_offset

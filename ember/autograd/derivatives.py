@@ -156,7 +156,7 @@ derivative("clamp_.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad
 
 # ---- elementwise unary ---------------------------------------------------------------------
 derivative("neg", {"self": lambda grad: -grad})
-derivative("abs", {"self": lambda grad, self: grad * self.sign()})
+derivative("abs", {"self": lambda grad, self: grad * E.sgn(self)})  # sgn: x/|x| if complex
 derivative("sign", {"self": lambda grad: grad * 0})
 derivative("exp", {"self": lambda grad, result: grad * _conj(result)})
 derivative("log", {"self": lambda grad, self: grad / _conj(self)})
@@ -1144,7 +1144,7 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 for _name, _formula in (
         ("neg", lambda grad: -grad),
-        ("abs", lambda grad, self: grad * self.sign()),
+        ("abs", lambda grad, self: grad * E.sgn(self)),
         ("sign", lambda grad: grad * 0),
         ("exp", lambda grad, result: grad * _conj(result)),
         ("log", lambda grad, self: grad / _conj(self)),
@@ -1216,6 +1216,82 @@ _copysign = {"self": lambda grad, self, result: grad * E.where(self == 0, 0.0, r
              "other": lambda grad, other: grad * 0}
 derivative("copysign.Tensor", _copysign, node_name=_copysign_node)
 derivative("copysign_.Tensor", _copysign, node_name=_copysign_node)
+
+
+# torch's remaining public elementwise callables (coverage)
+derivative("logaddexp", {"self": lambda grad, self, other: grad / (1 + (other - self).exp()),
+                         "other": lambda grad, self, other: grad / (1 + (self - other).exp())})
+derivative("logaddexp2", {"self": lambda grad, self, other: grad / (1 + (other - self).exp2()),
+                          "other": lambda grad, self, other: grad / (1 + (self - other).exp2())})
+
+
+def _fmaxmin_grads(self_wins):
+    """fmax/fmin: the gradient goes to self where it is picked (ties included) or `other` is
+    NaN, to `other` everywhere else."""
+    def grads(grad, self, other, needs):
+        pick_self = self_wins(self, other) | other.isnan()
+        return (E.where(pick_self, grad, 0.0) if needs[0] else None,
+                E.where(pick_self, 0.0, grad) if needs[1] else None)
+    return grads
+
+
+derivative("fmax", {"self, other": _fmaxmin_grads(lambda a, b: a >= b)})
+derivative("fmin", {"self, other": _fmaxmin_grads(lambda a, b: a <= b)})
+_xlogy = {"self": lambda grad, self, other: grad * E.xlogy(self != 0, other),
+          "other": lambda grad, self, other: grad * self / other}
+derivative("xlogy.Tensor", _xlogy)
+derivative("xlogy_.Tensor", _xlogy, node_name="XlogyBackward0")
+
+
+def _igamma_self(grad):
+    raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+
+
+def _igamma_density(self, other):
+    """d/dx of the regularized lower incomplete gamma P(a, x): x^(a-1) e^-x / Gamma(a)."""
+    return ((self - 1) * other.log() - other - self.lgamma()).exp()
+
+
+_same_as("igamma", {"self": _igamma_self,
+                    "other": lambda grad, self, other: grad * _igamma_density(self, other)})
+_same_as("igammac", {"self": _igamma_self,
+                     "other": lambda grad, self, other: -grad * _igamma_density(self, other)})
+_same_as("nextafter", {"self": lambda grad: grad, "other": lambda grad: grad * 0})
+
+
+def _sinc_grad(grad, self):
+    pi_x = self * math.pi
+    return E.where(self == 0, 0.0, grad * ((pi_x * pi_x.cos() - pi_x.sin()) / (pi_x * self)))
+
+
+_same_as("sinc", {"self": _sinc_grad})
+_same_as("i0", {"self": lambda grad, self: grad * E.ops.aten.special_i1(self)})
+derivative("special_i1", {"self": lambda grad, self, result: grad * E.where(
+    self == 0, 0.5, self.i0() - result / self)})
+
+
+def _logit_grad(grad, self, eps):
+    """grad / (x (1 - x)); outside [eps, 1 - eps] 0 (x was clamped), or NaN outside [0, 1]
+    without eps."""
+    lo, hi, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+    return E.where((self < lo) | (self > hi), outside, grad / (self * (1 - self)))
+
+
+_same_as("logit", {"self": _logit_grad})
+derivative("frexp.Tensor", {"self": lambda grad, result1: grad / E.pow(2.0, result1.to(
+    grad.dtype))}, output_differentiability=[True, False])
+not_differentiable("gcd", "gcd_", "lcm", "lcm_", "signbit", "isposinf", "isneginf", "isreal")
+derivative("angle", {"self": lambda grad: grad * 0})  # real inputs: piecewise constant
+derivative("view_as_real", {"self": lambda grad: E.view_as_complex(grad.contiguous())})
+_same_as("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
+derivative("view_as_complex", {"self": lambda grad: E.view_as_real(grad.contiguous())})
+# PyTorch's formula takes 2 ** other in other's dtype: an integer pow, 0 for negative exponents
+_same_as("ldexp.Tensor", {"self": lambda grad, other: grad * E.pow(2, other),
+                          "other": lambda grad, self, other: grad * self * _LN2 * E.pow(2, other)})
+derivative("remainder_.Tensor", {
+    "self": lambda grad: grad,
+    "other": lambda grad, self, other: -grad * E.div(self, other, rounding_mode="floor")},
+    node_name="RemainderBackward0")
 
 
 def _lerp_node(weight):

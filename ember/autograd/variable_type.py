@@ -356,6 +356,10 @@ def _not_implemented_kernel(op, key, args):
 # whose CopySlices has no edge for x's old value, only for w.
 def _rebase_view_history(view, fn):
     base = view._base
+    if view.dtype is not base.dtype:  # view_as_real / view_as_complex: positions differ in kind
+        raise NotImplementedError(
+            f"autograd of an in-place operation on a {view.dtype} view of a {base.dtype} "
+            "tensor (view_as_real / view_as_complex) is not supported in ember")
     positions = _view_positions(view, base)
     node = CopySlices()
     node.fn = fn

@@ -87,6 +87,10 @@ def relu(input, inplace=False):
     return _relu_(input) if inplace else _relu(input)
 
 
+def relu_(input):
+    return _relu_(input)
+
+
 def gelu(input, approximate="none"):
     return _gelu(input, approximate)
 
@@ -124,6 +128,21 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return E.log_softmax(input, _softmax_dim("log_softmax", input, dim, _stacklevel), dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1), drawn as -log(Exponential(1)) (the
+    same draws as PyTorch for the same seed). hard: the one-hot of the argmax in the forward,
+    the soft sample's gradient in the backward (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -E.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = E.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 # ---- losses -----------------------------------------------------------------------------------
@@ -2296,6 +2315,13 @@ def _torch_feature_alpha_dropout(input, p, train):
     return _dropout_impl(input, p, train, False, feature=True, alpha=True)
 
 
+def _torch_inplace_dropout(**kind):
+    """torch.dropout_ and its kin (alpha=, feature=): the in-place forms."""
+    def fn(input, p, train):
+        return _dropout_impl(input, p, train, True, **kind)
+    return fn
+
+
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                       cudnn_enabled=True):
     return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
@@ -2340,6 +2366,9 @@ TORCH_LEVEL = dict(
     pairwise_distance=pairwise_distance, pdist=pdist, cdist=cdist, rms_norm=rms_norm,
     dropout=_torch_dropout, alpha_dropout=_torch_alpha_dropout,
     feature_dropout=_torch_feature_dropout, feature_alpha_dropout=_torch_feature_alpha_dropout,
+    dropout_=_torch_inplace_dropout(), alpha_dropout_=_torch_inplace_dropout(alpha=True),
+    feature_dropout_=_torch_inplace_dropout(feature=True),
+    feature_alpha_dropout_=_torch_inplace_dropout(feature=True, alpha=True),
     batch_norm=_torch_batch_norm, instance_norm=_torch_instance_norm,
     layer_norm=_torch_layer_norm, group_norm=_torch_group_norm, embedding=_torch_embedding,
     constant_pad_nd=_torch_constant_pad_nd, native_batch_norm=_native_batch_norm,

@@ -7,6 +7,12 @@ from .. import init, functional as F
 from ... import _python_bindings as E
 
 
+def _register_bias(module, bias, out_features, device, dtype):
+    """`bias`, one entry per output feature, or None when bias=False."""
+    module.register_parameter("bias", Parameter(E.empty(out_features, device=device, dtype=dtype))
+                              if bias else None)
+
+
 class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -23,10 +29,7 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(E.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(E.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_features, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -56,10 +59,7 @@ class Bilinear(Module):
         self.out_features = out_features
         self.weight = Parameter(E.empty((out_features, in1_features, in2_features),
                                         device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(E.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_features, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):

@@ -207,21 +207,21 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
                                              reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(_Loss):
+class _PairMarginLoss(_Loss):
+    """The losses that compare a pair of inputs against a +1/-1 target with a margin."""
+
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
+
+class CosineEmbeddingLoss(_PairMarginLoss):
     def forward(self, input1, input2, target):
         return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
                                        reduction=self.reduction)
 
 
-class MarginRankingLoss(_Loss):
-    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
+class MarginRankingLoss(_PairMarginLoss):
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
                                      reduction=self.reduction)

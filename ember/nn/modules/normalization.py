@@ -10,19 +10,27 @@ from .. import init, functional as F
 from ... import _python_bindings as E
 
 
-class LocalResponseNorm(Module):
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+class _ChannelWindowNorm(Module):
+    """The options of LocalResponseNorm and CrossMapLRN2d: each value is divided by
+    (k + alpha / size * sum of squares over `size` neighbouring channels) ** beta."""
+
+    def __init__(self, size, alpha, beta, k):
         super().__init__()
         self.size = size
         self.alpha = alpha
         self.beta = beta
         self.k = k
 
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class LocalResponseNorm(_ChannelWindowNorm):
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
 
 def _channel_window_sum(t, lo, hi):
@@ -71,19 +79,12 @@ class _CrossMapLRN2dFunction(Function):
         return grad_input, None, None, None, None
 
 
-class CrossMapLRN2d(Module):
+class CrossMapLRN2d(_ChannelWindowNorm):
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):
         return _CrossMapLRN2dFunction.apply(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
 def _as_shape(normalized_shape):
@@ -92,44 +93,48 @@ def _as_shape(normalized_shape):
     return tuple(normalized_shape)
 
 
-def _affine_parameters(module, affine, bias, shape, device, dtype):
-    """Registers `weight` and `bias` of `shape` (None when not affine, bias None without it)."""
-    module.register_parameter("weight", Parameter(E.empty(shape, device=device, dtype=dtype))
-                              if affine else None)
-    module.register_parameter("bias", Parameter(E.empty(shape, device=device, dtype=dtype))
-                              if affine and bias else None)
+class _AffineNorm(Module):
+    """What LayerNorm and GroupNorm share: a learnable scale `weight` and shift `bias` of one
+    shape (None when not affine, the shift None without bias), reset to one and zero, the
+    identity until training moves them; and a repr that ends in bias=True/False."""
+    _repr_format = ""
+
+    def _init_affine(self, affine, bias, shape, device, dtype):
+        self.register_parameter("weight", Parameter(E.empty(shape, device=device, dtype=dtype))
+                                if affine else None)
+        self.register_parameter("bias", Parameter(E.empty(shape, device=device, dtype=dtype))
+                                if affine and bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def extra_repr(self):
+        return self._repr_format.format(**self.__dict__, use_bias=self.bias is not None)
 
 
-def _reset_affine(module):
-    """Scale one, shift zero: the identity until training moves them."""
-    if module.weight is not None:
-        init.ones_(module.weight)
-    if module.bias is not None:
-        init.zeros_(module.bias)
+class LayerNorm(_AffineNorm):
+    _repr_format = ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
+                    "bias={use_bias}")
 
-
-class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  device=None, dtype=None):
         super().__init__()
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self)
+        self._init_affine(elementwise_affine, bias, self.normalized_shape, device, dtype)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self):
-        return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, "
-                "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
 
+class GroupNorm(_AffineNorm):
+    _repr_format = "{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}"
 
-class GroupNorm(Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
@@ -140,18 +145,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        _affine_parameters(self, affine, bias, (num_channels,), device, dtype)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        _reset_affine(self)
+        self._init_affine(affine, bias, (num_channels,), device, dtype)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
-
-    def extra_repr(self):
-        return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, "
-                "bias={use_bias}".format(**self.__dict__, use_bias=self.bias is not None))
 
 
 class RMSNorm(Module):

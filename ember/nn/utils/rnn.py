@@ -33,6 +33,15 @@ def _bind(optional, fn):
     return None if optional is None else fn(optional)
 
 
+def _cast_to(dtype, name):
+    """A PackedSequence method `name()` that returns `self.to(dtype=dtype)`."""
+    def cast(self):
+        return self.to(dtype=dtype)
+    cast.__name__ = name
+    cast.__qualname__ = f"PackedSequence.{name}"
+    return cast
+
+
 class PackedSequence(PackedSequence_):
     """The four fields of a packed batch (see the module docstring). Build one with
     `pack_padded_sequence` or `pack_sequence` rather than by hand."""
@@ -69,29 +78,14 @@ class PackedSequence(PackedSequence_):
     def cuda(self, *args, **kwargs):
         return self.to("cuda", *args, **kwargs)
 
-    def double(self):
-        return self.to(dtype=D.float64)
-
-    def float(self):
-        return self.to(dtype=D.float32)
-
-    def half(self):
-        return self.to(dtype=D.float16)
-
-    def long(self):
-        return self.to(dtype=D.int64)
-
-    def int(self):
-        return self.to(dtype=D.int32)
-
-    def short(self):
-        return self.to(dtype=D.int16)
-
-    def char(self):
-        return self.to(dtype=D.int8)
-
-    def byte(self):
-        return self.to(dtype=D.uint8)
+    double = _cast_to(D.float64, "double")
+    float = _cast_to(D.float32, "float")
+    half = _cast_to(D.float16, "half")
+    long = _cast_to(D.int64, "long")
+    int = _cast_to(D.int32, "int")
+    short = _cast_to(D.int16, "short")
+    char = _cast_to(D.int8, "char")
+    byte = _cast_to(D.uint8, "byte")
 
     @property
     def is_cuda(self):

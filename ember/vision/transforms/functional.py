@@ -50,12 +50,17 @@ def _check_image(img):
         raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
 
 
+def _on_image(img, tensor_kernel, pil_kernel, *args):
+    """Run the tensor kernel on a tensor, the PIL one on a PIL image, reject anything else."""
+    if _is_tensor(img):
+        return tensor_kernel(img, *args)
+    _check_image(img)
+    return pil_kernel(img, *args)
+
+
 def get_dimensions(img):
     """[channels, height, width]."""
-    if _is_tensor(img):
-        return F_t.get_dimensions(img)
-    _check_image(img)
-    return F_pil.get_dimensions(img)
+    return _on_image(img, F_t.get_dimensions, F_pil.get_dimensions)
 
 
 def get_image_size(img):
@@ -208,10 +213,7 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
 
 def crop(img, top, left, height, width):
     """The (height, width) window at (top, left); outside the image reads as zero."""
-    if _is_tensor(img):
-        return F_t.crop(img, top, left, height, width)
-    _check_image(img)
-    return F_pil.crop(img, top, left, height, width)
+    return _on_image(img, F_t.crop, F_pil.crop, top, left, height, width)
 
 
 def center_crop(img, output_size):
@@ -262,17 +264,11 @@ def pad(img, padding, fill=0, padding_mode="constant"):
 
 
 def hflip(img):
-    if _is_tensor(img):
-        return F_t.hflip(img)
-    _check_image(img)
-    return F_pil.hflip(img)
+    return _on_image(img, F_t.hflip, F_pil.hflip)
 
 
 def vflip(img):
-    if _is_tensor(img):
-        return F_t.vflip(img)
-    _check_image(img)
-    return F_pil.vflip(img)
+    return _on_image(img, F_t.vflip, F_pil.vflip)
 
 
 def _get_inverse_affine_matrix(center, angle, translate, scale, shear):
@@ -325,10 +321,7 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
 
 # ---- colour -----------------------------------------------------------------------------------
 def rgb_to_grayscale(img, num_output_channels=1):
-    if _is_tensor(img):
-        return F_t.rgb_to_grayscale(img, num_output_channels)
-    _check_image(img)
-    return F_pil.to_grayscale(img, num_output_channels)
+    return _on_image(img, F_t.rgb_to_grayscale, F_pil.to_grayscale, num_output_channels)
 
 
 to_grayscale = rgb_to_grayscale
@@ -336,34 +329,22 @@ to_grayscale = rgb_to_grayscale
 
 def adjust_brightness(img, brightness_factor):
     """Blend with black: factor 0 gives black, 1 the original image."""
-    if _is_tensor(img):
-        return F_t.adjust_brightness(img, brightness_factor)
-    _check_image(img)
-    return F_pil.adjust_brightness(img, brightness_factor)
+    return _on_image(img, F_t.adjust_brightness, F_pil.adjust_brightness, brightness_factor)
 
 
 def adjust_contrast(img, contrast_factor):
     """Blend with the image's mean gray: 0 gives flat gray, 1 the original image."""
-    if _is_tensor(img):
-        return F_t.adjust_contrast(img, contrast_factor)
-    _check_image(img)
-    return F_pil.adjust_contrast(img, contrast_factor)
+    return _on_image(img, F_t.adjust_contrast, F_pil.adjust_contrast, contrast_factor)
 
 
 def adjust_saturation(img, saturation_factor):
     """Blend with the grayscale image: 0 gives gray, 1 the original image."""
-    if _is_tensor(img):
-        return F_t.adjust_saturation(img, saturation_factor)
-    _check_image(img)
-    return F_pil.adjust_saturation(img, saturation_factor)
+    return _on_image(img, F_t.adjust_saturation, F_pil.adjust_saturation, saturation_factor)
 
 
 def adjust_hue(img, hue_factor):
     """Rotate the hue by hue_factor of a turn, in [-0.5, 0.5]."""
-    if _is_tensor(img):
-        return F_t.adjust_hue(img, hue_factor)
-    _check_image(img)
-    return F_pil.adjust_hue(img, hue_factor)
+    return _on_image(img, F_t.adjust_hue, F_pil.adjust_hue, hue_factor)
 
 
 def gaussian_blur(img, kernel_size, sigma=None):

@@ -1,0 +1,210 @@
+"""Linear-algebra functions PyTorch also offers, written from ember's linalg ops so autograd
+sees what they are made of: triangular solves (linalg.solve on the masked triangle, whose
+gradient is then masked the same way, as PyTorch's formula is), Cholesky solves and inverses
+(through A = L L^H, so L's gradient is the full-matrix one PyTorch returns), matrix_exp by
+scaling and squaring a Taylor polynomial, cond; and the functions PyTorch removed in 1.9,
+which raise pointing at their replacements.
+"""
+import math
+import warnings
+
+from . import _dtype as D
+from ._tensor import Tensor
+from . import _python_bindings as B
+
+__all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
+           "frobenius_norm", "nuclear_norm", "norm_except_dim", "adjoint",
+           "matrix_rank", "solve", "lstsq", "eig", "symeig"]
+
+
+def _linalg():
+    from . import linalg      # imported late: ember.linalg re-exports this module's functions
+    return linalg
+
+
+def _check_square(A, name):
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} matrices")
+
+
+def _check_float(A, name):
+    if not (A.is_floating_point() or A.is_complex()):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_scalar_name(A.dtype)}")
+
+
+def _scalar_name(dtype):
+    from ._aten.elementwise import _scalar_type_name
+    return _scalar_type_name(dtype)
+
+
+def _triangle(A, upper, unitriangular):
+    if unitriangular:
+        eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return (A.triu(1) if upper else A.tril(-1)) + eye
+    return A.triu() if upper else A.tril()
+
+
+def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
+    _check_square(A, "linalg.solve_triangular")
+    _check_float(A, "linalg.solve_triangular")
+    if B_.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    n = A.shape[-1]
+    if (B_.shape[-2] if left else B_.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {eq} ({A.shape[-2]}x{n} and {B_.shape[-2]}x"
+                           f"{B_.shape[-1]})")
+    dtype = D.promote_types(A.dtype, B_.dtype)
+    T = _triangle(A.to(dtype), upper, unitriangular)
+    return B._finish(_linalg().solve(T, B_.to(dtype), left=left), False, out)
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """The deprecated form: solves op(A) X = input and also returns a copy of A."""
+    warnings.warn("torch.triangular_solve is deprecated in favor of "
+                  "torch.linalg.solve_triangular and will be removed in a future PyTorch "
+                  "release. Note that its arguments are reversed and it does not return a copy "
+                  "of the coefficient matrix.", UserWarning)
+    T = A.mT if transpose else A
+    X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
+    return B._finish_tuple("triangular_solve", ["solution", "cloned_coefficient"],
+                           (X, A.clone()), out)
+
+
+def _gram(L, upper):
+    """A = L L^H for a lower factor, U^H U for an upper one. Only L's triangle is read (as
+    LAPACK's potrs/potri do), while the gradient is PyTorch's full-matrix formula in L."""
+    tri = L.triu() if upper else L.tril()
+    L = L + (tri - L).detach()
+    return L.mH.matmul(L) if upper else L.matmul(L.mH)
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    if input2.dim() < 2 or input2.shape[-1] != input2.shape[-2]:
+        raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
+                           f"{input2.shape[-2] if input2.dim() > 1 else 1} by "
+                           f"{input2.shape[-1]} matrices")
+    if input.dim() < 2 or input.shape[-2] != input2.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{input2.shape[-1]} by {input2.shape[-1]} but each b matrix is "
+                           f"{input.shape[-2] if input.dim() > 1 else 1} by {input.shape[-1]}")
+    if input.dtype is not input2.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but got b.dtype = "
+                           f"{input.dtype} and A.dtype = {input2.dtype}")
+    _check_float(input2, "cholesky_solve")
+    return B._finish(_linalg().solve(_gram(input2, upper), input), False, out)
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    _check_square(input, "cholesky_inverse")
+    _check_float(input, "cholesky_inverse")
+    return B._finish(_linalg().inv(_gram(input, upper)), False, out)
+
+
+_TAYLOR_DEGREE = 18   # after scaling to 1-norm <= 1/2: last term ~ 2^-18 / 18! ~ 6e-22
+
+
+def matrix_exp(A):
+    """exp(A) = exp(A / 2^s)^(2^s), with exp of the scaled matrix from its Taylor polynomial
+    evaluated by Horner's rule. Every step is a differentiable op, so the gradient is the
+    derivative of the same approximation."""
+    _check_square(A, "linalg.matrix_exp")
+    _check_float(A, "linalg.matrix_exp")
+    if A.numel() == 0:
+        return A.clone()
+    norm = float(A.detach().abs().sum(-2).amax())
+    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0 else 0
+    X = A / float(2 ** s)
+    eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    P = eye + X / _TAYLOR_DEGREE
+    for k in range(_TAYLOR_DEGREE - 1, 0, -1):
+        P = eye + X.matmul(P) / k
+    for _ in range(s):
+        P = P.matmul(P)
+    return P
+
+
+def cond(A, p=None, *, out=None):
+    if p in (None, 2, -2):
+        if A.dim() < 2:
+            raise RuntimeError("linalg.cond: The input tensor A must have at least 2 "
+                               "dimensions.")
+        s = _linalg().svdvals(A)
+        big, small = s.amax(-1), s.amin(-1)
+        return B._finish(small / big if p == -2 else big / small, False, out)
+    _check_square(A, f"linalg.cond(ord={p})")
+    linalg = _linalg()
+    # a singular matrix (an exactly zero pivot, LAPACK's test) has condition number inf
+    singular = (linalg.lu_factor_ex(A.detach()).info > 0).unsqueeze(-1).unsqueeze(-1)
+    eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+    inverse = linalg.inv(B.where(singular, eye, A))
+    inverse = B.where(singular, B.full_like(inverse, float("inf")), inverse)
+    return B._finish(linalg.matrix_norm(A, p) * linalg.matrix_norm(inverse, p), False, out)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims, as a view."""
+    if input.dim() < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.dim()}-D tensor.")
+    return input.transpose(-2, -1).conj()
+
+
+# ---- deprecated norm entry points, kept by PyTorch for TorchScript -----------------------------
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                  "It will be removed in a future PyTorch release. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning)
+    dim = [dim] if isinstance(dim, int) else list(dim)
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
+                           f"instead.")
+    return B._finish(B._vector_norm(input, 2, dim, keepdim), False, out)
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
+                  "will be removed in a future PyTorch release. Please use "
+                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning)
+    if isinstance(dim, bool):             # nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    dim = (-2, -1) if dim is None else tuple(dim)
+    return B._finish(_linalg().matrix_norm(input, "nuc", dim, keepdim), False, out)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The norm over every dim but `dim`, kept as size-1 dims (weight_norm's g); dim=-1 means
+    the norm of the whole tensor."""
+    if dim == -1:
+        return B._vector_norm(v, pow)
+    others = [d for d in range(v.dim()) if d != dim]
+    return B._vector_norm(v, pow, others, True)
+
+
+# ---- removed in PyTorch 1.9 ---------------------------------------------------------------------
+def _removed(name, replacement):
+    def fn(*args, **kwargs):
+        raise RuntimeError(f"This function was deprecated since version 1.9 and is now removed. "
+                           f"Use `{replacement}` instead.")
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+matrix_rank = _removed("matrix_rank", "torch.linalg.matrix_rank")
+solve = _removed("solve", "torch.linalg.solve")
+lstsq = _removed("lstsq", "torch.linalg.lstsq")
+eig = _removed("eig", "torch.linalg.eig")
+symeig = _removed("symeig", "torch.linalg.eigh")
+
+_METHODS = dict(
+    triangular_solve=triangular_solve,
+    cholesky_solve=lambda s, input2, upper=False: cholesky_solve(s, input2, upper),
+    cholesky_inverse=lambda s, upper=False: cholesky_inverse(s, upper),
+    matrix_exp=matrix_exp, adjoint=adjoint, solve=solve, lstsq=lstsq, eig=eig, symeig=symeig,
+)
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)

@@ -1,0 +1,203 @@
+"""LU factorization with partial pivoting: linalg.lu, lu_factor(_ex), lu_solve, and the older
+torch.lu, torch.lu_unpack and torch.lu_solve.
+
+The row permutation is LAPACK's (getrf through SciPy, which also gives PyTorch's pivots); the
+factors of the permuted matrix are then computed by Gaussian elimination written in
+differentiable ops (one Schur-complement update per column), so autograd differentiates the
+factorization itself. lu_solve is two triangular solves of the unpacked factors.
+"""
+import warnings
+
+import numpy as np
+
+from . import _dtype as D
+from ._tensor import Tensor
+from . import _python_bindings as B
+
+__all__ = ["lu", "lu_unpack", "lu_solve"]
+
+
+def _linalg():
+    from . import linalg
+    return linalg
+
+
+def _check_matrix(A, name):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if not (A.is_floating_point() or A.is_complex()) or A.dtype in (D.float16, D.bfloat16):
+        from ._aten.elementwise import not_implemented
+        raise not_implemented("lu_cpu", A.dtype)
+
+
+def _pivots(A):
+    """LAPACK's 1-based row interchanges (int32) and the permutation they make, as an index
+    array: row i of P^T A is row perm[i] of A."""
+    import scipy.linalg
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    data = A.detach().numpy().reshape(-1, m, n)
+    pivots = np.empty((data.shape[0], k), np.int32)
+    perms = np.empty((data.shape[0], m), np.int64)
+    for b, mat in enumerate(data):
+        if k == 0:
+            piv = np.zeros(0, np.int32)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")          # singular: LAPACK still factors
+                piv = scipy.linalg.lu_factor(mat, check_finite=False)[1]
+        pivots[b] = piv + 1
+        perm = np.arange(m)
+        for i, p in enumerate(piv):
+            perm[[i, p]] = perm[[p, i]]
+        perms[b] = perm
+    batch = tuple(A.shape[:-2])
+    return pivots.reshape(batch + (k,)), perms.reshape(batch + (m,))
+
+
+def _permutation_matrix(perm, dtype):
+    """P with A = P (P^T A): column i of P is the unit vector at perm[i]."""
+    m = perm.shape[-1]
+    P = (perm[..., None, :] == np.arange(m)[:, None]).astype(np.float64)
+    return B.tensor(P, dtype=dtype)
+
+
+def _eliminate(A):
+    """(L, U) of a matrix whose rows are already in pivot order, by Gaussian elimination."""
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    batch = tuple(A.shape[:-2])
+    L_cols, U_rows, S = [], [], A
+    for j in range(k):
+        u = S[..., 0, :]
+        pivot = u[..., :1]
+        safe = B.where(pivot == 0, B.ones_like(pivot), pivot)    # a zero column: l = 0
+        l = S[..., 1:, 0] / safe
+        U_rows.append(B.cat([B.zeros(batch + (j,), dtype=A.dtype), u], -1))
+        L_cols.append(B.cat([B.zeros(batch + (j,), dtype=A.dtype),
+                             B.ones(batch + (1,), dtype=A.dtype), l], -1))
+        S = S[..., 1:, 1:] - l.unsqueeze(-1) * u[..., 1:].unsqueeze(-2)
+    if k == 0:
+        return B.zeros(batch + (m, 0), dtype=A.dtype), B.zeros(batch + (0, n), dtype=A.dtype)
+    return B.stack(L_cols, -1), B.stack(U_rows, -2)
+
+
+def _factor(A, name):
+    _check_matrix(A, name)
+    pivots, perm = _pivots(A)
+    index = B.tensor(perm, dtype=D.int64).unsqueeze(-1).expand(*A.shape)
+    L, U = _eliminate(A.gather(-2, index))
+    return L, U, pivots, perm
+
+
+def linalg_lu(A, *, pivot=True, out=None):
+    if not pivot:
+        raise NotImplementedError("linalg.lu: LU without pivoting is not implemented on the "
+                                  "CPU")
+    L, U, _, perm = _factor(A, "linalg.lu")
+    P = _permutation_matrix(perm, A.dtype)
+    return B._finish_tuple("linalg_lu", ["P", "L", "U"], (P, L, U), out)
+
+
+def _pack(L, U):
+    m, n = L.shape[-2], U.shape[-1]
+    k = L.shape[-1]
+    batch = tuple(L.shape[:-2])
+    lower = B.cat([L.tril(-1), B.zeros(batch + (m, n - k), dtype=L.dtype)], -1) if n > k \
+        else L.tril(-1)
+    upper = B.cat([U, B.zeros(batch + (m - k, n), dtype=U.dtype)], -2) if m > k else U
+    return lower + upper
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    if not pivot:
+        raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented "
+                                  "on the CPU")
+    L, U, pivots, _ = _factor(A, "linalg.lu_factor_ex")
+    LU = _pack(L, U)
+    k = min(A.shape[-2], A.shape[-1])
+    diag = U.detach().diagonal(0, -2, -1).numpy()
+    zero = diag == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0) if k else np.zeros(diag.shape[:-1])
+    info = B.tensor(np.asarray(info, dtype=np.int32))
+    if check_errors and bool((info > 0).any()):
+        raise _linalg().LinAlgError(f"linalg.lu_factor_ex: U[{int(info.max())},"
+                                    f"{int(info.max())}] is zero and using it on lu_solve "
+                                    f"would result in a division by zero.")
+    return B._finish_tuple("linalg_lu_factor_ex", ["LU", "pivots", "info"],
+                           (LU, B.tensor(pivots), info), out)
+
+
+def lu_factor(A, *, pivot=True, out=None):
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return B._finish_tuple("linalg_lu_factor", ["LU", "pivots"], (LU, pivots), out)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """The deprecated torch.lu: (LU, pivots[, infos])."""
+    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+                  "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.",
+                  UserWarning)
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    result = (LU, pivots, info) if get_infos else (LU, pivots)
+    if out is not None:
+        return tuple(B._copy_out(o, r) for o, r in zip(out, result))
+    return result
+
+
+def _perm_from_pivots(pivots, m):
+    piv = pivots.detach().numpy().astype(np.int64) - 1
+    flat = piv.reshape(-1, piv.shape[-1])
+    perms = np.tile(np.arange(m), (flat.shape[0], 1))
+    for b in range(flat.shape[0]):
+        for i, p in enumerate(flat[b]):
+            if not 0 <= p < m:
+                raise RuntimeError(f"lu_unpack: LU_pivots values must be between 1 and {m}, "
+                                   f"but got {p + 1}")
+            perms[b, [i, p]] = perms[b, [p, i]]
+    return perms.reshape(piv.shape[:-1] + (m,))
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    if LU_pivots.dtype is not D.int32:
+        raise RuntimeError("lu_unpack: LU_pivots is expected to be a contiguous tensor of "
+                           "torch.int32 dtype. Note: this function is intended to be used with "
+                           "the output produced by torch.linalg.lu_factor")
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    empty = B.empty(0, dtype=LU_data.dtype)
+    if unpack_data:
+        eye = B.eye(m, k, dtype=LU_data.dtype)
+        L = LU_data[..., :, :k].tril(-1) + eye
+        U = LU_data[..., :k, :].triu()
+    else:
+        L = U = empty
+    P = _permutation_matrix(_perm_from_pivots(LU_pivots, m), LU_data.dtype) if unpack_pivots \
+        else empty
+    return B._finish_tuple("lu_unpack", ["P", "L", "U"], (P, L, U), out)
+
+
+def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
+    """X with A X = B (or X A = B, or with A^H), from A's packed factors."""
+    P, L, U = lu_unpack(LU, pivots)
+    tri = _linalg().solve_triangular
+    if not left:     # X A = B  <=>  A^H X^H = B^H
+        X = linalg_lu_solve(LU, pivots, B_.mH, left=True, adjoint=not adjoint)
+        return B._finish(X.mH, False, out)
+    if adjoint:      # A^H = U^H L^H P^T
+        Y = tri(L.mH, tri(U.mH, B_, upper=False), upper=True, unitriangular=True)
+        return B._finish(P.matmul(Y), False, out)
+    Y = tri(L, P.mT.matmul(B_), upper=False, unitriangular=True)
+    return B._finish(tri(U, Y, upper=True), False, out)
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """The deprecated torch.lu_solve(b, LU_data, LU_pivots)."""
+    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be "
+                  "removed in a future PyTorch release.", UserWarning)
+    return linalg_lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+Tensor.lu = lambda self, pivot=True, get_infos=False: lu(self, pivot, get_infos)
+Tensor.lu_solve = lambda self, LU_data, LU_pivots: lu_solve(self, LU_data, LU_pivots)
