@@ -510,11 +510,7 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         _check_inplace_broadcast(self, min, max)
         if dt is self.dtype and dt in (D.float32, D.float64) and not isinstance(min, Tensor) \
                 and not isinstance(max, Tensor):
-            a = self._np  # same dtype, number bounds: clip in place, no temporaries
-            if min is not None:
-                np.maximum(a, min, out=a)
-            if max is not None:
-                np.minimum(a, max, out=a)
+            np.clip(self._np, min, max, out=self._np)  # number bounds: in place, no temporaries
             return self
         np.copyto(self._np, _clamp_np(self, min, max, dt), casting="unsafe")
         return self
