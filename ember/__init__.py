@@ -6,6 +6,7 @@ from ._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfl
 from ._dtype import float16 as half, float32 as float, float64 as double, int16 as short
 from ._dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
 from ._type_info import finfo, iinfo
+from ._aten._parallel import get_num_threads, set_num_threads
 from ._device import device
 from ._storage import UntypedStorage
 from ._memory_format import (memory_format, contiguous_format, channels_last, channels_last_3d,
@@ -19,6 +20,7 @@ from ._aten import native_functions as _native_functions
 from ._aten import elementwise as _k1, shape as _k2, reduction as _k3, linalg as _k4  # noqa
 from ._aten import nn_ops as _k5, factory as _k6, indexing as _k7, sorting as _k8  # noqa: F401
 from ._aten import conv as _nn_conv, pooling as _nn_pooling, norm as _nn_norm  # noqa: F401
+from ._aten import special as _k_special  # noqa: F401  (torch.special's own ops)
 from ._ops import ops
 from ._python_bindings import *  # noqa: F401,F403  (the torch.* functions)
 from ._python_bindings import (tensor, as_tensor, asarray, from_numpy, from_dlpack, empty,
@@ -47,7 +49,11 @@ from ._householder import geqrf, orgqr, ormqr  # noqa: F401
 from ._lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from . import utils
 from . import func  # torch.func (functional_call)
+from . import special  # torch.special
 from . import serialization
+from . import cuda  # torch.cuda.is_available() == False: ember is CPU-only
+from . import backends, accelerator  # cudnn/mps flags and device queries: no GPU either
+from ._matmul_precision import set_float32_matmul_precision, get_float32_matmul_precision
 from .serialization import save, load
 
 
@@ -71,12 +77,6 @@ def typename(obj):
     return type(obj).__qualname__
 
 
-def get_num_threads():
-    return 1
-
-
-def set_num_threads(n):
-    pass
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -53,6 +53,10 @@ def _finish(t, requires_grad=False, out=None):
 
 
 def _copy_out(out, result):
+    if result.requires_grad:
+        raise RuntimeError(f"{_op_name_of(result)}(): functions with out=... arguments don't "
+                           "support automatic differentiation, but one of the arguments requires "
+                           "grad.")
     if out._size != result._size:
         if out.numel() != 0:
             import warnings
@@ -66,6 +70,15 @@ def _copy_out(out, result):
                            f"{out.dtype}")
     _copy_(out, result)
     return out
+
+
+def _op_name_of(result):
+    """The op that made `result`, read back from its node's name (LogSoftmaxBackward0 ->
+    log_softmax), for the out= autograd error."""
+    import re
+    name = type(result.grad_fn).__name__ if result.grad_fn is not None else "op"
+    name = re.sub(r"Backward\d*$", "", name)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _can_cast_out(src, dst):
@@ -507,7 +520,14 @@ def _return_type(name, fields):
     if t is None:
         t = _ReturnTypes[name] = collections.namedtuple(name, fields)
         t.__module__ = "torch.return_types"
+        t.__repr__ = _return_type_repr
     return t
+
+
+def _return_type_repr(self):
+    # PyTorch's structseq repr: one field per line
+    items = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
+    return f"torch.return_types.{type(self).__name__}(\n{items})"
 
 
 def _dims(dim):

@@ -1710,3 +1710,5 @@ from op_db_coverage_composite import COVERAGE_OPS  # noqa: E402  (diff, cov, ...
 OPS += COVERAGE_OPS
 from op_db_coverage_elementwise import COVERAGE_ELEMENTWISE_OPS  # noqa: E402
 OPS += COVERAGE_ELEMENTWISE_OPS
+from op_db_special import SPECIAL_OPS  # noqa: E402  (torch.special)
+OPS += SPECIAL_OPS

@@ -36,6 +36,7 @@ import weakref
 import numpy as np
 
 from .. import _dtype as D
+from ._parallel import contiguous, parallel_for
 from ..autograd.grad_mode import _grad_state
 from .._dispatcher import impl
 from .._tensor import _wrap, _meta
@@ -172,7 +173,7 @@ def _columns(x, kernel, stride, padding, dilation, out, groups):
     nd = len(kernel)
     win = windows(pad_zeros(x, padding), kernel, stride, dilation, out)
     perm = (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
-    return np.ascontiguousarray(win.transpose(perm)).reshape(groups, -1, n * _prod(out))
+    return contiguous(win.transpose(perm)).reshape(groups, -1, n * _prod(out))
 
 
 def _col2im(cols, in_shape, kernel, stride, padding, dilation, out):
@@ -187,11 +188,15 @@ def _col2im(cols, in_shape, kernel, stride, padding, dilation, out):
     padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
     extra = tuple(max(0, a - b) for a, b in zip(span, padded))
     acc = np.zeros((c, n) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
-    for pos in np.ndindex(*kernel):
-        target = (slice(None), slice(None)) + tuple(
-            slice(k * d, k * d + (o - 1) * s + 1, s)
-            for k, d, o, s in zip(pos, dilation, out, stride))
-        acc[target] += cols[(slice(None),) + pos]
+    targets = [(pos, tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
+                           for k, d, o, s in zip(pos, dilation, out, stride)))
+               for pos in np.ndindex(*kernel)]
+
+    def accumulate(channels):      # channels: a slice of C, summed in the same order
+        a, b = acc[channels[0]], cols[channels[0]]
+        for pos, target in targets:
+            a[(slice(None), slice(None)) + target] += b[(slice(None),) + pos]
+    parallel_for(accumulate, (c,), cols.size)
     crop = (Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, in_shape[2:]))
     return acc[crop].swapaxes(0, 1)
 
@@ -223,7 +228,7 @@ def _conv(x, w, stride, padding, dilation, groups, keep_for=None):
     if keep_for is not None:
         _keep_columns(keep_for, _params(kernel, stride, padding, dilation, groups), cols)
     r = _matmul(_grouped(w, groups), cols)                        # (G, O/G, N*L)
-    return np.ascontiguousarray(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
+    return contiguous(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
 
 
 # Note [Keeping the forward's columns for the weight gradient]
@@ -265,8 +270,7 @@ def _take_columns(array, params):
 def _grad_matrix(g, groups):
     """grad_output (N, O, *out) as (G, O/G, N*L)."""
     n, o = g.shape[:2]
-    return np.ascontiguousarray(g.reshape(n, o, -1).swapaxes(0, 1)).reshape(groups, o // groups,
-                                                                              -1)
+    return contiguous(g.reshape(n, o, -1).swapaxes(0, 1)).reshape(groups, o // groups, -1)
 
 
 def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
@@ -374,7 +378,7 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
         r = _conv(g, w, stride, padding, dilation, groups)
     else:
         r = _conv_input_grad(g, w, tuple(input_size), stride, padding, dilation, groups)
-    return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
+    return _wrap(contiguous(r, grad_output.dtype._np))
 
 
 @impl("_convolution_backward_weight", "CPU")

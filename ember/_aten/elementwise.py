@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatcher import impl
 from .._tensor import Tensor, _wrap, _meta, _wrap_dim
+from ._parallel import parallel_for
 
 _binary_dtype = D.binary_dtype
 _OPMATH = {D.float16: D.float32, D.bfloat16: D.float32}
@@ -645,7 +646,9 @@ def _sigmoid(a):
 
 
 def _relu(a):
-    return np.maximum(a, 0, dtype=a.dtype)
+    out = np.empty(a.shape, a.dtype)
+    parallel_for(lambda i: np.maximum(a[i], 0, out=out[i], dtype=a.dtype), a.shape, a.size)
+    return out
 
 
 def _gelu(a, approximate="none"):
@@ -707,9 +710,16 @@ def _threshold_backward(g, x, threshold):
     if g.dtype.itemsize not in (1, 2, 4, 8):
         return np.where(x <= threshold, np.zeros((), g.dtype), g)
     bits = np.dtype(f"i{g.dtype.itemsize}")
-    keep = (x <= threshold).astype(bits)
-    keep -= 1                                    # 0 where x <= threshold, all ones elsewhere
-    return (g.view(bits) & keep).view(g.dtype)
+    if g.shape != x.shape:
+        g, x = np.broadcast_arrays(g, x)
+    out = np.empty(g.shape, g.dtype)
+
+    def part(i):
+        keep = (x[i] <= threshold).astype(bits)
+        keep -= 1                                # 0 where x <= threshold, all ones elsewhere
+        np.bitwise_and(g[i].view(bits), keep, out=out[i].view(bits))
+    parallel_for(part, g.shape, g.size)
+    return out
 
 
 def _gelu_backward(g, x, approximate="none"):

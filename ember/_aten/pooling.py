@@ -15,6 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatcher import impl
 from .._tensor import _wrap, _meta
+from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
 
@@ -213,13 +214,19 @@ def _scatter(values, indices, spatial, unique):
     """values, indices (M, *out) -> (M, *spatial): each value added at its flat index."""
     m = values.shape[0]
     size = _prod(spatial)
+    if unique:
+        r = np.zeros((m, size), values.dtype)
+        v, i = values.reshape(m, -1), indices.reshape(m, -1)
+
+        def part(rows):           # rows: a slice of M, each row scattered on its own
+            dest = r[rows]
+            flat = i[rows] + (np.arange(dest.shape[0]) * size)[:, None]
+            dest.reshape(-1)[flat.reshape(-1)] = v[rows].reshape(-1)
+        parallel_for(part, (m,), r.size)
+        return r.reshape((m,) + tuple(spatial))
     flat = (indices.reshape(m, -1) + (np.arange(m) * size)[:, None]).reshape(-1)
     v = values.reshape(-1)
-    if unique:
-        r = np.zeros(m * size, values.dtype)
-        r[flat] = v
-    else:
-        r = np.bincount(flat, weights=v, minlength=m * size).astype(values.dtype, copy=False)
+    r = np.bincount(flat, weights=v, minlength=m * size).astype(values.dtype, copy=False)
     return r.reshape((m,) + tuple(spatial))
 
 
@@ -240,8 +247,13 @@ def _max_pool_kernel(nd):
         x = _leading(self, nd)
         if x.size == 0:
             return _wrap(np.empty(shape, x.dtype)), _wrap(np.empty(shape, np.int64))
-        values, idx = _max_pool(x, nd, k, s, p, d, out)
-        return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape).astype(np.int64))
+        values = np.empty((x.shape[0],) + out, x.dtype)
+        idx = np.empty((x.shape[0],) + out, np.int64)
+
+        def part(rows):           # rows: a slice of M, pooled on its own
+            values[rows], idx[rows] = _max_pool(x[rows], nd, k, s, p, d, out)
+        parallel_for(part, (x.shape[0],), x.size)
+        return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape))
 
     def meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)

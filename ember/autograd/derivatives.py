@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .variable_type import derivative, not_differentiable, node_name_of
-from .._aten.elementwise import float_limits
+from .._aten.elementwise import float_limits, not_implemented
 from .._aten.shape import split_sizes
 from .. import _python_bindings as E
 
@@ -1266,8 +1266,8 @@ def _sinc_grad(grad, self):
 
 _same_as("sinc", {"self": _sinc_grad})
 _same_as("i0", {"self": lambda grad, self: grad * E.ops.aten.special_i1(self)})
-derivative("special_i1", {"self": lambda grad, self, result: grad * E.where(
-    self == 0, 0.5, self.i0() - result / self)})
+derivative("special_i1", {"self": lambda grad, self, result: _float_only_backward(
+    "i1_backward", self) * grad * E.where(self == 0, 0.5, self.i0() - result / self)})
 
 
 def _logit_grad(grad, self, eps):
@@ -1623,3 +1623,42 @@ derivative("fractional_max_pool2d", {"self": lambda grad, self, result1:
 derivative("fractional_max_pool3d", {"self": lambda grad, self, result1:
                                      _aten.adaptive_max_pool3d_backward(grad, self, result1)},
            output_differentiability=[True, False])
+
+# ---- torch.special's own ops (ember/_aten/special.py)
+def _float_only_backward(kernel, self):
+    """1, or PyTorch's error for a backward kernel compiled for float32/float64 only."""
+    if self.dtype in (E._dtype.float16, E._dtype.bfloat16):
+        raise not_implemented(kernel, self.dtype)
+    return 1
+
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+derivative("special_xlog1py", {
+    "self": lambda grad, self, other: grad * (
+        E.log1p(other) if isinstance(other, E.Tensor) else math.log1p(other)),
+    "other": lambda grad, self, other: grad * self / (other + 1)})
+derivative("special_erfcx", {"self": lambda grad, self, result:
+                             (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad})
+derivative("special_i0e", {"self": lambda grad, self, result:
+                           grad * (_aten.special_i1e(self) - self.sgn() * result)})
+derivative("special_i1e", {"self": lambda grad, self, result: _float_only_backward(
+    "i1e_backward", self) * grad * E.where(
+    self == 0, 0.5, _aten.special_i0e(self) - result * (self.sgn() + 1 / self))})
+derivative("special_ndtri", {"self": lambda grad, result:
+                             grad * _SQRT_2PI * (result.square() / 2).exp()})
+derivative("special_log_ndtr", {"self": lambda grad, self, result:
+                                grad / _SQRT_2PI * (result + self.pow(2) / 2).neg().exp()})
+derivative("special_entr", {"self": lambda grad, self: grad * -(1 + self.log())})
+
+
+def _zeta_self(grad):
+    raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+derivative("special_zeta", {"self": _zeta_self, "other": lambda grad, self, other:
+                            grad * -self * _aten.special_zeta(self + 1.0, other)})
+not_differentiable(*("special_" + _n for _n in (
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai",
+    "spherical_bessel_j0")))

@@ -95,11 +95,13 @@ class BackwardCFunction(Node, FunctionCtx):
 
 
 class FunctionMeta(type):
-    """Gives every Function subclass its own node class, named `<Name>Backward`."""
+    """Gives every Function subclass its own node class, named `<Name>Backward` -- or, for
+    ember's internal Functions that fuse an aten op, the op's node name (`_backward_name`), so
+    `grad_fn` reads as it does in PyTorch."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
-                                 {"_forward_cls": cls})
+        node_name = attrs.get("_backward_name", name + "Backward")
+        cls._backward_cls = type(node_name, (BackwardCFunction,), {"_forward_cls": cls})
         super().__init__(name, bases, attrs)
 
 

@@ -212,6 +212,7 @@ class _ClassIndexCrossEntropy(Function):
     logsumexp(x) - x[t] and its gradient (softmax(x) - onehot(t)) * w[t], each in one NumPy pass
     over the logits instead of log_softmax's and nll_loss's several (PyTorch composes the two).
     Under create_graph the backward is written with differentiable ops instead."""
+    _backward_name = "NllLossBackward0"  # what PyTorch's grad_fn is called
 
     @staticmethod
     def forward(ctx, input, target, weight, r, ignore_index):
@@ -406,6 +407,7 @@ def _check_broadcasts_to(input, *others):
 class _BinaryCrossEntropy(Function):
     """-(y log x + (1 - y) log(1 - x)) with both logarithms clamped to >= -100; the input's
     gradient is (x - y) / max(x (1 - x), 1e-12), finite where the clamp makes the forward flat."""
+    _backward_name = "BinaryCrossEntropyBackward0"  # what PyTorch's grad_fn is called
 
     @staticmethod
     def forward(ctx, input, target, weight, r):
@@ -495,6 +497,7 @@ class _BinaryCrossEntropyWithLogits(Function):
     """binary_cross_entropy_with_logits with exp(-|x|) computed once, in NumPy: it gives both
     log(sigmoid(x)) = min(x, 0) - log1p(e) and, for the backward, sigmoid(-x) =
     (e if x >= 0 else 1) / (1 + e). Under create_graph the backward uses differentiable ops."""
+    _backward_name = "BinaryCrossEntropyWithLogitsBackward0"  # what PyTorch's grad_fn is called
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, r):
@@ -1626,10 +1629,12 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return out
 
 
-def _base_coordinates(steps, align_corners):
+def _base_coordinates(steps, align_corners, dtype):
+    # In theta's dtype, step by step as PyTorch does: a last-bit difference can move a sample
+    # point across a pixel boundary, and grid_sample's gradient jumps there.
     if steps <= 1:
-        return np.zeros(max(steps, 1))
-    r = np.linspace(-1, 1, steps)
+        return np.zeros(max(steps, 1), E.empty(0, dtype=dtype)._np.dtype)
+    r = E.linspace(-1, 1, steps, dtype=dtype)._np
     return r if align_corners else r * (steps - 1) / steps
 
 
@@ -1655,7 +1660,7 @@ def affine_grid(theta, size, align_corners=None):
     spatial = size[2:]
     if min(spatial) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    axes = [_base_coordinates(s, align_corners) for s in spatial]
+    axes = [_base_coordinates(s, align_corners, theta.dtype) for s in spatial]
     mesh = np.meshgrid(*axes, indexing="ij")          # per spatial dim, (*spatial)
     base = np.stack(list(mesh[::-1]) + [np.ones(spatial)], -1).reshape(1, -1, nd + 1)
     base = E.tensor(base, dtype=theta.dtype, device=theta.device)

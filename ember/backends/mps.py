@@ -1,0 +1,9 @@
+"""torch.backends.mps: there is no Metal device behind ember."""
+
+
+def is_available():
+    return False
+
+
+def is_built():
+    return False
