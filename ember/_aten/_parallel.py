@@ -50,9 +50,12 @@ def parallel_for(fn, shape, size):
     on up to _WORKERS threads when `size` elements are worth it; the calling thread takes
     the first part and waits for the rest."""
     global _pool
-    axis = _split_axis(shape) if shape else 0
-    parts = min(_WORKERS, shape[axis]) if shape else 1
-    if parts < 2 or size < _MIN_ELEMENTS:
+    if size < _MIN_ELEMENTS or _WORKERS < 2 or not shape:  # the common small case: no split
+        fn((Ellipsis,))
+        return
+    axis = _split_axis(shape)
+    parts = min(_WORKERS, shape[axis])
+    if parts < 2:
         fn((Ellipsis,))
         return
     if _pool is None:
