@@ -79,16 +79,21 @@ class OpInfo:
     tol           {dtype: (rtol, atol)} where the default per-dtype tolerance is too tight
     other_dtypes_raise  False for variants whose samples only make sense in some dtypes
                   (special values, one dtype's promotion): the other dtypes are not checked
+    exact_half_reference  compare float16/bfloat16 results with torch's float64 result rounded
+                  to the dtype: PyTorch's own half-precision kernels for these ops accumulate in
+                  half precision on some CPUs (AVX2) and not on others (AVX-512), so their
+                  result is not a stable oracle
     """
 
     def __init__(self, name, op, dtypes, samples, *, errors=None, grad=True, gradcheck=None,
-                 tol=None, other_dtypes_raise=True):
+                 tol=None, other_dtypes_raise=True, exact_half_reference=False):
         self.name, self.op, self.dtypes, self.samples = name, op, dtypes, samples
         self.errors = errors
         self.grad = grad
         self.gradcheck = grad if gradcheck is None else gradcheck
         self.tol = tol or {}
         self.other_dtypes_raise = other_dtypes_raise
+        self.exact_half_reference = exact_half_reference
 
     def __repr__(self):
         return self.name

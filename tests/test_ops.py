@@ -48,10 +48,29 @@ def convert(m, value):
     return value
 
 
-def build(m, sample):
-    args = [convert(m, a) for a in sample.args]
-    kwargs = {k: convert(m, v) for k, v in sample.kwargs.items()}
+def build(m, sample, upcast=False):
+    """The sample's arguments as `m`'s objects; with `upcast`, half-precision tensors become
+    float64 leaves holding the same values (for a float64 reference result)."""
+    def one(v):
+        if upcast and isinstance(v, T) and v.dtype in HALF:
+            return to_tensor(m, T(v.data, "float64", v.layout, v.grad))
+        return convert(m, v)
+    args = [one(a) for a in sample.args]
+    kwargs = {k: one(v) for k, v in sample.kwargs.items()}
     return args, kwargs
+
+
+HALF = ("float16", "bfloat16")
+
+
+def _rounded_like(out, dtype):
+    """A float64 reference output rounded to the sample's half dtype (through autograd)."""
+    if isinstance(out, torch.Tensor):
+        return out.to(dtype) if out.is_floating_point() else out
+    if isinstance(out, tuple):
+        return type(out)(*(_rounded_like(o, dtype) for o in out)) if hasattr(out, "_fields") \
+            else tuple(_rounded_like(o, dtype) for o in out)
+    return out
 
 
 def leaves(args, kwargs):
@@ -126,9 +145,14 @@ def grad_outputs(t_outs, rng):
 
 
 def check_sample(op, sample, rng):
-    t_args, t_kwargs = build(torch, sample)
+    half = next((a.dtype for a in list(sample.args) + list(sample.kwargs.values())
+                 if isinstance(a, T) and a.dtype in HALF), None)
+    upcast = op.exact_half_reference and half is not None
+    t_args, t_kwargs = build(torch, sample, upcast)
     e_args, e_kwargs = build(ember, sample)
     t_out = op.op(torch, *t_args, **t_kwargs)
+    if upcast:
+        t_out = _rounded_like(t_out, getattr(torch, half))
     e_out = op.op(ember, *e_args, **e_kwargs)
     assert_outputs_match(e_out, t_out, op)
     if not op.grad:
@@ -153,7 +177,8 @@ def check_sample(op, sample, rng):
             assert e.grad is None or not e.grad.any(), f"grad of input {k}: torch's is None"
             continue
         assert e.grad is not None, f"grad of input {k} is None, torch's is not"
-        assert_tensors_match(e.grad, t.grad, f"grad of input {k}", GRAD_TOLERANCE, op,
+        t_grad = t.grad.to(getattr(torch, dtype_name(e.dtype))) if upcast else t.grad
+        assert_tensors_match(e.grad, t_grad, f"grad of input {k}", GRAD_TOLERANCE, op,
                              computed_in)
 
 
