@@ -2,7 +2,7 @@
 import runpy
 import sys
 
-from ._torch_alias import install
+from .utils._torch_alias import install
 
 
 def main():

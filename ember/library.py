@@ -11,7 +11,7 @@
 The op then lives in the same dispatch table as the built-ins: `ember.ops.myns.my_add(x, y)`
 dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
-from . import _dispatcher
+from ._dispatch import dispatcher as _dispatcher
 
 
 class Library:

@@ -1,6 +1,6 @@
 """torch.random: the default generator's seed and state."""
-from ._generator import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,  # noqa
-                         default_generator, Generator)
+from ._core.generator import (manual_seed, seed, initial_seed, get_rng_state, set_rng_state,
+                              default_generator, Generator)
 import contextlib
 
 

@@ -10,11 +10,11 @@ shifted_ forms, hermite_polynomial_h/he, laguerre_polynomial_l, legendre_polynom
 """
 import math
 
-from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, log1p,  # noqa: F401
-               lgamma as gammaln, igamma as gammainc, igammac as gammaincc, digamma,
-               digamma as psi, polygamma, mvlgamma as multigammaln, i0, sinc, logsumexp)
-from ._dispatcher import lookup as _op
-from ._python_bindings import _finish
+from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, log1p, lgamma as
+               gammaln, igamma as gammainc, igammac as gammaincc, digamma, digamma as psi,
+               polygamma, mvlgamma as multigammaln, i0, sinc, logsumexp)
+from ._dispatch.dispatcher import lookup as _op
+from ._bindings.python_bindings import _finish
 from .nn.functional import softmax as _softmax, log_softmax as _log_softmax
 
 __all__ = [

@@ -73,7 +73,7 @@ def test_nested_explain_and_restore():
         x - 1
     assert [r["op"] for r in inner.records] == ["add.Tensor"]
     assert [r["op"] for r in outer.records] == ["mul.Tensor", "add.Tensor", "sub.Tensor"]
-    assert not ember._dispatcher._modes and ember.autograd.engine._observer is None
+    assert not ember._dispatch.dispatcher._modes and ember.autograd.engine._observer is None
     x * 3  # nothing records outside the block
     assert len(outer.records) == 3
 

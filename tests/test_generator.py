@@ -1,4 +1,4 @@
-"""ember._generator against torch's CPU generator, bit for bit.
+"""ember._core.generator against torch's CPU generator, bit for bit.
 
 Every comparison is exact (same dtype, shape and bytes), and most tests also
 compare the full generator state afterwards, which pins the stream position
@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 
-import ember._generator as eg  # noqa: E402
+import ember._core.generator as eg  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

@@ -87,7 +87,7 @@ def test_overload_packet_and_default(ns):
         x, y = L.tensor([1.]), L.tensor([2.])
         return op(x, y), op.default(x, y), op.default(x, y).requires_grad
     same(f)
-    assert isinstance(ember.ops.__getattr__(ns).my_add.default, ember._dispatcher.OpOverload)
+    assert isinstance(ember.ops.__getattr__(ns).my_add.default, ember._dispatch.dispatcher.OpOverload)
 
 
 def test_meta_tensors_give_shapes_only(ns):

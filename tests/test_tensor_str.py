@@ -1,4 +1,4 @@
-"""Compare ember._tensor_str.tensor_repr with PyTorch's repr on identical data.
+"""Compare ember._core.tensor_str.tensor_repr with PyTorch's repr on identical data.
 
 A tiny fake tensor class stands in for ember.Tensor: it wraps a NumPy array and
 exposes the duck-typed interface that tensor_repr uses.
@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-from ember import _tensor_str as ts  # noqa: E402
+from ember._core import tensor_str as ts  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -436,7 +436,7 @@ def test_other_default_dtype(dtype, default):
 
 
 def test_real_default_dtype_lookup(monkeypatch):
-    pytest.importorskip("ember._dtype")
+    pytest.importorskip("ember._core.dtype")
     monkeypatch.undo()  # use ember's own get_default_dtype
     check(torch.tensor([1.5, 2.0]))
     check(torch.tensor([1.5, 2.0], dtype=torch.float64))

@@ -65,7 +65,7 @@ def test_unchanged_script_matches_torch(tmp_path):
 
 
 def test_install_refuses_when_real_torch_is_loaded():
-    code = "import torch, ember._torch_alias as a\ntry:\n    a.install()\nexcept RuntimeError " \
+    code = "import torch, ember.utils._torch_alias as a\ntry:\n    a.install()\nexcept RuntimeError " \
            "as e:\n    print('refused')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)

@@ -35,11 +35,11 @@ import weakref
 
 import numpy as np
 
-from .. import _dtype as D
+from .._core import dtype as D
 from ._parallel import contiguous, parallel_for
-from ..autograd.grad_mode import _grad_state
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta
+from .._core.grad_mode import _grad_state
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta
 from .elementwise import not_implemented
 
 _as_strided = np.lib.stride_tricks.as_strided

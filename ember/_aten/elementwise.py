@@ -16,9 +16,9 @@ Two dtypes are involved in every kernel, as in PyTorch's TensorIterator:
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
 from ._parallel import parallel_for
 
 _binary_dtype = D.binary_dtype
@@ -256,7 +256,7 @@ def _dev(*xs):
     for x in xs:
         if isinstance(x, Tensor):
             return x._device
-    from .._device import meta
+    from .._core.device import meta
     return meta
 
 

@@ -5,10 +5,10 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._storage import get_allocator
-from .._tensor import Tensor, _wrap, _meta
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.storage import get_allocator
+from .._core.tensor import Tensor, _wrap, _meta
 from .elementwise import _scalar_type_name
 
 
@@ -181,7 +181,7 @@ def _exact_in(out, start, step, n):
 
 
 def _fma(acc):
-    from .._generator import _fma32, _fma64
+    from .._core.generator import _fma32, _fma64
     return _fma64 if acc == np.float64 else _fma32
 
 
@@ -383,7 +383,7 @@ def tensor_from_data_meta(data, dtype=None, device=None):
 
 # ---- random fills (streams bit-identical to PyTorch's CPU generator) ----------------------------
 def _gen(generator):
-    from .. import _generator
+    from .._core import generator as _generator
     return generator if generator is not None else _generator.default_generator
 
 
@@ -535,7 +535,7 @@ def log_normal_(self, mean=1.0, std=2.0, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    from .._generator import _libm
+    from .._core.generator import _libm
     # torch draws the normals element by element (Box-Muller) and takes libm's exp in double
     a[...] = _libm(math.exp, g.normal(a.shape, np.float64, mean, std, contiguous=False))
     return self

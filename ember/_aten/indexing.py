@@ -6,9 +6,9 @@ for a dim taken whole (what `x[:, idx]` becomes). Bool tensors index like their 
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 from .shape import copy_preserving, _preserved_strides

@@ -6,9 +6,9 @@ matrix product in PyTorch.
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta, _wrap_dim
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta, _wrap_dim
 from .elementwise import broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
 
 
@@ -672,7 +672,7 @@ def linalg_svd(A, full_matrices=True, driver=None):
 
 @impl("linalg_svdvals", "CompositeImplicitAutograd")
 def linalg_svdvals(A, driver=None):
-    from .._dispatcher import lookup
+    from .._dispatch.dispatcher import lookup
     return lookup("linalg_svd")(A, False, driver)[1]
 
 

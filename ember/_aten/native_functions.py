@@ -5,7 +5,7 @@ One line per op, in PyTorch's schema syntax. `Tensor(a)` in a return marks a vie
 family modules next to this file; derivatives by `ember/autograd/derivatives.py`. A position
 typed `Tensor` may also receive a Python number (PyTorch's wrapped scalars).
 """
-from .. import _dispatcher
+from .._dispatch import dispatcher as _dispatcher
 
 DECLARATIONS = """
 # ---- elementwise binary

@@ -5,9 +5,9 @@ reflection and replication padding. Losses follow PyTorch's reduction codes: 0 n
 norm.py)."""
 import numpy as np
 
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta, _wrap_dim
-from .. import _dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta, _wrap_dim
+from .._core import dtype as D
 from .elementwise import broadcast_shape, not_implemented, _OPMATH, _scalar_type_name
 
 

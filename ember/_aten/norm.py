@@ -15,9 +15,9 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta
 from .conv import compute_dtype
 from .elementwise import not_implemented
 

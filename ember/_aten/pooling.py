@@ -12,9 +12,9 @@ not overlap, else one `np.bincount` that sums the contributions of overlapping w
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented

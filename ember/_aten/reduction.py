@@ -8,9 +8,9 @@ an error. Integer sums accumulate in int64 as in PyTorch; float16/bfloat16 accum
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta, _wrap_dim
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta, _wrap_dim
 
 
 def reduce_dims(shape, dim, name="sum"):

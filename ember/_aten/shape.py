@@ -10,10 +10,10 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl, lookup as _lookup
-from .._tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .._memory_format import copy_in_format, format_strides
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl, lookup as _lookup
+from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
+from .._core.memory_format import copy_in_format, format_strides
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 
@@ -553,7 +553,7 @@ def _cast(a, dt):
 
 
 def _device(d):
-    from .._device import device
+    from .._core.device import device
     return device(d)
 
 

@@ -9,9 +9,9 @@ values are the same.
 """
 import numpy as np
 
-from .. import _dtype as D
-from .._dispatcher import impl
-from .._tensor import _wrap, _meta, _wrap_dim
+from .._core import dtype as D
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta, _wrap_dim
 from .elementwise import not_implemented
 from .reduction import _sortable, reduced_shape
 

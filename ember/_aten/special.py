@@ -10,7 +10,7 @@ dtype); the rest also take float16 and bfloat16, computed in float32.
 """
 import numpy as np
 
-from .. import _dispatcher
+from .._dispatch import dispatcher as _dispatcher
 from .elementwise import unary, binary, not_implemented, _float_result, _scipy_special
 
 DECLARATIONS = """

@@ -1,6 +1,6 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
-from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
-                        is_grad_enabled, is_inference_mode_enabled)
+from .._core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                               is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .graph import Node, gradient_edge
 from .engine import execute
@@ -8,11 +8,11 @@ from . import graph, engine, variable_type
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
-    from .._python_bindings import ones_like
+    from .._bindings.python_bindings import ones_like
     grads = []
     for out, g in zip(outputs, grad_outputs):
         if g is None:
@@ -27,7 +27,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
             grads.append(g)
         else:
             if not isinstance(g, Tensor):
-                from .._python_bindings import tensor
+                from .._bindings.python_bindings import tensor
                 g = tensor(g, dtype=out.dtype)
             if g._size != out._size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{len(grads)}] has a shape of "
@@ -125,7 +125,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None:
             if materialize_grads:
-                from .._python_bindings import zeros_like
+                from .._bindings.python_bindings import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "

@@ -18,7 +18,7 @@ import numpy as np
 from .variable_type import derivative, not_differentiable, node_name_of
 from .._aten.elementwise import float_limits, not_implemented
 from .._aten.shape import split_sizes
-from .. import _python_bindings as E
+from .._bindings import python_bindings as E
 
 
 def _unsqueeze_dims(g, shape, dim, keepdim):

@@ -22,7 +22,7 @@ with differentiable ops) record a graph of their own, which is what higher-order
 """
 import heapq
 
-from .grad_mode import _grad_state
+from .._core.grad_mode import _grad_state
 from .graph import AccumulateGrad
 from . import anomaly_mode
 

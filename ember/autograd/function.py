@@ -7,9 +7,9 @@ outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
 import functools
 import warnings
 
-from .grad_mode import _grad_state, no_grad
+from .._core.grad_mode import _grad_state, no_grad
 from .graph import Node, SavedTensor, freed_error, gradient_edge
-from .._tensor import Tensor, _alias
+from .._core.tensor import Tensor, _alias
 
 
 class FunctionCtx:
@@ -41,7 +41,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, grads):
         cls = self._forward_cls
         if self.materialize_grads:
-            from .._python_bindings import zeros
+            from .._bindings.python_bindings import zeros
             grads = [g if g is not None else zeros(shape, dtype=dt, device=dev)
                      for g, (shape, dt, dev) in zip(grads, self._out_meta)]
         backward_fn = cls.backward if cls.vjp is Function.vjp else cls.vjp

@@ -12,13 +12,13 @@ class GradcheckError(RuntimeError):
 
 
 def _as_tuple(x):
-    from .._tensor import Tensor
+    from .._core.tensor import Tensor
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
 def _differentiable_positions(out):
     """Positions of the outputs that require grad; perturbed runs (under no_grad) read the same."""
-    from .._tensor import Tensor
+    from .._core.tensor import Tensor
     return [k for k, o in enumerate(_as_tuple(out)) if isinstance(o, Tensor) and o._rg]
 
 
@@ -50,7 +50,7 @@ def _flat_outputs(out, positions):
 def _analytical_jacobian(inputs, diff_idx, outputs):
     """The same Jacobians from autograd: one backward per output element (a one-hot grad)."""
     from . import grad
-    from .._python_bindings import zeros_like
+    from .._bindings.python_bindings import zeros_like
     jacs = [[np.zeros((inputs[i].numel(), o.numel()), dtype=np.float64) for o in outputs]
             for i in diff_idx]
     for j, o in enumerate(outputs):
@@ -73,7 +73,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """True if the analytical gradients of `func` at `inputs` match finite differences."""
-    from .._tensor import Tensor
+    from .._core.tensor import Tensor
     inputs = _as_tuple(inputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x._rg]
     if not diff_idx:
@@ -102,7 +102,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         for j in range(len(outputs)):
             a, b = analytical[n][j], numerical[j]
             if not np.allclose(a, b, rtol=rtol, atol=atol):
-                from .._python_bindings import tensor
+                from .._bindings.python_bindings import tensor
                 return _fail(f"Jacobian mismatch for output {j} with respect to input {i},\n"
                              f"numerical:{tensor(b)}\nanalytical:{tensor(a)}\n",
                              raise_exception)
@@ -115,9 +115,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
                   masked=False):
     """gradcheck of the function inputs, grad_outputs -> gradients (second derivatives)."""
-    from .._tensor import Tensor
+    from .._core.tensor import Tensor
     from . import grad
-    from .._python_bindings import randn_like
+    from .._bindings.python_bindings import randn_like
     inputs = _as_tuple(inputs)
     out = func(*inputs)
     positions = _differentiable_positions(out)
@@ -143,7 +143,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 
 def _double_types():
-    from .. import _dtype as D
+    from .._core import dtype as D
     return (D.float64, D.complex128)
 
 

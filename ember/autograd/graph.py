@@ -13,8 +13,8 @@ import re
 import weakref
 from collections import OrderedDict
 
-from .grad_mode import _grad_state
-from .._tensor import _alias
+from .._core.grad_mode import _grad_state
+from .._core.tensor import _alias
 
 _seq = itertools.count()
 

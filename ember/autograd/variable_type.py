@@ -17,10 +17,10 @@ saved: the names of the op's arguments, `result`/`result1`, `<arg>_shape`/`<arg>
 """
 import inspect
 
-from .. import _dispatcher
+from .._dispatch import dispatcher as _dispatcher
 from .graph import Node, SavedTensor, freed_error, gradient_edge, short_name
 from . import anomaly_mode
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 
 _NONDIFF = object()
 _FREED = object()  # what a saved tensor becomes after backward without retain_graph
@@ -199,7 +199,7 @@ def _materialize(node, grads):
     """Multi-output ops get zeros for outputs that received no gradient."""
     if node._out_meta is None or all(g is not None for g in grads):
         return grads
-    from .._python_bindings import zeros
+    from .._bindings.python_bindings import zeros
     return [g if g is not None else zeros(shape, dtype=dtype, device=dev)
             for g, (shape, dtype, dev) in zip(grads, node._out_meta)]
 
@@ -404,7 +404,7 @@ def _view_positions(view, base):
     base is labelled with its row-major index first, and the view reads the labels.
     """
     import numpy as np
-    from .._python_bindings import tensor
+    from .._bindings.python_bindings import tensor
     if base.is_contiguous():
         pos = np.full((1,) * view.dim(), view.storage_offset() - base.storage_offset(),
                       dtype=np.int64)
@@ -437,7 +437,7 @@ class CopySlices(Node):
         return "torch::autograd::CopySlices"
 
     def apply(self, grads):
-        from .._python_bindings import ops
+        from .._bindings.python_bindings import ops
         flat = grads[0].reshape(-1)
         grad_slice = flat.index_select(0, self._positions).reshape(self._view_shape)
         res = self.fn.apply([grad_slice])
@@ -455,7 +455,7 @@ class AsStridedBackward0(Node):
     __slots__ = ("_positions", "_base_shape", "_num_outputs")
 
     def apply(self, grads):
-        from .._python_bindings import ops, zeros
+        from .._bindings.python_bindings import ops, zeros
         grad = grads[0]
         n = 1
         for s in self._base_shape:

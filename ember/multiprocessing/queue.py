@@ -32,7 +32,7 @@ import threading
 import time
 from multiprocessing import connection, reduction
 
-from .._storage import UntypedStorage
+from .._core.storage import UntypedStorage
 from .shared_memory import new_segment, segment_of, share_storage, storage_from_fd
 
 _MAX_FDS = 253             # SCM_MAX_FD: the descriptors one Linux socket message can carry

@@ -10,8 +10,8 @@ the very same pages.
 """
 from multiprocessing import reduction
 
-from .._storage import UntypedStorage
-from .._tensor import Tensor, _meta
+from .._core.storage import UntypedStorage
+from .._core.tensor import Tensor, _meta
 from .shared_memory import segment_of, share_storage, share_tensor_storage, storage_from_fd
 from .shared_memory import tensor_over
 

@@ -22,9 +22,9 @@ import weakref
 
 import numpy as np
 
-from .._device import cpu
-from .._storage import UntypedStorage
-from .._tensor import Tensor, _wrap
+from .._core.device import cpu
+from .._core.storage import UntypedStorage
+from .._core.tensor import Tensor, _wrap
 
 _MMAP_OPTIONS = {"trackfd": False} if sys.version_info >= (3, 13) else {}
 

@@ -20,10 +20,10 @@ it in, so ember does too). Time steps past a sample's input length get no gradie
 """
 import numpy as np
 
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from ..autograd.function import Function, once_differentiable
-from .. import _python_bindings as E
-from .. import _dtype as D
+from .._bindings import python_bindings as E
+from .._core import dtype as D
 
 
 def _logsumexp3(a, b, c):

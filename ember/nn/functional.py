@@ -10,10 +10,10 @@ import warnings
 
 import numpy as np
 
-from .. import _python_bindings as E
-from .. import _dtype as D
-from .._dispatcher import lookup as _lookup
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from .._bindings import python_bindings as E
+from .._core import dtype as D
+from .._dispatch.dispatcher import lookup as _lookup
+from .._core.grad_mode import is_grad_enabled, no_grad
 from ..autograd.function import Function
 from .._aten.nn_ops import _nll_check
 

@@ -8,9 +8,9 @@ ember's weights equal PyTorch's.
 import math
 import warnings
 
-from .. import _python_bindings as E
+from .._bindings import python_bindings as E
 from .. import linalg
-from ..autograd.grad_mode import no_grad
+from .._core.grad_mode import no_grad
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",

@@ -1,5 +1,5 @@
 """nn.Parameter and nn.Buffer: tensors that a Module registers as its state."""
-from .._tensor import Tensor, _alias
+from .._core.tensor import Tensor, _alias
 
 
 class Parameter(Tensor):
@@ -8,7 +8,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._python_bindings import empty
+            from .._bindings.python_bindings import empty
             data = empty(0)
         t = _alias(data)._as_subclass(cls)
         t._rg = bool(requires_grad)
@@ -18,7 +18,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        from .._tensor import _alias as alias
+        from .._core.tensor import _alias as alias
         return (_rebuild_parameter, (alias(self), self._rg))
 
     def __deepcopy__(self, memo):
@@ -46,7 +46,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from .._python_bindings import empty
+            from .._bindings.python_bindings import empty
             data = empty(0)
         t = _alias(data)
         t.persistent = persistent
@@ -86,13 +86,13 @@ class UninitializedTensorMixin:
 
     def _placeholder(self):
         """The empty data as an ordinary tensor, for the allowed methods."""
-        from .._tensor import _wrap
+        from .._core.tensor import _wrap
         t = _wrap(_NP_SLOT.__get__(self))
         t.dtype, t._device = self.dtype, self._device
         return t
 
     def materialize(self, shape, device=None, dtype=None):
-        from .._python_bindings import empty
+        from .._bindings.python_bindings import empty
         data = empty(shape, device=self.device if device is None else device,
                      dtype=self.dtype if dtype is None else dtype)
         self.__class__ = self.cls_to_become  # first: the setter below writes the plain slot
@@ -147,7 +147,7 @@ def is_lazy(param):
 
 
 def _uninitialized(cls, requires_grad, device, dtype):
-    from .._python_bindings import empty
+    from .._bindings.python_bindings import empty
     t = empty(0, device=device, dtype=dtype)._as_subclass(cls)
     t._rg = bool(requires_grad)
     return t

@@ -11,7 +11,7 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
                         _increment, _lr, _to_scalar)
 

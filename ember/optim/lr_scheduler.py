@@ -21,7 +21,7 @@ from collections import Counter
 from functools import partial, wraps
 from weakref import ref
 
-from .._tensor import Tensor
+from .._core.tensor import Tensor
 from .optimizer import Optimizer, _to_scalar
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",

@@ -15,10 +15,10 @@ from itertools import chain
 
 import numpy as np
 
-from .. import _dtype
-from .._tensor import Tensor, _wrap
+from .._core import dtype as _dtype
+from .._core.tensor import Tensor, _wrap
 from ..autograd.graph import RemovableHandle
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from . import _foreach
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

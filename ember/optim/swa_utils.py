@@ -13,10 +13,10 @@ from copy import deepcopy
 
 import numpy as np
 
-from .. import _dtype
-from .._python_bindings import tensor
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from .._core import dtype as _dtype
+from .._bindings.python_bindings import tensor
+from .._core.tensor import Tensor
+from .._core.grad_mode import no_grad
 from ..nn.modules.module import Module
 from . import _foreach as F
 from .lr_scheduler import LRScheduler, _format_param

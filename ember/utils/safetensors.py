@@ -5,7 +5,7 @@ Files are read and written through the `safetensors` package's NumPy API (`pip i
 safetensors`), so they are interchangeable with `safetensors.torch.save_file` / `load_file`.
 Like `safetensors.torch`, saving refuses non-contiguous tensors and tensors that share memory.
 """
-from .._tensor import Tensor, _wrap
+from .._core.tensor import Tensor, _wrap
 
 
 def _safetensors_numpy():

@@ -9,7 +9,7 @@ from .module import Module
 from .container import ModuleList, Sequential
 from .linear import Linear
 from .. import functional as F
-from ... import _python_bindings as E
+from ..._bindings import python_bindings as E
 
 _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 

@@ -8,7 +8,7 @@ from .linear import Linear
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ... import _python_bindings as E
+from ..._bindings import python_bindings as E
 
 
 class NonDynamicallyQuantizableLinear(Linear):

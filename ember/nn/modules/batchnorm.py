@@ -3,8 +3,8 @@ buffers (running_mean, running_var, num_batches_tracked)."""
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ... import _python_bindings as E
-from ... import _dtype as D
+from ..._bindings import python_bindings as E
+from ..._core import dtype as D
 
 
 class _NormBase(Module):

@@ -10,7 +10,7 @@ from itertools import chain, islice
 
 from .module import Module, _addindent, _typename
 from ..parameter import Parameter
-from ..._tensor import Tensor
+from ..._core.tensor import Tensor
 
 
 def _abs_index(idx, size):

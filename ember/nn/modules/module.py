@@ -12,7 +12,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ..parameter import Parameter, Buffer, is_lazy
-from ..._tensor import Tensor
+from ..._core.tensor import Tensor
 from ...autograd.function import Function
 from ...autograd.graph import RemovableHandle
 
@@ -151,7 +151,7 @@ class _BackwardHook:
         return tuple(res)
 
     def _apply_on_tensors(self, fn, args):
-        from ...autograd.grad_mode import is_grad_enabled
+        from ..._core.grad_mode import is_grad_enabled
         tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not (is_grad_enabled() and any(args[i].requires_grad for i in tensors_idx)):
             return args, None
@@ -650,7 +650,7 @@ class Module:
         return self
 
     def _apply(self, fn):
-        from ...autograd.grad_mode import no_grad
+        from ..._core.grad_mode import no_grad
         for m in self.modules():
             for k, p in m._parameters.items():
                 if p is None:
@@ -669,7 +669,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._python_bindings import _to_args
+        from ..._bindings.python_bindings import _to_args
         dtype, device, _, _ = _to_args(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
@@ -743,7 +743,7 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        from ...autograd.grad_mode import no_grad
+        from ..._core.grad_mode import no_grad
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)

@@ -24,10 +24,10 @@ from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
 from ..utils.rnn import PackedSequence
-from ... import _python_bindings as E
-from ..._tensor import _wrap
+from ..._bindings import python_bindings as E
+from ..._core.tensor import _wrap
 from ...autograd.function import Function
-from ...autograd.grad_mode import _grad_state
+from ..._core.grad_mode import _grad_state
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 

@@ -3,8 +3,8 @@ padding_idx row zeroed."""
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ... import _python_bindings as E
-from ...autograd.grad_mode import no_grad
+from ..._bindings import python_bindings as E
+from ..._core.grad_mode import no_grad
 
 
 def _padding_index(padding_idx, num_embeddings):

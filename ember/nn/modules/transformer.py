@@ -17,8 +17,8 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 from .. import init, functional as F
-from ... import _python_bindings as E
-from ...autograd.grad_mode import is_grad_enabled
+from ..._bindings import python_bindings as E
+from ..._core.grad_mode import is_grad_enabled
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]

@@ -9,10 +9,10 @@ its fused path, and both give the same numbers.
 import types
 import warnings
 
-from ... import _python_bindings as E
+from ..._bindings import python_bindings as E
 from ... import linalg
-from ...autograd.grad_mode import no_grad
-from ..._tensor import Tensor
+from ..._core.grad_mode import no_grad
+from ..._core.tensor import Tensor
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_"]
 

@@ -1,8 +1,8 @@
 """Flatten parameters into one vector and write a vector back into them (the layout that
 second-order optimisers and hypernetworks work with): parameter after parameter, each in its
 row-major order."""
-from ... import _python_bindings as E
-from ..._tensor import Tensor
+from ..._bindings import python_bindings as E
+from ..._core.tensor import Tensor
 
 
 def _check_param_device(param, old_param_device):

@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from ... import _python_bindings as E
+from ..._bindings import python_bindings as E
 from ... import linalg
-from ...autograd.grad_mode import no_grad
+from ..._core.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module

@@ -19,8 +19,8 @@ import copyreg
 from contextlib import contextmanager
 from copy import deepcopy
 
-from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ..._core.tensor import Tensor
+from ..._core.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 

@@ -15,8 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import _dtype as D, _python_bindings as E
-from ..._tensor import Tensor
+from ..._core import dtype as D
+from ..._bindings import python_bindings as E
+from ..._core.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
            "pad_sequence", "unpad_sequence", "pack_sequence", "unpack_sequence"]

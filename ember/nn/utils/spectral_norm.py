@@ -14,9 +14,9 @@ tensors the first forward's graph saved for backward.
 The state dict carries a version number in its metadata; a version-0 state dict (which stored
 `W` itself and no `v`) is converted on load by solving for `v`.
 """
-from ... import _python_bindings as E
+from ..._bindings import python_bindings as E
 from ... import linalg
-from ...autograd.grad_mode import no_grad
+from ..._core.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter

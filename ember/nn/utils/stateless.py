@@ -12,7 +12,7 @@ for one of the names is used for all of them.
 import contextlib
 import warnings
 
-from ..._tensor import Tensor
+from ..._core.tensor import Tensor
 from ..modules.module import Module
 
 __all__ = ["functional_call"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from .... import as_tensor, float64, stack, strided, tensor, Tensor
 from ....multiprocessing.shared_memory import new_shared_storage, tensor_over
-from ...._tensor import _contiguous_strides
+from ...._core.tensor import _contiguous_strides
 from .worker import get_worker_info
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")

@@ -402,7 +402,7 @@ class Generator:
     def __init__(self, device="cpu"):
         if str(device).split(":")[0] != "cpu":
             raise ValueError(f"ember's Generator only supports the CPU, got device {device!r}")
-        from ._device import cpu
+        from .device import cpu
         self.device = cpu
         self._lock = threading.RLock()
         self._bitgen = np.random.MT19937()
@@ -463,7 +463,7 @@ class Generator:
         if self._float_normal_cache is not None:
             record["is_next_float_normal_sample_valid"] = 1
             record["next_float_normal_sample"] = self._float_normal_cache
-        from ._tensor import _wrap  # the state is a uint8 tensor, as in torch
+        from .tensor import _wrap  # the state is a uint8 tensor, as in torch
         return _wrap(record.reshape(1).view(np.uint8).copy())
 
     @_locked

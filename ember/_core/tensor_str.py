@@ -130,7 +130,7 @@ def _dtype_str(dtype):
 
 
 def _default_dtype():
-    from ember._dtype import get_default_dtype
+    from ember._core.dtype import get_default_dtype
 
     return get_default_dtype()
 

@@ -15,12 +15,12 @@ import ast
 import re
 from types import MethodType
 
-from .autograd.grad_mode import _grad_state
+from .._core.grad_mode import _grad_state
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
 BACKEND_KEYS = ("CPU", "Meta", "CUDA")
 
-Tensor = None  # set by ember._tensor (import cycle)
+Tensor = None  # set by ember._core.tensor (import cycle)
 _autograd_kernel = None  # set by ember.autograd.variable_type
 
 
@@ -246,7 +246,7 @@ def _only_scalars_on(key, tensors):
 
 
 def _as_device(d):
-    from ._device import device
+    from .._core.device import device
     return device(d)
 
 

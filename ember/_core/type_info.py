@@ -4,7 +4,7 @@ Values come from NumPy's (and ml_dtypes' for bfloat16) limit tables; the repr pr
 with six significant digits, as PyTorch's C++ stream formatting does."""
 import numpy as np
 
-from . import _dtype as D
+from . import dtype as D
 
 
 def _g(x):

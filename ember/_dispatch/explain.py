@@ -16,9 +16,9 @@ dispatcher does, works out the keys the dispatcher will choose, and passes the c
 """
 import time
 
-from . import _dispatcher
-from .autograd import engine
-from .autograd.grad_mode import _grad_state
+from . import dispatcher as _dispatcher
+from ..autograd import engine
+from .._core.grad_mode import _grad_state
 
 
 class explain:

@@ -8,7 +8,7 @@ Hot attributes are slots. Rarely set ones (`_grad`, `_base`, hooks, ...) are cla
 defaults that an instance overrides in its `__dict__` only when it needs to, so creating a
 tensor costs a handful of attribute writes.
 
-Most methods (`add`, `sum`, `view`, ...) are attached by `ember._python_bindings`, the layer
+Most methods (`add`, `sum`, `view`, ...) are attached by `ember._bindings.python_bindings`, the layer
 that turns PyTorch's Python signatures into op calls.
 """
 import ctypes
@@ -17,11 +17,11 @@ import weakref
 
 import numpy as np
 
-from . import _dispatcher
-from . import _dtype as D
-from ._device import cpu as _CPU, meta as _META
-from ._storage import UntypedStorage, _root_array
-from .autograd.grad_mode import _grad_state
+from .._dispatch import dispatcher as _dispatcher
+from . import dtype as D
+from .device import cpu as _CPU, meta as _META
+from .storage import UntypedStorage, _root_array
+from .grad_mode import _grad_state
 
 
 class Size(tuple):
@@ -77,7 +77,7 @@ class Tensor:
         if args and isinstance(args[0], Tensor) and cls is not Tensor:
             return args[0]._as_subclass(cls)
         if args and isinstance(args[0], (list, tuple)) and not kwargs:
-            from ._python_bindings import tensor
+            from .._bindings.python_bindings import tensor
             return tensor(args[0])
         if all(isinstance(a, int) for a in args):
             return _wrap(np.empty(args, dtype=np.float32))
@@ -149,7 +149,7 @@ class Tensor:
 
     @property
     def layout(self):
-        from . import strided
+        from .. import strided
         return strided
 
     def get_device(self):
@@ -197,7 +197,7 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None):
         if memory_format is not None and memory_format is not _contiguous_format():
-            from ._memory_format import is_contiguous_as
+            from .memory_format import is_contiguous_as
             return is_contiguous_as(self, memory_format)
         if self._np is not None:
             return self._np.flags.c_contiguous
@@ -231,7 +231,7 @@ class Tensor:
         return self._storage_()
 
     def storage(self):
-        from .storage import TypedStorage
+        from ..storage import TypedStorage
         return TypedStorage(self._storage_(), self.dtype)
 
     def data_ptr(self):
@@ -241,7 +241,7 @@ class Tensor:
 
     def share_memory_(self):
         """Move the storage into shared memory (no-op if it is there), so it can cross processes."""
-        from .multiprocessing.shared_memory import share_tensor_storage
+        from ..multiprocessing.shared_memory import share_tensor_storage
         return share_tensor_storage(self)
 
     def is_shared(self):
@@ -362,19 +362,19 @@ class Tensor:
         return self._base is not None
 
     def retain_grad(self):
-        from .autograd.graph import retain_grad
+        from ..autograd.graph import retain_grad
         retain_grad(self)
 
     def register_hook(self, hook):
-        from .autograd.graph import register_tensor_hook
+        from ..autograd.graph import register_tensor_hook
         return register_tensor_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
-        from .autograd.graph import register_post_accumulate_grad_hook
+        from ..autograd.graph import register_post_accumulate_grad_hook
         return register_post_accumulate_grad_hook(self, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
+        from ..autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- conversion to Python / NumPy ---------------------------------------------------
@@ -446,7 +446,7 @@ class Tensor:
         return id(self)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import tensor_repr
+        from .tensor_str import tensor_repr
         return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
@@ -455,7 +455,7 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        from .serialization import _reduce_tensor
+        from ..serialization import _reduce_tensor
         return _reduce_tensor(self)
 
     def __deepcopy__(self, memo):
@@ -467,7 +467,7 @@ class Tensor:
                                "attempting to deepcopy a module, this may be because of a "
                                "torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        from .autograd.grad_mode import no_grad
+        from .grad_mode import no_grad
         import copy
         with no_grad():
             new = self.clone()
@@ -585,7 +585,7 @@ def array_from_dlpack(obj):
 
 
 def _contiguous_format():
-    from . import contiguous_format
+    from .. import contiguous_format
     return contiguous_format
 
 

@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as D
-from ._tensor import Tensor, _wrap_dim
-from . import _python_bindings as B
+from .._core import dtype as D
+from .._core.tensor import Tensor, _wrap_dim
+from .._bindings import python_bindings as B
 
 __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag",
            "diagflat", "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
@@ -25,7 +25,7 @@ __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_d
 
 
 def _linalg():
-    from . import linalg      # imported late: ember.linalg imports the bindings too
+    from .. import linalg  # imported late: ember.linalg imports the bindings too
     return linalg
 
 
@@ -389,7 +389,7 @@ def _histogramdd(input, bins, bounds, weight, density, name):
     holds its right edge), as PyTorch's kernel decides after its linear guess and local
     search; rows outside any dim's edges are not counted."""
     if not input.is_floating_point():
-        from ._aten.elementwise import not_implemented
+        from .._aten.elementwise import not_implemented
         raise not_implemented("histogramdd", input.dtype)
     if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
         raise RuntimeError(f"{name}: if weight tensor is provided it should have the same "
@@ -430,7 +430,7 @@ def _histogramdd(input, bins, bounds, weight, density, name):
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """Counts of `input`'s elements per bin and the bin edges (histogramdd of one dim)."""
     if not input.is_floating_point():
-        from ._aten.elementwise import not_implemented
+        from .._aten.elementwise import not_implemented
         raise not_implemented("histogramdd", input.dtype)
     if weight is not None and weight.shape != input.shape:
         raise RuntimeError("torch.histogram: if weight tensor is provided, it should have the "

@@ -4,8 +4,8 @@ iterations with re-orthonormalisation, then the exact SVD of the small projected
 The sketch is drawn from the default generator, whose stream is PyTorch's, so a seeded run
 reproduces PyTorch's factors.
 """
-from . import _dtype as D
-from . import _python_bindings as B
+from .._core import dtype as D
+from .._bindings import python_bindings as B
 
 __all__ = ["svd_lowrank", "pca_lowrank"]
 
@@ -16,7 +16,7 @@ def _float_dtype(A):
 
 def _approximate_basis(A, q, niter, M):
     """An orthonormal Q (m x q) whose range approximates that of A - M."""
-    from . import linalg
+    from .. import linalg
 
     def apply(R, adjoint=False):
         AX = (A.mH if adjoint else A).matmul(R)
@@ -32,7 +32,7 @@ def _approximate_basis(A, q, niter, M):
 
 
 def svd_lowrank(A, q=6, niter=2, M=None):
-    from . import linalg
+    from .. import linalg
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
     m, n = A.shape[-2], A.shape[-1]

@@ -5,9 +5,9 @@ same distributions as PyTorch's but are not its bit stream.
 """
 import numpy as np
 
-from . import _dtype as D
-from . import _python_bindings as B
-from ._type_info import finfo
+from .._core import dtype as D
+from .._bindings import python_bindings as B
+from .._core.type_info import finfo
 
 __all__ = ["binomial", "_standard_gamma", "_sample_dirichlet"]
 
@@ -20,7 +20,7 @@ def _numpy_rng(generator):
 def _check(name, *tensors):
     for t in tensors:
         if not t.is_floating_point():
-            from ._aten.elementwise import not_implemented
+            from .._aten.elementwise import not_implemented
             raise not_implemented(name, t.dtype)
         if t.requires_grad:
             raise NotImplementedError(f"{name}: gradients with respect to the parameters are "

@@ -5,9 +5,9 @@ that requires grad raises rather than giving a result autograd would silently st
 """
 import numpy as np
 
-from . import _dtype as D
-from . import _python_bindings as B
-from .autograd.grad_mode import is_grad_enabled
+from .._core import dtype as D
+from .._bindings import python_bindings as B
+from .._core.grad_mode import is_grad_enabled
 
 _COMPLEX = {"float32": D.complex64, "float64": D.complex128, "complex64": D.complex64,
             "complex128": D.complex128}
@@ -18,7 +18,7 @@ def _decompose(A, name, vectors):
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} matrices")
     if A.dtype.name not in _COMPLEX:
-        from ._aten.elementwise import not_implemented
+        from .._aten.elementwise import not_implemented
         raise not_implemented("linalg_eig_out_cpu", A.dtype)
     if A.requires_grad and is_grad_enabled():
         raise NotImplementedError(f"linalg.{name}: the derivative is not implemented in ember "
@@ -35,7 +35,7 @@ def _decompose(A, name, vectors):
 
 
 def _linalg_error(message):
-    from ._aten.linalg import LinAlgError
+    from .._aten.linalg import LinAlgError
     return LinAlgError(message)
 
 

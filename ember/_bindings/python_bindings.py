@@ -12,18 +12,18 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as D
-from . import _dtype as _dtype  # noqa: F401  (derivatives use E._dtype)
-from ._device import device as _device_cls
-from ._dispatcher import lookup as _lookup
-from ._ops import ops
-from ._tensor import Tensor, Size, _wrap, _wrap_dim
-from ._storage import UntypedStorage
-from ._memory_format import preserve_format, contiguous_format, format_strides
-from ._aten.shape import is_non_overlapping_and_dense
-from ._aten.elementwise import _scalar_type_name
-from . import _indexing
-from .autograd.grad_mode import _grad_state
+from .._core import dtype as D
+from .._core import dtype as _dtype  # noqa: F401  (derivatives use E._dtype)
+from .._core.device import device as _device_cls
+from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.ops import ops
+from .._core.tensor import Tensor, Size, _wrap, _wrap_dim
+from .._core.storage import UntypedStorage
+from .._core.memory_format import preserve_format, contiguous_format, format_strides
+from .._aten.shape import is_non_overlapping_and_dense
+from .._aten.elementwise import _scalar_type_name
+from . import indexing as _indexing
+from .._core.grad_mode import _grad_state
 
 _op = _lookup
 
@@ -82,7 +82,7 @@ def _op_name_of(result):
 
 
 def _can_cast_out(src, dst):
-    from ._aten.elementwise import can_cast
+    from .._aten.elementwise import can_cast
     return can_cast(src, dst)
 
 
@@ -167,7 +167,7 @@ def _tensor_over(ndarray):
 def from_dlpack(ext_tensor):
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
-    from ._tensor import array_from_dlpack
+    from .._core.tensor import array_from_dlpack
     return _tensor_over(array_from_dlpack(ext_tensor))
 
 
@@ -1021,7 +1021,7 @@ def diag(input, diagonal=0, *, out=None):
 
 
 def broadcast_shapes(*shapes):
-    from ._aten.elementwise import broadcast_shape
+    from .._aten.elementwise import broadcast_shape
     return Size(broadcast_shape(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
 
 
@@ -1067,7 +1067,7 @@ def result_type(tensor1, tensor2):
 
 
 def can_cast(from_, to):
-    from ._aten.elementwise import can_cast as _cc
+    from .._aten.elementwise import can_cast as _cc
     return _cc(from_, to)
 
 
@@ -1108,7 +1108,7 @@ def _to(self, *args, **kwargs):
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
-        from .autograd.graph import _type_name
+        from ..autograd.graph import _type_name
         return _type_name(self)
     if isinstance(dtype, str):
         names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
@@ -1664,14 +1664,14 @@ def prelu(input, weight):
 
 
 def _scalar_type_name(dt):
-    from ._aten.elementwise import _scalar_type_name as name
+    from .._aten.elementwise import _scalar_type_name as name
     return name(dt)
 
 
 def _rrelu_noise(input, lower, upper, generator):
     """The random slopes of rrelu in training: like PyTorch's rrelu_with_noise, one
     uniform(lower, upper) double per element <= 0, drawn in element order; 1 elsewhere."""
-    from ._generator import default_generator
+    from .._core.generator import default_generator
     if input.dtype is D.float16 or not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
                                   f"'{_scalar_type_name(input.dtype)}'")
@@ -2145,12 +2145,12 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 
 def pinverse(input, rcond=1e-15):
-    from . import linalg
+    from .. import linalg
     return linalg.pinv(input, rtol=rcond)
 
 
 def matrix_power(input, n):
-    from . import linalg
+    from .. import linalg
     return linalg.matrix_power(input, n)
 
 
@@ -2265,7 +2265,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
 
 
 def _no_grad_guard():
-    from .autograd.grad_mode import no_grad
+    from .._core.grad_mode import no_grad
     return no_grad()
 
 

@@ -22,7 +22,7 @@ objects under PyTorch's names; `_ArchiveWriter` writes the records, into a tempo
 replaces the target only when complete (`_atomic_open`).
 load: `_ArchiveReader` finds the records and starts reading the storages on worker threads;
 data.pkl is unpickled -- by default by the allow-list unpickler of
-`ember._weights_only_unpickler` -- and each persistent id becomes a storage, read into memory
+`ember.serialization.weights_only_unpickler` -- and each persistent id becomes a storage, read into memory
 or (`mmap=True`) mapped from the file. Files in PyTorch's legacy (pre-1.6) format are read by
 `_legacy_load`.
 
@@ -50,14 +50,14 @@ from collections import ChainMap, OrderedDict
 
 import numpy as np
 
-from . import _dtype as D
-from . import _weights_only_unpickler
-from ._device import device, cpu as _CPU, meta as _META
-from ._storage import UntypedStorage
-from ._tensor import Tensor, Size, _wrap, _meta, _alias
-from ._weights_only_unpickler import (add_safe_globals, get_safe_globals,  # noqa: F401
-                                      clear_safe_globals, safe_globals)
-from .nn.parameter import Parameter
+from .._core import dtype as D
+from . import weights_only_unpickler as _weights_only_unpickler
+from .._core.device import device, cpu as _CPU, meta as _META
+from .._core.storage import UntypedStorage
+from .._core.tensor import Tensor, Size, _wrap, _meta, _alias
+from .weights_only_unpickler import (add_safe_globals, get_safe_globals, clear_safe_globals,
+                                     safe_globals)
+from ..nn.parameter import Parameter
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "get_unsafe_globals_in_checkpoint", "StorageType",
@@ -315,7 +315,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _get_layout(name):
-    from . import strided, sparse_coo
+    from .. import strided, sparse_coo
     layouts = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
     if name not in layouts:
         raise RuntimeError(f"ember has no layout {name}")
@@ -462,7 +462,7 @@ _TENSOR_REDUCERS = {Tensor: _reduce_tensor, Parameter: _reduce_tensor}  # Parame
 def _save_reducers():
     """How `_Pickler` reduces ember's types, ahead of copyreg's table. A str means "the global
     of this name", which `_Pickler.save_global` writes under PyTorch's name."""
-    from . import strided
+    from .. import strided
     return ChainMap({**_TENSOR_REDUCERS, D.dtype: lambda d: d.name,
                      StorageType: lambda st: st.name, type(strided): _reduce_layout},
                     copyreg.dispatch_table)
@@ -893,7 +893,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     pickle_module = pickle if pickle_module is None else pickle_module
     pickle_load_args.setdefault("encoding", "utf-8")
     if isinstance(f, (str, os.PathLike)) and os.fspath(f).endswith(".safetensors"):
-        from .utils.safetensors import load_file
+        from ..utils.safetensors import load_file
         return load_file(f, device=str(map_location) if map_location is not None else "cpu")
     with _open_for_reading(f) as file:
         try:

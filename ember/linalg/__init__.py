@@ -10,13 +10,13 @@ import functools
 
 import numpy as np
 
-from . import _dtype as D
-from ._aten.linalg import LinAlgError
-from ._aten.elementwise import _scalar_type_name
-from ._dispatcher import lookup as _op
-from ._python_bindings import (_finish, _finish_tuple, _vector_norm as vector_norm,
-                               _matrix_norm as matrix_norm, where, zeros, eye, matmul,
-                               diagonal as _diagonal, tensor)
+from .._core import dtype as D
+from .._aten.linalg import LinAlgError
+from .._aten.elementwise import _scalar_type_name
+from .._dispatch.dispatcher import lookup as _op
+from .._bindings.python_bindings import (_finish, _finish_tuple, _vector_norm as vector_norm,
+                                         _matrix_norm as matrix_norm, where, zeros, eye, matmul,
+                                         diagonal as _diagonal, tensor)
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank", "norm", "vector_norm",
@@ -191,11 +191,10 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return _diagonal(A, offset, dim1, dim2)
 
 
-from ._linalg_composites import solve_triangular, matrix_exp, cond  # noqa: E402 (coverage)
-from ._lu import (linalg_lu as lu, lu_factor, lu_factor_ex,  # noqa: E402
-                  linalg_lu_solve as lu_solve)
-from ._householder import householder_product  # noqa: E402
-from ._eig import eig, eigvals  # noqa: E402
+from .composites import solve_triangular, matrix_exp, cond  # noqa: E402 (coverage)
+from .lu import linalg_lu as lu, lu_factor, lu_factor_ex, linalg_lu_solve as lu_solve
+from .householder import householder_product  # noqa: E402
+from .eig import eig, eigvals  # noqa: E402
 __all__ += ["solve_triangular", "matrix_exp", "cond", "lu", "lu_factor", "lu_factor_ex",
             "lu_solve", "householder_product", "eig", "eigvals"]
 

@@ -1,5 +1,5 @@
 """`ember.ops.<namespace>.<op>`: every registered operator, by namespace (torch.ops)."""
-from . import _dispatcher
+from . import dispatcher as _dispatcher
 
 
 class _Namespace:

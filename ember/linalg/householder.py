@@ -8,16 +8,16 @@ PyTorch.
 """
 import numpy as np
 
-from . import _dtype as D
-from ._tensor import Tensor
-from . import _python_bindings as B
+from .._core import dtype as D
+from .._core.tensor import Tensor
+from .._bindings import python_bindings as B
 
 __all__ = ["geqrf", "orgqr", "ormqr"]
 
 
 def _check_float(A, kernel):
     if not (A.is_floating_point() or A.is_complex()) or A.dtype in (D.float16, D.bfloat16):
-        from ._aten.elementwise import not_implemented
+        from .._aten.elementwise import not_implemented
         raise not_implemented(kernel, A.dtype)
 
 

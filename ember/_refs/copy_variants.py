@@ -2,9 +2,9 @@
 fresh contiguous memory, which PyTorch exposes for functionalization. Built from the view op
 and clone, so the gradient is the view op's; as_strided_scatter is the inverse of as_strided.
 """
-from ._memory_format import contiguous_format
-from . import _python_bindings as B
-from ._tensor import _wrap_dim
+from .._core.memory_format import contiguous_format
+from .._bindings import python_bindings as B
+from .._core.tensor import _wrap_dim
 
 __all__ = []
 

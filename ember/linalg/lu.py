@@ -10,15 +10,15 @@ import warnings
 
 import numpy as np
 
-from . import _dtype as D
-from ._tensor import Tensor
-from . import _python_bindings as B
+from .._core import dtype as D
+from .._core.tensor import Tensor
+from .._bindings import python_bindings as B
 
 __all__ = ["lu", "lu_unpack", "lu_solve"]
 
 
 def _linalg():
-    from . import linalg
+    from .. import linalg
     return linalg
 
 
@@ -27,7 +27,7 @@ def _check_matrix(A, name):
         raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A.shape)} instead")
     if not (A.is_floating_point() or A.is_complex()) or A.dtype in (D.float16, D.bfloat16):
-        from ._aten.elementwise import not_implemented
+        from .._aten.elementwise import not_implemented
         raise not_implemented("lu_cpu", A.dtype)
 
 

@@ -53,7 +53,7 @@ class UntypedStorage:
     __slots__ = ("_array", "_nbytes", "device", "_version", "_grad_claimed", "__weakref__")
 
     def __init__(self, size=0, *, device="cpu"):
-        from ._device import device as _dev
+        from .device import device as _dev
         dev = _dev(device)
         self._array = get_allocator(dev.type).allocate(int(size))
         self._nbytes = int(size)
@@ -136,22 +136,22 @@ class UntypedStorage:
         return self
 
     def is_shared(self):
-        from .multiprocessing.shared_memory import segment_of
+        from ..multiprocessing.shared_memory import segment_of
         return segment_of(self) is not None
 
     def share_memory_(self):
         """Move the bytes into shared memory in place (every tensor over them follows)."""
-        from .multiprocessing.shared_memory import share_storage
+        from ..multiprocessing.shared_memory import share_storage
         return share_storage(self)
 
     @classmethod
     def _new_shared(cls, size, *, device="cpu"):
         """A new storage of `size` bytes in shared memory."""
-        from .multiprocessing.shared_memory import new_shared_storage
+        from ..multiprocessing.shared_memory import new_shared_storage
         return new_shared_storage(int(size))
 
     def __reduce__(self):
-        from .serialization import _reduce_storage
+        from ..serialization import _reduce_storage
         return _reduce_storage(self)
 
     @property

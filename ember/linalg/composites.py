@@ -8,9 +8,9 @@ which raise pointing at their replacements.
 import math
 import warnings
 
-from . import _dtype as D
-from ._tensor import Tensor
-from . import _python_bindings as B
+from .._core import dtype as D
+from .._core.tensor import Tensor
+from .._bindings import python_bindings as B
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
            "frobenius_norm", "nuclear_norm", "norm_except_dim", "adjoint",
@@ -18,7 +18,7 @@ __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp
 
 
 def _linalg():
-    from . import linalg      # imported late: ember.linalg re-exports this module's functions
+    from .. import linalg  # imported late: ember.linalg re-exports this module's functions
     return linalg
 
 
@@ -35,7 +35,7 @@ def _check_float(A, name):
 
 
 def _scalar_name(dtype):
-    from ._aten.elementwise import _scalar_type_name
+    from .._aten.elementwise import _scalar_type_name
     return _scalar_type_name(dtype)
 
 
