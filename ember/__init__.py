@@ -12,7 +12,7 @@ from ._core.storage import UntypedStorage
 from ._core.memory_format import (memory_format, contiguous_format, channels_last,
                                   channels_last_3d, preserve_format)
 from . import autograd
-from ._core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                               is_grad_enabled, is_inference_mode_enabled)
 from ._core.tensor import Tensor, Size
 from ._dispatch import dispatcher as _dispatcher
@@ -58,16 +58,7 @@ from ._core.matmul_precision import set_float32_matmul_precision, get_float32_ma
 from .serialization import save, load
 
 
-class _Layout:
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "torch." + self.name
-
-
-strided = _Layout("strided")
-sparse_coo = _Layout("sparse_coo")
+from ._core.layout import layout, strided, sparse_coo
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,7 @@ from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, l
                polygamma, mvlgamma as multigammaln, i0, sinc, logsumexp)
 from ._dispatch.dispatcher import lookup as _op
 from ._bindings.python_bindings import _finish
-from .nn.functional import softmax as _softmax, log_softmax as _log_softmax
+from ._bindings.python_bindings import softmax as _softmax, log_softmax as _log_softmax
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf",

@@ -54,8 +54,7 @@ def _reraise_unless_shape_error(a, b):
     """Inside `except ValueError`: re-raise it unless NumPy failed to broadcast the operands.
     Reading an UninitializedParameter's data raises ValueError as well, and that one must
     reach the user as it is."""
-    from ..nn.parameter import UninitializedTensorMixin
-    if isinstance(a, UninitializedTensorMixin) or isinstance(b, UninitializedTensorMixin):
+    if getattr(a, "_is_uninitialized", False) or getattr(b, "_is_uninitialized", False):
         raise
 
 

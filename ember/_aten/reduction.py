@@ -252,7 +252,7 @@ def var(self, dim=None, correction=None, keepdim=False):
 @impl("std.correction", "CPU")
 def std(self, dim=None, correction=None, keepdim=False):
     r, dt = _var(self, dim, correction, keepdim)
-    return _wrap(np.sqrt(r).astype(dt._np))
+    return _wrap(np.asarray(np.sqrt(r)).astype(dt._np))
 
 
 for _n in ("var.correction", "std.correction"):

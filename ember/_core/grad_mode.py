@@ -1,8 +1,10 @@
-"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+"""Grad mode state and the modes that only switch it: no_grad, enable_grad, set_grad_enabled.
 
 One flag decides whether the dispatcher's Autograd kernel records graph nodes. PyTorch keeps it
 thread-local; ember keeps one process-wide flag (DataLoader workers are processes, not threads).
-Each mode is a context manager and a decorator, as in PyTorch.
+Each mode is a context manager and a decorator, as in PyTorch. This module is a leaf of the
+import graph: the dispatcher reads the flag on every call. `inference_mode`, which also pushes
+a dispatch mode, lives above the dispatcher in `ember.autograd.grad_mode`.
 """
 import functools
 import inspect
@@ -112,51 +114,3 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
-
-
-class inference_mode(_DecoratorContextManager):
-    """Like no_grad, and tensors made inside are inference tensors (`is_inference()`): they
-    never join a graph later (saving one for backward raises) and cannot be modified in place
-    outside inference mode. `inference_mode(False)` switches back to normal mode inside.
-
-    A dispatch mode marks each op's new outputs while the flag is on; a view inherits the
-    flag of its base and an in-place op's result keeps its own.
-    """
-
-    def __init__(self, mode=True):
-        self.mode = mode
-
-    def __new__(cls, mode=True):
-        if isinstance(mode, bool) or mode is None:
-            return super().__new__(cls)
-        return cls()(mode)  # used as a bare decorator: @inference_mode
-
-    def __enter__(self):
-        from .._dispatch import dispatcher as _dispatcher
-        self.prev = (_grad_state.enabled, _grad_state.inference)
-        _grad_state.enabled = not self.mode
-        _grad_state.inference = bool(self.mode)
-        if self.mode:
-            _dispatcher._modes.append(_mark_inference)
-
-    def __exit__(self, *exc):
-        from .._dispatch import dispatcher as _dispatcher
-        _grad_state.enabled, _grad_state.inference = self.prev
-        if self.mode:
-            _dispatcher._modes.remove(_mark_inference)
-
-    def clone(self):
-        return self.__class__(self.mode)
-
-
-def _mark_inference(op, args, level):
-    from .._dispatch.dispatcher import call_in_modes
-    from .tensor import Tensor
-    out = call_in_modes(op, args, level - 1)
-    if _grad_state.inference:
-        for t in (out if isinstance(out, (tuple, list)) else (out,)):
-            if isinstance(t, Tensor) and not (op._mutates and t is args[0]):
-                base = t._base
-                if base is None or base._inference:
-                    t._inference = True
-    return out

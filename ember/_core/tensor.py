@@ -17,9 +17,10 @@ import weakref
 
 import numpy as np
 
-from .._dispatch import dispatcher as _dispatcher
 from . import dtype as D
 from .device import cpu as _CPU, meta as _META
+from .layout import strided
+from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
 from .grad_mode import _grad_state
 
@@ -70,6 +71,7 @@ class Tensor:
     _backward_hooks = None
     _inference = False
     _is_param = False
+    _is_uninitialized = False  # nn's UninitializedParameter/Buffer: no data to read yet
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and not args and not kwargs:
@@ -77,8 +79,7 @@ class Tensor:
         if args and isinstance(args[0], Tensor) and cls is not Tensor:
             return args[0]._as_subclass(cls)
         if args and isinstance(args[0], (list, tuple)) and not kwargs:
-            from .._bindings.python_bindings import tensor
-            return tensor(args[0])
+            return _wrap(np.array(args[0], dtype=D.get_default_dtype()._np))
         if all(isinstance(a, int) for a in args):
             return _wrap(np.empty(args, dtype=np.float32))
         raise TypeError(f"Tensor(): invalid arguments {args!r}")
@@ -149,7 +150,6 @@ class Tensor:
 
     @property
     def layout(self):
-        from .. import strided
         return strided
 
     def get_device(self):
@@ -585,7 +585,6 @@ def array_from_dlpack(obj):
 
 
 def _contiguous_format():
-    from .. import contiguous_format
     return contiguous_format
 
 
@@ -666,4 +665,3 @@ def _alias(src):
     return t
 
 
-_dispatcher.Tensor = Tensor

@@ -11,135 +11,15 @@ kernel is written in other ops and serves every key (autograd then sees the ops 
 The hot path (`OpOverload.__call__` -> `_dispatch`) does no signature parsing: positions of the
 tensor arguments are computed once, when the schema is parsed.
 """
-import ast
-import re
 from types import MethodType
 
 from .._core.grad_mode import _grad_state
+from .._core.tensor import Tensor
+from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
 BACKEND_KEYS = ("CPU", "Meta", "CUDA")
 
-Tensor = None  # set by ember._core.tensor (import cycle)
-_autograd_kernel = None  # set by ember.autograd.variable_type
-
-
-class Argument:
-    __slots__ = ("name", "type", "default", "has_default", "kwarg_only", "alias", "mutable")
-
-    def __init__(self, name, typ, default, has_default, kwarg_only, alias, mutable):
-        self.name, self.type, self.default = name, typ, default
-        self.has_default, self.kwarg_only = has_default, kwarg_only
-        self.alias, self.mutable = alias, mutable
-
-    @property
-    def is_tensor(self):
-        return self.type in ("Tensor", "Tensor?")
-
-    @property
-    def is_tensor_list(self):
-        return self.type in ("Tensor[]", "Tensor?[]")
-
-    def __repr__(self):
-        return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
-
-
-_ARG = re.compile(r"^(?P<type>[\w\[\]\d?]+?)(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
-                  r"\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
-
-
-def _split_top(s):
-    parts, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur.strip())
-    return parts
-
-
-def _literal(text):
-    text = text.strip()
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    if text == "contiguous_format":
-        return None
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text.strip("\"'")
-
-
-class Schema:
-    """A parsed schema: name, overload, arguments and returns."""
-
-    def __init__(self, text, namespace="aten"):
-        self.text = text
-        m = re.match(r"^\s*([\w.]+)\((.*)\)\s*->\s*(.+)$", text)
-        if not m:
-            raise ValueError(f"invalid schema: {text!r}")
-        full, params, rets = m.groups()
-        self.name, _, self.overload = full.partition(".")
-        self.namespace = namespace
-        self.arguments = []
-        kwarg_only = False
-        for p in _split_top(params):
-            if p == "*":
-                kwarg_only = True
-                continue
-            a = _ARG.match(p)
-            if not a:
-                raise ValueError(f"invalid argument {p!r} in schema {text!r}")
-            typ = a["type"] + (a["rest"] or "")
-            has_default = a["default"] is not None
-            self.arguments.append(Argument(a["name"], typ,
-                                           _literal(a["default"]) if has_default else None,
-                                           has_default, kwarg_only, a["alias"], bool(a["bang"])))
-        rets = rets.strip()
-        if rets.startswith("("):
-            rets = rets[1:-1]
-        self.returns = [r.split()[0] for r in _split_top(rets)] if rets else []
-        self.returns_view = any("(" in r and "!" not in r for r in self.returns)
-        self.is_inplace = self.arguments and self.arguments[0].mutable and \
-            self.arguments[0].name == "self"
-        self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
-
-    @property
-    def qualname(self):
-        return f"{self.namespace}::{self.name}" + (f".{self.overload}" if self.overload else "")
-
-    def bind(self, args, kwargs, opname):
-        """Positional args + kwargs -> the full positional tuple (the slow path)."""
-        out = list(args)
-        nargs = len(self.arguments)
-        if len(out) > nargs:
-            raise TypeError(f"{opname}() takes {nargs} arguments but {len(out)} were given")
-        for i, a in enumerate(self.arguments):
-            if i < len(args):
-                if a.kwarg_only and a.name not in ():
-                    pass
-                if a.name in kwargs:
-                    raise TypeError(f"{opname}() got multiple values for argument '{a.name}'")
-                continue
-            if a.name in kwargs:
-                out.append(kwargs[a.name])
-            elif a.has_default:
-                d = a.default
-                out.append(list(d) if isinstance(d, list) else d)
-            else:
-                raise TypeError(f"{opname}() missing required argument '{a.name}' "
-                                f"(schema: {self.text})")
-        extra = set(kwargs) - {a.name for a in self.arguments}
-        if extra:
-            raise TypeError(f"{opname}() got an unexpected keyword argument '{sorted(extra)[0]}'")
-        return tuple(out)
 
 
 class OpOverload:
@@ -208,7 +88,7 @@ class OpOverload:
             return self._composite(*args)
         key, grad = self._key_and_grad(args)
         if grad and _grad_state.enabled:
-            return _autograd_kernel(self, key, args)
+            return _fallbacks["Autograd"](self, key, args)
         return self.redispatch(key, args)
 
     def redispatch(self, key, args):

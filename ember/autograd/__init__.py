@@ -1,8 +1,10 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
-from .._core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
-                               is_grad_enabled, is_inference_mode_enabled)
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
+                        is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
-from .graph import Node, gradient_edge
+from .graph import Node, full, zeros
+from .._dispatch.dispatcher import lookup
+from .views import gradient_edge
 from .engine import execute
 from . import graph, engine, variable_type
 from .function import Function, FunctionCtx, once_differentiable
@@ -12,7 +14,6 @@ from .._core.tensor import Tensor
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
-    from .._bindings.python_bindings import ones_like
     grads = []
     for out, g in zip(outputs, grad_outputs):
         if g is None:
@@ -22,13 +23,12 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
                 if not (out.dtype.is_floating_point or out.dtype.is_complex):
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
-                g = ones_like(out)
+                g = full(out._size, 1, out.dtype, out._device)
                 g._storage_()._grad_claimed = False
             grads.append(g)
         else:
             if not isinstance(g, Tensor):
-                from .._bindings.python_bindings import tensor
-                g = tensor(g, dtype=out.dtype)
+                g = lookup("_tensor_from_data")(g, out.dtype, out._device)
             if g._size != out._size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{len(grads)}] has a shape of "
                                    f"{g.shape} and output[{len(grads)}] has a shape of "
@@ -125,8 +125,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None:
             if materialize_grads:
-                from .._bindings.python_bindings import zeros_like
-                g = zeros_like(t)
+                g = zeros(t._size, t.dtype, t._device)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is "

@@ -8,7 +8,8 @@ import functools
 import warnings
 
 from .._core.grad_mode import _grad_state, no_grad
-from .graph import Node, SavedTensor, freed_error, gradient_edge
+from .graph import Node, SavedTensor, freed_error, zeros
+from .views import gradient_edge, rebase_view_history
 from .._core.tensor import Tensor, _alias
 
 
@@ -41,8 +42,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def apply(self, grads):
         cls = self._forward_cls
         if self.materialize_grads:
-            from .._bindings.python_bindings import zeros
-            grads = [g if g is not None else zeros(shape, dtype=dt, device=dev)
+            grads = [g if g is not None else zeros(shape, dt, dev)
                      for g, (shape, dt, dev) in zip(grads, self._out_meta)]
         backward_fn = cls.backward if cls.vjp is Function.vjp else cls.vjp
         result = backward_fn(self, *grads)
@@ -212,11 +212,10 @@ class Function(metaclass=FunctionMeta):
             new_outputs.append(o)
         ctx._out_meta = out_meta
         if dirty_view is not None:
-            from .variable_type import _rebase_view_history
             edges = list(ctx.next_functions)
             edges[0] = gradient_edge(dirty_view._base)
             ctx.next_functions = tuple(edges)
-            _rebase_view_history(dirty_view, ctx)
+            rebase_view_history(dirty_view, ctx)
             new_outputs.insert(0, dirty_view)
         saved = []
         out_ids = {id(o): k for k, o in enumerate(new_outputs) if isinstance(o, Tensor)}

@@ -1,4 +1,53 @@
-"""torch.autograd.grad_mode: the grad-mode context managers. The state they switch lives in the
-core layer (`ember._core.grad_mode`), below the dispatcher that reads it on every call."""
-from .._core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
-                               is_grad_enabled, is_inference_mode_enabled)
+"""torch.autograd.grad_mode: the grad-mode context managers. The flags they switch live in the
+core layer (`ember._core.grad_mode`), below the dispatcher that reads them on every call;
+`inference_mode` also pushes a dispatch mode, so it is defined here, above the dispatcher."""
+from .._core.grad_mode import (no_grad, enable_grad, set_grad_enabled,  # noqa: F401
+                               is_grad_enabled, is_inference_mode_enabled,
+                               _DecoratorContextManager, _grad_state)
+from .._core.tensor import Tensor
+from .._dispatch import dispatcher as _dispatcher
+from .._dispatch.dispatcher import call_in_modes
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and tensors made inside are inference tensors (`is_inference()`): they
+    never join a graph later (saving one for backward raises) and cannot be modified in place
+    outside inference mode. `inference_mode(False)` switches back to normal mode inside.
+
+    A dispatch mode marks each op's new outputs while the flag is on; a view inherits the
+    flag of its base and an in-place op's result keeps its own.
+    """
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool) or mode is None:
+            return super().__new__(cls)
+        return cls()(mode)  # used as a bare decorator: @inference_mode
+
+    def __enter__(self):
+        self.prev = (_grad_state.enabled, _grad_state.inference)
+        _grad_state.enabled = not self.mode
+        _grad_state.inference = bool(self.mode)
+        if self.mode:
+            _dispatcher._modes.append(_mark_inference)
+
+    def __exit__(self, *exc):
+        _grad_state.enabled, _grad_state.inference = self.prev
+        if self.mode:
+            _dispatcher._modes.remove(_mark_inference)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def _mark_inference(op, args, level):
+    out = call_in_modes(op, args, level - 1)
+    if _grad_state.inference:
+        for t in (out if isinstance(out, (tuple, list)) else (out,)):
+            if isinstance(t, Tensor) and not (op._mutates and t is args[0]):
+                base = t._base
+                if base is None or base._inference:
+                    t._inference = True
+    return out

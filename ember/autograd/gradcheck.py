@@ -6,6 +6,8 @@ through `autograd.grad`. They must agree within atol + rtol * |numerical|. Use f
 """
 import numpy as np
 
+from .._core.tensor import _wrap
+
 
 class GradcheckError(RuntimeError):
     pass
@@ -50,12 +52,11 @@ def _flat_outputs(out, positions):
 def _analytical_jacobian(inputs, diff_idx, outputs):
     """The same Jacobians from autograd: one backward per output element (a one-hot grad)."""
     from . import grad
-    from .._bindings.python_bindings import zeros_like
     jacs = [[np.zeros((inputs[i].numel(), o.numel()), dtype=np.float64) for o in outputs]
             for i in diff_idx]
     for j, o in enumerate(outputs):
         for k in range(o.numel()):
-            g = zeros_like(o)  # may be non-contiguous like `o`: index it, don't reshape it
+            g = o.detach().clone().zero_()  # may be non-contiguous like `o`: index, don't reshape
             g._np[np.unravel_index(k, g._np.shape)] = 1
             gi = grad(o, [inputs[i] for i in diff_idx], g, retain_graph=True, allow_unused=True)
             for n, gx in enumerate(gi):
@@ -102,9 +103,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         for j in range(len(outputs)):
             a, b = analytical[n][j], numerical[j]
             if not np.allclose(a, b, rtol=rtol, atol=atol):
-                from .._bindings.python_bindings import tensor
                 return _fail(f"Jacobian mismatch for output {j} with respect to input {i},\n"
-                             f"numerical:{tensor(b)}\nanalytical:{tensor(a)}\n",
+                             f"numerical:{_wrap(b)}\nanalytical:{_wrap(a)}\n",
                              raise_exception)
     return True
 
@@ -117,7 +117,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """gradcheck of the function inputs, grad_outputs -> gradients (second derivatives)."""
     from .._core.tensor import Tensor
     from . import grad
-    from .._bindings.python_bindings import randn_like
     inputs = _as_tuple(inputs)
     out = func(*inputs)
     positions = _differentiable_positions(out)
@@ -125,7 +124,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
                          raise_exception=raise_exception)
     if grad_outputs is None:
-        grad_outputs = tuple(randn_like(_as_tuple(out)[k]).requires_grad_() for k in positions)
+        grad_outputs = tuple(_as_tuple(out)[k].detach().clone().normal_().requires_grad_() for k in positions)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 from .._core.grad_mode import _grad_state
 from .._core.tensor import _alias
+from .._dispatch.dispatcher import lookup
 
 _seq = itertools.count()
 
@@ -180,24 +181,6 @@ def grad_accumulator(t):
     return acc
 
 
-def gradient_edge(t):
-    """(node, input_nr) that a gradient for `t` flows into, or (None, 0) if none.
-
-    A view whose storage was written in place since its grad_fn was made may be out of date
-    (its base's history was rebased): it gets a grad_fn regenerated from the base first.
-    """
-    fn = t.grad_fn
-    if fn is not None:
-        if t._base is not None and t._storage._version != t.__dict__.get("_view_version"):
-            from .variable_type import refresh_view
-            refresh_view(t)
-            fn = t.grad_fn
-        return (fn, t._output_nr)
-    if t._rg:
-        return (grad_accumulator(t), 0)
-    return (None, 0)
-
-
 class SavedTensor:
     """A tensor saved for backward, with the version it had then (PyTorch's SavedVariable).
 
@@ -310,3 +293,12 @@ def register_post_accumulate_grad_hook(t, hook):
     if t._post_acc_hooks is None:
         t._post_acc_hooks = OrderedDict()
     return _add_hook(t._post_acc_hooks, hook)
+
+
+def full(shape, value, dtype, device):
+    """A filled tensor made through the dispatcher (implicit and zero gradients)."""
+    return lookup("full")(shape, value, dtype, device)
+
+
+def zeros(shape, dtype, device):
+    return full(shape, 0, dtype, device)

@@ -8,7 +8,7 @@ For an op whose inputs require grad, `autograd_kernel`:
   3. redispatches to the backend key (CPU, Meta, ...) to compute the result;
   4. creates the op's Node (`MulBackward0`, ...) and makes it the result's `grad_fn`; an
      in-place op rebases the modified tensor's history onto the new node, and an in-place op
-     on a view rebases its base's history onto a CopySlices node (see the Note below).
+     on a view rebases its base's history onto a CopySlices node (see ember/autograd/views.py).
 
 Formulas are registered per op in `ember/autograd/derivatives.py`, one per input (or one for a
 group of inputs), like derivatives.yaml. What a formula's parameters are named decides what is
@@ -18,9 +18,11 @@ saved: the names of the op's arguments, `result`/`result1`, `<arg>_shape`/`<arg>
 import inspect
 
 from .._dispatch import dispatcher as _dispatcher
-from .graph import Node, SavedTensor, freed_error, gradient_edge, short_name
+from .graph import Node, SavedTensor, freed_error, short_name
+from .views import gradient_edge, rebase_view_history
 from . import anomaly_mode
 from .._core.tensor import Tensor
+from .graph import zeros
 
 _NONDIFF = object()
 _FREED = object()  # what a saved tensor becomes after backward without retain_graph
@@ -199,8 +201,7 @@ def _materialize(node, grads):
     """Multi-output ops get zeros for outputs that received no gradient."""
     if node._out_meta is None or all(g is not None for g in grads):
         return grads
-    from .._bindings.python_bindings import zeros
-    return [g if g is not None else zeros(shape, dtype=dtype, device=dev)
+    return [g if g is not None else zeros(shape, dtype, dev)
             for g, (shape, dtype, dev) in zip(grads, node._out_meta)]
 
 
@@ -277,7 +278,7 @@ def autograd_kernel(op, key, args):
     if anomaly_mode._enabled:
         anomaly_mode.record_forward_trace(node)
     if view is not None:
-        _rebase_view_history(view, node)
+        rebase_view_history(view, node)
         return out
     diff = d.output_differentiability
     for k, t in enumerate(outs):
@@ -325,146 +326,6 @@ def _not_implemented_kernel(op, key, args):
     return out
 
 
-# Note [In-place ops on views: CopySlices]
-# ----------------------------------------
-# `y = x.clone(); y[1:].mul_(w)` writes into y's memory through a view. Autograd must now see
-# *y* as computed by the mul: every later use of y, and every view of y, has to back-propagate
-# through it. Recording the mul on the view alone is not enough: the view is a temporary, and
-# y's grad_fn would still say "clone of x", which is no longer how y's values were made.
-#
-# So, like PyTorch's `rebase_history`, the op's node `fn` (MulBackward0) is wrapped in a
-# CopySlices node that becomes the *base's* grad_fn:
-#
-#     y.grad_fn = CopySlices --next_functions--> (y's old history, w's producer)
-#                     |
-#                     +-- fn = MulBackward0 (gradient w.r.t. the view's old value and w)
-#
-# Given the gradient of the whole new y, CopySlices cuts out the view's region, runs `fn` on
-# it, and writes fn's gradient for the view's old value back into that region: what flows to
-# y's old history is "grad outside the view, fn's input gradient inside it". The other inputs
-# (w) get fn's gradients unchanged. The region is a list of positions: for each element of the
-# view, its index in the base's row-major order, worked out once from sizes, strides and
-# offsets, so any view (slices, selects, transposes, diagonals) is one gather and one scatter.
-#
-# The view itself then gets a fresh grad_fn that regenerates it from the new base (PyTorch
-# names it AsStridedBackward0): its gradient is scattered into the base's positions and flows
-# into CopySlices. Other views of the same base may still hold a grad_fn from before; they
-# notice through the version counter (each view remembers the storage version its grad_fn was
-# made at) and regenerate theirs the same way when they are next used (`gradient_edge`).
-#
-# A base that did not require grad starts to: `x = zeros(3); x[0] = w` makes x a non-leaf
-# whose CopySlices has no edge for x's old value, only for w.
-def _rebase_view_history(view, fn):
-    base = view._base
-    if view.dtype is not base.dtype:  # view_as_real / view_as_complex: positions differ in kind
-        raise NotImplementedError(
-            f"autograd of an in-place operation on a {view.dtype} view of a {base.dtype} "
-            "tensor (view_as_real / view_as_complex) is not supported in ember")
-    positions = _view_positions(view, base)
-    node = CopySlices()
-    node.fn = fn
-    node.next_functions = fn.next_functions
-    node._num_outputs = 1
-    node._positions = positions
-    node._view_shape = view._size
-    node._base_shape = base._size
-    base.grad_fn = node
-    base._rg = True
-    base._output_nr = 0
-    _regenerate_view(view, positions)
-
-
-def _regenerate_view(view, positions):
-    base = view._base
-    node = AsStridedBackward0()
-    node.next_functions = (gradient_edge(base),)
-    node._num_outputs = 1
-    node._positions = positions
-    node._base_shape = base._size
-    view.grad_fn = node
-    view._rg = True
-    view._output_nr = 0
-    view._view_version = view._storage._version
-
-
-def refresh_view(view):
-    """Give a view whose base was written in place a grad_fn that reads the base's history."""
-    base = view._base
-    view._view_version = view._storage._version
-    if base._rg and view.grad_fn is not None:
-        _regenerate_view(view, _view_positions(view, base))
-
-
-def _view_positions(view, base):
-    """For each element of `view`, the index of the same memory in `base`'s row-major order.
-
-    With a contiguous base, memory order is row-major order: the position of view element
-    (i, j, ...) is its offset from the base's start, sum(index * stride), built by broadcasting
-    one arange per dim (work proportional to the view). Otherwise every memory element of the
-    base is labelled with its row-major index first, and the view reads the labels.
-    """
-    import numpy as np
-    from .._bindings.python_bindings import tensor
-    if base.is_contiguous():
-        pos = np.full((1,) * view.dim(), view.storage_offset() - base.storage_offset(),
-                      dtype=np.int64)
-        for d, (n, st) in enumerate(zip(view._size, view.stride())):
-            shape = [1] * view.dim()
-            shape[d] = n
-            pos = pos + (np.arange(n, dtype=np.int64) * st).reshape(shape)
-        pos = np.broadcast_to(pos, view._size).reshape(-1)
-    else:
-        as_strided = np.lib.stride_tricks.as_strided
-
-        def extent(t):
-            return t.storage_offset() + sum((n - 1) * s for n, s in zip(t._size, t.stride())) + 1
-        lin = np.full(max(extent(base), extent(view)), -1, dtype=np.int64)
-        as_strided(lin[base.storage_offset():], base._size, [8 * s for s in base.stride()])[...] \
-            = np.arange(base.numel()).reshape(base._size)
-        pos = as_strided(lin[view.storage_offset():], view._size,
-                         [8 * s for s in view.stride()]).reshape(-1)
-    if pos.size and (pos.min() < 0 or pos.max() >= base.numel()):
-        raise RuntimeError("in-place operation on a view that reaches outside its base's "
-                           "elements is not supported by autograd")
-    return tensor(pos)
-
-
-class CopySlices(Node):
-    """The base's grad_fn after an in-place op on one of its views (see the Note above)."""
-    __slots__ = ("fn", "_positions", "_view_shape", "_base_shape", "_num_outputs")
-
-    def name(self):
-        return "torch::autograd::CopySlices"
-
-    def apply(self, grads):
-        from .._bindings.python_bindings import ops
-        flat = grads[0].reshape(-1)
-        grad_slice = flat.index_select(0, self._positions).reshape(self._view_shape)
-        res = self.fn.apply([grad_slice])
-        if res[0] is not None:
-            res[0] = ops.aten.index_put(flat, [self._positions], res[0].reshape(-1), False) \
-                .reshape(self._base_shape)
-        return res
-
-    def _release_saved(self):
-        self.fn._release_saved()
-
-
-class AsStridedBackward0(Node):
-    """A view's grad_fn regenerated from its base: scatter the gradient into the base's shape."""
-    __slots__ = ("_positions", "_base_shape", "_num_outputs")
-
-    def apply(self, grads):
-        from .._bindings.python_bindings import ops, zeros
-        grad = grads[0]
-        n = 1
-        for s in self._base_shape:
-            n *= s
-        out = zeros(n, dtype=grad.dtype, device=grad.device)
-        return [ops.aten.index_put(out, [self._positions], grad.reshape(-1), True)
-                .reshape(self._base_shape)]
-
-
 def _tensor_args(op, args):
     ts = [args[i] for i in op._tensor_pos]
     for i in op._list_pos:
@@ -494,4 +355,4 @@ def node_name_of(opname):
     return "".join(p.title() for p in opname.split("_")) + "Backward0"
 
 
-_dispatcher._autograd_kernel = autograd_kernel
+_dispatcher.register_fallback("Autograd", autograd_kernel)

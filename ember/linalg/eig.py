@@ -7,7 +7,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._bindings import python_bindings as B
-from .._core.grad_mode import is_grad_enabled
+from ..autograd.grad_mode import is_grad_enabled
 
 _COMPLEX = {"float32": D.complex64, "float64": D.complex128, "complex64": D.complex64,
             "complex128": D.complex128}

@@ -13,7 +13,7 @@ import numpy as np
 from .._bindings import python_bindings as E
 from .._core import dtype as D
 from .._dispatch.dispatcher import lookup as _lookup
-from .._core.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.function import Function
 from .._aten.nn_ops import _nll_check
 

@@ -10,7 +10,7 @@ import warnings
 
 from .._bindings import python_bindings as E
 from .. import linalg
-from .._core.grad_mode import no_grad
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",

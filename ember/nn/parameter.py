@@ -71,6 +71,8 @@ class UninitializedTensorMixin:
     conversions a Module applies to all its tensors (`to`, `float`, `cpu`, ...) work, on the
     empty placeholder data; materialize swaps in real data and turns the object into a plain
     Parameter or Tensor (`cls_to_become`)."""
+    _is_uninitialized = True
+
     cls_to_become = None
     _allowed_methods = ("size", "copy_", "is_complex", "is_floating_point", "half", "float",
                         "double", "char", "short", "int", "long", "cuda", "cpu", "to",

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _foreach as F
 from .._core.tensor import Tensor
-from .._core.grad_mode import enable_grad, no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer, _check_hyperparameters, _lr, _wrap
 
 __all__ = ["LBFGS"]

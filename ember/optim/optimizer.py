@@ -18,7 +18,7 @@ import numpy as np
 from .._core import dtype as _dtype
 from .._core.tensor import Tensor, _wrap
 from ..autograd.graph import RemovableHandle
-from .._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from . import _foreach
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]

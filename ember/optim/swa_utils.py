@@ -16,7 +16,7 @@ import numpy as np
 from .._core import dtype as _dtype
 from .._bindings.python_bindings import tensor
 from .._core.tensor import Tensor
-from .._core.grad_mode import no_grad
+from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import Module
 from . import _foreach as F
 from .lr_scheduler import LRScheduler, _format_param

@@ -315,7 +315,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _get_layout(name):
-    from .. import strided, sparse_coo
+    from .._core.layout import strided, sparse_coo
     layouts = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
     if name not in layouts:
         raise RuntimeError(f"ember has no layout {name}")
@@ -462,7 +462,7 @@ _TENSOR_REDUCERS = {Tensor: _reduce_tensor, Parameter: _reduce_tensor}  # Parame
 def _save_reducers():
     """How `_Pickler` reduces ember's types, ahead of copyreg's table. A str means "the global
     of this name", which `_Pickler.save_global` writes under PyTorch's name."""
-    from .. import strided
+    from .._core.layout import strided
     return ChainMap({**_TENSOR_REDUCERS, D.dtype: lambda d: d.name,
                      StorageType: lambda st: st.name, type(strided): _reduce_layout},
                     copyreg.dispatch_table)

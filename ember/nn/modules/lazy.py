@@ -17,7 +17,7 @@ from .instancenorm import _InstanceNorm, InstanceNorm1d, InstanceNorm2d, Instanc
 from ..parameter import UninitializedParameter, UninitializedBuffer, is_lazy
 from ..._bindings import python_bindings as E
 from ..._core import dtype as D
-from ..._core.grad_mode import no_grad
+from ...autograd.grad_mode import no_grad
 
 
 class LazyModuleMixin:

@@ -151,7 +151,7 @@ class _BackwardHook:
         return tuple(res)
 
     def _apply_on_tensors(self, fn, args):
-        from ..._core.grad_mode import is_grad_enabled
+        from ...autograd.grad_mode import is_grad_enabled
         tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not (is_grad_enabled() and any(args[i].requires_grad for i in tensors_idx)):
             return args, None
@@ -650,7 +650,7 @@ class Module:
         return self
 
     def _apply(self, fn):
-        from ..._core.grad_mode import no_grad
+        from ...autograd.grad_mode import no_grad
         for m in self.modules():
             for k, p in m._parameters.items():
                 if p is None:
@@ -743,7 +743,7 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        from ..._core.grad_mode import no_grad
+        from ...autograd.grad_mode import no_grad
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)

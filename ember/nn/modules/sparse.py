@@ -4,7 +4,7 @@ from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
 from ..._bindings import python_bindings as E
-from ..._core.grad_mode import no_grad
+from ...autograd.grad_mode import no_grad
 
 
 def _padding_index(padding_idx, num_embeddings):

@@ -18,7 +18,7 @@ from .module import Module
 from .normalization import LayerNorm
 from .. import init, functional as F
 from ..._bindings import python_bindings as E
-from ..._core.grad_mode import is_grad_enabled
+from ...autograd.grad_mode import is_grad_enabled
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]

@@ -11,7 +11,7 @@ import warnings
 
 from ..._bindings import python_bindings as E
 from ... import linalg
-from ..._core.grad_mode import no_grad
+from ...autograd.grad_mode import no_grad
 from ..._core.tensor import Tensor
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_"]

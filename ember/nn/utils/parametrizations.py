@@ -18,7 +18,7 @@ import numpy as np
 
 from ..._bindings import python_bindings as E
 from ... import linalg
-from ..._core.grad_mode import no_grad
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module

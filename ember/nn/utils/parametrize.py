@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from copy import deepcopy
 
 from ..._core.tensor import Tensor
-from ..._core.grad_mode import no_grad
+from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 

@@ -16,7 +16,7 @@ The state dict carries a version number in its metadata; a version-0 state dict 
 """
 from ..._bindings import python_bindings as E
 from ... import linalg
-from ..._core.grad_mode import no_grad
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter

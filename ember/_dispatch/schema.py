@@ -1,0 +1,165 @@
+"""Operator schemas in PyTorch's syntax (c10's FunctionSchema), and the variants line after them.
+
+    add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor | function, method, inplace, out
+
+The part before `|` is PyTorch's schema: the name, an optional overload after the dot, typed
+arguments (`*` starts the keyword-only ones; `Tensor(a!)` marks an argument the op writes to),
+and the returns (`Tensor(a)` is a view of an input; names like `(Tensor values, Tensor indices)`
+become the fields of a `torch.return_types` tuple). The part after `|` says which Python
+bindings are generated from it, as native_functions.yaml's `variants:` does:
+
+    function   `ember.<name>(input, ...)`
+    method     `Tensor.<name>(self, ...)`
+    inplace    the op `<name>_` (schema, kernel, derivative derived from this one) and the
+               method `Tensor.<name>_`; `inplace_function` also gives `ember.<name>_`
+    out        the `out=` keyword on the function
+
+A `Tensor` argument may receive a Python number inside ember (PyTorch's wrapped scalars); the
+Python bindings accept one only where PyTorch does, which the schema says with `Tensor|Scalar`.
+"""
+import ast
+import re
+
+VARIANTS = ("function", "method", "inplace", "inplace_function", "out")
+
+
+class Argument:
+    __slots__ = ("name", "type", "default", "has_default", "kwarg_only", "alias", "mutable")
+
+    def __init__(self, name, typ, default, has_default, kwarg_only, alias, mutable):
+        self.name, self.type, self.default = name, typ, default
+        self.has_default, self.kwarg_only = has_default, kwarg_only
+        self.alias, self.mutable = alias, mutable
+
+    @property
+    def is_tensor(self):
+        return self.type in ("Tensor", "Tensor?", "Tensor|Scalar")
+
+    @property
+    def is_tensor_list(self):
+        return self.type in ("Tensor[]", "Tensor?[]")
+
+    @property
+    def accepts_number(self):
+        """Whether the Python binding lets a number stand for this tensor (a wrapped scalar)."""
+        return self.type == "Tensor|Scalar"
+
+    def __repr__(self):
+        return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
+
+
+_ARG = re.compile(r"^(?P<type>[\w\[\]\d?|]+?)(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
+                  r"\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
+
+
+def split_top(s):
+    """Split at commas that are not inside brackets."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def _literal(text):
+    text = text.strip()
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    if text == "contiguous_format":
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text.strip("\"'")
+
+
+class Schema:
+    """A parsed schema: name, overload, arguments, returns (types and names) and variants."""
+
+    def __init__(self, text, namespace="aten"):
+        arrow = text.find("->")
+        bar = text.find("|", arrow) if arrow >= 0 else -1
+        text, variants = (text, "") if bar < 0 else (text[:bar], text[bar + 1:])
+        self.text = text = text.strip()
+        self.variants = tuple(v.strip() for v in variants.split(",") if v.strip())
+        for v in self.variants:
+            if v not in VARIANTS:
+                raise ValueError(f"unknown variant {v!r} in schema {text!r}; expected {VARIANTS}")
+        m = re.match(r"^\s*([\w.]+)\((.*)\)\s*->\s*(.+)$", text)
+        if not m:
+            raise ValueError(f"invalid schema: {text!r}")
+        full, params, rets = m.groups()
+        self.name, _, self.overload = full.partition(".")
+        self.namespace = namespace
+        self.arguments = []
+        kwarg_only = False
+        for p in split_top(params):
+            if p == "*":
+                kwarg_only = True
+                continue
+            a = _ARG.match(p)
+            if not a:
+                raise ValueError(f"invalid argument {p!r} in schema {text!r}")
+            typ = a["type"] + (a["rest"] or "")
+            has_default = a["default"] is not None
+            self.arguments.append(Argument(a["name"], typ,
+                                           _literal(a["default"]) if has_default else None,
+                                           has_default, kwarg_only, a["alias"], bool(a["bang"])))
+        rets = rets.strip()
+        if rets.startswith("("):
+            rets = rets[1:-1]
+        parts = [r.split() for r in split_top(rets)] if rets else []
+        self.returns = [p[0] for p in parts]
+        self.return_names = [p[1] if len(p) > 1 else None for p in parts]
+        self.returns_view = any("(" in r and "!" not in r for r in self.returns)
+        self.is_inplace = bool(self.arguments and self.arguments[0].mutable and
+                               self.arguments[0].name == "self")
+        self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
+
+    @property
+    def qualname(self):
+        return f"{self.namespace}::{self.name}" + (f".{self.overload}" if self.overload else "")
+
+    def inplace_text(self):
+        """The schema of this op's in-place variant: `exp(Tensor self) -> Tensor` gives
+        `exp_(Tensor(a!) self) -> Tensor(a!)`, overload and other arguments kept."""
+        head = self.name + "_" + (f".{self.overload}" if self.overload else "")
+        params = self.text[self.text.index("(") + 1:self.text.rindex(") ->")]
+        first, *rest = split_top(params)
+        typ, name = first.split()
+        if name != "self" or not typ.startswith("Tensor"):
+            raise ValueError(f"an in-place variant needs `Tensor self` first: {self.text!r}")
+        return f"{head}({', '.join(['Tensor(a!) self'] + rest)}) -> Tensor(a!)"
+
+    def bind(self, args, kwargs, opname):
+        """Positional args + kwargs -> the full positional tuple (the slow path)."""
+        out = list(args)
+        nargs = len(self.arguments)
+        if len(out) > nargs:
+            raise TypeError(f"{opname}() takes {nargs} arguments but {len(out)} were given")
+        for i, a in enumerate(self.arguments):
+            if i < len(args):
+                if a.name in kwargs:
+                    raise TypeError(f"{opname}() got multiple values for argument '{a.name}'")
+                continue
+            if a.name in kwargs:
+                out.append(kwargs[a.name])
+            elif a.has_default:
+                d = a.default
+                out.append(list(d) if isinstance(d, list) else d)
+            else:
+                raise TypeError(f"{opname}() missing required argument '{a.name}' "
+                                f"(schema: {self.text})")
+        extra = set(kwargs) - {a.name for a in self.arguments}
+        if extra:
+            raise TypeError(f"{opname}() got an unexpected keyword argument '{sorted(extra)[0]}'")
+        return tuple(out)
