@@ -16,11 +16,7 @@ from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inferen
                               is_grad_enabled, is_inference_mode_enabled)
 from ._core.tensor import Tensor, Size
 from ._dispatch import dispatcher as _dispatcher
-from ._aten import native_functions as _native_functions
-from ._aten import elementwise as _k1, shape as _k2, reduction as _k3, linalg as _k4  # noqa
-from ._aten import nn_ops as _k5, factory as _k6, indexing as _k7, sorting as _k8  # noqa: F401
-from ._aten import conv as _nn_conv, pooling as _nn_pooling, norm as _nn_norm  # noqa: F401
-from ._aten import special as _k_special  # noqa: F401  (torch.special's own ops)
+from . import _aten  # every op's schema and kernels
 from ._dispatch.ops import ops
 from ._bindings.python_bindings import *  # noqa: F401,F403  (the torch.* functions)
 from ._bindings.python_bindings import (tensor, as_tensor, asarray, from_numpy, from_dlpack, empty,

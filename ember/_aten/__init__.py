@@ -1,1 +1,9 @@
-"""ATen's role: operator schemas (native_functions.py) and their CPU and Meta kernels."""
+"""ATen's role: operator schemas (native_functions.py) and their CPU and Meta kernels, one module
+per op family. Importing the package defines every op and registers every kernel; in-place ops
+that no family implements itself get kernels derived from their out-of-place op last."""
+from . import native_functions
+from . import elementwise, special, reduction, sorting, linalg  # noqa: F401
+from . import conv, pooling, norm, nn_ops, shape, indexing, factory  # noqa: F401
+from .inplace import register_inplace_kernels
+
+register_inplace_kernels()

@@ -1,286 +1,243 @@
 """Every built-in op's schema, in one place (PyTorch's native_functions.yaml).
 
-One line per op, in PyTorch's schema syntax. `Tensor(a)` in a return marks a view of the input,
-`Tensor(a!)` an argument the op writes to. Kernels are registered per dispatch key by the
-family modules next to this file; derivatives by `ember/autograd/derivatives.py`. A position
-typed `Tensor` may also receive a Python number (PyTorch's wrapped scalars).
+One line per op, in PyTorch's schema syntax, then `|` and its variants:
+
+    exp(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+
+From that line the registry defines the op `exp` and its in-place twin `exp_` (schema derived,
+kernel wrapped from exp's, derivative reused: `ember/_dispatch/schema.py` and
+`ember/_aten/inplace.py`), and `ember/_bindings/codegen.py` generates `ember.exp(input, *,
+out=None)`, `Tensor.exp()`, `Tensor.exp_()` and `ember.exp_()` with PyTorch's Python signatures
+and docstrings. An op without variants is reached through other bindings or `ember.ops.aten`.
+
+`Tensor(a)` in a return marks a view of the input, `Tensor(a!)` an argument the op writes to.
+`Tensor|Scalar` marks a tensor argument that PyTorch's Python bindings also accept as a number.
+Kernels are registered per dispatch key by the family modules next to this file (one section
+here per family module); derivatives by `ember/autograd/derivatives/`.
 """
 from .._dispatch import dispatcher as _dispatcher
 
 DECLARATIONS = """
-# ---- elementwise binary
-add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
-sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
-rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-mul.Tensor(Tensor self, Tensor other) -> Tensor
-mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor
-div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode=None) -> Tensor(a!)
-floor_divide(Tensor self, Tensor other) -> Tensor
+# ==== elementwise: arithmetic, comparisons, logical and bitwise ops, math functions, activations (_aten/elementwise.py)
+# ---- binary arithmetic, comparisons, logical and bitwise ops
+add.Tensor(Tensor|Scalar self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+sub.Tensor(Tensor|Scalar self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+rsub.Tensor(Tensor self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function
+mul.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+div.Tensor_mode(Tensor|Scalar self, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor  | function, method, inplace, out
+floor_divide(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
 floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-remainder.Tensor(Tensor self, Tensor other) -> Tensor
-remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
-pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+remainder.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+remainder.Scalar_Tensor(Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
+pow.Tensor_Tensor(Tensor|Scalar self, Tensor|Scalar exponent) -> Tensor  | function, method, out
 pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
-maximum(Tensor self, Tensor other) -> Tensor
-minimum(Tensor self, Tensor other) -> Tensor
-eq.Tensor(Tensor self, Tensor other) -> Tensor
-ne.Tensor(Tensor self, Tensor other) -> Tensor
-lt.Tensor(Tensor self, Tensor other) -> Tensor
-le.Tensor(Tensor self, Tensor other) -> Tensor
-gt.Tensor(Tensor self, Tensor other) -> Tensor
-ge.Tensor(Tensor self, Tensor other) -> Tensor
-logical_and(Tensor self, Tensor other) -> Tensor
-logical_or(Tensor self, Tensor other) -> Tensor
-logical_xor(Tensor self, Tensor other) -> Tensor
-bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
-bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
-bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
-where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
-clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
-clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
-clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
-clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
-
-# ---- elementwise unary
-neg(Tensor self) -> Tensor
-abs(Tensor self) -> Tensor
-sign(Tensor self) -> Tensor
-exp(Tensor self) -> Tensor
-log(Tensor self) -> Tensor
-log1p(Tensor self) -> Tensor
-expm1(Tensor self) -> Tensor
-sqrt(Tensor self) -> Tensor
-rsqrt(Tensor self) -> Tensor
-sin(Tensor self) -> Tensor
-cos(Tensor self) -> Tensor
-tanh(Tensor self) -> Tensor
-sigmoid(Tensor self) -> Tensor
-relu(Tensor self) -> Tensor
-relu_(Tensor(a!) self) -> Tensor(a!)
+maximum(Tensor self, Tensor other) -> Tensor  | function, method, out
+minimum(Tensor self, Tensor other) -> Tensor  | function, method, out
+eq.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+ne.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+lt.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+le.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+gt.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+ge.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+logical_and(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+logical_or(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+logical_xor(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+bitwise_and.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+bitwise_or.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+bitwise_xor.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+where.self(Tensor condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
+clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor  | function, method, inplace, inplace_function, out
+clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor  | function, method, inplace, inplace_function, out
+# ---- unary math
+neg(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+abs(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+sign(Tensor self) -> Tensor  | function, method, inplace, out
+exp(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+log(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+log1p(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+expm1(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+sqrt(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+rsqrt(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+sin(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+cos(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+tanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+sigmoid(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+relu(Tensor self) -> Tensor  | function, method, inplace, inplace_function
 gelu(Tensor self, *, str approximate="none") -> Tensor
 silu(Tensor self) -> Tensor
 softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
-logical_not(Tensor self) -> Tensor
-bitwise_not(Tensor self) -> Tensor
-# backward helpers (differentiable, so double backward works)
+logical_not(Tensor self) -> Tensor  | function, method, inplace, out
+bitwise_not(Tensor self) -> Tensor  | function, method, inplace, out
+# ---- backward helpers (differentiable, so double backward works)
 threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor
-
-# ---- elementwise math: trig, special functions, rounding, predicates (issue 3a)
-tan(Tensor self) -> Tensor
-tan_(Tensor(a!) self) -> Tensor(a!)
-asin(Tensor self) -> Tensor
-asin_(Tensor(a!) self) -> Tensor(a!)
-acos(Tensor self) -> Tensor
-acos_(Tensor(a!) self) -> Tensor(a!)
-atan(Tensor self) -> Tensor
-atan_(Tensor(a!) self) -> Tensor(a!)
-sinh(Tensor self) -> Tensor
-sinh_(Tensor(a!) self) -> Tensor(a!)
-cosh(Tensor self) -> Tensor
-cosh_(Tensor(a!) self) -> Tensor(a!)
-asinh(Tensor self) -> Tensor
-asinh_(Tensor(a!) self) -> Tensor(a!)
-acosh(Tensor self) -> Tensor
-acosh_(Tensor(a!) self) -> Tensor(a!)
-atanh(Tensor self) -> Tensor
-atanh_(Tensor(a!) self) -> Tensor(a!)
-log2(Tensor self) -> Tensor
-log2_(Tensor(a!) self) -> Tensor(a!)
-log10(Tensor self) -> Tensor
-log10_(Tensor(a!) self) -> Tensor(a!)
-exp2(Tensor self) -> Tensor
-exp2_(Tensor(a!) self) -> Tensor(a!)
-reciprocal(Tensor self) -> Tensor
-reciprocal_(Tensor(a!) self) -> Tensor(a!)
-erf(Tensor self) -> Tensor
-erf_(Tensor(a!) self) -> Tensor(a!)
-erfc(Tensor self) -> Tensor
-erfc_(Tensor(a!) self) -> Tensor(a!)
-erfinv(Tensor self) -> Tensor
-erfinv_(Tensor(a!) self) -> Tensor(a!)
-lgamma(Tensor self) -> Tensor
-lgamma_(Tensor(a!) self) -> Tensor(a!)
-digamma(Tensor self) -> Tensor
-digamma_(Tensor(a!) self) -> Tensor(a!)
-polygamma(int n, Tensor self) -> Tensor
+# ---- trigonometric and special functions, rounding, predicates
+tan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+asin(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+acos(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+atan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+sinh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+cosh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+asinh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+acosh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+atanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+log2(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+log10(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+exp2(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+reciprocal(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+erf(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+erfc(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+erfinv(Tensor self) -> Tensor  | function, method, inplace, out
+lgamma(Tensor self) -> Tensor  | function, method, inplace, out
+digamma(Tensor self) -> Tensor  | function, method, inplace, out
+polygamma(int n, Tensor self) -> Tensor  | function, method, out
 polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
-trunc(Tensor self) -> Tensor
-trunc_(Tensor(a!) self) -> Tensor(a!)
-floor(Tensor self) -> Tensor
-floor_(Tensor(a!) self) -> Tensor(a!)
-ceil(Tensor self) -> Tensor
-ceil_(Tensor(a!) self) -> Tensor(a!)
-round(Tensor self) -> Tensor
-round_(Tensor(a!) self) -> Tensor(a!)
-frac(Tensor self) -> Tensor
-frac_(Tensor(a!) self) -> Tensor(a!)
-neg_(Tensor(a!) self) -> Tensor(a!)
-abs_(Tensor(a!) self) -> Tensor(a!)
-sign_(Tensor(a!) self) -> Tensor(a!)
-exp_(Tensor(a!) self) -> Tensor(a!)
-log_(Tensor(a!) self) -> Tensor(a!)
-log1p_(Tensor(a!) self) -> Tensor(a!)
-expm1_(Tensor(a!) self) -> Tensor(a!)
-sqrt_(Tensor(a!) self) -> Tensor(a!)
-rsqrt_(Tensor(a!) self) -> Tensor(a!)
-sin_(Tensor(a!) self) -> Tensor(a!)
-cos_(Tensor(a!) self) -> Tensor(a!)
-tanh_(Tensor(a!) self) -> Tensor(a!)
-sigmoid_(Tensor(a!) self) -> Tensor(a!)
-logical_not_(Tensor(a!) self) -> Tensor(a!)
-bitwise_not_(Tensor(a!) self) -> Tensor(a!)
-round.decimals(Tensor self, *, int decimals) -> Tensor
-round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
-isnan(Tensor self) -> Tensor
-isinf(Tensor self) -> Tensor
-isfinite(Tensor self) -> Tensor
-nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
-nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
-# torch's remaining public elementwise callables (coverage)
-logaddexp(Tensor self, Tensor other) -> Tensor
-logaddexp2(Tensor self, Tensor other) -> Tensor
-fmax(Tensor self, Tensor other) -> Tensor
-fmin(Tensor self, Tensor other) -> Tensor
-gcd(Tensor self, Tensor other) -> Tensor
-gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-lcm(Tensor self, Tensor other) -> Tensor
-lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-heaviside(Tensor self, Tensor values) -> Tensor
-heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)
-xlogy.Tensor(Tensor self, Tensor other) -> Tensor
-xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-igamma(Tensor self, Tensor other) -> Tensor
-igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-igammac(Tensor self, Tensor other) -> Tensor
-igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-nextafter(Tensor self, Tensor other) -> Tensor
-nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-sinc(Tensor self) -> Tensor
-sinc_(Tensor(a!) self) -> Tensor(a!)
-i0(Tensor self) -> Tensor
-i0_(Tensor(a!) self) -> Tensor(a!)
-special_i1(Tensor self) -> Tensor
-logit(Tensor self, float? eps=None) -> Tensor
-logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)
-signbit(Tensor self) -> Tensor
-isposinf(Tensor self) -> Tensor
-isneginf(Tensor self) -> Tensor
-isreal(Tensor self) -> Tensor
-frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
-angle(Tensor self) -> Tensor
-conj_physical(Tensor self) -> Tensor
-conj_physical_(Tensor(a!) self) -> Tensor(a!)
-ldexp.Tensor(Tensor self, Tensor other) -> Tensor
-ldexp_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-fmod.Tensor(Tensor self, Tensor other) -> Tensor
-fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-hypot(Tensor self, Tensor other) -> Tensor
-hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-atan2(Tensor self, Tensor other) -> Tensor
-atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
-copysign.Tensor(Tensor self, Tensor other) -> Tensor
-copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
-bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
-bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
-lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
-lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
-addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
-addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
-addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
-addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
-# activations (selu, celu, rrelu, prelu, softsign, tanhshrink are composites of these)
-elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
-elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
-leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
-leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
-hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
-hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)
-hardsigmoid(Tensor self) -> Tensor
-hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
-hardswish(Tensor self) -> Tensor
-hardswish_(Tensor(a!) self) -> Tensor(a!)
-mish(Tensor self) -> Tensor
-mish_(Tensor(a!) self) -> Tensor(a!)
+trunc(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+floor(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+ceil(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+round(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+frac(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+round.decimals(Tensor self, *, int decimals) -> Tensor  | function, method, inplace, inplace_function, out
+isnan(Tensor self) -> Tensor  | function, method
+isinf(Tensor self) -> Tensor  | function, method
+isfinite(Tensor self) -> Tensor  | function, method
+nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor  | function, method, inplace, inplace_function, out
+# ---- more binary and unary math
+logaddexp(Tensor self, Tensor other) -> Tensor  | function, method, out
+logaddexp2(Tensor self, Tensor other) -> Tensor  | function, method, out
+fmax(Tensor self, Tensor other) -> Tensor  | function, method, out
+fmin(Tensor self, Tensor other) -> Tensor  | function, method, out
+gcd(Tensor self, Tensor other) -> Tensor  | function, method, inplace, inplace_function, out
+lcm(Tensor self, Tensor other) -> Tensor  | function, method, inplace, inplace_function, out
+heaviside(Tensor self, Tensor values) -> Tensor  | function, method, inplace, out
+xlogy.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, inplace_function, out
+igamma(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+igammac(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+nextafter(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+sinc(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+i0(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+logit(Tensor self, float? eps=None) -> Tensor  | function, method, inplace, inplace_function, out
+signbit(Tensor self) -> Tensor  | function, method, out
+isposinf(Tensor self) -> Tensor  | function, method, out
+isneginf(Tensor self) -> Tensor  | function, method, out
+isreal(Tensor self) -> Tensor  | function, method
+frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)  | function, method, out
+angle(Tensor self) -> Tensor  | function, method, out
+conj_physical(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+ldexp.Tensor(Tensor self, Tensor other) -> Tensor  | function, method, inplace, inplace_function, out
+fmod.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+hypot(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+atan2(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+copysign.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+bitwise_left_shift.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+bitwise_right_shift.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+lerp.Tensor(Tensor self, Tensor end, Tensor|Scalar weight) -> Tensor  | function, method, inplace, out
+addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor  | function, method, inplace, out
+addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor  | function, method, inplace, out
+# ---- activations (selu, celu, rrelu, prelu, softsign, tanhshrink are composites of these)
+elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor  | inplace
+leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor  | inplace
+hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor  | inplace
+hardsigmoid(Tensor self) -> Tensor  | inplace
+hardswish(Tensor self) -> Tensor  | inplace
+mish(Tensor self) -> Tensor  | inplace
 log_sigmoid(Tensor self) -> Tensor
-threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
-threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor  | function, inplace, inplace_function, out
 glu(Tensor self, int dim=-1) -> Tensor
-hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor  | function, method, out
 softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 _prelu_kernel(Tensor self, Tensor weight) -> Tensor
 
-# ---- reductions and scans: norms, medians, nan-reductions, cumulative ops (issue 3b)
-linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
-median(Tensor self) -> Tensor
-median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
-nanmedian(Tensor self) -> Tensor
-nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
-mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
-aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
-cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
-cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
-cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
-cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
-cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
-cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
-logcumsumexp(Tensor self, int dim) -> Tensor
+# ==== torch.special's own functions (_aten/special.py)
+special_i1(Tensor self) -> Tensor
+special_xlog1py(Tensor self, Tensor other) -> Tensor
+special_erfcx(Tensor self) -> Tensor
+special_i0e(Tensor self) -> Tensor
+special_i1e(Tensor self) -> Tensor
+special_ndtri(Tensor self) -> Tensor
+special_log_ndtr(Tensor self) -> Tensor
+special_entr(Tensor self) -> Tensor
+special_zeta(Tensor self, Tensor other) -> Tensor
+special_bessel_j0(Tensor self) -> Tensor
+special_bessel_j1(Tensor self) -> Tensor
+special_bessel_y0(Tensor self) -> Tensor
+special_bessel_y1(Tensor self) -> Tensor
+special_modified_bessel_i0(Tensor self) -> Tensor
+special_modified_bessel_i1(Tensor self) -> Tensor
+special_modified_bessel_k0(Tensor self) -> Tensor
+special_modified_bessel_k1(Tensor self) -> Tensor
+special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+special_airy_ai(Tensor x) -> Tensor
+special_spherical_bessel_j0(Tensor x) -> Tensor
 
-# ---- sorting and selection (issue 3c)
-sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
-topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
-kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+# ==== reductions and scans (_aten/reduction.py)
+# ---- norms, medians, nan-reductions, cumulative ops
+linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor  | function, method, out
+count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor  | function, method
+median(Tensor self) -> Tensor  | function, method, out
+median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
+nanmedian(Tensor self) -> Tensor  | function, method, out
+nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
+mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
+aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)  | function, method, out
+cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor  | function, method, inplace, out
+cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor  | function, method, inplace, out
+cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)  | function, method, out
+cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)  | function, method, out
+logcumsumexp(Tensor self, int dim) -> Tensor  | function, method, out
+# ---- sums, means, extremes, statistics
+sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor  | function, method, out
+mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor  | function, method, out
+prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor  | function, method, out
+amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor  | function, method, out
+amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor  | function, method, out
+max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
+min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
+argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor  | function, method, out
+argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor  | function, method, out
+var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor  | function, method, out
+std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor  | function, method, out
+logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor  | function, method, out
+all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor  | function, method, out
+any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor  | function, method, out
+# ---- PyTorch's own overloads of ops ember also reaches through others (their nodes have their names)
+max(Tensor self) -> Tensor  | function, method, out
+min(Tensor self) -> Tensor  | function, method, out
+
+# ==== sorting and selection (_aten/sorting.py)
+# ---- sorting and selection
+sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)  | function, method, out
+topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)  | function, method, out
+kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
 _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
-unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
-searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
-bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
-histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
-bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor
+unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)  | function, method
+searchsorted.Tensor(Tensor sorted_sequence, Tensor|Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor  | function, out
+bucketize.Tensor(Tensor|Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor  | function, out
+histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor  | function, method, out
+bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor  | function, method
 
-# ---- reductions
-sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-prod.dim_int(Tensor self, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
-amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
-max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
-min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
-argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
-argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
-var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
-std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
-logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
-all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor
-any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor
-
-# ---- linear algebra
-mm(Tensor self, Tensor mat2) -> Tensor
-bmm(Tensor self, Tensor mat2) -> Tensor
-matmul(Tensor self, Tensor other) -> Tensor
-addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+# ==== linear algebra (_aten/linalg.py)
+# ---- products
+mm(Tensor self, Tensor mat2) -> Tensor  | function, method, out
+bmm(Tensor self, Tensor mat2) -> Tensor  | function, method, out
+matmul(Tensor self, Tensor other) -> Tensor  | function, method, out
+addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
 linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
-
-# ---- linear algebra: products, einsum, decompositions (issue 3, linalg)
-dot(Tensor self, Tensor tensor) -> Tensor
-vdot(Tensor self, Tensor other) -> Tensor
-mv(Tensor self, Tensor vec) -> Tensor
-addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
-einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
-trace(Tensor self) -> Tensor
+# ---- products, einsum, decompositions
+dot(Tensor self, Tensor tensor) -> Tensor  | function, method, out
+vdot(Tensor self, Tensor other) -> Tensor  | function, method, out
+mv(Tensor self, Tensor vec) -> Tensor  | function, method, out
+addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, inplace_function, out
+addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor  | function
+trace(Tensor self) -> Tensor  | function, method
 linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
 linalg_inv(Tensor A) -> Tensor
 linalg_det(Tensor A) -> Tensor
@@ -292,6 +249,7 @@ linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U,
 linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
 linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
 
+# ==== neural-network functions (_aten/nn_ops.py, conv.py, pooling.py, norm.py)
 # ---- softmax and losses
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
@@ -300,8 +258,7 @@ _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarTyp
 nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor
 mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
 _nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> Tensor
-
-# ---- neural-network functions: convolution, pooling, normalization, embedding, padding (issue 3d)
+# ---- convolution, pooling, normalization, embedding, padding
 convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
 _convolution_backward_input(Tensor grad_output, Tensor weight, int[] input_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
 _convolution_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
@@ -323,17 +280,17 @@ fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tenso
 fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
 max_unpool2d(Tensor self, Tensor indices, int[2] output_size) -> Tensor
 max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride, int[3] padding) -> Tensor
-native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)  | function, out
 native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps) -> (Tensor, Tensor, Tensor)
-native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
+native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)  | function
 native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
-native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)  | function
 native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
-embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
+embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor  | function
 embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor
-embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)  | function
 one_hot(Tensor self, int num_classes=-1) -> Tensor
-constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
+constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor  | function
 reflection_pad1d(Tensor self, int[2] padding) -> Tensor
 reflection_pad1d_backward(Tensor grad_output, Tensor self, int[2] padding) -> Tensor
 reflection_pad2d(Tensor self, int[4] padding) -> Tensor
@@ -347,135 +304,119 @@ replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> T
 replication_pad3d(Tensor self, int[6] padding) -> Tensor
 replication_pad3d_backward(Tensor grad_output, Tensor self, int[6] padding) -> Tensor
 
+# ==== views, shape and copies (_aten/shape.py)
 # ---- views
-view(Tensor(a) self, int[] size) -> Tensor(a)
+view(Tensor(a) self, int[] size) -> Tensor(a)  | method
 _unsafe_view(Tensor self, int[] size) -> Tensor
-permute(Tensor(a) self, int[] dims) -> Tensor(a)
-transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
-expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)
-squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
-unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
-select.int(Tensor(a) self, int dim, int index) -> Tensor(a)
+permute(Tensor(a) self, int[] dims) -> Tensor(a)  | function, method
+transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method
+expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)  | method
+squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)  | function, method, inplace
+unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace
+select.int(Tensor(a) self, int dim, int index) -> Tensor(a)  | function, method
 slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)
-narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
-as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)
-diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
-unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
-split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
-unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
+narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)  | function, method
+as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)  | function, method, inplace, inplace_function
+diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)  | function, method
+unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)  | method
+split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]  | function, method
+unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]  | function, method
 alias(Tensor(a) self) -> Tensor(a)
-view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
-view_as_real(Tensor(a) self) -> Tensor(a)
-view_as_complex(Tensor(a) self) -> Tensor(a)
-
+view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method
+view_as_real(Tensor(a) self) -> Tensor(a)  | function
+view_as_complex(Tensor(a) self) -> Tensor(a)  | function
 # ---- copies, joins, conversions
-clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
+clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
-cat(Tensor[] tensors, int dim=0) -> Tensor
-stack(Tensor[] tensors, int dim=0) -> Tensor
-copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
-fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
-zero_(Tensor(a!) self) -> Tensor(a!)
-flip(Tensor self, int[] dims) -> Tensor
-roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor
-tril(Tensor self, int diagonal=0) -> Tensor
-triu(Tensor self, int diagonal=0) -> Tensor
+cat(Tensor[] tensors, int dim=0) -> Tensor  | function, out
+stack(Tensor[] tensors, int dim=0) -> Tensor  | function, out
+copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)  | method
+fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)  | function, method
+zero_(Tensor(a!) self) -> Tensor(a!)  | function, method
+flip(Tensor self, int[] dims) -> Tensor  | function, method
+roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor  | function, method
+tril(Tensor self, int diagonal=0) -> Tensor  | function, method, inplace, out
+triu(Tensor self, int diagonal=0) -> Tensor  | function, method, inplace, out
+# ---- shape and scatter ops
+diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor  | function, method
+rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor  | function, method
+select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor  | function, method
+slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor  | function, method, out
+diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor  | function, method
+# ---- PyTorch's own overloads of ops ember also reaches through others (their nodes have their names)
+t(Tensor(a) self) -> Tensor(a)  | function, method, inplace
+squeeze(Tensor(a) self) -> Tensor(a)  | function, method, inplace
+squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace
+split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]  | function, method
+# ---- in-place view ops: new sizes and strides for `self` over the same memory; and resizing
+transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)  | method
+swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)  | method
+resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
+resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
 
-# ---- shape and scatter ops (issue 3, shape/indexing)
-diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
-rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
-select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor
-slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor
-diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
-
+# ==== indexing and scatter (_aten/indexing.py)
 # ---- indexing
 index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
-index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)
-index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
-masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
-masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
-index_select(Tensor self, int dim, Tensor index) -> Tensor
-gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
-scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
-scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
-scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
-scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
-scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
-scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
-index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
-index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
-index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
-index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
-masked_select(Tensor self, Tensor mask) -> Tensor
-# scatter reductions, copies and puts (issue 3, remaining ops)
-scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
-scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)
-scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
-scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
-scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
-scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
-masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
-masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)
-index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
-index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)
-put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
-put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)
-take(Tensor self, Tensor index) -> Tensor
-index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
-index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)
-# PyTorch's own overloads of ops ember also reaches through others (their nodes have their names)
-t(Tensor(a) self) -> Tensor(a)
-squeeze(Tensor(a) self) -> Tensor(a)
-squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
-split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
-max(Tensor self) -> Tensor
-min(Tensor self) -> Tensor
-# in-place view ops: new sizes and strides for `self` over the same memory; and resizing
-t_(Tensor(a!) self) -> Tensor(a!)
-transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
-swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
-swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)
-squeeze_(Tensor(a!) self) -> Tensor(a!)
-squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
-squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
-unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
-as_strided_(Tensor(a!) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a!)
-resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)
-resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)
+index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor  | function, method, inplace, inplace_function
+masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor  | function, method, inplace
+index_select(Tensor self, int dim, Tensor index) -> Tensor  | function, method, out
+gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor  | function, method, out
+scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor  | function, method, inplace, out
+scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor  | function, method, inplace, out
+scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor  | function, method, inplace, out
+index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor  | function, method, inplace
+masked_select(Tensor self, Tensor mask) -> Tensor  | function, method, out
+# ---- scatter reductions, copies and puts
+scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor  | function, method, inplace, out
+scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor  | function, method, inplace, out
+scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor  | function, method, inplace, out
+masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor  | function, method, inplace
+index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor  | function, method, inplace, out
+put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor  | function, method, inplace
+take(Tensor self, Tensor index) -> Tensor  | function, method, out
+index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor  | function, method, inplace, out
 
+# ==== factories and random sampling (_aten/factory.py)
 # ---- factories (the device argument picks the dispatch key)
-empty.memory_format(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor
-empty_strided(int[] size, int[] stride, *, ScalarType? dtype=None, Device? device=None) -> Tensor
-full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor
-arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) -> Tensor
-linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Device? device=None) -> Tensor
-eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor
-scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+empty.memory_format(int[] size, *, ScalarType? dtype=None, Device? device=None, bool requires_grad=False) -> Tensor  | function, out
+empty_strided(int[] size, int[] stride, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
 _tensor_from_data(Any data, *, ScalarType? dtype=None, Device? device=None) -> Tensor
-uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
-normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
-random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
+uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)  | method
+normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)  | method
+random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)  | method
 bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
-bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
-randperm(int n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor
-# random (issue 3, random)
-random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
-exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
-geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
-cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
-log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
-multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
-poisson(Tensor self, Generator? generator=None) -> Tensor
+bernoulli(Tensor self, *, Generator? generator=None) -> Tensor  | function, method, out
+randperm(int n, *, Generator? generator=None, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+# ---- random sampling
+random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)  | method
+exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)  | method
+geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)  | method
+cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)  | method
+log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)  | method
+multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor  | function, method, out
+poisson(Tensor self, Generator? generator=None) -> Tensor  | function
 """
 
 
 def _define_all():
+    """Define every declared op, and the in-place variant of each op that has one."""
     ops = {}
     for line in DECLARATIONS.strip().splitlines():
         line = line.strip()
         if line and not line.startswith("#"):
             op = _dispatcher.define(line)
             ops[op.__name__] = op
+            if "inplace" in op.schema.variants:
+                inplace = _dispatcher.define(op.schema.inplace_text())
+                inplace.functional = op
+                ops[inplace.__name__] = inplace
     return ops
 
 

@@ -1,4 +1,4 @@
-"""Schemas and CPU/Meta kernels of the `special_*` ops that have no older ATen name
+"""CPU/Meta kernels of the `special_*` ops that have no older ATen name
 (torch.special.xlog1py, erfcx, i0e, i1e, ndtri, log_ndtr, entr, zeta, the Bessel and Airy
 functions). The ops torch.special shares with torch (expit = sigmoid, gammaln = lgamma, ...)
 are the existing ops; `ember/special.py` aliases them.
@@ -10,35 +10,7 @@ dtype); the rest also take float16 and bfloat16, computed in float32.
 """
 import numpy as np
 
-from .._dispatch import dispatcher as _dispatcher
 from .elementwise import unary, binary, not_implemented, _float_result, _scipy_special
-
-DECLARATIONS = """
-special_xlog1py(Tensor self, Tensor other) -> Tensor
-special_erfcx(Tensor self) -> Tensor
-special_i0e(Tensor self) -> Tensor
-special_i1e(Tensor self) -> Tensor
-special_ndtri(Tensor self) -> Tensor
-special_log_ndtr(Tensor self) -> Tensor
-special_entr(Tensor self) -> Tensor
-special_zeta(Tensor self, Tensor other) -> Tensor
-special_bessel_j0(Tensor self) -> Tensor
-special_bessel_j1(Tensor self) -> Tensor
-special_bessel_y0(Tensor self) -> Tensor
-special_bessel_y1(Tensor self) -> Tensor
-special_modified_bessel_i0(Tensor self) -> Tensor
-special_modified_bessel_i1(Tensor self) -> Tensor
-special_modified_bessel_k0(Tensor self) -> Tensor
-special_modified_bessel_k1(Tensor self) -> Tensor
-special_scaled_modified_bessel_k0(Tensor x) -> Tensor
-special_scaled_modified_bessel_k1(Tensor x) -> Tensor
-special_airy_ai(Tensor x) -> Tensor
-special_spherical_bessel_j0(Tensor x) -> Tensor
-"""
-
-for _line in DECLARATIONS.strip().splitlines():
-    _dispatcher.define(_line)
-
 
 def _real_float_check(kernel, reduced_too):
     """PyTorch's dtype coverage: real types only; float16/bfloat16 only if reduced_too."""

@@ -32,6 +32,7 @@ class OpOverload:
         self._table = {}
         self._composite = None
         self.derivative = None
+        self.functional = None  # for a derived in-place op (exp_): its out-of-place op (exp)
         args = schema.arguments
         self._nargs = len(args)
         self._tensor_pos = tuple(i for i, a in enumerate(args) if a.is_tensor)

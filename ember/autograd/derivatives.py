@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .variable_type import derivative, not_differentiable, node_name_of
+from .variable_type import derivative, not_differentiable, node_name_of, derive_inplace_derivatives
 from .._aten.elementwise import float_limits, not_implemented
 from .._aten.shape import split_sizes
 from .._bindings import python_bindings as E
@@ -1662,3 +1662,5 @@ not_differentiable(*("special_" + _n for _n in (
     "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
     "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai",
     "spherical_bessel_j0")))
+
+derive_inplace_derivatives()

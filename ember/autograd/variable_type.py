@@ -33,6 +33,7 @@ class Derivative:
 
     def __init__(self, op, formulas, name, output_differentiability):
         self.op = op
+        self.formula_specs, self.name_spec = formulas, name  # what a derived in-place op reuses
         schema = op.schema
         argnames = [a.name for a in schema.arguments]
         self.diff_args = [(i, a.name, a.is_tensor_list) for i, a in enumerate(schema.arguments)
@@ -342,6 +343,21 @@ def derivative(name, formulas=None, *, node_name=None, output_differentiability=
         return
     node_name = node_name or node_name_of(op.schema.name)
     op.derivative = Derivative(op, formulas, node_name, output_differentiability)
+
+
+def derive_inplace_derivatives():
+    """An in-place op derived from a schema line (exp_ from exp) reuses its out-of-place op's
+    formulas, and its node has the same name, as in PyTorch (`x.exp_()` -> ExpBackward0)."""
+    for op in _dispatcher._registry.values():
+        functional = op.functional
+        if functional is None or op.derivative is not None or functional.derivative is None:
+            continue
+        fd = functional.derivative
+        if fd is _NONDIFF or type(fd) is not Derivative:
+            op.derivative = fd
+        else:
+            op.derivative = Derivative(op, fd.formula_specs, fd.name_spec,
+                                       fd.output_differentiability)
 
 
 def not_differentiable(*names):

@@ -1,0 +1,57 @@
+"""In-place kernels derived from out-of-place ones (`exp_` from `exp`), as PyTorch's structured
+kernels derive `exp_` and `exp.out` from one implementation.
+
+A schema line marked `inplace` defines the op `<name>_` too (see native_functions.py). A family
+module may register a kernel of its own for it (computing straight into `self`, which saves a
+temporary); every backend key it leaves empty gets the wrapper below: run the out-of-place
+kernel, check that the result fits `self` as PyTorch checks an in-place result (same shape, a
+dtype that casts to self's), and write it into `self`'s memory. Computing first and writing
+after also makes an in-place op whose other operand overlaps `self` safe.
+"""
+import numpy as np
+
+from .._dispatch import dispatcher as _dispatcher
+from .elementwise import can_cast, _scalar_type_name
+
+
+def check_result_fits(self, result):
+    """PyTorch's errors for a result that cannot be written into `self`."""
+    if result._size != self._size:
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(result._size)}")
+    if result.dtype is not self.dtype and not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {_scalar_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_scalar_type_name(self.dtype)}")
+
+
+def _cpu_wrapper(functional):
+    def kernel(self, *args):
+        result = functional(self, *args)
+        check_result_fits(self, result)
+        np.copyto(self._np, result._np, casting="unsafe")
+        return self
+    return kernel
+
+
+def _meta_wrapper(functional):
+    def kernel(self, *args):
+        check_result_fits(self, functional(self, *args))
+        return self
+    return kernel
+
+
+_WRAPPERS = {"CPU": _cpu_wrapper, "Meta": _meta_wrapper}
+
+
+def register_inplace_kernels():
+    """Give every derived in-place op a kernel for each key its functional op has one for."""
+    for op in list(_dispatcher._registry.values()):
+        functional = op.functional
+        if functional is None:
+            continue
+        for key, kernel in functional._table.items():
+            if key not in op._table and key in _WRAPPERS:
+                wrapped = _WRAPPERS[key](kernel)
+                wrapped.__name__ = f"{op.schema.name}_from_{kernel.__name__}"
+                wrapped.__qualname__ = wrapped.__name__
+                _dispatcher.register_kernel(op, key, wrapped)
