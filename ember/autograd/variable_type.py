@@ -25,6 +25,7 @@ from .._core.tensor import Tensor
 from .graph import zeros
 
 _NONDIFF = object()
+_NOT_IMPLEMENTED = object()  # no derivative, in PyTorch too: backward through it raises
 _FREED = object()  # what a saved tensor becomes after backward without retain_graph
 
 
@@ -231,10 +232,10 @@ def autograd_kernel(op, key, args):
             view = None
     if d is _NONDIFF:
         return op.redispatch(key, args)
-    if d is not None and type(d) is not Derivative:  # ember.library.register_autograd
-        return d.kernel(op, key, args)
-    if d is None:
+    if d is None or d is _NOT_IMPLEMENTED:
         return _not_implemented_kernel(op, key, args)
+    if type(d) is not Derivative:  # ember.library.register_autograd
+        return d.kernel(op, key, args)
 
     # edges to the inputs' producers (before an in-place op rebases `self`); an in-place op
     # on a view sends the gradient of the view's old value to the base's old history
@@ -358,6 +359,12 @@ def derive_inplace_derivatives():
         else:
             op.derivative = Derivative(op, fd.formula_specs, fd.name_spec,
                                        fd.output_differentiability)
+
+
+def not_implemented(*names):
+    """Ops PyTorch has no derivative for: their outputs require grad, and backward raises."""
+    for n in names:
+        _dispatcher.lookup(n).derivative = _NOT_IMPLEMENTED
 
 
 def not_differentiable(*names):

@@ -1,0 +1,30 @@
+"""Helpers shared by the derivative formulas of several op families."""
+from ..._aten.elementwise import not_implemented
+from ..._bindings import python_bindings as E
+
+
+_aten = E.ops.aten
+
+
+def _unsqueeze_dims(g, shape, dim, keepdim):
+    """Put back reduced dims so a reduced gradient broadcasts against the input."""
+    if keepdim or not shape:
+        return g
+    n = len(shape)
+    dims = range(n) if dim is None or dim == [] or dim == () else \
+        sorted(d % n for d in ((dim,) if isinstance(dim, int) else dim))
+    for d in dims:
+        g = g.unsqueeze(d)
+    return g
+
+
+def _conj(x):
+    """conj for complex tensors; real tensors and Python numbers are returned as they are."""
+    return x.conj() if getattr(x, "is_complex", None) and x.is_complex() else x
+
+
+def _float_only_backward(kernel, self):
+    """1, or PyTorch's error for a backward kernel compiled for float32/float64 only."""
+    if self.dtype in (E._dtype.float16, E._dtype.bfloat16):
+        raise not_implemented(kernel, self.dtype)
+    return 1

@@ -1,0 +1,381 @@
+"""Derivatives of the elementwise ops: arithmetic, comparisons, math functions, activations."""
+import math
+
+
+from ..variable_type import derivative, not_differentiable, not_implemented
+from ..._bindings import python_bindings as E
+from ._common import _conj, _float_only_backward
+
+
+# ---- elementwise binary
+derivative("add.Tensor", {"self": lambda grad: grad,
+                          "other": lambda grad, alpha: grad if alpha == 1 else grad * alpha})
+derivative("sub.Tensor", {"self": lambda grad: grad,
+                          "other": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha})
+derivative("rsub.Tensor", {"self": lambda grad, alpha: -grad if alpha == 1 else grad * -alpha,
+                           "other": lambda grad: grad},
+           node_name=lambda other: "RsubBackward0" if hasattr(other, "_size")
+           else "RsubBackward1")
+derivative("mul.Tensor", {"self": lambda grad, other: grad * _conj(other),
+                          "other": lambda grad, self: grad * _conj(self)})
+
+
+def _div_self(grad, other, rounding_mode):
+    if rounding_mode is not None:
+        return grad * 0
+    return grad / _conj(other)
+
+
+def _div_other(grad, self, other, rounding_mode):
+    if rounding_mode is not None:
+        return grad * 0
+    return -grad * _conj((self / other) / other)
+
+
+derivative("div.Tensor_mode", {"self": _div_self, "other": _div_other}, node_name="DivBackward0")
+derivative("remainder.Tensor", {
+    "self": lambda grad: grad,
+    "other": lambda grad, self, other: -grad * E.div(self, other, rounding_mode="floor")})
+
+
+def _pow_self(grad, self, exponent):
+    if not hasattr(exponent, "_size"):
+        return grad * 0 if exponent == 0 else grad * (exponent * self.pow(exponent - 1))
+    return E.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+
+
+def _pow_exponent(grad, self, exponent, result):
+    """grad * result * log(self), with log taken in the result's dtype; 0 ** e for e >= 0 has
+    derivative 0 in e (not 0 * -inf)."""
+    if not hasattr(self, "_size"):
+        if self == 0:
+            return grad * E.where(exponent >= 0, 0.0, result * -math.inf)
+        log = math.log(self) if self > 0 else math.nan
+        return grad * (result * log)
+    return grad * E.where((self == 0) & (exponent >= 0), 0.0, result * self.to(result.dtype).log())
+
+
+def _pow_node(self, exponent):
+    """pow.Tensor_Scalar, pow.Tensor_Tensor and pow.Scalar are three nodes in PyTorch."""
+    if not hasattr(exponent, "_size"):
+        return "PowBackward0"
+    return "PowBackward1" if hasattr(self, "_size") else "PowBackward2"
+
+
+derivative("pow.Tensor_Tensor", {"self": _pow_self, "exponent": _pow_exponent},
+           node_name=_pow_node)
+derivative("pow_.Tensor", {"self": _pow_self, "exponent": _pow_exponent}, node_name=_pow_node)
+
+
+def _minmax_grad(pick_self):
+    def f(grad, self, other):
+        mask = (self > other) if pick_self else (self < other)
+        tie = (self == other)
+        return E.where(mask, grad, grad * 0) + E.where(tie, grad / 2, grad * 0)
+    return f
+
+
+derivative("maximum", {"self": _minmax_grad(True),
+                       "other": lambda grad, self, other: _minmax_grad(True)(grad, other, self)})
+derivative("minimum", {"self": _minmax_grad(False),
+                       "other": lambda grad, self, other: _minmax_grad(False)(grad, other, self)})
+derivative("where.self", {"self": lambda grad, condition: E.where(condition, grad, grad * 0),
+                          "other": lambda grad, condition: E.where(condition, grad * 0, grad)})
+
+
+def _clamp_grad(grad, self, min, max):
+    mask = E.ones_like(self, dtype=E._dtype.bool)
+    if min is not None:
+        mask = mask & (self >= min)
+    if max is not None:
+        mask = mask & (self <= max)
+    return E.where(mask, grad, grad * 0)
+
+
+derivative("clamp", {"self": _clamp_grad}, node_name="ClampBackward1")
+
+
+def _clamp_bounds_grad(grad, self, min, max, needs):
+    """A bound gets the gradient where it is the output: min where x < min (and min < max,
+    else max wins), max where x > max or max < min."""
+    if min is not None and max is not None:
+        return (E.where((self < min) & (min < max), grad, 0.0) if needs[0] else None,
+                E.where((self > max) | (max < min), grad, 0.0) if needs[1] else None)
+    if min is not None:
+        return E.where(self < min, grad, 0.0), None
+    return None, E.where(self > max, grad, 0.0)
+
+
+derivative("clamp.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad},
+           node_name="ClampBackward0")
+
+# ---- elementwise unary
+derivative("neg", {"self": lambda grad: -grad})
+derivative("abs", {"self": lambda grad, self: grad * E.sgn(self)})  # sgn: x/|x| if complex
+derivative("sign", {"self": lambda grad: grad * 0})
+derivative("exp", {"self": lambda grad, result: grad * _conj(result)})
+derivative("log", {"self": lambda grad, self: grad / _conj(self)})
+derivative("log1p", {"self": lambda grad, self: grad / (self + 1)})
+derivative("expm1", {"self": lambda grad, result: grad * (result + 1)})
+derivative("sqrt", {"self": lambda grad, result: grad / (2 * _conj(result))})
+derivative("rsqrt", {"self": lambda grad, result: -0.5 * grad * result.pow(3)})
+derivative("sin", {"self": lambda grad, self: grad * self.cos()})
+derivative("cos", {"self": lambda grad, self: -grad * self.sin()})
+derivative("tanh", {"self": lambda grad, result: E.ops.aten.tanh_backward(grad, result)})
+derivative("sigmoid", {"self": lambda grad, result: E.ops.aten.sigmoid_backward(grad, result)})
+derivative("relu", {"self": lambda grad, result: E.ops.aten.threshold_backward(grad, result, 0)})
+derivative("gelu", {"self": lambda grad, self, approximate:
+                    E.ops.aten.gelu_backward(grad, self, approximate=approximate)})
+
+
+def _silu_grad(grad, self):
+    s = self.sigmoid()
+    return grad * s * (1 + self * (1 - s))
+
+
+derivative("silu", {"self": _silu_grad})
+
+
+def _softplus_grad(grad, self, beta, threshold):
+    z = self * beta
+    return E.where(z > threshold, grad, grad * (z).sigmoid())
+
+
+derivative("softplus", {"self": _softplus_grad})
+
+# backward helpers: their own derivatives make double backward work
+derivative("threshold_backward", {
+    "grad_output": lambda grad, self, threshold: E.ops.aten.threshold_backward(grad, self,
+                                                                               threshold),
+    "self": lambda grad: grad * 0})
+derivative("sigmoid_backward", {
+    "grad_output": lambda grad, output: E.ops.aten.sigmoid_backward(grad, output),
+    "output": lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output)})
+derivative("tanh_backward", {
+    "grad_output": lambda grad, output: E.ops.aten.tanh_backward(grad, output),
+    "output": lambda grad, grad_output, output: -2 * grad * grad_output * output})
+
+
+def _gelu_double(grad, grad_output, self, approximate):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        c = 0.044715
+        inner = k * (self + c * self.pow(3))
+        t = inner.tanh()
+        dinner = k * (1 + 3 * c * self * self)
+        sech2 = 1 - t * t
+        second = sech2 * dinner + 0.5 * self * (-2 * t * sech2 * dinner * dinner) + \
+            0.5 * self * sech2 * k * 6 * c * self
+        return grad * grad_output * second
+    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
+    return grad * grad_output * pdf * (2 - self * self)
+
+
+derivative("gelu_backward", {
+    "grad_output": lambda grad, self, approximate: E.ops.aten.gelu_backward(
+        grad, self, approximate=approximate),
+    "self": _gelu_double})
+
+# ---- math functions, activations
+_LN2, _LN10 = math.log(2), math.log(10)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+derivative("tan", {"self": lambda grad, result: grad * (1 + result * result)})
+derivative("asin", {"self": lambda grad, self: grad * (1 - self * self).rsqrt()})
+derivative("acos", {"self": lambda grad, self: -grad * (1 - self * self).rsqrt()})
+derivative("atan", {"self": lambda grad, self: grad / (self * self + 1)})
+derivative("sinh", {"self": lambda grad, self: grad * self.cosh()})
+derivative("cosh", {"self": lambda grad, self: grad * self.sinh()})
+derivative("asinh", {"self": lambda grad, self: grad * (self * self + 1).rsqrt()})
+derivative("acosh", {"self": lambda grad, self: grad * (self * self - 1).rsqrt()})
+derivative("atanh", {"self": lambda grad, self: grad / (1 - self * self)})
+not_implemented("asinh_", "acosh_", "atanh_")  # as in PyTorch: their backward raises
+derivative("log2", {"self": lambda grad, self: grad / (self * _LN2)})
+derivative("log10", {"self": lambda grad, self: grad / (self * _LN10)})
+derivative("exp2", {"self": lambda grad, result: grad * result * _LN2})
+derivative("reciprocal", {"self": lambda grad, result: -grad * (result * result)})
+derivative("erf", {"self": lambda grad, self: grad * _TWO_OVER_SQRT_PI * (-self * self).exp()})
+derivative("erfc", {"self": lambda grad, self: -grad * _TWO_OVER_SQRT_PI * (-self * self).exp()})
+derivative("erfinv", {"self": lambda grad, result:
+                    grad * (math.sqrt(math.pi) / 2) * (result * result).exp()})
+derivative("lgamma", {"self": lambda grad, self: grad * self.digamma()})
+derivative("digamma", {"self": lambda grad, self: grad * E.polygamma(1, self)})
+derivative("polygamma", {"self": lambda grad, n, self: grad * E.polygamma(n + 1, self)})
+derivative("polygamma_", {"self": lambda grad, n, self: grad * E.polygamma(n + 1, self)},
+           node_name="PolygammaBackward0")
+for _name in ("trunc", "floor", "ceil", "round"):
+    derivative(_name, {"self": lambda grad: grad * 0})
+derivative("round.decimals", {"self": lambda grad: grad * 0}, node_name="RoundBackward1")
+derivative("frac", {"self": lambda grad: grad})
+derivative("nan_to_num", {"self": lambda grad, self: grad * self.isfinite()})
+
+
+def _fmod_node(other):
+    return "FmodBackward1" if hasattr(other, "_size") else "FmodBackward0"
+
+
+_fmod = {"self": lambda grad: grad,
+         "other": lambda grad, self, other: -grad * E.div(self, other, rounding_mode="trunc")}
+derivative("fmod.Tensor", _fmod, node_name=_fmod_node)
+derivative("hypot", {"self": lambda grad, self, result: grad * self / result,
+                   "other": lambda grad, other, result: grad * other / result})
+
+
+def _atan2_grads(grad, self, other, needs):
+    scale = grad / (self * self + other * other)
+    return (scale * other if needs[0] else None, scale * -self if needs[1] else None)
+
+
+derivative("atan2", {"self, other": _atan2_grads})
+
+
+def _copysign_node(other):
+    return "CopysignBackward0" if hasattr(other, "_size") else "CopysignBackward1"
+
+
+_copysign = {"self": lambda grad, self, result: grad * E.where(self == 0, 0.0, result / self),
+             "other": lambda grad, other: grad * 0}
+derivative("copysign.Tensor", _copysign, node_name=_copysign_node)
+
+
+# torch's remaining public elementwise callables (coverage)
+derivative("logaddexp", {"self": lambda grad, self, other: grad / (1 + (other - self).exp()),
+                         "other": lambda grad, self, other: grad / (1 + (self - other).exp())})
+derivative("logaddexp2", {"self": lambda grad, self, other: grad / (1 + (other - self).exp2()),
+                          "other": lambda grad, self, other: grad / (1 + (self - other).exp2())})
+
+
+def _fmaxmin_grads(self_wins):
+    """fmax/fmin: the gradient goes to self where it is picked (ties included) or `other` is
+    NaN, to `other` everywhere else."""
+    def grads(grad, self, other, needs):
+        pick_self = self_wins(self, other) | other.isnan()
+        return (E.where(pick_self, grad, 0.0) if needs[0] else None,
+                E.where(pick_self, 0.0, grad) if needs[1] else None)
+    return grads
+
+
+derivative("fmax", {"self, other": _fmaxmin_grads(lambda a, b: a >= b)})
+derivative("fmin", {"self, other": _fmaxmin_grads(lambda a, b: a <= b)})
+_xlogy = {"self": lambda grad, self, other: grad * E.xlogy(self != 0, other),
+          "other": lambda grad, self, other: grad * self / other}
+derivative("xlogy.Tensor", _xlogy)
+
+
+def _igamma_self(grad):
+    raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+
+
+def _igamma_density(self, other):
+    """d/dx of the regularized lower incomplete gamma P(a, x): x^(a-1) e^-x / Gamma(a)."""
+    return ((self - 1) * other.log() - other - self.lgamma()).exp()
+
+
+derivative("igamma", {"self": _igamma_self,
+                    "other": lambda grad, self, other: grad * _igamma_density(self, other)})
+derivative("igammac", {"self": _igamma_self,
+                     "other": lambda grad, self, other: -grad * _igamma_density(self, other)})
+derivative("nextafter", {"self": lambda grad: grad, "other": lambda grad: grad * 0})
+
+
+def _sinc_grad(grad, self):
+    pi_x = self * math.pi
+    return E.where(self == 0, 0.0, grad * ((pi_x * pi_x.cos() - pi_x.sin()) / (pi_x * self)))
+
+
+derivative("sinc", {"self": _sinc_grad})
+derivative("i0", {"self": lambda grad, self: grad * E.ops.aten.special_i1(self)})
+derivative("special_i1", {"self": lambda grad, self, result: _float_only_backward(
+    "i1_backward", self) * grad * E.where(self == 0, 0.5, self.i0() - result / self)})
+
+
+def _logit_grad(grad, self, eps):
+    """grad / (x (1 - x)); outside [eps, 1 - eps] 0 (x was clamped), or NaN outside [0, 1]
+    without eps."""
+    lo, hi, outside = (0.0, 1.0, math.nan) if eps is None else (eps, 1 - eps, 0.0)
+    return E.where((self < lo) | (self > hi), outside, grad / (self * (1 - self)))
+
+
+derivative("logit", {"self": _logit_grad})
+derivative("frexp.Tensor", {"self": lambda grad, result1: grad / E.pow(2.0, result1.to(
+    grad.dtype))}, output_differentiability=[True, False])
+not_differentiable("gcd", "gcd_", "lcm", "lcm_", "signbit", "isposinf", "isneginf", "isreal")
+derivative("angle", {"self": lambda grad: grad * 0})  # real inputs: piecewise constant
+derivative("view_as_real", {"self": lambda grad: E.view_as_complex(grad.contiguous())})
+derivative("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
+derivative("view_as_complex", {"self": lambda grad: E.view_as_real(grad.contiguous())})
+# PyTorch's formula takes 2 ** other in other's dtype: an integer pow, 0 for negative exponents
+derivative("ldexp.Tensor", {"self": lambda grad, other: grad * E.pow(2, other),
+                          "other": lambda grad, self, other: grad * self * _LN2 * E.pow(2, other)})
+
+
+def _lerp_node(weight):
+    return "LerpBackward1" if hasattr(weight, "_size") else "LerpBackward0"
+
+
+_lerp = {"self": lambda grad, weight: grad * (1 - weight),
+         "end": lambda grad, weight: grad * weight,
+         "weight": lambda grad, self, end: grad * (end - self)}
+derivative("lerp.Tensor", _lerp, node_name=_lerp_node)
+derivative("addcmul", {"self": lambda grad: grad,
+                     "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
+                     "tensor2": lambda grad, tensor1, value: grad * tensor1 * value})
+derivative("addcdiv", {"self": lambda grad: grad,
+                     "tensor1": lambda grad, tensor2, value: grad * value / tensor2,
+                     "tensor2": lambda grad, tensor1, tensor2, value:
+                         -grad * value * tensor1 / (tensor2 * tensor2)})
+
+# activations: each formula compares as PyTorch's backward kernel does (which side of the
+# kink a boundary point takes, and where NaN goes)
+# (the in-place forms are other nodes in PyTorch: their formulas read the output)
+_elu = {"self": lambda grad, self, alpha, scale, input_scale: E.where(
+    self <= 0, grad * (input_scale * alpha * scale) * (self * input_scale).exp(), grad * scale)}
+derivative("elu", _elu)
+derivative("elu_", _elu, node_name="EluBackward1")
+_leaky_relu = {"self": lambda grad, self, negative_slope:
+               E.where(self > 0, grad, grad * negative_slope)}
+derivative("leaky_relu", _leaky_relu)
+derivative("leaky_relu_", _leaky_relu, node_name="LeakyReluBackward1")
+derivative("hardtanh", {"self": lambda grad, self, min_val, max_val:
+                      E.where((self <= min_val) | (self >= max_val), grad * 0, grad)})
+derivative("hardsigmoid", {"self": lambda grad, self:
+                         E.where((self > -3) & (self < 3), grad / 6, grad * 0)})
+derivative("hardswish", {"self": lambda grad, self: E.where(
+    self <= -3, grad * 0, E.where(self < 3, grad * (self / 3 + 0.5), grad))})
+
+
+def _mish_grad(grad, self):
+    t = E.ops.aten.softplus(self, 1, 20).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
+
+
+derivative("mish", {"self": _mish_grad})
+derivative("log_sigmoid", {"self": lambda grad, self: grad * (-self).sigmoid()})
+
+
+def _shrink_grad(grad, self, lambd):
+    return E.where((self >= -lambd) & (self <= lambd), grad * 0, grad)
+
+
+derivative("hardshrink", {"self": _shrink_grad})
+derivative("softshrink", {"self": _shrink_grad})
+derivative("threshold", {"self": lambda grad, self, threshold:
+                       E.ops.aten.threshold_backward(grad, self, threshold)})
+
+
+def _glu_grad(grad, self, dim):
+    a, b = self.chunk(2, dim)
+    gate = b.sigmoid()
+    return E.cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+
+
+derivative("glu", {"self": _glu_grad})
+derivative("_prelu_kernel", {
+    "self": lambda grad, self, weight: E.where(self > 0, grad, weight * grad),
+    "weight": lambda grad, self: E.where(self > 0, grad * 0, self * grad)},
+    node_name="PreluKernelBackward0")
+not_differentiable("eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
+                   "logical_and", "logical_or", "logical_xor", "logical_not",
+                   "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor", "bitwise_not")
+not_implemented("floor_divide", "floor_divide_.Tensor", "remainder.Scalar_Tensor", "heaviside",
+                "heaviside_")

@@ -1,0 +1,8 @@
+"""Factories and random sampling: ops whose outputs never require grad."""
+from ..variable_type import not_differentiable
+
+not_differentiable("empty.memory_format", "empty_strided", "full", "arange.start_step",
+                   "linspace", "eye.m", "scalar_tensor", "_tensor_from_data")
+not_differentiable("uniform_", "normal_", "random_.from", "random_", "bernoulli_.float",
+                   "bernoulli", "randperm", "exponential_", "geometric_", "cauchy_",
+                   "log_normal_", "multinomial")

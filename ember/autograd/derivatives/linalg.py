@@ -1,0 +1,275 @@
+"""Derivatives of the linear-algebra ops: products, einsum, decompositions and solvers."""
+from ..variable_type import derivative
+from ..._bindings import python_bindings as E
+from ._common import _conj
+
+
+# ---- matrix products
+derivative("mm", {"self": lambda grad, mat2: grad.mm(mat2.mT),
+                  "mat2": lambda grad, self: self.mT.mm(grad)})
+derivative("bmm", {"self": lambda grad, mat2: grad.bmm(mat2.mT),
+                   "mat2": lambda grad, self: self.mT.bmm(grad)})
+
+
+def _matmul_grads(grad, self, other, needs):
+    a, b = self, other
+    if a.dim() == 1 and b.dim() == 1:
+        return (grad * b if needs[0] else None, grad * a if needs[1] else None)
+    a2 = a.unsqueeze(0) if a.dim() == 1 else a
+    b2 = b.unsqueeze(-1) if b.dim() == 1 else b
+    g = grad
+    if a.dim() == 1:
+        g = g.unsqueeze(-2)
+    if b.dim() == 1:
+        g = g.unsqueeze(-1)
+    ga = g.matmul(b2.mT) if needs[0] else None
+    gb = a2.mT.matmul(g) if needs[1] else None
+    if ga is not None:
+        ga = ga.sum_to_size(a2.shape)
+        if a.dim() == 1:
+            ga = ga.squeeze(-2)
+    if gb is not None:
+        gb = gb.sum_to_size(b2.shape)
+        if b.dim() == 1:
+            gb = gb.squeeze(-1)
+    return ga, gb
+
+
+def _matmul_node_name(self, other):
+    """matmul is composite in PyTorch: its node is that of the op it lowers to."""
+    dims = (self.dim(), other.dim())
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (1, 2): "SqueezeBackward4",
+            (2, 2): "MmBackward0"}.get(dims, "UnsafeViewBackward0")
+
+
+derivative("matmul", {"self, other": _matmul_grads}, node_name=_matmul_node_name)
+derivative("addmm", {
+    "self": lambda grad, beta: grad if beta == 1 else grad * beta,
+    "mat1": lambda grad, mat2, alpha: grad.mm(mat2.mT) * alpha if alpha != 1 else
+    grad.mm(mat2.mT),
+    "mat2": lambda grad, mat1, alpha: mat1.mT.mm(grad) * alpha if alpha != 1 else
+    mat1.mT.mm(grad)})
+
+
+def _linear_input(grad, weight):
+    if weight.dim() == 1:  # linear(x, w) with a 1-D w is x @ w: one output per row of x
+        return grad.unsqueeze(-1) * weight
+    return grad.matmul(weight)
+
+
+def _linear_weight(grad, input):
+    if grad.dim() < input.dim():  # a 1-D weight
+        return (grad.unsqueeze(-1) * input).sum_to_size(input.shape[-1:])
+    if input.dim() == 1:
+        return grad.unsqueeze(-1) * input.unsqueeze(0) if grad.dim() else grad * input
+    g2 = grad.reshape(-1, grad.shape[-1]) if grad.dim() > 1 else grad.unsqueeze(0)
+    i2 = input.reshape(-1, input.shape[-1])
+    return g2.mT.mm(i2)
+
+
+def _linear_bias(grad, bias_shape):
+    return grad.sum_to_size(bias_shape)
+
+
+def _linear_node(input, weight, bias):
+    """PyTorch's linear is a composite: its node is the last op of the path it takes."""
+    if weight.dim() == 1:
+        return "MvBackward0" if bias is None else "AddBackward0"
+    if input.dim() == 2:
+        return "AddmmBackward0" if bias is not None else "MmBackward0"
+    if input.dim() == 1:
+        return "ViewBackward0" if bias is not None else "SqueezeBackward4"
+    if bias is None:
+        return "UnsafeViewBackward0"
+    return "ViewBackward0" if input.is_contiguous() else "AddBackward0"
+
+
+derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": _linear_bias},
+           node_name=_linear_node)
+
+# ---- products, einsum, decompositions
+def _scaled(g, s):
+    return g if s == 1 else g * s
+
+
+derivative("dot", {"self": lambda grad, tensor: grad * _conj(tensor),
+                   "tensor": lambda grad, self: grad * _conj(self)})
+derivative("vdot", {"self": lambda grad, other: grad * other,
+                    "other": lambda grad, self: grad * self})
+derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * vec,
+                  "vec": lambda grad, self: self.mT.mv(grad)})
+derivative("addmv", {"self": lambda grad, beta: _scaled(grad, beta),
+                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
+                     "vec": lambda grad, mat, alpha: _scaled(mat.mT.mv(grad), alpha)})
+derivative("addr", {"self": lambda grad, beta: _scaled(grad, beta),
+                    "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
+                    "vec2": lambda grad, vec1, alpha: _scaled(grad.mT.mv(vec1), alpha)})
+derivative("baddbmm", {"self": lambda grad, beta: _scaled(grad, beta),
+                       "batch1": lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.mT), alpha),
+                       "batch2": lambda grad, batch1, alpha: _scaled(batch1.mT.bmm(grad), alpha)})
+
+
+def _addbmm_batch1(grad, batch1_shape, batch2, alpha):
+    return _scaled(grad.expand(batch1_shape[0], *grad.shape).bmm(batch2.mT), alpha)
+
+
+def _addbmm_batch2(grad, batch1, batch2_shape, alpha):
+    return _scaled(batch1.mT.bmm(grad.expand(batch2_shape[0], *grad.shape)), alpha)
+
+
+derivative("addbmm", {"self": lambda grad, beta: _scaled(grad, beta),
+                      "batch1": _addbmm_batch1, "batch2": _addbmm_batch2})
+
+
+def _einsum_operand_grad(grad, subs, out, tensors, i):
+    """d(einsum)/d(operand i): the output gradient contracted with the other operands, into
+    operand i's letters. Letters only operand i has were summed over in the forward, so the
+    gradient is constant along them (a ones factor); a letter repeated in operand i (a
+    diagonal, 'ii->i') puts the gradient on that diagonal (an identity factor)."""
+    s = subs[i]
+    others = [j for j in range(len(subs)) if j != i]
+    reachable = set(out).union(*(subs[j] for j in others))
+    target = "".join(c for c in dict.fromkeys(s) if c in reachable)
+    g = E.einsum(",".join([out] + [subs[j] for j in others]) + "->" + target, grad,
+                 *(tensors[j] for j in others))
+    if target == s:
+        return g
+    used = set("".join(subs) + out)
+    fresh = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                 if c not in used)
+    terms, operands, result, seen = [target], [g], "", set()
+    for c, n in zip(s, tensors[i].shape):
+        if c not in seen:
+            seen.add(c)
+            result += c
+            if c not in reachable:
+                terms.append(c)
+                operands.append(E.ones(n, dtype=g.dtype))
+        else:
+            f = next(fresh)
+            result += f
+            terms.append(c + f)
+            operands.append(E.eye(n, dtype=g.dtype))
+    return E.einsum(",".join(terms) + "->" + result, *operands)
+
+
+def _einsum_grads(grad, equation, tensors):
+    from ..._aten.linalg import parse_einsum
+    subs, out = parse_einsum(equation, [t.shape for t in tensors])
+    return [_einsum_operand_grad(grad, subs, out, tensors, i)
+            if t.dtype.is_floating_point or t.dtype.is_complex else None
+            for i, t in enumerate(tensors)]
+
+
+derivative("einsum", {"tensors": _einsum_grads})
+derivative("trace", {"self": lambda grad, self_shape: grad * E.eye(*self_shape,
+                                                                   dtype=grad.dtype)})
+derivative("linalg_cross", {
+    "self": lambda grad, other, dim: E.ops.aten.linalg_cross(other, grad, dim=dim),
+    "other": lambda grad, self, dim: E.ops.aten.linalg_cross(grad, self, dim=dim)})
+derivative("linalg_inv", {"A": lambda grad, result: -(result.mT.matmul(grad).matmul(result.mT))})
+
+
+def _det_grad(grad, A, result):
+    """d det(A) = det(A) tr(A^-1 dA): the gradient is grad * det(A) * A^-T."""
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * E.ops.aten.linalg_inv(A).mT
+
+
+derivative("linalg_det", {"A": _det_grad})
+derivative("linalg_slogdet", {"A": lambda grads, A: grads[1].unsqueeze(-1).unsqueeze(-1) *
+                              E.ops.aten.linalg_inv(A).mT})
+
+
+def _solve_grads(grad, A, B, result, left, needs):
+    """X = A^-1 B: gB = A^-T g and gA = -gB X^T (for XA = B: gB = g A^-T, gA = -X^T gB)."""
+    from ..._aten.linalg import _is_vector_rhs
+    vector = _is_vector_rhs(A, B)
+    g = grad.unsqueeze(-1) if vector else grad
+    X = result.unsqueeze(-1) if vector else result
+    gB = E.ops.aten.linalg_solve(A.mT, g, left=left)
+    gA = (-gB.matmul(X.mT) if left else -X.mT.matmul(gB)) if needs[0] else None
+    return gA, (gB.squeeze(-1) if vector else gB) if needs[1] else None
+
+
+derivative("linalg_solve", {"A, B": _solve_grads})
+
+
+def _cholesky_grad(grad, result, upper):
+    """A = L L^T: gA = L^-T Phi(L^T gL) L^-1, Phi taking the lower triangle with half the
+    diagonal, then made symmetric."""
+    L, gL = (result.mT, grad.mT) if upper else (result, grad)
+    gA = L.mT.matmul(gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mT)
+    gA = E.ops.aten.linalg_solve(L.mT, gA)
+    return E.ops.aten.linalg_solve(L, gA, left=False)
+
+
+derivative("linalg_cholesky", {"self": _cholesky_grad})
+
+
+def _qr_grad(grads, A_shape, result, result1, mode):
+    """A = QR with m >= n: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T, where copyltu
+    mirrors M's lower triangle onto its upper one."""
+    Q, R = result, result1
+    gQ, gR = grads
+    m, n = A_shape[-2], A_shape[-1]
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    if m < n or (mode == "complete" and m > n):
+        raise NotImplementedError("The derivative of linalg.qr is implemented for m >= n in "
+                                  "mode 'reduced' (and square inputs in mode 'complete')")
+    M = R.matmul(gR.mT) - gQ.mT.matmul(Q)
+    M = M.tril() + M.tril(-1).mT
+    return E.ops.aten.linalg_solve(R, (gQ + Q.matmul(M)).mT).mT
+
+
+derivative("linalg_qr", {"A": _qr_grad})
+
+
+def _svd_grad(grads, A_shape, full_matrices, result, result1, result2):
+    """A = U diag(S) Vh (reduced; with full_matrices the extra columns get no gradient):
+    gA = U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] Vh, E_ij = s_j^2 - s_i^2, plus
+    the parts of gU, gV outside the span of U, V when A is not square."""
+    gU, gS, gVh = grads
+    U, S, Vh = result, result1, result2
+    m, n = A_shape[-2], A_shape[-1]
+    k = S.shape[-1]
+    if full_matrices:
+        U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
+        Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
+    V, gV = Vh.mT, gVh.mT
+    UhgU = U.mT.matmul(gU)
+    VhgV = V.mT.matmul(gV)
+    S2 = S * S
+    E_ = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    E_ = E_ + E.eye(k, dtype=S.dtype)
+    inner = ((UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)) / E_
+    inner = inner * (1 - E.eye(k, dtype=S.dtype)) + E.diag_embed(gS)
+    gA = U.matmul(inner).matmul(Vh)
+    if m > k:
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = gA + (gUSinv - U.matmul(U.mT.matmul(gUSinv))).matmul(Vh)
+    if n > k:
+        gVSinv = gV / S.unsqueeze(-2)
+        gA = gA + U.matmul(gVSinv.mT - gVSinv.mT.matmul(V).matmul(Vh))
+    return gA
+
+
+derivative("linalg_svd", {"A": _svd_grad})
+
+
+def _eigh_grad(grads, result, result1):
+    """A = V diag(L) V^T: gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the
+    diagonal."""
+    gL, gV = grads
+    L, V = result, result1
+    n = L.shape[-1]
+    eye = E.eye(n, dtype=L.dtype)
+    E_ = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
+    inner = V.mT.matmul(gV) / E_ * (1 - eye) + E.diag_embed(gL)
+    return V.matmul(inner).matmul(V.mT)
+
+
+derivative("linalg_eigh", {"self": _eigh_grad})

@@ -1,0 +1,323 @@
+"""Derivatives of the neural-network functions: softmax, losses, convolution, pooling, normalization, embedding, padding."""
+import math
+
+
+from ..variable_type import derivative, not_differentiable
+from ..._bindings import python_bindings as E
+from ._common import _aten
+
+
+# ---- softmax and losses
+derivative("_softmax", {"self": lambda grad, result, dim, self:
+                        E.ops.aten._softmax_backward_data(grad, result, dim, self.dtype)},
+           node_name="SoftmaxBackward0")
+derivative("_log_softmax", {"self": lambda grad, result, dim, self:
+                            E.ops.aten._log_softmax_backward_data(grad, result, dim, self.dtype)},
+           node_name="LogSoftmaxBackward0")
+
+
+def _softmax_bwd_grad_output(grad, output, dim, input_dtype):
+    return E.ops.aten._softmax_backward_data(grad, output, dim, input_dtype)
+
+
+def _softmax_bwd_output(grad, grad_output, output, dim):
+    # d/dy [y * (g - sum(g*y))] applied to grad
+    s = (grad_output * output).sum(dim, keepdim=True)
+    gs = (grad * output).sum(dim, keepdim=True)
+    return grad * (grad_output - s) - gs * grad_output
+
+
+derivative("_softmax_backward_data", {"grad_output": _softmax_bwd_grad_output,
+                                      "output": _softmax_bwd_output})
+
+
+def _log_softmax_bwd_output(grad, grad_output, output, dim):
+    return -(grad * output.exp()) * grad_output.sum(dim, keepdim=True)
+
+
+derivative("_log_softmax_backward_data", {
+    "grad_output": lambda grad, output, dim, input_dtype:
+        grad - (grad * output.exp()).sum(dim, keepdim=True),
+    "output": _log_softmax_bwd_output})
+
+
+derivative("nll_loss", {"self": lambda grad, self, target, weight, reduction, ignore_index:
+                        E.ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
+                                                      ignore_index)},
+           node_name="NllLossBackward0")
+derivative("_nll_loss_backward", {  # linear in grad_output: its adjoint is nll_loss itself
+    "grad_output": lambda grad, target, weight, reduction, ignore_index:
+        E.ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
+    node_name="NllLossBackwardBackward0")
+
+
+def _mse_grad(grad, self, target, reduction):
+    d = self - target
+    if reduction == 1:
+        return grad * 2 * d / d.numel()
+    return grad * 2 * d
+
+
+derivative("mse_loss", {"self": _mse_grad,
+                        "target": lambda grad, self, target, reduction:
+                            -_mse_grad(grad, self, target, reduction)})
+
+# ---- convolution, pooling, normalization, embedding, padding
+# A convolution F(x, W) is linear in x and in W, and so are its two backward products
+# (A_W^T g for the input, B_x^T g for the weight). The derivative of each backward product is
+# therefore F or the other backward product again:
+#   d<gg, A_W^T g>/dg = F(gg, W)      d<gg, A_W^T g>/dW = B_gg^T g   (weight grad, input gg)
+#   d<gg, B_x^T g>/dg = F(x, gg)      d<gg, B_x^T g>/dx = A_gg^T g   (input grad, weight gg)
+# which is how PyTorch's _convolution_double_backward works too.
+derivative("convolution", {
+    "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_input(
+        grad, weight, input_shape, stride, padding, dilation, transposed, output_padding, groups),
+    "weight": lambda grad, input, weight_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_weight(
+        grad, input, weight_shape, stride, padding, dilation, transposed, output_padding, groups),
+    "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+derivative("_convolution_backward_input", {
+    "grad_output": lambda grad, weight, stride, padding, dilation, transposed, output_padding,
+    groups: _aten.convolution(grad, weight, None, stride, padding, dilation, transposed,
+                              output_padding, groups),
+    "weight": lambda grad, grad_output, weight_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_weight(
+        grad_output, grad, weight_shape, stride, padding, dilation, transposed, output_padding,
+        groups)}, node_name="ConvolutionBackwardBackward0")
+derivative("_convolution_backward_weight", {
+    "grad_output": lambda grad, input, stride, padding, dilation, transposed, output_padding,
+    groups: _aten.convolution(input, grad, None, stride, padding, dilation, transposed,
+                              output_padding, groups),
+    "input": lambda grad, grad_output, input_shape, stride, padding, dilation, transposed,
+    output_padding, groups: _aten._convolution_backward_input(
+        grad_output, grad, input_shape, stride, padding, dilation, transposed, output_padding,
+        groups)}, node_name="ConvolutionBackwardBackward0")
+derivative("im2col", {"self": lambda grad, self_shape, kernel_size, dilation, padding, stride:
+                      _aten.col2im(grad, list(self_shape[-2:]), kernel_size, dilation, padding,
+                                   stride)})
+derivative("col2im", {"self": lambda grad, kernel_size, dilation, padding, stride:
+                      _aten.im2col(grad, kernel_size, dilation, padding, stride)})
+
+
+def _gather_at(grad, indices, nd):
+    """grad (..., *in) read at the flat spatial `indices` (..., *out): max pooling's gradient
+    of its gradient (PyTorch's max_pool_double_backward) and max_unpool's gradient."""
+    return grad.flatten(-nd).gather(-1, indices.flatten(-nd)).reshape(indices.shape)
+
+
+def _pooling_derivatives(nd):
+    max_pool_backward = getattr(_aten, f"max_pool{nd}d_with_indices_backward")
+    avg_pool, avg_pool_backward = (getattr(_aten, f"avg_pool{nd}d"),
+                                   getattr(_aten, f"avg_pool{nd}d_backward"))
+    adaptive_max_backward = getattr(_aten, f"adaptive_max_pool{nd}d_backward")
+    derivative(f"max_pool{nd}d_with_indices", {
+        "self": lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
+            max_pool_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode,
+                              result1)},
+        output_differentiability=[True, False])
+    derivative(f"max_pool{nd}d_with_indices_backward", {
+        "grad_output": lambda grad, indices: _gather_at(grad, indices, nd)})
+    derivative(f"avg_pool{nd}d", {
+        "self": lambda grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override: avg_pool_backward(grad, self, kernel_size, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override)})
+    derivative(f"avg_pool{nd}d_backward", {
+        "grad_output": lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override: avg_pool(grad, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override)})
+    derivative(f"adaptive_max_pool{nd}d", {
+        "self": lambda grad, self, result1: adaptive_max_backward(grad, self, result1)},
+        output_differentiability=[True, False])
+    derivative(f"adaptive_max_pool{nd}d_backward", {
+        "grad_output": lambda grad, indices: _gather_at(grad, indices, nd)})
+    derivative(f"max_unpool{nd}d", {"self": lambda grad, indices: _gather_at(grad, indices, nd)})
+
+
+_pooling_derivatives(2)
+_pooling_derivatives(3)
+
+
+def _batch_norm_grads(grads, input, weight, running_mean, running_var, result1, result2,
+                      training, eps):
+    return _aten.native_batch_norm_backward(grads[0], input, weight, running_mean, running_var,
+                                            result1, result2, training, eps)
+
+
+derivative("native_batch_norm", {"input, weight, bias": _batch_norm_grads},
+           output_differentiability=[True, False, False])
+
+
+def _batch_norm_double_backward(grads, grad_out, input, weight, running_mean, running_var,
+                                save_mean, save_invstd, train, eps, needs):
+    """The derivative of batch norm's backward (PyTorch's batchnorm_double_backward), in
+    differentiable ops. gg_x, gg_w, gg_b are the incoming gradients of (grad_input, grad_weight,
+    grad_bias); the result is the gradient for (grad_out, input, weight)."""
+    gg_x, gg_w, gg_b = grads
+    nd = input.dim()
+    dims = [0] + list(range(2, nd))
+    shape = [1, -1] + [1] * (nd - 2)
+
+    def per_channel(t):
+        return t.reshape(shape)
+
+    def channel_sum(t):
+        return t.sum(dims, keepdim=True)
+    m = input.numel() // input.shape[1]
+    if train:
+        mean = per_channel(save_mean.to(input.dtype))
+        invstd = per_channel(save_invstd.to(input.dtype))
+    else:
+        mean = per_channel(running_mean)
+        invstd = per_channel((running_var + eps).rsqrt())
+    gamma = per_channel(weight) if weight is not None else 1.0
+    centered = input - mean
+    invstd2, invstd3 = invstd * invstd, invstd * invstd * invstd
+    g_sum = channel_sum(grad_out)
+    g_centered_sum = channel_sum(grad_out * centered)
+    gg_x_sum = channel_sum(gg_x)
+    gg_x_centered_sum = channel_sum(gg_x * centered)
+
+    def first_backward(g, scale):
+        """batch norm's input gradient for output gradient g, weight `scale`"""
+        return scale * invstd / m * (m * g - channel_sum(g) - centered * invstd2 *
+                                     channel_sum(g * centered))
+    grad_input = grad_weight = grad_grad_out = None
+    if needs[1]:
+        if train:
+            common = (gg_x_sum * g_sum / m - channel_sum(grad_out * gg_x) +
+                      3 / m * invstd2 * g_centered_sum * gg_x_centered_sum)
+            grad_input = gamma * (centered * invstd3 * common / m +
+                                  gg_x_centered_sum * invstd3 / m * (g_sum / m - grad_out) +
+                                  g_centered_sum * invstd3 / m * (gg_x_sum / m - gg_x))
+            grad_input = grad_input + per_channel(gg_w) * (
+                grad_out * invstd - invstd * g_sum / m - centered * invstd3 * g_centered_sum / m)
+        else:
+            grad_input = per_channel(gg_w) * invstd * grad_out
+    if needs[2] and weight is not None:
+        if train:
+            grad_weight = (gg_x * first_backward(grad_out, 1.0)).sum(dims)
+        else:
+            grad_weight = (gg_x * grad_out * invstd).sum(dims)
+    if needs[0]:
+        grad_grad_out = first_backward(gg_x, gamma) if train else gg_x * invstd * gamma
+        grad_grad_out = grad_grad_out + per_channel(gg_w) * centered * invstd + per_channel(gg_b)
+    return grad_grad_out, grad_input, grad_weight
+
+
+derivative("native_batch_norm_backward",
+           {"grad_out, input, weight": _batch_norm_double_backward})
+
+
+def _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight, view, needs):
+    """The derivative of layer/group norm's backward, in differentiable ops, on the
+    (N, G, C, L) view whose rows (dims 2, 3) share one mean and rstd and whose weight is per
+    (G, C). With x_hat = (x - mean) * rstd and F(v) = rstd * (v - mean(v) - x_hat *
+    mean(v * x_hat)) per row (the input gradient for an x_hat gradient v; F is symmetric),
+    the backward is grad_input = F(g * w), grad_weight = sum(g * x_hat), grad_bias = sum(g).
+    The input term of F's own derivative is batch norm's (see above) with rows for channels."""
+    gg_x, gg_w, gg_b = grads
+    n, groups, c, length = view
+    m = c * length
+    x = input.reshape(view)
+    g = grad_out.reshape(view)
+    s = rstd.to(x.dtype).reshape(n, groups, 1, 1)
+    centered = x - mean.to(x.dtype).reshape(n, groups, 1, 1)
+    xhat = centered * s
+    w = weight.reshape(1, groups, c, 1) if weight is not None else None
+    ggw = gg_w.reshape(1, groups, c, 1) if weight is not None and gg_w is not None else None
+    ggx = gg_x.reshape(view)
+
+    def rsum(t):
+        return t.sum([2, 3], keepdim=True)
+
+    def first_backward(v):
+        return s * (v - rsum(v) / m - xhat * (rsum(v * xhat) / m))
+    grad_grad_out = grad_input = grad_weight = None
+    f_ggx = first_backward(ggx) if needs[0] or needs[2] else None
+    if needs[0]:
+        grad_grad_out = f_ggx * w if w is not None else f_ggx
+        if ggw is not None:
+            grad_grad_out = grad_grad_out + ggw * xhat
+        if gg_b is not None:
+            grad_grad_out = grad_grad_out + gg_b.reshape(1, groups, c, 1)
+        grad_grad_out = grad_grad_out.reshape(input.shape)
+    if needs[1]:
+        u = g * w if w is not None else g
+        s3 = s * s * s
+        u_sum, u_centered_sum = rsum(u), rsum(u * centered)
+        ggx_sum, ggx_centered_sum = rsum(ggx), rsum(ggx * centered)
+        common = (ggx_sum * u_sum / m - rsum(u * ggx) +
+                  3 / m * s * s * u_centered_sum * ggx_centered_sum)
+        grad_input = (centered * s3 * common / m +
+                      ggx_centered_sum * s3 / m * (u_sum / m - u) +
+                      u_centered_sum * s3 / m * (ggx_sum / m - ggx))
+        if ggw is not None:
+            grad_input = grad_input + first_backward(g * ggw)
+        grad_input = grad_input.reshape(input.shape)
+    if needs[2] and weight is not None:
+        grad_weight = (g * f_ggx).sum([0, 3]).reshape(weight.shape)
+    return grad_grad_out, grad_input, grad_weight
+
+
+def _layer_norm_view(input, normalized_shape):
+    k = len(normalized_shape)
+    return (math.prod(input.shape[:input.dim() - k]), 1, math.prod(normalized_shape), 1)
+
+
+derivative("native_layer_norm", {
+    "input, weight, bias": lambda grads, input, normalized_shape, weight, bias, result1, result2,
+    needs: _aten.native_layer_norm_backward(grads[0], input, normalized_shape, result1, result2,
+                                            weight, bias, list(needs))},
+    output_differentiability=[True, False, False])
+derivative("native_layer_norm_backward", {
+    "grad_out, input, weight": lambda grads, grad_out, input, normalized_shape, mean, rstd,
+    weight, needs: _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight,
+                                             _layer_norm_view(input, normalized_shape), needs)})
+def _group_norm_grads(grads, input, weight, N, C, HxW, group, result1, result2, needs):
+    """The kernel's gradients for the output, plus (as in PyTorch, whose group norm mean and
+    rstd are differentiable) the input gradient through mean and rstd when these received a
+    nonzero gradient: d mean / dx = 1 / m, d rstd / dx = -rstd^3 (x - mean) / m per group."""
+    out = _aten.native_group_norm_backward(grads[0], input, result1, result2, weight, N, C, HxW,
+                                           group, list(needs))
+    g_mean, g_rstd = grads[1], grads[2]
+    if not needs[0] or not (bool(g_mean.any()) or bool(g_rstd.any())):
+        return out
+    x = input.reshape(N, group, -1)
+    mean, rstd = result1.unsqueeze(-1), result2.unsqueeze(-1)
+    extra = (g_mean.unsqueeze(-1) - g_rstd.unsqueeze(-1) * rstd * rstd * rstd * (x - mean))
+    return (out[0] + (extra / x.shape[-1]).reshape(input.shape),) + tuple(out[1:])
+
+
+derivative("native_group_norm", {"input, weight, bias": _group_norm_grads})
+derivative("native_group_norm_backward", {
+    "grad_out, input, weight": lambda grads, grad_out, input, mean, rstd, weight, N, C, HxW,
+    group, needs: _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight,
+                                            (N, group, C // group, HxW), needs)})
+def _embedding_weight(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True): ember has no sparse tensors, so it cannot produce the "
+            "sparse COO weight gradient PyTorch gives; use sparse=False for a dense gradient")
+    return _aten.embedding_dense_backward(grad, indices, weight_shape[0], padding_idx,
+                                          scale_grad_by_freq)
+
+
+derivative("embedding", {"weight": _embedding_weight})
+derivative("embedding_dense_backward", {
+    "grad_output": lambda grad, indices, padding_idx: _aten.embedding(grad, indices).masked_fill(
+        (indices == padding_idx).unsqueeze(-1), 0)})
+derivative("constant_pad_nd", {"self": lambda grad, pad: _aten.constant_pad_nd(
+    grad, [-p for p in pad])})
+
+
+def _index_pad_derivatives(name):
+    forward, backward = getattr(_aten, name), getattr(_aten, name + "_backward")
+    derivative(name, {"self": lambda grad, self, padding: backward(grad, self, padding)})
+    derivative(name + "_backward", {"grad_output": lambda grad, padding: forward(grad, padding)})
+
+
+for _kind in ("reflection", "replication"):
+    for _nd in (1, 2, 3):
+        _index_pad_derivatives(f"{_kind}_pad{_nd}d")
+not_differentiable("embedding_renorm_", "one_hot")

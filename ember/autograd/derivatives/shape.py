@@ -1,0 +1,177 @@
+"""Derivatives of the view, shape and copy ops (each view's gradient is the inverse view)."""
+from ..variable_type import derivative, not_differentiable
+from ..._aten.shape import split_sizes
+from ..._bindings import python_bindings as E
+from ._common import _aten
+
+
+# ---- views
+derivative("view", {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+derivative("_unsafe_view", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           node_name="UnsafeViewBackward0")
+derivative("alias", {"self": lambda grad: grad})
+derivative("permute", {"self": lambda grad, dims: grad.permute(_inverse_perm(dims))})
+
+
+def _inverse_perm(dims):
+    n = len(dims)
+    inv = [0] * n
+    for i, d in enumerate(dims):
+        inv[d % n] = i
+    return inv
+
+
+derivative("transpose.int", {"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)},
+           node_name="TransposeBackward0")
+derivative("expand", {"self": lambda grad, self_shape: grad.sum_to_size(self_shape)})
+derivative("squeeze", {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+derivative("squeeze.dim", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           node_name="SqueezeBackward1")
+derivative("squeeze.dims", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+           node_name="SqueezeBackward2")
+derivative("t", {"self": lambda grad: grad.t()}, node_name="TBackward0")
+derivative("unsqueeze", {"self": lambda grad, dim: grad.squeeze(dim)})
+
+
+def _embed_backward(grad, self_shape, view_fn):
+    """Gradient of a view: zeros of the input's shape with `grad` written into the viewed part."""
+    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
+    return _scatter_view(out, grad, view_fn)
+
+
+def _scatter_view(out, grad, view_fn):
+    if grad.requires_grad:
+        # differentiable: out[view] = grad expressed as an index_put over the viewed positions
+        idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
+        pos = view_fn(idx).reshape(-1)
+        return E.ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True) \
+            .reshape(out.shape)
+    view_fn(out).copy_(grad)
+    return out
+
+
+derivative("select.int", {"self": lambda grad, self_shape, dim, index: _embed_backward(
+    grad, self_shape, lambda t: t.select(dim, index))}, node_name="SelectBackward0")
+derivative("slice.Tensor", {"self": lambda grad, self_shape, dim, start, end, step:
+                            _embed_backward(grad, self_shape,
+                                            lambda t: E.ops.aten.slice(t, dim, start, end, step))},
+           node_name="SliceBackward0")
+derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embed_backward(
+    grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
+derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _embed_backward(
+    grad, self_shape, lambda t: t.diagonal(offset, dim1, dim2))})
+derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step: _embed_backward_acc(
+    grad, self_shape, lambda t: t.unfold(dimension, size, step))})
+
+
+def _embed_backward_acc(grad, self_shape, view_fn):
+    """Like _embed_backward, for views whose elements overlap (unfold, as_strided)."""
+    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
+    idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
+    pos = view_fn(idx).reshape(-1)
+    return E.ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True).reshape(self_shape)
+
+
+def _as_strided_grad(grad, self, size, stride, storage_offset):
+    base = self.storage_offset()
+    n = self.untyped_storage().nbytes() // self.element_size()
+    flat = E.zeros((n,), dtype=grad.dtype, device=grad.device)
+    idx = E.arange(n, device=grad.device)
+    pos = idx.as_strided(size, stride, storage_offset).reshape(-1)
+    acc = E.ops.aten.index_put(flat, [pos], grad.reshape(-1), True)
+    inpos = idx.as_strided(self.shape, self.stride(), base)
+    return acc.index_select(0, inpos.reshape(-1)).reshape(self.shape) if self.numel() else \
+        E.zeros_like(self)
+
+
+derivative("as_strided", {"self": _as_strided_grad})
+
+
+def _split_grad(grads, self_shape, split_sizes, dim):
+    return E.cat([g if g is not None else E.zeros(_with(self_shape, dim, s))
+                  for g, s in zip(grads, split_sizes)], dim)
+
+
+def _with(shape, dim, s):
+    shape = list(shape)
+    shape[dim] = s
+    return shape
+
+
+derivative("split_with_sizes", {"self": _split_grad})
+derivative("split.Tensor", {"self": lambda grads, self_shape, split_size, dim: _split_grad(
+    grads, self_shape, split_sizes(self_shape[dim], split_size), dim)})
+derivative("unbind.int", {"self": lambda grads, dim: E.stack(list(grads), dim)})
+derivative("view.dtype", None)
+
+# ---- copies, joins, conversions
+derivative("clone", {"self": lambda grad: grad})
+derivative("_to_copy", {"self": lambda grad, self_dtype: grad.to(self_dtype)},
+           node_name="ToCopyBackward0")
+
+
+def _cat_grad(grad, tensors, dim):
+    sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
+    d = dim % grad.dim() if grad.dim() else 0
+    out, start = [], 0
+    for t, s in zip(tensors, sizes):
+        if t.shape == (0,) and grad.dim() != 1:
+            out.append(None)
+            continue
+        out.append(grad.narrow(d, start, s))
+        start += s
+    return out
+
+
+derivative("cat", {"tensors": _cat_grad})
+derivative("stack", {"tensors": lambda grad, dim: list(grad.unbind(dim))})
+derivative("copy_", {"self": lambda grad: grad * 0, "src": lambda grad, src_shape: grad},
+           node_name="CopyBackwards")  # (sic: PyTorch's name for it)
+derivative("fill_.Scalar", {"self": lambda grad: grad * 0}, node_name="FillBackward2")
+derivative("zero_", {"self": lambda grad: grad * 0}, node_name="ZeroBackward0")
+derivative("flip", {"self": lambda grad, dims: grad.flip(dims)})
+derivative("roll", {"self": lambda grad, shifts, dims: grad.roll([-s for s in shifts], dims)})
+derivative("tril", {"self": lambda grad, diagonal: grad.tril(diagonal)})
+derivative("triu", {"self": lambda grad, diagonal: grad.triu(diagonal)})
+
+# ---- shape and scatter ops
+derivative("diag_embed", {"self": lambda grad, offset, dim1, dim2:
+                          grad.diagonal(offset, dim1, dim2)})
+derivative("rot90", {"self": lambda grad, k, dims: E.ops.aten.rot90(grad, -k, dims)})
+derivative("select_scatter", {
+    "self": lambda grad, src_shape, dim, index: E.ops.aten.select_scatter(
+        grad, E.zeros(src_shape, dtype=grad.dtype), dim, index),
+    "src": lambda grad, dim, index: grad.select(dim, index)})
+derivative("slice_scatter", {
+    "self": lambda grad, src_shape, dim, start, end, step: E.ops.aten.slice_scatter(
+        grad, E.zeros(src_shape, dtype=grad.dtype), dim, start, end, step),
+    "src": lambda grad, dim, start, end, step: E.ops.aten.slice(grad, dim, start, end, step)})
+derivative("diagonal_scatter", {
+    "self": lambda grad, src_shape, offset, dim1, dim2: E.ops.aten.diagonal_scatter(
+        grad, E.zeros(src_shape, dtype=grad.dtype), offset, dim1, dim2),
+    "src": lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2)})
+
+# ---- in-place view ops: the inverse view of the gradient
+derivative("t_", {"self": lambda grad: grad.t()}, node_name="TBackward1")
+for _name in ("transpose_", "swapdims_"):
+    derivative(_name, {"self": lambda grad, dim0, dim1: grad.transpose(dim0, dim1)},
+               node_name="TransposeBackward1")
+derivative("swapaxes_", {"self": lambda grad, axis0, axis1: grad.transpose(axis0, axis1)},
+           node_name="TransposeBackward1")
+for _name, _k in (("squeeze_", 3), ("squeeze_.dim", 4), ("squeeze_.dims", 5)):
+    derivative(_name, {"self": lambda grad, self_shape: grad.reshape(self_shape)},
+               node_name=f"SqueezeBackward{_k}")
+derivative("unsqueeze_", {"self": lambda grad, dim: grad.squeeze(dim)},
+           node_name="UnsqueezeBackward1")
+# as_strided_ has no formula here (its gradient needs self's geometry before the op): backward
+# through it raises. resize_ refuses tensors that require grad (see Tensor.resize_).
+not_differentiable("resize_", "resize_as_")
+derivative("poisson", {"self": lambda grad: grad * 0})  # a sample does not move with its rate
+# fractional max pooling sends each gradient where its index points, as adaptive max pooling
+derivative("fractional_max_pool2d", {"self": lambda grad, self, result1:
+                                     _aten.adaptive_max_pool2d_backward(grad, self, result1)},
+           output_differentiability=[True, False])
+derivative("fractional_max_pool3d", {"self": lambda grad, self, result1:
+                                     _aten.adaptive_max_pool3d_backward(grad, self, result1)},
+           output_differentiability=[True, False])
+not_differentiable("view.dtype")
