@@ -1334,7 +1334,8 @@ def _angle(a):
 
 
 unary("angle", _angle, result=_float_result, check=_check_angle)
-unary("conj_physical", np.conj, inplace="conj_physical_")
+unary("conj_physical", lambda a: np.conj(a) if a.dtype.kind == "c" else a.copy(),
+      inplace="conj_physical_")
 
 
 def _ldexp(a, b, dt):

@@ -55,9 +55,12 @@ def _empty_view(meta, src):
     return t
 
 
-def view_op(name, fn):
-    """Register `fn(array, *args) -> view` as the CPU and Meta kernel of a view op."""
+def view_op(name, fn, check=None):
+    """Register `fn(array, *args) -> view` as the CPU and Meta kernel of a view op; `check(self,
+    *args)` raises PyTorch's errors for inputs the view cannot be made of."""
     def cpu(self, *args):
+        if check is not None:
+            check(self, *args)
         r = None
         if self._np.size:
             r = fn(self._np, *args)
@@ -80,6 +83,8 @@ def view_op(name, fn):
         return [view_result(x, self) if x.size else _empty_view(y, self) for x, y in zip(r, m)]
 
     def meta(self, *args):
+        if check is not None:
+            check(self, *args)
         r = fn(_stand_in(self), *args)
         if isinstance(r, list):
             return [_meta_from_stand_in(x, self) for x in r]
@@ -280,6 +285,8 @@ def _slice_dim(a, dim, start, end, step=1):
 
 
 def _narrow(a, dim, start, length):
+    if isinstance(start, Tensor):  # PyTorch's narrow.Tensor overload: a 0-d integer tensor
+        start = start.item()
     if a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, a.ndim)
@@ -442,8 +449,34 @@ def _view_as_complex(a):
     return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
 
 
-view_op("view_as_real", _view_as_real)
-view_op("view_as_complex", _view_as_complex)
+def _check_view_as_real(self):
+    if not self.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+
+
+view_op("view_as_real", _view_as_real, _check_view_as_real)
+def _check_view_as_complex(self):
+    if self.dtype is D.float16:
+        raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: view_as_complex of a "
+                           "float16 tensor is not supported")
+    if self.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: "
+                           f"{_scalar_type_name(self.dtype)}")
+    if self.dim() == 0 or self._size[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if self.numel():  # an empty tensor's strides do not matter
+        stride = self.stride()
+        if stride[-1] != 1:
+            raise RuntimeError("Tensor must have a last dimension with stride 1")
+        if any(s % 2 for s in stride[:-1]):
+            raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
+                               "dimension")
+        if self.storage_offset() % 2:
+            raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+
+
+view_op("view_as_complex", _view_as_complex, _check_view_as_complex)
 
 
 @impl("as_strided", "CPU")

@@ -22,7 +22,10 @@ from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._aten.shape import is_non_overlapping_and_dense
 from .._aten.elementwise import _scalar_type_name
+from .generated import *  # noqa: F401,F403  (hand-written bindings below override)
+from .generated import METHODS as _GENERATED_METHODS
 from . import indexing as _indexing
+from .out import _finish, _copy_out, _finish_tuple, _return_type, _ReturnTypes  # noqa: F401
 from .._core.grad_mode import _grad_state
 
 _op = _lookup
@@ -41,49 +44,6 @@ def _size_args(size):
                             f"of type {type(s).__name__}")
         out.append(int(s))
     return tuple(out)
-
-
-def _finish(t, requires_grad=False, out=None):
-    if out is not None:
-        _copy_out(out, t)
-        t = out
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
-def _copy_out(out, result):
-    if result.requires_grad:
-        raise RuntimeError(f"{_op_name_of(result)}(): functions with out=... arguments don't "
-                           "support automatic differentiation, but one of the arguments requires "
-                           "grad.")
-    if out._size != result._size:
-        if out.numel() != 0:
-            import warnings
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(out._size)}, which does not match the required output shape "
-                          f"{list(result._size)}. This behavior is deprecated.", UserWarning)
-        out.set_(result.to(out.dtype))
-        return out
-    if out.dtype is not result.dtype and not _can_cast_out(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
-                           f"{out.dtype}")
-    _copy_(out, result)
-    return out
-
-
-def _op_name_of(result):
-    """The op that made `result`, read back from its node's name (LogSoftmaxBackward0 ->
-    log_softmax), for the out= autograd error."""
-    import re
-    name = type(result.grad_fn).__name__ if result.grad_fn is not None else "op"
-    name = re.sub(r"Backward\d*$", "", name)
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def _can_cast_out(src, dst):
-    from .._aten.elementwise import can_cast
-    return can_cast(src, dst)
 
 
 def _dev(device):
@@ -363,37 +323,25 @@ _clamp_tensor_ = _op("clamp_.Tensor")
 _copy_ = _op("copy_")
 
 
-def add(input, other, *, alpha=1, out=None):
-    return _finish(_add(input, other, alpha), False, out)
 
 
-def sub(input, other, *, alpha=1, out=None):
-    return _finish(_sub(input, other, alpha), False, out)
 
 
 subtract = sub
 
 
-def rsub(input, other, *, alpha=1):
-    return _rsub(input, other, alpha)
 
 
-def mul(input, other, *, out=None):
-    return _finish(_mul(input, other), False, out)
 
 
 multiply = mul
 
 
-def div(input, other, *, rounding_mode=None, out=None):
-    return _finish(_div(input, other, rounding_mode), False, out)
 
 
 divide = true_divide = div
 
 
-def floor_divide(input, other, *, out=None):
-    return _finish(_floor_divide(input, other), False, out)
 
 
 def remainder(input, other, *, out=None):
@@ -402,8 +350,6 @@ def remainder(input, other, *, out=None):
     return _finish(_remainder(input, other), False, out)
 
 
-def pow(input, exponent, *, out=None):
-    return _finish(_pow(input, exponent), False, out)
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -444,20 +390,11 @@ def _tensor_binary_fn(opname):
     return fn
 
 
-maximum = _tensor_binary_fn("maximum")
-minimum = _tensor_binary_fn("minimum")
-eq = _binary_fn("eq.Tensor")
 ne = not_equal = _binary_fn("ne.Tensor")
 lt = less = _binary_fn("lt.Tensor")
 le = less_equal = _binary_fn("le.Tensor")
 gt = greater = _binary_fn("gt.Tensor")
 ge = greater_equal = _binary_fn("ge.Tensor")
-logical_and = _tensor_binary_fn("logical_and")
-logical_or = _tensor_binary_fn("logical_or")
-logical_xor = _tensor_binary_fn("logical_xor")
-bitwise_and = _binary_fn("bitwise_and.Tensor")
-bitwise_or = _binary_fn("bitwise_or.Tensor")
-bitwise_xor = _binary_fn("bitwise_xor.Tensor")
 
 
 def _unary_fn(opname):
@@ -475,7 +412,6 @@ for _n in _UNARY:
     globals()[_n] = _unary_fn(_n)
 negative = globals()["neg"]
 absolute = globals()["abs"]
-relu_ = _op("relu_")
 
 
 def square(input, *, out=None):
@@ -512,24 +448,6 @@ _logsumexp = _op("logsumexp")
 _all = _op("all.dims")
 _any = _op("any.dims")
 
-_ReturnTypes = {}
-
-
-def _return_type(name, fields):
-    t = _ReturnTypes.get(name)
-    if t is None:
-        t = _ReturnTypes[name] = collections.namedtuple(name, fields)
-        t.__module__ = "torch.return_types"
-        t.__repr__ = _return_type_repr
-    return t
-
-
-def _return_type_repr(self):
-    # PyTorch's structseq repr: one field per line
-    items = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
-    return f"torch.return_types.{type(self).__name__}(\n{items})"
-
-
 def _dims(dim):
     if dim is None:
         return None
@@ -538,12 +456,8 @@ def _dims(dim):
     return list(dim)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return _finish(_sum(input, _dims(dim), keepdim, dtype), False, out)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return _finish(_mean(input, _dims(dim), keepdim, dtype), False, out)
 
 
 # prod(x) and max(x) reduce everything; prod(x, dim) takes an int dim, and None is refused
@@ -562,12 +476,8 @@ def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
 
 
-def amax(input, dim=(), keepdim=False, *, out=None):
-    return _finish(_amax(input, _dims(dim) or [], keepdim), False, out)
 
 
-def amin(input, dim=(), keepdim=False, *, out=None):
-    return _finish(_amin(input, _dims(dim) or [], keepdim), False, out)
 
 
 def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
@@ -589,12 +499,8 @@ def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
     return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min")
 
 
-def argmax(input, dim=None, keepdim=False):
-    return _argmax(input, dim, keepdim)
 
 
-def argmin(input, dim=None, keepdim=False):
-    return _argmin(input, dim, keepdim)
 
 
 def _var_args(dim, unbiased, keepdim, correction):
@@ -625,16 +531,10 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _std(input, d, c, k), _mean(input, d, k, None)
 
 
-def logsumexp(input, dim, keepdim=False, *, out=None):
-    return _finish(_logsumexp(input, _dims(_int_dim("logsumexp", dim)), keepdim), False, out)
 
 
-def all(input, dim=None, keepdim=False, *, out=None):
-    return _finish(_all(input, _dims(dim), keepdim), False, out)
 
 
-def any(input, dim=None, keepdim=False, *, out=None):
-    return _finish(_any(input, _dims(dim), keepdim), False, out)
 
 
 # ---- linear algebra ---------------------------------------------------------------------------
@@ -644,20 +544,12 @@ _matmul = _op("matmul")
 _addmm = _op("addmm")
 
 
-def mm(input, mat2, *, out=None):
-    return _finish(_mm(input, mat2), False, out)
 
 
-def bmm(input, mat2, *, out=None):
-    return _finish(_bmm(input, mat2), False, out)
 
 
-def matmul(input, other, *, out=None):
-    return _finish(_matmul(input, other), False, out)
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    return _finish(_addmm(input, mat1, mat2, beta, alpha), False, out)
 
 
 # ---- softmax ----------------------------------------------------------------------------------
@@ -745,19 +637,13 @@ def unflatten(input, dim, sizes):
                                               input._size[d + 1:])
 
 
-def permute(input, dims):
-    return _permute(input, tuple(dims))
 
 
-def transpose(input, dim0, dim1):
-    return _transpose(input, dim0, dim1)
 
 
 swapaxes = swapdims = transpose
 
 
-def t(input):
-    return _op("t")(input)
 
 
 def squeeze(input, dim=None):
@@ -768,26 +654,14 @@ def squeeze(input, dim=None):
     return _squeeze(input, list(dim))
 
 
-def unsqueeze(input, dim):
-    return _unsqueeze(input, dim)
 
 
-def narrow(input, dim, start, length):
-    if isinstance(start, Tensor):
-        start = start.item()
-    return _narrow(input, dim, start, length)
 
 
-def select(input, dim, index):
-    return _select(input, dim, index)
 
 
-def as_strided(input, size, stride, storage_offset=None):
-    return _as_strided(input, tuple(size), tuple(stride), storage_offset)
 
 
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    return _diagonal(input, offset, dim1, dim2)
 
 
 def movedim(input, source, destination):
@@ -842,27 +716,19 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(_slice(input, d, bounds[i], bounds[i + 1], 1) for i in range(len(bounds) - 1))
 
 
-def unbind(input, dim=0):
-    return tuple(_unbind(input, dim))
 
 
-def cat(tensors, dim=0, *, out=None):
-    return _finish(_cat(list(tensors), dim), False, out)
 
 
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0, *, out=None):
-    return _finish(_stack(list(tensors), dim), False, out)
 
 
 def _int_list(x):
     return [int(x)] if isinstance(x, (int, np.integer)) else [int(v) for v in x]
 
 
-def flip(input, dims):
-    return _op("flip")(input, _int_list(dims))
 
 
 def fliplr(input):
@@ -877,16 +743,10 @@ def flipud(input):
     return flip(input, [0])
 
 
-def roll(input, shifts, dims=None):
-    return _op("roll")(input, _int_list(shifts), [] if dims is None else _int_list(dims))
 
 
-def tril(input, diagonal=0, *, out=None):
-    return _finish(_op("tril")(input, diagonal), False, out)
 
 
-def triu(input, diagonal=0, *, out=None):
-    return _finish(_op("triu")(input, diagonal), False, out)
 
 
 def ravel(input):
@@ -1034,8 +894,6 @@ def broadcast_tensors(*tensors):
     return tuple(t.expand(shape) for t in tensors)
 
 
-def clone(input, *, memory_format=None):
-    return _clone(input, None if memory_format is preserve_format else memory_format)
 
 
 def numel(input):
@@ -1254,16 +1112,10 @@ def _masked_fill_(self, mask, value):
     return _op("masked_fill_.Scalar")(self, mask, value)
 
 
-def index_select(input, dim, index, *, out=None):
-    return _finish(_op("index_select")(input, dim, index), False, out)
 
 
-def gather(input, dim, index, *, sparse_grad=False, out=None):
-    return _finish(_op("gather")(input, dim, index, sparse_grad), False, out)
 
 
-def scatter_add(input, dim, index, src):
-    return _op("scatter_add")(input, dim, index, src)
 
 
 def _scatter_op(name, src, value, reduce):
@@ -1290,20 +1142,12 @@ def _scatter_inplace(self, dim, index, src=None, *, value=None, reduce=None):
     return op(self, dim, index, src)
 
 
-def index_add(input, dim, index, source, *, alpha=1, out=None):
-    return _finish(_op("index_add")(input, dim, index, source, alpha), False, out)
 
 
-def index_fill(input, dim, index, value):
-    return _op("index_fill.int_Scalar")(input, dim, index, value)
 
 
-def masked_select(input, mask, *, out=None):
-    return _finish(_op("masked_select")(input, mask), False, out)
 
 
-def masked_fill(input, mask, value):
-    return _masked_fill(input, mask, value)
 
 
 def _clamp_method(self, min=None, max=None):
@@ -1429,6 +1273,8 @@ def _conj(self):
     return _wrap(np.conj(self._np))
 
 
+for _name, _fn in _GENERATED_METHODS.items():
+    setattr(Tensor, _name, _fn)
 _T_METHODS = dict(
     __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
     __add__=lambda s, o: _add(s, o, 1), __radd__=lambda s, o: _add(s, o, 1),
@@ -1523,13 +1369,6 @@ Tensor.mH = property(lambda s: _conj(_mT(s)))
 
 
 # ---- elementwise math, activations, reductions, scans, sorting (issue 3) --------------------
-def _finish_tuple(name, fields, result, out=None):
-    """A named tuple of results (torch.return_types.<name>), copied into `out` if given."""
-    if out is not None:
-        result = tuple(_copy_out(o, r) for o, r in zip(out, result))
-    return _return_type(name, fields)(*result)
-
-
 def _inplace_fn(opname):
     op = _op(opname)
 
@@ -1574,36 +1413,19 @@ def round_(input, *, decimals=0):
     return _op("round_")(input) if decimals == 0 else _op("round_.decimals")(input, decimals)
 
 
-def polygamma(n, input, *, out=None):
-    return _finish(_op("polygamma")(n, input), False, out)
 
 
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
-    return _finish(_op("nan_to_num")(input, nan, posinf, neginf), False, out)
 
 
-def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
-    return _op("nan_to_num_")(input, nan, posinf, neginf)
 
 
-fmod = _binary_fn("fmod.Tensor")
-copysign = _binary_fn("copysign.Tensor")
-hypot = _tensor_binary_fn("hypot")
 atan2 = arctan2 = _tensor_binary_fn("atan2")
-bitwise_left_shift = _binary_fn("bitwise_left_shift.Tensor")
-bitwise_right_shift = _binary_fn("bitwise_right_shift.Tensor")
 
 
-def lerp(input, end, weight, *, out=None):
-    return _finish(_op("lerp.Tensor")(input, end, weight), False, out)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    return _finish(_op("addcmul")(input, tensor1, tensor2, value), False, out)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    return _finish(_op("addcdiv")(input, tensor1, tensor2, value), False, out)
 
 
 # activations with a torch.* form (the rest are in nn.functional)
@@ -1627,16 +1449,10 @@ def celu_(input, alpha=1.0):
     return _op("elu_")(input, alpha, 1, 1 / alpha)
 
 
-def threshold(input, threshold, value):
-    return _op("threshold")(input, threshold, value)
 
 
-def hardshrink(input, lambd=0.5):
-    return _op("hardshrink")(input, lambd)
 
 
-def threshold_(input, threshold, value):
-    return _op("threshold_")(input, threshold, value)
 
 
 def prelu(input, weight):
@@ -1755,12 +1571,8 @@ median = _median_fn("median")
 nanmedian = _median_fn("nanmedian")
 
 
-def mode(input, dim=-1, keepdim=False, *, out=None):
-    return _finish_tuple("mode", ["values", "indices"], _op("mode")(input, dim, keepdim), out)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return _finish(_op("nansum")(input, _dims(dim), keepdim, dtype), False, out)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -1831,12 +1643,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile", out)
 
 
-def cumsum(input, dim, *, dtype=None, out=None):
-    return _finish(_op("cumsum")(input, dim, dtype), False, out)
 
 
-def cumprod(input, dim, *, dtype=None, out=None):
-    return _finish(_op("cumprod")(input, dim, dtype), False, out)
 
 
 def _cum_extreme_fn(name):
@@ -1848,16 +1656,10 @@ def _cum_extreme_fn(name):
     return fn
 
 
-cummax = _cum_extreme_fn("cummax")
-cummin = _cum_extreme_fn("cummin")
 
 
-def logcumsumexp(input, dim, *, out=None):
-    return _finish(_op("logcumsumexp")(input, dim), False, out)
 
 
-def aminmax(input, *, dim=None, keepdim=False, out=None):
-    return _finish_tuple("aminmax", ["min", "max"], _op("aminmax")(input, dim, keepdim), out)
 
 
 # sorting and selection
@@ -1874,14 +1676,8 @@ def msort(input, *, out=None):
     return _finish(sort(input, 0).values, False, out)
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
-    return _finish_tuple("topk", ["values", "indices"],
-                         _op("topk")(input, k, dim, largest, sorted), out)
 
 
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
-    return _finish_tuple("kthvalue", ["values", "indices"],
-                         _op("kthvalue")(input, k, dim, keepdim), out)
 
 
 def _requested(output, inverse, counts, return_inverse, return_counts):
@@ -1893,6 +1689,11 @@ def _requested(output, inverse, counts, return_inverse, return_counts):
         return output, counts
     return output
 
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
+    return _requested(*outs, return_inverse, return_counts)
+
+
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     if dim is None:
@@ -1902,27 +1703,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _requested(*outs, return_inverse, return_counts)
 
 
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
-    return _requested(*outs, return_inverse, return_counts)
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, out=None,
-                 sorter=None):
-    return _finish(_op("searchsorted.Tensor")(sorted_sequence, input, out_int32, right, side,
-                                              sorter), False, out)
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
-    return _finish(_op("bucketize.Tensor")(input, boundaries, out_int32, right), False, out)
 
 
-def histc(input, bins=100, min=0, max=0, *, out=None):
-    return _finish(_op("histc")(input, bins, min, max), False, out)
 
 
-def bincount(input, weights=None, minlength=0):
-    return _op("bincount")(input, weights, minlength)
 
 
 def _shift_operator(opname, reflected=False, inplace=False):
@@ -1980,16 +1768,10 @@ for _name, _fn in _ISSUE3_METHODS.items():
 
 
 # ---- linear algebra: products, einsum, torch.linalg (issue 3, linalg) ------------------------
-def dot(input, tensor, *, out=None):
-    return _finish(_op("dot")(input, tensor), False, out)
 
 
-def vdot(input, other, *, out=None):
-    return _finish(_op("vdot")(input, other), False, out)
 
 
-def mv(input, vec, *, out=None):
-    return _finish(_op("mv")(input, vec), False, out)
 
 
 def outer(input, vec2, *, out=None):
@@ -2104,8 +1886,6 @@ def cross(input, other, dim=None, *, out=None):
     return _finish(_op("linalg_cross")(input, other, dim), False, out)
 
 
-def trace(input):
-    return _op("trace")(input)
 
 
 def inverse(input, *, out=None):
@@ -2154,24 +1934,14 @@ def matrix_power(input, n):
     return linalg.matrix_power(input, n)
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    return _op("diag_embed")(input, offset, dim1, dim2)
 
 
-def rot90(input, k=1, dims=(0, 1)):
-    return _op("rot90")(input, k, list(dims))
 
 
-def select_scatter(input, src, dim, index):
-    return _op("select_scatter")(input, src, dim, index)
 
 
-def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    return _op("slice_scatter")(input, src, dim, start, end, step)
 
 
-def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    return _op("diagonal_scatter")(input, src, offset, dim1, dim2)
 
 
 _LINALG_METHODS = dict(
@@ -2188,8 +1958,6 @@ for _name, _fn in _LINALG_METHODS.items():
 
 
 # ---- random (issue 3, random) ----------------------------------------------------------------
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    return _finish(_op("multinomial")(input, num_samples, replacement, generator), False, out)
 
 
 _RANDOM_METHODS = dict(
@@ -2228,8 +1996,6 @@ vsplit = _split_along("vsplit", 0, 2)
 dsplit = _split_along("dsplit", 2, 3)
 
 
-def take(input, index):
-    return _op("take")(input, index)
 
 
 def _triangle_indices(row, col, offset, lower, dtype, device):
@@ -2285,21 +2051,12 @@ for _name, _fn in _SHAPE_METHODS.items():
 
 
 # ---- scatter reductions, copies and puts (issue 3, remaining ops) -----------------------------
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
-    return _finish(_op("scatter_reduce.two")(input, dim, index, src, reduce, include_self),
-                   False, out)
 
 
-def masked_scatter(input, mask, source):
-    return _op("masked_scatter")(input, mask, source)
 
 
-def index_copy(input, dim, index, source, *, out=None):
-    return _finish(_op("index_copy")(input, dim, index, source), False, out)
 
 
-def put(input, index, source, accumulate=False):
-    return _op("put")(input, index, source, accumulate)
 
 
 _SCATTER_METHODS = dict(
@@ -2352,13 +2109,8 @@ for _name, _fn in _INPLACE_VIEW_METHODS.items():
     setattr(Tensor, _name, _fn)
 
 
-def poisson(input, generator=None):
-    return _op("poisson")(input, generator)
 
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
-    return _finish(_op("index_reduce")(input, dim, index, source, reduce, include_self), False,
-                   out)
 
 
 Tensor.index_reduce = lambda s, dim, index, source, reduce, *, include_self=True: _op(
@@ -2370,38 +2122,18 @@ Tensor.index_reduce_ = lambda s, dim, index, source, reduce, *, include_self=Tru
 # ---- torch's remaining public elementwise callables (coverage) --------------------------------
 
 _PI_180 = math.pi / 180
-logaddexp = _tensor_binary_fn("logaddexp")
-logaddexp2 = _tensor_binary_fn("logaddexp2")
-fmax = _tensor_binary_fn("fmax")
-fmin = _tensor_binary_fn("fmin")
-gcd = _tensor_binary_fn("gcd")
-lcm = _tensor_binary_fn("lcm")
-heaviside = _tensor_binary_fn("heaviside")
-igamma = _tensor_binary_fn("igamma")
-igammac = _tensor_binary_fn("igammac")
-nextafter = _tensor_binary_fn("nextafter")
-xlogy = _binary_fn("xlogy.Tensor")
 sinc, i0, signbit, isposinf, isneginf = (_unary_fn(_n) for _n in ("sinc", "i0", "signbit",
                                                                    "isposinf", "isneginf"))
 gcd_, lcm_ = _op("gcd_"), _op("lcm_")
 sinc_, i0_ = _inplace_fn("sinc_"), _inplace_fn("i0_")
-xlogy_ = _op("xlogy_.Tensor")
 
 
-def isreal(input):
-    return _op("isreal")(input)
 
 
-def logit(input, eps=None, *, out=None):
-    return _finish(_op("logit")(input, eps), False, out)
 
 
-def logit_(input, eps=None):
-    return _op("logit_")(input, eps)
 
 
-def frexp(input, *, out=None):
-    return _finish_tuple("frexp", ("mantissa", "exponent"), _op("frexp.Tensor")(input), out)
 
 
 def clamp_min(input, min, *, out=None):
@@ -2482,8 +2214,6 @@ def _float_power_(self, exponent):
     return self.pow_(exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
 
 
-ldexp = _tensor_binary_fn("ldexp.Tensor")
-ldexp_ = _op("ldexp_.Tensor")
 
 
 def mvlgamma(input, p, *, out=None):
@@ -2521,11 +2251,8 @@ def fill(input, value):
     return input.clone().fill_(value)
 
 
-fill_ = _fill_method
-zero_ = _op("zero_")
 detach = Tensor.detach
 detach_ = Tensor.detach_
-addmv_ = _addmv_
 
 
 def _inplace_result(fn):
@@ -2565,36 +2292,16 @@ for _name, _fn in _COVERAGE_METHODS.items():
 
 # complex numbers: ember has no conjugate or negative bit, so conj is physical and resolve_*
 # return their input; real/imag/view_as_real are views of the complex tensor's memory
+
+
+
+
+
+
 def angle(input, *, out=None):
     if input.is_complex():
         return atan2(imag(input), real(input), out=out)
     return _finish(_op("angle")(input), False, out)
-
-
-def view_as_real(input):
-    if not input.is_complex():
-        raise RuntimeError("view_as_real is only supported for complex tensors")
-    return _op("view_as_real")(input)
-
-
-def view_as_complex(input):
-    if input.dtype is D.float16:
-        raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: view_as_complex of a "
-                           "float16 tensor is not supported")
-    if input.dtype not in (D.float32, D.float64):
-        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
-                           f"but got a tensor of scalar type: {_scalar_type_name(input.dtype)}")
-    if input.dim() == 0 or input.shape[-1] != 2:
-        raise RuntimeError("Tensor must have a last dimension of size 2")
-    if not input.numel():  # an empty tensor's strides do not matter (NumPy's may be 0)
-        input = empty(input.shape, dtype=input.dtype, device=input.device)
-    if input.stride(-1) != 1:
-        raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if builtins.any(s % 2 for s in input.stride()[:-1]):
-        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    if input.storage_offset() % 2:
-        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    return _op("view_as_complex")(input)
 
 
 def real(input):
@@ -2607,12 +2314,8 @@ def imag(input):
     return view_as_real(input).select(-1, 1)
 
 
-def conj_physical(input, *, out=None):
-    return _finish(_op("conj_physical")(input) if input.is_complex() else input, False, out)
 
 
-def conj_physical_(input):
-    return _op("conj_physical_")(input) if input.is_complex() else input
 
 
 conj = conj_physical
@@ -2664,3 +2367,4 @@ for _name, _fn in dict(angle=angle, conj_physical=conj_physical, conj_physical_=
                        cfloat=_complex_method(D.complex64), cdouble=_complex_method(D.complex128),
                        chalf=_chalf).items():
     setattr(Tensor, _name, _fn)
+

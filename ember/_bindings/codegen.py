@@ -1,0 +1,265 @@
+"""The Python bindings of the ops, generated from their schema lines at import time (PyTorch
+generates the same from native_functions.yaml with tools/autograd/gen_python_functions.py).
+
+For `sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)
+-> Tensor | function, method, out` it writes and compiles
+
+    def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+        if type(dim) is int:
+            dim = [dim]
+        result = _op(input, dim, keepdim, dtype)
+        return result if out is None else _finish(result, False, out)
+
+    def sum(self, dim=None, keepdim=False, *, dtype=None):       # Tensor.sum
+        ...
+
+with PyTorch's Python conventions: `self` is called `input` in functions and is the receiver of
+methods wherever the schema puts it; an argument named like a Python keyword gets a trailing
+underscore (`from_`); a method whose only positional argument is an int list also takes it as
+varargs (`x.view(2, 3)`); `int[N]` accepts a single int; a `Tensor` argument refuses a number
+unless the schema says `Tensor|Scalar`; named returns become a `torch.return_types` tuple. The
+generated source is kept in `__ember_source__`, so what runs is what `print` shows.
+
+Names whose Python overloads no single schema describes (`max(x)`, `max(x, dim)`, `max(x, y)`)
+are written by hand in `overloads.py` and skipped here.
+"""
+import keyword
+import linecache
+
+from .._core.tensor import Tensor
+from .out import _finish, _finish_tuple, _return_type
+
+_INT_LIST = ("int[]", "SymInt[]")
+
+# Python overloads that no single schema describes, bound by hand (factories.py, overloads.py):
+# `prod(x)` and `prod(x, dim)`, `var(x, dim, unbiased)` beside `correction=`, `sort(x, dim,
+# descending, stable)` over `sort.stable`, the factories' varargs sizes and layout arguments...
+HAND_WRITTEN_FUNCTIONS = {
+    "where", "count_nonzero", "prod", "var", "std", "sort", "einsum", "split", "bernoulli",
+    "unique_consecutive", "angle",
+    "empty", "empty_strided", "full", "arange", "linspace", "eye", "scalar_tensor", "randperm",
+}
+HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
+                        "normal_", "unique_consecutive", "angle"}
+
+
+def _py_name(name):
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _default(a):
+    d = a.default
+    return tuple(d) if isinstance(d, list) else d
+
+
+def _int_list_size(typ):
+    """N for `int[N]`/`int[N]?`, else None."""
+    if typ.startswith(("int[", "SymInt[")) and typ.rstrip("?")[-2] != "[":
+        return int(typ[typ.index("[") + 1:typ.index("]")])
+    return None
+
+
+class _Binding:
+    """The source of one generated function or method."""
+
+    def __init__(self, op, kind, inplace=False):
+        self.op, self.kind = op, kind
+        schema = op.schema
+        self.name = schema.name
+        args = schema.arguments
+        if kind == "method":
+            receiver = next(i for i, a in enumerate(args) if a.name == "self")
+            self.params = [a for i, a in enumerate(args) if i != receiver]
+            self.receiver = receiver
+        else:
+            self.params, self.receiver = list(args), None
+        self.has_out = kind == "function" and "out" in op.schema.variants and not inplace
+        positional = [a for a in self.params if not a.kwarg_only]
+        self.varargs = (kind == "method" and len(positional) == 1 and
+                        positional[0].type in _INT_LIST)
+
+    def arg_name(self, a):
+        return "input" if (a.name == "self" and self.kind == "function") else _py_name(a.name)
+
+    def signature(self):
+        parts = ["self"] if self.kind == "method" else []
+        star = False
+        for a in self.params:
+            n = self.arg_name(a)
+            if self.varargs and not a.kwarg_only:
+                parts.append(f"*{n}")
+                star = True
+                continue
+            if a.kwarg_only and not star:
+                parts.append("*")
+                star = True
+            parts.append(f"{n}={_default(a)!r}" if a.has_default else n)
+        if self.has_out:
+            if not star:
+                parts.append("*")
+            parts.append("out=None")
+        return ", ".join(parts)
+
+    def source(self):
+        lines = [f"def {self.name}({self.signature()}):"]
+        for pos, a in enumerate(self.params, 1 if self.kind == "function" else 2):
+            n = self.arg_name(a)
+            if self.varargs and not a.kwarg_only:
+                lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
+                          f"        {n} = {n}[0]"]
+            elif _int_list_size(a.type):
+                lines += [f"    if type({n}) is int:",
+                          f"        {n} = [{n}] * {_int_list_size(a.type)}"]
+                if not a.type.endswith("?"):
+                    lines.append(f"    elif {n} is None:")
+                    lines.append(f"        {n} = {_default(a)!r}" if a.has_default else
+                                 f"        _wrong_type({self.name!r}, {n!r}, 'tuple of ints', {n})")
+            elif a.type == "Tensor" and not (self.kind == "method" and a.name == "self"):
+                lines += [f"    if not isinstance({n}, Tensor):",
+                          f"        _not_a_tensor({self.name!r}, {n!r}, {pos}, {n})"]
+        call_args = [self.arg_name(a) for a in self.op.schema.arguments]
+        if self.kind == "method":
+            call_args[self.receiver] = "self"
+        call = f"_op({', '.join(call_args)})"
+        if self.op.schema.returns[0].endswith("[]"):
+            call = f"tuple({call})"
+        names = self.op.schema.return_names
+        if len(names) > 1 and all(names):
+            fields = tuple(names)
+            if self.has_out:
+                lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out)")
+            else:
+                lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
+        elif self.has_out:
+            lines += [f"    result = {call}",
+                      "    return result if out is None else _finish(result, False, out)"]
+        else:
+            lines.append(f"    return {call}")
+        return "\n".join(lines) + "\n"
+
+    def compile(self, py_name):
+        src = self.source()
+        if py_name != self.name:
+            src = src.replace(f"def {self.name}(", f"def {py_name}(", 1)
+        env = {"_op": self.op, "Tensor": Tensor, "_finish": _finish,
+               "_finish_tuple": _finish_tuple, "_return_type": _return_type,
+               "_not_a_tensor": _not_a_tensor, "_wrong_type": _wrong_type}
+        filename = f"<ember binding {self.kind} {py_name}>"
+        exec(compile(src, filename, "exec"), env)
+        fn = env[py_name]
+        fn.__ember_source__ = src
+        fn.__ember_op__ = self.op
+        fn.__module__ = "ember" if self.kind == "function" else "ember.Tensor"
+        fn.__qualname__ = py_name if self.kind == "function" else f"Tensor.{py_name}"
+        return fn
+
+
+def _wrong_type(fn, name, expected, value):
+    raise TypeError(f"{fn}(): argument '{name}' must be {expected}, not {type(value).__name__}")
+
+
+def _not_a_tensor(fn, name, pos, value):
+    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
+                    f"{type(value).__name__}")
+
+
+def generate(ops, skip_functions=(), skip_methods=()):
+    """({name: function}, {name: method}) for every variant the ops' schema lines declare.
+
+    A name that several schemas declare (`max`, `max.dim`) has Python overloads that no one
+    signature describes: it is bound by hand, as are the names in `skip_*`."""
+    functions, methods = {}, {}
+
+    def add(table, py_name, op, kind, inplace=False):
+        if py_name in table:
+            raise RuntimeError(f"two schemas declare the {kind} variant '{py_name}': "
+                               f"{table[py_name].__ember_op__.schema.text} and {op.schema.text}")
+        table[py_name] = _Binding(op, kind, inplace).compile(py_name)
+
+    inplace_of = {op.functional: op for op in ops if op.functional is not None}
+    declared = {}
+    for op in ops:
+        for v in ("function", "method"):
+            if v in op.schema.variants:
+                declared.setdefault((op.schema.name, v), []).append(op)
+    overloaded = {name for (name, _), found in declared.items() if len(found) > 1}
+    skip_functions = set(skip_functions) | overloaded | HAND_WRITTEN_FUNCTIONS
+    skip_methods = set(skip_methods) | overloaded | HAND_WRITTEN_METHODS
+    for op in ops:
+        v = op.schema.variants
+        name = op.schema.name
+        inplace = inplace_of.get(op)
+        if "function" in v and name not in skip_functions:
+            add(functions, name, op, "function")
+        if "method" in v and name not in skip_methods:
+            add(methods, name, op, "method")
+        if inplace is not None and name not in overloaded:
+            if name + "_" not in skip_methods:
+                add(methods, name + "_", inplace, "method", True)
+            if "inplace_function" in v and name + "_" not in skip_functions:
+                add(functions, name + "_", inplace, "function", True)
+    return functions, methods
+
+
+def document(fn, description=""):
+    """Give a generated binding its docstring: the Python signature, a description, the schema
+    and the derivative formulas (read back from their source lines)."""
+    op = fn.__ember_op__
+    src = fn.__ember_source__
+    head = src[src.index("(") + 1:src.index("):")]
+    if fn.__qualname__.startswith("Tensor."):
+        head = head.removeprefix("self").removeprefix(", ")
+    lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]
+    if description:
+        lines += [description, ""]
+    lines.append(f"Schema: aten::{op.schema.text}")
+    lines += derivative_lines(op)
+    fn.__doc__ = "\n".join(lines)
+
+
+def _returns_text(schema):
+    if len(schema.returns) == 1:
+        return "Tensor" if schema.returns[0].startswith("Tensor") else schema.returns[0]
+    return "(" + ", ".join("Tensor" if r.startswith("Tensor") else r
+                           for r in schema.returns) + ")"
+
+
+def derivative_lines(op):
+    """'Derivative:' lines for an op's docstring: each input's formula as written."""
+    from ..autograd.variable_type import Derivative, _NONDIFF, _NOT_IMPLEMENTED
+    d = op.derivative
+    if d is _NONDIFF:
+        return ["Derivative: not differentiable"]
+    if d is None or d is _NOT_IMPLEMENTED:
+        return ["Derivative: not implemented (backward raises)"]
+    if type(d) is not Derivative:
+        return ["Derivative: registered through ember.library"]
+    out = ["Derivative:"]
+    for key, fn in d.formula_specs.items():
+        out.append(f"    {key}: {formula_text(fn)}")
+    return out
+
+
+def formula_text(fn):
+    """A formula's source: the lambda's text, or the name and signature of a function."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return repr(fn)
+    if fn.__name__ != "<lambda>":
+        return f"{fn.__name__}({', '.join(code.co_varnames[:code.co_argcount])})"
+    line = linecache.getline(code.co_filename, code.co_firstlineno)
+    start = line.find("lambda")
+    if start < 0:
+        return "<lambda>"
+    text = line[start:]
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return text[:i].strip()
+        elif ch == "," and depth == 0 and ":" in text[:i]:
+            return text[:i].strip()
+    return text.strip().rstrip(",")
