@@ -18,13 +18,12 @@ from ._core.tensor import Tensor, Size
 from ._dispatch import dispatcher as _dispatcher
 from . import _aten  # every op's schema and kernels
 from ._dispatch.ops import ops
-from ._bindings.python_bindings import *  # noqa: F401,F403  (the torch.* functions)
-from ._bindings.python_bindings import (tensor, as_tensor, asarray, from_numpy, from_dlpack, empty,
-                                        zeros, ones, full, arange, linspace, eye, rand, randn,
-                                        randint, randperm, normal, sum, max, min, all, any, abs,
-                                        pow)
-from ._bindings.python_bindings import _complex as complex  # noqa: F401  (torch.complex)
+from ._bindings import *  # noqa: F401,F403  (the torch.* functions: generated and hand-written)
+from ._refs import *  # noqa: F401,F403  (the torch.* functions written from ops)
+from ._refs.elementwise import _complex as complex  # noqa: F401  (torch.complex)
 from .autograd import derivatives as _derivatives  # noqa: F401
+from ._bindings import generated as _generated, codegen as _codegen
+_codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._core.generator import (Generator, default_generator, manual_seed, seed, initial_seed,
                               get_rng_state, set_rng_state)

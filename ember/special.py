@@ -14,8 +14,8 @@ from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, l
                gammaln, igamma as gammainc, igammac as gammaincc, digamma, digamma as psi,
                polygamma, mvlgamma as multigammaln, i0, sinc, logsumexp)
 from ._dispatch.dispatcher import lookup as _op
-from ._bindings.python_bindings import _finish
-from ._bindings.python_bindings import softmax as _softmax, log_softmax as _log_softmax
+from ._bindings.out import _finish
+from ._refs.nn import softmax as _softmax, log_softmax as _log_softmax
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf",

@@ -1210,6 +1210,7 @@ OPS += [
     # ---- elementwise unary math (ints are promoted to the default float)
     OpInfo("tan", lambda m, x: m.tan(x), ALL, _unary(-1.4, 1.4)),
     OpInfo("asin", lambda m, x: m.asin(x), ALL, _unary(**angle)),
+    OpInfo("acos", lambda m, x: m.acos(x), ALL, _unary(**angle)),
     OpInfo("arccos", lambda m, x: m.arccos(x), ALL, _unary(**angle)),
     OpInfo("atan", lambda m, x: x.atan(), ALL, unary_samples),
     OpInfo("sinh", lambda m, x: m.sinh(x), ALL, unary_samples),
@@ -1329,7 +1330,11 @@ OPS += [
            _unary(**_ACTIVATION_FLOATS)),
     OpInfo("hardswish_inplace", lambda m, x: m.nn.functional.hardswish(x.clone(), True),
            FLOATS, unary_samples),
+    OpInfo("hardsigmoid_inplace", lambda m, x: m.nn.functional.hardsigmoid(x.clone(), True),
+           FLOATS, _unary(**_ACTIVATION_FLOATS)),
     OpInfo("mish", lambda m, x: m.nn.functional.mish(x), FLOATS, _unary(-25, 25)),
+    OpInfo("mish_inplace", lambda m, x: m.nn.functional.mish(x.clone(), True), FLOATS,
+           _unary(-25, 25)),
     OpInfo("logsigmoid", lambda m, x: m.nn.functional.logsigmoid(x), FLOATS, _unary(-25, 25)),
     OpInfo("softsign", lambda m, x: m.nn.functional.softsign(x), NUMBERS, unary_samples),
     OpInfo("tanhshrink", lambda m, x: m.nn.functional.tanhshrink(x), NUMBERS, unary_samples),
@@ -1709,11 +1714,54 @@ OPS += [
            _scatter_view_samples("diagonal")),
 ]
 
-from op_db_remaining import REMAINING_OPS  # noqa: E402  (scatter reductions, puts: issue 3)
-OPS += REMAINING_OPS
-from op_db_coverage_composite import COVERAGE_OPS  # noqa: E402  (diff, cov, ...)
-OPS += COVERAGE_OPS
-from op_db_coverage_elementwise import COVERAGE_ELEMENTWISE_OPS  # noqa: E402
-OPS += COVERAGE_ELEMENTWISE_OPS
+from op_db_indexing import INDEXING_OPS  # noqa: E402  (indexing, scatter, in-place views)
+OPS += INDEXING_OPS
+from op_db_composites import COMPOSITE_OPS  # noqa: E402  (diff, cov, windows, ...)
+OPS += COMPOSITE_OPS
+from op_db_elementwise import ELEMENTWISE_OPS  # noqa: E402  (more elementwise math)
+OPS += ELEMENTWISE_OPS
 from op_db_special import SPECIAL_OPS  # noqa: E402  (torch.special)
 OPS += SPECIAL_OPS
+
+
+# ---- in-place variants, generated like the ops' own: `exp_` gets exp's samples ------------------
+def _inplace_method(name):
+    """x.name_(...) on a copy of x broadcast to the result's shape (an in-place op keeps the
+    shape of self, so a sample that broadcasts self is given the broadcast self)."""
+    def op(m, x, *rest, **kwargs):
+        shape = getattr(x, name[:-1])(*rest, **kwargs).shape
+        return getattr(x.expand(shape).clone(), name)(*rest, **kwargs)
+    return op
+
+
+def _inplace_rows(ops):
+    """A row for each in-place method whose out-of-place op has a row but it has none, run on
+    the floating dtypes (where the result always fits `self`). Errors are the out-of-place
+    row's concern."""
+    import ember
+    from ember._dispatch import dispatcher
+    named = {info.name: info for info in ops}
+    rows = []
+    for op in list(dispatcher._registry.values()):
+        if op.functional is None:
+            continue
+        base, name = op.functional.schema.name, op.schema.name
+        info = named.get(base)
+        if (info is None or name in named or "method" not in op.functional.schema.variants
+                or not hasattr(ember.Tensor, name)):
+            continue
+        floats = tuple(d for d in info.dtypes if d in FLOATS)
+        dtypes = floats or info.dtypes  # integral ops keep their integral dtypes
+        # torch's own in-place kernels may round a half-precision result once more than its
+        # out-of-place ones (addr_): one more unit in the last place is allowed
+        tol = {"float16": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
+        tol.update({d: t for d, t in info.tol.items() if t[0] > tol.get(d, (0, 0))[0]})
+        if dtypes:
+            named[name] = OpInfo(name, _inplace_method(name), dtypes, info.samples,
+                                 grad=info.grad, gradcheck=False, tol=tol,
+                                 other_dtypes_raise=False)
+            rows.append(named[name])
+    return rows
+
+
+OPS += _inplace_rows(OPS)

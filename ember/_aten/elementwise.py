@@ -1345,3 +1345,16 @@ def _ldexp(a, b, dt):
 
 
 binary("ldexp.Tensor", _ldexp, operands=_float_result, inplace="ldexp_.Tensor")
+
+
+@impl("isclose", ("CPU", "Meta"))
+def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|self - other| <= atol + rtol * |other| (equal infinities are close; NaNs only with
+    equal_nan), computed in the operands' promoted dtype."""
+    if isinstance(other, Tensor) and self.dtype is not other.dtype:
+        raise RuntimeError(f"{_scalar_type_name(self.dtype)} did not match "
+                           f"{_scalar_type_name(other.dtype)}")
+    if self._np is None:
+        return _meta(broadcast_shape(self._size, shape_of(other)), D.bool, device=self._device)
+    b = other._np if isinstance(other, Tensor) else other
+    return _wrap(np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))

@@ -369,9 +369,29 @@ def masked_select(self, mask):
     return _wrap(np.broadcast_to(self._np, shape)[np.broadcast_to(mask._np, shape)])
 
 
-@impl("masked_select", "Meta")
-def masked_select_meta(self, mask):
-    raise NotImplementedError("masked_select on the meta device has a data-dependent shape")
+@impl("nonzero", "CPU")
+def nonzero(self):
+    idx = np.nonzero(self._np)
+    return _wrap(np.stack(idx, axis=1).astype(np.int64) if idx else
+                 np.zeros((int(bool(self._np)), 0), np.int64))
+
+
+@impl("nonzero.as_tuple", "CPU")
+def nonzero_as_tuple(self):
+    if not self._size:  # a 0-d tensor reads as a 1-d one of its single element
+        return [_wrap(np.zeros(int(bool(self._np)), np.int64))]
+    return [_wrap(np.asarray(i, dtype=np.int64)) for i in np.nonzero(self._np)]
+
+
+def _data_dependent(name):
+    def meta(*args):
+        raise NotImplementedError(f"{name} on the meta device: the output shape depends on the "
+                                  "data")
+    return meta
+
+
+for _name in ("masked_select", "nonzero", "nonzero.as_tuple"):
+    impl(_name, "Meta")(_data_dependent(_name.split(".")[0]))
 
 
 # ---- scatter_reduce / scatter(reduce=) / index_reduce ------------------------------------------

@@ -684,3 +684,73 @@ def linalg_eigh(self, UPLO="L"):
     w, v = _lapack(lambda: np.linalg.eigh(self._np, UPLO=UPLO),
                    "linalg.eigh: The algorithm failed to converge.")
     return _fresh(w, self.dtype), _fresh(v, self.dtype)
+
+
+# ---- Meta kernels: the shapes and dtypes of the decompositions, after the same input checks
+def _meta_like(A, shape, dtype=None):
+    return _meta(shape, dtype or A.dtype, device=A._device)
+
+
+@impl("linalg_inv", "Meta")
+def linalg_inv_meta(A):
+    _check_matrices(A, "linalg.inv")
+    return _meta_like(A, A._size)
+
+
+@impl("linalg_det", "Meta")
+def linalg_det_meta(A):
+    _check_matrices(A, "linalg.det")
+    return _meta_like(A, A._size[:-2])
+
+
+@impl("linalg_slogdet", "Meta")
+def linalg_slogdet_meta(A):
+    _check_matrices(A, "linalg.slogdet")
+    return _meta_like(A, A._size[:-2]), _meta_like(A, A._size[:-2], A.dtype.to_real())
+
+
+@impl("linalg_solve", "Meta")
+def linalg_solve_meta(A, B, left=True):
+    _check_matrices(A, "linalg.solve")
+    _check_same_dtype(A, B, "linalg.solve")
+    if _is_vector_rhs(A, B):
+        return _meta_like(A, B._size)
+    batch = broadcast_shape(A._size[:-2], B._size[:-2])
+    return _meta_like(A, tuple(batch) + tuple(B._size[-2:]))
+
+
+@impl("linalg_cholesky", "Meta")
+def linalg_cholesky_meta(self, upper=False):
+    _check_matrices(self, "linalg.cholesky")
+    return _meta_like(self, self._size)
+
+
+@impl("linalg_qr", "Meta")
+def linalg_qr_meta(A, mode="reduced"):
+    _check_matrices(A, "linalg.qr", square=False)
+    *batch, m, n = A._size
+    k = min(m, n)
+    batch = tuple(batch)
+    if mode == "r":
+        return _meta_like(A, (0,)), _meta_like(A, batch + (k, n))
+    if mode == "complete":
+        return _meta_like(A, batch + (m, m)), _meta_like(A, batch + (m, n))
+    return _meta_like(A, batch + (m, k)), _meta_like(A, batch + (k, n))
+
+
+@impl("linalg_svd", "Meta")
+def linalg_svd_meta(A, full_matrices=True, driver=None):
+    _check_matrices(A, "linalg.svd", square=False)
+    *batch, m, n = A._size
+    k = min(m, n)
+    batch = tuple(batch)
+    u, v = (m, n) if full_matrices else (k, k)
+    return (_meta_like(A, batch + (m, u)), _meta_like(A, batch + (k,), A.dtype.to_real()),
+            _meta_like(A, batch + (v, n)))
+
+
+@impl("linalg_eigh", "Meta")
+def linalg_eigh_meta(self, UPLO="L"):
+    _check_matrices(self, "linalg.eigh")
+    return (_meta_like(self, self._size[:-1], self.dtype.to_real()),
+            _meta_like(self, self._size))

@@ -21,24 +21,24 @@ DECLARATIONS = """
 # ==== elementwise: arithmetic, comparisons, logical and bitwise ops, math functions, activations (_aten/elementwise.py)
 # ---- binary arithmetic, comparisons, logical and bitwise ops
 add.Tensor(Tensor|Scalar self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
-sub.Tensor(Tensor|Scalar self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+sub.Tensor(Tensor|Scalar self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out, alias subtract
 rsub.Tensor(Tensor self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function
-mul.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-div.Tensor_mode(Tensor|Scalar self, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor  | function, method, inplace, out
+mul.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out, alias multiply
+div.Tensor_mode(Tensor|Scalar self, Tensor|Scalar other, *, str? rounding_mode=None) -> Tensor  | function, method, inplace, out, alias divide, alias true_divide
 floor_divide(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
-floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+floor_divide_.Tensor(Tensor(a!) self, Tensor|Scalar other) -> Tensor(a!)  | method
 remainder.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
 remainder.Scalar_Tensor(Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
 pow.Tensor_Tensor(Tensor|Scalar self, Tensor|Scalar exponent) -> Tensor  | function, method, out
-pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+pow_.Tensor(Tensor(a!) self, Tensor|Scalar exponent) -> Tensor(a!)  | method
 maximum(Tensor self, Tensor other) -> Tensor  | function, method, out
 minimum(Tensor self, Tensor other) -> Tensor  | function, method, out
 eq.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-ne.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-lt.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-le.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-gt.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-ge.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
+ne.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out, alias not_equal
+lt.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out, alias less
+le.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out, alias less_equal
+gt.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out, alias greater
+ge.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out, alias greater_equal
 logical_and(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
 logical_or(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
 logical_xor(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
@@ -49,8 +49,8 @@ where.self(Tensor condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor 
 clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor  | function, method, inplace, inplace_function, out
 clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor  | function, method, inplace, inplace_function, out
 # ---- unary math
-neg(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-abs(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+neg(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias negative
+abs(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias absolute
 sign(Tensor self) -> Tensor  | function, method, inplace, out
 exp(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 log(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
@@ -75,14 +75,14 @@ tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor
 # ---- trigonometric and special functions, rounding, predicates
 tan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-asin(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-acos(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-atan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+asin(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arcsin
+acos(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arccos
+atan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arctan
 sinh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 cosh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-asinh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-acosh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
-atanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+asinh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arcsinh
+acosh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arccosh
+atanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arctanh
 log2(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 log10(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 exp2(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
@@ -93,8 +93,8 @@ erfinv(Tensor self) -> Tensor  | function, method, inplace, out
 lgamma(Tensor self) -> Tensor  | function, method, inplace, out
 digamma(Tensor self) -> Tensor  | function, method, inplace, out
 polygamma(int n, Tensor self) -> Tensor  | function, method, out
-polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
-trunc(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+polygamma_(Tensor(a!) self, int n) -> Tensor(a!)  | method
+trunc(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias fix
 floor(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 ceil(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 round(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
@@ -103,6 +103,7 @@ round.decimals(Tensor self, *, int decimals) -> Tensor  | function, method, inpl
 isnan(Tensor self) -> Tensor  | function, method
 isinf(Tensor self) -> Tensor  | function, method
 isfinite(Tensor self) -> Tensor  | function, method
+isclose(Tensor self, Tensor|Scalar other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor  | function, method
 nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor  | function, method, inplace, inplace_function, out
 # ---- more binary and unary math
 logaddexp(Tensor self, Tensor other) -> Tensor  | function, method, out
@@ -129,7 +130,7 @@ conj_physical(Tensor self) -> Tensor  | function, method, inplace, inplace_funct
 ldexp.Tensor(Tensor self, Tensor other) -> Tensor  | function, method, inplace, inplace_function, out
 fmod.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
 hypot(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
-atan2(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
+atan2(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out, alias arctan2
 copysign.Tensor(Tensor self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
 bitwise_left_shift.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
 bitwise_right_shift.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
@@ -309,7 +310,7 @@ replication_pad3d_backward(Tensor grad_output, Tensor self, int[6] padding) -> T
 view(Tensor(a) self, int[] size) -> Tensor(a)  | method
 _unsafe_view(Tensor self, int[] size) -> Tensor
 permute(Tensor(a) self, int[] dims) -> Tensor(a)  | function, method
-transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method
+transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method, alias swapaxes, alias swapdims
 expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)  | method
 squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)  | function, method, inplace
 unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace
@@ -328,7 +329,7 @@ view_as_complex(Tensor(a) self) -> Tensor(a)  | function
 # ---- copies, joins, conversions
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
-cat(Tensor[] tensors, int dim=0) -> Tensor  | function, out
+cat(Tensor[] tensors, int dim=0) -> Tensor  | function, out, alias concat, alias concatenate
 stack(Tensor[] tensors, int dim=0) -> Tensor  | function, out
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)  | method
 fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)  | function, method
@@ -349,7 +350,7 @@ squeeze(Tensor(a) self) -> Tensor(a)  | function, method, inplace
 squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace
 split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]  | function, method
 # ---- in-place view ops: new sizes and strides for `self` over the same memory; and resizing
-transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
+transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)  | method
 swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)  | method
 swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)  | method
 resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
@@ -368,6 +369,8 @@ scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor  | fun
 index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
 index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor  | function, method, inplace
 masked_select(Tensor self, Tensor mask) -> Tensor  | function, method, out
+nonzero(Tensor self) -> Tensor
+nonzero.as_tuple(Tensor self) -> Tensor[]
 # ---- scatter reductions, copies and puts
 scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor  | function, method, inplace, out
 scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor  | function, method, inplace, out

@@ -417,3 +417,16 @@ def _index_pad_kernels(mode, nd):
 for _mode in ("reflect", "replicate"):
     for _nd in (1, 2, 3):
         _index_pad_kernels(_mode, _nd)
+
+
+@impl("embedding_renorm_", "Meta")
+def embedding_renorm_meta(self, indices, max_norm, norm_type):
+    return self
+
+
+@impl("one_hot", "Meta")
+def one_hot_meta(self, num_classes=-1):
+    if num_classes == -1:
+        raise NotImplementedError("one_hot on the meta device needs num_classes: with -1 the "
+                                  "number of classes depends on the data")
+    return _meta(self._size + (num_classes,), D.int64, device=self._device)

@@ -182,23 +182,34 @@ def generate(ops, skip_functions=(), skip_methods=()):
         for v in ("function", "method"):
             if v in op.schema.variants:
                 declared.setdefault((op.schema.name, v), []).append(op)
+    for op in ops:
+        if op in inplace_of:
+            declared.setdefault((op.schema.name + "_", "inplace"), []).append(op)
     overloaded = {name for (name, _), found in declared.items() if len(found) > 1}
     skip_functions = set(skip_functions) | overloaded | HAND_WRITTEN_FUNCTIONS
     skip_methods = set(skip_methods) | overloaded | HAND_WRITTEN_METHODS
     for op in ops:
         v = op.schema.variants
-        name = op.schema.name
         inplace = inplace_of.get(op)
-        if "function" in v and name not in skip_functions:
-            add(functions, name, op, "function")
-        if "method" in v and name not in skip_methods:
-            add(methods, name, op, "method")
-        if inplace is not None and name not in overloaded:
-            if name + "_" not in skip_methods:
-                add(methods, name + "_", inplace, "method", True)
-            if "inplace_function" in v and name + "_" not in skip_functions:
-                add(functions, name + "_", inplace, "function", True)
+        for name in (op.schema.name,) + op.schema.aliases:
+            if "function" in v and name not in skip_functions:
+                add(functions, name, op, "function")
+            if "method" in v and name not in skip_methods:
+                add(methods, name, op, "method")
+            if inplace is not None and op.schema.name + "_" not in overloaded:
+                if "method" in v and name + "_" not in skip_methods:
+                    add(methods, name + "_", inplace, "method", True)
+                if "inplace_function" in v and name + "_" not in skip_functions:
+                    add(functions, name + "_", inplace, "function", True)
     return functions, methods
+
+
+def document_all(tables):
+    """Give every generated binding its docstring (once the derivatives are registered)."""
+    from .descriptions import DESCRIPTIONS
+    for table in tables:
+        for fn in table.values():
+            document(fn, DESCRIPTIONS.get(fn.__ember_op__.schema.name.rstrip("_"), ""))
 
 
 def document(fn, description=""):
@@ -251,15 +262,22 @@ def formula_text(fn):
     start = line.find("lambda")
     if start < 0:
         return "<lambda>"
-    text = line[start:]
-    depth = 0
-    for i, ch in enumerate(text):
+    text, depth, lineno = line[start:], 0, code.co_firstlineno
+    i = 0
+    while True:
+        if i == len(text):  # the lambda goes on on the next line
+            lineno += 1
+            more = linecache.getline(code.co_filename, lineno)
+            if not more:
+                return " ".join(text.split())
+            text += " " + more.strip()
+        ch = text[i]
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
             if depth < 0:
-                return text[:i].strip()
+                return " ".join(text[:i].split())
         elif ch == "," and depth == 0 and ":" in text[:i]:
-            return text[:i].strip()
-    return text.strip().rstrip(",")
+            return " ".join(text[:i].split())
+        i += 1

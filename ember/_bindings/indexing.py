@@ -26,7 +26,7 @@ _fill_ = lookup("fill_.Scalar")
 def _as_index_tensor(k):
     """A list or array used as an index becomes a bool mask or an int64 index tensor (floats
     are truncated, as PyTorch's indexing_tensor_from_data does)."""
-    from .python_bindings import tensor
+    from .factories import tensor
     if isinstance(k, Tensor):
         return k
     t = tensor(k)
@@ -137,7 +137,7 @@ _SEQUENCES = (Tensor, np.ndarray, list, tuple, str, range)  # what becomes an in
 
 
 def _bool_index(value, device):
-    from .python_bindings import tensor
+    from .factories import tensor
     return tensor([0] if value else [], dtype=D.int64, device=device)
 
 
@@ -171,7 +171,7 @@ def setitem(self, key, value):
             _fill_(result, value)
         return
     if not is_tensor:
-        from .python_bindings import scalar_tensor
+        from .factories import scalar_tensor
         value = scalar_tensor(value, dtype=self.dtype, device=self.device)
     _index_put_(result, indices, value, False)
 

@@ -8,8 +8,8 @@ Hot attributes are slots. Rarely set ones (`_grad`, `_base`, hooks, ...) are cla
 defaults that an instance overrides in its `__dict__` only when it needs to, so creating a
 tensor costs a handful of attribute writes.
 
-Most methods (`add`, `sum`, `view`, ...) are attached by `ember._bindings.python_bindings`, the layer
-that turns PyTorch's Python signatures into op calls.
+Most methods (`add`, `sum`, `view`, ...) are attached by `ember._bindings` (generated from the
+schema lines) and `ember._refs`, the layers that turn PyTorch's Python signatures into op calls.
 """
 import ctypes
 import warnings

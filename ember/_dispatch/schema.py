@@ -10,9 +10,11 @@ bindings are generated from it, as native_functions.yaml's `variants:` does:
 
     function   `ember.<name>(input, ...)`
     method     `Tensor.<name>(self, ...)`
-    inplace    the op `<name>_` (schema, kernel, derivative derived from this one) and the
-               method `Tensor.<name>_`; `inplace_function` also gives `ember.<name>_`
+    inplace    the op `<name>_` (schema, kernel, derivative derived from this one), with the
+               method `Tensor.<name>_` if the op has a method; `inplace_function` also gives
+               `ember.<name>_`
     out        the `out=` keyword on the function
+    alias X    the same bindings under another name too (`asin` ... `alias arcsin`)
 
 A `Tensor` argument may receive a Python number inside ember (PyTorch's wrapped scalars); the
 Python bindings accept one only where PyTorch does, which the schema says with `Tensor|Scalar`.
@@ -90,7 +92,9 @@ class Schema:
         bar = text.find("|", arrow) if arrow >= 0 else -1
         text, variants = (text, "") if bar < 0 else (text[:bar], text[bar + 1:])
         self.text = text = text.strip()
-        self.variants = tuple(v.strip() for v in variants.split(",") if v.strip())
+        entries = [v.strip() for v in variants.split(",") if v.strip()]
+        self.aliases = tuple(v.split()[1] for v in entries if v.startswith("alias "))
+        self.variants = tuple(v for v in entries if not v.startswith("alias "))
         for v in self.variants:
             if v not in VARIANTS:
                 raise ValueError(f"unknown variant {v!r} in schema {text!r}; expected {VARIANTS}")

@@ -12,7 +12,10 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.tensor import Tensor, _wrap_dim
-from .._bindings import python_bindings as B
+from .. import _refs as B
+from .._bindings.out import _finish_tuple, _finish
+from .._refs.reduction import _vector_norm
+from .._bindings.tensor_methods import _no_grad_guard
 
 __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag",
            "diagflat", "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
@@ -307,15 +310,15 @@ def vander(x, N=None, increasing=False):
 
 def inner(input, other, *, out=None):
     if input.dim() == 0 or other.dim() == 0:
-        return B._finish(input * other, False, out)
+        return _finish(input * other, False, out)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
-    return B._finish(B.tensordot(input, other, ([-1], [-1])), False, out)
+    return _finish(B.tensordot(input, other, ([-1], [-1])), False, out)
 
 
 def dist(input, other, p=2):
-    return B._vector_norm(input - other, p)
+    return _vector_norm(input - other, p)
 
 
 def chain_matmul(*matrices, out=None):
@@ -328,8 +331,8 @@ def chain_matmul(*matrices, out=None):
         if matrices[0].dim() != 2:
             raise RuntimeError(f"chain_matmul(): Tensor 0 must be 2D, but got "
                                f"{matrices[0].dim()}D")
-        return B._finish(matrices[0].clone(), False, out)
-    return B._finish(_linalg().multi_dot(list(matrices)), False, out)
+        return _finish(matrices[0].clone(), False, out)
+    return _finish(_linalg().multi_dot(list(matrices)), False, out)
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):
@@ -344,13 +347,13 @@ def renorm(input, p, dim, maxnorm, *, out=None):
                            f"dimensions")
     dim = _wrap_dim(dim, input.dim())
     reduce = [d for d in builtins.range(input.dim()) if d != dim]
-    norm = B._vector_norm(input, p, reduce, True)
+    norm = _vector_norm(input, p, reduce, True)
     factor = B.where(norm > maxnorm, maxnorm / (norm + 1e-7), B.ones_like(norm))
-    return B._finish(input * factor, False, out)
+    return _finish(input * factor, False, out)
 
 
 def _renorm_(self, p, dim, maxnorm):
-    with B._no_grad_guard():
+    with _no_grad_guard():
         result = renorm(self.detach(), p, dim, maxnorm)
     if self.requires_grad or result.requires_grad:
         return self.copy_(renorm(self.clone(), p, dim, maxnorm))
@@ -438,12 +441,12 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     hist, edges = _histogramdd(input.reshape(-1, 1), bins, range,
                                None if weight is None else weight.reshape(-1), density,
                                "torch.histogram")
-    return B._finish_tuple("histogram", ["hist", "bin_edges"], (hist, edges[0]), out)
+    return _finish_tuple("histogram", ["hist", "bin_edges"], (hist, edges[0]), out)
 
 
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
     hist, edges = _histogramdd(input, bins, range, weight, density, "histogramdd")
-    return B._finish_tuple("histogramdd", ["hist", "bin_edges"], (hist, tuple(edges)))
+    return _finish_tuple("histogramdd", ["hist", "bin_edges"], (hist, tuple(edges)))
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
@@ -503,7 +506,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     dtype = dtype or D.get_default_dtype()
     values = start + np.arange(n, dtype=np.float64) * step
     result = B.tensor(values, dtype=dtype, device=device)
-    return B._finish(result, requires_grad, out)
+    return _finish(result, requires_grad, out)
 
 
 def _window_start(name, window_length, periodic, dtype, layout, device):
@@ -521,14 +524,14 @@ def _window_start(name, window_length, periodic, dtype, layout, device):
 def _window_finish(window, window_length, periodic, requires_grad):
     if periodic:
         window = window.narrow(0, 0, window_length).clone()
-    return B._finish(window, requires_grad)
+    return _finish(window, requires_grad)
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     n, dtype = _window_start("hamming_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
-        return B._finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
+        return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
     w = (B.arange(n, dtype=dtype, device=device) * (2 * math.pi / (n - 1))).cos()
     return _window_finish(w * -beta + alpha, window_length, periodic, requires_grad)
 
@@ -544,7 +547,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
                     pin_memory=False, requires_grad=False):
     n, dtype = _window_start("bartlett_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
-        return B._finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
+        return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
     w = B.arange(n, dtype=dtype, device=device) * (2.0 / (n - 1))
     half = ((n - 1) >> 1) + 1
     w = B.cat([w.narrow(0, 0, half), 2 - w.narrow(0, half, n - half)])
@@ -555,7 +558,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
                     pin_memory=False, requires_grad=False):
     n, dtype = _window_start("blackman_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
-        return B._finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
+        return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
     w = B.arange(n, dtype=dtype, device=device) * (math.pi / (n - 1))
     w = (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
     return _window_finish(w, window_length, periodic, requires_grad)
@@ -565,7 +568,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                   device=None, pin_memory=False, requires_grad=False):
     n, dtype = _window_start("kaiser_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
-        return B._finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
+        return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
     alpha = (n - 1) / 2.0
     k = np.arange(n, dtype=np.float64)
     w = np.i0(beta * np.sqrt(np.clip(1 - ((k - alpha) / alpha) ** 2, 0, None))) / np.i0(beta)
@@ -599,7 +602,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                       "to a tensor. This type of warning will be suppressed for the rest of "
                       "this program.", UserWarning)
     result = B.from_numpy(raw).view(dtype)
-    return B._finish(result, requires_grad)
+    return _finish(result, requires_grad)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
@@ -610,7 +613,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                            "physical_layout; or physical_layout is not a permutation")
     physical = B.empty([size[d] for d in order], dtype=dtype, device=device)
     inverse = [order.index(d) for d in builtins.range(len(size))]
-    return B._finish(physical.permute(inverse), requires_grad)
+    return _finish(physical.permute(inverse), requires_grad)
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,

@@ -3,7 +3,9 @@ fresh contiguous memory, which PyTorch exposes for functionalization. Built from
 and clone, so the gradient is the view op's; as_strided_scatter is the inverse of as_strided.
 """
 from .._core.memory_format import contiguous_format
-from .._bindings import python_bindings as B
+from .. import _refs as B
+from .._bindings.out import _copy_out, _finish
+from .._core.tensor import Tensor
 from .._core.tensor import _wrap_dim
 
 __all__ = []
@@ -16,10 +18,10 @@ def _copied(view_name, view):
             result = [r.clone(memory_format=contiguous_format) for r in result]
             if out is not None:
                 for o, r in zip(out, result):
-                    B._copy_out(o, r)
+                    _copy_out(o, r)
                 return None
             return tuple(result)
-        return B._finish(result.clone(memory_format=contiguous_format), False, out)
+        return _finish(result.clone(memory_format=contiguous_format), False, out)
     fn.__name__ = fn.__qualname__ = view_name + "_copy"
     return fn
 
@@ -76,4 +78,4 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 
 __all__.append("as_strided_scatter")
-B.Tensor.as_strided_scatter = as_strided_scatter
+Tensor.as_strided_scatter = as_strided_scatter

@@ -6,7 +6,7 @@ same distributions as PyTorch's but are not its bit stream.
 import numpy as np
 
 from .._core import dtype as D
-from .._bindings import python_bindings as B
+from .. import _refs as B
 from .._core.type_info import finfo
 
 __all__ = ["binomial", "_standard_gamma", "_sample_dirichlet"]

@@ -14,9 +14,9 @@ from .._core import dtype as D
 from .._aten.linalg import LinAlgError
 from .._aten.elementwise import _scalar_type_name
 from .._dispatch.dispatcher import lookup as _op
-from .._bindings.python_bindings import (_finish, _finish_tuple, _vector_norm as vector_norm,
-                                         _matrix_norm as matrix_norm, where, zeros, eye, matmul,
-                                         diagonal as _diagonal, tensor)
+from .._bindings.out import _finish, _finish_tuple
+from .._bindings import where, zeros, eye, matmul, diagonal as _diagonal, tensor
+from .._refs.reduction import _vector_norm as vector_norm, _matrix_norm as matrix_norm
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank", "norm", "vector_norm",

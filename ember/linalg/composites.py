@@ -10,7 +10,9 @@ import warnings
 
 from .._core import dtype as D
 from .._core.tensor import Tensor
-from .._bindings import python_bindings as B
+from .. import _refs as B
+from .._bindings.out import _finish_tuple, _finish
+from .._refs.reduction import _vector_norm
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
            "frobenius_norm", "nuclear_norm", "norm_except_dim", "adjoint",
@@ -60,7 +62,7 @@ def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
                            f"{B_.shape[-1]})")
     dtype = D.promote_types(A.dtype, B_.dtype)
     T = _triangle(A.to(dtype), upper, unitriangular)
-    return B._finish(_linalg().solve(T, B_.to(dtype), left=left), False, out)
+    return _finish(_linalg().solve(T, B_.to(dtype), left=left), False, out)
 
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
@@ -71,7 +73,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                   "of the coefficient matrix.", UserWarning)
     T = A.mT if transpose else A
     X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
-    return B._finish_tuple("triangular_solve", ["solution", "cloned_coefficient"],
+    return _finish_tuple("triangular_solve", ["solution", "cloned_coefficient"],
                            (X, A.clone()), out)
 
 
@@ -96,13 +98,13 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
         raise RuntimeError(f"Expected b and A to have the same dtype, but got b.dtype = "
                            f"{input.dtype} and A.dtype = {input2.dtype}")
     _check_float(input2, "cholesky_solve")
-    return B._finish(_linalg().solve(_gram(input2, upper), input), False, out)
+    return _finish(_linalg().solve(_gram(input2, upper), input), False, out)
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
     _check_square(input, "cholesky_inverse")
     _check_float(input, "cholesky_inverse")
-    return B._finish(_linalg().inv(_gram(input, upper)), False, out)
+    return _finish(_linalg().inv(_gram(input, upper)), False, out)
 
 
 _TAYLOR_DEGREE = 18   # after scaling to 1-norm <= 1/2: last term ~ 2^-18 / 18! ~ 6e-22
@@ -135,7 +137,7 @@ def cond(A, p=None, *, out=None):
                                "dimensions.")
         s = _linalg().svdvals(A)
         big, small = s.amax(-1), s.amin(-1)
-        return B._finish(small / big if p == -2 else big / small, False, out)
+        return _finish(small / big if p == -2 else big / small, False, out)
     _check_square(A, f"linalg.cond(ord={p})")
     linalg = _linalg()
     # a singular matrix (an exactly zero pivot, LAPACK's test) has condition number inf
@@ -143,7 +145,7 @@ def cond(A, p=None, *, out=None):
     eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
     inverse = linalg.inv(B.where(singular, eye, A))
     inverse = B.where(singular, B.full_like(inverse, float("inf")), inverse)
-    return B._finish(linalg.matrix_norm(A, p) * linalg.matrix_norm(inverse, p), False, out)
+    return _finish(linalg.matrix_norm(A, p) * linalg.matrix_norm(inverse, p), False, out)
 
 
 def adjoint(input):
@@ -163,7 +165,7 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
     if len(dim) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
                            f"instead.")
-    return B._finish(B._vector_norm(input, 2, dim, keepdim), False, out)
+    return _finish(_vector_norm(input, 2, dim, keepdim), False, out)
 
 
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
@@ -173,16 +175,16 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     if isinstance(dim, bool):             # nuclear_norm(input, keepdim)
         dim, keepdim = None, dim
     dim = (-2, -1) if dim is None else tuple(dim)
-    return B._finish(_linalg().matrix_norm(input, "nuc", dim, keepdim), False, out)
+    return _finish(_linalg().matrix_norm(input, "nuc", dim, keepdim), False, out)
 
 
 def norm_except_dim(v, pow=2, dim=0):
     """The norm over every dim but `dim`, kept as size-1 dims (weight_norm's g); dim=-1 means
     the norm of the whole tensor."""
     if dim == -1:
-        return B._vector_norm(v, pow)
+        return _vector_norm(v, pow)
     others = [d for d in range(v.dim()) if d != dim]
-    return B._vector_norm(v, pow, others, True)
+    return _vector_norm(v, pow, others, True)
 
 
 # ---- removed in PyTorch 1.9 ---------------------------------------------------------------------

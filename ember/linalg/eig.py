@@ -6,7 +6,8 @@ that requires grad raises rather than giving a result autograd would silently st
 import numpy as np
 
 from .._core import dtype as D
-from .._bindings import python_bindings as B
+from .. import _refs as B
+from .._bindings.out import _finish_tuple, _finish
 from ..autograd.grad_mode import is_grad_enabled
 
 _COMPLEX = {"float32": D.complex64, "float64": D.complex128, "complex64": D.complex64,
@@ -40,9 +41,9 @@ def _linalg_error(message):
 
 
 def eig(A, *, out=None):
-    return B._finish_tuple("linalg_eig", ["eigenvalues", "eigenvectors"],
+    return _finish_tuple("linalg_eig", ["eigenvalues", "eigenvectors"],
                            _decompose(A, "eig", True), out)
 
 
 def eigvals(A, *, out=None):
-    return B._finish(_decompose(A, "eigvals", False), False, out)
+    return _finish(_decompose(A, "eigvals", False), False, out)

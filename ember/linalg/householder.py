@@ -10,7 +10,8 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.tensor import Tensor
-from .._bindings import python_bindings as B
+from .. import _refs as B
+from .._bindings.out import _finish_tuple, _finish
 
 __all__ = ["geqrf", "orgqr", "ormqr"]
 
@@ -37,7 +38,7 @@ def geqrf(input, *, out=None):
     batch = tuple(input.shape[:-2])
     result = (B.tensor(qr.reshape(batch + (m, n)), dtype=input.dtype),
               B.tensor(tau.reshape(batch + (min(m, n),)), dtype=input.dtype))
-    return B._finish_tuple("geqrf", ["a", "tau"], result, out)
+    return _finish_tuple("geqrf", ["a", "tau"], result, out)
 
 
 def _reflector_product(A, tau, columns):
@@ -79,7 +80,7 @@ def householder_product(A, tau, *, out=None):
         raise RuntimeError(f"{name}: tau dtype {tau.dtype} does not match input dtype "
                            f"{A.dtype}")
     _check_float(A, "orgqr_cpu")
-    return B._finish(_reflector_product(A, tau, A.shape[-1]), False, out)
+    return _finish(_reflector_product(A, tau, A.shape[-1]), False, out)
 
 
 def orgqr(input, tau, *, out=None):
@@ -101,7 +102,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     _check_float(input, "ormqr_cpu")
     Q = _reflector_product(input, tau, input.shape[-2])
     Q = Q.mH if transpose else Q
-    return B._finish(Q.matmul(other) if left else other.matmul(Q), False, out)
+    return _finish(Q.matmul(other) if left else other.matmul(Q), False, out)
 
 
 Tensor.geqrf = lambda self: geqrf(self)

@@ -5,7 +5,7 @@ The sketch is drawn from the default generator, whose stream is PyTorch's, so a 
 reproduces PyTorch's factors.
 """
 from .._core import dtype as D
-from .._bindings import python_bindings as B
+from .. import _refs as B
 
 __all__ = ["svd_lowrank", "pca_lowrank"]
 

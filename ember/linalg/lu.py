@@ -12,7 +12,8 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.tensor import Tensor
-from .._bindings import python_bindings as B
+from .. import _refs as B
+from .._bindings.out import _copy_out, _finish_tuple, _finish
 
 __all__ = ["lu", "lu_unpack", "lu_solve"]
 
@@ -97,7 +98,7 @@ def linalg_lu(A, *, pivot=True, out=None):
                                   "CPU")
     L, U, _, perm = _factor(A, "linalg.lu")
     P = _permutation_matrix(perm, A.dtype)
-    return B._finish_tuple("linalg_lu", ["P", "L", "U"], (P, L, U), out)
+    return _finish_tuple("linalg_lu", ["P", "L", "U"], (P, L, U), out)
 
 
 def _pack(L, U):
@@ -125,13 +126,13 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         raise _linalg().LinAlgError(f"linalg.lu_factor_ex: U[{int(info.max())},"
                                     f"{int(info.max())}] is zero and using it on lu_solve "
                                     f"would result in a division by zero.")
-    return B._finish_tuple("linalg_lu_factor_ex", ["LU", "pivots", "info"],
+    return _finish_tuple("linalg_lu_factor_ex", ["LU", "pivots", "info"],
                            (LU, B.tensor(pivots), info), out)
 
 
 def lu_factor(A, *, pivot=True, out=None):
     LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
-    return B._finish_tuple("linalg_lu_factor", ["LU", "pivots"], (LU, pivots), out)
+    return _finish_tuple("linalg_lu_factor", ["LU", "pivots"], (LU, pivots), out)
 
 
 def lu(A, pivot=True, get_infos=False, out=None):
@@ -142,7 +143,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     result = (LU, pivots, info) if get_infos else (LU, pivots)
     if out is not None:
-        return tuple(B._copy_out(o, r) for o, r in zip(out, result))
+        return tuple(_copy_out(o, r) for o, r in zip(out, result))
     return result
 
 
@@ -175,7 +176,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         L = U = empty
     P = _permutation_matrix(_perm_from_pivots(LU_pivots, m), LU_data.dtype) if unpack_pivots \
         else empty
-    return B._finish_tuple("lu_unpack", ["P", "L", "U"], (P, L, U), out)
+    return _finish_tuple("lu_unpack", ["P", "L", "U"], (P, L, U), out)
 
 
 def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
@@ -184,12 +185,12 @@ def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
     tri = _linalg().solve_triangular
     if not left:     # X A = B  <=>  A^H X^H = B^H
         X = linalg_lu_solve(LU, pivots, B_.mH, left=True, adjoint=not adjoint)
-        return B._finish(X.mH, False, out)
+        return _finish(X.mH, False, out)
     if adjoint:      # A^H = U^H L^H P^T
         Y = tri(L.mH, tri(U.mH, B_, upper=False), upper=True, unitriangular=True)
-        return B._finish(P.matmul(Y), False, out)
+        return _finish(P.matmul(Y), False, out)
     Y = tri(L, P.mT.matmul(B_), upper=False, unitriangular=True)
-    return B._finish(tri(U, Y, upper=True), False, out)
+    return _finish(tri(U, Y, upper=True), False, out)
 
 
 def lu_solve(b, LU_data, LU_pivots, *, out=None):

@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core.tensor import Tensor
 from ..autograd.function import Function, once_differentiable
-from .._bindings import python_bindings as E
+from .. import _refs as E
 from .._core import dtype as D
 
 

@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from .._bindings import python_bindings as E
+from .. import _refs as E
+from .._core.tensor import Tensor
 from .._core import dtype as D
 from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -571,7 +572,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = var * E.ones_like(input)
-    elif not isinstance(var, E.Tensor):
+    elif not isinstance(var, Tensor):
         raise TypeError(f"gaussian_nll_loss(): var must be a Tensor or a float, not "
                         f"{type(var).__name__}")
     elif bool((var < 0).any()):
@@ -2397,7 +2398,7 @@ TORCH_LEVEL = dict(
 def _none_or_dtype(input):
     if input is None:
         return None
-    if isinstance(input, E.Tensor):
+    if isinstance(input, Tensor):
         return input.dtype
     raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 

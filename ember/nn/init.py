@@ -8,7 +8,7 @@ ember's weights equal PyTorch's.
 import math
 import warnings
 
-from .._bindings import python_bindings as E
+from .. import _refs as E
 from .. import linalg
 from ..autograd.grad_mode import no_grad
 

@@ -8,7 +8,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .._bindings.python_bindings import empty
+            from .._bindings.factories import empty
             data = empty(0)
         t = _alias(data)._as_subclass(cls)
         t._rg = bool(requires_grad)
@@ -46,7 +46,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from .._bindings.python_bindings import empty
+            from .._bindings.factories import empty
             data = empty(0)
         t = _alias(data)
         t.persistent = persistent
@@ -94,7 +94,7 @@ class UninitializedTensorMixin:
         return t
 
     def materialize(self, shape, device=None, dtype=None):
-        from .._bindings.python_bindings import empty
+        from .._bindings.factories import empty
         data = empty(shape, device=self.device if device is None else device,
                      dtype=self.dtype if dtype is None else dtype)
         self.__class__ = self.cls_to_become  # first: the setter below writes the plain slot
@@ -149,7 +149,7 @@ def is_lazy(param):
 
 
 def _uninitialized(cls, requires_grad, device, dtype):
-    from .._bindings.python_bindings import empty
+    from .._bindings.factories import empty
     t = empty(0, device=device, dtype=dtype)._as_subclass(cls)
     t._rg = bool(requires_grad)
     return t

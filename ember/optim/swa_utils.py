@@ -14,7 +14,7 @@ from copy import deepcopy
 import numpy as np
 
 from .._core import dtype as _dtype
-from .._bindings.python_bindings import tensor
+from .._bindings.factories import tensor
 from .._core.tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..nn.modules.module import Module

@@ -1,9 +1,11 @@
 """Helpers shared by the derivative formulas of several op families."""
 from ..._aten.elementwise import not_implemented
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._dispatch.ops import ops
+from ..._core import dtype as D
 
 
-_aten = E.ops.aten
+_aten = ops.aten
 
 
 def _unsqueeze_dims(g, shape, dim, keepdim):
@@ -25,6 +27,6 @@ def _conj(x):
 
 def _float_only_backward(kernel, self):
     """1, or PyTorch's error for a backward kernel compiled for float32/float64 only."""
-    if self.dtype in (E._dtype.float16, E._dtype.bfloat16):
+    if self.dtype in (D.float16, D.bfloat16):
         raise not_implemented(kernel, self.dtype)
     return 1

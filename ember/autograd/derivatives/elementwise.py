@@ -3,7 +3,9 @@ import math
 
 
 from ..variable_type import derivative, not_differentiable, not_implemented
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._dispatch.ops import ops
+from ..._core import dtype as D
 from ._common import _conj, _float_only_backward
 
 
@@ -84,7 +86,7 @@ derivative("where.self", {"self": lambda grad, condition: E.where(condition, gra
 
 
 def _clamp_grad(grad, self, min, max):
-    mask = E.ones_like(self, dtype=E._dtype.bool)
+    mask = E.ones_like(self, dtype=D.bool)
     if min is not None:
         mask = mask & (self >= min)
     if max is not None:
@@ -121,11 +123,11 @@ derivative("sqrt", {"self": lambda grad, result: grad / (2 * _conj(result))})
 derivative("rsqrt", {"self": lambda grad, result: -0.5 * grad * result.pow(3)})
 derivative("sin", {"self": lambda grad, self: grad * self.cos()})
 derivative("cos", {"self": lambda grad, self: -grad * self.sin()})
-derivative("tanh", {"self": lambda grad, result: E.ops.aten.tanh_backward(grad, result)})
-derivative("sigmoid", {"self": lambda grad, result: E.ops.aten.sigmoid_backward(grad, result)})
-derivative("relu", {"self": lambda grad, result: E.ops.aten.threshold_backward(grad, result, 0)})
+derivative("tanh", {"self": lambda grad, result: ops.aten.tanh_backward(grad, result)})
+derivative("sigmoid", {"self": lambda grad, result: ops.aten.sigmoid_backward(grad, result)})
+derivative("relu", {"self": lambda grad, result: ops.aten.threshold_backward(grad, result, 0)})
 derivative("gelu", {"self": lambda grad, self, approximate:
-                    E.ops.aten.gelu_backward(grad, self, approximate=approximate)})
+                    ops.aten.gelu_backward(grad, self, approximate=approximate)})
 
 
 def _silu_grad(grad, self):
@@ -145,14 +147,14 @@ derivative("softplus", {"self": _softplus_grad})
 
 # backward helpers: their own derivatives make double backward work
 derivative("threshold_backward", {
-    "grad_output": lambda grad, self, threshold: E.ops.aten.threshold_backward(grad, self,
+    "grad_output": lambda grad, self, threshold: ops.aten.threshold_backward(grad, self,
                                                                                threshold),
     "self": lambda grad: grad * 0})
 derivative("sigmoid_backward", {
-    "grad_output": lambda grad, output: E.ops.aten.sigmoid_backward(grad, output),
+    "grad_output": lambda grad, output: ops.aten.sigmoid_backward(grad, output),
     "output": lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output)})
 derivative("tanh_backward", {
-    "grad_output": lambda grad, output: E.ops.aten.tanh_backward(grad, output),
+    "grad_output": lambda grad, output: ops.aten.tanh_backward(grad, output),
     "output": lambda grad, grad_output, output: -2 * grad * grad_output * output})
 
 
@@ -172,7 +174,7 @@ def _gelu_double(grad, grad_output, self, approximate):
 
 
 derivative("gelu_backward", {
-    "grad_output": lambda grad, self, approximate: E.ops.aten.gelu_backward(
+    "grad_output": lambda grad, self, approximate: ops.aten.gelu_backward(
         grad, self, approximate=approximate),
     "self": _gelu_double})
 
@@ -284,7 +286,7 @@ def _sinc_grad(grad, self):
 
 
 derivative("sinc", {"self": _sinc_grad})
-derivative("i0", {"self": lambda grad, self: grad * E.ops.aten.special_i1(self)})
+derivative("i0", {"self": lambda grad, self: grad * ops.aten.special_i1(self)})
 derivative("special_i1", {"self": lambda grad, self, result: _float_only_backward(
     "i1_backward", self) * grad * E.where(self == 0, 0.5, self.i0() - result / self)})
 
@@ -345,7 +347,7 @@ derivative("hardswish", {"self": lambda grad, self: E.where(
 
 
 def _mish_grad(grad, self):
-    t = E.ops.aten.softplus(self, 1, 20).tanh()
+    t = ops.aten.softplus(self, 1, 20).tanh()
     return grad * (t + self * self.sigmoid() * (1 - t * t))
 
 
@@ -360,7 +362,7 @@ def _shrink_grad(grad, self, lambd):
 derivative("hardshrink", {"self": _shrink_grad})
 derivative("softshrink", {"self": _shrink_grad})
 derivative("threshold", {"self": lambda grad, self, threshold:
-                       E.ops.aten.threshold_backward(grad, self, threshold)})
+                       ops.aten.threshold_backward(grad, self, threshold)})
 
 
 def _glu_grad(grad, self, dim):
@@ -379,3 +381,4 @@ not_differentiable("eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tenso
                    "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor", "bitwise_not")
 not_implemented("floor_divide", "floor_divide_.Tensor", "remainder.Scalar_Tensor", "heaviside",
                 "heaviside_")
+not_differentiable("isclose")

@@ -2,12 +2,13 @@
 import math
 
 
-from ..variable_type import derivative, not_implemented
-from ..._bindings import python_bindings as E
+from ..variable_type import derivative, not_differentiable, not_implemented
+from ... import _refs as E
+from ..._dispatch.ops import ops
 
 
 # ---- indexing
-derivative("index.Tensor", {"self": lambda grad, self_shape, indices: E.ops.aten.index_put(
+derivative("index.Tensor", {"self": lambda grad, self_shape, indices: ops.aten.index_put(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device), indices, grad, True)},
     node_name="IndexBackward0")
 
@@ -15,18 +16,18 @@ derivative("index.Tensor", {"self": lambda grad, self_shape, indices: E.ops.aten
 def _index_put_self(grad, indices, accumulate):
     if accumulate:
         return grad
-    return E.ops.aten.index_put(grad, indices, E.zeros((), dtype=grad.dtype), False)
+    return ops.aten.index_put(grad, indices, E.zeros((), dtype=grad.dtype), False)
 
 
 derivative("index_put", {"self": _index_put_self,
                          "values": lambda grad, indices, values_shape:
-                             E.ops.aten.index(grad, indices).sum_to_size(values_shape)})
+                             ops.aten.index(grad, indices).sum_to_size(values_shape)})
 derivative("masked_fill.Scalar", {"self": lambda grad, mask: grad.masked_fill(mask, 0)},
            node_name="MaskedFillBackward0")
-derivative("index_select", {"self": lambda grad, self_shape, dim, index: E.ops.aten.index_put(
+derivative("index_select", {"self": lambda grad, self_shape, dim, index: ops.aten.index_put(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device),
     [None] * (dim % len(self_shape)) + [index.reshape(-1)], grad, True) if self_shape else grad})
-derivative("gather", {"self": lambda grad, self_shape, dim, index: E.ops.aten.scatter_add(
+derivative("gather", {"self": lambda grad, self_shape, dim, index: ops.aten.scatter_add(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device), dim, index, grad)})
 derivative("scatter_add", {"self": lambda grad: grad,
                            "src": lambda grad, dim, index: grad.gather(dim, index)})
@@ -51,7 +52,7 @@ derivative("index_fill.int_Scalar", {"self": lambda grad, dim, index: grad.index
 def _masked_select_grad(grad, self_shape, mask):
     shape = E.broadcast_shapes(self_shape, mask.shape)
     out = E.zeros(shape, dtype=grad.dtype, device=grad.device)
-    return E.ops.aten.index_put(out, [mask.expand(shape)], grad, True)
+    return ops.aten.index_put(out, [mask.expand(shape)], grad, True)
 
 
 derivative("masked_select", {"self": _masked_select_grad})
@@ -145,3 +146,4 @@ derivative("take", {"self": lambda grad, self_shape, index: E.zeros(
     self_shape, dtype=grad.dtype, device=grad.device).put(index, grad, True)})
 not_implemented("bincount", "scatter.reduce", "scatter_.reduce", "scatter.value_reduce",
                 "scatter_.value_reduce")
+not_differentiable("nonzero", "nonzero.as_tuple")

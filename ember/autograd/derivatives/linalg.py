@@ -1,6 +1,7 @@
 """Derivatives of the linear-algebra ops: products, einsum, decompositions and solvers."""
 from ..variable_type import derivative
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._dispatch.ops import ops
 from ._common import _conj
 
 
@@ -165,19 +166,19 @@ derivative("einsum", {"tensors": _einsum_grads})
 derivative("trace", {"self": lambda grad, self_shape: grad * E.eye(*self_shape,
                                                                    dtype=grad.dtype)})
 derivative("linalg_cross", {
-    "self": lambda grad, other, dim: E.ops.aten.linalg_cross(other, grad, dim=dim),
-    "other": lambda grad, self, dim: E.ops.aten.linalg_cross(grad, self, dim=dim)})
+    "self": lambda grad, other, dim: ops.aten.linalg_cross(other, grad, dim=dim),
+    "other": lambda grad, self, dim: ops.aten.linalg_cross(grad, self, dim=dim)})
 derivative("linalg_inv", {"A": lambda grad, result: -(result.mT.matmul(grad).matmul(result.mT))})
 
 
 def _det_grad(grad, A, result):
     """d det(A) = det(A) tr(A^-1 dA): the gradient is grad * det(A) * A^-T."""
-    return (grad * result).unsqueeze(-1).unsqueeze(-1) * E.ops.aten.linalg_inv(A).mT
+    return (grad * result).unsqueeze(-1).unsqueeze(-1) * ops.aten.linalg_inv(A).mT
 
 
 derivative("linalg_det", {"A": _det_grad})
 derivative("linalg_slogdet", {"A": lambda grads, A: grads[1].unsqueeze(-1).unsqueeze(-1) *
-                              E.ops.aten.linalg_inv(A).mT})
+                              ops.aten.linalg_inv(A).mT})
 
 
 def _solve_grads(grad, A, B, result, left, needs):
@@ -186,7 +187,7 @@ def _solve_grads(grad, A, B, result, left, needs):
     vector = _is_vector_rhs(A, B)
     g = grad.unsqueeze(-1) if vector else grad
     X = result.unsqueeze(-1) if vector else result
-    gB = E.ops.aten.linalg_solve(A.mT, g, left=left)
+    gB = ops.aten.linalg_solve(A.mT, g, left=left)
     gA = (-gB.matmul(X.mT) if left else -X.mT.matmul(gB)) if needs[0] else None
     return gA, (gB.squeeze(-1) if vector else gB) if needs[1] else None
 
@@ -200,8 +201,8 @@ def _cholesky_grad(grad, result, upper):
     L, gL = (result.mT, grad.mT) if upper else (result, grad)
     gA = L.mT.matmul(gL).tril()
     gA = 0.5 * (gA + gA.tril(-1).mT)
-    gA = E.ops.aten.linalg_solve(L.mT, gA)
-    return E.ops.aten.linalg_solve(L, gA, left=False)
+    gA = ops.aten.linalg_solve(L.mT, gA)
+    return ops.aten.linalg_solve(L, gA, left=False)
 
 
 derivative("linalg_cholesky", {"self": _cholesky_grad})
@@ -222,7 +223,7 @@ def _qr_grad(grads, A_shape, result, result1, mode):
                                   "mode 'reduced' (and square inputs in mode 'complete')")
     M = R.matmul(gR.mT) - gQ.mT.matmul(Q)
     M = M.tril() + M.tril(-1).mT
-    return E.ops.aten.linalg_solve(R, (gQ + Q.matmul(M)).mT).mT
+    return ops.aten.linalg_solve(R, (gQ + Q.matmul(M)).mT).mT
 
 
 derivative("linalg_qr", {"A": _qr_grad})

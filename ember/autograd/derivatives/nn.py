@@ -3,21 +3,22 @@ import math
 
 
 from ..variable_type import derivative, not_differentiable
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._dispatch.ops import ops
 from ._common import _aten
 
 
 # ---- softmax and losses
 derivative("_softmax", {"self": lambda grad, result, dim, self:
-                        E.ops.aten._softmax_backward_data(grad, result, dim, self.dtype)},
+                        ops.aten._softmax_backward_data(grad, result, dim, self.dtype)},
            node_name="SoftmaxBackward0")
 derivative("_log_softmax", {"self": lambda grad, result, dim, self:
-                            E.ops.aten._log_softmax_backward_data(grad, result, dim, self.dtype)},
+                            ops.aten._log_softmax_backward_data(grad, result, dim, self.dtype)},
            node_name="LogSoftmaxBackward0")
 
 
 def _softmax_bwd_grad_output(grad, output, dim, input_dtype):
-    return E.ops.aten._softmax_backward_data(grad, output, dim, input_dtype)
+    return ops.aten._softmax_backward_data(grad, output, dim, input_dtype)
 
 
 def _softmax_bwd_output(grad, grad_output, output, dim):
@@ -42,12 +43,12 @@ derivative("_log_softmax_backward_data", {
 
 
 derivative("nll_loss", {"self": lambda grad, self, target, weight, reduction, ignore_index:
-                        E.ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
+                        ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
                                                       ignore_index)},
            node_name="NllLossBackward0")
 derivative("_nll_loss_backward", {  # linear in grad_output: its adjoint is nll_loss itself
     "grad_output": lambda grad, target, weight, reduction, ignore_index:
-        E.ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
+        ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
     node_name="NllLossBackwardBackward0")
 
 

@@ -6,7 +6,9 @@ import numpy as np
 
 from ..variable_type import derivative, not_differentiable
 from ..._aten.elementwise import float_limits
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._dispatch.ops import ops
+from ..._core import dtype as D
 from ._common import _unsqueeze_dims
 
 
@@ -49,7 +51,7 @@ def _prod_of_others(x, dim):
     n = x.shape[dim]
     xs = x.movedim(dim, -1)
     rows = xs.unsqueeze(-2).expand(*xs.shape[:-1], n, n)
-    diagonal = E.eye(n, dtype=E._dtype.bool, device=x.device)
+    diagonal = E.eye(n, dtype=D.bool, device=x.device)
     return E.where(diagonal, 1, rows).prod(-1).movedim(-1, dim)
 
 
@@ -81,7 +83,7 @@ def _value_index_grad(grads, self, dim, keepdim, result1):
     if not keepdim:
         g = g.unsqueeze(dim)
         idx = idx.unsqueeze(dim)
-    return E.ops.aten.scatter_add(E.zeros_like(self, dtype=g.dtype), dim, idx, g)
+    return ops.aten.scatter_add(E.zeros_like(self, dtype=g.dtype), dim, idx, g)
 
 
 derivative("max.dim", {"self": _value_index_grad}, node_name="MaxBackward0",
@@ -193,8 +195,8 @@ def _cumprod_grad(grad, self, result, dim):
     x, g = self.movedim(dim, -1), grad.movedim(dim, -1)
     n = x.shape[-1]
     rows = x.unsqueeze(-2).expand(*x.shape[:-1], n, n)
-    partial = E.where(E.eye(n, dtype=E._dtype.bool), 1.0, rows).cumprod(-1)
-    upper = E.ones(n, n, dtype=E._dtype.bool).triu()
+    partial = E.where(E.eye(n, dtype=D.bool), 1.0, rows).cumprod(-1)
+    upper = E.ones(n, n, dtype=D.bool).triu()
     return (E.where(upper, partial, 0.0) * g.unsqueeze(-2)).sum(-1).movedim(-1, dim)
 
 
@@ -205,7 +207,7 @@ derivative("cumprod", {"self": _cumprod_grad})
 def _cummaxmin_grad(grads, self, dim, result1):
     if self.dim() == 0:
         return grads[0]
-    return E.ops.aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
+    return ops.aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
                                   grads[0])
 
 

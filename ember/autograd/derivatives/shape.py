@@ -1,7 +1,8 @@
 """Derivatives of the view, shape and copy ops (each view's gradient is the inverse view)."""
 from ..variable_type import derivative, not_differentiable
 from ..._aten.shape import split_sizes
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._dispatch.ops import ops
 from ._common import _aten
 
 
@@ -44,7 +45,7 @@ def _scatter_view(out, grad, view_fn):
         # differentiable: out[view] = grad expressed as an index_put over the viewed positions
         idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
         pos = view_fn(idx).reshape(-1)
-        return E.ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True) \
+        return ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True) \
             .reshape(out.shape)
     view_fn(out).copy_(grad)
     return out
@@ -54,7 +55,7 @@ derivative("select.int", {"self": lambda grad, self_shape, dim, index: _embed_ba
     grad, self_shape, lambda t: t.select(dim, index))}, node_name="SelectBackward0")
 derivative("slice.Tensor", {"self": lambda grad, self_shape, dim, start, end, step:
                             _embed_backward(grad, self_shape,
-                                            lambda t: E.ops.aten.slice(t, dim, start, end, step))},
+                                            lambda t: ops.aten.slice(t, dim, start, end, step))},
            node_name="SliceBackward0")
 derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embed_backward(
     grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
@@ -69,7 +70,7 @@ def _embed_backward_acc(grad, self_shape, view_fn):
     out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
     idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
     pos = view_fn(idx).reshape(-1)
-    return E.ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True).reshape(self_shape)
+    return ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True).reshape(self_shape)
 
 
 def _as_strided_grad(grad, self, size, stride, storage_offset):
@@ -78,7 +79,7 @@ def _as_strided_grad(grad, self, size, stride, storage_offset):
     flat = E.zeros((n,), dtype=grad.dtype, device=grad.device)
     idx = E.arange(n, device=grad.device)
     pos = idx.as_strided(size, stride, storage_offset).reshape(-1)
-    acc = E.ops.aten.index_put(flat, [pos], grad.reshape(-1), True)
+    acc = ops.aten.index_put(flat, [pos], grad.reshape(-1), True)
     inpos = idx.as_strided(self.shape, self.stride(), base)
     return acc.index_select(0, inpos.reshape(-1)).reshape(self.shape) if self.numel() else \
         E.zeros_like(self)
@@ -137,17 +138,17 @@ derivative("triu", {"self": lambda grad, diagonal: grad.triu(diagonal)})
 # ---- shape and scatter ops
 derivative("diag_embed", {"self": lambda grad, offset, dim1, dim2:
                           grad.diagonal(offset, dim1, dim2)})
-derivative("rot90", {"self": lambda grad, k, dims: E.ops.aten.rot90(grad, -k, dims)})
+derivative("rot90", {"self": lambda grad, k, dims: ops.aten.rot90(grad, -k, dims)})
 derivative("select_scatter", {
-    "self": lambda grad, src_shape, dim, index: E.ops.aten.select_scatter(
+    "self": lambda grad, src_shape, dim, index: ops.aten.select_scatter(
         grad, E.zeros(src_shape, dtype=grad.dtype), dim, index),
     "src": lambda grad, dim, index: grad.select(dim, index)})
 derivative("slice_scatter", {
-    "self": lambda grad, src_shape, dim, start, end, step: E.ops.aten.slice_scatter(
+    "self": lambda grad, src_shape, dim, start, end, step: ops.aten.slice_scatter(
         grad, E.zeros(src_shape, dtype=grad.dtype), dim, start, end, step),
-    "src": lambda grad, dim, start, end, step: E.ops.aten.slice(grad, dim, start, end, step)})
+    "src": lambda grad, dim, start, end, step: ops.aten.slice(grad, dim, start, end, step)})
 derivative("diagonal_scatter", {
-    "self": lambda grad, src_shape, offset, dim1, dim2: E.ops.aten.diagonal_scatter(
+    "self": lambda grad, src_shape, offset, dim1, dim2: ops.aten.diagonal_scatter(
         grad, E.zeros(src_shape, dtype=grad.dtype), offset, dim1, dim2),
     "src": lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2)})
 

@@ -3,7 +3,8 @@ import math
 
 
 from ..variable_type import derivative, not_differentiable
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._core.tensor import Tensor
 from ._common import _aten, _float_only_backward
 
 
@@ -11,7 +12,7 @@ from ._common import _aten, _float_only_backward
 _SQRT_2PI = math.sqrt(2 * math.pi)
 derivative("special_xlog1py", {
     "self": lambda grad, self, other: grad * (
-        E.log1p(other) if isinstance(other, E.Tensor) else math.log1p(other)),
+        E.log1p(other) if isinstance(other, Tensor) else math.log1p(other)),
     "other": lambda grad, self, other: grad * self / (other + 1)})
 derivative("special_erfcx", {"self": lambda grad, self, result:
                              (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad})

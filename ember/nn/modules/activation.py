@@ -5,7 +5,7 @@ import warnings
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 
 
 def _inplace_repr(inplace, leading=""):

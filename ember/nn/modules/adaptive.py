@@ -9,7 +9,7 @@ from .module import Module
 from .container import ModuleList, Sequential
 from .linear import Linear
 from .. import functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 
 _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 

@@ -8,7 +8,7 @@ from .linear import Linear
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -3,7 +3,7 @@ buffers (running_mean, running_var, num_batches_tracked)."""
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..._core import dtype as D
 
 

@@ -15,7 +15,7 @@ from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Conv
 from .batchnorm import _NormBase, _BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import _InstanceNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from ..parameter import UninitializedParameter, UninitializedBuffer, is_lazy
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..._core import dtype as D
 from ...autograd.grad_mode import no_grad
 

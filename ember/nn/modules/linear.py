@@ -4,7 +4,7 @@ import math
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 
 
 def _register_bias(module, bias, out_features, device, dtype):

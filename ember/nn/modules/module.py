@@ -669,7 +669,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ..._bindings.python_bindings import _to_args
+        from ..._bindings.tensor_methods import _to_args
         dtype, device, _, _ = _to_args(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "

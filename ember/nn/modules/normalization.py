@@ -7,7 +7,7 @@ from .module import Module
 from ..parameter import Parameter
 from ...autograd.function import Function
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 
 
 class _ChannelWindowNorm(Module):

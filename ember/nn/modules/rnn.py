@@ -24,7 +24,7 @@ from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
 from ..utils.rnn import PackedSequence
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..._core.tensor import _wrap
 from ...autograd.function import Function
 from ..._core.grad_mode import _grad_state

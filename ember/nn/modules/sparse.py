@@ -3,7 +3,7 @@ padding_idx row zeroed."""
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ...autograd.grad_mode import no_grad
 
 

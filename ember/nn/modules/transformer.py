@@ -17,7 +17,7 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 from .. import init, functional as F
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ...autograd.grad_mode import is_grad_enabled
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",

@@ -9,7 +9,7 @@ its fused path, and both give the same numbers.
 import types
 import warnings
 
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ... import linalg
 from ...autograd.grad_mode import no_grad
 from ..._core.tensor import Tensor

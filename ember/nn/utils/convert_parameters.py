@@ -1,7 +1,7 @@
 """Flatten parameters into one vector and write a vector back into them (the layout that
 second-order optimisers and hypernetworks work with): parameter after parameter, each in its
 row-major order."""
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..._core.tensor import Tensor
 
 

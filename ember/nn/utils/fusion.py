@@ -7,7 +7,7 @@ map the bias through the same affine map. One layer then computes what the pair 
 """
 import copy
 
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..parameter import Parameter
 
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",

@@ -6,7 +6,7 @@ which is what `Module.to_empty` does.
 """
 import inspect
 
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..modules.module import Module
 
 

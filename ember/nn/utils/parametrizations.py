@@ -16,7 +16,9 @@ import math
 
 import numpy as np
 
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._core.tensor import Tensor
+from ..._core.memory_format import contiguous_format
 from ... import linalg
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -97,8 +99,8 @@ class _SpectralNorm(Module):
         weight_mat = self._reshape_weight_to_matrix(weight)
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
-        u = self._u.clone(memory_format=E.contiguous_format)
-        v = self._v.clone(memory_format=E.contiguous_format)
+        u = self._u.clone(memory_format=contiguous_format)
+        v = self._v.clone(memory_format=contiguous_format)
         sigma = E.vdot(u, E.mv(weight_mat, v))
         return weight / sigma
 
@@ -111,7 +113,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     largest singular value; `dim` defaults to 1 for transposed convolutions, else 0. Returns
     the module."""
     weight = getattr(module, name, None)
-    if not isinstance(weight, E.Tensor):
+    if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
@@ -256,7 +258,7 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     `module.<name>` resets `base`. Returns the module.
     """
     weight = getattr(module, name, None)
-    if not isinstance(weight, E.Tensor):
+    if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
         raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of "

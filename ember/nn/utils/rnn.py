@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..._core import dtype as D
-from ..._bindings import python_bindings as E
+from ... import _refs as E
 from ..._core.tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",

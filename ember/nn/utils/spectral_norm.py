@@ -14,7 +14,8 @@ tensors the first forward's graph saved for backward.
 The state dict carries a version number in its metadata; a version-0 state dict (which stored
 `W` itself and no `v`) is converted on load by solving for `v`.
 """
-from ..._bindings import python_bindings as E
+from ... import _refs as E
+from ..._core.memory_format import contiguous_format
 from ... import linalg
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -55,8 +56,8 @@ class SpectralNorm:
                 for _ in range(self.n_power_iterations):
                     v = F.normalize(E.mv(weight_mat.t(), u), dim=0, eps=self.eps, out=v)
                     u = F.normalize(E.mv(weight_mat, v), dim=0, eps=self.eps, out=u)
-                u = u.clone(memory_format=E.contiguous_format)
-                v = v.clone(memory_format=E.contiguous_format)
+                u = u.clone(memory_format=contiguous_format)
+                v = v.clone(memory_format=contiguous_format)
         sigma = E.dot(u, E.mv(weight_mat, v))
         return weight / sigma
 

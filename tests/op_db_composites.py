@@ -249,7 +249,7 @@ def _x34(*extra, **kwextra):
                                       **kwextra)]
 
 
-COVERAGE_OPS = [
+COMPOSITE_OPS = [
     OpInfo("torch.diff", lambda m, *a: m.diff(*a), ALL, _diff_samples,
            errors=lambda: [ErrorInput(f32(), match="one-dimensional"),
                            ErrorInput(f32(3), -1, match="non-negative")]),

@@ -1,6 +1,6 @@
-"""The op test table's rows for the remaining operator-library ops: scatter reductions
-(scatter_reduce, scatter(reduce=)), masked_scatter, index_copy, put and take, the in-place view
-ops (t_, transpose_, squeeze_, ...), resize_, poisson, fractional max pooling and
+"""The op test table's rows for indexing and scatter ops (index_add, index_fill, masked_fill,
+scatter and its reductions, masked_scatter, index_copy, put, take, nonzero), the in-place view
+ops (t_, transpose_, squeeze_, ...), resize_, roll, poisson, fractional max pooling and
 grid_sample(mode='bicubic').
 
 Same conventions as op_db.py, which appends these rows to its OPS. The first two samples of
@@ -222,6 +222,50 @@ def _bicubic_grid_samples(dtype, rng):
     return out
 
 
+def _index_add_samples(dtype, rng):
+    return [Sample(make(rng, (4, 3), dtype), 0, _index(rng, (2,), 4, unique_along=0),
+                   make(rng, (2, 3), dtype)),
+            Sample(make(rng, (3, 5), dtype, "transposed"), 1, _index(rng, (4,), 5),
+                   make(rng, (3, 4), dtype), alpha=2)]
+
+
+def _index_fill_samples(dtype, rng):
+    value = True if dtype == "bool" else 2
+    return [Sample(make(rng, (4, 3), dtype), 0, _index(rng, (2,), 4), value),
+            Sample(make(rng, (3, 5), dtype, "transposed"), -1, _index(rng, (3,), 5), value)]
+
+
+def _masked_fill_samples(dtype, rng):
+    value = False if dtype == "bool" else -1
+    return [Sample(make(rng, (3, 4), dtype), boolean(3, 4), value),
+            Sample(make(rng, (2, 3), dtype, "sliced"), boolean(3), value)]
+
+
+def _scatter_samples(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype), 0, _index(rng, (2, 4), 3, unique_along=0),
+                   make(rng, (2, 4), dtype)),
+            Sample(make(rng, (4, 3), dtype, "transposed"), 1, _index(rng, (4, 2), 3,
+                                                                    unique_along=1),
+                   make(rng, (4, 3), dtype))]
+
+
+def _scatter_add_samples(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype), 0, _index(rng, (5, 4), 3), make(rng, (5, 4), dtype)),
+            Sample(make(rng, (4, 3), dtype, "sliced"), 1, _index(rng, (4, 2), 3),
+                   make(rng, (4, 3), dtype))]
+
+
+def _pair_samples(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype), make(rng, (3, 4), dtype)),
+            Sample(make(rng, (2, 3), dtype, "transposed"), make(rng, (3,), dtype),
+                   rtol=0.5, atol=1.0, equal_nan=True)]
+
+
+def _one_tensor(*shapes, layout="contiguous"):
+    return lambda dtype, rng: [Sample(make(rng, s, dtype, layout if i else "contiguous"))
+                               for i, s in enumerate(shapes)]
+
+
 def _index_reduce_samples(reduce):
     def samples(dtype, rng):
         # (PyTorch has no bool kernel for include_self=False)
@@ -260,7 +304,7 @@ def _index_reduce_errors():
                        include_self=False, match="Bool")]
 
 
-REMAINING_OPS = [
+INDEXING_OPS = [
     *(OpInfo(f"scatter_reduce.{r}", lambda m, x, *a, **kw: x.scatter_reduce(*a, **kw),
              ALL if r != "mean" else NUMBERS, _scatter_reduce_samples(r),
              errors=_scatter_reduce_errors if r == "sum" else None)
@@ -344,4 +388,33 @@ REMAINING_OPS = [
            _index_reduce_samples("amin")),
     OpInfo("torch.index_reduce", lambda m, *a, **kw: m.index_reduce(*a, **kw), ALL,
            _index_reduce_samples("prod")),
+    OpInfo("index_add", lambda m, x, *a, **kw: x.index_add(*a, **kw), NUMBERS,
+           _index_add_samples, other_dtypes_raise=False),
+    OpInfo("index_add_", lambda m, x, *a, **kw: x.clone().index_add_(*a, **kw), NUMBERS,
+           _index_add_samples, other_dtypes_raise=False),
+    OpInfo("index_fill", lambda m, x, *a: x.index_fill(*a), ALL, _index_fill_samples),
+    OpInfo("index_fill_", lambda m, x, *a: x.clone().index_fill_(*a), ALL, _index_fill_samples),
+    OpInfo("masked_fill", lambda m, x, *a: x.masked_fill(*a), ALL, _masked_fill_samples),
+    OpInfo("masked_fill_", lambda m, x, *a: x.clone().masked_fill_(*a), ALL,
+           _masked_fill_samples),
+    OpInfo("scatter.src", lambda m, x, *a: m.scatter(x, *a), ALL, _scatter_samples),
+    OpInfo("scatter_.src", lambda m, x, *a: x.clone().scatter_(*a), ALL, _scatter_samples),
+    OpInfo("scatter_.value_reduce", lambda m, x, d, i, s: x.clone().scatter_(
+        d, i, 2.0, reduce="multiply"), FLOATS, _scatter_samples, gradcheck=False,
+        other_dtypes_raise=False),  # PyTorch has no derivative for scatter(reduce=)
+    OpInfo("scatter_add", lambda m, x, *a: m.scatter_add(x, *a), NUMBERS, _scatter_add_samples,
+           tol={"float16": (2e-3, 2e-3)}, other_dtypes_raise=False),
+    OpInfo("scatter_add_", lambda m, x, *a: x.clone().scatter_add_(*a), NUMBERS,
+           _scatter_add_samples, tol={"float16": (2e-3, 2e-3)}, other_dtypes_raise=False),
+    OpInfo("nonzero.as_tuple", lambda m, x: m.nonzero(x, as_tuple=True), ALL,
+           _one_tensor((3, 4), (5,), ()), grad=False),
+    OpInfo("where(condition)", lambda m, x: m.where(x), ALL, _one_tensor((3, 4)), grad=False),
+    OpInfo("isclose", lambda m, x, y, **kw: m.isclose(x, y, **kw), FLOATS, _pair_samples,
+           grad=False, other_dtypes_raise=False),
+    OpInfo("roll", lambda m, x: m.roll(x, 1), ALL, _one_tensor((5,), (3, 4), layout="sliced")),
+    OpInfo("roll.dims", lambda m, x: x.roll((1, -2), (0, 1)), ALL, _one_tensor((3, 4))),
+    OpInfo("squeeze.dims", lambda m, x: m.squeeze(x, (0, -1)), ALL, _one_tensor((1, 3, 1))),
+    OpInfo("getitem.ellipsis", lambda m, x: x[...], ALL, _one_tensor((2, 3))),
+    OpInfo("tril_", lambda m, x: x.clone().tril_(1), ALL, _one_tensor((3, 4))),
+    OpInfo("triu_", lambda m, x: x.clone().triu_(-1), ALL, _one_tensor((3, 4))),
 ]

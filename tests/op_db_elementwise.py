@@ -145,7 +145,7 @@ def _view_as_complex_errors():
                        match="stride 1")]
 
 
-COVERAGE_ELEMENTWISE_OPS = [
+ELEMENTWISE_OPS = [
     # ---- binary math
     OpInfo("logaddexp", lambda m, x, y: m.logaddexp(x, y), FLOATS,
            functools.partial(binary_samples, scalars=False, mixed=MIXED),

@@ -1,0 +1,360 @@
+"""Hand-written bindings of the factories: `torch.tensor`, `zeros`, `rand`, `arange`, the
+`*_like` functions, `Tensor.new_*` and the in-place samplers, with the Python conventions no
+schema line captures (sizes as varargs or one sequence, `requires_grad=`, `layout=`,
+`pin_memory=` accepted and ignored on CPU, the default dtype for float factories)."""
+import builtins
+
+import numpy as np
+
+from .._core import dtype as D
+from .._core.device import device as _device_cls
+from .._core.tensor import Tensor, Size, _wrap
+from .._core.storage import UntypedStorage
+from .._core.memory_format import preserve_format, contiguous_format, format_strides
+from .._dispatch.dispatcher import lookup as _op
+from .._aten.shape import is_non_overlapping_and_dense
+from .._aten.elementwise import broadcast_shape
+from .out import _finish
+from .generated import pow
+
+def _size_args(size):
+    """zeros(2, 3), zeros((2, 3)), zeros([2, 3]) and zeros(torch.Size([2, 3])) all mean (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = s.item()
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(s).__name__}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _dev(device):
+    return None if device is None else _device_cls(device)
+
+
+# ---- factories --------------------------------------------------------------------------------
+_empty = _op("empty.memory_format")
+_full = _op("full")
+_arange = _op("arange.start_step")
+_linspace = _op("linspace")
+_eye = _op("eye.m")
+_from_data = _op("_tensor_from_data")
+_uniform_ = _op("uniform_")
+_normal_ = _op("normal_")
+_random_ = _op("random_.from")
+_bernoulli_ = _op("bernoulli_.float")
+_bernoulli = _op("bernoulli")
+_randperm = _op("randperm")
+_empty_strided = _op("empty_strided")
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        t = data.detach().clone()
+        if dtype is not None or device is not None:
+            t = t.to(dtype=dtype, device=device)
+        return _finish(t, requires_grad)
+    return _finish(_from_data(data, dtype, _dev(device)), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device) if (dtype or device) else data
+    if isinstance(data, np.ndarray) and (device is None or _dev(device).type == "cpu"):
+        t = from_numpy(data)
+        return t if dtype is None or dtype is t.dtype else t.to(dtype)
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    if builtins.any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return _tensor_over(ndarray)
+
+
+def _tensor_over(ndarray):
+    """A tensor that is a view of `ndarray`'s memory: its storage is the memory the array
+    spans from its first element (storage_offset 0), as for PyTorch's from_numpy/from_dlpack."""
+    t = _wrap(ndarray.view())
+    it = ndarray.itemsize
+    if not ndarray.size:  # the tensor takes the array's strides, even an empty array's
+        t._stride_, t._offset_ = tuple(s // it for s in ndarray.strides), 0
+        return t
+    if ndarray.flags.c_contiguous:
+        span = ndarray.reshape(-1)  # the common case: a flat view, no stride tricks
+    else:
+        extent = 1 + builtins.sum((n - 1) * s for n, s in zip(ndarray.shape,
+                                                              ndarray.strides)) // it
+        span = np.lib.stride_tricks.as_strided(ndarray, (extent,), (it,))
+    t._storage = UntypedStorage._adopt(span, t._device)
+    return t
+
+
+def from_dlpack(ext_tensor):
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    from .._core.tensor import array_from_dlpack
+    return _tensor_over(array_from_dlpack(ext_tensor))
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    return _finish(_empty(_size_args(size), dtype, _dev(device), False), requires_grad, out)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
+    return _finish(_empty_strided(tuple(size), tuple(stride), dtype, _dev(device)),
+                   requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(), _dev(device)),
+                   requires_grad, out)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(), _dev(device)),
+                   requires_grad, out)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
+                   out)
+
+
+def _empty_like(t, dtype, device, memory_format):
+    """An uninitialized tensor shaped like `t` (PyTorch's empty_like). By default
+    (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too;
+    anything else is laid out contiguously or in the requested memory format."""
+    dt, dev = dtype or t.dtype, _dev(device) or t.device
+    if memory_format is None or memory_format is preserve_format:
+        if not t.is_contiguous() and is_non_overlapping_and_dense(t._size, t.stride()):
+            return _empty_strided(t._size, t.stride(), dt, dev)
+    elif memory_format is not contiguous_format:
+        return _empty_strided(t._size, format_strides(t._size, memory_format), dt, dev)
+    return _empty(t._size, dt, dev, False)
+
+
+def _filled(t, value):
+    if t._np is not None:
+        t._np[...] = value.item() if isinstance(value, Tensor) else value
+    return t
+
+
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _finish(_empty_like(input, dtype, device, memory_format), requires_grad)
+
+
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    return _finish(_filled(_empty_like(input, dtype, device, memory_format), 0), requires_grad)
+
+
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _finish(_filled(_empty_like(input, dtype, device, memory_format), 1), requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    return _finish(_filled(_empty_like(input, dtype, device, memory_format), fill_value),
+                   requires_grad)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, generator=None):
+    t = _empty_like(input, dtype, device, memory_format)
+    return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, generator=None):
+    t = _empty_like(input, dtype, device, memory_format)
+    return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None, generator=None):
+    if high is None:
+        low, high = 0, low
+    t = _empty_like(input, dtype, device, memory_format)
+    return _finish(_random_(t, low, high, generator), requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    return _finish(_arange(start, end, step, dtype, _dev(device)), requires_grad, out)
+
+
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    return _finish(_linspace(start, end, steps, dtype, _dev(device)), requires_grad, out)
+
+
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    t = linspace(start, end, steps, dtype=D.float64, device=device)
+    return _finish(pow(base, t).to(dtype or D.get_default_dtype()), requires_grad, out)
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):
+    return _finish(_op("scalar_tensor")(s, dtype, _dev(device)), requires_grad)
+
+
+def _gen_args(size, generator):
+    return _size_args(size), generator
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    t = _empty(_size_args(size), dtype, _dev(device), False)
+    return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    t = _empty(_size_args(size), dtype, _dev(device), False)
+    return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False, pin_memory=False):
+    if size is None:
+        if isinstance(high, (tuple, list, Size)):
+            low, high, size = 0, low, high
+        else:
+            raise TypeError("randint() missing required argument 'size'")
+    elif high is None:
+        low, high = 0, low
+    t = _empty(_size_args((size,)), dtype or D.int64, _dev(device), False)
+    return _finish(_random_(t, low, high, generator), requires_grad, out)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
+    return _finish(_randperm(n, generator, dtype or D.int64, _dev(device)), requires_grad, out)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
+           device=None, requires_grad=False):
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean if isinstance(mean, Tensor) else None
+        s = std if isinstance(std, Tensor) else None
+        ref = m if m is not None else s
+        shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
+        z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
+        return _finish(z * std + mean, requires_grad, out)
+    t = _empty(_size_args((size,)), dtype, _dev(device), False)
+    return _finish(_normal_(t, float(mean), float(std), generator), requires_grad, out)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    if p is not None:
+        return _finish(_bernoulli_(empty_like(input), float(p), generator), False, out)
+    return _finish(_bernoulli(input, generator), False, out)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kw):
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+def _new_factory(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def _uniform_method(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    return _uniform_(self, float(kw.pop("from", from_)), float(to), generator)
+
+
+def _normal_method(self, mean=0.0, std=1.0, *, generator=None):
+    return _normal_(self, float(mean), float(std), generator)
+
+
+_ONE_BOUND = object()
+
+
+def _random_method(self, from_=None, to=_ONE_BOUND, *, generator=None):
+    """random_() (the dtype's whole range), random_(to), random_(from, to) and random_(from,
+    None) (from `from` up to the dtype's largest value)."""
+    if from_ is None:
+        return _op("random_")(self, generator)
+    if to is _ONE_BOUND:
+        return _random_(self, 0, from_, generator)
+    return _random_(self, from_, to, generator)
+
+
+def _bernoulli_method(self, p=None, *, generator=None):
+    return bernoulli(self, p, generator=generator)
+
+
+def _bernoulli_inplace(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        return self.copy_(_bernoulli(p.expand(self._size).to(self.dtype), generator))
+    return _bernoulli_(self, float(p), generator)
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype or D.int64, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+METHODS = dict(
+    new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(zeros),
+    new_ones=_new_factory(ones), new_full=_new_full,
+    uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
+    bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
+)
+
+__all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided", "eye",
+           "from_dlpack", "from_numpy", "full", "full_like", "linspace", "logspace", "normal",
+           "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
+           "randn_like", "randperm", "scalar_tensor", "tensor", "tril_indices", "triu_indices",
+           "zeros", "zeros_like"]

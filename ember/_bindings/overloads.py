@@ -1,0 +1,294 @@
+"""Hand-written bindings of the ops whose Python overloads no single schema line describes:
+`max(x)`, `max(x, dim)` and `max(x, other)`; `var(x, dim, unbiased)` beside `correction=`;
+`prod(x)` and `prod(x, dim)`; `sort(x, dim, descending, stable)`; `unique(...)` returning only
+what was asked for; `where(condition)`; `scatter` with `src`, `value` and `reduce`; `clamp`
+with numbers or tensors; `view(*shape)` and `view(dtype)` (PyTorch's python_arg_parser picks
+among the overloads; here each binding does). The codegen skips these names
+(codegen.HAND_WRITTEN_*), and every other op's binding is generated.
+"""
+import warnings
+
+import numpy as np
+
+from .._core import dtype as D
+from .._core.tensor import Tensor
+from .._dispatch.dispatcher import lookup as _op
+from .out import _finish, _finish_tuple, _return_type
+from .generated import maximum, minimum, atan2, view_as_real
+
+_remainder = _op("remainder.Tensor")
+_remainder_scalar = _op("remainder.Scalar_Tensor")
+_where = _op("where.self")
+_clamp = _op("clamp")
+_clamp_ = _op("clamp_")
+_clamp_tensor = _op("clamp.Tensor")
+_clamp_tensor_ = _op("clamp_.Tensor")
+
+
+def remainder(input, other, *, out=None):
+    if not isinstance(input, Tensor):
+        return _finish(_remainder_scalar(input, other), False, out)
+    return _finish(_remainder(input, other), False, out)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    if as_tuple:
+        return tuple(_op("nonzero.as_tuple")(input))
+    return _finish(_op("nonzero")(input), False, out)
+
+
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return _finish(_where(condition, input, other), False, out)
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _finish(_clamp_tensor(input, min, max), False, out)
+    return _finish(_clamp(input, min, max), False, out)
+
+
+_prod = _op("prod.dim_int")
+_max_dim = _op("max.dim")
+_min_dim = _op("min.dim")
+_var = _op("var.correction")
+_std = _op("std.correction")
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    if isinstance(dim, (int, np.integer)):
+        return [int(dim)]
+    return list(dim)
+
+
+# prod(x) and max(x) reduce everything; prod(x, dim) takes an int dim, and None is refused
+# as PyTorch's argument parser refuses it: `_FULL` marks "no dim given".
+_FULL = object()
+
+
+def _int_dim(name, dim):
+    if dim is None:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
+    return dim
+
+
+def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
+    dim = None if dim is _FULL else _int_dim("prod", dim)
+    return _finish(_prod(input, dim, keepdim, dtype), False, out)
+
+
+def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
+    if isinstance(dim, Tensor):
+        return pairwise(input, dim)
+    if other is not None:
+        return pairwise(input, other)
+    if dim is _FULL:
+        return full(input)
+    values, indices = by_dim(input, _int_dim(name, dim), keepdim)
+    return _return_type(name, ["values", "indices"])(values, indices)
+
+
+def max(input, dim=_FULL, keepdim=False, *, other=None, out=None):
+    return _max_min(input, dim, keepdim, other, _op("max"), _max_dim, maximum, "max")
+
+
+def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
+    return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min")
+
+
+def _var_args(dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return _dims(dim), correction, keepdim
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _finish(_var(input, d, c, k), False, out)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _finish(_std(input, d, c, k), False, out)
+
+
+_squeeze = _op("squeeze.dims")
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        return _op("squeeze")(input)
+    if isinstance(dim, int):
+        return _op("squeeze.dim")(input, dim)
+    return _squeeze(input, list(dim))
+
+
+def _view_method(self, *shape):
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        return _op("view.dtype")(self, shape[0])
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return _op("view")(self, shape)
+
+
+def _scatter_op(name, src, value, reduce):
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    src = value if src is None else src
+    if reduce is None:
+        return _op(f"{name}.src" if isinstance(src, Tensor) else f"{name}.value"), src
+    if isinstance(src, Tensor):
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.", UserWarning, stacklevel=3)
+        return (lambda s, d, i, v: _op(f"{name}.reduce")(s, d, i, v, reduce)), src
+    return (lambda s, d, i, v: _op(f"{name}.value_reduce")(s, d, i, v, reduce)), src
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    op, src = _scatter_op("scatter", src, value, reduce)
+    return op(input, dim, index, src)
+
+
+def _scatter_inplace(self, dim, index, src=None, *, value=None, reduce=None):
+    op, src = _scatter_op("scatter_", src, value, reduce)
+    return op(self, dim, index, src)
+
+
+def _clamp_method(self, min=None, max=None):
+    return clamp(self, min, max)
+
+
+def _clamp_inplace(self, min=None, max=None):
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor_(self, min, max)
+    return _clamp_(self, min, max)
+
+
+def _max_method(self, dim=_FULL, keepdim=False):
+    return max(self, dim, keepdim)
+
+
+def _min_method(self, dim=_FULL, keepdim=False):
+    return min(self, dim, keepdim)
+
+
+# (torch.round: below this line the builtin is builtins.round)
+def round(input, *, decimals=0, out=None):
+    if decimals == 0:
+        return _finish(_op("round")(input), False, out)
+    return _finish(_op("round.decimals")(input, decimals), False, out)
+
+
+def round_(input, *, decimals=0):
+    return _op("round_")(input) if decimals == 0 else _op("round_.decimals")(input, decimals)
+
+
+def _median_fn(name):
+    full, by_dim = _op(name), _op(f"{name}.dim")
+
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        if dim is None:
+            return _finish(full(input), False, out)
+        return _finish_tuple(name, ["values", "indices"], by_dim(input, dim, keepdim), out)
+    fn.__name__ = name
+    return fn
+
+
+median = _median_fn("median")
+nanmedian = _median_fn("nanmedian")
+
+
+def count_nonzero(input, dim=None):
+    return _op("count_nonzero.dim_IntList")(input, _dims(dim) or [])
+
+
+# sorting and selection
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    values_indices = _op("sort.stable")(input, stable, dim, descending)
+    return _finish_tuple("sort", ["values", "indices"], values_indices, out)
+
+
+def _requested(output, inverse, counts, return_inverse, return_counts):
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
+    return _requested(*outs, return_inverse, return_counts)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is None:
+        outs = _op("_unique2")(input, sorted, return_inverse, return_counts)
+    else:
+        outs = _op("unique_dim")(input, dim, sorted, return_inverse, return_counts)
+    return _requested(*outs, return_inverse, return_counts)
+
+
+# ---- in-place view ops and resize_ (issue 3, remaining ops) -----------------------------------
+def _squeeze_(self, dim=None):
+    if dim is None:
+        return _op("squeeze_")(self)
+    if isinstance(dim, int):
+        return _op("squeeze_.dim")(self, dim)
+    return _op("squeeze_.dims")(self, list(dim))
+
+
+def angle(input, *, out=None):
+    if input.is_complex():
+        return atan2(imag(input), real(input), out=out)
+    return _finish(_op("angle")(input), False, out)
+
+
+def real(input):
+    return view_as_real(input).select(-1, 0) if input.is_complex() else input
+
+
+def imag(input):
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return view_as_real(input).select(-1, 1)
+
+
+clip = clamp
+
+
+def clamp_(input, min=None, max=None):
+    return _clamp_inplace(input, min, max)
+
+
+clip_ = clamp_
+
+
+def conj(input):
+    return input.conj()
+
+
+detach = Tensor.detach
+detach_ = Tensor.detach_
+
+METHODS = dict(
+    remainder=remainder, clamp=_clamp_method, clip=_clamp_method, clamp_=_clamp_inplace,
+    clip_=_clamp_inplace, prod=prod, max=_max_method, min=_min_method, var=var, std=std,
+    squeeze=squeeze, squeeze_=_squeeze_, median=median, nanmedian=nanmedian,
+    count_nonzero=count_nonzero, sort=sort, unique=unique, unique_consecutive=unique_consecutive,
+    round=lambda s, decimals=0: round(s, decimals=decimals),
+    round_=lambda s, decimals=0: round_(s, decimals=decimals),
+    scatter=scatter, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
+)
+
+__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp", "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod",
+           "real", "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",
+           "unique_consecutive", "var", "where"]

@@ -1,0 +1,194 @@
+"""Composite elementwise functions (PyTorch's _refs role): torch functions written from ops, so
+autograd, explain and tracing see the ops they call."""
+import builtins
+import math
+
+from .._core import dtype as D
+from .._core.tensor import Tensor
+from .._dispatch.dispatcher import lookup as _op
+from .._aten.elementwise import _scalar_type_name
+from .._bindings.overloads import _clamp_inplace
+from .._core.grad_mode import _grad_state
+from .._refs.shape import broadcast_tensors
+from .._bindings.generated import pow, isclose, mul, sign, stack, view_as_complex
+from .._bindings.out import _finish
+from .._bindings.factories import arange
+from .._bindings.overloads import where, clamp
+
+_eq = _op("eq.Tensor")
+_pow = _op("pow.Tensor_Tensor")
+
+
+def square(input, *, out=None):
+    return _finish(_pow(input, 2), False, out)
+
+
+def equal(input, other):
+    return input._size == other._size and bool(_eq(input, other).all())
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+_PI_180 = math.pi / 180
+
+
+def clamp_min(input, min, *, out=None):
+    return clamp(input, min=min, out=out)
+
+
+def clamp_max(input, max, *, out=None):
+    return clamp(input, max=max, out=out)
+
+
+def clamp_min_(input, min):
+    return _clamp_inplace(input, min=min)
+
+
+def clamp_max_(input, max):
+    return _clamp_inplace(input, max=max)
+
+
+def _no_complex(name, input):
+    if input.is_complex():
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+
+
+def deg2rad(input, *, out=None):
+    _no_complex("deg2rad", input)
+    return mul(input, _PI_180, out=out)
+
+
+def deg2rad_(input):
+    _no_complex("deg2rad", input)
+    return input.mul_(_PI_180)
+
+
+def rad2deg(input, *, out=None):
+    _no_complex("rad2deg", input)
+    return mul(input, 1 / _PI_180, out=out)
+
+
+def rad2deg_(input):
+    _no_complex("rad2deg", input)
+    return input.mul_(1 / _PI_180)
+
+
+def sgn(input, *, out=None):
+    """sign for real tensors; x / |x| (0 at 0) for complex ones."""
+    if not input.is_complex():
+        return sign(input, out=out)
+    if input.requires_grad and _grad_state.enabled:
+        raise NotImplementedError("ember: the derivative of sgn for complex tensors is not "
+                                  "implemented")
+    magnitude = input.abs()
+    return _finish(where(magnitude == 0, 0, input / magnitude.to(input.dtype)), False, out)
+
+
+def _float_power_dtype(input, exponent):
+    complex_ = builtins.any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex)
+                   for x in (input, exponent))
+    return D.complex128 if complex_ else D.float64
+
+
+def float_power(input, exponent, *, out=None):
+    """pow computed in double (complex double if either operand is complex)."""
+    dt = _float_power_dtype(input, exponent)
+    base = input.to(dt) if isinstance(input, Tensor) else input
+    exponent = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
+    return pow(base, exponent, out=out)
+
+
+def _float_power_(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_scalar_type_name(self.dtype)} but the operation's result "
+                           f"requires dtype {_scalar_type_name(dt)}")
+    return self.pow_(exponent.to(dt) if isinstance(exponent, Tensor) else exponent)
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma: sum_j lgamma(x - j/2) for j < p, plus p(p-1)/4 log(pi)."""
+    if input.dtype is D.bool:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    dt = input.dtype if input.is_floating_point() else D.get_default_dtype()
+    offsets = arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=dt, device=input.device)
+    result = (offsets + input.unsqueeze(-1)).lgamma().sum(-1) + p * (p - 1) * math.log(
+        math.pi) / 4
+    return _finish(result, False, out)
+
+
+def _mvlgamma_(self, p):
+    result = mvlgamma(self, p)
+    if not self.is_floating_point():
+        raise RuntimeError(f"mvlgamma: result type {_scalar_type_name(result.dtype)} can't be "
+                           f"cast to the desired output type {_scalar_type_name(self.dtype)}")
+    return self.copy_(result)
+
+
+def positive(input):
+    if input.dtype is D.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def square_(input):
+    return input.pow_(2)
+
+
+def fill(input, value):
+    return input.clone().fill_(value)
+
+
+def _inplace_result(fn):
+    """The in-place form of a comparison or logical op: the result is written into self,
+    cast to self's dtype (True is 1)."""
+    def method_(self, other):
+        return self.copy_(fn(self, other))
+    method_.__name__ = fn.__name__ + "_"
+    return method_
+
+
+def resolve_conj(input):
+    return input
+
+
+resolve_neg = resolve_conj
+
+
+def _complex(real, imag, *, out=None):
+    """A complex tensor from its real and imaginary parts (which broadcast)."""
+    for what, x in (("real", real), ("imag", imag)):
+        if x.dtype is D.float16:
+            raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: complex() of "
+                               "float16 tensors is not supported")
+        if x.dtype not in (D.float32, D.float64):
+            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
+                               f"got {_scalar_type_name(real.dtype)} and "
+                               f"{_scalar_type_name(imag.dtype)}")
+    if real.dtype is not imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_type_name(real.dtype)} but "
+                           f"got scalar type {_scalar_type_name(imag.dtype)} for second argument")
+    return _finish(view_as_complex(stack(broadcast_tensors(real, imag), -1)), False, out)
+
+
+def polar(abs, angle, *, out=None):
+    """abs * (cos(angle) + i sin(angle))."""
+    return _complex(abs * angle.cos(), abs * angle.sin(), out=out)
+
+
+METHODS = dict(
+    square=square, square_=square_, equal=equal, allclose=allclose,
+    clamp_min=clamp_min, clamp_max=clamp_max, clamp_min_=clamp_min_, clamp_max_=clamp_max_,
+    deg2rad=deg2rad, deg2rad_=deg2rad_, rad2deg=rad2deg, rad2deg_=rad2deg_,
+    sgn=sgn, sgn_=lambda s: s.copy_(sgn(s)), float_power=float_power,
+    float_power_=_float_power_, mvlgamma=mvlgamma, mvlgamma_=_mvlgamma_, positive=positive,
+)
+
+__all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "deg2rad", "deg2rad_", "equal",
+           "fill", "float_power", "mvlgamma", "polar", "positive", "rad2deg", "rad2deg_",
+           "resolve_conj", "resolve_neg", "sgn", "square", "square_"]

@@ -1,0 +1,105 @@
+"""Composite neural-network functions of the torch namespace (PyTorch's _refs role): softmax
+and log_softmax with their dtype argument, selu, celu, prelu, rrelu."""
+
+import numpy as np
+
+from .._core import dtype as D
+from .._dispatch.dispatcher import lookup as _op
+from .._aten.elementwise import _scalar_type_name
+from .._refs.shape import reshape
+from .._bindings.factories import tensor
+
+# ---- softmax ----------------------------------------------------------------------------------
+_softmax = _op("_softmax")
+_log_softmax = _op("_log_softmax")
+
+
+def softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dtype is not None:
+        input = input.to(dtype)
+    return _softmax(input, dim, False)
+
+
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dtype is not None:
+        input = input.to(dtype)
+    return _log_softmax(input, dim, False)
+
+
+# activations with a torch.* form (the rest are in nn.functional)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input):
+    return _op("elu")(input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+def selu_(input):
+    return _op("elu_")(input, _SELU_ALPHA, _SELU_SCALE, 1)
+
+
+def celu(input, alpha=1.0):
+    return _op("elu")(input, alpha, 1, 1 / alpha)
+
+
+def celu_(input, alpha=1.0):
+    return _op("elu_")(input, alpha, 1, 1 / alpha)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, one weight for all channels or one per channel (dim 1)."""
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{_scalar_type_name(input.dtype)} and "
+                           f"{_scalar_type_name(weight.dtype)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input._size[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        weight = reshape(weight, (1, weight.numel()) + (1,) * (input.dim() - 2))
+    elif input.dim() == 0:
+        weight = reshape(weight, ())
+    return _op("_prelu_kernel")(input, weight)
+
+
+def _rrelu_noise(input, lower, upper, generator):
+    """The random slopes of rrelu in training: like PyTorch's rrelu_with_noise, one
+    uniform(lower, upper) double per element <= 0, drawn in element order; 1 elsewhere."""
+    from .._core.generator import default_generator
+    if input.dtype is D.float16 or not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
+                                  f"'{_scalar_type_name(input.dtype)}'")
+    g = default_generator if generator is None else generator
+    x = input.detach()._np.reshape(-1)
+    negative = x <= 0
+    with g._lock:
+        slopes = g._uniform_f64(int(negative.sum())) * (upper - lower) + lower
+    noise = np.ones(x.shape, dtype=np.float64)
+    noise[negative] = slopes
+    return tensor(noise.reshape(input._size), dtype=input.dtype, device=input.device)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    if not training:
+        return _op("leaky_relu")(input, (lower + upper) / 2)
+    return input * _rrelu_noise(input, lower, upper, generator)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    if not training:
+        return _op("leaky_relu_")(input, (lower + upper) / 2)
+    return input.mul_(_rrelu_noise(input, lower, upper, generator))
+
+
+METHODS = dict(softmax=softmax, log_softmax=log_softmax, prelu=prelu)
+
+__all__ = ["celu", "celu_", "log_softmax", "prelu", "rrelu", "rrelu_", "selu", "selu_", "softmax"]

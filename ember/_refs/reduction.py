@@ -1,0 +1,153 @@
+"""Composite reductions (PyTorch's _refs role): var_mean, std_mean, norms, quantiles, argsort,
+nanmean, written from ops."""
+import builtins
+import math
+
+from .._core import dtype as D
+from .._core.tensor import Tensor, _wrap_dim
+from .._dispatch.dispatcher import lookup as _op
+from .._aten.elementwise import _scalar_type_name
+from .._bindings.overloads import _dims
+from .._bindings.overloads import _var_args
+from .._bindings.factories import full_like
+from .._bindings.factories import scalar_tensor
+from .._bindings.generated import (sum, amax, amin, ceil, floor, gather, isnan, lerp, logical_not,
+                                   nansum, transpose)
+from .._refs.shape import movedim, reshape
+from .._bindings.out import _finish
+from .._bindings.overloads import where, sort, round
+
+_mean = _op("mean.dim")
+_std = _op("std.correction")
+_var = _op("var.correction")
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _var(input, d, c, k), _mean(input, d, k, None)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    return _std(input, d, c, k), _mean(input, d, k, None)
+
+
+# reductions and scans
+def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """linalg.vector_norm."""
+    return _finish(_op("linalg_vector_norm")(x, ord, _dims(dim), keepdim, dtype), False, out)
+
+
+def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """linalg.matrix_norm: 'fro' is the vector 2-norm of the entries; 1/-1 (inf/-inf) the
+    max/min over columns (rows) of the absolute column (row) sums; 2/-2 and 'nuc' the
+    largest/smallest and summed singular values."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    if ord == "fro":
+        return _finish(_vector_norm(A, 2, [d0, d1], keepdim, dtype=dtype), False, out)
+    if ord in ("nuc", 2, -2):
+        s = _op("linalg_svdvals")(movedim(A if dtype is None else A.to(dtype), (d0, d1),
+                                          (-2, -1)), None)
+        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            r = r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
+        return _finish(r, False, out)
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if builtins.abs(ord) == math.inf:
+        d0, d1 = d1, d0
+    sums = _vector_norm(A, 1, [d0], keepdim, dtype=dtype)
+    d1 = d1 - 1 if not keepdim and d0 < d1 else d1
+    return _finish((amax if ord > 0 else amin)(sums, d1, keepdim), False, out)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the vector norm of the entries (over `dim`), or a matrix norm for 'nuc'."""
+    dims = [dim] if isinstance(dim, int) else dim
+    if isinstance(p, str):
+        if p == "fro" and (dims is None or len(dims) <= 2):
+            return _vector_norm(input, 2, dims, keepdim, dtype=dtype, out=out)
+        dims = list(range(input.dim())) if dims is None else dims
+        return _matrix_norm(input, p, dims, keepdim, dtype=dtype, out=out)
+    return _vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype, out=out)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """The mean of the non-NaN elements: nansum over their count."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_scalar_type_name(input.dtype)}")
+    count = sum(logical_not(isnan(input)), dim, keepdim)
+    return _finish(nansum(input, dim, keepdim, dtype=dtype) / count, False, out)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
+    """PyTorch's quantile: sort, turn q into fractional ranks, gather the values on each side
+    and interpolate -- composite, so the gradient flows through sort, gather and lerp."""
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest. Got {interpolation}")
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        q = scalar_tensor(q, dtype=input.dtype, device=input.device)
+    if q.dim() > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if q.dtype is not input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+    # checked on the CPU only, as PyTorch does (elsewhere it would need the values)
+    if q.device.type == "cpu" and not bool(((q >= 0) & (q <= 1)).all()):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if dim is None:
+        values = sort(reshape(input, (-1,))).values
+        shape = (1,) * input.dim() if keepdim else ()
+    else:
+        d = _wrap_dim(dim, input.dim())
+        values = sort(transpose(input.unsqueeze(-1), d, -1)).values
+        shape = input._size[:d] + ((1,) if keepdim else ()) + input._size[d + 1:] \
+            if input.dim() else ((1,) if keepdim else ())
+    values = reshape(values, tuple(shape) + (values.shape[-1],))
+    if ignore_nan:
+        ranks = q * (sum(logical_not(isnan(values)), -1, True) - 1)
+        ranks = where(ranks < 0, 0.0, ranks)
+    else:
+        last = values.shape[-1] - 1
+        ranks = where(isnan(values).any(-1, True), float(last), q * last)
+    if interpolation in ("lower", "higher", "nearest"):
+        ranks = {"lower": floor, "higher": ceil, "nearest": round}[interpolation](ranks)
+    below = ranks.long()
+    result = gather(values, -1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        result = lerp(result, gather(values, -1, ceil(ranks).long()), weights)
+    result = result.squeeze(-1) if q.dim() == 0 else movedim(result, -1, 0)
+    return _finish(result, False, out)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile", out)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile", out)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return _op("sort.stable")(input, stable, dim, descending)[1]
+
+
+def msort(input, *, out=None):
+    return _finish(sort(input, 0).values, False, out)
+
+
+METHODS = dict(norm=norm, quantile=quantile, nanquantile=nanquantile, nanmean=nanmean,
+               argsort=argsort, msort=msort)
+
+__all__ = ["argsort", "msort", "nanmean", "nanquantile", "norm", "quantile", "std_mean", "var_mean"]

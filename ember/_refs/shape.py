@@ -1,0 +1,354 @@
+"""Composite shape functions (PyTorch's _refs role): reshape, flatten, movedim, split, chunk,
+the stacks, meshgrid, broadcasting helpers, written from view and copy ops."""
+import builtins
+
+import numpy as np
+
+from .._core import dtype as D
+from .._core.tensor import Tensor, Size, _wrap_dim
+from .._dispatch.dispatcher import lookup as _op
+from .._core.memory_format import contiguous_format
+from .._bindings.overloads import nonzero
+from .._bindings.generated import cat, flip, gather, index_select, narrow
+from .._bindings.out import _finish
+from .._bindings.factories import tensor, zeros, arange
+
+_clone = _op("clone")
+_expand = _op("expand")
+_permute = _op("permute")
+_slice = _op("slice.Tensor")
+_split_with_sizes = _op("split_with_sizes")
+_unsafe_view = _op("_unsafe_view")
+_view = _op("view")
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        return tuple(int(s) for s in shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def reshape(input, shape):
+    shape = tuple(shape)
+    if input.is_contiguous() or input._np is None:
+        try:
+            return _view(input, shape)
+        except RuntimeError:
+            if input._np is None:
+                return _unsafe_view(_clone(input, None), shape)
+            raise
+    try:
+        return _view(input, shape)
+    except RuntimeError as e:
+        if "view size is not compatible" not in str(e):
+            raise
+        return _unsafe_view(_clone(input, None), shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    n = input.dim()
+    if n == 0:
+        return reshape(input, (1,))
+    s = _wrap_dim(start_dim, n)
+    e = _wrap_dim(end_dim, n)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input._size[:s] + (-1,) + input._size[e + 1:]
+    if 0 in input._size[s:e + 1]:
+        shape = input._size[:s] + (0,) + input._size[e + 1:]
+    return reshape(input, shape)
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.dim())
+    return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
+        if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
+                                              input._size[d + 1:])
+
+
+def movedim(input, source, destination):
+    n = input.dim()
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    order = [i for i in range(n) if i not in src]
+    perm = [None] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(order)
+    perm = [p if p is not None else next(it) for p in perm]
+    return _permute(input, tuple(perm))
+
+
+moveaxis = movedim
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    if isinstance(split_size_or_sections, int):
+        return tuple(_op("split.Tensor")(tensor, split_size_or_sections, dim))
+    return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = _wrap_dim(dim, input.dim())
+    size = input._size[d]
+    step = -(-size // chunks) if size else 1
+    return split(input, builtins.max(step, 1), d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views split at indices (or into n nearly equal sections; the first size % n get one
+    more), each a slice of `input` like PyTorch's."""
+    d = _wrap_dim(dim, input.dim())
+    size = input._size[d]
+    sections = indices_or_sections
+    if isinstance(sections, Tensor) and sections.dim() == 0:
+        sections = sections.item()
+    if isinstance(sections, (int, np.integer)):
+        n = int(sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds = [i * q + builtins.min(i, r) for i in range(n + 1)]
+    else:
+        bounds = [0] + [int(i) for i in sections] + [size]
+    return tuple(_slice(input, d, bounds[i], bounds[i + 1], 1) for i in range(len(bounds) - 1))
+
+
+def _int_list(x):
+    return [int(x)] if isinstance(x, (int, np.integer)) else [int(v) for v in x]
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, [1])
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, [0])
+
+
+def ravel(input):
+    return reshape(input, (-1,))
+
+
+def tile(input, dims):
+    dims = tuple(_int_list(dims))
+    return input.repeat((1,) * (input.dim() - len(dims)) + dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each slice along `dim` repeated `repeats` times, written as PyTorch does it: an
+    index_select with the source positions repeated."""
+    if repeats is None:  # repeat_interleave(counts): each position, counts[i] times
+        return repeat_interleave(arange(input.numel(), device=input.device), input)
+    if dim is None:
+        input, dim = reshape(input, (-1,)), 0
+    d = _wrap_dim(dim, input.dim())
+    size = input._size[d] if input.dim() else 1
+    counts = repeats._np.reshape(-1) if isinstance(repeats, Tensor) else np.array([repeats])
+    if counts.size == 1:
+        counts = np.repeat(counts, size)
+    elif counts.size != size:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size({d}) = {size}")
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = tensor(np.repeat(np.arange(size), counts), device=input.device)
+    return index_select(input if input.dim() else reshape(input, (1,)), d, index)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    if dim is None:
+        return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
+    if input.dim() != indices.dim():
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.dim()} dimensions for input, "
+                           f"and {indices.dim()} dimensions for indices")
+    d = _wrap_dim(dim, input.dim())
+    shape = list(broadcast_shapes(input._size[:d] + (1,) + input._size[d + 1:],
+                                  indices._size[:d] + (1,) + indices._size[d + 1:]))
+    input_shape, index_shape = list(shape), list(shape)
+    input_shape[d], index_shape[d] = input._size[d], indices._size[d]
+    return _finish(gather(input.expand(input_shape), d, indices.expand(index_shape)), False,
+                   out)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def _atleast(tensors, n):
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = []
+    for t in ts:
+        if t.dim() == 0:
+            t = reshape(t, (1,) * n)
+        elif t.dim() == 1 and n >= 2:
+            t = t.unsqueeze(0) if n == 2 else t.unsqueeze(0).unsqueeze(-1)
+        elif t.dim() == 2 and n == 3:
+            t = t.unsqueeze(-1)
+        out.append(t)
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else tuple(out)
+
+
+def atleast_1d(*tensors):
+    return _atleast(tensors, 1)
+
+
+def atleast_2d(*tensors):
+    return _atleast(tensors, 2)
+
+
+def atleast_3d(*tensors):
+    return _atleast(tensors, 3)
+
+
+def hstack(tensors, *, out=None):
+    ts = atleast_1d(list(tensors))
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+
+
+def vstack(tensors, *, out=None):
+    return cat(atleast_2d(list(tensors)), 0, out=out)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    return cat(atleast_3d(list(tensors)), 2, out=out)
+
+
+def column_stack(tensors, *, out=None):
+    return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in tensors], 1,
+               out=out)
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = list(tensors)
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.numel() for t in ts)
+    grids = [reshape(t, tuple(-1 if i == k else 1 for i in range(len(ts)))).expand(shape)
+             for k, t in enumerate(ts)]
+    if swap:  # "xy": the first two inputs are swapped going in and their grids coming out
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def diag(input, diagonal=0, *, out=None):
+    if input.dim() == 1:
+        n = input.numel() + builtins.abs(diagonal)
+        result = zeros((n, n), dtype=input.dtype, device=input.device)
+        result.diagonal(diagonal).copy_(input)
+        return _finish(result, False, out)
+    if input.dim() != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
+    return _finish(input.diagonal(diagonal).clone(memory_format=contiguous_format), False, out)
+
+
+def broadcast_shapes(*shapes):
+    from .._aten.elementwise import broadcast_shape
+    return Size(broadcast_shape(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+
+
+def broadcast_to(input, size):
+    return _expand(input, tuple(size), False)
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex
+
+
+def result_type(tensor1, tensor2):
+    return D.result_type_of((tensor1, tensor2))
+
+
+def can_cast(from_, to):
+    from .._aten.elementwise import can_cast as _cc
+    return _cc(from_, to)
+
+
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
+# ---- shape and indexing composites (issue 3, shape/indexing) -------------------------------------
+def _split_along(name, dim, min_dim):
+    def fn(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
+                               f"dimension{'s' if min_dim > 1 else ''}, but got a tensor with "
+                               f"{input.dim()} dimensions!")
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
+                               f"size of the dimension {input.shape[d]} is not divisible by the "
+                               f"split_size {indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    fn.__name__ = name
+    return fn
+
+
+hsplit = _split_along("hsplit", 1, 1)
+vsplit = _split_along("vsplit", 0, 2)
+dsplit = _split_along("dsplit", 2, 3)
+
+
+def narrow_copy(input, dim, start, length, *, out=None):
+    return _finish(narrow(input, dim, start, length).clone(memory_format=contiguous_format),
+                   False, out)
+
+
+METHODS = dict(
+    reshape=lambda s, *shape: reshape(s, _shape_args(shape)), flatten=flatten,
+    unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
+    tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
+    broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
+    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims)),
+    repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
+)
+
+__all__ = ["argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
+           "broadcast_to", "can_cast", "chunk", "column_stack", "diag", "dsplit", "dstack",
+           "flatten", "fliplr", "flipud", "hsplit", "hstack", "is_complex", "is_floating_point",
+           "is_tensor", "meshgrid", "moveaxis", "movedim", "narrow_copy", "numel", "ravel",
+           "repeat_interleave", "reshape", "result_type", "row_stack", "split", "take_along_dim",
+           "tensor_split", "tile", "unflatten", "vsplit", "vstack"]
