@@ -56,6 +56,7 @@ from . import backends, accelerator  # cudnn/mps flags and device queries: no GP
 from ._matmul_precision import set_float32_matmul_precision, get_float32_matmul_precision
 from .serialization import save, load
 from . import distributions  # torch.distributions
+from . import testing  # torch.testing
 
 
 class _Layout:
