@@ -602,3 +602,19 @@ def test_float32_and_scalar_samples_equal_torch(make):
     # the same draws; float32 log/exp of NumPy and of PyTorch's vector library may differ
     # in the last bit after the transforms
     assert_same(e, t, atol=0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_expand_matches_torch(name):
+    make, params, value, _ = CASES[name]
+    ep, tp = build(params, requires_grad=False)
+    e, t = make(ED, *ep), make(TD, *tp)
+    shape = (2,) + tuple(t.batch_shape)
+    ee, te = e.expand(shape), t.expand(shape)
+    assert type(ee) is type(e) and ee.batch_shape == te.batch_shape
+    assert ee.event_shape == te.event_shape
+    if value is None:
+        value = params[0] + params[1] * unit(4, 3)
+    v = value[:1]  # broadcasts against the new leading dim
+    assert_same(ee.log_prob(ember.tensor(v)), te.log_prob(torch.tensor(v)), atol=1e-8, rtol=1e-7)
+    assert ee.sample((3,)).shape == te.sample((3,)).shape

@@ -33,16 +33,8 @@ class Bernoulli(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_parameters(Bernoulli, batch_shape, _instance, ("probs", "logits"))
+        new._param = new.logits if "logits" in self.__dict__ else new.probs
         return new
 
     @property

@@ -33,17 +33,9 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = self._expand_parameters(Binomial, batch_shape, _instance,
+                                      ("total_count", "probs", "logits"))
+        new._param = new.logits if "logits" in self.__dict__ else new.probs
         return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

@@ -27,13 +27,7 @@ class Cauchy(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Cauchy, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def mean(self):

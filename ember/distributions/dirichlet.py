@@ -47,12 +47,8 @@ class Dirichlet(ExponentialFamily):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Dirichlet, batch_shape, _instance, ("concentration",),
+                                       param_event_shape=self.event_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

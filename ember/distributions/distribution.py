@@ -180,6 +180,20 @@ class Distribution:
                              f"{tuple(value.shape)}) to be within the support ({support!r}) "
                              f"of the distribution {self!r}, but found invalid values:\n{value}")
 
+    def _expand_parameters(self, cls, batch_shape, _instance, names, param_event_shape=()):
+        """`expand` for the common case: a new `cls` instance whose parameters `names` are
+        views of self's expanded to batch_shape + param_event_shape. A parameter missing from
+        self's __dict__ (the lazy other half of probs/logits, not derived yet) is skipped; the
+        caller copies any other attribute."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = ember.Size(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(batch_shape + param_event_shape))
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(

@@ -41,15 +41,7 @@ class Geometric(Distribution):
                     f"invalid values:\n{invalid_value}")
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Geometric, batch_shape, _instance, ("probs", "logits"))
 
     @property
     def mean(self):

@@ -33,12 +33,7 @@ class Poisson(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_parameters(Poisson, batch_shape, _instance, ("rate",))
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)

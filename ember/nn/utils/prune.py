@@ -216,6 +216,19 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _zero_top_k(t, default_mask, amount, score, largest):
+    """`default_mask` with the `amount` entries of largest (or smallest) `score(t)` zeroed;
+    `score` is only called when something is pruned (so no random draw otherwise)."""
+    tensor_size = t.nelement()
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    mask = default_mask.clone(memory_format=ember.contiguous_format)
+    if nparams_toprune != 0:
+        topk = ember.topk(score(t).view(-1), k=nparams_toprune, largest=largest)
+        mask.view(-1)[topk.indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prune `amount` entries chosen uniformly at random (the top-k of `rand_like`)."""
     PRUNING_TYPE = "unstructured"
@@ -225,15 +238,8 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=ember.contiguous_format)
-        if nparams_toprune != 0:
-            prob = ember.rand_like(t)
-            topk = ember.topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        # the entries drawing the largest uniform numbers
+        return _zero_top_k(t, default_mask, self.amount, ember.rand_like, largest=True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -249,14 +255,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=ember.contiguous_format)
-        if nparams_toprune != 0:
-            topk = ember.topk(ember.abs(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _zero_top_k(t, default_mask, self.amount, ember.abs, largest=False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
