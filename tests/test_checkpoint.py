@@ -176,3 +176,16 @@ def test_checkpointing_frees_the_activations(use_reentrant):
     assert (alive[0], alive[2], alive[4], alive[5]) == ([False], [False], [True], [True])
     y.sum().backward()
     assert all(len(p.seen) == (2 if i < 4 else 1) for i, p in enumerate(probes))  # recomputed
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_argument_modified_in_place_before_backward_raises(use_reentrant):
+    for lib in (ember, torch):
+        lin = lib.nn.Linear(3, 3)
+        x = lib.randn(2, 3, requires_grad=True)
+        h = x * 2
+        y = lib.utils.checkpoint.checkpoint(lin, h, use_reentrant=use_reentrant)
+        with lib.no_grad():
+            h.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()

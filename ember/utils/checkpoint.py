@@ -180,6 +180,9 @@ class _NonReentrantCheckpoint(Function):
     @staticmethod
     def forward(ctx, frame, *boundary):
         ctx.frame = frame
+        # saved, the arguments are version-checked: modifying one in place before backward
+        # raises instead of silently recomputing from the new values
+        ctx.save_for_backward(*boundary[:len(frame.tensor_indices)])
         outputs, frame.outputs = frame.outputs, None  # the frame keeps no results alive
         return tuple(o.detach() for o in outputs)
 
@@ -187,7 +190,7 @@ class _NonReentrantCheckpoint(Function):
     def backward(ctx, *grad_outputs):
         frame = ctx.frame
         args = list(frame.args)
-        detached = detach_variable(tuple(args[i] for i in frame.tensor_indices))
+        detached = detach_variable(ctx.saved_tensors)
         for i, t in zip(frame.tensor_indices, detached):
             args[i] = t
         with _replayed_rng(frame.rng_state), ember.enable_grad():
@@ -217,12 +220,13 @@ class _Frame:
 
 
 def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs):
-    frame = _Frame(function, args, kwargs,
-                   ember.get_rng_state() if preserve_rng_state else None)
     if not ember.is_grad_enabled():
         return function(*args, **kwargs)  # nothing is recorded, so there is nothing to save
+    frame = _Frame(function, args, kwargs,
+                   ember.get_rng_state() if preserve_rng_state else None)
     run_args = list(args)
-    detached = detach_variable(tuple(args[i] for i in frame.tensor_indices))
+    tensor_args = tuple(args[i] for i in frame.tensor_indices)
+    detached = detach_variable(tensor_args)
     for i, t in zip(frame.tensor_indices, detached):
         run_args[i] = t
     result = function(*run_args, **kwargs)
@@ -233,8 +237,8 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
     if not grad_outputs:
         return result
     frame.outputs = grad_outputs
-    boundary = [args[i] for i in frame.tensor_indices] + frame.leaves
-    new = _NonReentrantCheckpoint.apply(frame, *boundary)
+    frame.args = [None if isinstance(a, ember.Tensor) else a for a in args]  # ctx saves them
+    new = _NonReentrantCheckpoint.apply(frame, *tensor_args, *frame.leaves)
     replaced = list(outputs)
     for k, o in zip(frame.differentiable, new):
         replaced[k] = o
