@@ -51,6 +51,8 @@ from . import cuda  # torch.cuda.is_available() == False: ember is CPU-only
 from . import backends, accelerator  # cudnn/mps flags and device queries: no GPU either
 from ._core.matmul_precision import set_float32_matmul_precision, get_float32_matmul_precision
 from .serialization import save, load
+from . import distributions  # torch.distributions
+from . import testing  # torch.testing
 
 
 from ._core.layout import layout, strided, sparse_coo

@@ -1,0 +1,72 @@
+"""torch.distributions: parameterised probability distributions and sampling functions.
+
+Each distribution is one file, named as in PyTorch, subclassing `Distribution`
+(distribution.py explains batch_shape / event_shape / sample_shape, rsample and
+validate_args). `constraints` says where parameters and samples live, `transforms` maps
+between spaces with a log|det J|, `TransformedDistribution` pushes a distribution through
+transforms, and `kl_divergence` dispatches on a registry of closed forms (kl.py).
+
+Two ways to get gradients through random draws, as in PyTorch:
+
+    # score function (REINFORCE): log_prob is differentiable in the parameters
+    m = Categorical(logits=policy(state)); action = m.sample()
+    loss = -m.log_prob(action) * reward
+
+    # pathwise (reparameterisation): the sample itself is differentiable
+    m = Normal(mu, sigma); x = m.rsample(); loss = f(x)
+
+With the same `ember.manual_seed`, samples of the families drawn from PyTorch's bit-exact
+samplers (normal_, rand, uniform_, exponential_, cauchy_, bernoulli, multinomial, poisson)
+equal PyTorch's. Gamma, Chi2, Beta, Dirichlet, StudentT and Binomial draw through
+`_standard_gamma` / `binomial`, which follow the right distributions but not PyTorch's
+random streams.
+"""
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical
+from .cauchy import Cauchy
+from .chi2 import Chi2
+from .constraint_registry import biject_to, transform_to
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .independent import Independent
+from .kl import _add_kl_info, kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403
+from .uniform import Uniform
+from .weibull import Weibull
+
+_add_kl_info()
+del _add_kl_info
+
+__all__ = [
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
+    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
+    "biject_to", "kl_divergence", "register_kl", "transform_to",
+]
+__all__.extend(transforms.__all__)
