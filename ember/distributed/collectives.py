@@ -522,8 +522,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     limit = timeout if timeout is not None else pg._timeout
     seconds = limit.total_seconds() if hasattr(limit, "total_seconds") else float(limit)
     deadline = time.monotonic() + seconds
-    if pg._monitor is None:
-        pg._monitor = pg._comm_for("monitored_barrier").Dup()
+    pg._comm_for("monitored_barrier")
     comm = pg._monitor
     token = np.zeros(1, np.uint8)
     if pg.rank() != 0:

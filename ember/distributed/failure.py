@@ -66,6 +66,9 @@ def abort_job(rank, world_size, what, code=1):
                      f"aborting all ranks\n")
     sys.stderr.flush()
     sys.stdout.flush()
+    # mpiexec forwards the ranks' output through pipes; once MPI_Abort starts tearing the
+    # job down, what is still in a pipe may be lost. Give it a moment to get through.
+    time.sleep(0.3)
     if _mpi.is_initialized():
         _mpi.MPI().COMM_WORLD.Abort(code)
     os._exit(code)

@@ -84,7 +84,7 @@ class ProcessGroup:
         self._seq = 0
         self._broken = None
         self._destroyed = False
-        self._monitor = None     # a private communicator for monitored_barrier
+        self._monitor = comm.Dup()   # monitored_barrier's own communicator
 
     def rank(self):
         return self._comm.Get_rank()
@@ -279,8 +279,7 @@ def _free(pg):
     if not pg._destroyed:
         pg._destroyed = True
         pg._comm.Free()
-        if pg._monitor is not None:
-            pg._monitor.Free()
+        pg._monitor.Free()
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,

@@ -118,9 +118,24 @@ class Work:
     def is_completed(self):
         """True once the operation has completed (never blocks)."""
         if not self._completed and self._exception is None:
-            if _mpi.MPI().Request.Testall(self._requests, self._statuses):
+            try:
+                done = _mpi.MPI().Request.Testall(self._requests, self._statuses)
+            except _mpi.MPI().Exception as e:
+                self._fail(e)
+            if done:
                 self._finish()
         return self._completed
+
+    def _fail(self, mpi_error):
+        """An error reported by MPI (a message longer than the receiving tensor, ...)."""
+        MPI = _mpi.MPI()
+        details = [MPI.Get_error_string(s.Get_error()) for s in self._statuses or []
+                   if s.Get_error() != MPI.SUCCESS] or [mpi_error.Get_error_string()]
+        g = self._group
+        self._exception = DistBackendError(
+            f"[rank {g._global_rank}] ember.distributed: {self._op_name} (#{self._seq} on "
+            f"process group {g.group_name!r}) failed in MPI: {'; '.join(details)}")
+        raise self._exception from mpi_error
 
     def wait(self, timeout=None):
         """Block until the operation has completed; return True.
@@ -142,6 +157,8 @@ class Work:
             self._exception = e
             self._group._broken = str(e)
             raise
+        except _mpi.MPI().Exception as e:
+            self._fail(e)
         self._finish()
         return True
 
