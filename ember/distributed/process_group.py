@@ -61,12 +61,7 @@ class Backend(str):
     def __new__(cls, name):
         if not isinstance(name, str):
             raise ValueError(f"Backend constructor parameter must be string-ish, got {name!r}")
-        value = name.lower()
-        # "cpu:gloo,cuda:nccl" names a backend per device; ember runs the CPU one
-        if ":" in value:
-            per_device = dict(part.split(":", 1) for part in value.split(","))
-            value = per_device.get("cpu", next(iter(per_device.values())))
-        return str.__new__(cls, value)
+        return str.__new__(cls, name.lower())
 
 
 class ProcessGroup:
@@ -163,6 +158,9 @@ def _engine_name(backend):
     if backend is None:
         return Backend.GLOO
     name = Backend(backend)
+    if ":" in name:     # "cpu:gloo,cuda:nccl": a backend per device; ember runs the CPU one
+        per_device = dict(part.split(":", 1) for part in name.split(","))
+        name = Backend(per_device.get("cpu", next(iter(per_device.values()))))
     if name in (Backend.MPI, Backend.GLOO):
         return name
     if name == Backend.NCCL:
