@@ -358,20 +358,29 @@ class Timeline:
         agg["overlap"] += stats["backward_compute_comm_overlap_time"]
 
     def summary(self):
-        """Seconds: compute (forward end to last gradient), communication (first launch to
-        last completion), and their overlap."""
+        """Seconds, from the events of the last backward: PyTorch's three (compute: forward
+        end to last gradient; comm: first launch to last completion; overlap: first launch
+        to last gradient), and per bucket, how long its all-reduce was in flight and how
+        much of that lay before the last gradient (hidden behind backward); the exposed
+        time runs from the last gradient to the gradients written back."""
         events = self._last
-        launches = [t for t, what, _ in events if what == "all_reduce launched"]
-        completions = [t for t, what, _ in events if what == "all_reduce completed"]
+        launched = {b.index: t for t, what, b in events if what == "all_reduce launched"}
+        completed = {b.index: t for t, what, b in events if what == "all_reduce completed"}
         last_grad = [t for t, what, _ in events if what == "last gradient ready"]
-        if not launches or not completions or not last_grad:
+        written = [t for t, what, _ in events if what == "gradients written back"]
+        if not launched or not completed or not last_grad or not written:
             return None
-        compute_end = last_grad[0]
-        return {"backward_compute_time": compute_end,
-                "backward_comm_time": max(completions) - launches[0],
-                "backward_compute_comm_overlap_time": max(0.0, compute_end - launches[0]),
-                "buckets_launched_before_backward_end": sum(t < compute_end for t in launches),
-                "buckets": len(launches)}
+        end = last_grad[0]
+        in_flight = sum(completed[b] - launched[b] for b in launched)
+        hidden = sum(max(0.0, min(completed[b], end) - launched[b]) for b in launched)
+        return {"backward_compute_time": end,
+                "backward_comm_time": max(completed.values()) - min(launched.values()),
+                "backward_compute_comm_overlap_time": max(0.0, end - min(launched.values())),
+                "all_reduce_in_flight_time": in_flight,
+                "all_reduce_hidden_time": hidden,
+                "exposed_time": written[0] - end,
+                "buckets_launched_before_backward_end": sum(t < end for t in launched.values()),
+                "buckets": len(launched)}
 
     def __str__(self):
         if not self._last:
@@ -389,13 +398,14 @@ class Timeline:
             lines.append(f"{t * 1e3:10.2f}  {what} {detail}".rstrip())
         s = self.summary()
         if s is not None:
-            hidden = (s["backward_compute_comm_overlap_time"] / s["backward_comm_time"]
-                      if s["backward_comm_time"] > 0 else 0.0)
+            hidden = s["all_reduce_hidden_time"] / s["all_reduce_in_flight_time"] \
+                if s["all_reduce_in_flight_time"] > 0 else 0.0
             lines.append(f"{s['buckets_launched_before_backward_end']} of {s['buckets']} "
-                         f"all-reduces started before the last gradient was ready; "
-                         f"communication {s['backward_comm_time'] * 1e3:.2f} ms, of which "
-                         f"{s['backward_compute_comm_overlap_time'] * 1e3:.2f} ms "
-                         f"({hidden:.0%}) overlapped backward")
+                         f"all-reduces started before the last gradient was ready; of their "
+                         f"{s['all_reduce_in_flight_time'] * 1e3:.2f} ms in flight, "
+                         f"{s['all_reduce_hidden_time'] * 1e3:.2f} ms ({hidden:.0%}) ran "
+                         f"during backward; backward then waited "
+                         f"{s['exposed_time'] * 1e3:.2f} ms for the gradients")
         return "\n".join(lines)
 
     __repr__ = __str__
