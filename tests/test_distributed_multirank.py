@@ -8,6 +8,8 @@
   compared with torch's BatchNorm on the combined batch;
 - failures.py makes rank 1 raise, die, leave or hang: the job must end, naming rank 1;
 - show_env.py reports what the launcher gave each rank;
+- torch_ddp_program.py, a plain PyTorch DDP program, prints under ember (launcher + torch
+  alias) what it prints under torchrun and PyTorch;
 - examples/ddp_mnist.py is run through the launcher with --check.
 """
 import json
@@ -213,6 +215,21 @@ def test_plain_mpiexec_reads_the_mpi_environment():
     reports = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     assert sorted(r["rank"] for r in reports) == [0, 1]
     assert all(r["local_rank"] == r["rank"] and not r["launched"] for r in reports)
+
+
+def test_pytorch_ddp_program_prints_what_torchrun_prints():
+    """An ordinary torchrun program (DistributedSampler, DDP with BatchNorm, all_reduce,
+    all_gather_object): PyTorch under torchrun and ember under its launcher with the torch
+    alias (`-m ember`) print the same lines."""
+    pytest.importorskip("torch")
+    program = "torch_ddp_program.py"
+    theirs = run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                  program], timeout=300)
+    ours = launcher(2, "ember", program, options=("-m",), timeout=300)
+    assert theirs.returncode == 0, theirs.stderr
+    assert ours.returncode == 0, ours.stderr
+    assert "mean loss" in ours.stdout
+    assert ours.stdout.splitlines() == theirs.stdout.splitlines()
 
 
 def test_ddp_mnist_example_equals_one_process_on_the_combined_batch():

@@ -1,7 +1,6 @@
 """SyncBatchNorm: batch normalization whose batch statistics span every rank of a process
 group (PyTorch's torch.nn.SyncBatchNorm); the communication is in _functions.SyncBatchNorm."""
 from .batchnorm import _BatchNorm
-from .. import functional as F
 from ... import distributed as dist
 from ._functions import SyncBatchNorm as _sync_batch_norm
 
@@ -33,26 +32,25 @@ class SyncBatchNorm(_BatchNorm):
     def forward(self, input):
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
+        group = self._sync_group()
+        if group is None:
+            return super().forward(input)
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
+        if self.track_running_stats:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked)
-        bn_training = self.training or (self.running_mean is None and
-                                        self.running_var is None)
-        track = not self.training or self.track_running_stats
-        running_mean = self.running_mean if track else None
-        running_var = self.running_var if track else None
-        group = None
-        if bn_training and self.training and dist.is_available() and dist.is_initialized():
-            group = self.process_group if self.process_group is not None else dist.group.WORLD
-            if dist.get_world_size(group) < 2:
-                group = None
-        if group is None:
-            return F.batch_norm(input, running_mean, running_var, self.weight, self.bias,
-                                bn_training, factor, self.eps)
-        return _sync_batch_norm.apply(input, self.weight, self.bias, running_mean, running_var,
-                                      self.eps, factor, group, dist.get_world_size(group))
+        return _sync_batch_norm.apply(input, self.weight, self.bias, self.running_mean,
+                                      self.running_var, self.eps, factor, group,
+                                      dist.get_world_size(group))
+
+    def _sync_group(self):
+        """The group to normalise over: only in training, with a process group of more than
+        one rank; otherwise None (plain batch norm)."""
+        if not (self.training and dist.is_available() and dist.is_initialized()):
+            return None
+        group = self.process_group if self.process_group is not None else dist.group.WORLD
+        return group if dist.get_world_size(group) > 1 else None
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):

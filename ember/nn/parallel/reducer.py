@@ -54,6 +54,7 @@ PyTorch's error naming the parameters that got no gradient.
 """
 import functools
 import time
+import weakref
 
 import ember
 from ... import distributed as dist
@@ -139,8 +140,11 @@ class Reducer:
         self._used_work = None
         self.timeline = Timeline(self)
         self.stats = {"iterations": 0, "compute": 0.0, "comm": 0.0, "overlap": 0.0}
-        self._hooks = [p.register_post_accumulate_grad_hook(
-            functools.partial(self._autograd_hook, i)) for i, p in enumerate(params)]
+        # the hooks hold the reducer weakly: a dropped DDP wrapper leaves inert hooks behind,
+        # not its buckets
+        me = weakref.ref(self)
+        self._hooks = [p.register_post_accumulate_grad_hook(functools.partial(_hook, me, i))
+                       for i, p in enumerate(params)]
 
     # ---- iteration boundaries (called by DistributedDataParallel) ---------------------
     def prepare_for_forward(self):
@@ -325,6 +329,12 @@ class Reducer:
         for handle in self._hooks:
             handle.remove()
         self._hooks = []
+
+
+def _hook(reducer_ref, index, param):
+    reducer = reducer_ref()
+    if reducer is not None:
+        reducer._autograd_hook(index, param)
 
 
 class Timeline:

@@ -41,8 +41,10 @@ def replicate(network, devices, detach=False):
                 else:
                     alias = param.detach() if detach else param.view_as(param)
                     object.__setattr__(replica, key, alias)
-            for key, buf in module._buffers.items():
-                if buf is not None and j > 0:
-                    replica._buffers[key] = buf.detach().clone() if detach or \
-                        not buf.requires_grad else buf.clone()
+            if j > 0:
+                for key, buf in module._buffers.items():
+                    if buf is not None:
+                        keep_graph = buf.requires_grad and not detach
+                        replica._buffers[key] = buf.clone() if keep_graph else \
+                            buf.detach().clone()
     return [replicas[0] for replicas in copies]
