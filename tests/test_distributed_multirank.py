@@ -66,6 +66,16 @@ def launcher(n, program, *args, timeout=120, options=()):
                 *options, str(program), *map(str, args)], timeout)
 
 
+def json_objects(text):
+    """The JSON objects printed in `text` (the ranks' lines may run together)."""
+    decoder, objects, i = json.JSONDecoder(), [], text.find("{")
+    while i != -1:
+        obj, end = decoder.raw_decode(text, i)
+        objects.append(obj)
+        i = text.find("{", end)
+    return objects
+
+
 def assert_ok(proc, n):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for r in range(n):
@@ -189,8 +199,7 @@ def test_launcher_sets_torchrun_environment():
     proc = launcher(2, PROGRAMS / "show_env.py", "--flag", "value",
                     options=("--master-port", "29511"))
     assert proc.returncode == 0, proc.stderr
-    reports = sorted((json.loads(line) for line in proc.stdout.splitlines()
-                      if line.startswith("{")), key=lambda r: r["rank"])
+    reports = sorted(json_objects(proc.stdout), key=lambda r: r["rank"])
     assert [r["rank"] for r in reports] == [0, 1]
     for r, report in enumerate(reports):
         e = report["env"]
@@ -212,7 +221,7 @@ def test_launcher_runs_a_module():
 def test_plain_mpiexec_reads_the_mpi_environment():
     proc = mpiexec(2, "show_env.py")
     assert proc.returncode == 0, proc.stderr
-    reports = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    reports = json_objects(proc.stdout)
     assert sorted(r["rank"] for r in reports) == [0, 1]
     assert all(r["local_rank"] == r["rank"] and not r["launched"] for r in reports)
 
@@ -223,8 +232,8 @@ def test_pytorch_ddp_program_prints_what_torchrun_prints():
     alias (`-m ember`) print the same lines."""
     pytest.importorskip("torch")
     program = "torch_ddp_program.py"
-    theirs = run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                  program], timeout=300)
+    theirs = run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                  "--nproc-per-node", "2", program], timeout=300)
     ours = launcher(2, "ember", program, options=("-m",), timeout=300)
     assert theirs.returncode == 0, theirs.stderr
     assert ours.returncode == 0, ours.stderr
