@@ -90,6 +90,8 @@ def ranks(args):
     times = time_steps(ddp, x, y, args.steps, ember,
                        after_step=lambda: summaries.append(ddp.explain().summary()))
     summaries = summaries[1:]
+    everyone = [None] * dist.get_world_size()
+    dist.all_gather_object(everyone, summaries)     # perf_counter is one clock on one host
     timeline = str(ddp.explain())
 
     # the reducer's whole path with every gradient ready: what DDP adds to a raw Allreduce
@@ -123,7 +125,7 @@ def ranks(args):
     results = dict(measured, ddp_step=min(times), ddp_steps=times, numel=numel,
                    buckets=len(ddp.reducer.buckets),
                    bucket_mib=[round(b.nbytes / 2 ** 20, 2) for b in ddp.reducer.buckets],
-                   timeline=timeline, summaries=summaries)
+                   timeline=timeline, summaries=summaries, everyone=everyone)
     if rank == 0:
         print(json.dumps(results))
     dist.destroy_process_group()
@@ -185,11 +187,23 @@ def main():
     for label, key in rows:
         print(f"  {label:<48} {ms[key]:8.2f} ms   ratio {ms[key] / raw:.2f}")
     in_flight, hidden = mean("all_reduce_in_flight_time"), mean("all_reduce_hidden_time")
-    print(f"overlap in DDP's backward (mean of {len(summaries)} steps): the buckets' "
+    # the exposed communication: from the moment the slower rank has its last gradient to the
+    # moment both have the averaged gradients written back (removes the ranks' skew)
+    exposed = []
+    for step in zip(*multi["everyone"]):
+        last = max(s["started_at"] + s["backward_compute_time"] for s in step)
+        done = max(s["started_at"] + s["backward_compute_time"] + s["exposed_time"]
+                   for s in step)
+        exposed.append((done - last) * 1e3)
+    exposed = sum(exposed) / len(exposed)
+    print(f"overlap in DDP's backward (mean of {len(summaries)} steps): rank 0's bucket "
           f"all-reduces were in flight {in_flight:.1f} ms, {hidden:.1f} ms of it "
-          f"({hidden / in_flight:.0%}) before the last gradient was computed; after it, "
-          f"backward waited {mean('exposed_time'):.1f} ms for the averaged gradients "
-          f"(the same reduction done after backward takes {ms['ember_reducer']:.1f} ms)")
+          f"({hidden / in_flight:.0%}) before its last gradient was computed (in-flight time "
+          f"includes waiting for the other rank)")
+    print(f"  after the slower rank's last gradient, the averaged gradients were ready in "
+          f"{exposed:.1f} ms; the same reduction after backward takes "
+          f"{ms['ember_reducer']:.1f} ms, so {1 - exposed / ms['ember_reducer']:.0%} of it "
+          f"was hidden behind backward")
     print("last step's timeline on rank 0:")
     print(multi["timeline"])
 

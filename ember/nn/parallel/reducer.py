@@ -346,6 +346,7 @@ class Timeline:
         self.events = []
         self._t0 = None
         self._last = []
+        self._last_t0 = None
 
     def start(self):
         self._t0 = time.perf_counter()
@@ -358,6 +359,7 @@ class Timeline:
 
     def finish(self):
         self._last = self.events
+        self._last_t0 = self._t0
         stats = self.summary()
         if stats is None:
             return
@@ -383,7 +385,8 @@ class Timeline:
         end = last_grad[0]
         in_flight = sum(completed[b] - launched[b] for b in launched)
         hidden = sum(max(0.0, min(completed[b], end) - launched[b]) for b in launched)
-        return {"backward_compute_time": end,
+        return {"started_at": self._last_t0,     # time.perf_counter() at the end of forward
+                "backward_compute_time": end,
                 "backward_comm_time": max(completed.values()) - min(launched.values()),
                 "backward_compute_comm_overlap_time": max(0.0, end - min(launched.values())),
                 "all_reduce_in_flight_time": in_flight,
