@@ -133,8 +133,8 @@ def ranks(args):
 
 def run_json(command, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in
-                                                        env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + paths)
     out = subprocess.run(command, capture_output=True, text=True, env=env, timeout=3600)
     if out.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{out.stdout}\n{out.stderr}")

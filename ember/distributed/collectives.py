@@ -168,8 +168,9 @@ def _group_rank(pg, rank, group_rank, kind, op_name, default=None):
     return group_rank
 
 
-def _issue(pg, op_name, requests, on_complete, outputs, async_op, peer=None):
-    work = Work(pg, op_name, requests, on_complete, outputs, peer)
+def _issue(pg, op_name, requests, on_complete, outputs, async_op):
+    """The Work of an issued operation; with async_op=False, waited for (and None)."""
+    work = Work(pg, op_name, requests, on_complete, outputs)
     if async_op:
         return work
     work.wait()
