@@ -142,10 +142,11 @@ def test_mpiexec_is_found():
 
 
 def test_worker_reads_the_mpi_launchers_environment(monkeypatch):
-    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-                 "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
-                 "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"):
+    for name in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_SIZE",
+                 "SLURM_NTASKS", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"):
         monkeypatch.delenv(name, raising=False)
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "ROLE_RANK"):   # restored afterwards
+        monkeypatch.setenv(name, "-1")
     monkeypatch.setenv("PMI_RANK", "3")
     monkeypatch.setenv("PMI_SIZE", "4")
     monkeypatch.setenv("MPI_LOCALRANKID", "1")

@@ -38,9 +38,15 @@ sys.path.insert(0, str(PROGRAMS))
 import ddp_setup  # noqa: E402
 
 
+LAUNCHER_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                      "ROLE_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+
+
 def env():
+    """This environment, minus what a launcher would set, plus ember on the path."""
     paths = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(paths), OMP_NUM_THREADS="1")
+    clean = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARIABLES}
+    return dict(clean, PYTHONPATH=os.pathsep.join(paths), OMP_NUM_THREADS="1")
 
 
 def run(command, timeout=120):
