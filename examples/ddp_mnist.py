@@ -10,6 +10,8 @@ combined batch. `--check` proves it: rank 0 then repeats the training in one pro
 combined batches and prints how far the final weights are from the DDP run's.
 
 The same script runs on real PyTorch:  torchrun --nproc-per-node 2 examples/ddp_mnist.py --torch
+(there the BatchNorm layers stay per rank: PyTorch's SyncBatchNorm needs GPUs, ember's runs on
+the CPU; and --check, which relies on SyncBatchNorm, is ember's only).
 """
 import argparse
 import os
@@ -70,7 +72,10 @@ def make_model(args):
 
 def train_ddp(args, dataset):
     rank, world_size = dist.get_rank(), dist.get_world_size()
-    model = DDP(nn.SyncBatchNorm.convert_sync_batchnorm(make_model(args)))
+    model = make_model(args)
+    if not args.torch:
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    model = DDP(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     start = time.perf_counter()
     for epoch in range(args.epochs):
@@ -134,6 +139,8 @@ def main():
                              "compares the final weights")
     parser.add_argument("--torch", action="store_true", help="run on real PyTorch (torchrun)")
     args = parser.parse_args()
+    if args.torch and args.check:
+        parser.error("--check needs SyncBatchNorm on the CPU, which only ember has")
 
     dist.init_process_group("gloo")
     dataset = mnist_train_set()
