@@ -32,6 +32,7 @@ from ._dispatch.explain import explain
 from . import library
 from . import nn, optim
 from . import multiprocessing
+from . import distributed
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ... (issue 3d)
 from . import random

@@ -2,3 +2,5 @@
 from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import *  # noqa: F401,F403
 from . import functional, init, utils
+from . import parallel
+from .parallel import DataParallel

@@ -11,6 +11,7 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, NLLLoss2d, Poisso
 # ---- convolution, normalization, pooling, dropout, embedding layers (issue 3d)
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .sync_batchnorm import SyncBatchNorm
 from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
                       AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
                       AdaptiveMaxPool2d, AdaptiveMaxPool3d)
