@@ -27,7 +27,7 @@ _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ._core.generator import (Generator, default_generator, manual_seed, seed, initial_seed,
                               get_rng_state, set_rng_state)
-from ._core.tensor_str import set_printoptions, get_printoptions, printoptions
+from ._core.tensor_str import set_printoptions
 from ._dispatch.explain import explain
 from . import library
 from . import nn, optim
@@ -69,9 +69,7 @@ def typename(obj):
 
 
 
-def use_deterministic_algorithms(mode, *, warn_only=False):
-    pass
-
-
-def are_deterministic_algorithms_enabled():
-    return False
+from ._core.deterministic import (use_deterministic_algorithms,  # noqa: E402
+                                  are_deterministic_algorithms_enabled,
+                                  is_deterministic_algorithms_warn_only_enabled,
+                                  set_deterministic_debug_mode, get_deterministic_debug_mode)

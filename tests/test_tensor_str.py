@@ -436,7 +436,6 @@ def test_other_default_dtype(dtype, default):
 
 
 def test_real_default_dtype_lookup(monkeypatch):
-    pytest.importorskip("ember._core.dtype")
     monkeypatch.undo()  # use ember's own get_default_dtype
     check(torch.tensor([1.5, 2.0]))
     check(torch.tensor([1.5, 2.0], dtype=torch.float64))

@@ -8,6 +8,7 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.storage import get_allocator
+from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _meta
 from .elementwise import _scalar_type_name
 
@@ -30,7 +31,16 @@ def empty(size, dtype=None, device=None, requires_grad=False):
     dt = _dt(dtype)
     n = math.prod(size)
     buf = get_allocator("cpu").allocate(n * dt.itemsize)
-    return _wrap(buf.view(D.np_dtype(dt)).reshape(size))
+    t = _wrap(buf.view(D.np_dtype(dt)).reshape(size))
+    _fill_uninitialized(t._np, dt)
+    return t
+
+
+def _fill_uninitialized(arr, dt):
+    """Deterministic mode's filling of memory a factory leaves uninitialized."""
+    value = deterministic.fill_value(dt)
+    if value is not None:
+        arr[...] = value
 
 
 @impl("empty.memory_format", "Meta")
@@ -44,6 +54,7 @@ def empty_strided(size, stride, dtype=None, device=None):
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
     it = dt.itemsize
+    _fill_uninitialized(buf, dt)
     arr = np.lib.stride_tricks.as_strided(buf, tuple(size), tuple(k * it for k in stride))
     t = _wrap(arr)
     if not n:  # NumPy forgets the strides of an empty array; PyTorch keeps them

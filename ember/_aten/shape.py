@@ -14,6 +14,7 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .._core.memory_format import copy_in_format, format_strides
+from .._core import deterministic
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 
@@ -927,8 +928,13 @@ def _resize(self, size, memory_format, key):
         numel *= s
     storage = self._storage_()
     need = (offset + numel) * self.dtype.itemsize if numel else 0
-    if need > storage.nbytes():
+    old = storage.nbytes()
+    if need > old:
         storage.resize_(need)
+        value = deterministic.fill_value(self.dtype)
+        if value is not None and storage._array is not None:
+            it = self.dtype.itemsize
+            storage._bytes()[-(-old // it) * it:need].view(self.dtype._np)[...] = value
     as_strided = _lookup("as_strided")._table[key]
     return _restride(self, as_strided(self, size, strides, offset))
 

@@ -39,6 +39,8 @@ HAND_WRITTEN_FUNCTIONS = {
     "unique_consecutive", "angle",
     "empty", "empty_strided", "full", "arange", "linspace", "eye", "scalar_tensor", "randperm",
 }
+# Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
+NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
                         "normal_", "unique_consecutive", "angle"}
 
@@ -199,7 +201,8 @@ def generate(ops, skip_functions=(), skip_methods=()):
             if inplace is not None and op.schema.name + "_" not in overloaded:
                 if "method" in v and name + "_" not in skip_methods:
                     add(methods, name + "_", inplace, "method", True)
-                if "inplace_function" in v and name + "_" not in skip_functions:
+                if ("inplace_function" in v and name + "_" not in skip_functions
+                        and name not in NO_INPLACE_FUNCTION):
                     add(functions, name + "_", inplace, "function", True)
     return functions, methods
 

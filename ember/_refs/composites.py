@@ -22,14 +22,9 @@ __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_d
            "histogramdd",
            "isin", "unravel_index", "range", "bartlett_window", "blackman_window",
            "hamming_window", "hann_window", "kaiser_window", "renorm", "dist", "inner",
-           "chain_matmul", "frombuffer", "empty_permuted", "split_with_sizes", "unsafe_split",
+           "frombuffer", "empty_permuted", "split_with_sizes", "unsafe_split",
            "unsafe_chunk", "unsafe_split_with_sizes", "index_put", "index_put_",
            "nonzero_static"]
-
-
-def _linalg():
-    from .. import linalg  # imported late: ember.linalg imports the bindings too
-    return linalg
 
 
 # ---- differences, covariance, integration ---------------------------------------------------
@@ -319,20 +314,6 @@ def inner(input, other, *, out=None):
 
 def dist(input, other, p=2):
     return _vector_norm(input - other, p)
-
-
-def chain_matmul(*matrices, out=None):
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
-                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning)
-    if len(matrices) == 0:
-        raise RuntimeError("chain_matmul(): Expected one or more matrices")
-    if len(matrices) == 1:
-        if matrices[0].dim() != 2:
-            raise RuntimeError(f"chain_matmul(): Tensor 0 must be 2D, but got "
-                               f"{matrices[0].dim()}D")
-        return _finish(matrices[0].clone(), False, out)
-    return _finish(_linalg().multi_dot(list(matrices)), False, out)
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):

@@ -140,19 +140,8 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return _finish_tuple("svd", ["U", "S", "V"], (U, S, V), out)
 
 
-def pinverse(input, rcond=1e-15):
-    from .. import linalg
-    return linalg.pinv(input, rtol=rcond)
-
-
-def matrix_power(input, n):
-    from .. import linalg
-    return linalg.matrix_power(input, n)
-
-
 METHODS = dict(outer=outer, ger=outer, cross=cross, kron=kron, inverse=inverse, det=det,
-               logdet=logdet, slogdet=slogdet, cholesky=cholesky, qr=qr, svd=svd,
-               pinverse=pinverse, matrix_power=matrix_power)
+               logdet=logdet, slogdet=slogdet, cholesky=cholesky, qr=qr, svd=svd)
 
-__all__ = ["cholesky", "cross", "det", "einsum", "ger", "inverse", "kron", "logdet", "matrix_power", "outer",
-           "pinverse", "qr", "slogdet", "svd", "tensordot"]
+__all__ = ["cholesky", "cross", "det", "einsum", "ger", "inverse", "kron", "logdet", "outer", "qr",
+           "slogdet", "svd", "tensordot"]

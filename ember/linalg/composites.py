@@ -11,12 +11,13 @@ import warnings
 from .._core import dtype as D
 from .._core.tensor import Tensor
 from .. import _refs as B
+from .._bindings import install_methods
 from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
            "frobenius_norm", "nuclear_norm", "norm_except_dim", "adjoint",
-           "matrix_rank", "solve", "lstsq", "eig", "symeig"]
+           "matrix_rank", "solve", "lstsq", "eig", "symeig", "pinverse", "matrix_power", "chain_matmul"]
 
 
 def _linalg():
@@ -210,3 +211,28 @@ _METHODS = dict(
 )
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
+
+
+def pinverse(input, rcond=1e-15):
+    return _linalg().pinv(input, rtol=rcond)
+
+
+def matrix_power(input, n):
+    return _linalg().matrix_power(input, n)
+
+
+def chain_matmul(*matrices, out=None):
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+                  "more tensors rather than multiple parameters.", UserWarning)
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        if matrices[0].dim() != 2:
+            raise RuntimeError(f"chain_matmul(): Tensor 0 must be 2D, but got "
+                               f"{matrices[0].dim()}D")
+        return _finish(matrices[0].clone(), False, out)
+    return _finish(_linalg().multi_dot(list(matrices)), False, out)
+
+
+install_methods(dict(pinverse=pinverse, matrix_power=matrix_power))

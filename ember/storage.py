@@ -1,0 +1,106 @@
+"""torch.storage: UntypedStorage (the flat byte buffer of ember._core.storage) and TypedStorage,
+PyTorch's older typed view of the same bytes that `Tensor.storage()` still returns, with its
+deprecation warning. A TypedStorage reads and writes the untyped bytes as elements of its dtype."""
+import warnings
+
+import numpy as np
+
+from ._core.storage import UntypedStorage
+
+__all__ = ["UntypedStorage", "TypedStorage"]
+
+_DEPRECATED = ("TypedStorage is deprecated. It will be removed in the future and UntypedStorage "
+               "will be the only storage class. This should only matter to you if you are using "
+               "storages directly.  To access UntypedStorage directly, use "
+               "tensor.untyped_storage() instead of tensor.storage()")
+
+
+class TypedStorage:
+    is_sparse = False
+
+    def __init__(self, untyped, dtype, *, _internal=False):
+        if not _internal:
+            warnings.warn(_DEPRECATED, UserWarning, stacklevel=3)
+        if not isinstance(untyped, UntypedStorage):
+            raise TypeError(f"TypedStorage(): expected an UntypedStorage, got "
+                            f"{type(untyped).__name__}")
+        self._untyped_storage = untyped
+        self.dtype = dtype
+
+    def _elements(self):
+        """The storage's bytes as a NumPy array of this dtype (a view: writes go through)."""
+        raw = self._untyped_storage._bytes()
+        n = raw.nbytes // self.dtype.itemsize
+        return raw[:n * self.dtype.itemsize].view(self.dtype._np)
+
+    @property
+    def device(self):
+        return self._untyped_storage.device
+
+    def untyped(self):
+        return self._untyped_storage
+
+    def size(self):
+        return self._untyped_storage.nbytes() // self.dtype.itemsize
+
+    __len__ = size
+
+    def nbytes(self):
+        return self.size() * self.dtype.itemsize
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    def _check_cpu(self, what):
+        if self.device.type != "cpu":
+            raise NotImplementedError(f"TypedStorage.{what}() on the {self.device.type} device: "
+                                      "its storage holds no data")
+
+    def __getitem__(self, i):
+        self._check_cpu("__getitem__")
+        if isinstance(i, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        n = self.size()
+        if not -n <= i < n:
+            raise IndexError(f"index {i} out of range for storage of size {n}")
+        return self._elements()[i].item()
+
+    def __setitem__(self, i, value):
+        self._check_cpu("__setitem__")
+        self._elements()[i] = value
+
+    def tolist(self):
+        self._check_cpu("tolist")
+        return self._elements().tolist()
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def fill_(self, value):
+        self._check_cpu("fill_")
+        self._elements()[...] = value
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        self._check_cpu("copy_")
+        src = source._elements() if isinstance(source, TypedStorage) else np.asarray(source)
+        self._elements()[...] = src
+        return self
+
+    def is_shared(self):
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self):
+        self._untyped_storage.share_memory_()
+        return self
+
+    def cpu(self):
+        return self
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist()) if self.device.type == "cpu" else " ..."
+        return (f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) "
+                f"of size {self.size()}]")
