@@ -672,6 +672,18 @@ def _softplus(a, beta=1, threshold=20):
 unary("neg", np.negative, check=_check_neg, inplace="neg_")
 unary("abs", np.abs, check=_check_abs, inplace="abs_")
 unary("sign", _sign, inplace="sign_")
+
+
+def _sgn(a):
+    """sign for real numbers; x / |x| (0 at 0) for complex ones, the point on the unit circle."""
+    if a.dtype.kind != "c":
+        return _sign(a)
+    magnitude = np.abs(a)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(magnitude == 0, 0, a / magnitude).astype(a.dtype)
+
+
+unary("sgn", _sgn)
 for _name, _fn in (("exp", np.exp), ("log", np.log), ("log1p", np.log1p), ("expm1", np.expm1),
                    ("sqrt", np.sqrt), ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos)):
     unary(_name, _fn, result=_float_result, quiet=True, inplace=f"{_name}_")

@@ -52,6 +52,7 @@ clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor  | funct
 neg(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias negative
 abs(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias absolute
 sign(Tensor self) -> Tensor  | function, method, inplace, out
+sgn(Tensor self) -> Tensor  | function, method, inplace, out
 exp(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 log(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 log1p(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out

@@ -8,12 +8,11 @@ from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._bindings.overloads import _clamp_inplace
-from .._core.grad_mode import _grad_state
 from .._refs.shape import broadcast_tensors
-from .._bindings.generated import pow, isclose, mul, sign, stack, view_as_complex
+from .._bindings.generated import pow, isclose, mul, stack, view_as_complex
 from .._bindings.out import _finish
 from .._bindings.factories import arange
-from .._bindings.overloads import where, clamp
+from .._bindings.overloads import clamp
 
 _eq = _op("eq.Tensor")
 _pow = _op("pow.Tensor_Tensor")
@@ -73,17 +72,6 @@ def rad2deg(input, *, out=None):
 def rad2deg_(input):
     _no_complex("rad2deg", input)
     return input.mul_(1 / _PI_180)
-
-
-def sgn(input, *, out=None):
-    """sign for real tensors; x / |x| (0 at 0) for complex ones."""
-    if not input.is_complex():
-        return sign(input, out=out)
-    if input.requires_grad and _grad_state.enabled:
-        raise NotImplementedError("ember: the derivative of sgn for complex tensors is not "
-                                  "implemented")
-    magnitude = input.abs()
-    return _finish(where(magnitude == 0, 0, input / magnitude.to(input.dtype)), False, out)
 
 
 def _float_power_dtype(input, exponent):
@@ -185,10 +173,10 @@ METHODS = dict(
     square=square, square_=square_, equal=equal, allclose=allclose,
     clamp_min=clamp_min, clamp_max=clamp_max, clamp_min_=clamp_min_, clamp_max_=clamp_max_,
     deg2rad=deg2rad, deg2rad_=deg2rad_, rad2deg=rad2deg, rad2deg_=rad2deg_,
-    sgn=sgn, sgn_=lambda s: s.copy_(sgn(s)), float_power=float_power,
+    float_power=float_power,
     float_power_=_float_power_, mvlgamma=mvlgamma, mvlgamma_=_mvlgamma_, positive=positive,
 )
 
 __all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "deg2rad", "deg2rad_", "equal",
            "fill", "float_power", "mvlgamma", "polar", "positive", "rad2deg", "rad2deg_",
-           "resolve_conj", "resolve_neg", "sgn", "square", "square_"]
+           "resolve_conj", "resolve_neg", "square", "square_"]

@@ -115,6 +115,21 @@ derivative("clamp.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad}
 derivative("neg", {"self": lambda grad: -grad})
 derivative("abs", {"self": lambda grad, self: grad * E.sgn(self)})  # sgn: x/|x| if complex
 derivative("sign", {"self": lambda grad: grad * 0})
+
+
+def _sgn_grad(grad, self):
+    """Zero for real inputs; for complex z, the part of grad / |z| orthogonal to sgn(z) (the
+    derivative of z / |z| along the circle), and 0 at z = 0. Written from `self`, not the saved
+    result, so that its own derivative (double backward) sees how sgn(z) moves with z."""
+    if not self.is_complex():
+        return grad * 0
+    magnitude = self.abs()
+    direction = self.sgn()
+    tangential = (grad - direction * E.real(grad * direction.conj())) / magnitude
+    return E.where(magnitude == 0, 0.0, tangential)
+
+
+derivative("sgn", {"self": _sgn_grad})
 derivative("exp", {"self": lambda grad, result: grad * _conj(result)})
 derivative("log", {"self": lambda grad, self: grad / _conj(self)})
 derivative("log1p", {"self": lambda grad, self: grad / (self + 1)})
