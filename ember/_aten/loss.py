@@ -1,0 +1,236 @@
+"""Loss kernels (CPU and Meta) that have a backward kernel of their own, as in PyTorch's
+Loss.cpp: binary cross-entropy, binary cross-entropy with logits, and the fused softmax
+cross-entropy of (N, C) logits and class indices. Reduction codes: 0 none, 1 mean, 2 sum.
+
+Each backward kernel is an op as well, with derivatives of its own (see
+autograd/derivatives/nn.py), so double backward works. What a backward kernel needs it reads
+from the op's saved arguments, recomputes, or (the fused cross-entropy) reads from the
+forward's second output.
+
+Note [Fused softmax cross-entropy]
+----------------------------------
+PyTorch computes cross_entropy as log_softmax then nll_loss: two ops and two backward nodes,
+each a few passes over the logits. For the common case -- (N, C) float32/float64 logits and
+class indices -- `_softmax_cross_entropy` does both in one pass: the loss is
+logsumexp(x) - x[t] per sample, weighted by w[t], and the softmax it computed on the way is
+returned as a second output. The backward op reads that output (`result1`) instead of
+computing the softmax again:
+
+    grad_input = (softmax(x) - onehot(t)) * grad * w[t]  (divided by sum(w[t]) for "mean")
+
+Its node is named NllLossBackward0, the name PyTorch's graph has at that place. The second
+output is not differentiable (nothing downstream may use it as a value of the graph).
+"""
+import numpy as np
+
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta
+from .elementwise import not_implemented, _OPMATH
+from .nn_ops import _nll_check
+
+
+def _math(t):
+    """The tensor's array in the dtype losses are computed in (float32 for half precision)."""
+    return t._np.astype(_OPMATH.get(t.dtype, t.dtype)._np, copy=False)
+
+
+def _reduce(loss, reduction, dtype):
+    with np.errstate(invalid="ignore"):  # the mean of nothing is nan, quietly
+        r = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.mean()
+    return _wrap(np.asarray(r).astype(dtype._np, copy=False))
+
+
+def _reduced_meta(self, reduction):
+    return _meta(self.shape if reduction == 0 else (), self.dtype, device=self.device)
+
+
+def _mean_scale(self, reduction):
+    """The factor "mean" applies to every element's gradient."""
+    return 1 / self.numel() if reduction == 1 and self.numel() else 1
+
+
+# ---- fused softmax cross-entropy ----------------------------------------------------------
+def _check_class_logits(self, target, weight):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("_softmax_cross_entropy", self.dtype)
+    if self.dim() != 2 or target.dim() != 1:
+        raise RuntimeError(f"_softmax_cross_entropy: expected (N, C) logits and (N,) targets, "
+                           f"got logits of size {list(self.shape)} and targets of size "
+                           f"{list(target.shape)}")
+    return _nll_check(self, target, weight)
+
+
+def _sample_weights(target, weight, ignore_index, classes, dt):
+    """Every sample's target class (0 where ignored), and its weight w[t] (0 where ignored)."""
+    t = target._np
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    bad = (safe < 0) | (safe >= classes)
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    w = weight._np[safe].astype(dt, copy=False) if weight is not None else np.ones(t.shape, dt)
+    return safe, np.where(valid, w, 0).astype(dt, copy=False)
+
+
+@impl("_softmax_cross_entropy", "CPU")
+def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
+    """(loss, softmax(self, 1)); see Note [Fused softmax cross-entropy]."""
+    classes = _check_class_logits(self, target, weight)
+    x = _math(self)
+    n = x.shape[0]
+    safe, w = _sample_weights(target, weight, ignore_index, classes, x.dtype)
+    m = x.max(1, keepdims=True) if x.size else np.zeros((n, 1), x.dtype)
+    p = np.exp(x - m)
+    total = p.sum(1, keepdims=True)
+    loss = (np.log(total[:, 0]) + m[:, 0] - x[np.arange(n), safe]) * w
+    # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.sum() / w.sum()
+    p /= total
+    dt = self.dtype._np
+    return _wrap(np.asarray(out).astype(dt, copy=False)), _wrap(p.astype(dt, copy=False))
+
+
+@impl("_softmax_cross_entropy", "Meta")
+def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index):
+    _check_class_logits(self, target, weight)
+    return (_meta(target.shape if reduction == 0 else (), self.dtype, device=self.device),
+            _meta(self.shape, self.dtype, device=self.device))
+
+
+@impl("_softmax_cross_entropy_backward", "CPU")
+def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction, ignore_index,
+                                   softmax):
+    """(softmax - onehot(t)) * grad * w[t], divided by sum(w[t]) for "mean" (where all samples
+    are ignored the gradient is zero, as in PyTorch)."""
+    classes = _check_class_logits(self, target, weight)
+    p = _math(softmax)
+    safe, w = _sample_weights(target, weight, ignore_index, classes, p.dtype)
+    w_sum = w.sum()
+    scale = w / w_sum if reduction == 1 and w_sum != 0 else w
+    coef = (_math(grad_output) * scale).astype(p.dtype, copy=False)
+    g = p * coef[:, None]
+    g[np.arange(p.shape[0]), safe] -= coef
+    return _wrap(g.astype(self.dtype._np, copy=False))
+
+
+@impl("_softmax_cross_entropy_backward", "Meta")
+def softmax_cross_entropy_backward_meta(grad_output, self, target, weight, reduction,
+                                        ignore_index, softmax):
+    _check_class_logits(self, target, weight)
+    return _meta(self.shape, self.dtype, device=self.device)
+
+
+# ---- binary cross-entropy -----------------------------------------------------------------
+# -(y log x + (1 - y) log(1 - x)) with both logarithms clamped to >= -100, as PyTorch does;
+# the input's gradient is (x - y) / max(x (1 - x), 1e-12), finite where the clamp makes the
+# loss flat.
+_BCE_EPS = 1e-12
+
+
+def _bce_check(self, target, weight):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("binary_cross_entropy", self.dtype)
+    if target.shape != self.shape:
+        raise RuntimeError(f"binary_cross_entropy: target of size {list(target.shape)} does "
+                           f"not match input of size {list(self.shape)}")
+
+
+@impl("binary_cross_entropy", "CPU")
+def binary_cross_entropy(self, target, weight=None, reduction=1):
+    _bce_check(self, target, weight)
+    x, y = _math(self), _math(target)
+    for name, a in (("input", x), ("target", y)):
+        if not ((a >= 0) & (a <= 1)).all():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        loss = (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
+    if weight is not None:
+        loss *= _math(weight)
+    return _reduce(loss, reduction, self.dtype)
+
+
+@impl("binary_cross_entropy", "Meta")
+def binary_cross_entropy_meta(self, target, weight=None, reduction=1):
+    _bce_check(self, target, weight)
+    return _reduced_meta(self, reduction)
+
+
+@impl("binary_cross_entropy_backward", "CPU")
+def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=1):
+    _bce_check(self, target, weight)
+    x, y = _math(self), _math(target)
+    g = (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
+    g *= _math(grad_output) * _mean_scale(self, reduction)
+    if weight is not None:
+        g *= _math(weight)
+    return _wrap(g.astype(self.dtype._np, copy=False))
+
+
+@impl("binary_cross_entropy_backward", "Meta")
+def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, reduction=1):
+    _bce_check(self, target, weight)
+    return _meta(self.shape, self.dtype, device=self.device)
+
+
+# ---- binary cross-entropy with logits -----------------------------------------------------
+# loss = (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight. e = exp(-|x|)
+# gives both log(sigmoid(x)) = min(x, 0) - log1p(e) and sigmoid(-x) = (e if x >= 0 else 1) /
+# (1 + e) without overflow.
+def _bce_logits_check(self, target):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("binary_cross_entropy_with_logits", self.dtype)
+    if target.shape != self.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({self.shape})")
+
+
+def _optional(t):
+    return None if t is None else _math(t)
+
+
+@impl("binary_cross_entropy_with_logits", "CPU")
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
+    _bce_logits_check(self, target)
+    x, y = _math(self), _math(target)
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    pw = _optional(pos_weight)
+    loss = (1 - y) * x
+    loss -= log_sig if pw is None else ((pw - 1) * y + 1) * log_sig
+    if weight is not None:
+        loss = loss * _math(weight)
+    return _reduce(loss, reduction, self.dtype)
+
+
+@impl("binary_cross_entropy_with_logits", "Meta")
+def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=None,
+                                          reduction=1):
+    _bce_logits_check(self, target)
+    return _reduced_meta(self, reduction)
+
+
+@impl("_binary_cross_entropy_with_logits_backward", "CPU")
+def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight, pos_weight,
+                                              reduction):
+    """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
+    _bce_logits_check(self, target)
+    x, y = _math(self), _math(target)
+    e = np.exp(-np.abs(x))
+    sig_neg = np.where(x >= 0, e, 1)
+    sig_neg /= 1 + e
+    pw = _optional(pos_weight)
+    if pw is not None:
+        sig_neg *= (pw - 1) * y + 1
+    g = 1 - y
+    g -= sig_neg
+    g *= _math(grad_output) * _mean_scale(self, reduction)
+    if weight is not None:
+        g = g * _math(weight)
+    return _wrap(np.ascontiguousarray(np.broadcast_to(g, self.shape), self.dtype._np))
+
+
+@impl("_binary_cross_entropy_with_logits_backward", "Meta")
+def binary_cross_entropy_with_logits_backward_meta(grad_output, self, target, weight,
+                                                   pos_weight, reduction):
+    _bce_logits_check(self, target)
+    return _meta(self.shape, self.dtype, device=self.device)
