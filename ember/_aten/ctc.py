@@ -50,6 +50,11 @@ def _shift_back(a, k, fill):
     return out
 
 
+def _by_class(v, onehot):
+    """sum over s of v[t, n, s] * onehot[n, s, c]: one batched matrix product per sample."""
+    return np.matmul(v.transpose(1, 0, 2), onehot).transpose(1, 0, 2)
+
+
 class _CTC:
     """One batch's extended label sequences, the masks the recursions need, and the two ways
     of running them.
@@ -111,41 +116,43 @@ class _CTC:
     def _emissions(self):
         """Each step's emission probabilities relative to its best valid one: exp(em - q)."""
         if self._pe is None:
-            em, valid = self.em, self.valid
-            q = np.max(np.where(valid, em, -np.inf), axis=2, keepdims=True)
-            self._q = np.where(np.isfinite(q), q, 0.0)
+            q = np.max(np.where(self.valid, self.em, -np.inf), axis=2, keepdims=True)
+            q[~np.isfinite(q)] = 0.0
+            self._q = q
             with np.errstate(under="ignore"):
-                self._pe = np.where(valid, np.exp(em - self._q), 0.0)
+                pe = np.subtract(self.em, q)
+                np.exp(pe, out=pe)
+            pe *= self.valid
+            self._pe = pe
         return self._pe
 
     def _scaled_alpha(self):
         pe = self._emissions()
         t_max, n, s = pe.shape
         a_hat = np.empty((t_max, n, s))
-        log_c = np.empty((t_max, n))
+        sums = np.empty((t_max, n))
         skip = self.can_skip[:, 2:].astype(np.float64)
-        a = np.where(self.first, pe[0], 0.0)
         for t in range(t_max):
+            a = a_hat[t]
             if t:  # stay on s, come from s - 1, or skip from s - 2
-                prev = a
-                a = prev.copy()
+                prev = a_hat[t - 1]
+                a[...] = prev
                 a[:, 1:] += prev[:, :-1]
                 a[:, 2:] += prev[:, :-2] * skip
                 a *= pe[t]
-            c = a.sum(1)
-            if ((c == 0) & self.alive[t]).any():
-                return None
+            else:
+                np.multiply(self.first, pe[0], out=a)
+            c = sums[t] = a.sum(1)
             a /= np.where(c > 0, c, 1.0)[:, None]
-            a_hat[t] = a
-            with np.errstate(divide="ignore"):
-                log_c[t] = np.log(c) + self._q[t, :, 0]
+        if ((sums == 0) & self.alive).any():
+            return None
         t_last = np.maximum(self.input_lengths - 1, 0)
         rows = np.arange(n)
         end = np.where(self.last, a_hat[t_last, rows], 0.0).sum(1)
         if ((end == 0) & (self.input_lengths > 0)).any():
             return None  # an impossible alignment, or an underflow: only log space can tell
-        cum = np.cumsum(log_c, 0)
         with np.errstate(divide="ignore", invalid="ignore"):
+            cum = np.cumsum(np.log(sums) + self._q[:, :, 0], 0)
             self.log_alpha = np.log(a_hat, out=a_hat)
             self.log_alpha += cum[:, :, None]
             return np.log(end) + cum[t_last, rows]
@@ -156,21 +163,24 @@ class _CTC:
         pe = self._emissions()
         t_max, n, s = pe.shape
         b_hat = np.empty((t_max, n, s))
-        b = np.zeros((n, s))
         skip = self.skip_from[:, :-2].astype(np.float64)
+        keep = self.alive[:, :, None] & self.valid
+        ends = self.input_lengths - 1
         for t in range(t_max - 1, -1, -1):
+            b = b_hat[t]
             if t < t_max - 1:  # stay on s, go on to s + 1, or skip to s + 2
-                b = b * pe[t + 1]
-                nxt = b.copy()
+                nxt = b_hat[t + 1] * pe[t + 1]
+                b[...] = nxt
                 b[:, :-1] += nxt[:, 1:]
                 b[:, :-2] += nxt[:, 2:] * skip
-            start = (self.input_lengths - 1) == t
-            b[start] = self.last[start]
-            b[~self.alive[t]] = 0.0
-            b *= self.valid
+            else:
+                b[...] = 0.0
+            start = ends == t
+            if start.any():
+                b[start] = self.last[start]
+            b *= keep[t]
             d = b.sum(1)
             b /= np.where(d > 0, d, 1.0)[:, None]
-            b_hat[t] = b
         return b_hat
 
     def _log_alpha(self):
@@ -214,11 +224,11 @@ class _CTC:
         z = gamma.sum(2, keepdims=True)
         if not ((z[..., 0] == 0) & self.alive & np.isfinite(nll)).any():
             with np.errstate(divide="ignore", invalid="ignore"):
-                return np.einsum("tns,nsc->tnc", gamma, onehot) / z
+                return _by_class(gamma, onehot) / z
         v = log_alpha + self._log_beta()                             # (T, N, S)
         m = np.max(v, axis=2, keepdims=True)
         m = np.where(np.isfinite(m), m, 0.0)
-        acc = np.einsum("tns,nsc->tnc", np.exp(v - m), onehot)
+        acc = _by_class(np.exp(v - m), onehot)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.exp(np.log(acc) + m + nll[None, :, None] - self.lp)
 

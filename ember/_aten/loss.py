@@ -185,21 +185,34 @@ def _bce_logits_check(self, target):
                          f"({self.shape})")
 
 
-def _optional(t):
-    return None if t is None else _math(t)
-
-
 @impl("binary_cross_entropy_with_logits", "CPU")
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
     _bce_logits_check(self, target)
     x, y = _math(self), _math(target)
-    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
-    pw = _optional(pos_weight)
-    loss = (1 - y) * x
-    loss -= log_sig if pw is None else ((pw - 1) * y + 1) * log_sig
+    log_sig = _exp_neg_abs(x)
+    np.log1p(log_sig, out=log_sig)
+    np.subtract(np.minimum(x, 0), log_sig, out=log_sig)
+    if pos_weight is not None:
+        log_sig *= _pos_weight_scale(pos_weight, y)
+    loss = 1 - y
+    loss *= x
+    loss -= log_sig
     if weight is not None:
-        loss = loss * _math(weight)
+        loss *= _math(weight)
     return _reduce(loss, reduction, self.dtype)
+
+
+def _exp_neg_abs(x):
+    e = np.abs(x)
+    np.negative(e, out=e)
+    return np.exp(e, out=e)
+
+
+def _pos_weight_scale(pos_weight, y):
+    """1 + (pos_weight - 1) y: the weight of the positive term."""
+    scale = (_math(pos_weight) - 1) * y
+    scale += 1
+    return scale
 
 
 @impl("binary_cross_entropy_with_logits", "Meta")
@@ -215,18 +228,18 @@ def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight,
     """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
     _bce_logits_check(self, target)
     x, y = _math(self), _math(target)
-    e = np.exp(-np.abs(x))
+    e = _exp_neg_abs(x)
     sig_neg = np.where(x >= 0, e, 1)
-    sig_neg /= 1 + e
-    pw = _optional(pos_weight)
-    if pw is not None:
-        sig_neg *= (pw - 1) * y + 1
+    e += 1
+    sig_neg /= e
+    if pos_weight is not None:
+        sig_neg *= _pos_weight_scale(pos_weight, y)
     g = 1 - y
     g -= sig_neg
     g *= _math(grad_output) * _mean_scale(self, reduction)
     if weight is not None:
-        g = g * _math(weight)
-    return _wrap(np.ascontiguousarray(np.broadcast_to(g, self.shape), self.dtype._np))
+        g *= _math(weight)
+    return _wrap(g.astype(self.dtype._np, copy=False))
 
 
 @impl("_binary_cross_entropy_with_logits_backward", "Meta")
