@@ -699,6 +699,7 @@ def _vector_norm(x, p, dim, keepdim=False):
 
 # ---- convolution ------------------------------------------------------------------------------
 _convolution = _lookup("convolution")
+_convolution_with_columns = _lookup("_convolution_with_columns")
 _constant_pad_nd = _lookup("constant_pad_nd")
 
 
@@ -741,8 +742,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         padding = _ntuple(padding, nd, "padding")
-    out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation), False,
-                       [0] * nd, groups)
+    if weight.requires_grad and is_grad_enabled() and input.device.type == "cpu":
+        # training: the forward's columns are kept for the weight gradient (_aten/conv.py)
+        out = _convolution_with_columns(input, weight, bias, list(stride), list(padding),
+                                        list(dilation), groups)[0]
+    else:
+        out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation),
+                           False, [0] * nd, groups)
     return out if batched else out.squeeze(0)
 
 

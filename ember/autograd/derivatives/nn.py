@@ -219,6 +219,17 @@ derivative("convolution", {
     output_padding, groups: _aten._convolution_backward_weight(
         grad, input, weight_shape, stride, padding, dilation, transposed, output_padding, groups),
     "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+# A training convolution hands its im2col columns to the weight gradient as a second output
+# (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py).
+derivative("_convolution_with_columns", {
+    "input": lambda grad, weight, input_shape, stride, padding, dilation, groups:
+        _aten._convolution_backward_input(grad, weight, input_shape, stride, padding, dilation,
+                                          False, [0] * len(stride), groups),
+    "weight": lambda grad, input, weight_shape, stride, padding, dilation, groups, result1:
+        _aten._convolution_backward_weight(grad, input, weight_shape, stride, padding, dilation,
+                                           False, [0] * len(stride), groups, result1),
+    "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))},
+    node_name="ConvolutionBackward0", output_differentiability=[True, False])
 derivative("_convolution_backward_input", {
     "grad_output": lambda grad, weight, stride, padding, dilation, transposed, output_padding,
     groups: _aten.convolution(grad, weight, None, stride, padding, dilation, transposed,
