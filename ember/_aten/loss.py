@@ -21,11 +21,13 @@ computing the softmax again:
 Its node is named NllLossBackward0, the name PyTorch's graph has at that place. The second
 output is not differentiable (nothing downstream may use it as a value of the graph).
 """
+import math
+
 import numpy as np
 
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
-from .elementwise import not_implemented, _OPMATH
+from .elementwise import broadcast_shape, not_implemented, _OPMATH
 from .nn_ops import _nll_check
 
 
@@ -34,19 +36,32 @@ def _math(t):
     return t._np.astype(_OPMATH.get(t.dtype, t.dtype)._np, copy=False)
 
 
+def _result(a, dtype):
+    """A kernel's result array (NumPy gives scalars for 0-d operands) in `dtype`."""
+    return _wrap(np.asarray(a).astype(dtype._np, copy=False))
+
+
 def _reduce(loss, reduction, dtype):
     with np.errstate(invalid="ignore"):  # the mean of nothing is nan, quietly
         r = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.mean()
-    return _wrap(np.asarray(r).astype(dtype._np, copy=False))
+    return _result(r, dtype)
 
 
-def _reduced_meta(self, reduction):
-    return _meta(self.shape if reduction == 0 else (), self.dtype, device=self.device)
+def _elementwise_loss_check(name, self, *others):
+    """The shape of an elementwise loss's terms: its arguments broadcast together."""
+    if not self.dtype.is_floating_point:
+        raise not_implemented(name, self.dtype)
+    return broadcast_shape(self._size, *(t._size for t in others if t is not None))
 
 
-def _mean_scale(self, reduction):
+def _reduced_meta(self, shape, reduction):
+    return _meta(shape if reduction == 0 else (), self.dtype, device=self.device)
+
+
+def _mean_scale(shape, reduction):
     """The factor "mean" applies to every element's gradient."""
-    return 1 / self.numel() if reduction == 1 and self.numel() else 1
+    n = math.prod(shape)
+    return 1 / n if reduction == 1 and n else 1
 
 
 # ---- fused softmax cross-entropy ----------------------------------------------------------
@@ -88,7 +103,7 @@ def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
         out = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.sum() / w.sum()
     p /= total
     dt = self.dtype._np
-    return _wrap(np.asarray(out).astype(dt, copy=False)), _wrap(p.astype(dt, copy=False))
+    return _result(out, self.dtype), _wrap(p.astype(dt, copy=False))
 
 
 @impl("_softmax_cross_entropy", "Meta")
@@ -124,21 +139,14 @@ def softmax_cross_entropy_backward_meta(grad_output, self, target, weight, reduc
 # ---- binary cross-entropy -----------------------------------------------------------------
 # -(y log x + (1 - y) log(1 - x)) with both logarithms clamped to >= -100, as PyTorch does;
 # the input's gradient is (x - y) / max(x (1 - x), 1e-12), finite where the clamp makes the
-# loss flat.
+# loss flat. Target and weight broadcast against the input, as in PyTorch's kernels (F.* checks
+# that the shapes are equal).
 _BCE_EPS = 1e-12
-
-
-def _bce_check(self, target, weight):
-    if not self.dtype.is_floating_point:
-        raise not_implemented("binary_cross_entropy", self.dtype)
-    if target.shape != self.shape:
-        raise RuntimeError(f"binary_cross_entropy: target of size {list(target.shape)} does "
-                           f"not match input of size {list(self.shape)}")
 
 
 @impl("binary_cross_entropy", "CPU")
 def binary_cross_entropy(self, target, weight=None, reduction=1):
-    _bce_check(self, target, weight)
+    _elementwise_loss_check("binary_cross_entropy", self, target, weight)
     x, y = _math(self), _math(target)
     for name, a in (("input", x), ("target", y)):
         if not ((a >= 0) & (a <= 1)).all():
@@ -146,104 +154,103 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
     with np.errstate(divide="ignore"):
         loss = (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
     if weight is not None:
-        loss *= _math(weight)
+        loss = loss * _math(weight)
     return _reduce(loss, reduction, self.dtype)
 
 
 @impl("binary_cross_entropy", "Meta")
 def binary_cross_entropy_meta(self, target, weight=None, reduction=1):
-    _bce_check(self, target, weight)
-    return _reduced_meta(self, reduction)
+    shape = _elementwise_loss_check("binary_cross_entropy", self, target, weight)
+    return _reduced_meta(self, shape, reduction)
 
 
 @impl("binary_cross_entropy_backward", "CPU")
 def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=1):
-    _bce_check(self, target, weight)
+    shape = _elementwise_loss_check("binary_cross_entropy_backward", self, target, weight)
     x, y = _math(self), _math(target)
     g = (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
-    g *= _math(grad_output) * _mean_scale(self, reduction)
+    g = g * (_math(grad_output) * _mean_scale(shape, reduction))
     if weight is not None:
-        g *= _math(weight)
-    return _wrap(g.astype(self.dtype._np, copy=False))
+        g = g * _math(weight)
+    return _result(np.broadcast_to(g, shape), self.dtype)
 
 
 @impl("binary_cross_entropy_backward", "Meta")
 def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, reduction=1):
-    _bce_check(self, target, weight)
-    return _meta(self.shape, self.dtype, device=self.device)
+    shape = _elementwise_loss_check("binary_cross_entropy_backward", self, target, weight)
+    return _meta(shape, self.dtype, device=self.device)
 
 
 # ---- binary cross-entropy with logits -----------------------------------------------------
 # loss = (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight. e = exp(-|x|)
 # gives both log(sigmoid(x)) = min(x, 0) - log1p(e) and sigmoid(-x) = (e if x >= 0 else 1) /
-# (1 + e) without overflow.
-def _bce_logits_check(self, target):
-    if not self.dtype.is_floating_point:
-        raise not_implemented("binary_cross_entropy_with_logits", self.dtype)
-    if target.shape != self.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
-                         f"({self.shape})")
+# (1 + e) without overflow. The kernels work in place where they can: at (256, 1000) each
+# pass over the data counts.
+def _exp_neg_abs(x):
+    e = np.abs(x, out=np.empty_like(x))
+    np.negative(e, out=e)
+    return np.exp(e, out=e)
+
+
+def _subtract_into(a, b):
+    """a - b, written into a where a is an array of the result's shape."""
+    if isinstance(a, np.ndarray) and a.shape == np.broadcast_shapes(a.shape, np.shape(b)):
+        return np.subtract(a, b, out=a)
+    return a - b
+
+
+def _pos_weight_scale(pos_weight, y):
+    """1 + (pos_weight - 1) y: the weight of the positive term."""
+    return (_math(pos_weight) - 1) * y + 1
 
 
 @impl("binary_cross_entropy_with_logits", "CPU")
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
-    _bce_logits_check(self, target)
+    _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                            pos_weight)
     x, y = _math(self), _math(target)
     log_sig = _exp_neg_abs(x)
     np.log1p(log_sig, out=log_sig)
     np.subtract(np.minimum(x, 0), log_sig, out=log_sig)
     if pos_weight is not None:
-        log_sig *= _pos_weight_scale(pos_weight, y)
-    loss = 1 - y
-    loss *= x
-    loss -= log_sig
+        log_sig = log_sig * _pos_weight_scale(pos_weight, y)
+    loss = _subtract_into((1 - y) * x, log_sig)
     if weight is not None:
-        loss *= _math(weight)
+        loss = loss * _math(weight)
     return _reduce(loss, reduction, self.dtype)
-
-
-def _exp_neg_abs(x):
-    e = np.abs(x)
-    np.negative(e, out=e)
-    return np.exp(e, out=e)
-
-
-def _pos_weight_scale(pos_weight, y):
-    """1 + (pos_weight - 1) y: the weight of the positive term."""
-    scale = (_math(pos_weight) - 1) * y
-    scale += 1
-    return scale
 
 
 @impl("binary_cross_entropy_with_logits", "Meta")
 def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=None,
                                           reduction=1):
-    _bce_logits_check(self, target)
-    return _reduced_meta(self, reduction)
+    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                                    pos_weight)
+    return _reduced_meta(self, shape, reduction)
 
 
 @impl("_binary_cross_entropy_with_logits_backward", "CPU")
 def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight, pos_weight,
                                               reduction):
     """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
-    _bce_logits_check(self, target)
+    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                                    pos_weight)
     x, y = _math(self), _math(target)
     e = _exp_neg_abs(x)
     sig_neg = np.where(x >= 0, e, 1)
     e += 1
     sig_neg /= e
     if pos_weight is not None:
-        sig_neg *= _pos_weight_scale(pos_weight, y)
-    g = 1 - y
-    g -= sig_neg
-    g *= _math(grad_output) * _mean_scale(self, reduction)
+        sig_neg = sig_neg * _pos_weight_scale(pos_weight, y)
+    g = _subtract_into(1 - y, sig_neg)
+    g = g * (_math(grad_output) * _mean_scale(shape, reduction))
     if weight is not None:
-        g *= _math(weight)
-    return _wrap(g.astype(self.dtype._np, copy=False))
+        g = g * _math(weight)
+    return _result(np.broadcast_to(g, shape), self.dtype)
 
 
 @impl("_binary_cross_entropy_with_logits_backward", "Meta")
 def binary_cross_entropy_with_logits_backward_meta(grad_output, self, target, weight,
                                                    pos_weight, reduction):
-    _bce_logits_check(self, target)
-    return _meta(self.shape, self.dtype, device=self.device)
+    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                                    pos_weight)
+    return _meta(shape, self.dtype, device=self.device)

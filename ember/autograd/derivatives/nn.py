@@ -113,22 +113,25 @@ derivative("_softmax_cross_entropy_backward", {"grad_output": _sce_backward_grad
                                                "self": _sce_backward_self})
 
 
-def _elementwise_scale(self, weight, reduction):
-    """An elementwise loss's factor per element: its weight, over numel for "mean"."""
-    scale = 1 / self.numel() if reduction == 1 and self.numel() else 1
+def _elementwise_scale(self, target, weight, reduction):
+    """An elementwise loss's factor per element: its weight, over the number of elements for
+    "mean" (target and weight may broadcast against the input)."""
+    n = math.prod(E.broadcast_shapes(*(t.shape for t in (self, target, weight)
+                                       if t is not None)))
+    scale = 1 / n if reduction == 1 and n else 1
     return scale if weight is None else weight * scale
 
 
 derivative("binary_cross_entropy", {
     "self": lambda grad, self, target, weight, reduction:
         _aten.binary_cross_entropy_backward(grad, self, target, weight, reduction),
-    "target": lambda grad, self, target, weight, reduction:
-        grad * ((-self).log1p() - self.log()) * _elementwise_scale(self, weight, reduction)})
+    "target": lambda grad, self, target, weight, reduction: grad * ((-self).log1p() - self.log())
+    * _elementwise_scale(self, target, weight, reduction)})
 
 
 def _bce_backward_grads(grads, grad_output, self, target, weight, reduction, needs):
     """The backward is grad_output * scale * (x - y) / D with D = max(x (1 - x), 1e-12)."""
-    gg = grads[0] * _elementwise_scale(self, weight, reduction)
+    gg = grads[0] * _elementwise_scale(self, target, weight, reduction)
     xx = self * (1 - self)
     d = xx.clamp(min=1e-12)
     g_grad = gg * (self - target) / d if needs[0] else None
@@ -147,7 +150,7 @@ derivative("binary_cross_entropy_backward",
 
 def _bce_logits_target(grad, self, target, weight, pos_weight, reduction):
     g = -self if pos_weight is None else -self - (pos_weight - 1) * _aten.log_sigmoid(self)
-    return grad * g * _elementwise_scale(self, weight, reduction)
+    return grad * g * _elementwise_scale(self, target, weight, reduction)
 
 
 derivative("binary_cross_entropy_with_logits", {
@@ -160,7 +163,7 @@ derivative("binary_cross_entropy_with_logits", {
 def _bce_logits_backward_grads(grads, grad_output, self, target, weight, pos_weight, reduction,
                                needs):
     """The backward is grad_output * scale * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
-    gg = grads[0] * _elementwise_scale(self, weight, reduction)
+    gg = grads[0] * _elementwise_scale(self, target, weight, reduction)
     sig_neg = (-self).sigmoid()
     pw_scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     g_grad = g_self = g_target = None
