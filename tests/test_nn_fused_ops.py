@@ -199,3 +199,23 @@ def test_fused_cross_entropy_saves_its_softmax():
     assert node.name() == "NllLossBackward0"
     np.testing.assert_allclose(node._saved_result1.detach().numpy(),
                                x.detach().softmax(1).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda F, x: F.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid() * 0 + 0.3),
+    lambda F, x: F.binary_cross_entropy_with_logits(x, x.detach() * 0 + 0.3),
+    lambda F, x: F.binary_cross_entropy_with_logits(x, x.detach() * 0 + 0.3,
+                                                    pos_weight=x.detach()[0].abs()),
+    lambda F, x: F.cross_entropy(x, x.detach().argmax(1)),
+    lambda F, x: F.ctc_loss(x.unsqueeze(1).log_softmax(2), x.detach().argmax(1)[None, :2].clamp(
+        min=1), [3], [2]),
+])
+def test_gradients_accumulate(loss):
+    """The gradient kernels give fresh, writable arrays: a second backward adds into .grad."""
+    x = ember.randn(3, 4, requires_grad=True)
+    for _ in range(2):
+        loss(ember.nn.functional, x).backward()
+    first = x.grad.clone()
+    x.grad = None
+    loss(ember.nn.functional, x).backward()
+    np.testing.assert_allclose(first.numpy(), 2 * x.grad.numpy(), rtol=1e-6, atol=1e-7)

@@ -36,9 +36,13 @@ def _math(t):
     return t._np.astype(_OPMATH.get(t.dtype, t.dtype)._np, copy=False)
 
 
-def _result(a, dtype):
-    """A kernel's result array (NumPy gives scalars for 0-d operands) in `dtype`."""
-    return _wrap(np.asarray(a).astype(dtype._np, copy=False))
+def _result(a, dtype, shape=None):
+    """A kernel's result (NumPy gives scalars for 0-d operands) as a fresh, writable array in
+    `dtype`, broadcast to `shape` if given."""
+    a = np.asarray(a, dtype._np)
+    if shape is not None and a.shape != tuple(shape):
+        a = np.broadcast_to(a, shape)
+    return _wrap(a if a.flags.writeable else a.copy())
 
 
 def _reduce(loss, reduction, dtype):
@@ -172,7 +176,7 @@ def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduct
     g = g * (_math(grad_output) * _mean_scale(shape, reduction))
     if weight is not None:
         g = g * _math(weight)
-    return _result(np.broadcast_to(g, shape), self.dtype)
+    return _result(g, self.dtype, shape)
 
 
 @impl("binary_cross_entropy_backward", "Meta")
@@ -245,7 +249,7 @@ def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight,
     g = g * (_math(grad_output) * _mean_scale(shape, reduction))
     if weight is not None:
         g = g * _math(weight)
-    return _result(np.broadcast_to(g, shape), self.dtype)
+    return _result(g, self.dtype, shape)
 
 
 @impl("_binary_cross_entropy_with_logits_backward", "Meta")
