@@ -50,6 +50,9 @@ def _shift_back(a, k, fill):
     return out
 
 
+_TINY = np.finfo(np.float64).tiny
+
+
 def _by_class(v, onehot):
     """sum over s of v[t, n, s] * onehot[n, s, c]: one batched matrix product per sample."""
     return np.matmul(v.transpose(1, 0, 2), onehot).transpose(1, 0, 2)
@@ -72,8 +75,11 @@ class _CTC:
         self.lp = lp
         self.lengths = target_lengths
         self.input_lengths = input_lengths
+        # past a target's end the symbols are blanks too: every symbol's emission is then
+        # one a valid symbol has (the blank's, at s = 0), so a step's best is over all s
         self.ext = np.full((n, 2 * max_len + 1), blank, np.int64)
-        self.ext[:, 1::2] = targets
+        self.ext[:, 1::2] = np.where(np.arange(max_len) < target_lengths[:, None], targets,
+                                     blank)
         s = np.arange(2 * max_len + 1)
         self.valid = s[None, :] < (2 * target_lengths + 1)[:, None]          # (N, S)
         prev2 = np.full_like(self.ext, -1)
@@ -86,8 +92,7 @@ class _CTC:
         self.first = (s == 0) | ((s == 1) & has_label)     # where paths start ...
         last = 2 * target_lengths[:, None]
         self.last = (s == last) | ((s == last - 1) & has_label)   # ... and end
-        idx = np.broadcast_to(self.ext[None], (lp.shape[0],) + self.ext.shape)
-        self.em = np.take_along_axis(lp, idx, axis=2)       # lp[t, n, l'_s]: (T, N, S)
+        self.em = lp[:, np.arange(n)[:, None], self.ext]     # lp[t, n, l'_s]: (T, N, S)
         self.alive = np.arange(lp.shape[0])[:, None] < input_lengths[None, :]   # (T, N)
         self._pe = None
 
@@ -114,14 +119,19 @@ class _CTC:
         return ll
 
     def _emissions(self):
-        """Each step's emission probabilities relative to its best valid one: exp(em - q)."""
+        """Each step's emission probabilities relative to its best valid one: exp(em - q).
+        The exponentials are taken over classes or over symbols, whichever are fewer (a
+        target's labels repeat classes; a large vocabulary has more classes than symbols)."""
         if self._pe is None:
-            q = np.max(np.where(self.valid, self.em, -np.inf), axis=2, keepdims=True)
+            q = np.max(self.em, axis=2, keepdims=True)
             q[~np.isfinite(q)] = 0.0
             self._q = q
-            with np.errstate(under="ignore"):
-                pe = np.subtract(self.em, q)
+            source = self.lp if self.lp.shape[2] < self.em.shape[2] else self.em
+            with np.errstate(under="ignore", over="ignore"):
+                pe = np.subtract(source, q)
                 np.exp(pe, out=pe)
+            if source is self.lp:
+                pe = pe[:, np.arange(pe.shape[1])[:, None], self.ext]
             pe *= self.valid
             self._pe = pe
         return self._pe
@@ -132,20 +142,22 @@ class _CTC:
         a_hat = np.empty((t_max, n, s))
         sums = np.empty((t_max, n))
         skip = self.can_skip[:, 2:].astype(np.float64)
+        skipped = np.empty((n, max(s - 2, 0)))
         for t in range(t_max):
             a = a_hat[t]
             if t:  # stay on s, come from s - 1, or skip from s - 2
                 prev = a_hat[t - 1]
                 a[...] = prev
                 a[:, 1:] += prev[:, :-1]
-                a[:, 2:] += prev[:, :-2] * skip
+                a[:, 2:] += np.multiply(prev[:, :-2], skip, out=skipped)
                 a *= pe[t]
             else:
                 np.multiply(self.first, pe[0], out=a)
-            c = sums[t] = a.sum(1)
-            a /= np.where(c > 0, c, 1.0)[:, None]
-        if ((sums == 0) & self.alive).any():
-            return None
+            c = a.sum(1)
+            sums[t] = np.maximum(c, _TINY, out=c)
+            a /= c[:, None]
+        if ((sums == _TINY) & self.alive).any():
+            return None  # a step's sum is zero (or below float64's normal range)
         t_last = np.maximum(self.input_lengths - 1, 0)
         rows = np.arange(n)
         end = np.where(self.last, a_hat[t_last, rows], 0.0).sum(1)
@@ -159,28 +171,31 @@ class _CTC:
 
     def _scaled_beta(self):
         """The probability of completing the target after time t from symbol s, without
-        time t's own emission; scaled per step like alpha."""
+        time t's own emission; scaled per step like alpha. Only its ratios within a step
+        matter (see occupancy), so a step is divided by its sum, or by the smallest normal
+        number where that sum is zero or below it. Symbols past a target and steps past an
+        input need no mask: their emissions are zero, and nothing runs into them."""
         pe = self._emissions()
         t_max, n, s = pe.shape
         b_hat = np.empty((t_max, n, s))
         skip = self.skip_from[:, :-2].astype(np.float64)
-        keep = self.alive[:, :, None] & self.valid
         ends = self.input_lengths - 1
+        starts = {int(t): np.flatnonzero(ends == t) for t in np.unique(ends[ends >= 0])}
+        nxt, skipped = np.empty((n, s)), np.empty((n, max(s - 2, 0)))
         for t in range(t_max - 1, -1, -1):
             b = b_hat[t]
             if t < t_max - 1:  # stay on s, go on to s + 1, or skip to s + 2
-                nxt = b_hat[t + 1] * pe[t + 1]
+                np.multiply(b_hat[t + 1], pe[t + 1], out=nxt)
                 b[...] = nxt
                 b[:, :-1] += nxt[:, 1:]
-                b[:, :-2] += nxt[:, 2:] * skip
+                b[:, :-2] += np.multiply(nxt[:, 2:], skip, out=skipped)
             else:
                 b[...] = 0.0
-            start = ends == t
-            if start.any():
-                b[start] = self.last[start]
-            b *= keep[t]
+            rows = starts.get(t)
+            if rows is not None:
+                b[rows] = self.last[rows]
             d = b.sum(1)
-            b /= np.where(d > 0, d, 1.0)[:, None]
+            b /= np.maximum(d, _TINY, out=d)[:, None]
         return b_hat
 
     def _log_alpha(self):
@@ -217,9 +232,10 @@ class _CTC:
         c = self.lp.shape[2]
         onehot = (self.ext[:, :, None] == np.arange(c)).astype(np.float64)   # (N, S, C)
         m = np.max(log_alpha, axis=2, keepdims=True)
-        m = np.where(np.isfinite(m), m, 0.0)
+        m[~np.isfinite(m)] = 0.0
         with np.errstate(under="ignore"):
-            gamma = np.exp(log_alpha - m)
+            gamma = np.subtract(log_alpha, m, dtype=np.float64)
+            np.exp(gamma, out=gamma)
         gamma *= self._scaled_beta()
         z = gamma.sum(2, keepdims=True)
         if not ((z[..., 0] == 0) & self.alive & np.isfinite(nll)).any():
@@ -330,7 +346,7 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
                       neg_log_likelihood, log_alpha, blank, zero_infinity=False):
     ctc = _setup(log_probs, targets, input_lengths, target_lengths, blank)
     nll = neg_log_likelihood._np.astype(np.float64)
-    la = log_alpha._np.astype(np.float64).transpose(1, 0, 2)
+    la = log_alpha._np.transpose(1, 0, 2)    # (T, N, S), in the log_probs' dtype
     with np.errstate(invalid="ignore"):
         g = np.exp(ctc.lp) - ctc.occupancy(nll, la)
     g[np.isneginf(ctc.lp)] = np.nan  # PyTorch's formula divides by exp(lp) = 0 there
