@@ -34,6 +34,8 @@ which makes dh_n flow into the right steps and dh0 come out in the same arrays.
 The backward kernel is not differentiable: double backward through these layers raises (see
 autograd/derivatives/nn.py).
 """
+import math
+
 import numpy as np
 
 from .._dispatch.dispatcher import impl
@@ -52,15 +54,14 @@ def _array(t):
     return None if t is None else t._np
 
 
-def _check(input, weight_ih, weight_hh, hx, cx, mode, batch_sizes):
+def _check(input, weight_hh, hx, cx, mode, batch_sizes):
     """(rows N, hidden size H, output features H_out), after PyTorch-style checks."""
     if mode not in GATES:
         raise ValueError(f"Unknown RNN mode: {mode}")
     if not input.dtype.is_floating_point:
         raise not_implemented("_rnn_layer", input.dtype)
-    gates = weight_hh.shape[0]
-    hidden = gates // GATES[mode]
-    rows = input.shape[0] * input.shape[1] if input.dim() == 3 else input.shape[0]
+    hidden = weight_hh.shape[0] // GATES[mode]
+    rows = math.prod(input.shape[:-1])
     if input.dim() not in (2, 3) or sum(batch_sizes) != rows:
         raise RuntimeError(f"_rnn_layer: input of size {list(input.shape)} does not hold the "
                            f"{sum(batch_sizes)} rows of batch_sizes")
@@ -70,7 +71,7 @@ def _check(input, weight_ih, weight_hh, hx, cx, mode, batch_sizes):
     return rows, hidden, hx.shape[1]
 
 
-def _workspace_blocks(mode, rows, hidden, h_out):
+def _workspace_blocks(mode, hidden, h_out):
     blocks = [("acts", GATES[mode] * hidden), ("h_prev", h_out)]
     if mode == "LSTM":
         blocks += [("c_prev", hidden), ("c_all", hidden)]
@@ -80,13 +81,13 @@ def _workspace_blocks(mode, rows, hidden, h_out):
 
 
 def _workspace_size(mode, rows, hidden, h_out):
-    return rows * sum(width for _, width in _workspace_blocks(mode, rows, hidden, h_out))
+    return rows * sum(width for _, width in _workspace_blocks(mode, hidden, h_out))
 
 
 def _split_workspace(ws, mode, rows, hidden, h_out):
     """The workspace's blocks as (rows, width) arrays, each contiguous."""
     out, start = {}, 0
-    for name, width in _workspace_blocks(mode, rows, hidden, h_out):
+    for name, width in _workspace_blocks(mode, hidden, h_out):
         out[name] = ws[start:start + rows * width].reshape(rows, width)
         start += rows * width
     return out
@@ -102,7 +103,7 @@ def _steps(batch_sizes, reverse):
 def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, mode,
               batch_sizes, reverse):
     """(output, hy, cy, workspace) of one layer and direction; see the module docstring."""
-    rows, hidden, h_out = _check(input, weight_ih, weight_hh, hx, cx, mode, batch_sizes)
+    rows, hidden, h_out = _check(input, weight_hh, hx, cx, mode, batch_sizes)
     X = input._np.reshape(rows, input.shape[-1])
     W_ih, W_hh, W_hr = weight_ih._np, weight_hh._np, _array(weight_hr)
     gi = X @ W_ih.T
@@ -165,7 +166,7 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
 @impl("_rnn_layer", "Meta")
 def rnn_layer_meta(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, mode,
                    batch_sizes, reverse):
-    rows, hidden, h_out = _check(input, weight_ih, weight_hh, hx, cx, mode, batch_sizes)
+    rows, hidden, h_out = _check(input, weight_hh, hx, cx, mode, batch_sizes)
     dt, dev = input.dtype, input.device
     return (_meta(tuple(input.shape[:-1]) + (h_out,), dt, device=dev),
             _meta(hx.shape, dt, device=dev),
