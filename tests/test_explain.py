@@ -99,3 +99,115 @@ def test_explain_with_inference_mode():
         with ember.inference_mode():
             y = x * 2
     assert y.is_inference() and ex.records[0]["keys"] == ["CPU"]
+
+
+# ---- a training step of real models: every differentiable computation is an op ----------------
+def _graph(root):
+    """Every node of the backward graph below `root` (iteratively, each once)."""
+    seen, stack, nodes = set(), [root], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        nodes.append(node)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return nodes
+
+
+def _explained_step(model, x, y):
+    """explain() over forward, cross-entropy loss and backward; the graph's nodes."""
+    with ember.explain() as ex:
+        loss = ember.nn.functional.cross_entropy(model(x), y)
+        graph = _graph(loss.grad_fn)
+        loss.backward()
+    return ex, graph
+
+
+def _check_all_ops(ex, graph, forward_ops, backward_ops):
+    from collections import Counter
+    accumulate = "torch::autograd::AccumulateGrad"
+    # no node of a Python autograd.Function: every node is an op's, or AccumulateGrad
+    assert all(getattr(n, "_forward_cls", None) is None for n in graph)
+    in_graph = Counter(n.name() for n in graph if n.name() != accumulate)
+    # every node of the graph was made by a recorded op call ...
+    made = Counter(r["node"] for r in _rows(ex, "op") if r["node"])
+    assert not in_graph - made, f"nodes no recorded op made: {in_graph - made}"
+    # ... and ran, once, as a recorded backward node computed by its op's derivative
+    nodes = _rows(ex, "node")
+    assert Counter(r["op"] for r in nodes if r["op"] != accumulate) == in_graph
+    assert all(r["kernel"].startswith("derivative of ") or r["op"] == accumulate
+               for r in nodes)
+    ops = {r["op"] for r in _rows(ex, "op")}
+    assert set(forward_ops) <= ops and set(backward_ops) <= ops, (set(forward_ops) - ops,
+                                                                  set(backward_ops) - ops)
+    # the backward kernels run inside their node's row
+    for name in backward_ops:
+        row = next(r for r in ex.records if r["op"] == name)
+        assert row["depth"] == 1 and row["keys"] == ["CPU"]
+
+
+class _LeNet(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        nn = ember.nn
+        self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+    def forward(self, x):
+        F = ember.nn.functional
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2).flatten(1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def test_lenet_training_step_is_all_ops():
+    ember.manual_seed(0)
+    ex, graph = _explained_step(_LeNet(), ember.randn(4, 1, 28, 28),
+                                ember.randint(0, 10, (4,)))
+    _check_all_ops(ex, graph, ["_convolution_with_columns", "relu", "max_pool2d_with_indices",
+                               "linear", "_softmax_cross_entropy"],
+                   ["_softmax_cross_entropy_backward", "_convolution_backward_weight",
+                    "_convolution_backward_input", "max_pool2d_with_indices_backward"])
+    nodes = {r["op"] for r in _rows(ex, "node")}
+    assert {"NllLossBackward0", "ConvolutionBackward0", "MaxPool2DWithIndicesBackward0"} <= nodes
+
+
+class _LSTMClassifier(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm, self.fc = ember.nn.LSTM(8, 16), ember.nn.Linear(16, 5)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.fc(out + h + c).flatten(0, 1)   # every output of the layer in the loss
+
+
+def test_lstm_training_step_is_all_ops():
+    ember.manual_seed(0)
+    ex, graph = _explained_step(_LSTMClassifier(), ember.randn(6, 3, 8),
+                                ember.randint(0, 5, (18,)))
+    _check_all_ops(ex, graph, ["_rnn_layer", "linear", "_softmax_cross_entropy"],
+                   ["_rnn_layer_backward", "_softmax_cross_entropy_backward"])
+    layer = next(r for r in _rows(ex, "op") if r["op"] == "_rnn_layer")
+    assert layer["node"] == "MkldnnRnnLayerBackward0" and layer["kernel"] == "rnn.rnn_layer"
+
+
+class _TransformerClassifier(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = ember.nn.TransformerEncoderLayer(16, 2, 32)
+        self.fc = ember.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(self.layer(x).mean(0))
+
+
+def test_transformer_layer_training_step_is_all_ops():
+    ember.manual_seed(0)
+    ex, graph = _explained_step(_TransformerClassifier(), ember.randn(5, 3, 16),
+                                ember.tensor([0, 3, 1]))
+    _check_all_ops(ex, graph, ["linear", "_softmax", "native_layer_norm", "relu",
+                               "_softmax_cross_entropy"],
+                   ["native_layer_norm_backward", "_softmax_backward_data",
+                    "_softmax_cross_entropy_backward"])

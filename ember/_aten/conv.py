@@ -15,8 +15,7 @@ full speed (Caffe's im2col):
 Groups split C and O into G blocks and make it G products (one batched matmul). The other two
 products of a convolution are the same matrices the other way round:
 
-    grad_weight  = (columns @ grad_output.T).T        columns kept from the forward (see Note
-                                                       [Keeping the forward's columns ...])
+    grad_weight  = (columns @ grad_output.T).T        columns built again from the input
     grad_input   = weight.T @ grad_output  --col2im-->  (N, C, H, W)
 
 col2im adds each column back onto the window it came from. Windows overlap, so it accumulates:
@@ -31,13 +30,10 @@ gradient with input and grad_output swapped. So the three functions `_conv`,
 (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
 convolutions again, which gives double backward (see derivatives.py).
 """
-import weakref
-
 import numpy as np
 
 from .._core import dtype as D
 from ._parallel import contiguous, parallel_for
-from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
 from .elementwise import not_implemented
@@ -218,53 +214,17 @@ def _matmul(a, b):
     return (a[0] @ b[0])[None] if a.shape[0] == 1 else np.matmul(a, b)
 
 
-def _conv(x, w, stride, padding, dilation, groups, keep_for=None):
-    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out).
-    With keep_for (the input's array), the columns are kept for the weight gradient."""
-    n = x.shape[0]
-    kernel = w.shape[2:]
-    out = conv_output_size(x.shape[2:], kernel, stride, padding, dilation)
-    cols = _columns(x, kernel, stride, padding, dilation, out, groups)
-    if keep_for is not None:
-        _keep_columns(keep_for, _params(kernel, stride, padding, dilation, groups), cols)
+def _conv(x, w, stride, padding, dilation, groups):
+    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
+    out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
+    return _conv_of_columns(cols, w, x.shape[0], out, groups)
+
+
+def _conv_of_columns(cols, w, n, out, groups):
+    """The convolution's output (N, O, *out) from the input's columns (G, C/G * K, N * L)."""
     r = _matmul(_grouped(w, groups), cols)                        # (G, O/G, N*L)
-    return contiguous(r.reshape((w.shape[0], n) + out).swapaxes(0, 1))
-
-
-# Note [Keeping the forward's columns for the weight gradient]
-# -------------------------------------------------------------
-# The weight gradient multiplies grad_output by the very columns the forward built from the
-# input; building them again in backward is one more copy of k*k times the input per layer.
-# So when the weight will want a gradient, the forward hands its columns over: this table maps
-# the input's array (by identity, confirmed through a weak reference) to (parameters, columns),
-# and the weight-gradient kernel takes them out. The entry dies with the input array, so the
-# columns of a graph that is never backpropagated go when the graph goes. It trades memory for
-# time, as PyTorch's old THNN convolutions did with their saved `finput`: between forward and
-# backward, every convolution's columns are alive.
-_forward_columns = {}   # id(input array) -> (weak reference to it, {parameters: columns})
-
-
-def _params(kernel, stride, padding, dilation, groups):
-    return tuple(kernel), tuple(stride), tuple(padding), tuple(dilation), groups
-
-
-def _keep_columns(array, params, cols):
-    ident = id(array)
-    entry = _forward_columns.get(ident)
-    if entry is None or entry[0]() is not array:
-        ref = weakref.ref(array, lambda _, ident=ident: _forward_columns.pop(ident, None))
-        entry = _forward_columns[ident] = (ref, {})
-    entry[1][params] = cols
-
-
-def _take_columns(array, params):
-    entry = _forward_columns.get(id(array))
-    if entry is None or entry[0]() is not array:
-        return None
-    cols = entry[1].pop(params, None)
-    if not entry[1]:
-        del _forward_columns[id(array)]
-    return cols
+    return contiguous(r.reshape((w.shape[0], n) + tuple(out)).swapaxes(0, 1))
 
 
 def _grad_matrix(g, groups):
@@ -297,12 +257,12 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
 
 
 def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=None):
-    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k). When the
-    product is long and thin (N*L much larger than C*K), OpenBLAS is faster (and steadier
-    under load) with the big matrix on the left: (columns @ grad.T).T."""
-    kernel = w_shape[2:]
+    """The weight gradient of _conv: g (N, O, *out), x (N, C, *in) -> (O, C/G, *k), from the
+    input's columns (the forward's, or built again). When the product is long and thin (N*L
+    much larger than C*K), OpenBLAS is faster (and steadier under load) with the big matrix
+    on the left: (columns @ grad.T).T."""
     if cols is None:
-        cols = _columns(x, kernel, stride, padding, dilation, g.shape[2:], groups)
+        cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
     gm = _grad_matrix(g, groups)                                  # (G, O/G, N*L)
     if cols.shape[2] > cols.shape[1]:
         r = _matmul(cols, gm.swapaxes(1, 2)).swapaxes(1, 2)      # (G, O/G, C/G*K)
@@ -353,11 +313,14 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         r = np.ascontiguousarray(_conv_input_grad(x, w, shape, stride, padding, dilation,
                                                   groups))
     else:
-        keep = input._np if weight._rg and _grad_state.enabled else None
-        r = _conv(x, w, stride, padding, dilation, groups, keep)
+        r = _conv(x, w, stride, padding, dilation, groups)
+    return _wrap(_add_bias(r, bias, input.dtype))
+
+
+def _add_bias(r, bias, dtype):
     if bias is not None:
         r += bias._np.astype(r.dtype).reshape((-1,) + (1,) * (r.ndim - 2))
-    return _wrap(np.ascontiguousarray(r, dtype=input.dtype._np))
+    return np.ascontiguousarray(r, dtype=dtype._np)
 
 
 @impl("convolution", "Meta")
@@ -366,6 +329,50 @@ def convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
     shape = check_convolution(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
     return _meta(shape, input.dtype, device=input.device)
+
+
+# Note [Keeping the forward's columns for the weight gradient]
+# -------------------------------------------------------------
+# The weight gradient multiplies grad_output by the very columns the forward built from the
+# input; building them again in backward is one more copy of k*k times the input per layer
+# (for the MNIST example's second convolution, 18 of its ~130 ms forward + backward). So a
+# training convolution -- one whose weight will want a gradient -- runs as
+# `_convolution_with_columns`, which returns the columns as a second output; its derivative
+# saves that output (`result1`) and hands it to `_convolution_backward_weight`. It trades
+# memory for time, as PyTorch's old THNN convolutions did with their saved `finput`: between
+# forward and backward, every training convolution's columns are alive (and visible, as a
+# saved tensor of its ConvolutionBackward0 node). Transposed convolutions build no columns of
+# their input and use `convolution`.
+def _columns_shape(input, weight, out, groups):
+    k = _prod(weight.shape[2:])
+    return (groups, input.shape[1] // groups * k, input.shape[0] * _prod(out))
+
+
+@impl("_convolution_with_columns", "CPU")
+def convolution_with_columns(input, weight, bias, stride, padding, dilation, groups):
+    nd = weight.dim() - 2
+    shape = check_convolution(input, weight, bias, stride, padding, dilation, False, [0] * nd,
+                              groups)
+    _check_dtype(input.dtype, False, dilation, nd)
+    x, w = _arrays(input, weight)
+    out = shape[2:]
+    if 0 in shape or 0 in x.shape:
+        return (_wrap(np.zeros(shape, input.dtype._np)),
+                _wrap(np.zeros(_columns_shape(input, weight, out, groups), x.dtype)))
+    cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
+    r = _conv_of_columns(cols, w, x.shape[0], out, groups)
+    return _wrap(_add_bias(r, bias, input.dtype)), _wrap(cols)
+
+
+@impl("_convolution_with_columns", "Meta")
+def convolution_with_columns_meta(input, weight, bias, stride, padding, dilation, groups):
+    nd = weight.dim() - 2
+    shape = check_convolution(input, weight, bias, stride, padding, dilation, False, [0] * nd,
+                              groups)
+    cols_dtype = D.float32 if input.dtype in (D.float16, D.bfloat16) else input.dtype
+    return (_meta(shape, input.dtype, device=input.device),
+            _meta(_columns_shape(input, weight, shape[2:], groups), cols_dtype,
+                  device=input.device))
 
 
 @impl("_convolution_backward_input", "CPU")
@@ -383,7 +390,9 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
 
 @impl("_convolution_backward_weight", "CPU")
 def convolution_backward_weight(grad_output, input, weight_size, stride, padding, dilation,
-                                transposed, output_padding, groups):
+                                transposed, output_padding, groups, columns=None):
+    """With `columns` (the forward's, see Note [Keeping the forward's columns ...]) the input
+    itself is not read."""
     g, x = _arrays(grad_output, input)
     if 0 in g.shape or 0 in x.shape:
         return _wrap(np.zeros(weight_size, grad_output.dtype._np))
@@ -392,10 +401,8 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         # output's windows: a convolution's weight gradient with the two swapped
         r = _conv_weight_grad(x, g, tuple(weight_size), stride, padding, dilation, groups)
     else:
-        kernel = tuple(weight_size[2:])
-        cols = _take_columns(input._np, _params(kernel, stride, padding, dilation, groups))
         r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
-                              cols)
+                              None if columns is None else columns._np)
     return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
 
 

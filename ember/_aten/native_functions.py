@@ -251,8 +251,8 @@ linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U,
 linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
 linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
 
-# ==== neural-network functions (_aten/nn_ops.py, conv.py, pooling.py, norm.py)
-# ---- softmax and losses
+# ==== neural-network functions (_aten/nn_ops.py, loss.py, ctc.py, rnn.py, conv.py, pooling.py, norm.py)
+# ---- softmax and losses (_aten/nn_ops.py, loss.py)
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
@@ -260,10 +260,22 @@ _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarTyp
 nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor
 mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
 _nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> Tensor
+_softmax_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor, Tensor)
+_softmax_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor softmax) -> Tensor
+binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
+binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
+binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor
+_binary_cross_entropy_with_logits_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, Tensor? pos_weight, int reduction) -> Tensor
+_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
+# ---- recurrent layers (_aten/rnn.py)
+_rnn_layer(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? bias_ih, Tensor? bias_hh, Tensor? weight_hr, Tensor hx, Tensor? cx, str mode, int[] batch_sizes, bool reverse) -> (Tensor, Tensor, Tensor, Tensor)
+_rnn_layer_backward(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? weight_hr, Tensor output, Tensor workspace, Tensor grad_output, Tensor grad_hy, Tensor? grad_cy, str mode, int[] batch_sizes, bool reverse, bool[8] output_mask) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)
 # ---- convolution, pooling, normalization, embedding, padding
 convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
 _convolution_backward_input(Tensor grad_output, Tensor weight, int[] input_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
-_convolution_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+_convolution_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, Tensor? columns=None) -> Tensor
+_convolution_with_columns(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> (Tensor, Tensor)
 im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)

@@ -200,11 +200,12 @@ def _unpack(value, node):
 
 
 def _materialize(node, grads):
-    """Multi-output ops get zeros for outputs that received no gradient."""
+    """Multi-output ops get zeros for differentiable outputs that received no gradient (a
+    non-differentiable output's stays None: no formula reads it)."""
     if node._out_meta is None or all(g is not None for g in grads):
         return grads
-    return [g if g is not None else zeros(shape, dtype, dev)
-            for g, (shape, dtype, dev) in zip(grads, node._out_meta)]
+    return [zeros(*meta) if g is None and meta is not None else g
+            for g, meta in zip(grads, node._out_meta)]
 
 
 def _save(value, is_output=False, output_nr=0):
@@ -273,7 +274,10 @@ def autograd_kernel(op, key, args):
     node._spans = spans
     outs = out if isinstance(out, (tuple, list)) else (out,)
     node._num_outputs = len(outs)
-    node._out_meta = None if len(outs) == 1 else [(t._size, t.dtype, t._device) for t in outs]
+    diff = d.output_differentiability
+    node._out_meta = None if len(outs) == 1 else [
+        (t._size, t.dtype, t._device) if diff is None or diff[k] else None
+        for k, t in enumerate(outs)]
     for name, k in saved_outputs:
         saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
     node._saved = saved
@@ -282,7 +286,6 @@ def autograd_kernel(op, key, args):
     if view is not None:
         rebase_view_history(view, node)
         return out
-    diff = d.output_differentiability
     for k, t in enumerate(outs):
         if (diff is None or diff[k]) and _requires_grad_dtype(t):
             t._rg = True

@@ -15,13 +15,14 @@ from .._core.tensor import Tensor
 from .._core import dtype as D
 from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
-from ..autograd.function import Function
-from .._aten.nn_ops import _nll_check
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
 _relu_ = _lookup("relu_")
 _nll_loss = _lookup("nll_loss")
+_softmax_cross_entropy = _lookup("_softmax_cross_entropy")
+_binary_cross_entropy = _lookup("binary_cross_entropy")
+_binary_cross_entropy_with_logits = _lookup("binary_cross_entropy_with_logits")
 _mse_loss = _lookup("mse_loss")
 _gelu = _lookup("gelu")
 _silu = _lookup("silu")
@@ -148,10 +149,11 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 
 # ---- losses -----------------------------------------------------------------------------------
 # PyTorch writes most losses as composite ops; so does ember, from differentiable ops, and
-# autograd supplies their gradients. Three have their own backward: binary cross-entropy keeps
-# PyTorch's (its clamped logarithms are flat at 0 and 1, where PyTorch's gradient stays finite),
-# cross-entropy of (N, C) logits and class indices is fused for speed, and CTC has its forward-
-# backward algorithm in _ctc.py. Reductions: 0 none, 1 mean, 2 sum.
+# autograd supplies their gradients. Some are ops of their own with a backward kernel
+# (_aten/loss.py, _aten/ctc.py): binary cross-entropy (its clamped logarithms are flat at 0
+# and 1, where PyTorch's gradient stays finite), binary cross-entropy with logits, CTC (the
+# forward-backward algorithm), and cross-entropy of (N, C) logits and class indices, fused for
+# speed. Reductions: 0 none, 1 mean, 2 sum.
 def _apply_reduction(loss, r):
     return loss.mean() if r == 1 else loss.sum() if r == 2 else loss
 
@@ -208,55 +210,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _nll_loss(input, target, weight, r, ignore_index)
 
 
-class _ClassIndexCrossEntropy(Function):
-    """cross_entropy of (N, C) logits and class indices, fused: the loss is
-    logsumexp(x) - x[t] and its gradient (softmax(x) - onehot(t)) * w[t], each in one NumPy pass
-    over the logits instead of log_softmax's and nll_loss's several (PyTorch composes the two).
-    Under create_graph the backward is written with differentiable ops instead."""
-    _backward_name = "NllLossBackward0"  # what PyTorch's grad_fn is called
-
-    @staticmethod
-    def forward(ctx, input, target, weight, r, ignore_index):
-        x = input._np
-        n, c = x.shape
-        t = target._np
-        valid = t != ignore_index
-        safe = np.where(valid, t, 0)
-        bad = (safe < 0) | (safe >= c)
-        if bad.any():
-            raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-        rows = np.arange(n)
-        m = x.max(1, keepdims=True) if x.size else np.zeros((n, 1), x.dtype)
-        p = np.exp(x - m)
-        total = p.sum(1, keepdims=True)
-        w = weight._np[safe] if weight is not None else np.ones(n, x.dtype)
-        w = np.where(valid, w, 0).astype(x.dtype, copy=False)
-        loss = (np.log(total[:, 0]) + m[:, 0] - x[rows, safe]) * w
-        w_sum = w.sum()
-        # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
-        # and, as in PyTorch, the gradient zero
-        scale = w / w_sum if r == 1 and w_sum != 0 else w
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = loss if r == 0 else loss.sum() if r == 2 else loss.sum() / w_sum
-        p /= total
-        ctx.save_for_backward(input)
-        ctx.fused = (p, rows, safe, scale)
-        return E.from_numpy(np.asarray(out, x.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        p, rows, safe, scale = ctx.fused
-        if is_grad_enabled():
-            input, = ctx.saved_tensors
-            onehot = one_hot(E.from_numpy(safe), input.shape[1]).to(input.dtype)
-            coef = (grad * E.from_numpy(scale)).unsqueeze(1)
-            return (E.softmax(input, 1) - onehot) * coef, None, None, None, None
-        coef = (grad.detach()._np * scale).astype(p.dtype, copy=False)
-        g = p * coef[:, None]
-        g[rows, safe] -= coef
-        return E.from_numpy(g), None, None, None, None
-
-
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     r = _reduction(reduction, size_average, reduce)
@@ -281,8 +234,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_nll_args(input, target, weight)
     if (label_smoothing == 0 and input.dim() == 2 and target.dim() == 1
             and input.dtype in (D.float32, D.float64) and input.device.type == "cpu"):
-        _nll_check(input, target, weight)
-        return _ClassIndexCrossEntropy.apply(input, target, weight, r, ignore_index)
+        return _softmax_cross_entropy(input, target, weight, r, ignore_index)[0]
     logp = E.log_softmax(input, class_dim)
     nll = _nll_loss(logp, target, weight, r, ignore_index)
     if label_smoothing <= 0:
@@ -405,34 +357,6 @@ def _check_broadcasts_to(input, *others):
                                f"broadcast shape {list(shape)}")
 
 
-class _BinaryCrossEntropy(Function):
-    """-(y log x + (1 - y) log(1 - x)) with both logarithms clamped to >= -100; the input's
-    gradient is (x - y) / max(x (1 - x), 1e-12), finite where the clamp makes the forward flat."""
-    _backward_name = "BinaryCrossEntropyBackward0"  # what PyTorch's grad_fn is called
-
-    @staticmethod
-    def forward(ctx, input, target, weight, r):
-        ctx.save_for_backward(input, target, weight)
-        ctx.r = r
-        loss = ((target - 1) * E.clamp(E.log(1 - input), min=-100)
-                - target * E.clamp(E.log(input), min=-100))
-        return _apply_reduction(loss if weight is None else loss * weight, r)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target, weight = ctx.saved_tensors
-        if ctx.r == 1:
-            grad = grad / input.numel()
-        if weight is not None:
-            grad = grad * weight
-        grad_input = grad_target = None
-        if ctx.needs_input_grad[0]:
-            grad_input = grad * (input - target) / E.clamp((1 - input) * input, min=1e-12)
-        if ctx.needs_input_grad[1]:
-            grad_target = grad * (E.log(1 - input) - E.log(input))
-        return grad_input, grad_target, None, None
-
-
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     r = _reduction(reduction, size_average, reduce)
@@ -446,11 +370,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {_scalar_name(target.dtype)} but expected "
                            f"{_scalar_name(input.dtype)}")
     _not_differentiable("binary_cross_entropy", weight=weight)
-    with no_grad():
-        for name, x in (("input", input), ("target", target)):
-            if not bool(((x >= 0) & (x <= 1)).all()):
-                raise RuntimeError(f"all elements of {name} should be between 0 and 1")
-    return _BinaryCrossEntropy.apply(input, target, weight, r)
+    return _binary_cross_entropy(input, target, weight, r)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -466,69 +386,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_broadcasts_to(input, weight, pos_weight)
     same_dtype = all(t is None or t.dtype == input.dtype for t in (target, weight, pos_weight))
     if same_dtype and input.dtype in (D.float32, D.float64) and input.device.type == "cpu":
-        return _BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, r)
-    return _apply_reduction(_bce_logits_loss(input, target, logsigmoid(input), weight,
-                                             pos_weight), r)
-
-
-# The loss and its gradients for NumPy arrays and for tensors alike. log(sigmoid(x)) never
-# overflows, and neither does x - log(sigmoid(x)) = -log(1 - sigmoid(x)).
-def _bce_logits_loss(x, y, log_sig, weight, pos_weight):
-    """(1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight."""
-    scale = 1 if pos_weight is None else (pos_weight - 1) * y + 1
-    loss = (1 - y) * x - scale * log_sig
-    return loss if weight is None else loss * weight
-
-
-def _bce_logits_grads(grad, x, y, sig_neg, log_sig, weight, pos_weight, needs):
-    """The input's and the target's gradient (None where not needed); sig_neg is
-    sigmoid(-x)."""
-    if weight is not None:
-        grad = grad * weight
-    grad_x = grad_y = None
-    if needs[0]:
-        scale = 1 if pos_weight is None else (pos_weight - 1) * y + 1
-        grad_x = grad * ((1 - y) - scale * sig_neg)
-    if needs[1]:
-        grad_y = grad * (-x if pos_weight is None else -x - (pos_weight - 1) * log_sig)
-    return grad_x, grad_y
-
-
-class _BinaryCrossEntropyWithLogits(Function):
-    """binary_cross_entropy_with_logits with exp(-|x|) computed once, in NumPy: it gives both
-    log(sigmoid(x)) = min(x, 0) - log1p(e) and, for the backward, sigmoid(-x) =
-    (e if x >= 0 else 1) / (1 + e). Under create_graph the backward uses differentiable ops."""
-    _backward_name = "BinaryCrossEntropyWithLogitsBackward0"  # what PyTorch's grad_fn is called
-
-    @staticmethod
-    def forward(ctx, input, target, weight, pos_weight, r):
-        x = input._np
-        e = np.exp(-np.abs(x))
-        log_sig = np.minimum(x, 0) - np.log1p(e)
-        w, pw = (None if t is None else t._np for t in (weight, pos_weight))
-        loss = _bce_logits_loss(x, target._np, log_sig, w, pw)
-        with np.errstate(invalid="ignore"):  # the mean of nothing is nan, quietly
-            out = loss if r == 0 else loss.sum() if r == 2 else loss.sum() / loss.size
-        ctx.save_for_backward(input, target, weight, pos_weight)
-        ctx.state = (e, log_sig, r)
-        return E.from_numpy(np.asarray(out, x.dtype))
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target, weight, pos_weight = ctx.saved_tensors
-        e, log_sig, r = ctx.state
-        if r == 1:
-            grad = grad / input.numel()
-        needs = ctx.needs_input_grad
-        if is_grad_enabled():
-            return _bce_logits_grads(grad, input, target, E.sigmoid(-input), logsigmoid(input),
-                                     weight, pos_weight, needs) + (None, None, None)
-        x = input._np
-        sig_neg = np.where(x >= 0, e, 1) / (1 + e)
-        w, pw = (None if t is None else t._np for t in (weight, pos_weight))
-        grads = _bce_logits_grads(grad._np, x, target._np, sig_neg, log_sig, w, pw, needs)
-        return tuple(None if g is None else E.from_numpy(np.asarray(g, x.dtype))
-                     for g in grads) + (None, None, None)
+        return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
+    # mixed dtypes (or another device): composed of ops, with type promotion. log(sigmoid(x))
+    # never overflows, and neither does x - log(sigmoid(x)) = -log(1 - sigmoid(x)).
+    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    loss = (1 - target) * input - scale * logsigmoid(input)
+    return _apply_reduction(loss if weight is None else loss * weight, r)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -837,6 +700,7 @@ def _vector_norm(x, p, dim, keepdim=False):
 
 # ---- convolution ------------------------------------------------------------------------------
 _convolution = _lookup("convolution")
+_convolution_with_columns = _lookup("_convolution_with_columns")
 _constant_pad_nd = _lookup("constant_pad_nd")
 
 
@@ -879,8 +743,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         padding = _ntuple(padding, nd, "padding")
-    out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation), False,
-                       [0] * nd, groups)
+    if weight.requires_grad and is_grad_enabled() and input.device.type == "cpu":
+        # training: the forward's columns are kept for the weight gradient (_aten/conv.py)
+        out = _convolution_with_columns(input, weight, bias, list(stride), list(padding),
+                                        list(dilation), groups)[0]
+    else:
+        out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation),
+                           False, [0] * nd, groups)
     return out if batched else out.squeeze(0)
 
 

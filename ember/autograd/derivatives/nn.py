@@ -1,8 +1,9 @@
-"""Derivatives of the neural-network functions: softmax, losses, convolution, pooling, normalization, embedding, padding."""
+"""Derivatives of the neural-network functions: softmax, losses, recurrent layers, convolution,
+pooling, normalization, embedding, padding."""
 import math
 
-
-from ..variable_type import derivative, not_differentiable
+from ..grad_mode import is_grad_enabled
+from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
 from ..._dispatch.ops import ops
 from ._common import _aten
@@ -63,6 +64,149 @@ derivative("mse_loss", {"self": _mse_grad,
                         "target": lambda grad, self, target, reduction:
                             -_mse_grad(grad, self, target, reduction)})
 
+
+# ---- losses with backward kernels of their own (_aten/loss.py, _aten/ctc.py)
+def _sample_scale(target, weight, reduction, ignore_index, dtype):
+    """Each sample's factor in a class-index loss: w[t] (0 where ignored), divided by the sum
+    of these for "mean" (all zeros stay zeros)."""
+    valid = target != ignore_index
+    scale = valid.to(dtype)
+    if weight is not None:
+        scale = scale * weight.index_select(0, target.masked_fill(~valid, 0).long())
+    if reduction == 1:
+        total = scale.sum()
+        scale = scale / (total + (total == 0).to(dtype))
+    return scale
+
+
+def _class_onehot(target, ignore_index, classes, dtype):
+    return _aten.one_hot(target.masked_fill(target == ignore_index, 0).long(), classes).to(dtype)
+
+
+# The fused cross-entropy (Note [Fused softmax cross-entropy] in _aten/loss.py): its node has
+# the name PyTorch's nll_loss node has, and its backward reads the softmax the forward returned.
+derivative("_softmax_cross_entropy", {
+    "self": lambda grad, self, target, weight, reduction, ignore_index, result1:
+        _aten._softmax_cross_entropy_backward(grad, self, target, weight, reduction,
+                                              ignore_index, result1)},
+    node_name="NllLossBackward0", output_differentiability=[True, False])
+
+
+def _sce_backward_grad_output(grad, self, target, weight, reduction, ignore_index):
+    """The backward is (softmax(x) - onehot(t)) * grad_output * scale: linear in grad_output."""
+    p = _aten._softmax(self, 1, False)
+    onehot = _class_onehot(target, ignore_index, self.shape[1], self.dtype)
+    r = (grad * (p - onehot)).sum(1) * _sample_scale(target, weight, reduction, ignore_index,
+                                                     self.dtype)
+    return r if reduction == 0 else r.sum()
+
+
+def _sce_backward_self(grad, grad_output, self, target, weight, reduction, ignore_index):
+    """softmax's Jacobian-vector product; the softmax recomputed from self (not the saved one),
+    so that higher derivatives see that it depends on self."""
+    coef = grad_output * _sample_scale(target, weight, reduction, ignore_index, self.dtype)
+    p = _aten._softmax(self, 1, False)
+    return _aten._softmax_backward_data(grad * coef.unsqueeze(1), p, 1, self.dtype)
+
+
+derivative("_softmax_cross_entropy_backward", {"grad_output": _sce_backward_grad_output,
+                                               "self": _sce_backward_self})
+
+
+def _elementwise_scale(self, target, weight, reduction):
+    """An elementwise loss's factor per element: its weight, over the number of elements for
+    "mean" (target and weight may broadcast against the input)."""
+    n = math.prod(E.broadcast_shapes(*(t.shape for t in (self, target, weight)
+                                       if t is not None)))
+    scale = 1 / n if reduction == 1 and n else 1
+    return scale if weight is None else weight * scale
+
+
+derivative("binary_cross_entropy", {
+    "self": lambda grad, self, target, weight, reduction:
+        _aten.binary_cross_entropy_backward(grad, self, target, weight, reduction),
+    "target": lambda grad, self, target, weight, reduction: grad * ((-self).log1p() - self.log())
+    * _elementwise_scale(self, target, weight, reduction)})
+
+
+def _bce_backward_grads(grads, grad_output, self, target, weight, reduction, needs):
+    """The backward is grad_output * scale * (x - y) / D with D = max(x (1 - x), 1e-12)."""
+    gg = grads[0] * _elementwise_scale(self, target, weight, reduction)
+    xx = self * (1 - self)
+    d = xx.clamp(min=1e-12)
+    g_grad = gg * (self - target) / d if needs[0] else None
+    g_self = g_target = None
+    if needs[1]:
+        d_d = _aten.where(xx > 1e-12, 1 - 2 * self, 0.0)
+        g_self = gg * grad_output * (d - (self - target) * d_d) / (d * d)
+    if needs[2]:
+        g_target = -gg * grad_output / d
+    return g_grad, g_self, g_target
+
+
+derivative("binary_cross_entropy_backward",
+           {"grad_output, self, target": _bce_backward_grads})
+
+
+def _bce_logits_target(grad, self, target, weight, pos_weight, reduction):
+    g = -self if pos_weight is None else -self - (pos_weight - 1) * _aten.log_sigmoid(self)
+    return grad * g * _elementwise_scale(self, target, weight, reduction)
+
+
+derivative("binary_cross_entropy_with_logits", {
+    "self": lambda grad, self, target, weight, pos_weight, reduction:
+        _aten._binary_cross_entropy_with_logits_backward(grad, self, target, weight,
+                                                         pos_weight, reduction),
+    "target": _bce_logits_target})
+
+
+def _bce_logits_backward_grads(grads, grad_output, self, target, weight, pos_weight, reduction,
+                               needs):
+    """The backward is grad_output * scale * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
+    gg = grads[0] * _elementwise_scale(self, target, weight, reduction)
+    sig_neg = (-self).sigmoid()
+    pw_scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+    g_grad = g_self = g_target = None
+    if needs[0]:
+        g_grad = gg * ((1 - target) - pw_scale * sig_neg)
+    if needs[1]:
+        g_self = gg * grad_output * pw_scale * sig_neg * self.sigmoid()
+    if needs[2]:
+        g_target = -gg * grad_output * (1 if pos_weight is None else 1 + (pos_weight - 1) *
+                                        sig_neg)
+    return g_grad, g_self, g_target
+
+
+derivative("_binary_cross_entropy_with_logits_backward",
+           {"grad_output, self, target": _bce_logits_backward_grads})
+
+derivative("_ctc_loss", {
+    "log_probs": lambda grad, log_probs, targets, input_lengths, target_lengths, blank,
+    zero_infinity, result, result1: _aten._ctc_loss_backward(
+        grad, log_probs, targets, input_lengths, target_lengths, result, result1, blank,
+        zero_infinity)},
+    output_differentiability=[True, False])
+not_implemented("_ctc_loss_backward")  # as in PyTorch
+
+
+# ---- recurrent layers (_aten/rnn.py)
+def _rnn_layer_grads(grads, input, weight_ih, weight_hh, weight_hr, mode, batch_sizes, reverse,
+                     result, result3, needs):
+    if is_grad_enabled():  # create_graph: PyTorch's mkldnn_rnn_layer formula declines too
+        raise RuntimeError("double backward (create_graph=True) through ember's RNN, LSTM and "
+                           "GRU layers and cells is not supported: their backward runs in "
+                           "NumPy")
+    return _aten._rnn_layer_backward(input, weight_ih, weight_hh, weight_hr, result, result3,
+                                     grads[0], grads[1], grads[2] if mode == "LSTM" else None,
+                                     mode, batch_sizes, reverse, list(needs))
+
+
+# one node per layer and direction, named as PyTorch's CPU LSTM layer node
+derivative("_rnn_layer", {
+    "input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx": _rnn_layer_grads},
+    node_name="MkldnnRnnLayerBackward0", output_differentiability=[True, True, True, False])
+not_implemented("_rnn_layer_backward")
+
 # ---- convolution, pooling, normalization, embedding, padding
 # A convolution F(x, W) is linear in x and in W, and so are its two backward products
 # (A_W^T g for the input, B_x^T g for the weight). The derivative of each backward product is
@@ -78,6 +222,17 @@ derivative("convolution", {
     output_padding, groups: _aten._convolution_backward_weight(
         grad, input, weight_shape, stride, padding, dilation, transposed, output_padding, groups),
     "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+# A training convolution hands its im2col columns to the weight gradient as a second output
+# (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py).
+derivative("_convolution_with_columns", {
+    "input": lambda grad, weight, input_shape, stride, padding, dilation, groups:
+        _aten._convolution_backward_input(grad, weight, input_shape, stride, padding, dilation,
+                                          False, [0] * len(stride), groups),
+    "weight": lambda grad, input, weight_shape, stride, padding, dilation, groups, result1:
+        _aten._convolution_backward_weight(grad, input, weight_shape, stride, padding, dilation,
+                                           False, [0] * len(stride), groups, result1),
+    "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))},
+    node_name="ConvolutionBackward0", output_differentiability=[True, False])
 derivative("_convolution_backward_input", {
     "grad_output": lambda grad, weight, stride, padding, dilation, transposed, output_padding,
     groups: _aten.convolution(grad, weight, None, stride, padding, dilation, transposed,

@@ -50,7 +50,10 @@ class _CrossMapLRN2dFunction(Function):
     past it, and its backward sums the ratios over the window [c - r, c + size - 1 - r]
     (r = (size + 1) // 2) rather than differentiating that forward. Both quirks are kept
     so that values and gradients equal PyTorch's; LocalResponseNorm is the well-defined form.
+    PyTorch's is an autograd.Function over tensor ops too, and so is this one: forward and
+    backward are ember ops, which explain() records.
     """
+    _backward_name = "CrossMapLRN2dBackward"  # PyTorch's node for it
 
     @staticmethod
     def forward(ctx, input, size, alpha, beta, k):

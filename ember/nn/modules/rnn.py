@@ -2,39 +2,25 @@
 
 The modules keep PyTorch's parameters (`weight_ih_l{k}`, `weight_hh_l{k}`, `bias_ih_l{k}`,
 `bias_hh_l{k}`, `weight_hr_l{k}` for LSTM projections, `_reverse` for the backward direction)
-and run every layer and direction through one fused op, `_RecurrentLayer`, the counterpart of
-ATen's RNN.cpp. It works on the packed layout (see nn/utils/rnn.py): a padded (T, B, *) input
-is the special case where all B sequences run for all T steps, so packed and padded inputs take
-the same path.
-
-Why a fused op: a step of an LSTM is a dozen small tensor ops, and a training step of a 2-layer
-LSTM over 35 steps would put ~1000 autograd nodes in the graph. The fused op does the time loop
-in NumPy instead: the input projection x W_ih^T + b for all steps is one matmul, each step is one
-h W_hh^T matmul plus the gate arithmetic, and backward runs backpropagation through time over
-the gate values saved in forward, finishing with one matmul per weight gradient over all steps.
-Its backward is not itself differentiable: double backward through it raises.
+and run every layer and direction through one fused op, `_rnn_layer` (see _aten/rnn.py), the
+counterpart of ATen's per-layer CPU op. It works on the packed layout (see nn/utils/rnn.py):
+a padded (T, B, *) input is the special case where all B sequences run for all T steps, so
+packed and padded inputs take the same path.
 """
 import math
 import numbers
 import warnings
-
-import numpy as np
 
 from .module import Module
 from ..parameter import Parameter
 from .. import init, functional as F
 from ..utils.rnn import PackedSequence
 from ... import _refs as E
-from ..._core.tensor import _wrap
-from ...autograd.function import Function
-from ..._core.grad_mode import _grad_state
+from ..._dispatch.dispatcher import lookup as _lookup
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
-
-def _sigmoid(a):
-    """Logistic function written through tanh, which cannot overflow."""
-    return np.tanh(a * 0.5) * 0.5 + 0.5
+_rnn_layer = _lookup("_rnn_layer")
 
 
 def _reset_uniform(module):
@@ -64,177 +50,13 @@ def _check_dtypes(matmul_inputs, cell, weight):
                            f"with .to({weight.dtype})")
 
 
-def _array(t):
-    if t is None:
-        return None
-    if t._np is None:
-        raise NotImplementedError(f"recurrent layers are implemented for CPU tensors only, got "
-                                  f"a tensor on {t.device}")
-    return t._np
-
-
-class _RecurrentLayer(Function):
-    """One layer, one direction, over a packed sequence.
-
-    x: (N, input) rows of all steps (step t is rows offsets[t] : offsets[t] + batch_sizes[t]);
-    h0: (B, H_out), c0: (B, H) for LSTM; returns out (N, H_out), h_n and (LSTM) c_n.
-    `mode` is "RNN_TANH", "RNN_RELU", "LSTM" or "GRU"; gate order as PyTorch: LSTM (i, f, g, o),
-    GRU (r, z, n). `reverse` runs the steps last to first.
-
-    State lives in (B, ...) arrays whose first batch_sizes[t] rows are the sequences running at
-    step t. Sequences are sorted longest first, so in forward order a finished sequence's row
-    simply stops being updated and ends as its h_n; in reverse order a row still holds h0 until
-    its sequence starts. Backward walks the steps the other way with the same row bookkeeping,
-    which makes dh_n flow into the right steps and dh0 come out in the same arrays.
-    """
-
-    @staticmethod
-    def forward(ctx, mode, batch_sizes, reverse, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr):
-        if x.device.type == "meta":  # shapes only
-            states = (h0, c0) if mode == "LSTM" else (h0,)
-            return tuple(E.empty(shape, dtype=x.dtype, device="meta")
-                         for shape in [(x.shape[0], h0.shape[1])] + [s.shape for s in states])
-        X, W_ih, W_hh = _array(x), _array(w_ih), _array(w_hh)
-        W_hr = _array(w_hr)
-        G = W_hh.shape[0]
-        hidden = c0.shape[1] if mode == "LSTM" else h0.shape[1]
-        gi = X @ W_ih.T
-        gh_bias = None
-        if b_ih is not None:
-            gi += _array(b_ih)
-            if mode == "GRU":
-                gh_bias = _array(b_hh)
-            else:
-                gi += _array(b_hh)
-        offsets = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]])
-        steps = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
-        h = _array(h0).copy()
-        h_prev = np.empty((X.shape[0], h.shape[1]), dtype=X.dtype)
-        out = np.empty_like(h_prev)
-        acts = np.empty((X.shape[0], G), dtype=X.dtype)  # gate values after their nonlinearity
-        if mode == "LSTM":
-            c = _array(c0).copy()
-            c_prev = np.empty((X.shape[0], hidden), dtype=X.dtype)
-            c_all = np.empty_like(c_prev)
-        if mode == "GRU":
-            gh_n = np.empty((X.shape[0], hidden), dtype=X.dtype)
-        for t in steps:
-            n = int(batch_sizes[t])
-            rows = slice(offsets[t], offsets[t] + n)
-            hp = h[:n]
-            h_prev[rows] = hp
-            if mode == "GRU":
-                gh = hp @ W_hh.T
-                if gh_bias is not None:
-                    gh += gh_bias
-                a = acts[rows]
-                a[:, :2 * hidden] = _sigmoid(gi[rows, :2 * hidden] + gh[:, :2 * hidden])
-                r, z = a[:, :hidden], a[:, hidden:2 * hidden]
-                gh_n[rows] = gh[:, 2 * hidden:]
-                a[:, 2 * hidden:] = np.tanh(gi[rows, 2 * hidden:] + r * gh[:, 2 * hidden:])
-                new = a[:, 2 * hidden:]
-                new = new + z * (hp - new)
-            else:
-                pre = gi[rows] + hp @ W_hh.T
-                if mode == "LSTM":
-                    a = acts[rows]
-                    a[:] = _sigmoid(pre)
-                    a[:, 2 * hidden:3 * hidden] = np.tanh(pre[:, 2 * hidden:3 * hidden])
-                    i, f, g, o = (a[:, k * hidden:(k + 1) * hidden] for k in range(4))
-                    c_prev[rows] = c[:n]
-                    c[:n] = f * c[:n] + i * g
-                    c_all[rows] = c[:n]
-                    new = o * np.tanh(c[:n])
-                    if W_hr is not None:
-                        new = new @ W_hr.T
-                elif mode == "RNN_TANH":
-                    new = np.tanh(pre)
-                else:
-                    new = np.maximum(pre, 0)
-            h[:n] = new
-            out[rows] = new
-        ctx.save_for_backward(x, w_ih, w_hh, w_hr)
-        ctx.arrays = dict(acts=acts, h_prev=h_prev, out=out)
-        if mode == "LSTM":
-            ctx.arrays.update(c_prev=c_prev, c_all=c_all)
-        if mode == "GRU":
-            ctx.arrays.update(gh_n=gh_n)
-        ctx.setup = (mode, batch_sizes, offsets, steps, hidden, b_ih is not None)
-        if mode == "LSTM":
-            return _wrap(out), _wrap(h), _wrap(c)
-        return _wrap(out), _wrap(h)
-
-    @staticmethod
-    def backward(ctx, d_out, d_hn, d_cn=None):
-        if _grad_state.enabled:
-            raise RuntimeError("double backward (create_graph=True) through ember's RNN, LSTM "
-                               "and GRU layers and cells is not supported: their backward runs "
-                               "in NumPy")
-        x, w_ih, w_hh, w_hr = ctx.saved_tensors
-        X, W_ih, W_hh, W_hr = _array(x), _array(w_ih), _array(w_hh), _array(w_hr)
-        mode, batch_sizes, offsets, steps, hidden, has_bias = ctx.setup
-        s = ctx.arrays
-        acts, h_prev, out = s["acts"], s["h_prev"], s["out"]
-        dOut = _array(d_out)
-        dh_state = _array(d_hn).copy()
-        d_pre = np.empty_like(acts)  # gradient of the pre-activations, through x W_ih^T
-        if mode == "GRU":
-            d_gh = np.empty_like(acts)  # ... and through h W_hh^T (differs from d_pre for GRU)
-        if mode == "LSTM":
-            dc_state = _array(d_cn).copy()
-            c_prev, c_all = s["c_prev"], s["c_all"]
-            dW_hr = None if W_hr is None else np.zeros_like(W_hr)
-        for t in reversed(steps):
-            n = int(batch_sizes[t])
-            rows = slice(offsets[t], offsets[t] + n)
-            dh = dh_state[:n] + dOut[rows]
-            a = acts[rows]
-            da = d_pre[rows]
-            if mode == "LSTM":
-                i, f, g, o = (a[:, k * hidden:(k + 1) * hidden] for k in range(4))
-                tc = np.tanh(c_all[rows])
-                if W_hr is not None:
-                    dW_hr += dh.T @ (o * tc)
-                    dh = dh @ W_hr
-                dc = dc_state[:n] + dh * o * (1 - tc * tc)
-                da[:, :hidden] = dc * g * i * (1 - i)
-                da[:, hidden:2 * hidden] = dc * c_prev[rows] * f * (1 - f)
-                da[:, 2 * hidden:3 * hidden] = dc * i * (1 - g * g)
-                da[:, 3 * hidden:] = dh * tc * o * (1 - o)
-                dc_state[:n] = dc * f
-                dh_state[:n] = da @ W_hh
-            elif mode == "GRU":
-                r, z, new = a[:, :hidden], a[:, hidden:2 * hidden], a[:, 2 * hidden:]
-                d_new = dh * (1 - z) * (1 - new * new)
-                da[:, :hidden] = d_new * s["gh_n"][rows] * r * (1 - r)
-                da[:, hidden:2 * hidden] = dh * (h_prev[rows] - new) * z * (1 - z)
-                da[:, 2 * hidden:] = d_new
-                dg = d_gh[rows]
-                dg[:, :2 * hidden] = da[:, :2 * hidden]
-                dg[:, 2 * hidden:] = d_new * r
-                dh_state[:n] = dh * z + dg @ W_hh
-            else:
-                h = out[rows]
-                da[:] = dh * (1 - h * h) if mode == "RNN_TANH" else dh * (h > 0)
-                dh_state[:n] = da @ W_hh
-        if mode != "GRU":
-            d_gh = d_pre
-        need = ctx.needs_input_grad
-        dx = _wrap(d_pre @ W_ih) if need[3] else None
-        dw_ih = _wrap(d_pre.T @ X) if need[6] else None
-        dw_hh = _wrap(d_gh.T @ h_prev) if need[7] else None
-        db_ih = _wrap(d_pre.sum(0)) if has_bias and need[8] else None
-        db_hh = _wrap(d_gh.sum(0)) if has_bias and need[9] else None
-        dc0 = _wrap(dc_state) if mode == "LSTM" else None
-        dw_hr = _wrap(dW_hr) if mode == "LSTM" and W_hr is not None else None
-        return (None, None, None, dx, _wrap(dh_state), dc0, dw_ih, dw_hh, db_ih, db_hh, dw_hr)
-
-
 def _run_layer(mode, batch_sizes, reverse, x, h0, c0, weights):
     """(out, h_n, c_n or None) of one layer and direction; weights = (w_ih, w_hh, b_ih, b_hh,
     w_hr) with None for the absent ones."""
-    result = _RecurrentLayer.apply(mode, batch_sizes, reverse, x, h0, c0, *weights)
-    return result if mode == "LSTM" else (result[0], result[1], None)
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    out, h, c, _ = _rnn_layer(x, w_ih, w_hh, b_ih, b_hh, w_hr, h0, c0, mode, batch_sizes,
+                              reverse)
+    return out, h, (c if mode == "LSTM" else None)
 
 
 class RNNBase(Module):
@@ -418,16 +240,13 @@ class RNNBase(Module):
         """Every layer and direction over `input` (packed data when batch_sizes is given,
         else a (T, B, *) or batch-first batch): (output, h_n, c_n or None)."""
         _check_dtypes((hx,), cx, self._flat_weights[0])
-        padded_shape = None
-        if batch_sizes is None:
+        if batch_sizes is None:  # (T, B, *): every sequence runs for all T steps
             if self.batch_first:
                 input = input.transpose(0, 1)
             steps, batch = input.shape[:2]
-            padded_shape = (steps, batch)
-            input = input.reshape(steps * batch, input.shape[2])
-            sizes = np.full(steps, batch, dtype=np.int64)
+            sizes = [batch] * steps
         else:
-            sizes = batch_sizes.numpy()
+            sizes = batch_sizes.tolist()
         num_directions = 2 if self.bidirectional else 1
         per_direction = len(self._flat_weights) // (self.num_layers * num_directions)
         has_proj = self.proj_size > 0
@@ -445,14 +264,12 @@ class RNNBase(Module):
                 outputs.append(out)
                 h_n.append(h)
                 c_n.append(c)
-            layer_input = outputs[0] if num_directions == 1 else E.cat(outputs, 1)
+            layer_input = outputs[0] if num_directions == 1 else E.cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_input = F.dropout(layer_input, self.dropout, True)
         output = layer_input
-        if padded_shape is not None:
-            output = output.reshape(padded_shape + (output.shape[1],))
-            if self.batch_first:
-                output = output.transpose(0, 1)
+        if batch_sizes is None and self.batch_first:
+            output = output.transpose(0, 1)
         return output, E.stack(h_n), None if cx is None else E.stack(c_n)
 
     def _finish(self, orig_input, output, hidden, batch_sizes, sorted_indices,
@@ -635,7 +452,7 @@ class RNNCellBase(Module):
                                    f"expected {self.hidden_size}")
         _check_dtypes((input, states[0]), states[1] if mode == "LSTM" else None, self.weight_ih)
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
-        _, h, c = _run_layer(mode, np.array([input.size(0)]), False, input, states[0],
+        _, h, c = _run_layer(mode, [input.size(0)], False, input, states[0],
                              states[1] if mode == "LSTM" else None, weights)
         result = (h, c) if mode == "LSTM" else (h,)
         if not is_batched:

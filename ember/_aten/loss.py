@@ -1,0 +1,260 @@
+"""Loss kernels (CPU and Meta) that have a backward kernel of their own, as in PyTorch's
+Loss.cpp: binary cross-entropy, binary cross-entropy with logits, and the fused softmax
+cross-entropy of (N, C) logits and class indices. Reduction codes: 0 none, 1 mean, 2 sum.
+
+Each backward kernel is an op as well, with derivatives of its own (see
+autograd/derivatives/nn.py), so double backward works. What a backward kernel needs it reads
+from the op's saved arguments, recomputes, or (the fused cross-entropy) reads from the
+forward's second output.
+
+Note [Fused softmax cross-entropy]
+----------------------------------
+PyTorch computes cross_entropy as log_softmax then nll_loss: two ops and two backward nodes,
+each a few passes over the logits. For the common case -- (N, C) float32/float64 logits and
+class indices -- `_softmax_cross_entropy` does both in one pass: the loss is
+logsumexp(x) - x[t] per sample, weighted by w[t], and the softmax it computed on the way is
+returned as a second output. The backward op reads that output (`result1`) instead of
+computing the softmax again:
+
+    grad_input = (softmax(x) - onehot(t)) * grad * w[t]  (divided by sum(w[t]) for "mean")
+
+Its node is named NllLossBackward0, the name PyTorch's graph has at that place. The second
+output is not differentiable (nothing downstream may use it as a value of the graph).
+"""
+import math
+
+import numpy as np
+
+from .._dispatch.dispatcher import impl
+from .._core.tensor import _wrap, _meta
+from .elementwise import broadcast_shape, not_implemented, _OPMATH
+from .nn_ops import _nll_check
+
+
+def _math(t):
+    """The tensor's array in the dtype losses are computed in (float32 for half precision)."""
+    return t._np.astype(_OPMATH.get(t.dtype, t.dtype)._np, copy=False)
+
+
+def _result(a, dtype, shape=None):
+    """A kernel's result (NumPy gives scalars for 0-d operands) as a fresh, writable array in
+    `dtype`, broadcast to `shape` if given."""
+    a = np.asarray(a, dtype._np)
+    if shape is not None and a.shape != tuple(shape):
+        a = np.broadcast_to(a, shape)
+    return _wrap(a if a.flags.writeable else a.copy())
+
+
+def _reduce(loss, reduction, dtype):
+    with np.errstate(invalid="ignore"):  # the mean of nothing is nan, quietly
+        r = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.mean()
+    return _result(r, dtype)
+
+
+def _elementwise_loss_check(name, self, *others):
+    """The shape of an elementwise loss's terms: its arguments broadcast together."""
+    if not self.dtype.is_floating_point:
+        raise not_implemented(name, self.dtype)
+    return broadcast_shape(self._size, *(t._size for t in others if t is not None))
+
+
+def _reduced_meta(self, shape, reduction):
+    return _meta(shape if reduction == 0 else (), self.dtype, device=self.device)
+
+
+def _mean_scale(shape, reduction):
+    """The factor "mean" applies to every element's gradient."""
+    n = math.prod(shape)
+    return 1 / n if reduction == 1 and n else 1
+
+
+# ---- fused softmax cross-entropy ----------------------------------------------------------
+def _check_class_logits(self, target, weight):
+    if not self.dtype.is_floating_point:
+        raise not_implemented("_softmax_cross_entropy", self.dtype)
+    if self.dim() != 2 or target.dim() != 1:
+        raise RuntimeError(f"_softmax_cross_entropy: expected (N, C) logits and (N,) targets, "
+                           f"got logits of size {list(self.shape)} and targets of size "
+                           f"{list(target.shape)}")
+    return _nll_check(self, target, weight)
+
+
+def _sample_weights(target, weight, ignore_index, classes, dt):
+    """Every sample's target class (0 where ignored), and its weight w[t] (0 where ignored)."""
+    t = target._np
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    bad = (safe < 0) | (safe >= classes)
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    w = weight._np[safe].astype(dt, copy=False) if weight is not None else np.ones(t.shape, dt)
+    return safe, np.where(valid, w, 0).astype(dt, copy=False)
+
+
+@impl("_softmax_cross_entropy", "CPU")
+def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
+    """(loss, softmax(self, 1)); see Note [Fused softmax cross-entropy]."""
+    classes = _check_class_logits(self, target, weight)
+    x = _math(self)
+    n = x.shape[0]
+    safe, w = _sample_weights(target, weight, ignore_index, classes, x.dtype)
+    m = x.max(1, keepdims=True) if x.size else np.zeros((n, 1), x.dtype)
+    p = np.exp(x - m)
+    total = p.sum(1, keepdims=True)
+    loss = (np.log(total[:, 0]) + m[:, 0] - x[np.arange(n), safe]) * w
+    # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.sum() / w.sum()
+    p /= total
+    dt = self.dtype._np
+    return _result(out, self.dtype), _wrap(p.astype(dt, copy=False))
+
+
+@impl("_softmax_cross_entropy", "Meta")
+def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index):
+    _check_class_logits(self, target, weight)
+    return (_meta(target.shape if reduction == 0 else (), self.dtype, device=self.device),
+            _meta(self.shape, self.dtype, device=self.device))
+
+
+@impl("_softmax_cross_entropy_backward", "CPU")
+def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction, ignore_index,
+                                   softmax):
+    """(softmax - onehot(t)) * grad * w[t], divided by sum(w[t]) for "mean" (where all samples
+    are ignored the gradient is zero, as in PyTorch)."""
+    classes = _check_class_logits(self, target, weight)
+    p = _math(softmax)
+    safe, w = _sample_weights(target, weight, ignore_index, classes, p.dtype)
+    w_sum = w.sum()
+    scale = w / w_sum if reduction == 1 and w_sum != 0 else w
+    coef = (_math(grad_output) * scale).astype(p.dtype, copy=False)
+    g = p * coef[:, None]
+    g[np.arange(p.shape[0]), safe] -= coef
+    return _wrap(g.astype(self.dtype._np, copy=False))
+
+
+@impl("_softmax_cross_entropy_backward", "Meta")
+def softmax_cross_entropy_backward_meta(grad_output, self, target, weight, reduction,
+                                        ignore_index, softmax):
+    _check_class_logits(self, target, weight)
+    return _meta(self.shape, self.dtype, device=self.device)
+
+
+# ---- binary cross-entropy -----------------------------------------------------------------
+# -(y log x + (1 - y) log(1 - x)) with both logarithms clamped to >= -100, as PyTorch does;
+# the input's gradient is (x - y) / max(x (1 - x), 1e-12), finite where the clamp makes the
+# loss flat. Target and weight broadcast against the input, as in PyTorch's kernels (F.* checks
+# that the shapes are equal).
+_BCE_EPS = 1e-12
+
+
+@impl("binary_cross_entropy", "CPU")
+def binary_cross_entropy(self, target, weight=None, reduction=1):
+    _elementwise_loss_check("binary_cross_entropy", self, target, weight)
+    x, y = _math(self), _math(target)
+    for name, a in (("input", x), ("target", y)):
+        if not ((a >= 0) & (a <= 1)).all():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        loss = (y - 1) * np.maximum(np.log1p(-x), -100) - y * np.maximum(np.log(x), -100)
+    if weight is not None:
+        loss = loss * _math(weight)
+    return _reduce(loss, reduction, self.dtype)
+
+
+@impl("binary_cross_entropy", "Meta")
+def binary_cross_entropy_meta(self, target, weight=None, reduction=1):
+    shape = _elementwise_loss_check("binary_cross_entropy", self, target, weight)
+    return _reduced_meta(self, shape, reduction)
+
+
+@impl("binary_cross_entropy_backward", "CPU")
+def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=1):
+    shape = _elementwise_loss_check("binary_cross_entropy_backward", self, target, weight)
+    x, y = _math(self), _math(target)
+    g = (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
+    g = g * (_math(grad_output) * _mean_scale(shape, reduction))
+    if weight is not None:
+        g = g * _math(weight)
+    return _result(g, self.dtype, shape)
+
+
+@impl("binary_cross_entropy_backward", "Meta")
+def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, reduction=1):
+    shape = _elementwise_loss_check("binary_cross_entropy_backward", self, target, weight)
+    return _meta(shape, self.dtype, device=self.device)
+
+
+# ---- binary cross-entropy with logits -----------------------------------------------------
+# loss = (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight. e = exp(-|x|)
+# gives both log(sigmoid(x)) = min(x, 0) - log1p(e) and sigmoid(-x) = (e if x >= 0 else 1) /
+# (1 + e) without overflow. The kernels work in place where they can: at (256, 1000) each
+# pass over the data counts.
+def _exp_neg_abs(x):
+    e = np.abs(x, out=np.empty_like(x))
+    np.negative(e, out=e)
+    return np.exp(e, out=e)
+
+
+def _subtract_into(a, b):
+    """a - b, written into a where a is an array of the result's shape."""
+    if isinstance(a, np.ndarray) and a.shape == np.broadcast_shapes(a.shape, np.shape(b)):
+        return np.subtract(a, b, out=a)
+    return a - b
+
+
+def _pos_weight_scale(pos_weight, y):
+    """1 + (pos_weight - 1) y: the weight of the positive term."""
+    return (_math(pos_weight) - 1) * y + 1
+
+
+@impl("binary_cross_entropy_with_logits", "CPU")
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
+    _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                            pos_weight)
+    x, y = _math(self), _math(target)
+    log_sig = _exp_neg_abs(x)
+    np.log1p(log_sig, out=log_sig)
+    np.subtract(np.minimum(x, 0), log_sig, out=log_sig)
+    if pos_weight is not None:
+        log_sig = log_sig * _pos_weight_scale(pos_weight, y)
+    loss = _subtract_into((1 - y) * x, log_sig)
+    if weight is not None:
+        loss = loss * _math(weight)
+    return _reduce(loss, reduction, self.dtype)
+
+
+@impl("binary_cross_entropy_with_logits", "Meta")
+def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=None,
+                                          reduction=1):
+    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                                    pos_weight)
+    return _reduced_meta(self, shape, reduction)
+
+
+@impl("_binary_cross_entropy_with_logits_backward", "CPU")
+def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight, pos_weight,
+                                              reduction):
+    """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
+    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                                    pos_weight)
+    x, y = _math(self), _math(target)
+    e = _exp_neg_abs(x)
+    sig_neg = np.where(x >= 0, e, 1)
+    e += 1
+    sig_neg /= e
+    if pos_weight is not None:
+        sig_neg = sig_neg * _pos_weight_scale(pos_weight, y)
+    g = _subtract_into(1 - y, sig_neg)
+    g = g * (_math(grad_output) * _mean_scale(shape, reduction))
+    if weight is not None:
+        g = g * _math(weight)
+    return _result(g, self.dtype, shape)
+
+
+@impl("_binary_cross_entropy_with_logits_backward", "Meta")
+def binary_cross_entropy_with_logits_backward_meta(grad_output, self, target, weight,
+                                                   pos_weight, reduction):
+    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                                    pos_weight)
+    return _meta(shape, self.dtype, device=self.device)
