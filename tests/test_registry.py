@@ -128,3 +128,13 @@ def test_generated_binding_source_and_docstring():
     assert "Schema: aten::exp(Tensor self) -> Tensor" in doc
     assert "self: lambda grad, result:" in doc
     assert "Derivative: not differentiable" in ember.eq.__doc__
+
+
+def test_readme_op_table_is_current():
+    import pathlib
+    import sys
+    root = pathlib.Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "tools"))
+    import op_table
+    readme = (root / "README.md").read_text()
+    assert op_table.markdown() in readme, "README's op table is stale: python tools/op_table.py --write"
