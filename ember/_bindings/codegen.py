@@ -212,7 +212,9 @@ def document_all(tables):
     from .descriptions import DESCRIPTIONS
     for table in tables:
         for fn in table.values():
-            document(fn, DESCRIPTIONS.get(fn.__ember_op__.schema.name.rstrip("_"), ""))
+            op = fn.__ember_op__
+            name = (op.functional or op).schema.name  # exp_ reads exp's line
+            document(fn, DESCRIPTIONS.get(name, ""))
 
 
 def document(fn, description=""):
