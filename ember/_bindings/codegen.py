@@ -139,21 +139,35 @@ class _Binding:
             lines.append(f"    return {call}")
         return "\n".join(lines) + "\n"
 
-    def compile(self, py_name):
+    def named_source(self, py_name):
         src = self.source()
-        if py_name != self.name:
-            src = src.replace(f"def {self.name}(", f"def {py_name}(", 1)
-        env = {"_op": self.op, "Tensor": Tensor, "_finish": _finish,
-               "_finish_tuple": _finish_tuple, "_return_type": _return_type,
-               "_not_a_tensor": _not_a_tensor, "_wrong_type": _wrong_type}
-        filename = f"<ember binding {self.kind} {py_name}>"
-        exec(compile(src, filename, "exec"), env)
-        fn = env[py_name]
-        fn.__ember_source__ = src
-        fn.__ember_op__ = self.op
-        fn.__module__ = "ember" if self.kind == "function" else "ember.Tensor"
-        fn.__qualname__ = py_name if self.kind == "function" else f"Tensor.{py_name}"
-        return fn
+        return src if py_name == self.name else src.replace(f"def {self.name}(",
+                                                            f"def {py_name}(", 1)
+
+
+def _compile_all(bindings):
+    """Compile the bindings [(table, py_name, binding)] as one module: one compile() call for
+    all of them (a few hundred separate calls cost a noticeable part of `import ember`). Each
+    function is defined under a unique name bound to its own op, then given its real name."""
+    env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
+           "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
+           "_wrong_type": _wrong_type}
+    chunks = []
+    for k, (_, py_name, b) in enumerate(bindings):
+        env[f"_op{k}"] = b.op
+        src = b.named_source(py_name)
+        chunks.append(src.replace(f"def {py_name}(", f"def _binding{k}(", 1)
+                      .replace("_op(", f"_op{k}("))
+    exec(compile("\n\n".join(chunks), "<ember generated bindings>", "exec"), env)
+    for k, (table, py_name, b) in enumerate(bindings):
+        fn = env[f"_binding{k}"]
+        qualname = py_name if b.kind == "function" else f"Tensor.{py_name}"
+        fn.__code__ = fn.__code__.replace(co_name=py_name, co_qualname=qualname)
+        fn.__name__, fn.__qualname__ = py_name, qualname
+        fn.__module__ = "ember" if b.kind == "function" else "ember.Tensor"
+        fn.__ember_source__ = b.named_source(py_name)
+        fn.__ember_op__ = b.op
+        table[py_name] = fn
 
 
 def _wrong_type(fn, name, expected, value):
@@ -171,12 +185,14 @@ def generate(ops, skip_functions=(), skip_methods=()):
     A name that several schemas declare (`max`, `max.dim`) has Python overloads that no one
     signature describes: it is bound by hand, as are the names in `skip_*`."""
     functions, methods = {}, {}
+    pending, seen = [], set()
 
     def add(table, py_name, op, kind, inplace=False):
-        if py_name in table:
-            raise RuntimeError(f"two schemas declare the {kind} variant '{py_name}': "
-                               f"{table[py_name].__ember_op__.schema.text} and {op.schema.text}")
-        table[py_name] = _Binding(op, kind, inplace).compile(py_name)
+        if (kind, py_name) in seen:
+            raise RuntimeError(f"two schemas declare the {kind} variant '{py_name}' (the second: "
+                               f"{op.schema.text})")
+        seen.add((kind, py_name))
+        pending.append((table, py_name, _Binding(op, kind, inplace)))
 
     inplace_of = {op.functional: op for op in ops if op.functional is not None}
     declared = {}
@@ -204,6 +220,7 @@ def generate(ops, skip_functions=(), skip_methods=()):
                 if ("inplace_function" in v and name + "_" not in skip_functions
                         and name not in NO_INPLACE_FUNCTION):
                     add(functions, name + "_", inplace, "function", True)
+    _compile_all(pending)
     return functions, methods
 
 
