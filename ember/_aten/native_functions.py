@@ -28,7 +28,7 @@ div.Tensor_mode(Tensor|Scalar self, Tensor|Scalar other, *, str? rounding_mode=N
 floor_divide(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
 floor_divide_.Tensor(Tensor(a!) self, Tensor|Scalar other) -> Tensor(a!)  | method
 remainder.Tensor(Tensor|Scalar self, Tensor|Scalar other) -> Tensor  | function, method, inplace, out
-remainder.Scalar_Tensor(Scalar self, Tensor|Scalar other) -> Tensor  | function, method, out
+remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor  | function, out
 pow.Tensor_Tensor(Tensor|Scalar self, Tensor|Scalar exponent) -> Tensor  | function, method, out
 pow_.Tensor(Tensor(a!) self, Tensor|Scalar exponent) -> Tensor(a!)  | method
 maximum(Tensor self, Tensor other) -> Tensor  | function, method, out
@@ -104,7 +104,7 @@ round.decimals(Tensor self, *, int decimals) -> Tensor  | function, method, inpl
 isnan(Tensor self) -> Tensor  | function, method
 isinf(Tensor self) -> Tensor  | function, method
 isfinite(Tensor self) -> Tensor  | function, method
-isclose(Tensor self, Tensor|Scalar other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor  | function, method
+isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor  | function, method
 nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor  | function, method, inplace, inplace_function, out
 # ---- more binary and unary math
 logaddexp(Tensor self, Tensor other) -> Tensor  | function, method, out

@@ -59,6 +59,7 @@ def _empty_view(meta, src):
 def view_op(name, fn, check=None):
     """Register `fn(array, *args) -> view` as the CPU and Meta kernel of a view op; `check(self,
     *args)` raises PyTorch's errors for inputs the view cannot be made of."""
+
     def cpu(self, *args):
         if check is not None:
             check(self, *args)
@@ -456,6 +457,8 @@ def _check_view_as_real(self):
 
 
 view_op("view_as_real", _view_as_real, _check_view_as_real)
+
+
 def _check_view_as_complex(self):
     if self.dtype is D.float16:
         raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: view_as_complex of a "
@@ -855,6 +858,7 @@ def rot90_meta(self, k=1, dims=(0, 1)):
 def _scatter_into(view_fn, name):
     """`<view>_scatter(self, src, ...)`: a copy of self with the view `view_fn` selects
     replaced by src (the functional form of writing into a view)."""
+
     def check(self, src, args):
         target = view_fn(_stand_in(self), *args)
         if tuple(target.shape) != tuple(src._size):

@@ -17,6 +17,7 @@ from .._aten.elementwise import broadcast_shape
 from .out import _finish
 from .generated import pow
 
+
 def _size_args(size):
     """zeros(2, 3), zeros((2, 3)), zeros([2, 3]) and zeros(torch.Size([2, 3])) all mean (2, 3)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
@@ -353,8 +354,8 @@ METHODS = dict(
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
 )
 
-__all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided", "eye",
-           "from_dlpack", "from_numpy", "full", "full_like", "linspace", "logspace", "normal",
-           "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
+__all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided",
+           "eye", "from_dlpack", "from_numpy", "full", "full_like", "linspace", "logspace",
+           "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
            "randn_like", "randperm", "scalar_tensor", "tensor", "tril_indices", "triu_indices",
            "zeros", "zeros_like"]

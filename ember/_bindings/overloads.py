@@ -289,6 +289,7 @@ METHODS = dict(
     scatter=scatter, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
 )
 
-__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp", "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod",
-           "real", "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",
+__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp",
+           "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod", "real",
+           "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",
            "unique_consecutive", "var", "where"]

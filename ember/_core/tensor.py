@@ -663,5 +663,3 @@ def _alias(src):
     if src._stride_ is not None:  # an empty CPU view keeps its metadata explicitly
         t._stride_, t._offset_ = src._stride_, src._offset_
     return t
-
-

@@ -21,7 +21,6 @@ _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
 BACKEND_KEYS = ("CPU", "Meta", "CUDA")
 
 
-
 class OpOverload:
     """One operator: its schema and its row of the dispatch table."""
 

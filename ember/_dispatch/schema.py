@@ -1,6 +1,6 @@
 """Operator schemas in PyTorch's syntax (c10's FunctionSchema), and the variants line after them.
 
-    add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor | function, method, inplace, out
+    add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor | function, method, out
 
 The part before `|` is PyTorch's schema: the name, an optional overload after the dot, typed
 arguments (`*` starts the keyword-only ones; `Tensor(a!)` marks an argument the op writes to),
@@ -50,7 +50,8 @@ class Argument:
         return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
 
 
-_ARG = re.compile(r"^(?P<type>[\w\[\]\d?|]+?)(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
+_ARG = re.compile(r"^(?P<type>[\w\[\]\d?|]+?)"
+                  r"(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
                   r"\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
 
 

@@ -17,14 +17,12 @@ from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 from .._bindings.tensor_methods import _no_grad_guard
 
-__all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag",
-           "diagflat", "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
-           "histogramdd",
-           "isin", "unravel_index", "range", "bartlett_window", "blackman_window",
+__all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag", "diagflat",
+           "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
+           "histogramdd", "isin", "unravel_index", "range", "bartlett_window", "blackman_window",
            "hamming_window", "hann_window", "kaiser_window", "renorm", "dist", "inner",
-           "frombuffer", "empty_permuted", "split_with_sizes", "unsafe_split",
-           "unsafe_chunk", "unsafe_split_with_sizes", "index_put", "index_put_",
-           "nonzero_static"]
+           "frombuffer", "empty_permuted", "split_with_sizes", "unsafe_split", "unsafe_chunk",
+           "unsafe_split_with_sizes", "index_put", "index_put_", "nonzero_static"]
 
 
 # ---- differences, covariance, integration ---------------------------------------------------

@@ -135,6 +135,7 @@ def fill(input, value):
 def _inplace_result(fn):
     """The in-place form of a comparison or logical op: the result is written into self,
     cast to self's dtype (True is 1)."""
+
     def method_(self, other):
         return self.copy_(fn(self, other))
     method_.__name__ = fn.__name__ + "_"
@@ -177,6 +178,6 @@ METHODS = dict(
     float_power_=_float_power_, mvlgamma=mvlgamma, mvlgamma_=_mvlgamma_, positive=positive,
 )
 
-__all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "deg2rad", "deg2rad_", "equal",
-           "fill", "float_power", "mvlgamma", "polar", "positive", "rad2deg", "rad2deg_",
+__all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "deg2rad", "deg2rad_",
+           "equal", "fill", "float_power", "mvlgamma", "polar", "positive", "rad2deg", "rad2deg_",
            "resolve_conj", "resolve_neg", "square", "square_"]

@@ -10,6 +10,7 @@ from .._refs.shape import broadcast_shapes
 from .._bindings.out import _finish, _finish_tuple
 from .._bindings.overloads import where
 
+
 def outer(input, vec2, *, out=None):
     """The outer product: a column times a row (a broadcast product, so autograd sees mul)."""
     for name, v in (("self", input), ("vec2", vec2)):

@@ -150,4 +150,5 @@ def msort(input, *, out=None):
 METHODS = dict(norm=norm, quantile=quantile, nanquantile=nanquantile, nanmean=nanmean,
                argsort=argsort, msort=msort)
 
-__all__ = ["argsort", "msort", "nanmean", "nanquantile", "norm", "quantile", "std_mean", "var_mean"]
+__all__ = ["argsort", "msort", "nanmean", "nanquantile", "norm", "quantile", "std_mean",
+           "var_mean"]

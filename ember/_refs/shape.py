@@ -346,9 +346,9 @@ METHODS = dict(
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 
-__all__ = ["argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
-           "broadcast_to", "can_cast", "chunk", "column_stack", "diag", "dsplit", "dstack",
-           "flatten", "fliplr", "flipud", "hsplit", "hstack", "is_complex", "is_floating_point",
-           "is_tensor", "meshgrid", "moveaxis", "movedim", "narrow_copy", "numel", "ravel",
-           "repeat_interleave", "reshape", "result_type", "row_stack", "split", "take_along_dim",
-           "tensor_split", "tile", "unflatten", "vsplit", "vstack"]
+__all__ = ["argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
+           "broadcast_tensors", "broadcast_to", "can_cast", "chunk", "column_stack", "diag",
+           "dsplit", "dstack", "flatten", "fliplr", "flipud", "hsplit", "hstack", "is_complex",
+           "is_floating_point", "is_tensor", "meshgrid", "moveaxis", "movedim", "narrow_copy",
+           "numel", "ravel", "repeat_interleave", "reshape", "result_type", "row_stack", "split",
+           "take_along_dim", "tensor_split", "tile", "unflatten", "vsplit", "vstack"]

@@ -124,7 +124,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
                          raise_exception=raise_exception)
     if grad_outputs is None:
-        grad_outputs = tuple(_as_tuple(out)[k].detach().clone().normal_().requires_grad_() for k in positions)
+        grad_outputs = tuple(_as_tuple(out)[k].detach().clone().normal_().requires_grad_()
+                             for k in positions)
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

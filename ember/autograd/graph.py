@@ -212,7 +212,6 @@ class SavedTensor:
             t._output_nr = self._output_nr
         return t
 
-
     def _raise_modified(self, node):
         from . import anomaly_mode
         t = self._t

@@ -28,7 +28,6 @@ def gradient_edge(t):
     return (None, 0)
 
 
-
 # Note [In-place ops on views: CopySlices]
 # ----------------------------------------
 # `y = x.clone(); y[1:].mul_(w)` writes into y's memory through a view. Autograd must now see

@@ -58,6 +58,8 @@ def _masked_select_grad(grad, self_shape, mask):
 derivative("masked_select", {"self": _masked_select_grad})
 
 # ---- scatter reductions, copies and puts
+
+
 def _reduce_backward(grad, self, src, result, reduce, include_self, pick, spread, again,
                      clear):
     """PyTorch's scatter_reduce_backward / index_reduce_backward, for reductions that place

@@ -89,6 +89,8 @@ derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": 
            node_name=_linear_node)
 
 # ---- products, einsum, decompositions
+
+
 def _scaled(g, s):
     return g if s == 1 else g * s
 

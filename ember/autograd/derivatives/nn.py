@@ -430,6 +430,8 @@ derivative("native_layer_norm_backward", {
     "grad_out, input, weight": lambda grads, grad_out, input, normalized_shape, mean, rstd,
     weight, needs: _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight,
                                              _layer_norm_view(input, normalized_shape), needs)})
+
+
 def _group_norm_grads(grads, input, weight, N, C, HxW, group, result1, result2, needs):
     """The kernel's gradients for the output, plus (as in PyTorch, whose group norm mean and
     rstd are differentiable) the input gradient through mean and rstd when these received a
@@ -450,6 +452,8 @@ derivative("native_group_norm_backward", {
     "grad_out, input, weight": lambda grads, grad_out, input, mean, rstd, weight, N, C, HxW,
     group, needs: _row_norm_double_backward(grads, grad_out, input, mean, rstd, weight,
                                             (N, group, C // group, HxW), needs)})
+
+
 def _embedding_weight(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
     if sparse:
         raise NotImplementedError(

@@ -1,4 +1,5 @@
-"""Derivatives of the reductions and scans: sums, means, extremes, statistics, norms, cumulative ops."""
+"""Derivatives of the reductions and scans: sums, means, extremes, statistics, norms,
+cumulative ops."""
 import math
 
 
