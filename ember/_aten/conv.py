@@ -271,12 +271,6 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     return np.ascontiguousarray(r).reshape(w_shape)
 
 
-def _transposed_input_size(x_shape, w_shape, stride, padding, dilation, output_padding, groups):
-    out = conv_transpose_output_size(x_shape[2:], w_shape[2:], stride, padding, dilation,
-                                     output_padding)
-    return (x_shape[0], w_shape[1] * groups) + out
-
-
 # ---- kernels ----------------------------------------------------------------------------------
 _CONV_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.bfloat16, D.float32,
                 D.float64)

@@ -233,10 +233,6 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _finish(_op("scalar_tensor")(s, dtype, _dev(device)), requires_grad)
 
 
-def _gen_args(size, generator):
-    return _size_args(size), generator
-
-
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     t = _empty(_size_args(size), dtype, _dev(device), False)

@@ -132,16 +132,6 @@ def fill(input, value):
     return input.clone().fill_(value)
 
 
-def _inplace_result(fn):
-    """The in-place form of a comparison or logical op: the result is written into self,
-    cast to self's dtype (True is 1)."""
-
-    def method_(self, other):
-        return self.copy_(fn(self, other))
-    method_.__name__ = fn.__name__ + "_"
-    return method_
-
-
 def resolve_conj(input):
     return input
 
