@@ -21,11 +21,11 @@ import import_graph  # noqa: E402
 # autograd; pickling: serialization; share_memory_: multiprocessing; storage(): TypedStorage)
 ALLOWED_UPWARD = {
     ("ember._core.storage", "ember.multiprocessing.shared_memory"),
-    ("ember._core.storage", "ember.serialization"),
+    ("ember._core.storage", "ember.serialization.pickling"),
     ("ember._core.tensor", "ember.autograd"),
     ("ember._core.tensor", "ember.autograd.graph"),
     ("ember._core.tensor", "ember.multiprocessing.shared_memory"),
-    ("ember._core.tensor", "ember.serialization"),
+    ("ember._core.tensor", "ember.serialization.pickling"),
     ("ember._core.tensor", "ember.storage"),
 }
 

@@ -318,7 +318,7 @@ def test_paths_and_file_objects(tmp_path):
 
 
 def test_worker_threads_read_the_records(tmp_path, monkeypatch):
-    monkeypatch.setattr(serialization, "_PREFETCH_BYTES", 0)  # every record, however small
+    monkeypatch.setattr(serialization.archive, "_PREFETCH_BYTES", 0)  # every record, however small
     base = torch.arange(40.0)
     sd = OrderedDict(a=base.view(5, 8), b=base[3:9], c=torch.ones(3, dtype=torch.int16),
                      d=torch.zeros(0), e=torch.tensor(2.5, dtype=torch.float64))
@@ -392,7 +392,7 @@ def test_torch_offset_arithmetic_holds_on_ember_files(tmp_path):
 
 
 def test_zip64_records(monkeypatch):
-    monkeypatch.setattr(serialization, "_ZIP64_LIMIT", 16)  # every size and offset is "large"
+    monkeypatch.setattr(serialization.archive, "_ZIP64_LIMIT", 16)  # all sizes are "large"
     obj = {"a": ember.arange(10.0), "b": ember.arange(3)}
     buf = io.BytesIO()
     ember.save(obj, buf)
@@ -406,7 +406,7 @@ def test_zip64_records(monkeypatch):
 def test_big_endian_archives_are_byteswapped():
     values = np.arange(6, dtype=np.float32)
     buf = io.BytesIO()
-    writer = serialization._ArchiveWriter(buf, "archive")
+    writer = serialization.archive._ArchiveWriter(buf, "archive")
     t = torch.zeros(6)
     pkl = io.BytesIO()
     torch.save(t, pkl)
@@ -439,7 +439,7 @@ def test_map_location_for_cuda_checkpoints():
     ember.save({"x": ember.ones(2)}, buf)
     data = buf.getvalue().replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
     rebuilt = io.BytesIO()  # same records, the pickle now says the storage was on cuda:0
-    writer = serialization._ArchiveWriter(rebuilt, "archive")
+    writer = serialization.archive._ArchiveWriter(rebuilt, "archive")
     z = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
     for info in z.infolist():
         name = info.filename.split("/", 1)[1]
@@ -611,7 +611,7 @@ def test_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
     ember.save({"w": ember.ones(1000)}, path)
     before = path.read_bytes()
     writes = []
-    real = serialization._ArchiveWriter.write_record
+    real = serialization.archive._ArchiveWriter.write_record
 
     def failing(self, name, data):
         writes.append(name)
@@ -619,7 +619,7 @@ def test_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
             raise OSError("disk full")
         return real(self, name, data)
 
-    monkeypatch.setattr(serialization._ArchiveWriter, "write_record", failing)
+    monkeypatch.setattr(serialization.archive._ArchiveWriter, "write_record", failing)
     with pytest.raises(OSError, match="disk full"):
         ember.save({"a": ember.zeros(500), "b": ember.zeros(500)}, path)
     assert "data/0" in writes  # it failed mid-write, not before
@@ -642,12 +642,12 @@ def test_crash_mid_save_leaves_the_old_file(tmp_path):
     script = f"""
 import os, ember
 from ember import serialization
-real = serialization._ArchiveWriter.write_record
+real = serialization.archive._ArchiveWriter.write_record
 def dying(self, name, data):
     if name == "data/1":
         os._exit(3)  # the process dies with the archive half written
     return real(self, name, data)
-serialization._ArchiveWriter.write_record = dying
+serialization.archive._ArchiveWriter.write_record = dying
 ember.save({{"a": ember.zeros(100), "b": ember.zeros(100)}}, {str(path)!r})
 """
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True)

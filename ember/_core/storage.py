@@ -151,7 +151,7 @@ class UntypedStorage:
         return new_shared_storage(int(size))
 
     def __reduce__(self):
-        from ..serialization import _reduce_storage
+        from ..serialization.pickling import _reduce_storage
         return _reduce_storage(self)
 
     @property

@@ -455,7 +455,7 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __reduce_ex__(self, protocol):
-        from ..serialization import _reduce_tensor
+        from ..serialization.pickling import _reduce_tensor
         return _reduce_tensor(self)
 
     def __deepcopy__(self, memo):

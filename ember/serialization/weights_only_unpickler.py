@@ -50,7 +50,7 @@ record, a view outside its storage) stays the `RuntimeError` PyTorch raises.
 
 What remains allowed is still code: the rebuild functions run with attacker-chosen arguments.
 They therefore validate what they receive (integer sizes, strides inside the storage, known
-dtypes) before touching memory; see `ember.serialization._tensor_on_storage`.
+dtypes) before touching memory; see `ember.serialization.pickling._tensor_on_storage`.
 """
 import _compat_pickle
 import codecs
