@@ -47,6 +47,7 @@ from .linalg.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from . import utils
 from . import func  # torch.func (functional_call)
 from . import special  # torch.special
+from . import fft  # torch.fft
 from . import serialization
 from . import cuda  # torch.cuda.is_available() == False: ember is CPU-only
 from . import backends, accelerator  # cudnn/mps flags and device queries: no GPU either

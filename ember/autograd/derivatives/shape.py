@@ -63,6 +63,8 @@ derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _em
     grad, self_shape, lambda t: t.diagonal(offset, dim1, dim2))})
 derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step: _embed_backward_acc(
     grad, self_shape, lambda t: t.unfold(dimension, size, step))})
+derivative("unfold_backward", {"grad_in": lambda grad, dim, size, step:
+                              grad.unfold(dim, size, step)})
 
 
 def _embed_backward_acc(grad, self_shape, view_fn):
@@ -107,8 +109,17 @@ derivative("view.dtype", None)
 
 # ---- copies, joins, conversions
 derivative("clone", {"self": lambda grad: grad})
-derivative("_to_copy", {"self": lambda grad, self_dtype: grad.to(self_dtype)},
-           node_name="ToCopyBackward0")
+
+
+def _to_copy_grad(grad, self_dtype):
+    """The gradient in the input's dtype; of a real input made complex, the real part (no
+    warning about the imaginary part it drops)."""
+    if grad.is_complex() and not self_dtype.is_complex:
+        grad = E.real(grad)
+    return grad.to(self_dtype)
+
+
+derivative("_to_copy", {"self": _to_copy_grad}, node_name="ToCopyBackward0")
 
 
 def _cat_grad(grad, tensors, dim):
