@@ -48,6 +48,9 @@ from . import utils
 from . import func  # torch.func (functional_call)
 from . import special  # torch.special
 from . import fft  # torch.fft
+from . import signal  # torch.signal
+from . import functional  # torch.functional: stft, istft
+from .functional import stft, istft
 from . import serialization
 from . import cuda  # torch.cuda.is_available() == False: ember is CPU-only
 from . import backends, accelerator  # cudnn/mps flags and device queries: no GPU either

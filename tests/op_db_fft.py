@@ -1,14 +1,17 @@
 """The op test table's rows for the spectral functions: torch.fft (every transform on real and
 on complex input, with n/s, dim and norm, cropping and zero-padding; fftfreq, rfftfreq,
-fftshift, ifftshift), the spectral ops themselves (_fft_r2c, _fft_c2r, _fft_c2c) and
-unfold_backward.
+fftshift, ifftshift), the spectral ops themselves (_fft_r2c, _fft_c2r, _fft_c2c),
+unfold_backward, stft and istft (and the round trip), and torch.signal.windows.
 
 Same conventions as op_db.py, which appends these rows to its OPS. Complex inputs are built
 with view_as_complex from float tensors whose last dim is 2, and complex outputs compared as
 view_as_real (resolve_conj first: PyTorch's conj is lazy), so values and gradients are checked
 through real tensors; the row names of complex-input variants end in "_complex".
 """
-from op_db import (ALL, BOOL, FLOATS, INTS, DT, ErrorInput, OpInfo, Sample, T, f32, make)
+import numpy as np
+
+from op_db import (ALL, BOOL, FLOATS, INTS, DT, ErrorInput, OpInfo, Sample, T, f32, f64, make,
+                   round_to)
 
 PAIR = ("float32", "float64")   # rows that build complex tensors
 REAL = BOOL + INTS + PAIR       # what the transforms take: integers promote, half is refused
@@ -238,3 +241,169 @@ FFT_OPS = _rows() + [
     OpInfo("unfold_backward", lambda m, g, *a: m.ops.aten.unfold_backward(g, *a), ALL,
            _unfold_backward_samples, other_dtypes_raise=False),
 ]
+
+
+# ---- stft and istft ----------------------------------------------------------------------------
+def _hann(n, dtype, grad=True):
+    """A Hann window as a tensor argument (its gradient is compared too)."""
+    return T(round_to(np.sin(np.pi * np.arange(n) / n) ** 2, dtype), dtype, grad=grad)
+
+
+def _stft_samples(dtype, rng):
+    """1-d and batched signals; windows given (and differentiated), shorter than n_fft, or
+    none; every pad mode; no centering, aligned windows; normalized; the full spectrum."""
+    x16, x40 = make(rng, (16,), dtype), make(rng, (40,), dtype)
+    return [
+        Sample(x16, 8, 4, window=_hann(8, dtype), return_complex=True),
+        Sample(make(rng, (2, 9), dtype), 8, 3, window=_hann(8, dtype), center=False,
+               return_complex=True),
+        Sample(x40, 16, return_complex=True),
+        Sample(x40, 16, 5, 10, window=_hann(10, dtype), return_complex=True),
+        Sample(make(rng, (3, 37), dtype), 16, 4, 9, pad_mode="constant", normalized=True,
+               return_complex=True),
+        Sample(x40, 16, 4, pad_mode="replicate", onesided=False, return_complex=True),
+        Sample(make(rng, (2, 40), dtype), 16, 3, window=_hann(16, dtype), pad_mode="circular",
+               return_complex=True),
+        Sample(x40, 16, 4, 9, window=_hann(9, dtype), center=False, align_to_window=True,
+               return_complex=True),
+        Sample(x40, 16, 4, window=_hann(16, dtype), return_complex=False),
+    ]
+
+
+def _stft_complex_samples(dtype, rng):
+    return [Sample(make(rng, (10, 2), dtype), 4, 2, window=_hann(4, dtype)),
+            Sample(make(rng, (24, 2), dtype), 8, 2, window=_hann(8, dtype)),
+            Sample(make(rng, (2, 20, 2), dtype), 8, 3, center=False, onesided=False)]
+
+
+def _stft_errors():
+    x = f32(40)
+    return [ErrorInput(x, 16, match="return_complex parameter be given"),
+            ErrorInput(T(x.data, "int64"), 16, return_complex=True, match="floating point"),
+            ErrorInput(f32(2, 2, 40), 16, return_complex=True, match="1D or 2D"),
+            ErrorInput(x, 64, center=False, return_complex=True, match="n_fft"),
+            ErrorInput(x, 16, 0, return_complex=True, match="hop_length > 0"),
+            ErrorInput(x, 16, 4, 20, return_complex=True, match="win_length"),
+            ErrorInput(x, 16, 4, 8, window=f32(7), return_complex=True, match="window"),
+            ErrorInput(x, 16, align_to_window=True, return_complex=True,
+                       match="align_to_window should only be set when center = false"),
+            ErrorInput(T(x.data, "complex64"), 16, onesided=True, match="onesided"),
+            ErrorInput(f32(5), 16, return_complex=True, match="Padding size")]
+
+
+def _istft_samples(dtype, rng):
+    """Spectra (not necessarily of any signal: istft is defined on all of them) of 1 and 2
+    channels, onesided and full, with windows given, shorter than n_fft, or none; normalized,
+    with a length (shorter, or longer: zero-padded), without centering."""
+    def spectrum(*shape):
+        return make(rng, shape + (2,), dtype)
+    return [
+        Sample(spectrum(3, 3), 4, 1, window=_hann(4, dtype)),
+        Sample(spectrum(5, 4), 8, 2, window=_hann(8, dtype)),
+        Sample(spectrum(2, 5, 3), 8, 2, normalized=True),
+        Sample(spectrum(9, 11), 16, 4, window=_hann(16, dtype)),
+        Sample(spectrum(9, 11), 16, 4, 10, window=_hann(10, dtype), length=30),
+        Sample(spectrum(16, 11), 16, 4, onesided=False, length=50),
+        Sample(spectrum(9, 7), 16, 4, center=False),
+        Sample(spectrum(16, 7), 16, 4, window=_hann(16, dtype), onesided=False,
+               return_complex=True),
+    ]
+
+
+def _istft_errors():
+    def spectrum(*shape):
+        return T(f32(*shape, 2).data, "float32")
+    return [ErrorInput(spectrum(9, 0), 16, match="cannot be empty"),
+            ErrorInput(spectrum(1, 1, 9, 11), 16, match="3 or 4 dimensions"),
+            ErrorInput(spectrum(9, 11), 18, match="n_fft / 2 \\+ 1"),
+            ErrorInput(spectrum(9, 11), 16, onesided=False, match="onesided=False"),
+            ErrorInput(spectrum(9, 11), 16, 20, match="hop_length <= win_length"),
+            ErrorInput(spectrum(9, 11), 16, 4, 20, match="win_length <= n_fft"),
+            ErrorInput(spectrum(9, 11), 16, 4, window=f32(15), match="window shape"),
+            ErrorInput(spectrum(9, 11), 16, 4, window=T(np.zeros(16), "float32"),
+                       match="overlap add min"),
+            ErrorInput(spectrum(9, 11), 16, 4, return_complex=True, match="onesided"),
+            ErrorInput(spectrum(9, 11), 16, 4, window=T(f32(16).data, "complex64"),
+                       match="Complex windows")]
+
+
+def _istft(m, z, *args, **kwargs):
+    return _as_real(m, m.istft(m.view_as_complex(z), *args, **kwargs))
+
+
+def _round_trip(m, x, n_fft, hop, window, **kwargs):
+    """istft(stft(x)) is x where the squared window overlap-adds to nonzero values."""
+    spectrum = m.stft(x, n_fft, hop, window=window, return_complex=True, **kwargs)
+    return m.istft(spectrum, n_fft, hop, window=window, length=x.shape[-1], **kwargs)
+
+
+def _round_trip_samples(dtype, rng):
+    return [Sample(make(rng, (16,), dtype), 8, 2, _hann(8, dtype, grad=False)),
+            Sample(make(rng, (2, 40), dtype), 16, 4, _hann(16, dtype, grad=False),
+                   normalized=True),
+            Sample(make(rng, (37,), dtype), 16, 5, None, onesided=False)]
+
+
+SPECTRAL_OPS = [
+    OpInfo("stft", lambda m, x, *a, **kw: _as_real(m, m.stft(x, *a, **kw)), PAIR, _stft_samples,
+           other_dtypes_raise=False, errors=_stft_errors),
+    OpInfo("stft_complex", lambda m, x, *a, **kw: _as_real(m, m.stft(m.view_as_complex(x), *a,
+                                                                     **kw)),
+           PAIR, _stft_complex_samples, other_dtypes_raise=False),
+    OpInfo("Tensor.stft", lambda m, x, *a, **kw: _as_real(m, x.stft(*a, **kw)), PAIR,
+           lambda dtype, rng: _stft_samples(dtype, rng)[:2], other_dtypes_raise=False),
+    OpInfo("istft", _istft, PAIR, _istft_samples, other_dtypes_raise=False, errors=_istft_errors),
+    OpInfo("Tensor.istft", lambda m, z, *a, **kw: _as_real(m, m.view_as_complex(z).istft(*a,
+                                                                                        **kw)),
+           PAIR, lambda dtype, rng: _istft_samples(dtype, rng)[:2], other_dtypes_raise=False),
+    OpInfo("istft_of_stft", _round_trip, PAIR, _round_trip_samples, other_dtypes_raise=False),
+]
+
+
+# ---- torch.signal.windows ----------------------------------------------------------------------
+_WINDOW_PARAMETERS = {"exponential": ({"tau": 2.5}, {"center": 1.0, "sym": False}),
+                      "gaussian": ({"std": 0.5},), "kaiser": ({"beta": 5.0}, {"beta": 0.0}),
+                      "general_cosine": ({"a": [0.46, 0.23, 0.31]}, {"a": (1.0,)}),
+                      "general_hamming": ({"alpha": 0.6},)}
+
+
+def _window_samples(name):
+    """Lengths 0, 1, 2 and longer, symmetric and periodic, the window's own parameters, and
+    requires_grad (the window is then a result of ops on a leaf, as in PyTorch)."""
+    required = {"a": [0.5, 0.5]} if name == "general_cosine" else {}
+
+    def samples(dtype, rng):
+        out = [Sample(M, sym=sym, dtype=DT(dtype), **required)
+               for M in (0, 1, 2, 5, 10) for sym in (True, False)]
+        out += [Sample(7, dtype=DT(dtype), **dict(required, **kw))
+                for kw in _WINDOW_PARAMETERS.get(name, ())]
+        out.append(Sample(6, dtype=DT(dtype), requires_grad=True, **required))
+        return out
+    return samples
+
+
+def _window_errors(name):
+    required = {"a": [0.5, 0.5]} if name == "general_cosine" else {}
+    own = {"exponential": [ErrorInput(4, tau=0.0, match="Tau must be positive"),
+                           ErrorInput(4, center=1.0, match="Center must be None")],
+           "gaussian": [ErrorInput(4, std=0.0, match="Standard deviation must be positive")],
+           "kaiser": [ErrorInput(4, beta=-1.0, match="beta must be non-negative")],
+           "general_cosine": [ErrorInput(4, a=1.0, match="Coefficients must be a list"),
+                              ErrorInput(4, a=[], match="Coefficients cannot be empty")]}
+    return lambda: [ErrorInput(-1, match="non-negative window length", **required),
+                    ErrorInput(4, dtype=DT("float16"), match="float32 or float64", **required),
+                    ErrorInput(4, layout=_Layout("sparse_coo"), match="strided tensors only",
+                               **required)] + own.get(name, [])
+
+
+class _Layout(DT):
+    """A layout argument, resolved to `m.<name>` like a dtype."""
+
+
+WINDOW_OPS = [OpInfo("signal.windows." + name,
+                     lambda m, *a, name=name, **kw: getattr(m.signal.windows, name)(*a, **kw),
+                     PAIR, _window_samples(name), grad=False, errors=_window_errors(name))
+              for name in ("bartlett", "blackman", "cosine", "exponential", "gaussian",
+                           "general_cosine", "general_hamming", "hamming", "hann", "kaiser",
+                           "nuttall")]
+FFT_OPS += SPECTRAL_OPS + WINDOW_OPS

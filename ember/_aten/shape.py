@@ -446,7 +446,11 @@ def _view_as_real(a):
 
 def _view_as_complex(a):
     """(real, imag) pairs in a trailing dim of 2 as complex numbers (the caller checks the
-    strides); the inverse of _view_as_real."""
+    strides); the inverse of _view_as_real. An empty array's strides are arbitrary (NumPy
+    gives zeros), so it is given contiguous ones first."""
+    if a.size == 0:
+        a = np.lib.stride_tricks.as_strided(
+            a, a.shape, tuple(s * a.itemsize for s in _contiguous_strides(a.shape)))
     return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
 
 
