@@ -10,7 +10,7 @@ through real tensors; the row names of complex-input variants end in "_complex".
 """
 import numpy as np
 
-from op_db import (ALL, BOOL, FLOATS, INTS, DT, ErrorInput, OpInfo, Sample, T, f32, f64, make,
+from op_db import (ALL, BOOL, FLOATS, INTS, DT, ErrorInput, OpInfo, Sample, T, f32, make,
                    round_to)
 
 PAIR = ("float32", "float64")   # rows that build complex tensors

@@ -31,7 +31,7 @@ __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rf
 _r2c, _c2r, _c2c = _ops.aten._fft_r2c, _ops.aten._fft_c2r, _ops.aten._fft_c2c
 
 
-# ---- argument handling, as PyTorch's SpectralOps ------------------------------------------------
+# ---- argument handling, as PyTorch's SpectralOps ----------------------------------------------
 def _norm_mode(norm, forward):
     """The ops' `normalization` for a transform in this direction: 0 (none), 1 (1/sqrt(n)) or 2
     (1/n)."""
@@ -127,7 +127,7 @@ def _real_only(name, input, what="a real input tensor"):
         raise RuntimeError(f"{name} expects {what}, but got {_scalar_type_name(input.dtype)}")
 
 
-# ---- one dimension -------------------------------------------------------------------------------
+# ---- one dimension --------------------------------------------------------------------------
 def _fft_c2c(input, n, dim, norm, forward):
     dim = _wrap(dim, input.dim())
     n = input.shape[dim] if n is None else n
@@ -189,7 +189,7 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _finish(_fft_c2r(input, n, dim, norm, True), False, out)
 
 
-# ---- several dimensions ----------------------------------------------------------------------------
+# ---- several dimensions ---------------------------------------------------------------------
 def _fftn_c2c(input, s, dim, norm, forward):
     shape, dims = _shape_and_dims(input, s, dim)
     x = _resize(_promote(input, require_complex=True), dims, shape)
@@ -268,7 +268,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     return ihfftn(input, s, dim, norm, out=out)
 
 
-# ---- helpers: sample frequencies and shifts ------------------------------------------------------
+# ---- helpers: sample frequencies and shifts ---------------------------------------------------
 def _frequencies(name, size, n, d, out, dtype, device, requires_grad):
     """The first `size` frequencies of n samples d apart, [0, 1, 2, ...] / (d * n), with the
     upper half of them negative for fftfreq (the frequencies above the Nyquist frequency are
@@ -295,7 +295,8 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """The frequencies of rfft's n // 2 + 1 points for samples d apart: [0, ..., n // 2] / (d * n)."""
+    """The frequencies of rfft's n // 2 + 1 points for samples d apart:
+    [0, ..., n // 2] / (d * n)."""
     half = abs(n) // 2 * (1 if n >= 0 else -1)  # n / 2 rounded towards zero, as C divides
     return _frequencies("rfftfreq", half + 1, n, d, out, dtype, device, requires_grad)
 

@@ -61,18 +61,11 @@ derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embe
     grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
 derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _embed_backward(
     grad, self_shape, lambda t: t.diagonal(offset, dim1, dim2))})
-derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step: _embed_backward_acc(
-    grad, self_shape, lambda t: t.unfold(dimension, size, step))})
+# unfold's windows may overlap: its gradient adds them up where they were cut (overlap-add)
+derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step:
+                      _aten.unfold_backward(grad, self_shape, dimension, size, step)})
 derivative("unfold_backward", {"grad_in": lambda grad, dim, size, step:
                               grad.unfold(dim, size, step)})
-
-
-def _embed_backward_acc(grad, self_shape, view_fn):
-    """Like _embed_backward, for views whose elements overlap (unfold, as_strided)."""
-    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
-    idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
-    pos = view_fn(idx).reshape(-1)
-    return ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True).reshape(self_shape)
 
 
 def _as_strided_grad(grad, self, size, stride, storage_offset):
