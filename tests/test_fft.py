@@ -57,6 +57,15 @@ def test_parseval(norm, factor):
     assert (ember.fft.fft(x, norm=norm).abs() ** 2).sum().item() == pytest.approx(energy * factor)
 
 
+def test_zero_dim_inputs():
+    """fftn transforms no dim of a 0-d tensor (a complex copy); the 1-d transforms have no dim
+    to transform (IndexError), the real-signal n-d ones need one (RuntimeError): as in torch,
+    whose errors the op table checks."""
+    for name in ("fftn", "ifftn"):
+        check(lambda lib: lib.view_as_real(getattr(lib.fft, name)(lib.tensor(2.5), norm="ortho")),
+              grad=False)
+
+
 def test_fftshift_centers_fftfreq():
     """fftshift(fftfreq(n)) runs from the most negative frequency up; ifftshift undoes it."""
     for n in (5, 6):
