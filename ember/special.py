@@ -3,10 +3,8 @@
 Many are other names of torch.* functions and run the very same op (special.expit is
 torch.sigmoid, special.gammaln is torch.lgamma, special.psi is torch.digamma, ...), so their
 results carry the same grad_fn as in PyTorch. The rest are the `special_*` ATen ops of
-`ember/_aten/special.py`; ndtr is, as in PyTorch, a composite of erf.
-
-Not built yet: the orthogonal polynomial families (chebyshev_polynomial_t/u/v/w and their
-shifted_ forms, hermite_polynomial_h/he, laguerre_polynomial_l, legendre_polynomial_p).
+`ember/_aten/special.py`, the orthogonal polynomials among them; ndtr is, as in PyTorch, a
+composite of erf.
 """
 import math
 
@@ -15,16 +13,21 @@ from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, l
                polygamma, mvlgamma as multigammaln, i0, sinc, logsumexp)
 from ._dispatch.dispatcher import lookup as _op
 from ._bindings.out import _finish
+from ._core.tensor import Tensor
 from ._refs.nn import softmax as _softmax, log_softmax as _log_softmax
 
 __all__ = [
-    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr", "erf",
-    "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
-    "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
-    "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
-    "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0",
-    "scaled_modified_bessel_k1", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy",
-    "zeta",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
+    "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+    "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax",
+    "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+    "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
+    "xlogy", "zeta",
 ]
 
 
@@ -58,6 +61,33 @@ def _binary(opname):
 
 xlog1py = _binary("special_xlog1py")
 zeta = _binary("special_zeta")
+
+
+def _polynomial(opname):
+    """p_n(x) of one orthogonal family; x or n may be a number, not both (PyTorch's three
+    overloads: Tensor and Tensor, Number and Tensor, Tensor and Number)."""
+    op = _op(opname)
+
+    def fn(x, n, *, out=None):
+        if not isinstance(x, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{opname}() received an invalid combination of arguments - got "
+                            f"({type(x).__name__}, {type(n).__name__}), but expected one of: "
+                            f"(Tensor x, Tensor n), (Number x, Tensor n), (Tensor x, Number n)")
+        return _finish(op(x, n), False, out)
+    fn.__name__ = fn.__qualname__ = opname[len("special_"):]
+    return fn
+
+
+(chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+ shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w, hermite_polynomial_h, hermite_polynomial_he,
+ laguerre_polynomial_l, legendre_polynomial_p) = (
+    _polynomial("special_" + _n) for _n in (
+        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+        "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+        "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+        "laguerre_polynomial_l", "legendre_polynomial_p"))
 
 
 def ndtr(input, *, out=None):

@@ -1,14 +1,16 @@
 """The op test table's rows for torch.special: the aliases of torch.* functions (called through
 ember.special, so the names resolve to the same ops) and the special_* ops of
 ember/_aten/special.py (xlog1py, erfcx, i0e, i1e, ndtri, log_ndtr, entr, zeta, the Bessel
-and Airy functions).
+and Airy functions, the orthogonal polynomials).
 
 Same conventions as op_db.py, which appends these rows to its OPS.
 """
 import functools
 
-from op_db import (ALL, BOOL, FLOATS, INTS, NUMBERS, OpInfo, Sample, binary_samples, make,
-                   unary_samples)
+import numpy as np
+
+from op_db import (ALL, BOOL, FLOATS, INTS, NUMBERS, ErrorInput, OpInfo, Sample, T,
+                   binary_samples, f32, make, round_to, unary_samples)
 
 MIXED = ("int64", "float64")
 # the dtypes of the special_* kernels PyTorch compiles for float32/float64 only
@@ -101,3 +103,50 @@ SPECIAL_OPS = [OpInfo("special." + n, _special(n), dt, s) for n, dt, s in _ALIAS
          ("modified_bessel_k1", 0.1, 9), ("scaled_modified_bessel_k0", 0.1, 9),
          ("scaled_modified_bessel_k1", 0.1, 9), ("airy_ai", None, None),
          ("spherical_bessel_j0", None, None))]
+
+
+# ---- the orthogonal polynomials: not differentiable (outputs never require grad), float32 and
+# float64 kernels only; x and n may each be a tensor or a number
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                "laguerre_polynomial_l", "legendre_polynomial_p")
+
+
+def _polynomial_samples(name):
+    """Degrees from -1 to 20 (numbers, tensors that broadcast, fractional ones that truncate),
+    x inside and outside the family's interval, at its ends, and as a number; high degrees take
+    the Chebyshev closed forms. (No NaN x: PyTorch's loops return an uninitialised value there.)"""
+    shifted = name.startswith("shifted")
+    ends = (0.0, 1.0, 0.5) if shifted else (-1.0, 1.0, 0.0)
+    lo, hi = (-0.1, 1.1) if shifted else (-1.2, 1.2)
+
+    def samples(dtype, rng):
+        x = make(rng, (4, 6), dtype, low=lo, high=hi)
+        degrees = T(np.array([0, 1, 2, 7, 9, 12] if dtype != "bool" else [0, 1, 1, 0, 1, 0]),
+                    dtype, grad=False)
+        out = [Sample(x, n) for n in (0, 1, 2, 3, 5, -1)]
+        out += [Sample(x, degrees), Sample(make(rng, (3, 1), dtype, low=lo, high=hi),
+                                           T(np.array([[3, 5, 20, 6]]) % (2 if dtype == "bool"
+                                                                          else 99), dtype))]
+        if dtype in FLOATS:
+            ends_x = T(round_to(np.array(ends * 2), dtype), dtype, grad=False)
+            out += [Sample(ends_x, T(round_to(np.arange(6.0) * 3, dtype), dtype)),
+                    Sample(x, T(round_to(np.array([2.5, 7.9, -0.5, 9.2, 1.0, 0.7]), dtype),
+                                dtype)),
+                    Sample(make(rng, (0, 6), dtype), degrees), Sample(make(rng, (), dtype), 4)]
+        out.append(Sample(0.5, degrees))
+        return out
+    return samples
+
+
+# float32: PyTorch's compiled loop may fuse a multiply and an add, and a 20-step recurrence
+# carries that last-bit difference into the 6th digit
+POLYNOMIAL_OPS = [OpInfo("special." + n, lambda m, *a, n=n, **kw: getattr(m.special, n)(*a, **kw),
+                         NO_REDUCED, _polynomial_samples(n), grad=False,
+                         tol={"float32": (2e-5, 1e-5)},
+                         errors=lambda n=n: [ErrorInput(2.0, 3, match="invalid combination"),
+                                             ErrorInput(f32(3), f32(4), match="size")])
+                  for n in _POLYNOMIALS]
+SPECIAL_OPS += POLYNOMIAL_OPS

@@ -1,4 +1,5 @@
-"""Which public callables of `torch`, `torch.Tensor` and `torch.nn.functional` ember has.
+"""Which public callables of `torch`, `torch.Tensor`, `torch.nn.functional`, `torch.fft`,
+`torch.signal.windows` and `torch.special` ember has.
 
 Run `python tools/coverage.py` (PyTorch must be installed): it prints, per namespace, how many of
 torch's public callables exist in ember, the total, and the missing names. Private names
@@ -10,10 +11,16 @@ import sys
 import types
 
 import torch
+import torch.fft
 import torch.nn.functional
+import torch.signal.windows
+import torch.special
 
 import ember
+import ember.fft
 import ember.nn.functional
+import ember.signal.windows
+import ember.special
 
 # torch attributes that are callable but are not operators a model or tutorial would call
 _PLUMBING_PREFIXES = ("is_", "set_", "get_", "use_", "compile", "export", "jit", "cuda", "mps",
@@ -51,6 +58,10 @@ def namespaces():
           n[2:-2] in _DUNDER_OPS}),
         ("torch.nn.functional", torch.nn.functional, ember.nn.functional,
          _public_callables(torch.nn.functional) - _NOT_FUNCTIONAL),
+        ("torch.fft", torch.fft, ember.fft, _public_callables(torch.fft)),
+        ("torch.signal.windows", torch.signal.windows, ember.signal.windows,
+         _public_callables(torch.signal.windows)),
+        ("torch.special", torch.special, ember.special, _public_callables(torch.special)),
     ]
 
 

@@ -4,7 +4,7 @@ that no family implements itself get kernels derived from their out-of-place op 
 from . import native_functions
 from . import elementwise, special, reduction, sorting, linalg  # noqa: F401
 from . import conv, pooling, norm, nn_ops, shape, indexing, factory  # noqa: F401
-from . import loss, ctc, rnn  # noqa: F401
+from . import loss, ctc, rnn, fft  # noqa: F401
 from .inplace import register_inplace_kernels
 
 register_inplace_kernels()

@@ -174,6 +174,24 @@ special_scaled_modified_bessel_k0(Tensor x) -> Tensor
 special_scaled_modified_bessel_k1(Tensor x) -> Tensor
 special_airy_ai(Tensor x) -> Tensor
 special_spherical_bessel_j0(Tensor x) -> Tensor
+# ---- the orthogonal polynomials: x and the degree n (a number or a tensor, truncated to an integer)
+special_chebyshev_polynomial_t(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_chebyshev_polynomial_u(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_chebyshev_polynomial_v(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_chebyshev_polynomial_w(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_t(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_u(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_v(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_w(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_hermite_polynomial_h(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_hermite_polynomial_he(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_laguerre_polynomial_l(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+special_legendre_polynomial_p(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
+
+# ==== spectral ops (_aten/fft.py): every torch.fft function, stft and istft are built from these
+_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
 
 # ==== reductions and scans (_aten/reduction.py)
 # ---- norms, medians, nan-reductions, cumulative ops
@@ -357,6 +375,7 @@ rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor  | function, method
 select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor  | function, method
 slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor  | function, method, out
 diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor  | function, method
+unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
 # ---- PyTorch's own overloads of ops ember also reaches through others (their nodes have their names)
 t(Tensor(a) self) -> Tensor(a)  | function, method, inplace
 squeeze(Tensor(a) self) -> Tensor(a)  | function, method, inplace

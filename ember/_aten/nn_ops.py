@@ -349,14 +349,27 @@ def constant_pad_nd_meta(self, pad, value=0):
 
 # Reflection and replication padding are gathers: along each padded dim, output position i reads
 # input position map[i] (reflect: 2, 1 | 0, 1, 2, 3 | 2, 1; replicate: 0, 0 | 0, 1, 2, 3 | 3, 3).
-# Their backward sums the gradients of the outputs that read each input: per dim, a product with
-# the one-hot matrix of the map.
+# Their backward sums the gradients of the outputs that read each input: per dim, the middle of
+# the gradient, whose outputs read the input one to one, plus the padded outputs added where they
+# read (a product with the one-hot matrix of the map would cost length squared: a second of audio
+# is 16000 samples).
 def _pad_map(n, lo, hi, mode):
     i = np.arange(-lo, n + hi)
     if mode == "reflect":
         i = np.abs(i)
         return np.where(i >= n, 2 * (n - 1) - i, i)
     return np.clip(i, 0, n - 1)
+
+
+def _gather_backward(g, index, n, lo, hi, axis):
+    """The adjoint of taking `index` = _pad_map(n, lo, hi, mode) along axis."""
+    g = np.moveaxis(g, axis, -1)
+    out = np.zeros(g.shape[:-1] + (n,), dtype=g.dtype)
+    first, end = max(0, -lo), n - max(0, -hi)  # the inputs read once, in order
+    out[..., first:end] = g[..., first + lo:end + lo]
+    padded = np.r_[0:max(lo, 0), g.shape[-1] - max(hi, 0):g.shape[-1]]
+    np.add.at(out, (Ellipsis, index[padded]), g[..., padded])  # an input may be read again
+    return np.moveaxis(out, -1, axis)
 
 
 def _check_index_pad(self, padding, nd, mode):
@@ -398,9 +411,8 @@ def _index_pad_kernels(mode, nd):
         mdt = _OPMATH.get(grad_output.dtype, grad_output.dtype)._np
         g = g.astype(mdt, copy=False)
         for d, (lo, hi) in pairs.items():
-            m = _pad_map(self.shape[d], lo, hi, mode)
-            onehot = (m[:, None] == np.arange(self.shape[d])).astype(mdt)
-            g = np.moveaxis(np.moveaxis(g, d, -1) @ onehot, -1, d)
+            g = _gather_backward(g, _pad_map(self.shape[d], lo, hi, mode), self.shape[d], lo, hi,
+                                 d)
         return _wrap(np.ascontiguousarray(g, dtype=grad_output.dtype._np))
 
     def meta(self, padding):

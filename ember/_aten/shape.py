@@ -447,7 +447,11 @@ def _view_as_real(a):
 
 def _view_as_complex(a):
     """(real, imag) pairs in a trailing dim of 2 as complex numbers (the caller checks the
-    strides); the inverse of _view_as_real."""
+    strides); the inverse of _view_as_real. An empty array's strides are arbitrary (NumPy
+    gives zeros), so it is given contiguous ones first."""
+    if a.size == 0:
+        a = np.lib.stride_tricks.as_strided(
+            a, a.shape, tuple(s * a.itemsize for s in _contiguous_strides(a.shape)))
     return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
 
 
@@ -883,6 +887,51 @@ def _scatter_into(view_fn, name):
 _scatter_into(_select, "select_scatter")
 _scatter_into(_slice, "slice_scatter")
 _scatter_into(_diagonal, "diagonal_scatter")
+
+
+# ---- unfold_backward: overlap-add, the adjoint of unfold ------------------------------------
+def _unfold_backward_shape(grad_in, input_sizes, dim, size, step):
+    """The output's sizes and the wrapped dim; a 0-d input counts as one element along dim 0."""
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    sizes = tuple(int(s) for s in input_sizes)
+    d = _wrap_dim(dim, len(sizes)) if sizes else 0
+    frames = grad_in._size[d] if len(grad_in._size) == len(sizes) + 1 else -1
+    expected = sizes[:d] + (frames,) + sizes[d + 1:] + (size,) if sizes else (size,)
+    if grad_in._size != expected:
+        raise RuntimeError(f"unfold_backward: expected grad_in of size {list(expected)} for an "
+                           f"input of size {list(sizes)} unfolded along dim {dim} in windows "
+                           f"of {size}, but got {list(grad_in._size)}")
+    return sizes, d
+
+
+@impl("unfold_backward", "CPU")
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """The sum of every window `unfold(dim, size, step)` cut, added back where it was cut from
+    (windows overlap when step < size; parts past the input's end are dropped).
+
+    Each window is split into blocks of `step` elements: block j of window f lands on block f + j
+    of the output, so one vectorised addition per block position adds up all the windows."""
+    sizes, d = _unfold_backward_shape(grad_in, input_sizes, dim, size, step)
+    length = sizes[d] if sizes else 1
+    g = grad_in._np if sizes else grad_in._np.reshape(1, size)
+    g = np.moveaxis(g, d, -2)  # (..., frames, size)
+    frames = g.shape[-2]
+    blocks = -(-size // step)
+    pad = [(0, 0)] * (g.ndim - 1) + [(0, blocks * step - size)]
+    g = np.pad(g, pad).reshape(g.shape[:-1] + (blocks, step))
+    out = np.zeros(g.shape[:-3] + (max(frames + blocks - 1, -(-length // step)), step),
+                   dtype=grad_in.dtype._np)
+    for j in range(blocks):
+        out[..., j:j + frames, :] += g[..., :, j, :]
+    out = out.reshape(out.shape[:-2] + (-1,))[..., :length]
+    return _wrap(np.ascontiguousarray(np.moveaxis(out, -1, d)).reshape(sizes))
+
+
+@impl("unfold_backward", "Meta")
+def unfold_backward_meta(grad_in, input_sizes, dim, size, step):
+    sizes, _ = _unfold_backward_shape(grad_in, input_sizes, dim, size, step)
+    return _meta(sizes, grad_in.dtype, device=grad_in._device)
 
 
 # ---- in-place view ops and resize_ ----------------------------------------------------------

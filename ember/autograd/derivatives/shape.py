@@ -61,16 +61,11 @@ derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embe
     grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
 derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _embed_backward(
     grad, self_shape, lambda t: t.diagonal(offset, dim1, dim2))})
-derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step: _embed_backward_acc(
-    grad, self_shape, lambda t: t.unfold(dimension, size, step))})
-
-
-def _embed_backward_acc(grad, self_shape, view_fn):
-    """Like _embed_backward, for views whose elements overlap (unfold, as_strided)."""
-    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
-    idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
-    pos = view_fn(idx).reshape(-1)
-    return ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True).reshape(self_shape)
+# unfold's windows may overlap: its gradient adds them up where they were cut (overlap-add)
+derivative("unfold", {"self": lambda grad, self_shape, dimension, size, step:
+                      _aten.unfold_backward(grad, self_shape, dimension, size, step)})
+derivative("unfold_backward", {"grad_in": lambda grad, dim, size, step:
+                              grad.unfold(dim, size, step)})
 
 
 def _as_strided_grad(grad, self, size, stride, storage_offset):
@@ -107,8 +102,17 @@ derivative("view.dtype", None)
 
 # ---- copies, joins, conversions
 derivative("clone", {"self": lambda grad: grad})
-derivative("_to_copy", {"self": lambda grad, self_dtype: grad.to(self_dtype)},
-           node_name="ToCopyBackward0")
+
+
+def _to_copy_grad(grad, self_dtype):
+    """The gradient in the input's dtype; of a real input made complex, the real part (no
+    warning about the imaginary part it drops)."""
+    if grad.is_complex() and not self_dtype.is_complex:
+        grad = E.real(grad)
+    return grad.to(self_dtype)
+
+
+derivative("_to_copy", {"self": _to_copy_grad}, node_name="ToCopyBackward0")
 
 
 def _cat_grad(grad, tensors, dim):

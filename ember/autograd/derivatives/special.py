@@ -39,3 +39,9 @@ not_differentiable(*("special_" + _n for _n in (
     "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
     "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "airy_ai",
     "spherical_bessel_j0")))
+# the orthogonal polynomials are not differentiable in x or n, as in PyTorch
+not_differentiable(*("special_" + _n for _n in (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")))
