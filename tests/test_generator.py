@@ -1,4 +1,4 @@
-"""ember._core.generator against torch's CPU generator, bit for bit.
+"""ember._core.generator (the engine) and ember._aten.distributions (its kernels) against torch's CPU generator, bit for bit.
 
 Every comparison is exact (same dtype, shape and bytes), and most tests also
 compare the full generator state afterwards, which pins the stream position
@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 
+import ember._aten.distributions as ed  # noqa: E402
 import ember._core.generator as eg  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -88,7 +89,7 @@ def test_default_seed_matches_torch_generator():
     gen, tgen = eg.Generator(), torch.Generator()
     assert gen.initial_seed() == tgen.initial_seed() == 67280421310721
     assert_same_state(gen, tgen)
-    assert_same(gen.uniform((10,), np.float32), torch.rand(10, generator=tgen))
+    assert_same(ed.uniform(gen, (10,), np.float32), torch.rand(10, generator=tgen))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 42, 2**31 - 1, 2**32, 2**32 + 5, 2**63, 2**64 - 1,
@@ -99,7 +100,7 @@ def test_manual_seed_values(seed):
     tgen = torch.Generator().manual_seed(seed)
     assert gen.initial_seed() == tgen.initial_seed()
     assert_same_state(gen, tgen)
-    assert_same(gen.uniform((700,), np.float32), torch.rand(700, generator=tgen))
+    assert_same(ed.uniform(gen, (700,), np.float32), torch.rand(700, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -127,7 +128,7 @@ def test_seed_is_nondeterministic_and_recorded():
     s3 = gen.seed()
     assert gen.initial_seed() == s3
     tgen = torch.Generator().manual_seed(s3)
-    assert_same(gen.normal((20,), np.float32), torch.randn(20, generator=tgen))
+    assert_same(ed.normal(gen, (20,), np.float32), torch.randn(20, generator=tgen))
 
 
 def test_device_attribute():
@@ -155,7 +156,7 @@ def test_random64_is_high_word_first():
 @pytest.mark.parametrize("tdt,dt", FLOAT_DTYPES, ids=FLOAT_IDS)
 def test_rand(shape, tdt, dt):
     gen, tgen = pair(0)
-    assert_same(gen.uniform(shape, dt), torch.rand(shape, dtype=tdt, generator=tgen))
+    assert_same(ed.uniform(gen, shape, dt), torch.rand(shape, dtype=tdt, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -166,7 +167,7 @@ def test_rand(shape, tdt, dt):
 def test_uniform_bounds(bounds, tdt, dt, seed):
     gen, tgen = pair(seed)
     low, high = bounds
-    ours = gen.uniform((3001,), dt, low, high)
+    ours = ed.uniform(gen, (3001,), dt, low, high)
     assert_same(ours, torch.empty(3001, dtype=tdt).uniform_(low, high, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -175,18 +176,18 @@ def test_uniform_bounds(bounds, tdt, dt, seed):
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 20])
 def test_rand_complex(tdt, dt, n):
     gen, tgen = pair(9)
-    assert_same(gen.uniform((n,), dt), torch.rand(n, dtype=tdt, generator=tgen))
+    assert_same(ed.uniform(gen, (n,), dt), torch.rand(n, dtype=tdt, generator=tgen))
     assert_same_state(gen, tgen)
 
 
 def test_uniform_errors():
     gen = eg.Generator()
     with pytest.raises(RuntimeError):
-        gen.uniform((3,), np.float32, 2.0, 1.0)
+        ed.uniform(gen, (3,), np.float32, 2.0, 1.0)
     with pytest.raises(RuntimeError):
-        gen.uniform((3,), np.float16, 0.0, 1e6)
+        ed.uniform(gen, (3,), np.float16, 0.0, 1e6)
     with pytest.raises(TypeError):
-        gen.uniform((3,), np.int32)
+        ed.uniform(gen, (3,), np.int32)
 
 
 # ---------------------------------------------------------------------------
@@ -197,7 +198,7 @@ def test_uniform_errors():
 @pytest.mark.parametrize("tdt,dt", FLOAT_DTYPES, ids=FLOAT_IDS)
 def test_randn(shape, tdt, dt):
     gen, tgen = pair(1)
-    assert_same(gen.normal(shape, dt), torch.randn(shape, dtype=tdt, generator=tgen))
+    assert_same(ed.normal(gen, shape, dt), torch.randn(shape, dtype=tdt, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -206,7 +207,7 @@ def test_randn(shape, tdt, dt):
 @pytest.mark.parametrize("tdt,dt", FLOAT_DTYPES, ids=FLOAT_IDS)
 def test_normal_mean_std(n, mean, std, tdt, dt):
     gen, tgen = pair(11)
-    ours = gen.normal((n,), dt, mean, std)
+    ours = ed.normal(gen, (n,), dt, mean, std)
     assert_same(ours, torch.empty(n, dtype=tdt).normal_(mean, std, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -216,8 +217,8 @@ def test_randn_float32_many_seeds(seed):
     # The vectorised float32 Box-Muller (avx_mathfun log/sincos with fused
     # multiply-adds) is where a last-bit difference would show up.
     gen, tgen = pair(seed)
-    assert_same(gen.normal((50_000,), np.float32), torch.randn(50_000, generator=tgen))
-    assert_same(gen.normal((20_011,), np.float64), torch.randn(20_011, dtype=torch.float64, generator=tgen))
+    assert_same(ed.normal(gen, (50_000,), np.float32), torch.randn(50_000, generator=tgen))
+    assert_same(ed.normal(gen, (20_011,), np.float64), torch.randn(20_011, dtype=torch.float64, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -228,7 +229,7 @@ def test_randn_uniform_of_zero(tdt, dt):
     # still return +0.0 (theta is in the fourth quadrant, so cos > 0 and the
     # plain product would be -0.0).
     gen, tgen = pair(52372)
-    ours = gen.normal((2048,), dt)
+    ours = ed.normal(gen, (2048,), dt)
     assert_same(ours, torch.randn(2048, dtype=tdt, generator=tgen))
     assert ours[656] == 0 and not np.signbit(ours[656])
 
@@ -237,7 +238,7 @@ def test_randn_uniform_of_zero(tdt, dt):
 @pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 20])
 def test_randn_complex(tdt, dt, n):
     gen, tgen = pair(4)
-    assert_same(gen.normal((n,), dt), torch.randn(n, dtype=tdt, generator=tgen))
+    assert_same(ed.normal(gen, (n,), dt), torch.randn(n, dtype=tdt, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -255,7 +256,7 @@ def test_normal_cache_carries_between_calls():
         ((1,), np.float64, torch.float64, 0.0, 1.0),
     ]
     for shape, dt, tdt, mean, std in steps:
-        ours = gen.normal(shape, dt, mean, std)
+        ours = ed.normal(gen, shape, dt, mean, std)
         assert_same(ours, torch.empty(shape, dtype=tdt).normal_(mean, std, generator=tgen))
         assert_same_state(gen, tgen)
     # manual_seed drops the cache.
@@ -270,7 +271,7 @@ def test_normal_non_contiguous(rows, cols, tdt, dt):
     gen, tgen = pair(8)
     target = torch.empty(rows, cols, dtype=tdt).t()  # filled in memory order
     target.normal_(0.5, 2.0, generator=tgen)
-    ours = gen.normal((rows * cols,), dt, 0.5, 2.0, contiguous=False).reshape(rows, cols)
+    ours = ed.normal(gen, (rows * cols,), dt, 0.5, 2.0, contiguous=False).reshape(rows, cols)
     assert_same(ours, target.t())
     assert_same_state(gen, tgen)
 
@@ -284,9 +285,9 @@ def test_normal_tensor_arguments(tdt, dt, n):
     tmean = torch.from_numpy(mean32).to(tdt)
     tstd = torch.from_numpy(std32).to(tdt)
     gen, tgen = pair(21)
-    assert_same(gen.normal((n,), dt, mean, std), torch.normal(tmean, tstd, generator=tgen))
-    assert_same(gen.normal((n,), dt, mean, 0.7), torch.normal(tmean, 0.7, generator=tgen))
-    assert_same(gen.normal((n,), dt, 0.3, std), torch.normal(0.3, tstd, generator=tgen))
+    assert_same(ed.normal(gen, (n,), dt, mean, std), torch.normal(tmean, tstd, generator=tgen))
+    assert_same(ed.normal(gen, (n,), dt, mean, 0.7), torch.normal(tmean, 0.7, generator=tgen))
+    assert_same(ed.normal(gen, (n,), dt, 0.3, std), torch.normal(0.3, tstd, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -294,7 +295,7 @@ def test_normal_tensor_arguments_broadcast():
     mean = np.linspace(-1, 1, 20).astype(np.float32)
     std = np.full((4, 1), 0.5, dtype=np.float32)
     gen, tgen = pair(2)
-    ours = gen.normal((4, 20), np.float32, mean, std)
+    ours = ed.normal(gen, (4, 20), np.float32, mean, std)
     theirs = torch.normal(torch.from_numpy(mean), torch.from_numpy(std), generator=tgen)
     assert_same(ours, theirs)
     assert_same_state(gen, tgen)
@@ -303,11 +304,11 @@ def test_normal_tensor_arguments_broadcast():
 def test_normal_errors():
     gen = eg.Generator()
     with pytest.raises(RuntimeError):
-        gen.normal((3,), np.float32, 0.0, -1.0)
+        ed.normal(gen, (3,), np.float32, 0.0, -1.0)
     with pytest.raises(RuntimeError):
-        gen.normal((3,), np.float32, 0.0, np.array([1.0, -1.0, 1.0], np.float32))
+        ed.normal(gen, (3,), np.float32, 0.0, np.array([1.0, -1.0, 1.0], np.float32))
     with pytest.raises(TypeError):
-        gen.normal((3,), np.int64)
+        ed.normal(gen, (3,), np.int64)
 
 
 # ---------------------------------------------------------------------------
@@ -332,7 +333,7 @@ def _torch_random_(tdt, n, low, high, tgen):
 def _ours_random_int(gen, dt, n, low, high):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return gen.random_int((n,), dt, low, high)
+        return ed.random_int(gen, (n,), dt, low, high)
 
 
 @pytest.mark.parametrize("bounds", RANDINT_RANGES, ids=str)
@@ -367,7 +368,7 @@ def test_random_from_only(low, tdt, dt):
 @pytest.mark.parametrize("tdt,dt", RANDINT_DTYPES, ids=RANDINT_IDS)
 def test_random_no_bounds(tdt, dt):
     gen, tgen = pair(29)
-    assert_same(gen.random((500,), dt), torch.empty(500, dtype=tdt).random_(generator=tgen))
+    assert_same(ed.random(gen, (500,), dt), torch.empty(500, dtype=tdt).random_(generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -376,8 +377,8 @@ def test_random_no_bounds(tdt, dt):
                                     (torch.bool, np.dtype(np.bool_))], ids=["int64", "uint8", "bool"])
 def test_randint_shapes(shape, tdt, dt):
     gen, tgen = pair(31)
-    assert_same(gen.random_int(shape, dt, 0, 2), torch.randint(0, 2, shape, dtype=tdt, generator=tgen))
-    assert_same(gen.random_int(shape, dt, 0, 1), torch.randint(0, 1, shape, dtype=tdt, generator=tgen))
+    assert_same(ed.random_int(gen, shape, dt, 0, 2), torch.randint(0, 2, shape, dtype=tdt, generator=tgen))
+    assert_same(ed.random_int(gen, shape, dt, 0, 1), torch.randint(0, 1, shape, dtype=tdt, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -401,7 +402,7 @@ def test_random_unsigned(tdt, dt, bounds):
 def test_random_int_full_int64_range_given_as_bounds(tdt, dt):
     # high = 2**63 is not expressible in torch; it means random_(-2**63, None).
     gen, tgen = pair(39)
-    ours = gen.random_int((50,), dt, -(2**63), 2**63)
+    ours = ed.random_int(gen, (50,), dt, -(2**63), 2**63)
     assert_same(ours, torch.empty(50, dtype=tdt).random_(-(2**63), None, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -409,11 +410,11 @@ def test_random_int_full_int64_range_given_as_bounds(tdt, dt):
 def test_random_from_to_errors():
     gen = eg.Generator()
     with pytest.raises(RuntimeError):
-        gen.random_int((3,), np.int64, 5, 5)
+        ed.random_int(gen, (3,), np.int64, 5, 5)
     with pytest.raises(RuntimeError):
-        gen.random_int((3,), np.int8, 0, 1000)
+        ed.random_int(gen, (3,), np.int8, 0, 1000)
     with pytest.raises(RuntimeError):
-        gen.random_int((3,), np.int32, -(2**63))
+        ed.random_int(gen, (3,), np.int32, -(2**63))
 
 
 # ---------------------------------------------------------------------------
@@ -424,7 +425,7 @@ def test_random_from_to_errors():
 @pytest.mark.parametrize("seed", [0, 99])
 def test_randperm(n, seed):
     gen, tgen = pair(seed)
-    assert_same(gen.randperm(n), torch.randperm(n, generator=tgen))
+    assert_same(ed.randperm(gen, n), torch.randperm(n, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -434,7 +435,7 @@ def test_randperm(n, seed):
                          ids=["int32", "int16", "uint8", "float32", "float64", "float16", "bfloat16"])
 def test_randperm_dtypes(tdt, dt):
     gen, tgen = pair(3)
-    assert_same(gen.randperm(200, dt), torch.randperm(200, dtype=tdt, generator=tgen))
+    assert_same(ed.randperm(gen, 200, dt), torch.randperm(200, dtype=tdt, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -448,14 +449,14 @@ def test_randperm_swap_replay_matches_loop():
         perm = list(range(n))
         for i, j in enumerate(targets.tolist()):
             perm[i], perm[j] = perm[j], perm[i]
-        np.testing.assert_array_equal(eg._apply_swaps(targets), perm)
+        np.testing.assert_array_equal(ed._apply_swaps(targets), perm)
 
 
 def test_randperm_large_n_path_replays_inside_out_shuffle():
     # torch only takes this path for n >= 2**32 // 20 (too big to compare
     # here), so check the replay against the kernel's loop written out.
     gen = eg.Generator().manual_seed(5)
-    ours = gen._inside_out_shuffle(3000, chunk=1000)
+    ours = ed._inside_out_shuffle(gen, 3000, chunk=1000)
     words = eg.Generator().manual_seed(5)._random64(3000).tolist()
     expected = [0] * 3000
     for i in range(3000):
@@ -480,7 +481,7 @@ BERNOULLI_IDS = ["float32", "float64", "float16", "bfloat16", "int64", "uint8", 
 @pytest.mark.parametrize("shape", [(0,), (1,), (17,), (10, 33)], ids=str)
 def test_bernoulli_scalar_p(p, tdt, dt, shape):
     gen, tgen = pair(41)
-    ours = gen.bernoulli(p, shape, dt)
+    ours = ed.bernoulli(gen, p, shape, dt)
     assert_same(ours, torch.empty(shape, dtype=tdt).bernoulli_(p, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -493,16 +494,16 @@ def test_bernoulli_tensor_p(ptdt, pdt, tdt, dt):
     tp = torch.from_numpy(probs).to(ptdt)
     p = to_numpy(tp)
     gen, tgen = pair(43)
-    assert_same(gen.bernoulli(p, p.shape, dt), torch.empty(6, 35, dtype=tdt).bernoulli_(tp, generator=tgen))
+    assert_same(ed.bernoulli(gen, p, p.shape, dt), torch.empty(6, 35, dtype=tdt).bernoulli_(tp, generator=tgen))
     # torch.bernoulli(p): the output takes p's dtype.
-    assert_same(gen.bernoulli(p, p.shape, p.dtype), torch.bernoulli(tp, generator=tgen))
+    assert_same(ed.bernoulli(gen, p, p.shape, p.dtype), torch.bernoulli(tp, generator=tgen))
     assert_same_state(gen, tgen)
 
 
 def test_bernoulli_tensor_p_broadcast():
     p = np.linspace(0, 1, 7).astype(np.float32)
     gen, tgen = pair(47)
-    ours = gen.bernoulli(p, (5, 7), np.float32)
+    ours = ed.bernoulli(gen, p, (5, 7), np.float32)
     assert_same(ours, torch.empty(5, 7).bernoulli_(torch.from_numpy(p), generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -510,9 +511,9 @@ def test_bernoulli_tensor_p_broadcast():
 def test_bernoulli_errors():
     gen = eg.Generator()
     with pytest.raises(RuntimeError):
-        gen.bernoulli(1.5, (3,), np.float32)
+        ed.bernoulli(gen, 1.5, (3,), np.float32)
     with pytest.raises(RuntimeError):
-        gen.bernoulli(np.array([0.5, 2.0], np.float32), (2,), np.float32)
+        ed.bernoulli(gen, np.array([0.5, 2.0], np.float32), (2,), np.float32)
 
 
 @pytest.mark.parametrize("lambd", [1.0, 0.5, 2.5, 1e-3])
@@ -520,7 +521,7 @@ def test_bernoulli_errors():
 @pytest.mark.parametrize("shape", [(0,), (1,), (16,), (3, 41)], ids=str)
 def test_exponential(lambd, tdt, dt, shape):
     gen, tgen = pair(53)
-    ours = gen.exponential(shape, dt, lambd)
+    ours = ed.exponential(gen, shape, dt, lambd)
     assert_same(ours, torch.empty(shape, dtype=tdt).exponential_(lambd, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -528,9 +529,9 @@ def test_exponential(lambd, tdt, dt, shape):
 def test_exponential_errors():
     gen = eg.Generator()
     with pytest.raises(RuntimeError):
-        gen.exponential((3,), np.float32, 0.0)
+        ed.exponential(gen, (3,), np.float32, 0.0)
     with pytest.raises(TypeError):
-        gen.exponential((3,), np.int64)
+        ed.exponential(gen, (3,), np.int64)
 
 
 def _probabilities(rows, cols, seed, zeros=0):
@@ -544,7 +545,7 @@ def _probabilities(rows, cols, seed, zeros=0):
 def test_multinomial_with_replacement(tdt, dt, num_samples):
     tp = torch.from_numpy(_probabilities(5, 30, 1, zeros=4)).to(tdt)
     gen, tgen = pair(59)
-    ours = gen.multinomial(to_numpy(tp), num_samples, True)
+    ours = ed.multinomial(gen, to_numpy(tp), num_samples, True)
     assert_same(ours, torch.multinomial(tp, num_samples, True, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -557,7 +558,7 @@ def test_multinomial_without_replacement(tdt, dt, num_samples):
     # samples than positive probabilities, so there are no exact ties in topk.
     tp = torch.from_numpy(_probabilities(5, 30, 2, zeros=4)).to(tdt)
     gen, tgen = pair(61)
-    ours = gen.multinomial(to_numpy(tp), num_samples, False)
+    ours = ed.multinomial(gen, to_numpy(tp), num_samples, False)
     assert_same(ours, torch.multinomial(tp, num_samples, False, generator=tgen))
     assert_same_state(gen, tgen)
 
@@ -569,7 +570,7 @@ def test_multinomial_without_replacement_reduced_precision(tdt, dt):
     tp = torch.tensor([[0.05, 0.1, 0.15, 0.3, 0.4], [0.5, 0.2, 0.1, 0.1, 0.1]], dtype=tdt)
     gen, tgen = pair(67)
     for _ in range(5):
-        assert_same(gen.multinomial(to_numpy(tp), 1, False), torch.multinomial(tp, 1, False, generator=tgen))
+        assert_same(ed.multinomial(gen, to_numpy(tp), 1, False), torch.multinomial(tp, 1, False, generator=tgen))
     assert_same_state(gen, tgen)
 
 
@@ -584,24 +585,24 @@ def _program(gen, tgen, rng, steps):
         n = int(rng.choice([0, 1, 3, 15, 16, 17, 40, 333]))
         tdt, dt = FLOAT_DTYPES[int(rng.integers(0, 4))]
         if kind == 0:
-            assert_same(gen.uniform((n,), dt), torch.rand(n, dtype=tdt, generator=tgen))
+            assert_same(ed.uniform(gen, (n,), dt), torch.rand(n, dtype=tdt, generator=tgen))
         elif kind == 1:
-            assert_same(gen.normal((n,), dt), torch.randn(n, dtype=tdt, generator=tgen))
+            assert_same(ed.normal(gen, (n,), dt), torch.randn(n, dtype=tdt, generator=tgen))
         elif kind == 2:
-            assert_same(gen.normal((n,), dt, -1.5, 0.25),
+            assert_same(ed.normal(gen, (n,), dt, -1.5, 0.25),
                         torch.empty(n, dtype=tdt).normal_(-1.5, 0.25, generator=tgen))
         elif kind == 3:
             high = int(rng.choice([2, 1000, 2**30, 2**40]))
-            assert_same(gen.random_int((n,), np.int64, 0, high), torch.randint(0, high, (n,), generator=tgen))
+            assert_same(ed.random_int(gen, (n,), np.int64, 0, high), torch.randint(0, high, (n,), generator=tgen))
         elif kind == 4:
-            assert_same(gen.randperm(n), torch.randperm(n, generator=tgen))
+            assert_same(ed.randperm(gen, n), torch.randperm(n, generator=tgen))
         elif kind == 5:
-            assert_same(gen.bernoulli(0.4, (n,), dt), torch.empty(n, dtype=tdt).bernoulli_(0.4, generator=tgen))
+            assert_same(ed.bernoulli(gen, 0.4, (n,), dt), torch.empty(n, dtype=tdt).bernoulli_(0.4, generator=tgen))
         elif kind == 6:
-            assert_same(gen.exponential((n,), dt), torch.empty(n, dtype=tdt).exponential_(generator=tgen))
+            assert_same(ed.exponential(gen, (n,), dt), torch.empty(n, dtype=tdt).exponential_(generator=tgen))
         else:
             low, high = -2.0, float(rng.integers(1, 9))
-            assert_same(gen.uniform((n,), dt, low, high),
+            assert_same(ed.uniform(gen, (n,), dt, low, high),
                         torch.empty(n, dtype=tdt).uniform_(low, high, generator=tgen))
         assert_same_state(gen, tgen)
 
@@ -617,16 +618,16 @@ def test_state_layout_after_seed_and_draws():
     state = gen.get_state().numpy()
     assert state.dtype == np.uint8 and state.shape == (5056,)
     assert header(state) == (5, 1, 1, 0)
-    gen.uniform((3,), np.float32)
+    ed.uniform(gen, (3,), np.float32)
     torch.rand(3, generator=tgen)
     assert header(gen.get_state().numpy()) == (5, 622, 1, 3)
     assert_same_state(gen, tgen)
     # Exactly exhaust the block: torch reports left=1, next=624 until the next twist.
-    gen.uniform((621,), np.float32)
+    ed.uniform(gen, (621,), np.float32)
     torch.rand(621, generator=tgen)
     assert header(gen.get_state().numpy()) == (5, 1, 1, 624)
     assert_same_state(gen, tgen)
-    gen.uniform((1,), np.float32)
+    ed.uniform(gen, (1,), np.float32)
     torch.rand(1, generator=tgen)
     assert header(gen.get_state().numpy()) == (5, 624, 1, 1)
     assert_same_state(gen, tgen)
@@ -641,15 +642,15 @@ def test_state_from_torch_continues_identically(warmup):
     assert gen.set_state(tgen.get_state().numpy()) is gen
     assert gen.initial_seed() == 77
     assert_same_state(gen, tgen)
-    assert_same(gen.normal((5,), np.float64), torch.randn(5, dtype=torch.float64, generator=tgen))
+    assert_same(ed.normal(gen, (5,), np.float64), torch.randn(5, dtype=torch.float64, generator=tgen))
     _program(gen, tgen, np.random.default_rng(warmup), steps=10)
 
 
 @pytest.mark.parametrize("warmup", [0, 5, 624])
 def test_state_to_torch_continues_identically(warmup):
     gen = eg.Generator().manual_seed(78)
-    gen.uniform((warmup,), np.float32)
-    gen.normal((1,), np.float32)
+    ed.uniform(gen, (warmup,), np.float32)
+    ed.normal(gen, (1,), np.float32)
     tgen = torch.Generator()
     tgen.set_state(torch.from_numpy(gen.get_state().numpy()))
     assert tgen.initial_seed() == 78
@@ -659,12 +660,12 @@ def test_state_to_torch_continues_identically(warmup):
 
 def test_state_round_trip_on_one_generator():
     gen = eg.Generator().manual_seed(3)
-    gen.normal((3,), np.float32)
+    ed.normal(gen, (3,), np.float32)
     saved = gen.get_state().numpy()
-    first = [gen.normal((7,), np.float64), gen.uniform((100,), np.float32), gen.randperm(50)]
+    first = [ed.normal(gen, (7,), np.float64), ed.uniform(gen, (100,), np.float32), ed.randperm(gen, 50)]
     gen.manual_seed(1234)
     gen.set_state(saved)
-    again = [gen.normal((7,), np.float64), gen.uniform((100,), np.float32), gen.randperm(50)]
+    again = [ed.normal(gen, (7,), np.float64), ed.uniform(gen, (100,), np.float32), ed.randperm(gen, 50)]
     for a, b in zip(first, again):
         assert_same(a, b)
 
@@ -705,12 +706,12 @@ def test_module_level_functions():
         assert eg.initial_seed() == 42
         tgen = torch.Generator().manual_seed(42)
         assert_same(eg.get_rng_state().numpy(), tgen.get_state())
-        draws = eg.default_generator.normal((3, 4), np.float32)
+        draws = ed.normal(eg.default_generator, (3, 4), np.float32)
         assert_same(draws, torch.randn(3, 4, generator=tgen))
         state = eg.get_rng_state().numpy()
-        more = eg.default_generator.uniform((5,), np.float32)
+        more = ed.uniform(eg.default_generator, (5,), np.float32)
         assert eg.set_rng_state(state) is None
-        assert_same(eg.default_generator.uniform((5,), np.float32), more)
+        assert_same(ed.uniform(eg.default_generator, (5,), np.float32), more)
         new_seed = eg.seed()
         assert eg.initial_seed() == new_seed
         assert eg.manual_seed(np.int64(7)).initial_seed() == 7
@@ -734,7 +735,7 @@ def test_global_stream_matches_torch_randn():
     try:
         eg.manual_seed(0)
         torch.manual_seed(0)
-        assert_same(eg.default_generator.normal((3, 4), np.float32), torch.randn(3, 4))
+        assert_same(ed.normal(eg.default_generator, (3, 4), np.float32), torch.randn(3, 4))
         assert_same(eg.get_rng_state().numpy(), torch.get_rng_state())
     finally:
         eg.set_rng_state(saved)
@@ -753,8 +754,8 @@ def test_linear_kaiming_uniform_init(in_features, out_features):
     # torch.nn.init.kaiming_uniform_(weight, a=sqrt(5)), then the bias bound.
     gain = math.sqrt(2.0 / (1 + math.sqrt(5) ** 2))
     bound = math.sqrt(3.0) * (gain / math.sqrt(in_features))
-    weight = gen.uniform((out_features, in_features), np.float32, -bound, bound)
+    weight = ed.uniform(gen, (out_features, in_features), np.float32, -bound, bound)
     bias_bound = 1 / math.sqrt(in_features)
-    bias = gen.uniform((out_features,), np.float32, -bias_bound, bias_bound)
+    bias = ed.uniform(gen, (out_features,), np.float32, -bias_bound, bias_bound)
     assert_same(weight, layer.weight)
     assert_same(bias, layer.bias)

@@ -10,6 +10,8 @@ from .._dispatch.dispatcher import impl
 from .._core.storage import get_allocator
 from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _meta
+from . import distributions
+from .distributions import _fma32, _fma64, _libm
 from .elementwise import _scalar_type_name
 
 
@@ -192,7 +194,6 @@ def _exact_in(out, start, step, n):
 
 
 def _fma(acc):
-    from .._core.generator import _fma32, _fma64
     return _fma64 if acc == np.float64 else _fma32
 
 
@@ -286,14 +287,6 @@ def scalar_tensor_meta(s, dtype=None, device=None):
 
 
 # ---- tensors from Python data ------------------------------------------------------------------
-def infer_dtype(data):
-    """The dtype torch.tensor(data) picks (PyTorch's infer_scalar_type): a NumPy array or
-    scalar keeps its dtype, a tensor its own, a Python bool is bool, an int int64, a float the
-    default dtype, a complex the default's complex; a sequence promotes over its items, and an
-    empty one counts as the default dtype."""
-    return _scan(data)[0]
-
-
 def _scan(data):
     """(the inferred dtype, whether a tensor is among the leaves)."""
     result = None
@@ -418,7 +411,7 @@ def uniform_(self, low=0.0, high=1.0, generator=None):
                                   f"'{_scalar_type_name(self.dtype)}'")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    a[...] = g.uniform(a.shape, a.dtype, low, high)
+    a[...] = distributions.uniform(g, a.shape, a.dtype, low, high)
     return self
 
 
@@ -431,7 +424,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    a[...] = g.normal(a.shape, a.dtype, mean, std, contiguous=a is self._np)
+    a[...] = distributions.normal(g, a.shape, a.dtype, mean, std, contiguous=a is self._np)
     return self
 
 
@@ -444,7 +437,7 @@ def random_(self, low, high=None, generator=None):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     a = _in_memory_order(self._np)
-    a[...] = g.random_int(a.shape, a.dtype, low, high)
+    a[...] = distributions.random_int(g, a.shape, a.dtype, low, high)
     return self
 
 
@@ -453,16 +446,8 @@ def random_unbounded_(self, generator=None):
     """random_() with no bounds: [0, 2**mantissa] for floats, [0, max] for integers."""
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    a[...] = g.random(a.shape, a.dtype)
+    a[...] = distributions.random(g, a.shape, a.dtype)
     return self
-
-
-def _dtype_max_plus_one(dt):
-    if dt.is_floating_point:
-        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[dt.name] + 1
-    if dt is D.bool:
-        return 2
-    return int(np.iinfo(dt._np).max) + 1
 
 
 @impl("bernoulli_.float", "CPU")
@@ -471,14 +456,14 @@ def bernoulli_(self, p=0.5, generator=None):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    a[...] = g.bernoulli(p, a.shape, a.dtype)
+    a[...] = distributions.bernoulli(g, p, a.shape, a.dtype)
     return self
 
 
 @impl("bernoulli", "CPU")
 def bernoulli(self, generator=None):
     g = _gen_impl(_gen(generator))
-    return _wrap(np.asarray(g.bernoulli(self._np, self._size, self._np.dtype)))
+    return _wrap(np.asarray(distributions.bernoulli(g, self._np, self._size, self._np.dtype)))
 
 
 @impl("randperm", "CPU")
@@ -486,7 +471,7 @@ def randperm(n, generator=None, dtype=None, device=None):
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     g = _gen_impl(_gen(generator))
-    return _wrap(np.asarray(g.randperm(n, D.np_dtype(dtype or D.int64))))
+    return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype or D.int64))))
 
 
 # ---- more distributions (issue 3, random) ------------------------------------------------------
@@ -504,7 +489,7 @@ def exponential_(self, lambd=1.0, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    a[...] = g.exponential(a.shape, a.dtype, lambd)
+    a[...] = distributions.exponential(g, a.shape, a.dtype, lambd)
     return self
 
 
@@ -514,7 +499,7 @@ def _uniform_doubles(self, generator):
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
     with g._lock:
-        u = g._uniform_f64(a.size).reshape(a.shape)
+        u = distributions.uniform_real_f64(g, a.size).reshape(a.shape)
     return a, u
 
 
@@ -546,9 +531,9 @@ def log_normal_(self, mean=1.0, std=2.0, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
-    from .._core.generator import _libm
     # torch draws the normals element by element (Box-Muller) and takes libm's exp in double
-    a[...] = _libm(math.exp, g.normal(a.shape, np.float64, mean, std, contiguous=False))
+    normals = distributions.normal(g, a.shape, np.float64, mean, std, contiguous=False)
+    a[...] = _libm(math.exp, normals)
     return self
 
 
@@ -563,7 +548,7 @@ def multinomial(self, num_samples, replacement=False, generator=None):
         raise RuntimeError("multinomial: prob_dist must have at least one category")
     g = _gen_impl(_gen(generator))
     rows = self._np.reshape(-1, self._size[-1])
-    out = g.multinomial(rows, num_samples, replacement)
+    out = distributions.multinomial(g, rows, num_samples, replacement)
     return _wrap(out.reshape(self._size[:-1] + (num_samples,)))
 
 
@@ -624,7 +609,7 @@ def poisson(self, generator=None):
     g = _gen_impl(_gen(generator))
     with g._lock:
         def uniform():
-            return float(g._uniform_f64(1)[0])
+            return float(distributions.uniform_real_f64(g, 1)[0])
         out = [_sample_poisson(float(lam), uniform) for lam in rates]
     return _wrap(np.asarray(out, dtype=np.float64).astype(self._np.dtype).reshape(self._size))
 

@@ -75,6 +75,7 @@ def _rrelu_noise(input, lower, upper, generator):
     """The random slopes of rrelu in training: like PyTorch's rrelu_with_noise, one
     uniform(lower, upper) double per element <= 0, drawn in element order; 1 elsewhere."""
     from .._core.generator import default_generator
+    from .._aten.distributions import uniform_real_f64
     if input.dtype is D.float16 or not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
                                   f"'{_scalar_type_name(input.dtype)}'")
@@ -82,7 +83,7 @@ def _rrelu_noise(input, lower, upper, generator):
     x = input.detach()._np.reshape(-1)
     negative = x <= 0
     with g._lock:
-        slopes = g._uniform_f64(int(negative.sum())) * (upper - lower) + lower
+        slopes = uniform_real_f64(g, int(negative.sum())) * (upper - lower) + lower
     noise = np.ones(x.shape, dtype=np.float64)
     noise[negative] = slopes
     return tensor(noise.reshape(input._size), dtype=input.dtype, device=input.device)

@@ -7,7 +7,7 @@ A sampler is any iterable of keys (or, for a batch sampler, of lists of keys), u
 import itertools
 from typing import Generic, TypeVar
 
-from ... import Generator, as_tensor, default_generator, empty, float64, int64, randint, randperm
+from ... import Generator, as_tensor, empty, float64, int64, multinomial, randint, randperm
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]
@@ -110,10 +110,9 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self):
-        generator = default_generator if self.generator is None else self.generator
-        drawn = generator.multinomial(self.weights.numpy()[None], self.num_samples,
-                                      self.replacement)
-        yield from drawn[0].tolist()
+        drawn = multinomial(self.weights, self.num_samples, self.replacement,
+                            generator=self.generator)
+        yield from drawn.tolist()
 
     def __len__(self):
         return self.num_samples
