@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls
-from .._core.tensor import Tensor, Size, _wrap
+from .._core.tensor import Tensor, Size, _wrap, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import lookup as _op
@@ -96,7 +96,7 @@ def from_numpy(ndarray):
 def _tensor_over(ndarray):
     """A tensor that is a view of `ndarray`'s memory: its storage is the memory the array
     spans from its first element (storage_offset 0), as for PyTorch's from_numpy/from_dlpack."""
-    t = _wrap(ndarray.view())
+    t = _wrap_external(ndarray.view())
     it = ndarray.itemsize
     if not ndarray.size:  # the tensor takes the array's strides, even an empty array's
         t._stride_, t._offset_ = tuple(s // it for s in ndarray.strides), 0

@@ -7,6 +7,8 @@ later; arrays produced by NumPy kernels are *adopted* (the storage wraps them wi
 """
 import numpy as np
 
+from . import caching_allocator
+
 
 class Allocator:
     """The raw allocator interface: `allocate(nbytes)` gives a buffer for a new storage."""
@@ -16,8 +18,11 @@ class Allocator:
 
 
 class CPUAllocator(Allocator):
+    """A block of the caching allocator (ember._core.caching_allocator), or plain NumPy memory
+    when it is switched off."""
+
     def allocate(self, nbytes):
-        return np.empty(nbytes, dtype=np.uint8)
+        return caching_allocator.empty((nbytes,), np.uint8)
 
 
 class MetaAllocator(Allocator):
@@ -120,7 +125,8 @@ class UntypedStorage:
         return self
 
     def clone(self):
-        s = UntypedStorage._adopt(self._array.copy() if self._array is not None else None,
+        s = UntypedStorage._adopt(caching_allocator.copy(self._array)
+                                  if self._array is not None else None,
                                   self.device)
         s._nbytes = self._nbytes
         return s

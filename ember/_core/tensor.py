@@ -22,6 +22,7 @@ from .device import cpu as _CPU, meta as _META
 from .layout import strided
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
+from . import caching_allocator as _allocator
 from .grad_mode import _grad_state
 
 
@@ -601,7 +602,15 @@ _new = object.__new__
 
 
 def _wrap(arr):
-    """A fresh CPU tensor for a NumPy array that no other tensor uses (a kernel's result)."""
+    """A fresh CPU tensor for a NumPy array that no other tensor uses (a kernel's result). Its
+    bytes move into a caching-allocator block unless they are in one already."""
+    if _allocator.enabled:
+        arr = _allocator.into_block(arr)
+    return _wrap_external(arr)
+
+
+def _wrap_external(arr):
+    """A CPU tensor over memory the allocator does not own (from_numpy, shared memory, mmap)."""
     t = _new(Tensor)
     t._np = arr
     t._size = arr.shape

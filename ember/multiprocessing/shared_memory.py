@@ -24,7 +24,7 @@ import numpy as np
 
 from .._core.device import cpu
 from .._core.storage import UntypedStorage
-from .._core.tensor import Tensor, _wrap
+from .._core.tensor import Tensor, _wrap, _wrap_external
 
 _MMAP_OPTIONS = {"trackfd": False} if sys.version_info >= (3, 13) else {}
 
@@ -101,7 +101,7 @@ def tensor_over(storage, dtype, offset, size, stride):
     view = np.ndarray(size, dtype._np, buffer=storage._array,
                       offset=0 if empty else offset * itemsize,
                       strides=tuple(s * itemsize for s in stride))
-    t = _wrap(view)
+    t = _wrap_external(view)
     t._storage = storage
     if empty:  # NumPy places an empty view anywhere; the tensor keeps its metadata itself
         t._stride_, t._offset_ = tuple(stride), offset

@@ -29,7 +29,7 @@ from .._core import dtype as D
 from . import weights_only_unpickler as _weights_only_unpickler
 from .._core.device import device, cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
-from .._core.tensor import Tensor, Size, _wrap, _meta, _alias
+from .._core.tensor import Tensor, Size, _wrap, _wrap_external, _meta, _alias
 from ..nn.parameter import Parameter
 
 
@@ -191,7 +191,7 @@ def _tensor_on_storage(storage, dtype, offset, size, stride):
     flat = storage._bytes()
     flat = flat[:len(flat) // item * item].view(D.np_dtype(dtype))
     arr = np.lib.stride_tricks.as_strided(flat[offset:], size, [s * item for s in stride])
-    t = _wrap(arr)
+    t = _wrap_external(arr)
     t.dtype = dtype
     t._storage = storage
     return t

@@ -1,0 +1,700 @@
+"""The caching allocator: PyTorch's CUDACachingAllocator, serving ember's CPU tensors.
+
+Memory comes from a raw allocator in large *segments* that are kept for reuse; a tensor's bytes
+are a *block* cut from a segment. When the last array using a block dies the block goes back to
+a pool of free blocks, merged with free neighbours, and the next request of a similar size takes
+it again: after a warm-up step, a training loop asks the raw allocator for nothing.
+`ember.memory` is the public face (statistics, snapshots); this file is the mechanism.
+"""
+import bisect
+import os
+import sys
+import threading
+import time
+import weakref
+
+import numpy as np
+
+# Note [The caching allocator]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# PyTorch's CUDA allocator exists because cudaMalloc is slow and synchronizes the device; on the
+# CPU the same design pays too: a fresh large NumPy array is fresh pages from the kernel, and
+# every page is faulted in (zeroed) on first touch. Keeping the pages and handing them out again
+# makes that cost happen once per segment instead of once per tensor.
+#
+# Sizes. A request of n bytes is rounded up to a multiple of 512 (at least 512). Requests of at
+# most 1 MiB are "small" and are cut from 2 MiB segments shared by many tensors; larger ones are
+# "large": below 10 MiB they come from a 20 MiB segment, above it from a segment of their own
+# rounded up to 2 MiB. Small and large blocks live in separate pools, so one long-lived small
+# tensor cannot pin a 20 MiB segment.
+#
+# A segment is a list of blocks linked by prev/next in address order; together they tile it:
+#
+#     segment 0x7f..000, 2 MiB (small pool), after three allocations and one free
+#
+#     address: 0      512          2048         2560                            2 MiB
+#              +------+------------+------------+-------------------------------+
+#              |  A   |  (free) B  |     C      |        (free) remainder       |
+#              | 512  |    1536    |    512     |          2094592            |
+#              +------+------------+------------+-------------------------------+
+#        prev/next: None <-> A <-> B <-> C <-> remainder <-> None
+#
+# Allocation (malloc) takes the *best fit*: the free block of the smallest size >= the request,
+# lowest address first among equals (each pool is kept sorted by (size, address)). If that block
+# is larger than needed and the remainder is worth keeping (>= 512 bytes in the small pool,
+# > 1 MiB in the large one), it is split: the front becomes the allocation, the remainder a new
+# free block after it. If no free block fits, a new segment is requested from the raw allocator;
+# if that fails (the raw allocator is out of memory, or the per-process limit is reached), every
+# wholly free segment is returned ("release cached blocks"), `num_alloc_retries` is counted and
+# the request is tried once more; if it still fails, `num_ooms` is counted and OutOfMemoryError
+# is raised with PyTorch's message.
+#
+# Freeing a block merges it with a free neighbour on either side (B above merges with nothing;
+# freeing C would merge B, C and the remainder into one block), so free space does not crumble.
+# A segment goes back to the raw allocator only when it is one free block (on empty_cache() or
+# on the retry above); the memory stays "reserved" until then.
+#
+# When is a block free? PyTorch frees a block when the last Storage over it dies. ember's
+# tensors keep their bytes as NumPy arrays, and NumPy views (`t.numpy()`, kernel temporaries,
+# views of views) keep their base alive by reference; so the block's array is made over a
+# memoryview of the segment (NumPy then stops collapsing `.base` at it: every view refers to
+# it) and a weak reference to it, the block's *lease*, calls free() when the array and every
+# view of it are gone. Nothing can use a block after it is freed, by construction.
+#
+# Frees can arrive at any moment: a weakref callback runs whenever the last reference drops,
+# including inside malloc (Python's cyclic GC may run there) or from another thread. A free
+# that finds the allocator busy is queued and done when the busy call finishes.
+
+kMinBlockSize = 512
+kSmallSize = 1 << 20
+kSmallBuffer = 2 << 20
+kMinLargeAlloc = 10 << 20
+kLargeBuffer = 20 << 20
+kRoundLarge = 2 << 20
+
+ALL, SMALL, LARGE = 0, 1, 2
+STAT_TYPES = ("all", "small_pool", "large_pool")
+STATS = ("allocation", "segment", "inactive_split", "allocated_bytes", "reserved_bytes",
+         "inactive_split_bytes", "requested_bytes")
+
+
+def round_size(nbytes):
+    """The block size for a request: a multiple of 512 bytes, at least 512."""
+    if nbytes < kMinBlockSize:
+        return kMinBlockSize
+    return kMinBlockSize * ((nbytes + kMinBlockSize - 1) // kMinBlockSize)
+
+
+def allocation_size(size):
+    """The segment size requested from the raw allocator for a block of `size` bytes."""
+    if size <= kSmallSize:
+        return kSmallBuffer
+    if size < kMinLargeAlloc:
+        return kLargeBuffer
+    return kRoundLarge * ((size + kRoundLarge - 1) // kRoundLarge)
+
+
+def format_size(nbytes):
+    """PyTorch's format_size: bytes, KiB, MiB or GiB with two decimals."""
+    if nbytes <= 1024:
+        return f"{nbytes} bytes"
+    if nbytes <= 1048576:
+        return f"{nbytes / 1024:.2f} KiB"
+    if nbytes <= 1073741824:
+        return f"{nbytes / 1048576:.2f} MiB"
+    return f"{nbytes / 1073741824:.2f} GiB"
+
+
+class OutOfMemoryError(RuntimeError):
+    """torch.OutOfMemoryError: the allocator could not serve a request."""
+
+
+def _up(a, b, n):
+    """Add n to two statistics (`all` and a pool's)."""
+    c = a.current + n
+    a.current = c
+    a.allocated += n
+    if c > a.peak:
+        a.peak = c
+    c = b.current + n
+    b.current = c
+    b.allocated += n
+    if c > b.peak:
+        b.peak = c
+
+
+def _add3(stats, count, size, requested):
+    """An allocation: allocation += count, allocated_bytes += size, requested_bytes +=
+    requested, in `all` and in the pool (the six Stats in that order; written out, it is the
+    hot path)."""
+    a_all, a_pool, b_all, b_pool, r_all, r_pool = stats
+    c = a_all.current + count
+    a_all.current, a_all.allocated = c, a_all.allocated + count
+    if c > a_all.peak:
+        a_all.peak = c
+    c = a_pool.current + count
+    a_pool.current, a_pool.allocated = c, a_pool.allocated + count
+    if c > a_pool.peak:
+        a_pool.peak = c
+    c = b_all.current + size
+    b_all.current, b_all.allocated = c, b_all.allocated + size
+    if c > b_all.peak:
+        b_all.peak = c
+    c = b_pool.current + size
+    b_pool.current, b_pool.allocated = c, b_pool.allocated + size
+    if c > b_pool.peak:
+        b_pool.peak = c
+    c = r_all.current + requested
+    r_all.current, r_all.allocated = c, r_all.allocated + requested
+    if c > r_all.peak:
+        r_all.peak = c
+    c = r_pool.current + requested
+    r_pool.current, r_pool.allocated = c, r_pool.allocated + requested
+    if c > r_pool.peak:
+        r_pool.peak = c
+
+
+def _sub3(stats, count, size, requested):
+    a_all, a_pool, b_all, b_pool, r_all, r_pool = stats
+    a_all.current, a_all.freed = a_all.current - count, a_all.freed + count
+    a_pool.current, a_pool.freed = a_pool.current - count, a_pool.freed + count
+    b_all.current, b_all.freed = b_all.current - size, b_all.freed + size
+    b_pool.current, b_pool.freed = b_pool.current - size, b_pool.freed + size
+    r_all.current, r_all.freed = r_all.current - requested, r_all.freed + requested
+    r_pool.current, r_pool.freed = r_pool.current - requested, r_pool.freed + requested
+
+
+def _down(a, b, n):
+    a.current -= n
+    a.freed += n
+    b.current -= n
+    b.freed += n
+
+
+class Stat:
+    __slots__ = ("current", "peak", "allocated", "freed")
+
+    def __init__(self):
+        self.current = self.peak = self.allocated = self.freed = 0
+
+    def increase(self, n):
+        self.current += n
+        self.allocated += n
+        if self.current > self.peak:
+            self.peak = self.current
+
+    def decrease(self, n):
+        self.current -= n
+        self.freed += n
+
+    def as_dict(self):
+        return {"current": self.current, "peak": self.peak, "allocated": self.allocated,
+                "freed": self.freed}
+
+
+class RawAllocator:
+    """Whole segments from the operating system: `malloc(n)` is a uint8 array or None when the
+    memory is not there; a CUDA backend would put cudaMalloc/cudaFree here."""
+
+    def malloc(self, nbytes):
+        try:
+            return np.empty(nbytes, dtype=np.uint8)
+        except MemoryError:
+            return None
+
+    def free(self, array):
+        pass  # NumPy returns the pages when the segment's array is dropped
+
+    def total_memory(self):
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return 0
+
+
+class Segment:
+    __slots__ = ("array", "view", "address", "size", "pool", "frames", "head")
+
+    def __init__(self, array, pool, frames):
+        self.array = array
+        self.view = memoryview(array)
+        self.address = array.__array_interface__["data"][0]
+        self.size = array.nbytes
+        self.pool = pool
+        self.frames = frames
+        self.head = None  # the block at the segment's start (blocks link on from it)
+
+
+class Block:
+    __slots__ = ("segment", "address", "size", "requested_size", "allocated", "prev", "next",
+                 "lease", "frames")
+
+    def __init__(self, segment, address, size):
+        self.segment = segment
+        self.address = address
+        self.size = size
+        self.requested_size = 0
+        self.allocated = False
+        self.prev = self.next = None
+        self.lease = None
+        self.frames = None
+
+    def is_split(self):
+        return self.prev is not None or self.next is not None
+
+
+class BlockPool:
+    """Free blocks ordered by (size, address): best fit is one bisection. The pool also holds
+    the (all, pool) pairs of the statistics its allocations change."""
+    __slots__ = ("kind", "keys", "blocks", "allocation", "allocated_bytes", "requested_bytes",
+                 "inactive_split", "inactive_split_bytes", "hot")
+
+    def __init__(self, kind):
+        self.kind = kind  # SMALL or LARGE
+        self.keys = []
+        self.blocks = {}
+
+    def insert(self, block):
+        bisect.insort(self.keys, (block.size, block.address))
+        self.blocks[block.address] = block
+
+    def remove(self, block):
+        keys = self.keys
+        del keys[bisect.bisect_left(keys, (block.size, block.address))]
+        del self.blocks[block.address]
+
+    def best_fit(self, size):
+        keys = self.keys
+        i = bisect.bisect_left(keys, (size, 0))
+        if i == len(keys):
+            return None
+        block = self.blocks[keys[i][1]]
+        del keys[i]
+        del self.blocks[block.address]
+        return block
+
+
+class _Lease(weakref.ref):
+    """The weak reference from a block to the array over it: its death frees the block."""
+    __slots__ = ("block",)
+
+
+class CachingAllocator:
+    """One device's caching allocator (PyTorch's DeviceCachingAllocator)."""
+
+    def __init__(self, raw=None, device=0):
+        self.raw = raw or RawAllocator()
+        self.device = device
+        self.small = BlockPool(SMALL)
+        self.large = BlockPool(LARGE)
+        self.segments = {}  # address -> Segment
+        self.lock = threading.Lock()
+        self.pending = []  # blocks whose free arrived while the allocator was busy
+        self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
+        self.fraction = 1.0
+        self.reset_stats()
+        self.recording = None  # a History while _record_memory_history is on
+        self.release_lease = self._on_lease_dead  # bound once: the callback of every lease
+
+    # ---- statistics ---------------------------------------------------------------------
+    def reset_stats(self):
+        self.stats = {name: (Stat(), Stat(), Stat()) for name in STATS}
+        for pool in (self.small, self.large):  # the (all, this pool) pairs malloc/free touch
+            pool.allocation, pool.allocated_bytes, pool.requested_bytes, pool.inactive_split, \
+                pool.inactive_split_bytes = (
+                    (self.stats[n][ALL], self.stats[n][pool.kind])
+                    for n in ("allocation", "allocated_bytes", "requested_bytes",
+                              "inactive_split", "inactive_split_bytes"))
+            pool.hot = pool.allocation + pool.allocated_bytes + pool.requested_bytes
+        self.oversize_allocations = Stat()
+        self.oversize_segments = Stat()
+        self.num_alloc_retries = 0
+        self.num_ooms = 0
+        self.num_device_alloc = 0
+        self.num_device_free = 0
+
+    def _change(self, name, pool, n):
+        """Add n (possibly negative) to stat `name` for `all` and for the block's pool."""
+        if n >= 0:
+            _up(self.stats[name][ALL], self.stats[name][pool], n)
+        else:
+            _down(self.stats[name][ALL], self.stats[name][pool], -n)
+
+    def reset_peak_stats(self):
+        for stats in self.stats.values():
+            for s in stats:
+                s.peak = s.current
+        self.oversize_allocations.peak = self.oversize_allocations.current
+        self.oversize_segments.peak = self.oversize_segments.current
+
+    def reset_accumulated_stats(self):
+        for stats in list(self.stats.values()) + [(self.oversize_allocations,
+                                                   self.oversize_segments)]:
+            for s in stats:
+                s.allocated = s.freed = 0
+        self.num_alloc_retries = self.num_ooms = 0
+        self.num_device_alloc = self.num_device_free = 0
+
+    def memory_stats(self):
+        """The nested statistics dict, with torch.cuda.memory_stats_as_nested_dict's keys."""
+        with self.lock:
+            self._drain()
+            out = {name: {STAT_TYPES[i]: s.as_dict() for i, s in enumerate(stats)}
+                   for name, stats in self.stats.items()}
+            # with one stream nothing waits for another to finish with a block: every active
+            # block is allocated
+            out["active"] = out["allocation"]
+            out["active_bytes"] = out["allocated_bytes"]
+            out["oversize_allocations"] = self.oversize_allocations.as_dict()
+            out["oversize_segments"] = self.oversize_segments.as_dict()
+            out["num_alloc_retries"] = self.num_alloc_retries
+            out["num_ooms"] = self.num_ooms
+            out["num_sync_all_streams"] = 0
+            out["num_device_alloc"] = self.num_device_alloc
+            out["num_device_free"] = self.num_device_free
+            out["num_oom_rejections"] = 0
+            out["max_split_size"] = -1  # no max_split_size configured: blocks of any size split
+            out["reserved_bytes_by_private_pools"] = {}
+            return out
+
+    def allocated_bytes(self):
+        with self.lock:
+            self._drain()
+        return self.stats["allocated_bytes"][ALL].current
+
+    # ---- malloc -------------------------------------------------------------------------
+    def malloc(self, nbytes):
+        """A Block of at least `nbytes` bytes, marked allocated."""
+        lock = self.lock
+        lock.acquire()
+        try:
+            block = self._malloc(nbytes)
+        finally:
+            if self.pending:
+                self._drain()
+            lock.release()
+        return block
+
+    def _malloc(self, nbytes):
+        size = round_size(nbytes)
+        pool = self.small if size <= kSmallSize else self.large
+        block = pool.best_fit(size)
+        if block is None:
+            block = self._alloc_block(size, pool, retry=False)
+            if block is None:
+                self._release_cached_blocks()
+                block = self._alloc_block(size, pool, retry=True)
+            if block is None:
+                self._out_of_memory(nbytes, size)
+        already_split = block.prev is not None or block.next is not None
+        remaining = block.size - size
+        if remaining >= kMinBlockSize if pool is self.small else remaining > kSmallSize:
+            rest = Block(block.segment, block.address + size, remaining)
+            rest.prev, rest.next = block, block.next
+            if block.next is not None:
+                block.next.prev = rest
+            block.next = rest
+            block.size = size
+            pool.insert(rest)
+            if already_split:  # a free piece of a split segment got smaller
+                _down(*pool.inactive_split_bytes, size)
+            else:  # a whole free segment is split for the first time
+                _up(*pool.inactive_split_bytes, remaining)
+                _up(*pool.inactive_split, 1)
+        elif already_split:
+            _down(*pool.inactive_split_bytes, block.size)
+            _down(*pool.inactive_split, 1)
+        block.allocated = True
+        block.requested_size = nbytes
+        _add3(pool.hot, 1, block.size, nbytes)
+        history = self.recording
+        if history is not None:
+            block.frames = history.frames()
+            history.record("alloc", block.address, size, block.frames)
+        return block
+
+    def _alloc_block(self, size, pool, retry):
+        if retry:
+            self.num_alloc_retries += 1
+        nbytes = allocation_size(size)
+        reserved = self.stats["reserved_bytes"][ALL].current
+        if self.limit is not None and reserved + nbytes > self.limit:
+            return None
+        array = self.raw.malloc(nbytes)
+        if array is None:
+            return None
+        self.num_device_alloc += 1
+        history = self.recording
+        frames = history.frames() if history is not None else None
+        segment = Segment(array, pool.kind, frames)
+        self.segments[segment.address] = segment
+        self._change("segment", pool.kind, 1)
+        self._change("reserved_bytes", pool.kind, nbytes)
+        if history is not None:
+            history.record("segment_alloc", segment.address, nbytes, frames)
+        segment.head = Block(segment, segment.address, nbytes)
+        return segment.head
+
+    def _out_of_memory(self, nbytes, size):
+        self.num_ooms += 1
+        total = self.raw.total_memory()
+        reserved = self.stats["reserved_bytes"][ALL].current
+        allocated = self.stats["allocated_bytes"][ALL].current
+        free = max(total - reserved, 0) if self.limit is None else max(self.limit - reserved, 0)
+        if self.recording is not None:
+            self.recording.record("oom", 0, size, self.recording.frames(), device_free=free)
+        allowed = f"{format_size(self.limit)} allowed; " if self.limit is not None else ""
+        raise OutOfMemoryError(
+            f"CPU out of memory. Tried to allocate {format_size(size)}. CPU {self.device} has a "
+            f"total capacity of {format_size(total)} of which {format_size(free)} is free. "
+            f"{allowed}Of the allocated memory {format_size(allocated)} is allocated by "
+            f"ember, and {format_size(reserved - allocated)} is reserved by ember but "
+            f"unallocated. If reserved but unallocated memory is large, empty_cache() returns "
+            f"it to the system.")
+
+    # ---- free ---------------------------------------------------------------------------
+    def _on_lease_dead(self, lease):
+        block = lease.block
+        if self.lock.acquire(False):
+            try:
+                self._free(block)
+                if self.pending:
+                    self._drain()
+            finally:
+                self.lock.release()
+        else:
+            self.pending.append(block)
+
+    def free(self, block):
+        with self.lock:
+            self._free(block)
+            self._drain()
+
+    def _drain(self):
+        pending = self.pending
+        while pending:
+            self._free(pending.pop())
+
+    def _free(self, block):
+        block.lease = None
+        kind = block.segment.pool
+        size = block.size
+        history = self.recording
+        if history is not None:
+            frames = history.frames()
+            history.record("free_requested", block.address, size, frames)
+            history.record("free_completed", block.address, size, frames)
+        block.frames = None
+        block.allocated = False
+        pool = self.small if kind == SMALL else self.large
+        _sub3(pool.hot, 1, size, block.requested_size)
+        merged_count = merged_bytes = 0
+        for neighbour in (block.prev, block.next):
+            if neighbour is None or neighbour.allocated:
+                continue
+            pool.remove(neighbour)
+            merged_count += 1
+            merged_bytes += neighbour.size
+            if neighbour is block.prev:
+                block.address = neighbour.address
+                block.prev = neighbour.prev
+                if block.prev is not None:
+                    block.prev.next = block
+                else:
+                    block.segment.head = block
+            else:
+                block.next = neighbour.next
+                if block.next is not None:
+                    block.next.prev = block
+            block.size += neighbour.size
+        pool.insert(block)
+        # the merged neighbours stop being inactive split blocks; the result is one if it is
+        # still a piece of its segment
+        count, nbytes = -merged_count, -merged_bytes
+        if block.prev is not None or block.next is not None:
+            count, nbytes = count + 1, nbytes + size + merged_bytes
+        if count > 0:
+            _up(*pool.inactive_split, count)
+        elif count < 0:
+            _down(*pool.inactive_split, -count)
+        if nbytes > 0:
+            _up(*pool.inactive_split_bytes, nbytes)
+        elif nbytes < 0:
+            _down(*pool.inactive_split_bytes, -nbytes)
+
+    def _release_cached_blocks(self):
+        """Return every wholly free segment to the raw allocator."""
+        for pool in (self.large, self.small):
+            for block in [b for b in pool.blocks.values() if not b.is_split()]:
+                pool.remove(block)
+                segment = self.segments.pop(block.segment.address)
+                self._change("segment", pool.kind, -1)
+                self._change("reserved_bytes", pool.kind, -segment.size)
+                self.num_device_free += 1
+                if self.recording is not None:
+                    self.recording.record("segment_free", segment.address, segment.size,
+                                          self.recording.frames())
+                self.raw.free(segment.array)
+
+    def empty_cache(self):
+        with self.lock:
+            self._drain()
+            self._release_cached_blocks()
+
+    def set_memory_fraction(self, fraction):
+        self.fraction = fraction
+        self.limit = int(fraction * self.raw.total_memory())
+
+    # ---- arrays over blocks -------------------------------------------------------------
+    def lease(self, block, nbytes, dtype):
+        """A 1-d array of `dtype` over the block's first `nbytes` bytes; when it and all of its
+        views are gone, the block is freed."""
+        seg = block.segment
+        array = np.frombuffer(seg.view, dtype, nbytes // dtype.itemsize,
+                              block.address - seg.address)
+        lease = _Lease(array, self.release_lease)
+        lease.block = block
+        block.lease = lease
+        return array
+
+    # ---- snapshots ----------------------------------------------------------------------
+    def snapshot(self):
+        """Segments and blocks as torch.cuda.memory._snapshot() lays them out."""
+        with self.lock:
+            self._drain()
+            segments = []
+            for address in sorted(self.segments):
+                seg = self.segments[address]
+                blocks, allocated, active, requested = [], 0, 0, 0
+                b = seg.head
+                while b is not None:
+                    state = "active_allocated" if b.allocated else "inactive"
+                    blocks.append({"address": b.address, "size": b.size,
+                                   "requested_size": b.requested_size if b.allocated else 0,
+                                   "state": state, "frames": b.frames or []})
+                    if b.allocated:
+                        allocated += b.size
+                        active += b.size
+                        requested += b.requested_size
+                    b = b.next
+                segments.append({
+                    "device": self.device, "address": address, "total_size": seg.size,
+                    "allocated_size": allocated, "active_size": active,
+                    "requested_size": requested, "stream": 0,
+                    "segment_type": "small" if seg.pool == SMALL else "large",
+                    "segment_pool_id": (0, 0), "is_expandable": False,
+                    "frames": seg.frames or [], "blocks": blocks})
+            history = self.recording
+            traces = list(history.entries()) if history is not None else []
+            if history is not None:
+                history.record("snapshot", 0, 0, [])
+            return {"segments": segments, "device_traces": [traces],
+                    "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "",
+                                           "max_split_size": -1,
+                                           "garbage_collection_threshold": 0.0,
+                                           "expandable_segments": False,
+                                           "pinned_num_register_threads": 1,
+                                           "release_lock_on_malloc": False,
+                                           "pinned_use_host_register": False,
+                                           "roundup_power2_divisions": {}}}
+
+
+class History:
+    """The trace `_record_memory_history` keeps: a ring of TraceEntry dicts, with frames."""
+
+    def __init__(self, context="all", stacks="python", max_entries=sys.maxsize,
+                 keep_trace=True, skip_actions=()):
+        self.context = context
+        self.stacks = stacks
+        self.max_entries = max_entries
+        self.keep_trace = keep_trace
+        self.skip = set(skip_actions or ())
+        self.trace = []
+        self.next = 0
+
+    def frames(self):
+        """The Python stack of the caller outside ember's own machinery, innermost first."""
+        if self.context is None:
+            return []
+        frames = []
+        f = sys._getframe(2)
+        while f is not None:
+            code = f.f_code
+            frames.append({"filename": code.co_filename, "line": f.f_lineno,
+                           "name": code.co_name})
+            f = f.f_back
+        return frames
+
+    def record(self, action, address, size, frames, **extra):
+        if not self.keep_trace or action in self.skip:
+            return
+        entry = {"action": action, "addr": address, "size": size, "stream": 0,
+                 "time_us": time.time_ns() // 1000, "frames": frames, "device": 0,
+                 "pool_id": (0, 0), "compile_context": "N/A", "user_metadata": ""}
+        if action == "oom":
+            del entry["addr"]
+        entry.update(extra)
+        if len(self.trace) < self.max_entries:
+            self.trace.append(entry)
+        else:
+            self.trace[self.next] = entry
+            self.next = (self.next + 1) % self.max_entries
+
+    def entries(self):
+        return self.trace[self.next:] + self.trace[:self.next]
+
+
+# ---- the CPU device's allocator, and arrays in its blocks -----------------------------------
+cpu_allocator = CachingAllocator()
+# EMBER_CPU_ALLOCATOR=native gives every tensor a plain NumPy array instead (for comparison)
+enabled = os.environ.get("EMBER_CPU_ALLOCATOR", "caching") != "native"
+
+
+def _lease_array(nbytes, dtype):
+    allocator = cpu_allocator
+    return allocator.lease(allocator.malloc(nbytes), nbytes, dtype)
+
+
+def empty(shape, dtype):
+    """A C-contiguous uninitialized array in an allocator block (for kernels' `out=`)."""
+    dtype = np.dtype(dtype)
+    n = 1
+    for s in shape:
+        n *= s
+    nbytes = n * dtype.itemsize
+    if not enabled or nbytes == 0:
+        return np.empty(shape, dtype)
+    return _lease_array(nbytes, dtype).reshape(shape)
+
+
+def in_block(arr):
+    """Whether `arr`'s memory is an allocator block (the array over it or a view of that)."""
+    base = arr.base
+    if type(base) is memoryview:
+        return True
+    return type(base) is np.ndarray and type(base.base) is memoryview
+
+
+def into_block(arr):
+    """`arr`'s values in a new block, laid out in the same dimension order (a kernel result
+    that NumPy allocated); an array already in a block is returned as it is."""
+    if arr.nbytes == 0 or in_block(arr):
+        return arr
+    return copy(arr)
+
+
+def copy(arr):
+    """A copy of `arr` in a new block (plain NumPy memory when the allocator is off)."""
+    nbytes = arr.nbytes
+    if not enabled or nbytes == 0:
+        return arr.copy(order="K")
+    flat = _lease_array(nbytes, arr.dtype)
+    if arr.flags.c_contiguous:
+        out = flat.reshape(arr.shape)
+    elif arr.flags.f_contiguous:
+        out = flat.reshape(arr.shape[::-1]).T
+    else:  # a permuted or strided result: keep its order of dimensions, drop any gaps
+        order = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]))
+        out = flat.reshape([arr.shape[d] for d in order]).transpose(np.argsort(order))
+    np.copyto(out, arr, casting="no")
+    return out
