@@ -62,6 +62,8 @@ from . import serialization
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
+from . import memory  # the CPU caching allocator's statistics and snapshots
+from .memory import OutOfMemoryError
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now

@@ -29,3 +29,83 @@ def synchronize(device=None):
 
 def current_device():
     raise AssertionError("Torch not compiled with CUDA enabled")
+
+
+# ---- torch.cuda's memory functions, as a CPU-only build of PyTorch answers them: no CUDA device
+# has been initialized, so the counters read zero and the calls that reach the CUDA allocator
+# fail. ember's CPU tensors have these statistics in ember.memory; with a CUDA device these
+# would delegate to that device's allocator.
+from .memory import OutOfMemoryError  # noqa: E402,F401
+
+
+def _not_compiled():
+    return AssertionError("Torch not compiled with CUDA enabled")
+
+
+def memory_stats_as_nested_dict(device=None):
+    return {}
+
+
+def memory_stats(device=None):
+    import collections
+    return collections.OrderedDict()
+
+
+def memory_allocated(device=None):
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device=None):
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device=None):
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device=None):
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+memory_cached, max_memory_cached = memory_reserved, max_memory_reserved
+
+
+def memory_summary(device=None, abbreviated=False):
+    stats = memory_stats(device)
+    return stats["allocated_bytes.all.current"]  # KeyError, as on a CPU-only build
+
+
+def empty_cache():
+    pass  # nothing is cached when CUDA was never initialized
+
+
+def reset_peak_memory_stats(device=None):
+    raise _not_compiled()
+
+
+def reset_accumulated_memory_stats(device=None):
+    raise _not_compiled()
+
+
+def reset_max_memory_allocated(device=None):
+    raise _not_compiled()
+
+
+def reset_max_memory_cached(device=None):
+    raise _not_compiled()
+
+
+def memory_snapshot(mempool_id=None, include_traces=True):
+    raise _not_compiled()
+
+
+def mem_get_info(device=None):
+    raise _not_compiled()
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    raise _not_compiled()
+
+
+def get_per_process_memory_fraction(device=None):
+    raise _not_compiled()

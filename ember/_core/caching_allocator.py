@@ -288,6 +288,7 @@ class CachingAllocator:
         self.small = BlockPool(SMALL)
         self.large = BlockPool(LARGE)
         self.segments = {}  # address -> Segment
+        self.arrays = set()  # id() of each segment's array: arrays viewing it are blocks
         self.lock = threading.Lock()
         self.pending = []  # blocks whose free arrived while the allocator was busy
         self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
@@ -428,6 +429,7 @@ class CachingAllocator:
         frames = history.frames() if history is not None else None
         segment = Segment(array, pool.kind, frames)
         self.segments[segment.address] = segment
+        self.arrays.add(id(array))
         self._change("segment", pool.kind, 1)
         self._change("reserved_bytes", pool.kind, nbytes)
         if history is not None:
@@ -528,6 +530,7 @@ class CachingAllocator:
             for block in [b for b in pool.blocks.values() if not b.is_split()]:
                 pool.remove(block)
                 segment = self.segments.pop(block.segment.address)
+                self.arrays.discard(id(segment.array))
                 self._change("segment", pool.kind, -1)
                 self._change("reserved_bytes", pool.kind, -segment.size)
                 self.num_device_free += 1
@@ -599,6 +602,10 @@ class CachingAllocator:
                                            "roundup_power2_divisions": {}}}
 
 
+_MACHINERY = {__file__, os.path.join(os.path.dirname(__file__), "tensor.py"),
+              os.path.join(os.path.dirname(__file__), "storage.py")}
+
+
 class History:
     """The trace `_record_memory_history` keeps: a ring of TraceEntry dicts, with frames."""
 
@@ -617,7 +624,9 @@ class History:
         if self.context is None:
             return []
         frames = []
-        f = sys._getframe(2)
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_filename in _MACHINERY:
+            f = f.f_back
         while f is not None:
             code = f.f_code
             frames.append({"filename": code.co_filename, "line": f.f_lineno,
@@ -670,9 +679,11 @@ def empty(shape, dtype):
 def in_block(arr):
     """Whether `arr`'s memory is an allocator block (the array over it or a view of that)."""
     base = arr.base
-    if type(base) is memoryview:
-        return True
-    return type(base) is np.ndarray and type(base.base) is memoryview
+    while base is not None:  # through views, and as_strided's wrapper object
+        if type(base) is memoryview:
+            return id(base.obj) in cpu_allocator.arrays
+        base = getattr(base, "base", None)
+    return False
 
 
 def into_block(arr):
