@@ -38,6 +38,13 @@ def current_device():
 from .memory import OutOfMemoryError  # noqa: E402,F401
 
 
+def _no_cuda_allocator(binding):
+    """A CPU-only PyTorch build has no binding to the CUDA allocator: calling it is an
+    AttributeError naming the missing binding."""
+    return AttributeError(f"module 'torch._C' has no attribute '{binding}' (no CUDA in this "
+                          "build; ember.memory has the CPU allocator's statistics)")
+
+
 def _not_compiled():
     return AssertionError("Torch not compiled with CUDA enabled")
 
@@ -80,23 +87,23 @@ def empty_cache():
 
 
 def reset_peak_memory_stats(device=None):
-    raise _not_compiled()
+    raise _no_cuda_allocator('_cuda_resetPeakMemoryStats')
 
 
 def reset_accumulated_memory_stats(device=None):
-    raise _not_compiled()
+    raise _no_cuda_allocator('_cuda_resetAccumulatedMemoryStats')
 
 
 def reset_max_memory_allocated(device=None):
-    raise _not_compiled()
+    raise _no_cuda_allocator('_cuda_resetPeakMemoryStats')
 
 
 def reset_max_memory_cached(device=None):
-    raise _not_compiled()
+    raise _no_cuda_allocator('_cuda_resetPeakMemoryStats')
 
 
 def memory_snapshot(mempool_id=None, include_traces=True):
-    raise _not_compiled()
+    raise _no_cuda_allocator('_cuda_memorySnapshot')
 
 
 def mem_get_info(device=None):

@@ -126,7 +126,7 @@ _PAGE = r"""<!DOCTYPE html>
 body { font: 13px sans-serif; margin: 12px; color: #222; }
 h1 { font-size: 17px; margin: 0 0 4px 0; }
 #timeline, #segments { border: 1px solid #bbb; background: #fff; }
-#info { white-space: pre; font: 12px monospace; background: #f6f6f6; border: 1px solid #ddd;
+#info { white-space: pre-wrap; font: 12px monospace; background: #f6f6f6; border: 1px solid #ddd;
         padding: 6px; height: 170px; overflow: auto; }
 .row { display: flex; gap: 12px; align-items: flex-start; }
 .axis { font: 11px sans-serif; fill: #444; }

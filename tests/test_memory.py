@@ -1,0 +1,503 @@
+"""The caching allocator (ember/_core/caching_allocator.py) and ember.memory: the block logic
+against a simple model, statistics that equal the bytes of live storages, no new segment after
+a warm-up step, snapshots PyTorch's _memory_viz reads, ember's viewer (in a browser if one is
+installed), and the torch.cuda / torch.accelerator names as a CPU-only PyTorch answers them."""
+import base64
+import gc
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+from ember._core import caching_allocator as ca
+from ember.memory import viz
+
+hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis")
+st = hypothesis.strategies
+
+
+# ---- the block logic against a model --------------------------------------------------------
+class Model:
+    """The allocator's rules written as plainly as possible: segments are lists of
+    [size, allocated] in address order; best fit over (size, address); split; merge."""
+
+    def __init__(self):
+        self.segments = {}  # address -> list of [offset, size, allocated]
+
+    def free_blocks(self, small):
+        for address, blocks in self.segments.items():
+            if (self.kind[address]) == small:
+                for b in blocks:
+                    if not b[2]:
+                        yield (b[1], address + b[0]), address, b
+
+    def malloc(self, nbytes, new_segment):
+        size = ca.round_size(nbytes)
+        small = size <= ca.kSmallSize
+        fits = sorted((key, address, b) for key, address, b in self.free_blocks(small)
+                      if key[0] >= size)
+        if fits:
+            _, address, block = fits[0]
+        else:
+            address = new_segment(ca.allocation_size(size))
+            self.kind[address] = small
+            block = [0, ca.allocation_size(size), False]
+            self.segments[address] = [block]
+        blocks = self.segments[address]
+        remaining = block[1] - size
+        if (remaining >= ca.kMinBlockSize) if small else (remaining > ca.kSmallSize):
+            blocks.insert(blocks.index(block) + 1, [block[0] + size, remaining, False])
+            block[1] = size
+        block[2] = True
+        return address + block[0]
+
+    def free(self, address):
+        for seg, blocks in self.segments.items():
+            for i, b in enumerate(blocks):
+                if seg + b[0] == address:
+                    b[2] = False
+                    if i + 1 < len(blocks) and not blocks[i + 1][2]:
+                        b[1] += blocks.pop(i + 1)[1]
+                    if i > 0 and not blocks[i - 1][2]:
+                        blocks[i - 1][1] += blocks.pop(i)[1]
+                    return
+
+    def release_free_segments(self):
+        for seg in [s for s, blocks in self.segments.items()
+                    if len(blocks) == 1 and not blocks[0][2]]:
+            del self.segments[seg]
+
+    def layout(self):
+        return {seg: [(b[0], b[1], b[2]) for b in blocks] for seg, blocks in self.segments.items()}
+
+
+def allocator_layout(allocator):
+    out = {}
+    for address, seg in allocator.segments.items():
+        blocks, b = [], seg.head
+        while b is not None:
+            blocks.append((b.address - address, b.size, b.allocated))
+            b = b.next
+        out[address] = blocks
+    return out
+
+
+class CountingRaw(ca.RawAllocator):
+    """A raw allocator with a capacity, that records what it hands out."""
+
+    def __init__(self, capacity=None):
+        self.capacity, self.used, self.fail_next = capacity, 0, 0
+
+    def malloc(self, nbytes):
+        if self.fail_next:
+            self.fail_next -= 1
+            return None
+        if self.capacity is not None and self.used + nbytes > self.capacity:
+            return None
+        self.used += nbytes
+        return super().malloc(nbytes)
+
+    def free(self, array):
+        self.used -= array.nbytes
+
+
+SIZES = st.one_of(st.integers(1, 4096), st.integers(4096, ca.kSmallSize + 1),
+                  st.integers(ca.kSmallSize, 12 << 20))
+OPS = st.lists(st.one_of(st.tuples(st.just("malloc"), SIZES),
+                         st.tuples(st.just("free"), st.integers(0, 50)),
+                         st.tuples(st.just("empty_cache"), st.just(0))), max_size=40)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(OPS)
+def test_blocks_follow_the_model(ops):
+    allocator = ca.CachingAllocator(CountingRaw())
+    model = Model()
+    model.kind = {}
+    live = []  # (block, model address)
+    new_segments = []
+    original = allocator._alloc_block
+
+    def alloc_block(size, pool, retry):
+        block = original(size, pool, retry)
+        if block is not None:
+            new_segments.append(block.address)
+        return block
+    allocator._alloc_block = alloc_block
+    for op, arg in ops:
+        if op == "malloc":
+            block = allocator.malloc(arg)
+            address = model.malloc(arg, lambda size: new_segments[-1])
+            assert block.address == address and block.requested_size == arg
+            live.append(block)
+        elif op == "free" and live:
+            block = live.pop(arg % len(live))
+            model.free(block.address)
+            allocator.free(block)
+        elif op == "empty_cache":
+            allocator.empty_cache()
+            model.release_free_segments()
+        assert allocator_layout(allocator) == model.layout()
+        stats = allocator.memory_stats()
+        layout = model.layout()
+        assert stats["allocated_bytes"]["all"]["current"] == sum(b.size for b in live)
+        assert stats["requested_bytes"]["all"]["current"] == sum(b.requested_size for b in live)
+        assert stats["allocation"]["all"]["current"] == len(live)
+        assert stats["reserved_bytes"]["all"]["current"] == \
+            sum(sum(b[1] for b in blocks) for blocks in layout.values())
+        assert stats["segment"]["all"]["current"] == len(layout)
+        split_free = [b for blocks in layout.values() if len(blocks) > 1
+                      for b in blocks if not b[2]]
+        assert stats["inactive_split"]["all"]["current"] == len(split_free)
+        assert stats["inactive_split_bytes"]["all"]["current"] == sum(b[1] for b in split_free)
+        for name in ("allocated_bytes", "reserved_bytes", "segment"):
+            pools = stats[name]
+            assert pools["all"]["current"] == \
+                pools["small_pool"]["current"] + pools["large_pool"]["current"]
+            assert pools["all"]["peak"] >= pools["all"]["current"]
+
+
+def test_rounding_and_segment_sizes_as_pytorch():
+    assert [ca.round_size(n) for n in (0, 1, 512, 513, 1536)] == [512, 512, 512, 1024, 1536]
+    assert ca.allocation_size(512) == 2 << 20 and ca.allocation_size(1 << 20) == 2 << 20
+    assert ca.allocation_size((1 << 20) + 512) == 20 << 20
+    assert ca.allocation_size(10 << 20) == 10 << 20
+    assert ca.allocation_size((10 << 20) + 1) == 12 << 20
+
+
+def test_split_best_fit_and_merge_with_both_neighbours():
+    allocator = ca.CachingAllocator(CountingRaw())
+    a, b, c, d = (allocator.malloc(n) for n in (1000, 3000, 1000, 3000))
+    base = a.address
+    assert [x.address - base for x in (a, b, c, d)] == [0, 1024, 4096, 5120]
+    allocator.free(b)
+    allocator.free(d)  # merges with the segment's free remainder
+    e = allocator.malloc(2000)  # best fit: b's 3072 bytes, not the large remainder
+    assert e.address == base + 1024 and e.size == 2048
+    allocator.free(e)
+    allocator.free(c)  # merges with the free block before it and the remainder after it
+    layout = allocator_layout(allocator)[base]
+    assert layout == [(0, 1024, True), (1024, (2 << 20) - 1024, False)]
+    assert allocator.memory_stats()["inactive_split"]["all"]["current"] == 1
+
+
+def test_small_and_large_pools_and_empty_cache():
+    raw = CountingRaw()
+    allocator = ca.CachingAllocator(raw)
+    small, large = allocator.malloc(1 << 20), allocator.malloc((1 << 20) + 1)
+    assert small.segment.pool == ca.SMALL and large.segment.pool == ca.LARGE
+    assert raw.used == (2 << 20) + (20 << 20)
+    allocator.free(large)
+    assert allocator.memory_stats()["reserved_bytes"]["large_pool"]["current"] == 20 << 20
+    allocator.empty_cache()
+    assert raw.used == 2 << 20  # the small segment is still in use
+    allocator.free(small)
+    allocator.empty_cache()
+    stats = allocator.memory_stats()
+    assert raw.used == 0 and stats["reserved_bytes"]["all"]["current"] == 0
+    assert stats["num_device_alloc"] == 2 and stats["num_device_free"] == 2
+
+
+def test_failed_raw_allocation_releases_cache_and_retries():
+    raw = CountingRaw(capacity=21 << 20)
+    allocator = ca.CachingAllocator(raw)
+    allocator.free(allocator.malloc(1000))  # a whole free small segment, cached
+    block = allocator.malloc(5 << 20)  # 2 + 20 MiB > 21: release the cached segment, retry
+    stats = allocator.memory_stats()
+    assert block.size == 5 << 20 and stats["num_alloc_retries"] == 1 and stats["num_ooms"] == 0
+    assert stats["segment"]["all"]["current"] == 1
+
+
+def test_out_of_memory_error_as_pytorch():
+    allocator = ca.CachingAllocator(CountingRaw())
+    allocator.limit = 4 << 20
+    allocator.malloc(1 << 20)
+    with pytest.raises(ember.OutOfMemoryError) as info:
+        allocator.malloc(3 << 20)
+    assert str(info.value).startswith("CPU out of memory. Tried to allocate 20.00 MiB.")
+    assert "4.00 MiB allowed;" in str(info.value)
+    assert isinstance(info.value, RuntimeError)
+    stats = allocator.memory_stats()
+    assert stats["num_ooms"] == 1 and stats["num_alloc_retries"] == 1
+
+
+def test_free_arriving_while_busy_is_done_afterwards():
+    allocator = ca.CachingAllocator(CountingRaw())
+    block = allocator.malloc(100)
+    array = allocator.lease(block, 100, np.dtype(np.uint8))
+    with allocator.lock:  # as if a weakref callback fired inside malloc
+        del array
+        assert allocator.pending == [block]
+    assert allocator.memory_stats()["allocated_bytes"]["all"]["current"] == 0
+
+
+# ---- every CPU tensor's bytes come from the allocator ---------------------------------------
+def _storage_bytes(*tensors):
+    seen = {}
+    for t in tensors:
+        s = t.untyped_storage()
+        seen[id(s._array if s._array.base is None else s._array)] = ca.round_size(s.nbytes())
+    return sum(seen.values())
+
+
+def test_memory_allocated_equals_live_storages():
+    gc.collect()
+    base = ember.memory.memory_allocated()
+    x = ember.randn(1000)
+    assert ember.memory.memory_allocated() - base == 4096
+    v = x[10:20].view(2, 5)
+    x.add_(1)
+    v.mul_(2)
+    assert ember.memory.memory_allocated() - base == 4096
+    assert v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    y = x.reshape(10, 100).t().contiguous()
+    assert ember.memory.memory_allocated() - base == _storage_bytes(x, y)
+    del x
+    assert ember.memory.memory_allocated() - base == _storage_bytes(v, y)  # v keeps x's block
+    del v, y
+    assert ember.memory.memory_allocated() == base
+    w = ember.randn(1000, requires_grad=True)
+    h = w.exp()  # exp's backward saves its result
+    loss = h.sum()
+    held = ember.memory.memory_allocated() - base
+    assert held == _storage_bytes(w, h, loss)
+    del h
+    assert ember.memory.memory_allocated() - base == held  # saved for backward: still alive
+    loss.backward()
+    del loss
+    assert ember.memory.memory_allocated() - base == _storage_bytes(w, w.grad)
+    del w
+    assert ember.memory.memory_allocated() == base
+
+
+def test_numpy_view_keeps_the_block():
+    base = ember.memory.memory_allocated()
+    t = ember.ones(300)
+    array = t.numpy()
+    del t
+    assert ember.memory.memory_allocated() - base == 1536
+    x = ember.zeros(300)  # must not reuse the block `array` still looks at
+    assert np.all(array == 1) and x.sum().item() == 0
+    del array, x
+    assert ember.memory.memory_allocated() == base
+
+
+def test_from_numpy_shares_the_users_memory():
+    base = ember.memory.memory_allocated()
+    a = np.zeros(1000, np.float32)
+    t = ember.from_numpy(a)
+    t.add_(1)
+    assert a[0] == 1 and ember.memory.memory_allocated() == base
+
+
+def _train_steps(model, x, y, n):
+    opt = ember.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    for _ in range(n):
+        opt.zero_grad()
+        ember.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+@pytest.mark.parametrize("name", ["mlp", "lenet"])
+def test_no_new_segment_after_a_warm_up_step(name):
+    nn = ember.nn
+    ember.manual_seed(0)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+        x = ember.randn(32, 64)
+    else:
+        model = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                              nn.Linear(256, 120), nn.ReLU(), nn.Linear(120, 10))
+        x = ember.randn(8, 1, 28, 28)
+    y = ember.randint(0, 10, (x.shape[0],))
+    _train_steps(model, x, y, 1)
+    before = ember.memory.memory_stats()
+    _train_steps(model, x, y, 3)
+    after = ember.memory.memory_stats()
+    assert after["segment.all.allocated"] == before["segment.all.allocated"]
+    assert after["num_device_alloc"] == before["num_device_alloc"]
+    assert after["allocation.all.allocated"] > before["allocation.all.allocated"]
+
+
+def test_native_switch():
+    code = ("import ember; x = ember.randn(1000); y = x * 2; "
+            "print(ember.memory.memory_allocated(), y.untyped_storage().nbytes())")
+    env = dict(os.environ, EMBER_CPU_ALLOCATOR="native")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["0", "4000"]
+    base = ember.memory.memory_allocated()
+    ember.memory.caching_allocator_enable(False)
+    try:
+        z = ember.randn(1000)
+        assert ember.memory.memory_allocated() == base
+    finally:
+        ember.memory.caching_allocator_enable(True)
+    w = z + 1  # a result of the switched-back allocator, over a native input
+    assert ember.memory.memory_allocated() - base == 4096
+    del w
+    assert ember.memory.memory_allocated() == base
+
+
+# ---- statistics API -------------------------------------------------------------------------
+def test_memory_stats_keys_and_summary():
+    stats = ember.memory.memory_stats()
+    for key in ("allocated_bytes.all.current", "reserved_bytes.all.peak",
+                "segment.all.allocated", "num_alloc_retries", "num_ooms",
+                "active.small_pool.freed", "requested_bytes.large_pool.current",
+                "inactive_split_bytes.all.peak", "oversize_allocations.current",
+                "active_bytes.all.current", "allocation.all.current", "max_split_size",
+                "num_device_alloc", "num_sync_all_streams"):
+        assert key in stats, key
+    assert list(stats) == sorted(stats)
+    assert stats["allocated_bytes.all.current"] == ember.memory.memory_allocated()
+    summary = ember.memory.memory_summary()
+    lines = summary.splitlines()
+    assert all(len(line) == 77 for line in lines) and "Allocated memory" in summary
+    x = ember.randn(4096)
+    ember.memory.reset_peak_memory_stats()
+    assert ember.memory.max_memory_allocated() == ember.memory.memory_allocated()
+    del x
+    assert ember.memory.max_memory_allocated() > ember.memory.memory_allocated()
+    assert ember.memory.memory_reserved() >= ember.memory.memory_allocated()
+    free, total = ember.memory.mem_get_info()
+    assert 0 < free <= total
+    with pytest.raises(TypeError):
+        ember.memory.set_per_process_memory_fraction(1)
+    with pytest.raises(ValueError):
+        ember.memory.set_per_process_memory_fraction(1.5)
+    with pytest.raises(ValueError, match="cpu device"):
+        ember.memory.memory_allocated("cuda")
+
+
+CUDA_CALLS = ["memory_allocated", "max_memory_allocated", "memory_reserved",
+              "max_memory_reserved", "memory_stats", "memory_stats_as_nested_dict",
+              "memory_summary", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
+              "empty_cache", "memory_snapshot", "mem_get_info", "memory_cached",
+              "get_per_process_memory_fraction", "reset_max_memory_allocated"]
+
+
+def _outcome(fn):
+    try:
+        return ("value", fn())
+    except Exception as e:  # noqa: BLE001 (the exception type is what is compared)
+        return ("raises", type(e))
+
+
+@pytest.mark.parametrize("name", CUDA_CALLS)
+def test_cuda_memory_names_as_a_cpu_only_torch(name):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("the oracle is a CPU-only PyTorch build")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _outcome(getattr(ember.cuda, name)) == _outcome(getattr(torch.cuda, name))
+
+
+@pytest.mark.parametrize("name", ["memory_allocated", "memory_stats", "empty_cache",
+                                  "reset_peak_memory_stats", "max_memory_reserved"])
+def test_accelerator_memory_names_without_an_accelerator(name):
+    torch = pytest.importorskip("torch")
+    if torch.accelerator.is_available():
+        pytest.skip("the oracle has an accelerator")
+    assert _outcome(getattr(ember.accelerator, name)) == \
+        _outcome(getattr(torch.accelerator, name))
+    assert ember.cuda.OutOfMemoryError is ember.OutOfMemoryError
+
+
+# ---- history, snapshots and viewers ---------------------------------------------------------
+@pytest.fixture
+def recorded(tmp_path):
+    """Two steps of a small network, recorded; the snapshot dumped to a file."""
+    nn = ember.nn
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 26 * 26, 10))
+    x, y = ember.randn(4, 1, 28, 28), ember.randint(0, 10, (4,))
+    ember.memory.reset_peak_memory_stats()
+    start = ember.memory.memory_allocated()
+    ember.memory._record_memory_history(max_entries=100000)
+    try:
+        _train_steps(model, x, y, 2)
+        path = tmp_path / "snapshot.pickle"
+        ember.memory._dump_snapshot(str(path))
+    finally:
+        ember.memory._record_memory_history(enabled=None)
+    with open(path, "rb") as f:
+        snapshot = pickle.load(f)
+    return snapshot, path, start, ember.memory.max_memory_allocated()
+
+
+def test_snapshot_structure(recorded):
+    snapshot, _, _, _ = recorded
+    actions = {e["action"] for e in snapshot["device_traces"][0]}
+    assert {"alloc", "free_requested", "free_completed"} <= actions
+    for seg in snapshot["segments"]:
+        assert sum(b["size"] for b in seg["blocks"]) == seg["total_size"]
+        assert seg["blocks"][0]["address"] == seg["address"]
+        assert seg["allocated_size"] == sum(b["size"] for b in seg["blocks"]
+                                            if b["state"] == "active_allocated")
+    alloc = next(e for e in snapshot["device_traces"][0] if e["action"] == "alloc")
+    assert alloc["frames"] and {"filename", "line", "name"} <= set(alloc["frames"][0])
+    assert any(f["name"] == "_train_steps" for f in alloc["frames"])
+    assert all(e["time_us"] > 0 for e in snapshot["device_traces"][0])
+
+
+def test_snapshot_round_trips_through_torch_memory_viz(recorded):
+    pytest.importorskip("torch")
+    from torch.cuda import _memory_viz
+    snapshot, _, _, _ = recorded
+    summary = _memory_viz.segsum(snapshot)  # checks that blocks account for every byte
+    assert f"segments: {len(snapshot['segments'])}" in summary
+    assert "entries" in _memory_viz.trace(snapshot)
+    assert "active_allocated" in _memory_viz.segments(snapshot, format_flamegraph=lambda s: s)
+    assert _memory_viz.memory(snapshot, format_flamegraph=lambda s: s)
+    for page in (_memory_viz.trace_plot(snapshot), _memory_viz.segment_plot(snapshot)):
+        encoded = re.search(r'"base64": "([^"]+)"', page).group(1)
+        assert pickle.loads(base64.b64decode(encoded)) == snapshot
+
+
+def test_viewer_page_and_png(recorded, tmp_path):
+    snapshot, path, start, peak = recorded
+    timeline = viz.Timeline(snapshot)
+    assert timeline.peak == peak  # the timeline's stack tops out at max_memory_allocated
+    assert timeline.totals[0] == start
+    out = tmp_path / "memory.html"
+    viz.main([str(path), "-o", str(out)])
+    page = out.read_text()
+    assert "const DATA = " in page and "<script src" not in page and "http" not in \
+        page.replace("http://www.w3.org/2000/svg", "")
+    pytest.importorskip("matplotlib", reason="--png needs matplotlib")
+    png = tmp_path / "memory.png"
+    viz.main([str(path), "-o", str(out), "--png", str(png)])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                    reason="the browser test needs Chromium (apt-get install chromium)")
+def test_viewer_page_renders_in_a_browser(recorded, tmp_path):
+    snapshot, path, _, _ = recorded
+    out = tmp_path / "memory.html"
+    viz.main([str(path), "-o", str(out)])
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--window-size=1200,800"]
+    dom = subprocess.run(args + ["--dump-dom", out.as_uri()], capture_output=True, text=True,
+                         timeout=120).stdout
+    assert dom.count("<polygon") == len(viz.Timeline(snapshot).allocs)
+    assert "allocations," in dom and "segments," in dom  # the summary and the segment map
+    shot = tmp_path / "shot.png"
+    subprocess.run(args + [f"--screenshot={shot}", out.as_uri()], capture_output=True,
+                   timeout=120)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("EMBER_KEEP_SCREENSHOT"):
+        shutil.copy(shot, os.environ["EMBER_KEEP_SCREENSHOT"])
