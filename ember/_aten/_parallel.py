@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._core import caching_allocator
+
 
 
 def _default_workers():
@@ -75,7 +77,7 @@ def contiguous(a, dtype=None):
     """np.ascontiguousarray(a, dtype), the copy split over threads."""
     if a.flags.c_contiguous and (dtype is None or a.dtype == dtype):
         return a
-    out = np.empty(a.shape, a.dtype if dtype is None else dtype)
+    out = caching_allocator.empty(a.shape, a.dtype if dtype is None else dtype)
     parallel_for(lambda i: np.copyto(out[i], a[i], casting="unsafe"), a.shape, a.size)
     return out
 

@@ -15,6 +15,7 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
+from .._core import caching_allocator
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
@@ -247,8 +248,8 @@ def _max_pool_kernel(nd):
         x = _leading(self, nd)
         if x.size == 0:
             return _wrap(np.empty(shape, x.dtype)), _wrap(np.empty(shape, np.int64))
-        values = np.empty((x.shape[0],) + out, x.dtype)
-        idx = np.empty((x.shape[0],) + out, np.int64)
+        values = caching_allocator.empty((x.shape[0],) + out, x.dtype)
+        idx = caching_allocator.empty((x.shape[0],) + out, np.int64)
 
         def part(rows):           # rows: a slice of M, pooled on its own
             values[rows], idx[rows] = _max_pool(x[rows], nd, k, s, p, d, out)

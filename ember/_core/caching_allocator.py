@@ -689,7 +689,7 @@ def in_block(arr):
 def into_block(arr):
     """`arr`'s values in a new block, laid out in the same dimension order (a kernel result
     that NumPy allocated); an array already in a block is returned as it is."""
-    if arr.nbytes == 0 or in_block(arr):
+    if arr.base is not None and in_block(arr):
         return arr
     return copy(arr)
 
@@ -699,13 +699,15 @@ def copy(arr):
     nbytes = arr.nbytes
     if not enabled or nbytes == 0:
         return arr.copy(order="K")
-    flat = _lease_array(nbytes, arr.dtype)
-    if arr.flags.c_contiguous:
-        out = flat.reshape(arr.shape)
-    elif arr.flags.f_contiguous:
-        out = flat.reshape(arr.shape[::-1]).T
-    else:  # a permuted or strided result: keep its order of dimensions, drop any gaps
-        order = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]))
-        out = flat.reshape([arr.shape[d] for d in order]).transpose(np.argsort(order))
-    np.copyto(out, arr, casting="no")
+    allocator = cpu_allocator
+    out = allocator.lease(allocator.malloc(nbytes), nbytes, arr.dtype)
+    if arr.ndim != 1:
+        if arr.flags.c_contiguous:
+            out = out.reshape(arr.shape)
+        elif arr.flags.f_contiguous:
+            out = out.reshape(arr.shape[::-1]).T
+        else:  # a permuted or strided result: keep its order of dimensions, drop any gaps
+            order = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]))
+            out = out.reshape([arr.shape[d] for d in order]).transpose(np.argsort(order))
+    out[...] = arr
     return out
