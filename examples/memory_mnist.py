@@ -22,8 +22,10 @@ F = torch.nn.functional
 
 
 def phase_peaks(model, optimizer, x, y):
-    """One training step; the peak allocated bytes of each of its phases."""
+    """One training step; the peak allocated bytes of each of its phases, and how many
+    segments it requested from the system."""
     peaks = {}
+    segments = torch.memory.memory_stats()["segment.all.allocated"]
     torch.memory.reset_peak_memory_stats()
     loss = F.nll_loss(model(x), y)
     peaks["forward"] = torch.memory.max_memory_allocated()
@@ -35,7 +37,7 @@ def phase_peaks(model, optimizer, x, y):
     torch.memory.reset_peak_memory_stats()
     optimizer.step()
     peaks["optimizer step"] = torch.memory.max_memory_allocated()
-    return peaks
+    return peaks, torch.memory.memory_stats()["segment.all.allocated"] - segments
 
 
 def main(argv=None):
@@ -68,12 +70,12 @@ def main(argv=None):
 
     mib = 1 << 20
     print(f"parameters and data before the steps: {before / mib:.2f} MiB allocated")
-    for step, p in enumerate(peaks, 1):
-        print(f"step {step}: " + ", ".join(f"{k} peak {v / mib:.2f} MiB" for k, v in p.items()))
+    for step, (p, new_segments) in enumerate(peaks, 1):
+        print(f"step {step}: " + ", ".join(f"{k} peak {v / mib:.2f} MiB" for k, v in p.items())
+              + f"; {new_segments} new segments")
     stats = torch.memory.memory_stats()
     print(f"reserved {stats['reserved_bytes.all.current'] / mib:.1f} MiB in "
-          f"{stats['segment.all.current']} segments; segments requested during the steps: "
-          f"{len([e for e in snapshot['device_traces'][0] if e['action'] == 'segment_alloc'])}")
+          f"{stats['segment.all.current']} segments")
     print(f"wrote {path}, memory_mnist.html and memory_mnist.png in {args.out}")
 
 

@@ -6,7 +6,7 @@ matrix product in PyTorch.
 """
 import numpy as np
 
-from .._core import dtype as D
+from .._core import caching_allocator, dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta, _wrap_dim
 from .elementwise import broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
@@ -19,6 +19,16 @@ def _check_same_dtype(a, b, name):
                            f"{an} and {bn}")
 
 
+def _matmul(a, b):
+    """np.matmul of two arrays, written into a caching-allocator block when both are matrices
+    or stacks of them (the result shape is known before the product)."""
+    if a.ndim < 2 or b.ndim < 2:
+        return np.asarray(np.matmul(a, b))
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    out = caching_allocator.empty(shape, np.result_type(a.dtype, b.dtype))
+    return np.matmul(a, b, out=out)
+
+
 def _product(a, b, kernel):
     """a @ b on NumPy arrays of a's dtype, with PyTorch's accumulation."""
     dt = a.dtype
@@ -26,7 +36,7 @@ def _product(a, b, kernel):
         raise not_implemented(kernel, dt)
     mdt = _OPMATH.get(dt)
     if mdt is None:
-        return np.asarray(np.matmul(a._np, b._np))
+        return _matmul(a._np, b._np)
     return np.matmul(a._np.astype(mdt._np), b._np.astype(mdt._np)).astype(dt._np)
 
 
@@ -192,8 +202,7 @@ def linear(input, weight, bias=None):
     if dt is D.bool:
         raise not_implemented("addmm_impl_cpu_", dt)
     mdt = _OPMATH.get(dt, dt)._np
-    r = np.asarray(np.matmul(input._np.astype(mdt, copy=False),
-                             weight._np.astype(mdt, copy=False).T))
+    r = _matmul(input._np.astype(mdt, copy=False), weight._np.astype(mdt, copy=False).T)
     if bias is not None:
         r += bias._np
     return _wrap(r.astype(dt._np, copy=False))
