@@ -61,6 +61,13 @@ import numpy as np
 # it) and a weak reference to it, the block's *lease*, calls free() when the array and every
 # view of it are gone. Nothing can use a block after it is freed, by construction.
 #
+# How results get into blocks. A kernel that makes its own output buffer takes it from
+# `empty(shape, dtype)` and writes into it (matmul and linear with `out=`, the contiguous copies
+# behind convolution, relu, max-pool); any other kernel's NumPy result is copied into a block
+# when it becomes a tensor (`_wrap` calls `into_block`): one memcpy per result, and NumPy's
+# temporary is gone at once. Arrays that are not the allocator's to own -- from_numpy's, shared
+# memory, a memory-mapped checkpoint -- are wrapped as they are (`_wrap_external`).
+#
 # Frees can arrive at any moment: a weakref callback runs whenever the last reference drops,
 # including inside malloc (Python's cyclic GC may run there) or from another thread. A free
 # that finds the allocator busy is queued and done when the busy call finishes.
@@ -176,16 +183,6 @@ class Stat:
 
     def __init__(self):
         self.current = self.peak = self.allocated = self.freed = 0
-
-    def increase(self, n):
-        self.current += n
-        self.allocated += n
-        if self.current > self.peak:
-            self.peak = self.current
-
-    def decrease(self, n):
-        self.current -= n
-        self.freed += n
 
     def as_dict(self):
         return {"current": self.current, "peak": self.peak, "allocated": self.allocated,
@@ -357,11 +354,6 @@ class CachingAllocator:
             out["max_split_size"] = -1  # no max_split_size configured: blocks of any size split
             out["reserved_bytes_by_private_pools"] = {}
             return out
-
-    def allocated_bytes(self):
-        with self.lock:
-            self._drain()
-        return self.stats["allocated_bytes"][ALL].current
 
     # ---- malloc -------------------------------------------------------------------------
     def malloc(self, nbytes):
@@ -659,11 +651,6 @@ cpu_allocator = CachingAllocator()
 enabled = os.environ.get("EMBER_CPU_ALLOCATOR", "caching") != "native"
 
 
-def _lease_array(nbytes, dtype):
-    allocator = cpu_allocator
-    return allocator.lease(allocator.malloc(nbytes), nbytes, dtype)
-
-
 def empty(shape, dtype):
     """A C-contiguous uninitialized array in an allocator block (for kernels' `out=`)."""
     dtype = np.dtype(dtype)
@@ -673,7 +660,8 @@ def empty(shape, dtype):
     nbytes = n * dtype.itemsize
     if not enabled or nbytes == 0:
         return np.empty(shape, dtype)
-    return _lease_array(nbytes, dtype).reshape(shape)
+    allocator = cpu_allocator
+    return allocator.lease(allocator.malloc(nbytes), nbytes, dtype).reshape(shape)
 
 
 def in_block(arr):
