@@ -122,6 +122,7 @@ def test_blocks_follow_the_model(ops):
     model.kind = {}
     live = []  # (block, model address)
     new_segments = []
+    peak_bytes = 0
     original = allocator._alloc_block
 
     def alloc_block(size, pool, retry):
@@ -156,7 +157,13 @@ def test_blocks_follow_the_model(ops):
                       for b in blocks if not b[2]]
         assert stats["inactive_split"]["all"]["current"] == len(split_free)
         assert stats["inactive_split_bytes"]["all"]["current"] == sum(b[1] for b in split_free)
-        for name in ("allocated_bytes", "reserved_bytes", "segment"):
+        peak_bytes = max(peak_bytes, sum(b.size for b in live))
+        assert stats["allocated_bytes"]["all"]["peak"] == peak_bytes
+        for name in ("allocated_bytes", "reserved_bytes", "segment", "allocation",
+                     "inactive_split", "inactive_split_bytes", "requested_bytes"):
+            for kind in ("all", "small_pool", "large_pool"):
+                stat = stats[name][kind]
+                assert stat["allocated"] - stat["freed"] == stat["current"]
             pools = stats[name]
             assert pools["all"]["current"] == \
                 pools["small_pool"]["current"] + pools["large_pool"]["current"]
@@ -501,3 +508,19 @@ def test_viewer_page_renders_in_a_browser(recorded, tmp_path):
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("EMBER_KEEP_SCREENSHOT"):
         shutil.copy(shot, os.environ["EMBER_KEEP_SCREENSHOT"])
+
+
+def test_reset_accumulated_and_peak_stats():
+    allocator = ca.CachingAllocator(CountingRaw())
+    kept = allocator.malloc(5000)
+    allocator.free(allocator.malloc(3000))
+    allocator.reset_accumulated_stats()
+    stats = allocator.memory_stats()["allocated_bytes"]["all"]
+    assert (stats["current"], stats["allocated"], stats["freed"]) == (kept.size, 0, 0)
+    allocator.free(allocator.malloc(1000))
+    stats = allocator.memory_stats()["allocated_bytes"]["all"]
+    assert (stats["allocated"], stats["freed"], stats["peak"]) == (1024, 1024, 5120 + 3072)
+    allocator.reset_peak_stats()
+    assert allocator.memory_stats()["allocated_bytes"]["all"]["peak"] == kept.size
+    ember.memory.reset_accumulated_memory_stats()
+    assert ember.memory.memory_stats()["allocation.all.allocated"] == 0

@@ -81,8 +81,11 @@ kRoundLarge = 2 << 20
 
 ALL, SMALL, LARGE = 0, 1, 2
 STAT_TYPES = ("all", "small_pool", "large_pool")
-STATS = ("allocation", "segment", "inactive_split", "allocated_bytes", "reserved_bytes",
-         "inactive_split_bytes", "requested_bytes")
+STATS = ("segment", "reserved_bytes")  # kept as Stat objects: they change once per segment
+# the statistics every malloc and free changes, kept as plain int fields of each pool (field
+# `x` current, `x_tot` total increase, `x_pk` peak) and of the allocator (`x_pk`: peak of all)
+HOT = {"allocation": "n", "allocated_bytes": "b", "requested_bytes": "r",
+       "inactive_split": "s", "inactive_split_bytes": "sb"}
 
 
 def round_size(nbytes):
@@ -128,47 +131,6 @@ def _up(a, b, n):
     b.allocated += n
     if c > b.peak:
         b.peak = c
-
-
-def _add3(stats, count, size, requested):
-    """An allocation: allocation += count, allocated_bytes += size, requested_bytes +=
-    requested, in `all` and in the pool (the six Stats in that order; written out, it is the
-    hot path)."""
-    a_all, a_pool, b_all, b_pool, r_all, r_pool = stats
-    c = a_all.current + count
-    a_all.current, a_all.allocated = c, a_all.allocated + count
-    if c > a_all.peak:
-        a_all.peak = c
-    c = a_pool.current + count
-    a_pool.current, a_pool.allocated = c, a_pool.allocated + count
-    if c > a_pool.peak:
-        a_pool.peak = c
-    c = b_all.current + size
-    b_all.current, b_all.allocated = c, b_all.allocated + size
-    if c > b_all.peak:
-        b_all.peak = c
-    c = b_pool.current + size
-    b_pool.current, b_pool.allocated = c, b_pool.allocated + size
-    if c > b_pool.peak:
-        b_pool.peak = c
-    c = r_all.current + requested
-    r_all.current, r_all.allocated = c, r_all.allocated + requested
-    if c > r_all.peak:
-        r_all.peak = c
-    c = r_pool.current + requested
-    r_pool.current, r_pool.allocated = c, r_pool.allocated + requested
-    if c > r_pool.peak:
-        r_pool.peak = c
-
-
-def _sub3(stats, count, size, requested):
-    a_all, a_pool, b_all, b_pool, r_all, r_pool = stats
-    a_all.current, a_all.freed = a_all.current - count, a_all.freed + count
-    a_pool.current, a_pool.freed = a_pool.current - count, a_pool.freed + count
-    b_all.current, b_all.freed = b_all.current - size, b_all.freed + size
-    b_pool.current, b_pool.freed = b_pool.current - size, b_pool.freed + size
-    r_all.current, r_all.freed = r_all.current - requested, r_all.freed + requested
-    r_pool.current, r_pool.freed = r_pool.current - requested, r_pool.freed + requested
 
 
 def _down(a, b, n):
@@ -243,8 +205,8 @@ class Block:
 class BlockPool:
     """Free blocks ordered by (size, address): best fit is one bisection. The pool also holds
     the (all, pool) pairs of the statistics its allocations change."""
-    __slots__ = ("kind", "keys", "blocks", "allocation", "allocated_bytes", "requested_bytes",
-                 "inactive_split", "inactive_split_bytes", "hot")
+    __slots__ = ("kind", "keys", "blocks", "other", "n", "n_tot", "n_pk", "b", "b_tot", "b_pk",
+                 "r", "r_tot", "r_pk", "s", "s_tot", "s_pk", "sb", "sb_tot", "sb_pk")
 
     def __init__(self, kind):
         self.kind = kind  # SMALL or LARGE
@@ -297,13 +259,13 @@ class CachingAllocator:
     # ---- statistics ---------------------------------------------------------------------
     def reset_stats(self):
         self.stats = {name: (Stat(), Stat(), Stat()) for name in STATS}
-        for pool in (self.small, self.large):  # the (all, this pool) pairs malloc/free touch
-            pool.allocation, pool.allocated_bytes, pool.requested_bytes, pool.inactive_split, \
-                pool.inactive_split_bytes = (
-                    (self.stats[n][ALL], self.stats[n][pool.kind])
-                    for n in ("allocation", "allocated_bytes", "requested_bytes",
-                              "inactive_split", "inactive_split_bytes"))
-            pool.hot = pool.allocation + pool.allocated_bytes + pool.requested_bytes
+        self.small.other, self.large.other = self.large, self.small
+        for x in HOT.values():
+            for pool in (self.small, self.large):
+                for field in (x, x + "_tot", x + "_pk"):
+                    setattr(pool, field, 0)
+            setattr(self, x + "_pk", 0)
+        self.accumulated_base = {}  # (pool kind, x) -> (total increase, total decrease) at reset
         self.oversize_allocations = Stat()
         self.oversize_segments = Stat()
         self.num_alloc_retries = 0
@@ -318,7 +280,45 @@ class CachingAllocator:
         else:
             _down(self.stats[name][ALL], self.stats[name][pool], -n)
 
+    def _grow(self, pool, x, n):
+        """Increase hot statistic `x` of `pool` by n (> 0), with the peaks."""
+        c = getattr(pool, x) + n
+        setattr(pool, x, c)
+        setattr(pool, x + "_tot", getattr(pool, x + "_tot") + n)
+        if c > getattr(pool, x + "_pk"):
+            setattr(pool, x + "_pk", c)
+        if c + getattr(pool.other, x) > getattr(self, x + "_pk"):
+            setattr(self, x + "_pk", c + getattr(pool.other, x))
+
+    def _hot_stat(self, x):
+        """Hot statistic `x` as {"all": ..., "small_pool": ..., "large_pool": ...}."""
+        out, total = {}, dict.fromkeys(("current", "allocated", "freed"), 0)
+        for pool, key in ((self.large, "large_pool"), (self.small, "small_pool")):
+            cur, tot = getattr(pool, x), getattr(pool, x + "_tot")
+            base_inc, base_dec = self.accumulated_base.get((pool.kind, x), (0, 0))
+            out[key] = {"current": cur, "peak": getattr(pool, x + "_pk"),
+                        "allocated": tot - base_inc, "freed": tot - cur - base_dec}
+            for k in total:
+                total[k] += out[key][k]
+        out["all"] = dict(total, peak=getattr(self, x + "_pk"))
+        return out
+
+    def current(self, name):
+        """The `all` current value of a statistic (e.g. "allocated_bytes")."""
+        if name in HOT:
+            return getattr(self.small, HOT[name]) + getattr(self.large, HOT[name])
+        return self.stats[name][ALL].current
+
+    def peak(self, name):
+        if name in HOT:
+            return getattr(self, HOT[name] + "_pk")
+        return self.stats[name][ALL].peak
+
     def reset_peak_stats(self):
+        for x in HOT.values():
+            for pool in (self.small, self.large):
+                setattr(pool, x + "_pk", getattr(pool, x))
+            setattr(self, x + "_pk", getattr(self.small, x) + getattr(self.large, x))
         for stats in self.stats.values():
             for s in stats:
                 s.peak = s.current
@@ -330,6 +330,10 @@ class CachingAllocator:
                                                    self.oversize_segments)]:
             for s in stats:
                 s.allocated = s.freed = 0
+        for x in HOT.values():
+            for pool in (self.small, self.large):
+                tot = getattr(pool, x + "_tot")
+                self.accumulated_base[pool.kind, x] = (tot, tot - getattr(pool, x))
         self.num_alloc_retries = self.num_ooms = 0
         self.num_device_alloc = self.num_device_free = 0
 
@@ -339,6 +343,7 @@ class CachingAllocator:
             self._drain()
             out = {name: {STAT_TYPES[i]: s.as_dict() for i, s in enumerate(stats)}
                    for name, stats in self.stats.items()}
+            out.update((name, self._hot_stat(x)) for name, x in HOT.items())
             # with one stream nothing waits for another to finish with a block: every active
             # block is allocated
             out["active"] = out["allocation"]
@@ -390,16 +395,37 @@ class CachingAllocator:
             block.size = size
             pool.insert(rest)
             if already_split:  # a free piece of a split segment got smaller
-                _down(*pool.inactive_split_bytes, size)
+                pool.sb -= size
             else:  # a whole free segment is split for the first time
-                _up(*pool.inactive_split_bytes, remaining)
-                _up(*pool.inactive_split, 1)
+                self._grow(pool, "sb", remaining)
+                self._grow(pool, "s", 1)
         elif already_split:
-            _down(*pool.inactive_split_bytes, block.size)
-            _down(*pool.inactive_split, 1)
+            pool.sb -= block.size
+            pool.s -= 1
         block.allocated = True
         block.requested_size = nbytes
-        _add3(pool.hot, 1, block.size, nbytes)
+        # allocation += 1, allocated_bytes += size, requested_bytes += nbytes (written out: this
+        # is the hot path)
+        size = block.size
+        other = pool.other
+        c = pool.n + 1
+        pool.n, pool.n_tot = c, pool.n_tot + 1
+        if c > pool.n_pk:
+            pool.n_pk = c
+        if c + other.n > self.n_pk:
+            self.n_pk = c + other.n
+        c = pool.b + size
+        pool.b, pool.b_tot = c, pool.b_tot + size
+        if c > pool.b_pk:
+            pool.b_pk = c
+        if c + other.b > self.b_pk:
+            self.b_pk = c + other.b
+        c = pool.r + nbytes
+        pool.r, pool.r_tot = c, pool.r_tot + nbytes
+        if c > pool.r_pk:
+            pool.r_pk = c
+        if c + other.r > self.r_pk:
+            self.r_pk = c + other.r
         history = self.recording
         if history is not None:
             block.frames = history.frames()
@@ -433,7 +459,7 @@ class CachingAllocator:
         self.num_ooms += 1
         total = self.raw.total_memory()
         reserved = self.stats["reserved_bytes"][ALL].current
-        allocated = self.stats["allocated_bytes"][ALL].current
+        allocated = self.current("allocated_bytes")
         free = max(total - reserved, 0) if self.limit is None else max(self.limit - reserved, 0)
         if self.recording is not None:
             self.recording.record("oom", 0, size, self.recording.frames(), device_free=free)
@@ -481,7 +507,9 @@ class CachingAllocator:
         block.frames = None
         block.allocated = False
         pool = self.small if kind == SMALL else self.large
-        _sub3(pool.hot, 1, size, block.requested_size)
+        pool.n -= 1
+        pool.b -= size
+        pool.r -= block.requested_size
         merged_count = merged_bytes = 0
         for neighbour in (block.prev, block.next):
             if neighbour is None or neighbour.allocated:
@@ -508,13 +536,18 @@ class CachingAllocator:
         if block.prev is not None or block.next is not None:
             count, nbytes = count + 1, nbytes + size + merged_bytes
         if count > 0:
-            _up(*pool.inactive_split, count)
-        elif count < 0:
-            _down(*pool.inactive_split, -count)
+            self._grow(pool, "s", count)
+        else:
+            pool.s += count
         if nbytes > 0:
-            _up(*pool.inactive_split_bytes, nbytes)
-        elif nbytes < 0:
-            _down(*pool.inactive_split_bytes, -nbytes)
+            c = pool.sb + nbytes
+            pool.sb, pool.sb_tot = c, pool.sb_tot + nbytes
+            if c > pool.sb_pk:
+                pool.sb_pk = c
+            if c + pool.other.sb > self.sb_pk:
+                self.sb_pk = c + pool.other.sb
+        else:
+            pool.sb += nbytes
 
     def _release_cached_blocks(self):
         """Return every wholly free segment to the raw allocator."""

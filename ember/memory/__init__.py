@@ -59,7 +59,7 @@ def _stat(device, name, field):
     allocator = _allocator(device)
     with allocator.lock:
         allocator._drain()
-        return getattr(allocator.stats[name][_ca.ALL], field)
+        return allocator.current(name) if field == "current" else allocator.peak(name)
 
 
 def memory_allocated(device=None):
