@@ -684,6 +684,15 @@ cpu_allocator = CachingAllocator()
 enabled = os.environ.get("EMBER_CPU_ALLOCATOR", "caching") != "native"
 
 
+def _new_lock_in_child():
+    # a forked child (a DataLoader worker) may inherit the lock held by a thread it does not have
+    cpu_allocator.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def empty(shape, dtype):
     """A C-contiguous uninitialized array in an allocator block (for kernels' `out=`)."""
     dtype = np.dtype(dtype)
