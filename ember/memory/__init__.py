@@ -168,7 +168,8 @@ def memory_summary(device=None, abbreviated=False):
         lines.append("-" * 75)
         rows = [("all", name)]
         if not abbreviated:
-            rows += [("large_pool", "      from large pool"), ("small_pool", "      from small pool")]
+            rows += [("large_pool", "      from large pool"),
+                     ("small_pool", "      from small pool")]
         reference = None
         for sub, label in rows:
             values = [stats[f"{key}.{sub}.{f}"] for f in ("current", "peak", "allocated", "freed")]
