@@ -466,7 +466,8 @@ class CachingAllocator:
         allowed = f"{format_size(self.limit)} allowed; " if self.limit is not None else ""
         raise OutOfMemoryError(
             f"CPU out of memory. Tried to allocate {format_size(allocation_size(size))}. "
-            f"CPU {self.device} has a total capacity of {format_size(total)} of which {format_size(free)} is free. "
+            f"CPU {self.device} has a total capacity of {format_size(total)} of which "
+            f"{format_size(free)} is free. "
             f"{allowed}Of the allocated memory {format_size(allocated)} is allocated by "
             f"ember, and {format_size(reserved - allocated)} is reserved by ember but "
             f"unallocated. If reserved but unallocated memory is large, empty_cache() returns "
