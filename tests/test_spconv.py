@@ -513,3 +513,23 @@ def test_the_examples_network_fits_a_batch():
         optimizer.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_double_backward_through_the_ember_op_backward():
+    rng = np.random.default_rng(12)
+    idx, _ = random_sites(rng, 2, [4, 3], 0.5, 2)
+    _, pairs, num = get_indice_pairs(ember.tensor(idx), 2, [4, 3], ksize=3, subm=True)
+    f = ember.tensor(rng.standard_normal((len(idx), 2)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((2, 3, 3, 2)), requires_grad=True)
+    assert ember.autograd.gradgradcheck(
+        lambda f, w: Fsp.SubMConvFunction.apply(f, w, pairs, num, len(idx)), (f, w))
+
+
+def test_no_active_sites():
+    x = spconv.SparseConvTensor(ember.zeros(0, 2), ember.zeros(0, 3, dtype=ember.int32),
+                                [4, 4], 1)
+    net = spconv.SparseSequential(spconv.SubMConv2d(2, 3, 3), ember.nn.BatchNorm1d(3),
+                                  spconv.SparseConv2d(3, 3, 3, 2))
+    y = net(x)
+    assert y.features.shape == (0, 3) and y.spatial_shape == [1, 1]
+    assert y.dense().tolist() == [[[[0.0]], [[0.0]], [[0.0]]]]
