@@ -31,14 +31,14 @@ def indice_conv(features, filters, indice_pairs, indice_pair_num, num_activate_o
 
     A submanifold rulebook pairs every site with itself at the centre offset, in row order
     (rulebook.py), so that offset is one plain matmul without gather or scatter."""
-    weights = _per_offset(filters)
+    weights_t = _per_offset(filters).transpose(1, 2)   # (kernel_volume, in, out)
     out = features.new_zeros((num_activate_out, filters.shape[0]))
-    centre = weights.shape[0] // 2 if subm else -1
+    centre = weights_t.shape[0] // 2 if subm else -1
     for k, rows_in, rows_out in _offset_pairs(indice_pairs, indice_pair_num, inverse):
         if k == centre:
-            out.add_(features.mm(weights[k].t()))
+            out.add_(features.mm(weights_t[k]))
         else:
-            out.index_add_(0, rows_out, features.index_select(0, rows_in).mm(weights[k].t()))
+            out.index_add_(0, rows_out, features.index_select(0, rows_in).mm(weights_t[k]))
     return out
 
 
