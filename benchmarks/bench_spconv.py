@@ -65,7 +65,7 @@ def dense_step(lib):
     return step
 
 
-@benchmark(target=1 / 3)
+@benchmark(target=0.33)
 def bench_spconv_subm3d(lib):
     """ember: the sparse layer (rulebook cached); torch: dense conv3d on the densified input."""
     return sparse_step(lib) if lib.__name__ == "ember" else dense_step(lib)
