@@ -107,8 +107,9 @@ def main():
           f"(target >= 10x)")
     print(f"  torch dense / ember sparse: {med['torch dense conv3d'] / sparse:.1f}x "
           f"(target >= 3x)")
-    print(f"  with the rulebook rebuilt: {med['ember dense conv3d'] / med['ember sparse, rulebook rebuilt']:.1f}x "
-          f"/ {med['torch dense conv3d'] / med['ember sparse, rulebook rebuilt']:.1f}x")
+    rebuilt = med["ember sparse, rulebook rebuilt"]
+    print(f"  with the rulebook rebuilt: {med['ember dense conv3d'] / rebuilt:.1f}x "
+          f"/ {med['torch dense conv3d'] / rebuilt:.1f}x")
 
 
 if __name__ == "__main__":
