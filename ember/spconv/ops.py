@@ -7,8 +7,11 @@ Weights are in spconv 2.x's KRSC layout, `[out_channels, *kernel_size, in_channe
 """
 import ember
 
-from .rulebook import (get_conv_output_size, get_deconv_output_size,  # noqa: F401
-                       get_indice_pairs)
+from .rulebook import get_conv_output_size, get_deconv_output_size, get_indice_pairs
+
+# spconv.pytorch.ops offers the rulebook functions too
+__all__ = ["get_conv_output_size", "get_deconv_output_size", "get_indice_pairs", "indice_conv",
+           "indice_conv_backward", "indice_maxpool", "indice_maxpool_backward"]
 
 
 def _offset_pairs(indice_pairs, indice_pair_num, inverse):
