@@ -108,6 +108,9 @@ class Graph:
                     env[v] = o
         return [_load(env, o) for o in self.outputs]
 
+    def run_list(self, inputs):
+        return self.run(*inputs)
+
 
 def _meta(v):
     return f"{str(v.dtype).removeprefix('torch.')}{list(v.shape)}"
