@@ -132,10 +132,11 @@ class GraphRecorder:
     reads a tensor's data while recording.
     """
 
-    def __init__(self, graph=None, decompose=False, on_data_access=None):
+    def __init__(self, graph=None, decompose=False, on_data_access=None, before_write=None):
         self.graph = graph if graph is not None else Graph()
         self.decompose = decompose
         self.on_data_access = on_data_access
+        self.before_write = before_write  # called with each tensor an op is about to write
         self.values = {}     # id(tensor) -> Value
         self._keep = []      # the recorded tensors, so their ids stay theirs
         self._depth = 0
@@ -204,6 +205,10 @@ class GraphRecorder:
         if self._depth or (self.decompose and op._composite is not None):
             return _dispatcher.call_in_modes(op, args, level - 1)
         operands = tuple(self._operand(a) for a in args)
+        if self.before_write is not None and _writes(op):
+            for a, t in zip(op.schema.arguments, args):
+                if a.mutable and isinstance(t, Tensor):
+                    self.before_write(t)
         self._depth += 1
         try:
             out = _dispatcher.call_in_modes(op, args, level - 1)

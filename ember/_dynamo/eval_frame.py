@@ -135,7 +135,7 @@ class _CompiledCall:
                 return self.fn(*args, **kwargs)
         entry.calls += 1
         inputs = [a for a in leaves if isinstance(a, Tensor)] + [t for _, t in state]
-        outs = entry.fn(inputs)
+        outs = entry.fn(inputs + entry.captured.extra_inputs)
         out_leaves = entry.out_leaves
         results = [outs[i] if i is not None else c for i, c in out_leaves]
         for ex in _explain._active:
@@ -192,7 +192,17 @@ class _CompiledCall:
             raise _GraphBreak(f"Python reads a tensor as {kind} (data-dependent control flow "
                               "or value)")
 
-        rec = GraphRecorder(decompose=True, on_data_access=data_access)
+        snapshots = {}
+
+        def before_write(t):  # a tensor from outside the capture: restore it afterwards
+            v = rec.values.get(id(t))
+            made_here = v is not None and v not in rec.graph.inputs and \
+                v not in rec.graph.constants
+            if not made_here and id(t) not in snapshots and t._np is not None:
+                snapshots[id(t)] = (t, t._np.copy())
+
+        rec = GraphRecorder(decompose=True, on_data_access=data_access,
+                            before_write=before_write)
         names = _arg_names(self.fn, len(tensors))
         for t, n in zip(tensors, names):
             rec.add_input(t, n)
@@ -201,8 +211,6 @@ class _CompiledCall:
                 raise _GraphBreak(f"parameter {n} is also passed as an argument")
             rec.add_input(t, n)
         rng = get_rng_state()
-        buffers = [(t, t._np.copy()) for _, t in state if t._np is not None and
-                   not t.requires_grad]
         _compiling[0] = True
         try:
             with rec:
@@ -217,23 +225,29 @@ class _CompiledCall:
                 else:
                     positions.append((None, o))
             outs = [o for o in out_leaves if isinstance(o, Tensor)]
-            bwd, diff, wrt, meta = self._capture_backward(rec, fwd, outs)
+            extra = [(v, t) for v, t in fwd.constants.items() if t.requires_grad]
+            for v, t in extra:  # a closed-over parameter: an input, so gradients reach it
+                del fwd.constants[v]
+                fwd.inputs.append(v)
+            input_tensors = tensors + [t for _, t in state] + [t for _, t in extra]
+            bwd, diff, wrt, meta = self._capture_backward(rec, fwd, outs, input_tensors)
         finally:
             _compiling[0] = False
             set_rng_state(rng)
-            for t, saved in buffers:
+            for t, saved in snapshots.values():
                 t._np[...] = saved
         tensors_by_value = {v: t for t in rec._keep
                             for v in [rec.values.get(id(t))] if v is not None}
         captured = CapturedGraph(fwd, bwd, diff, wrt, meta, tensors_by_value)
+        captured.extra_inputs = [t for _, t in extra]
         return captured, positions, out_spec
 
-    def _capture_backward(self, rec, fwd, outs):
+    def _capture_backward(self, rec, fwd, outs, inputs):
         from ..autograd import grad as autograd_grad
         from .. import ones_like
         diff = [i for i, o in enumerate(outs) if o.requires_grad]
         wrt = [i for i, v in enumerate(fwd.inputs)
-               if rec._keep[i].requires_grad and _is_float(rec._keep[i])]
+               if inputs[i].requires_grad and _is_float(inputs[i])]
         if not (_grad_state.enabled and diff and wrt):
             return None, [], [], []
         grads_in = [ones_like(outs[i]).detach() for i in diff]
@@ -242,7 +256,7 @@ class _CompiledCall:
         for i, g in zip(diff, grads_in):
             rec.add_input(g, f"tangent_{i}")
         with rec:
-            grads = autograd_grad([outs[i] for i in diff], [rec._keep[i] for i in wrt],
+            grads = autograd_grad([outs[i] for i in diff], [inputs[i] for i in wrt],
                                   grads_in, allow_unused=True)
         bwd.outputs = [None if g is None else rec.value_of(g) for g in grads]
         fwd._count = bwd._count
