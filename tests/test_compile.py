@@ -72,6 +72,7 @@ def test_batchnorm_inplace_relu_dropout_equal_eager():
     _train_equal(net, ember.randn(4, 3, 8, 8), ember.randint(0, 5, (4,)))
 
 
+@pytest.mark.slow  # conv, batch norm, in-place relu: also in the fast test above
 def test_resnet18_training_equals_eager():
     from ember.vision.models import resnet18
     _train_equal(lambda: resnet18(num_classes=10), ember.randn(2, 3, 16, 16),
@@ -114,7 +115,6 @@ def test_guards_recompile_exactly_when_they_should():
     assert cnt.frame_count == 1
     cm(ember.randn(4, 20))                # shape
     assert cnt.frame_count == 2
-    cm(x.double()) if False else None
     cm(ember.randn(8, 20, requires_grad=True))  # requires_grad
     assert cnt.frame_count == 3
     model.eval()                          # training mode
@@ -203,15 +203,13 @@ def test_backend_registry_and_errors():
         ember.compile(lambda x: x, mode="fastest")
 
 
-def test_same_backend_names_and_errors_as_torch():
-    torch = pytest.importorskip("torch")
-    assert set(ember.compiler.list_backends()) >= {"eager"}
-    assert "eager" in torch.compiler.list_backends(exclude_tags=()) or True
-    for lib in (torch, ember):
-        with pytest.raises(RuntimeError, match="Unrecognized mode"):
-            lib.compile(lambda x: x, mode="fastest")
-        with pytest.raises(RuntimeError, match="Either mode or options"):
-            lib.compile(lambda x: x, mode="default", options={})
+def test_mode_and_options_errors_as_torch():
+    # torch 2.13's messages for the same calls
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fastest, should be one of"):
+        ember.compile(lambda x: x, mode="fastest")
+    with pytest.raises(RuntimeError, match="Either mode or options can be specified, but both "
+                                           "can't be specified at the same time."):
+        ember.compile(lambda x: x, mode="default", options={})
 
 
 def test_passes_cse_fold_dce_and_fusion():
