@@ -36,9 +36,16 @@ _ELEMENTWISE = {
     "tanh": ("np.tanh({0}, out={out})", None),
     "sqrt": ("np.sqrt({0}, out={out})", None),
     "relu": ("np.maximum({0}, 0, out={out})", None),
-    "threshold_backward": ("np.copyto({out}, {0}); np.copyto({out}, 0, where={1} <= {2})",
-                           None),
+    "threshold_backward": ("_threshold_backward_into({0}, {1}, {2}, {out})", None),
 }
+
+
+def _threshold_backward_into(g, x, threshold, out):
+    """The threshold_backward kernel's bit mask (ember/_aten/elementwise.py), into `out`."""
+    bits = np.dtype(f"i{out.dtype.itemsize}")
+    keep = (x <= threshold).astype(bits)
+    keep -= 1                                # 0 where x <= threshold, all ones elsewhere
+    np.bitwise_and(np.asarray(g).view(bits), keep, out=out.view(bits))
 
 
 def _operand_ok(a, dt):
@@ -153,7 +160,8 @@ class CompiledGraph:
 
 
 def _generate(items, inputs, results, constants, aliases, escaping, name):
-    env = {"np": np, "_wrap": _wrap, "_wrap_any": _wrap_any}
+    env = {"np": np, "_wrap": _wrap, "_wrap_any": _wrap_any,
+           "_threshold_backward_into": _threshold_backward_into}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
     for i, v in enumerate(inputs):
