@@ -277,3 +277,34 @@ def test_closed_over_parameters_get_gradients():
     F.cross_entropy(twin(x), y).backward()
     for p, q in zip(model.parameters(), twin.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_module_graph_break_compiles_the_submodules_around_it():
+    class Gate(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Sequential(nn.Linear(6, 8), nn.ReLU())
+            self.second = nn.Linear(8, 3)
+
+        def forward(self, x):
+            h = self.first(x)
+            if h.mean() > 0:   # a graph break: Python reads a tensor's value
+                h = h * 2
+            return self.second(h)
+    ember.manual_seed(0)
+    model = Gate()
+    twin = copy.deepcopy(model)
+    cnt = CompileCounter()
+    cm = ember.compile(model, backend=cnt)
+    x = ember.randn(4, 6)
+    for _ in range(2):
+        out = cm(x)
+        out.sum().backward()
+        twin(x).sum().backward()
+        np.testing.assert_array_equal(out.detach().numpy(), twin(x).detach().numpy())
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+    assert cnt.frame_count == 2  # first and second, each once
+    assert isinstance(model.first, nn.Sequential)  # the module is left as it was
+    with pytest.raises(Unsupported):
+        ember.compile(Gate(), fullgraph=True)(x)

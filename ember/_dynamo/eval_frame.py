@@ -16,8 +16,10 @@ counted and shown by `ember.explain`); after `recompile_limit` entries the funct
 Graph breaks. Python that reads a tensor's value (`.item()`, `if t > 0:`, `.tolist()`,
 `.numpy()`), an op returning a Python value, a non-CPU tensor, or a backend that cannot take the
 graph ends the capture. Without bytecode analysis ember cannot resume the capture after the
-break, so the whole call runs eagerly for that signature (Dynamo would compile the pieces on
-either side); `fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. The capture run's
+break, so the call's own Python runs eagerly for that signature; for a module, each direct
+submodule is compiled on its own (recursively, at their own breaks), so the captured parts are
+the submodules around the break, where Dynamo would compile the bytecode on either side of it.
+`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. The capture run's
 side effects (buffers written in place, random numbers drawn) are undone before the compiled
 code runs, so every call has the effects of exactly one eager call.
 """
@@ -82,6 +84,7 @@ class _CompiledCall:
         self.cache = {}
         self.breaks = {}     # signature -> the reason the call ran eagerly
         self.history = []    # CacheEntry per compilation, in order
+        self.children = None  # name -> compiled submodule, made at a module's graph break
         _caches.append(self)
         functools.update_wrapper(self, fn)
 
@@ -129,10 +132,11 @@ class _CompiledCall:
                     warnings.warn(f"ember.compile: {self.name} hit recompile_limit "
                                   f"({self.recompile_limit}); running it eagerly")
                     self.breaks[sig] = "recompile_limit reached"
-                return self.fn(*args, **kwargs)
+                    return self.fn(*args, **kwargs)
+                return self._run_around_break(args, kwargs)
             entry = self._compile(sig, leaves, spec, state, args, kwargs)
             if entry is None:
-                return self.fn(*args, **kwargs)
+                return self._run_around_break(args, kwargs)
         entry.calls += 1
         inputs = [a for a in leaves if isinstance(a, Tensor)] + [t for _, t in state]
         outs = entry.fn(inputs + entry.captured.extra_inputs)
@@ -141,6 +145,26 @@ class _CompiledCall:
         for ex in _explain._active:
             ex.compiled_calls.append(self.name)
         return unflatten(results, entry.out_spec)
+
+    def _run_around_break(self, args, kwargs):
+        """Run a call that broke the graph: its own Python eagerly, and for a module each
+        direct submodule compiled on its own, so only the part that broke runs eagerly."""
+        m = self.module
+        if m is None or not m._modules:
+            return self.fn(*args, **kwargs)
+        if self.children is None:
+            self.children = {name: compile(child, backend=self.backend,
+                                           fullgraph=self.fullgraph,
+                                           recompile_limit=self.recompile_limit,
+                                           name=f"{self.name}.{name}")
+                             for name, child in m._modules.items() if child is not None and
+                             not isinstance(child, OptimizedModule)}
+        originals = dict(m._modules)
+        m._modules.update(self.children)
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            m._modules.update(originals)
 
     def _compile(self, sig, leaves, spec, state, args, kwargs):
         reason = "first call" if not self.history else self._why_recompile(sig)
