@@ -308,3 +308,15 @@ def test_module_graph_break_compiles_the_submodules_around_it():
     assert isinstance(model.first, nn.Sequential)  # the module is left as it was
     with pytest.raises(Unsupported):
         ember.compile(Gate(), fullgraph=True)(x)
+
+
+def test_dynamo_explain_counts_graphs_and_breaks():
+    from ember._dynamo import explain
+
+    def f(x):
+        return (x * 2).sum()
+    out = explain(f)(ember.ones(3))
+    assert (out.graph_count, out.graph_break_count, out.op_count) == (1, 0, 2)
+    out = explain(lambda x: x * x.sum().item())(ember.ones(3))
+    assert out.graph_count == 0 and out.graph_break_count == 1
+    assert "Python number" in out.break_reasons[0] and "Graph Break Count: 1" in str(out)

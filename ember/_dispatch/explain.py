@@ -120,6 +120,8 @@ class explain:
                 out.append(f"fusion groups ({part.name}): " + (
                     "none" if not part.fusion else ""))
                 out += [f"  {g!r}" for g in part.fusion]
+                out.append(f"generated code ({part.name}):")
+                out += ["  " + line for line in part.code.splitlines()]
         for name, reason in self.graph_breaks:
             out.append(f"== ember.compile {name}: graph break, ran eagerly: {reason}")
         if self.compiled_calls:
