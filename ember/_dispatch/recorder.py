@@ -265,4 +265,5 @@ def unflatten(leaves, spec):
         return kind(parts)
     if kind[0] == "dict":
         return dict(zip(kind[1], parts))
-    return kind[1](*parts)
+    cls = kind[1]
+    return cls(*parts) if hasattr(cls, "_fields") else cls(parts)

@@ -46,6 +46,14 @@ class _GraphBreak(Exception):
     pass
 
 
+class _Input:
+    """An output that is input number `index` itself."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
 class CapturedGraph:
     """What a backend is given: the forward Graph, the backward Graph (or None), and how they
     meet: which outputs receive gradients, which inputs the gradients are for, and the capture
@@ -139,9 +147,11 @@ class _CompiledCall:
                 return self._run_around_break(args, kwargs)
         entry.calls += 1
         inputs = [a for a in leaves if isinstance(a, Tensor)] + [t for _, t in state]
-        outs = entry.fn(inputs + entry.captured.extra_inputs)
+        inputs += entry.captured.extra_inputs
+        outs = entry.fn(inputs)
         out_leaves = entry.out_leaves
-        results = [outs[i] if i is not None else c for i, c in out_leaves]
+        results = [outs[i] if i is not None else inputs[c.index] if type(c) is _Input else c
+                   for i, c in out_leaves]
         for ex in _explain._active:
             ex.compiled_calls.append(self.name)
         return unflatten(results, entry.out_spec)
@@ -242,13 +252,17 @@ class _CompiledCall:
             fwd = rec.graph
             out_leaves, out_spec = flatten(out)
             fwd.outputs, positions = [], []
+            outs = []
             for o in out_leaves:
-                if isinstance(o, Tensor):
+                v = rec.value_of(o) if isinstance(o, Tensor) else None
+                if v is not None and v not in fwd.inputs:
                     positions.append((len(fwd.outputs), None))
-                    fwd.outputs.append(rec.value_of(o))
+                    fwd.outputs.append(v)
+                    outs.append(o)
+                elif v is not None:  # an input returned as it is: returned as it is
+                    positions.append((None, _Input(fwd.inputs.index(v))))
                 else:
                     positions.append((None, o))
-            outs = [o for o in out_leaves if isinstance(o, Tensor)]
             extra = [(v, t) for v, t in fwd.constants.items() if t.requires_grad]
             for v, t in extra:  # a closed-over parameter: an input, so gradients reach it
                 del fwd.constants[v]
