@@ -320,3 +320,22 @@ def test_dynamo_explain_counts_graphs_and_breaks():
     out = explain(lambda x: x * x.sum().item())(ember.ones(3))
     assert out.graph_count == 0 and out.graph_break_count == 1
     assert "Python number" in out.break_reasons[0] and "Graph Break Count: 1" in str(out)
+
+
+def test_break_between_compiled_submodules_keeps_the_graph_behind_it():
+    class Breaker(nn.Module):
+        def forward(self, x):
+            return x * 2 if float(x.sum()) > -1e9 else x
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), Breaker(), nn.Linear(5, 3), nn.Sigmoid())
+    twin = copy.deepcopy(model)
+    cm = ember.compile(model)
+    x = ember.randn(2, 4)
+    for _ in range(2):  # the second call reuses every compiled child
+        (cm(x) ** 2).sum().backward()
+        (twin(x) ** 2).sum().backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
+    children = cm._compiled_call.children
+    assert [len(children[n]._compiled_call.history) for n in "0134"] == [1, 1, 1, 1]
+    assert children["2"]._compiled_call.breaks

@@ -295,7 +295,8 @@ class _CompiledCall:
             rec.add_input(g, f"tangent_{i}")
         with rec:
             grads = autograd_grad([outs[i] for i in diff], [inputs[i] for i in wrt],
-                                  grads_in, allow_unused=True)
+                                  grads_in, retain_graph=True, allow_unused=True)
+            # retain_graph: the inputs' own history (earlier layers) must stay usable
         bwd.outputs = [None if g is None else rec.value_of(g) for g in grads]
         fwd._count = bwd._count
         meta = [(outs[i]._size, outs[i].dtype._np) for i in diff]

@@ -21,7 +21,7 @@ from ..autograd.views import gradient_edge
 
 
 class CompiledFunctionBackward(Node):
-    __slots__ = ("_backward", "_saved", "_out_meta", "_n")
+    __slots__ = ("_backward", "_saved", "_out_meta", "_num_outputs", "_retain")
 
     def name(self):
         return "CompiledFunctionBackward"
@@ -40,6 +40,10 @@ class CompiledFunctionBackward(Node):
         result = self._backward(arrays + self._saved)
         return [None if r is None else (r if isinstance(r, Tensor) else _wrap_any(r))
                 for r in result]
+
+
+    def _release_saved(self):
+        self._saved = None
 
 
 class CompiledFunction:
@@ -71,6 +75,7 @@ class CompiledFunction:
         node._backward = self.backward
         node._saved = [r if isinstance(r, Tensor) else _wrap_any(r) for r in result[n:]]
         node._out_meta = self.out_meta
+        node._num_outputs = len(self.diff_outputs)
         for k, pos in enumerate(self.diff_outputs):
             o = outs[pos]
             if any(o is inputs[i] for i in range(len(inputs))):

@@ -273,9 +273,10 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
                 env[key] = c.op
                 args = ", ".join(expr(a, as_tensor) for a in c.args)
                 outs = [f"t{v.index}" if v is not None else "_" for v in c.outs]
-                target = outs[0] if len(c.outs) == 1 else ", ".join(outs) or "_"
-                if len(c.outs) > 1:
-                    target = f"({target},)" if len(c.outs) == 1 else target
+                returns = c.op.schema.returns
+                returns_list = len(returns) == 1 and returns[0].endswith("[]")
+                target = ", ".join(outs) + ("," if len(outs) == 1 and returns_list else "")
+                target = target or "_"
                 lines.append(f"    {target} = {key}.redispatch('CPU', ({args},))  "
                              f"# {c.op.__name__}")
                 for v in c.outs:
