@@ -339,3 +339,12 @@ def test_break_between_compiled_submodules_keeps_the_graph_behind_it():
     children = cm._compiled_call.children
     assert [len(children[n]._compiled_call.history) for n in "0134"] == [1, 1, 1, 1]
     assert children["2"]._compiled_call.breaks
+
+
+def test_closed_over_tensors_are_read_on_every_call():
+    table = ember.ones(3)
+    cf = ember.compile(lambda x: x + table * 2)
+    x = ember.zeros(3)
+    np.testing.assert_array_equal(cf(x).numpy(), [2.0, 2.0, 2.0])
+    table.fill_(5.0)  # not folded into the graph: the change is seen
+    np.testing.assert_array_equal(cf(x).numpy(), [10.0, 10.0, 10.0])

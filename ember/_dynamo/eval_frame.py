@@ -19,7 +19,10 @@ graph ends the capture. Without bytecode analysis ember cannot resume the captur
 break, so the call's own Python runs eagerly for that signature; for a module, each direct
 submodule is compiled on its own (recursively, at their own breaks), so the captured parts are
 the submodules around the break, where Dynamo would compile the bytecode on either side of it.
-`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. The capture run's
+`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. What the guards do not see: Python values the forward reads that are not arguments (a module
+attribute such as `self.scale`, a global) are constants of the graph, as in `jit.trace`;
+after changing one, call `ember.compiler.reset()` (Dynamo guards on them). Tensors the function
+closes over are read afresh on every call. The capture run's
 side effects (buffers written in place, random numbers drawn) are undone before the compiled
 code runs, so every call has the effects of exactly one eager call.
 """

@@ -97,11 +97,13 @@ def cse(graph, written):
 
 
 def fold_constants(graph, written):
-    """Run now the pure calls that read only constants; their results become constants."""
-    kept = []
+    """Run now the pure calls that read nothing or only what such calls made (`ones(3) * 4`);
+    their results become constants. A tensor the graph merely refers to (a closed-over tensor)
+    is not folded through: its owner may change it between calls."""
+    kept, folded = [], set()
     for c in graph.calls:
         reads = list(c.values_read())
-        if is_pure(c, written) and all(v in graph.constants for v in reads) and \
+        if is_pure(c, written) and all(v in folded for v in reads) and \
                 all(v is not None for v in c.outs):
             args = [_load(graph.constants, a) for a in c.args]
             with no_grad():
@@ -110,6 +112,7 @@ def fold_constants(graph, written):
             if all(isinstance(o, Tensor) for o in outs):
                 for v, o in zip(c.outs, outs):
                     graph.constants[v] = o
+                    folded.add(v)
                 continue
         kept.append(c)
     graph.calls = kept
