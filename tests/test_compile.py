@@ -348,3 +348,17 @@ def test_closed_over_tensors_are_read_on_every_call():
     np.testing.assert_array_equal(cf(x).numpy(), [2.0, 2.0, 2.0])
     table.fill_(5.0)  # not folded into the graph: the change is seen
     np.testing.assert_array_equal(cf(x).numpy(), [10.0, 10.0, 10.0])
+
+
+def test_module_compile_in_place():
+    ember.manual_seed(0)
+    model = mlp()
+    twin = copy.deepcopy(model)
+    model.compile()
+    x, y = ember.randn(8, 20), ember.randint(0, 5, (8,))
+    F.cross_entropy(model(x), y).backward()
+    F.cross_entropy(twin(x), y).backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
+    assert model(x).grad_fn.name() == "CompiledFunctionBackward"
+    assert list(model.state_dict()) == list(twin.state_dict())

@@ -389,6 +389,15 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="ember", mode=
                          name or getattr(model, "__name__", "fn"))
 
 
+def compile_forward(module, *, fullgraph=False, dynamic=None, backend="ember", mode=None,
+                    options=None, **kwargs):
+    """`Module.compile()`: the module's own forward, compiled and guarded on the module."""
+    compile(lambda: None, mode=mode, options=options)  # the same argument checks
+    forward = type(module).forward.__get__(module)
+    return _CompiledCall(forward, module, backend, fullgraph, dynamic,
+                         kwargs.get("recompile_limit") or 8, type(module).__name__)
+
+
 def reset():
     """Forget every compiled graph (torch.compiler.reset)."""
     for c in _caches:
