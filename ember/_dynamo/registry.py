@@ -36,10 +36,18 @@ def list_backends(exclude_tags=("debug", "experimental")):
     return sorted(n for n, fn in _BACKENDS.items() if not exclude & set(fn._tags))
 
 
-@register_backend
+@register_backend(tags=("debug",))
 def eager(graph, example_inputs):
     """Replay the captured forward op by op through the dispatcher (autograd as in eager)."""
     return graph.forward.run_list
+
+
+@register_backend(name="aot_eager", tags=("debug",))
+def aot_eager(graph, example_inputs):
+    """The joint forward and backward graphs after the passes, replayed op by op: the "ember"
+    pipeline without its generated code, to tell a capture bug from a codegen bug."""
+    from .._inductor.compile_fx import compile_fx
+    return compile_fx(graph, example_inputs, generate_code=False)
 
 
 @register_backend(name="ember")

@@ -2,7 +2,7 @@
 passes (CSE, constant folding, DCE) over the forward and backward graphs, the saved Values
 between them, then generated NumPy code for each (codegen.py) joined by AOT autograd's runtime."""
 from .._functorch.aot_autograd import CompiledFunction
-from .._dispatch.recorder import Value
+from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph
 from .passes import written_values, cse, rename_reads, fold_constants, dce
 
@@ -47,7 +47,19 @@ def saved_values(fwd, bwd, constants):
     return saved
 
 
-def compile_fx(captured, example_inputs):
+class Replay:
+    """A graph's calls replayed through the dispatcher, returning `results` (aot_eager)."""
+
+    def __init__(self, graph, inputs, results, constants, name):
+        self.graph, self.name, self.code, self.fusion = Graph(), name, "", []
+        self.graph.inputs, self.graph.calls = list(inputs), graph.calls
+        self.graph.outputs, self.graph.constants = list(results), constants
+
+    def __call__(self, inputs):
+        return self.graph.run(*inputs)
+
+
+def compile_fx(captured, example_inputs, generate_code=True):
     fwd, bwd = captured.forward, captured.backward
     aliases = memory_aliases(captured.tensors)
     graphs = [fwd] + ([bwd] if bwd is not None else [])
@@ -71,12 +83,17 @@ def compile_fx(captured, example_inputs):
         constants.update(g.constants)
     n = len(fwd.outputs)
     results = list(fwd.outputs) + saved
-    forward = CompiledGraph(fwd, fwd.inputs, results, constants, aliases,
-                            _closure(results, aliases), "forward")
-    backward = None
-    if bwd is not None:
-        backward = CompiledGraph(bwd, list(bwd.inputs) + saved, bwd.outputs, constants, aliases,
-                                 _closure(bwd.outputs, aliases), "backward")
+    if not generate_code:
+        forward = Replay(fwd, fwd.inputs, results, constants, "forward")
+        backward = bwd and Replay(bwd, list(bwd.inputs) + saved, bwd.outputs, constants,
+                                  "backward")
+    else:
+        forward = CompiledGraph(fwd, fwd.inputs, results, constants, aliases,
+                                _closure(results, aliases), "forward")
+        backward = None
+        if bwd is not None:
+            backward = CompiledGraph(bwd, list(bwd.inputs) + saved, bwd.outputs, constants,
+                                     aliases, _closure(bwd.outputs, aliases), "backward")
     captured.compiled = (forward, backward)
     return CompiledFunction(forward, backward, n, captured.diff_outputs, captured.grad_inputs,
                             captured.out_meta)
