@@ -62,6 +62,8 @@ from . import serialization
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
+from . import jit, compiler  # torch.jit, torch.compiler
+from .compiler import compile  # torch.compile
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now

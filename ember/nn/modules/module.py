@@ -273,6 +273,11 @@ class Module:
                                   f'"forward" function')
 
     # ---- calling ----------------------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward with ember.compile, in place (hooks stay eager)."""
+        from ..._dynamo.eval_frame import compile_forward
+        self.__dict__["forward"] = compile_forward(self, *args, **kwargs)
+
     def __call__(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_hooks or _global_forward_pre_hooks
