@@ -61,6 +61,7 @@ from .functional import stft, istft
 from . import serialization
 from .serialization import save, load
 from . import distributed, distributions, testing
+from . import onnx  # torch.onnx (onnx and onnxruntime are imported when used)
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too

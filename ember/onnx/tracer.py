@@ -70,8 +70,9 @@ class Trace:
         self._alive = []
         self._inside = 0      # > 0 while a recorded node's own calls run
 
-    def run(self, fn, args, input_names):
-        for name, t in zip(input_names, args):
+    def run(self, fn, args, inputs, input_names):
+        """fn(*args), with the tensors `inputs` (found in args) as the graph's inputs."""
+        for name, t in zip(input_names, inputs):
             if id(t) in self.values:
                 raise ValueError(f"ember.onnx.export: input {name} is the same tensor as an "
                                  "earlier input; pass distinct tensors")

@@ -126,17 +126,18 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
     from .._core.tensor import Tensor
     from ..autograd.grad_mode import no_grad
 
-    flat_args = [a for a in args if isinstance(a, Tensor)]
-    if len(flat_args) != len(args) or any(isinstance(v, Tensor) for v in kwargs.values()):
-        raise OnnxExporterError("ember.onnx.export takes tensor positional inputs (a tuple of "
-                                "tensors, optionally followed by a dict of non-tensor kwargs)")
-    names = _input_names(model, len(args), input_names)
+    from .tracer import _tensors
+    if _tensors(kwargs):
+        raise OnnxExporterError("ember.onnx.export takes tensor inputs as positional args (a "
+                                "tuple, optionally followed by a dict of non-tensor kwargs)")
+    inputs = _tensors(args)
+    names = _input_names(model, args, input_names)
     params = _parameter_names(model)
     trace = Trace(params, lambda op: has_symbolic(op.name.split(".")[0]))
     _exporting[0] = True
     try:
         with select_model_mode_for_export(model, training), no_grad():
-            out = trace.run(lambda *xs: model(*xs, **kwargs), args, names)
+            out = trace.run(lambda *xs: model(*xs, **kwargs), args, inputs, names)
     finally:
         _exporting[0] = False
     outs = _flatten_outputs(out)
@@ -227,17 +228,24 @@ def _param_tensor(trace, traced):
     raise OnnxExporterError(f"parameter {traced.name} was not kept by the trace")
 
 
-def _input_names(model, n, given):
-    names = list(given or [])[:n]
+def _input_names(model, args, given):
+    """The given names, then forward's parameter names (`hidden_0`, `hidden_1` for the
+    tensors of a tuple argument `hidden`)."""
+    from .tracer import _tensors
     try:
         params = [p.name for p in inspect.signature(model.forward if hasattr(model, "forward")
                                                     else model).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
-    for i in range(len(names), n):
-        names.append(params[i] if i < len(params) else f"input_{i}")
-    return names
+    names = []
+    for i, a in enumerate(args):
+        base = params[i] if i < len(params) else f"input_{i}"
+        inner = _tensors(a)
+        names += [base] if len(inner) == 1 and a is inner[0] else \
+            [f"{base}_{k}" for k in range(len(inner))]
+    given = list(given or [])
+    return given[:len(names)] + names[len(given):]
 
 
 def _parameter_names(model):

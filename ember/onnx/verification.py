@@ -37,7 +37,8 @@ def verify(model, args, *, kwargs=None, atol=1e-4, rtol=1e-4, check=True, **expo
     options.intra_op_num_threads = 1
     session = onnxruntime.InferenceSession(f.getvalue(), options,
                                            providers=["CPUExecutionProvider"])
-    feeds = {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)}
+    from .tracer import _tensors
+    feeds = {i.name: a.numpy() for i, a in zip(session.get_inputs(), _tensors(args))}
     actual = session.run(None, feeds)
     infos, failures = [], []
     for out, e, a in zip(session.get_outputs(), expected, actual):
