@@ -78,6 +78,7 @@ def test_resnet18_and_batch_norm_folded_into_conv():
     assert model.training  # exported in eval mode, then given back its own mode
 
 
+@pytest.mark.slow  # resnet18 exercises the same ops in a third of the time
 def test_resnet50():
     from ember.vision import models
     ember.manual_seed(0)
