@@ -61,7 +61,6 @@ from .functional import stft, istft
 from . import serialization
 from .serialization import save, load
 from . import distributed, distributions, testing
-from . import onnx  # torch.onnx (onnx and onnxruntime are imported when used)
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
@@ -74,3 +73,11 @@ def typename(obj):
     if isinstance(obj, Tensor):
         return obj.type()
     return type(obj).__qualname__
+
+
+def __getattr__(name):
+    # torch.onnx is imported on first use, as in PyTorch (`import ember.onnx` works as well)
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -246,31 +246,97 @@ def test_function_without_symbolic():
     _, types = _run(Wrap(TracedBody), (ember.randn(3, 4),))
     assert types == ["Gemm", "Tanh", "Constant", "Add"]
     _check(Wrap(TracedBody), ember.randn(3, 4))
-    with pytest.raises(RuntimeError, match="NumpyBody has no symbolic"):
+    with pytest.raises(RuntimeError, match="NumpyBody has no symbolic"), \
+            pytest.warns(ember.onnx.TracerWarning, match="NumPy array"):
         ember.onnx.export(Wrap(NumpyBody), (ember.randn(3, 4),), io.BytesIO())
 
 
 def test_unsupported_op_names_op_and_opset_and_custom_symbolic_supplies_it():
     class Cum(nn.Module):
         def forward(self, x):
-            return ember.cumsum(x, 1)
+            return ember.logcumsumexp(x, 1)
 
     with pytest.raises(ember.onnx.UnsupportedOperatorError,
-                       match="'aten::cumsum' to ONNX opset version 18 is not supported"):
+                       match="'aten::logcumsumexp' to ONNX opset version 18 is not supported"):
         ember.onnx.export(Cum(), (ember.randn(2, 3),), io.BytesIO(), opset_version=18)
 
-    def cumsum(g, self, dim, dtype=None):
-        return g.op("CumSum", self, g.op("Constant", value_t=ember.tensor(dim)))
+    def logcumsumexp(g, self, dim):
+        axis = g.op("Constant", value_t=ember.tensor(dim))
+        return g.op("Log", g.op("CumSum", g.op("Exp", self), axis))
 
-    ember.onnx.register_custom_op_symbolic("aten::cumsum", cumsum, 17)
+    ember.onnx.register_custom_op_symbolic("aten::logcumsumexp", logcumsumexp, 17)
     try:
         _check(Cum(), ember.randn(2, 3))
     finally:
-        ember.onnx.unregister_custom_op_symbolic("aten::cumsum", 17)
+        ember.onnx.unregister_custom_op_symbolic("aten::logcumsumexp", 17)
     with pytest.raises(ember.onnx.UnsupportedOperatorError):
         ember.onnx.export(Cum(), (ember.randn(2, 3),), io.BytesIO())
     with pytest.raises(ember.onnx.OnnxExporterError, match="domain::name"):
-        ember.onnx.register_custom_op_symbolic("cumsum", cumsum, 17)
+        ember.onnx.register_custom_op_symbolic("logcumsumexp", logcumsumexp, 17)
+
+
+class Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def _layer_cases():
+    x, y, t = ember.randn(4, 5), ember.randn(4, 5), ember.randint(0, 5, (4,))
+    img = ember.randn(2, 4, 6, 6)
+    return {
+        "multihead_attention": (nn.MultiheadAttention(8, 2, batch_first=True),
+                                (ember.randn(2, 3, 8),) * 3),
+        "transformer": (nn.Transformer(8, 2, 1, 1, 16, batch_first=True),
+                        (ember.randn(2, 3, 8), ember.randn(2, 4, 8))),
+        "cross_entropy": (Fn(F.cross_entropy), (x, t)),
+        "nll_loss": (Fn(lambda a, b: F.nll_loss(F.log_softmax(a, 1), b)), (x, t)),
+        "mse_l1_smooth_l1": (Fn(lambda a, b: F.mse_loss(a, b) + F.l1_loss(a, b, reduction="sum")
+                                + F.smooth_l1_loss(a, b)), (x, y)),
+        "bce": (Fn(lambda a, b: F.binary_cross_entropy_with_logits(a, b)
+                   + F.binary_cross_entropy(ember.sigmoid(a), b)), (x, ember.rand(4, 5))),
+        "kl_div": (Fn(lambda a, b: F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1),
+                                            reduction="batchmean")), (x, y)),
+        "norms": (nn.Sequential(nn.GroupNorm(2, 4), nn.InstanceNorm2d(4, affine=True),
+                                nn.LayerNorm(6)), (img,)),
+        "activations": (nn.Sequential(nn.Tanh(), nn.SiLU(), nn.ELU(), nn.LeakyReLU(),
+                                      nn.Softplus(), nn.Hardswish(), nn.Hardsigmoid(), nn.Mish(),
+                                      nn.GELU(approximate="tanh"), nn.PReLU()), (x,)),
+        "conv_pool_upsample": (nn.Sequential(nn.ConvTranspose2d(4, 4, 3, 2, output_padding=1),
+                                             nn.AvgPool2d(2), nn.MaxPool2d(2, ceil_mode=True),
+                                             nn.Upsample(scale_factor=2, mode="bilinear"),
+                                             nn.PixelShuffle(2), nn.AdaptiveAvgPool2d(2)),
+                               (img,)),
+        "conv1d_pool1d": (nn.Sequential(nn.Conv1d(4, 3, 3, padding=1), nn.MaxPool1d(2)),
+                          (ember.randn(2, 4, 8),)),
+        "embedding_bag": (nn.EmbeddingBag(10, 3), (ember.tensor([[1, 2], [3, 4]]),)),
+        "reductions_indexing": (Fn(lambda a: a.std(1).sum() + a.var(0) + a[:, 1:3].mean()
+                                   + a.topk(2)[0].sum() + a.cumsum(1)[[0, 2]].amax()
+                                   + a.masked_fill(a > 0, 0.5).sum(0) + F.pad(a, (1, 2))[:, :5]),
+                                (x,)),
+    }
+
+
+@pytest.mark.parametrize("name", list(_layer_cases()))
+def test_layers_and_losses(name):
+    ember.manual_seed(0)
+    model, args = _layer_cases()[name]
+    _check(model, *args)
+
+
+def test_roi_align_exports_and_nms_warns():
+    from ember.vision.ops import nms, roi_align
+    x = ember.randn(2, 4, 10, 10)
+    boxes = ember.tensor([[0, 1., 1., 8., 9.], [1, 0., 2., 5., 7.5], [0, 3., 3., 4., 4.]])
+    for aligned in (True, False):
+        _check(Fn(lambda a, b: roi_align(a, b, (3, 3), 0.5, 2, aligned)), x, boxes)
+    with pytest.warns(ember.onnx.TracerWarning, match="NumPy array"):
+        ember.onnx.export(Fn(lambda b, s: nms(b, s, 0.5)),
+                          (ember.tensor([[0., 0, 1, 1], [0, 0, 1, 1.1]]), ember.tensor([.9, .8])),
+                          io.BytesIO())
 
 
 def test_data_dependent_control_flow_warns():

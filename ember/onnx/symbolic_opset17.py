@@ -308,7 +308,7 @@ def select(g, self, dim, index):
 
 
 @onnx_symbolic("aten::slice")
-def slice(g, self, dim=0, start=None, end=None, step=1):
+def slice_tensor(g, self, dim=0, start=None, end=None, step=1):
     start = 0 if start is None else start
     end = _INT64_MAX if end is None else end
     return g.op("Slice", self, _ints(g, [start]), _ints(g, [end]), _ints(g, [dim]),
@@ -317,7 +317,7 @@ def slice(g, self, dim=0, start=None, end=None, step=1):
 
 @onnx_symbolic("aten::narrow")
 def narrow(g, self, dim, start, length):
-    return slice(g, self, dim, start, start + length)
+    return slice_tensor(g, self, dim, start, start + length)
 
 
 @onnx_symbolic("aten::split")
@@ -410,7 +410,7 @@ def mean(g, self, dim=None, keepdim=False, dtype=None):
 
 
 @onnx_symbolic("aten::sum")
-def sum(g, self, dim=None, keepdim=False, dtype=None):
+def sum_dim(g, self, dim=None, keepdim=False, dtype=None):
     return _reduce(g, "ReduceSum", self, _axes(self, dim), keepdim)
 
 
@@ -425,7 +425,7 @@ def logsumexp(g, self, dim, keepdim=False):
 
 
 @onnx_symbolic("aten::max")
-def max(g, self, dim, keepdim=False):
+def max_dim(g, self, dim, keepdim=False):
     values = _reduce(g, "ReduceMax", self, [dim], keepdim)
     return values, g.op("ArgMax", self, axis_i=dim, keepdims_i=int(keepdim))
 
@@ -541,9 +541,10 @@ for _n in (2, 3):
 def native_batch_norm(g, input, weight, bias, running_mean, running_var, training, momentum,
                       eps):
     if training or running_mean is None:
-        raise SymbolicValueError("batch norm using batch statistics (training mode, or no "
-                                 "running stats) is not exported; export with "
-                                 "training=TrainingMode.EVAL on a model with running stats")
+        # batch statistics: instance norm, or batch norm without running stats
+        rank = _rank(input)
+        y = _normalize(g, input, [0] + list(range(2, rank)), eps)
+        return _affine(g, y, weight, bias, rank), None, None
     channels = input.shape[1]
     dt = input.dtype or np.float32
     weight = weight if weight is not None else g.constant(np.ones(channels, dt))
@@ -623,3 +624,174 @@ def _rnn_layer(g, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, 
 
 def _is_zero(v):
     return v is not None and v.const is not None and not v.is_param and not np.any(v.const)
+
+
+# ---- more elementwise, normalization and indexing ---------------------------------------------
+@onnx_symbolic("aten::mish")
+def mish(g, self):
+    return g.op("Mul", self, g.op("Tanh", g.op("Softplus", self)))
+
+
+@onnx_symbolic("aten::_prelu_kernel")
+def _prelu_kernel(g, self, weight):
+    rank = _rank(self)
+    if rank > 2 and weight.shape and weight.shape[0] > 1:
+        weight = _unsqueeze(g, weight, list(range(1, rank - 1)))  # (C,) -> (C, 1, ..., 1)
+    return g.op("PRelu", self, weight)
+
+
+@onnx_symbolic("aten::cumsum")
+def cumsum(g, self, dim, dtype=None):
+    if dtype is not None and dtype._np != self.dtype:
+        self = g.op("Cast", self, to_i=_onnx_dtype(dtype._np))
+    return g.op("CumSum", self, g.constant(np.asarray(dim, np.int64)))
+
+
+@onnx_symbolic("aten::topk")
+def topk(g, self, k, dim=-1, largest=True, sorted=True):
+    return g.op("TopK", self, _ints(g, [k]), axis_i=dim, largest_i=int(largest),
+                sorted_i=int(sorted), outputs=2)
+
+
+@onnx_symbolic("aten::index")
+def index(g, self, indices):
+    used = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(used) != 1:
+        raise SymbolicValueError("advanced indexing with more than one index tensor is not "
+                                 "exported; index one dim at a time")
+    dim, idx = used[0]
+    if idx.dtype == np.bool_:
+        raise SymbolicValueError("indexing by a boolean mask has a data-dependent shape and is "
+                                 "not exported")
+    return g.op("Gather", self, idx, axis_i=dim)
+
+
+def _var(g, self, dim, correction, keepdim):
+    axes = _axes(self, dim)
+    mean = _reduce(g, "ReduceMean", self, axes, True)
+    d = g.op("Sub", self, mean)
+    var = _reduce(g, "ReduceMean", g.op("Mul", d, d), axes, keepdim)
+    n = int(np.prod([self.shape[a] for a in axes]))
+    correction = 1 if correction is None else correction
+    if correction:
+        factor = np.asarray(n / (n - correction), self.dtype or np.float32)
+        var = g.op("Mul", var, g.constant(factor))
+    return var
+
+
+@onnx_symbolic("aten::var")
+def var(g, self, dim=None, correction=None, keepdim=False):
+    return _var(g, self, dim, correction, keepdim)
+
+
+@onnx_symbolic("aten::std")
+def std(g, self, dim=None, correction=None, keepdim=False):
+    return g.op("Sqrt", _var(g, self, dim, correction, keepdim))
+
+
+def _normalize(g, x, axes, eps):
+    """(x - mean) / sqrt(var + eps) over `axes` (biased variance), as instance, group and
+    batch-statistics batch norm compute it."""
+    mean = _reduce(g, "ReduceMean", x, axes, True)
+    d = g.op("Sub", x, mean)
+    var = _reduce(g, "ReduceMean", g.op("Mul", d, d), axes, True)
+    eps = g.constant(np.asarray(eps, x.dtype or np.float32))
+    return g.op("Div", d, g.op("Sqrt", g.op("Add", var, eps)))
+
+
+def _affine(g, y, weight, bias, rank):
+    """y * weight + bias with (C,) parameters broadcast over dim 1 of a rank-`rank` tensor."""
+    axes = list(range(1, rank - 1))
+    if weight is not None:
+        y = g.op("Mul", y, _unsqueeze(g, weight, axes) if axes else weight)
+    if bias is not None:
+        y = g.op("Add", y, _unsqueeze(g, bias, axes) if axes else bias)
+    return y
+
+
+@onnx_symbolic("aten::native_group_norm")
+def native_group_norm(g, input, weight, bias, N, C, HxW, group, eps):
+    grouped = g.op("Reshape", input, _ints(g, [0, group, -1]))
+    grouped.dtype = input.dtype
+    y = g.op("Reshape", _normalize(g, grouped, [2], eps), g.op("Shape", input))
+    return _affine(g, y, weight, bias, _rank(input)), None, None
+
+
+# ---- losses (their inference forms) ---------------------------------------------------------
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduce_loss(g, loss, reduction):
+    if reduction == 1:
+        return g.op("ReduceMean", loss, keepdims_i=0)
+    if reduction == 2:
+        return g.op("ReduceSum", loss, keepdims_i=0)
+    return loss
+
+
+@onnx_symbolic("aten::mse_loss")
+def mse_loss(g, self, target, reduction=1):
+    d = g.op("Sub", self, target)
+    return _reduce_loss(g, g.op("Mul", d, d), reduction)
+
+
+@onnx_symbolic("aten::nll_loss")
+def nll_loss(g, self, target, weight=None, reduction=1, ignore_index=-100):
+    return g.op("NegativeLogLikelihoodLoss", self, target, weight,
+                reduction_s=_REDUCTIONS[reduction], ignore_index_i=ignore_index)
+
+
+@onnx_symbolic("aten::_softmax_cross_entropy")
+def _softmax_cross_entropy(g, self, target, weight, reduction, ignore_index):
+    if target.dtype is not None and np.dtype(target.dtype).kind == "f":
+        raise SymbolicValueError("cross_entropy with class-probability targets is not exported "
+                                 "(ONNX's SoftmaxCrossEntropyLoss takes class indices)")
+    loss, _ = g.op("SoftmaxCrossEntropyLoss", self, target, weight, outputs=2,
+                   reduction_s=_REDUCTIONS[reduction], ignore_index_i=ignore_index)
+    return loss, None
+
+
+def _log_sigmoid(g, x):
+    return g.op("Neg", g.op("Softplus", g.op("Neg", x)))
+
+
+@onnx_symbolic("aten::binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(g, self, target, weight=None, pos_weight=None,
+                                     reduction=1):
+    positive = g.op("Mul", target, _log_sigmoid(g, self))
+    if pos_weight is not None:
+        positive = g.op("Mul", positive, pos_weight)
+    one = g.constant(np.asarray(1, self.dtype))
+    negative = g.op("Mul", g.op("Sub", one, target), _log_sigmoid(g, g.op("Neg", self)))
+    loss = g.op("Neg", g.op("Add", positive, negative))
+    if weight is not None:
+        loss = g.op("Mul", loss, weight)
+    return _reduce_loss(g, loss, reduction)
+
+
+@onnx_symbolic("aten::binary_cross_entropy")
+def binary_cross_entropy(g, self, target, weight=None, reduction=1):
+    one = g.constant(np.asarray(1, self.dtype))
+    floor = g.constant(np.asarray(-100, self.dtype))  # PyTorch clamps each log at -100
+    log_p = g.op("Max", g.op("Log", self), floor)
+    log_q = g.op("Max", g.op("Log", g.op("Sub", one, self)), floor)
+    loss = g.op("Neg", g.op("Add", g.op("Mul", target, log_p),
+                            g.op("Mul", g.op("Sub", one, target), log_q)))
+    if weight is not None:
+        loss = g.op("Mul", loss, weight)
+    return _reduce_loss(g, loss, reduction)
+
+
+# ---- vision ops ONNX has ----------------------------------------------------------------------
+@onnx_symbolic("vision::roi_align")
+def roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,
+              aligned):
+    """torchvision's (K, 5) boxes (batch index, x1, y1, x2, y2) as RoiAlign's boxes and
+    batch indices; aligned=True is the half-pixel coordinate mode."""
+    batch = g.op("Cast", _squeeze(g, slice_tensor(g, rois, 1, 0, 1), [1]), to_i=_onnx_dtype(np.int64))
+    boxes = slice_tensor(g, rois, 1, 1, 5)
+    return g.op("RoiAlign", input, boxes, batch, mode_s="avg", output_height_i=pooled_height,
+                output_width_i=pooled_width, sampling_ratio_i=max(sampling_ratio, 0),
+                spatial_scale_f=spatial_scale,
+                coordinate_transformation_mode_s="half_pixel" if aligned else
+                "output_half_pixel")

@@ -14,8 +14,9 @@ recorded); any other op is a node too, and export then reports it as unsupported
 autograd.Function with a `symbolic` static method is one node as well (recorded through
 `function._apply_observers`); one without is recorded through the ops its forward calls.
 
-Converting a traced tensor to a Python value (`bool(t)`, `t.item()`, `t.tolist()`) means the
-trace took a branch or a size from data: a TracerWarning says so, as PyTorch's tracer does.
+Converting a traced tensor to a Python value (`bool(t)`, `t.item()`, `t.tolist()`, `t.numpy()`)
+means the trace took a branch, a size or a result from data it cannot follow: a TracerWarning
+says so, as PyTorch's tracer does.
 """
 import warnings
 
@@ -77,9 +78,10 @@ class Trace:
                 raise ValueError(f"ember.onnx.export: input {name} is the same tensor as an "
                                  "earlier input; pass distinct tensors")
             self.inputs.append(self._value(t, "input", name))
-        patched = {name: getattr(Tensor, name) for name in _CONVERSIONS}
+        patched = {name: getattr(Tensor, name) for name in (*_CONVERSIONS, "detach")}
         for name, message in _CONVERSIONS.items():
             setattr(Tensor, name, self._warning(patched[name], message))
+        Tensor.detach = self._same_value(patched["detach"])
         _dispatcher._modes.append(self._on_op)
         _function._apply_observers.append(self._on_function)
         try:
@@ -181,13 +183,26 @@ class Trace:
         self._alive.append(t)
         return v
 
+    def _same_value(self, method):
+        """`t.detach()` is not an op call: its result stands for the same traced value."""
+        trace = self
+
+        def detach(t):
+            out = method(t)
+            v = trace.values.get(id(t))
+            if v is not None:
+                trace.values[id(out)] = v
+                trace._alive.append(out)
+            return out
+        return detach
+
     def _warning(self, method, message):
         trace = self
 
         def converting(t, *args, **kwargs):
             v = trace.values.get(id(t))
             if not trace._inside and v is not None and v.kind in ("input", "op"):
-                warnings.warn(f"Converting a tensor to a Python {message} might cause the trace "
+                warnings.warn(f"Converting a tensor to {message} might cause the trace "
                               "to be incorrect. We can't record the data flow of Python values, "
                               "so this value will be treated as a constant in the future. This "
                               "means that the trace might not generalize to other inputs!",
@@ -196,7 +211,8 @@ class Trace:
         return converting
 
 
-_CONVERSIONS = {"__bool__": "boolean", "item": "number", "tolist": "list"}
+_CONVERSIONS = {"__bool__": "a Python boolean", "item": "a Python number",
+                "tolist": "a Python list", "numpy": "a NumPy array"}
 
 
 def _tensors(obj):

@@ -130,6 +130,7 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
     if _tensors(kwargs):
         raise OnnxExporterError("ember.onnx.export takes tensor inputs as positional args (a "
                                 "tuple, optionally followed by a dict of non-tensor kwargs)")
+    args = _distinct(args)
     inputs = _tensors(args)
     names = _input_names(model, args, input_names)
     params = _parameter_names(model)
@@ -149,13 +150,55 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
     env = {}   # TracedValue -> graph Value
     for v in trace.inputs:
         env[v] = Value(v.name, v.shape, v.dtype._np)
-    for node in trace.nodes:
+    for node in _live_nodes(trace, outs):
         _convert(g, trace, node, env, opset)
     results = [_graph_value(g, trace, trace.value_of(t), env) for t in outs]
     if do_constant_folding and training != TrainingMode.TRAINING:
         _fold_batch_norm_into_conv(g)
     return _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
                      keep_initializers_as_inputs, custom_opsets)
+
+
+def _distinct(args):
+    """The args with a tensor passed twice (q, k, v = x, x, x) replaced by an alias from its
+    second use on, so that each argument is its own graph input, as in PyTorch."""
+    from .._core.tensor import Tensor
+    seen, out = set(), []
+    for a in args:
+        if isinstance(a, Tensor):
+            if id(a) in seen:
+                a = a.detach()
+            seen.add(id(a))
+        out.append(a)
+    return tuple(out)
+
+
+def _live_nodes(trace, outs):
+    """The recorded nodes an output depends on, in order (a walk back from the outputs, so
+    results nobody reads, like pooling indices a functional wrapper dropped, are not
+    exported)."""
+    needed = {id(trace.value_of(t)) for t in outs}
+    live = []
+    for node in reversed(trace.nodes):
+        if any(o is not None and id(o) in needed for o in node.outputs):
+            live.append(node)
+            for t in _traced_values(node.args) + _traced_values(node.kwargs):
+                needed.add(id(t))
+    return live[::-1]
+
+
+def _traced_values(obj):
+    from .tracer import TracedValue
+    stack, found = [obj], []
+    while stack:
+        x = stack.pop()
+        if isinstance(x, TracedValue):
+            found.append(x)
+        elif isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return found
 
 
 def _convert(g, trace, node, env, opset):
