@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-from .errors import UnsupportedOperatorError, OnnxExporterError
+from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .graph import GraphContext, Value
 from .registry import MIN_OPSET, has_symbolic, lookup
 from .tracer import Trace
@@ -212,20 +212,19 @@ def _convert(g, trace, node, env, opset):
         if fn is None:
             raise UnsupportedOperatorError(name, opset, None)
         produced = fn(g, *args)
-    if not isinstance(produced, (tuple, list)):
-        produced = (produced,)
-    wanted = [v for v in node.outputs if v is not None]
-    if len(wanted) == 1 and node.kind == "function":
-        produced = produced[:1]
-    tensor_results = [p for p, o in zip(produced, node.outputs) if o is not None] \
-        if len(produced) == len(node.outputs) else list(produced)
-    for traced, value in zip(wanted, tensor_results):
-        if value is not None:
-            if value.shape is None:
-                value.shape, value.dtype = traced.shape, traced.dtype._np
-            env[traced] = value
-        else:
+    produced = list(produced) if isinstance(produced, (tuple, list)) else [produced]
+    if len(produced) != len(node.outputs):
+        raise SymbolicValueError(f"the symbolic function of {node.name} returned "
+                                 f"{len(produced)} values for its {len(node.outputs)} results")
+    for traced, value in zip(node.outputs, produced):
+        if traced is None:
+            continue
+        if value is None:
             env[traced] = _Missing(node.name)
+            continue
+        if value.shape is None:
+            value.shape, value.dtype = traced.shape, traced.dtype._np
+        env[traced] = value
 
 
 class _Missing:
