@@ -180,6 +180,10 @@ def test_dropout_and_training_mode_restored():
     model.train()
     _, types = _run(model, (ember.randn(3, 4),))
     assert types == ["Gemm", "Relu"] and model.training
+    with pytest.raises(RuntimeError, match="draws random numbers"):
+        ember.onnx.export(model, (ember.randn(3, 4),), io.BytesIO(),
+                          training=ember.onnx.TrainingMode.TRAINING)
+    assert model.training
 
 
 # ---- autograd.Function.symbolic and custom symbolics ----------------------------------------

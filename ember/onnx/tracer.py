@@ -104,6 +104,11 @@ class Trace:
 
     # ---- recording ------------------------------------------------------------------------
     def _on_op(self, op, args, level):
+        if not self._inside and _draws_random(op):
+            raise RuntimeError(
+                f"ember.onnx.export: the model draws random numbers ({op.__name__}) while it is "
+                "traced (dropout in training mode?); the draw would be baked into the graph as "
+                "a constant. Export in eval mode (training=TrainingMode.EVAL)")
         if self._inside or not self._depends_on_trace(args):
             return _dispatcher.call_in_modes(op, args, level - 1)
         if op._composite is not None and not self.is_node(op):
@@ -213,6 +218,16 @@ class Trace:
 
 _CONVERSIONS = {"__bool__": "a Python boolean", "item": "a Python number",
                 "tolist": "a Python list", "numpy": "a NumPy array"}
+
+
+_random_ops = {}  # op -> whether it takes a Generator (draws random numbers)
+
+
+def _draws_random(op):
+    random = _random_ops.get(op)
+    if random is None:
+        random = _random_ops[op] = any("Generator" in a.type for a in op.schema.arguments)
+    return random
 
 
 def _tensors(obj):
