@@ -343,6 +343,19 @@ def test_roi_align_exports_and_nms_warns():
                           io.BytesIO())
 
 
+def test_deform_conv2d_from_opset_19():
+    from ember.vision.ops import deform_conv2d
+    ember.manual_seed(0)
+    w, b = ember.randn(4, 2, 3, 3), ember.randn(4)
+    x, offset, mask = ember.randn(1, 2, 5, 5), ember.randn(1, 18, 5, 5), ember.rand(1, 9, 5, 5)
+    with_mask = Fn(lambda a, o, m: deform_conv2d(a, o, w, b, padding=1, mask=m))
+    _check(with_mask, x, offset, mask, opset_version=19)
+    _check(Fn(lambda a, o: deform_conv2d(a, o, w, b, stride=2)), x, ember.randn(1, 18, 2, 2),
+           opset_version=19)
+    with pytest.raises(ember.onnx.UnsupportedOperatorError, match="added in version 19"):
+        ember.onnx.export(with_mask, (x, offset, mask), io.BytesIO(), opset_version=18)
+
+
 def test_data_dependent_control_flow_warns():
     class Branchy(nn.Module):
         def forward(self, x):

@@ -35,6 +35,12 @@ def lookup(name, opset):
     return None
 
 
+def first_opset(name):
+    """The lowest opset op `name` has a symbolic function for, or None."""
+    versions = _symbolics.get(name) or _symbolics.get(name[:-1] if name.endswith("_") else "")
+    return min(versions) if versions else None
+
+
 def has_symbolic(name):
     return name in _symbolics or (name.endswith("_") and name[:-1] in _symbolics)
 

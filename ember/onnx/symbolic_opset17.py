@@ -795,3 +795,13 @@ def roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampli
                 spatial_scale_f=spatial_scale,
                 coordinate_transformation_mode_s="half_pixel" if aligned else
                 "output_half_pixel")
+
+
+@onnx_symbolic("vision::deform_conv2d", opset=19)
+def deform_conv2d(g, input, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w,
+                  dilation_h, dilation_w, groups, offset_groups, use_mask):
+    """torchvision's deformable convolution as ONNX's DeformConv (opset 19)."""
+    return g.op("DeformConv", input, weight, offset, bias, mask if use_mask else None,
+                kernel_shape_is=list(weight.shape[2:]), strides_is=[stride_h, stride_w],
+                pads_is=[pad_h, pad_w, pad_h, pad_w], dilations_is=[dilation_h, dilation_w],
+                group_i=groups, offset_group_i=offset_groups)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .graph import GraphContext, Value
-from .registry import MIN_OPSET, has_symbolic, lookup
+from .registry import MIN_OPSET, first_opset, has_symbolic, lookup
 from .tracer import Trace
 from . import symbolic_opset17  # noqa: F401  (registers the built-in symbolic functions)
 
@@ -210,7 +210,7 @@ def _convert(g, trace, node, env, opset):
         name = node.name
         fn = lookup(name, opset)
         if fn is None:
-            raise UnsupportedOperatorError(name, opset, None)
+            raise UnsupportedOperatorError(name, opset, first_opset(name))
         produced = fn(g, *args)
     produced = list(produced) if isinstance(produced, (tuple, list)) else [produced]
     if len(produced) != len(node.outputs):
