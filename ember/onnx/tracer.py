@@ -30,8 +30,8 @@ class TracerWarning(Warning):
 
 
 class TracedValue:
-    """One tensor of the trace. kind: "input", "param" (name = state-dict key), "const" (array
-    in `const`) or "op" (produced by a node)."""
+    """One tensor of the trace. kind: "input", "param" (name = state-dict key), "const" or "op"
+    (produced by a node); `const` holds the array of a param or const."""
     __slots__ = ("kind", "name", "shape", "dtype", "const")
 
     def __init__(self, kind, name, tensor, const=None):
@@ -99,7 +99,7 @@ class Trace:
             return v
         name = self.params.get(id(t))
         if name is not None:
-            return self._value(t, "param", name)
+            return self._value(t, "param", name, t.detach().numpy().copy())
         return self._value(t, "const", f"const_{len(self.values)}", t.detach().numpy().copy())
 
     # ---- recording ------------------------------------------------------------------------

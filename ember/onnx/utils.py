@@ -54,10 +54,6 @@ def _require_onnx():
     return onnx
 
 
-def max_opset():
-    return _require_onnx().defs.onnx_opset_version()
-
-
 def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=None,
            output_names=None, opset_version=None, dynamo=True, external_data=True,
            dynamic_shapes=None, custom_translation_table=None, report=False, optimize=True,
@@ -123,9 +119,7 @@ def select_model_mode_for_export(model, mode):
 
 def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes, export_params,
             keep_initializers_as_inputs, training, do_constant_folding, custom_opsets):
-    from .._core.tensor import Tensor
     from ..autograd.grad_mode import no_grad
-
     from .tracer import _tensors
     if _tensors(kwargs):
         raise OnnxExporterError("ember.onnx.export takes tensor inputs as positional args (a "
@@ -249,8 +243,7 @@ def _graph_value(g, trace, traced, env):
     v = env.get(traced)
     if v is None:
         if traced.kind == "param":
-            t = _param_tensor(trace, traced)
-            v = Value(traced.name, traced.shape, traced.dtype._np, t, is_param=True)
+            v = Value(traced.name, traced.shape, traced.dtype._np, traced.const, is_param=True)
         elif traced.kind == "const":
             v = g.constant(traced.const)
         else:
@@ -261,13 +254,6 @@ def _graph_value(g, trace, traced, env):
                                 "ONNX form of that op does not produce (e.g. pooling indices or "
                                 "batch-norm statistics)")
     return v
-
-
-def _param_tensor(trace, traced):
-    for t in trace._alive:
-        if trace.values.get(id(t)) is traced:
-            return t.detach().numpy().copy()
-    raise OnnxExporterError(f"parameter {traced.name} was not kept by the trace")
 
 
 def _input_names(model, args, given):
