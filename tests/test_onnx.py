@@ -157,6 +157,27 @@ def test_transformer_encoder():
            opset_version=17)
 
 
+class CausalEncoder(nn.Module):
+    """pytorch/examples' TransformerModel core: embedding scaled, encoder under an additive
+    causal mask built in forward, log-softmax decoder."""
+
+    def __init__(self, ntoken=20, d=8):
+        super().__init__()
+        self.emb, self.dec = nn.Embedding(ntoken, d), nn.Linear(d, ntoken)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 2, 16), 2,
+                                             enable_nested_tensor=False)
+
+    def forward(self, src):
+        mask = ember.log(ember.tril(ember.ones(len(src), len(src))))
+        out = self.encoder(self.emb(src) * 8 ** 0.5, mask=mask)
+        return F.log_softmax(self.dec(out), dim=-1)
+
+
+def test_transformer_with_causal_mask():
+    ember.manual_seed(0)
+    _check(CausalEncoder(), ember.randint(0, 20, (5, 3)))
+
+
 def test_dynamic_batch_size_and_path_output(tmp_path):
     from ember.vision import models
     ember.manual_seed(0)

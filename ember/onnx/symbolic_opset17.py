@@ -430,6 +430,20 @@ def max_dim(g, self, dim, keepdim=False):
     return values, g.op("ArgMax", self, axis_i=dim, keepdims_i=int(keepdim))
 
 
+def _bool_reduce(op_type):
+    """all / any: ONNX reduces no bools, so through int32 (min for all, max for any)."""
+    def symbolic(g, self, dim=None, keepdim=False):
+        as_int = g.op("Cast", self, to_i=_onnx_dtype(np.int32))
+        as_int.shape = self.shape
+        out = _reduce(g, op_type, as_int, _axes(self, dim), keepdim)
+        return g.op("Cast", out, to_i=_onnx_dtype(np.bool_))
+    return symbolic
+
+
+onnx_symbolic("aten::all")(_bool_reduce("ReduceMin"))
+onnx_symbolic("aten::any")(_bool_reduce("ReduceMax"))
+
+
 @onnx_symbolic("aten::argmax")
 def argmax(g, self, dim=None, keepdim=False):
     if dim is None:
