@@ -338,6 +338,11 @@ def _layer_cases():
         "conv1d_pool1d": (nn.Sequential(nn.Conv1d(4, 3, 3, padding=1), nn.MaxPool1d(2)),
                           (ember.randn(2, 4, 8),)),
         "embedding_bag": (nn.EmbeddingBag(10, 3), (ember.tensor([[1, 2], [3, 4]]),)),
+        "views": (Fn(lambda a: a.view(a.size(0), a.size(1), -1).sum(-1)
+                     + a.flatten(1).mean(1, keepdim=True) + a.flatten(2).amax(-1)), (img,)),
+        "spatial_transformer": (Fn(lambda a, theta: F.grid_sample(
+            a, F.affine_grid(theta, a.size(), align_corners=False), align_corners=False)),
+            (img, ember.tensor([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]] * 2))),
         "reductions_indexing": (Fn(lambda a: a.std(1).sum() + a.var(0) + a[:, 1:3].mean()
                                    + a.topk(2)[0].sum() + a.cumsum(1)[[0, 2]].amax()
                                    + a.masked_fill(a > 0, 0.5).sum(0) + F.pad(a, (1, 2))[:, :5]),

@@ -92,6 +92,7 @@ def _identity(g, self, *rest):
 
 
 for _name, _op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("pow", "Pow"),
+                   ("maximum", "Max"), ("minimum", "Min"),
                    ("eq", "Equal"), ("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
                    ("ge", "GreaterOrEqual"), ("logical_and", "And"), ("logical_or", "Or"),
                    ("logical_xor", "Xor")):
@@ -100,7 +101,7 @@ for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), (
                    ("log", "Log"), ("sqrt", "Sqrt"), ("neg", "Neg"), ("abs", "Abs"),
                    ("erf", "Erf"), ("sin", "Sin"), ("cos", "Cos"), ("floor", "Floor"),
                    ("ceil", "Ceil"), ("reciprocal", "Reciprocal"), ("sign", "Sign"),
-                   ("logical_not", "Not"), ("hardswish", "HardSwish")):
+                   ("logical_not", "Not"), ("hardswish", "HardSwish"), ("round", "Round")):
     onnx_symbolic(f"aten::{_name}")(_unary(_op))
 for _name in ("clone", "alias", "detach", "lift_fresh", "contiguous"):
     onnx_symbolic(f"aten::{_name}")(_identity)
@@ -135,6 +136,47 @@ def div(g, self, other, rounding_mode=None):
     if rounding_mode == "trunc":
         return g.op("Mul", g.op("Floor", g.op("Abs", out)), g.op("Sign", out))
     return out
+
+
+@onnx_symbolic("aten::rsub")
+def rsub(g, self, other, alpha=1):
+    return sub(g, other, self, alpha)
+
+
+@onnx_symbolic("aten::ne")
+def ne(g, self, other):
+    return g.op("Not", g.op("Equal", *_operands(g, self, other)))
+
+
+@onnx_symbolic("aten::bitwise_and")
+def bitwise_and(g, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("And" if a.dtype == np.bool_ else "BitwiseAnd", a, b)
+
+
+@onnx_symbolic("aten::bitwise_or")
+def bitwise_or(g, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("Or" if a.dtype == np.bool_ else "BitwiseOr", a, b)
+
+
+@onnx_symbolic("aten::bitwise_not")
+def bitwise_not(g, self):
+    return g.op("Not" if self.dtype == np.bool_ else "BitwiseNot", self)
+
+
+@onnx_symbolic("aten::remainder")
+def remainder(g, self, other):
+    """Python's modulo (the sign of the divisor): x - floor(x / y) * y."""
+    a, b = _operands(g, self, other)
+    if a.dtype is not None and np.dtype(a.dtype).kind in "iu":
+        return g.op("Mod", a, b, fmod_i=0)
+    return g.op("Sub", a, g.op("Mul", g.op("Floor", g.op("Div", a, b)), b))
+
+
+@onnx_symbolic("aten::gather")
+def gather(g, self, dim, index, sparse_grad=False):
+    return g.op("GatherElements", self, index, axis_i=dim)
 
 
 @onnx_symbolic("aten::rsqrt")
@@ -239,8 +281,8 @@ def view(g, self, size):
                 break
             size[i] = 0
             kept += 1
-        if kept and len(size) == kept + 1 and len(self.shape) > kept + 1:
-            return g.op("Flatten", self, axis_i=kept)  # x.view(n, -1), torch.flatten(x, 1)
+        if kept == 1 and len(size) == 2 and len(self.shape) > 2:
+            return g.op("Flatten", self, axis_i=1)  # x.view(n, -1), torch.flatten(x, 1)
     return g.op("Reshape", self, _ints(g, size))
 
 
