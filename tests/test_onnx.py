@@ -340,6 +340,8 @@ def _layer_cases():
         "embedding_bag": (nn.EmbeddingBag(10, 3), (ember.tensor([[1, 2], [3, 4]]),)),
         "views": (Fn(lambda a: a.view(a.size(0), a.size(1), -1).sum(-1)
                      + a.flatten(1).mean(1, keepdim=True) + a.flatten(2).amax(-1)), (img,)),
+        "copy_into_buffer": (Fn(lambda a: ember.zeros(3, 4, 5, dtype=ember.float64).copy_(a) * 2),
+                             (x,)),
         "spatial_transformer": (Fn(lambda a, theta: F.grid_sample(
             a, F.affine_grid(theta, a.size(), align_corners=False), align_corners=False)),
             (img, ember.tensor([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]]] * 2))),

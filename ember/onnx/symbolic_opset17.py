@@ -400,6 +400,18 @@ def _to_copy(g, self, dtype=None, device=None, memory_format=None, *rest):
     return g.op("Cast", self, to_i=_onnx_dtype(dtype._np))
 
 
+@onnx_symbolic("aten::copy_")
+def copy_(g, self, src, non_blocking=False):
+    """`self.copy_(src)` on a whole tensor: src, cast and broadcast to self's dtype and shape
+    (the traced value of self is replaced by it)."""
+    out = src
+    if src.dtype is not None and self.dtype is not None and src.dtype != self.dtype:
+        out = g.op("Cast", out, to_i=_onnx_dtype(self.dtype))
+    if src.shape != self.shape:
+        out = g.op("Expand", out, _ints(g, list(self.shape)))
+    return out
+
+
 @onnx_symbolic("aten::embedding")
 def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return g.op("Gather", weight, indices, axis_i=0)
