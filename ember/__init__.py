@@ -75,3 +75,11 @@ def typename(obj):
     if isinstance(obj, Tensor):
         return obj.type()
     return type(obj).__qualname__
+
+
+def __getattr__(name):
+    # torch.onnx is imported on first use, as in PyTorch (`import ember.onnx` works as well)
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
