@@ -9,7 +9,7 @@ Same conventions as op_db.py, which appends these rows to its OPS.
 """
 import numpy as np
 
-from op_db import INTS, ErrorInput, OpInfo, Sample, T, f32, f64, i64, make
+from op_db import INTS, ErrorInput, OpInfo, Sample, T, f32, f64, i64, make, round_to
 
 REAL = ("float32", "float64")
 _TOL = {"float32": (1e-4, 1e-4)}
@@ -26,13 +26,13 @@ def fullrank(rng, shape, dtype, grad=True):
     s = np.zeros(tuple(batch) + (m, n))
     idx = np.arange(k)
     s[..., idx, idx] = np.linspace(1, 2, k) if k else 0
-    return T((u @ s @ v).astype(dtype), dtype, grad=grad)
+    return T(round_to(u @ s @ v, dtype), dtype, grad=grad)
 
 
 def hermitian_pd(rng, shape, dtype, grad=True):
     a = rng.standard_normal(shape)
     n = shape[-1]
-    return T((a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype), dtype, grad=grad)
+    return T(round_to(a @ np.swapaxes(a, -1, -2) + n * np.eye(n), dtype), dtype, grad=grad)
 
 
 def _symmetric_indefinite(rng, n, dtype, grad=False):
@@ -40,7 +40,7 @@ def _symmetric_indefinite(rng, n, dtype, grad=False):
     a = rng.standard_normal((n, n))
     a = a + a.T
     np.fill_diagonal(a, 0.01)
-    return T(a.astype(dtype), dtype, grad=grad)
+    return T(round_to(a, dtype), dtype, grad=grad)
 
 
 def _invertible_samples(dtype, rng):
@@ -196,7 +196,7 @@ def _tensorinv_samples(dtype, rng):
 
 LINALG_OPS = [
     OpInfo("linalg.inv_ex", lambda m, A, **kw: m.linalg.inv_ex(A, **kw), REAL,
-           _invertible_samples, tol=_TOL, other_dtypes_raise=False,
+           _invertible_samples, tol=_TOL,
            errors=lambda: [ErrorInput(f32(2, 3), match="square"),
                            ErrorInput(i64(3, 3), match="floating point"),
                            ErrorInput(_singular("float32"), check_errors=True,
@@ -207,7 +207,7 @@ LINALG_OPS = [
                                                                   dtype, grad=False))],
            grad=False, other_dtypes_raise=False),
     OpInfo("linalg.solve_ex", lambda m, A, B, **kw: m.linalg.solve_ex(A, B, **kw), REAL,
-           _solve_samples, tol=_TOL, other_dtypes_raise=False,
+           _solve_samples, tol=_TOL,
            errors=lambda: [ErrorInput(f32(2, 3), f32(2), match="square"),
                            ErrorInput(f32(3, 3), f32(2, 2), match="Incompatible"),
                            ErrorInput(f32(4, 4), f32(4), left=False, match="4x4 and 4x1"),
@@ -229,7 +229,7 @@ LINALG_OPS = [
            lambda dtype, rng: [Sample(_not_pd(dtype)), Sample(_not_pd(dtype), upper=True)],
            grad=False, other_dtypes_raise=False),
     OpInfo("linalg.ldl_factor_ex", lambda m, A, **kw: m.linalg.ldl_factor_ex(A, **kw), REAL,
-           _ldl_factor_samples, grad=False, tol=_TOL, other_dtypes_raise=False,
+           _ldl_factor_samples, grad=False, tol=_TOL,
            errors=lambda: [ErrorInput(f32(2, 3), match="square"),
                            ErrorInput(i64(3, 3), match="floating point")]),
     OpInfo("linalg.ldl_factor_ex.info", lambda m, A: m.linalg.ldl_factor_ex(A).info, REAL,
@@ -242,7 +242,6 @@ LINALG_OPS = [
            gradcheck=False, tol=_TOL, other_dtypes_raise=False,
            errors=lambda: [ErrorInput(T(np.zeros((2, 2), "float32"), "float32"))]),
     OpInfo("linalg.ldl_solve", _ldl_solve, REAL, _ldl_solve_samples, gradcheck=False, tol=_TOL,
-           other_dtypes_raise=False,
            errors=lambda: [ErrorInput(T(np.eye(2, dtype="float32"), "float32"), f32(3, 1),
                                       match="Incompatible")]),
     OpInfo("linalg.tensorinv", lambda m, A, **kw: m.linalg.tensorinv(A, **kw), REAL,
@@ -259,8 +258,7 @@ LINALG_OPS = [
            errors=lambda: [ErrorInput(f32(3), N=1, match="greater than 1"),
                            ErrorInput(f32(), match="greater than 1")]),
     # gradients of the general eigen-decomposition (complex), of a phase-free loss
-    OpInfo("linalg.eig.grad", _eig_fixed_phase, REAL, _eig_samples, tol=_TOL,
-           other_dtypes_raise=False),
+    OpInfo("linalg.eig.grad", _eig_fixed_phase, REAL, _eig_samples, tol=_TOL),
     OpInfo("linalg.eig.abs", lambda m, A: (m.view_as_real(m.linalg.eig(A)[0]),
                                            m.linalg.eig(A)[1].abs()),
            REAL, _eig_samples, tol=_TOL, other_dtypes_raise=False),

@@ -125,3 +125,21 @@ def test_eig_of_real_input_gives_a_real_gradient_without_warning():
         warnings.simplefilter("error")
         ember.view_as_real(ember.linalg.eigvals(A)).sum().backward()
     assert A.grad.dtype is ember.float64
+
+
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_ldl_complex_against_torch(hermitian):
+    """Complex symmetric (sytrf) and Hermitian (hetrf) LDL factors, and solves with them."""
+    rng = np.random.default_rng(3)
+    a = _complex(rng, (2, 4, 4))
+    a = a + (np.conj(np.swapaxes(a, -1, -2)) if hermitian else np.swapaxes(a, -1, -2))
+    b = _complex(rng, (4, 2))
+    results = []
+    for lib in (ember, torch):
+        LD, pivots, info = lib.linalg.ldl_factor_ex(lib.tensor(a), hermitian=hermitian)
+        X = lib.linalg.ldl_solve(LD, pivots, lib.tensor(b), hermitian=hermitian)
+        results.append([LD.numpy(), pivots.numpy(), info.numpy(), X.numpy()])
+    for e, t in zip(*results):
+        assert e.dtype == t.dtype
+        np.testing.assert_allclose(e, t, atol=1e-10)
+    np.testing.assert_allclose(a @ results[0][3], np.broadcast_to(b, (2, 4, 2)), atol=1e-10)

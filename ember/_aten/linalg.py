@@ -895,11 +895,13 @@ def linalg_cholesky_ex_meta(self, upper=False, check_errors=False):
 # LDL^T (Bunch-Kaufman): LAPACK's sytrf (hetrf for hermitian complex input) with the lower
 # triangle; LD holds L below the diagonal and the 1x1 and 2x2 blocks of D on and next to it,
 # pivots LAPACK's 1-based interchanges (negative for a 2x2 block).
-def _ldl_check(A, name):
+def _ldl_check(A, name, kernel):
     dt = A.dtype
-    if not (dt in (D.float32, D.float64) or dt.is_complex):
+    if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_scalar_type_name(dt)}")
+    if dt in (D.float16, D.bfloat16):
+        raise not_implemented(kernel, dt)
     if A.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if A._size[-1] != A._size[-2]:
@@ -913,7 +915,7 @@ def _ldl_routine(a, hermitian, stem):
 
 @impl("linalg_ldl_factor_ex", "CPU")
 def linalg_ldl_factor_ex(self, hermitian=False, check_errors=False):
-    _ldl_check(self, "torch.linalg.ldl_factor_ex")
+    _ldl_check(self, "torch.linalg.ldl_factor_ex", "ldl_factor_kernel_cpu")
     a = self._np
     LD = np.zeros(a.shape, dtype=a.dtype)
     pivots = np.zeros(a.shape[:-1], dtype=np.int32)
@@ -932,13 +934,13 @@ def linalg_ldl_factor_ex(self, hermitian=False, check_errors=False):
 
 @impl("linalg_ldl_factor_ex", "Meta")
 def linalg_ldl_factor_ex_meta(self, hermitian=False, check_errors=False):
-    _ldl_check(self, "torch.linalg.ldl_factor_ex")
+    _ldl_check(self, "torch.linalg.ldl_factor_ex", "ldl_factor_kernel_cpu")
     return (_meta_like(self, self._size), _meta_like(self, self._size[:-1], D.int32),
             _meta_like(self, self._size[:-2], D.int32))
 
 
 def _ldl_solve_check(LD, pivots, B):
-    _ldl_check(LD, "torch.linalg.ldl_solve")
+    _ldl_check(LD, "torch.linalg.ldl_solve", "ldl_solve_kernel_cpu")
     if B.dim() < 2:
         raise RuntimeError("torch.linalg.ldl_solve: The input tensor B must have at least 2 "
                            "dimensions.")
