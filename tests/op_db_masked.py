@@ -8,7 +8,7 @@ argument, so it gets no gradient.
 """
 import numpy as np
 
-from op_db import ErrorInput, OpInfo, Sample, T, f32, i64, make
+from op_db import ALL, NUMBERS, ErrorInput, OpInfo, Sample, T, f32, i64, make
 
 REAL = ("float32", "float64")
 WITH_INTS = ("int32", "int64") + REAL
@@ -80,14 +80,14 @@ def _errors(name, *extra):
 _TOL = {"float32": (1e-5, 1e-5)}
 
 MASKED_OPS = [
-    OpInfo("masked.sum", _masked("sum"), WITH_INTS, _reduction_samples(),
+    OpInfo("masked.sum", _masked("sum"), ALL, _reduction_samples(),
            other_dtypes_raise=False,
            errors=_errors("sum", ErrorInput(f32(3, 4), (0, 0), mask=None, match="multiple"))),
     OpInfo("masked.sum.dtype", lambda m, x, **kw: m.masked.sum(x, 1, dtype=m.float64, **kw),
            ("int32", "float32"),
            lambda dtype, rng: [Sample(make(rng, (3, 4), dtype), mask=_mask(rng, (3, 4)))],
            other_dtypes_raise=False),
-    OpInfo("masked.prod", _masked("prod"), WITH_INTS, _reduction_samples(),
+    OpInfo("masked.prod", _masked("prod"), ALL, _reduction_samples(),
            other_dtypes_raise=False, tol=_TOL, errors=_errors("prod")),
     OpInfo("masked.amax", _masked("amax"), WITH_INTS, _reduction_samples(),
            other_dtypes_raise=False, errors=_errors("amax")),
@@ -133,10 +133,11 @@ MASKED_OPS = [
            other_dtypes_raise=False),
     OpInfo("masked.std", _masked("std"), REAL, _reduction_samples(), other_dtypes_raise=False,
            tol=_TOL, errors=_errors("std")),
-    OpInfo("masked.cumsum", _masked("cumsum"), WITH_INTS, _normalization_samples,
-           other_dtypes_raise=False, errors=_errors("cumsum")),
-    OpInfo("masked.cumprod", _masked("cumprod"), WITH_INTS, _normalization_samples,
-           other_dtypes_raise=False, tol=_TOL, errors=_errors("cumprod")),
+    # bool raises in both (the scan keeps the input's dtype, and has no bool kernel)
+    OpInfo("masked.cumsum", _masked("cumsum"), NUMBERS, _normalization_samples,
+           errors=_errors("cumsum")),
+    OpInfo("masked.cumprod", _masked("cumprod"), NUMBERS, _normalization_samples, tol=_TOL,
+           errors=_errors("cumprod")),
     OpInfo("masked.softmax", _masked("softmax"), REAL, _normalization_samples,
            other_dtypes_raise=False, errors=_errors("softmax")),
     OpInfo("masked.softmax.dtype", lambda m, x, **kw: m.masked.softmax(x, 1, dtype=m.float64,

@@ -143,3 +143,17 @@ def test_ldl_complex_against_torch(hermitian):
         assert e.dtype == t.dtype
         np.testing.assert_allclose(e, t, atol=1e-10)
     np.testing.assert_allclose(a @ results[0][3], np.broadcast_to(b, (2, 4, 2)), atol=1e-10)
+
+
+def test_python_signatures_as_torch():
+    """Keyword-only arguments where PyTorch's bindings have them; torch.masked's signatures."""
+    import inspect
+    with pytest.raises(TypeError):
+        ember.linalg.vander(ember.tensor([1., 2.]), 3)
+    with pytest.raises(TypeError):
+        ember.linalg.inv_ex(ember.eye(2), True)
+    for name in ember.masked.__all__:
+        ours = inspect.signature(getattr(ember.masked, name))
+        theirs = inspect.signature(getattr(torch.masked, name))
+        assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
+            [(p.name, p.kind, p.default) for p in theirs.parameters.values()], name

@@ -21,7 +21,8 @@ from .._bindings import where, zeros, eye, matmul, diagonal as _diagonal, tensor
 from .._refs.reduction import _vector_norm as vector_norm, _matrix_norm as matrix_norm
 
 __all__ = ["LinAlgError", "inv", "inv_ex", "solve_ex", "cholesky_ex", "ldl_factor",
-           "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve", "vander", "det", "slogdet", "solve", "cholesky", "qr", "svd",
+           "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve", "vander", "det", "slogdet",
+           "solve", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank", "norm", "vector_norm",
            "matrix_norm", "cross", "matmul", "vecdot", "multi_dot", "matrix_power", "diagonal"]
 
@@ -76,7 +77,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
     return _finish(_op("linalg_tensorsolve")(A, B, dims), False, out)
 
 
-def vander(x, N=None):
+def vander(x, *, N=None):
     return _op("linalg_vander")(x, N)
 
 
