@@ -268,6 +268,17 @@ linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
 linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
 linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+# ---- _ex variants returning LAPACK's info, LDL, eig, matrix_exp, and composites of them
+linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
+linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+linalg_matrix_exp(Tensor self) -> Tensor
+linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+linalg_tensorinv(Tensor self, int ind=2) -> Tensor
+linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
 
 # ==== neural-network functions (_aten/nn_ops.py, loss.py, ctc.py, rnn.py, conv.py, pooling.py, norm.py)
 # ---- softmax and losses (_aten/nn_ops.py, loss.py)

@@ -654,9 +654,9 @@ class Module:
             stack.extend((c, False) for c in reversed(list(m.children())))
         return self
 
-    def _apply(self, fn):
+    def _apply(self, fn, recurse=True):
         from ...autograd.grad_mode import no_grad
-        for m in self.modules():
+        for m in (self.modules() if recurse else (self,)):
             for k, p in m._parameters.items():
                 if p is None:
                     continue
@@ -685,6 +685,12 @@ class Module:
                 else None
             return t.to(device=device, dtype=dt)
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers replaced by uninitialized tensors of the same shape and dtype
+        on `device` (nothing is copied): how a model built on the meta device gets memory."""
+        from ..._bindings import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
