@@ -28,7 +28,7 @@ _PYTHON_LEVEL = {
     "ember": frozenset({
         "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_tensors",
         "cartesian_prod", "cdist", "chain_matmul", "einsum", "lu", "meshgrid", "norm", "split",
-        "stft", "istft", "tensordot", "unique", "unique_consecutive", "unravel_index"}),
+        "stft", "tensordot", "unique", "unique_consecutive", "unravel_index"}),
     "ember.nn.functional": None,    # all but _C_LEVEL_FUNCTIONAL
 }
 _C_LEVEL_FUNCTIONAL = frozenset({
@@ -67,10 +67,14 @@ def overridable_functions():
                 continue
             if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
                 continue
-            # an alias keeps the name it was defined under (ember.absolute is ember.abs)
+            # an alias keeps the name it was defined under (ember.absolute is ember.abs); a
+            # C-level functional that is also a torch function is named as torch names it
+            # (F.conv2d is torch.conv2d)
             known = table.get(value)
             if known is None or (known[1] != getattr(value, "__name__", None)
-                                 and name == getattr(value, "__name__", None)):
+                                 and name == getattr(value, "__name__", None)) \
+                    or (known[0] == "ember.nn.functional" and namespace == "ember"
+                        and known[1] in _C_LEVEL_FUNCTIONAL and known[1] == name):
                 table[value] = (namespace, name)
     return table
 

@@ -76,6 +76,7 @@ def _create_wrapped_func(orig_fn):
         return_proxy = proxy.tracer.create_proxy("call_function", orig_fn, args, kwargs)
         return_proxy.node.meta["is_wrapped"] = True
         return return_proxy
+    wrapped._fx_original = orig_fn
     return wrapped
 
 

@@ -275,6 +275,15 @@ class Graph:
         finally:
             self._insert = previous
 
+    def __deepcopy__(self, memo):
+        """Copied node by node (a generic deepcopy would recurse along the node list)."""
+        g = Graph(tracer_cls=self._tracer_cls)
+        result = g.graph_copy(self, val_map={}, return_output_node=True)
+        if result is not None:
+            output_value, output_node = result
+            g.output(output_value, type_expr=output_node.type)
+        return g
+
     # ---- editing ----
     def erase_node(self, to_erase):
         if len(to_erase.users) > 0:

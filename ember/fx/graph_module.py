@@ -181,10 +181,11 @@ class GraphModule(Module):
                 self.delete_submodule(name)
 
     def __deepcopy__(self, memo):
+        res = type(self).__new__(type(self))
+        memo[id(self)] = res
         holder = Module()
         holder.__dict__ = copy.deepcopy(self.__dict__, memo)
-        res = GraphModule(holder, holder.__dict__["_graph"], type(self).__name__)
-        memo[id(self)] = res
+        GraphModule.__init__(res, holder, holder.__dict__["_graph"], type(self).__name__)
         return res
 
     def __copy__(self):

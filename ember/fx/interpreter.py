@@ -150,11 +150,19 @@ class Transformer(Interpreter):
     def call_function(self, target, args, kwargs):
         return self.tracer.create_proxy("call_function", target, args, kwargs)
 
+    def run_node(self, n):
+        # while transforming, ember's functions are the patched ones (so that an override may
+        # call them on Proxies); hand overrides the function under its current name, so that
+        # `target is ember.sigmoid` holds. Recording unwraps it again.
+        if n.op == "call_function" and n.target in self._wrappers:
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            return self.call_function(self._wrappers[n.target], args, kwargs)
+        return super().run_node(n)
+
     def transform(self):
         """Run the graph over Proxies and return a GraphModule of the new graph."""
         with _Patcher() as patcher:
-            # ember functions called on Proxies by an overriding method are recorded too
-            self.tracer._install_patches(patcher, {})
+            self._wrappers = self.tracer._install_patches(patcher, {})
             result = super().run(enable_io_processing=False)
         if result is not None:
             self.new_graph.output(map_aggregate(result, _unwrap_proxy))

@@ -45,6 +45,8 @@ class TracerBase:
                      proxy_factory_fn=None):
         """Record `target` applied to args/kwargs (Python values, Proxies among them) and
         return the Proxy of its result."""
+        if kind == "call_function":     # a function patched for the trace: record the original
+            target = getattr(target, "_fx_original", target)
         args_ = self.create_arg(args)
         kwargs_ = self.create_arg(kwargs)
         node = self.create_node(kind, target, args_, kwargs_, name, type_expr)

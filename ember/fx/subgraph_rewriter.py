@@ -4,7 +4,7 @@ place.
 
 A match is grown backwards from the node the pattern returns (its anchor): a pattern node
 matches a graph node with the same op kind, target and literal arguments, and its Node arguments
-must match the graph node's in the same positions; the pattern's placeholders match any node.
+must match the graph node's in the same positions; the pattern's placeholders match any node (distinct placeholders, distinct nodes).
 A match is used only if the nodes it would remove are not read from outside it.
 """
 from typing import NamedTuple
@@ -16,7 +16,7 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match(NamedTuple):
-    anchor: Node    # the graph node the pattern's returned node matched
+    anchor: Node    # the pattern's node that the match grew from (the one it returns)
     nodes_map: dict  # pattern Node -> graph Node
 
 
@@ -63,8 +63,8 @@ def _match_at(pattern_anchor, graph_node):
             return None
         nodes_map[pn] = gn
         stack.extend(pairs)
-    internal = [g for p, g in nodes_map.items() if p.op != "placeholder"]
-    if len(set(internal)) != len(internal):
+    # distinct pattern nodes, placeholders included, stand for distinct graph nodes
+    if len(set(nodes_map.values())) != len(nodes_map):
         return None
     return nodes_map
 
@@ -115,7 +115,7 @@ def replace_pattern(gm, pattern, replacement):
         if internal & claimed:
             continue
         claimed |= internal
-        matches.append(Match(anchor=node, nodes_map=nodes_map))
+        matches.append(Match(anchor=pattern_anchor, nodes_map=nodes_map))
 
     for node in replacement_graph.nodes:
         if node.op in ("get_attr", "call_module") and not _has_path(gm, node.target):
@@ -124,9 +124,10 @@ def replace_pattern(gm, pattern, replacement):
     for match in matches:
         val_map = {r: match.nodes_map[p]
                    for r, p in zip(replacement_placeholders, pattern_placeholders)}
-        with graph.inserting_before(match.anchor):
+        anchor = match.nodes_map[match.anchor]
+        with graph.inserting_before(anchor):
             new_value = graph.graph_copy(replacement_graph, val_map)
-        match.anchor.replace_all_uses_with(new_value)
+        anchor.replace_all_uses_with(new_value)
         doomed = [g for p, g in match.nodes_map.items() if p.op != "placeholder"]
         order = {n: i for i, n in enumerate(graph.nodes)}
         for g in sorted(doomed, key=order.__getitem__, reverse=True):
