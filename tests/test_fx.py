@@ -2,6 +2,7 @@
 both; the graphs must hold the same nodes in the same order (op kind, name, target by name,
 argument structure). Then: generated code runs and equals eager, graph edits, Interpreter and
 Transformer, replace_pattern, ShapeProp (on ember's meta device) against torch's ShapeProp."""
+import functools
 import math
 import operator
 
@@ -243,7 +244,10 @@ MODELS = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def _both(builder):
+    """The model built in both libraries with torch's weights (cached: ember's ResNet-18 takes
+    seconds to initialise)."""
     ember.manual_seed(0)
     torch.manual_seed(0)
     e, t = builder(ember), builder(torch)
@@ -613,3 +617,50 @@ def test_deepcopy_keeps_a_working_graph_module():
     x = ember.randn(4, 16)
     np.testing.assert_array_equal(gm(x).detach().numpy(), gm2(x).detach().numpy())
     assert gm2.fc1.weight is not gm.fc1.weight
+
+
+# ---- drawing ------------------------------------------------------------------------------------
+
+def test_dot_source_has_every_node_and_edge():
+    from ember.fx import viz
+    e, _ = _both(lenet)
+    gm = ember.fx.symbolic_trace(e)
+    ShapeProp(gm).propagate(ember.randn(1, 1, 28, 28))
+    dot = viz.to_dot(gm, "LeNet")
+    assert dot.startswith('digraph "LeNet" {')
+    for node in gm.graph.nodes:
+        assert f'"{node.name}" [label="{node.name}' in dot
+        for user in node.users:
+            assert f'"{node.name}" -> "{user.name}";' in dot
+    assert "call_module  conv1: Conv2d\\nfloat32[1, 6, 24, 24]" in dot
+
+
+@pytest.mark.parametrize("engine", ["dot", "matplotlib"])
+def test_draw_writes_svg_and_png(engine, tmp_path):
+    import shutil
+    from ember.fx import viz
+    if engine == "dot" and not shutil.which("dot"):
+        pytest.skip("Graphviz's dot is not installed (apt-get install graphviz)")
+    if engine == "matplotlib":
+        pytest.importorskip("matplotlib")
+    gm = ember.fx.symbolic_trace(pattern_model(ember))
+    svg, png = tmp_path / "g.svg", tmp_path / "g.png"
+    assert viz.draw(gm, str(svg), engine=engine) == engine
+    assert viz.draw(gm, str(png), engine=engine) == engine
+    assert "<svg" in svg.read_text()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match=".svg or .png"):
+        viz.draw(gm, str(tmp_path / "g.pdf"))
+
+
+def test_viz_command_line(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from ember.fx import viz
+    out = tmp_path / "mlp.png"
+    viz.main([f"{__file__}:_mlp_for_cli", "--input-shape", "2,16", "-o", str(out),
+              "--engine", "matplotlib"])
+    assert "wrote" in capsys.readouterr().out and out.stat().st_size > 0
+
+
+def _mlp_for_cli():
+    return mlp(ember)
