@@ -368,12 +368,7 @@ class Graph:
         return _snake_case(op)
 
     def __str__(self):
-        placeholder_names = []
-        for n in self.nodes:
-            if n.op == "placeholder":
-                n.format_node(placeholder_names)
-        body = "\n    ".join(n.format_node() for n in self.nodes)
-        return f"graph({', '.join(placeholder_names)}):\n    {body}"
+        return "graph():\n    " + "\n    ".join(n.format_node() for n in self.nodes)
 
     def print_tabular(self):
         """One row per node: opcode, name, target, args, kwargs (torch.fx prints the same

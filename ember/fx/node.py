@@ -244,14 +244,9 @@ class Node:
         return False
 
     # ---- printing ----
-    def format_node(self, placeholder_names=None, maybe_return_typename=None):
+    def format_node(self):
+        """The node as one line of `print(graph)`."""
         if self.op == "placeholder":
-            arg_str = self.target
-            if self.args:
-                arg_str += f" = {self.args[0]!r}"
-            if placeholder_names is not None:
-                placeholder_names.append(arg_str)
-                return None
             default_val = f"(default={self.args[0]})" if self.args else ""
             return (f"%{self.name} : [num_users={len(self.users)}] = "
                     f"{self.op}[target={self.target}]{default_val}")
