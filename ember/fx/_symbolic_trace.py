@@ -15,6 +15,8 @@ import inspect
 import math
 import types
 
+from .._core.tensor import Tensor
+from ..nn import Module, Parameter, Sequential
 from . import _overrides
 from .graph import Graph
 from .graph_module import GraphModule
@@ -96,6 +98,11 @@ class _Patcher:
             self._undo.append((frame_dict.pop, (name, None)))
         frame_dict[name] = new_fn
 
+    def patch_many(self, frame_dict, replacements):
+        """Replace several existing names of one dict at once (one undo entry)."""
+        self._undo.append((frame_dict.update, ({name: frame_dict[name] for name in replacements},)))
+        frame_dict.update(replacements)
+
     def patch_method(self, cls, name, new_fn):
         self._undo.append((setattr, (cls, name, cls.__dict__[name])))
         setattr(cls, name, new_fn)
@@ -129,6 +136,34 @@ def _autowrap_check(patcher, frame_dict, wrappers):
                     patcher.patch(frame_dict, name, wrapper)
 
 
+@functools.lru_cache(maxsize=None)
+def _ember_wrappers():
+    """One recording wrapper per public ember function, made once (they hold no trace state:
+    the Proxy found among the arguments names its tracer)."""
+    return {fn: _create_wrapped_func(fn) for fn in _overrides.overridable_functions()}
+
+
+@functools.lru_cache(maxsize=None)
+def _autowrap_wrapper(fn):
+    return _create_wrapped_func(fn)
+
+
+@functools.lru_cache(maxsize=None)
+def _namespace_patch_list():
+    """[(namespace dict, {name: wrapper of the function it holds})]."""
+    import importlib
+    wrappers = _ember_wrappers()
+    out = []
+    for namespace in _overrides._NAMESPACES:
+        module_dict = importlib.import_module(namespace).__dict__
+        replacements = {name: wrappers[value] for name, value in module_dict.items()
+                        if not name.startswith("_")
+                        and isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
+                        and value in wrappers}
+        out.append((module_dict, replacements))
+    return out
+
+
 class Tracer(TracerBase):
     """Tracer(autowrap_modules=(math,), autowrap_functions=())"""
 
@@ -149,7 +184,6 @@ class Tracer(TracerBase):
     def is_leaf_module(self, m, module_qualified_name):
         """ember.nn's own modules are leaves (one call_module node each), except Sequential,
         which is traced through; user modules are traced through."""
-        from ..nn import Sequential
         module = type(m).__module__
         return (module.startswith("ember.nn") and not isinstance(m, Sequential))
 
@@ -174,8 +208,6 @@ class Tracer(TracerBase):
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         """A parameter read inside forward becomes (one) get_attr node; other attributes are
         returned as they are."""
-        from ..nn import Parameter
-        from .._core.tensor import Tensor
         collections = []
         if isinstance(attr_val, Parameter):
             collections.append(self.root.named_parameters)
@@ -192,8 +224,6 @@ class Tracer(TracerBase):
     def create_arg(self, a):
         """Parameters, buffers and submodules of the root become get_attr nodes; any other
         tensor is stored on the root as `_tensor_constant<N>` and read from there."""
-        from ..nn import Module, Parameter
-        from .._core.tensor import Tensor
         if isinstance(a, Parameter):
             for n, p in self.root.named_parameters():
                 if a is p:
@@ -297,7 +327,6 @@ class Tracer(TracerBase):
 
     def trace(self, root, concrete_args=None):
         """Trace root (a Module or a function) and return its Graph."""
-        from ..nn import Module
         global _is_fx_tracing_flag
         previous_flag = _is_fx_tracing_flag
         _is_fx_tracing_flag = True
@@ -330,7 +359,6 @@ class Tracer(TracerBase):
 
     def _collect_tensor_attrs(self, root):
         """Every tensor attribute of the module tree, by qualified name (walked with a stack)."""
-        from .._core.tensor import Tensor
         stack = [(root, "")]
         while stack:
             m, prefix = stack.pop()
@@ -345,10 +373,10 @@ class Tracer(TracerBase):
                     stack.append((child, f"{prefix}{k}."))
 
     def _install_patches(self, patcher, fn_globals):
-        from ..nn import Module
-        wrappers = {fn: _create_wrapped_func(fn) for fn in _overrides.overridable_functions()}
+        wrappers = dict(_ember_wrappers())
         for fn in self._autowrap_functions:
-            wrappers.setdefault(fn, _create_wrapped_func(fn))
+            if fn not in wrappers:
+                wrappers[fn] = _autowrap_wrapper(fn)
         original_getattr = Module.__getattr__
         original_call = Module.__call__
         parameter_proxy_cache = {}
@@ -367,15 +395,9 @@ class Tracer(TracerBase):
         patcher.patch_method(Module, "__getattr__", module_getattr_wrapper)
         patcher.patch_method(Module, "__call__", module_call_wrapper)
         # the public namespaces first, so that module globals patched later see originals
-        import importlib
-        for namespace in _overrides._NAMESPACES:
-            module_dict = importlib.import_module(namespace).__dict__
+        for module_dict, replacements in _namespace_patch_list():
             if patcher.visit_once(module_dict):
-                for name, value in list(module_dict.items()):
-                    if not name.startswith("_") and isinstance(
-                            value, (types.FunctionType, types.BuiltinFunctionType)) \
-                            and value in wrappers:
-                        patcher.patch(module_dict, name, wrappers[value])
+                patcher.patch_many(module_dict, replacements)
         for (_, name), frame_dict in list(_wrapped_fns_to_patch.items()):
             orig = frame_dict[name] if name in frame_dict else getattr(builtins, name)
             patcher.patch(frame_dict, name, _create_wrapped_func(orig))
@@ -403,7 +425,6 @@ def wrap(fn_or_name):
 
 def symbolic_trace(root, concrete_args=None):
     """Trace a Module or function into a GraphModule (its graph, and generated `forward`)."""
-    from ..nn import Module
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
     name = type(root).__name__ if isinstance(root, Module) else root.__name__

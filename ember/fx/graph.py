@@ -16,7 +16,6 @@ import keyword
 import functools
 import math
 import re
-from dataclasses import dataclass
 
 from . import _overrides
 from .node import Node, _format_arg, _pretty_print_target, map_arg
@@ -119,11 +118,12 @@ class _Namespace:
         self._obj_to_name.setdefault(obj, name)
 
 
-@dataclass
 class PythonCode:
     """Generated source of `forward` and the globals it needs to run."""
-    src: str
-    globals: dict
+
+    def __init__(self, src, globals):
+        self.src = src
+        self.globals = globals
 
 
 def _format_target(base, target):

@@ -7,7 +7,7 @@ matches a graph node with the same op kind, target and literal arguments, and it
 must match the graph node's in the same positions; the pattern's placeholders match any node (distinct placeholders, distinct nodes).
 A match is used only if the nodes it would remove are not read from outside it.
 """
-from typing import NamedTuple
+import collections
 
 from .graph_module import GraphModule, _copy_attr
 from .node import Node
@@ -15,9 +15,9 @@ from .node import Node
 __all__ = ["Match", "replace_pattern"]
 
 
-class Match(NamedTuple):
-    anchor: Node    # the pattern's node that the match grew from (the one it returns)
-    nodes_map: dict  # pattern Node -> graph Node
+# anchor: the pattern's node the match grew from (the one it returns);
+# nodes_map: pattern Node -> graph Node
+Match = collections.namedtuple("Match", ["anchor", "nodes_map"])
 
 
 def _pair_arguments(pattern_arg, graph_arg, pairs):
