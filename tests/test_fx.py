@@ -667,3 +667,22 @@ def test_viz_command_line(tmp_path, capsys):
 
 def _mlp_for_cli():
     return mlp(ember)
+
+
+def test_dead_code_elimination_keeps_in_place_calls():
+    # A deliberate difference: torch.fx's eliminate_dead_code on this graph removes the
+    # in-place calls too (leaving ['x', 'output']), which changes what f returns; ember keeps
+    # them and drops only the unused pure calls.
+    def f(x):
+        x.add_(1)
+        ember.nn.functional.relu(x, inplace=True)
+        ember.neg(x)
+        ember.relu_(x)
+        x.neg()
+        return x
+
+    gm = ember.fx.symbolic_trace(f)
+    assert gm.graph.eliminate_dead_code()
+    gm.recompile()
+    assert [n.name for n in gm.graph.nodes] == ["x", "add_", "relu", "relu_", "output"]
+    assert gm(ember.tensor([-3.0, 1.0])).tolist() == f(ember.tensor([-3.0, 1.0])).tolist()

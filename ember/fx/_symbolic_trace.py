@@ -20,7 +20,7 @@ from ..nn import Module, Parameter, Sequential
 from . import _overrides
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import map_aggregate
+from .node import has_side_effect, map_aggregate
 from .proxy import Proxy, TracerBase
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "is_fx_tracing"]
@@ -51,8 +51,8 @@ class PHBase:
 
 PH = PHBase()
 
-# call_function targets that dead-code elimination must keep
-_side_effectful_functions = {_assert_is_none, _assert}
+has_side_effect(_assert_is_none)
+has_side_effect(_assert)
 
 
 def _find_proxy(*objects):

@@ -4,13 +4,25 @@ function input), get_attr (a parameter, buffer or submodule of the root), call_f
 call_method, call_module and output. Nodes of one Graph form a doubly-linked list in program order.
 """
 import builtins
+import operator
 
-__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
+__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
 _OP_KINDS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
 Argument = object   # a Node, a base value, or a tuple/list/dict/slice of Arguments
 Target = object     # a str (attribute path, method name) or a callable
+
+
+# call_function targets that dead-code elimination must keep (asserts, setitem, and those
+# registered with has_side_effect); in-place functions (`relu_`, `inplace=True`) are kept too
+_side_effectful_functions = {operator.setitem}
+
+
+def has_side_effect(fn):
+    """Register fn as a call_function target that eliminate_dead_code must not remove."""
+    _side_effectful_functions.add(fn)
+    return fn
 
 
 class immutable_list(list):
@@ -235,8 +247,9 @@ class Node:
         if self.op == "call_method":
             return self.target.endswith("_") and not self.target.endswith("__")
         if self.op == "call_function":
-            from ._symbolic_trace import _side_effectful_functions
-            return self.target in _side_effectful_functions
+            name = getattr(self.target, "__name__", "")
+            return (self.target in _side_effectful_functions or self.kwargs.get("inplace") is True
+                    or (name.endswith("_") and not name.endswith("__")))
         if self.op == "call_module":
             submodule = self.graph.owning_module.get_submodule(self.target) \
                 if self.graph.owning_module is not None else None
