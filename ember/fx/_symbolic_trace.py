@@ -67,8 +67,10 @@ def _find_proxy(*objects):
     return found[0] if found else None
 
 
-def _create_wrapped_func(orig_fn):
-    """orig_fn recorded as a call_function node when a Proxy is among its arguments."""
+def _create_wrapped_func(orig_fn, is_wrap=True):
+    """orig_fn recorded as a call_function node when a Proxy is among its arguments. is_wrap
+    marks nodes of `wrap`ped and autowrapped functions (the generated code wraps them again);
+    ember's own functions stand for torch's __torch_function__ and are not marked."""
     @functools.wraps(orig_fn)
     def wrapped(*args, **kwargs):
         proxy = _find_proxy(args, kwargs)
@@ -76,7 +78,8 @@ def _create_wrapped_func(orig_fn):
             return orig_fn(*args, **kwargs)
         args, kwargs = _overrides.torch_function_arguments(orig_fn, args, kwargs)
         return_proxy = proxy.tracer.create_proxy("call_function", orig_fn, args, kwargs)
-        return_proxy.node.meta["is_wrapped"] = True
+        if is_wrap:
+            return_proxy.node.meta["is_wrapped"] = True
         return return_proxy
     wrapped._fx_original = orig_fn
     return wrapped
@@ -140,7 +143,8 @@ def _autowrap_check(patcher, frame_dict, wrappers):
 def _ember_wrappers():
     """One recording wrapper per public ember function, made once (they hold no trace state:
     the Proxy found among the arguments names its tracer)."""
-    return {fn: _create_wrapped_func(fn) for fn in _overrides.overridable_functions()}
+    return {fn: _create_wrapped_func(fn, is_wrap=False)
+            for fn in _overrides.overridable_functions()}
 
 
 @functools.lru_cache(maxsize=None)

@@ -470,6 +470,8 @@ class _CodeGen:
                         *(self.repr_arg(a) for a in node.args)) + \
                         f";  {name} = {self.repr_arg(node.args[0])}"
             global_name = self.add_global(_get_qualified_name(target), target)
+            if node.meta.get("is_wrapped", False):
+                self.wrapped_fns.setdefault(global_name)
             if (global_name == "getattr" and len(node.args) == 2
                     and isinstance(node.args[1], str) and node.args[1].isidentifier()):
                 return f"{name} = {_format_target(self.repr_arg(node.args[0]), node.args[1])}"
@@ -495,6 +497,7 @@ class _CodeGen:
                     seen.add(input_node)
                     last_uses.setdefault(node, []).append(input_node)
         self.free_vars = []
+        self.wrapped_fns = {}
         body = []
         for node in nodes:
             line = self.emit(node)
@@ -512,5 +515,8 @@ class _CodeGen:
             body.append("pass")
         signature = ", ".join([self.root_module] + self.free_vars)
         code = "\n".join("    " + line for line in body)
-        src = f"\n\n\ndef forward({signature}):\n{code}\n    "
+        # functions recorded through `wrap` stay wrapped when the generated code is traced again
+        wrap_stmts = "\n".join(f'ember.fx._symbolic_trace.wrap("{name}")'
+                               for name in self.wrapped_fns)
+        src = f"\n{wrap_stmts}\n\ndef forward({signature}):\n{code}\n    "
         return PythonCode(src, self.globals)
