@@ -690,3 +690,20 @@ def test_dead_code_elimination_keeps_in_place_calls():
     gm.recompile()
     assert [n.name for n in gm.graph.nodes] == ["x", "add_", "relu", "relu_", "output"]
     assert gm(ember.tensor([-3.0, 1.0])).tolist() == f(ember.tensor([-3.0, 1.0])).tolist()
+
+
+def varargs_fn(lib):
+    def f(x, *rest, scale=2.0):
+        return x * scale + rest[0]
+    return f
+
+
+def test_keyword_only_and_varargs_placeholders_as_torch():
+    egm = ember.fx.symbolic_trace(varargs_fn(ember))
+    tgm = torch.fx.symbolic_trace(varargs_fn(torch))
+    assert_same_graph(egm, tgm)
+    assert egm.code.replace("ember.", "torch.") == tgm.code
+    assert "def forward(self, x, scale = 2.0, *rest):" in egm.code
+    # the generated signature puts *rest last, as torch.fx's does
+    assert egm(ember.ones(2), 3.0, ember.ones(2)).tolist() == \
+        tgm(torch.ones(2), 3.0, torch.ones(2)).tolist() == [4.0, 4.0]

@@ -55,6 +55,17 @@ has_side_effect(_assert_is_none)
 has_side_effect(_assert)
 
 
+def _patch_function(fn, nargs):
+    """fn with every parameter made positional (keyword-only ones, then *args and **kwargs as
+    single parameters), so a Proxy can stand for a whole *args tuple without being iterated."""
+    co = fn.__code__
+    flags = co.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    code = co.replace(co_argcount=nargs, co_kwonlyargcount=0, co_posonlyargcount=0,
+                      co_flags=flags)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+
+
 def _find_proxy(*objects):
     found = []
 
@@ -262,42 +273,34 @@ class Tracer(TracerBase):
 
     # ---- the trace ----
     def create_args_for_root(self, root_fn, is_module, concrete_args=None):
-        """Placeholders for the root function's parameters (self excluded), with defaults;
-        those named in concrete_args take the given values instead."""
+        """Placeholders for the root function's parameters (self excluded), in the order of
+        its code: positional, keyword-only, then *args and **kwargs (each one placeholder
+        holding the whole tuple / dict); those named in concrete_args take the given values."""
         fn = inspect.unwrap(root_fn)
+        co = fn.__code__
         sig = inspect.signature(fn)
-        params = list(sig.parameters.values())
+        total_args = co.co_argcount + co.co_kwonlyargcount
+        names_iter = iter(co.co_varnames)
         args = []
         if is_module:
-            if not params:
+            if total_args == 0:
                 raise RuntimeError("``self`` argument cannot be part of *args expansion!")
-            params = params[1:]
+            next(names_iter)
             args.append(self.root)
-        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        arg_names = [next(names_iter) for _ in range(int(is_module), total_args)]
         if isinstance(concrete_args, tuple):
-            if len(names) != len(concrete_args):
-                raise RuntimeError(f"Tracing expected {len(names)} arguments but got "
+            if len(arg_names) != len(concrete_args):
+                raise RuntimeError(f"Tracing expected {len(arg_names)} arguments but got "
                                    f"{len(concrete_args)} concrete arguments")
-            concrete_args = dict(zip(names, concrete_args))
-        kwonly = {}
-        for p in params:
-            if p.kind is p.VAR_POSITIONAL:
-                args.append(self._proxy_placeholder("*" + p.name, concrete_args, sig))
-            elif p.kind is p.VAR_KEYWORD:
-                raise NotImplementedError(f"tracing a forward with **{p.name} is not supported")
-            elif p.kind is p.KEYWORD_ONLY:
-                kwonly[p.name] = self._proxy_placeholder(p.name, concrete_args, sig)
-            else:
-                args.append(self._proxy_placeholder(p.name, concrete_args, sig))
-        if any(p.kind is p.VAR_POSITIONAL for p in params):
-            # *args arrives as one placeholder holding the tuple: spread it when calling
-            star = len(args) - 1
-
-            def spread(*all_args):
-                return root_fn(*all_args[:star], *all_args[star], **kwonly)
-            return spread, args
-        if kwonly:
-            return functools.partial(root_fn, **kwonly), args
+            concrete_args = dict(zip(arg_names, concrete_args))
+        args.extend(self._proxy_placeholder(name, concrete_args, sig) for name in arg_names)
+        varstuff = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        if co.co_kwonlyargcount > 0 or varstuff:
+            if co.co_flags & inspect.CO_VARARGS:
+                args.append(self._proxy_placeholder("*" + next(names_iter), concrete_args, sig))
+            if co.co_flags & inspect.CO_VARKEYWORDS:
+                args.append(self._proxy_placeholder("**" + next(names_iter), concrete_args, sig))
+            root_fn = _patch_function(root_fn, len(args))
         return root_fn, args
 
     def _proxy_placeholder(self, name, concrete_args, sig):
