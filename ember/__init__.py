@@ -57,6 +57,7 @@ from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from . import multiprocessing, random, utils, func, storage
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
+from . import fx  # torch.fx
 from .functional import stft, istft
 from . import serialization
 from .serialization import save, load
