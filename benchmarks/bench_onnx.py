@@ -1,8 +1,7 @@
-"""Inference through an ONNX export: ember's export of the model run by an ONNX Runtime session
-(the 'ember' column) against the same model in torch eager under no_grad (the 'torch' column).
+"""Inference through ONNX Runtime: `ember.compile(model, backend="onnxrt")` (ember's export of the
+captured graph run by an ONNX Runtime session, behind the compile guards; the 'ember' column)
+against the same model in torch eager under no_grad (the 'torch' column).
 LeNet-5 on MNIST-sized input (batch 64) and the CIFAR ResNet-18 of bench_resnet (batch 32)."""
-import io
-
 import torch
 
 from bench_resnet import resnet18
@@ -28,24 +27,15 @@ def lenet(lib):
 
 
 def onnx_inference(lib, model, x):
-    """The callable to time: torch eager forward, or ember's export run in ONNX Runtime with
-    torch's thread count."""
+    """The callable to time: the eager forward under no_grad; for ember, compiled with the
+    "onnxrt" backend (ONNX Runtime uses ember's thread count, which --threads sets)."""
     model.eval()
-    if lib is torch:
-        def forward():
-            with torch.no_grad():
-                model(x)
-        return forward
-    import onnxruntime
-    f = io.BytesIO()
-    lib.onnx.export(model, (x,), f, input_names=["x"])
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = torch.get_num_threads()
-    options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(f.getvalue(), options,
-                                           providers=["CPUExecutionProvider"])
-    feeds = {"x": x.numpy()}
-    return lambda: session.run(None, feeds)
+    run = model if lib is torch else lib.compile(model, backend="onnxrt")
+
+    def forward():
+        with lib.no_grad():
+            run(x)
+    return forward
 
 
 @benchmark(target=0.7)

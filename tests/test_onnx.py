@@ -272,7 +272,7 @@ def test_function_without_symbolic():
     assert types == ["Gemm", "Tanh", "Constant", "Add"]
     _check(Wrap(TracedBody), ember.randn(3, 4))
     with pytest.raises(RuntimeError, match="NumpyBody has no symbolic"), \
-            pytest.warns(ember.onnx.TracerWarning, match="NumPy array"):
+            pytest.warns(ember.jit.TracerWarning, match="NumPy array"):
         ember.onnx.export(Wrap(NumpyBody), (ember.randn(3, 4),), io.BytesIO())
 
 
@@ -365,7 +365,7 @@ def test_roi_align_exports_and_nms_warns():
     boxes = ember.tensor([[0, 1., 1., 8., 9.], [1, 0., 2., 5., 7.5], [0, 3., 3., 4., 4.]])
     for aligned in (True, False):
         _check(Fn(lambda a, b: roi_align(a, b, (3, 3), 0.5, 2, aligned)), x, boxes)
-    with pytest.warns(ember.onnx.TracerWarning, match="NumPy array"):
+    with pytest.warns(ember.jit.TracerWarning, match="NumPy array"):
         ember.onnx.export(Fn(lambda b, s: nms(b, s, 0.5)),
                           (ember.tensor([[0., 0, 1, 1], [0, 0, 1, 1.1]]), ember.tensor([.9, .8])),
                           io.BytesIO())
@@ -390,7 +390,7 @@ def test_data_dependent_control_flow_warns():
             return x * 2 if x.sum() > 0 else x - 1
 
     x = ember.ones(3)
-    with pytest.warns(ember.onnx.TracerWarning, match="Python boolean"):
+    with pytest.warns(ember.jit.TracerWarning, match="Python boolean"):
         ember.onnx.export(Branchy(), (x,), io.BytesIO())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -481,3 +481,65 @@ def test_node_types_match_torch_onnx_export(kind):
     if kind in ("lenet", "residual"):
         assert ours == theirs  # no shape plumbing in either
     _check(em, *(ember.tensor(a) for a in arrays), opset_version=17)
+
+
+# ---- the "onnxrt" compile backend ----------------------------------------------------------
+def test_compile_backend_onnxrt_runs_inference_in_onnx_runtime_behind_guards():
+    from ember._dynamo.utils import counters
+    ember.manual_seed(0)
+    model = _randomize_batch_norm(nn.Sequential(
+        nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 26 * 26, 10)))
+    model.eval()
+    compiled = ember.compile(model, backend="onnxrt")
+    assert "onnxrt" in ember.compiler.list_backends()
+    before = counters["stats"]["unique_graphs"]
+    with ember.no_grad():
+        for batch in (3, 3, 5):  # the second call reuses the session, a new batch size recompiles
+            x = ember.randn(batch, 1, 28, 28)
+            out = compiled(x)
+            np.testing.assert_allclose(out.numpy(), model(x).numpy(), rtol=1e-4, atol=1e-5)
+        assert counters["stats"]["unique_graphs"] - before == 2
+        model[0].weight.mul_(2)  # parameters are graph inputs: an update reaches the next call
+        np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-4, atol=1e-5)
+        assert counters["stats"]["unique_graphs"] - before == 2
+
+
+def test_compile_backend_onnxrt_hands_training_graphs_to_the_ember_backend():
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    compiled = ember.compile(model, backend="onnxrt")
+    x = ember.randn(4, 8)
+    with pytest.warns(UserWarning, match="needs gradients"):
+        loss = compiled(x).square().sum()
+    loss.backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).square().sum().backward()
+    for g, p in zip(grads, model.parameters()):
+        np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_spconv_functions_export_through_their_symbolic():
+    """spconv's sparse convolutions export as the custom-domain nodes their Functions' `symbolic`
+    emits; the rulebook, computed from the indices on NumPy, is a constant of the graph (with a
+    TracerWarning), and onnx.checker accepts the model."""
+    import ember.spconv as spconv
+
+    class SparseNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = spconv.SparseSequential(spconv.SubMConv3d(2, 4, 3, indice_key="s1"),
+                                               nn.ReLU(), spconv.SparseConv3d(4, 4, 3, stride=2))
+
+        def forward(self, features, indices):
+            return self.net(spconv.SparseConvTensor(features, indices, [8, 8, 8], 1)).features
+
+    ember.manual_seed(0)
+    sites = ember.unique(ember.randint(0, 8, (30, 3)), dim=0).int()
+    indices = ember.cat([ember.zeros(sites.shape[0], 1, dtype=ember.int32), sites], 1)
+    with pytest.warns(ember.jit.TracerWarning, match="NumPy array"):
+        proto = ember.onnx.export(SparseNet(), (ember.randn(sites.shape[0], 2), indices), None)
+    onnx.checker.check_model(proto)
+    custom = [(n.domain, n.op_type) for n in proto.graph.node if n.domain]
+    assert custom == [("spconv", "SubMConv"), ("spconv", "SparseConv")]
+    assert ("spconv", 1) in [(o.domain, o.version) for o in proto.opset_import]

@@ -55,3 +55,10 @@ def ember_backend(graph, example_inputs):
     """Optimise and generate NumPy Python for the forward and backward (the default)."""
     from .._inductor.compile_fx import compile_fx
     return compile_fx(graph, example_inputs)
+
+
+@register_backend(name="onnxrt")
+def onnxrt(graph, example_inputs):
+    """Inference graphs exported by ember.onnx and run by ONNX Runtime (the `onnx` extra)."""
+    from .onnxrt import compile_onnxrt
+    return compile_onnxrt(graph, example_inputs)

@@ -8,7 +8,6 @@ export against ONNX Runtime. The onnx and onnxruntime packages are imported only
 from . import errors, symbolic_helper
 from .errors import OnnxExporterError, UnsupportedOperatorError
 from .registry import register_custom_op_symbolic, unregister_custom_op_symbolic
-from .tracer import TracerWarning
 from .utils import (export, is_in_onnx_export, select_model_mode_for_export, TrainingMode,
                     OperatorExportTypes)
 from .verification import verify, VerificationInfo
@@ -18,4 +17,4 @@ producer_name = "ember"
 __all__ = ["export", "is_in_onnx_export", "register_custom_op_symbolic",
            "unregister_custom_op_symbolic", "select_model_mode_for_export", "TrainingMode",
            "OperatorExportTypes", "OnnxExporterError", "UnsupportedOperatorError", "errors",
-           "symbolic_helper", "verify", "VerificationInfo", "TracerWarning"]
+           "symbolic_helper", "verify", "VerificationInfo"]

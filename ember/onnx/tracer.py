@@ -23,10 +23,7 @@ import warnings
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from ..autograd import function as _function
-
-
-class TracerWarning(Warning):
-    """A trace may not generalize to other inputs (PyTorch's torch.jit.TracerWarning)."""
+from ..jit._trace import TracerWarning  # one warning class for every tracer, as torch.jit's
 
 
 class TracedValue:
