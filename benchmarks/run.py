@@ -1,6 +1,6 @@
 """Side-by-side benchmarks: the same code timed on torch and on ember.
 
-    python benchmarks/run.py [names...] [--repeat N] [--self-test]
+    python benchmarks/run.py [names...] [--repeat N] [--threads N] [--self-test]
 
 --self-test uses torch in place of ember, to check the runner itself.
 """
@@ -65,6 +65,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs; best is kept")
+    parser.add_argument("--threads", type=int, help="intra-op threads for both libraries "
+                        "(torch.set_num_threads and ember.set_num_threads, which also limits "
+                        "NumPy's BLAS); default: each library's own")
     parser.add_argument("--self-test", action="store_true", help="use torch as ember")
     args = parser.parse_args()
 
@@ -80,6 +83,10 @@ def main():
         except Exception as e:
             ember, ember_error = None, f"import ember failed: {type(e).__name__}: {e}"
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        if ember is not None:
+            ember.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, torch.get_num_threads() = {torch.get_num_threads()}")
     print(f"numpy {np.__version__}, BLAS: {blas_info()}")
     if args.self_test:

@@ -56,14 +56,15 @@ from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from . import multiprocessing, random, utils, func, storage
-from . import fft, signal, functional  # torch.fft, torch.signal, torch.functional (stft, istft)
+from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
+from . import fx  # torch.fx
 from .functional import stft, istft
 from . import serialization
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
-from . import memory  # the CPU caching allocator's statistics and snapshots
-from .memory import OutOfMemoryError
+from . import jit, compiler  # torch.jit, torch.compiler
+from .compiler import compile  # torch.compile
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now
@@ -75,3 +76,11 @@ def typename(obj):
     if isinstance(obj, Tensor):
         return obj.type()
     return type(obj).__qualname__
+
+
+def __getattr__(name):
+    # torch.onnx is imported on first use, as in PyTorch (`import ember.onnx` works as well)
+    if name == "onnx":
+        import importlib
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -1726,6 +1726,10 @@ from op_db_special import SPECIAL_OPS  # noqa: E402  (torch.special)
 OPS += SPECIAL_OPS
 from op_db_fft import FFT_OPS  # noqa: E402  (torch.fft, the spectral ops)
 OPS += FFT_OPS
+from op_db_masked import MASKED_OPS  # noqa: E402  (torch.masked)
+OPS += MASKED_OPS
+from op_db_linalg import LINALG_OPS  # noqa: E402  (linalg _ex variants, LDL, eig/qr/lstsq grads)
+OPS += LINALG_OPS
 
 
 # ---- in-place variants, generated like the ops' own: `exp_` gets exp's samples ------------------

@@ -73,12 +73,16 @@ def test_range_values_and_dtype():
             assert str(e.dtype) == str(t.dtype) and e.tolist() == t.tolist()
 
 
-def test_eig_refuses_grad_rather_than_dropping_it():
-    A = ember.eye(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="linalg.eig"):
-        ember.linalg.eig(A)
-    with ember.no_grad():
-        assert ember.linalg.eigvals(A).dtype is ember.complex64
+def test_eig_records_its_node_as_torch():
+    """eig is differentiable (it used to refuse inputs that require grad): its outputs, and
+    eigvals', come from LinalgEigBackward0 as in PyTorch (values and gradients: op_db_linalg)."""
+    for lib in (ember, torch):
+        A = lib.eye(2, requires_grad=True)
+        values, vectors = lib.linalg.eig(A)
+        assert type(values.grad_fn).__name__ == "LinalgEigBackward0"
+        assert type(lib.linalg.eigvals(A).grad_fn).__name__ == "LinalgEigBackward0"
+        with lib.no_grad():
+            assert str(lib.linalg.eigvals(A).dtype).endswith("complex64")
 
 
 def test_samplers_are_reproducible_with_a_generator():

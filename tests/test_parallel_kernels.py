@@ -64,3 +64,35 @@ def test_num_threads_setting():
                 ember.set_num_threads(bad)
     finally:
         ember.set_num_threads(saved)
+
+
+def test_num_threads_governs_numpys_blas():
+    """One setting for both pools: set_num_threads also limits NumPy's BLAS, as torch's limits
+    MKL/OpenMP (no oversubscription of the cores by GEMMs next to ember's own threads)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl is in the test extra")
+    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if not blas:
+        pytest.skip("NumPy reports no BLAS thread pool")
+    saved = ember.get_num_threads()
+    try:
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            assert {i["num_threads"] for i in threadpoolctl.threadpool_info()
+                    if i["user_api"] == "blas"} == {n}
+    finally:
+        ember.set_num_threads(saved)
+
+
+def test_inf_and_nan_results_are_silent_as_in_torch():
+    """PyTorch's kernels never warn on overflow or invalid values; neither do ember's, also on
+    the intra-op threads of a split loop."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = ember.full((1 << 18,), 3e38)
+        for lib_x, t_x in ((ember.tensor([3e38, -1.0, 0.0]), torch.tensor([3e38, -1.0, 0.0])),
+                           (big, torch.full((1 << 18,), 3e38))):
+            ours = [lib_x * 10, lib_x.log(), lib_x / 0, lib_x.half()]
+            theirs = [t_x * 10, t_x.log(), t_x / 0, t_x.half()]
+            for a, b in zip(ours, theirs):
+                np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -1,5 +1,5 @@
 """Which public callables of `torch`, `torch.Tensor`, `torch.nn.functional`, `torch.fft`,
-`torch.signal.windows` and `torch.special` ember has.
+`torch.signal.windows`, `torch.special`, `torch.linalg` and `torch.masked` ember has.
 
 Run `python tools/coverage.py` (PyTorch must be installed): it prints, per namespace, how many of
 torch's public callables exist in ember, the total, and the missing names. Private names
@@ -12,12 +12,16 @@ import types
 
 import torch
 import torch.fft
+import torch.linalg
+import torch.masked
 import torch.nn.functional
 import torch.signal.windows
 import torch.special
 
 import ember
 import ember.fft
+import ember.linalg
+import ember.masked
 import ember.nn.functional
 import ember.signal.windows
 import ember.special
@@ -62,6 +66,10 @@ def namespaces():
         ("torch.signal.windows", torch.signal.windows, ember.signal.windows,
          _public_callables(torch.signal.windows)),
         ("torch.special", torch.special, ember.special, _public_callables(torch.special)),
+        ("torch.linalg", torch.linalg, ember.linalg, _public_callables(torch.linalg)),
+        # MaskedTensor is a class: counted by name, as the functions are
+        ("torch.masked", torch.masked, ember.masked,
+         _public_callables(torch.masked) | {"MaskedTensor"}),
     ]
 
 

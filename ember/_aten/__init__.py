@@ -2,9 +2,11 @@
 per op family. Importing the package defines every op and registers every kernel; in-place ops
 that no family implements itself get kernels derived from their out-of-place op last."""
 from . import native_functions
+from ._parallel import quiet_floating_point
 from . import elementwise, special, reduction, sorting, linalg  # noqa: F401
 from . import conv, pooling, norm, nn_ops, shape, indexing, factory  # noqa: F401
 from . import loss, ctc, rnn, fft  # noqa: F401
 from .inplace import register_inplace_kernels
 
 register_inplace_kernels()
+quiet_floating_point()

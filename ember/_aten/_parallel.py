@@ -7,12 +7,23 @@ computed by the same loop, in the same order, so results are bit-for-bit those o
 Small arrays stay on the calling thread: handing work over costs tens of microseconds.
 """
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .._core import caching_allocator
 
+
+def quiet_floating_point():
+    """Silence NumPy's overflow / divide / invalid / underflow warnings on this thread.
+
+    PyTorch's kernels never warn about inf or NaN results; NumPy's ufuncs do. Wrapping every
+    kernel in `np.errstate` would cost about 1.5 us per op, so the state is set once, when ember
+    is imported (for the importing thread) and when an intra-op thread starts. NumPy keeps this
+    state per thread, so it also applies to the user's own NumPy code on the importing thread.
+    """
+    np.seterr(all="ignore")
 
 
 def _default_workers():
@@ -61,7 +72,7 @@ def parallel_for(fn, shape, size):
         fn((Ellipsis,))
         return
     if _pool is None:
-        _pool = ThreadPoolExecutor(_WORKERS - 1, "ember-intraop")
+        _pool = ThreadPoolExecutor(_WORKERS - 1, "ember-intraop", initializer=quiet_floating_point)
     n = shape[axis]
     bounds = [n * i // parts for i in range(parts + 1)]
     index = [(slice(None),) * axis + (slice(a, b),) for a, b in zip(bounds, bounds[1:])]
@@ -96,3 +107,16 @@ def set_num_threads(n):
         old, _pool, _WORKERS = _pool, None, n
         if old is not None:
             old.shutdown(wait=False)
+    _limit_blas_threads(n)
+
+
+def _limit_blas_threads(n):
+    """NumPy's BLAS follows set_num_threads, as MKL/OpenMP follow torch's, so that GEMMs and
+    ember's own threads never ask for more cores than the user allowed."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        warnings.warn("set_num_threads: NumPy's BLAS keeps its own thread count because "
+                      "threadpoolctl is not installed (pip install threadpoolctl)", stacklevel=3)
+        return
+    threadpool_limits(n, user_api="blas")

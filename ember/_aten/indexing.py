@@ -340,9 +340,17 @@ def _index_add(target, self, dim, index, source, alpha):
                                f"source.shape = {list(source._size)}")
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size)
-    values = source._np if alpha == 1 else source._np * alpha
-    np.add.at(target, key, values.astype(target.dtype, copy=False))
+    values = (source._np if alpha == 1 else source._np * alpha).astype(target.dtype, copy=False)
+    if self.dim() and _distinct(idx):
+        target[key] += values  # no row twice: one fancy-indexed add, ~10x np.add.at's speed
+    else:
+        np.add.at(target, key, values)
     return target
+
+
+def _distinct(idx):
+    ordered = np.sort(idx)
+    return not (ordered[1:] == ordered[:-1]).any()
 
 
 _copy_and_inplace_kernels("index_add", "index_add_", _index_add)

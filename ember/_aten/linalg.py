@@ -633,21 +633,29 @@ def _is_vector_rhs(A, B):
 def linalg_solve(A, B, left=True):
     _check_matrices(A, "linalg.solve")
     _check_same_dtype(A, B, "linalg.solve")
+    _solve_shapes(A, B, left, "linalg.solve")
+    a, b, vector = _as_left_system(A, B, left)
+    x = _lapack(lambda: np.linalg.solve(a, b),
+                "linalg.solve: The solver failed because the input matrix is singular.")
+    return _fresh(_from_left_system(x, vector, left), A.dtype)
+
+
+def _as_left_system(A, B, left):
+    """(a, b, vector) with A X = B as a x = b: a vector right-hand side is a column, and
+    X A = B is A^T X^T = B^T."""
     a, b = A._np, B._np
     vector = _is_vector_rhs(A, B)
     if vector:
         b = b[..., None]
     if not left:
         a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
-    if a.shape[-1] != b.shape[-2]:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({A._size[-2]}x{A._size[-1]} and "
-                           f"{'x'.join(map(str, B._size[-2:]))})")
-    x = _lapack(lambda: np.linalg.solve(a, b),
-                "linalg.solve: The solver failed because the input matrix is singular.")
+    return a, b, vector
+
+
+def _from_left_system(x, vector, left):
     if not left:
         x = np.swapaxes(x, -1, -2)
-    return _fresh(x[..., 0] if vector else x, A.dtype)
+    return x[..., 0] if vector else x
 
 
 @impl("linalg_cholesky", "CPU")
@@ -763,3 +771,340 @@ def linalg_eigh_meta(self, UPLO="L"):
     _check_matrices(self, "linalg.eigh")
     return (_meta_like(self, self._size[:-1], self.dtype.to_real()),
             _meta_like(self, self._size))
+
+
+# ---- the _ex variants (info instead of an error), LDL, eig, matrix_exp (issue 13) ------------
+# Note [info]
+# LAPACK reports failure in an integer `info` per matrix instead of raising; PyTorch's `_ex`
+# functions return it (int32, one per batch element) and raise only when check_errors=True,
+# with the first failing batch element named. info > 0 means: getrf, U[info, info] is exactly
+# zero (A singular); potrf, the leading minor of order info is not positive-definite; sytrf,
+# D[info, info] is exactly zero. The factors are what LAPACK leaves behind either way.
+def _lapack_fn(name, array):
+    import scipy.linalg.lapack
+    return scipy.linalg.lapack.get_lapack_funcs((name,), (array,))[0]
+
+
+def _raise_info(info, batched, message):
+    """LinAlgError for the first batch element whose info is positive (PyTorch's
+    _linalg_check_errors); message(code) is the text for that element."""
+    flat = np.asarray(info).reshape(-1)
+    bad = np.flatnonzero(flat > 0)
+    if bad.size:
+        k = int(bad[0])
+        prefix = f"(Batch element {k}): " if batched else ""
+        head, _, tail = message(int(flat[k])).partition(": ")
+        raise LinAlgError(f"{head}: {prefix}{tail}")
+
+
+def _lu_solve_each(a, b):
+    """(X, info) of A X = B, by getrf of each matrix of `a` and getrs for each of the right-hand
+    sides `b` (whose batch `a`'s broadcasts to); info has `a`'s batch shape. A singular A gives
+    info > 0 and the infinities and NaNs of dividing by the zero pivot, as in PyTorch."""
+    a_batch, batch = a.shape[:-2], b.shape[:-2]
+    x = np.empty(b.shape, dtype=a.dtype)
+    info = np.zeros(a_batch, dtype=np.int32)
+    if a.shape[-1] == 0 or a.size == 0:
+        return x, info
+    getrf, getrs = _lapack_fn("getrf", a), _lapack_fn("getrs", a)
+    factors = {}
+    with np.errstate(all="ignore"):
+        for i in np.ndindex(*a_batch):
+            lu, piv, info[i] = getrf(a[i])
+            factors[i] = lu, piv
+        which = np.broadcast_to(np.arange(info.size).reshape(a_batch), batch)
+        for i in np.ndindex(*batch):
+            lu, piv = factors[np.unravel_index(which[i], a_batch)]
+            x[i] = getrs(lu, piv, b[i])[0]
+    return x, info
+
+
+def _solve_shapes(A, B, left, name):
+    """PyTorch's linalg.solve shape rules: (vector rhs?, broadcast batch shape)."""
+    vector = _is_vector_rhs(A, B)
+    # a vector is a column: X A = B with one only works for 1x1 matrices
+    shape = tuple(B._size[-1:]) + (1,) if vector else tuple(B._size[-2:])
+    if B.dim() == 0 or len(shape) < 2 or A._size[-1] != shape[0 if left else 1]:
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A._size[-2]}x{A._size[-1]} and "
+                           f"{'x'.join(map(str, shape))})")
+    batch = broadcast_shape(A._size[:-2], B._size[:-1 if vector else -2])
+    return vector, tuple(batch)
+
+
+def _solve_ex_check(A, B, left):
+    _check_matrices(A, "linalg.solve")
+    _check_same_dtype(A, B, "linalg.solve")
+    return _solve_shapes(A, B, left, "linalg.solve")
+
+
+@impl("linalg_solve_ex", "CPU")
+def linalg_solve_ex(A, B, left=True, check_errors=False):
+    _, batch = _solve_ex_check(A, B, left)
+    a, b, vector = _as_left_system(A, B, left)
+    x, info = _lu_solve_each(a, np.broadcast_to(b, batch + b.shape[-2:]))
+    if check_errors:
+        _raise_info(info, A.dim() > 2, lambda code: "torch.linalg.solve_ex: The solver failed "
+                    "because the input matrix is singular.")
+    return _fresh(_from_left_system(x, vector, left), A.dtype), _wrap(info)
+
+
+@impl("linalg_solve_ex", "Meta")
+def linalg_solve_ex_meta(A, B, left=True, check_errors=False):
+    vector, batch = _solve_ex_check(A, B, left)
+    shape = batch + ((B._size[-1],) if vector else tuple(B._size[-2:]))
+    return _meta_like(A, shape), _meta_like(A, A._size[:-2], D.int32)
+
+
+@impl("linalg_inv_ex", "CPU")
+def linalg_inv_ex(A, check_errors=False):
+    _check_matrices(A, "linalg.inv")
+    n = A._size[-1]
+    eye = np.broadcast_to(np.eye(n, dtype=A.dtype._np), A._size)
+    inverse, info = _lu_solve_each(A._np, eye)
+    if check_errors:
+        _raise_info(info, A.dim() > 2, lambda code: f"linalg.inv_ex: The diagonal element "
+                    f"{code} is zero, the inversion could not be completed because the input "
+                    f"matrix is singular.")
+    return _fresh(inverse, A.dtype), _wrap(info)
+
+
+@impl("linalg_inv_ex", "Meta")
+def linalg_inv_ex_meta(A, check_errors=False):
+    _check_matrices(A, "linalg.inv")
+    return _meta_like(A, A._size), _meta_like(A, A._size[:-2], D.int32)
+
+
+@impl("linalg_cholesky_ex", "CPU")
+def linalg_cholesky_ex(self, upper=False, check_errors=False):
+    """potrf per matrix (lower); a failed factorization keeps LAPACK's partial factor."""
+    _check_matrices(self, "linalg.cholesky")
+    a = self._np
+    L = np.zeros(a.shape, dtype=a.dtype)
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
+    if a.shape[-1]:
+        potrf = _lapack_fn("potrf", a)
+        for i in np.ndindex(*a.shape[:-2]):
+            L[i], info[i] = potrf(a[i], lower=1, clean=1)
+    if check_errors:
+        _raise_info(info, self.dim() > 2, lambda code: f"linalg.cholesky_ex: The factorization "
+                    f"could not be completed because the input is not positive-definite (the "
+                    f"leading minor of order {code} is not positive-definite).")
+    if upper:
+        L = np.swapaxes(L, -1, -2).conj()
+    return _fresh(L, self.dtype), _wrap(info)
+
+
+@impl("linalg_cholesky_ex", "Meta")
+def linalg_cholesky_ex_meta(self, upper=False, check_errors=False):
+    _check_matrices(self, "linalg.cholesky")
+    return _meta_like(self, self._size), _meta_like(self, self._size[:-2], D.int32)
+
+
+# LDL^T (Bunch-Kaufman): LAPACK's sytrf (hetrf for hermitian complex input) with the lower
+# triangle; LD holds L below the diagonal and the 1x1 and 2x2 blocks of D on and next to it,
+# pivots LAPACK's 1-based interchanges (negative for a 2x2 block).
+def _ldl_check(A, name, kernel):
+    dt = A.dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{_scalar_type_name(dt)}")
+    if dt in (D.float16, D.bfloat16):
+        raise not_implemented(kernel, dt)
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A._size[-1] != A._size[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A._size[-2]} by {A._size[-1]} matrices")
+
+
+def _ldl_routine(a, hermitian, stem):
+    return _lapack_fn(("he" if hermitian and np.iscomplexobj(a) else "sy") + stem, a)
+
+
+@impl("linalg_ldl_factor_ex", "CPU")
+def linalg_ldl_factor_ex(self, hermitian=False, check_errors=False):
+    _ldl_check(self, "torch.linalg.ldl_factor_ex", "ldl_factor_kernel_cpu")
+    a = self._np
+    LD = np.zeros(a.shape, dtype=a.dtype)
+    pivots = np.zeros(a.shape[:-1], dtype=np.int32)
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
+    if a.shape[-1]:
+        sytrf = _ldl_routine(a, hermitian, "trf")
+        for i in np.ndindex(*a.shape[:-2]):
+            ld, pivots[i], info[i] = sytrf(a[i], lower=1)
+            LD[i] = np.tril(ld)
+    if check_errors:
+        _raise_info(info, self.dim() > 2, lambda code: f"torch.linalg.ldl_factor_ex: The "
+                    f"factorization could not be completed because D[{code},{code}] is exactly "
+                    f"zero.")
+    return _fresh(LD, self.dtype), _wrap(pivots), _wrap(info)
+
+
+@impl("linalg_ldl_factor_ex", "Meta")
+def linalg_ldl_factor_ex_meta(self, hermitian=False, check_errors=False):
+    _ldl_check(self, "torch.linalg.ldl_factor_ex", "ldl_factor_kernel_cpu")
+    return (_meta_like(self, self._size), _meta_like(self, self._size[:-1], D.int32),
+            _meta_like(self, self._size[:-2], D.int32))
+
+
+def _ldl_solve_check(LD, pivots, B):
+    _ldl_check(LD, "torch.linalg.ldl_solve", "ldl_solve_kernel_cpu")
+    if B.dim() < 2:
+        raise RuntimeError("torch.linalg.ldl_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    if pivots._size != LD._size[:-1]:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to "
+                           f"be the same, but got pivots with shape {list(pivots._size)} instead")
+    if pivots.dtype not in (D.int32, D.int64):
+        raise RuntimeError(f"torch.linalg.ldl_solve: Expected pivots to be integers. Got "
+                           f"{_scalar_type_name(pivots.dtype)}")
+    _check_same_dtype(LD, B, "torch.linalg.ldl_solve")
+    n = LD._size[-1]
+    if B._size[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A "
+                           f"matrix is {n} by {n} but each b matrix is {B._size[-2]} by "
+                           f"{B._size[-1]}")
+    return tuple(broadcast_shape(LD._size[:-2], B._size[:-2])) + tuple(B._size[-2:])
+
+
+@impl("linalg_ldl_solve", "CPU")
+def linalg_ldl_solve(LD, pivots, B, hermitian=False):
+    shape = _ldl_solve_check(LD, pivots, B)
+    batch = shape[:-2]
+    ld = np.broadcast_to(LD._np, batch + LD._size[-2:])
+    piv = np.broadcast_to(pivots._np.astype(np.int32), batch + pivots._size[-1:])
+    b = np.broadcast_to(B._np, shape)
+    x = np.empty(shape, dtype=B.dtype._np)
+    if x.size:
+        sytrs = _ldl_routine(ld, hermitian, "trs")
+        with np.errstate(all="ignore"):
+            for i in np.ndindex(*batch):
+                x[i] = sytrs(ld[i], piv[i], b[i], lower=1)[0]
+    return _fresh(x, B.dtype)
+
+
+@impl("linalg_ldl_solve", "Meta")
+def linalg_ldl_solve_meta(LD, pivots, B, hermitian=False):
+    return _meta_like(B, _ldl_solve_check(LD, pivots, B))
+
+
+_COMPLEX_OF = {D.float32: D.complex64, D.float64: D.complex128, D.complex64: D.complex64,
+               D.complex128: D.complex128}
+
+
+def _eig_check(self):
+    if self.dim() < 2 or self._size[-1] != self._size[-2]:
+        raise RuntimeError(f"linalg.eig: A must be batches of square matrices, but they are "
+                           f"{self._size[-2] if self.dim() > 1 else 1} by {self._size[-1]} "
+                           f"matrices")
+    if self.dtype not in _COMPLEX_OF:
+        raise not_implemented("linalg_eig_out_cpu", self.dtype)
+    return _COMPLEX_OF[self.dtype]
+
+
+@impl("linalg_eig", "CPU")
+def linalg_eig(self):
+    """geev through NumPy (the routine PyTorch calls: the same order and normalisation of the
+    eigenvectors); complex results for every input."""
+    dtype = _eig_check(self)
+    a = self._np
+    if not np.isfinite(a).all():
+        raise LinAlgError("linalg.eig: The algorithm failed to converge because the input "
+                          "matrix contained non-finite values.")
+    if a.shape[-1] == 0:
+        return _fresh(np.zeros(a.shape[:-1]), dtype), _fresh(np.zeros(a.shape), dtype)
+    values, vectors = np.linalg.eig(a)
+    return _fresh(values, dtype), _fresh(vectors, dtype)
+
+
+@impl("linalg_eig", "Meta")
+def linalg_eig_meta(self):
+    dtype = _eig_check(self)
+    return _meta_like(self, self._size[:-1], dtype), _meta_like(self, self._size, dtype)
+
+
+def _matrix_exp_check(self):
+    if self.dim() < 2 or self._size[-1] != self._size[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
+                           f"are {self._size[-2] if self.dim() > 1 else 1} by {self._size[-1]} "
+                           f"matrices")
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_type_name(self.dtype)}")
+
+
+@impl("linalg_matrix_exp", "CPU")
+def linalg_matrix_exp(self):
+    """SciPy's expm (Al-Mohy and Higham's scaling and squaring of a Pade approximant), in double
+    precision and rounded once to the input's dtype."""
+    import scipy.linalg
+    _matrix_exp_check(self)
+    a = self._np
+    if a.size == 0:
+        return _fresh(a, self.dtype)
+    wide = np.complex128 if np.iscomplexobj(a) else np.float64
+    return _fresh(scipy.linalg.expm(a.astype(wide)), self.dtype)
+
+
+@impl("linalg_matrix_exp", "Meta")
+def linalg_matrix_exp_meta(self):
+    _matrix_exp_check(self)
+    return _meta_like(self, self._size)
+
+
+# ---- composites PyTorch writes from other ops (CompositeImplicitAutograd)
+@impl("linalg_vander", "CompositeImplicitAutograd")
+def linalg_vander(x, N=None):
+    """Columns x^0, x^1, ..., x^(N-1): ones, then a running product (cumprod promotes
+    integers to int64, as PyTorch's does)."""
+    if x.dim() == 0:
+        x = x.unsqueeze(0)
+    n = x._size[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = x.unsqueeze(-1).expand(*x._size, n - 1).cumprod(-1)
+    from .._dispatch.dispatcher import lookup
+    return lookup("cat")([powers.new_ones((*x._size, 1)), powers], -1)
+
+
+def _prod(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+@impl("linalg_tensorinv", "CompositeImplicitAutograd")
+def linalg_tensorinv(self, ind=2):
+    """The inverse of `self` read as a (prod(shape[:ind]) x prod(shape[ind:])) matrix, shaped
+    shape[ind:] + shape[:ind]."""
+    from .._dispatch.dispatcher import lookup
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    front, back = tuple(self._size[:ind]), tuple(self._size[ind:])
+    rows, cols = _prod(front), _prod(back)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    inverse, info = lookup("linalg_inv_ex")(self.reshape(rows, cols))
+    if bool((info > 0).any()):
+        raise LinAlgError("Failed to invert the input tensor, because it is singular.")
+    return inverse.reshape(*(back + front))
+
+
+@impl("linalg_tensorsolve", "CompositeImplicitAutograd")
+def linalg_tensorsolve(self, other, dims=None):
+    """X with tensordot(self, X, X.dim()) == other: a linear solve of self read as a
+    (other.numel() x prod(rest)) matrix; `dims` are first moved to the end of self."""
+    from .._dispatch.dispatcher import lookup
+    A = self
+    if dims is not None:
+        nd = A.dim()
+        moved = [d % nd for d in dims]
+        A = A.permute(*([d for d in range(nd) if d not in moved] + moved))
+    result_shape = tuple(A._size[other.dim():])
+    result_numel, other_numel = _prod(result_shape), other.numel()
+    if result_numel != other_numel:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim"
+                           f":]) == prod(self.shape[:other.ndim]), but got {result_numel} != "
+                           f"{other_numel}")
+    X = lookup("linalg_solve")(A.reshape(other_numel, result_numel), other.reshape(-1))
+    return X.reshape(*result_shape)

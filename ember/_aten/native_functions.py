@@ -268,6 +268,17 @@ linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
 linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
 linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)
+# ---- _ex variants returning LAPACK's info, LDL, eig, matrix_exp, and composites of them
+linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
+linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
+linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
+linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+linalg_matrix_exp(Tensor self) -> Tensor
+linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
+linalg_tensorinv(Tensor self, int ind=2) -> Tensor
+linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
 
 # ==== neural-network functions (_aten/nn_ops.py, loss.py, ctc.py, rnn.py, conv.py, pooling.py, norm.py)
 # ---- softmax and losses (_aten/nn_ops.py, loss.py)
@@ -312,7 +323,7 @@ fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tenso
 fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
 max_unpool2d(Tensor self, Tensor indices, int[2] output_size) -> Tensor
 max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride, int[3] padding) -> Tensor
-native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)  | function, out
+native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)  | function, out
 native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps) -> (Tensor, Tensor, Tensor)
 native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)  | function
 native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)

@@ -21,6 +21,9 @@ from ..autograd import engine
 from .._core.grad_mode import _grad_state
 
 
+_active = []  # the explain contexts now open (ember.compile reports to them)
+
+
 class explain:
     """Context manager recording every op call and backward node; `records` holds the rows.
 
@@ -32,8 +35,12 @@ class explain:
     def __init__(self):
         self.records = []
         self._depth = 0
+        self.compiles = []        # (name, cache entry) per ember.compile compilation
+        self.compiled_calls = []  # the name of each compiled call that ran
+        self.graph_breaks = []    # (name, reason) per graph break
 
     def __enter__(self):
+        _active.append(self)
         self._depth = 0
         self._prev_observer = engine._observer
         engine._observer = self._on_node
@@ -41,6 +48,7 @@ class explain:
         return self
 
     def __exit__(self, *exc):
+        _active.remove(self)
         _dispatcher._modes.remove(self._on_op)
         engine._observer = self._prev_observer
 
@@ -91,8 +99,42 @@ class explain:
         out += [line.format(*r).rstrip() for r in rows]
         return "\n".join(out)
 
+    def graphs(self):
+        """What ember.compile did while watched: each compilation's reason, guards, graphs
+        (forward, backward), fusion groups and generated code; graph breaks; compiled calls."""
+        out = []
+        for name, entry in self.compiles:
+            out.append(f"== ember.compile {name}: compiled ({entry.reason}) in "
+                       f"{entry.compile_time * 1e3:.1f} ms")
+            out.append("guards:")
+            out += [f"  {g}" for g in entry.guards]
+            cap = entry.captured
+            out.append("captured forward graph:")
+            out += ["  " + line for line in str(cap.forward).splitlines()]
+            if cap.backward is not None:
+                out.append("captured backward graph:")
+                out += ["  " + line for line in str(cap.backward).splitlines()]
+            for part in cap.compiled or ():
+                if part is None:
+                    continue
+                out.append(f"fusion groups ({part.name}): " + (
+                    "none" if not part.fusion else ""))
+                out += [f"  {g!r}" for g in part.fusion]
+                out.append(f"generated code ({part.name}):")
+                out += ["  " + line for line in part.code.splitlines()]
+        for name, reason in self.graph_breaks:
+            out.append(f"== ember.compile {name}: graph break, ran eagerly: {reason}")
+        if self.compiled_calls:
+            out.append(f"compiled calls: {len(self.compiled_calls)}, compilations: "
+                       f"{len(self.compiles)} (recompilations: "
+                       f"{sum(1 for _, e in self.compiles if e.reason != 'first call')})")
+        return "\n".join(out)
+
     def __str__(self):
-        return self.table()
+        text = self.table()
+        if self.compiles or self.graph_breaks:
+            text += "\n\n" + self.graphs()
+        return text
 
     def __repr__(self):
         return f"<ember.explain: {len(self.records)} op calls>"

@@ -156,6 +156,8 @@ class OpNode(Node):
             if g._size != shape:
                 g = g.sum_to_size(shape)
             if g.dtype is not dtype:
+                if g.dtype.is_complex and not dtype.is_complex:
+                    g = g.real      # a real input of a complex op: PyTorch's handle_r_to_c
                 g = g.to(dtype)
             out[k] = g
         return out

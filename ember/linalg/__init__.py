@@ -1,7 +1,9 @@
 """torch.linalg: decompositions, solvers, norms and products of (batches of) matrices.
 
 The decompositions (inv, det, slogdet, solve, cholesky, qr, svd, eigh) are ops with LAPACK
-kernels (through NumPy) and backward formulas in `ember/autograd/derivatives.py`; pinv, lstsq,
+kernels (through NumPy and SciPy's LAPACK) and backward formulas in
+`ember/autograd/derivatives/linalg.py`, as are their `_ex` variants (LAPACK's info instead of
+an error), LDL, eig and matrix_exp; pinv, lstsq,
 matrix_rank, matrix_power and multi_dot are written here from them, so autograd sees the ops
 they are made of (PyTorch computes lstsq's gradient through pinv as well).
 """
@@ -18,7 +20,9 @@ from .._bindings.out import _finish, _finish_tuple
 from .._bindings import where, zeros, eye, matmul, diagonal as _diagonal, tensor
 from .._refs.reduction import _vector_norm as vector_norm, _matrix_norm as matrix_norm
 
-__all__ = ["LinAlgError", "inv", "inv_ex", "det", "slogdet", "solve", "cholesky", "qr", "svd",
+__all__ = ["LinAlgError", "inv", "inv_ex", "solve_ex", "cholesky_ex", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve", "tensorinv", "tensorsolve", "vander", "det", "slogdet",
+           "solve", "cholesky", "qr", "svd",
            "svdvals", "eigh", "eigvalsh", "pinv", "lstsq", "matrix_rank", "norm", "vector_norm",
            "matrix_norm", "cross", "matmul", "vecdot", "multi_dot", "matrix_power", "diagonal"]
 
@@ -29,7 +33,52 @@ def inv(A, *, out=None):
 
 def inv_ex(A, *, check_errors=False, out=None):
     return _finish_tuple("linalg_inv_ex", ["inverse", "info"],
-                         (inv(A), zeros(A.shape[:-2], dtype=D.int32)), out)
+                         _op("linalg_inv_ex")(A, check_errors), out)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    return _finish_tuple("linalg_solve_ex", ["result", "info"],
+                         _op("linalg_solve_ex")(A, B, left, check_errors), out)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    return _finish_tuple("linalg_cholesky_ex", ["L", "info"],
+                         _op("linalg_cholesky_ex")(A, upper, check_errors), out)
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    return _finish_tuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"],
+                         _op("linalg_ldl_factor_ex")(A, hermitian, check_errors), out)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):
+    """ldl_factor_ex, raising where D has an exactly zero pivot (PyTorch raises a RuntimeError
+    there as well)."""
+    LD, pivots, info = _op("linalg_ldl_factor_ex")(A, hermitian, False)
+    bad = info.reshape(-1) > 0
+    if bool(bad.any()):
+        k = int(bad.int().argmax())
+        code = int(info.reshape(-1)[k])
+        where_ = f"(Batch element {k}): " if A.dim() > 2 else ""
+        raise RuntimeError(f"torch.linalg.ldl_factor: {where_}The factorization could not be "
+                           f"completed because D[{code},{code}] is exactly zero.")
+    return _finish_tuple("linalg_ldl_factor", ["LD", "pivots"], (LD, pivots), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    return _finish(_op("linalg_ldl_solve")(LD, pivots, B, hermitian), False, out)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    return _finish(_op("linalg_tensorinv")(A, ind), False, out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    return _finish(_op("linalg_tensorsolve")(A, B, dims), False, out)
+
+
+def vander(x, *, N=None):
+    return _op("linalg_vander")(x, N)
 
 
 def det(A, *, out=None):
@@ -131,7 +180,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if m > n and driver != "gelsy" and bool((matrix_rank(A) == n).all()):
         residuals = (A.matmul(X) - Bm).pow(2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
-    S = svdvals(A) if driver in ("gelsd", "gelss") else zeros(0, dtype=A.dtype)
+    # as in PyTorch, only the solution and the residuals are differentiable
+    S = svdvals(A.detach()) if driver in ("gelsd", "gelss") else zeros(0, dtype=A.dtype)
     return _finish_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
                          (X.squeeze(-1) if vector else X, residuals, rank, S))
 

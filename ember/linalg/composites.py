@@ -1,11 +1,10 @@
 """Linear-algebra functions PyTorch also offers, written from ember's linalg ops so autograd
 sees what they are made of: triangular solves (linalg.solve on the masked triangle, whose
 gradient is then masked the same way, as PyTorch's formula is), Cholesky solves and inverses
-(through A = L L^H, so L's gradient is the full-matrix one PyTorch returns), matrix_exp by
-scaling and squaring a Taylor polynomial, cond; and the functions PyTorch removed in 1.9,
+(through A = L L^H, so L's gradient is the full-matrix one PyTorch returns), matrix_exp (an
+op), cond; and the functions PyTorch removed in 1.9,
 which raise pointing at their replacements.
 """
-import math
 import warnings
 
 from .._core import dtype as D
@@ -108,27 +107,11 @@ def cholesky_inverse(input, upper=False, *, out=None):
     return _finish(_linalg().inv(_gram(input, upper)), False, out)
 
 
-_TAYLOR_DEGREE = 18   # after scaling to 1-norm <= 1/2: last term ~ 2^-18 / 18! ~ 6e-22
-
-
 def matrix_exp(A):
-    """exp(A) = exp(A / 2^s)^(2^s), with exp of the scaled matrix from its Taylor polynomial
-    evaluated by Horner's rule. Every step is a differentiable op, so the gradient is the
-    derivative of the same approximation."""
-    _check_square(A, "linalg.matrix_exp")
-    _check_float(A, "linalg.matrix_exp")
-    if A.numel() == 0:
-        return A.clone()
-    norm = float(A.detach().abs().sum(-2).amax())
-    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0 else 0
-    X = A / float(2 ** s)
-    eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    P = eye + X / _TAYLOR_DEGREE
-    for k in range(_TAYLOR_DEGREE - 1, 0, -1):
-        P = eye + X.matmul(P) / k
-    for _ in range(s):
-        P = P.matmul(P)
-    return P
+    """The op linalg_matrix_exp (SciPy's expm; PyTorch's derivative, a matrix_exp of a block
+    matrix)."""
+    from .._dispatch.dispatcher import lookup
+    return lookup("linalg_matrix_exp")(A)
 
 
 def cond(A, p=None, *, out=None):

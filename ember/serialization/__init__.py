@@ -21,6 +21,7 @@ import os
 import pickle
 import pickletools
 import sys
+import warnings
 
 from .._core import dtype as D
 from . import weights_only_unpickler as _weights_only_unpickler
@@ -83,6 +84,32 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
                        not _disable_byteorder_record)
 
 
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _resolve_weights_only(weights_only, pickle_module):
+    """weights_only as torch.load settles it: the argument, else True unless a pickle_module is
+    given; then the environment. TORCH_FORCE_WEIGHTS_ONLY_LOAD forces True even over an explicit
+    weights_only=False; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD forces False only when the caller did
+    not pass weights_only (with a warning); both set is an error."""
+    not_set = weights_only is None
+    if not_set:
+        weights_only = pickle_module is None
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE_VALUES
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and not_set:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since "
+                      "the`weights_only` argument was not explicitly passed to `torch.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return weights_only
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
     """Load an object saved by `torch.save` or `ember.save` from `f` (a path, a
@@ -101,13 +128,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     Like PyTorch, this trusts the bytes of tensor records; set
     `ember.serialization.config.load.verify_crc32 = True` to check them against their CRC-32.
     """
-    if weights_only is None:
-        weights_only = pickle_module is None
+    weights_only = _resolve_weights_only(weights_only, pickle_module)
     if mmap is None:
         mmap = config.load.mmap
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")
+    if weights_only and pickle_load_args:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.")
     pickle_module = pickle if pickle_module is None else pickle_module
     pickle_load_args.setdefault("encoding", "utf-8")
     if isinstance(f, (str, os.PathLike)) and os.fspath(f).endswith(".safetensors"):

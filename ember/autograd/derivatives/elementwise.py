@@ -81,8 +81,11 @@ derivative("maximum", {"self": _minmax_grad(True),
                        "other": lambda grad, self, other: _minmax_grad(True)(grad, other, self)})
 derivative("minimum", {"self": _minmax_grad(False),
                        "other": lambda grad, self, other: _minmax_grad(False)(grad, other, self)})
-derivative("where.self", {"self": lambda grad, condition: E.where(condition, grad, grad * 0),
-                          "other": lambda grad, condition: E.where(condition, grad * 0, grad)})
+# the unselected side gets an exact 0 (not grad * 0, which is NaN where grad is inf or NaN)
+derivative("where.self", {"self": lambda grad, condition: E.where(condition, grad,
+                                                                  grad.new_zeros(())),
+                          "other": lambda grad, condition: E.where(condition, grad.new_zeros(()),
+                                                                   grad)})
 
 
 def _clamp_grad(grad, self, min, max):

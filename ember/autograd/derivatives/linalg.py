@@ -1,21 +1,27 @@
 """Derivatives of the linear-algebra ops: products, einsum, decompositions and solvers."""
-from ..variable_type import derivative
+from ..variable_type import derivative, not_implemented
 from ... import _refs as E
 from ..._dispatch.ops import ops
 from ._common import _conj
 
 
+def _H(x):
+    """The conjugate transpose (the transpose of a real matrix): what a product's gradient
+    multiplies by, in PyTorch's convention for complex gradients."""
+    return x.mH if x.is_complex() else x.mT
+
+
 # ---- matrix products
-derivative("mm", {"self": lambda grad, mat2: grad.mm(mat2.mT),
-                  "mat2": lambda grad, self: self.mT.mm(grad)})
-derivative("bmm", {"self": lambda grad, mat2: grad.bmm(mat2.mT),
-                   "mat2": lambda grad, self: self.mT.bmm(grad)})
+derivative("mm", {"self": lambda grad, mat2: grad.mm(_H(mat2)),
+                  "mat2": lambda grad, self: _H(self).mm(grad)})
+derivative("bmm", {"self": lambda grad, mat2: grad.bmm(_H(mat2)),
+                   "mat2": lambda grad, self: _H(self).bmm(grad)})
 
 
 def _matmul_grads(grad, self, other, needs):
     a, b = self, other
     if a.dim() == 1 and b.dim() == 1:
-        return (grad * b if needs[0] else None, grad * a if needs[1] else None)
+        return (grad * _conj(b) if needs[0] else None, grad * _conj(a) if needs[1] else None)
     a2 = a.unsqueeze(0) if a.dim() == 1 else a
     b2 = b.unsqueeze(-1) if b.dim() == 1 else b
     g = grad
@@ -23,8 +29,8 @@ def _matmul_grads(grad, self, other, needs):
         g = g.unsqueeze(-2)
     if b.dim() == 1:
         g = g.unsqueeze(-1)
-    ga = g.matmul(b2.mT) if needs[0] else None
-    gb = a2.mT.matmul(g) if needs[1] else None
+    ga = g.matmul(_H(b2)) if needs[0] else None
+    gb = _H(a2).matmul(g) if needs[1] else None
     if ga is not None:
         ga = ga.sum_to_size(a2.shape)
         if a.dim() == 1:
@@ -46,10 +52,10 @@ def _matmul_node_name(self, other):
 derivative("matmul", {"self, other": _matmul_grads}, node_name=_matmul_node_name)
 derivative("addmm", {
     "self": lambda grad, beta: grad if beta == 1 else grad * beta,
-    "mat1": lambda grad, mat2, alpha: grad.mm(mat2.mT) * alpha if alpha != 1 else
-    grad.mm(mat2.mT),
-    "mat2": lambda grad, mat1, alpha: mat1.mT.mm(grad) * alpha if alpha != 1 else
-    mat1.mT.mm(grad)})
+    "mat1": lambda grad, mat2, alpha: grad.mm(_H(mat2)) * alpha if alpha != 1 else
+    grad.mm(_H(mat2)),
+    "mat2": lambda grad, mat1, alpha: _H(mat1).mm(grad) * alpha if alpha != 1 else
+    _H(mat1).mm(grad)})
 
 
 def _linear_input(grad, weight):
@@ -170,7 +176,8 @@ derivative("trace", {"self": lambda grad, self_shape: grad * E.eye(*self_shape,
 derivative("linalg_cross", {
     "self": lambda grad, other, dim: ops.aten.linalg_cross(other, grad, dim=dim),
     "other": lambda grad, self, dim: ops.aten.linalg_cross(grad, self, dim=dim)})
-derivative("linalg_inv", {"A": lambda grad, result: -(result.mT.matmul(grad).matmul(result.mT))})
+derivative("linalg_inv", {"A": lambda grad, result: -(_H(result).matmul(grad).matmul(
+    _H(result)))})
 
 
 def _det_grad(grad, A, result):
@@ -187,11 +194,12 @@ def _solve_grads(grad, A, B, result, left, needs):
     """X = A^-1 B: gB = A^-T g and gA = -gB X^T (for XA = B: gB = g A^-T, gA = -X^T gB)."""
     from ..._aten.linalg import _is_vector_rhs
     vector = _is_vector_rhs(A, B)
-    g = grad.unsqueeze(-1) if vector else grad
-    X = result.unsqueeze(-1) if vector else result
-    gB = ops.aten.linalg_solve(A.mT, g, left=left)
-    gA = (-gB.matmul(X.mT) if left else -X.mT.matmul(gB)) if needs[0] else None
-    return gA, (gB.squeeze(-1) if vector else gB) if needs[1] else None
+    axis = -1 if left else -2            # a vector is a column for AX = B, a row for XA = B
+    g = grad.unsqueeze(axis) if vector else grad
+    X = result.unsqueeze(axis) if vector else result
+    gB = ops.aten.linalg_solve(_H(A), g, left=left)
+    gA = (-gB.matmul(_H(X)) if left else -_H(X).matmul(gB)) if needs[0] else None
+    return gA, (gB.squeeze(axis) if vector else gB) if needs[1] else None
 
 
 derivative("linalg_solve", {"A, B": _solve_grads})
@@ -210,9 +218,20 @@ def _cholesky_grad(grad, result, upper):
 derivative("linalg_cholesky", {"self": _cholesky_grad})
 
 
+def _qr_square_grad(gQ, gR, Q, R):
+    """A = QR with m >= n: gA = (gQ + Q syminv(triu(gR R^H - Q^H gQ))) R^-H, syminv(X) =
+    X + X^H with the diagonal's real part halved (the part of M that the triangular R and the
+    orthonormal Q can absorb)."""
+    M = (gR.matmul(R.mH) - Q.mH.matmul(gQ)).triu()
+    M = M + M.mH
+    M = M - 0.5 * E.diag_embed(M.diagonal(0, -2, -1))
+    return ops.aten.linalg_solve(R.mH, gQ + Q.matmul(M), left=False)
+
+
 def _qr_grad(grads, A_shape, result, result1, mode):
-    """A = QR with m >= n: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T, where copyltu
-    mirrors M's lower triangle onto its upper one."""
+    """The derivative PyTorch gives linalg.qr: m >= n in modes 'reduced' (and 'complete' when
+    square) as above; m < n (any mode but 'r'): with A = Q [R1 R2], A2 = Q R2 contributes
+    gA2 = Q gR2 and A2 gR2^H to Q's gradient, and the square A1 = Q R1 takes the rest."""
     Q, R = result, result1
     gQ, gR = grads
     m, n = A_shape[-2], A_shape[-1]
@@ -220,12 +239,16 @@ def _qr_grad(grads, A_shape, result, result1, mode):
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                            "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
                            "going to differentiate through linalg.qr.")
-    if m < n or (mode == "complete" and m > n):
-        raise NotImplementedError("The derivative of linalg.qr is implemented for m >= n in "
-                                  "mode 'reduced' (and square inputs in mode 'complete')")
-    M = R.matmul(gR.mT) - gQ.mT.matmul(Q)
-    M = M.tril() + M.tril(-1).mT
-    return ops.aten.linalg_solve(R, (gQ + Q.matmul(M)).mT).mT
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+    if m >= n:
+        return _qr_square_grad(gQ, gR, Q, R)
+    R1, R2 = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+    gR1, gR2 = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
+    A2 = Q.matmul(R2)
+    gA1 = _qr_square_grad(gQ + A2.matmul(gR2.mH), gR1, Q, R1)
+    return E.cat([gA1, Q.matmul(gR2)], -1)
 
 
 derivative("linalg_qr", {"A": _qr_grad})
@@ -276,3 +299,51 @@ def _eigh_grad(grads, result, result1):
 
 
 derivative("linalg_eigh", {"self": _eigh_grad})
+
+
+# ---- the _ex variants (their info output has no gradient), eig, matrix_exp (issue 13)
+derivative("linalg_inv_ex", {"A": lambda grad, result: -(result.mH.matmul(grad).matmul(
+    result.mH))}, output_differentiability=[True, False])
+derivative("linalg_solve_ex", {"A, B": _solve_grads}, output_differentiability=[True, False])
+derivative("linalg_cholesky_ex", {"self": _cholesky_grad}, output_differentiability=[True, False])
+
+
+def _eig_grad(grads, self, result, result1):
+    """A = V diag(L) V^-1: gA = V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H, E_ij = L_j - L_i off
+    the diagonal, P removing the component along each unit-norm column,
+    V^H V diag(re(diag(V^H gV))). A loss that depends on the eigenvectors' phase (any unit
+    multiple of an eigenvector is one) is ill-defined: PyTorch refuses it, and so does this."""
+    gL, gV = grads
+    L, V = result, result1
+    Vh = V.mH
+    VhgV = Vh.matmul(gV)
+    diag = VhgV.diagonal(0, -2, -1)
+    if bool((diag.imag.abs() > 1e-2).any()):          # PyTorch's (lax) tolerance
+        raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this quantity, so it is ill-defined.")
+    VhgV = VhgV - Vh.matmul(V) * diag.real.unsqueeze(-2)
+    n = L.shape[-1]
+    off = 1 - E.eye(n, dtype=L.real.dtype)
+    Lc = L.conj()
+    Econj = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + E.eye(n, dtype=L.real.dtype)
+    inner = VhgV / Econj * off + E.diag_embed(gL)
+    gA = ops.aten.linalg_solve(Vh, inner.matmul(Vh))
+    return gA if self.is_complex() else gA.real
+
+
+derivative("linalg_eig", {"self": _eig_grad})
+
+
+def _matrix_exp_grad(grad, self):
+    """PyTorch's formula: the derivative of exp at A applied to G is the top-right block of
+    exp([[A^H, G], [0, A^H]]), itself a matrix_exp (so double backward works)."""
+    Ah = self.mH
+    zeros = E.zeros_like(Ah)
+    block = E.cat([E.cat([Ah, grad], -1), E.cat([zeros, Ah], -1)], -2)
+    n = self.shape[-1]
+    return ops.aten.linalg_matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+derivative("linalg_matrix_exp", {"self": _matrix_exp_grad})
+not_implemented("linalg_ldl_factor_ex", "linalg_ldl_solve")  # as in PyTorch

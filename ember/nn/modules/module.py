@@ -273,6 +273,11 @@ class Module:
                                   f'"forward" function')
 
     # ---- calling ----------------------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward with ember.compile, in place (hooks stay eager)."""
+        from ..._dynamo.eval_frame import compile_forward
+        self.__dict__["forward"] = compile_forward(self, *args, **kwargs)
+
     def __call__(self, *args, **kwargs):
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_hooks or _global_forward_pre_hooks
@@ -649,9 +654,9 @@ class Module:
             stack.extend((c, False) for c in reversed(list(m.children())))
         return self
 
-    def _apply(self, fn):
+    def _apply(self, fn, recurse=True):
         from ...autograd.grad_mode import no_grad
-        for m in self.modules():
+        for m in (self.modules() if recurse else (self,)):
             for k, p in m._parameters.items():
                 if p is None:
                     continue
@@ -680,6 +685,12 @@ class Module:
                 else None
             return t.to(device=device, dtype=dt)
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers replaced by uninitialized tensors of the same shape and dtype
+        on `device` (nothing is copied): how a model built on the meta device gets memory."""
+        from ..._bindings import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))

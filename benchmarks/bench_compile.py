@@ -1,0 +1,70 @@
+"""Training steps under ember.compile against torch eager: the MLP of bench_mlp, a LeNet-5
+(batch 64 of 1x28x28), and ResNet-18 / the Transformer encoder of bench_resnet /
+bench_transformer. The torch column is torch eager (no torch.compile); the ember column is the
+model wrapped in ember.compile (optimizer step eager in both). Each setup prints the first call's
+time -- capture plus compile plus one step -- to stderr."""
+import sys
+import time
+
+from _common import training_step
+from registry import benchmark
+
+
+def _compiled_step(lib, model, opt, loss_fn, x, y, name):
+    if lib.__name__ == "ember":
+        model = lib.compile(model)
+    step = training_step(model, opt, loss_fn, x, y)
+    if lib.__name__ == "ember":
+        t0 = time.perf_counter()
+        step()
+        print(f"  [{name}] first call (capture + compile + step): "
+              f"{(time.perf_counter() - t0) * 1e3:.1f} ms", file=sys.stderr)
+    return step
+
+
+def lenet(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
+                         nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120),
+                         nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+@benchmark(target=0.8)
+def bench_compiled_mlp_train_step(lib):
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                          nn.Linear(512, 10))
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = lib.randn(128, 784), lib.randint(0, 10, (128,))
+    return _compiled_step(lib, model, opt, F.cross_entropy, x, y, "mlp")
+
+
+@benchmark(target=1.0)
+def bench_compiled_lenet_train_step(lib):
+    lib.manual_seed(0)
+    model = lenet(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = lib.randn(64, 1, 28, 28), lib.randint(0, 10, (64,))
+    return _compiled_step(lib, model, opt, lib.nn.functional.cross_entropy, x, y, "lenet")
+
+
+@benchmark(target=2.5)
+def bench_compiled_resnet18_train_step(lib):
+    from bench_resnet import resnet18
+    lib.manual_seed(0)
+    model = resnet18(lib)
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    x, y = lib.randn(32, 3, 32, 32), lib.randint(0, 10, (32,))
+    return _compiled_step(lib, model, opt, lib.nn.functional.cross_entropy, x, y, "resnet18")
+
+
+@benchmark(target=2.0)
+def bench_compiled_transformer_layer_train_step(lib):
+    nn, F = lib.nn, lib.nn.functional
+    lib.manual_seed(0)
+    model = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.1,
+                                       batch_first=True)
+    opt = lib.optim.AdamW(model.parameters(), lr=1e-4)
+    x, target = lib.randn(16, 64, 256), lib.randn(16, 64, 256)
+    return _compiled_step(lib, model, opt, F.mse_loss, x, target, "transformer layer")

@@ -1,0 +1,1 @@
+"""AOT autograd (torch._functorch's role): the forward and backward graphs compiled together."""

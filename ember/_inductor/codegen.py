@@ -1,0 +1,318 @@
+"""Generated Python over NumPy for a recorded graph: elementwise fusion, a static memory plan,
+and the source you can print (`CompiledGraph.code`).
+
+Each call becomes one line. Ops with a NumPy lowering here become NumPy expressions on arrays;
+every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on tensors, so the generated
+code computes exactly what the kernels compute. Arrays and tensors are converted only where one
+kind of line hands a value to the other.
+
+Fusion: a chain of elementwise calls with the same result shape and dtype, each reading the one
+before it and nothing else using the intermediate, becomes one kernel function writing every
+step into the same buffer with `out=` -- one allocation for the chain instead of one per op.
+
+Memory plan: the buffer of a fused chain (or a linear layer's result) whose Value never leaves
+the graph -- it is not an output, not saved for backward, and no tensor sharing its memory is --
+comes from a pool allocated at the first run and kept across runs. Buffers are handed out in
+call order and returned to the pool after the last call that reads the Value or anything
+sharing its memory, so a later chain of the same shape and dtype reuses them.
+"""
+import numpy as np
+
+from .._core.tensor import _wrap, _wrap_any
+from .._core import dtype as D
+from .._dispatch.recorder import Value
+from .passes import writes
+
+_FLOATS = (D.float32, D.float64)
+
+# op name -> (number of tensor operands read, NumPy statement template over {a}, {b}, ..., {out})
+_ELEMENTWISE = {
+    "add.Tensor": ("np.add({0}, {1}, out={out})", lambda args: args[2] == 1),
+    "sub.Tensor": ("np.subtract({0}, {1}, out={out})", lambda args: args[2] == 1),
+    "mul.Tensor": ("np.multiply({0}, {1}, out={out})", None),
+    "div.Tensor_mode": ("np.divide({0}, {1}, out={out})", lambda args: args[2] is None),
+    "neg": ("np.negative({0}, out={out})", None),
+    "exp": ("np.exp({0}, out={out})", None),
+    "tanh": ("np.tanh({0}, out={out})", None),
+    "sqrt": ("np.sqrt({0}, out={out})", None),
+    "relu": ("np.maximum({0}, 0, out={out})", None),
+    "threshold_backward": ("_threshold_backward_into({0}, {1}, {2}, {out})", None),
+}
+
+
+def _threshold_backward_into(g, x, threshold, out):
+    """The threshold_backward kernel's bit mask (ember/_aten/elementwise.py), into `out`."""
+    bits = np.dtype(f"i{out.dtype.itemsize}")
+    keep = (x <= threshold).astype(bits)
+    keep -= 1                                # 0 where x <= threshold, all ones elsewhere
+    np.bitwise_and(np.asarray(g).view(bits), keep, out=out.view(bits))
+
+
+def _operand_ok(a, dt):
+    if type(a) is Value:
+        return a.dtype is dt
+    return type(a) in (int, float) or a is None or isinstance(a, str)
+
+
+def elementwise_template(call):
+    """The NumPy statement of an elementwise call, or None when it has no exact lowering here
+    (other dtypes, mixed dtypes, alpha != 1, rounding modes...)."""
+    entry = _ELEMENTWISE.get(call.op.__name__)
+    if entry is None or call.outs[0] is None or len(call.outs) != 1:
+        return None
+    template, ok = entry
+    out = call.outs[0]
+    if out.dtype not in _FLOATS or not all(_operand_ok(a, out.dtype) for a in call.args):
+        return None
+    if ok is not None and not ok(call.args):
+        return None
+    if type(call.args[0]) is not Value and type(call.args[1] if len(call.args) > 1 else None) \
+            is not Value:
+        return None
+    return template
+
+
+def _view_lowering(call):
+    name = call.op.__name__
+    out = call.outs[0] if len(call.outs) == 1 else None
+    if out is None or type(call.args[0]) is not Value:
+        return None
+    if name in ("view", "_unsafe_view", "reshape"):
+        return "{0}.reshape(%r)" % (out.shape,)
+    if name == "t":
+        return "{0}.T"
+    if name == "transpose.int":
+        return "np.swapaxes({0}, %d, %d)" % (call.args[1], call.args[2])
+    if name == "permute":
+        return "{0}.transpose(%r)" % (tuple(call.args[1]),)
+    if name == "expand":
+        return "np.broadcast_to({0}, %r)" % (out.shape,)
+    return None
+
+
+def _linear_lowering(call):
+    if call.op.__name__ != "linear" or call.outs[0].dtype not in _FLOATS:
+        return None
+    x, w, b = call.args
+    if not all(type(v) is Value and v.dtype is call.outs[0].dtype for v in (x, w)):
+        return None
+    if b is not None and (type(b) is not Value or b.dtype is not x.dtype):
+        return None
+    return True
+
+
+class FusionGroup:
+    """An elementwise chain compiled into one kernel function."""
+
+    def __init__(self, calls):
+        self.calls = calls
+
+    @property
+    def out(self):
+        return self.calls[-1].outs[0]
+
+    def __repr__(self):
+        return " -> ".join(c.op.__name__ for c in self.calls) + \
+            f"  [{str(self.out.dtype).removeprefix('torch.')}{list(self.out.shape)}]"
+
+
+def fusion_groups(graph, escaping):
+    """Split the calls into FusionGroups (elementwise chains) and single calls, in order."""
+    uses = {}
+    for c in graph.calls:
+        for v in c.values_read():
+            uses[v] = uses.get(v, 0) + 1
+    items, group = [], None
+    for c in graph.calls:
+        if elementwise_template(c) is not None:
+            out = c.outs[0]
+            if group is not None:
+                last = group.out
+                if (last.shape == out.shape and last.dtype is out.dtype and uses.get(last) == 1
+                        and last not in escaping and last in set(c.values_read())):
+                    group.calls.append(c)
+                    continue
+            group = FusionGroup([c])
+            items.append(group)
+            continue
+        group = None
+        items.append(c)
+    return items
+
+
+class CompiledGraph:
+    """A graph turned into a Python function `fn(inputs) -> results` over NumPy."""
+
+    def __init__(self, graph, inputs, results, constants, aliases, escaping, name="forward"):
+        self.graph = graph
+        self.name = name
+        self.items = fusion_groups(graph, escaping)
+        self.fusion = [g for g in self.items if isinstance(g, FusionGroup) and len(g.calls) > 1]
+        self.code, env, self.n_buffers = _generate(self.items, inputs, results, constants,
+                                                   aliases, escaping, name)
+        namespace = dict(env)
+        exec(compile(self.code, f"<ember.compile {name}>", "exec"), namespace)
+        self.fn = namespace[name]
+        self.buffers = [None] * self.n_buffers
+
+    def __call__(self, inputs):
+        return self.fn(inputs, self.buffers)
+
+
+def _generate(items, inputs, results, constants, aliases, escaping, name):
+    env = {"np": np, "_wrap": _wrap, "_wrap_any": _wrap_any,
+           "_threshold_backward_into": _threshold_backward_into}
+    arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
+    lines = []
+    for i, v in enumerate(inputs):
+        ten[v] = f"t{v.index}"
+        lines.append(f"    t{v.index} = inputs[{i}]  # {v.name}")
+    for v, t in constants.items():
+        env[f"c{v.index}"] = t
+        ten[v] = f"c{v.index}"
+
+    def as_array(v):
+        if v not in arr:
+            arr[v] = f"a{v.index}"
+            lines.append(f"    a{v.index} = {ten[v]}._np")
+        return arr[v]
+
+    def as_tensor(v):
+        if v not in ten:
+            ten[v] = f"t{v.index}"
+            lines.append(f"    t{v.index} = _wrap_any({arr[v]})")
+        return ten[v]
+
+    def expr(a, conv):
+        if type(a) is Value:
+            return conv(a)
+        if type(a) is list:
+            return "[" + ", ".join(expr(x, conv) for x in a) + "]"
+        if type(a) is float and not np.isfinite(a):
+            return f"float({repr(a)!r})"
+        if hasattr(a, "__module__") and type(a).__module__.startswith("ember"):
+            key = f"k{len(env)}"
+            env[key] = a
+            return key
+        return repr(a)
+
+    # the memory plan: last reader of every Value (through its aliases)
+    last = {}
+    position = {}
+    for k, item in enumerate(items):
+        for c in (item.calls if isinstance(item, FusionGroup) else [item]):
+            position[c] = k
+            for v in c.values_read():
+                for w in aliases.get(v, (v,)):
+                    last[w] = k
+    free, n_buffers, owner, release = {}, 0, {}, {}
+
+    def planned(v, k):
+        nonlocal n_buffers
+        if v in escaping or last.get(v, -1) <= k:
+            return None
+        key = (v.shape, v.dtype)
+        pool = free.get(key)
+        slot = pool.pop() if pool else None
+        if slot is None:
+            slot = n_buffers
+            n_buffers += 1
+        owner[v] = (slot, key)
+        release.setdefault(last[v], []).append(v)
+        return f"_buffer({slot}, {v.shape!r}, np.{_np_name(v)})"
+
+    fused_count = 0
+    for k, item in enumerate(items):
+        if isinstance(item, FusionGroup):
+            out = item.out
+            operands, body, names = [], [], {}
+            for c in item.calls:
+                template = elementwise_template(c)
+                args = []
+                for a in c.args:
+                    if type(a) is Value:
+                        if a in names:
+                            args.append(names[a])
+                        else:
+                            names[a] = f"x{len(operands)}"
+                            operands.append(a)
+                            args.append(names[a])
+                    else:
+                        args.append(repr(a))
+                body.append("    " + template.format(*args, out="out"))
+                names[c.outs[0]] = "out"
+            fname = f"fused_{fused_count}"
+            fused_count += 1
+            params = ", ".join(names[v] for v in operands)
+            src = f"def {fname}({params}, out):\n" + "\n".join(body) + "\n    return out\n"
+            env["_src_" + fname] = src
+            exec(compile(src, f"<ember.compile {fname}>", "exec"), env)
+            buf = planned(out, k) or f"np.empty({out.shape!r}, np.{_np_name(out)})"
+            lines.append(f"    # {item!r}")
+            lines.append(f"    a{out.index} = {fname}({', '.join(as_array(v) for v in operands)}, "
+                         f"{buf})")
+            arr[out] = f"a{out.index}"
+        else:
+            c = item
+            view = _view_lowering(c)
+            if view is not None:
+                v = c.outs[0]
+                lines.append(f"    a{v.index} = " + view.format(as_array(c.args[0])))
+                arr[v] = f"a{v.index}"
+            elif _linear_lowering(c):
+                x, w, b = c.args
+                v = c.outs[0]
+                buf = planned(v, k)
+                mm = f"np.matmul({as_array(x)}, {as_array(w)}.T" + (f", out={buf})" if buf else ")")
+                lines.append(f"    a{v.index} = {mm}")
+                if b is not None:
+                    lines.append(f"    a{v.index} += {as_array(b)}")
+                arr[v] = f"a{v.index}"
+            else:
+                key = f"op{len(env)}"
+                env[key] = c.op
+                args = ", ".join(expr(a, as_tensor) for a in c.args)
+                outs = [f"t{v.index}" if v is not None else "_" for v in c.outs]
+                returns = c.op.schema.returns
+                returns_list = len(returns) == 1 and returns[0].endswith("[]")
+                target = ", ".join(outs) + ("," if len(outs) == 1 and returns_list else "")
+                target = target or "_"
+                lines.append(f"    {target} = {key}.redispatch('CPU', ({args},))  "
+                             f"# {c.op.__name__}")
+                for v in c.outs:
+                    if v is not None:
+                        ten[v] = f"t{v.index}"
+                        arr.pop(v, None)
+                if writes(c.op):  # a kernel may have replaced the written tensor's array
+                    for a, v in zip(c.op.schema.arguments, c.args):
+                        if a.mutable and type(v) is Value:
+                            arr.pop(v, None)
+        for v in release.pop(k, ()):
+            slot, key = owner[v]
+            free.setdefault(key, []).append(slot)
+    outs = []
+    for r in results:
+        if type(r) is Value:
+            outs.append(ten[r] if r in ten else arr[r])
+        else:
+            outs.append(repr(r))
+    lines.append(f"    return [{', '.join(outs)}]")
+    head = [f"def {name}(inputs, buffers):",
+            "    _buffer = _buffers(buffers)"] if n_buffers else [f"def {name}(inputs, buffers):"]
+    env["_buffers"] = _buffer_getter
+    fused_src = "".join(env[k] + "\n" for k in sorted(env) if k.startswith("_src_"))
+    code = "\n".join(head + lines) + "\n"
+    return fused_src + code, env, n_buffers
+
+
+def _np_name(v):
+    return np.dtype(v.dtype._np).name
+
+
+def _buffer_getter(buffers):
+    def get(slot, shape, dtype):
+        b = buffers[slot]
+        if b is None:
+            b = buffers[slot] = np.empty(shape, dtype)
+        return b
+    return get

@@ -1,0 +1,99 @@
+"""The "ember" backend's pipeline over a captured graph (torch._inductor.compile_fx's role):
+passes (CSE, constant folding, DCE) over the forward and backward graphs, the saved Values
+between them, then generated NumPy code for each (codegen.py) joined by AOT autograd's runtime."""
+from .._functorch.aot_autograd import CompiledFunction
+from .._dispatch.recorder import Value, Graph
+from .codegen import CompiledGraph
+from .passes import written_values, cse, rename_reads, fold_constants, dce
+
+
+def memory_aliases(tensors):
+    """Value -> the Values whose tensors share its memory (from the capture run's arrays)."""
+    by_root = {}
+    for v, t in tensors.items():
+        a = t._np
+        if a is None:
+            continue
+        root = a.base if a.base is not None else a
+        by_root.setdefault(id(root), []).append(v)
+    aliases = {}
+    for group in by_root.values():
+        if len(group) > 1:
+            s = frozenset(group)
+            for v in group:
+                aliases[v] = s
+    return aliases
+
+
+def _closure(values, aliases):
+    out = set()
+    for v in values:
+        if type(v) is Value:
+            out.update(aliases.get(v, (v,)))
+    return out
+
+
+def saved_values(fwd, bwd, constants):
+    defined = set(fwd.inputs)
+    for c in fwd.calls:
+        defined.update(v for v in c.outs if v is not None)
+    saved, seen = [], set()
+    reads = [v for c in bwd.calls for v in c.values_read()]
+    reads += [o for o in bwd.outputs if type(o) is Value]
+    for v in reads:
+        if v in defined and v not in seen and v not in constants:
+            seen.add(v)
+            saved.append(v)
+    return saved
+
+
+class Replay:
+    """A graph's calls replayed through the dispatcher, returning `results` (aot_eager)."""
+
+    def __init__(self, graph, inputs, results, constants, name):
+        self.graph, self.name, self.code, self.fusion = Graph(), name, "", []
+        self.graph.inputs, self.graph.calls = list(inputs), graph.calls
+        self.graph.outputs, self.graph.constants = list(results), constants
+
+    def __call__(self, inputs):
+        return self.graph.run(*inputs)
+
+
+def compile_fx(captured, example_inputs, generate_code=True):
+    fwd, bwd = captured.forward, captured.backward
+    aliases = memory_aliases(captured.tensors)
+    graphs = [fwd] + ([bwd] if bwd is not None else [])
+    written = written_values(graphs, aliases)
+    rename = cse(fwd, written)
+    for g in graphs[1:]:
+        rename_reads(g, rename)
+        cse(g, written)
+    for g in graphs:
+        fold_constants(g, written)
+    constants = {}
+    for g in graphs:
+        constants.update(g.constants)
+    saved = []
+    if bwd is not None:
+        dce(bwd, bwd.outputs, written)
+        saved = saved_values(fwd, bwd, constants)
+    dce(fwd, list(fwd.outputs) + saved, written)
+    constants = {}
+    for g in graphs:
+        constants.update(g.constants)
+    n = len(fwd.outputs)
+    results = list(fwd.outputs) + saved
+    if not generate_code:
+        forward = Replay(fwd, fwd.inputs, results, constants, "forward")
+        backward = bwd and Replay(bwd, list(bwd.inputs) + saved, bwd.outputs, constants,
+                                  "backward")
+    else:
+        forward = CompiledGraph(fwd, fwd.inputs, results, constants, aliases,
+                                _closure(results, aliases), "forward")
+        backward = None
+        if bwd is not None:
+            backward = CompiledGraph(bwd, list(bwd.inputs) + saved, bwd.outputs, constants,
+                                     aliases, _closure(bwd.outputs, aliases), "backward")
+    captured.compiled = (forward, backward)
+    return CompiledFunction(forward, backward, n, captured.diff_outputs, captured.grad_inputs,
+                            captured.out_meta)

@@ -1,0 +1,195 @@
+"""torch.fx's GraphModule: a Module made from a Graph. It holds the submodules, parameters and
+buffers the graph's call_module and get_attr nodes name (copied from the traced root, or taken
+from a dict), and a `forward` compiled from Python source generated from the graph; `code` shows
+that source and `recompile()` regenerates it after the graph was edited.
+"""
+import copy
+import itertools
+import linecache
+
+from ..nn import Module
+from .graph import Graph
+
+__all__ = ["GraphModule"]
+
+_source_counter = itertools.count()
+
+
+def _forward_from_src(src, globals_, name):
+    """exec the generated source under a unique file name registered with linecache, so
+    tracebacks through generated code show its lines."""
+    key = f"<eval_with_key>.{next(_source_counter)}"
+    linecache.cache[key] = (len(src), None, src.splitlines(True), key)
+    scope = dict(globals_)
+    exec(compile(src, key, "exec"), scope)
+    forward = scope["forward"]
+    forward.__qualname__ = f"{name}.forward"
+    return forward
+
+
+def _copy_attr(from_module, to_module, target):
+    """Install from_module's `a.b.c` at the same path on to_module, making empty Modules for
+    intermediate levels that do not exist yet."""
+    *prefix, field = target.split(".")
+    for item in prefix:
+        f = getattr(from_module, item)
+        t = getattr(to_module, item, None)
+        if f is t:      # a parent is already installed, with everything below it
+            return
+        if t is None:
+            t = Module()
+            setattr(to_module, item, t)
+        from_module, to_module = f, t
+    orig = getattr(from_module, field)
+    if field in getattr(from_module, "_buffers", {}) and field not in to_module._parameters:
+        to_module.register_buffer(field, orig)
+    else:
+        setattr(to_module, field, orig)
+
+
+def _assign_attr(from_obj, to_module, target):
+    *prefix, field = target.split(".")
+    for item in prefix:
+        t = getattr(to_module, item, None)
+        if t is None:
+            t = Module()
+            setattr(to_module, item, t)
+        to_module = t
+    from .._core.tensor import Tensor
+    from ..nn import Parameter
+    if isinstance(from_obj, Tensor) and not isinstance(from_obj, Parameter):
+        to_module.register_buffer(field, from_obj)
+    else:
+        setattr(to_module, field, from_obj)
+
+
+class GraphModule(Module):
+    """GraphModule(root, graph, class_name='GraphModule'): root is the Module the graph was
+    traced from, or a dict from qualified names to the modules/tensors the graph refers to.
+
+    Each GraphModule gets a class of its own, so that `forward` can be set on the class when
+    the graph is recompiled without touching other GraphModules."""
+
+    def __new__(cls, *args, **kwargs):
+        for t in cls.__mro__:
+            if t.__name__ != "GraphModuleImpl" and t.__qualname__ != "GraphModuleImpl":
+                break
+        impl = type("GraphModuleImpl", (t,), {})
+        return super().__new__(impl)
+
+    def __init__(self, root, graph, class_name="GraphModule"):
+        super().__init__()
+        self.__class__.__name__ = class_name
+        if isinstance(root, Module):
+            if hasattr(root, "training"):
+                self.training = root.training
+            for node in graph.nodes:
+                if node.op in ("get_attr", "call_module"):
+                    _copy_attr(root, self, node.target)
+        elif isinstance(root, dict):
+            for node in graph.nodes:
+                if node.op in ("get_attr", "call_module"):
+                    if node.target not in root:
+                        raise RuntimeError(f"Node {node} referenced target {node.target} but "
+                                           "that target was not provided in ``root``!")
+                    _assign_attr(root[node.target], self, node.target)
+        else:
+            raise RuntimeError(f"Unsupported type {root} passed for root!")
+        self.graph = graph
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @graph.setter
+    def graph(self, g):
+        if not isinstance(g, Graph):
+            raise AssertionError(f"Expected a Graph instance, but got {type(g)}")
+        self._graph = g
+        g.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self):
+        if not hasattr(self, "_code"):
+            raise RuntimeError("Code has not been generated! Please report a bug to ember")
+        return self._code
+
+    def recompile(self):
+        """Regenerate `code` and `forward` from the graph (call after editing the graph)."""
+        python_code = self._graph.python_code(root_module="self")
+        self._code = python_code.src
+        cls = type(self)
+        cls.forward = _forward_from_src(self._code, python_code.globals, cls.__name__)
+        return python_code
+
+    def print_readable(self, print_output=True, include_stride=False, include_device=False,
+                       colored=False):
+        """The generated code as a class definition, nested GraphModules included."""
+        lines = self._readable_lines(type(self).__name__)
+        text = "\n".join(lines) + "\n"
+        if print_output:
+            print(text)
+        return text
+
+    def _readable_lines(self, name):
+        lines = [f"class {name}(ember.nn.Module):"]
+        for child_name, child in self.named_children():
+            if isinstance(child, GraphModule):
+                lines.extend("    " + line for line in child._readable_lines(child_name))
+                lines.append("")
+        body = self._code.strip("\n").rstrip()
+        lines.extend("    " + line for line in body.splitlines())
+        return lines
+
+    def add_submodule(self, target, m):
+        *prefix, field = target.split(".")
+        mod = self
+        for item in prefix:
+            submod = getattr(mod, item, None)
+            if submod is None:
+                submod = Module()
+                setattr(mod, item, submod)
+            if not isinstance(submod, Module):
+                return False
+            mod = submod
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target):
+        *path, field = target.split(".")
+        mod = self
+        for item in path:
+            if not hasattr(mod, item):
+                return False
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                return False
+        if not hasattr(mod, field) or not isinstance(getattr(mod, field), Module):
+            return False
+        delattr(mod, field)
+        return True
+
+    def delete_all_unused_submodules(self):
+        used = set()
+        for node in self.graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                fullpath = node.target.split(".")
+                used.update(".".join(fullpath[:i]) for i in range(1, len(fullpath) + 1))
+        for name, _ in list(self.named_modules()):
+            if name and name not in used:
+                self.delete_submodule(name)
+
+    def __deepcopy__(self, memo):
+        res = type(self).__new__(type(self))
+        memo[id(self)] = res
+        holder = Module()
+        holder.__dict__ = copy.deepcopy(self.__dict__, memo)
+        GraphModule.__init__(res, holder, holder.__dict__["_graph"], type(self).__name__)
+        return res
+
+    def __copy__(self):
+        return GraphModule(self, self.graph, type(self).__name__)
+
+    def __str__(self):
+        return super().__str__() + "\n\n" + self._code

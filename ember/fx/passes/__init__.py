@@ -1,0 +1,1 @@
+"""Passes over fx graphs (torch.fx.passes): shape propagation, graph drawing."""

@@ -1,0 +1,213 @@
+"""torch.fx's Proxy: the stand-in value a symbolic trace passes through a forward function. Every
+operation on a Proxy (an operator, a method call, an attribute, an indexing, a call of an ember
+function) appends a Node to the tracer's graph and returns a new Proxy for its result, so running
+the Python code once writes down what it computes. TracerBase turns the Python values appearing
+as arguments into graph arguments (`create_arg`).
+"""
+import bisect
+import dis
+import inspect
+import operator
+
+from .graph import magic_methods, reflectable_magic_methods
+from .node import Node
+
+__all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute"]
+
+
+class TraceError(ValueError):
+    pass
+
+
+def _base_types():
+    import ember
+    return (str, int, float, bool, complex, ember.dtype, ember.device, ember.layout,
+            ember.memory_format)
+
+
+class TracerBase:
+    """Records nodes into `self.graph`; subclasses decide how values become arguments and what
+    happens at module calls."""
+    graph = None
+    record_stack_traces = False
+    trace_asserts = False
+    proxy_buffer_attributes = False
+    traced_func_name = "forward"
+    scope = None
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+
+    def proxy(self, node):
+        return Proxy(node, self)
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
+        """Record `target` applied to args/kwargs (Python values, Proxies among them) and
+        return the Proxy of its result."""
+        if kind == "call_function":     # a function patched for the trace: record the original
+            target = getattr(target, "_fx_original", target)
+        args_ = self.create_arg(args)
+        kwargs_ = self.create_arg(kwargs)
+        node = self.create_node(kind, target, args_, kwargs_, name, type_expr)
+        return self.proxy(node) if proxy_factory_fn is None else proxy_factory_fn(node)
+
+    def create_arg(self, a):
+        if isinstance(a, Proxy):
+            return a.node
+        if hasattr(a, "__fx_create_arg__"):
+            return a.__fx_create_arg__(self)
+        if isinstance(a, tuple):
+            if hasattr(a, "_fields"):
+                return type(a)(*[self.create_arg(elem) for elem in a])
+            return tuple(self.create_arg(elem) for elem in a)
+        if isinstance(a, list):
+            return [self.create_arg(elem) for elem in a]
+        if isinstance(a, dict):
+            out = {}
+            for k, v in a.items():
+                k = self.create_arg(k)
+                if isinstance(k, Node):
+                    raise RuntimeError("Keys for dictionaries used as an argument cannot "
+                                       f"contain a Node. Got key: {k}")
+                out[k] = self.create_arg(v)
+            return out
+        if isinstance(a, slice):
+            return slice(self.create_arg(a.start), self.create_arg(a.stop),
+                         self.create_arg(a.step))
+        if isinstance(a, range):
+            return range(self.create_arg(a.start), self.create_arg(a.stop),
+                         self.create_arg(a.step))
+        if isinstance(a, Node):
+            return a
+        if isinstance(a, _base_types()) or a is None or a is ...:
+            return a
+        raise NotImplementedError(f"argument of type: {type(a)}")
+
+    def to_bool(self, obj):
+        raise TraceError("symbolically traced variables cannot be used as inputs to control "
+                         "flow")
+
+    def iter(self, obj):
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the Proxy "
+                         "is used in a loop or as a *args or **kwargs function argument. "
+                         "See the torch.fx docs for what control flow can be traced")
+
+    def keys(self, obj):
+        return Attribute(obj, "keys")()
+
+
+class GraphAppendingTracer(TracerBase):
+    """A tracer that only appends to an existing graph (used when building graphs by hand and
+    by Transformer)."""
+
+    def __init__(self, graph):
+        super().__init__()
+        self.graph = graph
+
+
+def _calling_instruction():
+    """The bytecode instruction of the frame that triggered the dunder calling this."""
+    frame = inspect.currentframe().f_back.f_back
+    instructions = list(dis.get_instructions(frame.f_code))
+    idx = bisect.bisect_left(instructions, frame.f_lasti, key=lambda ins: ins.offset)
+    return instructions[idx]
+
+
+class Proxy:
+    """The value of `node` during a trace. Arithmetic, comparisons and indexing record
+    `operator.*` call_function nodes; attributes record `getattr`; method calls record
+    call_method nodes; Python control flow on a Proxy is an error (its value is unknown)."""
+
+    def __init__(self, node, tracer=None):
+        if tracer is None:
+            tracer = GraphAppendingTracer(node.graph)
+        self.tracer = tracer
+        self.node = node
+
+    def __repr__(self):
+        return f"Proxy({self.node.name})"
+
+    def __getattr__(self, k):
+        # a method call is recorded as call_method when the Attribute is called; only a
+        # plain attribute read records a getattr node
+        return Attribute(self, k)
+
+    def __getstate__(self):
+        return self.__dict__
+
+    def __setstate__(self, d):
+        self.__dict__ = d
+
+    def __deepcopy__(self, memo):
+        import copy
+        new = Proxy.__new__(type(self))
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+
+    def __iter__(self):
+        # `a, b = proxy` unpacks into getitem nodes; the bytecode that asked tells the count
+        inst = _calling_instruction()
+        if inst.opname == "UNPACK_SEQUENCE":
+            return (self[i] for i in range(inst.argval))
+        return self.tracer.iter(self)
+
+    def __abs__(self):
+        return self.tracer.create_proxy("call_function", operator.abs, (self,), {})
+
+    def __bool__(self):
+        return self.tracer.to_bool(self)
+
+    def keys(self):
+        return self.tracer.keys(self)
+
+    def __len__(self):
+        raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want "
+                           "this call to be recorded, please call ember.fx.wrap('len') at "
+                           "module scope")
+
+
+class Attribute(Proxy):
+    """`proxy.name`: becomes a call_method node if called, else a getattr node when used."""
+
+    def __init__(self, root, attr):
+        self.root = root
+        self.attr = attr
+        self.tracer = root.tracer
+        self._node = None
+
+    @property
+    def node(self):
+        if self._node is None:
+            self._node = self.tracer.create_proxy("call_function", getattr,
+                                                  (self.root, self.attr), {}).node
+        return self._node
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+def _define_magic(method):
+    def impl(*args, **kwargs):
+        return args[0].tracer.create_proxy("call_function", getattr(operator, method), args,
+                                           kwargs)
+    impl.__name__ = method
+    setattr(Proxy, f"__{method.strip('_')}__", impl)
+
+
+def _define_reflectable(method):
+    def impl(self, rhs):
+        return self.tracer.create_proxy("call_function", getattr(operator, method),
+                                        (rhs, self), {})
+    impl.__name__ = f"__r{method.strip('_')}__"
+    setattr(Proxy, impl.__name__, impl)
+
+
+for _method in magic_methods:
+    _define_magic(_method)
+for _method in reflectable_magic_methods:
+    _define_reflectable(_method)

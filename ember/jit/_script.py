@@ -1,0 +1,73 @@
+"""`jit.script`, as far as ember can honestly take it.
+
+TorchScript compiles a function's Python source into its own language, keeping control flow
+that depends on tensor values. ember has no such compiler: it scripts by tracing
+`example_inputs`, which is exact when the forward's Python decisions depend only on things
+fixed at scripting time (module attributes, `self.training`, the input shapes), and refuses
+everything else with an error naming it:
+- no `example_inputs`: there is nothing to record;
+- Python reading a tensor's value during the run (`if x.sum() > 0:`, `.item()`): the branch
+  would be baked in, so the error names the conversion instead of warning as `trace` does;
+- a call with other input shapes or dtypes than the examples: the shapes the recorded ops were
+  chosen for no longer hold.
+"""
+from .._core.tensor import Tensor
+from .._dispatch.recorder import flatten
+from ..nn.modules.module import Module
+from . import _trace
+
+
+class ScriptError(RuntimeError):
+    """What ember.jit.script cannot script, and why."""
+
+
+def _refuse_data_access(kind, t):
+    raise ScriptError(
+        f"ember.jit.script cannot script a conversion of a tensor to {kind}: the Python "
+        "control flow or value that depends on it would be fixed to this example's value. "
+        "Keep tensor values inside tensor ops (ember.where, masking) or use ember.jit.trace "
+        "and accept its TracerWarning.")
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    if isinstance(obj, _trace.ScriptModule):
+        return obj
+    if not (isinstance(obj, Module) or callable(obj)):
+        raise ScriptError(f"ember.jit.script cannot script an object of type "
+                          f"{type(obj).__name__}; it scripts Modules and functions")
+    if example_inputs is None:
+        what = type(obj).__name__ if isinstance(obj, Module) else getattr(obj, "__name__", obj)
+        raise ScriptError(
+            f"ember.jit.script({what}) needs example_inputs: ember has no TorchScript compiler "
+            "of Python source, it scripts by recording the ops of a run on example inputs "
+            "(pass example_inputs=[(x,)], or use ember.jit.trace)")
+    if isinstance(example_inputs, dict):
+        example_inputs = example_inputs.get(getattr(obj, "forward", obj))
+    examples = example_inputs[0] if isinstance(example_inputs, list) else example_inputs
+    examples = examples if isinstance(examples, tuple) else (examples,)
+    previous = _trace._warn_data_access
+    _trace._warn_data_access = _refuse_data_access
+    try:
+        scripted = _trace.trace(obj, examples, check_trace=False)
+    finally:
+        _trace._warn_data_access = previous
+    leaves, _ = flatten(list(examples))
+    scripted.__dict__["_signature"] = [(tuple(t.shape), t.dtype) for t in leaves
+                                       if isinstance(t, Tensor)]
+    scripted.__dict__["_scripted"] = True
+    return scripted
+
+
+def check_signature(module, tensors):
+    want = module.__dict__.get("_signature")
+    if want is None:
+        return
+    got = [(tuple(t.shape), t.dtype) for t in tensors]
+    if got != want:
+        raise ScriptError(f"this module was scripted for inputs {_fmt(want)} and got "
+                          f"{_fmt(got)}; ember scripts by recording one run, so script it "
+                          "again with example_inputs of these shapes")
+
+
+def _fmt(sig):
+    return ", ".join(f"{str(d).removeprefix('torch.')}{list(s)}" for s, d in sig)

@@ -1,0 +1,875 @@
+"""The built-in symbolic functions: each aten op ember's models record, written as ONNX nodes for
+opset 17 and later (PyTorch's torch/onnx/symbolic_opset*.py). Arguments follow the op's schema
+in ember/_aten/native_functions.py; tensors arrive as Values, the rest as Python values.
+
+Where ONNX changed an op's form after 17 (ReduceMean's axes became an input in 18, Gelu arrived
+in 20) the function asks `g.opset`. A result the export does not produce (batch norm's saved
+statistics, max pooling's indices) is None: a node that uses it fails to export, naming it.
+"""
+import math
+
+import numpy as np
+
+from .errors import SymbolicValueError
+from .registry import onnx_symbolic
+
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _ints(g, values):
+    return g.constant(np.asarray(values, dtype=np.int64))
+
+
+def _rank(v):
+    if v.shape is None:
+        raise SymbolicValueError(f"the rank of {v.name} is unknown at export time")
+    return len(v.shape)
+
+
+def _dim(d, rank):
+    return d + rank if d < 0 else d
+
+
+def _unsqueeze(g, x, axes):
+    return g.op("Unsqueeze", x, _ints(g, axes))
+
+
+def _squeeze(g, x, axes):
+    return g.op("Squeeze", x, _ints(g, axes))
+
+
+def _reduce(g, op_type, x, axes, keepdims):
+    """ReduceX over `axes` (all when empty); ReduceSum took axes as an input in 13, the others
+    in 18."""
+    if not axes:
+        return g.op(op_type, x, keepdims_i=int(keepdims))
+    if op_type == "ReduceSum" or g.opset >= 18:
+        return g.op(op_type, x, _ints(g, axes), keepdims_i=int(keepdims))
+    return g.op(op_type, x, axes_is=axes, keepdims_i=int(keepdims))
+
+
+def _operands(g, a, b):
+    """Two operands of a binary op as Values of one dtype (numbers take the tensor's dtype;
+    tensors of different dtypes are cast to their promoted dtype)."""
+    from onnx import helper
+    if not hasattr(a, "name"):
+        a, b, swapped = b, a, True
+    else:
+        swapped = False
+    if not hasattr(b, "name"):
+        dt = a.dtype if a.dtype is not None else np.float32
+        if isinstance(b, float) and np.dtype(dt).kind in "iub":
+            a, dt = g.op("Cast", a, to_i=helper.np_dtype_to_tensor_dtype(np.dtype(np.float32))), \
+                np.float32
+        b = g.constant(np.asarray(b, dtype=dt))
+    elif a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
+        if b.shape == () and np.dtype(a.dtype).kind == np.dtype(b.dtype).kind:
+            target = a.dtype  # a 0-dim tensor of the same kind follows the other operand
+        elif a.shape == () and np.dtype(a.dtype).kind == np.dtype(b.dtype).kind:
+            target = b.dtype
+        else:
+            target = np.result_type(a.dtype, b.dtype)
+        to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
+        a, b = (x if x.dtype == target else g.op("Cast", x, to_i=to) for x in (a, b))
+    return (b, a) if swapped else (a, b)
+
+
+def _binary(op_type):
+    def symbolic(g, self, other, *rest):
+        a, b = _operands(g, self, other)
+        return g.op(op_type, a, b)
+    return symbolic
+
+
+def _unary(op_type):
+    def symbolic(g, self, *rest):
+        return g.op(op_type, self)
+    return symbolic
+
+
+def _identity(g, self, *rest):
+    return self
+
+
+for _name, _op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("pow", "Pow"),
+                   ("maximum", "Max"), ("minimum", "Min"),
+                   ("eq", "Equal"), ("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
+                   ("ge", "GreaterOrEqual"), ("logical_and", "And"), ("logical_or", "Or"),
+                   ("logical_xor", "Xor")):
+    onnx_symbolic(f"aten::{_name}")(_binary(_op))
+for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"),
+                   ("log", "Log"), ("sqrt", "Sqrt"), ("neg", "Neg"), ("abs", "Abs"),
+                   ("erf", "Erf"), ("sin", "Sin"), ("cos", "Cos"), ("floor", "Floor"),
+                   ("ceil", "Ceil"), ("reciprocal", "Reciprocal"), ("sign", "Sign"),
+                   ("logical_not", "Not"), ("hardswish", "HardSwish"), ("round", "Round")):
+    onnx_symbolic(f"aten::{_name}")(_unary(_op))
+for _name in ("clone", "alias", "detach", "lift_fresh", "contiguous"):
+    onnx_symbolic(f"aten::{_name}")(_identity)
+
+
+@onnx_symbolic("aten::add")
+def add(g, self, other, alpha=1):
+    a, b = _operands(g, self, other)
+    if alpha != 1:
+        b = g.op("Mul", *_operands(g, b, alpha))
+    return g.op("Add", a, b)
+
+
+@onnx_symbolic("aten::sub")
+def sub(g, self, other, alpha=1):
+    a, b = _operands(g, self, other)
+    if alpha != 1:
+        b = g.op("Mul", *_operands(g, b, alpha))
+    return g.op("Sub", a, b)
+
+
+@onnx_symbolic("aten::div")
+def div(g, self, other, rounding_mode=None):
+    a, b = _operands(g, self, other)
+    if a.dtype is not None and np.dtype(a.dtype).kind in "iub" and rounding_mode is None:
+        from onnx import helper
+        to = helper.np_dtype_to_tensor_dtype(np.dtype(np.float32))
+        a, b = g.op("Cast", a, to_i=to), g.op("Cast", b, to_i=to)
+    out = g.op("Div", a, b)
+    if rounding_mode == "floor":
+        return g.op("Floor", out)
+    if rounding_mode == "trunc":
+        return g.op("Mul", g.op("Floor", g.op("Abs", out)), g.op("Sign", out))
+    return out
+
+
+@onnx_symbolic("aten::rsub")
+def rsub(g, self, other, alpha=1):
+    return sub(g, other, self, alpha)
+
+
+@onnx_symbolic("aten::ne")
+def ne(g, self, other):
+    return g.op("Not", g.op("Equal", *_operands(g, self, other)))
+
+
+@onnx_symbolic("aten::bitwise_and")
+def bitwise_and(g, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("And" if a.dtype == np.bool_ else "BitwiseAnd", a, b)
+
+
+@onnx_symbolic("aten::bitwise_or")
+def bitwise_or(g, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("Or" if a.dtype == np.bool_ else "BitwiseOr", a, b)
+
+
+@onnx_symbolic("aten::bitwise_not")
+def bitwise_not(g, self):
+    return g.op("Not" if self.dtype == np.bool_ else "BitwiseNot", self)
+
+
+@onnx_symbolic("aten::remainder")
+def remainder(g, self, other):
+    """Python's modulo (the sign of the divisor): x - floor(x / y) * y."""
+    a, b = _operands(g, self, other)
+    if a.dtype is not None and np.dtype(a.dtype).kind in "iu":
+        return g.op("Mod", a, b, fmod_i=0)
+    return g.op("Sub", a, g.op("Mul", g.op("Floor", g.op("Div", a, b)), b))
+
+
+@onnx_symbolic("aten::gather")
+def gather(g, self, dim, index, sparse_grad=False):
+    return g.op("GatherElements", self, index, axis_i=dim)
+
+
+@onnx_symbolic("aten::rsqrt")
+def rsqrt(g, self):
+    return g.op("Reciprocal", g.op("Sqrt", self))
+
+
+@onnx_symbolic("aten::silu")
+def silu(g, self):
+    return g.op("Mul", self, g.op("Sigmoid", self))
+
+
+@onnx_symbolic("aten::gelu")
+def gelu(g, self, approximate="none"):
+    if g.opset >= 20:
+        return g.op("Gelu", self, approximate_s=approximate)
+    dt = self.dtype or np.float32
+    if approximate == "tanh":
+        inner = g.op("Mul", g.constant(np.asarray(math.sqrt(2 / math.pi), dt)),
+                     g.op("Add", self, g.op("Mul", g.constant(np.asarray(0.044715, dt)),
+                                             g.op("Pow", self, g.constant(np.asarray(3, dt))))))
+        gate = g.op("Add", g.constant(np.asarray(1, dt)), g.op("Tanh", inner))
+    else:
+        gate = g.op("Add", g.constant(np.asarray(1, dt)),
+                    g.op("Erf", g.op("Div", self, g.constant(np.asarray(math.sqrt(2), dt)))))
+    return g.op("Mul", g.op("Mul", self, gate), g.constant(np.asarray(0.5, dt)))
+
+
+@onnx_symbolic("aten::hardtanh")
+def hardtanh(g, self, min_val=-1, max_val=1):
+    dt = self.dtype or np.float32
+    return g.op("Clip", self, g.constant(np.asarray(min_val, dt)),
+                g.constant(np.asarray(max_val, dt)))
+
+
+@onnx_symbolic("aten::clamp")
+def clamp(g, self, min=None, max=None):
+    dt = self.dtype or np.float32
+    lo = min if min is None or hasattr(min, "name") else g.constant(np.asarray(min, dt))
+    hi = max if max is None or hasattr(max, "name") else g.constant(np.asarray(max, dt))
+    return g.op("Clip", self, lo, hi)
+
+
+@onnx_symbolic("aten::leaky_relu")
+def leaky_relu(g, self, negative_slope=0.01):
+    return g.op("LeakyRelu", self, alpha_f=negative_slope)
+
+
+@onnx_symbolic("aten::elu")
+def elu(g, self, alpha=1, scale=1, input_scale=1):
+    if scale != 1 or input_scale != 1:
+        raise SymbolicValueError("elu with scale or input_scale other than 1 (selu) is not "
+                                 "exported")
+    return g.op("Elu", self, alpha_f=alpha)
+
+
+@onnx_symbolic("aten::softplus")
+def softplus(g, self, beta=1, threshold=20):
+    if beta != 1:
+        dt = self.dtype or np.float32
+        b = g.constant(np.asarray(beta, dt))
+        return g.op("Div", g.op("Softplus", g.op("Mul", self, b)), b)
+    return g.op("Softplus", self)
+
+
+@onnx_symbolic("aten::hardsigmoid")
+def hardsigmoid(g, self):
+    return g.op("HardSigmoid", self, alpha_f=1 / 6)
+
+
+@onnx_symbolic("aten::log_sigmoid")
+def log_sigmoid(g, self):
+    return g.op("Log", g.op("Sigmoid", self))
+
+
+@onnx_symbolic("aten::where")
+def where(g, condition, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("Where", condition, a, b)
+
+
+@onnx_symbolic("aten::masked_fill")
+def masked_fill(g, self, mask, value):
+    if hasattr(value, "name"):
+        value = g.op("Cast", value, to_i=_onnx_dtype(self.dtype)) if value.dtype != self.dtype \
+            else value
+    else:
+        value = g.constant(np.asarray(value, self.dtype or np.float32))
+    return g.op("Where", mask, value, self)
+
+
+# ---- shapes and views ---------------------------------------------------------------------
+@onnx_symbolic("aten::view")
+def view(g, self, size):
+    size = list(size)
+    kept = 0
+    if self.shape is not None:
+        # a leading size copied from the input is written 0 ("keep this dim"), so the graph
+        # still holds when that dim (a batch) is dynamic
+        for i, s in enumerate(size):
+            if i >= len(self.shape) or s != self.shape[i] or s <= 0:
+                break
+            size[i] = 0
+            kept += 1
+        if kept == 1 and len(size) == 2 and len(self.shape) > 2:
+            return g.op("Flatten", self, axis_i=1)  # x.view(n, -1), torch.flatten(x, 1)
+    return g.op("Reshape", self, _ints(g, size))
+
+
+for _name in ("_unsafe_view", "reshape", "_reshape_alias"):
+    onnx_symbolic(f"aten::{_name}")(lambda g, self, size, *rest: view(g, self, size))
+
+
+@onnx_symbolic("aten::flatten")
+def flatten(g, self, start_dim=0, end_dim=-1):
+    rank = _rank(self)
+    start, end = _dim(start_dim, rank), _dim(end_dim, rank)
+    if end == rank - 1 and rank > 0:
+        out = g.op("Flatten", self, axis_i=start)
+        return out if start else _squeeze(g, out, [0])
+    return view(g, self, list(self.shape[:start]) + [-1] + list(self.shape[end + 1:]))
+
+
+@onnx_symbolic("aten::transpose")
+def transpose(g, self, dim0, dim1):
+    rank = _rank(self)
+    perm = list(range(rank))
+    a, b = _dim(dim0, rank), _dim(dim1, rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return self if a == b else g.op("Transpose", self, perm_is=perm)
+
+
+@onnx_symbolic("aten::permute")
+def permute(g, self, dims):
+    rank = _rank(self)
+    return g.op("Transpose", self, perm_is=[_dim(d, rank) for d in dims])
+
+
+@onnx_symbolic("aten::t")
+def t(g, self):
+    return g.op("Transpose", self, perm_is=[1, 0]) if _rank(self) == 2 else self
+
+
+@onnx_symbolic("aten::expand")
+def expand(g, self, size, implicit=False):
+    shape = list(self.shape)
+    size = list(size)
+    offset = len(size) - len(shape)
+    for i, s in enumerate(size):
+        if s == -1:
+            size[i] = shape[i - offset]
+    return g.op("Expand", self, _ints(g, size))
+
+
+@onnx_symbolic("aten::unsqueeze")
+def unsqueeze(g, self, dim):
+    return _unsqueeze(g, self, [_dim(dim, _rank(self) + 1)])
+
+
+@onnx_symbolic("aten::squeeze")
+def squeeze(g, self, dim=None):
+    rank = _rank(self)
+    dims = range(rank) if dim is None else dim if isinstance(dim, (list, tuple)) else [dim]
+    axes = [_dim(d, rank) for d in dims if self.shape[_dim(d, rank)] == 1]
+    return _squeeze(g, self, axes) if axes else self
+
+
+@onnx_symbolic("aten::select")
+def select(g, self, dim, index):
+    return g.op("Gather", self, g.constant(np.asarray(index, np.int64)), axis_i=dim)
+
+
+@onnx_symbolic("aten::slice")
+def slice_tensor(g, self, dim=0, start=None, end=None, step=1):
+    start = 0 if start is None else start
+    end = _INT64_MAX if end is None else end
+    return g.op("Slice", self, _ints(g, [start]), _ints(g, [end]), _ints(g, [dim]),
+                _ints(g, [step]))
+
+
+@onnx_symbolic("aten::narrow")
+def narrow(g, self, dim, start, length):
+    return slice_tensor(g, self, dim, start, start + length)
+
+
+@onnx_symbolic("aten::split")
+def split(g, self, split_size, dim=0):
+    n = self.shape[dim]
+    sizes = [min(split_size, n - s) for s in range(0, n, split_size)] if split_size else [n]
+    return list(g.op("Split", self, _ints(g, sizes), axis_i=dim, outputs=len(sizes)))
+
+
+@onnx_symbolic("aten::split_with_sizes")
+def split_with_sizes(g, self, split_sizes, dim=0):
+    return list(g.op("Split", self, _ints(g, split_sizes), axis_i=dim,
+                     outputs=len(split_sizes)))
+
+
+@onnx_symbolic("aten::chunk")
+def chunk(g, self, chunks, dim=0):
+    n = self.shape[dim]
+    return split(g, self, -(-n // chunks), dim)
+
+
+@onnx_symbolic("aten::cat")
+def cat(g, tensors, dim=0):
+    return g.op("Concat", *tensors, axis_i=dim)
+
+
+@onnx_symbolic("aten::stack")
+def stack(g, tensors, dim=0):
+    rank = _rank(tensors[0]) + 1
+    return g.op("Concat", *[_unsqueeze(g, x, [_dim(dim, rank)]) for x in tensors],
+                axis_i=_dim(dim, rank))
+
+
+@onnx_symbolic("aten::_to_copy")
+def _to_copy(g, self, dtype=None, device=None, memory_format=None, *rest):
+    if dtype is None or dtype._np == self.dtype:
+        return self
+    return g.op("Cast", self, to_i=_onnx_dtype(dtype._np))
+
+
+@onnx_symbolic("aten::copy_")
+def copy_(g, self, src, non_blocking=False):
+    """`self.copy_(src)` on a whole tensor: src, cast and broadcast to self's dtype and shape
+    (the traced value of self is replaced by it)."""
+    out = src
+    if src.dtype is not None and self.dtype is not None and src.dtype != self.dtype:
+        out = g.op("Cast", out, to_i=_onnx_dtype(self.dtype))
+    if src.shape != self.shape:
+        out = g.op("Expand", out, _ints(g, list(self.shape)))
+    return out
+
+
+@onnx_symbolic("aten::embedding")
+def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return g.op("Gather", weight, indices, axis_i=0)
+
+
+@onnx_symbolic("aten::index_select")
+def index_select(g, self, dim, index):
+    return g.op("Gather", self, index, axis_i=dim)
+
+
+@onnx_symbolic("aten::constant_pad_nd")
+def constant_pad_nd(g, self, pad, value=0):
+    return g.op("Pad", self, _ints(g, _onnx_pads(pad, _rank(self))),
+                g.constant(np.asarray(value, self.dtype or np.float32)), mode_s="constant")
+
+
+def _reflection_pad(g, self, padding):
+    return g.op("Pad", self, _ints(g, _onnx_pads(padding, _rank(self))), mode_s="reflect")
+
+
+for _n in (1, 2, 3):
+    onnx_symbolic(f"aten::reflection_pad{_n}d")(_reflection_pad)
+
+
+def _onnx_pads(pad, rank):
+    """PyTorch's (last-dim begin, end, next-to-last begin, end, ...) as ONNX's (all begins, all
+    ends) over every dim."""
+    begins, ends = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):
+        begins[rank - 1 - i], ends[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    return begins + ends
+
+
+def _onnx_dtype(np_dtype):
+    from onnx import helper
+    return helper.np_dtype_to_tensor_dtype(np.dtype(np_dtype))
+
+
+# ---- reductions and softmax -----------------------------------------------------------------
+def _axes(self, dim):
+    rank = _rank(self)
+    if dim is None:
+        return list(range(rank))
+    return [_dim(d, rank) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+
+
+@onnx_symbolic("aten::mean")
+def mean(g, self, dim=None, keepdim=False, dtype=None):
+    return _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim)
+
+
+@onnx_symbolic("aten::sum")
+def sum_dim(g, self, dim=None, keepdim=False, dtype=None):
+    return _reduce(g, "ReduceSum", self, _axes(self, dim), keepdim)
+
+
+@onnx_symbolic("aten::amax")
+def amax(g, self, dim=(), keepdim=False):
+    return _reduce(g, "ReduceMax", self, _axes(self, dim or None), keepdim)
+
+
+@onnx_symbolic("aten::logsumexp")
+def logsumexp(g, self, dim, keepdim=False):
+    return _reduce(g, "ReduceLogSumExp", self, _axes(self, dim), keepdim)
+
+
+@onnx_symbolic("aten::max")
+def max_dim(g, self, dim, keepdim=False):
+    values = _reduce(g, "ReduceMax", self, [dim], keepdim)
+    return values, g.op("ArgMax", self, axis_i=dim, keepdims_i=int(keepdim))
+
+
+def _bool_reduce(op_type):
+    """all / any: ONNX reduces no bools, so through int32 (min for all, max for any)."""
+    def symbolic(g, self, dim=None, keepdim=False):
+        as_int = g.op("Cast", self, to_i=_onnx_dtype(np.int32))
+        as_int.shape = self.shape
+        out = _reduce(g, op_type, as_int, _axes(self, dim), keepdim)
+        return g.op("Cast", out, to_i=_onnx_dtype(np.bool_))
+    return symbolic
+
+
+onnx_symbolic("aten::all")(_bool_reduce("ReduceMin"))
+onnx_symbolic("aten::any")(_bool_reduce("ReduceMax"))
+
+
+@onnx_symbolic("aten::argmax")
+def argmax(g, self, dim=None, keepdim=False):
+    if dim is None:
+        flat = g.op("Reshape", self, _ints(g, [-1]))
+        return g.op("ArgMax", flat, axis_i=0, keepdims_i=0)
+    return g.op("ArgMax", self, axis_i=dim, keepdims_i=int(keepdim))
+
+
+@onnx_symbolic("aten::_softmax")
+def _softmax(g, self, dim, half_to_float=False):
+    return g.op("Softmax", self, axis_i=dim)
+
+
+@onnx_symbolic("aten::_log_softmax")
+def _log_softmax(g, self, dim, half_to_float=False):
+    return g.op("LogSoftmax", self, axis_i=dim)
+
+
+# ---- linear algebra -------------------------------------------------------------------------
+@onnx_symbolic("aten::linear")
+def linear(g, input, weight, bias=None):
+    if _rank(input) == 2:
+        return g.op("Gemm", input, weight, bias, transB_i=1)
+    out = g.op("MatMul", input, g.op("Transpose", weight, perm_is=[1, 0]))
+    return out if bias is None else g.op("Add", out, bias)
+
+
+for _name in ("matmul", "mm", "bmm"):
+    onnx_symbolic(f"aten::{_name}")(lambda g, self, other: g.op("MatMul", self, other))
+
+
+@onnx_symbolic("aten::addmm")
+def addmm(g, self, mat1, mat2, beta=1, alpha=1):
+    return g.op("Gemm", mat1, mat2, self, alpha_f=alpha, beta_f=beta)
+
+
+@onnx_symbolic("aten::baddbmm")
+def baddbmm(g, self, batch1, batch2, beta=1, alpha=1):
+    prod = g.op("MatMul", batch1, batch2)
+    if alpha != 1:
+        prod = g.op("Mul", *_operands(g, prod, alpha))
+    if beta == 0:
+        return prod
+    return g.op("Add", prod, self if beta == 1 else g.op("Mul", *_operands(g, self, beta)))
+
+
+# ---- convolution, pooling, normalization ----------------------------------------------------
+@onnx_symbolic("aten::convolution")
+def convolution(g, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    kernel = list(weight.shape[2:])
+    attrs = dict(kernel_shape_is=kernel, strides_is=list(stride), pads_is=list(padding) * 2,
+                 dilations_is=list(dilation), group_i=groups)
+    if transposed:
+        if any(output_padding):
+            attrs["output_padding_is"] = list(output_padding)
+        return g.op("ConvTranspose", input, weight, bias, **attrs)
+    return g.op("Conv", input, weight, bias, **attrs)
+
+
+def _per_dim(value, n):
+    """A pooling argument given once or per spatial dim, as a list of n."""
+    value = list(value) if isinstance(value, (list, tuple)) else [value]
+    return value * n if len(value) == 1 else value
+
+
+def _max_pool(g, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    n = _rank(self) - 2
+    kernel = _per_dim(kernel_size, n)
+    out = g.op("MaxPool", self, kernel_shape_is=kernel,
+               strides_is=_per_dim(stride, n) if stride else kernel,
+               pads_is=_per_dim(padding, n) * 2, dilations_is=_per_dim(dilation, n),
+               ceil_mode_i=int(ceil_mode))
+    return out, None
+
+
+for _n in (2, 3):
+    onnx_symbolic(f"aten::max_pool{_n}d_with_indices")(_max_pool)
+
+
+def _avg_pool(g, self, kernel_size, stride=(), padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):
+    if divisor_override is not None:
+        raise SymbolicValueError("avg_pool with divisor_override has no ONNX AveragePool form")
+    n = _rank(self) - 2
+    kernel = _per_dim(kernel_size, n)
+    return g.op("AveragePool", self, kernel_shape_is=kernel,
+                strides_is=_per_dim(stride, n) if stride else kernel,
+                pads_is=_per_dim(padding, n) * 2, ceil_mode_i=int(ceil_mode),
+                count_include_pad_i=int(count_include_pad))
+
+
+for _n in (2, 3):
+    onnx_symbolic(f"aten::avg_pool{_n}d")(_avg_pool)
+
+
+def _adaptive_max_pool(g, self, output_size):
+    if any(s != 1 for s in output_size):
+        raise SymbolicValueError("adaptive_max_pool to an output size other than 1 is not "
+                                 "exported (ONNX has only GlobalMaxPool)")
+    return g.op("GlobalMaxPool", self), None
+
+
+for _n in (2, 3):
+    onnx_symbolic(f"aten::adaptive_max_pool{_n}d")(_adaptive_max_pool)
+
+
+@onnx_symbolic("aten::native_batch_norm")
+def native_batch_norm(g, input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    if training or running_mean is None:
+        # batch statistics: instance norm, or batch norm without running stats
+        rank = _rank(input)
+        y = _normalize(g, input, [0] + list(range(2, rank)), eps)
+        return _affine(g, y, weight, bias, rank), None, None
+    channels = input.shape[1]
+    dt = input.dtype or np.float32
+    weight = weight if weight is not None else g.constant(np.ones(channels, dt))
+    bias = bias if bias is not None else g.constant(np.zeros(channels, dt))
+    out = g.op("BatchNormalization", input, weight, bias, running_mean, running_var,
+               epsilon_f=eps)
+    return out, None, None
+
+
+@onnx_symbolic("aten::_native_batch_norm_legit_no_training")
+def _batch_norm_no_training(g, input, weight, bias, running_mean, running_var, momentum, eps):
+    return native_batch_norm(g, input, weight, bias, running_mean, running_var, False, momentum,
+                             eps)
+
+
+@onnx_symbolic("aten::native_layer_norm")
+def native_layer_norm(g, input, normalized_shape, weight, bias, eps):
+    dt = input.dtype or np.float32
+    n = len(normalized_shape)
+    weight = weight if weight is not None else g.constant(np.ones(normalized_shape, dt))
+    out = g.op("LayerNormalization", input, weight, bias, axis_i=-n, epsilon_f=eps)
+    return out, None, None
+
+
+@onnx_symbolic("aten::native_dropout")
+def native_dropout(g, input, p, train):
+    if train:
+        raise SymbolicValueError("dropout in training mode is not exported; export with "
+                                 "training=TrainingMode.EVAL")
+    return input, None
+
+
+# ---- recurrent layers -----------------------------------------------------------------------
+# ONNX's gate orders: LSTM (i, o, f, c), GRU (z, r, h); PyTorch's: LSTM (i, f, g, o), GRU (r, z, n)
+_GATE_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2], "RNN_TANH": [0], "RNN_RELU": [0]}
+
+
+def _gates(g, w, mode, hidden):
+    pieces = [g.op("Slice", w, _ints(g, [k * hidden]), _ints(g, [(k + 1) * hidden]), _ints(g, [0]))
+              for k in _GATE_ORDER[mode]]
+    return pieces[0] if len(pieces) == 1 else g.op("Concat", *pieces, axis_i=0)
+
+
+@onnx_symbolic("aten::_rnn_layer")
+def _rnn_layer(g, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, mode,
+               batch_sizes, reverse):
+    """One layer and direction of nn.RNN/LSTM/GRU as ONNX's RNN/LSTM/GRU node over the whole
+    sequence; its (T, 1, B, H) output and (1, B, H) states lose their direction dim."""
+    if weight_hr is not None:
+        raise SymbolicValueError("LSTM with proj_size > 0 has no ONNX LSTM form")
+    if _rank(input) != 3:
+        raise SymbolicValueError("an RNN over a PackedSequence is not exported; pass the padded "
+                                 "(T, B, *) batch")
+    hidden = weight_hh.shape[1]
+    W = _unsqueeze(g, _gates(g, weight_ih, mode, hidden), [0])
+    R = _unsqueeze(g, _gates(g, weight_hh, mode, hidden), [0])
+    B = None
+    if bias_ih is not None:
+        B = _unsqueeze(g, g.op("Concat", _gates(g, bias_ih, mode, hidden),
+                               _gates(g, bias_hh, mode, hidden), axis_i=0), [0])
+    attrs = dict(hidden_size_i=hidden, direction_s="reverse" if reverse else "forward")
+    h0 = None if _is_zero(hx) else _unsqueeze(g, hx, [0])
+    if mode == "LSTM":
+        c0 = None if _is_zero(cx) else _unsqueeze(g, cx, [0])
+        if h0 is None and c0 is not None:
+            h0 = _unsqueeze(g, hx, [0])
+        y, yh, yc = g.op("LSTM", input, W, R, B, None, h0, c0, outputs=3, **attrs)
+        return _squeeze(g, y, [1]), _squeeze(g, yh, [0]), _squeeze(g, yc, [0]), None
+    if mode == "GRU":
+        y, yh = g.op("GRU", input, W, R, B, None, h0, linear_before_reset_i=1, outputs=2,
+                     **attrs)
+    else:
+        y, yh = g.op("RNN", input, W, R, B, None, h0, outputs=2,
+                     activations_ss=["Tanh" if mode == "RNN_TANH" else "Relu"], **attrs)
+    return _squeeze(g, y, [1]), _squeeze(g, yh, [0]), None, None
+
+
+def _is_zero(v):
+    return v is not None and v.const is not None and not v.is_param and not np.any(v.const)
+
+
+# ---- more elementwise, normalization and indexing ---------------------------------------------
+@onnx_symbolic("aten::mish")
+def mish(g, self):
+    return g.op("Mul", self, g.op("Tanh", g.op("Softplus", self)))
+
+
+@onnx_symbolic("aten::_prelu_kernel")
+def _prelu_kernel(g, self, weight):
+    rank = _rank(self)
+    if rank > 2 and weight.shape and weight.shape[0] > 1:
+        weight = _unsqueeze(g, weight, list(range(1, rank - 1)))  # (C,) -> (C, 1, ..., 1)
+    return g.op("PRelu", self, weight)
+
+
+@onnx_symbolic("aten::cumsum")
+def cumsum(g, self, dim, dtype=None):
+    if dtype is not None and dtype._np != self.dtype:
+        self = g.op("Cast", self, to_i=_onnx_dtype(dtype._np))
+    return g.op("CumSum", self, g.constant(np.asarray(dim, np.int64)))
+
+
+@onnx_symbolic("aten::topk")
+def topk(g, self, k, dim=-1, largest=True, sorted=True):
+    return g.op("TopK", self, _ints(g, [k]), axis_i=dim, largest_i=int(largest),
+                sorted_i=int(sorted), outputs=2)
+
+
+@onnx_symbolic("aten::index")
+def index(g, self, indices):
+    used = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(used) != 1:
+        raise SymbolicValueError("advanced indexing with more than one index tensor is not "
+                                 "exported; index one dim at a time")
+    dim, idx = used[0]
+    if idx.dtype == np.bool_:
+        raise SymbolicValueError("indexing by a boolean mask has a data-dependent shape and is "
+                                 "not exported")
+    return g.op("Gather", self, idx, axis_i=dim)
+
+
+def _var(g, self, dim, correction, keepdim):
+    axes = _axes(self, dim)
+    mean = _reduce(g, "ReduceMean", self, axes, True)
+    d = g.op("Sub", self, mean)
+    var = _reduce(g, "ReduceMean", g.op("Mul", d, d), axes, keepdim)
+    n = int(np.prod([self.shape[a] for a in axes]))
+    correction = 1 if correction is None else correction
+    if correction:
+        factor = np.asarray(n / (n - correction), self.dtype or np.float32)
+        var = g.op("Mul", var, g.constant(factor))
+    return var
+
+
+@onnx_symbolic("aten::var")
+def var(g, self, dim=None, correction=None, keepdim=False):
+    return _var(g, self, dim, correction, keepdim)
+
+
+@onnx_symbolic("aten::std")
+def std(g, self, dim=None, correction=None, keepdim=False):
+    return g.op("Sqrt", _var(g, self, dim, correction, keepdim))
+
+
+def _normalize(g, x, axes, eps):
+    """(x - mean) / sqrt(var + eps) over `axes` (biased variance), as instance, group and
+    batch-statistics batch norm compute it."""
+    mean = _reduce(g, "ReduceMean", x, axes, True)
+    d = g.op("Sub", x, mean)
+    var = _reduce(g, "ReduceMean", g.op("Mul", d, d), axes, True)
+    eps = g.constant(np.asarray(eps, x.dtype or np.float32))
+    return g.op("Div", d, g.op("Sqrt", g.op("Add", var, eps)))
+
+
+def _affine(g, y, weight, bias, rank):
+    """y * weight + bias with (C,) parameters broadcast over dim 1 of a rank-`rank` tensor."""
+    axes = list(range(1, rank - 1))
+    if weight is not None:
+        y = g.op("Mul", y, _unsqueeze(g, weight, axes) if axes else weight)
+    if bias is not None:
+        y = g.op("Add", y, _unsqueeze(g, bias, axes) if axes else bias)
+    return y
+
+
+@onnx_symbolic("aten::native_group_norm")
+def native_group_norm(g, input, weight, bias, N, C, HxW, group, eps):
+    grouped = g.op("Reshape", input, _ints(g, [0, group, -1]))
+    grouped.dtype = input.dtype
+    y = g.op("Reshape", _normalize(g, grouped, [2], eps), g.op("Shape", input))
+    return _affine(g, y, weight, bias, _rank(input)), None, None
+
+
+# ---- losses (their inference forms) ---------------------------------------------------------
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduce_loss(g, loss, reduction):
+    if reduction == 1:
+        return g.op("ReduceMean", loss, keepdims_i=0)
+    if reduction == 2:
+        return g.op("ReduceSum", loss, keepdims_i=0)
+    return loss
+
+
+@onnx_symbolic("aten::mse_loss")
+def mse_loss(g, self, target, reduction=1):
+    d = g.op("Sub", self, target)
+    return _reduce_loss(g, g.op("Mul", d, d), reduction)
+
+
+@onnx_symbolic("aten::nll_loss")
+def nll_loss(g, self, target, weight=None, reduction=1, ignore_index=-100):
+    return g.op("NegativeLogLikelihoodLoss", self, target, weight,
+                reduction_s=_REDUCTIONS[reduction], ignore_index_i=ignore_index)
+
+
+@onnx_symbolic("aten::_softmax_cross_entropy")
+def _softmax_cross_entropy(g, self, target, weight, reduction, ignore_index):
+    if target.dtype is not None and np.dtype(target.dtype).kind == "f":
+        raise SymbolicValueError("cross_entropy with class-probability targets is not exported "
+                                 "(ONNX's SoftmaxCrossEntropyLoss takes class indices)")
+    loss, _ = g.op("SoftmaxCrossEntropyLoss", self, target, weight, outputs=2,
+                   reduction_s=_REDUCTIONS[reduction], ignore_index_i=ignore_index)
+    return loss, None
+
+
+def _log_sigmoid(g, x):
+    return g.op("Neg", g.op("Softplus", g.op("Neg", x)))
+
+
+@onnx_symbolic("aten::binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(g, self, target, weight=None, pos_weight=None,
+                                     reduction=1):
+    positive = g.op("Mul", target, _log_sigmoid(g, self))
+    if pos_weight is not None:
+        positive = g.op("Mul", positive, pos_weight)
+    one = g.constant(np.asarray(1, self.dtype))
+    negative = g.op("Mul", g.op("Sub", one, target), _log_sigmoid(g, g.op("Neg", self)))
+    loss = g.op("Neg", g.op("Add", positive, negative))
+    if weight is not None:
+        loss = g.op("Mul", loss, weight)
+    return _reduce_loss(g, loss, reduction)
+
+
+@onnx_symbolic("aten::binary_cross_entropy")
+def binary_cross_entropy(g, self, target, weight=None, reduction=1):
+    one = g.constant(np.asarray(1, self.dtype))
+    floor = g.constant(np.asarray(-100, self.dtype))  # PyTorch clamps each log at -100
+    log_p = g.op("Max", g.op("Log", self), floor)
+    log_q = g.op("Max", g.op("Log", g.op("Sub", one, self)), floor)
+    loss = g.op("Neg", g.op("Add", g.op("Mul", target, log_p),
+                            g.op("Mul", g.op("Sub", one, target), log_q)))
+    if weight is not None:
+        loss = g.op("Mul", loss, weight)
+    return _reduce_loss(g, loss, reduction)
+
+
+# ---- vision ops ONNX has ----------------------------------------------------------------------
+@onnx_symbolic("vision::roi_align")
+def roi_align(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,
+              aligned):
+    """torchvision's (K, 5) boxes (batch index, x1, y1, x2, y2) as RoiAlign's boxes and
+    batch indices; aligned=True is the half-pixel coordinate mode."""
+    batch = g.op("Cast", _squeeze(g, slice_tensor(g, rois, 1, 0, 1), [1]), to_i=_onnx_dtype(np.int64))
+    boxes = slice_tensor(g, rois, 1, 1, 5)
+    return g.op("RoiAlign", input, boxes, batch, mode_s="avg", output_height_i=pooled_height,
+                output_width_i=pooled_width, sampling_ratio_i=max(sampling_ratio, 0),
+                spatial_scale_f=spatial_scale,
+                coordinate_transformation_mode_s="half_pixel" if aligned else
+                "output_half_pixel")
+
+
+@onnx_symbolic("vision::deform_conv2d", opset=19)
+def deform_conv2d(g, input, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w,
+                  dilation_h, dilation_w, groups, offset_groups, use_mask):
+    """torchvision's deformable convolution as ONNX's DeformConv (opset 19)."""
+    return g.op("DeformConv", input, weight, offset, bias, mask if use_mask else None,
+                kernel_shape_is=list(weight.shape[2:]), strides_is=[stride_h, stride_w],
+                pads_is=[pad_h, pad_w, pad_h, pad_w], dilations_is=[dilation_h, dilation_w],
+                group_i=groups, offset_group_i=offset_groups)

@@ -1,0 +1,366 @@
+"""ember.compile: compiled training equals eager training (outputs, gradients, buffers) over
+several steps; guards recompile exactly when they should; graph breaks run eagerly or raise
+under fullgraph; backends and the registry; explain over a compiled call."""
+import copy
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember._dynamo.testing import CompileCounter
+from ember._dynamo.exc import Unsupported
+
+F = nn.functional
+
+
+def _train_equal(make, x, y, loss_fn=F.cross_entropy, steps=3, backend="ember"):
+    """Train a model and its compiled twin side by side; every step equal to the last bit."""
+    ember.manual_seed(0)
+    eager = make()
+    model = copy.deepcopy(eager)
+    compiled = ember.compile(model, backend=backend)
+    for step in range(steps):
+        ember.manual_seed(step)
+        out_c = compiled(x)
+        loss_c = loss_fn(out_c, y)
+        loss_c.backward()
+        ember.manual_seed(step)
+        out_e = eager(x)
+        loss_e = loss_fn(out_e, y)
+        loss_e.backward()
+        np.testing.assert_array_equal(out_c.detach().numpy(), out_e.detach().numpy())
+        assert out_c.grad_fn is not None
+        for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7,
+                                       err_msg=name)
+        for b, c in zip(model.buffers(), eager.buffers()):
+            np.testing.assert_array_equal(b.numpy(), c.numpy())
+        with ember.no_grad():
+            for p, q in zip(model.parameters(), eager.parameters()):
+                p.sub_(0.05 * p.grad)
+                q.sub_(0.05 * q.grad)
+                p.grad = q.grad = None
+    call = compiled._compiled_call
+    assert not call.breaks and len(call.history) == 1
+    return compiled
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                         nn.Linear(32, 5))
+
+
+def lenet():
+    return nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
+                         nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(256, 120),
+                         nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+
+def test_mlp_training_equals_eager():
+    _train_equal(mlp, ember.randn(8, 20), ember.randint(0, 5, (8,)))
+
+
+def test_lenet_training_equals_eager():
+    _train_equal(lenet, ember.randn(4, 1, 28, 28), ember.randint(0, 10, (4,)))
+
+
+def test_batchnorm_inplace_relu_dropout_equal_eager():
+    def net():
+        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                             nn.Dropout(0.3), nn.Flatten(), nn.Linear(4 * 6 * 6, 5))
+    _train_equal(net, ember.randn(4, 3, 8, 8), ember.randint(0, 5, (4,)))
+
+
+@pytest.mark.slow  # conv, batch norm, in-place relu: also in the fast test above
+def test_resnet18_training_equals_eager():
+    from ember.vision.models import resnet18
+    _train_equal(lambda: resnet18(num_classes=10), ember.randn(2, 3, 16, 16),
+                 ember.randint(0, 10, (2,)), steps=2)
+
+
+def test_transformer_encoder_layer_training_equals_eager():
+    _train_equal(lambda: nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1, batch_first=True),
+                 ember.randn(2, 5, 16), ember.randn(2, 5, 16), loss_fn=F.mse_loss)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_debug_backends_equal_eager(backend):
+    _train_equal(lenet, ember.randn(2, 1, 28, 28), ember.randint(0, 10, (2,)), backend=backend)
+
+
+def test_compiled_function_and_its_gradients():
+    def f(x, w):
+        return (x @ w).tanh() * 2 + x.sum()
+    x = ember.randn(3, 4, requires_grad=True)
+    w = ember.randn(4, 4, requires_grad=True)
+    cf = ember.compile(f)
+    out = cf(x, w)
+    out.sum().backward()
+    gx, gw = x.grad.clone(), w.grad.clone()
+    x.grad = w.grad = None
+    f(x, w).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), f(x, w).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gx.numpy(), x.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(gw.numpy(), w.grad.numpy(), rtol=1e-6)
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+
+
+def test_guards_recompile_exactly_when_they_should():
+    cnt = CompileCounter()
+    model = mlp()
+    cm = ember.compile(model, backend=cnt)
+    x = ember.randn(8, 20)
+    cm(x)
+    cm(ember.randn(8, 20))                # same signature: no compile
+    assert cnt.frame_count == 1
+    cm(ember.randn(4, 20))                # shape
+    assert cnt.frame_count == 2
+    cm(ember.randn(8, 20, requires_grad=True))  # requires_grad
+    assert cnt.frame_count == 3
+    model.eval()                          # training mode
+    cm(x)
+    assert cnt.frame_count == 4
+    with ember.no_grad():                 # grad mode
+        cm(x)
+    assert cnt.frame_count == 5
+    model.train()
+    cm(x)                                 # back to a cached signature
+    cm(ember.randn(4, 20))
+    assert cnt.frame_count == 5
+    model.double()                        # parameter dtypes
+    cm(x.double())
+    assert cnt.frame_count == 6
+    entry = cm._compiled_call.history[-1]
+    assert "changed" in entry.reason
+
+
+def test_recompile_limit_falls_back_to_eager():
+    cnt = CompileCounter()
+    cf = ember.compile(lambda x: x * 2, backend=cnt, recompile_limit=2)
+    for n in range(1, 5):
+        with pytest.warns(UserWarning, match="recompile_limit") if n == 3 else _nothing():
+            np.testing.assert_array_equal(cf(ember.ones(n)).numpy(), np.full(n, 2.0))
+    assert cnt.frame_count == 2
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_graph_break_runs_eagerly_and_fullgraph_raises():
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+    cnt = CompileCounter()
+    cf = ember.compile(f, backend=cnt)
+    pos, neg = ember.ones(3), -ember.ones(3)
+    np.testing.assert_array_equal(cf(pos).numpy(), f(pos).numpy())
+    np.testing.assert_array_equal(cf(neg).numpy(), f(neg).numpy())  # no baked-in branch
+    assert cnt.frame_count == 0
+    assert "Python boolean" in next(iter(cf.breaks.values()))
+    with pytest.raises(Unsupported, match="graph break"):
+        ember.compile(f, fullgraph=True)(pos)
+    with pytest.raises(Unsupported, match="Python number"):
+        ember.compile(lambda x: x * x.max().item(), fullgraph=True)(pos)
+
+
+def test_graph_break_undoes_capture_side_effects():
+    bn = nn.BatchNorm1d(3)
+    twin = copy.deepcopy(bn)
+
+    def f(x):
+        y = bn(x)
+        return y * float(y.sum())
+    x = ember.randn(4, 3)
+    ember.compile(f)(x)
+    twin(x)
+    np.testing.assert_array_equal(bn.running_mean.numpy(), twin.running_mean.numpy())
+
+
+def test_backend_registry_and_errors():
+    from ember._dynamo import register_backend, list_backends, lookup_backend
+    from ember._dynamo.exc import TorchDynamoException
+    assert "ember" in ember.compiler.list_backends()  # the debug ones only on request, as torch
+    assert {"eager", "aot_eager", "ember"} <= set(list_backends(exclude_tags=()))
+    seen = []
+
+    @register_backend(name="test_recording_backend")
+    def recording(graph, example_inputs):
+        seen.append([c.op.__name__ for c in graph.forward.calls])
+        return graph.forward.run_list
+    assert "test_recording_backend" in list_backends()
+    assert lookup_backend("test_recording_backend") is recording
+    out = ember.compile(lambda x: x.exp() + 1, backend="test_recording_backend")(ember.zeros(2))
+    np.testing.assert_array_equal(out.numpy(), [2.0, 2.0])
+    assert seen == [["exp", "add.Tensor"]]
+    with pytest.raises(TorchDynamoException, match="Invalid backend"):
+        ember.compile(lambda x: x, backend="nope")
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        ember.compile(lambda x: x, mode="fastest")
+
+
+def test_mode_and_options_errors_as_torch():
+    # torch 2.13's messages for the same calls
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fastest, should be one of"):
+        ember.compile(lambda x: x, mode="fastest")
+    with pytest.raises(RuntimeError, match="Either mode or options can be specified, but both "
+                                           "can't be specified at the same time."):
+        ember.compile(lambda x: x, mode="default", options={})
+
+
+def test_passes_cse_fold_dce_and_fusion():
+    def f(x):
+        a = (x * 2).exp()
+        b = (x * 2).exp()            # the same: CSE merges it
+        unused = x.sin()             # noqa: F841  dead code
+        c = ember.ones(3) * 4        # constants only: folded
+        return ((a + b) * c).relu().neg()
+    cf = ember.compile(f)
+    x = ember.randn(3)
+    np.testing.assert_allclose(cf(x).numpy(), f(x).numpy(), rtol=1e-6)
+    entry = cf.history[0]
+    fwd_code, _ = entry.captured.compiled
+    ops = [c.op.__name__ for c in entry.captured.forward.calls]
+    assert ops.count("exp") == 1 and "sin" not in ops and "ones" not in ops
+    assert [len(g.calls) for g in fwd_code.fusion] == [2, 4]  # exp is read twice after CSE
+    assert "def fused_0" in fwd_code.code and "out=out" in fwd_code.code
+
+
+def test_memory_plan_reuses_buffers_across_steps():
+    model = mlp()
+    cm = ember.compile(model)
+    x = ember.randn(8, 20)
+    cm(x).sum().backward()
+    fwd, bwd = cm._compiled_call.history[0].captured.compiled
+    before = [id(b) for b in fwd.buffers + bwd.buffers if b is not None]
+    assert before
+    outs = [cm(x) for _ in range(2)]  # outputs escape: never in a reused buffer
+    assert not np.shares_memory(outs[0].detach().numpy(), outs[1].detach().numpy())
+    outs[0].sum().backward()
+    assert [id(b) for b in fwd.buffers + bwd.buffers if b is not None] == before
+
+
+def test_explain_shows_graph_fusion_guards_and_recompilations():
+    cm = ember.compile(mlp())
+    with ember.explain() as ex:
+        cm(ember.randn(8, 20)).sum().backward()
+        cm(ember.randn(3, 20))
+    text = str(ex)
+    assert "captured forward graph" in text and "captured backward graph" in text
+    assert "linear(" in text and "threshold_backward" in text
+    assert "guards:" in text and "input 0: shape [3, 20]" in text
+    assert "recompilations: 1" in text and "fusion groups (forward)" in text
+
+
+def test_optimized_module_state_dict_and_decorator():
+    model = mlp()
+    cm = ember.compile(model)
+    assert list(cm.state_dict()) == list(model.state_dict())
+    assert cm._orig_mod is model
+
+    @ember.compile
+    def g(x):
+        return x + 1
+    np.testing.assert_array_equal(g(ember.zeros(2)).numpy(), [1.0, 1.0])
+
+
+def test_closed_over_parameters_get_gradients():
+    model = mlp()
+    twin = copy.deepcopy(model)
+    x, y = ember.randn(8, 20), ember.randint(0, 5, (8,))
+    step = ember.compile(lambda x, y: F.cross_entropy(model(x), y))
+    step(x, y).backward()
+    F.cross_entropy(twin(x), y).backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_module_graph_break_compiles_the_submodules_around_it():
+    class Gate(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = nn.Sequential(nn.Linear(6, 8), nn.ReLU())
+            self.second = nn.Linear(8, 3)
+
+        def forward(self, x):
+            h = self.first(x)
+            if h.mean() > 0:   # a graph break: Python reads a tensor's value
+                h = h * 2
+            return self.second(h)
+    ember.manual_seed(0)
+    model = Gate()
+    twin = copy.deepcopy(model)
+    cnt = CompileCounter()
+    cm = ember.compile(model, backend=cnt)
+    x = ember.randn(4, 6)
+    for _ in range(2):
+        out = cm(x)
+        out.sum().backward()
+        twin(x).sum().backward()
+        np.testing.assert_array_equal(out.detach().numpy(), twin(x).detach().numpy())
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+    assert cnt.frame_count == 2  # first and second, each once
+    assert isinstance(model.first, nn.Sequential)  # the module is left as it was
+    with pytest.raises(Unsupported):
+        ember.compile(Gate(), fullgraph=True)(x)
+
+
+def test_dynamo_explain_counts_graphs_and_breaks():
+    from ember._dynamo import explain
+
+    def f(x):
+        return (x * 2).sum()
+    out = explain(f)(ember.ones(3))
+    assert (out.graph_count, out.graph_break_count, out.op_count) == (1, 0, 2)
+    out = explain(lambda x: x * x.sum().item())(ember.ones(3))
+    assert out.graph_count == 0 and out.graph_break_count == 1
+    assert "Python number" in out.break_reasons[0] and "Graph Break Count: 1" in str(out)
+
+
+def test_break_between_compiled_submodules_keeps_the_graph_behind_it():
+    class Breaker(nn.Module):
+        def forward(self, x):
+            return x * 2 if float(x.sum()) > -1e9 else x
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), Breaker(), nn.Linear(5, 3), nn.Sigmoid())
+    twin = copy.deepcopy(model)
+    cm = ember.compile(model)
+    x = ember.randn(2, 4)
+    for _ in range(2):  # the second call reuses every compiled child
+        (cm(x) ** 2).sum().backward()
+        (twin(x) ** 2).sum().backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
+    children = cm._compiled_call.children
+    assert [len(children[n]._compiled_call.history) for n in "0134"] == [1, 1, 1, 1]
+    assert children["2"]._compiled_call.breaks
+
+
+def test_closed_over_tensors_are_read_on_every_call():
+    table = ember.ones(3)
+    cf = ember.compile(lambda x: x + table * 2)
+    x = ember.zeros(3)
+    np.testing.assert_array_equal(cf(x).numpy(), [2.0, 2.0, 2.0])
+    table.fill_(5.0)  # not folded into the graph: the change is seen
+    np.testing.assert_array_equal(cf(x).numpy(), [10.0, 10.0, 10.0])
+
+
+def test_module_compile_in_place():
+    ember.manual_seed(0)
+    model = mlp()
+    twin = copy.deepcopy(model)
+    model.compile()
+    x, y = ember.randn(8, 20), ember.randint(0, 5, (8,))
+    F.cross_entropy(model(x), y).backward()
+    F.cross_entropy(twin(x), y).backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
+    assert model(x).grad_fn.name() == "CompiledFunctionBackward"
+    assert list(model.state_dict()) == list(twin.state_dict())
