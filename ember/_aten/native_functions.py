@@ -241,6 +241,10 @@ bucketize.Tensor(Tensor|Scalar self, Tensor boundaries, *, bool out_int32=False,
 histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor  | function, method, out
 bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor  | function, method
 
+# ==== automatic mixed precision: GradScaler's two ops (_aten/amp.py)
+_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
+_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)
+
 # ==== linear algebra (_aten/linalg.py)
 # ---- products
 mm(Tensor self, Tensor mat2) -> Tensor  | function, method, out

@@ -18,6 +18,7 @@ import time
 
 from . import dispatcher as _dispatcher
 from ..autograd import engine
+from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 
 
@@ -52,6 +53,8 @@ class explain:
             key, grad = op._key_and_grad(args)
             keys = ["Autograd", key] if grad and _grad_state.enabled else [key]
             kernel = op._table.get(key)
+        if op.autocast is not None and _autocast_state.cpu:
+            keys = ["AutocastCPU"] + keys  # it casts the inputs, then the keys below run
         rec = self._row("op", op.__name__, keys, _kernel_name(kernel) if kernel else "fallback")
         out = self._timed(rec, _dispatcher.call_in_modes, op, args, level - 1)
         if "Autograd" in keys:
