@@ -264,6 +264,46 @@ def conv_with_columns_samples(dtype, rng):
             Sample(t(0, 3, 5, 5), t(2, 3, 3, 3), None, [1, 1], [0, 0], [1, 1], 1)]
 
 
+def amp_unscale(m, a, b, found, inv_scale):
+    grads, found = [a.detach().clone(), b.detach().clone()], found.detach().clone()
+    m.ops.aten._amp_foreach_non_finite_check_and_unscale_(grads, found, inv_scale)
+    return grads[0], grads[1], found
+
+
+def amp_unscale_samples(dtype, rng):
+    def scalar(v):
+        return T(np.array(v, dtype=np.float64), "float32", grad=False)
+    finite = make(rng, (2,), dtype, grad=False)
+    return [Sample(make(rng, (3, 4), dtype, grad=False), finite, scalar(0.0), scalar(0.25)),
+            Sample(make(rng, (5,), dtype, grad=False),
+                   T(np.array([1.0, np.inf, -2.0]), dtype, grad=False), scalar(0.0), scalar(0.5)),
+            Sample(make(rng, (2, 2), dtype, grad=False),
+                   T(np.array([np.nan, 3.0]), dtype, grad=False), scalar(1.0), scalar(1.0))]
+
+
+def amp_update(m, scale, tracker, found, growth, backoff, interval):
+    scale, tracker = scale.clone(), tracker.clone()
+    m.ops.aten._amp_update_scale_(scale, tracker, found, growth, backoff, interval)
+    return scale, tracker
+
+
+def amp_update_samples(dtype, rng):
+    def t(v, dt="float32"):
+        return T(np.array(v), dt, grad=False)
+    return [Sample(t(8.0), t(1, "int32"), t(0.0), 2.0, 0.5, 2),    # grows after 2 clean steps
+            Sample(t(8.0), t(0, "int32"), t(0.0), 2.0, 0.5, 3),    # counts a clean step
+            Sample(t(8.0), t(2, "int32"), t(1.0), 4.0, 0.25, 3),   # backs off after inf/NaN
+            Sample(t(3e38), t(0, "int32"), t(0.0), 2.0, 0.5, 1)]   # a growth to inf is refused
+
+
+AMP_OPS = [
+    OpInfo("aten._amp_foreach_non_finite_check_and_unscale_", amp_unscale, F_ONLY,
+           amp_unscale_samples, grad=False, other_dtypes_raise=False),
+    OpInfo("aten._amp_update_scale_", amp_update, ("float32",), amp_update_samples, grad=False,
+           other_dtypes_raise=False),
+]
+
+
 FUSED_NN_OPS = [
     OpInfo("aten.binary_cross_entropy",
            lambda m, *a: m.ops.aten.binary_cross_entropy(*a), F_ONLY, bce_samples,

@@ -115,7 +115,10 @@ class _Recorder:
         while self._open:  # ranges still open (a record_function left unclosed) end now
             self.end(self._open[-1])
 
-    def begin(self, name, args=None, scope=0, is_user_annotation=False, trace_name=None):
+    def begin(self, name, args=None, scope=0, is_user_annotation=False):
+        trace_name = None
+        if name.startswith("ProfilerStep#"):  # the table adds up all steps, the trace keeps N
+            name, trace_name = "ProfilerStep*", name
         shapes = types = None
         if self.record_shapes and args is not None:
             shapes, types = _shapes_and_types(args)
@@ -268,8 +271,11 @@ class profile:
         return str(self.function_events)
 
     def _check_finish(self):
+        """Before the first recording ends there are no events yet (an empty list, as in
+        PyTorch)."""
         if self.function_events is None:
-            raise RuntimeError("Profiler didn't finish running")
+            self.function_events = EventList([], use_device=self.use_device,
+                                             profile_memory=self.profile_memory)
 
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
               max_name_column_width=55, max_shapes_column_width=80, header=None,
