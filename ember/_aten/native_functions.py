@@ -288,6 +288,18 @@ binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduct
 binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
 binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor
 _binary_cross_entropy_with_logits_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, Tensor? pos_weight, int reduction) -> Tensor
+# ---- losses written from other ops: CompositeImplicitAutograd kernels in nn/functional.py (as
+# in PyTorch, they are ops so that autocast, explain and the profiler see them by name)
+cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor
+l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
+huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor
+soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor
+poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor
+margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor
+hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=1) -> Tensor
+cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor
 _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
 _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
 # ---- recurrent layers (_aten/rnn.py)

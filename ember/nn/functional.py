@@ -13,7 +13,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 
 _linear = _lookup("linear")
@@ -212,7 +212,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
-    r = _reduction(reduction, size_average, reduce)
+    return _cross_entropy_loss(input, target, weight, _reduction(reduction, size_average, reduce),
+                               ignore_index, label_smoothing)
+
+
+_cross_entropy_loss = _lookup("cross_entropy_loss")
+
+
+@_impl("cross_entropy_loss", "CompositeImplicitAutograd")
+def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_smoothing):
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.dim() > 1 else 0
@@ -305,7 +313,17 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     _warn_target_size(input, target)
     r = _reduction(reduction, size_average, reduce)
     a, b = E.broadcast_tensors(input, target)
-    return _weighted((a - b).abs(), weight, input, r)
+    if weight is not None:  # PyTorch weighs in Python, around no op
+        return _weighted((a - b).abs(), weight, input, r)
+    return _l1_loss(a, b, r)
+
+
+_l1_loss = _lookup("l1_loss")
+
+
+@_impl("l1_loss", "CompositeImplicitAutograd")
+def _l1_loss_composite(input, target, r):
+    return _apply_reduction((input - target).abs(), r)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -313,10 +331,18 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     r = _reduction(reduction, size_average, reduce)
     a, b = E.broadcast_tensors(input, target)
     if beta == 0.0:
-        return _apply_reduction((a - b).abs(), r)
+        return _l1_loss(a, b, r)
+    return _smooth_l1_loss(a, b, r, beta)
+
+
+_smooth_l1_loss = _lookup("smooth_l1_loss")
+
+
+@_impl("smooth_l1_loss", "CompositeImplicitAutograd")
+def _smooth_l1_loss_composite(input, target, r, beta):
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = a - b
+    d = input - target
     _check_float(d, "smooth_l1_cpu")
     ad = d.abs()
     return _apply_reduction(E.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), r)
@@ -326,19 +352,36 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_target_size(input, target)
     r = _reduction(reduction)
     a, b = E.broadcast_tensors(input, target)
+    if weight is None:
+        return _huber_loss(a, b, r, delta)
+    return _weighted(_huber_loss(a, b, 0, delta), weight, input, r, mean_by_weight=False)
+
+
+_huber_loss = _lookup("huber_loss")
+
+
+@_impl("huber_loss", "CompositeImplicitAutograd")
+def _huber_loss_composite(input, target, r, delta):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = a - b
+    d = input - target
     _check_float(d, "huber_cpu")
     ad = d.abs()
     loss = E.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     if loss.dtype != input.dtype:  # PyTorch's huber kernel writes in the input's dtype
         loss = loss.to(input.dtype)
-    return _weighted(loss, weight, input, r, mean_by_weight=False)
+    return _apply_reduction(loss, r)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _soft_margin_loss(input, target, _reduction(reduction, size_average, reduce))
+
+
+_soft_margin_loss = _lookup("soft_margin_loss")
+
+
+@_impl("soft_margin_loss", "CompositeImplicitAutograd")
+def _soft_margin_loss_composite(input, target, r):
     _not_differentiable("soft_margin_loss", target=target)
     if not input.is_floating_point():
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
@@ -407,12 +450,20 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           stacklevel=2)
         batchmean = reduction == "batchmean"
         r = 2 if batchmean else _reduction(reduction)
-    out = _kl_div(input, target, r, log_target=log_target)
+    out = _kl_div_op(input, target, r, log_target)
     return out / input.shape[0] if batchmean and input.dim() != 0 else out
+
+
+_kl_div_op = _lookup("kl_div")
 
 
 def _kl_div(input, target, reduction=0, *, log_target=False):
     """torch.kl_div: the pointwise KL divergence, reduced by code."""
+    return _kl_div_op(input, target, reduction, log_target)
+
+
+@_impl("kl_div", "CompositeImplicitAutograd")
+def _kl_div_composite(input, target, reduction, log_target):
     if log_target:
         loss = E.exp(target) * (target - input)
     else:  # xlogy(target, target): 0 where the target is 0
@@ -422,7 +473,15 @@ def _kl_div(input, target, reduction=0, *, log_target=False):
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _poisson_nll_loss(input, target, log_input, full, eps,
+                             _reduction(reduction, size_average, reduce))
+
+
+_poisson_nll_loss = _lookup("poisson_nll_loss")
+
+
+@_impl("poisson_nll_loss", "CompositeImplicitAutograd")
+def _poisson_nll_loss_composite(input, target, log_input, full, eps, r):
     loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
     if full:  # Stirling's approximation of log(target!), for targets above 1
         stirling = target * E.log(target) - target + 0.5 * E.log(2 * math.pi * target)
@@ -459,7 +518,15 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _margin_ranking_loss(input1, input2, target, margin,
+                                _reduction(reduction, size_average, reduce))
+
+
+_margin_ranking_loss = _lookup("margin_ranking_loss")
+
+
+@_impl("margin_ranking_loss", "CompositeImplicitAutograd")
+def _margin_ranking_loss_composite(input1, input2, target, margin, r):
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
@@ -469,7 +536,14 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _hinge_embedding_loss(input, target, margin, _reduction(reduction, size_average, reduce))
+
+
+_hinge_embedding_loss = _lookup("hinge_embedding_loss")
+
+
+@_impl("hinge_embedding_loss", "CompositeImplicitAutograd")
+def _hinge_embedding_loss_composite(input, target, margin, r):
     zeros = E.zeros_like(input)
     loss = (E.where(target != 1, E.clamp(margin - input, min=0), zeros)
             + E.where(target != -1, input, zeros))
@@ -478,7 +552,15 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _cosine_embedding_loss(input1, input2, target, margin,
+                                  _reduction(reduction, size_average, reduce))
+
+
+_cosine_embedding_loss = _lookup("cosine_embedding_loss")
+
+
+@_impl("cosine_embedding_loss", "CompositeImplicitAutograd")
+def _cosine_embedding_loss_composite(input1, input2, target, margin, r):
     dim = target.dim()
     if dim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -640,22 +722,19 @@ def _torch_bce_with_logits(input, target, weight=None, pos_weight=None, reductio
 
 
 def _torch_poisson_nll_loss(input, target, log_input, full, eps, reduction):
-    return poisson_nll_loss(input, target, log_input, full, eps=eps,
-                            reduction=_REDUCTION_NAMES[reduction])
+    return _poisson_nll_loss(input, target, log_input, full, eps, reduction)
 
 
 def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
-    return cosine_embedding_loss(input1, input2, target, margin,
-                                 reduction=_REDUCTION_NAMES[reduction])
+    return _cosine_embedding_loss(input1, input2, target, margin, reduction)
 
 
 def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=0):
-    return hinge_embedding_loss(input, target, margin, reduction=_REDUCTION_NAMES[reduction])
+    return _hinge_embedding_loss(input, target, margin, reduction)
 
 
 def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    return margin_ranking_loss(input1, input2, target, margin,
-                               reduction=_REDUCTION_NAMES[reduction])
+    return _margin_ranking_loss(input1, input2, target, margin, reduction)
 
 
 def _torch_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6,
