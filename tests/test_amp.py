@@ -474,3 +474,15 @@ def test_unscale_kernel_as_torch():
             m.ops.aten._amp_foreach_non_finite_check_and_unscale_([m.ones(2)], m.zeros(2), m.tensor(1.))
         with pytest.raises(RuntimeError, match="growth_tracker must be an int tensor"):
             m.ops.aten._amp_update_scale_(m.tensor(2.), m.tensor(0), m.zeros(()), 2.0, 0.5, 3)
+
+
+def test_out_variants_are_not_autocast_as_torch():
+    results = []
+    for m in (torch, ember):
+        a = m.full((2, 2), 1.001)
+        c = m.empty(2, 2)
+        with m.autocast("cpu"):
+            m.mm(a, a, out=c)
+            d = m.mm(a, a)
+        results.append((str(c.dtype), c[0, 0].item(), str(d.dtype), d[0, 0].item()))
+    assert results[0] == results[1]

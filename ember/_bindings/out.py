@@ -10,6 +10,20 @@ import re
 import warnings
 
 from .._aten.elementwise import can_cast
+from .._core.autocast_state import _autocast_state
+
+
+class _OutVariant:
+    """Around the op of an `out=` call: PyTorch runs such a call as the op's `.out` overload,
+    which no autocast list names, so the op runs with the AutocastCPU key excluded and the
+    result keeps the inputs' precision before it is copied into `out`."""
+
+    def __enter__(self):
+        self.prev = _autocast_state.cpu
+        _autocast_state.cpu = False
+
+    def __exit__(self, *exc):
+        _autocast_state.cpu = self.prev
 
 
 def _finish(t, requires_grad=False, out=None):
