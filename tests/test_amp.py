@@ -192,11 +192,9 @@ CASES = LOWER + FP32 + PROMOTE
 # each into a CompositeImplicitAutograd op, as PyTorch has them, closes its gap. The last line:
 # functions ember lacks (AttributeError) or kernels without half-precision support.
 KNOWN_GAPS = {
-    "prelu", "linalg_vecdot", "grid_sampler", "polar", "quantile", "nanquantile", "cdist",
-    "max_pool3d", "adaptive_avg_pool3d", "triplet_margin_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "binary_cross_entropy_with_logits", "linalg_matrix_rank",
-    "pinverse", "ormqr", "orgqr", "geqrf", "triangular_solve", "linalg_lstsq", "ctc_loss",
-    "linalg_eig", "linalg_eigvals", "linalg_householder_product",
+    "grid_sampler", "quantile", "nanquantile", "cdist", "binary_cross_entropy_with_logits",
+    "linalg_matrix_rank", "pinverse", "ormqr", "orgqr", "geqrf", "triangular_solve",
+    "linalg_lstsq", "ctc_loss", "linalg_eig", "linalg_eigvals", "linalg_householder_product",
     "linalg_tensorinv", "linalg_tensorsolve", "linalg_cholesky_ex",
 } | {f"fft_{n}" for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
                           "rfft2", "irfft2", "rfftn", "irfftn", "hfft", "ihfft")}

@@ -300,6 +300,15 @@ poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float e
 margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor
 hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=1) -> Tensor
 cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor
+triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=1) -> Tensor
+multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor
+multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+# ---- more functions PyTorch declares as ops, written from other ops (CompositeImplicitAutograd)
+prelu(Tensor self, Tensor weight) -> Tensor
+max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor
+adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
+polar(Tensor abs, Tensor angle) -> Tensor
 _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
 _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
 # ---- recurrent layers (_aten/rnn.py)

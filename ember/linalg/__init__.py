@@ -13,8 +13,8 @@ import numpy as np
 from .._core import dtype as D
 from .._aten.linalg import LinAlgError
 from .._aten.elementwise import _scalar_type_name
-from .._dispatch.dispatcher import lookup as _op
-from .._bindings.out import _finish, _finish_tuple
+from .._dispatch.dispatcher import impl, lookup as _op
+from .._bindings.out import _OutVariant, _finish, _finish_tuple
 from .._bindings import where, zeros, eye, matmul, diagonal as _diagonal, tensor
 from .._refs.reduction import _vector_norm as vector_norm, _matrix_norm as matrix_norm
 
@@ -158,7 +158,19 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    return _finish((x.conj() * y).sum(dim), False, out)
+    if out is None:
+        return _vecdot(x, y, dim)
+    with _OutVariant():
+        result = _vecdot(x, y, dim)
+    return _finish(result, False, out)
+
+
+_vecdot = _op("linalg_vecdot")
+
+
+@impl("linalg_vecdot", "CompositeImplicitAutograd")
+def _vecdot_composite(x, y, dim):
+    return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors, *, out=None):

@@ -594,6 +594,14 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     r = _reduction(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)
+
+
+_triplet_margin_loss = _lookup("triplet_margin_loss")
+
+
+@_impl("triplet_margin_loss", "CompositeImplicitAutograd")
+def _triplet_margin_loss_composite(anchor, positive, negative, margin, p, eps, swap, r):
     _check_triplet_dims(anchor, positive, negative)
     swapped = pairwise_distance(positive, negative, p, eps) if swap else None
     return _triplet(pairwise_distance(anchor, positive, p, eps),
@@ -646,6 +654,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    return _multi_margin_loss(input, target, p, margin, weight, r)
+
+
+_multi_margin_loss = _lookup("multi_margin_loss")
+
+
+@_impl("multi_margin_loss", "CompositeImplicitAutograd")
+def _multi_margin_loss_composite(input, target, p, margin, weight, r):
     x = _samples_by_class(input)
     n, c = x.shape
     _check_long(target)
@@ -673,7 +689,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _multilabel_margin_loss(input, target, _reduction(reduction, size_average, reduce))
+
+
+_multilabel_margin_loss = _lookup("multilabel_margin_loss")
+
+
+@_impl("multilabel_margin_loss", "CompositeImplicitAutograd")
+def _multilabel_margin_loss_composite(input, target, r):
     x = _samples_by_class(input)
     n, c = x.shape
     _check_long(target)
@@ -945,8 +968,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode,
-                        return_indices, 3)
+    if return_indices:  # PyTorch's max_pool3d_with_indices
+        return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3)
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_max_pool3d = _lookup("max_pool3d")
+
+
+@_impl("max_pool3d", "CompositeImplicitAutograd")
+def _max_pool3d_composite(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, False, 3)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
@@ -1035,6 +1067,14 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool3d(input, output_size)
+
+
+_adaptive_avg_pool3d = _lookup("adaptive_avg_pool3d")
+
+
+@_impl("adaptive_avg_pool3d", "CompositeImplicitAutograd")
+def _adaptive_avg_pool3d_composite(input, output_size):
     return _adaptive_avg_pool(input, output_size, 3)
 
 
