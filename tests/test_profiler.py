@@ -244,8 +244,22 @@ def test_profiling_is_off_outside_the_region_and_under_explain():
         ember.ones(2).relu()
     ember.ones(2).exp()
     assert "aten::exp" not in {e.key for e in prof.key_averages()}
-    with ember.explain() as ex, ember.profiler.profile() as prof:
-        x = ember.ones(2, requires_grad=True)
-        x.exp().sum().backward()
-    assert "ExpBackward0" in {e.key for e in prof.key_averages()}
-    assert "ExpBackward0" in [r["op"] for r in ex.records]
+    for outer, inner in ((ember.explain, ember.profiler.profile),
+                         (ember.profiler.profile, ember.explain)):
+        with outer() as a, inner() as b:
+            x = ember.ones(2, requires_grad=True)
+            x.exp().sum().backward()
+        ex, prof = (a, b) if outer is ember.explain else (b, a)
+        assert "ExpBackward0" in {e.key for e in prof.key_averages()}
+        assert "ExpBackward0" in [r["op"] for r in ex.records]
+        assert ember.autograd.engine._observer is None
+
+
+def test_an_error_inside_the_region_ends_the_ranges():
+    with pytest.raises(RuntimeError):
+        with ember.profiler.profile() as prof:
+            with ember.profiler.record_function("block"):
+                ember.ones(2, 3) @ ember.ones(2, 3)
+    rows = {e.key: e for e in prof.key_averages()}
+    assert rows["block"].count == 1 and rows["aten::matmul"].count == 1
+    assert ember._dispatch.dispatcher._modes == []

@@ -66,7 +66,8 @@ class explain:
 
     def _on_node(self, node, buffer):
         rec = self._row("node", node.name(), ["engine"], _node_kernel(node))
-        return self._timed(rec, engine.apply_node, node, buffer)
+        # an observer installed before this one (a profiler) still sees the node
+        return self._timed(rec, self._prev_observer or engine.apply_node, node, buffer)
 
     def _row(self, kind, name, keys, kernel):
         rec = {"kind": kind, "op": name, "depth": self._depth, "keys": keys, "kernel": kernel,
