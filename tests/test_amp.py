@@ -196,8 +196,7 @@ KNOWN_GAPS = {
     "linalg_matrix_rank", "pinverse", "ormqr", "orgqr", "geqrf", "triangular_solve",
     "linalg_lstsq", "ctc_loss", "linalg_eig", "linalg_eigvals", "linalg_householder_product",
     "linalg_tensorinv", "linalg_tensorsolve", "linalg_cholesky_ex",
-} | {f"fft_{n}" for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft",
-                          "rfft2", "irfft2", "rfftn", "irfftn", "hfft", "ihfft")}
+}
 
 
 def _outcome(m, fn, dt, fast):

@@ -192,6 +192,21 @@ special_legendre_polynomial_p(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
 _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
 _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
 _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
+# ---- the torch.fft functions on PyTorch's autocast list, as PyTorch's ops (composites in fft/__init__.py)
+fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
 
 # ==== reductions and scans (_aten/reduction.py)
 # ---- norms, medians, nan-reductions, cumulative ops
