@@ -26,6 +26,16 @@ class _OutVariant:
         _autocast_state.cpu = self.prev
 
 
+def _call_with_out(op, out, *args):
+    """`op(*args)`; with `out`, PyTorch's `.out` overload: the op without autocast, its result
+    copied into `out` (for hand-written bindings of ops with an `out=` keyword)."""
+    if out is None:
+        return op(*args)
+    with _OutVariant():
+        result = op(*args)
+    return _finish(result, False, out)
+
+
 def _finish(t, requires_grad=False, out=None):
     if out is not None:
         _copy_out(out, t)

@@ -10,7 +10,7 @@ from .._aten.elementwise import _scalar_type_name
 from .._bindings.overloads import _clamp_inplace
 from .._refs.shape import broadcast_tensors
 from .._bindings.generated import pow, isclose, mul, stack, view_as_complex
-from .._bindings.out import _OutVariant, _finish
+from .._bindings.out import _call_with_out, _finish
 from .._bindings.factories import arange
 from .._bindings.overloads import clamp
 
@@ -157,11 +157,7 @@ def _complex(real, imag, *, out=None):
 
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle))."""
-    if out is None:
-        return _polar(abs, angle)
-    with _OutVariant():
-        result = _polar(abs, angle)
-    return _finish(result, False, out)
+    return _call_with_out(_polar, out, abs, angle)
 
 
 _polar = _op("polar")

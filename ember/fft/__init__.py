@@ -21,7 +21,7 @@ from .. import _refs as E
 from .._core import dtype as D
 from .._core.tensor import _wrap_dim
 from .._aten.elementwise import _scalar_type_name, not_implemented
-from .._bindings.out import _OutVariant, _finish
+from .._bindings.out import _call_with_out, _finish
 from .._dispatch.dispatcher import impl
 from .._dispatch.ops import ops as _ops
 
@@ -162,37 +162,28 @@ def _fft_c2r(input, n, dim, norm, forward):
     return _c2r(input, [dim], _norm_mode(norm, forward), last_dim_size)
 
 
-def _call(op, out, *args):
-    """The op; with `out`, PyTorch's `.out` overload: the op without autocast, copied into out."""
-    if out is None:
-        return op(*args)
-    with _OutVariant():
-        result = op(*args)
-    return _finish(result, False, out)
-
-
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call(_ops.aten.fft_fft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_fft, out, input, n, dim, norm)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call(_ops.aten.fft_ifft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_ifft, out, input, n, dim, norm)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call(_ops.aten.fft_rfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_rfft, out, input, n, dim, norm)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call(_ops.aten.fft_ihfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_ihfft, out, input, n, dim, norm)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call(_ops.aten.fft_irfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_irfft, out, input, n, dim, norm)
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call(_ops.aten.fft_hfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_hfft, out, input, n, dim, norm)
 
 
 @impl("fft_fft", "CompositeImplicitAutograd")
@@ -227,19 +218,19 @@ def _fftn_c2c(input, s, dim, norm, forward):
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call(_ops.aten.fft_fftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_fftn, out, input, s, dim, norm)
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call(_ops.aten.fft_ifftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_ifftn, out, input, s, dim, norm)
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call(_ops.aten.fft_rfftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_rfftn, out, input, s, dim, norm)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call(_ops.aten.fft_irfftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_irfftn, out, input, s, dim, norm)
 
 
 def _rfftn(input, s, dim, norm):
@@ -290,19 +281,19 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call(_ops.aten.fft_fft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_fft2, out, input, s, dim, norm)
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call(_ops.aten.fft_ifft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_ifft2, out, input, s, dim, norm)
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call(_ops.aten.fft_rfft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_rfft2, out, input, s, dim, norm)
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call(_ops.aten.fft_irfft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_irfft2, out, input, s, dim, norm)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):

@@ -14,7 +14,7 @@ from .._core import dtype as D
 from .._aten.linalg import LinAlgError
 from .._aten.elementwise import _scalar_type_name
 from .._dispatch.dispatcher import impl, lookup as _op
-from .._bindings.out import _OutVariant, _finish, _finish_tuple
+from .._bindings.out import _call_with_out, _finish, _finish_tuple
 from .._bindings import where, zeros, eye, matmul, diagonal as _diagonal, tensor
 from .._refs.reduction import _vector_norm as vector_norm, _matrix_norm as matrix_norm
 
@@ -158,11 +158,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    if out is None:
-        return _vecdot(x, y, dim)
-    with _OutVariant():
-        result = _vecdot(x, y, dim)
-    return _finish(result, False, out)
+    return _call_with_out(_vecdot, out, x, y, dim)
 
 
 _vecdot = _op("linalg_vecdot")

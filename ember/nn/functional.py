@@ -2104,10 +2104,25 @@ def pdist(input, p=2):
     return _vector_norm(diff, p, -1)
 
 
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Distances between the rows of x1 (*, P, M) and of x2 (*, R, M) -> (*, P, R). For p = 2
     and many rows PyTorch expands ||a - b||^2 = ||a||^2 - 2 a.b + ||b||^2 into one matmul;
     ember does the same, so the two round alike."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _cdist(x1, x2, p, _CDIST_MODES.index(compute_mode) or None)
+
+
+_cdist = _lookup("cdist")
+
+
+@_impl("cdist", "CompositeImplicitAutograd")
+def _cdist_composite(x1, x2, p, compute_mode):
+    compute_mode = _CDIST_MODES[compute_mode or 0]
     if x1.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x2.dim() < 2:
@@ -2123,10 +2138,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.dtype in (D.float16, D.bfloat16):
         raise NotImplementedError(f"\"cdist\" not implemented for '{_scalar_name(x1.dtype)}'")
-    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-             "donot_use_mm_for_euclid_dist")
-    if compute_mode not in modes:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    modes = _CDIST_MODES
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and (compute_mode == modes[1] or
                          (compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
