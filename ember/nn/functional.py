@@ -1546,6 +1546,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                       "the old behavior is desired. See the documentation of grid_sample for "
                       "details.", stacklevel=2)
         align_corners = False
+    return _grid_sampler(input, grid, _GRID_MODES.index(mode), _GRID_PADDINGS.index(padding_mode),
+                         align_corners)
+
+
+_GRID_MODES, _GRID_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+_grid_sampler = _lookup("grid_sampler")
+
+
+@_impl("grid_sampler", "CompositeImplicitAutograd")
+def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
+    mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
     nd = input.dim() - 2
     if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
             grid.shape[0] != input.shape[0]:
