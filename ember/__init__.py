@@ -65,6 +65,14 @@ from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
 from . import jit, compiler  # torch.jit, torch.compiler
 from .compiler import compile  # torch.compile
+from . import amp, cpu, profiler  # torch.amp, torch.cpu, torch.profiler
+from .amp import autocast, GradScaler
+from ._core.autocast_state import (
+    is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, autocast_increment_nesting,
+    autocast_decrement_nesting, clear_autocast_cache)
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now

@@ -1486,8 +1486,8 @@ OPS += [
 # ---- neural-network functions: their rows live in op_db_nn.py (issue 3d) ----------------------
 from op_db_nn import NN_OPS  # noqa: E402  (op_db_nn reads this module's helpers)
 OPS += NN_OPS
-from op_db_nn_fused import FUSED_NN_OPS  # noqa: E402  (ops with a backward kernel of their own)
-OPS += FUSED_NN_OPS
+from op_db_nn_fused import FUSED_NN_OPS, AMP_OPS, COMPOSITE_LOSS_OPS  # noqa: E402
+OPS += FUSED_NN_OPS + AMP_OPS + COMPOSITE_LOSS_OPS  # own backward kernels, GradScaler's, losses
 
 
 # ---- issue 3: linear algebra, shape and scatter ops -------------------------------------------

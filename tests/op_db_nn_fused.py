@@ -264,6 +264,132 @@ def conv_with_columns_samples(dtype, rng):
             Sample(t(0, 3, 5, 5), t(2, 3, 3, 3), None, [1, 1], [0, 0], [1, 1], 1)]
 
 
+def amp_unscale(m, a, b, found, inv_scale):
+    grads, found = [a.detach().clone(), b.detach().clone()], found.detach().clone()
+    m.ops.aten._amp_foreach_non_finite_check_and_unscale_(grads, found, inv_scale)
+    return grads[0], grads[1], found
+
+
+def amp_unscale_samples(dtype, rng):
+    def scalar(v):
+        return T(np.array(v, dtype=np.float64), "float32", grad=False)
+    finite = make(rng, (2,), dtype, grad=False)
+    return [Sample(make(rng, (3, 4), dtype, grad=False), finite, scalar(0.0), scalar(0.25)),
+            Sample(make(rng, (5,), dtype, grad=False),
+                   T(np.array([1.0, np.inf, -2.0]), dtype, grad=False), scalar(0.0), scalar(0.5)),
+            Sample(make(rng, (2, 2), dtype, grad=False),
+                   T(np.array([np.nan, 3.0]), dtype, grad=False), scalar(1.0), scalar(1.0))]
+
+
+def amp_update(m, scale, tracker, found, growth, backoff, interval):
+    scale, tracker = scale.clone(), tracker.clone()
+    m.ops.aten._amp_update_scale_(scale, tracker, found, growth, backoff, interval)
+    return scale, tracker
+
+
+def amp_update_samples(dtype, rng):
+    def t(v, dt="float32"):
+        return T(np.array(v), dt, grad=False)
+    return [Sample(t(8.0), t(1, "int32"), t(0.0), 2.0, 0.5, 2),    # grows after 2 clean steps
+            Sample(t(8.0), t(0, "int32"), t(0.0), 2.0, 0.5, 3),    # counts a clean step
+            Sample(t(8.0), t(2, "int32"), t(1.0), 4.0, 0.25, 3),   # backs off after inf/NaN
+            Sample(t(3e38), t(0, "int32"), t(0.0), 2.0, 0.5, 1)]   # a growth to inf is refused
+
+
+def _loss_row(name, samples, **kw):
+    """A row for F.<name>: the op of the same name (a composite, as in PyTorch) is reached."""
+    return OpInfo(f"F.{name}", lambda m, *a, **k: getattr(m.nn.functional, name)(*a, **k),
+                  F32_64, samples, other_dtypes_raise=False, **kw)
+
+
+def _two(extra=(dict(),), low=None, high=None, target=None):
+    def samples(dtype, rng):
+        def t(*shape):
+            return make(rng, shape, dtype, low=low, high=high)
+        tgt = target or (lambda rng, dtype: make(rng, (3, 4), dtype, grad=False))
+        return [Sample(t(3, 4), tgt(rng, dtype), **k) for k in extra]
+    return samples
+
+
+def _signs(shape):
+    return lambda rng, dtype: T(np.sign(rng.normal(size=shape)) + (rng.normal(size=shape) == 0),
+                                dtype, grad=False)
+
+
+def _pairs_with_sign(dtype, rng):
+    t = T(np.array([1.0, -1.0, 1.0, -1.0, 1.0]), dtype, grad=False)
+    return [Sample(make(rng, (5,), dtype), make(rng, (5,), dtype), t, margin=0.1),
+            Sample(make(rng, (5,), dtype), make(rng, (5,), dtype), t, reduction="sum")]
+
+
+def _cosine_samples(dtype, rng):
+    t = T(np.array([1, -1, 1]), "int64")
+    return [Sample(make(rng, (3, 4), dtype), make(rng, (3, 4), dtype), t, margin=0.2),
+            Sample(make(rng, (3, 4), dtype), make(rng, (3, 4), dtype), t, reduction="none")]
+
+
+def _triplet_samples(dtype, rng):
+    def t():
+        return make(rng, (3, 4), dtype)
+    return [Sample(t(), t(), t()), Sample(t(), t(), t(), swap=True, reduction="sum")]
+
+
+def _multi_margin_samples(dtype, rng):
+    t = T(np.array([0, 3, 1]), "int64")
+    return [Sample(make(rng, (3, 4), dtype), t), Sample(make(rng, (3, 4), dtype), t, p=2,
+                                                         margin=0.5)]
+
+
+def _multilabel_samples(dtype, rng):
+    t = T(np.array([[3, 0, -1, 1], [1, 2, -1, 0]]), "int64")
+    return [Sample(make(rng, (2, 4), dtype), t), Sample(make(rng, (2, 4), dtype), t,
+                                                         reduction="none")]
+
+
+def _kl_samples(dtype, rng):
+    logp = make(rng, (3, 4), dtype, low=-3, high=-0.5)
+    return [Sample(logp, make(rng, (3, 4), dtype, low=0.1, high=1, grad=False),
+                   reduction="batchmean"),
+            Sample(make(rng, (3, 4), dtype, low=-3, high=-0.5),
+                   make(rng, (3, 4), dtype, low=-3, high=-0.5, grad=False), log_target=True,
+                   reduction="sum")]
+
+
+def _pool3d_samples(dtype, rng):
+    return [Sample(make(rng, (1, 2, 2, 2), dtype), 2),
+            Sample(make(rng, (1, 1, 3, 3, 2), dtype), 2, stride=1, padding=1),
+            Sample(make(rng, (2, 5, 5, 5), dtype), 3, stride=2, padding=1)]
+
+
+COMPOSITE_LOSS_OPS = [
+    _loss_row("l1_loss", _two((dict(), dict(reduction="sum")))),
+    _loss_row("smooth_l1_loss", _two((dict(beta=0.5), dict(beta=0.0)))),
+    _loss_row("huber_loss", _two((dict(delta=0.7), dict(reduction="none")))),
+    _loss_row("soft_margin_loss", _two((dict(), dict(reduction="none")), target=_signs((3, 4)))),
+    _loss_row("kl_div", _kl_samples),
+    _loss_row("poisson_nll_loss", _two((dict(), dict(log_input=False, full=True)), low=0.5,
+                                       high=2.0, target=lambda rng, dtype: T(
+                                           rng.integers(0, 4, (3, 4)).astype(float), dtype,
+                                           grad=False))),
+    _loss_row("margin_ranking_loss", _pairs_with_sign),
+    _loss_row("hinge_embedding_loss", _two((dict(margin=0.5),), target=_signs((3, 4)))),
+    _loss_row("cosine_embedding_loss", _cosine_samples),
+    _loss_row("triplet_margin_loss", _triplet_samples),
+    _loss_row("multi_margin_loss", _multi_margin_samples),
+    _loss_row("multilabel_margin_loss", _multilabel_samples),
+    OpInfo("F.max_pool3d_values", lambda m, *a, **k: m.nn.functional.max_pool3d(*a, **k),
+           F32_64, _pool3d_samples, other_dtypes_raise=False),
+]
+
+
+AMP_OPS = [
+    OpInfo("aten._amp_foreach_non_finite_check_and_unscale_", amp_unscale, F_ONLY,
+           amp_unscale_samples, grad=False, other_dtypes_raise=False),
+    OpInfo("aten._amp_update_scale_", amp_update, ("float32",), amp_update_samples, grad=False,
+           other_dtypes_raise=False),
+]
+
+
 FUSED_NN_OPS = [
     OpInfo("aten.binary_cross_entropy",
            lambda m, *a: m.ops.aten.binary_cross_entropy(*a), F_ONLY, bce_samples,

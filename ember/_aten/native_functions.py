@@ -192,6 +192,21 @@ special_legendre_polynomial_p(Tensor|Scalar x, Tensor|Scalar n) -> Tensor
 _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
 _fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
 _fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
+# ---- the torch.fft functions on PyTorch's autocast list, as PyTorch's ops (composites in fft/__init__.py)
+fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
 
 # ==== reductions and scans (_aten/reduction.py)
 # ---- norms, medians, nan-reductions, cumulative ops
@@ -240,6 +255,10 @@ searchsorted.Tensor(Tensor sorted_sequence, Tensor|Scalar self, *, bool out_int3
 bucketize.Tensor(Tensor|Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor  | function, out
 histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor  | function, method, out
 bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor  | function, method
+
+# ==== automatic mixed precision: GradScaler's two ops (_aten/amp.py)
+_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
+_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)
 
 # ==== linear algebra (_aten/linalg.py)
 # ---- products
@@ -295,6 +314,31 @@ binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduct
 binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
 binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor
 _binary_cross_entropy_with_logits_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, Tensor? pos_weight, int reduction) -> Tensor
+# ---- losses written from other ops: CompositeImplicitAutograd kernels in nn/functional.py (as
+# in PyTorch, they are ops so that autocast, explain and the profiler see them by name)
+cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, float label_smoothing=0.0) -> Tensor
+l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
+huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor
+soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor
+poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor
+margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor
+hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=1) -> Tensor
+cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor
+triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=1) -> Tensor
+multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor
+multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+# ---- more functions PyTorch declares as ops, written from other ops (CompositeImplicitAutograd)
+prelu(Tensor self, Tensor weight) -> Tensor
+max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor
+adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
+polar(Tensor abs, Tensor angle) -> Tensor
+quantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
 _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
 # ---- recurrent layers (_aten/rnn.py)

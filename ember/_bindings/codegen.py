@@ -7,8 +7,11 @@ For `sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, Scala
     def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if type(dim) is int:
             dim = [dim]
-        result = _op(input, dim, keepdim, dtype)
-        return result if out is None else _finish(result, False, out)
+        if out is None:
+            return _op(input, dim, keepdim, dtype)
+        with _OutVariant():  # PyTorch's sum.IntList_out: no autocast
+            result = _op(input, dim, keepdim, dtype)
+        return _finish(result, False, out)
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):       # Tensor.sum
         ...
@@ -27,7 +30,7 @@ import keyword
 import linecache
 
 from .._core.tensor import Tensor
-from .out import _finish, _finish_tuple, _return_type
+from .out import _OutVariant, _finish, _finish_tuple, _return_type
 
 _INT_LIST = ("int[]", "SymInt[]")
 
@@ -133,8 +136,9 @@ class _Binding:
             else:
                 lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
         elif self.has_out:
-            lines += [f"    result = {call}",
-                      "    return result if out is None else _finish(result, False, out)"]
+            lines += ["    if out is None:", f"        return {call}",
+                      "    with _OutVariant():", f"        result = {call}",
+                      "    return _finish(result, False, out)"]
         else:
             lines.append(f"    return {call}")
         return "\n".join(lines) + "\n"
@@ -150,6 +154,7 @@ def _compile_all(bindings):
     all of them (a few hundred separate calls cost a noticeable part of `import ember`). Each
     function is defined under a unique name bound to its own op, then given its real name."""
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
+           "_OutVariant": _OutVariant,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
            "_wrong_type": _wrong_type}
     chunks = []

@@ -10,6 +10,30 @@ import re
 import warnings
 
 from .._aten.elementwise import can_cast
+from .._core.autocast_state import _autocast_state
+
+
+class _OutVariant:
+    """Around the op of an `out=` call: PyTorch runs such a call as the op's `.out` overload,
+    which no autocast list names, so the op runs with the AutocastCPU key excluded and the
+    result keeps the inputs' precision before it is copied into `out`."""
+
+    def __enter__(self):
+        self.prev = _autocast_state.cpu
+        _autocast_state.cpu = False
+
+    def __exit__(self, *exc):
+        _autocast_state.cpu = self.prev
+
+
+def _call_with_out(op, out, *args):
+    """`op(*args)`; with `out`, PyTorch's `.out` overload: the op without autocast, its result
+    copied into `out` (for hand-written bindings of ops with an `out=` keyword)."""
+    if out is None:
+        return op(*args)
+    with _OutVariant():
+        result = op(*args)
+    return _finish(result, False, out)
 
 
 def _finish(t, requires_grad=False, out=None):

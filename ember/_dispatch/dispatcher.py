@@ -4,7 +4,9 @@ An operator is *defined* once by a schema string in PyTorch's syntax
 (`add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`); kernels are *implemented*
 per dispatch key ("CPU", "Meta", later "CUDA"). Calling an op picks the key from its tensor
 arguments: if any of them requires grad and grad mode is on, the "Autograd" kernel runs first --
-it records the graph node and redispatches to the backend key below it. A key with no kernel
+it records the graph node and redispatches to the backend key below it. Above Autograd sits
+"AutocastCPU", active inside `ember.autocast("cpu")` for the ops on PyTorch's autocast lists: it
+casts their inputs and redispatches below itself (`ember/_aten/autocast.py`). A key with no kernel
 falls back to a NotImplementedError naming the op and the key. A "CompositeImplicitAutograd"
 kernel is written in other ops and serves every key (autograd then sees the ops it calls).
 
@@ -13,6 +15,7 @@ tensor arguments are computed once, when the schema is parsed.
 """
 from types import MethodType
 
+from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
 from .schema import Schema
@@ -32,6 +35,7 @@ class OpOverload:
         self._composite = None
         self.derivative = None
         self.functional = None  # for a derived in-place op (exp_): its out-of-place op (exp)
+        self.autocast = None  # its autocast cast policy, if PyTorch lists it (_aten/autocast.py)
         args = schema.arguments
         self._nargs = len(args)
         self._tensor_pos = tuple(i for i, a in enumerate(args) if a.is_tensor)
@@ -84,6 +88,8 @@ class OpOverload:
         return key, grad
 
     def _dispatch(self, args):
+        if self.autocast is not None and _autocast_state.cpu:
+            return _fallbacks["AutocastCPU"](self, args)
         if self._composite is not None:
             return self._composite(*args)
         key, grad = self._key_and_grad(args)

@@ -18,6 +18,7 @@ import time
 
 from . import dispatcher as _dispatcher
 from ..autograd import engine
+from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 
 
@@ -60,6 +61,8 @@ class explain:
             key, grad = op._key_and_grad(args)
             keys = ["Autograd", key] if grad and _grad_state.enabled else [key]
             kernel = op._table.get(key)
+        if op.autocast is not None and _autocast_state.cpu:
+            keys = ["AutocastCPU"] + keys  # it casts the inputs, then the keys below run
         rec = self._row("op", op.__name__, keys, _kernel_name(kernel) if kernel else "fallback")
         out = self._timed(rec, _dispatcher.call_in_modes, op, args, level - 1)
         if "Autograd" in keys:
@@ -71,7 +74,8 @@ class explain:
 
     def _on_node(self, node, buffer):
         rec = self._row("node", node.name(), ["engine"], _node_kernel(node))
-        return self._timed(rec, engine.apply_node, node, buffer)
+        # an observer installed before this one (a profiler) still sees the node
+        return self._timed(rec, self._prev_observer or engine.apply_node, node, buffer)
 
     def _row(self, kind, name, keys, kernel):
         rec = {"kind": kind, "op": name, "depth": self._depth, "keys": keys, "kernel": kernel,

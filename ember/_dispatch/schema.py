@@ -127,7 +127,7 @@ class Schema:
         self.return_names = [p[1] if len(p) > 1 else None for p in parts]
         self.returns_view = any("(" in r and "!" not in r for r in self.returns)
         self.is_inplace = bool(self.arguments and self.arguments[0].mutable and
-                               self.arguments[0].name == "self")
+                               self.arguments[0].name == "self" and self.arguments[0].is_tensor)
         self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
 
     @property

@@ -5,12 +5,12 @@ import math
 
 from .._core import dtype as D
 from .._core.tensor import Tensor
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._bindings.overloads import _clamp_inplace
 from .._refs.shape import broadcast_tensors
 from .._bindings.generated import pow, isclose, mul, stack, view_as_complex
-from .._bindings.out import _finish
+from .._bindings.out import _call_with_out, _finish
 from .._bindings.factories import arange
 from .._bindings.overloads import clamp
 
@@ -157,7 +157,15 @@ def _complex(real, imag, *, out=None):
 
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle))."""
-    return _complex(abs * angle.cos(), abs * angle.sin(), out=out)
+    return _call_with_out(_polar, out, abs, angle)
+
+
+_polar = _op("polar")
+
+
+@impl("polar", "CompositeImplicitAutograd")
+def _polar_composite(abs, angle):
+    return _complex(abs * angle.cos(), abs * angle.sin())
 
 
 METHODS = dict(

@@ -4,7 +4,7 @@ and log_softmax with their dtype argument, selu, celu, prelu, rrelu."""
 import numpy as np
 
 from .._core import dtype as D
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._refs.shape import reshape
 from .._bindings.factories import tensor
@@ -49,6 +49,14 @@ def celu_(input, alpha=1.0):
 
 def prelu(input, weight):
     """x where x > 0, else weight * x, one weight for all channels or one per channel (dim 1)."""
+    return _prelu(input, weight)
+
+
+_prelu = _op("prelu")
+
+
+@impl("prelu", "CompositeImplicitAutograd")
+def _prelu_composite(input, weight):
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got "
                            f"{_scalar_type_name(input.dtype)} and "

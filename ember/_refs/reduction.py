@@ -5,7 +5,7 @@ import math
 
 from .._core import dtype as D
 from .._core.tensor import Tensor, _wrap_dim
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._bindings.overloads import _dims
 from .._bindings.overloads import _var_args
@@ -14,7 +14,7 @@ from .._bindings.factories import scalar_tensor
 from .._bindings.generated import (sum, amax, amin, ceil, floor, gather, isnan, lerp, logical_not,
                                    nansum, transpose)
 from .._refs.shape import movedim, reshape
-from .._bindings.out import _finish
+from .._bindings.out import _call_with_out, _finish
 from .._bindings.overloads import where, sort, round
 
 _mean = _op("mean.dim")
@@ -84,7 +84,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return _finish(nansum(input, dim, keepdim, dtype=dtype) / count, False, out)
 
 
-def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     """PyTorch's quantile: sort, turn q into fractional ranks, gather the values on each side
     and interpolate -- composite, so the gradient flows through sort, gather and lerp."""
     if input.numel() == 0:
@@ -127,16 +127,23 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
     if interpolation in ("linear", "midpoint"):
         weights = full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
         result = lerp(result, gather(values, -1, ceil(ranks).long()), weights)
-    result = result.squeeze(-1) if q.dim() == 0 else movedim(result, -1, 0)
-    return _finish(result, False, out)
+    return result.squeeze(-1) if q.dim() == 0 else movedim(result, -1, 0)
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile", out)
+    return _call_with_out(_op("quantile"), out, input, q, dim, keepdim, interpolation)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile", out)
+    return _call_with_out(_op("nanquantile"), out, input, q, dim, keepdim, interpolation)
+
+
+impl("quantile", "CompositeImplicitAutograd")(
+    lambda input, q, dim, keepdim, interpolation:
+    _quantile(input, q, dim, keepdim, interpolation, False, "quantile"))
+impl("nanquantile", "CompositeImplicitAutograd")(
+    lambda input, q, dim, keepdim, interpolation:
+    _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile"))
 
 
 def argsort(input, dim=-1, descending=False, stable=False):

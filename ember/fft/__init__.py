@@ -21,7 +21,8 @@ from .. import _refs as E
 from .._core import dtype as D
 from .._core.tensor import _wrap_dim
 from .._aten.elementwise import _scalar_type_name, not_implemented
-from .._bindings.out import _finish
+from .._bindings.out import _call_with_out, _finish
+from .._dispatch.dispatcher import impl
 from .._dispatch.ops import ops as _ops
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
@@ -162,31 +163,51 @@ def _fft_c2r(input, n, dim, norm, forward):
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
-    if input.is_complex():
-        return _finish(_fft_c2c(input, n, dim, norm, True), False, out)
-    return _finish(_fft_r2c("fft", input, n, dim, norm, True, False), False, out)
+    return _call_with_out(_ops.aten.fft_fft, out, input, n, dim, norm)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
-    if input.is_complex():
-        return _finish(_fft_c2c(input, n, dim, norm, False), False, out)
-    return _finish(_fft_r2c("ifft", input, n, dim, norm, False, False), False, out)
+    return _call_with_out(_ops.aten.fft_ifft, out, input, n, dim, norm)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _finish(_fft_r2c("rfft", input, n, dim, norm, True, True), False, out)
+    return _call_with_out(_ops.aten.fft_rfft, out, input, n, dim, norm)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _finish(_fft_r2c("ihfft", input, n, dim, norm, False, True), False, out)
+    return _call_with_out(_ops.aten.fft_ihfft, out, input, n, dim, norm)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _finish(_fft_c2r(input, n, dim, norm, False), False, out)
+    return _call_with_out(_ops.aten.fft_irfft, out, input, n, dim, norm)
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _finish(_fft_c2r(input, n, dim, norm, True), False, out)
+    return _call_with_out(_ops.aten.fft_hfft, out, input, n, dim, norm)
+
+
+@impl("fft_fft", "CompositeImplicitAutograd")
+def _fft(input, n, dim, norm):
+    if input.is_complex():
+        return _fft_c2c(input, n, dim, norm, True)
+    return _fft_r2c("fft", input, n, dim, norm, True, False)
+
+
+@impl("fft_ifft", "CompositeImplicitAutograd")
+def _ifft(input, n, dim, norm):
+    if input.is_complex():
+        return _fft_c2c(input, n, dim, norm, False)
+    return _fft_r2c("ifft", input, n, dim, norm, False, False)
+
+
+impl("fft_rfft", "CompositeImplicitAutograd")(
+    lambda input, n, dim, norm: _fft_r2c("rfft", input, n, dim, norm, True, True))
+impl("fft_ihfft", "CompositeImplicitAutograd")(
+    lambda input, n, dim, norm: _fft_r2c("ihfft", input, n, dim, norm, False, True))
+impl("fft_irfft", "CompositeImplicitAutograd")(
+    lambda input, n, dim, norm: _fft_c2r(input, n, dim, norm, False))
+impl("fft_hfft", "CompositeImplicitAutograd")(
+    lambda input, n, dim, norm: _fft_c2r(input, n, dim, norm, True))
 
 
 # ---- several dimensions ---------------------------------------------------------------------
@@ -197,26 +218,41 @@ def _fftn_c2c(input, s, dim, norm, forward):
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _finish(_fftn_c2c(input, s, dim, norm, True), False, out)
+    return _call_with_out(_ops.aten.fft_fftn, out, input, s, dim, norm)
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _finish(_fftn_c2c(input, s, dim, norm, False), False, out)
+    return _call_with_out(_ops.aten.fft_ifftn, out, input, s, dim, norm)
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _call_with_out(_ops.aten.fft_rfftn, out, input, s, dim, norm)
+
+
+def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+    return _call_with_out(_ops.aten.fft_irfftn, out, input, s, dim, norm)
+
+
+def _rfftn(input, s, dim, norm):
     _real_only("rfftn", input, "a real-valued input tensor")
     shape, dims = _shape_and_dims(input, s, dim)
     if not shape:
         raise RuntimeError("rfftn must transform at least one axis")
     x = _resize(_promote(input), dims, shape)
-    return _finish(_r2c(x, dims, _norm_mode(norm, True), True), False, out)
+    return _r2c(x, dims, _norm_mode(norm, True), True)
 
 
-def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+def _irfftn(input, s, dim, norm):
     shape, dims, last_dim_size = _c2r_shape_and_dims("irfftn", input, s, dim)
     x = _resize(_promote(input, require_complex=True), dims, shape)
-    return _finish(_c2r(x, dims, _norm_mode(norm, False), last_dim_size), False, out)
+    return _c2r(x, dims, _norm_mode(norm, False), last_dim_size)
+
+
+for _name, _fn in (("fftn", lambda input, s, dim, norm: _fftn_c2c(input, s, dim, norm, True)),
+                   ("ifftn", lambda input, s, dim, norm: _fftn_c2c(input, s, dim, norm, False)),
+                   ("rfftn", _rfftn), ("irfftn", _irfftn)):
+    impl(f"fft_{_name}", "CompositeImplicitAutograd")(_fn)
+    impl(f"fft_{_name[:-1]}2", "CompositeImplicitAutograd")(_fn)  # fft2: fftn over two dims
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -245,19 +281,19 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return fftn(input, s, dim, norm, out=out)
+    return _call_with_out(_ops.aten.fft_fft2, out, input, s, dim, norm)
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return ifftn(input, s, dim, norm, out=out)
+    return _call_with_out(_ops.aten.fft_ifft2, out, input, s, dim, norm)
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return rfftn(input, s, dim, norm, out=out)
+    return _call_with_out(_ops.aten.fft_rfft2, out, input, s, dim, norm)
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return irfftn(input, s, dim, norm, out=out)
+    return _call_with_out(_ops.aten.fft_irfft2, out, input, s, dim, norm)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):

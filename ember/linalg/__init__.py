@@ -15,8 +15,8 @@ import numpy as np
 from .._core import dtype as D
 from .._aten.linalg import LinAlgError
 from .._aten.elementwise import _scalar_type_name
-from .._dispatch.dispatcher import lookup as _op
-from .._bindings.out import _finish, _finish_tuple
+from .._dispatch.dispatcher import impl, lookup as _op
+from .._bindings.out import _call_with_out, _finish, _finish_tuple
 from .._bindings import where, zeros, eye, matmul, diagonal as _diagonal, tensor
 from .._refs.reduction import _vector_norm as vector_norm, _matrix_norm as matrix_norm
 
@@ -208,7 +208,15 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    return _finish((x.conj() * y).sum(dim), False, out)
+    return _call_with_out(_vecdot, out, x, y, dim)
+
+
+_vecdot = _op("linalg_vecdot")
+
+
+@impl("linalg_vecdot", "CompositeImplicitAutograd")
+def _vecdot_composite(x, y, dim):
+    return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors, *, out=None):

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 
 _linear = _lookup("linear")
@@ -212,7 +212,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
-    r = _reduction(reduction, size_average, reduce)
+    return _cross_entropy_loss(input, target, weight, _reduction(reduction, size_average, reduce),
+                               ignore_index, label_smoothing)
+
+
+_cross_entropy_loss = _lookup("cross_entropy_loss")
+
+
+@_impl("cross_entropy_loss", "CompositeImplicitAutograd")
+def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_smoothing):
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.dim() > 1 else 0
@@ -305,7 +313,17 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     _warn_target_size(input, target)
     r = _reduction(reduction, size_average, reduce)
     a, b = E.broadcast_tensors(input, target)
-    return _weighted((a - b).abs(), weight, input, r)
+    if weight is not None:  # PyTorch weighs in Python, around no op
+        return _weighted((a - b).abs(), weight, input, r)
+    return _l1_loss(a, b, r)
+
+
+_l1_loss = _lookup("l1_loss")
+
+
+@_impl("l1_loss", "CompositeImplicitAutograd")
+def _l1_loss_composite(input, target, r):
+    return _apply_reduction((input - target).abs(), r)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -313,10 +331,18 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     r = _reduction(reduction, size_average, reduce)
     a, b = E.broadcast_tensors(input, target)
     if beta == 0.0:
-        return _apply_reduction((a - b).abs(), r)
+        return _l1_loss(a, b, r)
+    return _smooth_l1_loss(a, b, r, beta)
+
+
+_smooth_l1_loss = _lookup("smooth_l1_loss")
+
+
+@_impl("smooth_l1_loss", "CompositeImplicitAutograd")
+def _smooth_l1_loss_composite(input, target, r, beta):
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = a - b
+    d = input - target
     _check_float(d, "smooth_l1_cpu")
     ad = d.abs()
     return _apply_reduction(E.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), r)
@@ -326,19 +352,36 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_target_size(input, target)
     r = _reduction(reduction)
     a, b = E.broadcast_tensors(input, target)
+    if weight is None:
+        return _huber_loss(a, b, r, delta)
+    return _weighted(_huber_loss(a, b, 0, delta), weight, input, r, mean_by_weight=False)
+
+
+_huber_loss = _lookup("huber_loss")
+
+
+@_impl("huber_loss", "CompositeImplicitAutograd")
+def _huber_loss_composite(input, target, r, delta):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = a - b
+    d = input - target
     _check_float(d, "huber_cpu")
     ad = d.abs()
     loss = E.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     if loss.dtype != input.dtype:  # PyTorch's huber kernel writes in the input's dtype
         loss = loss.to(input.dtype)
-    return _weighted(loss, weight, input, r, mean_by_weight=False)
+    return _apply_reduction(loss, r)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _soft_margin_loss(input, target, _reduction(reduction, size_average, reduce))
+
+
+_soft_margin_loss = _lookup("soft_margin_loss")
+
+
+@_impl("soft_margin_loss", "CompositeImplicitAutograd")
+def _soft_margin_loss_composite(input, target, r):
     _not_differentiable("soft_margin_loss", target=target)
     if not input.is_floating_point():
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
@@ -407,12 +450,20 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           stacklevel=2)
         batchmean = reduction == "batchmean"
         r = 2 if batchmean else _reduction(reduction)
-    out = _kl_div(input, target, r, log_target=log_target)
+    out = _kl_div_op(input, target, r, log_target)
     return out / input.shape[0] if batchmean and input.dim() != 0 else out
+
+
+_kl_div_op = _lookup("kl_div")
 
 
 def _kl_div(input, target, reduction=0, *, log_target=False):
     """torch.kl_div: the pointwise KL divergence, reduced by code."""
+    return _kl_div_op(input, target, reduction, log_target)
+
+
+@_impl("kl_div", "CompositeImplicitAutograd")
+def _kl_div_composite(input, target, reduction, log_target):
     if log_target:
         loss = E.exp(target) * (target - input)
     else:  # xlogy(target, target): 0 where the target is 0
@@ -422,7 +473,15 @@ def _kl_div(input, target, reduction=0, *, log_target=False):
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _poisson_nll_loss(input, target, log_input, full, eps,
+                             _reduction(reduction, size_average, reduce))
+
+
+_poisson_nll_loss = _lookup("poisson_nll_loss")
+
+
+@_impl("poisson_nll_loss", "CompositeImplicitAutograd")
+def _poisson_nll_loss_composite(input, target, log_input, full, eps, r):
     loss = E.exp(input) - target * input if log_input else input - target * E.log(input + eps)
     if full:  # Stirling's approximation of log(target!), for targets above 1
         stirling = target * E.log(target) - target + 0.5 * E.log(2 * math.pi * target)
@@ -459,7 +518,15 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _margin_ranking_loss(input1, input2, target, margin,
+                                _reduction(reduction, size_average, reduce))
+
+
+_margin_ranking_loss = _lookup("margin_ranking_loss")
+
+
+@_impl("margin_ranking_loss", "CompositeImplicitAutograd")
+def _margin_ranking_loss_composite(input1, input2, target, margin, r):
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
@@ -469,7 +536,14 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _hinge_embedding_loss(input, target, margin, _reduction(reduction, size_average, reduce))
+
+
+_hinge_embedding_loss = _lookup("hinge_embedding_loss")
+
+
+@_impl("hinge_embedding_loss", "CompositeImplicitAutograd")
+def _hinge_embedding_loss_composite(input, target, margin, r):
     zeros = E.zeros_like(input)
     loss = (E.where(target != 1, E.clamp(margin - input, min=0), zeros)
             + E.where(target != -1, input, zeros))
@@ -478,7 +552,15 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _cosine_embedding_loss(input1, input2, target, margin,
+                                  _reduction(reduction, size_average, reduce))
+
+
+_cosine_embedding_loss = _lookup("cosine_embedding_loss")
+
+
+@_impl("cosine_embedding_loss", "CompositeImplicitAutograd")
+def _cosine_embedding_loss_composite(input1, input2, target, margin, r):
     dim = target.dim()
     if dim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -512,6 +594,14 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     r = _reduction(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)
+
+
+_triplet_margin_loss = _lookup("triplet_margin_loss")
+
+
+@_impl("triplet_margin_loss", "CompositeImplicitAutograd")
+def _triplet_margin_loss_composite(anchor, positive, negative, margin, p, eps, swap, r):
     _check_triplet_dims(anchor, positive, negative)
     swapped = pairwise_distance(positive, negative, p, eps) if swap else None
     return _triplet(pairwise_distance(anchor, positive, p, eps),
@@ -564,6 +654,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    return _multi_margin_loss(input, target, p, margin, weight, r)
+
+
+_multi_margin_loss = _lookup("multi_margin_loss")
+
+
+@_impl("multi_margin_loss", "CompositeImplicitAutograd")
+def _multi_margin_loss_composite(input, target, p, margin, weight, r):
     x = _samples_by_class(input)
     n, c = x.shape
     _check_long(target)
@@ -591,7 +689,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    r = _reduction(reduction, size_average, reduce)
+    return _multilabel_margin_loss(input, target, _reduction(reduction, size_average, reduce))
+
+
+_multilabel_margin_loss = _lookup("multilabel_margin_loss")
+
+
+@_impl("multilabel_margin_loss", "CompositeImplicitAutograd")
+def _multilabel_margin_loss_composite(input, target, r):
     x = _samples_by_class(input)
     n, c = x.shape
     _check_long(target)
@@ -640,22 +745,19 @@ def _torch_bce_with_logits(input, target, weight=None, pos_weight=None, reductio
 
 
 def _torch_poisson_nll_loss(input, target, log_input, full, eps, reduction):
-    return poisson_nll_loss(input, target, log_input, full, eps=eps,
-                            reduction=_REDUCTION_NAMES[reduction])
+    return _poisson_nll_loss(input, target, log_input, full, eps, reduction)
 
 
 def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
-    return cosine_embedding_loss(input1, input2, target, margin,
-                                 reduction=_REDUCTION_NAMES[reduction])
+    return _cosine_embedding_loss(input1, input2, target, margin, reduction)
 
 
 def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=0):
-    return hinge_embedding_loss(input, target, margin, reduction=_REDUCTION_NAMES[reduction])
+    return _hinge_embedding_loss(input, target, margin, reduction)
 
 
 def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
-    return margin_ranking_loss(input1, input2, target, margin,
-                               reduction=_REDUCTION_NAMES[reduction])
+    return _margin_ranking_loss(input1, input2, target, margin, reduction)
 
 
 def _torch_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6,
@@ -866,8 +968,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode,
-                        return_indices, 3)
+    if return_indices:  # PyTorch's max_pool3d_with_indices
+        return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, True, 3)
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+_max_pool3d = _lookup("max_pool3d")
+
+
+@_impl("max_pool3d", "CompositeImplicitAutograd")
+def _max_pool3d_composite(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, False, 3)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
@@ -956,6 +1067,14 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool3d(input, output_size)
+
+
+_adaptive_avg_pool3d = _lookup("adaptive_avg_pool3d")
+
+
+@_impl("adaptive_avg_pool3d", "CompositeImplicitAutograd")
+def _adaptive_avg_pool3d_composite(input, output_size):
     return _adaptive_avg_pool(input, output_size, 3)
 
 
@@ -1427,6 +1546,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                       "the old behavior is desired. See the documentation of grid_sample for "
                       "details.", stacklevel=2)
         align_corners = False
+    return _grid_sampler(input, grid, _GRID_MODES.index(mode), _GRID_PADDINGS.index(padding_mode),
+                         align_corners)
+
+
+_GRID_MODES, _GRID_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+_grid_sampler = _lookup("grid_sampler")
+
+
+@_impl("grid_sampler", "CompositeImplicitAutograd")
+def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
+    mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
     nd = input.dim() - 2
     if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
             grid.shape[0] != input.shape[0]:
@@ -1985,10 +2115,25 @@ def pdist(input, p=2):
     return _vector_norm(diff, p, -1)
 
 
+_CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Distances between the rows of x1 (*, P, M) and of x2 (*, R, M) -> (*, P, R). For p = 2
     and many rows PyTorch expands ||a - b||^2 = ||a||^2 - 2 a.b + ||b||^2 into one matmul;
     ember does the same, so the two round alike."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return _cdist(x1, x2, p, _CDIST_MODES.index(compute_mode) or None)
+
+
+_cdist = _lookup("cdist")
+
+
+@_impl("cdist", "CompositeImplicitAutograd")
+def _cdist_composite(x1, x2, p, compute_mode):
+    compute_mode = _CDIST_MODES[compute_mode or 0]
     if x1.dim() < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
     if x2.dim() < 2:
@@ -2004,10 +2149,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.dtype in (D.float16, D.bfloat16):
         raise NotImplementedError(f"\"cdist\" not implemented for '{_scalar_name(x1.dtype)}'")
-    modes = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-             "donot_use_mm_for_euclid_dist")
-    if compute_mode not in modes:
-        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    modes = _CDIST_MODES
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and (compute_mode == modes[1] or
                          (compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))

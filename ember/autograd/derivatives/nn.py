@@ -481,3 +481,4 @@ for _kind in ("reflection", "replication"):
     for _nd in (1, 2, 3):
         _index_pad_derivatives(f"{_kind}_pad{_nd}d")
 not_differentiable("embedding_renorm_", "one_hot")
+not_differentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")

@@ -1,0 +1,309 @@
+"""torch.autograd.profiler: time every op call, backward node and `record_function` block.
+
+    with ember.autograd.profiler.profile(record_shapes=True, profile_memory=True) as prof:
+        with ember.autograd.profiler.record_function("forward"):
+            loss = model(x).sum()
+        loss.backward()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total"))
+
+The recorder sits where `ember.explain()` does: a dispatch mode sees each op call before the
+dispatcher (named as PyTorch names it, "aten::addmm"), and the engine's observer sees each
+backward node ("autograd::engine::evaluate_function: AddmmBackward0" around the node's own
+"AddmmBackward0", with the ops its formula calls inside). `record_function` opens a range of its
+own. Ranges nest as the calls do, so each event knows its parent and children, and "self" time
+is its own minus its children's. `ember.profiler.profile` (schedules, trace handlers) drives it.
+"""
+import functools
+import sys
+import threading
+import time
+
+from .._core.tensor import Tensor
+from .._dispatch import dispatcher as _dispatcher
+from . import engine
+from .profiler_util import EventList, FunctionEvent
+
+__all__ = ["profile", "record_function"]
+
+_active = []  # the recorders running now; record_function opens its range in each of them
+_EMBER_DIR = __file__.rsplit("/autograd/", 1)[0]
+
+
+def cpu_memory_allocated(outputs, inputs):
+    """The CPU bytes an op allocated and kept: the storages its outputs hold that none of its
+    inputs held (a view or an in-place result allocates nothing). It does not see temporaries
+    freed inside the op, nor frees; when the caching allocator's statistics exist this is the
+    one place that reads them instead."""
+    held = {id(t._storage_()) for t in _tensors(inputs)}
+    total, seen = 0, set()
+    for t in _tensors(outputs):
+        s = t._storage_()
+        if id(s) not in held and id(s) not in seen and t._device.type == "cpu":
+            seen.add(id(s))
+            total += s.nbytes()
+    return total
+
+
+def _tensors(values):
+    if isinstance(values, Tensor):
+        return [values]
+    if isinstance(values, (tuple, list)):
+        return [t for v in values for t in _tensors(v)]
+    return []
+
+
+_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+               "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+               "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+               "bool": "bool", "complex64": "c10::complex<float>",
+               "complex128": "c10::complex<double>"}
+
+
+def _shapes_and_types(args):
+    """PyTorch's "Input Dims" and "Input type": a tensor's shape and element type; [] and
+    "Scalar", "TensorList", ... for the other arguments."""
+    shapes, types = [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            shapes.append(list(a.shape))
+            types.append(_TYPE_NAMES.get(a.dtype.name, a.dtype.name))
+        else:
+            shapes.append([])
+            if isinstance(a, (list, tuple)):
+                types.append("TensorList" if a and isinstance(a[0], Tensor) else "ScalarList")
+            else:
+                types.append("" if a is None else "Scalar")
+    return shapes, types
+
+
+def _python_stack():
+    """The caller's frames outside ember, innermost first, as "file(line): function"."""
+    stack = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(_EMBER_DIR):
+            stack.append(f"{code.co_filename}({frame.f_lineno}): {code.co_name}")
+        frame = frame.f_back
+    return stack
+
+
+class _Recorder:
+    """One recording: every range opened between start() and stop() becomes a FunctionEvent,
+    with the innermost open range as its parent."""
+
+    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False,
+                 use_device=None):
+        self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.with_stack, self.use_device = with_stack, use_device
+        self.events = []
+        self._open = []
+        self._ids = 0
+
+    def start(self):
+        self.base_time_ns = time.time_ns()
+        self._t0 = time.perf_counter_ns()
+        self._prev_observer = engine._observer
+        engine._observer = self._on_node
+        _dispatcher._modes.append(self._on_op)
+        _active.append(self)
+
+    def stop(self):
+        _active.remove(self)
+        _dispatcher._modes.remove(self._on_op)
+        engine._observer = self._prev_observer
+        while self._open:  # ranges still open (a record_function left unclosed) end now
+            self.end(self._open[-1])
+
+    def begin(self, name, args=None, scope=0, is_user_annotation=False):
+        trace_name = None
+        if name.startswith("ProfilerStep#"):  # the table adds up all steps, the trace keeps N
+            name, trace_name = "ProfilerStep*", name
+        shapes = types = None
+        if self.record_shapes and args is not None:
+            shapes, types = _shapes_and_types(args)
+        self._ids += 1
+        start = (time.perf_counter_ns() - self._t0) / 1e3
+        ev = FunctionEvent(self._ids, name, threading.get_native_id(), start, start,
+                           input_shapes=shapes, input_dtypes=types, scope=scope,
+                           stack=_python_stack() if self.with_stack else None,
+                           is_user_annotation=is_user_annotation, trace_name=trace_name,
+                           use_device=self.use_device)
+        if self._open:
+            ev.set_cpu_parent(self._open[-1])
+            self._open[-1].append_cpu_child(ev)
+        self._open.append(ev)
+        self.events.append(ev)
+        return ev
+
+    def end(self, ev):
+        """Close `ev` (and any range opened inside it and left open). A range holds what its
+        children allocated; an op's own count replaces that (`_on_op`)."""
+        ev.time_range.end = (time.perf_counter_ns() - self._t0) / 1e3
+        while self._open and self._open.pop() is not ev:
+            pass
+        if self.profile_memory:
+            ev.cpu_memory_usage = sum(c.cpu_memory_usage for c in ev.cpu_children)
+
+    # ---- what the dispatcher and the engine call -----------------------------------------
+    def _on_op(self, op, args, level):
+        ev = self.begin(f"{op.schema.namespace}::{op.schema.name}", args)
+        try:
+            out = _dispatcher.call_in_modes(op, args, level - 1)
+        finally:
+            self.end(ev)
+        if self.profile_memory:
+            ev.cpu_memory_usage = cpu_memory_allocated(out, args)
+        fn = getattr(out[0] if isinstance(out, (tuple, list)) and out else out, "grad_fn", None)
+        if fn is not None:
+            ev.sequence_nr = getattr(fn, "_seq", -1)
+        return out
+
+    def _on_node(self, node, buffer):
+        name = node.name()
+        outer = self.begin(f"autograd::engine::evaluate_function: {name}")
+        inner = self.begin(name, scope=1)  # scope 1: PyTorch's RecordScope.BACKWARD_FUNCTION
+        inner.sequence_nr = getattr(node, "_seq", -1)
+        try:
+            if self._prev_observer is not None:
+                return self._prev_observer(node, buffer)
+            return engine.apply_node(node, buffer)
+        finally:
+            self.end(inner)
+            self.end(outer)
+
+
+class record_function:
+    """Label a block (or, as a decorator, a function) in the running profilers' records:
+    `with record_function("forward"): ...` adds a range named "forward" around the ops inside.
+    Without a running profiler it does nothing."""
+
+    def __init__(self, name, args=None):
+        self.name = name
+        self.args = args
+        self._events = []
+
+    def __enter__(self):
+        self._events = [(r, r.begin(self.name, is_user_annotation=True)) for r in _active]
+        return self
+
+    def __exit__(self, *exc):
+        for recorder, ev in self._events:
+            if recorder in _active:
+                recorder.end(ev)
+        self._events = []
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            with record_function(self.name, self.args):
+                return func(*args, **kwargs)
+        return wrapped
+
+
+class profile:
+    """The autograd profiler (PyTorch's legacy API; `ember.profiler.profile` drives it too).
+
+    `function_events` holds the recorded events once the context exits; `key_averages()`,
+    `table()`, `total_average()` and `export_chrome_trace(path)` summarise them."""
+
+    def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
+                 with_flops=False, profile_memory=False, with_stack=False, with_modules=False,
+                 use_kineto=False, use_cpu=True, experimental_config=None, acc_events=False,
+                 custom_trace_id_callback=None):
+        self.enabled = enabled
+        if not enabled:
+            return
+        if use_cuda:
+            raise RuntimeError("ember has no CUDA device to profile: use_cuda=True")
+        if not use_cpu:
+            raise RuntimeError("ember profiles the CPU only: use_cpu=False leaves nothing "
+                               "to record")
+        self.use_device = use_device
+        self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.with_stack, self.with_flops, self.with_modules = with_stack, with_flops, with_modules
+        self.acc_events = acc_events
+        self.entered = False
+        self.function_events = None
+        self._recorder = None
+        self._events = []
+
+    def _prepare_trace(self):
+        self.entered = True
+
+    def _start_trace(self):
+        self.entered = True
+        self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack,
+                                   self.use_device)
+        self._recorder.start()
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        if self.entered:
+            raise RuntimeError("Profiler context manager is not reentrant")
+        self._prepare_trace()
+        self._start_trace()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if not self.enabled:
+            return False
+        recorder = self._recorder
+        recorder.stop()
+        self._events = (self._events if self.acc_events else []) + recorder.events
+        self.base_time_ns = recorder.base_time_ns
+        self.function_events = EventList(self._events, use_device=self.use_device,
+                                         profile_memory=self.profile_memory,
+                                         with_flops=self.with_flops)
+        self.entered = False
+        return False
+
+    def __repr__(self):
+        if self.function_events is None:
+            return "<unfinished torch.autograd.profile>"
+        return repr(self.function_events)
+
+    def __str__(self):
+        if self.function_events is None:
+            return "<unfinished torch.autograd.profile>"
+        return str(self.function_events)
+
+    def _check_finish(self):
+        """Before the first recording ends there are no events yet (an empty list, as in
+        PyTorch)."""
+        if self.function_events is None:
+            self.function_events = EventList([], use_device=self.use_device,
+                                             profile_memory=self.profile_memory)
+
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
+              top_level_events_only=False, time_unit=None):
+        self._check_finish()
+        return self.function_events.table(
+            sort_by=sort_by, row_limit=row_limit, max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width, header=header,
+            top_level_events_only=top_level_events_only, time_unit=time_unit)
+
+    def export_chrome_trace(self, path):
+        self._check_finish()
+        self.function_events.export_chrome_trace(
+            path, self.base_time_ns, {"record_shapes": int(self.record_shapes),
+                                      "profile_memory": int(self.profile_memory)})
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
+                     group_by_overload_name=False):
+        self._check_finish()
+        return self.function_events.key_averages(group_by_input_shape, group_by_stack_n,
+                                                 group_by_overload_name)
+
+    def total_average(self):
+        self._check_finish()
+        return self.function_events.total_average()
+
+    @property
+    def self_cpu_time_total(self):
+        self._check_finish()
+        return self.function_events.self_cpu_time_total
