@@ -63,6 +63,8 @@ from . import serialization
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
+from . import memory  # the CPU caching allocator's statistics and snapshots
+from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
 from .compiler import compile  # torch.compile
 from . import amp, cpu, profiler  # torch.amp, torch.cpu, torch.profiler

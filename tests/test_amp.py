@@ -192,13 +192,11 @@ CASES = LOWER + FP32 + PROMOTE
 # composite over matmul, such as pinverse, even runs that matmul in lower precision), and some
 # kernels under them refuse half precision. Turning each into a CompositeImplicitAutograd op, as
 # PyTorch has them, closes its gap. binary_cross_entropy_with_logits is an op, but
-# F.binary_cross_entropy_with_logits calls it only for float32/float64 inputs; ember has no
-# linalg.tensorinv, tensorsolve or cholesky_ex yet.
+# F.binary_cross_entropy_with_logits calls it only for float32/float64 inputs.
 KNOWN_GAPS = {
     "binary_cross_entropy_with_logits",
     "linalg_matrix_rank", "pinverse", "ormqr", "orgqr", "geqrf", "triangular_solve",
-    "linalg_lstsq", "ctc_loss", "linalg_eig", "linalg_eigvals", "linalg_householder_product",
-    "linalg_tensorinv", "linalg_tensorsolve", "linalg_cholesky_ex",
+    "linalg_lstsq", "ctc_loss", "linalg_householder_product",
 }
 
 
