@@ -10,6 +10,7 @@ import pytest
 
 import ember
 from op_db import ALL, OPS, DT, FLOATS, T, round_to
+from op_db_edges import EDGE_XFAIL, edge_dtypes, edge_samples
 
 torch = pytest.importorskip("torch")
 
@@ -144,7 +145,14 @@ def grad_outputs(t_outs, rng):
               dtype_name(o.dtype), grad=False) for o in t_outs]
 
 
-def check_sample(op, sample, rng):
+def check_sample(op, sample, rng, torch_may_raise=False):
+    """Compare one sample's results and gradients; with `torch_may_raise`, a sample on which
+    torch raises must make ember raise the same exception type."""
+    if torch_may_raise:
+        t_exc = raised(lambda: op.op(torch, *build(torch, sample)[0], **build(torch, sample)[1]))
+        if t_exc is not None:
+            check_same_error(op, sample)
+            return
     half = next((a.dtype for a in list(sample.args) + list(sample.kwargs.values())
                  if isinstance(a, T) and a.dtype in HALF), None)
     upcast = op.exact_half_reference and half is not None
@@ -207,6 +215,29 @@ def test_op(case):
             check_sample(op, sample, rng)
         except Exception as exc:
             raise AssertionError(f"{op.name}{sample!r}: {type(exc).__name__}: {exc}") from exc
+
+
+EDGE = [(op, d) for op in OPS for d in edge_dtypes(op)]
+
+
+@pytest.mark.parametrize("case", EDGE, ids=_id)
+def test_op_edges(case):
+    """The generated zero-size and 0-d versions of every row's samples (tests/op_db_edges.py)
+    against torch; the few ember cannot do yet are listed in EDGE_XFAIL and must still fail."""
+    op, dtype = case
+    rng = _rng(op.name, dtype, "edges")
+    failures, fixed = [], []
+    for sample in edge_samples(op, dtype, rng):
+        reason = EDGE_XFAIL.get((op.name, repr(sample)))
+        try:
+            check_sample(op, sample, rng, torch_may_raise=True)
+        except Exception as exc:  # noqa: BLE001 -- collected and reported below
+            if reason is None:
+                failures.append(f"{op.name}{sample!r}: {type(exc).__name__}: {exc}")
+            continue
+        if reason is not None:
+            fixed.append(f"{op.name}{sample!r} passes: drop it from EDGE_XFAIL ({reason})")
+    assert not failures and not fixed, "\n".join(failures + fixed)
 
 
 def raised(fn):
