@@ -295,11 +295,18 @@ def _scatter_kernels(name, accumulate=False):
     inplace = f"{base}_" + (f".{overload}" if overload else "")
 
     def write(target, self, dim, index, src):
+        _check_src_dtype(self, src)
         return _scatter(target, self, dim, index, src, base, accumulate)
 
     def check(self, dim, index, src):
+        _check_src_dtype(self, src)
         _gather_check(self, dim, index, base, src if isinstance(src, Tensor) else None)
     _copy_and_inplace_kernels(name, inplace, write, check=check)
+
+
+def _check_src_dtype(self, src):
+    if isinstance(src, Tensor) and src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
 
 
 _scatter_kernels("scatter_add", accumulate=True)

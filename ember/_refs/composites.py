@@ -16,6 +16,7 @@ from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 from .._bindings.tensor_methods import _no_grad_guard
+from .._bindings.codegen import numpy_names
 
 __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag", "diagflat",
            "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
@@ -26,6 +27,7 @@ __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_d
 
 
 # ---- differences, covariance, integration ---------------------------------------------------
+@numpy_names
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -135,6 +137,7 @@ def _zeros_without(y, dim):
     return B.zeros(shape, dtype=y.dtype, device=y.device)
 
 
+@numpy_names
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
     if x is not None and dx is not None:
@@ -156,10 +159,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (spacing * avg).sum(dim) / 2
 
 
+@numpy_names
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@numpy_names
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
     _check_x(x, "cumulative_trapezoid")
@@ -174,6 +179,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return (_spacing(y, x, dim) * avg / 2).cumsum(dim)
 
 
+@numpy_names
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Central differences inside, one-sided ones of order `edge_order` at the ends, along each
     dim; `spacing` is a step (per dim) or the sample coordinates (1-D tensors), as in

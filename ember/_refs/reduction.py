@@ -16,17 +16,20 @@ from .._bindings.generated import (sum, amax, amin, ceil, floor, gather, isnan, 
 from .._refs.shape import movedim, reshape
 from .._bindings.out import _finish
 from .._bindings.overloads import where, sort, round
+from .._bindings.codegen import numpy_names
 
 _mean = _op("mean.dim")
 _std = _op("std.correction")
 _var = _op("var.correction")
 
 
+@numpy_names
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _var(input, d, c, k), _mean(input, d, k, None)
 
 
+@numpy_names
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _std(input, d, c, k), _mean(input, d, k, None)
@@ -75,6 +78,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype, out=out)
 
 
+@numpy_names
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The mean of the non-NaN elements: nansum over their count."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
@@ -131,14 +135,17 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
     return _finish(result, False, out)
 
 
+@numpy_names
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile(input, q, dim, keepdim, interpolation, False, "quantile", out)
 
 
+@numpy_names
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile", out)
 
 
+@numpy_names
 def argsort(input, dim=-1, descending=False, stable=False):
     return _op("sort.stable")(input, stable, dim, descending)[1]
 

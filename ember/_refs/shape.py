@@ -12,6 +12,7 @@ from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
 from .._bindings.out import _finish
 from .._bindings.factories import tensor, zeros, arange
+from .._bindings.codegen import numpy_names
 
 _clone = _op("clone")
 _expand = _op("expand")
@@ -92,6 +93,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
 
 
+@numpy_names
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
@@ -101,6 +103,7 @@ def chunk(input, chunks, dim=0):
     return split(input, builtins.max(step, 1), d)
 
 
+@numpy_names
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split at indices (or into n nearly equal sections; the first size % n get one
     more), each a slice of `input` like PyTorch's."""
@@ -145,6 +148,7 @@ def tile(input, dims):
     return input.repeat((1,) * (input.dim() - len(dims)) + dims)
 
 
+@numpy_names
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice along `dim` repeated `repeats` times, written as PyTorch does it: an
     index_select with the source positions repeated."""
