@@ -5,7 +5,8 @@ A row's samples say how the op is called; the edge versions keep the call and ch
 
 * zero-size: one size of the first tensor argument (say 4) becomes 0 in every tensor argument
   that has a dimension of that size, so that operands which agree on a dimension still agree
-  (`(3, 4) @ (4, 5)` gives `(3, 0) @ (0, 5)`, `(0, 4) @ (4, 5)` and `(3, 4) @ (4, 0)`);
+  (`(3, 4) @ (4, 5)` gives `(3, 0) @ (0, 5)`, `(0, 4) @ (4, 5)` and `(3, 4) @ (4, 0)`); a
+  version whose integer (index) tensors would point into an emptied input is left out;
 * 0-d: every tensor argument becomes the 0-d tensor of its first element, and then each tensor
   argument after the first alone (a 0-d `value`, `weight` or `index` beside an n-d input).
 
@@ -57,10 +58,26 @@ def _zero_d(t):
 def _zero_size_versions(sample):
     slots = _tensor_slots(sample)
     first = next((t for _, _, t in slots if t.data.ndim), None)
-    if first is None:
+    if first is None or slots[0][2] is not first:
         return []
     sizes = sorted({n for n in first.data.shape if n > 1}, reverse=True)[:SIZES_PER_BASE]
-    return [_replace(sample, {(w, k): _shrunk(t, size) for w, k, t in slots}) for size in sizes]
+    out = []
+    for size in sizes:
+        changed = {(w, k): _shrunk(t, size) for w, k, t in slots}
+        if _dangling_indices(slots, changed):
+            continue
+        out.append(_replace(sample, changed))
+    return out
+
+
+def _dangling_indices(slots, changed):
+    """Whether an integer tensor after the first keeps its elements while the first tensor
+    becomes empty: its values would index into a dimension cut to 0, which torch reports
+    through internal errors of no fixed type (setStorage, index kernels)."""
+    (w0, k0, first), rest = slots[0], slots[1:]
+    if changed[(w0, k0)].data.size or not first.data.size:
+        return False
+    return any(t.dtype in INTS and changed[(w, k)].data.size for w, k, t in rest)
 
 
 def _zero_d_versions(sample):

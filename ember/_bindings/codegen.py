@@ -43,13 +43,14 @@ _INT_LIST = ("int[]", "SymInt[]")
 # descending, stable)` over `sort.stable`, the factories' varargs sizes and layout arguments...
 HAND_WRITTEN_FUNCTIONS = {
     "where", "count_nonzero", "prod", "var", "std", "sort", "einsum", "split", "bernoulli",
-    "unique_consecutive", "angle",
+    "unique_consecutive", "angle", "masked_fill", "index_fill",
     "empty", "empty_strided", "full", "arange", "linspace", "eye", "scalar_tensor", "randperm",
 }
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
-                        "normal_", "unique_consecutive", "angle"}
+                        "normal_", "unique_consecutive", "angle", "masked_fill", "masked_fill_",
+                        "index_fill", "index_fill_"}
 
 
 # PyTorch's python_arg_parser: a parameter and the NumPy name it also accepts

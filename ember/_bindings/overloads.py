@@ -32,6 +32,33 @@ def remainder(input, other, *, out=None):
     return _finish(_remainder(input, other), False, out)
 
 
+def masked_fill(input, mask, value):
+    """`value` a number (masked_fill.Scalar) or a 0-d tensor, differentiable (.Tensor)."""
+    if isinstance(value, Tensor):
+        return _op("masked_fill.Tensor")(input, mask, value)
+    return _op("masked_fill.Scalar")(input, mask, value)
+
+
+def _masked_fill_(self, mask, value):
+    if isinstance(value, Tensor):
+        return _op("masked_fill_.Tensor")(self, mask, value)
+    return _op("masked_fill_.Scalar")(self, mask, value)
+
+
+@numpy_names
+def index_fill(input, dim, index, value):
+    if isinstance(value, Tensor):
+        return _op("index_fill.int_Tensor")(input, dim, index, value)
+    return _op("index_fill.int_Scalar")(input, dim, index, value)
+
+
+@numpy_names
+def _index_fill_(self, dim, index, value):
+    if isinstance(value, Tensor):
+        return _op("index_fill_.int_Tensor")(self, dim, index, value)
+    return _op("index_fill_.int_Scalar")(self, dim, index, value)
+
+
 def nonzero(input, *, out=None, as_tuple=False):
     if as_tuple:
         return tuple(_op("nonzero.as_tuple")(input))
@@ -302,9 +329,12 @@ METHODS = dict(
     round=lambda s, decimals=0: round(s, decimals=decimals),
     round_=lambda s, decimals=0: round_(s, decimals=decimals),
     scatter=scatter, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
+    masked_fill=masked_fill, masked_fill_=_masked_fill_, index_fill=index_fill,
+    index_fill_=_index_fill_,
 )
 
-__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp",
+__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp", "masked_fill",
+           "index_fill",
            "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod", "real",
            "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",
            "unique_consecutive", "var", "where"]

@@ -39,6 +39,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         if t.dim() != input.dim():
             raise RuntimeError("diff expects prepend or append to be the same dimension as "
                                "input")
+    if n == 0:  # PyTorch returns a copy of the input, leaving prepend and append out
+        return B.zeros_like(input).copy_(input)
     x = B.cat(parts, dim) if len(parts) > 1 else input
     for _ in builtins.range(n):
         length = x.shape[dim]

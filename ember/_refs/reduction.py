@@ -116,7 +116,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name, out):
         d = _wrap_dim(dim, input.dim())
         values = sort(transpose(input.unsqueeze(-1), d, -1)).values
         shape = input._size[:d] + ((1,) if keepdim else ()) + input._size[d + 1:] \
-            if input.dim() else ((1,) if keepdim else ())
+            if input.dim() else ()
     values = reshape(values, tuple(shape) + (values.shape[-1],))
     if ignore_nan:
         ranks = q * (sum(logical_not(isnan(values)), -1, True) - 1)

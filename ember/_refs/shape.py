@@ -178,6 +178,10 @@ def take_along_dim(input, indices, dim=None, *, out=None):
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
                            f"and {indices.dim()} dimensions for indices")
     d = _wrap_dim(dim, input.dim())
+    if input.dim():  # a negative index counts from the end, as often as needed (-4 of 3 is 2)
+        size = input._size[d]
+        if size:
+            indices = indices.remainder(size).where(indices < 0, indices)
     shape = list(broadcast_shapes(input._size[:d] + (1,) + input._size[d + 1:],
                                   indices._size[:d] + (1,) + indices._size[d + 1:]))
     input_shape, index_shape = list(shape), list(shape)
