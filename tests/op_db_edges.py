@@ -110,16 +110,119 @@ def edge_samples(op, dtype, rng):
     seen = {_key(s) for s in ordinary}
     zero_size, zero_d = [], []
     for base in ordinary:
-        for kind, made in ((zero_size, _zero_size_versions(base)), (zero_d, _zero_d_versions(base))):
+        for kind, made in ((zero_size, _zero_size_versions(base)),
+                           (zero_d, _zero_d_versions(base))):
             for s in made:
                 if _key(s) not in seen:
                     seen.add(_key(s))
                     kind.append(s)
+    skip = EDGE_SKIP.get(op.name)
+    if skip is not None:
+        zero_size = [s for s in zero_size if not skip[0](s)]
+        zero_d = [s for s in zero_d if not skip[0](s)]
     budget = EDGE_SAMPLES if dtype in FLOATS else EDGE_SAMPLES // 2
     return _spread(zero_size, budget - budget // 3) + _spread(zero_d, budget // 3)
 
 
-# (row, sample) -> why ember cannot match torch on that generated sample yet. test_op_edges
-# expects each to fail, and fails once one passes.
-EDGE_XFAIL = {
+# row -> (which generated samples are not run, why): torch itself cannot run them.
+EDGE_SKIP = {
+    "F.pdist": (lambda s: s.args[0].data.ndim == 2 and
+                s.args[0].data.shape[0] == 0 < s.args[0].data.shape[1],
+                "torch 2.13's pdist backward crashes the process (segfault) on an input with "
+                "no rows and some columns"),
 }
+
+
+# torch's error message (regex) -> why ember returns a result there instead of raising: errors
+# of PyTorch's CPU build rather than of its semantics.
+TORCH_BUILD_ERRORS = {
+    r"MKL FFT error": "PyTorch's MKL transforms refuse an empty batch (its pocketfft builds "
+                      "return the empty result, as ember does: tests/test_fft.py)",
+}
+
+
+# Rows whose generated edge samples ember does not all match yet, by what goes wrong:
+#   result          another value, dtype or shape than torch's
+#   backward        gradients or requires_grad differ
+#   kernel error    a NumPy error escapes from the kernel (a reshape or index on an empty array)
+#   accepts         ember returns a result where torch refuses the input
+#   exception type  both raise, with other exception types (the checks run in another order
+#                   on 0-d or empty inputs: IndexError "dimension out of range" against
+#                   RuntimeError "expected a 2-D tensor", ...)
+# test_op_edges reports a listed row as an expected failure while one of its edge samples fails,
+# and fails once all pass (then the row comes off the list).
+EDGE_XFAIL = {
+    'exception type': (
+        'F.adaptive_max_pool3d', 'F.interpolate_bicubic', 'F.interpolate_bilinear',
+        'F.interpolate_linear', 'F.interpolate_nearest', 'F.interpolate_nearest_exact',
+        'F.interpolate_trilinear', 'F.max_unpool2d', 'F.max_unpool3d', 'F.pairwise_distance',
+        'F.unfold', '_fft_r2c', 'addbmm', 'addbmm_', 'aten._softmax_cross_entropy',
+        'aten._softmax_cross_entropy_backward', 'baddbmm', 'baddbmm_', 'cholesky_solve',
+        'cross_entropy', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
+        'index_reduce.amax', 'index_reduce.amin', 'index_reduce.mean', 'index_reduce.prod',
+        'index_reduce_', 'linalg.eig', 'linalg.eig.dtype', 'linalg.eigvals', 'linalg.matrix_power',
+        'linalg.solve', 'mv', 'scatter.reduce', 'scatter.src', 'scatter.value_reduce',
+        'scatter_.reduce', 'scatter_.src', 'scatter_.value_reduce', 'scatter_add_',
+        'scatter_reduce.amin', 'scatter_reduce.max', 'scatter_reduce.prod', 'scatter_reduce.sum',
+        'torch.binomial', 'torch.cholesky_solve', 'torch.histogramdd.edges', 'torch.index_reduce',
+        'torch.pca_lowrank',
+    ),
+    'accepts': (
+        'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
+        'F.conv_transpose3d', 'F.dropout2d', 'F.dropout3d', 'F.feature_alpha_dropout',
+        'F.instance_norm', 'F.pixel_shuffle', 'aten.binary_cross_entropy_with_logits',
+        'conj_physical_', 'cov', 'imag_setter', 'max', 'min', 'scatter_add', 'squeeze.dims',
+        'squeeze_.dims', 'swapaxes_', 'swapdims_', 'torch.cov', 'torch.norm_except_dim',
+        'torch.transpose_copy', 'torch_feature_alpha_dropout_', 'torch_feature_dropout_',
+        'unique_consecutive', 'unique_dim',
+    ),
+    'backward': (
+        'F.max_pool1d', 'F.max_pool1d_indices', 'aten.binary_cross_entropy',
+        'linalg.householder_product', 'linalg.matrix_norm', 'linalg.matrix_norm_svd',
+        'linalg.norm', 'linalg.qr', 'linear', 'orgqr', 'torch.cumulative_trapezoid', 'torch.orgqr',
+    ),
+    'accepts, exception type': (
+        'F.adaptive_max_pool2d', 'F.interpolate_area', 'F.rms_norm', 'aten._rnn_layer',
+        'scatter_reduce.amax', 'scatter_reduce.mean', 'torch.scatter_reduce',
+        'torch.scatter_reduce_',
+    ),
+    'result': (
+        'F.conv1d', 'F.conv2d', 'F.pixel_unshuffle', 'bincount', 'inner', 'resize_', 'resize_as_',
+        'torch.inner',
+    ),
+    'result, exception type': (
+        'F.grid_sample', 'F.grid_sample.bicubic', 'F.grid_sample.bicubic.half', 'F.max_unpool1d',
+        'aten._convolution_with_columns', 'tensordot', 'torch.histogramdd',
+    ),
+    'backward, exception type': (
+        'F.embedding', 'F.embedding_max_norm', 'torch.svd_lowrank', 'torch.unfold_copy',
+    ),
+    'kernel error': (
+        'adjoint', 'cdist', 'torch.adjoint', 'torch.unbind_copy',
+    ),
+    'backward, accepts': (
+        'F.adaptive_max_pool1d', 'unfold_backward',
+    ),
+    'backward, kernel error': (
+        'linalg.cond', 'linalg.cond.norms',
+    ),
+    'kernel error, exception type': (
+        'F.adaptive_avg_pool3d', 'F.scaled_dot_product_attention',
+    ),
+    'result, accepts': (
+        'F.conv3d', 'aten._binary_cross_entropy_with_logits_backward',
+    ),
+    'kernel error, accepts': (
+        'F.adaptive_avg_pool1d',
+    ),
+    'kernel error, accepts, exception type': (
+        'F.adaptive_avg_pool2d',
+    ),
+    'result, backward': (
+        'aten.binary_cross_entropy_backward',
+    ),
+}
+
+
+def edge_xfail_reason(name):
+    return next((reason for reason, rows in EDGE_XFAIL.items() if name in rows), None)

@@ -350,7 +350,8 @@ def _renorm_(self, p, dim, maxnorm):
 # ---- histograms and membership (not differentiable in PyTorch either) -------------------------
 def _bin_edges(values, bins, bounds, dtype, name):
     """One dim's bin edges: a given 1-D tensor, or `bins` equal bins over `bounds` (default
-    the data's min and max; an empty range widens to +-0.5, as NumPy does)."""
+    the data's min and max, [0, 1] for no data; an empty range widens to +-0.5, as NumPy
+    does)."""
     if isinstance(bins, Tensor):
         if bins.dim() != 1:
             raise RuntimeError(f"{name}: bins tensor should have one dimension, but got "
@@ -363,7 +364,7 @@ def _bin_edges(values, bins, bounds, dtype, name):
     elif values.size:
         lo, hi = float(values.min()), float(values.max())
     else:
-        lo, hi = 0.0, 0.0
+        lo, hi = 0.0, 1.0
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"{name}: range of [{lo}, {hi}] is not finite")
     if lo > hi:

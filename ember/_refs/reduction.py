@@ -54,7 +54,7 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
     if ord in ("nuc", 2, -2):
         s = _op("linalg_svdvals")(movedim(A if dtype is None else A.to(dtype), (d0, d1),
                                           (-2, -1)), None)
-        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        r = s.sum(-1) if ord == "nuc" else _norm_max(s, -1, False) if ord == 2 else s.amin(-1)
         if keepdim:
             r = r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
         return _finish(r, False, out)
@@ -64,7 +64,12 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
         d0, d1 = d1, d0
     sums = _vector_norm(A, 1, [d0], keepdim, dtype=dtype)
     d1 = d1 - 1 if not keepdim and d0 < d1 else d1
-    return _finish((amax if ord > 0 else amin)(sums, d1, keepdim), False, out)
+    return _finish((_norm_max if ord > 0 else amin)(sums, d1, keepdim), False, out)
+
+
+def _norm_max(x, dim, keepdim):
+    """The largest of some norms, 0 for none (an empty matrix's norm is 0 in PyTorch)."""
+    return x.sum(dim, keepdim) if x.shape[dim] == 0 else amax(x, dim, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

@@ -95,12 +95,15 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @numpy_names
 def chunk(input, chunks, dim=0):
+    if not input.dim():
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
-    step = -(-size // chunks) if size else 1
-    return split(input, builtins.max(step, 1), d)
+    if size == 0:  # as PyTorch: `chunks` empty pieces
+        return tuple(_split_with_sizes(input, [0] * chunks, d))
+    return split(input, -(-size // chunks), d)
 
 
 @numpy_names

@@ -1292,6 +1292,21 @@ def _resample(input, out, scales, matrix_fn):
     return x
 
 
+def _check_upsample_sizes(input, out):
+    """PyTorch's upsample kernels' checks: every spatial size positive, and an empty input
+    only by an empty batch."""
+    names = "DHW"[3 - len(out):]
+    if min(input.shape[2:]) <= 0 or min(out) <= 0:
+        def fmt(sizes):
+            return ", ".join(f"{n}: {v}" for n, v in zip(names, sizes))
+        sep = " and" if len(out) == 1 else ""
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({fmt(input.shape[2:])}){sep} output ({fmt(out)})")
+    if input.numel() == 0 and input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor "
+                           f"with sizes {list(input.shape)}")
+
+
 def _resample_uint8(input, out, scales, matrix_fn):
     """PyTorch's uint8 bilinear/bicubic (PIL's resampling in fixed point): per spatial dim,
     last dim first, the filter weights (truncated at the borders and renormalised) scaled to
@@ -1339,6 +1354,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
                                   "input")
     out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if mode != "area":
+        _check_upsample_sizes(input, out)
     if mode == "area":
         return _adaptive_avg_pool(input, out, nd)
     if mode in ("nearest", "nearest-exact"):
