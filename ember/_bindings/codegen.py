@@ -323,6 +323,7 @@ def document(fn, description=""):
     op = fn.__ember_op__
     src = fn.__ember_source__
     head = src[src.index("(") + 1:src.index("):")]
+    head = head.replace(", **numpy_names", "").replace("=_REQUIRED", "")  # PyTorch's signature
     if fn.__qualname__.startswith("Tensor."):
         head = head.removeprefix("self").removeprefix(", ")
     lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]

@@ -10,7 +10,7 @@ dense (`x[::2].add_(x[1::2])`).
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
-from .tensor import Tensor
+from .tensor import Tensor, _root_array
 
 # In-place ops PyTorch lets write into an expanded tensor: fills, and ops that only restride.
 UNCHECKED = frozenset({
@@ -22,7 +22,7 @@ UNCHECKED = frozenset({
 
 def has_internal_overlap(t):
     """Whether some dim of more than one element has stride 0 (PyTorch's MemOverlap::Yes)."""
-    stride = t.stride()
+    stride = t.stride() if t._np is None else t._np.strides
     return 0 in stride and any(s == 0 and n > 1 for n, s in zip(t._size, stride))
 
 
@@ -35,18 +35,21 @@ def _dense_bounds(a):
 def check_inplace_overlap(args):
     """PyTorch's errors for an in-place op writing `args[0]` (inputs are the other tensors)."""
     out = args[0]
-    if has_internal_overlap(out):
+    a = out._np
+    if 0 in (out.stride() if a is None else a.strides) and has_internal_overlap(out):
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation.")
-    a = out._np
-    if a is None or not a.size:
+    if a is None or len(args) == 1 or not a.size:
         return
+    root = None
     for other in args[1:]:
         if not isinstance(other, Tensor) or other is out or other._np is None:
             continue
         b = other._np
-        if not np.may_share_memory(a, b):
+        if root is None:
+            root = _root_array(a)
+        if _root_array(b) is not root or not np.may_share_memory(a, b):
             continue
         bounds_a, bounds_b = _dense_bounds(a), _dense_bounds(b)
         if bounds_a is None or bounds_b is None:
