@@ -21,9 +21,11 @@ UNCHECKED = frozenset({
 
 
 def has_internal_overlap(t):
-    """Whether some dim of more than one element has stride 0 (PyTorch's MemOverlap::Yes)."""
+    """Whether some dim of more than one element has stride 0 (PyTorch's MemOverlap::Yes); an
+    empty tensor has no elements to share memory."""
     stride = t.stride() if t._np is None else t._np.strides
-    return 0 in stride and any(s == 0 and n > 1 for n, s in zip(t._size, stride))
+    return 0 in stride and 0 not in t._size and \
+        any(s == 0 and n > 1 for n, s in zip(t._size, stride))
 
 
 def _dense_bounds(a):
