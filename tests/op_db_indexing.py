@@ -232,13 +232,18 @@ def _index_add_samples(dtype, rng):
 def _index_fill_samples(dtype, rng):
     value = True if dtype == "bool" else 2
     return [Sample(make(rng, (4, 3), dtype), 0, _index(rng, (2,), 4), value),
-            Sample(make(rng, (3, 5), dtype, "transposed"), -1, _index(rng, (3,), 5), value)]
+            Sample(make(rng, (3, 5), dtype, "transposed"), -1, _index(rng, (3,), 5), value),
+            # a 0-d tensor value, differentiable (index_fill.int_Tensor)
+            Sample(make(rng, (4, 3), dtype), 1, T(np.array([2, 0, 2]), "int64"),
+                   make(rng, (), dtype))]
 
 
 def _masked_fill_samples(dtype, rng):
     value = False if dtype == "bool" else -1
     return [Sample(make(rng, (3, 4), dtype), boolean(3, 4), value),
-            Sample(make(rng, (2, 3), dtype, "sliced"), boolean(3), value)]
+            Sample(make(rng, (2, 3), dtype, "sliced"), boolean(3), value),
+            # a 0-d tensor value, differentiable (masked_fill.Tensor)
+            Sample(make(rng, (3, 4), dtype), boolean(4), make(rng, (), dtype))]
 
 
 def _scatter_samples(dtype, rng):

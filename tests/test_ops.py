@@ -2,6 +2,7 @@
 of every floating input (same random grad_output), for every sample and supported dtype; the
 same exception type on unsupported dtypes and on error inputs; gradcheck and gradgradcheck in
 float64; and the type-promotion tables."""
+import re
 import warnings
 import zlib
 
@@ -10,6 +11,7 @@ import pytest
 
 import ember
 from op_db import ALL, OPS, DT, FLOATS, T, round_to
+from op_db_edges import TORCH_BUILD_ERRORS, edge_dtypes, edge_samples, edge_xfail_reason
 
 torch = pytest.importorskip("torch")
 
@@ -144,7 +146,15 @@ def grad_outputs(t_outs, rng):
               dtype_name(o.dtype), grad=False) for o in t_outs]
 
 
-def check_sample(op, sample, rng):
+def check_sample(op, sample, rng, torch_may_raise=False):
+    """Compare one sample's results and gradients; with `torch_may_raise`, a sample on which
+    torch raises must make ember raise the same exception type."""
+    if torch_may_raise:
+        t_exc = raised(lambda: op.op(torch, *build(torch, sample)[0], **build(torch, sample)[1]))
+        if t_exc is not None:
+            if not any(re.search(p, str(t_exc)) for p in TORCH_BUILD_ERRORS):
+                check_same_error(op, sample)
+            return
     half = next((a.dtype for a in list(sample.args) + list(sample.kwargs.values())
                  if isinstance(a, T) and a.dtype in HALF), None)
     upcast = op.exact_half_reference and half is not None
@@ -209,6 +219,34 @@ def test_op(case):
             raise AssertionError(f"{op.name}{sample!r}: {type(exc).__name__}: {exc}") from exc
 
 
+EDGE = [op for op in OPS if edge_dtypes(op)]
+
+
+@pytest.mark.parametrize("op", EDGE, ids=str)
+def test_op_edges(op):
+    """The generated zero-size and 0-d versions of the row's samples (tests/op_db_edges.py),
+    in its edge dtypes, against torch. A row in EDGE_XFAIL is an expected failure while one of
+    them fails, and a failure once all pass."""
+    failures, count = [], 0
+    for dtype in edge_dtypes(op):
+        rng = _rng(op.name, dtype, "edges")
+        for sample in edge_samples(op, dtype, rng):
+            count += 1
+            try:
+                check_sample(op, sample, rng, torch_may_raise=True)
+            except Exception as exc:  # noqa: BLE001 -- collected and reported below
+                failures.append(f"{op.name}{sample!r} [{dtype}]: {type(exc).__name__}: {exc}")
+    reason = edge_xfail_reason(op.name)
+    if reason is None:
+        assert not failures, f"{len(failures)} of {count} edge samples fail:\n" + \
+            "\n".join(failures)
+    elif failures:
+        pytest.xfail(f"{reason}: {len(failures)} of {count} edge samples fail, the first: "
+                     f"{failures[0][:300]}")
+    else:
+        pytest.fail(f"all {count} edge samples pass now: take {op.name} off EDGE_XFAIL")
+
+
 def raised(fn):
     try:
         fn()
@@ -233,7 +271,6 @@ def check_same_error(op, sample, match=None):
         f"{op.name}{sample!r}: ember raises {type(e_exc).__name__}({e_exc}), torch raises " \
         f"{expected.__name__}({t_exc})"
     if match is not None:
-        import re
         assert re.search(match, str(e_exc)), \
             f"{op.name}{sample!r}: ember's message {str(e_exc)!r} does not match {match!r}"
 

@@ -92,6 +92,9 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
                            "the same")
     c_in = input.shape[1]
     w = tuple(weight.shape)
+    if w[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {_fmt(w)} instead")
     if not transposed:
         if w[0] % groups:
             raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "

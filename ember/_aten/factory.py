@@ -236,6 +236,7 @@ def linspace(start, end, steps, dtype=None, device=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
+    _check_not_bool(dt, "linspace")
     start, end = checked_scalar(_num(start), dt), checked_scalar(_num(end), dt)
     out = D.np_dtype(dt)
     if steps <= 1:
@@ -261,6 +262,11 @@ def linspace(start, end, steps, dtype=None, device=None):
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
     return _meta((steps,), _dt(dtype))
+
+
+def _check_not_bool(dt, name):
+    if dt is D.bool:
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
 
 
 @impl("eye.m", "CPU")

@@ -138,6 +138,7 @@ def _fill_value(self, value):
     return checked_scalar(value, self.dtype)
 
 
+@impl("masked_fill.Tensor", "CPU")
 @impl("masked_fill.Scalar", "CPU")
 def masked_fill(self, mask, value):
     m = _mask(self, mask)
@@ -162,6 +163,7 @@ def _check_inplace_broadcast(self, other):
                            f"shape {list(shape)}")
 
 
+@impl("masked_fill.Tensor", "Meta")
 @impl("masked_fill.Scalar", "Meta")
 def masked_fill_meta(self, mask, value):
     _mask_dtype(mask)
@@ -295,11 +297,18 @@ def _scatter_kernels(name, accumulate=False):
     inplace = f"{base}_" + (f".{overload}" if overload else "")
 
     def write(target, self, dim, index, src):
+        _check_src_dtype(self, src)
         return _scatter(target, self, dim, index, src, base, accumulate)
 
     def check(self, dim, index, src):
+        _check_src_dtype(self, src)
         _gather_check(self, dim, index, base, src if isinstance(src, Tensor) else None)
     _copy_and_inplace_kernels(name, inplace, write, check=check)
+
+
+def _check_src_dtype(self, src):
+    if isinstance(src, Tensor) and src.dtype is not self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
 
 
 _scatter_kernels("scatter_add", accumulate=True)
@@ -341,7 +350,10 @@ def _index_add(target, self, dim, index, source, alpha):
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size)
     values = (source._np if alpha == 1 else source._np * alpha).astype(target.dtype, copy=False)
-    if self.dim() and _distinct(idx):
+    if not self.dim():  # a 0-d self reads as a 1-d one of its single element
+        np.add.at(target.reshape(1), key, values.reshape(1))
+        return target
+    if _distinct(idx):
         target[key] += values  # no row twice: one fancy-indexed add, ~10x np.add.at's speed
     else:
         np.add.at(target, key, values)
@@ -367,6 +379,8 @@ def _index_fill(target, self, dim, index, value):
 
 _copy_and_inplace_kernels("index_fill.int_Scalar", "index_fill_.int_Scalar", _index_fill,
                           keep_strides=True)
+_copy_and_inplace_kernels("index_fill.int_Tensor", "index_fill_.int_Tensor", _index_fill,
+                          keep_strides=True)
 
 
 @impl("masked_select", "CPU")
@@ -379,9 +393,9 @@ def masked_select(self, mask):
 
 @impl("nonzero", "CPU")
 def nonzero(self):
-    idx = np.nonzero(self._np)
-    return _wrap(np.stack(idx, axis=1).astype(np.int64) if idx else
-                 np.zeros((int(bool(self._np)), 0), np.int64))
+    if not self._size:  # NumPy refuses a 0-d array; PyTorch gives (1, 0) or (0, 0)
+        return _wrap(np.zeros((int(bool(self._np)), 0), np.int64))
+    return _wrap(np.stack(np.nonzero(self._np), axis=1).astype(np.int64))
 
 
 @impl("nonzero.as_tuple", "CPU")

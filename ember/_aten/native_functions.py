@@ -448,6 +448,7 @@ resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=
 index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor  | function, method, inplace, inplace_function
 masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor  | function, method, inplace
+masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor  | inplace
 index_select(Tensor self, int dim, Tensor index) -> Tensor  | function, method, out
 gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor  | function, method, out
 scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor  | function, method, inplace, out
@@ -455,6 +456,7 @@ scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor  | functio
 scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor  | function, method, inplace, out
 index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor  | function, method, inplace, out
 index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor  | function, method, inplace
+index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor  | inplace
 masked_select(Tensor self, Tensor mask) -> Tensor  | function, method, out
 nonzero(Tensor self) -> Tensor
 nonzero.as_tuple(Tensor self) -> Tensor[]

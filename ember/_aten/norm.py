@@ -41,7 +41,7 @@ def _check(input, weight, bias, running_mean, running_var, training):
 
 
 def _ncl(a):
-    return a.reshape(a.shape[0], a.shape[1], -1)
+    return a.reshape(a.shape[0], a.shape[1], int(np.prod(a.shape[2:], dtype=np.int64)))
 
 
 def _per_channel(v, ndim):
@@ -221,7 +221,7 @@ def _row_stats(x4, eps):
     """mean and rstd of each row (first two dims) of x4, and x4 - mean as (rows, m); the row
     sums are matrix-vector products, which BLAS does faster than NumPy's reductions."""
     m = x4.shape[2] * x4.shape[3]
-    xr = x4.reshape(-1, m)
+    xr = x4.reshape(x4.shape[0] * x4.shape[1], m)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = (xr @ np.ones(m, xr.dtype)) / m
         centered = xr - mean[:, None]
@@ -288,7 +288,7 @@ def _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, p
     if length == 1:
         db, dgx = g[..., 0], (g * x4)[..., 0]
     else:
-        db = (g.reshape(-1, length) @ np.ones(length, dt)).reshape(n, groups, c)
+        db = (g.reshape(n * groups * c, length) @ np.ones(length, dt)).reshape(n, groups, c)
         dgx = np.einsum("ngcl,ngcl->ngc", g, x4)
     # outputs left out by output_mask are zeros, not undefined tensors
     gw = gb = None

@@ -332,6 +332,8 @@ def _unfold(a, dimension, size, step):
 
 
 def _split_with_sizes(a, sizes, dim=0):
+    if not a.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, a.ndim)
     if sum(sizes) != a.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
@@ -413,6 +415,8 @@ def split_sizes(size, split_size):
 
 
 def _split(a, split_size, dim=0):
+    if not a.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, a.ndim)
     return _split_with_sizes(a, split_sizes(a.shape[d], split_size), d)
 
@@ -473,15 +477,16 @@ def _check_view_as_complex(self):
                            f"{_scalar_type_name(self.dtype)}")
     if self.dim() == 0 or self._size[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if self.numel():  # an empty tensor's strides do not matter
-        stride = self.stride()
-        if stride[-1] != 1:
-            raise RuntimeError("Tensor must have a last dimension with stride 1")
-        if any(s % 2 for s in stride[:-1]):
-            raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
-                               "dimension")
-        if self.storage_offset() % 2:
-            raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    # checked for empty tensors too, as PyTorch does (from_numpy of an empty array has
+    # strides 0)
+    stride = self.stride()
+    if stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in stride[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last "
+                           "dimension")
+    if self.storage_offset() % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
 
 
 view_op("view_as_complex", _view_as_complex, _check_view_as_complex)

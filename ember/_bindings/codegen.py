@@ -23,9 +23,16 @@ varargs (`x.view(2, 3)`); `int[N]` accepts a single int; a `Tensor` argument ref
 unless the schema says `Tensor|Scalar`; named returns become a `torch.return_types` tuple. The
 generated source is kept in `__ember_source__`, so what runs is what `print` shows.
 
+PyTorch's argument parser also takes NumPy's names for two parameters, `axis=` for `dim` and
+`keepdims=` for `keepdim` (`torch.sum(x, axis=0, keepdims=True)`): a binding with such a
+parameter gets `**numpy_names`, resolved by `_numpy_name`, and its required parameters from the
+first aliased one on default to `_REQUIRED` (so that `torch.cumsum(x, axis=0)` binds) and are
+checked in the body. `numpy_names` gives a hand-written binding the same.
+
 Names whose Python overloads no single schema describes (`max(x)`, `max(x, dim)`, `max(x, y)`)
 are written by hand in `overloads.py` and skipped here.
 """
+import functools
 import keyword
 import linecache
 
@@ -39,13 +46,61 @@ _INT_LIST = ("int[]", "SymInt[]")
 # descending, stable)` over `sort.stable`, the factories' varargs sizes and layout arguments...
 HAND_WRITTEN_FUNCTIONS = {
     "where", "count_nonzero", "prod", "var", "std", "sort", "einsum", "split", "bernoulli",
-    "unique_consecutive", "angle",
+    "unique_consecutive", "angle", "masked_fill", "index_fill",
     "empty", "empty_strided", "full", "arange", "linspace", "eye", "scalar_tensor", "randperm",
 }
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
-                        "normal_", "unique_consecutive", "angle"}
+                        "normal_", "unique_consecutive", "angle", "masked_fill", "masked_fill_",
+                        "index_fill", "index_fill_"}
+
+
+# PyTorch's python_arg_parser: a parameter and the NumPy name it also accepts
+NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+class _Required:
+    """The default of a required parameter that may also be given by its NumPy name."""
+
+    def __repr__(self):
+        return "_REQUIRED"
+
+
+_REQUIRED = _Required()
+
+
+def _numpy_name(fn, given, name, value, default):
+    """The value of parameter `name` when its NumPy name may be among the keywords `given`."""
+    alias = NUMPY_NAMES[name]
+    if alias not in given:
+        return value
+    if value is not default:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}' (also given as "
+                        f"'{alias}')")
+    return given.pop(alias)
+
+
+def _unexpected(fn, given):
+    raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(given))}'")
+
+
+def _missing(fn, name):
+    raise TypeError(f"{fn}() missing required argument '{name}'")
+
+
+def numpy_names(fn):
+    """A hand-written binding that also takes `axis=` for `dim` and `keepdims=` for `keepdim`."""
+    @functools.wraps(fn)
+    def binding(*args, **kwargs):
+        for name, alias in NUMPY_NAMES.items():
+            if alias in kwargs:
+                if name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument "
+                                    f"'{name}' (also given as '{alias}')")
+                kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return binding
 
 
 def _py_name(name):
@@ -82,6 +137,18 @@ class _Binding:
         positional = [a for a in self.params if not a.kwarg_only]
         self.varargs = (kind == "method" and len(positional) == 1 and
                         positional[0].type in _INT_LIST)
+        aliased = [i for i, a in enumerate(self.params) if a.name in NUMPY_NAMES]
+        self.aliased = [] if self.varargs else [self.params[i] for i in aliased]
+        self.required_from = aliased[0] if self.aliased else len(self.params)
+
+    def default_of(self, a):
+        """The parameter's default in the signature (`_REQUIRED` for a required parameter at or
+        after the first one with a NumPy name), or no default."""
+        if a.has_default:
+            return repr(_default(a))
+        if not a.kwarg_only and self.params.index(a) >= self.required_from:
+            return "_REQUIRED"
+        return None
 
     def arg_name(self, a):
         return "input" if (a.name == "self" and self.kind == "function") else _py_name(a.name)
@@ -98,15 +165,30 @@ class _Binding:
             if a.kwarg_only and not star:
                 parts.append("*")
                 star = True
-            parts.append(f"{n}={_default(a)!r}" if a.has_default else n)
+            default = self.default_of(a)
+            parts.append(n if default is None else f"{n}={default}")
         if self.has_out:
             if not star:
                 parts.append("*")
             parts.append("out=None")
+        if self.aliased:
+            parts.append("**numpy_names")
         return ", ".join(parts)
 
     def source(self):
         lines = [f"def {self.name}({self.signature()}):"]
+        if self.aliased:
+            lines.append("    if numpy_names:")
+            for a in self.aliased:
+                n = self.arg_name(a)
+                lines.append(f"        {n} = _numpy_name({self.name!r}, numpy_names, {a.name!r}, "
+                             f"{n}, {self.default_of(a)})")
+            lines += ["        if numpy_names:",
+                      f"            _unexpected({self.name!r}, numpy_names)"]
+            for a in self.params:
+                if self.default_of(a) == "_REQUIRED":
+                    lines += [f"    if {self.arg_name(a)} is _REQUIRED:",
+                              f"        _missing({self.name!r}, {self.arg_name(a)!r})"]
         for pos, a in enumerate(self.params, 1 if self.kind == "function" else 2):
             n = self.arg_name(a)
             if self.varargs and not a.kwarg_only:
@@ -156,7 +238,8 @@ def _compile_all(bindings):
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
-           "_wrong_type": _wrong_type}
+           "_wrong_type": _wrong_type, "_numpy_name": _numpy_name, "_unexpected": _unexpected,
+           "_missing": _missing, "_REQUIRED": _REQUIRED}
     chunks = []
     for k, (_, py_name, b) in enumerate(bindings):
         env[f"_op{k}"] = b.op
@@ -245,6 +328,7 @@ def document(fn, description=""):
     op = fn.__ember_op__
     src = fn.__ember_source__
     head = src[src.index("(") + 1:src.index("):")]
+    head = head.replace(", **numpy_names", "").replace("=_REQUIRED", "")  # PyTorch's signature
     if fn.__qualname__.startswith("Tensor."):
         head = head.removeprefix("self").removeprefix(", ")
     lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]

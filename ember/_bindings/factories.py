@@ -221,6 +221,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    if dtype is D.bool:
+        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
     t = linspace(start, end, steps, dtype=D.float64, device=device)
     return _finish(pow(base, t).to(dtype or D.get_default_dtype()), requires_grad, out)
 

@@ -13,6 +13,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
+from .codegen import numpy_names
 from .out import _finish, _finish_tuple, _return_type
 from .generated import maximum, minimum, atan2, view_as_real
 
@@ -29,6 +30,33 @@ def remainder(input, other, *, out=None):
     if not isinstance(input, Tensor):
         return _finish(_remainder_scalar(input, other), False, out)
     return _finish(_remainder(input, other), False, out)
+
+
+def masked_fill(input, mask, value):
+    """`value` a number (masked_fill.Scalar) or a 0-d tensor, differentiable (.Tensor)."""
+    if isinstance(value, Tensor):
+        return _op("masked_fill.Tensor")(input, mask, value)
+    return _op("masked_fill.Scalar")(input, mask, value)
+
+
+def _masked_fill_(self, mask, value):
+    if isinstance(value, Tensor):
+        return _op("masked_fill_.Tensor")(self, mask, value)
+    return _op("masked_fill_.Scalar")(self, mask, value)
+
+
+@numpy_names
+def index_fill(input, dim, index, value):
+    if isinstance(value, Tensor):
+        return _op("index_fill.int_Tensor")(input, dim, index, value)
+    return _op("index_fill.int_Scalar")(input, dim, index, value)
+
+
+@numpy_names
+def _index_fill_(self, dim, index, value):
+    if isinstance(value, Tensor):
+        return _op("index_fill_.int_Tensor")(self, dim, index, value)
+    return _op("index_fill_.int_Scalar")(self, dim, index, value)
 
 
 def nonzero(input, *, out=None, as_tuple=False):
@@ -75,6 +103,7 @@ def _int_dim(name, dim):
     return dim
 
 
+@numpy_names
 def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
     dim = None if dim is _FULL else _int_dim("prod", dim)
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
@@ -91,10 +120,12 @@ def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
     return _return_type(name, ["values", "indices"])(values, indices)
 
 
+@numpy_names
 def max(input, dim=_FULL, keepdim=False, *, other=None, out=None):
     return _max_min(input, dim, keepdim, other, _op("max"), _max_dim, maximum, "max")
 
 
+@numpy_names
 def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
     return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min")
 
@@ -107,11 +138,13 @@ def _var_args(dim, unbiased, keepdim, correction):
     return _dims(dim), correction, keepdim
 
 
+@numpy_names
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _finish(_var(input, d, c, k), False, out)
 
 
+@numpy_names
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _finish(_std(input, d, c, k), False, out)
@@ -120,6 +153,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 _squeeze = _op("squeeze.dims")
 
 
+@numpy_names
 def squeeze(input, dim=None):
     if dim is None:
         return _op("squeeze")(input)
@@ -150,11 +184,13 @@ def _scatter_op(name, src, value, reduce):
     return (lambda s, d, i, v: _op(f"{name}.value_reduce")(s, d, i, v, reduce)), src
 
 
+@numpy_names
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     op, src = _scatter_op("scatter", src, value, reduce)
     return op(input, dim, index, src)
 
 
+@numpy_names
 def _scatter_inplace(self, dim, index, src=None, *, value=None, reduce=None):
     op, src = _scatter_op("scatter_", src, value, reduce)
     return op(self, dim, index, src)
@@ -170,10 +206,12 @@ def _clamp_inplace(self, min=None, max=None):
     return _clamp_(self, min, max)
 
 
+@numpy_names
 def _max_method(self, dim=_FULL, keepdim=False):
     return max(self, dim, keepdim)
 
 
+@numpy_names
 def _min_method(self, dim=_FULL, keepdim=False):
     return min(self, dim, keepdim)
 
@@ -196,19 +234,21 @@ def _median_fn(name):
         if dim is None:
             return _finish(full(input), False, out)
         return _finish_tuple(name, ["values", "indices"], by_dim(input, dim, keepdim), out)
-    fn.__name__ = name
-    return fn
+    fn.__name__ = fn.__qualname__ = name
+    return numpy_names(fn)
 
 
 median = _median_fn("median")
 nanmedian = _median_fn("nanmedian")
 
 
+@numpy_names
 def count_nonzero(input, dim=None):
     return _op("count_nonzero.dim_IntList")(input, _dims(dim) or [])
 
 
 # sorting and selection
+@numpy_names
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     values_indices = _op("sort.stable")(input, stable, dim, descending)
     return _finish_tuple("sort", ["values", "indices"], values_indices, out)
@@ -224,6 +264,7 @@ def _requested(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
+@numpy_names
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
     return _requested(*outs, return_inverse, return_counts)
@@ -238,6 +279,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 # ---- in-place view ops and resize_ (issue 3, remaining ops) -----------------------------------
+@numpy_names
 def _squeeze_(self, dim=None):
     if dim is None:
         return _op("squeeze_")(self)
@@ -287,9 +329,12 @@ METHODS = dict(
     round=lambda s, decimals=0: round(s, decimals=decimals),
     round_=lambda s, decimals=0: round_(s, decimals=decimals),
     scatter=scatter, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
+    masked_fill=masked_fill, masked_fill_=_masked_fill_, index_fill=index_fill,
+    index_fill_=_index_fill_,
 )
 
-__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp",
+__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp", "masked_fill",
+           "index_fill",
            "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod", "real",
            "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",
            "unique_consecutive", "var", "where"]

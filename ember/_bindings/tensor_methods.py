@@ -307,6 +307,19 @@ def _to_dtype(dtype):
     return lambda self, memory_format=None: _to(self, dtype)
 
 
+def _reversed(self):
+    """The tensor flipped along dim 0 (a 0-d tensor is its own reverse)."""
+    return self if self.dim() == 0 else self.flip(0)
+
+
+def _contains(self, element):
+    """`element in tensor`: whether some entry equals `element` (a number or a tensor)."""
+    if isinstance(element, (Tensor, int, float, bool, complex)):
+        return bool((element == self).any().item())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in "
+                       f"a {type(element)}.")
+
+
 METHODS = dict(
     __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
     __add__=lambda s, o: _add(s, o, 1), __radd__=lambda s, o: _add(s, o, 1),
@@ -316,6 +329,11 @@ METHODS = dict(
     __mul__=_mul, __rmul__=_mul, __imul__=_mul_,
     __truediv__=lambda s, o: _div(s, o, None), __rtruediv__=_rdiv,
     __itruediv__=lambda s, o: _div_(s, o, None),
+    # Python 2's names, which PyTorch's Tensor still has
+    __div__=lambda s, o: _div(s, o, None), __rdiv__=_rdiv,
+    __idiv__=lambda s, o: _div_(s, o, None),
+    __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
+    __reversed__=_reversed, __contains__=_contains,
     __floordiv__=_floor_divide, __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
     __mod__=remainder, __rmod__=_rmod, __imod__=_imod,
     __pow__=_pow, __rpow__=_rpow, __ipow__=_pow_,

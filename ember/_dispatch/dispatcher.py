@@ -18,6 +18,7 @@ from types import MethodType
 from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
+from .._core import memory_overlap as _memory_overlap
 from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
@@ -42,6 +43,7 @@ class OpOverload:
         self._list_pos = tuple(i for i, a in enumerate(args) if a.is_tensor_list)
         self._device_pos = next((i for i, a in enumerate(args) if a.name == "device"), None)
         self._mutates = bool(schema.is_inplace)
+        self._checks_overlap = self._mutates and schema.name not in _memory_overlap.UNCHECKED
         self._is_view = schema.returns_view
 
     def __repr__(self):
@@ -108,6 +110,8 @@ class OpOverload:
                     "Inplace update to inference tensor outside InferenceMode is not allowed."
                     "You can make a clone to get a normal tensor before doing inplace update."
                     "See https://github.com/pytorch/rfcs/pull/17 for more details.")
+            if self._checks_overlap:
+                _memory_overlap.check_inplace_overlap(args)
             out = kernel(*args)
             args[0]._storage_()._version += 1
             return out

@@ -16,6 +16,7 @@ from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 from .._bindings.tensor_methods import _no_grad_guard
+from .._bindings.codegen import numpy_names
 
 __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag", "diagflat",
            "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
@@ -26,6 +27,7 @@ __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_d
 
 
 # ---- differences, covariance, integration ---------------------------------------------------
+@numpy_names
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -37,6 +39,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         if t.dim() != input.dim():
             raise RuntimeError("diff expects prepend or append to be the same dimension as "
                                "input")
+    if n == 0:  # PyTorch returns a copy of the input, leaving prepend and append out
+        return B.zeros_like(input).copy_(input)
     x = B.cat(parts, dim) if len(parts) > 1 else input
     for _ in builtins.range(n):
         length = x.shape[dim]
@@ -135,6 +139,7 @@ def _zeros_without(y, dim):
     return B.zeros(shape, dtype=y.dtype, device=y.device)
 
 
+@numpy_names
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
     if x is not None and dx is not None:
@@ -156,10 +161,12 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (spacing * avg).sum(dim) / 2
 
 
+@numpy_names
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@numpy_names
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
     _check_x(x, "cumulative_trapezoid")
@@ -174,6 +181,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return (_spacing(y, x, dim) * avg / 2).cumsum(dim)
 
 
+@numpy_names
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Central differences inside, one-sided ones of order `edge_order` at the ends, along each
     dim; `spacing` is a step (per dim) or the sample coordinates (1-D tensors), as in
@@ -342,7 +350,8 @@ def _renorm_(self, p, dim, maxnorm):
 # ---- histograms and membership (not differentiable in PyTorch either) -------------------------
 def _bin_edges(values, bins, bounds, dtype, name):
     """One dim's bin edges: a given 1-D tensor, or `bins` equal bins over `bounds` (default
-    the data's min and max; an empty range widens to +-0.5, as NumPy does)."""
+    the data's min and max, [0, 1] for no data; an empty range widens to +-0.5, as NumPy
+    does)."""
     if isinstance(bins, Tensor):
         if bins.dim() != 1:
             raise RuntimeError(f"{name}: bins tensor should have one dimension, but got "
@@ -355,7 +364,7 @@ def _bin_edges(values, bins, bounds, dtype, name):
     elif values.size:
         lo, hi = float(values.min()), float(values.max())
     else:
-        lo, hi = 0.0, 0.0
+        lo, hi = 0.0, 1.0
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise RuntimeError(f"{name}: range of [{lo}, {hi}] is not finite")
     if lo > hi:

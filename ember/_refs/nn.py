@@ -8,18 +8,21 @@ from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._refs.shape import reshape
 from .._bindings.factories import tensor
+from .._bindings.codegen import numpy_names
 
 # ---- softmax ----------------------------------------------------------------------------------
 _softmax = _op("_softmax")
 _log_softmax = _op("_log_softmax")
 
 
+@numpy_names
 def softmax(input, dim, dtype=None, *, _stacklevel=3):
     if dtype is not None:
         input = input.to(dtype)
     return _softmax(input, dim, False)
 
 
+@numpy_names
 def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     if dtype is not None:
         input = input.to(dtype)

@@ -16,17 +16,20 @@ from .._bindings.generated import (sum, amax, amin, ceil, floor, gather, isnan, 
 from .._refs.shape import movedim, reshape
 from .._bindings.out import _call_with_out, _finish
 from .._bindings.overloads import where, sort, round
+from .._bindings.codegen import numpy_names
 
 _mean = _op("mean.dim")
 _std = _op("std.correction")
 _var = _op("var.correction")
 
 
+@numpy_names
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _var(input, d, c, k), _mean(input, d, k, None)
 
 
+@numpy_names
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _std(input, d, c, k), _mean(input, d, k, None)
@@ -51,7 +54,7 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
     if ord in ("nuc", 2, -2):
         s = _op("linalg_svdvals")(movedim(A if dtype is None else A.to(dtype), (d0, d1),
                                           (-2, -1)), None)
-        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        r = s.sum(-1) if ord == "nuc" else _norm_max(s, -1, False) if ord == 2 else s.amin(-1)
         if keepdim:
             r = r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
         return _finish(r, False, out)
@@ -61,7 +64,12 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
         d0, d1 = d1, d0
     sums = _vector_norm(A, 1, [d0], keepdim, dtype=dtype)
     d1 = d1 - 1 if not keepdim and d0 < d1 else d1
-    return _finish((amax if ord > 0 else amin)(sums, d1, keepdim), False, out)
+    return _finish((_norm_max if ord > 0 else amin)(sums, d1, keepdim), False, out)
+
+
+def _norm_max(x, dim, keepdim):
+    """The largest of some norms, 0 for none (an empty matrix's norm is 0 in PyTorch)."""
+    return x.sum(dim, keepdim) if x.shape[dim] == 0 else amax(x, dim, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -75,6 +83,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return _vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype, out=out)
 
 
+@numpy_names
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """The mean of the non-NaN elements: nansum over their count."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex) and dtype is None:
@@ -112,7 +121,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         d = _wrap_dim(dim, input.dim())
         values = sort(transpose(input.unsqueeze(-1), d, -1)).values
         shape = input._size[:d] + ((1,) if keepdim else ()) + input._size[d + 1:] \
-            if input.dim() else ((1,) if keepdim else ())
+            if input.dim() else ()
     values = reshape(values, tuple(shape) + (values.shape[-1],))
     if ignore_nan:
         ranks = q * (sum(logical_not(isnan(values)), -1, True) - 1)
@@ -130,10 +139,12 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     return result.squeeze(-1) if q.dim() == 0 else movedim(result, -1, 0)
 
 
+@numpy_names
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _call_with_out(_op("quantile"), out, input, q, dim, keepdim, interpolation)
 
 
+@numpy_names
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     return _call_with_out(_op("nanquantile"), out, input, q, dim, keepdim, interpolation)
 
@@ -146,6 +157,7 @@ impl("nanquantile", "CompositeImplicitAutograd")(
     _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile"))
 
 
+@numpy_names
 def argsort(input, dim=-1, descending=False, stable=False):
     return _op("sort.stable")(input, stable, dim, descending)[1]
 

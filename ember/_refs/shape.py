@@ -12,6 +12,7 @@ from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
 from .._bindings.out import _finish
 from .._bindings.factories import tensor, zeros, arange
+from .._bindings.codegen import numpy_names
 
 _clone = _op("clone")
 _expand = _op("expand")
@@ -92,15 +93,20 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
 
 
+@numpy_names
 def chunk(input, chunks, dim=0):
+    if not input.dim():
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
-    step = -(-size // chunks) if size else 1
-    return split(input, builtins.max(step, 1), d)
+    if size == 0:  # as PyTorch: `chunks` empty pieces
+        return tuple(_split_with_sizes(input, [0] * chunks, d))
+    return split(input, -(-size // chunks), d)
 
 
+@numpy_names
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split at indices (or into n nearly equal sections; the first size % n get one
     more), each a slice of `input` like PyTorch's."""
@@ -145,6 +151,7 @@ def tile(input, dims):
     return input.repeat((1,) * (input.dim() - len(dims)) + dims)
 
 
+@numpy_names
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice along `dim` repeated `repeats` times, written as PyTorch does it: an
     index_select with the source positions repeated."""
@@ -174,6 +181,10 @@ def take_along_dim(input, indices, dim=None, *, out=None):
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
                            f"and {indices.dim()} dimensions for indices")
     d = _wrap_dim(dim, input.dim())
+    if input.dim():  # a negative index counts from the end, as often as needed (-4 of 3 is 2)
+        size = input._size[d]
+        if size:
+            indices = indices.remainder(size).where(indices < 0, indices)
     shape = list(broadcast_shapes(input._size[:d] + (1,) + input._size[d + 1:],
                                   indices._size[:d] + (1,) + indices._size[d + 1:]))
     input_shape, index_shape = list(shape), list(shape)

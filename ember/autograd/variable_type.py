@@ -188,6 +188,9 @@ class NotImplementedNode(Node):
     __slots__ = ("_opname", "_num_outputs")
 
     def apply(self, grads):
+        if self._opname in _NO_FORMULA:  # PyTorch's autograd fallback for an op with no entry
+            base = self._opname.partition(".")[0]
+            raise RuntimeError(f"derivative for {base} is not implemented")
         raise NotImplementedError(f"the derivative for '{self._opname}' is not implemented.")
 
 
@@ -366,10 +369,20 @@ def derive_inplace_derivatives():
                                        fd.output_differentiability)
 
 
-def not_implemented(*names):
-    """Ops PyTorch has no derivative for: their outputs require grad, and backward raises."""
+# ops that derivatives.yaml does not list at all (backward raises RuntimeError, not the
+# NotImplementedError of a `not_implemented` formula)
+_NO_FORMULA = set()
+
+
+def not_implemented(*names, listed=True):
+    """Ops PyTorch has no derivative for: their outputs require grad, and backward raises
+    (NotImplementedError where derivatives.yaml says `not_implemented`, RuntimeError where it
+    has no entry: listed=False)."""
     for n in names:
-        _dispatcher.lookup(n).derivative = _NOT_IMPLEMENTED
+        op = _dispatcher.lookup(n)
+        op.derivative = _NOT_IMPLEMENTED
+        if not listed:
+            _NO_FORMULA.add(op.name)
 
 
 def not_differentiable(*names):

@@ -25,7 +25,9 @@ def _linalg():
 
 
 def _check_square(A, name):
-    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} matrices")
 

@@ -6,6 +6,8 @@ of the reflector H_i = I - tau_i v_i v_i^H; Q = H_1 H_2 ... H_k. The products ar
 differentiable ops, so their gradients come from autograd; geqrf has no derivative, as in
 PyTorch.
 """
+import math
+
 import numpy as np
 
 from .._core import dtype as D
@@ -28,7 +30,8 @@ def geqrf(input, *, out=None):
         raise RuntimeError("torch.geqrf: The input tensor A must have at least 2 dimensions.")
     _check_float(input, "geqrf_cpu")
     m, n = input.shape[-2], input.shape[-1]
-    data = input.detach().numpy().reshape(-1, m, n)
+    data = input.detach().numpy()
+    data = data.reshape((math.prod(data.shape[:-2]), m, n))
     fn = lapack.get_lapack_funcs("geqrf", (data,))
     qr = np.empty_like(data)
     tau = np.empty((data.shape[0], min(m, n)), data.dtype)

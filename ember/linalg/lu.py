@@ -8,6 +8,8 @@ factorization itself. lu_solve is two triangular solves of the unpacked factors.
 """
 import warnings
 
+import math
+
 import numpy as np
 
 from .._core import dtype as D
@@ -38,7 +40,8 @@ def _pivots(A):
     import scipy.linalg
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
-    data = A.detach().numpy().reshape(-1, m, n)
+    data = A.detach().numpy()
+    data = data.reshape((math.prod(data.shape[:-2]), m, n))
     pivots = np.empty((data.shape[0], k), np.int32)
     perms = np.empty((data.shape[0], m), np.int64)
     for b, mat in enumerate(data):
@@ -79,8 +82,8 @@ def _eliminate(A):
         L_cols.append(B.cat([B.zeros(batch + (j,), dtype=A.dtype),
                              B.ones(batch + (1,), dtype=A.dtype), l], -1))
         S = S[..., 1:, 1:] - l.unsqueeze(-1) * u[..., 1:].unsqueeze(-2)
-    if k == 0:
-        return B.zeros(batch + (m, 0), dtype=A.dtype), B.zeros(batch + (0, n), dtype=A.dtype)
+    if k == 0:  # empty factors, still on A's graph (its gradient is an empty tensor)
+        return A[..., :, :0], A[..., :0, :]
     return B.stack(L_cols, -1), B.stack(U_rows, -2)
 
 
@@ -149,7 +152,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 def _perm_from_pivots(pivots, m):
     piv = pivots.detach().numpy().astype(np.int64) - 1
-    flat = piv.reshape(-1, piv.shape[-1])
+    flat = piv.reshape((math.prod(piv.shape[:-1]), piv.shape[-1]))
     perms = np.tile(np.arange(m), (flat.shape[0], 1))
     for b in range(flat.shape[0]):
         for i, p in enumerate(flat[b]):

@@ -1359,7 +1359,7 @@ def _cubic_matrix(n_in, n_out, scale, align_corners, a=-0.75):
     return m
 
 
-def _antialias_matrix(n_in, n_out, scale, align_corners, cubic):
+def _antialias_matrix(n_in, n_out, scale, align_corners, cubic, antialias=True):
     """(out, in): PyTorch's antialiased bilinear/bicubic (PIL's resampling). When shrinking by
     a factor s, the filter (triangle, or Keys' cubic with a = -0.5) is stretched s times, so
     every input pixel contributes to some output instead of being skipped; each row is
@@ -1369,14 +1369,16 @@ def _antialias_matrix(n_in, n_out, scale, align_corners, cubic):
     else:
         s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
     half_width = 2.0 if cubic else 1.0
-    support = half_width * s if s >= 1.0 else half_width
-    inv = 1.0 / s if s >= 1.0 else 1.0
-    center = s * (np.arange(n_out) + 0.5)
+    stretch = antialias and s >= 1.0
+    support = half_width * s if stretch else half_width
+    inv = 1.0 / s if stretch else 1.0
+    center = s * np.arange(n_out) + 0.5 if align_corners and not antialias else \
+        s * (np.arange(n_out) + 0.5)
     lo = np.maximum((center - support + 0.5).astype(np.int64), 0)
     hi = np.minimum((center + support + 0.5).astype(np.int64), n_in)
     x = np.abs((np.arange(n_in)[None, :] - center[:, None] + 0.5) * inv)
     if cubic:
-        a = -0.5
+        a = -0.5 if antialias else -0.75
         w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
                      np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
     else:
@@ -1409,6 +1411,42 @@ def _resample(input, out, scales, matrix_fn):
     return x
 
 
+def _check_upsample_sizes(input, out):
+    """PyTorch's upsample kernels' checks: every spatial size positive, and an empty input
+    only by an empty batch."""
+    names = "DHW"[3 - len(out):]
+    if min(input.shape[2:]) <= 0 or min(out) <= 0:
+        def fmt(sizes):
+            return ", ".join(f"{n}: {v}" for n, v in zip(names, sizes))
+        sep = " and" if len(out) == 1 else ""
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({fmt(input.shape[2:])}){sep} output ({fmt(out)})")
+    if input.numel() == 0 and input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor "
+                           f"with sizes {list(input.shape)}")
+
+
+def _resample_uint8(input, out, scales, matrix_fn):
+    """PyTorch's uint8 bilinear/bicubic (PIL's resampling in fixed point): per spatial dim,
+    last dim first, the filter weights (truncated at the borders and renormalised) scaled to
+    int16 with as many fraction bits as the largest weight allows; each pass rounds, shifts
+    and saturates to [0, 255] before the next."""
+    x = input.long()
+    for i in reversed(range(len(out))):
+        axis = x.dim() - len(out) + i
+        if x.shape[axis] == out[i] and scales is None:
+            continue  # PyTorch skips a pass that does not resize
+        w = matrix_fn(x.shape[axis], out[i], None if scales is None else scales[i])
+        precision = 0
+        while precision < 22 and int(0.5 + w.max(initial=0) * (1 << (precision + 1))) < 1 << 15:
+            precision += 1
+        wi = E.tensor(np.round(w * (1 << precision)).astype(np.int64), device=x.device)
+        y = x.movedim(axis, -1) @ wi.mT
+        half = (1 << (precision - 1)) if precision else 0
+        x = ((y + half) // (1 << precision)).clamp(0, 255).movedim(-1, axis)
+    return x.to(D.uint8)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims. Nearest modes pick input pixels (index_select); linear,
@@ -1435,6 +1473,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
                                   "input")
     out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
+    if mode != "area":
+        _check_upsample_sizes(input, out)
     if mode == "area":
         return _adaptive_avg_pool(input, out, nd)
     if mode in ("nearest", "nearest-exact"):
@@ -1448,6 +1488,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                  None if scales is None else scales[i], mode == "nearest-exact")
             x = x.index_select(axis, E.tensor(idx, device=x.device))
         return x
+    if input.dtype is D.uint8 and nd == 2:
+        if mode == "bicubic" and not antialias:
+            return _resample_uint8(input, out, scales,
+                                   lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
+        return _resample_uint8(input, out, scales, lambda n, o, s: _antialias_matrix(
+            n, o, s, align_corners, cubic=mode == "bicubic", antialias=antialias))
     if not input.is_floating_point():
         raise NotImplementedError(f"\"upsample_{mode}{nd if mode == 'bicubic' else ''}_out_frame"
                                   f"\" not implemented for '{_scalar_name(input.dtype)}'")

@@ -356,10 +356,25 @@ class _Pickler(pickle._Pickler):
         except TypeError:  # unhashable
             torch_name = None
         if torch_name is None:
-            return super().save_global(obj, name)
+            return self._save_other_global(obj, name)
         module, _, qualname = torch_name.rpartition(".")
         self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
         self.memoize(obj)
+
+    def _save_other_global(self, obj, name):
+        """pickle's Python save_global, failing with the C pickler's exception types (those
+        torch.save raises): a local object is an AttributeError."""
+        qualname = name or getattr(obj, "__qualname__", None)
+        if isinstance(qualname, str) and "<locals>" in qualname.split("."):
+            raise AttributeError(f"Can't pickle local object {qualname!r}")
+        try:
+            return super().save_global(obj, name)
+        except pickle.PicklingError as exc:
+            if "it's not found as" not in str(exc):
+                raise
+            module = getattr(obj, "__module__", None)
+            raise pickle.PicklingError(f"Can't pickle {obj!r}: attribute lookup {qualname} on "
+                                       f"{module} failed") from None
 
     def save_tensor(self, t):
         """A plain CPU tensor, written straight as the opcodes of its reduction,

@@ -24,6 +24,9 @@ derivative("index_put", {"self": _index_put_self,
                              ops.aten.index(grad, indices).sum_to_size(values_shape)})
 derivative("masked_fill.Scalar", {"self": lambda grad, mask: grad.masked_fill(mask, 0)},
            node_name="MaskedFillBackward0")
+derivative("masked_fill.Tensor", {"self": lambda grad, mask: grad.masked_fill(mask, 0),
+                                  "value": lambda grad, mask: grad.masked_fill(~mask, 0).sum()},
+           node_name="MaskedFillBackward1")
 derivative("index_select", {"self": lambda grad, self_shape, dim, index: ops.aten.index_put(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device),
     [None] * (dim % len(self_shape)) + [index.reshape(-1)], grad, True) if self_shape else grad})
@@ -47,6 +50,12 @@ derivative("index_add", {"self": lambda grad: grad, "source": _index_add_source}
 derivative("index_fill.int_Scalar", {"self": lambda grad, dim, index: grad.index_fill(dim, index,
                                                                                       0)},
            node_name="IndexFillBackward0")
+# value: the filled positions' gradients, each position once however often index names it
+derivative("index_fill.int_Tensor", {
+    "self": lambda grad, dim, index: grad.index_fill(dim, index, 0),
+    "value": lambda grad, dim, index: (grad.index_select(dim, index.unique()) if grad.dim()
+                                       else grad).sum()},
+    node_name="IndexFillBackward1")
 
 
 def _masked_select_grad(grad, self_shape, mask):

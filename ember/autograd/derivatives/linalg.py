@@ -262,6 +262,12 @@ def _svd_grad(grads, A_shape, full_matrices, result, result1, result2):
     U, S, Vh = result, result1, result2
     m, n = A_shape[-2], A_shape[-1]
     k = S.shape[-1]
+    if not (gU.any() or gVh.any()):
+        # only the singular values were used (svdvals, matrix norms): U diag(gS) Vh, which
+        # is also the subgradient PyTorch gives where singular values repeat (a zero matrix)
+        if full_matrices:
+            U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        return (U * gS.unsqueeze(-2)).matmul(Vh)
     if full_matrices:
         U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
         Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)

@@ -120,8 +120,8 @@ def _cat_grad(grad, tensors, dim):
     d = dim % grad.dim() if grad.dim() else 0
     out, start = [], 0
     for t, s in zip(tensors, sizes):
-        if t.shape == (0,) and grad.dim() != 1:
-            out.append(None)
+        if t.shape == (0,) and grad.dim() != 1:  # a legacy empty operand: an empty gradient
+            out.append(grad.new_zeros((0,)))
             continue
         out.append(grad.narrow(d, start, s))
         start += s

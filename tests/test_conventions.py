@@ -1,0 +1,181 @@
+"""Python conventions PyTorch accepts, against torch: NumPy's `axis=`/`keepdims=` names, the
+Python 2 operator names, and PyTorch's exception types where NumPy's would leak through
+(einsum, linspace, scatter, joining tensors, writes through overlapping memory, pickling)."""
+import io
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+X = np.arange(1.0, 25.0).reshape(2, 3, 4)
+
+
+def _outcome(fn):
+    """A comparable result: the values of a tensor (or tuple of them), or the exception type."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn()
+    except Exception as exc:  # noqa: BLE001 -- the type is the result compared
+        return next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+    if isinstance(out, (tuple, list)):
+        return [_outcome(lambda o=o: o) for o in out]
+    if hasattr(out, "detach"):
+        return (tuple(out.shape), out.detach().numpy().tolist())
+    return out
+
+
+def _same(call):
+    e = _outcome(lambda: call(ember, ember.tensor(X)))
+    t = _outcome(lambda: call(torch, torch.tensor(X)))
+    assert e == t, f"ember {e} != torch {t}"
+
+
+# (name, extra positional arguments) of functions whose `dim` PyTorch also takes as `axis`
+AXIS_FUNCTIONS = [
+    ("sum", ()), ("mean", ()), ("std", ()), ("var", ()), ("all", ()), ("any", ()),
+    ("max", ()), ("min", ()), ("std_mean", ()), ("var_mean", ()), ("prod", ()), ("amax", ()),
+    ("amin", ()), ("argmax", ()), ("argmin", ()), ("nansum", ()), ("nanmean", ()),
+    ("logsumexp", ()), ("median", ()), ("nanmedian", ()), ("mode", ()), ("aminmax", ()),
+    ("quantile", (0.5,)), ("nanquantile", (0.3,)), ("kthvalue", (1,)), ("count_nonzero", ()),
+    ("cumsum", ()), ("cumprod", ()), ("cummax", ()), ("logcumsumexp", ()), ("softmax", ()),
+    ("log_softmax", ()), ("sort", ()), ("argsort", ()), ("topk", (1,)), ("unbind", ()),
+    ("squeeze", ()), ("unsqueeze", ()), ("diff", ()), ("chunk", (2,)), ("tensor_split", (2,)),
+    ("repeat_interleave", (2,)), ("trapezoid", ()), ("cumulative_trapezoid", ()),
+    ("flip", ()), ("norm", ()), ("unique", ()),
+]
+
+
+@pytest.mark.parametrize("name, extra", AXIS_FUNCTIONS, ids=[n for n, _ in AXIS_FUNCTIONS])
+def test_axis_and_keepdims(name, extra):
+    """`axis=` and `keepdims=` work (or are refused with TypeError) exactly where torch's do,
+    as functions and as methods."""
+    for kw in ({"axis": 1}, {"axis": -1, "keepdims": True}, {"dim": 1, "keepdims": True},
+               {"axis": 1, "dim": 1}, {"axis": 1, "bogus": 1}):
+        _same(lambda m, x: getattr(m, name)(x, *extra, **kw))
+        if hasattr(torch.Tensor, name):
+            _same(lambda m, x: getattr(x, name)(*extra, **kw))
+
+
+def test_axis_on_ops_with_required_dims():
+    _same(lambda m, x: m.gather(x, index=m.zeros(2, 1, 4, dtype=m.int64), axis=1))
+    _same(lambda m, x: m.cumsum(x))  # dim missing: TypeError
+    _same(lambda m, x: m.cat([x, x], axis=2))
+    _same(lambda m, x: m.stack([x, x], axis=-1))
+    _same(lambda m, x: m.select(x, axis=1, index=0))
+
+
+def test_python2_operator_names():
+    a, b = ember.tensor([2.0, 4.0]), torch.tensor([2.0, 4.0])
+    assert a.__rdiv__(8).tolist() == b.__rdiv__(8).tolist() == [4.0, 2.0]
+    assert a.__div__(2).tolist() == b.__div__(2).tolist()
+    assert a.clone().__idiv__(2).tolist() == b.clone().__idiv__(2).tolist()
+    assert (4.0 in a) == (4.0 in b) and (3 in a) == (3 in b)
+    assert [v.item() for v in reversed(a)] == [v.item() for v in reversed(b)]
+    assert ember.tensor(1).__nonzero__() is torch.tensor(1).__nonzero__() is True
+    assert ember.tensor(7.5).__long__() == torch.tensor(7.5).__long__() == 7
+    _same(lambda m, x: "a" in x)
+
+
+ERROR_CASES = [
+    "m.einsum('ij,jk->ik', m.ones(2, 3), m.ones(4, 5))",
+    "m.einsum('ii->i', m.ones(2, 3))",
+    "m.einsum('ij,jk->ik', m.ones(2, 3), m.ones(3))",
+    "m.linspace(0, 1, 5, dtype=m.bool)",
+    "m.logspace(0, 1, 5, dtype=m.bool)",
+    "m.zeros(3, 4).scatter(0, m.zeros(2, 4, dtype=m.long), m.ones(2, 4, dtype=m.float64))",
+    "m.zeros(3, 4).scatter_(0, m.zeros(2, 4, dtype=m.long), m.ones(2, 4, dtype=m.int64))",
+    "m.zeros(3, 4).scatter_add(0, m.zeros(2, 4, dtype=m.long), m.ones(2, 4, dtype=m.float64))",
+    "m.zeros(3, 4).scatter_reduce(0, m.zeros(2, 4, dtype=m.long), m.ones(2, 4, dtype=m.int32),"
+    " 'sum')",
+    "m.cat([m.ones(2, 3), m.ones(3)])",
+    "m.stack([m.ones(2, 3), m.ones(3)])",
+    "m.hstack([m.ones(2, 3), m.ones(3)])",
+    "m.vstack([m.ones(2, 3), m.ones(2)])",
+    # writes through overlapping memory
+    "m.zeros(3).expand(2, 3).add_(1)",
+    "m.zeros(1, 3).expand(2, 3).mul_(2)",
+    "m.zeros(3).expand(2, 3).copy_(m.ones(2, 3))",
+    "m.zeros(3).expand(2, 3).exp_()",
+    "m.zeros(3).expand(2, 3).uniform_()",
+    "m.zeros(3).expand(2, 3).index_add_(0, m.tensor([0]), m.ones(1, 3))",
+    "m.zeros(3).expand(2, 3).zero_()",
+    "m.zeros(3).expand(2, 3).fill_(1)",
+    "m.zeros(3).expand(2, 3).index_fill_(0, m.tensor([0]), 1.0)",
+    "m.add(m.ones(2, 3), 1, out=m.zeros(3).expand(2, 3))",
+    "m.nn.functional.relu(m.zeros(3).expand(2, 3), inplace=True)",
+    "(lambda x: x[1:].add_(x[:-1]))(m.arange(5.0))",
+    "(lambda x: x[1:].copy_(x[:-1]))(m.arange(5.0))",
+    "(lambda x: x.add_(x.t()))(m.arange(9.0).reshape(3, 3))",
+    "(lambda x: x.add_(x[0]))(m.zeros(3, 3))",
+    "(lambda x: x[::2].add_(x[1::2]))(m.arange(4.0))",
+    "(lambda x: x.add_(x))(m.arange(4.0))",
+    "(lambda x: x[:2].add_(x[2:]))(m.arange(4.0))",
+    "m.ones(3, 1).expand(3, 3).clone().add_(m.ones(3, 1).expand(3, 3))",
+]
+
+
+@pytest.mark.parametrize("code", ERROR_CASES)
+def test_exception_types(code):
+    """The same result, or the same exception type, as torch."""
+    e = _outcome(lambda: eval(code, {"m": ember}))
+    t = _outcome(lambda: eval(code, {"m": torch}))
+    assert e == t, f"ember {e} != torch {t}"
+
+
+def test_overlap_messages_are_pytorchs():
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        ember.zeros(3).expand(2, 3).add_(1)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        x = ember.arange(5.0)
+        x[1:].add_(x[:-1])
+
+
+class _Module:
+    def __reduce__(self):
+        raise ValueError("refuses to pickle")
+
+
+def _local_object():
+    class Local:
+        pass
+    return Local()
+
+
+@pytest.mark.parametrize("make", [lambda: (lambda: 1), _local_object, _Module,
+                                  lambda: (x for x in range(3)), lambda: {"f": lambda: 0}],
+                         ids=["lambda", "local_class", "reduce_raises", "generator", "nested"])
+def test_save_pickling_failures(make):
+    """torch.save of an object pickle refuses raises what torch.save raises."""
+    e = _outcome(lambda: ember.save(make(), io.BytesIO()))
+    t = _outcome(lambda: torch.save(make(), io.BytesIO()))
+    assert e == t and isinstance(e, type) and issubclass(e, Exception)
+
+
+class Vanishing:
+    pass
+
+
+def test_load_of_a_missing_class_without_weights_only():
+    """A non-weights-only load of an object whose class is gone raises AttributeError, as
+    torch.load does."""
+    for m in (ember, torch):
+        buf = io.BytesIO()
+        m.save(Vanishing(), buf)
+        buf.seek(0)
+        saved = globals().pop("Vanishing")
+        try:
+            with pytest.raises(AttributeError, match="Vanishing"):
+                m.load(buf, weights_only=False)
+        finally:
+            globals()["Vanishing"] = saved
+        buf.seek(0)
+        assert isinstance(m.load(buf, weights_only=False), Vanishing)
+    with pytest.raises(pickle.UnpicklingError):
+        ember.load(io.BytesIO(b"not a checkpoint"), weights_only=False)
