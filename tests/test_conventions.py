@@ -179,3 +179,26 @@ def test_load_of_a_missing_class_without_weights_only():
         assert isinstance(m.load(buf, weights_only=False), Vanishing)
     with pytest.raises(pickle.UnpicklingError):
         ember.load(io.BytesIO(b"not a checkpoint"), weights_only=False)
+
+
+def test_legacy_tensor_new_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ember):
+        x = lib.ones(2)
+        assert x.new().shape == (0,) and x.new(2, 3).shape == (2, 3)
+        assert x.new(lib.Size([2, 3])).shape == (2, 3) and x.new(2, 3).dtype == lib.float32
+    cases = [lambda L: L.ones(2).new((2, 3)), lambda L: L.ones(2).new([1, 2]),
+             lambda L: L.tensor([1, 2]).new([1.5]), lambda L: L.ones(2).new(np.array([1, 2]))]
+    for case in cases:
+        ours, theirs = case(ember), case(torch)
+        assert str(ours.dtype) == str(theirs.dtype)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    y = ember.zeros(3)
+    assert ember.ones(2).new(y).data_ptr() == y.data_ptr()
+    for lib in (torch, ember):
+        with pytest.raises(TypeError):
+            lib.ones(2).new(lib.zeros(2, dtype=lib.int64))
+        with pytest.raises(TypeError):
+            lib.ones(2).new(2, 3.0)
+        with pytest.raises(TypeError):
+            lib.ones(2).new(2, dtype=lib.int32)

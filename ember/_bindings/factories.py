@@ -289,6 +289,32 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **k
                   requires_grad=requires_grad)
 
 
+def _legacy_new(self, *args, device=None, **kwargs):
+    """Tensor.new, the legacy constructor in self's dtype: new() is empty, new(2, 3) and
+    new(Size) uninitialized of that size, new(data) a tensor of the data, new(other) other's
+    storage when its dtype is self's."""
+    if kwargs:
+        raise TypeError(f"new() received an invalid combination of arguments - got keyword "
+                        f"argument(s) {', '.join(kwargs)}; it takes only device=")
+    device = device or self.device
+    if not args:
+        return empty(0, dtype=self.dtype, device=device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if other.dtype is not self.dtype:
+            raise TypeError(f"new(): expected a tensor of dtype {self.dtype} (got {other.dtype})")
+        return other.detach()
+    if len(args) == 1 and not isinstance(args[0], Size) and (
+            isinstance(args[0], np.ndarray) or not hasattr(args[0], "__index__")):
+        return tensor(args[0], dtype=self.dtype, device=device)
+    size = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
+    if not all(hasattr(s, "__index__") and not isinstance(s, bool) for s in size):
+        bad = next(s for s in size if not hasattr(s, "__index__") or isinstance(s, bool))
+        raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of "
+                        f"type {type(bad).__name__}")
+    return empty(*size, dtype=self.dtype, device=device)
+
+
 def _new_factory(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
@@ -346,7 +372,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 
 
 METHODS = dict(
-    new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(zeros),
+    new=_legacy_new, new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(zeros),
     new_ones=_new_factory(ones), new_full=_new_full,
     uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
