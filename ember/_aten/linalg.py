@@ -994,9 +994,11 @@ _COMPLEX_OF = {D.float32: D.complex64, D.float64: D.complex128, D.complex64: D.c
 
 
 def _eig_check(self):
-    if self.dim() < 2 or self._size[-1] != self._size[-2]:
+    if self.dim() < 2:
+        raise RuntimeError("linalg.eig: The input tensor A must have at least 2 dimensions.")
+    if self._size[-1] != self._size[-2]:
         raise RuntimeError(f"linalg.eig: A must be batches of square matrices, but they are "
-                           f"{self._size[-2] if self.dim() > 1 else 1} by {self._size[-1]} "
+                           f"{self._size[-2]} by {self._size[-1]} "
                            f"matrices")
     if self.dtype not in _COMPLEX_OF:
         raise not_implemented("linalg_eig_out_cpu", self.dtype)
@@ -1025,9 +1027,11 @@ def linalg_eig_meta(self):
 
 
 def _matrix_exp_check(self):
-    if self.dim() < 2 or self._size[-1] != self._size[-2]:
+    if self.dim() < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if self._size[-1] != self._size[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they "
-                           f"are {self._size[-2] if self.dim() > 1 else 1} by {self._size[-1]} "
+                           f"are {self._size[-2]} by {self._size[-1]} "
                            f"matrices")
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as "
