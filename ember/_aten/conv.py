@@ -217,9 +217,35 @@ def _matmul(a, b):
     return (a[0] @ b[0])[None] if a.shape[0] == 1 else np.matmul(a, b)
 
 
+# Note [1x1 convolutions as plain products]
+# -------------------------------------------
+# A 1x1 convolution without padding has no windows: each sample's output is weight (O, C)
+# times its input (C, L), with L the (strided) pixels. NumPy's matmul runs these N products
+# straight on the NCHW arrays -- no im2col copy of the input, no transpose of the result --
+# and the input gradient (weight.T @ grad) and the weight gradient (sum over samples of
+# grad @ input.T) the same way. With few pixels per sample (the last ResNet stages) the N
+# small products are slower than one big one, and the im2col route is kept.
+def _direct_1x1(kernel, padding, out):
+    return all(k == 1 for k in kernel) and not any(padding) and _prod(out) >= 64
+
+
+def _strided_pixels(x, stride, out, groups):
+    """x (N, C, *in) at every stride-th pixel as (N, G, C/G, L): a view when stride is 1."""
+    xs = x[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))]
+    return contiguous(xs).reshape(x.shape[0], groups, x.shape[1] // groups, -1)
+
+
+def _conv_1x1(x, w, stride, out, groups):
+    wg = w.reshape(groups, w.shape[0] // groups, -1)                     # (G, O/G, C/G)
+    r = np.matmul(wg, _strided_pixels(x, stride, out, groups))          # (N, G, O/G, L)
+    return r.reshape((x.shape[0], w.shape[0]) + tuple(out))
+
+
 def _conv(x, w, stride, padding, dilation, groups):
     """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
     out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    if _direct_1x1(w.shape[2:], padding, out):
+        return _conv_1x1(x, w, stride, out, groups)
     cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
     return _conv_of_columns(cols, w, x.shape[0], out, groups)
 
@@ -246,6 +272,16 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     than the input. Otherwise: weight.T @ grad, and col2im."""
     kernel = w.shape[2:]
     out = g.shape[2:]
+    if _direct_1x1(kernel, padding, out):
+        n = g.shape[0]
+        wg = w.reshape(groups, w.shape[0] // groups, -1).swapaxes(1, 2)  # (G, C/G, O/G)
+        r = np.matmul(wg, g.reshape(n, groups, g.shape[1] // groups, -1))
+        r = r.reshape((n, in_shape[1]) + tuple(out))
+        if tuple(out) == tuple(in_shape[2:]):
+            return r
+        gx = np.zeros(in_shape, r.dtype)
+        gx[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))] = r
+        return gx
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
     if all(s == 1 for s in stride) and all(q >= 0 for q in full) and \
             g.shape[1] <= in_shape[1]:
@@ -264,6 +300,10 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     input's columns (the forward's, or built again). When the product is long and thin (N*L
     much larger than C*K), OpenBLAS is faster (and steadier under load) with the big matrix
     on the left: (columns @ grad.T).T."""
+    if cols is None and _direct_1x1(w_shape[2:], padding, g.shape[2:]):
+        gg = g.reshape(g.shape[0], groups, g.shape[1] // groups, -1)   # (N, G, O/G, L)
+        xs = _strided_pixels(x, stride, g.shape[2:], groups)            # (N, G, C/G, L)
+        return np.matmul(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
     gm = _grad_matrix(g, groups)                                  # (G, O/G, N*L)
