@@ -32,6 +32,7 @@ convolutions again, which gives double backward (see derivatives.py).
 """
 import numpy as np
 
+from .._core import caching_allocator
 from .._core import dtype as D
 from ._parallel import contiguous, parallel_for
 from .._dispatch.dispatcher import impl
@@ -152,7 +153,7 @@ def pad_zeros(x, padding, extra=None):
     if not any(padding) and not any(extra):
         return x
     shape = x.shape[:2] + tuple(s + 2 * p + e for s, p, e in zip(x.shape[2:], padding, extra))
-    out = np.zeros(shape, x.dtype)
+    out = _zeros(shape, x.dtype)
     out[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x
     return out
 
@@ -186,7 +187,7 @@ def _col2im(cols, in_shape, kernel, stride, padding, dilation, out):
     span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
     padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
     extra = tuple(max(0, a - b) for a, b in zip(span, padded))
-    acc = np.zeros((c, n) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
+    acc = _zeros((c, n) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
     targets = [(pos, tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
                            for k, d, o, s in zip(pos, dilation, out, stride)))
                for pos in np.ndindex(*kernel)]
@@ -212,9 +213,22 @@ def _grouped(a, groups):
     return a.reshape(groups, a.shape[0] // groups, -1)
 
 
+def _zeros(shape, dtype):
+    """np.zeros in a caching-allocator block (reused pages: no page faults on big buffers)."""
+    out = caching_allocator.empty(shape, dtype)
+    out.fill(0)
+    return out
+
+
+def _batched(a, b):
+    """np.matmul(a, b) into a caching-allocator block."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    return np.matmul(a, b, out=caching_allocator.empty(shape, np.result_type(a, b)))
+
+
 def _matmul(a, b):
     """Batched (G, ., .) products; one group is one plain 2-D product (no batching loop)."""
-    return (a[0] @ b[0])[None] if a.shape[0] == 1 else np.matmul(a, b)
+    return _batched(a[0], b[0])[None] if a.shape[0] == 1 else _batched(a, b)
 
 
 # Note [1x1 convolutions as plain products]
@@ -237,7 +251,7 @@ def _strided_pixels(x, stride, out, groups):
 
 def _conv_1x1(x, w, stride, out, groups):
     wg = w.reshape(groups, w.shape[0] // groups, -1)                     # (G, O/G, C/G)
-    r = np.matmul(wg, _strided_pixels(x, stride, out, groups))          # (N, G, O/G, L)
+    r = _batched(wg, _strided_pixels(x, stride, out, groups))          # (N, G, O/G, L)
     return r.reshape((x.shape[0], w.shape[0]) + tuple(out))
 
 
@@ -275,11 +289,11 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     if _direct_1x1(kernel, padding, out):
         n = g.shape[0]
         wg = w.reshape(groups, w.shape[0] // groups, -1).swapaxes(1, 2)  # (G, C/G, O/G)
-        r = np.matmul(wg, g.reshape(n, groups, g.shape[1] // groups, -1))
+        r = _batched(wg, g.reshape(n, groups, g.shape[1] // groups, -1))
         r = r.reshape((n, in_shape[1]) + tuple(out))
         if tuple(out) == tuple(in_shape[2:]):
             return r
-        gx = np.zeros(in_shape, r.dtype)
+        gx = _zeros(in_shape, r.dtype)
         gx[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))] = r
         return gx
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
@@ -303,7 +317,7 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     if cols is None and _direct_1x1(w_shape[2:], padding, g.shape[2:]):
         gg = g.reshape(g.shape[0], groups, g.shape[1] // groups, -1)   # (N, G, O/G, L)
         xs = _strided_pixels(x, stride, g.shape[2:], groups)            # (N, G, C/G, L)
-        return np.matmul(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
+        return _batched(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
     gm = _grad_matrix(g, groups)                                  # (G, O/G, N*L)

@@ -15,6 +15,7 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 """
 import numpy as np
 
+from .._core import caching_allocator
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
@@ -75,11 +76,11 @@ def batch_stats(x3, eps):
 # Written as whole-array NumPy steps, batch norm makes 4 passes over memory forward (x - mean,
 # its squares, * scale, + shift) and 7 backward, each over an array too big for the caches,
 # and allocates a full-size temporary for x - mean. The kernels below run the same steps on
-# blocks of a few channels (about 64K elements: they stay in L2), so the input is read from
+# blocks of a few channels (about 256K elements: they stay in L2), so the input is read from
 # memory about once and the output written once; the temporaries are block-sized. The blocks
 # are fixed by the shape alone, and the per-channel sums are made within one block, so the
 # result does not depend on how many threads share the blocks.
-_BLOCK = 1 << 16
+_BLOCK = 1 << 18
 
 
 def _channel_blocks(x3):
@@ -127,7 +128,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     x3 = _ncl(x.astype(dt, copy=False))
     w = None if weight is None else _stat(weight, dt)
     b = None if bias is None else _stat(bias, dt)
-    out = np.empty(x3.shape, dt)
+    out = caching_allocator.empty(x3.shape, dt)
     if training:
         n = x3.shape[0] * x3.shape[2]
         if n <= 1 and x.size:
@@ -193,7 +194,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
     c = x3.shape[1]
     grad_bias, dot = np.empty(c, dt), np.empty(c, dt)
-    gi = np.empty(x3.shape, dt)
+    gi = caching_allocator.empty(x3.shape, dt)
 
     def block(b):     # one channel block, in cache (Note [Batch norm one channel block ...])
         gb, o = g3[:, b], gi[:, b]
