@@ -237,10 +237,11 @@ def _matmul(a, b):
 # times its input (C, L), with L the (strided) pixels. NumPy's matmul runs these N products
 # straight on the NCHW arrays -- no im2col copy of the input, no transpose of the result --
 # and the input gradient (weight.T @ grad) and the weight gradient (sum over samples of
-# grad @ input.T) the same way. With few pixels per sample (the last ResNet stages) the N
-# small products are slower than one big one, and the im2col route is kept.
+# grad @ input.T) the same way. With fewer than 1024 pixels per sample (every 1x1 convolution
+# of a CIFAR ResNet) the N small products are slower than one big one -- much slower when
+# OpenBLAS splits each of them over threads -- and the im2col route is kept.
 def _direct_1x1(kernel, padding, out):
-    return all(k == 1 for k in kernel) and not any(padding) and _prod(out) >= 64
+    return all(k == 1 for k in kernel) and not any(padding) and _prod(out) >= 1024
 
 
 def _strided_pixels(x, stride, out, groups):
