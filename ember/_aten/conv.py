@@ -390,7 +390,7 @@ def convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
 # saves (`result1`) and hands to `_convolution_backward_weight`, as PyTorch's old THNN
 # convolutions did with their saved `finput`. F.conv* no longer use it: since the columns
 # come from caching-allocator blocks (no page faults), building them again in backward costs
-# about 1% of a MNIST or ResNet-18 training step, while keeping them held every training
+# 1-3% of a MNIST or ResNet-18 training step, while keeping them held every training
 # convolution's columns (k*k times its input) from forward to backward -- a ResNet-18 CIFAR
 # step at batch 32 peaked at 947 MB RSS with them and 437 MB without (torch: 722 MB). The op
 # stays for code that wants the trade. Transposed convolutions build no columns of their input.
