@@ -165,7 +165,7 @@ def test_lenet_training_step_is_all_ops():
     ember.manual_seed(0)
     ex, graph = _explained_step(_LeNet(), ember.randn(4, 1, 28, 28),
                                 ember.randint(0, 10, (4,)))
-    _check_all_ops(ex, graph, ["_convolution_with_columns", "relu", "max_pool2d_with_indices",
+    _check_all_ops(ex, graph, ["convolution", "relu", "max_pool2d_with_indices",
                                "linear", "_softmax_cross_entropy"],
                    ["_softmax_cross_entropy_backward", "_convolution_backward_weight",
                     "_convolution_backward_input", "max_pool2d_with_indices_backward"])

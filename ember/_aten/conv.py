@@ -32,6 +32,7 @@ convolutions again, which gives double backward (see derivatives.py).
 """
 import numpy as np
 
+from .._core import caching_allocator
 from .._core import dtype as D
 from ._parallel import contiguous, parallel_for
 from .._dispatch.dispatcher import impl
@@ -152,7 +153,7 @@ def pad_zeros(x, padding, extra=None):
     if not any(padding) and not any(extra):
         return x
     shape = x.shape[:2] + tuple(s + 2 * p + e for s, p, e in zip(x.shape[2:], padding, extra))
-    out = np.zeros(shape, x.dtype)
+    out = _zeros(shape, x.dtype)
     out[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, x.shape[2:]))] = x
     return out
 
@@ -186,7 +187,7 @@ def _col2im(cols, in_shape, kernel, stride, padding, dilation, out):
     span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
     padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
     extra = tuple(max(0, a - b) for a, b in zip(span, padded))
-    acc = np.zeros((c, n) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
+    acc = _zeros((c, n) + tuple(p + e for p, e in zip(padded, extra)), cols.dtype)
     targets = [(pos, tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
                            for k, d, o, s in zip(pos, dilation, out, stride)))
                for pos in np.ndindex(*kernel)]
@@ -212,14 +213,54 @@ def _grouped(a, groups):
     return a.reshape(groups, a.shape[0] // groups, -1)
 
 
+def _zeros(shape, dtype):
+    """np.zeros in a caching-allocator block (reused pages: no page faults on big buffers)."""
+    out = caching_allocator.empty(shape, dtype)
+    out.fill(0)
+    return out
+
+
+def _batched(a, b):
+    """np.matmul(a, b) into a caching-allocator block."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+    return np.matmul(a, b, out=caching_allocator.empty(shape, np.result_type(a, b)))
+
+
 def _matmul(a, b):
     """Batched (G, ., .) products; one group is one plain 2-D product (no batching loop)."""
-    return (a[0] @ b[0])[None] if a.shape[0] == 1 else np.matmul(a, b)
+    return _batched(a[0], b[0])[None] if a.shape[0] == 1 else _batched(a, b)
+
+
+# Note [1x1 convolutions as plain products]
+# -------------------------------------------
+# A 1x1 convolution without padding has no windows: each sample's output is weight (O, C)
+# times its input (C, L), with L the (strided) pixels. NumPy's matmul runs these N products
+# straight on the NCHW arrays -- no im2col copy of the input, no transpose of the result --
+# and the input gradient (weight.T @ grad) and the weight gradient (sum over samples of
+# grad @ input.T) the same way. With fewer than 1024 pixels per sample (every 1x1 convolution
+# of a CIFAR ResNet) the N small products are slower than one big one -- much slower when
+# OpenBLAS splits each of them over threads -- and the im2col route is kept.
+def _direct_1x1(kernel, padding, out):
+    return all(k == 1 for k in kernel) and not any(padding) and _prod(out) >= 1024
+
+
+def _strided_pixels(x, stride, out, groups):
+    """x (N, C, *in) at every stride-th pixel as (N, G, C/G, L): a view when stride is 1."""
+    xs = x[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))]
+    return contiguous(xs).reshape(x.shape[0], groups, x.shape[1] // groups, -1)
+
+
+def _conv_1x1(x, w, stride, out, groups):
+    wg = w.reshape(groups, w.shape[0] // groups, -1)                     # (G, O/G, C/G)
+    r = _batched(wg, _strided_pixels(x, stride, out, groups))          # (N, G, O/G, L)
+    return r.reshape((x.shape[0], w.shape[0]) + tuple(out))
 
 
 def _conv(x, w, stride, padding, dilation, groups):
     """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
     out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    if _direct_1x1(w.shape[2:], padding, out):
+        return _conv_1x1(x, w, stride, out, groups)
     cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
     return _conv_of_columns(cols, w, x.shape[0], out, groups)
 
@@ -246,6 +287,16 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     than the input. Otherwise: weight.T @ grad, and col2im."""
     kernel = w.shape[2:]
     out = g.shape[2:]
+    if _direct_1x1(kernel, padding, out):
+        n = g.shape[0]
+        wg = w.reshape(groups, w.shape[0] // groups, -1).swapaxes(1, 2)  # (G, C/G, O/G)
+        r = _batched(wg, g.reshape(n, groups, g.shape[1] // groups, -1))
+        r = r.reshape((n, in_shape[1]) + tuple(out))
+        if tuple(out) == tuple(in_shape[2:]):
+            return r
+        gx = _zeros(in_shape, r.dtype)
+        gx[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))] = r
+        return gx
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
     if all(s == 1 for s in stride) and all(q >= 0 for q in full) and \
             g.shape[1] <= in_shape[1]:
@@ -264,6 +315,10 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     input's columns (the forward's, or built again). When the product is long and thin (N*L
     much larger than C*K), OpenBLAS is faster (and steadier under load) with the big matrix
     on the left: (columns @ grad.T).T."""
+    if cols is None and _direct_1x1(w_shape[2:], padding, g.shape[2:]):
+        gg = g.reshape(g.shape[0], groups, g.shape[1] // groups, -1)   # (N, G, O/G, L)
+        xs = _strided_pixels(x, stride, g.shape[2:], groups)            # (N, G, C/G, L)
+        return _batched(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
     gm = _grad_matrix(g, groups)                                  # (G, O/G, N*L)
@@ -331,15 +386,14 @@ def convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
 # Note [Keeping the forward's columns for the weight gradient]
 # -------------------------------------------------------------
 # The weight gradient multiplies grad_output by the very columns the forward built from the
-# input; building them again in backward is one more copy of k*k times the input per layer
-# (for the MNIST example's second convolution, 18 of its ~130 ms forward + backward). So a
-# training convolution -- one whose weight will want a gradient -- runs as
-# `_convolution_with_columns`, which returns the columns as a second output; its derivative
-# saves that output (`result1`) and hands it to `_convolution_backward_weight`. It trades
-# memory for time, as PyTorch's old THNN convolutions did with their saved `finput`: between
-# forward and backward, every training convolution's columns are alive (and visible, as a
-# saved tensor of its ConvolutionBackward0 node). Transposed convolutions build no columns of
-# their input and use `convolution`.
+# input. `_convolution_with_columns` returns them as a second output, which its derivative
+# saves (`result1`) and hands to `_convolution_backward_weight`, as PyTorch's old THNN
+# convolutions did with their saved `finput`. F.conv* no longer use it: since the columns
+# come from caching-allocator blocks (no page faults), building them again in backward costs
+# 1-3% of a MNIST or ResNet-18 training step, while keeping them held every training
+# convolution's columns (k*k times its input) from forward to backward -- a ResNet-18 CIFAR
+# step at batch 32 peaked at 947 MB RSS with them and 437 MB without (torch: 722 MB). The op
+# stays for code that wants the trade. Transposed convolutions build no columns of their input.
 def _columns_shape(input, weight, out, groups):
     k = _prod(weight.shape[2:])
     return (groups, input.shape[1] // groups * k, input.shape[0] * _prod(out))

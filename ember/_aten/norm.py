@@ -15,9 +15,11 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 """
 import numpy as np
 
+from .._core import caching_allocator
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
+from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
 
@@ -69,30 +71,86 @@ def batch_stats(x3, eps):
     return mean, 1 / np.sqrt(var + eps), centered, var
 
 
+# Note [Batch norm one channel block at a time]
+# ----------------------------------------------
+# Written as whole-array NumPy steps, batch norm makes 4 passes over memory forward (x - mean,
+# its squares, * scale, + shift) and 7 backward, each over an array too big for the caches,
+# and allocates a full-size temporary for x - mean. The kernels below run the same steps on
+# blocks of a few channels (about 256K elements: they stay in L2), so the input is read from
+# memory about once and the output written once; the temporaries are block-sized. The blocks
+# are fixed by the shape alone, and the per-channel sums are made within one block, so the
+# result does not depend on how many threads share the blocks.
+_BLOCK = 1 << 18
+
+
+def _channel_blocks(x3):
+    """Slices of C, each about _BLOCK elements of x (N, C, L)."""
+    c = x3.shape[1]
+    step = max(1, min(c, _BLOCK // max(x3.shape[0] * x3.shape[2], 1)))
+    return [slice(i, min(i + step, c)) for i in range(0, c, step)]
+
+
+def _by_blocks(fn, x3):
+    """fn(channel slice) for every block of x3, the blocks shared out over threads."""
+    blocks = _channel_blocks(x3)
+
+    def run(part):    # part: (Ellipsis,) or (slice of the blocks,)
+        for b in blocks[part[0] if isinstance(part[0], slice) else slice(None)]:
+            fn(b)
+    parallel_for(run, (len(blocks),), x3.size)
+
+
+def _train_forward(x3, scale_of, bias, eps, out):
+    """Training batch norm of x (N, C, L) into out: returns per-channel mean, invstd, var."""
+    c = x3.shape[1]
+    n = max(x3.shape[0] * x3.shape[2], 1)
+    mean, var = np.empty(c, x3.dtype), np.empty(c, x3.dtype)
+
+    def block(b):
+        xb = x3[:, b]
+        m = _channel_sum(xb) / n
+        centered = xb - m[:, None]
+        v = _channel_dot(centered, centered) / n
+        mean[b], var[b] = m, v
+        scale = scale_of(1 / np.sqrt(v + eps), b)
+        np.multiply(centered, scale[:, None], out=out[:, b])
+        if bias is not None:
+            out[:, b] += bias[b, None]
+    _by_blocks(block, x3)
+    return mean, 1 / np.sqrt(var + eps), var
+
+
 @impl("native_batch_norm", "CPU")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     c = _check(input, weight, bias, running_mean, running_var, training)
     x = input._np
     dt = compute_dtype(x)
     x3 = _ncl(x.astype(dt, copy=False))
+    w = None if weight is None else _stat(weight, dt)
+    b = None if bias is None else _stat(bias, dt)
+    out = caching_allocator.empty(x3.shape, dt)
     if training:
         n = x3.shape[0] * x3.shape[2]
         if n <= 1 and x.size:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
-        mean, invstd, centered, var = batch_stats(x3, eps)
-        _update_running(running_mean, running_var, mean, var, n, momentum)
-        save_mean, save_invstd = mean, invstd
+        save_mean, save_invstd, var = _train_forward(
+            x3, (lambda inv, blk: inv) if w is None else (lambda inv, blk: inv * w[blk]), b, eps,
+            out)
+        _update_running(running_mean, running_var, save_mean, var, n, momentum)
     else:
         mean = _stat(running_mean, dt)
         invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
-        centered = x3 - mean[:, None]
+        scale = invstd if w is None else invstd * w
+
+        def block(blk):   # (x - mean) * scale + bias
+            o = out[:, blk]
+            np.subtract(x3[:, blk], mean[blk, None], out=o)
+            o *= scale[blk, None]
+            if b is not None:
+                o += b[blk, None]
+        _by_blocks(block, x3)
         save_mean = save_invstd = np.empty((0,), dt)
-    scale = invstd if weight is None else invstd * _stat(weight, dt)
-    out = centered
-    out *= scale[:, None]
-    if bias is not None:
-        out += _stat(bias, dt)[:, None]
     return (_wrap(out.reshape(x.shape).astype(x.dtype, copy=False)), _wrap(save_mean),
             _wrap(save_invstd))
 
@@ -133,18 +191,29 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
         mean = _stat(running_mean, dt)
         invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
     n = max(x3.shape[0] * x3.shape[2], 1)
-    centered = x3 - mean[:, None]
-    grad_bias = _channel_sum(g3)
-    dot = _channel_dot(g3, centered)
-    grad_weight = dot * invstd
     w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
-    if train:
-        centered *= (dot * invstd * invstd / n)[:, None]
-        gi = g3 - centered
-        gi -= (grad_bias / n)[:, None]
-        gi *= (invstd * w)[:, None]
-    else:
-        gi = g3 * (invstd * w)[:, None]
+    c = x3.shape[1]
+    grad_bias, dot = np.empty(c, dt), np.empty(c, dt)
+    gi = caching_allocator.empty(x3.shape, dt)
+
+    def block(b):     # one channel block, in cache (Note [Batch norm one channel block ...])
+        gb, o = g3[:, b], gi[:, b]
+        sum_g = _channel_sum(gb)
+        grad_bias[b] = sum_g
+        if not train:
+            dot[b] = _channel_dot(gb, x3[:, b] - mean[b, None])
+            np.multiply(gb, (invstd[b] * w[b])[:, None], out=o)
+            return
+        centered = x3[:, b] - mean[b, None]
+        d = _channel_dot(gb, centered)
+        dot[b] = d
+        inv = invstd[b]
+        centered *= (d * inv * inv / n)[:, None]
+        np.subtract(gb, centered, out=o)
+        o -= (sum_g / n)[:, None]
+        o *= (inv * w[b])[:, None]
+    _by_blocks(block, x3)
+    grad_weight = dot * invstd
     wdt = weight._np.dtype if weight is not None else x.dtype
     return (_wrap(gi.reshape(x.shape).astype(x.dtype, copy=False)),
             _wrap(grad_weight.astype(wdt, copy=False)), _wrap(grad_bias.astype(wdt, copy=False)))

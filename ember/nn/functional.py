@@ -845,13 +845,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     else:
         padding = _ntuple(padding, nd, "padding")
-    if weight.requires_grad and is_grad_enabled() and input.device.type == "cpu":
-        # training: the forward's columns are kept for the weight gradient (_aten/conv.py)
-        out = _convolution_with_columns(input, weight, bias, list(stride), list(padding),
-                                        list(dilation), groups)[0]
-    else:
-        out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation),
-                           False, [0] * nd, groups)
+    # the weight gradient builds its columns again rather than keep the forward's
+    # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py)
+    out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation), False,
+                       [0] * nd, groups)
     return out if batched else out.squeeze(0)
 
 
