@@ -154,7 +154,7 @@ def _compile_all(bindings):
            "_wrong_type": _wrong_type}
     chunks = []
     for k, (_, py_name, b) in enumerate(bindings):
-        env[f"_op{k}"] = b.op
+        env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
         src = b.named_source(py_name)
         chunks.append(src.replace(f"def {py_name}(", f"def _binding{k}(", 1)
                       .replace("_op(", f"_op{k}("))
