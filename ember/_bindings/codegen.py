@@ -242,7 +242,7 @@ def _compile_all(bindings):
            "_missing": _missing, "_REQUIRED": _REQUIRED}
     chunks = []
     for k, (_, py_name, b) in enumerate(bindings):
-        env[f"_op{k}"] = b.op
+        env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
         src = b.named_source(py_name)
         chunks.append(src.replace(f"def {py_name}(", f"def _binding{k}(", 1)
                       .replace("_op(", f"_op{k}("))

@@ -18,15 +18,16 @@ from .factories import _size_args, _dev, tensor
 from .overloads import real, imag, remainder
 
 # ---- elementwise ------------------------------------------------------------------------------
-_add = _op("add.Tensor")
-_add_ = _op("add_.Tensor")
-_sub = _op("sub.Tensor")
-_sub_ = _op("sub_.Tensor")
-_rsub = _op("rsub.Tensor")
-_mul = _op("mul.Tensor")
-_mul_ = _op("mul_.Tensor")
-_div = _op("div.Tensor_mode")
-_div_ = _op("div_.Tensor_mode")
+# the arithmetic operators pass every argument of their op, so they take its positional call
+_add = _op("add.Tensor").call_positional
+_add_ = _op("add_.Tensor").call_positional
+_sub = _op("sub.Tensor").call_positional
+_sub_ = _op("sub_.Tensor").call_positional
+_rsub = _op("rsub.Tensor").call_positional
+_mul = _op("mul.Tensor").call_positional
+_mul_ = _op("mul_.Tensor").call_positional
+_div = _op("div.Tensor_mode").call_positional
+_div_ = _op("div_.Tensor_mode").call_positional
 _floor_divide = _op("floor_divide")
 _pow = _op("pow.Tensor_Tensor")
 _pow_ = _op("pow_.Tensor")
@@ -326,7 +327,8 @@ METHODS = dict(
     __iadd__=lambda s, o: _add_(s, o, 1),
     __sub__=lambda s, o: _sub(s, o, 1), __rsub__=lambda s, o: _rsub(s, o, 1),
     __isub__=lambda s, o: _sub_(s, o, 1),
-    __mul__=_mul, __rmul__=_mul, __imul__=_mul_,
+    __mul__=lambda s, o: _mul(s, o), __rmul__=lambda s, o: _mul(s, o),
+    __imul__=lambda s, o: _mul_(s, o),
     __truediv__=lambda s, o: _div(s, o, None), __rtruediv__=_rdiv,
     __itruediv__=lambda s, o: _div_(s, o, None),
     # Python 2's names, which PyTorch's Tensor still has

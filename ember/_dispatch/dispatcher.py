@@ -60,27 +60,30 @@ class OpOverload:
             return call_in_modes(self, args, len(_modes) - 1)
         return self._dispatch(args)
 
+    def call_positional(self, *args):
+        """The call with every argument given, positionally and in schema order, as the
+        generated bindings and the Tensor operators make it. A bound method: calling it skips
+        what calling the op object costs Python (the `__call__` lookup, packing **kwargs)."""
+        if _modes:
+            return call_in_modes(self, args, len(_modes) - 1)
+        return self._dispatch(args)
+
     def _key_and_grad(self, args):
         """The backend key of the tensor arguments, and whether any of them requires grad."""
         key = None
         grad = False
-        tensors = [args[i] for i in self._tensor_pos]
-        for i in self._list_pos:
-            tensors.extend(args[i])
-        for a in tensors:
+        values, positions = args, self._tensor_pos  # no list built without a Tensor[] argument
+        if self._list_pos:
+            values = [args[i] for i in positions] + [t for i in self._list_pos for t in args[i]]
+            positions = range(len(values))
+        for i in positions:
+            a = values[i]
             if isinstance(a, Tensor):
-                if a.requires_grad:
+                if a._rg:
                     grad = True
                 k = _DEVICE_KEYS[a._device.type]
-                if key is None or key == k:
-                    key = k
-                elif k != "CPU" or a.ndim:
-                    if key == "CPU" and not _only_scalars_on(key, tensors):
-                        raise RuntimeError(
-                            "Expected all tensors to be on the same device, but found at least "
-                            f"two devices, {key.lower()} and {k.lower()}! (when checking "
-                            f"arguments for {self.__name__})")
-                    key = k
+                if key != k:
+                    key = k if key is None else self._mixed_key(key, k, a, args)
         if key is None:
             dp = self._device_pos
             if dp is not None and args[dp] is not None:
@@ -88,6 +91,21 @@ class OpOverload:
             else:
                 key = "CPU"
         return key, grad
+
+    def _mixed_key(self, key, k, a, args):
+        """Tensors on two devices: a 0-dim CPU tensor goes along with the others (as a wrapped
+        number does in PyTorch); anything else is an error."""
+        if k != "CPU" or a.ndim:
+            tensors = [args[i] for i in self._tensor_pos]
+            for i in self._list_pos:
+                tensors.extend(args[i])
+            if key == "CPU" and not _only_scalars_on(key, tensors):
+                raise RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least "
+                    f"two devices, {key.lower()} and {k.lower()}! (when checking "
+                    f"arguments for {self.__name__})")
+            return k
+        return key
 
     def _dispatch(self, args):
         if self.autocast is not None and _autocast_state.cpu:

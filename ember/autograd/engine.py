@@ -112,7 +112,8 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
             buffer = buffers.pop(node, None)
             if buffer is None:
                 continue
-            _run_tensor_pre_hooks(node, buffer)
+            if node._tensor_pre_hooks or node._retain_grad_hooks:
+                _run_tensor_pre_hooks(node, buffer)
             if node in targets:
                 for i, nr in targets[node]:
                     captured[i] = buffer[nr]
@@ -135,7 +136,8 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                     r = fn(tuple(outs), tuple(buffer))
                     if r is not None:
                         outs = r
-            _release(node, keep_graph)
+            if not keep_graph:
+                node._release_saved()
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None:
                     continue

@@ -196,14 +196,18 @@ class SavedTensor:
                 "created in inference mode in computation tracked by autograd. To work around "
                 "this, you can make a clone to get a normal tensor and use it in autograd, or "
                 "use `torch.no_grad()` instead of `torch.inference_mode()`.")
-        self._version = t._storage_()._version
+        # a tensor without a storage object yet (a fresh kernel result) has never been
+        # written in place: its version is 0, and reading it creates no storage
+        storage = t._storage
+        self._version = 0 if storage is None else storage._version
         self._is_output = is_output
         self._output_nr = output_nr
         self._t = _alias(t) if is_output else t
 
     def unpack(self, node):
         t = self._t
-        if t._storage_()._version != self._version:
+        storage = t._storage
+        if (0 if storage is None else storage._version) != self._version:
             self._raise_modified(node)
         if self._is_output and _grad_state.enabled:
             t = _alias(t)

@@ -71,6 +71,7 @@ class Derivative:
         # keeps no reference to `x`, so modifying `x` in place afterwards is no error.
         # Without tensor lists, each formula's inputs sit at fixed edge positions.
         self.formula_saves = None
+        self._saves_by_pattern = {}
         if not self.has_lists and len(self.formulas) > 1:
             position = {n: k for k, (_, n, _) in enumerate(self.diff_args)}
             self.formula_saves = [(tuple(position[n] for n in inputs),
@@ -98,16 +99,24 @@ class Derivative:
             self.node_cls = type(name, (OpNode,), {"__slots__": ()})
 
     def saves_for(self, edges):
-        """(saved inputs, saved outputs) that the formulas of the inputs with an edge read."""
-        fs = self.formula_saves
-        if fs is None:
+        """(saved inputs, saved outputs) that the formulas of the inputs with an edge read;
+        worked out once per pattern of inputs that have one."""
+        if self.formula_saves is None:
             return self.saved_inputs, self.saved_outputs
+        pattern = 0  # bit k: input k has an edge
+        for k, (node, _) in enumerate(edges):
+            if node is not None:
+                pattern |= 1 << k
+        saves = self._saves_by_pattern.get(pattern)
+        if saves is None:
+            saves = self._saves_by_pattern[pattern] = self._saves_for_pattern(pattern)
+        return saves
+
+    def _saves_for_pattern(self, pattern):
         names = set()
-        for positions, saves in fs:
-            for k in positions:
-                if edges[k][0] is not None:
-                    names |= saves
-                    break
+        for positions, saves in self.formula_saves:
+            if any(pattern >> k & 1 for k in positions):
+                names |= saves
         return ([s for s in self.saved_inputs if s[0] in names],
                 [s for s in self.saved_outputs if s[0] in names])
 
@@ -126,16 +135,21 @@ class OpNode(Node):
         spans = self._spans
         nexts = self.next_functions
         out = [None] * len(nexts)
+        has_edge = [fn is not None for fn, _ in nexts]
         for inputs, fn, params, combined in d.formulas:
             slots = [spans[n] for n in inputs]
-            needs = tuple(any(nexts[k][0] is not None for k in range(a, b)) for a, b in slots)
-            if not any(needs):
+            if combined:
+                needs = tuple([True in has_edge[a:b] for a, b in slots])
+                if True not in needs:
+                    continue
+                env["needs"] = needs
+            elif True in has_edge[slots[0][0]:slots[0][1]]:
+                env["needs"] = (True,)
+            else:
                 continue
             kwargs = {}
             for p in params:
-                if p == "needs":
-                    kwargs[p] = needs
-                elif p in env:
+                if p in env:
                     kwargs[p] = env[p]
                 else:  # <arg>_shape or <arg>_dtype
                     a, _ = spans[p[:-6]]
