@@ -37,6 +37,8 @@ import warnings
 
 import numpy as np
 
+from .._core.generator import _locked  # the draw holds the generator's lock, as torch's mutex
+
 _F32 = np.float32
 _UINT64_MASK = (1 << 64) - 1
 
@@ -312,17 +314,6 @@ def _box_muller_blocks(u, n, bm):
         out[n - 16:] = bm(u[-16:])
     return out
 
-
-def _locked(kernel):
-    """Hold the generator's lock for the whole draw (torch locks the generator's mutex)."""
-    def wrapper(gen, *args, **kwargs):
-        with gen._lock:
-            return kernel(gen, *args, **kwargs)
-
-    wrapper.__name__ = kernel.__name__
-    wrapper.__qualname__ = kernel.__qualname__
-    wrapper.__doc__ = kernel.__doc__
-    return wrapper
 
 
 # ----------------------------------------------------------------------------

@@ -75,6 +75,8 @@ def _init_genrand(seed32):
 
 
 def _locked(method):
+    """Run `method(gen, ...)` holding gen's lock: the Generator's own methods and the
+    distribution kernels of ember/_aten/distributions.py, which take the generator first."""
     def wrapper(self, *args, **kwargs):
         with self._lock:
             return method(self, *args, **kwargs)
