@@ -315,7 +315,6 @@ def _box_muller_blocks(u, n, bm):
     return out
 
 
-
 # ----------------------------------------------------------------------------
 # uniform_real_distribution: the generator's words as floats in [0, 1)
 # ----------------------------------------------------------------------------
