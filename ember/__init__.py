@@ -66,6 +66,7 @@ from . import cuda, backends, accelerator  # no GPU: is_available() is False, fl
 from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
+from . import return_types, types, version  # torch.return_types, torch.types, torch.version
 from .compiler import compile  # torch.compile
 from . import amp, cpu, profiler  # torch.amp, torch.cpu, torch.profiler
 from .amp import autocast, GradScaler
@@ -79,7 +80,7 @@ from ._core.autocast_state import (
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now
 
-__version__ = "0.1.0"
+__version__ = version.__version__
 
 
 def typename(obj):

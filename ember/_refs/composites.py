@@ -418,7 +418,7 @@ def _histogramdd(input, bins, bounds, weight, density, name):
     return B.tensor(counts, dtype=input.dtype), [e.clone() for e in edges]
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """Counts of `input`'s elements per bin and the bin edges (histogramdd of one dim)."""
     if not input.is_floating_point():
         from .._aten.elementwise import not_implemented

@@ -46,3 +46,4 @@ from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv
                    LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d,
                    LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
                    LazyInstanceNorm3d)
+from . import utils  # noqa: E402  (torch.nn.modules.utils)

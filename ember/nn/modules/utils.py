@@ -1,6 +1,38 @@
-"""Helpers of torch.nn.modules.utils."""
+"""torch.nn.modules.utils: the argument helpers layers and user code import (`_pair(3)` is
+`(3, 3)`), and stripping a wrapper's prefix from a state dict."""
+import collections.abc
+from itertools import repeat
 
 __all__ = ["consume_prefix_in_state_dict_if_present"]
+
+
+def _ntuple(n, name="parse"):
+    def parse(x):
+        if isinstance(x, collections.abc.Iterable):
+            return tuple(x)
+        return tuple(repeat(x, n))
+    parse.__name__ = name
+    return parse
+
+
+_single = _ntuple(1, "_single")
+_pair = _ntuple(2, "_pair")
+_triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
+
+
+def _reverse_repeat_tuple(t, n):
+    """Reverse `t` and repeat each element `n` times: a layer's padding as F.pad wants it."""
+    return tuple(x for x in reversed(t) for _ in range(n))
+
+
+def _list_with_default(out_size, defaults):
+    """Fill the None entries of an adaptive pool's output size from the input's trailing sizes."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
 
 
 def consume_prefix_in_state_dict_if_present(state_dict, prefix):

@@ -1,0 +1,84 @@
+"""torch.version / torch_version, torch.return_types, torch.types, torch.nn.grad,
+torch.nn.modules.utils and torch.nn.common_types against torch."""
+import operator
+
+import numpy as np
+import pytest
+
+import ember
+
+
+
+def test_version_compares_as_a_version():
+    v = ember.__version__
+    assert isinstance(v, str) and v == ember.version.__version__
+    assert v >= (0, 1) and v < "0.10" and v > "0.0.9" and v == "0.1"
+    assert ember.version.cuda is None and ember.version.hip is None
+    assert (v > "parrot") == ("0.1.0" > "parrot")  # not a version: compared as text
+
+
+@pytest.mark.parametrize("text", ["1.10.0a", "1.10.0", "2.13.0+cpu", "2.0", "parrot", "1.9.1",
+                                  "2.0.0rc1", "2.0.0.dev20230101"])
+def test_torch_version_order_equals_torchs(text):
+    torch = pytest.importorskip("torch")
+    from torch.torch_version import TorchVersion
+    from ember.torch_version import TorchVersion as EmberVersion
+    for other in ["1.2", "1.10", "2.0", "2.13", "0.1", "parrot", "2.13.0+cpu",
+                  (1, 2), (2, 0), (0, 1, 0), (2, 13, 0)]:
+        for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne):
+            try:
+                want = op(TorchVersion(text), other)
+            except TypeError:  # a non-version against a tuple
+                with pytest.raises(TypeError):
+                    op(EmberVersion(text), other)
+                continue
+            assert op(EmberVersion(text), other) == want, (text, op, other)
+
+
+def test_return_types_are_the_classes_ops_return():
+    x = ember.randn(3, 4)
+    assert type(ember.max(x, 1)) is ember.return_types.max
+    assert isinstance(ember.sort(x), ember.return_types.sort)
+    assert ember.return_types.topk._fields == ("values", "indices")
+    assert type(ember.linalg.eigh(ember.eye(2))) is ember.return_types.linalg_eigh
+    assert type(ember.svd(ember.eye(2))) is ember.return_types.svd
+    assert type(ember.histogram(ember.ones(3))) is ember.return_types.histogram
+    with pytest.raises(AttributeError):
+        ember.return_types.not_an_op
+
+
+def test_return_types_fields_equal_torchs():
+    torch = pytest.importorskip("torch")
+    names = [n for n in dir(torch.return_types) if not n.startswith("_") and not n.endswith("_out")
+             and isinstance(getattr(torch.return_types, n), type) and n != "SequenceKey"]
+    assert len(names) > 30
+    for name in names:
+        assert getattr(ember.return_types, name)._fields == getattr(torch.return_types, name).__match_args__
+
+
+def test_nn_modules_utils_and_common_types():
+    from ember.nn.modules.utils import _pair, _single, _triple, _quadruple, _reverse_repeat_tuple
+    assert _pair(3) == (3, 3) and _pair([1, 2]) == (1, 2) and _single(1) == (1,)
+    assert _triple(0) == (0, 0, 0) and _quadruple(2) == (2,) * 4
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    from ember.nn.common_types import _size_2_t  # noqa: F401
+    from ember.types import Number, Device  # noqa: F401
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_nn_grad_equals_torch(nd):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(nd)
+    x = rng.standard_normal((2, 4) + (7,) * nd).astype(np.float32)
+    w = rng.standard_normal((6, 2) + (3,) * nd).astype(np.float32)
+    tx, tw = torch.tensor(x), torch.tensor(w)
+    out = getattr(torch.nn.functional, f"conv{nd}d")(tx, tw, stride=2, padding=1, groups=2)
+    go = torch.tensor(rng.standard_normal(tuple(out.shape)).astype(np.float32))
+    kw = dict(stride=2, padding=1, groups=2)
+    want_i = getattr(torch.nn.grad, f"conv{nd}d_input")(tx.shape, tw, go, **kw)
+    want_w = getattr(torch.nn.grad, f"conv{nd}d_weight")(tx, tw.shape, go, **kw)
+    e = lambda t: ember.tensor(t.numpy())  # noqa: E731
+    got_i = getattr(ember.nn.grad, f"conv{nd}d_input")(tuple(tx.shape), e(tw), e(go), **kw)
+    got_w = getattr(ember.nn.grad, f"conv{nd}d_weight")(e(tx), tuple(tw.shape), e(go), **kw)
+    np.testing.assert_allclose(got_i.numpy(), want_i.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_w.numpy(), want_w.numpy(), rtol=1e-4, atol=1e-4)
