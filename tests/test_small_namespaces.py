@@ -61,6 +61,7 @@ def test_nn_modules_utils_and_common_types():
     assert _pair(3) == (3, 3) and _pair([1, 2]) == (1, 2) and _single(1) == (1,)
     assert _triple(0) == (0, 0, 0) and _quadruple(2) == (2,) * 4
     assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    assert ember.nn.utils.parameters_to_vector and ember.nn.modules.utils._pair  # both reachable
     from ember.nn.common_types import _size_2_t  # noqa: F401
     from ember.types import Number, Device  # noqa: F401
 

@@ -1,6 +1,7 @@
 """torch.nn: modules, parameters, functional forms and initialisation."""
 from .parameter import Parameter, Buffer, UninitializedParameter, UninitializedBuffer
 from .modules import *  # noqa: F401,F403
+del utils  # noqa: F821  the star import bound nn.modules.utils here; nn.utils is the package below
 from . import functional, init, utils, grad, common_types
 from . import parallel
 from .parallel import DataParallel
