@@ -43,6 +43,8 @@ from ._refs.copy_variants import *  # noqa: F401,F403  (view_copy, ...)
 from ._refs.sampling import binomial, _standard_gamma, _sample_dirichlet  # noqa: F401
 from .autograd import derivatives as _derivatives  # noqa: F401  (every op's backward formula)
 from ._bindings import generated as _generated, codegen as _codegen
+from ._bindings.legacy_tensor_types import CPU_TYPES as _legacy_types
+globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ...
 from ._dispatch.explain import explain
 from . import library
 

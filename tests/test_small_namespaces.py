@@ -83,3 +83,33 @@ def test_nn_grad_equals_torch(nd):
     got_w = getattr(ember.nn.grad, f"conv{nd}d_weight")(e(tx), tuple(tw.shape), e(go), **kw)
     np.testing.assert_allclose(got_i.numpy(), want_i.numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got_w.numpy(), want_w.numpy(), rtol=1e-4, atol=1e-4)
+
+
+LEGACY = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+          "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]
+
+
+@pytest.mark.parametrize("name", LEGACY)
+def test_legacy_tensor_types_equal_torchs(name):
+    torch = pytest.importorskip("torch")
+    E, T = getattr(ember, name), getattr(torch, name)
+    assert repr(E) == repr(T) and str(E.dtype) == str(T.dtype) and E.is_cuda == T.is_cuda
+    assert not issubclass(E, ember.Tensor)
+    for args in [(), (2, 3), (ember.Size([4]),), ([1, 0, 1],)]:
+        targs = tuple(torch.Size(a) if isinstance(a, ember.Size) else a for a in args)
+        e, t = E(*args), T(*targs)
+        assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype)
+        if args and isinstance(args[0], list):
+            assert e.tolist() == t.tolist()
+    for dtype in ("float32", "int64", "bool"):
+        x, tx = ember.ones(2, dtype=getattr(ember, dtype)), torch.ones(2, dtype=getattr(torch, dtype))
+        assert isinstance(x, E) == isinstance(tx, T)
+        assert x.type(E).dtype.name == str(tx.type(T).dtype).split(".")[1]
+        assert x.type(f"torch.{name}").type() == tx.type(f"torch.{name}").type()
+    same = E(2)
+    assert E(same).data_ptr() == same.data_ptr()  # a tensor of the same dtype: its storage
+    other = ember.ones(2, dtype=ember.complex64)
+    with pytest.raises(TypeError):
+        E(other)
+    with pytest.raises(TypeError):
+        T(torch.ones(2, dtype=torch.complex64))

@@ -187,12 +187,11 @@ def mse_loss_meta(self, target, reduction=1):
     return _meta(shape, self.dtype, device=self._device)
 
 
+
 # ---- embedding --------------------------------------------------------------------------------
 def _check_indices(indices, what="indices"):
     if indices.dtype not in (D.int64, D.int32):
-        name = {D.float32: "FloatTensor", D.float64: "DoubleTensor", D.float16: "HalfTensor",
-                D.bfloat16: "BFloat16Tensor", D.bool: "BoolTensor", D.uint8: "ByteTensor",
-                D.int8: "CharTensor", D.int16: "ShortTensor"}[indices.dtype]
+        name = D.LEGACY_TYPE_NAMES[indices.dtype]
         raise RuntimeError(f"Expected tensor for argument #1 '{what}' to have one of the "
                            f"following scalar types: Long, Int; but got torch.{name} instead "
                            f"(while checking arguments for embedding)")

@@ -290,29 +290,33 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **k
 
 
 def _legacy_new(self, *args, device=None, **kwargs):
-    """Tensor.new, the legacy constructor in self's dtype: new() is empty, new(2, 3) and
-    new(Size) uninitialized of that size, new(data) a tensor of the data, new(other) other's
-    storage when its dtype is self's."""
+    """Tensor.new, the legacy constructor in self's dtype."""
+    return legacy_construct(self.dtype, device or self.device, args, kwargs)
+
+
+def legacy_construct(dtype, device, args, kwargs):
+    """The legacy constructors (`Tensor.new`, `torch.FloatTensor(...)`) in `dtype`: no argument is
+    empty, sizes or a Size an uninitialized tensor of that size, data a tensor of the data, a
+    tensor of the same dtype that tensor's storage."""
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got keyword "
                         f"argument(s) {', '.join(kwargs)}; it takes only device=")
-    device = device or self.device
     if not args:
-        return empty(0, dtype=self.dtype, device=device)
+        return empty(0, dtype=dtype, device=device)
     if len(args) == 1 and isinstance(args[0], Tensor):
         other = args[0]
-        if other.dtype is not self.dtype:
-            raise TypeError(f"new(): expected a tensor of dtype {self.dtype} (got {other.dtype})")
+        if other.dtype is not dtype:
+            raise TypeError(f"new(): expected a tensor of dtype {dtype} (got {other.dtype})")
         return other.detach()
     if len(args) == 1 and not isinstance(args[0], Size) and (
             isinstance(args[0], np.ndarray) or not hasattr(args[0], "__index__")):
-        return tensor(args[0], dtype=self.dtype, device=device)
+        return tensor(args[0], dtype=dtype, device=device)
     size = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
     if not all(hasattr(s, "__index__") and not isinstance(s, bool) for s in size):
         bad = next(s for s in size if not hasattr(s, "__index__") or isinstance(s, bool))
         raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of "
                         f"type {type(bad).__name__}")
-    return empty(*size, dtype=self.dtype, device=device)
+    return empty(*size, dtype=dtype, device=device)
 
 
 def _new_factory(fn):

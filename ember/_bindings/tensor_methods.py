@@ -96,14 +96,14 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         from ..autograd.graph import _type_name
         return _type_name(self)
     if isinstance(dtype, str):
-        names = {"torch.FloatTensor": D.float32, "torch.DoubleTensor": D.float64,
-                 "torch.HalfTensor": D.float16, "torch.LongTensor": D.int64,
-                 "torch.IntTensor": D.int32, "torch.ShortTensor": D.int16,
-                 "torch.CharTensor": D.int8, "torch.ByteTensor": D.uint8,
-                 "torch.BoolTensor": D.bool, "torch.BFloat16Tensor": D.bfloat16}
+        names = {"torch." + name: d for d, name in D.LEGACY_TYPE_NAMES.items()}
         if dtype not in names:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = names[dtype]
+    elif not isinstance(dtype, D.dtype):  # a legacy type: torch.DoubleTensor
+        if getattr(dtype, "is_cuda", False):
+            raise RuntimeError("Torch not compiled with CUDA enabled")
+        dtype = dtype.dtype
     return _to(self, dtype)
 
 

@@ -189,3 +189,11 @@ def binary_dtype(a, b):
     if da is db and isinstance(da, dtype):
         return da
     return result_type_of((a, b))
+
+
+# dtype -> its legacy tensor type's name (torch.FloatTensor; also what Tensor.type() returns)
+LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
+                     bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
+                     int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor",
+                     bool: "BoolTensor", complex64: "ComplexFloatTensor",
+                     complex128: "ComplexDoubleTensor"}

@@ -13,6 +13,7 @@ import re
 import weakref
 from collections import OrderedDict
 
+from .._core.dtype import LEGACY_TYPE_NAMES
 from .._core.grad_mode import _grad_state
 from .._core.tensor import _alias
 from .._dispatch.dispatcher import lookup
@@ -249,12 +250,7 @@ def short_name(node):
 
 
 def _type_name(t):
-    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-             "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-             "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-             "bool": "BoolTensor", "complex64": "ComplexFloatTensor",
-             "complex128": "ComplexDoubleTensor"}
-    return "torch." + names.get(t.dtype.name, "Tensor")
+    return "torch." + LEGACY_TYPE_NAMES.get(t.dtype, "Tensor")
 
 
 # ---- tensor hooks ---------------------------------------------------------------------------

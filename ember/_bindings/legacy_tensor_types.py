@@ -1,0 +1,40 @@
+"""The legacy tensor types: `torch.FloatTensor`, `torch.LongTensor`, ... — one per dtype, named as
+`Tensor.type()` names tensors. Not subclasses of Tensor but instances of a metaclass (PyTorch's
+`torch.tensortype`): `isinstance(x, torch.FloatTensor)` asks whether x is a float32 CPU tensor,
+and calling one is the legacy constructor in that dtype (`torch.LongTensor([1, 2])`,
+`torch.FloatTensor(2, 3)` uninitialized). The `torch.cuda.*` ones exist but cannot be built here."""
+from .._core.dtype import LEGACY_TYPE_NAMES
+from .._core.tensor import Tensor
+
+
+class tensortype(type):
+    """The metaclass: each legacy type is one of these, carrying its dtype and whether it is CUDA."""
+
+    def __instancecheck__(cls, obj):
+        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+                and (obj.device.type == "cuda") == cls.is_cuda)
+
+    def __call__(cls, *args, device=None, **kwargs):
+        if cls.is_cuda:
+            raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. Torch not "
+                            f"compiled with CUDA enabled.")
+        from .factories import legacy_construct
+        return legacy_construct(cls.dtype, device or "cpu", args, kwargs)
+
+    def __repr__(cls):
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
+
+
+def _make(module, is_cuda):
+    types = {}
+    for dtype, name in LEGACY_TYPE_NAMES.items():
+        if dtype.is_complex:
+            continue  # torch has no ComplexFloatTensor constructor type
+        t = tensortype(name, (), {"dtype": dtype, "is_cuda": is_cuda, "is_sparse": False})
+        t.__module__ = module
+        types[name] = t
+    return types
+
+
+CPU_TYPES = _make("torch", False)
+CUDA_TYPES = _make("torch.cuda", True)
