@@ -8,7 +8,7 @@ libraries built on them (nn, optim, utils.data, linalg, serialization, distribut
 # ---- the core data model
 from ._core.dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
                           float32, float64, complex64, complex128, promote_types,
-                          get_default_dtype, set_default_dtype)
+                          get_default_dtype, set_default_dtype, set_default_tensor_type)
 from ._core.dtype import float16 as half, float32 as float, float64 as double, int16 as short
 from ._core.dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
 from ._core.type_info import finfo, iinfo
@@ -29,12 +29,15 @@ from ._core.deterministic import (use_deterministic_algorithms,
 
 # ---- ops: schemas and kernels, autograd, the bindings and composites
 from . import _aten  # every op's schema and kernels
-from ._aten._parallel import get_num_threads, set_num_threads
+from ._aten._parallel import (get_num_threads, set_num_threads, get_num_interop_threads,
+                              set_num_interop_threads, init_num_threads)
+from ._core.flags import set_warn_always, is_warn_always_enabled, set_flush_denormal
 from ._dispatch.ops import ops
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled
+from .autograd.anomaly_mode import (is_anomaly_enabled, is_anomaly_check_nan_enabled,
+                                    set_anomaly_enabled)
 from ._bindings import *  # noqa: F401,F403  (the torch.* functions: generated and hand-written)
 from ._refs import *  # noqa: F401,F403  (the torch.* functions written from ops)
 from ._refs.elementwise import _complex as complex  # noqa: F401  (torch.complex)
@@ -47,6 +50,8 @@ from ._bindings.legacy_tensor_types import CPU_TYPES as _legacy_types
 globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ...
 from ._dispatch.explain import explain
 from . import library
+from ._refs.control_flow import cond, while_loop
+from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)
 
 # ---- libraries
 from . import linalg  # torch.linalg
@@ -62,6 +67,8 @@ from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.
 from . import fx  # torch.fx
 from .functional import stft, istft
 from . import serialization
+from .storage import TypedStorage, is_storage, _LEGACY_STORAGES as _legacy_storages
+globals().update({cls.__name__: cls for cls in _legacy_storages.values()})  # torch.FloatStorage
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
@@ -83,6 +90,19 @@ globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functi
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now
 
 __version__ = version.__version__
+
+
+def get_device_module(device=None):
+    """The module for a device type: ember.cpu for the CPU (and with no argument, no accelerator
+    being present), ember.cuda for "cuda"."""
+    import importlib
+    if device is None:
+        return cpu
+    kind = device.type if isinstance(device, _core.device.device) else str(device).split(":")[0]
+    if kind not in ("cpu", "cuda", "meta"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
+                           f"'torch.{kind}'.")
+    return importlib.import_module(f".{kind}", __name__) if kind != "meta" else cpu
 
 
 def typename(obj):

@@ -104,3 +104,53 @@ class TypedStorage:
         body = "\n".join(f" {v}" for v in self.tolist()) if self.device.type == "cpu" else " ..."
         return (f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) "
                 f"of size {self.size()}]")
+
+
+class _LegacyStorage(TypedStorage):
+    """torch.FloatStorage and the other per-dtype storage classes: calling one makes a
+    TypedStorage of its dtype from a size or a sequence of values (deprecated in PyTorch, with
+    the same warning)."""
+    dtype = None
+
+    def __new__(cls, *args, device=None, **kwargs):
+        warnings.warn(_DEPRECATED, UserWarning, stacklevel=2)
+        if len(args) == 1 and isinstance(args[0], int):
+            data = np.zeros(args[0], dtype=cls.dtype._np)
+        elif len(args) == 1:
+            data = np.asarray(list(args[0]), dtype=cls.dtype._np)
+        elif not args:
+            data = np.zeros(0, dtype=cls.dtype._np)
+        else:
+            raise TypeError(f"{cls.__name__}(): expected a size or a sequence, got {args!r}")
+        untyped = UntypedStorage._adopt(data.view(np.uint8), _cpu())
+        return TypedStorage(untyped, cls.dtype, _internal=True)
+
+
+def _cpu():
+    from ._core.device import device
+    return device("cpu")
+
+
+def _make_legacy_storages():
+    from ._core import dtype as D
+    classes = {}
+    for dtype, name in D.LEGACY_TYPE_NAMES.items():
+        storage_name = name.replace("Tensor", "Storage")
+        cls = type(storage_name, (_LegacyStorage,), {"dtype": dtype})
+        cls.__module__ = "torch"
+        classes[dtype] = cls
+    return classes
+
+
+_LEGACY_STORAGES = _make_legacy_storages()
+globals().update({cls.__name__: cls for cls in _LEGACY_STORAGES.values()})
+
+
+def is_storage(obj):
+    """torch.is_storage: whether obj is a storage (typed or untyped)."""
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def _legacy_storage_type(dtype):
+    """Tensor.storage_type(): the legacy storage class of a dtype (torch.FloatStorage)."""
+    return _LEGACY_STORAGES[dtype]

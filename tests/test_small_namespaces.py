@@ -113,3 +113,65 @@ def test_legacy_tensor_types_equal_torchs(name):
         E(other)
     with pytest.raises(TypeError):
         T(torch.ones(2, dtype=torch.complex64))
+
+
+def _outcome(fn):
+    try:
+        out = fn()
+    except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+        return type(e).__name__
+    if hasattr(out, "tolist"):
+        return ("tensor", out.tolist())
+    if isinstance(out, tuple):
+        return tuple(_outcome(lambda o=o: o) for o in out)
+    return out
+
+
+def test_top_level_predicates_and_switches_equal_torchs():
+    torch = pytest.importorskip("torch")
+    import warnings
+    programs = [
+        lambda T: T.is_nonzero(T.tensor([1.])), lambda T: T.is_nonzero(T.ones(2)),
+        lambda T: T.is_nonzero(T.ones(0)), lambda T: T.is_nonzero(T.tensor(0)),
+        lambda T: T.is_same_size(T.ones(2), T.ones(2)), lambda T: T.is_same_size(T.ones(2), T.ones(3)),
+        lambda T: T.is_signed(T.ones(1, dtype=T.uint8)), lambda T: T.is_signed(T.ones(1)),
+        lambda T: T.is_conj(T.ones(2)), lambda T: T.is_neg(T.ones(2)),
+        lambda T: T.is_inference(T.ones(1)), lambda T: T.get_device(T.ones(1)),
+        lambda T: T.is_storage(T.ones(2).untyped_storage()), lambda T: T.is_storage(T.ones(2)),
+        lambda T: T.ones(2).is_pinned(), lambda T: T.ones(2).pin_memory(), lambda T: T.ones(2).cuda(),
+        lambda T: T.ones(2, 3).t().dim_order(), lambda T: T.ones(2, 3, 4).dim_order(),
+        lambda T: T.ones(2).storage_type().__name__, lambda T: T.ones(2).is_mps,
+        lambda T: T.ones(2).reinforce(1),
+        lambda T: T.sym_max(2, 3), lambda T: T.sym_max(2, 3.0), lambda T: T.sym_min(2.5, 1),
+        lambda T: T.sym_int(-2.7), lambda T: T.sym_float(3), lambda T: T.sym_not(True),
+        lambda T: T.sym_ite(True, 1, 2), lambda T: T.sym_ite(1, 1, 2), lambda T: T.sym_sum([1, 2]),
+        lambda T: T.cond(T.tensor(True), lambda x: x + 1, lambda x: x - 1, (T.ones(2),)),
+        lambda T: T.cond(False, lambda x: x + 1, lambda x: x - 1, (T.ones(2),)),
+        lambda T: T.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2),
+                               (T.tensor(0), T.ones(2))),
+        lambda T: T.set_num_interop_threads(0), lambda T: T.set_default_tensor_type(T.LongTensor),
+        lambda T: len(T.FloatStorage(3)), lambda T: T.DoubleStorage([1, 2]).dtype.itemsize,
+        lambda T: type(T.FloatStorage(2)).__name__,
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i, program in enumerate(programs):
+            assert _outcome(lambda: program(ember)) == _outcome(lambda: program(torch)), i
+
+
+def test_set_default_tensor_type_sets_the_default_dtype():
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.set_default_tensor_type("torch.DoubleTensor")
+    try:
+        assert ember.get_default_dtype() is ember.float64 and ember.tensor([1.5]).dtype is ember.float64
+        assert any("deprecated" in str(w.message) for w in caught)
+        with pytest.raises(TypeError), pytest.warns(UserWarning, match="deprecated"):
+            ember.set_default_tensor_type("torch.cuda.FloatTensor")
+    finally:
+        ember.set_default_dtype(ember.float32)
+    ember.set_warn_always(True)
+    assert ember.is_warn_always_enabled()
+    ember.set_warn_always(False)
+    assert ember.get_device_module() is ember.cpu and ember.get_device_module("cuda") is ember.cuda

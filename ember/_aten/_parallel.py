@@ -98,6 +98,25 @@ def get_num_threads():
     return _WORKERS
 
 
+_interop_threads = os.cpu_count() or 1  # recorded only: ember runs no inter-op pool
+
+
+def get_num_interop_threads():
+    return _interop_threads
+
+
+def set_num_interop_threads(n):
+    """torch.set_num_interop_threads: recorded (ember has no inter-op thread pool)."""
+    global _interop_threads
+    if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    _interop_threads = n
+
+
+def init_num_threads():
+    """torch.init_num_threads: the intra-op pool starts on first use, so nothing to do."""
+
+
 def set_num_threads(n):
     """torch.set_num_threads: how many threads intra-op loops use from now on."""
     global _WORKERS, _pool

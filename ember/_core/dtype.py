@@ -129,6 +129,25 @@ def set_default_dtype(d):
     _default_dtype = d
 
 
+def set_default_tensor_type(t, /):
+    """The deprecated torch.set_default_tensor_type: a legacy floating type (torch.DoubleTensor,
+    or its name) sets the default dtype."""
+    import warnings
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    name = t if isinstance(t, str) else f"{getattr(t, '__module__', '')}.{getattr(t, '__name__', t)}"
+    if name.startswith("torch.cuda."):
+        raise TypeError(f"type {name} not available. Torch not compiled with CUDA enabled.")
+    by_name = {"torch." + n: d for d, n in LEGACY_TYPE_NAMES.items()}
+    if name not in by_name:
+        raise TypeError(f"invalid type: '{name}'")
+    d = by_name[name]
+    if d not in (float16, bfloat16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(d)
+
+
 def scalar_dtype(x):
     """The dtype PyTorch gives a Python scalar on its own (torch.tensor(x).dtype)."""
     t = type(x)

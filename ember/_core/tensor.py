@@ -176,6 +176,51 @@ class Tensor:
     def is_signed(self):
         return self.dtype.is_signed
 
+    def is_nonzero(self):
+        """The truth of a one-element tensor (what `bool(t)` asks)."""
+        return self.__bool__()
+
+    def is_same_size(self, other):
+        return self._size == other._size
+
+    def is_conj(self):
+        return False  # conj() materialises here: no lazy conjugate bit
+
+    def is_neg(self):
+        return False  # neg() materialises here: no lazy negative bit
+
+    def is_pinned(self, device=None):
+        return False
+
+    def pin_memory(self, device=None):
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    def dim_order(self, *, ambiguity_check=False):
+        """The dims from outermost to innermost in memory (contiguous: 0, 1, ..., n-1)."""
+        strides = self.stride()
+        return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+    def storage_type(self):
+        from ..storage import _legacy_storage_type
+        return _legacy_storage_type(self.dtype)
+
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def mutable_data_ptr(self):
+        return self.data_ptr()
+
+    def reinforce(self, reward):
+        raise RuntimeError("reinforce() was removed.\nUse torch.distributions instead.\n"
+                           "See https://pytorch.org/docs/main/distributions.html")
+
+    is_mps = is_xpu = is_mtia = is_ipu = is_xla = is_maia = is_vulkan = is_mkldnn = property(
+        lambda self: False)
+    is_nested = is_sparse_csr = property(lambda self: False)
+
     def stride(self, dim=None):
         st = self._stride_
         if st is None:

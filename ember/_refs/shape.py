@@ -308,6 +308,34 @@ def is_complex(input):
     return input.dtype.is_complex
 
 
+def is_signed(input):
+    return input.dtype.is_signed
+
+
+def is_nonzero(input):
+    return input.is_nonzero()
+
+
+def is_same_size(input, other):
+    return input.is_same_size(other)
+
+
+def is_conj(input):
+    return input.is_conj()
+
+
+def is_neg(input):
+    return input.is_neg()
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
+def get_device(input):
+    return input.get_device()
+
+
 def result_type(tensor1, tensor2):
     return D.result_type_of((tensor1, tensor2))
 
@@ -359,7 +387,8 @@ METHODS = dict(
 
 __all__ = ["argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes",
            "broadcast_tensors", "broadcast_to", "can_cast", "chunk", "column_stack", "diag",
-           "dsplit", "dstack", "flatten", "fliplr", "flipud", "hsplit", "hstack", "is_complex",
-           "is_floating_point", "is_tensor", "meshgrid", "moveaxis", "movedim", "narrow_copy",
+           "dsplit", "dstack", "flatten", "fliplr", "flipud", "get_device", "hsplit", "hstack",
+           "is_complex", "is_conj", "is_floating_point", "is_inference", "is_neg", "is_nonzero",
+           "is_same_size", "is_signed", "is_tensor", "meshgrid", "moveaxis", "movedim", "narrow_copy",
            "numel", "ravel", "repeat_interleave", "reshape", "result_type", "row_stack", "split",
            "take_along_dim", "tensor_split", "tile", "unflatten", "vsplit", "vstack"]

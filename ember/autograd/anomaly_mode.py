@@ -84,3 +84,9 @@ def _print_trace(node):
     if node._anomaly_trace:
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
                       f"the error:\n{node._anomaly_trace}", UserWarning, stacklevel=3)
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """torch.set_anomaly_enabled: turn anomaly mode on or off for the rest of the program."""
+    global _enabled, _check_nan
+    _enabled, _check_nan = bool(enabled), check_nan
