@@ -15,12 +15,31 @@ _DEPRECATED = ("TypedStorage is deprecated. It will be removed in the future and
                "tensor.untyped_storage() instead of tensor.storage()")
 
 
+_warned = [False]
+_always_warn = [False]
+
+
+def _warn_typed_storage_removal(stacklevel=2):
+    """PyTorch's deprecation warning: the first time only, unless always-warn is set."""
+    if _always_warn[0] or not _warned[0]:
+        warnings.warn(_DEPRECATED, UserWarning, stacklevel=stacklevel + 1)
+        _warned[0] = True
+
+
+def _set_always_warn_typed_storage_removal(always_warn):
+    _always_warn[0] = bool(always_warn)
+
+
+def _get_always_warn_typed_storage_removal():
+    return _always_warn[0]
+
+
 class TypedStorage:
     is_sparse = False
 
     def __init__(self, untyped, dtype, *, _internal=False):
         if not _internal:
-            warnings.warn(_DEPRECATED, UserWarning, stacklevel=3)
+            _warn_typed_storage_removal(stacklevel=3)
         if not isinstance(untyped, UntypedStorage):
             raise TypeError(f"TypedStorage(): expected an UntypedStorage, got "
                             f"{type(untyped).__name__}")
@@ -113,7 +132,7 @@ class _LegacyStorage(TypedStorage):
     dtype = None
 
     def __new__(cls, *args, device=None, **kwargs):
-        warnings.warn(_DEPRECATED, UserWarning, stacklevel=2)
+        _warn_typed_storage_removal(stacklevel=2)
         if len(args) == 1 and isinstance(args[0], int):
             data = np.zeros(args[0], dtype=cls.dtype._np)
         elif len(args) == 1:

@@ -77,9 +77,13 @@ def test_typed_storage_as_torch():
     results = []
     for lib in (torch, ember):
         t = lib.arange(6.0).view(2, 3)[1]
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            s = t.storage()
+        lib.storage._set_always_warn_typed_storage_removal(True)  # it warns once per process
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                s = t.storage()
+        finally:
+            lib.storage._set_always_warn_typed_storage_removal(False)
         assert [str(w.message)[:30] for w in caught] == ["TypedStorage is deprecated. It"]
         s[0] = 7.0
         results.append((str(s.dtype), s.size(), len(s), s[4], s.tolist(), s.element_size(),

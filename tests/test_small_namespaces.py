@@ -175,3 +175,27 @@ def test_set_default_tensor_type_sets_the_default_dtype():
     assert ember.is_warn_always_enabled()
     ember.set_warn_always(False)
     assert ember.get_device_module() is ember.cpu and ember.get_device_module("cuda") is ember.cuda
+
+
+def test_default_device_context_equals_torchs():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    def where(T):
+        out = [str(T.get_default_device())]
+        with T.device("meta"):
+            out += [str(T.get_default_device()), T.ones(2).device.type, T.tensor([1.]).device.type,
+                    T.ones_like(T.empty(2, device="cpu")).device.type,
+                    T.nn.Linear(2, 2).weight.device.type, T.arange(3).device.type,
+                    T.from_numpy(np.ones(2)).device.type, T.randn(2).device.type]
+            with T.device("cpu"):
+                out.append(T.zeros(1).device.type)
+            out.append(T.zeros(1).device.type)
+        T.set_default_device("meta")
+        try:
+            out += [T.zeros(1).device.type, str(T.get_default_device())]
+        finally:
+            T.set_default_device(None)
+        out.append(T.zeros(1).device.type)
+        return out
+    assert where(ember) == where(torch)

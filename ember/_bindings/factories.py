@@ -7,7 +7,7 @@ import builtins
 import numpy as np
 
 from .._core import dtype as D
-from .._core.device import device as _device_cls
+from .._core.device import device as _device_cls, default_device
 from .._core.tensor import Tensor, Size, _wrap, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
@@ -34,7 +34,8 @@ def _size_args(size):
 
 
 def _dev(device):
-    return None if device is None else _device_cls(device)
+    """A factory's device: the one given, else the default one (`with ember.device(...)`)."""
+    return default_device() if device is None else _device_cls(device)
 
 
 # ---- factories --------------------------------------------------------------------------------
@@ -61,6 +62,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
         t = data.detach().clone()
+        device = _dev(device)
         if dtype is not None or device is not None:
             t = t.to(dtype=dtype, device=device)
         return _finish(t, requires_grad)
@@ -68,6 +70,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
+    device = _dev(device)
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
     if isinstance(data, np.ndarray) and (device is None or _dev(device).type == "cpu"):
@@ -151,7 +154,7 @@ def _empty_like(t, dtype, device, memory_format):
     """An uninitialized tensor shaped like `t` (PyTorch's empty_like). By default
     (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too;
     anything else is laid out contiguously or in the requested memory format."""
-    dt, dev = dtype or t.dtype, _dev(device) or t.device
+    dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
     if memory_format is None or memory_format is preserve_format:
         if not t.is_contiguous() and is_non_overlapping_and_dense(t._size, t.stride()):
             return _empty_strided(t._size, t.stride(), dt, dev)

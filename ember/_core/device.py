@@ -1,4 +1,10 @@
-"""torch.device: a device type plus an optional index. The type is also the dispatch key."""
+"""torch.device: a device type plus an optional index. The type is also the dispatch key.
+
+A device is also a context manager, as in PyTorch: inside `with torch.device("meta"):` (or after
+`torch.set_default_device("meta")`) factory functions called without `device=` (zeros, empty,
+tensor, arange, ... and so the parameters nn layers create) make their tensors there; functions
+taking a tensor to copy the layout of (`zeros_like`) and `from_numpy` keep their own device.
+"""
 
 
 class device:
@@ -52,6 +58,33 @@ class device:
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+    def __enter__(self):
+        _default_stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default_stack.pop()
+
+
+_default_stack = []  # the innermost `with device(...)` last; set_default_device is the bottom
+_set_default = [None]
+
+
+def default_device():
+    """The device factories use when given none: None unless one was set (then CPU is meant)."""
+    if _default_stack:
+        return _default_stack[-1]
+    return _set_default[0]
+
+
+def set_default_device(d):
+    """torch.set_default_device: None goes back to the CPU."""
+    _set_default[0] = None if d is None else device(d)
+
+
+def get_default_device():
+    return default_device() or cpu
 
 
 cpu = device("cpu")

@@ -690,11 +690,13 @@ def _view_of(arr, src):
 
 
 def _meta(shape, dtype, stride=None, offset=0, storage=None, device=_META):
+    """A tensor without data (a meta kernel's result). Kernels pass their first input's device;
+    when that is a 0-dim CPU tensor riding along with meta ones, the result is still meta."""
     t = _new(Tensor)
     t._np = None
     t._size = tuple(shape)
     t.dtype = dtype
-    t._device = device
+    t._device = _META if device.type == "cpu" else device
     t._storage = storage
     t._rg = False
     t.grad_fn = None
