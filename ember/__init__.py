@@ -76,6 +76,7 @@ from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
 from . import return_types, types, version  # torch.return_types, torch.types, torch.version
+from . import hub  # torch.hub
 from .compiler import compile  # torch.compile
 from . import amp, cpu, profiler  # torch.amp, torch.cpu, torch.profiler
 from .amp import autocast, GradScaler
