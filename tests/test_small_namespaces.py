@@ -199,3 +199,23 @@ def test_default_device_context_equals_torchs():
         out.append(T.zeros(1).device.type)
         return out
     assert where(ember) == where(torch)
+
+
+def test_variable_equals_torchs():
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    def run(T):
+        from importlib import import_module
+        Variable = import_module(T.__name__ + ".autograd").Variable
+        t = T.ones(2)
+        v = Variable(t, requires_grad=True)
+        w = T.ones(2, requires_grad=True) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            Variable(t, volatile=True)
+        return [v.requires_grad, v is t, v.data_ptr() == t.data_ptr(), t.requires_grad,
+                isinstance(t, Variable), v.grad_fn is None, Variable(T.ones(1)).requires_grad,
+                Variable(w).grad_fn is None, Variable(w).requires_grad, len(caught),
+                tuple(Variable().shape)]
+    assert run(ember) == run(torch)

@@ -11,6 +11,7 @@ from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, profiler, profiler_util
 from .._core.tensor import Tensor
+from .variable import Variable
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):

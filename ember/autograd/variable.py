@@ -1,0 +1,26 @@
+"""torch.autograd.Variable, the pre-0.4 wrapper that tensors absorbed. Old programs still write
+`Variable(x, requires_grad=True)`: it gives a tensor sharing x's data, detached from x's history,
+with the requested requires_grad; every tensor is an instance of Variable."""
+import warnings
+
+from .._core.tensor import Tensor
+
+__all__ = ["Variable"]
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                          "instead.", UserWarning, stacklevel=2)
+        if data is None:
+            data = Tensor()  # empty, of the default dtype
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = data.detach()
+        return t.requires_grad_(requires_grad) if requires_grad else t
