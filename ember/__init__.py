@@ -65,6 +65,7 @@ from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from . import multiprocessing, random, utils, func, storage
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
 from . import fx  # torch.fx
+from . import sparse  # torch.sparse
 from .functional import stft, istft
 from . import serialization
 from .storage import TypedStorage, is_storage, _LEGACY_STORAGES as _legacy_storages

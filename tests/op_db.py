@@ -1728,6 +1728,8 @@ from op_db_fft import FFT_OPS  # noqa: E402  (torch.fft, the spectral ops)
 OPS += FFT_OPS
 from op_db_masked import MASKED_OPS  # noqa: E402  (torch.masked)
 OPS += MASKED_OPS
+from op_db_sparse import SPARSE_OPS  # noqa: E402  (sparse COO tensors)
+OPS += SPARSE_OPS
 from op_db_linalg import LINALG_OPS  # noqa: E402  (linalg _ex variants, LDL, eig/qr/lstsq grads)
 OPS += LINALG_OPS
 

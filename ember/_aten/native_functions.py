@@ -494,6 +494,14 @@ cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=
 log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)  | method
 multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor  | function, method, out
 poisson(Tensor self, Generator? generator=None) -> Tensor  | function
+# ==== sparse COO tensors: construction, conversion, coalescing (_aten/sparse.py)
+_sparse_coo_tensor_with_dims_and_tensors(int sparse_dim, int dense_dim, int[] size, Tensor indices, Tensor values, *, bool? is_coalesced=None) -> Tensor
+_to_dense(Tensor self, ScalarType? dtype=None) -> Tensor
+_to_sparse.sparse_dim(Tensor self, int? sparse_dim=None) -> Tensor
+_coalesce(Tensor self) -> Tensor
+_values(Tensor(a) self) -> Tensor(a)
+_indices(Tensor(a) self) -> Tensor(a)
+sparse_mask(Tensor self, Tensor mask) -> Tensor  | method
 """
 
 

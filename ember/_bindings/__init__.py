@@ -12,7 +12,8 @@ from .._core.tensor import Tensor
 from .generated import *  # noqa: F401,F403
 from .factories import *  # noqa: F401,F403
 from .overloads import *  # noqa: F401,F403
-from . import generated, factories, overloads, tensor_methods
+from .sparse import *  # noqa: F401,F403
+from . import generated, factories, overloads, tensor_methods, sparse
 
 
 def install_methods(methods, properties=None):
@@ -22,8 +23,10 @@ def install_methods(methods, properties=None):
         setattr(Tensor, name, prop)
 
 
-__all__ = sorted(set(generated.__all__) | set(factories.__all__) | set(overloads.__all__))
+__all__ = sorted(set(generated.__all__) | set(factories.__all__) | set(overloads.__all__)
+                 | set(sparse.__all__))
 install_methods(generated.METHODS)
 install_methods(factories.METHODS)
 install_methods(overloads.METHODS)
 install_methods(tensor_methods.METHODS, tensor_methods.PROPERTIES)
+install_methods(sparse.METHODS)

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import dtype as D
 from .device import cpu as _CPU, meta as _META
-from .layout import strided
+from .layout import strided, sparse_coo
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
 from . import caching_allocator as _allocator
@@ -73,6 +73,7 @@ class Tensor:
     _inference = False
     _is_param = False
     _is_uninitialized = False  # nn's UninitializedParameter/Buffer: no data to read yet
+    _sparse = None  # a sparse COO tensor's (indices, values, coalesced): ember/_core/sparse.py
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and not args and not kwargs:
@@ -143,7 +144,7 @@ class Tensor:
 
     @property
     def is_sparse(self):
-        return False
+        return self._sparse is not None
 
     @property
     def is_quantized(self):
@@ -151,7 +152,7 @@ class Tensor:
 
     @property
     def layout(self):
-        return strided
+        return strided if self._sparse is None else sparse_coo
 
     def get_device(self):
         return -1 if self._device.type == "cpu" else (self._device.index or 0)
@@ -222,6 +223,9 @@ class Tensor:
     is_nested = is_sparse_csr = property(lambda self: False)
 
     def stride(self, dim=None):
+        if self._sparse is not None:  # what PyTorch reports for a sparse tensor
+            st = (0,) * len(self._size)
+            return st if dim is None else st[_wrap_dim(dim, len(self._size))]
         st = self._stride_
         if st is None:
             a = self._np
@@ -392,6 +396,10 @@ class Tensor:
 
     def detach(self):
         """A new tensor sharing storage (and version counter), cut from the graph."""
+        if self._sparse is not None:
+            from .sparse import make_sparse
+            indices, values, coalesced = self._sparse
+            return make_sparse(indices, _alias(values), self._size, coalesced)
         return _alias(self)
 
     def detach_(self):
@@ -425,6 +433,9 @@ class Tensor:
 
     # ---- conversion to Python / NumPy ---------------------------------------------------
     def numpy(self, *, force=False):
+        if self._sparse is not None:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use "
+                            "Tensor.to_dense() first.")
         if self._np is None:
             raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
@@ -438,6 +449,8 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
+        if self._sparse is not None:
+            raise RuntimeError("tolist() is not supported for sparse tensors: to_dense() first")
         if self._np is None:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._np

@@ -365,6 +365,20 @@ def _grad_fn_name(grad_fn):
 # --------------------------------------------------------------------------
 
 
+def _sparse_contents(t, indent):
+    """`indices=tensor(...),\n values=tensor(...)` of a sparse COO tensor, as PyTorch prints it."""
+    parts = []
+    for name, part in (("indices", t._sparse[0]), ("values", t._sparse[1])):
+        prefix = name + "=tensor("
+        if part._size and all(part._size) or not part._size:
+            text = _tensor_str(np.asarray(part._np), bool(part.dtype.is_floating_point),
+                               bool(part.dtype.is_complex), indent + len(prefix))
+        else:
+            text = "[], size=" + str(tuple(part._size))
+        parts.append(prefix + text + ")")
+    return (",\n" + " " * indent).join(parts)
+
+
 def tensor_repr(t, *, tensor_contents=None):
     """``repr(t)`` as PyTorch writes it, e.g. ``tensor([1., 2.], requires_grad=True)``.
 
@@ -392,7 +406,14 @@ def tensor_repr(t, *, tensor_contents=None):
     )
     shape = tuple(t.shape)
 
-    if t.device.type == "meta" or t._np is None:
+    if t._sparse is not None:
+        tensor_str = _sparse_contents(t, indent)
+        suffixes.append("size=" + str(shape))
+        suffixes.append(f"nnz={t._sparse[1]._size[0]}")
+        if not has_default_dtype:
+            suffixes.append("dtype=" + _dtype_str(dtype))
+        suffixes.append("layout=torch.sparse_coo")
+    elif t.device.type == "meta" or t._np is None:
         suffixes.append("size=" + str(shape))
         if dtype_name != default_name:
             suffixes.append("dtype=" + _dtype_str(dtype))
@@ -426,4 +447,5 @@ def tensor_repr(t, *, tensor_contents=None):
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
 
-    return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
+    return _add_suffixes(prefix + tensor_str, suffixes, indent,
+                         force_newline=t._sparse is not None)

@@ -22,7 +22,7 @@ from .._core import memory_overlap as _memory_overlap
 from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
-BACKEND_KEYS = ("CPU", "Meta", "CUDA")
+BACKEND_KEYS = ("CPU", "Meta", "CUDA", "SparseCPU")
 
 
 class OpOverload:
@@ -81,7 +81,7 @@ class OpOverload:
             if isinstance(a, Tensor):
                 if a._rg:
                     grad = True
-                k = _DEVICE_KEYS[a._device.type]
+                k = _DEVICE_KEYS[a._device.type] if a._sparse is None else "SparseCPU"
                 if key != k:
                     key = k if key is None else self._mixed_key(key, k, a, args)
         if key is None:
@@ -97,6 +97,8 @@ class OpOverload:
         number does in PyTorch); anything else is an error."""
         if k == "CPU" and not a.ndim:
             return key
+        if {key, k} == {"SparseCPU", "CPU"}:  # sparse with dense CPU tensors: the sparse kernel
+            return "SparseCPU"
         tensors = [args[i] for i in self._tensor_pos]
         for i in self._list_pos:
             tensors.extend(args[i])

@@ -23,7 +23,7 @@ with differentiable ops) record a graph of their own, which is what higher-order
 import heapq
 
 from .._core.grad_mode import _grad_state
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, sum_grads
 from . import anomaly_mode
 
 _observer = None  # fn(node, buffer) -> grads, set while ember.explain() records
@@ -98,7 +98,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * _num_inputs(node)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        buf[nr] = g if buf[nr] is None else sum_grads(buf[nr], g)
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, id(node), node))
@@ -145,7 +145,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                     buf = buffers.get(nxt)
                     if buf is None:
                         buf = buffers[nxt] = [None] * _num_inputs(nxt)
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    buf[nr] = g if buf[nr] is None else sum_grads(buf[nr], g)
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:

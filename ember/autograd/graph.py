@@ -116,6 +116,12 @@ class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
+def sum_grads(a, b):
+    """Two gradients for one input, added; a dense one first when the other is sparse
+    (PyTorch adds sparse to dense, not dense to sparse)."""
+    return b + a if a._sparse is not None and b._sparse is None else a + b
+
+
 def _add_hook(hooks, fn):
     h = RemovableHandle(hooks)
     hooks[h.id] = fn
@@ -277,7 +283,7 @@ def retain_grad(t):
         var = ref()
         if var is None:
             return
-        var._grad = grad.clone() if var._grad is None else var._grad + grad
+        var._grad = grad.clone() if var._grad is None else sum_grads(var._grad, grad)
     if node._retain_grad_hooks is None:
         node._retain_grad_hooks = {}
     node._retain_grad_hooks[t._output_nr] = store

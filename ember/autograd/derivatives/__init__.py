@@ -16,7 +16,7 @@ Rules for a formula:
 """
 from ..variable_type import derive_inplace_derivatives
 from . import elementwise, special, reduction, sorting, linalg, nn, shape, indexing  # noqa: F401
-from . import factory, fft  # noqa: F401
+from . import factory, fft, sparse  # noqa: F401
 
 
 derive_inplace_derivatives()

@@ -1,0 +1,330 @@
+"""Sparse COO kernels (the SparseCPU dispatch key): construction, coalescing, conversion to and
+from dense, and the ops PyTorch's sparse users reach for — products with a dense matrix (`mm`,
+`addmm`, `matmul`, `mv`: a graph convolution's `adj @ features`), elementwise `add`/`mul`/`div`,
+`neg`, `sum`, transposes, copies. Any other op given a sparse tensor raises the dispatcher's
+"Could not run ... with arguments from the 'SparseCPU' backend", as PyTorch does.
+
+The products gather the dense rows each stored entry needs, scale them by the entry's value and
+add them into the output rows (`np.add.at`): work proportional to nnz × columns, never to the
+dense size of the sparse operand.
+"""
+import numpy as np
+
+from .._core import dtype as D
+from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64
+from .._core.tensor import Tensor, _wrap
+from .._dispatch.dispatcher import impl, lookup
+from .elementwise import broadcast_shape
+
+_NEW = ("_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse.sparse_dim",
+        "_coalesce", "_values", "_indices", "sparse_mask")
+
+
+def _parts(t):
+    """(indices array, values array, coalesced) of a sparse tensor."""
+    indices, values, coalesced = t._sparse
+    return indices._np, values._np, coalesced
+
+
+def _sparse_dim(t):
+    return t._sparse[0]._size[0]
+
+
+def _from_arrays(idx, vals, size, coalesced):
+    return make_sparse(_wrap(int64(idx)), _wrap(np.ascontiguousarray(vals)), size, coalesced)
+
+
+def _dense_array(t):
+    """The dense NumPy array a sparse tensor stands for."""
+    idx, vals, _ = _parts(t)
+    if idx.shape[0] == 0:  # no sparse dims: the values add up to the whole tensor
+        return vals.sum(axis=0).astype(vals.dtype).reshape(t._size)
+    out = np.zeros(t._size, dtype=vals.dtype)
+    np.add.at(out, tuple(idx), vals)
+    return out
+
+
+# ---- construction and conversion ------------------------------------------------------------
+@impl("_sparse_coo_tensor_with_dims_and_tensors", "CPU")
+def sparse_coo_tensor_kernel(sparse_dim, dense_dim, size, indices, values, is_coalesced=None):
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"indices must be an int64 tensor, but got {indices.dtype}")
+    if values.dim() != 1 + dense_dim:
+        raise RuntimeError(f"values has incorrect number of dimensions: expected "
+                           f"{1 + dense_dim}, got {values.dim()}")
+    if indices.dim() != 2 or indices._size[1] != values._size[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
+                           f"{indices._size[-1] if indices.dim() else 0}, nnz from values: "
+                           f"{values._size[0]}")
+    if tuple(values._size[1:]) != tuple(size[sparse_dim:]):
+        expected = list(values._size[:1]) + list(size[sparse_dim:])
+        raise RuntimeError(f"values has incorrect size, expected {expected}, got "
+                           f"{list(values._size)}")
+    check_invariants(indices._np, values._np, size, sparse_dim)
+    nnz = values._size[0]
+    return make_sparse(_wrap(int64(indices._np)), values.detach(), size,
+                       nnz <= 1 if is_coalesced is None else is_coalesced)
+
+
+@impl("_to_dense", "SparseCPU")
+def to_dense(self, dtype=None):
+    out = _dense_array(self)
+    return _wrap(out if dtype is None else out.astype(dtype._np))
+
+
+@impl("_to_sparse.sparse_dim", "CPU")
+def to_sparse(self, sparse_dim=None):
+    a = self._np
+    sd = a.ndim if sparse_dim is None else sparse_dim
+    if not 0 <= sd <= a.ndim:
+        raise RuntimeError(f"sparse_dim must be in [0, {a.ndim}], but got {sd}")
+    lead = a.reshape(a.shape[:sd] + (-1,)) if sd < a.ndim else a[..., None]
+    nonzero = (lead != 0).any(axis=-1) if lead.size else np.zeros(a.shape[:sd], dtype=bool)
+    idx = np.stack(np.nonzero(nonzero)) if sd else np.zeros((0, int(nonzero.any())), np.int64)
+    vals = a[tuple(idx)] if sd else a[None][:idx.shape[1]]
+    return _from_arrays(idx.reshape(sd, -1) if sd else idx, vals, self._size, True)
+
+
+@impl("_coalesce", "SparseCPU")
+def coalesce(self):
+    idx, vals, coalesced = _parts(self)
+    if coalesced:
+        return make_sparse(self._sparse[0], self._sparse[1].detach(), self._size, True)
+    idx, vals = coalesce_arrays(idx, vals, self._size[:_sparse_dim(self)])
+    return _from_arrays(idx, vals, self._size, True)
+
+
+@impl("_values", "SparseCPU")
+def values(self):
+    return self._sparse[1].detach()
+
+
+@impl("_indices", "SparseCPU")
+def indices(self):
+    return self._sparse[0].detach()
+
+
+@impl("sparse_mask", "SparseCPU")
+def sparse_mask(self, mask):
+    """`self`'s entries at `mask`'s coordinates (self dense, mask sparse)."""
+    if self._sparse is not None:
+        self = _wrap(_dense_array(self))
+    if tuple(self._size) != tuple(mask._size):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self._size)} but mask has size {list(mask._size)}")
+    idx, _, coalesced = _parts(mask)
+    return _from_arrays(idx, self._np[tuple(idx)], self._size, coalesced)
+
+
+def _no_meta(*args, **kwargs):
+    raise NotImplementedError("sparse tensors on the meta device are not supported in ember")
+
+
+for _name in _NEW:
+    impl(_name, "Meta")(_no_meta)
+
+
+# ---- products with dense matrices -----------------------------------------------------------
+def _spmm(sparse, dense):
+    """sparse (n, m) @ dense (m, k) -> dense (n, k)."""
+    if sparse.dim() != 2 or _sparse_dim(sparse) != 2:
+        raise RuntimeError(f"mm: expected a 2-D sparse matrix with 2 sparse dims, got size "
+                           f"{list(sparse._size)}")
+    if dense._sparse is not None:
+        dense = _wrap(_dense_array(dense))
+    if dense.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if dense.dim() not in (1, 2) or sparse._size[1] != dense._size[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sparse._size[0]}x"
+                           f"{sparse._size[1]} and {'x'.join(map(str, dense._size))})")
+    idx, vals, _ = _parts(sparse)
+    b = dense._np
+    dtype = np.result_type(vals, b)
+    out = np.zeros((sparse._size[0],) + b.shape[1:], dtype=dtype)
+    rows = b[idx[1]] * (vals[:, None] if b.ndim == 2 else vals)
+    np.add.at(out, idx[0], rows)
+    return out
+
+
+@impl("mm", "SparseCPU")
+def mm(self, mat2):
+    if self._sparse is None:
+        raise RuntimeError("mm: a dense first operand with a sparse second one is not "
+                           "supported; use (mat2.t() @ self.t()).t()")
+    return _wrap(_spmm(self, mat2))
+
+
+@impl("matmul", "SparseCPU")
+def matmul(self, other):
+    if self._sparse is None or self.dim() != 2 or other.dim() not in (1, 2):
+        raise RuntimeError("matmul with a sparse operand supports a 2-D sparse first operand "
+                           f"and a 1-D or 2-D dense second one, got sizes {list(self._size)} "
+                           f"and {list(other._size)}")
+    return _wrap(_spmm(self, other))
+
+
+@impl("mv", "SparseCPU")
+def mv(self, vec):
+    return _wrap(_spmm(self, vec))
+
+
+@impl("addmm", "SparseCPU")
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    if mat1._sparse is None or self._sparse is not None:
+        raise RuntimeError("addmm with sparse operands supports a dense input, a sparse mat1 "
+                           "and a dense mat2")
+    product = _spmm(mat1, mat2)
+    base = np.broadcast_to(self._np, product.shape)
+    return _wrap((base * beta if beta != 1 else base) + (product * alpha if alpha != 1 else
+                                                          product))
+
+
+# ---- elementwise ------------------------------------------------------------------------------
+def _same_size(a, b, name):
+    if tuple(a._size) != tuple(b._size):
+        raise RuntimeError(f"{name}: expected sizes to match, but got {list(a._size)} and "
+                           f"{list(b._size)}")
+
+
+def _scalar_of(t):
+    return t._np.reshape(()).item() if isinstance(t, Tensor) else t
+
+
+def _as_tensor(x):
+    """A Python number argument (`s * 2`) as the 0-d tensor the kernels read."""
+    return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
+
+
+@impl("add.Tensor", "SparseCPU")
+def add(self, other, alpha=1):
+    self, other = _as_tensor(self), _as_tensor(other)
+    if self._sparse is not None and other._sparse is not None:
+        _same_size(self, other, "add")
+        i1, v1, _ = _parts(self)
+        i2, v2, _ = _parts(other)
+        v2 = v2 * alpha if alpha != 1 else v2
+        dtype = np.result_type(v1, v2)
+        return _from_arrays(np.concatenate([i1, i2], axis=1),
+                            np.concatenate([v1.astype(dtype), v2.astype(dtype)]), self._size,
+                            False)
+    if other._sparse is None:
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    dense, sparse = self, other
+    shape = broadcast_shape(dense._size, sparse._size)
+    if tuple(shape) != tuple(sparse._size):
+        raise RuntimeError(f"add: a sparse operand of size {list(sparse._size)} cannot be "
+                           f"broadcast to {list(shape)}")
+    s = _dense_array(sparse)
+    return _wrap(dense._np + (s * alpha if alpha != 1 else s))
+
+
+def _result_np(*operands, true_div=False):
+    """The NumPy dtype of an elementwise result, by PyTorch's promotion (a Python number or a
+    0-d tensor does not widen a tensor of its own category)."""
+    dt = D.result_type_of(operands)
+    if true_div and not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
+    return dt._np
+
+
+@impl("mul.Tensor", "SparseCPU")
+def mul(self, other):
+    if not isinstance(self, Tensor) or self._sparse is None:
+        self, other = other, self
+    out_np = _result_np(self, other)
+    other = _as_tensor(other)
+    idx, vals, coalesced = _parts(self)
+    if other._sparse is None and other.dim() == 0:
+        return _from_arrays(idx, (vals * other._np).astype(out_np), self._size, coalesced)
+    if other._sparse is None:  # sparse * dense: the dense values at the stored coordinates
+        _same_size(self, other, "mul")
+        return _from_arrays(idx, (vals * other._np[tuple(idx)]).astype(out_np), self._size,
+                            coalesced)
+    _same_size(self, other, "mul")  # sparse * sparse: where both store a value
+    a = coalesce(self)
+    b = coalesce(other)
+    (ia, va, _), (ib, vb, _) = _parts(a), _parts(b)
+    sizes = self._size[:_sparse_dim(self)]
+    from .._core.sparse import linear_keys
+    common, pa, pb = np.intersect1d(linear_keys(ia, sizes), linear_keys(ib, sizes),
+                                    return_indices=True)
+    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size, True)
+
+
+@impl("div.Tensor_mode", "SparseCPU")
+def div(self, other, rounding_mode=None):
+    if not isinstance(self, Tensor) or self._sparse is None or \
+            (isinstance(other, Tensor) and (other._sparse is not None or other.dim() != 0)):
+        raise RuntimeError("div: a sparse tensor can only be divided by a scalar or a 0-d "
+                           "dense tensor")
+    out_np = _result_np(self, other, true_div=rounding_mode is None)
+    idx, vals, coalesced = _parts(self)
+    q = vals / _as_tensor(other)._np
+    if rounding_mode == "floor":
+        q = np.floor(q)
+    elif rounding_mode == "trunc":
+        q = np.trunc(q)
+    return _from_arrays(idx, q.astype(out_np), self._size, coalesced)
+
+
+@impl("neg", "SparseCPU")
+def neg(self):
+    idx, vals, coalesced = _parts(self)
+    return _from_arrays(idx, -vals, self._size, coalesced)
+
+
+# ---- reductions, layout, copies ---------------------------------------------------------------
+@impl("sum.dim_IntList", "SparseCPU")
+def sum_(self, dim=None, keepdim=False, dtype=None):
+    if dim not in (None, [], ()):
+        raise RuntimeError("sum of a sparse tensor over some dims: use torch.sparse.sum(input, "
+                           "dim)")
+    vals = self._sparse[1]._np
+    acc = vals.dtype if dtype is None else dtype._np
+    if np.issubdtype(acc, np.integer) or acc == np.bool_:
+        acc = np.int64 if dtype is None else acc
+    return _wrap(np.asarray(vals.sum(dtype=acc)))
+
+
+@impl("transpose.int", "SparseCPU")
+def transpose(self, dim0, dim1):
+    n = self.dim()
+    d0, d1 = dim0 % n if n else 0, dim1 % n if n else 0
+    sd = _sparse_dim(self)
+    if (d0 < sd) != (d1 < sd):
+        raise RuntimeError("transpose: cannot swap a sparse dim with a dense dim")
+    idx, vals, _ = _parts(self)
+    size = list(self._size)
+    size[d0], size[d1] = size[d1], size[d0]
+    if d0 < sd:
+        idx = idx.copy()
+        idx[[d0, d1]] = idx[[d1, d0]]
+    else:
+        vals = np.swapaxes(vals, d0 - sd + 1, d1 - sd + 1)
+    return _from_arrays(idx, vals, size, d0 == d1 and self._sparse[2])
+
+
+@impl("t", "SparseCPU")
+def t(self):
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.dim()}D")
+    return transpose(self, 0, 1) if self.dim() == 2 else self.detach()
+
+
+@impl("clone", "SparseCPU")
+def clone(self, memory_format=None):
+    idx, vals, coalesced = _parts(self)
+    return _from_arrays(idx.copy(), vals.copy(), self._size, coalesced)
+
+
+@impl("_to_copy", "SparseCPU")
+def to_copy(self, dtype=None, device=None, memory_format=None):
+    if device is not None and device.type != "cpu":
+        raise RuntimeError(f"sparse tensors cannot be moved to the {device.type} device here")
+    idx, vals, coalesced = _parts(self)
+    return _from_arrays(idx.copy(), vals.astype(vals.dtype if dtype is None else dtype._np),
+                        self._size, coalesced)
+
+
+_sparse_coo = lookup("_sparse_coo_tensor_with_dims_and_tensors")

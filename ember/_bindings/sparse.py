@@ -1,0 +1,120 @@
+"""The Python face of sparse COO tensors: `ember.sparse_coo_tensor`, `Tensor.to_sparse()` /
+`to_dense()` / `coalesce()` / `indices()` / `values()` and the layout queries. The computations
+are ops (`ember/_aten/sparse.py`), so autograd sees them."""
+import numpy as np
+
+from .._core import dtype as D
+from .._core.tensor import Tensor
+from .._dispatch.dispatcher import lookup as _op
+from .factories import tensor as _tensor, _dev
+
+__all__ = ["sparse_coo_tensor", "spmm"]
+
+_construct = _op("_sparse_coo_tensor_with_dims_and_tensors")
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """A sparse COO tensor with `values` at the coordinates in the columns of `indices`."""
+    if not isinstance(indices, Tensor):
+        indices = _tensor(np.asarray(indices), dtype=D.int64)
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype)
+    elif dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    device = _dev(device)
+    if device is not None and device.type != "cpu":
+        raise RuntimeError(f"sparse tensors are supported on the CPU only, got device {device}")
+    if indices.dtype is not D.int64:
+        indices = indices.long()
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    sparse_dim = indices.shape[0]
+    if size is None:
+        nnz_max = indices.amax(dim=1) + 1 if indices.shape[1] else ember_zeros(sparse_dim)
+        size = [int(v) for v in nnz_max.tolist()] + list(values.shape[1:])
+    size = [int(s) for s in size]
+    dense_dim = len(size) - sparse_dim
+    out = _construct(sparse_dim, dense_dim, size, indices, values, is_coalesced=is_coalesced)
+    if requires_grad:
+        out = out.detach().requires_grad_()
+    return out
+
+
+def ember_zeros(n):
+    return _tensor([0] * n, dtype=D.int64)
+
+
+def spmm(input, mat2):
+    """torch.spmm: a sparse matrix times a dense one."""
+    return input.mm(mat2)
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    if self._sparse is None:
+        return self if dtype is None or dtype is self.dtype else self.to(dtype)
+    return _op("_to_dense")(self, dtype)
+
+
+def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
+    if layout is not None and getattr(layout, "name", layout) != "sparse_coo":
+        raise RuntimeError(f"to_sparse: only the sparse_coo layout is supported, got {layout}")
+    if self._sparse is not None:
+        return self
+    sparse_dim = args[0] if args else (None if dense_dim is None else self.dim() - dense_dim)
+    return _op("_to_sparse.sparse_dim")(self, sparse_dim)
+
+
+def _check_sparse(self, what):
+    if self._sparse is None:
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+
+
+def _coalesce(self):
+    _check_sparse(self, "coalesce")
+    return self if self._sparse[2] else _op("_coalesce")(self)
+
+
+def _is_coalesced(self):
+    _check_sparse(self, "is_coalesced")
+    return self._sparse[2]
+
+
+def _coalesced_part(op_name, what):
+    def method(self):
+        _check_sparse(self, what)
+        if not self._sparse[2]:
+            raise RuntimeError(f"Cannot get {what} on an uncoalesced tensor, please call "
+                               f".coalesce() first")
+        return _op(op_name)(self)
+    method.__name__ = what
+    return method
+
+
+def _raw_part(op_name, what):
+    def method(self):
+        _check_sparse(self, what)
+        return _op(op_name)(self)
+    method.__name__ = what
+    return method
+
+
+def _nnz(self):
+    _check_sparse(self, "_nnz")
+    return self._sparse[1].shape[0]
+
+
+def _sparse_dim(self):
+    return 0 if self._sparse is None else self._sparse[0].shape[0]
+
+
+def _dense_dim(self):
+    return self.dim() if self._sparse is None else self._sparse[1].dim() - 1
+
+
+METHODS = dict(to_dense=_to_dense, to_sparse=_to_sparse, to_sparse_coo=_to_sparse,
+               coalesce=_coalesce, is_coalesced=_is_coalesced,
+               indices=_coalesced_part("_indices", "indices"),
+               values=_coalesced_part("_values", "values"),
+               _indices=_raw_part("_indices", "_indices"), _values=_raw_part("_values", "_values"),
+               _nnz=_nnz, sparse_dim=_sparse_dim, dense_dim=_dense_dim, smm=spmm)

@@ -1,0 +1,73 @@
+"""Sparse COO tensors: PyTorch's `torch.sparse_coo` layout.
+
+A sparse tensor is a Tensor without a data array whose `_sparse` holds `(indices, values,
+coalesced)`: `indices` an int64 tensor of shape (sparse_dim, nnz) naming the coordinates of the
+stored entries, `values` a dense tensor of shape (nnz, *dense_sizes) holding them, and whether the
+indices are sorted and unique. Entries at repeated coordinates add up ("uncoalesced"); `coalesce()`
+sorts them and sums the repeats. The dispatcher sends any op with a sparse argument to the
+"SparseCPU" key: the ops written for sparse inputs live in `ember/_aten/sparse.py`, every other op
+raises PyTorch's "Could not run ... with arguments from the 'SparseCPU' backend".
+
+    dense                     indices          values
+    [[0, 2, 0],               [[0, 1, 1],      [2, 3, 4]
+     [3, 0, 4]]                [1, 0, 2]]
+
+The tensor shares its storage (and so its version counter) with its values.
+"""
+import numpy as np
+
+from . import dtype as D
+from .tensor import Tensor, _new
+
+
+def make_sparse(indices, values, size, coalesced):
+    """The sparse COO tensor of `indices` (int64, (sparse_dim, nnz)) and `values` (nnz, ...)."""
+    t = _new(Tensor)
+    t._np = None
+    t._size = tuple(size)
+    t.dtype = values.dtype
+    t._device = values._device
+    t._storage = values._storage_()
+    t._rg = False
+    t.grad_fn = None
+    t._output_nr = 0
+    t._sparse = (indices, values, bool(coalesced))
+    return t
+
+
+def linear_keys(idx, sizes):
+    """Each column of an index array as one integer (row-major position in the sparse dims)."""
+    keys = np.zeros(idx.shape[1], dtype=np.int64)
+    for d, n in enumerate(sizes):
+        keys = keys * n + idx[d]
+    return keys
+
+
+def coalesce_arrays(idx, vals, sizes):
+    """Sorted unique coordinates and the summed values at each (NumPy arrays in and out)."""
+    if idx.shape[1] == 0:
+        return idx, vals
+    keys = linear_keys(idx, sizes)
+    order = np.argsort(keys, kind="stable")
+    keys, idx, vals = keys[order], idx[:, order], vals[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    summed = np.add.reduceat(vals, starts, axis=0) if vals.dtype != np.bool_ else \
+        np.logical_or.reduceat(vals, starts, axis=0)
+    return idx[:, starts], summed.astype(vals.dtype, copy=False)
+
+
+def check_invariants(idx, vals, size, sparse_dim):
+    """PyTorch's checks on sparse_coo_tensor's arguments (with check_invariants=True)."""
+    if idx.ndim != 2 or idx.shape[0] != sparse_dim:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
+                           f"({len(size) - sparse_dim}), but got {len(size)}")
+    for d in range(sparse_dim):
+        if idx.shape[1] and idx[d].min() < 0:
+            raise RuntimeError(f"found negative index {int(idx[d].min())} for dim {d}")
+        if idx.shape[1] and idx[d].max() >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
+                               f"{size[d]} but found index {int(idx[d].max())}")
+
+
+def int64(array):
+    return np.ascontiguousarray(array, dtype=D.int64._np)

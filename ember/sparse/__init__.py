@@ -1,0 +1,61 @@
+"""torch.sparse: functions on sparse COO tensors (the layout is in ember/_core/sparse.py, the
+kernels in ember/_aten/sparse.py): products with dense matrices, sums over dims, and PyTorch's
+switch for checking the invariants of constructed tensors."""
+from .._core.tensor import Tensor
+
+__all__ = ["addmm", "mm", "sum", "check_sparse_tensor_invariants"]
+
+
+def mm(mat1, mat2, reduce="sum"):
+    """A sparse matrix times a dense (or sparse) one; the gradient flows to both."""
+    if reduce != "sum":
+        raise NotImplementedError(f"torch.sparse.mm with reduce={reduce!r} is not supported in "
+                                  f"ember (only 'sum')")
+    return mat1.mm(mat2)
+
+
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """beta * mat + alpha * (mat1 @ mat2) with mat1 sparse."""
+    return mat.addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+
+def sum(input, dim=None, dtype=None):
+    """The sum over `dim` (all dims if None): a dense result once every sparse dim is summed,
+    else a sparse tensor over the sparse dims that remain."""
+    if dim is None:
+        return input.sum(dtype=dtype)
+    dims = {d % input.dim() for d in ((dim,) if isinstance(dim, int) else dim)}
+    dense = input.to_dense().sum(dim=sorted(dims), dtype=dtype)
+    remaining = input.sparse_dim() - len({d for d in dims if d < input.sparse_dim()})
+    return dense if remaining == 0 else dense.to_sparse(remaining)
+
+
+class check_sparse_tensor_invariants:
+    """Whether sparse_coo_tensor checks its arguments. ember always checks them, so enabling
+    changes nothing and the state is only recorded (as a context manager or a global switch)."""
+    _enabled = False
+
+    @staticmethod
+    def is_enabled():
+        return check_sparse_tensor_invariants._enabled
+
+    @staticmethod
+    def enable():
+        check_sparse_tensor_invariants._enabled = True
+
+    @staticmethod
+    def disable():
+        check_sparse_tensor_invariants._enabled = False
+
+    def __init__(self, enable=True):
+        self.state = enable
+
+    def __enter__(self):
+        self.saved = check_sparse_tensor_invariants._enabled
+        check_sparse_tensor_invariants._enabled = self.state
+
+    def __exit__(self, *exc):
+        check_sparse_tensor_invariants._enabled = self.saved
+
+
+del Tensor

@@ -1,0 +1,40 @@
+"""The op test table's rows for sparse COO tensors: construction from indices and values,
+conversion to and from dense, coalescing, the stored values and indices, masking, and a sparse
+matrix times a dense one. Same conventions as op_db.py, which appends these rows to its OPS; the
+rows build their sparse operands inside the call and return dense results, so values and
+gradients (through the values or the dense operand) are compared as dense tensors."""
+from op_db import OpInfo, Sample, make
+
+FLOAT = ("float32", "float64")
+INDICES = [[0, 1, 1, 0, 2], [1, 0, 2, 1, 2]]  # (0, 1) twice: uncoalesced
+
+
+def _values(dtype, rng):
+    return [Sample(make(rng, (5,), dtype)), Sample(make(rng, (5, 2), dtype))]
+
+
+def _dense(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype)), Sample(make(rng, (2, 3, 2), dtype)),
+            Sample(make(rng, (4,), dtype))]
+
+
+def _construct(m, v):
+    return m.sparse_coo_tensor(INDICES, v, (3, 3) + tuple(v.shape[1:]))
+
+
+SPARSE_OPS = [
+    OpInfo("sparse_coo_tensor.to_dense", lambda m, v: _construct(m, v).to_dense(), FLOAT,
+           _values, other_dtypes_raise=False),
+    OpInfo("to_sparse.to_dense", lambda m, x: (x.to_sparse() * 2).to_dense(), FLOAT, _dense,
+           other_dtypes_raise=False),
+    OpInfo("coalesce.values", lambda m, v: _construct(m, v).coalesce().values(), FLOAT, _values,
+           other_dtypes_raise=False),
+    OpInfo("coalesce.indices", lambda m, v: _construct(m, v).coalesce().indices(), FLOAT,
+           _values, grad=False, other_dtypes_raise=False),
+    OpInfo("sparse_mask", lambda m, v, x: x.sparse_mask(_construct(m, v).coalesce()).to_dense(),
+           FLOAT, lambda dtype, rng: [Sample(make(rng, (5,), dtype), make(rng, (3, 3), dtype))],
+           other_dtypes_raise=False),
+    OpInfo("sparse.mm", lambda m, v, x: m.sparse.mm(_construct(m, v), x), FLOAT,
+           lambda dtype, rng: [Sample(make(rng, (5,), dtype), make(rng, (3, 4), dtype))],
+           other_dtypes_raise=False),
+]
