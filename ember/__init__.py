@@ -67,6 +67,7 @@ from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
 from .compiler import compile  # torch.compile
+from . import _lazy  # torch._lazy: the lazy device's dispatch key, mark_step, metrics
 from . import amp, cpu, profiler  # torch.amp, torch.cpu, torch.profiler
 from .amp import autocast, GradScaler
 from ._core.autocast_state import (

@@ -391,8 +391,11 @@ def tensor_repr(t, *, tensor_contents=None):
         "bool",
     )
     shape = tuple(t.shape)
+    values = t._np
+    if t._lazy is not None and not custom_contents_provided:
+        values = t.detach().to("cpu")._np  # printing a lazy tensor runs its pending graph
 
-    if t.device.type == "meta" or t._np is None:
+    if t.device.type == "meta" or values is None:
         suffixes.append("size=" + str(shape))
         if dtype_name != default_name:
             suffixes.append("dtype=" + _dtype_str(dtype))
@@ -414,7 +417,7 @@ def tensor_repr(t, *, tensor_contents=None):
             suffixes.append("dtype=" + _dtype_str(dtype))
         if not custom_contents_provided:
             tensor_str = _tensor_str(
-                np.asarray(t._np),
+                np.asarray(values),
                 bool(dtype.is_floating_point),
                 bool(dtype.is_complex),
                 indent,
