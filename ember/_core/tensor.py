@@ -487,7 +487,7 @@ class Tensor:
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
-            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_"):
+            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy"):
                 setattr(new, k, copy.deepcopy(v, memo))
         memo[id(self)] = new
         return new

@@ -63,6 +63,9 @@ def lazy_update(fn, param, grad, states, scalars):
     padded = list(states) + [None] * (3 - len(states))
     with no_grad():
         _update_op(param, grad, *padded, hyper, Update(fn, floats, fixed))
+    param._bump_version()  # as _foreach.apply does for a CPU parameter
+    for s in states:
+        s._bump_version()
 
 
 def state_like(p, fill_value=None):

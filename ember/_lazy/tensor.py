@@ -77,9 +77,6 @@ def lazy_kernel(op, key, args):
     results = [None if o is None else recording.result(o, op) for o in outs]
     values = tuple(None if r is None else r._lazy.value for r in results)
     executor.graph.calls.append(Call(op, tuple(operands), values if op.schema.returns else ()))
-    for i, a in enumerate(op.schema.arguments):
-        if a.mutable and isinstance(args[i], Tensor) and not (op._mutates and i == 0):
-            args[i]._bump_version()  # redispatch bumped self's version for an in-place op
     metrics._count("lazy::" + op.schema.name)
     if out is None or isinstance(out, Tensor):
         return results[0]
