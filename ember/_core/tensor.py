@@ -394,7 +394,7 @@ class Tensor:
         return self._np
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy(force=False) if not self._rg else self._np
+        a = self._np if self._rg and self._np is not None else self.numpy(force=False)
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):

@@ -62,6 +62,9 @@ def lazy_kernel(op, key, args):
             "outputs' shapes (register one with ember.library.register_fake)")
     recording = _Recording()
     meta_args, operands = list(args), list(args)
+    for i, a in enumerate(args):  # a tensor passed as a Scalar (fill_(t)) is its value
+        if isinstance(a, Tensor) and i not in op._tensor_pos and i not in op._list_pos:
+            meta_args[i] = operands[i] = a.item()
     for i in op._tensor_pos:
         meta_args[i], operands[i] = recording.argument(args[i])
     for i in op._list_pos:
