@@ -392,7 +392,7 @@ def tensor_repr(t, *, tensor_contents=None):
     )
     shape = tuple(t.shape)
     values = t._np
-    if t._lazy is not None and not custom_contents_provided:
+    if t.device.type == "lazy" and not custom_contents_provided:
         values = t.detach().to("cpu")._np  # printing a lazy tensor runs its pending graph
 
     if t.device.type == "meta" or values is None:

@@ -13,7 +13,7 @@ printing, `.cpu()`) or at `mark_step()` (ember/_lazy/graph_executor.py):
 """
 from .._dispatch.recorder import flatten, unflatten
 from . import metrics, ts_backend, debug
-from .tensor import device_data
+from . import tensor as _tensor  # registers the Lazy key's kernel
 from .graph_executor import executor as _executor
 
 _step_closures = []
@@ -70,5 +70,4 @@ def run_step_closures():
 
 
 __all__ = ["mark_step", "wait_device_ops", "sync_multi", "get_tensor_id", "to_cpu", "save",
-           "add_step_closure", "run_step_closures", "metrics", "ts_backend", "debug",
-           "device_data"]
+           "add_step_closure", "run_step_closures", "metrics", "ts_backend", "debug"]

@@ -13,7 +13,9 @@ device data a call reads enters the graph as an input.
               value), the inputs' shapes, dtypes, strides and which of them share memory, the
               output Values. Equal keys mean the same computation on different data.
     compile   on a miss (counter UncachedCompile): dead-code elimination, then ember/_inductor's
-              generated NumPy code with fused elementwise chains and a static memory plan. A hit
+              generated NumPy code with fused elementwise chains and a static memory plan (no
+              CSE or constant folding: two live tensors must never come back as one buffer,
+              and a recorded call always reads a lazy tensor, so nothing folds). A hit
               (CachedCompile) reuses the compiled graph, so a training loop compiles its step
               once and then only runs it.
     run       on the inputs' device data; each output tensor keeps its result as device data,

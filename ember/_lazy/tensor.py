@@ -22,7 +22,7 @@ eagerly on the device data (PyTorch's eager fallback, counted as `aten::<op>`). 
 Meta kernel, or an in-place op that changes its argument's shape or strides, raises
 NotImplementedError naming it.
 """
-from .._core.device import cpu as _CPU, lazy as _LAZY
+from .._core.device import device as _device, cpu as _CPU, lazy as _LAZY
 from .._core.tensor import Tensor, _meta
 from .._dispatch import dispatcher as _dispatcher
 from .graph_executor import LazyTensor, executor
@@ -54,7 +54,7 @@ def lazy_kernel(op, key, args):
     """The Lazy key's fallback: record `op(*args)` (see the module docstring)."""
     if not _lazy_tensors(op, args):
         return _from_cpu(op, args)
-    if op.schema.name == "_to_copy" and args[2] is not None and _as_device(args[2]).type == "cpu":
+    if op.schema.name == "_to_copy" and args[2] is not None and _device(args[2]).type == "cpu":
         return op.redispatch("CPU", (device_data(args[0]), args[1], _CPU, args[3]))
     if "Meta" not in op._table:
         raise NotImplementedError(
@@ -161,11 +161,6 @@ def _eager_fallback(op, args):
         results = [data[id(o)] if id(o) in data else lazy_from_data(o) for o in out]
         return type(out)(results) if type(out) in (tuple, list) else type(out)(*results)
     return out
-
-
-def _as_device(d):
-    from .._core.device import device
-    return device(d)
 
 
 _dispatcher.register_fallback("Lazy", lazy_kernel)
