@@ -580,9 +580,9 @@ def clone_meta(self, memory_format=None):
 def _to_copy(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type == "meta":
         return _meta(self._size, dtype or self.dtype, _preserved_strides(self))
-    if device is not None and _device(device).type == "lazy":  # the lazy backend takes it in
-        return _lookup("_to_copy").redispatch("Lazy", (self, dtype, device, memory_format))
     if device is not None and _device(device).type != "cpu":
+        if _device(device).type == "lazy":  # the lazy backend takes the copy in
+            return _lookup("_to_copy").redispatch("Lazy", (self, dtype, device, memory_format))
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
     return _wrap(_cast(_preserved(self._np), dt))
@@ -617,10 +617,10 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         self._np[...] = src
         return self
-    if src._lazy is not None:  # a copy out of the lazy device runs its pending graph
-        src = src.detach().to("cpu")
     if src._np is None:
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if src._lazy is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        src = src.detach().to("cpu")  # a copy out of the lazy device runs its pending graph
     try:
         s = src._np
         if s.dtype != self._np.dtype:

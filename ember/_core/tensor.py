@@ -398,9 +398,9 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
-        if self._lazy is not None:  # reading a lazy tensor's values runs its pending graph
-            return self.detach().to("cpu").tolist()
         if self._np is None:
+            if self._lazy is not None:  # reading a lazy tensor's values runs its pending graph
+                return self.detach().to("cpu").tolist()
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._np
         if self.dtype is D.bfloat16:
@@ -411,9 +411,9 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
-        if self._lazy is not None:
-            return self.detach().to("cpu").item()
         if self._np is None:
+            if self._lazy is not None:
+                return self.detach().to("cpu").item()
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         a = self._np
         if self.dtype is D.bfloat16:
