@@ -302,3 +302,57 @@ def test_random_ops_draw_in_recorded_order():
     ember.manual_seed(3)
     lazy = F.dropout(ember.ones(64, device=L), 0.5)
     np.testing.assert_array_equal(lazy.cpu().numpy(), eager.numpy())
+
+
+@pytest.mark.parametrize("name", ["Adagrad", "Adadelta", "RMSprop", "Adamax", "AdamW", "NAdam",
+                                  "RAdam", "ASGD", "Rprop"])
+def test_every_elementwise_optimizer_steps_lazy_parameters(name):
+    eager = _mlp()
+    lazy = copy.deepcopy(eager).to(L)
+    opt_e = getattr(ember.optim, name)(eager.parameters(), lr=0.05)
+    opt_l = getattr(ember.optim, name)(lazy.parameters(), lr=0.05)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        x = ember.tensor(rng.standard_normal((6, 8)).astype(np.float32))
+        for model, opt, dev in ((eager, opt_e, "cpu"), (lazy, opt_l, L)):
+            opt.zero_grad(set_to_none=False)
+            model(x.to(dev)).square().mean().backward()
+            opt.step()
+        ember._lazy.mark_step()
+    for pe, pl in zip(eager.parameters(), lazy.parameters()):
+        np.testing.assert_allclose(pl.detach().cpu().numpy(), pe.detach().numpy(), rtol=1e-4,
+                                   atol=1e-6)
+    assert metrics.counter_value("UncachedCompile") == 2  # the first step makes the state
+
+
+def test_lbfgs_refuses_lazy_parameters():
+    p = nn.Parameter(ember.ones(3, device=L))
+    with pytest.raises(NotImplementedError, match="LBFGS"):
+        ember.optim.LBFGS([p]).step(lambda: p.sum())
+
+
+def test_reading_a_value_mid_step_splits_the_step_into_two_cached_graphs():
+    model = _mlp().to(L)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    x = ember.randn(6, 8).to(L)
+    losses = []
+    for _ in range(4):
+        loss = model(x).square().mean()
+        losses.append(loss.item())  # runs the forward graph, saved activations included
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        ember._lazy.mark_step()
+    assert losses == sorted(losses, reverse=True)
+    assert metrics.counter_value("UncachedCompile") == 2
+    assert metrics.counter_value("CachedCompile") == 6
+
+
+def test_gradients_cross_devices_back_to_the_input():
+    w = ember.ones(3, requires_grad=True)
+    (w.to(L) * 2).sum().backward()
+    assert w.grad.device == ember.device("cpu") and w.grad.tolist() == [2.0, 2.0, 2.0]
+    v = ember.ones(3, device=L, requires_grad=True)
+    (v.cpu() * 3).sum().backward()
+    (v.double() * 3).sum().backward()
+    assert v.grad.device == ember.device("lazy:0") and v.grad.tolist() == [6.0, 6.0, 6.0]

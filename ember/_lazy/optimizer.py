@@ -11,7 +11,7 @@ learning rate or step count reuses the compiled graph instead of compiling anoth
 """
 import numpy as np
 
-from .._core.tensor import _wrap
+from .._core.tensor import _wrap_external
 from .._dispatch import dispatcher as _dispatcher
 from ..autograd.grad_mode import no_grad
 from ..optim import _foreach
@@ -59,7 +59,7 @@ def lazy_update(fn, param, grad, states, scalars):
                                   f"state tensors; {fn.__name__} has {len(states)}")
     floats = tuple(sorted(k for k, v in scalars.items() if type(v) is float))
     fixed = tuple(sorted((k, v) for k, v in scalars.items() if type(v) is not float))
-    hyper = lazy_from_data(_wrap(np.array([scalars[k] for k in floats], dtype=np.float64)))
+    hyper = lazy_from_data(_wrap_external(np.array([scalars[k] for k in floats], dtype=np.float64)))
     padded = list(states) + [None] * (3 - len(states))
     with no_grad():
         _update_op(param, grad, *padded, hyper, Update(fn, floats, fixed))
