@@ -54,7 +54,9 @@ def lazy_kernel(op, key, args):
     """The Lazy key's fallback: record `op(*args)` (see the module docstring)."""
     if not _lazy_tensors(op, args):
         return _from_cpu(op, args)
-    if op.schema.name == "_to_copy" and args[2] is not None and _device(args[2]).type == "cpu":
+    if op.schema.name == "_to_copy" and args[2] is not None and _device(args[2]).type != "lazy":
+        if _device(args[2]).type == "meta":
+            return _meta(args[0]._size, args[1] or args[0].dtype)
         return op.redispatch("CPU", (device_data(args[0]), args[1], _CPU, args[3]))
     if "Meta" not in op._table:
         raise NotImplementedError(
