@@ -147,8 +147,8 @@ class LazyGraphExecutor:
         parts = []
         for v, data in zip(graph.inputs, self.input_data):
             mem = self.memory[v]
-            parts.append((v.shape, v.dtype, data.stride(), numbering.setdefault(mem, len(numbering)),
-                          mem in self.block_inputs))
+            shared = numbering.setdefault(mem, len(numbering))  # inputs sharing memory
+            parts.append((v.shape, v.dtype, data.stride(), shared, mem in self.block_inputs))
         for c in graph.calls:
             parts.append((c.op, tuple(_arg_key(a) for a in c.args),
                           tuple(None if o is None else o.index for o in c.outs)))
