@@ -356,3 +356,35 @@ def test_gradients_cross_devices_back_to_the_input():
     (v.cpu() * 3).sum().backward()
     (v.double() * 3).sum().backward()
     assert v.grad.device == ember.device("lazy:0") and v.grad.tolist() == [6.0, 6.0, 6.0]
+
+
+MODULES = {
+    "embedding_bag": (lambda: nn.EmbeddingBag(10, 4), lambda: ember.randint(0, 10, (3, 5))),
+    "lstm": (lambda: nn.LSTM(4, 6, batch_first=True), lambda: ember.randn(2, 5, 4)),
+    "conv_bn_pool": (lambda: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3),
+                                           nn.MaxPool2d(2), nn.AdaptiveAvgPool2d(1)),
+                     lambda: ember.randn(2, 2, 8, 8)),
+    "transformer_layer": (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                             batch_first=True),
+                          lambda: ember.randn(2, 3, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_forward_and_backward_equal_eager(name):
+    make, inputs = MODULES[name]
+    ember.manual_seed(0)
+    eager = make()
+    lazy = copy.deepcopy(eager).to(L)
+    x = inputs()
+    out_e, out_l = eager(x), lazy(x.to(L))
+    out_e = out_e[0] if isinstance(out_e, tuple) else out_e
+    out_l = out_l[0] if isinstance(out_l, tuple) else out_l
+    out_e.square().sum().backward()
+    out_l.square().sum().backward()
+    np.testing.assert_allclose(out_l.detach().cpu().numpy(), out_e.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    for pe, pl in zip(eager.parameters(), lazy.parameters()):
+        np.testing.assert_allclose(pl.grad.cpu().numpy(), pe.grad.numpy(), rtol=1e-5, atol=1e-6)
+    for be, bl in zip(eager.buffers(), lazy.buffers()):
+        np.testing.assert_allclose(bl.cpu().numpy(), be.numpy(), rtol=1e-5, atol=1e-6)
