@@ -95,22 +95,21 @@ class OpOverload:
         return key, grad
 
     def _mixed_key(self, key, k, a, args):
-        """Tensors on two devices: a 0-dim CPU tensor goes along with the others (as a wrapped
+        """Tensors on two devices: 0-dim CPU tensors go along with the others (as a wrapped
         number does in PyTorch); anything else is an error. copy_ copies between devices: the
         destination's backend runs it."""
         if self.name == "aten::copy_":
             return _DEVICE_KEYS[args[0]._device.type]
-        if k != "CPU" or a.ndim:
-            tensors = [args[i] for i in self._tensor_pos]
-            for i in self._list_pos:
-                tensors.extend(args[i])
-            if (not _only_scalars_on(key, tensors)) if key == "CPU" else "Lazy" in (key, k):
-                raise RuntimeError(
-                    "Expected all tensors to be on the same device, but found at least "
-                    f"two devices, {key.lower()} and {k.lower()}! (when checking "
-                    f"arguments for {self.__name__})")
-            return k
-        return key
+        if k == "CPU" and not a.ndim:
+            return key
+        tensors = [args[i] for i in self._tensor_pos]
+        for i in self._list_pos:
+            tensors.extend(args[i])
+        if "CPU" in (key, k) and _only_scalars_on("CPU", tensors):
+            return k if key == "CPU" else key
+        raise RuntimeError(
+            "Expected all tensors to be on the same device, but found at least two devices, "
+            f"{key.lower()} and {k.lower()}! (when checking arguments for {self.__name__})")
 
     def _dispatch(self, args):
         if self.autocast is not None and _autocast_state.cpu:
@@ -154,6 +153,7 @@ class OpOverload:
 
 
 def _only_scalars_on(key, tensors):
+    """Whether every tensor on `key`'s device is 0-dim."""
     return all(not isinstance(t, Tensor) or t.ndim == 0 or _DEVICE_KEYS[t._device.type] != key
                for t in tensors)
 
