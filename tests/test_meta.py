@@ -202,8 +202,6 @@ def test_meta_elementwise_keeps_input_layout():
     check_meta(lambda L, x: (x.transpose(0, 2) + 1, x.transpose(0, 2).exp()), S)
 
 
-@pytest.mark.xfail(strict=True, reason="dispatcher: a dimensioned cpu tensor with a meta tensor "
-                   "runs the CPU kernel instead of raising like torch (ember/_dispatcher.py)")
 def test_meta_with_cpu_tensor_raises():
     e, t = meta_pair((2, 4))
     with pytest.raises(RuntimeError):
@@ -214,3 +212,7 @@ def test_meta_with_cpu_tensor_raises():
         e + ember.ones(2, 4)
     with pytest.raises(RuntimeError):
         e + ember.ones(4)
+    with pytest.raises(RuntimeError):
+        ember.nn.Linear(4, 3)(e)  # CPU weights, meta input
+    assert (ember.tensor(2.0) * e).device.type == "meta"  # a 0-dim CPU tensor rides along
+    assert (e * ember.tensor(2.0)).device.type == "meta"
