@@ -59,6 +59,8 @@ class LazyTensor:
 
 
 class LazyGraphExecutor:
+    """The pending graph, the data of its inputs, and the cache of compiled graphs."""
+
     def __init__(self):
         self.epoch = 0
         self.cache = {}
