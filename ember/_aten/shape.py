@@ -581,6 +581,8 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type == "meta":
         return _meta(self._size, dtype or self.dtype, _preserved_strides(self))
     if device is not None and _device(device).type != "cpu":
+        if _device(device).type == "lazy":  # the lazy backend takes the copy in
+            return _lookup("_to_copy").redispatch("Lazy", (self, dtype, device, memory_format))
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
     return _wrap(_cast(_preserved(self._np), dt))
@@ -616,7 +618,9 @@ def copy_(self, src, non_blocking=False):
         self._np[...] = src
         return self
     if src._np is None:
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if src._lazy is None:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        src = src.detach().to("cpu")  # a copy out of the lazy device runs its pending graph
     try:
         s = src._np
         if s.dtype != self._np.dtype:

@@ -166,6 +166,8 @@ def _empty_like(t, dtype, device, memory_format):
 def _filled(t, value):
     if t._np is not None:
         t._np[...] = value.item() if isinstance(value, Tensor) else value
+    elif t._lazy is not None:  # recorded on the lazy device
+        t.fill_(value)
     return t
 
 

@@ -129,6 +129,8 @@ def apply_slicing(self, key):
             covered += 1
         indices.append(t)
         covered += t.dim() if _is_mask(t) else 1
+    if self._lazy is not None:  # CPU indices go to the tensor's device, as PyTorch moves them
+        indices = [t if t is None or t._lazy is not None else t.to(self._device) for t in indices]
     return result, indices
 
 

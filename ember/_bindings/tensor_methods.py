@@ -88,7 +88,7 @@ def _to(self, *args, **kwargs):
     same_device = device is None or device.type == self._device.type
     if same_dtype and same_device and not copy and memory_format is None:
         return self
-    return _to_copy(self, dtype, device, memory_format)
+    return _to_copy(self, dtype, None if same_device else device, memory_format)
 
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):

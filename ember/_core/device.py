@@ -29,9 +29,9 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type_or_str}'")
             index = int(idx)
-        if typ not in ("cpu", "meta", "cuda"):
-            raise RuntimeError("Expected one of cpu, cuda, meta device type at start of device "
-                               f"string: {type_or_str}")
+        if typ not in ("cpu", "meta", "cuda", "lazy"):
+            raise RuntimeError("Expected one of cpu, cuda, lazy, meta device type at start of "
+                               f"device string: {type_or_str}")
         self = object.__new__(cls)
         object.__setattr__(self, "type", typ)
         object.__setattr__(self, "index", index)
@@ -89,3 +89,4 @@ def get_default_device():
 
 cpu = device("cpu")
 meta = device("meta")
+lazy = device("lazy", 0)  # what a lazy tensor's .device is (lazy:0), as in PyTorch

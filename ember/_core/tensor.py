@@ -74,6 +74,7 @@ class Tensor:
     _is_param = False
     _is_uninitialized = False  # nn's UninitializedParameter/Buffer: no data to read yet
     _sparse = None  # a sparse COO tensor's (indices, values, coalesced): ember/_core/sparse.py
+    _lazy = None  # on the lazy device: its LazyTensor (an IR value or device data, ember/_lazy)
 
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and not args and not kwargs:
@@ -97,6 +98,8 @@ class Tensor:
         t._rg, t.grad_fn, t._output_nr = False, None, 0
         if self._stride_ is not None:  # meta tensors and empty views keep these explicitly
             t._stride_, t._offset_ = self._stride_, self._offset_
+            if self._lazy is not None:
+                t._lazy = self._lazy
         return t
 
     # ---- metadata -----------------------------------------------------------------------
@@ -393,6 +396,8 @@ class Tensor:
         else:
             self.__dict__.pop("_stride_", None)
             self.__dict__.pop("_offset_", None)
+        if other._lazy is not None or self._lazy is not None:
+            self._lazy = other._lazy
 
     def detach(self):
         """A new tensor sharing storage (and version counter), cut from the graph."""
@@ -437,7 +442,7 @@ class Tensor:
             raise TypeError("can't convert Sparse layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
         if self._np is None:
-            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. Use "
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         if self._rg and not force and _grad_state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
@@ -445,13 +450,15 @@ class Tensor:
         return self._np
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy(force=False) if not self._rg else self._np
+        a = self._np if self._rg and self._np is not None else self.numpy(force=False)
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
         if self._sparse is not None:
             raise RuntimeError("tolist() is not supported for sparse tensors: to_dense() first")
         if self._np is None:
+            if self._lazy is not None:  # reading a lazy tensor's values runs its pending graph
+                return self.detach().to("cpu").tolist()
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._np
         if self.dtype is D.bfloat16:
@@ -463,6 +470,8 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
         if self._np is None:
+            if self._lazy is not None:
+                return self.detach().to("cpu").item()
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         a = self._np
         if self.dtype is D.bfloat16:
@@ -509,7 +518,7 @@ class Tensor:
         return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
-        if self.dim() == 0 and self._np is not None:
+        if self.dim() == 0 and (self._np is not None or self._lazy is not None):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -536,7 +545,7 @@ class Tensor:
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
-            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_"):
+            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy"):
                 setattr(new, k, copy.deepcopy(v, memo))
         memo[id(self)] = new
         return new
@@ -726,7 +735,10 @@ def _meta_view(shape, src, stride, offset):
 def _alias(src):
     """Same storage, same view, no autograd history (detach)."""
     if src._np is None:
-        return _meta_view(src._size, src, src.stride(), src.storage_offset())
+        t = _meta_view(src._size, src, src.stride(), src.storage_offset())
+        if src._lazy is not None:  # the same lazy tensor: one IR value for both
+            t._lazy = src._lazy
+        return t
     t = _view_of(src._np, src)
     t.dtype = src.dtype
     if src._stride_ is not None:  # an empty CPU view keeps its metadata explicitly

@@ -405,6 +405,9 @@ def tensor_repr(t, *, tensor_contents=None):
         "bool",
     )
     shape = tuple(t.shape)
+    values = t._np
+    if t.device.type == "lazy" and not custom_contents_provided:
+        values = t.detach().to("cpu")._np  # printing a lazy tensor runs its pending graph
 
     if t._sparse is not None:
         tensor_str = _sparse_contents(t, indent)
@@ -413,7 +416,7 @@ def tensor_repr(t, *, tensor_contents=None):
         if not has_default_dtype:
             suffixes.append("dtype=" + _dtype_str(dtype))
         suffixes.append("layout=torch.sparse_coo")
-    elif t.device.type == "meta" or t._np is None:
+    elif t.device.type == "meta" or values is None:
         suffixes.append("size=" + str(shape))
         if dtype_name != default_name:
             suffixes.append("dtype=" + _dtype_str(dtype))
@@ -435,7 +438,7 @@ def tensor_repr(t, *, tensor_contents=None):
             suffixes.append("dtype=" + _dtype_str(dtype))
         if not custom_contents_provided:
             tensor_str = _tensor_str(
-                np.asarray(t._np),
+                np.asarray(values),
                 bool(dtype.is_floating_point),
                 bool(dtype.is_complex),
                 indent,

@@ -7,8 +7,10 @@ arguments: if any of them requires grad and grad mode is on, the "Autograd" kern
 it records the graph node and redispatches to the backend key below it. Above Autograd sits
 "AutocastCPU", active inside `ember.autocast("cpu")` for the ops on PyTorch's autocast lists: it
 casts their inputs and redispatches below itself (`ember/_aten/autocast.py`). A key with no kernel
-falls back to a NotImplementedError naming the op and the key. A "CompositeImplicitAutograd"
-kernel is written in other ops and serves every key (autograd then sees the ops it calls).
+falls back to a NotImplementedError naming the op and the key, unless the key has a boxed
+fallback: "Lazy" (the lazy device, ember/_lazy) records every op through one. A
+"CompositeImplicitAutograd" kernel is written in other ops and serves every key (autograd then
+sees the ops it calls).
 
 The hot path (`OpOverload.__call__` -> `_dispatch`) does no signature parsing: positions of the
 tensor arguments are computed once, when the schema is parsed.
@@ -21,8 +23,8 @@ from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
 from .schema import Schema
 
-_DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA"}
-BACKEND_KEYS = ("CPU", "Meta", "CUDA", "SparseCPU")
+_DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
+BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU")
 
 
 class OpOverload:
@@ -94,7 +96,10 @@ class OpOverload:
 
     def _mixed_key(self, key, k, a, args):
         """Tensors on two devices: 0-dim CPU tensors go along with the others (as a wrapped
-        number does in PyTorch); anything else is an error."""
+        number does in PyTorch); anything else is an error. copy_ copies between devices: the
+        destination's backend runs it."""
+        if self.name == "aten::copy_":
+            return _DEVICE_KEYS[args[0]._device.type]
         if k == "CPU" and not a.ndim:
             return key
         if {key, k} == {"SparseCPU", "CPU"}:  # sparse with dense CPU tensors: the sparse kernel

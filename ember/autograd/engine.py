@@ -21,6 +21,7 @@ Gradients are computed with grad mode off, unless `create_graph=True`: then the 
 with differentiable ops) record a graph of their own, which is what higher-order gradients use.
 """
 import heapq
+import itertools
 
 from .._core.grad_mode import _grad_state
 from .graph import AccumulateGrad, sum_grads
@@ -92,6 +93,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
     # 3. seed and run
     buffers = {}
     ready = []
+    order = itertools.count()  # ties (the accumulators) in push order: the same every run
     for (node, nr), g in zip(roots, grads):
         if node is None:
             continue
@@ -101,7 +103,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
         buf[nr] = g if buf[nr] is None else sum_grads(buf[nr], g)
     for node in buffers:
         if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._seq, id(node), node))
+            heapq.heappush(ready, (-node._seq, next(order), node))
 
     observer = _observer
     prev = _grad_state.enabled
@@ -150,7 +152,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                 deps[nxt] = d
                 if d == 0:
                     if nxt in buffers:
-                        heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                        heapq.heappush(ready, (-nxt._seq, next(order), nxt))
                     else:
                         _skip_subgraph(nxt, deps, buffers, ready, keep_graph)
     finally:
@@ -170,7 +172,7 @@ def _skip_subgraph(node, deps, buffers, ready, keep_graph):
             deps[nxt] -= 1
             if deps[nxt] == 0:
                 if nxt in buffers:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    heapq.heappush(ready, (-nxt._seq, next(order), nxt))
                 else:
                     stack.append(nxt)
 

@@ -127,7 +127,8 @@ def _view_positions(view, base):
     if pos.size and (pos.min() < 0 or pos.max() >= base.numel()):
         raise RuntimeError("in-place operation on a view that reaches outside its base's "
                            "elements is not supported by autograd")
-    return _wrap(np.ascontiguousarray(pos))
+    pos = _wrap(np.ascontiguousarray(pos))
+    return pos if base._lazy is None else pos.to(base.device)  # a lazy base: lazy indices
 
 
 class CopySlices(Node):

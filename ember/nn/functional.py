@@ -1797,11 +1797,16 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
+def _values(t):
+    """t's values as a NumPy array (of a lazy tensor, after its pending graph has run)."""
+    return t._np if t._np is not None else t.detach().cpu()._np
+
+
 def _bags(input, offsets, include_last_offset, padding_idx):
     """(positions (B, L) into the flat input, valid mask (B, L), bag sizes) as NumPy arrays:
     bag b holds input[offsets[b]:offsets[b + 1]], minus the entries equal to padding_idx."""
-    idx = input._np.reshape(-1)
-    starts = offsets._np.astype(np.int64).reshape(-1)
+    idx = _values(input).reshape(-1)
+    starts = _values(offsets).astype(np.int64).reshape(-1)
     if include_last_offset:
         ends, starts = starts[1:], starts[:-1]
     else:

@@ -210,6 +210,9 @@ class LBFGS(Optimizer):
                                  f"{len(self.param_groups)}")
         closure = enable_grad()(closure)
         group = self.param_groups[0]
+        if any(p._lazy is not None for p in group["params"]):
+            raise NotImplementedError("LBFGS does not step lazy parameters: ember's LBFGS works "
+                                      "on the parameters' NumPy arrays (move them to cpu)")
         lr = _lr(group)
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -114,11 +114,24 @@ def _check_fused(fused, foreach, differentiable):
 
 def _zeros_like(p):
     """torch.zeros_like(p, memory_format=torch.preserve_format)."""
+    if p._lazy is not None:
+        from .._lazy.optimizer import state_like
+        return state_like(p, 0)
     return _wrap(np.zeros_like(p._np))
 
 
 def _full_like(p, value):
+    if p._lazy is not None:
+        from .._lazy.optimizer import state_like
+        return state_like(p, value)
     return _wrap(np.full_like(p._np, value))
+
+
+def _empty_like(p):
+    if p._lazy is not None:
+        from .._lazy.optimizer import state_like
+        return state_like(p)
+    return _wrap(np.empty_like(p._np))
 
 
 def _scalar_tensor(value):
@@ -462,7 +475,11 @@ class _ElementwiseOptimizer(Optimizer):
                 if p.grad.is_sparse:
                     raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
                 states, scalars = self._prepare(p, group)
-                _foreach.apply(self._update, p, p.grad, states, **scalars)
+                if p._lazy is not None:  # the lazy device records the update as one op
+                    from .._lazy.optimizer import lazy_update
+                    lazy_update(self._update, p, p.grad, states, scalars)
+                else:
+                    _foreach.apply(self._update, p, p.grad, states, **scalars)
         return loss
 
     def _prepare(self, p, group):

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _foreach as F
 from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
-                        _lr, _wrap)
+                        _lr, _empty_like)
 
 __all__ = ["SGD"]
 
@@ -54,6 +54,6 @@ class SGD(_ElementwiseOptimizer):
         state = self.state[p]
         if state.get("momentum_buffer") is None:
             # the first step starts the buffer at the gradient itself (torch: grad.clone())
-            state["momentum_buffer"] = _wrap(np.empty_like(p.grad._np))
+            state["momentum_buffer"] = _empty_like(p.grad)
             scalars["first"] = True
         return (state["momentum_buffer"],), scalars

@@ -115,6 +115,10 @@ def _reduce_tensor(t):
     Plain `pickle` uses this too; there the storage pickles its bytes in-band
     (UntypedStorage.__reduce__), while `save` replaces it by a persistent id.
     """
+    if t._lazy is not None:  # as PyTorch: a lazy tensor's values are not in a storage
+        raise RuntimeError("Attempted to access the data pointer on an invalid python storage. "
+                           "(a lazy tensor: save ember._lazy.to_cpu(obj), or use "
+                           "ember._lazy.save)")
     if t._np is None:
         func, args = _rebuild_meta_tensor_no_storage, (t.dtype, tuple(t._size), t.stride(),
                                                         t._rg)

@@ -104,11 +104,14 @@ derivative("view.dtype", None)
 derivative("clone", {"self": lambda grad: grad})
 
 
-def _to_copy_grad(grad, self_dtype):
+def _to_copy_grad(grad, self_dtype, device):
     """The gradient in the input's dtype; of a real input made complex, the real part (no
-    warning about the imaginary part it drops)."""
+    warning about the imaginary part it drops). A copy between devices (`Tensor.to` passes
+    `device` only then) sends it back to the other of ember's two data devices, cpu and lazy."""
     if grad.is_complex() and not self_dtype.is_complex:
         grad = E.real(grad)
+    if device is not None:
+        grad = grad.to("lazy" if grad.is_cpu else "cpu")
     return grad.to(self_dtype)
 
 
