@@ -18,7 +18,8 @@ sharing its memory, so a later chain of the same shape and dtype reuses them.
 """
 import numpy as np
 
-from .._core.tensor import _wrap, _wrap_any
+from .._core.tensor import _wrap_external
+from .._core.caching_allocator import empty as _empty
 from .._core import dtype as D
 from .._dispatch.recorder import Value
 from .passes import writes
@@ -101,6 +102,33 @@ def _linear_lowering(call):
     return True
 
 
+def _product_lowering(call):
+    """mm, and matmul of two matrices, as one np.matmul (BLAS reads a transposed operand in
+    place: no copy for `a.T @ b`)."""
+    if call.op.__name__ not in ("mm", "matmul") or len(call.outs) != 1:
+        return False
+    out = call.outs[0]
+    a, b = call.args
+    return (out is not None and out.dtype in _FLOATS and type(a) is Value and type(b) is Value
+            and a.dtype is out.dtype and b.dtype is out.dtype and len(a.shape) == 2
+            and len(b.shape) == 2)
+
+
+def _sum_lowering(call):
+    """sum over dims of a float tensor, with a non-0-d result, as np.sum (the kernel's call)."""
+    if call.op.__name__ != "sum.dim_IntList" or len(call.outs) != 1:
+        return None
+    out = call.outs[0]
+    x, dim, keepdim, dtype = call.args
+    if out is None or type(x) is not Value or x.dtype not in _FLOATS or dtype is not None \
+            or not out.shape or not dim or type(dim) is not list:
+        return None
+    n = len(x.shape)
+    dims = tuple(sorted(set(d % n for d in dim)))
+    return "np.sum({0}, axis=%r, keepdims=%r, dtype=np.%s)" % (dims, bool(keepdim),
+                                                                 _np_name(out))
+
+
 class FusionGroup:
     """An elementwise chain compiled into one kernel function."""
 
@@ -160,7 +188,7 @@ class CompiledGraph:
 
 
 def _generate(items, inputs, results, constants, aliases, escaping, name):
-    env = {"np": np, "_wrap": _wrap, "_wrap_any": _wrap_any,
+    env = {"np": np, "_wrap": _wrap_external, "_empty": _empty,
            "_threshold_backward_into": _threshold_backward_into}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
@@ -180,7 +208,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
     def as_tensor(v):
         if v not in ten:
             ten[v] = f"t{v.index}"
-            lines.append(f"    t{v.index} = _wrap_any({arr[v]})")
+            lines.append(f"    t{v.index} = _wrap({arr[v]})")
         return ten[v]
 
     def expr(a, conv):
@@ -198,19 +226,33 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
 
     # the memory plan: last reader of every Value (through its aliases)
     last = {}
-    position = {}
     for k, item in enumerate(items):
         for c in (item.calls if isinstance(item, FusionGroup) else [item]):
-            position[c] = k
             for v in c.values_read():
                 for w in aliases.get(v, (v,)):
                     last[w] = k
+    # a value a fused chain will overwrite in place, when the chain's result leaves the graph,
+    # gets a new block rather than a pool slot (the slot would leave with it)
+    allocated = {item.out if isinstance(item, FusionGroup) else item.outs[0]
+                 for item in items if isinstance(item, FusionGroup) or _linear_lowering(item)
+                 or _product_lowering(item)}
+    unpooled = set()
+    for k, item in enumerate(items):
+        if isinstance(item, FusionGroup) and (item.out in escaping or last.get(item.out, -1) <= k):
+            for x in item.calls[0].values_read():
+                if x in allocated and _donor(x, item, k, last, escaping):
+                    unpooled.add(x)
+                    break
     free, n_buffers, owner, release = {}, 0, {}, {}
+    fresh = set()  # Values whose array the generated code allocated (a pool slot or a new block)
 
-    def planned(v, k):
+    def buffer(v, k):
+        """Where the array of v, made by item k, goes: a pool slot when v dies inside the
+        graph, else a new caching-allocator block."""
         nonlocal n_buffers
-        if v in escaping or last.get(v, -1) <= k:
-            return None
+        fresh.add(v)
+        if v in escaping or v in unpooled or last.get(v, -1) <= k:
+            return f"_empty({v.shape!r}, np.{_np_name(v)})"
         key = (v.shape, v.dtype)
         pool = free.get(key)
         slot = pool.pop() if pool else None
@@ -220,6 +262,25 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
         owner[v] = (slot, key)
         release.setdefault(last[v], []).append(v)
         return f"_buffer({slot}, {v.shape!r}, np.{_np_name(v)})"
+
+    def reusable(x, out, k, item):
+        """Whether `out` (made by item k) may be written over x's array: x is an array this
+        code allocated, of out's shape and dtype, not leaving the graph, read (itself or
+        through a view) by nothing after item k (nor by the group after its first call), and a pool slot never
+        ends up escaping."""
+        if x not in fresh or not _donor(x, item, k, last, escaping):
+            return False
+        return not (x in owner and (out in escaping or last.get(out, -1) <= k))
+
+    def reuse(x, out):
+        """out takes over x's array (and its pool slot, released after out's last reader)."""
+        fresh.add(out)
+        if x in owner:
+            slot = owner.pop(x)
+            release[last[x]].remove(x)
+            owner[out] = slot
+            release.setdefault(last[out], []).append(out)
+        return arr[x]
 
     fused_count = 0
     for k, item in enumerate(items):
@@ -247,26 +308,41 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
             src = f"def {fname}({params}, out):\n" + "\n".join(body) + "\n    return out\n"
             env["_src_" + fname] = src
             exec(compile(src, f"<ember.compile {fname}>", "exec"), env)
-            buf = planned(out, k) or f"np.empty({out.shape!r}, np.{_np_name(out)})"
-            lines.append(f"    # {item!r}")
-            lines.append(f"    a{out.index} = {fname}({', '.join(as_array(v) for v in operands)}, "
-                         f"{buf})")
+            args = [as_array(v) for v in operands]
+            donor = next((v for v in operands
+                          if reusable(v, out, k, item)), None)
+            buf = reuse(donor, out) if donor is not None else buffer(out, k)
+            lines.append(f"    # {item!r}" + (f"  (in place over a{donor.index})"
+                                               if donor is not None else ""))
+            lines.append(f"    a{out.index} = {fname}({', '.join(args)}, {buf})")
             arr[out] = f"a{out.index}"
+            ten.pop(out, None)
         else:
             c = item
             view = _view_lowering(c)
+            total = _sum_lowering(c)
             if view is not None:
                 v = c.outs[0]
                 lines.append(f"    a{v.index} = " + view.format(as_array(c.args[0])))
                 arr[v] = f"a{v.index}"
+            elif total is not None:
+                v = c.outs[0]
+                lines.append(f"    a{v.index} = " + total.format(as_array(c.args[0])) +
+                             f"  # {c.op.__name__}")
+                arr[v] = f"a{v.index}"
             elif _linear_lowering(c):
                 x, w, b = c.args
                 v = c.outs[0]
-                buf = planned(v, k)
-                mm = f"np.matmul({as_array(x)}, {as_array(w)}.T" + (f", out={buf})" if buf else ")")
-                lines.append(f"    a{v.index} = {mm}")
+                lines.append(f"    a{v.index} = np.matmul({as_array(x)}, {as_array(w)}.T, "
+                             f"out={buffer(v, k)})  # linear")
                 if b is not None:
                     lines.append(f"    a{v.index} += {as_array(b)}")
+                arr[v] = f"a{v.index}"
+            elif _product_lowering(c):
+                a, b = c.args
+                v = c.outs[0]
+                lines.append(f"    a{v.index} = np.matmul({as_array(a)}, {as_array(b)}, "
+                             f"out={buffer(v, k)})  # {c.op.__name__}")
                 arr[v] = f"a{v.index}"
             else:
                 key = f"op{len(env)}"
@@ -303,6 +379,17 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
     fused_src = "".join(env[k] + "\n" for k in sorted(env) if k.startswith("_src_"))
     code = "\n".join(head + lines) + "\n"
     return fused_src + code, env, n_buffers
+
+
+def _donor(x, group, k, last, escaping):
+    """Whether fused group k may write its result over x's array (as far as x's use goes):
+    x has the result's shape and dtype, does not leave the graph, is read (itself or through
+    a view) by nothing after the group, and within the group only by its first call."""
+    out = group.out
+    if x in escaping or last.get(x, -1) != k or x.shape != out.shape or x.dtype is not out.dtype:
+        return False
+    return x in set(group.calls[0].values_read()) and \
+        not any(x in set(c.values_read()) for c in group.calls[1:])
 
 
 def _np_name(v):
