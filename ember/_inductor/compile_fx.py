@@ -89,11 +89,12 @@ def compile_fx(captured, example_inputs, generate_code=True):
                                   "backward")
     else:
         forward = CompiledGraph(fwd, fwd.inputs, results, constants, aliases,
-                                _closure(results, aliases), "forward")
+                                _closure(results, aliases), "forward", captured.tensors)
         backward = None
         if bwd is not None:
             backward = CompiledGraph(bwd, list(bwd.inputs) + saved, bwd.outputs, constants,
-                                     aliases, _closure(bwd.outputs, aliases), "backward")
+                                     aliases, _closure(bwd.outputs, aliases), "backward",
+                                     captured.tensors)
     captured.compiled = (forward, backward)
     return CompiledFunction(forward, backward, n, captured.diff_outputs, captured.grad_inputs,
                             captured.out_meta)
