@@ -5,6 +5,7 @@ from .._functorch.aot_autograd import CompiledFunction
 from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph
 from .passes import written_values, cse, rename_reads, fold_constants, dce
+from .conv_columns import keep_conv_columns
 
 
 def memory_aliases(tensors):
@@ -76,6 +77,8 @@ def compile_fx(captured, example_inputs, generate_code=True):
     saved = []
     if bwd is not None:
         dce(bwd, bwd.outputs, written)
+        if generate_code:
+            keep_conv_columns(fwd, bwd, captured.tensors)
         saved = saved_values(fwd, bwd, constants)
     dce(fwd, list(fwd.outputs) + saved, written)
     constants = {}
