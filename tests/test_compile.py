@@ -364,3 +364,70 @@ def test_module_compile_in_place():
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
     assert model(x).grad_fn.name() == "CompiledFunctionBackward"
     assert list(model.state_dict()) == list(twin.state_dict())
+
+
+def test_group_norm_backward_has_no_graph_break():
+    # the derivative asks whether mean/rstd received gradients from the graph, not the data
+    def net():
+        return nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(4, 8), nn.ReLU(), nn.Flatten(),
+                             nn.Linear(8 * 6 * 6, 5))
+    _train_equal(net, ember.randn(2, 3, 8, 8), ember.randint(0, 5, (2,)))
+    cm = ember.compile(net(), fullgraph=True)
+    cm(ember.randn(2, 3, 8, 8)).sum().backward()  # fullgraph: a break would raise
+
+
+def test_group_norm_mean_and_rstd_gradients_match_torch():
+    torch = pytest.importorskip("torch", reason="torch is the oracle for this test")
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((2, 6, 5)), rng.standard_normal(6), rng.standard_normal(6)
+    a, c, d = rng.standard_normal((2, 6, 5)), rng.standard_normal((2, 3)), \
+        rng.standard_normal((2, 3))
+    grads = []
+    for lib in (ember, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        ws = lib.tensor(w, requires_grad=True)
+        out, mean, rstd = lib.native_group_norm(xs, ws, lib.tensor(b), 2, 6, 5, 3, 1e-5)
+        # torch adds the mean/rstd terms only when both got gradients; the weight's gradient
+        # comes from the output's alone
+        for use in ((1, 0, 0), (1, 1, 0), (1, 0, 1), (1, 1, 1), (0, 1, 0), (0, 0, 1), (0, 1, 1)):
+            loss = sum((t * lib.tensor(s)).sum() for u, t, s in
+                       zip(use, (out, mean, rstd), (a, c, d)) if u)
+            gx, gw = lib.autograd.grad(loss, [xs, ws], retain_graph=True, allow_unused=True)
+            grads.append(tuple(None if g is None else g.detach().numpy() for g in (gx, gw)))
+    n = len(grads) // 2
+    for mine, theirs in zip(grads[:n], grads[n:]):
+        for e, t in zip(mine, theirs):
+            assert (e is None) == (t is None)
+            if e is not None:
+                np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 16, 6, 12, 5, 1, 0, 1), (8, 8, 3, 11, 3, 2, 1, 1),
+                                   (2, 4, 3, 9, 3, 2, 2, 2), (3, 5, 2, 10, 4, 3, 1, 1)])
+def test_conv_input_grad_lowering_equals_the_kernel(shape):
+    from ember._inductor import conv_backward
+    n, o, c, h, k, s, p, d = shape
+    out = (h + 2 * p - d * (k - 1) - 1) // s + 1
+    g, w = ember.randn(n, o, out, out), ember.randn(o, c, k, k)
+    args = (g, w, [n, c, h, h], [s, s], [p, p], [d, d], False, [0, 0], 1)
+    assert conv_backward.applies(g.numpy(), w.numpy(), *args[2:])
+    mine = conv_backward.conv_input_grad(g.numpy(), w.numpy(), (n, c, h, h), [s, s], [p, p],
+                                         [d, d])
+    ref = ember.ops.aten._convolution_backward_input.default(*args).numpy()
+    np.testing.assert_array_equal(mine, ref)
+
+
+def test_lenet_lowerings_are_used_and_checked(monkeypatch):
+    from ember._inductor import conv_backward
+    cm = ember.compile(lenet())
+    cm(ember.randn(4, 1, 28, 28)).sum().backward()
+    fwd, bwd = cm._compiled_call.history[0].captured.compiled
+    assert fwd.code.count("_convolution_with_columns") == 2   # columns kept for backward
+    assert "_conv_input_grad(" in bwd.code
+    # a lowering that does not reproduce the kernel is not used
+    real = conv_backward.conv_input_grad
+    monkeypatch.setattr(conv_backward, "conv_input_grad", lambda *a: real(*a) * 1.0000001)
+    cm = ember.compile(lenet())
+    cm(ember.randn(4, 1, 28, 28)).sum().backward()
+    _, bwd = cm._compiled_call.history[0].captured.compiled
+    assert "_conv_input_grad(" not in bwd.code and "_convolution_backward_input" in bwd.code
