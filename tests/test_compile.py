@@ -133,6 +133,16 @@ def test_guards_recompile_exactly_when_they_should():
     assert cnt.frame_count == 6
     entry = cm._compiled_call.history[-1]
     assert "changed" in entry.reason
+    x = x.double()
+    model[2] = nn.Linear(32, 32).double()  # a submodule replaced: its parameters are new
+    cm(x)
+    assert cnt.frame_count == 7
+    model[0].weight = nn.Parameter(model[0].weight.detach().clone())  # a parameter replaced
+    out = cm(x)
+    assert cnt.frame_count == 8
+    np.testing.assert_array_equal(out.detach().numpy(), model(x).detach().numpy())
+    cm(x)
+    assert cnt.frame_count == 8
 
 
 def test_recompile_limit_falls_back_to_eager():
