@@ -2,7 +2,12 @@
 (batch 64 of 1x28x28), and ResNet-18 / the Transformer encoder of bench_resnet /
 bench_transformer. The torch column is torch eager (no torch.compile); the ember column is the
 model wrapped in ember.compile (optimizer step eager in both). Each setup prints the first call's
-time -- capture plus compile plus one step -- to stderr."""
+time -- capture plus compile plus one step -- to stderr.
+
+    python benchmarks/bench_compile.py [names...] [--rounds R] [--number N]
+
+runs torch eager, ember eager and ember compiled in turn (one thread each), R rounds of N
+steps, and prints the medians; run.py runs the same setups through its own loop."""
 import sys
 import time
 
@@ -11,10 +16,9 @@ from registry import benchmark
 
 
 def _compiled_step(lib, model, opt, loss_fn, x, y, name):
-    if lib.__name__ == "ember":
-        model = lib.compile(model)
-    step = training_step(model, opt, loss_fn, x, y)
-    if lib.__name__ == "ember":
+    compiled = lib.compile(model) if lib.__name__ == "ember" else model
+    step = training_step(compiled, opt, loss_fn, x, y)
+    if compiled is not model:
         t0 = time.perf_counter()
         step()
         print(f"  [{name}] first call (capture + compile + step): "

@@ -441,3 +441,24 @@ def test_lenet_lowerings_are_used_and_checked(monkeypatch):
     cm(ember.randn(4, 1, 28, 28)).sum().backward()
     _, bwd = cm._compiled_call.history[0].captured.compiled
     assert "_conv_input_grad(" not in bwd.code and "_convolution_backward_input" in bwd.code
+
+
+def test_optimizer_step_breaks_the_graph_and_stays_correct():
+    # the optimizers update NumPy arrays behind the dispatcher: a captured graph would miss it
+    ember.manual_seed(0)
+    model = nn.Linear(4, 3)
+    twin = copy.deepcopy(model)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt_twin = ember.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    step = ember.compile(lambda: opt.step())
+    x = ember.randn(5, 4)
+    for _ in range(3):
+        for m, o, s in ((model, opt, step), (twin, opt_twin, opt_twin.step)):
+            o.zero_grad()
+            (m(x) ** 2).sum().backward()
+            s()
+        np.testing.assert_array_equal(model.weight.detach().numpy(), twin.weight.detach().numpy())
+    assert "SGD.step()" in next(iter(step.breaks.values()))
+    with pytest.raises(Unsupported, match="SGD.step"):
+        ember.compile(lambda: opt.step(), fullgraph=True)()
+    ember._dynamo.graph_break()  # outside a capture: nothing

@@ -440,5 +440,14 @@ def reset():
     counters.clear()
 
 
+def graph_break(msg=""):
+    """torch._dynamo.graph_break: end the capture here (the call runs eagerly, see Graph
+    breaks above); outside a capture it does nothing. Code that changes tensors without going
+    through the dispatcher (the optimizers' NumPy updates) calls it, since the recorded graph
+    would not contain what it does."""
+    if _compiling[0]:
+        raise _GraphBreak(msg or "graph_break() called")
+
+
 def is_compiling():
     return _compiling[0]
