@@ -24,8 +24,10 @@ from ..autograd.views import gradient_edge
 
 def _as_tensor(r):
     """A tensor over an array the generated code returned: a block it allocated, or a view
-    of a tensor's memory, wrapped without a copy."""
-    return _wrap_external(r) if type(r) is np.ndarray else _wrap_any(r)
+    of a tensor's memory, wrapped without a copy (a read-only broadcast view is copied)."""
+    if type(r) is np.ndarray and r.flags.writeable:
+        return _wrap_external(r)
+    return _wrap_any(r)
 
 
 class CompiledFunctionBackward(Node):
