@@ -390,6 +390,8 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                     if v is not None:
                         ten[v] = f"t{v.index}"
                         arr.pop(v, None)
+                        if _private_result(c, v, aliases, tensors):
+                            fresh.add(v)  # a fused chain may write over it
                 if writes(c.op):  # a kernel may have replaced the written tensor's array
                     for a, v in zip(c.op.schema.arguments, c.args):
                         if a.mutable and type(v) is Value:
@@ -410,6 +412,15 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
     fused_src = "".join(env[k] + "\n" for k in sorted(env) if k.startswith("_src_"))
     code = "\n".join(head + lines) + "\n"
     return fused_src + code, env, n_buffers
+
+
+def _private_result(call, v, aliases, tensors):
+    """Whether a kernel's result owns its memory: the op returns no view, the capture run's
+    result shared memory with no other tensor of the graph, and its array was writeable."""
+    if writes(call.op) or call.op._is_view or v in aliases:
+        return False
+    t = tensors.get(v)
+    return t is not None and t._np is not None and t._np.flags.writeable
 
 
 def _donor(x, group, k, last, escaping):
