@@ -1,20 +1,28 @@
 """Generated Python over NumPy for a recorded graph: elementwise fusion, a static memory plan,
 and the source you can print (`CompiledGraph.code`).
 
-Each call becomes one line. Ops with a NumPy lowering here become NumPy expressions on arrays;
-every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on tensors, so the generated
-code computes exactly what the kernels compute. Arrays and tensors are converted only where one
-kind of line hands a value to the other.
+Each call becomes one line. Ops with a NumPy lowering here (elementwise ops, views, linear,
+mm/matmul of matrices, sums over dims) become the NumPy calls their CPU kernels make, on
+arrays; every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on tensors, so the
+generated code computes exactly what the kernels compute. Arrays and tensors are converted only
+where one kind of line hands a value to the other, and wrapping an array as a tensor copies
+nothing. A kernel with a faster lowering elsewhere in this package (the convolution input
+gradient, conv_backward.py) is replaced by it only when the lowering reproduced the kernel's
+result bit for bit on the capture run's tensors.
 
 Fusion: a chain of elementwise calls with the same result shape and dtype, each reading the one
 before it and nothing else using the intermediate, becomes one kernel function writing every
 step into the same buffer with `out=` -- one allocation for the chain instead of one per op.
+When the chain's first call reads an array that dies there (made by this code or a private
+kernel result, not leaving the graph, read by nothing later), the chain writes over it instead:
+a linear layer's ReLU runs in place on the product.
 
-Memory plan: the buffer of a fused chain (or a linear layer's result) whose Value never leaves
-the graph -- it is not an output, not saved for backward, and no tensor sharing its memory is --
-comes from a pool allocated at the first run and kept across runs. Buffers are handed out in
-call order and returned to the pool after the last call that reads the Value or anything
-sharing its memory, so a later chain of the same shape and dtype reuses them.
+Memory plan: the buffer of a fused chain or a product whose Value never leaves the graph -- it
+is not an output, not saved for backward, and no tensor sharing its memory is -- comes from a
+pool allocated at the first run and kept across runs. Buffers are handed out in call order and
+returned to the pool after the last call that reads the Value or anything sharing its memory,
+so a later chain of the same shape and dtype reuses them. Values that leave the graph get new
+caching-allocator blocks.
 """
 import numpy as np
 
