@@ -462,3 +462,24 @@ def test_optimizer_step_breaks_the_graph_and_stays_correct():
     with pytest.raises(Unsupported, match="SGD.step"):
         ember.compile(lambda: opt.step(), fullgraph=True)()
     ember._dynamo.graph_break()  # outside a capture: nothing
+
+
+def test_chains_write_in_place_only_over_dead_arrays():
+    w = ember.randn(6, 6, requires_grad=True)
+
+    def f(x):
+        y = x @ w                    # read again after the ReLU: not overwritten
+        a = y.relu() * 2 + y
+        p = x @ w                    # a view of it is read later: not overwritten
+        v = p.view(36)
+        b = p.tanh()
+        q = (x * 3) @ w              # dies in the chain: overwritten in place
+        c = q.relu() - 1
+        return a, b, v * 1, c
+    cf = ember.compile(f)
+    x = ember.randn(6, 6)
+    for _ in range(2):
+        for got, want in zip(cf(x), f(x)):
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    code = cf.history[0].captured.compiled[0].code
+    assert code.count("(in place over") == 1

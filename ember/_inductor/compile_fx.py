@@ -26,6 +26,21 @@ def memory_aliases(tensors):
     return aliases
 
 
+def merge_renamed(aliases, rename):
+    """After CSE replaced each Value `old` by `new`: whatever shared memory with `old` (a view
+    the capture run took of it) shares it with `new` now."""
+    groups = {v: set(s) for v, s in aliases.items()}
+    for old, new in rename.items():
+        merged = groups.get(old, {old}) | groups.get(new, {new})
+        for v in merged:
+            groups[v] = merged
+    out = {}
+    for v, g in groups.items():
+        if len(g) > 1:
+            out[v] = frozenset(g)
+    return out
+
+
 def _closure(values, aliases):
     out = set()
     for v in values:
@@ -68,7 +83,8 @@ def compile_fx(captured, example_inputs, generate_code=True):
     rename = cse(fwd, written)
     for g in graphs[1:]:
         rename_reads(g, rename)
-        cse(g, written)
+        rename.update(cse(g, written))
+    aliases = merge_renamed(aliases, rename)
     for g in graphs:
         fold_constants(g, written)
     constants = {}
