@@ -483,3 +483,16 @@ def test_chains_write_in_place_only_over_dead_arrays():
             np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
     code = cf.history[0].captured.compiled[0].code
     assert code.count("(in place over") == 1
+
+
+def test_in_place_chains_never_write_over_inputs():
+    def f(x):
+        return x.contiguous().relu() * 2, x.clone().neg(), x.to(ember.float32).exp()
+    cf = ember.compile(f)
+    x = ember.randn(4, 5)
+    before = x.numpy().copy()
+    for _ in range(2):
+        for got, want in zip(cf(x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(x.numpy(), before)
+    assert "(in place over a1)" in cf.history[0].captured.compiled[0].code  # over the clone

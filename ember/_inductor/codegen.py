@@ -398,7 +398,8 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                     if v is not None:
                         ten[v] = f"t{v.index}"
                         arr.pop(v, None)
-                        if _private_result(c, v, aliases, tensors):
+                        if v not in inputs and v not in constants and \
+                                _private_result(c, v, aliases, tensors):
                             fresh.add(v)  # a fused chain may write over it
                 if writes(c.op):  # a kernel may have replaced the written tensor's array
                     for a, v in zip(c.op.schema.arguments, c.args):
@@ -423,9 +424,10 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
 
 
 def _private_result(call, v, aliases, tensors):
-    """Whether a kernel's result owns its memory: the op returns no view, the capture run's
-    result shared memory with no other tensor of the graph, and its array was writeable."""
-    if writes(call.op) or call.op._is_view or v in aliases:
+    """Whether a kernel's result owns its memory: the op returns no view and writes nothing,
+    the result is none of its arguments, the capture run's result shared memory with no other
+    tensor of the graph, and its array was writeable."""
+    if writes(call.op) or call.op._is_view or v in aliases or v in set(call.values_read()):
         return False
     t = tensors.get(v)
     return t is not None and t._np is not None and t._np.flags.writeable
