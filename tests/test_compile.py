@@ -495,4 +495,4 @@ def test_in_place_chains_never_write_over_inputs():
         for got, want in zip(cf(x), f(x)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
     np.testing.assert_array_equal(x.numpy(), before)
-    assert "(in place over a1)" in cf.history[0].captured.compiled[0].code  # over the clone
+    assert cf.history[0].captured.compiled[0].code.count("(in place over") == 1  # the clone
