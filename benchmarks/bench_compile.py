@@ -2,7 +2,12 @@
 (batch 64 of 1x28x28), and ResNet-18 / the Transformer encoder of bench_resnet /
 bench_transformer. The torch column is torch eager (no torch.compile); the ember column is the
 model wrapped in ember.compile (optimizer step eager in both). Each setup prints the first call's
-time -- capture plus compile plus one step -- to stderr."""
+time -- capture plus compile plus one step -- to stderr.
+
+    python benchmarks/bench_compile.py [names...] [--rounds R] [--number N]
+
+runs torch eager, ember eager and ember compiled in turn (one thread each), R rounds of N
+steps, and prints the medians; run.py runs the same setups through its own loop."""
 import sys
 import time
 
@@ -11,10 +16,9 @@ from registry import benchmark
 
 
 def _compiled_step(lib, model, opt, loss_fn, x, y, name):
-    if lib.__name__ == "ember":
-        model = lib.compile(model)
-    step = training_step(model, opt, loss_fn, x, y)
-    if lib.__name__ == "ember":
+    compiled = lib.compile(model) if lib.__name__ == "ember" else model
+    step = training_step(compiled, opt, loss_fn, x, y)
+    if compiled is not model:
         t0 = time.perf_counter()
         step()
         print(f"  [{name}] first call (capture + compile + step): "
@@ -68,3 +72,50 @@ def bench_compiled_transformer_layer_train_step(lib):
     opt = lib.optim.AdamW(model.parameters(), lr=1e-4)
     x, target = lib.randn(16, 64, 256), lib.randn(16, 64, 256)
     return _compiled_step(lib, model, opt, F.mse_loss, x, target, "transformer layer")
+
+
+def _alternate(names, rounds, number):
+    """torch eager, ember eager and ember compiled timed in turn, `rounds` times; medians."""
+    import statistics
+    import torch
+    import ember
+    torch.set_num_threads(1)
+    ember.set_num_threads(1)
+    for name in names:
+        fn = globals()["bench_compiled_" + name]
+        steps = {"torch": fn(torch), "compiled": fn(ember)}
+        eager = ember.compile
+        ember.compile = lambda m, **kw: m       # the same setup without compiling
+        try:
+            steps["eager"] = fn(ember)
+        finally:
+            ember.compile = eager
+        times = {k: [] for k in steps}
+        for s in steps.values():
+            s()
+            s()
+        for _ in range(rounds):
+            for k, s in steps.items():
+                t0 = time.perf_counter()
+                for _ in range(number):
+                    s()
+                times[k].append((time.perf_counter() - t0) / number)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"{name:<22} torch {med['torch'] * 1e3:8.2f} ms   ember eager "
+              f"{med['eager'] * 1e3:8.2f} ms ({med['eager'] / med['torch']:.2f}x)   compiled "
+              f"{med['compiled'] * 1e3:8.2f} ms ({med['compiled'] / med['torch']:.2f}x)")
+
+
+if __name__ == "__main__":
+    import argparse
+    import os
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    p = argparse.ArgumentParser(description="compiled training steps, alternated, medians")
+    p.add_argument("names", nargs="*", default=["mlp_train_step", "lenet_train_step",
+                                                "transformer_layer_train_step",
+                                                "resnet18_train_step"])
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--number", type=int, default=5)
+    a = p.parse_args()
+    _alternate(a.names, a.rounds, a.number)

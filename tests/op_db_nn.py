@@ -690,8 +690,12 @@ NN_OPS = [
            errors=lambda: [ErrorInput(f32(2, 4), [3], None, None, 1e-5, match="normalized_sh"),
                            ErrorInput(f32(2, 4), [4], f32(3), None, 1e-5, match="weight"),
                            ErrorInput(f32(2, 4), [], None, None, 1e-5, match="1-dimensional")]),
+    # gradcheck=False: mean and rstd feed the input gradient only when both receive one, so
+    # the per-output Jacobian of mean (or rstd) is zero -- torch.autograd.gradcheck fails on
+    # torch.native_group_norm the same way. F.group_norm's row gradchecks the output;
+    # tests/test_compile.py compares every combination of the three with torch's gradients.
     OpInfo("torch.native_group_norm", lambda m, *a, **k: m.native_group_norm(*a, **k), F_ONLY,
-           native_group_norm_samples, tol=HALF_TOL,
+           native_group_norm_samples, tol=HALF_TOL, gradcheck=False,
            errors=lambda: [ErrorInput(f32(2, 4, 3), None, None, 2, 4, 3, 3, 1e-5,
                                       match="divisible"),
                            ErrorInput(f32(2, 4, 3), f32(3), None, 2, 4, 3, 2, 1e-5,

@@ -133,6 +133,16 @@ def test_guards_recompile_exactly_when_they_should():
     assert cnt.frame_count == 6
     entry = cm._compiled_call.history[-1]
     assert "changed" in entry.reason
+    x = x.double()
+    model[2] = nn.Linear(32, 32).double()  # a submodule replaced: its parameters are new
+    cm(x)
+    assert cnt.frame_count == 7
+    model[0].weight = nn.Parameter(model[0].weight.detach().clone())  # a parameter replaced
+    out = cm(x)
+    assert cnt.frame_count == 8
+    np.testing.assert_array_equal(out.detach().numpy(), model(x).detach().numpy())
+    cm(x)
+    assert cnt.frame_count == 8
 
 
 def test_recompile_limit_falls_back_to_eager():
@@ -364,3 +374,125 @@ def test_module_compile_in_place():
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-7)
     assert model(x).grad_fn.name() == "CompiledFunctionBackward"
     assert list(model.state_dict()) == list(twin.state_dict())
+
+
+def test_group_norm_backward_has_no_graph_break():
+    # the derivative asks whether mean/rstd received gradients from the graph, not the data
+    def net():
+        return nn.Sequential(nn.Conv2d(3, 8, 3), nn.GroupNorm(4, 8), nn.ReLU(), nn.Flatten(),
+                             nn.Linear(8 * 6 * 6, 5))
+    _train_equal(net, ember.randn(2, 3, 8, 8), ember.randint(0, 5, (2,)))
+    cm = ember.compile(net(), fullgraph=True)
+    cm(ember.randn(2, 3, 8, 8)).sum().backward()  # fullgraph: a break would raise
+
+
+def test_group_norm_mean_and_rstd_gradients_match_torch():
+    torch = pytest.importorskip("torch", reason="torch is the oracle for this test")
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((2, 6, 5)), rng.standard_normal(6), rng.standard_normal(6)
+    a, c, d = rng.standard_normal((2, 6, 5)), rng.standard_normal((2, 3)), \
+        rng.standard_normal((2, 3))
+    grads = []
+    for lib in (ember, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        ws = lib.tensor(w, requires_grad=True)
+        out, mean, rstd = lib.native_group_norm(xs, ws, lib.tensor(b), 2, 6, 5, 3, 1e-5)
+        # torch adds the mean/rstd terms only when both got gradients; the weight's gradient
+        # comes from the output's alone
+        for use in ((1, 0, 0), (1, 1, 0), (1, 0, 1), (1, 1, 1), (0, 1, 0), (0, 0, 1), (0, 1, 1)):
+            loss = sum((t * lib.tensor(s)).sum() for u, t, s in
+                       zip(use, (out, mean, rstd), (a, c, d)) if u)
+            gx, gw = lib.autograd.grad(loss, [xs, ws], retain_graph=True, allow_unused=True)
+            grads.append(tuple(None if g is None else g.detach().numpy() for g in (gx, gw)))
+    n = len(grads) // 2
+    for mine, theirs in zip(grads[:n], grads[n:]):
+        for e, t in zip(mine, theirs):
+            assert (e is None) == (t is None)
+            if e is not None:
+                np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 16, 6, 12, 5, 1, 0, 1), (8, 8, 3, 11, 3, 2, 1, 1),
+                                   (2, 4, 3, 9, 3, 2, 2, 2), (3, 5, 2, 10, 4, 3, 1, 1)])
+def test_conv_input_grad_lowering_equals_the_kernel(shape):
+    from ember._inductor import conv_backward
+    n, o, c, h, k, s, p, d = shape
+    out = (h + 2 * p - d * (k - 1) - 1) // s + 1
+    g, w = ember.randn(n, o, out, out), ember.randn(o, c, k, k)
+    args = (g, w, [n, c, h, h], [s, s], [p, p], [d, d], False, [0, 0], 1)
+    assert conv_backward.applies(g.numpy(), w.numpy(), *args[2:])
+    mine = conv_backward.conv_input_grad(g.numpy(), w.numpy(), (n, c, h, h), [s, s], [p, p],
+                                         [d, d])
+    ref = ember.ops.aten._convolution_backward_input.default(*args).numpy()
+    np.testing.assert_array_equal(mine, ref)
+
+
+def test_lenet_lowerings_are_used_and_checked(monkeypatch):
+    from ember._inductor import conv_backward
+    cm = ember.compile(lenet())
+    cm(ember.randn(4, 1, 28, 28)).sum().backward()
+    fwd, bwd = cm._compiled_call.history[0].captured.compiled
+    assert fwd.code.count("_convolution_with_columns") == 2   # columns kept for backward
+    assert "_conv_input_grad(" in bwd.code
+    # a lowering that does not reproduce the kernel is not used
+    real = conv_backward.conv_input_grad
+    monkeypatch.setattr(conv_backward, "conv_input_grad", lambda *a: real(*a) * 1.0000001)
+    cm = ember.compile(lenet())
+    cm(ember.randn(4, 1, 28, 28)).sum().backward()
+    _, bwd = cm._compiled_call.history[0].captured.compiled
+    assert "_conv_input_grad(" not in bwd.code and "_convolution_backward_input" in bwd.code
+
+
+def test_optimizer_step_breaks_the_graph_and_stays_correct():
+    # the optimizers update NumPy arrays behind the dispatcher: a captured graph would miss it
+    ember.manual_seed(0)
+    model = nn.Linear(4, 3)
+    twin = copy.deepcopy(model)
+    opt = ember.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt_twin = ember.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    step = ember.compile(lambda: opt.step())
+    x = ember.randn(5, 4)
+    for _ in range(3):
+        for m, o, s in ((model, opt, step), (twin, opt_twin, opt_twin.step)):
+            o.zero_grad()
+            (m(x) ** 2).sum().backward()
+            s()
+        np.testing.assert_array_equal(model.weight.detach().numpy(), twin.weight.detach().numpy())
+    assert "SGD.step()" in next(iter(step.breaks.values()))
+    with pytest.raises(Unsupported, match="SGD.step"):
+        ember.compile(lambda: opt.step(), fullgraph=True)()
+    ember._dynamo.graph_break()  # outside a capture: nothing
+
+
+def test_chains_write_in_place_only_over_dead_arrays():
+    w = ember.randn(6, 6, requires_grad=True)
+
+    def f(x):
+        y = x @ w                    # read again after the ReLU: not overwritten
+        a = y.relu() * 2 + y
+        p = x @ w                    # a view of it is read later: not overwritten
+        v = p.view(36)
+        b = p.tanh()
+        q = (x * 3) @ w              # dies in the chain: overwritten in place
+        c = q.relu() - 1
+        return a, b, v * 1, c
+    cf = ember.compile(f)
+    x = ember.randn(6, 6)
+    for _ in range(2):
+        for got, want in zip(cf(x), f(x)):
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    code = cf.history[0].captured.compiled[0].code
+    assert code.count("(in place over") == 1
+
+
+def test_in_place_chains_never_write_over_inputs():
+    def f(x):
+        return x.contiguous().relu() * 2, x.clone().neg(), x.to(ember.float32).exp()
+    cf = ember.compile(f)
+    x = ember.randn(4, 5)
+    before = x.numpy().copy()
+    for _ in range(2):
+        for got, want in zip(cf(x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(x.numpy(), before)
+    assert cf.history[0].captured.compiled[0].code.count("(in place over") == 1  # the clone

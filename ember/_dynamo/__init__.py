@@ -2,7 +2,7 @@
 backend registry. See eval_frame.py."""
 from . import exc, utils, testing
 from .registry import register_backend, lookup_backend, list_backends
-from .eval_frame import OptimizedModule, reset, is_compiling
+from .eval_frame import OptimizedModule, reset, is_compiling, graph_break
 
 
 def optimize(backend="ember", nopython=False, **kwargs):

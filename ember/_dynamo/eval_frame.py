@@ -96,6 +96,7 @@ class _CompiledCall:
         self.breaks = {}     # signature -> the reason the call ran eagerly
         self.history = []    # CacheEntry per compilation, in order
         self.children = None  # name -> compiled submodule, made at a module's graph break
+        self._tree = None     # [(submodule, its children)] of the last walk (_module_state)
         _caches.append(self)
         functools.update_wrapper(self, fn)
 
@@ -106,14 +107,41 @@ class _CompiledCall:
             return []
         return list(m.named_parameters()) + list(m.named_buffers())
 
-    def signature(self, leaves, state):
+    def _module_state(self):
+        """(training flags, tensors): every submodule's training flag and the module's
+        parameters then buffers, in named_parameters()/named_buffers() order, without their
+        names -- what each call's guard reads. The walk over submodules is cached and made
+        again when some submodule's children change."""
+        tree = self._tree
+        if tree is None or any(tuple(m._modules.values()) != kids for m, kids in tree):
+            tree = self._tree = [(m, tuple(m._modules.values())) for m in self.module.modules()]
+        flags, tensors, seen = [], [], set()
+        for m, _ in tree:
+            flags.append(m.training)
+            for p in m._parameters.values():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    tensors.append(p)
+        seen = set()
+        for m, _ in tree:
+            for b in m._buffers.values():
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    tensors.append(b)
+        return tuple(flags), tensors
+
+    def signature(self, leaves, state, flags=None):
+        """`state`: the module's tensors (from _module_state, or (name, tensor) pairs)."""
         sig = [_grad_state.enabled]
         for a in leaves:
             sig.append(_tensor_guard(a) if isinstance(a, Tensor) else (type(a), a)
                        if _hashable(a) else (type(a), id(a)))
         if self.module is not None:
-            sig.append(tuple(m.training for m in self.module.modules()))
-            sig.extend((id(t), _tensor_guard(t)) for _, t in state)
+            if flags is None:
+                flags = tuple(m.training for m in self.module.modules())
+                state = [t for _, t in state]
+            sig.append(flags)
+            sig.extend((id(t), _tensor_guard(t)) for t in state)
         return tuple(sig)
 
     def describe_guards(self, signature):
@@ -134,8 +162,8 @@ class _CompiledCall:
         if _compiling[0]:  # a compiled call inside a capture is captured as its ops
             return self.fn(*args, **kwargs)
         leaves, spec = flatten([list(args), kwargs])
-        state = self._state()
-        sig = self.signature(leaves, state)
+        flags, tensors = self._module_state() if self.module is not None else ((), [])
+        sig = self.signature(leaves, tensors, flags)
         entry = self.cache.get(sig)
         if entry is None:
             if sig in self.breaks or len(self.cache) >= self.recompile_limit:
@@ -145,11 +173,16 @@ class _CompiledCall:
                     self.breaks[sig] = "recompile_limit reached"
                     return self.fn(*args, **kwargs)
                 return self._run_around_break(args, kwargs)
+            state = self._state()
+            if len(state) != len(tensors) or any(a is not b for (_, a), b in zip(state, tensors)):
+                raise RuntimeError("ember.compile: internal error: the guard's walk over the "
+                                   "module's tensors disagrees with named_parameters()/"
+                                   "named_buffers()")
             entry = self._compile(sig, leaves, spec, state, args, kwargs)
             if entry is None:
                 return self._run_around_break(args, kwargs)
         entry.calls += 1
-        inputs = [a for a in leaves if isinstance(a, Tensor)] + [t for _, t in state]
+        inputs = [a for a in leaves if isinstance(a, Tensor)] + tensors
         inputs += entry.captured.extra_inputs
         outs = entry.fn(inputs)
         out_leaves = entry.out_leaves
@@ -405,6 +438,15 @@ def reset():
         c.breaks.clear()
         c.history.clear()
     counters.clear()
+
+
+def graph_break(msg=""):
+    """torch._dynamo.graph_break: end the capture here (the call runs eagerly, see Graph
+    breaks above); outside a capture it does nothing. Code that changes tensors without going
+    through the dispatcher (the optimizers' NumPy updates) calls it, since the recorded graph
+    would not contain what it does."""
+    if _compiling[0]:
+        raise _GraphBreak(msg or "graph_break() called")
 
 
 def is_compiling():

@@ -14,10 +14,20 @@ under no_grad and returns its outputs with one autograd node, `CompiledFunctionB
 engine sees one for a torch.compile'd region. The compiled backward is not itself
 differentiable (create_graph=True through it raises), as PyTorch's is not by default.
 """
-from .._core.tensor import Tensor, _wrap_any
+import numpy as np
+
+from .._core.tensor import Tensor, _wrap_any, _wrap_external
 from .._core.grad_mode import _grad_state
 from ..autograd.graph import Node
 from ..autograd.views import gradient_edge
+
+
+def _as_tensor(r):
+    """A tensor over an array the generated code returned: a block it allocated, or a view
+    of a tensor's memory, wrapped without a copy (a read-only broadcast view is copied)."""
+    if type(r) is np.ndarray and r.flags.writeable:
+        return _wrap_external(r)
+    return _wrap_any(r)
 
 
 class CompiledFunctionBackward(Node):
@@ -30,7 +40,6 @@ class CompiledFunctionBackward(Node):
         if _grad_state.enabled:
             raise RuntimeError("ember.compile: the compiled backward is not differentiable "
                                "(create_graph=True through a compiled call is not supported)")
-        import numpy as np
         arrays = []
         for g, (shape, dt) in zip(grads, self._out_meta):
             arrays.append(_wrap_any(np.zeros(shape, dt)) if g is None else g)
@@ -38,7 +47,7 @@ class CompiledFunctionBackward(Node):
             raise RuntimeError("Trying to backward through the graph a second time (or directly "
                                "access saved tensors after they have already been freed).")
         result = self._backward(arrays + self._saved)
-        return [None if r is None else (r if isinstance(r, Tensor) else _wrap_any(r))
+        return [None if r is None else (r if isinstance(r, Tensor) else _as_tensor(r))
                 for r in result]
 
 
@@ -65,7 +74,7 @@ class CompiledFunction:
         finally:
             _grad_state.enabled = prev
         n = self.n_outputs
-        outs = [r if isinstance(r, Tensor) or not hasattr(r, "dtype") else _wrap_any(r)
+        outs = [r if isinstance(r, Tensor) or not hasattr(r, "dtype") else _as_tensor(r)
                 for r in result[:n]]
         if not (prev and self.backward is not None and
                 any(inputs[i].requires_grad for i in self.grad_inputs)):
@@ -73,7 +82,7 @@ class CompiledFunction:
         node = CompiledFunctionBackward()
         node.next_functions = tuple(gradient_edge(inputs[i]) for i in self.grad_inputs)
         node._backward = self.backward
-        node._saved = [r if isinstance(r, Tensor) else _wrap_any(r) for r in result[n:]]
+        node._saved = [r if isinstance(r, Tensor) else _as_tensor(r) for r in result[n:]]
         node._out_meta = self.out_meta
         node._num_outputs = len(self.diff_outputs)
         for k, pos in enumerate(self.diff_outputs):

@@ -1,27 +1,37 @@
 """Generated Python over NumPy for a recorded graph: elementwise fusion, a static memory plan,
 and the source you can print (`CompiledGraph.code`).
 
-Each call becomes one line. Ops with a NumPy lowering here become NumPy expressions on arrays;
-every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on tensors, so the generated
-code computes exactly what the kernels compute. Arrays and tensors are converted only where one
-kind of line hands a value to the other.
+Each call becomes one line. Ops with a NumPy lowering here (elementwise ops, views, linear,
+mm/matmul of matrices, sums over dims) become the NumPy calls their CPU kernels make, on
+arrays; every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on tensors, so the
+generated code computes exactly what the kernels compute. Arrays and tensors are converted only
+where one kind of line hands a value to the other, and wrapping an array as a tensor copies
+nothing. A kernel with a faster lowering elsewhere in this package (the convolution input
+gradient, conv_backward.py) is replaced by it only when the lowering reproduced the kernel's
+result bit for bit on the capture run's tensors.
 
 Fusion: a chain of elementwise calls with the same result shape and dtype, each reading the one
 before it and nothing else using the intermediate, becomes one kernel function writing every
 step into the same buffer with `out=` -- one allocation for the chain instead of one per op.
+When the chain's first call reads an array that dies there (made by this code or a private
+kernel result, not leaving the graph, read by nothing later), the chain writes over it instead:
+a linear layer's ReLU runs in place on the product.
 
-Memory plan: the buffer of a fused chain (or a linear layer's result) whose Value never leaves
-the graph -- it is not an output, not saved for backward, and no tensor sharing its memory is --
-comes from a pool allocated at the first run and kept across runs. Buffers are handed out in
-call order and returned to the pool after the last call that reads the Value or anything
-sharing its memory, so a later chain of the same shape and dtype reuses them.
+Memory plan: the buffer of a fused chain or a product whose Value never leaves the graph -- it
+is not an output, not saved for backward, and no tensor sharing its memory is -- comes from a
+pool allocated at the first run and kept across runs. Buffers are handed out in call order and
+returned to the pool after the last call that reads the Value or anything sharing its memory,
+so a later chain of the same shape and dtype reuses them. Values that leave the graph get new
+caching-allocator blocks.
 """
 import numpy as np
 
-from .._core.tensor import _wrap, _wrap_any
+from .._core.tensor import _wrap_external
+from .._core.caching_allocator import empty as _empty
 from .._core import dtype as D
 from .._dispatch.recorder import Value
 from .passes import writes
+from . import conv_backward
 
 _FLOATS = (D.float32, D.float64)
 
@@ -101,6 +111,33 @@ def _linear_lowering(call):
     return True
 
 
+def _product_lowering(call):
+    """mm, and matmul of two matrices, as one np.matmul (BLAS reads a transposed operand in
+    place: no copy for `a.T @ b`)."""
+    if call.op.__name__ not in ("mm", "matmul") or len(call.outs) != 1:
+        return False
+    out = call.outs[0]
+    a, b = call.args
+    return (out is not None and out.dtype in _FLOATS and type(a) is Value and type(b) is Value
+            and a.dtype is out.dtype and b.dtype is out.dtype and len(a.shape) == 2
+            and len(b.shape) == 2)
+
+
+def _sum_lowering(call):
+    """sum over dims of a float tensor, with a non-0-d result, as np.sum (the kernel's call)."""
+    if call.op.__name__ != "sum.dim_IntList" or len(call.outs) != 1:
+        return None
+    out = call.outs[0]
+    x, dim, keepdim, dtype = call.args
+    if out is None or type(x) is not Value or x.dtype not in _FLOATS or dtype is not None \
+            or not out.shape or not dim or type(dim) is not list:
+        return None
+    n = len(x.shape)
+    dims = tuple(sorted(set(d % n for d in dim)))
+    return "np.sum({0}, axis=%r, keepdims=%r, dtype=np.%s)" % (dims, bool(keepdim),
+                                                                 _np_name(out))
+
+
 class FusionGroup:
     """An elementwise chain compiled into one kernel function."""
 
@@ -140,16 +177,36 @@ def fusion_groups(graph, escaping):
     return items
 
 
+def _checked_kernel(call, tensors):
+    """A faster NumPy lowering of a kernel call, as (function, its name in the code), when
+    one applies and reproduces the kernel's result bit for bit on the capture run's tensors;
+    else None."""
+    if call.op.__name__ != "_convolution_backward_input" or len(call.outs) != 1:
+        return None
+    args = [tensors.get(a) if type(a) is Value else a for a in call.args]
+    result = tensors.get(call.outs[0])
+    if result is None or any(a is None for a in args[:2]) or args[0]._np is None:
+        return None
+    g, w = args[0]._np, args[1]._np
+    if not conv_backward.applies(g, w, *args[2:]):
+        return None
+    mine = conv_backward.conv_input_grad(g, w, tuple(args[2]), args[3], args[4], args[5])
+    if mine.dtype != result._np.dtype or not np.array_equal(mine, result._np):
+        return None
+    return conv_backward.conv_input_grad, "_conv_input_grad"
+
+
 class CompiledGraph:
     """A graph turned into a Python function `fn(inputs) -> results` over NumPy."""
 
-    def __init__(self, graph, inputs, results, constants, aliases, escaping, name="forward"):
+    def __init__(self, graph, inputs, results, constants, aliases, escaping, name="forward",
+                 tensors=None):
         self.graph = graph
         self.name = name
         self.items = fusion_groups(graph, escaping)
         self.fusion = [g for g in self.items if isinstance(g, FusionGroup) and len(g.calls) > 1]
         self.code, env, self.n_buffers = _generate(self.items, inputs, results, constants,
-                                                   aliases, escaping, name)
+                                                   aliases, escaping, name, tensors or {})
         namespace = dict(env)
         exec(compile(self.code, f"<ember.compile {name}>", "exec"), namespace)
         self.fn = namespace[name]
@@ -159,8 +216,8 @@ class CompiledGraph:
         return self.fn(inputs, self.buffers)
 
 
-def _generate(items, inputs, results, constants, aliases, escaping, name):
-    env = {"np": np, "_wrap": _wrap, "_wrap_any": _wrap_any,
+def _generate(items, inputs, results, constants, aliases, escaping, name, tensors):
+    env = {"np": np, "_wrap": _wrap_external, "_empty": _empty,
            "_threshold_backward_into": _threshold_backward_into}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
@@ -180,7 +237,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
     def as_tensor(v):
         if v not in ten:
             ten[v] = f"t{v.index}"
-            lines.append(f"    t{v.index} = _wrap_any({arr[v]})")
+            lines.append(f"    t{v.index} = _wrap({arr[v]})")
         return ten[v]
 
     def expr(a, conv):
@@ -198,19 +255,33 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
 
     # the memory plan: last reader of every Value (through its aliases)
     last = {}
-    position = {}
     for k, item in enumerate(items):
         for c in (item.calls if isinstance(item, FusionGroup) else [item]):
-            position[c] = k
             for v in c.values_read():
                 for w in aliases.get(v, (v,)):
                     last[w] = k
+    # a value a fused chain will overwrite in place, when the chain's result leaves the graph,
+    # gets a new block rather than a pool slot (the slot would leave with it)
+    allocated = {item.out if isinstance(item, FusionGroup) else item.outs[0]
+                 for item in items if isinstance(item, FusionGroup) or _linear_lowering(item)
+                 or _product_lowering(item)}
+    unpooled = set()
+    for k, item in enumerate(items):
+        if isinstance(item, FusionGroup) and (item.out in escaping or last.get(item.out, -1) <= k):
+            for x in item.calls[0].values_read():
+                if x in allocated and _donor(x, item, k, last, escaping):
+                    unpooled.add(x)
+                    break
     free, n_buffers, owner, release = {}, 0, {}, {}
+    fresh = set()  # Values whose array the generated code allocated (a pool slot or a new block)
 
-    def planned(v, k):
+    def buffer(v, k):
+        """Where the array of v, made by item k, goes: a pool slot when v dies inside the
+        graph, else a new caching-allocator block."""
         nonlocal n_buffers
-        if v in escaping or last.get(v, -1) <= k:
-            return None
+        fresh.add(v)
+        if v in escaping or v in unpooled or last.get(v, -1) <= k:
+            return f"_empty({v.shape!r}, np.{_np_name(v)})"
         key = (v.shape, v.dtype)
         pool = free.get(key)
         slot = pool.pop() if pool else None
@@ -220,6 +291,25 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
         owner[v] = (slot, key)
         release.setdefault(last[v], []).append(v)
         return f"_buffer({slot}, {v.shape!r}, np.{_np_name(v)})"
+
+    def reusable(x, out, k, item):
+        """Whether `out` (made by item k) may be written over x's array: x is an array this
+        code allocated, of out's shape and dtype, not leaving the graph, read (itself or
+        through a view) by nothing after item k (nor by the group after its first call), and a pool slot never
+        ends up escaping."""
+        if x not in fresh or not _donor(x, item, k, last, escaping):
+            return False
+        return not (x in owner and (out in escaping or last.get(out, -1) <= k))
+
+    def reuse(x, out):
+        """out takes over x's array (and its pool slot, released after out's last reader)."""
+        fresh.add(out)
+        if x in owner:
+            slot = owner.pop(x)
+            release[last[x]].remove(x)
+            owner[out] = slot
+            release.setdefault(last[out], []).append(out)
+        return arr[x]
 
     fused_count = 0
     for k, item in enumerate(items):
@@ -247,26 +337,51 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
             src = f"def {fname}({params}, out):\n" + "\n".join(body) + "\n    return out\n"
             env["_src_" + fname] = src
             exec(compile(src, f"<ember.compile {fname}>", "exec"), env)
-            buf = planned(out, k) or f"np.empty({out.shape!r}, np.{_np_name(out)})"
-            lines.append(f"    # {item!r}")
-            lines.append(f"    a{out.index} = {fname}({', '.join(as_array(v) for v in operands)}, "
-                         f"{buf})")
+            args = [as_array(v) for v in operands]
+            donor = next((v for v in operands
+                          if reusable(v, out, k, item)), None)
+            buf = reuse(donor, out) if donor is not None else buffer(out, k)
+            lines.append(f"    # {item!r}" + (f"  (in place over a{donor.index})"
+                                               if donor is not None else ""))
+            lines.append(f"    a{out.index} = {fname}({', '.join(args)}, {buf})")
             arr[out] = f"a{out.index}"
+            ten.pop(out, None)
         else:
             c = item
             view = _view_lowering(c)
+            total = _sum_lowering(c)
             if view is not None:
                 v = c.outs[0]
                 lines.append(f"    a{v.index} = " + view.format(as_array(c.args[0])))
                 arr[v] = f"a{v.index}"
+            elif total is not None:
+                v = c.outs[0]
+                lines.append(f"    a{v.index} = " + total.format(as_array(c.args[0])) +
+                             f"  # {c.op.__name__}")
+                arr[v] = f"a{v.index}"
             elif _linear_lowering(c):
                 x, w, b = c.args
                 v = c.outs[0]
-                buf = planned(v, k)
-                mm = f"np.matmul({as_array(x)}, {as_array(w)}.T" + (f", out={buf})" if buf else ")")
-                lines.append(f"    a{v.index} = {mm}")
+                lines.append(f"    a{v.index} = np.matmul({as_array(x)}, {as_array(w)}.T, "
+                             f"out={buffer(v, k)})  # linear")
                 if b is not None:
                     lines.append(f"    a{v.index} += {as_array(b)}")
+                arr[v] = f"a{v.index}"
+            elif (checked := _checked_kernel(c, tensors)) is not None:
+                fn, fname = checked
+                env[fname] = fn
+                g, w, size, stride, padding, dilation = c.args[:6]
+                v = c.outs[0]
+                lines.append(f"    a{v.index} = {fname}({as_array(g)}, {as_array(w)}, "
+                             f"{tuple(size)!r}, {stride!r}, {padding!r}, {dilation!r})  "
+                             f"# {c.op.__name__} (checked against the kernel)")
+                arr[v] = f"a{v.index}"
+                fresh.add(v)
+            elif _product_lowering(c):
+                a, b = c.args
+                v = c.outs[0]
+                lines.append(f"    a{v.index} = np.matmul({as_array(a)}, {as_array(b)}, "
+                             f"out={buffer(v, k)})  # {c.op.__name__}")
                 arr[v] = f"a{v.index}"
             else:
                 key = f"op{len(env)}"
@@ -283,6 +398,9 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
                     if v is not None:
                         ten[v] = f"t{v.index}"
                         arr.pop(v, None)
+                        if v not in inputs and v not in constants and \
+                                _private_result(c, v, aliases, tensors):
+                            fresh.add(v)  # a fused chain may write over it
                 if writes(c.op):  # a kernel may have replaced the written tensor's array
                     for a, v in zip(c.op.schema.arguments, c.args):
                         if a.mutable and type(v) is Value:
@@ -303,6 +421,27 @@ def _generate(items, inputs, results, constants, aliases, escaping, name):
     fused_src = "".join(env[k] + "\n" for k in sorted(env) if k.startswith("_src_"))
     code = "\n".join(head + lines) + "\n"
     return fused_src + code, env, n_buffers
+
+
+def _private_result(call, v, aliases, tensors):
+    """Whether a kernel's result owns its memory: the op returns no view and writes nothing,
+    the result is none of its arguments, the capture run's result shared memory with no other
+    tensor of the graph, and its array was writeable."""
+    if writes(call.op) or call.op._is_view or v in aliases or v in set(call.values_read()):
+        return False
+    t = tensors.get(v)
+    return t is not None and t._np is not None and t._np.flags.writeable
+
+
+def _donor(x, group, k, last, escaping):
+    """Whether fused group k may write its result over x's array (as far as x's use goes):
+    x has the result's shape and dtype, does not leave the graph, is read (itself or through
+    a view) by nothing after the group, and within the group only by its first call."""
+    out = group.out
+    if x in escaping or last.get(x, -1) != k or x.shape != out.shape or x.dtype is not out.dtype:
+        return False
+    return x in set(group.calls[0].values_read()) and \
+        not any(x in set(c.values_read()) for c in group.calls[1:])
 
 
 def _np_name(v):

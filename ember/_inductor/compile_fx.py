@@ -5,6 +5,7 @@ from .._functorch.aot_autograd import CompiledFunction
 from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph
 from .passes import written_values, cse, rename_reads, fold_constants, dce
+from .conv_columns import keep_conv_columns
 
 
 def memory_aliases(tensors):
@@ -23,6 +24,21 @@ def memory_aliases(tensors):
             for v in group:
                 aliases[v] = s
     return aliases
+
+
+def merge_renamed(aliases, rename):
+    """After CSE replaced each Value `old` by `new`: whatever shared memory with `old` (a view
+    the capture run took of it) shares it with `new` now."""
+    groups = {v: set(s) for v, s in aliases.items()}
+    for old, new in rename.items():
+        merged = groups.get(old, {old}) | groups.get(new, {new})
+        for v in merged:
+            groups[v] = merged
+    out = {}
+    for v, g in groups.items():
+        if len(g) > 1:
+            out[v] = frozenset(g)
+    return out
 
 
 def _closure(values, aliases):
@@ -67,7 +83,8 @@ def compile_fx(captured, example_inputs, generate_code=True):
     rename = cse(fwd, written)
     for g in graphs[1:]:
         rename_reads(g, rename)
-        cse(g, written)
+        rename.update(cse(g, written))
+    aliases = merge_renamed(aliases, rename)
     for g in graphs:
         fold_constants(g, written)
     constants = {}
@@ -76,6 +93,8 @@ def compile_fx(captured, example_inputs, generate_code=True):
     saved = []
     if bwd is not None:
         dce(bwd, bwd.outputs, written)
+        if generate_code:
+            keep_conv_columns(fwd, bwd, captured.tensors)
         saved = saved_values(fwd, bwd, constants)
     dce(fwd, list(fwd.outputs) + saved, written)
     constants = {}
@@ -89,11 +108,12 @@ def compile_fx(captured, example_inputs, generate_code=True):
                                   "backward")
     else:
         forward = CompiledGraph(fwd, fwd.inputs, results, constants, aliases,
-                                _closure(results, aliases), "forward")
+                                _closure(results, aliases), "forward", captured.tensors)
         backward = None
         if bwd is not None:
             backward = CompiledGraph(bwd, list(bwd.inputs) + saved, bwd.outputs, constants,
-                                     aliases, _closure(bwd.outputs, aliases), "backward")
+                                     aliases, _closure(bwd.outputs, aliases), "backward",
+                                     captured.tensors)
     captured.compiled = (forward, backward)
     return CompiledFunction(forward, backward, n, captured.diff_outputs, captured.grad_inputs,
                             captured.out_meta)

@@ -52,7 +52,7 @@ class Derivative:
                     raise ValueError(f"derivative of {op.name}: '{n}' is not a tensor argument")
             params = tuple(inspect.signature(fn).parameters)
             for p in params:
-                if p in ("grad", "grads", "needs") or p in saved:
+                if p in ("grad", "grads", "raw_grads", "needs") or p in saved:
                     continue
                 if p in argnames or p == "result" or (p.startswith("result") and
                                                       p[6:].isdigit()):
@@ -128,8 +128,9 @@ class OpNode(Node):
     def apply(self, grads):
         d = self._deriv
         saved = self._saved
+        raw = grads  # None where an output received no gradient (PyTorch's undefined grad)
         grads = _materialize(self, grads)
-        env = {"grad": grads[0], "grads": grads}
+        env = {"grad": grads[0], "grads": grads, "raw_grads": raw}
         for name, value in saved.items():
             env[name] = _unpack(value, self)
         spans = self._spans

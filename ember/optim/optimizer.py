@@ -18,6 +18,7 @@ import numpy as np
 from .._core import dtype as _dtype
 from .._core.tensor import Tensor, _wrap
 from ..autograd.graph import RemovableHandle
+from .._dynamo.eval_frame import _compiling, graph_break
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from . import _foreach
 
@@ -223,6 +224,9 @@ class Optimizer:
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self, *_ = args
+            if _compiling[0]:  # the update writes NumPy arrays: a capture would not see it
+                graph_break(f"{type(self).__name__}.step() updates the parameters outside the "
+                            "dispatcher (ember.compile runs it eagerly)")
             for pre_hook in chain(_global_optimizer_pre_hooks.values(),
                                   self._optimizer_step_pre_hooks.values()):
                 result = pre_hook(self, args, kwargs)

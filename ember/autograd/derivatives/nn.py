@@ -432,19 +432,25 @@ derivative("native_layer_norm_backward", {
                                              _layer_norm_view(input, normalized_shape), needs)})
 
 
-def _group_norm_grads(grads, input, weight, N, C, HxW, group, result1, result2, needs):
-    """The kernel's gradients for the output, plus (as in PyTorch, whose group norm mean and
-    rstd are differentiable) the input gradient through mean and rstd when these received a
-    nonzero gradient: d mean / dx = 1 / m, d rstd / dx = -rstd^3 (x - mean) / m per group."""
-    out = _aten.native_group_norm_backward(grads[0], input, result1, result2, weight, N, C, HxW,
-                                           group, list(needs))
-    g_mean, g_rstd = grads[1], grads[2]
-    if not needs[0] or not (bool(g_mean.any()) or bool(g_rstd.any())):
+def _group_norm_grads(grads, raw_grads, input, weight, N, C, HxW, group, result1, result2,
+                      needs):
+    """The kernel's gradients for the output, plus, as in PyTorch (whose group norm mean and
+    rstd are differentiable), the input gradient through mean and rstd when both received a
+    gradient: d mean / dx = 1 / m, d rstd / dx = -rstd^3 (x - mean) / m per group. Which
+    outputs received one is read from the graph (PyTorch's `grads[i].defined()`), never from
+    the values, so the backward has no data-dependent branch for ember.compile to break on."""
+    out = (None, None, None)
+    if raw_grads[0] is not None:
+        out = _aten.native_group_norm_backward(grads[0], input, result1, result2, weight, N, C,
+                                               HxW, group, list(needs))
+    if not needs[0] or raw_grads[1] is None or raw_grads[2] is None:
         return out
+    g_mean, g_rstd = grads[1], grads[2]
     x = input.reshape(N, group, -1)
     mean, rstd = result1.unsqueeze(-1), result2.unsqueeze(-1)
     extra = (g_mean.unsqueeze(-1) - g_rstd.unsqueeze(-1) * rstd * rstd * rstd * (x - mean))
-    return (out[0] + (extra / x.shape[-1]).reshape(input.shape),) + tuple(out[1:])
+    extra = (extra / x.shape[-1]).reshape(input.shape)
+    return (extra if out[0] is None else out[0] + extra,) + tuple(out[1:])
 
 
 derivative("native_group_norm", {"input, weight, bias": _group_norm_grads})
