@@ -782,3 +782,18 @@ def test_inplace_on_views_gradcheck():
     w = ember.tensor([0.3, -0.4], dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(fn, (x, w))
     assert ember.autograd.gradgradcheck(fn, (x, w))
+
+
+def test_double_backward_through_a_subgraph_that_gets_no_gradient():
+    """The engine skips a node no gradient reaches and counts down what it feeds (the layer
+    norm's mean branch here, on the second backward)."""
+    torch = pytest.importorskip("torch")
+    data = np.arange(6.0).reshape(2, 3) / 7
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(data, requires_grad=True)
+        out = lib.nn.functional.layer_norm(x, (3,))
+        u = lib.zeros(2, 3, dtype=lib.float64, requires_grad=True)
+        v = lib.autograd.grad(out, x, u, create_graph=True)[0]
+        results.append(lib.autograd.grad(v, u, lib.ones(2, 3, dtype=lib.float64))[0].numpy())
+    np.testing.assert_allclose(results[0], results[1], atol=1e-12)

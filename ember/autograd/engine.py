@@ -154,13 +154,13 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                     if nxt in buffers:
                         heapq.heappush(ready, (-nxt._seq, next(order), nxt))
                     else:
-                        _skip_subgraph(nxt, deps, buffers, ready, keep_graph)
+                        _skip_subgraph(nxt, deps, buffers, ready, keep_graph, order)
     finally:
         _grad_state.enabled = prev
     return captured
 
 
-def _skip_subgraph(node, deps, buffers, ready, keep_graph):
+def _skip_subgraph(node, deps, buffers, ready, keep_graph, order):
     """A node that received no gradient at all: release it and count down what it feeds."""
     stack = [node]
     while stack:
