@@ -666,6 +666,9 @@ def _meta_view(shape, src, stride, offset):
 def _alias(src):
     """Same storage, same view, no autograd history (detach)."""
     if src._np is None:
+        alias = getattr(src, "_functorch_alias", None)  # a vmap BatchedTensor wraps its batch
+        if alias is not None:
+            return alias()
         return _meta_view(src._size, src, src.stride(), src.storage_offset())
     t = _view_of(src._np, src)
     t.dtype = src.dtype

@@ -9,7 +9,7 @@ from .engine import execute
 from . import graph, engine, variable_type
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
-from . import forward_ad, profiler, profiler_util
+from . import forward_ad, functional, profiler, profiler_util
 from .._core.tensor import Tensor
 
 
