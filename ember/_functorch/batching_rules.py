@@ -394,6 +394,26 @@ def _gather(op):
     return _dims(op, ("dim",))
 
 
+# ---- in-place view ops: the wrapper takes the out-of-place view's batch ----------------------
+def _inplace_view(functional_name):
+    def maker(op):
+        functional = lookup(functional_name)
+
+        def rule(self, *rest):
+            if not _is_tensor_at(self, V.max_level((self,) + rest)):
+                return V._fallback(op, V.KEY, (self,) + rest)
+            out = functional(self, *rest)
+            self._value, self._bdim, self._size = out._value, out._bdim, out._size
+            return self
+        return rule
+    return maker
+
+
+INPLACE_VIEWS = {"t_": "t", "transpose_": "transpose.int", "swapdims_": "transpose.int",
+                 "swapaxes_": "transpose.int", "unsqueeze_": "unsqueeze", "squeeze_": "squeeze",
+                 "squeeze_.dim": "squeeze.dim", "squeeze_.dims": "squeeze.dims"}
+
+
 # ---- the table ------------------------------------------------------------------------------
 POINTWISE = """
 add.Tensor sub.Tensor rsub.Tensor mul.Tensor div.Tensor_mode floor_divide remainder.Tensor
@@ -460,6 +480,8 @@ def _install():
     _register(("convolution",), _convolution)
     _register(("embedding",), _embedding)
     _register(("index.Tensor",), _index)
+    for name, functional in INPLACE_VIEWS.items():
+        _register((name,), _inplace_view(functional))
 
 
 _install()

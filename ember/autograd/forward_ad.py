@@ -253,9 +253,24 @@ def _inplace(op, args, duals):
             _set_tangent(self, _op("expand")(t, self._size) if t._size != self._size else
                          _op("clone")(t))
         return self
+    if functional is None and op.name in _ZEROING:
+        _below_mode(op, args)
+        _set_tangent(self, _zeros_like(self))
+        return self
+    if functional is None and op.name in _INPLACE_VIEWS:
+        t = _tangent(self)
+        _below_mode(op, args)
+        if t is not None:
+            t = _op("clone")(t)
+            op(t, *args[1:])
+            _set_tangent(self, t)
+        return self
+    if functional is None:
+        functional = _FUNCTIONAL.get(op.name)
     if functional is None:
         raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not "
                                   "support it because it has not been implemented yet.")
+    functional = _op(functional) if isinstance(functional, str) else functional
     res = functional(*args)
     t = _tangent(res) if isinstance(res, Tensor) else None
     _below_mode(op, tuple(_primal(a) if isinstance(a, Tensor) and _tangent(a) is not None
@@ -263,6 +278,14 @@ def _inplace(op, args, duals):
     if t is not None:
         _set_tangent(self, t)
     return self
+
+
+_ZEROING = ("aten::fill_.Scalar", "aten::zero_")
+_INPLACE_VIEWS = ("aten::transpose_", "aten::swapdims_", "aten::swapaxes_", "aten::t_",
+                  "aten::squeeze_", "aten::squeeze_.dim", "aten::squeeze_.dims", "aten::unsqueeze_")
+# in-place ops declared on their own line: their out-of-place twin
+_FUNCTIONAL = {"aten::pow_.Tensor": "pow.Tensor_Tensor", "aten::polygamma_": "polygamma",
+               "aten::floor_divide_.Tensor": "floor_divide"}
 
 
 def _jvp_by_double_vjp(op, primals, tangents, outs):
@@ -359,8 +382,9 @@ def _add(sign):
 
 
 def _apply(op, *args):
-    """op(*args), or None when a tangent among them is missing."""
-    return None if any(a is None for a in args) else op(*args)
+    """op(*args), or None when a tangent among them is missing (a tensor slot holding None;
+    the bias of `linear` may be None and is passed through)."""
+    return None if any(a is None for a in args[:2]) else op(*args)
 
 
 def _mul(primals, tangents, out):
