@@ -55,7 +55,7 @@ def tensor_outputs(out):
 
 def to_np(t):
     return np.asarray(t.detach().numpy()) if isinstance(t, ember.Tensor) else \
-        t.detach().numpy()
+        t.detach().numpy(force=True)
 
 
 def close(a, b, rtol=1e-6, atol=1e-7):
