@@ -16,7 +16,7 @@ from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd import forward_ad as fwAD
 from .pytree import tree_flatten, tree_unflatten, tree_map
-from .vmap import vmap_impl
+from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize"]
@@ -44,11 +44,24 @@ def _detach(t):
     """Cut `t` from this transform's graph, keeping a tangent it carries."""
     if not isinstance(t, Tensor):
         return t
-    d = t.detach()
+    d = _detach_batched(t) if type(t) is BatchedTensor else t.detach()
     tangent = fwAD._tangent(t)
     if tangent is not None and fwAD._current_level >= 0:
         fwAD._set_tangent(d, tangent)
     return d
+
+
+def _detach_batched(t):
+    """A BatchedTensor cut from the graph at every level: its physical tensor detached too (no
+    outer transform tracks it, so the physical graph holds only this transform's leaves)."""
+    chain = []
+    while type(t) is BatchedTensor:
+        chain.append(t)
+        t = t._value
+    value = t.detach()
+    for b in reversed(chain):
+        value = _wrap_batched(value, b._bdim, b._level)
+    return value
 
 
 def _as_tuple(x):

@@ -34,8 +34,9 @@ def _set_vmap_fallback_warning_enabled(enabled):
 
 
 class BatchedTensor(Tensor):
-    """One example's view of a batch: `_value` with its dim `_bdim` hidden, at vmap `_level`."""
-    __slots__ = ("_value", "_bdim", "_level")
+    """One example's view of a batch: `_value` with its dim `_bdim` hidden, at vmap `_level`.
+    (No __slots__ of its own: the fields live in the instance dict, so the layout equals
+    Tensor's and a fresh tensor can become batched in place -- see `_random_op`.)"""
 
     @property
     def _stride_(self):
@@ -248,11 +249,12 @@ def _random_op(op, args, mode_level):
             "operation out of vmap")
     level = max_level(args)
     if not level:
+        if randomness == "different" and op._mutates:
+            return _batched_draw(op, args, mode_level)
         if randomness == "different":
             raise NotImplementedError(
-                f"vmap(randomness='different'): the random op {op.name} makes a tensor with no "
-                "batch dimension here; ember cannot give each example its own draw. Create the "
-                "random tensor with a batched tensor's shape (e.g. torch.rand_like(x)).")
+                f"vmap(randomness='different'): the random op {op.name} on an unbatched input "
+                "is not supported by ember (give it a batched input)")
         return _dispatcher.call_in_modes(op, args, mode_level - 1)
     if randomness == "different":
         return _fallback(op, KEY, args)  # one draw per example
@@ -265,6 +267,26 @@ def _random_op(op, args, mode_level):
         return self
     raise NotImplementedError(f"vmap(randomness='same') is not supported for {op.name} on a "
                               "batched input in ember")
+
+
+def _batched_draw(op, args, mode_level):
+    """randomness='different' and a random fill of a tensor made inside the vmap (rand_like,
+    dropout's mask): each example gets its own draw, so the tensor becomes batched at the
+    innermost level -- in place, as the op's contract is to fill `self`."""
+    self = args[0]
+    if self._base is not None or self._version:
+        raise NotImplementedError(
+            f"vmap(randomness='different'): {op.name} fills an unbatched tensor that other "
+            "tensors view or that was written before; ember can make only a fresh tensor "
+            "batched")
+    level, size, _ = _levels[-1]
+    value = _op("empty.memory_format")((size,) + tuple(self._size), dtype=self.dtype,
+                                        device=self._device)
+    _dispatcher.call_in_modes(op, (value,) + tuple(args[1:]), mode_level - 1)
+    self.__class__ = BatchedTensor
+    self._value, self._bdim, self._level = value, 0, level
+    self._np, self._storage = None, None
+    return self
 
 
 def _slice(a, level, b):
@@ -334,7 +356,7 @@ def vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
     name = _get_name(func)
-    if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+    if not isinstance(in_dims, (int, tuple)):
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` "
                          "to be int or a (potentially nested) tuple matching the structure of "
                          f"inputs, got: {type(in_dims)}.")
