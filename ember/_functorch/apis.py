@@ -2,6 +2,7 @@
 import functools
 
 from .vmap import vmap_impl
+from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

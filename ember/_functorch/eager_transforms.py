@@ -17,6 +17,7 @@ from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd import forward_ad as fwAD
 from .pytree import tree_flatten, tree_unflatten, tree_map
 from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
+from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize"]

@@ -478,4 +478,3 @@ def _out_dims(out_dims, out, out_spec, name):
 
 
 _random_ops()
-from . import batching_rules  # noqa: E402,F401  (registers the FuncTorchBatched kernels)

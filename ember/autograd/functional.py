@@ -3,9 +3,10 @@
 The older functional API beside torch.func: inputs and outputs are a Tensor or a tuple of
 Tensors, products are computed with `autograd.grad` (jvp by the double-backward trick, as
 PyTorch does here), `create_graph` keeps them differentiable, `strict` raises when an output
-is independent of an input, and `jacobian`/`hessian` may be vectorized (`vectorize=True`: the
-vjp vmapped over the identity's rows, or with `strategy="forward-mode"` a jvp vmapped over its
-columns).
+is independent of an input. `jacobian`/`hessian` take `vectorize` and `strategy` with PyTorch's
+checks and compute one vjp per output element (reverse mode) or one jvp per input element
+(forward mode, through `forward_ad`): PyTorch vectorizes these loops with vmap, which in ember
+lives above autograd (ember/_functorch), so the results are the same and only the speed differs.
 """
 from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
@@ -256,13 +257,11 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
                                               "jacobian")
         _check_requires_grad(outputs, "outputs", strict=strict)
-        if vectorize:
-            if strict:
-                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
-                                   "`vectorize=True` are not supported together. Please either "
-                                   "set `strict=False` or `vectorize=False`.")
-            jac = _jacrev_vectorized(outputs, inputs, create_graph)
-        else:
+        if vectorize and strict:
+            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                               "`vectorize=True` are not supported together. Please either set "
+                               "`strict=False` or `vectorize=False`.")
+        if True:  # vectorize or not: the same rows (see the module docstring)
             jac = []
             for i, out in enumerate(outputs):
                 rows = [[] for _ in inputs]
@@ -295,53 +294,50 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
-def _jacrev_vectorized(outputs, inputs, create_graph):
-    """Each output's Jacobian rows at once: the vjp vmapped over the identity."""
-    from .._functorch.vmap import vmap_impl
-    from .._dispatch.dispatcher import lookup
-    cat, eye = lookup("cat"), lookup("eye.m")
-    numels = [o.numel() for o in outputs]
-    total = sum(numels)
-    basis = eye(total, total, dtype=outputs[0].dtype, device=outputs[0]._device)
-
-    def vjp_row(v):
-        cts, start = [], 0
-        for o, n in zip(outputs, numels):
-            cts.append(v.narrow(0, start, n).view(o._size))
-            start += n
-        g = _autograd_grad(outputs, inputs, cts, create_graph=True, retain_graph=True)
-        return tuple(gi if gi is not None else zeros(x._size, x.dtype, x._device)
-                     for gi, x in zip(g, inputs))
-    rows = vmap_impl(vjp_row, 0, 0, "error", None, (basis,), {}) if total else \
-        tuple(zeros((0,) + tuple(x._size), x.dtype, x._device) for x in inputs)
-    jac, start = [], 0
-    for o, n in zip(outputs, numels):
-        jac.append(tuple(r.narrow(0, start, n).reshape(o.size() + x.size())
-                         for r, x in zip(rows, inputs)))
-        start += n
-    del cat
-    return tuple(jac)
-
-
 def _jacfwd(func, inputs, strict):
+    """The Jacobian by forward mode: one jvp per input element, its tangent one-hot."""
     if strict:
         raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                            '`strategy="forward-mode"` are not supported together (yet). Please '
                            "either set `strict=False` or `strategy=\"reverse-mode\"`.")
-    from .._functorch.eager_transforms import jacfwd
+    from . import forward_ad as fwAD
+    from .._dispatch.dispatcher import lookup
+    stack = lookup("stack")
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    out_box = []
+    columns = []  # per input: per element: the outputs' tangents
+    is_outputs_tuple = False
+    for i, x in enumerate(inputs):
+        cols = []
+        for k in range(x.numel()):
+            t = zeros((x.numel(),), x.dtype, x._device)
+            t[k] = 1
+            with fwAD.dual_level():
+                args = [fwAD.make_dual(a.detach(), t.view(x._size)) if j == i else a.detach()
+                        for j, a in enumerate(inputs)]
+                out = func(*args)
+                is_outputs_tuple, outs = _as_tuple(out, "outputs of the user-provided "
+                                                   "function", "jacobian")
+                cols.append([_tangent_or_zeros(o, fwAD) for o in outs])
+        columns.append(cols)
+    if not any(columns):
+        raise RuntimeError("jacobian: the inputs have no elements")
+    n_out = len(next(c for c in columns if c)[0])
+    jac = []
+    for j in range(n_out):
+        row = []
+        for x, cols in zip(inputs, columns):
+            blocks = [c[j] for c in cols]
+            ref = next(c for c in columns if c)[0][j]
+            block = stack(blocks, -1) if blocks else zeros(tuple(ref._size) + (0,), ref.dtype,
+                                                           ref._device)
+            row.append(block.reshape(tuple(ref._size) + tuple(x._size)))
+        jac.append(tuple(row))
+    return _tuple_postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
 
-    def f(*xs):
-        out = func(*xs)
-        out_box.append(isinstance(out, tuple))
-        return out
-    jac = jacfwd(f, argnums=tuple(range(len(inputs))))(*inputs)
-    is_outputs_tuple = out_box[0]
-    if not is_outputs_tuple:
-        jac = (jac,)
-    jac = tuple(tuple(j.detach() for j in row) for row in jac)
-    return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+def _tangent_or_zeros(o, fwAD):
+    primal, t = fwAD.unpack_dual(o)
+    return (t if t is not None else zeros(o._size, o.dtype, o._device)).detach()
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
