@@ -394,6 +394,46 @@ def _gather(op):
     return _dims(op, ("dim",))
 
 
+# ---- ops over (N, C, *spatial) whose examples along N are independent: the batch joins N ----
+def _fold_into_n(base_ndim):
+    """Pooling and padding (and their backward ops): every tensor argument is (N, C, *spatial)
+    or, without N, (C, *spatial) with `base_ndim` dims; the vmap batch is folded into N."""
+    def maker(op):
+        def rule(*args):
+            level, size = _level_and_size(args)
+            tensors = [i for i in op._tensor_pos if isinstance(args[i], Tensor)]
+            has_n = args[tensors[0]].ndim == base_ndim + 1
+            if any(args[i].ndim != args[tensors[0]].ndim for i in tensors):
+                return V._fallback(op, V.KEY, args)
+            new = list(args)
+            for i in tensors:
+                v = V.physical(args[i], level, size)
+                if has_n:
+                    v = _reshape(v, (v._size[0] * v._size[1],) + tuple(v._size[2:]))
+                new[i] = v
+            out = op(*new)
+            if has_n:
+                n = args[tensors[0]]._size[0]
+                unfold = (lambda o: _reshape(o, (size, n) + tuple(o._size[1:])))
+                out = unfold(out) if isinstance(out, Tensor) else type(out)(
+                    unfold(o) for o in out)
+            return V.wrap(out, level)
+        return rule
+    return maker
+
+
+FOLD_INTO_N = {
+    3: ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
+        "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
+        "reflection_pad2d", "reflection_pad2d_backward", "replication_pad2d",
+        "replication_pad2d_backward"),
+    4: ("max_pool3d_with_indices", "max_pool3d_with_indices_backward", "avg_pool3d",
+        "avg_pool3d_backward", "adaptive_max_pool3d", "adaptive_max_pool3d_backward",
+        "reflection_pad3d", "reflection_pad3d_backward", "replication_pad3d",
+        "replication_pad3d_backward"),
+}
+
+
 # ---- in-place view ops: the wrapper takes the out-of-place view's batch ----------------------
 def _inplace_view(functional_name):
     def maker(op):
@@ -480,6 +520,9 @@ def _install():
     _register(("convolution",), _convolution)
     _register(("embedding",), _embedding)
     _register(("index.Tensor",), _index)
+    for base, names in FOLD_INTO_N.items():
+        _register([n for n in names if "pad1d" not in n], _fold_into_n(base))
+    _register(("reflection_pad1d", "replication_pad1d"), _fold_into_n(2))
     for name, functional in INPLACE_VIEWS.items():
         _register((name,), _inplace_view(functional))
 
