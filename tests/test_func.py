@@ -398,3 +398,16 @@ def test_vmap_op_db(chunk):
             if why is not None and op.name not in xfail:
                 failures[op.name] = why
     assert not failures, failures
+
+
+def test_namespace_and_helpers():
+    missing = {n for n in dir(tfunc) if not n.startswith("_")} - set(dir(efunc))
+    assert missing <= {"rearrange"}  # functorch's einops-style helper is not built
+    assert ember.vmap is efunc.vmap or ember.vmap.__name__ == "vmap"
+    seen = []
+    ember.vmap(lambda a: seen.append(efunc.debug_unwrap(a)) or a)(ember.ones(2, 3))
+    assert tuple(seen[0].shape) == (2, 3) and type(seen[0]) is ember.Tensor
+    tbn, ebn = torch.nn.BatchNorm1d(3), ember.nn.BatchNorm1d(3)
+    tfunc.replace_all_batch_norm_modules_(torch.nn.Sequential(tbn))
+    efunc.replace_all_batch_norm_modules_(ember.nn.Sequential(ebn))
+    assert ebn.running_mean is None and ebn.track_running_stats is tbn.track_running_stats

@@ -425,3 +425,13 @@ def functionalize(func, *, remove="mutations"):
     def wrapper(*args, **kwargs):
         return func(*args, **kwargs)
     return wrapper
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The physical tensor under a BatchedTensor (all levels with `recurse`), for debugging;
+    other tensors are returned as they are."""
+    while type(tensor) is BatchedTensor:
+        tensor = tensor._value
+        if not recurse:
+            break
+    return tensor
