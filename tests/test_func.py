@@ -411,3 +411,22 @@ def test_namespace_and_helpers():
     tfunc.replace_all_batch_norm_modules_(torch.nn.Sequential(tbn))
     efunc.replace_all_batch_norm_modules_(ember.nn.Sequential(ebn))
     assert ebn.running_mean is None and ebn.track_running_stats is tbn.track_running_stats
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_vmap_cross_entropy_and_its_gradient(reduction, weighted):
+    """The fused cross-entropy's batching rule: per-example reductions, ignored targets."""
+    rng = np.random.default_rng(0)
+    x, t, w = rng.standard_normal((4, 3, 5)), rng.integers(0, 5, (4, 3)), rng.random(5)
+    t[1, :] = -100
+    t[2, 0] = -100
+
+    def f(m):
+        weight = m.from_numpy(w.copy()) if weighted else None
+        return lambda a, b: m.nn.functional.cross_entropy(a, b, weight=weight,
+                                                          reduction=reduction).sum()
+    for fn in (lambda m, func: func.vmap(f(m)), lambda m, func: func.vmap(func.grad(f(m)))):
+        e = fn(ember, efunc)(ember.from_numpy(x.copy()), ember.from_numpy(t.copy()))
+        r = fn(torch, tfunc)(torch.from_numpy(x.copy()), torch.from_numpy(t.copy()))
+        same(e, r)

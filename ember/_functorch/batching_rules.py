@@ -110,14 +110,20 @@ def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=())
             return V._fallback(op, V.KEY, args)
         first = args[list_pos[0]][0] if list_pos else args[tensor_pos[0]]
         n = first.ndim + extra_ndim
-        if n == 0:
+        scalar = n == 0  # a 0-d example: give it a dim of size 1, and take it away after
+        if scalar and (list_pos or any(args[i].ndim for i in tensor_pos
+                                       if isinstance(args[i], Tensor))):
             return V._fallback(op, V.KEY, args)
         new = list(args)
         for i in tensor_pos:
             if isinstance(args[i], Tensor):
                 new[i] = V.physical(args[i], level, size)
+                if scalar:
+                    new[i] = _op("unsqueeze")(new[i], 1)
         for i in list_pos:
             new[i] = [V.physical(t, level, size) for t in args[i]]
+        if scalar:
+            n = 1
         for p in dim_pos:
             d = args[p]
             if d is None or (all_if_empty and isinstance(d, (list, tuple)) and not d):
@@ -129,12 +135,23 @@ def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=())
             else:
                 new[p] = [_shift_dim(x, n) for x in d]
         if mutates:
-            if not _is_tensor_at(args[0], level):
+            if not _is_tensor_at(args[0], level) or scalar:
                 return V._fallback(op, V.KEY, args)
             op(*new)
             return args[0]
-        return V.wrap(op(*new), level)
+        out = op(*new)
+        if scalar:
+            out = _squeeze_dim1(out)
+        return V.wrap(out, level)
     return rule
+
+
+def _squeeze_dim1(out):
+    one = (lambda o: _op("squeeze.dim")(o, 1) if isinstance(o, Tensor) and o.ndim == 2 else o)
+    if isinstance(out, Tensor):
+        return one(out)
+    items = [one(o) for o in out]
+    return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
 
 
 def _permute(op):
@@ -434,6 +451,65 @@ FOLD_INTO_N = {
 }
 
 
+# ---- fused softmax cross-entropy: the batch joins N, the reduction is done per example -------
+def _ce_weight_sums(target, weight, ignore_index, size, n):
+    """Per sample (size, n): its class weight, 0 where its target is ignored (the terms of
+    "mean"'s divisor)."""
+    valid = _op("ne.Tensor")(target, ignore_index)
+    safe = _op("where.self")(valid, target, 0)
+    if weight is None:
+        w = valid
+    else:
+        w = _op("mul.Tensor")(_reshape(_op("index_select")(weight, 0, _reshape(safe, (-1,))),
+                                       (size, n)), valid)
+    return w
+
+
+def _softmax_cross_entropy(op):
+    def rule(self, target, weight, reduction, ignore_index):
+        args = (self, target, weight, reduction, ignore_index)
+        level, size = _level_and_size(args)
+        if _is_tensor_at(weight, level) or self.ndim != 2:
+            return V._fallback(op, V.KEY, args)
+        x, t = V.physical(self, level, size), V.physical(target, level, size)
+        n, c = self._size
+        loss, softmax = op(_reshape(x, (size * n, c)), _reshape(t, (size * n,)), weight, 0,
+                           ignore_index)
+        loss = _reshape(loss, (size, n))
+        softmax = _reshape(softmax, (size, n, c))
+        if reduction == 2:
+            loss = _op("sum.dim_IntList")(loss, [1])
+        elif reduction == 1:
+            w = _ce_weight_sums(t, weight, ignore_index, size, n)
+            total = _op("sum.dim_IntList")(w, [1], False, dtype=loss.dtype)
+            loss = _op("div.Tensor_mode")(_op("sum.dim_IntList")(loss, [1]), total, None)
+        return V.wrap((loss, softmax), level)
+    return rule
+
+
+def _softmax_cross_entropy_backward(op):
+    def rule(grad_output, self, target, weight, reduction, ignore_index, softmax):
+        args = (grad_output, self, target, weight, reduction, ignore_index, softmax)
+        level, size = _level_and_size(args)
+        if _is_tensor_at(weight, level) or self.ndim != 2:
+            return V._fallback(op, V.KEY, args)
+        n, c = self._size
+        g = V.physical(grad_output, level, size)
+        t = V.physical(target, level, size)
+        if reduction == 1:
+            w = _ce_weight_sums(t, weight, ignore_index, size, n)
+            total = _op("sum.dim_IntList")(w, [1], False, dtype=g.dtype)
+            total = _op("where.self")(_op("eq.Tensor")(total, 0), 1, total)
+            g = _op("div.Tensor_mode")(g, total, None)
+        if reduction != 0:
+            g = _op("expand")(_op("unsqueeze")(g, 1), (size, n))
+        out = op(_reshape(g, (size * n,)), _reshape(V.physical(self, level, size), (size * n, c)),
+                 _reshape(t, (size * n,)), weight, 0, ignore_index,
+                 _reshape(V.physical(softmax, level, size), (size * n, c)))
+        return V.wrap(_reshape(out, (size, n, c)), level)
+    return rule
+
+
 # ---- in-place view ops: the wrapper takes the out-of-place view's batch ----------------------
 def _inplace_view(functional_name):
     def maker(op):
@@ -474,15 +550,15 @@ relu_ sigmoid_ tanh_
 DIMS = {
     # reductions: None or [] means every dim
     ("sum.dim_IntList", "mean.dim", "nansum", "amax", "amin", "var.correction", "std.correction",
-     "all.dims", "any.dims", "linalg_vector_norm", "logsumexp"): dict(names=("dim",),
+     "all.dims", "any.dims", "linalg_vector_norm", "logsumexp",
+     "count_nonzero.dim_IntList"): dict(names=("dim",),
                                                                      all_if_empty=True),
     ("prod.dim_int", "max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode", "cumsum",
      "cumprod", "cummax", "cummin", "logcumsumexp", "_softmax", "_log_softmax",
      "_softmax_backward_data", "_log_softmax_backward_data", "sort.stable", "topk", "kthvalue",
      "select.int", "narrow", "slice.Tensor", "unbind.int", "split.Tensor", "split_with_sizes",
      "squeeze.dim", "unfold", "argmax", "argmin", "gather", "scatter.src", "scatter.value",
-     "scatter_add", "select_scatter", "slice_scatter", "count_nonzero.dim_IntList",
-     "glu"): dict(names=("dim",)),
+     "scatter_add", "select_scatter", "slice_scatter", "glu"): dict(names=("dim",)),
     ("transpose.int",): dict(names=("dim0", "dim1")),
     ("diagonal",): dict(names=("dim1", "dim2")),
     ("diag_embed",): dict(names=("dim1", "dim2"), extra_ndim=1),
@@ -520,6 +596,8 @@ def _install():
     _register(("convolution",), _convolution)
     _register(("embedding",), _embedding)
     _register(("index.Tensor",), _index)
+    _register(("_softmax_cross_entropy",), _softmax_cross_entropy)
+    _register(("_softmax_cross_entropy_backward",), _softmax_cross_entropy_backward)
     for base, names in FOLD_INTO_N.items():
         _register([n for n in names if "pad1d" not in n], _fold_into_n(base))
     _register(("reflection_pad1d", "replication_pad1d"), _fold_into_n(2))
