@@ -430,3 +430,30 @@ def test_vmap_cross_entropy_and_its_gradient(reduction, weighted):
         e = fn(ember, efunc)(ember.from_numpy(x.copy()), ember.from_numpy(t.copy()))
         r = fn(torch, tfunc)(torch.from_numpy(x.copy()), torch.from_numpy(t.copy()))
         same(e, r)
+
+
+@pytest.mark.parametrize("no_n", [False, True])
+@pytest.mark.parametrize("batched_weight", [False, True])
+def test_vmap_grad_through_conv_uses_its_rules(no_n, batched_weight):
+    """conv2d forward and both backward products batched (the batch joins N, or one group per
+    example for a batched weight), with no per-example fallback."""
+    from ember._functorch.vmap import _set_vmap_fallback_warning_enabled
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 7, 7) if no_n else (4, 2, 3, 7, 7))
+    w = rng.standard_normal((4, 5, 3, 3, 3) if batched_weight else (5, 3, 3, 3))
+    b = rng.standard_normal(5)
+    in_dims = (0, 0 if batched_weight else None, None)
+
+    def run(m, func):
+        f = (lambda a, k, bias: (m.nn.functional.conv2d(a, k, bias, padding=1, stride=2) ** 2)
+             .sum())
+        args = [m.from_numpy(v.copy()) for v in (x, w, b)]
+        return func.vmap(func.grad(f, argnums=(0, 1, 2)), in_dims=in_dims)(*args)
+    _set_vmap_fallback_warning_enabled(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = run(ember, efunc)
+    finally:
+        _set_vmap_fallback_warning_enabled(False)
+    same(got, run(torch, tfunc))

@@ -370,6 +370,69 @@ def _convolution(op):
     return rule
 
 
+def _to_groups(t, level, size, unbatched_n):
+    """(B, N, C, *sp) physical (or (B, C, *sp) without N) as (N, B*C, *sp): each example's
+    channels become one group."""
+    x = V.physical(t, level, size)
+    if unbatched_n:
+        x = _op("unsqueeze")(x, 1)
+    n = x._size[1]
+    return _reshape(_movedim(x, 0, 1), (n, size * x._size[2]) + tuple(x._size[3:]))
+
+
+def _from_groups(out, size, unbatched_n):
+    """(N, B*O, *sp) back to (B, N, O, *sp) (or (B, O, *sp))."""
+    n = out._size[0]
+    out = _movedim(_reshape(out, (n, size, out._size[1] // size) + tuple(out._size[2:])), 1, 0)
+    return _op("squeeze.dim")(out, 1) if unbatched_n else out
+
+
+def _convolution_backward_input(op):
+    def rule(grad_output, weight, input_size, stride, padding, dilation, transposed,
+             output_padding, groups):
+        args = (grad_output, weight, input_size, stride, padding, dilation, transposed,
+                output_padding, groups)
+        level, size = _level_and_size(args)
+        if transposed:
+            return V._fallback(op, V.KEY, args)
+        rest = (stride, padding, dilation, transposed, output_padding)
+        unbatched_n = grad_output.ndim == weight.ndim - 1
+        input_size = tuple(input_size)
+        if not _is_tensor_at(weight, level):
+            g = V.to_front(grad_output, level)
+            if unbatched_n:
+                return V.wrap(op(g, weight, (size,) + input_size, *rest, groups), level)
+            n = g._size[1]
+            out = op(_reshape(g, (size * n,) + tuple(g._size[2:])), weight,
+                     (size * n,) + input_size[1:], *rest, groups)
+            return V.wrap(_reshape(out, (size, n) + tuple(out._size[1:])), level)
+        g = _to_groups(grad_output, level, size, unbatched_n)
+        w = V.physical(weight, level, size)
+        w = _reshape(w, (size * w._size[1],) + tuple(w._size[2:]))
+        full = (1,) + input_size if unbatched_n else input_size
+        out = op(g, w, (full[0], size * full[1]) + full[2:], *rest, groups * size)
+        return V.wrap(_from_groups(out, size, unbatched_n), level)
+    return rule
+
+
+def _convolution_backward_weight(op):
+    def rule(grad_output, input, weight_size, stride, padding, dilation, transposed,
+             output_padding, groups, columns=None):
+        args = (grad_output, input, weight_size, stride, padding, dilation, transposed,
+                output_padding, groups, columns)
+        level, size = _level_and_size(args)
+        if transposed or columns is not None:
+            return V._fallback(op, V.KEY, args)
+        unbatched_n = input.ndim == len(weight_size) - 1
+        g = _to_groups(grad_output, level, size, unbatched_n)
+        x = _to_groups(input, level, size, unbatched_n)
+        weight_size = tuple(weight_size)
+        out = op(g, x, (size * weight_size[0],) + weight_size[1:], stride, padding, dilation,
+                 transposed, output_padding, groups * size)
+        return V.wrap(_reshape(out, (size,) + weight_size), level)
+    return rule
+
+
 def _movedim(v, src, dst):
     return V._movedim(v, src, dst)
 
@@ -594,6 +657,8 @@ def _install():
     _register(("addmm",), _addmm)
     _register(("linear",), _linear)
     _register(("convolution",), _convolution)
+    _register(("_convolution_backward_input",), _convolution_backward_input)
+    _register(("_convolution_backward_weight",), _convolution_backward_weight)
     _register(("embedding",), _embedding)
     _register(("index.Tensor",), _index)
     _register(("_softmax_cross_entropy",), _softmax_cross_entropy)
