@@ -457,3 +457,21 @@ def test_vmap_grad_through_conv_uses_its_rules(no_n, batched_weight):
     finally:
         _set_vmap_fallback_warning_enabled(False)
     same(got, run(torch, tfunc))
+
+
+def test_transforms_compose_in_every_order():
+    """grad over vmap, jacrev over vmap, vmap over jacrev/jacfwd, and vmap over hessian (forward
+    over reverse inside a batch: the forward-AD level sits between two vmap levels)."""
+    rng = np.random.default_rng(0)
+    xs, w = rng.standard_normal((4, 3)), rng.standard_normal(3)
+
+    def run(m, F):
+        X, W = m.from_numpy(xs.copy()), m.from_numpy(w.copy())
+        return [F.grad(lambda v: F.vmap(lambda x: (x * v).sin().sum())(X).sum())(W),
+                F.jacrev(lambda v: F.vmap(lambda x: (x @ v).exp())(X))(W),
+                F.vmap(F.jacrev(lambda x: (x * W).tanh()))(X),
+                F.vmap(F.jacfwd(lambda x: (x * W).softmax(0)))(X),
+                F.vmap(F.hessian(lambda x: (x.sin() * W).sum()))(X),
+                F.vmap(F.vmap(F.hessian(lambda x: (x.tanh() * W).sum())))(
+                    X.reshape(2, 2, 3))]
+    same(run(ember, efunc), run(torch, tfunc))

@@ -23,7 +23,8 @@ from .pytree import tree_flatten, tree_unflatten, broadcast_prefix, spec_repr
 
 KEY = "FuncTorchBatched"
 
-# the vmap levels running now, innermost last: [level, batch size, randomness]
+# the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
+# mode in the dispatcher's mode stack]
 _levels = []
 _fallback_warning = [False]
 
@@ -142,7 +143,7 @@ def max_level(args):
 
 
 def batch_size(level):
-    for lvl, size, _ in _levels:
+    for lvl, size, _, _ in _levels:
         if lvl == level:
             return size
     raise RuntimeError(f"vmap: no vmap level {level} is running (a BatchedTensor escaped the "
@@ -215,17 +216,30 @@ def _random_ops():
 
 
 def vmap_mode(op, args, mode_level):
-    """The mode every op call passes while a vmap runs."""
+    """The mode every op call passes while a vmap runs. Each vmap pushes it once and it acts
+    only for that vmap's level: an op whose innermost batched argument belongs to an outer vmap
+    goes down the stack first, through whatever transform was entered in between (a forward-AD
+    level inside the outer vmap sees its dual tensors before the outer batch is unwrapped)."""
+    entry = _entry_at(mode_level)
     if op in _RANDOM:
-        return _random_op(op, args, mode_level)
+        return _random_op(op, args, mode_level, entry)
     level = max_level(args)
-    if not level:
+    if not level or level != entry[0]:
         return _dispatcher.call_in_modes(op, args, mode_level - 1)
     if op._composite is not None and KEY not in op._table:
         return op._composite(*args)
     if _grad_state.enabled and _requires_grad(op, args):
         return _dispatcher._fallbacks["Autograd"](op, KEY, args)
     return op.redispatch(KEY, args)
+
+
+def _entry_at(mode_level):
+    """The running vmap ([level, size, randomness, stack index]) whose mode sits at
+    `mode_level` of the dispatcher's mode stack."""
+    for entry in _levels:
+        if entry[3] == mode_level:
+            return entry
+    raise RuntimeError("vmap: the dispatch mode stack no longer matches the running vmaps")
 
 
 def _requires_grad(op, args):
@@ -240,17 +254,19 @@ def _requires_grad(op, args):
     return False
 
 
-def _random_op(op, args, mode_level):
-    randomness = _levels[-1][2]
+def _random_op(op, args, mode_level, entry):
+    randomness = entry[2]
     if randomness == "error":
         raise RuntimeError(
             "vmap: called random operation while in randomness error mode. Please either use "
             "the 'same' or 'different' randomness flags on vmap or perform the randomness "
             "operation out of vmap")
     level = max_level(args)
+    if level and level != entry[0]:
+        return _dispatcher.call_in_modes(op, args, mode_level - 1)
     if not level:
         if randomness == "different" and op._mutates:
-            return _batched_draw(op, args, mode_level)
+            return _batched_draw(op, args, mode_level, entry)
         if randomness == "different":
             raise NotImplementedError(
                 f"vmap(randomness='different'): the random op {op.name} on an unbatched input "
@@ -269,7 +285,7 @@ def _random_op(op, args, mode_level):
                               "batched input in ember")
 
 
-def _batched_draw(op, args, mode_level):
+def _batched_draw(op, args, mode_level, entry):
     """randomness='different' and a random fill of a tensor made inside the vmap (rand_like,
     dropout's mask): each example gets its own draw, so the tensor becomes batched at the
     innermost level -- in place, as the op's contract is to fill `self`."""
@@ -279,7 +295,7 @@ def _batched_draw(op, args, mode_level):
             f"vmap(randomness='different'): {op.name} fills an unbatched tensor that other "
             "tensors view or that was written before; ember can make only a fresh tensor "
             "batched")
-    level, size, _ = _levels[-1]
+    level, size = entry[0], entry[1]
     value = _op("empty.memory_format")((size,) + tuple(self._size), dtype=self.dtype,
                                         device=self._device)
     _dispatcher.call_in_modes(op, (value,) + tuple(args[1:]), mode_level - 1)
@@ -423,7 +439,7 @@ def _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size,
 
 def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
     level = (_levels[-1][0] if _levels else 0) + 1
-    _levels.append([level, size, randomness])
+    _levels.append([level, size, randomness, len(_dispatcher._modes)])
     _dispatcher._modes.append(vmap_mode)
     try:
         wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
