@@ -8,6 +8,11 @@ a vjp or jvp vmapped over the rows of an identity matrix, as functorch computes 
 Results are detached when no argument was being differentiated by an outer transform (so
 `grad(f)(x)` returns a plain tensor, as in PyTorch); nested uses (`grad(grad(f))`,
 `vmap(grad(f))`, `jacfwd(jacrev(f))`) keep the graph and the tangents they need.
+
+Unlike functorch, reverse mode has no levels of its own: it is autograd's one graph. So a tensor
+that `f` closes over and that requires grad outside the transform is not differentiated
+through at the top level (the result is detached), and only one forward-AD level exists at a
+time (`jvp` inside `jvp` raises).
 """
 from functools import wraps
 
@@ -242,13 +247,11 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not "
                            "implemented yet")
     p_leaves, t_leaves, spec = _check_jvp_args(primals, tangents)
-    own_level = fwAD._current_level < 0
-    if own_level:
-        fwAD.enter_dual_level()
+    if fwAD._current_level >= 0:
+        raise RuntimeError("jvp: a jvp inside another jvp (nested forward-mode AD) is not "
+                           "supported by ember (PyTorch's forward_ad has one level too)")
+    fwAD.enter_dual_level()
     try:
-        if not own_level:
-            raise RuntimeError("jvp: a jvp inside another jvp (nested forward-mode AD) is not "
-                               "supported by ember (PyTorch's forward_ad has one level too)")
         duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         out = func(*tree_unflatten(duals, spec))
         aux = None
@@ -271,8 +274,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             result = result + (tree_map(lambda a: fwAD.unpack_dual(a).primal
                                         if isinstance(a, Tensor) else a, aux),)
     finally:
-        if own_level:
-            fwAD.exit_dual_level()
+        fwAD.exit_dual_level()
     return result
 
 
