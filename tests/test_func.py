@@ -129,14 +129,17 @@ def test_vmap_randomness_different_and_same():
     assert len({tuple(r) for r in p.tolist()}) == 6
 
 
-def test_fallback_warning_when_enabled():
+def test_fallback_warns_as_torch():
     from ember._functorch.vmap import _set_vmap_fallback_warning_enabled
-    _set_vmap_fallback_warning_enabled(True)
+    with pytest.warns(UserWarning, match="performance drop"):
+        ember.vmap(lambda a: a.trace())(ember.randn(2, 3, 4))
+    _set_vmap_fallback_warning_enabled(False)
     try:
-        with pytest.warns(UserWarning, match="performance drop"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
             ember.vmap(lambda a: a.trace())(ember.randn(2, 3, 4))
     finally:
-        _set_vmap_fallback_warning_enabled(False)
+        _set_vmap_fallback_warning_enabled(True)
 
 
 # ---- grad, vjp, jvp, jacobians ------------------------------------------------------------------
@@ -437,7 +440,6 @@ def test_vmap_cross_entropy_and_its_gradient(reduction, weighted):
 def test_vmap_grad_through_conv_uses_its_rules(no_n, batched_weight):
     """conv2d forward and both backward products batched (the batch joins N, or one group per
     example for a batched weight), with no per-example fallback."""
-    from ember._functorch.vmap import _set_vmap_fallback_warning_enabled
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 3, 7, 7) if no_n else (4, 2, 3, 7, 7))
     w = rng.standard_normal((4, 5, 3, 3, 3) if batched_weight else (5, 3, 3, 3))
@@ -449,13 +451,9 @@ def test_vmap_grad_through_conv_uses_its_rules(no_n, batched_weight):
              .sum())
         args = [m.from_numpy(v.copy()) for v in (x, w, b)]
         return func.vmap(func.grad(f, argnums=(0, 1, 2)), in_dims=in_dims)(*args)
-    _set_vmap_fallback_warning_enabled(True)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            got = run(ember, efunc)
-    finally:
-        _set_vmap_fallback_warning_enabled(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = run(ember, efunc)
     same(got, run(torch, tfunc))
 
 

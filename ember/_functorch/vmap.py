@@ -26,11 +26,11 @@ KEY = "FuncTorchBatched"
 # the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
 # mode in the dispatcher's mode stack]
 _levels = []
-_fallback_warning = [False]
+_fallback_warning = [True]
 
 
 def _set_vmap_fallback_warning_enabled(enabled):
-    """Warn when an op runs through the per-example fallback (off by default, as in PyTorch)."""
+    """Warn when an op runs through the per-example fallback (on by default, as in PyTorch)."""
     _fallback_warning[0] = bool(enabled)
 
 
