@@ -473,3 +473,14 @@ def test_transforms_compose_in_every_order():
                 F.vmap(F.vmap(F.hessian(lambda x: (x.tanh() * W).sum())))(
                     X.reshape(2, 2, 3))]
     same(run(ember, efunc), run(torch, tfunc))
+
+
+def test_autograd_grad_is_grads_batched():
+    rng = np.random.default_rng(0)
+    a, g = rng.standard_normal(3), rng.standard_normal((4, 3))
+
+    def run(m):
+        x = m.from_numpy(a.copy()).requires_grad_()
+        return m.autograd.grad((x.sin() * x).cumsum(0), x, m.from_numpy(g.copy()),
+                               is_grads_batched=True)
+    same(run(ember), run(torch))
