@@ -204,8 +204,6 @@ def _leading(op):
     """Ops that act on trailing dims and treat leading ones as a batch (tril, linalg
     decompositions, layer norm over its last dims): batch first, call once. Only the first
     argument may be batched."""
-    n_tensors = len(op._tensor_pos)
-
     def rule(*args):
         level = V.max_level(args)
         self = args[0]
@@ -214,7 +212,6 @@ def _leading(op):
                 self.ndim < _MIN_NDIM.get(op.name, 2):
             return V._fallback(op, V.KEY, args)
         return V.wrap(op(V.to_front(self, level), *args[1:]), level)
-    del n_tensors
     return rule
 
 
@@ -249,8 +246,6 @@ def _matmul_physical(a, b, level):
         ap = _op("unsqueeze")(ap, -2)
     if bb and b_vec:
         bp = _op("unsqueeze")(bp, -1)
-    if not bb and b_vec and not ab:
-        pass
     ra = ap.ndim - (1 if ab else 0)
     rb = bp.ndim - (1 if bb else 0)
     if ab and bb:
@@ -470,10 +465,6 @@ def _index(op):
     return rule
 
 
-def _gather(op):
-    return _dims(op, ("dim",))
-
-
 # ---- ops over (N, C, *spatial) whose examples along N are independent: the batch joins N ----
 def _fold_into_n(base_ndim):
     """Pooling and padding (and their backward ops): every tensor argument is (N, C, *spatial)
@@ -606,8 +597,8 @@ isnan isinf isfinite nan_to_num logaddexp logaddexp2 fmax fmin heaviside xlogy.T
 sinc i0 logit signbit isposinf isneginf angle hypot atan2 copysign.Tensor lerp.Tensor addcmul
 addcdiv elu leaky_relu hardtanh hardsigmoid hardswish mish log_sigmoid threshold hardshrink
 softshrink masked_fill.Scalar fmod.Tensor
-add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor_mode clamp_ neg_ exp_ sqrt_ copy_ masked_fill_.Scalar
-relu_ sigmoid_ tanh_
+add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor_mode clamp_ neg_ exp_ sqrt_ copy_
+masked_fill_.Scalar relu_ sigmoid_ tanh_
 """
 
 DIMS = {

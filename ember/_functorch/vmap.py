@@ -16,7 +16,7 @@ backward formulas, run on batched gradients, are batched in turn -- which is how
 import warnings
 
 from .._core.grad_mode import _grad_state
-from .._core.tensor import Tensor, _contiguous_strides
+from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import lookup as _lookup
 from .pytree import tree_flatten, tree_unflatten, broadcast_prefix, spec_repr

@@ -261,37 +261,40 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                "`vectorize=True` are not supported together. Please either set "
                                "`strict=False` or `vectorize=False`.")
-        if True:  # vectorize or not: the same rows (see the module docstring)
-            jac = []
-            for i, out in enumerate(outputs):
-                rows = [[] for _ in inputs]
-                flat = out.reshape(-1)
-                for j in range(flat.nelement()):
-                    vj = _autograd_grad((flat[j],), inputs, retain_graph=True,
-                                        create_graph=create_graph)
-                    for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(zip(rows, vj, inputs)):
-                        if vj_el is not None:
-                            if strict and create_graph and not vj_el.requires_grad:
-                                raise RuntimeError("The jacobian of the user-provided function "
-                                                   "is independent of input {i}. This is not "
-                                                   "allowed in strict mode when create_graph="
-                                                   "True.")
-                            jac_i_el.append(vj_el)
-                        else:
-                            if strict:
-                                raise RuntimeError(f"Output {i} of the user-provided function "
-                                                   f"is independent of input {el_idx}. This is "
-                                                   "not allowed in strict mode.")
-                            jac_i_el.append(zeros(inp_el._size, inp_el.dtype, inp_el._device))
-                from .._dispatch.dispatcher import lookup
-                stack = lookup("stack")
-                jac.append(tuple(
-                    (stack(r, 0) if r else zeros((0,) + tuple(inp._size), inp.dtype,
-                                                 inp._device)).view(out.size() + inp.size())
-                    for r, inp in zip(rows, inputs)))
-            jac = tuple(jac)
+        jac = _jacobian_rows(outputs, inputs, create_graph, strict)
     jac = _grad_postprocess(jac, create_graph)
     return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
+
+
+def _jacobian_rows(outputs, inputs, create_graph, strict):
+    """The Jacobian by reverse mode, one vjp per output element (vectorize or not: the same rows,
+    see the module docstring)."""
+    from .._dispatch.dispatcher import lookup
+    stack = lookup("stack")
+    jac = []
+    for i, out in enumerate(outputs):
+        rows = [[] for _ in inputs]
+        flat = out.reshape(-1)
+        for j in range(flat.nelement()):
+            vj = _autograd_grad((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
+            for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(zip(rows, vj, inputs)):
+                if vj_el is not None:
+                    if strict and create_graph and not vj_el.requires_grad:
+                        raise RuntimeError("The jacobian of the user-provided function is "
+                                           f"independent of input {i}. This is not allowed in "
+                                           "strict mode when create_graph=True.")
+                    jac_i_el.append(vj_el)
+                else:
+                    if strict:
+                        raise RuntimeError(f"Output {i} of the user-provided function is "
+                                           f"independent of input {el_idx}. This is not allowed "
+                                           "in strict mode.")
+                    jac_i_el.append(zeros(inp_el._size, inp_el.dtype, inp_el._device))
+        jac.append(tuple(
+            (stack(r, 0) if r else zeros((0,) + tuple(inp._size), inp.dtype, inp._device))
+            .view(out.size() + inp.size())
+            for r, inp in zip(rows, inputs)))
+    return tuple(jac)
 
 
 def _jacfwd(func, inputs, strict):
