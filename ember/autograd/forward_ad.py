@@ -271,7 +271,7 @@ def _inplace(op, args, duals):
         raise NotImplementedError(f"Trying to use forward AD with {op.name} that does not "
                                   "support it because it has not been implemented yet.")
     functional = _op(functional) if isinstance(functional, str) else functional
-    res = functional(*args)
+    res = functional(args[1], args[0]) if op.name == "aten::polygamma_" else functional(*args)
     t = _tangent(res) if isinstance(res, Tensor) else None
     _below_mode(op, tuple(_primal(a) if isinstance(a, Tensor) and _tangent(a) is not None
                           else a for a in args))
@@ -283,7 +283,7 @@ def _inplace(op, args, duals):
 _ZEROING = ("aten::fill_.Scalar", "aten::zero_")
 _INPLACE_VIEWS = ("aten::transpose_", "aten::swapdims_", "aten::swapaxes_", "aten::t_",
                   "aten::squeeze_", "aten::squeeze_.dim", "aten::squeeze_.dims", "aten::unsqueeze_")
-# in-place ops declared on their own line: their out-of-place twin
+# in-place ops declared on their own line: their out-of-place twin (polygamma takes n first)
 _FUNCTIONAL = {"aten::pow_.Tensor": "pow.Tensor_Tensor", "aten::polygamma_": "polygamma",
                "aten::floor_divide_.Tensor": "floor_divide"}
 
