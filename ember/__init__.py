@@ -63,6 +63,7 @@ from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from . import multiprocessing, random, utils, func, storage
+from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
 from . import fx  # torch.fx
 from . import sparse  # torch.sparse

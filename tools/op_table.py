@@ -35,7 +35,9 @@ def rows():
             diff = "not implemented (as in PyTorch)"
         else:
             diff = "composite" if op._composite is not None else "?"
-        devices = "composite" if op._composite is not None else ", ".join(sorted(op._table))
+        # backend kernels; the function transforms' keys (FuncTorchBatched) are not devices
+        devices = "composite" if op._composite is not None else \
+            ", ".join(sorted(k for k in op._table if k in dispatcher.BACKEND_KEYS))
         out.append((op.__name__, ", ".join(variants) or "internal", diff, devices))
     return out
 

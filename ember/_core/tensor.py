@@ -401,10 +401,6 @@ class Tensor:
 
     def detach(self):
         """A new tensor sharing storage (and version counter), cut from the graph."""
-        if self._sparse is not None:
-            from .sparse import make_sparse
-            indices, values, coalesced = self._sparse
-            return make_sparse(indices, _alias(values), self._size, coalesced)
         return _alias(self)
 
     def detach_(self):
@@ -735,6 +731,13 @@ def _meta_view(shape, src, stride, offset):
 def _alias(src):
     """Same storage, same view, no autograd history (detach)."""
     if src._np is None:
+        alias = getattr(src, "_functorch_alias", None)  # a vmap BatchedTensor wraps its batch
+        if alias is not None:
+            return alias()
+        if src._sparse is not None:  # the same indices, an alias of the values
+            from .sparse import make_sparse
+            indices, values, coalesced = src._sparse
+            return make_sparse(indices, _alias(values), src._size, coalesced)
         t = _meta_view(src._size, src, src.stride(), src.storage_offset())
         if src._lazy is not None:  # the same lazy tensor: one IR value for both
             t._lazy = src._lazy

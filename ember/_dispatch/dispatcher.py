@@ -25,6 +25,9 @@ from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
 BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU")
+# keys of the function transforms (ember/_functorch): never picked from a tensor's device, so the
+# plain path never looks at them; a transform's dispatch mode redispatches to them
+TRANSFORM_KEYS = ("FuncTorchBatched",)
 
 
 class OpOverload:
@@ -247,11 +250,11 @@ def lookup(name, namespace="aten"):
 def register_kernel(op, key, fn):
     if key == "CompositeImplicitAutograd":
         op._composite = fn
-    elif key in BACKEND_KEYS:
+    elif key in BACKEND_KEYS or key in TRANSFORM_KEYS:
         op._table[key] = fn
     else:
         raise ValueError(f"unknown dispatch key {key!r}; expected one of "
-                         f"{BACKEND_KEYS + ('CompositeImplicitAutograd',)}")
+                         f"{BACKEND_KEYS + TRANSFORM_KEYS + ('CompositeImplicitAutograd',)}")
 
 
 def impl(name, key, namespace="aten"):

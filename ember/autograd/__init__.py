@@ -9,7 +9,7 @@ from .engine import execute
 from . import graph, engine, variable_type
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
-from . import forward_ad, profiler, profiler_util
+from . import forward_ad, functional, profiler, profiler_util
 from .._core.tensor import Tensor
 from .variable import Variable
 
@@ -102,8 +102,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) is not supported by "
-                                  "ember (it needs vmap)")
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
@@ -135,3 +135,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.sum_to_size(t._size)
         result.append(g)
     return tuple(result)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """grad(is_grads_batched=True): the first dim of each grad_output indexes independent
+    vector-Jacobian products, whose results are stacked. PyTorch vmaps the backward pass; ember's
+    vmap lives above autograd, so this runs one backward per index (same results)."""
+    grad_outputs = _as_tuple(grad_outputs)
+    if not grad_outputs or any(g is None for g in grad_outputs):
+        raise RuntimeError("grad(is_grads_batched=True) needs a batched grad_output for every "
+                           "output")
+    size = grad_outputs[0].shape[0]
+    if any(g.shape[0] != size for g in grad_outputs):
+        raise RuntimeError("grad(is_grads_batched=True): every grad_output must have the same "
+                           f"size in dim 0, got {[tuple(g.shape) for g in grad_outputs]}")
+    per_index = []
+    for b in range(size):
+        keep = True if b < size - 1 else retain_graph
+        per_index.append(grad(outputs, inputs, [g[b] for g in grad_outputs], retain_graph=keep,
+                              create_graph=create_graph, allow_unused=allow_unused,
+                              materialize_grads=materialize_grads))
+    stack = lookup("stack")
+    return tuple(None if any(r[k] is None for r in per_index) else
+                 stack([r[k] for r in per_index], 0) for k in range(len(inputs)))

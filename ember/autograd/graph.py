@@ -217,7 +217,10 @@ class SavedTensor:
         if (0 if storage is None else storage._version) != self._version:
             self._raise_modified(node)
         if self._is_output and _grad_state.enabled:
+            fw = t.__dict__.get("_fw_grad")  # forward AD's tangent (forward over reverse)
             t = _alias(t)
+            if fw is not None:
+                t.__dict__["_fw_grad"] = fw
             t._rg = True
             t.grad_fn = node
             t._output_nr = self._output_nr

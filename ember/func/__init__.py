@@ -1,10 +1,18 @@
-"""torch.func: function transforms over modules. ember has functional_call (a module run with
-substitute parameters and buffers); vmap/grad/jacrev are not built."""
+"""torch.func: composable function transforms -- grad, vjp, jvp, jacrev, jacfwd, hessian,
+vmap (ember/_functorch/) -- and functional_call (a module run with substitute parameters and
+buffers)."""
 from collections.abc import Sequence
 
 from ..nn.utils.stateless import _functional_call
+from .._functorch.eager_transforms import (grad, grad_and_value, vjp, jvp, linearize, jacrev,
+                                           jacfwd, hessian, functionalize, debug_unwrap)
+from .._functorch.batch_norm_replacement import replace_all_batch_norm_modules_
+from .._functorch.functional_call import stack_module_state
+from .._functorch.apis import vmap
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev",
+           "jacfwd", "hessian", "functionalize", "stack_module_state", "vmap", "debug_unwrap",
+           "replace_all_batch_norm_modules_"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,

@@ -1,0 +1,439 @@
+"""grad, vjp, jvp, jacrev, jacfwd, hessian, linearize (torch/_functorch/eager_transforms.py).
+
+Each transform is built on ember's two AD mechanisms: reverse mode is `autograd.grad` on fresh
+inputs that require grad (`_enter`: an alias of the argument, so an outer transform's graph or
+tangent still reaches through it), forward mode is `forward_ad`'s dual tensors. Jacobians are
+a vjp or jvp vmapped over the rows of an identity matrix, as functorch computes them.
+
+Results are detached when no argument was being differentiated by an outer transform (so
+`grad(f)(x)` returns a plain tensor, as in PyTorch); nested uses (`grad(grad(f))`,
+`vmap(grad(f))`, `jacfwd(jacrev(f))`) keep the graph and the tangents they need.
+
+Unlike functorch, reverse mode has no levels of its own: it is autograd's one graph. So a tensor
+that `f` closes over and that requires grad outside the transform is not differentiated
+through at the top level (the result is detached), and only one forward-AD level exists at a
+time (`jvp` inside `jvp` raises).
+"""
+from functools import wraps
+
+from .._core.tensor import Tensor
+from .._core.grad_mode import _grad_state
+from .._dispatch.dispatcher import lookup as _lookup
+from ..autograd import forward_ad as fwAD
+from .pytree import tree_flatten, tree_unflatten, tree_map
+from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
+from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
+           "functionalize"]
+
+
+def _alias(t):
+    return _lookup("alias")(t)
+
+
+def _enter(t):
+    """The tensor a transform differentiates with respect to: connected to `t`'s own history
+    (outer transforms), a leaf that requires grad otherwise."""
+    a = _alias(t)
+    if not a._rg:
+        a.requires_grad_()
+    return a
+
+
+def _outer(t):
+    """Whether an outer transform tracks `t` (reverse graph or tangent)."""
+    return t._rg or fwAD._tangent(t) is not None
+
+
+def _detach(t):
+    """Cut `t` from this transform's graph, keeping a tangent it carries."""
+    if not isinstance(t, Tensor):
+        return t
+    d = _detach_batched(t) if type(t) is BatchedTensor else t.detach()
+    tangent = fwAD._tangent(t)
+    if tangent is not None and fwAD._current_level >= 0:
+        fwAD._set_tangent(d, tangent)
+    return d
+
+
+def _detach_batched(t):
+    """A BatchedTensor cut from the graph at every level: its physical tensor detached too (no
+    outer transform tracks it, so the physical graph holds only this transform's leaves)."""
+    chain = []
+    while type(t) is BatchedTensor:
+        chain.append(t)
+        t = t._value
+    value = t.detach()
+    for b in reversed(chain):
+        value = _wrap_batched(value, b._bdim, b._level)
+    return value
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+class _Enabled:
+    """enable_grad for the duration of a transform."""
+
+    def __enter__(self):
+        self.prev = _grad_state.enabled
+        _grad_state.enabled = True
+
+    def __exit__(self, *exc):
+        _grad_state.enabled = self.prev
+
+
+def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
+    from ..autograd import grad as _grad
+    from ..autograd.graph import zeros
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o._rg]
+    if not pairs:
+        return [zeros(i._size, i.dtype, i._device) for i in inputs]
+    got = _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], create_graph=create_graph,
+                allow_unused=True)
+    return [g if g is not None else zeros(i._size, i.dtype, i._device)
+            for g, i in zip(got, inputs)]
+
+
+# ---- grad -------------------------------------------------------------------------------------
+def _argnums_leaves(args, argnums, name):
+    if isinstance(argnums, int):
+        if not -len(args) <= argnums < len(args):
+            raise RuntimeError(f"Got argnums={argnums}, but only {len(args)} positional inputs")
+        return args[argnums]
+    if isinstance(argnums, tuple):
+        if not argnums:
+            raise RuntimeError(f"{name}: argnums must be non-empty")
+        for a in argnums:
+            if not isinstance(a, int):
+                raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: "
+                                   f"{type(argnums)}")
+            if not -len(args) <= a < len(args):
+                raise RuntimeError(f"Got argnums={a}, but only {len(args)} positional inputs")
+        return tuple(args[a] for a in argnums)
+    raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+
+def _replace_argnums(args, argnums, new):
+    args = list(args)
+    if isinstance(argnums, int):
+        args[argnums] = new
+    else:
+        for a, v in zip(argnums, new):
+            args[a] = v
+    return tuple(args)
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning (gradient of `func` w.r.t. the `argnums` arguments, func's value)."""
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        with _Enabled():
+            diff = _argnums_leaves(args, argnums, "grad_and_value(f)(*args)")
+            leaves, spec = tree_flatten(diff)
+            for x in leaves:
+                if not isinstance(x, Tensor):
+                    raise RuntimeError(f"grad_and_value(f)(*args): Expected argnums={argnums} to "
+                                       f"point to Tensors, got {type(x)}")
+            outer = any(_outer(x) for x in leaves)
+            entered = [_enter(x) for x in leaves]
+            out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)), **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError("grad_and_value(f)(*args): output of function f should "
+                                       "be a tuple: (output, aux) if has_aux is True")
+                out, aux = out
+            if not isinstance(out, Tensor):
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(out)}")
+            if out.dim() != 0:
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
+                                   "wanted to use the vjp or jacrev APIs instead?")
+            from ..autograd.graph import full
+            grads = _autograd_grad([out], entered, [full((), 1, out.dtype, out._device)],
+                                   create_graph=True)
+        if not outer:
+            grads = [_detach(g) for g in grads]
+            out = _detach(out)
+            aux = tree_map(_detach, aux)
+        grads = tree_unflatten(grads, spec)
+        return (grads, (out, aux)) if has_aux else (grads, out)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """A function returning the gradient of the scalar `func` w.r.t. its `argnums` arguments."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+# ---- vjp and jvp ------------------------------------------------------------------------------
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
+    with _Enabled():
+        leaves, spec = tree_flatten(primals)
+        outer = any(isinstance(x, Tensor) and _outer(x) for x in leaves)
+        entered = [_enter(x) if isinstance(x, Tensor) else x for x in leaves]
+        out = func(*tree_unflatten(entered, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
+                                   "(output, aux) if has_aux is True")
+            out, aux = out
+        out_leaves, out_spec = tree_flatten(out)
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
+                                   "non-empty output and the outputs are Tensors")
+    diff_inputs = [x for x in entered if isinstance(x, Tensor)]
+
+    def vjp_fn(cotangents, *more, retain_graph=True, create_graph=None):
+        if more:
+            cotangents = (cotangents,) + more
+        ct_leaves, ct_spec = tree_flatten(cotangents)
+        if len(ct_leaves) != len(out_leaves):
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function. cotangents: "
+                               f"{len(ct_leaves)} leaves, primal output: {len(out_leaves)} "
+                               "leaves")
+        for ct, o in zip(ct_leaves, out_leaves):
+            if ct._size != o._size:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{ct.shape} and output[0] has a shape of {o.shape}.")
+        with _Enabled():
+            grads = iter(_autograd_grad(out_leaves, diff_inputs, ct_leaves, create_graph=True))
+        res = [next(grads) if isinstance(x, Tensor) else None for x in entered]
+        if not outer and not any(isinstance(c, Tensor) and _outer(c) for c in ct_leaves):
+            res = [_detach(r) for r in res]
+        return tree_unflatten(res, spec)
+
+    result_out = out if outer else tree_map(_detach, out)
+    if has_aux:
+        return result_out, vjp_fn, (aux if outer else tree_map(_detach, aux))
+    return result_out, vjp_fn
+
+
+def _check_jvp_args(primals, tangents):
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if len(p_leaves) != len(t_leaves) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
+                           f"the same python structure. For example, if primals is a tuple of "
+                           "3 tensors, tangents also must be. Got primals with structure "
+                           f"{len(p_leaves)} leaves and tangents with {len(t_leaves)} leaves")
+    for p, t in zip(p_leaves, t_leaves):
+        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be "
+                               "Tensors")
+    return p_leaves, t_leaves, p_spec
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), the Jacobian-vector product with `tangents`), by forward-mode AD."""
+    if strict:
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not "
+                           "implemented yet")
+    p_leaves, t_leaves, spec = _check_jvp_args(primals, tangents)
+    if fwAD._current_level >= 0:
+        raise RuntimeError("jvp: a jvp inside another jvp (nested forward-mode AD) is not "
+                           "supported by ember (PyTorch's forward_ad has one level too)")
+    fwAD.enter_dual_level()
+    try:
+        duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        out = func(*tree_unflatten(duals, spec))
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError("jvp(f, primals, tangents): output of function f should be "
+                                   "a tuple: (output, aux) if has_aux is True")
+            out, aux = out
+        out_leaves, out_spec = tree_flatten(out)
+        prim, tang = [], []
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError("jvp(f, primals, tangents): Expected f(*primals) to return "
+                                   f"only tensors, got unsupported type {type(o)}")
+            p, t = fwAD.unpack_dual(o)
+            prim.append(p)
+            tang.append(t if t is not None else _zeros_like(o))
+        result = (tree_unflatten(prim, out_spec), tree_unflatten(tang, out_spec))
+        if has_aux:
+            result = result + (tree_map(lambda a: fwAD.unpack_dual(a).primal
+                                        if isinstance(a, Tensor) else a, aux),)
+    finally:
+        fwAD.exit_dual_level()
+    return result
+
+
+def _zeros_like(t):
+    from ..autograd.graph import zeros
+    return zeros(t._size, t.dtype, t._device)
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the jvp at `primals`. ember evaluates
+    jvp_fn by forward AD at the saved primals on each call (PyTorch traces it once)."""
+    out = func(*primals)
+    out_leaves, out_spec = tree_flatten(out)
+
+    def jvp_fn(*tangents):
+        _, t = jvp(func, primals, tangents)
+        return t
+    return tree_map(_detach, out), jvp_fn
+
+
+# ---- Jacobians --------------------------------------------------------------------------------
+def _basis(n, dtype, device):
+    return _lookup("eye.m")(n, n, dtype=dtype, device=device)
+
+
+def _chunked_vmap(fn, basis, chunk_size):
+    return vmap_impl(fn, 0, 0, "error", chunk_size, (basis,), {})
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian of `func` w.r.t. the `argnums` arguments, by reverse mode: a vjp vmapped
+    over the rows of the identity."""
+    if chunk_size is not None and chunk_size <= 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        diff = _argnums_leaves(args, argnums, "jacrev")
+
+        def f(*d):
+            d = d[0] if isinstance(argnums, int) else d
+            return func(*_replace_argnums(args, argnums, d), **kwargs)
+        diff_t = (diff,) if isinstance(argnums, int) else diff
+        res = vjp(f, *diff_t, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        out_leaves, out_spec = tree_flatten(out)
+        in_leaves, in_spec = tree_flatten(diff)
+        jac_per_out = []
+        for o in out_leaves:
+            n = o.numel()
+            basis = _basis(n, o.dtype, o._device)
+
+            def row(v, o=o):
+                cts = [(_reshape(v, o._size) if x is o else _zeros_like(x)) for x in out_leaves]
+                g = vjp_fn(tree_unflatten(cts, out_spec))
+                return tuple(tree_flatten(g)[0])
+            if n == 0:
+                rows = tuple(_lookup("empty.memory_format")((0,) + tuple(x._size),
+                                                            dtype=x.dtype) for x in in_leaves)
+            else:
+                rows = _chunked_vmap(row, basis, chunk_size)
+            jac_per_out.append(tuple(_reshape(r, tuple(o._size) + tuple(x._size))
+                                     for r, x in zip(rows, in_leaves)))
+        if not any(_outer(x) for x in in_leaves):
+            jac_per_out = [tuple(_detach(b) for b in blocks) for blocks in jac_per_out]
+        result = _assemble(jac_per_out, out_spec, in_spec, argnums)
+        if has_aux:
+            return result, res[2]
+        return result
+    return wrapper
+
+
+def _reshape(t, shape):
+    from .._refs.shape import reshape
+    return reshape(t, tuple(shape))
+
+
+def _assemble(jac_per_out, out_spec, in_spec, argnums):
+    """Nest the blocks: outputs outermost, then the argnums structure."""
+    per_out = [tree_unflatten(list(blocks), in_spec) for blocks in jac_per_out]
+    return tree_unflatten(per_out, out_spec)
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of `func` w.r.t. the `argnums` arguments, by forward mode: a jvp vmapped
+    over the columns of the identity."""
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        diff = _argnums_leaves(args, argnums, "jacfwd")
+        in_leaves, in_spec = tree_flatten(diff)
+        sizes = [x.numel() for x in in_leaves]
+        total = sum(sizes)
+        dtype = in_leaves[0].dtype
+        basis = _basis(total, dtype, in_leaves[0]._device)
+
+        def f(*d):
+            d = tree_unflatten(list(d), in_spec)
+            return func(*_replace_argnums(args, argnums, d), **kwargs)
+
+        def column(v):
+            ts, start = [], 0
+            for x, n in zip(in_leaves, sizes):
+                ts.append(_reshape(_lookup("narrow")(v, 0, start, n), x._size))
+                start += n
+            res = jvp(f, tuple(in_leaves), tuple(ts), has_aux=has_aux)
+            return (res[1], res[2]) if has_aux else res[1]
+        out_cols = vmap_impl(column, 0, -1, randomness, None, (basis,), {}) if total else None
+        if has_aux:
+            out_cols, aux = out_cols
+            aux = tree_map(lambda a: _lookup("select.int")(a, -1, 0)
+                           if isinstance(a, Tensor) else a, aux)
+        primal_out = f(*in_leaves) if out_cols is None else None
+        cols, out_spec = tree_flatten(out_cols if out_cols is not None else primal_out)
+        jac_per_out = []
+        for c in cols:
+            out_shape = tuple(c._size[:-1]) if out_cols is not None else tuple(c._size)
+            blocks, start = [], 0
+            for x, n in zip(in_leaves, sizes):
+                part = _lookup("narrow")(c, -1, start, n) if out_cols is not None else \
+                    _lookup("empty.memory_format")((0,), dtype=c.dtype)
+                blocks.append(_reshape(part, out_shape + tuple(x._size)))
+                start += n
+            jac_per_out.append(tuple(blocks))
+        if not any(_outer(x) for x in in_leaves):
+            jac_per_out = [tuple(_detach(b) for b in blocks) for blocks in jac_per_out]
+        result = _assemble(jac_per_out, out_spec, in_spec, argnums)
+        return (result, aux) if has_aux else result
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of the scalar `func`: jacfwd(jacrev(func)), as PyTorch computes it."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def functionalize(func, *, remove="mutations"):
+    """torch.func.functionalize. ember records no mutation graph to rewrite: running `func`
+    eagerly already gives its functional result, so this returns `func` unchanged in effect
+    (inputs mutated by `func` are mutated, as functionalize's copy-back does)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument "
+                           f"for remove={remove}. Valid options are:\n     remove='mutations': "
+                           "all inplace and out= operators will be removed from the program, "
+                           "and replaced with their out-of-place equivalents.\n     "
+                           "remove='mutations_and_views': In addition to the above, all "
+                           "aliasing operators {view} will be replaced with their "
+                           "non-aliasing counterparts, {view}_copy.\n")
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The physical tensor under a BatchedTensor (all levels with `recurse`), for debugging;
+    other tensors are returned as they are."""
+    while type(tensor) is BatchedTensor:
+        tensor = tensor._value
+        if not recurse:
+            break
+    return tensor

@@ -1,0 +1,496 @@
+"""vmap: a function of one example run on a batch (torch.func.vmap, functorch's batching).
+
+Inside `vmap(f)(x)`, `f` sees a BatchedTensor: a wrapper whose size is one example's (the
+*logical* tensor) around the whole batch (the *physical* tensor, `_value`), with the batch
+dimension `_bdim` of `_value` hidden, at a vmap `_level` (nested vmaps wrap wrappers, one level
+each). While a vmap runs, a dispatch mode (PyTorch's DynamicLayerFrontMode) sees every op call:
+an op whose arguments include a BatchedTensor goes to the `FuncTorchBatched` dispatch key --
+the op's batching rule (ember/_functorch/batching_rules.py: move the batch dim to the front,
+shift `dim` arguments, call the same op once on the physical tensors, wrap the result) or, for
+ops without one, the fallback below, which runs the op once per example and stacks the results
+(PyTorch's slow fallback). Autograd sits above the batching: an op on BatchedTensors that
+require grad (a `grad` inside the vmap) records its node at the logical level, and the node's
+backward formulas, run on batched gradients, are batched in turn -- which is how
+`vmap(grad(f))` gives per-example gradients.
+"""
+import warnings
+
+from .._core.grad_mode import _grad_state
+from .._core.tensor import Tensor
+from .._dispatch import dispatcher as _dispatcher
+from .._dispatch.dispatcher import lookup as _lookup
+from .pytree import tree_flatten, tree_unflatten, broadcast_prefix, spec_repr
+
+KEY = "FuncTorchBatched"
+
+# the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
+# mode in the dispatcher's mode stack]
+_levels = []
+_fallback_warning = [True]
+
+
+def _set_vmap_fallback_warning_enabled(enabled):
+    """Warn when an op runs through the per-example fallback (on by default, as in PyTorch)."""
+    _fallback_warning[0] = bool(enabled)
+
+
+class BatchedTensor(Tensor):
+    """One example's view of a batch: `_value` with its dim `_bdim` hidden, at vmap `_level`.
+    (No __slots__ of its own: the fields live in the instance dict, so the layout equals
+    Tensor's and a fresh tensor can become batched in place -- see `_random_op`.)"""
+
+    @property
+    def _stride_(self):
+        st = list(self._value.stride())
+        del st[self._bdim]
+        return tuple(st)
+
+    @property
+    def _offset_(self):
+        return self._value.storage_offset()
+
+    def stride(self, dim=None):
+        st = self._stride_
+        return st if dim is None else st[dim if dim >= 0 else dim + len(st)]
+
+    def storage_offset(self):
+        return self._value.storage_offset()
+
+    def _storage_(self):
+        return self._value._storage_()
+
+    def is_contiguous(self, memory_format=None):
+        return _dispatch_free_contiguous(self._size, self._stride_)
+
+    def _functorch_alias(self):
+        """A new wrapper of the same batch, cut from logical-level autograd (SavedTensor and
+        detach use it; the physical tensor's own history, an outer transform's, is kept)."""
+        return _wrap(self._value, self._bdim, self._level)
+
+    def detach(self):
+        return self._functorch_alias()
+
+    def item(self):
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+            "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+            "operations. If error is occurring somewhere inside PyTorch internals, please file "
+            "a bug report.")
+
+    def __bool__(self):
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet, please shout over at "
+            "https://github.com/pytorch/functorch/issues/257 .")
+
+    def tolist(self):
+        self.item()
+
+    def numpy(self, *, force=False):
+        raise RuntimeError("vmap: numpy() is not supported on a BatchedTensor (the function "
+                           "being vmapped reads a tensor's data; rewrite it with tensor ops)")
+
+    __array__ = numpy
+
+    def __repr__(self, *, tensor_contents=None):
+        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n{self._value!r})"
+
+
+def _dispatch_free_contiguous(size, stride):
+    expected = 1
+    for s, st in zip(reversed(size), reversed(stride)):
+        if s == 1:
+            continue
+        if s == 0:
+            return True
+        if st != expected:
+            return False
+        expected *= s
+    return True
+
+
+def _wrap(value, bdim, level):
+    t = object.__new__(BatchedTensor)
+    size = value._size
+    t._value, t._bdim, t._level = value, bdim, level
+    t._np = None
+    t._size = size[:bdim] + size[bdim + 1:]
+    t.dtype = value.dtype
+    t._device = value._device
+    t._storage = None
+    t._rg = False
+    t.grad_fn = None
+    t._output_nr = 0
+    return t
+
+
+def is_batched(t):
+    return type(t) is BatchedTensor
+
+
+def max_level(args):
+    """The innermost vmap level among the arguments (0: none is batched)."""
+    level = 0
+    for a in args:
+        if type(a) is BatchedTensor:
+            if a._level > level:
+                level = a._level
+        elif isinstance(a, (list, tuple)):
+            for t in a:
+                if type(t) is BatchedTensor and t._level > level:
+                    level = t._level
+    return level
+
+
+def batch_size(level):
+    for lvl, size, _, _ in _levels:
+        if lvl == level:
+            return size
+    raise RuntimeError(f"vmap: no vmap level {level} is running (a BatchedTensor escaped the "
+                       "vmap that made it)")
+
+
+def batched_at(t, level):
+    return type(t) is BatchedTensor and t._level == level
+
+
+def to_front(t, level):
+    """The physical tensor of `t` at `level` with its batch dim first; None if `t` is not
+    batched at that level."""
+    if type(t) is not BatchedTensor or t._level != level:
+        return None
+    v = t._value
+    if t._bdim:
+        v = _movedim(v, t._bdim, 0)
+    return v
+
+
+def physical(t, level, size):
+    """`t` at `level` as a physical tensor with the batch first: an unbatched tensor is
+    expanded to the batch size (for ops whose inputs must all carry the batch)."""
+    v = to_front(t, level)
+    if v is not None:
+        return v
+    return _op("expand")(_op("unsqueeze")(t, 0), (size,) + tuple(t._size))
+
+
+def wrap(out, level, bdim=0):
+    """Wrap an op's physical result(s), batch at `bdim`, as BatchedTensors at `level`."""
+    if isinstance(out, Tensor):
+        return _wrap(out, bdim, level)
+    if isinstance(out, (tuple, list)):
+        items = [_wrap(o, bdim, level) if isinstance(o, Tensor) else o for o in out]
+        if hasattr(out, "_fields"):
+            return type(out)(*items)
+        return type(out)(items)
+    return out
+
+
+_ops = {}
+
+
+def _op(name):
+    op = _ops.get(name)
+    if op is None:
+        op = _ops[name] = _lookup(name)
+    return op
+
+
+def _movedim(v, src, dst):
+    n = v.ndim
+    perm = [d for d in range(n) if d != src]
+    perm.insert(dst, src)
+    return _op("permute")(v, perm)
+
+
+# ---- the dispatch mode and the fallback ------------------------------------------------------
+_RANDOM = set()
+
+
+def _random_ops():
+    names = ("uniform_", "normal_", "random_.from", "random_", "bernoulli_.float", "bernoulli",
+             "exponential_", "geometric_", "cauchy_", "log_normal_", "multinomial", "poisson",
+             "randperm")
+    for n in names:
+        _RANDOM.add(_lookup(n))
+
+
+def vmap_mode(op, args, mode_level):
+    """The mode every op call passes while a vmap runs. Each vmap pushes it once and it acts
+    only for that vmap's level: an op whose innermost batched argument belongs to an outer vmap
+    goes down the stack first, through whatever transform was entered in between (a forward-AD
+    level inside the outer vmap sees its dual tensors before the outer batch is unwrapped)."""
+    entry = _entry_at(mode_level)
+    if op in _RANDOM:
+        return _random_op(op, args, mode_level, entry)
+    level = max_level(args)
+    if not level or level != entry[0]:
+        return _dispatcher.call_in_modes(op, args, mode_level - 1)
+    if op._composite is not None and KEY not in op._table:
+        return op._composite(*args)
+    if _grad_state.enabled and _requires_grad(op, args):
+        return _dispatcher._fallbacks["Autograd"](op, KEY, args)
+    return op.redispatch(KEY, args)
+
+
+def _entry_at(mode_level):
+    """The running vmap ([level, size, randomness, stack index]) whose mode sits at
+    `mode_level` of the dispatcher's mode stack."""
+    for entry in _levels:
+        if entry[3] == mode_level:
+            return entry
+    raise RuntimeError("vmap: the dispatch mode stack no longer matches the running vmaps")
+
+
+def _requires_grad(op, args):
+    for i in op._tensor_pos:
+        a = args[i]
+        if isinstance(a, Tensor) and a._rg:
+            return True
+    for i in op._list_pos:
+        for a in args[i]:
+            if isinstance(a, Tensor) and a._rg:
+                return True
+    return False
+
+
+def _random_op(op, args, mode_level, entry):
+    randomness = entry[2]
+    if randomness == "error":
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use "
+            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+            "operation out of vmap")
+    level = max_level(args)
+    if level and level != entry[0]:
+        return _dispatcher.call_in_modes(op, args, mode_level - 1)
+    if not level:
+        if randomness == "different" and op._mutates:
+            return _batched_draw(op, args, mode_level, entry)
+        if randomness == "different":
+            raise NotImplementedError(
+                f"vmap(randomness='different'): the random op {op.name} on an unbatched input "
+                "is not supported by ember (give it a batched input)")
+        return _dispatcher.call_in_modes(op, args, mode_level - 1)
+    if randomness == "different":
+        return _fallback(op, KEY, args)  # one draw per example
+    # "same": one draw of an example's shape, shared by the whole batch
+    self = args[0]
+    if op._mutates and batched_at(self, level):
+        sample = _op("clone")(_op("select.int")(self._value, self._bdim, 0))
+        op(sample, *args[1:])
+        _op("copy_")(self, sample)
+        return self
+    raise NotImplementedError(f"vmap(randomness='same') is not supported for {op.name} on a "
+                              "batched input in ember")
+
+
+def _batched_draw(op, args, mode_level, entry):
+    """randomness='different' and a random fill of a tensor made inside the vmap (rand_like,
+    dropout's mask): each example gets its own draw, so the tensor becomes batched at the
+    innermost level -- in place, as the op's contract is to fill `self`."""
+    self = args[0]
+    if self._base is not None or self._version:
+        raise NotImplementedError(
+            f"vmap(randomness='different'): {op.name} fills an unbatched tensor that other "
+            "tensors view or that was written before; ember can make only a fresh tensor "
+            "batched")
+    level, size = entry[0], entry[1]
+    value = _op("empty.memory_format")((size,) + tuple(self._size), dtype=self.dtype,
+                                        device=self._device)
+    _dispatcher.call_in_modes(op, (value,) + tuple(args[1:]), mode_level - 1)
+    self.__class__ = BatchedTensor
+    self._value, self._bdim, self._level = value, 0, level
+    self._np, self._storage = None, None
+    return self
+
+
+def _slice(a, level, b):
+    if type(a) is BatchedTensor and a._level == level:
+        return _op("select.int")(a._value, a._bdim, b)
+    if isinstance(a, (list, tuple)) and any(type(t) is BatchedTensor for t in a):
+        return [_slice(t, level, b) for t in a]
+    return a
+
+
+def _fallback(op, key, args):
+    """PyTorch's slow vmap fallback: the op once per example, the results stacked."""
+    level = max_level(args)
+    size = batch_size(level)
+    if _fallback_warning[0]:
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching "
+            f"rule for {op.name}. Please file us an issue on GitHub so that we can prioritize "
+            "its implementation.", UserWarning, stacklevel=4)
+    if op._mutates:
+        self = args[0]
+        if not batched_at(self, level):
+            raise RuntimeError(
+                f"vmap: {op.name}(self, *extra_args) is not possible because there exists a "
+                "Tensor in extra_args that is vmapped over while `self` is not. Please try to "
+                f"use out-of-place operators instead of {op.name}.")
+        for b in range(size):
+            op(*[_slice(a, level, b) for a in args])
+        return self
+    if size == 0:
+        raise RuntimeError(f"vmap: the op {op.name} has no batching rule in ember, and the "
+                           "per-example fallback cannot run on a batch of size 0")
+    results = [op(*[_slice(a, level, b) for a in args]) for b in range(size)]
+    first = results[0]
+    stack = _op("stack")
+    if isinstance(first, Tensor):
+        return _wrap(stack(results, 0), 0, level)
+    if isinstance(first, (tuple, list)) and all(isinstance(r, Tensor) for r in first):
+        outs = [_wrap(stack([r[k] for r in results], 0), 0, level) for k in range(len(first))]
+        return type(first)(*outs) if hasattr(first, "_fields") else type(first)(outs)
+    raise RuntimeError(f"vmap: {op.name} returned {type(first).__name__}, which vmap's "
+                       "fallback cannot batch")
+
+
+_dispatcher.register_fallback(KEY, _fallback)
+
+
+def pop_mode(mode):
+    """Remove the innermost entry of `mode` from the dispatcher's mode stack."""
+    modes = _dispatcher._modes
+    for i in range(len(modes) - 1, -1, -1):
+        if modes[i] is mode:
+            del modes[i]
+            return
+
+
+# ---- vmap itself ------------------------------------------------------------------------------
+def _get_name(func):
+    name = getattr(func, "__name__", None)
+    if name is None and hasattr(func, "func"):
+        return f"functools.partial({_get_name(func.func)}, ...)"
+    return name or repr(func)
+
+
+def vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    name = _get_name(func)
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` "
+                         "to be int or a (potentially nested) tuple matching the structure of "
+                         f"inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add "
+                         "inputs, or you are trying to vmap over a function with no inputs. "
+                         "The latter is unsupported.")
+    flat_args, spec = tree_flatten(args)
+    flat_dims = broadcast_prefix(in_dims, args, spec)
+    if flat_dims is None:
+        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
+                         "compatible with the structure of `inputs`. in_dims has structure "
+                         f"{spec_repr(tree_flatten(in_dims)[1])} but inputs has structure "
+                         f"{spec_repr(spec)}.")
+    sizes = []
+    for arg, d in zip(flat_args, flat_dims):
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
+                             "for an input but in_dim must be either an integer dimension or "
+                             "None.")
+        if not isinstance(arg, Tensor):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
+                             f"for an input but the input is of type {type(arg)}. We cannot "
+                             "vmap over non-Tensor arguments, please use None as the respective "
+                             "in_dim")
+        if not -arg.dim() <= d < arg.dim():
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
+                             "for some input, but that input is a Tensor of dimensionality "
+                             f"{arg.dim()} so expected in_dim to satisfy -{arg.dim()} <= in_dim "
+                             f"< {arg.dim()}.")
+        sizes.append(arg.shape[d])
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    size = sizes[0]
+    flat_dims = [d if d is None or d >= 0 else d + a.dim() for a, d in zip(flat_args, flat_dims)]
+    if chunk_size is not None and chunk_size < size:
+        return _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size,
+                        size, kwargs, name)
+    return _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name)
+
+
+def _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size, size, kwargs,
+             name):
+    pieces = []
+    for start in range(0, size, chunk_size):
+        n = min(chunk_size, size - start)
+        chunk = [a if d is None else _op("narrow")(a, d, start, n)
+                 for a, d in zip(flat_args, flat_dims)]
+        pieces.append(_run(func, chunk, flat_dims, spec, out_dims, randomness, n, kwargs, name))
+    leaves0, out_spec = tree_flatten(pieces[0])
+    flat_out_dims = _out_dims(out_dims, pieces[0], out_spec, name)
+    leaves = [tree_flatten(p)[0] for p in pieces]
+    joined = []
+    for k, d in enumerate(flat_out_dims):
+        parts = [lv[k] for lv in leaves]
+        joined.append(parts[0] if d is None else _op("cat")(parts, d))
+    return tree_unflatten(joined, out_spec)
+
+
+def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
+    level = (_levels[-1][0] if _levels else 0) + 1
+    _levels.append([level, size, randomness, len(_dispatcher._modes)])
+    _dispatcher._modes.append(vmap_mode)
+    try:
+        wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
+        out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
+    finally:
+        pop_mode(vmap_mode)
+        _levels.pop()
+    leaves, out_spec = tree_flatten(out)
+    flat_out_dims = _out_dims(out_dims, out, out_spec, name)
+    result = []
+    for o, d in zip(leaves, flat_out_dims):
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(o)}. Did you mean to set out_dims= to None for output?")
+        batched = batched_at(o, level)
+        if d is None:
+            if batched:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor "
+                                 "when out_dim is None")
+            result.append(o)
+            continue
+        if batched:
+            v = o._value
+            nd = v.ndim
+            d = d + nd if d < 0 else d
+            result.append(v if o._bdim == d else _movedim(v, o._bdim, d))
+        else:
+            nd = o.ndim + 1
+            d = d + nd if d < 0 else d
+            e = _op("expand")(_op("unsqueeze")(o, 0), (size,) + tuple(o._size))
+            result.append(e if d == 0 else _movedim(e, 0, d))
+    return tree_unflatten(result, out_spec)
+
+
+def _out_dims(out_dims, out, out_spec, name):
+    if isinstance(out_dims, int) or out_dims is None:
+        return [out_dims] * len(tree_flatten(out)[0])
+    if not isinstance(out_dims, (tuple, list)):
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, "
+                         "None or a python collection of ints representing where in the outputs "
+                         "the vmapped dimension should appear.")
+    if not isinstance(out, (tuple, list)) and len(out_dims) == 1:
+        return list(out_dims)
+    flat = broadcast_prefix(tuple(out_dims) if isinstance(out_dims, list) else out_dims, out,
+                            out_spec)
+    if flat is None:
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+                         "compatible with the structure of `outputs`. out_dims has structure "
+                         f"{spec_repr(tree_flatten(out_dims)[1])} but outputs has structure "
+                         f"{spec_repr(out_spec)}.")
+    return flat
+
+
+_random_ops()
