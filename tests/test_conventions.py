@@ -70,6 +70,36 @@ def test_axis_on_ops_with_required_dims():
     _same(lambda m, x: m.select(x, axis=1, index=0))
 
 
+# PyTorch's other NumPy names: `x=`, `a=`, `x1=` for `input` and `x2=` for `other`, in its
+# generated bindings only (Python-level functions such as norm, split, unique refuse them); the
+# parameter's own name wins and the NumPy name left over is refused
+NUMPY_NAME_CALLS = [
+    "m.abs(x=x)", "m.abs(a=x)", "m.abs(x1=x)", "m.abs(x, x=x)", "m.abs(input=x, a=x)",
+    "m.abs(x=x, a=x)", "m.add(x1=x, x2=x)", "m.add(x, x2=x, alpha=2)", "m.add(x, x, x2=x)",
+    "x.add(x2=x)", "x.abs(x=x)", "x.mul_(x2=x)", "m.sum(x=x, axis=1, keepdims=True)",
+    "m.sum(a=x, dim=0)", "m.sum(input=x, axis=0, dim=1)", "m.mm(x1=x[0], x2=x[0].T)",
+    "m.matmul(x1=x[0], x2=x[0].T)", "m.cat(x=[x])", "m.max(x=x)", "m.max(x1=x, x2=x)",
+    "m.maximum(x1=x, x2=-x)", "m.std(x=x)", "m.sort(x=x)", "m.prod(x=x, axis=2)",
+    "m.norm(x=x)", "m.unique(x=x)", "m.split(x=x, split_size_or_sections=1)",
+    "m.unique_consecutive(x=x)", "m.einsum('ijk->i', x=x)", "m.clamp(x=x, min=3)",
+    "m.where(x > 3, x=x, x2=-x)", "m.masked_fill(x=x, mask=x > 3, value=0.0)",
+    "m.reshape(x=x, shape=(4, 6))", "m.zeros_like(a=x)", "m.remainder(x, x2=x + 1)",
+    "m.nn.functional.linear(x=x, weight=x[0])", "m.nn.functional.relu(x=x)",
+    "m.nn.functional.hardshrink(x=x)", "m.conv1d(x=x, weight=x[:, :, :2])",
+    "m.special.ndtr(x=x) > 0.5", "m.special.xlog1py(x, x2=x) > 0", "m.linalg.norm(x=x)",
+    "m.linalg.matrix_norm(x=x)", "m.linalg.cross(x[..., :3], x2=x[..., 1:])",
+    "m.fft.rfft(x=x).abs()", "m.fft.fftshift(x=x)", "x.max(x2=x)", "x.view_as(x2=x)",
+    "x.copy_(x2=x)", "m.cumsum(x, axis=1)", "m.dot(x1=x[0, 0], x2=x[0, 0])",
+]
+
+
+@pytest.mark.parametrize("code", NUMPY_NAME_CALLS)
+def test_numpy_names_for_input_and_other(code):
+    e = _outcome(lambda: eval(code, {"m": ember, "x": ember.tensor(X)}))
+    t = _outcome(lambda: eval(code, {"m": torch, "x": torch.tensor(X)}))
+    assert e == t, f"ember {e} != torch {t}"
+
+
 def test_python2_operator_names():
     a, b = ember.tensor([2.0, 4.0]), torch.tensor([2.0, 4.0])
     assert a.__rdiv__(8).tolist() == b.__rdiv__(8).tolist() == [4.0, 2.0]

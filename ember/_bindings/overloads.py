@@ -264,7 +264,7 @@ def _requested(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
-@numpy_names
+@numpy_names(own={"input": None})  # torch.unique_consecutive is Python: no `x=`
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
     return _requested(*outs, return_inverse, return_counts)
