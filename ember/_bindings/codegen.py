@@ -292,16 +292,19 @@ class _Binding:
         if self.op.schema.returns[0].endswith("[]"):
             call = f"tuple({call})"
         names = self.op.schema.return_names
+        inputs = "(" + "".join(f"{self.arg_name(a)}, " for a in self.op.schema.arguments
+                               if a.is_tensor or a.is_tensor_list) + ")"
         if len(names) > 1 and all(names):
             fields = tuple(names)
             if self.has_out:
-                lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out)")
+                lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out, "
+                             f"{inputs})")
             else:
                 lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
         elif self.has_out:
             lines += ["    if out is None:", f"        return {call}",
                       "    with _OutVariant():", f"        result = {call}",
-                      "    return _finish(result, False, out)"]
+                      f"    return _finish(result, False, out, {self.name!r}, {inputs})"]
         else:
             lines.append(f"    return {call}")
         return "\n".join(lines) + "\n"

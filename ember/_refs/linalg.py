@@ -16,7 +16,7 @@ def outer(input, vec2, *, out=None):
     for name, v in (("self", input), ("vec2", vec2)):
         if v.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.dim()}-D")
-    return _finish(input.reshape(-1, 1) * vec2, False, out)
+    return _finish(input.reshape(-1, 1) * vec2, False, out, "outer", (input, vec2))
 
 
 ger = outer
@@ -102,7 +102,7 @@ def cross(input, other, dim=None, *, out=None):
                       "future release.", UserWarning, stacklevel=2)
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((d for d, s in enumerate(shape) if s == 3), -1)
-    return _finish(_op("linalg_cross")(input, other, dim), False, out)
+    return _finish(_op("linalg_cross")(input, other, dim), False, out, "cross", (input, other))
 
 
 def inverse(input, *, out=None):

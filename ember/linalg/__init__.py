@@ -204,7 +204,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
 
 
 def cross(input, other, *, dim=-1, out=None):
-    return _finish(_op("linalg_cross")(input, other, dim), False, out)
+    return _finish(_op("linalg_cross")(input, other, dim), False, out, "linalg_cross",
+                   (input, other))
 
 
 def vecdot(x, y, *, dim=-1, out=None):
