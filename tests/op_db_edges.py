@@ -130,6 +130,13 @@ EDGE_SKIP = {
                 s.args[0].data.shape[0] == 0 < s.args[0].data.shape[1],
                 "torch 2.13's pdist backward crashes the process (segfault) on an input with "
                 "no rows and some columns"),
+    "F.multi_margin_loss": (lambda s: s.args[0].data.size == 0,
+                            "torch 2.13 returns uninitialised memory for an empty batch"),
+    "F.multilabel_margin_loss": (lambda s: s.args[0].data.size == 0,
+                                 "torch 2.13 returns uninitialised memory for an empty batch"),
+    "unfold_backward": (lambda s: True,
+                        "the generated versions shrink grad_in but not input_sizes (a list), "
+                        "and torch reads past grad_in's storage (or fails in setStorage)"),
 }
 
 
@@ -155,31 +162,28 @@ EDGE_XFAIL = {
     'exception type': (
         'F.adaptive_max_pool3d', 'F.interpolate_bicubic', 'F.interpolate_bilinear',
         'F.interpolate_linear', 'F.interpolate_nearest', 'F.interpolate_nearest_exact',
-        'F.interpolate_trilinear', 'F.max_unpool2d', 'F.max_unpool3d', 'F.pairwise_distance',
-        'F.unfold', '_fft_r2c', 'addbmm', 'addbmm_', 'aten._softmax_cross_entropy',
-        'aten._softmax_cross_entropy_backward', 'baddbmm', 'baddbmm_', 'cholesky_solve',
-        'cross_entropy', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
-        'index_reduce.amax', 'index_reduce.amin', 'index_reduce.mean', 'index_reduce.prod',
-        'index_reduce_', 'linalg.matrix_power',
-        'mv', 'scatter.reduce', 'scatter.src', 'scatter.value_reduce',
-        'scatter_.reduce', 'scatter_.src', 'scatter_.value_reduce', 'scatter_add_',
-        'scatter_reduce.amin', 'scatter_reduce.max', 'scatter_reduce.prod', 'scatter_reduce.sum',
-        'torch.binomial', 'torch.cholesky_solve', 'torch.histogramdd.edges', 'torch.index_reduce',
-        'torch.pca_lowrank', 'linalg.ldl_solve', 'linalg.tensorsolve',
+        'F.interpolate_trilinear', 'F.max_unpool2d', 'F.max_unpool3d', 'F.unfold', '_fft_r2c',
+        'addbmm', 'addbmm_', 'aten._softmax_cross_entropy', 'aten._softmax_cross_entropy_backward',
+        'baddbmm', 'baddbmm_', 'cholesky_solve', 'cross_entropy', 'index_add', 'index_add_',
+        'index_copy', 'index_copy_', 'index_reduce.amax', 'index_reduce.amin', 'index_reduce.mean',
+        'index_reduce.prod', 'index_reduce_', 'linalg.matrix_power', 'mv', 'scatter.reduce',
+        'scatter.src', 'scatter.value_reduce', 'scatter_.reduce', 'scatter_.src',
+        'scatter_.value_reduce', 'scatter_add_', 'scatter_reduce.amin', 'scatter_reduce.max',
+        'scatter_reduce.prod', 'scatter_reduce.sum', 'torch.binomial', 'torch.cholesky_solve',
+        'torch.histogramdd.edges', 'torch.index_reduce', 'torch.pca_lowrank', 'linalg.ldl_solve',
+        'linalg.tensorsolve',
     ),
     'accepts': (
         'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
         'F.conv_transpose3d', 'F.dropout2d', 'F.dropout3d', 'F.feature_alpha_dropout',
-        'F.instance_norm', 'F.pixel_shuffle', 'aten.binary_cross_entropy_with_logits',
-        'conj_physical_', 'cov', 'imag_setter', 'max', 'min', 'scatter_add', 'squeeze.dims',
-        'squeeze_.dims', 'swapaxes_', 'swapdims_', 'torch.cov', 'torch.norm_except_dim',
-        'torch.transpose_copy', 'torch_feature_alpha_dropout_', 'torch_feature_dropout_',
-        'unique_consecutive', 'unique_dim', 'F.max_pool3d_values', 'linalg.tensorinv',
+        'F.instance_norm', 'F.pixel_shuffle', 'conj_physical_', 'cov', 'imag_setter', 'max', 'min',
+        'scatter_add', 'squeeze.dims', 'squeeze_.dims', 'swapaxes_', 'swapdims_', 'torch.cov',
+        'torch.norm_except_dim', 'torch.transpose_copy', 'torch_feature_alpha_dropout_',
+        'torch_feature_dropout_', 'unique_consecutive', 'unique_dim', 'F.max_pool3d_values',
+        'linalg.tensorinv',
     ),
     'backward': (
-        'F.max_pool1d', 'F.max_pool1d_indices', 'aten.binary_cross_entropy',
-        'linalg.householder_product', 'linalg.matrix_norm', 'linalg.matrix_norm_svd',
-        'linalg.norm', 'linear', 'orgqr', 'torch.cumulative_trapezoid', 'torch.orgqr',
+        'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm',
     ),
     'accepts, exception type': (
         'F.adaptive_max_pool2d', 'F.interpolate_area', 'F.rms_norm', 'aten._rnn_layer',
@@ -187,9 +191,7 @@ EDGE_XFAIL = {
         'torch.scatter_reduce_',
     ),
     'result': (
-        'F.conv1d', 'F.conv2d', 'F.multi_margin_loss', 'F.multilabel_margin_loss',
-        'F.pixel_unshuffle', 'bincount', 'inner', 'resize_', 'resize_as_',
-        'torch.inner',
+        'F.conv1d', 'F.conv2d', 'F.pixel_unshuffle', 'resize_', 'resize_as_',
     ),
     'result, exception type': (
         'F.grid_sample', 'F.grid_sample.bicubic', 'F.grid_sample.bicubic.half', 'F.max_unpool1d',
@@ -198,14 +200,8 @@ EDGE_XFAIL = {
     'backward, exception type': (
         'F.embedding', 'F.embedding_max_norm', 'torch.svd_lowrank', 'torch.unfold_copy',
     ),
-    'kernel error': (
-        'adjoint', 'cdist', 'torch.adjoint', 'torch.unbind_copy',
-    ),
     'backward, accepts': (
-        'F.adaptive_max_pool1d', 'unfold_backward',
-    ),
-    'backward, kernel error': (
-        'linalg.cond', 'linalg.cond.norms',
+        'F.adaptive_max_pool1d',
     ),
     'kernel error, exception type': (
         'F.adaptive_avg_pool3d', 'F.scaled_dot_product_attention',

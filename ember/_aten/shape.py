@@ -929,7 +929,7 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
                    dtype=grad_in.dtype._np)
     for j in range(blocks):
         out[..., j:j + frames, :] += g[..., :, j, :]
-    out = out.reshape(out.shape[:-2] + (-1,))[..., :length]
+    out = out.reshape(out.shape[:-2] + (out.shape[-2] * step,))[..., :length]
     return _wrap(np.ascontiguousarray(np.moveaxis(out, -1, d)).reshape(sizes))
 
 

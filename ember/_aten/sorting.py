@@ -364,6 +364,8 @@ def bincount(self, weights=None, minlength=0):
         return _wrap(np.bincount(a, minlength=minlength).astype(np.int64))
     if weights.dim() != 1 or weights._size[0] != a.size:
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if not a.size:  # PyTorch's early return for no input: int64 zeros, whatever the weights
+        return _wrap(np.zeros(minlength, np.int64))
     out = np.float32 if weights.dtype is D.float32 else np.float64
     return _wrap(np.bincount(a, weights._np.astype(np.float64), minlength).astype(out))
 

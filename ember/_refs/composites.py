@@ -171,8 +171,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
     _check_x(x, "cumulative_trapezoid")
     length = y.shape[dim]
-    if length == 0:
-        return y.narrow(dim, 0, 0) * 1.0
+    if length == 0:  # an empty x (summed: an exact 0) stays in the graph, as in PyTorch
+        return y.narrow(dim, 0, 0) * 1.0 + (0 if x is None or x.numel() else x.sum())
     avg = y.narrow(dim, 1, length - 1) + y.narrow(dim, 0, length - 1)
     if x is None:
         dx = 1 if dx is None else dx
@@ -386,7 +386,7 @@ def _histogramdd(input, bins, bounds, weight, density, name):
         raise RuntimeError(f"{name}: if weight tensor is provided it should have the same "
                            f"shape as the input tensor excluding its innermost dimension")
     d = input.shape[-1]
-    data = input.detach().reshape(-1, d).numpy()
+    data = input.detach().reshape(math.prod(input.shape[:-1]), d).numpy()
     bins = [bins] * d if isinstance(bins, (int, Tensor)) else list(bins)
     if len(bins) != d:
         raise RuntimeError(f"{name}: The size of bins must be equal to the innermost dimension "

@@ -72,9 +72,10 @@ def tensordot(a, b, dims=2, out=None):
     free_a = [d for d in range(a.dim()) if d not in dims_a]
     free_b = [d for d in range(b.dim()) if d not in dims_b]
     k = math.prod(a.shape[d] for d in dims_a)
-    pa = a.permute(free_a + dims_a).reshape(-1, k) if a.dim() else a.reshape(1, 1)
-    pb = b.permute(dims_b + free_b).reshape(k, -1) if b.dim() else b.reshape(1, 1)
     shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    m, n = math.prod(shape[:len(free_a)]), math.prod(shape[len(free_a):])  # not -1: may be 0
+    pa = a.permute(free_a + dims_a).reshape(m, k) if a.dim() else a.reshape(1, 1)
+    pb = b.permute(dims_b + free_b).reshape(k, n) if b.dim() else b.reshape(1, 1)
     return _finish(pa.mm(pb).reshape(shape), False, out)
 
 

@@ -117,6 +117,9 @@ def matrix_exp(A):
 
 
 def cond(A, p=None, *, out=None):
+    if A.dim() >= 2 and A.numel() == 0:  # PyTorch: 0 for an empty matrix, whatever its shape
+        real = A.detach().abs().dtype
+        return _finish(B.zeros(tuple(A.shape[:-2]), dtype=real, device=A.device), False, out)
     if p in (None, 2, -2):
         if A.dim() < 2:
             raise RuntimeError("linalg.cond: The input tensor A must have at least 2 "
@@ -135,7 +138,12 @@ def cond(A, p=None, *, out=None):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims, as a view."""
+    """The conjugate transpose of the last two dims, as a view (of a 0-d tensor: its conjugate,
+    deprecated)."""
+    if input.dim() == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning)
+        return input.conj()
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.dim()}-D tensor.")

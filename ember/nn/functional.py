@@ -788,6 +788,10 @@ def _half_to_float(x):
 def _vector_norm(x, p, dim, keepdim=False):
     """The p-norm over `dim`, with PyTorch's gradient convention: 0 where the norm is 0 (the
     `where` keeps the 1/norm of the derivative away from zero norms)."""
+    if abs(p) == math.inf and x.shape[dim] == 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the dimension "
+                           f"{dim % x.dim()}because this dimension is empty and the operation "
+                           f"does not have an identity")
     if p == math.inf:
         return x.abs().amax(dim, keepdim)
     if p == -math.inf:
@@ -1621,7 +1625,7 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     src = [_grid_source(grid[..., nd - 1 - d], spatial[d],
                         "zeros" if mode == "bicubic" else padding_mode, align_corners)
            for d in range(nd)]
-    flat = input.reshape(n, c, -1)
+    flat = input.reshape(n, c, math.prod(spatial))
     count = math.prod(out_shape)
 
     def read(idx):
@@ -2202,7 +2206,10 @@ def _cdist_composite(x1, x2, p, compute_mode):
         a = E.cat([x1 * -2, n1, E.ones_like(n1)], -1)
         b = E.cat([x2, E.ones_like(n2), n2], -1)
         return a.matmul(b.mT).clamp(min=0).sqrt()
-    return _vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if x1.shape[-1] == 0:  # points without coordinates are at distance 0, in every p-norm
+        return diff.sum(-1)
+    return _vector_norm(diff, p, -1)
 
 
 # ---- attention --------------------------------------------------------------------------------
