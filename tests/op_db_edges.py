@@ -134,6 +134,10 @@ EDGE_SKIP = {
                             "torch 2.13 returns uninitialised memory for an empty batch"),
     "F.multilabel_margin_loss": (lambda s: s.args[0].data.size == 0,
                                  "torch 2.13 returns uninitialised memory for an empty batch"),
+    "resize_": (lambda s: True, "the edge versions grow an empty or 0-d tensor, and torch's "
+                                "new elements are uninitialised memory"),
+    "resize_as_": (lambda s: True, "the edge versions grow an empty or 0-d tensor, and torch's "
+                                   "new elements are uninitialised memory"),
     "unfold_backward": (lambda s: True,
                         "the generated versions shrink grad_in but not input_sizes (a list), "
                         "and torch reads past grad_in's storage (or fails in setStorage)"),

@@ -164,6 +164,8 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
 def _rows_along(self, dim, name):
     """The tensor as a 2-D array of slices along dim (one row per index of dim)."""
+    if not self.dim():
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, self.dim())
     a = self._np
     if a.ndim and any(s == 0 for i, s in enumerate(a.shape) if i != d):

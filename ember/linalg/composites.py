@@ -8,7 +8,7 @@ which raise pointing at their replacements.
 import warnings
 
 from .._core import dtype as D
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings import install_methods
 from .._bindings.out import _finish_tuple, _finish
@@ -177,6 +177,13 @@ def norm_except_dim(v, pow=2, dim=0):
     the norm of the whole tensor."""
     if dim == -1:
         return _vector_norm(v, pow)
+    dim = _wrap_dim(dim, v.dim())
+    if v.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if v.shape[dim] == 0:  # PyTorch views v as (v.size(dim), -1) first: ambiguous then
+        kept = [v.shape[dim], -1] if dim != v.dim() - 1 else [-1, v.shape[dim]]
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {kept} because the "
+                           f"unspecified dimension size -1 can be any value and is ambiguous")
     others = [d for d in range(v.dim()) if d != dim]
     return _vector_norm(v, pow, others, True)
 

@@ -1748,6 +1748,8 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects {'height' if h % r else 'width'} to be "
                            f"divisible by downscale_factor, but input.size("
                            f"{-2 if h % r else -1})={h if h % r else w} is not divisible by {r}")
+    if input.numel() == 0:  # PyTorch returns an empty input as it is (a copy)
+        return input.clone()
     nb = len(batch)
     x = input.reshape(batch + [c, h // r, r, w // r, r])
     x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
