@@ -220,9 +220,11 @@ def _gather_check(self, dim, index, name, src=None):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if src is not None and src.dim() != index.dim() and index.dim() > 1:
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for k in range(index.dim()):
-        too_big = k != d and index._size[k] > self._size[k]
-        if src is not None and (too_big or index._size[k] > src._size[k]):
+    def size(t, k):  # PyTorch's ensure_nonempty_size: a 0-d tensor counts as size 1
+        return t._size[k] if t.dim() else 1
+    for k in range(index.dim() if index.numel() else 0):
+        too_big = k != d and index._size[k] > size(self, k)
+        if src is not None and (too_big or index._size[k] > size(src, k)):
             raise RuntimeError(f"Expected index {list(index._size)} to be no larger than self "
                                f"{list(self._size)} apart from dimension {d} and to be no "
                                f"larger size than src {list(src._size)}")

@@ -256,6 +256,8 @@ def _dot_check(a, b):
 
 
 def _mv_check(mat, vec, self=None):
+    if self is None and mat.dim() == 0:  # PyTorch's mv reads mat.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if mat.dim() != 2 or vec.dim() != 1:
         first = self.dim() if self is not None else vec.dim()
         raise RuntimeError(f"vector + matrix @ vector expected, got {first}, {mat.dim()}, "
@@ -282,6 +284,11 @@ def _addr_check(self, vec1, vec2):
 
 
 def _addbmm_check(self, b1, b2, kernel, keep_batch):
+    # PyTorch reads batch1.size(0) (baddbmm) or .size(1) (addbmm), then batch2.size(2), before
+    # it checks their ranks: a 0-d batch fails there
+    for t, d in ((b1, 0 if keep_batch else 1), (b2, 2)):
+        if t.dim() == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     shape = _bmm_shape(b1, b2)
     _check_same_dtype(b1, b2, kernel)
     _check_same_dtype(self, b1, kernel)
