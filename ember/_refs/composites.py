@@ -83,6 +83,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm_factor = w_sum - correction
     else:
         w_sum = w.sum()
+        if not w_sum.item():
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         avg = (x * w).sum(1) / w_sum
         if correction == 0:
             norm_factor = w_sum
@@ -379,6 +381,10 @@ def _histogramdd(input, bins, bounds, weight, density, name):
     A value x lands in bin i of its dim when edges[i] <= x < edges[i+1] (the last bin also
     holds its right edge), as PyTorch's kernel decides after its linear guess and local
     search; rows outside any dim's edges are not counted."""
+    if input.dim() < 2:
+        if input.dim() == 0 and isinstance(bins, int):  # PyTorch reads input.size(-1) first
+            raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     if not input.is_floating_point():
         from .._aten.elementwise import not_implemented
         raise not_implemented("histogramdd", input.dtype)

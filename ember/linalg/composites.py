@@ -88,6 +88,10 @@ def _gram(L, upper):
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
+    for name, t in (("b", input), ("u", input2)):
+        if t.dim() < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.dim()} "
+                               f"dimensions instead")
     if input2.dim() < 2 or input2.shape[-1] != input2.shape[-2]:
         raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
                            f"{input2.shape[-2] if input2.dim() > 1 else 1} by "

@@ -1796,6 +1796,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` looked up by `input`. With max_norm, the looked-up rows are first
     rescaled in place to norm <= max_norm (PyTorch's embedding_renorm_, without grad)."""
+    if weight.dim() != 2 and padding_idx is None:
+        if max_norm is not None:
+            raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional "
+                               f"tensor for argument #1 'self' (while checking arguments for "
+                               f"embedding_renorm_)")
+        if weight.dim() == 0 and weight.requires_grad and is_grad_enabled():
+            # PyTorch's autograd records weight.size(0) before its kernel checks the rank
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.shape[0])
     if max_norm is not None:
         with no_grad():
@@ -1926,6 +1935,8 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
         zero = E.zeros((), dtype=input.dtype, device=input.device)
         return input.mul_(zero) if inplace else input * zero
     if feature:  # one draw per (sample, channel)
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         noise = E.empty(list(input.shape[:2]) + [1] * (input.dim() - 2), dtype=input.dtype,
                         device=input.device)
     else:  # laid out like the input, which decides the order the values are drawn in
@@ -2087,6 +2098,14 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     the computation dtype."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     n = len(shape)
+    if not n:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = {shape}")
+    if weight is not None and list(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = {shape}")
+    if not input.dim():
+        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
     if list(input.shape[input.dim() - n:]) != shape or input.dim() < n:
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
@@ -2223,8 +2242,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    if min(query.dim(), key.dim(), value.dim()) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {query.dim()} key.dim: {key.dim()} and "
+                           f"value.dim: {value.dim()} instead.")
     length, source = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if scale is None:  # (no features: every score is an empty sum, 0, whatever the scale)
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
     if enable_gqa and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         groups = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(groups, -3)
