@@ -957,6 +957,8 @@ def linalg_ldl_factor_ex_meta(self, hermitian=False, check_errors=False):
 
 def _ldl_solve_check(LD, pivots, B):
     _ldl_check(LD, "torch.linalg.ldl_solve", "ldl_solve_kernel_cpu")
+    if B.dim() == 0:  # PyTorch reads B.size(-2) before it checks B's rank
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions")
     if B.dim() < 2:
         raise RuntimeError("torch.linalg.ldl_solve: The input tensor B must have at least 2 "
                            "dimensions.")
@@ -1109,7 +1111,7 @@ def linalg_tensorsolve(self, other, dims=None):
     A = self
     if dims is not None:
         nd = A.dim()
-        moved = [d % nd for d in dims]
+        moved = [_wrap_dim(d, nd) for d in dims]
         A = A.permute(*([d for d in range(nd) if d not in moved] + moved))
     result_shape = tuple(A._size[other.dim():])
     result_numel, other_numel = _prod(result_shape), other.numel()

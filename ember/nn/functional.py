@@ -904,6 +904,8 @@ _col2im = _lookup("col2im")
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks as columns (im2col): (N, C, H, W) -> (N, C * kh * kw, L)."""
+    if input.dim() == 0:  # PyTorch reads input.size(-1) first
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     return _im2col(input, list(_ntuple(kernel_size, 2, "kernel_size")),
                    list(_ntuple(dilation, 2, "dilation")), list(_ntuple(padding, 2, "padding")),
                    list(_ntuple(stride, 2, "stride")))
@@ -1459,6 +1461,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    # the sizes are checked against the input's spatial dims before its rank (PyTorch's order)
+    out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias and mode not in ("bilinear", "bicubic"):
         raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
                          "requires a 4-D tensor as input")
@@ -1473,7 +1477,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         need = wanted[mode] + 2
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
                                   "input")
-    out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if mode != "area":
         _check_upsample_sizes(input, out)
     if mode == "area":
@@ -1604,6 +1607,8 @@ _grid_sampler = _lookup("grid_sampler")
 @_impl("grid_sampler", "CompositeImplicitAutograd")
 def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
     mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
+    if grid.dim() == 0:  # PyTorch reads grid.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     nd = input.dim() - 2
     if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
             grid.shape[0] != input.shape[0]:
