@@ -87,6 +87,9 @@ def _mean_scale(shape, reduction):
 def _check_class_logits(self, target, weight):
     if not self.dtype.is_floating_point:
         raise not_implemented("_softmax_cross_entropy", self.dtype)
+    if self.dim() == 2 and target.dim() == 0:  # as nll_loss's check
+        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target "
+                         f"batch_size (0).")
     if self.dim() != 2 or target.dim() != 1:
         raise RuntimeError(f"_softmax_cross_entropy: expected (N, C) logits and (N,) targets, "
                            f"got logits of size {list(self.shape)} and targets of size "

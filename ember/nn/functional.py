@@ -188,6 +188,9 @@ def _weighted(loss, weight, input, r, mean_by_weight=True):
 
 def _check_nll_args(input, target, weight):
     """PyTorch's checks on nll_loss's arguments that the kernel does not make."""
+    if input.dim() >= 2 and target.dim() == 0:  # a batch of logits and no batch of targets
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size (0).")
     if input.dim() <= 2 and target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target.dtype not in (D.int64, D.uint8):
