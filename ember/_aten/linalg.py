@@ -1092,6 +1092,8 @@ def linalg_tensorinv(self, ind=2):
     from .._dispatch.dispatcher import lookup
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > self.dim():  # PyTorch slices self.sizes() at ind unchecked
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {self.dim()}")
     front, back = tuple(self._size[:ind]), tuple(self._size[ind:])
     rows, cols = _prod(front), _prod(back)
     if rows != cols:
