@@ -104,10 +104,15 @@ def check_out_overlap(name, outs, inputs):
         a = out._np
         if a is None or not a.size:
             continue
+        root = _root_array(a)
         for i, arg in enumerate(inputs):
             for t in arg if isinstance(arg, (tuple, list)) else (arg,):
-                if not isinstance(t, Tensor) or t._np is None:
+                if t is out:
+                    kind = "full"
+                elif not isinstance(t, Tensor) or t._np is None or \
+                        _root_array(t._np) is not root:
                     continue
-                kind = _overlap(a, t._np)
+                else:
+                    kind = _overlap(a, t._np)
                 if kind == "partial" or (kind == "full" and exempt is not None and i >= exempt):
                     raise RuntimeError(_PARTIAL_OVERLAP)
