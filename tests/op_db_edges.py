@@ -156,7 +156,6 @@ TORCH_BUILD_ERRORS = {
 #   result          another value, dtype or shape than torch's
 #   backward        gradients or requires_grad differ, or torch's backward refuses
 #   accepts         ember returns a result where torch refuses the input
-#   refuses         ember raises where torch returns a result
 #   exception type  both raise, with other exception types (the checks run in another order
 #                   on 0-d or empty inputs: IndexError "dimension out of range" against
 #                   RuntimeError "expected a 2-D tensor", ...)
@@ -164,21 +163,22 @@ TORCH_BUILD_ERRORS = {
 # and fails once all pass (then the row comes off the list).
 EDGE_XFAIL = {
     'exception type': (
-        'F.adaptive_max_pool3d', 'F.max_unpool2d', 'F.max_unpool3d', '_fft_r2c',
+        'F.max_unpool2d', 'F.max_unpool3d', '_fft_r2c',
         'aten._softmax_cross_entropy_backward',
     ),
     'accepts': (
         'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
         'F.conv_transpose3d', 'F.instance_norm', 'F.pixel_shuffle', 'conj_physical_', 'cov',
         'imag_setter', 'torch.cov', 'F.max_pool3d_values', 'F.max_unpool1d',
-        'F.adaptive_max_pool1d',
+        'F.adaptive_max_pool1d', 'F.adaptive_max_pool2d',
     ),
     'backward': (
         'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm', 'F.pixel_unshuffle',
-        'F.interpolate_area', 'torch.svd_lowrank',
+        'F.interpolate_area', 'torch.svd_lowrank', 'F.adaptive_avg_pool1d',
+        'F.adaptive_avg_pool2d',
     ),
     'accepts, exception type': (
-        'F.adaptive_max_pool2d', 'aten._rnn_layer',
+        'aten._rnn_layer',
     ),
     'result': (
         'F.conv1d', 'F.conv2d',
@@ -186,17 +186,8 @@ EDGE_XFAIL = {
     'result, exception type': (
         'aten._convolution_with_columns',
     ),
-    'refuses, exception type': (
-        'F.adaptive_avg_pool3d',
-    ),
     'result, accepts': (
         'F.conv3d', 'aten._binary_cross_entropy_with_logits_backward',
-    ),
-    'refuses, backward': (
-        'F.adaptive_avg_pool1d',
-    ),
-    'refuses, backward, exception type': (
-        'F.adaptive_avg_pool2d',
     ),
     'result, backward': (
         'aten.binary_cross_entropy_backward',

@@ -1024,6 +1024,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                         ceil_mode, count_include_pad, divisor_override)
 
 
+def _check_output_dims(input, output_size):
+    """PyTorch's _list_with_default: a tuple output_size needs an input with more dims."""
+    if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
 def _adaptive_output_size(input, output_size, nd):
     sizes = _pool_list(output_size)
     if len(sizes) == 1:
@@ -1040,13 +1046,24 @@ def _adaptive_avg_pool(input, output_size, nd):
     (out, in) matrix whose row i averages window i."""
     from .._aten.pooling import adaptive_windows
     name = f"adaptive_avg_pool{nd}d"
-    if input.dim() not in (nd + 1, nd + 2) or 0 in input.shape[-nd:]:
+    if nd > 1:
+        _check_output_dims(input, output_size)
+        if input.dim() == 0 and all(s == 1 for s in _pool_list(output_size)):
+            # PyTorch's shortcut for a 1 x 1 output, a mean over dims -2 and -1, comes first
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got -2)")
+    if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"{name}\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
     out = _adaptive_output_size(input, output_size, nd)
+    if all(o == 1 for o in out):  # PyTorch's shortcut: the mean (nan over an empty window)
+        return input.mean(list(range(-nd, 0)), keepdim=True)
+    if 0 in input.shape[-nd:]:
+        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)}")
     x = _half_to_float(input)
     for i, o in enumerate(out):
         axis = x.dim() - nd + i
@@ -1095,11 +1112,13 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    _check_output_dims(input, output_size)
     out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2))
     return (out, indices) if return_indices else out
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    _check_output_dims(input, output_size)
     out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3))
     return (out, indices) if return_indices else out
 
