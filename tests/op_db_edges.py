@@ -170,7 +170,6 @@ EDGE_XFAIL = {
         'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
         'F.conv_transpose3d', 'F.instance_norm', 'F.pixel_shuffle', 'conj_physical_', 'cov',
         'imag_setter', 'torch.cov', 'F.max_pool3d_values', 'F.max_unpool1d',
-        'F.adaptive_max_pool1d', 'F.adaptive_max_pool2d',
     ),
     'backward': (
         'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm', 'F.pixel_unshuffle',

@@ -1030,6 +1030,15 @@ def _check_output_dims(input, output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
 
 
+def _check_non_batch_sizes(input, nd, name):
+    """PyTorch's adaptive max pooling refuses an empty dim other than the batch dim."""
+    for i in range(1 if input.dim() == nd + 2 else 0, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+
+
 def _adaptive_output_size(input, output_size, nd):
     sizes = _pool_list(output_size)
     if len(sizes) == 1:
@@ -1105,6 +1114,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
                            f"{list(input.shape)}")
+    _check_non_batch_sizes(input, 1, "adaptive_max_pool1d")
     size = _adaptive_output_size(input, output_size, 1)
     out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
@@ -1113,6 +1123,8 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
+    if input.dim() in (3, 4):
+        _check_non_batch_sizes(input, 2, "adaptive_max_pool2d")
     out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2))
     return (out, indices) if return_indices else out
 
