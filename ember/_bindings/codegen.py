@@ -292,8 +292,9 @@ class _Binding:
         if self.op.schema.returns[0].endswith("[]"):
             call = f"tuple({call})"
         names = self.op.schema.return_names
-        inputs = "(" + "".join(f"{self.arg_name(a)}, " for a in self.op.schema.arguments
-                               if a.is_tensor or a.is_tensor_list) + ")"
+        tensors = [self.arg_name(a) for a in self.op.schema.arguments
+                   if a.is_tensor or a.is_tensor_list]
+        inputs = f"({', '.join(tensors)}{',' if len(tensors) == 1 else ''})"
         if len(names) > 1 and all(names):
             fields = tuple(names)
             if self.has_out:
