@@ -28,6 +28,8 @@ from ._core.deterministic import (use_deterministic_algorithms,
                                   set_deterministic_debug_mode, get_deterministic_debug_mode)
 
 # ---- ops: schemas and kernels, autograd, the bindings and composites
+import sys as _sys
+
 from . import _aten  # every op's schema and kernels
 from ._aten._parallel import (get_num_threads, set_num_threads, get_num_interop_threads,
                               set_num_interop_threads, init_num_threads)
@@ -92,6 +94,9 @@ from ._core.autocast_state import (
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now
+_codegen.give_numpy_names({"ember": _sys.modules[__name__], "ember.nn.functional": nn.functional,
+                           "ember.special": special, "ember.linalg": linalg, "ember.fft": fft,
+                           "Tensor": Tensor})
 
 __version__ = version.__version__
 

@@ -130,6 +130,17 @@ EDGE_SKIP = {
                 s.args[0].data.shape[0] == 0 < s.args[0].data.shape[1],
                 "torch 2.13's pdist backward crashes the process (segfault) on an input with "
                 "no rows and some columns"),
+    "F.multi_margin_loss": (lambda s: s.args[0].data.size == 0,
+                            "torch 2.13 returns uninitialised memory for an empty batch"),
+    "F.multilabel_margin_loss": (lambda s: s.args[0].data.size == 0,
+                                 "torch 2.13 returns uninitialised memory for an empty batch"),
+    "resize_": (lambda s: True, "the edge versions grow an empty or 0-d tensor, and torch's "
+                                "new elements are uninitialised memory"),
+    "resize_as_": (lambda s: True, "the edge versions grow an empty or 0-d tensor, and torch's "
+                                   "new elements are uninitialised memory"),
+    "unfold_backward": (lambda s: True,
+                        "the generated versions shrink grad_in but not input_sizes (a list), "
+                        "and torch reads past grad_in's storage (or fails in setStorage)"),
 }
 
 
@@ -143,8 +154,7 @@ TORCH_BUILD_ERRORS = {
 
 # Rows whose generated edge samples ember does not all match yet, by what goes wrong:
 #   result          another value, dtype or shape than torch's
-#   backward        gradients or requires_grad differ
-#   kernel error    a NumPy error escapes from the kernel (a reshape or index on an empty array)
+#   backward        gradients or requires_grad differ, or torch's backward refuses
 #   accepts         ember returns a result where torch refuses the input
 #   exception type  both raise, with other exception types (the checks run in another order
 #                   on 0-d or empty inputs: IndexError "dimension out of range" against
@@ -153,71 +163,30 @@ TORCH_BUILD_ERRORS = {
 # and fails once all pass (then the row comes off the list).
 EDGE_XFAIL = {
     'exception type': (
-        'F.adaptive_max_pool3d', 'F.interpolate_bicubic', 'F.interpolate_bilinear',
-        'F.interpolate_linear', 'F.interpolate_nearest', 'F.interpolate_nearest_exact',
-        'F.interpolate_trilinear', 'F.max_unpool2d', 'F.max_unpool3d', 'F.pairwise_distance',
-        'F.unfold', '_fft_r2c', 'addbmm', 'addbmm_', 'aten._softmax_cross_entropy',
-        'aten._softmax_cross_entropy_backward', 'baddbmm', 'baddbmm_', 'cholesky_solve',
-        'cross_entropy', 'index_add', 'index_add_', 'index_copy', 'index_copy_',
-        'index_reduce.amax', 'index_reduce.amin', 'index_reduce.mean', 'index_reduce.prod',
-        'index_reduce_', 'linalg.matrix_power',
-        'mv', 'scatter.reduce', 'scatter.src', 'scatter.value_reduce',
-        'scatter_.reduce', 'scatter_.src', 'scatter_.value_reduce', 'scatter_add_',
-        'scatter_reduce.amin', 'scatter_reduce.max', 'scatter_reduce.prod', 'scatter_reduce.sum',
-        'torch.binomial', 'torch.cholesky_solve', 'torch.histogramdd.edges', 'torch.index_reduce',
-        'torch.pca_lowrank', 'linalg.ldl_solve', 'linalg.tensorsolve',
+        'F.max_unpool2d', 'F.max_unpool3d', '_fft_r2c',
+        'aten._softmax_cross_entropy_backward',
     ),
     'accepts': (
         'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
-        'F.conv_transpose3d', 'F.dropout2d', 'F.dropout3d', 'F.feature_alpha_dropout',
-        'F.instance_norm', 'F.pixel_shuffle', 'aten.binary_cross_entropy_with_logits',
-        'conj_physical_', 'cov', 'imag_setter', 'max', 'min', 'scatter_add', 'squeeze.dims',
-        'squeeze_.dims', 'swapaxes_', 'swapdims_', 'torch.cov', 'torch.norm_except_dim',
-        'torch.transpose_copy', 'torch_feature_alpha_dropout_', 'torch_feature_dropout_',
-        'unique_consecutive', 'unique_dim', 'F.max_pool3d_values', 'linalg.tensorinv',
+        'F.conv_transpose3d', 'F.instance_norm', 'F.pixel_shuffle', 'conj_physical_', 'cov',
+        'imag_setter', 'torch.cov', 'F.max_pool3d_values', 'F.max_unpool1d',
     ),
     'backward': (
-        'F.max_pool1d', 'F.max_pool1d_indices', 'aten.binary_cross_entropy',
-        'linalg.householder_product', 'linalg.matrix_norm', 'linalg.matrix_norm_svd',
-        'linalg.norm', 'linear', 'orgqr', 'torch.cumulative_trapezoid', 'torch.orgqr',
+        'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm', 'F.pixel_unshuffle',
+        'F.interpolate_area', 'torch.svd_lowrank', 'F.adaptive_avg_pool1d',
+        'F.adaptive_avg_pool2d',
     ),
     'accepts, exception type': (
-        'F.adaptive_max_pool2d', 'F.interpolate_area', 'F.rms_norm', 'aten._rnn_layer',
-        'scatter_reduce.amax', 'scatter_reduce.mean', 'torch.scatter_reduce',
-        'torch.scatter_reduce_',
+        'aten._rnn_layer',
     ),
     'result': (
-        'F.conv1d', 'F.conv2d', 'F.multi_margin_loss', 'F.multilabel_margin_loss',
-        'F.pixel_unshuffle', 'bincount', 'inner', 'resize_', 'resize_as_',
-        'torch.inner',
+        'F.conv1d', 'F.conv2d',
     ),
     'result, exception type': (
-        'F.grid_sample', 'F.grid_sample.bicubic', 'F.grid_sample.bicubic.half', 'F.max_unpool1d',
-        'aten._convolution_with_columns', 'tensordot', 'torch.histogramdd',
-    ),
-    'backward, exception type': (
-        'F.embedding', 'F.embedding_max_norm', 'torch.svd_lowrank', 'torch.unfold_copy',
-    ),
-    'kernel error': (
-        'adjoint', 'cdist', 'torch.adjoint', 'torch.unbind_copy',
-    ),
-    'backward, accepts': (
-        'F.adaptive_max_pool1d', 'unfold_backward',
-    ),
-    'backward, kernel error': (
-        'linalg.cond', 'linalg.cond.norms',
-    ),
-    'kernel error, exception type': (
-        'F.adaptive_avg_pool3d', 'F.scaled_dot_product_attention',
+        'aten._convolution_with_columns',
     ),
     'result, accepts': (
         'F.conv3d', 'aten._binary_cross_entropy_with_logits_backward',
-    ),
-    'kernel error, accepts': (
-        'F.adaptive_avg_pool1d',
-    ),
-    'kernel error, accepts, exception type': (
-        'F.adaptive_avg_pool2d',
     ),
     'result, backward': (
         'aten.binary_cross_entropy_backward',

@@ -30,6 +30,14 @@ def _outcome(fn):
     return out
 
 
+def raised(fn):
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 -- the exception is the result compared
+        return exc
+    return None
+
+
 def _same(call):
     e = _outcome(lambda: call(ember, ember.tensor(X)))
     t = _outcome(lambda: call(torch, torch.tensor(X)))
@@ -68,6 +76,36 @@ def test_axis_on_ops_with_required_dims():
     _same(lambda m, x: m.cat([x, x], axis=2))
     _same(lambda m, x: m.stack([x, x], axis=-1))
     _same(lambda m, x: m.select(x, axis=1, index=0))
+
+
+# PyTorch's other NumPy names: `x=`, `a=`, `x1=` for `input` and `x2=` for `other`, in its
+# generated bindings only (Python-level functions such as norm, split, unique refuse them); the
+# parameter's own name wins and the NumPy name left over is refused
+NUMPY_NAME_CALLS = [
+    "m.abs(x=x)", "m.abs(a=x)", "m.abs(x1=x)", "m.abs(x, x=x)", "m.abs(input=x, a=x)",
+    "m.abs(x=x, a=x)", "m.add(x1=x, x2=x)", "m.add(x, x2=x, alpha=2)", "m.add(x, x, x2=x)",
+    "x.add(x2=x)", "x.abs(x=x)", "x.mul_(x2=x)", "m.sum(x=x, axis=1, keepdims=True)",
+    "m.sum(a=x, dim=0)", "m.sum(input=x, axis=0, dim=1)", "m.mm(x1=x[0], x2=x[0].T)",
+    "m.matmul(x1=x[0], x2=x[0].T)", "m.cat(x=[x])", "m.max(x=x)", "m.max(x1=x, x2=x)",
+    "m.maximum(x1=x, x2=-x)", "m.std(x=x)", "m.sort(x=x)", "m.prod(x=x, axis=2)",
+    "m.norm(x=x)", "m.unique(x=x)", "m.split(x=x, split_size_or_sections=1)",
+    "m.unique_consecutive(x=x)", "m.einsum('ijk->i', x=x)", "m.clamp(x=x, min=3)",
+    "m.where(x > 3, x=x, x2=-x)", "m.masked_fill(x=x, mask=x > 3, value=0.0)",
+    "m.reshape(x=x, shape=(4, 6))", "m.zeros_like(a=x)", "m.remainder(x, x2=x + 1)",
+    "m.nn.functional.linear(x=x, weight=x[0])", "m.nn.functional.relu(x=x)",
+    "m.nn.functional.hardshrink(x=x)", "m.conv1d(x=x, weight=x[:, :, :2])",
+    "m.special.ndtr(x=x) > 0.5", "m.special.xlog1py(x, x2=x) > 0", "m.linalg.norm(x=x)",
+    "m.linalg.matrix_norm(x=x)", "m.linalg.cross(x[..., :3], x2=x[..., 1:])",
+    "m.fft.rfft(x=x).abs()", "m.fft.fftshift(x=x)", "x.max(x2=x)", "x.view_as(x2=x)",
+    "x.copy_(x2=x)", "m.cumsum(x, axis=1)", "m.dot(x1=x[0, 0], x2=x[0, 0])",
+]
+
+
+@pytest.mark.parametrize("code", NUMPY_NAME_CALLS)
+def test_numpy_names_for_input_and_other(code):
+    e = _outcome(lambda: eval(code, {"m": ember, "x": ember.tensor(X)}))
+    t = _outcome(lambda: eval(code, {"m": torch, "x": torch.tensor(X)}))
+    assert e == t, f"ember {e} != torch {t}"
 
 
 def test_python2_operator_names():
@@ -135,6 +173,48 @@ def test_overlap_messages_are_pytorchs():
                                            "written-to tensor refer to a single memory"):
         x = ember.arange(5.0)
         x[1:].add_(x[:-1])
+
+
+# out= writes that overlap an input: (call on y = arange(20.), x = y[:16] as 4x4, the out=
+# tensor `o`, given as full (x itself), partial (y[1:17]) or apart (a new tensor))
+OUT_CALLS = {
+    "add": "m.add(x, 1, out=o)", "mul": "m.mul(x, x, out=o)", "exp": "m.exp(x, out=o)",
+    "clamp": "m.clamp(x, 0, 3, out=o)", "where": "m.where(x > 2, x, x.flip(0), out=o)",
+    "remainder": "m.remainder(x, 3, out=o)", "round": "m.round(x, decimals=1, out=o)",
+    "maximum": "m.maximum(x, x.T, out=o)", "lerp": "m.lerp(x, x, 0.5, out=o)",
+    "sum": "m.sum(x, 0, keepdim=True, out=o[:1])", "cumsum": "m.cumsum(x, 0, out=o)",
+    "cummax": "m.cummax(x, 0, out=(o, m.empty(4, 4, dtype=m.int64)))",
+    "max.dim": "m.max(x, 0, keepdim=True, out=(o[:1], m.empty(1, 4, dtype=m.int64)))",
+    "max": "m.max(x, out=o[0, 0])", "sort": "m.sort(x, out=(o, m.empty(4, 4, dtype=m.int64)))",
+    "mm": "m.mm(x, x, out=o)", "matmul": "m.matmul(x, x, out=o)", "addmm": "m.addmm(x, x, x, out=o)",
+    "addmm.mat": "m.addmm(m.zeros(4, 4), y[1:17].view(4, 4), x, out=o)",
+    "addr": "m.addr(x, y[:4], y[4:8], out=o)", "outer": "m.outer(y[:4], y[4:8], out=o)",
+    "cross": "m.cross(x[:3], x[1:], dim=0, out=o[:3])", "tril": "m.tril(x, out=o)",
+    "linalg.cross": "m.linalg.cross(y[:12].view(4, 3), y[1:13].view(4, 3), out=o[:, :3])",
+    "index_select": "m.index_select(x, 0, m.tensor([3, 2, 1, 0]), out=o)",
+    "gather": "m.gather(x, 0, m.zeros(4, 4, dtype=m.int64), out=o)",
+    "cat": "m.cat([x[:2], x[2:]], out=o)", "stack": "m.stack([x[0], x[1], x[2], x[3]], out=o)",
+    "index_add.self": "m.index_add(x, 0, m.tensor([0, 1, 2, 3]), m.ones(4, 4), out=o)",
+    "index_add.source": "m.index_add(m.ones(4, 4), 0, m.tensor([0, 1, 2, 3]), x, out=o)",
+    "scatter_add": "m.scatter_add(x, 0, m.zeros(4, 4, dtype=m.int64), x, out=o)",
+    "take": "m.take(x, m.arange(16).view(4, 4), out=o)",
+}
+
+
+@pytest.mark.parametrize("how", ["full", "partial", "apart"])
+@pytest.mark.parametrize("op", list(OUT_CALLS))
+def test_out_overlapping_an_input(op, how):
+    """An out= tensor overlapping an input is refused exactly where torch refuses it (where
+    torch does not, its kernels read what they have written: its values are not compared)."""
+    def call(m):
+        y = m.arange(20.0)
+        x = y[:16].view(4, 4)
+        o = {"full": x, "partial": y[1:17].view(4, 4), "apart": m.zeros(4, 4)}[how]
+        eval(OUT_CALLS[op], {"m": m, "x": x, "y": y, "o": o})
+    e, t = raised(lambda: call(ember)), raised(lambda: call(torch))
+    assert type(e) is type(t), f"ember raises {e!r}, torch {t!r}"
+    if t is not None:
+        assert str(e) == str(t)
 
 
 class _Module:

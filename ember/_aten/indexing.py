@@ -193,7 +193,7 @@ def index_select(self, dim, index):
     _check_index(index, "index_select")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    d = _wrap_dim(dim, self.dim())
     idx = index._np.reshape(-1)
     _check_range(idx, self._size[d] if self.dim() else 1, IndexError("index out of range in self"))
     if not self.dim():
@@ -204,7 +204,7 @@ def index_select(self, dim, index):
 @impl("index_select", "Meta")
 def index_select_meta(self, dim, index):
     _check_index(index, "index_select")
-    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    d = _wrap_dim(dim, self.dim())
     shape = list(self._size)
     if shape:
         shape[d] = index.numel()
@@ -215,14 +215,16 @@ def _gather_check(self, dim, index, name, src=None):
     """PyTorch's gather/scatter shape rules: same number of dims, and the index no larger
     than self in every dim but `dim` (and, for scatter, no larger than src anywhere)."""
     _check_index(index, name)
-    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    d = _wrap_dim(dim, self.dim())
     if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     if src is not None and src.dim() != index.dim() and index.dim() > 1:
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for k in range(index.dim()):
-        too_big = k != d and index._size[k] > self._size[k]
-        if src is not None and (too_big or index._size[k] > src._size[k]):
+    def size(t, k):  # PyTorch's ensure_nonempty_size: a 0-d tensor counts as size 1
+        return t._size[k] if t.dim() else 1
+    for k in range(index.dim() if index.numel() else 0):
+        too_big = k != d and index._size[k] > size(self, k)
+        if src is not None and (too_big or index._size[k] > size(src, k)):
             raise RuntimeError(f"Expected index {list(index._size)} to be no larger than self "
                                f"{list(self._size)} apart from dimension {d} and to be no "
                                f"larger size than src {list(src._size)}")
@@ -326,10 +328,21 @@ def _index_along(self, dim, index, name, dtypes=(D.int64, D.int32)):
                            f"{_scalar_type_name(index.dtype)}")
     if index.dim() > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
-    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    d = _wrap_dim(dim, self.dim())
     idx = index._np.reshape(-1)
     size = self._size[d] if self.dim() else 1
     return d, (slice(None),) * d + (idx,), idx, size
+
+
+def _check_scalar_source(name, self, d, n, source):
+    """index_add_/index_reduce_ with a 0-d source and an n-d self: PyTorch checks `dim`
+    against the source, then reads source.size(dim) for more than one index."""
+    if source.dim() == 0 and self.dim() > 0:
+        if d != 0:
+            raise RuntimeError(f"{name}(): Indexing dim {d} is out of bounds of the source "
+                               f"tensor with dim 0")
+        if n != 1:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
 
 
 def _index_add(target, self, dim, index, source, alpha):
@@ -337,6 +350,7 @@ def _index_add(target, self, dim, index, source, alpha):
     if source.dtype is not self.dtype:
         raise RuntimeError(f"index_add_(): self ({_scalar_type_name(self.dtype)}) and source "
                            f"({_scalar_type_name(source.dtype)}) must have the same scalar type")
+    _check_scalar_source("index_add_", self, d, idx.size, source)
     if idx.size != (source._size[d] if source.dim() else 1):
         raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
                            f"source.size(dim): ({source._size[d] if source.dim() else 1}), for "
@@ -348,7 +362,8 @@ def _index_add(target, self, dim, index, source, alpha):
                                f"the specified dimension. Got self.shape = {list(self._size)} "
                                f"source.shape = {list(source._size)}")
     if idx.size and (idx.max() >= size or idx.min() < 0):
-        raise _out_of_bounds(idx, d, size)
+        raise _out_of_bounds(idx, d, size) if self.dim() else IndexError("index out of range in "
+                                                                          "self")
     values = (source._np if alpha == 1 else source._np * alpha).astype(target.dtype, copy=False)
     if not self.dim():  # a 0-d self reads as a 1-d one of its single element
         np.add.at(target.reshape(1), key, values.reshape(1))
@@ -523,11 +538,14 @@ def _index_copy(target, self, dim, index, source):
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {_scalar_type_name(self.dtype)} and (source) "
                            f"{_scalar_type_name(source.dtype)}")
-    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    d = _wrap_dim(dim, self.dim())
     n = index.numel()
     if source.dim() and n != source._size[d]:
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to "
                          f"source.size(dim) ({source._size[d]})")
+    if not source.dim() and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {n})")
     if self.dim() > 1 or source.dim() > 1:
         self_slice = [s for k, s in enumerate(self._size) if k != d]
         src_slice = [s for k, s in enumerate(source._size) if k != d]
@@ -674,8 +692,9 @@ def _index_reduce(target, self, dim, index, source, reduce, include_self):
     if source.dtype is not self.dtype:
         raise RuntimeError(f"index_reduce_(): self ({_scalar_type_name(self.dtype)}) and source "
                            f"({_scalar_type_name(source.dtype)}) must have the same scalar type")
-    d = _wrap_dim(dim, self.dim()) if self.dim() else 0
+    d = _wrap_dim(dim, self.dim())
     n = index.numel()
+    _check_scalar_source("index_reduce_", self, d, n, source)
     if n != (source._size[d] if source.dim() else 1):
         raise RuntimeError(f"index_reduce_(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({source._size[d] if source.dim() else 1}), for "

@@ -256,6 +256,8 @@ def _dot_check(a, b):
 
 
 def _mv_check(mat, vec, self=None):
+    if self is None and mat.dim() == 0:  # PyTorch's mv reads mat.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if mat.dim() != 2 or vec.dim() != 1:
         first = self.dim() if self is not None else vec.dim()
         raise RuntimeError(f"vector + matrix @ vector expected, got {first}, {mat.dim()}, "
@@ -282,6 +284,11 @@ def _addr_check(self, vec1, vec2):
 
 
 def _addbmm_check(self, b1, b2, kernel, keep_batch):
+    # PyTorch reads batch1.size(0) (baddbmm) or .size(1) (addbmm), then batch2.size(2), before
+    # it checks their ranks: a 0-d batch fails there
+    for t, d in ((b1, 0 if keep_batch else 1), (b2, 2)):
+        if t.dim() == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     shape = _bmm_shape(b1, b2)
     _check_same_dtype(b1, b2, kernel)
     _check_same_dtype(self, b1, kernel)
@@ -950,6 +957,8 @@ def linalg_ldl_factor_ex_meta(self, hermitian=False, check_errors=False):
 
 def _ldl_solve_check(LD, pivots, B):
     _ldl_check(LD, "torch.linalg.ldl_solve", "ldl_solve_kernel_cpu")
+    if B.dim() == 0:  # PyTorch reads B.size(-2) before it checks B's rank
+        raise IndexError("Dimension specified as -2 but tensor has no dimensions")
     if B.dim() < 2:
         raise RuntimeError("torch.linalg.ldl_solve: The input tensor B must have at least 2 "
                            "dimensions.")
@@ -1083,6 +1092,8 @@ def linalg_tensorinv(self, ind=2):
     from .._dispatch.dispatcher import lookup
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > self.dim():  # PyTorch slices self.sizes() at ind unchecked
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {self.dim()}")
     front, back = tuple(self._size[:ind]), tuple(self._size[ind:])
     rows, cols = _prod(front), _prod(back)
     if rows != cols:
@@ -1102,7 +1113,7 @@ def linalg_tensorsolve(self, other, dims=None):
     A = self
     if dims is not None:
         nd = A.dim()
-        moved = [d % nd for d in dims]
+        moved = [_wrap_dim(d, nd) for d in dims]
         A = A.permute(*([d for d in range(nd) if d not in moved] + moved))
     result_shape = tuple(A._size[other.dim():])
     result_numel, other_numel = _prod(result_shape), other.numel()

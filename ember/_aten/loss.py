@@ -58,6 +58,21 @@ def _elementwise_loss_check(name, self, *others):
     return broadcast_shape(self._size, *(t._size for t in others if t is not None))
 
 
+def _check_bce_logits_shapes(self, target, weight, pos_weight):
+    """PyTorch computes this loss in place on a tensor of the target's shape, (1 - target) *
+    input - log_sigmoid(input) * pos_weight term, then * weight: each step must fit in it."""
+    steps = [(target._size, self._size)]
+    if pos_weight is not None:
+        steps.append((self._size, broadcast_shape(pos_weight._size, target._size)))
+    if weight is not None:
+        steps.append((target._size, weight._size))
+    for written, other in steps:
+        shape = broadcast_shape(written, other)
+        if tuple(shape) != tuple(written):
+            raise RuntimeError(f"output with shape {list(written)} doesn't match the broadcast "
+                               f"shape {list(shape)}")
+
+
 def _reduced_meta(self, shape, reduction):
     return _meta(shape if reduction == 0 else (), self.dtype, device=self.device)
 
@@ -72,6 +87,9 @@ def _mean_scale(shape, reduction):
 def _check_class_logits(self, target, weight):
     if not self.dtype.is_floating_point:
         raise not_implemented("_softmax_cross_entropy", self.dtype)
+    if self.dim() == 2 and target.dim() == 0:  # as nll_loss's check
+        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target "
+                         f"batch_size (0).")
     if self.dim() != 2 or target.dim() != 1:
         raise RuntimeError(f"_softmax_cross_entropy: expected (N, C) logits and (N,) targets, "
                            f"got logits of size {list(self.shape)} and targets of size "
@@ -212,6 +230,7 @@ def _pos_weight_scale(pos_weight, y):
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
     _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
                             pos_weight)
+    _check_bce_logits_shapes(self, target, weight, pos_weight)
     x, y = _math(self), _math(target)
     log_sig = _exp_neg_abs(x)
     np.log1p(log_sig, out=log_sig)
@@ -229,6 +248,7 @@ def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=
                                           reduction=1):
     shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
                                     pos_weight)
+    _check_bce_logits_shapes(self, target, weight, pos_weight)
     return _reduced_meta(self, shape, reduction)
 
 

@@ -248,7 +248,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     dim = g.shape[-1]
     mdt = _OPMATH.get(grad_output.dtype, grad_output.dtype)._np
     keys = indices._np.reshape(-1).astype(np.int64, copy=False)
-    out = segment_sum(g.reshape(-1, dim).astype(mdt, copy=False), keys, num_weights)
+    out = segment_sum(g.reshape(keys.size, dim).astype(mdt, copy=False), keys, num_weights)
     if scale_grad_by_freq:
         counts = np.bincount(keys, minlength=num_weights)
         out /= np.maximum(counts, 1)[:, None]

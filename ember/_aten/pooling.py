@@ -217,7 +217,8 @@ def _scatter(values, indices, spatial, unique):
     size = _prod(spatial)
     if unique:
         r = np.zeros((m, size), values.dtype)
-        v, i = values.reshape(m, -1), indices.reshape(m, -1)
+        per_row = _prod(values.shape[1:])
+        v, i = values.reshape(m, per_row), indices.reshape(m, per_row)
 
         def part(rows):           # rows: a slice of M, each row scattered on its own
             dest = r[rows]
@@ -225,7 +226,7 @@ def _scatter(values, indices, spatial, unique):
             dest.reshape(-1)[flat.reshape(-1)] = v[rows].reshape(-1)
         parallel_for(part, (m,), r.size)
         return r.reshape((m,) + tuple(spatial))
-    flat = (indices.reshape(m, -1) + (np.arange(m) * size)[:, None]).reshape(-1)
+    flat = (indices.reshape(m, _prod(indices.shape[1:])) + (np.arange(m) * size)[:, None]).reshape(-1)
     v = values.reshape(-1)
     r = np.bincount(flat, weights=v, minlength=m * size).astype(values.dtype, copy=False)
     return r.reshape((m,) + tuple(spatial))

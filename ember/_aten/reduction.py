@@ -184,9 +184,9 @@ def _with_indices(fn, name):
     def cpu(self, dim, keepdim=False):
         a = self._np
         _check_arg_reduce(self, dim, name.split(".")[0])
+        d = _wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
-        d = _wrap_dim(dim, a.ndim)
         if a.size == 0:
             shape = reduced_shape(a.shape, (d,), keepdim)
             return _wrap(np.zeros(shape, a.dtype)), _wrap(np.zeros(shape, np.int64))

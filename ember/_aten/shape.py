@@ -110,6 +110,10 @@ def infer_size(shape, numel):
         if s != -1:
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because "
+                               f"the unspecified dimension size -1 can be any value and is "
+                               f"ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -191,9 +195,8 @@ def _permute(a, dims):
 
 def _transpose(a, d0, d1):
     n = a.ndim
-    if n == 0:
-        return a.view()
-    return np.swapaxes(a, _wrap_dim(d0, n), _wrap_dim(d1, n))
+    d0, d1 = _wrap_dim(d0, n), _wrap_dim(d1, n)  # a 0-d tensor takes dims 0 and -1
+    return np.swapaxes(a, d0, d1) if n else a.view()
 
 
 def _expand(a, size, implicit=False):
@@ -230,7 +233,11 @@ def _expand(a, size, implicit=False):
 
 def _squeeze(a, dims):
     n = a.ndim
-    dims = tuple(d for d in {_wrap_dim(d, n) for d in dims} if n and a.shape[d] == 1)
+    wrapped = [_wrap_dim(d, n) for d in dims]
+    if len(set(wrapped)) != len(wrapped):
+        twice = next(d for d in wrapped if wrapped.count(d) > 1)
+        raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
+    dims = tuple(d for d in set(wrapped) if n and a.shape[d] == 1)
     return np.squeeze(a, axis=dims) if dims else a.view()
 
 
@@ -314,7 +321,7 @@ def _diagonal(a, offset=0, dim1=0, dim2=1):
 
 def _unfold(a, dimension, size, step):
     n = a.ndim
-    d = _wrap_dim(dimension, n) if n else 0
+    d = _wrap_dim(dimension, n)
     length = a.shape[d] if n else 1
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
@@ -904,7 +911,7 @@ def _unfold_backward_shape(grad_in, input_sizes, dim, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     sizes = tuple(int(s) for s in input_sizes)
-    d = _wrap_dim(dim, len(sizes)) if sizes else 0
+    d = _wrap_dim(dim, len(sizes))
     frames = grad_in._size[d] if len(grad_in._size) == len(sizes) + 1 else -1
     expected = sizes[:d] + (frames,) + sizes[d + 1:] + (size,) if sizes else (size,)
     if grad_in._size != expected:
@@ -933,7 +940,7 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
                    dtype=grad_in.dtype._np)
     for j in range(blocks):
         out[..., j:j + frames, :] += g[..., :, j, :]
-    out = out.reshape(out.shape[:-2] + (-1,))[..., :length]
+    out = out.reshape(out.shape[:-2] + (out.shape[-2] * step,))[..., :length]
     return _wrap(np.ascontiguousarray(np.moveaxis(out, -1, d)).reshape(sizes))
 
 

@@ -164,6 +164,8 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
 def _rows_along(self, dim, name):
     """The tensor as a 2-D array of slices along dim (one row per index of dim)."""
+    if not self.dim():
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, self.dim())
     a = self._np
     if a.ndim and any(s == 0 for i, s in enumerate(a.shape) if i != d):
@@ -364,6 +366,8 @@ def bincount(self, weights=None, minlength=0):
         return _wrap(np.bincount(a, minlength=minlength).astype(np.int64))
     if weights.dim() != 1 or weights._size[0] != a.size:
         raise RuntimeError("weights should be 1-d and have the same length as input")
+    if not a.size:  # PyTorch's early return for no input: int64 zeros, whatever the weights
+        return _wrap(np.zeros(minlength, np.int64))
     out = np.float32 if weights.dtype is D.float32 else np.float64
     return _wrap(np.bincount(a, weights._np.astype(np.float64), minlength).astype(out))
 

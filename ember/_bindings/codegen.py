@@ -23,16 +23,19 @@ varargs (`x.view(2, 3)`); `int[N]` accepts a single int; a `Tensor` argument ref
 unless the schema says `Tensor|Scalar`; named returns become a `torch.return_types` tuple. The
 generated source is kept in `__ember_source__`, so what runs is what `print` shows.
 
-PyTorch's argument parser also takes NumPy's names for two parameters, `axis=` for `dim` and
-`keepdims=` for `keepdim` (`torch.sum(x, axis=0, keepdims=True)`): a binding with such a
-parameter gets `**numpy_names`, resolved by `_numpy_name`, and its required parameters from the
-first aliased one on default to `_REQUIRED` (so that `torch.cumsum(x, axis=0)` binds) and are
-checked in the body. `numpy_names` gives a hand-written binding the same.
+PyTorch's argument parser also takes NumPy's names for four parameters (NUMPY_NAMES: `axis=`
+for `dim`, `keepdims=` for `keepdim`, `x=`/`a=`/`x1=` for `input`, `x2=` for `other`, as in
+`torch.sum(x=t, axis=0, keepdims=True)`): a binding with such a parameter gets `**numpy_names`,
+resolved by `_numpy_names`, and its required parameters from the first aliased one on default to
+`_REQUIRED` (so that `torch.cumsum(t, axis=0)` binds) and are checked in the body. The
+parameter's own name wins over its NumPy names; a NumPy name left over is an unexpected keyword,
+as in PyTorch. `numpy_names` gives a hand-written binding the same.
 
 Names whose Python overloads no single schema describes (`max(x)`, `max(x, dim)`, `max(x, y)`)
 are written by hand in `overloads.py` and skipped here.
 """
 import functools
+import inspect
 import keyword
 import linecache
 
@@ -56,8 +59,10 @@ HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoull
                         "index_fill", "index_fill_"}
 
 
-# PyTorch's python_arg_parser: a parameter and the NumPy name it also accepts
-NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+# PyTorch's python_arg_parser: a parameter's Python name and the NumPy names it also accepts
+# (a method's receiver is not a parameter, so `x=` never names it)
+NUMPY_NAMES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"),
+               "other": ("x2",)}
 
 
 class _Required:
@@ -70,15 +75,22 @@ class _Required:
 _REQUIRED = _Required()
 
 
-def _numpy_name(fn, given, name, value, default):
-    """The value of parameter `name` when its NumPy name may be among the keywords `given`."""
-    alias = NUMPY_NAMES[name]
-    if alias not in given:
-        return value
-    if value is not default:
-        raise TypeError(f"{fn}() got multiple values for argument '{name}' (also given as "
-                        f"'{alias}')")
-    return given.pop(alias)
+def _numpy_names(fn, given, names, values, defaults):
+    """The values of parameters `names` (given as `values`, defaulting to `defaults`) once their
+    NumPy names among the keywords `given` are read: a parameter passed under its own name or
+    by position keeps that value, and a keyword left unused is refused, as PyTorch's parser
+    refuses it (naming the first keyword that is no parameter's own name)."""
+    values, used = list(values), 0
+    for i, name in enumerate(names):
+        if values[i] is not defaults[i]:
+            continue
+        for alias in NUMPY_NAMES[name]:
+            if alias in given:
+                values[i], used = given[alias], used + 1
+                break
+    if used < len(given):
+        _unexpected(fn, given)
+    return values
 
 
 def _unexpected(fn, given):
@@ -89,18 +101,89 @@ def _missing(fn, name):
     raise TypeError(f"{fn}() missing required argument '{name}'")
 
 
-def numpy_names(fn):
-    """A hand-written binding that also takes `axis=` for `dim` and `keepdims=` for `keepdim`."""
+def numpy_names(fn=None, *, own=None):
+    """A hand-written binding that also takes the NumPy names of its parameters (NUMPY_NAMES).
+    `own` maps NUMPY_NAMES' parameter names to the binding's where they differ (`linalg.cholesky(A)`
+    takes `x=` for `A`); `own={"input": None}` keeps a parameter from taking NumPy names."""
+    if fn is None:
+        return functools.partial(numpy_names, own=own)
+    params = list(inspect.signature(fn).parameters)
+    own = {name: name for name in NUMPY_NAMES if name in params} | (own or {})
+    aliases = {alias: own[name] for name in NUMPY_NAMES if own.get(name)
+               for alias in NUMPY_NAMES[name]}
+    positions = {name: i for i, name in enumerate(params)}
+
     @functools.wraps(fn)
     def binding(*args, **kwargs):
-        for name, alias in NUMPY_NAMES.items():
-            if alias in kwargs:
-                if name in kwargs:
-                    raise TypeError(f"{fn.__name__}() got multiple values for argument "
-                                    f"'{name}' (also given as '{alias}')")
+        if kwargs and not aliases.keys().isdisjoint(kwargs):
+            for alias in [k for k in kwargs if k in aliases]:
+                name = aliases[alias]
+                if name in kwargs or len(args) > positions[name]:
+                    _unexpected(fn.__name__, [k for k in kwargs if k not in positions])
                 kwargs[name] = kwargs.pop(alias)
         return fn(*args, **kwargs)
     return binding
+
+
+# The hand-written functions whose PyTorch counterparts take NumPy's names (generated C++
+# bindings; PyTorch's Python-level functions take only their own), by namespace: wrapped by
+# `give_numpy_names` once ember is imported. A binding without a parameter `input` (`other`)
+# takes `x=` for its first parameter (`x2=` for its second).
+NUMPY_NAMED = {
+    "ember": """adaptive_avg_pool1d adaptive_max_pool1d adjoint allclose alpha_dropout
+        alpha_dropout_ angle argwhere as_strided_scatter avg_pool1d batch_norm bernoulli
+        binary_cross_entropy_with_logits broadcast_to celu celu_ channel_shuffle cholesky
+        cholesky_inverse cholesky_solve clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clip
+        clip_ combinations conj constant_pad_nd conv1d conv2d conv3d conv_transpose1d
+        conv_transpose2d conv_transpose3d corrcoef cov cross deg2rad deg2rad_ det detach detach_
+        diag diagflat dist dropout dropout_ dsplit empty_like equal feature_alpha_dropout
+        feature_alpha_dropout_ feature_dropout feature_dropout_ fill flatten fliplr flipud
+        float_power frobenius_norm full_like geqrf ger group_norm hinge_embedding_loss histogram
+        histogramdd hsplit imag index_put index_put_ inner instance_norm inverse is_complex
+        is_floating_point istft kl_div kron layer_norm logdet lu_solve masked_fill matrix_exp
+        matrix_power max_pool1d max_pool1d_with_indices max_pool2d max_pool3d moveaxis movedim
+        msort mvlgamma narrow_copy native_channel_shuffle nonzero nonzero_static nuclear_norm
+        ones_like orgqr ormqr outer pdist pinverse pixel_shuffle pixel_unshuffle poisson_nll_loss
+        positive prelu qr rad2deg rad2deg_ rand_like randint_like randn_like ravel real remainder
+        renorm reshape resolve_conj resolve_neg rms_norm round round_ rrelu rrelu_ selu
+        selu_ slogdet split_with_sizes square square_ svd take_along_dim tile triangular_solve
+        unflatten unsafe_chunk unsafe_split unsafe_split_with_sizes vsplit where zeros_like""",
+    "ember.nn.functional": """adaptive_avg_pool1d avg_pool1d avg_pool2d avg_pool3d celu_
+        channel_shuffle conv_transpose1d conv_transpose2d conv_transpose3d elu_ gelu hardshrink
+        hardtanh_ leaky_relu_ linear logsigmoid native_channel_shuffle pdist pixel_shuffle
+        pixel_unshuffle prelu relu_ rrelu_ selu_ softplus softshrink threshold_""",
+    "ember.special": """airy_ai bessel_j0 bessel_j1 bessel_y0 bessel_y1 entr erfcx i0e i1 i1e
+        log_ndtr log_softmax modified_bessel_i0 modified_bessel_i1 modified_bessel_k0
+        modified_bessel_k1 multigammaln ndtr ndtri round scaled_modified_bessel_k0
+        scaled_modified_bessel_k1 softmax spherical_bessel_j0 xlog1py zeta""",
+    "ember.linalg": """cholesky cholesky_ex cond cross eig eigh eigvals eigvalsh
+        householder_product ldl_factor ldl_factor_ex lstsq matrix_exp matrix_norm matrix_power
+        matrix_rank norm pinv solve_triangular tensorinv tensorsolve""",
+    "ember.fft": """fft fft2 fftn fftshift hfft hfft2 hfftn ifft ifft2 ifftn ifftshift ihfft
+        ihfft2 ihfftn irfft irfft2 irfftn rfft rfft2 rfftn""",
+    "Tensor": """allclose copy_ cross dist equal expand_as inner kron max min remainder reshape_as
+        type_as view_as""",
+}
+
+
+# ... and those whose second parameter is PyTorch's `other` under another name (`x2=` names it)
+SECOND_IS_OTHER = {"ember.linalg": {"tensorsolve"}, "Tensor": {
+    "copy_", "expand_as", "max", "min", "reshape_as", "type_as", "view_as"}}
+
+
+def give_numpy_names(namespaces):
+    """Wrap NUMPY_NAMED's functions in `namespaces` {name: module or class} with numpy_names."""
+    for where, names in NUMPY_NAMED.items():
+        space, method = namespaces[where], where == "Tensor"
+        for name in names.split():
+            fn = getattr(space, name)
+            params = list(inspect.signature(fn).parameters)[method:]
+            own = {}
+            if not method and "input" not in params:
+                own["input"] = params[0]
+            if name in SECOND_IS_OTHER.get(where, ()):
+                own["other"] = params[1 - method]
+            setattr(space, name, numpy_names(fn, own=own))
 
 
 def _py_name(name):
@@ -137,7 +220,7 @@ class _Binding:
         positional = [a for a in self.params if not a.kwarg_only]
         self.varargs = (kind == "method" and len(positional) == 1 and
                         positional[0].type in _INT_LIST)
-        aliased = [i for i, a in enumerate(self.params) if a.name in NUMPY_NAMES]
+        aliased = [i for i, a in enumerate(self.params) if self.arg_name(a) in NUMPY_NAMES]
         self.aliased = [] if self.varargs else [self.params[i] for i in aliased]
         self.required_from = aliased[0] if self.aliased else len(self.params)
 
@@ -178,13 +261,11 @@ class _Binding:
     def source(self):
         lines = [f"def {self.name}({self.signature()}):"]
         if self.aliased:
-            lines.append("    if numpy_names:")
-            for a in self.aliased:
-                n = self.arg_name(a)
-                lines.append(f"        {n} = _numpy_name({self.name!r}, numpy_names, {a.name!r}, "
-                             f"{n}, {self.default_of(a)})")
-            lines += ["        if numpy_names:",
-                      f"            _unexpected({self.name!r}, numpy_names)"]
+            names = [self.arg_name(a) for a in self.aliased]
+            defaults = [self.default_of(a) for a in self.aliased]
+            lines += ["    if numpy_names:",
+                      f"        ({', '.join(names)},) = _numpy_names({self.name!r}, numpy_names, "
+                      f"{tuple(names)!r}, ({', '.join(names)},), ({', '.join(defaults)},))"]
             for a in self.params:
                 if self.default_of(a) == "_REQUIRED":
                     lines += [f"    if {self.arg_name(a)} is _REQUIRED:",
@@ -211,16 +292,20 @@ class _Binding:
         if self.op.schema.returns[0].endswith("[]"):
             call = f"tuple({call})"
         names = self.op.schema.return_names
+        tensors = [self.arg_name(a) for a in self.op.schema.arguments
+                   if a.is_tensor or a.is_tensor_list]
+        inputs = f"({', '.join(tensors)}{',' if len(tensors) == 1 else ''})"
         if len(names) > 1 and all(names):
             fields = tuple(names)
             if self.has_out:
-                lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out)")
+                lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out, "
+                             f"{inputs})")
             else:
                 lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
         elif self.has_out:
             lines += ["    if out is None:", f"        return {call}",
                       "    with _OutVariant():", f"        result = {call}",
-                      "    return _finish(result, False, out)"]
+                      f"    return _finish(result, False, out, {self.name!r}, {inputs})"]
         else:
             lines.append(f"    return {call}")
         return "\n".join(lines) + "\n"
@@ -238,7 +323,7 @@ def _compile_all(bindings):
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
-           "_wrong_type": _wrong_type, "_numpy_name": _numpy_name, "_unexpected": _unexpected,
+           "_wrong_type": _wrong_type, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED}
     chunks = []
     for k, (_, py_name, b) in enumerate(bindings):

@@ -11,6 +11,7 @@ import warnings
 
 from .._aten.elementwise import can_cast
 from .._core.autocast_state import _autocast_state
+from .._core.memory_overlap import check_out_overlap
 
 
 class _OutVariant:
@@ -36,8 +37,12 @@ def _call_with_out(op, out, *args):
     return _finish(result, False, out)
 
 
-def _finish(t, requires_grad=False, out=None):
+def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
+    """`t`, or `out` holding it; `name` and `inputs` (the op's tensor arguments) for PyTorch's
+    check of `out` against the inputs it overlaps (memory_overlap.check_out_overlap)."""
     if out is not None:
+        if name is not None:
+            check_out_overlap(name, out, inputs)
         _copy_out(out, t)
         t = out
     if requires_grad:
@@ -90,8 +95,11 @@ def _return_type_repr(self):
     return f"torch.return_types.{type(self).__name__}(\n{items})"
 
 
-def _finish_tuple(name, fields, result, out=None):
-    """A named tuple of results (torch.return_types.<name>), copied into `out` if given."""
+def _finish_tuple(name, fields, result, out=None, inputs=None):
+    """A named tuple of results (torch.return_types.<name>), copied into `out` if given (checked
+    against the op's tensor arguments `inputs` where given, as `_finish` does)."""
     if out is not None:
+        if inputs is not None:
+            check_out_overlap(name, out, inputs)
         result = tuple(_copy_out(o, r) for o, r in zip(out, result))
     return _return_type(name, fields)(*result)

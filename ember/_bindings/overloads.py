@@ -28,8 +28,8 @@ _clamp_tensor_ = _op("clamp_.Tensor")
 
 def remainder(input, other, *, out=None):
     if not isinstance(input, Tensor):
-        return _finish(_remainder_scalar(input, other), False, out)
-    return _finish(_remainder(input, other), False, out)
+        return _finish(_remainder_scalar(input, other), False, out, "remainder", (other,))
+    return _finish(_remainder(input, other), False, out, "remainder", (input, other))
 
 
 def masked_fill(input, mask, value):
@@ -68,13 +68,14 @@ def nonzero(input, *, out=None, as_tuple=False):
 def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    return _finish(_where(condition, input, other), False, out)
+    return _finish(_where(condition, input, other), False, out, "where",
+                   (condition, input, other))
 
 
 def clamp(input, min=None, max=None, *, out=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return _finish(_clamp_tensor(input, min, max), False, out)
-    return _finish(_clamp(input, min, max), False, out)
+        return _finish(_clamp_tensor(input, min, max), False, out, "clamp", (input, min, max))
+    return _finish(_clamp(input, min, max), False, out, "clamp", (input,))
 
 
 _prod = _op("prod.dim_int")
@@ -109,25 +110,25 @@ def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
 
 
-def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name):
+def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name, out):
     if isinstance(dim, Tensor):
-        return pairwise(input, dim)
+        return pairwise(input, dim, out=out)
     if other is not None:
-        return pairwise(input, other)
+        return pairwise(input, other, out=out)
     if dim is _FULL:
-        return full(input)
-    values, indices = by_dim(input, _int_dim(name, dim), keepdim)
-    return _return_type(name, ["values", "indices"])(values, indices)
+        return _finish(full(input), False, out)  # a reduction: PyTorch checks no overlap
+    values_indices = by_dim(input, _int_dim(name, dim), keepdim)
+    return _finish_tuple(name, ["values", "indices"], values_indices, out, (input,))
 
 
 @numpy_names
 def max(input, dim=_FULL, keepdim=False, *, other=None, out=None):
-    return _max_min(input, dim, keepdim, other, _op("max"), _max_dim, maximum, "max")
+    return _max_min(input, dim, keepdim, other, _op("max"), _max_dim, maximum, "max", out)
 
 
 @numpy_names
 def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
-    return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min")
+    return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min", out)
 
 
 def _var_args(dim, unbiased, keepdim, correction):
@@ -219,8 +220,8 @@ def _min_method(self, dim=_FULL, keepdim=False):
 # (torch.round: below this line the builtin is builtins.round)
 def round(input, *, decimals=0, out=None):
     if decimals == 0:
-        return _finish(_op("round")(input), False, out)
-    return _finish(_op("round.decimals")(input, decimals), False, out)
+        return _finish(_op("round")(input), False, out, "round", (input,))
+    return _finish(_op("round.decimals")(input, decimals), False, out, "round", (input,))
 
 
 def round_(input, *, decimals=0):
@@ -251,7 +252,7 @@ def count_nonzero(input, dim=None):
 @numpy_names
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     values_indices = _op("sort.stable")(input, stable, dim, descending)
-    return _finish_tuple("sort", ["values", "indices"], values_indices, out)
+    return _finish_tuple("sort", ["values", "indices"], values_indices, out, (input,))
 
 
 def _requested(output, inverse, counts, return_inverse, return_counts):
@@ -264,7 +265,7 @@ def _requested(output, inverse, counts, return_inverse, return_counts):
     return output
 
 
-@numpy_names
+@numpy_names(own={"input": None})  # torch.unique_consecutive is Python: no `x=`
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     outs = _op("unique_consecutive")(input, return_inverse, return_counts, dim)
     return _requested(*outs, return_inverse, return_counts)
@@ -291,7 +292,7 @@ def _squeeze_(self, dim=None):
 def angle(input, *, out=None):
     if input.is_complex():
         return atan2(imag(input), real(input), out=out)
-    return _finish(_op("angle")(input), False, out)
+    return _finish(_op("angle")(input), False, out, "angle", (input,))
 
 
 def real(input):

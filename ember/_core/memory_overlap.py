@@ -6,6 +6,11 @@ partly overlaps the tensor it writes (`x[1:].add_(x[:-1])` would read values it 
 overwritten in PyTorch's kernels). An input that is exactly the written tensor is fine
 (`x.add_(x)`), and so are overlaps PyTorch does not try to decide: when either tensor is not
 dense (`x[::2].add_(x[1::2])`).
+
+An `out=` tensor is checked the same way against the op's inputs (`check_out_overlap`, from
+the bindings' `out=` path): most ops refuse partial overlap (TensorIterator's check); reductions,
+matrix products and a few others check nothing; indexing and joining ops refuse any overlap,
+even an input that is exactly `out`, except the `self` that they first copy into `out`.
 """
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
@@ -34,6 +39,22 @@ def _dense_bounds(a):
     return (lo, hi) if hi - lo == a.nbytes else None
 
 
+def _overlap(a, b):
+    """How arrays `a` and `b` share memory: None (not at all, or not decided: either is not
+    dense), "full" (the same elements in the same layout) or "partial"."""
+    if _root_array(b) is not _root_array(a) or not np.may_share_memory(a, b):
+        return None
+    bounds_a, bounds_b = _dense_bounds(a), _dense_bounds(b)
+    if bounds_a is None or bounds_b is None:
+        return None  # PyTorch's MemOverlapStatus::TooHard: not decided, allowed
+    return "full" if bounds_a == bounds_b and a.strides == b.strides else "partial"
+
+
+_PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
 def check_inplace_overlap(args):
     """PyTorch's errors for an in-place op writing `args[0]` (inputs are the other tensors)."""
     out = args[0]
@@ -44,20 +65,54 @@ def check_inplace_overlap(args):
             "single memory location. Please clone() the tensor before performing the operation.")
     if a is None or len(args) == 1 or not a.size:
         return
-    root = None
     for other in args[1:]:
-        if not isinstance(other, Tensor) or other is out or other._np is None:
+        if isinstance(other, Tensor) and other is not out and other._np is not None and \
+                _overlap(a, other._np) == "partial":
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+# out= ops PyTorch does not check: reductions, matrix products, and ops whose kernels read
+# their inputs whole before writing
+OUT_UNCHECKED = frozenset({
+    "sum", "mean", "nansum", "prod", "amax", "amin", "all", "any", "argmax", "argmin",
+    "logsumexp", "std", "var", "median", "nanmedian", "cummax", "cummin", "histc",
+    "searchsorted", "bucketize", "nonzero", "multinomial", "mm", "bmm", "matmul", "mv", "dot",
+    "vdot", "kron", "tril", "triu", "slice_scatter",
+})
+# out= ops that refuse any overlap with an input (PyTorch's assert_no_overlap): the number of
+# leading inputs exempt from it (the `self` copied into `out` first, checked as usual)
+OUT_NO_OVERLAP = {
+    "cat": 0, "concat": 0, "concatenate": 0, "stack": 0, "index_select": 0, "gather": 0,
+    "take": 0, "masked_select": 0, "index_add": 1, "index_copy": 1, "index_reduce": 1,
+    "scatter_add": 1, "scatter_reduce": 1,
+}
+
+
+# out= ops that check only their first input (`self`; the matrices are read into a product first)
+OUT_CHECKS_SELF_ONLY = frozenset({"addmm", "addmv", "addbmm", "baddbmm"})
+
+
+def check_out_overlap(name, outs, inputs):
+    """PyTorch's error for an `out=` tensor (or tuple of them) that overlaps an input of op
+    `name` as it does not allow (inputs: the op's tensor arguments, lists of them included)."""
+    if name in OUT_UNCHECKED:
+        return
+    exempt = OUT_NO_OVERLAP.get(name)
+    if name in OUT_CHECKS_SELF_ONLY:
+        inputs = inputs[:1]
+    for out in outs if isinstance(outs, (tuple, list)) else (outs,):
+        a = out._np
+        if a is None or not a.size:
             continue
-        b = other._np
-        if root is None:
-            root = _root_array(a)
-        if _root_array(b) is not root or not np.may_share_memory(a, b):
-            continue
-        bounds_a, bounds_b = _dense_bounds(a), _dense_bounds(b)
-        if bounds_a is None or bounds_b is None:
-            continue  # PyTorch's MemOverlapStatus::TooHard: not decided, allowed
-        if bounds_a != bounds_b or a.strides != b.strides:
-            raise RuntimeError(
-                "unsupported operation: some elements of the input tensor and the written-to "
-                "tensor refer to a single memory location. Please clone() the tensor before "
-                "performing the operation.")
+        root = _root_array(a)
+        for i, arg in enumerate(inputs):
+            for t in arg if isinstance(arg, (tuple, list)) else (arg,):
+                if t is out:
+                    kind = "full"
+                elif not isinstance(t, Tensor) or t._np is None or \
+                        _root_array(t._np) is not root:
+                    continue
+                else:
+                    kind = _overlap(a, t._np)
+                if kind == "partial" or (kind == "full" and exempt is not None and i >= exempt):
+                    raise RuntimeError(_PARTIAL_OVERLAP)

@@ -83,6 +83,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm_factor = w_sum - correction
     else:
         w_sum = w.sum()
+        if not w_sum.item():
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
         avg = (x * w).sum(1) / w_sum
         if correction == 0:
             norm_factor = w_sum
@@ -171,8 +173,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
     _check_x(x, "cumulative_trapezoid")
     length = y.shape[dim]
-    if length == 0:
-        return y.narrow(dim, 0, 0) * 1.0
+    if length == 0:  # an empty x (summed: an exact 0) stays in the graph, as in PyTorch
+        return y.narrow(dim, 0, 0) * 1.0 + (0 if x is None or x.numel() else x.sum())
     avg = y.narrow(dim, 1, length - 1) + y.narrow(dim, 0, length - 1)
     if x is None:
         dx = 1 if dx is None else dx
@@ -379,6 +381,10 @@ def _histogramdd(input, bins, bounds, weight, density, name):
     A value x lands in bin i of its dim when edges[i] <= x < edges[i+1] (the last bin also
     holds its right edge), as PyTorch's kernel decides after its linear guess and local
     search; rows outside any dim's edges are not counted."""
+    if input.dim() < 2:
+        if input.dim() == 0 and isinstance(bins, int):  # PyTorch reads input.size(-1) first
+            raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     if not input.is_floating_point():
         from .._aten.elementwise import not_implemented
         raise not_implemented("histogramdd", input.dtype)
@@ -386,7 +392,7 @@ def _histogramdd(input, bins, bounds, weight, density, name):
         raise RuntimeError(f"{name}: if weight tensor is provided it should have the same "
                            f"shape as the input tensor excluding its innermost dimension")
     d = input.shape[-1]
-    data = input.detach().reshape(-1, d).numpy()
+    data = input.detach().reshape(math.prod(input.shape[:-1]), d).numpy()
     bins = [bins] * d if isinstance(bins, (int, Tensor)) else list(bins)
     if len(bins) != d:
         raise RuntimeError(f"{name}: The size of bins must be equal to the innermost dimension "

@@ -16,7 +16,7 @@ def outer(input, vec2, *, out=None):
     for name, v in (("self", input), ("vec2", vec2)):
         if v.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.dim()}-D")
-    return _finish(input.reshape(-1, 1) * vec2, False, out)
+    return _finish(input.reshape(-1, 1) * vec2, False, out, "outer", (input, vec2))
 
 
 ger = outer
@@ -57,6 +57,8 @@ def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
     else:
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
@@ -72,9 +74,10 @@ def tensordot(a, b, dims=2, out=None):
     free_a = [d for d in range(a.dim()) if d not in dims_a]
     free_b = [d for d in range(b.dim()) if d not in dims_b]
     k = math.prod(a.shape[d] for d in dims_a)
-    pa = a.permute(free_a + dims_a).reshape(-1, k) if a.dim() else a.reshape(1, 1)
-    pb = b.permute(dims_b + free_b).reshape(k, -1) if b.dim() else b.reshape(1, 1)
     shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    m, n = math.prod(shape[:len(free_a)]), math.prod(shape[len(free_a):])  # not -1: may be 0
+    pa = a.permute(free_a + dims_a).reshape(m, k) if a.dim() else a.reshape(1, 1)
+    pb = b.permute(dims_b + free_b).reshape(k, n) if b.dim() else b.reshape(1, 1)
     return _finish(pa.mm(pb).reshape(shape), False, out)
 
 
@@ -102,7 +105,7 @@ def cross(input, other, dim=None, *, out=None):
                       "future release.", UserWarning, stacklevel=2)
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((d for d, s in enumerate(shape) if s == 3), -1)
-    return _finish(_op("linalg_cross")(input, other, dim), False, out)
+    return _finish(_op("linalg_cross")(input, other, dim), False, out, "cross", (input, other))
 
 
 def inverse(input, *, out=None):

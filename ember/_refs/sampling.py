@@ -31,6 +31,7 @@ def binomial(count, prob, generator=None):
     _check("binomial_cpu", count, prob)
     if count.dtype is not prob.dtype:
         raise RuntimeError(f"expected scalar type {count.dtype} but found {prob.dtype}")
+    B.broadcast_shapes(count.shape, prob.shape)  # PyTorch's error for shapes that do not
     c = count.detach().numpy().astype(np.float64)
     p = prob.detach().numpy().astype(np.float64)
     c, p = np.broadcast_arrays(c, p)

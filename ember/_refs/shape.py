@@ -1,5 +1,6 @@
 """Composite shape functions (PyTorch's _refs role): reshape, flatten, movedim, split, chunk,
 the stacks, meshgrid, broadcasting helpers, written from view and copy ops."""
+import math
 import builtins
 
 import numpy as np
@@ -56,10 +57,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shape = input._size[:s] + (-1,) + input._size[e + 1:]
-    if 0 in input._size[s:e + 1]:
-        shape = input._size[:s] + (0,) + input._size[e + 1:]
-    return reshape(input, shape)
+    merged = math.prod(input._size[s:e + 1])  # not -1: another dim may be 0
+    return reshape(input, input._size[:s] + (merged,) + input._size[e + 1:])
 
 
 def unflatten(input, dim, sizes):

@@ -311,7 +311,7 @@ def autograd_kernel(op, key, args):
             t._rg = True
             t.grad_fn = node
             t._output_nr = k
-    if op._is_view or (restrides and outs[0]._base is not None):
+    if outs and (op._is_view or (restrides and outs[0]._base is not None)):
         version = outs[0]._storage_()._version
         for t in outs:
             t._view_version = version

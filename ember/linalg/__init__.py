@@ -204,7 +204,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
 
 
 def cross(input, other, *, dim=-1, out=None):
-    return _finish(_op("linalg_cross")(input, other, dim), False, out)
+    return _finish(_op("linalg_cross")(input, other, dim), False, out, "linalg_cross",
+                   (input, other))
 
 
 def vecdot(x, y, *, dim=-1, out=None):
@@ -227,6 +228,9 @@ def multi_dot(tensors, *, out=None):
 
 def matrix_power(A, n, *, out=None):
     """A^n by repeated squaring; A^0 is the identity and a negative n inverts first."""
+    if A.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but "
                            f"they are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} "

@@ -8,7 +8,7 @@ which raise pointing at their replacements.
 import warnings
 
 from .._core import dtype as D
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings import install_methods
 from .._bindings.out import _finish_tuple, _finish
@@ -88,6 +88,10 @@ def _gram(L, upper):
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
+    for name, t in (("b", input), ("u", input2)):
+        if t.dim() < 2:
+            raise RuntimeError(f"{name} should have at least 2 dimensions, but has {t.dim()} "
+                               f"dimensions instead")
     if input2.dim() < 2 or input2.shape[-1] != input2.shape[-2]:
         raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
                            f"{input2.shape[-2] if input2.dim() > 1 else 1} by "
@@ -117,6 +121,9 @@ def matrix_exp(A):
 
 
 def cond(A, p=None, *, out=None):
+    if A.dim() >= 2 and A.numel() == 0:  # PyTorch: 0 for an empty matrix, whatever its shape
+        real = A.detach().abs().dtype
+        return _finish(B.zeros(tuple(A.shape[:-2]), dtype=real, device=A.device), False, out)
     if p in (None, 2, -2):
         if A.dim() < 2:
             raise RuntimeError("linalg.cond: The input tensor A must have at least 2 "
@@ -135,7 +142,12 @@ def cond(A, p=None, *, out=None):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims, as a view."""
+    """The conjugate transpose of the last two dims, as a view (of a 0-d tensor: its conjugate,
+    deprecated)."""
+    if input.dim() == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning)
+        return input.conj()
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
                            f"matrices. Got {input.dim()}-D tensor.")
@@ -169,6 +181,13 @@ def norm_except_dim(v, pow=2, dim=0):
     the norm of the whole tensor."""
     if dim == -1:
         return _vector_norm(v, pow)
+    dim = _wrap_dim(dim, v.dim())
+    if v.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if v.shape[dim] == 0:  # PyTorch views v as (v.size(dim), -1) first: ambiguous then
+        kept = [v.shape[dim], -1] if dim != v.dim() - 1 else [-1, v.shape[dim]]
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {kept} because the "
+                           f"unspecified dimension size -1 can be any value and is ambiguous")
     others = [d for d in range(v.dim()) if d != dim]
     return _vector_norm(v, pow, others, True)
 

@@ -49,6 +49,8 @@ def _reflector_product(A, tau, columns):
     m = A.shape[-2]
     eye = B.eye(m, dtype=A.dtype)
     Q = eye[:, :columns].expand(*A.shape[:-2], m, columns)
+    if not tau.shape[-1]:  # no reflectors: still a function of A and tau (an exact 0 added)
+        Q = Q + A[..., :0].sum((-2, -1), keepdim=True) + tau[..., :0].sum(-1)[..., None, None]
     for i in reversed(range(tau.shape[-1])):     # Q <- H_i Q, last reflector first
         v = _reflector(A, i)
         t = tau[..., i].unsqueeze(-1).unsqueeze(-1)

@@ -35,7 +35,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     from .. import linalg
     q = 6 if q is None else q
     niter = 2 if niter is None else niter
-    m, n = A.shape[-2], A.shape[-1]
+    m, n = A.shape[-2:]  # (a ValueError for fewer than 2 dims, as in PyTorch)
     if M is not None:
         M = M.broadcast_to(A.shape)
     wide = m < n
@@ -52,7 +52,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
 
 
 def pca_lowrank(A, q=None, center=True, niter=2):
-    m, n = A.shape[-2], A.shape[-1]
+    m, n = A.shape[-2:]
     if q is None:
         q = min(6, m, n)
     elif not 0 <= q <= min(m, n):

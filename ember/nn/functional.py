@@ -188,6 +188,9 @@ def _weighted(loss, weight, input, r, mean_by_weight=True):
 
 def _check_nll_args(input, target, weight):
     """PyTorch's checks on nll_loss's arguments that the kernel does not make."""
+    if input.dim() >= 2 and target.dim() == 0:  # a batch of logits and no batch of targets
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size (0).")
     if input.dim() <= 2 and target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target.dtype not in (D.int64, D.uint8):
@@ -788,6 +791,10 @@ def _half_to_float(x):
 def _vector_norm(x, p, dim, keepdim=False):
     """The p-norm over `dim`, with PyTorch's gradient convention: 0 where the norm is 0 (the
     `where` keeps the 1/norm of the derivative away from zero norms)."""
+    if abs(p) == math.inf and x.shape[dim] == 0:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the dimension "
+                           f"{dim % x.dim()}because this dimension is empty and the operation "
+                           f"does not have an identity")
     if p == math.inf:
         return x.abs().amax(dim, keepdim)
     if p == -math.inf:
@@ -900,6 +907,8 @@ _col2im = _lookup("col2im")
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks as columns (im2col): (N, C, H, W) -> (N, C * kh * kw, L)."""
+    if input.dim() == 0:  # PyTorch reads input.size(-1) first
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     return _im2col(input, list(_ntuple(kernel_size, 2, "kernel_size")),
                    list(_ntuple(dilation, 2, "dilation")), list(_ntuple(padding, 2, "padding")),
                    list(_ntuple(stride, 2, "stride")))
@@ -1015,6 +1024,21 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                         ceil_mode, count_include_pad, divisor_override)
 
 
+def _check_output_dims(input, output_size):
+    """PyTorch's _list_with_default: a tuple output_size needs an input with more dims."""
+    if isinstance(output_size, (list, tuple)) and input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+
+
+def _check_non_batch_sizes(input, nd, name):
+    """PyTorch's adaptive max pooling refuses an empty dim other than the batch dim."""
+    for i in range(1 if input.dim() == nd + 2 else 0, input.dim()):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i} being empty")
+
+
 def _adaptive_output_size(input, output_size, nd):
     sizes = _pool_list(output_size)
     if len(sizes) == 1:
@@ -1031,13 +1055,24 @@ def _adaptive_avg_pool(input, output_size, nd):
     (out, in) matrix whose row i averages window i."""
     from .._aten.pooling import adaptive_windows
     name = f"adaptive_avg_pool{nd}d"
-    if input.dim() not in (nd + 1, nd + 2) or 0 in input.shape[-nd:]:
+    if nd > 1:
+        _check_output_dims(input, output_size)
+        if input.dim() == 0 and all(s == 1 for s in _pool_list(output_size)):
+            # PyTorch's shortcut for a 1 x 1 output, a mean over dims -2 and -1, comes first
+            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                             "got -2)")
+    if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"{name}\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
     out = _adaptive_output_size(input, output_size, nd)
+    if all(o == 1 for o in out):  # PyTorch's shortcut: the mean (nan over an empty window)
+        return input.mean(list(range(-nd, 0)), keepdim=True)
+    if 0 in input.shape[-nd:]:
+        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)}")
     x = _half_to_float(input)
     for i, o in enumerate(out):
         axis = x.dim() - nd + i
@@ -1079,6 +1114,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
                            f"{list(input.shape)}")
+    _check_non_batch_sizes(input, 1, "adaptive_max_pool1d")
     size = _adaptive_output_size(input, output_size, 1)
     out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
@@ -1086,11 +1122,15 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    _check_output_dims(input, output_size)
+    if input.dim() in (3, 4):
+        _check_non_batch_sizes(input, 2, "adaptive_max_pool2d")
     out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2))
     return (out, indices) if return_indices else out
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    _check_output_dims(input, output_size)
     out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3))
     return (out, indices) if return_indices else out
 
@@ -1455,6 +1495,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    # the sizes are checked against the input's spatial dims before its rank (PyTorch's order)
+    out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if antialias and mode not in ("bilinear", "bicubic"):
         raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
                          "requires a 4-D tensor as input")
@@ -1469,7 +1511,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         need = wanted[mode] + 2
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
                                   "input")
-    out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
     if mode != "area":
         _check_upsample_sizes(input, out)
     if mode == "area":
@@ -1600,6 +1641,8 @@ _grid_sampler = _lookup("grid_sampler")
 @_impl("grid_sampler", "CompositeImplicitAutograd")
 def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
     mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
+    if grid.dim() == 0:  # PyTorch reads grid.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     nd = input.dim() - 2
     if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
             grid.shape[0] != input.shape[0]:
@@ -1621,7 +1664,7 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     src = [_grid_source(grid[..., nd - 1 - d], spatial[d],
                         "zeros" if mode == "bicubic" else padding_mode, align_corners)
            for d in range(nd)]
-    flat = input.reshape(n, c, -1)
+    flat = input.reshape(n, c, math.prod(spatial))
     count = math.prod(out_shape)
 
     def read(idx):
@@ -1744,6 +1787,8 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects {'height' if h % r else 'width'} to be "
                            f"divisible by downscale_factor, but input.size("
                            f"{-2 if h % r else -1})={h if h % r else w} is not divisible by {r}")
+    if input.numel() == 0:  # PyTorch returns an empty input as it is (a copy)
+        return input.clone()
     nb = len(batch)
     x = input.reshape(batch + [c, h // r, r, w // r, r])
     x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
@@ -1790,6 +1835,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` looked up by `input`. With max_norm, the looked-up rows are first
     rescaled in place to norm <= max_norm (PyTorch's embedding_renorm_, without grad)."""
+    if weight.dim() != 2 and padding_idx is None:
+        if max_norm is not None:
+            raise RuntimeError(f"Expected 2-dimensional tensor, but got {weight.dim()}-dimensional "
+                               f"tensor for argument #1 'self' (while checking arguments for "
+                               f"embedding_renorm_)")
+        if weight.dim() == 0 and weight.requires_grad and is_grad_enabled():
+            # PyTorch's autograd records weight.size(0) before its kernel checks the rank
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.shape[0])
     if max_norm is not None:
         with no_grad():
@@ -1925,6 +1979,8 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
         zero = E.zeros((), dtype=input.dtype, device=input.device)
         return input.mul_(zero) if inplace else input * zero
     if feature:  # one draw per (sample, channel)
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         noise = E.empty(list(input.shape[:2]) + [1] * (input.dim() - 2), dtype=input.dtype,
                         device=input.device)
     else:  # laid out like the input, which decides the order the values are drawn in
@@ -2086,6 +2142,14 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     the computation dtype."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     n = len(shape)
+    if not n:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = {shape}")
+    if weight is not None and list(weight.shape) != shape:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = {shape}")
+    if not input.dim():
+        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
     if list(input.shape[input.dim() - n:]) != shape or input.dim() < n:
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
@@ -2207,7 +2271,10 @@ def _cdist_composite(x1, x2, p, compute_mode):
         a = E.cat([x1 * -2, n1, E.ones_like(n1)], -1)
         b = E.cat([x2, E.ones_like(n2), n2], -1)
         return a.matmul(b.mT).clamp(min=0).sqrt()
-    return _vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, -1)
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if x1.shape[-1] == 0:  # points without coordinates are at distance 0, in every p-norm
+        return diff.sum(-1)
+    return _vector_norm(diff, p, -1)
 
 
 # ---- attention --------------------------------------------------------------------------------
@@ -2219,8 +2286,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    if min(query.dim(), key.dim(), value.dim()) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
+                           f"but got query.dim: {query.dim()} key.dim: {key.dim()} and "
+                           f"value.dim: {value.dim()} instead.")
     length, source = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if scale is None:  # (no features: every score is an empty sum, 0, whatever the scale)
+        scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
     if enable_gqa and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
         groups = query.shape[-3] // key.shape[-3]
         key = key.repeat_interleave(groups, -3)

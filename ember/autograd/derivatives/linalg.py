@@ -1,4 +1,6 @@
 """Derivatives of the linear-algebra ops: products, einsum, decompositions and solvers."""
+import math
+
 from ..variable_type import derivative, not_implemented
 from ... import _refs as E
 from ..._dispatch.ops import ops
@@ -69,8 +71,9 @@ def _linear_weight(grad, input):
         return (grad.unsqueeze(-1) * input).sum_to_size(input.shape[-1:])
     if input.dim() == 1:
         return grad.unsqueeze(-1) * input.unsqueeze(0) if grad.dim() else grad * input
-    g2 = grad.reshape(-1, grad.shape[-1]) if grad.dim() > 1 else grad.unsqueeze(0)
-    i2 = input.reshape(-1, input.shape[-1])
+    rows = math.prod(input.shape[:-1])  # not -1: there may be no rows, or no columns
+    g2 = grad.reshape(rows, grad.shape[-1]) if grad.dim() > 1 else grad.unsqueeze(0)
+    i2 = input.reshape(rows, input.shape[-1])
     return g2.mT.mm(i2)
 
 

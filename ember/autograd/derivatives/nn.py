@@ -122,11 +122,18 @@ def _elementwise_scale(self, target, weight, reduction):
     return scale if weight is None else weight * scale
 
 
+def _target_scale(target, weight, reduction):
+    """The factor of a loss's target gradient: PyTorch's formulas take the mean over the
+    target's own elements (not the broadcast shape's: a 0-d target gets the sum)."""
+    scale = 1 / target.numel() if reduction == 1 and target.numel() else 1
+    return scale if weight is None else weight * scale
+
+
 derivative("binary_cross_entropy", {
     "self": lambda grad, self, target, weight, reduction:
         _aten.binary_cross_entropy_backward(grad, self, target, weight, reduction),
     "target": lambda grad, self, target, weight, reduction: grad * ((-self).log1p() - self.log())
-    * _elementwise_scale(self, target, weight, reduction)})
+    * _target_scale(target, weight, reduction)})
 
 
 def _bce_backward_grads(grads, grad_output, self, target, weight, reduction, needs):
@@ -150,7 +157,7 @@ derivative("binary_cross_entropy_backward",
 
 def _bce_logits_target(grad, self, target, weight, pos_weight, reduction):
     g = -self if pos_weight is None else -self - (pos_weight - 1) * _aten.log_sigmoid(self)
-    return grad * g * _elementwise_scale(self, target, weight, reduction)
+    return grad * g * _target_scale(target, weight, reduction)
 
 
 derivative("binary_cross_entropy_with_logits", {
