@@ -15,6 +15,7 @@ from .._core.tensor import Tensor
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ._ctc import ctc_loss as _ctc
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
@@ -427,14 +428,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                            f"{_scalar_name(target.dtype)}")
     _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     _check_broadcasts_to(input, weight, pos_weight)
-    same_dtype = all(t is None or t.dtype == input.dtype for t in (target, weight, pos_weight))
-    if same_dtype and input.dtype in (D.float32, D.float64) and input.device.type == "cpu":
-        return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
-    # mixed dtypes (or another device): composed of ops, with type promotion. log(sigmoid(x))
-    # never overflows, and neither does x - log(sigmoid(x)) = -log(1 - sigmoid(x)).
-    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * input - scale * logsigmoid(input)
-    return _apply_reduction(loss if weight is None else loss * weight, r)
+    return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -734,7 +728,6 @@ _REDUCTION_NAMES = ("none", "mean", "sum")
 
 def _torch_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
                     zero_infinity=False):
-    from ._ctc import ctc_loss as _ctc
     return _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction,
                 zero_infinity)
 
