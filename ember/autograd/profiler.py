@@ -12,6 +12,15 @@ backward node ("autograd::engine::evaluate_function: AddmmBackward0" around the 
 "AddmmBackward0", with the ops its formula calls inside). `record_function` opens a range of its
 own. Ranges nest as the calls do, so each event knows its parent and children, and "self" time
 is its own minus its children's. `ember.profiler.profile` (schedules, trace handlers) drives it.
+
+Memory (`profile_memory=True`) is read from the caching allocator's statistics, as PyTorch's
+profiler reads its allocators' reports: at every range boundary the recorder reads
+`ember.memory.memory_allocated()`, and the change since the last reading -- blocks allocated
+minus blocks freed, each rounded to the allocator's 512 bytes -- belongs to the innermost range
+open, or, with none open, becomes a top-level "[memory]" event (a tensor freed between ops).
+A range's "CPU Mem" is its own changes plus its children's, so the column sums to what
+`memory_allocated()` moved, and the trace's "[memory]" instant events carry the allocator's
+"Total Allocated" and "Total Reserved" after each change.
 """
 import functools
 import sys
@@ -27,29 +36,6 @@ __all__ = ["profile", "record_function"]
 
 _active = []  # the recorders running now; record_function opens its range in each of them
 _EMBER_DIR = __file__.rsplit("/autograd/", 1)[0]
-
-
-def cpu_memory_allocated(outputs, inputs):
-    """The CPU bytes an op allocated and kept: the storages its outputs hold that none of its
-    inputs held (a view or an in-place result allocates nothing). It does not see temporaries
-    freed inside the op, nor frees; when the caching allocator's statistics exist this is the
-    one place that reads them instead."""
-    held = {id(t._storage_()) for t in _tensors(inputs)}
-    total, seen = 0, set()
-    for t in _tensors(outputs):
-        s = t._storage_()
-        if id(s) not in held and id(s) not in seen and t._device.type == "cpu":
-            seen.add(id(s))
-            total += s.nbytes()
-    return total
-
-
-def _tensors(values):
-    if isinstance(values, Tensor):
-        return [values]
-    if isinstance(values, (tuple, list)):
-        return [t for v in values for t in _tensors(v)]
-    return []
 
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -97,12 +83,17 @@ class _Recorder:
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
         self.with_stack, self.use_device = with_stack, use_device
         self.events = []
+        self.memory_records = []  # (ts_us, bytes, total allocated, total reserved, thread)
         self._open = []
         self._ids = 0
 
     def start(self):
         self.base_time_ns = time.time_ns()
         self._t0 = time.perf_counter_ns()
+        if self.profile_memory:
+            from ..memory import memory_allocated, memory_reserved
+            self._allocated, self._reserved = memory_allocated, memory_reserved
+            self._seen = memory_allocated()
         self._prev_observer = engine._observer
         engine._observer = self._on_node
         _dispatcher._modes.append(self._on_op)
@@ -114,11 +105,34 @@ class _Recorder:
         engine._observer = self._prev_observer
         while self._open:  # ranges still open (a record_function left unclosed) end now
             self.end(self._open[-1])
+        if self.profile_memory:
+            self._read_memory()
+
+    def _read_memory(self):
+        """Give the change in allocated bytes since the last reading to the innermost open
+        range (or to a new top-level "[memory]" event)."""
+        now = self._allocated()
+        change = now - self._seen
+        if not change:
+            return
+        self._seen = now
+        ts = (time.perf_counter_ns() - self._t0) / 1e3
+        thread = threading.get_native_id()
+        self.memory_records.append((ts, change, now, self._reserved(), thread))
+        if self._open:
+            self._open[-1].cpu_memory_usage += change
+        else:
+            self._ids += 1
+            self.events.append(FunctionEvent(self._ids, "[memory]", thread, ts, ts,
+                                             cpu_memory_usage=change,
+                                             use_device=self.use_device))
 
     def begin(self, name, args=None, scope=0, is_user_annotation=False):
         trace_name = None
         if name.startswith("ProfilerStep#"):  # the table adds up all steps, the trace keeps N
             name, trace_name = "ProfilerStep*", name
+        if self.profile_memory:
+            self._read_memory()
         shapes = types = None
         if self.record_shapes and args is not None:
             shapes, types = _shapes_and_types(args)
@@ -137,13 +151,16 @@ class _Recorder:
         return ev
 
     def end(self, ev):
-        """Close `ev` (and any range opened inside it and left open). A range holds what its
-        children allocated; an op's own count replaces that (`_on_op`)."""
-        ev.time_range.end = (time.perf_counter_ns() - self._t0) / 1e3
-        while self._open and self._open.pop() is not ev:
-            pass
+        """Close `ev` (and any range opened inside it and left open); its memory is its own
+        changes plus its children's."""
         if self.profile_memory:
-            ev.cpu_memory_usage = sum(c.cpu_memory_usage for c in ev.cpu_children)
+            self._read_memory()
+        ev.time_range.end = (time.perf_counter_ns() - self._t0) / 1e3
+        while self._open:
+            closed = self._open.pop()
+            closed.cpu_memory_usage += sum(c.cpu_memory_usage for c in closed.cpu_children)
+            if closed is ev:
+                break
 
     # ---- what the dispatcher and the engine call -----------------------------------------
     def _on_op(self, op, args, level):
@@ -152,8 +169,6 @@ class _Recorder:
             out = _dispatcher.call_in_modes(op, args, level - 1)
         finally:
             self.end(ev)
-        if self.profile_memory:
-            ev.cpu_memory_usage = cpu_memory_allocated(out, args)
         fn = getattr(out[0] if isinstance(out, (tuple, list)) and out else out, "grad_fn", None)
         if fn is not None:
             ev.sequence_nr = getattr(fn, "_seq", -1)
@@ -228,6 +243,7 @@ class profile:
         self.function_events = None
         self._recorder = None
         self._events = []
+        self._memory_records = []
 
     def _prepare_trace(self):
         self.entered = True
@@ -254,9 +270,12 @@ class profile:
         recorder.stop()
         self._events = (self._events if self.acc_events else []) + recorder.events
         self.base_time_ns = recorder.base_time_ns
+        self._memory_records = (self._memory_records if self.acc_events else []) + \
+            recorder.memory_records
         self.function_events = EventList(self._events, use_device=self.use_device,
                                          profile_memory=self.profile_memory,
                                          with_flops=self.with_flops)
+        self.function_events._memory_records = self._memory_records
         self.entered = False
         return False
 

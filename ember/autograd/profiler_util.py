@@ -239,14 +239,15 @@ class EventList(list):
 
     def export_chrome_trace(self, path, base_time_ns=0, metadata=None):
         """Write the events as a Chrome trace-event JSON object (chrome://tracing, Perfetto)."""
-        write_chrome_trace(path, self, base_time_ns, metadata or {})
+        write_chrome_trace(path, self, base_time_ns, metadata or {},
+                           getattr(self, "_memory_records", ()))
 
 
-def write_chrome_trace(path, events, base_time_ns, metadata):
+def write_chrome_trace(path, events, base_time_ns, metadata, memory_records=()):
     """Chrome's trace-event format as PyTorch's Kineto writes it: process and thread metadata
     ("ph": "M"), one complete event ("ph": "X") per range with its category (cpu_op,
     user_annotation), start and duration in microseconds and the op's input dims and types,
-    and a "[memory]" instant event ("ph": "i") per op that allocated."""
+    and a "[memory]" instant event ("ph": "i") per change the allocator's statistics showed."""
     pid = os.getpid()
     trace = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0,
               "args": {"name": "python"}},
@@ -255,8 +256,9 @@ def write_chrome_trace(path, events, base_time_ns, metadata):
     for tid in sorted({e.thread for e in events}):
         trace.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "ts": 0,
                       "args": {"name": f"thread {tid} (python)"}})
-    allocated = 0
     for i, e in enumerate(events):
+        if e.name == "[memory]":  # a top-level memory change: one of the instant events below
+            continue
         args = {"External id": e.id, "Ev Idx": i}
         if e.sequence_nr >= 0:
             args["Sequence number"] = e.sequence_nr
@@ -265,16 +267,16 @@ def write_chrome_trace(path, events, base_time_ns, metadata):
             args["Input type"] = e.input_dtypes
         if e.stack:
             args["Call stack"] = ";".join(e.stack)
+        if e.flops:
+            args["flops"] = e.flops
         trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
                       "name": e.trace_name, "pid": pid, "tid": e.thread,
                       "ts": e.time_range.start, "dur": e.time_range.elapsed_us(), "args": args})
-        own = e.self_cpu_memory_usage if metadata.get("profile_memory") else 0
-        if own:
-            allocated += own
-            trace.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
-                          "pid": pid, "tid": e.thread, "ts": e.time_range.end,
-                          "args": {"Device Type": 0, "Device Id": -1, "Bytes": own,
-                                   "Total Allocated": allocated, "Total Reserved": allocated}})
+    for ts, nbytes, allocated, reserved, thread in memory_records:
+        trace.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+                      "pid": pid, "tid": thread, "ts": ts,
+                      "args": {"Total Reserved": reserved, "Total Allocated": allocated,
+                               "Bytes": nbytes, "Device Id": -1, "Device Type": 0}})
     doc = {"schemaVersion": 1, "deviceProperties": [], "host_name": socket.gethostname(),
            "displayTimeUnit": "ms", "baseTimeNanoseconds": base_time_ns, **metadata,
            "traceEvents": trace, "traceName": str(path)}
