@@ -506,3 +506,48 @@ def test_out_variants_are_not_autocast_as_torch():
             d = m.mm(a, a)
         results.append((str(c.dtype), c[0, 0].item(), str(d.dtype), d[0, 0].item()))
     assert results[0] == results[1]
+
+
+def _warned(fn):
+    """fn()'s result (or exception type) and the (category, first words) of its warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn()
+        except Exception as e:  # noqa: BLE001 -- the outcome compared is the exception type
+            out = type(e).__name__
+    return out, [(w.category.__name__, str(w.message)[:60]) for w in caught]
+
+
+def test_cuda_amp_without_a_gpu_as_torch():
+    """torch.cuda.amp's deprecated names: each warns FutureWarning; autocast and GradScaler
+    then warn that CUDA is missing and run disabled; ops keep their dtypes."""
+    results = []
+    for m in (torch, ember):
+        amp = m.cuda.amp
+        row = [sorted(amp.__all__), amp.amp_definitely_not_available()]
+        ctx, warned = _warned(amp.autocast)
+        row += [warned, ctx._enabled, ctx.device, str(ctx.fast_dtype)]
+        with ctx:
+            row += [m.is_autocast_enabled("cuda"), str(m.mm(m.ones(2, 2), m.ones(2, 2)).dtype)]
+        row.append(_warned(lambda: amp.autocast(dtype=m.bfloat16).fast_dtype)[1])
+        scaler, warned = _warned(amp.GradScaler)
+        row += [warned, scaler.is_enabled(), scaler.get_scale(), isinstance(scaler,
+                                                                            m.amp.GradScaler)]
+        fwd, warned = _warned(lambda: amp.custom_fwd(lambda ctx, x: x * 2))
+        row.append(warned)
+
+        class Double(m.autograd.Function):
+            forward = staticmethod(fwd)
+            backward = staticmethod(_warned(lambda: amp.custom_bwd(lambda ctx, g: g * 2))[0])
+        x = m.ones(2, requires_grad=True)
+        Double.apply(x).sum().backward()
+        row.append(x.grad.tolist())
+        cast_fwd = _warned(lambda: amp.custom_fwd(cast_inputs=m.float32))[0]
+        row.append(_warned(lambda: cast_fwd(lambda ctx, a: str(a.dtype))(
+            type("Ctx", (), {})(), m.ones(1, dtype=m.float16)))[0])
+        row.append(_warned(lambda: amp.autocast_mode._cast(m.ones(1), m.float16).dtype)[1])
+        row.append(amp.grad_scaler.OptState.READY.name)
+        results.append(str(row).replace("torch.", "").replace("ember.", ""))
+    assert results[0] == results[1]
+    assert ember.cuda.is_available() is False and callable(ember.cuda.memory_allocated)

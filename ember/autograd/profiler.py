@@ -14,19 +14,20 @@ own. Ranges nest as the calls do, so each event knows its parent and children, a
 is its own minus its children's. `ember.profiler.profile` (schedules, trace handlers) drives it.
 
 Memory (`profile_memory=True`) is read from the caching allocator's statistics, as PyTorch's
-profiler reads its allocators' reports: at every range boundary the recorder reads
-`ember.memory.memory_allocated()`, and the change since the last reading -- blocks allocated
-minus blocks freed, each rounded to the allocator's 512 bytes -- belongs to the innermost range
-open, or, with none open, becomes a top-level "[memory]" event (a tensor freed between ops).
-A range's "CPU Mem" is its own changes plus its children's, so the column sums to what
-`memory_allocated()` moved, and the trace's "[memory]" instant events carry the allocator's
-"Total Allocated" and "Total Reserved" after each change.
+profiler reads its allocators' reports: at every range boundary the recorder reads the CPU
+allocator's "allocated_bytes" (`ember.memory.memory_allocated()`), and the change since the
+last reading -- blocks allocated minus blocks freed, each rounded up to 512 bytes -- belongs to
+the innermost open range or, with none open, becomes a top-level "[memory]" event (a tensor
+freed between ops). A range's "CPU Mem" is its own changes plus its children's, so the column
+adds up to what `memory_allocated()` moved, and the trace's "[memory]" instant events carry the
+allocator's "Total Allocated" and "Total Reserved" after each change.
 """
 import functools
 import sys
 import threading
 import time
 
+from .._core.caching_allocator import cpu_allocator as _allocator
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from . import engine
@@ -91,9 +92,7 @@ class _Recorder:
         self.base_time_ns = time.time_ns()
         self._t0 = time.perf_counter_ns()
         if self.profile_memory:
-            from ..memory import memory_allocated, memory_reserved
-            self._allocated, self._reserved = memory_allocated, memory_reserved
-            self._seen = memory_allocated()
+            self._seen = _allocator.current("allocated_bytes")
         self._prev_observer = engine._observer
         engine._observer = self._on_node
         _dispatcher._modes.append(self._on_op)
@@ -111,14 +110,15 @@ class _Recorder:
     def _read_memory(self):
         """Give the change in allocated bytes since the last reading to the innermost open
         range (or to a new top-level "[memory]" event)."""
-        now = self._allocated()
+        now = _allocator.current("allocated_bytes")
         change = now - self._seen
         if not change:
             return
         self._seen = now
         ts = (time.perf_counter_ns() - self._t0) / 1e3
         thread = threading.get_native_id()
-        self.memory_records.append((ts, change, now, self._reserved(), thread))
+        self.memory_records.append((ts, change, now, _allocator.current("reserved_bytes"),
+                                    thread))
         if self._open:
             self._open[-1].cpu_memory_usage += change
         else:
