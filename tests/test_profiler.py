@@ -297,3 +297,40 @@ def test_an_error_inside_the_region_ends_the_ranges():
     rows = {e.key: e for e in prof.key_averages()}
     assert rows["block"].count == 1 and rows["aten::matmul"].count == 1
     assert ember._dispatch.dispatcher._modes == []
+
+
+def _flops_program(m):
+    F = m.nn.functional
+    m.manual_seed(0)
+    a, b, c, d = m.randn(8, 16), m.randn(16, 4), m.randn(3, 8, 16), m.randn(3, 16, 4)
+    x = m.randn(2, 3, 10, 10)
+    with m.profiler.profile(with_flops=True) as prof:
+        m.mm(a, b), m.addmm(m.zeros(8, 4), a, b), m.bmm(c, d), m.baddbmm(m.zeros(3, 8, 4), c, d)
+        m.matmul(c, d), F.linear(a, b.t()), F.linear(c, b.t(), m.ones(4))
+        F.conv2d(x, m.randn(5, 3, 3, 3), stride=2, padding=1)
+        F.conv2d(x, m.randn(6, 1, 3, 3), groups=3, dilation=2)
+        a * a, a + a, a * 2, a - a, m.add(a, a, alpha=2)
+        F.conv1d(m.randn(2, 3, 10), m.randn(4, 3, 3))  # PyTorch counts 2-d convolutions only
+    return prof
+
+
+def test_with_flops_counts_as_torch():
+    ours, theirs = _flops_program(ember), _flops_program(torch)
+    first = [{}, {}]
+    for seen, prof in zip(first, (ours, theirs)):
+        for e in prof.events():
+            seen.setdefault(e.name, e.flops)
+    # the same ops count the same; ember's fused linear/matmul/convolution count what PyTorch's
+    # decomposition into addmm/mm/bmm/conv2d counts
+    for name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mul",
+                 "aten::add"):
+        assert first[0][name] == first[1][name] > 0, name
+    assert sum(e.flops for e in ours.events()) == sum(e.flops for e in theirs.events())
+    assert sum(e.flops for e in ours.events() if e.name == "aten::convolution") == sum(
+        e.flops for e in theirs.events() if e.name == "aten::conv2d") == 13500 + 7776
+    (our_lines, our_rows), (their_lines, their_rows) = [
+        _rows(p.key_averages().table(sort_by="flops", row_limit=5)) for p in (ours, theirs)]
+    assert our_lines[1].endswith("# of Calls   Total FLOPs  ")
+    assert their_lines[1].endswith("# of Calls   Total FLOPs  ")
+    assert our_rows["aten::baddbmm"][-1] == their_rows["aten::baddbmm"][-1] == "3072.000"
+    assert our_rows["aten::convolution"][-1] == "21276.000"

@@ -63,6 +63,58 @@ def _shapes_and_types(args):
     return shapes, types
 
 
+def _matmul_flops(a, b):
+    """2 * M * K * N per matrix of a (..., M, K) @ b (..., K, N) product, batches broadcast."""
+    if a.dim() < 2 or b.dim() < 2:
+        return 0
+    batch = 1
+    for n in (a.shape[:-2] if a.dim() >= b.dim() else b.shape[:-2]):
+        batch *= n
+    return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+
+
+def _conv2d_flops(input, weight, stride, padding, dilation, groups):
+    n, c_in, h, w = input.shape
+    c_out, _, kh, kw = weight.shape
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[-1] - dilation[-1] * (kw - 1) - 1) // stride[-1] + 1
+    return 2 * n * oh * ow * kh * kw * c_in * c_out // groups
+
+
+def _numel_of_first(args):
+    return args[0].numel() if isinstance(args[0], Tensor) else 0
+
+
+# PyTorch's flop formulas (with_flops): matrix products count 2 * M * K * N, conv2d 2 flops per
+# multiply-add of its output, mul and add one per element of their first input. ember's fused
+# linear, matmul and convolution ops count what the ops PyTorch decomposes them into count
+# (addmm/mm/bmm, conv2d: 2-d and not transposed), so a program's total is PyTorch's.
+_FLOPS = {
+    "mm": lambda a: _matmul_flops(a[0], a[1]),
+    "bmm": lambda a: _matmul_flops(a[0], a[1]),
+    "addmm": lambda a: _matmul_flops(a[1], a[2]),
+    "baddbmm": lambda a: _matmul_flops(a[1], a[2]),
+    "matmul": lambda a: _matmul_flops(a[0] if a[0].dim() > 1 else a[0].unsqueeze(0), a[1]),
+    "linear": lambda a: _matmul_flops(a[0].reshape(-1, a[0].shape[-1]), a[1].mT),
+    "mul": _numel_of_first,
+    "add": _numel_of_first,
+    "convolution": lambda a: (_conv2d_flops(a[0], a[1], a[3], a[4], a[5], a[8])
+                              if a[1].dim() == 4 and not a[6] else 0),
+    "_convolution_with_columns": lambda a: (_conv2d_flops(*a[:2], *a[3:7])
+                                            if a[1].dim() == 4 else 0),
+}
+
+
+def _flops(op, args):
+    formula = _FLOPS.get(op.schema.name)
+    if formula is None or op.schema.namespace != "aten":
+        return 0
+    try:
+        return formula(args)
+    except (AttributeError, IndexError, ValueError, TypeError):  # arguments the op rejects
+        return 0
+
+
 def _python_stack():
     """The caller's frames outside ember, innermost first, as "file(line): function"."""
     stack = []
@@ -80,9 +132,9 @@ class _Recorder:
     with the innermost open range as its parent."""
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False,
-                 use_device=None):
+                 use_device=None, with_flops=False):
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
-        self.with_stack, self.use_device = with_stack, use_device
+        self.with_stack, self.use_device, self.with_flops = with_stack, use_device, with_flops
         self.events = []
         self.memory_records = []  # (ts_us, bytes, total allocated, total reserved, thread)
         self._open = []
@@ -165,6 +217,8 @@ class _Recorder:
     # ---- what the dispatcher and the engine call -----------------------------------------
     def _on_op(self, op, args, level):
         ev = self.begin(f"{op.schema.namespace}::{op.schema.name}", args)
+        if self.with_flops:
+            ev.flops = _flops(op, args)
         try:
             out = _dispatcher.call_in_modes(op, args, level - 1)
         finally:
@@ -236,7 +290,8 @@ class profile:
             raise RuntimeError("ember profiles the CPU only: use_cpu=False leaves nothing "
                                "to record")
         self.use_device = use_device
-        self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.record_shapes = record_shapes or with_flops  # flops are computed from the shapes
+        self.profile_memory = profile_memory
         self.with_stack, self.with_flops, self.with_modules = with_stack, with_flops, with_modules
         self.acc_events = acc_events
         self.entered = False
@@ -251,7 +306,7 @@ class profile:
     def _start_trace(self):
         self.entered = True
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack,
-                                   self.use_device)
+                                   self.use_device, self.with_flops)
         self._recorder.start()
 
     def __enter__(self):

@@ -9,6 +9,7 @@ program can be read side by side.
 """
 import enum
 import json
+import math
 import os
 import socket
 from collections import defaultdict
@@ -166,6 +167,7 @@ class FunctionEventAvg(_FormattedTimes):
         self.self_cpu_time_total += other.self_cpu_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.flops += other.flops
         self.count += other.count
         return self
 
@@ -203,7 +205,7 @@ class EventList(list):
                             max_src_column_width=max_src_column_width,
                             max_name_column_width=max_name_column_width,
                             max_shapes_column_width=max_shapes_column_width,
-                            profile_memory=self._profile_memory,
+                            profile_memory=self._profile_memory, with_flops=self._with_flops,
                             top_level_events_only=top_level_events_only, time_unit=time_unit)
 
     def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0,
@@ -220,7 +222,7 @@ class EventList(list):
                 key += evt.stack[:group_by_stack_n]
             stats[tuple(key)].add(evt)
         averages = EventList(stats.values(), use_device=self._use_device,
-                             profile_memory=self._profile_memory)
+                             profile_memory=self._profile_memory, with_flops=self._with_flops)
         for avg in averages:
             avg.stack = avg.stack[:group_by_stack_n]
             if not group_by_input_shapes:
@@ -267,8 +269,6 @@ def write_chrome_trace(path, events, base_time_ns, metadata, memory_records=()):
             args["Input type"] = e.input_dtypes
         if e.stack:
             args["Call stack"] = ";".join(e.stack)
-        if e.flops:
-            args["flops"] = e.flops
         trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
                       "name": e.trace_name, "pid": pid, "tid": e.thread,
                       "ts": e.time_range.start, "dur": e.time_range.elapsed_us(), "args": args})
@@ -286,7 +286,7 @@ def write_chrome_trace(path, events, base_time_ns, metadata, memory_records=()):
 
 def _build_table(events, sort_by=None, header=None, row_limit=100, max_src_column_width=75,
                  max_name_column_width=55, max_shapes_column_width=80, profile_memory=False,
-                 top_level_events_only=False, time_unit=None):
+                 with_flops=False, top_level_events_only=False, time_unit=None):
     """PyTorch's profiler table: right-aligned columns of width 12 two spaces apart, the name
     column as wide as the longest key + 4 (at most 55), then Input Shapes and Source Location
     when the events have them, and the self CPU time total underneath."""
@@ -321,6 +321,11 @@ def _build_table(events, sort_by=None, header=None, row_limit=100, max_src_colum
     if stacks:
         headers.append("Source Location")
         widths.append((src_width, "<"))
+    flops = [e.flops for e in events if e.flops > 0] if with_flops else []
+    if flops:  # "Total FLOPs", "Total KFLOPs", ... scaled to the smallest count
+        power = int(max(0, min(math.log10(min(flops)) / 3, 5)))
+        headers.append("Total " + ("", "K", "M", "G", "T", "P")[power] + "FLOPs")
+        widths.append((12, ">"))
     row_format = "".join("{: " + align + str(w) + "}  " for w, align in widths)
     header_sep = "".join("-" * w + "  " for w, _ in widths)
     line_length = sum(w + 2 for w, _ in widths) - 2
@@ -357,6 +362,8 @@ def _build_table(events, sort_by=None, header=None, row_limit=100, max_src_colum
         row.append(evt.count)
         if has_input_shapes:
             row.append(str(evt.input_shapes)[:shapes_width])
+        if flops:  # before the source location, as PyTorch fills its row (not its header)
+            row.append(f"{evt.flops * 10.0 ** (-3 * power):8.3f}" if evt.flops > 0 else "--")
         if stacks:
             row.append(_trim_path(evt.stack[0], src_width) if evt.stack else "")
         lines.append(row_format.format(*row))
