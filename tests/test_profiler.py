@@ -334,3 +334,25 @@ def test_with_flops_counts_as_torch():
     assert their_lines[1].endswith("# of Calls   Total FLOPs  ")
     assert our_rows["aten::baddbmm"][-1] == their_rows["aten::baddbmm"][-1] == "3072.000"
     assert our_rows["aten::convolution"][-1] == "21276.000"
+
+
+def test_export_stacks_folds_each_stack_with_its_self_time(tmp_path):
+    def forward(m, a):
+        return m.mm(a, a).relu()
+
+    path = str(tmp_path / "stacks.txt")
+    with ember.profiler.profile(with_stack=True) as prof:
+        forward(ember, ember.ones(16, 16))
+    prof.export_stacks(path)
+    lines = open(path).read().splitlines()
+    assert lines and all(re.fullmatch(r"\S+ \d+", line) for line in lines)
+    assert any(";" in line.split()[0] and "forward" in line for line in lines)
+    for m in (torch, ember):
+        with m.profiler.profile() as prof:
+            m.ones(2).sum()
+        with pytest.raises(AssertionError, match="requires with_stack=True"):
+            prof.export_stacks(path)
+        with m.profiler.profile(with_stack=True) as prof:
+            m.ones(2).sum()
+        with pytest.raises(ValueError, match="metric should be one of"):
+            prof.export_stacks(path, "cpu_time_total")

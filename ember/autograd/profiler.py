@@ -367,6 +367,12 @@ class profile:
             path, self.base_time_ns, {"record_shapes": int(self.record_shapes),
                                       "profile_memory": int(self.profile_memory)})
 
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        self._check_finish()
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
+        return self.function_events.export_stacks(path, metric)
+
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False):
         self._check_finish()

@@ -239,6 +239,27 @@ class EventList(list):
         total.key = "Total"
         return total
 
+    def supported_export_stacks_metrics(self):
+        return ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                "self_privateuse1_time_total"]
+
+    def export_stacks(self, path, metric):
+        """One line per event with a stack: its frames outermost first, joined by ";" (spaces
+        and separators in them as "_"), then the metric in whole units -- the folded-stacks
+        input of flamegraph.pl and speedscope."""
+        if metric not in self.supported_export_stacks_metrics():
+            raise ValueError("metric should be one of: "
+                             + str(self.supported_export_stacks_metrics()))
+        attribute = metric.replace("cuda", "device").replace("xpu", "device") \
+            .replace("privateuse1", "device")
+        safe = str.maketrans(" ;\t\n", "____")
+        with open(path, "w") as f:
+            for evt in self:
+                value = int(getattr(evt, attribute)) if evt.stack else 0
+                if value > 0:
+                    frames = ";".join(entry.translate(safe) for entry in reversed(evt.stack))
+                    f.write(f"{frames} {value}\n")
+
     def export_chrome_trace(self, path, base_time_ns=0, metadata=None):
         """Write the events as a Chrome trace-event JSON object (chrome://tracing, Perfetto)."""
         write_chrome_trace(path, self, base_time_ns, metadata or {},
