@@ -112,6 +112,20 @@ CASES = {
                          unit(4, 3), True),
     "RelaxedOneHotCategorical": (lambda D, t, p: D.RelaxedOneHotCategorical(t, probs=p),
                                  [np.array(0.7), simplex(2, 4)], simplex(5, 2, 4), True),
+    "InverseGamma": (lambda D, c, r: D.InverseGamma(c + 2, r), [pos(3), pos(3)], pos(4, 3),
+                     False),
+    "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a + 1, b + 1), [pos(3), pos(3)], unit(4, 3),
+                    True),
+    "LogisticNormal": (lambda D, a, b: D.LogisticNormal(a, b), [real(2, 3), pos(2, 3)],
+                       simplex(4, 2, 4), True),
+    "NegativeBinomial": (lambda D, r, p: D.NegativeBinomial(r * 3, probs=p), [pos(3), unit(3)],
+                         R.integers(0, 8, (4, 3)).astype(float), False),
+    "NegativeBinomialLogits": (lambda D, r, l: D.NegativeBinomial(r * 3, logits=l),
+                               [pos(3), real(3)], R.integers(0, 8, (4, 3)).astype(float), False),
+    # df1 > 2 and df2 > 4: mean, mode and variance defined (PyTorch's nan-masking of the
+    # others is in-place, which makes even the defined entries' gradients nan)
+    "FisherSnedecor": (lambda D, a, b: D.FisherSnedecor(a * 2 + 2, b * 3 + 4), [pos(3), pos(3)],
+                       pos(4, 3), False),
     "TransformedAffineExp": (lambda D, a, b: D.TransformedDistribution(
         D.Normal(a, b), [D.ExpTransform(), D.AffineTransform(1.0, 2.0)]),
         [real(3), pos(3)], pos(4, 3) + 1, True),

@@ -17,9 +17,9 @@ Two ways to get gradients through random draws, as in PyTorch:
 
 With the same `ember.manual_seed`, samples of the families drawn from PyTorch's bit-exact
 samplers (normal_, rand, uniform_, exponential_, cauchy_, bernoulli, multinomial, poisson)
-equal PyTorch's. Gamma, Chi2, Beta, Dirichlet, StudentT and Binomial draw through
-`_standard_gamma` / `binomial`, which follow the right distributions but not PyTorch's
-random streams.
+equal PyTorch's. Gamma, Chi2, Beta, Dirichlet, StudentT and Binomial (and InverseGamma,
+FisherSnedecor and NegativeBinomial, through Gamma) draw through `_standard_gamma` /
+`binomial`, which follow the right distributions but not PyTorch's random streams.
 """
 from . import constraints, transforms
 from .bernoulli import Bernoulli
@@ -33,18 +33,23 @@ from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import _add_kl_info, kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
@@ -62,9 +67,10 @@ del _add_kl_info
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "MixtureSameFamily",
-    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric",
+    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy",
+    "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
