@@ -551,3 +551,39 @@ def test_cuda_amp_without_a_gpu_as_torch():
         results.append(str(row).replace("torch.", "").replace("ember.", ""))
     assert results[0] == results[1]
     assert ember.cuda.is_available() is False and callable(ember.cuda.memory_allocated)
+
+
+def test_cpu_device_module_streams_as_torch():
+    for m in (torch, ember):
+        default = m.cpu.current_stream()
+        s = m.cpu.Stream(priority=0)
+        with m.cpu.stream(s):
+            assert m.cpu.current_stream() is s
+            with m.cpu.StreamContext(None):
+                assert m.cpu.current_stream() is s
+        assert m.cpu.current_stream() is default
+        e = m.cpu.Event()
+        e.record(s)
+        assert e.query() and e.synchronize() is None and s.wait_event(e) is None
+        assert m.cpu.is_available() and m.cpu.device_count() == 1
+
+
+def test_bce_with_logits_mixed_dtypes_as_torch():
+    """The op takes any mix of float dtypes and gives the loss in the target's dtype (what
+    autocast relies on when it casts only the logits)."""
+    results = []
+    for m in (torch, ember):
+        row = []
+        for dx, dy in [("bfloat16", "float32"), ("float32", "bfloat16"), ("float16", "float16"),
+                       ("float32", "float64")]:
+            x = m.linspace(-2, 2, 12).reshape(3, 4).to(getattr(m, dx)).requires_grad_()
+            y = m.linspace(0, 1, 12).reshape(3, 4).to(getattr(m, dy)).requires_grad_()
+            loss = m.nn.functional.binary_cross_entropy_with_logits(
+                x, y, weight=m.ones(4, dtype=m.float16),
+                pos_weight=m.full((4,), 2.0, dtype=m.bfloat16))
+            loss.backward()
+            row.append((str(loss.dtype), round(loss.item(), 2), str(x.grad.dtype),
+                        str(y.grad.dtype), round(x.grad.float().sum().item(), 2),
+                        round(y.grad.float().sum().item(), 2)))
+        results.append(str(row).replace("torch.", "").replace("ember.", ""))
+    assert results[0] == results[1]
