@@ -1,6 +1,6 @@
 """torch.testing: `assert_close` for comparing results in tests and `make_tensor` for
 making random inputs of any dtype."""
-from ._comparison import assert_close
+from ._comparison import assert_allclose, assert_close
 from ._creation import make_tensor
 
 __all__ = ["assert_close", "make_tensor"]
