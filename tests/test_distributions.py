@@ -112,6 +112,8 @@ CASES = {
                          unit(4, 3), True),
     "RelaxedOneHotCategorical": (lambda D, t, p: D.RelaxedOneHotCategorical(t, probs=p),
                                  [np.array(0.7), simplex(2, 4)], simplex(5, 2, 4), True),
+    "LowRankMultivariateNormal": (lambda D, m, W, d: D.LowRankMultivariateNormal(m, W, d),
+                                  [real(2, 3), real(3, 2), pos(3)], real(4, 2, 3), True),
     "InverseGamma": (lambda D, c, r: D.InverseGamma(c + 2, r), [pos(3), pos(3)], pos(4, 3),
                      False),
     "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a + 1, b + 1), [pos(3), pos(3)], unit(4, 3),
@@ -632,3 +634,17 @@ def test_expand_matches_torch(name):
     v = value[:1]  # broadcasts against the new leading dim
     assert_same(ee.log_prob(ember.tensor(v)), te.log_prob(torch.tensor(v)), atol=1e-8, rtol=1e-7)
     assert ee.sample((3,)).shape == te.sample((3,)).shape
+
+
+def test_lowrank_multivariate_normal_matrices_as_torch():
+    ep, tp = build([real(2, 3), real(3, 2), pos(3)])
+    e, t = ED.LowRankMultivariateNormal(*ep), TD.LowRankMultivariateNormal(*tp)
+    for name in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        assert_same(getattr(e, name), getattr(t, name), atol=1e-10, rtol=1e-9, path=name)
+    ge = ember.autograd.grad(e.precision_matrix.sum() + e.scale_tril.sum(), ep[1:])
+    gt = torch.autograd.grad(t.precision_matrix.sum() + t.scale_tril.sum(), tp[1:])
+    for a, b in zip(ge, gt):
+        assert_same(a, b, atol=1e-9, rtol=1e-8)
+    for m, D in ((ember, ED), (torch, TD)):
+        with pytest.raises(ValueError, match="cov_factor must be a batch of matrices"):
+            D.LowRankMultivariateNormal(m.zeros(3), m.ones(2, 1), m.ones(3))

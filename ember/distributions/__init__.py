@@ -45,6 +45,7 @@ from .kl import _add_kl_info, kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
@@ -69,8 +70,8 @@ __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
     "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric",
     "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy",
-    "Laplace", "LogNormal", "LogisticNormal", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
