@@ -325,6 +325,9 @@ KL_PAIRS = [
     ("Uniform", "Beta"), ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Gumbel"),
     ("Uniform", "Normal"), ("Uniform", "Pareto"), ("Normal", "Exponential"),
     ("Poisson", "Bernoulli"), ("Exponential", "Uniform"), ("Weibull", "Weibull"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+    ("MultivariateNormal", "LowRankMultivariateNormal"),
+    ("LowRankMultivariateNormal", "MultivariateNormal"),
 ]
 
 
