@@ -114,6 +114,11 @@ CASES = {
                                  [np.array(0.7), simplex(2, 4)], simplex(5, 2, 4), True),
     "LowRankMultivariateNormal": (lambda D, m, W, d: D.LowRankMultivariateNormal(m, W, d),
                                   [real(2, 3), real(3, 2), pos(3)], real(4, 2, 3), True),
+    "VonMises": (lambda D, a, k: D.VonMises(a, k * 2), [real(3), pos(3)], real(4, 3), True),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(probs=p), [unit(3)], unit(4, 3),
+                            True),
+    "ContinuousBernoulliLogits": (lambda D, l: D.ContinuousBernoulli(logits=l), [real(3)],
+                                  unit(4, 3), True),
     "InverseGamma": (lambda D, c, r: D.InverseGamma(c + 2, r), [pos(3), pos(3)], pos(4, 3),
                      False),
     "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a + 1, b + 1), [pos(3), pos(3)], unit(4, 3),
@@ -172,12 +177,12 @@ def test_values_and_gradients(name):
         outputs.append((prop, lambda d, v, prop=prop: getattr(d, prop)))
     outputs.append(("entropy", lambda d, v: d.entropy()))
     if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "LogNormal",
-                "HalfNormal", "HalfCauchy"):
+                "HalfNormal", "HalfCauchy", "ContinuousBernoulli"):
         outputs.append(("cdf", lambda d, v: d.cdf(v)))
     if name == "Gamma":  # gammainc has no derivative in its first argument, in either library
         assert_same(e.cdf(ev), t.cdf(tv), atol=1e-10, rtol=1e-9, path="Gamma.cdf")
     if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "LogNormal",
-                "HalfNormal", "HalfCauchy"):
+                "HalfNormal", "HalfCauchy", "ContinuousBernoulli"):
         probs = unit(4, 3)
         outputs.append(("icdf", lambda d, v: d.icdf(ember.tensor(probs) if d is e
                                                     else torch.tensor(probs))))
@@ -325,6 +330,11 @@ KL_PAIRS = [
     ("Uniform", "Beta"), ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Gumbel"),
     ("Uniform", "Normal"), ("Uniform", "Pareto"), ("Normal", "Exponential"),
     ("Poisson", "Bernoulli"), ("Exponential", "Uniform"), ("Weibull", "Weibull"),
+    ("ContinuousBernoulli", "ContinuousBernoulli"), ("Beta", "ContinuousBernoulli"),
+    ("Uniform", "ContinuousBernoulli"), ("ContinuousBernoulli", "Exponential"),
+    ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Uniform"),
+    ("ContinuousBernoulli", "Pareto"), ("Normal", "ContinuousBernoulli"),
+    ("Gamma", "ContinuousBernoulli"),
     ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
     ("MultivariateNormal", "LowRankMultivariateNormal"),
     ("LowRankMultivariateNormal", "MultivariateNormal"),

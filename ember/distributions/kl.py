@@ -18,6 +18,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -319,6 +320,63 @@ def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
                  qL, ember.diag_embed(pD.sqrt()).expand(batch + (n, n)), upper=False)))
     mahalanobis = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - n)
+
+
+# ---- the continuous Bernoulli: closed forms through its log-normalizer; a law with support
+# beyond [0, 1] is infinitely far from it, and it from one whose support misses part of [0, 1]
+def _cb_cross_entropy(p, q):
+    """-E_p[log q(x)] for a continuous Bernoulli q, given p's mean."""
+    return -p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + ember.log1p(-p.probs)
+            - q._cont_bern_log_norm() - ember.log1p(-q.probs))
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cb_cross_entropy(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _cb_cross_entropy(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return ember.where(outside, ember.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - ember.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + ember.square(q.loc / q.scale)) + ember.log(q.scale)
+    t3 = ((p.variance + ember.square(p.mean) - 2.0 * q.loc * p.mean)
+          / (2.0 * ember.square(q.scale)))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return ember.where(outside, ember.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+for _p, _param in ((Exponential, "rate"), (Gamma, "concentration"), (Gumbel, "loc"),
+                   (Laplace, "loc"), (Normal, "loc"), (Pareto, "scale")):
+    register_kl(_p, ContinuousBernoulli)(
+        lambda p, q, _param=_param: _infinite_like(getattr(p, _param)))
+del _p, _param
 
 
 @register_kl(Normal, Normal)
