@@ -661,3 +661,30 @@ def test_lowrank_multivariate_normal_matrices_as_torch():
     for m, D in ((ember, ED), (torch, TD)):
         with pytest.raises(ValueError, match="cov_factor must be a batch of matrices"):
             D.LowRankMultivariateNormal(m.zeros(3), m.ones(2, 1), m.ones(3))
+
+
+def test_generalized_pareto_as_torch():
+    """In float32: PyTorch's log_prob compares the concentration with a float32 zero, which
+    raises for float64 parameters (ember's compares with a zero of the parameters' dtype)."""
+    params = [real(3), pos(3), np.array([-0.2, 0.0, 0.3])]
+    e_params = [ember.tensor(a, dtype=ember.float32, requires_grad=True) for a in params]
+    t_params = [torch.tensor(a, dtype=torch.float32, requires_grad=True) for a in params]
+    e, t = ED.GeneralizedPareto(*e_params), TD.GeneralizedPareto(*t_params)
+    value = params[0] + params[1] * unit(4, 3)
+    ev, tv = ember.tensor(value, dtype=ember.float32), torch.tensor(value, dtype=torch.float32)
+    probs = unit(4, 3)
+    outputs = {
+        "log_prob": lambda d, v: d.log_prob(v), "cdf": lambda d, v: d.cdf(v),
+        "icdf": lambda d, v: d.icdf(v.new_tensor(probs)), "mean": lambda d, v: d.mean,
+        "variance": lambda d, v: d.variance, "entropy": lambda d, v: d.entropy(),
+        "support_upper": lambda d, v: d.support.upper_bound,
+    }
+    for name, fn in outputs.items():
+        assert_same(fn(e, ev), fn(t, tv), atol=1e-5, rtol=1e-5, path=name)
+    loss_e = e.log_prob(ev).sum() + e.icdf(ev.new_tensor(probs)).sum()
+    loss_t = t.log_prob(tv).sum() + t.icdf(tv.new_tensor(probs)).sum()
+    for a, b in zip(ember.autograd.grad(loss_e, e_params), torch.autograd.grad(loss_t, t_params)):
+        assert_same(a, b, atol=1e-4, rtol=1e-4)
+    ember.manual_seed(3)
+    torch.manual_seed(3)
+    assert_same(e.rsample((5,)).detach(), t.rsample((5,)).detach(), atol=1e-5, rtol=1e-5)
