@@ -688,3 +688,31 @@ def test_generalized_pareto_as_torch():
     ember.manual_seed(3)
     torch.manual_seed(3)
     assert_same(e.rsample((5,)).detach(), t.rsample((5,)).detach(), atol=1e-5, rtol=1e-5)
+
+
+def _corr_cholesky(n, batch):
+    a = R.normal(size=(batch, n, n))
+    cov = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    d = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(cov / d[..., :, None] / d[..., None, :])
+
+
+def test_lkj_cholesky_as_torch():
+    value = _corr_cholesky(3, 4)
+    ep, tp = build([pos(2)])
+    e, t = ED.LKJCholesky(3, ep[0]), TD.LKJCholesky(3, tp[0])
+    ev, tv = ember.tensor(value[:, None]), torch.tensor(value[:, None])
+    assert e.batch_shape == t.batch_shape and e.event_shape == t.event_shape
+    assert_same(e.log_prob(ev), t.log_prob(tv), atol=1e-10, rtol=1e-9)
+    assert_same(ember.autograd.grad(e.log_prob(ev).sum(), ep)[0],
+                torch.autograd.grad(t.log_prob(tv).sum(), tp)[0], atol=1e-10, rtol=1e-9)
+    ember.manual_seed(0)
+    draws = e.sample((500,))
+    assert draws.shape == t.sample((500,)).shape and not draws.requires_grad
+    assert bool(ED.constraints.corr_cholesky.check(draws).all())
+    # E[C_01] = 0, and the concentration spreads the off-diagonal correlations as in torch
+    corr = (draws @ draws.mT)[..., 1, 0].numpy()
+    theirs = (lambda s: (s @ s.mT)[..., 1, 0].numpy())(t.sample((500,)))
+    assert abs(corr.mean()) < 0.1 and abs(corr.std() - theirs.std()) < 0.1
+    with pytest.raises(ValueError, match="greater than or equal to 2"):
+        ED.LKJCholesky(1)

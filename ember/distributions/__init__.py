@@ -45,6 +45,7 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import _add_kl_info, kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -75,6 +76,7 @@ __all__ = [
     "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric",
     "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy",
+    "LKJCholesky",
     "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
     "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
