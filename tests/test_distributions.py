@@ -716,3 +716,31 @@ def test_lkj_cholesky_as_torch():
     assert abs(corr.mean()) < 0.1 and abs(corr.std() - theirs.std()) < 0.1
     with pytest.raises(ValueError, match="greater than or equal to 2"):
         ED.LKJCholesky(1)
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_as_torch(param):
+    matrix = {"covariance_matrix": spd(3), "precision_matrix": spd(3), "scale_tril": tril(3)}
+    ep, tp = build([pos(2) + 3, matrix[param]])
+    e, t = ED.Wishart(ep[0], **{param: ep[1]}), TD.Wishart(tp[0], **{param: tp[1]})
+    assert e.batch_shape == t.batch_shape and e.event_shape == t.event_shape
+    value = np.stack([spd(3) for _ in range(4)])[:, None]
+    ev, tv = ember.tensor(value), torch.tensor(value)
+    for name in ("mean", "mode", "variance", "covariance_matrix", "precision_matrix",
+                 "scale_tril"):
+        assert_same(getattr(e, name), getattr(t, name), atol=1e-9, rtol=1e-8, path=name)
+    assert_same(e.log_prob(ev), t.log_prob(tv), atol=1e-9, rtol=1e-8)
+    assert_same(e.entropy(), t.entropy(), atol=1e-9, rtol=1e-8)
+    loss_e, loss_t = e.log_prob(ev).sum() + e.entropy().sum(), t.log_prob(tv).sum() + \
+        t.entropy().sum()
+    for a, b in zip(ember.autograd.grad(loss_e, ep), torch.autograd.grad(loss_t, tp)):
+        assert_same(a, b, atol=1e-8, rtol=1e-7)
+    ember.manual_seed(0)
+    draws = e.rsample((2000,))
+    assert draws.shape == (2000, 2, 3, 3) and bool(ED.constraints.positive_definite.check(
+        draws).all())
+    # the sample mean approaches df * Sigma
+    np.testing.assert_allclose(draws.mean(0).detach().numpy(), e.mean.detach().numpy(),
+                               rtol=0.15, atol=0.15 * np.abs(e.mean.detach().numpy()).max())
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1"):
+        ED.Wishart(ember.tensor(1.0), covariance_matrix=ember.eye(3))
