@@ -61,6 +61,8 @@ LOWER = [
         T(m, _arr((1, 2, 3, 4)), d), T(m, _arr((1, 2, 3, 4), 1), d),
         T(m, _arr((1, 2, 3, 4), 2), d))),
     ("linalg_vecdot", lambda m, d: m.linalg.vecdot(T(m, _arr((3, 4)), d), T(m, _arr((3, 4)), d))),
+    ("conv_tbc", lambda m, d: m.conv_tbc(T(m, _arr((5, 2, 3)), d), T(m, _arr((3, 3, 4)), d),
+                                         T(m, _arr((4,)), d), 1)),
 ]
 
 F = "nn.functional"
@@ -204,7 +206,7 @@ def test_the_lists_cover_pytorchs():
     names = {n for n, _ in CASES} - {"cat_same"}
     listed = {n for n in CPU_POLICY if n not in ("convolution", "_convolution_with_columns")}
     # names with no public ember function: internal or quantization/mkldnn ops
-    unreachable = {"_addmm_activation", "_convolution", "conv_tbc", "mkldnn_rnn_layer",
+    unreachable = {"_addmm_activation", "_convolution", "mkldnn_rnn_layer",
                    "_native_multi_head_attention", "grid_sampler_2d", "grid_sampler_3d",
                    "_grid_sampler_2d_cpu_fallback", "fake_quantize_per_tensor_affine",
                    "_lu_with_info", "multilabel_margin_loss_forward", "fractional_max_pool2d",

@@ -350,6 +350,7 @@ polar(Tensor abs, Tensor angle) -> Tensor
 quantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
 grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
 _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)

@@ -857,6 +857,35 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution of (time, batch, channels) sequences with a (kernel width, in, out)
+    weight, `pad` steps of zeros at both ends of time (an op, as PyTorch's, so autocast runs
+    it in lower precision)."""
+    return _conv_tbc(input, weight, bias, pad)
+
+
+_conv_tbc = _lookup("conv_tbc")
+
+
+@_impl("conv_tbc", "CompositeImplicitAutograd")
+def _conv_tbc_composite(input, weight, bias, pad):
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    # (T, B, C) -> (B, C, T) for conv1d, whose weight is (out, in, width); the bias is added
+    # after, so that a convolution over no channels (or a width-0 kernel) still gives it
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), padding=pad)
+    return out.permute(2, 0, 1) + bias
+
+
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
                     name):
     batched = _check_conv_input(input, nd, name)
@@ -2417,6 +2446,7 @@ TORCH_LEVEL = dict(
     adaptive_max_pool1d=_torch_adaptive_max_pool1d, pixel_shuffle=pixel_shuffle,
     pixel_unshuffle=pixel_unshuffle, cosine_similarity=cosine_similarity,
     pairwise_distance=pairwise_distance, pdist=pdist, cdist=cdist, rms_norm=rms_norm,
+    conv_tbc=conv_tbc,
     dropout=_torch_dropout, alpha_dropout=_torch_alpha_dropout,
     feature_dropout=_torch_feature_dropout, feature_alpha_dropout=_torch_feature_alpha_dropout,
     dropout_=_torch_inplace_dropout(), alpha_dropout_=_torch_inplace_dropout(alpha=True),
