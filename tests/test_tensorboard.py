@@ -49,6 +49,12 @@ def log_everything(writer, lib):
     writer.add_image("image_hwc_uint8", t(HWC_U8), 0, walltime=100.0, dataformats="HWC")
     writer.add_image("image_hw", t(IMAGE[0]), 0, walltime=100.0, dataformats="HW")
     writer.add_images("images", t(IMAGES), 0, walltime=100.0)
+    boxes = t(np.array([[1.0, 1.0, 6.0, 5.0], [2.0, 0.0, 9.0, 7.0]], dtype=np.float32))
+    writer.add_image_with_boxes("boxes", t(IMAGE), boxes, 0, walltime=100.0)
+    writer.add_image_with_boxes("boxes_labels", t(IMAGE), boxes, 0, walltime=100.0,
+                                labels=["cat", "dog"], rescale=2)
+    writer.add_image_with_boxes("boxes_bad_labels", t(HWC_U8), boxes[:1], 0, walltime=100.0,
+                                dataformats="HWC", labels=["a", "b"])
     writer.add_text("note", "**bold** text", 0, walltime=100.0)
     writer.add_tensor("tensor", t(np.arange(6, dtype=np.float32).reshape(2, 3)), 0, walltime=100.0)
     writer.add_tensor("tensor_i64", t(np.arange(4)), 0, walltime=100.0)

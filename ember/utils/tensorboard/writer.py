@@ -21,8 +21,8 @@ from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ._embedding import write_embedding
 from ._utils import figure_to_image, make_np
-from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image, pr_curve,
-                      pr_curve_raw, scalar, tensor_proto, text)
+from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
+                      image_boxes, pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -195,6 +195,18 @@ class SummaryWriter:
         raise NotImplementedError(
             "SummaryWriter.add_graph needs a traced graph of the model, and ember's graph "
             "capture (fx.symbolic_trace / jit.trace) has not landed yet")
+
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None, walltime=None,
+                             rescale=1, dataformats="CHW", labels=None):
+        """An image with boxes drawn on it (box_tensor: N x 4 pixel corners); labels that do
+        not match the boxes one to one are dropped, as in PyTorch."""
+        if labels is not None:
+            labels = [labels] if isinstance(labels, str) else labels
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        self._get_file_writer().add_summary(
+            image_boxes(tag, img_tensor, box_tensor, rescale=rescale, dataformats=dataformats,
+                        labels=labels), global_step, walltime)
 
     def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
                       metadata_header=None):
