@@ -356,3 +356,44 @@ def test_export_stacks_folds_each_stack_with_its_self_time(tmp_path):
             m.ones(2).sum()
         with pytest.raises(ValueError, match="metric should be one of"):
             prof.export_stacks(path, "cpu_time_total")
+
+
+def _traced_inner(m, a):
+    return m.mm(a, a).relu()
+
+
+def _traced_outer(m, a):
+    return _traced_inner(m, a).sum()
+
+
+def _python_caller(event):
+    parent = event.cpu_parent
+    while parent.name.startswith("<built-in"):
+        parent = parent.cpu_parent
+    return parent.name
+
+
+def test_with_stack_records_python_functions_as_torch(tmp_path):
+    """with_stack: the Python functions around the ops become events ("file(line): name",
+    category python_function), with the ops inside them; nothing inside an op."""
+    found = []
+    for m in (torch, ember):
+        with m.profiler.profile(with_stack=True) as prof:
+            _traced_outer(m, m.ones(4, 4))
+        events = prof.events()
+        python = {e.name: e for e in events if e.is_python_function and "_traced_" in e.name}
+        ops = {e.name: e for e in events if e.name in ("aten::relu", "aten::sum")}
+        # the nearest Python function around each op (PyTorch has the C method call, such as
+        # "<built-in method relu of Tensor object>", in between; ember's methods are Python)
+        found.append((sorted(python), _python_caller(ops["aten::relu"]),
+                      _python_caller(ops["aten::sum"]),
+                      python[next(n for n in python if "_traced_inner" in n)].cpu_parent.name))
+        path = str(tmp_path / f"{m.__name__}.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            spans = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "python_function"]
+        assert any("_traced_outer" in e["name"] for e in spans)
+        assert all({"Python id", "Python parent id"} <= set(e["args"]) for e in spans)
+    assert found[0] == found[1]
+    assert not [e for e in events if e.is_python_function and e.cpu_parent is not None
+                and e.cpu_parent.name.startswith("aten::")]

@@ -23,6 +23,7 @@ adds up to what `memory_allocated()` moved, and the trace's "[memory]" instant e
 allocator's "Total Allocated" and "Total Reserved" after each change.
 """
 import functools
+import os
 import sys
 import threading
 import time
@@ -121,10 +122,31 @@ def _python_stack():
     frame = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
-        if not code.co_filename.startswith(_EMBER_DIR):
+        if not _is_ember(code.co_filename):
             stack.append(f"{code.co_filename}({frame.f_lineno}): {code.co_name}")
         frame = frame.f_back
     return stack
+
+
+_short_paths = {}
+
+
+def _is_ember(filename):
+    """ember's own source, or code it generated ("<ember generated bindings>")."""
+    return filename.startswith(_EMBER_DIR) or filename.startswith("<ember")
+
+
+
+def _short_path(filename):
+    """`filename` relative to the sys.path entry it is under ("torch/nn/module.py"), as
+    PyTorch's Python tracer names frames; cached per file."""
+    short = _short_paths.get(filename)
+    if short is None:
+        roots = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+        under = [r for r in roots if filename.startswith(r + os.sep)]
+        short = filename[len(max(under, key=len)) + 1:] if under else filename
+        _short_paths[filename] = short
+    return short
 
 
 class _Recorder:
@@ -139,6 +161,7 @@ class _Recorder:
         self.memory_records = []  # (ts_us, bytes, total allocated, total reserved, thread)
         self._open = []
         self._ids = 0
+        self._in_op = 0  # ops running now (nested ones count too)
 
     def start(self):
         self.base_time_ns = time.time_ns()
@@ -149,8 +172,12 @@ class _Recorder:
         engine._observer = self._on_node
         _dispatcher._modes.append(self._on_op)
         _active.append(self)
+        if self.with_stack:
+            self._start_python_tracer()
 
     def stop(self):
+        if self.with_stack:
+            sys.setprofile(self._prev_profile)
         _active.remove(self)
         _dispatcher._modes.remove(self._on_op)
         engine._observer = self._prev_observer
@@ -179,7 +206,48 @@ class _Recorder:
                                              cpu_memory_usage=change,
                                              use_device=self.use_device))
 
-    def begin(self, name, args=None, scope=0, is_user_annotation=False):
+    # ---- with_stack: the Python calls around the ops, as PyTorch's Python tracer records them
+    def _start_python_tracer(self):
+        """Open an event for each frame already running outside ember (outermost first), then
+        follow calls and returns with sys.setprofile."""
+        self._python = []  # (frame, event) of the open Python-function events, innermost last
+        running = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            if not _is_ember(frame.f_code.co_filename):
+                running.append(frame)
+            frame = frame.f_back
+        for frame in reversed(running):
+            self._begin_python(frame, frame.f_lineno)
+        self._prev_profile = sys.getprofile()
+        sys.setprofile(self._on_python)
+
+    def _begin_python(self, frame, line, name=None):
+        code = frame.f_code
+        if name is None:
+            name = f"{_short_path(code.co_filename)}({line}): {code.co_name}"
+        parent = self._python[-1][1].python_id if self._python else None
+        ev = self.begin(name, python_function=True)
+        ev.python_id, ev.python_parent_id = ev.id, parent
+        self._python.append((frame, ev))
+
+    def _on_python(self, frame, event, arg):
+        """sys.setprofile's callback: calls and returns of frames outside ember, and the
+        C functions they call (named by their repr, "<built-in method ...>"). Inside an op
+        nothing is recorded: a kernel's NumPy calls are what PyTorch's C++ kernels are, and its
+        tracer does not see those either."""
+        if self._in_op or _is_ember(frame.f_code.co_filename):
+            return
+        if event == "call":
+            self._begin_python(frame, frame.f_code.co_firstlineno)
+        elif event == "c_call":
+            self._begin_python(frame, 0, name=repr(arg))
+        elif self._python and self._python[-1][0] is frame:  # return, c_return, c_exception
+            is_c_event = event != "return"
+            if is_c_event == self._python[-1][1].name.startswith("<built-in"):
+                self.end(self._python.pop()[1])
+
+    def begin(self, name, args=None, scope=0, is_user_annotation=False, python_function=False):
         trace_name = None
         if name.startswith("ProfilerStep#"):  # the table adds up all steps, the trace keeps N
             name, trace_name = "ProfilerStep*", name
@@ -192,9 +260,10 @@ class _Recorder:
         start = (time.perf_counter_ns() - self._t0) / 1e3
         ev = FunctionEvent(self._ids, name, threading.get_native_id(), start, start,
                            input_shapes=shapes, input_dtypes=types, scope=scope,
-                           stack=_python_stack() if self.with_stack else None,
+                           stack=_python_stack() if self.with_stack and not python_function
+                           else None,
                            is_user_annotation=is_user_annotation, trace_name=trace_name,
-                           use_device=self.use_device)
+                           use_device=self.use_device, is_python_function=python_function)
         if self._open:
             ev.set_cpu_parent(self._open[-1])
             self._open[-1].append_cpu_child(ev)
@@ -219,9 +288,11 @@ class _Recorder:
         ev = self.begin(f"{op.schema.namespace}::{op.schema.name}", args)
         if self.with_flops:
             ev.flops = _flops(op, args)
+        self._in_op += 1
         try:
             out = _dispatcher.call_in_modes(op, args, level - 1)
         finally:
+            self._in_op -= 1
             self.end(ev)
         fn = getattr(out[0] if isinstance(out, (tuple, list)) and out else out, "grad_fn", None)
         if fn is not None:

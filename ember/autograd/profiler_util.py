@@ -75,7 +75,8 @@ class FunctionEvent(_FormattedTimes):
 
     def __init__(self, id, name, thread, start_us, end_us, input_shapes=None, stack=None,
                  scope=0, cpu_memory_usage=0, sequence_nr=-1, is_user_annotation=False,
-                 trace_name=None, input_dtypes=None, concrete_inputs=None, use_device=None):
+                 trace_name=None, input_dtypes=None, concrete_inputs=None, use_device=None,
+                 is_python_function=False):
         self.id = id
         self.name = name
         self.trace_name = name if trace_name is None else trace_name
@@ -94,6 +95,8 @@ class FunctionEvent(_FormattedTimes):
         self.cpu_memory_usage = cpu_memory_usage
         self.sequence_nr = sequence_nr
         self.is_user_annotation = is_user_annotation
+        self.is_python_function = is_python_function
+        self.python_id = self.python_parent_id = None
         self.is_async = self.is_remote = self.is_legacy = False
         self.node_id = -1
         self.device_type = DeviceType.CPU
@@ -290,7 +293,12 @@ def write_chrome_trace(path, events, base_time_ns, metadata, memory_records=()):
             args["Input type"] = e.input_dtypes
         if e.stack:
             args["Call stack"] = ";".join(e.stack)
-        trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
+        if e.is_python_function:
+            args = {"Python parent id": e.python_parent_id, "Python id": e.python_id,
+                    "Ev Idx": i}
+        category = ("python_function" if e.is_python_function else
+                    "user_annotation" if e.is_user_annotation else "cpu_op")
+        trace.append({"ph": "X", "cat": category,
                       "name": e.trace_name, "pid": pid, "tid": e.thread,
                       "ts": e.time_range.start, "dur": e.time_range.elapsed_us(), "args": args})
     for ts, nbytes, allocated, reserved, thread in memory_records:
