@@ -589,3 +589,25 @@ def test_bce_with_logits_mixed_dtypes_as_torch():
                         round(y.grad.float().sum().item(), 2)))
         results.append(str(row).replace("torch.", "").replace("ember.", ""))
     assert results[0] == results[1]
+
+
+def test_grad_scaler_with_a_fused_optimizer_as_torch():
+    """PyTorch's fused Adam takes the scale and found_inf itself; ember's runs the same update
+    after GradScaler's unscale_, with the same weights and skipped steps."""
+    results = []
+    for m in (torch, ember):
+        m.manual_seed(0)
+        net = m.nn.Linear(3, 2)
+        opt = m.optim.Adam(net.parameters(), lr=0.1, fused=True)
+        scaler = m.amp.GradScaler("cpu", init_scale=1024.0)
+        x = T(m, np.arange(6.0).reshape(2, 3), "float32")
+        for step in range(4):
+            opt.zero_grad()
+            scaler.scale(net(x).pow(2).sum()).backward()
+            if step == 1:
+                net.weight.grad[0, 0] = float("inf")
+            scaler.step(opt)
+            scaler.update()
+        results.append((scaler.get_scale(), net.weight.detach().numpy().copy()))
+    assert results[0][0] == results[1][0] == 512.0
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-5, atol=1e-6)
