@@ -181,7 +181,7 @@ def _lstsq_composite(A, B, rcond=None, driver=None):
                            f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     rtol = rcond if rcond is not None and rcond > 0 else None
