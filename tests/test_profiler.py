@@ -397,3 +397,22 @@ def test_with_stack_records_python_functions_as_torch(tmp_path):
     assert found[0] == found[1]
     assert not [e for e in events if e.is_python_function and e.cpu_parent is not None
                 and e.cpu_parent.name.startswith("aten::")]
+
+
+def test_with_stack_and_a_step_inside_a_function():
+    """profiler.step() called inside a traced function ends the step range around it; the
+    function's own return must not end the next step's range."""
+    def train_step(m, prof):
+        m.ones(2).relu()
+        prof.step()
+
+    for m in (torch, ember):
+        sched = m.profiler.schedule(wait=0, warmup=0, active=3)
+        with m.profiler.profile(with_stack=True, schedule=sched) as prof:
+            for _ in range(2):
+                train_step(m, prof)
+        steps = [e for e in prof.events() if e.name.startswith("ProfilerStep")]
+        relus = [e for e in prof.events() if e.name == "aten::relu"]
+        assert len(relus) == 2 and len(steps) >= 2
+        assert all(_python_caller(r).endswith(": train_step") for r in relus)
+        assert all(s.cpu_parent is not None for s in steps)

@@ -273,7 +273,10 @@ class _Recorder:
 
     def end(self, ev):
         """Close `ev` (and any range opened inside it and left open); its memory is its own
-        changes plus its children's."""
+        changes plus its children's. A range already closed that way (a Python function that
+        called profiler.step(), which ended the step range around it) stays as it was."""
+        if not any(r is ev for r in self._open):
+            return
         if self.profile_memory:
             self._read_memory()
         ev.time_range.end = (time.perf_counter_ns() - self._t0) / 1e3
