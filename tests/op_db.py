@@ -1676,6 +1676,10 @@ OPS += [
            lambda dtype, rng: [Sample(make(rng, s, dtype, low=-1, high=1)) for s in
                                ((4, 3), (3, 4), (2, 3, 3))],
            tol=_LINALG_TOL),
+    OpInfo("torch.pinverse", lambda m, x, *a: m.pinverse(x, *a), LINALG,
+           lambda dtype, rng: [Sample(make(rng, (4, 3), dtype, low=-1, high=1)),
+                               Sample(make(rng, (2, 3, 4), dtype, low=-1, high=1), 1e-3)],
+           tol=_LINALG_TOL),
     OpInfo("linalg.lstsq", lambda m, a, b: m.linalg.lstsq(a, b), LINALG,
            lambda dtype, rng: [Sample(make(rng, (5, 3), dtype), make(rng, (5, 2), dtype)),
                                Sample(make(rng, (5, 3), dtype), make(rng, (5,), dtype))],

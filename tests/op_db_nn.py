@@ -730,4 +730,13 @@ NN_OPS = [
                            ErrorInput(f32(3, 2), f32(3, 4), match="columns"),
                            ErrorInput(i64(3, 2), i64(3, 2), match="floating"),
                            ErrorInput(f32(3, 2), f32(3, 2), p=-1.0, match="non-negative")]),
+    OpInfo("torch.conv_tbc", lambda m, *a: m.conv_tbc(*a), ("float32", "float64"),
+           lambda dtype, rng: [Sample(make(rng, (5, 2, 3), dtype), make(rng, (3, 3, 4), dtype),
+                                      make(rng, (4,), dtype)),
+                               Sample(make(rng, (4, 1, 2), dtype), make(rng, (2, 2, 3), dtype),
+                                      make(rng, (3,), dtype), 1)],
+           other_dtypes_raise=False,
+           errors=lambda: [ErrorInput(f32(2, 3), f32(3, 3, 4), f32(4), match="3 dims"),
+                           ErrorInput(f32(5, 2, 3), f32(3, 2, 4), f32(4), match="input channels"),
+                           ErrorInput(f32(5, 2, 3), f32(3, 3, 4), f32(5), match="Bias size")]),
 ]

@@ -419,6 +419,18 @@ FUSED_NN_OPS = [
            gradcheck=False),
     OpInfo("aten._ctc_loss_backward", ctc_loss_backward, F32_64, ctc_backward_samples,
            gradcheck=False),
+    # F.ctc_loss: the ctc_loss op (a composite over _ctc_loss) with each reduction, lengths as
+    # lists and as tensors
+    OpInfo("F.ctc_loss", lambda m, x, targets, il, tl, blank, zero_infinity, reduction, as_tensors:
+           m.nn.functional.ctc_loss(x.log_softmax(2), targets,
+                                    *([m.tensor(il), m.tensor(tl)] if as_tensors else [il, tl]),
+                                    blank, reduction, zero_infinity),
+           F32_64, lambda dtype, rng: [Sample(*s.args, reduction, as_tensors)
+                                       for s, reduction, as_tensors in zip(
+                                           ctc_samples(dtype, rng)[:4],
+                                           ("mean", "sum", "none", "mean"),
+                                           (False, True, False, True))],
+           gradcheck=False),
     # gradcheck=False: no double backward through the recurrent layer (test_nn_fused_ops.py)
     OpInfo("aten._rnn_layer", rnn_layer, F32_64, rnn_layer_samples, gradcheck=False,
            other_dtypes_raise=False),

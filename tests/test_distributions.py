@@ -112,6 +112,27 @@ CASES = {
                          unit(4, 3), True),
     "RelaxedOneHotCategorical": (lambda D, t, p: D.RelaxedOneHotCategorical(t, probs=p),
                                  [np.array(0.7), simplex(2, 4)], simplex(5, 2, 4), True),
+    "LowRankMultivariateNormal": (lambda D, m, W, d: D.LowRankMultivariateNormal(m, W, d),
+                                  [real(2, 3), real(3, 2), pos(3)], real(4, 2, 3), True),
+    "VonMises": (lambda D, a, k: D.VonMises(a, k * 2), [real(3), pos(3)], real(4, 3), True),
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(probs=p), [unit(3)], unit(4, 3),
+                            True),
+    "ContinuousBernoulliLogits": (lambda D, l: D.ContinuousBernoulli(logits=l), [real(3)],
+                                  unit(4, 3), True),
+    "InverseGamma": (lambda D, c, r: D.InverseGamma(c + 2, r), [pos(3), pos(3)], pos(4, 3),
+                     False),
+    "Kumaraswamy": (lambda D, a, b: D.Kumaraswamy(a + 1, b + 1), [pos(3), pos(3)], unit(4, 3),
+                    True),
+    "LogisticNormal": (lambda D, a, b: D.LogisticNormal(a, b), [real(2, 3), pos(2, 3)],
+                       simplex(4, 2, 4), True),
+    "NegativeBinomial": (lambda D, r, p: D.NegativeBinomial(r * 3, probs=p), [pos(3), unit(3)],
+                         R.integers(0, 8, (4, 3)).astype(float), False),
+    "NegativeBinomialLogits": (lambda D, r, l: D.NegativeBinomial(r * 3, logits=l),
+                               [pos(3), real(3)], R.integers(0, 8, (4, 3)).astype(float), False),
+    # df1 > 2 and df2 > 4: mean, mode and variance defined (PyTorch's nan-masking of the
+    # others is in-place, which makes even the defined entries' gradients nan)
+    "FisherSnedecor": (lambda D, a, b: D.FisherSnedecor(a * 2 + 2, b * 3 + 4), [pos(3), pos(3)],
+                       pos(4, 3), False),
     "TransformedAffineExp": (lambda D, a, b: D.TransformedDistribution(
         D.Normal(a, b), [D.ExpTransform(), D.AffineTransform(1.0, 2.0)]),
         [real(3), pos(3)], pos(4, 3) + 1, True),
@@ -156,12 +177,12 @@ def test_values_and_gradients(name):
         outputs.append((prop, lambda d, v, prop=prop: getattr(d, prop)))
     outputs.append(("entropy", lambda d, v: d.entropy()))
     if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "LogNormal",
-                "HalfNormal", "HalfCauchy"):
+                "HalfNormal", "HalfCauchy", "ContinuousBernoulli"):
         outputs.append(("cdf", lambda d, v: d.cdf(v)))
     if name == "Gamma":  # gammainc has no derivative in its first argument, in either library
         assert_same(e.cdf(ev), t.cdf(tv), atol=1e-10, rtol=1e-9, path="Gamma.cdf")
     if name in ("Normal", "Uniform", "Exponential", "Laplace", "Cauchy", "LogNormal",
-                "HalfNormal", "HalfCauchy"):
+                "HalfNormal", "HalfCauchy", "ContinuousBernoulli"):
         probs = unit(4, 3)
         outputs.append(("icdf", lambda d, v: d.icdf(ember.tensor(probs) if d is e
                                                     else torch.tensor(probs))))
@@ -309,6 +330,14 @@ KL_PAIRS = [
     ("Uniform", "Beta"), ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Gumbel"),
     ("Uniform", "Normal"), ("Uniform", "Pareto"), ("Normal", "Exponential"),
     ("Poisson", "Bernoulli"), ("Exponential", "Uniform"), ("Weibull", "Weibull"),
+    ("ContinuousBernoulli", "ContinuousBernoulli"), ("Beta", "ContinuousBernoulli"),
+    ("Uniform", "ContinuousBernoulli"), ("ContinuousBernoulli", "Exponential"),
+    ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Uniform"),
+    ("ContinuousBernoulli", "Pareto"), ("Normal", "ContinuousBernoulli"),
+    ("Gamma", "ContinuousBernoulli"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+    ("MultivariateNormal", "LowRankMultivariateNormal"),
+    ("LowRankMultivariateNormal", "MultivariateNormal"),
 ]
 
 
@@ -618,3 +647,100 @@ def test_expand_matches_torch(name):
     v = value[:1]  # broadcasts against the new leading dim
     assert_same(ee.log_prob(ember.tensor(v)), te.log_prob(torch.tensor(v)), atol=1e-8, rtol=1e-7)
     assert ee.sample((3,)).shape == te.sample((3,)).shape
+
+
+def test_lowrank_multivariate_normal_matrices_as_torch():
+    ep, tp = build([real(2, 3), real(3, 2), pos(3)])
+    e, t = ED.LowRankMultivariateNormal(*ep), TD.LowRankMultivariateNormal(*tp)
+    for name in ("covariance_matrix", "precision_matrix", "scale_tril"):
+        assert_same(getattr(e, name), getattr(t, name), atol=1e-10, rtol=1e-9, path=name)
+    ge = ember.autograd.grad(e.precision_matrix.sum() + e.scale_tril.sum(), ep[1:])
+    gt = torch.autograd.grad(t.precision_matrix.sum() + t.scale_tril.sum(), tp[1:])
+    for a, b in zip(ge, gt):
+        assert_same(a, b, atol=1e-9, rtol=1e-8)
+    for m, D in ((ember, ED), (torch, TD)):
+        with pytest.raises(ValueError, match="cov_factor must be a batch of matrices"):
+            D.LowRankMultivariateNormal(m.zeros(3), m.ones(2, 1), m.ones(3))
+
+
+def test_generalized_pareto_as_torch():
+    """In float32: PyTorch's log_prob compares the concentration with a float32 zero, which
+    raises for float64 parameters (ember's compares with a zero of the parameters' dtype)."""
+    params = [real(3), pos(3), np.array([-0.2, 0.0, 0.3])]
+    e_params = [ember.tensor(a, dtype=ember.float32, requires_grad=True) for a in params]
+    t_params = [torch.tensor(a, dtype=torch.float32, requires_grad=True) for a in params]
+    e, t = ED.GeneralizedPareto(*e_params), TD.GeneralizedPareto(*t_params)
+    value = params[0] + params[1] * unit(4, 3)
+    ev, tv = ember.tensor(value, dtype=ember.float32), torch.tensor(value, dtype=torch.float32)
+    probs = unit(4, 3)
+    outputs = {
+        "log_prob": lambda d, v: d.log_prob(v), "cdf": lambda d, v: d.cdf(v),
+        "icdf": lambda d, v: d.icdf(v.new_tensor(probs)), "mean": lambda d, v: d.mean,
+        "variance": lambda d, v: d.variance, "entropy": lambda d, v: d.entropy(),
+        "support_upper": lambda d, v: d.support.upper_bound,
+    }
+    for name, fn in outputs.items():
+        assert_same(fn(e, ev), fn(t, tv), atol=1e-5, rtol=1e-5, path=name)
+    loss_e = e.log_prob(ev).sum() + e.icdf(ev.new_tensor(probs)).sum()
+    loss_t = t.log_prob(tv).sum() + t.icdf(tv.new_tensor(probs)).sum()
+    for a, b in zip(ember.autograd.grad(loss_e, e_params), torch.autograd.grad(loss_t, t_params)):
+        assert_same(a, b, atol=1e-4, rtol=1e-4)
+    ember.manual_seed(3)
+    torch.manual_seed(3)
+    assert_same(e.rsample((5,)).detach(), t.rsample((5,)).detach(), atol=1e-5, rtol=1e-5)
+
+
+def _corr_cholesky(n, batch):
+    a = R.normal(size=(batch, n, n))
+    cov = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+    d = np.sqrt(np.diagonal(cov, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(cov / d[..., :, None] / d[..., None, :])
+
+
+def test_lkj_cholesky_as_torch():
+    value = _corr_cholesky(3, 4)
+    ep, tp = build([pos(2)])
+    e, t = ED.LKJCholesky(3, ep[0]), TD.LKJCholesky(3, tp[0])
+    ev, tv = ember.tensor(value[:, None]), torch.tensor(value[:, None])
+    assert e.batch_shape == t.batch_shape and e.event_shape == t.event_shape
+    assert_same(e.log_prob(ev), t.log_prob(tv), atol=1e-10, rtol=1e-9)
+    assert_same(ember.autograd.grad(e.log_prob(ev).sum(), ep)[0],
+                torch.autograd.grad(t.log_prob(tv).sum(), tp)[0], atol=1e-10, rtol=1e-9)
+    ember.manual_seed(0)
+    draws = e.sample((500,))
+    assert draws.shape == t.sample((500,)).shape and not draws.requires_grad
+    assert bool(ED.constraints.corr_cholesky.check(draws).all())
+    # E[C_01] = 0, and the concentration spreads the off-diagonal correlations as in torch
+    corr = (draws @ draws.mT)[..., 1, 0].numpy()
+    theirs = (lambda s: (s @ s.mT)[..., 1, 0].numpy())(t.sample((500,)))
+    assert abs(corr.mean()) < 0.1 and abs(corr.std() - theirs.std()) < 0.1
+    with pytest.raises(ValueError, match="greater than or equal to 2"):
+        ED.LKJCholesky(1)
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_as_torch(param):
+    matrix = {"covariance_matrix": spd(3), "precision_matrix": spd(3), "scale_tril": tril(3)}
+    ep, tp = build([pos(2) + 3, matrix[param]])
+    e, t = ED.Wishart(ep[0], **{param: ep[1]}), TD.Wishart(tp[0], **{param: tp[1]})
+    assert e.batch_shape == t.batch_shape and e.event_shape == t.event_shape
+    value = np.stack([spd(3) for _ in range(4)])[:, None]
+    ev, tv = ember.tensor(value), torch.tensor(value)
+    for name in ("mean", "mode", "variance", "covariance_matrix", "precision_matrix",
+                 "scale_tril"):
+        assert_same(getattr(e, name), getattr(t, name), atol=1e-9, rtol=1e-8, path=name)
+    assert_same(e.log_prob(ev), t.log_prob(tv), atol=1e-9, rtol=1e-8)
+    assert_same(e.entropy(), t.entropy(), atol=1e-9, rtol=1e-8)
+    loss_e, loss_t = e.log_prob(ev).sum() + e.entropy().sum(), t.log_prob(tv).sum() + \
+        t.entropy().sum()
+    for a, b in zip(ember.autograd.grad(loss_e, ep), torch.autograd.grad(loss_t, tp)):
+        assert_same(a, b, atol=1e-8, rtol=1e-7)
+    ember.manual_seed(0)
+    draws = e.rsample((2000,))
+    assert draws.shape == (2000, 2, 3, 3) and bool(ED.constraints.positive_definite.check(
+        draws).all())
+    # the sample mean approaches df * Sigma
+    np.testing.assert_allclose(draws.mean(0).detach().numpy(), e.mean.detach().numpy(),
+                               rtol=0.15, atol=0.15 * np.abs(e.mean.detach().numpy()).max())
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1"):
+        ED.Wishart(ember.tensor(1.0), covariance_matrix=ember.eye(3))

@@ -48,14 +48,47 @@ def test_key_averages_rows_as_torch():
     theirs = {e.key: e for e in _profile(torch, profile_memory=True).key_averages()}
     for name in SHARED:
         assert ours[name].count == theirs[name].count, name
-    # the memory an op's outputs allocate, where the op is the same op
-    for name in ("aten::linear", "aten::relu", "aten::sum", "aten::threshold_backward",
-                 "ReluBackward0"):
-        assert ours[name].cpu_memory_usage == theirs[name].cpu_memory_usage, name
-    assert ours["aten::relu"].self_cpu_memory_usage == 96
     node = next(e for e in _profile(ember).events() if e.name == "ReluBackward0")
     assert node.scope == 1 and node.cpu_parent.name.endswith(": ReluBackward0")
     assert [c.name for c in node.cpu_children] == ["aten::threshold_backward"]
+
+
+def _profile_memory(m):
+    """A program whose tensors are multiples of 512 bytes, so that ember's caching allocator
+    (which rounds each block up to 512 bytes, as PyTorch's CUDA one does) and PyTorch's CPU
+    allocator (which does not round) allocate alike."""
+    m.manual_seed(0)
+    net = m.nn.Sequential(m.nn.Linear(64, 32), m.nn.ReLU(), m.nn.Linear(32, 16))
+    x = m.tensor(np.random.default_rng(0).normal(size=(32, 64)), dtype=m.float32)
+    before = ember.memory.memory_allocated()
+    with m.profiler.profile(profile_memory=True) as prof:
+        _program(m, net, x)
+    return prof, ember.memory.memory_allocated() - before
+
+
+def test_memory_columns_read_the_allocator_and_equal_torchs():
+    prof, moved = _profile_memory(ember)
+    # every change of the allocator's statistic is in exactly one top-level event
+    assert sum(e.cpu_memory_usage for e in prof.events() if e.cpu_parent is None) == moved
+    ours = {e.key: e for e in prof.key_averages()}
+    theirs = {e.key: e for e in _profile_memory(torch)[0].key_averages()}
+    for name in ("model_forward", "aten::linear", "aten::relu", "aten::threshold_backward",
+                 "ReluBackward0"):
+        assert ours[name].cpu_memory_usage == theirs[name].cpu_memory_usage, name
+    assert ours["aten::relu"].self_cpu_memory_usage == 32 * 32 * 4
+    assert ours["model_forward"].self_cpu_memory_usage == -32 * 32 * 4  # relu's input freed
+    # a tensor freed between ops is a top-level "[memory]" event, as in PyTorch
+    for m in (ember, torch):
+        x = m.ones(256)
+        with m.profiler.profile(profile_memory=True) as prof:
+            y = m.relu(x)
+            del y
+        rows = [(e.name, e.cpu_memory_usage) for e in prof.events()]
+        assert ("[memory]", -1024) in rows and ("aten::relu", 1024) in rows
+
+
+def _form(column):
+    return re.sub(r"-?[\d.]+( [KMG]?B|%)?$", "0", column)
 
 
 def _rows(table):
@@ -91,7 +124,8 @@ def test_table_layout_as_torch(kw):
         assert len(ours_row) == len(their_row)
         assert ours_row[-1 - group] == their_row[-1 - group]  # # of Calls
         for ours_col, their_col in zip(ours_row, their_row):
-            assert re.sub(r"-?[\d.]+", "0", ours_col) == re.sub(r"-?[\d.]+", "0", their_col) \
+            # numbers aside (times, and memory: ember's blocks are 512-byte multiples)
+            assert _form(ours_col) == _form(their_col) \
                 or ours_col.endswith(("us", "ms")) and their_col.endswith(("us", "ms"))
     if group:
         linear = [[line.split()[-4:] for line in lines if " aten::linear " in line]
@@ -263,3 +297,122 @@ def test_an_error_inside_the_region_ends_the_ranges():
     rows = {e.key: e for e in prof.key_averages()}
     assert rows["block"].count == 1 and rows["aten::matmul"].count == 1
     assert ember._dispatch.dispatcher._modes == []
+
+
+def _flops_program(m):
+    F = m.nn.functional
+    m.manual_seed(0)
+    a, b, c, d = m.randn(8, 16), m.randn(16, 4), m.randn(3, 8, 16), m.randn(3, 16, 4)
+    x = m.randn(2, 3, 10, 10)
+    with m.profiler.profile(with_flops=True) as prof:
+        m.mm(a, b), m.addmm(m.zeros(8, 4), a, b), m.bmm(c, d), m.baddbmm(m.zeros(3, 8, 4), c, d)
+        m.matmul(c, d), F.linear(a, b.t()), F.linear(c, b.t(), m.ones(4))
+        F.conv2d(x, m.randn(5, 3, 3, 3), stride=2, padding=1)
+        F.conv2d(x, m.randn(6, 1, 3, 3), groups=3, dilation=2)
+        a * a, a + a, a * 2, a - a, m.add(a, a, alpha=2)
+        F.conv1d(m.randn(2, 3, 10), m.randn(4, 3, 3))  # PyTorch counts 2-d convolutions only
+    return prof
+
+
+def test_with_flops_counts_as_torch():
+    ours, theirs = _flops_program(ember), _flops_program(torch)
+    first = [{}, {}]
+    for seen, prof in zip(first, (ours, theirs)):
+        for e in prof.events():
+            seen.setdefault(e.name, e.flops)
+    # the same ops count the same; ember's fused linear/matmul/convolution count what PyTorch's
+    # decomposition into addmm/mm/bmm/conv2d counts
+    for name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mul",
+                 "aten::add"):
+        assert first[0][name] == first[1][name] > 0, name
+    assert sum(e.flops for e in ours.events()) == sum(e.flops for e in theirs.events())
+    assert sum(e.flops for e in ours.events() if e.name == "aten::convolution") == sum(
+        e.flops for e in theirs.events() if e.name == "aten::conv2d") == 13500 + 7776
+    (our_lines, our_rows), (their_lines, their_rows) = [
+        _rows(p.key_averages().table(sort_by="flops", row_limit=5)) for p in (ours, theirs)]
+    assert our_lines[1].endswith("# of Calls   Total FLOPs  ")
+    assert their_lines[1].endswith("# of Calls   Total FLOPs  ")
+    assert our_rows["aten::baddbmm"][-1] == their_rows["aten::baddbmm"][-1] == "3072.000"
+    assert our_rows["aten::convolution"][-1] == "21276.000"
+
+
+def test_export_stacks_folds_each_stack_with_its_self_time(tmp_path):
+    def forward(m, a):
+        return m.mm(a, a).relu()
+
+    path = str(tmp_path / "stacks.txt")
+    with ember.profiler.profile(with_stack=True) as prof:
+        forward(ember, ember.ones(16, 16))
+    prof.export_stacks(path)
+    lines = open(path).read().splitlines()
+    assert lines and all(re.fullmatch(r"\S+ \d+", line) for line in lines)
+    assert any(";" in line.split()[0] and "forward" in line for line in lines)
+    for m in (torch, ember):
+        with m.profiler.profile() as prof:
+            m.ones(2).sum()
+        with pytest.raises(AssertionError, match="requires with_stack=True"):
+            prof.export_stacks(path)
+        with m.profiler.profile(with_stack=True) as prof:
+            m.ones(2).sum()
+        with pytest.raises(ValueError, match="metric should be one of"):
+            prof.export_stacks(path, "cpu_time_total")
+
+
+def _traced_inner(m, a):
+    return m.mm(a, a).relu()
+
+
+def _traced_outer(m, a):
+    return _traced_inner(m, a).sum()
+
+
+def _python_caller(event):
+    parent = event.cpu_parent
+    while parent.name.startswith("<built-in"):
+        parent = parent.cpu_parent
+    return parent.name
+
+
+def test_with_stack_records_python_functions_as_torch(tmp_path):
+    """with_stack: the Python functions around the ops become events ("file(line): name",
+    category python_function), with the ops inside them; nothing inside an op."""
+    found = []
+    for m in (torch, ember):
+        with m.profiler.profile(with_stack=True) as prof:
+            _traced_outer(m, m.ones(4, 4))
+        events = prof.events()
+        python = {e.name: e for e in events if e.is_python_function and "_traced_" in e.name}
+        ops = {e.name: e for e in events if e.name in ("aten::relu", "aten::sum")}
+        # the nearest Python function around each op (PyTorch has the C method call, such as
+        # "<built-in method relu of Tensor object>", in between; ember's methods are Python)
+        found.append((sorted(python), _python_caller(ops["aten::relu"]),
+                      _python_caller(ops["aten::sum"]),
+                      python[next(n for n in python if "_traced_inner" in n)].cpu_parent.name))
+        path = str(tmp_path / f"{m.__name__}.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            spans = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "python_function"]
+        assert any("_traced_outer" in e["name"] for e in spans)
+        assert all({"Python id", "Python parent id"} <= set(e["args"]) for e in spans)
+    assert found[0] == found[1]
+    assert not [e for e in events if e.is_python_function and e.cpu_parent is not None
+                and e.cpu_parent.name.startswith("aten::")]
+
+
+def test_with_stack_and_a_step_inside_a_function():
+    """profiler.step() called inside a traced function ends the step range around it; the
+    function's own return must not end the next step's range."""
+    def train_step(m, prof):
+        m.ones(2).relu()
+        prof.step()
+
+    for m in (torch, ember):
+        sched = m.profiler.schedule(wait=0, warmup=0, active=3)
+        with m.profiler.profile(with_stack=True, schedule=sched) as prof:
+            for _ in range(2):
+                train_step(m, prof)
+        steps = [e for e in prof.events() if e.name.startswith("ProfilerStep")]
+        relus = [e for e in prof.events() if e.name == "aten::relu"]
+        assert len(relus) == 2 and len(steps) >= 2
+        assert all(_python_caller(r).endswith(": train_step") for r in relus)
+        assert all(s.cpu_parent is not None for s in steps)

@@ -1,6 +1,7 @@
 """ember.utils.tensorboard.SummaryWriter writes the event files torch's SummaryWriter writes:
 both are read back with tensorboard's own event reader and compared record by record."""
 import glob
+import io
 import os
 
 import numpy as np
@@ -48,6 +49,12 @@ def log_everything(writer, lib):
     writer.add_image("image_hwc_uint8", t(HWC_U8), 0, walltime=100.0, dataformats="HWC")
     writer.add_image("image_hw", t(IMAGE[0]), 0, walltime=100.0, dataformats="HW")
     writer.add_images("images", t(IMAGES), 0, walltime=100.0)
+    boxes = t(np.array([[1.0, 1.0, 6.0, 5.0], [2.0, 0.0, 9.0, 7.0]], dtype=np.float32))
+    writer.add_image_with_boxes("boxes", t(IMAGE), boxes, 0, walltime=100.0)
+    writer.add_image_with_boxes("boxes_labels", t(IMAGE), boxes, 0, walltime=100.0,
+                                labels=["cat", "dog"], rescale=2)
+    writer.add_image_with_boxes("boxes_bad_labels", t(HWC_U8), boxes[:1], 0, walltime=100.0,
+                                dataformats="HWC", labels=["a", "b"])
     writer.add_text("note", "**bold** text", 0, walltime=100.0)
     writer.add_tensor("tensor", t(np.arange(6, dtype=np.float32).reshape(2, 3)), 0, walltime=100.0)
     writer.add_tensor("tensor_i64", t(np.arange(4)), 0, walltime=100.0)
@@ -149,3 +156,38 @@ def test_writer_behaviour(tmp_path):
         default.close()
     finally:
         os.chdir(cwd)
+
+
+def _embedding_files(lib, root):
+    writer_cls = TorchWriter if lib is torch else SummaryWriter
+    lib.manual_seed(0)
+    mat = lib.tensor(np.random.default_rng(0).normal(size=(5, 3)), dtype=lib.float32)
+    images = lib.tensor(np.random.default_rng(1).uniform(size=(5, 3, 4, 4)),
+                        dtype=lib.float32)
+    with writer_cls(str(root)) as w:
+        w.add_embedding(mat, metadata=list("abcde"), label_img=images, tag="a/b")
+        w.add_embedding(mat * 2, metadata=[[i, i * i] for i in range(5)],
+                        metadata_header=["i", "square"], global_step=3)
+        with pytest.raises(AssertionError, match="#labels should equal"):
+            w.add_embedding(mat, metadata=["x"], global_step=4)
+    files = {}
+    for path in sorted(glob.glob(os.path.join(str(root), "**", "*.*"), recursive=True)):
+        rel = os.path.relpath(path, str(root))
+        if not rel.startswith("events."):
+            with open(path, "rb") as f:
+                files[rel] = f.read()
+    return files
+
+
+def test_add_embedding_writes_torchs_projector_files(tmp_path):
+    ours = _embedding_files(ember, tmp_path / "ember")
+    theirs = _embedding_files(torch, tmp_path / "torch")
+    assert sorted(ours) == sorted(theirs) and "projector_config.pbtxt" in ours
+    for name in ours:
+        if name.endswith(".png"):  # the same pixels (PNG encoders may differ in bytes)
+            from PIL import Image
+            pixels = [np.asarray(Image.open(io.BytesIO(data)))
+                      for data in (ours[name], theirs[name])]
+            np.testing.assert_array_equal(*pixels)
+        else:
+            assert ours[name] == theirs[name], name

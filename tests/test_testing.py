@@ -168,3 +168,26 @@ def test_make_tensor_options_and_errors():
         with pytest.raises(exc) as ee:
             ember.testing.make_tensor(2, device="cpu", **kwargs)
         assert str(ee.value) == str(te.value)
+
+
+def test_deprecated_assert_allclose_as_torch():
+    import warnings
+    cases = [([1.0, 2.0], [1.0, 2.00001]), ([1.0, float("nan")], [1.0, float("nan")]),
+             ([1.0, 2.0], [1.0, 2.1]), (1.0, 1.0 + 1e-6)]
+    outcomes = []
+    for m in (torch, ember):
+        row = []
+        for a, b in cases:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    m.testing.assert_allclose(m.tensor(a) if isinstance(a, list) else a, b)
+                    row.append("ok")
+                except AssertionError as e:
+                    row.append(str(e).splitlines()[0])
+            row.append([w.category.__name__ for w in caught])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m.testing.assert_allclose(m.tensor([1.0]), [1.5], rtol=0, atol=0.6)
+        outcomes.append(row)
+    assert outcomes[0] == outcomes[1]

@@ -204,10 +204,11 @@ def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, r
 
 
 # ---- binary cross-entropy with logits -----------------------------------------------------
-# loss = (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight. e = exp(-|x|)
-# gives both log(sigmoid(x)) = min(x, 0) - log1p(e) and sigmoid(-x) = (e if x >= 0 else 1) /
-# (1 + e) without overflow. The kernels work in place where they can: at (256, 1000) each
-# pass over the data counts.
+# loss = (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight. PyTorch's kernel
+# builds it inside 1 - y in place, so the inputs may mix float dtypes and the loss has the
+# target's. e = exp(-|x|) gives both log(sigmoid(x)) = min(x, 0) - log1p(e) and sigmoid(-x) =
+# (e if x >= 0 else 1) / (1 + e) without overflow. The kernels work in place where they can: at
+# (256, 1000) each pass over the data counts.
 def _exp_neg_abs(x):
     e = np.abs(x, out=np.empty_like(x))
     np.negative(e, out=e)
@@ -240,7 +241,7 @@ def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None,
     loss = _subtract_into((1 - y) * x, log_sig)
     if weight is not None:
         loss = loss * _math(weight)
-    return _reduce(loss, reduction, self.dtype)
+    return _reduce(loss, reduction, target.dtype)
 
 
 @impl("binary_cross_entropy_with_logits", "Meta")
@@ -249,7 +250,7 @@ def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=
     shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
                                     pos_weight)
     _check_bce_logits_shapes(self, target, weight, pos_weight)
-    return _reduced_meta(self, shape, reduction)
+    return _reduced_meta(target, shape, reduction)
 
 
 @impl("_binary_cross_entropy_with_logits_backward", "CPU")

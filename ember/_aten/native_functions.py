@@ -298,6 +298,18 @@ linalg_matrix_exp(Tensor self) -> Tensor
 linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
 linalg_tensorinv(Tensor self, int ind=2) -> Tensor
 linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor
+# ---- Householder reflectors (linalg/householder.py): geqrf is LAPACK's kernel, the products
+# of its reflectors are written from other ops (CompositeImplicitAutograd)
+geqrf(Tensor self) -> (Tensor a, Tensor tau)
+linalg_householder_product(Tensor input, Tensor tau) -> Tensor
+orgqr(Tensor self, Tensor input2) -> Tensor
+ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+# ---- linalg functions PyTorch declares as ops, written from other ops in linalg/
+# (CompositeImplicitAutograd, so autocast, explain and the profiler see them by name)
+linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
+linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
+pinverse(Tensor self, float rcond=1e-15) -> Tensor
+triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
 
 # ==== neural-network functions (_aten/nn_ops.py, loss.py, ctc.py, rnn.py, conv.py, pooling.py, norm.py)
 # ---- softmax and losses (_aten/nn_ops.py, loss.py)
@@ -338,7 +350,9 @@ polar(Tensor abs, Tensor angle) -> Tensor
 quantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
 grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
 _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
 _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
 # ---- recurrent layers (_aten/rnn.py)

@@ -12,12 +12,23 @@ backward node ("autograd::engine::evaluate_function: AddmmBackward0" around the 
 "AddmmBackward0", with the ops its formula calls inside). `record_function` opens a range of its
 own. Ranges nest as the calls do, so each event knows its parent and children, and "self" time
 is its own minus its children's. `ember.profiler.profile` (schedules, trace handlers) drives it.
+
+Memory (`profile_memory=True`) is read from the caching allocator's statistics, as PyTorch's
+profiler reads its allocators' reports: at every range boundary the recorder reads the CPU
+allocator's "allocated_bytes" (`ember.memory.memory_allocated()`), and the change since the
+last reading -- blocks allocated minus blocks freed, each rounded up to 512 bytes -- belongs to
+the innermost open range or, with none open, becomes a top-level "[memory]" event (a tensor
+freed between ops). A range's "CPU Mem" is its own changes plus its children's, so the column
+adds up to what `memory_allocated()` moved, and the trace's "[memory]" instant events carry the
+allocator's "Total Allocated" and "Total Reserved" after each change.
 """
 import functools
+import os
 import sys
 import threading
 import time
 
+from .._core.caching_allocator import cpu_allocator as _allocator
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from . import engine
@@ -27,29 +38,6 @@ __all__ = ["profile", "record_function"]
 
 _active = []  # the recorders running now; record_function opens its range in each of them
 _EMBER_DIR = __file__.rsplit("/autograd/", 1)[0]
-
-
-def cpu_memory_allocated(outputs, inputs):
-    """The CPU bytes an op allocated and kept: the storages its outputs hold that none of its
-    inputs held (a view or an in-place result allocates nothing). It does not see temporaries
-    freed inside the op, nor frees; when the caching allocator's statistics exist this is the
-    one place that reads them instead."""
-    held = {id(t._storage_()) for t in _tensors(inputs)}
-    total, seen = 0, set()
-    for t in _tensors(outputs):
-        s = t._storage_()
-        if id(s) not in held and id(s) not in seen and t._device.type == "cpu":
-            seen.add(id(s))
-            total += s.nbytes()
-    return total
-
-
-def _tensors(values):
-    if isinstance(values, Tensor):
-        return [values]
-    if isinstance(values, (tuple, list)):
-        return [t for v in values for t in _tensors(v)]
-    return []
 
 
 _TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -76,16 +64,89 @@ def _shapes_and_types(args):
     return shapes, types
 
 
+def _matmul_flops(a, b):
+    """2 * M * K * N per matrix of a (..., M, K) @ b (..., K, N) product, batches broadcast."""
+    if a.dim() < 2 or b.dim() < 2:
+        return 0
+    batch = 1
+    for n in (a.shape[:-2] if a.dim() >= b.dim() else b.shape[:-2]):
+        batch *= n
+    return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+
+
+def _conv2d_flops(input, weight, stride, padding, dilation, groups):
+    n, c_in, h, w = input.shape
+    c_out, _, kh, kw = weight.shape
+    oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (w + 2 * padding[-1] - dilation[-1] * (kw - 1) - 1) // stride[-1] + 1
+    return 2 * n * oh * ow * kh * kw * c_in * c_out // groups
+
+
+def _numel_of_first(args):
+    return args[0].numel() if isinstance(args[0], Tensor) else 0
+
+
+# PyTorch's flop formulas (with_flops): matrix products count 2 * M * K * N, conv2d 2 flops per
+# multiply-add of its output, mul and add one per element of their first input. ember's fused
+# linear, matmul and convolution ops count what the ops PyTorch decomposes them into count
+# (addmm/mm/bmm, conv2d: 2-d and not transposed), so a program's total is PyTorch's.
+_FLOPS = {
+    "mm": lambda a: _matmul_flops(a[0], a[1]),
+    "bmm": lambda a: _matmul_flops(a[0], a[1]),
+    "addmm": lambda a: _matmul_flops(a[1], a[2]),
+    "baddbmm": lambda a: _matmul_flops(a[1], a[2]),
+    "matmul": lambda a: _matmul_flops(a[0] if a[0].dim() > 1 else a[0].unsqueeze(0), a[1]),
+    "linear": lambda a: _matmul_flops(a[0].reshape(-1, a[0].shape[-1]), a[1].mT),
+    "mul": _numel_of_first,
+    "add": _numel_of_first,
+    "convolution": lambda a: (_conv2d_flops(a[0], a[1], a[3], a[4], a[5], a[8])
+                              if a[1].dim() == 4 and not a[6] else 0),
+    "_convolution_with_columns": lambda a: (_conv2d_flops(*a[:2], *a[3:7])
+                                            if a[1].dim() == 4 else 0),
+}
+
+
+def _flops(op, args):
+    formula = _FLOPS.get(op.schema.name)
+    if formula is None or op.schema.namespace != "aten":
+        return 0
+    try:
+        return formula(args)
+    except (AttributeError, IndexError, ValueError, TypeError):  # arguments the op rejects
+        return 0
+
+
 def _python_stack():
     """The caller's frames outside ember, innermost first, as "file(line): function"."""
     stack = []
     frame = sys._getframe(2)
     while frame is not None:
         code = frame.f_code
-        if not code.co_filename.startswith(_EMBER_DIR):
+        if not _is_ember(code.co_filename):
             stack.append(f"{code.co_filename}({frame.f_lineno}): {code.co_name}")
         frame = frame.f_back
     return stack
+
+
+_short_paths = {}
+
+
+def _is_ember(filename):
+    """ember's own source, or code it generated ("<ember generated bindings>")."""
+    return filename.startswith(_EMBER_DIR) or filename.startswith("<ember")
+
+
+
+def _short_path(filename):
+    """`filename` relative to the sys.path entry it is under ("torch/nn/module.py"), as
+    PyTorch's Python tracer names frames; cached per file."""
+    short = _short_paths.get(filename)
+    if short is None:
+        roots = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+        under = [r for r in roots if filename.startswith(r + os.sep)]
+        short = filename[len(max(under, key=len)) + 1:] if under else filename
+        _short_paths[filename] = short
+    return short
 
 
 class _Recorder:
@@ -93,32 +154,105 @@ class _Recorder:
     with the innermost open range as its parent."""
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False,
-                 use_device=None):
+                 use_device=None, with_flops=False):
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
-        self.with_stack, self.use_device = with_stack, use_device
+        self.with_stack, self.use_device, self.with_flops = with_stack, use_device, with_flops
         self.events = []
+        self.memory_records = []  # (ts_us, bytes, total allocated, total reserved, thread)
         self._open = []
         self._ids = 0
+        self._in_op = 0  # ops running now (nested ones count too)
 
     def start(self):
         self.base_time_ns = time.time_ns()
         self._t0 = time.perf_counter_ns()
+        if self.profile_memory:
+            self._seen = _allocator.current("allocated_bytes")
         self._prev_observer = engine._observer
         engine._observer = self._on_node
         _dispatcher._modes.append(self._on_op)
         _active.append(self)
+        if self.with_stack:
+            self._start_python_tracer()
 
     def stop(self):
+        if self.with_stack:
+            sys.setprofile(self._prev_profile)
         _active.remove(self)
         _dispatcher._modes.remove(self._on_op)
         engine._observer = self._prev_observer
         while self._open:  # ranges still open (a record_function left unclosed) end now
             self.end(self._open[-1])
+        if self.profile_memory:
+            self._read_memory()
 
-    def begin(self, name, args=None, scope=0, is_user_annotation=False):
+    def _read_memory(self):
+        """Give the change in allocated bytes since the last reading to the innermost open
+        range (or to a new top-level "[memory]" event)."""
+        now = _allocator.current("allocated_bytes")
+        change = now - self._seen
+        if not change:
+            return
+        self._seen = now
+        ts = (time.perf_counter_ns() - self._t0) / 1e3
+        thread = threading.get_native_id()
+        self.memory_records.append((ts, change, now, _allocator.current("reserved_bytes"),
+                                    thread))
+        if self._open:
+            self._open[-1].cpu_memory_usage += change
+        else:
+            self._ids += 1
+            self.events.append(FunctionEvent(self._ids, "[memory]", thread, ts, ts,
+                                             cpu_memory_usage=change,
+                                             use_device=self.use_device))
+
+    # ---- with_stack: the Python calls around the ops, as PyTorch's Python tracer records them
+    def _start_python_tracer(self):
+        """Open an event for each frame already running outside ember (outermost first), then
+        follow calls and returns with sys.setprofile."""
+        self._python = []  # (frame, event) of the open Python-function events, innermost last
+        running = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            if not _is_ember(frame.f_code.co_filename):
+                running.append(frame)
+            frame = frame.f_back
+        for frame in reversed(running):
+            self._begin_python(frame, frame.f_lineno)
+        self._prev_profile = sys.getprofile()
+        sys.setprofile(self._on_python)
+
+    def _begin_python(self, frame, line, name=None):
+        code = frame.f_code
+        if name is None:
+            name = f"{_short_path(code.co_filename)}({line}): {code.co_name}"
+        parent = self._python[-1][1].python_id if self._python else None
+        ev = self.begin(name, python_function=True)
+        ev.python_id, ev.python_parent_id = ev.id, parent
+        self._python.append((frame, ev))
+
+    def _on_python(self, frame, event, arg):
+        """sys.setprofile's callback: calls and returns of frames outside ember, and the
+        C functions they call (named by their repr, "<built-in method ...>"). Inside an op
+        nothing is recorded: a kernel's NumPy calls are what PyTorch's C++ kernels are, and its
+        tracer does not see those either."""
+        if self._in_op or _is_ember(frame.f_code.co_filename):
+            return
+        if event == "call":
+            self._begin_python(frame, frame.f_code.co_firstlineno)
+        elif event == "c_call":
+            self._begin_python(frame, 0, name=repr(arg))
+        elif self._python and self._python[-1][0] is frame:  # return, c_return, c_exception
+            is_c_event = event != "return"
+            if is_c_event == self._python[-1][1].name.startswith("<built-in"):
+                self.end(self._python.pop()[1])
+
+    def begin(self, name, args=None, scope=0, is_user_annotation=False, python_function=False):
         trace_name = None
         if name.startswith("ProfilerStep#"):  # the table adds up all steps, the trace keeps N
             name, trace_name = "ProfilerStep*", name
+        if self.profile_memory:
+            self._read_memory()
         shapes = types = None
         if self.record_shapes and args is not None:
             shapes, types = _shapes_and_types(args)
@@ -126,9 +260,10 @@ class _Recorder:
         start = (time.perf_counter_ns() - self._t0) / 1e3
         ev = FunctionEvent(self._ids, name, threading.get_native_id(), start, start,
                            input_shapes=shapes, input_dtypes=types, scope=scope,
-                           stack=_python_stack() if self.with_stack else None,
+                           stack=_python_stack() if self.with_stack and not python_function
+                           else None,
                            is_user_annotation=is_user_annotation, trace_name=trace_name,
-                           use_device=self.use_device)
+                           use_device=self.use_device, is_python_function=python_function)
         if self._open:
             ev.set_cpu_parent(self._open[-1])
             self._open[-1].append_cpu_child(ev)
@@ -137,23 +272,31 @@ class _Recorder:
         return ev
 
     def end(self, ev):
-        """Close `ev` (and any range opened inside it and left open). A range holds what its
-        children allocated; an op's own count replaces that (`_on_op`)."""
-        ev.time_range.end = (time.perf_counter_ns() - self._t0) / 1e3
-        while self._open and self._open.pop() is not ev:
-            pass
+        """Close `ev` (and any range opened inside it and left open); its memory is its own
+        changes plus its children's. A range already closed that way (a Python function that
+        called profiler.step(), which ended the step range around it) stays as it was."""
+        if not any(r is ev for r in self._open):
+            return
         if self.profile_memory:
-            ev.cpu_memory_usage = sum(c.cpu_memory_usage for c in ev.cpu_children)
+            self._read_memory()
+        ev.time_range.end = (time.perf_counter_ns() - self._t0) / 1e3
+        while self._open:
+            closed = self._open.pop()
+            closed.cpu_memory_usage += sum(c.cpu_memory_usage for c in closed.cpu_children)
+            if closed is ev:
+                break
 
     # ---- what the dispatcher and the engine call -----------------------------------------
     def _on_op(self, op, args, level):
         ev = self.begin(f"{op.schema.namespace}::{op.schema.name}", args)
+        if self.with_flops:
+            ev.flops = _flops(op, args)
+        self._in_op += 1
         try:
             out = _dispatcher.call_in_modes(op, args, level - 1)
         finally:
+            self._in_op -= 1
             self.end(ev)
-        if self.profile_memory:
-            ev.cpu_memory_usage = cpu_memory_allocated(out, args)
         fn = getattr(out[0] if isinstance(out, (tuple, list)) and out else out, "grad_fn", None)
         if fn is not None:
             ev.sequence_nr = getattr(fn, "_seq", -1)
@@ -221,13 +364,15 @@ class profile:
             raise RuntimeError("ember profiles the CPU only: use_cpu=False leaves nothing "
                                "to record")
         self.use_device = use_device
-        self.record_shapes, self.profile_memory = record_shapes, profile_memory
+        self.record_shapes = record_shapes or with_flops  # flops are computed from the shapes
+        self.profile_memory = profile_memory
         self.with_stack, self.with_flops, self.with_modules = with_stack, with_flops, with_modules
         self.acc_events = acc_events
         self.entered = False
         self.function_events = None
         self._recorder = None
         self._events = []
+        self._memory_records = []
 
     def _prepare_trace(self):
         self.entered = True
@@ -235,7 +380,7 @@ class profile:
     def _start_trace(self):
         self.entered = True
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack,
-                                   self.use_device)
+                                   self.use_device, self.with_flops)
         self._recorder.start()
 
     def __enter__(self):
@@ -254,9 +399,12 @@ class profile:
         recorder.stop()
         self._events = (self._events if self.acc_events else []) + recorder.events
         self.base_time_ns = recorder.base_time_ns
+        self._memory_records = (self._memory_records if self.acc_events else []) + \
+            recorder.memory_records
         self.function_events = EventList(self._events, use_device=self.use_device,
                                          profile_memory=self.profile_memory,
                                          with_flops=self.with_flops)
+        self.function_events._memory_records = self._memory_records
         self.entered = False
         return False
 
@@ -292,6 +440,12 @@ class profile:
         self.function_events.export_chrome_trace(
             path, self.base_time_ns, {"record_shapes": int(self.record_shapes),
                                       "profile_memory": int(self.profile_memory)})
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        self._check_finish()
+        if not self.with_stack:
+            raise AssertionError("export_stacks() requires with_stack=True")
+        return self.function_events.export_stacks(path, metric)
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
                      group_by_overload_name=False):

@@ -9,6 +9,7 @@ program can be read side by side.
 """
 import enum
 import json
+import math
 import os
 import socket
 from collections import defaultdict
@@ -74,7 +75,8 @@ class FunctionEvent(_FormattedTimes):
 
     def __init__(self, id, name, thread, start_us, end_us, input_shapes=None, stack=None,
                  scope=0, cpu_memory_usage=0, sequence_nr=-1, is_user_annotation=False,
-                 trace_name=None, input_dtypes=None, concrete_inputs=None, use_device=None):
+                 trace_name=None, input_dtypes=None, concrete_inputs=None, use_device=None,
+                 is_python_function=False):
         self.id = id
         self.name = name
         self.trace_name = name if trace_name is None else trace_name
@@ -93,6 +95,8 @@ class FunctionEvent(_FormattedTimes):
         self.cpu_memory_usage = cpu_memory_usage
         self.sequence_nr = sequence_nr
         self.is_user_annotation = is_user_annotation
+        self.is_python_function = is_python_function
+        self.python_id = self.python_parent_id = None
         self.is_async = self.is_remote = self.is_legacy = False
         self.node_id = -1
         self.device_type = DeviceType.CPU
@@ -166,6 +170,7 @@ class FunctionEventAvg(_FormattedTimes):
         self.self_cpu_time_total += other.self_cpu_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
+        self.flops += other.flops
         self.count += other.count
         return self
 
@@ -203,7 +208,7 @@ class EventList(list):
                             max_src_column_width=max_src_column_width,
                             max_name_column_width=max_name_column_width,
                             max_shapes_column_width=max_shapes_column_width,
-                            profile_memory=self._profile_memory,
+                            profile_memory=self._profile_memory, with_flops=self._with_flops,
                             top_level_events_only=top_level_events_only, time_unit=time_unit)
 
     def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0,
@@ -220,7 +225,7 @@ class EventList(list):
                 key += evt.stack[:group_by_stack_n]
             stats[tuple(key)].add(evt)
         averages = EventList(stats.values(), use_device=self._use_device,
-                             profile_memory=self._profile_memory)
+                             profile_memory=self._profile_memory, with_flops=self._with_flops)
         for avg in averages:
             avg.stack = avg.stack[:group_by_stack_n]
             if not group_by_input_shapes:
@@ -237,16 +242,38 @@ class EventList(list):
         total.key = "Total"
         return total
 
+    def supported_export_stacks_metrics(self):
+        return ["self_cpu_time_total", "self_cuda_time_total", "self_xpu_time_total",
+                "self_privateuse1_time_total"]
+
+    def export_stacks(self, path, metric):
+        """One line per event with a stack: its frames outermost first, joined by ";" (spaces
+        and separators in them as "_"), then the metric in whole units -- the folded-stacks
+        input of flamegraph.pl and speedscope."""
+        if metric not in self.supported_export_stacks_metrics():
+            raise ValueError("metric should be one of: "
+                             + str(self.supported_export_stacks_metrics()))
+        attribute = metric.replace("cuda", "device").replace("xpu", "device") \
+            .replace("privateuse1", "device")
+        safe = str.maketrans(" ;\t\n", "____")
+        with open(path, "w") as f:
+            for evt in self:
+                value = int(getattr(evt, attribute)) if evt.stack else 0
+                if value > 0:
+                    frames = ";".join(entry.translate(safe) for entry in reversed(evt.stack))
+                    f.write(f"{frames} {value}\n")
+
     def export_chrome_trace(self, path, base_time_ns=0, metadata=None):
         """Write the events as a Chrome trace-event JSON object (chrome://tracing, Perfetto)."""
-        write_chrome_trace(path, self, base_time_ns, metadata or {})
+        write_chrome_trace(path, self, base_time_ns, metadata or {},
+                           getattr(self, "_memory_records", ()))
 
 
-def write_chrome_trace(path, events, base_time_ns, metadata):
+def write_chrome_trace(path, events, base_time_ns, metadata, memory_records=()):
     """Chrome's trace-event format as PyTorch's Kineto writes it: process and thread metadata
     ("ph": "M"), one complete event ("ph": "X") per range with its category (cpu_op,
     user_annotation), start and duration in microseconds and the op's input dims and types,
-    and a "[memory]" instant event ("ph": "i") per op that allocated."""
+    and a "[memory]" instant event ("ph": "i") per change the allocator's statistics showed."""
     pid = os.getpid()
     trace = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "ts": 0,
               "args": {"name": "python"}},
@@ -255,8 +282,9 @@ def write_chrome_trace(path, events, base_time_ns, metadata):
     for tid in sorted({e.thread for e in events}):
         trace.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "ts": 0,
                       "args": {"name": f"thread {tid} (python)"}})
-    allocated = 0
     for i, e in enumerate(events):
+        if e.name == "[memory]":  # a top-level memory change: one of the instant events below
+            continue
         args = {"External id": e.id, "Ev Idx": i}
         if e.sequence_nr >= 0:
             args["Sequence number"] = e.sequence_nr
@@ -265,16 +293,19 @@ def write_chrome_trace(path, events, base_time_ns, metadata):
             args["Input type"] = e.input_dtypes
         if e.stack:
             args["Call stack"] = ";".join(e.stack)
-        trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
+        if e.is_python_function:
+            args = {"Python parent id": e.python_parent_id, "Python id": e.python_id,
+                    "Ev Idx": i}
+        category = ("python_function" if e.is_python_function else
+                    "user_annotation" if e.is_user_annotation else "cpu_op")
+        trace.append({"ph": "X", "cat": category,
                       "name": e.trace_name, "pid": pid, "tid": e.thread,
                       "ts": e.time_range.start, "dur": e.time_range.elapsed_us(), "args": args})
-        own = e.self_cpu_memory_usage if metadata.get("profile_memory") else 0
-        if own:
-            allocated += own
-            trace.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
-                          "pid": pid, "tid": e.thread, "ts": e.time_range.end,
-                          "args": {"Device Type": 0, "Device Id": -1, "Bytes": own,
-                                   "Total Allocated": allocated, "Total Reserved": allocated}})
+    for ts, nbytes, allocated, reserved, thread in memory_records:
+        trace.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+                      "pid": pid, "tid": thread, "ts": ts,
+                      "args": {"Total Reserved": reserved, "Total Allocated": allocated,
+                               "Bytes": nbytes, "Device Id": -1, "Device Type": 0}})
     doc = {"schemaVersion": 1, "deviceProperties": [], "host_name": socket.gethostname(),
            "displayTimeUnit": "ms", "baseTimeNanoseconds": base_time_ns, **metadata,
            "traceEvents": trace, "traceName": str(path)}
@@ -284,7 +315,7 @@ def write_chrome_trace(path, events, base_time_ns, metadata):
 
 def _build_table(events, sort_by=None, header=None, row_limit=100, max_src_column_width=75,
                  max_name_column_width=55, max_shapes_column_width=80, profile_memory=False,
-                 top_level_events_only=False, time_unit=None):
+                 with_flops=False, top_level_events_only=False, time_unit=None):
     """PyTorch's profiler table: right-aligned columns of width 12 two spaces apart, the name
     column as wide as the longest key + 4 (at most 55), then Input Shapes and Source Location
     when the events have them, and the self CPU time total underneath."""
@@ -319,6 +350,11 @@ def _build_table(events, sort_by=None, header=None, row_limit=100, max_src_colum
     if stacks:
         headers.append("Source Location")
         widths.append((src_width, "<"))
+    flops = [e.flops for e in events if e.flops > 0] if with_flops else []
+    if flops:  # "Total FLOPs", "Total KFLOPs", ... scaled to the smallest count
+        power = int(max(0, min(math.log10(min(flops)) / 3, 5)))
+        headers.append("Total " + ("", "K", "M", "G", "T", "P")[power] + "FLOPs")
+        widths.append((12, ">"))
     row_format = "".join("{: " + align + str(w) + "}  " for w, align in widths)
     header_sep = "".join("-" * w + "  " for w, _ in widths)
     line_length = sum(w + 2 for w, _ in widths) - 2
@@ -355,6 +391,8 @@ def _build_table(events, sort_by=None, header=None, row_limit=100, max_src_colum
         row.append(evt.count)
         if has_input_shapes:
             row.append(str(evt.input_shapes)[:shapes_width])
+        if flops:  # before the source location, as PyTorch fills its row (not its header)
+            row.append(f"{evt.flops * 10.0 ** (-3 * power):8.3f}" if evt.flops > 0 else "--")
         if stacks:
             row.append(_trim_path(evt.stack[0], src_width) if evt.stack else "")
         lines.append(row_format.format(*row))

@@ -17,9 +17,9 @@ Two ways to get gradients through random draws, as in PyTorch:
 
 With the same `ember.manual_seed`, samples of the families drawn from PyTorch's bit-exact
 samplers (normal_, rand, uniform_, exponential_, cauchy_, bernoulli, multinomial, poisson)
-equal PyTorch's. Gamma, Chi2, Beta, Dirichlet, StudentT and Binomial draw through
-`_standard_gamma` / `binomial`, which follow the right distributions but not PyTorch's
-random streams.
+equal PyTorch's. Gamma, Chi2, Beta, Dirichlet, StudentT and Binomial (and InverseGamma,
+FisherSnedecor and NegativeBinomial, through Gamma) draw through `_standard_gamma` /
+`binomial`, which follow the right distributions but not PyTorch's random streams.
 """
 from . import constraints, transforms
 from .bernoulli import Bernoulli
@@ -29,22 +29,31 @@ from .categorical import Categorical
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_cauchy import HalfCauchy
 from .half_normal import HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import _add_kl_info, kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
@@ -55,18 +64,25 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 _add_kl_info()
 del _add_kl_info
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "MixtureSameFamily",
-    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
+    "Dirichlet",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric",
+    "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy",
+    "LKJCholesky",
+    "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
-    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "Weibull",
+    "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises",
+    "Weibull", "Wishart",
     "biject_to", "kl_divergence", "register_kl", "transform_to",
 ]
 __all__.extend(transforms.__all__)

@@ -18,6 +18,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -28,6 +29,8 @@ from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
 from .laplace import Laplace
+from .lowrank_multivariate_normal import (LowRankMultivariateNormal, _lowrank_logdet,
+                                          _lowrank_mahalanobis)
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
@@ -266,6 +269,114 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     term2 = _batch_trace_XXT(ember.linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False))
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+# ---- low-rank normals: Woodbury forms, never an event x event inverse. With A = L_C^-1 W_q^T
+# D_q^-1, tr(Sigma_q^-1 Sigma_p) = tr(D_q^-1 Sigma_p) - |A Sigma_p^1/2|_F^2.
+def _lowrank_q_terms(p, q):
+    """(log det Sigma_q, Mahalanobis of the means under q, A)."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+                         "different event shapes cannot be computed")
+    W, D, L = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    A = ember.linalg.solve_triangular(L, W.mT / D.unsqueeze(-2), upper=False)
+    return _lowrank_logdet(D, L), _lowrank_mahalanobis(W, D, q.loc - p.loc, L), A
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    logdet_q, mahalanobis, A = _lowrank_q_terms(p, q)
+    pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+    trace = ((pD / qD).sum(-1) + _batch_trace_XXT(pW * qD.rsqrt().unsqueeze(-1))
+             - _batch_trace_XXT(A * pD.sqrt().unsqueeze(-2)) - _batch_trace_XXT(A.matmul(pW)))
+    logdet_p = _lowrank_logdet(pD, p._capacitance_tril)
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    logdet_q, mahalanobis, A = _lowrank_q_terms(p, q)
+    pL, qD = p._unbroadcasted_scale_tril, q._unbroadcasted_cov_diag
+    trace = _batch_trace_XXT(pL * qD.rsqrt().unsqueeze(-1)) - _batch_trace_XXT(A.matmul(pL))
+    logdet_p = 2 * pL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+                         "different event shapes cannot be computed")
+    qL = q._unbroadcasted_scale_tril
+    pW, pD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    logdet_q = 2 * qL.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    logdet_p = _lowrank_logdet(pD, p._capacitance_tril)
+    batch = ember.broadcast_shapes(qL.shape[:-2], pW.shape[:-2])
+    n = p.event_shape[0]
+    qL = qL.expand(batch + (n, n))
+    trace = (_batch_trace_XXT(ember.linalg.solve_triangular(
+                 qL, pW.expand(batch + (n, pW.shape[-1])), upper=False))
+             + _batch_trace_XXT(ember.linalg.solve_triangular(
+                 qL, ember.diag_embed(pD.sqrt()).expand(batch + (n, n)), upper=False)))
+    mahalanobis = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return 0.5 * (logdet_q - logdet_p + trace + mahalanobis - n)
+
+
+# ---- the continuous Bernoulli: closed forms through its log-normalizer; a law with support
+# beyond [0, 1] is infinitely far from it, and it from one whose support misses part of [0, 1]
+def _cb_cross_entropy(p, q):
+    """-E_p[log q(x)] for a continuous Bernoulli q, given p's mean."""
+    return -p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + ember.log1p(-p.probs)
+            - q._cont_bern_log_norm() - ember.log1p(-q.probs))
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cb_cross_entropy(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _cb_cross_entropy(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return ember.where(outside, ember.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - ember.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t2 = 0.5 * (math.log(2.0 * math.pi) + ember.square(q.loc / q.scale)) + ember.log(q.scale)
+    t3 = ((p.variance + ember.square(p.mean) - 2.0 * q.loc * p.mean)
+          / (2.0 * ember.square(q.scale)))
+    return -p.entropy() + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return ember.where(outside, ember.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+for _p, _param in ((Exponential, "rate"), (Gamma, "concentration"), (Gumbel, "loc"),
+                   (Laplace, "loc"), (Normal, "loc"), (Pareto, "scale")):
+    register_kl(_p, ContinuousBernoulli)(
+        lambda p, q, _param=_param: _infinite_like(getattr(p, _param)))
+del _p, _param
 
 
 @register_kl(Normal, Normal)

@@ -155,11 +155,23 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    return _finish(_op("linalg_matrix_rank.atol_rtol_tensor")(A, atol=atol, rtol=rtol,
+                                                              hermitian=hermitian), False, out)
+
+
+@impl("linalg_matrix_rank.atol_rtol_tensor", "CompositeImplicitAutograd")
+def _matrix_rank_composite(A, atol=None, rtol=None, hermitian=False):
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
-    return _finish((S > _tolerance(A, S, atol, rtol)).sum(-1), False, out)
+    return (S > _tolerance(A, S, atol, rtol)).sum(-1)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
+    return _finish_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
+                         _op("linalg_lstsq")(A, B, rcond, driver=driver))
+
+
+@impl("linalg_lstsq", "CompositeImplicitAutograd")
+def _lstsq_composite(A, B, rcond=None, driver=None):
     """The least-squares solution of AX = B, as pinv(A) @ B (PyTorch's CPU default driver,
     gelsy, reports the rank; residuals are given when m > n and A has full rank)."""
     if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
@@ -169,7 +181,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     rtol = rcond if rcond is not None and rcond > 0 else None
@@ -182,8 +194,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         residuals = residuals.squeeze(-1) if vector else residuals
     # as in PyTorch, only the solution and the residuals are differentiable
     S = svdvals(A.detach()) if driver in ("gelsd", "gelss") else zeros(0, dtype=A.dtype)
-    return _finish_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
-                         (X.squeeze(-1) if vector else X, residuals, rank, S))
+    return X.squeeze(-1) if vector else X, residuals, rank, S
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):

@@ -11,6 +11,7 @@ from .._core import dtype as D
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings import install_methods
+from .._dispatch.dispatcher import impl, lookup
 from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 
@@ -69,14 +70,20 @@ def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """The deprecated form: solves op(A) X = input and also returns a copy of A."""
+    return _finish_tuple("triangular_solve", ["solution", "cloned_coefficient"],
+                         lookup("triangular_solve")(input, A, upper, transpose, unitriangular),
+                         out)
+
+
+@impl("triangular_solve", "CompositeImplicitAutograd")
+def _triangular_solve_composite(input, A, upper, transpose, unitriangular):
     warnings.warn("torch.triangular_solve is deprecated in favor of "
                   "torch.linalg.solve_triangular and will be removed in a future PyTorch "
                   "release. Note that its arguments are reversed and it does not return a copy "
                   "of the coefficient matrix.", UserWarning)
     T = A.mT if transpose else A
     X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
-    return _finish_tuple("triangular_solve", ["solution", "cloned_coefficient"],
-                           (X, A.clone()), out)
+    return X, A.clone()
 
 
 def _gram(L, upper):
@@ -218,6 +225,11 @@ for _name, _fn in _METHODS.items():
 
 
 def pinverse(input, rcond=1e-15):
+    return lookup("pinverse")(input, rcond)
+
+
+@impl("pinverse", "CompositeImplicitAutograd")
+def _pinverse_composite(input, rcond):
     return _linalg().pinv(input, rtol=rcond)
 
 

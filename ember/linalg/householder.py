@@ -2,18 +2,20 @@
 reflectors it describes -- linalg.householder_product (= orgqr) and ormqr.
 
 Column i of `input` below the diagonal, with an implicit 1 on the diagonal, is the vector v_i
-of the reflector H_i = I - tau_i v_i v_i^H; Q = H_1 H_2 ... H_k. The products are written in
-differentiable ops, so their gradients come from autograd; geqrf has no derivative, as in
-PyTorch.
+of the reflector H_i = I - tau_i v_i v_i^H; Q = H_1 H_2 ... H_k. All four are ops, as in
+PyTorch (so autocast runs them in float32): geqrf has a CPU kernel and no derivative, as in
+PyTorch; the products are CompositeImplicitAutograd kernels written in differentiable ops, so
+their gradients come from autograd.
 """
 import math
 
 import numpy as np
 
 from .._core import dtype as D
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _meta, _wrap
 from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
+from .._dispatch.dispatcher import impl, lookup
 
 __all__ = ["geqrf", "orgqr", "ormqr"]
 
@@ -24,24 +26,41 @@ def _check_float(A, kernel):
         raise not_implemented(kernel, A.dtype)
 
 
-def geqrf(input, *, out=None):
-    import scipy.linalg.lapack as lapack
+def _check_geqrf(input):
     if input.dim() < 2:
         raise RuntimeError("torch.geqrf: The input tensor A must have at least 2 dimensions.")
     _check_float(input, "geqrf_cpu")
     m, n = input.shape[-2], input.shape[-1]
-    data = input.detach().numpy()
-    data = data.reshape((math.prod(data.shape[:-2]), m, n))
+    return tuple(input.shape[:-2]), m, n
+
+
+@impl("geqrf", "CPU")
+def _geqrf_cpu(input):
+    import scipy.linalg.lapack as lapack
+    batch, m, n = _check_geqrf(input)
+    data = input._np.reshape((math.prod(batch), m, n))
     fn = lapack.get_lapack_funcs("geqrf", (data,))
     qr = np.empty_like(data)
     tau = np.empty((data.shape[0], min(m, n)), data.dtype)
     for b, mat in enumerate(data):
         if mat.size:
             qr[b], tau[b] = fn(mat)[:2]
-    batch = tuple(input.shape[:-2])
-    result = (B.tensor(qr.reshape(batch + (m, n)), dtype=input.dtype),
-              B.tensor(tau.reshape(batch + (min(m, n),)), dtype=input.dtype))
-    return _finish_tuple("geqrf", ["a", "tau"], result, out)
+    return (_wrap(qr.reshape(batch + (m, n)).astype(input.dtype._np, copy=False)),
+            _wrap(tau.reshape(batch + (min(m, n),)).astype(input.dtype._np, copy=False)))
+
+
+@impl("geqrf", "Meta")
+def _geqrf_meta(input):
+    batch, m, n = _check_geqrf(input)
+    return (_meta(batch + (m, n), input.dtype, device=input.device),
+            _meta(batch + (min(m, n),), input.dtype, device=input.device))
+
+
+_geqrf = lookup("geqrf")
+
+
+def geqrf(input, *, out=None):
+    return _finish_tuple("geqrf", ["a", "tau"], _geqrf(input), out)
 
 
 def _reflector_product(A, tau, columns):
@@ -67,7 +86,25 @@ def _reflector(A, i):
     return B.cat([head, A[..., i + 1:, i]], -1).reshape(batch + (m, 1))
 
 
+_householder_product = lookup("linalg_householder_product")
+_orgqr = lookup("orgqr")
+_ormqr = lookup("ormqr")
+
+
 def householder_product(A, tau, *, out=None):
+    return _finish(_householder_product(A, tau), False, out)
+
+
+def orgqr(input, tau, *, out=None):
+    return _finish(_orgqr(input, tau), False, out)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    return _finish(_ormqr(input, tau, other, left, transpose), False, out)
+
+
+@impl("linalg_householder_product", "CompositeImplicitAutograd")
+def _householder_product_composite(A, tau):
     name = "torch.linalg.householder_product"
     if A.dim() < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
@@ -85,14 +122,16 @@ def householder_product(A, tau, *, out=None):
         raise RuntimeError(f"{name}: tau dtype {tau.dtype} does not match input dtype "
                            f"{A.dtype}")
     _check_float(A, "orgqr_cpu")
-    return _finish(_reflector_product(A, tau, A.shape[-1]), False, out)
+    return _reflector_product(A, tau, A.shape[-1])
 
 
-def orgqr(input, tau, *, out=None):
-    return householder_product(input, tau, out=out)
+@impl("orgqr", "CompositeImplicitAutograd")
+def _orgqr_composite(input, tau):
+    return _householder_product(input, tau)
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+@impl("ormqr", "CompositeImplicitAutograd")
+def _ormqr_composite(input, tau, other, left, transpose):
     """op(Q) @ other (left) or other @ op(Q), with Q the full m x m product of the
     reflectors and op the conjugate transpose when `transpose`."""
     if input.dim() < 2 or other.dim() < 2:
@@ -107,7 +146,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     _check_float(input, "ormqr_cpu")
     Q = _reflector_product(input, tau, input.shape[-2])
     Q = Q.mH if transpose else Q
-    return _finish(Q.matmul(other) if left else other.matmul(Q), False, out)
+    return Q.matmul(other) if left else other.matmul(Q)
 
 
 Tensor.geqrf = lambda self: geqrf(self)

@@ -1,13 +1,15 @@
 """F.ctc_loss's front half: PyTorch's argument conventions (lengths as tensors or tuples,
-unbatched input, reductions) around the `_ctc_loss` op, whose kernels are in _aten/ctc.py."""
+unbatched input, reductions) in the `ctc_loss` op (CompositeImplicitAutograd, as in PyTorch, so
+autocast runs it in float32) around the `_ctc_loss` op, whose kernels are in _aten/ctc.py."""
 import numpy as np
 
 from .._core.tensor import Tensor
 from .. import _refs as E
 from .._core import dtype as D
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import impl, lookup as _lookup
 
 _ctc_loss = _lookup("_ctc_loss")
+_ctc_loss_op = _lookup("ctc_loss.IntList")
 
 
 def _lengths(value, name):
@@ -29,13 +31,20 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction
                         "tuples of ints")
     il = _lengths(input_lengths, "input_lengths")
     tl = _lengths(target_lengths, "target_lengths")
+    return _ctc_loss_op(log_probs, targets, il.tolist(), tl.tolist(), blank, reduction,
+                        zero_infinity)
+
+
+@impl("ctc_loss.IntList", "CompositeImplicitAutograd")
+def _ctc_loss_composite(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                        zero_infinity):
     batched = log_probs.dim() == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
-    res = _ctc_loss(lp, targets, il.tolist(), tl.tolist(), blank, zero_infinity)[0]
+    res = _ctc_loss(lp, targets, input_lengths, target_lengths, blank, zero_infinity)[0]
     if zero_infinity:
         res = E.where(res == float("inf"), E.zeros((), dtype=res.dtype), res)
     if reduction == 1:
-        lengths = E.tensor(np.maximum(tl, 1), dtype=res.dtype)
+        lengths = E.tensor(np.maximum(target_lengths, 1), dtype=res.dtype)
         return (res / lengths).mean()
     if reduction == 2:
         return res.sum()

@@ -15,6 +15,7 @@ from .._core.tensor import Tensor
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ._ctc import ctc_loss as _ctc
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
@@ -430,14 +431,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                            f"{_scalar_name(target.dtype)}")
     _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     _check_broadcasts_to(input, weight, pos_weight)
-    same_dtype = all(t is None or t.dtype == input.dtype for t in (target, weight, pos_weight))
-    if same_dtype and input.dtype in (D.float32, D.float64) and input.device.type == "cpu":
-        return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
-    # mixed dtypes (or another device): composed of ops, with type promotion. log(sigmoid(x))
-    # never overflows, and neither does x - log(sigmoid(x)) = -log(1 - sigmoid(x)).
-    scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-    loss = (1 - target) * input - scale * logsigmoid(input)
-    return _apply_reduction(loss if weight is None else loss * weight, r)
+    return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, r)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -737,7 +731,6 @@ _REDUCTION_NAMES = ("none", "mean", "sum")
 
 def _torch_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
                     zero_infinity=False):
-    from ._ctc import ctc_loss as _ctc
     return _ctc(log_probs, targets, input_lengths, target_lengths, blank, reduction,
                 zero_infinity)
 
@@ -869,6 +862,35 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution of (time, batch, channels) sequences with a (kernel width, in, out)
+    weight, `pad` steps of zeros at both ends of time (an op, as PyTorch's, so autocast runs
+    it in lower precision)."""
+    return _conv_tbc(input, weight, bias, pad)
+
+
+_conv_tbc = _lookup("conv_tbc")
+
+
+@_impl("conv_tbc", "CompositeImplicitAutograd")
+def _conv_tbc_composite(input, weight, bias, pad):
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    # (T, B, C) -> (B, C, T) for conv1d, whose weight is (out, in, width); the bias is added
+    # after, so that a convolution over no channels (or a width-0 kernel) still gives it
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), padding=pad)
+    return out.permute(2, 0, 1) + bias
 
 
 def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd,
@@ -2501,6 +2523,7 @@ TORCH_LEVEL = dict(
     adaptive_max_pool1d=_torch_adaptive_max_pool1d, pixel_shuffle=pixel_shuffle,
     pixel_unshuffle=pixel_unshuffle, cosine_similarity=cosine_similarity,
     pairwise_distance=pairwise_distance, pdist=pdist, cdist=cdist, rms_norm=rms_norm,
+    conv_tbc=conv_tbc,
     dropout=_torch_dropout, alpha_dropout=_torch_alpha_dropout,
     feature_dropout=_torch_feature_dropout, feature_alpha_dropout=_torch_feature_alpha_dropout,
     dropout_=_torch_inplace_dropout(), alpha_dropout_=_torch_inplace_dropout(alpha=True),

@@ -183,6 +183,20 @@ class _KinetoProfile:
         finally:
             os.remove(tmp)
 
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Write each event's stack and its self time, folded for flame graphs (needs
+        with_stack=True)."""
+        if self.profiler is None:
+            raise AssertionError("Profiler must be initialized before exporting stacks")
+        return self.profiler.export_stacks(path, metric)
+
+    def export_memory_timeline(self, path, device=None):
+        raise NotImplementedError(
+            "ember.profiler: export_memory_timeline (deprecated in PyTorch) needs PyTorch's "
+            "categorisation of every tensor (parameter, activation, gradient, ...), which "
+            "ember does not have; record the allocator's history instead: "
+            "ember.memory._record_memory_history() and ember.memory._dump_snapshot(path)")
+
     def events(self):
         if self.profiler is None:
             raise AssertionError("Profiler must be initialized before getting events")

@@ -19,6 +19,7 @@ differences with their indices, in PyTorch's words.
 import cmath
 import collections.abc
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -363,3 +364,26 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             pair.compare()
         except ErrorMeta as error_meta:
             raise error_meta.to_error(msg) from None
+
+
+_ALLCLOSE_PRECISIONS = {ember.float16: (1e-3, 1e-3), ember.float32: (1e-4, 1e-5),
+                        ember.float64: (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """The deprecated comparison: assert_close with its own (looser) default tolerances,
+    NaNs equal by default and dtypes not checked (`expected` takes `actual`'s dtype)."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `torch.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=2)
+    if not isinstance(actual, ember.Tensor):
+        actual = ember.tensor(actual)
+    if not isinstance(expected, ember.Tensor):
+        expected = ember.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        precisions = [_ALLCLOSE_PRECISIONS.get(t.dtype, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in precisions), max(p[1] for p in precisions)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True,
+                 check_dtype=False, check_stride=False, msg=msg or None)

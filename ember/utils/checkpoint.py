@@ -33,13 +33,22 @@ Two variants, as in PyTorch:
   memory after forward, the region's activations held only while it runs.)
 """
 import contextlib
+import enum
 import warnings
 
 import ember
 from ember.autograd import Function
+from ember._dispatch import dispatcher as _dispatcher
+from ember.autograd.variable_type import autograd_kernel as _autograd_kernel
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "check_backward_validity",
-           "detach_variable", "noop_context_fn"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
+           "check_backward_validity", "detach_variable", "noop_context_fn",
+           "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts"]
+
+
+class CheckpointError(RuntimeError):
+    """The recomputation did not reproduce the forward (tensors of other shapes or dtypes)."""
 
 
 def detach_variable(inputs):
@@ -193,9 +202,15 @@ class _NonReentrantCheckpoint(Function):
         detached = detach_variable(ctx.saved_tensors)
         for i, t in zip(frame.tensor_indices, detached):
             args[i] = t
-        with _replayed_rng(frame.rng_state), ember.enable_grad():
+        with _replayed_rng(frame.rng_state), ember.enable_grad(), frame.recompute_context:
             outputs, _ = _flatten(frame.function(*args, **frame.kwargs))
-        outputs = [outputs[i] for i in frame.differentiable]
+        outputs = [outputs[i] for i in frame.differentiable if i < len(outputs)]
+        recomputed = [(o.shape, o.dtype) for o in outputs]
+        if frame.check and recomputed != frame.metadata:
+            raise CheckpointError(
+                "torch.utils.checkpoint: Recomputed values for the following tensors have "
+                f"different metadata than during the forward pass: forward {frame.metadata}, "
+                f"recomputed {recomputed}")
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and o.requires_grad]
         wrt = [t for t in detached if t.requires_grad] + frame.leaves
         if not pairs or not wrt:
@@ -219,20 +234,25 @@ class _Frame:
         self.leaves = []
 
 
-def _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs):
+def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, check, *args,
+                                  **kwargs):
     if not ember.is_grad_enabled():
         return function(*args, **kwargs)  # nothing is recorded, so there is nothing to save
+    forward_context, recompute_context = context_fn()
     frame = _Frame(function, args, kwargs,
                    ember.get_rng_state() if preserve_rng_state else None)
+    frame.recompute_context, frame.check = recompute_context, check
     run_args = list(args)
     tensor_args = tuple(args[i] for i in frame.tensor_indices)
     detached = detach_variable(tensor_args)
     for i, t in zip(frame.tensor_indices, detached):
         run_args[i] = t
-    result = function(*run_args, **kwargs)
+    with forward_context:
+        result = function(*run_args, **kwargs)
     outputs, rebuild = _flatten(result)
     frame.differentiable = [k for k, o in enumerate(outputs) if o.requires_grad]
     grad_outputs = [outputs[k] for k in frame.differentiable]
+    frame.metadata = [(o.shape, o.dtype) for o in grad_outputs]
     frame.leaves = _external_leaves(grad_outputs, detached)
     if not grad_outputs:
         return result
@@ -256,8 +276,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         use_reentrant: which variant (see the module docstring). Pass it explicitly; None
             warns and uses True, as PyTorch does.
         preserve_rng_state: replay the forward's random state in the recomputation.
-        context_fn, determinism_check, debug: accepted for PyTorch compatibility;
-            ember supports only their defaults.
+        context_fn: returns two context managers, entered around the forward and around
+            its recomputation (use_reentrant=False); see create_selective_checkpoint_contexts.
+        determinism_check: "default" compares the shapes and dtypes of the recomputed
+            results with the forward's (CheckpointError if they differ); "none" does not.
+        debug: accepted as PyTorch's flag (ember's CheckpointError has no op trace to add).
     """
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
@@ -274,10 +297,133 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    if context_fn is not noop_context_fn or debug or determinism_check != "default":
-        raise NotImplementedError("ember's checkpoint supports only the default context_fn, "
-                                  "determinism_check and debug")
-    return _checkpoint_without_reentrant(function, preserve_rng_state, *args, **kwargs)
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
+                         f"{determinism_check}")
+    return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn,
+                                         determinism_check == "default", *args, **kwargs)
+
+
+def set_checkpoint_early_stop(enable):
+    """PyTorch's flag for stopping a recomputation once it has every saved tensor it needs;
+    ember's recomputation runs the region to the end either way (its results are what
+    backward differentiates), so the flag changes nothing."""
+    return contextlib.nullcontext()
+
+
+def set_checkpoint_debug_enabled(enabled):
+    return contextlib.nullcontext()
+
+
+# ---- selective activation checkpointing ---------------------------------------------------
+# Note [Selective checkpointing]
+# A policy says, per op call in the region, whether to keep its result (MUST/PREFER_SAVE) or to
+# recompute it (MUST/PREFER_RECOMPUTE). The forward context is a dispatch mode that stores the
+# results of the calls to keep, in call order per op; the recompute context is a mode that,
+# for those calls, hands the stored results back instead of running the kernel. So that
+# backward still flows through such a call, its Autograd kernel runs as usual (recording the
+# node and what its formula saves) and only the backend kernel below it is replaced, by the
+# "SelectiveCheckpointCache" fallback that returns the stored result. Composite and in-place
+# ops are always recomputed.
+class CheckpointPolicy(enum.Enum):
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+_SAVE = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
+
+
+class SelectiveCheckpointContext:
+    """What a policy function receives first: whether this call is the recomputation."""
+
+    def __init__(self, *, is_recompute):
+        self.is_recompute = is_recompute
+
+
+class _SelectiveMode:
+    """A dispatch mode for the time it is entered (see Note [Selective checkpointing])."""
+
+    def __init__(self, policy_fn, storage, is_recompute):
+        self.policy_fn, self.storage = policy_fn, storage
+        self.ctx = SelectiveCheckpointContext(is_recompute=is_recompute)
+
+    def __enter__(self):
+        _dispatcher._modes.append(self._call)
+        return self
+
+    def __exit__(self, *exc):
+        _dispatcher._modes.remove(self._call)
+        return False
+
+    def _keeps(self, op, args):
+        if op._composite is not None or op._mutates:
+            return False
+        policy = self.policy_fn(self.ctx, op, *args)
+        if isinstance(policy, bool):  # PyTorch still accepts the old True/False answers
+            policy = CheckpointPolicy.MUST_SAVE if policy else CheckpointPolicy.PREFER_RECOMPUTE
+        return policy in _SAVE
+
+    def _call(self, op, args, level):
+        keep = self._keeps(op, args)
+        if not self.ctx.is_recompute:
+            out = _dispatcher.call_in_modes(op, args, level - 1)
+            if keep:
+                self.storage.setdefault(op, []).append(_detached(out))
+            return out
+        stored = self.storage.get(op)
+        if not keep or not stored:
+            return _dispatcher.call_in_modes(op, args, level - 1)
+        _replaying.append(stored.pop(0))
+        try:
+            key, grad = op._key_and_grad(args)
+            if grad and ember.is_grad_enabled():
+                return _autograd_kernel(op, "SelectiveCheckpointCache", args)
+            return _replay_stored(op, key, args)
+        finally:
+            _replaying.pop()
+
+
+def _detached(out):
+    if isinstance(out, (tuple, list)):
+        return type(out)(o.detach() if isinstance(o, ember.Tensor) else o for o in out)
+    return out.detach() if isinstance(out, ember.Tensor) else out
+
+
+_replaying = []  # the stored result the SelectiveCheckpointCache fallback hands back
+
+
+def _replay_stored(op, key, args):
+    return _replaying[-1]
+
+
+_dispatcher.register_fallback("SelectiveCheckpointCache", _replay_stored)
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The (forward, recompute) contexts for `checkpoint(..., context_fn=...)` that keep the
+    results of the ops a policy names: a list of ops (`ember.ops.aten.mm.default`, ...) is
+    saved, everything else recomputed; or a function `policy(ctx, op, *args, **kwargs)`
+    returning a CheckpointPolicy."""
+    if isinstance(policy_fn_or_list, list):
+        for op in policy_fn_or_list:
+            if not isinstance(op, _dispatcher.OpOverload):
+                raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} "
+                                 f"of type {type(op)}. ")
+        ops = policy_fn_or_list
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op in ops else CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage = {}
+    return (_SelectiveMode(policy_fn, storage, is_recompute=False),
+            _SelectiveMode(policy_fn, storage, is_recompute=True))
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

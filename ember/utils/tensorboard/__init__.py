@@ -8,6 +8,8 @@ except ImportError:
     raise ImportError("ember.utils.tensorboard needs the `tensorboard` package: "
                       "pip install tensorboard") from None
 
+from tensorboard.summary.writer.record_writer import RecordWriter  # noqa: F401 (as torch's)
+
 from .writer import FileWriter, SummaryWriter
 
 __all__ = ["FileWriter", "SummaryWriter"]

@@ -148,11 +148,41 @@ def image(tag, tensor, rescale=1, dataformats="NCHW"):
     return Summary(value=[Summary.Value(tag=tag, image=make_image(array, rescale=rescale))])
 
 
-def make_image(array, rescale=1):
-    """A Summary.Image holding the PNG encoding of an H x W x C uint8 array."""
+def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
+    """An image with boxes (N x 4: xmin, ymin, xmax, ymax, in pixels) drawn on it in red,
+    each with its label if `labels` are given."""
+    array = convert_to_HWC(make_np(tensor_image), dataformats)
+    array = (array.astype(np.float32) * _scale_factor(array)).clip(0, 255).astype(np.uint8)
+    picture = make_image(array, rescale=rescale, rois=make_np(tensor_boxes), labels=labels)
+    return Summary(value=[Summary.Value(tag=tag, image=picture)])
+
+
+def _draw_box(picture, xmin, ymin, xmax, ymax, label, color="Red", text_color="black",
+              thickness=2):
+    """The box's outline and, above its bottom-left corner, the label on a filled patch."""
+    from PIL import ImageDraw, ImageFont
+    font = ImageFont.load_default()
+    draw = ImageDraw.Draw(picture)
+    draw.line([(xmin, ymin), (xmin, ymax), (xmax, ymax), (xmax, ymin), (xmin, ymin)],
+              width=thickness, fill=color)
+    if label:
+        left, top, right, bottom = font.getbbox(label)
+        text_width, text_height = right - left, bottom - top
+        margin = np.ceil(0.05 * text_height)
+        draw.rectangle([(xmin, ymax - text_height - 2 * margin), (xmin + text_width, ymax)],
+                       fill=color)
+        draw.text((xmin + margin, ymax - text_height - margin), label, fill=text_color,
+                  font=font)
+
+
+def make_image(array, rescale=1, rois=None, labels=None):
+    """A Summary.Image holding the PNG encoding of an H x W x C uint8 array (with boxes
+    `rois` drawn on it first, if given)."""
     from PIL import Image
     height, width, channel = array.shape
     picture = Image.fromarray(array)
+    for i in range(0 if rois is None else rois.shape[0]):
+        _draw_box(picture, *rois[i, :4], None if labels is None else labels[i])
     picture = picture.resize((int(width * rescale), int(height * rescale)),
                              Image.Resampling.LANCZOS)
     with io.BytesIO() as output:

@@ -19,9 +19,10 @@ from tensorboard.compat.proto import event_pb2
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
+from ._embedding import write_embedding
 from ._utils import figure_to_image, make_np
-from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image, pr_curve,
-                      pr_curve_raw, scalar, tensor_proto, text)
+from .summary import (audio, custom_scalars, histogram, histogram_raw, hparams, image,
+                      image_boxes, pr_curve, pr_curve_raw, scalar, tensor_proto, text)
 
 __all__ = ["FileWriter", "SummaryWriter"]
 
@@ -194,6 +195,28 @@ class SummaryWriter:
         raise NotImplementedError(
             "SummaryWriter.add_graph needs a traced graph of the model, and ember's graph "
             "capture (fx.symbolic_trace / jit.trace) has not landed yet")
+
+    def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None, walltime=None,
+                             rescale=1, dataformats="CHW", labels=None):
+        """An image with boxes drawn on it (box_tensor: N x 4 pixel corners); labels that do
+        not match the boxes one to one are dropped, as in PyTorch."""
+        if labels is not None:
+            labels = [labels] if isinstance(labels, str) else labels
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        self._get_file_writer().add_summary(
+            image_boxes(tag, img_tensor, box_tensor, rescale=rescale, dataformats=dataformats,
+                        labels=labels), global_step, walltime)
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
+                      metadata_header=None):
+        """Points (N x D) for TensorBoard's projector, with optional labels (N, or N rows of
+        columns named by `metadata_header`) and images (N x C x H x W)."""
+        if not hasattr(self, "_projector_config"):
+            from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+            self._projector_config = ProjectorConfig()
+        write_embedding(self._projector_config, self._get_file_writer().get_logdir(), mat,
+                        metadata, label_img, global_step, tag, metadata_header)
 
     def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
                      weights=None, walltime=None):

@@ -1,6 +1,9 @@
 """torch.cuda on a machine without CUDA: ember computes on the CPU only, so the queries answer
 "no device", seeding is a no-op (as PyTorch's lazy CUDA seeding is when no GPU exists), and
-anything that needs a GPU raises the error PyTorch raises on a CPU-only build."""
+anything that needs a GPU raises the error PyTorch raises on a CPU-only build. `torch.cuda.amp`
+is the deprecated spelling of `torch.amp` with device "cuda", which disables itself here as
+PyTorch's does without a GPU."""
+from . import amp  # noqa: F401
 
 
 def is_available():
@@ -35,7 +38,7 @@ def current_device():
 # has been initialized, so the counters read zero and the calls that reach the CUDA allocator
 # fail. ember's CPU tensors have these statistics in ember.memory; with a CUDA device these
 # would delegate to that device's allocator.
-from .memory import OutOfMemoryError  # noqa: E402,F401
+from ..memory import OutOfMemoryError  # noqa: E402,F401
 
 
 def _no_cuda_allocator(binding):
