@@ -78,6 +78,8 @@ from ._core.autocast_state import (
 
 globals().update(_nn_torch_level)  # torch.conv2d, torch.dropout, ...: nn functions torch has too
 _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives are in by now
+from . import overrides, _C  # torch.overrides, torch._C's __torch_function__ switches
+overrides.install()  # the hand-written functions and methods dispatch __torch_function__ too
 
 __version__ = "0.1.0"
 

@@ -321,28 +321,88 @@ def _contains(self, element):
                        f"a {type(element)}.")
 
 
+# ---- __torch_function__ ----------------------------------------------------------------------
+def _as_subclass(self, cls):
+    """A `cls` instance over the same data, attached to the autograd graph through an alias
+    (AliasBackward0), as PyTorch's as_subclass."""
+    if not isinstance(cls, type) or not issubclass(cls, Tensor):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of torch.Tensor, not "
+                        f"{cls!r}")
+    result = _alias(self)
+    if type(result) is not cls:
+        result.__class__ = cls
+    return result
+
+
+def _make_subclass(cls, data, require_grad=False, **kwargs):
+    """`cls` over data's storage, detached, requiring grad as asked (Tensor._make_subclass)."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
+                        f"{type(data).__name__}")
+    t = data._as_subclass(cls)
+    t._rg = bool(require_grad)
+    return t
+
+
+_alias = _op("alias")
+_neg, _abs = _op("neg"), _op("abs")
+_lt, _le, _gt, _ge = (_op(f"{n}.Tensor") for n in ("lt", "le", "gt", "ge"))
+
+# The hottest operators check their arguments inline (Note [The one check on the hot path] in
+# ember/_core/torch_function.py); ember.overrides.install gives the other methods a wrapper.
+_OPERATORS = {   # name: (its body, the method PyTorch's __torch_function__ receives)
+    "__add__": ("_add(self, other, 1)", "add"), "__radd__": ("_add(self, other, 1)", "add"),
+    "__iadd__": ("_add_(self, other, 1)", "add_"), "__sub__": ("_sub(self, other, 1)", "sub"),
+    "__rsub__": ("_rsub(self, other, 1)", "__rsub__"),
+    "__isub__": ("_sub_(self, other, 1)", "sub_"), "__mul__": ("_mul(self, other)", "mul"),
+    "__rmul__": ("_mul(self, other)", "mul"), "__imul__": ("_mul_(self, other)", "mul_"),
+    "__truediv__": ("_div(self, other, None)", "div"),
+    "__itruediv__": ("_div_(self, other, None)", "div_"),
+    "__matmul__": ("_matmul(self, other)", "matmul"), "__pow__": ("_pow(self, other)", "pow"),
+    "__floordiv__": ("_floor_divide(self, other)", "__floordiv__"),
+    "__lt__": ("_lt(self, other)", "lt"), "__le__": ("_le(self, other)", "le"),
+    "__gt__": ("_gt(self, other)", "gt"), "__ge__": ("_ge(self, other)", "ge"),
+    "__eq__": ("_eq_method(self, other)", "__eq__"), "__ne__": ("_ne_method(self, other)", "ne"),
+    "__neg__": ("_neg(self)", "neg"), "__abs__": ("_abs(self)", "abs"),
+}
+
+
+def _operators():
+    from .._core import torch_function as tf
+    env = dict(globals(), _FAST=tf.FAST_TYPES, _dispatch=tf.torch_function_dispatch,
+               _NOT_HANDLED=tf.NOT_HANDLED)
+    chunks = []
+    for name, (body, public) in _OPERATORS.items():
+        params = "self, other" if "other" in body else "self"
+        func = name if public == name else f"Tensor.{public}"
+        chunks.append(f"def {name}({params}):\n"
+                      f"    if {' or '.join(f'type({p}) not in _FAST' for p in params.split(', '))}:\n"
+                      f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor)\n"
+                      f"        if result is not _NOT_HANDLED:\n"
+                      f"            return result\n"
+                      f"    return {body}\n")
+    exec(compile("\n".join(chunks), "<ember tensor operators>", "exec"), env)
+    out = {}
+    for name in _OPERATORS:
+        fn = env[name]
+        fn.__qualname__ = f"Tensor.{name}"
+        fn.__ember_torch_function__ = True
+        out[name] = fn
+    return out
+
+
 METHODS = dict(
     __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
-    __add__=lambda s, o: _add(s, o, 1), __radd__=lambda s, o: _add(s, o, 1),
-    __iadd__=lambda s, o: _add_(s, o, 1),
-    __sub__=lambda s, o: _sub(s, o, 1), __rsub__=lambda s, o: _rsub(s, o, 1),
-    __isub__=lambda s, o: _sub_(s, o, 1),
-    __mul__=lambda s, o: _mul(s, o), __rmul__=lambda s, o: _mul(s, o),
-    __imul__=lambda s, o: _mul_(s, o),
-    __truediv__=lambda s, o: _div(s, o, None), __rtruediv__=_rdiv,
-    __itruediv__=lambda s, o: _div_(s, o, None),
+    __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
-    __div__=lambda s, o: _div(s, o, None), __rdiv__=_rdiv,
+    __div__=lambda s, o: _div(s, o, None),
     __idiv__=lambda s, o: _div_(s, o, None),
     __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
     __reversed__=_reversed, __contains__=_contains,
-    __floordiv__=_floor_divide, __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
-    __mod__=remainder, __rmod__=_rmod, __imod__=_imod,
-    __pow__=_pow, __rpow__=_rpow, __ipow__=_pow_,
-    __matmul__=_matmul, __rmatmul__=_rmatmul,
-    __neg__=_op("neg"), __pos__=lambda s: s, __abs__=_op("abs"), __invert__=_invert,
-    __eq__=_eq_method, __ne__=_ne_method, __lt__=_op("lt.Tensor"), __le__=_op("le.Tensor"),
-    __gt__=_op("gt.Tensor"), __ge__=_op("ge.Tensor"),
+    __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
+    __mod__=lambda s, o: remainder(s, o), __rmod__=_rmod, __imod__=_imod,
+    __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o), __rmatmul__=_rmatmul,
+    __pos__=lambda s: s, __invert__=_invert,
     __and__=_and, __rand__=_and, __or__=_or, __ror__=_or, __xor__=_xor, __rxor__=_xor,
     __iand__=lambda s, o: s.copy_(_and(s, o)), __ior__=lambda s, o: s.copy_(_or(s, o)),
     __ixor__=lambda s, o: s.copy_(_xor(s, o)),
@@ -366,6 +426,8 @@ METHODS = dict(
     resize_=_resize_, resize_as_=_resize_as_,
     conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
     fill_diagonal_=_fill_diagonal_, apply_=_apply_,
+    as_subclass=_as_subclass, _make_subclass=staticmethod(_make_subclass),
+    **_operators(),
 )
 PROPERTIES = dict(
     mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),

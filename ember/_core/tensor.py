@@ -24,6 +24,7 @@ from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
 from . import caching_allocator as _allocator
 from .grad_mode import _grad_state
+from . import torch_function as _torch_function
 
 
 class Size(tuple):
@@ -87,6 +88,22 @@ class Tensor:
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # ---- __torch_function__ ---------------------------------------------------------------
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: run func with subclasses' overrides off and give tensor results the
+        subclass (`_convert`), so subclass instances survive ops; NotImplemented when another
+        type in `types` is not a superclass of cls."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _torch_function.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in _torch_function.default_nowrap_functions():
+                return ret
+            return _convert(ret, cls)
 
     # ---- construction -------------------------------------------------------------------
     def _as_subclass(self, cls):
@@ -672,3 +689,21 @@ def _alias(src):
     if src._stride_ is not None:  # an empty CPU view keeps its metadata explicitly
         t._stride_, t._offset_ = src._stride_, src._offset_
     return t
+
+
+def _convert(ret, cls):
+    """ret with its tensors (also inside a tuple or list) viewed as cls (`as_subclass`)."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return ret
+
+
+# the hot path's one check (Note [The one check on the hot path] in torch_function.py)
+_torch_function.never_dispatches(Tensor)
+_torch_function.never_dispatches(Size, D.dtype, type(_CPU), type(strided), type(contiguous_format),
+                                 argument_only=True)
