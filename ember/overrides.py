@@ -191,7 +191,7 @@ def get_ignored_functions():
 
 
 def get_testing_overrides():
-    """{function: a lambda with the function's signature that returns -1}, for every
+    """{function: a dummy with the function's signature that returns -1}, for every
     overridable function whose signature Python can read."""
     import inspect
     out = {}
@@ -201,10 +201,11 @@ def get_testing_overrides():
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
             continue
-        params = ", ".join(str(p) for p in sig.parameters.values())
-        namespace = {}
-        exec(f"def dummy({params}):\n    return -1", {"_REQUIRED": None}, namespace)
-        out[fn] = namespace["dummy"]
+
+        def dummy(*args, **kwargs):
+            return -1
+        dummy.__signature__ = sig
+        out[fn] = dummy
     return out
 
 
@@ -244,10 +245,12 @@ def _function_wrapper(fn):
         if not overloaded and not _tf.is_torch_function_mode_enabled():
             return fn(*args, **kwargs)
         from .fx import _overrides as fx_overrides
-        if fx_overrides.is_python_level(public):
+        python_level = fx_overrides.is_python_level(public)
+        if python_level:   # PyTorch's Python-level functions count exact Tensors too
             args, kwargs = fx_overrides.torch_function_arguments(public, args, kwargs)
             overloaded = _tf.overloaded_args(relevant)
-        return handle_torch_function(public, relevant, *args, overloaded=overloaded, **kwargs)
+        return handle_torch_function(public, relevant, *args, overloaded=overloaded,
+                                     c_level=not python_level, **kwargs)
     public.__ember_torch_function__ = True
     return public
 
@@ -265,7 +268,8 @@ def _property_wrapper(prop):
         overloaded = _tf.overloaded_args((self,), skip_exact=Tensor)
         if not overloaded and not _tf.is_torch_function_mode_enabled():
             return fget(self)
-        return handle_torch_function(new.__get__, (self,), self, overloaded=overloaded)
+        return handle_torch_function(new.__get__, (self,), self, overloaded=overloaded,
+                                     c_level=True)
 
     def setter(self, value):
         if type(self) in _FAST_ARGS and type(value) in _FAST_ARGS:
@@ -274,7 +278,7 @@ def _property_wrapper(prop):
         if not overloaded and not _tf.is_torch_function_mode_enabled():
             return fset(self, value)
         return handle_torch_function(new.__set__, (self, value), self, value,
-                                     overloaded=overloaded)
+                                     overloaded=overloaded, c_level=True)
 
     new = property(getter, setter if fset is not None else None, prop.fdel, prop.__doc__)
     return new
@@ -312,6 +316,7 @@ def _wrap_namespaces():
             wrapper = wrappers.get(value)
             if wrapper is None:
                 wrapper = wrappers[value] = _function_wrapper(value)
+                wrapper.__module__ = namespace   # F.relu.__module__ is torch.nn.functional
                 prefix = _C_PREFIXES.get(namespace)
                 if prefix and not fx_overrides.is_python_level(value):
                     wrapper.__name__ = prefix + name   # torch.linalg.norm is `linalg_norm`

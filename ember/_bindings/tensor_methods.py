@@ -377,7 +377,7 @@ def _operators():
         func = name if public == name else f"Tensor.{public}"
         chunks.append(f"def {name}({params}):\n"
                       f"    if {' or '.join(f'type({p}) not in _FAST' for p in params.split(', '))}:\n"
-                      f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor)\n"
+                      f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
                       f"        if result is not _NOT_HANDLED:\n"
                       f"            return result\n"
                       f"    return {body}\n")

@@ -168,12 +168,15 @@ def has_torch_function(relevant_args, skip_exact=None):
 
 
 # ---- dispatch -------------------------------------------------------------------------------
-def handle_torch_function(public_api, relevant_args, *args, overloaded=None, **kwargs):
+def handle_torch_function(public_api, relevant_args, *args, overloaded=None, c_level=False,
+                          **kwargs):
     """Call the current mode's, then each overloaded argument's `__torch_function__(public_api,
-    types, args, kwargs)` until one returns something other than NotImplemented."""
+    types, args, kwargs)` until one returns something other than NotImplemented; if none does,
+    raise TypeError with PyTorch's message (its C++ wording for `c_level` functions)."""
     if overloaded is None:
         overloaded = overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
+    mode = None
     if is_torch_function_mode_enabled():
         with pop_mode_temporarily() as mode:
             result = mode.__torch_function__(public_api, types, args, kwargs)
@@ -183,25 +186,52 @@ def handle_torch_function(public_api, relevant_args, *args, overloaded=None, **k
         result = arg.__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
-    name = f"{getattr(public_api, '__module__', None)}.{getattr(public_api, '__name__', '?')}"
-    msg = (f"no implementation found for '{name}' on types that implement __torch_function__: "
-           f"{[type(a) for a in overloaded]}")
-    if is_torch_function_mode_enabled():
-        msg += f" nor in mode {_mode_stack[-1]}"
+    if c_level:
+        lines = [f"Multiple dispatch failed for '{_api_name(public_api)}'; all __torch_function__ "
+                 f"handlers returned NotImplemented:", ""]
+        if mode is not None:
+            lines.append(f"  - mode object {mode!r}")
+        lines += [f"  - tensor subclass {type(a)!r}" for a in overloaded]
+        lines += ["", "For more information, try re-running with TORCH_LOGS=not_implemented"]
+        raise TypeError("\n".join(lines))
+    msg = (f"no implementation found for '{_api_name(public_api)}' on types that implement "
+           f"__torch_function__: {[type(a) for a in overloaded]}")
+    if mode is not None:
+        msg += f" nor in mode {mode}"
     raise TypeError(msg)
+
+
+def _api_name(public_api):
+    """'torch.add', 'torch.Tensor.add', 'torch.nn.functional.relu': the name PyTorch's messages
+    give a public function."""
+    name = getattr(public_api, "__name__", repr(public_api))
+    if getattr(public_api, "__qualname__", "").startswith("Tensor."):
+        return f"torch.Tensor.{name}"
+    module = getattr(public_api, "__module__", None) or "ember"
+    if module == "ember" or module.startswith("ember."):
+        module = "torch" + module[len("ember"):]
+    return f"{module}.{name}"
 
 
 NOT_HANDLED = object()
 
 
-def torch_function_dispatch(public_api, relevant_args, args, kwargs, skip_exact=None):
+def torch_function_dispatch(public_api, relevant_args, args, kwargs, skip_exact=None,
+                            operator=False):
     """The slow path of a binding: the result of `__torch_function__` when an argument or a mode
-    takes the call, else NOT_HANDLED (the binding then runs its own body)."""
+    takes the call, else NOT_HANDLED (the binding then runs its own body). An `operator`
+    (`a + b`) returns NotImplemented when every override declines, so that Python tries the
+    other operand's reflected method, as PyTorch's Tensor operators do."""
     overloaded = overloaded_args(relevant_args, skip_exact)
     if not overloaded and not is_torch_function_mode_enabled():
         return NOT_HANDLED
-    return handle_torch_function(public_api, relevant_args, *args, overloaded=overloaded,
-                                 **kwargs)
+    try:
+        return handle_torch_function(public_api, relevant_args, *args, overloaded=overloaded,
+                                     c_level=True, **kwargs)
+    except TypeError as e:
+        if operator and str(e).startswith("Multiple dispatch failed"):
+            return NotImplemented
+        raise
 
 
 never_dispatches(type(None), int, float, bool, complex)
