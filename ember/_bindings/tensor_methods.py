@@ -339,8 +339,10 @@ def _make_subclass(cls, data, require_grad=False, **kwargs):
     if not isinstance(data, Tensor):
         raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
                         f"{type(data).__name__}")
-    t = data._as_subclass(cls)
-    t._rg = bool(require_grad)
+    t = data.detach()   # a fresh alias of the storage, so its class may change
+    t.__class__ = cls
+    if require_grad:
+        t.requires_grad_()
     return t
 
 
