@@ -289,7 +289,12 @@ def _wrap_tensor():
         if name in _IGNORED_TENSOR or (name.startswith("_") and not name.startswith("__")):
             continue
         if isinstance(value, property):
-            setattr(Tensor, name, _property_wrapper(value))
+            if not getattr(value.fget, "__ember_torch_function__", False):
+                setattr(Tensor, name, _property_wrapper(value))
+        elif isinstance(value, _types.FunctionType) and \
+                getattr(value, "__ember_torch_function__", False) and \
+                value.__name__.startswith("_") and not value.__name__.startswith("__"):
+            value.__name__, value.__qualname__ = name, f"Tensor.{name}"   # _to is Tensor.to
         elif isinstance(value, _types.FunctionType) and not hasattr(value, "__ember_op__") \
                 and not getattr(value, "__ember_torch_function__", False):
             method = _function_wrapper(value)

@@ -306,11 +306,12 @@ def _compile_all(bindings):
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
            "_NOT_HANDLED": _tf.NOT_HANDLED}
-    chunks = []
+    chunks, sources = [], []
     for k, (_, py_name, b) in enumerate(bindings):
         env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
         env[f"_SPEC{k}"] = b.torch_function_spec()
         src = b.named_source(py_name)
+        sources.append(src)
         chunks.append(src.replace(f"def {py_name}(", f"def _binding{k}(", 1)
                       .replace("_op(", f"_op{k}(").replace("_public,", f"_binding{k},")
                       .replace("_SPEC,", f"_SPEC{k},"))
@@ -321,7 +322,7 @@ def _compile_all(bindings):
         fn.__code__ = fn.__code__.replace(co_name=py_name, co_qualname=qualname)
         fn.__name__, fn.__qualname__ = py_name, qualname
         fn.__module__ = "ember" if b.kind == "function" else "ember.Tensor"
-        fn.__ember_source__ = b.named_source(py_name)
+        fn.__ember_source__ = sources[k]
         fn.__ember_op__ = b.op
         table[py_name] = fn
 

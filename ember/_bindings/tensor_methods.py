@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls
-from .._core.tensor import Tensor, Size
+from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle
 from .._core.memory_format import contiguous_format
 from .._dispatch.dispatcher import lookup as _op
 from . import indexing as _indexing
@@ -83,6 +83,8 @@ def _to_args(args, kwargs):
 
 
 def _to(self, *args, **kwargs):
+    if type(self) not in _FAST and _overridden(self, *args):
+        return _handle(Tensor.to, (self, *args), kwargs)
     dtype, device, copy, memory_format = _to_args(args, dict(kwargs))
     same_dtype = dtype is None or dtype is self.dtype
     same_device = device is None or device.type == self._device.type
@@ -108,12 +110,16 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def _contiguous(self, memory_format=None):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
     if memory_format is None or memory_format is contiguous_format:
         return self if self.is_contiguous() else _clone(self, contiguous_format)
     return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
 
 
 def _sum_to_size(self, *size):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.sum_to_size, (self, *size))
     size = _shape_args(size)
     if self._size == size:
         return self
@@ -219,6 +225,8 @@ def _invert(self):
 
 
 def _mT(self):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.mT.__get__, (self,))
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self.dim()}-D tensor.")
@@ -226,6 +234,8 @@ def _mT(self):
 
 
 def _T(self):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.T.__get__, (self,))
     if self.dim() not in (0, 2):
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
                       "shape is deprecated and it will throw an error in a future release. "
@@ -306,6 +316,24 @@ def _chalf(self, memory_format=None):
 
 def _to_dtype(dtype):
     return lambda self, memory_format=None: _to(self, dtype)
+
+
+def _view_as(self, other):
+    if (type(self) not in _FAST or type(other) not in _FAST) and _overridden(self, other):
+        return _handle(Tensor.view_as, (self, other))
+    return _view(self, other._size)
+
+
+def _reshape_as(self, other):
+    if (type(self) not in _FAST or type(other) not in _FAST) and _overridden(self, other):
+        return _handle(Tensor.reshape_as, (self, other))
+    return self.reshape(other._size)
+
+
+def _expand_as(self, other):
+    if (type(self) not in _FAST or type(other) not in _FAST) and _overridden(self, other):
+        return _handle(Tensor.expand_as, (self, other))
+    return _expand(self, other._size, False)
 
 
 def _reversed(self):
@@ -421,9 +449,7 @@ METHODS = dict(
     short=_to_dtype(D.int16), char=_to_dtype(D.int8), byte=_to_dtype(D.uint8),
     bool=_to_dtype(D.bool), cfloat=_complex_method(D.complex64),
     cdouble=_complex_method(D.complex128), chalf=_chalf,
-    contiguous=_contiguous, view_as=lambda s, o: _view(s, o._size),
-    reshape_as=lambda s, o: s.reshape(o._size),
-    expand_as=lambda s, o: _expand(s, o._size, False),
+    contiguous=_contiguous, view_as=_view_as, reshape_as=_reshape_as, expand_as=_expand_as,
     repeat=_repeat, sum_to_size=_sum_to_size, set_=_set_,
     resize_=_resize_, resize_as_=_resize_as_,
     conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
@@ -431,6 +457,9 @@ METHODS = dict(
     as_subclass=_as_subclass, _make_subclass=staticmethod(_make_subclass),
     **_operators(),
 )
+# these check inline (the ops' own code calls them on plain tensors)
+for _checked in (_to, _contiguous, _sum_to_size, _mT, _T, _view_as, _reshape_as, _expand_as):
+    _checked.__ember_torch_function__ = True
 PROPERTIES = dict(
     mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),
     mH=property(lambda s: _conj(_mT(s))),
