@@ -75,6 +75,13 @@ class Tensor:
     _is_param = False
     _is_uninitialized = False  # nn's UninitializedParameter/Buffer: no data to read yet
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # repr names a subclass (`Sub([1.])`), as PyTorch's does; nn.Parameter sets it back
+        cls._is_subclass_to_print = True
+
+    _is_subclass_to_print = False
+
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and not args and not kwargs:
             return _wrap(np.empty((0,), dtype=np.float32))

@@ -34,6 +34,7 @@ class Parameter(Tensor):
 
 
 _torch_function.never_dispatches(Parameter)
+Parameter._is_subclass_to_print = False   # "Parameter containing:\ntensor(...)"
 
 
 def _rebuild_parameter(data, requires_grad):
