@@ -371,7 +371,8 @@ def tensor_repr(t, *, tensor_contents=None):
     ``tensor_contents``, when given, replaces the bracketed data text (the
     suffixes are still computed from ``t``)."""
     # a Tensor subclass prints its own name (`LoggingTensor([...])`); Parameter is plain
-    prefix = "tensor(" if not type(t)._is_subclass_to_print else f"{type(t).__name__}("
+    prefix = f"{type(t).__name__}(" if getattr(type(t), "_is_subclass_to_print", False) \
+        else "tensor("
     indent = len(prefix)
     suffixes = []
     custom_contents_provided = tensor_contents is not None
