@@ -97,6 +97,8 @@ _codegen.document_all((_generated.FUNCTIONS, _generated.METHODS))  # derivatives
 _codegen.give_numpy_names({"ember": _sys.modules[__name__], "ember.nn.functional": nn.functional,
                            "ember.special": special, "ember.linalg": linalg, "ember.fft": fft,
                            "Tensor": Tensor})
+from . import overrides, _C  # torch.overrides, torch._C's __torch_function__ switches
+overrides.install()  # the hand-written functions and methods dispatch __torch_function__ too
 
 __version__ = version.__version__
 

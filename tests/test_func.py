@@ -340,7 +340,7 @@ VMAP_XFAIL = {
     # views whose batched strides torch keeps and ember's fallback does not
     "strided views": ("add_through_view", "resize_", "torch.as_strided_copy", "imag_setter",
                       "as_strided_", "resize_as_"),
-    "ctc": ("aten._ctc_loss", "aten._ctc_loss_backward"),
+    "ctc": ("aten._ctc_loss", "aten._ctc_loss_backward", "F.ctc_loss"),
     # an op that returns nothing and writes into a list of tensors (torch.vmap refuses it too)
     "no result": ("aten._amp_foreach_non_finite_check_and_unscale_", "torch.histogramdd.edges"),
 }

@@ -39,6 +39,7 @@ import inspect
 import keyword
 import linecache
 
+from .._core import torch_function as _tf
 from .._core.tensor import Tensor
 from .out import _OutVariant, _finish, _finish_tuple, _return_type
 
@@ -270,6 +271,7 @@ class _Binding:
                 if self.default_of(a) == "_REQUIRED":
                     lines += [f"    if {self.arg_name(a)} is _REQUIRED:",
                               f"        _missing({self.name!r}, {self.arg_name(a)!r})"]
+        lines += self.torch_function_check()
         for pos, a in enumerate(self.params, 1 if self.kind == "function" else 2):
             n = self.arg_name(a)
             if self.varargs and not a.kwarg_only:
@@ -310,10 +312,72 @@ class _Binding:
             lines.append(f"    return {call}")
         return "\n".join(lines) + "\n"
 
+    def torch_function_check(self):
+        """The lines that hand the call to `__torch_function__` when a tensor argument is not
+        exactly a Tensor, or a mode is on (Note [The one check on the hot path])."""
+        tests = ["type(self) not in _FAST"] if self.kind == "method" else []
+        relevant = ["self"] if self.kind == "method" else []
+        for a in self.params:
+            n = self.arg_name(a)
+            if a.type in ("Tensor", "Tensor?", "Tensor|Scalar"):
+                tests.append(f"type({n}) not in _FAST")
+                relevant.append(n)
+            elif a.type in ("Tensor[]", "Tensor?[]"):
+                tests.append(f"type({n}) not in _SEQUENCES or not _FAST.issuperset(map(type, {n}))")
+                relevant.append(n)
+        if not tests:
+            tests = ["not _FAST"]   # no tensor argument: only a mode can take the call
+        values = (["self"] if self.kind == "method" else []) + \
+            [("*" if self.varargs and not a.kwarg_only else "") + self.arg_name(a)
+             for a in self.params] + (["out"] if self.has_out else [])
+        relevant_tuple = f"({', '.join(relevant)}{',' if len(relevant) == 1 else ''})"
+        return [f"    if {' or '.join(tests)}:",
+                f"        _result = _torch_function(_public, _SPEC, "
+                f"({', '.join(values)}{',' if len(values) == 1 else ''}), {relevant_tuple})",
+                "        if _result is not _NOT_HANDLED:",
+                "            return _result"]
+
+    def torch_function_spec(self):
+        """(python name, keyword-only, default) of each parameter, in the binding's order: what
+        `_torch_function` needs to rebuild the call's args and kwargs."""
+        spec = [("self", False, _NO_DEFAULT)] if self.kind == "method" else []
+        for a in self.params:
+            default = _default(a) if a.has_default else _NO_DEFAULT
+            spec.append((self.arg_name(a), a.kwarg_only, default))
+        if self.has_out:
+            spec.append(("out", True, None))
+        return tuple(spec)
+
     def named_source(self, py_name):
         src = self.source()
         return src if py_name == self.name else src.replace(f"def {self.name}(",
                                                             f"def {py_name}(", 1)
+
+
+_NO_DEFAULT = object()
+_SEQUENCES = (list, tuple)
+
+
+def _same(value, default):
+    return value is default or (type(value) is type(default) and type(value) is not Tensor
+                                and value == default)
+
+
+def _torch_function(public, spec, values, relevant):
+    """A generated binding's slow path: the call as PyTorch's `__torch_function__` receives it
+    from a C function (the arguments passed positionally up to the last one that differs from
+    its default, the keyword-only ones that differ by keyword), dispatched if anything takes
+    it, else NOT_HANDLED."""
+    if len(values) != len(spec):   # a varargs method: its ints were spread
+        extra = len(values) - len(spec) + 1
+        values = (values[0], tuple(values[1:1 + extra])) + tuple(values[1 + extra:])
+    positional = [(v, d) for (_, kw, d), v in zip(spec, values) if not kw]
+    n = len(positional)
+    while n and positional[n - 1][1] is not _NO_DEFAULT and _same(*positional[n - 1]):
+        n -= 1
+    args = tuple(v for v, _ in positional[:n])
+    kwargs = {name: v for (name, kw, d), v in zip(spec, values) if kw and not _same(v, d)}
+    return _tf.torch_function_dispatch(public, relevant, args, kwargs, skip_exact=Tensor)
 
 
 def _compile_all(bindings):
@@ -324,13 +388,18 @@ def _compile_all(bindings):
            "_OutVariant": _OutVariant,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
            "_wrong_type": _wrong_type, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
-           "_missing": _missing, "_REQUIRED": _REQUIRED}
-    chunks = []
+           "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
+           "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
+           "_NOT_HANDLED": _tf.NOT_HANDLED}
+    chunks, sources = [], []
     for k, (_, py_name, b) in enumerate(bindings):
         env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
+        env[f"_SPEC{k}"] = b.torch_function_spec()
         src = b.named_source(py_name)
+        sources.append(src)
         chunks.append(src.replace(f"def {py_name}(", f"def _binding{k}(", 1)
-                      .replace("_op(", f"_op{k}("))
+                      .replace("_op(", f"_op{k}(").replace("_public,", f"_binding{k},")
+                      .replace("_SPEC,", f"_SPEC{k},"))
     exec(compile("\n\n".join(chunks), "<ember generated bindings>", "exec"), env)
     for k, (table, py_name, b) in enumerate(bindings):
         fn = env[f"_binding{k}"]
@@ -338,7 +407,7 @@ def _compile_all(bindings):
         fn.__code__ = fn.__code__.replace(co_name=py_name, co_qualname=qualname)
         fn.__name__, fn.__qualname__ = py_name, qualname
         fn.__module__ = "ember" if b.kind == "function" else "ember.Tensor"
-        fn.__ember_source__ = b.named_source(py_name)
+        fn.__ember_source__ = sources[k]
         fn.__ember_op__ = b.op
         table[py_name] = fn
 

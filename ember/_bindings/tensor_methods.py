@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls
-from .._core.tensor import Tensor, Size
+from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle
 from .._core.memory_format import contiguous_format
 from .._dispatch.dispatcher import lookup as _op
 from . import indexing as _indexing
@@ -83,6 +83,8 @@ def _to_args(args, kwargs):
 
 
 def _to(self, *args, **kwargs):
+    if type(self) not in _FAST and _overridden(self, *args):
+        return _handle(Tensor.to, (self, *args), kwargs)
     dtype, device, copy, memory_format = _to_args(args, dict(kwargs))
     same_dtype = dtype is None or dtype is self.dtype
     same_device = device is None or device.type == self._device.type
@@ -108,12 +110,16 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def _contiguous(self, memory_format=None):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
     if memory_format is None or memory_format is contiguous_format:
         return self if self.is_contiguous() else _clone(self, contiguous_format)
     return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
 
 
 def _sum_to_size(self, *size):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.sum_to_size, (self, *size))
     size = _shape_args(size)
     if self._size == size:
         return self
@@ -219,6 +225,8 @@ def _invert(self):
 
 
 def _mT(self):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.mT.__get__, (self,))
     if self.dim() < 2:
         raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self.dim()}-D tensor.")
@@ -226,6 +234,8 @@ def _mT(self):
 
 
 def _T(self):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.T.__get__, (self,))
     if self.dim() not in (0, 2):
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
                       "shape is deprecated and it will throw an error in a future release. "
@@ -308,6 +318,24 @@ def _to_dtype(dtype):
     return lambda self, memory_format=None: _to(self, dtype)
 
 
+def _view_as(self, other):
+    if (type(self) not in _FAST or type(other) not in _FAST) and _overridden(self, other):
+        return _handle(Tensor.view_as, (self, other))
+    return _view(self, other._size)
+
+
+def _reshape_as(self, other):
+    if (type(self) not in _FAST or type(other) not in _FAST) and _overridden(self, other):
+        return _handle(Tensor.reshape_as, (self, other))
+    return self.reshape(other._size)
+
+
+def _expand_as(self, other):
+    if (type(self) not in _FAST or type(other) not in _FAST) and _overridden(self, other):
+        return _handle(Tensor.expand_as, (self, other))
+    return _expand(self, other._size, False)
+
+
 def _reversed(self):
     """The tensor flipped along dim 0 (a 0-d tensor is its own reverse)."""
     return self if self.dim() == 0 else self.flip(0)
@@ -321,28 +349,90 @@ def _contains(self, element):
                        f"a {type(element)}.")
 
 
+# ---- __torch_function__ ----------------------------------------------------------------------
+def _as_subclass(self, cls):
+    """A `cls` instance over the same data, attached to the autograd graph through an alias
+    (AliasBackward0), as PyTorch's as_subclass."""
+    if not isinstance(cls, type) or not issubclass(cls, Tensor):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of torch.Tensor, not "
+                        f"{cls!r}")
+    result = _alias(self)
+    if type(result) is not cls:
+        result.__class__ = cls
+    return result
+
+
+def _make_subclass(cls, data, require_grad=False, **kwargs):
+    """`cls` over data's storage, detached, requiring grad as asked (Tensor._make_subclass)."""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
+                        f"{type(data).__name__}")
+    t = data.detach()   # a fresh alias of the storage, so its class may change
+    t.__class__ = cls
+    if require_grad:
+        t.requires_grad_()
+    return t
+
+
+_alias = _op("alias")
+_neg, _abs = _op("neg"), _op("abs")
+_lt, _le, _gt, _ge = (_op(f"{n}.Tensor") for n in ("lt", "le", "gt", "ge"))
+
+# The hottest operators check their arguments inline (Note [The one check on the hot path] in
+# ember/_core/torch_function.py); ember.overrides.install gives the other methods a wrapper.
+_OPERATORS = {   # name: (its body, the method PyTorch's __torch_function__ receives)
+    "__add__": ("_add(self, other, 1)", "add"), "__radd__": ("_add(self, other, 1)", "add"),
+    "__iadd__": ("_add_(self, other, 1)", "add_"), "__sub__": ("_sub(self, other, 1)", "sub"),
+    "__rsub__": ("_rsub(self, other, 1)", "__rsub__"),
+    "__isub__": ("_sub_(self, other, 1)", "sub_"), "__mul__": ("_mul(self, other)", "mul"),
+    "__rmul__": ("_mul(self, other)", "mul"), "__imul__": ("_mul_(self, other)", "mul_"),
+    "__truediv__": ("_div(self, other, None)", "div"),
+    "__itruediv__": ("_div_(self, other, None)", "div_"),
+    "__matmul__": ("_matmul(self, other)", "matmul"), "__pow__": ("_pow(self, other)", "pow"),
+    "__floordiv__": ("_floor_divide(self, other)", "__floordiv__"),
+    "__lt__": ("_lt(self, other)", "lt"), "__le__": ("_le(self, other)", "le"),
+    "__gt__": ("_gt(self, other)", "gt"), "__ge__": ("_ge(self, other)", "ge"),
+    "__eq__": ("_eq_method(self, other)", "__eq__"), "__ne__": ("_ne_method(self, other)", "ne"),
+    "__neg__": ("_neg(self)", "neg"), "__abs__": ("_abs(self)", "abs"),
+}
+
+
+def _operators():
+    from .._core import torch_function as tf
+    env = dict(globals(), _FAST=tf.FAST_TYPES, _dispatch=tf.torch_function_dispatch,
+               _NOT_HANDLED=tf.NOT_HANDLED)
+    chunks = []
+    for name, (body, public) in _OPERATORS.items():
+        params = "self, other" if "other" in body else "self"
+        func = name if public == name else f"Tensor.{public}"
+        chunks.append(f"def {name}({params}):\n"
+                      f"    if {' or '.join(f'type({p}) not in _FAST' for p in params.split(', '))}:\n"
+                      f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
+                      f"        if result is not _NOT_HANDLED:\n"
+                      f"            return result\n"
+                      f"    return {body}\n")
+    exec(compile("\n".join(chunks), "<ember tensor operators>", "exec"), env)
+    out = {}
+    for name in _OPERATORS:
+        fn = env[name]
+        fn.__qualname__ = f"Tensor.{name}"
+        fn.__ember_torch_function__ = True
+        out[name] = fn
+    return out
+
+
 METHODS = dict(
     __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
-    __add__=lambda s, o: _add(s, o, 1), __radd__=lambda s, o: _add(s, o, 1),
-    __iadd__=lambda s, o: _add_(s, o, 1),
-    __sub__=lambda s, o: _sub(s, o, 1), __rsub__=lambda s, o: _rsub(s, o, 1),
-    __isub__=lambda s, o: _sub_(s, o, 1),
-    __mul__=lambda s, o: _mul(s, o), __rmul__=lambda s, o: _mul(s, o),
-    __imul__=lambda s, o: _mul_(s, o),
-    __truediv__=lambda s, o: _div(s, o, None), __rtruediv__=_rdiv,
-    __itruediv__=lambda s, o: _div_(s, o, None),
+    __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
-    __div__=lambda s, o: _div(s, o, None), __rdiv__=_rdiv,
+    __div__=lambda s, o: _div(s, o, None),
     __idiv__=lambda s, o: _div_(s, o, None),
     __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
     __reversed__=_reversed, __contains__=_contains,
-    __floordiv__=_floor_divide, __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
-    __mod__=remainder, __rmod__=_rmod, __imod__=_imod,
-    __pow__=_pow, __rpow__=_rpow, __ipow__=_pow_,
-    __matmul__=_matmul, __rmatmul__=_rmatmul,
-    __neg__=_op("neg"), __pos__=lambda s: s, __abs__=_op("abs"), __invert__=_invert,
-    __eq__=_eq_method, __ne__=_ne_method, __lt__=_op("lt.Tensor"), __le__=_op("le.Tensor"),
-    __gt__=_op("gt.Tensor"), __ge__=_op("ge.Tensor"),
+    __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
+    __mod__=lambda s, o: remainder(s, o), __rmod__=_rmod, __imod__=_imod,
+    __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o), __rmatmul__=_rmatmul,
+    __pos__=lambda s: s, __invert__=_invert,
     __and__=_and, __rand__=_and, __or__=_or, __ror__=_or, __xor__=_xor, __rxor__=_xor,
     __iand__=lambda s, o: s.copy_(_and(s, o)), __ior__=lambda s, o: s.copy_(_or(s, o)),
     __ixor__=lambda s, o: s.copy_(_xor(s, o)),
@@ -359,14 +449,17 @@ METHODS = dict(
     short=_to_dtype(D.int16), char=_to_dtype(D.int8), byte=_to_dtype(D.uint8),
     bool=_to_dtype(D.bool), cfloat=_complex_method(D.complex64),
     cdouble=_complex_method(D.complex128), chalf=_chalf,
-    contiguous=_contiguous, view_as=lambda s, o: _view(s, o._size),
-    reshape_as=lambda s, o: s.reshape(o._size),
-    expand_as=lambda s, o: _expand(s, o._size, False),
+    contiguous=_contiguous, view_as=_view_as, reshape_as=_reshape_as, expand_as=_expand_as,
     repeat=_repeat, sum_to_size=_sum_to_size, set_=_set_,
     resize_=_resize_, resize_as_=_resize_as_,
     conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
     fill_diagonal_=_fill_diagonal_, apply_=_apply_,
+    as_subclass=_as_subclass, _make_subclass=staticmethod(_make_subclass),
+    **_operators(),
 )
+# these check inline (the ops' own code calls them on plain tensors)
+for _checked in (_to, _contiguous, _sum_to_size, _mT, _T, _view_as, _reshape_as, _expand_as):
+    _checked.__ember_torch_function__ = True
 PROPERTIES = dict(
     mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),
     mH=property(lambda s: _conj(_mT(s))),

@@ -24,6 +24,7 @@ from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
 from . import caching_allocator as _allocator
 from .grad_mode import _grad_state
+from . import torch_function as _torch_function
 
 
 class Size(tuple):
@@ -76,6 +77,13 @@ class Tensor:
     _sparse = None  # a sparse COO tensor's (indices, values, coalesced): ember/_core/sparse.py
     _lazy = None  # on the lazy device: its LazyTensor (an IR value or device data, ember/_lazy)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # repr names a subclass (`Sub([1.])`), as PyTorch's does; nn.Parameter sets it back
+        cls._is_subclass_to_print = True
+
+    _is_subclass_to_print = False
+
     def __new__(cls, *args, **kwargs):
         if cls is Tensor and not args and not kwargs:
             return _wrap(np.empty((0,), dtype=np.float32))
@@ -89,6 +97,22 @@ class Tensor:
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # ---- __torch_function__ ---------------------------------------------------------------
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: run func with subclasses' overrides off and give tensor results the
+        subclass (`_convert`), so subclass instances survive ops; NotImplemented when another
+        type in `types` is not a superclass of cls."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _torch_function.DisableTorchFunctionSubclass():
+            ret = func(*args, **kwargs)
+            if func in _torch_function.default_nowrap_functions():
+                return ret
+            return _convert(ret, cls)
 
     # ---- construction -------------------------------------------------------------------
     def _as_subclass(self, cls):
@@ -105,23 +129,33 @@ class Tensor:
     # ---- metadata -----------------------------------------------------------------------
     @property
     def shape(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.shape.__get__, (self,))
         return Size(self._size)
 
     def size(self, dim=None):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.size, (self,), {} if dim is None else {'dim': dim})
         if dim is None:
             return Size(self._size)
         return self._size[_wrap_dim(dim, len(self._size))]
 
     @property
     def ndim(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.ndim.__get__, (self,))
         return len(self._size)
 
     def dim(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.dim, (self,))
         return len(self._size)
 
     ndimension = dim
 
     def numel(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.numel, (self,))
         n = 1
         for s in self._size:
             n *= s
@@ -131,6 +165,8 @@ class Tensor:
 
     @property
     def device(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.device.__get__, (self,))
         return self._device
 
     @property
@@ -172,9 +208,13 @@ class Tensor:
         return self.numel() * self.dtype.itemsize
 
     def is_floating_point(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.is_floating_point, (self,))
         return self.dtype.is_floating_point
 
     def is_complex(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.is_complex, (self,))
         return self.dtype.is_complex
 
     def is_signed(self):
@@ -249,6 +289,8 @@ class Tensor:
         return (self._np.__array_interface__["data"][0] - base) // self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.is_contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
         if memory_format is not None and memory_format is not _contiguous_format():
             from .memory_format import is_contiguous_as
             return is_contiguous_as(self, memory_format)
@@ -310,6 +352,8 @@ class Tensor:
     # ---- autograd metadata --------------------------------------------------------------
     @property
     def requires_grad(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.requires_grad.__get__, (self,))
         return self._rg
 
     @requires_grad.setter
@@ -331,10 +375,14 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.is_leaf.__get__, (self,))
         return self.grad_fn is None
 
     @property
     def grad(self):
+        if type(self) not in _FAST and _overridden(self):
+            return _handle(Tensor.grad.__get__, (self,))
         if self.grad_fn is not None and not self._retains_grad and self._grad is None and \
                 _warn_non_leaf_grad:
             warnings.warn(
@@ -747,3 +795,39 @@ def _alias(src):
     if src._stride_ is not None:  # an empty CPU view keeps its metadata explicitly
         t._stride_, t._offset_ = src._stride_, src._offset_
     return t
+
+
+_FAST = _torch_function.FAST_TYPES
+
+
+def _overridden(*args):
+    return _torch_function.has_torch_function(args, skip_exact=Tensor)
+
+
+def _handle(public, args, kwargs=None):
+    """A hand-written method's call handed to __torch_function__ (Note [The one check on the hot
+    path] in torch_function.py: the methods the ops themselves call check inline)."""
+    return _torch_function.handle_torch_function(public, args, *args, c_level=True,
+                                                 **(kwargs or {}))
+
+
+def _convert(ret, cls):
+    """ret with its tensors (also inside a tuple or list) viewed as cls (`as_subclass`)."""
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
+    return ret
+
+
+# the hot path's one check (Note [The one check on the hot path] in torch_function.py)
+_torch_function.never_dispatches(Tensor)
+for _checked in ("shape", "size", "ndim", "dim", "numel", "device", "is_floating_point",
+                 "is_complex", "is_contiguous", "requires_grad", "is_leaf", "grad"):
+    _attr = Tensor.__dict__[_checked]
+    (_attr.fget if isinstance(_attr, property) else _attr).__ember_torch_function__ = True
+_torch_function.never_dispatches(Size, D.dtype, type(_CPU), type(strided), type(contiguous_format),
+                                 argument_only=True)

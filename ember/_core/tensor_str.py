@@ -384,7 +384,9 @@ def tensor_repr(t, *, tensor_contents=None):
 
     ``tensor_contents``, when given, replaces the bracketed data text (the
     suffixes are still computed from ``t``)."""
-    prefix = "tensor("
+    # a Tensor subclass prints its own name (`LoggingTensor([...])`); Parameter is plain
+    prefix = f"{type(t).__name__}(" if getattr(type(t), "_is_subclass_to_print", False) \
+        else "tensor("
     indent = len(prefix)
     suffixes = []
     custom_contents_provided = tensor_contents is not None

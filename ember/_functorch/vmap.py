@@ -17,6 +17,7 @@ import warnings
 
 from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
+from .._core.torch_function import _disabled_torch_function_impl
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import lookup as _lookup
 from .pytree import tree_flatten, tree_unflatten, broadcast_prefix, spec_repr
@@ -37,7 +38,10 @@ def _set_vmap_fallback_warning_enabled(enabled):
 class BatchedTensor(Tensor):
     """One example's view of a batch: `_value` with its dim `_bdim` hidden, at vmap `_level`.
     (No __slots__ of its own: the fields live in the instance dict, so the layout equals
-    Tensor's and a fresh tensor can become batched in place -- see `_random_op`.)"""
+    Tensor's and a fresh tensor can become batched in place -- see `_random_op`.)
+    Like PyTorch's C++ BatchedTensorImpl it is invisible to `__torch_function__`: ops reach the
+    vmap dispatch mode, which unwraps it."""
+    __torch_function__ = _disabled_torch_function_impl
 
     @property
     def _stride_(self):

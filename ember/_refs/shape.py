@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from .._core import dtype as D
-from .._core.tensor import Tensor, Size, _wrap_dim
+from .._core.tensor import Tensor, Size, _wrap_dim, _FAST, _overridden, _handle
 from .._dispatch.dispatcher import lookup as _op
 from .._core.memory_format import contiguous_format
 from .._bindings.overloads import nonzero
@@ -28,6 +28,17 @@ def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         return tuple(int(s) for s in shape[0])
     return tuple(int(s) for s in shape)
+
+
+def _reshape_method(self, *shape):
+    """Tensor.reshape: checks for __torch_function__ inline, since the ops' own code calls it
+    (Note [The one check on the hot path] in ember/_core/torch_function.py)."""
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.reshape, (self, *shape))
+    return reshape(self, _shape_args(shape))
+
+
+_reshape_method.__ember_torch_function__ = True
 
 
 def reshape(input, shape):
@@ -376,7 +387,7 @@ def narrow_copy(input, dim, start, length, *, out=None):
 
 
 METHODS = dict(
-    reshape=lambda s, *shape: reshape(s, _shape_args(shape)), flatten=flatten,
+    reshape=_reshape_method, flatten=flatten,
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,

@@ -1,9 +1,11 @@
 """torch.masked: reductions and normalisations that read only the elements a boolean `mask`
-keeps (ember/masked/_ops.py). MaskedTensor is not implemented in ember."""
+keeps (ember/masked/_ops.py), and the prototype MaskedTensor (ember/masked/maskedtensor/)."""
 from ._ops import (sum, prod, cumsum, cumprod, amax, amin, argmax, argmin, mean, median,
                    logsumexp, logaddexp, norm, var, std, softmax, log_softmax, softmin,
                    normalize)
+from .maskedtensor import MaskedTensor, as_masked_tensor, is_masked_tensor, masked_tensor
 
-__all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "log_softmax", "logaddexp",
-           "logsumexp", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",
+__all__ = ["amax", "amin", "argmax", "argmin", "as_masked_tensor", "cumprod", "cumsum",
+           "is_masked_tensor", "log_softmax", "logaddexp", "logsumexp", "masked_tensor",
+           "MaskedTensor", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",
            "std", "sum", "var"]

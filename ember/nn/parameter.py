@@ -1,10 +1,14 @@
 """nn.Parameter and nn.Buffer: tensors that a Module registers as its state."""
+from .._core import torch_function as _torch_function
 from .._core.tensor import Tensor, _alias
 
 
 class Parameter(Tensor):
-    """A leaf tensor that requires grad and that Module.__setattr__ registers as a parameter."""
+    """A leaf tensor that requires grad and that Module.__setattr__ registers as a parameter.
+    Its `__torch_function__` is the disabled one, as in PyTorch: ops on it return plain
+    tensors."""
     _is_param = True
+    __torch_function__ = _torch_function._disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -27,6 +31,10 @@ class Parameter(Tensor):
         result = Parameter(self.detach().clone(), self._rg)
         memo[id(self)] = result
         return result
+
+
+_torch_function.never_dispatches(Parameter)
+Parameter._is_subclass_to_print = False   # "Parameter containing:\ntensor(...)"
 
 
 def _rebuild_parameter(data, requires_grad):
@@ -72,6 +80,9 @@ class UninitializedTensorMixin:
     empty placeholder data; materialize swaps in real data and turns the object into a plain
     Parameter or Tensor (`cls_to_become`)."""
     _is_uninitialized = True
+    # its data is guarded by the `_np` property below instead (an uninitialized buffer is a
+    # Tensor subclass whose ops must not become placeholders)
+    __torch_function__ = _torch_function._disabled_torch_function_impl
 
     cls_to_become = None
     _allowed_methods = ("size", "copy_", "is_complex", "is_floating_point", "half", "float",

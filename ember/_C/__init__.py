@@ -1,0 +1,13 @@
+"""torch._C's role for what ember has of it: the `__torch_function__` switches and stack
+(ember/_core/torch_function.py holds them)."""
+from .._core.torch_function import (  # noqa: F401
+    DisableTorchFunction, DisableTorchFunctionSubclass, _disabled_torch_function_impl,
+    is_torch_function_enabled as _is_torch_function_enabled,
+    is_torch_function_all_disabled as _is_torch_function_all_disabled,
+    is_torch_function_mode_enabled as _is_torch_function_mode_enabled,
+    mode_stack_len as _len_torch_function_stack, mode_at as _get_function_stack_at,
+    push_mode as _push_on_torch_function_stack, pop_mode as _pop_torch_function_stack)
+from ..overrides import (  # noqa: F401
+    has_torch_function as _has_torch_function,
+    has_torch_function_unary as _has_torch_function_unary,
+    has_torch_function_variadic as _has_torch_function_variadic)
