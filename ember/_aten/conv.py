@@ -34,6 +34,8 @@ import numpy as np
 
 from .._core import caching_allocator
 from .._core import dtype as D
+from .._core.memory_format import (channels_last, suggest_memory_format, nhwc,
+                                   array_is_channels_last)
 from ._parallel import contiguous, parallel_for
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
@@ -329,6 +331,119 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     return np.ascontiguousarray(r).reshape(w_shape)
 
 
+# Note [Channels-last convolution]
+# ----------------------------------
+# With a channels_last input or weight (PyTorch's rule: either one), a 2-d convolution runs on
+# the NHWC layout and returns a channels_last result, as PyTorch's CPU kernels do. A window's
+# kh x kw x C values are then contiguous runs of C, so the columns are rows:
+#
+#     input (N, H, W, C) --pad--> windows view (N, oh, ow, kh, kw, C)    as_strided: no copy
+#                              --copy-->  columns (N*oh*ow, kh*kw*C)       one strided copy
+#     weight (O, C, kh, kw) ----------->  (kh*kw*C, O)
+#     output = columns @ weight        -> (N*oh*ow, O), which *is* the NHWC output
+#
+# No transpose of the result, and a 1x1 stride-1 convolution needs no copy at all (the
+# columns are the input). The weight gradient is columns.T @ grad (grad read as (N*oh*ow, O)),
+# and the input gradient grad @ weight.T, added back onto the windows (col2im over NHWC).
+# Groups make G products over (G, N*oh*ow, kh*kw*C/G) columns.
+def channels_last_2d(input, weight):
+    """PyTorch's thnn/mkldnn_conv_use_channels_last: a 4-d input or weight in channels_last."""
+    return weight.dim() == 4 and (suggest_memory_format(input) is channels_last or
+                                  suggest_memory_format(weight) is channels_last)
+
+
+def _pad_nhwc(x, padding, extra=(0, 0)):
+    if not any(padding) and not any(extra):
+        return x
+    n, h, w, c = x.shape
+    out = _zeros((n, h + 2 * padding[0] + extra[0], w + 2 * padding[1] + extra[1], c), x.dtype)
+    out[:, padding[0]:padding[0] + h, padding[1]:padding[1] + w] = x
+    return out
+
+
+def _columns_nhwc(x, kernel, stride, padding, dilation, out, groups):
+    """x (N, H, W, C) -> columns (G, N*oh*ow, kh*kw*C/G); a view when nothing is copied."""
+    xp = _pad_nhwc(x, padding)
+    n, c = x.shape[0], x.shape[3]
+    sn, sh, sw, sc = xp.strides
+    win = _as_strided(xp, (n,) + tuple(out) + tuple(kernel) + (c,),
+                      (sn, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1], sc),
+                      writeable=False)
+    cols = contiguous(win)
+    rows = n * out[0] * out[1]
+    if groups == 1:
+        return cols.reshape(1, rows, -1)
+    cols = cols.reshape(rows, kernel[0] * kernel[1], groups, c // groups).transpose(2, 0, 1, 3)
+    return contiguous(cols).reshape(groups, rows, -1)
+
+
+def _weight_nhwc(w, groups):
+    """w (O, C/G, kh, kw) as (G, kh*kw*C/G, O/G)."""
+    o = w.shape[0]
+    wg = w.reshape((groups, o // groups) + w.shape[1:])           # (G, O/G, C/G, kh, kw)
+    return contiguous(wg.transpose(0, 3, 4, 2, 1)).reshape(groups, -1, o // groups)
+
+
+def _ungroup_rows(r):
+    """(G, rows, X) -> (rows, G*X)."""
+    if r.shape[0] == 1:
+        return r[0]
+    return contiguous(r.transpose(1, 0, 2)).reshape(r.shape[1], -1)
+
+
+def _group_rows(a, groups):
+    """(rows, G*X) -> (G, rows, X)."""
+    if groups == 1:
+        return a[None]
+    return a.reshape(a.shape[0], groups, -1).transpose(1, 0, 2)
+
+
+def _conv_nhwc(x, w, stride, padding, dilation, groups):
+    """x (N, H, W, C), w (O, C/G, kh, kw) -> the output (N, oh, ow, O)."""
+    out = conv_output_size(x.shape[1:3], w.shape[2:], stride, padding, dilation)
+    cols = _columns_nhwc(x, w.shape[2:], stride, padding, dilation, out, groups)
+    r = _ungroup_rows(_matmul(cols, _weight_nhwc(w, groups)))
+    return r.reshape((x.shape[0],) + tuple(out) + (w.shape[0],))
+
+
+def _conv_input_grad_nhwc(g, w, in_shape, stride, padding, dilation, groups):
+    """g (N, oh, ow, O), w (O, C/G, kh, kw) -> the input gradient (N, H, W, C) (in_shape is
+    the NCHW shape)."""
+    n, c = in_shape[:2]
+    kernel, out = w.shape[2:], g.shape[1:3]
+    gm = _group_rows(g.reshape(-1, g.shape[3]), groups)                # (G, rows, O/G)
+    cols = _matmul(gm, _weight_nhwc(w, groups).swapaxes(1, 2))          # (G, rows, K*C/G)
+    if groups > 1:
+        cols = cols.reshape(groups, -1, kernel[0] * kernel[1], c // groups).transpose(1, 2, 0, 3)
+    cols = cols.reshape((n,) + tuple(out) + tuple(kernel) + (c,))
+    span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
+    padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
+    extra = tuple(max(0, a - b) for a, b in zip(span, padded))
+    acc = _zeros((n,) + tuple(p + e for p, e in zip(padded, extra)) + (c,), cols.dtype)
+    targets = [(pos, tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
+                           for k, d, o, s in zip(pos, dilation, out, stride)))
+               for pos in np.ndindex(*kernel)]
+
+    def accumulate(samples):       # samples: a slice of N, summed in the same order
+        a, b = acc[samples[0]], cols[samples[0]]
+        for pos, target in targets:
+            a[(slice(None),) + target] += b[(slice(None), slice(None), slice(None)) + pos]
+    parallel_for(accumulate, (n,), cols.size)
+    return acc[:, padding[0]:padding[0] + in_shape[2], padding[1]:padding[1] + in_shape[3]]
+
+
+def _conv_weight_grad_nhwc(g, x, w_shape, stride, padding, dilation, groups):
+    """g (N, oh, ow, O), x (N, H, W, C) -> the weight gradient (O, C/G, kh, kw), in the
+    (kh, kw, C/G)-inner layout it is computed in (a channels_last view when G is 1)."""
+    o = w_shape[0]
+    kernel = w_shape[2:]
+    cols = _columns_nhwc(x, kernel, stride, padding, dilation, g.shape[1:3], groups)
+    gm = _group_rows(g.reshape(-1, o), groups)                         # (G, rows, O/G)
+    r = _matmul(gm.swapaxes(1, 2), cols)                                # (G, O/G, K*C/G)
+    r = r.reshape((o,) + tuple(kernel) + (w_shape[1],))
+    return r.transpose(0, 3, 1, 2)
+
+
 # ---- kernels ----------------------------------------------------------------------------------
 _CONV_DTYPES = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.float16, D.bfloat16, D.float32,
                 D.float64)
@@ -364,9 +479,31 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if transposed:
         r = np.ascontiguousarray(_conv_input_grad(x, w, shape, stride, padding, dilation,
                                                   groups))
+        if channels_last_2d(input, weight):
+            return _wrap(_nchw(nhwc(_add_bias(r, bias, input.dtype))))
+    elif channels_last_2d(input, weight):
+        r = _conv_nhwc(nhwc(x), w, stride, padding, dilation, groups)
+        return _wrap(_nchw(_add_bias_nhwc(r, bias, input.dtype)))
     else:
         r = _conv(x, w, stride, padding, dilation, groups)
-    return _wrap(_add_bias(r, bias, input.dtype))
+    return _wrap(_canonical(_add_bias(r, bias, input.dtype)))
+
+
+def _canonical(a):
+    """NumPy calls a (1, C, ...) array contiguous whatever its batch stride; PyTorch's
+    contiguous strides are (C*L, L, ...)."""
+    return a.reshape(-1).reshape(a.shape) if a.shape[0] == 1 and a.flags.c_contiguous else a
+
+
+def _nchw(a):
+    """The (N, C, H, W) view of an NHWC array: a channels_last result."""
+    return a.transpose(0, 3, 1, 2)
+
+
+def _add_bias_nhwc(r, bias, dtype):
+    if bias is not None:
+        r += bias._np.astype(r.dtype)
+    return r.astype(dtype._np, copy=False)
 
 
 def _add_bias(r, bias, dtype):
@@ -432,11 +569,19 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
     g, w = _arrays(grad_output, weight)
     if 0 in g.shape or 0 in w.shape:
         return _wrap(np.zeros(input_size, grad_output.dtype._np))
+    if channels_last_2d(grad_output, weight):
+        gl = nhwc(g)
+        if transposed:
+            r = _conv_nhwc(gl, w, stride, padding, dilation, groups)
+        else:
+            r = _conv_input_grad_nhwc(gl, w, tuple(input_size), stride, padding, dilation,
+                                      groups)
+        return _wrap(_nchw(contiguous(r, grad_output.dtype._np)))
     if transposed:
         r = _conv(g, w, stride, padding, dilation, groups)
     else:
         r = _conv_input_grad(g, w, tuple(input_size), stride, padding, dilation, groups)
-    return _wrap(contiguous(r, grad_output.dtype._np))
+    return _wrap(_canonical(contiguous(r, grad_output.dtype._np)))
 
 
 @impl("_convolution_backward_weight", "CPU")
@@ -447,6 +592,11 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
     g, x = _arrays(grad_output, input)
     if 0 in g.shape or 0 in x.shape:
         return _wrap(np.zeros(weight_size, grad_output.dtype._np))
+    if not transposed and columns is None and len(weight_size) == 4 and (
+            array_is_channels_last(x) or array_is_channels_last(g)):
+        r = _conv_weight_grad_nhwc(nhwc(g), nhwc(x), tuple(weight_size), stride, padding,
+                                   dilation, groups)
+        return _wrap(_weight_layout(r, grad_output.dtype._np))
     if transposed:
         # the weight (C_in, O/G, *k) of a transposed convolution pairs input channels with the
         # output's windows: a convolution's weight gradient with the two swapped
@@ -455,6 +605,14 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
                               None if columns is None else columns._np)
     return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
+
+
+def _weight_layout(r, dtype):
+    """A weight gradient computed in channels-last order, copied contiguous: PyTorch's
+    weight gradient has the weight's own layout, which the backward op is not told; a
+    contiguous weight is the common case (a channels_last one is copied by the optimizer's
+    in-place updates either way)."""
+    return np.ascontiguousarray(r, dtype=dtype)
 
 
 @impl("_convolution_backward_input", "Meta")
