@@ -16,6 +16,7 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
 from .._core import caching_allocator
+from .._core.memory_format import channels_last, suggest_memory_format, copy_in_format
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
@@ -33,6 +34,27 @@ def _prod(xs):
 
 def _fmt(shape):
     return "x".join(map(str, shape))
+
+
+# Note [Channels-last pooling]
+# ------------------------------
+# PyTorch's CPU pooling kernels keep a channels_last input's layout in their results (values,
+# indices, and the input gradient). The kernels here compute over (N*C, H, W) rows; for a
+# channels_last input the rows are read through a copy and the results laid out channels_last
+# again -- the strides PyTorch gives, at the cost of two layout copies.
+def _keeps_channels_last(kernel, layout_arg=0):
+    """Wrap a 2-d pooling kernel: when its argument `layout_arg` (the input) is channels_last,
+    so are its tensor results."""
+    def wrapper(*args, **kwargs):
+        result = kernel(*args, **kwargs)
+        t = args[layout_arg]
+        if t.dim() != 4 or suggest_memory_format(t) is not channels_last:
+            return result
+        if isinstance(result, tuple):
+            return tuple(_wrap(copy_in_format(r._np, channels_last)) for r in result)
+        return _wrap(copy_in_format(result._np, channels_last))
+    wrapper.__name__ = kernel.__name__
+    return wrapper
 
 
 # ---- shapes and checks ------------------------------------------------------------------------
@@ -319,9 +341,9 @@ def _max_pool_kernel(nd):
         overlap = any(st < di * (kk - 1) + 1 for st, kk, di in zip(s, k, d))
         return _wrap(_scatter_back(grad_output, self, indices, nd, not overlap))
 
-    impl(name, "CPU")(kernel)
+    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
     impl(name + "_backward", "Meta")(_like_self_meta)
 
 
@@ -425,9 +447,9 @@ def _avg_pool_kernel(nd):
         r = acc[(Ellipsis,) + tuple(slice(pp, pp + sz) for pp, sz in zip(p, spatial))]
         return _wrap(np.ascontiguousarray(r.reshape(self.shape), dtype=grad_output.dtype._np))
 
-    impl(name, "CPU")(kernel)
+    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
     impl(name + "_backward", "Meta")(_like_self_meta)
 
 
@@ -498,9 +520,9 @@ def _adaptive_max_kernel(nd):
     def backward(grad_output, self, indices):
         return _wrap(_scatter_back(grad_output, self, indices, nd, False))
 
-    impl(name, "CPU")(kernel)
+    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
     impl(name + "_backward", "Meta")(_like_self_meta)
 
 

@@ -30,8 +30,14 @@ def copy_in_format(a, fmt):
     if order is None or a.ndim != len(order):
         raise RuntimeError(f"required rank {4 if fmt is channels_last else 5} tensor to use "
                            f"{fmt.name} format")
+    from . import caching_allocator
     inverse = np.argsort(order)
-    return np.ascontiguousarray(np.transpose(a, order)).transpose(inverse)
+    t = np.transpose(a, order)
+    # into an allocator block made in this order: copying a result into a block later reads
+    # the order from the strides, which NumPy leaves ambiguous for size-1 dims
+    out = caching_allocator.empty(t.shape, a.dtype)
+    out[...] = t
+    return out.transpose(inverse)
 
 
 def format_strides(shape, fmt):

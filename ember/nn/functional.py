@@ -13,6 +13,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
+from .._core.memory_format import channels_last, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 
@@ -1052,7 +1053,10 @@ def _adaptive_avg_pool(input, output_size, nd):
         m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
         mat = E.tensor(m, dtype=x.dtype, device=x.device)
         x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
-    return x.to(input.dtype) if x is not input else x.clone()
+    r = x.to(input.dtype) if x is not input else x.clone()
+    if nd == 2 and input.dim() == 4 and suggest_memory_format(input) is channels_last:
+        return r.clone(memory_format=channels_last)   # PyTorch's kernel keeps channels_last
+    return r
 
 
 def adaptive_avg_pool1d(input, output_size):
