@@ -25,3 +25,34 @@ def test_direct_1x1_convolution_matches_torch(stride, groups, size):
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
     for ge, gt in zip(grads[1], grads[0]):
         np.testing.assert_allclose(ge, gt, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, weight, kwargs", [
+    ((2, 3, 9, 8), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 4, 33, 32), (6, 2, 1, 1), dict(groups=2)),
+    ((1, 4, 7, 7), (5, 4, 3, 2), dict(stride=2, dilation=(1, 2))),
+])
+def test_benchmark_mode_matches_torch(shape, weight, kwargs, monkeypatch):
+    """ember.backends.cudnn.benchmark times the algorithms at a shape's first use and caches
+    the fastest; every choice agrees with torch, and deterministic mode skips the timing."""
+    from ember._aten import conv
+    monkeypatch.setattr(ember.backends.cudnn, "benchmark", True)
+    monkeypatch.setattr(conv, "_chosen", {})
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(weight).astype(np.float32)
+    expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), **kwargs)
+    for _ in range(2):   # first use: timed and cached; second: the cached choice
+        r = ember.nn.functional.conv2d(ember.from_numpy(x), ember.from_numpy(w), **kwargs)
+        assert r.stride() == expected.stride()
+        np.testing.assert_allclose(r.numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    assert len(conv._chosen) == 1
+    assert next(iter(conv._chosen.values())) in ("im2col", "direct_1x1", "nhwc")
+    for name in conv._algorithms(x, w, (0, 0), None):   # each algorithm on its own
+        conv._chosen = {k: name for k in conv._chosen}
+        r = ember.nn.functional.conv2d(ember.from_numpy(x), ember.from_numpy(w), **kwargs)
+        np.testing.assert_allclose(r.numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(ember.backends.cudnn, "deterministic", True)
+    monkeypatch.setattr(conv, "_chosen", {})
+    ember.nn.functional.conv2d(ember.from_numpy(x), ember.from_numpy(w), **kwargs)
+    assert conv._chosen == {}

@@ -30,6 +30,8 @@ gradient with input and grad_output swapped. So the three functions `_conv`,
 (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
 convolutions again, which gives double backward (see derivatives.py).
 """
+import time
+
 import numpy as np
 
 from .._core import caching_allocator
@@ -258,13 +260,61 @@ def _conv_1x1(x, w, stride, out, groups):
     return r.reshape((x.shape[0], w.shape[0]) + tuple(out))
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
+def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
+    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out),
+    by `algorithm` (see Note [Benchmark mode]) or, without one, the rule of thumb."""
     out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
-    if _direct_1x1(w.shape[2:], padding, out):
+    if algorithm is None:
+        algorithm = "direct_1x1" if _direct_1x1(w.shape[2:], padding, out) else "im2col"
+    if algorithm == "direct_1x1":
         return _conv_1x1(x, w, stride, out, groups)
+    if algorithm == "nhwc":
+        return _nchw(_conv_nhwc(nhwc(x), w, stride, padding, dilation, groups))
     cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
     return _conv_of_columns(cols, w, x.shape[0], out, groups)
+
+
+# Note [Benchmark mode]
+# ----------------------
+# `ember.backends.cudnn.benchmark = True` does what it does for cuDNN: the first time a
+# forward convolution meets a new (input shape, weight shape, stride, padding, dilation,
+# groups, dtype) it runs every algorithm that applies -- im2col + GEMM over NCHW, the direct
+# per-sample GEMMs of a 1x1 convolution, im2col + GEMM over an NHWC copy -- times them, and
+# uses the fastest for that shape from then on. All of them compute the same sums in different
+# orders (results agree to float32 rounding). The choice can differ from run to run (timings
+# are noisy), so `ember.backends.cudnn.deterministic = True` keeps the fixed rule of thumb,
+# and results bit-for-bit reproducible, as PyTorch's deterministic switch does. Off by
+# default, as in PyTorch: on this CPU the rule of thumb was as fast as the timed choice for
+# the MNIST and ResNet-18 steps measured, and timing costs each new shape three runs.
+_chosen = {}
+
+
+def _algorithms(x, w, padding, out):
+    names = ["im2col"]
+    if all(k == 1 for k in w.shape[2:]) and not any(padding):
+        names.append("direct_1x1")
+    if w.ndim == 4:
+        names.append("nhwc")
+    return names
+
+
+def _benchmarked_conv(x, w, stride, padding, dilation, groups):
+    from ..backends import cudnn
+    if not cudnn.benchmark or cudnn.deterministic:
+        return _conv(x, w, stride, padding, dilation, groups)
+    key = (x.shape, w.shape, tuple(stride), tuple(padding), tuple(dilation), groups, x.dtype)
+    algorithm = _chosen.get(key)
+    if algorithm is not None:
+        return _conv(x, w, stride, padding, dilation, groups, algorithm)
+    out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    timings = []
+    for name in _algorithms(x, w, padding, out):
+        start = time.perf_counter()
+        r = _conv(x, w, stride, padding, dilation, groups, name)
+        timings.append((time.perf_counter() - start, name, r))
+    _, algorithm, r = min(timings, key=lambda t: t[0])
+    _chosen[key] = algorithm
+    return contiguous(r)
 
 
 def _conv_of_columns(cols, w, n, out, groups):
@@ -485,7 +535,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         r = _conv_nhwc(nhwc(x), w, stride, padding, dilation, groups)
         return _wrap(_nchw(_add_bias_nhwc(r, bias, input.dtype)))
     else:
-        r = _conv(x, w, stride, padding, dilation, groups)
+        r = _benchmarked_conv(x, w, stride, padding, dilation, groups)
     return _wrap(_canonical(_add_bias(r, bias, input.dtype)))
 
 
