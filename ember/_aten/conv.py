@@ -270,8 +270,78 @@ def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
         return _conv_1x1(x, w, stride, out, groups)
     if algorithm == "nhwc":
         return _nchw(_conv_nhwc(nhwc(x), w, stride, padding, dilation, groups))
+    if algorithm == "winograd":
+        return _conv_winograd(x, w, padding)
     cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
     return _conv_of_columns(cols, w, x.shape[0], out, groups)
+
+
+# Note [Winograd F(2x2, 3x3)]
+# ----------------------------
+# A stride-1 3x3 convolution computes each 2x2 block of outputs from a 4x4 tile of input
+# (tiles overlap by 2). Winograd's minimal filtering does it with 16 products per tile and
+# channel pair instead of 36: with the fixed matrices
+#
+#     B^T = [1  0 -1  0]     G = [ 1    0    0 ]     A^T = [1  1  1  0]
+#           [0  1  1  0]         [1/2  1/2  1/2]           [0  1 -1 -1]
+#           [0 -1  1  0]         [1/2 -1/2  1/2]
+#           [0  1  0 -1]         [ 0    0    1 ]
+#
+# input tiles become V = B^T d B and kernels U = G g G^T (both 4x4), and the output block is
+# A^T [sum over input channels of U * V] A. The channel sums are 16 GEMMs, one per (a, b)
+# position of the 4x4 transform: (O, C) @ (C, N*tiles) -- 4 multiply-adds per output pixel and
+# channel pair instead of 9. The transforms are additions over whole arrays (one NumPy op per
+# row or column of a tile). F(2x2, 3x3) loses only a few float32 ulps (its matrices hold 1/2
+# and +-1), well inside PyTorch's tolerance; larger tiles (F(4x4, 3x3)) save more products but
+# lose accuracy through their larger transform constants.
+_WINOGRAD_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
+
+
+def _winograd_applies(w, stride, dilation, groups):
+    return (w.ndim == 4 and w.shape[2:] == (3, 3) and groups == 1 and
+            all(s == 1 for s in stride) and all(d == 1 for d in dilation))
+
+
+def _conv_winograd(x, w, padding):
+    """Stride-1 3x3 convolution of x (N, C, H, W) with w (O, C, 3, 3) by F(2x2, 3x3)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    oh, ow = conv_output_size(x.shape[2:], (3, 3), (1, 1), padding, (1, 1))
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    need = (2 * th + 2, 2 * tw + 2)
+    xp = pad_zeros(x, padding, tuple(max(0, a - (b + 2 * p))
+                                     for a, b, p in zip(need, x.shape[2:], padding)))
+    sn, sc, sh, sw = xp.strides
+    # d[a, b, c, n, i, j] = xp[n, c, 2i + a, 2j + b]: the tiles, a view
+    d = _as_strided(xp, (4, 4, c, n, th, tw), (sh, sw, sc, sn, 2 * sh, 2 * sw), writeable=False)
+    rows = caching_allocator.empty((4, 4, c, n, th, tw), x.dtype)     # B^T d
+    np.subtract(d[0], d[2], out=rows[0])
+    np.add(d[1], d[2], out=rows[1])
+    np.subtract(d[2], d[1], out=rows[2])
+    np.subtract(d[1], d[3], out=rows[3])
+    v = caching_allocator.empty((4, 4, c, n, th, tw), x.dtype)        # (B^T d) B
+    np.subtract(rows[:, 0], rows[:, 2], out=v[:, 0])
+    np.add(rows[:, 1], rows[:, 2], out=v[:, 1])
+    np.subtract(rows[:, 2], rows[:, 1], out=v[:, 2])
+    np.subtract(rows[:, 1], rows[:, 3], out=v[:, 3])
+    del rows
+    u = np.einsum("ai,ocij,bj->aboc", _WINOGRAD_G.astype(x.dtype), w,
+                  _WINOGRAD_G.astype(x.dtype)).reshape(16, o, c)
+    m = _batched(u, v.reshape(16, c, n * th * tw)).reshape(4, 4, o, n, th, tw)
+    del v
+    r = caching_allocator.empty((2, 4, o, n, th, tw), x.dtype)        # A^T m
+    np.add(m[0], m[1], out=r[0])
+    r[0] += m[2]
+    np.subtract(m[1], m[2], out=r[1])
+    r[1] -= m[3]
+    y = caching_allocator.empty((n, o, th, 2, tw, 2), x.dtype)        # (A^T m) A
+    yt = y.transpose(3, 5, 1, 0, 2, 4)                               # (2, 2, O, N, th, tw)
+    np.add(r[:, 0], r[:, 1], out=yt[:, 0])
+    yt[:, 0] += r[:, 2]
+    np.subtract(r[:, 1], r[:, 2], out=yt[:, 1])
+    yt[:, 1] -= r[:, 3]
+    y = y.reshape(n, o, 2 * th, 2 * tw)
+    return y if (2 * th, 2 * tw) == (oh, ow) else y[:, :, :oh, :ow]
 
 
 # Note [Benchmark mode]
@@ -279,7 +349,8 @@ def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
 # `ember.backends.cudnn.benchmark = True` does what it does for cuDNN: the first time a
 # forward convolution meets a new (input shape, weight shape, stride, padding, dilation,
 # groups, dtype) it runs every algorithm that applies -- im2col + GEMM over NCHW, the direct
-# per-sample GEMMs of a 1x1 convolution, im2col + GEMM over an NHWC copy -- times them, and
+# per-sample GEMMs of a 1x1 convolution, im2col + GEMM over an NHWC copy, Winograd for a
+# stride-1 3x3 one (Note [Winograd F(2x2, 3x3)]) -- times them, and
 # uses the fastest for that shape from then on. All of them compute the same sums in different
 # orders (results agree to float32 rounding). The choice can differ from run to run (timings
 # are noisy), so `ember.backends.cudnn.deterministic = True` keeps the fixed rule of thumb,
@@ -289,12 +360,14 @@ def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
 _chosen = {}
 
 
-def _algorithms(x, w, padding, out):
+def _algorithms(x, w, stride, padding, dilation, groups):
     names = ["im2col"]
     if all(k == 1 for k in w.shape[2:]) and not any(padding):
         names.append("direct_1x1")
     if w.ndim == 4:
         names.append("nhwc")
+    if _winograd_applies(w, stride, dilation, groups):
+        names.append("winograd")
     return names
 
 
@@ -306,9 +379,8 @@ def _benchmarked_conv(x, w, stride, padding, dilation, groups):
     algorithm = _chosen.get(key)
     if algorithm is not None:
         return _conv(x, w, stride, padding, dilation, groups, algorithm)
-    out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
     timings = []
-    for name in _algorithms(x, w, padding, out):
+    for name in _algorithms(x, w, stride, padding, dilation, groups):
         start = time.perf_counter()
         r = _conv(x, w, stride, padding, dilation, groups, name)
         timings.append((time.perf_counter() - start, name, r))
