@@ -358,6 +358,7 @@ def _conv_winograd(x, w, padding):
 # default, as in PyTorch: on this CPU the rule of thumb was as fast as the timed choice for
 # the MNIST and ResNet-18 steps measured, and timing costs each new shape three runs.
 _chosen = {}
+algorithm_flags = {"benchmark": False, "deterministic": False}   # ember.backends.cudnn's
 
 
 def _algorithms(x, w, stride, padding, dilation, groups):
@@ -372,8 +373,7 @@ def _algorithms(x, w, stride, padding, dilation, groups):
 
 
 def _benchmarked_conv(x, w, stride, padding, dilation, groups):
-    from ..backends import cudnn
-    if not cudnn.benchmark or cudnn.deterministic:
+    if not algorithm_flags["benchmark"] or algorithm_flags["deterministic"]:
         return _conv(x, w, stride, padding, dilation, groups)
     key = (x.shape, w.shape, tuple(stride), tuple(padding), tuple(dilation), groups, x.dtype)
     algorithm = _chosen.get(key)
@@ -427,7 +427,7 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
         wg = w.reshape((groups, w.shape[0] // groups) + w.shape[1:])
         flipped = np.flip(wg.swapaxes(1, 2), tuple(range(3, w.ndim + 1)))
         flipped = flipped.reshape((-1, w.shape[0] // groups) + tuple(kernel))
-        return _conv(g, flipped, stride, full, dilation, groups)
+        return _benchmarked_conv(g, flipped, stride, full, dilation, groups)
     wg = _grouped(w, groups)                                      # (G, O/G, C/G*K)
     cols = _matmul(wg.swapaxes(1, 2), _grad_matrix(g, groups))    # (G, C/G*K, N*L)
     cols = cols.reshape((in_shape[1],) + tuple(kernel) + (g.shape[0],) + tuple(out))

@@ -15,7 +15,7 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 """
 import numpy as np
 
-from .._core.memory_format import channels_last, suggest_memory_format, nhwc
+from .._core.memory_format import channels_last, suggest_memory_format, nhwc, format_strides
 
 from .._core import caching_allocator
 from .._core import dtype as D
@@ -230,7 +230,9 @@ def native_batch_norm_meta(input, weight, bias, running_mean, running_var, train
     c = _check(input, weight, bias, running_mean, running_var, training)
     stat_dt = D.float32 if input.dtype in (D.float16, D.bfloat16) else input.dtype
     stats = (c,) if training else (0,)
-    return (_meta(input.shape, input.dtype, device=input.device),
+    strides = format_strides(input.shape, channels_last) if input.dim() == 4 and \
+        suggest_memory_format(input) is channels_last else None
+    return (_meta(input.shape, input.dtype, strides, device=input.device),
             _meta(stats, stat_dt, device=input.device), _meta(stats, stat_dt, device=input.device))
 
 
