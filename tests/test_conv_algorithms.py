@@ -25,3 +25,58 @@ def test_direct_1x1_convolution_matches_torch(stride, groups, size):
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
     for ge, gt in zip(grads[1], grads[0]):
         np.testing.assert_allclose(ge, gt, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, weight, kwargs", [
+    ((2, 3, 9, 8), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 4, 33, 32), (6, 2, 1, 1), dict(groups=2)),
+    ((1, 4, 7, 7), (5, 4, 3, 2), dict(stride=2, dilation=(1, 2))),
+])
+def test_benchmark_mode_matches_torch(shape, weight, kwargs, monkeypatch):
+    """ember.backends.cudnn.benchmark times the algorithms at a shape's first use and caches
+    the fastest; every choice agrees with torch, and deterministic mode skips the timing."""
+    from ember._aten import conv
+    monkeypatch.setattr(ember.backends.cudnn, "benchmark", True)
+    monkeypatch.setattr(conv, "_chosen", {})
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(weight).astype(np.float32)
+    expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), **kwargs)
+    for _ in range(2):   # first use: timed and cached; second: the cached choice
+        r = ember.nn.functional.conv2d(ember.from_numpy(x), ember.from_numpy(w), **kwargs)
+        assert r.stride() == expected.stride()
+        np.testing.assert_allclose(r.numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    assert len(conv._chosen) == 1
+    assert next(iter(conv._chosen.values())) in ("im2col", "direct_1x1", "nhwc", "winograd")
+    pair = lambda v: v if isinstance(v, tuple) else (v, v)
+    names = conv._algorithms(x, w, pair(kwargs.get("stride", 1)), pair(kwargs.get("padding", 0)),
+                             pair(kwargs.get("dilation", 1)), kwargs.get("groups", 1))
+    assert ("winograd" in names) == (weight[2:] == (3, 3) and "stride" not in kwargs)
+    for name in names:   # each algorithm on its own
+        conv._chosen = {k: name for k in conv._chosen}
+        r = ember.nn.functional.conv2d(ember.from_numpy(x), ember.from_numpy(w), **kwargs)
+        np.testing.assert_allclose(r.numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(ember.backends.cudnn, "deterministic", True)
+    monkeypatch.setattr(conv, "_chosen", {})
+    ember.nn.functional.conv2d(ember.from_numpy(x), ember.from_numpy(w), **kwargs)
+    assert conv._chosen == {}
+
+
+@pytest.mark.parametrize("n, c, h, w, o, padding", [
+    (2, 3, 9, 8, 4, 1), (3, 5, 7, 10, 6, 0), (1, 2, 3, 3, 3, 0), (2, 4, 6, 5, 3, 2),
+    (1, 1, 28, 28, 8, 0), (2, 16, 13, 11, 7, (1, 0)), (1, 3, 4, 17, 2, (0, 3)),
+])
+def test_winograd_matches_torch(n, c, h, w, o, padding):
+    """Winograd F(2x2, 3x3) over odd and even sizes and paddings, in float32 and float64."""
+    from ember._aten import conv
+    pad = padding if isinstance(padding, tuple) else (padding, padding)
+    rng = np.random.default_rng(n * 100 + c)
+    for dt in (np.float32, np.float64):
+        x = rng.standard_normal((n, c, h, w)).astype(dt)
+        k = rng.standard_normal((o, c, 3, 3)).astype(dt)
+        r = conv._conv_winograd(x, k, pad)
+        expected = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(k),
+                                              padding=pad).numpy()
+        assert r.shape == expected.shape and r.dtype == expected.dtype
+        tol = 1e-5 if dt == np.float32 else 1e-12
+        np.testing.assert_allclose(r, expected, rtol=tol * 10, atol=tol * 10 * np.sqrt(c * 9))

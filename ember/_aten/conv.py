@@ -30,10 +30,14 @@ gradient with input and grad_output swapped. So the three functions `_conv`,
 (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
 convolutions again, which gives double backward (see derivatives.py).
 """
+import time
+
 import numpy as np
 
 from .._core import caching_allocator
 from .._core import dtype as D
+from .._core.memory_format import (channels_last, suggest_memory_format, nhwc,
+                                   array_is_channels_last)
 from ._parallel import contiguous, parallel_for
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
@@ -256,13 +260,133 @@ def _conv_1x1(x, w, stride, out, groups):
     return r.reshape((x.shape[0], w.shape[0]) + tuple(out))
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out)."""
+def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
+    """Convolution (cross-correlation) of x (N, C, *in) with w (O, C/G, *k) -> (N, O, *out),
+    by `algorithm` (see Note [Benchmark mode]) or, without one, the rule of thumb."""
     out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
-    if _direct_1x1(w.shape[2:], padding, out):
+    if algorithm is None:
+        algorithm = "direct_1x1" if _direct_1x1(w.shape[2:], padding, out) else "im2col"
+    if algorithm == "direct_1x1":
         return _conv_1x1(x, w, stride, out, groups)
+    if algorithm == "nhwc":
+        return _nchw(_conv_nhwc(nhwc(x), w, stride, padding, dilation, groups))
+    if algorithm == "winograd":
+        return _conv_winograd(x, w, padding)
     cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)
     return _conv_of_columns(cols, w, x.shape[0], out, groups)
+
+
+# Note [Winograd F(2x2, 3x3)]
+# ----------------------------
+# A stride-1 3x3 convolution computes each 2x2 block of outputs from a 4x4 tile of input
+# (tiles overlap by 2). Winograd's minimal filtering does it with 16 products per tile and
+# channel pair instead of 36: with the fixed matrices
+#
+#     B^T = [1  0 -1  0]     G = [ 1    0    0 ]     A^T = [1  1  1  0]
+#           [0  1  1  0]         [1/2  1/2  1/2]           [0  1 -1 -1]
+#           [0 -1  1  0]         [1/2 -1/2  1/2]
+#           [0  1  0 -1]         [ 0    0    1 ]
+#
+# input tiles become V = B^T d B and kernels U = G g G^T (both 4x4), and the output block is
+# A^T [sum over input channels of U * V] A. The channel sums are 16 GEMMs, one per (a, b)
+# position of the 4x4 transform: (O, C) @ (C, N*tiles) -- 4 multiply-adds per output pixel and
+# channel pair instead of 9. The transforms are additions over whole arrays (one NumPy op per
+# row or column of a tile). F(2x2, 3x3) loses only a few float32 ulps (its matrices hold 1/2
+# and +-1), well inside PyTorch's tolerance; larger tiles (F(4x4, 3x3)) save more products but
+# lose accuracy through their larger transform constants.
+_WINOGRAD_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
+
+
+def _winograd_applies(w, stride, dilation, groups):
+    return (w.ndim == 4 and w.shape[2:] == (3, 3) and groups == 1 and
+            all(s == 1 for s in stride) and all(d == 1 for d in dilation))
+
+
+def _conv_winograd(x, w, padding):
+    """Stride-1 3x3 convolution of x (N, C, H, W) with w (O, C, 3, 3) by F(2x2, 3x3)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    oh, ow = conv_output_size(x.shape[2:], (3, 3), (1, 1), padding, (1, 1))
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    need = (2 * th + 2, 2 * tw + 2)
+    xp = pad_zeros(x, padding, tuple(max(0, a - (b + 2 * p))
+                                     for a, b, p in zip(need, x.shape[2:], padding)))
+    sn, sc, sh, sw = xp.strides
+    # d[a, b, c, n, i, j] = xp[n, c, 2i + a, 2j + b]: the tiles, a view
+    d = _as_strided(xp, (4, 4, c, n, th, tw), (sh, sw, sc, sn, 2 * sh, 2 * sw), writeable=False)
+    rows = caching_allocator.empty((4, 4, c, n, th, tw), x.dtype)     # B^T d
+    np.subtract(d[0], d[2], out=rows[0])
+    np.add(d[1], d[2], out=rows[1])
+    np.subtract(d[2], d[1], out=rows[2])
+    np.subtract(d[1], d[3], out=rows[3])
+    v = caching_allocator.empty((4, 4, c, n, th, tw), x.dtype)        # (B^T d) B
+    np.subtract(rows[:, 0], rows[:, 2], out=v[:, 0])
+    np.add(rows[:, 1], rows[:, 2], out=v[:, 1])
+    np.subtract(rows[:, 2], rows[:, 1], out=v[:, 2])
+    np.subtract(rows[:, 1], rows[:, 3], out=v[:, 3])
+    del rows
+    u = np.einsum("ai,ocij,bj->aboc", _WINOGRAD_G.astype(x.dtype), w,
+                  _WINOGRAD_G.astype(x.dtype)).reshape(16, o, c)
+    m = _batched(u, v.reshape(16, c, n * th * tw)).reshape(4, 4, o, n, th, tw)
+    del v
+    r = caching_allocator.empty((2, 4, o, n, th, tw), x.dtype)        # A^T m
+    np.add(m[0], m[1], out=r[0])
+    r[0] += m[2]
+    np.subtract(m[1], m[2], out=r[1])
+    r[1] -= m[3]
+    y = caching_allocator.empty((n, o, th, 2, tw, 2), x.dtype)        # (A^T m) A
+    yt = y.transpose(3, 5, 1, 0, 2, 4)                               # (2, 2, O, N, th, tw)
+    np.add(r[:, 0], r[:, 1], out=yt[:, 0])
+    yt[:, 0] += r[:, 2]
+    np.subtract(r[:, 1], r[:, 2], out=yt[:, 1])
+    yt[:, 1] -= r[:, 3]
+    y = y.reshape(n, o, 2 * th, 2 * tw)
+    return y if (2 * th, 2 * tw) == (oh, ow) else y[:, :, :oh, :ow]
+
+
+# Note [Benchmark mode]
+# ----------------------
+# `ember.backends.cudnn.benchmark = True` does what it does for cuDNN: the first time a
+# forward convolution meets a new (input shape, weight shape, stride, padding, dilation,
+# groups, dtype) it runs every algorithm that applies -- im2col + GEMM over NCHW, the direct
+# per-sample GEMMs of a 1x1 convolution, im2col + GEMM over an NHWC copy, Winograd for a
+# stride-1 3x3 one (Note [Winograd F(2x2, 3x3)]) -- times them, and
+# uses the fastest for that shape from then on. All of them compute the same sums in different
+# orders (results agree to float32 rounding). The choice can differ from run to run (timings
+# are noisy), so `ember.backends.cudnn.deterministic = True` keeps the fixed rule of thumb,
+# and results bit-for-bit reproducible, as PyTorch's deterministic switch does. Off by
+# default, as in PyTorch: on this CPU the rule of thumb was as fast as the timed choice for
+# the MNIST and ResNet-18 steps measured, and timing costs each new shape three runs.
+_chosen = {}
+algorithm_flags = {"benchmark": False, "deterministic": False}   # ember.backends.cudnn's
+
+
+def _algorithms(x, w, stride, padding, dilation, groups):
+    names = ["im2col"]
+    if all(k == 1 for k in w.shape[2:]) and not any(padding):
+        names.append("direct_1x1")
+    if w.ndim == 4:
+        names.append("nhwc")
+    if _winograd_applies(w, stride, dilation, groups):
+        names.append("winograd")
+    return names
+
+
+def _benchmarked_conv(x, w, stride, padding, dilation, groups):
+    if not algorithm_flags["benchmark"] or algorithm_flags["deterministic"]:
+        return _conv(x, w, stride, padding, dilation, groups)
+    key = (x.shape, w.shape, tuple(stride), tuple(padding), tuple(dilation), groups, x.dtype)
+    algorithm = _chosen.get(key)
+    if algorithm is not None:
+        return _conv(x, w, stride, padding, dilation, groups, algorithm)
+    timings = []
+    for name in _algorithms(x, w, stride, padding, dilation, groups):
+        start = time.perf_counter()
+        r = _conv(x, w, stride, padding, dilation, groups, name)
+        timings.append((time.perf_counter() - start, name, r))
+    _, algorithm, r = min(timings, key=lambda t: t[0])
+    _chosen[key] = algorithm
+    return contiguous(r)
 
 
 def _conv_of_columns(cols, w, n, out, groups):
@@ -303,7 +427,7 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
         wg = w.reshape((groups, w.shape[0] // groups) + w.shape[1:])
         flipped = np.flip(wg.swapaxes(1, 2), tuple(range(3, w.ndim + 1)))
         flipped = flipped.reshape((-1, w.shape[0] // groups) + tuple(kernel))
-        return _conv(g, flipped, stride, full, dilation, groups)
+        return _benchmarked_conv(g, flipped, stride, full, dilation, groups)
     wg = _grouped(w, groups)                                      # (G, O/G, C/G*K)
     cols = _matmul(wg.swapaxes(1, 2), _grad_matrix(g, groups))    # (G, C/G*K, N*L)
     cols = cols.reshape((in_shape[1],) + tuple(kernel) + (g.shape[0],) + tuple(out))
@@ -327,6 +451,119 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     else:
         r = _matmul(gm, cols.swapaxes(1, 2))
     return np.ascontiguousarray(r).reshape(w_shape)
+
+
+# Note [Channels-last convolution]
+# ----------------------------------
+# With a channels_last input or weight (PyTorch's rule: either one), a 2-d convolution runs on
+# the NHWC layout and returns a channels_last result, as PyTorch's CPU kernels do. A window's
+# kh x kw x C values are then contiguous runs of C, so the columns are rows:
+#
+#     input (N, H, W, C) --pad--> windows view (N, oh, ow, kh, kw, C)    as_strided: no copy
+#                              --copy-->  columns (N*oh*ow, kh*kw*C)       one strided copy
+#     weight (O, C, kh, kw) ----------->  (kh*kw*C, O)
+#     output = columns @ weight        -> (N*oh*ow, O), which *is* the NHWC output
+#
+# No transpose of the result, and a 1x1 stride-1 convolution needs no copy at all (the
+# columns are the input). The weight gradient is columns.T @ grad (grad read as (N*oh*ow, O)),
+# and the input gradient grad @ weight.T, added back onto the windows (col2im over NHWC).
+# Groups make G products over (G, N*oh*ow, kh*kw*C/G) columns.
+def channels_last_2d(input, weight):
+    """PyTorch's thnn/mkldnn_conv_use_channels_last: a 4-d input or weight in channels_last."""
+    return weight.dim() == 4 and (suggest_memory_format(input) is channels_last or
+                                  suggest_memory_format(weight) is channels_last)
+
+
+def _pad_nhwc(x, padding, extra=(0, 0)):
+    if not any(padding) and not any(extra):
+        return x
+    n, h, w, c = x.shape
+    out = _zeros((n, h + 2 * padding[0] + extra[0], w + 2 * padding[1] + extra[1], c), x.dtype)
+    out[:, padding[0]:padding[0] + h, padding[1]:padding[1] + w] = x
+    return out
+
+
+def _columns_nhwc(x, kernel, stride, padding, dilation, out, groups):
+    """x (N, H, W, C) -> columns (G, N*oh*ow, kh*kw*C/G); a view when nothing is copied."""
+    xp = _pad_nhwc(x, padding)
+    n, c = x.shape[0], x.shape[3]
+    sn, sh, sw, sc = xp.strides
+    win = _as_strided(xp, (n,) + tuple(out) + tuple(kernel) + (c,),
+                      (sn, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1], sc),
+                      writeable=False)
+    cols = contiguous(win)
+    rows = n * out[0] * out[1]
+    if groups == 1:
+        return cols.reshape(1, rows, -1)
+    cols = cols.reshape(rows, kernel[0] * kernel[1], groups, c // groups).transpose(2, 0, 1, 3)
+    return contiguous(cols).reshape(groups, rows, -1)
+
+
+def _weight_nhwc(w, groups):
+    """w (O, C/G, kh, kw) as (G, kh*kw*C/G, O/G)."""
+    o = w.shape[0]
+    wg = w.reshape((groups, o // groups) + w.shape[1:])           # (G, O/G, C/G, kh, kw)
+    return contiguous(wg.transpose(0, 3, 4, 2, 1)).reshape(groups, -1, o // groups)
+
+
+def _ungroup_rows(r):
+    """(G, rows, X) -> (rows, G*X)."""
+    if r.shape[0] == 1:
+        return r[0]
+    return contiguous(r.transpose(1, 0, 2)).reshape(r.shape[1], -1)
+
+
+def _group_rows(a, groups):
+    """(rows, G*X) -> (G, rows, X)."""
+    if groups == 1:
+        return a[None]
+    return a.reshape(a.shape[0], groups, -1).transpose(1, 0, 2)
+
+
+def _conv_nhwc(x, w, stride, padding, dilation, groups):
+    """x (N, H, W, C), w (O, C/G, kh, kw) -> the output (N, oh, ow, O)."""
+    out = conv_output_size(x.shape[1:3], w.shape[2:], stride, padding, dilation)
+    cols = _columns_nhwc(x, w.shape[2:], stride, padding, dilation, out, groups)
+    r = _ungroup_rows(_matmul(cols, _weight_nhwc(w, groups)))
+    return r.reshape((x.shape[0],) + tuple(out) + (w.shape[0],))
+
+
+def _conv_input_grad_nhwc(g, w, in_shape, stride, padding, dilation, groups):
+    """g (N, oh, ow, O), w (O, C/G, kh, kw) -> the input gradient (N, H, W, C) (in_shape is
+    the NCHW shape)."""
+    n, c = in_shape[:2]
+    kernel, out = w.shape[2:], g.shape[1:3]
+    gm = _group_rows(g.reshape(-1, g.shape[3]), groups)                # (G, rows, O/G)
+    cols = _matmul(gm, _weight_nhwc(w, groups).swapaxes(1, 2))          # (G, rows, K*C/G)
+    if groups > 1:
+        cols = cols.reshape(groups, -1, kernel[0] * kernel[1], c // groups).transpose(1, 2, 0, 3)
+    cols = cols.reshape((n,) + tuple(out) + tuple(kernel) + (c,))
+    span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
+    padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
+    extra = tuple(max(0, a - b) for a, b in zip(span, padded))
+    acc = _zeros((n,) + tuple(p + e for p, e in zip(padded, extra)) + (c,), cols.dtype)
+    targets = [(pos, tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
+                           for k, d, o, s in zip(pos, dilation, out, stride)))
+               for pos in np.ndindex(*kernel)]
+
+    def accumulate(samples):       # samples: a slice of N, summed in the same order
+        a, b = acc[samples[0]], cols[samples[0]]
+        for pos, target in targets:
+            a[(slice(None),) + target] += b[(slice(None), slice(None), slice(None)) + pos]
+    parallel_for(accumulate, (n,), cols.size)
+    return acc[:, padding[0]:padding[0] + in_shape[2], padding[1]:padding[1] + in_shape[3]]
+
+
+def _conv_weight_grad_nhwc(g, x, w_shape, stride, padding, dilation, groups):
+    """g (N, oh, ow, O), x (N, H, W, C) -> the weight gradient (O, C/G, kh, kw), in the
+    (kh, kw, C/G)-inner layout it is computed in (a channels_last view when G is 1)."""
+    o = w_shape[0]
+    kernel = w_shape[2:]
+    cols = _columns_nhwc(x, kernel, stride, padding, dilation, g.shape[1:3], groups)
+    gm = _group_rows(g.reshape(-1, o), groups)                         # (G, rows, O/G)
+    r = _matmul(gm.swapaxes(1, 2), cols)                                # (G, O/G, K*C/G)
+    r = r.reshape((o,) + tuple(kernel) + (w_shape[1],))
+    return r.transpose(0, 3, 1, 2)
 
 
 # ---- kernels ----------------------------------------------------------------------------------
@@ -364,9 +601,31 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if transposed:
         r = np.ascontiguousarray(_conv_input_grad(x, w, shape, stride, padding, dilation,
                                                   groups))
+        if channels_last_2d(input, weight):
+            return _wrap(_nchw(nhwc(_add_bias(r, bias, input.dtype))))
+    elif channels_last_2d(input, weight):
+        r = _conv_nhwc(nhwc(x), w, stride, padding, dilation, groups)
+        return _wrap(_nchw(_add_bias_nhwc(r, bias, input.dtype)))
     else:
-        r = _conv(x, w, stride, padding, dilation, groups)
-    return _wrap(_add_bias(r, bias, input.dtype))
+        r = _benchmarked_conv(x, w, stride, padding, dilation, groups)
+    return _wrap(_canonical(_add_bias(r, bias, input.dtype)))
+
+
+def _canonical(a):
+    """NumPy calls a (1, C, ...) array contiguous whatever its batch stride; PyTorch's
+    contiguous strides are (C*L, L, ...)."""
+    return a.reshape(-1).reshape(a.shape) if a.shape[0] == 1 and a.flags.c_contiguous else a
+
+
+def _nchw(a):
+    """The (N, C, H, W) view of an NHWC array: a channels_last result."""
+    return a.transpose(0, 3, 1, 2)
+
+
+def _add_bias_nhwc(r, bias, dtype):
+    if bias is not None:
+        r += bias._np.astype(r.dtype)
+    return r.astype(dtype._np, copy=False)
 
 
 def _add_bias(r, bias, dtype):
@@ -432,11 +691,19 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
     g, w = _arrays(grad_output, weight)
     if 0 in g.shape or 0 in w.shape:
         return _wrap(np.zeros(input_size, grad_output.dtype._np))
+    if channels_last_2d(grad_output, weight):
+        gl = nhwc(g)
+        if transposed:
+            r = _conv_nhwc(gl, w, stride, padding, dilation, groups)
+        else:
+            r = _conv_input_grad_nhwc(gl, w, tuple(input_size), stride, padding, dilation,
+                                      groups)
+        return _wrap(_nchw(contiguous(r, grad_output.dtype._np)))
     if transposed:
         r = _conv(g, w, stride, padding, dilation, groups)
     else:
         r = _conv_input_grad(g, w, tuple(input_size), stride, padding, dilation, groups)
-    return _wrap(contiguous(r, grad_output.dtype._np))
+    return _wrap(_canonical(contiguous(r, grad_output.dtype._np)))
 
 
 @impl("_convolution_backward_weight", "CPU")
@@ -447,6 +714,11 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
     g, x = _arrays(grad_output, input)
     if 0 in g.shape or 0 in x.shape:
         return _wrap(np.zeros(weight_size, grad_output.dtype._np))
+    if not transposed and columns is None and len(weight_size) == 4 and (
+            array_is_channels_last(x) or array_is_channels_last(g)):
+        r = _conv_weight_grad_nhwc(nhwc(g), nhwc(x), tuple(weight_size), stride, padding,
+                                   dilation, groups)
+        return _wrap(_weight_layout(r, grad_output.dtype._np))
     if transposed:
         # the weight (C_in, O/G, *k) of a transposed convolution pairs input channels with the
         # output's windows: a convolution's weight gradient with the two swapped
@@ -455,6 +727,14 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
                               None if columns is None else columns._np)
     return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
+
+
+def _weight_layout(r, dtype):
+    """A weight gradient computed in channels-last order, copied contiguous: PyTorch's
+    weight gradient has the weight's own layout, which the backward op is not told; a
+    contiguous weight is the common case (a channels_last one is copied by the optimizer's
+    in-place updates either way)."""
+    return np.ascontiguousarray(r, dtype=dtype)
 
 
 @impl("_convolution_backward_input", "Meta")

@@ -19,6 +19,7 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._core.memory_format import empty_like_array
 from .._core import caching_allocator
 from ._parallel import parallel_for
 
@@ -646,7 +647,7 @@ def _sigmoid(a):
 
 
 def _relu(a):
-    out = caching_allocator.empty(a.shape, a.dtype)
+    out = empty_like_array(a)
     parallel_for(lambda i: np.maximum(a[i], 0, out=out[i], dtype=a.dtype), a.shape, a.size)
     return out
 
@@ -724,7 +725,7 @@ def _threshold_backward(g, x, threshold):
     bits = np.dtype(f"i{g.dtype.itemsize}")
     if g.shape != x.shape:
         g, x = np.broadcast_arrays(g, x)
-    out = caching_allocator.empty(g.shape, g.dtype)
+    out = empty_like_array(g if all(g.strides) else x, g.dtype)
 
     def part(i):
         keep = (x[i] <= threshold).astype(bits)

@@ -15,6 +15,8 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 """
 import numpy as np
 
+from .._core.memory_format import channels_last, suggest_memory_format, nhwc, format_strides
+
 from .._core import caching_allocator
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
@@ -120,11 +122,68 @@ def _train_forward(x3, scale_of, bias, eps, out):
     return mean, 1 / np.sqrt(var + eps), var
 
 
+# Note [Channels-last batch norm]
+# ---------------------------------
+# A channels_last input (N, C, H, W) is an (N*H*W, C) matrix in memory: the per-channel sums
+# are column sums of it and the normalisation a row-broadcast, each one pass over contiguous
+# memory, and the result is channels_last again (PyTorch's CPU batch norm keeps the layout).
+def _rows_of_channels(t):
+    """The (N*H*W, C) matrix of a channels_last 4-d tensor, or None."""
+    if t.dim() != 4 or suggest_memory_format(t) is not channels_last:
+        return None
+    return nhwc(t._np).reshape(-1, t.shape[1])
+
+
+def _batch_norm_rows(x2, w, b, mean, invstd, training, eps):
+    """Batch norm of x (rows, C); in training mean/invstd are None and computed here.
+    Returns (out, mean, invstd, var)."""
+    n = max(x2.shape[0], 1)
+    var = None
+    if training:
+        mean = np.add.reduce(x2, axis=0) / n
+        centered = x2 - mean
+        var = np.einsum("lc,lc->c", centered, centered) / n
+        invstd = 1 / np.sqrt(var + eps)
+    else:
+        centered = x2 - mean
+    scale = invstd if w is None else invstd * w
+    out = caching_allocator.empty(x2.shape, x2.dtype)
+    np.multiply(centered, scale, out=out)
+    if b is not None:
+        out += b
+    return out, mean, invstd, var
+
+
+def _batch_norm_channels_last(input, x2, w, b, running_mean, running_var, training, momentum,
+                              eps, dt):
+    if training:
+        n = x2.shape[0]
+        if n <= 1 and x2.size:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        out, mean, invstd, var = _batch_norm_rows(x2, w, b, None, None, True, eps)
+        _update_running(running_mean, running_var, mean, var, n, momentum)
+    else:
+        mean = _stat(running_mean, dt)
+        out, _, _, _ = _batch_norm_rows(x2, w, b, mean, 1 / np.sqrt(_stat(running_var, dt) + eps),
+                                        False, eps)
+        mean = invstd = np.empty((0,), dt)
+    n, c, h, wd = input.shape
+    out = out.reshape(n, h, wd, c).transpose(0, 3, 1, 2).astype(input.dtype._np, copy=False)
+    return _wrap(out), _wrap(mean), _wrap(invstd)
+
+
 @impl("native_batch_norm", "CPU")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     c = _check(input, weight, bias, running_mean, running_var, training)
     x = input._np
     dt = compute_dtype(x)
+    x2 = _rows_of_channels(input)
+    if x2 is not None and x2.size:
+        return _batch_norm_channels_last(
+            input, x2.astype(dt, copy=False), None if weight is None else _stat(weight, dt),
+            None if bias is None else _stat(bias, dt), running_mean, running_var, training,
+            momentum, eps, dt)
     x3 = _ncl(x.astype(dt, copy=False))
     w = None if weight is None else _stat(weight, dt)
     b = None if bias is None else _stat(bias, dt)
@@ -171,7 +230,9 @@ def native_batch_norm_meta(input, weight, bias, running_mean, running_var, train
     c = _check(input, weight, bias, running_mean, running_var, training)
     stat_dt = D.float32 if input.dtype in (D.float16, D.bfloat16) else input.dtype
     stats = (c,) if training else (0,)
-    return (_meta(input.shape, input.dtype, device=input.device),
+    strides = format_strides(input.shape, channels_last) if input.dim() == 4 and \
+        suggest_memory_format(input) is channels_last else None
+    return (_meta(input.shape, input.dtype, strides, device=input.device),
             _meta(stats, stat_dt, device=input.device), _meta(stats, stat_dt, device=input.device))
 
 
@@ -183,6 +244,11 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     on x), grad_input = w * invstd * (g - mean(g) - x_hat * mean(g * x_hat))."""
     x = input._np
     dt = compute_dtype(x)
+    x2 = _rows_of_channels(input)
+    if x2 is not None and x2.size:
+        return _batch_norm_backward_channels_last(grad_out, input, x2.astype(dt, copy=False),
+                                                  weight, running_mean, running_var, save_mean,
+                                                  save_invstd, train, eps, dt)
     x3 = _ncl(x.astype(dt, copy=False))
     g3 = _ncl(grad_out._np.astype(dt, copy=False))
     if train:
@@ -217,6 +283,36 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     wdt = weight._np.dtype if weight is not None else x.dtype
     return (_wrap(gi.reshape(x.shape).astype(x.dtype, copy=False)),
             _wrap(grad_weight.astype(wdt, copy=False)), _wrap(grad_bias.astype(wdt, copy=False)))
+
+
+def _batch_norm_backward_channels_last(grad_out, input, x2, weight, running_mean, running_var,
+                                       save_mean, save_invstd, train, eps, dt):
+    """native_batch_norm_backward over the (N*H*W, C) matrix of a channels_last input; the
+    input gradient is channels_last."""
+    g2 = nhwc(grad_out._np).reshape(x2.shape).astype(dt, copy=False)
+    if train:
+        mean, invstd = _stat(save_mean, dt), _stat(save_invstd, dt)
+    else:
+        mean = _stat(running_mean, dt)
+        invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
+    n = max(x2.shape[0], 1)
+    w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
+    centered = x2 - mean
+    sum_g = np.add.reduce(g2, axis=0)
+    dot = np.einsum("lc,lc->c", g2, centered)
+    gi = caching_allocator.empty(x2.shape, dt)
+    if train:
+        centered *= dot * invstd * invstd / n
+        np.subtract(g2, centered, out=gi)
+        gi -= sum_g / n
+        gi *= invstd * w
+    else:
+        np.multiply(g2, invstd * w, out=gi)
+    nb, c, h, wd = input.shape
+    gi = gi.reshape(nb, h, wd, c).transpose(0, 3, 1, 2).astype(input.dtype._np, copy=False)
+    wdt = weight._np.dtype if weight is not None else input._np.dtype
+    return (_wrap(gi), _wrap((dot * invstd).astype(wdt, copy=False)),
+            _wrap(sum_g.astype(wdt, copy=False)))
 
 
 @impl("native_batch_norm_backward", "Meta")

@@ -16,6 +16,7 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
 from .._core import caching_allocator
+from .._core.memory_format import channels_last, suggest_memory_format, copy_in_format
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
@@ -33,6 +34,27 @@ def _prod(xs):
 
 def _fmt(shape):
     return "x".join(map(str, shape))
+
+
+# Note [Channels-last pooling]
+# ------------------------------
+# PyTorch's CPU pooling kernels keep a channels_last input's layout in their results (values,
+# indices, and the input gradient). The kernels here compute over (N*C, H, W) rows; for a
+# channels_last input the rows are read through a copy and the results laid out channels_last
+# again -- the strides PyTorch gives, at the cost of two layout copies.
+def _keeps_channels_last(kernel, layout_arg=0):
+    """Wrap a 2-d pooling kernel: when its argument `layout_arg` (the input) is channels_last,
+    so are its tensor results."""
+    def wrapper(*args, **kwargs):
+        result = kernel(*args, **kwargs)
+        t = args[layout_arg]
+        if t.dim() != 4 or suggest_memory_format(t) is not channels_last:
+            return result
+        if isinstance(result, tuple):
+            return tuple(_wrap(copy_in_format(r._np, channels_last)) for r in result)
+        return _wrap(copy_in_format(result._np, channels_last))
+    wrapper.__name__ = kernel.__name__
+    return wrapper
 
 
 # ---- shapes and checks ------------------------------------------------------------------------
@@ -186,22 +208,57 @@ def _flat_offsets(kernel, dilation, spatial):
 
 
 # ---- max pooling ------------------------------------------------------------------------------
-def _max_pool(x, nd, kernel, stride, padding, dilation, out):
-    """x (M, *in) -> (values, flat input indices), both (M, *out)."""
-    spatial = x.shape[-nd:]
-    need = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
-    lowest = _lowest(x.dtype)
-    buf = _padded(x, nd, padding, need, lowest)
-    best, arg = _window_max(window_views(buf, kernel, stride, dilation, out), x.dtype)
+def _tiling_views(x, nd, kernel, stride, padding, dilation, out):
+    """The window views without a copy when the windows tile the input (stride == kernel, no
+    padding or dilation, e.g. the common 2x2 pooling): a reshape to (M, o1, k1, o2, k2, ...)."""
+    if any(padding) or any(d != 1 for d in dilation) or tuple(kernel) != tuple(stride) or \
+            any(o * k > n for o, k, n in zip(out, kernel, x.shape[-nd:])):
+        return None
+    crop = x[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+    if not crop.flags.c_contiguous:
+        return None
+    shape = (x.shape[0],)
+    for o, k in zip(out, kernel):
+        shape += (o, k)
+    tiles = crop.reshape(shape)
+    return [tiles[(slice(None),) + tuple(v for i in pos for v in (slice(None), i))]
+            for pos in np.ndindex(*kernel)]
+
+
+def _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out):
+    """(flat input offset of each window position, flat input index of each window's origin
+    (*out)): an output's index is base + offsets[argmax]."""
     grid = _grid(out, nd)
     steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
     base = sum((o * s - p) * st for o, s, p, st in zip(grid, stride, padding, steps))
-    index = np.take(_flat_offsets(kernel, dilation, spatial), arg) + base
+    return _flat_offsets(kernel, dilation, spatial), base
+
+
+def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=None, base=None):
+    """x (M, *in) -> (values, flat input indices), both (M, *out); written into `values` and
+    `index` when given."""
+    spatial = x.shape[-nd:]
+    lowest = _lowest(x.dtype)
+    views = _tiling_views(x, nd, kernel, stride, padding, dilation, out)
+    if views is None:
+        need = tuple((o - 1) * s + d * (k - 1) + 1
+                     for o, k, s, d in zip(out, kernel, stride, dilation))
+        buf = _padded(x, nd, padding, need, lowest)
+        views = window_views(buf, kernel, stride, dilation, out)
+    best, arg = _window_max(views, x.dtype)
+    offsets, origin = base or _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out)
+    if values is not None:
+        values[...] = best
+        best = values
+    index = np.take(offsets, arg, out=index)
+    index += origin
     if padding and any(padding):
         # a window that is all `lowest` may have picked a padding element: PyTorch points at
         # its first element inside the input
         empty = best == lowest
         if empty.any():
+            grid = _grid(out, nd)
+            steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
             first = [np.maximum(0, -(-(p - o * s) // d)) for o, s, p, d in
                      zip(grid, stride, padding, dilation)]
             coords = [o * s - p + k * d for o, s, p, k, d in
@@ -232,6 +289,19 @@ def _scatter(values, indices, spatial, unique):
     return r.reshape((m,) + tuple(spatial))
 
 
+_BLOCK_ELEMENTS = 1 << 18
+
+
+def _blocks(rows, m, row_size):
+    """The slices of `rows` (a parallel_for index over M rows of row_size elements) of about
+    _BLOCK_ELEMENTS input elements each. Max pooling makes several passes over its input (the
+    maxima, then the argmax); run block by block they read the cache instead of memory, which
+    made pooling 1.5-2x faster (MNIST test pass, ResNet stem)."""
+    start, stop, _ = rows[0].indices(m) if isinstance(rows[0], slice) else (0, m, 1)
+    step = max(1, _BLOCK_ELEMENTS // max(row_size, 1))
+    return [slice(a, min(a + step, stop)) for a in range(start, stop, step)]
+
+
 def _leading(self, nd):
     """(M, *spatial) array of an (N, C, *spatial) or (C, *spatial) tensor."""
     return self._np.reshape((-1,) + tuple(self.shape[-nd:]))
@@ -252,8 +322,11 @@ def _max_pool_kernel(nd):
         values = caching_allocator.empty((x.shape[0],) + out, x.dtype)
         idx = caching_allocator.empty((x.shape[0],) + out, np.int64)
 
-        def part(rows):           # rows: a slice of M, pooled on its own
-            values[rows], idx[rows] = _max_pool(x[rows], nd, k, s, p, d, out)
+        base = _max_pool_base(nd, x.shape[1:], k, s, p, d, out)
+
+        def part(rows):           # rows: a slice of M, pooled a cache-sized block at a time
+            for block in _blocks(rows, x.shape[0], _prod(x.shape[1:])):
+                _max_pool(x[block], nd, k, s, p, d, out, values[block], idx[block], base)
         parallel_for(part, (x.shape[0],), x.size)
         return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape))
 
@@ -269,9 +342,9 @@ def _max_pool_kernel(nd):
         overlap = any(st < di * (kk - 1) + 1 for st, kk, di in zip(s, k, d))
         return _wrap(_scatter_back(grad_output, self, indices, nd, not overlap))
 
-    impl(name, "CPU")(kernel)
+    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
     impl(name + "_backward", "Meta")(_like_self_meta)
 
 
@@ -375,9 +448,9 @@ def _avg_pool_kernel(nd):
         r = acc[(Ellipsis,) + tuple(slice(pp, pp + sz) for pp, sz in zip(p, spatial))]
         return _wrap(np.ascontiguousarray(r.reshape(self.shape), dtype=grad_output.dtype._np))
 
-    impl(name, "CPU")(kernel)
+    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
     impl(name + "_backward", "Meta")(_like_self_meta)
 
 
@@ -448,9 +521,9 @@ def _adaptive_max_kernel(nd):
     def backward(grad_output, self, indices):
         return _wrap(_scatter_back(grad_output, self, indices, nd, False))
 
-    impl(name, "CPU")(kernel)
+    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
     impl(name + "_backward", "Meta")(_like_self_meta)
 
 

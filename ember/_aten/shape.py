@@ -13,7 +13,7 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .._core.memory_format import copy_in_format, format_strides
+from .._core.memory_format import copy_in_format, format_strides, preserve_format
 from .._core import deterministic
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
@@ -592,7 +592,9 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
             return _lookup("_to_copy").redispatch("Lazy", (self, dtype, device, memory_format))
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
-    return _wrap(_cast(_preserved(self._np), dt))
+    if memory_format is None or memory_format is preserve_format:
+        return _wrap(_cast(_preserved(self._np), dt))
+    return _wrap(_cast(copy_in_format(self._np, memory_format), dt))
 
 
 def _cast(a, dt):
@@ -616,7 +618,9 @@ def _device(d):
 def _to_copy_meta(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type == "cpu":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-    return _meta(self._size, dtype or self.dtype, _preserved_strides(self))
+    if memory_format is None or memory_format is preserve_format:
+        return _meta(self._size, dtype or self.dtype, _preserved_strides(self))
+    return _meta(self._size, dtype or self.dtype, format_strides(self._size, memory_format))
 
 
 @impl("copy_", "CPU")

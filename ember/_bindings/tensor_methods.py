@@ -10,7 +10,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle
-from .._core.memory_format import contiguous_format
+from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._dispatch.dispatcher import lookup as _op
 from . import indexing as _indexing
 from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor
@@ -88,7 +88,9 @@ def _to(self, *args, **kwargs):
     dtype, device, copy, memory_format = _to_args(args, dict(kwargs))
     same_dtype = dtype is None or dtype is self.dtype
     same_device = device is None or device.type == self._device.type
-    if same_dtype and same_device and not copy and memory_format is None:
+    if same_dtype and same_device and not copy and (
+            memory_format is None or memory_format is preserve_format or
+            suggest_memory_format(self) is memory_format):
         return self
     return _to_copy(self, dtype, None if same_device else device, memory_format)
 

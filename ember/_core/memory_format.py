@@ -30,8 +30,14 @@ def copy_in_format(a, fmt):
     if order is None or a.ndim != len(order):
         raise RuntimeError(f"required rank {4 if fmt is channels_last else 5} tensor to use "
                            f"{fmt.name} format")
+    from . import caching_allocator
     inverse = np.argsort(order)
-    return np.ascontiguousarray(np.transpose(a, order)).transpose(inverse)
+    t = np.transpose(a, order)
+    # into an allocator block made in this order: copying a result into a block later reads
+    # the order from the strides, which NumPy leaves ambiguous for size-1 dims
+    out = caching_allocator.empty(t.shape, a.dtype)
+    out[...] = t
+    return out.transpose(inverse)
 
 
 def format_strides(shape, fmt):
@@ -61,3 +67,60 @@ def is_contiguous_as(t, fmt):
             return False
         expected *= size
     return True
+
+
+# ---- which format a tensor (or a kernel's NumPy array) is in ---------------------------------
+def _strides_like_channels_last(sizes, strides):
+    """PyTorch's is_channels_last_strides_2d/3d: the strides, read from the channel dim out
+    through the spatial dims to the batch dim, never decrease (size-1 dims are let through,
+    an N111 tensor is not channels-last)."""
+    nd = len(sizes)
+    if nd not in (4, 5) or strides[1] == 0:
+        return False
+    order = (1, 3, 2, 0) if nd == 4 else (1, 4, 3, 2, 0)
+    lowest = 0
+    for d in order:
+        if sizes[d] == 0 or strides[d] < lowest:
+            return False
+        if d == 0 and lowest == strides[1]:
+            return False
+        lowest = strides[d]
+        if sizes[d] > 1:
+            lowest *= sizes[d]
+    return True
+
+
+def suggest_memory_format(t):
+    """Tensor.suggest_memory_format(): channels_last(_3d) when the strides look so (the
+    format the layout-aware kernels -- convolution, batch norm, pooling -- keep), else
+    contiguous_format."""
+    size = t._size
+    if len(size) in (4, 5) and _strides_like_channels_last(size, t.stride()):
+        return channels_last if len(size) == 4 else channels_last_3d
+    return contiguous_format
+
+
+def array_is_channels_last(a):
+    """suggest_memory_format() is channels_last for a 4-d NumPy array `a`."""
+    if a.ndim != 4 or a.flags.c_contiguous:
+        return False
+    return _strides_like_channels_last(a.shape, tuple(s // a.itemsize for s in a.strides))
+
+
+def nhwc(a):
+    """The (N, H, W, C) view of an (N, C, H, W) array, copied only when its memory is not
+    laid out so already."""
+    v = a.transpose(0, 2, 3, 1)
+    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
+
+
+def empty_like_array(a, dtype=None):
+    """An uninitialized caching-allocator block of `a`'s shape in `a`'s dimension order (what
+    an elementwise kernel writes a permuted input's result into: PyTorch's outputs keep the
+    input's memory format)."""
+    from . import caching_allocator
+    dtype = a.dtype if dtype is None else dtype
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return caching_allocator.empty(a.shape, dtype)
+    order = sorted(range(a.ndim), key=lambda d: -abs(a.strides[d]))
+    return caching_allocator.empty([a.shape[d] for d in order], dtype).transpose(np.argsort(order))

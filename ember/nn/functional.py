@@ -13,6 +13,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
+from .._core.memory_format import channels_last, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
@@ -1090,8 +1091,11 @@ def _adaptive_avg_pool(input, output_size, nd):
         raise NotImplementedError(f"\"{name}\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
     out = _adaptive_output_size(input, output_size, nd)
+    keeps_channels_last = nd == 2 and input.dim() == 4 and \
+        suggest_memory_format(input) is channels_last
     if all(o == 1 for o in out):  # PyTorch's shortcut: the mean (nan over an empty window)
-        return input.mean(list(range(-nd, 0)), keepdim=True)
+        r = input.mean(list(range(-nd, 0)), keepdim=True)
+        return r.clone(memory_format=channels_last) if keeps_channels_last else r
     if 0 in input.shape[-nd:]:
         raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
                            f"dimensions, but input has sizes {list(input.shape)}")
@@ -1109,7 +1113,10 @@ def _adaptive_avg_pool(input, output_size, nd):
         m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
         mat = E.tensor(m, dtype=x.dtype, device=x.device)
         x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
-    return x.to(input.dtype) if x is not input else x.clone()
+    r = x.to(input.dtype) if x is not input else x.clone()
+    if keeps_channels_last:
+        return r.clone(memory_format=channels_last)   # PyTorch's kernel keeps channels_last
+    return r
 
 
 def adaptive_avg_pool1d(input, output_size):

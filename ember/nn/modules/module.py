@@ -675,7 +675,7 @@ class Module:
 
     def to(self, *args, **kwargs):
         from ..._bindings.tensor_methods import _to_args
-        dtype, device, _, _ = _to_args(args, dict(kwargs))
+        dtype, device, _, memory_format = _to_args(args, dict(kwargs))
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
@@ -683,6 +683,8 @@ class Module:
         def convert(t):
             dt = dtype if (dtype is not None and (t.is_floating_point() or t.is_complex())) \
                 else None
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device=device, dtype=dt, memory_format=memory_format)
             return t.to(device=device, dtype=dt)
         return self._apply(convert)
 
