@@ -128,10 +128,14 @@ class SobolEngine:
         self._quasi = points[-1].copy()
         return points
 
-    def _as_points(self, ints, dtype):
+    def _draw_kernel(self, n, start, dtype):
+        """Points start+1 .. start+n as floats; bad counts and dtypes raise before the state moves."""
         from . import tensor, float32, float64
-        if dtype not in (float32, float64) and str(dtype) not in ("torch.float16", "torch.bfloat16"):
-            raise RuntimeError(f'"_sobol_engine_draw" not implemented for \'{_scalar_name(dtype)}\'')
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}, {self.dimension}]")
+        if dtype not in (float32, float64):
+            raise NotImplementedError(f'"_sobol_engine_draw" not implemented for \'{_scalar_name(dtype)}\'')
+        ints = self._advance(n, start)
         # Each 30-bit integer times 2**-30 is exact in float64; the cast rounds once, as PyTorch does.
         values = ints.astype(np.float64) * (1.0 / (1 << self.MAXBIT))
         return tensor(values, dtype=float64).to(dtype)
@@ -145,10 +149,10 @@ class SobolEngine:
             if n == 1:
                 result = self._first_point.to(dtype)
             else:
-                rest = self._as_points(self._advance(n - 1, 0), dtype)
+                rest = self._draw_kernel(n - 1, 0, dtype)
                 result = cat((self._first_point.to(dtype), rest), dim=-2)
         else:
-            result = self._as_points(self._advance(n, self.num_generated - 1), dtype)
+            result = self._draw_kernel(n, self.num_generated - 1, dtype)
         self.num_generated += n
         if out is not None:
             out.resize_as_(result).copy_(result)
@@ -212,6 +216,6 @@ class SobolEngine:
 
 def _scalar_name(dtype):
     names = {"torch.int64": "Long", "torch.int32": "Int", "torch.int16": "Short", "torch.int8": "Char",
-             "torch.uint8": "Byte", "torch.bool": "Bool", "torch.complex64": "ComplexFloat",
+             "torch.uint8": "Byte", "torch.bool": "Bool", "torch.float16": "Half", "torch.bfloat16": "BFloat16", "torch.complex64": "ComplexFloat",
              "torch.complex128": "ComplexDouble"}
     return names.get(str(dtype), str(dtype))
