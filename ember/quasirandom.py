@@ -26,13 +26,13 @@ def _load_direction_numbers():
     global _direction_numbers
     if _direction_numbers is None:
         try:
-            import scipy.stats  # noqa: F401
+            import scipy  # the table is a data file of scipy.stats; importing scipy.stats is slow
         except ImportError as e:
             raise ImportError(
                 "ember.quasirandom.SobolEngine reads the Joe & Kuo direction numbers from SciPy, "
                 "which is not installed: pip install 'ember[scipy]'") from e
         import os
-        path = os.path.join(os.path.dirname(scipy.stats.__file__), "_sobol_direction_numbers.npz")
+        path = os.path.join(os.path.dirname(scipy.__file__), "stats", "_sobol_direction_numbers.npz")
         try:
             with np.load(path) as table:
                 _direction_numbers = (table["poly"].astype(np.int64),
@@ -201,9 +201,12 @@ class SobolEngine:
         # Row p of each lower-triangular matrix as an integer, column k at bit (bits-1-k).
         rows = ltm @ (np.int64(1) << np.arange(bits - 1, -1, -1, dtype=np.int64))
         # New direction number j: bit (bits-1-p) is the parity of (row p) AND (old number j).
-        parity = np.bitwise_count(rows[:, None, :] & self._state[:, :, None]) & 1
         weights = np.int64(1) << np.arange(bits - 1, -1, -1, dtype=np.int64)
-        self._state = (parity.astype(np.int64) * weights).sum(-1)
+        state = self._state
+        for lo in range(0, self.dimension, 1024):  # blocks keep the (d, j, p) array small
+            hi = lo + 1024
+            parity = np.bitwise_count(rows[lo:hi, None, :] & state[lo:hi, :, None]) & 1
+            state[lo:hi] = (parity.astype(np.int64) * weights).sum(-1)
 
     def __repr__(self):
         fmt = [f"dimension={self.dimension}"]

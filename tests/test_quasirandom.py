@@ -124,6 +124,6 @@ def test_missing_scipy_is_a_clear_import_error(monkeypatch):
     import sys
     from ember import quasirandom
     monkeypatch.setattr(quasirandom, "_direction_numbers", None)
-    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    monkeypatch.setitem(sys.modules, "scipy", None)
     with pytest.raises(ImportError, match=r"ember\[scipy\]"):
         quasirandom.SobolEngine(2)
