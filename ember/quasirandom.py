@@ -43,7 +43,18 @@ def _load_direction_numbers():
     return _direction_numbers
 
 
+_state_cache = np.zeros((0, 30), dtype=np.int64)  # direction numbers of the widest engine so far
+
+
 def _initial_state(dimension, maxbit):
+    """The (dimension, maxbit) direction numbers (a fresh copy), rows shared with earlier engines."""
+    global _state_cache
+    if _state_cache.shape[0] < dimension or _state_cache.shape[1] != maxbit:
+        _state_cache = _direction_numbers_for(dimension, maxbit)
+    return _state_cache[:dimension].copy()
+
+
+def _direction_numbers_for(dimension, maxbit):
     """The (dimension, maxbit) direction numbers, each already shifted to its bit position."""
     poly, vinit = _load_direction_numbers()
     v = np.zeros((dimension, maxbit), dtype=np.int64)
@@ -66,12 +77,6 @@ def _initial_state(dimension, maxbit):
                 w[:, j] = new
             v[rows] = w
     return v << np.arange(maxbit - 1, -1, -1, dtype=np.int64)
-
-
-def _rightmost_zero(indices):
-    """Position of the lowest zero bit of each index (the number of trailing one bits)."""
-    low = (indices + 1) & -(indices + 1)  # the lowest set bit of i+1 is the lowest zero bit of i
-    return np.bitwise_count(low - 1).astype(np.int64)
 
 
 class SobolEngine:
@@ -119,18 +124,26 @@ class SobolEngine:
         return tensor(self._quasi)
 
     def _advance(self, n, start):
-        """The integer points after indices start .. start+n-1, as an (n, dimension) array."""
+        """The integer points after indices start .. start+n-1, as an (n, dimension) array.
+
+        Stepping past index i XORs in direction number rightmost_zero(i), which flips bit
+        rightmost_zero(i) of the Gray code i ^ (i >> 1); so the point after index k is the start
+        point XOR the direction numbers of the bits where gray(start) and gray(k + 1) differ.
+        """
         if n <= 0:
             return np.zeros((0, self.dimension), dtype=np.int64)
-        steps = self._state[:, _rightmost_zero(np.arange(start, start + n, dtype=np.int64))].T
-        points = np.bitwise_xor.accumulate(steps, axis=0)
-        points ^= self._quasi
+        ends = np.arange(start + 1, start + n + 1, dtype=np.int64)
+        flips = (ends ^ (ends >> 1)) ^ (start ^ (start >> 1))
+        points = np.broadcast_to(self._quasi, (n, self.dimension)).copy()
+        for bit in range(min(int(flips.max()).bit_length(), self.MAXBIT)):
+            rows = np.nonzero((flips >> bit) & 1)[0]
+            points[rows] ^= self._state[:, bit]
         self._quasi = points[-1].copy()
         return points
 
     def _draw_kernel(self, n, start, dtype):
         """Points start+1 .. start+n as floats; bad counts and dtypes raise before the state moves."""
-        from . import tensor, float32, float64
+        from . import from_numpy, float32, float64
         if n < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}, {self.dimension}]")
         if dtype not in (float32, float64):
@@ -138,7 +151,7 @@ class SobolEngine:
         ints = self._advance(n, start)
         # Each 30-bit integer times 2**-30 is exact in float64; the cast rounds once, as PyTorch does.
         values = ints.astype(np.float64) * (1.0 / (1 << self.MAXBIT))
-        return tensor(values, dtype=float64).to(dtype)
+        return from_numpy(values).to(dtype)
 
     def draw(self, n=1, out=None, dtype=None):
         """The next `n` points, an (n, dimension) tensor of `dtype` (default: the default dtype)."""
