@@ -19,8 +19,8 @@ def same(e, t):
 
 
 @pytest.mark.parametrize("dimension", [1, 2, 5, 50, 1000])
-def test_unscrambled_draws(dimension):
-    ember.quasirandom._state_cache = np.zeros((0, 30), dtype=np.int64)  # build the table afresh
+def test_unscrambled_draws(dimension, monkeypatch):
+    monkeypatch.setattr(ember.quasirandom, "_state_cache", np.zeros((0, 30), dtype=np.int64))
     e, t = engines(dimension)
     same(e.sobolstate, t.sobolstate)
     for n in (1, 7, 1, 64, 0):
@@ -60,6 +60,8 @@ def test_fast_forward_reset_draw_base2(scramble):
     same(e.draw_base2(3), t.draw_base2(3))
     same(e.draw_base2(3, dtype=ember.float64), t.draw_base2(3, dtype=torch.float64))
     same(e.draw_base2(4), t.draw_base2(4))
+    e.fast_forward(1_000_003), t.fast_forward(1_000_003)
+    same(e.draw(300, dtype=ember.float64), t.draw(300, dtype=torch.float64))
 
 
 def test_first_point_uses_default_dtype_at_construction():
