@@ -136,8 +136,8 @@ class SobolEngine:
         flips = (ends ^ (ends >> 1)) ^ (start ^ (start >> 1))
         points = np.broadcast_to(self._quasi, (n, self.dimension)).copy()
         for bit in range(min(int(flips.max()).bit_length(), self.MAXBIT)):
-            rows = np.nonzero((flips >> bit) & 1)[0]
-            points[rows] ^= self._state[:, bit]
+            take = -((flips >> bit) & 1)  # all ones where this bit flips, else zero
+            points ^= take[:, None] & self._state[:, bit]
         self._quasi = points[-1].copy()
         return points
 
