@@ -134,10 +134,21 @@ class SobolEngine:
             return np.zeros((0, self.dimension), dtype=np.int64)
         ends = np.arange(start + 1, start + n + 1, dtype=np.int64)
         flips = (ends ^ (ends >> 1)) ^ (start ^ (start >> 1))
-        points = np.broadcast_to(self._quasi, (n, self.dimension)).copy()
-        for bit in range(min(int(flips.max()).bit_length(), self.MAXBIT)):
-            take = -((flips >> bit) & 1)  # all ones where this bit flips, else zero
-            points ^= take[:, None] & self._state[:, bit]
+        flips &= (1 << self.MAXBIT) - 1
+        # Low k bits: a table of the XOR of every subset of the first k direction numbers, built by
+        # doubling; the few distinct high parts are XORed in per value.
+        k = min(int(n).bit_length(), self.MAXBIT)
+        table = np.zeros((1 << k, self.dimension), dtype=np.int64)
+        for bit in range(k):
+            table[1 << bit:2 << bit] = table[:1 << bit] ^ self._state[:, bit]
+        highs, which = np.unique(flips >> k, return_inverse=True)
+        high_xor = np.zeros((len(highs), self.dimension), dtype=np.int64)
+        for bit in range(k, self.MAXBIT):
+            take = -((highs >> (bit - k)) & 1)
+            high_xor ^= take[:, None] & self._state[:, bit]
+        high_xor ^= self._quasi
+        points = table[flips & ((1 << k) - 1)]
+        points ^= high_xor[which.reshape(-1)]
         self._quasi = points[-1].copy()
         return points
 
