@@ -141,14 +141,16 @@ class SobolEngine:
         table = np.zeros((1 << k, self.dimension), dtype=np.int64)
         for bit in range(k):
             table[1 << bit:2 << bit] = table[:1 << bit] ^ self._state[:, bit]
-        highs, which = np.unique(flips >> k, return_inverse=True)
+        # n < 2**k consecutive indices span at most two blocks of 2**k: two high parts at most.
+        high = flips >> k
+        highs, which = high[[0, -1]], (high != high[0]).astype(np.intp)
         high_xor = np.zeros((len(highs), self.dimension), dtype=np.int64)
         for bit in range(k, self.MAXBIT):
             take = -((highs >> (bit - k)) & 1)
             high_xor ^= take[:, None] & self._state[:, bit]
         high_xor ^= self._quasi
         points = table[flips & ((1 << k) - 1)]
-        points ^= high_xor[which.reshape(-1)]
+        points ^= high_xor[which]
         self._quasi = points[-1].copy()
         return points
 
