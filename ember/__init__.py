@@ -83,6 +83,7 @@ from . import return_types, types, version  # torch.return_types, torch.types, t
 from . import hub  # torch.hub
 from .compiler import compile  # torch.compile
 from . import _lazy  # torch._lazy: the lazy device's dispatch key, mark_step, metrics
+from . import quasirandom  # torch.quasirandom: SobolEngine
 from . import amp, cpu, profiler  # torch.amp, torch.cpu, torch.profiler
 from .amp import autocast, GradScaler
 from ._core.autocast_state import (
