@@ -7,6 +7,7 @@ not separate code here; where one changes what the caller sees — the encoder's
 path returns zeros at padded positions — the composite computation reproduces it.
 """
 import copy
+import inspect
 import warnings
 
 from .activation import ReLU, GELU
@@ -259,9 +260,11 @@ class TransformerEncoderLayer(_TransformerLayer):
                                          norm_first, bias, factory, blocks=2)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
-        if activation is F.relu or isinstance(activation, ReLU):
+        # F.relu as bound when this module was imported, or as wrapped since (__torch_function__)
+        function = inspect.unwrap(activation) if callable(activation) else activation
+        if function is inspect.unwrap(F.relu) or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
+        elif function is inspect.unwrap(F.gelu) or isinstance(activation, GELU):
             self.activation_relu_or_gelu = 2
         else:
             self.activation_relu_or_gelu = 0
