@@ -411,7 +411,8 @@ def tensor_repr(t, *, tensor_contents=None):
     if t.device.type == "lazy" and not custom_contents_provided:
         values = t.detach().to("cpu")._np  # printing a lazy tensor runs its pending graph
 
-    if t._sparse is not None:
+    sparse = getattr(t, "_sparse", None)
+    if sparse is not None:
         tensor_str = _sparse_contents(t, indent)
         suffixes.append("size=" + str(shape))
         suffixes.append(f"nnz={t._sparse[1]._size[0]}")
@@ -453,4 +454,4 @@ def tensor_repr(t, *, tensor_contents=None):
         suffixes.append("requires_grad=True")
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent,
-                         force_newline=t._sparse is not None)
+                         force_newline=sparse is not None)
