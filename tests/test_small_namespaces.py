@@ -12,9 +12,11 @@ import ember
 def test_version_compares_as_a_version():
     v = ember.__version__
     assert isinstance(v, str) and v == ember.version.__version__
-    assert v >= (0, 1) and v < "0.10" and v > "0.0.9" and v == "0.1"
+    # the PyTorch API level ember implements, its own release in the local label
+    assert v >= (2, 0) and v >= "2.13" and v < "2.14" and v > "1.13.1" and v != "2.13"
+    assert v.split("+")[1].startswith("ember")
     assert ember.version.cuda is None and ember.version.hip is None
-    assert (v > "parrot") == ("0.1.0" > "parrot")  # not a version: compared as text
+    assert (v > "parrot") == ("2.13.0+ember0.1.0" > "parrot")  # not a version: compared as text
 
 
 @pytest.mark.parametrize("text", ["1.10.0a", "1.10.0", "2.13.0+cpu", "2.0", "parrot", "1.9.1",
