@@ -1,4 +1,5 @@
 """`python -m ember script.py [args]`: run a PyTorch script unchanged, with torch -> ember."""
+import os
 import runpy
 import sys
 
@@ -12,7 +13,7 @@ def main():
         raise SystemExit(2)
     install()
     sys.argv = sys.argv[1:]
-    runpy.run_path(sys.argv[0], run_name="__main__")
+    runpy.run_path(os.path.abspath(sys.argv[0]), run_name="__main__")  # __file__ absolute, as python sets it
 
 
 if __name__ == "__main__":

@@ -797,3 +797,33 @@ def test_double_backward_through_a_subgraph_that_gets_no_gradient():
         v = lib.autograd.grad(out, x, u, create_graph=True)[0]
         results.append(lib.autograd.grad(v, u, lib.ones(2, 3, dtype=lib.float64))[0].numpy())
     np.testing.assert_allclose(results[0], results[1], atol=1e-12)
+
+
+# Which graphs a second backward without retain_graph may run through again: only reading a
+# freed saved value is an error, so it depends on what each node saves (`x * 2` saves the
+# wrapped number 2, `cat` saves only its operands' sizes, `x + 2` saves nothing).
+_SECOND_BACKWARD = {
+    "mul_number": lambda m, l: l * 2, "add_number": lambda m, l: l + 2,
+    "mul_tensor": lambda m, l: l * m.ones(2, 2), "div_number": lambda m, l: l / 2,
+    "pow": lambda m, l: l ** 2, "neg": lambda m, l: -l, "exp": lambda m, l: l.exp(),
+    "rsub_number": lambda m, l: 2 - l, "relu": lambda m, l: l.relu(),
+    "mm": lambda m, l: l @ m.ones(2, 2), "view": lambda m, l: l.view(4),
+    "clamp": lambda m, l: l.clamp(0), "mean": lambda m, l: l.mean(0),
+    "sub_alpha": lambda m, l: l.sub(1, alpha=2), "index": lambda m, l: l[0],
+    "cat": lambda m, l: m.cat([l, l]), "stack": lambda m, l: m.stack([l, l * 3]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SECOND_BACKWARD))
+def test_second_backward_raises_where_torch_does(name):
+    def outcome(m):
+        l = m.ones(2, 2, requires_grad=True)
+        s = _SECOND_BACKWARD[name](m, l).sum()
+        s.backward()
+        try:
+            s.backward()
+        except RuntimeError as e:
+            assert "backward through the graph a second time" in str(e)
+            return "raises"
+        return "runs"
+    assert outcome(ember) == outcome(torch)

@@ -4,6 +4,7 @@ While anomaly mode is on, every node created records the stack of the forward ca
 it; the engine checks each node's output gradients and, on NaN, raises PyTorch's error and
 prints that forward stack.
 """
+import os
 import traceback
 import warnings
 
@@ -58,8 +59,21 @@ class set_detect_anomaly:
         _enabled, _check_nan = self.prev
 
 
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 def record_forward_trace(node):
-    node._anomaly_trace = "".join(traceback.format_stack()[:-3])
+    """The user's stack where the node was made, as PyTorch shows it: without ember's own
+    frames (bindings, dispatcher, autograd), which PyTorch's C++ layers do not add, nor the
+    `python -m ember` runner's."""
+    frames = traceback.extract_stack()[:-1]
+    for i in range(len(frames) - 1, -1, -1):
+        if frames[i].filename == _EMBER_DIR + "__main__.py":
+            frames = frames[i + 1:]
+            break
+    user = [f for f in frames if not f.filename.startswith(_EMBER_DIR)
+            and f.filename not in ("<ember generated bindings>", "<frozen runpy>")]
+    node._anomaly_trace = "".join(traceback.format_list(user))
 
 
 def run_node_checked(node, buffer):

@@ -29,6 +29,16 @@ _NOT_IMPLEMENTED = object()  # no derivative, in PyTorch too: backward through i
 _FREED = object()  # what a saved tensor becomes after backward without retain_graph
 
 
+class _WrappedNumber:
+    """A Python number passed for a `Tensor` argument and saved for backward (`x * 2`'s 2).
+    PyTorch wraps it in a tensor and saves that, so backward frees it like any saved tensor and
+    a second backward through the node raises; ember keeps the number and frees it the same way."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class Derivative:
     """The compiled derivative of one op: what to save and which formula serves which input."""
 
@@ -39,6 +49,7 @@ class Derivative:
         argnames = [a.name for a in schema.arguments]
         self.diff_args = [(i, a.name, a.is_tensor_list) for i, a in enumerate(schema.arguments)
                           if a.is_tensor or a.is_tensor_list]
+        self.list_args = {n for _, n, is_list in self.diff_args if is_list}
         self.has_lists = any(is_list for _, _, is_list in self.diff_args)
         self.num_outputs = max(1, len(schema.returns))
         self.output_differentiability = output_differentiability
@@ -64,6 +75,7 @@ class Derivative:
                                      f"for {key} (schema: {schema.text})")
             self.formulas.append((inputs, fn, params, len(inputs) > 1))
         self.saved_inputs = [(n, argnames.index(n)) for n in saved if n in argnames]
+        self.tensor_saved = {n for _, n, is_list in self.diff_args if not is_list and n in saved}
         self.saved_outputs = [(n, 0 if n == "result" else int(n[6:])) for n in saved
                               if n not in argnames]
         # Save only what the formulas of the inputs that need a gradient read (PyTorch's
@@ -152,9 +164,11 @@ class OpNode(Node):
             for p in params:
                 if p in env:
                     kwargs[p] = env[p]
-                else:  # <arg>_shape or <arg>_dtype
-                    a, _ = spans[p[:-6]]
-                    kwargs[p] = self._in_meta[a][0 if p.endswith("_shape") else 1]
+                else:  # <arg>_shape or <arg>_dtype (one per element of a tensor list)
+                    a, b = spans[p[:-6]]
+                    field = 0 if p.endswith("_shape") else 1
+                    kwargs[p] = ([m[field] for m in self._in_meta[a:b]] if p[:-6] in d.list_args
+                                 else self._in_meta[a][field])
             r = fn(**kwargs)
             if not combined:
                 r = (r,)
@@ -182,7 +196,7 @@ class OpNode(Node):
         # can run again (as in PyTorch, only reading a freed tensor is an error)
         saved = self._saved
         for name, value in saved.items():
-            if isinstance(value, SavedTensor) or (
+            if isinstance(value, (SavedTensor, _WrappedNumber)) or (
                     type(value) is list and value and isinstance(value[0], SavedTensor)):
                 saved[name] = _FREED
 
@@ -214,6 +228,8 @@ def _unpack(value, node):
         raise freed_error()
     if isinstance(value, SavedTensor):
         return value.unpack(node)
+    if type(value) is _WrappedNumber:
+        return value.value
     if isinstance(value, list):
         return [v.unpack(node) if isinstance(v, SavedTensor) else v for v in value]
     return value
@@ -283,7 +299,12 @@ def autograd_kernel(op, key, args):
         v = args[i]
         if d.clone_saved_self and name == "self":
             v = v.clone()  # the value before the op overwrites it (recorded: double backward)
-        saved[name] = _save(v)
+        if isinstance(v, Tensor):
+            saved[name] = SavedTensor(v)
+        elif name in d.tensor_saved and v is not None:
+            saved[name] = _WrappedNumber(v)
+        else:
+            saved[name] = _save(v)
 
     out = op.redispatch(key, args)
 

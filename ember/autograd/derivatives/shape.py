@@ -118,12 +118,13 @@ def _to_copy_grad(grad, self_dtype, device):
 derivative("_to_copy", {"self": _to_copy_grad}, node_name="ToCopyBackward0")
 
 
-def _cat_grad(grad, tensors, dim):
-    sizes = [t.shape[dim] if t.dim() else 0 for t in tensors]
+def _cat_grad(grad, tensors_shape, dim):
+    # only the operands' shapes are read (PyTorch saves their sizes, not the tensors)
+    sizes = [shape[dim] if shape else 0 for shape in tensors_shape]
     d = dim % grad.dim() if grad.dim() else 0
     out, start = [], 0
-    for t, s in zip(tensors, sizes):
-        if t.shape == (0,) and grad.dim() != 1:  # a legacy empty operand: an empty gradient
+    for shape, s in zip(tensors_shape, sizes):
+        if tuple(shape) == (0,) and grad.dim() != 1:  # a legacy empty operand: an empty gradient
             out.append(grad.new_zeros((0,)))
             continue
         out.append(grad.narrow(d, start, s))
