@@ -160,3 +160,20 @@ def test_native_norm_stats_dtype_and_node_names():
                    [type(ln[0].grad_fn).__name__, type(gn[0].grad_fn).__name__,
                     type(lib.nn.functional.layer_norm(x, [4]).grad_fn).__name__])
     assert got[1] == got[0]
+
+
+def test_batchnorm_load_without_version_keeps_num_batches_tracked():
+    """A plain dict has no `_metadata` version: torch's BatchNorm (version 2) fills in its own
+    num_batches_tracked instead of reporting it missing."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (ember, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        m(lib.ones(4, 2))
+        sd = {k: v for k, v in m.state_dict().items() if k != "1.num_batches_tracked"}
+        keys = m.load_state_dict(sd, strict=False)
+        versioned = m.state_dict()
+        del versioned["1.num_batches_tracked"]
+        keys2 = m.load_state_dict(versioned, strict=False)
+        results.append((keys.missing_keys, keys2.missing_keys, int(m[1].num_batches_tracked)))
+    assert results[0] == results[1]
