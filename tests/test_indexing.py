@@ -428,3 +428,25 @@ BAD_SCATTERS = [
 @pytest.mark.parametrize("k", range(len(BAD_SCATTERS)))
 def test_bad_scatter_family(k):
     check_raises(BAD_SCATTERS[k], X)
+
+
+@pytest.mark.parametrize("key", [(0, 5), (5,), (slice(None), 7), 5, -3, (None, 0, 9), (..., 9),
+                                 (0, ..., 7), (True, 1, 5), (None, None, 1, None, 6)],
+                         ids=repr)
+def test_integer_index_out_of_bounds_message(key):
+    """PyTorch names the key position as the dimension; ember's message is the same."""
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(IndexError) as info:
+            lib.ones(2, 3, 4)[key]
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_index_of_a_0_dim_tensor_message():
+    messages = []
+    for lib in (torch, ember):
+        with pytest.raises(IndexError) as info:
+            lib.tensor(1.0)[0]
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

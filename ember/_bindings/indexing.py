@@ -80,7 +80,7 @@ def apply_slicing(self, key):
     result = self
     dim = 0
     advanced = []
-    for k in key:
+    for here, k in enumerate(key):  # PyTorch's bounds message names k's position in the key
         if k is None:
             result = _unsqueeze(result, dim)
             dim += 1
@@ -92,7 +92,7 @@ def apply_slicing(self, key):
             advanced.append((dim, _bool_index(k, self._device)))
             dim += 1
         elif isinstance(k, (int, np.integer)):
-            result = _select(result, dim, int(k))
+            result = _select_index(result, dim, int(k), here)
         elif isinstance(k, slice):
             step = 1 if k.step is None else int(k.step)
             if step <= 0:
@@ -106,7 +106,7 @@ def apply_slicing(self, key):
             t = _as_index_tensor(k)
             if t.dim() == 0 and not (t.dtype.is_floating_point or t.dtype.is_complex):
                 if not _is_mask(t):
-                    result = _select(result, dim, int(t.item()))
+                    result = _select_index(result, dim, int(t.item()), here)
                     continue
                 result = _unsqueeze(result, dim)
                 advanced.append((dim, _bool_index(bool(t.item()), self._device)))
@@ -143,13 +143,25 @@ def _bool_index(value, device):
     return tensor([0] if value else [], dtype=D.int64, device=device)
 
 
+def _select_index(t, dim, k, src_dim=0):
+    """An integer index: `select`, with the bounds message of PyTorch's indexing, naming the
+    key position as "dimension" (select's own message names select() and the whole size)."""
+    if not t._size:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    size = t._size[dim]
+    if not -size <= k < size:
+        raise IndexError(f"index {k} is out of bounds for dimension {src_dim} with size {size}")
+    return _select(t, dim, k)
+
+
 def _opt_int(x):
     return None if x is None else int(x)
 
 
 def getitem(self, key):
     if type(key) is int:  # the common case, kept short
-        return _select(self, 0, key)
+        return _select_index(self, 0, key)
     result, indices = apply_slicing(self, key)
     if indices is None:
         return _alias(result) if result is self else result
