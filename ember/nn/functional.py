@@ -1574,7 +1574,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
