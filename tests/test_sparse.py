@@ -154,3 +154,22 @@ def test_graph_convolution_step_equals_torch():
         return out.detach().numpy(), w.grad.numpy()
     for got, want in zip(step(ember), step(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_implicit_invariant_checks_warn_once_per_process():
+    """sparse_coo_tensor warns once per process while nobody chose the invariant checks;
+    check_invariants= or an explicit enable()/disable() silence it (fresh processes)."""
+    import subprocess
+    import sys
+    pytest.importorskip("torch")
+    script = ("import warnings, {lib} as torch\n"
+              "warnings.simplefilter('always')\n"
+              "i, v = torch.tensor([[0]]), torch.tensor([1.])\n"
+              "with warnings.catch_warnings(record=True) as w:\n"
+              "    torch.sparse_coo_tensor(i, v, (2,), check_invariants=False)\n"
+              "    torch.sparse_coo_tensor(i, v, (2,)); torch.sparse_coo_tensor(i, v, (2,))\n"
+              "print(sum('implicitly disabled' in str(x.message) for x in w))\n"
+              "torch.sparse.check_sparse_tensor_invariants.disable()\n")
+    counts = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True,
+                             text=True, timeout=120).stdout.strip() for lib in ("torch", "ember")]
+    assert counts[0] == counts[1] == "1"

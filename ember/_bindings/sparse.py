@@ -1,6 +1,8 @@
 """The Python face of sparse COO tensors: `ember.sparse_coo_tensor`, `Tensor.to_sparse()` /
 `to_dense()` / `coalesce()` / `indices()` / `values()` and the layout queries. The computations
 are ops (`ember/_aten/sparse.py`), so autograd sees them."""
+import warnings
+
 import numpy as np
 
 from .._core import dtype as D
@@ -16,6 +18,8 @@ _construct = _op("_sparse_coo_tensor_with_dims_and_tensors")
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
                       requires_grad=False, check_invariants=None, is_coalesced=None):
     """A sparse COO tensor with `values` at the coordinates in the columns of `indices`."""
+    if check_invariants is None:
+        _warn_implicit_invariants()
     if not isinstance(indices, Tensor):
         indices = _tensor(np.asarray(indices), dtype=D.int64)
     if not isinstance(values, Tensor):
@@ -39,6 +43,23 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         out = out.detach().requires_grad_()
     return out
+
+
+_warned_implicit = [False]
+
+
+def _warn_implicit_invariants():
+    """PyTorch warns once per process when a constructor leaves the invariant checks to a
+    global default nobody set (ember checks them anyway)."""
+    from ..sparse import check_sparse_tensor_invariants as checks
+    if _warned_implicit[0] or checks._explicit:
+        return
+    _warned_implicit[0] = True
+    warnings.warn("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) "
+                  "will occur when operating on a sparse tensor which violates the invariants, "
+                  "but checks incur performance overhead. To silence this warning, explicitly "
+                  "opt in or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for "
+                  "guidance. ", UserWarning, stacklevel=2)
 
 
 def ember_zeros(n):

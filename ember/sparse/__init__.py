@@ -34,6 +34,7 @@ class check_sparse_tensor_invariants:
     """Whether sparse_coo_tensor checks its arguments. ember always checks them, so enabling
     changes nothing and the state is only recorded (as a context manager or a global switch)."""
     _enabled = False
+    _explicit = False  # set by enable()/disable(): then constructors stop warning
 
     @staticmethod
     def is_enabled():
@@ -42,10 +43,12 @@ class check_sparse_tensor_invariants:
     @staticmethod
     def enable():
         check_sparse_tensor_invariants._enabled = True
+        check_sparse_tensor_invariants._explicit = True
 
     @staticmethod
     def disable():
         check_sparse_tensor_invariants._enabled = False
+        check_sparse_tensor_invariants._explicit = True
 
     def __init__(self, enable=True):
         self.state = enable
