@@ -53,6 +53,9 @@ CONFIGS = [
     ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=10, weight_decay=0.05, maximize=True)),
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 1), maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=2.0, weight_decay=0.05,
+                       maximize=True)),
 ]
 
 
@@ -449,7 +452,7 @@ ROUND_TRIP = [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(amsgrad=True)),
               ("AdamW", {}), ("Adagrad", dict(lr_decay=0.1)), ("RMSprop", dict(centered=True,
                                                                                momentum=0.5)),
               ("NAdam", {}), ("ASGD", dict(t0=3)), ("Rprop", {}), ("Adadelta", {}),
-              ("Adamax", {}), ("RAdam", {})]
+              ("Adamax", {}), ("RAdam", {}), ("Adafactor", {})]
 
 
 @pytest.mark.parametrize("config", ROUND_TRIP, ids=config_id)

@@ -2,6 +2,7 @@
 (`swa_utils`)."""
 from .optimizer import Optimizer
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -15,5 +16,5 @@ from .rprop import Rprop
 from .sgd import SGD
 from . import lr_scheduler, swa_utils
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "NAdam", "RAdam",
+__all__ = ["Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "NAdam", "RAdam",
            "RMSprop", "Rprop", "SGD", "Optimizer", "lr_scheduler", "swa_utils"]
