@@ -51,8 +51,8 @@ _warned_implicit = [False]
 def _warn_implicit_invariants():
     """PyTorch warns once per process when a constructor leaves the invariant checks to a
     global default nobody set (ember checks them anyway)."""
-    from ..sparse import check_sparse_tensor_invariants as checks
-    if _warned_implicit[0] or checks._explicit:
+    from .._core.sparse import invariant_checks
+    if _warned_implicit[0] or invariant_checks[1]:
         return
     _warned_implicit[0] = True
     warnings.warn("Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) "

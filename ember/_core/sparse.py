@@ -56,6 +56,10 @@ def coalesce_arrays(idx, vals, sizes):
     return idx[:, starts], summed.astype(vals.dtype, copy=False)
 
 
+# torch.sparse.check_sparse_tensor_invariants' global switch: [enabled, chosen explicitly]
+invariant_checks = [False, False]
+
+
 def check_invariants(idx, vals, size, sparse_dim):
     """PyTorch's checks on sparse_coo_tensor's arguments (with check_invariants=True)."""
     if idx.ndim != 2 or idx.shape[0] != sparse_dim:

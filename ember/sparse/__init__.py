@@ -30,35 +30,34 @@ def sum(input, dim=None, dtype=None):
     return dense if remaining == 0 else dense.to_sparse(remaining)
 
 
+from .._core.sparse import invariant_checks as _invariant_checks
+
+
 class check_sparse_tensor_invariants:
     """Whether sparse_coo_tensor checks its arguments. ember always checks them, so enabling
     changes nothing and the state is only recorded (as a context manager or a global switch)."""
-    _enabled = False
-    _explicit = False  # set by enable()/disable(): then constructors stop warning
 
     @staticmethod
     def is_enabled():
-        return check_sparse_tensor_invariants._enabled
+        return _invariant_checks[0]
 
     @staticmethod
     def enable():
-        check_sparse_tensor_invariants._enabled = True
-        check_sparse_tensor_invariants._explicit = True
+        _invariant_checks[:] = [True, True]
 
     @staticmethod
     def disable():
-        check_sparse_tensor_invariants._enabled = False
-        check_sparse_tensor_invariants._explicit = True
+        _invariant_checks[:] = [False, True]
 
     def __init__(self, enable=True):
         self.state = enable
 
     def __enter__(self):
-        self.saved = check_sparse_tensor_invariants._enabled
-        check_sparse_tensor_invariants._enabled = self.state
+        self.saved = _invariant_checks[0]
+        _invariant_checks[0] = self.state
 
     def __exit__(self, *exc):
-        check_sparse_tensor_invariants._enabled = self.saved
+        _invariant_checks[0] = self.saved
 
 
 del Tensor
