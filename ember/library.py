@@ -12,6 +12,8 @@ The op then lives in the same dispatch table as the built-ins: `ember.ops.myns.m
 dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
 from ._dispatch import dispatcher as _dispatcher
+from ._library.custom_ops import CustomOpDef, custom_op
+from ._library.infer_schema import infer_schema
 
 
 class Library:
@@ -102,7 +104,17 @@ def impl(qualname, types, func=None, *, lib=None):
 
 def register_fake(qualname, func=None, *, lib=None):
     """The op's shape function: its kernel for the Meta key (tensors without data)."""
+    if isinstance(qualname, CustomOpDef):
+        return qualname.register_fake(func) if func is not None else qualname.register_fake
     return impl(qualname, "Meta", func)
+
+
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """A kernel for a custom op (or any op) for the given device types; a decorator too."""
+    if isinstance(op, CustomOpDef):
+        return op.register_kernel(device_types, func) if func is not None else \
+            op.register_kernel(device_types)
+    return impl(op, device_types, func)
 
 
 def register_autograd(qualname, backward, *, setup_context=None, lib=None):
@@ -113,6 +125,8 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     nothing), `setup_context(ctx, inputs, output)` saves what backward needs, and the node it
     creates is named GeneratedBackwardFor_<ns>_<name>_<overload>Backward.
     """
+    if isinstance(qualname, CustomOpDef):
+        return qualname.register_autograd(backward, setup_context=setup_context)
     from .autograd.function import Function
     op = _lookup(qualname)
     schema = op.schema

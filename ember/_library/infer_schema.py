@@ -1,0 +1,145 @@
+"""torch.library.infer_schema: an operator schema read from a Python function's type annotations.
+
+    def f(x: Tensor, n: int, scale: float = 1.0) -> Tensor   ->   (Tensor x, SymInt n, float scale=1.0) -> Tensor
+
+Each parameter's annotation maps to a schema type (Tensor, SymInt, float, bool, str, Scalar,
+ScalarType, Device; `Optional[...]` adds `?`, `list[...]`/`Sequence[...]` adds `[]`); an argument
+named in `mutates_args` becomes `Tensor(a<i>!)`; keyword-only parameters follow a `*`.
+"""
+import collections.abc
+import inspect
+import numbers
+import typing
+from types import GenericAlias
+
+from .._core.device import device as _device
+from .._core.dtype import dtype as _dtype
+from .._core.tensor import Tensor
+
+UNKNOWN_MUTATES = "unknown"
+
+
+def _derived(base, name, lists, optional_items, optional_list):
+    """(annotation, schema type) pairs for a base type and its Optional/list forms."""
+    def seqs(t):
+        return (typing.Sequence[t], typing.List[t],  # noqa: UP006
+                GenericAlias(collections.abc.Sequence, (t,)), GenericAlias(list, (t,)))
+    out = [(base, name), (typing.Optional[base], name + "?")]
+    if lists:
+        out += [(s, name + "[]") for s in seqs(base)]
+    if optional_items:
+        out += [(s, name + "?[]") for s in seqs(typing.Optional[base])]
+    if optional_list:
+        out += [(typing.Optional[s], name + "[]?") for s in seqs(base)]
+    return out
+
+
+SUPPORTED_PARAM_TYPES = dict(
+    pair for row in [(Tensor, "Tensor", True, True, False), (int, "SymInt", True, False, True),
+                     (float, "float", True, False, True), (bool, "bool", True, False, True),
+                     (str, "str", False, False, False), (numbers.Number, "Scalar", True, False, False),
+                     (_dtype, "ScalarType", False, False, False),
+                     (_device, "Device", False, False, False)]
+    for pair in _derived(*row))
+
+SUPPORTED_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]",  # noqa: UP006
+                          list[Tensor]: "Tensor[]", int: "SymInt", float: "float", bool: "bool",
+                          numbers.Number: "Scalar"}
+
+
+def _default_repr(value, fail, name):
+    if value is None or isinstance(value, (int, float, bool)):
+        return str(value)
+    if isinstance(value, (str, _device)):
+        return f'"{value}"'
+    if isinstance(value, _dtype):
+        return str(value)[len("torch."):]
+    fail(f"Parameter {name} has an unsupported default value type {type(value)}. "
+         f"Please file an issue on GitHub so we can prioritize this.")
+
+
+def _resolve(annotation, fn, fail):
+    """A string annotation (from `from __future__ import annotations`) evaluated in fn's module."""
+    if isinstance(annotation, str):
+        try:
+            return eval(annotation, getattr(fn, "__globals__", {}))  # noqa: S307
+        except Exception as e:
+            fail(f"Unsupported type annotation {annotation}. It is not a type. "
+                 f"({type(e).__name__}: {e})")
+    return annotation
+
+
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+    """The schema string of `prototype_function` (with `op_name` in front when given)."""
+    sig = inspect.signature(prototype_function)
+
+    def fail(what):
+        raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
+
+    if type(mutates_args) is not str:
+        mutates_args = tuple(mutates_args)
+    elif mutates_args != UNKNOWN_MUTATES:
+        raise ValueError("mutates_args must either be a sequence of the names of the arguments "
+                         "that are mutated or the string 'unknown'. ")
+    params, seen, keyword_only = [], set(), False
+    for idx, (name, param) in enumerate(sig.parameters.items()):
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            fail("We do not support positional-only args, varargs, or varkwargs.")
+        if param.kind == param.KEYWORD_ONLY and not keyword_only:
+            params.append("*")
+            keyword_only = True
+        if param.annotation is inspect.Parameter.empty:
+            fail(f"Parameter {name} must have a type annotation.")
+        annotation = _resolve(param.annotation, prototype_function, fail)
+        schema_type = SUPPORTED_PARAM_TYPES.get(annotation)
+        if schema_type is None:
+            if typing.get_origin(annotation) is tuple:
+                items = set(typing.get_args(annotation)) - {Ellipsis}
+                as_list = list[items.pop()] if len(items) == 1 else None
+                example = (f"For example, {as_list!r}.\n\n"
+                           if as_list in SUPPORTED_PARAM_TYPES else "\n\n")
+                fail(f"Parameter {name} has unsupported type {param.annotation}. We do not "
+                     f"support Tuple inputs in schema. As a workaround, please try to use List "
+                     f"instead. {example}The valid types are: {SUPPORTED_PARAM_TYPES.keys()}.")
+            fail(f"Parameter {name} has unsupported type {param.annotation}. "
+                 f"The valid types are: {SUPPORTED_PARAM_TYPES.keys()}.")
+        mutated = (mutates_args == UNKNOWN_MUTATES and schema_type.startswith("Tensor")) or (
+            mutates_args != UNKNOWN_MUTATES and name in mutates_args)
+        if mutated:
+            if not schema_type.startswith("Tensor"):
+                fail(f"Parameter {name} is in mutable_args but only Tensors or collections of "
+                     f"Tensors can be mutated")
+            schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+        seen.add(name)
+        if param.default is inspect.Parameter.empty:
+            params.append(f"{schema_type} {name}")
+        else:
+            params.append(f"{schema_type} {name}={_default_repr(param.default, fail, name)}")
+    if mutates_args != UNKNOWN_MUTATES:
+        unseen = set(mutates_args) - seen
+        if unseen:
+            fail(f"{unseen} in mutates_args were not found in the custom op's signature. "
+                 f"mutates_args should contain the names of all args that the custom op "
+                 f"mutates, or just the string 'unknown' if you don't know.")
+    ret = _parse_return(_resolve(sig.return_annotation, prototype_function, fail), fail)
+    head = op_name if op_name is not None else ""
+    return f"{head}({', '.join(params)}) -> {ret}"
+
+
+def _parse_return(annotation, fail):
+    if annotation is None:
+        return "()"
+    if annotation is inspect.Parameter.empty:
+        fail("No return type annotation was provided. Please add one.")
+    if typing.get_origin(annotation) is not tuple:
+        if annotation not in SUPPORTED_RETURN_TYPES:
+            fail(f"Return has unsupported type {annotation}. "
+                 f"The valid types are: {SUPPORTED_RETURN_TYPES}.")
+        return SUPPORTED_RETURN_TYPES[annotation]
+    args = typing.get_args(annotation)
+    for arg in args:
+        if arg not in SUPPORTED_RETURN_TYPES:
+            fail(f"Return has unsupported type {annotation}. "
+                 f"The valid types are: {SUPPORTED_RETURN_TYPES}.")
+    inner = ", ".join(SUPPORTED_RETURN_TYPES[a] for a in args)
+    return f"(({inner}))" if len(args) == 1 else f"({inner})"
