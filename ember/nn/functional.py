@@ -888,8 +888,15 @@ def _conv_tbc_composite(input, weight, bias, pad):
         raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
     if weight.shape[2] != bias.shape[0]:
         raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.numel() == 0:
+        # no step, sample or channel: the bias alone, as PyTorch's kernel gives (conv1d would
+        # refuse steps without elements, or drop the output channels with the input's); the
+        # empty sums keep input and weight in the graph, with zero gradients
+        length = input.shape[0] + 2 * pad - weight.shape[0] + 1
+        nothing = input.sum() + weight[:0].sum()
+        return bias.expand(length, input.shape[1], weight.shape[2]) + nothing
     # (T, B, C) -> (B, C, T) for conv1d, whose weight is (out, in, width); the bias is added
-    # after, so that a convolution over no channels (or a width-0 kernel) still gives it
+    # after, so that a width-0 kernel still gives it
     out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), padding=pad)
     return out.permute(2, 0, 1) + bias
 
@@ -1784,44 +1791,18 @@ def affine_grid(theta, size, align_corners=None):
 
 
 # ---- pixel shuffle ----------------------------------------------------------------------------
+_pixel_shuffle = _lookup("pixel_shuffle")
+_pixel_unshuffle = _lookup("pixel_unshuffle")
+
+
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r): channel blocks become r x r pixel blocks."""
-    r = int(upscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *batch, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
-    nb = len(batch)
-    x = input.reshape(batch + [c // (r * r), r, r, h, w])
-    x = x.permute(list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2])
-    return x.reshape(batch + [c // (r * r), h * r, w * r])
+    return _pixel_shuffle(input, int(upscale_factor))
 
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
-    r = int(downscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *batch, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects {'height' if h % r else 'width'} to be "
-                           f"divisible by downscale_factor, but input.size("
-                           f"{-2 if h % r else -1})={h if h % r else w} is not divisible by {r}")
-    if input.numel() == 0:  # PyTorch returns an empty input as it is (a copy)
-        return input.clone()
-    nb = len(batch)
-    x = input.reshape(batch + [c, h // r, r, w // r, r])
-    x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
-    return x.reshape(batch + [c * r * r, h // r, w // r])
+    return _pixel_unshuffle(input, int(downscale_factor))
 
 
 def native_channel_shuffle(input, groups):
@@ -2110,8 +2091,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     are updated in place) or by the running statistics (evaluation)."""
     if training:
         _verify_batch_size(input.shape)
-    return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
-                              0.0 if momentum is None else momentum, eps)[0]
+    return _torch_batch_norm(input, weight, bias, running_mean, running_var, training,
+                             0.0 if momentum is None else momentum, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -2119,6 +2100,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Batch norm of each (sample, channel) on its own, as PyTorch writes it: the input viewed
     as (1, N * C, *spatial), the per-channel parameters repeated N times, and the running
     statistics averaged back over the batch."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     if use_input_stats:
         n = 1
         for s in input.shape[2:]:
@@ -2132,8 +2116,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         return None if t is None else t.repeat(b)
     mean, var = repeat(running_mean), repeat(running_var)
     x = input.contiguous().reshape([1, b * c] + list(input.shape[2:]))
-    out = _native_batch_norm(x, repeat(weight), repeat(bias), mean, var, use_input_stats,
-                             momentum, eps)[0]
+    out = _torch_batch_norm(x, repeat(weight), repeat(bias), mean, var, use_input_stats,
+                            momentum, eps)
     with no_grad():
         if running_mean is not None:
             running_mean.copy_(mean.reshape(b, c).mean(0))
@@ -2490,6 +2474,17 @@ def _torch_inplace_dropout(**kind):
 
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                       cudnn_enabled=True):
+    """torch.batch_norm (which F.batch_norm and instance_norm call). An input without elements
+    is not checked nor normalized, as in PyTorch: its result is the input scaled by the first
+    weight and shifted by the first bias -- empty, yet part of the graph of both, whose
+    gradients are then zeros -- and an empty weight or bias fails on that first element."""
+    if input.numel() == 0:
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
                               momentum, eps)[0]
 
