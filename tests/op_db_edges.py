@@ -163,20 +163,17 @@ TORCH_BUILD_ERRORS = {
 # and fails once all pass (then the row comes off the list).
 EDGE_XFAIL = {
     'exception type': (
-        'F.max_unpool2d', 'F.max_unpool3d', '_fft_r2c',
+        '_fft_r2c',
         'aten._softmax_cross_entropy_backward',
     ),
     'accepts': (
         'conj_physical_', 'cov',
-        'imag_setter', 'torch.cov', 'F.max_pool3d_values', 'F.max_unpool1d',
+        'imag_setter', 'torch.cov',
     ),
     'backward': (
         'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm',
         'F.interpolate_area', 'torch.svd_lowrank', 'F.adaptive_avg_pool1d',
         'F.adaptive_avg_pool2d',
-    ),
-    'accepts, exception type': (
-        'aten._rnn_layer',
     ),
     'result, accepts': (
         'aten._binary_cross_entropy_with_logits_backward',

@@ -70,8 +70,7 @@ def pooling_output_size(size, kernel, stride, pad, dilation, ceil_mode):
 
 def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
     """The output's spatial size, or PyTorch's RuntimeError for bad arguments."""
-    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:] or (
-            self.dim() == nd + 2 and self.shape[1] == 0):
+    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd - 1:]:
         kinds = {2: "3D or 4D", 3: "4D or 5D"}[nd]
         raise RuntimeError(f"{name}: Expected {kinds} (batch mode) tensor for input with "
                            f"possible 0 batch size and non-zero dimensions for input, but got: "
@@ -542,9 +541,14 @@ def _unpool_check(self, indices, output_size, nd):
     if len(output_size) != nd:
         raise RuntimeError(f"There should be exactly {nd} elements but got "
                            f"{len(output_size)} elements")
-    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:]:
+    if self.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d "
                            f"Tensor, but got a tensor with {self.dim()} dimensions.")
+    for i in range(1, self.dim()):   # (the first dim may be empty, batched or not)
+        if self.shape[i] == 0:
+            raise RuntimeError(f"max_unpooling{nd}d_forward_out_cpu(): Expected input to have "
+                               f"non-zero size for non-batch dimensions, but got "
+                               f"{list(self.shape)} with dimension {i} being empty.")
     return tuple(self.shape[:-nd]) + tuple(output_size)
 
 
