@@ -375,6 +375,10 @@ avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, 
 avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
 avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+_adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor
+_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+_adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor
+_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
 adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
 adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)

@@ -1079,55 +1079,44 @@ def _adaptive_output_size(input, output_size, nd):
             for i, s in enumerate(sizes)]
 
 
+_adaptive_avg = {2: _lookup("_adaptive_avg_pool2d"), 3: _lookup("_adaptive_avg_pool3d")}
+
+
 def _adaptive_avg_pool(input, output_size, nd):
-    """The mean over PyTorch's adaptive windows, one spatial dim at a time (a box mean is a mean
-    of means): a reshape and mean where the windows tile the dim, else a product with the
-    (out, in) matrix whose row i averages window i."""
-    from .._aten.pooling import adaptive_windows
+    """PyTorch's adaptive_avg_pool2d/3d: a 1 x 1 (x 1) output is the mean over the spatial
+    dims (nan over an empty window), any other the _adaptive_avg_pool kernel."""
     name = f"adaptive_avg_pool{nd}d"
-    if nd > 1:
-        _check_output_dims(input, output_size)
-        if input.dim() == 0 and all(s == 1 for s in _pool_list(output_size)):
-            # PyTorch's shortcut for a 1 x 1 output, a mean over dims -2 and -1, comes first
-            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
-                             "got -2)")
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
-                           f"{list(input.shape)}")
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"{name}\" not implemented for "
-                                  f"'{_scalar_name(input.dtype)}'")
+    _check_output_dims(input, output_size)
+    if input.dim() == 0 and all(s == 1 for s in _pool_list(output_size)):
+        # PyTorch's shortcut for a 1 x 1 output, a mean over the last dims, comes first
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but "
+                         f"got {-nd})")
     out = _adaptive_output_size(input, output_size, nd)
-    keeps_channels_last = nd == 2 and input.dim() == 4 and \
-        suggest_memory_format(input) is channels_last
-    if all(o == 1 for o in out):  # PyTorch's shortcut: the mean (nan over an empty window)
+    if all(o == 1 for o in out):
+        if input.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                               f"{list(input.shape)}")
+        if not input.is_floating_point():
+            raise NotImplementedError(f"\"{name}\" not implemented for "
+                                      f"'{_scalar_name(input.dtype)}'")
         r = input.mean(list(range(-nd, 0)), keepdim=True)
+        keeps_channels_last = nd == 2 and input.dim() == 4 and \
+            suggest_memory_format(input) is channels_last
         return r.clone(memory_format=channels_last) if keeps_channels_last else r
-    if 0 in input.shape[-nd:]:
-        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
-                           f"dimensions, but input has sizes {list(input.shape)}")
-    x = _half_to_float(input)
-    for i, o in enumerate(out):
-        axis = x.dim() - nd + i
-        n = x.shape[axis]
-        if o == n:
-            continue
-        if o and n % o == 0:
-            x = x.unflatten(axis, (o, n // o)).mean(axis + 1)
-            continue
-        start, end = adaptive_windows(n, o)
-        cols = np.arange(n)
-        m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
-        mat = E.tensor(m, dtype=x.dtype, device=x.device)
-        x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
-    r = x.to(input.dtype) if x is not input else x.clone()
-    if keeps_channels_last:
-        return r.clone(memory_format=channels_last)   # PyTorch's kernel keeps channels_last
-    return r
+    return _adaptive_avg[nd](input, out)
 
 
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 1)
+    """PyTorch's: adaptive_avg_pool2d of the input as a height-1 image."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"adaptive_avg_pool1d)")
+    size = _pool_list(output_size)
+    if len(size) != 1:
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'output_size' should contain one "
+                           f"int (got {len(size)})")
+    return _adaptive_avg_pool(input.unsqueeze(-2), [1, size[0]], 2).squeeze(-2)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -1550,7 +1539,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode != "area":
         _check_upsample_sizes(input, out)
     if mode == "area":
-        return _adaptive_avg_pool(input, out, nd)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, out)
     if mode in ("nearest", "nearest-exact"):
         if not (input.is_floating_point() or input.dtype is D.uint8):
             raise NotImplementedError(f"\"upsample_nearest{nd}d_out_frame\" not implemented "

@@ -307,6 +307,14 @@ def _pooling_derivatives(nd):
     derivative(f"adaptive_max_pool{nd}d_backward", {
         "grad_output": lambda grad, indices: _gather_at(grad, indices, nd)})
     derivative(f"max_unpool{nd}d", {"self": lambda grad, indices: _gather_at(grad, indices, nd)})
+    adaptive_avg = getattr(_aten, f"_adaptive_avg_pool{nd}d")
+    adaptive_avg_backward = getattr(_aten, f"_adaptive_avg_pool{nd}d_backward")
+    derivative(f"_adaptive_avg_pool{nd}d", {
+        "self": lambda grad, self: adaptive_avg_backward(grad, self)})
+    derivative(f"_adaptive_avg_pool{nd}d_backward", {
+        "grad_output": lambda grad, grad_output_shape: adaptive_avg(
+            grad, list(grad_output_shape[-nd:])),
+        "self": lambda grad, self_shape: grad.new_zeros(self_shape)})
 
 
 _pooling_derivatives(2)
