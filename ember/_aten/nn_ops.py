@@ -1,8 +1,8 @@
 """Neural-network kernels (CPU and Meta): softmax, log_softmax and their backward, nll_loss,
 mse_loss, embedding (and its backward and max_norm renormalisation), one_hot, and constant,
-reflection and replication padding, and pixel (un)shuffle. Losses follow PyTorch's reduction codes: 0 none, 1 mean,
-2 sum. Convolution, pooling and batch norm have their own files (conv.py, pooling.py,
-norm.py)."""
+reflection and replication padding, and pixel (un)shuffle. Losses follow PyTorch's reduction
+codes: 0 none, 1 mean, 2 sum. Convolution, pooling and batch norm have their own files
+(conv.py, pooling.py, norm.py)."""
 import numpy as np
 
 from .._dispatch.dispatcher import impl

@@ -1,6 +1,6 @@
 """Pooling kernels (CPU and Meta): max pooling with indices, average pooling, adaptive max
-and average pooling and max unpooling, for 2 and 3 spatial dims (1-d pooling is 2-d pooling of a height-1
-input, as in PyTorch).
+and average pooling and max unpooling, for 2 and 3 spatial dims (1-d pooling is 2-d pooling
+of a height-1 input, as in PyTorch).
 
 Every kernel loops over the positions of the pooling window only -- 4 for a 2x2 window -- and
 each step is one NumPy operation over the whole batch: a strided slice of the padded input
