@@ -163,30 +163,19 @@ TORCH_BUILD_ERRORS = {
 # and fails once all pass (then the row comes off the list).
 EDGE_XFAIL = {
     'exception type': (
-        'F.max_unpool2d', 'F.max_unpool3d', '_fft_r2c',
+        '_fft_r2c',
         'aten._softmax_cross_entropy_backward',
     ),
     'accepts': (
-        'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
-        'F.conv_transpose3d', 'F.instance_norm', 'F.pixel_shuffle', 'conj_physical_', 'cov',
-        'imag_setter', 'torch.cov', 'F.max_pool3d_values', 'F.max_unpool1d',
+        'conj_physical_', 'cov',
+        'imag_setter', 'torch.cov',
     ),
     'backward': (
-        'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm', 'F.pixel_unshuffle',
-        'F.interpolate_area', 'torch.svd_lowrank', 'F.adaptive_avg_pool1d',
-        'F.adaptive_avg_pool2d',
-    ),
-    'accepts, exception type': (
-        'aten._rnn_layer',
-    ),
-    'result': (
-        'F.conv1d', 'F.conv2d',
-    ),
-    'result, exception type': (
-        'aten._convolution_with_columns',
+        'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm',
+        'torch.svd_lowrank',
     ),
     'result, accepts': (
-        'F.conv3d', 'aten._binary_cross_entropy_with_logits_backward',
+        'aten._binary_cross_entropy_with_logits_backward',
     ),
     'result, backward': (
         'aten.binary_cross_entropy_backward',

@@ -176,7 +176,7 @@ def _ctc_errors():
 def rnn_layer_reference(m, x, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx, mode, batch_sizes,
                         reverse):
     """One layer written step by step with the library's ops: the oracle for _rnn_layer."""
-    rows = x.reshape(-1, x.shape[-1])
+    rows = x.reshape(sum(batch_sizes), x.shape[-1])   # (no -1: a layer may have 0 features)
     offsets = np.concatenate([[0], np.cumsum(batch_sizes)[:-1]])
     h, c, outs = hx, cx, [None] * len(batch_sizes)
     steps = range(len(batch_sizes))

@@ -335,6 +335,9 @@ def _layer_cases():
                                              nn.Upsample(scale_factor=2, mode="bilinear"),
                                              nn.PixelShuffle(2), nn.AdaptiveAvgPool2d(2)),
                                (img,)),
+        "pixel_unshuffle_adaptive_pools": (Fn(lambda a: F.adaptive_avg_pool2d(
+            F.pixel_unshuffle(a, 2), (2, 3)) + F.adaptive_avg_pool3d(a[:, None], (1, 2, 3))[:, 0]
+            .mean(1, keepdim=True)), (img,)),
         "conv1d_pool1d": (nn.Sequential(nn.Conv1d(4, 3, 3, padding=1), nn.MaxPool1d(2)),
                           (ember.randn(2, 4, 8),)),
         "embedding_bag": (nn.EmbeddingBag(10, 3), (ember.tensor([[1, 2], [3, 4]]),)),

@@ -82,8 +82,11 @@ def _check_params(stride, padding, dilation, groups, output_padding, transposed)
 
 def check_convolution(input, weight, bias, stride, padding, dilation, transposed,
                       output_padding, groups):
-    """PyTorch's checks (ConvUtils.h): the output shape, or RuntimeError naming the shapes."""
+    """PyTorch's checks (ConvUtils.h, Convolution.cpp): the output shape, or RuntimeError
+    naming the shapes. See Note [Empty convolutions] for inputs without elements."""
     nd = weight.dim() - 2
+    if nd < 1:
+        raise RuntimeError("weight should have at least three dimensions")
     _check_params(stride, padding, dilation, groups, output_padding, transposed)
     if input.dim() != weight.dim():
         raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
@@ -137,11 +140,39 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
                                f"({' x '.join(map(str, effective))}). Kernel size can't be "
                                "greater than actual input size")
         out = conv_output_size(spatial, kernel, stride, padding, dilation)
-    if any(o <= 0 for o in out) or nd < 1:
+    if input.shape[0] == 0 or c_in == 0:
+        return _empty_convolution_shape(input, weight, bias, c_out, out)
+    if 0 in input.shape:
+        shape = input.shape if nd > 1 else input.shape[:2] + (1,) + input.shape[2:]
+        raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: {_fmt(shape)}")
+    if any(o <= 0 for o in out):
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, spatial))}). "
                            f"Calculated output size per channel: "
                            f"({' x '.join(map(str, out))}). Output size is too small")
     return (input.shape[0], c_out) + out
+
+
+# Note [Empty convolutions]
+# --------------------------
+# An input with no samples or no channels skips the kernels, as PyTorch's "Empty" backend does:
+# the result is the empty tensor of the output shape -- with no channels at all when the input
+# has none, whatever the weight's out_channels -- and the gradients are zeros of the inputs'
+# shapes (the bias's too, though the output has no channel for it). PyTorch builds that empty
+# result as `input * weight.view(-1)[0] + bias[0]` (or `input.view(-1) * weight.view(-1)`
+# without channels), so an empty batch with an empty weight or bias fails there, with
+# IndexError; and any other input without elements (an empty spatial dim) is refused.
+def _empty_convolution_shape(input, weight, bias, c_out, out):
+    if input.shape[1] == 0:
+        c_out = 0
+    elif weight.numel() == 0 or (bias is not None and bias.numel() == 0):
+        raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
+    shape = (input.shape[0], c_out) + tuple(out)
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"invalid shape dimension {min(out)} for the empty convolution "
+                           f"result of input {_fmt(input.shape)} and weight "
+                           f"{_fmt(weight.shape)}")
+    return shape
 
 
 # ---- the three products on NumPy arrays -------------------------------------------------------
@@ -594,9 +625,11 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     shape = check_convolution(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
+    if 0 in input.shape:             # Note [Empty convolutions]
+        return _wrap(np.zeros(shape, input.dtype._np))
     _check_dtype(input.dtype, transposed, dilation, weight.dim() - 2)
     x, w = _arrays(input, weight)
-    if 0 in shape or 0 in x.shape:
+    if 0 in shape:
         return _wrap(np.zeros(shape, input.dtype._np))
     if transposed:
         r = np.ascontiguousarray(_conv_input_grad(x, w, shape, stride, padding, dilation,
@@ -663,10 +696,14 @@ def convolution_with_columns(input, weight, bias, stride, padding, dilation, gro
     nd = weight.dim() - 2
     shape = check_convolution(input, weight, bias, stride, padding, dilation, False, [0] * nd,
                               groups)
+    out = shape[2:]
+    if 0 in input.shape:             # Note [Empty convolutions]
+        return (_wrap(np.zeros(shape, input.dtype._np)),
+                _wrap(np.zeros(_columns_shape(input, weight, out, groups),
+                               compute_dtype(input._np))))
     _check_dtype(input.dtype, False, dilation, nd)
     x, w = _arrays(input, weight)
-    out = shape[2:]
-    if 0 in shape or 0 in x.shape:
+    if 0 in shape:
         return (_wrap(np.zeros(shape, input.dtype._np)),
                 _wrap(np.zeros(_columns_shape(input, weight, out, groups), x.dtype)))
     cols = _columns(x, w.shape[2:], stride, padding, dilation, out, groups)

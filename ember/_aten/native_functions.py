@@ -365,6 +365,8 @@ _convolution_backward_weight(Tensor grad_output, Tensor input, int[] weight_size
 _convolution_with_columns(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> (Tensor, Tensor)
 im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 col2im(Tensor self, int[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
+pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
 max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
 max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
 max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
@@ -373,6 +375,10 @@ avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, 
 avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
 avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+_adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor
+_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+_adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor
+_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
 adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
 adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)

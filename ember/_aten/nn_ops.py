@@ -1,8 +1,8 @@
 """Neural-network kernels (CPU and Meta): softmax, log_softmax and their backward, nll_loss,
 mse_loss, embedding (and its backward and max_norm renormalisation), one_hot, and constant,
-reflection and replication padding. Losses follow PyTorch's reduction codes: 0 none, 1 mean,
-2 sum. Convolution, pooling and batch norm have their own files (conv.py, pooling.py,
-norm.py)."""
+reflection and replication padding, and pixel (un)shuffle. Losses follow PyTorch's reduction
+codes: 0 none, 1 mean, 2 sum. Convolution, pooling and batch norm have their own files
+(conv.py, pooling.py, norm.py)."""
 import numpy as np
 
 from .._dispatch.dispatcher import impl
@@ -428,6 +428,70 @@ def _index_pad_kernels(mode, nd):
 for _mode in ("reflect", "replicate"):
     for _nd in (1, 2, 3):
         _index_pad_kernels(_mode, _nd)
+
+
+# ---- pixel shuffle --------------------------------------------------------------------------
+def _shuffle_shape(self, r, shuffle):
+    """PyTorch's checks and output shape: (*, C r^2, H, W) -> (*, C, H r, W r) for
+    pixel_shuffle, the other way for pixel_unshuffle -- which returns an input without
+    elements as it is (a copy), unreshaped, as PyTorch's does."""
+    name, factor = ("pixel_shuffle", "upscale") if shuffle else ("pixel_unshuffle", "downscale")
+    if self.dim() < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {self.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name} expects a positive {factor}_factor, but got {r}")
+    *batch, c, h, w = self._size
+    if shuffle:
+        if c % (r * r):
+            raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                               f"divisible by the square of upscale_factor, but input.size(-3)="
+                               f"{c} is not divisible by {r * r}")
+        return tuple(batch) + (c // (r * r), h * r, w * r)
+    for side, n, d in (("height", h, -2), ("width", w, -1)):
+        if n % r:
+            raise RuntimeError(f"pixel_unshuffle expects {side} to be divisible by "
+                               f"downscale_factor, but input.size({d})={n} is not divisible by "
+                               f"{r}")
+    if 0 in self._size:
+        return self._size
+    return tuple(batch) + (c * r * r, h // r, w // r)
+
+
+@impl("pixel_shuffle", "CPU")
+def pixel_shuffle(self, upscale_factor):
+    r = upscale_factor
+    shape = _shuffle_shape(self, r, True)
+    a = self._np
+    nb = a.ndim - 3
+    c, h, w = a.shape[nb:]
+    x = a.reshape(a.shape[:nb] + (c // (r * r), r, r, h, w))
+    x = x.transpose(tuple(range(nb)) + (nb, nb + 3, nb + 1, nb + 4, nb + 2))
+    return _wrap(np.ascontiguousarray(x).reshape(shape))
+
+
+@impl("pixel_unshuffle", "CPU")
+def pixel_unshuffle(self, downscale_factor):
+    r = downscale_factor
+    shape = _shuffle_shape(self, r, False)
+    a = self._np
+    if a.size == 0:
+        return _wrap(a.copy())
+    nb = a.ndim - 3
+    c, h, w = a.shape[nb:]
+    x = a.reshape(a.shape[:nb] + (c, h // r, r, w // r, r))
+    x = x.transpose(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
+    return _wrap(np.ascontiguousarray(x).reshape(shape))
+
+
+@impl("pixel_shuffle", "Meta")
+def pixel_shuffle_meta(self, upscale_factor):
+    return _meta(_shuffle_shape(self, upscale_factor, True), self.dtype, device=self.device)
+
+
+@impl("pixel_unshuffle", "Meta")
+def pixel_unshuffle_meta(self, downscale_factor):
+    return _meta(_shuffle_shape(self, downscale_factor, False), self.dtype, device=self.device)
 
 
 @impl("embedding_renorm_", "Meta")

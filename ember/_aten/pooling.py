@@ -1,6 +1,6 @@
 """Pooling kernels (CPU and Meta): max pooling with indices, average pooling, adaptive max
-pooling and max unpooling, for 2 and 3 spatial dims (1-d pooling is 2-d pooling of a height-1
-input, as in PyTorch).
+and average pooling and max unpooling, for 2 and 3 spatial dims (1-d pooling is 2-d pooling
+of a height-1 input, as in PyTorch).
 
 Every kernel loops over the positions of the pooling window only -- 4 for a 2x2 window -- and
 each step is one NumPy operation over the whole batch: a strided slice of the padded input
@@ -70,8 +70,7 @@ def pooling_output_size(size, kernel, stride, pad, dilation, ceil_mode):
 
 def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
     """The output's spatial size, or PyTorch's RuntimeError for bad arguments."""
-    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:] or (
-            self.dim() == nd + 2 and self.shape[1] == 0):
+    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd - 1:]:
         kinds = {2: "3D or 4D", 3: "4D or 5D"}[nd]
         raise RuntimeError(f"{name}: Expected {kinds} (batch mode) tensor for input with "
                            f"possible 0 batch size and non-zero dimensions for input, but got: "
@@ -531,6 +530,100 @@ _adaptive_max_kernel(2)
 _adaptive_max_kernel(3)
 
 
+# ---- adaptive average pooling -----------------------------------------------------------------
+# Adaptive windows along each dim are averaged one dim at a time (a box mean is a mean of
+# means): a reshape and mean where the windows tile the dim, else a product with the (out, in)
+# matrix whose row i averages window i. The input gradient applies the transposes in reverse.
+def _adaptive_avg_matrix(n, o, dtype):
+    start, end = adaptive_windows(n, o)
+    cols = np.arange(n)
+    m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
+    return m.astype(dtype)
+
+
+def _adaptive_avg(x, out):
+    """x (M, *in) -> (M, *out), the mean over each adaptive window."""
+    for axis, o in enumerate(out, 1):
+        n = x.shape[axis]
+        if o == n:
+            continue
+        if o and n % o == 0:
+            x = x.reshape(x.shape[:axis] + (o, n // o) + x.shape[axis + 1:]).mean(axis + 1)
+        else:
+            x = np.moveaxis(np.moveaxis(x, axis, -1) @ _adaptive_avg_matrix(n, o, x.dtype).T,
+                            -1, axis)
+    return x
+
+
+def _adaptive_avg_grad(g, in_size):
+    """The input gradient of _adaptive_avg: g (M, *out) -> (M, *in)."""
+    for axis in range(len(in_size), 0, -1):
+        n, o = in_size[axis - 1], g.shape[axis]
+        if o == n:
+            continue
+        if o and n % o == 0:
+            g = np.repeat(g, n // o, axis) / (n // o)
+        else:
+            g = np.moveaxis(np.moveaxis(g, axis, -1) @ _adaptive_avg_matrix(n, o, g.dtype),
+                            -1, axis)
+    return g
+
+
+def _adaptive_avg_kernel(nd):
+    name = f"adaptive_avg_pool{nd}d"
+
+    def check(self, output_size):
+        if len(output_size) != nd:
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        if any(o < 0 for o in output_size):
+            raise RuntimeError(f"{name}: elements of output_size must be greater than or equal "
+                               f"to 0 but received {{{', '.join(map(str, output_size))}}}")
+        if self.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                               f"{list(self.shape)}")
+        # the 2-d kernel checks the spatial dims, the 3-d one every dim after the first
+        for i in range(self.dim() - 2 if nd == 2 else 1, self.dim()):
+            if self.shape[i] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for "
+                                   f"non-batch dimensions, but input has sizes "
+                                   f"{list(self.shape)} with dimension {i} being empty")
+        return tuple(self.shape[:-nd]) + tuple(output_size)
+
+    def kernel(self, output_size):
+        shape = check(self, output_size)
+        if self.dtype not in FLOATS:
+            raise not_implemented(name, self.dtype)
+        x = _leading(self, nd)
+        r = _adaptive_avg(x.astype(compute_dtype(x), copy=False), tuple(output_size))
+        return _wrap(np.ascontiguousarray(r.reshape(shape), dtype=x.dtype))
+
+    def meta(self, output_size):
+        return _meta(check(self, output_size), self.dtype, device=self.device)
+
+    def backward(grad_output, self):
+        for i in range(1, grad_output.dim()):
+            if grad_output.shape[i] == 0:
+                raise RuntimeError(f"{name}_backward(): Expected grad_output to have non-zero "
+                                   f"size for non-batch dimensions, but grad_output has sizes "
+                                   f"{list(grad_output.shape)} with dimension {i} being empty")
+        if grad_output.dtype is not self.dtype:
+            raise RuntimeError(f"{name}_backward_out_cpu_template: Expected dtype "
+                               f"{self.dtype} for `grad_output` but got dtype "
+                               f"{grad_output.dtype}")
+        g = _leading(grad_output, nd)
+        r = _adaptive_avg_grad(g.astype(compute_dtype(g), copy=False), tuple(self.shape[-nd:]))
+        return _wrap(np.ascontiguousarray(r.reshape(self.shape), dtype=g.dtype))
+
+    impl(f"_{name}", "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
+    impl(f"_{name}", "Meta")(meta)
+    impl(f"_{name}_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
+    impl(f"_{name}_backward", "Meta")(_like_self_meta)
+
+
+_adaptive_avg_kernel(2)
+_adaptive_avg_kernel(3)
+
+
 # ---- max unpooling ----------------------------------------------------------------------------
 def _unpool_check(self, indices, output_size, nd):
     if indices.dtype is not D.int64:
@@ -542,9 +635,14 @@ def _unpool_check(self, indices, output_size, nd):
     if len(output_size) != nd:
         raise RuntimeError(f"There should be exactly {nd} elements but got "
                            f"{len(output_size)} elements")
-    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:]:
+    if self.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d "
                            f"Tensor, but got a tensor with {self.dim()} dimensions.")
+    for i in range(1, self.dim()):   # (the first dim may be empty, batched or not)
+        if self.shape[i] == 0:
+            raise RuntimeError(f"max_unpooling{nd}d_forward_out_cpu(): Expected input to have "
+                               f"non-zero size for non-batch dimensions, but got "
+                               f"{list(self.shape)} with dimension {i} being empty.")
     return tuple(self.shape[:-nd]) + tuple(output_size)
 
 

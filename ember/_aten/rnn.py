@@ -56,12 +56,18 @@ def _array(t):
     return None if t is None else t._np
 
 
-def _check(input, weight_hh, hx, cx, mode, batch_sizes):
+def _check(input, weight_ih, weight_hh, weight_hr, hx, cx, mode, batch_sizes):
     """(rows N, hidden size H, output features H_out), after PyTorch-style checks."""
     if mode not in GATES:
         raise ValueError(f"Unknown RNN mode: {mode}")
     if not input.dtype.is_floating_point:
         raise not_implemented("_rnn_layer", input.dtype)
+    if input.dim() == 0:                     # the features, input.size(-1), are read first
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    for name, w in (("weight_ih", weight_ih), ("weight_hh", weight_hh), ("weight_hr", weight_hr)):
+        if w is not None and w.dim() != 2:   # PyTorch's linear(x, w) of each step refuses it
+            raise RuntimeError(f"_rnn_layer: {name} should be a matrix, but got a tensor of "
+                               f"size {list(w.shape)}")
     hidden = weight_hh.shape[0] // GATES[mode]
     rows = math.prod(input.shape[:-1])
     if input.dim() not in (2, 3) or sum(batch_sizes) != rows:
@@ -105,7 +111,8 @@ def _steps(batch_sizes, reverse):
 def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, mode,
               batch_sizes, reverse):
     """(output, hy, cy, workspace) of one layer and direction; see the module docstring."""
-    rows, hidden, h_out = _check(input, weight_hh, hx, cx, mode, batch_sizes)
+    rows, hidden, h_out = _check(input, weight_ih, weight_hh, weight_hr, hx, cx, mode,
+                                 batch_sizes)
     X = input._np.reshape(rows, input.shape[-1])
     W_ih, W_hh, W_hr = weight_ih._np, weight_hh._np, _array(weight_hr)
     gi = X @ W_ih.T
@@ -168,7 +175,8 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
 @impl("_rnn_layer", "Meta")
 def rnn_layer_meta(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, mode,
                    batch_sizes, reverse):
-    rows, hidden, h_out = _check(input, weight_hh, hx, cx, mode, batch_sizes)
+    rows, hidden, h_out = _check(input, weight_ih, weight_hh, weight_hr, hx, cx, mode,
+                                 batch_sizes)
     dt, dev = input.dtype, input.device
     return (_meta(tuple(input.shape[:-1]) + (h_out,), dt, device=dev),
             _meta(hx.shape, dt, device=dev),

@@ -215,7 +215,7 @@ def _leading(op):
     return rule
 
 
-_MIN_NDIM = {"aten::native_layer_norm": 1}
+_MIN_NDIM = {"aten::native_layer_norm": 1, "aten::pixel_shuffle": 3, "aten::pixel_unshuffle": 3}
 
 
 # ---- cat and stack --------------------------------------------------------------------------
@@ -496,10 +496,12 @@ def _fold_into_n(base_ndim):
 FOLD_INTO_N = {
     3: ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "avg_pool2d",
         "avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
+        "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
         "reflection_pad2d", "reflection_pad2d_backward", "replication_pad2d",
         "replication_pad2d_backward"),
     4: ("max_pool3d_with_indices", "max_pool3d_with_indices_backward", "avg_pool3d",
         "avg_pool3d_backward", "adaptive_max_pool3d", "adaptive_max_pool3d_backward",
+        "_adaptive_avg_pool3d", "_adaptive_avg_pool3d_backward",
         "reflection_pad3d", "reflection_pad3d_backward", "replication_pad3d",
         "replication_pad3d_backward"),
 }
@@ -624,7 +626,7 @@ _RENAMED = {"unfold": ("dimension",), "squeeze.dims": ("dim",), "flip": ("dims",
 
 LEADING = ("tril", "triu", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky",
            "linalg_qr", "linalg_svd", "linalg_svdvals", "linalg_eigh", "native_layer_norm",
-           "_unsafe_view")
+           "_unsafe_view", "pixel_shuffle", "pixel_unshuffle")
 PASSTHROUGH = ("clone", "_to_copy", "alias", "fill_.Scalar", "zero_")
 
 

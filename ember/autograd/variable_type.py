@@ -133,6 +133,17 @@ class Derivative:
                 [s for s in self.saved_outputs if s[0] in names])
 
 
+def _summed_to(node, k, g, shape):
+    """A gradient broadcast beyond its input's shape, summed back to it (PyTorch's engine
+    validates every gradient so); any other shape is a bug of the formula, as in PyTorch."""
+    try:
+        return g.sum_to_size(shape)
+    except RuntimeError:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {k} - "
+                           f"got {list(g._size)} but expected shape compatible with "
+                           f"{list(shape)}") from None
+
+
 class OpNode(Node):
     """The backward node of one op call."""
     __slots__ = ("_deriv", "_saved", "_in_meta", "_spans", "_out_meta", "_num_outputs")
@@ -183,7 +194,7 @@ class OpNode(Node):
                 continue
             shape, dtype = self._in_meta[k]
             if g._size != shape:
-                g = g.sum_to_size(shape)
+                g = _summed_to(self, k, g, shape)
             if g.dtype is not dtype:
                 if g.dtype.is_complex and not dtype.is_complex:
                     g = g.real      # a real input of a complex op: PyTorch's handle_r_to_c

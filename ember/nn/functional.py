@@ -888,8 +888,15 @@ def _conv_tbc_composite(input, weight, bias, pad):
         raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
     if weight.shape[2] != bias.shape[0]:
         raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.numel() == 0:
+        # no step, sample or channel: the bias alone, as PyTorch's kernel gives (conv1d would
+        # refuse steps without elements, or drop the output channels with the input's); the
+        # empty sums keep input and weight in the graph, with zero gradients
+        length = input.shape[0] + 2 * pad - weight.shape[0] + 1
+        nothing = input.sum() + weight[:0].sum()
+        return bias.expand(length, input.shape[1], weight.shape[2]) + nothing
     # (T, B, C) -> (B, C, T) for conv1d, whose weight is (out, in, width); the bias is added
-    # after, so that a convolution over no channels (or a width-0 kernel) still gives it
+    # after, so that a width-0 kernel still gives it
     out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), padding=pad)
     return out.permute(2, 0, 1) + bias
 
@@ -1072,55 +1079,44 @@ def _adaptive_output_size(input, output_size, nd):
             for i, s in enumerate(sizes)]
 
 
+_adaptive_avg = {2: _lookup("_adaptive_avg_pool2d"), 3: _lookup("_adaptive_avg_pool3d")}
+
+
 def _adaptive_avg_pool(input, output_size, nd):
-    """The mean over PyTorch's adaptive windows, one spatial dim at a time (a box mean is a mean
-    of means): a reshape and mean where the windows tile the dim, else a product with the
-    (out, in) matrix whose row i averages window i."""
-    from .._aten.pooling import adaptive_windows
+    """PyTorch's adaptive_avg_pool2d/3d: a 1 x 1 (x 1) output is the mean over the spatial
+    dims (nan over an empty window), any other the _adaptive_avg_pool kernel."""
     name = f"adaptive_avg_pool{nd}d"
-    if nd > 1:
-        _check_output_dims(input, output_size)
-        if input.dim() == 0 and all(s == 1 for s in _pool_list(output_size)):
-            # PyTorch's shortcut for a 1 x 1 output, a mean over dims -2 and -1, comes first
-            raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
-                             "got -2)")
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
-                           f"{list(input.shape)}")
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"{name}\" not implemented for "
-                                  f"'{_scalar_name(input.dtype)}'")
+    _check_output_dims(input, output_size)
+    if input.dim() == 0 and all(s == 1 for s in _pool_list(output_size)):
+        # PyTorch's shortcut for a 1 x 1 output, a mean over the last dims, comes first
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but "
+                         f"got {-nd})")
     out = _adaptive_output_size(input, output_size, nd)
-    keeps_channels_last = nd == 2 and input.dim() == 4 and \
-        suggest_memory_format(input) is channels_last
-    if all(o == 1 for o in out):  # PyTorch's shortcut: the mean (nan over an empty window)
+    if all(o == 1 for o in out):
+        if input.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
+                               f"{list(input.shape)}")
+        if not input.is_floating_point():
+            raise NotImplementedError(f"\"{name}\" not implemented for "
+                                      f"'{_scalar_name(input.dtype)}'")
         r = input.mean(list(range(-nd, 0)), keepdim=True)
+        keeps_channels_last = nd == 2 and input.dim() == 4 and \
+            suggest_memory_format(input) is channels_last
         return r.clone(memory_format=channels_last) if keeps_channels_last else r
-    if 0 in input.shape[-nd:]:
-        raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
-                           f"dimensions, but input has sizes {list(input.shape)}")
-    x = _half_to_float(input)
-    for i, o in enumerate(out):
-        axis = x.dim() - nd + i
-        n = x.shape[axis]
-        if o == n:
-            continue
-        if o and n % o == 0:
-            x = x.unflatten(axis, (o, n // o)).mean(axis + 1)
-            continue
-        start, end = adaptive_windows(n, o)
-        cols = np.arange(n)
-        m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
-        mat = E.tensor(m, dtype=x.dtype, device=x.device)
-        x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
-    r = x.to(input.dtype) if x is not input else x.clone()
-    if keeps_channels_last:
-        return r.clone(memory_format=channels_last)   # PyTorch's kernel keeps channels_last
-    return r
+    return _adaptive_avg[nd](input, out)
 
 
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 1)
+    """PyTorch's: adaptive_avg_pool2d of the input as a height-1 image."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for "
+                           f"adaptive_avg_pool1d)")
+    size = _pool_list(output_size)
+    if len(size) != 1:
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'output_size' should contain one "
+                           f"int (got {len(size)})")
+    return _adaptive_avg_pool(input.unsqueeze(-2), [1, size[0]], 2).squeeze(-2)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -1543,7 +1539,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode != "area":
         _check_upsample_sizes(input, out)
     if mode == "area":
-        return _adaptive_avg_pool(input, out, nd)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, out)
     if mode in ("nearest", "nearest-exact"):
         if not (input.is_floating_point() or input.dtype is D.uint8):
             raise NotImplementedError(f"\"upsample_nearest{nd}d_out_frame\" not implemented "
@@ -1784,44 +1780,18 @@ def affine_grid(theta, size, align_corners=None):
 
 
 # ---- pixel shuffle ----------------------------------------------------------------------------
+_pixel_shuffle = _lookup("pixel_shuffle")
+_pixel_unshuffle = _lookup("pixel_unshuffle")
+
+
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r): channel blocks become r x r pixel blocks."""
-    r = int(upscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *batch, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
-                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
-                           f"is not divisible by {r * r}")
-    nb = len(batch)
-    x = input.reshape(batch + [c // (r * r), r, r, h, w])
-    x = x.permute(list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2])
-    return x.reshape(batch + [c // (r * r), h * r, w * r])
+    return _pixel_shuffle(input, int(upscale_factor))
 
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W): the inverse of pixel_shuffle."""
-    r = int(downscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *batch, c, h, w = input.shape
-    if h % r or w % r:
-        raise RuntimeError(f"pixel_unshuffle expects {'height' if h % r else 'width'} to be "
-                           f"divisible by downscale_factor, but input.size("
-                           f"{-2 if h % r else -1})={h if h % r else w} is not divisible by {r}")
-    if input.numel() == 0:  # PyTorch returns an empty input as it is (a copy)
-        return input.clone()
-    nb = len(batch)
-    x = input.reshape(batch + [c, h // r, r, w // r, r])
-    x = x.permute(list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3])
-    return x.reshape(batch + [c * r * r, h // r, w // r])
+    return _pixel_unshuffle(input, int(downscale_factor))
 
 
 def native_channel_shuffle(input, groups):
@@ -2110,8 +2080,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     are updated in place) or by the running statistics (evaluation)."""
     if training:
         _verify_batch_size(input.shape)
-    return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
-                              0.0 if momentum is None else momentum, eps)[0]
+    return _torch_batch_norm(input, weight, bias, running_mean, running_var, training,
+                             0.0 if momentum is None else momentum, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -2119,6 +2089,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Batch norm of each (sample, channel) on its own, as PyTorch writes it: the input viewed
     as (1, N * C, *spatial), the per-channel parameters repeated N times, and the running
     statistics averaged back over the batch."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
     if use_input_stats:
         n = 1
         for s in input.shape[2:]:
@@ -2132,8 +2105,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         return None if t is None else t.repeat(b)
     mean, var = repeat(running_mean), repeat(running_var)
     x = input.contiguous().reshape([1, b * c] + list(input.shape[2:]))
-    out = _native_batch_norm(x, repeat(weight), repeat(bias), mean, var, use_input_stats,
-                             momentum, eps)[0]
+    out = _torch_batch_norm(x, repeat(weight), repeat(bias), mean, var, use_input_stats,
+                            momentum, eps)
     with no_grad():
         if running_mean is not None:
             running_mean.copy_(mean.reshape(b, c).mean(0))
@@ -2490,6 +2463,17 @@ def _torch_inplace_dropout(**kind):
 
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                       cudnn_enabled=True):
+    """torch.batch_norm (which F.batch_norm and instance_norm call). An input without elements
+    is not checked nor normalized, as in PyTorch: its result is the input scaled by the first
+    weight and shifted by the first bias -- empty, yet part of the graph of both, whose
+    gradients are then zeros -- and an empty weight or bias fails on that first element."""
+    if input.numel() == 0:
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return _native_batch_norm(input, weight, bias, running_mean, running_var, training,
                               momentum, eps)[0]
 

@@ -605,6 +605,59 @@ for _n in (2, 3):
     onnx_symbolic(f"aten::adaptive_max_pool{_n}d")(_adaptive_max_pool)
 
 
+def _adaptive_avg_pool(g, self, output_size):
+    """GlobalAveragePool for a 1 x 1 output, an AveragePool where the windows tile the input,
+    else (windows of different sizes) one MatMul per spatial dim with the (in, out) matrix
+    whose column i averages window i, as ember's kernel computes it."""
+    if all(s == 1 for s in output_size):
+        return g.op("GlobalAveragePool", self)
+    rank, nd = _rank(self), len(output_size)
+    spatial = self.shape[-nd:]
+    if rank != nd + 2 or not all(isinstance(n, int) for n in spatial):
+        raise SymbolicValueError(f"adaptive_avg_pool is exported for batched inputs of known "
+                                 f"spatial size, not {self.shape}")
+    if all(o and n % o == 0 for n, o in zip(spatial, output_size)):
+        kernel = [n // o for n, o in zip(spatial, output_size)]
+        return g.op("AveragePool", self, kernel_shape_is=kernel, strides_is=kernel)
+    from .._aten.pooling import _adaptive_avg_matrix
+    dtype = np.float32 if self.dtype is None else self.dtype
+    x = self
+    for axis, (n, o) in enumerate(zip(spatial, output_size), rank - nd):
+        if n == o:
+            continue
+        perm = list(range(rank))
+        perm[axis], perm[-1] = perm[-1], perm[axis]
+        x = g.op("Transpose", x, perm_is=perm)
+        x = g.op("MatMul", x, g.constant(_adaptive_avg_matrix(n, o, dtype).T.copy()))
+        x = g.op("Transpose", x, perm_is=perm)
+    return x
+
+
+for _n in (2, 3):
+    onnx_symbolic(f"aten::_adaptive_avg_pool{_n}d")(_adaptive_avg_pool)
+
+
+@onnx_symbolic("aten::pixel_shuffle")
+def pixel_shuffle(g, self, upscale_factor):
+    if _rank(self) != 4:
+        raise SymbolicValueError("pixel_shuffle is exported for 4-d inputs only (DepthToSpace)")
+    return g.op("DepthToSpace", self, blocksize_i=upscale_factor, mode_s="CRD")
+
+
+@onnx_symbolic("aten::pixel_unshuffle")
+def pixel_unshuffle(g, self, downscale_factor):
+    """SpaceToDepth orders the new channels (r, r, C) where PyTorch orders them (C, r, r): a
+    reshape, transpose and reshape instead."""
+    if _rank(self) != 4 or not all(isinstance(n, int) for n in self.shape[1:]):
+        raise SymbolicValueError("pixel_unshuffle is exported for 4-d inputs with known "
+                                 "channels, height and width only")
+    _, c, h, w = self.shape
+    r = downscale_factor
+    x = g.op("Reshape", self, _ints(g, [-1, c, h // r, r, w // r, r]))
+    x = g.op("Transpose", x, perm_is=[0, 1, 3, 5, 2, 4])
+    return g.op("Reshape", x, _ints(g, [-1, c * r * r, h // r, w // r]))
+
+
 @onnx_symbolic("aten::native_batch_norm")
 def native_batch_norm(g, input, weight, bias, running_mean, running_var, training, momentum,
                       eps):

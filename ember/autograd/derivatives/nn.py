@@ -221,6 +221,14 @@ not_implemented("_rnn_layer_backward")
 #   d<gg, A_W^T g>/dg = F(gg, W)      d<gg, A_W^T g>/dW = B_gg^T g   (weight grad, input gg)
 #   d<gg, B_x^T g>/dg = F(x, gg)      d<gg, B_x^T g>/dx = A_gg^T g   (input grad, weight gg)
 # which is how PyTorch's _convolution_double_backward works too.
+def _conv_bias_grad(grad, bias_shape):
+    """grad_output summed over all but its channels; zeros when the input had no channels
+    (the output then has none, Note [Empty convolutions] in _aten/conv.py)."""
+    if grad.shape[1] != bias_shape[0]:
+        return grad.new_zeros(bias_shape)
+    return grad.sum([0] + list(range(2, grad.dim())))
+
+
 derivative("convolution", {
     "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed,
     output_padding, groups: _aten._convolution_backward_input(
@@ -228,7 +236,7 @@ derivative("convolution", {
     "weight": lambda grad, input, weight_shape, stride, padding, dilation, transposed,
     output_padding, groups: _aten._convolution_backward_weight(
         grad, input, weight_shape, stride, padding, dilation, transposed, output_padding, groups),
-    "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))})
+    "bias": _conv_bias_grad})
 # A training convolution hands its im2col columns to the weight gradient as a second output
 # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py).
 derivative("_convolution_with_columns", {
@@ -238,7 +246,7 @@ derivative("_convolution_with_columns", {
     "weight": lambda grad, input, weight_shape, stride, padding, dilation, groups, result1:
         _aten._convolution_backward_weight(grad, input, weight_shape, stride, padding, dilation,
                                            False, [0] * len(stride), groups, result1),
-    "bias": lambda grad: grad.sum([0] + list(range(2, grad.dim())))},
+    "bias": _conv_bias_grad},
     node_name="ConvolutionBackward0", output_differentiability=[True, False])
 derivative("_convolution_backward_input", {
     "grad_output": lambda grad, weight, stride, padding, dilation, transposed, output_padding,
@@ -261,6 +269,10 @@ derivative("im2col", {"self": lambda grad, self_shape, kernel_size, dilation, pa
                                    stride)})
 derivative("col2im", {"self": lambda grad, kernel_size, dilation, padding, stride:
                       _aten.im2col(grad, kernel_size, dilation, padding, stride)})
+derivative("pixel_shuffle", {"self": lambda grad, upscale_factor:
+                             _aten.pixel_unshuffle(grad, upscale_factor)})
+derivative("pixel_unshuffle", {"self": lambda grad, downscale_factor:
+                               _aten.pixel_shuffle(grad, downscale_factor)})
 
 
 def _gather_at(grad, indices, nd):
@@ -295,6 +307,14 @@ def _pooling_derivatives(nd):
     derivative(f"adaptive_max_pool{nd}d_backward", {
         "grad_output": lambda grad, indices: _gather_at(grad, indices, nd)})
     derivative(f"max_unpool{nd}d", {"self": lambda grad, indices: _gather_at(grad, indices, nd)})
+    adaptive_avg = getattr(_aten, f"_adaptive_avg_pool{nd}d")
+    adaptive_avg_backward = getattr(_aten, f"_adaptive_avg_pool{nd}d_backward")
+    derivative(f"_adaptive_avg_pool{nd}d", {
+        "self": lambda grad, self: adaptive_avg_backward(grad, self)})
+    derivative(f"_adaptive_avg_pool{nd}d_backward", {
+        "grad_output": lambda grad, grad_output_shape: adaptive_avg(
+            grad, list(grad_output_shape[-nd:])),
+        "self": lambda grad, self_shape: grad.new_zeros(self_shape)})
 
 
 _pooling_derivatives(2)
