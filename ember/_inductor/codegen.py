@@ -31,7 +31,7 @@ from .._core.caching_allocator import empty as _empty
 from .._core import dtype as D
 from .._dispatch.recorder import Value
 from .passes import writes
-from . import conv_backward
+from . import conv_backward, pool_tiles
 
 _FLOATS = (D.float32, D.float64)
 
@@ -196,6 +196,34 @@ def _checked_kernel(call, tensors):
     return conv_backward.conv_input_grad, "_conv_input_grad"
 
 
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and \
+        np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _checked_pool(call, tensors):
+    """Whether max_pool2d_with_indices goes through pool_tiles.max_pool_tiles: it applies
+    and reproduced the kernel's values and indices bit for bit on the capture run's tensors."""
+    if call.op.__name__ != "max_pool2d_with_indices" or len(call.outs) != 2 or \
+            None in call.outs or type(call.args[0]) is not Value:
+        return False
+    x = tensors.get(call.args[0])
+    values, indices = (tensors.get(v) for v in call.outs)
+    if x is None or values is None or indices is None or x._np is None or \
+            not pool_tiles.applies(x._np, *call.args[1:]):
+        return False
+    mine = pool_tiles.max_pool_tiles(x._np, lambda: None)
+    return mine is not None and _same_bits(mine[0], values._np) and \
+        _same_bits(mine[1], indices._np)
+
+
+def _pool_fallback(op, x, args):
+    """The kernel's (values, indices) as arrays, for inputs max_pool_tiles does not take."""
+    values, indices = op.redispatch("CPU", (_wrap_external(x),) + args)
+    return values._np, indices._np
+
+
 class CompiledGraph:
     """A graph turned into a Python function `fn(inputs) -> results` over NumPy."""
 
@@ -218,7 +246,8 @@ class CompiledGraph:
 
 def _generate(items, inputs, results, constants, aliases, escaping, name, tensors):
     env = {"np": np, "_wrap": _wrap_external, "_empty": _empty,
-           "_threshold_backward_into": _threshold_backward_into}
+           "_threshold_backward_into": _threshold_backward_into,
+           "_max_pool_tiles": pool_tiles.max_pool_tiles, "_pool_fallback": _pool_fallback}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
     for i, v in enumerate(inputs):
@@ -377,6 +406,19 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                              f"# {c.op.__name__} (checked against the kernel)")
                 arr[v] = f"a{v.index}"
                 fresh.add(v)
+            elif _checked_pool(c, tensors):
+                key = f"op{len(env)}"
+                env[key] = c.op
+                x = c.args[0]
+                v, i = c.outs
+                rest = ", ".join(expr(a, as_tensor) for a in c.args[1:])
+                lines.append(f"    a{v.index}, a{i.index} = _max_pool_tiles({as_array(x)}, "
+                             f"lambda: _pool_fallback({key}, {as_array(x)}, ({rest},)))  "
+                             f"# {c.op.__name__} (checked against the kernel)")
+                for r in (v, i):
+                    arr[r] = f"a{r.index}"
+                    ten.pop(r, None)
+                    fresh.add(r)
             elif _product_lowering(c):
                 a, b = c.args
                 v = c.outs[0]
