@@ -31,7 +31,7 @@ from .._core.caching_allocator import empty as _empty
 from .._core import dtype as D
 from .._dispatch.recorder import Value
 from .passes import writes
-from . import conv_backward, pool_tiles
+from . import conv_backward, conv_forward, pool_tiles
 
 _FLOATS = (D.float32, D.float64)
 
@@ -218,10 +218,31 @@ def _checked_pool(call, tensors):
         _same_bits(mine[1], indices._np)
 
 
-def _pool_fallback(op, x, args):
-    """The kernel's (values, indices) as arrays, for inputs max_pool_tiles does not take."""
-    values, indices = op.redispatch("CPU", (_wrap_external(x),) + args)
-    return values._np, indices._np
+def _checked_conv_forward(call, tensors):
+    """Whether `_convolution_with_columns` goes through conv_forward.conv_with_columns: it
+    applies and reproduced the kernel's output and columns bit for bit on the capture run's
+    tensors."""
+    if call.op.__name__ != "_convolution_with_columns" or None in call.outs or \
+            any(type(a) is not Value for a in call.args[:2]) or \
+            (call.args[2] is not None and type(call.args[2]) is not Value):
+        return False
+    x, w, b = (None if a is None else tensors.get(a) for a in call.args[:3])
+    y, cols = (tensors.get(v) for v in call.outs)
+    if x is None or w is None or y is None or cols is None or \
+            (call.args[2] is not None and b is None) or x._np is None or w._np is None:
+        return False
+    stride, padding, dilation, groups = call.args[3:]
+    b = None if b is None else b._np
+    if not conv_forward.applies(x._np, w._np, b, stride, padding, dilation, groups):
+        return False
+    y2, cols2 = conv_forward.conv_with_columns(x._np, w._np, b, padding)
+    return _same_bits(y2, y._np) and _same_bits(cols2, cols._np)
+
+
+def _fallback(op, arrays, args):
+    """The kernel's results as arrays, for inputs a lowering does not take."""
+    return tuple(r._np for r in op.redispatch(
+        "CPU", tuple(None if a is None else _wrap_external(a) for a in arrays) + args))
 
 
 class CompiledGraph:
@@ -247,7 +268,7 @@ class CompiledGraph:
 def _generate(items, inputs, results, constants, aliases, escaping, name, tensors):
     env = {"np": np, "_wrap": _wrap_external, "_empty": _empty,
            "_threshold_backward_into": _threshold_backward_into,
-           "_max_pool_tiles": pool_tiles.max_pool_tiles, "_pool_fallback": _pool_fallback}
+           "_max_pool_tiles": pool_tiles.max_pool_tiles, "_fallback": _fallback}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
     for i, v in enumerate(inputs):
@@ -406,6 +427,21 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                              f"# {c.op.__name__} (checked against the kernel)")
                 arr[v] = f"a{v.index}"
                 fresh.add(v)
+            elif _checked_conv_forward(c, tensors):
+                env["_conv_with_columns"] = conv_forward.conv_with_columns
+                key = f"op{len(env)}"
+                env[key] = c.op
+                x, w, b = c.args[:3]
+                v, cols = c.outs
+                xwb = f"{as_array(x)}, {as_array(w)}, " + ("None" if b is None else as_array(b))
+                rest = ", ".join(expr(a, as_tensor) for a in c.args[3:])
+                lines.append(f"    a{v.index}, a{cols.index} = _conv_with_columns({xwb}, "
+                             f"{list(c.args[4])!r}, lambda: _fallback({key}, ({xwb}), "
+                             f"({rest},)))  # {c.op.__name__} (checked against the kernel)")
+                for r in (v, cols):
+                    arr[r] = f"a{r.index}"
+                    ten.pop(r, None)
+                    fresh.add(r)
             elif _checked_pool(c, tensors):
                 key = f"op{len(env)}"
                 env[key] = c.op
@@ -413,7 +449,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                 v, i = c.outs
                 rest = ", ".join(expr(a, as_tensor) for a in c.args[1:])
                 lines.append(f"    a{v.index}, a{i.index} = _max_pool_tiles({as_array(x)}, "
-                             f"lambda: _pool_fallback({key}, {as_array(x)}, ({rest},)))  "
+                             f"lambda: _fallback({key}, ({as_array(x)},), ({rest},)))  "
                              f"# {c.op.__name__} (checked against the kernel)")
                 for r in (v, i):
                     arr[r] = f"a{r.index}"
