@@ -6,6 +6,7 @@ from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph
 from .passes import written_values, cse, rename_reads, fold_constants, dce
 from .conv_columns import keep_conv_columns
+from .pool_backward import mask_before_scatter
 
 
 def memory_aliases(tensors):
@@ -95,6 +96,7 @@ def compile_fx(captured, example_inputs, generate_code=True):
         dce(bwd, bwd.outputs, written)
         if generate_code:
             keep_conv_columns(fwd, bwd, captured.tensors)
+            mask_before_scatter(fwd, bwd, written)
         saved = saved_values(fwd, bwd, constants)
     dce(fwd, list(fwd.outputs) + saved, written)
     constants = {}
