@@ -506,6 +506,21 @@ def test_lenet_pool_and_conv_lowerings_used_and_fall_back_at_run_time():
         np.testing.assert_array_equal(_bits(got.detach().numpy()), _bits(want.detach().numpy()))
 
 
+@pytest.mark.parametrize("pool", [(2, 2), (3, 2)])   # tiling and overlapping windows
+def test_relu_mask_moves_in_front_of_the_pool_scatter(pool):
+    def net():
+        return nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU(), nn.MaxPool2d(*pool), nn.Flatten(),
+                             nn.Linear(27 if pool == (2, 2) else 18, 4))
+    x = ember.randn(3, 2, 9, 8)
+    x[0, 0] = -1.0                    # whole windows <= 0 after the ReLU: masked gradients
+    cm = _train_equal(net, x, ember.randint(0, 4, (3,)))
+    bwd = cm._compiled_call.history[0].captured.backward
+    ops = [c.op.__name__ for c in bwd.calls]
+    k = ops.index("threshold_backward")
+    assert ops[k + 1] == "max_pool2d_with_indices_backward"   # masked, then scattered
+    assert bwd.calls[k].outs[0] is bwd.calls[k + 1].args[0]
+
+
 def test_optimizer_step_breaks_the_graph_and_stays_correct():
     # the optimizers update NumPy arrays behind the dispatcher: a captured graph would miss it
     ember.manual_seed(0)

@@ -7,8 +7,10 @@ arrays; every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on ten
 generated code computes exactly what the kernels compute. Arrays and tensors are converted only
 where one kind of line hands a value to the other, and wrapping an array as a tensor copies
 nothing. A kernel with a faster lowering elsewhere in this package (the convolution input
-gradient, conv_backward.py) is replaced by it only when the lowering reproduced the kernel's
-result bit for bit on the capture run's tensors.
+gradient, conv_backward.py; the stride-1 convolution with kept columns, conv_forward.py; 2x2
+max pooling over tiling windows, pool_tiles.py) is replaced by it only when the lowering
+reproduced the kernel's results bit for bit on the capture run's tensors; the forward ones
+hand inputs they do not take at run time (non-contiguous, NaN) back to the kernel.
 
 Fusion: a chain of elementwise calls with the same result shape and dtype, each reading the one
 before it and nothing else using the intermediate, becomes one kernel function writing every
@@ -206,7 +208,7 @@ def _checked_pool(call, tensors):
     """Whether max_pool2d_with_indices goes through pool_tiles.max_pool_tiles: it applies
     and reproduced the kernel's values and indices bit for bit on the capture run's tensors."""
     if call.op.__name__ != "max_pool2d_with_indices" or len(call.outs) != 2 or \
-            None in call.outs or type(call.args[0]) is not Value:
+            None in call.outs or len(call.args) != 6 or type(call.args[0]) is not Value:
         return False
     x = tensors.get(call.args[0])
     values, indices = (tensors.get(v) for v in call.outs)
@@ -223,6 +225,7 @@ def _checked_conv_forward(call, tensors):
     applies and reproduced the kernel's output and columns bit for bit on the capture run's
     tensors."""
     if call.op.__name__ != "_convolution_with_columns" or None in call.outs or \
+            len(call.args) != 7 or len(call.outs) != 2 or \
             any(type(a) is not Value for a in call.args[:2]) or \
             (call.args[2] is not None and type(call.args[2]) is not Value):
         return False

@@ -1,6 +1,8 @@
 """The "ember" backend's pipeline over a captured graph (torch._inductor.compile_fx's role):
-passes (CSE, constant folding, DCE) over the forward and backward graphs, the saved Values
-between them, then generated NumPy code for each (codegen.py) joined by AOT autograd's runtime."""
+passes (CSE, constant folding, DCE) over the forward and backward graphs, the rewrites across
+them (convolution columns kept for backward, conv_columns.py; the ReLU mask in front of max
+pooling's scatter, pool_backward.py), the saved Values between them, then generated NumPy code
+for each (codegen.py) joined by AOT autograd's runtime."""
 from .._functorch.aot_autograd import CompiledFunction
 from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph

@@ -23,7 +23,7 @@ def mask_before_scatter(fwd, bwd, written):
     pools = {}
     for c in fwd.calls:
         if c.op.__name__ == "max_pool2d_with_indices" and None not in c.outs and \
-                type(c.args[0]) is Value:
+                len(c.args) == 6 and type(c.args[0]) is Value:
             pools[c.outs[1]] = c
     uses = {}
     for c in bwd.calls:
@@ -40,7 +40,8 @@ def mask_before_scatter(fwd, bwd, written):
         if j is None or uses.get(p) != 1 or p in outputs:
             continue
         scatter = bwd.calls[j]
-        if scatter.op.__name__ != "max_pool2d_with_indices_backward":
+        if scatter.op.__name__ != "max_pool2d_with_indices_backward" or \
+                len(scatter.args) != 8 or len(mask.args) != 3:
             continue
         g, x, idx = scatter.args[0], scatter.args[1], scatter.args[7]
         pool = pools.get(idx)
