@@ -364,6 +364,15 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
             release.setdefault(last[out], []).append(out)
         return arr[x]
 
+    def lowered(c, call_src):
+        """A checked lowering's line: its results are new arrays of this code's own."""
+        lines.append("    " + ", ".join(f"a{r.index}" for r in c.outs) + f" = {call_src}  "
+                     f"# {c.op.__name__} (checked against the kernel)")
+        for r in c.outs:
+            arr[r] = f"a{r.index}"
+            ten.pop(r, None)
+            fresh.add(r)
+
     fused_count = 0
     for k, item in enumerate(items):
         if isinstance(item, FusionGroup):
@@ -435,29 +444,17 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                 key = f"op{len(env)}"
                 env[key] = c.op
                 x, w, b = c.args[:3]
-                v, cols = c.outs
                 xwb = f"{as_array(x)}, {as_array(w)}, " + ("None" if b is None else as_array(b))
                 rest = ", ".join(expr(a, as_tensor) for a in c.args[3:])
-                lines.append(f"    a{v.index}, a{cols.index} = _conv_with_columns({xwb}, "
-                             f"{list(c.args[4])!r}, lambda: _fallback({key}, ({xwb}), "
-                             f"({rest},)))  # {c.op.__name__} (checked against the kernel)")
-                for r in (v, cols):
-                    arr[r] = f"a{r.index}"
-                    ten.pop(r, None)
-                    fresh.add(r)
+                lowered(c, f"_conv_with_columns({xwb}, {list(c.args[4])!r}, "
+                           f"lambda: _fallback({key}, ({xwb}), ({rest},)))")
             elif _checked_pool(c, tensors):
                 key = f"op{len(env)}"
                 env[key] = c.op
                 x = c.args[0]
-                v, i = c.outs
                 rest = ", ".join(expr(a, as_tensor) for a in c.args[1:])
-                lines.append(f"    a{v.index}, a{i.index} = _max_pool_tiles({as_array(x)}, "
-                             f"lambda: _fallback({key}, ({as_array(x)},), ({rest},)))  "
-                             f"# {c.op.__name__} (checked against the kernel)")
-                for r in (v, i):
-                    arr[r] = f"a{r.index}"
-                    ten.pop(r, None)
-                    fresh.add(r)
+                lowered(c, f"_max_pool_tiles({as_array(x)}, "
+                           f"lambda: _fallback({key}, ({as_array(x)},), ({rest},)))")
             elif _product_lowering(c):
                 a, b = c.args
                 v = c.outs[0]
