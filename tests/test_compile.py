@@ -466,6 +466,13 @@ def test_max_pool_tiles_equals_the_kernel_ties_and_nan(shape):
     assert pool_tiles.max_pool_tiles(x.numpy().swapaxes(-1, -2), lambda: "kernel") == "kernel"
     assert not pool_tiles.applies(x.numpy(), [3], [2], [0], [1], False)
     assert not pool_tiles.applies(x.numpy(), [2], [2], [1], [1], False)
+    g = ember.randn(*v.shape)
+    g.numpy().reshape(-1)[0] = -0.0
+    g.numpy().reshape(-1)[-1] = float("nan")
+    ref = ember.ops.aten.max_pool2d_with_indices_backward.default(g, x, [2], [2], [0], [1],
+                                                                  False, i)
+    mine = pool_tiles.max_pool_tiles_backward(g.numpy(), i.numpy(), tuple(x.shape))
+    np.testing.assert_array_equal(_bits(mine), _bits(ref.numpy()))
 
 
 @pytest.mark.parametrize("shape", [(4, 3, 10, 9, 6, 3, 0, True), (2, 1, 8, 8, 5, 5, 2, False),
@@ -496,6 +503,8 @@ def test_lenet_pool_and_conv_lowerings_used_and_fall_back_at_run_time():
     cm(x).sum().backward()
     fwd, _ = cm._compiled_call.history[0].captured.compiled
     assert fwd.code.count("_max_pool_tiles(") == 2 and fwd.code.count("_conv_with_columns(") == 2
+    assert cm._compiled_call.history[0].captured.compiled[1].code.count(
+        "_max_pool_tiles_backward(") == 2
     # an input the lowerings do not take (a NaN: PyTorch's pooling rule; a non-contiguous
     # input: the kernel's route) runs the kernels, with eager's results
     xn = x.clone()

@@ -220,6 +220,24 @@ def _checked_pool(call, tensors):
         _same_bits(mine[1], indices._np)
 
 
+def _checked_pool_backward(call, tensors):
+    """Whether max_pool2d_with_indices_backward goes through
+    pool_tiles.max_pool_tiles_backward: 2x2 tiling windows (which never overlap), and it
+    reproduced the kernel's result bit for bit on the capture run's tensors."""
+    if call.op.__name__ != "max_pool2d_with_indices_backward" or len(call.outs) != 1 or \
+            call.outs[0] is None or len(call.args) != 8 or \
+            any(type(call.args[k]) is not Value for k in (0, 1, 7)):
+        return False
+    g, x, idx = (tensors.get(call.args[k]) for k in (0, 1, 7))
+    r = tensors.get(call.outs[0])
+    if g is None or x is None or idx is None or r is None or x._np is None or \
+            g._np is None or idx._np is None or g._np.dtype != x._np.dtype or \
+            not pool_tiles.applies(x._np, *call.args[2:7]):
+        return False
+    mine = pool_tiles.max_pool_tiles_backward(g._np, idx._np, tuple(x.shape))
+    return _same_bits(mine, r._np)
+
+
 def _checked_conv_forward(call, tensors):
     """Whether `_convolution_with_columns` goes through conv_forward.conv_with_columns: it
     applies and reproduced the kernel's output and columns bit for bit on the capture run's
@@ -271,7 +289,8 @@ class CompiledGraph:
 def _generate(items, inputs, results, constants, aliases, escaping, name, tensors):
     env = {"np": np, "_wrap": _wrap_external, "_empty": _empty,
            "_threshold_backward_into": _threshold_backward_into,
-           "_max_pool_tiles": pool_tiles.max_pool_tiles, "_fallback": _fallback}
+           "_max_pool_tiles": pool_tiles.max_pool_tiles, "_fallback": _fallback,
+           "_max_pool_tiles_backward": pool_tiles.max_pool_tiles_backward}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
     for i, v in enumerate(inputs):
@@ -455,6 +474,10 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                 rest = ", ".join(expr(a, as_tensor) for a in c.args[1:])
                 lowered(c, f"_max_pool_tiles({as_array(x)}, "
                            f"lambda: _fallback({key}, ({as_array(x)},), ({rest},)))")
+            elif _checked_pool_backward(c, tensors):
+                g, x, idx = c.args[0], c.args[1], c.args[7]
+                lowered(c, f"_max_pool_tiles_backward({as_array(g)}, {as_array(idx)}, "
+                           f"{x.shape!r})")
             elif _product_lowering(c):
                 a, b = c.args
                 v = c.outs[0]

@@ -98,7 +98,7 @@ def compile_fx(captured, example_inputs, generate_code=True):
         dce(bwd, bwd.outputs, written)
         if generate_code:
             keep_conv_columns(fwd, bwd, captured.tensors)
-            mask_before_scatter(fwd, bwd, written)
+            mask_before_scatter(fwd, bwd, written, captured.tensors)
         saved = saved_values(fwd, bwd, constants)
     dce(fwd, list(fwd.outputs) + saved, written)
     constants = {}

@@ -16,10 +16,12 @@ Made only when the pooling's input, values and indices are written by nothing, t
 gradient is read only by the mask, and the mask reads the pooling's own input.
 """
 from .._dispatch.recorder import Value
+from ..autograd.grad_mode import no_grad
 
 
-def mask_before_scatter(fwd, bwd, written):
-    """Rewrite bwd in place; returns the number of rewrites."""
+def mask_before_scatter(fwd, bwd, written, tensors):
+    """Rewrite bwd in place; returns the number of rewrites. The masked gradient's tensor on
+    the capture run is added to `tensors` (for the lowerings' checks)."""
     pools = {}
     for c in fwd.calls:
         if c.op.__name__ == "max_pool2d_with_indices" and None not in c.outs and \
@@ -53,6 +55,9 @@ def mask_before_scatter(fwd, bwd, written):
             continue
         masked = Value(max(fwd._count, bwd._count), f"masked{done}", g.shape, g.dtype)
         fwd._count = bwd._count = masked.index + 1
+        if tensors.get(g) is not None and tensors.get(values) is not None:
+            with no_grad():
+                tensors[masked] = mask.op(tensors[g], tensors[values], *mask.args[2:])
         bwd.calls[j] = type(mask)(mask.op, (g, values) + tuple(mask.args[2:]), (masked,))
         bwd.calls[k] = type(scatter)(scatter.op, (masked,) + tuple(scatter.args[1:]),
                                      mask.outs)

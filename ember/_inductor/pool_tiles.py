@@ -1,5 +1,5 @@
 """2x2 max pooling over tiling windows, lowered for the generated code (a compile-time
-lowering of `max_pool2d_with_indices`).
+lowering of `max_pool2d_with_indices` and its backward).
 
 With kernel == stride == 2, no padding and dilation 1 (LeNet's and most CNNs' pooling) the
 windows tile the input: viewed as (M, oh, 2, ow, 2) every window is one (2, 2) block, so the
@@ -8,17 +8,22 @@ row-major order, as the kernel picks it (ties: the earlier position wins), is a 
 within each window row the right element wins only when strictly greater, then the lower row
 wins only when its winner is strictly greater. The flat index is the window's origin, plus W
 for the lower row, plus 1 for the right column. A NaN anywhere (PyTorch's rule: the last NaN
-wins) sends the call back to the kernel. The kernel's backward (a scatter by the indices)
-was measured as fast as a lowering of it, and is kept.
+wins) sends the call back to the kernel.
 
-The generated code uses it only after it reproduced the kernel's values and indices bit for
-bit on the capture run's tensors (codegen.py).
+The backward is the kernel's scatter for windows that do not overlap (one assignment of each
+gradient at its flat index, zeros elsewhere) into a caching-allocator block rather than fresh
+np.zeros pages, with each plane's offset computed once per shape: 1.5-2x faster on LeNet's
+pooling gradients. (Four masked writes into the (2, 2) blocks were slower than the scatter.)
+
+The generated code uses both only after they reproduced the kernels' results bit for bit on
+the capture run's tensors (codegen.py).
 """
 import numpy as np
 
 from .._core.caching_allocator import empty as _empty
 
 _origins = {}
+_plane_offsets = {}
 
 
 def applies(x, kernel_size, stride, padding, dilation, ceil_mode):
@@ -78,3 +83,20 @@ def max_pool_tiles(x, fallback):
     idx += _origin(oh, ow, w)
     return values.reshape(shape), idx.reshape(shape)
 
+
+def max_pool_tiles_backward(g, indices, input_shape):
+    """The input gradient of max pooling whose windows do not overlap: g and indices
+    (..., oh, ow), the input's shape (..., H, W) -> each gradient at its flat index in its
+    plane, +0.0 elsewhere."""
+    oh, ow = g.shape[-2:]
+    size = input_shape[-1] * input_shape[-2]
+    m = g.size // (oh * ow)
+    key = (m, size)
+    offsets = _plane_offsets.get(key)
+    if offsets is None:
+        offsets = _plane_offsets[key] = (np.arange(m) * size)[:, None]
+    out = _empty(tuple(input_shape), g.dtype)
+    out.fill(0)
+    flat = np.add(indices.reshape(m, oh * ow), offsets)
+    out.reshape(-1)[flat.reshape(-1)] = g.reshape(-1)
+    return out
