@@ -6,8 +6,10 @@ time -- capture plus compile plus one step -- to stderr.
 
     python benchmarks/bench_compile.py [names...] [--rounds R] [--number N]
 
-runs torch eager, ember eager and ember compiled in turn (one thread each), R rounds of N
-steps, and prints the medians; run.py runs the same setups through its own loop."""
+runs torch eager, ember eager and ember compiled in turn (one thread each, or --threads T),
+R rounds of N steps, and prints the medians of the wall time and of the process's CPU time
+(on a loaded machine the wall time is mostly waiting for a core; the CPU time is the work
+done); run.py runs the same setups through its own loop."""
 import sys
 import time
 
@@ -74,13 +76,14 @@ def bench_compiled_transformer_layer_train_step(lib):
     return _compiled_step(lib, model, opt, F.mse_loss, x, target, "transformer layer")
 
 
-def _alternate(names, rounds, number):
-    """torch eager, ember eager and ember compiled timed in turn, `rounds` times; medians."""
+def _alternate(names, rounds, number, threads=1):
+    """torch eager, ember eager and ember compiled timed in turn, `rounds` times; medians of
+    wall and CPU time."""
     import statistics
     import torch
     import ember
-    torch.set_num_threads(1)
-    ember.set_num_threads(1)
+    torch.set_num_threads(threads)
+    ember.set_num_threads(threads)
     for name in names:
         fn = globals()["bench_compiled_" + name]
         steps = {"torch": fn(torch), "compiled": fn(ember)}
@@ -91,31 +94,37 @@ def _alternate(names, rounds, number):
         finally:
             ember.compile = eager
         times = {k: [] for k in steps}
+        cpu = {k: [] for k in steps}
         for s in steps.values():
             s()
             s()
         for _ in range(rounds):
             for k, s in steps.items():
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 for _ in range(number):
                     s()
                 times[k].append((time.perf_counter() - t0) / number)
-        med = {k: statistics.median(v) for k, v in times.items()}
-        print(f"{name:<22} torch {med['torch'] * 1e3:8.2f} ms   ember eager "
-              f"{med['eager'] * 1e3:8.2f} ms ({med['eager'] / med['torch']:.2f}x)   compiled "
-              f"{med['compiled'] * 1e3:8.2f} ms ({med['compiled'] / med['torch']:.2f}x)")
+                cpu[k].append((time.process_time() - c0) / number)
+        for label, data in (("wall", times), ("cpu ", cpu)):
+            med = {k: statistics.median(v) for k, v in data.items()}
+            print(f"{name:<22} {label} torch {med['torch'] * 1e3:8.2f} ms   ember eager "
+                  f"{med['eager'] * 1e3:8.2f} ms ({med['eager'] / med['torch']:.2f}x)   "
+                  f"compiled {med['compiled'] * 1e3:8.2f} ms "
+                  f"({med['compiled'] / med['torch']:.2f}x)", flush=True)
 
 
 if __name__ == "__main__":
     import argparse
     import os
+    threads = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
+        os.environ.setdefault(var, str(threads))
     p = argparse.ArgumentParser(description="compiled training steps, alternated, medians")
     p.add_argument("names", nargs="*", default=["mlp_train_step", "lenet_train_step",
                                                 "transformer_layer_train_step",
                                                 "resnet18_train_step"])
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--number", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
     a = p.parse_args()
-    _alternate(a.names, a.rounds, a.number)
+    _alternate(a.names, a.rounds, a.number, a.threads)

@@ -443,6 +443,93 @@ def test_lenet_lowerings_are_used_and_checked(monkeypatch):
     assert "_conv_input_grad(" not in bwd.code and "_convolution_backward_input" in bwd.code
 
 
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+@pytest.mark.parametrize("shape", [(4, 6, 24, 24), (3, 5, 7, 9), (2, 6, 6), (1, 1, 2, 3)])
+def test_max_pool_tiles_equals_the_kernel_ties_and_nan(shape):
+    from ember._inductor import pool_tiles
+    op = ember.ops.aten.max_pool2d_with_indices.default
+    x = ember.randn(*shape).relu()              # zeros: ties everywhere
+    flat = x.numpy().reshape(-1)
+    flat[:4] = 1.0                               # ties between positive values too
+    flat[-1] = -0.0
+    assert pool_tiles.applies(x.numpy(), [2], [], [0], [1], False)
+    v, i = op(x, [2], [2], [0], [1], False)
+    mine = pool_tiles.max_pool_tiles(x.numpy(), lambda: None)
+    np.testing.assert_array_equal(_bits(mine[0]), _bits(v.numpy()))
+    np.testing.assert_array_equal(mine[1], i.numpy())
+    assert mine[1].dtype == np.int64 and mine[0].flags.c_contiguous
+    flat[1] = float("nan")                       # PyTorch's NaN rule: the kernel's
+    assert pool_tiles.max_pool_tiles(x.numpy(), lambda: "kernel") == "kernel"
+    assert pool_tiles.max_pool_tiles(x.numpy().swapaxes(-1, -2), lambda: "kernel") == "kernel"
+    assert not pool_tiles.applies(x.numpy(), [3], [2], [0], [1], False)
+    assert not pool_tiles.applies(x.numpy(), [2], [2], [1], [1], False)
+    g = ember.randn(*v.shape)
+    g.numpy().reshape(-1)[0] = -0.0
+    g.numpy().reshape(-1)[-1] = float("nan")
+    ref = ember.ops.aten.max_pool2d_with_indices_backward.default(g, x, [2], [2], [0], [1],
+                                                                  False, i)
+    mine = pool_tiles.max_pool_tiles_backward(g.numpy(), i.numpy(), tuple(x.shape))
+    np.testing.assert_array_equal(_bits(mine), _bits(ref.numpy()))
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 10, 9, 6, 3, 0, True), (2, 1, 8, 8, 5, 5, 2, False),
+                                   (3, 2, 6, 7, 4, 1, 1, True)])
+def test_conv_forward_lowering_equals_the_kernel(shape):
+    from ember._inductor import conv_forward
+    n, c, h, w_, o, k, p, bias = shape
+    x, w = ember.randn(n, c, h, w_), ember.randn(o, c, k, k)
+    b = ember.randn(o) if bias else None
+    args = ([1, 1], [p, p], [1, 1], 1)
+    assert conv_forward.applies(x.numpy(), w.numpy(), None if b is None else b.numpy(), *args)
+    y, cols = ember.ops.aten._convolution_with_columns.default(x, w, b, *args)
+    y2, cols2 = conv_forward.conv_with_columns(x.numpy(), w.numpy(), None if b is None else b.numpy(), [p, p])
+    np.testing.assert_array_equal(_bits(y2), _bits(y.numpy()))
+    np.testing.assert_array_equal(_bits(cols2), _bits(cols.numpy()))
+    assert cols2.shape == tuple(cols.shape) and y2.flags.c_contiguous
+    assert not conv_forward.applies(x.numpy(), w.numpy(), None, [2, 2], [p, p], [1, 1], 1)
+    assert conv_forward.conv_with_columns(x.numpy().transpose(0, 1, 3, 2), w.numpy(), None,
+                                          [p, p], lambda: "kernel") == "kernel"
+
+
+def test_lenet_pool_and_conv_lowerings_used_and_fall_back_at_run_time():
+    ember.manual_seed(0)
+    model = lenet()
+    twin = copy.deepcopy(model)
+    cm = ember.compile(model)
+    x = ember.randn(4, 1, 28, 28)
+    cm(x).sum().backward()
+    fwd, _ = cm._compiled_call.history[0].captured.compiled
+    assert fwd.code.count("_max_pool_tiles(") == 2 and fwd.code.count("_conv_with_columns(") == 2
+    assert cm._compiled_call.history[0].captured.compiled[1].code.count(
+        "_max_pool_tiles_backward(") == 2
+    # an input the lowerings do not take (a NaN: PyTorch's pooling rule; a non-contiguous
+    # input: the kernel's route) runs the kernels, with eager's results
+    xn = x.clone()
+    xn[0, 0, 3, 3] = float("nan")
+    xt = ember.randn(4, 1, 28, 28).transpose(2, 3)
+    for inp in (xn, xt):
+        got, want = cm(inp), twin(inp)
+        np.testing.assert_array_equal(_bits(got.detach().numpy()), _bits(want.detach().numpy()))
+
+
+@pytest.mark.parametrize("pool", [(2, 2), (3, 2)])   # tiling and overlapping windows
+def test_relu_mask_moves_in_front_of_the_pool_scatter(pool):
+    def net():
+        return nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU(), nn.MaxPool2d(*pool), nn.Flatten(),
+                             nn.Linear(27 if pool == (2, 2) else 18, 4))
+    x = ember.randn(3, 2, 9, 8)
+    x[0, 0] = -1.0                    # whole windows <= 0 after the ReLU: masked gradients
+    cm = _train_equal(net, x, ember.randint(0, 4, (3,)))
+    bwd = cm._compiled_call.history[0].captured.backward
+    ops = [c.op.__name__ for c in bwd.calls]
+    k = ops.index("threshold_backward")
+    assert ops[k + 1] == "max_pool2d_with_indices_backward"   # masked, then scattered
+    assert bwd.calls[k].outs[0] is bwd.calls[k + 1].args[0]
+
+
 def test_optimizer_step_breaks_the_graph_and_stays_correct():
     # the optimizers update NumPy arrays behind the dispatcher: a captured graph would miss it
     ember.manual_seed(0)

@@ -7,8 +7,10 @@ arrays; every other op calls its CPU kernel (`op.redispatch("CPU", ...)`) on ten
 generated code computes exactly what the kernels compute. Arrays and tensors are converted only
 where one kind of line hands a value to the other, and wrapping an array as a tensor copies
 nothing. A kernel with a faster lowering elsewhere in this package (the convolution input
-gradient, conv_backward.py) is replaced by it only when the lowering reproduced the kernel's
-result bit for bit on the capture run's tensors.
+gradient, conv_backward.py; the stride-1 convolution with kept columns, conv_forward.py; 2x2
+max pooling over tiling windows, pool_tiles.py) is replaced by it only when the lowering
+reproduced the kernel's results bit for bit on the capture run's tensors; the forward ones
+hand inputs they do not take at run time (non-contiguous, NaN) back to the kernel.
 
 Fusion: a chain of elementwise calls with the same result shape and dtype, each reading the one
 before it and nothing else using the intermediate, becomes one kernel function writing every
@@ -31,7 +33,7 @@ from .._core.caching_allocator import empty as _empty
 from .._core import dtype as D
 from .._dispatch.recorder import Value
 from .passes import writes
-from . import conv_backward
+from . import conv_backward, conv_forward, pool_tiles
 
 _FLOATS = (D.float32, D.float64)
 
@@ -196,6 +198,74 @@ def _checked_kernel(call, tensors):
     return conv_backward.conv_input_grad, "_conv_input_grad"
 
 
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and \
+        np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _checked_pool(call, tensors):
+    """Whether max_pool2d_with_indices goes through pool_tiles.max_pool_tiles: it applies
+    and reproduced the kernel's values and indices bit for bit on the capture run's tensors."""
+    if call.op.__name__ != "max_pool2d_with_indices" or len(call.outs) != 2 or \
+            None in call.outs or len(call.args) != 6 or type(call.args[0]) is not Value:
+        return False
+    x = tensors.get(call.args[0])
+    values, indices = (tensors.get(v) for v in call.outs)
+    if x is None or values is None or indices is None or x._np is None or \
+            not pool_tiles.applies(x._np, *call.args[1:]):
+        return False
+    mine = pool_tiles.max_pool_tiles(x._np, lambda: None)
+    return mine is not None and _same_bits(mine[0], values._np) and \
+        _same_bits(mine[1], indices._np)
+
+
+def _checked_pool_backward(call, tensors):
+    """Whether max_pool2d_with_indices_backward goes through
+    pool_tiles.max_pool_tiles_backward: 2x2 tiling windows (which never overlap), and it
+    reproduced the kernel's result bit for bit on the capture run's tensors."""
+    if call.op.__name__ != "max_pool2d_with_indices_backward" or len(call.outs) != 1 or \
+            call.outs[0] is None or len(call.args) != 8 or \
+            any(type(call.args[k]) is not Value for k in (0, 1, 7)):
+        return False
+    g, x, idx = (tensors.get(call.args[k]) for k in (0, 1, 7))
+    r = tensors.get(call.outs[0])
+    if g is None or x is None or idx is None or r is None or x._np is None or \
+            g._np is None or idx._np is None or g._np.dtype != x._np.dtype or \
+            not pool_tiles.applies(x._np, *call.args[2:7]):
+        return False
+    mine = pool_tiles.max_pool_tiles_backward(g._np, idx._np, tuple(x.shape))
+    return _same_bits(mine, r._np)
+
+
+def _checked_conv_forward(call, tensors):
+    """Whether `_convolution_with_columns` goes through conv_forward.conv_with_columns: it
+    applies and reproduced the kernel's output and columns bit for bit on the capture run's
+    tensors."""
+    if call.op.__name__ != "_convolution_with_columns" or None in call.outs or \
+            len(call.args) != 7 or len(call.outs) != 2 or \
+            any(type(a) is not Value for a in call.args[:2]) or \
+            (call.args[2] is not None and type(call.args[2]) is not Value):
+        return False
+    x, w, b = (None if a is None else tensors.get(a) for a in call.args[:3])
+    y, cols = (tensors.get(v) for v in call.outs)
+    if x is None or w is None or y is None or cols is None or \
+            (call.args[2] is not None and b is None) or x._np is None or w._np is None:
+        return False
+    stride, padding, dilation, groups = call.args[3:]
+    b = None if b is None else b._np
+    if not conv_forward.applies(x._np, w._np, b, stride, padding, dilation, groups):
+        return False
+    y2, cols2 = conv_forward.conv_with_columns(x._np, w._np, b, padding)
+    return _same_bits(y2, y._np) and _same_bits(cols2, cols._np)
+
+
+def _fallback(op, arrays, args):
+    """The kernel's results as arrays, for inputs a lowering does not take."""
+    return tuple(r._np for r in op.redispatch(
+        "CPU", tuple(None if a is None else _wrap_external(a) for a in arrays) + args))
+
+
 class CompiledGraph:
     """A graph turned into a Python function `fn(inputs) -> results` over NumPy."""
 
@@ -218,7 +288,9 @@ class CompiledGraph:
 
 def _generate(items, inputs, results, constants, aliases, escaping, name, tensors):
     env = {"np": np, "_wrap": _wrap_external, "_empty": _empty,
-           "_threshold_backward_into": _threshold_backward_into}
+           "_threshold_backward_into": _threshold_backward_into,
+           "_max_pool_tiles": pool_tiles.max_pool_tiles, "_fallback": _fallback,
+           "_max_pool_tiles_backward": pool_tiles.max_pool_tiles_backward}
     arr, ten = {}, {}  # Value -> the name of its array / tensor in the generated code
     lines = []
     for i, v in enumerate(inputs):
@@ -311,6 +383,15 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
             release.setdefault(last[out], []).append(out)
         return arr[x]
 
+    def lowered(c, call_src):
+        """A checked lowering's line: its results are new arrays of this code's own."""
+        lines.append("    " + ", ".join(f"a{r.index}" for r in c.outs) + f" = {call_src}  "
+                     f"# {c.op.__name__} (checked against the kernel)")
+        for r in c.outs:
+            arr[r] = f"a{r.index}"
+            ten.pop(r, None)
+            fresh.add(r)
+
     fused_count = 0
     for k, item in enumerate(items):
         if isinstance(item, FusionGroup):
@@ -377,6 +458,26 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                              f"# {c.op.__name__} (checked against the kernel)")
                 arr[v] = f"a{v.index}"
                 fresh.add(v)
+            elif _checked_conv_forward(c, tensors):
+                env["_conv_with_columns"] = conv_forward.conv_with_columns
+                key = f"op{len(env)}"
+                env[key] = c.op
+                x, w, b = c.args[:3]
+                xwb = f"{as_array(x)}, {as_array(w)}, " + ("None" if b is None else as_array(b))
+                rest = ", ".join(expr(a, as_tensor) for a in c.args[3:])
+                lowered(c, f"_conv_with_columns({xwb}, {list(c.args[4])!r}, "
+                           f"lambda: _fallback({key}, ({xwb}), ({rest},)))")
+            elif _checked_pool(c, tensors):
+                key = f"op{len(env)}"
+                env[key] = c.op
+                x = c.args[0]
+                rest = ", ".join(expr(a, as_tensor) for a in c.args[1:])
+                lowered(c, f"_max_pool_tiles({as_array(x)}, "
+                           f"lambda: _fallback({key}, ({as_array(x)},), ({rest},)))")
+            elif _checked_pool_backward(c, tensors):
+                g, x, idx = c.args[0], c.args[1], c.args[7]
+                lowered(c, f"_max_pool_tiles_backward({as_array(g)}, {as_array(idx)}, "
+                           f"{x.shape!r})")
             elif _product_lowering(c):
                 a, b = c.args
                 v = c.outs[0]

@@ -1,11 +1,14 @@
 """The "ember" backend's pipeline over a captured graph (torch._inductor.compile_fx's role):
-passes (CSE, constant folding, DCE) over the forward and backward graphs, the saved Values
-between them, then generated NumPy code for each (codegen.py) joined by AOT autograd's runtime."""
+passes (CSE, constant folding, DCE) over the forward and backward graphs, the rewrites across
+them (convolution columns kept for backward, conv_columns.py; the ReLU mask in front of max
+pooling's scatter, pool_backward.py), the saved Values between them, then generated NumPy code
+for each (codegen.py) joined by AOT autograd's runtime."""
 from .._functorch.aot_autograd import CompiledFunction
 from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph
 from .passes import written_values, cse, rename_reads, fold_constants, dce
 from .conv_columns import keep_conv_columns
+from .pool_backward import mask_before_scatter
 
 
 def memory_aliases(tensors):
@@ -95,6 +98,7 @@ def compile_fx(captured, example_inputs, generate_code=True):
         dce(bwd, bwd.outputs, written)
         if generate_code:
             keep_conv_columns(fwd, bwd, captured.tensors)
+            mask_before_scatter(fwd, bwd, written, captured.tensors)
         saved = saved_values(fwd, bwd, constants)
     dce(fwd, list(fwd.outputs) + saved, written)
     constants = {}
