@@ -68,6 +68,7 @@ class Tensor:
     _grad = None
     _base = None
     _grad_acc = None
+    _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
     _retains_grad = False
     _post_acc_hooks = None
     _backward_hooks = None
