@@ -17,6 +17,7 @@ from .._core.memory_format import channels_last, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
+from . import attention as _attention
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
@@ -2319,6 +2320,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
                            f"but got query.dim: {query.dim()} key.dim: {key.dim()} and "
                            f"value.dim: {value.dim()} instead.")
+    if not _attention._math_sdp_enabled():  # sdpa_kernel left only fused kernels on
+        _attention._select_cpu_backend(query, key, value, attn_mask, dropout_p, enable_gqa)
     length, source = query.shape[-2], key.shape[-2]
     if scale is None:  # (no features: every score is an empty sum, 0, whatever the scale)
         scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
