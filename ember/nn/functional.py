@@ -2325,10 +2325,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     length, source = query.shape[-2], key.shape[-2]
     if scale is None:  # (no features: every score is an empty sum, 0, whatever the scale)
         scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
-    if enable_gqa and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
-        groups = query.shape[-3] // key.shape[-3]
-        key = key.repeat_interleave(groups, -3)
-        value = value.repeat_interleave(groups, -3)
+    if enable_gqa:  # key and value heads each shared by a group of query heads
+        heads = query.size(-3)
+        if heads % key.size(-3) or heads % value.size(-3):
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+        key = key.repeat_interleave(heads // key.size(-3), -3)
+        value = value.repeat_interleave(heads // value.size(-3), -3)
     scores = query.matmul(key.transpose(-2, -1)) * scale
     keep = None
     if is_causal:

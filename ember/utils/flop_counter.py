@@ -22,6 +22,7 @@ from collections import defaultdict
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.ops import ops as _ops
+from ..autograd.profiler import conv_flop_count, product_flops
 from .module_tracker import ModuleTracker
 
 __all__ = ["FlopCounterMode", "register_flop_formula"]
@@ -80,7 +81,7 @@ def mm_flop(a_shape, b_shape, *args, out_shape=None, **kwargs):
     k2, n = b_shape
     if k != k2:
         raise AssertionError(f"matmul: inner dimensions must match (k == k2), got {k} and {k2}")
-    return m * n * 2 * k
+    return product_flops(1, m, k, n)
 
 
 @register_flop_formula(_aten.addmm)
@@ -94,21 +95,12 @@ def bmm_flop(a_shape, b_shape, out_shape=None, **kwargs):
     b2, k2, n = b_shape
     if b != b2 or k != k2:
         raise AssertionError(f"bmm: shapes {list(a_shape)} and {list(b_shape)} do not match")
-    return b * m * n * 2 * k
+    return product_flops(b, m, k, n)
 
 
 @register_flop_formula(_aten.baddbmm)
 def baddbmm_flop(self_shape, a_shape, b_shape, out_shape=None, **kwargs):
     return bmm_flop(a_shape, b_shape)
-
-
-def conv_flop_count(x_shape, w_shape, out_shape, transposed=False):
-    """2 flops per multiply-add: each output point (each input point, transposed) meets the
-    whole filter, for every batch element and (input channel of its group, output channel)."""
-    batch_size = x_shape[0]
-    conv_shape = (x_shape if transposed else out_shape)[2:]
-    c_out, c_in, *filter_size = w_shape
-    return math.prod(conv_shape) * math.prod(filter_size) * batch_size * c_out * c_in * 2
 
 
 @register_flop_formula(_aten.convolution)
