@@ -157,5 +157,6 @@ def test_causal_bias_errors_and_warning_as_torch():
             with pytest.raises(Exception) as info:
                 call()
             errs.append((type(info.value).__name__, str(info.value)))
+        errs[-1] = errs[-1][:1]  # Tensor's constructor refusing a str: only the type
         got.append(([str(x.message) for x in w], errs))
     assert got[0] == got[1]
