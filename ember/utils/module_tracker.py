@@ -4,7 +4,8 @@
 running now ('Global' always among them): global forward pre/post hooks add and remove each
 module's name ('Net', 'Net.fc', ... named from the outermost module seen). In backward it is
 the set of the modules that were running when the autograd node now executing was created in
-forward.
+forward (entered as soon as that node's result gradient arrives, before the user's tensor hooks
+on it run).
 
 Note [how backward is attributed]: PyTorch's tracker puts multi-grad hooks on each module's
 inputs and outputs and enters a module when all its output gradients have arrived. ember tags
@@ -31,12 +32,12 @@ class ModuleTracker:
         self._seen_modules = weakref.WeakSet()
         self._tagged = weakref.WeakSet()
         self._hooks = []
-        self._in_backward = 0
+        self._in_backward = False
 
     @property
     def is_bw(self):
-        """True while a backward node tagged by this tracker runs."""
-        return self._in_backward > 0
+        """True while backward runs through nodes made inside the tracker."""
+        return self._in_backward
 
     def _get_mod_name(self, mod):
         if mod not in self._known_modules:
@@ -64,19 +65,24 @@ class ModuleTracker:
         first = out[0] if isinstance(out, (tuple, list)) and out else out
         node = first.grad_fn if isinstance(first, Tensor) else None
         if node is not None and node not in self._tagged:
-            self._tag(node, frozenset(self.parents))
+            self._tag(first, node, frozenset(self.parents))
         return out
 
-    def _tag(self, node, parents):
+    def _tag(self, first, node, parents):
+        """Enter `parents` when the gradient of the op's result arrives (a hook on the result,
+        registered before any of the user's, so theirs see the modules too) or at the latest
+        when its node starts; go back to {'Global'} when the node is done."""
         self._tagged.add(node)
 
-        def enter(grad_outputs):
-            self._in_backward += 1
+        def enter(*grads):
+            self._in_backward = True
             self.parents = set(parents)
 
         def leave(grad_inputs, grad_outputs):
-            self._in_backward -= 1
+            self._in_backward = False
             self.parents = {"Global"}
+        if first._rg:
+            self._hooks.append(first.register_hook(enter))
         self._hooks.append(node.register_prehook(enter))
         self._hooks.append(node.register_hook(leave))
 

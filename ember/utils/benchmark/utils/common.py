@@ -138,7 +138,9 @@ class Measurement:
 
     @property
     def env(self):
-        return "Unspecified env" if self.task_spec.env is None else self.task_spec.env
+        # PyTorch's property misspells task_spec and so always falls through to the task's own
+        # env (None when unspecified); Compare's tables depend on that
+        return self.task_spec.env
 
     @property
     def as_row_name(self):
