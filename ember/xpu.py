@@ -92,15 +92,15 @@ def memory_snapshot():
 
 
 class device:
-    """`with xpu.device(i):` selects an XPU; a negative index or None is a no-op."""
+    """`with xpu.device(i):` selects an XPU: entering fails without XPU support, whatever the
+    index (as in PyTorch's CPU-only builds)."""
 
     def __init__(self, device):
         self.idx = device.index if hasattr(device, "index") else device
         self.prev_idx = -1
 
     def __enter__(self):
-        if self.idx is not None and self.idx >= 0:
-            raise NotImplementedError("PyTorch was compiled without XPU support")
+        raise NotImplementedError("PyTorch was compiled without XPU support")
 
     def __exit__(self, *exc):
         return False
