@@ -76,3 +76,17 @@ def test_callback_error_names_the_exception():
 def test_collect_all_refuses_non_futures():
     with pytest.raises(TypeError, match="int"):
         ember.futures.collect_all([1])
+
+
+def test_jit_fork_returns_a_completed_future_as_torch():
+    results = []
+    for lib in (torch, ember):
+        fut = lib.jit.fork(lambda x, y=2: x + y, lib.ones(2), y=5)
+        results.append((fut.done(), lib.jit.wait(fut).tolist()))
+        assert isinstance(fut, lib.futures.Future if lib is ember else torch._C.Future)
+
+        def bad(x):
+            raise ValueError("bad")
+        with pytest.raises(ValueError, match="bad"):
+            lib.jit.fork(bad, 1)
+    assert results[0] == results[1]
