@@ -77,7 +77,7 @@ from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
 from . import mps, xpu  # no Metal or Intel GPU either
-from . import futures  # torch.futures
+from . import futures, nested  # torch.futures, torch.nested (strided layout)
 from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
