@@ -326,9 +326,14 @@ STANDARD_DICT_TYPES = frozenset({dict, OrderedDict, defaultdict})
 BUILTIN_TYPES = frozenset({tuple, list, dict, namedtuple, OrderedDict, defaultdict, deque})
 
 
+_PLAIN_NODES = frozenset({tuple, list, dict, OrderedDict, defaultdict, deque})
+
+
 def _get_node_type(tree):
     """Every namedtuple class counts as the one node type `collections.namedtuple`."""
     cls = type(tree)
+    if cls in _PLAIN_NODES:
+        return cls
     return namedtuple if is_namedtuple_class(cls) else cls
 
 
@@ -345,24 +350,28 @@ class TreeSpec:
     __slots__ = ("type", "_context", "_children", "num_nodes", "num_leaves", "num_children")
 
     def __init__(self, type, context, children_specs):
-        self.type = type
-        self._context = context
-        self._children = children_specs
         if type is None:
             if context is not None:
                 raise AssertionError("leaf node should not have a context")
             if children_specs:
                 raise AssertionError("leaf node should not have children")
-            self.num_nodes, self.num_leaves, self.num_children = 1, 1, 0
+            counts = (1, 1, 0)
         else:
-            self.num_nodes = 1 + sum(c.num_nodes for c in children_specs)
-            self.num_leaves = sum(c.num_leaves for c in children_specs)
-            self.num_children = len(children_specs)
+            nodes = leaves = 0
+            for c in children_specs:
+                nodes += c.num_nodes
+                leaves += c.num_leaves
+            counts = (nodes + 1, leaves, len(children_specs))
+        init = object.__setattr__  # frozen: __setattr__ below refuses every later write
+        init(self, "type", type)
+        init(self, "_context", context)
+        init(self, "_children", children_specs)
+        init(self, "num_nodes", counts[0])
+        init(self, "num_leaves", counts[1])
+        init(self, "num_children", counts[2])
 
     def __setattr__(self, name, value):
-        if hasattr(self, "num_children"):
-            raise dataclasses.FrozenInstanceError(f"cannot assign to field '{name}'")
-        object.__setattr__(self, name, value)
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field '{name}'")
 
     @property
     def context(self):
