@@ -232,3 +232,31 @@ def test_module_tracker_attributes_backward_by_creation():
         a.register_hook(lambda g: log.append(sorted(tracker.parents)))
         b.backward()
     assert log == [["Global", "Linear"]]
+
+
+def test_attention_on_the_flash_path_counts_as_torch():
+    """PyTorch's CPU flash kernel has no flop formula: attention on that path counts nothing;
+    dropout or 3-d inputs take the math kernel, whose products count."""
+    def fn(lib):
+        q, k = _t(lib, 2, 3, 4, 8, rg=True), _t(lib, 2, 3, 5, 8, rg=True)
+        lib.nn.functional.scaled_dot_product_attention(q, k, k).sum().backward()
+        lib.nn.functional.scaled_dot_product_attention(_t(lib, 3, 4, 8), _t(lib, 3, 5, 8),
+                                                       _t(lib, 3, 5, 8))
+        lib.manual_seed(0)
+        m = lib.nn.MultiheadAttention(8, 2, batch_first=True)
+        x = _t(lib, 2, 3, 8, rg=True)
+        m(x, x, x, need_weights=False)[0].sum().backward()
+    _same(fn)
+
+
+def test_transformer_layer_as_torch_but_for_dropout_attribution():
+    """PyTorch's tracker leaves an identity Dropout (p=0 returns its input) entered in backward,
+    so it charges every later backward product to `...dropout`, `...dropout1`, `...dropout2`;
+    ember charges each product to the modules that made it. Everything else is equal."""
+    def fn(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        layer(_t(lib, 2, 5, 16, rg=True)).sum().backward()
+    t, _ = _counts(torch, fn)
+    e, _ = _counts(ember, fn)
+    assert e == {k: v for k, v in t.items() if "dropout" not in k}

@@ -2313,6 +2313,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + mask) v, the reference formula of PyTorch's docs. A boolean mask
     keeps the True positions; is_causal keeps j <= i; a row with nothing kept gives zeros.
     Dropout on the attention weights draws its mask like F.dropout."""
+    args = (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if _attention._flash_watchers[0] and _attention._cpu_runs_flash(
+            query, key, value, attn_mask, dropout_p, enable_gqa):
+        with _attention._flash_region():  # where PyTorch would run its fused kernel
+            return _sdpa_math(*args)
+    return _sdpa_math(*args)
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")

@@ -12,9 +12,11 @@ multiply-add; shared with the profiler's `with_flops`). Keys are the `ember.ops.
 the table prints them as `aten.mm`.
 
 On the CPU PyTorch runs scaled_dot_product_attention's fused flash kernel when it can, and has
-no formula for it (it counts nothing there); ember's attention is its math composition, whose
-products count as `aten.bmm` -- what PyTorch counts when its math kernel runs (dropout, or
-`sdpa_kernel(SDPBackend.MATH)`).
+no formula for it: it counts nothing there, forward or backward. ember's attention is always its
+math composition; while a counter is active, F.scaled_dot_product_attention marks the calls
+where PyTorch would have run the flash kernel (the choice nn.attention makes) and the counter
+counts nothing inside them either; elsewhere (dropout, 3-d inputs, `sdpa_kernel(MATH)`) its
+products count as `aten.bmm`, as PyTorch's math kernel's do.
 """
 import math
 from collections import defaultdict
@@ -22,6 +24,7 @@ from collections import defaultdict
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.ops import ops as _ops
+from ..nn import attention as _attention
 from ..autograd.profiler import conv_flop_count, product_flops
 from .module_tracker import ModuleTracker
 
@@ -462,12 +465,14 @@ class FlopCounterMode:
         self._in_decomposed_backward = 0
         self.mod_tracker.__enter__()
         _dispatcher._modes.append(self._on_op)
+        _attention._flash_watchers[0] += 1
         self._active = True
         return self
 
     def __exit__(self, *args):
         if not self._active:
             raise AssertionError("Internal error: FlopCounter.__exit__ called but mode is None")
+        _attention._flash_watchers[0] -= 1
         _dispatcher._modes.remove(self._on_op)
         self._active = False
         for h in self._node_hooks:
@@ -489,6 +494,11 @@ class FlopCounterMode:
     def _on_op(self, op, args, level):
         out = _dispatcher.call_in_modes(op, args, level - 1)
         if self._in_decomposed_backward:
+            return out
+        if _attention._flash_depth[0]:  # PyTorch's flash kernel: nothing counted, backward too
+            node = out.grad_fn if isinstance(out, Tensor) else None
+            if node is not None:
+                self._count_backward_at(node, [])
             return out
         schema = op.schema
         name = schema.name if schema.namespace == "aten" else None
@@ -519,3 +529,4 @@ class FlopCounterMode:
             self._in_decomposed_backward -= 1
         self._node_hooks.append(node.register_prehook(enter))
         self._node_hooks.append(node.register_hook(leave))
+

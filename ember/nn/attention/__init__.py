@@ -153,3 +153,24 @@ def _mask_shape_ok(mask, qs, ks):
     else:
         return False
     return all(m in (w, 1) for m, w in zip(mask, want))
+
+
+# Code that must know where PyTorch would have run its fused flash kernel (FlopCounterMode:
+# PyTorch counts nothing there) adds itself to _flash_watchers; F.scaled_dot_product_attention
+# then runs such calls inside _flash_region, whose depth is _flash_depth[0].
+_flash_watchers = [0]
+_flash_depth = [0]
+
+
+def _cpu_runs_flash(query, key, value, attn_mask, dropout_p, enable_gqa):
+    return _enabled[SDPBackend.FLASH_ATTENTION] and \
+        _flash_cpu_refusal(query, key, value, attn_mask, dropout_p, enable_gqa) is None
+
+
+@contextlib.contextmanager
+def _flash_region():
+    _flash_depth[0] += 1
+    try:
+        yield
+    finally:
+        _flash_depth[0] -= 1
