@@ -76,6 +76,8 @@ globals().update({cls.__name__: cls for cls in _legacy_storages.values()})  # to
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
+from . import mps, xpu  # no Metal or Intel GPU either
+from . import futures, nested  # torch.futures, torch.nested (strided layout)
 from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
@@ -106,12 +108,12 @@ __version__ = version.__version__
 
 def get_device_module(device=None):
     """The module for a device type: ember.cpu for the CPU (and with no argument, no accelerator
-    being present), ember.cuda for "cuda"."""
+    being present), ember.cuda for "cuda", ember.mps and ember.xpu for theirs."""
     import importlib
     if device is None:
         return cpu
     kind = device.type if isinstance(device, _core.device.device) else str(device).split(":")[0]
-    if kind not in ("cpu", "cuda", "meta"):
+    if kind not in ("cpu", "cuda", "meta", "mps", "xpu"):
         raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
                            f"'torch.{kind}'.")
     return importlib.import_module(f".{kind}", __name__) if kind != "meta" else cpu

@@ -68,6 +68,7 @@ class Tensor:
     _grad = None
     _base = None
     _grad_acc = None
+    _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
     _retains_grad = False
     _post_acc_hooks = None
     _backward_hooks = None
@@ -90,10 +91,12 @@ class Tensor:
         if args and isinstance(args[0], Tensor) and cls is not Tensor:
             return args[0]._as_subclass(cls)
         if args and isinstance(args[0], (list, tuple)) and not kwargs:
-            return _wrap(np.array(args[0], dtype=D.get_default_dtype()._np))
-        if all(isinstance(a, int) for a in args):
-            return _wrap(np.empty(args, dtype=np.float32))
-        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+            t = _wrap(np.array(args[0], dtype=D.get_default_dtype()._np))
+        elif all(isinstance(a, int) for a in args):
+            t = _wrap(np.empty(args, dtype=np.float32))
+        else:
+            raise TypeError(f"Tensor(): invalid arguments {args!r}")
+        return t if cls is Tensor else t._as_subclass(cls)  # a subclass built from sizes
 
     def __init__(self, *args, **kwargs):
         pass

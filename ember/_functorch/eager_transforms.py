@@ -20,7 +20,7 @@ from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd import forward_ad as fwAD
-from .pytree import tree_flatten, tree_unflatten, tree_map
+from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
 from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
 from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
 

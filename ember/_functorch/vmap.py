@@ -20,7 +20,7 @@ from .._core.tensor import Tensor
 from .._core.torch_function import _disabled_torch_function_impl
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import lookup as _lookup
-from .pytree import tree_flatten, tree_unflatten, broadcast_prefix, spec_repr
+from ..utils._pytree import tree_flatten, tree_unflatten, _broadcast_to_and_flatten
 
 KEY = "FuncTorchBatched"
 
@@ -385,12 +385,11 @@ def vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
                          "inputs, or you are trying to vmap over a function with no inputs. "
                          "The latter is unsupported.")
     flat_args, spec = tree_flatten(args)
-    flat_dims = broadcast_prefix(in_dims, args, spec)
+    flat_dims = _broadcast_to_and_flatten(in_dims, spec)
     if flat_dims is None:
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
                          "compatible with the structure of `inputs`. in_dims has structure "
-                         f"{spec_repr(tree_flatten(in_dims)[1])} but inputs has structure "
-                         f"{spec_repr(spec)}.")
+                         f"{tree_flatten(in_dims)[1]} but inputs has structure {spec}.")
     sizes = []
     for arg, d in zip(flat_args, flat_dims):
         if d is None:
@@ -487,13 +486,12 @@ def _out_dims(out_dims, out, out_spec, name):
                          "the vmapped dimension should appear.")
     if not isinstance(out, (tuple, list)) and len(out_dims) == 1:
         return list(out_dims)
-    flat = broadcast_prefix(tuple(out_dims) if isinstance(out_dims, list) else out_dims, out,
-                            out_spec)
+    flat = _broadcast_to_and_flatten(tuple(out_dims) if isinstance(out_dims, list) else out_dims,
+                                     out_spec)
     if flat is None:
         raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
                          "compatible with the structure of `outputs`. out_dims has structure "
-                         f"{spec_repr(tree_flatten(out_dims)[1])} but outputs has structure "
-                         f"{spec_repr(out_spec)}.")
+                         f"{tree_flatten(out_dims)[1]} but outputs has structure {out_spec}.")
     return flat
 
 

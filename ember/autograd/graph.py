@@ -22,32 +22,41 @@ _seq = itertools.count()
 
 
 class RemovableHandle:
-    """Returned by every register_*hook: `handle.remove()` takes the hook out again.
+    """Returned by every register_*hook: `handle.remove()` takes the hook out again (public as
+    `torch.utils.hooks.RemovableHandle`).
 
     It holds its hooks dict by weak reference (an OrderedDict: a plain dict cannot be weakly
-    referenced), so a handle never keeps a graph's hooks alive. Pickling and deep copying
-    carry the dict itself, so the handles of a copied module refer to the copy's dicts.
+    referenced), so a handle never keeps a graph's hooks alive; `extra_dict` (a dict or a list
+    of them, e.g. a module's with_kwargs / always_call flags) loses the same key on remove.
+    Pickling and deep copying carry the dicts themselves, so the handles of a copied module
+    refer to the copy's dicts.
     """
     next_id = 0
 
-    def __init__(self, hooks_dict):
+    def __init__(self, hooks_dict, *, extra_dict=None):
         self.hooks_dict_ref = weakref.ref(hooks_dict)
         self.id = RemovableHandle.next_id
         RemovableHandle.next_id += 1
+        if isinstance(extra_dict, dict):
+            extra_dict = [extra_dict]
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict or ())
 
     def remove(self):
-        d = self.hooks_dict_ref()
-        if d is not None:
-            d.pop(self.id, None)
+        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
+            d = ref()
+            if d is not None:
+                d.pop(self.id, None)
 
     def __getstate__(self):
-        return (self.hooks_dict_ref(), self.id)
+        return (self.hooks_dict_ref(), self.id, tuple(ref() for ref in self.extra_dict_ref))
 
     def __setstate__(self, state):
         # a dict already gone is restored as a dead reference
         self.hooks_dict_ref = weakref.ref(state[0] if state[0] is not None else OrderedDict())
         self.id = state[1]
         RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+        extra = state[2] if len(state) > 2 and state[2] is not None else ()
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra if d is not None)
 
     def __enter__(self):
         return self
@@ -272,6 +281,15 @@ def register_tensor_hook(t, hook):
     if t.grad_fn is None:
         t._acc_keepalive = node
     return node._register_tensor_pre_hook(t._output_nr if t.grad_fn is not None else 0, hook)
+
+
+def _tensor_hooks(t):
+    """The hooks registered on `t` by register_hook (PyTorch's `tensor._backward_hooks`)."""
+    node = t.grad_fn if t.grad_fn is not None else t._acc_keepalive
+    if node is None or not node._tensor_pre_hooks:
+        return []
+    hooks = node._tensor_pre_hooks.get(t._output_nr if t.grad_fn is not None else 0)
+    return list(hooks.values()) if hooks else []
 
 
 def retain_grad(t):

@@ -22,6 +22,7 @@ freed between ops). A range's "CPU Mem" is its own changes plus its children's, 
 adds up to what `memory_allocated()` moved, and the trace's "[memory]" instant events carry the
 allocator's "Total Allocated" and "Total Reserved" after each change.
 """
+import math
 import functools
 import os
 import sys
@@ -71,7 +72,22 @@ def _matmul_flops(a, b):
     batch = 1
     for n in (a.shape[:-2] if a.dim() >= b.dim() else b.shape[:-2]):
         batch *= n
-    return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+    return product_flops(batch, a.shape[-2], a.shape[-1], b.shape[-1])
+
+
+def product_flops(batch, m, k, n):
+    """PyTorch's count for a batch of (m, k) @ (k, n) products: 2 flops per multiply-add
+    (utils.flop_counter's mm/bmm formulas are this too)."""
+    return batch * m * n * 2 * k
+
+
+def conv_flop_count(x_shape, w_shape, out_shape, transposed=False):
+    """PyTorch's count for a convolution: each output point (each input point, transposed)
+    meets the whole filter, for every batch element and every (input channel of its group,
+    output channel) pair, 2 flops per multiply-add (shared with utils.flop_counter)."""
+    conv_shape = (x_shape if transposed else out_shape)[2:]
+    c_out, c_in, *filter_size = w_shape
+    return math.prod(conv_shape) * math.prod(filter_size) * x_shape[0] * c_out * c_in * 2
 
 
 def _conv2d_flops(input, weight, stride, padding, dilation, groups):
@@ -79,7 +95,7 @@ def _conv2d_flops(input, weight, stride, padding, dilation, groups):
     c_out, _, kh, kw = weight.shape
     oh = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
     ow = (w + 2 * padding[-1] - dilation[-1] * (kw - 1) - 1) // stride[-1] + 1
-    return 2 * n * oh * ow * kh * kw * c_in * c_out // groups
+    return conv_flop_count(input.shape, weight.shape, (n, c_out, oh, ow))
 
 
 def _numel_of_first(args):

@@ -7,3 +7,7 @@ def is_available():
 
 def is_built():
     return False
+
+
+def is_macos_or_newer(major, minor):
+    raise RuntimeError("Cannot execute isOnMacOSorNewer() without MPS backend.")

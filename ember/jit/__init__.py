@@ -31,6 +31,21 @@ def export(fn):
     return fn
 
 
+def fork(func, *args, **kwargs):
+    """Run `func(*args, **kwargs)` as a task; outside TorchScript that is now, in this thread
+    (as PyTorch's eager fork), and the returned futures.Future is already complete."""
+    from ..futures import Future
+    fut = Future()
+    fut.set_result(func(*args, **kwargs))
+    return fut
+
+
+def wait(future):
+    """The value of a task started by fork."""
+    return future.wait()
+
+
 __all__ = ["trace", "trace_module", "script", "save", "load", "is_tracing", "is_scripting",
-           "annotate", "ignore", "unused", "export", "TracerWarning", "TracingCheckError",
+           "annotate", "ignore", "unused", "export", "fork", "wait", "TracerWarning",
+           "TracingCheckError",
            "ScriptModule", "TracedModule", "TopLevelTracedModule", "ScriptFunction"]

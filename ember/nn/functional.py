@@ -17,6 +17,7 @@ from .._core.memory_format import channels_last, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
+from . import attention as _attention
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
@@ -2285,6 +2286,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + mask) v, the reference formula of PyTorch's docs. A boolean mask
     keeps the True positions; is_causal keeps j <= i; a row with nothing kept gives zeros.
     Dropout on the attention weights draws its mask like F.dropout."""
+    args = (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if _attention._flash_watchers[0] and _attention._cpu_runs_flash(
+            query, key, value, attn_mask, dropout_p, enable_gqa):
+        with _attention._flash_region():  # where PyTorch would run its fused kernel
+            return _sdpa_math(*args)
+    return _sdpa_math(*args)
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
@@ -2292,13 +2302,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, "
                            f"but got query.dim: {query.dim()} key.dim: {key.dim()} and "
                            f"value.dim: {value.dim()} instead.")
+    if not _attention._math_sdp_enabled():  # sdpa_kernel left only fused kernels on
+        _attention._select_cpu_backend(query, key, value, attn_mask, dropout_p, enable_gqa)
     length, source = query.shape[-2], key.shape[-2]
     if scale is None:  # (no features: every score is an empty sum, 0, whatever the scale)
         scale = 1.0 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
-    if enable_gqa and key.dim() >= 3 and key.shape[-3] != query.shape[-3]:
-        groups = query.shape[-3] // key.shape[-3]
-        key = key.repeat_interleave(groups, -3)
-        value = value.repeat_interleave(groups, -3)
+    if enable_gqa:  # key and value heads each shared by a group of query heads
+        heads = query.size(-3)
+        if heads % key.size(-3) or heads % value.size(-3):
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+        key = key.repeat_interleave(heads // key.size(-3), -3)
+        value = value.repeat_interleave(heads // value.size(-3), -3)
     scores = query.matmul(key.transpose(-2, -1)) * scale
     keep = None
     if is_causal:

@@ -119,6 +119,9 @@ def _reduce_tensor(t):
         raise RuntimeError("Attempted to access the data pointer on an invalid python storage. "
                            "(a lazy tensor: save ember._lazy.to_cpu(obj), or use "
                            "ember._lazy.save)")
+    if t._rg:
+        from ..utils.hooks import warn_if_has_hooks
+        warn_if_has_hooks(t)
     if t._np is None:
         func, args = _rebuild_meta_tensor_no_storage, (t.dtype, tuple(t._size), t.stride(),
                                                         t._rg)
@@ -387,6 +390,9 @@ class _Pickler(pickle._Pickler):
         25 Python calls on each."""
         if t._np is None or _python_state(t):
             return self.save_reduce(*_reduce_tensor(t), obj=t)
+        if t._rg:
+            from ..utils.hooks import warn_if_has_hooks
+            warn_if_has_hooks(t)
         self.save(_rebuild_tensor_v2)
         self.write(pickle.MARK)
         self.save_pers(self.persistent_id(_TypedStorage(t._storage_(), t.dtype)))

@@ -1,8 +1,9 @@
-"""torch.utils: hooks and data loading live here as they are built."""
+"""torch.utils: hooks, pytrees, data loading, checkpointing, benchmarking, FLOP counting."""
 import importlib
 
 # Loaded on first use, once `ember` itself is complete (utils.data needs all of it).
-_SUBMODULES = ("data", "checkpoint", "tensorboard")
+_SUBMODULES = ("data", "checkpoint", "tensorboard", "hooks", "_pytree", "model_zoo", "benchmark",
+               "flop_counter", "module_tracker", "cpp_extension")
 
 
 def __getattr__(name):

@@ -1,10 +1,10 @@
-"""Autograd functions behind nn modules that communicate: SyncBatchNorm's (PyTorch's
-torch/nn/modules/_functions.py)."""
+"""Autograd functions behind nn modules (PyTorch's torch/nn/modules/_functions.py): SyncBatchNorm's,
+which communicates, and the identity that marks a module's boundary for its backward hooks."""
 import ember
 from ... import distributed as dist
 from ...autograd import Function
 
-__all__ = ["SyncBatchNorm"]
+__all__ = ["SyncBatchNorm", "BackwardHookFunction"]
 
 
 def _stats_dtype(dtype):
@@ -98,3 +98,17 @@ class SyncBatchNorm(Function):
         if ctx.has_bias and ctx.needs_input_grad[2]:
             grad_bias = sum_dy.to(weight.dtype if weight is not None else input.dtype)
         return grad_input, grad_weight, grad_bias, None, None, None, None, None, None
+
+
+class BackwardHookFunction(Function):
+    """Identity on a module's input (or output) tensors: its only job is to be a node of the
+    backward graph that the module's backward hooks (utils.hooks.BackwardHook) attach to."""
+
+    @staticmethod
+    def forward(ctx, *args):
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return grads

@@ -13,8 +13,7 @@ from collections.abc import Mapping
 
 from ..parameter import Parameter, Buffer, is_lazy
 from ..._core.tensor import Tensor
-from ...autograd.function import Function
-from ...autograd.graph import RemovableHandle
+from ...utils.hooks import RemovableHandle, BackwardHook
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
@@ -27,8 +26,8 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 # Global hooks: run for every module, before the module's own hooks.
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
-_global_forward_hooks_always_called = set()
-_global_forward_hooks_with_kwargs = set()
+_global_forward_hooks_always_called = OrderedDict()  # {hook id: True}, as PyTorch keeps them
+_global_forward_hooks_with_kwargs = OrderedDict()
 _global_backward_hooks = OrderedDict()
 _global_backward_pre_hooks = OrderedDict()
 _global_buffer_registration_hooks = OrderedDict()
@@ -47,36 +46,16 @@ def _typename(obj):
     return f"{module}.{cls.__qualname__}"
 
 
-class _HookHandle(RemovableHandle):
-    """A RemovableHandle that also takes its id out of the flag sets (with_kwargs, always_call)
-    that sit beside a hooks dict."""
-
-    def __init__(self, hooks_dict, *flag_sets):
-        super().__init__(hooks_dict)
-        self.flag_sets = flag_sets
-
-    def remove(self):
-        super().remove()
-        for s in self.flag_sets:
-            s.discard(self.id)
-
-    def __getstate__(self):
-        return super().__getstate__() + (self.flag_sets,)
-
-    def __setstate__(self, state):
-        super().__setstate__(state[:2])
-        self.flag_sets = state[2]
-
-
 def _add_hook(hooks_dict, hook, prepend=False, flags=()):
-    """Store `hook` under a fresh handle id; `flags` are (set, on) pairs recording its options."""
-    handle = _HookHandle(hooks_dict, *(s for s, _ in flags))
+    """Store `hook` under a fresh handle id; `flags` are (dict, on) pairs recording its options
+    ({id: True}), which the handle clears on remove."""
+    handle = RemovableHandle(hooks_dict, extra_dict=[d for d, _ in flags])
     hooks_dict[handle.id] = hook
     if prepend:
         hooks_dict.move_to_end(handle.id, last=False)
-    for s, on in flags:
+    for d, on in flags:
         if on:
-            s.add(handle.id)
+            d[handle.id] = True
     return handle
 
 
@@ -110,118 +89,6 @@ def register_module_parameter_registration_hook(hook):
     return _add_hook(_global_parameter_registration_hooks, hook)
 
 
-class _BackwardHookFunction(Function):
-    """Identity on a module's input (or output) tensors: its only job is to be a node of the
-    backward graph that the module's backward hooks can be attached to."""
-
-    @staticmethod
-    def forward(ctx, *args):
-        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
-        return args
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return grads
-
-
-class _BackwardHook:
-    """Full backward hooks for one call of a module, as PyTorch's torch.utils.hooks.BackwardHook.
-
-    The call wraps the tensors going into forward and the tensors coming out of it in
-    `_BackwardHookFunction`.  When backward reaches the output node, a node pre-hook records
-    grad_output and runs the backward pre-hooks (which may replace it); when it reaches the input
-    node, a node post-hook runs the full backward hooks with (grad_input, grad_output), and they
-    may replace grad_input.  If no input requires grad, the backward hooks run from the output
-    node with grad_input all None.
-    """
-
-    def __init__(self, module, user_hooks, user_pre_hooks):
-        self.module = module
-        self.user_hooks = user_hooks
-        self.user_pre_hooks = user_pre_hooks
-        self.grad_outputs = None
-        self.n_inputs = self.n_outputs = -1
-        self.input_tensors_index = self.output_tensors_index = None
-
-    @staticmethod
-    def _pack_with_none(indices, values, size):
-        res = [None] * size
-        for idx, val in zip(indices, values):
-            res[idx] = val
-        return tuple(res)
-
-    def _apply_on_tensors(self, fn, args):
-        from ...autograd.grad_mode import is_grad_enabled
-        tensors_idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        if not (is_grad_enabled() and any(args[i].requires_grad for i in tensors_idx)):
-            return args, None
-        new_tensors = _BackwardHookFunction.apply(*(args[i] for i in tensors_idx))
-        fn(next(t.grad_fn for t in new_tensors if t.grad_fn is not None))
-        arg_list = list(args)
-        for idx, val in zip(tensors_idx, new_tensors):
-            arg_list[idx] = val
-        return tuple(arg_list), tensors_idx
-
-    def setup_input_hook(self, args):
-        def input_hook(grad_input, _):
-            if self.grad_outputs is None:
-                return None  # the gradient reached the input without passing the output
-            res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
-            for hook in self.user_hooks:
-                out = hook(self.module, res, self.grad_outputs)
-                if out is None:
-                    continue
-                if len(out) != len(res):
-                    raise RuntimeError("Backward hook returned an invalid number of grad_input, "
-                                       f"got {len(out)}, but expected {len(res)}")
-                res = out
-            self.grad_outputs = None
-            return tuple(res[i] for i in self.input_tensors_index)
-
-        res, self.input_tensors_index = self._apply_on_tensors(
-            lambda grad_fn: grad_fn.register_hook(input_hook), args)
-        self.n_inputs = len(args)
-        return res
-
-    def setup_output_hook(self, result):
-        def output_pre_hook(grad_output):
-            self.grad_outputs = self._pack_with_none(self.output_tensors_index, grad_output,
-                                                     self.n_outputs)
-            for hook in self.user_pre_hooks:
-                out = hook(self.module, self.grad_outputs)
-                if out is None:
-                    continue
-                if len(out) != len(self.grad_outputs):
-                    raise RuntimeError("Backward pre hook returned an invalid number of "
-                                       f"grad_output, got {len(out)}, but expected "
-                                       f"{len(self.grad_outputs)}")
-                self.grad_outputs = out
-            grad_outputs = self.grad_outputs
-            if self.input_tensors_index is None:
-                warnings.warn("Full backward hook is firing when gradients are computed with "
-                              "respect to module outputs since no inputs require gradients. See "
-                              "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
-                              "#torch.nn.Module.register_full_backward_hook for more details.",
-                              stacklevel=5)
-                grad_inputs = (None,) * self.n_inputs
-                for hook in self.user_hooks:
-                    out = hook(self.module, grad_inputs, self.grad_outputs)
-                    if out is not None and not (isinstance(out, tuple) and
-                                                all(g is None for g in out)):
-                        raise RuntimeError("Backward hook for Modules where no input requires "
-                                           "gradient should always return None or None for all "
-                                           "gradients.")
-                self.grad_outputs = None
-            return tuple(grad_outputs[i] for i in self.output_tensors_index)
-
-        single = not isinstance(result, tuple)
-        outputs = (result,) if single else result
-        res, self.output_tensors_index = self._apply_on_tensors(
-            lambda grad_fn: grad_fn.register_prehook(output_pre_hook), outputs)
-        self.n_outputs = len(outputs)
-        return res[0] if single else res
-
-
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns; prints like PyTorch's when nothing is missing."""
 
@@ -251,9 +118,9 @@ class Module:
     _DICT_ATTRS = ("_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks",
                    "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
                    "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
-                   "_load_state_dict_post_hooks")
-    _SET_ATTRS = ("_non_persistent_buffers_set", "_forward_hooks_with_kwargs",
-                  "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs")
+                   "_load_state_dict_post_hooks", "_forward_hooks_with_kwargs",
+                   "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs")
+    _SET_ATTRS = ("_non_persistent_buffers_set",)
 
     def _init_internal_state(self):
         """The registries every Module has; missing ones are added (unpickling old modules)."""
@@ -307,7 +174,7 @@ class Module:
             backward_pre_hooks = [*_global_backward_pre_hooks.values(),
                                   *self._backward_pre_hooks.values()]
             if backward_hooks or backward_pre_hooks:
-                bw_hook = _BackwardHook(self, backward_hooks, backward_pre_hooks)
+                bw_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
