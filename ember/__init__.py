@@ -45,6 +45,7 @@ from ._refs import *  # noqa: F401,F403  (the torch.* functions written from ops
 from ._refs.elementwise import _complex as complex  # noqa: F401  (torch.complex)
 from ._refs.composites import *  # noqa: F401,F403  (diff, cov, windows, ...)
 from ._refs.copy_variants import *  # noqa: F401,F403  (view_copy, ...)
+from ._refs.rnn import *  # noqa: F401,F403  (torch.lstm, gru, lstm_cell, ...)
 from ._refs.sampling import binomial, _standard_gamma, _sample_dirichlet  # noqa: F401
 from .autograd import derivatives as _derivatives  # noqa: F401  (every op's backward formula)
 from ._bindings import generated as _generated, codegen as _codegen
