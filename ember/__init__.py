@@ -45,6 +45,7 @@ from ._refs import *  # noqa: F401,F403  (the torch.* functions written from ops
 from ._refs.elementwise import _complex as complex  # noqa: F401  (torch.complex)
 from ._refs.composites import *  # noqa: F401,F403  (diff, cov, windows, ...)
 from ._refs.copy_variants import *  # noqa: F401,F403  (view_copy, ...)
+from ._bindings.tensor_methods import resize_as_  # noqa: F401
 from ._refs.rnn import *  # noqa: F401,F403  (torch.lstm, gru, lstm_cell, ...)
 from ._refs.sampling import binomial, _standard_gamma, _sample_dirichlet  # noqa: F401
 from .autograd import derivatives as _derivatives  # noqa: F401  (every op's backward formula)
@@ -66,6 +67,7 @@ from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from . import multiprocessing, random, utils, func, storage
+from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
 from . import fx  # torch.fx

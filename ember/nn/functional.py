@@ -1667,6 +1667,18 @@ _GRID_MODES, _GRID_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "bor
 _grid_sampler = _lookup("grid_sampler")
 
 
+def _grid_sampler_nd(nd):
+    """grid_sampler_2d / grid_sampler_3d: grid_sampler for one spatial rank."""
+    def kernel(input, grid, interpolation_mode, padding_mode, align_corners):
+        if input.dim() != nd + 2 or grid.dim() != nd + 2:
+            raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
+                               f"number of dimensions, but got input with sizes "
+                               f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+        return _grid_sampler_composite(input, grid, interpolation_mode, padding_mode,
+                                       align_corners)
+    return kernel
+
+
 @_impl("grid_sampler", "CompositeImplicitAutograd")
 def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
     mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
@@ -1744,6 +1756,10 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     return out
 
 
+_impl("grid_sampler_2d", "CompositeImplicitAutograd")(_grid_sampler_nd(2))
+_impl("grid_sampler_3d", "CompositeImplicitAutograd")(_grid_sampler_nd(3))
+
+
 def _base_coordinates(steps, align_corners, dtype):
     # In theta's dtype, step by step as PyTorch does: a last-bit difference can move a sample
     # point across a pixel boundary, and grid_sample's gradient jumps there.
@@ -1772,14 +1788,28 @@ def affine_grid(theta, size, align_corners=None):
     if theta.dim() != 3 or theta.shape[-2] != nd or theta.shape[-1] != nd + 1:
         raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} "
                          f"for size {size}. Got {theta.shape}.")
-    spatial = size[2:]
-    if min(spatial) <= 0:
+    if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _affine_grid_generator(theta, size, align_corners)
+
+
+_affine_grid_generator = _lookup("affine_grid_generator")
+
+
+@_impl("affine_grid_generator", "CompositeImplicitAutograd")
+def _affine_grid_generator_composite(theta, size, align_corners):
+    """The base grid of normalized output coordinates (x, y[, z], 1), one row per output
+    point, times each theta transposed: (N, *out, nd)."""
+    size = list(size)
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    nd = len(size) - 2
+    spatial = size[2:]
     axes = [_base_coordinates(s, align_corners, theta.dtype) for s in spatial]
     mesh = np.meshgrid(*axes, indexing="ij")          # per spatial dim, (*spatial)
     base = np.stack(list(mesh[::-1]) + [np.ones(spatial)], -1).reshape(1, -1, nd + 1)
     base = E.tensor(base, dtype=theta.dtype, device=theta.device)
-    grid = base.matmul(theta.transpose(1, 2))
+    grid = base.expand(size[0], -1, -1).bmm(theta.transpose(1, 2))
     return grid.reshape([size[0]] + spatial + [nd])
 
 

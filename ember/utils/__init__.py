@@ -2,7 +2,7 @@
 import importlib
 
 # Loaded on first use, once `ember` itself is complete (utils.data needs all of it).
-_SUBMODULES = ("data", "checkpoint", "tensorboard")
+_SUBMODULES = ("data", "checkpoint", "tensorboard", "dlpack")
 
 
 def __getattr__(name):
