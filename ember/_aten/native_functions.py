@@ -429,6 +429,7 @@ alias(Tensor(a) self) -> Tensor(a)
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method
 view_as_real(Tensor(a) self) -> Tensor(a)  | function
 view_as_complex(Tensor(a) self) -> Tensor(a)  | function
+slice_inverse(Tensor(a) self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)  | function, method
 # ---- copies, joins, conversions
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
@@ -519,6 +520,10 @@ _coalesce(Tensor self) -> Tensor
 _values(Tensor(a) self) -> Tensor(a)
 _indices(Tensor(a) self) -> Tensor(a)
 sparse_mask(Tensor self, Tensor mask) -> Tensor  | method
+# ---- products of a sparse matrix with a dense one that keep a sparse result (hsmm, saddmm,
+# smm are torch's names for these too: _bindings/sparse.py)
+hspmm(Tensor mat1, Tensor mat2) -> Tensor  | function
+sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method
 """
 
 
