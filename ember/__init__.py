@@ -63,6 +63,7 @@ from .linalg.composites import *  # noqa: F401,F403  (cholesky_solve, matrix_exp
 from .linalg.lu import lu, lu_unpack, lu_solve  # noqa: F401
 from .linalg.householder import geqrf, orgqr, ormqr  # noqa: F401
 from .linalg.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
+from ._lobpcg import lobpcg  # noqa: F401
 from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
