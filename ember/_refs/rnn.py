@@ -43,6 +43,18 @@ def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, nu
         raise RuntimeError("got an incorrect number of RNN parameters")
     if hx.size(0) < num_layers * num_directions:
         raise RuntimeError("Expected more hidden states in stacked_rnn")
+    for w in params:
+        if w.dim() == 0:  # the input projection is PyTorch's linear
+            raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                               f"{input.dim()}D and 0D")
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
+    if not has_proj and params[1].size(1) != params[1].size(0) // gates:
+        raise RuntimeError(f"The size of tensor a ({params[1].size(0) // gates}) must match the "
+                           f"size of tensor b ({params[1].size(1)}) at non-singleton dimension 1")
+    hidden = params[-1].size(1) if has_proj else params[1].size(1)
+    if hx.size(-1) != hidden:
+        raise RuntimeError(f"The size of tensor a ({hidden}) must match the size of tensor b "
+                           f"({hx.size(-1)}) at non-singleton dimension 1")
     layer_input = input
     h_n, c_n = [], []
     for layer in range(num_layers):
@@ -67,14 +79,17 @@ def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, nu
     return output, E.stack(h_n), None if cx is None else E.stack(c_n)
 
 
-def _check_input_rank(input):
+def _check_input_rank(input, batch_first):
     if input.dim() != 3:  # PyTorch reads input.size(2) and the batch dim unconditionally
-        raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        raise IndexError(f"Dimension out of range: the padded input must have 3 dimensions "
+                         f"(sequence, batch, features), got {input.dim()}")
+    if input.size(1 if batch_first else 0) == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
 
 
 def _lstm_padded(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                  batch_first):
-    _check_input_rank(input)
+    _check_input_rank(input, batch_first)
     h0, c0 = _lstm_states(hx)
     return run_stack("LSTM", input, None, h0, c0, list(params), has_biases,
                      h0.size(2) != c0.size(2), num_layers, dropout, train, bidirectional,
@@ -105,7 +120,7 @@ def lstm(*args, **kwargs):
 def _single_state(name, mode):
     def padded(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                batch_first):
-        _check_input_rank(input)
+        _check_input_rank(input, batch_first)
         output, h_n, _ = run_stack(mode, input, None, hx, None, list(params), has_biases, False,
                                    num_layers, dropout, train, bidirectional, batch_first)
         return output, h_n

@@ -56,12 +56,18 @@ def _check_grouped(mat_a, mat_b, offs, bias, out_dtype):
         item = mat.element_size()
         if any(s != 1 and (s * item) % 16 for s in mat.stride()):
             raise RuntimeError("strides should be multiple of 16 bytes")
+    for mat in (mat_a, mat_b):
+        if mat.numel() == 0:
+            raise RuntimeError(f"Invalid strides/sizes, got {list(mat.stride())} for strides and "
+                               f"{list(mat.shape)} for sizes")
     both_3d = mat_a.dim() == 3 and mat_b.dim() == 3
     if (offs is None) != both_3d:
         raise RuntimeError("Have to provide offsets if there is a 2d matrix, or no offset if "
                            "both matrices are 3d")
     if offs is not None and offs.dtype is not D.int32:
         raise RuntimeError("Offsets have to be int32")
+    if offs is not None and offs.dim() != 1:
+        raise RuntimeError("offs has to be 1D")
     if both_3d and mat_a.shape[0] != mat_b.shape[0]:
         raise RuntimeError("batched dimension has to match")
     groups = mat_a.shape[0] if mat_a.dim() == 3 else mat_b.shape[0] if mat_b.dim() == 3 else None

@@ -1672,6 +1672,8 @@ _grid_sampler = _lookup("grid_sampler")
 def _grid_sampler_nd(nd):
     """grid_sampler_2d / grid_sampler_3d: grid_sampler for one spatial rank."""
     def kernel(input, grid, interpolation_mode, padding_mode, align_corners):
+        if input.dim() == 0 or grid.dim() == 0:  # PyTorch reads the sizes first
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         if input.dim() != nd + 2 or grid.dim() != nd + 2:
             raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
                                f"number of dimensions, but got input with sizes "
@@ -2054,9 +2056,17 @@ def _torch_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mod
                          padding_idx=None):
     """torch.embedding_bag: the op under F.embedding_bag, a 1-D input with its offsets and the
     mode as a number (0 sum, 1 mean, 2 max); all four outputs of the CPU kernel."""
-    if indices.dim() != 1 or offsets.dim() != 1:
-        raise RuntimeError(f"embedding_bag: expected 1-D indices and offsets, got sizes "
-                           f"{list(indices.shape)} and {list(offsets.shape)}")
+    if weight.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if indices.dim() not in (1, 2):
+        raise RuntimeError(f"input has to be a 1D or 2D Tensor, but got Tensor of dimension "
+                           f"{indices.dim()}")
+    if offsets.dim() != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{offsets.dim()}")
+    if indices.dim() == 2:
+        raise NotImplementedError("torch.embedding_bag with 2-D indices is not supported in "
+                                  "ember: pass 1-D indices and their offsets")
     if mode not in (0, 1, 2):
         raise RuntimeError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got "
                            f"{mode}")
