@@ -186,9 +186,11 @@ def _row_products(name, mat1, mat2):
     if mat1._sparse is None or mat1.dim() != 2 or _sparse_dim(mat1) != 2:
         raise RuntimeError(f"{name}: Argument #2 (mat1): expected a 2-D sparse matrix with 2 "
                            f"sparse dims, got size {list(mat1._size)}")
-    if mat2._sparse is not None or mat2.dim() != 2:
-        raise RuntimeError(f"{name}: Argument #3 (mat2): expected a 2-D strided matrix, got "
-                           f"size {list(mat2._size)}")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"{name}: Argument #3: matrices expected, got {mat2.dim()}D tensor")
+    if mat2._sparse is not None:
+        raise RuntimeError(f"{name}: Argument #3 (mat2): expected a strided matrix, got a sparse "
+                           f"one")
     if mat2._size[0] != mat1._size[1]:
         raise RuntimeError(f"{name}: Argument #3: Expected dim 0 size {mat1._size[1]}, got "
                            f"{mat2._size[0]}")

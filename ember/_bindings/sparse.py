@@ -57,6 +57,8 @@ def smm(input, mat):
     sparse matrix of the product's size)."""
     if input._sparse is None:
         raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    if mat.dim() != 2:
+        raise RuntimeError(f"sspaddmm: Argument #3: matrices expected, got {mat.dim()}D tensor")
     empty = sparse_coo_tensor(_tensor(np.zeros((2, 0), np.int64)),
                               _tensor([], dtype=input.dtype), (input.shape[0], mat.shape[-1]))
     return _op("sspaddmm")(empty, input, mat, beta=0, alpha=1)
