@@ -18,6 +18,7 @@ differentiable pairs are returned.
 from ._core import dtype as D
 from . import _refs as E
 from . import linalg
+from .autograd.function import Function
 from .autograd.grad_mode import is_grad_enabled, no_grad
 
 __all__ = ["lobpcg"]
@@ -259,13 +260,16 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     symmetric positive definite generalized problem A X = B X E, and their eigenvectors."""
     differentiable = is_grad_enabled() and (A.requires_grad or (
         B is not None and B.requires_grad))
+    if differentiable and (A.is_sparse or B is not None):
+        # as PyTorch: the forward runs, and backward says what it cannot do
+        with no_grad():
+            values, vectors = _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker,
+                                      ortho_iparams, ortho_fparams, ortho_bparams)
+        reason = ("lobpcg.backward does not support sparse input yet. Note that lobpcg.forward "
+                  "does though." if A.is_sparse else
+                  "lobpcg.backward does not support B != None yet.")
+        return _Unsupported.apply(A if A.requires_grad else B, values, vectors, reason)
     if differentiable:
-        if A.is_sparse or (B is not None and B.requires_grad):
-            raise ValueError("lobpcg.backward does not support sparse input yet. Note that "
-                             "lobpcg.forward does though." if A.is_sparse else
-                             "lobpcg.backward does not support B != None yet.")
-        if B is not None:
-            raise ValueError("lobpcg.backward does not support B != None yet.")
         A_sym = (A + A.mT) / 2
         with no_grad():
             values, vectors = _lobpcg(A_sym.detach(), k, None, X, n, iK, niter, tol, largest,
@@ -274,6 +278,19 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
         return _differentiable_pairs(A_sym, values, vectors, largest)
     return _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_iparams,
                    ortho_fparams, ortho_bparams)
+
+
+class _Unsupported(Function):
+    """Outputs that require grad and whose backward raises `reason` (ValueError, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, source, values, vectors, reason):
+        ctx.reason = reason
+        return values.clone(), vectors.clone()
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        raise ValueError(ctx.reason)
 
 
 def _differentiable_pairs(A_sym, values, vectors, largest):
