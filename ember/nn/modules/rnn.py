@@ -13,10 +13,10 @@ import warnings
 
 from .module import Module
 from ..parameter import Parameter
-from .. import init, functional as F
+from .. import init
 from ..utils.rnn import PackedSequence
 from ... import _refs as E
-from ..._refs.rnn import run_layer as _run_layer, run_stack as _run_stack
+from .._rnn import run_layer as _run_layer, run_stack as _run_stack
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 

@@ -10,6 +10,7 @@ batch sizes of a packed sequence.
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _lookup
 from .. import _refs as E
+from . import functional as F
 
 __all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
            "rnn_relu_cell"]
@@ -71,7 +72,6 @@ def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, nu
             c_n.append(c)
         layer_input = outputs[0] if num_directions == 1 else E.cat(outputs, -1)
         if dropout > 0 and train and layer < num_layers - 1:
-            from ..nn import functional as F
             layer_input = F.dropout(layer_input, dropout, True)
     output = layer_input
     if batch_sizes is None and batch_first:

@@ -15,11 +15,11 @@ the same pairs taken from the complete decomposition, so with grad enabled the p
 the iteration are matched to `linalg.eigh` of (A + A^T) / 2 (same order, same signs) and those
 differentiable pairs are returned.
 """
-from ._core import dtype as D
-from . import _refs as E
-from . import linalg
-from .autograd.function import Function
-from .autograd.grad_mode import is_grad_enabled, no_grad
+from .._core import dtype as D
+from .. import _refs as E
+from .. import linalg
+from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 
 __all__ = ["lobpcg"]
 
