@@ -323,3 +323,35 @@ def test_grouped_mm_gradients_match_torch_in_bfloat16():
         grads.append([at.grad.float().numpy(), bt.grad.float().numpy()])
     for e, t in zip(grads[1], grads[0]):
         np.testing.assert_allclose(e, t, rtol=2e-2, atol=2e-2)
+
+
+# ---- the functional recurrent ops beyond the op-db rows --------------------------------------
+def test_lstm_with_projections_and_dropout_stream():
+    """Projections are recognised from h0 and c0 having different sizes, as in PyTorch; with
+    dropout between layers and train=True both draw the same stream from the same seed."""
+    rng = np.random.default_rng(6)
+    x, h0, c0 = rng.standard_normal((5, 2, 3)), rng.standard_normal((2, 2, 2)), \
+        rng.standard_normal((2, 2, 4))
+    shapes = [(16, 3), (16, 2), (16,), (16,), (2, 4), (16, 2), (16, 2), (16,), (16,), (2, 4)]
+    params = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        ps = [lib.tensor(p, requires_grad=True) for p in params]
+        out, h, c = lib.lstm(lib.tensor(x), (lib.tensor(h0), lib.tensor(c0)), ps, True, 2, 0.5,
+                             True, False, False)
+        (out.sum() + h.sum() + c.sum()).backward()
+        results.append([_np(out), _np(h), _np(c)] + [_np(p.grad) for p in ps])
+    for e, t in zip(results[1], results[0]):
+        np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
+
+
+def test_recurrent_ops_raise_as_torch():
+    x, h = (lambda m: m.randn(4, 3, 2)), (lambda m: m.zeros(1, 3, 3))
+    ps = (lambda m: [m.randn(9, 2), m.randn(9, 3)])
+    for fn in (lambda m: m.gru(x(m), h(m), ps(m), False, 2, 0.0, False, False, False),
+               lambda m: m.gru(x(m), h(m), ps(m)[:1], False, 1, 0.0, False, False, False),
+               lambda m: m.lstm(x(m), (h(m),), ps(m), False, 1, 0.0, False, False, False),
+               lambda m: m.lstm_cell(m.randn(3, 2), (m.randn(3, 3),), m.randn(12, 2),
+                                     m.randn(12, 3))):
+        assert _error_type(lambda: fn(ember)) is _error_type(lambda: fn(torch)) is not None

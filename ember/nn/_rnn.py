@@ -52,7 +52,7 @@ def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, nu
     if not has_proj and params[1].size(1) != params[1].size(0) // gates:
         raise RuntimeError(f"The size of tensor a ({params[1].size(0) // gates}) must match the "
                            f"size of tensor b ({params[1].size(1)}) at non-singleton dimension 1")
-    hidden = params[-1].size(1) if has_proj else params[1].size(1)
+    hidden = params[-1].size(0) if has_proj else params[1].size(1)  # w_hr: (proj, H)
     if hx.size(-1) != hidden:
         raise RuntimeError(f"The size of tensor a ({hidden}) must match the size of tensor b "
                            f"({hx.size(-1)}) at non-singleton dimension 1")
