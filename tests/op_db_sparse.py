@@ -74,4 +74,10 @@ SPARSE_OPS = [
            other_dtypes_raise=False),
     OpInfo("dsmm", lambda m, v, x: m.dsmm(_construct(m, v), x), FLOAT, _product_samples,
            other_dtypes_raise=False),
+    # resize_as_sparse_: the stored entries stay, the sparse sizes grow (an empty tensor may
+    # change its sparse/dense split too)
+    OpInfo("resize_as_sparse_",
+           lambda m, v: _construct(m, v.detach()).resize_as_sparse_(
+               m.zeros((4, 5) + tuple(v.shape[1:])).to_sparse(2)).to_dense(), FLOAT, _values,
+           grad=False, other_dtypes_raise=False),
 ]

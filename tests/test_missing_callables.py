@@ -16,8 +16,9 @@ ADDED = ("convolution grid_sampler grid_sampler_2d grid_sampler_3d affine_grid_g
          "embedding_bag lstm gru rnn_tanh rnn_relu lstm_cell gru_cell rnn_tanh_cell "
          "rnn_relu_cell resize_as_ slice_inverse lobpcg to_dlpack indices_copy values_copy "
          "crow_indices_copy col_indices_copy ccol_indices_copy row_indices_copy smm hspmm "
-         "sspaddmm saddmm dsmm hsmm").split()
+         "sspaddmm saddmm dsmm hsmm resize_as_sparse_").split()
 ADDED_METHODS = ("resize resize_as map_ map2_ module_load record_stream slice_inverse sspaddmm "
+                 "resize_as_sparse_ "
                  "crow_indices col_indices ccol_indices row_indices").split()
 ADDED_F = "grouped_mm scaled_mm scaled_grouped_mm".split()
 
@@ -206,6 +207,18 @@ def test_saddmm_is_sspaddmm():
         assert a.to_dense().tolist() == b.to_dense().tolist()
     assert ember.saddmm(_sparse(ember), _sparse(ember), ember.ones(2, 2)).to_dense().tolist() == \
         torch.saddmm(_sparse(torch), _sparse(torch), torch.ones(2, 2)).to_dense().tolist()
+
+
+@pytest.mark.parametrize("template", [(1, 5), (3, 4, 5), "dense"])
+def test_resize_as_sparse__refuses_as_torch(template):
+    def call(m):
+        t = m.ones(3, 3) if template == "dense" else m.zeros(*template).to_sparse()
+        return _sparse(m).resize_as_sparse_(t)
+    with pytest.raises(RuntimeError) as caught:
+        call(ember)
+    with pytest.raises(RuntimeError) as expected:
+        call(torch)
+    assert str(caught.value) == str(expected.value)
 
 
 def test_dense_first_operand_errors():

@@ -524,6 +524,7 @@ sparse_mask(Tensor self, Tensor mask) -> Tensor  | method
 # smm are torch's names for these too: _bindings/sparse.py)
 hspmm(Tensor mat1, Tensor mat2) -> Tensor  | function
 sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method
+resize_as_sparse_(Tensor(a!) self, Tensor the_template) -> Tensor(a!)  | function, method
 """
 
 

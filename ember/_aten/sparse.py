@@ -17,7 +17,7 @@ from .._dispatch.dispatcher import impl, lookup
 from .elementwise import broadcast_shape
 
 _NEW = ("_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse.sparse_dim",
-        "_coalesce", "_values", "_indices", "sparse_mask", "hspmm", "sspaddmm")
+        "_coalesce", "_values", "_indices", "sparse_mask", "hspmm", "sspaddmm", "resize_as_sparse_")
 
 
 def _parts(t):
@@ -232,6 +232,55 @@ def sspaddmm(self, mat1, mat2, beta=1, alpha=1):
 @impl("sspaddmm", "CPU")
 def sspaddmm_dense(self, mat1, mat2, beta=1, alpha=1):
     raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+
+
+# ---- resizing in place ------------------------------------------------------------------------
+_RESIZE_ADVICE = ("\nYou could try the following options:\n1. If you need an empty sparse tensor "
+                  "of this size, call `x = torch.sparse_coo_tensor(size)`.\n2. If you need to "
+                  "resize this tensor, you have the following options:\n    1. For both sparse "
+                  "and dense dimensions, keep the number of them constant and the size of them "
+                  "non-shrinking, and then try the same call again.\n    2. Or, create a new "
+                  "sparse tensor with the correct indices and values from this sparse tensor.")
+
+
+@impl("resize_as_sparse_", "SparseCPU")
+def resize_as_sparse_(self, the_template):
+    """self takes the template's size and sparse/dense split. An empty self may change
+    anything; one holding entries keeps its numbers of sparse and dense dims and may only grow
+    its sparse sizes (its entries stay where they are)."""
+    if self._sparse is None:
+        raise RuntimeError("resize_as_sparse_: self must be a sparse tensor")
+    size = tuple(the_template._size)
+    sparse_dim = _sparse_dim(the_template) if the_template._sparse is not None else 0
+    dense_dim = len(size) - sparse_dim
+    idx, vals, coalesced = _parts(self)
+    old_sparse, old_dense = idx.shape[0], vals.ndim - 1
+    if vals.shape[0] == 0:
+        _set_sparse(self, np.zeros((sparse_dim, 0), np.int64),
+                    np.zeros((0,) + size[sparse_dim:], vals.dtype), size, True)
+        return self
+    for what, old, new in (("sparse", old_sparse, sparse_dim), ("dense", old_dense, dense_dim)):
+        if old != new:
+            raise RuntimeError(f"changing the number of {what} dimensions (from {old} to {new}) "
+                               f"on a non-empty sparse tensor is not supported." + _RESIZE_ADVICE)
+    old_sizes, new_sizes = list(self._size[:sparse_dim]), list(size[:sparse_dim])
+    if any(n < o for o, n in zip(old_sizes, new_sizes)):
+        raise RuntimeError(f"shrinking the size of sparse dimensions (from {old_sizes} to "
+                           f"{new_sizes}) on a non-empty sparse tensor is not supported."
+                           + _RESIZE_ADVICE)
+    if tuple(self._size[sparse_dim:]) != size[sparse_dim:]:
+        raise RuntimeError(f"shrinking the size of dense dimensions (from "
+                           f"{list(self._size[sparse_dim:])} to {list(size[sparse_dim:])}) on a "
+                           f"non-empty sparse tensor is not supported." + _RESIZE_ADVICE)
+    _set_sparse(self, idx, vals, size, coalesced)
+    return self
+
+
+def _set_sparse(t, idx, vals, size, coalesced):
+    """Give the sparse tensor t new parts in place (its identity, and so its autograd and
+    version history, stay)."""
+    new = _from_arrays(idx, vals, size, coalesced)
+    t._size, t._sparse = new._size, new._sparse
 
 
 # ---- elementwise ------------------------------------------------------------------------------

@@ -24,5 +24,5 @@ derivative("_values", {"self": lambda grad, self: ops.aten._sparse_coo_tensor_wi
     node_name="ValuesBackward0")
 derivative("sparse_mask", {"self": lambda grad: grad.to_dense()},
            node_name="SparseMaskBackward0")
-not_differentiable("_indices")
+not_differentiable("_indices", "resize_as_sparse_")
 not_implemented("hspmm", "sspaddmm", listed=False)  # as in PyTorch: their backward raises
