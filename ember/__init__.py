@@ -45,6 +45,7 @@ from ._refs import *  # noqa: F401,F403  (the torch.* functions written from ops
 from ._refs.elementwise import _complex as complex  # noqa: F401  (torch.complex)
 from ._refs.composites import *  # noqa: F401,F403  (diff, cov, windows, ...)
 from ._refs.copy_variants import *  # noqa: F401,F403  (view_copy, ...)
+from ._bindings.tensor_methods import resize_as_  # noqa: F401
 from ._refs.sampling import binomial, _standard_gamma, _sample_dirichlet  # noqa: F401
 from .autograd import derivatives as _derivatives  # noqa: F401  (every op's backward formula)
 from ._bindings import generated as _generated, codegen as _codegen
@@ -61,10 +62,13 @@ from .linalg.composites import *  # noqa: F401,F403  (cholesky_solve, matrix_exp
 from .linalg.lu import lu, lu_unpack, lu_solve  # noqa: F401
 from .linalg.householder import geqrf, orgqr, ormqr  # noqa: F401
 from .linalg.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
+from .linalg.lobpcg import lobpcg  # noqa: F401
 from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
+from .nn._rnn import *  # noqa: F401,F403  (torch.lstm, gru, lstm_cell, ...)
 from . import multiprocessing, random, utils, func, storage
+from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
 from . import fx  # torch.fx

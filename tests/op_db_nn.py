@@ -520,6 +520,146 @@ def one_hot_samples(dtype, rng):
             Sample(idx(np.zeros((0,))), 4)]
 
 
+
+# ---- torch-level forms of the nn functions (torch.convolution, grid_sampler, embedding_bag,
+# the functional recurrent ops and cells) and F.grouped_mm -----------------------------------
+_GRID_MODES, _GRID_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def grid_sampler(name, spatial_dims=None):
+    """m.<name>(input, grid, mode number, padding number, align_corners) on F.grid_sample's
+    samples (those of the given spatial rank)."""
+    def op(m, x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+        return getattr(m, name)(x, grid, _GRID_MODES.index(mode),
+                                _GRID_PADDINGS.index(padding_mode), align_corners)
+
+    def samples(dtype, rng):
+        return [s for s in grid_sample_samples(dtype, rng)
+                if spatial_dims is None or s.args[0].data.ndim == spatial_dims + 2]
+    return op, samples
+
+
+def affine_grid_generator_samples(dtype, rng):
+    return [Sample(make(rng, (1, 2, 3), dtype), [1, 1, 3, 2], False),
+            Sample(make(rng, (2, 2, 3), dtype), [2, 3, 4, 5], True),
+            Sample(make(rng, (2, 3, 4), dtype), [2, 3, 4, 2, 3], False)]
+
+
+def torch_embedding_bag(m, weight, indices, offsets, *args):
+    """All four outputs: the bags and offset2bag, bag_size, max_indices (compared too)."""
+    return m.embedding_bag(weight, indices, offsets, *args)
+
+
+def torch_embedding_bag_samples(dtype, rng):
+    out = []
+    for mode in (0, 1, 2):
+        out += [Sample(make(rng, (10, 3), dtype), idx([1, 2, 4, 5, 4, 3, 2, 9]), idx([0, 4]),
+                       False, mode),
+                Sample(make(rng, (10, 3), dtype), idx([1, 2, 4, 5, 4, 3, 2, 9]), idx([0, 0, 8]),
+                       False, mode, False, None, False, 4),
+                Sample(make(rng, (10, 3), dtype), idx([1, 2, 4, 5, 4, 3, 2, 9]),
+                       idx([0, 3, 8]), False, mode, False, None, True)]
+    out.append(Sample(make(rng, (6, 2), dtype), idx([0, 5, 5, 1]), idx([0, 2]), False, 0, False,
+                      make(rng, (4,), dtype)))
+    return out
+
+
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def recurrent(name, has_biases=True, num_layers=1, bidirectional=False, batch_first=False,
+              packed=False):
+    """m.<name>(input, hx, [params], ...) with the flat weights passed as separate tensors (the
+    harness converts top-level arguments); packed: the data and batch sizes overload."""
+    def op(m, x, h, *rest):
+        if name == "lstm":
+            hx, params = (h, rest[0]), list(rest[1:])
+        else:
+            hx, params = h, list(rest)
+        if packed:
+            return getattr(m, name)(x, m.tensor([3, 2, 2, 1]), hx, params, has_biases,
+                                    num_layers, 0.0, False, bidirectional)
+        return getattr(m, name)(x, hx, params, has_biases, num_layers, 0.0, False,
+                                bidirectional, batch_first)
+
+    def samples(dtype, rng):
+        gates, hidden, features, directions = _GATES[name], 3, 2, 2 if bidirectional else 1
+        x = make(rng, (8, features) if packed else (4, 3, features), dtype, low=-1, high=1)
+        batch = 4 if batch_first else 3
+        states = [make(rng, (num_layers * directions, batch, hidden), dtype, low=-1, high=1)
+                  for _ in range(2 if name == "lstm" else 1)]
+        params = []
+        for layer in range(num_layers):
+            for _ in range(directions):
+                inputs = features if layer == 0 else hidden * directions
+                params += [make(rng, (gates * hidden, inputs), dtype, low=-0.5, high=0.5),
+                           make(rng, (gates * hidden, hidden), dtype, low=-0.5, high=0.5)]
+                if has_biases:
+                    params += [make(rng, (gates * hidden,), dtype, low=-0.5, high=0.5)
+                               for _ in range(2)]
+        return [Sample(x, *states, *params)]
+    return op, samples
+
+
+def cell(name, has_biases=True):
+    def op(m, x, h, *rest):
+        if name == "lstm_cell":
+            return m.lstm_cell(x, (h, rest[0]), *rest[1:])
+        return getattr(m, name)(x, h, *rest)
+
+    def samples(dtype, rng):
+        gates = _GATES[name[:-len("_cell")]]
+        x = make(rng, (3, 2), dtype, low=-1, high=1)
+        states = [make(rng, (3, 4), dtype, low=-1, high=1)
+                  for _ in range(2 if name == "lstm_cell" else 1)]
+        weights = [make(rng, (gates * 4, 2), dtype, low=-0.5, high=0.5),
+                   make(rng, (gates * 4, 4), dtype, low=-0.5, high=0.5)]
+        if has_biases:
+            weights += [make(rng, (gates * 4,), dtype, low=-0.5, high=0.5) for _ in range(2)]
+        return [Sample(x, *states, *weights)]
+    return op, samples
+
+
+def cell_errors(name):
+    def errors():
+        h = (f32(3, 4), f32(3, 4)) if name == "lstm_cell" else (f32(3, 4),)
+        gates = 4 * _GATES[name[:-len("_cell")]]
+        return [ErrorInput(f32(3, 5), *h, f32(gates, 2), f32(gates, 4),
+                           match="inconsistent input_size"),
+                ErrorInput(f32(2, 2), *h, f32(gates, 2), f32(gates, 4),
+                           match="doesn't match hidden0")]
+    return errors
+
+
+def grouped_mm_samples(dtype, rng):
+    offs = T(np.array([8, 16, 24], dtype=np.int32), "int32")
+    return [Sample(make(rng, (24, 16), dtype, low=-1, high=1),
+                   make(rng, (3, 16, 8), dtype, low=-1, high=1), offs=offs),
+            Sample(make(rng, (3, 8, 16), dtype, low=-1, high=1),
+                   make(rng, (3, 16, 8), dtype, low=-1, high=1)),
+            Sample(make(rng, (3, 8, 16), dtype, low=-1, high=1),
+                   make(rng, (16, 24), dtype, low=-1, high=1), offs=offs),
+            Sample(make(rng, (8, 24), dtype, low=-1, high=1),
+                   make(rng, (24, 16), dtype, low=-1, high=1), offs=offs)]
+
+
+def grouped_mm_errors():
+    i32 = T(np.array([8, 16, 24], dtype=np.int32), "int32")
+    return [ErrorInput(f64(3, 8, 16), f64(3, 16, 8), match="Float32, BFloat16 or Float16"),
+            ErrorInput(f32(16), f32(3, 16, 8), match="2 or 3d"),
+            ErrorInput(f32(3, 8, 16), f32(3, 8, 8), match="contraction dimension"),
+            ErrorInput(f32(24, 16), f32(3, 16, 8), match="Have to provide offsets"),
+            ErrorInput(f32(3, 8, 16), f32(3, 16, 8), offs=i32, match="Have to provide offsets"),
+            ErrorInput(f32(24, 16), f32(3, 16, 8), offs=idx([8, 16, 24]), match="int32"),
+            ErrorInput(f32(2, 8, 16), f32(3, 16, 8), match="batched dimension"),
+            ErrorInput(f32(3, 8, 16), f32(3, 16, 8), bias=f32(3, 8), match="Bias"),
+            ErrorInput(f32(3, 8, 6), f32(3, 6, 8), match="16 bytes")]
+
+
+_SAMPLER_2D, _SAMPLER_3D, _SAMPLER = (grid_sampler("grid_sampler_2d", 2),
+                                      grid_sampler("grid_sampler_3d", 3),
+                                      grid_sampler("grid_sampler"))
+
 # ---- the rows ---------------------------------------------------------------------------------
 NN_OPS = [
     # convolution
@@ -739,4 +879,34 @@ NN_OPS = [
            errors=lambda: [ErrorInput(f32(2, 3), f32(3, 3, 4), f32(4), match="3 dims"),
                            ErrorInput(f32(5, 2, 3), f32(3, 2, 4), f32(4), match="input channels"),
                            ErrorInput(f32(5, 2, 3), f32(3, 3, 4), f32(5), match="Bias size")]),
+    # torch-level forms
+    OpInfo("grid_sampler", _SAMPLER[0], F_ONLY, _SAMPLER[1],
+           tol={"float16": (5e-2, 5e-2), "bfloat16": (2e-1, 2e-1)}),
+    OpInfo("grid_sampler_2d", _SAMPLER_2D[0], F_ONLY, _SAMPLER_2D[1],
+           tol={"float16": (5e-2, 5e-2), "bfloat16": (2e-1, 2e-1)},
+           errors=lambda: [ErrorInput(f32(1, 1, 3, 3, 3), f32(1, 2, 2, 2, 3), match="4D")]),
+    OpInfo("grid_sampler_3d", _SAMPLER_3D[0], F_ONLY, _SAMPLER_3D[1], gradcheck=False,
+           tol={"float16": (5e-2, 5e-2), "bfloat16": (2e-1, 2e-1)},
+           errors=lambda: [ErrorInput(f32(1, 1, 3, 3), f32(1, 2, 2, 2), match="5D")]),
+    OpInfo("affine_grid_generator", lambda m, *a: m.affine_grid_generator(*a), F_ONLY,
+           affine_grid_generator_samples, tol=HALF_TOL, other_dtypes_raise=False,
+           errors=lambda: [ErrorInput(f32(2, 2, 3), [2, 1, 3], False, match="4d"),
+                           ErrorInput(f32(3, 2, 3), [2, 1, 3, 4], False, match="batch2")]),
+    OpInfo("embedding_bag", torch_embedding_bag, F_ONLY, torch_embedding_bag_samples,
+           tol=HALF_TOL, other_dtypes_raise=False),
+    *[OpInfo(label, recurrent(name, **kw)[0], ("float32", "float64"), recurrent(name, **kw)[1],
+             gradcheck=False, other_dtypes_raise=False)
+      for label, name, kw in [
+          ("lstm", "lstm", {}), ("lstm.bidirectional_2layers", "lstm",
+                                 dict(num_layers=2, bidirectional=True)),
+          ("lstm.packed", "lstm", dict(packed=True)), ("gru", "gru", dict(batch_first=True)),
+          ("gru.packed_no_bias", "gru", dict(packed=True, has_biases=False)),
+          ("rnn_tanh", "rnn_tanh", dict(bidirectional=True)),
+          ("rnn_relu", "rnn_relu", dict(num_layers=2))]],
+    *[OpInfo(name, cell(name)[0], ("float32", "float64"), cell(name)[1],
+             errors=cell_errors(name), other_dtypes_raise=False, gradcheck=False)
+      for name in ("lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell")],
+    OpInfo("F.grouped_mm", fn("grouped_mm"), ("float32", "bfloat16", "float16"),
+           grouped_mm_samples, tol=HALF_TOL, gradcheck=False, grad=False,
+           errors=grouped_mm_errors),
 ]

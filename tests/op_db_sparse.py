@@ -3,7 +3,7 @@ conversion to and from dense, coalescing, the stored values and indices, masking
 matrix times a dense one. Same conventions as op_db.py, which appends these rows to its OPS; the
 rows build their sparse operands inside the call and return dense results, so values and
 gradients (through the values or the dense operand) are compared as dense tensors."""
-from op_db import OpInfo, Sample, make
+from op_db import ErrorInput, OpInfo, Sample, f32, make
 
 FLOAT = ("float32", "float64")
 INDICES = [[0, 1, 1, 0, 2], [1, 0, 2, 1, 2]]  # (0, 1) twice: uncoalesced
@@ -16,6 +16,34 @@ def _values(dtype, rng):
 def _dense(dtype, rng):
     return [Sample(make(rng, (3, 4), dtype)), Sample(make(rng, (2, 3, 2), dtype)),
             Sample(make(rng, (4,), dtype))]
+
+
+def _sparse_product(name, **kw):
+    """m.<name>(sparse (3, 3), dense (3, 4)) with the sparse result's stored indices and values
+    (the order and duplicates are PyTorch's, so they are compared as they are)."""
+    def op(m, v, x):
+        r = getattr(m, name)(_construct(m, v), x, **kw).detach()
+        return r._indices(), r._values()
+    return op
+
+
+def _sspaddmm(m, v, w, x, **kw):
+    r = m.sspaddmm(_construct(m, w), _construct(m, v), x, **kw).detach()
+    return r._indices(), r._values()
+
+
+def _product_samples(dtype, rng):
+    return [Sample(make(rng, (5,), dtype), make(rng, (3, 4), dtype))]
+
+
+def _sspaddmm_samples(dtype, rng):
+    return [Sample(make(rng, (5,), dtype), make(rng, (5,), dtype), make(rng, (3, 3), dtype)),
+            Sample(make(rng, (5,), dtype), make(rng, (5,), dtype), make(rng, (3, 3), dtype),
+                   beta=0.5, alpha=-2)]
+
+
+def _product_errors():
+    return [ErrorInput(f32(5), f32(2, 4), match="Expected dim 0 size 3")]
 
 
 def _construct(m, v):
@@ -37,4 +65,19 @@ SPARSE_OPS = [
     OpInfo("sparse.mm", lambda m, v, x: m.sparse.mm(_construct(m, v), x), FLOAT,
            lambda dtype, rng: [Sample(make(rng, (5,), dtype), make(rng, (3, 4), dtype))],
            other_dtypes_raise=False),
+    # products that keep a sparse result: not differentiable in PyTorch (backward raises)
+    OpInfo("hspmm", _sparse_product("hspmm"), FLOAT, _product_samples, grad=False,
+           other_dtypes_raise=False, errors=_product_errors),
+    OpInfo("smm", _sparse_product("smm"), FLOAT, _product_samples, grad=False,
+           other_dtypes_raise=False, errors=_product_errors),
+    OpInfo("sspaddmm", _sspaddmm, FLOAT, _sspaddmm_samples, grad=False,
+           other_dtypes_raise=False),
+    OpInfo("dsmm", lambda m, v, x: m.dsmm(_construct(m, v), x), FLOAT, _product_samples,
+           other_dtypes_raise=False),
+    # resize_as_sparse_: the stored entries stay, the sparse sizes grow (an empty tensor may
+    # change its sparse/dense split too)
+    OpInfo("resize_as_sparse_",
+           lambda m, v: _construct(m, v.detach()).resize_as_sparse_(
+               m.zeros((4, 5) + tuple(v.shape[1:])).to_sparse(2)).to_dense(), FLOAT, _values,
+           grad=False, other_dtypes_raise=False),
 ]

@@ -351,7 +351,10 @@ quantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str
 nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
 conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
-grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
+grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
+grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
+affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor  | function
 ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
 _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
 _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor
@@ -359,7 +362,7 @@ _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_le
 _rnn_layer(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? bias_ih, Tensor? bias_hh, Tensor? weight_hr, Tensor hx, Tensor? cx, str mode, int[] batch_sizes, bool reverse) -> (Tensor, Tensor, Tensor, Tensor)
 _rnn_layer_backward(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? weight_hr, Tensor output, Tensor workspace, Tensor grad_output, Tensor grad_hy, Tensor? grad_cy, str mode, int[] batch_sizes, bool reverse, bool[8] output_mask) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)
 # ---- convolution, pooling, normalization, embedding, padding
-convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
+convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor  | function
 _convolution_backward_input(Tensor grad_output, Tensor weight, int[] input_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
 _convolution_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, Tensor? columns=None) -> Tensor
 _convolution_with_columns(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> (Tensor, Tensor)
@@ -432,6 +435,7 @@ alias(Tensor(a) self) -> Tensor(a)
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method
 view_as_real(Tensor(a) self) -> Tensor(a)  | function
 view_as_complex(Tensor(a) self) -> Tensor(a)  | function
+slice_inverse(Tensor(a) self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)  | function, method
 # ---- copies, joins, conversions
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
@@ -522,6 +526,11 @@ _coalesce(Tensor self) -> Tensor
 _values(Tensor(a) self) -> Tensor(a)
 _indices(Tensor(a) self) -> Tensor(a)
 sparse_mask(Tensor self, Tensor mask) -> Tensor  | method
+# ---- products of a sparse matrix with a dense one that keep a sparse result (hsmm, saddmm,
+# smm are torch's names for these too: _bindings/sparse.py)
+hspmm(Tensor mat1, Tensor mat2) -> Tensor  | function
+sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method
+resize_as_sparse_(Tensor(a!) self, Tensor the_template) -> Tensor(a!)  | function, method
 """
 
 

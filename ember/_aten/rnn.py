@@ -193,7 +193,7 @@ def rnn_layer_backward(input, weight_ih, weight_hh, weight_hr, output, workspace
     gates = weight_hh.shape[0]
     hidden = gates // GATES[mode]
     h_out = weight_hh.shape[1]
-    rows = output.numel() // h_out
+    rows = sum(batch_sizes)  # (not output.numel() // h_out: h_out may be 0)
     X = input._np.reshape(rows, input.shape[-1])
     W_ih, W_hh, W_hr = weight_ih._np, weight_hh._np, _array(weight_hr)
     ws = _split_workspace(workspace._np, mode, rows, hidden, h_out)

@@ -527,6 +527,15 @@ def as_strided_meta(self, size, stride, storage_offset=None):
     return t
 
 
+# slice_inverse: `self` is a slice of `src`'s geometry; the result views self's memory with
+# src's sizes, strides and offset, the base the slice was cut from (functionalization's inverse)
+impl("slice_inverse", "CPU")(lambda self, src, dim=0, start=None, end=None, step=1: as_strided(
+    self, src.shape, src.stride(), src.storage_offset()))
+impl("slice_inverse", "Meta")(lambda self, src, dim=0, start=None, end=None, step=1:
+                              as_strided_meta(self, src.shape, src.stride(),
+                                              src.storage_offset()))
+
+
 @impl("_unsafe_view", "CPU")
 def _unsafe_view(self, size):
     return _wrap(np.reshape(self._np, infer_size(size, self._np.size)))

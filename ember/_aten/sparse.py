@@ -17,7 +17,7 @@ from .._dispatch.dispatcher import impl, lookup
 from .elementwise import broadcast_shape
 
 _NEW = ("_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse.sparse_dim",
-        "_coalesce", "_values", "_indices", "sparse_mask")
+        "_coalesce", "_values", "_indices", "sparse_mask", "hspmm", "sspaddmm", "resize_as_sparse_")
 
 
 def _parts(t):
@@ -177,6 +177,110 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     base = np.broadcast_to(self._np, product.shape)
     return _wrap((base * beta if beta != 1 else base) + (product * alpha if alpha != 1 else
                                                           product))
+
+
+# ---- products that keep a sparse result: one stored row per nonzero row of mat1 ------------
+def _row_products(name, mat1, mat2):
+    """(rows, products): the distinct rows of the 2-D sparse mat1 that hold entries, ascending,
+    and those rows of mat1 @ mat2 (dense, one per row)."""
+    if mat1._sparse is None or mat1.dim() != 2 or _sparse_dim(mat1) != 2:
+        raise RuntimeError(f"{name}: Argument #2 (mat1): expected a 2-D sparse matrix with 2 "
+                           f"sparse dims, got size {list(mat1._size)}")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"{name}: Argument #3: matrices expected, got {mat2.dim()}D tensor")
+    if mat2._sparse is not None:
+        raise RuntimeError(f"{name}: Argument #3 (mat2): expected a strided matrix, got a sparse "
+                           f"one")
+    if mat2._size[0] != mat1._size[1]:
+        raise RuntimeError(f"{name}: Argument #3: Expected dim 0 size {mat1._size[1]}, got "
+                           f"{mat2._size[0]}")
+    idx, vals, _ = _parts(mat1)
+    rows, slot = np.unique(idx[0], return_inverse=True)
+    b = mat2._np
+    products = np.zeros((rows.size, b.shape[1]), dtype=np.result_type(vals, b))
+    np.add.at(products, slot, b[idx[1]] * vals[:, None])
+    return rows, products
+
+
+@impl("hspmm", "SparseCPU")
+def hspmm(mat1, mat2):
+    """A hybrid result (1 sparse dim, 1 dense dim): the nonzero rows of mat1 @ mat2."""
+    rows, products = _row_products("hspmm", mat1, mat2)
+    return _from_arrays(rows[None, :], products, (mat1._size[0], mat2._size[1]), False)
+
+
+@impl("sspaddmm", "SparseCPU")
+def sspaddmm(self, mat1, mat2, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2), sparse: self's entries as stored, then every
+    column of each nonzero row of the product (uncoalesced where they meet, as PyTorch's)."""
+    if self._sparse is None:
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    rows, products = _row_products("sspaddmm", mat1, mat2)
+    size = (mat1._size[0], mat2._size[1])
+    if tuple(self._size) != size:
+        raise RuntimeError(f"sspaddmm: Argument #1 (t): Expected dim 0 size {size[0]} and dim 1 "
+                           f"size {size[1]}, got size {list(self._size)}")
+    idx, vals, _ = _parts(self)
+    cols = np.arange(size[1])
+    product_idx = np.stack([np.repeat(rows, size[1]), np.tile(cols, rows.size)])
+    dtype = np.result_type(vals, products)
+    values = np.concatenate([(vals * beta).astype(dtype),
+                             (products.reshape(-1) * alpha).astype(dtype)])
+    return _from_arrays(np.concatenate([idx, product_idx], 1), values, size, False)
+
+
+@impl("sspaddmm", "CPU")
+def sspaddmm_dense(self, mat1, mat2, beta=1, alpha=1):
+    raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+
+
+# ---- resizing in place ------------------------------------------------------------------------
+_RESIZE_ADVICE = ("\nYou could try the following options:\n1. If you need an empty sparse tensor "
+                  "of this size, call `x = torch.sparse_coo_tensor(size)`.\n2. If you need to "
+                  "resize this tensor, you have the following options:\n    1. For both sparse "
+                  "and dense dimensions, keep the number of them constant and the size of them "
+                  "non-shrinking, and then try the same call again.\n    2. Or, create a new "
+                  "sparse tensor with the correct indices and values from this sparse tensor.")
+
+
+@impl("resize_as_sparse_", "SparseCPU")
+def resize_as_sparse_(self, the_template):
+    """self takes the template's size and sparse/dense split. An empty self may change
+    anything; one holding entries keeps its numbers of sparse and dense dims and may only grow
+    its sparse sizes (its entries stay where they are)."""
+    if self._sparse is None:
+        raise RuntimeError("resize_as_sparse_: self must be a sparse tensor")
+    size = tuple(the_template._size)
+    sparse_dim = _sparse_dim(the_template) if the_template._sparse is not None else 0
+    dense_dim = len(size) - sparse_dim
+    idx, vals, coalesced = _parts(self)
+    old_sparse, old_dense = idx.shape[0], vals.ndim - 1
+    if vals.shape[0] == 0:
+        _set_sparse(self, np.zeros((sparse_dim, 0), np.int64),
+                    np.zeros((0,) + size[sparse_dim:], vals.dtype), size, True)
+        return self
+    for what, old, new in (("sparse", old_sparse, sparse_dim), ("dense", old_dense, dense_dim)):
+        if old != new:
+            raise RuntimeError(f"changing the number of {what} dimensions (from {old} to {new}) "
+                               f"on a non-empty sparse tensor is not supported." + _RESIZE_ADVICE)
+    old_sizes, new_sizes = list(self._size[:sparse_dim]), list(size[:sparse_dim])
+    if any(n < o for o, n in zip(old_sizes, new_sizes)):
+        raise RuntimeError(f"shrinking the size of sparse dimensions (from {old_sizes} to "
+                           f"{new_sizes}) on a non-empty sparse tensor is not supported."
+                           + _RESIZE_ADVICE)
+    if tuple(self._size[sparse_dim:]) != size[sparse_dim:]:
+        raise RuntimeError(f"shrinking the size of dense dimensions (from "
+                           f"{list(self._size[sparse_dim:])} to {list(size[sparse_dim:])}) on a "
+                           f"non-empty sparse tensor is not supported." + _RESIZE_ADVICE)
+    _set_sparse(self, idx, vals, size, coalesced)
+    return self
+
+
+def _set_sparse(t, idx, vals, size, coalesced):
+    """Give the sparse tensor t new parts in place (its identity, and so its autograd and
+    version history, stay)."""
+    new = _from_arrays(idx, vals, size, coalesced)
+    t._size, t._sparse = new._size, new._sparse
 
 
 # ---- elementwise ------------------------------------------------------------------------------

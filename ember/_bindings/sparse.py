@@ -10,7 +10,9 @@ from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .factories import tensor as _tensor, _dev
 
-__all__ = ["sparse_coo_tensor", "spmm"]
+__all__ = ["sparse_coo_tensor", "spmm", "smm", "dsmm", "hsmm", "saddmm", "indices_copy",
+           "values_copy", "crow_indices_copy", "col_indices_copy", "ccol_indices_copy",
+           "row_indices_copy"]
 
 _construct = _op("_sparse_coo_tensor_with_dims_and_tensors")
 
@@ -71,6 +73,35 @@ def spmm(input, mat2):
     return input.mm(mat2)
 
 
+def smm(input, mat):
+    """torch.smm: a sparse matrix times a dense one, as a sparse result (sspaddmm onto an empty
+    sparse matrix of the product's size)."""
+    if input._sparse is None:
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    if mat.dim() != 2:
+        raise RuntimeError(f"sspaddmm: Argument #3: matrices expected, got {mat.dim()}D tensor")
+    empty = sparse_coo_tensor(_tensor(np.zeros((2, 0), np.int64)),
+                              _tensor([], dtype=input.dtype), (input.shape[0], mat.shape[-1]))
+    return _op("sspaddmm")(empty, input, mat, beta=0, alpha=1)
+
+
+def dsmm(input, mat2):
+    """torch.dsmm: a sparse matrix times a dense one, dense result (mm)."""
+    return input.mm(mat2)
+
+
+def hsmm(mat1, mat2):
+    """torch.hsmm: torch.hspmm under its older name."""
+    return _op("hspmm")(mat1, mat2)
+
+
+def saddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """torch.saddmm: torch.sspaddmm under its older name."""
+    if out is not None:
+        raise RuntimeError("saddmm: out= is not supported in ember")
+    return _op("sspaddmm")(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
 def _to_dense(self, dtype=None, *, masked_grad=None):
     if self._sparse is None:
         return self if dtype is None or dtype is self.dtype else self.to(dtype)
@@ -120,6 +151,46 @@ def _raw_part(op_name, what):
     return method
 
 
+# ---- the compressed layouts' accessors (CSR: crow_indices, col_indices; CSC: ccol_indices,
+# row_indices). ember stores sparse tensors as COO only, so every tensor it has is the wrong
+# layout for them: they raise PyTorch's layout error.
+_COMPRESSED = {"crow_indices": "row", "col_indices": "row", "ccol_indices": "column",
+               "row_indices": "column"}
+
+
+def _layout_name(self):
+    return "Strided" if self._sparse is None else "Sparse"
+
+
+def _compressed_part(what):
+    def method(self):
+        raise RuntimeError(f"{what} expected sparse {_COMPRESSED[what]} compressed tensor layout "
+                           f"but got {_layout_name(self)}")
+    method.__name__ = what
+    return method
+
+
+def _copy_accessor(what, layouts):
+    """torch.<what>_copy: PyTorch has no SparseCPU kernel for these (they serve the compressed
+    layouts and functionalization); on a strided tensor its layout check speaks first."""
+    def fn(input, *, out=None):
+        if input._sparse is not None:
+            raise NotImplementedError(f"Could not run 'aten::{what}_copy' with arguments from the "
+                                      f"'SparseCPU' backend. 'aten::{what}_copy' is only "
+                                      f"available for the strided and sparse compressed layouts.")
+        raise RuntimeError(f"{what} expected {layouts} tensor layout but got Strided")
+    fn.__name__ = fn.__qualname__ = what + "_copy"
+    return fn
+
+
+indices_copy = _copy_accessor("indices", "sparse coordinate")
+values_copy = _copy_accessor("values", "sparse")
+crow_indices_copy = _copy_accessor("crow_indices", "sparse row compressed")
+col_indices_copy = _copy_accessor("col_indices", "sparse row compressed")
+ccol_indices_copy = _copy_accessor("ccol_indices", "sparse column compressed")
+row_indices_copy = _copy_accessor("row_indices", "sparse column compressed")
+
+
 def _nnz(self):
     _check_sparse(self, "_nnz")
     return self._sparse[1].shape[0]
@@ -138,4 +209,5 @@ METHODS = dict(to_dense=_to_dense, to_sparse=_to_sparse, to_sparse_coo=_to_spars
                indices=_coalesced_part("_indices", "indices"),
                values=_coalesced_part("_values", "values"),
                _indices=_raw_part("_indices", "_indices"), _values=_raw_part("_values", "_values"),
-               _nnz=_nnz, sparse_dim=_sparse_dim, dense_dim=_dense_dim, smm=spmm)
+               _nnz=_nnz, sparse_dim=_sparse_dim, dense_dim=_dense_dim, smm=smm,
+               **{name: _compressed_part(name) for name in _COMPRESSED})

@@ -307,6 +307,65 @@ def _resize_as_(self, the_template, *, memory_format=None):
     return _op("resize_as_")(self, the_template, memory_format)
 
 
+def resize_as_(input, the_template, *, memory_format=None):
+    """torch.resize_as_, with the method's check."""
+    return _resize_as_(input, the_template, memory_format=memory_format)
+
+
+def _resize(self, *sizes):
+    warnings.warn("non-inplace resize is deprecated", stacklevel=3)
+    from ..autograd._functions import Resize
+    return Resize.apply(self, _size_args(sizes))
+
+
+def _resize_as(self, tensor):
+    warnings.warn("non-inplace resize_as is deprecated", stacklevel=3)
+    from ..autograd._functions import Resize
+    return Resize.apply(self, tuple(tensor.size()))
+
+
+def _map_n(name, self, others, callable):
+    """map_/map2_: callable(self's element, the others' elements) into self, elementwise over
+    the others broadcast to self's shape (CPU only, like apply_)."""
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+    for other in others:
+        if other.dtype is not self.dtype:
+            raise TypeError(f"{name}: expected {self.type()} for 'other' (got {other.type()})")
+    columns = [self.detach().reshape(-1).tolist()] + \
+        [o.detach().expand(self.shape).reshape(-1).tolist() for o in others]
+    values = tensor([callable(*items) for items in zip(*columns)], dtype=self.dtype)
+    with _no_grad_guard():
+        self.copy_(values.reshape(self.shape))
+    return self
+
+
+def _map_(self, tensor, callable):
+    return _map_n("map_", self, (tensor,), callable)
+
+
+def _map2_(self, x, y, callable):
+    return _map_n("map2_", self, (x, y), callable)
+
+
+def _record_stream(self, stream):
+    """A CPU tensor has no stream to record: PyTorch's CPU backend has no kernel for it."""
+    if not hasattr(stream, "stream_id"):
+        raise RuntimeError("unknown parameter type")
+    raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the 'CPU' "
+                              "backend: record_stream marks memory used by a CUDA stream, and "
+                              "ember has no CUDA device.")
+
+
+def _module_load(self, other, assign=False):
+    """How load_state_dict maps a state-dict value onto this parameter or buffer when it swaps
+    them (torch.__future__.get_swap_module_params_on_conversion())."""
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
+
 def _complex_method(dtype):
     return lambda self, memory_format=None: self.to(dtype)
 
@@ -453,7 +512,8 @@ METHODS = dict(
     cdouble=_complex_method(D.complex128), chalf=_chalf,
     contiguous=_contiguous, view_as=_view_as, reshape_as=_reshape_as, expand_as=_expand_as,
     repeat=_repeat, sum_to_size=_sum_to_size, set_=_set_,
-    resize_=_resize_, resize_as_=_resize_as_,
+    resize_=_resize_, resize_as_=_resize_as_, resize=_resize, resize_as=_resize_as,
+    map_=_map_, map2_=_map2_, record_stream=_record_stream, module_load=_module_load,
     conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
     fill_diagonal_=_fill_diagonal_, apply_=_apply_,
     as_subclass=_as_subclass, _make_subclass=staticmethod(_make_subclass),

@@ -21,6 +21,7 @@ from .tensor import Tensor, _root_array
 UNCHECKED = frozenset({
     "fill_", "zero_", "index_put_", "masked_fill_", "index_fill_", "threshold_",
     "conj_physical_", "tril_", "triu_", "embedding_renorm_", "resize_", "resize_as_",
+    "resize_as_sparse_",
     "as_strided_", "squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_",
 })
 

@@ -683,19 +683,24 @@ def array_from_dlpack(obj):
             capsule = obj.__dlpack__(max_version=(1, 0))
         except TypeError:  # a producer older than DLPack 1.0
             capsule = obj.__dlpack__()
-    legacy = _capsule_name(capsule) == b"dltensor"
+    name = _capsule_name(capsule)
+    if name not in (b"dltensor", b"dltensor_versioned"):  # "used_dltensor": consumed before
+        raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor "
+                           "capsules can be consumed only once, so you might have already "
+                           "constructed a tensor from it once.")
+    legacy = name == b"dltensor"
     dl = _dltensor(capsule)
     bfloat16 = dl.code == _DL_BFLOAT and dl.bits == 16
     if bfloat16:
         dl.code = _DL_UINT
     strides = [dl.strides[i] for i in range(dl.ndim)] if dl.strides else None
     arr = np.from_dlpack(_Capsule(capsule))
-    if bfloat16:
-        arr = arr.view(D.bfloat16._np)
     if not arr.size and strides is not None:  # NumPy drops an empty array's strides
         arr = np.lib.stride_tricks.as_strided(arr, arr.shape, [s * arr.itemsize for s in strides])
     if legacy and not arr.flags.writeable:
         arr = np.asarray(_WritableView(arr))
+    if bfloat16:  # after the array interface, which has no name for bfloat16
+        arr = arr.view(D.bfloat16._np)
     return arr
 
 

@@ -17,7 +17,12 @@ from .._core.memory_format import channels_last, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
+<<<<<<< HEAD
 from . import attention as _attention
+=======
+from ._grouped_mm import (ScalingType, SwizzleType, grouped_mm, scaled_mm,  # noqa: F401
+                          scaled_grouped_mm)
+>>>>>>> missing
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
@@ -1664,6 +1669,20 @@ _GRID_MODES, _GRID_PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "bor
 _grid_sampler = _lookup("grid_sampler")
 
 
+def _grid_sampler_nd(nd):
+    """grid_sampler_2d / grid_sampler_3d: grid_sampler for one spatial rank."""
+    def kernel(input, grid, interpolation_mode, padding_mode, align_corners):
+        if input.dim() == 0 or grid.dim() == 0:  # PyTorch reads the sizes first
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if input.dim() != nd + 2 or grid.dim() != nd + 2:
+            raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
+                               f"number of dimensions, but got input with sizes "
+                               f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+        return _grid_sampler_composite(input, grid, interpolation_mode, padding_mode,
+                                       align_corners)
+    return kernel
+
+
 @_impl("grid_sampler", "CompositeImplicitAutograd")
 def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners):
     mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
@@ -1741,6 +1760,10 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     return out
 
 
+_impl("grid_sampler_2d", "CompositeImplicitAutograd")(_grid_sampler_nd(2))
+_impl("grid_sampler_3d", "CompositeImplicitAutograd")(_grid_sampler_nd(3))
+
+
 def _base_coordinates(steps, align_corners, dtype):
     # In theta's dtype, step by step as PyTorch does: a last-bit difference can move a sample
     # point across a pixel boundary, and grid_sample's gradient jumps there.
@@ -1769,14 +1792,28 @@ def affine_grid(theta, size, align_corners=None):
     if theta.dim() != 3 or theta.shape[-2] != nd or theta.shape[-1] != nd + 1:
         raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{nd}x{nd + 1} "
                          f"for size {size}. Got {theta.shape}.")
-    spatial = size[2:]
-    if min(spatial) <= 0:
+    if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _affine_grid_generator(theta, size, align_corners)
+
+
+_affine_grid_generator = _lookup("affine_grid_generator")
+
+
+@_impl("affine_grid_generator", "CompositeImplicitAutograd")
+def _affine_grid_generator_composite(theta, size, align_corners):
+    """The base grid of normalized output coordinates (x, y[, z], 1), one row per output
+    point, times each theta transposed: (N, *out, nd)."""
+    size = list(size)
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    nd = len(size) - 2
+    spatial = size[2:]
     axes = [_base_coordinates(s, align_corners, theta.dtype) for s in spatial]
     mesh = np.meshgrid(*axes, indexing="ij")          # per spatial dim, (*spatial)
     base = np.stack(list(mesh[::-1]) + [np.ones(spatial)], -1).reshape(1, -1, nd + 1)
     base = E.tensor(base, dtype=theta.dtype, device=theta.device)
-    grid = base.matmul(theta.transpose(1, 2))
+    grid = base.expand(size[0], -1, -1).bmm(theta.transpose(1, 2))
     return grid.reshape([size[0]] + spatial + [nd])
 
 
@@ -1857,8 +1894,9 @@ def _values(t):
 
 
 def _bags(input, offsets, include_last_offset, padding_idx):
-    """(positions (B, L) into the flat input, valid mask (B, L), bag sizes) as NumPy arrays:
-    bag b holds input[offsets[b]:offsets[b + 1]], minus the entries equal to padding_idx."""
+    """(positions (B, L) into the flat input, in-bag mask (B, L), valid mask (B, L)) as NumPy
+    arrays: bag b holds input[offsets[b]:offsets[b + 1]]; the valid entries are those not equal
+    to padding_idx."""
     idx = _values(input).reshape(-1)
     starts = _values(offsets).astype(np.int64).reshape(-1)
     if include_last_offset:
@@ -1873,11 +1911,10 @@ def _bags(input, offsets, include_last_offset, padding_idx):
     ends = np.minimum(ends, idx.size)
     longest = int((ends - starts).max()) if starts.size else 0
     pos = starts[:, None] + np.arange(max(longest, 1))
-    valid = pos < ends[:, None]
-    pos = np.where(valid, pos, 0)
-    if idx.size and padding_idx >= 0:
-        valid &= idx[pos] != padding_idx
-    return pos, valid
+    in_bag = pos < ends[:, None]
+    pos = np.where(in_bag, pos, 0)
+    valid = in_bag & (idx[pos] != padding_idx) if idx.size and padding_idx >= 0 else in_bag
+    return pos, in_bag, valid
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
@@ -1933,7 +1970,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         with no_grad():
             _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
-    pos, valid = _bags(input, offsets, include_last_offset, padding_idx)
+    return _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse,
+                          per_sample_weights, include_last_offset, padding_idx)[0]
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                   include_last_offset, padding_idx):
+    """(output, offset2bag, bag_size, max_indices) as PyTorch's CPU kernel returns them, for a
+    1-D input, its bag offsets and a padding_idx already made non-negative (or -1). Besides the
+    bags' sums, means or maxima: offset2bag is the bag of each index (empty on the float sum
+    path, which does not need it), bag_size the number of indices counted per bag (zeros for
+    sum), max_indices the weight row each maximum came from (bag_size again for sum/mean)."""
+    pos, in_bag, valid = _bags(input, offsets, include_last_offset, padding_idx)
     b, length = pos.shape
     dev = weight.device
     rows = _embedding(weight, input.reshape(-1).index_select(0, E.tensor(pos.reshape(-1),
@@ -1941,17 +1992,66 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                       padding_idx, scale_grad_by_freq, sparse)
     rows = rows.reshape(b, length, weight.shape[1])
     mask = E.tensor(valid, device=dev).unsqueeze(-1)
+    counts = valid.sum(1)
+    index_dtype = input.dtype
+    if mode != "sum":
+        bag_size = E.tensor(counts, dtype=index_dtype, device=dev)
+    else:  # PyTorch's forward-only sum sizes it by the offsets, last offset included
+        differentiable = is_grad_enabled() and (weight.requires_grad or (
+            per_sample_weights is not None and per_sample_weights.requires_grad))
+        bag_size = E.zeros(b if differentiable else offsets.numel(), dtype=index_dtype,
+                           device=dev)
+    if mode == "sum" and weight.dtype in (D.float32, D.float16, D.bfloat16) and padding_idx < 0:
+        offset2bag = E.zeros(0, dtype=index_dtype, device=dev)
+    else:
+        bag_of = np.zeros(input.numel(), dtype=np.int64)
+        bag_of[pos[in_bag]] = np.broadcast_to(np.arange(b)[:, None], pos.shape)[in_bag]
+        offset2bag = E.tensor(bag_of, dtype=index_dtype, device=dev)
     if mode == "max":
-        out = rows.masked_fill(~mask, -math.inf).max(1).values
-        return E.where(mask.any(1), out, 0.0)
+        filled = rows.masked_fill(~mask, -math.inf)
+        best = filled.max(1)
+        out = E.where(mask.any(1), best.values, 0.0)
+        chosen = np.take_along_axis(input.reshape(-1).numpy()[pos][:, :, None].repeat(
+            weight.shape[1], 2), best.indices.numpy()[:, None, :], 1)[:, 0, :]
+        max_indices = E.tensor(np.where(counts[:, None] > 0, chosen, 0), dtype=index_dtype,
+                               device=dev)
+        return out, offset2bag, bag_size, max_indices
     if per_sample_weights is not None:
         w = per_sample_weights.reshape(-1).index_select(0, E.tensor(pos.reshape(-1), device=dev))
         rows = rows * w.reshape(b, length, 1)
     out = E.where(mask, rows, 0.0).sum(1)
     if mode == "mean":
-        counts = valid.sum(1, keepdims=True)
-        out = out / E.tensor(np.maximum(counts, 1), dtype=out.dtype, device=dev)
-    return out
+        out = out / E.tensor(np.maximum(counts, 1)[:, None], dtype=out.dtype, device=dev)
+    return out, offset2bag, bag_size, bag_size.clone()
+
+
+def _torch_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
+                         sparse=False, per_sample_weights=None, include_last_offset=False,
+                         padding_idx=None):
+    """torch.embedding_bag: the op under F.embedding_bag, a 1-D input with its offsets and the
+    mode as a number (0 sum, 1 mean, 2 max); all four outputs of the CPU kernel."""
+    if weight.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if indices.dim() not in (1, 2):
+        raise RuntimeError(f"input has to be a 1D or 2D Tensor, but got Tensor of dimension "
+                           f"{indices.dim()}")
+    if offsets.dim() != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
+                           f"{offsets.dim()}")
+    if indices.dim() == 2:
+        raise NotImplementedError("torch.embedding_bag with 2-D indices is not supported in "
+                                  "ember: pass 1-D indices and their offsets")
+    if mode not in (0, 1, 2):
+        raise RuntimeError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got "
+                           f"{mode}")
+    if per_sample_weights is not None and mode != 0:
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{_BAG_MODES[mode]}'). Please open a feature request "
+                                  f"on GitHub.")
+    padding_idx = _padding_index(padding_idx, weight.shape[0])
+    return _embedding_bag(weight, indices, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+                          per_sample_weights, include_last_offset, padding_idx)
 
 
 def one_hot(tensor, num_classes=-1):
@@ -2529,7 +2629,7 @@ TORCH_LEVEL = dict(
     adaptive_max_pool1d=_torch_adaptive_max_pool1d, pixel_shuffle=pixel_shuffle,
     pixel_unshuffle=pixel_unshuffle, cosine_similarity=cosine_similarity,
     pairwise_distance=pairwise_distance, pdist=pdist, cdist=cdist, rms_norm=rms_norm,
-    conv_tbc=conv_tbc,
+    conv_tbc=conv_tbc, embedding_bag=_torch_embedding_bag,
     dropout=_torch_dropout, alpha_dropout=_torch_alpha_dropout,
     feature_dropout=_torch_feature_dropout, feature_alpha_dropout=_torch_feature_alpha_dropout,
     dropout_=_torch_inplace_dropout(), alpha_dropout_=_torch_inplace_dropout(alpha=True),

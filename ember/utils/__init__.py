@@ -3,7 +3,7 @@ import importlib
 
 # Loaded on first use, once `ember` itself is complete (utils.data needs all of it).
 _SUBMODULES = ("data", "checkpoint", "tensorboard", "hooks", "_pytree", "model_zoo", "benchmark",
-               "flop_counter", "module_tracker", "cpp_extension")
+               "flop_counter", "module_tracker", "cpp_extension", "dlpack")
 
 
 def __getattr__(name):

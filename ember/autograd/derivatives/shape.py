@@ -57,6 +57,8 @@ derivative("slice.Tensor", {"self": lambda grad, self_shape, dim, start, end, st
                             _embed_backward(grad, self_shape,
                                             lambda t: ops.aten.slice(t, dim, start, end, step))},
            node_name="SliceBackward0")
+derivative("slice_inverse", {"self": lambda grad, dim, start, end, step: ops.aten.slice(
+    grad, dim, start, end, step)})
 derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embed_backward(
     grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
 derivative("diagonal", {"self": lambda grad, self_shape, offset, dim1, dim2: _embed_backward(

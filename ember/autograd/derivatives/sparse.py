@@ -1,7 +1,7 @@
 """Derivatives of the sparse COO ops. A sparse tensor's gradient is a sparse tensor with its
 coordinates (what PyTorch gives); a gradient arriving dense at a sparse construction is read at
 the stored coordinates."""
-from ..variable_type import derivative, not_differentiable
+from ..variable_type import derivative, not_differentiable, not_implemented
 from ..._dispatch.ops import ops
 
 
@@ -24,4 +24,5 @@ derivative("_values", {"self": lambda grad, self: ops.aten._sparse_coo_tensor_wi
     node_name="ValuesBackward0")
 derivative("sparse_mask", {"self": lambda grad: grad.to_dense()},
            node_name="SparseMaskBackward0")
-not_differentiable("_indices")
+not_differentiable("_indices", "resize_as_sparse_")
+not_implemented("hspmm", "sspaddmm", listed=False)  # as in PyTorch: their backward raises

@@ -13,15 +13,12 @@ import warnings
 
 from .module import Module
 from ..parameter import Parameter
-from .. import init, functional as F
+from .. import init
 from ..utils.rnn import PackedSequence
 from ... import _refs as E
-from ..._dispatch.dispatcher import lookup as _lookup
+from .._rnn import run_layer as _run_layer, run_stack as _run_stack
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-
-_rnn_layer = _lookup("_rnn_layer")
-
 
 def _reset_uniform(module):
     """Every parameter from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), in registration order
@@ -48,15 +45,6 @@ def _check_dtypes(matmul_inputs, cell, weight):
         raise RuntimeError(f"LSTM cell state has dtype {cell.dtype} but the weights have "
                            f"{weight.dtype}: ember does not promote the cell state, convert it "
                            f"with .to({weight.dtype})")
-
-
-def _run_layer(mode, batch_sizes, reverse, x, h0, c0, weights):
-    """(out, h_n, c_n or None) of one layer and direction; weights = (w_ih, w_hh, b_ih, b_hh,
-    w_hr) with None for the absent ones."""
-    w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    out, h, c, _ = _rnn_layer(x, w_ih, w_hh, b_ih, b_hh, w_hr, h0, c0, mode, batch_sizes,
-                              reverse)
-    return out, h, (c if mode == "LSTM" else None)
 
 
 class RNNBase(Module):
@@ -240,37 +228,9 @@ class RNNBase(Module):
         """Every layer and direction over `input` (packed data when batch_sizes is given,
         else a (T, B, *) or batch-first batch): (output, h_n, c_n or None)."""
         _check_dtypes((hx,), cx, self._flat_weights[0])
-        if batch_sizes is None:  # (T, B, *): every sequence runs for all T steps
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            steps, batch = input.shape[:2]
-            sizes = [batch] * steps
-        else:
-            sizes = batch_sizes.tolist()
-        num_directions = 2 if self.bidirectional else 1
-        per_direction = len(self._flat_weights) // (self.num_layers * num_directions)
-        has_proj = self.proj_size > 0
-        layer_input = input
-        h_n, c_n = [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(num_directions):
-                k = layer * num_directions + direction
-                w = self._flat_weights[k * per_direction:(k + 1) * per_direction]
-                weights = (w[0], w[1], w[2] if self.bias else None,
-                           w[3] if self.bias else None, w[-1] if has_proj else None)
-                out, h, c = _run_layer(self.mode, sizes, direction == 1, layer_input, hx[k],
-                                       None if cx is None else cx[k], weights)
-                outputs.append(out)
-                h_n.append(h)
-                c_n.append(c)
-            layer_input = outputs[0] if num_directions == 1 else E.cat(outputs, -1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
-        if batch_sizes is None and self.batch_first:
-            output = output.transpose(0, 1)
-        return output, E.stack(h_n), None if cx is None else E.stack(c_n)
+        return _run_stack(self.mode, input, batch_sizes, hx, cx, self._flat_weights, self.bias,
+                          self.proj_size > 0, self.num_layers, self.dropout, self.training,
+                          self.bidirectional, self.batch_first)
 
     def _finish(self, orig_input, output, hidden, batch_sizes, sorted_indices,
                 unsorted_indices, is_batched):
