@@ -17,12 +17,9 @@ from .._core.memory_format import channels_last, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
-<<<<<<< HEAD
 from . import attention as _attention
-=======
 from ._grouped_mm import (ScalingType, SwizzleType, grouped_mm, scaled_mm,  # noqa: F401
                           scaled_grouped_mm)
->>>>>>> missing
 
 _linear = _lookup("linear")
 _relu = _lookup("relu")
