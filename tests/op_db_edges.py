@@ -163,17 +163,15 @@ TORCH_BUILD_ERRORS = {
 # and fails once all pass (then the row comes off the list).
 EDGE_XFAIL = {
     'exception type': (
-        'F.max_unpool2d', 'F.max_unpool3d', '_fft_r2c',
-        'aten._softmax_cross_entropy_backward',
+        'F.max_unpool2d', 'F.max_unpool3d',
     ),
     'accepts': (
         'F.batch_norm_eval', 'F.batch_norm_train', 'F.conv_transpose1d', 'F.conv_transpose2d',
-        'F.conv_transpose3d', 'F.instance_norm', 'F.pixel_shuffle', 'conj_physical_', 'cov',
-        'imag_setter', 'torch.cov', 'F.max_pool3d_values', 'F.max_unpool1d',
+        'F.conv_transpose3d', 'F.instance_norm', 'F.pixel_shuffle',
+        'F.max_pool3d_values', 'F.max_unpool1d',
     ),
     'backward': (
-        'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm', 'F.pixel_unshuffle',
-        'F.interpolate_area', 'torch.svd_lowrank', 'F.adaptive_avg_pool1d',
+        'F.pixel_unshuffle', 'F.interpolate_area', 'F.adaptive_avg_pool1d',
         'F.adaptive_avg_pool2d',
     ),
     'accepts, exception type': (
@@ -186,10 +184,7 @@ EDGE_XFAIL = {
         'aten._convolution_with_columns',
     ),
     'result, accepts': (
-        'F.conv3d', 'aten._binary_cross_entropy_with_logits_backward',
-    ),
-    'result, backward': (
-        'aten.binary_cross_entropy_backward',
+        'F.conv3d',
     ),
 }
 

@@ -539,7 +539,10 @@ def _unsafe_view_meta(self, size):
 
 # ---- copies and conversions -------------------------------------------------------------------
 def is_non_overlapping_and_dense(shape, strides):
-    """Whether the elements fill a block of memory exactly, in some order of the dims."""
+    """Whether the elements fill a block of memory exactly, in some order of the dims (an empty
+    tensor does, whatever its strides: PyTorch's copies keep them)."""
+    if 0 in shape:
+        return True
     expected = 1
     for stride, size in sorted((st, n) for n, st in zip(shape, strides) if n != 1):
         if stride != expected:
@@ -568,10 +571,18 @@ def _preserved_strides(t):
     return st if is_non_overlapping_and_dense(t._size, st) else None
 
 
+def _keep_empty_strides(out, src):
+    """`out` (a preserve_format copy of `src`) with the strides of an empty `src`, which NumPy's
+    copy forgets and PyTorch's keeps."""
+    if not out._np.size:
+        out._stride_, out._offset_ = src.stride(), 0
+    return out
+
+
 @impl("clone", "CPU")
 def clone(self, memory_format=None):
     if memory_format is None:
-        return _wrap(copy_preserving(self._np))
+        return _keep_empty_strides(_wrap(copy_preserving(self._np)), self)
     return _wrap(copy_in_format(self._np, memory_format))
 
 
@@ -593,7 +604,7 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
     if memory_format is None or memory_format is preserve_format:
-        return _wrap(_cast(_preserved(self._np), dt))
+        return _keep_empty_strides(_wrap(_cast(_preserved(self._np), dt)), self)
     return _wrap(_cast(copy_in_format(self._np, memory_format), dt))
 
 
@@ -767,7 +778,7 @@ def flip(self, dims):
     axes = _dims_list(dims, a.ndim, "flip")
     # the copy keeps a dense input's layout (preserve_format); a flipped view has negative
     # strides, so the layout is chosen on the input, not on the view
-    return _wrap(np.flip(_preserved(a), axes).copy(order="K"))
+    return _keep_empty_strides(_wrap(np.flip(_preserved(a), axes).copy(order="K")), self)
 
 
 @impl("flip", "Meta")

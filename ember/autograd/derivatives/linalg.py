@@ -228,7 +228,8 @@ def _qr_square_grad(gQ, gR, Q, R):
     M = (gR.matmul(R.mH) - Q.mH.matmul(gQ)).triu()
     M = M + M.mH
     M = M - 0.5 * E.diag_embed(M.diagonal(0, -2, -1))
-    return ops.aten.linalg_solve(R.mH, gQ + Q.matmul(M), left=False)
+    from ...linalg.composites import solve_triangular  # (a composite of ops, not an op)
+    return solve_triangular(R.mH, gQ + Q.matmul(M), upper=False, left=False)
 
 
 def _qr_grad(grads, A_shape, result, result1, mode):
