@@ -476,8 +476,8 @@ view_op("view_as_real", _view_as_real, _check_view_as_real)
 
 def _check_view_as_complex(self):
     if self.dtype is D.float16:
-        raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: view_as_complex of a "
-                           "float16 tensor is not supported")
+        raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: view_as_complex "
+                                  "of a float16 tensor is not supported")
     if self.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "

@@ -22,8 +22,10 @@ def _unsqueeze_dims(g, shape, dim, keepdim):
 
 def _zero(grad):
     """The gradient of an input the output does not move with: exact zeros (PyTorch's
-    zeros_like), never grad * 0, which is NaN where grad is NaN or inf."""
-    return E.zeros_like(grad)
+    zeros_like), never grad * 0, which is NaN where grad is NaN or inf. Selected from grad, so
+    that it stays a function of grad (forward AD reads tangents off this formula's own
+    derivative: an in-place op's tangent becomes 0, not left as it was)."""
+    return _masked(grad.new_zeros((), dtype=D.bool), grad)
 
 
 def _masked(mask, grad):
