@@ -132,6 +132,16 @@ def _triangular_samples(dtype, rng):
             Sample(_square(rng, dtype), make(rng, (2, 3), dtype), upper=True, left=False)]
 
 
+def _singular_triangular_samples(dtype, rng):
+    """A zero on the diagonal: inf and nan (LAPACK's trsm), not an error."""
+    def singular(batch=()):
+        A = make(rng, batch + (3, 3), dtype, grad=False)
+        A.data[..., 1, 1] = 0
+        return A
+    return [Sample(singular(), make(rng, (3, 2), dtype), upper=True),
+            Sample(singular((2,)), make(rng, (2, 3), dtype), upper=False, left=False)]
+
+
 def _cholesky_samples(dtype, rng):
     lower = T(np.tril(_square(rng, dtype).data), dtype)
     upper = T(np.triu(_square(rng, dtype, batch=(2,)).data), dtype)
@@ -435,6 +445,9 @@ COMPOSITE_OPS = [
     OpInfo("linalg.solve_triangular", lambda m, *a, **kw: m.linalg.solve_triangular(*a, **kw),
            REAL, _triangular_samples, other_dtypes_raise=False, tol={"float32": (1e-5, 1e-5)},
            errors=lambda: [ErrorInput(f32(2, 2), f32(3, 2), upper=True, match="Incompatible")]),
+    OpInfo("linalg.solve_triangular_singular",
+           lambda m, *a, **kw: m.linalg.solve_triangular(*a, **kw), REAL,
+           _singular_triangular_samples, other_dtypes_raise=False, grad=False),
     OpInfo("torch.triangular_solve", lambda m, b, A, *a: m.triangular_solve(b, A, *a), REAL,
            lambda dtype, rng: [Sample(make(rng, (3, 2), dtype), _square(rng, dtype)),
                                Sample(make(rng, (3, 2), dtype), _square(rng, dtype), False, True),

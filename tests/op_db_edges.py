@@ -161,26 +161,7 @@ TORCH_BUILD_ERRORS = {
 #                   RuntimeError "expected a 2-D tensor", ...)
 # test_op_edges reports a listed row as an expected failure while one of its edge samples fails,
 # and fails once all pass (then the row comes off the list).
-EDGE_XFAIL = {
-    'exception type': (
-        '_fft_r2c',
-        'aten._softmax_cross_entropy_backward',
-    ),
-    'accepts': (
-        'conj_physical_', 'cov',
-        'imag_setter', 'torch.cov',
-    ),
-    'backward': (
-        'linalg.matrix_norm', 'linalg.matrix_norm_svd', 'linalg.norm',
-        'torch.svd_lowrank',
-    ),
-    'result, accepts': (
-        'aten._binary_cross_entropy_with_logits_backward',
-    ),
-    'result, backward': (
-        'aten.binary_cross_entropy_backward',
-    ),
-}
+EDGE_XFAIL = {}
 
 
 def edge_xfail_reason(name):

@@ -125,8 +125,10 @@ def softmax_ce_backward(m, grad, x, target, weight, reduction, ignore_index):
             x = x if x.requires_grad else x.detach().requires_grad_()
             loss = softmax_ce(m, x, target, weight, reduction, ignore_index)[0]
             return m.autograd.grad(loss, x, grad, create_graph=True)[0]
+    # (the saved softmax only exists for (N, C) logits; the op refuses any other shape)
+    softmax = x.detach().softmax(1) if x.dim() == 2 else x.detach()
     return m.ops.aten._softmax_cross_entropy_backward(grad, x, target, weight, reduction,
-                                                      ignore_index, x.detach().softmax(1))
+                                                      ignore_index, softmax)
 
 
 # ---- CTC ----------------------------------------------------------------------------------

@@ -827,3 +827,42 @@ def test_second_backward_raises_where_torch_does(name):
             return "raises"
         return "runs"
     assert outcome(ember) == outcome(torch)
+
+
+# Ops whose derivative selects (PyTorch's formulas use where / masked_fill / zeros), so the
+# NaN gradient of an element the output does not depend on is dropped, not spread by grad * 0.
+NAN_GRADIENT_OPS = {
+    "clamp": lambda m, x: x.clamp(0.1, 1.0),
+    "clamp_tensor": lambda m, x: x.clamp(m.full_like(x, 0.1), m.full_like(x, 1.0)),
+    "clamp_min": lambda m, x: m.clamp_min(x, 0.1),
+    "hardtanh": lambda m, x: m.nn.functional.hardtanh(x),
+    "relu6": lambda m, x: m.nn.functional.relu6(x),
+    "hardsigmoid": lambda m, x: m.nn.functional.hardsigmoid(x),
+    "hardswish": lambda m, x: m.nn.functional.hardswish(3 * x),
+    "hardshrink": lambda m, x: m.nn.functional.hardshrink(x, 0.6),
+    "softshrink": lambda m, x: m.nn.functional.softshrink(x, 0.6),
+    "maximum": lambda m, x: m.maximum(x, m.full_like(x, 0.5)),
+    "minimum_other": lambda m, x: m.minimum(m.full_like(x, 0.5), x),
+    "max": lambda m, x: x.max().expand(6),
+    "min": lambda m, x: x.min().expand(6),
+    "median": lambda m, x: x.median().expand(6),
+    "amax": lambda m, x: x.reshape(2, 3).amax(1).repeat(3),
+    "floor": lambda m, x: x.floor(),
+    "sign": lambda m, x: x.sign(),
+    "div_floor": lambda m, x: m.div(x, m.full_like(x, 3.0), rounding_mode="floor"),
+    "pow_0": lambda m, x: x.pow(0),
+    "copy_": lambda m, x: x.clone().copy_(m.ones(6, dtype=m.float64)),
+    "fill_": lambda m, x: x.clone().fill_(2.0),
+    "copysign_other": lambda m, x: m.copysign(m.ones(6, dtype=m.float64), x),
+    "margin_ranking_loss": lambda m, x: m.nn.functional.margin_ranking_loss(
+        x, m.zeros(6, dtype=m.float64), m.ones(6, dtype=m.float64), reduction="none"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAN_GRADIENT_OPS))
+def test_nan_gradient_where_the_output_does_not_depend(name):
+    def f(m):
+        x = m.tensor([-1.5, 0.0, 0.5, 2.0, 7.0, 0.5], dtype=m.float64, requires_grad=True)
+        out = NAN_GRADIENT_OPS[name](m, x)
+        return m.autograd.grad(out, x, m.full(out.shape, float("nan"), dtype=m.float64))[0]
+    same(f)

@@ -31,6 +31,8 @@ _BACKWARD_NORM = ("forward", "ortho", "backward")
 
 
 def _dims(self, dim, normalization):
+    if self.dim() == 0 and dim:  # PyTorch's kernels reshape to (batch, *signal) and fail
+        raise RuntimeError(f"shape '{[-1] + [0] * len(dim)}' is invalid for input of size 1")
     if normalization not in (0, 1, 2):
         raise RuntimeError(f"Invalid normalization mode: {normalization}")
     dims = [_wrap_dim(d, self.dim()) for d in dim]

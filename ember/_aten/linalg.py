@@ -647,6 +647,61 @@ def linalg_solve(A, B, left=True):
     return _fresh(_from_left_system(x, vector, left), A.dtype)
 
 
+def _triangular_system(A, B, left):
+    """The checks of linalg.solve_triangular and the batch shape A and B broadcast to. B is
+    always a batch of matrices (unlike linalg.solve, which reads some shapes as vectors)."""
+    _check_matrices(A, "linalg.solve_triangular")
+    _check_same_dtype(A, B, "linalg.solve_triangular")
+    if B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           "dimensions.")
+    n = A._size[-1]
+    if (B._size[-2] if left else B._size[-1]) != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                           f"equation {'AX = B' if left else 'XA = B'} ({A._size[-2]}x{n} and "
+                           f"{B._size[-2]}x{B._size[-1]})")
+    batch = tuple(broadcast_shape(A._size[:-2], B._size[:-2]))
+    return batch
+
+
+def _substitute(a, b, upper):
+    """x with a x = b for triangular a, one row of x at a time from the triangle's corner, as
+    LAPACK's trsm does: a zero on the diagonal gives inf and nan (PyTorch does not check)."""
+    n = a.shape[-1]
+    x = np.zeros(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                 np.result_type(a, b))
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        done = slice(i + 1, n) if upper else slice(0, i)
+        x[..., i, :] = (b[..., i, :] - np.einsum("...j,...jk->...k", a[..., i, done],
+                                                 x[..., done, :])) / a[..., i, i, None]
+    return x
+
+
+@impl("linalg_solve_triangular", "CPU")
+def linalg_solve_triangular(self, B, upper, left=True, unitriangular=False):
+    batch = _triangular_system(self, B, left)
+    a = np.triu(self._np, int(unitriangular)) if upper else np.tril(self._np,
+                                                                     -int(unitriangular))
+    if unitriangular:
+        a = a + np.eye(a.shape[-1], dtype=a.dtype)
+    b = B._np
+    if not left:
+        a, b, upper = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not upper
+    with np.errstate(all="ignore"):
+        if a.shape[-1] and (np.diagonal(a, 0, -2, -1) != 0).all():
+            x = np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]),
+                                np.broadcast_to(b, batch + b.shape[-2:]))
+        else:  # singular (or empty): substitution, never an error
+            x = _substitute(a, b, upper)
+    return _fresh(x if left else np.swapaxes(x, -1, -2), self.dtype)
+
+
+@impl("linalg_solve_triangular", "Meta")
+def linalg_solve_triangular_meta(self, B, upper, left=True, unitriangular=False):
+    batch = _triangular_system(self, B, left)
+    return _meta_like(self, batch + tuple(B._size[-2:]))
+
+
 def _as_left_system(A, B, left):
     """(a, b, vector) with A X = B as a x = b: a vector right-hand side is a column, and
     X A = B is A^T X^T = B^T."""

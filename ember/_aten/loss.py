@@ -67,10 +67,7 @@ def _check_bce_logits_shapes(self, target, weight, pos_weight):
     if weight is not None:
         steps.append((target._size, weight._size))
     for written, other in steps:
-        shape = broadcast_shape(written, other)
-        if tuple(shape) != tuple(written):
-            raise RuntimeError(f"output with shape {list(written)} doesn't match the broadcast "
-                               f"shape {list(shape)}")
+        _fits(written, other)
 
 
 def _reduced_meta(self, shape, reduction):
@@ -186,21 +183,55 @@ def binary_cross_entropy_meta(self, target, weight=None, reduction=1):
     return _reduced_meta(self, shape, reduction)
 
 
+def _check_bce_backward(grad_output, self, target, weight):
+    """PyTorch's kernel: an input-shaped result, the terms computed on the squeezed grad_output,
+    input and target (broadcast together), then * weight in place. Returns the squeezed terms'
+    broadcast shape."""
+    _elementwise_loss_check("binary_cross_entropy_backward", self, target)
+    shape = broadcast_shape(*(_squeezed(t._size) for t in (grad_output, self, target)))
+    if weight is not None:
+        _fits(self._size, weight._size)
+    return shape
+
+
+def _squeezed(shape):
+    return tuple(n for n in shape if n != 1)
+
+
+def _fits(written, other):
+    """An in-place op on a tensor of shape `written` with an operand of shape `other`."""
+    shape = broadcast_shape(written, other)
+    if tuple(shape) != tuple(written):
+        raise RuntimeError(f"output with shape {list(written)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+
+
+def _leading(a, shape):
+    """`a` given `shape`. Note: where PyTorch's squeezed terms broadcast to more elements than
+    the input has, its kernel resizes the squeezed view of the result, which shares the
+    result's storage, so the result holds the leading elements (zeros if there are fewer)."""
+    n = math.prod(shape)
+    flat = np.ravel(a)
+    if flat.size < n:
+        flat = np.concatenate([flat, np.zeros(n - flat.size, flat.dtype)])
+    return flat[:n].reshape(shape)
+
+
 @impl("binary_cross_entropy_backward", "CPU")
 def binary_cross_entropy_backward(grad_output, self, target, weight=None, reduction=1):
-    shape = _elementwise_loss_check("binary_cross_entropy_backward", self, target, weight)
-    x, y = _math(self), _math(target)
+    _check_bce_backward(grad_output, self, target, weight)
+    x, y = (_math(t).reshape(_squeezed(t._size)) for t in (self, target))
     g = (x - y) / np.maximum((1 - x) * x, _BCE_EPS)
-    g = g * (_math(grad_output) * _mean_scale(shape, reduction))
+    g = _leading(g * _math(grad_output).reshape(_squeezed(grad_output._size)), self._size)
     if weight is not None:
         g = g * _math(weight)
-    return _result(g, self.dtype, shape)
+    return _result(g * _mean_scale(self._size, reduction), self.dtype, self._size)
 
 
 @impl("binary_cross_entropy_backward", "Meta")
 def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, reduction=1):
-    shape = _elementwise_loss_check("binary_cross_entropy_backward", self, target, weight)
-    return _meta(shape, self.dtype, device=self.device)
+    _check_bce_backward(grad_output, self, target, weight)
+    return _meta(self._size, self.dtype, device=self.device)
 
 
 # ---- binary cross-entropy with logits -----------------------------------------------------
@@ -256,9 +287,12 @@ def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=
 @impl("_binary_cross_entropy_with_logits_backward", "CPU")
 def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight, pos_weight,
                                               reduction):
-    """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
-    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
-                                    pos_weight)
+    """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x)),
+    summed to the input's shape, "mean" dividing by the input's size (PyTorch composes it of
+    ops on the broadcast terms, and autograd sums them to the input's shape)."""
+    _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                            pos_weight)
+    _check_bce_logits_shapes(self, target, weight, pos_weight)
     x, y = _math(self), _math(target)
     e = _exp_neg_abs(x)
     sig_neg = np.where(x >= 0, e, 1)
@@ -267,15 +301,25 @@ def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight,
     if pos_weight is not None:
         sig_neg = sig_neg * _pos_weight_scale(pos_weight, y)
     g = _subtract_into(1 - y, sig_neg)
-    g = g * (_math(grad_output) * _mean_scale(shape, reduction))
+    g = g * (_math(grad_output) * _mean_scale(self._size, reduction))
     if weight is not None:
         g = g * _math(weight)
-    return _result(g, self.dtype, shape)
+    return _result(_summed_to(g, self._size), self.dtype, self._size)
+
+
+def _summed_to(a, shape):
+    """`a` (broadcast from `shape`) summed back to `shape`, as autograd reduces a gradient."""
+    a = np.asarray(a)
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and a.shape[lead + i] != 1)
+    return a.sum(axis=axes, keepdims=True).reshape(shape) if axes else a
 
 
 @impl("_binary_cross_entropy_with_logits_backward", "Meta")
 def binary_cross_entropy_with_logits_backward_meta(grad_output, self, target, weight,
                                                    pos_weight, reduction):
-    shape = _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
-                                    pos_weight)
-    return _meta(shape, self.dtype, device=self.device)
+    _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
+                            pos_weight)
+    _check_bce_logits_shapes(self, target, weight, pos_weight)
+    return _meta(self._size, self.dtype, device=self.device)

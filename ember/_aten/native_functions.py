@@ -282,6 +282,7 @@ linalg_inv(Tensor A) -> Tensor
 linalg_det(Tensor A) -> Tensor
 linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
 linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
 linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
 linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
 linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)

@@ -476,8 +476,8 @@ view_op("view_as_real", _view_as_real, _check_view_as_real)
 
 def _check_view_as_complex(self):
     if self.dtype is D.float16:
-        raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: view_as_complex of a "
-                           "float16 tensor is not supported")
+        raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: view_as_complex "
+                                  "of a float16 tensor is not supported")
     if self.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "
@@ -548,7 +548,10 @@ def _unsafe_view_meta(self, size):
 
 # ---- copies and conversions -------------------------------------------------------------------
 def is_non_overlapping_and_dense(shape, strides):
-    """Whether the elements fill a block of memory exactly, in some order of the dims."""
+    """Whether the elements fill a block of memory exactly, in some order of the dims (an empty
+    tensor does, whatever its strides: PyTorch's copies keep them)."""
+    if 0 in shape:
+        return True
     expected = 1
     for stride, size in sorted((st, n) for n, st in zip(shape, strides) if n != 1):
         if stride != expected:
@@ -577,10 +580,18 @@ def _preserved_strides(t):
     return st if is_non_overlapping_and_dense(t._size, st) else None
 
 
+def _keep_empty_strides(out, src):
+    """`out` (a preserve_format copy of `src`) with the strides of an empty `src`, which NumPy's
+    copy forgets and PyTorch's keeps."""
+    if not out._np.size:
+        out._stride_, out._offset_ = src.stride(), 0
+    return out
+
+
 @impl("clone", "CPU")
 def clone(self, memory_format=None):
     if memory_format is None:
-        return _wrap(copy_preserving(self._np))
+        return _keep_empty_strides(_wrap(copy_preserving(self._np)), self)
     return _wrap(copy_in_format(self._np, memory_format))
 
 
@@ -602,7 +613,7 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
     if memory_format is None or memory_format is preserve_format:
-        return _wrap(_cast(_preserved(self._np), dt))
+        return _keep_empty_strides(_wrap(_cast(_preserved(self._np), dt)), self)
     return _wrap(_cast(copy_in_format(self._np, memory_format), dt))
 
 
@@ -776,7 +787,7 @@ def flip(self, dims):
     axes = _dims_list(dims, a.ndim, "flip")
     # the copy keeps a dense input's layout (preserve_format); a flipped view has negative
     # strides, so the layout is chosen on the input, not on the view
-    return _wrap(np.flip(_preserved(a), axes).copy(order="K"))
+    return _keep_empty_strides(_wrap(np.flip(_preserved(a), axes).copy(order="K")), self)
 
 
 @impl("flip", "Meta")

@@ -156,7 +156,8 @@ def _empty_like(t, dtype, device, memory_format):
     anything else is laid out contiguously or in the requested memory format."""
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
     if memory_format is None or memory_format is preserve_format:
-        if not t.is_contiguous() and is_non_overlapping_and_dense(t._size, t.stride()):
+        if (not t.is_contiguous() or not t.numel()) and \
+                is_non_overlapping_and_dense(t._size, t.stride()):
             return _empty_strided(t._size, t.stride(), dt, dev)
     elif memory_format is not contiguous_format:
         return _empty_strided(t._size, format_strides(t._size, memory_format), dt, dev)

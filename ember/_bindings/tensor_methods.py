@@ -371,8 +371,8 @@ def _complex_method(dtype):
 
 
 def _chalf(self, memory_format=None):
-    raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: Tensor.chalf() is not "
-                       "supported")
+    raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: Tensor.chalf() is "
+                              "not supported")
 
 
 def _to_dtype(dtype):

@@ -55,7 +55,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.dim()} dimensions")
-    x = input if input.dim() == 2 else input.reshape(1, -1)
+    x = input if input.dim() == 2 else input.view(1, -1)
     num_obs = x.shape[1]
     w = None
     for name, weights in (("fweights", fweights), ("aweights", aweights)):
@@ -75,6 +75,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
                                f"aweights with {str(weights.dtype).replace('torch.', '')} dtype")
         w = weights if w is None else w * weights
+    viewed = x
     if not x.is_floating_point() and not x.is_complex():
         x = x.to(D.get_default_dtype())
     if w is None:
@@ -96,7 +97,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.", UserWarning)
         norm_factor = norm_factor * 0 if isinstance(norm_factor, Tensor) else 0
-    centered = x - avg.unsqueeze(1)
+    # Note: with one observation and one kind of weights the centered matrix is exactly zero;
+    # PyTorch writes those zeros into the input (or its 2-D view), so the input is zeroed and
+    # a leaf that requires grad is refused by the in-place rule, as here.
+    if num_obs == 1 and (fweights is None) != (aweights is None):
+        centered = viewed.zero_().to(x.dtype)
+    else:
+        centered = x - avg.unsqueeze(1)
     weighted = centered if w is None else centered * w
     c = B.mm(centered, weighted.t().conj())
     return (c / norm_factor).squeeze()

@@ -143,8 +143,8 @@ def _complex(real, imag, *, out=None):
     """A complex tensor from its real and imaginary parts (which broadcast)."""
     for what, x in (("real", real), ("imag", imag)):
         if x.dtype is D.float16:
-            raise RuntimeError("ember has no complex32 (ComplexHalf) dtype: complex() of "
-                               "float16 tensors is not supported")
+            raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: complex() "
+                                      "of float16 tensors is not supported")
         if x.dtype not in (D.float32, D.float64):
             raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
                                f"got {_scalar_type_name(real.dtype)} and "

@@ -68,8 +68,16 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
 
 
 def _norm_max(x, dim, keepdim):
-    """The largest of some norms, 0 for none (an empty matrix's norm is 0 in PyTorch)."""
-    return x.sum(dim, keepdim) if x.shape[dim] == 0 else amax(x, dim, keepdim)
+    """The largest of some norms, 0 for none: PyTorch gives an empty matrix's norm as new zeros,
+    outside the graph (no gradient)."""
+    if x.shape[dim] == 0:
+        shape = list(x.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return x.new_zeros(shape)
+    return amax(x, dim, keepdim)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):

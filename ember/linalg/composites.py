@@ -1,6 +1,6 @@
 """Linear-algebra functions PyTorch also offers, written from ember's linalg ops so autograd
-sees what they are made of: triangular solves (linalg.solve on the masked triangle, whose
-gradient is then masked the same way, as PyTorch's formula is), Cholesky solves and inverses
+sees what they are made of: the deprecated triangular_solve (over the linalg_solve_triangular
+op), Cholesky solves and inverses
 (through A = L L^H, so L's gradient is the full-matrix one PyTorch returns), matrix_exp (an
 op), cond; and the functions PyTorch removed in 1.9,
 which raise pointing at their replacements.
@@ -44,13 +44,6 @@ def _scalar_name(dtype):
     return _scalar_type_name(dtype)
 
 
-def _triangle(A, upper, unitriangular):
-    if unitriangular:
-        eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-        return (A.triu(1) if upper else A.tril(-1)) + eye
-    return A.triu() if upper else A.tril()
-
-
 def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
     _check_square(A, "linalg.solve_triangular")
     _check_float(A, "linalg.solve_triangular")
@@ -64,8 +57,9 @@ def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
                            f"equation {eq} ({A.shape[-2]}x{n} and {B_.shape[-2]}x"
                            f"{B_.shape[-1]})")
     dtype = D.promote_types(A.dtype, B_.dtype)
-    T = _triangle(A.to(dtype), upper, unitriangular)
-    return _finish(_linalg().solve(T, B_.to(dtype), left=left), False, out)
+    return _finish(lookup("linalg_solve_triangular")(A.to(dtype), B_.to(dtype), upper=upper,
+                                                     left=left, unitriangular=unitriangular),
+                   False, out)
 
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):

@@ -20,6 +20,20 @@ def _unsqueeze_dims(g, shape, dim, keepdim):
     return g
 
 
+def _zero(grad):
+    """The gradient of an input the output does not move with: exact zeros (PyTorch's
+    zeros_like), never grad * 0, which is NaN where grad is NaN or inf. Selected from grad, so
+    that it stays a function of grad (forward AD reads tangents off this formula's own
+    derivative: an in-place op's tangent becomes 0, not left as it was)."""
+    return _masked(grad.new_zeros((), dtype=D.bool), grad)
+
+
+def _masked(mask, grad):
+    """grad where `mask` holds and exact zeros elsewhere: PyTorch's derivatives select (a NaN
+    gradient of an element the output does not depend on is dropped), they do not multiply."""
+    return E.where(mask, grad, grad.new_zeros(()))
+
+
 def _conj(x):
     """conj for complex tensors; real tensors and Python numbers are returned as they are."""
     return x.conj() if getattr(x, "is_complex", None) and x.is_complex() else x

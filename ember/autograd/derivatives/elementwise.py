@@ -6,7 +6,7 @@ from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
 from ..._dispatch.ops import ops
 from ..._core import dtype as D
-from ._common import _conj, _float_only_backward
+from ._common import _conj, _float_only_backward, _masked, _zero
 
 
 # ---- elementwise binary
@@ -24,13 +24,13 @@ derivative("mul.Tensor", {"self": lambda grad, other: grad * _conj(other),
 
 def _div_self(grad, other, rounding_mode):
     if rounding_mode is not None:
-        return grad * 0
+        return _zero(grad)
     return grad / _conj(other)
 
 
 def _div_other(grad, self, other, rounding_mode):
     if rounding_mode is not None:
-        return grad * 0
+        return _zero(grad)
     return -grad * _conj((self / other) / other)
 
 
@@ -42,7 +42,7 @@ derivative("remainder.Tensor", {
 
 def _pow_self(grad, self, exponent):
     if not hasattr(exponent, "_size"):
-        return grad * 0 if exponent == 0 else grad * (exponent * self.pow(exponent - 1))
+        return _zero(grad) if exponent == 0 else grad * (exponent * self.pow(exponent - 1))
     return E.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
 
 
@@ -70,10 +70,11 @@ derivative("pow_.Tensor", {"self": _pow_self, "exponent": _pow_exponent}, node_n
 
 
 def _minmax_grad(pick_self):
+    """maximum/minimum: half the gradient to each side of a tie, none to the side that loses
+    (a NaN side loses to nothing, as in PyTorch)."""
     def f(grad, self, other):
-        mask = (self > other) if pick_self else (self < other)
-        tie = (self == other)
-        return E.where(mask, grad, grad * 0) + E.where(tie, grad / 2, grad * 0)
+        loses = (self < other) if pick_self else (self > other)
+        return _masked(~loses, E.where(self == other, grad / 2, grad))
     return f
 
 
@@ -94,7 +95,7 @@ def _clamp_grad(grad, self, min, max):
         mask = mask & (self >= min)
     if max is not None:
         mask = mask & (self <= max)
-    return E.where(mask, grad, grad * 0)
+    return _masked(mask, grad)
 
 
 derivative("clamp", {"self": _clamp_grad}, node_name="ClampBackward1")
@@ -117,7 +118,7 @@ derivative("clamp.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad}
 # ---- elementwise unary
 derivative("neg", {"self": lambda grad: -grad})
 derivative("abs", {"self": lambda grad, self: grad * E.sgn(self)})  # sgn: x/|x| if complex
-derivative("sign", {"self": lambda grad: grad * 0})
+derivative("sign", {"self": _zero})
 
 
 def _sgn_grad(grad, self):
@@ -125,7 +126,7 @@ def _sgn_grad(grad, self):
     derivative of z / |z| along the circle), and 0 at z = 0. Written from `self`, not the saved
     result, so that its own derivative (double backward) sees how sgn(z) moves with z."""
     if not self.is_complex():
-        return grad * 0
+        return _zero(grad)
     magnitude = self.abs()
     direction = self.sgn()
     tangential = (grad - direction * E.real(grad * direction.conj())) / magnitude
@@ -167,7 +168,7 @@ derivative("softplus", {"self": _softplus_grad})
 derivative("threshold_backward", {
     "grad_output": lambda grad, self, threshold: ops.aten.threshold_backward(grad, self,
                                                                                threshold),
-    "self": lambda grad: grad * 0})
+    "self": _zero})
 derivative("sigmoid_backward", {
     "grad_output": lambda grad, output: ops.aten.sigmoid_backward(grad, output),
     "output": lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output)})
@@ -224,8 +225,8 @@ derivative("polygamma", {"self": lambda grad, n, self: grad * E.polygamma(n + 1,
 derivative("polygamma_", {"self": lambda grad, n, self: grad * E.polygamma(n + 1, self)},
            node_name="PolygammaBackward0")
 for _name in ("trunc", "floor", "ceil", "round"):
-    derivative(_name, {"self": lambda grad: grad * 0})
-derivative("round.decimals", {"self": lambda grad: grad * 0}, node_name="RoundBackward1")
+    derivative(_name, {"self": _zero})
+derivative("round.decimals", {"self": _zero}, node_name="RoundBackward1")
 derivative("frac", {"self": lambda grad: grad})
 derivative("nan_to_num", {"self": lambda grad, self: grad * self.isfinite()})
 
@@ -254,7 +255,7 @@ def _copysign_node(other):
 
 
 _copysign = {"self": lambda grad, self, result: grad * E.where(self == 0, 0.0, result / self),
-             "other": lambda grad, other: grad * 0}
+             "other": _zero}
 derivative("copysign.Tensor", _copysign, node_name=_copysign_node)
 
 
@@ -295,7 +296,7 @@ derivative("igamma", {"self": _igamma_self,
                     "other": lambda grad, self, other: grad * _igamma_density(self, other)})
 derivative("igammac", {"self": _igamma_self,
                      "other": lambda grad, self, other: -grad * _igamma_density(self, other)})
-derivative("nextafter", {"self": lambda grad: grad, "other": lambda grad: grad * 0})
+derivative("nextafter", {"self": lambda grad: grad, "other": _zero})
 
 
 def _sinc_grad(grad, self):
@@ -320,7 +321,7 @@ derivative("logit", {"self": _logit_grad})
 derivative("frexp.Tensor", {"self": lambda grad, result1: grad / E.pow(2.0, result1.to(
     grad.dtype))}, output_differentiability=[True, False])
 not_differentiable("gcd", "gcd_", "lcm", "lcm_", "signbit", "isposinf", "isneginf", "isreal")
-derivative("angle", {"self": lambda grad: grad * 0})  # real inputs: piecewise constant
+derivative("angle", {"self": _zero})  # real inputs: piecewise constant
 derivative("view_as_real", {"self": lambda grad: E.view_as_complex(grad.contiguous())})
 derivative("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
 derivative("view_as_complex", {"self": lambda grad: E.view_as_real(grad.contiguous())})
@@ -357,11 +358,11 @@ _leaky_relu = {"self": lambda grad, self, negative_slope:
 derivative("leaky_relu", _leaky_relu)
 derivative("leaky_relu_", _leaky_relu, node_name="LeakyReluBackward1")
 derivative("hardtanh", {"self": lambda grad, self, min_val, max_val:
-                      E.where((self <= min_val) | (self >= max_val), grad * 0, grad)})
+                      _masked((self > min_val) & (self < max_val), grad)})
 derivative("hardsigmoid", {"self": lambda grad, self:
-                         E.where((self > -3) & (self < 3), grad / 6, grad * 0)})
+                         _masked((self > -3) & (self < 3), grad / 6)})
 derivative("hardswish", {"self": lambda grad, self: E.where(
-    self <= -3, grad * 0, E.where(self < 3, grad * (self / 3 + 0.5), grad))})
+    self <= -3, grad.new_zeros(()), E.where(self < 3, grad * (self / 3 + 0.5), grad))})
 
 
 def _mish_grad(grad, self):
@@ -374,7 +375,7 @@ derivative("log_sigmoid", {"self": lambda grad, self: grad * (-self).sigmoid()})
 
 
 def _shrink_grad(grad, self, lambd):
-    return E.where((self >= -lambd) & (self <= lambd), grad * 0, grad)
+    return _masked((self < -lambd) | (self > lambd), grad)
 
 
 derivative("hardshrink", {"self": _shrink_grad})
@@ -392,7 +393,7 @@ def _glu_grad(grad, self, dim):
 derivative("glu", {"self": _glu_grad})
 derivative("_prelu_kernel", {
     "self": lambda grad, self, weight: E.where(self > 0, grad, weight * grad),
-    "weight": lambda grad, self: E.where(self > 0, grad * 0, self * grad)},
+    "weight": lambda grad, self: _masked(self <= 0, self * grad)},
     node_name="PreluKernelBackward0")
 not_differentiable("eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
                    "logical_and", "logical_or", "logical_xor", "logical_not",

@@ -221,6 +221,21 @@ def _cholesky_grad(grad, result, upper):
 derivative("linalg_cholesky", {"self": _cholesky_grad})
 
 
+def _solve_triangular_grads(grad, self, result, upper, left, unitriangular, needs):
+    """X = A^-1 B: gB = A^-H gX (a triangular solve with the other triangle), gA = -gB X^H
+    (X^H gB if left=False) on A's triangle, off its diagonal if unitriangular."""
+    gB = ops.aten.linalg_solve_triangular(self.mH, grad, upper=not upper, left=left,
+                                          unitriangular=unitriangular)
+    gA = None
+    if needs[0]:
+        gA = -gB.matmul(result.mH) if left else -result.mH.matmul(gB)
+        gA = gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))
+    return gA, gB if needs[1] else None
+
+
+derivative("linalg_solve_triangular", {"self, B": _solve_triangular_grads})
+
+
 def _qr_square_grad(gQ, gR, Q, R):
     """A = QR with m >= n: gA = (gQ + Q syminv(triu(gR R^H - Q^H gQ))) R^-H, syminv(X) =
     X + X^H with the diagonal's real part halved (the part of M that the triangular R and the
@@ -228,7 +243,7 @@ def _qr_square_grad(gQ, gR, Q, R):
     M = (gR.matmul(R.mH) - Q.mH.matmul(gQ)).triu()
     M = M + M.mH
     M = M - 0.5 * E.diag_embed(M.diagonal(0, -2, -1))
-    return ops.aten.linalg_solve(R.mH, gQ + Q.matmul(M), left=False)
+    return ops.aten.linalg_solve_triangular(R.mH, gQ + Q.matmul(M), upper=False, left=False)
 
 
 def _qr_grad(grads, A_shape, result, result1, mode):

@@ -113,19 +113,11 @@ derivative("_softmax_cross_entropy_backward", {"grad_output": _sce_backward_grad
                                                "self": _sce_backward_self})
 
 
-def _elementwise_scale(self, target, weight, reduction):
-    """An elementwise loss's factor per element: its weight, over the number of elements for
-    "mean" (target and weight may broadcast against the input)."""
-    n = math.prod(E.broadcast_shapes(*(t.shape for t in (self, target, weight)
-                                       if t is not None)))
-    scale = 1 / n if reduction == 1 and n else 1
-    return scale if weight is None else weight * scale
-
-
-def _target_scale(target, weight, reduction):
-    """The factor of a loss's target gradient: PyTorch's formulas take the mean over the
-    target's own elements (not the broadcast shape's: a 0-d target gets the sum)."""
-    scale = 1 / target.numel() if reduction == 1 and target.numel() else 1
+def _own_scale(t, weight, reduction):
+    """The factor of an elementwise loss's gradient: its weight, over the number of elements of
+    `t` for "mean". PyTorch's formulas divide by the size of the argument differentiated
+    (the input, or the target), not by the broadcast shape's: a 0-d input gets the sum."""
+    scale = 1 / t.numel() if reduction == 1 and t.numel() else 1
     return scale if weight is None else weight * scale
 
 
@@ -133,12 +125,12 @@ derivative("binary_cross_entropy", {
     "self": lambda grad, self, target, weight, reduction:
         _aten.binary_cross_entropy_backward(grad, self, target, weight, reduction),
     "target": lambda grad, self, target, weight, reduction: grad * ((-self).log1p() - self.log())
-    * _target_scale(target, weight, reduction)})
+    * _own_scale(target, weight, reduction)})
 
 
 def _bce_backward_grads(grads, grad_output, self, target, weight, reduction, needs):
     """The backward is grad_output * scale * (x - y) / D with D = max(x (1 - x), 1e-12)."""
-    gg = grads[0] * _elementwise_scale(self, target, weight, reduction)
+    gg = grads[0] * _own_scale(self, weight, reduction)
     xx = self * (1 - self)
     d = xx.clamp(min=1e-12)
     g_grad = gg * (self - target) / d if needs[0] else None
@@ -147,7 +139,7 @@ def _bce_backward_grads(grads, grad_output, self, target, weight, reduction, nee
         d_d = _aten.where(xx > 1e-12, 1 - 2 * self, 0.0)
         g_self = gg * grad_output * (d - (self - target) * d_d) / (d * d)
     if needs[2]:
-        g_target = -gg * grad_output / d
+        g_target = -grads[0] * _own_scale(target, weight, reduction) * grad_output / d
     return g_grad, g_self, g_target
 
 
@@ -157,7 +149,7 @@ derivative("binary_cross_entropy_backward",
 
 def _bce_logits_target(grad, self, target, weight, pos_weight, reduction):
     g = -self if pos_weight is None else -self - (pos_weight - 1) * _aten.log_sigmoid(self)
-    return grad * g * _target_scale(target, weight, reduction)
+    return grad * g * _own_scale(target, weight, reduction)
 
 
 derivative("binary_cross_entropy_with_logits", {
@@ -169,8 +161,11 @@ derivative("binary_cross_entropy_with_logits", {
 
 def _bce_logits_backward_grads(grads, grad_output, self, target, weight, pos_weight, reduction,
                                needs):
-    """The backward is grad_output * scale * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x))."""
-    gg = grads[0] * _elementwise_scale(self, target, weight, reduction)
+    """The backward is grad_output * scale * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x)),
+    summed to the input's shape: the incoming gradient spreads over the terms' broadcast shape."""
+    shape = E.broadcast_shapes(*(t.shape for t in (grad_output, self, target, weight, pos_weight)
+                                 if t is not None))
+    gg = grads[0].expand(shape) * _own_scale(self, weight, reduction)
     sig_neg = (-self).sigmoid()
     pw_scale = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     g_grad = g_self = g_target = None

@@ -10,7 +10,7 @@ from ..._aten.elementwise import float_limits
 from ... import _refs as E
 from ..._dispatch.ops import ops
 from ..._core import dtype as D
-from ._common import _unsqueeze_dims
+from ._common import _unsqueeze_dims, _masked
 
 
 # ---- reductions
@@ -65,14 +65,14 @@ def _amax_grad(grad, self, result, dim, keepdim):
     r = _unsqueeze_dims(result, self.shape, dim, keepdim)
     mask = (self == r)
     count = mask.sum(dim=dim if dim else None, keepdim=True) if dim else mask.sum()
-    return E.where(mask, g / count, g * 0)
+    return (g / count) * mask  # multiplied, as PyTorch's: a NaN gradient reaches every element
 
 
 derivative("amax", {"self": _amax_grad})
 derivative("amin", {"self": _amax_grad})
-derivative("max", {"self": lambda grad, self, result: _amax_grad(grad, self, result, [], False)},
+derivative("max", {"self": lambda grad, self, result: _evenly_distribute(grad, self, result)},
            node_name="MaxBackward1")
-derivative("min", {"self": lambda grad, self, result: _amax_grad(grad, self, result, [], False)},
+derivative("min", {"self": lambda grad, self, result: _evenly_distribute(grad, self, result)},
            node_name="MinBackward1")
 
 
@@ -130,8 +130,8 @@ def _vector_norm_grad(grad, self, result, ord, dim, keepdim):
     g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
     norm = _unsqueeze_dims(result, self.shape, dim, keepdim)
     p = float(ord)
-    if p == 0:
-        return self * 0
+    if p == 0:  # no gradient at all (PyTorch's formula gives an undefined tensor)
+        return None
     if p == 1:
         return self.sign() * g
     if p == 2:
@@ -153,10 +153,11 @@ derivative("nansum", {"self": lambda grad, self, dim, keepdim: E.where(
 
 
 def _evenly_distribute(grad, self, result):
-    """median() and nanmedian(): the gradient shared by every element equal to the result
-    (every NaN if the result is NaN)."""
+    """max(), min(), median() and nanmedian(): the gradient shared by every element equal to
+    the result (every NaN if the result is NaN), the others exactly 0 (PyTorch writes the
+    shares into zeros; amax/amin multiply by the mask instead, so a NaN gradient spreads)."""
     mask = (self == result) | (self.isnan() & result.isnan())
-    return mask * (grad / mask.sum())
+    return _masked(mask, grad / mask.sum())
 
 
 derivative("median", {"self": _evenly_distribute})

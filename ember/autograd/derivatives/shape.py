@@ -3,7 +3,7 @@ from ..variable_type import derivative, not_differentiable
 from ..._aten.shape import split_sizes
 from ... import _refs as E
 from ..._dispatch.ops import ops
-from ._common import _aten
+from ._common import _aten, _zero
 
 
 # ---- views
@@ -136,10 +136,10 @@ def _cat_grad(grad, tensors_shape, dim):
 
 derivative("cat", {"tensors": _cat_grad})
 derivative("stack", {"tensors": lambda grad, dim: list(grad.unbind(dim))})
-derivative("copy_", {"self": lambda grad: grad * 0, "src": lambda grad, src_shape: grad},
+derivative("copy_", {"self": _zero, "src": lambda grad, src_shape: grad},
            node_name="CopyBackwards")  # (sic: PyTorch's name for it)
-derivative("fill_.Scalar", {"self": lambda grad: grad * 0}, node_name="FillBackward2")
-derivative("zero_", {"self": lambda grad: grad * 0}, node_name="ZeroBackward0")
+derivative("fill_.Scalar", {"self": _zero}, node_name="FillBackward2")
+derivative("zero_", {"self": _zero}, node_name="ZeroBackward0")
 derivative("flip", {"self": lambda grad, dims: grad.flip(dims)})
 derivative("roll", {"self": lambda grad, shifts, dims: grad.roll([-s for s in shifts], dims)})
 derivative("tril", {"self": lambda grad, diagonal: grad.tril(diagonal)})
@@ -177,7 +177,7 @@ derivative("unsqueeze_", {"self": lambda grad, dim: grad.squeeze(dim)},
 # as_strided_ has no formula here (its gradient needs self's geometry before the op): backward
 # through it raises. resize_ refuses tensors that require grad (see Tensor.resize_).
 not_differentiable("resize_", "resize_as_")
-derivative("poisson", {"self": lambda grad: grad * 0})  # a sample does not move with its rate
+derivative("poisson", {"self": _zero})  # a sample does not move with its rate
 # fractional max pooling sends each gradient where its index points, as adaptive max pooling
 derivative("fractional_max_pool2d", {"self": lambda grad, self, result1:
                                      _aten.adaptive_max_pool2d_backward(grad, self, result1)},
