@@ -76,7 +76,9 @@ def test_tensor_dataset_batches_sample_by_sample_where_torchs_could_differ(case)
             x = lib.arange(12.).reshape(2, 6).t()
         elif case == "collate_fn":
             kw["collate_fn"] = lambda samples: samples
-        kind = (Doubled if lib is torch else EmberDoubled) if case == "subclass" else data.TensorDataset
+        kind = data.TensorDataset
+        if case == "subclass":
+            kind = Doubled if lib is torch else EmberDoubled
         batches = list(data.DataLoader(kind(x, lib.arange(6)), **kw))
         grad_fns = [type(b[0].grad_fn).__name__ for b in batches if case == "grad"]
         return batches, grad_fns

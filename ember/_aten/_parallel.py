@@ -20,7 +20,6 @@ each one single-threaded BLAS call, with one blocking wait at the end -- `set_nu
 then governs all of ember's threads, and no work item starts BLAS threads of its own.
 """
 import os
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -104,7 +103,8 @@ def matmul(a, b, out):
     """np.matmul(a, b, out=out) for a and b of at least 2 dims; a big product's rows shared
     over the intra-op threads, each block one BLAS call writing its own rows of `out`."""
     m = a.shape[-2]
-    if not _blas_single or _WORKERS < 2 or m < 2 * _WORKERS or out.size * a.shape[-1] < _MIN_PRODUCT:
+    small = m < 2 * _WORKERS or out.size * a.shape[-1] < _MIN_PRODUCT
+    if small or _WORKERS < 2 or not _blas_single:
         return np.matmul(a, b, out=out)
 
     def rows(index):

@@ -123,8 +123,8 @@ class MNIST(VisionDataset):
 
     def __getitem__(self, index):
         data = self.data
-        if type(index) is int and 0 <= index < len(data):  # the sampler's keys: read in place,
-            pixels = data.numpy()[index]                   # skipping a select op per sample
+        if type(index) is int and 0 <= index < len(data):  # what samplers yield: read in
+            pixels = data.numpy()[index]                   # place, without a select op
         else:
             pixels = data[index].numpy()
         img = pil_image().fromarray(pixels)  # uint8 2-D -> mode "L"
