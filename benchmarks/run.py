@@ -66,8 +66,9 @@ def main():
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs; best is kept")
     parser.add_argument("--threads", type=int, help="intra-op threads for both libraries "
-                        "(torch.set_num_threads and ember.set_num_threads, which also limits "
-                        "NumPy's BLAS); default: each library's own")
+                        "(torch.set_num_threads and ember.set_num_threads; ember holds NumPy's "
+                        "BLAS at one thread and splits products itself); default: each "
+                        "library's own")
     parser.add_argument("--self-test", action="store_true", help="use torch as ember")
     args = parser.parse_args()
 

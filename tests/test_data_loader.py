@@ -34,6 +34,68 @@ def test_single_process_batches_match_torch(kwargs):
     assert_same(*both(fn))
 
 
+def test_tensor_dataset_batches_gathered_at_once_are_torchs():
+    """A plain TensorDataset with default_collate is batched by one gather per tensor (Note in
+    _utils/fetch.py): the same values, dtypes and strides as torch's stacked samples."""
+    def fn(lib, data):
+        images = lib.arange(11 * 12, dtype=lib.uint8).reshape(11, 3, 4)
+        ds = data.TensorDataset(images, lib.arange(11) % 3, lib.linspace(0, 1, 11))
+        loader = data.DataLoader(ds, batch_size=4, shuffle=True,
+                                 generator=lib.Generator().manual_seed(3))
+        return list(loader)
+    e, t = both(fn)
+    assert_same(e, t, strides=True)
+    assert all(isinstance(batch, list) for batch in e)
+    ds = edata.TensorDataset(ember.zeros(4, 2), ember.arange(4))
+    assert iter(edata.DataLoader(ds, batch_size=2))._dataset_fetcher.rows_at_once
+
+
+class Doubled(tdata.TensorDataset):
+    def __getitem__(self, index):
+        return tuple(2 * t[index] for t in self.tensors)
+
+
+class EmberDoubled(edata.TensorDataset):
+    def __getitem__(self, index):
+        return tuple(2 * t[index] for t in self.tensors)
+
+
+@pytest.mark.parametrize("case", ["negative keys", "numpy keys", "grad", "transposed",
+                                  "collate_fn", "subclass"])
+def test_tensor_dataset_batches_sample_by_sample_where_torchs_could_differ(case):
+    def fn(lib, data):
+        x = lib.arange(12.).reshape(6, 2)
+        kw = {"batch_sampler": [[4, 1], [0, 5, 2]]}
+        if case == "negative keys":
+            kw["batch_sampler"] = [[-1, 0], [-6, 2]]
+        elif case == "numpy keys":
+            kw["batch_sampler"] = [list(np.array([3, 1])), [np.int64(2)]]
+        elif case == "grad":
+            x.requires_grad_()
+        elif case == "transposed":
+            x = lib.arange(12.).reshape(2, 6).t()
+        elif case == "collate_fn":
+            kw["collate_fn"] = lambda samples: samples
+        kind = data.TensorDataset
+        if case == "subclass":
+            kind = Doubled if lib is torch else EmberDoubled
+        batches = list(data.DataLoader(kind(x, lib.arange(6)), **kw))
+        grad_fns = [type(b[0].grad_fn).__name__ for b in batches if case == "grad"]
+        return batches, grad_fns
+    e, t = both(fn)
+    assert_same(e, t, strides=True)
+
+
+def test_tensor_dataset_key_out_of_range_raises_torchs_error_type():
+    # the type only: ember's x[3] words its IndexError as torch's x.select(0, 3) does
+    def fn(lib, data):
+        return list(data.DataLoader(data.TensorDataset(lib.zeros(3, 2)), batch_sampler=[[0, 3]]))
+    with pytest.raises(IndexError):
+        fn(torch, tdata)
+    with pytest.raises(IndexError, match="index 3"):
+        fn(ember, edata)
+
+
 def test_sampler_and_batch_sampler_arguments():
     def fn(lib, data):
         ds = make_map_dataset(lib, data)

@@ -1,5 +1,6 @@
 """Kernels whose loops are split over threads (ember/_aten/_parallel.py): on arrays big enough
-to be split, the results match PyTorch's and are bit-for-bit those of one thread."""
+to be split, the results match PyTorch's and, for elementwise loops, are bit-for-bit those of
+one thread."""
 import numpy as np
 import pytest
 
@@ -66,9 +67,49 @@ def test_num_threads_setting():
         ember.set_num_threads(saved)
 
 
-def test_num_threads_governs_numpys_blas():
-    """One setting for both pools: set_num_threads also limits NumPy's BLAS, as torch's limits
-    MKL/OpenMP (no oversubscription of the cores by GEMMs next to ember's own threads)."""
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64"])
+@pytest.mark.parametrize("shapes", [((300, 200), (200, 120)), ((3, 130, 90), (90, 70)),
+                                    ((130, 90), (2, 90, 70)), ((97, 300), (300, 101))])
+def test_split_product_is_one_products_bitwise(monkeypatch, dtype, shapes):
+    """A big matmul's rows over threads (each block one BLAS call) give the single call's
+    values: exactly for integers; for floats up to rounding, as OpenBLAS's blocking depends on
+    the rows it is given (its own threads split a product the same way)."""
+    monkeypatch.setattr(P, "_WORKERS", 3)
+    monkeypatch.setattr(P, "_MIN_PRODUCT", 1)
+    g = np.random.default_rng(0)
+    a, b = (g.standard_normal(s).astype(dtype) for s in shapes)
+    b = b.swapaxes(-1, -2).copy().swapaxes(-1, -2)  # a transposed operand splits as well
+    out = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]),
+                   dtype)
+    assert P.matmul(a, b, out) is out
+    if dtype == "int64":
+        np.testing.assert_array_equal(out, np.matmul(a, b))
+    else:
+        np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-5 if "64" in dtype else 1e-4,
+                                   atol=1e-4 if dtype != "float64" else 1e-12)
+    again = np.empty_like(out)
+    np.testing.assert_array_equal(P.matmul(a, b, again), out)  # the same split, the same bits
+
+
+def test_linear_layers_split_match_torch(monkeypatch):
+    monkeypatch.setattr(P, "_WORKERS", 2)
+    monkeypatch.setattr(P, "_MIN_PRODUCT", 1)
+    g = np.random.default_rng(1)
+    x, w, b = (g.standard_normal(s).astype(np.float32) for s in ((64, 300), (40, 300), (40,)))
+    grads = []
+    for lib in (ember, torch):
+        xs, ws = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = lib.nn.functional.linear(xs, ws, lib.tensor(b))
+        z = lib.addmm(lib.tensor(b), xs, ws.t()) + lib.bmm(xs[None], ws.t()[None])[0]
+        (y.square().sum() + z.sum()).backward()
+        grads.append([t.detach().numpy() for t in (y, z, xs.grad, ws.grad)])
+    for a, t in zip(*grads):
+        np.testing.assert_allclose(a, t, rtol=1e-4, atol=1e-3)
+
+
+def test_numpys_blas_is_held_at_one_thread():
+    """ember's own threads split products; NumPy's BLAS pool stays at one thread whatever
+    set_num_threads says (Note at the top of _parallel.py: no pool multiplies another)."""
     threadpoolctl = pytest.importorskip("threadpoolctl", reason="threadpoolctl is in the test extra")
     blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     if not blas:
@@ -77,8 +118,9 @@ def test_num_threads_governs_numpys_blas():
     try:
         for n in (1, 2):
             ember.set_num_threads(n)
+            assert ember.get_num_threads() == n
             assert {i["num_threads"] for i in threadpoolctl.threadpool_info()
-                    if i["user_api"] == "blas"} == {n}
+                    if i["user_api"] == "blas"} == {1}
     finally:
         ember.set_num_threads(saved)
 

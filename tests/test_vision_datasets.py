@@ -82,6 +82,13 @@ def test_getitem_pil_image_and_int(bundled_test_split):
     assert isinstance(img, Image.Image) and img.mode == "L" and img.size == (28, 28)
     np.testing.assert_array_equal(np.asarray(img), bundled_test_split.data[3].numpy())
     assert type(target) is int and target == int(bundled_test_split.targets[3])
+    # keys other than an in-range int go through the tensor's own indexing, as in torchvision
+    for key in (-1, ember.tensor(9999), np.int64(5)):
+        img, target = bundled_test_split[key]
+        np.testing.assert_array_equal(np.asarray(img), bundled_test_split.data[key].numpy())
+        assert target == int(bundled_test_split.targets[key])
+    with pytest.raises(IndexError):
+        bundled_test_split[10000]
 
 
 @pytest.mark.parametrize("dtype", list(_IDX_CODES))

@@ -63,6 +63,21 @@ def test_to_tensor_from_ndarray_and_errors():
         F.to_tensor(np.zeros((1, 2, 3, 4)))
 
 
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_to_tensor_scales_every_uint8_value_as_torch(default):
+    """Bit for bit torch's uint8 -> default dtype -> div(255), for all 256 values."""
+    every = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    previous = ember.get_default_dtype()
+    ember.set_default_dtype(getattr(ember, default))
+    try:
+        out = F.to_tensor(Image.fromarray(every))
+    finally:
+        ember.set_default_dtype(previous)
+    ref = torch.from_numpy(every)[None].to(getattr(torch, default)).div(255)
+    assert out.dtype == getattr(ember, default)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+
+
 def test_pil_to_tensor_keeps_values_and_dtype():
     out = T.PILToTensor()(pil_rgb())
     close(out, torch.from_numpy(RGB).permute(2, 0, 1))
@@ -124,8 +139,17 @@ def test_normalize():
     assert repr(T.Normalize(mean, std)) == f"Normalize(mean={mean}, std={std})"
     with pytest.raises(TypeError, match="Input tensor should be a float tensor"):
         F.normalize(ember.tensor(RGB), mean, std)
-    with pytest.raises(ValueError, match="std evaluated to zero"):
-        F.normalize(ember.tensor(t), mean, (1.0, 0.0, 1.0))
+    for _ in range(2):  # the converted mean and std are cached; the check is not skipped
+        with pytest.raises(ValueError, match="std evaluated to zero"):
+            F.normalize(ember.tensor(t), mean, (1.0, 0.0, 1.0))
+    # same numbers, other dtypes and kinds of mean/std: each converted for its own image
+    doubles = F.normalize(ember.tensor(t.astype(np.float64)), list(mean), list(std))
+    close(doubles, ref.double(), atol=1e-12 + 1e-6)
+    assert doubles.dtype == ember.float64
+    close(F.normalize(ember.tensor(t), ember.tensor(mean).view(3, 1, 1), 0.5),
+          (torch.tensor(t) - torch.tensor(mean)[:, None, None]) / 0.5)
+    signed = F.normalize(ember.tensor([[[-0.0, 1.0]]]), [-0.0], [1.0])  # -0.0 - -0.0 is +0.0
+    assert math.copysign(1, signed[0, 0, 0].item()) == 1.0
     with pytest.raises(ValueError, match="Expected tensor to be a tensor image of size"):
         F.normalize(ember.zeros(4, 4), mean, std)
 

@@ -1,13 +1,25 @@
-"""Memory-bound kernels on every core: a small at::parallel_for for NumPy loops.
+"""Intra-op threads: a small at::parallel_for for NumPy loops and matrix products.
 
-PyTorch splits each big elementwise loop and layout copy over its intra-op threads. NumPy runs
-them on one core, but releases the GIL inside its copy and ufunc loops, so the slices of one
-array handled by a few Python threads at once do run in parallel. Each element is still
-computed by the same loop, in the same order, so results are bit-for-bit those of one call.
-Small arrays stay on the calling thread: handing work over costs tens of microseconds.
+PyTorch splits each big elementwise loop, layout copy and matrix product over its intra-op
+threads. NumPy runs them on one core, but releases the GIL inside its copy, ufunc and matmul
+loops, so the slices of one array handled by a few Python threads at once do run in parallel.
+Each element of a loop is still computed by the same code, in the same order, so results are
+bit-for-bit those of one call; a product's row blocks may round differently (OpenBLAS blocks by
+the rows it is given, as when its own threads split a product). Small arrays stay on the
+calling thread: handing work over costs tens of microseconds.
+
+Note [One thread pool: NumPy's BLAS runs single-threaded]
+PyTorch's GEMMs run on the same OpenMP threads as its other kernels, so `set_num_threads`
+bounds everything. NumPy's OpenBLAS has a pool of its own, whose threads spin-wait at several
+barriers inside every product. On this project's 2-core machine with other processes running,
+measured alone: (64, 9216) @ (9216, 128) took 13 ms on one BLAS thread and 897 ms on two; the
+MNIST example's train step 0.59 s with ember's pool at 1 or 2 threads and BLAS at 1, 1.4-2.8 s
+with BLAS at 2. So ember holds OpenBLAS at one thread (from import, through threadpoolctl) and
+splits big products itself: `matmul` hands row blocks of the result to the intra-op threads,
+each one single-threaded BLAS call, with one blocking wait at the end -- `set_num_threads`
+then governs all of ember's threads, and no work item starts BLAS threads of its own.
 """
 import os
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -84,6 +96,24 @@ def parallel_for(fn, shape, size):
             f.result()
 
 
+_MIN_PRODUCT = 1 << 21         # multiply-adds below which one BLAS call beats a split
+
+
+def matmul(a, b, out):
+    """np.matmul(a, b, out=out) for a and b of at least 2 dims; a big product's rows shared
+    over the intra-op threads, each block one BLAS call writing its own rows of `out`."""
+    m = a.shape[-2]
+    small = m < 2 * _WORKERS or out.size * a.shape[-1] < _MIN_PRODUCT
+    if small or _WORKERS < 2 or not _blas_single:
+        return np.matmul(a, b, out=out)
+
+    def rows(index):
+        block = (Ellipsis, index[0], slice(None))
+        np.matmul(a[block], b, out=out[block])
+    parallel_for(rows, (m,), _MIN_ELEMENTS)  # big enough: checked above
+    return out
+
+
 def contiguous(a, dtype=None):
     """np.ascontiguousarray(a, dtype), the copy split over threads."""
     if a.flags.c_contiguous and (dtype is None or a.dtype == dtype):
@@ -118,7 +148,8 @@ def init_num_threads():
 
 
 def set_num_threads(n):
-    """torch.set_num_threads: how many threads intra-op loops use from now on."""
+    """torch.set_num_threads: how many threads intra-op loops and products use from now on
+    (NumPy's BLAS stays at one thread: see the Note at the top)."""
     global _WORKERS, _pool
     if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
         raise RuntimeError("set_num_threads expects a positive integer")
@@ -126,16 +157,21 @@ def set_num_threads(n):
         old, _pool, _WORKERS = _pool, None, n
         if old is not None:
             old.shutdown(wait=False)
-    _limit_blas_threads(n)
+    _single_threaded_blas()
 
 
-def _limit_blas_threads(n):
-    """NumPy's BLAS follows set_num_threads, as MKL/OpenMP follow torch's, so that GEMMs and
-    ember's own threads never ask for more cores than the user allowed."""
+def _single_threaded_blas():
+    """Hold NumPy's BLAS at one thread (Note at the top). Without threadpoolctl it keeps its
+    own threads (OPENBLAS_NUM_THREADS=1 in the environment also holds it), and products are
+    not split, so that the two pools never multiply."""
+    global _blas_single
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
-        warnings.warn("set_num_threads: NumPy's BLAS keeps its own thread count because "
-                      "threadpoolctl is not installed (pip install threadpoolctl)", stacklevel=3)
         return
-    threadpool_limits(n, user_api="blas")
+    threadpool_limits(1, user_api="blas")
+    _blas_single = True
+
+
+_blas_single = False
+_single_threaded_blas()

@@ -295,6 +295,12 @@ def scalar_tensor_meta(s, dtype=None, device=None):
 # ---- tensors from Python data ------------------------------------------------------------------
 def _scan(data):
     """(the inferred dtype, whether a tensor is among the leaves)."""
+    if type(data) is list:  # the common flat list of Python ints or floats in one look
+        kinds = set(map(type, data))
+        if kinds == {int}:
+            return D.int64, False
+        if kinds == {float}:
+            return D.get_default_dtype(), False
     result = None
     has_tensor = False
     stack = [data]

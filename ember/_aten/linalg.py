@@ -6,6 +6,7 @@ matrix product in PyTorch.
 """
 import numpy as np
 
+from . import _parallel
 from .._core import caching_allocator, dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta, _wrap_dim
@@ -26,7 +27,7 @@ def _matmul(a, b):
         return np.asarray(np.matmul(a, b))
     shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
     out = caching_allocator.empty(shape, np.result_type(a.dtype, b.dtype))
-    return np.matmul(a, b, out=out)
+    return _parallel.matmul(a, b, out)  # big products split over the intra-op threads
 
 
 def _product(a, b, kernel):
@@ -157,7 +158,7 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     if dt is D.bool:
         raise not_implemented("addmm_impl_cpu_", dt)
     mdt = _OPMATH.get(dt, dt)._np
-    r = np.matmul(mat1._np.astype(mdt, copy=False), mat2._np.astype(mdt, copy=False))
+    r = _matmul(mat1._np.astype(mdt, copy=False), mat2._np.astype(mdt, copy=False))
     if alpha != 1:
         r = np.multiply(r, alpha, dtype=mdt)
     if beta != 0:
@@ -370,7 +371,7 @@ def addr_meta(self, vec1, vec2, beta=1, alpha=1):
 
 def _batched_product(b1, b2):
     mdt = _accumulate(b1.dtype)
-    return np.matmul(b1._np.astype(mdt, copy=False), b2._np.astype(mdt, copy=False))
+    return _matmul(b1._np.astype(mdt, copy=False), b2._np.astype(mdt, copy=False))
 
 
 @impl("baddbmm", "CPU")

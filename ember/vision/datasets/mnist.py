@@ -122,7 +122,12 @@ class MNIST(VisionDataset):
         return int(self.targets[index])
 
     def __getitem__(self, index):
-        img = pil_image().fromarray(self.data[index].numpy())  # uint8 2-D -> mode "L"
+        data = self.data
+        if type(index) is int and 0 <= index < len(data):  # what samplers yield: read in
+            pixels = data.numpy()[index]                   # place, without a select op
+        else:
+            pixels = data[index].numpy()
+        img = pil_image().fromarray(pixels)  # uint8 2-D -> mode "L"
         return self._transformed(img, self._target(index))
 
     def __len__(self):

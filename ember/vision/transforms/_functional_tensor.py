@@ -3,6 +3,9 @@
 nn.functional (interpolate, pad, grid_sample, conv2d), colour through elementwise ops, with
 torchvision's arithmetic so that results match it.
 """
+import functools
+import math
+
 import numpy as np
 
 import ember
@@ -86,11 +89,25 @@ def normalize(tensor, mean, std, inplace=False):
     if tensor.dim() < 3:
         raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got "
                          f"tensor.size() = {tensor.size()}")
-    if not inplace:
-        tensor = tensor.clone()
-    dtype = tensor.dtype
-    mean = ember.as_tensor(mean, dtype=dtype, device=tensor.device)
-    std = ember.as_tensor(std, dtype=dtype, device=tensor.device)
+    if _numbers(mean) and _numbers(std):  # as a Normalize transform holds them: convert once
+        mean, std = _channel_stats(tuple(mean), tuple(std), tensor.dtype, tensor.device)
+    else:
+        mean, std = _channel_stats.__wrapped__(mean, std, tensor.dtype, tensor.device)
+    # sub (out of place) is clone + sub_ in one op: the same values in a new tensor
+    return tensor.sub_(mean).div_(std) if inplace else tensor.sub(mean).div_(std)
+
+
+def _numbers(values):
+    """Python numbers that can key the cache (-0.0 would share 0.0's entry, so it cannot)."""
+    return isinstance(values, (list, tuple)) and all(
+        type(v) in (int, float) and (v or math.copysign(1, v) > 0) for v in values)
+
+
+@functools.lru_cache(maxsize=64)
+def _channel_stats(mean, std, dtype, device):
+    """mean and std as tensors of the image's dtype, shaped (C, 1, 1) when given per channel."""
+    mean = ember.as_tensor(mean, dtype=dtype, device=device)
+    std = ember.as_tensor(std, dtype=dtype, device=device)
     if (std == 0).any():
         raise ValueError(f"std evaluated to zero after conversion to {dtype}, leading to "
                          "division by zero.")
@@ -98,7 +115,7 @@ def normalize(tensor, mean, std, inplace=False):
         mean = mean.view(-1, 1, 1)
     if std.dim() == 1:
         std = std.view(-1, 1, 1)
-    return tensor.sub_(mean).div_(std)
+    return mean, std
 
 
 def resize(img, size, interpolation="bilinear", antialias=True):

@@ -95,10 +95,17 @@ def to_tensor(pic):
         arr = pic[:, :, None] if pic.ndim == 2 else pic
     else:
         arr = _pil_to_array(pic)
-    img = ember.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
-    if img.dtype == ember.uint8:
-        return img.to(dtype=ember.get_default_dtype()).div(255)
-    return img
+    chw = arr.transpose(2, 0, 1)
+    if arr.dtype != np.uint8:
+        return ember.from_numpy(np.ascontiguousarray(chw))
+    float_type = _NUMPY_FLOATS.get(ember.get_default_dtype())
+    if float_type is None:  # a default dtype NumPy lacks (bfloat16)
+        return ember.from_numpy(np.ascontiguousarray(chw)).to(ember.get_default_dtype()).div(255)
+    # uint8 -> float is exact, so converting in the layout copy is .to(default dtype), one op less
+    return ember.from_numpy(np.ascontiguousarray(chw, dtype=float_type)).div_(255)
+
+
+_NUMPY_FLOATS = {ember.float16: np.float16, ember.float32: np.float32, ember.float64: np.float64}
 
 
 def pil_to_tensor(pic):

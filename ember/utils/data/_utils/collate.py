@@ -8,6 +8,7 @@ by adding entries. `default_convert` is the same walk without batching (for `bat
 """
 import collections
 import copy
+import math
 import re
 
 import numpy as np
@@ -95,14 +96,19 @@ def collate_tensor_fn(batch, *, collate_fn_map=None):
         raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
                            "collate_fn; please provide a custom collate_fn to handle them "
                            "appropriately.")
-    out = None
-    if get_worker_info() is not None and elem.device.type == "cpu":
-        # In a worker, stack straight into shared memory: the batch then leaves for the main
-        # process as it is, with no move into shared memory on the way out.
-        size = (len(batch),) + tuple(elem.shape)
-        storage = new_shared_storage(len(batch) * elem.numel() * elem.element_size())
-        out = tensor_over(storage, elem.dtype, 0, size, _contiguous_strides(size))
+    out = _batch_out(len(batch), elem.shape, elem.dtype) if elem.device.type == "cpu" else None
     return stack(batch, 0, out=out)
+
+
+def _batch_out(n, sample_shape, dtype):
+    """Where to put a batch of n samples: in a worker, a contiguous tensor in shared memory, so
+    that the batch leaves for the main process as it is, with no move into shared memory on
+    the way out; in the main process None (a fresh tensor)."""
+    if get_worker_info() is None:
+        return None
+    size = (n,) + tuple(sample_shape)
+    storage = new_shared_storage(math.prod(size) * dtype.itemsize)
+    return tensor_over(storage, dtype, 0, size, _contiguous_strides(size))
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
