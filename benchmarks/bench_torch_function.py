@@ -11,29 +11,32 @@ import functools
 import os
 import sys
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-import ember as torch  # noqa: E402
-
-torch.set_num_threads(1)
-which, n = sys.argv[1], int(sys.argv[2])
-a, b = torch.ones(16), torch.ones(16)
-lin = torch.nn.Linear(16, 8)
-x = torch.randn(4, 16)
 
 
-def add():
-    a + b
-    torch.add(a, b)
+def main(which, n):
+    """(run as a script only: benchmarks/run.py imports every bench_*.py file)"""
+    import ember as torch
+    torch.set_num_threads(1)
+    a, b = torch.ones(16), torch.ones(16)
+    lin = torch.nn.Linear(16, 8)
+    x = torch.randn(4, 16)
+
+    def add():
+        a + b
+        torch.add(a, b)
+
+    def chain():
+        y = torch.nn.functional.relu(lin(x))
+        loss = (y * y).sum()
+        loss.backward()
+
+    for _ in range(3):   # warm up both, so both runs load the same code
+        add()
+        chain()
+    fn = add if which == "add" else chain
+    functools.reduce(lambda acc, _: fn(), range(n), None)
 
 
-def chain():
-    y = torch.nn.functional.relu(lin(x))
-    loss = (y * y).sum()
-    loss.backward()
-
-
-for _ in range(3):   # warm up both, so both runs load the same code
-    add()
-    chain()
-fn = add if which == "add" else chain
-functools.reduce(lambda acc, _: fn(), range(n), None)
+if __name__ == "__main__":
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    main(sys.argv[1], int(sys.argv[2]))
