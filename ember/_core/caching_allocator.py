@@ -41,7 +41,8 @@ import numpy as np
 #        prev/next: None <-> A <-> B <-> C <-> remainder <-> None
 #
 # Allocation (malloc) takes the *best fit*: the free block of the smallest size >= the request,
-# lowest address first among equals (each pool is kept sorted by (size, address)). If that block
+# lowest address first among equals (each pool is a list of (size, address, block) entries kept
+# sorted, so best fit is one bisection). If that block
 # is larger than needed and the remainder is worth keeping (>= 512 bytes in the small pool,
 # > 1 MiB in the large one), it is split: the front becomes the allocation, the remainder a new
 # free block after it. If no free block fits, a new segment is requested from the raw allocator;
@@ -58,20 +59,31 @@ import numpy as np
 # When is a block free? PyTorch frees a block when the last Storage over it dies. ember's
 # tensors keep their bytes as NumPy arrays, and NumPy views (`t.numpy()`, kernel temporaries,
 # views of views) keep their base alive by reference; so the block's array is made over a
-# memoryview of the segment (NumPy then stops collapsing `.base` at it: every view refers to
-# it) and a weak reference to it, the block's *lease*, calls free() when the array and every
-# view of it are gone. Nothing can use a block after it is freed, by construction.
+# ctypes view of the segment, which is not an ndarray (NumPy then stops collapsing `.base` at
+# the block's array: every view refers to it), and a weak reference to it, the block's
+# *lease*, reports when the array and every view of it are gone. Nothing can use a block after
+# it is freed, by construction.
+#
+# The small-tensor path. Every op result is a malloc and, soon after, a free, so both are
+# written out without calls in the common case, and the work a steady loop repeats is cheap:
+# a split leaves the free remainder's pool entry in place when its smaller size keeps the order
+# (it is the largest free block of its segment, usually), and a freed block is absorbed by the
+# free block after it the same way. The lease's callback is the `append` of a list (no Python
+# frame runs when an array dies); the queued blocks are freed, in the order their arrays died,
+# at the start of the next allocator call -- malloc, free, statistics, snapshot, empty_cache --
+# so every decision and every statistic is the one freeing at once would give. While history
+# is recorded the callback frees at once instead, to record the stack that dropped the array.
 #
 # How results get into blocks. A kernel that makes its own output buffer takes it from
 # `empty(shape, dtype)` and writes into it (matmul and linear with `out=`, the contiguous copies
-# behind convolution, relu, max-pool); any other kernel's NumPy result is copied into a block
-# when it becomes a tensor (`_wrap` calls `into_block`): one memcpy per result, and NumPy's
-# temporary is gone at once. Arrays that are not the allocator's to own -- from_numpy's, shared
+# behind convolution, relu, max-pool, add/sub/mul of same-shape operands); any other kernel's
+# NumPy result is copied into a block when it becomes a tensor (`_wrap` calls `into_block`):
+# one memcpy per result, and NumPy's temporary is gone at once. Arrays that are not the allocator's to own -- from_numpy's, shared
 # memory, a memory-mapped checkpoint -- are wrapped as they are (`_wrap_external`).
 #
 # Frees can arrive at any moment: a weakref callback runs whenever the last reference drops,
-# including inside malloc (Python's cyclic GC may run there) or from another thread. A free
-# that finds the allocator busy is queued and done when the busy call finishes.
+# including inside malloc (Python's cyclic GC may run there) or from another thread; queueing
+# them (list.append is atomic) makes that safe too.
 
 kMinBlockSize = 512
 kSmallSize = 1 << 20
@@ -330,6 +342,8 @@ class CachingAllocator:
         return self.stats[name][ALL].peak
 
     def reset_peak_stats(self):
+        with self.lock:  # frees still queued happened before the reset
+            self._drain()
         for x in HOT.values():
             for pool in (self.small, self.large):
                 setattr(pool, x + "_pk", getattr(pool, x))
@@ -341,6 +355,8 @@ class CachingAllocator:
         self.oversize_segments.peak = self.oversize_segments.current
 
     def reset_accumulated_stats(self):
+        with self.lock:  # frees still queued happened before the reset
+            self._drain()
         for stats in list(self.stats.values()) + [(self.oversize_allocations,
                                                    self.oversize_segments)]:
             for s in stats:
