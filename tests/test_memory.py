@@ -251,7 +251,7 @@ def test_free_arriving_while_busy_is_done_afterwards():
     array = allocator.lease(block, 100, np.dtype(np.uint8))
     with allocator.lock:  # as if a weakref callback fired inside malloc
         del array
-        assert allocator.pending == [block]
+        assert [lease.block for lease in allocator.pending] == [block]
     assert allocator.memory_stats()["allocated_bytes"]["all"]["current"] == 0
 
 
