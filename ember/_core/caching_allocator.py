@@ -74,6 +74,18 @@ import numpy as np
 # so every decision and every statistic is the one freeing at once would give. While history
 # is recorded the callback frees at once instead, to record the stack that dropped the array.
 #
+# Taking a block back. The commonest moment of all: a result dies and the next result of the
+# same size is asked for (`y = a + b` in a loop). Freeing the block merges it into a free block
+# after it (or leaves it a free piece of its own, between allocated ones); best fit then finds
+# that block and cuts the same bytes off again. When the dead block's size is the request's, the
+# block before it is allocated (or it starts the segment), it is not the whole segment's only
+# piece, and best fit after the free would pick it -- the merged block's entry, or its own,
+# would come first among the fitting ones -- the free-then-malloc is known to end where it
+# started: `_take_back` hands the block out again at once and moves only what the pair would
+# have moved (the total counts, the requested bytes, the inactive-split totals and their peaks
+# at the moment between). Every statistic and every segment's layout is what the two steps give
+# (a test runs both ways on the same requests).
+#
 # How results get into blocks. A kernel that makes its own output buffer takes it from
 # `empty(shape, dtype)` and writes into it (matmul and linear with `out=`, the contiguous copies
 # behind convolution, relu, max-pool, add/sub/mul of same-shape operands); any other kernel's
@@ -409,9 +421,18 @@ class CachingAllocator:
         lock = self.lock
         lock.acquire()
         try:
-            if self.pending:
-                self._drain()
-            block = self._malloc(nbytes)
+            pending = self.pending
+            block = None
+            if pending:
+                while len(pending) > 1:  # the older frees first, in order
+                    self._free(pending.pop(0).block)
+                block = self._take_back(pending[0].block, nbytes)
+                if block is None:
+                    self._drain()
+                else:
+                    del pending[0]
+            if block is None:
+                block = self._malloc(nbytes)
         finally:
             lock.release()
         segment = block.segment
@@ -422,6 +443,54 @@ class CachingAllocator:
         lease.block = block
         block.lease = lease
         return array
+
+    def _take_back(self, block, nbytes):
+        """`block` (whose array died) serving a request of `nbytes` straight away, when
+        freeing it and then mallocing would give back this very block and leave every pool as
+        it is now; else None (Note [Taking a block back])."""
+        size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
+        prev, nxt = block.prev, block.next
+        if block.size != size or prev is not None and not prev.allocated or \
+                self.recording is not None:
+            return None
+        pool = block.segment.free_blocks
+        keys = pool.keys
+        i = bisect_left(keys, (size,))
+        if nxt is not None and not nxt.allocated:
+            # freed, it merges into nxt; best fit must then pick the merged block (nxt's entry
+            # is the first fit and nothing sorts between the two) and split it as it was
+            if prev is None and nxt.next is None or nxt.size < pool.min_split or \
+                    i == len(keys) or keys[i][2] is not nxt or \
+                    i + 1 < len(keys) and keys[i + 1] < (size + nxt.size, block.address):
+                return None
+            pieces = 0  # the moment between: the free piece is `size` bytes larger
+        else:
+            # freed, it is a free piece of its own; best fit must pick it whole
+            if prev is None and nxt is None or i < len(keys) and \
+                    keys[i] < (size, block.address):
+                return None
+            pieces = 1  # the moment between: one more free piece, of `size` bytes
+        # the statistics as the free and the malloc leave them: totals and peaks move
+        other = pool.other
+        pool.n_tot += 1
+        pool.b_tot += size
+        c = pool.r - block.requested_size + nbytes
+        pool.r, pool.r_tot = c, pool.r_tot + nbytes
+        if c > pool.r_pk:
+            pool.r_pk = c
+        if c + other.r > self.r_pk:
+            self.r_pk = c + other.r
+        if pieces:
+            self._more_split(pool, 1, 0)
+            pool.s -= 1
+        c = pool.sb + size
+        pool.sb_tot += size
+        if c > pool.sb_pk:
+            pool.sb_pk = c
+        if c + other.sb > self.sb_pk:
+            self.sb_pk = c + other.sb
+        block.requested_size = nbytes
+        return block
 
     def _malloc(self, nbytes):
         # the hot path of every tensor: written out, with no calls in the common case
