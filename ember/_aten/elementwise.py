@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._core.tensor import Tensor, _wrap, _wrap_external, _meta, _wrap_dim
 from .._core.memory_format import empty_like_array
 from .._core import caching_allocator
 from ._parallel import parallel_for
@@ -181,7 +181,7 @@ def _reduced_operand(x, dt, mdt):
 
 
 def binary(name, compute, *, operands=None, result=None, check=None, finish=None,
-           inplace=None):
+           inplace=None, ufunc=None):
     """Register CPU and Meta kernels of a binary op (and of its in-place form `inplace`).
 
     operands(dt, *extra) is the dtype the operands are cast to, given their promoted dtype dt
@@ -190,6 +190,9 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     compute(a, b, math_dtype, *extra) works on NumPy values and returns the result dtype (its
     ufuncs take dtype=math_dtype); check(self, other, dt, *extra) raises PyTorch's errors for
     inputs it refuses; finish(r, *extra) post-processes the result in the result dtype.
+    ufunc (add, sub, mul) is the NumPy ufunc that computes the op when its extra argument is
+    the default 1 and the dtype needs no math dtype: the result is then written straight into
+    an allocator block (`out=`) instead of being copied there.
     """
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
@@ -206,6 +209,11 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
             dt = operands(dt, *extra)
         if check is not None:
             check(self, other, dt, *extra)
+        if ufunc is not None and dt in _UFUNC_OUT and caching_allocator.enabled and (
+                not extra or type(extra[0]) is int and extra[0] == 1):
+            out = _into_block(ufunc, self, other, dt)
+            if out is not None:
+                return _wrap_external(out)
         try:
             if dt in _OPMATH:
                 r = _compute(compute, self, other, dt, dt if result is None else result(dt),
@@ -251,6 +259,32 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     cpu_.__qualname__ = cpu_.__name__ = inplace.split(".")[0]
     impl(inplace, "CPU")(cpu_)
     impl(inplace, "Meta")(meta_)
+
+
+# the dtypes whose ufunc loops compute in the result dtype itself (see _OPMATH) and are not bool
+_UFUNC_OUT = frozenset(d for d in D.all_dtypes
+                       if d._np is not None and d is not D.bool and d not in _OPMATH)
+
+
+def _into_block(ufunc, self, other, dt):
+    """ufunc(self, other) written into a new allocator block, when the operands need no
+    broadcasting and are laid out in C order (else None: the general path keeps the operands'
+    layout, as PyTorch's TensorIterator does)."""
+    a = operand(self, dt)
+    b = operand(other, dt)
+    if type(a) is not np.ndarray or not a.nbytes:
+        return None
+    if type(b) is np.ndarray:
+        if b.shape != a.shape or a.ndim > 1 and not (a.flags.c_contiguous and
+                                                     b.flags.c_contiguous):
+            return None
+    elif a.ndim > 1 and not a.flags.c_contiguous:
+        return None
+    out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, a.shape)
+    try:
+        return ufunc(a, b, out=out)
+    except (OverflowError, TypeError):  # a Python int outside dt's range, or an odd scalar
+        return None
 
 
 def _dev(*xs):
@@ -418,10 +452,10 @@ def _typed_ufunc(ufunc):
     return compute
 
 
-binary("add.Tensor", _add, inplace="add_.Tensor")
-binary("sub.Tensor", _sub, check=_check_sub, inplace="sub_.Tensor")
+binary("add.Tensor", _add, inplace="add_.Tensor", ufunc=np.add)
+binary("sub.Tensor", _sub, check=_check_sub, inplace="sub_.Tensor", ufunc=np.subtract)
 binary("rsub.Tensor", lambda a, b, dt, alpha=1: _sub(b, a, dt, alpha), check=_check_sub)
-binary("mul.Tensor", _mul, inplace="mul_.Tensor")
+binary("mul.Tensor", _mul, inplace="mul_.Tensor", ufunc=np.multiply)
 binary("div.Tensor_mode", _div, operands=_div_operands, check=_check_div, finish=_div_finish,
        inplace="div_.Tensor_mode")
 binary("floor_divide", _floor_divide, check=_no_bool("div_floor_cpu"),

@@ -6,7 +6,8 @@ a pool of free blocks, merged with free neighbours, and the next request of a si
 it again: after a warm-up step, a training loop asks the raw allocator for nothing.
 `ember.memory` is the public face (statistics, snapshots); this file is the mechanism.
 """
-import bisect
+import ctypes
+from bisect import bisect_left, insort
 import os
 import sys
 import threading
@@ -40,7 +41,8 @@ import numpy as np
 #        prev/next: None <-> A <-> B <-> C <-> remainder <-> None
 #
 # Allocation (malloc) takes the *best fit*: the free block of the smallest size >= the request,
-# lowest address first among equals (each pool is kept sorted by (size, address)). If that block
+# lowest address first among equals (each pool is a list of (size, address, block) entries kept
+# sorted, so best fit is one bisection). If that block
 # is larger than needed and the remainder is worth keeping (>= 512 bytes in the small pool,
 # > 1 MiB in the large one), it is split: the front becomes the allocation, the remainder a new
 # free block after it. If no free block fits, a new segment is requested from the raw allocator;
@@ -57,20 +59,43 @@ import numpy as np
 # When is a block free? PyTorch frees a block when the last Storage over it dies. ember's
 # tensors keep their bytes as NumPy arrays, and NumPy views (`t.numpy()`, kernel temporaries,
 # views of views) keep their base alive by reference; so the block's array is made over a
-# memoryview of the segment (NumPy then stops collapsing `.base` at it: every view refers to
-# it) and a weak reference to it, the block's *lease*, calls free() when the array and every
-# view of it are gone. Nothing can use a block after it is freed, by construction.
+# ctypes view of the segment, which is not an ndarray (NumPy then stops collapsing `.base` at
+# the block's array: every view refers to it), and a weak reference to it, the block's
+# *lease*, reports when the array and every view of it are gone. Nothing can use a block after
+# it is freed, by construction.
+#
+# The small-tensor path. Every op result is a malloc and, soon after, a free, so both are
+# written out without calls in the common case, and the work a steady loop repeats is cheap:
+# a split leaves the free remainder's pool entry in place when its smaller size keeps the order
+# (it is the largest free block of its segment, usually), and a freed block is absorbed by the
+# free block after it the same way. The lease's callback is the `append` of a list (no Python
+# frame runs when an array dies); the queued blocks are freed, in the order their arrays died,
+# at the start of the next allocator call -- malloc, free, statistics, snapshot, empty_cache --
+# so every decision and every statistic is the one freeing at once would give. While history
+# is recorded the callback frees at once instead, to record the stack that dropped the array.
+#
+# Taking a block back. The commonest moment of all: a result dies and the next result of the
+# same size is asked for (`y = a + b` in a loop). Freeing the block merges it into a free block
+# after it (or leaves it a free piece of its own, between allocated ones); best fit then finds
+# that block and cuts the same bytes off again. When the dead block's size is the request's, the
+# block before it is allocated (or it starts the segment), it is not the whole segment's only
+# piece, and best fit after the free would pick it -- the merged block's entry, or its own,
+# would come first among the fitting ones -- the free-then-malloc is known to end where it
+# started: `_take_back` hands the block out again at once and moves only what the pair would
+# have moved (the total counts, the requested bytes, the inactive-split totals and their peaks
+# at the moment between). Every statistic and every segment's layout is what the two steps give
+# (a test runs both ways on the same requests).
 #
 # How results get into blocks. A kernel that makes its own output buffer takes it from
 # `empty(shape, dtype)` and writes into it (matmul and linear with `out=`, the contiguous copies
-# behind convolution, relu, max-pool); any other kernel's NumPy result is copied into a block
-# when it becomes a tensor (`_wrap` calls `into_block`): one memcpy per result, and NumPy's
-# temporary is gone at once. Arrays that are not the allocator's to own -- from_numpy's, shared
+# behind convolution, relu, max-pool, add/sub/mul of same-shape operands); any other kernel's
+# NumPy result is copied into a block when it becomes a tensor (`_wrap` calls `into_block`):
+# one memcpy per result, and NumPy's temporary is gone at once. Arrays that are not the allocator's to own -- from_numpy's, shared
 # memory, a memory-mapped checkpoint -- are wrapped as they are (`_wrap_external`).
 #
 # Frees can arrive at any moment: a weakref callback runs whenever the last reference drops,
-# including inside malloc (Python's cyclic GC may run there) or from another thread. A free
-# that finds the allocator busy is queued and done when the busy call finishes.
+# including inside malloc (Python's cyclic GC may run there) or from another thread; queueing
+# them (list.append is atomic) makes that safe too.
 
 kMinBlockSize = 512
 kSmallSize = 1 << 20
@@ -172,14 +197,17 @@ class RawAllocator:
 
 
 class Segment:
-    __slots__ = ("array", "view", "address", "size", "pool", "frames", "head")
+    __slots__ = ("array", "buffer", "address", "size", "pool", "free_blocks", "frames", "head")
 
-    def __init__(self, array, pool, frames):
+    def __init__(self, array, free_blocks, frames):
         self.array = array
-        self.view = memoryview(array)
+        # the buffer blocks' arrays are made over: not an ndarray, so NumPy does not collapse
+        # a view's `.base` past a block's array to the segment (see the Note)
+        self.buffer = (ctypes.c_ubyte * array.nbytes).from_buffer(array)
         self.address = array.__array_interface__["data"][0]
         self.size = array.nbytes
-        self.pool = pool
+        self.pool = free_blocks.kind  # SMALL or LARGE
+        self.free_blocks = free_blocks  # the BlockPool its free blocks go to
         self.frames = frames
         self.head = None  # the block at the segment's start (blocks link on from it)
 
@@ -188,13 +216,14 @@ class Block:
     __slots__ = ("segment", "address", "size", "requested_size", "allocated", "prev", "next",
                  "lease", "frames")
 
-    def __init__(self, segment, address, size):
+    def __init__(self, segment, address, size, prev=None, next=None):
         self.segment = segment
         self.address = address
         self.size = size
         self.requested_size = 0
         self.allocated = False
-        self.prev = self.next = None
+        self.prev = prev
+        self.next = next
         self.lease = None
         self.frames = None
 
@@ -203,34 +232,38 @@ class Block:
 
 
 class BlockPool:
-    """Free blocks ordered by (size, address): best fit is one bisection. The pool also holds
-    the (all, pool) pairs of the statistics its allocations change."""
-    __slots__ = ("kind", "keys", "blocks", "other", "n", "n_tot", "n_pk", "b", "b_tot", "b_pk",
+    """Free blocks as a sorted list of (size, address, block) entries: best fit is one
+    bisection for (size,). A free block that grows or shrinks in place (split, merge) keeps its
+    entry's position when its neighbours in the order allow, which is the common case. The
+    pool also holds the statistics its allocations change."""
+    __slots__ = ("kind", "keys", "min_split", "other", "n", "n_tot", "n_pk", "b", "b_tot", "b_pk",
                  "r", "r_tot", "r_pk", "s", "s_tot", "s_pk", "sb", "sb_tot", "sb_pk")
 
     def __init__(self, kind):
         self.kind = kind  # SMALL or LARGE
         self.keys = []
-        self.blocks = {}
+        # the smallest remainder worth splitting off a free block
+        self.min_split = kMinBlockSize if kind == SMALL else kSmallSize + 1
 
     def insert(self, block):
-        bisect.insort(self.keys, (block.size, block.address))
-        self.blocks[block.address] = block
+        insort(self.keys, (block.size, block.address, block))
 
     def remove(self, block):
         keys = self.keys
-        del keys[bisect.bisect_left(keys, (block.size, block.address))]
-        del self.blocks[block.address]
+        del keys[bisect_left(keys, (block.size, block.address))]
 
-    def best_fit(self, size):
+    def blocks(self):
+        return [entry[2] for entry in self.keys]
+
+    def grown(self, block, i):
+        """Re-key free block `block`, whose entry is at keys[i], after its size grew."""
         keys = self.keys
-        i = bisect.bisect_left(keys, (size, 0))
-        if i == len(keys):
-            return None
-        block = self.blocks[keys[i][1]]
-        del keys[i]
-        del self.blocks[block.address]
-        return block
+        entry = (block.size, block.address, block)
+        if i + 1 == len(keys) or entry < keys[i + 1]:
+            keys[i] = entry
+        else:
+            del keys[i]
+            insort(keys, entry)
 
 
 class _Lease(weakref.ref):
@@ -247,14 +280,14 @@ class CachingAllocator:
         self.small = BlockPool(SMALL)
         self.large = BlockPool(LARGE)
         self.segments = {}  # address -> Segment
-        self.arrays = set()  # id() of each segment's array: arrays viewing it are blocks
+        self.buffers = set()  # id() of each segment's buffer: arrays over it are blocks
         self.lock = threading.Lock()
-        self.pending = []  # blocks whose free arrived while the allocator was busy
+        self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
+        self.queue_free = self.pending.append  # bound once: the callback of every lease
         self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
         self.fraction = 1.0
         self.reset_stats()
         self.recording = None  # a History while _record_memory_history is on
-        self.release_lease = self._on_lease_dead  # bound once: the callback of every lease
 
     # ---- statistics ---------------------------------------------------------------------
     def reset_stats(self):
@@ -305,16 +338,24 @@ class CachingAllocator:
 
     def current(self, name):
         """The `all` current value of a statistic (e.g. "allocated_bytes")."""
+        if self.pending:
+            with self.lock:
+                self._drain()
         if name in HOT:
             return getattr(self.small, HOT[name]) + getattr(self.large, HOT[name])
         return self.stats[name][ALL].current
 
     def peak(self, name):
+        if self.pending:
+            with self.lock:
+                self._drain()
         if name in HOT:
             return getattr(self, HOT[name] + "_pk")
         return self.stats[name][ALL].peak
 
     def reset_peak_stats(self):
+        with self.lock:  # frees still queued happened before the reset
+            self._drain()
         for x in HOT.values():
             for pool in (self.small, self.large):
                 setattr(pool, x + "_pk", getattr(pool, x))
@@ -326,6 +367,8 @@ class CachingAllocator:
         self.oversize_segments.peak = self.oversize_segments.current
 
     def reset_accumulated_stats(self):
+        with self.lock:  # frees still queued happened before the reset
+            self._drain()
         for stats in list(self.stats.values()) + [(self.oversize_allocations,
                                                    self.oversize_segments)]:
             for s in stats:
@@ -366,47 +409,132 @@ class CachingAllocator:
         lock = self.lock
         lock.acquire()
         try:
-            block = self._malloc(nbytes)
-        finally:
             if self.pending:
                 self._drain()
+            return self._malloc(nbytes)
+        finally:
             lock.release()
+
+    def array(self, nbytes, dtype, shape, strides=None):
+        """A new array of `dtype` and `shape` (C order, or `strides`) over a block of `nbytes`
+        bytes; when it and every view of it are gone, the block is freed."""
+        lock = self.lock
+        lock.acquire()
+        try:
+            pending = self.pending
+            block = None
+            if pending:
+                while len(pending) > 1:  # the older frees first, in order
+                    self._free(pending.pop(0).block)
+                block = self._take_back(pending[0].block, nbytes)
+                if block is None:
+                    self._drain()
+                else:
+                    del pending[0]
+            if block is None:
+                block = self._malloc(nbytes)
+        finally:
+            lock.release()
+        segment = block.segment
+        array = np.ndarray(shape, dtype, segment.buffer, block.address - segment.address,
+                           strides)
+        lease = _Lease(array, self.queue_free if self.recording is None else
+                       self._on_lease_dead)
+        lease.block = block
+        block.lease = lease
+        return array
+
+    def _take_back(self, block, nbytes):
+        """`block` (whose array died) serving a request of `nbytes` straight away, when
+        freeing it and then mallocing would give back this very block and leave every pool as
+        it is now; else None (Note [Taking a block back])."""
+        size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
+        prev, nxt = block.prev, block.next
+        if block.size != size or prev is not None and not prev.allocated or \
+                self.recording is not None:
+            return None
+        pool = block.segment.free_blocks
+        keys = pool.keys
+        i = bisect_left(keys, (size,))
+        if nxt is not None and not nxt.allocated:
+            # freed, it merges into nxt; best fit must then pick the merged block (nxt's entry
+            # is the first fit and nothing sorts between the two) and split it as it was
+            if prev is None and nxt.next is None or nxt.size < pool.min_split or \
+                    i == len(keys) or keys[i][2] is not nxt or \
+                    i + 1 < len(keys) and keys[i + 1] < (size + nxt.size, block.address):
+                return None
+            pieces = 0  # the moment between: the free piece is `size` bytes larger
+        else:
+            # freed, it is a free piece of its own; best fit must pick it whole
+            if prev is None and nxt is None or i < len(keys) and \
+                    keys[i] < (size, block.address):
+                return None
+            pieces = 1  # the moment between: one more free piece, of `size` bytes
+        # the statistics as the free and the malloc leave them: totals and peaks move
+        other = pool.other
+        pool.n_tot += 1
+        pool.b_tot += size
+        c = pool.r - block.requested_size + nbytes
+        pool.r, pool.r_tot = c, pool.r_tot + nbytes
+        if c > pool.r_pk:
+            pool.r_pk = c
+        if c + other.r > self.r_pk:
+            self.r_pk = c + other.r
+        if pieces:
+            self._more_split(pool, 1, 0)
+            pool.s -= 1
+        c = pool.sb + size
+        pool.sb_tot += size
+        if c > pool.sb_pk:
+            pool.sb_pk = c
+        if c + other.sb > self.sb_pk:
+            self.sb_pk = c + other.sb
+        block.requested_size = nbytes
         return block
 
     def _malloc(self, nbytes):
-        size = round_size(nbytes)
+        # the hot path of every tensor: written out, with no calls in the common case
+        size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
         pool = self.small if size <= kSmallSize else self.large
-        block = pool.best_fit(size)
-        if block is None:
-            block = self._alloc_block(size, pool, retry=False)
-            if block is None:
-                self._release_cached_blocks()
-                block = self._alloc_block(size, pool, retry=True)
-            if block is None:
-                self._out_of_memory(nbytes, size)
-        already_split = block.prev is not None or block.next is not None
+        keys = pool.keys
+        i = bisect_left(keys, (size,))  # best fit: the first (size, address) >= (size,)
+        if i == len(keys):
+            i = self._new_segment(nbytes, size, pool)
+        block = keys[i][2]
         remaining = block.size - size
-        if remaining >= kMinBlockSize if pool is self.small else remaining > kSmallSize:
-            rest = Block(block.segment, block.address + size, remaining)
-            rest.prev, rest.next = block, block.next
-            if block.next is not None:
-                block.next.prev = rest
-            block.next = rest
-            block.size = size
-            pool.insert(rest)
-            if already_split:  # a free piece of a split segment got smaller
+        if remaining >= pool.min_split:
+            # split: the front becomes the allocation, `block` stays free with the rest (its
+            # entry keeps its place unless the smaller size must move it)
+            prev = block.prev
+            out = Block(block.segment, block.address, size, prev, block)
+            if prev is None:
+                block.segment.head = out
+            else:
+                prev.next = out
+            block.prev = out
+            address = block.address + size
+            block.address = address
+            block.size = remaining
+            entry = (remaining, address, block)
+            if i and keys[i - 1] > entry:
+                del keys[i]
+                insort(keys, entry)
+            else:
+                keys[i] = entry
+            if prev is not None or block.next is not None:  # a free piece got smaller
                 pool.sb -= size
             else:  # a whole free segment is split for the first time
-                self._grow(pool, "sb", remaining)
-                self._grow(pool, "s", 1)
-        elif already_split:
-            pool.sb -= block.size
-            pool.s -= 1
-        block.allocated = True
-        block.requested_size = nbytes
-        # allocation += 1, allocated_bytes += size, requested_bytes += nbytes (written out: this
-        # is the hot path)
-        size = block.size
+                self._more_split(pool, 1, remaining)
+        else:
+            del keys[i]
+            out = block
+            size = block.size  # all of it: the rest is too small to split off
+            if block.prev is not None or block.next is not None:
+                pool.sb -= size
+                pool.s -= 1
+        out.allocated = True
+        out.requested_size = nbytes
+        # allocation += 1, allocated_bytes += size, requested_bytes += nbytes, with peaks
         other = pool.other
         c = pool.n + 1
         pool.n, pool.n_tot = c, pool.n_tot + 1
@@ -426,13 +554,33 @@ class CachingAllocator:
             pool.r_pk = c
         if c + other.r > self.r_pk:
             self.r_pk = c + other.r
-        history = self.recording
-        if history is not None:
-            block.frames = history.frames()
-            history.record("alloc", block.address, size, block.frames)
-        return block
+        if self.recording is not None:
+            out.frames = self.recording.frames()
+            self.recording.record("alloc", out.address, size, out.frames)
+        return out
+
+    def _new_segment(self, nbytes, size, pool):
+        """No free block fits: a new segment (after releasing the cached ones and retrying, if
+        need be) whose one block goes into `pool`; its index there."""
+        block = self._alloc_block(size, pool, retry=False)
+        if block is None:
+            self._release_cached_blocks()
+            block = self._alloc_block(size, pool, retry=True)
+            if block is None:
+                self._out_of_memory(nbytes, size)
+        pool.insert(block)
+        return bisect_left(pool.keys, (size,))  # the new block: nothing else fits
+
+    def _more_split(self, pool, count, nbytes):
+        """Add count >= 0 inactive split blocks of nbytes >= 0 bytes to `pool`'s statistics."""
+        if count:
+            self._grow(pool, "s", count)
+        if nbytes:
+            self._grow(pool, "sb", nbytes)
 
     def _alloc_block(self, size, pool, retry):
+        """A new segment for a block of `size` bytes: its one free block (not yet in `pool`),
+        or None when the raw allocator or the memory limit refuses."""
         if retry:
             self.num_alloc_retries += 1
         nbytes = allocation_size(size)
@@ -445,9 +593,9 @@ class CachingAllocator:
         self.num_device_alloc += 1
         history = self.recording
         frames = history.frames() if history is not None else None
-        segment = Segment(array, pool.kind, frames)
+        segment = Segment(array, pool, frames)
         self.segments[segment.address] = segment
-        self.arrays.add(id(array))
+        self.buffers.add(id(segment.buffer))
         self._change("segment", pool.kind, 1)
         self._change("reserved_bytes", pool.kind, nbytes)
         if history is not None:
@@ -475,88 +623,118 @@ class CachingAllocator:
 
     # ---- free ---------------------------------------------------------------------------
     def _on_lease_dead(self, lease):
-        block = lease.block
-        if self.lock.acquire(False):
+        """The lease callback while history is recorded: the free is recorded at once, with
+        the stack that dropped the last reference."""
+        lock = self.lock
+        if lock.acquire(False):
             try:
-                self._free(block)
-                if self.pending:
-                    self._drain()
+                self._drain()
+                self._free(lease.block)
             finally:
-                self.lock.release()
+                lock.release()
         else:
-            self.pending.append(block)
+            self.pending.append(lease)
 
     def free(self, block):
         with self.lock:
-            self._free(block)
             self._drain()
+            self._free(block)
 
     def _drain(self):
+        """Free the blocks of the queued leases, in the order their arrays died (with the lock
+        held). Another free can be queued meanwhile (a collection run by this one): it is
+        freed in this loop too."""
         pending = self.pending
-        while pending:
-            self._free(pending.pop())
+        i = 0
+        while i < len(pending):
+            self._free(pending[i].block)
+            i += 1
+        del pending[:i]
 
     def _free(self, block):
-        block.lease = None
-        kind = block.segment.pool
         size = block.size
-        history = self.recording
-        if history is not None:
-            frames = history.frames()
-            history.record("free_requested", block.address, size, frames)
-            history.record("free_completed", block.address, size, frames)
-        block.frames = None
+        if self.recording is not None:
+            frames = self.recording.frames()
+            self.recording.record("free_requested", block.address, size, frames)
+            self.recording.record("free_completed", block.address, size, frames)
+        block.lease = block.frames = None
         block.allocated = False
-        pool = self.small if kind == SMALL else self.large
+        pool = block.segment.free_blocks
         pool.n -= 1
         pool.b -= size
         pool.r -= block.requested_size
-        merged_count = merged_bytes = 0
-        for neighbour in (block.prev, block.next):
-            if neighbour is None or neighbour.allocated:
-                continue
-            pool.remove(neighbour)
-            merged_count += 1
-            merged_bytes += neighbour.size
-            if neighbour is block.prev:
-                block.address = neighbour.address
-                block.prev = neighbour.prev
-                if block.prev is not None:
-                    block.prev.next = block
-                else:
-                    block.segment.head = block
+        prev, nxt = block.prev, block.next
+        if prev is not None and not prev.allocated:
+            self._merge_into_prev(block, pool)
+        elif nxt is not None and not nxt.allocated:
+            # the common merge (a block freed before the free rest of its segment): the next
+            # block absorbs it, keeping its pool entry's place when the larger size allows
+            keys = pool.keys
+            i = bisect_left(keys, (nxt.size, nxt.address))
+            grown = nxt.size + size
+            nxt.address = block.address
+            nxt.size = grown
+            nxt.prev = prev
+            if prev is None:
+                block.segment.head = nxt
             else:
-                block.next = neighbour.next
-                if block.next is not None:
-                    block.next.prev = block
-            block.size += neighbour.size
-        pool.insert(block)
+                prev.next = nxt
+            entry = (grown, block.address, nxt)
+            if i + 1 < len(keys) and keys[i + 1] < entry:
+                del keys[i]
+                insort(keys, entry)
+            else:
+                keys[i] = entry
+            if prev is not None or nxt.next is not None:  # still a piece: `size` more bytes
+                c = pool.sb + size
+                pool.sb, pool.sb_tot = c, pool.sb_tot + size
+                if c > pool.sb_pk:
+                    pool.sb_pk = c
+                if c + pool.other.sb > self.sb_pk:
+                    self.sb_pk = c + pool.other.sb
+            else:  # the whole segment is one free block again
+                pool.s -= 1
+                pool.sb -= grown - size
+        else:
+            insort(pool.keys, (size, block.address, block))
+            if prev is not None or nxt is not None:
+                self._more_split(pool, 1, size)
+
+    def _merge_into_prev(self, block, pool):
+        """Free `block` into the free block before it (and the one after it, if free)."""
+        keys = pool.keys
+        prev, nxt = block.prev, block.next
+        if nxt is not None and not nxt.allocated:
+            del keys[bisect_left(keys, (nxt.size, nxt.address))]
+            merged_count, merged_bytes = 2, prev.size + nxt.size
+            nxt = nxt.next
+        else:
+            merged_count, merged_bytes = 1, prev.size
+        i = bisect_left(keys, (prev.size, prev.address))
+        prev.size = block.size + merged_bytes
+        prev.next = nxt
+        if nxt is not None:
+            nxt.prev = prev
+        pool.grown(prev, i)
         # the merged neighbours stop being inactive split blocks; the result is one if it is
         # still a piece of its segment
         count, nbytes = -merged_count, -merged_bytes
-        if block.prev is not None or block.next is not None:
-            count, nbytes = count + 1, nbytes + size + merged_bytes
-        if count > 0:
-            self._grow(pool, "s", count)
-        else:
+        if prev.prev is not None or nxt is not None:
+            count, nbytes = count + 1, nbytes + prev.size
+        if count > 0 or nbytes > 0:
+            self._more_split(pool, max(count, 0), max(nbytes, 0))
+        if count < 0:
             pool.s += count
-        if nbytes > 0:
-            c = pool.sb + nbytes
-            pool.sb, pool.sb_tot = c, pool.sb_tot + nbytes
-            if c > pool.sb_pk:
-                pool.sb_pk = c
-            if c + pool.other.sb > self.sb_pk:
-                self.sb_pk = c + pool.other.sb
-        else:
+        if nbytes < 0:
             pool.sb += nbytes
 
     def _release_cached_blocks(self):
         """Return every wholly free segment to the raw allocator."""
         for pool in (self.large, self.small):
-            for block in [b for b in pool.blocks.values() if not b.is_split()]:
+            for block in [b for b in pool.blocks() if not b.is_split()]:
                 pool.remove(block)
                 segment = self.segments.pop(block.segment.address)
-                self.arrays.discard(id(segment.array))
+                self.buffers.discard(id(segment.buffer))
                 self._change("segment", pool.kind, -1)
                 self._change("reserved_bytes", pool.kind, -segment.size)
                 self.num_device_free += 1
@@ -576,12 +754,12 @@ class CachingAllocator:
 
     # ---- arrays over blocks -------------------------------------------------------------
     def lease(self, block, nbytes, dtype):
-        """A 1-d array of `dtype` over the block's first `nbytes` bytes; when it and all of its
-        views are gone, the block is freed."""
-        seg = block.segment
-        array = np.frombuffer(seg.view, dtype, nbytes // dtype.itemsize,
-                              block.address - seg.address)
-        lease = _Lease(array, self.release_lease)
+        """A 1-d array of `dtype` over the block's first `nbytes` bytes, leasing the block."""
+        segment = block.segment
+        array = np.ndarray((nbytes // dtype.itemsize,), dtype, segment.buffer,
+                           block.address - segment.address)
+        lease = _Lease(array, self.queue_free if self.recording is None else
+                       self._on_lease_dead)
         lease.block = block
         block.lease = lease
         return array
@@ -703,16 +881,16 @@ def empty(shape, dtype):
     nbytes = n * dtype.itemsize
     if not enabled or nbytes == 0:
         return np.empty(shape, dtype)
-    allocator = cpu_allocator
-    return allocator.lease(allocator.malloc(nbytes), nbytes, dtype).reshape(shape)
+    return cpu_allocator.array(nbytes, dtype, shape)
 
 
 def in_block(arr):
     """Whether `arr`'s memory is an allocator block (the array over it or a view of that)."""
+    buffers = cpu_allocator.buffers
     base = arr.base
     while base is not None:  # through views, and as_strided's wrapper object
-        if type(base) is memoryview:
-            return id(base.obj) in cpu_allocator.arrays
+        if id(base) in buffers:
+            return True
         base = getattr(base, "base", None)
     return False
 
@@ -730,15 +908,15 @@ def copy(arr):
     nbytes = arr.nbytes
     if not enabled or nbytes == 0:
         return arr.copy(order="K")
-    allocator = cpu_allocator
-    out = allocator.lease(allocator.malloc(nbytes), nbytes, arr.dtype)
-    if arr.ndim != 1:
-        if arr.flags.c_contiguous:
-            out = out.reshape(arr.shape)
-        elif arr.flags.f_contiguous:
-            out = out.reshape(arr.shape[::-1]).T
-        else:  # a permuted or strided result: keep its order of dimensions, drop any gaps
-            order = sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d]))
-            out = out.reshape([arr.shape[d] for d in order]).transpose(np.argsort(order))
+    if arr.flags.c_contiguous:
+        out = cpu_allocator.array(nbytes, arr.dtype, arr.shape)
+    else:  # F-ordered, permuted or strided: keep its order of dimensions, drop any gaps
+        shape = arr.shape
+        strides = [0] * arr.ndim
+        step = arr.itemsize
+        for d in sorted(range(arr.ndim), key=lambda d: abs(arr.strides[d])):
+            strides[d] = step
+            step *= shape[d]
+        out = cpu_allocator.array(nbytes, arr.dtype, shape, tuple(strides))
     out[...] = arr
     return out

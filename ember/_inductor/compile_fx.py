@@ -4,6 +4,7 @@ them (convolution columns kept for backward, conv_columns.py; the ReLU mask in f
 pooling's scatter, pool_backward.py), the saved Values between them, then generated NumPy code
 for each (codegen.py) joined by AOT autograd's runtime."""
 from .._functorch.aot_autograd import CompiledFunction
+from .._core.storage import _root_array
 from .._dispatch.recorder import Value, Graph
 from .codegen import CompiledGraph
 from .passes import written_values, cse, rename_reads, fold_constants, dce
@@ -18,8 +19,7 @@ def memory_aliases(tensors):
         a = t._np
         if a is None:
             continue
-        root = a.base if a.base is not None else a
-        by_root.setdefault(id(root), []).append(v)
+        by_root.setdefault(id(_root_array(a)), []).append(v)
     aliases = {}
     for group in by_root.values():
         if len(group) > 1:

@@ -56,10 +56,8 @@ def memory_stats(device=None):
 
 
 def _stat(device, name, field):
-    allocator = _allocator(device)
-    with allocator.lock:
-        allocator._drain()
-        return allocator.current(name) if field == "current" else allocator.peak(name)
+    allocator = _allocator(device)  # current() and peak() free the queued blocks first
+    return allocator.current(name) if field == "current" else allocator.peak(name)
 
 
 def memory_allocated(device=None):
@@ -81,17 +79,11 @@ def max_memory_reserved(device=None):
 
 
 def reset_peak_memory_stats(device=None):
-    allocator = _allocator(device)
-    with allocator.lock:
-        allocator._drain()
-        allocator.reset_peak_stats()
+    _allocator(device).reset_peak_stats()  # after freeing the queued blocks
 
 
 def reset_accumulated_memory_stats(device=None):
-    allocator = _allocator(device)
-    with allocator.lock:
-        allocator._drain()
-        allocator.reset_accumulated_stats()
+    _allocator(device).reset_accumulated_stats()  # after freeing the queued blocks
 
 
 def empty_cache():
