@@ -1100,8 +1100,12 @@ def _adaptive_avg_pool(input, output_size, nd):
         raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
                            f"dimensions, but input has sizes {list(input.shape)}")
     x = _half_to_float(input)
+    if keeps_channels_last:
+        # pool the (N, H, W, C) view: its results, and the gradient its backward gives the
+        # input, come out channels_last (as PyTorch's kernel keeps them) without a copy
+        x = x.permute(0, 2, 3, 1)
     for i, o in enumerate(out):
-        axis = x.dim() - nd + i
+        axis = 1 + i if keeps_channels_last else x.dim() - nd + i
         n = x.shape[axis]
         if o == n:
             continue
@@ -1112,11 +1116,17 @@ def _adaptive_avg_pool(input, output_size, nd):
         cols = np.arange(n)
         m = ((cols >= start[:, None]) & (cols < end[:, None])) / (end - start)[:, None]
         mat = E.tensor(m, dtype=x.dtype, device=x.device)
-        x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
-    r = x.to(input.dtype) if x is not input else x.clone()
+        if keeps_channels_last:  # (rows, n, rest) products keep the NHWC view dense
+            shape = x.shape
+            x = (mat @ x.reshape(-1, n, math.prod(shape[axis + 1:]))).reshape(
+                shape[:axis] + (o,) + shape[axis + 1:])
+        else:
+            x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
     if keeps_channels_last:
-        return r.clone(memory_format=channels_last)   # PyTorch's kernel keeps channels_last
-    return r
+        x = x.permute(0, 3, 1, 2)
+        if not x.is_contiguous(memory_format=channels_last):
+            x = x.contiguous(memory_format=channels_last)
+    return x.to(input.dtype) if x is not input else x.clone()
 
 
 def adaptive_avg_pool1d(input, output_size):
