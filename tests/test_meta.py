@@ -195,8 +195,6 @@ def test_meta_autograd_shapes():
         assert x.grad.is_meta and x.grad.shape == (3, 4)
 
 
-@pytest.mark.xfail(strict=True, reason="elementwise Meta kernels give contiguous outputs; torch's "
-                   "TensorIterator follows the inputs' layout (ember/_aten/elementwise.py)")
 def test_meta_elementwise_keeps_input_layout():
     """TensorIterator gives the output the memory layout of the inputs (here: transposed)."""
     check_meta(lambda L, x: (x.transpose(0, 2) + 1, x.transpose(0, 2).exp()), S)

@@ -20,6 +20,7 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _wrap_external, _meta, _wrap_dim
 from .._core.memory_format import empty_like_array
+from .tensor_iterator import laid_out, laid_out_as, meta_strides, preserve_strides
 from .._core import caching_allocator
 from ._parallel import parallel_for
 
@@ -181,7 +182,7 @@ def _reduced_operand(x, dt, mdt):
 
 
 def binary(name, compute, *, operands=None, result=None, check=None, finish=None,
-           inplace=None, ufunc=None):
+           inplace=None, ufunc=None, scalar_operand=True):
     """Register CPU and Meta kernels of a binary op (and of its in-place form `inplace`).
 
     operands(dt, *extra) is the dtype the operands are cast to, given their promoted dtype dt
@@ -193,6 +194,9 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     ufunc (add, sub, mul) is the NumPy ufunc that computes the op when its extra argument is
     the default 1 and the dtype needs no math dtype: the result is then written straight into
     an allocator block (`out=`) instead of being copied there.
+    scalar_operand: a Python number operand is one of PyTorch's TensorIterator (a wrapped
+    number, which the output layout rule counts), not a Scalar argument of the op (see
+    _scalar_arg_layout).
     """
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
@@ -227,12 +231,18 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
             raise broadcast_error(self, other) from None
         except OverflowError:  # a Python int outside dt's range: _compute wraps it around
             r = _compute(compute, self, other, dt, dt if result is None else result(dt), extra)
-        return _wrap(r if finish is None else finish(r, *extra))
+        if finish is not None:
+            r = finish(r, *extra)
+        if r.ndim > 1:  # the output's layout follows the operands' (tensor_iterator.py)
+            r = laid_out(r, self, other) if scalar_operand else _scalar_arg_layout(r, self, other)
+        return _wrap(r)
 
     def meta(self, other, *extra):
         rdt = dtypes(self, other, extra)[1]
-        return _meta(broadcast_shape(shape_of(self), shape_of(other)), rdt,
-                     device=_dev(self, other))
+        shape = broadcast_shape(shape_of(self), shape_of(other))
+        st = meta_strides(shape, self, other) if scalar_operand else \
+            None if not isinstance(self, Tensor) else meta_strides(shape, *_operands(self, other))
+        return _meta(shape, rdt, st, device=_dev(self, other))
 
     cpu.__qualname__ = cpu.__name__ = name.split(".")[0]
     impl(name, "CPU")(cpu)
@@ -285,6 +295,15 @@ def _into_block(ufunc, self, other, dt):
         return ufunc(a, b, out=out)
     except (OverflowError, TypeError):  # a Python int outside dt's range, or an odd scalar
         return None
+
+
+def _scalar_arg_layout(r, self, other):
+    """The layout of pow's result, whose Python-number operand is a Scalar argument: `x ** 2`
+    is unary (the layout of x), `2 ** x` is written into an output first resized to a
+    contiguous one."""
+    if isinstance(self, Tensor):
+        return laid_out(r, *_operands(self, other))
+    return laid_out_as(r, None)
 
 
 def _dev(*xs):
@@ -463,7 +482,8 @@ binary("floor_divide", _floor_divide, check=_no_bool("div_floor_cpu"),
 binary("remainder.Tensor", _remainder, check=_no_bool("remainder_cpu"),
        inplace="remainder_.Tensor")
 binary("remainder.Scalar_Tensor", _remainder, check=_no_bool("remainder_cpu"))
-binary("pow.Tensor_Tensor", _pow, check=_check_pow, inplace="pow_.Tensor")
+binary("pow.Tensor_Tensor", _pow, check=_check_pow, inplace="pow_.Tensor",
+       scalar_operand=False)  # `x ** 2` is PyTorch's unary pow.Tensor_Scalar
 binary("maximum", _typed_ufunc(np.maximum))
 binary("minimum", _typed_ufunc(np.minimum))
 for _name, _uf in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
@@ -492,8 +512,8 @@ def where(condition, self, other):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_scalar_type_name(condition.dtype)}")
     try:
-        return _wrap(as_result(np.where(condition._np, _as_array(self, dt), _as_array(other, dt)),
-                               dt))
+        r = as_result(np.where(condition._np, _as_array(self, dt), _as_array(other, dt)), dt)
+        return _wrap(laid_out(r, condition, self, other))
     except ValueError:
         raise RuntimeError(f"where: shapes {list(condition._size)}, {list(shape_of(self))} and "
                            f"{list(shape_of(other))} are not broadcastable") from None
@@ -501,8 +521,9 @@ def where(condition, self, other):
 
 @impl("where.self", "Meta")
 def where_meta(condition, self, other):
-    return _meta(broadcast_shape(condition._size, shape_of(self), shape_of(other)),
-                 _binary_dtype(self, other), device=condition._device)
+    shape = broadcast_shape(condition._size, shape_of(self), shape_of(other))
+    return _meta(shape, _binary_dtype(self, other), meta_strides(shape, condition, self, other),
+                 device=condition._device)
 
 
 def _clamp_dtype(self, lo, hi, name):
@@ -522,6 +543,12 @@ def _clamp_np(self, lo, hi, dt):
     return a
 
 
+def _operands(*xs):
+    """The tensors among an op's arguments: TensorIterator's inputs when the others are Scalar
+    arguments of the op (clamp's number bounds) rather than wrapped-number operands."""
+    return [x for x in xs if isinstance(x, Tensor)]
+
+
 def _clamp_kernels(name, kernels, bool_one_bound):
     """clamp with scalar bounds, or with tensor bounds (which broadcast; with one bound that
     is max/min, which bool supports). kernels: the names PyTorch reports for a refused dtype,
@@ -537,7 +564,8 @@ def _clamp_kernels(name, kernels, bool_one_bound):
     def cpu(self, min=None, max=None):
         dt = dtype(self, min, max)
         broadcast_shape(self._size, shape_of(min), shape_of(max))
-        return _wrap(as_result(_clamp_np(self, min, max, dt), dt))
+        r = as_result(_clamp_np(self, min, max, dt), dt)
+        return _wrap(laid_out(r, *_operands(self, min, max)))
 
     def cpu_(self, min=None, max=None):
         dt = _clamp_dtype(self, min, max, "clamp_")
@@ -552,8 +580,9 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         return self
 
     def meta(self, min=None, max=None):
-        return _meta(broadcast_shape(self._size, shape_of(min), shape_of(max)),
-                     dtype(self, min, max), device=self._device)
+        shape = broadcast_shape(self._size, shape_of(min), shape_of(max))
+        return _meta(shape, dtype(self, min, max), meta_strides(shape, *_operands(self, min, max)),
+                     device=self._device)
 
     def meta_(self, min=None, max=None):
         check_inplace(self, _clamp_dtype(self, min, max, "clamp_"), "clamp_")
@@ -574,7 +603,7 @@ _clamp_kernels("clamp.Tensor", ("clamp_cpu", "clamp_min_cpu", "clamp_max_cpu"),
 
 # ---- unary kernels ----------------------------------------------------------------------------
 def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
-          with_dtype=False):
+          with_dtype=False, layout=None):
     """Register CPU and Meta kernels of a unary op (and of its in-place form `inplace`).
 
     result(dt) is the dtype returned for an input of dtype dt, by default dt itself
@@ -585,7 +614,16 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
     or leave its domain (exp, log, ...), which PyTorch does silently, so NumPy's
     floating-point warnings are turned off around it
     (np.errstate costs more than a small op, so only where needed).
+    layout: the result's layout when PyTorch's kernel does not leave it to TensorIterator:
+    "preserve" (it writes into empty_like(self)) or "contiguous" (into empty(self.shape)).
     """
+    def strides(self):
+        if layout is None:
+            return meta_strides(self._size, self, refs=True)
+        if layout == "preserve":
+            return preserve_strides(self._size, self.stride())
+        return None
+
     def result_dtype(dt, extra):
         if check is not None:
             check(dt, *extra)
@@ -609,10 +647,16 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
         r = run(self, dt, extra)
         if type(r) is not np.ndarray or dt in _OPMATH:
             r = as_result(r, dt)
+        if r.ndim > 1:
+            if layout is None:
+                r = laid_out(r, self)
+            else:
+                r = laid_out_as(r, strides(self))
         return _wrap(r)
 
     def meta(self, *extra):
-        return _meta(self._size, result_dtype(self.dtype, extra), device=self._device)
+        return _meta(self._size, result_dtype(self.dtype, extra), strides(self),
+                     device=self._device)
 
     cpu.__qualname__ = cpu.__name__ = name
     impl(name, "CPU")(cpu)
@@ -742,10 +786,16 @@ def _backward_kernel(name, compute):
         arrays = [x._np.astype(mdt._np, copy=False) if isinstance(x, Tensor) else x
                   for x in (grad_output,) + rest]
         with np.errstate(all="ignore"):
-            return _wrap(as_result(compute(*arrays), dt))
+            r = as_result(compute(*arrays), dt)
+        return _wrap(laid_out(r, grad_output, *_operands(*rest)))
+
+    def meta(grad_output, *rest):
+        shape = broadcast_shape(grad_output._size, *(shape_of(x) for x in rest))
+        return _meta(shape, grad_output.dtype, meta_strides(shape, grad_output, *_operands(*rest)),
+                     device=grad_output._device)
     cpu.__qualname__ = cpu.__name__ = name
     impl(name, "CPU")(cpu)
-    impl(name, "Meta")(lambda g, *rest: _meta(g._size, g.dtype, device=g._device))
+    impl(name, "Meta")(meta)
 
 
 def _threshold_backward(g, x, threshold):
@@ -842,15 +892,20 @@ def _frac(a):
 unary("frac", _frac, check=_floating_only("frac_cpu"), quiet=True, inplace="frac_")
 
 
+def _bool_meta(self):
+    return _meta(self._size, D.bool, meta_strides(self._size, self, refs=True),
+                 device=self._device)
+
+
 def _predicate(name, test):
     """isnan/isinf/isfinite: a bool tensor; integers are never NaN nor infinite."""
     def cpu(self):
         a = self._np
         if self.dtype.is_floating_point or self.dtype.is_complex:
-            return _wrap(np.asarray(test(a)))
-        return _wrap(np.full(a.shape, name == "isfinite"))
+            return _wrap(laid_out(np.asarray(test(a)), self))
+        return _wrap(laid_out(np.full(a.shape, name == "isfinite"), self))
     impl(name, "CPU")(cpu)
-    impl(name, "Meta")(lambda self: _meta(self._size, D.bool, device=self._device))
+    impl(name, "Meta")(_bool_meta)
 
 
 _predicate("isnan", np.isnan)
@@ -883,7 +938,8 @@ def _nan_to_num(a, dt, nan=None, posinf=None, neginf=None):
     return np.where(a == -np.inf, value(neginf, lowest), a)
 
 
-unary("nan_to_num", _nan_to_num, quiet=True, inplace="nan_to_num_", with_dtype=True)
+unary("nan_to_num", _nan_to_num, quiet=True, inplace="nan_to_num_", with_dtype=True,
+      layout="preserve")
 
 
 # ---- the rest of the binary math ---------------------------------------------------------------
@@ -947,11 +1003,12 @@ def _ternary(name, compute, dtype, inplace):
         return as_result(r, dt)
 
     def cpu(self, a, b, *extra):
-        return _wrap(run(self, a, b, extra))
+        return _wrap(laid_out(run(self, a, b, extra), *_operands(self, a, b)))
 
     def meta(self, a, b, *extra):
-        return _meta(broadcast_shape(shape_of(self), shape_of(a), shape_of(b)),
-                     dtype(self, a, b, *extra), device=_dev(self, a, b))
+        shape = broadcast_shape(shape_of(self), shape_of(a), shape_of(b))
+        return _meta(shape, dtype(self, a, b, *extra), meta_strides(shape, *_operands(self, a, b)),
+                     device=_dev(self, a, b))
 
     def cpu_(self, a, b, *extra):
         check_inplace(self, dtype(self, a, b, *extra), inplace)
@@ -1069,7 +1126,8 @@ for _name, _fn, _kernel in (("elu", _elu, "elu_cpu"), ("leaky_relu", _leaky_relu
                             ("hardswish", _hardswish, "hardswish_cpu"),
                             ("mish", _mish, "mish_cpu")):
     unary(_name, _fn, check=_floating_only(_kernel), quiet=True, inplace=f"{_name}_")
-unary("log_sigmoid", _log_sigmoid, check=_floating_only("log_sigmoid_cpu"), quiet=True)
+unary("log_sigmoid", _log_sigmoid, check=_floating_only("log_sigmoid_cpu"), quiet=True,
+      layout="contiguous")
 
 
 def _hardshrink(a, lambd=0.5):
@@ -1091,7 +1149,7 @@ def _check_softshrink(dt, lambd=0.5):
 unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"))
 unary("softshrink", _softshrink, check=_check_softshrink)
 unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
-unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_")
+unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_", layout="preserve")
 
 
 def _glu_dim(self, dim):
@@ -1137,14 +1195,15 @@ def _polygamma_values(self, n):
 
 @impl("polygamma", "CPU")
 def polygamma(n, self):
-    return _wrap(_polygamma_values(self, n)[1])
+    return _wrap(laid_out(_polygamma_values(self, n)[1], self))
 
 
 @impl("polygamma", "Meta")
 def polygamma_meta(n, self):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return _meta(self._size, _float_result(self.dtype), device=self._device)
+    return _meta(self._size, _float_result(self.dtype), meta_strides(self._size, self, refs=True),
+                 device=self._device)
 
 
 @impl("polygamma_", "CPU")
@@ -1275,9 +1334,9 @@ def _bool_predicate(name, test):
         a = self._np
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)  # exact (NaN's sign too); ml_dtypes has few ufunc loops
-        return _wrap(as_result(test(a), D.bool))
+        return _wrap(laid_out(as_result(test(a), D.bool), self))
     impl(name, "CPU")(cpu)
-    impl(name, "Meta")(lambda self: _meta(self._size, D.bool, device=self._device))
+    impl(name, "Meta")(_bool_meta)
 
 
 def _signbit(a):
@@ -1327,13 +1386,14 @@ def _nextafter_values(self, other):
 
 @impl("nextafter", "CPU")
 def nextafter(self, other):
-    return _wrap(_nextafter_values(self, other)[1])
+    return _wrap(laid_out(_nextafter_values(self, other)[1], self, other))
 
 
 @impl("nextafter", "Meta")
 def nextafter_meta(self, other):
-    return _meta(broadcast_shape(shape_of(self), shape_of(other)),
-                 _check_nextafter(self, other), device=_dev(self, other))
+    shape = broadcast_shape(shape_of(self), shape_of(other))
+    return _meta(shape, _check_nextafter(self, other), meta_strides(shape, self, other),
+                 device=_dev(self, other))
 
 
 @impl("nextafter_", "CPU")
@@ -1361,14 +1421,16 @@ def frexp(self):
     """x = mantissa * 2 ** exponent with |mantissa| in [0.5, 1); exponent is int32."""
     _check_frexp(self)
     m, e = np.frexp(_math_operand(self, self.dtype))
-    return _wrap(as_result(m, self.dtype)), _wrap(as_result(e, D.int32))
+    return _wrap(laid_out(as_result(m, self.dtype), self)), \
+        _wrap(laid_out(as_result(e, D.int32), self))
 
 
 @impl("frexp.Tensor", "Meta")
 def frexp_meta(self):
     _check_frexp(self)
-    return (_meta(self._size, self.dtype, device=self._device),
-            _meta(self._size, D.int32, device=self._device))
+    st = meta_strides(self._size, self, refs=True)
+    return (_meta(self._size, self.dtype, st, device=self._device),
+            _meta(self._size, D.int32, st, device=self._device))
 
 
 def _check_angle(dt):
@@ -1403,6 +1465,8 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise RuntimeError(f"{_scalar_type_name(self.dtype)} did not match "
                            f"{_scalar_type_name(other.dtype)}")
     if self._np is None:
-        return _meta(broadcast_shape(self._size, shape_of(other)), D.bool, device=self._device)
+        shape = broadcast_shape(self._size, shape_of(other))
+        return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)
     b = other._np if isinstance(other, Tensor) else other
-    return _wrap(np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    r = np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _wrap(laid_out(r, self, other))

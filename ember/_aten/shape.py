@@ -14,6 +14,7 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .._core.memory_format import copy_in_format, format_strides, preserve_format
+from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
@@ -560,24 +561,27 @@ def is_non_overlapping_and_dense(shape, strides):
     return True
 
 
-def _preserved(a):
-    """`a` itself if a copy may keep its layout (PyTorch's preserve_format: dense tensors keep
-    their strides), else a C-contiguous copy of it."""
-    if a.flags.c_contiguous or a.flags.f_contiguous or \
-            is_non_overlapping_and_dense(a.shape, [s // a.itemsize for s in a.strides]):
-        return a
-    return np.ascontiguousarray(a)
+def _preserved_copy(a, dt=None):
+    """A copy of array `a` (cast to dtype `dt`) with PyTorch's preserve_format layout: a dense
+    array keeps its strides, another is made dense in the order of its strides."""
+    if a.flags.c_contiguous and (1 not in a.shape or natural(a)) or not a.size:
+        return a.copy() if dt is None else _cast(a, dt)
+    out = empty_strided(a.shape, preserve_strides(a.shape, [s // a.itemsize for s in a.strides]),
+                        a.dtype if dt is None else D.np_dtype(dt))
+    if dt is None:
+        out[...] = a
+    else:
+        out[...] = _cast(a, dt)
+    return out
 
 
 def copy_preserving(a):
     """A copy of array `a` with PyTorch's preserve_format layout."""
-    b = _preserved(a)
-    return b.copy(order="K") if b is a else b
+    return _preserved_copy(a)
 
 
 def _preserved_strides(t):
-    st = t.stride()
-    return st if is_non_overlapping_and_dense(t._size, st) else None
+    return preserve_strides(t._size, t.stride())
 
 
 def _keep_empty_strides(out, src):
@@ -613,7 +617,7 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
         raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
     dt = dtype or self.dtype
     if memory_format is None or memory_format is preserve_format:
-        return _keep_empty_strides(_wrap(_cast(_preserved(self._np), dt)), self)
+        return _keep_empty_strides(_wrap(_preserved_copy(self._np, dt)), self)
     return _wrap(_cast(copy_in_format(self._np, memory_format), dt))
 
 
@@ -787,7 +791,9 @@ def flip(self, dims):
     axes = _dims_list(dims, a.ndim, "flip")
     # the copy keeps a dense input's layout (preserve_format); a flipped view has negative
     # strides, so the layout is chosen on the input, not on the view
-    return _keep_empty_strides(_wrap(np.flip(_preserved(a), axes).copy(order="K")), self)
+    out = empty_strided(a.shape, preserve_strides(a.shape, self.stride()), a.dtype)
+    out[...] = np.flip(a, axes)
+    return _keep_empty_strides(_wrap(out), self)
 
 
 @impl("flip", "Meta")

@@ -12,7 +12,7 @@ from .._core.tensor import Tensor, Size, _wrap, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import lookup as _op
-from .._aten.shape import is_non_overlapping_and_dense
+from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .out import _finish
 from .generated import pow
@@ -152,13 +152,17 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 def _empty_like(t, dtype, device, memory_format):
     """An uninitialized tensor shaped like `t` (PyTorch's empty_like). By default
-    (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too;
-    anything else is laid out contiguously or in the requested memory format."""
+    (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too,
+    and another is made dense in the order of its strides; anything else is laid out
+    contiguously or in the requested memory format."""
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
     if memory_format is None or memory_format is preserve_format:
-        if (not t.is_contiguous() or not t.numel()) and \
-                is_non_overlapping_and_dense(t._size, t.stride()):
-            return _empty_strided(t._size, t.stride(), dt, dev)
+        if not t.numel() and is_non_overlapping_and_dense(t._size, t.stride()):
+            return _empty_strided(t._size, t.stride(), dt, dev)  # an empty t keeps its strides
+        strides = None if t.is_contiguous() and 1 not in t._size else \
+            preserve_strides(t._size, t.stride())
+        if strides is not None:
+            return _empty_strided(t._size, strides, dt, dev)
     elif memory_format is not contiguous_format:
         return _empty_strided(t._size, format_strides(t._size, memory_format), dt, dev)
     return _empty(t._size, dt, dev, False)

@@ -159,7 +159,10 @@ def accumulate_grad(variable, grad):
 
     The first gradient is stored as is when nobody else can hold it; a gradient buffer that
     is already some other leaf's `.grad` (an add's backward hands one tensor to both inputs)
-    or that the caller passed in is copied, so two `.grad`s never share memory.
+    or that the caller passed in is copied, so two `.grad`s never share memory. A stored
+    gradient keeps PyTorch's gradient layout contract: it has the strides of a
+    non-overlapping and dense leaf (a channels_last parameter gets a channels_last `.grad`),
+    else it is contiguous; one that does not is copied so.
     """
     if variable._size != grad._size:
         grad = grad.sum_to_size(variable._size)
@@ -168,11 +171,12 @@ def accumulate_grad(variable, grad):
     old = variable._grad
     if old is None:
         if _grad_state.enabled:
-            new = grad
+            new = grad if obeys_layout_contract(grad, variable) else \
+                clone_obey_contract(grad, variable)
         else:
             st = grad._storage_()
-            if st._grad_claimed or not grad.is_contiguous():
-                new = grad.detach().clone(memory_format=None)
+            if st._grad_claimed or not obeys_layout_contract(grad, variable):
+                new = clone_obey_contract(grad.detach(), variable)
             else:
                 new = _alias(grad)
             new._storage_()._grad_claimed = True
@@ -185,6 +189,42 @@ def accumulate_grad(variable, grad):
     if hooks:
         for fn in list(hooks.values()):
             fn(variable)
+
+
+def obeys_layout_contract(grad, variable):
+    """PyTorch's gradient layout contract: a dense leaf's gradient has the leaf's strides
+    (size-1 dims aside, unless broadcast with stride 0); any other leaf's is contiguous."""
+    gst = grad.stride()
+    vst = variable.stride()
+    if gst == vst:
+        return True
+    if not _dense(variable._size, vst):
+        return grad.is_contiguous()
+    for size, g, v in zip(grad._size, gst, vst):
+        if g != v if size != 1 else g == 0:
+            return False
+    return True
+
+
+def clone_obey_contract(grad, variable):
+    """A copy of `grad` laid out by the gradient layout contract (the leaf's strides when it
+    is non-overlapping and dense, else contiguous)."""
+    from .. import empty_strided
+    vst = variable.stride()
+    if _dense(variable._size, vst):
+        return empty_strided(variable._size, vst, dtype=grad.dtype, device=grad.device).copy_(
+            grad)
+    from .._core.memory_format import contiguous_format
+    return grad.clone(memory_format=contiguous_format)
+
+
+def _dense(sizes, strides):
+    expected = 1
+    for st, size in sorted((st, n) for n, st in zip(sizes, strides) if n != 1):
+        if st != expected:
+            return False
+        expected *= size
+    return True
 
 
 def grad_accumulator(t):
