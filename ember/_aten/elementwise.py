@@ -291,6 +291,9 @@ def _into_block(ufunc, self, other, dt):
     elif a.ndim > 1 and not a.flags.c_contiguous:
         return None
     out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, a.shape)
+    if a.ndim > 1 and (a.strides != out.strides or type(b) is np.ndarray and
+                       b.strides != out.strides):
+        return None  # C order, but odd strides on size-1 dims: the layout rule decides
     try:
         return ufunc(a, b, out=out)
     except (OverflowError, TypeError):  # a Python int outside dt's range, or an odd scalar
