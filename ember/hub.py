@@ -17,6 +17,7 @@ import shutil
 import sys
 import uuid
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import zipfile
 from pathlib import Path
 from urllib.error import HTTPError, URLError
@@ -42,7 +43,7 @@ def _get_torch_home():
 def get_dir():
     """The hub directory: set_dir's, else $TORCH_HOME/hub (~/.cache/torch/hub)."""
     if os.getenv("TORCH_HUB"):
-        warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=2)
+        warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=_user_stacklevel())
     return _hub_dir if _hub_dir is not None else os.path.join(_get_torch_home(), "hub")
 
 
@@ -119,7 +120,7 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     from .serialization import load
     if os.getenv("TORCH_MODEL_ZOO"):
         warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead",
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
     model_dir = model_dir if model_dir is not None else os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
     filename = file_name if file_name is not None else os.path.basename(urlparse(url).path)
@@ -132,7 +133,7 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
         warnings.warn("Falling back to the old format < 1.6. This support will be deprecated in "
                       "favor of default zipfile format introduced in 1.6. Please redo "
                       "torch.save() to save it in the new zipfile format.", FutureWarning,
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
         with zipfile.ZipFile(cached_file) as archive:
             _safe_extract_zip(archive, model_dir)
             cached_file = os.path.join(model_dir, archive.infolist()[0].filename)

@@ -14,6 +14,7 @@ names those functions); other functions pass the call as written.
 import functools
 import types as _types
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ._core import torch_function as _tf
 from ._core.torch_function import (DisableTorchFunction, DisableTorchFunctionSubclass,  # noqa: F401
@@ -78,7 +79,7 @@ class TorchFunctionMode:
     @classmethod
     def push(cls, *args, **kwargs):
         warnings.warn("`Mode.push()` is no longer necessary and can be replaced with just "
-                      "`with Mode()`", stacklevel=2)
+                      "`with Mode()`", stacklevel=_user_stacklevel())
         return cls(*args, **kwargs)
 
 

@@ -2,6 +2,7 @@
 PyTorch's older typed view of the same bytes that `Tensor.storage()` still returns, with its
 deprecation warning. A TypedStorage reads and writes the untyped bytes as elements of its dtype."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -22,7 +23,7 @@ _always_warn = [False]
 def _warn_typed_storage_removal(stacklevel=2):
     """PyTorch's deprecation warning: the first time only, unless always-warn is set."""
     if _always_warn[0] or not _warned[0]:
-        warnings.warn(_DEPRECATED, UserWarning, stacklevel=stacklevel + 1)
+        warnings.warn(_DEPRECATED, UserWarning, stacklevel=_user_stacklevel())
         _warned[0] = True
 
 

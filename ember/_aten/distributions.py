@@ -34,6 +34,7 @@ come out in a different order here.
 import array
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -780,7 +781,7 @@ def _check_from_to_in_range(frm, to_inc, dt):
                 warnings.warn(
                     f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
                     f"limitations {dt} can support discrete uniform distribution only within this range.",
-                    stacklevel=3,
+                    stacklevel=_user_stacklevel(),
                 )
         return
     if dt == np.bool_:

@@ -2,6 +2,7 @@
 data, and the random fills. Memory for `empty` comes from the device's allocator."""
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -377,7 +378,7 @@ def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, list) and data and isinstance(data[0], np.ndarray):
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
                       "consider converting the list to a single numpy.ndarray with numpy.array() "
-                      "before converting to a tensor.", UserWarning, stacklevel=4)
+                      "before converting to a tensor.", UserWarning, stacklevel=_user_stacklevel())
     nd = D.np_dtype(dt)
     try:
         if dt.is_floating_point or dt.is_complex or dt is D.bool:

@@ -7,6 +7,7 @@ metadata only and never read data), and the stand-in's pointer arithmetic gives 
 So CPU and Meta views share one definition and cannot disagree.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -625,7 +626,7 @@ def _cast(a, dt):
     target = D.np_dtype(dt)
     if a.dtype.kind == "c" and not dt.is_complex:
         warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
         a = a.real
     if a.dtype.kind == "f" and (target.kind != "f" or target.itemsize < a.itemsize):
         with np.errstate(over="ignore", invalid="ignore"):  # silent like a C cast

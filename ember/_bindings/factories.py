@@ -2,6 +2,7 @@
 `*_like` functions, `Tensor.new_*` and the in-place samplers, with the Python conventions no
 schema line captures (sizes as varargs or one sequence, `requires_grad=`, `layout=`,
 `pin_memory=` accepted and ignored on CPU, the default dtype for float factories)."""
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import builtins
 
 import numpy as np
@@ -60,7 +61,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         warnings.warn("To copy construct from a tensor, it is recommended to use "
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
         t = data.detach().clone()
         device = _dev(device)
         if dtype is not None or device is not None:

@@ -6,6 +6,7 @@ Tensors, lists and bool masks are *advanced* indices: they are collected, one pe
 applied last by the `index` op (a copy) -- or by `index_put_` when assigning.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -48,7 +49,7 @@ def _treat_as_tuple(key):
                           "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
                           "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
                           "x[torch.tensor(seq)], which will result either in an error or a "
-                          "different result", UserWarning, stacklevel=4)
+                          "different result", UserWarning, stacklevel=_user_stacklevel())
             return True
     return False
 

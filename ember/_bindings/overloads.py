@@ -7,6 +7,7 @@ among the overloads; here each binding does). The codegen skips these names
 (codegen.HAND_WRITTEN_*), and every other op's binding is generated.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -180,7 +181,7 @@ def _scatter_op(name, src, value, reduce):
     if isinstance(src, Tensor):
         warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
                       "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                      "instead for more reduction options.", UserWarning, stacklevel=3)
+                      "instead for more reduction options.", UserWarning, stacklevel=_user_stacklevel())
         return (lambda s, d, i, v: _op(f"{name}.reduce")(s, d, i, v, reduce)), src
     return (lambda s, d, i, v: _op(f"{name}.value_reduce")(s, d, i, v, reduce)), src
 

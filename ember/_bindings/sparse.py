@@ -2,6 +2,7 @@
 `to_dense()` / `coalesce()` / `indices()` / `values()` and the layout queries. The computations
 are ops (`ember/_aten/sparse.py`), so autograd sees them."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def _warn_implicit_invariants():
                   "will occur when operating on a sparse tensor which violates the invariants, "
                   "but checks incur performance overhead. To silence this warning, explicitly "
                   "opt in or out. See `torch.sparse.check_sparse_tensor_invariants.__doc__` for "
-                  "guidance. ", UserWarning, stacklevel=2)
+                  "guidance. ", UserWarning, stacklevel=_user_stacklevel())
 
 
 def ember_zeros(n):

@@ -4,6 +4,7 @@
 `set_`, `resize_`, and the `T`/`mT`/`H`/`mH`/`real`/`imag` properties. The operators call the
 ops directly: `a + b` is one call of `add.Tensor`, the hot path."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -243,7 +244,7 @@ def _T(self):
                       "shape is deprecated and it will throw an error in a future release. "
                       "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
                       "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=_user_stacklevel())
     return _permute(self, tuple(reversed(range(self.dim()))))
 
 
@@ -313,13 +314,13 @@ def resize_as_(input, the_template, *, memory_format=None):
 
 
 def _resize(self, *sizes):
-    warnings.warn("non-inplace resize is deprecated", stacklevel=3)
+    warnings.warn("non-inplace resize is deprecated", stacklevel=_user_stacklevel())
     from ..autograd._functions import Resize
     return Resize.apply(self, _size_args(sizes))
 
 
 def _resize_as(self, tensor):
-    warnings.warn("non-inplace resize_as is deprecated", stacklevel=3)
+    warnings.warn("non-inplace resize_as is deprecated", stacklevel=_user_stacklevel())
     from ..autograd._functions import Resize
     return Resize.apply(self, tuple(tensor.size()))
 

@@ -8,6 +8,7 @@ device types are kept so that code querying them gets PyTorch's answers. This mo
 of the import graph; the AutocastCPU kernel itself is `ember/_aten/autocast.py`.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .device import device as _device
 from .dtype import bfloat16, float16
@@ -114,4 +115,4 @@ def clear_autocast_cache():
 
 def _deprecated(old, new):
     warnings.warn(f"torch.{old} is deprecated. Please use {new} instead.", DeprecationWarning,
-                  stacklevel=3)
+                  stacklevel=_user_stacklevel())

@@ -5,6 +5,7 @@ follows PyTorch, not NumPy: categories bool < integer < floating < complex, and 
 changes the result's dtype if it is of a higher category than the operands of higher priority
 (dimensioned tensors > zero-dim tensors > Python scalars). See `result_type`.
 """
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -135,7 +136,7 @@ def set_default_tensor_type(t, /):
     import warnings
     warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
-                  UserWarning, stacklevel=2)
+                  UserWarning, stacklevel=_user_stacklevel())
     name = t if isinstance(t, str) else f"{getattr(t, '__module__', '')}.{getattr(t, '__name__', t)}"
     if name.startswith("torch.cuda."):
         raise TypeError(f"type {name} not available. Torch not compiled with CUDA enabled.")

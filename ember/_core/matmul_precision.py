@@ -2,6 +2,7 @@
 use TF32 or bfloat16 inside float32 matmuls on GPUs; ember's NumPy matmuls are always full
 float32 ("highest"), so only the recorded value changes."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 _precision = "highest"
 
@@ -13,7 +14,7 @@ def set_float32_matmul_precision(precision):
                            f"{type(precision).__name__}")
     if precision not in ("highest", "high", "medium"):
         warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                      f"setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+                      f"setFloat32MatmulPrecision call has no effect.", stacklevel=_user_stacklevel())
         return
     _precision = precision
 

@@ -13,6 +13,7 @@ schema lines) and `ember._refs`, the layers that turn PyTorch's Python signature
 """
 import ctypes
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import weakref
 
 import numpy as np
@@ -395,7 +396,7 @@ class Tensor:
                 ".retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
                 "mistake, make sure you access the leaf Tensor instead. See "
                 "github.com/pytorch/pytorch/pull/30531 for more information.", UserWarning,
-                stacklevel=2)
+                stacklevel=_user_stacklevel())
         return self._grad
 
     @grad.setter

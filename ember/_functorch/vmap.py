@@ -14,6 +14,7 @@ backward formulas, run on batched gradients, are batched in turn -- which is how
 `vmap(grad(f))` gives per-example gradients.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
@@ -325,7 +326,7 @@ def _fallback(op, key, args):
         warnings.warn(
             f"There is a performance drop because we have not yet implemented the batching "
             f"rule for {op.name}. Please file us an issue on GitHub so that we can prioritize "
-            "its implementation.", UserWarning, stacklevel=4)
+            "its implementation.", UserWarning, stacklevel=_user_stacklevel())
     if op._mutates:
         self = args[0]
         if not batched_at(self, level):

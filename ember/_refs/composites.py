@@ -7,6 +7,7 @@ import builtins
 import itertools
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -495,7 +496,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
           requires_grad=False):
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning, stacklevel=2)
+                  "torch.arange, which produces values in [start, end).", UserWarning, stacklevel=_user_stacklevel())
     if end is None:
         raise TypeError("range() missing required argument 'end' (pos 2)")
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))

@@ -1,5 +1,6 @@
 """Composite linear-algebra functions of the torch namespace (PyTorch's _refs role): outer,
 einsum, tensordot, kron, cross and the torch.* forms of the torch.linalg decompositions."""
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import builtins
 import math
 
@@ -102,7 +103,7 @@ def cross(input, other, dim=None, *, out=None):
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
                       "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=2)
+                      "future release.", UserWarning, stacklevel=_user_stacklevel())
         shape = broadcast_shapes(input.shape, other.shape)
         dim = next((d for d, s in enumerate(shape) if s == 3), -1)
     return _finish(_op("linalg_cross")(input, other, dim), False, out, "cross", (input, other))

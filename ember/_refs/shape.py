@@ -1,5 +1,6 @@
 """Composite shape functions (PyTorch's _refs role): reshape, flatten, movedim, split, chunk,
 the stacks, meshgrid, broadcasting helpers, written from view and copy ops."""
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import math
 import builtins
 
@@ -260,7 +261,7 @@ def meshgrid(*tensors, indexing=None):
     if indexing is None:
         import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+                      "indexing argument.", UserWarning, stacklevel=_user_stacklevel())
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "

@@ -8,6 +8,7 @@ state in `ember/_core/autocast_state.py`. Leaving the outermost region drops the
 import collections.abc
 import functools
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -57,13 +58,13 @@ class autocast:
         if enabled:
             if device_type == "cuda":
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
-                              "autocast.", stacklevel=2)
+                              "autocast.", stacklevel=_user_stacklevel())
                 enabled = False
             elif self.fast_dtype not in (D.bfloat16, D.float16):
                 name = device_type.upper()
                 warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
                               f"Disabling autocast.\n{name} Autocast only supports dtypes of "
-                              f"torch.bfloat16, torch.float16 currently.", stacklevel=2)
+                              f"torch.bfloat16, torch.float16 currently.", stacklevel=_user_stacklevel())
                 enabled = False
         self._enabled = enabled
 

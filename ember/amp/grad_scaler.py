@@ -11,6 +11,7 @@ The arithmetic is two ops, `_amp_foreach_non_finite_check_and_unscale_` and
 (READY -> UNSCALED -> STEPPED between updates) that PyTorch's does.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from collections import abc, defaultdict
 from enum import Enum
 
@@ -43,7 +44,7 @@ class GradScaler:
         self._enabled = enabled
         if self._device == "cuda" and enabled:
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
-                          "Disabling.", stacklevel=2)
+                          "Disabling.", stacklevel=_user_stacklevel())
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

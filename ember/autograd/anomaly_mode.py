@@ -7,6 +7,7 @@ prints that forward stack.
 import os
 import traceback
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 _enabled = False
 _check_nan = True
@@ -29,7 +30,7 @@ class detect_anomaly:
         self.prev = (_enabled, _check_nan)
         _enabled, _check_nan = True, self.check_nan
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=_user_stacklevel())
 
     def __exit__(self, *exc):
         global _enabled, _check_nan
@@ -97,7 +98,7 @@ def run_node_checked(node, buffer):
 def _print_trace(node):
     if node._anomaly_trace:
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
-                      f"the error:\n{node._anomaly_trace}", UserWarning, stacklevel=3)
+                      f"the error:\n{node._anomaly_trace}", UserWarning, stacklevel=_user_stacklevel())
 
 
 def set_anomaly_enabled(enabled, check_nan=True):

@@ -6,6 +6,7 @@ outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
 """
 import functools
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
 from .graph import Node, SavedTensor, freed_error, zeros
@@ -118,7 +119,7 @@ class Function(metaclass=FunctionMeta):
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
                       "functions are all static, so you should invoke them on the class itself. "
                       "Instantiating an autograd function will raise an error in a future "
-                      "version of PyTorch.", DeprecationWarning, stacklevel=2)
+                      "version of PyTorch.", DeprecationWarning, stacklevel=_user_stacklevel())
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("Legacy autograd function with non-static forward method is "

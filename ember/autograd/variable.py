@@ -2,6 +2,7 @@
 `Variable(x, requires_grad=True)`: it gives a tensor sharing x's data, detached from x's history,
 with the requested requires_grad; every tensor is an instance of Variable."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.tensor import Tensor
 
@@ -17,7 +18,7 @@ class Variable(metaclass=_VariableMeta):
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
-                          "instead.", UserWarning, stacklevel=2)
+                          "instead.", UserWarning, stacklevel=_user_stacklevel())
         if data is None:
             data = Tensor()  # empty, of the default dtype
         if not isinstance(data, Tensor):

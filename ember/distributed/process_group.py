@@ -17,6 +17,7 @@ which ember does not drive yet.
 """
 import os
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from datetime import timedelta
 from urllib.parse import urlparse, parse_qs
 
@@ -379,4 +380,4 @@ def get_node_local_rank(fallback_rank=None):
 def warn_not_in_group(op_name):
     rank = -1 if GroupMember.WORLD is None else GroupMember.WORLD._global_rank
     warnings.warn(f"Running {op_name} on global rank {rank} which does not belong to the "
-                  "given group.", stacklevel=3)
+                  "given group.", stacklevel=_user_stacklevel())

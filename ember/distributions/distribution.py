@@ -13,6 +13,7 @@ no_grad for the families that have one. With `validate_args` on (the default, li
 construction and values against `support` in `log_prob`, raising ValueError.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import ember
 from . import constraints
@@ -53,7 +54,7 @@ class Distribution:
                 arg_constraints = {}
                 warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
                               "`arg_constraints = {}` or initialize the distribution with "
-                              "`validate_args=False` to turn off validation.", stacklevel=2)
+                              "`validate_args=False` to turn off validation.", stacklevel=_user_stacklevel())
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue  # e.g. Uniform's low/high: they bound each other
@@ -120,7 +121,7 @@ class Distribution:
 
     def sample_n(self, n):
         warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
-                      FutureWarning, stacklevel=2)
+                      FutureWarning, stacklevel=_user_stacklevel())
         return self.sample(ember.Size((n,)))
 
     def log_prob(self, value):
@@ -171,7 +172,7 @@ class Distribution:
         except NotImplementedError:
             warnings.warn(f"{self.__class__} does not define `support` to enable sample "
                           "validation. Please initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=2)
+                          "`validate_args=False` to turn off validation.", stacklevel=_user_stacklevel())
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")

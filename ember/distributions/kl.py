@@ -9,6 +9,7 @@ registration clears the memo.
 """
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from functools import total_ordering
 
 import ember
@@ -99,7 +100,7 @@ def _dispatch_kl(type_p, type_q):
     if left_fun is not right_fun:
         warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
                       f"Please register_kl({left_p.__name__}, {right_q.__name__})",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=_user_stacklevel())
     return left_fun
 
 

@@ -6,6 +6,7 @@ stream)."""
 import math
 import numbers
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import ember
 from . import constraints
@@ -67,7 +68,7 @@ class Wishart(ExponentialFamily):
             self.precision_matrix = param.expand(batch_shape + (-1, -1))
         if self.df.lt(event_shape[-1]).any():
             warnings.warn("Low df values detected. Singular samples are highly likely to occur "
-                          "for ndim - 1 < df < ndim.", stacklevel=2)
+                          "for ndim - 1 < df < ndim.", stacklevel=_user_stacklevel())
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -153,7 +154,7 @@ class Wishart(ExponentialFamily):
         if self._batch_shape:
             singular = singular.amax(self._batch_dims)
         if singular.any():
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            warnings.warn("Singular sample detected.", stacklevel=_user_stacklevel())
             for _ in range(max_try_correction):
                 redrawn = self._bartlett_sampling(singular[singular].shape)
                 sample[singular] = redrawn

@@ -7,6 +7,7 @@ recorded ops through the dispatcher, so autograd works on it as on the original;
 parameters and buffers are inputs of the graph, read afresh on every call.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
@@ -46,7 +47,7 @@ def _warn_data_access(kind, t):
         f"Converting a tensor to {kind} might cause the trace to be incorrect. We can't record "
         "the data flow of Python values, so this value will be treated as a constant in the "
         "future. This means that the trace might not generalize to other inputs!",
-        TracerWarning, stacklevel=3)
+        TracerWarning, stacklevel=_user_stacklevel())
 
 
 def record(fn, args, named_state=()):
@@ -189,7 +190,7 @@ def _check(func, traced, inputs, tol):
             if w.shape != g.shape or not bool(_close(g, w, tol)):
                 warnings.warn(f"Output nr {i + 1}. of the traced function does not match the "
                               "corresponding output of the Python function. Detailed error:\n"
-                              "Tensor-likes are not close!", TracerWarning, stacklevel=3)
+                              "Tensor-likes are not close!", TracerWarning, stacklevel=_user_stacklevel())
 
 
 def _close(a, b, tol):

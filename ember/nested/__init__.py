@@ -12,6 +12,7 @@ printing. Any other function raises NotImplementedError naming it, as PyTorch's 
 without a NestedTensorCPU kernel. The jagged layout is not provided.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.tensor import Tensor
 
@@ -221,7 +222,7 @@ def _check_layout(layout):
     warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change in "
                   "the near future. We recommend specifying layout=torch.jagged when "
                   "constructing a nested tensor, as this layout receives active development, "
-                  "has better operator coverage, and works with torch.compile.", stacklevel=3)
+                  "has better operator coverage, and works with torch.compile.", stacklevel=_user_stacklevel())
 
 
 def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires_grad=False,

@@ -7,6 +7,7 @@ others are written here from differentiable ops, as PyTorch's own composite func
 """
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def _legacy_reduction(size_average, reduce, stacklevel=4):
     reduce = True if reduce is None else reduce
     name = "mean" if size_average and reduce else "sum" if reduce else "none"
     warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{name}' instead.", stacklevel=stacklevel)
+                  f"reduction='{name}' instead.", stacklevel=_user_stacklevel())
     return name
 
 
@@ -124,7 +125,7 @@ def _softmax_dim(name, input, dim, stacklevel):
     """PyTorch's legacy choice when no dim is given: 0 for 0-, 1- and 3-D input, else 1."""
     if dim is None:
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", stacklevel=stacklevel)
+                      "call to include dim=X as an argument.", stacklevel=_user_stacklevel())
         dim = 0 if input.dim() in (0, 1, 3) else 1
     return dim
 
@@ -142,7 +143,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     same draws as PyTorch for the same seed). hard: the one-hot of the argmax in the forward,
     the soft sample's gradient in the backward (straight-through)."""
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=_user_stacklevel())
     gumbels = -E.empty_like(logits).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
@@ -175,7 +176,7 @@ def _warn_target_size(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to "
-                      "broadcasting. Please ensure they have the same size.", stacklevel=3)
+                      "broadcasting. Please ensure they have the same size.", stacklevel=_user_stacklevel())
 
 
 def _weighted(loss, weight, input, r, mean_by_weight=True):
@@ -448,7 +449,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "the support size. 'batchmean' divides only by the batch size, and "
                           "aligns with the KL div math definition. 'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
-                          stacklevel=2)
+                          stacklevel=_user_stacklevel())
         batchmean = reduction == "batchmean"
         r = 2 if batchmean else _reduction(reduction)
     out = _kl_div_op(input, target, r, log_target)
@@ -829,7 +830,7 @@ def _same_padding(input, weight, stride, dilation, nd):
         extra[2 * (nd - 1 - i) + 1] = total - 2 * (total // 2)
     if any(extra):
         warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require "
-                      "a zero-padded copy of the input be created", stacklevel=3)
+                      "a zero-padded copy of the input be created", stacklevel=_user_stacklevel())
         input = _constant_pad_nd(input, extra, 0)
     return input, tuple(left)
 
@@ -1574,19 +1575,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+                  "instead.", stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=2)
+                  "nn.functional.interpolate instead.", stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
-                  "nn.functional.interpolate instead.", stacklevel=2)
+                  "nn.functional.interpolate instead.", stacklevel=_user_stacklevel())
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
@@ -1656,7 +1657,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         warnings.warn("Default grid_sample and affine_grid behavior has changed to "
                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
                       "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", stacklevel=2)
+                      "details.", stacklevel=_user_stacklevel())
         align_corners = False
     return _grid_sampler(input, grid, _GRID_MODES.index(mode), _GRID_PADDINGS.index(padding_mode),
                          align_corners)
@@ -1777,7 +1778,7 @@ def affine_grid(theta, size, align_corners=None):
         warnings.warn("Default grid_sample and affine_grid behavior has changed to "
                       "align_corners=False since 1.3.0. Please specify align_corners=True if "
                       "the old behavior is desired. See the documentation of grid_sample for "
-                      "details.", stacklevel=2)
+                      "details.", stacklevel=_user_stacklevel())
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -1923,7 +1924,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if weight.dtype is D.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=_user_stacklevel())
         weight, input = input, weight
     if per_sample_weights is not None and input.shape != per_sample_weights.shape:
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
@@ -2132,14 +2133,14 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "the behavior and silence this warning, please use dropout instead. Note "
                       "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+                      "(i.e. 3D or 4D inputs).", stacklevel=_user_stacklevel())
     if input.dim() == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
                       "shape (N, C, L), where C is the channel dim. This behavior will change in "
                       "a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
-                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+                      "behavior, please switch to using dropout1d instead.", stacklevel=_user_stacklevel())
     return _dropout_impl(input, p, training, inplace, feature=True)
 
 
@@ -2151,7 +2152,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       "the behavior and silence this warning, please use dropout instead. Note "
                       "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
                       "spatial dimensions, a channel dimension, and an optional batch dimension "
-                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+                      "(i.e. 4D or 5D inputs).", stacklevel=_user_stacklevel())
     if input.dim() != 5:
         return _feature_dropout_unbatched(input, p, training, inplace)
     return _dropout_impl(input, p, training, inplace, feature=True)
@@ -2668,7 +2669,7 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
-                      "Use same type for both instead.", stacklevel=2)
+                      "Use same type for both instead.", stacklevel=_user_stacklevel())
     if is_float:
         return mask
     return E.zeros_like(mask, dtype=target_type).masked_fill_(mask, -math.inf)

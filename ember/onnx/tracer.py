@@ -19,6 +19,7 @@ means the trace took a branch, a size or a result from data it cannot follow: a 
 says so, as PyTorch's tracer does.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
@@ -208,7 +209,7 @@ class Trace:
                               "to be incorrect. We can't record the data flow of Python values, "
                               "so this value will be treated as a constant in the future. This "
                               "means that the trace might not generalize to other inputs!",
-                              TracerWarning, stacklevel=2)
+                              TracerWarning, stacklevel=_user_stacklevel())
             return trace._run_inside(method, t, *args, **kwargs)
         return converting
 

@@ -16,6 +16,7 @@ with PyTorch's attribute names, so they load across the two libraries.
 import math
 import types
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from bisect import bisect_right
 from collections import Counter
 from functools import partial, wraps
@@ -92,7 +93,7 @@ class _initial_mode:
 def _warn_get_lr_called_within_step(scheduler):
     if not scheduler._get_lr_called_within_step:
         warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                      "`get_last_lr()`.", UserWarning, stacklevel=2)
+                      "`get_last_lr()`.", UserWarning, stacklevel=_user_stacklevel())
 
 
 class LRScheduler:
@@ -167,7 +168,7 @@ class LRScheduler:
                     "scheduler initialization. Please, make sure to call `optimizer.step()` "
                     "before `lr_scheduler.step()`. See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning, stacklevel=_user_stacklevel())
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
@@ -176,10 +177,10 @@ class LRScheduler:
                     "result in PyTorch skipping the first value of the learning rate schedule. "
                     "See more details at "
                     "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                    UserWarning, stacklevel=2)
+                    UserWarning, stacklevel=_user_stacklevel())
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -577,7 +578,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=_user_stacklevel())
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

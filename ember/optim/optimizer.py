@@ -8,6 +8,7 @@ saved by PyTorch loads into ember's optimizer and the other way round.
 """
 import functools
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -443,7 +444,7 @@ class Optimizer:
             warnings.warn("optimizer contains a parameter group with duplicate parameters; "
                           "in future, this will cause an error; see "
                           "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+                          stacklevel=_user_stacklevel())
         seen = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])

@@ -9,6 +9,7 @@ over the data.
 import itertools
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from copy import deepcopy
 
 import numpy as np
@@ -227,7 +228,7 @@ class SWALR(LRScheduler):
     def get_lr(self):
         if not self._get_lr_called_within_step:
             warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=2)
+                          "`get_last_lr()`.", UserWarning, stacklevel=_user_stacklevel())
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

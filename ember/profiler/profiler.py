@@ -20,6 +20,7 @@ import socket
 import tempfile
 import time
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from functools import partial
 
 from ..autograd import profiler as prof
@@ -81,7 +82,7 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
             f"skip_first={skip_first} (need >= 0).")
     if warmup == 0:
         warnings.warn("Profiler won't be using warmup, this can skew profiler results",
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
     return schedule_fn
 
 
@@ -116,7 +117,7 @@ _warned = set()
 def _warn_once(message):
     if message not in _warned:
         _warned.add(message)
-        warnings.warn(message, stacklevel=3)
+        warnings.warn(message, stacklevel=_user_stacklevel())
 
 
 class _KinetoProfile:
@@ -226,7 +227,7 @@ class profile(_KinetoProfile):
                  acc_events=False, use_cuda=None, custom_trace_id_callback=None):
         if use_cuda is not None:
             warnings.warn("`use_cuda` is deprecated, use `activities` argument instead",
-                          FutureWarning, stacklevel=2)
+                          FutureWarning, stacklevel=_user_stacklevel())
             if use_cuda:
                 raise RuntimeError("ember has no CUDA device to profile: use_cuda=True")
         if activities is not None and len(list(activities)) == 0:

@@ -22,6 +22,7 @@ import pickle
 import pickletools
 import sys
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core import dtype as D
 from . import weights_only_unpickler as _weights_only_unpickler
@@ -105,7 +106,7 @@ def _resolve_weights_only(weights_only, pickle_module):
     if force_no and not_set:
         warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since "
                       "the`weights_only` argument was not explicitly passed to `torch.load`, "
-                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+                      "forcing weights_only=False.", UserWarning, stacklevel=_user_stacklevel())
         return False
     return weights_only
 

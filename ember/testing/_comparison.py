@@ -20,6 +20,7 @@ import cmath
 import collections.abc
 import contextlib
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
@@ -377,7 +378,7 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
                   "removed in a future release. Please use `torch.testing.assert_close()` "
                   "instead. You can find detailed upgrade instructions in "
                   "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
-                  stacklevel=2)
+                  stacklevel=_user_stacklevel())
     if not isinstance(actual, ember.Tensor):
         actual = ember.tensor(actual)
     if not isinstance(expected, ember.Tensor):

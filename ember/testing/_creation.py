@@ -10,6 +10,7 @@ import collections.abc
 import functools
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import ember
 
@@ -50,7 +51,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         elif low == high and dtype in _FLOATING_OR_COMPLEX_TYPES:
             warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or "
                           "complex types is deprecated since 2.1 and will be removed in 2.3. "
-                          "Use `torch.full(...)` instead.", FutureWarning, stacklevel=3)
+                          "Use `torch.full(...)` instead.", FutureWarning, stacklevel=_user_stacklevel())
         elif low >= high:
             raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
         elif high < lowest_inclusive or low >= highest_exclusive:

@@ -35,6 +35,7 @@ Two variants, as in PyTorch:
 import contextlib
 import enum
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import ember
 from ember.autograd import Function
@@ -70,7 +71,7 @@ def detach_variable(inputs):
 def check_backward_validity(inputs):
     if not any(inp.requires_grad for inp in inputs if isinstance(inp, ember.Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                      stacklevel=2)
+                      stacklevel=_user_stacklevel())
 
 
 def noop_context_fn():
@@ -288,7 +289,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
                       "use_reentrant will raise an exception. use_reentrant=False is "
                       "recommended, but if you need to preserve the current default behavior, "
                       "you can pass use_reentrant=True. Refer to docs for more details on the "
-                      "differences between the two variants.", stacklevel=2)
+                      "differences between the two variants.", stacklevel=_user_stacklevel())
         use_reentrant = True
     if kwargs and use_reentrant:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
@@ -435,7 +436,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
                       "use_reentrant is not passed. use_reentrant=False is recommended, but if "
                       "you need to preserve the current default behavior, you can pass "
                       "use_reentrant=True. Refer to docs for more details on the differences "
-                      "between the two variants.", stacklevel=2)
+                      "between the two variants.", stacklevel=_user_stacklevel())
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

@@ -18,6 +18,7 @@ where PyTorch would have run the flash kernel (the choice nn.attention makes) an
 counts nothing inside them either; elsewhere (dropout, 3-d inputs, `sdpa_kernel(MATH)`) its
 products count as `aten.bmm`, as PyTorch's math kernel's do.
 """
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import math
 from collections import defaultdict
 
@@ -408,7 +409,7 @@ class FlopCounterMode:
         self.display = display
         if mods is not None:
             warnings.warn("mods argument is not needed anymore, you can stop passing it",
-                          stacklevel=2)
+                          stacklevel=_user_stacklevel())
         self.flop_registry = {**flop_registry, **{
             k: v if getattr(v, "_get_raw", False) else shape_wrapper(v)
             for k, v in (custom_mapping or {}).items()}}

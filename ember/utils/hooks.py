@@ -5,6 +5,7 @@ RemovableHandle is defined with the autograd graph (the lowest layer that hands 
 and is this same class; Module, Tensor, Node and Optimizer hooks all return it.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.tensor import Tensor
 from ..autograd.graph import RemovableHandle, _tensor_hooks
@@ -26,7 +27,7 @@ def warn_if_has_hooks(tensor):
             warnings.warn(f"backward hook {hook!r} on tensor will not be serialized.  If this is "
                           "expected, you can decorate the function with "
                           "@torch.utils.hooks.unserializable_hook to suppress this warning",
-                          stacklevel=2)
+                          stacklevel=_user_stacklevel())
 
 
 class BackwardHook:
@@ -128,7 +129,7 @@ class BackwardHook:
                               "respect to module outputs since no inputs require gradients. See "
                               "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                               "#torch.nn.Module.register_full_backward_hook for more details.",
-                              stacklevel=5)
+                              stacklevel=_user_stacklevel())
                 grad_inputs = (None,) * self.n_inputs
                 for user_hook in self.user_hooks:
                     out = user_hook(self.module, grad_inputs, self.grad_outputs)

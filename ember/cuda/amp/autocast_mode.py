@@ -2,6 +2,7 @@
 each warning FutureWarning that it is deprecated when it is called."""
 import functools
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ... import amp as _amp
 from ..._core import dtype as D
@@ -11,7 +12,7 @@ __all__ = ["autocast", "custom_fwd", "custom_bwd"]
 
 def _deprecated(old, new):
     warnings.warn(f"`torch.cuda.amp.{old}` is deprecated. Please use `{new}` instead.",
-                  FutureWarning, stacklevel=3)
+                  FutureWarning, stacklevel=_user_stacklevel())
 
 
 class autocast(_amp.autocast):

@@ -22,6 +22,7 @@ unsupported function names the public function (`cumsum`) where PyTorch names th
 (`aten.cumsum.default`), and the TypeError that follows says `__torch_function__`.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ..._core.tensor import Tensor
 from ..._core import dtype as D
@@ -118,11 +119,11 @@ class MaskedTensor(Tensor):
         warnings.warn("The PyTorch API of MaskedTensors is in prototype stage and will change in "
                       "the near future. Please open a Github issue for features requests and "
                       "see our documentation on the torch.masked module for further "
-                      "information about the project.", UserWarning, stacklevel=2)
+                      "information about the project.", UserWarning, stacklevel=_user_stacklevel())
         if data.requires_grad:
             warnings.warn("It is not recommended to create a MaskedTensor with a tensor that "
                           "requires_grad. To avoid this, you can use data.detach().clone()",
-                          UserWarning, stacklevel=2)
+                          UserWarning, stacklevel=_user_stacklevel())
         # the wrapper shares the data's metadata (shape, dtype, device); every function that
         # reads values goes through __torch_function__ to `_masked_data`
         return Tensor._make_subclass(cls, data.detach())
@@ -198,7 +199,7 @@ class MaskedTensor(Tensor):
                       f"a feature request at https://github.com/pytorch/maskedtensor/issues with "
                       f"a minimal reproducible code snippet.\nIn the case that the semantics for "
                       f"the operator are not trivial, it would be appreciated to also include a "
-                      f"proposal for the semantics.", stacklevel=2)
+                      f"proposal for the semantics.", stacklevel=_user_stacklevel())
         return NotImplemented
 
     @classmethod

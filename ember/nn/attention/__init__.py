@@ -12,6 +12,7 @@ viable backend".
 import contextlib
 import enum
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 __all__ = ["SDPBackend", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
@@ -92,8 +93,8 @@ def _select_cpu_backend(query, key, value, attn_mask, dropout_p, enable_gqa):
         return SDPBackend.FLASH_ATTENTION
     if _enabled[SDPBackend.MATH]:
         return SDPBackend.MATH
-    warnings.warn("Flash attention kernel not used because:", stacklevel=4)
-    warnings.warn(refusal, stacklevel=4)
+    warnings.warn("Flash attention kernel not used because:", stacklevel=_user_stacklevel())
+    warnings.warn(refusal, stacklevel=_user_stacklevel())
     raise RuntimeError("No available kernel.  Aborting execution.")
 
 

@@ -1,6 +1,7 @@
 """Activation modules: thin Modules around the nn.functional activations, holding their
 hyper-parameters (and PReLU its learnable slope) with PyTorch's names, defaults and reprs."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .module import Module
 from ..parameter import Parameter
@@ -67,11 +68,11 @@ class Hardtanh(Module):
         super().__init__()
         if min_value is not None:
             warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
-                          FutureWarning, stacklevel=2)
+                          FutureWarning, stacklevel=_user_stacklevel())
             min_val = min_value
         if max_value is not None:
             warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
-                          FutureWarning, stacklevel=2)
+                          FutureWarning, stacklevel=_user_stacklevel())
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val

@@ -2,6 +2,7 @@
 parameters and buffers are BatchNorm's (_NormBase), but affine and track_running_stats default
 to False, and an input without a batch dimension is accepted."""
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .batchnorm import _NormBase
 from .. import functional as F
@@ -58,7 +59,7 @@ class _InstanceNorm(_NormBase):
                                  f"{input.size(feature_dim)}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
                           "You can silence this warning by not passing in num_features, which "
-                          "is not used because affine=False", stacklevel=2)
+                          "is not used because affine=False", stacklevel=_user_stacklevel())
         if input.dim() == self._no_batch_dim:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

@@ -7,6 +7,7 @@ the state dict.
 """
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .linear import Linear
 from .module import Module
@@ -53,7 +54,7 @@ class NLLLoss2d(NLLLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
-                      "drop-in replacement.", FutureWarning, stacklevel=2)
+                      "drop-in replacement.", FutureWarning, stacklevel=_user_stacklevel())
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 

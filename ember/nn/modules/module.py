@@ -8,6 +8,7 @@ forward hooks, the global hooks (`register_module_forward_hook` ...) before the 
 """
 import functools
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -598,7 +599,7 @@ class Module:
             warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
                           "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
                           "#torch.nn.Module.state_dict for details.", FutureWarning,
-                          stacklevel=2)
+                          stacklevel=_user_stacklevel())
             destination = args[0] if destination is None else destination
             prefix = args[1] if len(args) > 1 and prefix == "" else prefix
             keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
@@ -661,7 +662,7 @@ class Module:
                               "to a meta parameter in the current model, which is a no-op. (Did "
                               "you mean to pass `assign=True` to assign items in the state "
                               "dictionary to their corresponding key in the module instead of "
-                              "copying them in place?)", stacklevel=3)
+                              "copying them in place?)", stacklevel=_user_stacklevel())
                 continue
             try:
                 with no_grad():

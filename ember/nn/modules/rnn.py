@@ -10,6 +10,7 @@ packed and padded inputs take the same path.
 import math
 import numbers
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .module import Module
 from ..parameter import Parameter
@@ -73,7 +74,7 @@ class RNNBase(Module):
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
                           "non-zero dropout expects num_layers greater than 1, but got "
-                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=2)
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=_user_stacklevel())
         for name, value, kind in (("bias", bias, bool), ("batch_first", batch_first, bool),
                                   ("input_size", input_size, int)):
             if not isinstance(value, kind):

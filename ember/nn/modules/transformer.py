@@ -9,6 +9,7 @@ path returns zeros at padded positions — the composite computation reproduces 
 import copy
 import inspect
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .activation import ReLU, GELU
 from .attention import MultiheadAttention
@@ -146,7 +147,7 @@ class TransformerEncoder(Module):
         why_not = _why_not_nested(encoder_layer)
         if enable_nested_tensor and why_not:
             warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why_not}", stacklevel=2)
+                          f"because {why_not}", stacklevel=_user_stacklevel())
             self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):

@@ -10,6 +10,7 @@ of the data (DistributedSampler), so N ranks with batch B train like one process
 N x B.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from contextlib import contextmanager
 
 import ember
@@ -165,7 +166,7 @@ class DistributedDataParallel(Module, Joinable):
             warnings.warn("`broadcast_buffers` is deprecated. Use `forward_sync_buffers` "
                           "instead. IMPORTANT: unlike `broadcast_buffers=False`, "
                           "`forward_sync_buffers=False` still syncs buffers at init.",
-                          FutureWarning, stacklevel=2)
+                          FutureWarning, stacklevel=_user_stacklevel())
         if forward_sync_buffers is not None:
             self.forward_sync_buffers = forward_sync_buffers
             init_sync_buffers = True
@@ -179,7 +180,7 @@ class DistributedDataParallel(Module, Joinable):
         self.static_graph = static_graph
         if check_reduction:
             warnings.warn("The `check_reduction` argument in `DistributedDataParallel` module "
-                          "is deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
+                          "is deprecated. Please avoid using it.", FutureWarning, stacklevel=_user_stacklevel())
         if bucket_cap_mb_list:
             caps = [int(mb * _MB) for mb in bucket_cap_mb_list]
         elif bucket_cap_mb is None:

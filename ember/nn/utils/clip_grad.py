@@ -8,6 +8,7 @@ its fused path, and both give the same numbers.
 """
 import types
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ... import _refs as E
 from ... import linalg
@@ -65,7 +66,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         parameters = list(parameters)  # it is walked twice
         if was_generator and not parameters:
             warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
-                          stacklevel=3)
+                          stacklevel=_user_stacklevel())
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = _get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     _clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
@@ -75,7 +76,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Deprecated alias of clip_grad_norm_."""
     warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=_user_stacklevel())
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

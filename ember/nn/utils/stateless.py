@@ -11,6 +11,7 @@ for one of the names is used for all of them.
 """
 import contextlib
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ..._core.tensor import Tensor
 from ..modules.module import Module
@@ -138,6 +139,6 @@ def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
     warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 "
                   "and will be removed in a future version of PyTorch. Please use "
                   "`torch.func.functional_call` instead which is a drop-in replacement.",
-                  FutureWarning, stacklevel=2)
+                  FutureWarning, stacklevel=_user_stacklevel())
     return _functional_call(module, parameters_and_buffers, args, kwargs,
                             tie_weights=tie_weights, strict=strict)

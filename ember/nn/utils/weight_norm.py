@@ -7,6 +7,7 @@ from them before every forward, so gradients reach g and v. The newer parametriz
 form lives in `parametrizations.weight_norm` and shares `_weight_norm` below.
 """
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from ..parameter import Parameter
 
@@ -63,7 +64,7 @@ class WeightNorm:
     def apply(module, name, dim):
         warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
                       "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      stacklevel=3)
+                      stacklevel=_user_stacklevel())
         if _find_hook(module._forward_pre_hooks, WeightNorm, name) is not None:
             raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter "
                                f"{name}")

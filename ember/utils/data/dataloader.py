@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import queue
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 import weakref
 from math import ceil
 from multiprocessing import connection
@@ -227,7 +228,7 @@ class DataLoader(Generic[T_co]):
             warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
                           f"total. {detail} Please be aware that excessive worker creation might "
                           "get DataLoader running slow or even freeze, lower the worker number "
-                          "to avoid potential slowness/freeze if necessary.", stacklevel=2)
+                          "to avoid potential slowness/freeze if necessary.", stacklevel=_user_stacklevel())
 
 
 class _BaseDataLoaderIter:
@@ -241,7 +242,7 @@ class _BaseDataLoaderIter:
         self._num_workers = loader.num_workers
         if loader.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=3)
+                          "then device pinned memory won't be used.", stacklevel=_user_stacklevel())
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -279,7 +280,7 @@ class _BaseDataLoaderIter:
                         "configuring the IterableDataset replica at each worker. Please see "
                         "https://pytorch.org/docs/stable/data.html#torch.utils.data."
                         "IterableDataset for examples.")
-            warnings.warn(msg, stacklevel=2)
+            warnings.warn(msg, stacklevel=_user_stacklevel())
         return data
 
     def __len__(self):

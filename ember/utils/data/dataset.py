@@ -9,6 +9,7 @@ import bisect
 import itertools
 import math
 import warnings
+from ember._core._warnings import user_stacklevel as _user_stacklevel
 from typing import Generic, Iterable, TypeVar
 
 from ... import default_generator, randperm
@@ -191,7 +192,7 @@ def random_split(dataset, lengths, generator=default_generator):
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an "
-                              f"empty dataset.", stacklevel=2)
+                              f"empty dataset.", stacklevel=_user_stacklevel())
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()

@@ -1,0 +1,35 @@
+"""A warning ember raises names the user's line, as PyTorch's do (its C++ warnings point at the
+calling Python frame), however many ember frames lie between (`ember/_core/_warnings.py`)."""
+import warnings
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+CASES = {
+    "typed_storage": lambda L: L.ones(2).storage(),
+    "upsample": lambda L: L.nn.functional.upsample(L.ones(1, 1, 2, 2), scale_factor=2),
+    "softmax_implicit_dim": lambda L: L.nn.functional.softmax(L.ones(2)),
+    "tensor_of_tensor": lambda L: L.tensor(L.ones(1)),
+    "non_leaf_grad": lambda L: (L.ones(2, requires_grad=True) * 2).grad,
+    "init_uniform": lambda L: L.nn.init.uniform(L.ones(2)),
+    "clip_grad_norm": lambda L: L.nn.utils.clip_grad_norm(L.nn.Linear(1, 1).parameters(), 1.0),
+    "range": lambda L: L.range(0, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_warning_names_the_callers_line(name):
+    where = []
+    for lib in (torch, ember):
+        if name == "typed_storage":
+            lib.storage._reset_warn_typed_storage_removal() if hasattr(
+                lib.storage, "_reset_warn_typed_storage_removal") else None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            CASES[name](lib)
+        assert caught, f"{lib.__name__} gave no warning"
+        where.append([(w.filename, w.lineno) for w in caught][:1])
+    assert where[1] == where[0]
