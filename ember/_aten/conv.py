@@ -38,7 +38,7 @@ from .._core import caching_allocator
 from .._core import dtype as D
 from .._core.memory_format import (channels_last, suggest_memory_format, nhwc,
                                    array_is_channels_last)
-from ._parallel import contiguous, parallel_for
+from ._parallel import contiguous, matmul as _parallel_matmul, parallel_for
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
 from .elementwise import not_implemented
@@ -256,9 +256,10 @@ def _zeros(shape, dtype):
 
 
 def _batched(a, b):
-    """np.matmul(a, b) into a caching-allocator block."""
+    """np.matmul(a, b) into a caching-allocator block, its rows shared over the intra-op
+    threads (NumPy's BLAS runs single-threaded under ember: _parallel.py)."""
     shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
-    return np.matmul(a, b, out=caching_allocator.empty(shape, np.result_type(a, b)))
+    return _parallel_matmul(a, b, caching_allocator.empty(shape, np.result_type(a, b)))
 
 
 def _matmul(a, b):
