@@ -24,12 +24,14 @@ CASES = {
 def test_warning_names_the_callers_line(name):
     where = []
     for lib in (torch, ember):
-        if name == "typed_storage":
-            lib.storage._reset_warn_typed_storage_removal() if hasattr(
-                lib.storage, "_reset_warn_typed_storage_removal") else None
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            CASES[name](lib)
+        always = lib.storage._get_always_warn_typed_storage_removal()
+        lib.storage._set_always_warn_typed_storage_removal(True)  # (a once-per-process warning)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                CASES[name](lib)
+        finally:
+            lib.storage._set_always_warn_typed_storage_removal(always)
         assert caught, f"{lib.__name__} gave no warning"
         where.append([(w.filename, w.lineno) for w in caught][:1])
     assert where[1] == where[0]

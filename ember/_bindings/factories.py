@@ -13,6 +13,7 @@ from .._core.tensor import Tensor, Size, _wrap, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import lookup as _op
+from .._aten.shape import is_non_overlapping_and_dense
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .out import _finish
