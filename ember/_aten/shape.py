@@ -549,19 +549,6 @@ def _unsafe_view_meta(self, size):
 
 
 # ---- copies and conversions -------------------------------------------------------------------
-def is_non_overlapping_and_dense(shape, strides):
-    """Whether the elements fill a block of memory exactly, in some order of the dims (an empty
-    tensor does, whatever its strides: PyTorch's copies keep them)."""
-    if 0 in shape:
-        return True
-    expected = 1
-    for stride, size in sorted((st, n) for n, st in zip(shape, strides) if n != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def _preserved_copy(a, dt=None):
     """A copy of array `a` (cast to dtype `dt`) with PyTorch's preserve_format layout: a dense
     array keeps its strides, another is made dense in the order of its strides."""

@@ -9,6 +9,7 @@ TensorIterator decides it in two steps (TensorIterator.cpp, `fast_set_up` and
 import numpy as np
 
 from .._core import caching_allocator
+from .._core.memory_format import is_non_overlapping_and_dense
 from .._core.tensor import Tensor
 
 # Note [TensorIterator's output layout]
@@ -59,17 +60,6 @@ def _is_channels_last(sizes, strides):
     return True
 
 
-def _is_dense(sizes, strides):
-    expected = 1
-    for st, size in sorted((st, n) for n, st in zip(sizes, strides) if n != 1):
-        if size == 0:
-            return True
-        if st != expected:
-            return False
-        expected *= size
-    return True
-
-
 def output_strides(shape, operands, meta=False):
     """The strides (in elements) TensorIterator gives a new output of `shape`, or None when they
     are the contiguous ones. `operands` are the inputs' (sizes, strides), Python numbers as
@@ -94,7 +84,7 @@ def output_strides(shape, operands, meta=False):
             c, h, w = shape[1], shape[2], shape[3]
             return (c * h * w, 1, w * c, c)
         first = operands[0][1]
-        if all(st == first for _, st in operands) and _is_dense(shape, first):
+        if all(st == first for _, st in operands) and is_non_overlapping_and_dense(shape, first):
             return tuple(first)
     # the operands' strides over the broadcast shape (0 for a broadcast dim)
     bstrides = []
@@ -193,7 +183,7 @@ def preserve_strides(sizes, strides):
     """preserve_format's strides for a copy (clone, .to, empty_like): a non-overlapping and
     dense tensor's own strides, else dense ones in the order of its strides (PyTorch's
     infer_dense_strides, the rule above on one operand); None for the contiguous ones."""
-    if _is_dense(sizes, strides):
+    if is_non_overlapping_and_dense(sizes, strides):
         expected = 1
         for size, st in zip(reversed(sizes), reversed(strides)):
             if st != expected:

@@ -13,7 +13,6 @@ from .._core.tensor import Tensor, Size, _wrap, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import lookup as _op
-from .._aten.shape import is_non_overlapping_and_dense
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .out import _finish
@@ -159,9 +158,8 @@ def _empty_like(t, dtype, device, memory_format):
     contiguously or in the requested memory format."""
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
     if memory_format is None or memory_format is preserve_format:
-        if not t.numel() and is_non_overlapping_and_dense(t._size, t.stride()):
-            return _empty_strided(t._size, t.stride(), dt, dev)  # an empty t keeps its strides
-        strides = None if t.is_contiguous() and 1 not in t._size else \
+        # (an empty t counts as contiguous, but keeps its strides: it is dense in any order)
+        strides = None if t.is_contiguous() and 1 not in t._size and t.numel() else \
             preserve_strides(t._size, t.stride())
         if strides is not None:
             return _empty_strided(t._size, strides, dt, dev)

@@ -53,6 +53,19 @@ def format_strides(shape, fmt):
     return tuple(strides)
 
 
+def is_non_overlapping_and_dense(shape, strides):
+    """PyTorch's is_non_overlapping_and_dense: the elements fill a block of memory exactly, in
+    some order of the dims (a tensor of fewer than two elements always does)."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for stride, size in sorted((st, n) for n, st in zip(shape, strides) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def is_contiguous_as(t, fmt):
     order = _ORDERS.get(fmt.name)
     if fmt is preserve_format:

@@ -247,6 +247,17 @@ def lookup(name, namespace="aten"):
     return op
 
 
+_looked_up = {}
+
+
+def cached_lookup(name):
+    """lookup(name) remembered, for code that names aten ops at call time (vmap, forward AD)."""
+    op = _looked_up.get(name)
+    if op is None:
+        op = _looked_up[name] = lookup(name)
+    return op
+
+
 def register_kernel(op, key, fn):
     if key == "CompositeImplicitAutograd":
         op._composite = fn

@@ -20,7 +20,7 @@ from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
 from .._core.torch_function import _disabled_torch_function_impl
 from .._dispatch import dispatcher as _dispatcher
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import cached_lookup as _op, lookup as _lookup
 from ..utils._pytree import tree_flatten, tree_unflatten, _broadcast_to_and_flatten
 
 KEY = "FuncTorchBatched"
@@ -191,14 +191,6 @@ def wrap(out, level, bdim=0):
     return out
 
 
-_ops = {}
-
-
-def _op(name):
-    op = _ops.get(name)
-    if op is None:
-        op = _ops[name] = _lookup(name)
-    return op
 
 
 def _movedim(v, src, dst):

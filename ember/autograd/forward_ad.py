@@ -30,7 +30,7 @@ from collections import namedtuple
 from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._dispatch import dispatcher as _dispatcher
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import cached_lookup as _op
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -149,14 +149,6 @@ def _set_tangent(t, tangent):
     _duals.append(weakref.ref(t))
 
 
-_ops = {}
-
-
-def _op(name):
-    op = _ops.get(name)
-    if op is None:
-        op = _ops[name] = _lookup(name)
-    return op
 
 
 def _below_mode(op, args):

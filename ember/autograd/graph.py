@@ -15,6 +15,7 @@ from collections import OrderedDict
 
 from .._core.dtype import LEGACY_TYPE_NAMES
 from .._core.grad_mode import _grad_state
+from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.tensor import _alias
 from .._dispatch.dispatcher import lookup
 
@@ -198,7 +199,7 @@ def obeys_layout_contract(grad, variable):
     vst = variable.stride()
     if gst == vst:
         return True
-    if not _dense(variable._size, vst):
+    if not is_non_overlapping_and_dense(variable._size, vst):
         return grad.is_contiguous()
     for size, g, v in zip(grad._size, gst, vst):
         if g != v if size != 1 else g == 0:
@@ -211,20 +212,10 @@ def clone_obey_contract(grad, variable):
     is non-overlapping and dense, else contiguous)."""
     from .. import empty_strided
     vst = variable.stride()
-    if _dense(variable._size, vst):
+    if is_non_overlapping_and_dense(variable._size, vst):
         return empty_strided(variable._size, vst, dtype=grad.dtype, device=grad.device).copy_(
             grad)
-    from .._core.memory_format import contiguous_format
     return grad.clone(memory_format=contiguous_format)
-
-
-def _dense(sizes, strides):
-    expected = 1
-    for st, size in sorted((st, n) for n, st in zip(sizes, strides) if n != 1):
-        if st != expected:
-            return False
-        expected *= size
-    return True
 
 
 def grad_accumulator(t):

@@ -17,7 +17,7 @@ from ..parameter import Parameter
 from .. import init
 from ..utils.rnn import PackedSequence
 from ... import _refs as E
-from .._rnn import run_layer as _run_layer, run_stack as _run_stack
+from .._rnn import check_cell as _check_cell, run_layer as _run_layer, run_stack as _run_stack
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -401,16 +401,7 @@ class RNNCellBase(Module):
             zeros = E.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
                             device=input.device)
             states = (zeros,) * (2 if mode == "LSTM" else 1)
-        if input.size(1) != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} "
-                               f"expected {self.input_size}")
-        for k, s in enumerate(states):
-            if s.size(0) != input.size(0):
-                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} "
-                                   f"batch size {s.size(0)}")
-            if s.size(1) != self.hidden_size or s.dim() != 2:
-                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.size(1)}, "
-                                   f"expected {self.hidden_size}")
+        _check_cell(input, states, self.weight_ih, self.weight_hh)
         _check_dtypes((input, states[0]), states[1] if mode == "LSTM" else None, self.weight_ih)
         weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
         _, h, c = _run_layer(mode, [input.size(0)], False, input, states[0],
