@@ -1369,7 +1369,6 @@ def _nextafter_bits(a, b, dt):
     bits = np.dtype(f"u{dt.itemsize}")
     a, b = np.broadcast_arrays(np.asarray(a, dt._np), np.asarray(b, dt._np))
     ua = a.view(bits).astype(np.int64)
-    ub = b.view(bits).astype(np.int64)
     away = (a < b) == (a > 0)                    # moving away from zero
     step = np.where(away, ua + 1, ua - 1)
     tiny = np.where(b > 0, 1, 1 | (1 << (8 * dt.itemsize - 1)))  # smallest subnormal, b's sign

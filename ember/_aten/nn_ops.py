@@ -131,7 +131,7 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index):
     """The gradient of nll_loss in one kernel: zeros, except -w[t] * g at each sample's target
     class (divided by the summed weight for "mean"; nothing for ignored samples)."""
-    c = _nll_check(self, target, weight)
+    _nll_check(self, target, weight)
     mdt = _OPMATH.get(self.dtype, self.dtype)._np
     out = np.zeros(self.shape, mdt)
     t = target._np.astype(np.int64, copy=False)

@@ -175,7 +175,7 @@ def _batch_norm_channels_last(input, x2, w, b, running_mean, running_var, traini
 
 @impl("native_batch_norm", "CPU")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    c = _check(input, weight, bias, running_mean, running_var, training)
+    _check(input, weight, bias, running_mean, running_var, training)
     x = input._np
     dt = compute_dtype(x)
     x2 = _rows_of_channels(input)

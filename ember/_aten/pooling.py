@@ -145,7 +145,6 @@ def window_views(buf, kernel, stride, dilation, out):
     at window position k. With a stride > 1 these views would step over elements, which makes
     every NumPy loop over them 2-3x slower; so `buf` is first de-interleaved into its stride
     phases (one copy), where each view is a block with unit inner stride."""
-    nd = len(kernel)
     positions = list(np.ndindex(*kernel))
     if all(s == 1 for s in stride):
         return [buf[_window_slices(pos, out, stride, dilation)] for pos in positions]

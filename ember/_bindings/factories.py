@@ -9,7 +9,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls, default_device
-from .._core.tensor import Tensor, Size, _wrap, _wrap_external
+from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import lookup as _op

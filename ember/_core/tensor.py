@@ -14,7 +14,6 @@ schema lines) and `ember._refs`, the layers that turn PyTorch's Python signature
 import ctypes
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
-import weakref
 
 import numpy as np
 
