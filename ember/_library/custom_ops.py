@@ -14,13 +14,13 @@ from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .infer_schema import infer_schema
 
-_DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
+_DEVICE_KEYS = _dispatcher._DEVICE_KEYS
 
 
 class CustomOpDef:
     """What `custom_op` returns: the op, plus the methods that register its other pieces."""
 
-    def __init__(self, namespace, name, schema, fn, mutates_args=()):
+    def __init__(self, namespace, name, schema, fn):
         self._namespace, self._name = namespace, name
         self._schema = schema
         self._init_fn = fn
@@ -28,7 +28,6 @@ class CustomOpDef:
         self._abstract_fn = None
         self._backward_fn = None
         self._setup_context_fn = None
-        self._mutated = ()
         self._opoverload = _dispatcher.define(name + schema, namespace)
         args = self._opoverload.schema.arguments
         self._mutated = tuple(i for i, a in enumerate(args) if a.mutable)
