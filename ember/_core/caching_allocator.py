@@ -10,6 +10,7 @@ import ctypes
 from bisect import bisect_left, insort
 import os
 import sys
+from sys import getrefcount
 import threading
 import time
 import weakref
@@ -74,6 +75,24 @@ import numpy as np
 # so every decision and every statistic is the one freeing at once would give. While history
 # is recorded the callback frees at once instead, to record the stack that dropped the array.
 #
+# Note [Held arrays]
+# ~~~~~~~~~~~~~~~~~~
+# Making an array over a block (np.ndarray over the segment's buffer) and a weak reference to it
+# cost more than the add that fills it, for a 16-element tensor. So the newest HELD arrays are
+# not leased at first: the allocator keeps each by reference in `held`, and an array is dead when
+# its reference count says only the allocator holds it (`sys.getrefcount`; a tensor, a view or a
+# NumPy user of it all count). Every allocator call looks at the held arrays first: the dead ones
+# are freed, as a lease's queued free would be (each call frees the dead held blocks first, in
+# the order they were allocated, then the queued leases' blocks in the order their arrays died);
+# and when a dead one has the very shape, dtype and strides asked for and taking its block back
+# is exact (Note [Taking a block back]; it is then the last block freed), the array object itself
+# is handed out again -- no new array, no lease. Whether a take-back is exact depends only on
+# the pools' layout, so the verdict is kept with the block until malloc, free or a release
+# changes the layout (`epoch`). An array that outlives
+# HELD newer ones gets its weak-reference lease then. Statistics calls, malloc, free, snapshots
+# and empty_cache look at the held arrays first, so no answer counts a dead array; while history
+# is recorded every array is leased at once, so each free is recorded when it happens.
+
 # Taking a block back. The commonest moment of all: a result dies and the next result of the
 # same size is asked for (`y = a + b` in a loop). Freeing the block merges it into a free block
 # after it (or leaves it a free piece of its own, between allocated ones); best fit then finds
@@ -98,6 +117,8 @@ import numpy as np
 # them (list.append is atomic) makes that safe too.
 
 kMinBlockSize = 512
+_REFUSED = "refused"  # _moment_between's answer when taking a block back is not exact
+HELD = 8  # arrays held by reference before a weak reference takes over (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
 kMinLargeAlloc = 10 << 20
@@ -214,7 +235,7 @@ class Segment:
 
 class Block:
     __slots__ = ("segment", "address", "size", "requested_size", "allocated", "prev", "next",
-                 "lease", "frames")
+                 "lease", "frames", "array", "key", "epoch", "pieces")
 
     def __init__(self, segment, address, size, prev=None, next=None):
         self.segment = segment
@@ -226,6 +247,9 @@ class Block:
         self.next = next
         self.lease = None
         self.frames = None
+        self.array = self.key = None  # while held: the array over it, and its (shape, dtype, strides)
+        self.epoch = -1  # the allocator's layout epoch when _take_back last judged it, and how
+        self.pieces = None
 
     def is_split(self):
         return self.prev is not None or self.next is not None
@@ -283,6 +307,8 @@ class CachingAllocator:
         self.buffers = set()  # id() of each segment's buffer: arrays over it are blocks
         self.lock = threading.Lock()
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
+        self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
+        self.epoch = 0  # counts the changes of the pools' layout (malloc, free, release)
         self.queue_free = self.pending.append  # bound once: the callback of every lease
         self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
         self.fraction = 1.0
@@ -338,7 +364,7 @@ class CachingAllocator:
 
     def current(self, name):
         """The `all` current value of a statistic (e.g. "allocated_bytes")."""
-        if self.pending:
+        if self.pending or self.held:
             with self.lock:
                 self._drain()
         if name in HOT:
@@ -346,7 +372,7 @@ class CachingAllocator:
         return self.stats[name][ALL].current
 
     def peak(self, name):
-        if self.pending:
+        if self.pending or self.held:
             with self.lock:
                 self._drain()
         if name in HOT:
@@ -409,7 +435,7 @@ class CachingAllocator:
         lock = self.lock
         lock.acquire()
         try:
-            if self.pending:
+            if self.pending or self.held:
                 self._drain()
             return self._malloc(nbytes)
         finally:
@@ -424,6 +450,8 @@ class CachingAllocator:
             pending = self.pending
             block = None
             if pending:
+                if self.held:
+                    self._sweep(None, 0)  # the frees in _drain's order: held arrays first
                 while len(pending) > 1:  # the older frees first, in order
                     self._free(pending.pop(0).block)
                 block = self._take_back(pending[0].block, nbytes)
@@ -431,6 +459,10 @@ class CachingAllocator:
                     self._drain()
                 else:
                     del pending[0]
+            elif self.held:
+                block = self._sweep((shape, dtype, strides), nbytes)
+                if block is not None:
+                    return block.array
             if block is None:
                 block = self._malloc(nbytes)
         finally:
@@ -438,39 +470,80 @@ class CachingAllocator:
         segment = block.segment
         array = np.ndarray(shape, dtype, segment.buffer, block.address - segment.address,
                            strides)
-        lease = _Lease(array, self.queue_free if self.recording is None else
-                       self._on_lease_dead)
-        lease.block = block
-        block.lease = lease
+        if self.recording is None:
+            block.array = array
+            block.key = (shape, dtype, strides)
+            self.held.append(block)  # atomic: the next call (under the lock) looks at it
+        else:
+            lease = _Lease(array, self._on_lease_dead)
+            lease.block = block
+            block.lease = lease
         return array
+
+    def _sweep(self, key, nbytes):
+        """Free the held blocks whose arrays died (all references gone but the allocator's),
+        hand the lease of the oldest held arrays over to a weak reference, and -- given the
+        `key` of a request -- return the block of a dead array of that very shape, dtype and
+        strides, taken back, instead of freeing it (Note [Held arrays])."""
+        held = self.held
+        reuse = None
+        i = 0
+        n = len(held)
+        while i < n:
+            block = held[i]
+            if getrefcount(block.array) == 2:  # block.array and the argument: nobody else
+                if reuse is None and block.key == key and block.array.flags.writeable:
+                    reuse = block
+                else:
+                    block.array = block.key = None
+                    self._free(block)
+                del held[i]
+                n -= 1
+            else:
+                i += 1
+        while n > HELD:  # the oldest live ones: a weak reference reports their death
+            block = held.pop(0)
+            n -= 1
+            lease = _Lease(block.array, self.queue_free)
+            lease.block = block
+            block.lease = lease
+            block.array = block.key = None
+        if reuse is not None:
+            if self._take_back(reuse, nbytes) is not None:
+                held.append(reuse)
+                return reuse
+            reuse.array = reuse.key = None
+            self._free(reuse)
+        return None
+
+    def release_held(self):
+        """Every held array to a weak-reference lease (the dead ones' blocks freed): history
+        recording starts, and wants each free when it happens."""
+        held = self.held
+        self._sweep(None, 0)
+        while held:
+            block = held.pop(0)
+            lease = _Lease(block.array, self.queue_free if self.recording is None else
+                           self._on_lease_dead)
+            lease.block = block
+            block.lease = lease
+            block.array = block.key = None
 
     def _take_back(self, block, nbytes):
         """`block` (whose array died) serving a request of `nbytes` straight away, when
         freeing it and then mallocing would give back this very block and leave every pool as
         it is now; else None (Note [Taking a block back])."""
         size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
-        prev, nxt = block.prev, block.next
-        if block.size != size or prev is not None and not prev.allocated or \
-                self.recording is not None:
+        if block.size != size or self.recording is not None:
             return None
-        pool = block.segment.free_blocks
-        keys = pool.keys
-        i = bisect_left(keys, (size,))
-        if nxt is not None and not nxt.allocated:
-            # freed, it merges into nxt; best fit must then pick the merged block (nxt's entry
-            # is the first fit and nothing sorts between the two) and split it as it was
-            if prev is None and nxt.next is None or nxt.size < pool.min_split or \
-                    i == len(keys) or keys[i][2] is not nxt or \
-                    i + 1 < len(keys) and keys[i + 1] < (size + nxt.size, block.address):
-                return None
-            pieces = 0  # the moment between: the free piece is `size` bytes larger
-        else:
-            # freed, it is a free piece of its own; best fit must pick it whole
-            if prev is None and nxt is None or i < len(keys) and \
-                    keys[i] < (size, block.address):
-                return None
-            pieces = 1  # the moment between: one more free piece, of `size` bytes
+        if block.epoch != self.epoch:  # the layout changed since the last judgement
+            block.epoch = self.epoch
+            block.pieces = self._moment_between(block, size)
+        pieces = block.pieces
+        if pieces is _REFUSED:
+            return None
         # the statistics as the free and the malloc leave them: totals and peaks move
+        pool = block.segment.free_blocks
         other = pool.other
         pool.n_tot += 1
         pool.b_tot += size
@@ -480,20 +553,50 @@ class CachingAllocator:
             pool.r_pk = c
         if c + other.r > self.r_pk:
             self.r_pk = c + other.r
-        if pieces:
-            self._more_split(pool, 1, 0)
-            pool.s -= 1
-        c = pool.sb + size
-        pool.sb_tot += size
-        if c > pool.sb_pk:
-            pool.sb_pk = c
-        if c + other.sb > self.sb_pk:
-            self.sb_pk = c + other.sb
+        if pieces == -1:  # the split pieces' counts dip and come back: only the totals move
+            pool.s_tot += 1
+            pool.sb_tot += block.next.size
+        elif pieces is not None:
+            if pieces:
+                self._more_split(pool, 1, 0)
+                pool.s -= 1
+            c = pool.sb + size
+            pool.sb_tot += size
+            if c > pool.sb_pk:
+                pool.sb_pk = c
+            if c + other.sb > self.sb_pk:
+                self.sb_pk = c + other.sb
         block.requested_size = nbytes
         return block
 
+    @staticmethod
+    def _moment_between(block, size):
+        """Whether freeing `block` and mallocing `size` bytes gives this very block back, and
+        how the inactive split pieces stand in the moment between: 0 (the free block after it
+        is `size` bytes larger), 1 (one more free piece), -1 (the segment is one free block,
+        split again at once), None (the block is its whole segment: no piece at all); or
+        _REFUSED when the pair would end elsewhere."""
+        prev, nxt = block.prev, block.next
+        if prev is not None and not prev.allocated:
+            return _REFUSED  # freed, it merges into prev: best fit cuts the front of that
+        pool = block.segment.free_blocks
+        keys = pool.keys
+        i = bisect_left(keys, (size,))
+        if nxt is not None and not nxt.allocated:
+            # freed, it merges into nxt; best fit must then pick the merged block (nxt's entry
+            # is the first fit and nothing sorts between the two) and split it as it was
+            if nxt.size < pool.min_split or i == len(keys) or keys[i][2] is not nxt or \
+                    i + 1 < len(keys) and keys[i + 1] < (size + nxt.size, block.address):
+                return _REFUSED
+            return 0 if prev is not None or nxt.next is not None else -1
+        # freed, it is a free piece of its own; best fit must pick it whole
+        if i < len(keys) and keys[i] < (size, block.address):
+            return _REFUSED
+        return 1 if prev is not None or nxt is not None else None
+
     def _malloc(self, nbytes):
         # the hot path of every tensor: written out, with no calls in the common case
+        self.epoch += 1
         size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
         pool = self.small if size <= kSmallSize else self.large
         keys = pool.keys
@@ -644,6 +747,8 @@ class CachingAllocator:
         """Free the blocks of the queued leases, in the order their arrays died (with the lock
         held). Another free can be queued meanwhile (a collection run by this one): it is
         freed in this loop too."""
+        if self.held:
+            self._sweep(None, 0)
         pending = self.pending
         i = 0
         while i < len(pending):
@@ -652,6 +757,7 @@ class CachingAllocator:
         del pending[:i]
 
     def _free(self, block):
+        self.epoch += 1
         size = block.size
         if self.recording is not None:
             frames = self.recording.frames()
@@ -730,6 +836,7 @@ class CachingAllocator:
 
     def _release_cached_blocks(self):
         """Return every wholly free segment to the raw allocator."""
+        self.epoch += 1
         for pool in (self.large, self.small):
             for block in [b for b in pool.blocks() if not b.is_split()]:
                 pool.remove(block)

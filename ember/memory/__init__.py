@@ -203,6 +203,7 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
         if old is not None and not clear_history:
             history.trace, history.next = old.trace, old.next
         allocator.recording = history
+        allocator.release_held()
 
 
 def _snapshot(device=None, augment_with_fx_traces=False):
