@@ -1,0 +1,187 @@
+"""torch.export: capture a module's forward into an ExportedProgram, a graph of ATen op calls.
+
+    ep = ember.export.export(model, (x,))              # non-strict capture at the dispatcher
+    print(ep)                                          # the graph, its signature, ranges
+    ep.module()(x)                                     # a GraphModule computing the same
+    ep.run_decompositions()                            # lowered and functionalized
+    ember.export.save(ep, "model.pt2"); ember.export.load("model.pt2")
+
+The capture is `_trace.py`, the program `exported_program.py`, the placeholder/output kinds
+`graph_signature.py`, `Dim` and the size checks `dynamic_shapes.py`, the file format
+`_serialize.py`.
+"""
+from .._core.grad_mode import no_grad
+from .._core.tensor import Tensor
+from .._dynamo.exc import UserError, UserErrorType
+from ..fx.graph_module import GraphModule
+from ..utils import _pytree as pytree
+from . import _trace
+from .dynamic_shapes import Dim, dims, symbolic_dims, changed_sizes, perturbed, _per_leaf
+from .exported_program import ExportedProgram, default_decompositions
+from .graph_signature import (ExportBackwardSignature, ExportGraphSignature, InputKind,
+                              OutputKind)
+from ._serialize import save, load
+
+__all__ = ["Dim", "ExportBackwardSignature", "ExportGraphSignature", "ExportedProgram",
+           "default_decompositions", "dims", "export", "load", "save"]
+
+
+def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
+           preserve_module_call_signature=(), prefer_deferred_runtime_asserts_over_guards=False):
+    """Capture `mod(*args, **kwargs)` into an ExportedProgram (see the module docstring).
+
+    ember captures at the dispatcher as torch.export's non-strict mode does; `strict=True`
+    (torch's bytecode-level capture through Dynamo) gives the same graph here for programs
+    both modes accept."""
+    from ..nn import Module
+    if not isinstance(mod, Module):
+        raise ValueError(f"Expected `mod` to be an instance of `torch.nn.Module`, got "
+                         f"{type(mod)}.")
+    if not isinstance(args, tuple):
+        raise UserError(UserErrorType.INVALID_INPUT,
+                        f"Expecting `args` to be a tuple of example positional inputs, got "
+                        f"{type(args)}")
+    kwargs = dict(kwargs or {})
+    names = _trace.user_input_names(mod.forward, args, kwargs)
+    leaves, in_spec = pytree.tree_flatten((args, kwargs))
+    entries = _per_leaf(dynamic_shapes, _positional_names(mod.forward), args, kwargs)
+    sym_dims, ranges = symbolic_dims(leaves, names, entries)
+
+    lifted = _trace.module_state(mod)
+    graph, outputs, out_spec, constants = _capture_module(mod, args, kwargs, lifted, names,
+                                                           leaves)
+    sym_shapes = None
+    if ranges:
+        sizes = changed_sizes(ranges, sym_dims, leaves)
+        other = [perturbed(x, found, sizes) if found else x for x, found in zip(leaves, sym_dims)]
+        o_args, o_kwargs = pytree.tree_unflatten(other, in_spec)
+        graph2, outputs2, _, _ = _capture_module(mod, o_args, o_kwargs, lifted, names, other)
+        sym_shapes = _symbolic_shapes(graph, graph2, outputs, outputs2, leaves, sym_dims, sizes)
+
+    const_targets = _trace.constant_names(mod, constants)
+    const_inputs = [("c_" + const_targets[v].replace(".", "_"), v) for v in constants]
+    user_values = graph.inputs[len(lifted):]
+    tensor_leaf = iter(user_values)
+    user_inputs = [(name, next(tensor_leaf) if isinstance(x, Tensor) else None)
+                   for name, x in zip(names, leaves)]
+    inputs = [(x.name, v) for x, v in zip(lifted, graph.inputs)] + const_inputs + user_inputs
+    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym_shapes)
+    signature = ExportGraphSignature(
+        _trace.input_specs(lifted, [(n, const_targets[v]) for n, v in const_inputs], names,
+                           leaves),
+        _trace.output_specs(fx_graph, [], len(outputs)))
+
+    state_dict, consts = {}, {}
+    for x in lifted:
+        (state_dict if x.persistent is not False else consts)[x.target] = x.value
+    for v in constants:
+        consts[const_targets[v]] = constants[v]
+    checks = []
+    for x, found in zip(leaves, sym_dims):
+        if isinstance(x, Tensor):
+            checks.append([found.get(i, size) for i, size in enumerate(x.shape)])
+        else:
+            checks.append(x)
+    gm = GraphModule({}, fx_graph)
+    gm.training = mod.training
+    return ExportedProgram(gm, fx_graph, signature, state_dict, ranges,
+                           example_inputs=(args, kwargs), constants=consts, _in_spec=in_spec,
+                           _out_spec=out_spec, _input_checks=checks)
+
+
+def _positional_names(forward):
+    import inspect
+    try:
+        params = inspect.signature(forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _capture_module(mod, args, kwargs, lifted, names, leaves):
+    """Record mod(*args, **kwargs) with the lifted state and the user's tensor leaves as the
+    graph's inputs; the module's buffers and the random generator are put back afterwards.
+    Returns (graph, flat output Values/constants, output spec, {Value: constant tensor})."""
+    from .._core.generator import default_generator
+    saved = [(x.value, x.value.detach().clone()) for x in lifted if x.kind == InputKind.BUFFER]
+    rng = default_generator.get_state()
+    inputs = [(x.name, x.value) for x in lifted]
+    inputs += [(n, x) for n, x in zip(names, leaves) if isinstance(x, Tensor)]
+    try:
+        graph, values, result = _trace.capture(lambda: mod(*args, **kwargs), inputs)
+    finally:
+        with no_grad():
+            for b, copy in saved:
+                b.copy_(copy)
+        default_generator.set_state(rng)
+    out_leaves, out_spec = pytree.tree_flatten(result)
+    outputs = []
+    for o in out_leaves:
+        if isinstance(o, Tensor):
+            v = values.get(id(o))
+            if v is None:       # a tensor no op made: a constant of the graph
+                v = graph.new_value(o, f"c{len(graph.constants)}")
+                graph.constants[v] = o
+            outputs.append(v)
+        else:
+            outputs.append(o)
+    return graph, outputs, out_spec, dict(graph.constants)
+
+
+def _symbolic_shapes(graph, graph2, outputs, outputs2, leaves, sym_dims, sizes):
+    """{Value: shape with symbols}: the two captures (example sizes, changed sizes) must be
+    the same program; a size that changed with a symbol is that symbol (or a multiple of it
+    plus a constant). Raises UserError where the program specialized a dynamic size."""
+    example = {}
+    for x, found in zip(leaves, sym_dims):
+        for i, (symbol, d) in found.items():
+            example[symbol] = (x.shape[i], d)
+    if len(graph.calls) != len(graph2.calls) or any(
+            a.op is not b.op for a, b in zip(graph.calls, graph2.calls)):
+        raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
+                        f"Constraints violated ({_dim_names(example)})! The program runs "
+                        "different ops when the dynamic sizes change, so it specializes them.")
+    for a, b in zip(graph.calls, graph2.calls):
+        if _literals(a.args) != _literals(b.args):
+            raise UserError(
+                UserErrorType.CONSTRAINT_VIOLATION,
+                f"Constraints violated ({_dim_names(example)})! aten.{a.op.__name__} records "
+                f"the arguments {_literals(a.args)} computed from the example sizes (and "
+                f"{_literals(b.args)} for other sizes); ember's graphs hold no symbolic "
+                "sizes, so this program cannot be exported with these dims dynamic.")
+    shapes = {}
+    pairs = list(zip(graph.inputs, graph2.inputs))
+    for a, b in zip(graph.calls, graph2.calls):
+        pairs += [(x, y) for x, y in zip(a.outs, b.outs) if x is not None]
+    for v, w in pairs:
+        if v.shape != w.shape:
+            shapes[v] = [n if n == m else _expression(n, m, example, sizes)
+                         for n, m in zip(v.shape, w.shape)]
+    return shapes
+
+
+def _literals(args):
+    out = []
+    for a in args:
+        if isinstance(a, list):
+            out.append([x for x in a if type(x).__name__ != "Value"])
+        elif type(a).__name__ != "Value":
+            out.append(a)
+    return out
+
+
+def _dim_names(example):
+    return ", ".join(d.__name__ for _, d in example.values())
+
+
+def _expression(n, m, example, sizes):
+    """The symbol expression a size n (m with the changed sizes) stands for: a*s + b."""
+    for symbol, (size, _) in example.items():
+        delta = sizes[symbol] - size
+        if (m - n) % delta:
+            continue
+        a = (m - n) // delta
+        b = n - a * size
+        text = symbol if a == 1 else f"{a}*{symbol}"
+        return text if b == 0 else f"{text} + {b}" if b > 0 else f"{text} - {-b}"
+    return "?"
