@@ -172,6 +172,8 @@ def functionalize(graph):
         args = [_latest(a, latest) for a in c.args]
         written = [i for i, a in enumerate(c.op.schema.arguments)
                    if a.mutable and type(args[i]) is Value]
+        if written and not _CONDITIONAL_WRITES.get(c.op.schema.name, bool)(args):
+            written = []
         if not written:
             calls.append(Call(c.op, tuple(args), c.outs))
             continue
@@ -196,6 +198,11 @@ def functionalize(graph):
     graph.calls = calls
     graph.outputs = [_latest(o, latest) for o in graph.outputs]
     return {v: _latest(v, latest) for v in graph.inputs if _latest(v, latest) is not v}
+
+
+# ops whose schema marks arguments written that they write only sometimes: batch norm
+# updates its running statistics in training mode only
+_CONDITIONAL_WRITES = {"native_batch_norm": lambda args: bool(args[5])}
 
 
 class _Shape:

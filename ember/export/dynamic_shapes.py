@@ -187,3 +187,62 @@ def perturbed(leaf, found, sizes):
         a = np.take(a, np.arange(sizes[symbol]) % a.shape[i], axis=i)
     t = ember.from_numpy(np.ascontiguousarray(a))
     return t.requires_grad_(leaf.requires_grad) if leaf.requires_grad else t
+
+
+def specialization_check(graph, graph2, leaves, sym_dims, sizes):
+    """{Value: shape with symbols}: the two captures (example sizes, changed sizes) must be
+    the same program; a size that changed with a symbol is that symbol (or a multiple of it
+    plus a constant). Raises UserError where the program specialized a dynamic size."""
+    example = {}
+    for x, found in zip(leaves, sym_dims):
+        for i, (symbol, d) in found.items():
+            example[symbol] = (x.shape[i], d)
+    if len(graph.calls) != len(graph2.calls) or any(
+            a.op is not b.op for a, b in zip(graph.calls, graph2.calls)):
+        raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
+                        f"Constraints violated ({_dim_names(example)})! The program runs "
+                        "different ops when the dynamic sizes change, so it specializes them.")
+    for a, b in zip(graph.calls, graph2.calls):
+        if _literals(a.args) != _literals(b.args):
+            raise UserError(
+                UserErrorType.CONSTRAINT_VIOLATION,
+                f"Constraints violated ({_dim_names(example)})! aten.{a.op.__name__} records "
+                f"the arguments {_literals(a.args)} computed from the example sizes (and "
+                f"{_literals(b.args)} for other sizes); ember's graphs hold no symbolic "
+                "sizes, so this program cannot be exported with these dims dynamic.")
+    shapes = {}
+    pairs = list(zip(graph.inputs, graph2.inputs))
+    for a, b in zip(graph.calls, graph2.calls):
+        pairs += [(x, y) for x, y in zip(a.outs, b.outs) if x is not None]
+    for v, w in pairs:
+        if v.shape != w.shape:
+            shapes[v] = [n if n == m else _expression(n, m, example, sizes)
+                         for n, m in zip(v.shape, w.shape)]
+    return shapes
+
+
+def _literals(args):
+    out = []
+    for a in args:
+        if isinstance(a, list):
+            out.append([x for x in a if type(x).__name__ != "Value"])
+        elif type(a).__name__ != "Value":
+            out.append(a)
+    return out
+
+
+def _dim_names(example):
+    return ", ".join(d.__name__ for _, d in example.values())
+
+
+def _expression(n, m, example, sizes):
+    """The symbol expression a size n (m with the changed sizes) stands for: a*s + b."""
+    for symbol, (size, _) in example.items():
+        delta = sizes[symbol] - size
+        if (m - n) % delta:
+            continue
+        a = (m - n) // delta
+        b = n - a * size
+        text = symbol if a == 1 else f"{a}*{symbol}"
+        return text if b == 0 else f"{text} + {b}" if b > 0 else f"{text} - {-b}"
+    return "?"

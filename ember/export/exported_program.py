@@ -185,6 +185,9 @@ class ExportedProgram:
                 flat.append(value)
         gm = self._graph_module
         graph, values, result = _trace.capture(lambda: gm(*flat), inputs, table)
+        sym_shapes = None
+        if self._range_constraints:
+            sym_shapes = _check_decomposition_keeps_dims(self, gm, flat, inputs, table, graph)
         n_mutations = sum(1 for s in sig.output_specs if s.kind not in
                           (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT))
         outputs = [values.get(id(r), r) for r in result]
@@ -214,8 +217,7 @@ class ExportedProgram:
                 f"({', '.join(v.name for v in graph.constants)})")
         by_name = {v.name: v for v in graph.inputs}
         fx_inputs = [(s.arg.name, by_name.get(s.arg.name)) for s in sig.input_specs]
-        fx_graph, _ = _trace.to_fx(graph, fx_inputs, graph.outputs,
-                                   _carried_shapes(self.graph, graph))
+        fx_graph, _ = _trace.to_fx(graph, fx_inputs, graph.outputs, sym_shapes)
         out_specs = _trace.output_specs(fx_graph, mutations, len(user_outputs))
         signature = ExportGraphSignature([_copy_spec(s) for s in sig.input_specs], out_specs)
         gm_new = GraphModule({}, fx_graph)
@@ -231,23 +233,32 @@ def _copy_spec(s):
     return copy.copy(s)
 
 
+def _check_decomposition_keeps_dims(ep, gm, flat, inputs, table, graph):
+    """Capture the decomposition again with the dynamic sizes changed: a decomposition that
+    records a size (a `view` to [6, 4]) would be wrong for other sizes (UserError). Returns
+    the symbolic shapes of the new graph's values."""
+    from .dynamic_shapes import changed_sizes, perturbed, specialization_check
+    names = [s.arg.name for s in ep.graph_signature.input_specs
+             if s.kind == InputKind.USER_INPUT]
+    dims = [c if isinstance(c, list) else None for c in ep._input_checks]
+    found = [{i: d for i, d in enumerate(c) if not isinstance(d, int)} if c else {}
+             for c in dims]
+    examples = [_example_leaf(ep, n) for n in names]
+    sizes = changed_sizes(ep._range_constraints, found, examples)
+    changed = {n: perturbed(x, f, sizes) if f else x for n, x, f in zip(names, examples, found)}
+    flat2 = [changed.get(n, x) for n, x in zip([s.arg.name for s in ep.graph_signature.input_specs],
+                                                flat)]
+    inputs2 = [(n, changed.get(n, x)) for n, x in inputs]
+    graph2, _, _ = _trace.capture(lambda: gm(*flat2), inputs2, table)
+    return specialization_check(graph, graph2, examples, found, sizes)
+
+
 def _mutated_input(spec, sig):
     """The placeholder name of the input a mutation output writes."""
     if spec.kind == OutputKind.USER_INPUT_MUTATION:
         return spec.target
     return next(s.arg.name for s in sig.input_specs
                 if s.target == spec.target and s.kind != InputKind.USER_INPUT)
-
-
-def _carried_shapes(old_graph, graph):
-    """The symbolic shapes of the inputs (from the placeholders' meta), for the new graph's
-    annotations; the sizes inside it are concrete."""
-    shapes = {}
-    by_name = {v.name: v for v in graph.inputs}
-    for node in old_graph.nodes:
-        if node.op == "placeholder" and "sym_shape" in node.meta and node.name in by_name:
-            shapes[by_name[node.name]] = node.meta["sym_shape"]
-    return shapes
 
 
 def _example_leaf(ep, name):
@@ -262,7 +273,7 @@ def _format_ranges(ranges):
 
 
 def _raise_spec_mismatch(expected, got, kwargs):
-    expected_keys = list(expected.children_specs[1].context) if expected.children_specs else []
+    expected_keys = list(expected.child(1).context)
     if sorted(kwargs) != sorted(expected_keys):
         raise ValueError(f"Ran into a kwarg keyword mismatch: Got the following keywords "
                          f"{list(kwargs)} but expected {expected_keys}")
