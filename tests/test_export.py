@@ -291,3 +291,52 @@ def test_data_dependent_control_flow_raises_torchs_error():
     with pytest.raises(GuardOnDataDependentSymNode, match="aten.gt"):
         ember.export.export(branchy(ember), (ex,))
     assert type(t_err.value).__name__ == "GuardOnDataDependentSymNode"
+
+
+def test_constants_nested_and_non_tensor_inputs_match_torch():
+    def model(lib):
+        class C(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = lib.tensor([2.0, 3.0])
+                self.register_buffer("offset", lib.ones(2), persistent=False)
+
+            def forward(self, x, n, pair):
+                return x * self.scale + self.offset + n + pair[0] - pair[1]["b"]
+        return C()
+
+    def inputs(lib, n=3):
+        return (lib.ones(3, 2), n, (lib.ones(2), {"b": lib.ones(2)}))
+    eep = ember.export.export(model(ember), inputs(ember))
+    tep = t_export(model(torch), inputs(torch))
+    assert str(eep.graph_signature) == str(tep.graph_signature)
+    assert list(eep.constants) == list(tep.constants) and list(eep.state_dict) == []
+    assert targets(eep) == targets(tep)
+    assert_close(eep.module()(*inputs(ember)), tep.module()(*inputs(torch)))
+    with pytest.raises(AssertionError) as t_err:
+        tep.module()(*inputs(torch, 4))
+    with pytest.raises(AssertionError) as e_err:
+        eep.module()(*inputs(ember, 4))
+    assert str(e_err.value) == str(t_err.value)
+
+
+def test_module_refuses_mode_switch_and_unsupported_options():
+    em = mlp(ember)
+    ep = ember.export.export(em, (ember.randn(2, 4),))
+    with pytest.raises(NotImplementedError, match=r"Calling eval\(\) is not supported yet."):
+        ep.module().eval()
+    with pytest.raises(NotImplementedError, match="preserve_module_call_signature"):
+        ember.export.export(em, (ember.randn(2, 4),), preserve_module_call_signature=("fc1",))
+    with pytest.raises(ValueError, match="Expected `mod` to be an instance"):
+        ember.export.export(lambda x: x, (ember.randn(2),))
+
+
+def test_exported_program_goes_to_onnx():
+    pytest.importorskip("onnx", reason="ONNX export needs `pip install 'ember[onnx]'`")
+    ort = pytest.importorskip("onnxruntime", reason="needs `pip install 'ember[onnx]'`")
+    em = lenet(ember)
+    x = ember.randn(2, 1, 28, 28)
+    proto = ember.onnx.export(ember.export.export(em, (x,)), f=None)
+    session = ort.InferenceSession(proto.SerializeToString())
+    out = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+    np.testing.assert_allclose(out, em(x).detach().numpy(), atol=1e-5)

@@ -42,6 +42,10 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
         raise UserError(UserErrorType.INVALID_INPUT,
                         f"Expecting `args` to be a tuple of example positional inputs, got "
                         f"{type(args)}")
+    if preserve_module_call_signature:
+        raise NotImplementedError(
+            "ember.export: preserve_module_call_signature is not supported (the exported graph "
+            f"is flat; no submodule call signatures are kept for {preserve_module_call_signature})")
     kwargs = dict(kwargs or {})
     names = _trace.user_input_names(mod.forward, args, kwargs)
     leaves, in_spec = pytree.tree_flatten((args, kwargs))
@@ -72,11 +76,9 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
                            leaves),
         _trace.output_specs(fx_graph, [], len(outputs)))
 
-    state_dict, consts = {}, {}
-    for x in lifted:
-        (state_dict if x.persistent is not False else consts)[x.target] = x.value
-    for v in constants:
-        consts[const_targets[v]] = constants[v]
+    state_dict = {x.target: x.value for x in lifted if x.persistent is not False}
+    consts = {const_targets[v]: t for v, t in constants.items()}
+    consts.update((x.target, x.value) for x in lifted if x.persistent is False)
     checks = []
     for x, found in zip(leaves, sym_dims):
         if isinstance(x, Tensor):

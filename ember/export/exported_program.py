@@ -159,6 +159,7 @@ class ExportedProgram:
         def rebuild_outputs(module, args, out):
             return pytree.tree_unflatten(list(out), out_spec)
 
+        type(gm).train = _refuse_mode_switch   # the graph holds the mode it was captured in
         gm.register_forward_pre_hook(flatten_inputs, with_kwargs=True)
         gm.register_forward_hook(rebuild_outputs)
         return gm
@@ -253,6 +254,10 @@ def _check_decomposition_keeps_dims(ep, gm, flat, inputs, table, graph):
     return specialization_check(graph, graph2, examples, found, sizes)
 
 
+def _refuse_mode_switch(self, mode=True):
+    raise NotImplementedError(f"Calling {'train' if mode else 'eval'}() is not supported yet.")
+
+
 def _mutated_input(spec, sig):
     """The placeholder name of the input a mutation output writes."""
     if spec.kind == OutputKind.USER_INPUT_MUTATION:
@@ -292,8 +297,7 @@ def _check_inputs(leaves, names, checks):
             continue
         if not hasattr(leaf, "shape"):
             if leaf != dims:
-                raise ValueError(f"Expected input at {name} to be equal to {dims!r}, but got "
-                                 f"{leaf!r}")
+                raise AssertionError(f"Guard failed: {name} == {dims!r}")
             continue
         shape = leaf.shape
         if len(shape) != len(dims):
