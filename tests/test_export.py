@@ -271,11 +271,31 @@ def test_dynamic_shape_mistakes_raise_torchs_error_types():
         assert type(t_err.value).__name__ == "UserError"
 
 
-def test_specialized_dynamic_size_is_refused():
-    em = lenet(ember)
+def test_dynamic_batch_through_recorded_sizes_matches_torch():
+    # ember records flatten as a view to [batch, 400]: the size becomes x.size(0)
+    em, tm = twins(lenet)
+    ex, tx = pair(3, 1, 28, 28)
+    eep = ember.export.export(em, (ex,), dynamic_shapes={"x": {0: Dim("batch", max=64)}})
+    tep = t_export(tm, (tx,), dynamic_shapes={"x": {0: torch.export.Dim("batch", max=64)}})
+    assert [str(r) for r in eep.range_constraints.values()] == \
+        [str(r) for r in tep.range_constraints.values()]
+    ex7, tx7 = pair(7, 1, 28, 28, seed=3)
+    assert_close(eep.module()(ex7), tep.module()(tx7))
+    dec = eep.run_decompositions()
+    assert_close(dec.module()(ex7), tep.module()(tx7))
+    buf = io.BytesIO()
+    ember.export.save(dec, buf)
+    buf.seek(0)
+    assert_close(ember.export.load(buf).module()(ex7), tep.module()(tx7))
+
+
+def test_non_affine_dynamic_size_is_refused():
+    class M(ember.nn.Module):
+        def forward(self, x):
+            return x.reshape(x.shape[0] * x.shape[1])
     with pytest.raises(ember._dynamo.exc.UserError, match="aten.view"):
-        ember.export.export(em, (ember.randn(3, 1, 28, 28),),
-                            dynamic_shapes={"x": {0: Dim("batch")}})
+        ember.export.export(M(), (ember.randn(3, 4),),
+                            dynamic_shapes={"x": {0: Dim("a"), 1: Dim("b")}})
 
 
 def test_data_dependent_control_flow_raises_torchs_error():

@@ -16,8 +16,7 @@ from .._dynamo.exc import UserError, UserErrorType
 from ..fx.graph_module import GraphModule
 from ..utils import _pytree as pytree
 from . import _trace
-from .dynamic_shapes import (Dim, dims, symbolic_dims, changed_sizes, perturbed, _per_leaf,
-                             specialization_check)
+from .dynamic_shapes import Dim, dims, symbolic_dims, generalize, _per_leaf
 from .exported_program import ExportedProgram, default_decompositions
 from .graph_signature import (ExportBackwardSignature, ExportGraphSignature, InputKind,
                               OutputKind)
@@ -55,13 +54,13 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     lifted = _trace.module_state(mod)
     graph, outputs, out_spec, constants = _capture_module(mod, args, kwargs, lifted, names,
                                                            leaves)
-    sym_shapes = None
+    sym = None
     if ranges:
-        sizes = changed_sizes(ranges, sym_dims, leaves)
-        other = [perturbed(x, found, sizes) if found else x for x, found in zip(leaves, sym_dims)]
-        o_args, o_kwargs = pytree.tree_unflatten(other, in_spec)
-        graph2, outputs2, _, _ = _capture_module(mod, o_args, o_kwargs, lifted, names, other)
-        sym_shapes = specialization_check(graph, graph2, leaves, sym_dims, sizes)
+        def capture_with(new_leaves):
+            new_args, new_kwargs = pytree.tree_unflatten(new_leaves, in_spec)
+            return _capture_module(mod, new_args, new_kwargs, lifted, names, new_leaves)[0]
+        shapes, sym_args, sources = generalize(graph, capture_with, leaves, sym_dims)
+        sym = (shapes, sym_args, {s: (names[k], d) for s, (k, d) in sources.items()})
 
     const_targets = _trace.constant_names(mod, constants)
     const_inputs = [("c_" + const_targets[v].replace(".", "_"), v) for v in constants]
@@ -70,7 +69,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     user_inputs = [(name, next(tensor_leaf) if isinstance(x, Tensor) else None)
                    for name, x in zip(names, leaves)]
     inputs = [(x.name, v) for x, v in zip(lifted, graph.inputs)] + const_inputs + user_inputs
-    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym_shapes)
+    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym)
     signature = ExportGraphSignature(
         _trace.input_specs(lifted, [(n, const_targets[v]) for n, v in const_inputs], names,
                            leaves),

@@ -30,6 +30,7 @@ from .._dispatch.recorder import GraphRecorder, Value, Call
 from ..fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from ..fx.graph import Graph as FxGraph
 from ..utils import _pytree as pytree
+from .dynamic_shapes import SymExpr
 from .graph_signature import (ConstantArgument, InputKind, InputSpec, OutputKind, OutputSpec,
                               TensorArgument)
 
@@ -263,38 +264,69 @@ def call_arguments(op, args):
     return [v for _, v in positional], kwargs
 
 
-def to_fx(graph, inputs, outputs, sym_shapes=None):
+def to_fx(graph, inputs, outputs, sym=None):
     """The fx Graph of recorded calls. inputs: (placeholder name, Value) in placeholder order,
     the Value None for an input that is no tensor; outputs: the flat output Values/constants
-    in order. sym_shapes: {Value: shape with symbols} for dynamic dims. Returns (fx graph,
-    {Value: Node})."""
-    sym_shapes = sym_shapes or {}
+    in order. sym: for dynamic dims, ({Value: symbolic shape}, {(call index, arg position,
+    list position): SymExpr}, {Symbol: (placeholder name, dim)}) from
+    dynamic_shapes.generalize -- the sizes a call records as functions of the dims become
+    nodes computing them from the inputs' sizes (`sym_size_int = x.size(0)`, `mul`, `add`).
+    Returns (fx graph, {Value: Node})."""
+    shapes, sym_args, sources = sym or ({}, {}, {})
+    by_call = {}
+    for (k, j, m), e in sym_args.items():
+        by_call.setdefault(k, []).append((j, m, e))
     g = FxGraph()
-    env = {}
+    env, placeholders, size_nodes = {}, {}, {}
 
     def node_meta(node, v):
         node.meta["val"] = _meta_tensor(v)
-        if v in sym_shapes:
-            node.meta["sym_shape"] = sym_shapes[v]
+        if v in shapes:
+            node.meta["sym_shape"] = shapes[v]
 
     for name, v in inputs:
-        node = g.placeholder(name)
+        node = placeholders[name] = g.placeholder(name)
         if v is not None:
             node_meta(node, v)
             env[v] = node
 
+    def size_of(symbol):
+        if symbol not in size_nodes:
+            name, dim = sources[symbol]
+            size_nodes[symbol] = g.create_node("call_method", "size", (placeholders[name], dim),
+                                               name="sym_size_int")
+        return size_nodes[symbol]
+
+    def expression(e):
+        node = None
+        for symbol, c in e.coeffs.items():
+            term = size_of(symbol) if c == 1 else g.call_function(operator.mul,
+                                                                   (size_of(symbol), c))
+            node = term if node is None else g.call_function(operator.add, (node, term))
+        return g.call_function(operator.add, (node, e.const)) if e.const else node
+
     def arg(a):
         if type(a) is Value:
             return env[a]
-        if type(a) is list:
+        if type(a) is list or type(a) is tuple and any(type(x) is SymExpr for x in a):
             return [arg(x) for x in a]
+        if type(a) is SymExpr:
+            return expression(a)
         return a
 
-    for c in graph.calls:
-        args, kwargs = call_arguments(c.op, c.args)
-        node = g.call_function(c.op, tuple(arg(a) for a in args), {k: arg(v) for k, v in
-                                                                    kwargs.items()},
-                               name=c.op.schema.name)
+    for k, c in enumerate(graph.calls):
+        call_args = list(c.args)
+        for j, m, e in by_call.get(k, ()):
+            if m is None:
+                call_args[j] = e
+            else:
+                items = list(call_args[j])
+                items[m] = e
+                call_args[j] = items
+        args, kwargs = call_arguments(c.op, call_args)
+        args = tuple(arg(a) for a in args)
+        kwargs = {key: arg(v) for key, v in kwargs.items()}
+        node = g.call_function(c.op, args, kwargs, name=c.op.schema.name)
         if len(c.op.schema.returns) == 1:
             if c.outs and c.outs[0] is not None:
                 node_meta(node, c.outs[0])

@@ -167,14 +167,149 @@ def symbolic_dims(leaves, names, entries):
     return per_leaf, ranges
 
 
-def changed_sizes(ranges, per_leaf, leaves):
-    """{Symbol: a size other than the example's, inside the symbol's range}."""
-    sizes = {}
-    for found, leaf in zip(per_leaf, leaves):
+def _example_sizes(leaves, sym_dims):
+    """{Symbol: (example size, Dim, (leaf index, dim))}."""
+    example = {}
+    for k, (x, found) in enumerate(zip(leaves, sym_dims)):
         for i, (symbol, d) in found.items():
-            n = leaf.shape[i]
-            sizes[symbol] = n - 1 if d.max is not None and n + 1 > d.max else n + 1
-    return sizes
+            example.setdefault(symbol, (x.shape[i], d, (k, i)))
+    return example
+
+
+def _other_size(n, d, avoid):
+    """A size in d's range (and at least 2) not in `avoid`, or None."""
+    for cand in (n + 1, n - 1, n + 2, n - 2, n + 3):
+        if cand >= max(2, d.min) and (d.max is None or cand <= d.max) and cand not in avoid:
+            return cand
+    return None
+
+
+class SymExpr:
+    """An integer argument computed from sizes: const + sum(coeff * symbol)."""
+    __slots__ = ("const", "coeffs")
+
+    def __init__(self, const, coeffs):
+        self.const, self.coeffs = const, coeffs
+
+    def __str__(self):
+        terms = [str(s) if c == 1 else f"{c}*{s}" for s, c in self.coeffs.items()]
+        text = " + ".join(terms)
+        if self.const:
+            text += f" + {self.const}" if self.const > 0 else f" - {-self.const}"
+        return text
+
+
+def generalize(graph, capture_with, leaves, sym_dims):
+    """Find which recorded sizes stand for the dynamic dims. `capture_with(leaves)` captures
+    the program again on other inputs: once per symbol with that symbol's size changed, and
+    once with all changed to yet other sizes to check the fit. Every integer (an argument, a
+    value's size) that changes with the symbols must be affine in them -- const + sum(c * s),
+    the fit found from the one-symbol captures and confirmed by the last one; anything else
+    the program specialized, a UserError naming the op. Returns ({Value: symbolic shape},
+    {(call index, arg position, list position or None): SymExpr}, {Symbol: (leaf, dim)})."""
+    example = _example_sizes(leaves, sym_dims)
+    names = ", ".join(d.__name__ for _, d, _ in example.values())
+
+    def capture_resized(sizes):
+        try:
+            return capture_with(_resized(leaves, sym_dims, sizes))
+        except UserError:
+            raise
+        except Exception as e:
+            raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
+                            f"Constraints violated ({names})! The program fails for other "
+                            f"values of the dynamic sizes ({sizes}): {type(e).__name__}: "
+                            f"{e}") from e
+    runs = []
+    for symbol, (n, d, _) in example.items():
+        new = _other_size(n, d, {n})
+        if new is None:
+            raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
+                            f"Constraints violated ({d.__name__})! its range allows only "
+                            f"the example size {n}")
+        sizes = {s: e[0] for s, e in example.items()}
+        sizes[symbol] = new
+        runs.append((sizes, capture_resized(sizes)))
+    check_sizes = {s: _other_size(n, d, {n, runs[k][0][s]}) or n
+                   for k, (s, (n, d, _)) in enumerate(example.items())}
+    runs.append((check_sizes, capture_resized(check_sizes)))
+    graphs = [g for _, g in runs]
+    if any(len(g.calls) != len(graph.calls) or any(a.op is not b.op for a, b in
+                                                   zip(graph.calls, g.calls)) for g in graphs):
+        raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
+                        f"Constraints violated ({names})! The program runs different ops "
+                        "when the dynamic sizes change, so it specializes them.")
+
+    def fit(values, where):
+        """The SymExpr through the example value and the one-symbol values, or None."""
+        v0 = values[0]
+        coeffs = {}
+        for r, ((symbol, (n, _, _)), v) in enumerate(zip(example.items(), values[1:-1])):
+            delta = runs[r][0][symbol] - n
+            if (v - v0) % delta:
+                raise _specialized(names, where, values)
+            coeffs[symbol] = (v - v0) // delta
+        const = v0 - sum(c * example[s][0] for s, c in coeffs.items())
+        predicted = const + sum(c * check_sizes[s] for s, c in coeffs.items())
+        if predicted != values[-1]:
+            raise _specialized(names, where, values)
+        coeffs = {s: c for s, c in coeffs.items() if c}
+        return SymExpr(const, coeffs) if coeffs else None
+
+    sym_args = {}
+    for k, c in enumerate(graph.calls):
+        others = [g.calls[k] for g in graphs]
+        for j, a in enumerate(c.args):
+            column = [a] + [o.args[j] for o in others]
+            if all(_same_literal(a, b) for b in column[1:]):
+                continue
+            where = f"aten.{c.op.__name__}"
+            if type(a) is int:
+                sym_args[(k, j, None)] = fit(column, where)
+            elif type(a) in (list, tuple) and all(type(b) is type(a) and len(b) == len(a)
+                                                  for b in column):
+                for m, x in enumerate(a):
+                    items = [col[m] for col in column]
+                    if type(x) is int and any(y != x for y in items):
+                        sym_args[(k, j, m)] = fit(items, where)
+                    elif not all(_same_literal(x, y) for y in items):
+                        raise _specialized(names, where, column)
+            else:
+                raise _specialized(names, where, column)
+    shapes = {}
+    value_columns = [[v] + [g.inputs[i] for g in graphs] for i, v in enumerate(graph.inputs)]
+    for k, c in enumerate(graph.calls):
+        for i, v in enumerate(c.outs):
+            if v is not None:
+                value_columns.append([v] + [g.calls[k].outs[i] for g in graphs])
+    for column in value_columns:
+        v = column[0]
+        if any(w.shape != v.shape for w in column[1:]):
+            shapes[v] = [str(fit([w.shape[i] for w in column], "a value's size") or n)
+                         for i, n in enumerate(v.shape)]
+    sources = {s: e[2] for s, e in example.items()}
+    return shapes, {key: e for key, e in sym_args.items() if e is not None}, sources
+
+
+def _same_literal(a, b):
+    if type(a).__name__ == "Value":
+        return type(b).__name__ == "Value"
+    if type(a) in (list, tuple):
+        return type(b) in (list, tuple) and len(a) == len(b) and all(
+            _same_literal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def _specialized(names, where, values):
+    return UserError(
+        UserErrorType.CONSTRAINT_VIOLATION,
+        f"Constraints violated ({names})! {where} records {values[0]!r} computed from the "
+        f"example sizes (and {values[1:]!r} for other sizes), which is no affine function of "
+        "the dynamic sizes: the program specializes them.")
+
+
+def _resized(leaves, sym_dims, sizes):
+    return [perturbed(x, found, sizes) if found else x for x, found in zip(leaves, sym_dims)]
 
 
 def perturbed(leaf, found, sizes):
@@ -187,62 +322,3 @@ def perturbed(leaf, found, sizes):
         a = np.take(a, np.arange(sizes[symbol]) % a.shape[i], axis=i)
     t = ember.from_numpy(np.ascontiguousarray(a))
     return t.requires_grad_(leaf.requires_grad) if leaf.requires_grad else t
-
-
-def specialization_check(graph, graph2, leaves, sym_dims, sizes):
-    """{Value: shape with symbols}: the two captures (example sizes, changed sizes) must be
-    the same program; a size that changed with a symbol is that symbol (or a multiple of it
-    plus a constant). Raises UserError where the program specialized a dynamic size."""
-    example = {}
-    for x, found in zip(leaves, sym_dims):
-        for i, (symbol, d) in found.items():
-            example[symbol] = (x.shape[i], d)
-    if len(graph.calls) != len(graph2.calls) or any(
-            a.op is not b.op for a, b in zip(graph.calls, graph2.calls)):
-        raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
-                        f"Constraints violated ({_dim_names(example)})! The program runs "
-                        "different ops when the dynamic sizes change, so it specializes them.")
-    for a, b in zip(graph.calls, graph2.calls):
-        if _literals(a.args) != _literals(b.args):
-            raise UserError(
-                UserErrorType.CONSTRAINT_VIOLATION,
-                f"Constraints violated ({_dim_names(example)})! aten.{a.op.__name__} records "
-                f"the arguments {_literals(a.args)} computed from the example sizes (and "
-                f"{_literals(b.args)} for other sizes); ember's graphs hold no symbolic "
-                "sizes, so this program cannot be exported with these dims dynamic.")
-    shapes = {}
-    pairs = list(zip(graph.inputs, graph2.inputs))
-    for a, b in zip(graph.calls, graph2.calls):
-        pairs += [(x, y) for x, y in zip(a.outs, b.outs) if x is not None]
-    for v, w in pairs:
-        if v.shape != w.shape:
-            shapes[v] = [n if n == m else _expression(n, m, example, sizes)
-                         for n, m in zip(v.shape, w.shape)]
-    return shapes
-
-
-def _literals(args):
-    out = []
-    for a in args:
-        if isinstance(a, list):
-            out.append([x for x in a if type(x).__name__ != "Value"])
-        elif type(a).__name__ != "Value":
-            out.append(a)
-    return out
-
-
-def _dim_names(example):
-    return ", ".join(d.__name__ for _, d in example.values())
-
-
-def _expression(n, m, example, sizes):
-    """The symbol expression a size n (m with the changed sizes) stands for: a*s + b."""
-    for symbol, (size, _) in example.items():
-        delta = sizes[symbol] - size
-        if (m - n) % delta:
-            continue
-        a = (m - n) // delta
-        b = n - a * size
-        text = symbol if a == 1 else f"{a}*{symbol}"
-        return text if b == 0 else f"{text} + {b}" if b > 0 else f"{text} - {-b}"
-    return "?"

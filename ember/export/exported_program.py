@@ -186,9 +186,9 @@ class ExportedProgram:
                 flat.append(value)
         gm = self._graph_module
         graph, values, result = _trace.capture(lambda: gm(*flat), inputs, table)
-        sym_shapes = None
+        sym = None
         if self._range_constraints:
-            sym_shapes = _check_decomposition_keeps_dims(self, gm, flat, inputs, table, graph)
+            sym = _check_decomposition_keeps_dims(self, gm, flat, inputs, table, graph)
         n_mutations = sum(1 for s in sig.output_specs if s.kind not in
                           (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT))
         outputs = [values.get(id(r), r) for r in result]
@@ -218,7 +218,7 @@ class ExportedProgram:
                 f"({', '.join(v.name for v in graph.constants)})")
         by_name = {v.name: v for v in graph.inputs}
         fx_inputs = [(s.arg.name, by_name.get(s.arg.name)) for s in sig.input_specs]
-        fx_graph, _ = _trace.to_fx(graph, fx_inputs, graph.outputs, sym_shapes)
+        fx_graph, _ = _trace.to_fx(graph, fx_inputs, graph.outputs, sym)
         out_specs = _trace.output_specs(fx_graph, mutations, len(user_outputs))
         signature = ExportGraphSignature([_copy_spec(s) for s in sig.input_specs], out_specs)
         gm_new = GraphModule({}, fx_graph)
@@ -235,23 +235,24 @@ def _copy_spec(s):
 
 
 def _check_decomposition_keeps_dims(ep, gm, flat, inputs, table, graph):
-    """Capture the decomposition again with the dynamic sizes changed: a decomposition that
-    records a size (a `view` to [6, 4]) would be wrong for other sizes (UserError). Returns
-    the symbolic shapes of the new graph's values."""
-    from .dynamic_shapes import changed_sizes, perturbed, specialization_check
-    names = [s.arg.name for s in ep.graph_signature.input_specs
-             if s.kind == InputKind.USER_INPUT]
-    dims = [c if isinstance(c, list) else None for c in ep._input_checks]
-    found = [{i: d for i, d in enumerate(c) if not isinstance(d, int)} if c else {}
-             for c in dims]
+    """Capture the decomposition again with the dynamic sizes changed, to find the sizes it
+    records (a `view` to [6, 4]) as functions of the dims (dynamic_shapes.generalize).
+    Returns the symbolic information to_fx needs."""
+    from .dynamic_shapes import generalize
+    sig = ep.graph_signature
+    names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
+    found = [{i: d for i, d in enumerate(c) if not isinstance(d, int)}
+             if isinstance(c, list) else {} for c in ep._input_checks]
     examples = [_example_leaf(ep, n) for n in names]
-    sizes = changed_sizes(ep._range_constraints, found, examples)
-    changed = {n: perturbed(x, f, sizes) if f else x for n, x, f in zip(names, examples, found)}
-    flat2 = [changed.get(n, x) for n, x in zip([s.arg.name for s in ep.graph_signature.input_specs],
-                                                flat)]
-    inputs2 = [(n, changed.get(n, x)) for n, x in inputs]
-    graph2, _, _ = _trace.capture(lambda: gm(*flat2), inputs2, table)
-    return specialization_check(graph, graph2, examples, found, sizes)
+    all_names = [s.arg.name for s in sig.input_specs]
+
+    def capture_with(new_leaves):
+        changed = dict(zip(names, new_leaves))
+        flat2 = [changed.get(n, x) for n, x in zip(all_names, flat)]
+        inputs2 = [(n, changed.get(n, x)) for n, x in inputs]
+        return _trace.capture(lambda: gm(*flat2), inputs2, table)[0]
+    shapes, sym_args, sources = generalize(graph, capture_with, examples, found)
+    return shapes, sym_args, {s: (names[k], d) for s, (k, d) in sources.items()}
 
 
 def _refuse_mode_switch(self, mode=True):
