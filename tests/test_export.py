@@ -13,6 +13,7 @@ from ember.export import Dim
 
 torch = pytest.importorskip("torch", reason="torch is the oracle for ember.export")
 import torch.export  # noqa: E402
+from test_fx import lenet  # noqa: E402  (the fx tests' LeNet, 1x28x28 inputs)
 
 
 # ---- the same models written against either library ------------------------------------------
@@ -27,24 +28,6 @@ def mlp(lib):
         def forward(self, x):
             return self.fc2(F.relu(self.fc1(x)))
     return MLP()
-
-
-def lenet(lib):
-    nn, F = lib.nn, lib.nn.functional
-
-    class LeNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1, self.conv2 = nn.Conv2d(1, 6, 5, padding=2), nn.Conv2d(6, 16, 5)
-            self.fc1, self.fc2, self.fc3 = nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            x = lib.flatten(x, 1)
-            x = F.relu(self.fc2(F.relu(self.fc1(x))))
-            return F.log_softmax(self.fc3(x), dim=1)
-    return LeNet()
 
 
 def conv_bn(lib):
