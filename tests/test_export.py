@@ -343,3 +343,35 @@ def test_exported_program_goes_to_onnx():
     session = ort.InferenceSession(proto.SerializeToString())
     out = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
     np.testing.assert_allclose(out, em(x).detach().numpy(), atol=1e-5)
+
+
+def test_input_mutation_constant_output_and_gradients_match_torch():
+    def model(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(3, 2)
+
+            def forward(self, x):
+                x.add_(1)
+                return self.fc(x), 3
+        return M()
+    em, tm = twins(model)
+    ex, tx = pair(2, 3)
+    eep, tep = ember.export.export(em, (ex,)), t_export(tm, (tx,))
+    assert_close(ex, tx)        # exporting wrote nothing into the example input
+    assert eep.graph_signature.user_outputs == tep.graph_signature.user_outputs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tdec = tep.run_decompositions()
+    edec = eep.run_decompositions()
+    assert str(edec.graph_signature) == str(tdec.graph_signature)
+    e_in, t_in = pair(2, 3, seed=5)
+    (eout, en), (tout, tn) = edec.module()(e_in), tdec.module()(t_in)
+    assert en == tn == 3
+    assert_close(e_in, t_in)    # the mutation reached the caller's tensor
+    emod, tmod = eep.module(), tep.module()
+    emod(pair(2, 3)[0])[0].square().sum().backward()
+    tmod(pair(2, 3)[1])[0].square().sum().backward()
+    assert_close(emod.fc.weight.grad, tmod.fc.weight.grad)
+    assert_close(emod.fc.bias.grad, tmod.fc.bias.grad)

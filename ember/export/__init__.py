@@ -102,10 +102,15 @@ def _positional_names(forward):
 
 def _capture_module(mod, args, kwargs, lifted, names, leaves):
     """Record mod(*args, **kwargs) with the lifted state and the user's tensor leaves as the
-    graph's inputs; the module's buffers and the random generator are put back afterwards.
+    graph's inputs; the buffers and inputs it writes and the random generator are put back
+    afterwards (a parameter written in place is refused: ember keeps no copy of the weights).
     Returns (graph, flat output Values/constants, output spec, {Value: constant tensor})."""
     from .._core.generator import default_generator
-    saved = [(x.value, x.value.detach().clone()) for x in lifted if x.kind == InputKind.BUFFER]
+    written = [x.value for x in lifted if x.kind == InputKind.BUFFER]
+    written += [x for x in leaves if isinstance(x, Tensor)]
+    saved = [(t, t.detach().clone()) for t in written]
+    params = [(x, x.value._storage_()._version) for x in lifted
+              if x.kind == InputKind.PARAMETER]
     rng = default_generator.get_state()
     inputs = [(x.name, x.value) for x in lifted]
     inputs += [(n, x) for n, x in zip(names, leaves) if isinstance(x, Tensor)]
@@ -116,6 +121,11 @@ def _capture_module(mod, args, kwargs, lifted, names, leaves):
             for b, copy in saved:
                 b.copy_(copy)
         default_generator.set_state(rng)
+    for x, version in params:
+        if x.value._storage_()._version != version:
+            raise NotImplementedError(f"ember.export: forward writes the parameter "
+                                      f"'{x.target}' in place; ember captures on the real "
+                                      "weights and cannot leave them unchanged")
     out_leaves, out_spec = pytree.tree_flatten(result)
     outputs = []
     for o in out_leaves:
