@@ -244,14 +244,24 @@ def test_dynamic_shape_mistakes_raise_torchs_error_types():
     em, tm = twins(mlp)
     ex, tx = pair(3, 4)
     e1, t1 = pair(1, 4)
-    cases = [((ex,), {"y": {0: Dim("b")}}, (tx,), {"y": {0: torch.export.Dim("b")}}),
-             ((e1,), {"x": {0: Dim("b")}}, (t1,), {"x": {0: torch.export.Dim("b")}})]
-    for eargs, eds, targs, tds in cases:
+    from ember.fx.experimental.symbolic_shapes import ConstraintViolationError
+    cases = [((ex,), {"y": {0: Dim("b")}}, (tx,), {"y": {0: torch.export.Dim("b")}},
+              ember._dynamo.exc.UserError),
+             ((e1,), {"x": {0: Dim("b")}}, (t1,), {"x": {0: torch.export.Dim("b")}},
+              ember._dynamo.exc.UserError),
+             ((ex,), {"x": {0: Dim("b", min=4)}}, (tx,), {"x": {0: torch.export.Dim("b", min=4)}},
+              ConstraintViolationError)]
+    for eargs, eds, targs, tds, error in cases:
         with pytest.raises(Exception) as t_err:
             t_export(tm, targs, dynamic_shapes=tds)
-        with pytest.raises(ember._dynamo.exc.UserError):
+        with pytest.raises(error):
             ember.export.export(em, eargs, dynamic_shapes=eds)
-        assert type(t_err.value).__name__ == "UserError"
+        assert type(t_err.value).__name__ == error.__name__
+    for auto in (Dim.AUTO, Dim.DYNAMIC):
+        ep = ember.export.export(em, (ex,), dynamic_shapes=({0: auto},))
+        tep = t_export(tm, (tx,), dynamic_shapes=({0: getattr(torch.export.Dim, auto)},))
+        assert [str(r) for r in ep.range_constraints.values()] == \
+            [str(r) for r in tep.range_constraints.values()]
 
 
 def test_dynamic_batch_through_recorded_sizes_matches_torch():

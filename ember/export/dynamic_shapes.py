@@ -11,6 +11,7 @@ size changed (`specialization_check`): if the two graphs differ anywhere, the pr
 specialized the dim, which torch.export reports as a constraint violation, and so does ember.
 """
 from .._dynamo.exc import UserError, UserErrorType
+from ..fx.experimental.symbolic_shapes import ConstraintViolationError
 from ..utils import _pytree as pytree
 
 __all__ = ["Dim", "dims"]
@@ -126,7 +127,6 @@ def symbolic_dims(leaves, names, entries):
     """Per leaf: {dim index: (Symbol, Dim)}; and {Symbol: ValueRange}. Checks each example
     size against its Dim (UserError on a violation)."""
     by_name, ranges, per_leaf = {}, {}, []
-    auto = 0
     for leaf, name, entry in zip(leaves, names, entries):
         found = {}
         items = entry.items() if isinstance(entry, dict) else enumerate(entry or ())
@@ -134,12 +134,11 @@ def symbolic_dims(leaves, names, entries):
             if d is None or d == Dim.STATIC:
                 continue
             if not hasattr(leaf, "shape") or not -leaf.dim() <= i < leaf.dim():
-                raise UserError(UserErrorType.INVALID_INPUT,
-                                f"dynamic_shapes names dim {i} of '{name}', which has shape "
-                                f"{tuple(getattr(leaf, 'shape', ()))}")
+                raise IndexError(f"dynamic_shapes names dim {i} of '{name}', which has shape "
+                                 f"{tuple(getattr(leaf, 'shape', ()))}")
             i = i % leaf.dim()
             if isinstance(d, str):
-                d, auto = Dim(f"_{name}_{i}", min=2 if d == Dim.AUTO else 0), auto + 1
+                d = Dim(f"_{name}_{i}", min=2)     # Dim.AUTO / Dim.DYNAMIC
             size = leaf.shape[i]
             if size in (0, 1):
                 raise UserError(
@@ -148,11 +147,9 @@ def symbolic_dims(leaves, names, entries):
                     f"but your code specialized it to be a constant ({size}). Example inputs "
                     "of size 0 or 1 specialize a dim; give an example size of at least 2.")
             if size < d.min or d.max is not None and size > d.max:
-                raise UserError(
-                    UserErrorType.CONSTRAINT_VIOLATION,
-                    f"Constraints violated ({d.__name__})! The example size {name}.size()[{i}]"
-                    f" = {size} is outside {d.__name__}'s range [{d.min}, "
-                    f"{'int_oo' if d.max is None else d.max}].")
+                raise ConstraintViolationError(
+                    f"{size} not in range [{d.min}, {'int_oo' if d.max is None else d.max}] "
+                    f"({name}.size()[{i}], Dim {d.__name__})")
             if d.__name__ not in by_name:
                 by_name[d.__name__] = (Symbol(f"s{len(by_name)}"), d, size)
             symbol, first, first_size = by_name[d.__name__]
