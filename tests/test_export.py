@@ -379,6 +379,7 @@ def test_input_mutation_constant_output_and_gradients_match_torch():
     e_in, t_in = pair(2, 3, seed=5)
     (eout, en), (tout, tn) = edec.module()(e_in), tdec.module()(t_in)
     assert en == tn == 3
+    assert_close(eout, tout)
     assert_close(e_in, t_in)    # the mutation reached the caller's tensor
     emod, tmod = eep.module(), tep.module()
     emod(pair(2, 3)[0])[0].square().sum().backward()

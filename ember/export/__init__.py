@@ -18,8 +18,7 @@ from ..utils import _pytree as pytree
 from . import _trace
 from .dynamic_shapes import Dim, dims, symbolic_dims, generalize, _per_leaf
 from .exported_program import ExportedProgram, default_decompositions
-from .graph_signature import (ExportBackwardSignature, ExportGraphSignature, InputKind,
-                              OutputKind)
+from .graph_signature import ExportBackwardSignature, ExportGraphSignature, InputKind
 from ._serialize import save, load
 
 __all__ = ["Dim", "ExportBackwardSignature", "ExportGraphSignature", "ExportedProgram",

@@ -12,6 +12,8 @@ equalities between dims that share a `Dim`) -- and rebuild the outputs' structur
 are written in and the in-place ops functionalized, so that mutated buffers become outputs
 (`buffers_to_mutate`), as torch's does when it lowers to the core ATen set.
 """
+import copy
+
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from ..fx.graph import Graph as FxGraph
@@ -176,6 +178,8 @@ class ExportedProgram:
             name = spec.arg.name
             if spec.kind == InputKind.USER_INPUT:
                 example = _example_leaf(self, name)
+                if isinstance(example, Tensor):    # the graph may write its inputs
+                    example = example.detach().clone()
                 flat.append(example)
                 if isinstance(example, Tensor):
                     inputs.append((name, example))
@@ -220,18 +224,13 @@ class ExportedProgram:
         fx_inputs = [(s.arg.name, by_name.get(s.arg.name)) for s in sig.input_specs]
         fx_graph, _ = _trace.to_fx(graph, fx_inputs, graph.outputs, sym)
         out_specs = _trace.output_specs(fx_graph, mutations, len(user_outputs))
-        signature = ExportGraphSignature([_copy_spec(s) for s in sig.input_specs], out_specs)
+        signature = ExportGraphSignature([copy.copy(s) for s in sig.input_specs], out_specs)
         gm_new = GraphModule({}, fx_graph)
         gm_new.training = gm.training
         return ExportedProgram(gm_new, fx_graph, signature, self._state_dict,
                                self._range_constraints, self._module_call_graph,
                                self._example_inputs, self._constants, _in_spec=self._in_spec,
                                _out_spec=self._out_spec, _input_checks=self._input_checks)
-
-
-def _copy_spec(s):
-    import copy
-    return copy.copy(s)
 
 
 def _check_decomposition_keeps_dims(ep, gm, flat, inputs, table, graph):
