@@ -386,3 +386,25 @@ def test_input_mutation_constant_output_and_gradients_match_torch():
     tmod(pair(2, 3)[1])[0].square().sum().backward()
     assert_close(emod.fc.weight.grad, tmod.fc.weight.grad)
     assert_close(emod.fc.bias.grad, tmod.fc.bias.grad)
+
+
+def test_builtin_named_input_list_results_and_device_arguments():
+    def model(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(4, 3)
+
+            def forward(self, input):
+                a, b = input.chunk(2, dim=1)            # an op returning Tensor[]
+                h = self.fc(lib.cat([b, a], 1).transpose(0, 1))   # non-contiguous
+                return h + lib.ones(3, device=input.device)
+        return M()
+    em, tm = twins(model)
+    ex, tx = pair(2, 5, 4)
+    eep, tep = ember.export.export(em, (ex,)), t_export(tm, (tx,))
+    assert placeholders(eep) == placeholders(tep)     # `input` keeps its name
+    assert "def forward(self, p_fc_weight" in str(eep) and 'input: "f32[2, 5, 4]"' in str(eep)
+    assert_close(eep.module()(ex), tep.module()(tx))
+    assert_close(eep.run_decompositions().module()(ex), tep.module()(tx))
+    assert ember.device(type="cpu") == ember.device("cpu")

@@ -103,8 +103,8 @@ def _data_access_error(recorder):
         raise GuardOnDataDependentSymNode(
             f"Could not guard on data-dependent expression: the program turns {origin} into "
             f"{kind}, so the captured graph would only hold for this value "
-            "(data-dependent control flow). Rewrite it with tensor ops (ember.where, "
-            "ember.cond) or pass the value as a constant.")
+            "(data-dependent control flow). Compute it with tensor ops (ember.where) "
+            "or pass the value as a constant.")
     return on_data_access
 
 
@@ -286,6 +286,9 @@ def to_fx(graph, inputs, outputs, sym=None):
 
     for name, v in inputs:
         node = placeholders[name] = g.placeholder(name)
+        if node.name != name:   # an argument named like a builtin (`input`) keeps its name
+            node.name = name
+            g._graph_namespace._used_names.add(name)
         if v is not None:
             node_meta(node, v)
             env[v] = node
@@ -327,7 +330,8 @@ def to_fx(graph, inputs, outputs, sym=None):
         args = tuple(arg(a) for a in args)
         kwargs = {key: arg(v) for key, v in kwargs.items()}
         node = g.call_function(c.op, args, kwargs, name=c.op.schema.name)
-        if len(c.op.schema.returns) == 1:
+        returns = c.op.schema.returns
+        if len(returns) == 1 and "[]" not in returns[0]:
             if c.outs and c.outs[0] is not None:
                 node_meta(node, c.outs[0])
                 env.setdefault(c.outs[0], node)

@@ -5,6 +5,7 @@ torch's core ATen set leaves out ops that are sugar over smaller ones; ember's c
 implements with a kernel of their own but torch decomposes are written here from the ops torch
 lowers them to (`linear` -> `permute` + `addmm`/`mm`, with `view`s around it for batched input).
 """
+from .._core.memory_format import contiguous_format
 from .._dispatch.dispatcher import lookup
 
 
@@ -12,7 +13,11 @@ def _linear(input, weight, bias=None):
     permute, view = lookup("permute"), lookup("view")
     weight_t = permute(weight, [1, 0])
     batch = list(input.shape[:-1])
-    x = input if input.dim() == 2 else view(input, [_prod(batch), input.shape[-1]])
+    x = input
+    if input.dim() != 2:
+        if not input.is_contiguous():   # a view needs the rows laid out one after another
+            x = lookup("clone")(input, memory_format=contiguous_format)
+        x = view(x, [_prod(batch), input.shape[-1]])
     out = lookup("mm")(x, weight_t) if bias is None else lookup("addmm")(bias, x, weight_t)
     return out if input.dim() == 2 else view(out, batch + [weight.shape[0]])
 
