@@ -326,6 +326,13 @@ def test_constants_nested_and_non_tensor_inputs_match_torch():
     assert list(eep.constants) == list(tep.constants) and list(eep.state_dict) == []
     assert targets(eep) == targets(tep)
     assert_close(eep.module()(*inputs(ember)), tep.module()(*inputs(torch)))
+    emod, tmod = eep.module(), tep.module()
+    assert list(emod.state_dict()) == list(tmod.state_dict()) == []
+    assert [n for n, _ in emod.named_buffers()] == [n for n, _ in tmod.named_buffers()]
+    buf = io.BytesIO()
+    ember.export.save(eep, buf)
+    buf.seek(0)
+    assert_close(ember.export.load(buf).module()(*inputs(ember)), tmod(*inputs(torch)))
     with pytest.raises(AssertionError) as t_err:
         tep.module()(*inputs(torch, 4))
     with pytest.raises(AssertionError) as e_err:

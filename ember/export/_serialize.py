@@ -63,7 +63,15 @@ def _target_name(node):
                        f"node '{node.name}'")
 
 
-def _target(entry):
+_NODE_KINDS = ("placeholder", "call_function", "call_method", "output")
+_METHODS = ("size",)    # the methods an exported graph calls (x.size(d) for dynamic dims)
+
+
+def _target(op, entry):
+    if op not in _NODE_KINDS:
+        raise RuntimeError(f"ember.export.load: unknown node kind {op!r}")
+    if op == "call_method" and entry not in _METHODS:
+        raise RuntimeError(f"ember.export.load: refusing to call the method {entry!r}")
     if type(entry) is not dict:
         return entry
     if "op" in entry:
@@ -187,7 +195,8 @@ def load(f, *, extra_files=None, expected_opset_version=None):
         if d["op"] == "output":
             g.output(args[0])
             continue
-        node = g.create_node(d["op"], _target(d["target"]), args, kwargs, name=d["name"])
+        node = g.create_node(d["op"], _target(d["op"], d["target"]), args, kwargs,
+                             name=d["name"])
         if d["meta"] is not None:
             m = d["meta"]
             node.meta["val"] = ember.empty(*m["shape"], dtype=getattr(ember, m["dtype"]),

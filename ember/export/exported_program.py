@@ -147,6 +147,15 @@ class ExportedProgram:
                 env[node] = g.node_copy(node, lambda n: env[n])
         gm = GraphModule(attrs, g)
         gm.training = self._graph_module.training
+        for spec in sig.input_specs:    # as the module had them: out of its state_dict
+            if spec.kind == InputKind.BUFFER and not spec.persistent:
+                owner, _, name = spec.target.rpartition(".")
+                gm.get_submodule(owner)._non_persistent_buffers_set.add(name)
+            elif spec.kind == InputKind.CONSTANT_TENSOR:
+                owner, _, name = spec.target.rpartition(".")
+                holder = gm.get_submodule(owner)
+                value = holder._buffers.pop(name)
+                setattr(holder, name, value)
         in_spec, out_spec = self._in_spec, self._out_spec
         checks = self._input_checks
         names = [s.arg.name for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
