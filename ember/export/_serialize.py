@@ -80,6 +80,8 @@ def _target(op, entry):
 
 
 def _meta(node):
+    if "sym_expr" in node.meta:
+        return {"sym_expr": str(node.meta["sym_expr"])}
     val = node.meta.get("val")
     if val is None or not hasattr(val, "dtype"):
         return None
@@ -197,7 +199,9 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             continue
         node = g.create_node(d["op"], _target(d["op"], d["target"]), args, kwargs,
                              name=d["name"])
-        if d["meta"] is not None:
+        if d["meta"] is not None and "sym_expr" in d["meta"]:
+            node.meta["sym_expr"] = d["meta"]["sym_expr"]
+        elif d["meta"] is not None:
             m = d["meta"]
             node.meta["val"] = ember.empty(*m["shape"], dtype=getattr(ember, m["dtype"]),
                                            device="meta")

@@ -296,17 +296,28 @@ def to_fx(graph, inputs, outputs, sym=None):
     def size_of(symbol):
         if symbol not in size_nodes:
             name, dim = sources[symbol]
-            size_nodes[symbol] = g.create_node("call_method", "size", (placeholders[name], dim),
-                                               name="sym_size_int")
+            node = g.create_node("call_method", "size", (placeholders[name], dim),
+                                 name="sym_size_int")
+            node.meta["sym_expr"] = symbol
+            size_nodes[symbol] = node
         return size_nodes[symbol]
 
     def expression(e):
-        node = None
+        node, terms = None, {}
         for symbol, c in e.coeffs.items():
-            term = size_of(symbol) if c == 1 else g.call_function(operator.mul,
-                                                                   (size_of(symbol), c))
-            node = term if node is None else g.call_function(operator.add, (node, term))
-        return g.call_function(operator.add, (node, e.const)) if e.const else node
+            terms[symbol] = c
+            term = size_of(symbol)
+            if c != 1:
+                term = g.call_function(operator.mul, (term, c))
+                term.meta["sym_expr"] = SymExpr(0, {symbol: c})
+            if node is not None:
+                term = g.call_function(operator.add, (node, term))
+                term.meta["sym_expr"] = SymExpr(0, dict(terms))
+            node = term
+        if e.const:
+            node = g.call_function(operator.add, (node, e.const))
+            node.meta["sym_expr"] = e
+        return node
 
     def arg(a):
         if type(a) is Value:

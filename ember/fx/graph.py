@@ -466,6 +466,8 @@ class _CodeGen:
     def annotation(self, node):
         if not self.verbose:
             return ""
+        if "sym_expr" in node.meta:     # a size computed from symbolic sizes
+            return f': "Sym({node.meta["sym_expr"]})"'
         val = node.meta.get("val")
         if val is None or not hasattr(val, "dtype"):
             return ""
@@ -479,7 +481,7 @@ class _CodeGen:
             self.free_vars.append(f"{node.target}{self.annotation(node)}{default}")
             raw_name = node.target.replace("*", "")
             return f"{name} = {raw_name}" if raw_name != name else None
-        if node.op == "call_function" and self.verbose:
+        if node.op in ("call_function", "call_method") and self.verbose:
             name += self.annotation(node)
         if node.op == "call_method":
             return (f"{name} = {_format_target(self.repr_arg(node.args[0]), node.target)}"
