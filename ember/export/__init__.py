@@ -47,7 +47,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     kwargs = dict(kwargs or {})
     names = _trace.user_input_names(mod.forward, args, kwargs)
     leaves, in_spec = pytree.tree_flatten((args, kwargs))
-    entries = _per_leaf(dynamic_shapes, _positional_names(mod.forward), args, kwargs)
+    entries = _per_leaf(dynamic_shapes, _trace.positional_names(mod.forward), args, kwargs)
     sym_dims, ranges = symbolic_dims(leaves, names, entries)
 
     lifted = _trace.module_state(mod)
@@ -90,15 +90,6 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
                            _out_spec=out_spec, _input_checks=checks)
 
 
-def _positional_names(forward):
-    import inspect
-    try:
-        params = inspect.signature(forward).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
 def _capture_module(mod, args, kwargs, lifted, names, leaves):
     """Record mod(*args, **kwargs) with the lifted state and the user's tensor leaves as the
     graph's inputs; the buffers and inputs it writes and the random generator are put back
@@ -116,9 +107,9 @@ def _capture_module(mod, args, kwargs, lifted, names, leaves):
     try:
         graph, values, result = _trace.capture(lambda: mod(*args, **kwargs), inputs)
     finally:
-        with no_grad():
-            for b, copy in saved:
-                b.copy_(copy)
+        with no_grad():    # every one: kernels such as batch norm's write without a version bump
+            for t, copy in saved:
+                t.copy_(copy)
         default_generator.set_state(rng)
     for x, version in params:
         if x.value._storage_()._version != version:

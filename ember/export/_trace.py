@@ -59,16 +59,24 @@ def module_state(mod):
     return lifted
 
 
+def _parameters(forward):
+    try:
+        return list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return []
+
+
+def positional_names(forward):
+    return [p.name for p in _parameters(forward)
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
 def user_input_names(forward, args, kwargs):
     """A placeholder name for each leaf of (args, kwargs): the argument's name, with the path
     into a nested argument appended (`xs_0`, `inputs_mask`), as torch.export names them."""
-    try:
-        params = list(inspect.signature(forward).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = [p.name for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    var_args = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "args")
+    positional = positional_names(forward)
+    var_args = next((p.name for p in _parameters(forward) if p.kind == p.VAR_POSITIONAL),
+                    "args")
     names = []
     for i, a in enumerate(args):
         base = positional[i] if i < len(positional) else f"{var_args}_{i - len(positional)}"
