@@ -55,7 +55,7 @@ def _target_name(node):
     t = node.target
     if node.op != "call_function":
         return t
-    if type(t).__name__ == "OpOverload":
+    if isinstance(t, _dispatcher.OpOverload):
         return {"op": t.name}
     if getattr(t, "__module__", None) == "_operator":
         return {"operator": t.__name__}

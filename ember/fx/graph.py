@@ -17,6 +17,7 @@ import functools
 import math
 import re
 
+from .._dispatch.dispatcher import OpOverload
 from . import _overrides
 from .node import Node, _format_arg, _pretty_print_target, map_arg
 
@@ -70,8 +71,8 @@ def _get_qualified_name(func):
     `ember.nn.functional.relu`, `operator.add`, or `module.qualname` for others."""
     if getattr(builtins, getattr(func, "__name__", ""), None) is func:
         return func.__name__
-    schema = getattr(func, "schema", None)
-    if schema is not None and type(func).__name__ == "OpOverload":   # an op: ember.ops.aten.add.Tensor
+    if isinstance(func, OpOverload):    # an op: ember.ops.aten.add.Tensor
+        schema = func.schema
         return f"ember.ops.{schema.namespace}.{schema.name}.{schema.overload or 'default'}"
     ember_name = _overrides.qualified_name(func)
     if ember_name is not None:
