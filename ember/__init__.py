@@ -85,6 +85,7 @@ from . import futures, nested  # torch.futures, torch.nested (strided layout)
 from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
+from . import export  # torch.export
 from . import return_types, types, version  # torch.return_types, torch.types, torch.version
 from . import hub  # torch.hub
 from .compiler import compile  # torch.compile

@@ -11,7 +11,9 @@ class device:
     __slots__ = ("type", "index")
     _cache = {}
 
-    def __new__(cls, type_or_str, index=None):
+    def __new__(cls, type_or_str=None, index=None, *, type=None):
+        if type is not None:    # device(type='cpu'), as repr writes it (and generated code)
+            type_or_str = type
         if isinstance(type_or_str, device):
             return type_or_str
         key = (type_or_str, index)

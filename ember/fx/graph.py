@@ -17,6 +17,7 @@ import functools
 import math
 import re
 
+from .._dispatch.dispatcher import OpOverload
 from . import _overrides
 from .node import Node, _format_arg, _pretty_print_target, map_arg
 
@@ -70,6 +71,9 @@ def _get_qualified_name(func):
     `ember.nn.functional.relu`, `operator.add`, or `module.qualname` for others."""
     if getattr(builtins, getattr(func, "__name__", ""), None) is func:
         return func.__name__
+    if isinstance(func, OpOverload):    # an op: ember.ops.aten.add.Tensor
+        schema = func.schema
+        return f"ember.ops.{schema.namespace}.{schema.name}.{schema.overload or 'default'}"
     ember_name = _overrides.qualified_name(func)
     if ember_name is not None:
         return ember_name
@@ -384,8 +388,10 @@ class Graph:
 
     # ---- code generation ----
     def python_code(self, root_module, *, verbose=False):
-        """The source of `def forward(self, ...)` computing this graph, and its globals."""
-        return _CodeGen(self, root_module).generate()
+        """The source of `def forward(self, ...)` computing this graph, and its globals.
+        `verbose=True` annotates each value with the dtype and shape recorded in its node's
+        `meta["val"]` (`linear: "f32[2, 8]" = ...`), as print_readable shows them."""
+        return _CodeGen(self, root_module, verbose).generate()
 
 
 def _root_sentinel(graph):
@@ -400,14 +406,23 @@ def _root_sentinel(graph):
     return root
 
 
+# dtypes as print_readable abbreviates them in annotations
+_DTYPE_ABBR = {
+    "torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16", "torch.bfloat16": "bf16",
+    "torch.int64": "i64", "torch.int32": "i32", "torch.int16": "i16", "torch.int8": "i8",
+    "torch.uint8": "u8", "torch.bool": "b8", "torch.complex64": "c64", "torch.complex128": "c128",
+}
+
+
 class _CodeGen:
     """Writes one statement per node. After a node's statement, the values it was the last
     reader of are set to None (`;  a = b = None`), so generated code frees intermediates as
     eagerly as the graph allows, as torch.fx's does."""
 
-    def __init__(self, graph, root_module):
+    def __init__(self, graph, root_module, verbose=False):
         self.graph = graph
         self.root_module = root_module
+        self.verbose = verbose
         self.namespace = _Namespace()
         self.globals = {}
         for name, obj in _custom_builtins().items():
@@ -449,13 +464,26 @@ class _CodeGen:
         parts.extend(f"{k} = {self.repr_arg(v)}" for k, v in kwargs.items())
         return ", ".join(parts)
 
+    def annotation(self, node):
+        if not self.verbose:
+            return ""
+        if "sym_expr" in node.meta:     # a size computed from symbolic sizes
+            return f': "Sym({node.meta["sym_expr"]})"'
+        val = node.meta.get("val")
+        if val is None or not hasattr(val, "dtype"):
+            return ""
+        shape = node.meta.get("sym_shape", tuple(val.shape))
+        return f': "{_DTYPE_ABBR.get(str(val.dtype), str(val.dtype))}[{", ".join(map(str, shape))}]"'
+
     def emit(self, node):
         name = repr(node)
         if node.op == "placeholder":
             default = "" if not node.args else f" = {self.repr_arg(node.args[0])}"
-            self.free_vars.append(f"{node.target}{default}")
+            self.free_vars.append(f"{node.target}{self.annotation(node)}{default}")
             raw_name = node.target.replace("*", "")
             return f"{name} = {raw_name}" if raw_name != name else None
+        if node.op in ("call_function", "call_method") and self.verbose:
+            name += self.annotation(node)
         if node.op == "call_method":
             return (f"{name} = {_format_target(self.repr_arg(node.args[0]), node.target)}"
                     f"({self.format_args(node.args[1:], node.kwargs)})")

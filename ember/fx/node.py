@@ -248,6 +248,9 @@ class Node:
             return self.target.endswith("_") and not self.target.endswith("__")
         if self.op == "call_function":
             name = getattr(self.target, "__name__", "")
+            schema = getattr(self.target, "schema", None)
+            if schema is not None and any(a.mutable for a in schema.arguments):
+                return True     # an op that writes one of its arguments (add_.Tensor)
             return (self.target in _side_effectful_functions or self.kwargs.get("inplace") is True
                     or (name.endswith("_") and not name.endswith("__")))
         if self.op == "call_module":

@@ -65,8 +65,15 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     """Export `model` run on `args` to the ONNX file `f` (a path or a binary file object).
 
     ember has one exporter, the tracing one: `dynamo=True` (PyTorch's default, which exports
-    through torch.export) takes the same path. Returns None; `f=None` returns the ModelProto.
+    through torch.export) takes the same path. `model` may be an ExportedProgram
+    (ember.export): its `module()` is traced, on its example inputs unless `args` are given,
+    in the mode it was exported in. Returns None; `f=None` returns the ModelProto.
     """
+    from ..export import ExportedProgram
+    if isinstance(model, ExportedProgram):
+        if not args and not kwargs:
+            args, kwargs = model.example_inputs
+        model, training = model.module(), TrainingMode.PRESERVE
     onnx = _require_onnx()
     opset = DEFAULT_OPSET if opset_version is None else opset_version
     newest = onnx.defs.onnx_opset_version()
