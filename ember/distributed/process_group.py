@@ -190,6 +190,24 @@ def _expected_rank_and_size(init_method, world_size, rank):
             None if world_size is None or world_size < 0 else world_size)
 
 
+def _launched_by_mpi():
+    """True in a process that an MPI launcher (mpiexec, srun, ...) started."""
+    return (launcher_env(MPI_RANK_VARS) is not None or
+            any(os.environ.get(v) for v in ("PMI_FD", "PMI_PORT", "PMIX_NAMESPACE")))
+
+
+def _rendezvous(init_method, store, world_size, rank, timeout):
+    """(store, rank, world_size) from a store argument or the init_method URL."""
+    if store is not None:
+        if world_size <= 0:
+            raise ValueError("world_size must be positive if using store")
+        if rank < 0:
+            raise ValueError("rank must be non-negative if using store")
+        return store, rank, world_size
+    from .rendezvous import rendezvous
+    return next(rendezvous(init_method or "env://", rank, world_size, timeout=timeout))
+
+
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
     """Create the default process group from the processes MPI started.
@@ -208,6 +226,15 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                         f"{timeout!r}")
     name = _engine_name(backend)
     expected_rank, expected_size = _expected_rank_and_size(init_method, world_size, rank)
+    if not (_launched_by_mpi() or _mpi.is_initialized()) and (
+            (expected_size or 0) > 1 or store is not None):
+        # processes started without mpiexec (mp.spawn, by hand): meet through the store,
+        # then MPI_Init joins them into one world (Note [An MPI world without mpiexec])
+        store, expected_rank, expected_size = _rendezvous(init_method, store, world_size, rank,
+                                                          timeout or default_pg_timeout)
+        from . import _pmi
+        _pmi.join_world(store, expected_rank, expected_size,
+                        (timeout or default_pg_timeout).total_seconds())
     MPI = _mpi.MPI()
     world = MPI.COMM_WORLD
     mpi_size, mpi_rank = world.Get_size(), world.Get_rank()
@@ -215,9 +242,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         if mpi_size == 1:
             raise RuntimeError(
                 f"init_process_group: world_size is {expected_size} but MPI started this "
-                "process alone. ember.distributed runs over MPI, so the ranks must be started "
-                f"together: `python -m ember.distributed.run --nproc-per-node {expected_size} "
-                f"script.py` or `mpiexec -n {expected_size} python script.py`")
+                "process alone. Start the ranks together (`python -m ember.distributed.run "
+                f"--nproc-per-node {expected_size} script.py`, `mpiexec -n {expected_size} "
+                "python script.py`, or mp.spawn), or give every rank the rendezvous "
+                "(MASTER_ADDR/MASTER_PORT, init_method or store) before MPI is first used")
         raise ValueError(f"init_process_group: world_size={expected_size} does not match the "
                          f"{mpi_size} processes MPI started")
     if expected_rank is not None and expected_rank != mpi_rank:
