@@ -1,11 +1,14 @@
 """Process groups: who takes part in a collective (PyTorch's c10d ProcessGroup and the
 bookkeeping of distributed_c10d.py), over MPI communicators.
 
-`init_process_group` creates the default group, WORLD, from MPI_COMM_WORLD: the processes that
-mpiexec (or `python -m ember.distributed.run`) started. MPI has already agreed on ranks and
-world size when it starts the processes, so the rendezvous that PyTorch does through
-MASTER_ADDR/MASTER_PORT and a TCP store is done here by MPI; what torchrun's environment says
-(RANK, WORLD_SIZE, and init_method's `?rank=&world_size=`) is checked against MPI's answer.
+`init_process_group` creates the default group, WORLD, from MPI_COMM_WORLD. Two ways in:
+- the processes were started by mpiexec (or `python -m ember.distributed.run`): MPI has
+  already agreed on ranks and world size, and what torchrun's environment says (RANK,
+  WORLD_SIZE, init_method's `?rank=&world_size=`) is checked against MPI's answer;
+- they were started some other way (mp.spawn, by hand with torchrun's variables): they meet
+  as PyTorch's do, through a store from `store=` or the init_method (env:// by default, with
+  MASTER_ADDR/MASTER_PORT; tcp://, file://), and _pmi.py then joins them into one MPI world
+  before MPI is initialised (Note [An MPI world without mpiexec]).
 
 `new_group(ranks)` makes a sub-communicator (MPI_Comm_create); a rank outside the group gets
 GroupMember.NON_GROUP_MEMBER, as in PyTorch. Collectives take *global* ranks for src/dst and
@@ -210,11 +213,14 @@ def _rendezvous(init_method, store, world_size, rank, timeout):
 
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
-    """Create the default process group from the processes MPI started.
+    """Create the default process group.
 
     `backend` is "mpi" or "gloo" (the same MPI engine); `timeout` (a timedelta, 30 minutes by
-    default) bounds every wait. `world_size` and `rank`, if given (or set in the environment
-    as WORLD_SIZE and RANK by the launcher), must agree with MPI's.
+    default) bounds every wait, the rendezvous included. Under mpiexec, `world_size` and
+    `rank` (or WORLD_SIZE and RANK from the launcher) must agree with MPI's. Otherwise, with
+    a world of more than one rank (or a `store`), the ranks meet through the store or the
+    init_method and become one MPI world; MPI is initialised once per process, so a later
+    init_process_group in the same process must ask for the same world.
     """
     global _group_count
     if GroupMember.WORLD is not None:

@@ -339,14 +339,16 @@ class FileStore(Store):
             finally:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
-    def _poll(self, keys, seconds):
+    def _poll(self, keys, seconds, message):
+        """Wait for `keys`; past `seconds`, RuntimeError(message) (PyTorch's FileStore raises
+        RuntimeError, not DistStoreError)."""
         deadline = time.monotonic() + seconds
         while True:
             data = self._update(lambda d: ({k: d[k] for k in keys if k in d}, False))
             if len(data) == len(keys):
                 return data
             if time.monotonic() >= deadline:
-                raise _wait_timeout_error(keys, seconds)
+                raise RuntimeError(message)
             time.sleep(0.005)
 
     def set(self, key, value):
@@ -354,7 +356,9 @@ class FileStore(Store):
         self._update(lambda d: (d.__setitem__(key, value), True))
 
     def get(self, key):
-        return self._poll([key], _seconds(self._timeout))[key]
+        seconds = _seconds(self._timeout)
+        return self._poll([key], seconds, f"Timeout waiting for key: {key} after "
+                                          f"{int(round(seconds * 1000))} ms")[key]
 
     def add(self, key, amount):
         def change(d):
@@ -374,13 +378,15 @@ class FileStore(Store):
         return self._update(change)
 
     def wait(self, keys, timeout=None):
-        self._poll(list(keys), _seconds(self._timeout if timeout is None else timeout))
+        self._poll(list(keys), _seconds(self._timeout if timeout is None else timeout),
+                   "Wait timeout")
 
     def check(self, keys):
         return self._update(lambda d: (all(k in d for k in keys), False))
 
     def delete_key(self, key):
-        return self._update(lambda d: ((d.pop(key, None) is not None), True))
+        """Remove `key`; True even if it was not there, as PyTorch's FileStore answers."""
+        return self._update(lambda d: (d.pop(key, None) is None or True, True))
 
     def num_keys(self):
         return self._update(lambda d: (len(d), False))
