@@ -102,7 +102,9 @@ def _connect(host, port, hello, timeout_seconds):
 
 
 def _watch(sock, my_rank):
-    """Record each death the server announces; the server's own end means rank 0 is gone."""
+    """Record each death the server announces. The server outlives every rank that has not
+    finalised, so its connection closing first means it was killed: rank 0, which started it,
+    is then named, as the rank whose part of the job is gone."""
     from . import failure
     reader = sock.makefile("rb")
     for line in reader:
@@ -110,7 +112,7 @@ def _watch(sock, my_rank):
         if fields.get("cmd") == "ember_dead":
             failure.peer_died(int(fields["rank"]), unquote(fields.get("how", "")))
     if my_rank != 0:
-        failure.peer_died(0, "its process manager connection closed (rank 0's process ended)")
+        failure.peer_died(0, "the process manager it started has ended")
 
 
 def _start_server(world_size, timeout_seconds, host):
