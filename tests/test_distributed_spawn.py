@@ -138,3 +138,23 @@ def test_stuck_rank_times_out_under_mp_spawn():
     code, out, err = finish([start(["fail", "stuck", free_port()])])[0]
     assert code != 0
     assert "did not complete within the timeout of 0:00:04" in err, err
+
+
+def test_pytorch_spawn_program_prints_what_pytorch_prints():
+    """The program of the brief, unchanged: PyTorch, and ember through `python -m ember`
+    (the torch alias reaches the spawned children), print the same lines."""
+    pytest.importorskip("torch")
+    program = str(PROGRAMS / "torch_spawn_program.py")
+    theirs, ours = finish([
+        subprocess.Popen([sys.executable, program, str(free_port())], env=env(), cwd=PROGRAMS,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        subprocess.Popen([sys.executable, "-m", "ember", program, str(free_port())],
+                         env=env(), cwd=PROGRAMS, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)])
+    assert theirs[0] == 0, theirs[2]
+    assert ours[0] == 0, ours[2]
+    assert "mean loss" in ours[1]
+    assert ours[1].splitlines() == theirs[1].splitlines()
+    for rank in range(2):          # the children of `python -m ember` ran on ember
+        assert f"rank {rank} runs on ember" in ours[2], ours[2]
+        assert f"rank {rank} runs on torch" in theirs[2], theirs[2]
