@@ -12,6 +12,11 @@ starts MPI. The ranks are the processes mpiexec started: run a script with
 `python -m ember.distributed.run --nproc-per-node 2 train.py` (torchrun's interface) or
 `mpiexec -n 2 python train.py`. PyTorch's "gloo" backend name maps to the MPI engine on CPU.
 
+Processes started without mpiexec (mp.spawn, torchrun-style MASTER_ADDR/MASTER_PORT/RANK/
+WORLD_SIZE, init_method="tcp://..." or "file://...", or store=) meet through a store
+(store.py, rendezvous.py) and are joined into one MPI world by ember's own process manager
+(_pmi.py).
+
 Files: process_group.py (init, groups, ranks), collectives.py (tensor collectives and
 point-to-point), objects.py (object collectives), work.py (Work handles and the timeout that
 keeps waits from hanging), failure.py (how a failing rank ends the job), run.py (launcher),
@@ -29,7 +34,9 @@ from .collectives import (ReduceOp, all_reduce, broadcast, reduce, all_gather,
                           send, recv, isend, irecv, P2POp, batch_isend_irecv)
 from .objects import (broadcast_object_list, all_gather_object, gather_object,
                       scatter_object_list, send_object_list, recv_object_list)
-from .work import Work, DistError, DistBackendError
+from .work import Work, DistError, DistBackendError, DistStoreError, DistNetworkError
+from .store import Store, TCPStore, FileStore, HashStore, PrefixStore
+from .rendezvous import rendezvous, register_rendezvous_handler
 from . import algorithms
 
 reduce_op = ReduceOp

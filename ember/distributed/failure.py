@@ -20,6 +20,10 @@ There are three ways a rank stops while the others still expect it in a collecti
    status. The launcher's worker entry catches the exception itself (to write the error
    record the launcher reports) and then takes the same path.
 
+   Without mpiexec (processes started by mp.spawn or by hand, joined by _pmi.py), ember's
+   own process manager sees the dead rank's connection close and tells the others, whose
+   waits then fail naming it (exited_member below).
+
 3. Its program ends normally while the others still wait for it (it ran out of data, or
    returned early). Python exits, mpi4py's exit handler enters MPI_Finalize, and the others
    would wait for their timeout. So init_process_group also registers an exit handler that
@@ -51,6 +55,7 @@ _installed = False
 _previous_hook = None
 _notices = None         # the communicator exit notices travel on (case 3)
 _exited = set()         # global ranks known to have exited
+_died = {}              # global rank -> how it died, as the process manager saw it (_pmi.py)
 _EXIT_TAG = 7
 
 
@@ -118,8 +123,23 @@ def _announce_exit():
         pass
 
 
+def peer_died(rank, how):
+    """Called from _pmi.py's watch thread: the process manager saw rank `rank` die."""
+    _died.setdefault(rank, how)
+
+
+def how_it_ended(rank):
+    """What is known of how rank `rank` stopped: how it died, or that its program ended."""
+    if rank in _died:
+        return f"rank {rank} has died: {_died[rank]}"
+    return f"rank {rank} has exited (its program ended)"
+
+
 def exited_member(group):
-    """A global rank of `group` that has announced its exit, or None."""
+    """A global rank of `group` that has announced its exit or been seen dying, or None."""
+    for rank in group._ranks:
+        if rank in _died:
+            return rank
     if _notices is None:
         return None
     MPI = _mpi.MPI()

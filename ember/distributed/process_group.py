@@ -1,11 +1,14 @@
 """Process groups: who takes part in a collective (PyTorch's c10d ProcessGroup and the
 bookkeeping of distributed_c10d.py), over MPI communicators.
 
-`init_process_group` creates the default group, WORLD, from MPI_COMM_WORLD: the processes that
-mpiexec (or `python -m ember.distributed.run`) started. MPI has already agreed on ranks and
-world size when it starts the processes, so the rendezvous that PyTorch does through
-MASTER_ADDR/MASTER_PORT and a TCP store is done here by MPI; what torchrun's environment says
-(RANK, WORLD_SIZE, and init_method's `?rank=&world_size=`) is checked against MPI's answer.
+`init_process_group` creates the default group, WORLD, from MPI_COMM_WORLD. Two ways in:
+- the processes were started by mpiexec (or `python -m ember.distributed.run`): MPI has
+  already agreed on ranks and world size, and what torchrun's environment says (RANK,
+  WORLD_SIZE, init_method's `?rank=&world_size=`) is checked against MPI's answer;
+- they were started some other way (mp.spawn, by hand with torchrun's variables): they meet
+  as PyTorch's do, through a store from `store=` or the init_method (env:// by default, with
+  MASTER_ADDR/MASTER_PORT; tcp://, file://), and _pmi.py then joins them into one MPI world
+  before MPI is initialised (Note [An MPI world without mpiexec]).
 
 `new_group(ranks)` makes a sub-communicator (MPI_Comm_create); a rank outside the group gets
 GroupMember.NON_GROUP_MEMBER, as in PyTorch. Collectives take *global* ranks for src/dst and
@@ -190,13 +193,34 @@ def _expected_rank_and_size(init_method, world_size, rank):
             None if world_size is None or world_size < 0 else world_size)
 
 
+def _launched_by_mpi():
+    """True in a process that an MPI launcher (mpiexec, srun, ...) started."""
+    return (launcher_env(MPI_RANK_VARS) is not None or
+            any(os.environ.get(v) for v in ("PMI_FD", "PMI_PORT", "PMIX_NAMESPACE")))
+
+
+def _rendezvous(init_method, store, world_size, rank, timeout):
+    """(store, rank, world_size) from a store argument or the init_method URL."""
+    if store is not None:
+        if world_size <= 0:
+            raise ValueError("world_size must be positive if using store")
+        if rank < 0:
+            raise ValueError("rank must be non-negative if using store")
+        return store, rank, world_size
+    from .rendezvous import rendezvous
+    return next(rendezvous(init_method or "env://", rank, world_size, timeout=timeout))
+
+
 def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1,
                        store=None, group_name="", pg_options=None, device_id=None):
-    """Create the default process group from the processes MPI started.
+    """Create the default process group.
 
     `backend` is "mpi" or "gloo" (the same MPI engine); `timeout` (a timedelta, 30 minutes by
-    default) bounds every wait. `world_size` and `rank`, if given (or set in the environment
-    as WORLD_SIZE and RANK by the launcher), must agree with MPI's.
+    default) bounds every wait, the rendezvous included. Under mpiexec, `world_size` and
+    `rank` (or WORLD_SIZE and RANK from the launcher) must agree with MPI's. Otherwise, with
+    a world of more than one rank (or a `store`), the ranks meet through the store or the
+    init_method and become one MPI world; MPI is initialised once per process, so a later
+    init_process_group in the same process must ask for the same world.
     """
     global _group_count
     if GroupMember.WORLD is not None:
@@ -208,6 +232,15 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                         f"{timeout!r}")
     name = _engine_name(backend)
     expected_rank, expected_size = _expected_rank_and_size(init_method, world_size, rank)
+    if not (_launched_by_mpi() or _mpi.is_initialized()) and (
+            (expected_size or 0) > 1 or store is not None):
+        # processes started without mpiexec (mp.spawn, by hand): meet through the store,
+        # then MPI_Init joins them into one world (Note [An MPI world without mpiexec])
+        store, expected_rank, expected_size = _rendezvous(init_method, store, world_size, rank,
+                                                          timeout or default_pg_timeout)
+        from . import _pmi
+        _pmi.join_world(store, expected_rank, expected_size,
+                        (timeout or default_pg_timeout).total_seconds())
     MPI = _mpi.MPI()
     world = MPI.COMM_WORLD
     mpi_size, mpi_rank = world.Get_size(), world.Get_rank()
@@ -215,9 +248,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         if mpi_size == 1:
             raise RuntimeError(
                 f"init_process_group: world_size is {expected_size} but MPI started this "
-                "process alone. ember.distributed runs over MPI, so the ranks must be started "
-                f"together: `python -m ember.distributed.run --nproc-per-node {expected_size} "
-                f"script.py` or `mpiexec -n {expected_size} python script.py`")
+                "process alone. Start the ranks together (`python -m ember.distributed.run "
+                f"--nproc-per-node {expected_size} script.py`, `mpiexec -n {expected_size} "
+                "python script.py`, or mp.spawn), or give every rank the rendezvous "
+                "(MASTER_ADDR/MASTER_PORT, init_method or store) before MPI is first used")
         raise ValueError(f"init_process_group: world_size={expected_size} does not match the "
                          f"{mpi_size} processes MPI started")
     if expected_rank is not None and expected_rank != mpi_rank:

@@ -38,7 +38,7 @@ from datetime import timedelta
 
 from . import _mpi, failure
 
-__all__ = ["Work", "DistError", "DistBackendError"]
+__all__ = ["Work", "DistError", "DistBackendError", "DistStoreError", "DistNetworkError"]
 
 _SPIN_SECONDS = 0.005     # poll without sleeping for this long first
 _MAX_SLEEP = 0.001        # then sleep between polls, doubling up to this
@@ -51,6 +51,14 @@ class DistError(RuntimeError):
 
 class DistBackendError(DistError):
     """The communication engine failed or timed out (PyTorch's DistBackendError)."""
+
+
+class DistStoreError(DistError):
+    """A store operation failed or timed out (PyTorch's DistStoreError)."""
+
+
+class DistNetworkError(DistError):
+    """A connection could not be made or was lost (PyTorch's DistNetworkError)."""
 
 
 def wait_requests(requests, deadline, describe, statuses=None, group=None):
@@ -167,8 +175,8 @@ class Work:
         what = (f"[rank {g._global_rank}] ember.distributed: {self._op_name} "
                 f"(#{self._seq} on process group {g.group_name!r} of ranks {g._ranks})")
         if exited_rank is not None:
-            return (f"{what} cannot complete: rank {exited_rank} has exited (its program "
-                    "ended) without joining it")
+            return (f"{what} cannot complete: {failure.how_it_ended(exited_rank)} without "
+                    "joining it")
         timeout = timedelta(seconds=round(self._timeout_seconds()))
         return (f"{what} did not complete within the timeout of {timeout}: a rank of the "
                 "group has not joined it (it died, raised, or is stuck elsewhere). The "

@@ -7,6 +7,11 @@ called `torch`. `install()` registers ember as `torch` in `sys.modules` and adds
 serves every `torch.X` submodule as the matching `ember.X` (so both names are one module object).
 
     python -m ember train.py --epochs 1     # runs train.py with torch -> ember
+
+Processes started with the 'spawn' or 'forkserver' method (mp.spawn, DataLoader workers) are
+new interpreters that re-import the script before anything else runs; the alias reaches them
+through multiprocessing's preparation data, whose unpickling installs it in the child before
+the script is imported (`_AliasInChild`).
 """
 import importlib
 import importlib.abc
@@ -32,8 +37,31 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass  # the ember module is already executed
 
 
+class _AliasInChild:
+    """Pickles as a call of install(): put in a spawned child's preparation data, it installs
+    the alias there before the child imports the parent's script."""
+
+    def __reduce__(self):
+        return install, ()
+
+
+def _carry_to_children():
+    import multiprocessing.spawn as spawn
+    prepare = spawn.get_preparation_data
+    if getattr(prepare, "_ember_alias", False):
+        return
+
+    def get_preparation_data(name):
+        data = prepare(name)
+        data["ember_torch_alias"] = _AliasInChild()   # unknown keys are ignored by prepare()
+        return data
+    get_preparation_data._ember_alias = True
+    spawn.get_preparation_data = get_preparation_data
+
+
 def install():
-    """Make `torch` mean ember for the rest of this process. Fails if real torch is loaded."""
+    """Make `torch` mean ember for the rest of this process and the processes it spawns.
+    Fails if real torch is loaded."""
     loaded = sys.modules.get("torch")
     if loaded is not None and not getattr(loaded, "__name__", "").startswith("ember"):
         raise RuntimeError("the real torch is already imported in this process; install the "
@@ -42,3 +70,4 @@ def install():
         sys.meta_path.insert(0, _TorchToEmber())
     import ember
     sys.modules["torch"] = ember
+    _carry_to_children()
