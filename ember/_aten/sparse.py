@@ -5,8 +5,8 @@ from dense, and the ops PyTorch's sparse users reach for — products with a den
 "Could not run ... with arguments from the 'SparseCPU' backend", as PyTorch does.
 
 The products gather the dense rows each stored entry needs, scale them by the entry's value and
-add them into the output rows (`add_at`, a fast np.add.at): work proportional to nnz × columns, never to the
-dense size of the sparse operand.
+add them into the output rows (`add_at`, a fast `np.add.at`): work proportional to nnz x
+columns, never to the dense size of the sparse operand.
 """
 import numpy as np
 

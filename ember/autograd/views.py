@@ -11,6 +11,14 @@ from .._dispatch.ops import ops
 from .graph import Node, grad_accumulator, zeros
 
 
+# Note [Views made in no_grad mode]
+# A view of a tensor that requires grad, made while grad mode is off (`with no_grad(): w[0]`),
+# reports requires_grad=True like its base, as PyTorch's views do, yet it has no grad_fn and is
+# a leaf without a gradient accumulator: ops on it later record a graph, and the gradient that
+# reaches it is dropped (neither it nor its base gets a .grad). Writing it in place with grad
+# mode back on is refused (variable_type._check_inplace): which history would the write join?
+
+
 def gradient_edge(t):
     """(node, input_nr) that a gradient for `t` flows into, or (None, 0) if none.
 
@@ -23,7 +31,7 @@ def gradient_edge(t):
             refresh_view(t)
             fn = t.grad_fn
         return (fn, t._output_nr)
-    if t._rg:
+    if t._rg and not t._nograd_view:
         return (grad_accumulator(t), 0)
     return (None, 0)
 
