@@ -130,3 +130,23 @@ def test_sparse_grad_with_weight_decay_raises_like_torch():
             lib.optim.SGD(emb.parameters(), lr=0.1, weight_decay=0.1).step()
         kinds.append(emb.weight.grad.is_sparse)
     assert kinds[0] == kinds[1]
+
+
+@pytest.mark.parametrize("kwargs", [dict(mode="sum"), dict(mode="mean"),
+                                    dict(mode="sum", padding_idx=4),
+                                    dict(mode="mean", padding_idx=2), dict(mode="max")])
+def test_embedding_bag_sparse_grad_equals_torch(kwargs):
+    seen = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        bag = lib.nn.EmbeddingBag(10, 3, sparse=True, **kwargs)
+        weights = lib.rand(6) if kwargs["mode"] == "sum" else None
+        try:
+            bag(lib.tensor([1, 2, 4, 4, 3, 2]), lib.tensor([0, 2, 2]),
+                per_sample_weights=weights).sum().backward()
+        except ValueError as e:  # max mode refuses sparse weights
+            seen.append(str(e))
+            continue
+        g = bag.weight.grad
+        seen.append((g.is_coalesced(), g._nnz(), g._indices().tolist(), g._values().numpy()))
+    _assert_close(*seen)
