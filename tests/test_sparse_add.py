@@ -93,3 +93,22 @@ def test_sparse_add_errors_equal_torch(fn):
             fn(T)
         messages.append((info.type.__name__, str(info.value).split("\n")[0]))
     assert messages[0] == messages[1]
+
+
+def _m(T):
+    return T.sparse_coo_tensor(T.tensor([[0, 1, 1], [2, 0, 2]]), T.tensor([1., 2., 3.]), (2, 3))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda T: _m(T).mul_(2), lambda T: _m(T).div_(2), lambda T: _m(T).neg_(),
+    lambda T: _m(T).t_(), lambda T: _m(T).mul_(_m(T)), lambda T: _m(T) * _m(T),
+    lambda T: _m(T).coalesce() * _m(T).coalesce(),
+    lambda T: T.ones(2, 2).addmm_(_m(T), T.ones(3, 2)),
+], ids=["mul_", "div_", "neg_", "t_", "mul_ sparse", "mul", "mul coalesced", "addmm_ dense"])
+def test_sparse_in_place_ops_equal_torch(fn):
+    results = []
+    for T in (ember, torch):
+        r = fn(T)
+        results.append((str(r.layout), tuple(r.shape), r.to_dense().tolist() if r.is_sparse
+                        else r.tolist(), r.is_coalesced() if r.is_sparse else None))
+    assert results[0] == results[1]

@@ -42,11 +42,15 @@ def _meta_wrapper(functional):
     return kernel
 
 
-def _sparse_wrapper(functional):
-    """In-place ops with a sparse operand: a dense `self` (`p.add_(sparse_grad)`) is written as
-    on CPU; a sparse `self` takes the sparse result's entries."""
+def _sparse_wrapper(functional, restrides=False):
+    """In-place ops with a sparse operand: a dense `self` (`p.addmm_(sparse, dense)`) is written
+    as on CPU; a sparse `self` takes the sparse result's entries (and, for an in-place view op
+    such as `t_`, its size)."""
     def kernel(self, *args):
         result = functional(self, *args)
+        if restrides and self._sparse is not None and result._sparse is not None:
+            self._size, self._sparse = result._size, result._sparse
+            return self
         check_result_fits(self, result)
         if self._sparse is None:
             dense = result._np if result._sparse is None else _dense_array(result)
@@ -74,7 +78,8 @@ def register_inplace_kernels():
             continue
         for key, kernel in functional._table.items():
             if key not in op._table and key in _WRAPPERS:
-                wrapped = _WRAPPERS[key](kernel)
+                wrapped = _sparse_wrapper(kernel, getattr(op, "_inplace_view", False)) \
+                    if key == "SparseCPU" else _WRAPPERS[key](kernel)
                 wrapped.__name__ = f"{op.schema.name}_from_{kernel.__name__}"
                 wrapped.__qualname__ = wrapped.__name__
                 _dispatcher.register_kernel(op, key, wrapped)

@@ -456,7 +456,9 @@ def mul(self, other):
     sizes = self._size[:_sparse_dim(self)]
     common, pa, pb = np.intersect1d(linear_keys(ia, sizes), linear_keys(ib, sizes),
                                     return_indices=True)
-    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size, True)
+    # the entries are the coalesced ones, but marked so only when both operands were
+    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size,
+                        self._sparse[2] and other._sparse[2])
 
 
 @impl("div.Tensor_mode", "SparseCPU")
