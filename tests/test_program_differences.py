@@ -41,6 +41,27 @@ def test_views_made_in_no_grad_mode_equal_torch():
     assert _no_grad_views(ember) == _no_grad_views(torch)
 
 
+def _written_no_grad_view(lib):
+    """A no_grad view whose memory was written since, used with grad mode on: refused."""
+    w = lib.nn.Parameter(lib.ones(3, 2))
+    with lib.no_grad():
+        v, u = w[0], w[1]
+    seen = [(u * 2).requires_grad]
+    with lib.no_grad():
+        v.mul_(2)  # u shares the memory: it is out of date too
+    for fn in (lambda: v * 2, lambda: lib.sin(u)):
+        with pytest.raises(RuntimeError) as info:
+            fn()
+        seen.append(str(info.value))
+    with lib.no_grad():
+        seen.append((v * 2).tolist())
+    return seen
+
+
+def test_no_grad_view_written_in_place_is_refused_with_grad_on_like_torch():
+    assert _written_no_grad_view(ember) == _written_no_grad_view(torch)
+
+
 def test_weights_only_refusal_text_equals_torch():
     texts = []
     for lib in (ember, torch):

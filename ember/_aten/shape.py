@@ -56,6 +56,7 @@ def _as_view_of(t, src):
     if base._rg and not _grad_state.enabled:
         t._rg = True
         t._nograd_view = True
+        t._view_version = t._storage._version
     return t
 
 
