@@ -37,3 +37,37 @@ def bench_upsample_bilinear(lib):
 def bench_bilinear(lib):
     """nn.Bilinear(64, 64, 32) on a batch of 256 pairs."""
     return _layer_step(lib, lib.nn.Bilinear(64, 64, 32), (256, 64), (256, 64))
+
+
+def _embedding_train_step(lib, **kwargs):
+    """nn.Embedding(10000, 256) on (32, 128) tokens: forward, backward, plain SGD step."""
+    lib.manual_seed(0)
+    emb = lib.nn.Embedding(10000, 256, **kwargs)
+    opt = lib.optim.SGD(emb.parameters(), lr=0.1)
+    idx = lib.randint(0, 10000, (32, 128))
+    if kwargs.get("padding_idx") is not None:
+        idx[:, 96:] = kwargs["padding_idx"]  # padded sequences
+
+    def step():
+        opt.zero_grad()
+        emb(idx).square().sum().backward()
+        opt.step()
+    return step
+
+
+@benchmark(target=2.0)
+def bench_embedding_train(lib):
+    """nn.Embedding(10000, 256), (32, 128) tokens, a train step (dense weight gradient)."""
+    return _embedding_train_step(lib)
+
+
+@benchmark(target=2.0)
+def bench_embedding_train_padded(lib):
+    """The same with padding_idx=0 and a quarter of every sequence padded."""
+    return _embedding_train_step(lib, padding_idx=0)
+
+
+@benchmark(target=2.0)
+def bench_embedding_train_sparse(lib):
+    """The same with sparse=True: a sparse COO gradient, SGD moves only the picked rows."""
+    return _embedding_train_step(lib, sparse=True)

@@ -9,6 +9,7 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
+from .add_at import add_at
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 from .shape import copy_preserving, _preserved_strides
@@ -370,8 +371,8 @@ def _index_add(target, self, dim, index, source, alpha):
         return target
     if _distinct(idx):
         target[key] += values  # no row twice: one fancy-indexed add, ~10x np.add.at's speed
-    else:
-        np.add.at(target, key, values)
+    else:  # repeated rows: added in order, in passes (Note [Scatter-add in passes])
+        add_at(np.moveaxis(target, d, 0), (idx.reshape(-1),), np.moveaxis(values, d, 0))
     return target
 
 

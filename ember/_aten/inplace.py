@@ -11,7 +11,9 @@ after also makes an in-place op whose other operand overlaps `self` safe.
 import numpy as np
 
 from .._dispatch import dispatcher as _dispatcher
+from .._core.tensor import _wrap
 from .elementwise import can_cast, _scalar_type_name
+from .sparse import _dense_array
 
 
 def check_result_fits(self, result):
@@ -40,7 +42,32 @@ def _meta_wrapper(functional):
     return kernel
 
 
-_WRAPPERS = {"CPU": _cpu_wrapper, "Meta": _meta_wrapper}
+def _sparse_wrapper(functional, restrides=False):
+    """In-place ops with a sparse operand: a dense `self` (`p.addmm_(sparse, dense)`) is written
+    as on CPU; a sparse `self` takes the sparse result's entries (and, for an in-place view op
+    such as `t_`, its size)."""
+    def kernel(self, *args):
+        result = functional(self, *args)
+        if restrides and self._sparse is not None and result._sparse is not None:
+            self._size, self._sparse = result._size, result._sparse
+            return self
+        check_result_fits(self, result)
+        if self._sparse is None:
+            dense = result._np if result._sparse is None else _dense_array(result)
+            np.copyto(self._np, dense, casting="unsafe")
+            return self
+        if result._sparse is None:
+            raise RuntimeError(f"{functional.__name__}: the result of an in-place op on a sparse "
+                               f"tensor must be sparse")
+        indices, values, coalesced = result._sparse
+        if values.dtype is not self.dtype:
+            values = _wrap(values._np.astype(self.dtype._np))
+        self._sparse = (indices, values, coalesced)
+        return self
+    return kernel
+
+
+_WRAPPERS = {"CPU": _cpu_wrapper, "Meta": _meta_wrapper, "SparseCPU": _sparse_wrapper}
 
 
 def register_inplace_kernels():
@@ -51,7 +78,8 @@ def register_inplace_kernels():
             continue
         for key, kernel in functional._table.items():
             if key not in op._table and key in _WRAPPERS:
-                wrapped = _WRAPPERS[key](kernel)
+                wrapped = _sparse_wrapper(kernel, getattr(op, "_inplace_view", False)) \
+                    if key == "SparseCPU" else _WRAPPERS[key](kernel)
                 wrapped.__name__ = f"{op.schema.name}_from_{kernel.__name__}"
                 wrapped.__qualname__ = wrapped.__name__
                 _dispatcher.register_kernel(op, key, wrapped)

@@ -8,6 +8,7 @@ import numpy as np
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta, _wrap_dim
 from .._core import dtype as D
+from .add_at import index_sum
 from .elementwise import broadcast_shape, not_implemented, _OPMATH, _scalar_type_name
 
 
@@ -218,27 +219,6 @@ def embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sp
     return _meta(tuple(indices.shape) + (weight.shape[1],), weight.dtype, device=weight.device)
 
 
-def segment_sum(rows, keys, num_keys):
-    """sum of rows (n, d) grouped by integer keys (n,) -> (num_keys, d), without np.add.at:
-    every row is first written at its key (a key met once is then done); the keys met several
-    times are found by one stable sort and their runs summed by one np.add.reduceat, which is
-    slow per run, so it only sees the repeated ones."""
-    out = np.zeros((num_keys, rows.shape[1]), rows.dtype)
-    if not keys.size:
-        return out
-    out[keys] = rows
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    counts = np.diff(np.r_[starts, keys.size])
-    repeated = counts > 1
-    if repeated.any():
-        run_starts = np.r_[0, np.cumsum(counts[repeated])[:-1]]
-        members = order[np.repeat(repeated, counts)]     # the rows of the repeated keys, by key
-        out[sorted_keys[starts[repeated]]] = np.add.reduceat(rows[members], run_starts, axis=0)
-    return out
-
-
 @impl("embedding_dense_backward", "CPU")
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     """The gradient of every row of the weight: the sum of the gradients of the outputs that
@@ -246,15 +226,18 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     padding_idx."""
     g = grad_output._np
     dim = g.shape[-1]
-    mdt = _OPMATH.get(grad_output.dtype, grad_output.dtype)._np
     keys = indices._np.reshape(-1).astype(np.int64, copy=False)
-    out = segment_sum(g.reshape(keys.size, dim).astype(mdt, copy=False), keys, num_weights)
+    rows = g.reshape(keys.size, dim)
+    if padding_idx >= 0:
+        kept = keys != padding_idx
+        keys, rows = keys[kept], rows[kept]
+    # summed in the gradient's own dtype, half precision too, as PyTorch's CPU kernel does
+    out = index_sum(keys, rows, num_weights)
     if scale_grad_by_freq:
         counts = np.bincount(keys, minlength=num_weights)
-        out /= np.maximum(counts, 1)[:, None]
-    if padding_idx >= 0:
-        out[padding_idx] = 0
-    return _wrap(out.astype(g.dtype, copy=False))
+        picked = np.flatnonzero(counts)
+        out[picked] /= counts[picked, None].astype(g.dtype)
+    return _wrap(out)
 
 
 @impl("embedding_dense_backward", "Meta")

@@ -17,6 +17,7 @@ from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguou
 from .._core.memory_format import copy_in_format, format_strides, preserve_format
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
+from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 
@@ -39,13 +40,23 @@ def _meta_from_stand_in(arr, src):
     offset = src.storage_offset() * src.dtype.itemsize + arr.__array_interface__["data"][0] - base
     t = _meta(arr.shape, D._from_np[arr.dtype], tuple(s // it for s in arr.strides),
               offset // it, src._storage_(), src._device)
-    t._base = src._base if src._base is not None else src
-    return t
+    return _as_view_of(t, src)
 
 
 def view_result(arr, src):
-    t = _view_of(arr, src)
-    t._base = src._base if src._base is not None else src
+    return _as_view_of(_view_of(arr, src), src)
+
+
+def _as_view_of(t, src):
+    """Make t a view of src's base. Made with grad mode off from a tensor requiring grad, it
+    requires grad too but has no history and sends no gradient anywhere (Note [Views made
+    in no_grad mode] in autograd/views.py)."""
+    base = src._base if src._base is not None else src
+    t._base = base
+    if base._rg and not _grad_state.enabled:
+        t._rg = True
+        t._nograd_view = True
+        t._view_version = t._storage._version
     return t
 
 
@@ -525,8 +536,7 @@ def as_strided(self, size, stride, storage_offset=None):
 def as_strided_meta(self, size, stride, storage_offset=None):
     off = self.storage_offset() if storage_offset is None else storage_offset
     t = _meta(size, self.dtype, stride, off, self._storage_(), self._device)
-    t._base = self._base if self._base is not None else self
-    return t
+    return _as_view_of(t, self)
 
 
 # slice_inverse: `self` is a slice of `src`'s geometry; the result views self's memory with

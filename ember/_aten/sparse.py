@@ -5,16 +5,17 @@ from dense, and the ops PyTorch's sparse users reach for — products with a den
 "Could not run ... with arguments from the 'SparseCPU' backend", as PyTorch does.
 
 The products gather the dense rows each stored entry needs, scale them by the entry's value and
-add them into the output rows (`np.add.at`): work proportional to nnz × columns, never to the
-dense size of the sparse operand.
+add them into the output rows (`add_at`, a fast `np.add.at`): work proportional to nnz x
+columns, never to the dense size of the sparse operand.
 """
 import numpy as np
 
 from .._core import dtype as D
-from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64
+from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64, linear_keys
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup
-from .elementwise import broadcast_shape
+from .add_at import add_at
+from .elementwise import can_cast, _scalar_type_name
 
 _NEW = ("_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse.sparse_dim",
         "_coalesce", "_values", "_indices", "sparse_mask", "hspmm", "sspaddmm", "resize_as_sparse_")
@@ -40,7 +41,7 @@ def _dense_array(t):
     if idx.shape[0] == 0:  # no sparse dims: the values add up to the whole tensor
         return vals.sum(axis=0).astype(vals.dtype).reshape(t._size)
     out = np.zeros(t._size, dtype=vals.dtype)
-    np.add.at(out, tuple(idx), vals)
+    add_at(out, tuple(idx), vals)
     return out
 
 
@@ -142,7 +143,7 @@ def _spmm(sparse, dense):
     dtype = np.result_type(vals, b)
     out = np.zeros((sparse._size[0],) + b.shape[1:], dtype=dtype)
     rows = b[idx[1]] * (vals[:, None] if b.ndim == 2 else vals)
-    np.add.at(out, idx[0], rows)
+    add_at(out, (idx[0],), rows)
     return out
 
 
@@ -198,7 +199,7 @@ def _row_products(name, mat1, mat2):
     rows, slot = np.unique(idx[0], return_inverse=True)
     b = mat2._np
     products = np.zeros((rows.size, b.shape[1]), dtype=np.result_type(vals, b))
-    np.add.at(products, slot, b[idx[1]] * vals[:, None])
+    add_at(products, (slot,), b[idx[1]] * vals[:, None])
     return rows, products
 
 
@@ -299,27 +300,131 @@ def _as_tensor(x):
     return x if isinstance(x, Tensor) else _wrap(np.asarray(x))
 
 
+# Note [Adding two sparse tensors]
+# PyTorch adds two sparse COO tensors by walking both entry lists at once, as a merge of two
+# sorted lists: at each step the smaller coordinate (compared dim by dim) is taken, and equal
+# coordinates are taken together with their values added. It does this whether or not the
+# operands are coalesced, so on uncoalesced operands the result is that same walk over the
+# entries in their stored order: neither a concatenation nor a coalesced sum (a = [3, 1, 3],
+# b = [1, 3, 0] give [1, 3, 0, 1, 3]). The result is marked coalesced only when both operands
+# are. When either operand's values tensor is not contiguous PyTorch concatenates the entries
+# instead (self's, then other's), and coalesces the result once it holds more entries than
+# the tensor has elements. An operand without entries gives a copy of the other (times alpha).
 @impl("add.Tensor", "SparseCPU")
 def add(self, other, alpha=1):
     self, other = _as_tensor(self), _as_tensor(other)
     if self._sparse is not None and other._sparse is not None:
-        _same_size(self, other, "add")
-        i1, v1, _ = _parts(self)
-        i2, v2, _ = _parts(other)
-        v2 = v2 * alpha if alpha != 1 else v2
-        dtype = np.result_type(v1, v2)
-        return _from_arrays(np.concatenate([i1, i2], axis=1),
-                            np.concatenate([v1.astype(dtype), v2.astype(dtype)]), self._size,
-                            False)
+        return _add_sparse(self, other, alpha)
     if other._sparse is None:
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-    dense, sparse = self, other
-    shape = broadcast_shape(dense._size, sparse._size)
-    if tuple(shape) != tuple(sparse._size):
-        raise RuntimeError(f"add: a sparse operand of size {list(sparse._size)} cannot be "
-                           f"broadcast to {list(shape)}")
-    s = _dense_array(sparse)
-    return _wrap(dense._np + (s * alpha if alpha != 1 else s))
+    _check_dense_sparse_sizes(self, other)
+    out = np.array(self._np, dtype=_result_np(self, other))
+    return _wrap(_add_entries(out, other, alpha))
+
+
+@impl("add_.Tensor", "SparseCPU")
+def add_(self, other, alpha=1):
+    """self += alpha * other in place. A dense self (an SGD step with a sparse gradient) gets
+    the sparse entries added at their coordinates and nothing else is touched; a sparse self
+    takes the entries of the sum."""
+    other = _as_tensor(other)
+    result = D.from_numpy_dtype(_result_np(self, other))
+    if not can_cast(result, self.dtype):
+        raise RuntimeError(f"Can't convert result type {_scalar_type_name(result)} to output "
+                           f"{_scalar_type_name(self.dtype)} in add operation")
+    if self._sparse is not None:
+        idx, vals, coalesced = _parts(add(self, other, alpha))
+        new = _from_arrays(idx, vals.astype(self.dtype._np, copy=False), self._size, coalesced)
+        self._sparse = new._sparse
+        return self
+    if other._sparse is None:
+        raise RuntimeError("add_: expected a sparse operand")
+    _check_dense_sparse_sizes(self, other)
+    _add_entries(self._np, other, alpha)
+    return self
+
+
+def _check_dense_sparse_sizes(dense, sparse):
+    if tuple(dense._size) != tuple(sparse._size):
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(dense._size)} while other has size "
+                           f"{list(sparse._size)} (FYI: dense-sparse addition does not currently "
+                           f"support broadcasting)")
+
+
+def _add_entries(out, sparse, alpha):
+    """out (a dense array of sparse's size) += alpha * sparse, entry by entry in order."""
+    idx, vals, _ = _parts(sparse)
+    if alpha != 1:
+        vals = vals * alpha
+    if idx.shape[0] == 0:  # no sparse dims: every entry covers the whole tensor
+        out += vals.sum(axis=0).astype(out.dtype, copy=False)
+        return out
+    return add_at(out, tuple(idx), vals.astype(out.dtype, copy=False))
+
+
+def _add_sparse(self, other, alpha):
+    """self + alpha * other, both sparse: see Note [Adding two sparse tensors]."""
+    if tuple(self._size) != tuple(other._size):
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(self._size)} != {list(other._size)}")
+    dtype = _result_np(self, other)
+    if dtype == np.bool_:
+        raise NotImplementedError('"cadd_sparse" not implemented for \'Bool\'')
+    i1, v1, c1 = _parts(self)
+    i2, v2, c2 = _parts(other)
+    v1 = v1.astype(dtype, copy=False)
+    v2 = (v2 * alpha if alpha != 1 else v2).astype(dtype, copy=False)
+    if v2.shape[0] == 0:
+        return _from_arrays(i1, v1, self._size, c1)
+    if v1.shape[0] == 0:
+        return _from_arrays(i2, v2, self._size, c2)
+    if i1.shape[0] != i2.shape[0]:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same density, but 'self' "
+                           f"has {i1.shape[0]} sparse dimensions while 'other' has "
+                           f"{i2.shape[0]} sparse dimensions")
+    if not (self._sparse[1].is_contiguous() and other._sparse[1].is_contiguous()):
+        idx, vals = np.concatenate([i1, i2], axis=1), np.concatenate([v1, v2])
+        if vals.shape[0] > int(np.prod(self._size)):  # sorted and summed, but not marked so
+            idx, vals = coalesce_arrays(idx, vals, self._size[:i1.shape[0]])
+        return _from_arrays(idx, vals, self._size, False)
+    from_self, from_other = _merge_walk(i1, i2, self._size[:i1.shape[0]], c1 and c2)
+    idx = np.where(from_self >= 0, i1[:, from_self], i2[:, from_other])
+    vals = np.zeros((from_self.size,) + v1.shape[1:], dtype)
+    vals[from_self >= 0] += v1[from_self[from_self >= 0]]
+    vals[from_other >= 0] += v2[from_other[from_other >= 0]]
+    return _from_arrays(idx, vals, self._size, c1 and c2)
+
+
+def _merge_walk(i1, i2, sizes, sorted_unique):
+    """The steps of the merge walk over two entry lists (index arrays (sparse_dim, n)): for
+    each result entry, the entry of the first list it takes, and of the second (-1: none)."""
+    k1, k2 = linear_keys(i1, sizes), linear_keys(i2, sizes)  # row-major: compares dim by dim
+    if sorted_unique:  # the walk of two sorted lists is their sorted union
+        keys = np.union1d(k1, k2)
+        pos1, pos2 = np.searchsorted(k1, keys), np.searchsorted(k2, keys)
+        hit1 = k1[np.minimum(pos1, k1.size - 1)] == keys
+        hit2 = k2[np.minimum(pos2, k2.size - 1)] == keys
+        return np.where(hit1, pos1, -1), np.where(hit2, pos2, -1)
+    k1, k2 = k1.tolist(), k2.tolist()
+    n1, n2 = len(k1), len(k2)
+    a = b = 0
+    from_self, from_other = [], []
+    while a < n1 or b < n2:
+        if b >= n2 or (a < n1 and k1[a] < k2[b]):
+            from_self.append(a)
+            from_other.append(-1)
+            a += 1
+        elif a >= n1 or k2[b] < k1[a]:
+            from_self.append(-1)
+            from_other.append(b)
+            b += 1
+        else:
+            from_self.append(a)
+            from_other.append(b)
+            a += 1
+            b += 1
+    return np.array(from_self, np.int64), np.array(from_other, np.int64)
 
 
 def _result_np(*operands, true_div=False):
@@ -349,10 +454,11 @@ def mul(self, other):
     b = coalesce(other)
     (ia, va, _), (ib, vb, _) = _parts(a), _parts(b)
     sizes = self._size[:_sparse_dim(self)]
-    from .._core.sparse import linear_keys
     common, pa, pb = np.intersect1d(linear_keys(ia, sizes), linear_keys(ib, sizes),
                                     return_indices=True)
-    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size, True)
+    # the entries are the coalesced ones, but marked so only when both operands were
+    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size,
+                        self._sparse[2] and other._sparse[2])
 
 
 @impl("div.Tensor_mode", "SparseCPU")

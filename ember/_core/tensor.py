@@ -67,6 +67,7 @@ class Tensor:
     _offset_ = None
     _grad = None
     _base = None
+    _nograd_view = False  # a view of a tensor requiring grad, made with grad mode off (views.py)
     _grad_acc = None
     _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
     _retains_grad = False
@@ -592,7 +593,8 @@ class Tensor:
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
-            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy"):
+            if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
+                         "_nograd_view"):
                 setattr(new, k, copy.deepcopy(v, memo))
         memo[id(self)] = new
         return new

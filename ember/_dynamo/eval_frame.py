@@ -80,7 +80,21 @@ class CacheEntry:
 
 
 def _tensor_guard(t):
-    return (t._size, t.dtype, t._device.type, t._rg)
+    """What a compiled graph is specialised to, as Dynamo's tensor guard checks it: sizes,
+    strides (a channels_last input takes other kernel routes and gives channels_last
+    results), dtype, device, requires_grad."""
+    return (t._size, t.stride(), t.dtype, t._device.type, t._rg)
+
+
+_GUARD_FIELDS = ("shape", "stride", "dtype", "device", "requires_grad")
+
+
+def _guard_field_changed(old, new):
+    """' (stride)' when two tensor guards differ in their strides, and so on."""
+    if not (type(old) is type(new) is tuple and len(old) == len(new) == 5 and
+            type(old[0]) is tuple):
+        return ""
+    return " (" + ", ".join(f for f, a, b in zip(_GUARD_FIELDS, old, new) if a != b) + ")"
 
 
 class _CompiledCall:
@@ -147,14 +161,14 @@ class _CompiledCall:
     def describe_guards(self, signature):
         out = [f"grad mode enabled == {signature[0]}"]
         for i, g in enumerate(signature[1:]):
-            if isinstance(g, tuple) and len(g) == 4 and isinstance(g[0], tuple):
-                out.append(f"input {i}: shape {list(g[0])}, dtype {g[1]}, device {g[2]}, "
-                           f"requires_grad {g[3]}")
+            if isinstance(g, tuple) and len(g) == 5 and isinstance(g[0], tuple):
+                out.append(f"input {i}: shape {list(g[0])}, stride {list(g[1])}, dtype {g[2]}, "
+                           f"device {g[3]}, requires_grad {g[4]}")
             elif isinstance(g, tuple) and g and type(g[0]) is bool:
                 out.append(f"training flags of {len(g)} modules == {g}")
         if self.module is not None:
-            out.append(f"{len(self._state())} parameters/buffers: same objects, shapes, dtypes, "
-                       "requires_grad")
+            out.append(f"{len(self._state())} parameters/buffers: same objects, shapes, strides, "
+                       "dtypes, requires_grad")
         return out
 
     # ---- calls ---------------------------------------------------------------------------
@@ -245,7 +259,7 @@ class _CompiledCall:
         names = ["grad mode"] + [f"input {i}" for i in range(len(sig) - 1)]
         if len(prev) != len(sig):
             return "the number of arguments changed"
-        diffs = [n for n, a, b in zip(names, prev, sig) if a != b]
+        diffs = [n + _guard_field_changed(a, b) for n, a, b in zip(names, prev, sig) if a != b]
         if self.module is not None and len(diffs) and diffs[-1].startswith("input"):
             pass
         return "guard failed: " + ", ".join(diffs) + " changed" if diffs else "guard failed"

@@ -451,13 +451,13 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
             elif (checked := _checked_kernel(c, tensors)) is not None:
                 fn, fname = checked
                 env[fname] = fn
+                key = f"op{len(env)}"
+                env[key] = c.op
                 g, w, size, stride, padding, dilation = c.args[:6]
-                v = c.outs[0]
-                lines.append(f"    a{v.index} = {fname}({as_array(g)}, {as_array(w)}, "
-                             f"{tuple(size)!r}, {stride!r}, {padding!r}, {dilation!r})  "
-                             f"# {c.op.__name__} (checked against the kernel)")
-                arr[v] = f"a{v.index}"
-                fresh.add(v)
+                gw = f"{as_array(g)}, {as_array(w)}"
+                rest = ", ".join(expr(a, as_tensor) for a in c.args[2:])
+                lowered(c, f"{fname}({gw}, {tuple(size)!r}, {stride!r}, {padding!r}, "
+                           f"{dilation!r}, lambda: _fallback({key}, ({gw}), ({rest},))[0])")
             elif _checked_conv_forward(c, tensors):
                 env["_conv_with_columns"] = conv_forward.conv_with_columns
                 key = f"op{len(env)}"

@@ -21,21 +21,26 @@ from .._core.caching_allocator import empty as _empty
 def applies(grad_output, weight, input_size, stride, padding, dilation, transposed,
             output_padding, groups):
     """Whether this lowering handles the call (on the capture run's arrays): a plain (not
-    transposed, ungrouped) float convolution with a kernel wider than 1, where the kernel
-    takes its col2im route (with stride 1 and no more grad_output channels than input
-    channels it convolves instead)."""
+    transposed, ungrouped) float convolution of C-contiguous arrays with a kernel wider than 1,
+    where the kernel takes its col2im route (with stride 1 and no more grad_output channels
+    than input channels it convolves instead; channels_last arrays take its NHWC route)."""
     kernel = weight.shape[2:]
     if all(s == 1 for s in stride) and grad_output.shape[1] <= input_size[1] and \
             all(d * (k - 1) - p >= 0 for k, d, p in zip(kernel, dilation, padding)):
         return False
     return (not transposed and groups == 1 and grad_output.dtype in (np.float32, np.float64)
             and weight.dtype == grad_output.dtype and len(weight.shape) >= 3
+            and grad_output.flags.c_contiguous and weight.flags.c_contiguous
             and any(k > 1 for k in weight.shape[2:]) and 0 not in grad_output.shape
             and 0 not in weight.shape)
 
 
-def conv_input_grad(g, w, input_size, stride, padding, dilation):
-    """g (N, O, *out), w (O, C, *kernel) -> the input gradient (N, C, *in), C-contiguous."""
+def conv_input_grad(g, w, input_size, stride, padding, dilation, fallback=None):
+    """g (N, O, *out), w (O, C, *kernel) -> the input gradient (N, C, *in), C-contiguous;
+    `fallback()` gives the kernel's (as an array) when g or w is not C-contiguous (the kernel
+    takes its channels_last route then)."""
+    if fallback is not None and not (g.flags.c_contiguous and w.flags.c_contiguous):
+        return fallback()
     n, o = g.shape[:2]
     out = g.shape[2:]
     kernel = w.shape[2:]

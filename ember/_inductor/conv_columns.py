@@ -9,7 +9,8 @@ the backward graph computes becomes `_convolution_with_columns`, whose second ou
 Value, saved for backward like any other -- is handed to `_convolution_backward_weight`.
 
 The rewrite is made only when, on the capture run's tensors, the new forward call gives the
-convolution's output and the new backward call gives the weight gradient bit for bit (so the
+convolution's output and the new backward call gives the weight gradient bit for bit, with
+the same strides (so the
 compiled step stays equal to eager whatever algorithm the kernels use), for columns of at most
 COLUMN_BYTES each and TOTAL_BYTES per graph.
 """
@@ -76,6 +77,7 @@ def _check(with_columns, conv, grad_call, tensors):
     with no_grad():
         y2, cols = with_columns(x, w, b, stride, padding, dilation, groups)
         gw2 = grad_call.op(*gargs[:9], cols)
-    if not (np.array_equal(y2._np, y._np) and np.array_equal(gw2._np, gw._np)):
-        return None
+    if not (np.array_equal(y2._np, y._np) and np.array_equal(gw2._np, gw._np)) or \
+            y2.stride() != y.stride() or gw2.stride() != gw.stride():
+        return None  # the strides too: a channels_last input gives a channels_last output
     return cols

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from .._core.dtype import LEGACY_TYPE_NAMES
 from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
+from .._core.sparse import make_sparse
 from .._core.tensor import _alias
 from .._dispatch.dispatcher import lookup
 
@@ -170,7 +171,12 @@ def accumulate_grad(variable, grad):
     if grad.dtype is not variable.dtype:
         grad = grad.to(variable.dtype)
     old = variable._grad
-    if old is None:
+    if old is None and grad._sparse is not None:
+        # a sparse gradient has no layout to obey: a copy under create_graph, else a new
+        # sparse tensor over the same entries (PyTorch's shallow copy)
+        variable._grad = grad.clone() if _grad_state.enabled else \
+            make_sparse(*grad._sparse[:2], grad._size, grad._sparse[2])
+    elif old is None:
         if _grad_state.enabled:
             new = grad if obeys_layout_contract(grad, variable) else \
                 clone_obey_contract(grad, variable)
@@ -182,6 +188,8 @@ def accumulate_grad(variable, grad):
                 new = _alias(grad)
             new._storage_()._grad_claimed = True
         variable._grad = new
+    elif old._sparse is not None and grad._sparse is None:  # dense + sparse, not the reverse
+        variable._grad = grad + old
     elif _grad_state.enabled:
         variable._grad = old + grad
     else:

@@ -353,6 +353,13 @@ def autograd_kernel(op, key, args):
 def _check_inplace(self):
     """Refuse in-place ops autograd cannot record; return `self` if it is a view, else None."""
     base = self._base
+    if self._nograd_view:  # Note [Views made in no_grad mode] in views.py
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "You can clarify your code by moving both the view and the inplace either both "
+            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked).")
     if base is None:
         if self.grad_fn is None and self._rg:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "

@@ -11,6 +11,15 @@ from .._dispatch.ops import ops
 from .graph import Node, grad_accumulator, zeros
 
 
+# Note [Views made in no_grad mode]
+# A view of a tensor that requires grad, made while grad mode is off (`with no_grad(): w[0]`),
+# reports requires_grad=True like its base, as PyTorch's views do, yet it has no grad_fn and is
+# a leaf without a gradient accumulator: ops on it later record a graph, and the gradient that
+# reaches it is dropped (neither it nor its base gets a .grad). Writing it in place with grad
+# mode back on is refused (variable_type._check_inplace): which history would the write join?
+# So is using it with grad mode on once its memory was written in place since it was made.
+
+
 def gradient_edge(t):
     """(node, input_nr) that a gradient for `t` flows into, or (None, 0) if none.
 
@@ -23,8 +32,16 @@ def gradient_edge(t):
             refresh_view(t)
             fn = t.grad_fn
         return (fn, t._output_nr)
-    if t._rg:
+    if t._rg and not t._nograd_view:
         return (grad_accumulator(t), 0)
+    if t._nograd_view and t._storage._version != t.__dict__.get("_view_version"):
+        raise RuntimeError(
+            "A view was created in no_grad mode and its base or another view of its base has "
+            "been modified inplace with grad mode enabled. Given that this use case is "
+            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+            "both the view and the inplace either both inside the no_grad block (if you don't "
+            "want the inplace to be tracked) or both outside (if you want the inplace to be "
+            "tracked).")
     return (None, 0)
 
 

@@ -1960,6 +1960,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                            f"embedding_bag)")
     if mode == "max" and scale_grad_by_freq:
         raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -1985,9 +1987,13 @@ def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse, per
     pos, in_bag, valid = _bags(input, offsets, include_last_offset, padding_idx)
     b, length = pos.shape
     dev = weight.device
-    rows = _embedding(weight, input.reshape(-1).index_select(0, E.tensor(pos.reshape(-1),
-                                                                         device=dev)),
-                      padding_idx, scale_grad_by_freq, sparse)
+    slots = E.tensor(pos.reshape(-1), device=dev)
+    if sparse:  # the sparse gradient holds one entry per index, in input order, as PyTorch's
+        rows = _embedding(weight, input.reshape(-1), padding_idx, scale_grad_by_freq,
+                          sparse).index_select(0, slots)
+    else:
+        rows = _embedding(weight, input.reshape(-1).index_select(0, slots), padding_idx,
+                          scale_grad_by_freq, sparse)
     rows = rows.reshape(b, length, weight.shape[1])
     mask = E.tensor(valid, device=dev).unsqueeze(-1)
     counts = valid.sum(1)

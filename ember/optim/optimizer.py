@@ -478,7 +478,8 @@ class _ElementwiseOptimizer(Optimizer):
                 if p.grad is None:
                     continue
                 if p.grad.is_sparse:
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+                    self._sparse_update(p, group)
+                    continue
                 states, scalars = self._prepare(p, group)
                 if p._lazy is not None:  # the lazy device records the update as one op
                     from .._lazy.optimizer import lazy_update
@@ -489,6 +490,10 @@ class _ElementwiseOptimizer(Optimizer):
 
     def _prepare(self, p, group):
         raise NotImplementedError
+
+    def _sparse_update(self, p, group):
+        """The update for a sparse gradient, in optimizers that take one (SGD)."""
+        raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
 
     def _state_of(self, p, *zeros, **scalars):
         """p's state, created on first use as PyTorch creates it: a 0-d `step`, the 0-d tensors

@@ -57,3 +57,21 @@ class SGD(_ElementwiseOptimizer):
             state["momentum_buffer"] = _empty_like(p.grad)
             scalars["first"] = True
         return (state["momentum_buffer"],), scalars
+
+    def _sparse_update(self, p, group):
+        """A sparse gradient (an nn.Embedding(sparse=True)'s) takes PyTorch's single-tensor
+        update written with tensor ops, so only the rows it stores move."""
+        grad = -p.grad if group["maximize"] else p.grad
+        weight_decay = _get_value(group["weight_decay"])
+        if weight_decay != 0:
+            grad = grad.add(p, alpha=weight_decay)
+        momentum = group["momentum"]
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.clone().detach()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-_lr(group))

@@ -18,6 +18,7 @@ file (mmap=True). The parts:
 """
 import io
 import os
+import re
 import pickle
 import pickletools
 import sys
@@ -43,8 +44,31 @@ __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_g
 DEFAULT_PROTOCOL = 2
 
 UNSAFE_MESSAGE = (
-    "Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can "
-    "result in arbitrary code execution. Do it only if you got the file from a trusted source.")
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will "
+    "likely succeed, but it can result in arbitrary code execution. Do it only if you got the "
+    "file from a trusted source.")
+_DOCS_MESSAGE = ("\n\nCheck the documentation of torch.load to learn more about types accepted by "
+                 "default with weights_only https://pytorch.org/docs/stable/generated/"
+                 "torch.load.html.")
+
+
+def _weights_only_failure(message):
+    """PyTorch's text for a refused weights-only load, by what the unpickler refused: a global
+    not allowed (two ways out), an import that must be done first, or anything else."""
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return ("Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, \033[1mdo those steps only if you trust the source of the "
+                f"checkpoint\033[0m. \n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load "
+                "with `weights_only=True` please check the recommended steps in the following "
+                "error message.\n\tWeightsUnpickler error: " + message + _DOCS_MESSAGE)
+    if re.search(r"(\S+) must be (\S+) to load", message):
+        return f"Weights only load failed. {message}\n {UNSAFE_MESSAGE}\n"
+    text = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+    if not re.search(r"whose module (\S+) is blocked", message):
+        text += ("Please file an issue with the following so that we can make "
+                 "`weights_only=True` compatible with your use case: WeightsUnpickler error: ")
+    return text + "\n\n" + message + _DOCS_MESSAGE
 
 
 class config:
@@ -159,8 +183,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         except pickle.UnpicklingError as e:
             if not weights_only:
                 raise
-            raise pickle.UnpicklingError(f"Weights only load failed. {UNSAFE_MESSAGE}\n\n"
-                                         f"WeightsUnpickler error: {e}") from None
+            raise pickle.UnpicklingError(_weights_only_failure(str(e))) from None
 
 
 def get_unsafe_globals_in_checkpoint(f):

@@ -484,11 +484,26 @@ derivative("native_group_norm_backward", {
 
 def _embedding_weight(grad, weight_shape, indices, padding_idx, scale_grad_by_freq, sparse):
     if sparse:
-        raise NotImplementedError(
-            "embedding(sparse=True): ember has no sparse tensors, so it cannot produce the "
-            "sparse COO weight gradient PyTorch gives; use sparse=False for a dense gradient")
+        return _embedding_sparse_grad(grad, weight_shape, indices, padding_idx,
+                                      scale_grad_by_freq)
     return _aten.embedding_dense_backward(grad, indices, weight_shape[0], padding_idx,
                                           scale_grad_by_freq)
+
+
+def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+    """sparse=True: a sparse COO gradient holding one entry per token, in token order and
+    uncoalesced (a row picked twice has two entries), padding tokens left out — PyTorch's."""
+    if scale_grad_by_freq:
+        raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                           "gradients")
+    num_features = grad.shape[-1]
+    rows = indices.reshape(-1)
+    values = grad.reshape(-1, num_features)
+    if padding_idx != -1:
+        kept = rows != padding_idx
+        rows, values = rows[kept], values[kept]
+    return ops.aten._sparse_coo_tensor_with_dims_and_tensors(
+        1, 1, [weight_shape[0], num_features], rows.reshape(1, -1).long(), values)
 
 
 derivative("embedding", {"weight": _embedding_weight})
