@@ -383,7 +383,12 @@ def sum_(self, dim=None, keepdim=False, dtype=None):
     if dim not in (None, [], ()):
         raise RuntimeError("sum of a sparse tensor over some dims: use torch.sparse.sum(input, "
                            "dim)")
-    vals = self._sparse[1]._np
+    return sum_values(self._sparse[1]._np, dtype)
+
+
+def sum_values(vals, dtype):
+    """The sum of a sparse tensor's stored values, in sum's result dtype (integers and bools
+    add up as int64 unless a dtype is given)."""
     acc = vals.dtype if dtype is None else dtype._np
     if np.issubdtype(acc, np.integer) or acc == np.bool_:
         acc = np.int64 if dtype is None else acc
