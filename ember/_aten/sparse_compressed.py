@@ -14,7 +14,7 @@ product per block.
 import numpy as np
 
 from .._core import dtype as D
-from .._core.layout import strided, sparse_coo, sparse_csr
+from .._core.layout import sparse_bsc, sparse_csr
 from .._core.sparse import coalesce_arrays, int64
 from .._core.sparse_compressed import (
     BLOCKED, INDEX_NAMES, LAYOUTS, ROW_MAJOR, TRANSPOSED, block_coordinates, blocksize,
@@ -165,15 +165,20 @@ def _coo_dense(t):
 
 
 def _converter(layout, blocked):
-    name = f"_to_sparse_{layout[7:]}"
+    op_name = f"_to_sparse_{layout[7:]}"
     layout = LAYOUTS[layout]
+
+    def name(self):  # how PyTorch's errors name the conversion
+        source = "dense" if self._sparse is None else "coo" if self.is_sparse else \
+            "sparse_compressed"
+        return f"{source}_to_sparse_{layout.name[7:]}"
     if blocked:
         def convert(self, blocksize, dense_dim=None):
-            return _to_compressed(self, layout, tuple(blocksize), dense_dim, name)
+            return _to_compressed(self, layout, tuple(blocksize), dense_dim, name(self))
     else:
         def convert(self, dense_dim=None):
-            return _to_compressed(self, layout, (1, 1), dense_dim, name)
-    impl(name, ("CPU", "SparseCPU", KEY))(convert)
+            return _to_compressed(self, layout, (1, 1), dense_dim, name(self))
+    impl(op_name, ("CPU", "SparseCPU", KEY))(convert)
 
 
 for _layout in ("sparse_csr", "sparse_csc"):
@@ -310,6 +315,9 @@ def _mm_arrays(a, b):
     if a._size[1] != b._size[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x"
                            f"{a._size[1]} and {b._size[0]}x{b._size[1]})")
+    if a.layout is sparse_bsc:
+        raise RuntimeError("addmm: computation on CPU is not implemented for Strided + "
+                           "SparseBsc @ Strided")
     if is_compressed(a):
         _check_product_dtypes(a, b)
         dense = b if b._sparse is None else _wrap(_any_dense(b))
@@ -505,7 +513,7 @@ def mul(self, other):
     n_major = self._size[0 if layout in ROW_MAJOR else 1]
     parts = _compress_coordinates(layout, rows[pa], cols[pa],
                                   (v[pa] * other._sparse.values._np[pb]).astype(out_np), n_major,
-                                  c.dtype)
+                                  np.int64)
     return _from_arrays(layout, *parts, self._size)
 
 

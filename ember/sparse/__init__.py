@@ -31,6 +31,8 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 def sum(input, dim=None, dtype=None):
     """The sum over `dim` (all dims if None): a dense result once every sparse dim is summed,
     else a sparse tensor over the sparse dims that remain."""
+    if not input.is_sparse:
+        input.coalesce()  # PyTorch's sum coalesces first: any other layout is refused there
     if dim is None:
         return input.sum(dtype=dtype)
     dims = {d % input.dim() for d in ((dim,) if isinstance(dim, int) else dim)}
