@@ -91,9 +91,12 @@ def _compress_coordinates(layout, rows, cols, values, n_major, index_dtype):
 
 def _dense_to_compressed(a, layout, bs, dense_dim, name):
     n_dense = dense_dim or 0
-    if a.ndim < 2:
-        raise RuntimeError(f"{name}: expected at least 2 dimensions for the conversion of a "
-                           f"strided tensor to {layout}, got {a.ndim}")
+    if dense_dim is not None and not 0 <= n_dense <= a.ndim - 2:
+        raise RuntimeError(f"{name}: dense_dim argument must be in [0,{a.ndim - 2}] range, but "
+                           f"{dense_dim} is given")
+    if a.ndim < 2:  # PyTorch's conversions index the second dim before checking
+        raise IndexError(f"{name}: expected at least 2 dimensions for the conversion of a "
+                         f"strided tensor to {layout}, got {a.ndim}")
     if a.ndim != 2 + n_dense:
         raise RuntimeError(f"{name}: batched sparse compressed tensors (a {a.ndim}-D input with "
                            f"dense_dim={dense_dim}) are not supported in ember")
@@ -107,8 +110,8 @@ def _dense_to_compressed(a, layout, bs, dense_dim, name):
         grid = a
     if layout not in ROW_MAJOR:
         grid = grid.swapaxes(0, 1)
-    flat = grid.reshape(grid.shape[:2] + (-1,))
-    mask = (flat != 0).any(axis=-1) if flat.shape[-1] else np.zeros(grid.shape[:2], bool)
+    flat = grid.reshape(grid.shape[:2] + (int(np.prod(grid.shape[2:])),))
+    mask = (flat != 0).any(axis=-1)
     major, minor = np.nonzero(mask)
     return compress(major, mask.shape[0], np.int64), minor.astype(np.int64), grid[major, minor]
 

@@ -95,13 +95,17 @@ def validate(layout, compressed, plain, values_shape, size):
         raise RuntimeError(f"batched sparse compressed tensors (batch dims {list(size[:batch])}) "
                            f"are not supported in ember")
     bs = blocksize(layout, values_shape)
+    if 0 in bs:
+        raise RuntimeError(f"values of {layout} must hold blocks of a nonzero size, got "
+                           f"values of shape {tuple(values_shape)}")
     for d in (0, 1):
         if size[d] % bs[d]:
             raise RuntimeError(f"tensor shape[{d}] (={size[d]}) must be divisible with "
                                f"blocksize[{d}] (={bs[d]}) as defined by values shape")
     major = 0 if layout in ROW_MAJOR else 1
     n_major, n_minor = size[major] // bs[major], size[1 - major] // bs[1 - major]
-    what = "rows" if major == 0 else "columns"
+    what = ("rows" if major == 0 else "columns") if not block else \
+        ("row blocks" if major == 0 else "column blocks")
     if compressed.shape[-1] != n_major + 1:
         raise RuntimeError(f"{cname}.shape[-1] must be equal to the number of {what} + 1 "
                            f"(={n_major + 1}), but got {compressed.shape[-1]}")
@@ -121,18 +125,18 @@ def _check_index_contents(cname, pname, compressed, plain, nnz, n_minor, what):
         raise RuntimeError(f"`{cname}[..., -1] == nnz` is not satisfied.")
     counts = np.diff(compressed)
     if counts.size and (counts.min() < 0 or counts.max() > n_minor):
-        limit = "ncols" if what == "rows" else "nrows"
+        limit = "ncols" if what.startswith("row") else "nrows"
         raise RuntimeError(f"`0 <= {cname}[..., 1:] - {cname}[..., :-1] <= {limit}` is not "
                            f"satisfied.")
     if plain.size and (plain.min() < 0 or plain.max() >= n_minor):
-        limit = "ncols" if what == "rows" else "nrows"
+        limit = "ncols" if what.startswith("row") else "nrows"
         raise RuntimeError(f"`0 <= {pname} < {limit}` is not satisfied.")
     if plain.size > 1:
         step = np.diff(plain)
         row_starts = compressed[1:-1]
         step[row_starts[(row_starts > 0) & (row_starts < nnz)] - 1] = 1  # across a row boundary
         if step.min() <= 0:
-            n = "nrows" if what == "rows" else "ncols"
+            n = "nrows" if what.startswith("row") else "ncols"
             raise RuntimeError(f"`{pname}[..., {cname}[..., i - 1]:{cname}[..., i]] for all i "
                                f"= 1, ..., {n} are sorted and distinct along the last dimension "
                                f"values` is not satisfied.")

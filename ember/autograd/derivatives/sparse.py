@@ -27,8 +27,17 @@ derivative("_coalesce", {"self": lambda grad: grad}, node_name="CoalesceBackward
 derivative("_values", {"self": lambda grad, self: ops.aten._sparse_coo_tensor_with_dims_and_tensors(
     self.sparse_dim(), self.dense_dim(), list(self.shape), self._indices(), grad)},
     node_name="ValuesBackward0")
-derivative("sparse_mask", {"self": lambda grad: grad.to_dense()},
-           node_name="SparseMaskBackward0")
+
+
+def _sparse_mask_grad(grad, mask):
+    """Only the entries at mask's positions came from self: a dense gradient (double
+    backward's) is read there too."""
+    if grad.layout is _strided:
+        grad = grad.sparse_mask(mask)
+    return grad.to_dense()
+
+
+derivative("sparse_mask", {"self": _sparse_mask_grad}, node_name="SparseMaskBackward0")
 not_differentiable("_indices", "resize_as_sparse_")
 not_implemented("hspmm", "sspaddmm", listed=False)  # as in PyTorch: their backward raises
 
