@@ -11,7 +11,6 @@ from .._core.layout import sparse_coo
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .factories import tensor as _tensor, _dev
-from .sparse_compressed import to_compressed
 
 __all__ = ["sparse_coo_tensor", "spmm", "smm", "dsmm", "hsmm", "saddmm", "indices_copy",
            "values_copy", "crow_indices_copy", "col_indices_copy", "ccol_indices_copy",
@@ -27,13 +26,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         _warn_implicit_invariants()
     if not isinstance(indices, Tensor):
         indices = _tensor(np.asarray(indices), dtype=D.int64)
-    if not isinstance(values, Tensor):
-        values = _tensor(values, dtype=dtype)
-    elif dtype is not None and values.dtype is not dtype:
-        values = values.to(dtype)
-    device = _dev(device)
-    if device is not None and device.type != "cpu":
-        raise RuntimeError(f"sparse tensors are supported on the CPU only, got device {device}")
+    values = values_on_cpu(values, dtype, device)
     if indices.dtype is not D.int64:
         indices = indices.long()
     if indices.dim() != 2:
@@ -48,6 +41,18 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         out = out.detach().requires_grad_()
     return out
+
+
+def values_on_cpu(values, dtype, device):
+    """A sparse constructor's values as a tensor of `dtype`, refusing devices but the CPU."""
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype)
+    elif dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    device = _dev(device)
+    if device is not None and device.type != "cpu":
+        raise RuntimeError(f"sparse tensors are supported on the CPU only, got device {device}")
+    return values
 
 
 _warned_implicit = [False]
@@ -113,6 +118,7 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
 
 def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
     if layout is not None and layout is not sparse_coo:
+        from .sparse_compressed import to_compressed  # it builds on this module's helpers
         return to_compressed(self, layout, blocksize, dense_dim)
     if self.is_sparse:
         return self

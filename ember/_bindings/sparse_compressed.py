@@ -9,7 +9,8 @@ from .._core.layout import strided, sparse_coo
 from .._core.sparse_compressed import BLOCKED, INDEX_NAMES, LAYOUTS, ROW_MAJOR
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
-from .factories import tensor as _tensor, _dev
+from .factories import tensor as _tensor
+from .sparse import _warn_implicit_invariants, values_on_cpu
 
 __all__ = ["sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor",
            "sparse_bsr_tensor", "sparse_bsc_tensor"]
@@ -25,19 +26,11 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
         raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor layout "
                            f"but got {'none' if layout is None else layout.c10_name}")
     if check_invariants is None:
-        from .sparse import _warn_implicit_invariants
         _warn_implicit_invariants()
     compressed_indices, plain_indices = (
         i if isinstance(i, Tensor) else _tensor(np.asarray(i, dtype=np.int64))
         for i in (compressed_indices, plain_indices))
-    if not isinstance(values, Tensor):
-        values = _tensor(values, dtype=dtype)
-    elif dtype is not None and values.dtype is not dtype:
-        values = values.to(dtype)
-    device = _dev(device)
-    if device is not None and device.type != "cpu":
-        raise RuntimeError(f"sparse compressed tensors are supported on the CPU only, got "
-                           f"device {device}")
+    values = values_on_cpu(values, dtype, device)
     if size is None:
         size = _estimated_size(layout, compressed_indices, plain_indices, values)
     out = _construct(compressed_indices, plain_indices, values, [int(s) for s in size],

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import dtype as D
 from .layout import sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
-from .tensor import Tensor, _new
+from .sparse import sparse_shell
 
 ROW_MAJOR = (sparse_csr, sparse_bsr)
 BLOCKED = (sparse_bsr, sparse_bsc)
@@ -50,17 +50,8 @@ class CompressedParts:
 
 def make_compressed(layout, compressed_indices, plain_indices, values, size):
     """The compressed tensor of the given parts (checked already: `validate`)."""
-    t = _new(Tensor)
-    t._np = None
-    t._size = tuple(size)
-    t.dtype = values.dtype
-    t._device = values._device
-    t._storage = values._storage_()
-    t._rg = False
-    t.grad_fn = None
-    t._output_nr = 0
-    t._sparse = CompressedParts(layout, compressed_indices, plain_indices, values)
-    return t
+    return sparse_shell(values, size,
+                        CompressedParts(layout, compressed_indices, plain_indices, values))
 
 
 def is_compressed(t):
