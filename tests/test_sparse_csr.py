@@ -338,3 +338,15 @@ def test_index_dtype_kept_through_ops():
         parts = out._sparse
         assert (parts.compressed_indices.dtype, parts.plain_indices.dtype) == \
             (ember.int32, ember.int32)
+
+
+PRODUCTS = ["mm", "mm int32", "matmul vector", "mv", "dense @ csr", "csc @ dense",
+            "dense @ csc", "bsr @ dense", "empty row", "no entries", "addmm", "csr @ csr"]
+
+
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_products_without_scipy_equal_torch(name, monkeypatch):
+    """The NumPy products (what runs when the `scipy` extra is not installed)."""
+    from ember._aten import sparse_compressed
+    monkeypatch.setattr(sparse_compressed, "_scipy_matrix", lambda *args: None)
+    assert _outcome(PROGRAMS[name], ember) == _outcome(PROGRAMS[name], torch)

@@ -5,11 +5,12 @@ transposes, the elementwise ops that keep zeros at zero, and copies. An op witho
 raises PyTorch's errors: an elementwise (TensorIterator) op refuses the layout ("unsupported
 tensor layout: SparseCsr"), any other op has no kernel for the key ("Could not run ...").
 
-The product of a CSR matrix with a dense one reads each stored entry's dense row once, scales
-it, and sums each row's run of entries with one `np.add.reduceat` (the entries of a row are
-contiguous: that is what the compressed layout is for); a CSC matrix scatters its entries' rows
-into the output instead (`np.add.at`), and the block layouts do the same with a small matrix
-product per block.
+The product of a compressed matrix with a dense one runs in SciPy's sparse matrix loops when
+SciPy is installed (the `scipy` extra; the arrays are handed over without a copy). Without it,
+NumPy: a CSR product reads each stored entry's dense row once, scales it, and sums each row's
+run of entries with one `np.add.reduceat` (a row's entries are contiguous: that is what the
+compressed layout is for); a CSC product scatters its entries' rows into the output
+(`np.add.at`), and the block layouts do the same with a small matrix product per block.
 """
 import numpy as np
 
@@ -281,6 +282,9 @@ def _times_dense(t, b):
     if v.ndim != (3 if layout in BLOCKED else 1):
         raise RuntimeError(f"products of {_layout_name(t)} tensors with dense dimensions are "
                            f"not supported")
+    matrix = _scipy_matrix(layout, c, p, v, t._size)
+    if matrix is not None:
+        return np.asarray(matrix @ b)
     n, k = t._size
     bh, bw = blocksize(layout, v.shape)
     b2 = b.reshape(k // bw, bw, -1)
@@ -297,6 +301,24 @@ def _times_dense(t, b):
         else:
             np.add.at(out, rows, products)
     return out.reshape((n,) + b.shape[1:])
+
+
+_SCIPY_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
+
+
+def _scipy_matrix(layout, c, p, v, size):
+    """The same arrays as a SciPy sparse matrix (no copy), when SciPy is installed (the `scipy`
+    extra) and the dtype is one its compiled products take; else None, and the NumPy products
+    below run instead. SciPy's loops are what PyTorch's are: one pass over the entries."""
+    if v.dtype not in _SCIPY_DTYPES:
+        return None
+    try:
+        import scipy.sparse as sp
+    except ImportError:
+        return None
+    kind = {"sparse_csr": sp.csr_matrix, "sparse_csc": sp.csc_matrix,
+            "sparse_bsr": sp.bsr_matrix}.get(layout.name)
+    return None if kind is None else kind((v, p, c), shape=size)
 
 
 def _transposed(t):
