@@ -350,3 +350,22 @@ def test_products_without_scipy_equal_torch(name, monkeypatch):
     from ember._aten import sparse_compressed
     monkeypatch.setattr(sparse_compressed, "_scipy_matrix", lambda *args: None)
     assert _outcome(PROGRAMS[name], ember) == _outcome(PROGRAMS[name], torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda T: _csr(T, index_dtype="int32"),
+    lambda T: T.tensor(DENSE).to_sparse_csc(),
+    lambda T: _bsr(T),
+    lambda T: T.tensor(DENSE).to_sparse(),  # COO pickles by its parts the same way
+])
+def test_pickle_and_save_round_trip_with_torch(make):
+    import io
+    import pickle
+    s = make(ember)
+    back = pickle.loads(pickle.dumps(s))
+    assert repr(back) == repr(s) and back.layout is s.layout
+    for save, load in ((ember.save, torch.load), (torch.save, ember.load)):
+        buf = io.BytesIO()
+        save(make(ember) if save is ember.save else make(torch), buf)
+        buf.seek(0)
+        assert repr(load(buf, weights_only=True)) == repr(make(torch))

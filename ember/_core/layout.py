@@ -12,6 +12,9 @@ class layout:
     def __repr__(self):
         return "torch." + self.name
 
+    def __reduce__(self):  # pickled by name: the same object comes back
+        return self.name
+
 
 strided = layout("strided", "Strided")
 sparse_coo = layout("sparse_coo", "Sparse")
