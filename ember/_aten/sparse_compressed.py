@@ -16,14 +16,15 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.layout import sparse_bsc, sparse_csr
-from .._core.sparse import coalesce_arrays, int64
+from .._core.sparse import coalesce_arrays
 from .._core.sparse_compressed import (
     BLOCKED, INDEX_NAMES, LAYOUTS, ROW_MAJOR, TRANSPOSED, block_coordinates, blocksize,
     compress, is_compressed, make_compressed, validate)
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup, register_fallback
-from .elementwise import TENSOR_ITERATOR_OPS, broadcast_shape
-from .sparse import _as_tensor, _from_arrays as _coo_from_arrays, _result_np, sum_values
+from .elementwise import TENSOR_ITERATOR_OPS
+from .sparse import (_as_tensor, _dense_array as _coo_dense, _from_arrays as _coo_from_arrays,
+                     _result_np, sum_values)
 
 _NEW = ("_sparse_compressed_tensor_unsafe", "_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr",
         "_to_sparse_bsc", "crow_indices", "col_indices", "ccol_indices", "row_indices", "values",
@@ -72,10 +73,10 @@ def _layout_name(t):
 @impl("_sparse_compressed_tensor_unsafe", "CPU")
 def sparse_compressed_tensor(compressed_indices, plain_indices, values, size, layout):
     layout = LAYOUTS[layout]
-    for part in (compressed_indices, plain_indices):
-        if part._sparse is not None or values._sparse is not None:
-            raise RuntimeError(f"{INDEX_NAMES[layout][0]}, {INDEX_NAMES[layout][1]} and values "
-                               f"must be strided tensors, got {part.layout} and {values.layout}")
+    parts = (compressed_indices, plain_indices, values)
+    if any(part._sparse is not None for part in parts):
+        raise RuntimeError(f"{INDEX_NAMES[layout][0]}, {INDEX_NAMES[layout][1]} and values must "
+                           f"be strided tensors, got {[str(part.layout) for part in parts]}")
     validate(layout, compressed_indices._np, plain_indices._np, values._size, tuple(size))
     return make_compressed(layout, compressed_indices.detach(), plain_indices.detach(),
                            values.detach(), size)
@@ -105,10 +106,7 @@ def _dense_to_compressed(a, layout, bs, dense_dim, name):
     if a.shape[0] % bh or a.shape[1] % bw:
         raise RuntimeError(f"{name}: tensor sparse size ({a.shape[0]},{a.shape[1]}) must be "
                            f"divisible by given blocksize ({bh},{bw})")
-    dense_shape = a.shape[2:]
-    grid = a.reshape((a.shape[0] // bh, bh, a.shape[1] // bw, bw) + dense_shape).swapaxes(1, 2)
-    if layout not in BLOCKED:
-        grid = a
+    grid = _block_grid(a, bh, bw) if layout in BLOCKED else a
     if layout not in ROW_MAJOR:
         grid = grid.swapaxes(0, 1)
     flat = grid.reshape(grid.shape[:2] + (int(np.prod(grid.shape[2:])),))
@@ -117,12 +115,16 @@ def _dense_to_compressed(a, layout, bs, dense_dim, name):
     return compress(major, mask.shape[0], np.int64), minor.astype(np.int64), grid[major, minor]
 
 
+def _block_grid(a, bh, bw):
+    """A dense matrix (n, m, ...) as (n // bh, m // bw, bh, bw, ...): its blocks by position."""
+    return a.reshape((a.shape[0] // bh, bh, a.shape[1] // bw, bw) + a.shape[2:]).swapaxes(1, 2)
+
+
 def _coo_to_compressed(t, layout, name):
     indices, values, _ = t._sparse
     if indices._size[0] != 2:
-        raise RuntimeError(f"coo_to_sparse_{layout.name[7:]}: conversion from Sparse to "
-                           f"{layout.c10_name} for input tensors with sparse_dim()!=2 is not "
-                           f"supported")
+        raise RuntimeError(f"{name}: conversion from Sparse to {layout.c10_name} for input "
+                           f"tensors with sparse_dim()!=2 is not supported")
     idx, vals = coalesce_arrays(indices._np, values._np, t._size[:2])
     n_major = t._size[0 if layout in ROW_MAJOR else 1]
     return _compress_coordinates(layout, idx[0], idx[1], vals, n_major, np.int64)
@@ -144,8 +146,8 @@ def _to_compressed(self, layout, bs, dense_dim, name):
                                f"({self.dense_dim()} to {dense_dim}) is not supported")
         if (src in BLOCKED) != (layout in BLOCKED):
             if src in BLOCKED:
-                raise RuntimeError(f"sparse_compressed_to_sparse_{layout.name[7:]}: expected "
-                                   f"SparseCsr or SparseCsc layout but got {src.c10_name}")
+                raise RuntimeError(f"{name}: expected SparseCsr or SparseCsc layout but got "
+                                   f"{src.c10_name}")
             parts = _dense_to_compressed(_dense_array(self), layout, bs, dense_dim, name)
         elif src in BLOCKED and tuple(bs) != blocksize(src, v.shape):
             raise RuntimeError(f"{name}: conversion from {src.c10_name} with blocksize "
@@ -157,15 +159,10 @@ def _to_compressed(self, layout, bs, dense_dim, name):
                                    self._size)
         else:
             rows, cols = block_coordinates(src, c, p)
-            n_major = self._size[0 if layout in ROW_MAJOR else 1] // bs[0 if layout in
-                                                                          ROW_MAJOR else 1]
-            parts = _compress_coordinates(layout, rows, cols, v, n_major, c.dtype)
+            axis = 0 if layout in ROW_MAJOR else 1
+            parts = _compress_coordinates(layout, rows, cols, v, self._size[axis] // bs[axis],
+                                          c.dtype)
     return _from_arrays(layout, *parts, self._size)
-
-
-def _coo_dense(t):
-    from .sparse import _dense_array as coo_dense
-    return coo_dense(t)
 
 
 def _converter(layout, blocked):
@@ -216,28 +213,23 @@ def to_sparse_coo(self, sparse_dim=None):
 
 
 # ---- the stored parts ---------------------------------------------------------------------------
-def _accessor(name, layouts, what):
+def _accessor(name, part, layouts, what):
     """crow_indices() and the others: an alias of the stored part, on the layouts that have it;
     any other layout (strided and COO too) is refused by name."""
     def kernel(self):
-        layout = self.layout
-        if layout not in layouts:
+        if self.layout not in layouts:
             raise RuntimeError(f"{name} expected {what} tensor layout but got "
-                               f"{layout.c10_name}")
-        p = self._sparse
-        part = p.values if name == "values" else \
-            p.compressed_indices if name in ("crow_indices", "ccol_indices") else p.plain_indices
-        return part.detach()
+                               f"{self.layout.c10_name}")
+        return getattr(self._sparse, part).detach()
     impl(name, ("CPU", "SparseCPU", KEY))(kernel)
 
 
-_ROW = tuple(l for l in ROW_MAJOR)
-_COLUMN = tuple(l for l in LAYOUTS.values() if l not in ROW_MAJOR)
-_accessor("crow_indices", _ROW, "sparse row compressed")
-_accessor("col_indices", _ROW, "sparse row compressed")
-_accessor("ccol_indices", _COLUMN, "sparse column compressed")
-_accessor("row_indices", _COLUMN, "sparse column compressed")
-_accessor("values", tuple(LAYOUTS.values()), "sparse")
+_COLUMN_MAJOR = tuple(layout for layout in LAYOUTS.values() if layout not in ROW_MAJOR)
+_accessor("crow_indices", "compressed_indices", ROW_MAJOR, "sparse row compressed")
+_accessor("col_indices", "plain_indices", ROW_MAJOR, "sparse row compressed")
+_accessor("ccol_indices", "compressed_indices", _COLUMN_MAJOR, "sparse column compressed")
+_accessor("row_indices", "plain_indices", _COLUMN_MAJOR, "sparse column compressed")
+_accessor("values", "values", tuple(LAYOUTS.values()), "sparse")
 
 
 @impl("sparse_mask", KEY)
@@ -250,10 +242,7 @@ def sparse_mask(self, mask):
                            f"{list(self._size)} but mask has size {list(mask._size)}")
     layout, c, p, v = _parts(mask)
     rows, cols = block_coordinates(layout, c, p)
-    a = self._np
-    if layout in BLOCKED:
-        bh, bw = v.shape[1:3]
-        a = a.reshape((a.shape[0] // bh, bh, a.shape[1] // bw, bw) + a.shape[2:]).swapaxes(1, 2)
+    a = _block_grid(self._np, *v.shape[1:3]) if layout in BLOCKED else self._np
     return _with_values(mask, np.ascontiguousarray(a[rows, cols]))
 
 
@@ -323,10 +312,10 @@ def _scipy_matrix(layout, c, p, v, size):
 
 def _transposed(t):
     """t.T: the same arrays read the other way round (CSR <-> CSC, blocks transposed)."""
-    layout, c, p, v = _parts(t)
+    layout, _, _, v = _parts(t)
+    values = t._sparse.values.detach()
     if layout in BLOCKED:
-        v = np.ascontiguousarray(v.swapaxes(1, 2))
-    values = _wrap(v) if layout in BLOCKED else t._sparse.values.detach()
+        values = _wrap(np.ascontiguousarray(v.swapaxes(1, 2)))
     size = (t._size[1], t._size[0]) + t._size[2:]
     return make_compressed(TRANSPOSED[layout], t._sparse.compressed_indices,
                            t._sparse.plain_indices, values, size)
