@@ -193,6 +193,26 @@ PROGRAMS = {
     "sparse.sum": lambda T: T.sparse.sum(_csr(T)),
     "sparse_mask": lambda T: T.arange(6.).view(2, 3).sparse_mask(_csr(T)),
     "sparse_mask bsr": lambda T: T.arange(16.).view(4, 4).sparse_mask(_bsr(T)),
+    "to_dense dtype": lambda T: _csr(T).to_dense(dtype=T.float64),
+    "bool": lambda T: bool(T.tensor([[1.]]).to_sparse_csr()),
+    "sum dim": lambda T: _csr(T).sum(0),
+    "dense @ bsr": lambda T: T.arange(8.).view(2, 4) @ _bsr(T),
+    "dense @ bsc": lambda T: T.arange(8.).view(2, 4) @ _bsr(T).to_sparse_bsc((2, 2)),
+    "bsr mv": lambda T: _bsr(T).mv(T.arange(4.)),
+    "to_sparse_csr dense_dim of csr": lambda T: _csr(T).to_sparse_csr(dense_dim=0),
+    "transpose with dense dims": lambda T: T.arange(12.).view(2, 3, 2).to_sparse_csr(
+        dense_dim=1).transpose(0, 1),
+    # like-constructors and in-place ops
+    "zeros_like": lambda T: T.zeros_like(_csr(T), dtype=T.float64),
+    "ones_like": lambda T: T.ones_like(_csr(T)),
+    "empty_like": lambda T: (tuple(T.empty_like(_csr(T)).shape), T.empty_like(_csr(T))._nnz(),
+                             str(T.empty_like(_csr(T)).layout)),
+    "mul_": lambda T: _csr(T).mul_(2),
+    "mul_ int by float": lambda T: T.sparse_csr_tensor(CROW, COL, [1, 2, 3], (2, 3)).mul_(1.5),
+    "neg_ abs_": lambda T: _csr(T).neg_().abs_(),
+    "zero_": lambda T: _csr(T).zero_(),
+    "copy_": lambda T: _csr(T).copy_(_csr(T) * 3),
+    "values alias sees mul_": lambda T: (lambda s: (s.values(), s.mul_(2))[0])(_csr(T)),
     # PyTorch's invariant checks
     "bad crow start": lambda T: _checked(T, [1, 1, 3], [1, 0, 2]),
     "bad crow end": lambda T: _checked(T, [0, 1, 2], [1, 0, 2]),
@@ -226,6 +246,8 @@ SAME_MESSAGE = {
     "bad crow start", "bad crow end", "bad crow length", "col out of range", "col unsorted",
     "col repeated", "crow decreasing", "nnz mismatch", "wrong dims", "dense dims mismatch",
     "bsr not divisible", "index dtypes differ", "index dtype short", "index dims differ",
+    "to_dense dtype", "sum dim", "dense @ bsr", "to_sparse_csr dense_dim of csr",
+    "transpose with dense dims",
 }
 
 

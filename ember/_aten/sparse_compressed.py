@@ -15,14 +15,14 @@ compressed layout is for); a CSC product scatters its entries' rows into the out
 import numpy as np
 
 from .._core import dtype as D
-from .._core.layout import sparse_bsc, sparse_csr
+from .._core.layout import sparse_bsc, sparse_bsr, sparse_csr
 from .._core.sparse import coalesce_arrays
 from .._core.sparse_compressed import (
     BLOCKED, INDEX_NAMES, LAYOUTS, ROW_MAJOR, TRANSPOSED, block_coordinates, blocksize,
     compress, is_compressed, make_compressed, validate)
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup, register_fallback
-from .elementwise import TENSOR_ITERATOR_OPS
+from .elementwise import TENSOR_ITERATOR_OPS, can_cast
 from .sparse import (_as_tensor, _dense_array as _coo_dense, _from_arrays as _coo_from_arrays,
                      _result_np, sum_values)
 
@@ -141,9 +141,10 @@ def _to_compressed(self, layout, bs, dense_dim, name):
             parts = _coo_to_compressed(self, layout, name)
     else:
         src, c, p, v = _parts(self)
-        if dense_dim is not None and dense_dim != self.dense_dim():
-            raise RuntimeError(f"{name}: conversion to a different number of dense dims "
-                               f"({self.dense_dim()} to {dense_dim}) is not supported")
+        if dense_dim is not None:
+            raise RuntimeError(f"to_sparse_{layout.name[7:]}: conversion from {src.c10_name} to "
+                               f"{layout.c10_name} with dense_dim argument given is not "
+                               f"supported")
         if (src in BLOCKED) != (layout in BLOCKED):
             if src in BLOCKED:
                 raise RuntimeError(f"{name}: expected SparseCsr or SparseCsc layout but got "
@@ -190,8 +191,10 @@ for _layout in ("sparse_bsr", "sparse_bsc"):
 
 @impl("_to_dense", KEY)
 def to_dense(self, dtype=None):
-    out = _dense_array(self)
-    return _wrap(out if dtype is None else out.astype(dtype._np))
+    if dtype is not None:
+        raise RuntimeError(f"dtype argument is not supported by "
+                           f"sparse_{self.layout.name[7:]}_to_dense")
+    return _wrap(_dense_array(self))
 
 
 @impl("_to_sparse.sparse_dim", KEY)
@@ -332,6 +335,9 @@ def _mm_arrays(a, b):
     if a.layout is sparse_bsc:
         raise RuntimeError("addmm: computation on CPU is not implemented for Strided + "
                            "SparseBsc @ Strided")
+    if b.layout is sparse_bsr and not is_compressed(a):
+        raise RuntimeError("addmm: computation on CPU is not implemented for Strided + "
+                           "Strided @ SparseBsr")
     if is_compressed(a):
         _check_product_dtypes(a, b)
         dense = b if b._sparse is None else _wrap(_any_dense(b))
@@ -426,6 +432,9 @@ def sparse_sampled_addmm(self, mat1, mat2, beta=1, alpha=1):
 def transpose(self, dim0, dim1):
     n = self.dim()
     d0, d1 = sorted((dim0 % n, dim1 % n))
+    if self.dense_dim():
+        raise RuntimeError("transpose(): hybrid sparse compressed tensors with dense dimensions "
+                           "are not supported")
     if d0 == d1:
         return _with_values(self, self._sparse.values._np)
     if (d0, d1) != (0, 1):
@@ -462,6 +471,9 @@ def to_copy(self, dtype=None, device=None, memory_format=None):
 @impl("sum.dim_IntList", KEY)
 def sum_(self, dim=None, keepdim=False, dtype=None):
     if dim not in (None, [], ()):
+        if not keepdim:
+            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
+                               "unsupported")
         raise RuntimeError(f"sum: reducing a {_layout_name(self)} tensor over some dims "
                            f"({dim}) is not supported in ember")
     return sum_values(self._sparse.values._np, dtype)
@@ -475,12 +487,13 @@ def _zero_preserving(name):
     def kernel(self):
         return _with_values(self, op.redispatch("CPU", (self._sparse.values,))._np)
     impl(name, KEY)(kernel)
+    return kernel
 
 
-for _name in ("neg", "abs", "sgn", "sign", "sin", "sinh", "tan", "tanh", "asin", "asinh",
-              "atan", "atanh", "sqrt", "relu", "ceil", "floor", "round", "trunc", "expm1",
-              "log1p", "erf", "erfinv", "frac", "signbit"):
-    _zero_preserving(_name)
+_ZERO_PRESERVING = ("neg", "abs", "sgn", "sign", "sin", "sinh", "tan", "tanh", "asin", "asinh",
+                    "atan", "atanh", "sqrt", "relu", "ceil", "floor", "round", "trunc", "expm1",
+                    "log1p", "erf", "erfinv", "frac", "signbit")
+_ZERO_PRESERVING_KERNELS = {name: _zero_preserving(name) for name in _ZERO_PRESERVING}
 
 
 def _element_keys(t):
@@ -558,6 +571,67 @@ def add(self, other, alpha=1):
     a = _dense_array(self) if is_compressed(self) else self._np
     b = _dense_array(other) if is_compressed(other) else other._np
     return _wrap(np.add(a, b * alpha if alpha != 1 else b))
+
+
+# ---- in place: the result's parts become self's ------------------------------------------------
+def _assign(self, result, name):
+    """Make self hold result's entries (cast to self's dtype), writing into self's values where
+    the indices are the same objects, so that aliases of values() see the change."""
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {D.scalar_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {D.scalar_type_name(self.dtype)}")
+    p, r = self._sparse, result._sparse
+    values = r.values._np.astype(self.dtype._np, copy=False)
+    if r.compressed_indices is p.compressed_indices and r.plain_indices is p.plain_indices:
+        p.values._np[...] = values
+    else:
+        self._sparse = type(p)(r.layout, r.compressed_indices, r.plain_indices,
+                               _wrap(np.array(values)))
+    return self
+
+
+def _in_place(name, functional):
+    def kernel(self, *args):
+        if not is_compressed(self):
+            raise RuntimeError(f"{name}: a {_layout_name(self)} tensor cannot be written in place "
+                               f"with a sparse compressed operand in ember")
+        return _assign(self, functional(self, *args), name)
+    impl(name, KEY)(kernel)
+
+
+def _has_op(name):
+    try:
+        lookup(name)
+    except RuntimeError:
+        return False
+    return True
+
+
+_in_place("mul_.Tensor", mul)
+for _name, _kernel in _ZERO_PRESERVING_KERNELS.items():
+    if _has_op(_name + "_"):
+        _in_place(_name + "_", _kernel)
+
+
+@impl("zero_", KEY)
+def zero_(self):
+    """No entries left (PyTorch's zero_ of a compressed tensor drops them all)."""
+    layout, c, p, v = _parts(self)
+    self._sparse = type(self._sparse)(
+        layout, _wrap(np.zeros_like(c)), _wrap(p[:0].copy()), _wrap(v[:0].copy()))
+    return self
+
+
+@impl("copy_", KEY)
+def copy_(self, src, non_blocking=False):
+    if not (is_compressed(self) and is_compressed(src)) or self.layout is not src.layout:
+        raise RuntimeError(f"copy_: copying a {_layout_name(src)} tensor into a "
+                           f"{_layout_name(self)} one is not supported in ember")
+    _same_size(self, src, "copy_")
+    layout, c, p, v = _parts(src)
+    self._sparse = type(self._sparse)(layout, _wrap(c.copy()), _wrap(p.copy()),
+                                      _wrap(v.astype(self.dtype._np)))
+    return self
 
 
 # ---- every other op -----------------------------------------------------------------------

@@ -74,6 +74,14 @@ sparse_bsr_tensor = _constructor(LAYOUTS["sparse_bsr"])
 sparse_bsc_tensor = _constructor(LAYOUTS["sparse_bsc"])
 
 
+def empty_like_compressed(t, dtype=None):
+    """empty_like of a compressed tensor: its indices (copied), values to be written."""
+    p = t._sparse
+    values = p.values.new_zeros(p.values.shape, dtype=dtype or t.dtype)
+    return _construct(p.compressed_indices.clone(), p.plain_indices.clone(), values,
+                      list(t.shape), t.layout.name)
+
+
 # ---- conversions --------------------------------------------------------------------------
 def to_compressed(self, layout, blocksize=None, dense_dim=None):
     """self in a compressed layout (what to_sparse(layout=...) and to_sparse_csr() do)."""
@@ -86,7 +94,7 @@ def to_compressed(self, layout, blocksize=None, dense_dim=None):
                                f"{layout.c10_name} without blocksize argument given is not "
                                f"supported")
         return _op(f"_to_sparse_{layout.name[7:]}")(self, list(blocksize), dense_dim)
-    if self.layout is layout and dense_dim is None:
+    if self.layout is layout and dense_dim is None:  # the tensor itself, as PyTorch's
         return self
     return _op(f"_to_sparse_{layout.name[7:]}")(self, dense_dim)
 

@@ -527,6 +527,9 @@ class Tensor:
         if self._np is None:
             if self._lazy is not None:
                 return self.detach().to("cpu").item()
+            if self._sparse is not None and not self.is_sparse:  # no compressed kernel
+                raise NotImplementedError("Could not run 'aten::_local_scalar_dense' with "
+                                          "arguments from the 'SparseCsrCPU' backend.")
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         a = self._np
         if self.dtype is D.bfloat16:
