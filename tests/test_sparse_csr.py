@@ -391,3 +391,37 @@ def test_pickle_and_save_round_trip_with_torch(make):
         save(make(ember) if save is ember.save else make(torch), buf)
         buf.seek(0)
         assert repr(load(buf, weights_only=True)) == repr(make(torch))
+
+
+def _leaf_grad(T, loss):
+    """The .grad of a compressed leaf after loss(T, leaf).backward()."""
+    leaf = T.tensor(DENSE).to_sparse_csr().requires_grad_()
+    loss(T, leaf).backward()
+    return leaf.grad
+
+
+LEAF_LOSSES = {
+    "values": lambda T, c: c.values().sum(),
+    "to_dense": lambda T, c: (c.to_dense() * T.arange(6.).view(2, 3)).sum(),
+    "mul": lambda T, c: (c * 2).to_dense().sum(),
+    "neg": lambda T, c: (-c).values().sum(),
+    "t @ dense": lambda T, c: (c.t() @ T.ones(2, 2)).sum(),
+    "product and to_dense": lambda T, c: (c @ T.ones(3, 2)).sum() + c.to_dense().sum(),
+    "sampled_addmm": lambda T, c: T.sparse.sampled_addmm(c, T.ones(2, 2), T.ones(2, 3))
+    .values().sum(),
+    "sum": lambda T, c: c.sum(),
+    "to coo": lambda T, c: c.to_sparse().to_dense().sum(),
+    "to csc": lambda T, c: c.to_sparse_csc().to_dense().sum(),
+    "clone": lambda T, c: c.clone().values().sum(),
+    "double": lambda T, c: c.double().values().sum(),
+    "sin": lambda T, c: c.sin().values().sum(),
+    "add": lambda T, c: (c + c).values().sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEAF_LOSSES))
+def test_compressed_leaf_gradient_equals_torchs(name):
+    """The gradient's layout (dense after a product, compressed otherwise), indices, values."""
+    def program(T):
+        return _leaf_grad(T, LEAF_LOSSES[name])
+    assert _outcome(program, ember) == _outcome(program, torch)

@@ -21,8 +21,6 @@ derivative("_sparse_coo_tensor_with_dims_and_tensors",
            node_name="SparseCooTensorWithDimsAndTensorsBackward0")
 derivative("_to_dense", {"self": lambda grad, self: grad.sparse_mask(
     self.coalesce() if self.is_sparse else self)}, node_name="ToDenseBackward0")
-derivative("_to_sparse.sparse_dim", {"self": lambda grad: grad.to_dense()},
-           node_name="ToSparseBackward0")
 derivative("_coalesce", {"self": lambda grad: grad}, node_name="CoalesceBackward0")
 derivative("_values", {"self": lambda grad, self: ops.aten._sparse_coo_tensor_with_dims_and_tensors(
     self.sparse_dim(), self.dense_dim(), list(self.shape), self._indices(), grad)},
@@ -71,6 +69,7 @@ def _to_layout_of(grad, self):
 
 
 
+derivative("_to_sparse.sparse_dim", {"self": _to_layout_of}, node_name="ToSparseBackward0")
 derivative("_sparse_compressed_tensor_unsafe",
            {"values": lambda grad, compressed_indices, plain_indices, layout, values:
             _compressed_values_at(grad, compressed_indices, plain_indices, layout, values)},
