@@ -139,6 +139,7 @@ PROGRAMS = {
     "matmul vector": lambda T: _csr(T) @ T.tensor([1., 2., 3.]),
     "mv": lambda T: _csr(T).mv(T.tensor([1., 2., 3.])),
     "dense @ csr": lambda T: T.arange(4.).view(2, 2) @ _csr(T),
+    "vector @ csr": lambda T: T.tensor([1., -2.]) @ _csr(T),
     "csc @ dense": lambda T: T.tensor(DENSE).to_sparse_csc() @ T.arange(6.).view(3, 2),
     "dense @ csc": lambda T: T.arange(4.).view(2, 2) @ T.tensor(DENSE).to_sparse_csc(),
     "bsr @ dense": lambda T: _bsr(T) @ T.arange(8.).view(4, 2),

@@ -24,7 +24,7 @@ from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup, register_fallback
 from .elementwise import TENSOR_ITERATOR_OPS, can_cast
 from .sparse import (_as_tensor, _dense_array as _coo_dense, _from_arrays as _coo_from_arrays,
-                     _result_np, sum_values)
+                     _result_np, _same_size, sum_values)
 
 _NEW = ("_sparse_compressed_tensor_unsafe", "_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr",
         "_to_sparse_bsc", "crow_indices", "col_indices", "ccol_indices", "row_indices", "values",
@@ -501,12 +501,6 @@ def _element_keys(t):
     layout, c, p, _ = _parts(t)
     rows, cols = block_coordinates(layout, c, p)
     return rows.astype(np.int64) * t._size[1] + cols
-
-
-def _same_size(a, b, name):
-    if tuple(a._size) != tuple(b._size):
-        raise RuntimeError(f"{name}: expected sizes to match, but got {list(a._size)} and "
-                           f"{list(b._size)}")
 
 
 def _check_unblocked(*ts):
