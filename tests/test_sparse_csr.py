@@ -426,3 +426,18 @@ def test_compressed_leaf_gradient_equals_torchs(name):
     def program(T):
         return _leaf_grad(T, LEAF_LOSSES[name])
     assert _outcome(program, ember) == _outcome(program, torch)
+
+
+def test_beta_warning_once_per_process_as_torch():
+    """The first compressed tensor of a process warns that the layouts are beta (fresh
+    processes: the warning is once per process in both)."""
+    import subprocess
+    import sys
+    script = ("import warnings, {lib} as torch\n"
+              "warnings.simplefilter('always')\n"
+              "with warnings.catch_warnings(record=True) as w:\n"
+              "    torch.ones(2, 2).to_sparse_csr(); torch.ones(2, 2).to_sparse_csc()\n"
+              "print(sum('in beta state' in str(x.message) for x in w))\n")
+    counts = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True,
+                             text=True, timeout=120).stdout.strip() for lib in ("torch", "ember")]
+    assert counts[0] == counts[1] == "1"

@@ -18,9 +18,12 @@ of A.T. The tensor's `_sparse` holds a `CompressedParts` (a COO tensor's holds a
 shares its storage with its values, as a COO tensor does. Both index arrays have one dtype,
 int64 or int32 (an int32 pair stays int32 through every op).
 """
+import warnings
+
 import numpy as np
 
 from . import dtype as D
+from ._warnings import user_stacklevel
 from .layout import sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
 from .sparse import sparse_shell
 
@@ -48,8 +51,18 @@ class CompressedParts:
         self.values = values
 
 
+_warned_beta = [False]
+
+
 def make_compressed(layout, compressed_indices, plain_indices, values, size):
-    """The compressed tensor of the given parts (checked already: `validate`)."""
+    """The compressed tensor of the given parts (checked already: `validate`). The first one of
+    a process warns that PyTorch calls the layouts beta, as PyTorch's does."""
+    if not _warned_beta[0]:
+        _warned_beta[0] = True
+        warnings.warn("Sparse CSR tensor support is in beta state. If you miss a functionality "
+                      "in the sparse tensor support, please submit a feature request to "
+                      "https://github.com/pytorch/pytorch/issues.", UserWarning,
+                      stacklevel=user_stacklevel())
     return sparse_shell(values, size,
                         CompressedParts(layout, compressed_indices, plain_indices, values))
 
