@@ -441,3 +441,15 @@ def test_beta_warning_once_per_process_as_torch():
     counts = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True,
                              text=True, timeout=120).stdout.strip() for lib in ("torch", "ember")]
     assert counts[0] == counts[1] == "1"
+
+
+@pytest.mark.parametrize("program", [
+    lambda T: T.tensor(DENSE).to_sparse() @ T.arange(6.).view(3, 2),
+    lambda T: T.sparse_coo_tensor([[0, 1, 1, 0], [1, 0, 2, 1]], [1., 2., 3., 4.], (2, 3)).mv(
+        T.tensor([1., 2., 3.])),
+])
+def test_coo_products_without_scipy_equal_torch(program, monkeypatch):
+    """COO's NumPy products (uncoalesced entries add up), what runs without the scipy extra."""
+    from ember._aten import sparse
+    monkeypatch.setattr(sparse, "scipy_sparse", lambda dtype: None)
+    assert _outcome(program, ember) == _outcome(program, torch)

@@ -24,7 +24,7 @@ from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup, register_fallback
 from .elementwise import TENSOR_ITERATOR_OPS, can_cast
 from .sparse import (_as_tensor, _dense_array as _coo_dense, _from_arrays as _coo_from_arrays,
-                     _result_np, _same_size, sum_values)
+                     _result_np, _same_size, scipy_sparse, sum_values)
 
 _NEW = ("_sparse_compressed_tensor_unsafe", "_to_sparse_csr", "_to_sparse_csc", "_to_sparse_bsr",
         "_to_sparse_bsc", "crow_indices", "col_indices", "ccol_indices", "row_indices", "values",
@@ -295,21 +295,12 @@ def _times_dense(t, b):
     return out.reshape((n,) + b.shape[1:])
 
 
-_SCIPY_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
-
-
 def _scipy_matrix(layout, c, p, v, size):
-    """The same arrays as a SciPy sparse matrix (no copy), when SciPy is installed (the `scipy`
-    extra) and the dtype is one its compiled products take; else None, and the NumPy products
-    below run instead. SciPy's loops are what PyTorch's are: one pass over the entries."""
-    if v.dtype not in _SCIPY_DTYPES:
-        return None
-    try:
-        import scipy.sparse as sp
-    except ImportError:
-        return None
-    kind = {"sparse_csr": sp.csr_matrix, "sparse_csc": sp.csc_matrix,
-            "sparse_bsr": sp.bsr_matrix}.get(layout.name)
+    """The same arrays as a SciPy sparse matrix (no copy) when SciPy can take them, else None
+    (and the NumPy products above run)."""
+    sp = scipy_sparse(v.dtype)
+    kind = None if sp is None else {"sparse_csr": sp.csr_matrix, "sparse_csc": sp.csc_matrix,
+                                    "sparse_bsr": sp.bsr_matrix}.get(layout.name)
     return None if kind is None else kind((v, p, c), shape=size)
 
 
