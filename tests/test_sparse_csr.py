@@ -453,3 +453,26 @@ def test_coo_products_without_scipy_equal_torch(program, monkeypatch):
     from ember._aten import sparse
     monkeypatch.setattr(sparse, "scipy_sparse", lambda dtype: None)
     assert _outcome(program, ember) == _outcome(program, torch)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_matrices_convert_and_multiply_as_torch(seed):
+    """Random sparse matrices (empty rows and columns, all-zero blocks): every conversion's
+    parts and the products with a dense matrix on either side."""
+    rng = np.random.default_rng(seed)
+    n, m = rng.integers(1, 5, size=2) * 2
+    a = (rng.standard_normal((n, m)) * (rng.random((n, m)) < rng.uniform(0.05, 0.6)))
+    a = a.astype(np.float32)
+    right, left = rng.standard_normal((m, 3)).astype(np.float32), \
+        rng.standard_normal((2, n)).astype(np.float32)
+
+    def program(T):
+        x = T.tensor(a)
+        outs = [x.to_sparse_csr(), x.to_sparse_csc(), x.to_sparse_bsr((2, 2)),
+                x.to_sparse_bsc((2, 1)), x.to_sparse().to_sparse_csr(),
+                x.to_sparse_csc().to_sparse_csr(), x.to_sparse_csr().to_sparse()]
+        for s in outs[:3]:
+            outs += [s @ T.tensor(right), s.to_dense()]
+        outs += [T.tensor(left) @ x.to_sparse_csr(), T.tensor(left) @ x.to_sparse_csc()]
+        return outs
+    assert _outcome(program, ember) == _outcome(program, torch)
