@@ -203,6 +203,18 @@ PROGRAMS = {
     "to_sparse_csr dense_dim of csr": lambda T: _csr(T).to_sparse_csr(dense_dim=0),
     "transpose with dense dims": lambda T: T.arange(12.).view(2, 3, 2).to_sparse_csr(
         dense_dim=1).transpose(0, 1),
+    "sum rows keepdim": lambda T: T.tensor([[0., 2, 0], [0, 0, 0], [3, 0, 4]]).to_sparse_csr()
+    .sum(1, keepdim=True),
+    "sum columns keepdim": lambda T: _csr(T).sum(0, keepdim=True),
+    "sum all keepdim": lambda T: T.sparse_csr_tensor(CROW, COL, [1, 2, 3], (2, 3)).sum(
+        (0, 1), keepdim=True),
+    "sum csc keepdim": lambda T: T.tensor(DENSE).to_sparse_csc().sum(0, keepdim=True),
+    "select row": lambda T: T.tensor([[0., 2, 0], [0, 0, 0], [3, 0, 4]]).to_sparse_csr()
+    .select(0, 2),
+    "select column": lambda T: _csr(T).select(1, 0),
+    "index empty row": lambda T: T.tensor([[0., 2, 0], [0, 0, 0], [3, 0, 4]]).to_sparse_csr()[1],
+    "select csc": lambda T: T.tensor(DENSE).to_sparse_csc().select(1, 2),
+    "select out of range": lambda T: _csr(T).select(0, 5),
     # like-constructors and in-place ops
     "zeros_like": lambda T: T.zeros_like(_csr(T), dtype=T.float64),
     "ones_like": lambda T: T.ones_like(_csr(T)),
@@ -248,7 +260,7 @@ SAME_MESSAGE = {
     "col repeated", "crow decreasing", "nnz mismatch", "wrong dims", "dense dims mismatch",
     "bsr not divisible", "index dtypes differ", "index dtype short", "index dims differ",
     "to_dense dtype", "sum dim", "dense @ bsr", "to_sparse_csr dense_dim of csr",
-    "transpose with dense dims",
+    "transpose with dense dims", "sum csc keepdim", "select out of range",
 }
 
 

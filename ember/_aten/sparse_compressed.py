@@ -461,13 +461,49 @@ def to_copy(self, dtype=None, device=None, memory_format=None):
 
 @impl("sum.dim_IntList", KEY)
 def sum_(self, dim=None, keepdim=False, dtype=None):
-    if dim not in (None, [], ()):
-        if not keepdim:
-            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
-                               "unsupported")
-        raise RuntimeError(f"sum: reducing a {_layout_name(self)} tensor over some dims "
-                           f"({dim}) is not supported in ember")
-    return sum_values(self._sparse.values._np, dtype)
+    """The sum of every entry (dense), or over some of the two dims with keepdim=True: a CSR
+    tensor holding one entry per row (column) that has entries."""
+    if dim in (None, [], ()):
+        return sum_values(self._sparse.values._np, dtype)
+    if not keepdim:
+        raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
+                           "unsupported")
+    if self.layout is not sparse_csr:
+        raise RuntimeError(f"Currently the only compressed sparse format supported for "
+                           f"sum.dim_IntList is CSR, but got layout {_layout_name(self)}")
+    dims = {d % self.dim() for d in dim}
+    if not dims <= {0, 1} or self.dense_dim():
+        raise RuntimeError(f"sum: reducing a CSR tensor over dims {sorted(dims)} with dense "
+                           f"dims {self.dense_dim()} is not supported in ember")
+    layout, c, p, v = _parts(self)
+    rows, cols = block_coordinates(layout, c, p)
+    kept = np.stack([rows * (0 not in dims), cols * (1 not in dims)]).astype(np.int64)
+    size = tuple(1 if d in dims else n for d, n in enumerate(self._size))
+    result_dtype = sum_values(v[:0], dtype)._np.dtype  # sum's: integers add up as int64
+    idx, sums = coalesce_arrays(kept, v.astype(result_dtype), size)
+    return _from_arrays(layout, *_compress_coordinates(layout, idx[0], idx[1], sums, size[0],
+                                                       c.dtype), size)
+
+
+@impl("select.int", KEY)
+def select(self, dim, index):
+    """One row (dim 0) or column (dim 1): a 1-D COO tensor of its entries, as PyTorch's."""
+    n = self.dim()
+    dim %= n
+    size = self._size[dim]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(self._size)} at dimension {dim}")
+    if dim > 1 or self.layout in BLOCKED:
+        raise RuntimeError(f"select(): selecting along dim {dim} of a {_layout_name(self)} "
+                           f"tensor is not supported in ember")
+    layout, c, p, v = _parts(self)
+    rows, cols = block_coordinates(layout, c, p)
+    along, other = (rows, cols) if dim == 0 else (cols, rows)
+    keep = np.flatnonzero(along == index % size)
+    order = np.argsort(other[keep], kind="stable")
+    return _coo_from_arrays(other[keep][order][None].astype(np.int64), v[keep][order],
+                            (self._size[1 - dim],) + self._size[2:], True)
 
 
 # ---- elementwise ----------------------------------------------------------------------------
