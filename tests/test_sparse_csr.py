@@ -156,6 +156,19 @@ PROGRAMS = {
                                                       alpha=2),
     "sampled_addmm dense": lambda T: T.sparse.sampled_addmm(T.ones(2, 3), T.ones(2, 4),
                                                             T.ones(4, 3)),
+    "sampled_addmm csc": lambda T: T.sparse.sampled_addmm(T.tensor(DENSE).to_sparse_csc(),
+                                                          T.ones(2, 2), T.ones(2, 3)),
+    "sampled_addmm self shape": lambda T: T.sparse.sampled_addmm(_csr(T), T.ones(3, 2),
+                                                                 T.ones(2, 3)),
+    "sampled_addmm dtypes": lambda T: T.sparse.sampled_addmm(
+        _csr(T), T.ones(2, 2, dtype=T.float64), T.ones(2, 3)),
+    "sampled_addmm sparse mat1": lambda T: T.sparse.sampled_addmm(
+        _csr(T), T.ones(2, 2).to_sparse_csr(), T.ones(2, 3)),
+    "sampled_addmm beta 0": lambda T: T.sparse.sampled_addmm(_csr(T), T.ones(2, 2),
+                                                             T.ones(2, 3), beta=0),
+    "mv matrix": lambda T: _csr(T).mv(T.ones(3, 1)),
+    "addmm compressed self": lambda T: T.addmm(_csr(T), _csr(T), T.ones(3, 3)),
+    "addmm shape": lambda T: T.addmm(T.ones(3, 3), _csr(T), T.ones(3, 2)),
     "mm shape mismatch": lambda T: _csr(T).mm(T.ones(4, 2)),
     "mm 3-D": lambda T: _csr(T).mm(T.ones(3, 2, 2)),
     "mm dtype mismatch": lambda T: _csr(T).mm(T.ones(3, 2, dtype=T.float64)),
@@ -261,6 +274,8 @@ SAME_MESSAGE = {
     "bsr not divisible", "index dtypes differ", "index dtype short", "index dims differ",
     "to_dense dtype", "sum dim", "dense @ bsr", "to_sparse_csr dense_dim of csr",
     "transpose with dense dims", "sum csc keepdim", "select out of range",
+    "sampled_addmm csc", "sampled_addmm self shape", "sampled_addmm dtypes",
+    "sampled_addmm sparse mat1", "mv matrix", "addmm compressed self", "addmm shape",
 }
 
 

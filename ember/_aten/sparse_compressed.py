@@ -353,8 +353,10 @@ def mm(self, mat2):
 
 @impl("mv", KEY)
 def mv(self, vec):
-    if not is_compressed(self) or vec.dim() != 1 or self.dim() != 2 or \
-            self._size[1] != vec._size[0]:
+    if vec.dim() != 1 or self.dim() != 2:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.dim()}, "
+                           f"{vec.dim()}")
+    if not is_compressed(self) or self._size[1] != vec._size[0]:
         raise RuntimeError(f"size mismatch, got input ({self._size[0]}), mat "
                            f"({'x'.join(map(str, self._size))}), vec "
                            f"({'x'.join(map(str, vec._size))})")
@@ -374,12 +376,24 @@ def matmul(self, other):
     raise RuntimeError(f"expand is unsupported for {_layout_name(sparse)} tensors")
 
 
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(tuple(shape), target) == target
+    except ValueError:
+        return False
+
+
 @impl("addmm", KEY)
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     if is_compressed(self):
-        raise RuntimeError("addmm: a sparse compressed input (self) is not supported in ember; "
-                           "add the product to self.to_dense()")
+        raise RuntimeError(f"addmm: computation on CPU is not implemented for "
+                           f"{_layout_name(self)} + {_layout_name(mat1)} @ {_layout_name(mat2)}")
     product = _mm_arrays(mat1, mat2)
+    if not _broadcasts_to(self._size, product.shape):
+        raise RuntimeError(f"The expanded size of the tensor ({product.shape[-1]}) must match "
+                           f"the existing size ({self._size[-1]}) at non-singleton dimension "
+                           f"{self.dim() - 1}.  Target sizes: {list(product.shape)}.  Tensor "
+                           f"sizes: {list(self._size)}")
     base = np.broadcast_to(self._np, product.shape)
     if beta == 0:
         base = np.zeros_like(base)
@@ -391,12 +405,12 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
 def sparse_sampled_addmm(self, mat1, mat2, beta=1, alpha=1):
     """beta * self + alpha * (mat1 @ mat2), computed only at self's stored entries (CSR)."""
     if self.layout is not sparse_csr:
-        raise RuntimeError(f"sampled_addmm: Expected self to be a sparse CSR tensor, but got "
-                           f"{self.layout}")
+        raise RuntimeError(f"sampled_addmm: Expected result to have sparse csr layout, but got "
+                           f"{_layout_name(self)}")
     for m, name in ((mat1, "mat1"), (mat2, "mat2")):
         if m._sparse is not None:
             raise RuntimeError(f"sampled_addmm: Expected {name} to have strided layout, but got "
-                               f"{m.layout}")
+                               f"{_layout_name(m)}")
         if m.dim() != 2:
             raise RuntimeError(f"sampled_addmm: Expected {name} to be a matrix, got "
                                f"{m.dim()}-D tensor")
@@ -404,13 +418,18 @@ def sparse_sampled_addmm(self, mat1, mat2, beta=1, alpha=1):
         raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
                            f"({mat1._size[0]}x{mat1._size[1]} and {mat2._size[0]}x"
                            f"{mat2._size[1]})")
-    if tuple(self._size) != (mat1._size[0], mat2._size[1]):
-        raise RuntimeError(f"sampled_addmm: self.shape must be ({mat1._size[0]}, "
-                           f"{mat2._size[1]}) but got {tuple(self._size)}")
-    for m in (mat1, mat2):
-        if m.dtype is not self.dtype:
-            raise RuntimeError(f"sampled_addmm: Expected mat1, mat2 and self to have the same "
-                               f"dtype, but got {self.dtype}, {mat1.dtype} and {mat2.dtype}")
+    if self._size[0] != mat1._size[0]:
+        raise RuntimeError("sampled_addmm: self.shape[-2] must match mat1.shape[-2]")
+    if self._size[1] != mat2._size[1]:
+        raise RuntimeError("sampled_addmm: self.shape[-1] must match mat2.shape[-1]")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and mat2 to have the same dtype, but "
+                           f"got {D.scalar_type_name(mat1.dtype)} and "
+                           f"{D.scalar_type_name(mat2.dtype)}")
+    if mat1.dtype is not self.dtype:
+        raise RuntimeError(f"sampled_addmm: Expected mat1 and self to have the same dtype, but "
+                           f"got {D.scalar_type_name(mat1.dtype)} and "
+                           f"{D.scalar_type_name(self.dtype)}")
     layout, c, p, v = _parts(self)
     rows, cols = block_coordinates(layout, c, p)
     sampled = np.einsum("ij,ij->i", mat1._np[rows], mat2._np.T[cols])
