@@ -81,3 +81,69 @@ SPARSE_OPS = [
                m.zeros((4, 5) + tuple(v.shape[1:])).to_sparse(2)).to_dense(), FLOAT, _values,
            grad=False, other_dtypes_raise=False),
 ]
+
+
+# ---- compressed layouts (CSR, CSC, BSR, BSC): rows build the compressed operand from values
+# or from a dense tensor inside the call and return dense results or the stored parts
+CROW, COL = [0, 1, 3, 5], [1, 0, 2, 0, 1]  # a 3 x 3 CSR pattern with 5 entries
+
+
+def _csr(m, v):  # checked: the edge-case rows give it values of other shapes (torch crashes)
+    return m.sparse_csr_tensor(CROW, COL, v, (3, 3) + tuple(v.shape[1:]), check_invariants=True)
+
+
+def _bsr(m, v):
+    return m.sparse_bsr_tensor([0, 1, 2], [1, 0], v, (4, 4), check_invariants=True)
+
+
+def _blocks(dtype, rng):
+    return [Sample(make(rng, (2, 2, 2), dtype))]
+
+
+def _index_parts(layout):
+    """A dense matrix's compressed index arrays in `layout` (no gradient: indices)."""
+    names = ("crow_indices", "col_indices") if layout == "csr" else ("ccol_indices",
+                                                                     "row_indices")
+
+    def op(m, x):
+        s = getattr(x.detach(), f"to_sparse_{layout}")()
+        return tuple(getattr(s, name)() for name in names)
+    return op
+
+
+def _square(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype)), Sample(make(rng, (2, 3, 2), dtype), dense_dim=1)]
+
+
+SPARSE_OPS += [
+    OpInfo("sparse_csr_tensor.to_dense", lambda m, v: _csr(m, v).to_dense(), FLOAT, _values,
+           other_dtypes_raise=False),
+    OpInfo("sparse_bsr_tensor.to_dense", lambda m, v: _bsr(m, v).to_dense(), FLOAT, _blocks,
+           other_dtypes_raise=False),
+    OpInfo("sparse_csr.values", lambda m, v: (_csr(m, v) * 2).values(), FLOAT, _values,
+           other_dtypes_raise=False),
+    OpInfo("to_sparse_csr.to_dense", lambda m, x, **kw: x.to_sparse_csr(**kw).to_dense() * 2,
+           FLOAT, _square, other_dtypes_raise=False),
+    OpInfo("to_sparse_csc.to_dense", lambda m, x: x.to_sparse_csc().to_dense() * 2, FLOAT,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype))], other_dtypes_raise=False),
+    OpInfo("to_sparse_bsr.to_dense", lambda m, x: x.to_sparse_bsr((1, 2)).to_dense() * 2,
+           FLOAT, lambda dtype, rng: [Sample(make(rng, (3, 4), dtype))],
+           other_dtypes_raise=False),
+    OpInfo("to_sparse_bsc.to_dense", lambda m, x: x.to_sparse_bsc((3, 2)).to_dense() * 2,
+           FLOAT, lambda dtype, rng: [Sample(make(rng, (3, 4), dtype))],
+           other_dtypes_raise=False),
+    OpInfo("csr.crow_col_indices", _index_parts("csr"), FLOAT,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype))], grad=False,
+           other_dtypes_raise=False),
+    OpInfo("csc.ccol_row_indices", _index_parts("csc"), FLOAT,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype))], grad=False,
+           other_dtypes_raise=False),
+    OpInfo("csr.mm", lambda m, v, x: _csr(m, v) @ x, FLOAT,
+           lambda dtype, rng: [Sample(make(rng, (5,), dtype), make(rng, (3, 4), dtype))],
+           other_dtypes_raise=False),
+    OpInfo("sparse.sampled_addmm",
+           lambda m, v, a, b, **kw: m.sparse.sampled_addmm(_csr(m, v), a, b, **kw).to_dense(),
+           FLOAT, lambda dtype, rng: [Sample(make(rng, (5,), dtype), make(rng, (3, 2), dtype),
+                                             make(rng, (2, 3), dtype), beta=0.5, alpha=2)],
+           other_dtypes_raise=False),
+]

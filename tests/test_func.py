@@ -343,7 +343,7 @@ VMAP_XFAIL = {
     "ctc": ("aten._ctc_loss", "aten._ctc_loss_backward", "F.ctc_loss"),
     # an op that returns nothing and writes into a list of tensors (torch.vmap refuses it too)
     # sparse results: the per-example fallback stacks them, and ember cannot stack sparse
-    "sparse results": ("sspaddmm",),
+    "sparse results": ("sspaddmm", "sparse.sampled_addmm"),
     "no result": ("aten._amp_foreach_non_finite_check_and_unscale_", "torch.histogramdd.edges"),
 }
 

@@ -113,10 +113,11 @@ def check_inplace(self, dt, name):
                            f"output type {_scalar_type_name(self.dtype)}")
 
 
-def _scalar_type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+_scalar_type_name = D.scalar_type_name
+
+# the ops whose CPU kernels are TensorIterator loops (the helpers below add them): given a sparse
+# compressed tensor, PyTorch's refuse it by its layout ("unsupported tensor layout: SparseCsr")
+TENSOR_ITERATOR_OPS = set()
 
 
 def not_implemented(kernel, dt):
@@ -246,6 +247,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
 
     cpu.__qualname__ = cpu.__name__ = name.split(".")[0]
     impl(name, "CPU")(cpu)
+    TENSOR_ITERATOR_OPS.add(name)
     impl(name, "Meta")(meta)
     if inplace is None:
         return
@@ -592,6 +594,7 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         dtype(self, min, max, "clamp_")
         return self
     impl(name, "CPU")(cpu)
+    TENSOR_ITERATOR_OPS.add(name)
     impl(name, "Meta")(meta)
     inplace = name.replace("clamp", "clamp_", 1)
     impl(inplace, "CPU")(cpu_)
@@ -663,6 +666,7 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
 
     cpu.__qualname__ = cpu.__name__ = name
     impl(name, "CPU")(cpu)
+    TENSOR_ITERATOR_OPS.add(name)
     impl(name, "Meta")(meta)
     if inplace is None:
         return
@@ -908,6 +912,7 @@ def _predicate(name, test):
             return _wrap(laid_out(np.asarray(test(a)), self))
         return _wrap(laid_out(np.full(a.shape, name == "isfinite"), self))
     impl(name, "CPU")(cpu)
+    TENSOR_ITERATOR_OPS.add(name)
     impl(name, "Meta")(_bool_meta)
 
 
@@ -1023,6 +1028,7 @@ def _ternary(name, compute, dtype, inplace):
         check_inplace(self, dtype(self, a, b, *extra), inplace)
         return self
     impl(name, "CPU")(cpu)
+    TENSOR_ITERATOR_OPS.add(name)
     impl(name, "Meta")(meta)
     impl(inplace, "CPU")(cpu_)
     impl(inplace, "Meta")(meta_)

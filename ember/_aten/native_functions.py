@@ -532,6 +532,19 @@ sparse_mask(Tensor self, Tensor mask) -> Tensor  | method
 hspmm(Tensor mat1, Tensor mat2) -> Tensor  | function
 sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method
 resize_as_sparse_(Tensor(a!) self, Tensor the_template) -> Tensor(a!)  | function, method
+# ==== sparse compressed tensors (CSR, CSC, BSR, BSC): construction, conversion, their parts
+# (_aten/sparse_compressed.py); layout is the layout's name ("sparse_csr")
+_sparse_compressed_tensor_unsafe(Tensor compressed_indices, Tensor plain_indices, Tensor values, int[] size, str layout) -> Tensor
+_to_sparse_csr(Tensor self, int? dense_dim=None) -> Tensor
+_to_sparse_csc(Tensor self, int? dense_dim=None) -> Tensor
+_to_sparse_bsr(Tensor self, int[2] blocksize, int? dense_dim=None) -> Tensor
+_to_sparse_bsc(Tensor self, int[2] blocksize, int? dense_dim=None) -> Tensor
+crow_indices(Tensor(a) self) -> Tensor(a)
+col_indices(Tensor(a) self) -> Tensor(a)
+ccol_indices(Tensor(a) self) -> Tensor(a)
+row_indices(Tensor(a) self) -> Tensor(a)
+values(Tensor(a) self) -> Tensor(a)
+sparse_sampled_addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 """
 
 

@@ -4,9 +4,10 @@ from dense, and the ops PyTorch's sparse users reach for — products with a den
 `neg`, `sum`, transposes, copies. Any other op given a sparse tensor raises the dispatcher's
 "Could not run ... with arguments from the 'SparseCPU' backend", as PyTorch does.
 
-The products gather the dense rows each stored entry needs, scale them by the entry's value and
-add them into the output rows (`add_at`, a fast `np.add.at`): work proportional to nnz x
-columns, never to the dense size of the sparse operand.
+The products run in SciPy's sparse loops when the `scipy` extra is installed; without it they
+gather the dense rows each stored entry needs, scale them by the entry's value and add them into
+the output rows (`add_at`, a fast `np.add.at`): work proportional to nnz x columns either way,
+never to the dense size of the sparse operand.
 """
 import numpy as np
 
@@ -140,11 +141,31 @@ def _spmm(sparse, dense):
                            f"{sparse._size[1]} and {'x'.join(map(str, dense._size))})")
     idx, vals, _ = _parts(sparse)
     b = dense._np
+    sp = scipy_sparse(vals.dtype) if b.dtype == vals.dtype else None
+    if sp is not None:  # SciPy's compiled loop over the entries (repeats add up there too)
+        return np.asarray(sp.coo_matrix((vals, (idx[0], idx[1])), shape=sparse._size) @ b)
     dtype = np.result_type(vals, b)
     out = np.zeros((sparse._size[0],) + b.shape[1:], dtype=dtype)
     rows = b[idx[1]] * (vals[:, None] if b.ndim == 2 else vals)
     add_at(out, (idx[0],), rows)
     return out
+
+
+_SCIPY_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
+
+
+def scipy_sparse(dtype):
+    """SciPy's sparse matrices, when the `scipy` extra is installed and `dtype` is one its
+    compiled products take; else None, and the products run in NumPy. The sparse products
+    (COO's here, the compressed layouts' in sparse_compressed.py) hand SciPy their arrays
+    without a copy: its loops are what PyTorch's are, one pass over the entries."""
+    if dtype not in _SCIPY_DTYPES:
+        return None
+    try:
+        import scipy.sparse
+    except ImportError:
+        return None
+    return scipy.sparse
 
 
 @impl("mm", "SparseCPU")
@@ -489,7 +510,12 @@ def sum_(self, dim=None, keepdim=False, dtype=None):
     if dim not in (None, [], ()):
         raise RuntimeError("sum of a sparse tensor over some dims: use torch.sparse.sum(input, "
                            "dim)")
-    vals = self._sparse[1]._np
+    return sum_values(self._sparse[1]._np, dtype)
+
+
+def sum_values(vals, dtype):
+    """The sum of a sparse tensor's stored values, in sum's result dtype (integers and bools
+    add up as int64 unless a dtype is given)."""
     acc = vals.dtype if dtype is None else dtype._np
     if np.issubdtype(acc, np.integer) or acc == np.bool_:
         acc = np.int64 if dtype is None else acc

@@ -13,7 +13,8 @@ from .generated import *  # noqa: F401,F403
 from .factories import *  # noqa: F401,F403
 from .overloads import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
-from . import generated, factories, overloads, tensor_methods, sparse
+from .sparse_compressed import *  # noqa: F401,F403
+from . import generated, factories, overloads, tensor_methods, sparse, sparse_compressed
 
 
 def install_methods(methods, properties=None):
@@ -24,9 +25,10 @@ def install_methods(methods, properties=None):
 
 
 __all__ = sorted(set(generated.__all__) | set(factories.__all__) | set(overloads.__all__)
-                 | set(sparse.__all__))
+                 | set(sparse.__all__) | set(sparse_compressed.__all__))
 install_methods(generated.METHODS)
 install_methods(factories.METHODS)
 install_methods(overloads.METHODS)
 install_methods(tensor_methods.METHODS, tensor_methods.PROPERTIES)
 install_methods(sparse.METHODS)
+install_methods(sparse_compressed.METHODS)

@@ -156,6 +156,9 @@ def _empty_like(t, dtype, device, memory_format):
     (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too,
     and another is made dense in the order of its strides; anything else is laid out
     contiguously or in the requested memory format."""
+    if t._sparse is not None and not t.is_sparse:  # a compressed layout: its indices kept
+        from .sparse_compressed import empty_like_compressed
+        return empty_like_compressed(t, dtype)
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
     if memory_format is None or memory_format is preserve_format:
         # (an empty t counts as contiguous, but keeps its strides: it is dense in any order)
@@ -173,6 +176,11 @@ def _filled(t, value):
         t._np[...] = value.item() if isinstance(value, Tensor) else value
     elif t._lazy is not None:  # recorded on the lazy device
         t.fill_(value)
+    elif t._sparse is not None and not t.is_sparse:  # compressed: zeros_like stores no entry,
+        if value == 0:                                # ones_like fills the stored ones
+            t.zero_()
+        else:
+            t.values().fill_(value)
     return t
 
 

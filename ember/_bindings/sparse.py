@@ -7,6 +7,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 from .._core import dtype as D
+from .._core.layout import sparse_coo
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .factories import tensor as _tensor, _dev
@@ -25,13 +26,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         _warn_implicit_invariants()
     if not isinstance(indices, Tensor):
         indices = _tensor(np.asarray(indices), dtype=D.int64)
-    if not isinstance(values, Tensor):
-        values = _tensor(values, dtype=dtype)
-    elif dtype is not None and values.dtype is not dtype:
-        values = values.to(dtype)
-    device = _dev(device)
-    if device is not None and device.type != "cpu":
-        raise RuntimeError(f"sparse tensors are supported on the CPU only, got device {device}")
+    values = values_on_cpu(values, dtype, device)
     if indices.dtype is not D.int64:
         indices = indices.long()
     if indices.dim() != 2:
@@ -46,6 +41,18 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         out = out.detach().requires_grad_()
     return out
+
+
+def values_on_cpu(values, dtype, device):
+    """A sparse constructor's values as a tensor of `dtype`, refusing devices but the CPU."""
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype)
+    elif dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    device = _dev(device)
+    if device is not None and device.type != "cpu":
+        raise RuntimeError(f"sparse tensors are supported on the CPU only, got device {device}")
+    return values
 
 
 _warned_implicit = [False]
@@ -110,17 +117,19 @@ def _to_dense(self, dtype=None, *, masked_grad=None):
 
 
 def _to_sparse(self, *args, layout=None, blocksize=None, dense_dim=None):
-    if layout is not None and getattr(layout, "name", layout) != "sparse_coo":
-        raise RuntimeError(f"to_sparse: only the sparse_coo layout is supported, got {layout}")
-    if self._sparse is not None:
+    if layout is not None and layout is not sparse_coo:
+        from .sparse_compressed import to_compressed  # it builds on this module's helpers
+        return to_compressed(self, layout, blocksize, dense_dim)
+    if self.is_sparse:
         return self
     sparse_dim = args[0] if args else (None if dense_dim is None else self.dim() - dense_dim)
     return _op("_to_sparse.sparse_dim")(self, sparse_dim)
 
 
 def _check_sparse(self, what):
-    if self._sparse is None:
-        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got Strided")
+    if not self.is_sparse:
+        raise RuntimeError(f"{what} expected sparse coordinate tensor layout but got "
+                           f"{self.layout.c10_name}")
 
 
 def _coalesce(self):
@@ -152,29 +161,13 @@ def _raw_part(op_name, what):
     return method
 
 
-# ---- the compressed layouts' accessors (CSR: crow_indices, col_indices; CSC: ccol_indices,
-# row_indices). ember stores sparse tensors as COO only, so every tensor it has is the wrong
-# layout for them: they raise PyTorch's layout error.
-_COMPRESSED = {"crow_indices": "row", "col_indices": "row", "ccol_indices": "column",
-               "row_indices": "column"}
-
-
-def _layout_name(self):
-    return "Strided" if self._sparse is None else "Sparse"
-
-
-def _compressed_part(what):
-    def method(self):
-        raise RuntimeError(f"{what} expected sparse {_COMPRESSED[what]} compressed tensor layout "
-                           f"but got {_layout_name(self)}")
-    method.__name__ = what
-    return method
-
-
 def _copy_accessor(what, layouts):
-    """torch.<what>_copy: PyTorch has no SparseCPU kernel for these (they serve the compressed
-    layouts and functionalization); on a strided tensor its layout check speaks first."""
+    """torch.<what>_copy: a copy of a compressed tensor's part. PyTorch has no SparseCPU kernel
+    for these (they serve the compressed layouts and functionalization); on a strided tensor its
+    layout check speaks first."""
     def fn(input, *, out=None):
+        if input._sparse is not None and not input.is_sparse:
+            return getattr(input, what)().clone()
         if input._sparse is not None:
             raise NotImplementedError(f"Could not run 'aten::{what}_copy' with arguments from the "
                                       f"'SparseCPU' backend. 'aten::{what}_copy' is only "
@@ -193,22 +186,40 @@ row_indices_copy = _copy_accessor("row_indices", "sparse column compressed")
 
 
 def _nnz(self):
+    if self._sparse is not None and not self.is_sparse:
+        return self._sparse.values.shape[0]
     _check_sparse(self, "_nnz")
     return self._sparse[1].shape[0]
 
 
 def _sparse_dim(self):
-    return 0 if self._sparse is None else self._sparse[0].shape[0]
+    if self._sparse is None:
+        return 0
+    return self._sparse[0].shape[0] if self.is_sparse else 2
 
 
 def _dense_dim(self):
-    return self.dim() if self._sparse is None else self._sparse[1].dim() - 1
+    if self._sparse is None:
+        return self.dim()
+    return self._sparse[1].dim() - 1 if self.is_sparse else self.dim() - 2
+
+
+def _values(self):
+    """The stored values: a coalesced COO tensor's, or a compressed tensor's."""
+    if self._sparse is not None and not self.is_sparse:
+        return _values_op(self)
+    if self._sparse is None:
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+    return _coalesced_values(self)
+
+
+_values_op = _op("values")
+_coalesced_values = _coalesced_part("_values", "values")
 
 
 METHODS = dict(to_dense=_to_dense, to_sparse=_to_sparse, to_sparse_coo=_to_sparse,
                coalesce=_coalesce, is_coalesced=_is_coalesced,
                indices=_coalesced_part("_indices", "indices"),
-               values=_coalesced_part("_values", "values"),
+               values=_values,
                _indices=_raw_part("_indices", "_indices"), _values=_raw_part("_values", "_values"),
-               _nnz=_nnz, sparse_dim=_sparse_dim, dense_dim=_dense_dim, smm=smm,
-               **{name: _compressed_part(name) for name in _COMPRESSED})
+               _nnz=_nnz, sparse_dim=_sparse_dim, dense_dim=_dense_dim, smm=smm)

@@ -79,6 +79,17 @@ def from_numpy_dtype(np_dtype):
                         "int16, int8, uint8, and bool.") from None
 
 
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                     "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                     "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                     "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(d):
+    """c10's name of a dtype, as PyTorch's error messages say it ("Long", "Float")."""
+    return _SCALAR_TYPE_NAMES[d.name]
+
+
 def np_dtype(d):
     if d._np is None:
         raise RuntimeError(f"{d} needs the 'ml_dtypes' package (pip install ml_dtypes)")

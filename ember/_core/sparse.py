@@ -20,8 +20,9 @@ from . import dtype as D
 from .tensor import Tensor, _new
 
 
-def make_sparse(indices, values, size, coalesced):
-    """The sparse COO tensor of `indices` (int64, (sparse_dim, nnz)) and `values` (nnz, ...)."""
+def sparse_shell(values, size, parts):
+    """A tensor with no data array of its own: `parts` (a sparse layout's `_sparse`) hold what
+    it stores; it has its values' dtype, device and storage."""
     t = _new(Tensor)
     t._np = None
     t._size = tuple(size)
@@ -31,8 +32,13 @@ def make_sparse(indices, values, size, coalesced):
     t._rg = False
     t.grad_fn = None
     t._output_nr = 0
-    t._sparse = (indices, values, bool(coalesced))
+    t._sparse = parts
     return t
+
+
+def make_sparse(indices, values, size, coalesced):
+    """The sparse COO tensor of `indices` (int64, (sparse_dim, nnz)) and `values` (nnz, ...)."""
+    return sparse_shell(values, size, (indices, values, bool(coalesced)))
 
 
 def linear_keys(idx, sizes):

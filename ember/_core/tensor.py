@@ -19,7 +19,7 @@ import numpy as np
 
 from . import dtype as D
 from .device import cpu as _CPU, meta as _META
-from .layout import strided, sparse_coo
+from .layout import strided, sparse_coo, sparse_csr
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
 from . import caching_allocator as _allocator
@@ -76,7 +76,9 @@ class Tensor:
     _inference = False
     _is_param = False
     _is_uninitialized = False  # nn's UninitializedParameter/Buffer: no data to read yet
-    _sparse = None  # a sparse COO tensor's (indices, values, coalesced): ember/_core/sparse.py
+    # a sparse COO tensor's (indices, values, coalesced): ember/_core/sparse.py; a compressed
+    # one's CompressedParts: ember/_core/sparse_compressed.py
+    _sparse = None
     _lazy = None  # on the lazy device: its LazyTensor (an IR value or device data, ember/_lazy)
 
     def __init_subclass__(cls, **kwargs):
@@ -187,7 +189,7 @@ class Tensor:
 
     @property
     def is_sparse(self):
-        return self._sparse is not None
+        return type(self._sparse) is tuple
 
     @property
     def is_quantized(self):
@@ -195,7 +197,10 @@ class Tensor:
 
     @property
     def layout(self):
-        return strided if self._sparse is None else sparse_coo
+        sparse = self._sparse
+        if sparse is None:
+            return strided
+        return sparse_coo if type(sparse) is tuple else sparse.layout
 
     def get_device(self):
         return -1 if self._device.type == "cpu" else (self._device.index or 0)
@@ -267,10 +272,13 @@ class Tensor:
 
     is_mps = is_xpu = is_mtia = is_ipu = is_xla = is_maia = is_vulkan = is_mkldnn = property(
         lambda self: False)
-    is_nested = is_sparse_csr = property(lambda self: False)
+    is_nested = property(lambda self: False)
+    is_sparse_csr = property(lambda self: self.layout is sparse_csr)
 
     def stride(self, dim=None):
         if self._sparse is not None:  # what PyTorch reports for a sparse tensor
+            if type(self._sparse) is not tuple:
+                raise RuntimeError("Sparse CSR tensors do not have strides")
             st = (0,) * len(self._size)
             return st if dim is None else st[_wrap_dim(dim, len(self._size))]
         st = self._stride_
@@ -487,7 +495,7 @@ class Tensor:
     # ---- conversion to Python / NumPy ---------------------------------------------------
     def numpy(self, *, force=False):
         if self._sparse is not None:
-            raise TypeError("can't convert Sparse layout tensor to numpy. Use "
+            raise TypeError(f"can't convert {self.layout.c10_name} layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
         if self._np is None:
             raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
@@ -520,6 +528,9 @@ class Tensor:
         if self._np is None:
             if self._lazy is not None:
                 return self.detach().to("cpu").item()
+            if self._sparse is not None and not self.is_sparse:  # no compressed kernel
+                raise NotImplementedError("Could not run 'aten::_local_scalar_dense' with "
+                                          "arguments from the 'SparseCsrCPU' backend.")
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         a = self._np
         if self.dtype is D.bfloat16:
@@ -792,10 +803,15 @@ def _alias(src):
         alias = getattr(src, "_functorch_alias", None)  # a vmap BatchedTensor wraps its batch
         if alias is not None:
             return alias()
-        if src._sparse is not None:  # the same indices, an alias of the values
+        if type(src._sparse) is tuple:  # the same indices, an alias of the values
             from .sparse import make_sparse
             indices, values, coalesced = src._sparse
             return make_sparse(indices, _alias(values), src._size, coalesced)
+        if src._sparse is not None:
+            from .sparse_compressed import make_compressed
+            parts = src._sparse
+            return make_compressed(parts.layout, parts.compressed_indices, parts.plain_indices,
+                                   _alias(parts.values), src._size)
         t = _meta_view(src._size, src, src.stride(), src.storage_offset())
         if src._lazy is not None:  # the same lazy tensor: one IR value for both
             t._lazy = src._lazy

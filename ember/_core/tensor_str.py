@@ -365,10 +365,21 @@ def _grad_fn_name(grad_fn):
 # --------------------------------------------------------------------------
 
 
+def _sparse_parts(sparse):
+    """(name, tensor) of what a sparse tensor stores, in the order PyTorch prints them: a COO
+    tensor's indices and values, a compressed one's two index arrays and values."""
+    if type(sparse) is tuple:
+        return (("indices", sparse[0]), ("values", sparse[1]))
+    from .sparse_compressed import INDEX_NAMES
+    compressed_name, plain_name = INDEX_NAMES[sparse.layout]
+    return ((compressed_name, sparse.compressed_indices), (plain_name, sparse.plain_indices),
+            ("values", sparse.values))
+
+
 def _sparse_contents(t, indent):
-    """`indices=tensor(...),\n values=tensor(...)` of a sparse COO tensor, as PyTorch prints it."""
+    """`indices=tensor(...),\n values=tensor(...)` of a sparse tensor, as PyTorch prints it."""
     parts = []
-    for name, part in (("indices", t._sparse[0]), ("values", t._sparse[1])):
+    for name, part in _sparse_parts(t._sparse):
         prefix = name + "=tensor("
         if part._size and all(part._size) or not part._size:
             text = _tensor_str(np.asarray(part._np), bool(part.dtype.is_floating_point),
@@ -415,10 +426,10 @@ def tensor_repr(t, *, tensor_contents=None):
     if sparse is not None:
         tensor_str = _sparse_contents(t, indent)
         suffixes.append("size=" + str(shape))
-        suffixes.append(f"nnz={t._sparse[1]._size[0]}")
+        suffixes.append(f"nnz={_sparse_parts(sparse)[-1][1]._size[0]}")
         if not has_default_dtype:
             suffixes.append("dtype=" + _dtype_str(dtype))
-        suffixes.append("layout=torch.sparse_coo")
+        suffixes.append(f"layout={t.layout}")
     elif t.device.type == "meta" or values is None:
         suffixes.append("size=" + str(shape))
         if dtype_name != default_name:
@@ -454,4 +465,4 @@ def tensor_repr(t, *, tensor_contents=None):
         suffixes.append("requires_grad=True")
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent,
-                         force_newline=sparse is not None)
+                         force_newline=type(sparse) is tuple)

@@ -24,7 +24,7 @@ from .._core import memory_overlap as _memory_overlap
 from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
-BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU")
+BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU", "SparseCsrCPU")
 # keys of the function transforms (ember/_functorch): never picked from a tensor's device, so the
 # plain path never looks at them; a transform's dispatch mode redispatches to them
 TRANSFORM_KEYS = ("FuncTorchBatched",)
@@ -86,7 +86,10 @@ class OpOverload:
             if isinstance(a, Tensor):
                 if a._rg:
                     grad = True
-                k = _DEVICE_KEYS[a._device.type] if a._sparse is None else "SparseCPU"
+                if a._sparse is None:
+                    k = _DEVICE_KEYS[a._device.type]
+                else:  # a COO tensor holds a tuple, a compressed one its CompressedParts
+                    k = "SparseCPU" if type(a._sparse) is tuple else "SparseCsrCPU"
                 if key != k:
                     key = k if key is None else self._mixed_key(key, k, a, args)
         if key is None:
@@ -105,8 +108,9 @@ class OpOverload:
             return _DEVICE_KEYS[args[0]._device.type]
         if k == "CPU" and not a.ndim:
             return key
-        if {key, k} == {"SparseCPU", "CPU"}:  # sparse with dense CPU tensors: the sparse kernel
-            return "SparseCPU"
+        sparse = _SPARSE_MIX.get(frozenset((key, k)))
+        if sparse is not None:
+            return sparse
         tensors = [args[i] for i in self._tensor_pos]
         for i in self._list_pos:
             tensors.extend(args[i])
@@ -148,13 +152,24 @@ class OpOverload:
         fallback = _fallbacks.get(key)
         if fallback is not None:
             return fallback(self, key, args)
-        raise NotImplementedError(
+        raise self.no_kernel_error(key)
+
+    def no_kernel_error(self, key):
+        """PyTorch's error for an op that has no kernel for a dispatch key."""
+        return NotImplementedError(
             f"Could not run '{self.name}' with arguments from the '{key}' backend. "
             f"'{self.name}' is only available for these backends: "
             f"[{', '.join(sorted(self._table)) or 'none'}].")
 
     def has_kernel_for(self, key):
         return key in self._table or self._composite is not None
+
+
+# a sparse tensor with dense CPU ones runs its layout's kernel; a COO tensor with a compressed
+# one, the compressed layout's
+_SPARSE_MIX = {frozenset(("SparseCPU", "CPU")): "SparseCPU",
+               frozenset(("SparseCsrCPU", "CPU")): "SparseCsrCPU",
+               frozenset(("SparseCPU", "SparseCsrCPU")): "SparseCsrCPU"}
 
 
 def _only_scalars_on(key, tensors):

@@ -203,6 +203,8 @@ def accumulate_grad(variable, grad):
 def obeys_layout_contract(grad, variable):
     """PyTorch's gradient layout contract: a dense leaf's gradient has the leaf's strides
     (size-1 dims aside, unless broadcast with stride 0); any other leaf's is contiguous."""
+    if variable._sparse is not None and type(variable._sparse) is not tuple:
+        return True  # a compressed leaf has no strides: its gradient is kept as it comes
     gst = grad.stride()
     vst = variable.stride()
     if gst == vst:

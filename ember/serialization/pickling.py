@@ -122,6 +122,13 @@ def _reduce_tensor(t):
     if t._rg:
         from ..utils.hooks import warn_if_has_hooks
         warn_if_has_hooks(t)
+    if t._sparse is not None:  # its parts, as PyTorch's sparse tensors pickle
+        if t.is_sparse:
+            parts = (t._indices(), t._values(), t.shape, t.is_coalesced())
+        else:
+            p = t._sparse
+            parts = (p.compressed_indices, p.plain_indices, p.values.detach(), t.shape)
+        return (_rebuild_sparse_tensor, (t.layout, parts))
     if t._np is None:
         func, args = _rebuild_meta_tensor_no_storage, (t.dtype, tuple(t._size), t.stride(),
                                                         t._rg)
@@ -270,16 +277,31 @@ def _rebuild_from_type_v2(func, new_type, args, state):
 
 
 def _get_layout(name):
-    from .._core.layout import strided, sparse_coo
-    layouts = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
+    from .._core import layout as L
+    layouts = {repr(x): x for x in (L.strided, L.sparse_coo, L.sparse_csr, L.sparse_csc,
+                                    L.sparse_bsr, L.sparse_bsc)}
     if name not in layouts:
         raise RuntimeError(f"ember has no layout {name}")
     return layouts[name]
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse tensor from its pickled parts, its invariants checked (a file may hold any
+    indices, as PyTorch's weights-only loading checks them too)."""
+    from .._bindings.sparse import sparse_coo_tensor
+    from .._bindings.sparse_compressed import sparse_compressed_tensor
+    if layout.name == "sparse_coo":
+        indices, values, size, *coalesced = data
+        return sparse_coo_tensor(indices, values, size, check_invariants=True,
+                                 is_coalesced=coalesced[0] if coalesced else None)
+    compressed_indices, plain_indices, values, size = data
+    return sparse_compressed_tensor(compressed_indices, plain_indices, values, size,
+                                    layout=layout, check_invariants=True)
+
+
 _TENSOR_REBUILDERS = (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3,
                       _rebuild_meta_tensor_no_storage, _rebuild_parameter,
-                      _rebuild_parameter_with_state)
+                      _rebuild_parameter_with_state, _rebuild_sparse_tensor)
 
 
 # ==== PyTorch's names for ember's objects ========================================================
@@ -292,6 +314,7 @@ def _build_name_tables():
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch.serialization._get_layout": _get_layout,
         "torch.Tensor": Tensor,
         "torch.nn.parameter.Parameter": Parameter,

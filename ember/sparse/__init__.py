@@ -1,9 +1,9 @@
-"""torch.sparse: functions on sparse COO tensors (the layout is in ember/_core/sparse.py, the
-kernels in ember/_aten/sparse.py): products with dense matrices, sums over dims, and PyTorch's
-switch for checking the invariants of constructed tensors."""
+"""torch.sparse: functions on sparse tensors (the layouts are in ember/_core/sparse.py and
+sparse_compressed.py, the kernels in ember/_aten/): products with dense matrices, sums over
+dims, and PyTorch's switch for checking the invariants of constructed tensors."""
 from .._core.tensor import Tensor
 
-__all__ = ["addmm", "mm", "sum", "check_sparse_tensor_invariants"]
+__all__ = ["addmm", "mm", "sampled_addmm", "sum", "check_sparse_tensor_invariants"]
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -19,9 +19,20 @@ def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     return mat.addmm(mat1, mat2, beta=beta, alpha=alpha)
 
 
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """beta * input + alpha * (mat1 @ mat2) at input's stored entries only (input sparse CSR,
+    mat1 and mat2 dense): the result has input's indices."""
+    if out is not None:
+        raise RuntimeError("torch.sparse.sampled_addmm: out= is not supported in ember")
+    from .._dispatch.dispatcher import lookup
+    return lookup("sparse_sampled_addmm")(input, mat1, mat2, beta=beta, alpha=alpha)
+
+
 def sum(input, dim=None, dtype=None):
     """The sum over `dim` (all dims if None): a dense result once every sparse dim is summed,
     else a sparse tensor over the sparse dims that remain."""
+    if not input.is_sparse:
+        input.coalesce()  # PyTorch's sum coalesces first: any other layout is refused there
     if dim is None:
         return input.sum(dtype=dtype)
     dims = {d % input.dim() for d in ((dim,) if isinstance(dim, int) else dim)}
