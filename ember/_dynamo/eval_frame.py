@@ -39,6 +39,7 @@ from ..nn.modules.module import Module
 from .exc import Unsupported, BackendCompilerFailed
 from .registry import lookup_backend
 from .utils import counters
+from .optimizer import compiled_region
 
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _compiling = [False]
@@ -197,7 +198,8 @@ class _CompiledCall:
         direct submodule compiled on its own, so only the part that broke runs eagerly."""
         m = self.module
         if m is None or not m._modules:
-            return self.fn(*args, **kwargs)
+            with compiled_region():  # optimizer steps it calls run compiled
+                return self.fn(*args, **kwargs)
         if self.children is None:
             self.children = {name: compile(child, backend=self.backend,
                                            fullgraph=self.fullgraph,
@@ -208,7 +210,8 @@ class _CompiledCall:
         originals = dict(m._modules)
         m._modules.update(self.children)
         try:
-            return self.fn(*args, **kwargs)
+            with compiled_region():
+                return self.fn(*args, **kwargs)
         finally:
             m._modules.update(originals)
 
@@ -414,12 +417,21 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="ember", mode=
         from . import registry
         backend = registry.default_backend
     limit = 8 if recompile_limit is None else recompile_limit
+    step_of = getattr(model, "__self__", None)
+    if getattr(model, "__name__", None) == "step" and _is_optimizer(step_of):
+        from .optimizer import CompiledOptimizerStep
+        return CompiledOptimizerStep(step_of, model)
     if isinstance(model, Module):
         call = _CompiledCall(model, model, backend, fullgraph, dynamic, limit,
                              name or type(model).__name__)
         return OptimizedModule(model, call)
     return _CompiledCall(model, None, backend, fullgraph, dynamic, limit,
                          name or getattr(model, "__name__", "fn"))
+
+
+def _is_optimizer(obj):
+    from ..optim.optimizer import Optimizer
+    return isinstance(obj, Optimizer)
 
 
 def compile_forward(module, *, fullgraph=False, dynamic=None, backend="ember", mode=None,

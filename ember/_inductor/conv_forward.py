@@ -47,12 +47,23 @@ def columns(x, kh, kw):
     return cols.reshape(1, c * kh * kw, n * oh * ow)
 
 
-def conv_with_columns(x, w, b, padding, fallback=None):
+EPILOGUE_BYTES = 1 << 17  # samples per epilogue chunk: their output stays in L2 for the ReLU
+
+
+def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     """(output (N, O, oh, ow), columns (1, C*kh*kw, N*oh*ow)) of a stride-1 convolution;
     `fallback()` gives the kernel's (as arrays) when x or w is not C-contiguous (the kernel
-    may take another route then, e.g. channels_last)."""
+    may take another route then, e.g. channels_last).
+
+    relu=True fuses the ReLU that follows the convolution into the epilogue (codegen.py):
+    the output is written out a few samples at a time, bias added while transposing, and the
+    ReLU runs in place on those samples while they are still in cache -- the same two ufuncs
+    as the separate calls, so the same bits, without a second pass over the whole output."""
     if fallback is not None and not (x.flags.c_contiguous and w.flags.c_contiguous):
-        return fallback()
+        if not relu:
+            return fallback()
+        y, cols = fallback()
+        return np.maximum(y, 0, out=y), cols
     o, _, kh, kw = w.shape
     xp = pad_zeros(x, tuple(padding))
     n = x.shape[0]
@@ -61,8 +72,14 @@ def conv_with_columns(x, w, b, padding, fallback=None):
     r = np.matmul(w.reshape(o, -1), cols[0], out=_empty((o, n * oh * ow), x.dtype))
     r = r.reshape(o, n, oh, ow).swapaxes(0, 1)
     y = _empty((n, o, oh, ow), x.dtype)
-    if b is None:
-        np.copyto(y, r)
-    else:
-        np.add(r, b.reshape(-1, 1, 1), out=y)
+    bias = None if b is None else b.reshape(-1, 1, 1)
+    step = n if not relu else max(1, EPILOGUE_BYTES // (o * oh * ow * x.itemsize))
+    for lo in range(0, n, step):
+        ys = y[lo:lo + step]
+        if bias is None:
+            np.copyto(ys, r[lo:lo + step])
+        else:
+            np.add(r[lo:lo + step], bias, out=ys)
+        if relu:
+            np.maximum(ys, 0, out=ys)
     return y, cols
