@@ -101,6 +101,7 @@ class CompiledOptimizerStep:
         self.cache = {}
         self.history = []         # _Entry per compilation, in order
         self.eager_reasons = []   # why steps ran eagerly, in order (consecutive repeats once)
+        self.compiled_calls = 0
         self.__wrapped__ = self._step
 
     @property
@@ -133,6 +134,7 @@ class CompiledOptimizerStep:
                 return None
             entry = self._compile(key, work)
         entry.calls += 1
+        self.compiled_calls += 1
         self._update(entry, work)
         return True
 
