@@ -150,6 +150,8 @@ def test_first_step_eager_and_unsupported_optimizers_run_eagerly():
         q.grad = p.grad.clone()
     step(), rms_t.step()
     assert "RMSprop" in step.eager_reasons[0]
+    with pytest.raises(ember._dynamo.exc.Unsupported, match="RMSprop"):
+        ember.compile(rms.step, fullgraph=True)
     for p, q in zip(model.parameters(), twin.parameters()):
         np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 

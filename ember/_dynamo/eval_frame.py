@@ -19,7 +19,10 @@ graph ends the capture. Without bytecode analysis ember cannot resume the captur
 break, so the call's own Python runs eagerly for that signature; for a module, each direct
 submodule is compiled on its own (recursively, at their own breaks), so the captured parts are
 the submodules around the break, where Dynamo would compile the bytecode on either side of it.
-`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. What the guards do not see: Python values the forward reads that are not arguments (a module
+`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. An optimizer's `step()`
+breaks the capture too (its update writes NumPy arrays the recorder does not see); the call
+then runs eagerly with the steps it calls compiled on their own, as `ember.compile(opt.step)`
+compiles one (optimizer.py). What the guards do not see: Python values the forward reads that are not arguments (a module
 attribute such as `self.scale`, a global) are constants of the graph, as in `jit.trace`;
 after changing one, call `ember.compiler.reset()` (Dynamo guards on them). Tensors the function
 closes over are read afresh on every call. The capture run's
@@ -420,7 +423,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="ember", mode=
     step_of = getattr(model, "__self__", None)
     if getattr(model, "__name__", None) == "step" and _is_optimizer(step_of):
         from .optimizer import CompiledOptimizerStep
-        return CompiledOptimizerStep(step_of, model)
+        return CompiledOptimizerStep(step_of, model, fullgraph)
     if isinstance(model, Module):
         call = _CompiledCall(model, model, backend, fullgraph, dynamic, limit,
                              name or type(model).__name__)

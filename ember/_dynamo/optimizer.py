@@ -56,9 +56,10 @@ class compiled_region:
 def _kind(opt):
     from ..optim.sgd import SGD, _sgd_update
     from ..optim.adam import Adam, _adam_update
-    if isinstance(opt, SGD) and type(opt)._update is _sgd_update:
+    cls = type(opt)
+    if isinstance(opt, SGD) and cls._update is _sgd_update and cls._prepare is SGD._prepare:
         return "sgd"
-    if isinstance(opt, Adam) and type(opt)._update is _adam_update:
+    if isinstance(opt, Adam) and cls._update is _adam_update and cls._prepare is Adam._prepare:
         return "adam"
     return None
 
@@ -94,10 +95,14 @@ class _Entry:
 class CompiledOptimizerStep:
     """What `ember.compile(opt.step)` returns: call it as `opt.step(closure=None)`."""
 
-    def __init__(self, opt, step=None):
+    def __init__(self, opt, step=None, fullgraph=False):
         self.opt = opt
         self._step = step if step is not None else opt.step
         self.kind = _kind(opt)
+        if fullgraph and self.kind is None:
+            from .exc import Unsupported
+            raise Unsupported(f"ember.compile(fullgraph=True): {type(opt).__name__}.step() has "
+                              "no compiled update (SGD, Adam and AdamW have)")
         self.cache = {}
         self.history = []         # _Entry per compilation, in order
         self.eager_reasons = []   # why steps ran eagerly, in order (consecutive repeats once)
