@@ -250,3 +250,25 @@ def test_threshold_backward_mask_matches_the_kernel_with_nan():
         out = np.empty_like(grad)
         _threshold_backward_into(grad, x, 0.0, out)
         np.testing.assert_array_equal(_bits(out), _bits(ref.numpy()))
+
+
+def test_step_wrapped_by_a_scheduler_still_compiles():
+    """A scheduler replaces opt.step by a plain wrapper: compiling it captures a function
+    that breaks at step(), which then runs compiled (with the scheduler's bookkeeping)."""
+    model, opt, grads = _setup(lr=0.1, momentum=0.9)
+    twin = copy.deepcopy(model)
+    opt_t = ember.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+    scheds = [ember.optim.lr_scheduler.StepLR(o, 1, 0.5) for o in (opt, opt_t)]
+    step = ember.compile(opt.step)
+    x, y = ember.randn(8, 40), ember.randint(0, 10, (8,))
+    for _ in range(4):
+        for m, o, s, sched in ((model, opt, step, scheds[0]), (twin, opt_t, opt_t.step,
+                                                                scheds[1])):
+            o.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            s()
+            sched.step()
+    from ember._dynamo.optimizer import _in_region
+    assert _in_region[opt].compiled_calls == 3
+    for p, q in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_array_equal(_bits(p.detach().numpy()), _bits(q.detach().numpy()))
