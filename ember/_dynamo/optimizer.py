@@ -23,6 +23,7 @@ import weakref
 
 import numpy as np
 
+from .._core.tensor import Tensor
 from .utils import counters
 
 RECOMPILE_LIMIT = 8
@@ -64,17 +65,22 @@ def _kind(opt):
     return None
 
 
+def _get_value(x):
+    return x.item() if isinstance(x, Tensor) else x  # optim.optimizer._get_value
+
+
 def _hyper(kind, group):
-    """The group's hyperparameters the generated code bakes in (all but lr)."""
-    from ..optim.optimizer import _get_value
+    """The group's hyperparameters the generated code bakes in (all but lr), as
+    ((name, value), ...)."""
     if kind == "sgd":
-        return dict(momentum=group["momentum"], dampening=group["dampening"],
-                    nesterov=group["nesterov"], maximize=group["maximize"],
-                    weight_decay=_get_value(group["weight_decay"]))
-    beta1, beta2 = (_get_value(b) for b in group["betas"])
-    return dict(beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                amsgrad=group["amsgrad"], maximize=group["maximize"],
-                decoupled_weight_decay=group["decoupled_weight_decay"])
+        return (("momentum", group["momentum"]), ("dampening", group["dampening"]),
+                ("nesterov", group["nesterov"]), ("maximize", group["maximize"]),
+                ("weight_decay", _get_value(group["weight_decay"])))
+    beta1, beta2 = group["betas"]
+    return (("beta1", _get_value(beta1)), ("beta2", _get_value(beta2)), ("eps", group["eps"]),
+            ("weight_decay", group["weight_decay"]), ("amsgrad", group["amsgrad"]),
+            ("maximize", group["maximize"]),
+            ("decoupled_weight_decay", group["decoupled_weight_decay"]))
 
 
 def _state_names(kind, group):
@@ -137,6 +143,10 @@ class CompiledOptimizerStep:
             if len(self.cache) >= RECOMPILE_LIMIT:
                 self._eager(f"recompile_limit ({RECOMPILE_LIMIT}) reached")
                 return None
+            if not all(a.flags.c_contiguous for _, items in work for p, _, states in items
+                       for a in [p._np] + [t._np for t in states]):
+                self._eager("a parameter or its state is not contiguous")
+                return None
             entry = self._compile(key, work)
         entry.calls += 1
         self.compiled_calls += 1
@@ -158,30 +168,29 @@ class CompiledOptimizerStep:
 
     def _guard(self):
         """(key, work) for this call, or (None, why the step runs eagerly). work: per group,
-        [(group, [(param, grad, states)])]."""
-        opt, kind = self.opt, self.kind
+        [(group, [(param, grad, states)])]. The key holds the ids of the arrays, which the
+        compiled entry keeps alive (its views), so an id cannot be reused while it matters."""
+        opt, kind, state_of = self.opt, self.kind, self.opt.state
         key, work = [type(opt)], []
         for group in opt.param_groups:
             names = _state_names(kind, group)
-            hyper = _hyper(kind, group)
-            key.append(tuple(hyper.items()))
+            key.append(_hyper(kind, group))
             items = []
             for p in group["params"]:
                 grad = p.grad
                 if grad is None:
                     continue
-                if p._lazy is not None or grad.is_sparse or grad._np is None:
+                if p._lazy is not None or grad._np is None or grad._sparse is not None:
                     return None, "a lazy parameter or a sparse gradient"
-                states = []
+                states = ()
                 if names:
-                    state = opt.state.get(p)
-                    if state is None or any(state.get(n) is None for n in names):
+                    state = state_of.get(p)
+                    states = [None] if state is None else [state.get(n) for n in names]
+                    if any(t is None for t in states):
                         return None, "optimizer state not created yet (the first step)"
-                    states = [state[n] for n in names]
-                arrays = [p._np] + [s._np for s in states]
-                if not all(a.flags.c_contiguous for a in arrays):
-                    return None, "a parameter or its state is not contiguous"
-                key.append(tuple(id(a) for a in arrays))
+                    key.append((id(p._np),) + tuple([id(t._np) for t in states]))
+                else:
+                    key.append((id(p._np),))
                 items.append((p, grad, states))
             work.append((group, items))
         return tuple(key), work
@@ -203,7 +212,7 @@ class CompiledOptimizerStep:
         t0 = time.perf_counter()
         groups, sources = [], []
         for gi, (group, items) in enumerate(work):
-            hyper = _hyper(self.kind, group)
+            hyper = dict(_hyper(self.kind, group))
             n_states = len(_state_names(self.kind, group))
             by_dtype = {}
             for i, (p, _, states) in enumerate(items):
@@ -230,7 +239,7 @@ class CompiledOptimizerStep:
 
     def _update(self, entry, work):
         from ..optim._foreach import real_view
-        from ..optim.optimizer import _lr, _increment, _get_value
+        from ..optim.optimizer import _lr, _increment
         adam = self.kind == "adam"
         for fns, (group, items) in zip(entry.groups, work):
             lr = _lr(group)
