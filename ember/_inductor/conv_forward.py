@@ -1,5 +1,6 @@
 """A convolution's forward with its columns kept (`_convolution_with_columns`, see
-conv_columns.py), with a cheaper im2col copy and the bias added on the way out.
+conv_columns.py), with a cheaper im2col copy, and the bias (and a following ReLU) applied to
+the product before it is copied out.
 
 The kernel (ember/_aten/conv.py, Note [Convolution as one matrix product]) copies the windows
 of the input into columns (C*kh*kw, N*oh*ow) in one strided copy whose inner loop is one
@@ -10,10 +11,10 @@ is its cost. For a stride-1 convolution the same columns come from two copies wi
     cols[c, i, j, n, :, :]  = S[c, j, n, i : i + oh, :]     one run of oh*ow per (c, i, j, n)
 
 The columns are the kernel's element for element (a copy computes nothing), the product is the
-kernel's call on the same operands, and the bias is added while the (O, N, ...) product is
-written out as (N, O, ...) -- one pass where the kernel copies and then adds, the same single
-rounding per element. The generated code uses it only after both outputs reproduced the
-kernel's bit for bit on the capture run's tensors (codegen.py).
+kernel's call on the same operands, and the bias is added to the (O, N, ...) product in place
+before it is copied out as (N, O, ...) -- the same single rounding per element. The generated
+code uses it only after both outputs reproduced the kernel's bit for bit on the capture run's
+tensors (codegen.py).
 """
 import numpy as np
 
@@ -47,18 +48,17 @@ def columns(x, kh, kw):
     return cols.reshape(1, c * kh * kw, n * oh * ow)
 
 
-EPILOGUE_BYTES = 1 << 17  # samples per epilogue chunk: their output stays in L2 for the ReLU
-
-
 def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     """(output (N, O, oh, ow), columns (1, C*kh*kw, N*oh*ow)) of a stride-1 convolution;
     `fallback()` gives the kernel's (as arrays) when x or w is not C-contiguous (the kernel
     may take another route then, e.g. channels_last).
 
-    relu=True fuses the ReLU that follows the convolution into the epilogue (codegen.py):
-    the output is written out a few samples at a time, bias added while transposing, and the
-    ReLU runs in place on those samples while they are still in cache -- the same two ufuncs
-    as the separate calls, so the same bits, without a second pass over the whole output."""
+    The epilogue works on the product (O, N*oh*ow) while it is contiguous: the bias added in
+    place, and with relu=True the ReLU that follows the convolution in the graph (codegen.py)
+    applied in place too, before one transposing copy writes (N, O, oh, ow). NumPy runs a
+    binary ufunc over a transposed operand several times slower than a copy over it, so this
+    is cheaper than adding the bias while transposing, and the ReLU needs no pass of its own
+    over the transposed output. Same ufuncs on the same values: the same bits."""
     if fallback is not None and not (x.flags.c_contiguous and w.flags.c_contiguous):
         if not relu:
             return fallback()
@@ -70,16 +70,10 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
     cols = columns(xp, kh, kw)
     r = np.matmul(w.reshape(o, -1), cols[0], out=_empty((o, n * oh * ow), x.dtype))
-    r = r.reshape(o, n, oh, ow).swapaxes(0, 1)
+    if b is not None:
+        np.add(r, b.reshape(-1, 1), out=r)
+    if relu:
+        np.maximum(r, 0, out=r)
     y = _empty((n, o, oh, ow), x.dtype)
-    bias = None if b is None else b.reshape(-1, 1, 1)
-    step = n if not relu else max(1, EPILOGUE_BYTES // (o * oh * ow * x.itemsize))
-    for lo in range(0, n, step):
-        ys = y[lo:lo + step]
-        if bias is None:
-            np.copyto(ys, r[lo:lo + step])
-        else:
-            np.add(r[lo:lo + step], bias, out=ys)
-        if relu:
-            np.maximum(ys, 0, out=ys)
+    np.copyto(y, r.reshape(o, n, oh, ow).swapaxes(0, 1))
     return y, cols
