@@ -20,6 +20,7 @@ import numpy as np
 
 from .._core.caching_allocator import empty as _empty
 from .._aten.conv import pad_zeros
+from .._aten._parallel import matmul as _parallel_matmul
 
 _as_strided = np.lib.stride_tricks.as_strided
 
@@ -69,7 +70,8 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     n = x.shape[0]
     oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
     cols = columns(xp, kh, kw)
-    r = np.matmul(w.reshape(o, -1), cols[0], out=_empty((o, n * oh * ow), x.dtype))
+    # the kernel's product, split by rows over the intra-op threads as the kernel splits it
+    r = _parallel_matmul(w.reshape(o, -1), cols[0], _empty((o, n * oh * ow), x.dtype))
     if b is not None:
         np.add(r, b.reshape(-1, 1), out=r)
     if relu:
