@@ -215,25 +215,33 @@ def test_complex_and_float64_parameters():
     assert len(step.history) == 1 and "float64" in step.code
 
 
-def test_relu_epilogues_in_generated_code():
-    ember.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(2, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 16),
-                          nn.ReLU(), nn.Linear(16, 3))
-    twin = copy.deepcopy(model)
-    cm = ember.compile(model)
-    x = ember.randn(5, 2, 8, 8)
-    for inp in (x, x.transpose(2, 3).contiguous().transpose(2, 3)):  # 2nd: the kernel's route
-        out = cm(inp)
-        out.sum().backward()
-        ref = twin(inp)
-        ref.sum().backward()
-        np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
-        for p, q in zip(model.parameters(), twin.parameters()):
-            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-6)
-    fwd = cm._compiled_call.history[0].captured.compiled[0]
-    if "_conv_with_columns(" in fwd.code:   # the lowering passed its bit-for-bit check
-        assert "relu=True" in fwd.code
-    assert "np.maximum(" in fwd.code and "(in the epilogue above)" in fwd.code
+@pytest.mark.parametrize("threads", [1, 2])
+def test_relu_epilogues_in_generated_code(threads):
+    """Conv + bias + ReLU and linear + bias + ReLU in one call each; at 2 threads the kernel
+    splits the convolution's product by rows, and the lowering must too to pass its check."""
+    before = ember.get_num_threads()
+    ember.set_num_threads(threads)
+    try:
+        ember.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(4), nn.Flatten(),
+                              nn.Linear(6 * 6 * 6, 16), nn.ReLU(), nn.Linear(16, 3))
+        twin = copy.deepcopy(model)
+        cm = ember.compile(model)
+        x = ember.randn(64, 1, 28, 28)   # a product big enough to be split over 2 threads
+        for inp in (x, x.transpose(2, 3).contiguous().transpose(2, 3)):  # 2nd: kernel's route
+            out = cm(inp)
+            out.sum().backward()
+            ref = twin(inp)
+            ref.sum().backward()
+            np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+            for p, q in zip(model.parameters(), twin.parameters()):
+                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5,
+                                           atol=1e-5)
+        fwd = cm._compiled_call.history[0].captured.compiled[0]
+        assert "_conv_with_columns(" in fwd.code and "relu=True" in fwd.code
+        assert fwd.code.count("(in the epilogue above)") == 2
+    finally:
+        ember.set_num_threads(before)
 
 
 def test_threshold_backward_mask_matches_the_kernel_with_nan():
