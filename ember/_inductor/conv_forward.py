@@ -1,6 +1,6 @@
 """A convolution's forward with its columns kept (`_convolution_with_columns`, see
 conv_columns.py), with a cheaper im2col copy, and the bias (and a following ReLU) applied to
-the product before it is copied out.
+the output as it is copied out of the product.
 
 The kernel (ember/_aten/conv.py, Note [Convolution as one matrix product]) copies the windows
 of the input into columns (C*kh*kw, N*oh*ow) in one strided copy whose inner loop is one
@@ -11,8 +11,8 @@ is its cost. For a stride-1 convolution the same columns come from two copies wi
     cols[c, i, j, n, :, :]  = S[c, j, n, i : i + oh, :]     one run of oh*ow per (c, i, j, n)
 
 The columns are the kernel's element for element (a copy computes nothing), the product is the
-kernel's call on the same operands, and the bias is added to the (O, N, ...) product in place
-before it is copied out as (N, O, ...) -- the same single rounding per element. The generated
+kernel's call on the same operands, and the bias is added after the (O, N, ...) product is
+copied out as (N, O, ...) -- the same single rounding per element. The generated
 code uses it only after both outputs reproduced the kernel's bit for bit on the capture run's
 tensors (codegen.py).
 """
@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core.caching_allocator import empty as _empty
 from .._aten.conv import pad_zeros
-from .._aten._parallel import matmul as _parallel_matmul
+from .._aten._parallel import matmul as _parallel_matmul, parallel_for
 
 _as_strided = np.lib.stride_tricks.as_strided
 
@@ -41,12 +41,17 @@ def columns(x, kh, kw):
     oh, ow = h - kh + 1, w - kw + 1
     sn, sc, sh, sw = x.strides
     rows = _empty((c, kw, n, h, ow), x.dtype)
-    np.copyto(rows, _as_strided(x, (c, kw, n, h, ow), (sc, sw, sn, sh, sw), writeable=False))
+    _copy(rows, _as_strided(x, (c, kw, n, h, ow), (sc, sw, sn, sh, sw), writeable=False))
     cols = _empty((c, kh, kw, n, oh * ow), x.dtype)
     s = rows.strides
-    np.copyto(cols, _as_strided(rows, (c, kh, kw, n, oh * ow),
-                                (s[0], s[3], s[1], s[2], rows.itemsize), writeable=False))
+    _copy(cols, _as_strided(rows, (c, kh, kw, n, oh * ow),
+                            (s[0], s[3], s[1], s[2], rows.itemsize), writeable=False))
     return cols.reshape(1, c * kh * kw, n * oh * ow)
+
+
+def _copy(out, src):
+    """np.copyto(out, src), split over the intra-op threads as the kernel's copies are."""
+    parallel_for(lambda i: np.copyto(out[i], src[i]), out.shape, out.size)
 
 
 def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
@@ -54,12 +59,14 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     `fallback()` gives the kernel's (as arrays) when x or w is not C-contiguous (the kernel
     may take another route then, e.g. channels_last).
 
-    The epilogue works on the product (O, N*oh*ow) while it is contiguous: the bias added in
-    place, and with relu=True the ReLU that follows the convolution in the graph (codegen.py)
-    applied in place too, before one transposing copy writes (N, O, oh, ow). NumPy runs a
-    binary ufunc over a transposed operand several times slower than a copy over it, so this
-    is cheaper than adding the bias while transposing, and the ReLU needs no pass of its own
-    over the transposed output. Same ufuncs on the same values: the same bits."""
+    The epilogue, per part of the output (one per intra-op thread, as the kernel splits its
+    copies): the product (O, N, oh, ow) copied out as (N, O, oh, ow), then the bias added and,
+    with relu=True, the ReLU that follows the convolution in the graph (codegen.py) applied in
+    place while the part is in cache. NumPy runs a binary ufunc over a transposed operand
+    several times slower than a copy over it, so the copy transposes and the arithmetic runs
+    on contiguous memory. Same ufuncs on the same values as the kernel and the ReLU: the same
+    bits. (The product is split by rows over the threads as the kernel's is, so the bits
+    match at any thread count.)"""
     if fallback is not None and not (x.flags.c_contiguous and w.flags.c_contiguous):
         if not relu:
             return fallback()
@@ -72,10 +79,16 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     cols = columns(xp, kh, kw)
     # the kernel's product, split by rows over the intra-op threads as the kernel splits it
     r = _parallel_matmul(w.reshape(o, -1), cols[0], _empty((o, n * oh * ow), x.dtype))
-    if b is not None:
-        np.add(r, b.reshape(-1, 1), out=r)
-    if relu:
-        np.maximum(r, 0, out=r)
+    r = r.reshape(o, n, oh, ow).swapaxes(0, 1)
     y = _empty((n, o, oh, ow), x.dtype)
-    np.copyto(y, r.reshape(o, n, oh, ow).swapaxes(0, 1))
+    bias = None if b is None else np.broadcast_to(b.reshape(-1, 1, 1), y.shape)
+
+    def epilogue(i):
+        part = y[i]
+        np.copyto(part, r[i])
+        if bias is not None:
+            np.add(part, bias[i], out=part)
+        if relu:
+            np.maximum(part, 0, out=part)
+    parallel_for(epilogue, y.shape, y.size)
     return y, cols
