@@ -21,8 +21,8 @@ a linear layer's ReLU runs in place on the product.
 
 Epilogues: a ReLU group that reads only a linear layer's or a lowered convolution's output
 (which dies there) becomes part of that call -- `np.maximum(y, 0, out=y)` right after the bias
-for the linear layer; for the convolution, on each part of its output right after the bias,
-while the part is in cache (conv_forward.py) -- and the group's output is the product's array.
+for the linear layer; for the convolution, on each part of its output right after the bias
+(conv_forward.py) -- and the group's output is the product's array.
 
 Memory plan: the buffer of a fused chain or a product whose Value never leaves the graph -- it
 is not an output, not saved for backward, and no tensor sharing its memory is -- comes from a

@@ -62,7 +62,7 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     The epilogue, per part of the output (one per intra-op thread, as the kernel splits its
     copies): the product (O, N, oh, ow) copied out as (N, O, oh, ow), then the bias added and,
     with relu=True, the ReLU that follows the convolution in the graph (codegen.py) applied in
-    place while the part is in cache. NumPy runs a binary ufunc over a transposed operand
+    place on the part just written (no pass of its own over the whole output later). NumPy runs a binary ufunc over a transposed operand
     several times slower than a copy over it, so the copy transposes and the arithmetic runs
     on contiguous memory. Same ufuncs on the same values as the kernel and the ReLU: the same
     bits. (The product is split by rows over the threads as the kernel's is, so the bits
