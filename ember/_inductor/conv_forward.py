@@ -11,8 +11,8 @@ is its cost. For a stride-1 convolution the same columns come from two copies wi
     cols[c, i, j, n, :, :]  = S[c, j, n, i : i + oh, :]     one run of oh*ow per (c, i, j, n)
 
 The columns are the kernel's element for element (a copy computes nothing), the product is the
-kernel's call on the same operands, and the bias is added after the (O, N, ...) product is
-copied out as (N, O, ...) -- the same single rounding per element. The generated
+kernel's call on the same operands, and the bias is added to the (O, N, ...) product in place
+before it is copied out as (N, O, ...) -- the same single rounding per element. The generated
 code uses it only after both outputs reproduced the kernel's bit for bit on the capture run's
 tensors (codegen.py).
 """
@@ -60,13 +60,13 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     may take another route then, e.g. channels_last).
 
     The epilogue, per part of the output (one per intra-op thread, as the kernel splits its
-    copies): the product (O, N, oh, ow) copied out as (N, O, oh, ow), then the bias added and,
-    with relu=True, the ReLU that follows the convolution in the graph (codegen.py) applied in
-    place on the part just written (no pass of its own over the whole output later). NumPy runs a binary ufunc over a transposed operand
-    several times slower than a copy over it, so the copy transposes and the arithmetic runs
-    on contiguous memory. Same ufuncs on the same values as the kernel and the ReLU: the same
-    bits. (The product is split by rows over the threads as the kernel's is, so the bits
-    match at any thread count.)"""
+    copies): the bias added to the product (O, N, oh, ow) in place and, with relu=True, the
+    ReLU that follows the convolution in the graph (codegen.py) applied in place too, then the
+    part copied out as (N, O, oh, ow). NumPy runs a binary ufunc whose output is laid out
+    differently from its input several times slower than a copy, so the arithmetic runs in
+    the product's own layout and only the copy transposes. Same ufuncs on the same values as
+    the kernel and the ReLU: the same bits. (The product is split by rows over the threads as
+    the kernel's is, so the bits match at any thread count.)"""
     if fallback is not None and not (x.flags.c_contiguous and w.flags.c_contiguous):
         if not relu:
             return fallback()
@@ -84,11 +84,11 @@ def conv_with_columns(x, w, b, padding, fallback=None, relu=False):
     bias = None if b is None else np.broadcast_to(b.reshape(-1, 1, 1), y.shape)
 
     def epilogue(i):
-        part = y[i]
-        np.copyto(part, r[i])
+        part = r[i]
         if bias is not None:
             np.add(part, bias[i], out=part)
         if relu:
             np.maximum(part, 0, out=part)
+        np.copyto(y[i], part)
     parallel_for(epilogue, y.shape, y.size)
     return y, cols
