@@ -19,7 +19,6 @@ creates the state; optimizers other than SGD, Adam and AdamW; closures; non-cont
 parameters; sparse gradients), recorded in `eager_reasons`. Hooks run as for `opt.step()`.
 """
 import time
-import weakref
 
 import numpy as np
 
@@ -29,17 +28,16 @@ from .utils import counters
 RECOMPILE_LIMIT = 8
 _active = []                          # the CompiledOptimizerStep running its optimizer's step
 _region = [0]                         # > 0 while a compiled function runs eagerly after a break
-_in_region = weakref.WeakKeyDictionary()  # optimizer -> its CompiledOptimizerStep there
 
 
 def current(opt):
     """The compiled step that should run `opt`'s update now, or None (the eager update)."""
     if _active and _active[-1].opt is opt:
         return _active[-1]
-    if _region[0]:
-        c = _in_region.get(opt)
+    if _region[0]:  # kept on the optimizer (not in its __getstate__: never pickled)
+        c = opt.__dict__.get("_compiled_in_region")
         if c is None:
-            c = _in_region[opt] = CompiledOptimizerStep(opt)
+            c = opt.__dict__["_compiled_in_region"] = CompiledOptimizerStep(opt)
         return c
     return None
 
