@@ -1,7 +1,8 @@
 """Training steps under ember.compile against torch eager: the MLP of bench_mlp, a LeNet-5
 (batch 64 of 1x28x28), and ResNet-18 / the Transformer encoder of bench_resnet /
 bench_transformer. The torch column is torch eager (no torch.compile); the ember column is the
-model wrapped in ember.compile (optimizer step eager in both). Each setup prints the first call's
+model wrapped in ember.compile (optimizer step eager in both), and in the *_opt_* rows the
+model and the optimizer step (`ember.compile(opt.step)`). Each setup prints the first call's
 time -- capture plus compile plus one step -- to stderr.
 
     python benchmarks/bench_compile.py [names...] [--rounds R] [--number N]
@@ -17,15 +18,33 @@ from _common import training_step
 from registry import benchmark
 
 
-def _compiled_step(lib, model, opt, loss_fn, x, y, name):
+def _compiled_step(lib, model, opt, loss_fn, x, y, name, optimizer=False):
+    """The training step with the model compiled (ember only), and with `optimizer` its
+    `opt.step` too (ember.compile(opt.step)); torch stays eager."""
     compiled = lib.compile(model) if lib.__name__ == "ember" else model
+    if optimizer and compiled is not model:
+        opt = _CompiledStep(opt, lib.compile(opt.step))
+        name += " + compiled opt.step"
     step = training_step(compiled, opt, loss_fn, x, y)
     if compiled is not model:
         t0 = time.perf_counter()
         step()
         print(f"  [{name}] first call (capture + compile + step): "
               f"{(time.perf_counter() - t0) * 1e3:.1f} ms", file=sys.stderr)
+        if optimizer:  # the first step creates the state eagerly; the second compiles
+            t0 = time.perf_counter()
+            step()
+            print(f"  [{name}] second call (optimizer step compiled: "
+                  f"{opt.step.history[0].compile_time * 1e3:.1f} ms): "
+                  f"{(time.perf_counter() - t0) * 1e3:.1f} ms", file=sys.stderr)
     return step
+
+
+class _CompiledStep:
+    """An optimizer whose step() is the compiled one."""
+
+    def __init__(self, opt, step):
+        self.zero_grad, self.step = opt.zero_grad, step
 
 
 def lenet(lib):
@@ -36,23 +55,38 @@ def lenet(lib):
 
 
 @benchmark(target=0.8)
-def bench_compiled_mlp_train_step(lib):
+def bench_compiled_mlp_train_step(lib, optimizer=False):
     nn, F = lib.nn, lib.nn.functional
     lib.manual_seed(0)
     model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
                           nn.Linear(512, 10))
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = lib.randn(128, 784), lib.randint(0, 10, (128,))
-    return _compiled_step(lib, model, opt, F.cross_entropy, x, y, "mlp")
+    return _compiled_step(lib, model, opt, F.cross_entropy, x, y, "mlp", optimizer)
 
 
 @benchmark(target=1.0)
-def bench_compiled_lenet_train_step(lib):
+def bench_compiled_lenet_train_step(lib, optimizer=False):
     lib.manual_seed(0)
     model = lenet(lib)
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = lib.randn(64, 1, 28, 28), lib.randint(0, 10, (64,))
-    return _compiled_step(lib, model, opt, lib.nn.functional.cross_entropy, x, y, "lenet")
+    return _compiled_step(lib, model, opt, lib.nn.functional.cross_entropy, x, y, "lenet",
+                          optimizer)
+
+
+@benchmark(target=0.8)
+def bench_compiled_mlp_opt_train_step(lib):
+    """The MLP step with the ember side compiling the model AND the optimizer step
+    (ember.compile(opt.step)); torch stays eager."""
+    return bench_compiled_mlp_train_step(lib, optimizer=True)
+
+
+@benchmark(target=1.0)
+def bench_compiled_lenet_opt_train_step(lib):
+    """The LeNet step with the ember side compiling the model AND the optimizer step
+    (ember.compile(opt.step)); torch stays eager."""
+    return bench_compiled_lenet_train_step(lib, optimizer=True)
 
 
 @benchmark(target=2.5)
@@ -120,7 +154,8 @@ if __name__ == "__main__":
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, str(threads))
     p = argparse.ArgumentParser(description="compiled training steps, alternated, medians")
-    p.add_argument("names", nargs="*", default=["mlp_train_step", "lenet_train_step",
+    p.add_argument("names", nargs="*", default=["mlp_train_step", "mlp_opt_train_step",
+                                                "lenet_train_step", "lenet_opt_train_step",
                                                 "transformer_layer_train_step",
                                                 "resnet18_train_step"])
     p.add_argument("--rounds", type=int, default=15)

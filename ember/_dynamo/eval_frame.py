@@ -19,7 +19,10 @@ graph ends the capture. Without bytecode analysis ember cannot resume the captur
 break, so the call's own Python runs eagerly for that signature; for a module, each direct
 submodule is compiled on its own (recursively, at their own breaks), so the captured parts are
 the submodules around the break, where Dynamo would compile the bytecode on either side of it.
-`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. What the guards do not see: Python values the forward reads that are not arguments (a module
+`fullgraph=True` raises `ember._dynamo.exc.Unsupported` instead. An optimizer's `step()`
+breaks the capture too (its update writes NumPy arrays the recorder does not see); the call
+then runs eagerly with the steps it calls compiled on their own, as `ember.compile(opt.step)`
+compiles one (optimizer.py). What the guards do not see: Python values the forward reads that are not arguments (a module
 attribute such as `self.scale`, a global) are constants of the graph, as in `jit.trace`;
 after changing one, call `ember.compiler.reset()` (Dynamo guards on them). Tensors the function
 closes over are read afresh on every call. The capture run's
@@ -39,6 +42,7 @@ from ..nn.modules.module import Module
 from .exc import Unsupported, BackendCompilerFailed
 from .registry import lookup_backend
 from .utils import counters
+from .optimizer import compiled_region
 
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _compiling = [False]
@@ -211,7 +215,8 @@ class _CompiledCall:
         direct submodule compiled on its own, so only the part that broke runs eagerly."""
         m = self.module
         if m is None or not m._modules:
-            return self.fn(*args, **kwargs)
+            with compiled_region():  # optimizer steps it calls run compiled
+                return self.fn(*args, **kwargs)
         if self.children is None:
             self.children = {name: compile(child, backend=self.backend,
                                            fullgraph=self.fullgraph,
@@ -222,7 +227,8 @@ class _CompiledCall:
         originals = dict(m._modules)
         m._modules.update(self.children)
         try:
-            return self.fn(*args, **kwargs)
+            with compiled_region():
+                return self.fn(*args, **kwargs)
         finally:
             m._modules.update(originals)
 
@@ -428,12 +434,21 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="ember", mode=
         from . import registry
         backend = registry.default_backend
     limit = 8 if recompile_limit is None else recompile_limit
+    step_of = getattr(model, "__self__", None)
+    if getattr(model, "__name__", None) == "step" and _is_optimizer(step_of):
+        from .optimizer import CompiledOptimizerStep
+        return CompiledOptimizerStep(step_of, model, fullgraph)
     if isinstance(model, Module):
         call = _CompiledCall(model, model, backend, fullgraph, dynamic, limit,
                              name or type(model).__name__)
         return OptimizedModule(model, call)
     return _CompiledCall(model, None, backend, fullgraph, dynamic, limit,
                          name or getattr(model, "__name__", "fn"))
+
+
+def _is_optimizer(obj):
+    from ..optim.optimizer import Optimizer
+    return isinstance(obj, Optimizer)
 
 
 def compile_forward(module, *, fullgraph=False, dynamic=None, backend="ember", mode=None,

@@ -19,6 +19,11 @@ When the chain's first call reads an array that dies there (made by this code or
 kernel result, not leaving the graph, read by nothing later), the chain writes over it instead:
 a linear layer's ReLU runs in place on the product.
 
+Epilogues: a ReLU group that reads only a linear layer's or a lowered convolution's output
+(which dies there) becomes part of that call -- `np.maximum(y, 0, out=y)` right after the bias
+for the linear layer; for the convolution, on each part of its output right after the bias
+(conv_forward.py) -- and the group's output is the product's array.
+
 Memory plan: the buffer of a fused chain or a product whose Value never leaves the graph -- it
 is not an output, not saved for backward, and no tensor sharing its memory is -- comes from a
 pool allocated at the first run and kept across runs. Buffers are handed out in call order and
@@ -55,8 +60,8 @@ _ELEMENTWISE = {
 def _threshold_backward_into(g, x, threshold, out):
     """The threshold_backward kernel's bit mask (ember/_aten/elementwise.py), into `out`."""
     bits = np.dtype(f"i{out.dtype.itemsize}")
-    keep = (x <= threshold).astype(bits)
-    keep -= 1                                # 0 where x <= threshold, all ones elsewhere
+    # 0 where x <= threshold, all ones elsewhere (NaN too): the comparison's bytes minus 1
+    keep = np.subtract(np.less_equal(x, threshold).view(np.int8), 1, dtype=bits)
     np.bitwise_and(np.asarray(g).view(bits), keep, out=out.view(bits))
 
 
@@ -392,9 +397,29 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
             ten.pop(r, None)
             fresh.add(r)
 
-    fused_count = 0
+    # convolutions with a checked lowering, and the ReLU groups their epilogue takes over
+    # (and the linear layers) whose epilogue runs the ReLU group that follows them
+    conv_checked, relu_into = set(), {}
     for k, item in enumerate(items):
         if isinstance(item, FusionGroup):
+            continue
+        conv = _checked_conv_forward(item, tensors)
+        if conv:
+            conv_checked.add(k)
+        if (conv or _linear_lowering(item)) and _relu_epilogue(
+                item, items[k + 1] if k + 1 < len(items) else None, k, last, escaping, aliases):
+            relu_into[k] = items[k + 1]
+    fused_relu = {}  # relu group -> the convolution output it takes over
+
+    fused_count = 0
+    for k, item in enumerate(items):
+        if isinstance(item, FusionGroup) and item in fused_relu:
+            v = fused_relu.pop(item)
+            lines.append(f"    a{item.out.index} = {reuse(v, item.out)}  # relu (in the "
+                         "epilogue above)")
+            arr[item.out] = f"a{item.out.index}"
+            ten.pop(item.out, None)
+        elif isinstance(item, FusionGroup):
             out = item.out
             operands, body, names = [], [], {}
             for c in item.calls:
@@ -447,6 +472,9 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                              f"out={buffer(v, k)})  # linear")
                 if b is not None:
                     lines.append(f"    a{v.index} += {as_array(b)}")
+                if k in relu_into:
+                    lines.append(f"    np.maximum(a{v.index}, 0, out=a{v.index})")
+                    fused_relu[relu_into[k]] = v
                 arr[v] = f"a{v.index}"
             elif (checked := _checked_kernel(c, tensors)) is not None:
                 fn, fname = checked
@@ -458,15 +486,18 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                 rest = ", ".join(expr(a, as_tensor) for a in c.args[2:])
                 lowered(c, f"{fname}({gw}, {tuple(size)!r}, {stride!r}, {padding!r}, "
                            f"{dilation!r}, lambda: _fallback({key}, ({gw}), ({rest},))[0])")
-            elif _checked_conv_forward(c, tensors):
+            elif k in conv_checked:
                 env["_conv_with_columns"] = conv_forward.conv_with_columns
                 key = f"op{len(env)}"
                 env[key] = c.op
                 x, w, b = c.args[:3]
                 xwb = f"{as_array(x)}, {as_array(w)}, " + ("None" if b is None else as_array(b))
                 rest = ", ".join(expr(a, as_tensor) for a in c.args[3:])
+                relu = ", relu=True" if k in relu_into else ""
                 lowered(c, f"_conv_with_columns({xwb}, {list(c.args[4])!r}, "
-                           f"lambda: _fallback({key}, ({xwb}), ({rest},)))")
+                           f"lambda: _fallback({key}, ({xwb}), ({rest},)){relu})")
+                if relu:
+                    fused_relu[relu_into[k]] = c.outs[0]
             elif _checked_pool(c, tensors):
                 key = f"op{len(env)}"
                 env[key] = c.op
@@ -522,6 +553,18 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
     fused_src = "".join(env[k] + "\n" for k in sorted(env) if k.startswith("_src_"))
     code = "\n".join(head + lines) + "\n"
     return fused_src + code, env, n_buffers
+
+
+def _relu_epilogue(product, group, k, last, escaping, aliases):
+    """Whether a convolution or linear layer (item k) can run the ReLU that follows it in its
+    epilogue: the next item is a fused group of that one relu, reading the product's output,
+    which nothing else reads (itself or through a view) and which does not leave the graph."""
+    if not isinstance(group, FusionGroup) or len(group.calls) != 1:
+        return False
+    relu, y = group.calls[0], product.outs[0]
+    return (relu.op.__name__ == "relu" and relu.args[0] is y and y not in escaping
+            and y not in aliases and last.get(y) == k + 1 and y.shape == group.out.shape
+            and y.dtype is group.out.dtype)
 
 
 def _private_result(call, v, aliases, tensors):

@@ -20,6 +20,7 @@ from .._core import dtype as _dtype
 from .._core.tensor import Tensor, _wrap
 from ..autograd.graph import RemovableHandle
 from .._dynamo.eval_frame import _compiling, graph_break
+from .._dynamo.optimizer import current as _compiled_step
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from . import _foreach
 
@@ -468,6 +469,9 @@ class _ElementwiseOptimizer(Optimizer):
 
     def step(self, closure=None):
         """Perform a single optimization step. closure: re-evaluates the model, returns loss."""
+        compiled = _compiled_step(self)  # under ember.compile: _dynamo/optimizer.py
+        if compiled is not None and compiled.run(closure):
+            return None
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             if group.get("differentiable"):
