@@ -88,10 +88,11 @@ import numpy as np
 # is exact (Note [Taking a block back]; it is then the last block freed), the array object itself
 # is handed out again -- no new array, no lease. Whether a take-back is exact depends only on
 # the pools' layout, so the verdict is kept with the block until malloc, free or a release
-# changes the layout (`epoch`). An array that outlives
-# HELD newer ones gets its weak-reference lease then. Statistics calls, malloc, free, snapshots
-# and empty_cache look at the held arrays first, so no answer counts a dead array; while history
-# is recorded every array is leased at once, so each free is recorded when it happens.
+# changes the layout (`epoch`). Most results die within an op or two: an array still alive when
+# HELD newer ones are held is long-lived, and gets its weak-reference lease then. Statistics
+# calls, malloc, free, snapshots and empty_cache look at the held arrays first, so no answer
+# counts a dead array; while history is recorded every array is leased at once, so each free is
+# recorded when it happens.
 
 # Taking a block back. The commonest moment of all: a result dies and the next result of the
 # same size is asked for (`y = a + b` in a loop). Freeing the block merges it into a free block
@@ -118,7 +119,7 @@ import numpy as np
 
 kMinBlockSize = 512
 _REFUSED = "refused"  # _moment_between's answer when taking a block back is not exact
-HELD = 8  # arrays held by reference before a weak reference takes over (Note [Held arrays])
+HELD = 3  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
 kMinLargeAlloc = 10 << 20
@@ -497,17 +498,16 @@ class CachingAllocator:
                 else:
                     block.array = block.key = None
                     self._free(block)
-                del held[i]
-                n -= 1
-            else:
+            elif i >= n - HELD:
                 i += 1
-        while n > HELD:  # the oldest live ones: a weak reference reports their death
-            block = held.pop(0)
+                continue
+            else:  # alive, and older than the newest few: a weak reference reports its death
+                lease = _Lease(block.array, self.queue_free)
+                lease.block = block
+                block.lease = lease
+                block.array = block.key = None
+            del held[i]
             n -= 1
-            lease = _Lease(block.array, self.queue_free)
-            lease.block = block
-            block.lease = lease
-            block.array = block.key = None
         if reuse is not None:
             if self._take_back(reuse, nbytes) is not None:
                 held.append(reuse)
