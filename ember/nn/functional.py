@@ -14,7 +14,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
-from .._core.memory_format import channels_last, suggest_memory_format
+from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
@@ -1104,9 +1104,8 @@ def _adaptive_avg_pool(input, output_size, nd):
             raise NotImplementedError(f"\"{name}\" not implemented for "
                                       f"'{_scalar_name(input.dtype)}'")
         r = input.mean(list(range(-nd, 0)), keepdim=True)
-        keeps_channels_last = nd == 2 and input.dim() == 4 and \
-            suggest_memory_format(input) is channels_last
-        return r.clone(memory_format=channels_last) if keeps_channels_last else r
+        fmt = suggest_memory_format(input)   # channels_last(_3d) is kept, as PyTorch does
+        return r.clone(memory_format=fmt) if fmt is not contiguous_format else r
     return _adaptive_avg[nd](input, out)
 
 
