@@ -190,3 +190,30 @@ def test_resnet_stem_channels_last_3d_train_step():
     eo, to = em(ex), tm(tx)
     _same(eo, to)
     _same(ember.autograd.grad(eo.sum(), ex)[0], torch.autograd.grad(to.sum(), tx)[0])
+
+
+@pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d", "transposed"])
+def test_ops_with_contiguous_results(fmt):
+    """masked_fill and (log_)softmax return contiguous results (and gradients) for any input
+    layout, as PyTorch's CPU kernels do."""
+    if fmt == "transposed":
+        ex, tx = _pair((5, 4), None, 2)
+        ex, tx = ex.t(), tx.t()
+    else:
+        ex, tx = _pair((2, 3, 4, 5, 2)[:4 if fmt == "channels_last" else 5], fmt, 2)
+    ex.requires_grad_(), tx.requires_grad_()
+    for fn in (lambda L, x: x.masked_fill(x > 0, 0.5), lambda L, x: L.softmax(x, 1),
+               lambda L, x: L.log_softmax(x, 0)):
+        eo, to = fn(ember, ex), fn(torch, tx)
+        _same(eo, to)
+        g = np.random.default_rng(3).standard_normal(tuple(to.shape)).astype(np.float32)
+        _same(ember.autograd.grad(eo, ex, ember.empty_like(ex).copy_(ember.from_numpy(g)))[0],
+              torch.autograd.grad(to, tx, torch.empty_like(tx).copy_(torch.from_numpy(g)))[0])
+
+
+@pytest.mark.parametrize("fmt", ["contiguous", "channels_last", "channels_last_3d"])
+def test_constant_pad_keeps_layout(fmt):
+    shape = (2, 3, 4, 5, 3) if fmt == "channels_last_3d" else (2, 3, 4, 5)
+    ex, tx = _pair(shape, FORMATS[fmt], 6)
+    for pad in ((1, 1), (1, 2, 0, 1), (-1, 1)):
+        _same(ember.nn.functional.pad(ex, pad, value=0.5), torch.nn.functional.pad(tx, pad, value=0.5))
