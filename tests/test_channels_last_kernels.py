@@ -216,4 +216,5 @@ def test_constant_pad_keeps_layout(fmt):
     shape = (2, 3, 4, 5, 3) if fmt == "channels_last_3d" else (2, 3, 4, 5)
     ex, tx = _pair(shape, FORMATS[fmt], 6)
     for pad in ((1, 1), (1, 2, 0, 1), (-1, 1)):
-        _same(ember.nn.functional.pad(ex, pad, value=0.5), torch.nn.functional.pad(tx, pad, value=0.5))
+        _same(ember.nn.functional.pad(ex, pad, value=0.5),
+              torch.nn.functional.pad(tx, pad, value=0.5))

@@ -307,9 +307,10 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
 # windows cannot overlap -- those `classes` apart along every dim, classes = ceil(window extent
 # / stride) -- have distinct indices, so for each class of outputs (a strided slice of them)
 # one fancy-indexed `+=` is exact. 2x2/2 pooling is one class (a plain scatter), 3x3/2 four;
-# that beats one np.bincount over all outputs, which accumulates in a float64 array of the
-# input's size. (The indices are the forward's: hand-made ones naming elements outside their
-# window could collide within a class.) Adaptive pooling, whose windows vary, uses bincount.
+# over NHWC memory that beats one np.bincount over all outputs, which accumulates in a float64
+# array of the input's size (over NCHW rows bincount measured as fast, and is kept there).
+# The indices are the forward's: hand-made ones naming elements outside their window could
+# collide within a class. Adaptive pooling, whose windows vary, uses bincount.
 def _scatter(values, indices, spatial, classes, cl=False):
     """values, indices (M, *out) -> (M, *spatial): each value added at its flat index. When cl
     they are (N, *out, C) -> (N, *spatial, C), channel c of index i landing at i * C + c.
@@ -328,7 +329,8 @@ def _scatter(values, indices, spatial, classes, cl=False):
         flat += (np.arange(first, first + flat.shape[0]) * size).reshape(
             (-1,) + (1,) * (flat.ndim - 1))
         return flat
-    if classes is None:
+    if classes is None or (not cl and any(k > 1 for k in classes)):
+        # (over (M, *out) rows, whose inner runs are short, one bincount measured faster)
         flat = flat_of(indices, 0)
         r = np.bincount(flat.reshape(-1), weights=values.reshape(-1), minlength=m * size)
         return r.astype(values.dtype, copy=False).reshape(shape)
