@@ -8,7 +8,8 @@ import numpy as np
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta, _wrap_dim
 from .._core import dtype as D
-from .._core.memory_format import contiguous_format, suggest_memory_format, format_strides
+from .._core.memory_format import (contiguous_format, suggest_memory_format, format_strides,
+                                   copy_in_format)
 from .elementwise import broadcast_shape, not_implemented, _OPMATH, _scalar_type_name
 from .tensor_iterator import empty_strided
 
@@ -479,7 +480,13 @@ def pixel_shuffle(self, upscale_factor):
     c, h, w = a.shape[nb:]
     x = a.reshape(a.shape[:nb] + (c // (r * r), r, r, h, w))
     x = x.transpose(tuple(range(nb)) + (nb, nb + 3, nb + 1, nb + 4, nb + 2))
-    return _wrap(np.ascontiguousarray(x).reshape(shape))
+    return _wrap(_shuffled(self, np.ascontiguousarray(x).reshape(shape)))
+
+
+def _shuffled(self, r):
+    """A pixel (un)shuffle's result in the input's suggest_memory_format, as PyTorch's."""
+    strides = _pad_strides(self, r.shape)
+    return r if strides is None else copy_in_format(r, suggest_memory_format(self))
 
 
 @impl("pixel_unshuffle", "CPU")
@@ -493,17 +500,19 @@ def pixel_unshuffle(self, downscale_factor):
     c, h, w = a.shape[nb:]
     x = a.reshape(a.shape[:nb] + (c, h // r, r, w // r, r))
     x = x.transpose(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
-    return _wrap(np.ascontiguousarray(x).reshape(shape))
+    return _wrap(_shuffled(self, np.ascontiguousarray(x).reshape(shape)))
 
 
 @impl("pixel_shuffle", "Meta")
 def pixel_shuffle_meta(self, upscale_factor):
-    return _meta(_shuffle_shape(self, upscale_factor, True), self.dtype, device=self.device)
+    shape = _shuffle_shape(self, upscale_factor, True)
+    return _meta(shape, self.dtype, _pad_strides(self, shape), device=self.device)
 
 
 @impl("pixel_unshuffle", "Meta")
 def pixel_unshuffle_meta(self, downscale_factor):
-    return _meta(_shuffle_shape(self, downscale_factor, False), self.dtype, device=self.device)
+    shape = _shuffle_shape(self, downscale_factor, False)
+    return _meta(shape, self.dtype, _pad_strides(self, shape), device=self.device)
 
 
 @impl("embedding_renorm_", "Meta")

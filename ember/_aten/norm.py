@@ -16,7 +16,7 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 import numpy as np
 
 from .._core.memory_format import channels_last, channels_last_3d, suggest_memory_format, \
-    format_strides
+    format_strides, copy_in_format
 
 from .._core import caching_allocator
 from .._core import dtype as D
@@ -608,24 +608,38 @@ def native_layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rst
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     view, stat_shape = _group_norm_check(input, weight, bias, N, C, HxW, group)
     stat_dt = _norm_params_dtype("GroupNormKernelImpl", input, weight, bias)
-    return _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt)
+    out, mean, rstd = _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt)
+    return _in_layout_of(out, input), mean, rstd
+
+
+def _in_layout_of(t, input):
+    """Group norm's results keep a channels_last(_3d) input's layout, as PyTorch's CPU kernels
+    do (here by one copy: the rows are computed over the contiguous (N, G, C/G * HxW) view)."""
+    strides = _layout_strides(input)
+    if strides is None:
+        return t
+    fmt = channels_last if input.dim() == 4 else channels_last_3d
+    return _wrap(copy_in_format(t._np, fmt))
 
 
 @impl("native_group_norm", "Meta")
 def native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
     _, stat_shape = _group_norm_check(input, weight, bias, N, C, HxW, group)
     stat_dt = _norm_params_dtype("GroupNormKernelImpl", input, weight, bias)
-    return _row_norm_forward_meta(input, stat_shape, stat_dt)
+    out, mean, rstd = _row_norm_forward_meta(input, stat_shape, stat_dt)
+    return _meta(input.shape, input.dtype, _layout_strides(input), device=input.device), mean, rstd
 
 
 @impl("native_group_norm_backward", "CPU")
 def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group,
                                output_mask):
     view, _ = _group_norm_check(input, weight, None, N, C, HxW, group)
-    return _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, (C,))
+    gi, gw, gb = _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, (C,))
+    return _in_layout_of(gi, input), gw, gb
 
 
 @impl("native_group_norm_backward", "Meta")
 def native_group_norm_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group,
                                     output_mask):
-    return _row_norm_backward_meta(input, weight, output_mask, (C,))
+    gi, gw, gb = _row_norm_backward_meta(input, weight, output_mask, (C,))
+    return _meta(input.shape, input.dtype, _layout_strides(input), device=input.device), gw, gb

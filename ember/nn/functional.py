@@ -1516,7 +1516,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims. Nearest modes pick input pixels (index_select); linear,
     bilinear, trilinear and bicubic are separable, so each is one small (out, in) matrix
-    product per spatial dim, differentiable like any matmul."""
+    product per spatial dim, differentiable like any matmul. The result of a channels_last
+    (_3d) input is laid out so, as PyTorch's upsample kernels give it ("area" is adaptive
+    average pooling, whose kernels decide)."""
+    r = _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                     antialias)
+    if mode != "area" and input.dim() in (4, 5):
+        fmt = suggest_memory_format(input)
+        if fmt is not contiguous_format and not r.is_contiguous(memory_format=fmt):
+            return r.contiguous(memory_format=fmt)
+    return r
+
+
+def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                 antialias):
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
