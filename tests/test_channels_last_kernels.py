@@ -259,3 +259,15 @@ def test_ops_keeping_layout(i):
     nd, fn = LAYOUT_KEEPING[i]
     shape = (2, 4, 4, 5, 3) if nd == 5 else (2, 4, 4, 6)
     _check(fn, shape, "channels_last_3d" if nd == 5 else "channels_last", grad_fmt=True)
+
+
+@pytest.mark.parametrize("fmt", ["contiguous", "channels_last"])
+def test_max_pool_backward_nonfinite_grad(fmt):
+    """A NaN / inf in the gradient reaches only the element its index names."""
+    ex, tx = _pair((2, 3, 6, 5), FORMATS[fmt], 4)
+    ex.requires_grad_(), tx.requires_grad_()
+    eo, to = ember.nn.functional.max_pool2d(ex, 2), torch.nn.functional.max_pool2d(tx, 2)
+    g = np.ones(tuple(to.shape), np.float32)
+    g[0, 1, 1, 1], g[1, 2, 0, 0] = np.nan, np.inf
+    _same(ember.autograd.grad(eo, ex, ember.from_numpy(g))[0],
+          torch.autograd.grad(to, tx, torch.from_numpy(g))[0])
