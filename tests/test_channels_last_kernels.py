@@ -271,3 +271,15 @@ def test_max_pool_backward_nonfinite_grad(fmt):
     g[0, 1, 1, 1], g[1, 2, 0, 0] = np.nan, np.inf
     _same(ember.autograd.grad(eo, ex, ember.from_numpy(g))[0],
           torch.autograd.grad(to, tx, torch.from_numpy(g))[0])
+
+
+@pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d"])
+def test_reductions_and_scans_contiguous(fmt):
+    """Reductions and scans of a channels-last input return contiguous results, as PyTorch's."""
+    ex, tx = _pair((2, 3, 4, 5, 2)[:4 if fmt == "channels_last" else 5], fmt, 9)
+    for fn in (lambda L, x: x.sum(2, keepdim=True), lambda L, x: x.mean((2, 3)),
+               lambda L, x: x.var(2), lambda L, x: x.amax(3), lambda L, x: x.logsumexp(2),
+               lambda L, x: L.linalg.vector_norm(x, dim=2), lambda L, x: (x > 0).all(2),
+               lambda L, x: x.prod(2), lambda L, x: x.cumsum(2), lambda L, x: x.cummax(3)[0],
+               lambda L, x: x.max(2)[0], lambda L, x: x.argmax(2)):
+        _same(fn(ember, ex), fn(torch, tx))
