@@ -378,10 +378,16 @@ def _batch_norm_backward_channels_last(grad_out, input, x2, weight, running_mean
         if not train:
             np.multiply(g2[b], a, out=o, casting="unsafe")
             return
-        t = g2[b].astype(dt, copy=False) * a
-        t += x2[b].astype(dt, copy=False) * bx
+        if o.dtype != dt:     # float16 / bfloat16: computed in float32, then cast
+            t = g2[b].astype(dt) * a
+            t += x2[b].astype(dt) * bx
+            t += c
+            o[...] = t
+            return
+        np.multiply(g2[b], a, out=o)
+        t = np.multiply(x2[b], bx)
         t += c
-        o[...] = t
+        o += t
     _over_row_blocks(block, x2)
     wdt = weight._np.dtype if weight is not None else input._np.dtype
     return (_from_rows(gi, input), _wrap((dot * invstd).astype(wdt, copy=False)),
