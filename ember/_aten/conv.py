@@ -525,43 +525,36 @@ def _result_format(a, b):
     return None
 
 
-def _pad_nhwc(x, padding, extra=None):
-    """x (N, *spatial, C) zero-padded by `padding` on both sides (and `extra` at the end)."""
-    extra = extra or (0,) * len(padding)
+def _pad_nhwc(x, padding, extra=(0, 0)):
     if not any(padding) and not any(extra):
         return x
-    spatial = x.shape[1:-1]
-    out = _zeros((x.shape[0],) + tuple(n + 2 * p + e for n, p, e in zip(spatial, padding, extra))
-                 + x.shape[-1:], x.dtype)
-    out[(slice(None),) + tuple(slice(p, p + n) for p, n in zip(padding, spatial))] = x
+    n, h, w, c = x.shape
+    out = _zeros((n, h + 2 * padding[0] + extra[0], w + 2 * padding[1] + extra[1], c), x.dtype)
+    out[:, padding[0]:padding[0] + h, padding[1]:padding[1] + w] = x
     return out
 
 
 def _columns_nhwc(x, kernel, stride, padding, dilation, out, groups):
-    """x (N, *spatial, C) -> columns (G, N*prod(out), prod(kernel)*C/G); a view when nothing
-    is copied (2-d: (N, H, W, C) -> (G, N*oh*ow, kh*kw*C/G); 3-d likewise)."""
+    """x (N, H, W, C) -> columns (G, N*oh*ow, kh*kw*C/G); a view when nothing is copied."""
     xp = _pad_nhwc(x, padding)
-    n, c = x.shape[0], x.shape[-1]
-    sp = xp.strides[1:-1]
+    n, c = x.shape[0], x.shape[3]
+    sn, sh, sw, sc = xp.strides
     win = _as_strided(xp, (n,) + tuple(out) + tuple(kernel) + (c,),
-                      (xp.strides[0],) + tuple(st * s for st, s in zip(sp, stride)) +
-                      tuple(st * d for st, d in zip(sp, dilation)) + (xp.strides[-1],),
+                      (sn, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1], sc),
                       writeable=False)
     cols = contiguous(win)
-    rows = n * _prod(out)
+    rows = n * out[0] * out[1]
     if groups == 1:
         return cols.reshape(1, rows, -1)
-    cols = cols.reshape(rows, _prod(kernel), groups, c // groups).transpose(2, 0, 1, 3)
+    cols = cols.reshape(rows, kernel[0] * kernel[1], groups, c // groups).transpose(2, 0, 1, 3)
     return contiguous(cols).reshape(groups, rows, -1)
 
 
 def _weight_nhwc(w, groups):
-    """w (O, C/G, *kernel) as (G, prod(kernel)*C/G, O/G)."""
+    """w (O, C/G, kh, kw) as (G, kh*kw*C/G, O/G)."""
     o = w.shape[0]
-    nd = w.ndim - 2
-    wg = w.reshape((groups, o // groups) + w.shape[1:])           # (G, O/G, C/G, *kernel)
-    order = (0,) + tuple(range(3, 3 + nd)) + (2, 1)
-    return contiguous(wg.transpose(order)).reshape(groups, -1, o // groups)
+    wg = w.reshape((groups, o // groups) + w.shape[1:])           # (G, O/G, C/G, kh, kw)
+    return contiguous(wg.transpose(0, 3, 4, 2, 1)).reshape(groups, -1, o // groups)
 
 
 def _ungroup_rows(r):
@@ -579,9 +572,8 @@ def _group_rows(a, groups):
 
 
 def _conv_nhwc(x, w, stride, padding, dilation, groups):
-    """x (N, H, W, C), w (O, C/G, kh, kw) -> the output (N, oh, ow, O); or the same with 3
-    spatial dims."""
-    out = conv_output_size(x.shape[1:-1], w.shape[2:], stride, padding, dilation)
+    """x (N, H, W, C), w (O, C/G, kh, kw) -> the output (N, oh, ow, O)."""
+    out = conv_output_size(x.shape[1:3], w.shape[2:], stride, padding, dilation)
     cols = _columns_nhwc(x, w.shape[2:], stride, padding, dilation, out, groups)
     r = _ungroup_rows(_matmul(cols, _weight_nhwc(w, groups)))
     return r.reshape((x.shape[0],) + tuple(out) + (w.shape[0],))
@@ -591,12 +583,11 @@ def _conv_input_grad_nhwc(g, w, in_shape, stride, padding, dilation, groups):
     """g (N, oh, ow, O), w (O, C/G, kh, kw) -> the input gradient (N, H, W, C) (in_shape is
     the NCHW shape)."""
     n, c = in_shape[:2]
-    kernel, out = w.shape[2:], g.shape[1:-1]
-    nd = len(kernel)
-    gm = _group_rows(g.reshape(-1, g.shape[-1]), groups)               # (G, rows, O/G)
+    kernel, out = w.shape[2:], g.shape[1:3]
+    gm = _group_rows(g.reshape(-1, g.shape[3]), groups)                # (G, rows, O/G)
     cols = _matmul(gm, _weight_nhwc(w, groups).swapaxes(1, 2))          # (G, rows, K*C/G)
     if groups > 1:
-        cols = cols.reshape(groups, -1, _prod(kernel), c // groups).transpose(1, 2, 0, 3)
+        cols = cols.reshape(groups, -1, kernel[0] * kernel[1], c // groups).transpose(1, 2, 0, 3)
     cols = cols.reshape((n,) + tuple(out) + tuple(kernel) + (c,))
     span = tuple((o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation))
     padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
@@ -609,9 +600,9 @@ def _conv_input_grad_nhwc(g, w, in_shape, stride, padding, dilation, groups):
     def accumulate(samples):       # samples: a slice of N, summed in the same order
         a, b = acc[samples[0]], cols[samples[0]]
         for pos, target in targets:
-            a[(slice(None),) + target] += b[(slice(None),) * (nd + 1) + pos]
+            a[(slice(None),) + target] += b[(slice(None), slice(None), slice(None)) + pos]
     parallel_for(accumulate, (n,), cols.size)
-    return acc[(slice(None),) + tuple(slice(p, p + i) for p, i in zip(padding, in_shape[2:]))]
+    return acc[:, padding[0]:padding[0] + in_shape[2], padding[1]:padding[1] + in_shape[3]]
 
 
 def _conv_weight_grad_nhwc(g, x, w_shape, stride, padding, dilation, groups):
@@ -619,11 +610,11 @@ def _conv_weight_grad_nhwc(g, x, w_shape, stride, padding, dilation, groups):
     (kh, kw, C/G)-inner layout it is computed in (a channels_last view when G is 1)."""
     o = w_shape[0]
     kernel = w_shape[2:]
-    cols = _columns_nhwc(x, kernel, stride, padding, dilation, g.shape[1:-1], groups)
+    cols = _columns_nhwc(x, kernel, stride, padding, dilation, g.shape[1:3], groups)
     gm = _group_rows(g.reshape(-1, o), groups)                         # (G, rows, O/G)
     r = _matmul(gm.swapaxes(1, 2), cols)                                # (G, O/G, K*C/G)
     r = r.reshape((o,) + tuple(kernel) + (w_shape[1],))
-    return np.moveaxis(r, -1, 1)
+    return r.transpose(0, 3, 1, 2)
 
 
 # ---- kernels ----------------------------------------------------------------------------------
@@ -665,19 +656,14 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                                                   groups))
         if channels_last_2d(input, weight):
             return _wrap(_nchw(nhwc(_add_bias(r, bias, input.dtype))))
-    elif channels_last_2d(input, weight) or channels_last_3d_conv(input, weight):
-        r = _conv_nhwc(_channels_inner(x), w, stride, padding, dilation, groups)
-        return _wrap(np.moveaxis(_add_bias_nhwc(r, bias, input.dtype), -1, 1))
+    elif channels_last_2d(input, weight):
+        r = _conv_nhwc(nhwc(x), w, stride, padding, dilation, groups)
+        return _wrap(_nchw(_add_bias_nhwc(r, bias, input.dtype)))
     else:
         r = _benchmarked_conv(x, w, stride, padding, dilation, groups)
+    if channels_last_3d_conv(input, weight):
+        return _wrap(copy_in_format(_add_bias(r, bias, input.dtype), channels_last_3d))
     return _wrap(_canonical(_add_bias(r, bias, input.dtype)))
-
-
-def _channels_inner(a):
-    """The (N, *spatial, C) view of an (N, C, *spatial) array, copied only when its memory is
-    not laid out so already."""
-    v = np.moveaxis(a, 1, -1)
-    return v if v.flags.c_contiguous else np.ascontiguousarray(v)
 
 
 def _canonical(a):
@@ -766,15 +752,14 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
     g, w = _arrays(grad_output, weight)
     if 0 in g.shape or 0 in w.shape:
         return _wrap(np.zeros(input_size, grad_output.dtype._np))
-    if channels_last_2d(grad_output, weight) or (
-            not transposed and channels_last_3d_conv(grad_output, weight)):
-        gl = _channels_inner(g)
+    if channels_last_2d(grad_output, weight):
+        gl = nhwc(g)
         if transposed:
             r = _conv_nhwc(gl, w, stride, padding, dilation, groups)
         else:
             r = _conv_input_grad_nhwc(gl, w, tuple(input_size), stride, padding, dilation,
                                       groups)
-        return _wrap(np.moveaxis(contiguous(r, grad_output.dtype._np), -1, 1))
+        return _wrap(_nchw(contiguous(r, grad_output.dtype._np)))
     if transposed:
         r = _conv(g, w, stride, padding, dilation, groups)
     else:
@@ -798,12 +783,6 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         r = _conv_weight_grad_nhwc(nhwc(g), nhwc(x), tuple(weight_size), stride, padding,
                                    dilation, groups)
         return _wrap(_weight_layout(r, grad_output.dtype._np))
-    if not transposed and columns is None and len(weight_size) == 5 and (
-            array_is_channels_last(x, 5) or array_is_channels_last(g, 5)):
-        r = _conv_weight_grad_nhwc(_channels_inner(g), _channels_inner(x), tuple(weight_size),
-                                   stride, padding, dilation, groups)
-        return _wrap(copy_in_format(r.astype(grad_output.dtype._np, copy=False),
-                                    channels_last_3d))
     if transposed:
         # the weight (C_in, O/G, *k) of a transposed convolution pairs input channels with the
         # output's windows: a convolution's weight gradient with the two swapped
