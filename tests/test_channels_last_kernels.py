@@ -144,15 +144,19 @@ def test_batch_norm(fmt, training):
     np.testing.assert_allclose(ebn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-5)
 
 
+@pytest.mark.parametrize("case", [dict(padding=1, stride=(1, 2, 1)),
+                                  dict(padding=(0, 1, 2), dilation=(1, 2, 1), groups=3)])
 @pytest.mark.parametrize("where", ["input", "weight"])
-def test_conv3d_channels_last_3d(where):
-    ex, tx = _pair((2, 3, 5, 6, 4), "channels_last_3d" if where == "input" else None, 1)
-    ew, tw = _pair((4, 3, 2, 3, 2), "channels_last_3d" if where == "weight" else None, 2)
-    eb, tb = _pair((4,), None, 3)
+def test_conv3d_channels_last_3d(where, case):
+    groups = case.get("groups", 1)
+    ex, tx = _pair((2, 6, 5, 6, 4), "channels_last_3d" if where == "input" else None, 1)
+    ew, tw = _pair((6, 6 // groups, 2, 3, 2), "channels_last_3d" if where == "weight" else None,
+                   2)
+    eb, tb = _pair((6,), None, 3)
     for a in (ex, tx, ew, tw, eb, tb):
         a.requires_grad_()
-    eo = ember.nn.functional.conv3d(ex, ew, eb, padding=1, stride=(1, 2, 1))
-    to = torch.nn.functional.conv3d(tx, tw, tb, padding=1, stride=(1, 2, 1))
+    eo = ember.nn.functional.conv3d(ex, ew, eb, **case)
+    to = torch.nn.functional.conv3d(tx, tw, tb, **case)
     _same(eo, to)
     g = np.random.default_rng(4).standard_normal(tuple(to.shape)).astype(np.float32)
     eg = ember.autograd.grad(eo, (ex, ew, eb), ember.empty_like(eo).copy_(ember.from_numpy(g)))

@@ -509,8 +509,10 @@ def channels_last_2d(input, weight):
 
 def channels_last_3d_conv(input, weight):
     """The same rule for 3-d convolutions: a 5-d input or weight in channels_last_3d. (The
-    NDHWC result is a layout copy of the NCDHW computation: PyTorch's strides, not its
-    memory traffic.)"""
+    NDHWC result is a layout copy of the NCDHW computation: PyTorch's strides, not its memory
+    traffic. The NHWC im2col generalised to 3 spatial dims measured slower, 40 against 29 ms
+    for a (4, 16, 8, 16, 16) 3x3x3 convolution forward + backward: its col2im adds run over
+    C-long rows, short for the narrow channels of 3-d networks.)"""
     return weight.dim() == 5 and (suggest_memory_format(input) is channels_last_3d or
                                   suggest_memory_format(weight) is channels_last_3d)
 
