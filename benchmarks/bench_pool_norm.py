@@ -35,6 +35,56 @@ def bench_batch_norm(lib):
 
 
 @benchmark(target=2.0)
+def bench_max_pool2d_channels_last(lib):
+    """bench_max_pool2d on channels_last activations (and gradients)."""
+    F = lib.nn.functional
+    lib.manual_seed(0)
+    cl = lib.channels_last
+    a = lib.randn(64, 64, 24, 24).contiguous(memory_format=cl).requires_grad_()
+    b = lib.randn(32, 64, 56, 56).contiguous(memory_format=cl).requires_grad_()
+    ga = lib.ones(64, 64, 12, 12).contiguous(memory_format=cl)
+    gb = lib.ones(32, 64, 28, 28).contiguous(memory_format=cl)
+
+    def step():
+        F.max_pool2d(a, 2).backward(ga)
+        F.max_pool2d(b, 3, 2, 1).backward(gb)
+    return step
+
+
+@benchmark(target=2.0)
+def bench_batch_norm_channels_last(lib):
+    """bench_batch_norm on a channels_last input and gradient."""
+    F = lib.nn.functional
+    lib.manual_seed(0)
+    cl = lib.channels_last
+    x = lib.randn(32, 64, 32, 32).contiguous(memory_format=cl).requires_grad_()
+    w = lib.ones(64, requires_grad=True)
+    b = lib.zeros(64, requires_grad=True)
+    mean, var = lib.zeros(64), lib.ones(64)
+    g = lib.randn(32, 64, 32, 32).contiguous(memory_format=cl)
+
+    def step():
+        F.batch_norm(x, mean, var, w, b, training=True).backward(g)
+    return step
+
+
+@benchmark(target=2.0)
+def bench_bn3d_max_pool3d_channels_last_3d(lib):
+    """Training batch norm then 2x2x2 max pooling of (8, 32, 16, 32, 32) channels_last_3d
+    activations, forward + backward."""
+    F = lib.nn.functional
+    lib.manual_seed(0)
+    x = lib.randn(8, 32, 16, 32, 32).contiguous(
+        memory_format=lib.channels_last_3d).requires_grad_()
+    w = lib.ones(32, requires_grad=True)
+    b = lib.zeros(32, requires_grad=True)
+
+    def step():
+        F.max_pool3d(F.batch_norm(x, None, None, w, b, training=True), 2).sum().backward()
+    return step
+
+
+@benchmark(target=2.0)
 def bench_cross_entropy(lib):
     """Cross-entropy of (256, 1000) logits, forward + backward."""
     F = lib.nn.functional

@@ -53,3 +53,16 @@ def bench_resnet18_train_step(lib):
     y = lib.randint(0, 10, (32,))
 
     return training_step(model, opt, lib.nn.functional.cross_entropy, x, y)
+
+
+@benchmark(target=1.3)
+def bench_resnet18_train_step_channels_last(lib):
+    """The same step with model and input in channels_last."""
+    lib.manual_seed(0)
+    model = resnet18(lib).to(memory_format=lib.channels_last)
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    x = lib.randn(32, 3, 32, 32).contiguous(memory_format=lib.channels_last)
+    y = lib.randint(0, 10, (32,))
+
+    return training_step(model, opt, lib.nn.functional.cross_entropy, x, y)
+

@@ -36,8 +36,9 @@ import numpy as np
 
 from .._core import caching_allocator
 from .._core import dtype as D
-from .._core.memory_format import (channels_last, suggest_memory_format, nhwc,
-                                   array_is_channels_last)
+from .._core.memory_format import (channels_last, channels_last_3d, suggest_memory_format,
+                                   nhwc, array_is_channels_last, copy_in_format,
+                                   format_strides)
 from ._parallel import contiguous, matmul as _parallel_matmul, parallel_for
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
@@ -506,6 +507,26 @@ def channels_last_2d(input, weight):
                                   suggest_memory_format(weight) is channels_last)
 
 
+def channels_last_3d_conv(input, weight):
+    """The same rule for 3-d convolutions: a 5-d input or weight in channels_last_3d. (The
+    NDHWC result is a layout copy of the NCDHW computation: PyTorch's strides, not its memory
+    traffic. The NHWC im2col generalised to 3 spatial dims measured slower, 40 against 29 ms
+    for a (4, 16, 8, 16, 16) 3x3x3 convolution forward + backward: its col2im adds run over
+    C-long rows, short for the narrow channels of 3-d networks.)"""
+    return weight.dim() == 5 and (suggest_memory_format(input) is channels_last_3d or
+                                  suggest_memory_format(weight) is channels_last_3d)
+
+
+def _result_format(a, b):
+    """The memory format of a convolution's results for operands a and b (input or
+    grad_output, and weight): channels_last(_3d) by PyTorch's rule, else None."""
+    if channels_last_2d(a, b):
+        return channels_last
+    if channels_last_3d_conv(a, b):
+        return channels_last_3d
+    return None
+
+
 def _pad_nhwc(x, padding, extra=(0, 0)):
     if not any(padding) and not any(extra):
         return x
@@ -642,6 +663,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         return _wrap(_nchw(_add_bias_nhwc(r, bias, input.dtype)))
     else:
         r = _benchmarked_conv(x, w, stride, padding, dilation, groups)
+    if channels_last_3d_conv(input, weight):
+        return _wrap(copy_in_format(_add_bias(r, bias, input.dtype), channels_last_3d))
     return _wrap(_canonical(_add_bias(r, bias, input.dtype)))
 
 
@@ -673,7 +696,9 @@ def convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
                      groups):
     shape = check_convolution(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
-    return _meta(shape, input.dtype, device=input.device)
+    fmt = _result_format(input, weight)
+    return _meta(shape, input.dtype, None if fmt is None else format_strides(shape, fmt),
+                 device=input.device)
 
 
 # Note [Keeping the forward's columns for the weight gradient]
@@ -741,6 +766,9 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
         r = _conv(g, w, stride, padding, dilation, groups)
     else:
         r = _conv_input_grad(g, w, tuple(input_size), stride, padding, dilation, groups)
+    if channels_last_3d_conv(grad_output, weight):
+        return _wrap(copy_in_format(r.astype(grad_output.dtype._np, copy=False),
+                                    channels_last_3d))
     return _wrap(_canonical(contiguous(r, grad_output.dtype._np)))
 
 
@@ -764,6 +792,9 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
     else:
         r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
                               None if columns is None else columns._np)
+    if len(weight_size) == 5 and (array_is_channels_last(x, 5) or array_is_channels_last(g, 5)):
+        return _wrap(copy_in_format(r.astype(grad_output.dtype._np, copy=False),
+                                    channels_last_3d))
     return _wrap(np.ascontiguousarray(r, dtype=grad_output.dtype._np))
 
 
@@ -777,7 +808,10 @@ def _weight_layout(r, dtype):
 
 @impl("_convolution_backward_input", "Meta")
 def convolution_backward_input_meta(grad_output, weight, input_size, *rest):
-    return _meta(tuple(input_size), grad_output.dtype, device=grad_output.device)
+    fmt = _result_format(grad_output, weight)
+    return _meta(tuple(input_size), grad_output.dtype,
+                 None if fmt is None else format_strides(tuple(input_size), fmt),
+                 device=grad_output.device)
 
 
 @impl("_convolution_backward_weight", "Meta")

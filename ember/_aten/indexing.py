@@ -144,7 +144,8 @@ def _fill_value(self, value):
 def masked_fill(self, mask, value):
     m = _mask(self, mask)
     shape = broadcast_shape(self._size, mask._size)
-    out = np.array(np.broadcast_to(self._np, shape))
+    # contiguous whatever the input's layout: PyTorch's masked_fill fills a contiguous clone
+    out = np.array(np.broadcast_to(self._np, shape), order="C")
     out[np.broadcast_to(m, shape)] = _fill_value(self, value)
     return _wrap(out)
 

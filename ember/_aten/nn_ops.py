@@ -9,7 +9,10 @@ from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta, _wrap_dim
 from .._core import dtype as D
 from .add_at import index_sum
+from .._core.memory_format import (contiguous_format, suggest_memory_format, format_strides,
+                                   copy_in_format)
 from .elementwise import broadcast_shape, not_implemented, _OPMATH, _scalar_type_name
+from .tensor_iterator import empty_strided
 
 
 def _softmax_np(a, dim, log):
@@ -37,7 +40,8 @@ def _softmax_kernel(log):
             return _wrap(np.zeros((), a.dtype) if log else np.ones((), a.dtype))
         mdt = _OPMATH.get(self.dtype, self.dtype)._np
         r = _softmax_np(a.astype(mdt, copy=False), d, log)
-        return _wrap(r.astype(np.float32 if half_to_float else a.dtype, copy=False))
+        # contiguous whatever the input's layout, as PyTorch's CPU kernels (and backward) give
+        return _wrap(np.ascontiguousarray(r, np.float32 if half_to_float else a.dtype))
     return cpu
 
 
@@ -52,8 +56,8 @@ def softmax_backward(grad_output, output, dim, input_dtype):
     if y.ndim == 0:
         return _wrap(np.zeros_like(grad_output._np))
     d = _wrap_dim(dim, y.ndim)
-    return _wrap((y * (g - np.sum(g * y, axis=d, keepdims=True))).astype(
-        grad_output._np.dtype, copy=False))
+    return _wrap(np.ascontiguousarray(y * (g - np.sum(g * y, axis=d, keepdims=True)),
+                                      grad_output._np.dtype))
 
 
 def _math_arrays(grad_output, output):
@@ -71,7 +75,7 @@ def log_softmax_backward(grad_output, output, dim, input_dtype):
     r = np.exp(y)
     r *= np.sum(g, axis=d, keepdims=True)
     np.subtract(g, r, out=r)
-    return _wrap(r.astype(grad_output._np.dtype, copy=False))
+    return _wrap(np.ascontiguousarray(r, grad_output._np.dtype))
 
 
 for _n in ("_softmax", "_log_softmax", "_softmax_backward_data", "_log_softmax_backward_data"):
@@ -314,7 +318,8 @@ def _constant_pad_shape(self, pad):
 def constant_pad_nd(self, pad, value=0):
     """Pad with `value`; a negative pad crops."""
     shape, pairs = _constant_pad_shape(self, pad)
-    out = np.full(shape, value, self.dtype._np)
+    out = empty_strided(shape, _pad_strides(self, shape), self.dtype._np)
+    out.fill(value)
     src, dst = [slice(None)] * self.dim(), [slice(None)] * self.dim()
     for d, (lo, hi) in pairs.items():
         n = self.shape[d]
@@ -326,7 +331,15 @@ def constant_pad_nd(self, pad, value=0):
 
 @impl("constant_pad_nd", "Meta")
 def constant_pad_nd_meta(self, pad, value=0):
-    return _meta(_constant_pad_shape(self, pad)[0], self.dtype, device=self.device)
+    shape = _constant_pad_shape(self, pad)[0]
+    return _meta(shape, self.dtype, _pad_strides(self, shape), device=self.device)
+
+
+def _pad_strides(self, shape):
+    """The result's strides: in the input's suggest_memory_format, as PyTorch's (None for
+    contiguous)."""
+    fmt = suggest_memory_format(self)
+    return None if fmt is contiguous_format else format_strides(shape, fmt)
 
 
 # Reflection and replication padding are gathers: along each padded dim, output position i reads
@@ -450,7 +463,13 @@ def pixel_shuffle(self, upscale_factor):
     c, h, w = a.shape[nb:]
     x = a.reshape(a.shape[:nb] + (c // (r * r), r, r, h, w))
     x = x.transpose(tuple(range(nb)) + (nb, nb + 3, nb + 1, nb + 4, nb + 2))
-    return _wrap(np.ascontiguousarray(x).reshape(shape))
+    return _wrap(_shuffled(self, np.ascontiguousarray(x).reshape(shape)))
+
+
+def _shuffled(self, r):
+    """A pixel (un)shuffle's result in the input's suggest_memory_format, as PyTorch's."""
+    strides = _pad_strides(self, r.shape)
+    return r if strides is None else copy_in_format(r, suggest_memory_format(self))
 
 
 @impl("pixel_unshuffle", "CPU")
@@ -464,17 +483,19 @@ def pixel_unshuffle(self, downscale_factor):
     c, h, w = a.shape[nb:]
     x = a.reshape(a.shape[:nb] + (c, h // r, r, w // r, r))
     x = x.transpose(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
-    return _wrap(np.ascontiguousarray(x).reshape(shape))
+    return _wrap(_shuffled(self, np.ascontiguousarray(x).reshape(shape)))
 
 
 @impl("pixel_shuffle", "Meta")
 def pixel_shuffle_meta(self, upscale_factor):
-    return _meta(_shuffle_shape(self, upscale_factor, True), self.dtype, device=self.device)
+    shape = _shuffle_shape(self, upscale_factor, True)
+    return _meta(shape, self.dtype, _pad_strides(self, shape), device=self.device)
 
 
 @impl("pixel_unshuffle", "Meta")
 def pixel_unshuffle_meta(self, downscale_factor):
-    return _meta(_shuffle_shape(self, downscale_factor, False), self.dtype, device=self.device)
+    shape = _shuffle_shape(self, downscale_factor, False)
+    return _meta(shape, self.dtype, _pad_strides(self, shape), device=self.device)
 
 
 @impl("embedding_renorm_", "Meta")

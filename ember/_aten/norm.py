@@ -15,7 +15,8 @@ float16/bfloat16 inputs are computed in float32; the saved statistics stay float
 """
 import numpy as np
 
-from .._core.memory_format import channels_last, suggest_memory_format, nhwc, format_strides
+from .._core.memory_format import channels_last, channels_last_3d, suggest_memory_format, \
+    format_strides, copy_in_format
 
 from .._core import caching_allocator
 from .._core import dtype as D
@@ -124,34 +125,75 @@ def _train_forward(x3, scale_of, bias, eps, out):
 
 # Note [Channels-last batch norm]
 # ---------------------------------
-# A channels_last input (N, C, H, W) is an (N*H*W, C) matrix in memory: the per-channel sums
-# are column sums of it and the normalisation a row-broadcast, each one pass over contiguous
-# memory, and the result is channels_last again (PyTorch's CPU batch norm keeps the layout).
+# A channels_last input (N, C, H, W) -- or channels_last_3d (N, C, D, H, W) -- is an (N*H*W, C)
+# matrix in memory: the per-channel sums are column sums of it and the normalisation a row
+# broadcast, and the result is channels-last again (PyTorch's CPU batch norm keeps the
+# layout). The matrix is walked in blocks of rows that stay in cache: forward, one pass makes
+# each block's mean and centred sum of squares (combined across blocks by Chan's formula, as
+# exact as two passes over the whole input) and a second writes x * scale + shift; backward,
+# one pass makes sum(g) and sum(g * (x - mean)) per block and a second writes the input
+# gradient, g * a + x * b + c per channel. The blocks depend on the shape alone and are
+# combined in order, so the result does not depend on the number of threads.
 def _rows_of_channels(t):
-    """The (N*H*W, C) matrix of a channels_last 4-d tensor, or None."""
-    if t.dim() != 4 or suggest_memory_format(t) is not channels_last:
-        return None
-    return nhwc(t._np).reshape(-1, t.shape[1])
-
-
-def _batch_norm_rows(x2, w, b, mean, invstd, training, eps):
-    """Batch norm of x (rows, C); in training mean/invstd are None and computed here.
-    Returns (out, mean, invstd, var)."""
-    n = max(x2.shape[0], 1)
-    var = None
-    if training:
-        mean = np.add.reduce(x2, axis=0) / n
-        centered = x2 - mean
-        var = np.einsum("lc,lc->c", centered, centered) / n
-        invstd = 1 / np.sqrt(var + eps)
+    """The (N*spatial, C) matrix of a channels_last / channels_last_3d tensor, or None."""
+    if t.dim() == 4:
+        fmt = channels_last
+    elif t.dim() == 5:
+        fmt = channels_last_3d
     else:
-        centered = x2 - mean
-    scale = invstd if w is None else invstd * w
-    out = caching_allocator.empty(x2.shape, x2.dtype)
-    np.multiply(centered, scale, out=out)
-    if b is not None:
-        out += b
-    return out, mean, invstd, var
+        return None
+    if suggest_memory_format(t) is not fmt:
+        return None
+    a = np.moveaxis(t._np, 1, -1)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    return a.reshape(-1, t.shape[1])
+
+
+def _row_blocks(x2):
+    """Slices of the rows of x (rows, C), each about _BLOCK elements."""
+    rows = x2.shape[0]
+    step = max(1, _BLOCK // max(x2.shape[1], 1))
+    return [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
+
+
+def _over_row_blocks(fn, x2):
+    """[fn(block) for every row block of x2], the blocks shared out over threads."""
+    blocks = _row_blocks(x2)
+    results = [None] * len(blocks)
+
+    def run(part):
+        for i in range(len(blocks))[part[0] if isinstance(part[0], slice) else slice(None)]:
+            results[i] = fn(blocks[i])
+    parallel_for(run, (len(blocks),), x2.size)
+    return results
+
+
+def _channels_last_stats(x2, dt):
+    """Per-channel mean and biased variance of x (rows, C): each block's mean and centred sum
+    of squares, combined in block order (Chan et al.)."""
+    def block(b):
+        xb = x2[b].astype(dt, copy=False)
+        m = np.add.reduce(xb, axis=0) / xb.shape[0]
+        d = xb - m
+        return xb.shape[0], m, np.einsum("lc,lc->c", d, d)
+    count, mean, m2 = 0, None, None
+    for nb, mb, m2b in _over_row_blocks(block, x2):
+        if mean is None:
+            count, mean, m2 = nb, mb, m2b
+            continue
+        total = count + nb
+        delta = mb - mean
+        mean = mean + delta * (nb / total)
+        m2 = m2 + m2b + delta * delta * (count * nb / total)
+        count = total
+    return mean, m2 / max(count, 1)
+
+
+def _from_rows(r, input):
+    """An (N*spatial, C) result as an (N, C, *spatial) tensor in channels-last layout."""
+    shape = tuple(input.shape)
+    return _wrap(np.moveaxis(r.reshape(shape[:1] + shape[2:] + shape[1:2]), -1, 1))
 
 
 def _batch_norm_channels_last(input, x2, w, b, running_mean, running_var, training, momentum,
@@ -161,16 +203,27 @@ def _batch_norm_channels_last(input, x2, w, b, running_mean, running_var, traini
         if n <= 1 and x2.size:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
-        out, mean, invstd, var = _batch_norm_rows(x2, w, b, None, None, True, eps)
+        mean, var = _channels_last_stats(x2, dt)
+        invstd = 1 / np.sqrt(var + eps)
         _update_running(running_mean, running_var, mean, var, n, momentum)
     else:
         mean = _stat(running_mean, dt)
-        out, _, _, _ = _batch_norm_rows(x2, w, b, mean, 1 / np.sqrt(_stat(running_var, dt) + eps),
-                                        False, eps)
+        invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
+    scale = invstd if w is None else invstd * w
+    shift = -mean * scale if b is None else b - mean * scale
+    out = caching_allocator.empty(x2.shape, x2.dtype)
+
+    def block(blk):     # x * scale + shift, in the input's dtype
+        o = out[blk]
+        if x2.dtype == dt:
+            np.multiply(x2[blk], scale, out=o)
+            o += shift
+        else:
+            o[...] = x2[blk].astype(dt) * scale + shift
+    _over_row_blocks(block, x2)
+    if not training:
         mean = invstd = np.empty((0,), dt)
-    n, c, h, wd = input.shape
-    out = out.reshape(n, h, wd, c).transpose(0, 3, 1, 2).astype(input.dtype._np, copy=False)
-    return _wrap(out), _wrap(mean), _wrap(invstd)
+    return _from_rows(out, input), _wrap(mean), _wrap(invstd)
 
 
 @impl("native_batch_norm", "CPU")
@@ -181,7 +234,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     x2 = _rows_of_channels(input)
     if x2 is not None and x2.size:
         return _batch_norm_channels_last(
-            input, x2.astype(dt, copy=False), None if weight is None else _stat(weight, dt),
+            input, x2, None if weight is None else _stat(weight, dt),
             None if bias is None else _stat(bias, dt), running_mean, running_var, training,
             momentum, eps, dt)
     x3 = _ncl(x.astype(dt, copy=False))
@@ -224,15 +277,22 @@ def _update_running(running_mean, running_var, mean, var, n, momentum):
         rv[...] = (1 - momentum) * rv + momentum * unbiased
 
 
+def _layout_strides(input):
+    """The strides of the CPU kernels' (N, C, *spatial) results for this input: channels-last
+    for a channels-last input, else None (contiguous)."""
+    fmt = suggest_memory_format(input) if input.dim() in (4, 5) else None
+    if fmt is channels_last or fmt is channels_last_3d:
+        return format_strides(input.shape, fmt)
+    return None
+
+
 @impl("native_batch_norm", "Meta")
 def native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum,
                            eps):
     c = _check(input, weight, bias, running_mean, running_var, training)
     stat_dt = D.float32 if input.dtype in (D.float16, D.bfloat16) else input.dtype
     stats = (c,) if training else (0,)
-    strides = format_strides(input.shape, channels_last) if input.dim() == 4 and \
-        suggest_memory_format(input) is channels_last else None
-    return (_meta(input.shape, input.dtype, strides, device=input.device),
+    return (_meta(input.shape, input.dtype, _layout_strides(input), device=input.device),
             _meta(stats, stat_dt, device=input.device), _meta(stats, stat_dt, device=input.device))
 
 
@@ -246,7 +306,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     dt = compute_dtype(x)
     x2 = _rows_of_channels(input)
     if x2 is not None and x2.size:
-        return _batch_norm_backward_channels_last(grad_out, input, x2.astype(dt, copy=False),
+        return _batch_norm_backward_channels_last(grad_out, input, x2,
                                                   weight, running_mean, running_var, save_mean,
                                                   save_invstd, train, eps, dt)
     x3 = _ncl(x.astype(dt, copy=False))
@@ -287,9 +347,10 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
 
 def _batch_norm_backward_channels_last(grad_out, input, x2, weight, running_mean, running_var,
                                        save_mean, save_invstd, train, eps, dt):
-    """native_batch_norm_backward over the (N*H*W, C) matrix of a channels_last input; the
-    input gradient is channels_last."""
-    g2 = nhwc(grad_out._np).reshape(x2.shape).astype(dt, copy=False)
+    """native_batch_norm_backward over the (N*spatial, C) matrix of a channels-last input; the
+    input gradient is channels-last (Note [Channels-last batch norm])."""
+    g = np.moveaxis(grad_out._np, 1, -1)
+    g2 = (g if g.flags.c_contiguous else np.ascontiguousarray(g)).reshape(x2.shape)
     if train:
         mean, invstd = _stat(save_mean, dt), _stat(save_invstd, dt)
     else:
@@ -297,21 +358,39 @@ def _batch_norm_backward_channels_last(grad_out, input, x2, weight, running_mean
         invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
     n = max(x2.shape[0], 1)
     w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
-    centered = x2 - mean
-    sum_g = np.add.reduce(g2, axis=0)
-    dot = np.einsum("lc,lc->c", g2, centered)
-    gi = caching_allocator.empty(x2.shape, dt)
+
+    def sums(b):        # sum(g) and sum(g * (x - mean)) of one block
+        gb = g2[b].astype(dt, copy=False)
+        return np.add.reduce(gb, axis=0), np.einsum("lc,lc->c", gb, x2[b].astype(dt) - mean)
+    sum_g, dot = np.zeros(x2.shape[1], dt), np.zeros(x2.shape[1], dt)
+    for sg, d in _over_row_blocks(sums, x2):
+        sum_g += sg
+        dot += d
+    a = invstd * w      # grad_input = g * a + x * bx + c per channel
     if train:
-        centered *= dot * invstd * invstd / n
-        np.subtract(g2, centered, out=gi)
-        gi -= sum_g / n
-        gi *= invstd * w
-    else:
-        np.multiply(g2, invstd * w, out=gi)
-    nb, c, h, wd = input.shape
-    gi = gi.reshape(nb, h, wd, c).transpose(0, 3, 1, 2).astype(input.dtype._np, copy=False)
+        k = dot * invstd * invstd / n
+        bx = -k * a
+        c = (mean * k - sum_g / n) * a
+    gi = caching_allocator.empty(x2.shape, input._np.dtype)
+
+    def block(b):
+        o = gi[b]
+        if not train:
+            np.multiply(g2[b], a, out=o, casting="unsafe")
+            return
+        if o.dtype != dt:     # float16 / bfloat16: computed in float32, then cast
+            t = g2[b].astype(dt) * a
+            t += x2[b].astype(dt) * bx
+            t += c
+            o[...] = t
+            return
+        np.multiply(g2[b], a, out=o)
+        t = np.multiply(x2[b], bx)
+        t += c
+        o += t
+    _over_row_blocks(block, x2)
     wdt = weight._np.dtype if weight is not None else input._np.dtype
-    return (_wrap(gi), _wrap((dot * invstd).astype(wdt, copy=False)),
+    return (_from_rows(gi, input), _wrap((dot * invstd).astype(wdt, copy=False)),
             _wrap(sum_g.astype(wdt, copy=False)))
 
 
@@ -320,7 +399,7 @@ def native_batch_norm_backward_meta(grad_out, input, weight, running_mean, runni
                                     save_mean, save_invstd, train, eps):
     c = input.shape[1]
     wdt = weight.dtype if weight is not None else input.dtype
-    return (_meta(input.shape, input.dtype, device=input.device),
+    return (_meta(input.shape, input.dtype, _layout_strides(input), device=input.device),
             _meta((c,), wdt, device=input.device), _meta((c,), wdt, device=input.device))
 
 
@@ -535,24 +614,38 @@ def native_layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rst
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     view, stat_shape = _group_norm_check(input, weight, bias, N, C, HxW, group)
     stat_dt = _norm_params_dtype("GroupNormKernelImpl", input, weight, bias)
-    return _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt)
+    out, mean, rstd = _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt)
+    return _in_layout_of(out, input), mean, rstd
+
+
+def _in_layout_of(t, input):
+    """Group norm's results keep a channels_last(_3d) input's layout, as PyTorch's CPU kernels
+    do (here by one copy: the rows are computed over the contiguous (N, G, C/G * HxW) view)."""
+    strides = _layout_strides(input)
+    if strides is None:
+        return t
+    fmt = channels_last if input.dim() == 4 else channels_last_3d
+    return _wrap(copy_in_format(t._np, fmt))
 
 
 @impl("native_group_norm", "Meta")
 def native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
     _, stat_shape = _group_norm_check(input, weight, bias, N, C, HxW, group)
     stat_dt = _norm_params_dtype("GroupNormKernelImpl", input, weight, bias)
-    return _row_norm_forward_meta(input, stat_shape, stat_dt)
+    out, mean, rstd = _row_norm_forward_meta(input, stat_shape, stat_dt)
+    return _meta(input.shape, input.dtype, _layout_strides(input), device=input.device), mean, rstd
 
 
 @impl("native_group_norm_backward", "CPU")
 def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group,
                                output_mask):
     view, _ = _group_norm_check(input, weight, None, N, C, HxW, group)
-    return _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, (C,))
+    gi, gw, gb = _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, (C,))
+    return _in_layout_of(gi, input), gw, gb
 
 
 @impl("native_group_norm_backward", "Meta")
 def native_group_norm_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group,
                                     output_mask):
-    return _row_norm_backward_meta(input, weight, output_mask, (C,))
+    gi, gw, gb = _row_norm_backward_meta(input, weight, output_mask, (C,))
+    return _meta(input.shape, input.dtype, _layout_strides(input), device=input.device), gw, gb

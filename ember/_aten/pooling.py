@@ -8,7 +8,15 @@ holds, for every output pixel, the input element at that window position. Max po
 running maximum and which window position gave it (PyTorch's rule: a larger value or a NaN
 replaces the current one, so ties keep the first and NaN wins). The backward of max pooling
 sends each gradient to the input element its index names: a plain scatter when the windows do
-not overlap, else one `np.bincount` that sums the contributions of overlapping windows.
+not overlap, else one scatter-add per class of mutually disjoint windows (channels-last) or one
+`np.bincount` that sums the contributions of overlapping windows (rows).
+
+The kernels work on either of two views of the input's memory: rows (M, *spatial), one per
+(sample, channel) of a contiguous input, or -- for a channels_last / channels_last_3d input of
+the ops whose PyTorch CPU kernels keep that layout -- (N, *spatial, C), the channel the fast
+axis. In both the spatial dims are axes 1..nd, so every window step is the same NumPy
+operation; the channels-last results are (N, *out, C) blocks whose (N, C, *out) view has
+PyTorch's channels_last strides, with no layout copy in or out.
 """
 import numpy as np
 
@@ -16,7 +24,8 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
 from .._core import caching_allocator
-from .._core.memory_format import channels_last, suggest_memory_format, copy_in_format
+from .._core.memory_format import (channels_last, channels_last_3d, suggest_memory_format,
+                                   format_strides)
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
@@ -38,23 +47,41 @@ def _fmt(shape):
 
 # Note [Channels-last pooling]
 # ------------------------------
-# PyTorch's CPU pooling kernels keep a channels_last input's layout in their results (values,
-# indices, and the input gradient). The kernels here compute over (N*C, H, W) rows; for a
-# channels_last input the rows are read through a copy and the results laid out channels_last
-# again -- the strides PyTorch gives, at the cost of two layout copies.
-def _keeps_channels_last(kernel, layout_arg=0):
-    """Wrap a 2-d pooling kernel: when its argument `layout_arg` (the input) is channels_last,
-    so are its tensor results."""
-    def wrapper(*args, **kwargs):
-        result = kernel(*args, **kwargs)
-        t = args[layout_arg]
-        if t.dim() != 4 or suggest_memory_format(t) is not channels_last:
-            return result
-        if isinstance(result, tuple):
-            return tuple(_wrap(copy_in_format(r._np, channels_last)) for r in result)
-        return _wrap(copy_in_format(result._np, channels_last))
-    wrapper.__name__ = kernel.__name__
-    return wrapper
+# PyTorch's CPU kernels of max_pool2d/3d, avg_pool2d and adaptive max/avg pool2d keep a
+# channels_last (3-d: channels_last_3d) input's layout in their results (values, indices and
+# the input gradient); avg_pool3d and the 3-d adaptive pools return contiguous results for any
+# input. `_layout` gives the kernels the view of the memory they work on, `_result` turns their
+# result back into an (N, C, *out) tensor with the strides PyTorch gives.
+_CHANNELS_LAST = {2: channels_last, 3: channels_last_3d}
+
+
+def _is_channels_last(t, nd, keeps_channels_last=True):
+    """Whether the op's CPU kernel works on (and returns) t's channels-last layout."""
+    return keeps_channels_last and t.dim() == nd + 2 and \
+        suggest_memory_format(t) is _CHANNELS_LAST[nd]
+
+
+def _layout(t, nd, keeps_channels_last=True):
+    """(array, cl): tensor t (N, C, *spatial) or (C, *spatial) as (M, *spatial) rows, or --
+    when the op keeps channels-last layouts and t is so -- as (N, *spatial, C) (cl True), a
+    view of its memory (copied only when not dense in that order)."""
+    cl = _is_channels_last(t, nd, keeps_channels_last)
+    return _as_layout(t, nd, cl), cl
+
+
+def _result(r, shape, cl):
+    """A kernel's result r ((M, *out) rows, or (N, *out, C) when cl) as a tensor of `shape`."""
+    if cl:
+        return _wrap(np.moveaxis(r, -1, 1))
+    return _wrap(r.reshape(shape))
+
+
+def _as_layout(t, nd, cl):
+    """Another tensor (a gradient, indices) in the view `_layout` chose (cl) for the input."""
+    if cl:
+        a = np.moveaxis(t._np, 1, -1)
+        return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+    return t._np.reshape((-1,) + tuple(t.shape[-nd:]))
 
 
 # ---- shapes and checks ------------------------------------------------------------------------
@@ -123,21 +150,28 @@ def _pool_args(self, nd, kernel_size, stride, padding, dilation, name):
 
 
 # ---- window helpers ---------------------------------------------------------------------------
+def _spatial(x, nd):
+    """The spatial sizes of x (M, *spatial) or (N, *spatial, C): axes 1..nd."""
+    return x.shape[1:nd + 1]
+
+
 def _padded(x, nd, padding, need, fill):
-    """x (M, *spatial) in a buffer filled with `fill`, `padding` in front, at least `need` long."""
-    spatial = x.shape[-nd:]
-    shape = x.shape[:-nd] + tuple(max(n, p + s) for n, p, s in zip(need, padding, spatial))
+    """x (M, *spatial[, C]) in a buffer filled with `fill`, `padding` in front, at least `need`
+    long."""
+    spatial = _spatial(x, nd)
+    shape = x.shape[:1] + tuple(max(n, p + s) for n, p, s in zip(need, padding, spatial)) + \
+        x.shape[nd + 1:]
     if shape == x.shape:
         return x
     buf = np.full(shape, fill, x.dtype)
-    buf[(Ellipsis,) + tuple(slice(p, p + s) for p, s in zip(padding, spatial))] = x
+    buf[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, spatial))] = x
     return buf
 
 
 def _window_slices(pos, out, stride, dilation):
     """The strided slice of the padded input holding window position `pos` of every output."""
-    return (Ellipsis,) + tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
-                               for k, o, s, d in zip(pos, out, stride, dilation))
+    return (slice(None),) + tuple(slice(k * d, k * d + (o - 1) * s + 1, s)
+                                  for k, o, s, d in zip(pos, out, stride, dilation))
 
 
 def window_views(buf, kernel, stride, dilation, out):
@@ -155,9 +189,9 @@ def window_views(buf, kernel, stride, dilation, out):
         residue = tuple(o % s for o, s in zip(offsets, stride))
         if residue not in phases:
             phases[residue] = np.ascontiguousarray(
-                buf[(Ellipsis,) + tuple(slice(r, None, s) for r, s in zip(residue, stride))])
+                buf[(slice(None),) + tuple(slice(r, None, s) for r, s in zip(residue, stride))])
         start = [o // s for o, s in zip(offsets, stride)]
-        views.append(phases[residue][(Ellipsis,) + tuple(
+        views.append(phases[residue][(slice(None),) + tuple(
             slice(a, a + o) for a, o in zip(start, out))])
     return views
 
@@ -193,9 +227,9 @@ def _window_max(views, dtype):
     return best, arg
 
 
-def _grid(out, nd):
-    """Per-dim output coordinates shaped to broadcast over (*out)."""
-    return [np.arange(o).reshape((-1,) + (1,) * (nd - 1 - i)) for i, o in enumerate(out)]
+def _grid(out, nd, cl=False):
+    """Per-dim output coordinates shaped to broadcast over (*out), or (*out, C) when cl."""
+    return [np.arange(o).reshape((-1,) + (1,) * (nd - 1 - i + cl)) for i, o in enumerate(out)]
 
 
 def _flat_offsets(kernel, dilation, spatial):
@@ -210,32 +244,33 @@ def _tiling_views(x, nd, kernel, stride, padding, dilation, out):
     """The window views without a copy when the windows tile the input (stride == kernel, no
     padding or dilation, e.g. the common 2x2 pooling): a reshape to (M, o1, k1, o2, k2, ...)."""
     if any(padding) or any(d != 1 for d in dilation) or tuple(kernel) != tuple(stride) or \
-            any(o * k > n for o, k, n in zip(out, kernel, x.shape[-nd:])):
+            any(o * k > n for o, k, n in zip(out, kernel, _spatial(x, nd))):
         return None
-    crop = x[(Ellipsis,) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+    crop = x[(slice(None),) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
     if not crop.flags.c_contiguous:
         return None
     shape = (x.shape[0],)
     for o, k in zip(out, kernel):
         shape += (o, k)
-    tiles = crop.reshape(shape)
+    tiles = crop.reshape(shape + x.shape[nd + 1:])
     return [tiles[(slice(None),) + tuple(v for i in pos for v in (slice(None), i))]
             for pos in np.ndindex(*kernel)]
 
 
-def _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out):
+def _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out, cl=False):
     """(flat input offset of each window position, flat input index of each window's origin
-    (*out)): an output's index is base + offsets[argmax]."""
-    grid = _grid(out, nd)
+    (*out), or (*out, 1) when cl): an output's index is base + offsets[argmax]."""
+    grid = _grid(out, nd, cl)
     steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
     base = sum((o * s - p) * st for o, s, p, st in zip(grid, stride, padding, steps))
     return _flat_offsets(kernel, dilation, spatial), base
 
 
-def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=None, base=None):
-    """x (M, *in) -> (values, flat input indices), both (M, *out); written into `values` and
-    `index` when given."""
-    spatial = x.shape[-nd:]
+def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=None, base=None,
+              cl=False):
+    """x (M, *in) -> (values, flat input indices), both (M, *out) -- or (N, *in, C) -> (N, *out,
+    C) when cl; written into `values` and `index` when given."""
+    spatial = _spatial(x, nd)
     lowest = _lowest(x.dtype)
     views = _tiling_views(x, nd, kernel, stride, padding, dilation, out)
     if views is None:
@@ -244,7 +279,8 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
         buf = _padded(x, nd, padding, need, lowest)
         views = window_views(buf, kernel, stride, dilation, out)
     best, arg = _window_max(views, x.dtype)
-    offsets, origin = base or _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out)
+    offsets, origin = base or _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out,
+                                             cl)
     if values is not None:
         values[...] = best
         best = values
@@ -255,7 +291,7 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
         # its first element inside the input
         empty = best == lowest
         if empty.any():
-            grid = _grid(out, nd)
+            grid = _grid(out, nd, cl)
             steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
             first = [np.maximum(0, -(-(p - o * s) // d)) for o, s, p, d in
                      zip(grid, stride, padding, dilation)]
@@ -266,25 +302,55 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
     return best, index
 
 
-def _scatter(values, indices, spatial, unique):
-    """values, indices (M, *out) -> (M, *spatial): each value added at its flat index."""
+# Note [Max pooling backward by window classes]
+# ----------------------------------------------
+# Each output sends its gradient to one input element, inside its window. Outputs whose
+# windows cannot overlap -- those `classes` apart along every dim, classes = ceil(window extent
+# / stride) -- have distinct indices, so for each class of outputs (a strided slice of them)
+# one fancy-indexed `+=` is exact. 2x2/2 pooling is one class (a plain scatter), 3x3/2 four;
+# over NHWC memory that beats one np.bincount over all outputs, which accumulates in a float64
+# array of the input's size (over NCHW rows bincount measured as fast, and is kept there).
+# The indices are the forward's: hand-made ones naming elements outside their window could
+# collide within a class. Adaptive pooling, whose windows vary, uses bincount.
+def _scatter(values, indices, spatial, classes, cl=False):
+    """values, indices (M, *out) -> (M, *spatial): each value added at its flat index. When cl
+    they are (N, *out, C) -> (N, *spatial, C), channel c of index i landing at i * C + c.
+    classes: per dim, how many outputs apart windows stop overlapping (Note above), or None
+    for windows of any overlap."""
     m = values.shape[0]
-    size = _prod(spatial)
-    if unique:
-        r = np.zeros((m, size), values.dtype)
-        per_row = _prod(values.shape[1:])
-        v, i = values.reshape(m, per_row), indices.reshape(m, per_row)
+    c = values.shape[-1] if cl else 1
+    size = _prod(spatial) * c
+    shape = (m,) + tuple(spatial) + ((c,) if cl else ())
+    lanes = np.arange(c) if cl else 0
 
-        def part(rows):           # rows: a slice of M, each row scattered on its own
-            dest = r[rows]
-            flat = i[rows] + (np.arange(dest.shape[0]) * size)[:, None]
-            dest.reshape(-1)[flat.reshape(-1)] = v[rows].reshape(-1)
-        parallel_for(part, (m,), r.size)
-        return r.reshape((m,) + tuple(spatial))
-    flat = (indices.reshape(m, _prod(indices.shape[1:])) + (np.arange(m) * size)[:, None]).reshape(-1)
-    v = values.reshape(-1)
-    r = np.bincount(flat, weights=v, minlength=m * size).astype(values.dtype, copy=False)
-    return r.reshape((m,) + tuple(spatial))
+    def flat_of(i, first):
+        """The flat destination of indices i (rows first..) in an (rows, size) array."""
+        flat = i * c if cl else i.copy()
+        flat += lanes
+        flat += (np.arange(first, first + flat.shape[0]) * size).reshape(
+            (-1,) + (1,) * (flat.ndim - 1))
+        return flat
+    if classes is None or (not cl and any(k > 1 for k in classes)):
+        # (over (M, *out) rows, whose inner runs are short, one bincount measured faster)
+        flat = flat_of(indices, 0)
+        r = np.bincount(flat.reshape(-1), weights=values.reshape(-1), minlength=m * size)
+        return r.astype(values.dtype, copy=False).reshape(shape)
+    r = caching_allocator.empty((m, size), values.dtype)
+
+    def part(rows):           # rows: a slice of M, each row scattered on its own
+        rows = rows[0] if isinstance(rows[0], slice) else slice(0, m)
+        dest = r[rows]
+        dest.fill(0)
+        dest = dest.reshape(-1)
+        for cls in np.ndindex(*classes):
+            sl = (rows,) + tuple(slice(a, None, k) for a, k in zip(cls, classes))
+            flat = flat_of(indices[sl], 0)
+            if all(k == 1 for k in classes):     # one class: a plain scatter
+                dest[flat.reshape(-1)] = values[sl].reshape(-1)
+            else:
+                dest[flat.reshape(-1)] += values[sl].reshape(-1)
+    parallel_for(part, (m,), r.size)
+    return r.reshape(shape)
 
 
 _BLOCK_ELEMENTS = 1 << 18
@@ -305,6 +371,18 @@ def _leading(self, nd):
     return self._np.reshape((-1,) + tuple(self.shape[-nd:]))
 
 
+def _rows_shape(x, nd, out, cl):
+    """The shape of a kernel's result over x in _layout's view: (M, *out) or (N, *out, C)."""
+    return x.shape[:1] + tuple(out) + (x.shape[nd + 1:] if cl else ())
+
+
+def _meta_in_layout(shape, dtype, t, nd, keeps_channels_last=True):
+    """A Meta result of `shape` in the layout the CPU kernel gives for input t."""
+    cl = _is_channels_last(t, nd, keeps_channels_last)
+    strides = format_strides(shape, _CHANNELS_LAST[nd]) if cl else None
+    return _meta(shape, dtype, strides, device=t.device)
+
+
 def _max_pool_kernel(nd):
     name = f"max_pool{nd}d_with_indices"
 
@@ -314,49 +392,53 @@ def _max_pool_kernel(nd):
         if self.dtype not in NUMBERS:
             raise not_implemented(f"max_pool{nd}d", self.dtype)
         shape = tuple(self.shape[:-nd]) + out
-        x = _leading(self, nd)
+        x, cl = _layout(self, nd)
+        rows = _rows_shape(x, nd, out, cl)
+        values = caching_allocator.empty(rows, x.dtype)
+        idx = caching_allocator.empty(rows, np.int64)
         if x.size == 0:
-            return _wrap(np.empty(shape, x.dtype)), _wrap(np.empty(shape, np.int64))
-        values = caching_allocator.empty((x.shape[0],) + out, x.dtype)
-        idx = caching_allocator.empty((x.shape[0],) + out, np.int64)
-
-        base = _max_pool_base(nd, x.shape[1:], k, s, p, d, out)
+            return _result(values, shape, cl), _result(idx, shape, cl)
+        base = _max_pool_base(nd, _spatial(x, nd), k, s, p, d, out, cl)
 
         def part(rows):           # rows: a slice of M, pooled a cache-sized block at a time
             for block in _blocks(rows, x.shape[0], _prod(x.shape[1:])):
-                _max_pool(x[block], nd, k, s, p, d, out, values[block], idx[block], base)
+                _max_pool(x[block], nd, k, s, p, d, out, values[block], idx[block], base, cl)
         parallel_for(part, (x.shape[0],), x.size)
-        return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape))
+        return _result(values, shape, cl), _result(idx, shape, cl)
 
     def meta(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
         k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
         out = _check_pool(name, self, nd, k, s, p, d, ceil_mode)
         shape = tuple(self.shape[:-nd]) + out
-        return (_meta(shape, self.dtype, device=self.device),
-                _meta(shape, D.int64, device=self.device))
+        return (_meta_in_layout(shape, self.dtype, self, nd),
+                _meta_in_layout(shape, D.int64, self, nd))
 
     def backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
         k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
-        overlap = any(st < di * (kk - 1) + 1 for st, kk, di in zip(s, k, d))
-        return _wrap(_scatter_back(grad_output, self, indices, nd, not overlap))
+        classes = tuple(-(-(di * (kk - 1) + 1) // st) for st, kk, di in zip(s, k, d))
+        return _scatter_back(grad_output, self, indices, nd, classes)
 
-    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
+    impl(name, "CPU")(kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
-    impl(name + "_backward", "Meta")(_like_self_meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(_like_self_meta(nd))
 
 
-def _scatter_back(grad_output, self, indices, nd, unique):
-    g = grad_output._np
+def _scatter_back(grad_output, self, indices, nd, classes, keeps_channels_last=True):
+    """The input gradient of a max pool: grad_output's values sent to the indices, as a tensor
+    laid out as the forward's input view (_layout) says."""
+    cl = _is_channels_last(self, nd, keeps_channels_last)
+    g = _as_layout(grad_output, nd, cl)
     dt = compute_dtype(g)
-    spatial = tuple(self.shape[-nd:])
-    r = _scatter(g.reshape((-1,) + g.shape[-nd:]).astype(dt, copy=False),
-                 indices._np.reshape((-1,) + g.shape[-nd:]), spatial, unique)
-    return r.reshape(self.shape).astype(g.dtype, copy=False)
+    r = _scatter(g.astype(dt, copy=False), _as_layout(indices, nd, cl), tuple(self.shape[-nd:]),
+                 classes, cl)
+    return _result(r.astype(g.dtype, copy=False), tuple(self.shape), cl)
 
 
-def _like_self_meta(grad_output, self, *rest):
-    return _meta(self.shape, grad_output.dtype, device=self.device)
+def _like_self_meta(nd, keeps_channels_last=True):
+    def meta(grad_output, self, *rest):
+        return _meta_in_layout(self.shape, grad_output.dtype, self, nd, keeps_channels_last)
+    return meta
 
 
 _max_pool_kernel(2)
@@ -364,10 +446,11 @@ _max_pool_kernel(3)
 
 
 # ---- average pooling --------------------------------------------------------------------------
-def _avg_divisors(spatial, out, kernel, stride, padding, count_include_pad, divisor_override):
-    """The divisor of every output (*out): the window's size, inside the padded input (or
-    without the padding), or divisor_override. The window is a box, so it is a product of
-    per-dim sizes."""
+def _avg_divisors(spatial, out, kernel, stride, padding, count_include_pad, divisor_override,
+                  cl=False):
+    """The divisor of every output (*out), or (*out, 1) when cl: the window's size, inside the
+    padded input (or without the padding), or divisor_override. The window is a box, so it is
+    a product of per-dim sizes."""
     if divisor_override:
         return divisor_override
     div = 1
@@ -376,7 +459,7 @@ def _avg_divisors(spatial, out, kernel, stride, padding, count_include_pad, divi
         end = np.minimum(start + k, n + p)
         size = end - start if count_include_pad else \
             np.minimum(end, n) - np.maximum(start, 0)
-        div = div * size.reshape((-1,) + (1,) * (len(out) - 1 - i))
+        div = div * size.reshape((-1,) + (1,) * (len(out) - 1 - i + cl))
     return div
 
 
@@ -402,6 +485,7 @@ _AVG_DTYPES = {2: (D.int64,) + FLOATS, 3: (D.int64, D.float32, D.float64)}
 
 def _avg_pool_kernel(nd):
     name = f"avg_pool{nd}d"
+    keeps = nd == 2    # PyTorch's avg_pool3d returns contiguous results for any input
 
     def kernel(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
@@ -410,46 +494,68 @@ def _avg_pool_kernel(nd):
             raise RuntimeError("divisor must be not zero")
         if self.dtype not in _AVG_DTYPES[nd]:
             raise not_implemented(f"avg_pool{nd}d_out_frame", self.dtype)
-        x = _leading(self, nd)
-        dt = compute_dtype(x)
-        spatial = x.shape[1:]
+        x, cl = _layout(self, nd, keeps)
+        dt = np.dtype(compute_dtype(x))
+        spatial = _spatial(x, nd)
         need = tuple((o - 1) * st + kk for o, st, kk in zip(out, s, k))
-        buf = _padded(x.astype(dt, copy=False), nd, p, need, 0)
-        views = window_views(buf, k, s, (1,) * nd, out)
-        total = views[0].copy()
-        for v in views[1:]:
-            total += v
-        div = _avg_divisors(spatial, out, k, s, p, count_include_pad, divisor_override)
-        r = _divide(total, div, np.dtype(dt))
-        return _wrap(r.reshape(tuple(self.shape[:-nd]) + out).astype(self.dtype._np, copy=False))
+        div = _avg_divisors(spatial, out, k, s, p, count_include_pad, divisor_override, cl)
+        total = caching_allocator.empty(_rows_shape(x, nd, out, cl), dt)
+
+        def part(rows):         # rows: a slice of M (or N), a cache-sized block at a time
+            for b in _blocks(rows, x.shape[0], _prod(x.shape[1:])):
+                buf = _padded(x[b].astype(dt, copy=False), nd, p, need, 0)
+                views = window_views(buf, k, s, (1,) * nd, out)
+                t = total[b]
+                np.copyto(t, views[0])
+                for v in views[1:]:
+                    t += v
+                if dt.kind == "f":
+                    np.divide(t, div, out=t)
+                else:
+                    t[...] = _divide(t, div, dt)
+        if x.size:
+            parallel_for(part, (x.shape[0],), x.size)
+        return _result(total.astype(self.dtype._np, copy=False), tuple(self.shape[:-nd]) + out,
+                       cl)
 
     def meta(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
              divisor_override=None):
         k, s, p, out = _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name)
-        return _meta(tuple(self.shape[:-nd]) + out, self.dtype, device=self.device)
+        return _meta_in_layout(tuple(self.shape[:-nd]) + out, self.dtype, self, nd, keeps)
 
     def backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                  divisor_override):
         """Each output's gradient, divided by its divisor, added onto its window."""
         k, s, p, out = _avg_pool_args(self, nd, kernel_size, stride, padding, ceil_mode, name)
-        g = grad_output._np
+        cl = _is_channels_last(self, nd, keeps)
+        g = _as_layout(grad_output, nd, cl)
         dt = compute_dtype(g)
-        g = g.reshape((-1,) + out).astype(dt, copy=False)
         spatial = tuple(self.shape[-nd:])
-        div = _avg_divisors(spatial, out, k, s, p, count_include_pad, divisor_override)
-        share = g / div
+        div = _avg_divisors(spatial, out, k, s, p, count_include_pad, divisor_override, cl)
         need = tuple((o - 1) * st + kk for o, st, kk in zip(out, s, k))
-        acc = np.zeros((g.shape[0],) + tuple(max(n, pp + sz) for n, pp, sz in
-                                             zip(need, p, spatial)), dt)
-        for pos in np.ndindex(*k):
-            acc[_window_slices(pos, out, s, (1,) * nd)] += share
-        r = acc[(Ellipsis,) + tuple(slice(pp, pp + sz) for pp, sz in zip(p, spatial))]
-        return _wrap(np.ascontiguousarray(r.reshape(self.shape), dtype=grad_output.dtype._np))
+        padded = tuple(max(n, pp + sz) for n, pp, sz in zip(need, p, spatial))
+        inside = (slice(None),) + tuple(slice(pp, pp + sz) for pp, sz in zip(p, spatial))
+        r = caching_allocator.empty(g.shape[:1] + spatial + g.shape[nd + 1:], g.dtype)
+        direct = padded == spatial and r.dtype == dt   # accumulate in the result itself
 
-    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
+        def part(rows):         # rows: a slice of M (or N), a cache-sized block at a time
+            for b in _blocks(rows, g.shape[0], _prod(r.shape[1:])):
+                share = g[b].astype(dt, copy=False) / div
+                acc = r[b] if direct else \
+                    np.empty(share.shape[:1] + padded + share.shape[nd + 1:], dt)
+                acc.fill(0)
+                for pos in np.ndindex(*k):
+                    acc[_window_slices(pos, out, s, (1,) * nd)] += share
+                if not direct:
+                    r[b] = acc[inside]
+        if r.size:
+            parallel_for(part, (g.shape[0],), r.size)
+        return _result(r, tuple(self.shape), cl)
+
+    impl(name, "CPU")(kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
-    impl(name + "_backward", "Meta")(_like_self_meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(_like_self_meta(nd, keeps))
 
 
 _avg_pool_kernel(2)
@@ -463,19 +569,20 @@ def adaptive_windows(size, out):
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
-def _adaptive_max(x, nd, out):
-    """x (M, *in) -> (values, flat indices) over PyTorch's adaptive windows. Windows differ in
-    size; each dim gathers max_size positions per output, repeating the window's last element
-    where a window is shorter (a repeat never changes a maximum)."""
-    spatial = x.shape[1:]
+def _adaptive_max(x, nd, out, cl=False):
+    """x (M, *in) -> (values, flat indices) over PyTorch's adaptive windows ((N, *in, C) ->
+    (N, *out, C) when cl). Windows differ in size; each dim gathers max_size positions per
+    output, repeating the window's last element where a window is shorter (a repeat never
+    changes a maximum)."""
+    spatial = _spatial(x, nd)
     starts, lengths = [], []
     for n, o in zip(spatial, out):
         s, e = adaptive_windows(n, o)
         starts.append(s)
         lengths.append(e - s)
     kernel = tuple(int(ln.max()) for ln in lengths)
-    grid_starts = [s.reshape((-1,) + (1,) * (nd - 1 - i)) for i, s in enumerate(starts)]
-    grid_last = [(s + ln - 1).reshape((-1,) + (1,) * (nd - 1 - i))
+    grid_starts = [s.reshape((-1,) + (1,) * (nd - 1 - i + cl)) for i, s in enumerate(starts)]
+    grid_last = [(s + ln - 1).reshape((-1,) + (1,) * (nd - 1 - i + cl))
                  for i, (s, ln) in enumerate(zip(starts, lengths))]
     steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
 
@@ -483,13 +590,18 @@ def _adaptive_max(x, nd, out):
         """Flat input index of window position `pos` of every output (clamped to the window)."""
         return sum(np.minimum(s + k, last) * st
                    for s, k, last, st in zip(grid_starts, pos, grid_last, steps))
-    flat_x = x.reshape(x.shape[0], -1)
-    best, arg = _window_max([flat_x[:, flat(pos)] for pos in np.ndindex(*kernel)], x.dtype)
+    flat_x = x.reshape(x.shape[:1] + (-1,) + x.shape[nd + 1:])
+    if cl:    # flat(pos) broadcasts over (*out, 1): index with its (*out) part
+        best, arg = _window_max([flat_x[:, flat(pos)[..., 0]] for pos in np.ndindex(*kernel)],
+                                x.dtype)
+    else:
+        best, arg = _window_max([flat_x[:, flat(pos)] for pos in np.ndindex(*kernel)], x.dtype)
     return best, flat(np.unravel_index(arg, kernel))
 
 
 def _adaptive_max_kernel(nd):
     name = f"adaptive_max_pool{nd}d"
+    keeps = nd == 2    # (PyTorch's 3-d adaptive pools return contiguous results)
 
     def check(self, output_size):
         if len(output_size) != nd:
@@ -505,24 +617,26 @@ def _adaptive_max_kernel(nd):
         shape = check(self, output_size)
         if self.dtype not in FLOATS:
             raise not_implemented(name, self.dtype)
-        x = _leading(self, nd)
+        x, cl = _layout(self, nd, keeps)
         if 0 in shape:
-            return _wrap(np.empty(shape, x.dtype)), _wrap(np.empty(shape, np.int64))
-        values, idx = _adaptive_max(x, nd, tuple(output_size))
-        return _wrap(values.reshape(shape)), _wrap(idx.reshape(shape).astype(np.int64))
+            rows = _rows_shape(x, nd, output_size, cl)
+            return (_result(np.empty(rows, x.dtype), shape, cl),
+                    _result(np.empty(rows, np.int64), shape, cl))
+        values, idx = _adaptive_max(x, nd, tuple(output_size), cl)
+        return _result(values, shape, cl), _result(idx.astype(np.int64, copy=False), shape, cl)
 
     def meta(self, output_size):
         shape = check(self, output_size)
-        return (_meta(shape, self.dtype, device=self.device),
-                _meta(shape, D.int64, device=self.device))
+        return (_meta_in_layout(shape, self.dtype, self, nd, keeps),
+                _meta_in_layout(shape, D.int64, self, nd, keeps))
 
     def backward(grad_output, self, indices):
-        return _wrap(_scatter_back(grad_output, self, indices, nd, False))
+        return _scatter_back(grad_output, self, indices, nd, None, keeps)
 
-    impl(name, "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
+    impl(name, "CPU")(kernel)
     impl(name, "Meta")(meta)
-    impl(name + "_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
-    impl(name + "_backward", "Meta")(_like_self_meta)
+    impl(name + "_backward", "CPU")(backward)
+    impl(name + "_backward", "Meta")(_like_self_meta(nd, keeps))
 
 
 _adaptive_max_kernel(2)
@@ -570,6 +684,7 @@ def _adaptive_avg_grad(g, in_size):
 
 def _adaptive_avg_kernel(nd):
     name = f"adaptive_avg_pool{nd}d"
+    keeps = nd == 2
 
     def check(self, output_size):
         if len(output_size) != nd:
@@ -592,12 +707,12 @@ def _adaptive_avg_kernel(nd):
         shape = check(self, output_size)
         if self.dtype not in FLOATS:
             raise not_implemented(name, self.dtype)
-        x = _leading(self, nd)
+        x, cl = _layout(self, nd, keeps)
         r = _adaptive_avg(x.astype(compute_dtype(x), copy=False), tuple(output_size))
-        return _wrap(np.ascontiguousarray(r.reshape(shape), dtype=x.dtype))
+        return _result(np.ascontiguousarray(r, dtype=x.dtype), shape, cl)
 
     def meta(self, output_size):
-        return _meta(check(self, output_size), self.dtype, device=self.device)
+        return _meta_in_layout(check(self, output_size), self.dtype, self, nd, keeps)
 
     def backward(grad_output, self):
         for i in range(1, grad_output.dim()):
@@ -609,14 +724,15 @@ def _adaptive_avg_kernel(nd):
             raise RuntimeError(f"{name}_backward_out_cpu_template: Expected dtype "
                                f"{self.dtype} for `grad_output` but got dtype "
                                f"{grad_output.dtype}")
-        g = _leading(grad_output, nd)
+        cl = _is_channels_last(self, nd, keeps)
+        g = _as_layout(grad_output, nd, cl)
         r = _adaptive_avg_grad(g.astype(compute_dtype(g), copy=False), tuple(self.shape[-nd:]))
-        return _wrap(np.ascontiguousarray(r.reshape(self.shape), dtype=g.dtype))
+        return _result(np.ascontiguousarray(r, dtype=g.dtype), tuple(self.shape), cl)
 
-    impl(f"_{name}", "CPU")(_keeps_channels_last(kernel) if nd == 2 else kernel)
+    impl(f"_{name}", "CPU")(kernel)
     impl(f"_{name}", "Meta")(meta)
-    impl(f"_{name}_backward", "CPU")(_keeps_channels_last(backward, 1) if nd == 2 else backward)
-    impl(f"_{name}_backward", "Meta")(_like_self_meta)
+    impl(f"_{name}_backward", "CPU")(backward)
+    impl(f"_{name}_backward", "Meta")(_like_self_meta(nd, keeps))
 
 
 _adaptive_avg_kernel(2)
@@ -659,7 +775,7 @@ def _max_unpool_kernel(nd):
             raise RuntimeError(f"Found an invalid max index: {int(idx[bad].reshape(-1)[0])} "
                                f"(output volumes are of size {_fmt(output_size)}")
         x = _leading(self, nd)
-        r = _scatter(x, idx.reshape(x.shape), tuple(output_size), True)
+        r = _scatter(x, idx.reshape(x.shape), tuple(output_size), (1,) * nd)
         return _wrap(r.reshape(shape))
 
     def meta(self, indices, output_size, *stride_padding):

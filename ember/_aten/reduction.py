@@ -10,7 +10,16 @@ import numpy as np
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.tensor import _wrap, _meta, _wrap_dim
+from .._core.tensor import _wrap as _wrap_array, _meta, _wrap_dim
+from .tensor_iterator import laid_out_as
+
+
+def _wrap(a):
+    """A reduction's or scan's result as a tensor: contiguous whatever the input's layout (a
+    channels_last or transposed input too), as PyTorch allocates these results."""
+    if a.ndim > 1 and not a.flags.c_contiguous:
+        a = laid_out_as(a, None)
+    return _wrap_array(a)
 
 
 def reduce_dims(shape, dim, name="sum"):

@@ -113,9 +113,10 @@ def suggest_memory_format(t):
     return contiguous_format
 
 
-def array_is_channels_last(a):
-    """suggest_memory_format() is channels_last for a 4-d NumPy array `a`."""
-    if a.ndim != 4 or a.flags.c_contiguous:
+def array_is_channels_last(a, ndim=4):
+    """suggest_memory_format() is channels_last for a 4-d NumPy array `a` (ndim 5:
+    channels_last_3d for a 5-d one)."""
+    if a.ndim != ndim or a.flags.c_contiguous:
         return False
     return _strides_like_channels_last(a.shape, tuple(s // a.itemsize for s in a.strides))
 

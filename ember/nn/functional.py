@@ -14,7 +14,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
-from .._core.memory_format import channels_last, suggest_memory_format
+from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
@@ -1104,9 +1104,8 @@ def _adaptive_avg_pool(input, output_size, nd):
             raise NotImplementedError(f"\"{name}\" not implemented for "
                                       f"'{_scalar_name(input.dtype)}'")
         r = input.mean(list(range(-nd, 0)), keepdim=True)
-        keeps_channels_last = nd == 2 and input.dim() == 4 and \
-            suggest_memory_format(input) is channels_last
-        return r.clone(memory_format=channels_last) if keeps_channels_last else r
+        fmt = suggest_memory_format(input)   # channels_last(_3d) is kept, as PyTorch does
+        return r.clone(memory_format=fmt) if fmt is not contiguous_format else r
     return _adaptive_avg[nd](input, out)
 
 
@@ -1517,7 +1516,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims. Nearest modes pick input pixels (index_select); linear,
     bilinear, trilinear and bicubic are separable, so each is one small (out, in) matrix
-    product per spatial dim, differentiable like any matmul."""
+    product per spatial dim, differentiable like any matmul. The result of a channels_last
+    (_3d) input is laid out so, as PyTorch's upsample kernels give it ("area" is adaptive
+    average pooling, whose kernels decide)."""
+    r = _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                     antialias)
+    if mode != "area" and input.dim() in (4, 5):
+        fmt = suggest_memory_format(input)
+        if fmt is not contiguous_format and not r.is_contiguous(memory_format=fmt):
+            return r.contiguous(memory_format=fmt)
+    return r
+
+
+def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                 antialias):
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
