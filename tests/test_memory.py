@@ -292,6 +292,34 @@ def test_taking_a_block_back_equals_free_then_malloc(seed):
     assert outcomes[0] == outcomes[1]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_held_arrays_taken_back_equal_free_then_malloc(seed):
+    # Note [Held arrays]: results that die one op later (a loop's `y = f(x)`), statistics read
+    # and peaks reset in between, give what freeing at once and mallocing again gives
+    import random
+    rnd = random.Random(seed)
+    outcomes = []
+    for take_back in (True, False):
+        allocator = _arena_allocator(take_back)
+        rnd.seed(seed)
+        keep, stats = [], []
+        y = None
+        for step in range(300):
+            n = rnd.choice([64, 64, 64, 700, 1 << 19])
+            y = allocator.array(n, np.dtype(np.uint8), (n,))
+            if rnd.random() < 0.1:
+                keep.append(y)
+            if rnd.random() < 0.05 and keep:
+                del keep[rnd.randrange(len(keep))]
+            if rnd.random() < 0.03:
+                allocator.reset_peak_stats()
+            if rnd.random() < 0.05:
+                stats.append(allocator.memory_stats())
+        del y
+        outcomes.append((_layout(allocator), allocator.memory_stats(), stats))
+    assert outcomes[0] == outcomes[1]
+
+
 def test_free_arriving_while_busy_is_done_afterwards():
     allocator = ca.CachingAllocator(CountingRaw())
     block = allocator.malloc(100)

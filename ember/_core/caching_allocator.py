@@ -236,7 +236,7 @@ class Segment:
 
 class Block:
     __slots__ = ("segment", "address", "size", "requested_size", "allocated", "prev", "next",
-                 "lease", "frames", "array", "key", "epoch", "pieces")
+                 "lease", "frames", "array", "key", "epoch", "pieces", "reuses")
 
     def __init__(self, segment, address, size, prev=None, next=None):
         self.segment = segment
@@ -251,6 +251,7 @@ class Block:
         self.array = self.key = None  # while held: the array over it, and its (shape, dtype, strides)
         self.epoch = -1  # the allocator's layout epoch when _take_back last judged it, and how
         self.pieces = None
+        self.reuses = 0  # take-backs in this epoch whose totals are not counted yet
 
     def is_split(self):
         return self.prev is not None or self.next is not None
@@ -310,6 +311,7 @@ class CachingAllocator:
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
         self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
         self.epoch = 0  # counts the changes of the pools' layout (malloc, free, release)
+        self.tallied = []  # blocks with take-backs not yet added to the totals
         self.queue_free = self.pending.append  # bound once: the callback of every lease
         self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
         self.fraction = 1.0
@@ -365,7 +367,7 @@ class CachingAllocator:
 
     def current(self, name):
         """The `all` current value of a statistic (e.g. "allocated_bytes")."""
-        if self.pending or self.held:
+        if self.pending or self.held or self.tallied:
             with self.lock:
                 self._drain()
         if name in HOT:
@@ -373,7 +375,7 @@ class CachingAllocator:
         return self.stats[name][ALL].current
 
     def peak(self, name):
-        if self.pending or self.held:
+        if self.pending or self.held or self.tallied:
             with self.lock:
                 self._drain()
         if name in HOT:
@@ -383,6 +385,7 @@ class CachingAllocator:
     def reset_peak_stats(self):
         with self.lock:  # frees still queued happened before the reset
             self._drain()
+            self.epoch += 1  # a take-back's moment between may reach the new peaks
         for x in HOT.values():
             for pool in (self.small, self.large):
                 setattr(pool, x + "_pk", getattr(pool, x))
@@ -509,6 +512,15 @@ class CachingAllocator:
             del held[i]
             n -= 1
         if reuse is not None:
+            if reuse.epoch == self.epoch and reuse.pieces is not _REFUSED and \
+                    reuse.requested_size == nbytes:
+                # taken back once already in this layout, so every peak the pair can reach is
+                # reached: only the totals move, counted when next read (_flush_tallies)
+                if not reuse.reuses:
+                    self.tallied.append(reuse)
+                reuse.reuses += 1
+                held.append(reuse)
+                return reuse
             if self._take_back(reuse, nbytes) is not None:
                 held.append(reuse)
                 return reuse
@@ -569,6 +581,25 @@ class CachingAllocator:
         block.requested_size = nbytes
         return block
 
+    def _flush_tallies(self):
+        """Add the take-backs counted by _sweep to the totals _take_back moves (before the
+        layout changes, and before any statistic is read)."""
+        for block in self.tallied:
+            n, block.reuses = block.reuses, 0
+            pool = block.segment.free_blocks
+            size = block.size
+            pool.n_tot += n
+            pool.b_tot += size * n
+            pool.r_tot += block.requested_size * n
+            pieces = block.pieces
+            if pieces == -1:
+                pool.s_tot += n
+                pool.sb_tot += block.next.size * n
+            elif pieces is not None:
+                pool.s_tot += pieces * n
+                pool.sb_tot += size * n
+        self.tallied.clear()
+
     @staticmethod
     def _moment_between(block, size):
         """Whether freeing `block` and mallocing `size` bytes gives this very block back, and
@@ -596,6 +627,8 @@ class CachingAllocator:
 
     def _malloc(self, nbytes):
         # the hot path of every tensor: written out, with no calls in the common case
+        if self.tallied:
+            self._flush_tallies()
         self.epoch += 1
         size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
         pool = self.small if size <= kSmallSize else self.large
@@ -749,6 +782,8 @@ class CachingAllocator:
         freed in this loop too."""
         if self.held:
             self._sweep(None, 0)
+        if self.tallied:
+            self._flush_tallies()
         pending = self.pending
         i = 0
         while i < len(pending):
@@ -757,6 +792,8 @@ class CachingAllocator:
         del pending[:i]
 
     def _free(self, block):
+        if self.tallied:
+            self._flush_tallies()
         self.epoch += 1
         size = block.size
         if self.recording is not None:
@@ -836,6 +873,8 @@ class CachingAllocator:
 
     def _release_cached_blocks(self):
         """Return every wholly free segment to the raw allocator."""
+        if self.tallied:
+            self._flush_tallies()
         self.epoch += 1
         for pool in (self.large, self.small):
             for block in [b for b in pool.blocks() if not b.is_split()]:
