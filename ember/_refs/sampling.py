@@ -6,6 +6,7 @@ same distributions as PyTorch's but are not its bit stream.
 import numpy as np
 
 from .._core import dtype as D
+from .._core.grad_mode import _grad_state
 from .. import _refs as B
 from .._core.type_info import finfo
 
@@ -22,7 +23,7 @@ def _check(name, *tensors):
         if not t.is_floating_point():
             from .._aten.elementwise import not_implemented
             raise not_implemented(name, t.dtype)
-        if t.requires_grad:
+        if t.requires_grad and _grad_state.enabled:
             raise NotImplementedError(f"{name}: gradients with respect to the parameters are "
                                       f"not supported in ember")
 

@@ -171,9 +171,9 @@ def accumulate_grad(variable, grad):
     if grad.dtype is not variable.dtype:
         grad = grad.to(variable.dtype)
     old = variable._grad
-    if old is None and grad._sparse is not None:
-        # a sparse gradient has no layout to obey: a copy under create_graph, else a new
-        # sparse tensor over the same entries (PyTorch's shallow copy)
+    if old is None and type(grad._sparse) is tuple:
+        # a COO gradient has no layout to obey: a copy under create_graph, else a new sparse
+        # tensor over the same entries (PyTorch's shallow copy)
         variable._grad = grad.clone() if _grad_state.enabled else \
             make_sparse(*grad._sparse[:2], grad._size, grad._sparse[2])
     elif old is None:
