@@ -342,16 +342,6 @@ class CachingAllocator:
         else:
             _down(self.stats[name][ALL], self.stats[name][pool], -n)
 
-    def _grow(self, pool, x, n):
-        """Increase hot statistic `x` of `pool` by n (> 0), with the peaks."""
-        c = getattr(pool, x) + n
-        setattr(pool, x, c)
-        setattr(pool, x + "_tot", getattr(pool, x + "_tot") + n)
-        if c > getattr(pool, x + "_pk"):
-            setattr(pool, x + "_pk", c)
-        if c + getattr(pool.other, x) > getattr(self, x + "_pk"):
-            setattr(self, x + "_pk", c + getattr(pool.other, x))
-
     def _hot_stat(self, x):
         """Hot statistic `x` as {"all": ..., "small_pool": ..., "large_pool": ...}."""
         out, total = {}, dict.fromkeys(("current", "allocated", "freed"), 0)
@@ -451,22 +441,11 @@ class CachingAllocator:
         lock = self.lock
         lock.acquire()
         try:
-            pending = self.pending
             block = None
-            if pending:
-                if self.held:
-                    self._sweep(None, 0)  # the frees in _drain's order: held arrays first
-                while len(pending) > 1:  # the older frees first, in order
-                    self._free(pending.pop(0).block)
-                block = self._take_back(pending[0].block, nbytes)
-                if block is None:
-                    self._drain()
-                else:
-                    del pending[0]
-            elif self.held:
+            if self.held or self.pending:
                 block = self._sweep((shape, dtype, strides), nbytes)
-                if block is not None:
-                    return block.array
+                if block is not None and block.array is not None:
+                    return block.array  # the dead array itself, taken back
             if block is None:
                 block = self._malloc(nbytes)
         finally:
@@ -486,21 +465,28 @@ class CachingAllocator:
 
     def _sweep(self, key, nbytes):
         """Free the held blocks whose arrays died (all references gone but the allocator's),
-        hand the lease of the oldest held arrays over to a weak reference, and -- given the
-        `key` of a request -- return the block of a dead array of that very shape, dtype and
-        strides, taken back, instead of freeing it (Note [Held arrays])."""
+        hand the lease of the oldest held arrays over to a weak reference, free the queued
+        leases' blocks; and -- given the `key` of a request -- return one of those blocks taken
+        back instead of freed (the last freed: Note [Taking a block back]): with its array still
+        on it when the array has that very shape, dtype and strides, else bare (Note [Held
+        arrays])."""
         held = self.held
         reuse = None
+        same = False  # whether reuse's array is the one asked for
+        size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize if key is not None else -1
         i = 0
         n = len(held)
         while i < n:
             block = held[i]
             if getrefcount(block.array) == 2:  # block.array and the argument: nobody else
-                if reuse is None and block.key == key and block.array.flags.writeable:
+                if not same and block.key == key and block.array.flags.writeable:
+                    if reuse is not None:  # a bare block of the size: this one is better
+                        self._free_held(reuse)
+                    reuse, same = block, True
+                elif reuse is None and block.size == size:
                     reuse = block
                 else:
-                    block.array = block.key = None
-                    self._free(block)
+                    self._free_held(block)
             elif i >= n - HELD:
                 i += 1
                 continue
@@ -511,22 +497,36 @@ class CachingAllocator:
                 block.array = block.key = None
             del held[i]
             n -= 1
-        if reuse is not None:
-            if reuse.epoch == self.epoch and reuse.pieces is not _REFUSED and \
-                    reuse.requested_size == nbytes:
-                # taken back once already in this layout, so every peak the pair can reach is
-                # reached: only the totals move, counted when next read (_flush_tallies)
-                if not reuse.reuses:
-                    self.tallied.append(reuse)
-                reuse.reuses += 1
-                held.append(reuse)
-                return reuse
-            if self._take_back(reuse, nbytes) is not None:
-                held.append(reuse)
-                return reuse
+        pending = self.pending  # then the queued leases' blocks, in the order they died
+        while pending:
+            block = pending.pop(0).block
+            if reuse is None and not pending and block.size == size:
+                reuse = block  # the last to die: a bare block of the size
+            else:
+                self._free(block)
+        if reuse is None:
+            return None
+        if same and reuse.epoch == self.epoch and reuse.pieces is not _REFUSED and \
+                reuse.requested_size == nbytes:
+            # taken back once already in this layout, so every peak the pair can reach is
+            # reached: only the totals move, counted when next read (_flush_tallies)
+            if not reuse.reuses:
+                self.tallied.append(reuse)
+            reuse.reuses += 1
+            held.append(reuse)
+            return reuse
+        if not same:
             reuse.array = reuse.key = None
-            self._free(reuse)
+        if self._take_back(reuse, nbytes) is not None:
+            if same:
+                held.append(reuse)
+            return reuse
+        self._free_held(reuse)
         return None
+
+    def _free_held(self, block):
+        block.array = block.key = None
+        self._free(block)
 
     def release_held(self):
         """Every held array to a weak-reference lease (the dead ones' blocks freed): history
@@ -708,11 +708,23 @@ class CachingAllocator:
         return bisect_left(pool.keys, (size,))  # the new block: nothing else fits
 
     def _more_split(self, pool, count, nbytes):
-        """Add count >= 0 inactive split blocks of nbytes >= 0 bytes to `pool`'s statistics."""
+        """Add count >= 0 inactive split blocks of nbytes >= 0 bytes to `pool`'s statistics,
+        with the peaks (written out: every free between allocated blocks comes here)."""
+        other = pool.other
         if count:
-            self._grow(pool, "s", count)
+            c = pool.s + count
+            pool.s, pool.s_tot = c, pool.s_tot + count
+            if c > pool.s_pk:
+                pool.s_pk = c
+            if c + other.s > self.s_pk:
+                self.s_pk = c + other.s
         if nbytes:
-            self._grow(pool, "sb", nbytes)
+            c = pool.sb + nbytes
+            pool.sb, pool.sb_tot = c, pool.sb_tot + nbytes
+            if c > pool.sb_pk:
+                pool.sb_pk = c
+            if c + other.sb > self.sb_pk:
+                self.sb_pk = c + other.sb
 
     def _alloc_block(self, size, pool, retry):
         """A new segment for a block of `size` bytes: its one free block (not yet in `pool`),
@@ -777,19 +789,12 @@ class CachingAllocator:
             self._free(block)
 
     def _drain(self):
-        """Free the blocks of the queued leases, in the order their arrays died (with the lock
-        held). Another free can be queued meanwhile (a collection run by this one): it is
-        freed in this loop too."""
-        if self.held:
-            self._sweep(None, 0)
+        """Free the blocks of the dead held arrays and of the queued leases (in the order their
+        arrays died), with the lock held. Another free can be queued meanwhile (a collection
+        run by this one): it is freed in the same loop."""
+        self._sweep(None, 0)
         if self.tallied:
             self._flush_tallies()
-        pending = self.pending
-        i = 0
-        while i < len(pending):
-            self._free(pending[i].block)
-            i += 1
-        del pending[:i]
 
     def _free(self, block):
         if self.tallied:
