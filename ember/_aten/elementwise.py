@@ -282,8 +282,8 @@ def _into_block(ufunc, self, other, dt):
     """ufunc(self, other) written into a new allocator block, when the operands need no
     broadcasting and are laid out in C order (else None: the general path keeps the operands'
     layout, as PyTorch's TensorIterator does)."""
-    a = operand(self, dt)
-    b = operand(other, dt)
+    a = self._np if type(self) is Tensor and self.dtype is dt else operand(self, dt)
+    b = other._np if type(other) is Tensor and other.dtype is dt else operand(other, dt)
     if type(a) is not np.ndarray or not a.nbytes:
         return None
     if type(b) is np.ndarray:

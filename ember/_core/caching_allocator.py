@@ -528,9 +528,14 @@ class CachingAllocator:
         block.array = block.key = None
         self._free(block)
 
+    def lease_held(self):
+        """release_held, taking the lock: for code that counts an array's references."""
+        with self.lock:
+            self.release_held()
+
     def release_held(self):
-        """Every held array to a weak-reference lease (the dead ones' blocks freed): history
-        recording starts, and wants each free when it happens."""
+        """Every held array to a weak-reference lease (the dead ones' blocks freed; the lock
+        held): history recording starts, and wants each free when it happens."""
         held = self.held
         self._sweep(None, 0)
         while held:

@@ -22,6 +22,7 @@ import weakref
 
 import numpy as np
 
+from .._core import caching_allocator
 from .._core.device import cpu
 from .._core.storage import UntypedStorage
 from .._core.tensor import Tensor, _wrap, _wrap_external
@@ -130,6 +131,8 @@ def tensor_over(storage, dtype, offset, size, stride):
 # user kept, a second storage object over the same bytes) raises a count: the general way, then.
 
 def _reference_counts(tensor):
+    # the allocator's own hold on the newest arrays is not a user (Note [Held arrays])
+    caching_allocator.cpu_allocator.lease_held()
     storage, view = tensor._storage, tensor._np
     array = storage._array
     return (sys.getrefcount(storage), sys.getrefcount(array),
