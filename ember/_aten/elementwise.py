@@ -742,7 +742,7 @@ def _gelu(a, approximate="none"):
         inner = np.sqrt(2 / np.pi, dtype=a.dtype) * (a + a.dtype.type(0.044715) * a * a * a)
         return 0.5 * a * (1 + np.tanh(inner))
     if approximate != "none":
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     from ._special import erf
     return 0.5 * a * (1 + erf(a * a.dtype.type(1 / np.sqrt(2))))
 

@@ -420,7 +420,7 @@ class Tensor:
                 raise RuntimeError(f"assigned grad has data of a different size: expected "
                                    f"{list(self._size)} but got {list(value._size)}")
             if value._device != self._device:
-                raise RuntimeError(f"assigned grad has data located on a different device")
+                raise RuntimeError("assigned grad has data located on a different device")
         self._grad = value
 
     @grad.deleter
@@ -554,7 +554,7 @@ class Tensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self.numel() else
                                "Boolean value of Tensor with no values is ambiguous")
         return bool(self.item())

@@ -29,7 +29,7 @@ from .._core import dtype as D
 from . import weights_only_unpickler as _weights_only_unpickler
 from .._core.device import device, cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
-from .._core.tensor import Tensor, Size, _wrap, _wrap_external, _meta, _alias
+from .._core.tensor import Tensor, Size, _wrap_external, _meta, _alias
 from ..nn.parameter import Parameter
 
 
