@@ -458,9 +458,7 @@ class CachingAllocator:
             block.key = (shape, dtype, strides)
             self.held.append(block)  # atomic: the next call (under the lock) looks at it
         else:
-            lease = _Lease(array, self._on_lease_dead)
-            lease.block = block
-            block.lease = lease
+            self._lease(block, array)
         return array
 
     def _sweep(self, key, nbytes):
@@ -491,10 +489,7 @@ class CachingAllocator:
                 i += 1
                 continue
             else:  # alive, and older than the newest few: a weak reference reports its death
-                lease = _Lease(block.array, self.queue_free)
-                lease.block = block
-                block.lease = lease
-                block.array = block.key = None
+                self._lease(block, block.array)
             del held[i]
             n -= 1
         pending = self.pending  # then the queued leases' blocks, in the order they died
@@ -524,6 +519,15 @@ class CachingAllocator:
         self._free_held(reuse)
         return None
 
+    def _lease(self, block, array):
+        """`array`'s death frees `block` (a weak reference, queued or -- while history is
+        recorded -- freed at once); the allocator holds the array no longer."""
+        lease = _Lease(array, self.queue_free if self.recording is None else
+                       self._on_lease_dead)
+        lease.block = block
+        block.lease = lease
+        block.array = block.key = None
+
     def _free_held(self, block):
         block.array = block.key = None
         self._free(block)
@@ -540,11 +544,7 @@ class CachingAllocator:
         self._sweep(None, 0)
         while held:
             block = held.pop(0)
-            lease = _Lease(block.array, self.queue_free if self.recording is None else
-                           self._on_lease_dead)
-            lease.block = block
-            block.lease = lease
-            block.array = block.key = None
+            self._lease(block, block.array)
 
     def _take_back(self, block, nbytes):
         """`block` (whose array died) serving a request of `nbytes` straight away, when
@@ -839,12 +839,7 @@ class CachingAllocator:
             else:
                 keys[i] = entry
             if prev is not None or nxt.next is not None:  # still a piece: `size` more bytes
-                c = pool.sb + size
-                pool.sb, pool.sb_tot = c, pool.sb_tot + size
-                if c > pool.sb_pk:
-                    pool.sb_pk = c
-                if c + pool.other.sb > self.sb_pk:
-                    self.sb_pk = c + pool.other.sb
+                self._more_split(pool, 0, size)
             else:  # the whole segment is one free block again
                 pool.s -= 1
                 pool.sb -= grown - size
@@ -914,10 +909,7 @@ class CachingAllocator:
         segment = block.segment
         array = np.ndarray((nbytes // dtype.itemsize,), dtype, segment.buffer,
                            block.address - segment.address)
-        lease = _Lease(array, self.queue_free if self.recording is None else
-                       self._on_lease_dead)
-        lease.block = block
-        block.lease = lease
+        self._lease(block, array)
         return array
 
     # ---- snapshots ----------------------------------------------------------------------
