@@ -209,7 +209,10 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
 
     def cpu(self, other, *extra):
         # the hot path (a + b): no helper calls beyond what the common case needs
-        dt = _binary_dtype(self, other)
+        if type(other) is Tensor and type(self) is Tensor and self.dtype is other.dtype:
+            dt = self.dtype
+        else:
+            dt = _binary_dtype(self, other)
         if operands is not None:
             dt = operands(dt, *extra)
         if check is not None:
@@ -218,7 +221,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 not extra or type(extra[0]) is int and extra[0] == 1):
             out = _into_block(ufunc, self, other, dt)
             if out is not None:
-                return _wrap_external(out)
+                return _wrap_external(out, dt)
         try:
             if dt in _OPMATH:
                 r = _compute(compute, self, other, dt, dt if result is None else result(dt),
@@ -282,19 +285,31 @@ def _into_block(ufunc, self, other, dt):
     """ufunc(self, other) written into a new allocator block, when the operands need no
     broadcasting and are laid out in C order (else None: the general path keeps the operands'
     layout, as PyTorch's TensorIterator does)."""
-    a = self._np if type(self) is Tensor and self.dtype is dt else operand(self, dt)
-    b = other._np if type(other) is Tensor and other.dtype is dt else operand(other, dt)
-    if type(a) is not np.ndarray or not a.nbytes:
-        return None
-    if type(b) is np.ndarray:
-        if b.shape != a.shape or a.ndim > 1 and not (a.flags.c_contiguous and
-                                                     b.flags.c_contiguous):
+    shape = self._size
+    if type(other) is Tensor and type(self) is Tensor and other._size == shape and \
+            self.dtype is dt and other.dtype is dt:  # two tensors alike: the commonest case
+        a = self._np
+        b = other._np
+        if len(shape) > 1 and not (a.flags.c_contiguous and b.flags.c_contiguous):
             return None
-    elif a.ndim > 1 and not a.flags.c_contiguous:
+    else:
+        a = self._np if type(self) is Tensor and self.dtype is dt else operand(self, dt)
+        b = other._np if type(other) is Tensor and other.dtype is dt else operand(other, dt)
+        if type(a) is not np.ndarray:
+            return None
+        shape = a.shape
+        if type(b) is np.ndarray:
+            if b.shape != shape or len(shape) > 1 and not (a.flags.c_contiguous and
+                                                           b.flags.c_contiguous):
+                return None
+        elif len(shape) > 1 and not a.flags.c_contiguous:
+            return None
+    nbytes = a.nbytes
+    if not nbytes:
         return None
-    out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, a.shape)
-    if a.ndim > 1 and (a.strides != out.strides or type(b) is np.ndarray and
-                       b.strides != out.strides):
+    out = caching_allocator.cpu_allocator.array(nbytes, a.dtype, shape)
+    if len(shape) > 1 and (a.strides != out.strides or type(b) is np.ndarray and
+                           b.strides != out.strides):
         return None  # C order, but odd strides on size-1 dims: the layout rule decides
     try:
         return ufunc(a, b, out=out)

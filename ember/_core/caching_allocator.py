@@ -448,18 +448,18 @@ class CachingAllocator:
                     return block.array  # the dead array itself, taken back
             if block is None:
                 block = self._malloc(nbytes)
+            segment = block.segment
+            array = np.ndarray(shape, dtype, segment.buffer, block.address - segment.address,
+                               strides)
+            if self.recording is None:
+                block.array = array
+                block.key = (shape, dtype, strides)
+                self.held.append(block)
+            else:
+                self._lease(block, array)
+            return array
         finally:
             lock.release()
-        segment = block.segment
-        array = np.ndarray(shape, dtype, segment.buffer, block.address - segment.address,
-                           strides)
-        if self.recording is None:
-            block.array = array
-            block.key = (shape, dtype, strides)
-            self.held.append(block)  # atomic: the next call (under the lock) looks at it
-        else:
-            self._lease(block, array)
-        return array
 
     def _sweep(self, key, nbytes):
         """Free the held blocks whose arrays died (all references gone but the allocator's),
@@ -469,29 +469,55 @@ class CachingAllocator:
         on it when the array has that very shape, dtype and strides, else bare (Note [Held
         arrays])."""
         held = self.held
+        dead = None
+        for block in held:
+            if getrefcount(block.array) == 2:  # block.array and the argument: nobody else
+                if dead is not None:
+                    return self._sweep_all(key, nbytes)
+                dead = block
+        if self.pending:
+            return self._sweep_all(key, nbytes)
+        if dead is None:  # every held array alive: the oldest lives on, and a weak reference
+            if len(held) >= HELD:  # will report its death
+                block = held.pop(0)
+                self._lease(block, block.array)
+            return None
+        # one array died, nothing else: the steadiest moment of a loop (Note [Held arrays])
+        if dead.key == key and dead.epoch == self.epoch and dead.pieces is not _REFUSED and \
+                dead.requested_size == nbytes and dead.array.flags.writeable:
+            # taken back once already in this layout, so every peak the pair can reach is
+            # reached: only the totals move, counted when next read (_flush_tallies)
+            if not dead.reuses:
+                self.tallied.append(dead)
+            dead.reuses += 1
+            if held[-1] is not dead:
+                held.remove(dead)
+                held.append(dead)
+            return dead
+        return self._sweep_all(key, nbytes)
+
+    def _sweep_all(self, key, nbytes):
+        """_sweep's general case: any number of dead held arrays and queued leases."""
+        held = self.held
         reuse = None
         same = False  # whether reuse's array is the one asked for
         size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize if key is not None else -1
-        i = 0
-        n = len(held)
-        while i < n:
-            block = held[i]
-            if getrefcount(block.array) == 2:  # block.array and the argument: nobody else
-                if not same and block.key == key and block.array.flags.writeable:
-                    if reuse is not None:  # a bare block of the size: this one is better
-                        self._free_held(reuse)
-                    reuse, same = block, True
-                elif reuse is None and block.size == size:
-                    reuse = block
-                else:
-                    self._free_held(block)
-            elif i >= n - HELD:
-                i += 1
-                continue
-            else:  # alive, and older than the newest few: a weak reference reports its death
-                self._lease(block, block.array)
-            del held[i]
-            n -= 1
+        alive = []
+        for block in held:
+            if getrefcount(block.array) != 2:
+                alive.append(block)
+            elif not same and block.key == key and block.array.flags.writeable:
+                if reuse is not None:  # a bare block of the size: this one is better
+                    self._free_held(reuse)
+                reuse, same = block, True
+            elif reuse is None and block.size == size:
+                reuse = block
+            else:
+                self._free_held(block)
+        while len(alive) > HELD:
+            block = alive.pop(0)
+            self._lease(block, block.array)
+        held[:] = alive
         pending = self.pending  # then the queued leases' blocks, in the order they died
         while pending:
             block = pending.pop(0).block

@@ -741,12 +741,13 @@ def _wrap(arr):
     return _wrap_external(arr)
 
 
-def _wrap_external(arr):
-    """A CPU tensor over memory the allocator does not own (from_numpy, shared memory, mmap)."""
+def _wrap_external(arr, dtype=None):
+    """A CPU tensor over memory the allocator does not own (from_numpy, shared memory, mmap),
+    or over a block a kernel wrote into (then the caller knows the `dtype`)."""
     t = _new(Tensor)
     t._np = arr
     t._size = arr.shape
-    t.dtype = _from_np[arr.dtype]
+    t.dtype = _from_np[arr.dtype] if dtype is None else dtype
     t._device = _CPU
     t._storage = None
     t._rg = False
