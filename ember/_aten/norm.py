@@ -279,13 +279,12 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         mean = _stat(running_mean, dt)
         invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
         scale = invstd if w is None else invstd * w
+        shift = -mean * scale if b is None else b - mean * scale
 
-        def block(blk):   # (x - mean) * scale + bias
+        def block(blk):   # x * scale + shift, PyTorch's inference form: two passes, not three
             o = out[:, blk]
-            np.subtract(x3[:, blk], mean[blk, None], out=o)
-            o *= scale[blk, None]
-            if b is not None:
-                o += b[blk, None]
+            np.multiply(x3[:, blk], scale[blk, None], out=o)
+            o += shift[blk, None]
         _by_blocks(block, x3)
         save_mean = save_invstd = np.empty((0,), dt)
     return (_wrap(out.reshape(x.shape).astype(x.dtype, copy=False)), _wrap(save_mean),
