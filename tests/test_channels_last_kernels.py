@@ -147,8 +147,9 @@ def test_batch_norm(fmt, training):
 @pytest.mark.parametrize("fmt", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_several_blocks(fmt, training):
-    """64 channels of 2 x 50 x 50: the channels-last kernels' (5000, 64) matrix is walked in
-    row blocks of 4096 rows, the last shorter (its per-channel vectors are tiled to a block)."""
+    """64 channels of 5 x 60 x 60: the channels-last kernels' (18000, 64) matrix is walked in
+    row blocks of 4096 rows, the last shorter, with the per-channel vectors tiled to a block
+    (from 4 blocks up); over NCHW, blocks of channels."""
     ebn, tbn = ember.nn.BatchNorm2d(64), torch.nn.BatchNorm2d(64)
     with torch.no_grad():
         tbn.weight.uniform_(0.5, 1.5), tbn.bias.uniform_(-1, 1)
@@ -156,11 +157,11 @@ def test_batch_norm_several_blocks(fmt, training):
     ebn.load_state_dict({k: ember.from_numpy(v.numpy().copy())
                          for k, v in tbn.state_dict().items()})
     ebn.train(training), tbn.train(training)
-    ex, tx = _pair((2, 64, 50, 50), FORMATS[fmt], 9)
+    ex, tx = _pair((5, 64, 60, 60), FORMATS[fmt], 9)
     ex.requires_grad_(), tx.requires_grad_()
     eo, to = ebn(ex), tbn(tx)
     _same(eo, to)
-    g = np.random.default_rng(10).standard_normal((2, 64, 50, 50)).astype(np.float32)
+    g = np.random.default_rng(10).standard_normal((5, 64, 60, 60)).astype(np.float32)
     egrads = ember.autograd.grad(eo, [ex] + list(ebn.parameters()), ember.from_numpy(g))
     tgrads = torch.autograd.grad(to, [tx] + list(tbn.parameters()), torch.from_numpy(g))
     _same(egrads[0], tgrads[0])
