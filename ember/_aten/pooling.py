@@ -208,17 +208,24 @@ def _window_max(views, dtype):
     """(max, first window position holding it) over the views, with PyTorch's rule for ties
     (the first wins) and NaN (the last NaN wins, a NaN beats any number). The maximum is one
     np.maximum per position. The argmax counts, per output, the positions before the first
-    one equal to the maximum: three vectorised passes per position, no masked writes."""
+    one equal to the maximum: three vectorised passes per position, no masked writes (the
+    count is kept in uint8 and adds the running mask viewed as uint8: a same-type add)."""
     best = views[0].copy()
     for v in views[1:]:
         np.maximum(best, v, out=best)
-    arg = np.zeros(best.shape, np.uint8 if len(views) < 256 else np.int64)
-    searching = np.ones(best.shape, bool)
+    if len(views) == 1:
+        return best, np.zeros(best.shape, np.uint8)
+    searching = np.not_equal(views[0], best)
+    if len(views) < 256:
+        step = searching.view(np.uint8)
+        arg = step.copy()
+    else:
+        step, arg = searching, searching.astype(np.int64)
     differs = np.empty(best.shape, bool)
-    for v in views[:-1]:
+    for v in views[1:-1]:
         np.not_equal(v, best, out=differs)
         searching &= differs
-        arg += searching
+        arg += step
     if _is_float(dtype):
         nan = np.isnan(best)
         if nan.any():
@@ -284,7 +291,7 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
     if values is not None:
         values[...] = best
         best = values
-    index = np.take(offsets, arg, out=index)
+    index = np.take(offsets, arg, out=index, mode="clip")   # (arg is in range: no checks)
     index += origin
     if padding and any(padding):
         # a window that is all `lowest` may have picked a padding element: PyTorch points at
