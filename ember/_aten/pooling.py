@@ -8,8 +8,8 @@ holds, for every output pixel, the input element at that window position. Max po
 running maximum and which window position gave it (PyTorch's rule: a larger value or a NaN
 replaces the current one, so ties keep the first and NaN wins). The backward of max pooling
 sends each gradient to the input element its index names: a plain scatter when the windows do
-not overlap, else one scatter-add per class of mutually disjoint windows (channels-last) or one
-`np.bincount` that sums the contributions of overlapping windows (rows).
+not overlap, else `np.bincount` over cache-sized blocks, which sums the contributions of
+overlapping windows.
 
 The kernels work on either of two views of the input's memory: rows (M, *spatial), one per
 (sample, channel) of a contiguous input, or -- for a channels_last / channels_last_3d input of
