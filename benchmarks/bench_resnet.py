@@ -66,3 +66,17 @@ def bench_resnet18_train_step_channels_last(lib):
 
     return training_step(model, opt, lib.nn.functional.cross_entropy, x, y)
 
+
+
+@benchmark(target=1.3)
+def bench_resnet18_eval_forward(lib):
+    """ResNet-18 (the CIFAR variant above) in eval mode: one forward of a (32, 3, 32, 32) batch
+    under no_grad."""
+    lib.manual_seed(0)
+    model = resnet18(lib).eval()
+    x = lib.randn(32, 3, 32, 32)
+
+    def step():
+        with lib.no_grad():
+            model(x)
+    return step

@@ -144,6 +144,32 @@ def test_batch_norm(fmt, training):
     np.testing.assert_allclose(ebn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-5)
 
 
+@pytest.mark.parametrize("fmt", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_several_blocks(fmt, training):
+    """64 channels of 5 x 60 x 60: the channels-last kernels' (18000, 64) matrix is walked in
+    row blocks of 4096 rows, the last shorter, with the per-channel vectors tiled to a block
+    (from 4 blocks up); over NCHW, blocks of channels."""
+    ebn, tbn = ember.nn.BatchNorm2d(64), torch.nn.BatchNorm2d(64)
+    with torch.no_grad():
+        tbn.weight.uniform_(0.5, 1.5), tbn.bias.uniform_(-1, 1)
+        tbn.running_mean.uniform_(-1, 1), tbn.running_var.uniform_(0.5, 2)
+    ebn.load_state_dict({k: ember.from_numpy(v.numpy().copy())
+                         for k, v in tbn.state_dict().items()})
+    ebn.train(training), tbn.train(training)
+    ex, tx = _pair((5, 64, 60, 60), FORMATS[fmt], 9)
+    ex.requires_grad_(), tx.requires_grad_()
+    eo, to = ebn(ex), tbn(tx)
+    _same(eo, to)
+    g = np.random.default_rng(10).standard_normal((5, 64, 60, 60)).astype(np.float32)
+    egrads = ember.autograd.grad(eo, [ex] + list(ebn.parameters()), ember.from_numpy(g))
+    tgrads = torch.autograd.grad(to, [tx] + list(tbn.parameters()), torch.from_numpy(g))
+    _same(egrads[0], tgrads[0])
+    for e, t in zip(egrads[1:], tgrads[1:]):
+        np.testing.assert_allclose(e.numpy(), t.numpy(), atol=1e-3, rtol=1e-4)
+    np.testing.assert_allclose(ebn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-5)
+
+
 @pytest.mark.parametrize("case", [dict(padding=1, stride=(1, 2, 1)),
                                   dict(padding=(0, 1, 2), dilation=(1, 2, 1), groups=3)])
 @pytest.mark.parametrize("where", ["input", "weight"])

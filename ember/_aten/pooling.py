@@ -8,8 +8,8 @@ holds, for every output pixel, the input element at that window position. Max po
 running maximum and which window position gave it (PyTorch's rule: a larger value or a NaN
 replaces the current one, so ties keep the first and NaN wins). The backward of max pooling
 sends each gradient to the input element its index names: a plain scatter when the windows do
-not overlap, else one scatter-add per class of mutually disjoint windows (channels-last) or one
-`np.bincount` that sums the contributions of overlapping windows (rows).
+not overlap, else `np.bincount` over cache-sized blocks, which sums the contributions of
+overlapping windows.
 
 The kernels work on either of two views of the input's memory: rows (M, *spatial), one per
 (sample, channel) of a contiguous input, or -- for a channels_last / channels_last_3d input of
@@ -204,21 +204,31 @@ def _lowest(dtype):
     return -np.inf if _is_float(dtype) else np.iinfo(dtype).min
 
 
-def _window_max(views, dtype):
-    """(max, first window position holding it) over the views, with PyTorch's rule for ties
+def _window_max(views, dtype, out=None):
+    """(max, first window position holding it) over the views (the max written into `out`
+    when given), with PyTorch's rule for ties
     (the first wins) and NaN (the last NaN wins, a NaN beats any number). The maximum is one
     np.maximum per position. The argmax counts, per output, the positions before the first
-    one equal to the maximum: three vectorised passes per position, no masked writes."""
-    best = views[0].copy()
+    one equal to the maximum: three vectorised passes per position, no masked writes (the
+    count is kept in uint8 and adds the running mask viewed as uint8: a same-type add)."""
+    best = views[0].copy() if out is None else out
+    if out is not None:
+        np.copyto(best, views[0])
     for v in views[1:]:
         np.maximum(best, v, out=best)
-    arg = np.zeros(best.shape, np.uint8 if len(views) < 256 else np.int64)
-    searching = np.ones(best.shape, bool)
+    if len(views) == 1:
+        return best, np.zeros(best.shape, np.uint8)
+    searching = np.not_equal(views[0], best)
+    if len(views) < 256:
+        step = searching.view(np.uint8)
+        arg = step.copy()
+    else:
+        step, arg = searching, searching.astype(np.int64)
     differs = np.empty(best.shape, bool)
-    for v in views[:-1]:
+    for v in views[1:-1]:
         np.not_equal(v, best, out=differs)
         searching &= differs
-        arg += searching
+        arg += step
     if _is_float(dtype):
         nan = np.isnan(best)
         if nan.any():
@@ -278,13 +288,10 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
                      for o, k, s, d in zip(out, kernel, stride, dilation))
         buf = _padded(x, nd, padding, need, lowest)
         views = window_views(buf, kernel, stride, dilation, out)
-    best, arg = _window_max(views, x.dtype)
+    best, arg = _window_max(views, x.dtype, values)
     offsets, origin = base or _max_pool_base(nd, spatial, kernel, stride, padding, dilation, out,
                                              cl)
-    if values is not None:
-        values[...] = best
-        best = values
-    index = np.take(offsets, arg, out=index)
+    index = np.take(offsets, arg, out=index, mode="clip")   # (arg is in range: no checks)
     index += origin
     if padding and any(padding):
         # a window that is all `lowest` may have picked a padding element: PyTorch points at
@@ -302,53 +309,47 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
     return best, index
 
 
-# Note [Max pooling backward by window classes]
-# ----------------------------------------------
-# Each output sends its gradient to one input element, inside its window. Outputs whose
-# windows cannot overlap -- those `classes` apart along every dim, classes = ceil(window extent
-# / stride) -- have distinct indices, so for each class of outputs (a strided slice of them)
-# one fancy-indexed `+=` is exact. 2x2/2 pooling is one class (a plain scatter), 3x3/2 four;
-# over NHWC memory that beats one np.bincount over all outputs, which accumulates in a float64
-# array of the input's size (over NCHW rows bincount measured as fast, and is kept there).
-# The indices are the forward's: hand-made ones naming elements outside their window could
-# collide within a class. Adaptive pooling, whose windows vary, uses bincount.
-def _scatter(values, indices, spatial, classes, cl=False):
+# Note [Max pooling backward: scatter or blocked bincount]
+# ---------------------------------------------------------
+# Each output sends its gradient to one input element, the one its index names. Where windows
+# cannot overlap (stride >= the window's extent along every dim, e.g. 2x2/2) the indices are
+# distinct and the gradient is one plain fancy-indexed assignment. Where they overlap (3x3/2),
+# contributions to one element are summed by np.bincount, one call per cache-sized block of
+# rows (samples when channels-last), its float64 sums in cache and then written as the
+# gradient's dtype. Measured on the ResNet stem's 3x3/2/1 pool of (32, 64, 56, 56), one thread:
+# over NCHW rows 2.3x faster than one bincount over all rows (whose float64 result is the size
+# of the whole input), over NHWC 2.5x faster than one fancy `+=` per class of non-overlapping
+# outputs; for 2x2/2 the plain assignment stays 15-35% faster than bincount.
+def _scatter(values, indices, spatial, overlapping, cl=False):
     """values, indices (M, *out) -> (M, *spatial): each value added at its flat index. When cl
     they are (N, *out, C) -> (N, *spatial, C), channel c of index i landing at i * C + c.
-    classes: per dim, how many outputs apart windows stop overlapping (Note above), or None
-    for windows of any overlap."""
+    overlapping: whether two outputs may name the same element (Note above)."""
     m = values.shape[0]
     c = values.shape[-1] if cl else 1
     size = _prod(spatial) * c
     shape = (m,) + tuple(spatial) + ((c,) if cl else ())
     lanes = np.arange(c) if cl else 0
-
-    def flat_of(i, first):
-        """The flat destination of indices i (rows first..) in an (rows, size) array."""
-        flat = i * c if cl else i.copy()
-        flat += lanes
-        flat += (np.arange(first, first + flat.shape[0]) * size).reshape(
-            (-1,) + (1,) * (flat.ndim - 1))
-        return flat
-    if classes is None or (not cl and any(k > 1 for k in classes)):
-        # (over (M, *out) rows, whose inner runs are short, one bincount measured faster)
-        flat = flat_of(indices, 0)
-        r = np.bincount(flat.reshape(-1), weights=values.reshape(-1), minlength=m * size)
-        return r.astype(values.dtype, copy=False).reshape(shape)
     r = caching_allocator.empty((m, size), values.dtype)
 
-    def part(rows):           # rows: a slice of M, each row scattered on its own
-        rows = rows[0] if isinstance(rows[0], slice) else slice(0, m)
-        dest = r[rows]
-        dest.fill(0)
-        dest = dest.reshape(-1)
-        for cls in np.ndindex(*classes):
-            sl = (rows,) + tuple(slice(a, None, k) for a, k in zip(cls, classes))
-            flat = flat_of(indices[sl], 0)
-            if all(k == 1 for k in classes):     # one class: a plain scatter
-                dest[flat.reshape(-1)] = values[sl].reshape(-1)
+    def flat_of(i):
+        """The flat destination of indices i (a block of rows) in a (rows, size) array."""
+        if cl:
+            flat = i * c
+            flat += lanes
+        else:
+            flat = i.copy()
+        flat += (np.arange(flat.shape[0]) * size).reshape((-1,) + (1,) * (flat.ndim - 1))
+        return flat.reshape(-1)
+
+    def part(rows):         # rows: a slice of M, a cache-sized block at a time
+        for b in _blocks(rows, m, size):
+            dest = r[b]
+            if overlapping:
+                dest[...] = np.bincount(flat_of(indices[b]), weights=values[b].reshape(-1),
+                                        minlength=dest.size).reshape(dest.shape)
             else:
-                dest[flat.reshape(-1)] += values[sl].reshape(-1)
+                dest.fill(0)
+                dest.reshape(-1)[flat_of(indices[b])] = values[b].reshape(-1)
     parallel_for(part, (m,), r.size)
     return r.reshape(shape)
 
@@ -415,8 +416,8 @@ def _max_pool_kernel(nd):
 
     def backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
         k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
-        classes = tuple(-(-(di * (kk - 1) + 1) // st) for st, kk, di in zip(s, k, d))
-        return _scatter_back(grad_output, self, indices, nd, classes)
+        overlapping = any(di * (kk - 1) + 1 > st for st, kk, di in zip(s, k, d))
+        return _scatter_back(grad_output, self, indices, nd, overlapping)
 
     impl(name, "CPU")(kernel)
     impl(name, "Meta")(meta)
@@ -424,14 +425,14 @@ def _max_pool_kernel(nd):
     impl(name + "_backward", "Meta")(_like_self_meta(nd))
 
 
-def _scatter_back(grad_output, self, indices, nd, classes, keeps_channels_last=True):
+def _scatter_back(grad_output, self, indices, nd, overlapping, keeps_channels_last=True):
     """The input gradient of a max pool: grad_output's values sent to the indices, as a tensor
     laid out as the forward's input view (_layout) says."""
     cl = _is_channels_last(self, nd, keeps_channels_last)
     g = _as_layout(grad_output, nd, cl)
     dt = compute_dtype(g)
     r = _scatter(g.astype(dt, copy=False), _as_layout(indices, nd, cl), tuple(self.shape[-nd:]),
-                 classes, cl)
+                 overlapping, cl)
     return _result(r.astype(g.dtype, copy=False), tuple(self.shape), cl)
 
 
@@ -631,7 +632,7 @@ def _adaptive_max_kernel(nd):
                 _meta_in_layout(shape, D.int64, self, nd, keeps))
 
     def backward(grad_output, self, indices):
-        return _scatter_back(grad_output, self, indices, nd, None, keeps)
+        return _scatter_back(grad_output, self, indices, nd, True, keeps)
 
     impl(name, "CPU")(kernel)
     impl(name, "Meta")(meta)
@@ -775,7 +776,7 @@ def _max_unpool_kernel(nd):
             raise RuntimeError(f"Found an invalid max index: {int(idx[bad].reshape(-1)[0])} "
                                f"(output volumes are of size {_fmt(output_size)}")
         x = _leading(self, nd)
-        r = _scatter(x, idx.reshape(x.shape), tuple(output_size), (1,) * nd)
+        r = _scatter(x, idx.reshape(x.shape), tuple(output_size), False)
         return _wrap(r.reshape(shape))
 
     def meta(self, indices, output_size, *stride_padding):
