@@ -2086,14 +2086,18 @@ def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse, per
         if not counts.all():  # an empty bag's maximum is 0, and gives the weight no gradient
             out = E.where(E.tensor(counts[:, None] > 0, device=dev), out, 0.0)
         return out, offset2bag, bag_size, max_indices
-    rows = _embedding(weight, E.tensor(idx, dtype=index_dtype, device=dev), padding_idx,
+    everything = kept.size == input.numel()  # no index dropped: use the input as it is
+    rows = _embedding(weight, input.reshape(-1) if everything else
+                      E.tensor(idx, dtype=index_dtype, device=dev), padding_idx,
                       scale_grad_by_freq and sparse, sparse)
     if scale_grad_by_freq and not sparse:
         scale = _bag_frequency_scale(_values(input).reshape(-1), idx, weight.shape[0])
         rows = _FrequencyScaledGrad.apply(rows, E.tensor(scale[:, None], dtype=rows.dtype,
                                                           device=dev))
     if per_sample_weights is not None:
-        w = per_sample_weights.reshape(-1).index_select(0, E.tensor(kept, device=dev))
+        w = per_sample_weights.reshape(-1)
+        if not everything:
+            w = w.index_select(0, E.tensor(kept, device=dev))
         rows = rows * w.unsqueeze(1)
     out = E.zeros((b, dim), dtype=rows.dtype, device=dev).index_add(
         0, E.tensor(kept_bag, device=dev), rows)

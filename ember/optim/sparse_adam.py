@@ -1,4 +1,4 @@
-"""optim.SparseAdam: Adam restricted to the rows a sparse gradient stores (nn.Embedding(sparse=True)).
+"""optim.SparseAdam: Adam on the rows a sparse gradient stores (nn.Embedding(sparse=True)'s).
 
 PyTorch's update, per parameter at step t, on the coordinates of the coalesced sparse gradient g
 only (every other entry of the parameter and of both moments stays as it is):
