@@ -1,7 +1,7 @@
 """F.cross_entropy on (N, C) logits and class indices against torch, on both paths of the fused
 kernel: every sample counted once (no class weights, no target equal to ignore_index: no
-per-sample weights are built) and the weighted one. Values, dtypes, gradients, and the errors
-for targets out of range."""
+per-sample weights are built) and the weighted one; and label smoothing's composite. Values,
+dtypes, gradients, and the errors for targets out of range."""
 import numpy as np
 import pytest
 
@@ -21,7 +21,9 @@ def run(lib, x, y, **kw):
 
 CASES = [dict(), dict(reduction="sum"), dict(reduction="none"), dict(ignore_index=3),
          dict(ignore_index=3, reduction="none"), dict(ignore_index=-1), dict(ignore_index=50),
-         dict(weight=True), dict(weight=True, ignore_index=2, reduction="sum")]
+         dict(weight=True), dict(weight=True, ignore_index=2, reduction="sum"),
+         dict(label_smoothing=0.1), dict(label_smoothing=0.2, ignore_index=3, reduction="none"),
+         dict(label_smoothing=0.1, weight=True, ignore_index=1)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

@@ -258,7 +258,7 @@ def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_
     if label_smoothing <= 0:
         return nll
     # the smoothed part: the (weighted) mean of -log p over all classes, for samples not ignored
-    smooth = -(logp * w).sum(class_dim)
+    smooth = -(logp if weight is None else logp * w).sum(class_dim)
     valid = target != ignore_index
     smooth = E.where(valid, smooth, smooth * 0)
     if r == 1:
