@@ -374,39 +374,17 @@ def _check_dense_sparse_sizes(dense, sparse):
 
 
 def _add_entries(out, sparse, alpha):
-    """out (a dense array of sparse's size) += alpha * sparse, entry by entry in order."""
+    """out (a dense array of sparse's size) += alpha * sparse, entry by entry in order. (PyTorch
+    fuses each multiply-add into one rounding; this rounds alpha * entry first: the last-ulp
+    difference ember's dense optimizer updates accept too, see Note [rounding] in
+    ember/optim/_foreach.py.)"""
     idx, vals, _ = _parts(sparse)
-    if alpha != 1 and idx.shape[0] and out.dtype == vals.dtype == np.float32:
-        return _fused_add_entries(out, idx, vals, alpha)
     if alpha != 1:
         vals = vals * alpha
     if idx.shape[0] == 0:  # no sparse dims: every entry covers the whole tensor
         out += vals.sum(axis=0).astype(out.dtype, copy=False)
         return out
     return add_at(out, tuple(idx), vals.astype(out.dtype, copy=False))
-
-
-def _fused_add_entries(out, idx, vals, alpha):
-    """out += alpha * entries for float32, rounded as PyTorch's kernel rounds: one fused
-    multiply-add per entry (an optimizer step `p.add_(sparse_grad, alpha=-lr)`). A product of
-    two float32 is exact in float64, so the float64 sum rounded to float32 is the fma's result
-    (but for double-rounding ties). Entries at the same coordinates are added in their order:
-    the r-th entry of every coordinate in pass r."""
-    keys = np.ravel_multi_index(tuple(idx), out.shape[:idx.shape[0]])
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    rank = np.arange(keys.size) - np.repeat(starts, np.diff(np.r_[starts, keys.size]))
-    by_rank = order[np.argsort(rank, kind="stable")]
-    passes = np.bincount(rank)
-    a = np.float64(np.float32(alpha))
-    first = 0
-    for count in passes.tolist():
-        at = by_rank[first:first + count]
-        first += count
-        where = tuple(idx[:, at])
-        out[where] = (out[where] + a * vals[at].astype(np.float64)).astype(np.float32)
-    return out
 
 
 def _add_sparse(self, other, alpha):
@@ -436,15 +414,10 @@ def _add_sparse(self, other, alpha):
         return _from_arrays(idx, vals, self._size, False)
     from_self, from_other = _merge_walk(i1, i2, self._size[:i1.shape[0]], c1 and c2)
     idx = np.where(from_self >= 0, i1[:, from_self], i2[:, from_other])
-    # PyTorch adds a matched pair as v1 + alpha * v2 in one fused multiply-add; for float32 that
-    # is the float64 sum rounded once (see _fused_add_entries)
-    fused = alpha != 1 and dtype == np.float32
-    vals = np.zeros((from_self.size,) + v1.shape[1:], np.float64 if fused else dtype)
+    vals = np.zeros((from_self.size,) + v1.shape[1:], dtype)
     vals[from_self >= 0] += v1[from_self[from_self >= 0]]
-    if fused:
-        v2 = np.float64(np.float32(alpha)) * _parts(other)[1].astype(np.float64)
     vals[from_other >= 0] += v2[from_other[from_other >= 0]]
-    return _from_arrays(idx, vals.astype(dtype, copy=False), self._size, c1 and c2)
+    return _from_arrays(idx, vals, self._size, c1 and c2)
 
 
 def _merge_walk(i1, i2, sizes, sorted_unique):
