@@ -71,3 +71,38 @@ def bench_embedding_train_padded(lib):
 def bench_embedding_train_sparse(lib):
     """The same with sparse=True: a sparse COO gradient, SGD moves only the picked rows."""
     return _embedding_train_step(lib, sparse=True)
+
+
+def _embedding_bag_step(lib, mode, **kwargs):
+    """nn.EmbeddingBag(10000, 64) on 4096 indices in 512 bags of random sizes (1-15): forward
+    and backward."""
+    lib.manual_seed(0)
+    bag = lib.nn.EmbeddingBag(10000, 64, mode=mode, **kwargs)
+    sizes = lib.randint(1, 16, (512,))
+    idx = lib.randint(0, 10000, (int(sizes.sum()),))
+    offsets = lib.cat([lib.zeros(1, dtype=lib.int64), sizes.cumsum(0)[:-1]])
+    weights = lib.rand(idx.shape) if mode == "sum" else None
+    g = lib.randn(512, 64)
+
+    def step():
+        bag.weight.grad = None
+        bag(idx, offsets, per_sample_weights=weights).backward(g)
+    return step
+
+
+@benchmark(target=2.0)
+def bench_embedding_bag_sum(lib):
+    """nn.EmbeddingBag(10000, 64, mode='sum'), 512 bags, per_sample_weights, forward+backward."""
+    return _embedding_bag_step(lib, "sum")
+
+
+@benchmark(target=2.0)
+def bench_embedding_bag_mean(lib):
+    """The same in mode='mean' with padding_idx=0."""
+    return _embedding_bag_step(lib, "mean", padding_idx=0)
+
+
+@benchmark(target=2.0)
+def bench_embedding_bag_max(lib):
+    """The same in mode='max'."""
+    return _embedding_bag_step(lib, "max")

@@ -146,3 +146,63 @@ def test_init_with_store_checks_rank_and_size():
     with pytest.raises(ValueError, match="rank must be non-negative if using store"):
         dist.init_process_group("gloo", store=dist.HashStore(), world_size=2)
     assert not dist.is_initialized()
+
+
+def file_store_lifetimes(lib, tmp_path):
+    """Whether the file is still there at each point of FileStore lifetimes PyTorch defines:
+    the last store to go away removes the file once `world_size` stores have finished."""
+    d = tmp_path / lib.__name__
+    d.mkdir()
+    seen = []
+
+    def there(name):
+        seen.append((name, (d / name).exists()))
+
+    s = lib.FileStore(str(d / "one"), 1)
+    s.set("k", "v")
+    keys = [s.num_keys()]
+    del s
+    there("one")
+    for name, size in (("unbounded", -1), ("default", None)):
+        s = lib.FileStore(str(d / name), *([] if size is None else [size]))
+        s.set("k", "v")
+        del s
+        there(name)
+    s, t = lib.FileStore(str(d / "two"), 2), lib.FileStore(str(d / "two"), 2)
+    keys.append(s.num_keys())
+    del s
+    there("two")
+    t.add("n", 1)
+    keys.append(t.num_keys())
+    del t
+    there("two")
+    s = lib.FileStore(str(d / "later"), 2)
+    del s
+    there("later")
+    t = lib.FileStore(str(d / "later"), 2)
+    del t
+    there("later")
+    s = lib.FileStore(str(d / "gone"), 1)
+    (d / "gone").unlink()
+    del s  # the file removed by someone else: nothing to do
+    there("gone")
+    return seen, keys
+
+
+def test_file_store_removes_its_file_as_torchs(tmp_path):
+    results = [file_store_lifetimes(lib, tmp_path) for lib in libraries()]
+    seen, keys = results[0]
+    assert seen[0] == ("one", False) and ("unbounded", True) in seen
+    for theirs in results[1:]:
+        assert (seen, keys) == theirs
+
+
+def test_file_store_alive_at_exit_removes_its_file(tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "store"
+    code = ("import ember.distributed as dist\n"
+            f"s = dist.FileStore({str(path)!r}, 1)\n"
+            "s.set('k', 'v')\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert not path.exists()

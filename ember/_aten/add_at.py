@@ -5,10 +5,13 @@ embedding_dense_backward) and behind adding sparse entries into a dense tensor.
 Note [Scatter-add in passes]
 np.add.at adds one element at a time, and np.add.reduceat over axis 0 is hardly faster (about
 15x a plain sum per element). Here the indices are sorted stably, so each index's rows stay in
-their order. An index met once gets its row in one fancy-indexed write with all the others (into
-a fresh zero output it is written straight from the rows, with no gather). The repeated ones get
-theirs in passes of whole-row fancy indexing: pass r adds the r-th row of every index that has
-one; an index never appears twice in one pass, so `out[i] += rows` adds every row. There are as
+their order. When no index repeats, all rows go in one fancy-indexed write (into a fresh zero
+output straight from the rows, with no gather). Otherwise the rows are added in passes of
+whole-row fancy indexing: pass r adds the r-th row of every index that has one; an index never
+appears twice in one pass, so every row is added. The passes add into a compact array of the
+indices' sums (started from out's rows, so each sum is still out[i] + row + row ... in order),
+ordered longest run first so that pass r writes a contiguous prefix of it; one fancy-indexed
+write puts the sums in place at the end. There are as
 many passes as the largest repeat count, so an index repeated more than HEAVY times (a padding
 token, "the") is summed on its own, over its contiguous run in the sorted order.
 """
@@ -42,28 +45,31 @@ def _add_rows(out, keys, rows, fresh):
     n = keys.size
     if not n:
         return out
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
+    if (keys[1:] >= keys[:-1]).all():  # already grouped (the bags of an EmbeddingBag)
+        order, sorted_keys = np.arange(n), keys
+    else:
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
     counts = np.diff(np.r_[starts, n])
-    once = counts == 1
-    if fresh:
-        out[keys] = rows  # right for the keys met once; the repeated ones start again at 0
-        starts, counts = starts[~once], counts[~once]
-        out[sorted_keys[starts]] = 0
-    elif once.all():
-        out[keys] += rows
+    if starts.size == n:  # no key repeats: one fancy-indexed write
+        if fresh:
+            out[keys] = rows
+        else:
+            out[keys] += rows
         return out
-    else:
-        at = order[starts[once]]
-        out[keys[at]] += rows[at]
-        starts, counts = starts[~once], counts[~once]
     heavy = counts > HEAVY
-    light_starts, light_counts = starts[~heavy], counts[~heavy]
-    for r in range(int(light_counts.max(initial=0))):
-        at = order[light_starts[light_counts > r] + r]
-        out[keys[at]] += rows[at]
     for start, count in zip(starts[heavy].tolist(), counts[heavy].tolist()):
         run = order[start:start + count]
         out[keys[run[0]]] += rows[run].sum(axis=0)
+    # the other keys, longest run first, so that the keys pass r reaches are a prefix
+    by_length = np.argsort(-counts[~heavy], kind="stable")
+    starts, counts = starts[~heavy][by_length], counts[~heavy][by_length]
+    run_keys = sorted_keys[starts]
+    first = rows[order[starts]]
+    sums = first if fresh else np.add(out[run_keys], first, out=first)
+    for r in range(1, int(counts[0]) if counts.size else 0):
+        live = int(np.searchsorted(-counts, -r))  # the runs longer than r
+        sums[:live] += rows[order[starts[:live] + r]]
+    out[run_keys] = sums
     return out

@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .._dispatch.dispatcher import impl
+from .._core.caching_allocator import empty
 from .._core.tensor import _wrap, _meta
 from .elementwise import broadcast_shape, not_implemented, _OPMATH
 from .nn_ops import _nll_check
@@ -95,8 +96,17 @@ def _check_class_logits(self, target, weight):
 
 
 def _sample_weights(target, weight, ignore_index, classes, dt):
-    """Every sample's target class (0 where ignored), and its weight w[t] (0 where ignored)."""
+    """Every sample's target class (0 where ignored), and its weight w[t] (0 where ignored);
+    the weights are None when every sample counts once (no class weights, and no target equal
+    to ignore_index), the common case, which then costs two reductions."""
     t = target._np
+    if weight is None and t.size:
+        low, high = t.min(), t.max()
+        if not (low <= ignore_index <= high and (t == ignore_index).any()):
+            if low < 0 or high >= classes:
+                raise IndexError(f"Target {int(t[(t < 0) | (t >= classes)][0])} is out of "
+                                 f"bounds.")
+            return t, None
     valid = t != ignore_index
     safe = np.where(valid, t, 0)
     bad = (safe < 0) | (safe >= classes)
@@ -114,12 +124,16 @@ def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
     n = x.shape[0]
     safe, w = _sample_weights(target, weight, ignore_index, classes, x.dtype)
     m = x.max(1, keepdims=True) if x.size else np.zeros((n, 1), x.dtype)
-    p = np.exp(x - m)
+    p = empty(x.shape, x.dtype)  # the softmax, made in an allocator block: no copy at _wrap
+    np.exp(np.subtract(x, m, out=p), out=p)
     total = p.sum(1, keepdims=True)
-    loss = (np.log(total[:, 0]) + m[:, 0] - x[np.arange(n), safe]) * w
+    loss = np.log(total[:, 0]) + m[:, 0] - x[np.arange(n), safe]
+    if w is not None:
+        loss *= w
     # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = loss if reduction == 0 else loss.sum() if reduction == 2 else loss.sum() / w.sum()
+        out = (loss if reduction == 0 else loss.sum() if reduction == 2
+               else loss.sum() / (x.dtype.type(n) if w is None else w.sum()))
     p /= total
     dt = self.dtype._np
     return _result(out, self.dtype), _wrap(p.astype(dt, copy=False))
@@ -139,12 +153,17 @@ def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction,
     are ignored the gradient is zero, as in PyTorch)."""
     classes = _check_class_logits(self, target, weight)
     p = _math(softmax)
+    n = p.shape[0]
     safe, w = _sample_weights(target, weight, ignore_index, classes, p.dtype)
-    w_sum = w.sum()
+    if w is None:  # every sample's weight is 1 (and "mean" divides by n, not 0 when n is 0)
+        w = p.dtype.type(1)
+        w_sum = p.dtype.type(n)
+    else:
+        w_sum = w.sum()
     scale = w / w_sum if reduction == 1 and w_sum != 0 else w
-    coef = (_math(grad_output) * scale).astype(p.dtype, copy=False)
-    g = p * coef[:, None]
-    g[np.arange(p.shape[0]), safe] -= coef
+    coef = (_math(grad_output) * scale).astype(p.dtype, copy=False)  # (n,) or one for all
+    g = np.multiply(p, coef[:, None] if coef.ndim else coef, out=empty(p.shape, p.dtype))
+    g[np.arange(n), safe] -= coef
     return _wrap(g.astype(self.dtype._np, copy=False))
 
 

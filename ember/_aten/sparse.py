@@ -374,7 +374,10 @@ def _check_dense_sparse_sizes(dense, sparse):
 
 
 def _add_entries(out, sparse, alpha):
-    """out (a dense array of sparse's size) += alpha * sparse, entry by entry in order."""
+    """out (a dense array of sparse's size) += alpha * sparse, entry by entry in order. (PyTorch
+    fuses each multiply-add into one rounding; this rounds alpha * entry first: the last-ulp
+    difference ember's dense optimizer updates accept too, see Note [rounding] in
+    ember/optim/_foreach.py.)"""
     idx, vals, _ = _parts(sparse)
     if alpha != 1:
         vals = vals * alpha
@@ -464,8 +467,9 @@ def mul(self, other):
     out_np = _result_np(self, other)
     other = _as_tensor(other)
     idx, vals, coalesced = _parts(self)
-    if other._sparse is None and other.dim() == 0:
-        return _from_arrays(idx, (vals * other._np).astype(out_np), self._size, coalesced)
+    if other._sparse is None and other.dim() == 0:  # computed in the result's dtype, as PyTorch
+        scalar = other._np.astype(out_np)
+        return _from_arrays(idx, vals.astype(out_np, copy=False) * scalar, self._size, coalesced)
     if other._sparse is None:  # sparse * dense: the dense values at the stored coordinates
         _same_size(self, other, "mul")
         return _from_arrays(idx, (vals * other._np[tuple(idx)]).astype(out_np), self._size,
@@ -490,7 +494,10 @@ def div(self, other, rounding_mode=None):
                            "dense tensor")
     out_np = _result_np(self, other, true_div=rounding_mode is None)
     idx, vals, coalesced = _parts(self)
-    q = vals / _as_tensor(other)._np
+    if rounding_mode is None:  # computed in the result's dtype, as PyTorch
+        q = vals.astype(out_np, copy=False) / _as_tensor(other)._np.astype(out_np)
+    else:
+        q = vals / _as_tensor(other)._np
     if rounding_mode == "floor":
         q = np.floor(q)
     elif rounding_mode == "trunc":

@@ -20,6 +20,7 @@ import socket
 import struct
 import threading
 import time
+import weakref
 from datetime import timedelta
 
 from .work import DistStoreError, DistNetworkError
@@ -309,11 +310,59 @@ class TCPStore(_TableStore):
 
 # ---- FileStore ---------------------------------------------------------------------------
 
+# The file's own bookkeeping, as PyTorch keeps it among the keys (num_keys counts them): how
+# many FileStore objects have the file open now, and how many have ever closed it. Tuples, so
+# that no str key a user sets can collide with them.
+_REFCOUNT_KEY = ("refcount",)
+_CLEANUP_KEY = ("cleanup",)
+
+
+def _update_file(path, change):
+    """change(dict) -> (result, dirty) on the file's dict, under an exclusive flock; the dict is
+    written back when dirty."""
+    with open(path, "r+b") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            raw = f.read()
+            data = pickle.loads(raw) if raw else {}
+            result, dirty = change(data)
+            if dirty:
+                f.seek(0)
+                f.truncate()
+                f.write(pickle.dumps(data))
+                f.flush()
+            return result
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _add_in_file(path, key, amount):
+    def change(d):
+        d[key] = str(int(d.get(key, b"0")) + int(amount)).encode()
+        return int(d[key]), True
+    return _update_file(path, change)
+
+
+def _release_file(path, world_size):
+    """A FileStore going away (collected, or the interpreter exiting), as PyTorch's destructor:
+    it counts itself finished and drops its reference; the last reference removes the file,
+    once `world_size` stores have finished (never when world_size is negative)."""
+    try:
+        finished = _add_in_file(path, _CLEANUP_KEY, 1)
+        references = _add_in_file(path, _REFCOUNT_KEY, -1)
+        if references == 0 and 0 <= world_size <= finished:
+            os.remove(path)
+    except FileNotFoundError:  # someone removed the file already
+        pass
+
+
 class FileStore(Store):
     """FileStore(file_name, world_size=-1): the keys in a file that every process opens.
 
     Each operation takes an exclusive flock on the file, reads the pickled dict, and writes
-    it back if it changed; blocking reads poll every few milliseconds.
+    it back if it changed; blocking reads poll every few milliseconds. Each FileStore counts
+    itself in the file while it lives; when the last one goes away after `world_size` have
+    finished, it deletes the file (see `_release_file`).
     """
 
     def __init__(self, file_name, world_size=-1):
@@ -322,22 +371,11 @@ class FileStore(Store):
         self.world_size = world_size
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         open(self.path, "ab").close()
+        _add_in_file(self.path, _REFCOUNT_KEY, 1)
+        weakref.finalize(self, _release_file, self.path, world_size)
 
     def _update(self, change):
-        with open(self.path, "r+b") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                raw = f.read()
-                data = pickle.loads(raw) if raw else {}
-                result, dirty = change(data)
-                if dirty:
-                    f.seek(0)
-                    f.truncate()
-                    f.write(pickle.dumps(data))
-                    f.flush()
-                return result
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        return _update_file(self.path, change)
 
     def _poll(self, keys, seconds, message):
         """Wait for `keys`; past `seconds`, RuntimeError(message) (PyTorch's FileStore raises
@@ -361,10 +399,7 @@ class FileStore(Store):
                                           f"{int(round(seconds * 1000))} ms")[key]
 
     def add(self, key, amount):
-        def change(d):
-            d[key] = str(int(d.get(key, b"0")) + int(amount)).encode()
-            return int(d[key]), True
-        return self._update(change)
+        return _add_in_file(self.path, key, amount)
 
     def compare_set(self, key, expected_value, desired_value):
         expected, desired = _as_bytes(expected_value), _as_bytes(desired_value)

@@ -16,6 +16,7 @@ from .._core.tensor import Tensor
 from .._core import dtype as D
 from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
+from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
 from . import attention as _attention
@@ -257,7 +258,7 @@ def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_
     if label_smoothing <= 0:
         return nll
     # the smoothed part: the (weighted) mean of -log p over all classes, for samples not ignored
-    smooth = -(logp * w).sum(class_dim)
+    smooth = -(logp if weight is None else logp * w).sum(class_dim)
     valid = target != ignore_index
     smooth = E.where(valid, smooth, smooth * 0)
     if r == 1:
@@ -1904,9 +1905,10 @@ def _values(t):
 
 
 def _bags(input, offsets, include_last_offset, padding_idx):
-    """(positions (B, L) into the flat input, in-bag mask (B, L), valid mask (B, L)) as NumPy
-    arrays: bag b holds input[offsets[b]:offsets[b + 1]]; the valid entries are those not equal
-    to padding_idx."""
+    """The bags as NumPy arrays: (bag_of, kept, kept_bag, counts). Bag b holds
+    input[offsets[b]:offsets[b + 1]]; bag_of is the bag of each position of the input (0 past
+    the last bag); kept are the positions counted (in a bag, not padding_idx), in input order and
+    so grouped by bag, kept_bag their bags, counts the number kept per bag."""
     idx = _values(input).reshape(-1)
     starts = _values(offsets).astype(np.int64).reshape(-1)
     if include_last_offset:
@@ -1918,13 +1920,73 @@ def _bags(input, offsets, include_last_offset, padding_idx):
                            f"has to start from position 0. However, got {int(starts[0])}")
     if (ends < starts).any():
         raise RuntimeError("offsets must be non-decreasing")
-    ends = np.minimum(ends, idx.size)
-    longest = int((ends - starts).max()) if starts.size else 0
-    pos = starts[:, None] + np.arange(max(longest, 1))
-    in_bag = pos < ends[:, None]
-    pos = np.where(in_bag, pos, 0)
-    valid = in_bag & (idx[pos] != padding_idx) if idx.size and padding_idx >= 0 else in_bag
-    return pos, in_bag, valid
+    starts, ends = np.minimum(starts, idx.size), np.minimum(ends, idx.size)
+    bags = np.repeat(np.arange(starts.size), ends - starts)
+    bag_of = np.zeros(idx.size, dtype=np.int64)
+    bag_of[:bags.size] = bags
+    kept = np.arange(bags.size)
+    if padding_idx >= 0:
+        kept = np.flatnonzero(idx[:bags.size] != padding_idx)
+        bags = bags[kept]
+    return bag_of, kept, bags, np.bincount(bags, minlength=starts.size)
+
+
+def _bag_frequency_scale(all_idx, idx, num_weights):
+    """The factor scale_grad_by_freq puts on the gradient of each kept entry, as PyTorch's CPU
+    embedding_bag backward computes it.
+
+    Note [embedding_bag's frequency scale]
+    PyTorch's dense backward walks the sorted indices one distinct index at a time and divides
+    by `counts[sorted_indices[i]]`, i being the distinct index's rank, not by the count of the
+    index itself. So row u's gradient is divided by the count of the i-th smallest index (with
+    repeats), where i is u's rank among the distinct indices (padding_idx counted): for indices
+    [1, 1, 2, 1, 3], rows 2 and 3 are divided by 3, the count of 1. Reproduced so that the
+    gradients equal PyTorch's."""
+    ordered = np.sort(all_idx)
+    distinct = np.unique(ordered)
+    divisor = np.ones(num_weights)
+    divisor[distinct] = np.bincount(all_idx, minlength=num_weights)[ordered[:distinct.size]]
+    return 1.0 / divisor[idx]
+
+
+class _FrequencyScaledGrad(Function):
+    """The identity on an embedding bag's gathered rows, whose gradient is multiplied by
+    per-row factors (scale_grad_by_freq's, see _bag_frequency_scale)."""
+
+    @staticmethod
+    def forward(ctx, rows, scale):
+        ctx.save_for_backward(scale)
+        return rows.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        scale, = ctx.saved_tensors
+        return grad * scale, None
+
+
+def _bag_max(weight, idx, counts):
+    """(B, D) int64: the weight row each bag's maximum comes from, per column, as PyTorch's CPU
+    kernel picks it: the bag's first entry, replaced by each later one strictly greater (so the
+    first of equal maxima wins, and a NaN stays only when it comes first). idx holds each bag's
+    entries, bag after bag. The bags are walked in passes: pass r compares the r-th entry of
+    every bag that has one (the bags ordered longest first, so those are a prefix)."""
+    order = np.argsort(-counts, kind="stable")
+    first = np.r_[0, np.cumsum(counts)[:-1]][order]
+    longest = counts[order]
+    best_row = np.zeros((counts.size, weight.shape[1]), dtype=np.int64)
+    live = int((longest > 0).sum())
+    best_row[:live] = idx[first[:live], None]
+    best = weight[idx[first[:live]]]
+    for r in range(1, int(longest[0]) if counts.size else 0):
+        live = int((longest > r).sum())
+        rows = idx[first[:live] + r]
+        vals = weight[rows]
+        better = vals > best[:live]
+        best[:live] = np.where(better, vals, best[:live])
+        best_row[:live] = np.where(better, rows[:, None], best_row[:live])
+    out = np.empty_like(best_row)
+    out[order] = best_row
+    return out
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
@@ -1995,20 +2057,15 @@ def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse, per
     1-D input, its bag offsets and a padding_idx already made non-negative (or -1). Besides the
     bags' sums, means or maxima: offset2bag is the bag of each index (empty on the float sum
     path, which does not need it), bag_size the number of indices counted per bag (zeros for
-    sum), max_indices the weight row each maximum came from (bag_size again for sum/mean)."""
-    pos, in_bag, valid = _bags(input, offsets, include_last_offset, padding_idx)
-    b, length = pos.shape
+    sum), max_indices the weight row each maximum came from (bag_size again for sum/mean).
+
+    sum and mean are one gather of the kept rows (`embedding`, whose backward is one
+    scatter-add into the weight's gradient) and one segmented sum (`index_add` over the bags,
+    whose backward is one gather of the bags' gradients). max finds the winning weight rows
+    here, then gathers them from the weight (backward: a scatter-add of the bags' gradients)."""
+    bag_of, kept, kept_bag, counts = _bags(input, offsets, include_last_offset, padding_idx)
+    b, dim = counts.size, weight.shape[1]
     dev = weight.device
-    slots = E.tensor(pos.reshape(-1), device=dev)
-    if sparse:  # the sparse gradient holds one entry per index, in input order, as PyTorch's
-        rows = _embedding(weight, input.reshape(-1), padding_idx, scale_grad_by_freq,
-                          sparse).index_select(0, slots)
-    else:
-        rows = _embedding(weight, input.reshape(-1).index_select(0, slots), padding_idx,
-                          scale_grad_by_freq, sparse)
-    rows = rows.reshape(b, length, weight.shape[1])
-    mask = E.tensor(valid, device=dev).unsqueeze(-1)
-    counts = valid.sum(1)
     index_dtype = input.dtype
     if mode != "sum":
         bag_size = E.tensor(counts, dtype=index_dtype, device=dev)
@@ -2020,22 +2077,30 @@ def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse, per
     if mode == "sum" and weight.dtype in (D.float32, D.float16, D.bfloat16) and padding_idx < 0:
         offset2bag = E.zeros(0, dtype=index_dtype, device=dev)
     else:
-        bag_of = np.zeros(input.numel(), dtype=np.int64)
-        bag_of[pos[in_bag]] = np.broadcast_to(np.arange(b)[:, None], pos.shape)[in_bag]
         offset2bag = E.tensor(bag_of, dtype=index_dtype, device=dev)
+    idx = _values(input).reshape(-1)[kept]
     if mode == "max":
-        filled = rows.masked_fill(~mask, -math.inf)
-        best = filled.max(1)
-        out = E.where(mask.any(1), best.values, 0.0)
-        chosen = np.take_along_axis(input.reshape(-1).numpy()[pos][:, :, None].repeat(
-            weight.shape[1], 2), best.indices.numpy()[:, None, :], 1)[:, 0, :]
-        max_indices = E.tensor(np.where(counts[:, None] > 0, chosen, 0), dtype=index_dtype,
-                               device=dev)
+        rows = _bag_max(_values(weight), idx, counts)
+        max_indices = E.tensor(rows, dtype=index_dtype, device=dev)
+        out = weight.gather(0, E.tensor(rows, device=dev))
+        if not counts.all():  # an empty bag's maximum is 0, and gives the weight no gradient
+            out = E.where(E.tensor(counts[:, None] > 0, device=dev), out, 0.0)
         return out, offset2bag, bag_size, max_indices
+    everything = kept.size == input.numel()  # no index dropped: use the input as it is
+    rows = _embedding(weight, input.reshape(-1) if everything else
+                      E.tensor(idx, dtype=index_dtype, device=dev), padding_idx,
+                      scale_grad_by_freq and sparse, sparse)
+    if scale_grad_by_freq and not sparse:
+        scale = _bag_frequency_scale(_values(input).reshape(-1), idx, weight.shape[0])
+        rows = _FrequencyScaledGrad.apply(rows, E.tensor(scale[:, None], dtype=rows.dtype,
+                                                          device=dev))
     if per_sample_weights is not None:
-        w = per_sample_weights.reshape(-1).index_select(0, E.tensor(pos.reshape(-1), device=dev))
-        rows = rows * w.reshape(b, length, 1)
-    out = E.where(mask, rows, 0.0).sum(1)
+        w = per_sample_weights.reshape(-1)
+        if not everything:
+            w = w.index_select(0, E.tensor(kept, device=dev))
+        rows = rows * w.unsqueeze(1)
+    out = E.zeros((b, dim), dtype=rows.dtype, device=dev).index_add(
+        0, E.tensor(kept_bag, device=dev), rows)
     if mode == "mean":
         out = out / E.tensor(np.maximum(counts, 1)[:, None], dtype=out.dtype, device=dev)
     return out, offset2bag, bag_size, bag_size.clone()

@@ -422,6 +422,15 @@ def index_select(g, self, dim, index):
     return g.op("Gather", self, index, axis_i=dim)
 
 
+@onnx_symbolic("aten::index_add")
+def index_add(g, self, dim, index, source, alpha=1):
+    """self.index_add(0, index, source): ScatterND adding each source row at its index (an
+    EmbeddingBag's sum over its bags)."""
+    if dim != 0 or alpha != 1:
+        raise SymbolicValueError("index_add is exported along dim 0 with alpha=1 only")
+    return g.op("ScatterND", self, _unsqueeze(g, index, [-1]), source, reduction_s="add")
+
+
 @onnx_symbolic("aten::constant_pad_nd")
 def constant_pad_nd(g, self, pad, value=0):
     return g.op("Pad", self, _ints(g, _onnx_pads(pad, _rank(self))),

@@ -14,7 +14,8 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 from . import lr_scheduler, swa_utils
 
 __all__ = ["Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "NAdam", "RAdam",
-           "RMSprop", "Rprop", "SGD", "Optimizer", "lr_scheduler", "swa_utils"]
+           "RMSprop", "Rprop", "SGD", "SparseAdam", "Optimizer", "lr_scheduler", "swa_utils"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _foreach as F
 from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _full_like,
-                        _increment, _lr, _scalar_tensor)
+                        _increment, _lr, _scalar_tensor, _sparse_like)
 
 __all__ = ["Adagrad"]
 
@@ -55,6 +55,26 @@ class Adagrad(_ElementwiseOptimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p]["sum"].share_memory_()
+
+    def _check_sparse(self, group):
+        if group["fused"]:
+            raise RuntimeError("`fused` does not support sparse grad or complex param")
+
+    def _sparse_update(self, p, group):
+        """PyTorch's update for a sparse gradient (an nn.Embedding(sparse=True)'s), on the rows
+        it stores: sum += g^2 there, then p -= clr * g / (sqrt(sum) + eps) there."""
+        state = self._init_state(p)
+        step = _increment(state["step"])
+        grad = -p.grad if group["maximize"] else p.grad
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        clr = _lr(group) / (1 + (step - 1) * group["lr_decay"])
+        grad = grad.coalesce()  # the update is not linear in g: one entry per row
+        values = grad._values()
+        state_sum = state["sum"]
+        state_sum.add_(_sparse_like(grad, values.pow(2)))
+        std = state_sum.sparse_mask(grad)._values().sqrt().add_(group["eps"])
+        p.add_(_sparse_like(grad, values / std), alpha=-clr)
 
     def _prepare(self, p, group):
         state = self._init_state(p)

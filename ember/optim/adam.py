@@ -67,6 +67,10 @@ class Adam(_ElementwiseOptimizer):
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
 
+    def _check_sparse(self, group):
+        raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam "
+                           "instead")
+
     def _prepare(self, p, group):
         names = ["exp_avg", "exp_avg_sq"] + ["max_exp_avg_sq"] * group["amsgrad"]
         state = self._state_of(p, *names)

@@ -171,7 +171,8 @@ class LBFGS(Optimizer):
             if p.grad is None:
                 views.append(np.zeros(F.real_view(p).size, F.real_view(p).dtype))
             else:
-                views.append(F.real_view(p.grad).reshape(-1))
+                grad = p.grad.to_dense() if p.grad.is_sparse else p.grad
+                views.append(F.real_view(grad).reshape(-1))
         return np.concatenate(views)
 
     def _add_grad(self, step_size, update):

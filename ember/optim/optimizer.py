@@ -18,6 +18,7 @@ import numpy as np
 
 from .._core import dtype as _dtype
 from .._core.tensor import Tensor, _wrap
+from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd.graph import RemovableHandle
 from .._dynamo.eval_frame import _compiling, graph_break
 from .._dynamo.optimizer import current as _compiled_step
@@ -26,6 +27,7 @@ from . import _foreach
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
+_sparse_construct = _lookup("_sparse_coo_tensor_with_dims_and_tensors")
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
@@ -108,6 +110,13 @@ def _check_fused(fused, foreach, differentiable):
             raise RuntimeError("`fused` does not support `differentiable`")
         if foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _sparse_like(grad, values):
+    """A sparse tensor with the coalesced `grad`'s indices and size and new `values` (PyTorch's
+    `grad.new(indices, values, size)` in its sparse updates)."""
+    return _sparse_construct(grad.sparse_dim(), grad.dense_dim(), list(grad.shape),
+                             grad._indices(), values, is_coalesced=True)
 
 
 # ---- state tensors ------------------------------------------------------------------------------
@@ -478,10 +487,14 @@ class _ElementwiseOptimizer(Optimizer):
                 raise NotImplementedError(
                     f"{type(self).__name__}: differentiable=True is accepted, but ember's update "
                     "runs on NumPy arrays and records no autograd graph")
+            has_sparse_grad = any(p.grad is not None and p.grad.is_sparse
+                                  for p in group["params"])
+            if has_sparse_grad:
+                self._check_sparse(group)
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if p.grad.is_sparse:
+                if has_sparse_grad and p.grad.is_sparse:
                     self._sparse_update(p, group)
                     continue
                 states, scalars = self._prepare(p, group)
@@ -495,9 +508,16 @@ class _ElementwiseOptimizer(Optimizer):
     def _prepare(self, p, group):
         raise NotImplementedError
 
-    def _sparse_update(self, p, group):
-        """The update for a sparse gradient, in optimizers that take one (SGD)."""
+    def _check_sparse(self, group):
+        """Raise PyTorch's error for a group holding a sparse gradient, before any parameter of
+        the group moves; the optimizers that take sparse gradients (SGD, Adagrad) override it
+        with the option combinations PyTorch refuses."""
         raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
+
+    def _sparse_update(self, p, group):
+        """The update for a sparse gradient, written with tensor ops so that only the rows the
+        gradient stores move (an nn.Embedding(sparse=True)'s)."""
+        raise NotImplementedError
 
     def _state_of(self, p, *zeros, **scalars):
         """p's state, created on first use as PyTorch creates it: a 0-d `step`, the 0-d tensors

@@ -58,9 +58,15 @@ class SGD(_ElementwiseOptimizer):
             scalars["first"] = True
         return (state["momentum_buffer"],), scalars
 
+    def _check_sparse(self, group):
+        if group["fused"]:
+            raise RuntimeError("`_fused_sgd` does not support sparse gradients")
+
     def _sparse_update(self, p, group):
         """A sparse gradient (an nn.Embedding(sparse=True)'s) takes PyTorch's single-tensor
-        update written with tensor ops, so only the rows it stores move."""
+        update written with tensor ops, so only the rows it stores move; the momentum buffer is
+        then sparse too, as in PyTorch. (A weight decay raises PyTorch's error from
+        `add(sparse, dense)`.)"""
         grad = -p.grad if group["maximize"] else p.grad
         weight_decay = _get_value(group["weight_decay"])
         if weight_decay != 0:

@@ -1,0 +1,118 @@
+"""F.embedding_bag / nn.EmbeddingBag against torch on bags of random sizes: the bags' sums, means
+and maxima, all four outputs of torch.embedding_bag (offset2bag, bag_size, max_indices: the row
+each maximum came from, ties and NaNs resolved as PyTorch's CPU kernel does), and the gradients
+of the weight and of per_sample_weights. Also the scatter-add under the backward (add_at) against
+np.add.at."""
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is the oracle these tests compare against")
+import ember  # noqa: E402
+from ember._aten.add_at import add_at, index_sum  # noqa: E402
+
+
+def bags(rng, num_bags, max_len, num_weights, empty=True, padding_idx=None):
+    sizes = rng.integers(0 if empty else 1, max_len + 1, num_bags)
+    idx = rng.integers(0, num_weights, int(sizes.sum()))
+    if padding_idx is not None:
+        idx[rng.random(idx.size) < 0.3] = padding_idx
+    offsets = np.r_[0, np.cumsum(sizes)[:-1]].astype(np.int64)
+    return idx, offsets, sizes
+
+
+def run(lib, weight, idx, offsets, mode, psw=None, sparse=False, **kwargs):
+    w = lib.tensor(weight, requires_grad=True)
+    p = None if psw is None else lib.tensor(psw, requires_grad=True)
+    out = lib.nn.functional.embedding_bag(lib.tensor(idx), w, lib.tensor(offsets), mode=mode,
+                                          per_sample_weights=p, sparse=sparse, **kwargs)
+    g = np.cos(np.arange(out.numel())).reshape(tuple(out.shape)).astype(weight.dtype)
+    out.backward(lib.tensor(g))
+    grad = w.grad.to_dense() if w.grad.is_sparse else w.grad
+    return [out.detach().numpy(), grad.numpy()] + ([] if p is None else [p.grad.numpy()])
+
+
+CASES = [
+    dict(mode="sum"), dict(mode="mean"), dict(mode="max"),
+    dict(mode="sum", psw=True), dict(mode="sum", padding_idx=3, psw=True),
+    dict(mode="mean", padding_idx=0), dict(mode="max", padding_idx=5),
+    dict(mode="sum", include_last_offset=True), dict(mode="max", include_last_offset=True),
+    dict(mode="mean", scale_grad_by_freq=True),
+    dict(mode="sum", scale_grad_by_freq=True, padding_idx=4, psw=True),
+    dict(mode="sum", sparse=True, padding_idx=2),
+    dict(mode="mean", sparse=True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_bag_matches_torch(case, dtype):
+    case = dict(case)
+    rng = np.random.default_rng(len(str(case)))
+    psw = case.pop("psw", False)
+    idx, offsets, _ = bags(rng, 40, 9, 12, padding_idx=case.get("padding_idx"))
+    if case.get("include_last_offset"):
+        offsets = np.r_[offsets, idx.size]
+    weight = rng.standard_normal((12, 5)).astype(dtype)
+    weight[7, :3] = weight[8, :3]  # equal maxima: the first one met wins
+    weights = rng.random(idx.size).astype(dtype) if psw else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = run(ember, weight, idx, offsets, psw=weights, **case)
+        want = run(torch, weight, idx, offsets, psw=weights, **case)
+    for e, t in zip(got, want):
+        assert e.dtype == t.dtype and e.shape == t.shape
+        np.testing.assert_allclose(e, t, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_all_four_outputs_match_torch(mode):
+    rng = np.random.default_rng(mode)
+    idx, offsets, _ = bags(rng, 30, 6, 10, padding_idx=4)
+    weight = rng.standard_normal((10, 4)).astype(np.float32)
+    weight[2] = weight[6]  # ties between rows
+    weight[9, 1] = np.nan  # a NaN stays the maximum only when it comes first
+    for padding_idx in (None, 4):
+        outs = [lib.embedding_bag(lib.tensor(weight), lib.tensor(idx), lib.tensor(offsets), False,
+                                  mode, False, None, False, padding_idx)
+                for lib in (ember, torch)]
+        for k, (e, t) in enumerate(zip(*outs)):
+            assert str(e.dtype) == str(t.dtype) and tuple(e.shape) == tuple(t.shape), k
+            np.testing.assert_array_equal(e.numpy(), t.numpy(), err_msg=f"output {k}")
+
+
+def test_embedding_bag_module_2d_input_trains_as_torch():
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 20, (16, 5))
+    weight = rng.standard_normal((20, 6)).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        bag = lib.nn.EmbeddingBag(20, 6, mode="max")
+        with lib.no_grad():
+            bag.weight.copy_(lib.tensor(weight))
+        opt = lib.optim.SGD(bag.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            bag(lib.tensor(idx)).pow(2).sum().backward()
+            opt.step()
+        results.append(bag.weight.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("sorted_keys", [False, True])
+def test_add_at_adds_in_order_as_np_add_at(sorted_keys):
+    rng = np.random.default_rng(1)
+    for trial in range(50):
+        keys = rng.integers(0, 15, int(rng.integers(0, 200)))
+        if sorted_keys:
+            keys.sort()
+        rows = (rng.standard_normal((keys.size, 3)) * 100).astype(np.float32)
+        out = (rng.standard_normal((15, 3)) * 100).astype(np.float32)
+        want = out.copy()
+        np.add.at(want, keys, rows)
+        if keys.size == 0 or np.bincount(keys).max() <= 32:  # longer runs are summed first
+            np.testing.assert_array_equal(add_at(out.copy(), (keys,), rows), want)
+        fresh = np.zeros_like(out)
+        np.add.at(fresh, keys, rows)
+        np.testing.assert_allclose(index_sum(keys, rows, 15), fresh, rtol=1e-5, atol=1e-3)
