@@ -353,6 +353,15 @@ def autograd_kernel(op, key, args):
 def _check_inplace(self):
     """Refuse in-place ops autograd cannot record; return `self` if it is a view, else None."""
     base = self._base
+    fn = self.grad_fn
+    if base is not None and getattr(fn, "_is_function_node", False):
+        raise RuntimeError(
+            f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
+            "inplace. This view was created inside a custom Function (or because an input was "
+            "returned as-is) and the autograd logic to handle view+inplace would override the "
+            "custom backward associated with the custom Function, leading to incorrect "
+            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
+            "the custom Function.")
     if self._nograd_view:  # Note [Views made in no_grad mode] in views.py
         raise RuntimeError(
             "A view was created in no_grad mode and is being modified inplace with grad mode "
