@@ -1,0 +1,247 @@
+"""Differences found by running new tutorial-style programs (custom Functions, module hooks,
+saved-tensor hooks, torch.func per-sample gradients, "Learn the Basics") under ember, each
+written once for both libraries and compared with torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _both(fn):
+    return fn(ember), fn(torch)
+
+
+# ---- in-place on an output a custom Function returned as a view -----------------------------
+
+def _inplace_after_backward_hook(lib):
+    def hook(module, grad_input, grad_output):
+        pass
+
+    class InplaceRelu(lib.nn.Module):
+        def forward(self, x):
+            return x.relu_()
+    m = InplaceRelu()
+    m.register_full_backward_hook(hook)
+    with pytest.raises(RuntimeError) as info:
+        m(lib.randn(3, requires_grad=True).clone())
+    return str(info.value)
+
+
+def test_inplace_on_full_backward_hook_input_is_refused():
+    # the hook's identity Function returns its input as-is: a view that may not be written
+    ours, theirs = _both(_inplace_after_backward_hook)
+    assert ours == theirs
+
+
+def _inplace_on_returned_input(lib):
+    class Identity(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    y = Identity.apply(lib.ones(2, requires_grad=True) * 2)
+    with pytest.raises(RuntimeError) as info:
+        y.mul_(3)
+    return str(info.value)
+
+
+def test_inplace_on_input_returned_as_is_by_custom_function():
+    ours, theirs = _both(_inplace_on_returned_input)
+    assert ours == theirs
+
+
+def test_custom_function_node_prints_with_its_module():
+    def repr_of(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        node = Double.apply(lib.ones(1, requires_grad=True)).grad_fn
+        return repr(node).split(" object at ")[0], type(node).__module__
+    (ours, our_module), (theirs, their_module) = _both(repr_of)
+    assert our_module == "ember.autograd.function"
+    assert ours.replace("ember.", "torch.", 1) == theirs
+
+
+# ---- scatter / gather with a 0-dim index on a 1-dim tensor ----------------------------------
+
+def _zero_dim_index(lib):
+    out = [lib.zeros(5).scatter_(0, lib.tensor(3), value=1),
+           lib.zeros(5).scatter(0, lib.tensor(2), lib.tensor(5.)),
+           lib.zeros(4).scatter_(0, lib.tensor(1), lib.tensor([5., 6.])),
+           lib.zeros(5).scatter_add(0, lib.tensor(3), lib.tensor(4.)),
+           lib.zeros(5).scatter_reduce(0, lib.tensor(3), lib.tensor(4.), "amax"),
+           lib.arange(5.).gather(0, lib.tensor(3))]
+    x = lib.arange(4., requires_grad=True)
+    y = x.gather(0, lib.tensor(2)) + x.scatter(0, lib.tensor(1), lib.tensor(7.)).sum()
+    y.backward()
+    return [(t.tolist(), tuple(t.shape)) for t in out + [y.detach(), x.grad]]
+
+
+def test_scatter_and_gather_with_zero_dim_index():
+    # Learn the Basics' one-hot target_transform: zeros(10).scatter_(0, tensor(y), value=1)
+    ours, theirs = _both(_zero_dim_index)
+    assert ours == theirs
+
+
+# ---- vmap of nll_loss (per-sample gradients) ------------------------------------------------
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("one_sample", [False, True])
+def test_vmap_nll_loss_has_a_batching_rule(reduction, weighted, one_sample):
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    target = np.array([[0, 4, -100], [1, 1, 2], [3, -100, -100], [2, 0, 4]])
+    weight = rng.random(5).astype(np.float32)
+    if one_sample:
+        logits, target = logits[:, 0], target[:, 0]
+
+    def run(lib):
+        w = lib.tensor(weight) if weighted else None
+
+        def loss(x, t):
+            return lib.nn.functional.nll_loss(x.log_softmax(-1), t, weight=w,
+                                              reduction=reduction).sum()
+        x, t = lib.tensor(logits), lib.tensor(target)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "performance drop" fallback
+            values = lib.func.vmap(loss)(x, t)
+            grads = lib.func.vmap(lib.func.grad(loss))(x, t)
+        return values.numpy(), grads.numpy()
+    (ours_v, ours_g), (theirs_v, theirs_g) = _both(run)
+    np.testing.assert_allclose(ours_v, theirs_v, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours_g, theirs_g, rtol=1e-5, atol=1e-6)
+
+
+# ---- saved-tensor hooks ---------------------------------------------------------------------
+
+def _hook_trace(lib):
+    seen = []
+
+    def pack(t):
+        seen.append(("pack", repr(t)))
+        return t
+
+    def unpack(t):
+        seen.append(("unpack", repr(t)))
+        return t
+    a = lib.ones(3, requires_grad=True)
+    b = lib.ones(3, requires_grad=True) * 2
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = a * b
+        z = a.exp()
+        w = a.mul(lib.tensor(3.))
+        q = a[lib.tensor([0, 1])]
+    (y.sum() + z.sum() + w.sum() + q.sum()).backward()
+    return seen, a.grad.tolist()
+
+
+def test_saved_tensors_hooks_see_what_is_saved():
+    ours, theirs = _both(_hook_trace)
+    assert ours == theirs
+
+
+def _hooked_graphs(lib):
+    lib.manual_seed(0)
+    out = []
+    storage = []
+
+    def pack(t):
+        storage.append(t)
+        return len(storage) - 1
+    x = lib.randn(4, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, storage.__getitem__):
+        y = x.sin().cos() * x
+    y.sum().backward()
+    out.append((len(storage), np.round(x.grad.numpy(), 5).tolist()))
+    # packed as a detached copy, unpacked into the graph again: double backward works
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+        x = lib.tensor([1., 2.], requires_grad=True)
+        y = (x ** 3).sum()
+    g, = lib.autograd.grad(y, x, create_graph=True)
+    g.sum().backward()
+    out.append((g.tolist(), g.requires_grad, x.grad.tolist()))
+    # no version check through hooks: the clone is what backward reads
+    a = lib.ones(3, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        b = a * 1
+        y = b.pow(2)
+    b.add_(1)
+    y.sum().backward()
+    out.append(a.grad.tolist())
+    # a custom Function's saved tensors and save_on_cpu
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, i):
+            r = i.exp()
+            ctx.save_for_backward(r)
+            return r
+
+        @staticmethod
+        def backward(ctx, g):
+            r, = ctx.saved_tensors
+            return g * r
+    model = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.Tanh())
+    x = lib.randn(2, 4, requires_grad=True)
+    with lib.autograd.graph.save_on_cpu():
+        loss = Exp.apply(model(x)).sum()
+    loss.backward()
+    out.append(np.round(x.grad.numpy(), 5).tolist())
+    return out
+
+
+def test_saved_tensors_hooks_graphs_match_torch():
+    ours, theirs = _both(_hooked_graphs)
+    assert ours == theirs
+
+
+def _hook_errors(lib):
+    errors = []
+    a = lib.ones(3, requires_grad=True)
+
+    def catch(fn):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 (the type is compared)
+            errors.append((type(e).__name__, str(e)))
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: 5, lambda p: p):
+        y = a.pow(2)
+    catch(lambda: y.sum().backward())
+
+    def modifies(t):
+        t.add_(1)
+        return t
+    with lib.autograd.graph.saved_tensors_hooks(modifies, lambda p: p):
+        catch(lambda: (a * 1).pow(2))
+    with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        catch(lambda: lib.autograd.graph.save_on_cpu().__enter__())
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda p: p):
+        def enter_disabled():
+            with lib.autograd.graph.disable_saved_tensors_hooks("hooks are on"):
+                pass
+        catch(enter_disabled)
+    y = a.pow(2)
+    raw = y.grad_fn._raw_saved_self
+    raw.register_hooks(lambda t: t * 10, lambda t: t / 10)
+    catch(lambda: raw.register_hooks(lambda t: t, lambda t: t))
+    y.sum().backward()
+    catch(lambda: raw.register_hooks(lambda t: t, lambda t: t))
+    catch(lambda: y.grad_fn._raw_saved_result)
+    return errors, a.grad.tolist()
+
+
+def test_saved_tensors_hooks_errors_match_torch():
+    ours, theirs = _both(_hook_errors)
+    assert ours == theirs
