@@ -245,3 +245,83 @@ def _hook_errors(lib):
 def test_saved_tensors_hooks_errors_match_torch():
     ours, theirs = _both(_hook_errors)
     assert ours == theirs
+
+
+# ---- dtype mismatches: the exception and message of PyTorch's CPU kernels --------------------
+
+def _dtype_mismatch_cases(lib):
+    o, L, F, D, H = lib.ones, lib.int64, lib.float32, lib.float64, lib.float16
+    nnf = lib.nn.functional
+    return [
+        lambda: lib.mm(o(2, 2, dtype=L), o(2, 2)),
+        lambda: lib.mm(o(2, 2), o(2, 2, dtype=H)),
+        lambda: lib.bmm(o(1, 2, 2, dtype=L), o(1, 2, 2)),
+        lambda: lib.matmul(o(2, 2, dtype=D), o(2, 2)),
+        lambda: lib.matmul(o(2, 2), o(2, dtype=D)),
+        lambda: lib.matmul(o(2, dtype=D), o(2, 2)),
+        lambda: lib.matmul(o(3, 2, 2, dtype=D), o(2)),
+        lambda: lib.matmul(o(3, 2, 2), o(2, 2, dtype=D)),
+        lambda: lib.matmul(o(2, 2, dtype=D), o(3, 2, 2)),
+        lambda: lib.matmul(o(2, dtype=D), o(2)),
+        lambda: o(2, dtype=L) @ o(2),
+        lambda: lib.mv(o(2, 2, dtype=L), o(2)),
+        lambda: lib.addmv(o(2, dtype=D), o(2, 2), o(2)),
+        lambda: lib.addmm(o(2, 2), o(2, 2, dtype=L), o(2, 2)),
+        lambda: lib.addmm(o(2, 2, dtype=D), o(2, 2), o(2, 2)),
+        lambda: lib.addmm(o(2, 2), o(2, 2), o(2, 2, dtype=D)),
+        lambda: lib.addbmm(o(2, 2), o(1, 2, 2, dtype=D), o(1, 2, 2)),
+        lambda: lib.baddbmm(o(1, 2, 2, dtype=D), o(1, 2, 2), o(1, 2, 2)),
+        lambda: lib.tensordot(o(2, 2), o(2, 2, dtype=D), 1),
+        lambda: lib.inner(o(2), o(2, dtype=D)),
+        lambda: nnf.linear(o(2, 2, dtype=L), o(2, 2)),
+        lambda: nnf.linear(o(3, 2, 2, dtype=D), o(2, 2)),
+        lambda: nnf.linear(o(2, dtype=D), o(2, 2), o(2)),
+        lambda: nnf.linear(o(2, 2), o(2, 2), o(2, dtype=D)),
+        lambda: lib.nn.Linear(2, 2)(o(4, 3, 2, dtype=D)),
+        lambda: lib.nn.Conv2d(1, 1, 3)(o(1, 1, 4, 4, dtype=D)),
+        lambda: lib.nn.Conv2d(1, 1, 3, bias=False)(o(1, 1, 4, 4, dtype=D)),
+        lambda: lib.nn.Conv1d(1, 1, 3)(o(1, 1, 4, dtype=L)),
+        lambda: lib.nn.ConvTranspose2d(1, 1, 3)(o(1, 1, 4, 4, dtype=D)),
+        lambda: nnf.conv2d(o(1, 1, 4, 4), o(1, 1, 3, 3), o(1, dtype=D)),
+        lambda: nnf.batch_norm(o(3, 2, dtype=D), o(2), o(2), training=False),
+        lambda: nnf.batch_norm(o(3, 2, dtype=D), o(2, dtype=D), o(2, dtype=D), o(2), o(2)),
+        lambda: lib.nn.BatchNorm2d(2).double()(o(2, 2, 2, 2)),
+        lambda: o(2, dtype=lib.int32).requires_grad_(),
+        lambda: setattr(o(2, dtype=lib.int32), "requires_grad", True),
+        lambda: lib.nn.Parameter(o(2, dtype=lib.int32)),
+        lambda: o(2, dtype=lib.int32, requires_grad=True),
+        lambda: lib.tensor([1, 2], requires_grad=True),
+        lambda: float(lib.arange(3.)),
+        lambda: int(lib.arange(3)),
+        lambda: complex(lib.ones(0)),
+    ]
+
+
+def _outcomes(lib):
+    out = []
+    for case in _dtype_mismatch_cases(lib):
+        try:
+            r = case()
+            out.append(("ok", str(r.dtype)))
+        except Exception as e:  # noqa: BLE001 (the type is compared)
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_dtype_mismatch_errors_match_torch():
+    ours, theirs = _both(_outcomes)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a == b, f"case {i}"
+
+
+def test_mixed_dtype_norms_that_torch_accepts():
+    def run(lib):
+        o, D = lib.ones, lib.float64
+        nnf = lib.nn.functional
+        x = lib.arange(12, dtype=D).reshape(2, 2, 3)
+        rm, rv = lib.zeros(2), lib.ones(2)
+        y = nnf.instance_norm(x, rm, rv)  # float32 running statistics of a float64 input
+        z = nnf.batch_norm(o(3, 2, dtype=lib.float16), o(2), o(2), o(2), o(2), training=True)
+        return y.dtype, y.numpy().round(4).tolist(), rm.tolist(), rv.tolist(), z.dtype
+    ours, theirs = _both(run)
+    assert str(ours) == str(theirs)

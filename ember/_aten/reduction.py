@@ -631,11 +631,7 @@ def _cumulative(name, ufunc):
     impl(f"{name}_", "Meta")(meta_)
 
 
-def _c_name(dt):
-    """A dtype as PyTorch's messages print its C type."""
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}[dt.name]
+_c_name = D.c_type_name
 
 
 _cumulative("cumsum", np.add)
