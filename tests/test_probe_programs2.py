@@ -325,3 +325,106 @@ def test_mixed_dtype_norms_that_torch_accepts():
         return y.dtype, (y.numpy().round(4) + 0.0).tolist(), rm.tolist(), rv.tolist(), z.dtype
     ours, theirs = _both(run)
     assert str(ours) == str(theirs)
+
+
+# ---- torch.library: opcheck, register_vmap, the older impl(lib, name, key), call errors -------
+
+_ops_made = {}
+
+
+def _custom_ops(lib):
+    """mylib ops defined once per library (op names are global, as in PyTorch)."""
+    if lib.__name__ in _ops_made:
+        return _ops_made[lib.__name__]
+    ns = f"probe2_{lib.__name__}"
+    Tensor = lib.Tensor
+
+    def numpy_sin(x: Tensor) -> Tensor:
+        return lib.from_numpy(np.sin(x.detach().numpy()))
+    sin = lib.library.custom_op(f"{ns}::sin", numpy_sin, mutates_args=())
+    sin.register_fake(lambda x: lib.empty_like(x))
+
+    def setup(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * x.cos()
+    sin.register_autograd(backward, setup_context=setup)
+
+    def wrong_fake(x: Tensor) -> Tensor:
+        return x.clone()
+    wrong = lib.library.custom_op(f"{ns}::wrong", wrong_fake, mutates_args=())
+    wrong.register_fake(lambda x: x.new_empty(x.shape[0] + 1))
+
+    def sneaky(x: Tensor, y: Tensor) -> Tensor:
+        y.add_(1)  # mutates y, which the schema does not declare
+        return x.clone()
+    sneaky_op = lib.library.custom_op(f"{ns}::sneaky", sneaky, mutates_args=())
+    sneaky_op.register_fake(lambda x, y: lib.empty_like(x))
+    calls = []
+
+    @lib.library.register_vmap(f"{ns}::sin")
+    def sin_vmap(info, in_dims, x):
+        calls.append((info.batch_size, in_dims))
+        return sin(x), in_dims[0]
+    legacy = lib.library.Library(f"{ns}_legacy", "DEF")
+    legacy.define("twice(Tensor x) -> Tensor")
+    lib.library.impl(legacy, "twice", "CPU")(lambda x: x * 2)
+    _ops_made[lib.__name__] = (ns, sin, wrong, sneaky_op, calls, legacy)
+    return _ops_made[lib.__name__]
+
+
+def _library_run(lib):
+    ns, sin, wrong, sneaky, calls, _ = _custom_ops(lib)
+    del calls[:]
+    x = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    seen = [lib.library.opcheck(sin, (x,)),
+            str(getattr(lib.ops, ns).sin.default._schema)]
+    for op, args in ((wrong, (lib.ones(3),)), (sneaky, (lib.ones(2), lib.ones(2)))):
+        report = lib.library.opcheck(op, args, raise_exception=False)
+        seen.append({k: v if v == "SUCCESS" else "failed" for k, v in report.items()})
+        with pytest.raises(Exception) as info:
+            lib.library.opcheck(op, args)
+        seen.append(type(info.value).__name__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = lib.vmap(sin)(lib.arange(6.).reshape(2, 3))
+    seen += [np.round(y.numpy(), 6).tolist(), list(calls)]
+    seen.append(getattr(lib.ops, f"{ns}_legacy").twice(lib.ones(2)).tolist())
+    for args, kwargs in (((lib.ones(1), 1), {}), ((), {}), ((lib.ones(1),), {"y": 1})):
+        with pytest.raises(RuntimeError) as info:
+            sin(*args, **kwargs)
+        seen.append(str(info.value))
+    return seen
+
+
+def test_library_opcheck_vmap_rule_and_call_errors_match_torch():
+    ours, theirs = _both(_library_run)
+    ours = [s.replace("probe2_ember", "probe2_torch") if isinstance(s, str) else s for s in ours]
+    assert ours == theirs
+
+
+# ---- Gamma-family samples: PyTorch's CPU sampler, draw for draw ------------------------------
+
+def _gamma_family(lib):
+    dist = lib.distributions
+    out = []
+    for dtype in (lib.float32, lib.float64):
+        lib.manual_seed(0)
+        out.append(lib._standard_gamma(lib.tensor([1., 2., 0.5, 0., 30.], dtype=dtype)))
+        lib.randn(1)  # leaves a cached Box-Muller value behind for the next draws
+        out.append(lib._standard_gamma(lib.tensor([[0.2, 4.0], [1.5, 1e-3]], dtype=dtype)))
+        out.append(lib._sample_dirichlet(lib.tensor([[1., 1., 1.], [0.1, 2., 5.]], dtype=dtype)))
+    lib.manual_seed(1)
+    out.append(dist.Beta(lib.tensor(2.), lib.tensor(3.)).sample((3,)))
+    out.append(dist.Chi2(lib.tensor([3.0])).sample())
+    out.append(dist.StudentT(lib.tensor([3.0])).sample())
+    out.append(dist.Dirichlet(lib.ones(4)).sample((2,)))
+    out.append(dist.Gamma(lib.tensor([1., 2.]), 1.).rsample())
+    return [(str(t.dtype), t.tolist()) for t in out]
+
+
+def test_gamma_family_samples_equal_torch():
+    ours, theirs = _both(_gamma_family)
+    assert ours == theirs
