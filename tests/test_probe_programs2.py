@@ -250,7 +250,7 @@ def test_saved_tensors_hooks_errors_match_torch():
 # ---- dtype mismatches: the exception and message of PyTorch's CPU kernels --------------------
 
 def _dtype_mismatch_cases(lib):
-    o, L, F, D, H = lib.ones, lib.int64, lib.float32, lib.float64, lib.float16
+    o, L, D, H = lib.ones, lib.int64, lib.float64, lib.float16
     nnf = lib.nn.functional
     return [
         lambda: lib.mm(o(2, 2, dtype=L), o(2, 2)),
@@ -405,7 +405,7 @@ def test_library_opcheck_vmap_rule_and_call_errors_match_torch():
     assert ours == theirs
 
 
-# ---- Gamma-family samples: PyTorch's CPU sampler, draw for draw ------------------------------
+# ---- Gamma-family and binomial samples: PyTorch's CPU samplers, draw for draw --------------
 
 def _gamma_family(lib):
     dist = lib.distributions
@@ -422,9 +422,70 @@ def _gamma_family(lib):
     out.append(dist.StudentT(lib.tensor([3.0])).sample())
     out.append(dist.Dirichlet(lib.ones(4)).sample((2,)))
     out.append(dist.Gamma(lib.tensor([1., 2.]), 1.).rsample())
+    for dtype in (lib.float32, lib.float64):  # inversion and BTRS, p on both sides of 1/2
+        out.append(dist.Binomial(10, lib.tensor([0.3, 0.6], dtype=dtype)).sample())
+        out.append(lib.binomial(lib.full((12,), 200., dtype=dtype),
+                                lib.linspace(0, 1, 12, dtype=dtype)))
+        out.append(lib.randn(2, dtype=dtype))  # the stream goes on where torch's does
     return [(str(t.dtype), t.tolist()) for t in out]
 
 
 def test_gamma_family_samples_equal_torch():
     ours, theirs = _both(_gamma_family)
     assert ours == theirs
+
+
+def test_random_from_to_op_equals_torch():
+    def run(lib):
+        g = lib.Generator().manual_seed(5)
+        return [lib.empty(6).random_(2, 9, generator=g).tolist(),
+                lib.empty(4, dtype=lib.int64).random_(-3, 3, generator=g).tolist()]
+    ours, theirs = _both(run)
+    assert ours == theirs
+
+
+def _message_cases(lib):
+    o = lib.ones
+    nnf = lib.nn.functional
+    return [
+        lambda: lib.zeros(2, -1),
+        lambda: lib.ones(2, -1),
+        lambda: lib.zeros(2).new_zeros(-1),
+        lambda: lib.tensor([1, 2]).var(),
+        lambda: lib.tensor([1, 2]).std(0),
+        lambda: lib.var_mean(lib.tensor([1, 2])),
+        lambda: lib.std_mean(lib.tensor([1, 2])),
+        lambda: o(2).to("cuda"),
+        lambda: o(2, device="cuda"),
+        lambda: lib.tensor([1.], device="cuda"),
+        lambda: lib.tensor(["a", "b"]),
+        lambda: lib.tensor("a"),
+        lambda: o(2).masked_fill(lib.tensor([1, 0], dtype=lib.int32), 0),
+        lambda: lib.lerp(o(2), o(2), o(2, dtype=lib.float64)),
+        lambda: lib.lerp(o(2), o(2, dtype=lib.half), 0.5),
+        lambda: lib.cat([]),
+        lambda: lib.stack([]),
+        lambda: lib.hstack([]),
+        lambda: lib.vstack([]),
+        lambda: lib.column_stack([]),
+        lambda: lib.nn.BatchNorm2d(3)(o(2, 4, 2, 2)),
+    ]
+
+
+def test_error_messages_match_torch():
+    def run(lib):
+        out = []
+        for case in _message_cases(lib):
+            try:
+                case()
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 (the type is compared)
+                out.append((type(e).__name__, str(e)))
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            lib.nn.functional.kl_div(lib.ones(2).log(), lib.ones(2))
+        out.append([str(w.message) for w in seen])
+        return out
+    ours, theirs = _both(run)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a == b, f"case {i}"

@@ -122,7 +122,7 @@ _copy_and_inplace_kernels("index_put", "index_put_", _index_put, keep_strides=Tr
 def _mask_dtype(mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_scalar_type_name(mask.dtype)}")
+                           f"{D.c_type_name(mask.dtype)}")
 
 
 def _mask(self, mask):

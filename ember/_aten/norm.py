@@ -36,8 +36,8 @@ def _check(input, weight, bias, running_mean, running_var, training):
         raise RuntimeError(f"batch_norm(): Expected 2D or more input, but got input of size "
                            f"{list(input.shape)}")
     c = input.shape[1]
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # PyTorch's order
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if not training and (running_mean is None or running_var is None):

@@ -17,9 +17,8 @@ Two ways to get gradients through random draws, as in PyTorch:
 
 With the same `ember.manual_seed`, samples of the families drawn from PyTorch's bit-exact
 samplers (normal_, rand, uniform_, exponential_, cauchy_, bernoulli, multinomial, poisson,
-_standard_gamma, _sample_dirichlet: so also Gamma, Chi2, Beta, Dirichlet, StudentT,
-InverseGamma, FisherSnedecor, NegativeBinomial) equal PyTorch's. Binomial draws through
-`binomial`, which follows the right distribution but not PyTorch's random stream.
+binomial, _standard_gamma, _sample_dirichlet: so also Binomial, Gamma, Chi2, Beta, Dirichlet,
+StudentT, InverseGamma, FisherSnedecor, NegativeBinomial) equal PyTorch's.
 """
 from . import constraints, transforms
 from .bernoulli import Bernoulli

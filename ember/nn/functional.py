@@ -446,8 +446,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         if reduction == "mean":
             warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
-                          "the support size. 'batchmean' divides only by the batch size, and "
-                          "aligns with the KL div math definition. 'mean' will be changed to "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
                           stacklevel=_user_stacklevel())
         batchmean = reduction == "batchmean"
