@@ -12,8 +12,9 @@ The op then lives in the same dispatch table as the built-ins: `ember.ops.myns.m
 dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
 from ._dispatch import dispatcher as _dispatcher
-from ._library.custom_ops import CustomOpDef, custom_op
+from ._library.custom_ops import CustomOpDef, batching_rule, custom_op
 from ._library.infer_schema import infer_schema
+from ._library.opcheck import opcheck
 
 
 class Library:
@@ -91,7 +92,15 @@ def define(qualname, schema, *, lib=None, tags=()):
 
 
 def impl(qualname, types, func=None, *, lib=None):
-    """Register a kernel for device type(s) ("cpu", "meta", ...); usable as a decorator."""
+    """Register a kernel for device type(s) ("cpu", "meta", ...); usable as a decorator.
+    The older form `impl(lib, name, dispatch_key)` registers through `lib.impl`."""
+    if isinstance(qualname, Library):
+        lib, name, key = qualname, types, func or ""
+
+        def register_in(fn):
+            lib.impl(name, fn, key)
+            return fn
+        return register_in
     keys = (types,) if isinstance(types, str) else tuple(types)
 
     def register(fn):
@@ -115,6 +124,18 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
         return op.register_kernel(device_types, func) if func is not None else \
             op.register_kernel(device_types)
     return impl(op, device_types, func)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """The batching rule of a custom op: func(info, in_dims, *args) -> (outputs, out_dims)."""
+    if isinstance(op, CustomOpDef):
+        return op.register_vmap(func) if func is not None else op.register_vmap
+    target = _lookup(op) if isinstance(op, str) else op
+
+    def register(func):
+        _register(target, "FuncTorchBatched", batching_rule(func))
+        return func
+    return register(func) if func is not None else register
 
 
 def register_autograd(qualname, backward, *, setup_context=None, lib=None):

@@ -93,12 +93,16 @@ def check_convolution(input, weight, bias, stride, padding, dilation, transposed
         raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
                            f"dimensional weight {_fmt(weight.shape)}, but got {input.dim()}-"
                            f"dimensional input of size {_fmt(input.shape)} instead")
+    # PyTorch checks a convolution's bias first, a transposed convolution's weight first
+    if not transposed and bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({D.c_type_name(input.dtype)}) and bias type "
+                           f"({D.c_type_name(bias.dtype)}) should be the same")
     if input.dtype is not weight.dtype:
-        raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
-                           "should be the same")
+        raise RuntimeError(f"expected scalar type {D.scalar_type_name(input.dtype)} but found "
+                           f"{D.scalar_type_name(weight.dtype)}")
     if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({input.dtype}) and bias type ({bias.dtype}) should be "
-                           "the same")
+        raise RuntimeError(f"Input type ({D.c_type_name(input.dtype)}) and bias type "
+                           f"({D.c_type_name(bias.dtype)}) should be the same")
     c_in = input.shape[1]
     w = tuple(weight.shape)
     if w[0] < groups:

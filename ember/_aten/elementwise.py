@@ -1053,8 +1053,8 @@ def _lerp_dtype(self, end, weight):
     dt = self.dtype
     for what, x in (("end", end), ("weight", weight)):
         if isinstance(x, Tensor) and x.dtype is not dt and (what == "end" or x.dim()):
-            raise RuntimeError(f"expected dtype {dt.name} for `{what}` but got dtype "
-                               f"{x.dtype.name}")
+            raise RuntimeError(f"expected dtype {D.c_type_name(dt)} for `{what}` but got dtype "
+                               f"{D.c_type_name(x.dtype)}")
     if not dt.is_floating_point:
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)

@@ -302,6 +302,11 @@ def _scan(data):
             return D.int64, False
         if kinds == {float}:
             return D.get_default_dtype(), False
+    first = data
+    while isinstance(first, (list, tuple)) and first:  # PyTorch sizes data by first elements:
+        first = first[0]                                # a str there is one more dimension
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
     result = None
     has_tensor = False
     stack = [data]

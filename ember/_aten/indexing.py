@@ -122,7 +122,7 @@ _copy_and_inplace_kernels("index_put", "index_put_", _index_put, keep_strides=Tr
 def _mask_dtype(mask):
     if mask.dtype is not D.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_scalar_type_name(mask.dtype)}")
+                           f"{D.c_type_name(mask.dtype)}")
 
 
 def _mask(self, mask):
@@ -251,6 +251,8 @@ def gather(self, dim, index, sparse_grad=False):
     size = self._size[d]
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size)
+    if not idx.ndim:  # a 0-dim index of a 1-dim self picks one element
+        return _wrap(self._np[idx].copy())
     src = self._np[tuple(slice(0, s) if k != d else slice(None) for k, s in
                          enumerate(idx.shape))]
     return _wrap(np.take_along_axis(src, idx, d))
@@ -270,7 +272,7 @@ def _scatter_key(self, dim, index, src, name):
     size = self._size[d] if self.dim() else 1
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size)
-    if not self.dim():
+    if not self.dim() or not idx.ndim:  # a 0-dim self or index addresses one element
         values = src._np.reshape(-1)[:idx.size] if isinstance(src, Tensor) else src
         return (idx.reshape(-1),), values
     grids = list(np.indices(idx.shape, sparse=True))

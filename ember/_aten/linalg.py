@@ -20,6 +20,56 @@ def _check_same_dtype(a, b, name):
                            f"{an} and {bn}")
 
 
+# PyTorch's CPU kernels word their dtype checks each their own way; these say it as they do.
+def _mm_dtypes(a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{D.c_type_name(a.dtype)} != {D.c_type_name(b.dtype)}")
+
+
+def _bmm_dtypes(a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_type_name(a.dtype)} but found "
+                           f"{_scalar_type_name(b.dtype)}")
+
+
+def _addmv_dtypes(self, mat, vec):
+    if not (self.dtype is mat.dtype is vec.dtype):
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           f"{_scalar_type_name(self.dtype)}, {_scalar_type_name(mat.dtype)}, "
+                           f"and {_scalar_type_name(vec.dtype)}")
+
+
+def _dot_dtypes(a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{_scalar_type_name(a.dtype)} and {_scalar_type_name(b.dtype)}")
+
+
+def _addmm_dtypes(self, mat1, mat2):
+    """addmm and addbmm: self against mat2 first, then the two matrices."""
+    for first, name in ((self, "self"), (mat1, "mat1")):
+        if first.dtype is not mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{_scalar_type_name(first.dtype)} and "
+                               f"{_scalar_type_name(mat2.dtype)}")
+
+
+def _matmul_dtypes(a, b):
+    """matmul's check is that of the kernel its operand ranks lead to."""
+    if a.dtype is b.dtype:
+        return
+    da, db = a.dim(), b.dim()
+    if da == 1 and db == 1:
+        _dot_dtypes(a, b)
+    elif db == 1:
+        _addmv_dtypes(b, a, b)  # mv: its result (allocated like vec) is addmv's self
+    elif db == 2:
+        _mm_dtypes(a, b)  # a row vector, a matrix, or a folded batch times a matrix
+    else:
+        _bmm_dtypes(a, b)
+
+
 def _matmul(a, b):
     """np.matmul of two arrays, written into a caching-allocator block when both are matrices
     or stacks of them (the result shape is known before the product)."""
@@ -55,14 +105,14 @@ def _mm_shape(a, b, first="self"):
 @impl("mm", "CPU")
 def mm(self, mat2):
     _mm_shape(self, mat2)
-    _check_same_dtype(self, mat2, "mm")
+    _mm_dtypes(self, mat2)
     return _wrap(_product(self, mat2, "addmm_impl_cpu_"))
 
 
 @impl("mm", "Meta")
 def mm_meta(self, mat2):
     shape = _mm_shape(self, mat2)
-    _check_same_dtype(self, mat2, "mm")
+    _mm_dtypes(self, mat2)
     return _meta(shape, self.dtype, device=self._device)
 
 
@@ -80,14 +130,14 @@ def _bmm_shape(a, b):
 @impl("bmm", "CPU")
 def bmm(self, mat2):
     _bmm_shape(self, mat2)
-    _check_same_dtype(self, mat2, "bmm")
+    _bmm_dtypes(self, mat2)
     return _wrap(_product(self, mat2, "bmm"))
 
 
 @impl("bmm", "Meta")
 def bmm_meta(self, mat2):
     shape = _bmm_shape(self, mat2)
-    _check_same_dtype(self, mat2, "bmm")
+    _bmm_dtypes(self, mat2)
     return _meta(shape, self.dtype, device=self._device)
 
 
@@ -126,21 +176,20 @@ def _matmul_kernel_name(a, b):
 @impl("matmul", "CPU")
 def matmul(self, other):
     matmul_shape(self, other)
-    _check_same_dtype(self, other, "matmul")
+    _matmul_dtypes(self, other)
     return _wrap(_product(self, other, _matmul_kernel_name(self, other)))
 
 
 @impl("matmul", "Meta")
 def matmul_meta(self, other):
     shape = matmul_shape(self, other)
-    _check_same_dtype(self, other, "matmul")
+    _matmul_dtypes(self, other)
     return _meta(shape, self.dtype, device=self._device)
 
 
 def _addmm_check(self, mat1, mat2):
     shape = _mm_shape(mat1, mat2, "mat1")
-    _check_same_dtype(mat1, mat2, "addmm")
-    _check_same_dtype(self, mat1, "addmm")
+    _addmm_dtypes(self, mat1, mat2)
     expands = len(self._size) <= 2 and all(s in (1, t) for s, t in
                                            zip(reversed(self._size), reversed(shape)))
     if not expands:
@@ -182,14 +231,10 @@ def _linear_check(input, weight, bias):
         m = int(np.prod(input._size[:-1])) if len(input._size) > 1 else 1
         n = weight._size[0] if len(weight._size) == 2 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k} and {wk}x{n})")
-    if input.dtype is not weight.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{_scalar_type_name(input.dtype)} and "
-                           f"{_scalar_type_name(weight.dtype)}")
-    if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_scalar_type_name(bias.dtype)} and "
-                           f"{_scalar_type_name(input.dtype)}")
+    if bias is not None:
+        _addmm_dtypes(bias, input, weight)  # PyTorch's linear with a bias is an addmm
+    else:
+        _mm_dtypes(input, weight)  # and without one a matmul that comes to mm
 
 
 def _linear_shape(input, weight):
@@ -248,9 +293,7 @@ def _dot_check(a, b):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src "
                            f"[{b._size[0]}] to have the same number of elements, but got "
                            f"{a._size[0]} and {b._size[0]} elements respectively")
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{_scalar_type_name(a.dtype)} and {_scalar_type_name(b.dtype)}")
+    _dot_dtypes(a, b)
     if a.dtype is D.bool:
         raise not_implemented("dot", a.dtype)
     return ()
@@ -267,7 +310,7 @@ def _mv_check(mat, vec, self=None):
         n = self._size if self is not None else vec._size
         raise RuntimeError(f"size mismatch, got input ({'x'.join(map(str, n))}), mat "
                            f"({mat._size[0]}x{mat._size[1]}), vec ({vec._size[0]})")
-    _check_same_dtype(mat, vec, "addmv")
+    _addmv_dtypes(self if self is not None else vec, mat, vec)
     if mat.dtype is D.bool:
         raise not_implemented("addmv_impl_cpu", mat.dtype)
     return (mat._size[0],)
@@ -291,8 +334,12 @@ def _addbmm_check(self, b1, b2, kernel, keep_batch):
         if t.dim() == 0:
             raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     shape = _bmm_shape(b1, b2)
-    _check_same_dtype(b1, b2, kernel)
-    _check_same_dtype(self, b1, kernel)
+    if not keep_batch:
+        _addmm_dtypes(self, b1, b2)
+    elif not (self.dtype is b1.dtype is b2.dtype):
+        raise RuntimeError(f"Input dtypes must be the same, got: input "
+                           f"{D.c_type_name(self.dtype)}, batch1: {D.c_type_name(b1.dtype)}, "
+                           f"batch2: {D.c_type_name(b2.dtype)}")
     if b1.dtype is D.bool:
         raise not_implemented(kernel, b1.dtype)
     shape = shape if keep_batch else shape[1:]

@@ -36,12 +36,18 @@ def _check(input, weight, bias, running_mean, running_var, training):
         raise RuntimeError(f"batch_norm(): Expected 2D or more input, but got input of size "
                            f"{list(input.shape)}")
     c = input.shape[1]
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # PyTorch's order
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    params = [t for t in (weight, bias, running_mean, running_var) if t is not None]
+    if any(t.dtype is not input.dtype for t in params):  # PyTorch's CPU "mixed dtype" rule
+        if any(t.dtype is not D.float32 for t in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype not in (D.float16, D.bfloat16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     return c
 
 

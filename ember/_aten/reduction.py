@@ -240,7 +240,8 @@ def _var(self, dim, correction, keepdim):
     As in PyTorch, a divisor of 0 is not an error: the result is nan (0/0) or inf.
     """
     dims = reduce_dims(self._size, dim)
-    dt = _mean_dtype(self, None, "var")
+    _check_var_dtype(self, "std and var")
+    dt = self.dtype
     a = self._np.astype(np.float64)
     n = 1
     for d in dims:
@@ -264,9 +265,18 @@ def std(self, dim=None, correction=None, keepdim=False):
     return _wrap(np.asarray(np.sqrt(r)).astype(dt._np))
 
 
+def _check_var_dtype(self, name):
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+
+
+def _var_meta(self, dim=None, correction=None, keepdim=False):
+    _check_var_dtype(self, "std and var")
+    return _meta_reduce(self, reduce_dims(self._size, dim), keepdim, self.dtype.to_real())
+
+
 for _n in ("var.correction", "std.correction"):
-    impl(_n, "Meta")(lambda self, dim=None, correction=None, keepdim=False: _meta_reduce(
-        self, reduce_dims(self._size, dim), keepdim, _mean_dtype(self, None).to_real()))
+    impl(_n, "Meta")(_var_meta)
 
 
 def _logsumexp_dtype(dt):
@@ -631,11 +641,7 @@ def _cumulative(name, ufunc):
     impl(f"{name}_", "Meta")(meta_)
 
 
-def _c_name(dt):
-    """A dtype as PyTorch's messages print its C type."""
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}[dt.name]
+_c_name = D.c_type_name
 
 
 _cumulative("cumsum", np.add)

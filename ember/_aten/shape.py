@@ -612,7 +612,7 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type != "cpu":
         if _device(device).type == "lazy":  # the lazy backend takes the copy in
             return _lookup("_to_copy").redispatch("Lazy", (self, dtype, device, memory_format))
-        raise RuntimeError(f"ember has no '{_device(device).type}' backend yet")
+        raise AssertionError("Torch not compiled with CUDA enabled")  # what a CPU build says
     dt = dtype or self.dtype
     if memory_format is None or memory_format is preserve_format:
         return _keep_empty_strides(_wrap(_preserved_copy(self._np, dt)), self)
@@ -698,7 +698,9 @@ impl("zero_", "Meta")(lambda self: self)
 # ---- joins ----------------------------------------------------------------------------------
 def _cat_check(tensors, dim, name):
     if len(tensors) == 0:
-        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        if name == "stack":
+            raise RuntimeError("stack expects a non-empty TensorList")
+        raise ValueError(f"{name}(): expected a non-empty list of Tensors")
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {tensors.index(t)} in argument 0, but "

@@ -36,7 +36,10 @@ def _size_args(size):
 
 def _dev(device):
     """A factory's device: the one given, else the default one (`with ember.device(...)`)."""
-    return default_device() if device is None else _device_cls(device)
+    device = default_device() if device is None else _device_cls(device)
+    if device is not None and device.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")  # what a CPU build says
+    return device
 
 
 # ---- factories --------------------------------------------------------------------------------
@@ -135,8 +138,13 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(), _dev(device)),
-                   requires_grad, out)
+    return _finish(_zeros(_size_args(size), dtype, device), requires_grad, out)
+
+
+def _zeros(size, dtype, device, checked=True):
+    if checked and any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return _full(size, 0, dtype or D.get_default_dtype(), _dev(device))
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -337,6 +345,10 @@ def legacy_construct(dtype, device, args, kwargs):
     return empty(*size, dtype=dtype, device=device)
 
 
+def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(_zeros(_size_args(size), dtype, device, checked=False), requires_grad)
+
+
 def _new_factory(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
@@ -394,7 +406,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 
 
 METHODS = dict(
-    new=_legacy_new, new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(zeros),
+    new=_legacy_new, new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(_new_zeros),
     new_ones=_new_factory(ones), new_full=_new_full,
     uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,

@@ -46,8 +46,16 @@ def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
         _copy_out(out, t)
         t = out
     if requires_grad:
+        check_can_require_grad(t)
         t.requires_grad_(True)
     return t
+
+
+def check_can_require_grad(t):
+    """A factory's (or Parameter's) requires_grad=True on a tensor of another dtype."""
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
 
 
 def _copy_out(out, result):

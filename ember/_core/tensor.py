@@ -378,10 +378,13 @@ class Tensor:
                     "use var_no_grad = var.detach().")
             return
         if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -538,13 +541,18 @@ class Tensor:
         return a.reshape(()).item()
 
     def __float__(self):
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._python_scalar())
+
+    def _python_scalar(self):
+        if self.numel() != 1:  # ValueError here, where item() raises RuntimeError
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:

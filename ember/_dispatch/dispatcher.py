@@ -54,6 +54,10 @@ class OpOverload:
     def __repr__(self):
         return f"<OpOverload {self.name}>"
 
+    @property
+    def _schema(self):  # PyTorch's name for it
+        return self.schema
+
     def __get__(self, obj, objtype=None):
         # an op stored on a class binds like a function: Tensor.__mul__ = mul op
         return self if obj is None else MethodType(self, obj)
@@ -209,7 +213,7 @@ class OpOverloadPacket:
         for op in ops:
             try:
                 bound = op.schema.bind(args, kwargs, op.__name__)
-            except TypeError as e:
+            except RuntimeError as e:
                 errors.append(str(e))
                 continue
             if _matches(op.schema, bound):

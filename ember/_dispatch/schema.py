@@ -130,6 +130,9 @@ class Schema:
                                self.arguments[0].name == "self" and self.arguments[0].is_tensor)
         self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
 
+    def __str__(self):
+        return f"{self.namespace}::{self.text}"
+
     @property
     def qualname(self):
         return f"{self.namespace}::{self.name}" + (f".{self.overload}" if self.overload else "")
@@ -146,15 +149,21 @@ class Schema:
         return f"{head}({', '.join(['Tensor(a!) self'] + rest)}) -> Tensor(a!)"
 
     def bind(self, args, kwargs, opname):
-        """Positional args + kwargs -> the full positional tuple (the slow path)."""
+        """Positional args + kwargs -> the full positional tuple (the slow path); wrong
+        arguments raise RuntimeError worded as PyTorch's operator calls word it."""
         out = list(args)
         nargs = len(self.arguments)
-        if len(out) > nargs:
-            raise TypeError(f"{opname}() takes {nargs} arguments but {len(out)} were given")
+        op = f"{self.namespace}::{self.name}"
+        declaration = f"{self.namespace}::{self.text}"
+        if len(out) + len(kwargs) > nargs:
+            raise RuntimeError(f"{op}() expected at most {nargs} argument(s) but received "
+                               f"{len(out) + len(kwargs)} argument(s). Declaration: "
+                               f"{declaration}")
         for i, a in enumerate(self.arguments):
             if i < len(args):
                 if a.name in kwargs:
-                    raise TypeError(f"{opname}() got multiple values for argument '{a.name}'")
+                    raise RuntimeError(f"Argument '{a.name}' specified both as positional and "
+                                       f"keyword argument. Schema: {declaration}")
                 continue
             if a.name in kwargs:
                 out.append(kwargs[a.name])
@@ -162,9 +171,10 @@ class Schema:
                 d = a.default
                 out.append(list(d) if isinstance(d, list) else d)
             else:
-                raise TypeError(f"{opname}() missing required argument '{a.name}' "
-                                f"(schema: {self.text})")
+                raise RuntimeError(f"{op}() is missing value for argument '{a.name}'. "
+                                   f"Declaration: {declaration}")
         extra = set(kwargs) - {a.name for a in self.arguments}
         if extra:
-            raise TypeError(f"{opname}() got an unexpected keyword argument '{sorted(extra)[0]}'")
+            raise RuntimeError(f"Unknown keyword argument '{sorted(extra)[0]}' for operator "
+                               f"'{op}'. Schema: {declaration}")
         return tuple(out)

@@ -533,12 +533,9 @@ def _softmax_cross_entropy(op):
                            ignore_index)
         loss = _reshape(loss, (size, n))
         softmax = _reshape(softmax, (size, n, c))
-        if reduction == 2:
-            loss = _op("sum.dim_IntList")(loss, [1])
-        elif reduction == 1:
-            w = _ce_weight_sums(t, weight, ignore_index, size, n)
-            total = _op("sum.dim_IntList")(w, [1], False, dtype=loss.dtype)
-            loss = _op("div.Tensor_mode")(_op("sum.dim_IntList")(loss, [1]), total, None)
+        if reduction != 0:
+            loss = _reduce_per_example(loss, _ce_weight_sums(t, weight, ignore_index, size, n),
+                                       reduction)
         return V.wrap((loss, softmax), level)
     return rule
 
@@ -563,6 +560,60 @@ def _softmax_cross_entropy_backward(op):
                  _reshape(t, (size * n,)), weight, 0, ignore_index,
                  _reshape(V.physical(softmax, level, size), (size * n, c)))
         return V.wrap(_reshape(out, (size, n, c)), level)
+    return rule
+
+
+def _reduce_per_example(loss, w, reduction):
+    """(size, n) per-sample losses -> each example's "sum" or weighted "mean"."""
+    if reduction == 2:
+        return _op("sum.dim_IntList")(loss, [1])
+    total = _op("sum.dim_IntList")(w, [1], False, dtype=loss.dtype)
+    return _op("div.Tensor_mode")(_op("sum.dim_IntList")(loss, [1]), total, None)
+
+
+def _nll_examples(self):
+    """(n, c) of an nll_loss input of one example: a (C,) input is one sample."""
+    return (1, self._size[0]) if self.ndim == 1 else tuple(self._size)
+
+
+def _nll_loss(op):
+    def rule(self, target, weight=None, reduction=1, ignore_index=-100):
+        args = (self, target, weight, reduction, ignore_index)
+        level, size = _level_and_size(args)
+        if _is_tensor_at(weight, level) or self.ndim > 2:
+            return V._fallback(op, V.KEY, args)
+        x, t = V.physical(self, level, size), V.physical(target, level, size)
+        n, c = _nll_examples(self)
+        t = _reshape(t, (size, n))
+        loss = _reshape(op(_reshape(x, (size * n, c)), _reshape(t, (size * n,)), weight, 0,
+                           ignore_index), (size, n))
+        if reduction == 0:
+            loss = _reshape(loss, (size,) + tuple(target._size))
+        else:
+            loss = _reduce_per_example(loss, _ce_weight_sums(t, weight, ignore_index, size, n),
+                                       reduction)
+        return V.wrap(loss, level)
+    return rule
+
+
+def _nll_loss_backward(op):
+    def rule(grad_output, self, target, weight, reduction, ignore_index):
+        args = (grad_output, self, target, weight, reduction, ignore_index)
+        level, size = _level_and_size(args)
+        if _is_tensor_at(weight, level) or self.ndim > 2:
+            return V._fallback(op, V.KEY, args)
+        n, c = _nll_examples(self)
+        g = V.physical(grad_output, level, size)
+        t = _reshape(V.physical(target, level, size), (size, n))
+        if reduction == 1:
+            total = _op("sum.dim_IntList")(_ce_weight_sums(t, weight, ignore_index, size, n),
+                                           [1], False, dtype=g.dtype)
+            g = _op("div.Tensor_mode")(g, total, None)
+        if reduction != 0:
+            g = _op("expand")(_op("unsqueeze")(g, 1), (size, n))
+        out = op(_reshape(g, (size * n,)), _reshape(V.physical(self, level, size), (size * n, c)),
+                 _reshape(t, (size * n,)), weight, 0, ignore_index)
+        return V.wrap(_reshape(out, (size,) + tuple(self._size)), level)
     return rule
 
 
@@ -656,6 +707,8 @@ def _install():
     _register(("index.Tensor",), _index)
     _register(("_softmax_cross_entropy",), _softmax_cross_entropy)
     _register(("_softmax_cross_entropy_backward",), _softmax_cross_entropy_backward)
+    _register(("nll_loss",), _nll_loss)
+    _register(("_nll_loss_backward",), _nll_loss_backward)
     for base, names in FOLD_INTO_N.items():
         _register([n for n in names if "pad1d" not in n], _fold_into_n(base))
     _register(("reflection_pad1d", "replication_pad1d"), _fold_into_n(2))

@@ -10,6 +10,8 @@ the device), its Meta kernel the `register_fake` function, and its Autograd kern
 autograd.Function around the backend kernel with the `register_autograd` formula. Without one,
 outputs still record a node (as PyTorch's do), whose backward raises.
 """
+from typing import NamedTuple
+
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .infer_schema import infer_schema
@@ -129,8 +131,12 @@ class CustomOpDef:
                                   "__torch_dispatch__ (TorchDispatchMode) layer")
 
     def register_vmap(self, func=None, /):
-        raise NotImplementedError(f"{self._qualname}: register_vmap is not supported by ember's "
-                                  "vmap (it batches custom ops by running them per example)")
+        """func(info, in_dims, *args) -> (outputs, out_dims): the op's batching rule."""
+        def register(func):
+            _dispatcher.register_kernel(self._opoverload, "FuncTorchBatched",
+                                        batching_rule(func))
+            return func
+        return register(func) if func is not None else register
 
     def register_autocast(self, device_type, cast_inputs):
         raise NotImplementedError(f"{self._qualname}: register_autocast is not supported")
@@ -164,3 +170,35 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None,
             op.register_kernel(device_types, fn)
         return op
     return inner(fn) if fn is not None else inner
+
+
+class VmapInfo(NamedTuple):
+    """What a registered batching rule learns of the vmap it runs in."""
+    batch_size: int
+    randomness: str
+
+
+def batching_rule(func):
+    """A FuncTorchBatched kernel from a user rule (torch.library.register_vmap): the rule gets
+    the physical tensors with their batch dims (None: unbatched) and says where its outputs'
+    batch dims are."""
+    from .._functorch import vmap as V
+
+    def rule(*args):
+        level = V.max_level(args)
+        in_dims = tuple(a._bdim if V.batched_at(a, level) else None for a in args)
+        physical = tuple(a._value if d is not None else a for a, d in zip(args, in_dims))
+        size = V.batch_size(level)
+        randomness = next(entry[2] for entry in V._levels if entry[0] == level)
+        out, out_dims = func(VmapInfo(size, randomness), in_dims, *physical)
+        single = isinstance(out, Tensor)
+        outs, dims = ((out,), (out_dims,)) if single else (tuple(out), out_dims)
+        if isinstance(dims, int) or dims is None:
+            dims = (dims,) * len(outs)
+        wrapped = []
+        for o, d in zip(outs, dims):
+            if d is None:  # the same for every example: give it the batch dim
+                o, d = o.unsqueeze(0).expand(size, *o.shape), 0
+            wrapped.append(V.wrap(o, level, d % o.dim()))
+        return wrapped[0] if single else tuple(wrapped)
+    return rule

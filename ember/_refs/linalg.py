@@ -65,6 +65,8 @@ def tensordot(a, b, dims=2, out=None):
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
     dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
     for da, db in zip(dims_a, dims_b):

@@ -7,6 +7,7 @@ from .._core import dtype as D
 from .._core.tensor import Tensor, _wrap_dim
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
+from .._aten.reduction import _check_var_dtype
 from .._bindings.overloads import _dims
 from .._bindings.overloads import _var_args
 from .._bindings.factories import full_like
@@ -25,12 +26,14 @@ _var = _op("var.correction")
 
 @numpy_names
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_var_dtype(input, "var_mean")
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _var(input, d, c, k), _mean(input, d, k, None)
 
 
 @numpy_names
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_var_dtype(input, "std_mean")
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
     return _std(input, d, c, k), _mean(input, d, k, None)
 

@@ -234,23 +234,30 @@ def atleast_3d(*tensors):
     return _atleast(tensors, 3)
 
 
+def _nonempty(tensors, name):
+    if len(tensors) == 0:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return list(tensors)
+
+
 def hstack(tensors, *, out=None):
-    ts = atleast_1d(list(tensors))
+    ts = atleast_1d(_nonempty(tensors, "hstack"))
     return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None):
-    return cat(atleast_2d(list(tensors)), 0, out=out)
+    return cat(atleast_2d(_nonempty(tensors, "vstack")), 0, out=out)
 
 
 row_stack = vstack
 
 
 def dstack(tensors, *, out=None):
-    return cat(atleast_3d(list(tensors)), 2, out=out)
+    return cat(atleast_3d(_nonempty(tensors, "dstack")), 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
+    tensors = _nonempty(tensors, "column_stack")
     return cat([reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in tensors], 1,
                out=out)
 

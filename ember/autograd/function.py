@@ -94,6 +94,10 @@ class BackwardCFunction(Node, FunctionCtx):
     def name(self):
         return type(self).__name__
 
+    def __repr__(self):  # a Python class, printed as Python prints objects (unlike C++ nodes)
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(self))}>"
+
 
 class FunctionMeta(type):
     """Gives every Function subclass its own node class, named `<Name>Backward` -- or, for
@@ -102,7 +106,8 @@ class FunctionMeta(type):
 
     def __init__(cls, name, bases, attrs):
         node_name = attrs.get("_backward_name", name + "Backward")
-        cls._backward_cls = type(node_name, (BackwardCFunction,), {"_forward_cls": cls})
+        cls._backward_cls = type(node_name, (BackwardCFunction,),
+                                 {"_forward_cls": cls, "__module__": __name__})
         super().__init__(name, bases, attrs)
 
 

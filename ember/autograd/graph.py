@@ -19,6 +19,9 @@ from .._core.memory_format import contiguous_format, is_non_overlapping_and_dens
 from .._core.sparse import make_sparse
 from .._core.tensor import _alias
 from .._dispatch.dispatcher import lookup
+from . import saved_tensor_hooks as _saved_hooks
+from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
+                                 saved_tensors_hooks)
 
 _seq = itertools.count()
 
@@ -244,7 +247,7 @@ class SavedTensor:
     An output saved by its own node is stored as a plain alias (no grad_fn), so the output does
     not keep its node alive through a reference cycle; unpacking gives it its grad_fn back.
     """
-    __slots__ = ("_t", "_version", "_is_output", "_output_nr")
+    __slots__ = ("_t", "_version", "_is_output", "_output_nr", "_hooks")
 
     def __init__(self, t, is_output=False, output_nr=0):
         if t._inference:
@@ -260,8 +263,16 @@ class SavedTensor:
         self._is_output = is_output
         self._output_nr = output_nr
         self._t = _alias(t) if is_output else t
+        self._hooks = None  # (packed, unpack_hook, ...) once saved_tensor_hooks.pack ran
+        if _saved_hooks.default_hooks:
+            _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        _saved_hooks.register(self, pack_hook, unpack_hook)
 
     def unpack(self, node):
+        if self._hooks is not None:
+            return _saved_hooks.unpack(self, node)
         t = self._t
         storage = t._storage
         if (0 if storage is None else storage._version) != self._version:

@@ -209,6 +209,8 @@ class OpNode(Node):
         for name, value in saved.items():
             if isinstance(value, (SavedTensor, _WrappedNumber)) or (
                     type(value) is list and value and isinstance(value[0], SavedTensor)):
+                if type(value) is SavedTensor:  # freed for its `_raw_saved_` handle too
+                    value._t = value._hooks = None
                 saved[name] = _FREED
 
     def _saved_tensors_names(self):
@@ -221,6 +223,13 @@ class OpNode(Node):
             key = name[7:]
             if key in saved:
                 return _unpack(saved[key], self)
+        elif name.startswith("_raw_saved_"):  # the SavedTensor itself (register_hooks)
+            value = object.__getattribute__(self, "_saved").get(name[11:])
+            if value is _FREED:
+                value = SavedTensor.__new__(SavedTensor)  # a handle that knows it was freed
+                value._t = value._hooks = None
+            if isinstance(value, SavedTensor) or type(value) is list:
+                return value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
 
@@ -330,19 +339,22 @@ def autograd_kernel(op, key, args):
     node._out_meta = None if len(outs) == 1 else [
         (t._size, t.dtype, t._device) if diff is None or diff[k] else None
         for k, t in enumerate(outs)]
-    for name, k in saved_outputs:
-        saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
     node._saved = saved
     if anomaly_mode._enabled:
         anomaly_mode.record_forward_trace(node)
     if view is not None:
         rebase_view_history(view, node)
+    else:
+        for k, t in enumerate(outs):
+            if (diff is None or diff[k]) and _requires_grad_dtype(t):
+                t._rg = True
+                t.grad_fn = node
+                t._output_nr = k
+    # saved once they have their grad_fn: a saved-tensor pack hook sees them as the user will
+    for name, k in saved_outputs:
+        saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
+    if view is not None:
         return out
-    for k, t in enumerate(outs):
-        if (diff is None or diff[k]) and _requires_grad_dtype(t):
-            t._rg = True
-            t.grad_fn = node
-            t._output_nr = k
     if outs and (op._is_view or (restrides and outs[0]._base is not None)):
         version = outs[0]._storage_()._version
         for t in outs:
@@ -353,6 +365,15 @@ def autograd_kernel(op, key, args):
 def _check_inplace(self):
     """Refuse in-place ops autograd cannot record; return `self` if it is a view, else None."""
     base = self._base
+    fn = self.grad_fn
+    if base is not None and getattr(fn, "_is_function_node", False):
+        raise RuntimeError(
+            f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
+            "inplace. This view was created inside a custom Function (or because an input was "
+            "returned as-is) and the autograd logic to handle view+inplace would override the "
+            "custom backward associated with the custom Function, leading to incorrect "
+            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
+            "the custom Function.")
     if self._nograd_view:  # Note [Views made in no_grad mode] in views.py
         raise RuntimeError(
             "A view was created in no_grad mode and is being modified inplace with grad mode "

@@ -16,10 +16,9 @@ Two ways to get gradients through random draws, as in PyTorch:
     m = Normal(mu, sigma); x = m.rsample(); loss = f(x)
 
 With the same `ember.manual_seed`, samples of the families drawn from PyTorch's bit-exact
-samplers (normal_, rand, uniform_, exponential_, cauchy_, bernoulli, multinomial, poisson)
-equal PyTorch's. Gamma, Chi2, Beta, Dirichlet, StudentT and Binomial (and InverseGamma,
-FisherSnedecor and NegativeBinomial, through Gamma) draw through `_standard_gamma` /
-`binomial`, which follow the right distributions but not PyTorch's random streams.
+samplers (normal_, rand, uniform_, exponential_, cauchy_, bernoulli, multinomial, poisson,
+binomial, _standard_gamma, _sample_dirichlet: so also Binomial, Gamma, Chi2, Beta, Dirichlet,
+StudentT, InverseGamma, FisherSnedecor, NegativeBinomial) equal PyTorch's.
 """
 from . import constraints, transforms
 from .bernoulli import Bernoulli

@@ -1,6 +1,6 @@
 """torch.distributions.Gamma: shape `concentration` and `rate`, reparameterised by implicit
 differentiation of the sampler (see _reparam_gradients.py). Draws come from
-`ember._standard_gamma`, distributed like PyTorch's but not the same random stream."""
+`ember._standard_gamma`, PyTorch's CPU sampler (the same draws for the same seed)."""
 import numbers
 
 import ember

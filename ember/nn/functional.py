@@ -447,8 +447,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:
         if reduction == "mean":
             warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
-                          "the support size. 'batchmean' divides only by the batch size, and "
-                          "aligns with the KL div math definition. 'mean' will be changed to "
+                          "the support size.'batchmean' divides only by the batch size, and "
+                          "aligns with the KL div math definition.'mean' will be changed to "
                           "behave the same as 'batchmean' in the next major release.",
                           stacklevel=_user_stacklevel())
         batchmean = reduction == "batchmean"
@@ -2285,7 +2285,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
     def repeat(t):
         return None if t is None else t.repeat(b)
-    mean, var = repeat(running_mean), repeat(running_var)
+    # PyTorch accepts running statistics of another dtype here (they are copied back below)
+    mean, var = (None if t is None else t.repeat(b).to(input.dtype)
+                 for t in (running_mean, running_var))
     x = input.contiguous().reshape([1, b * c] + list(input.shape[2:]))
     out = _torch_batch_norm(x, repeat(weight), repeat(bias), mean, var, use_input_stats,
                             momentum, eps)

@@ -14,6 +14,9 @@ class Parameter(Tensor):
         if data is None:
             from .._bindings.factories import empty
             data = empty(0)
+        if requires_grad:
+            from .._bindings.out import check_can_require_grad
+            check_can_require_grad(data)
         t = _alias(data)._as_subclass(cls)
         t._rg = bool(requires_grad)
         return t

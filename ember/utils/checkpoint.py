@@ -28,9 +28,9 @@ Two variants, as in PyTorch:
   (with its saved tensors) is then dropped. In backward the rerun's gradients flow into those
   inputs through the ordinary engine, so `autograd.grad(loss, params)`, hooks and arguments
   that need no grad all work. (PyTorch implements this variant with saved-tensor hooks, which
-  record the forward normally but keep no saved tensors; ember's autograd has no
-  `saved_tensors_hooks` yet, so the graph is recorded and discarded instead: the same
-  memory after forward, the region's activations held only while it runs.)
+  record the forward normally but keep no saved tensors; ember records the graph and discards
+  it instead: the same memory after forward, the region's activations held only while it
+  runs.)
 """
 import contextlib
 import enum
