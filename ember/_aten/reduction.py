@@ -635,7 +635,8 @@ def _c_name(dt):
     """A dtype as PyTorch's messages print its C type."""
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}[dt.name]
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}[dt.name]
 
 
 _cumulative("cumsum", np.add)

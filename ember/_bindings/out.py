@@ -46,6 +46,9 @@ def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
         _copy_out(out, t)
         t = out
     if requires_grad:
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         t.requires_grad_(True)
     return t
 
