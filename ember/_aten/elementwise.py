@@ -507,7 +507,8 @@ def _as_array(x, dt):
     """A NumPy array of dtype dt for a tensor or a Python scalar (no ufunc math involved)."""
     if isinstance(x, Tensor):
         return x._np if x.dtype is dt else x._np.astype(dt._np)
-    return np.array(x).astype(dt._np)
+    from .factory import checked_scalar  # a number out of dt's range raises, as in PyTorch
+    return np.array(checked_scalar(x, dt)).astype(dt._np)
 
 
 @impl("where.self", "CPU")
