@@ -107,6 +107,8 @@ _OUT_DTYPE_RULES = {
         f"expected scalar_type {_type(result)} but found {_type(out)}"),
     **dict.fromkeys(["dot", "vdot", "matmul"], lambda name, out, result, inputs: out is result or (
         f"result dtype {_type(out)} does not match input dtype {_type(result)}")),
+    "where": lambda name, out, result, inputs: out is result or (
+        f"Expected out type to be {_type(result)} but got {_type(out)}"),
     "heaviside": lambda name, out, result, inputs: out is result or (
         "heaviside is not yet implemented for tensors with different dtypes."),
     "slice_scatter": lambda name, out, result, inputs: out is result or (
