@@ -640,7 +640,7 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
         a = self._np
         if dt in _OPMATH:
             a = a.astype(np.float32)
-        elif self.dtype is not dt:
+        elif self.dtype is not dt and not self.dtype.is_complex:  # abs: complex in, real out
             a = a.astype(dt._np)
         if with_dtype:
             extra = (dt,) + extra
@@ -727,6 +727,8 @@ def _rsqrt(a):
 
 
 def _sigmoid(a):
+    if a.dtype.kind == "c":   # no branches to pick between: |x| would drop the phase
+        return 1 / (1 + np.exp(-a))
     # exp(-|x|) never overflows; the two branches are the same function
     e = np.exp(-np.abs(a))
     return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
@@ -758,7 +760,7 @@ def _softplus(a, beta=1, threshold=20):
 
 
 unary("neg", np.negative, check=_check_neg, inplace="neg_")
-unary("abs", np.abs, check=_check_abs, inplace="abs_")
+unary("abs", np.abs, result=D.dtype.to_real, check=_check_abs, inplace="abs_")  # |z| is real
 unary("sign", _sign, inplace="sign_")
 
 
@@ -840,8 +842,11 @@ def _gelu_backward(g, x, approximate="none"):
 
 
 _backward_kernel("threshold_backward", _threshold_backward)
-_backward_kernel("sigmoid_backward", lambda g, y: g * (1 - y) * y)
-_backward_kernel("tanh_backward", lambda g, y: g * (1 - y * y))
+# of complex outputs: grad times the conjugate derivative, as every complex backward
+_backward_kernel("sigmoid_backward", lambda g, y: g * np.conj((1 - y) * y) if y.dtype.kind == "c"
+                 else g * (1 - y) * y)
+_backward_kernel("tanh_backward", lambda g, y: g * np.conj(1 - y * y) if y.dtype.kind == "c"
+                 else g * (1 - y * y))
 _backward_kernel("gelu_backward", _gelu_backward)
 
 
@@ -1041,7 +1046,7 @@ def _lerp_dtype(self, end, weight):
         if isinstance(x, Tensor) and x.dtype is not dt and (what == "end" or x.dim()):
             raise RuntimeError(f"expected dtype {dt.name} for `{what}` but got dtype "
                                f"{x.dtype.name}")
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)
     return dt

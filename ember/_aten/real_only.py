@@ -52,7 +52,7 @@ REAL_ONLY = {
     "erfinv": "erfinv_vml_cpu", "i0": "i0_vml_cpu", "lgamma": "lgamma_vml_cpu",
     "digamma": "digamma", "logit": "logit_cpu", "hardshrink": "hardshrink_cpu",
     "softplus": "softplus_cpu", "gelu": "GeluKernelImpl", "leaky_relu": "leaky_relu_cpu",
-    "elu": "elu_cpu", "threshold": "threshold_cpu",
+    "elu": "elu_cpu", "threshold": "threshold_cpu", "log_sigmoid": "log_sigmoid_cpu",
     "bernoulli_.float": "bernoulli_scalar_cpu_", "geometric_": "geometric_cpu",
 }
 

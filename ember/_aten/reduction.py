@@ -241,13 +241,14 @@ def _var(self, dim, correction, keepdim):
     """
     dims = reduce_dims(self._size, dim)
     dt = _mean_dtype(self, None, "var")
-    a = self._np.astype(np.float64)
+    a = self._np.astype(np.complex128 if self.dtype.is_complex else np.float64)
     n = 1
     for d in dims:
         n *= self._size[d]
     with np.errstate(invalid="ignore", divide="ignore"):
         dev = a - np.mean(a, axis=dims, keepdims=True)
-        sq = np.sum(dev * dev, axis=dims, keepdims=keepdim)
+        sq = np.sum((dev * dev.conj()).real if a.dtype.kind == "c" else dev * dev, axis=dims,
+                    keepdims=keepdim)
         r = np.true_divide(sq, max(n - (1 if correction is None else correction), 0))
     return np.asarray(r), dt.to_real()
 
@@ -686,11 +687,26 @@ def logcumsumexp(self, dim):
     """log(cumsum(exp(x))) as a running log-add-exp, in float64 (nothing overflows)."""
     _check_logcumsumexp(self)
     d = _wrap_dim(dim, self.dim())
+    if self.dtype.is_complex:
+        return _wrap(_complex_logcumsumexp(self._np.astype(np.complex128), d)
+                     .astype(self.dtype._np))
     a = self._np.astype(np.float64)
     if a.ndim:
         with np.errstate(invalid="ignore"):  # -inf + inf
             a = np.logaddexp.accumulate(a, axis=d)
     return _wrap(a.astype(self.dtype._np))
+
+
+def _complex_logcumsumexp(a, d):
+    """The running log-add-exp of complex numbers, shifted at each step by the larger real part
+    (NumPy's logaddexp is real-only)."""
+    out = np.moveaxis(a.copy(), d, 0) if a.ndim else a.copy()
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for i in range(1, out.shape[0] if a.ndim else 0):
+            shift = np.maximum(out[i - 1].real, out[i].real)
+            shift = np.where(np.isfinite(shift), shift, 0)
+            out[i] = np.log(np.exp(out[i - 1] - shift) + np.exp(out[i] - shift)) + shift
+    return np.moveaxis(out, 0, d) if a.ndim else out
 
 
 @impl("logcumsumexp", "Meta")
