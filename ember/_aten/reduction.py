@@ -613,8 +613,9 @@ def _cumulative(name, ufunc):
 
     def check_inplace(self, dtype):
         if dtype is not None and dtype is not self.dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(self.dtype)} and "
-                               f"output tensor dtype {_c_name(dtype)} should match")
+            raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                               f"{D.c_type_name(self.dtype)} and output tensor dtype "
+                               f"{D.c_type_name(dtype)} should match")
         out_dtype(self, self.dtype)
 
     def cpu_(self, dim, dtype=None):
@@ -630,14 +631,6 @@ def _cumulative(name, ufunc):
     impl(name, "Meta")(meta)
     impl(f"{name}_", "CPU")(cpu_)
     impl(f"{name}_", "Meta")(meta_)
-
-
-def _c_name(dt):
-    """A dtype as PyTorch's messages print its C type."""
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}[dt.name]
 
 
 _cumulative("cumsum", np.add)

@@ -10,8 +10,8 @@ import re
 import warnings
 
 from .._aten.elementwise import can_cast, _scalar_type_name as _type
-from .._aten.reduction import _c_name
 from .._core import dtype as D
+from .._core.dtype import c_type_name as _c_name
 from .._core.autocast_state import _autocast_state
 from .._core.memory_overlap import check_out_overlap
 
@@ -86,7 +86,8 @@ def _as_input(name, out, result, inputs):
 
 
 def _long_indices(name, out, result, inputs):
-    return out is D.int64 or f"Expected out tensor to have dtype long int, but got {_c_name(out)} instead"
+    return out is D.int64 or \
+        f"Expected out tensor to have dtype long int, but got {_c_name(out)} instead"
 
 
 _OUT_DTYPE_RULES = {
@@ -113,7 +114,8 @@ _OUT_DTYPE_RULES = {
         "heaviside is not yet implemented for tensors with different dtypes."),
     "slice_scatter": lambda name, out, result, inputs: out is result or (
         f"Expected out tensor to have dtype {_c_name(result)}, but got {_c_name(out)} instead"),
-    **dict.fromkeys(["bucketize", "searchsorted"], lambda name, out, result, inputs: out is result or (
+    **dict.fromkeys(["bucketize", "searchsorted"], lambda name, out, result, inputs: (
+        out is result) or (
         "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
         "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
         f"dtype {_type(out)} and out_int32 flag is {result is D.int32}")),

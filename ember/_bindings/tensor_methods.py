@@ -159,9 +159,8 @@ def _set_(self, source=None):
     if source is None:   # set_(): an empty tensor, on a fresh storage
         source = self.new_empty((0,))
     if source.dtype is not self.dtype:
-        from .._aten.reduction import _c_name
-        raise RuntimeError(f"Could not set tensor of type {_c_name(source.dtype)} to a tensor "
-                           f"of type {_c_name(self.dtype)}")
+        raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
+                           f"tensor of type {D.c_type_name(self.dtype)}")
     self._np, self._size, self.dtype = source._np, source._size, source.dtype
     self._storage = source._storage_()
     self._bump_version()

@@ -90,6 +90,14 @@ def scalar_type_name(d):
     return _SCALAR_TYPE_NAMES[d.name]
 
 
+def c_type_name(d):
+    """The C type of a dtype, as some of PyTorch's error messages say it ("long int")."""
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}[d.name]
+
+
 def np_dtype(d):
     if d._np is None:
         raise RuntimeError(f"{d} needs the 'ml_dtypes' package (pip install ml_dtypes)")

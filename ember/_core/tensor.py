@@ -414,11 +414,9 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                from .._aten.reduction import _c_name
-                from .._aten.elementwise import _scalar_type_name
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_c_name(value.dtype)}' to a "
-                    f"tensor with grad_dtype '{_scalar_type_name(self.dtype)}'. The gradient "
+                    f"attempting to assign a gradient with dtype '{D.c_type_name(value.dtype)}' "
+                    f"to a tensor with grad_dtype '{D.scalar_type_name(self.dtype)}'. The gradient "
                     "must match the tensor's grad_dtype (defaults to the tensor's dtype).")
             if value._size != self._size:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value._size)}' "

@@ -54,7 +54,8 @@ def _pow_exponent(grad, self, exponent, result):
             return grad * E.where(exponent >= 0, 0.0, result * -math.inf)
         log = math.log(self) if self > 0 else math.nan
         return grad * _conj(result * log)
-    return grad * _conj(E.where((self == 0) & (exponent >= 0), 0.0,
+    nonnegative = (E.real(exponent) if exponent.is_complex() else exponent) >= 0
+    return grad * _conj(E.where((self == 0) & nonnegative, 0.0,
                                 result * self.to(result.dtype).log()))
 
 
@@ -209,8 +210,9 @@ derivative("atan", {"self": lambda grad, self: grad / _conj(self * self + 1)})
 derivative("sinh", {"self": lambda grad, self: grad * _conj(self.cosh())})
 derivative("cosh", {"self": lambda grad, self: grad * _conj(self.sinh())})
 derivative("asinh", {"self": lambda grad, self: grad * _conj((self * self + 1).rsqrt())})
+# complex z: sqrt(z + 1) sqrt(z - 1), whose branch differs from sqrt(z * z - 1)'s
 derivative("acosh", {"self": lambda grad, self: grad * (
-    _conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex()  # sqrt(z+1)sqrt(z-1)'s branch
+    _conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex()
     else (self * self - 1).rsqrt())})
 derivative("atanh", {"self": lambda grad, self: grad / _conj(1 - self * self)})
 not_implemented("asinh_", "acosh_", "atanh_")  # as in PyTorch: their backward raises
