@@ -32,7 +32,7 @@ CALLS = {
     "addcdiv": lambda L, x: L.addcdiv(x, x, x * 2 + 1, value=0.5),
     "lerp": lambda L, x: L.lerp(x, x * 2j, 0.3), "lerp_tensor": lambda L, x: L.lerp(x, x * 2j, x.real.to(x.dtype)),
     "softmax_real_part": lambda L, x: L.softmax(x.real, 0), "polar": lambda L, x: L.polar(x.abs(), x.angle()),
-    "view_as_real": lambda L, x: L.view_as_real(x), "real_imag": lambda L, x: x.real * x.imag,
+    "view_as_real": lambda L, x: L.view_as_real(x), "logaddexp": lambda L, x: L.logaddexp(x, x.flip(0) * 1j), "real_imag": lambda L, x: x.real * x.imag,
 }
 
 

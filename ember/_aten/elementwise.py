@@ -1245,7 +1245,23 @@ def _quiet_ufunc(ufunc):
     return compute
 
 
-binary("logaddexp", _quiet_ufunc(np.logaddexp), check=_floating_only_binary("logaddexp_cpu"))
+def complex_logaddexp(a, b):
+    """log(exp(a) + exp(b)) of complex arrays, shifted by the larger real part (NumPy's
+    logaddexp is real-only)."""
+    with np.errstate(all="ignore"):
+        shift = np.maximum(a.real, b.real)
+        shift = np.where(np.isfinite(shift), shift, 0)
+        return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
+
+
+def _logaddexp(a, b, dt):
+    if dt.is_complex:
+        return complex_logaddexp(a, b).astype(dt._np)
+    with np.errstate(all="ignore"):
+        return np.logaddexp(a, b, dtype=dt._np)
+
+
+binary("logaddexp", _logaddexp, check=_floating_only_binary("logaddexp_cpu"))
 binary("logaddexp2", _quiet_ufunc(np.logaddexp2), check=_floating_only_binary("logaddexp2_cpu"))
 binary("fmax", _typed_ufunc(np.fmax))
 binary("fmin", _typed_ufunc(np.fmin))

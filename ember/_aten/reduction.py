@@ -691,14 +691,11 @@ def logcumsumexp(self, dim):
 
 
 def _complex_logcumsumexp(a, d):
-    """The running log-add-exp of complex numbers, shifted at each step by the larger real part
-    (NumPy's logaddexp is real-only)."""
+    """The running log-add-exp of complex numbers, one step along d at a time."""
+    from .elementwise import complex_logaddexp
     out = np.moveaxis(a.copy(), d, 0) if a.ndim else a.copy()
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        for i in range(1, out.shape[0] if a.ndim else 0):
-            shift = np.maximum(out[i - 1].real, out[i].real)
-            shift = np.where(np.isfinite(shift), shift, 0)
-            out[i] = np.log(np.exp(out[i - 1] - shift) + np.exp(out[i] - shift)) + shift
+    for i in range(1, out.shape[0] if a.ndim else 0):
+        out[i] = complex_logaddexp(out[i - 1], out[i])
     return np.moveaxis(out, 0, d) if a.ndim else out
 
 

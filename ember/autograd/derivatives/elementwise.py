@@ -265,8 +265,8 @@ derivative("copysign.Tensor", _copysign, node_name=_copysign_node)
 
 
 # torch's remaining public elementwise callables (coverage)
-derivative("logaddexp", {"self": lambda grad, self, other: grad / (1 + (other - self).exp()),
-                         "other": lambda grad, self, other: grad / (1 + (self - other).exp())})
+derivative("logaddexp", {"self": lambda grad, self, other: grad / _conj(1 + (other - self).exp()),
+                         "other": lambda grad, self, other: grad / _conj(1 + (self - other).exp())})
 derivative("logaddexp2", {"self": lambda grad, self, other: grad / (1 + (other - self).exp2()),
                           "other": lambda grad, self, other: grad / (1 + (self - other).exp2())})
 
