@@ -522,7 +522,8 @@ def _as_array(x, dt):
     """A NumPy array of dtype dt for a tensor or a Python scalar (no ufunc math involved)."""
     if isinstance(x, Tensor):
         return x._np if x.dtype is dt else x._np.astype(dt._np)
-    return np.array(x).astype(dt._np)
+    from .factory import checked_scalar  # a number out of dt's range raises, as in PyTorch
+    return np.array(checked_scalar(x, dt)).astype(dt._np)
 
 
 @impl("where.self", "CPU")
@@ -654,7 +655,7 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
         a = self._np
         if dt in _OPMATH:
             a = a.astype(np.float32)
-        elif self.dtype is not dt:
+        elif self.dtype is not dt and not self.dtype.is_complex:  # abs: complex in, real out
             a = a.astype(dt._np)
         if with_dtype:
             extra = (dt,) + extra
@@ -741,6 +742,8 @@ def _rsqrt(a):
 
 
 def _sigmoid(a):
+    if a.dtype.kind == "c":   # no branches to pick between: |x| would drop the phase
+        return 1 / (1 + np.exp(-a))
     # exp(-|x|) never overflows; the two branches are the same function
     e = np.exp(-np.abs(a))
     return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
@@ -772,7 +775,7 @@ def _softplus(a, beta=1, threshold=20):
 
 
 unary("neg", np.negative, check=_check_neg, inplace="neg_")
-unary("abs", np.abs, check=_check_abs, inplace="abs_")
+unary("abs", np.abs, result=D.dtype.to_real, check=_check_abs, inplace="abs_")  # |z| is real
 unary("sign", _sign, inplace="sign_")
 
 
@@ -854,8 +857,11 @@ def _gelu_backward(g, x, approximate="none"):
 
 
 _backward_kernel("threshold_backward", _threshold_backward)
-_backward_kernel("sigmoid_backward", lambda g, y: g * (1 - y) * y)
-_backward_kernel("tanh_backward", lambda g, y: g * (1 - y * y))
+# of complex outputs: grad times the conjugate derivative, as every complex backward
+_backward_kernel("sigmoid_backward", lambda g, y: g * np.conj((1 - y) * y) if y.dtype.kind == "c"
+                 else g * (1 - y) * y)
+_backward_kernel("tanh_backward", lambda g, y: g * np.conj(1 - y * y) if y.dtype.kind == "c"
+                 else g * (1 - y * y))
 _backward_kernel("gelu_backward", _gelu_backward)
 
 
@@ -1055,7 +1061,7 @@ def _lerp_dtype(self, end, weight):
         if isinstance(x, Tensor) and x.dtype is not dt and (what == "end" or x.dim()):
             raise RuntimeError(f"expected dtype {D.c_type_name(dt)} for `{what}` but got dtype "
                                f"{D.c_type_name(x.dtype)}")
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)
     return dt
@@ -1254,7 +1260,23 @@ def _quiet_ufunc(ufunc):
     return compute
 
 
-binary("logaddexp", _quiet_ufunc(np.logaddexp), check=_floating_only_binary("logaddexp_cpu"))
+def complex_logaddexp(a, b):
+    """log(exp(a) + exp(b)) of complex arrays, shifted by the larger real part (NumPy's
+    logaddexp is real-only)."""
+    with np.errstate(all="ignore"):
+        shift = np.maximum(a.real, b.real)
+        shift = np.where(np.isfinite(shift), shift, 0)
+        return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
+
+
+def _logaddexp(a, b, dt):
+    if dt.is_complex:
+        return complex_logaddexp(a, b).astype(dt._np)
+    with np.errstate(all="ignore"):
+        return np.logaddexp(a, b, dtype=dt._np)
+
+
+binary("logaddexp", _logaddexp, check=_floating_only_binary("logaddexp_cpu"))
 binary("logaddexp2", _quiet_ufunc(np.logaddexp2), check=_floating_only_binary("logaddexp2_cpu"))
 binary("fmax", _typed_ufunc(np.fmax))
 binary("fmin", _typed_ufunc(np.fmin))

@@ -242,13 +242,14 @@ def _var(self, dim, correction, keepdim):
     dims = reduce_dims(self._size, dim)
     _check_var_dtype(self, "std and var")
     dt = self.dtype
-    a = self._np.astype(np.float64)
+    a = self._np.astype(np.complex128 if self.dtype.is_complex else np.float64)
     n = 1
     for d in dims:
         n *= self._size[d]
     with np.errstate(invalid="ignore", divide="ignore"):
         dev = a - np.mean(a, axis=dims, keepdims=True)
-        sq = np.sum(dev * dev, axis=dims, keepdims=keepdim)
+        sq = np.sum((dev * dev.conj()).real if a.dtype.kind == "c" else dev * dev, axis=dims,
+                    keepdims=keepdim)
         r = np.true_divide(sq, max(n - (1 if correction is None else correction), 0))
     return np.asarray(r), dt.to_real()
 
@@ -622,8 +623,9 @@ def _cumulative(name, ufunc):
 
     def check_inplace(self, dtype):
         if dtype is not None and dtype is not self.dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c_name(self.dtype)} and "
-                               f"output tensor dtype {_c_name(dtype)} should match")
+            raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                               f"{D.c_type_name(self.dtype)} and output tensor dtype "
+                               f"{D.c_type_name(dtype)} should match")
         out_dtype(self, self.dtype)
 
     def cpu_(self, dim, dtype=None):
@@ -691,11 +693,23 @@ def logcumsumexp(self, dim):
     """log(cumsum(exp(x))) as a running log-add-exp, in float64 (nothing overflows)."""
     _check_logcumsumexp(self)
     d = _wrap_dim(dim, self.dim())
+    if self.dtype.is_complex:
+        return _wrap(_complex_logcumsumexp(self._np.astype(np.complex128), d)
+                     .astype(self.dtype._np))
     a = self._np.astype(np.float64)
     if a.ndim:
         with np.errstate(invalid="ignore"):  # -inf + inf
             a = np.logaddexp.accumulate(a, axis=d)
     return _wrap(a.astype(self.dtype._np))
+
+
+def _complex_logcumsumexp(a, d):
+    """The running log-add-exp of complex numbers, one step along d at a time."""
+    from .elementwise import complex_logaddexp
+    out = np.moveaxis(a.copy(), d, 0) if a.ndim else a.copy()
+    for i in range(1, out.shape[0] if a.ndim else 0):
+        out[i] = complex_logaddexp(out[i - 1], out[i])
+    return np.moveaxis(out, 0, d) if a.ndim else out
 
 
 @impl("logcumsumexp", "Meta")

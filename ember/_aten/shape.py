@@ -69,9 +69,10 @@ def _empty_view(meta, src):
     return t
 
 
-def view_op(name, fn, check=None):
+def view_op(name, fn, check=None, tracked=True):
     """Register `fn(array, *args) -> view` as the CPU and Meta kernel of a view op; `check(self,
-    *args)` raises PyTorch's errors for inputs the view cannot be made of."""
+    *args)` raises PyTorch's errors for inputs the view cannot be made of. An op that is not
+    `tracked` shares memory without making an autograd view (`_base` None, as `view(dtype)`)."""
 
     def cpu(self, *args):
         if check is not None:
@@ -105,9 +106,19 @@ def view_op(name, fn, check=None):
             return [_meta_from_stand_in(x, self) for x in r]
         return _meta_from_stand_in(r, self)
     cpu.__qualname__ = cpu.__name__ = name.split(".")[0]
-    impl(name, "CPU")(cpu)
-    impl(name, "Meta")(meta)
+    impl(name, "CPU")(cpu if tracked else _untracked(cpu))
+    impl(name, "Meta")(meta if tracked else _untracked(meta))
     return fn
+
+
+def _untracked(kernel):
+    def run(self, *args):
+        t = kernel(self, *args)
+        t._base = None
+        t._rg = t._nograd_view = False
+        return t
+    run.__qualname__ = run.__name__ = kernel.__name__
+    return run
 
 
 def infer_size(shape, numel):
@@ -459,7 +470,7 @@ view_op("unfold", _unfold)
 view_op("split_with_sizes", _split_with_sizes)
 view_op("unbind.int", _unbind)
 view_op("alias", _alias_view)
-view_op("view.dtype", _view_dtype)
+view_op("view.dtype", _view_dtype, tracked=False)
 
 
 def _view_as_real(a):

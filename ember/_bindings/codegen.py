@@ -41,7 +41,7 @@ import linecache
 
 from .._core import torch_function as _tf
 from .._core.tensor import Tensor
-from .out import _OutVariant, _finish, _finish_tuple, _return_type
+from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _return_type
 
 _INT_LIST = ("int[]", "SymInt[]")
 
@@ -305,6 +305,9 @@ class _Binding:
             else:
                 lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
         elif self.has_out:
+            if self.name in DTYPE_FROM_OUT:
+                lines += ["    if out is not None and dtype is None:",
+                          "        dtype = out.dtype"]
             lines += ["    if out is None:", f"        return {call}",
                       "    with _OutVariant():", f"        result = {call}",
                       f"    return _finish(result, False, out, {self.name!r}, {inputs})"]

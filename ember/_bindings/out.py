@@ -9,7 +9,9 @@ import collections
 import re
 import warnings
 
-from .._aten.elementwise import can_cast
+from .._aten.elementwise import can_cast, _scalar_type_name as _type
+from .._core import dtype as D
+from .._core.dtype import c_type_name as _c_name
 from .._core.autocast_state import _autocast_state
 from .._core.memory_overlap import check_out_overlap
 
@@ -39,10 +41,13 @@ def _call_with_out(op, out, *args):
 
 def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
     """`t`, or `out` holding it; `name` and `inputs` (the op's tensor arguments) for PyTorch's
-    check of `out` against the inputs it overlaps (memory_overlap.check_out_overlap)."""
+    check of `out` against the inputs it overlaps (memory_overlap.check_out_overlap) and of
+    its dtype (`_check_out_dtype`)."""
     if out is not None:
         if name is not None:
             check_out_overlap(name, out, inputs)
+            if name in _OUT_DTYPE_RULES:
+                _check_out_dtype(name, out.dtype, t.dtype, inputs)
         _copy_out(out, t)
         t = out
     if requires_grad:
@@ -56,6 +61,77 @@ def check_can_require_grad(t):
     if not (t.dtype.is_floating_point or t.dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
+# Note [The dtype of out=]
+# Most ops write their result into `out` cast to out's dtype, if PyTorch's can_cast allows the
+# cast (float -> int, complex -> real and non-bool -> bool are refused). Some ops are stricter,
+# each with its own check and message in PyTorch, listed here: the rounding and sign ops (a
+# TensorIterator that requires all dtypes the same), the predicates that only write bool, the
+# reductions that keep the input's dtype or write indices, and the ops whose structured kernel
+# checks out's dtype itself. sum, prod, cumsum and cumprod are not here: with out= and
+# no dtype= they compute in out's dtype (the binding passes it as dtype, see codegen.py).
+def _same(name, out, result, inputs):
+    return out is result or f"Found dtype {_type(out)} but expected {_type(result)}"
+
+
+def _bool_only(name, out, result, inputs):
+    return out is D.bool or f"{name} does not support non-boolean outputs."
+
+
+def _any_all(name, out, result, inputs):
+    return out is D.bool or out is D.uint8 or \
+        f"{name} only supports bool tensor for result, got: {_type(out)}"
+
+
+def _as_input(name, out, result, inputs):
+    return out is inputs[0].dtype or ("Expected the dtype for input and out to match, but got "
+                                      f"{_type(inputs[0].dtype)} for input's dtype and "
+                                      f"{_type(out)} for out's dtype.")
+
+
+def _long_indices(name, out, result, inputs):
+    return out is D.int64 or \
+        f"Expected out tensor to have dtype long int, but got {_c_name(out)} instead"
+
+
+_OUT_DTYPE_RULES = {
+    **dict.fromkeys(["abs", "absolute", "neg", "negative", "floor", "ceil", "round", "trunc",
+                     "fix", "frac", "sign", "sgn", "bitwise_not", "conj_physical", "hardshrink"],
+                    _same),
+    **dict.fromkeys(["signbit", "isposinf", "isneginf"], _bool_only),
+    **dict.fromkeys(["any", "all"], _any_all),
+    **dict.fromkeys(["amax", "amin"], _as_input),
+    **dict.fromkeys(["argmax", "argmin"], _long_indices),
+    "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
+        f"nan_to_num: dtype of out: {_type(out)} should be same as input: "
+        f"{_type(inputs[0].dtype)}"),
+    "histc": lambda name, out, result, inputs: out is inputs[0].dtype or (
+        "torch.histogram: input tensor and hist tensor should have the same dtype, but got "
+        f"input {_c_name(inputs[0].dtype)} and hist {_c_name(out)}"),
+    "logcumsumexp": lambda name, out, result, inputs: out is result or (
+        f"expected scalar_type {_type(result)} but found {_type(out)}"),
+    **dict.fromkeys(["dot", "vdot", "matmul"], lambda name, out, result, inputs: out is result or (
+        f"result dtype {_type(out)} does not match input dtype {_type(result)}")),
+    "where": lambda name, out, result, inputs: out is result or (
+        f"Expected out type to be {_type(result)} but got {_type(out)}"),
+    "heaviside": lambda name, out, result, inputs: out is result or (
+        "heaviside is not yet implemented for tensors with different dtypes."),
+    "slice_scatter": lambda name, out, result, inputs: out is result or (
+        f"Expected out tensor to have dtype {_c_name(result)}, but got {_c_name(out)} instead"),
+    **dict.fromkeys(["bucketize", "searchsorted"], lambda name, out, result, inputs: (
+        out is result) or (
+        "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+        "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+        f"dtype {_type(out)} and out_int32 flag is {result is D.int32}")),
+}
+
+# the ops whose dtype= defaults to out's dtype when out= is given
+DTYPE_FROM_OUT = frozenset(["sum", "prod", "cumsum", "cumprod"])
+
+
+def _check_out_dtype(name, out_dtype, result_dtype, inputs):
+    verdict = _OUT_DTYPE_RULES[name](name, out_dtype, result_dtype, inputs)
+    if verdict is not True:
+        raise RuntimeError(verdict)
 
 
 def _copy_out(out, result):
@@ -63,6 +139,9 @@ def _copy_out(out, result):
         raise RuntimeError(f"{_op_name_of(result)}(): functions with out=... arguments don't "
                            "support automatic differentiation, but one of the arguments requires "
                            "grad.")
+    if out.dtype is not result.dtype and not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
+                           f"output type {_type(out.dtype)}")
     if out._size != result._size:
         if out.numel() != 0:
             warnings.warn(f"An output with one or more elements was resized since it had shape "
@@ -70,9 +149,6 @@ def _copy_out(out, result):
                           f"{list(result._size)}. This behavior is deprecated.", UserWarning)
         out.set_(result.to(out.dtype))
         return out
-    if out.dtype is not result.dtype and not can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type "
-                           f"{out.dtype}")
     out.copy_(result)
     return out
 

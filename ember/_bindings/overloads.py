@@ -108,6 +108,8 @@ def _int_dim(name, dim):
 @numpy_names
 def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
     dim = None if dim is _FULL else _int_dim("prod", dim)
+    if out is not None and dtype is None:
+        dtype = out.dtype   # Note [The dtype of out=]
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
 
 

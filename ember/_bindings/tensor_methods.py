@@ -155,7 +155,12 @@ def _repeat(self, *sizes):
     return _unsafe_view(_clone(y, contiguous_format), tuple(r * s for r, s in zip(sizes, x._size)))
 
 
-def _set_(self, source):
+def _set_(self, source=None):
+    if source is None:   # set_(): an empty tensor, on a fresh storage
+        source = self.new_empty((0,))
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
+                           f"tensor of type {D.c_type_name(self.dtype)}")
     self._np, self._size, self.dtype = source._np, source._size, source.dtype
     self._storage = source._storage_()
     self._bump_version()

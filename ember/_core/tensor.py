@@ -417,11 +417,14 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
             if value.dtype is not self.dtype:
-                raise RuntimeError(f"assigned grad has data of a different type: expected "
-                                   f"{self.dtype} but got {value.dtype}")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{D.c_type_name(value.dtype)}' "
+                    f"to a tensor with grad_dtype '{D.scalar_type_name(self.dtype)}'. The gradient "
+                    "must match the tensor's grad_dtype (defaults to the tensor's dtype).")
             if value._size != self._size:
-                raise RuntimeError(f"assigned grad has data of a different size: expected "
-                                   f"{list(self._size)} but got {list(value._size)}")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value._size)}' "
+                                   f"to a tensor of size '{list(self._size)}'. Please ensure that "
+                                   "the gradient and the tensor are the same size")
             if value._device != self._device:
                 raise RuntimeError("assigned grad has data located on a different device")
         self._grad = value

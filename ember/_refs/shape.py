@@ -84,8 +84,14 @@ def movedim(input, source, destination):
     n = input.dim()
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     order = [i for i in range(n) if i not in src]
     perm = [None] * n
     for s, d in zip(src, dst):

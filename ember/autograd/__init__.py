@@ -21,7 +21,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
             if out._rg:
                 if out.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                if not out.dtype.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
                 g = full(out._size, 1, out.dtype, out._device)
@@ -101,6 +101,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     single = isinstance(inputs, Tensor)
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)

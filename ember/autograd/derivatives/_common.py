@@ -35,7 +35,9 @@ def _masked(mask, grad):
 
 
 def _conj(x):
-    """conj for complex tensors; real tensors and Python numbers are returned as they are."""
+    """conj for complex tensors and Python complex numbers; real ones are returned as they are."""
+    if type(x) is complex:
+        return x.conjugate()
     return x.conj() if getattr(x, "is_complex", None) and x.is_complex() else x
 
 

@@ -42,8 +42,8 @@ derivative("remainder.Tensor", {
 
 def _pow_self(grad, self, exponent):
     if not hasattr(exponent, "_size"):
-        return _zero(grad) if exponent == 0 else grad * (exponent * self.pow(exponent - 1))
-    return E.where(exponent == 0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+        return _zero(grad) if exponent == 0 else grad * _conj(exponent * self.pow(exponent - 1))
+    return E.where(exponent == 0, 0.0, grad * _conj(exponent * self.pow(exponent - 1)))
 
 
 def _pow_exponent(grad, self, exponent, result):
@@ -53,8 +53,10 @@ def _pow_exponent(grad, self, exponent, result):
         if self == 0:
             return grad * E.where(exponent >= 0, 0.0, result * -math.inf)
         log = math.log(self) if self > 0 else math.nan
-        return grad * (result * log)
-    return grad * E.where((self == 0) & (exponent >= 0), 0.0, result * self.to(result.dtype).log())
+        return grad * _conj(result * log)
+    nonnegative = (E.real(exponent) if exponent.is_complex() else exponent) >= 0
+    return grad * _conj(E.where((self == 0) & nonnegative, 0.0,
+                                result * self.to(result.dtype).log()))
 
 
 def _pow_node(self, exponent):
@@ -136,12 +138,12 @@ def _sgn_grad(grad, self):
 derivative("sgn", {"self": _sgn_grad})
 derivative("exp", {"self": lambda grad, result: grad * _conj(result)})
 derivative("log", {"self": lambda grad, self: grad / _conj(self)})
-derivative("log1p", {"self": lambda grad, self: grad / (self + 1)})
-derivative("expm1", {"self": lambda grad, result: grad * (result + 1)})
+derivative("log1p", {"self": lambda grad, self: grad / _conj(self + 1)})
+derivative("expm1", {"self": lambda grad, result: grad * _conj(result + 1)})
 derivative("sqrt", {"self": lambda grad, result: grad / (2 * _conj(result))})
-derivative("rsqrt", {"self": lambda grad, result: -0.5 * grad * result.pow(3)})
-derivative("sin", {"self": lambda grad, self: grad * self.cos()})
-derivative("cos", {"self": lambda grad, self: -grad * self.sin()})
+derivative("rsqrt", {"self": lambda grad, result: -0.5 * grad * _conj(result.pow(3))})
+derivative("sin", {"self": lambda grad, self: grad * _conj(self.cos())})
+derivative("cos", {"self": lambda grad, self: -grad * _conj(self.sin())})
 derivative("tanh", {"self": lambda grad, result: ops.aten.tanh_backward(grad, result)})
 derivative("sigmoid", {"self": lambda grad, result: ops.aten.sigmoid_backward(grad, result)})
 derivative("relu", {"self": lambda grad, result: ops.aten.threshold_backward(grad, result, 0)})
@@ -171,10 +173,10 @@ derivative("threshold_backward", {
     "self": _zero})
 derivative("sigmoid_backward", {
     "grad_output": lambda grad, output: ops.aten.sigmoid_backward(grad, output),
-    "output": lambda grad, grad_output, output: grad * grad_output * (1 - 2 * output)})
+    "output": lambda grad, grad_output, output: grad * grad_output * _conj(1 - 2 * output)})
 derivative("tanh_backward", {
     "grad_output": lambda grad, output: ops.aten.tanh_backward(grad, output),
-    "output": lambda grad, grad_output, output: -2 * grad * grad_output * output})
+    "output": lambda grad, grad_output, output: -2 * grad * grad_output * _conj(output)})
 
 
 def _gelu_double(grad, grad_output, self, approximate):
@@ -201,20 +203,23 @@ derivative("gelu_backward", {
 _LN2, _LN10 = math.log(2), math.log(10)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
-derivative("tan", {"self": lambda grad, result: grad * (1 + result * result)})
-derivative("asin", {"self": lambda grad, self: grad * (1 - self * self).rsqrt()})
-derivative("acos", {"self": lambda grad, self: -grad * (1 - self * self).rsqrt()})
-derivative("atan", {"self": lambda grad, self: grad / (self * self + 1)})
-derivative("sinh", {"self": lambda grad, self: grad * self.cosh()})
-derivative("cosh", {"self": lambda grad, self: grad * self.sinh()})
-derivative("asinh", {"self": lambda grad, self: grad * (self * self + 1).rsqrt()})
-derivative("acosh", {"self": lambda grad, self: grad * (self * self - 1).rsqrt()})
-derivative("atanh", {"self": lambda grad, self: grad / (1 - self * self)})
+derivative("tan", {"self": lambda grad, result: grad * _conj(1 + result * result)})
+derivative("asin", {"self": lambda grad, self: grad * _conj((1 - self * self).rsqrt())})
+derivative("acos", {"self": lambda grad, self: -grad * _conj((1 - self * self).rsqrt())})
+derivative("atan", {"self": lambda grad, self: grad / _conj(self * self + 1)})
+derivative("sinh", {"self": lambda grad, self: grad * _conj(self.cosh())})
+derivative("cosh", {"self": lambda grad, self: grad * _conj(self.sinh())})
+derivative("asinh", {"self": lambda grad, self: grad * _conj((self * self + 1).rsqrt())})
+# complex z: sqrt(z + 1) sqrt(z - 1), whose branch differs from sqrt(z * z - 1)'s
+derivative("acosh", {"self": lambda grad, self: grad * (
+    _conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex()
+    else (self * self - 1).rsqrt())})
+derivative("atanh", {"self": lambda grad, self: grad / _conj(1 - self * self)})
 not_implemented("asinh_", "acosh_", "atanh_")  # as in PyTorch: their backward raises
-derivative("log2", {"self": lambda grad, self: grad / (self * _LN2)})
-derivative("log10", {"self": lambda grad, self: grad / (self * _LN10)})
-derivative("exp2", {"self": lambda grad, result: grad * result * _LN2})
-derivative("reciprocal", {"self": lambda grad, result: -grad * (result * result)})
+derivative("log2", {"self": lambda grad, self: grad / _conj(self * _LN2)})
+derivative("log10", {"self": lambda grad, self: grad / _conj(self * _LN10)})
+derivative("exp2", {"self": lambda grad, result: grad * _conj(result) * _LN2})
+derivative("reciprocal", {"self": lambda grad, result: -grad * _conj(result * result)})
 derivative("erf", {"self": lambda grad, self: grad * _TWO_OVER_SQRT_PI * (-self * self).exp()})
 derivative("erfc", {"self": lambda grad, self: -grad * _TWO_OVER_SQRT_PI * (-self * self).exp()})
 derivative("erfinv", {"self": lambda grad, result:
@@ -260,8 +265,8 @@ derivative("copysign.Tensor", _copysign, node_name=_copysign_node)
 
 
 # torch's remaining public elementwise callables (coverage)
-derivative("logaddexp", {"self": lambda grad, self, other: grad / (1 + (other - self).exp()),
-                         "other": lambda grad, self, other: grad / (1 + (self - other).exp())})
+derivative("logaddexp", {"self": lambda grad, self, other: grad / _conj(1 + (other - self).exp()),
+                         "other": lambda grad, self, other: grad / _conj(1 + (self - other).exp())})
 derivative("logaddexp2", {"self": lambda grad, self, other: grad / (1 + (other - self).exp2()),
                           "other": lambda grad, self, other: grad / (1 + (self - other).exp2())})
 
@@ -334,17 +339,17 @@ def _lerp_node(weight):
     return "LerpBackward1" if hasattr(weight, "_size") else "LerpBackward0"
 
 
-_lerp = {"self": lambda grad, weight: grad * (1 - weight),
-         "end": lambda grad, weight: grad * weight,
-         "weight": lambda grad, self, end: grad * (end - self)}
+_lerp = {"self": lambda grad, weight: grad * _conj(1 - weight),
+         "end": lambda grad, weight: grad * _conj(weight),
+         "weight": lambda grad, self, end: grad * _conj(end - self)}
 derivative("lerp.Tensor", _lerp, node_name=_lerp_node)
 derivative("addcmul", {"self": lambda grad: grad,
-                     "tensor1": lambda grad, tensor2, value: grad * tensor2 * value,
-                     "tensor2": lambda grad, tensor1, value: grad * tensor1 * value})
+                     "tensor1": lambda grad, tensor2, value: grad * _conj(tensor2 * value),
+                     "tensor2": lambda grad, tensor1, value: grad * _conj(tensor1 * value)})
 derivative("addcdiv", {"self": lambda grad: grad,
-                     "tensor1": lambda grad, tensor2, value: grad * value / tensor2,
+                     "tensor1": lambda grad, tensor2, value: grad * _conj(value / tensor2),
                      "tensor2": lambda grad, tensor1, tensor2, value:
-                         -grad * value * tensor1 / (tensor2 * tensor2)})
+                         -grad * _conj(value * tensor1 / (tensor2 * tensor2))})
 
 # activations: each formula compares as PyTorch's backward kernel does (which side of the
 # kink a boundary point takes, and where NaN goes)

@@ -106,7 +106,7 @@ def _scaled(g, s):
 
 derivative("dot", {"self": lambda grad, tensor: grad * _conj(tensor),
                    "tensor": lambda grad, self: grad * _conj(self)})
-derivative("vdot", {"self": lambda grad, other: grad * other,
+derivative("vdot", {"self": lambda grad, other: _conj(grad) * other,
                     "other": lambda grad, self: grad * self})
 derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * vec,
                   "vec": lambda grad, self: self.mT.mv(grad)})
@@ -177,15 +177,15 @@ derivative("einsum", {"tensors": _einsum_grads})
 derivative("trace", {"self": lambda grad, self_shape: grad * E.eye(*self_shape,
                                                                    dtype=grad.dtype)})
 derivative("linalg_cross", {
-    "self": lambda grad, other, dim: ops.aten.linalg_cross(other, grad, dim=dim),
-    "other": lambda grad, self, dim: ops.aten.linalg_cross(grad, self, dim=dim)})
+    "self": lambda grad, other, dim: ops.aten.linalg_cross(_conj(other), grad, dim=dim),
+    "other": lambda grad, self, dim: ops.aten.linalg_cross(grad, _conj(self), dim=dim)})
 derivative("linalg_inv", {"A": lambda grad, result: -(_H(result).matmul(grad).matmul(
     _H(result)))})
 
 
 def _det_grad(grad, A, result):
     """d det(A) = det(A) tr(A^-1 dA): the gradient is grad * det(A) * A^-T."""
-    return (grad * result).unsqueeze(-1).unsqueeze(-1) * ops.aten.linalg_inv(A).mT
+    return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * _conj(ops.aten.linalg_inv(A).mT)
 
 
 derivative("linalg_det", {"A": _det_grad})

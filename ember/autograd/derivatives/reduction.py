@@ -10,7 +10,7 @@ from ..._aten.elementwise import float_limits
 from ... import _refs as E
 from ..._dispatch.ops import ops
 from ..._core import dtype as D
-from ._common import _unsqueeze_dims, _masked
+from ._common import _conj, _unsqueeze_dims, _masked
 
 
 # ---- reductions
@@ -42,8 +42,8 @@ def _prod_grad(grad, self, result, dim, keepdim):
         return _prod_grad(grad, self.reshape(-1), result, 0, False).reshape(self.shape)
     g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
     if not (self == 0).any():
-        return g * (_unsqueeze_dims(result, self.shape, dim, keepdim) / self)
-    return g * _prod_of_others(self, dim)
+        return g * _conj(_unsqueeze_dims(result, self.shape, dim, keepdim) / self)
+    return g * _conj(_prod_of_others(self, dim))
 
 
 def _prod_of_others(x, dim):
@@ -120,7 +120,7 @@ derivative("var.correction", {"self": _var_grad}, node_name="VarBackward0")
 derivative("std.correction", {"self": _std_grad}, node_name="StdBackward0")
 derivative("logsumexp", {"self": lambda grad, self, result, dim, keepdim:
                          _unsqueeze_dims(grad, self.shape, dim, keepdim) *
-                         (self - _unsqueeze_dims(result, self.shape, dim, keepdim)).exp()})
+                         _conj((self - _unsqueeze_dims(result, self.shape, dim, keepdim)).exp())})
 
 # ---- norms, medians, nan-reductions, scans
 
@@ -193,11 +193,11 @@ def _cumprod_grad(grad, self, result, dim):
     if self.dim() == 0:
         return grad
     if not (self == 0).any():
-        return _reverse_cumsum(grad * result, dim) / self
+        return _reverse_cumsum(grad * _conj(result), dim) / _conj(self)
     x, g = self.movedim(dim, -1), grad.movedim(dim, -1)
     n = x.shape[-1]
     rows = x.unsqueeze(-2).expand(*x.shape[:-1], n, n)
-    partial = E.where(E.eye(n, dtype=D.bool), 1.0, rows).cumprod(-1)
+    partial = _conj(E.where(E.eye(n, dtype=D.bool), 1.0, rows).cumprod(-1))
     upper = E.ones(n, n, dtype=D.bool).triu()
     return (E.where(upper, partial, 0.0) * g.unsqueeze(-2)).sum(-1).movedim(-1, dim)
 
@@ -222,6 +222,8 @@ def _logcumsumexp_grad(grad, self, result, dim):
     positive and negative parts may not cancel through exp of large numbers)."""
     if self.dim() == 0 or self.numel() == 0:
         return grad
+    if self.is_complex():  # no sign to split by: the conjugate of exp(x_i - out_j) directly
+        return _reverse_cumsum(grad * _conj((-result).exp()), dim) * _conj(self.exp())
 
     def reverse_logcumsumexp(x):
         return x.flip(dim).logcumsumexp(dim).flip(dim)
