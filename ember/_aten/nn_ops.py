@@ -509,3 +509,29 @@ def one_hot_meta(self, num_classes=-1):
         raise NotImplementedError("one_hot on the meta device needs num_classes: with -1 the "
                                   "number of classes depends on the data")
     return _meta(self._size + (num_classes,), D.int64, device=self._device)
+
+
+# ---- native_dropout: the fused dropout torch.export lowers aten.dropout to --------------------
+@impl("native_dropout", "CPU")
+def native_dropout(input, p, train):
+    """(input * mask / (1 - p), mask): mask drawn as Bernoulli(1 - p) over the input's elements
+    in order (the stream `dropout`'s bernoulli_ draws), returned as bool. `train=False` gives a
+    copy and an all-true mask; None counts as training, as in PyTorch."""
+    from . import distributions
+    from .factory import _gen, _gen_impl
+    x = input._np
+    if train is False:
+        return _wrap(x.copy()), _wrap(np.ones(x.shape, np.bool_))
+    if not input.dtype.is_floating_point:
+        raise not_implemented("native_dropout", input.dtype)
+    p1m = 1.0 - p
+    noise = distributions.bernoulli(_gen_impl(_gen(None)), p1m, x.shape, x.dtype)
+    out = np.multiply(x, noise)
+    out *= x.dtype.type(0.0 if p1m == 0 else 1.0 / p1m)
+    return _wrap(out), _wrap(noise.astype(np.bool_))
+
+
+@impl("native_dropout", "Meta")
+def native_dropout_meta(input, p, train):
+    return (_meta(input.shape, input.dtype, device=input.device),
+            _meta(input.shape, D.bool, device=input.device))

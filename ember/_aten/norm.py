@@ -296,6 +296,38 @@ def native_batch_norm_meta(input, weight, bias, running_mean, running_var, train
             _meta(stats, stat_dt, device=input.device), _meta(stats, stat_dt, device=input.device))
 
 
+# ---- the forms run_decompositions lowers aten.batch_norm to (torch's core ATen set): evaluation
+# without writes, and training that returns the new running statistics instead of writing them
+@impl("_native_batch_norm_legit_no_training", "CPU")
+def batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    return native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps)
+
+
+@impl("_native_batch_norm_legit_no_training", "Meta")
+def batch_norm_legit_no_training_meta(input, weight, bias, running_mean, running_var, momentum,
+                                      eps):
+    return native_batch_norm_meta(input, weight, bias, running_mean, running_var, False,
+                                  momentum, eps)
+
+
+@impl("_native_batch_norm_legit_functional", "CPU")
+def batch_norm_legit_functional(input, weight, bias, running_mean, running_var, training,
+                                momentum, eps):
+    mean_out, var_out = _wrap(running_mean._np.copy()), _wrap(running_var._np.copy())
+    out, save_mean, save_invstd = native_batch_norm(input, weight, bias, mean_out, var_out,
+                                                    training, momentum, eps)
+    return out, save_mean, save_invstd, mean_out, var_out
+
+
+@impl("_native_batch_norm_legit_functional", "Meta")
+def batch_norm_legit_functional_meta(input, weight, bias, running_mean, running_var, training,
+                                     momentum, eps):
+    out = native_batch_norm_meta(input, weight, bias, running_mean, running_var, training,
+                                 momentum, eps)
+    return out + (_meta(running_mean.shape, running_mean.dtype, device=input.device),
+                  _meta(running_var.shape, running_var.dtype, device=input.device))
+
+
 @impl("native_batch_norm_backward", "CPU")
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps):

@@ -134,10 +134,12 @@ def capture(fn, inputs, decompositions=None):
     """Run fn() under the recorder with `inputs` ([(name, tensor)]) as the graph's inputs;
     returns (recorded graph, the recorder's tensor -> Value map, fn's result).
     `decompositions` ({OpOverload: function}) also decomposes the composite ops."""
+    from ..backends import cudnn
     recorder = GraphRecorder(decompose=decompositions is not None)
     recorder.on_data_access = _data_access_error(recorder)
     decompose = _Decompose(decompositions) if decompositions else None
-    with recorder:
+    cudnn_enabled, cudnn.enabled = cudnn.enabled, False   # as torch.export captures: the
+    with recorder:                                       # graph records cudnn_enabled=False
         for name, t in inputs:
             recorder.add_input(t, name)
         if decompose is not None:
@@ -147,6 +149,7 @@ def capture(fn, inputs, decompositions=None):
         finally:
             if decompose is not None:
                 _dispatcher._modes.remove(decompose)
+            cudnn.enabled = cudnn_enabled
     return recorder.graph, recorder.values, result
 
 
@@ -177,8 +180,13 @@ def functionalize(graph):
     clone = _dispatcher.lookup("clone")
     latest = {}
     calls = []
+    new_states = set()    # Values that are an input's new contents (see _NEW_STATE_RESULTS)
     for c in graph.calls:
         args = [_latest(a, latest) for a in c.args]
+        if c.op.schema.name == "copy_" and args[1] in new_states and type(args[0]) is Value:
+            latest[args[0]] = args[1]       # the write becomes a mutation output
+            continue
+        new_states.update(c.outs[i] for i in _NEW_STATE_RESULTS.get(c.op.schema.name, ()))
         written = [i for i, a in enumerate(c.op.schema.arguments)
                    if a.mutable and type(args[i]) is Value]
         if written and not _CONDITIONAL_WRITES.get(c.op.schema.name, bool)(args):
@@ -208,6 +216,10 @@ def functionalize(graph):
     graph.outputs = [_latest(o, latest) for o in graph.outputs]
     return {v: _latest(v, latest) for v in graph.inputs if _latest(v, latest) is not v}
 
+
+# results that are the new value of an input, which the decomposition copies into it
+# (decomp_utils._batch_norm): that copy_ is left out and the input's value is the result
+_NEW_STATE_RESULTS = {"_native_batch_norm_legit_functional": (3, 4)}
 
 # ops whose schema marks arguments written that they write only sometimes: batch norm
 # updates its running statistics in training mode only
@@ -353,7 +365,10 @@ def to_fx(graph, inputs, outputs, sym=None):
         if len(returns) == 1 and "[]" not in returns[0]:
             if c.outs and c.outs[0] is not None:
                 node_meta(node, c.outs[0])
-                env.setdefault(c.outs[0], node)
+                if c.op._mutates:   # later reads of the written tensor read this node
+                    env[c.outs[0]] = node
+                else:
+                    env.setdefault(c.outs[0], node)
             continue
         node.meta["val"] = tuple(None if o is None else _meta_tensor(o) for o in c.outs)
         for i, o in enumerate(c.outs):
