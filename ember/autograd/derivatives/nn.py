@@ -340,7 +340,8 @@ derivative("_native_batch_norm_legit_functional", {"input, weight, bias": _batch
 
 
 def _native_dropout_grad(grad, result1, p, train):
-    scale = 1.0 if train is False else (0.0 if p == 1 else 1.0 / (1.0 - p))
+    # train=None trains in the forward but scales the gradient by 1, as PyTorch's formula does
+    scale = 1.0 if not train else (0.0 if p == 1 else 1.0 / (1.0 - p))
     return grad * result1 * scale
 
 
