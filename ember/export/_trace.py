@@ -23,6 +23,7 @@ ember, naming the op whose result was read.
 """
 import inspect
 import operator
+import re
 
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
@@ -48,15 +49,24 @@ def module_state(mod):
     """The parameters and buffers torch.export lifts, in its order, with its placeholder names."""
     lifted = []
     for name, p in mod.named_parameters():
-        lifted.append(LiftedInput(InputKind.PARAMETER, "p_" + name.replace(".", "_"), name, p))
+        lifted.append(LiftedInput(InputKind.PARAMETER, placeholder_name("p_", name), name, p))
     non_persistent = set()
     for prefix, m in mod.named_modules():
         for b in getattr(m, "_non_persistent_buffers_set", ()):
             non_persistent.add(f"{prefix}.{b}" if prefix else b)
     for name, b in mod.named_buffers():
-        lifted.append(LiftedInput(InputKind.BUFFER, "b_" + name.replace(".", "_"), name, b,
+        lifted.append(LiftedInput(InputKind.BUFFER, placeholder_name("b_", name), name, b,
                                   persistent=name not in non_persistent))
     return lifted
+
+
+def placeholder_name(prefix, target):
+    """torch.export's placeholder name for lifted state: the prefix, then the target with a
+    leading `self_` dropped, every other character than letters and digits as `_`, in lower
+    case (`self_attn.in_proj_weight` -> `p_attn_in_proj_weight`)."""
+    if target.startswith("self_"):
+        target = target[len("self_"):]
+    return prefix + re.sub(r"[^a-zA-Z0-9]", "_", target).lower()
 
 
 def _parameters(forward):
