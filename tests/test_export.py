@@ -10,6 +10,7 @@ import pytest
 
 import ember
 from ember.export import Dim
+from ember.utils import _pytree as pytree
 
 torch = pytest.importorskip("torch", reason="torch is the oracle for ember.export")
 import torch.export  # noqa: E402
@@ -107,6 +108,20 @@ def mutations(lib):
             x.mul_(2)
             return self.norm(self.fc(x) + self.count)
     return M()
+
+
+def classifier(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class C(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return F.log_softmax(h, dim=1), h.softmax(-1)
+    return C()
 
 
 def twins(make):
@@ -513,8 +528,9 @@ def test_builtin_named_input_list_results_and_device_arguments():
 @pytest.mark.parametrize("make, shape, training", [
     (mlp, (2, 4), True), (lenet_dropout, (2, 1, 28, 28), True),
     (lenet_dropout, (2, 1, 28, 28), False), (res_block, (2, 4, 6, 6), True),
-    (res_block, (2, 4, 6, 6), False), (mutations, (2, 3), True)],
-    ids=["mlp", "lenet-train", "lenet-eval", "resblock-train", "resblock-eval", "mutations"])
+    (res_block, (2, 4, 6, 6), False), (mutations, (2, 3), True), (classifier, (2, 4), True)],
+    ids=["mlp", "lenet-train", "lenet-eval", "resblock-train", "resblock-eval", "mutations",
+         "softmaxes"])
 def test_graphs_signatures_and_decompositions_equal_torchs(make, shape, training):
     """Node by node (kind, name, target, arguments), the signature and the printed program, as
     exported and after run_decompositions: composites (conv2d, batch_norm, max_pool2d, flatten,
@@ -536,7 +552,9 @@ def test_graphs_signatures_and_decompositions_equal_torchs(make, shape, training
     for e, t in ((eep, tep), (edec, tdec)):     # dropout draws the same stream in both
         emod, tmod = e.module(), t.module()
         ember.manual_seed(3), torch.manual_seed(3)
-        assert_close(emod(ex2.clone()), tmod(tx2.clone()))
+        for eo, to in zip(pytree.tree_leaves(emod(ex2.clone())),
+                          pytree.tree_leaves(tmod(tx2.clone()))):
+            assert_close(eo, to)
         for (name, eb), (_, tb) in zip(emod.named_buffers(), tmod.named_buffers()):
             assert_close(eb, tb), name
 

@@ -373,6 +373,8 @@ max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, 
 flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
 dropout(Tensor input, float p, bool train) -> Tensor
 batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor
+softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
 native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
