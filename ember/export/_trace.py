@@ -10,8 +10,15 @@ recorded calls into fx nodes:
     call_function  target = the OpOverload (`ember.ops.aten.linear.default`), named after the
                    op (`linear`, `linear_1`); trailing arguments equal to their schema defaults
                    are left out, as torch's graphs leave them out; an op with several results
-                   is followed by `getitem` nodes for the results something reads
+                   is followed by `getitem` nodes for the results something reads; after an
+                   in-place op (`add_`), later reads of its target read that node
     output         the flat tuple of results
+
+Only the outermost op call is recorded, so a CompositeImplicitAutograd op (`conv2d`,
+`batch_norm`, `dropout`, `flatten.using_ints`) stays whole, as in torch's export graphs;
+run_decompositions records what its kernel calls instead. The capture runs with
+`backends.cudnn.enabled` off, as torch.export's does (so `batch_norm` records
+`cudnn_enabled=False`).
 
 Running the module for real would update its buffers (BatchNorm's running statistics) and draw
 from the random generator; both are put back afterwards, so exporting leaves the module and the
