@@ -71,6 +71,18 @@ def _specified_dims(key):
     return n
 
 
+def _whole(k, size):
+    """Whether slice `k` (step 1) keeps a dim of `size` whole."""
+    start, stop = k.start, k.stop
+    return (start is None or type(start) is int and start == 0) and \
+        (stop is None or type(stop) is int and stop >= size)
+
+
+def _jit_tracing():
+    from ..jit._trace import _tracing
+    return _tracing[0]
+
+
 def apply_slicing(self, key):
     """(view after basic indexing, list of advanced indices aligned to its dims or None)."""
     if not isinstance(key, tuple):
@@ -98,6 +110,9 @@ def apply_slicing(self, key):
             step = 1 if k.step is None else int(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
+            if step == 1 and _whole(k, result._size[dim]) and not _jit_tracing():
+                dim += 1     # the whole dim: no slice op, as PyTorch's indexing skips it
+                continue     # (except while jit.trace records, as PyTorch's does)
             result = _slice(result, dim, _opt_int(k.start), _opt_int(k.stop), step)
             dim += 1
         else:
