@@ -124,6 +124,13 @@ def classifier(lib):
     return C()
 
 
+def slicer(lib):
+    class S(lib.nn.Module):
+        def forward(self, x):       # a whole-dim slice records no op, a lone x[:] does
+            return x[:, -1], x[:, 1:], x[..., :2], x[:]
+    return S()
+
+
 def twins(make):
     """The model in ember and in torch with the same weights."""
     e, t = make(ember), make(torch)
@@ -528,9 +535,10 @@ def test_builtin_named_input_list_results_and_device_arguments():
 @pytest.mark.parametrize("make, shape, training", [
     (mlp, (2, 4), True), (lenet_dropout, (2, 1, 28, 28), True),
     (lenet_dropout, (2, 1, 28, 28), False), (res_block, (2, 4, 6, 6), True),
-    (res_block, (2, 4, 6, 6), False), (mutations, (2, 3), True), (classifier, (2, 4), True)],
+    (res_block, (2, 4, 6, 6), False), (mutations, (2, 3), True), (classifier, (2, 4), True),
+    (slicer, (2, 5, 3), True)],
     ids=["mlp", "lenet-train", "lenet-eval", "resblock-train", "resblock-eval", "mutations",
-         "softmaxes"])
+         "softmaxes", "slices"])
 def test_graphs_signatures_and_decompositions_equal_torchs(make, shape, training):
     """Node by node (kind, name, target, arguments), the signature and the printed program, as
     exported and after run_decompositions: composites (conv2d, batch_norm, max_pool2d, flatten,
