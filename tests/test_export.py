@@ -127,7 +127,9 @@ def classifier(lib):
 def slicer(lib):
     class S(lib.nn.Module):
         def forward(self, x):       # a whole-dim slice records no op, a lone x[:] does
-            return x[:, -1], x[:, 1:], x[..., :2], x[:]
+            unused = x * 2          # noqa: F841 -- kept until run_decompositions, as torch's
+            values, _ = lib.max(x, 1)   # both getitems kept until then too
+            return x[:, -1], x[:, 1:], x[..., :2], x[:], values
     return S()
 
 

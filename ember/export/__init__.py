@@ -68,7 +68,7 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     user_inputs = [(name, next(tensor_leaf) if isinstance(x, Tensor) else None)
                    for name, x in zip(names, leaves)]
     inputs = [(x.name, v) for x, v in zip(lifted, graph.inputs)] + const_inputs + user_inputs
-    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym)
+    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym, dead_code=True)
     signature = ExportGraphSignature(
         _trace.input_specs(lifted, [(n, const_targets[v]) for n, v in const_inputs], names,
                            leaves),

@@ -301,13 +301,15 @@ def call_arguments(op, args):
     return [v for _, v in positional], kwargs
 
 
-def to_fx(graph, inputs, outputs, sym=None):
+def to_fx(graph, inputs, outputs, sym=None, dead_code=False):
     """The fx Graph of recorded calls. inputs: (placeholder name, Value) in placeholder order,
     the Value None for an input that is no tensor; outputs: the flat output Values/constants
     in order. sym: for dynamic dims, ({Value: symbolic shape}, {(call index, arg position,
     list position): SymExpr}, {Symbol: (placeholder name, dim)}) from
     dynamic_shapes.generalize -- the sizes a call records as functions of the dims become
     nodes computing them from the inputs' sizes (`sym_size_int = x.size(0)`, `mul`, `add`).
+    dead_code: keep calls nothing reads and every result's `getitem`, as torch.export's graph
+    before run_decompositions keeps them (the decomposed graph drops them).
     Returns (fx graph, {Value: Node})."""
     shapes, sym_args, sources = sym or ({}, {}, {})
     by_call = {}
@@ -395,7 +397,8 @@ def to_fx(graph, inputs, outputs, sym=None):
             node_meta(item, o)
             env.setdefault(o, item)
     g.output(tuple(arg(o) for o in outputs))
-    g.eliminate_dead_code()
+    if not dead_code:
+        g.eliminate_dead_code()
     return g, env
 
 
