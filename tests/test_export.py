@@ -581,3 +581,36 @@ def test_decomposed_batch_norm_and_dropout_programs_go_to_onnx():
             session = ort.InferenceSession(proto.SerializeToString())
             out = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
             np.testing.assert_allclose(out, em(x).detach().numpy(), atol=1e-5)
+
+
+def test_lstm_graph_equals_torchs_before_decomposition():
+    """nn.LSTM records torch's zeros states and one aten.lstm.input; run_decompositions keeps
+    ember's per-layer `_rnn_layer` (torch unrolls the time steps), with the same results."""
+    def lstm_head(lib):
+        class Head(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = lib.nn.LSTM(8, 16, batch_first=True)
+                self.head = lib.nn.Linear(16, 4)
+
+            def forward(self, x):
+                out, (h, c) = self.lstm(x)
+                return self.head(out[:, -1] + h[-1] * c[-1])
+        return Head()
+    em, tm = twins(lstm_head)
+    ex, tx = pair(2, 5, 8)
+    eep, tep = ember.export.export(em, (ex,)), t_export(tm, (tx,))
+    assert node_sequence(eep) == node_sequence(tep)
+    assert signature(eep) == signature(tep)
+    assert readable(eep) == readable(tep)
+    assert "lstm.input" in targets(eep)
+    (ex2, tx2) = pair(2, 5, 8, seed=4)
+    assert_close(eep.module()(ex2), tep.module()(tx2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tdec = tep.run_decompositions()
+    edec = eep.run_decompositions()
+    assert "_rnn_layer.default" in targets(edec) and "lstm.input" not in targets(edec)
+    assert signature(edec)[0] == signature(tdec)[0]
+    assert [k for k, _, _ in signature(edec)[1]] == [k for k, _, _ in signature(tdec)[1]]
+    assert_close(edec.module()(ex2), tdec.module()(tx2))

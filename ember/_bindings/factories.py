@@ -12,7 +12,7 @@ from .._core.device import device as _device_cls, default_device
 from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .out import _finish
@@ -135,14 +135,31 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(), _dev(device)),
-                   requires_grad, out)
+    if out is not None:
+        return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(),
+                             _dev(device)), requires_grad, out)
+    return _finish(_zeros(list(_size_args(size)), dtype, None, _dev(device), pin_memory),
+                   requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
-    return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(), _dev(device)),
-                   requires_grad, out)
+    if out is not None:
+        return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(),
+                             _dev(device)), requires_grad, out)
+    return _finish(_ones(list(_size_args(size)), dtype, None, _dev(device), pin_memory),
+                   requires_grad)
+
+
+# aten.zeros / aten.ones: ops (CompositeImplicitAutograd, written with `full`) so that graphs
+# record them by name, as torch.export's do
+_zeros, _ones = _op("zeros"), _op("ones")
+_impl("zeros", "CompositeImplicitAutograd")(
+    lambda size, dtype, layout, device, pin_memory:
+    _full(size, 0, dtype or D.get_default_dtype(), device))
+_impl("ones", "CompositeImplicitAutograd")(
+    lambda size, dtype, layout, device, pin_memory:
+    _full(size, 1, dtype or D.get_default_dtype(), device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
