@@ -138,6 +138,9 @@ EDGE_SKIP = {
                                 "new elements are uninitialised memory"),
     "resize_as_": (lambda s: True, "the edge versions grow an empty or 0-d tensor, and torch's "
                                    "new elements are uninitialised memory"),
+    "aten._native_batch_norm_legit_no_training": (
+        lambda s: True, "torch 2.13 stops the process (Floating point exception) on one of the "
+                        "generated versions"),
     "unfold_backward": (lambda s: True,
                         "the generated versions shrink grad_in but not input_sizes (a list), "
                         "and torch reads past grad_in's storage (or fails in setStorage)"),
@@ -161,7 +164,14 @@ TORCH_BUILD_ERRORS = {
 #                   RuntimeError "expected a 2-D tensor", ...)
 # test_op_edges reports a listed row as an expected failure while one of its edge samples fails,
 # and fails once all pass (then the row comes off the list).
-EDGE_XFAIL = {}
+EDGE_XFAIL = {
+    # torch returns the empty input itself as the result, so its backward raises "leaf
+    # variable has been moved into the graph interior"; ember returns a copy
+    "native_dropout of an empty input returns a copy, not the input": {"aten.native_dropout"},
+    # torch takes a 0-d bias as one value for every channel, and raises ValueError (not
+    # RuntimeError) for a 0-d input
+    "0-d batch norm parameters and inputs": {"aten._native_batch_norm_legit_functional"},
+}
 
 
 def edge_xfail_reason(name):

@@ -375,7 +375,40 @@ def dropout_inplace(name):
     return op
 
 
+def native_dropout_samples(dtype, rng):
+    return [Sample(make(rng, (2, 3, 2), dtype), 0.5, True)] + \
+        [Sample(make(rng, (3, 4, 2), dtype), p, train)
+            for p, train in ((0.3, True), (0.5, None), (1.0, True), (0.0, True), (0.4, False))] + \
+        [Sample(make(rng, (3, 4), dtype, "transposed"), 0.2, True)]
+
+
+def aten_op(name, seed=False):
+    """m.ops.aten.<name>(*args, **kwargs), the generator seeded first if `seed`."""
+    def op(m, *args, **kwargs):
+        if seed:
+            m.manual_seed(0)
+        return getattr(m.ops.aten, name)(*args, **kwargs)
+    op.__name__ = name
+    return op
+
+
 # ---- normalization ----------------------------------------------------------------------------
+def batch_norm_legit_samples(training):
+    """(input, weight, bias, running_mean, running_var, [training,] momentum, eps) for the
+    forms torch.export lowers batch norm to."""
+    def samples(dtype, rng):
+        out = []
+        for shape, affine in (((4, 3), True), ((2, 3, 4, 2), False), ((3, 2, 3), True)):
+            c = shape[1]
+            wb = (make(rng, (c,), dtype), make(rng, (c,), dtype)) if affine else (None, None)
+            stats = (make(rng, (c,), dtype, grad=False),
+                     make(rng, (c,), dtype, low=0.5, high=2, grad=False))
+            flag = (True,) if training else ()
+            out.append(Sample(make(rng, shape, dtype), *wb, *stats, *flag, 0.3, 1e-3))
+        return out
+    return samples
+
+
 def batch_norm_samples(training):
     def samples(dtype, rng):
         def stats(c):
@@ -811,7 +844,16 @@ NN_OPS = [
            lambda dtype, rng: [s for s in dropout_samples((2, 3, 4))(dtype, rng)
                                if "training" not in s.kwargs]),
 
+    OpInfo("aten.native_dropout", aten_op("native_dropout", seed=True), F_ONLY,
+           native_dropout_samples, other_dtypes_raise=False),
+
     # normalization
+    OpInfo("aten._native_batch_norm_legit_no_training",
+           aten_op("_native_batch_norm_legit_no_training"), F_ONLY,
+           batch_norm_legit_samples(False), tol=HALF_TOL),
+    OpInfo("aten._native_batch_norm_legit_functional",
+           aten_op("_native_batch_norm_legit_functional"), F_ONLY,
+           batch_norm_legit_samples(True), tol=HALF_TOL),
     OpInfo("F.batch_norm_train", fn("batch_norm"), F_ONLY, batch_norm_samples(True),
            tol=HALF_TOL,
            errors=lambda: [ErrorInput(f32(1, 3), None, None, training=True,

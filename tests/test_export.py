@@ -10,6 +10,7 @@ import pytest
 
 import ember
 from ember.export import Dim
+from ember.utils import _pytree as pytree
 
 torch = pytest.importorskip("torch", reason="torch is the oracle for ember.export")
 import torch.export  # noqa: E402
@@ -59,6 +60,79 @@ def with_kwargs(lib):
     return KW()
 
 
+def lenet_dropout(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class LeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+            self.fc1, self.fc2 = nn.Linear(16 * 4 * 4, 32), nn.Linear(32, 10)
+            self.drop = nn.Dropout(0.25)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), (2, 2))
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            x = self.drop(F.relu(self.fc1(lib.flatten(x, 1))))
+            return self.fc2(x)
+    return LeNet()
+
+
+def res_block(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(4)
+            self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(4)
+
+        def forward(self, x):
+            out = F.relu(self.bn1(self.conv1(x)))
+            return F.relu(self.bn2(self.conv2(out)) + x)
+    return Block()
+
+
+def mutations(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", lib.zeros(3))
+            self.fc = lib.nn.Linear(3, 3)
+            self.norm = lib.nn.LayerNorm(3)
+
+        def forward(self, x):
+            self.count.add_(1)
+            x.mul_(2)
+            return self.norm(self.fc(x) + self.count)
+    return M()
+
+
+def classifier(lib):
+    nn, F = lib.nn, lib.nn.functional
+
+    class C(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return F.log_softmax(h, dim=1), h.softmax(-1)
+    return C()
+
+
+def slicer(lib):
+    class S(lib.nn.Module):
+        def forward(self, x):       # a whole-dim slice records no op, a lone x[:] does
+            unused = x * 2          # noqa: F841 -- kept until run_decompositions, as torch's
+            values, _ = lib.max(x, 1)   # both getitems kept until then too
+            return x[:, -1], x[:, 1:], x[..., :2], x[:], values
+    return S()
+
+
 def twins(make):
     """The model in ember and in torch with the same weights."""
     e, t = make(ember), make(torch)
@@ -103,6 +177,46 @@ def assert_same_common_ops(eep, tep):
     assert common, (e, t)
     assert [x for x in e if x in common] == [x for x in t if x in common]
     return common
+
+
+def _arg(a):
+    """A node argument with nodes as '%name' and ember's names as torch's."""
+    if hasattr(a, "op") and hasattr(a, "name") and hasattr(a, "target"):
+        return "%" + a.name
+    if isinstance(a, (list, tuple)):
+        return [_arg(x) for x in a]
+    if isinstance(a, dict):
+        return {k: _arg(v) for k, v in a.items()}
+    return repr(a).replace("ember.", "torch.")
+
+
+def _target(n):
+    t = n.target
+    if n.op != "call_function":
+        return str(t)
+    if isinstance(t, torch._ops.OpOverload):
+        return str(t).removeprefix("aten.")
+    if hasattr(t, "schema"):
+        return f"{t.schema.name}.{t.schema.overload or 'default'}"
+    return t.__name__
+
+
+def node_sequence(ep):
+    """Each node as (kind, name, target, args, kwargs)."""
+    return [(n.op, n.name, _target(n), _arg(n.args), _arg(n.kwargs)) for n in ep.graph.nodes]
+
+
+def signature(ep):
+    sig = ep.graph_signature
+    return ([(s.kind.name, s.arg.name, s.target, s.persistent) for s in sig.input_specs],
+            [(s.kind.name, s.arg.name, s.target) for s in sig.output_specs])
+
+
+def readable(ep):
+    """print(ep) without torch's `# File:` comments and blank lines, torch's names as ember's."""
+    lines = [line for line in str(ep).replace("torch.", "ember.").splitlines()
+             if line.strip() and not line.strip().startswith("#")]
+    return "\n".join(line.split(";  ")[0] for line in lines)
 
 
 def assert_close(e, t, atol=1e-5):
@@ -418,3 +532,85 @@ def test_builtin_named_input_list_results_and_device_arguments():
     assert_close(eep.module()(ex), tep.module()(tx))
     assert_close(eep.run_decompositions().module()(ex), tep.module()(tx))
     assert ember.device(type="cpu") == ember.device("cpu")
+
+
+@pytest.mark.parametrize("make, shape, training", [
+    (mlp, (2, 4), True), (lenet_dropout, (2, 1, 28, 28), True),
+    (lenet_dropout, (2, 1, 28, 28), False), (res_block, (2, 4, 6, 6), True),
+    (res_block, (2, 4, 6, 6), False), (mutations, (2, 3), True), (classifier, (2, 4), True),
+    (slicer, (2, 5, 3), True)],
+    ids=["mlp", "lenet-train", "lenet-eval", "resblock-train", "resblock-eval", "mutations",
+         "softmaxes", "slices"])
+def test_graphs_signatures_and_decompositions_equal_torchs(make, shape, training):
+    """Node by node (kind, name, target, arguments), the signature and the printed program, as
+    exported and after run_decompositions: composites (conv2d, batch_norm, max_pool2d, flatten,
+    dropout, layer_norm) kept whole, then lowered to torch's core ATen ops."""
+    em, tm = twins(make)
+    em.train(training), tm.train(training)
+    (ex, tx), (ex2, tx2) = pair(*shape), pair(*shape, seed=1)
+    eep, tep = ember.export.export(em, (ex,)), t_export(tm, (tx,))
+    assert node_sequence(eep) == node_sequence(tep)
+    assert signature(eep) == signature(tep)
+    assert readable(eep) == readable(tep)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tdec = tep.run_decompositions()
+    edec = eep.run_decompositions()
+    assert node_sequence(edec) == node_sequence(tdec)
+    assert signature(edec) == signature(tdec)
+    assert readable(edec) == readable(tdec)
+    for e, t in ((eep, tep), (edec, tdec)):     # dropout draws the same stream in both
+        emod, tmod = e.module(), t.module()
+        ember.manual_seed(3), torch.manual_seed(3)
+        for eo, to in zip(pytree.tree_leaves(emod(ex2.clone())),
+                          pytree.tree_leaves(tmod(tx2.clone()))):
+            assert_close(eo, to)
+        for (name, eb), (_, tb) in zip(emod.named_buffers(), tmod.named_buffers()):
+            assert_close(eb, tb), name
+
+
+def test_decomposed_batch_norm_and_dropout_programs_go_to_onnx():
+    pytest.importorskip("onnx", reason="ONNX export needs `pip install 'ember[onnx]'`")
+    ort = pytest.importorskip("onnxruntime", reason="needs `pip install 'ember[onnx]'`")
+    for make, shape in ((res_block, (2, 4, 6, 6)), (lenet_dropout, (2, 1, 28, 28))):
+        em = make(ember).eval()
+        x = ember.randn(*shape)
+        for ep in (ember.export.export(em, (x,)),
+                   ember.export.export(em, (x,)).run_decompositions()):
+            proto = ember.onnx.export(ep, f=None)
+            session = ort.InferenceSession(proto.SerializeToString())
+            out = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+            np.testing.assert_allclose(out, em(x).detach().numpy(), atol=1e-5)
+
+
+def test_lstm_graph_equals_torchs_before_decomposition():
+    """nn.LSTM records torch's zeros states and one aten.lstm.input; run_decompositions keeps
+    ember's per-layer `_rnn_layer` (torch unrolls the time steps), with the same results."""
+    def lstm_head(lib):
+        class Head(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = lib.nn.LSTM(8, 16, batch_first=True)
+                self.head = lib.nn.Linear(16, 4)
+
+            def forward(self, x):
+                out, (h, c) = self.lstm(x)
+                return self.head(out[:, -1] + h[-1] * c[-1])
+        return Head()
+    em, tm = twins(lstm_head)
+    ex, tx = pair(2, 5, 8)
+    eep, tep = ember.export.export(em, (ex,)), t_export(tm, (tx,))
+    assert node_sequence(eep) == node_sequence(tep)
+    assert signature(eep) == signature(tep)
+    assert readable(eep) == readable(tep)
+    assert "lstm.input" in targets(eep)
+    (ex2, tx2) = pair(2, 5, 8, seed=4)
+    assert_close(eep.module()(ex2), tep.module()(tx2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tdec = tep.run_decompositions()
+    edec = eep.run_decompositions()
+    assert "_rnn_layer.default" in targets(edec) and "lstm.input" not in targets(edec)
+    assert signature(edec)[0] == signature(tdec)[0]
+    assert [k for k, _, _ in signature(edec)[1]] == [k for k, _, _ in signature(tdec)[1]]
+    assert_close(edec.module()(ex2), tdec.module()(tx2))

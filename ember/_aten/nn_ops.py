@@ -509,3 +509,35 @@ def one_hot_meta(self, num_classes=-1):
         raise NotImplementedError("one_hot on the meta device needs num_classes: with -1 the "
                                   "number of classes depends on the data")
     return _meta(self._size + (num_classes,), D.int64, device=self._device)
+
+
+# ---- native_dropout: the fused dropout torch.export lowers aten.dropout to --------------------
+@impl("native_dropout", "CPU")
+def native_dropout(input, p, train):
+    """(input * mask / (1 - p), mask): mask drawn as Bernoulli(1 - p) over the input's elements
+    in memory order (the stream `dropout`'s bernoulli_ draws), returned as bool. `train=False` gives a
+    copy and an all-true mask; None counts as training, as in PyTorch."""
+    from . import distributions
+    from .factory import _gen, _gen_impl, _in_memory_order
+    x = input._np
+    if not x.size:     # PyTorch's early return: the mask in the input's dtype
+        return _wrap(x.copy()), _wrap(np.empty(x.shape, x.dtype))
+    if train is False:
+        return _wrap(x.copy()), _wrap(np.ones(x.shape, np.bool_))
+    if not input.dtype.is_floating_point:
+        raise not_implemented("native_dropout", input.dtype)
+    p1m = 1.0 - p
+    noise = np.empty_like(x)        # laid out as the input: the stream fills it in memory order
+    in_order = _in_memory_order(noise)
+    in_order[...] = distributions.bernoulli(_gen_impl(_gen(None)), p1m, in_order.shape,
+                                            x.dtype)
+    opmath = np.float64 if x.dtype == np.float64 else np.float32    # the scale's precision
+    out = np.multiply(x, noise).astype(opmath, copy=False)
+    out *= opmath(0.0 if p1m == 0 else 1.0 / p1m)
+    return _wrap(out.astype(x.dtype, copy=False)), _wrap(noise.astype(np.bool_))
+
+
+@impl("native_dropout", "Meta")
+def native_dropout_meta(input, p, train):
+    return (_meta(input.shape, input.dtype, device=input.device),
+            _meta(input.shape, D.bool if input.numel() else input.dtype, device=input.device))

@@ -330,6 +330,63 @@ def native_batch_norm_meta(input, weight, bias, running_mean, running_var, train
             _meta(stats, stat_dt, device=input.device), _meta(stats, stat_dt, device=input.device))
 
 
+# ---- the forms run_decompositions lowers aten.batch_norm to (torch's core ATen set): evaluation
+# without writes, and training that returns the new running statistics instead of writing them
+def _param_dtype_stats(out, input, *params):
+    """The saved statistics in PyTorch's parameter dtype: the input's, unless the parameters
+    mix dtypes with it (then float32 for a half input, as native_batch_norm gives)."""
+    if input.dtype in (D.float16, D.bfloat16) and all(
+            p is None or p.dtype == input.dtype for p in params):
+        return (out[0],) + tuple(_wrap(t._np.astype(input._np.dtype)) for t in out[1:3]) + tuple(out[3:])
+    return out
+
+
+@impl("_native_batch_norm_legit_no_training", "CPU")
+def batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
+    return _param_dtype_stats(
+        native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps),
+        input, weight, bias, running_mean, running_var)
+
+
+@impl("_native_batch_norm_legit_no_training", "Meta")
+def batch_norm_legit_no_training_meta(input, weight, bias, running_mean, running_var, momentum,
+                                      eps):
+    return _param_dtype_meta(native_batch_norm_meta(
+        input, weight, bias, running_mean, running_var, False, momentum, eps),
+        input, weight, bias, running_mean, running_var)
+
+
+def _param_dtype_meta(out, input, *params):
+    if input.dtype in (D.float16, D.bfloat16) and all(
+            p is None or p.dtype == input.dtype for p in params):
+        return (out[0],) + tuple(_meta(t.shape, input.dtype, device=input.device)
+                                 for t in out[1:3]) + tuple(out[3:])
+    return out
+
+
+@impl("_native_batch_norm_legit_functional", "CPU")
+def batch_norm_legit_functional(input, weight, bias, running_mean, running_var, training,
+                                momentum, eps):
+    if training and input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
+                           f"= {list(input.shape)}")
+    mean_out, var_out = _wrap(running_mean._np.copy()), _wrap(running_var._np.copy())
+    out = native_batch_norm(input, weight, bias, mean_out, var_out, training, momentum, eps)
+    return _param_dtype_stats(out + (mean_out, var_out), input, weight, bias, running_mean,
+                              running_var)
+
+
+@impl("_native_batch_norm_legit_functional", "Meta")
+def batch_norm_legit_functional_meta(input, weight, bias, running_mean, running_var, training,
+                                     momentum, eps):
+    out = native_batch_norm_meta(input, weight, bias, running_mean, running_var, training,
+                                 momentum, eps)
+    return _param_dtype_meta(
+        out + (_meta(running_mean.shape, running_mean.dtype, device=input.device),
+               _meta(running_var.shape, running_var.dtype, device=input.device)),
+        input, weight, bias, running_mean, running_var)
+
+
 @impl("native_batch_norm_backward", "CPU")
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps):

@@ -12,7 +12,7 @@ from .._core.device import device as _device_cls, default_device
 from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .out import _finish
@@ -138,19 +138,33 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    return _finish(_zeros(_size_args(size), dtype, device), requires_grad, out)
-
-
-def _zeros(size, dtype, device, checked=True):
-    if checked and any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
+    size = _size_args(size)
+    if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return _full(size, 0, dtype or D.get_default_dtype(), _dev(device))
+    if out is not None:
+        return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
+                       requires_grad, out)
+    return _finish(_zeros(list(size), dtype, None, _dev(device), pin_memory), requires_grad)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
-    return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(), _dev(device)),
-                   requires_grad, out)
+    if out is not None:
+        return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(),
+                             _dev(device)), requires_grad, out)
+    return _finish(_ones(list(_size_args(size)), dtype, None, _dev(device), pin_memory),
+                   requires_grad)
+
+
+# aten.zeros / aten.ones: ops (CompositeImplicitAutograd, written with `full`) so that graphs
+# record them by name, as torch.export's do
+_zeros, _ones = _op("zeros"), _op("ones")
+_impl("zeros", "CompositeImplicitAutograd")(
+    lambda size, dtype, layout, device, pin_memory:
+    _full(size, 0, dtype or D.get_default_dtype(), device))
+_impl("ones", "CompositeImplicitAutograd")(
+    lambda size, dtype, layout, device, pin_memory:
+    _full(size, 1, dtype or D.get_default_dtype(), device))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -346,7 +360,8 @@ def legacy_construct(dtype, device, args, kwargs):
 
 
 def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(_zeros(_size_args(size), dtype, device, checked=False), requires_grad)
+    return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(), _dev(device)),
+                   requires_grad)
 
 
 def _new_factory(fn):

@@ -71,9 +71,26 @@ def _specified_dims(key):
     return n
 
 
+_INT64_MAX = 9223372036854775807
+
+
+def _whole(k, size):
+    """Whether slice `k` (step 1) keeps a dim of `size` whole."""
+    start, stop = k.start, k.stop
+    return (start is None or type(start) is int and start == 0) and \
+        (stop is None or type(stop) is int and stop >= size)
+
+
+# [True] while jit.trace records: slices keeping a whole dim are recorded then, as PyTorch's
+# tracer keeps them (the trace may be run at other sizes); ember/jit/_trace.py sets it
+tracing_slices = [False]
+
+
 def apply_slicing(self, key):
     """(view after basic indexing, list of advanced indices aligned to its dims or None)."""
+    skip_whole = True    # a lone slice (`x[:]`) is a slice op in PyTorch even when whole
     if not isinstance(key, tuple):
+        skip_whole = type(key) is not slice
         key = tuple(key) if _treat_as_tuple(key) else (key,)
     specified = _specified_dims(key)
     if specified > self.dim():
@@ -98,7 +115,14 @@ def apply_slicing(self, key):
             step = 1 if k.step is None else int(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            result = _slice(result, dim, _opt_int(k.start), _opt_int(k.stop), step)
+            if step == 1 and skip_whole and _whole(k, result._size[dim]) and \
+                    not tracing_slices[0]:
+                dim += 1     # the whole dim: no slice op, as PyTorch's indexing skips it
+                continue     # (except while jit.trace records, as PyTorch's does)
+            # the bounds as PyTorch's indexing passes them: 0 and INT64_MAX for the open ends
+            start = 0 if k.start is None else int(k.start)
+            result = _slice(result, dim, start, _INT64_MAX if k.stop is None else int(k.stop),
+                            step)
             dim += 1
         else:
             if not isinstance(k, _SEQUENCES):

@@ -15,15 +15,29 @@ _softmax = _op("_softmax")
 _log_softmax = _op("_log_softmax")
 
 
+_softmax_int = _op("softmax.int")
+_log_softmax_int = _op("log_softmax.int")
+
+
 @numpy_names
 def softmax(input, dim, dtype=None, *, _stacklevel=3):
+    return _softmax_int(input, dim, dtype)
+
+
+@numpy_names
+def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+    return _log_softmax_int(input, dim, dtype)
+
+
+@impl("softmax.int", "CompositeImplicitAutograd")
+def _softmax_composite(input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     return _softmax(input, dim, False)
 
 
-@numpy_names
-def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+@impl("log_softmax.int", "CompositeImplicitAutograd")
+def _log_softmax_composite(input, dim, dtype):
     if dtype is not None:
         input = input.to(dtype)
     return _log_softmax(input, dim, False)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.tensor import Tensor, Size, _wrap_dim, _FAST, _overridden, _handle
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._core.memory_format import contiguous_format
 from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
@@ -60,6 +60,14 @@ def reshape(input, shape):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    return _flatten(input, start_dim, end_dim)
+
+
+_flatten = _op("flatten.using_ints")
+
+
+def _flatten_composite(input, start_dim, end_dim):
+    """aten.flatten.using_ints: dims start_dim..end_dim merged into one, by reshape."""
     n = input.dim()
     if n == 0:
         return reshape(input, (1,))
@@ -71,6 +79,9 @@ def flatten(input, start_dim=0, end_dim=-1):
         return input
     merged = math.prod(input._size[s:e + 1])  # not -1: another dim may be 0
     return reshape(input, input._size[:s] + (merged,) + input._size[e + 1:])
+
+
+_impl("flatten.using_ints", "CompositeImplicitAutograd")(_flatten_composite)
 
 
 def unflatten(input, dim, sizes):

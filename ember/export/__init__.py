@@ -62,13 +62,13 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
         sym = (shapes, sym_args, {s: (names[k], d) for s, (k, d) in sources.items()})
 
     const_targets = _trace.constant_names(mod, constants)
-    const_inputs = [("c_" + const_targets[v].replace(".", "_"), v) for v in constants]
+    const_inputs = [(_trace.placeholder_name("c_", const_targets[v]), v) for v in constants]
     user_values = graph.inputs[len(lifted):]
     tensor_leaf = iter(user_values)
     user_inputs = [(name, next(tensor_leaf) if isinstance(x, Tensor) else None)
                    for name, x in zip(names, leaves)]
     inputs = [(x.name, v) for x, v in zip(lifted, graph.inputs)] + const_inputs + user_inputs
-    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym)
+    fx_graph, _ = _trace.to_fx(graph, inputs, outputs, sym, dead_code=True)
     signature = ExportGraphSignature(
         _trace.input_specs(lifted, [(n, const_targets[v]) for n, v in const_inputs], names,
                            leaves),

@@ -10,8 +10,15 @@ recorded calls into fx nodes:
     call_function  target = the OpOverload (`ember.ops.aten.linear.default`), named after the
                    op (`linear`, `linear_1`); trailing arguments equal to their schema defaults
                    are left out, as torch's graphs leave them out; an op with several results
-                   is followed by `getitem` nodes for the results something reads
+                   is followed by `getitem` nodes for the results something reads; after an
+                   in-place op (`add_`), later reads of its target read that node
     output         the flat tuple of results
+
+Only the outermost op call is recorded, so a CompositeImplicitAutograd op (`conv2d`,
+`batch_norm`, `dropout`, `flatten.using_ints`) stays whole, as in torch's export graphs;
+run_decompositions records what its kernel calls instead. The capture runs with
+`backends.cudnn.enabled` off, as torch.export's does (so `batch_norm` records
+`cudnn_enabled=False`).
 
 Running the module for real would update its buffers (BatchNorm's running statistics) and draw
 from the random generator; both are put back afterwards, so exporting leaves the module and the
@@ -23,6 +30,7 @@ ember, naming the op whose result was read.
 """
 import inspect
 import operator
+import re
 
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
@@ -48,15 +56,24 @@ def module_state(mod):
     """The parameters and buffers torch.export lifts, in its order, with its placeholder names."""
     lifted = []
     for name, p in mod.named_parameters():
-        lifted.append(LiftedInput(InputKind.PARAMETER, "p_" + name.replace(".", "_"), name, p))
+        lifted.append(LiftedInput(InputKind.PARAMETER, placeholder_name("p_", name), name, p))
     non_persistent = set()
     for prefix, m in mod.named_modules():
         for b in getattr(m, "_non_persistent_buffers_set", ()):
             non_persistent.add(f"{prefix}.{b}" if prefix else b)
     for name, b in mod.named_buffers():
-        lifted.append(LiftedInput(InputKind.BUFFER, "b_" + name.replace(".", "_"), name, b,
+        lifted.append(LiftedInput(InputKind.BUFFER, placeholder_name("b_", name), name, b,
                                   persistent=name not in non_persistent))
     return lifted
+
+
+def placeholder_name(prefix, target):
+    """torch.export's placeholder name for lifted state: the prefix, then the target with a
+    leading `self_` dropped, every other character than letters and digits as `_`, in lower
+    case (`self_attn.in_proj_weight` -> `p_attn_in_proj_weight`)."""
+    if target.startswith("self_"):
+        target = target[len("self_"):]
+    return prefix + re.sub(r"[^a-zA-Z0-9]", "_", target).lower()
 
 
 def _parameters(forward):
@@ -134,10 +151,12 @@ def capture(fn, inputs, decompositions=None):
     """Run fn() under the recorder with `inputs` ([(name, tensor)]) as the graph's inputs;
     returns (recorded graph, the recorder's tensor -> Value map, fn's result).
     `decompositions` ({OpOverload: function}) also decomposes the composite ops."""
+    from ..backends import cudnn
     recorder = GraphRecorder(decompose=decompositions is not None)
     recorder.on_data_access = _data_access_error(recorder)
     decompose = _Decompose(decompositions) if decompositions else None
-    with recorder:
+    cudnn_enabled, cudnn.enabled = cudnn.enabled, False   # as torch.export captures: the
+    with recorder:                                       # graph records cudnn_enabled=False
         for name, t in inputs:
             recorder.add_input(t, name)
         if decompose is not None:
@@ -147,6 +166,7 @@ def capture(fn, inputs, decompositions=None):
         finally:
             if decompose is not None:
                 _dispatcher._modes.remove(decompose)
+            cudnn.enabled = cudnn_enabled
     return recorder.graph, recorder.values, result
 
 
@@ -177,8 +197,13 @@ def functionalize(graph):
     clone = _dispatcher.lookup("clone")
     latest = {}
     calls = []
+    new_states = set()    # Values that are an input's new contents (see _NEW_STATE_RESULTS)
     for c in graph.calls:
         args = [_latest(a, latest) for a in c.args]
+        if c.op.schema.name == "copy_" and args[1] in new_states and type(args[0]) is Value:
+            latest[args[0]] = args[1]       # the write becomes a mutation output
+            continue
+        new_states.update(c.outs[i] for i in _NEW_STATE_RESULTS.get(c.op.schema.name, ()))
         written = [i for i, a in enumerate(c.op.schema.arguments)
                    if a.mutable and type(args[i]) is Value]
         if written and not _CONDITIONAL_WRITES.get(c.op.schema.name, bool)(args):
@@ -208,6 +233,10 @@ def functionalize(graph):
     graph.outputs = [_latest(o, latest) for o in graph.outputs]
     return {v: _latest(v, latest) for v in graph.inputs if _latest(v, latest) is not v}
 
+
+# results that are the new value of an input, which the decomposition copies into it
+# (decomp_utils._batch_norm): that copy_ is left out and the input's value is the result
+_NEW_STATE_RESULTS = {"_native_batch_norm_legit_functional": (3, 4)}
 
 # ops whose schema marks arguments written that they write only sometimes: batch norm
 # updates its running statistics in training mode only
@@ -272,13 +301,15 @@ def call_arguments(op, args):
     return [v for _, v in positional], kwargs
 
 
-def to_fx(graph, inputs, outputs, sym=None):
+def to_fx(graph, inputs, outputs, sym=None, dead_code=False):
     """The fx Graph of recorded calls. inputs: (placeholder name, Value) in placeholder order,
     the Value None for an input that is no tensor; outputs: the flat output Values/constants
     in order. sym: for dynamic dims, ({Value: symbolic shape}, {(call index, arg position,
     list position): SymExpr}, {Symbol: (placeholder name, dim)}) from
     dynamic_shapes.generalize -- the sizes a call records as functions of the dims become
     nodes computing them from the inputs' sizes (`sym_size_int = x.size(0)`, `mul`, `add`).
+    dead_code: keep calls nothing reads and every result's `getitem`, as torch.export's graph
+    before run_decompositions keeps them (the decomposed graph drops them).
     Returns (fx graph, {Value: Node})."""
     shapes, sym_args, sources = sym or ({}, {}, {})
     by_call = {}
@@ -353,7 +384,10 @@ def to_fx(graph, inputs, outputs, sym=None):
         if len(returns) == 1 and "[]" not in returns[0]:
             if c.outs and c.outs[0] is not None:
                 node_meta(node, c.outs[0])
-                env.setdefault(c.outs[0], node)
+                if c.op._mutates:   # later reads of the written tensor read this node
+                    env[c.outs[0]] = node
+                else:
+                    env.setdefault(c.outs[0], node)
             continue
         node.meta["val"] = tuple(None if o is None else _meta_tensor(o) for o in c.outs)
         for i, o in enumerate(c.outs):
@@ -363,7 +397,8 @@ def to_fx(graph, inputs, outputs, sym=None):
             node_meta(item, o)
             env.setdefault(o, item)
     g.output(tuple(arg(o) for o in outputs))
-    g.eliminate_dead_code()
+    if not dead_code:
+        g.eliminate_dead_code()
     return g, env
 
 

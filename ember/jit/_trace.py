@@ -14,8 +14,9 @@ from ..nn.parameter import Parameter
 from .._core.tensor import Tensor
 from .._dispatch.recorder import Graph, GraphRecorder, Value, flatten, unflatten
 from ..autograd.grad_mode import no_grad
+from .._bindings import indexing as _indexing
 
-_tracing = [False]
+_tracing = _indexing.tracing_slices  # indexing keeps whole-dim slices while tracing
 
 
 class TracerWarning(Warning):

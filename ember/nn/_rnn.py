@@ -8,7 +8,7 @@ two overloads as in PyTorch: a padded (T, B, *) input (batch-first optional), or
 batch sizes of a packed sequence.
 """
 from .._core.tensor import Tensor
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import impl, lookup as _lookup
 from .. import _refs as E
 from . import functional as F
 
@@ -96,6 +96,12 @@ def _lstm_padded(input, hx, params, has_biases, num_layers, dropout, train, bidi
                      batch_first)
 
 
+# aten.lstm.input: an op (CompositeImplicitAutograd), so that graphs record the layer stack by
+# name, as torch.export's do; nn.LSTM calls it for padded input
+lstm_input = _lookup("lstm.input")
+impl("lstm.input", "CompositeImplicitAutograd")(_lstm_padded)
+
+
 def _lstm_packed(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
                  bidirectional):
     h0, c0 = _lstm_states(hx)
@@ -114,7 +120,7 @@ def lstm(*args, **kwargs):
     second = args[1] if len(args) > 1 else kwargs.get("batch_sizes", kwargs.get("hx"))
     if isinstance(second, Tensor):  # the packed overload's batch sizes (hx is a tuple)
         return _lstm_packed(*args, **kwargs)
-    return _lstm_padded(*args, **kwargs)
+    return lstm_input(*args, **kwargs)
 
 
 def _single_state(name, mode):

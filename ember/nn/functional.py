@@ -19,6 +19,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ._ctc import ctc_loss as _ctc
+from ..backends import cudnn as _cudnn
 from . import attention as _attention
 from ._grouped_mm import (ScalingType, SwizzleType, grouped_mm, scaled_mm,  # noqa: F401
                           scaled_grouped_mm)
@@ -836,38 +837,65 @@ def _same_padding(input, weight, stride, dilation, nd):
     return input, tuple(left)
 
 
-def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
-    batched = _check_conv_input(input, nd, name)
-    if not batched:
-        input = input.unsqueeze(0)
-    stride = _ntuple(stride, nd, "stride")
-    dilation = _ntuple(dilation, nd, "dilation")
+def _int_list(value, n):
+    """An int[n] argument as PyTorch's Python binding passes it on: an int repeated n times, a
+    sequence as its list (its length checked by the kernel)."""
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value]
+    return [int(value)] * n
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
+    stride, dilation = _int_list(stride, nd), _int_list(dilation, nd)
     if isinstance(padding, str):
-        if padding == "valid":
-            padding = (0,) * nd
-        elif padding == "same":
-            input, padding = _same_padding(input, weight, stride, dilation, nd)
+        return _conv_ops[nd][1](input, weight, bias, stride, padding, dilation, groups)
+    return _conv_ops[nd][0](input, weight, bias, stride, _int_list(padding, nd), dilation, groups)
+
+
+def _conv_composite(nd, name):
+    """The kernel of aten.conv{nd}d and its `.padding` overload: an unbatched input as a batch
+    of one, padding='same'/'valid' resolved, then aten.convolution."""
+    def conv(input, weight, bias, stride, padding, dilation, groups):
+        batched = _check_conv_input(input, nd, name)
+        if not batched:
+            input = input.unsqueeze(0)
+        stride = _ntuple(stride, nd, "stride")
+        dilation = _ntuple(dilation, nd, "dilation")
+        if isinstance(padding, str):
+            if padding == "valid":
+                padding = (0,) * nd
+            elif padding == "same":
+                input, padding = _same_padding(input, weight, stride, dilation, nd)
+            else:
+                raise RuntimeError(f"Invalid padding string: '{padding}'")
         else:
-            raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        padding = _ntuple(padding, nd, "padding")
-    # the weight gradient builds its columns again rather than keep the forward's
-    # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py)
-    out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation), False,
-                       [0] * nd, groups)
-    return out if batched else out.squeeze(0)
+            padding = _ntuple(padding, nd, "padding")
+        # the weight gradient builds its columns again rather than keep the forward's
+        # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py)
+        out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation),
+                           False, [0] * nd, groups)
+        return out if batched else out.squeeze(0)
+    return conv
+
+
+_conv_ops = {}
+for _nd in (1, 2, 3):
+    _conv_ops[_nd] = (_lookup(f"conv{_nd}d"), _lookup(f"conv{_nd}d.padding"))
+    _impl(f"conv{_nd}d", "CompositeImplicitAutograd")(_conv_composite(_nd, f"conv{_nd}d"))
+    _impl(f"conv{_nd}d.padding", "CompositeImplicitAutograd")(
+        _conv_composite(_nd, f"conv{_nd}d"))
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 def conv_tbc(input, weight, bias, pad=0):
@@ -983,17 +1011,26 @@ def _one_d(v, fill):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
+    if return_indices:
+        return _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
+                                        ceil_mode)
+    return _max_pool_op[1](input, _int_list(kernel_size, 1),
+                           [] if stride is None else _int_list(stride, 1),
+                           _int_list(padding, 1), _int_list(dilation, 1), ceil_mode)
+
+
+def _check_max_pool1d_input(input):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
-    if not input.is_floating_point() and not return_indices:
-        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
-                                  f"'{_scalar_name(input.dtype)}'")
+
+
+def _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
+    _check_max_pool1d_input(input)
     out, indices = _max_pool[2](input.unsqueeze(-2), _one_d(kernel_size, 1),
                                 _one_d(stride, 1), _one_d(padding, 0), _one_d(dilation, 1),
                                 ceil_mode)
-    out, indices = out.squeeze(-2), indices.squeeze(-2)
-    return (out, indices) if return_indices else out
+    return out.squeeze(-2), indices.squeeze(-2)
 
 
 def _scalar_name(dtype):
@@ -1003,8 +1040,29 @@ def _scalar_name(dtype):
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode,
-                        return_indices, 2)
+    if return_indices:
+        return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2)
+    return _max_pool_op[2](input, _int_list(kernel_size, 2),
+                           [] if stride is None else _int_list(stride, 2),
+                           _int_list(padding, 2), _int_list(dilation, 2), ceil_mode)
+
+
+_max_pool_op = {1: _lookup("max_pool1d"), 2: _lookup("max_pool2d")}
+
+
+@_impl("max_pool1d", "CompositeImplicitAutograd")
+def _max_pool1d_composite(input, kernel_size, stride, padding, dilation, ceil_mode):
+    _check_max_pool1d_input(input)
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
+                                  f"'{_scalar_name(input.dtype)}'")
+    return _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
+                                    ceil_mode)[0]
+
+
+@_impl("max_pool2d", "CompositeImplicitAutograd")
+def _max_pool2d_composite(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, False, 2)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -2177,7 +2235,18 @@ def _dropout_impl(input, p, training, inplace, feature=False, alpha=False):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
-    return _dropout_impl(input, p, training, inplace)
+    if inplace:
+        return _dropout_impl(input, p, training, True)
+    _check_dropout_p(p)
+    return _dropout(input, p, training)
+
+
+_dropout = _lookup("dropout")
+
+
+@_impl("dropout", "CompositeImplicitAutograd")
+def _dropout_composite(input, p, train):
+    return _dropout_impl(input, p, train, False)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
@@ -2262,8 +2331,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     are updated in place) or by the running statistics (evaluation)."""
     if training:
         _verify_batch_size(input.shape)
-    return _torch_batch_norm(input, weight, bias, running_mean, running_var, training,
-                             0.0 if momentum is None else momentum, eps)
+    return _batch_norm(input, weight, bias, running_mean, running_var, training,
+                       0.0 if momentum is None else momentum, eps, _cudnn.enabled)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -2309,7 +2378,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the last len(normalized_shape) dims; float16/bfloat16 are computed in
     float32 and rounded once, as PyTorch's kernel does."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    return _native_layer_norm(input, shape, weight, bias, eps)[0]
+    return _layer_norm(input, shape, weight, bias, eps, _cudnn.enabled)
+
+
+_layer_norm = _lookup("layer_norm")
+
+
+@_impl("layer_norm", "CompositeImplicitAutograd")
+def _layer_norm_composite(input, normalized_shape, weight, bias, eps, cudnn_enable):
+    return _native_layer_norm(input, list(normalized_shape), weight, bias, eps)[0]
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -2637,7 +2714,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 # takes `train` positionally, `torch.embedding` takes the weight first, `torch.batch_norm` the
 # parameters before the statistics). `ember/__init__.py` adds this table to the ember namespace.
 def _torch_dropout(input, p, train):
-    return _dropout_impl(input, p, train, False)
+    return _dropout(input, p, train)
 
 
 def _torch_alpha_dropout(input, p, train):
@@ -2661,7 +2738,18 @@ def _torch_inplace_dropout(**kind):
 
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                       cudnn_enabled=True):
-    """torch.batch_norm (which F.batch_norm and instance_norm call). An input without elements
+    """torch.batch_norm (which F.batch_norm and instance_norm call): the op aten.batch_norm."""
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                       cudnn_enabled)
+
+
+_batch_norm = _lookup("batch_norm")
+
+
+@_impl("batch_norm", "CompositeImplicitAutograd")
+def _batch_norm_composite(input, weight, bias, running_mean, running_var, training, momentum,
+                          eps, cudnn_enabled):
+    """aten.batch_norm's kernel: native_batch_norm. An input without elements
     is not checked nor normalized, as in PyTorch: its result is the input scaled by the first
     weight and shifted by the first bias -- empty, yet part of the graph of both, whose
     gradients are then zeros -- and an empty weight or bias fails on that first element."""
@@ -2684,7 +2772,8 @@ def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_inp
 
 def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5,
                       cudnn_enable=True):
-    return layer_norm(input, normalized_shape, weight, bias, eps)
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return _layer_norm(input, shape, weight, bias, eps, cudnn_enable)
 
 
 def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5,

@@ -294,7 +294,7 @@ for _name in ("_unsafe_view", "reshape", "_reshape_alias"):
 def flatten(g, self, start_dim=0, end_dim=-1):
     rank = _rank(self)
     start, end = _dim(start_dim, rank), _dim(end_dim, rank)
-    if end == rank - 1 and rank > 0:
+    if end == rank - 1 and rank > 0 and start <= 1:   # ONNX Flatten makes a 2-d result
         out = g.op("Flatten", self, axis_i=start)
         return out if start else _squeeze(g, out, [0])
     return view(g, self, list(self.shape[:start]) + [-1] + list(self.shape[end + 1:]))
@@ -540,7 +540,7 @@ for _name in ("matmul", "mm", "bmm"):
 
 @onnx_symbolic("aten::addmm")
 def addmm(g, self, mat1, mat2, beta=1, alpha=1):
-    return g.op("Gemm", mat1, mat2, self, alpha_f=alpha, beta_f=beta)
+    return g.op("Gemm", mat1, mat2, self, alpha_f=float(alpha), beta_f=float(beta))
 
 
 @onnx_symbolic("aten::baddbmm")

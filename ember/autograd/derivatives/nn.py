@@ -326,6 +326,29 @@ derivative("native_batch_norm", {"input, weight, bias": _batch_norm_grads},
            output_differentiability=[True, False, False])
 
 
+def _legit_no_training_grads(grads, input, weight, running_mean, running_var, result1,
+                             result2, eps):
+    return _aten.native_batch_norm_backward(grads[0], input, weight, running_mean, running_var,
+                                            result1, result2, False, eps)
+
+
+derivative("_native_batch_norm_legit_no_training",
+           {"input, weight, bias": _legit_no_training_grads},
+           output_differentiability=[True, False, False])
+derivative("_native_batch_norm_legit_functional", {"input, weight, bias": _batch_norm_grads},
+           output_differentiability=[True, False, False, False, False])
+
+
+def _native_dropout_grad(grad, result1, p, train):
+    # train=None trains in the forward but scales the gradient by 1, as PyTorch's formula does
+    scale = 1.0 if not train else (0.0 if p == 1 else 1.0 / (1.0 - p))
+    return grad * result1 * scale
+
+
+derivative("native_dropout", {"input": _native_dropout_grad},
+           output_differentiability=[True, False])
+
+
 def _batch_norm_double_backward(grads, grad_out, input, weight, running_mean, running_var,
                                 save_mean, save_invstd, train, eps, needs):
     """The derivative of batch norm's backward (PyTorch's batchnorm_double_backward), in

@@ -18,6 +18,7 @@ from .. import init
 from ..utils.rnn import PackedSequence
 from ... import _refs as E
 from .._rnn import check_cell as _check_cell, run_layer as _run_layer, run_stack as _run_stack
+from .._rnn import lstm_input as _lstm_input
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -346,7 +347,13 @@ class LSTM(RNNBase):
             hx = (self._zeros_state(data, batch, self.proj_size or self.hidden_size),
                   self._zeros_state(data, batch, self.hidden_size))
         self.check_forward_args(data, hx, batch_sizes)
-        output, h_n, c_n = self._run(data, batch_sizes, hx[0], hx[1])
+        if batch_sizes is None:     # the op aten.lstm.input, as PyTorch's LSTM calls it
+            _check_dtypes((hx[0],), hx[1], self._flat_weights[0])
+            output, h_n, c_n = _lstm_input(data, list(hx), self._flat_weights, self.bias,
+                                           self.num_layers, self.dropout, self.training,
+                                           self.bidirectional, self.batch_first)
+        else:
+            output, h_n, c_n = self._run(data, batch_sizes, hx[0], hx[1])
         return self._finish(input, output, (h_n, c_n), batch_sizes, sorted_indices,
                             unsorted_indices, is_batched)
 
