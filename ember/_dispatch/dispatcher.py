@@ -90,19 +90,17 @@ class OpOverload:
             if isinstance(a, Tensor):
                 if a._rg:
                     grad = True
-                if a._sparse is None:
-                    k = _DEVICE_KEYS[a._device.type]
-                else:  # a COO tensor holds a tuple, a compressed one its CompressedParts
-                    k = "SparseCPU" if type(a._sparse) is tuple else "SparseCsrCPU"
+                k = _DEVICE_KEYS[a._device.type] if a._sparse is None else _sparse_key(a)
                 if key != k:
                     key = k if key is None else self._mixed_key(key, k, a, args)
-        if key is None:
-            dp = self._device_pos
-            if dp is not None and args[dp] is not None:
-                key = _DEVICE_KEYS[_as_device(args[dp]).type]
-            else:
-                key = "CPU"
-        return key, grad
+        return key or self._default_key(args), grad
+
+    def _default_key(self, args):
+        """The key of an op called without tensors: its `device` argument's, else CPU."""
+        dp = self._device_pos
+        if dp is not None and args[dp] is not None:
+            return _DEVICE_KEYS[_as_device(args[dp]).type]
+        return "CPU"
 
     def _mixed_key(self, key, k, a, args):
         """Tensors on two devices: 0-dim CPU tensors go along with the others (as a wrapped
@@ -129,10 +127,27 @@ class OpOverload:
             return _fallbacks["AutocastCPU"](self, args)
         if self._composite is not None:
             return self._composite(*args)
-        key, grad = self._key_and_grad(args)
+        if self._list_pos:
+            key, grad = self._key_and_grad(args)
+        else:  # _key_and_grad written out, for the commonest call
+            key = None
+            grad = False
+            for i in self._tensor_pos:
+                a = args[i]
+                if isinstance(a, Tensor):
+                    if a._rg:
+                        grad = True
+                    k = _DEVICE_KEYS[a._device.type] if a._sparse is None else _sparse_key(a)
+                    if key != k:
+                        key = k if key is None else self._mixed_key(key, k, a, args)
+            if key is None:
+                key = self._default_key(args)
         if grad and _grad_state.enabled:
             return _fallbacks["Autograd"](self, key, args)
-        return self.redispatch(key, args)
+        kernel = self._table.get(key)
+        if kernel is None or self._mutates:
+            return self.redispatch(key, args)
+        return kernel(*args)
 
     def redispatch(self, key, args):
         """Run the kernel for a backend key (what the Autograd kernel calls below itself)."""
@@ -167,6 +182,11 @@ class OpOverload:
 
     def has_kernel_for(self, key):
         return key in self._table or self._composite is not None
+
+
+def _sparse_key(t):
+    """A sparse tensor's key: a COO tensor holds a tuple, a compressed one its CompressedParts."""
+    return "SparseCPU" if type(t._sparse) is tuple else "SparseCsrCPU"
 
 
 # a sparse tensor with dense CPU ones runs its layout's kernel; a COO tensor with a compressed
