@@ -39,6 +39,10 @@ class _WrappedNumber:
         self.value = value
 
 
+# the names an OpNode's formulas read besides the saved values
+_ENV_NAMES = ("grad", "grads", "raw_grads", "needs")
+
+
 class Derivative:
     """The compiled derivative of one op: what to save and which formula serves which input."""
 
@@ -63,7 +67,7 @@ class Derivative:
                     raise ValueError(f"derivative of {op.name}: '{n}' is not a tensor argument")
             params = tuple(inspect.signature(fn).parameters)
             for p in params:
-                if p in ("grad", "grads", "raw_grads", "needs") or p in saved:
+                if p in _ENV_NAMES or p in saved:
                     continue
                 if p in argnames or p == "result" or (p.startswith("result") and
                                                       p[6:].isdigit()):
@@ -73,7 +77,14 @@ class Derivative:
                 else:
                     raise ValueError(f"derivative of {op.name}: unknown name '{p}' in formula "
                                      f"for {key} (schema: {schema.text})")
-            self.formulas.append((inputs, fn, params, len(inputs) > 1))
+            # simple: one input, every parameter a name the node's environment holds, all
+            # positional -- the formula is called as fn(*values), its result is that input's
+            simple = len(inputs) == 1 and inputs[0] not in self.list_args and all(
+                p in _ENV_NAMES or p in argnames or p.startswith("result")
+                for p in params) and all(
+                q.kind is q.POSITIONAL_OR_KEYWORD
+                for q in inspect.signature(fn).parameters.values())
+            self.formulas.append((inputs, fn, params, len(inputs) > 1, simple))
         self.saved_inputs = [(n, argnames.index(n)) for n in saved if n in argnames]
         self.tensor_saved = {n for _, n, is_list in self.diff_args if not is_list and n in saved}
         self.saved_outputs = [(n, 0 if n == "result" else int(n[6:])) for n in saved
@@ -88,7 +99,7 @@ class Derivative:
             position = {n: k for k, (_, n, _) in enumerate(self.diff_args)}
             self.formula_saves = [(tuple(position[n] for n in inputs),
                                    {p for p in params if p in saved})
-                                  for inputs, _, params, _ in self.formulas]
+                                  for inputs, _, params, _, _ in self.formulas]
         self.clone_saved_self = False
         if op._mutates:
             self.clone_saved_self = any(n == "self" for n, _ in self.saved_inputs)
@@ -150,17 +161,25 @@ class OpNode(Node):
 
     def apply(self, grads):
         d = self._deriv
-        saved = self._saved
         raw = grads  # None where an output received no gradient (PyTorch's undefined grad)
-        grads = _materialize(self, grads)
-        env = {"grad": grads[0], "grads": grads, "raw_grads": raw}
-        for name, value in saved.items():
-            env[name] = _unpack(value, self)
+        if self._out_meta is not None:
+            grads = _materialize(self, grads)
+        env = {"grad": grads[0], "grads": grads, "raw_grads": raw, "needs": (True,)}
+        for name, value in self._saved.items():
+            env[name] = value.unpack(self) if type(value) is SavedTensor else \
+                _unpack(value, self)
         spans = self._spans
         nexts = self.next_functions
         out = [None] * len(nexts)
-        has_edge = [fn is not None for fn, _ in nexts]
-        for inputs, fn, params, combined in d.formulas:
+        has_edge = None
+        for inputs, fn, params, combined, simple in d.formulas:
+            if simple:
+                k = spans[inputs[0]][0]
+                if nexts[k][0] is not None:
+                    out[k] = fn(*map(env.__getitem__, params))
+                continue
+            if has_edge is None:
+                has_edge = [fn is not None for fn, _ in nexts]
             slots = [spans[n] for n in inputs]
             if combined:
                 needs = tuple([True in has_edge[a:b] for a, b in slots])
@@ -258,7 +277,7 @@ def _unpack(value, node):
 def _materialize(node, grads):
     """Multi-output ops get zeros for differentiable outputs that received no gradient (a
     non-differentiable output's stays None: no formula reads it)."""
-    if node._out_meta is None or all(g is not None for g in grads):
+    if all(g is not None for g in grads):
         return grads
     return [zeros(*meta) if g is None and meta is not None else g
             for g, meta in zip(grads, node._out_meta)]
