@@ -55,6 +55,8 @@ class Derivative:
                           if a.is_tensor or a.is_tensor_list]
         self.list_args = {n for _, n, is_list in self.diff_args if is_list}
         self.has_lists = any(is_list for _, _, is_list in self.diff_args)
+        self.spans = None if self.has_lists else {
+            n: (k, k + 1) for k, (_, n, _) in enumerate(self.diff_args)}
         self.num_outputs = max(1, len(schema.returns))
         self.output_differentiability = output_differentiability
         saved = []
@@ -295,6 +297,17 @@ def _requires_grad_dtype(t):
     return t.dtype.is_floating_point or t.dtype.is_complex
 
 
+def _add_edges(tensors, edges, metas):
+    """The gradient edge and (shape, dtype) of each input (none for a missing tensor)."""
+    for t in tensors:
+        if isinstance(t, Tensor):
+            edges.append(gradient_edge(t))
+            metas.append((t._size, t.dtype))
+        else:
+            edges.append((None, 0))
+            metas.append(((), None))
+
+
 def autograd_kernel(op, key, args):
     d = op.derivative
     view = None
@@ -317,18 +330,15 @@ def autograd_kernel(op, key, args):
     # on a view sends the gradient of the view's old value to the base's old history
     edges = []
     metas = []
-    spans = {}
-    for i, name, is_list in d.diff_args:
-        a = args[i]
-        start = len(edges)
-        for t in (a if is_list else (a,)):
-            if isinstance(t, Tensor):
-                edges.append(gradient_edge(t))
-                metas.append((t._size, t.dtype))
-            else:
-                edges.append((None, 0))
-                metas.append(((), None))
-        spans[name] = (start, len(edges))
+    spans = d.spans  # each input's range of edges: fixed, without tensor lists
+    if spans is None:
+        spans = {}
+        for i, name, is_list in d.diff_args:
+            start = len(edges)
+            _add_edges(args[i] if is_list else (args[i],), edges, metas)
+            spans[name] = (start, len(edges))
+    else:
+        _add_edges([args[i] for i, _, _ in d.diff_args], edges, metas)
     if view is not None:
         edges[0] = gradient_edge(view._base)
 
@@ -365,7 +375,7 @@ def autograd_kernel(op, key, args):
         rebase_view_history(view, node)
     else:
         for k, t in enumerate(outs):
-            if (diff is None or diff[k]) and _requires_grad_dtype(t):
+            if (diff is None or diff[k]) and (t.dtype.is_floating_point or t.dtype.is_complex):
                 t._rg = True
                 t.grad_fn = node
                 t._output_nr = k
