@@ -65,7 +65,7 @@ tanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 sigmoid(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 relu(Tensor self) -> Tensor  | function, method, inplace, inplace_function
 gelu(Tensor self, *, str approximate="none") -> Tensor
-silu(Tensor self) -> Tensor
+silu(Tensor self) -> Tensor  | inplace
 softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 logical_not(Tensor self) -> Tensor  | function, method, inplace, out
 bitwise_not(Tensor self) -> Tensor  | function, method, inplace, out
