@@ -62,13 +62,14 @@ derivative("addmm", {
 
 def _linear_input(grad, weight):
     if weight.dim() == 1:  # linear(x, w) with a 1-D w is x @ w: one output per row of x
-        return grad.unsqueeze(-1) * weight
-    return grad.matmul(weight)
+        return grad.unsqueeze(-1) * _conj(weight)
+    return grad.matmul(_conj(weight))
 
 
 def _linear_weight(grad, input):
     if grad.dim() < input.dim():  # a 1-D weight
-        return (grad.unsqueeze(-1) * input).sum_to_size(input.shape[-1:])
+        return (grad.unsqueeze(-1) * _conj(input)).sum_to_size(input.shape[-1:])
+    input = _conj(input)
     if input.dim() == 1:
         return grad.unsqueeze(-1) * input.unsqueeze(0) if grad.dim() else grad * input
     rows = math.prod(input.shape[:-1])  # not -1: there may be no rows, or no columns
@@ -108,25 +109,25 @@ derivative("dot", {"self": lambda grad, tensor: grad * _conj(tensor),
                    "tensor": lambda grad, self: grad * _conj(self)})
 derivative("vdot", {"self": lambda grad, other: _conj(grad) * other,
                     "other": lambda grad, self: grad * self})
-derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * vec,
-                  "vec": lambda grad, self: self.mT.mv(grad)})
+derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * _conj(vec),
+                  "vec": lambda grad, self: _H(self).mv(grad)})
 derivative("addmv", {"self": lambda grad, beta: _scaled(grad, beta),
-                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
-                     "vec": lambda grad, mat, alpha: _scaled(mat.mT.mv(grad), alpha)})
+                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * _conj(vec), alpha),
+                     "vec": lambda grad, mat, alpha: _scaled(_H(mat).mv(grad), alpha)})
 derivative("addr", {"self": lambda grad, beta: _scaled(grad, beta),
-                    "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
-                    "vec2": lambda grad, vec1, alpha: _scaled(grad.mT.mv(vec1), alpha)})
+                    "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(_conj(vec2)), alpha),
+                    "vec2": lambda grad, vec1, alpha: _scaled(_H(grad).mv(vec1).conj(), alpha)})
 derivative("baddbmm", {"self": lambda grad, beta: _scaled(grad, beta),
-                       "batch1": lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.mT), alpha),
-                       "batch2": lambda grad, batch1, alpha: _scaled(batch1.mT.bmm(grad), alpha)})
+                       "batch1": lambda grad, batch2, alpha: _scaled(grad.bmm(_H(batch2)), alpha),
+                       "batch2": lambda grad, batch1, alpha: _scaled(_H(batch1).bmm(grad), alpha)})
 
 
 def _addbmm_batch1(grad, batch1_shape, batch2, alpha):
-    return _scaled(grad.expand(batch1_shape[0], *grad.shape).bmm(batch2.mT), alpha)
+    return _scaled(grad.expand(batch1_shape[0], *grad.shape).bmm(_H(batch2)), alpha)
 
 
 def _addbmm_batch2(grad, batch1, batch2_shape, alpha):
-    return _scaled(batch1.mT.bmm(grad.expand(batch2_shape[0], *grad.shape)), alpha)
+    return _scaled(_H(batch1).bmm(grad.expand(batch2_shape[0], *grad.shape)), alpha)
 
 
 derivative("addbmm", {"self": lambda grad, beta: _scaled(grad, beta),
@@ -143,7 +144,7 @@ def _einsum_operand_grad(grad, subs, out, tensors, i):
     reachable = set(out).union(*(subs[j] for j in others))
     target = "".join(c for c in dict.fromkeys(s) if c in reachable)
     g = E.einsum(",".join([out] + [subs[j] for j in others]) + "->" + target, grad,
-                 *(tensors[j] for j in others))
+                 *(_conj(tensors[j]) for j in others))
     if target == s:
         return g
     used = set("".join(subs) + out)
