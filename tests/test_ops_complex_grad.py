@@ -28,7 +28,8 @@ KNOWN = {
     "cholesky_solve": "cholesky-based sample not Hermitian for complex inputs",
     "torch.cholesky_inverse": "cholesky-based sample not Hermitian for complex inputs",
     "cholesky_inverse": "cholesky-based sample not Hermitian for complex inputs",
-    "linalg.pinv": "complex pinv gradient differs", "torch.pinverse": "complex pinv gradient differs",
+    "linalg.pinv": "complex pinv gradient differs",
+    "torch.pinverse": "complex pinv gradient differs",
     "linalg.lstsq": "complex lstsq gradient differs",
     "linalg.lstsq.solution": "complex lstsq gradient differs",
     "linalg.lstsq.drivers": "complex lstsq gradient differs",
@@ -37,7 +38,8 @@ KNOWN = {
     "torch.pca_lowrank": "randomized: complex gradient differs",
     "ldexp_float_exponent": "complex ldexp gradient differs",
     "F.normalize": "ember's vector_norm refuses complex input",
-    "norm_inf": "ember's sign refuses complex input", "norm_matrix_1": "ember's sign refuses complex",
+    "norm_inf": "ember's sign refuses complex input",
+    "norm_matrix_1": "ember's sign refuses complex input",
     "masked.norm.ord": "ember's sign refuses complex", "masked.normalize.ord": "same",
     "F.conv1d": "no complex convolution in ember", "F.conv2d": "no complex convolution",
     "F.conv3d": "no complex convolution", "F.conv_transpose1d": "no complex convolution",
@@ -191,4 +193,31 @@ def test_complex_values_and_grads(op, dtype):
         if t is not None:
             assert str(e.dtype) == str(t.dtype), f"gradient {k}: dtype {e.dtype} != {t.dtype}"
             np.testing.assert_allclose(_numpy(e), _numpy(t), rtol=rtol, atol=atol,
+                                       err_msg=f"gradient {k}")
+
+
+# products with complex scalar factors: the gradients carry their conjugates
+SCALED = {
+    "addmm": lambda m, a: m.addmm(a[0], a[1], a[2], beta=0.5 - 1j, alpha=1 + 2j),
+    "addmv": lambda m, a: m.addmv(a[3], a[1], a[4], beta=0.5 - 1j, alpha=1 + 2j),
+    "addr": lambda m, a: m.addr(a[0], a[3], a[5], beta=0.5 - 1j, alpha=1 + 2j),
+    "baddbmm": lambda m, a: m.baddbmm(a[6], a[7], a[8], beta=0.5 - 1j, alpha=1 + 2j),
+    "addbmm": lambda m, a: m.addbmm(a[0], a[7], a[8], beta=0.5 - 1j, alpha=1 + 2j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALED))
+def test_complex_alpha_beta(name):
+    rng = np.random.default_rng(0)
+    shapes = [(2, 4), (2, 3), (3, 4), (2,), (3,), (4,), (2, 2, 4), (2, 2, 3), (2, 3, 4)]
+    arrays = [rng.normal(size=s) + 1j * rng.normal(size=s) for s in shapes]
+    grads = []
+    for m in (torch, ember):
+        ts = [m.tensor(a, requires_grad=True) for a in arrays]
+        out = SCALED[name](m, ts)
+        grads.append(m.autograd.grad(m.view_as_real(out).sum(), ts, allow_unused=True))
+    for k, (e, t) in enumerate(zip(*grads)):
+        assert (e is None) == (t is None), f"gradient {k}"
+        if t is not None:
+            np.testing.assert_allclose(_numpy(e), _numpy(t), rtol=1e-10, atol=1e-12,
                                        err_msg=f"gradient {k}")

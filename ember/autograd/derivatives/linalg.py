@@ -51,13 +51,16 @@ def _matmul_node_name(self, other):
             (2, 2): "MmBackward0"}.get(dims, "UnsafeViewBackward0")
 
 
+def _scaled(g, s):
+    """g times a product's scalar factor (its conjugate: PyTorch's complex gradients)."""
+    return g if s == 1 else g * _conj(s)
+
+
 derivative("matmul", {"self, other": _matmul_grads}, node_name=_matmul_node_name)
 derivative("addmm", {
-    "self": lambda grad, beta: grad if beta == 1 else grad * beta,
-    "mat1": lambda grad, mat2, alpha: grad.mm(_H(mat2)) * alpha if alpha != 1 else
-    grad.mm(_H(mat2)),
-    "mat2": lambda grad, mat1, alpha: _H(mat1).mm(grad) * alpha if alpha != 1 else
-    _H(mat1).mm(grad)})
+    "self": lambda grad, beta: _scaled(grad, beta),
+    "mat1": lambda grad, mat2, alpha: _scaled(grad.mm(_H(mat2)), alpha),
+    "mat2": lambda grad, mat1, alpha: _scaled(_H(mat1).mm(grad), alpha)})
 
 
 def _linear_input(grad, weight):
@@ -101,8 +104,6 @@ derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": 
 # ---- products, einsum, decompositions
 
 
-def _scaled(g, s):
-    return g if s == 1 else g * s
 
 
 derivative("dot", {"self": lambda grad, tensor: grad * _conj(tensor),
@@ -112,7 +113,8 @@ derivative("vdot", {"self": lambda grad, other: _conj(grad) * other,
 derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * _conj(vec),
                   "vec": lambda grad, self: _H(self).mv(grad)})
 derivative("addmv", {"self": lambda grad, beta: _scaled(grad, beta),
-                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * _conj(vec), alpha),
+                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * _conj(vec),
+                                                             alpha),
                      "vec": lambda grad, mat, alpha: _scaled(_H(mat).mv(grad), alpha)})
 derivative("addr", {"self": lambda grad, beta: _scaled(grad, beta),
                     "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(_conj(vec2)), alpha),
