@@ -20,7 +20,6 @@ TOL = {"complex128": (1e-7, 1e-7), "complex64": (2e-5, 2e-5)}
 
 # rows where ember's result differs from torch's on complex inputs (the reason in each case)
 KNOWN = {
-    "linalg.slogdet": "slogdet's gradient misses the sign output's term and the conjugate",
     "F.pairwise_distance": "complex pairwise_distance gradient differs",
     "linalg.cholesky": "the sample is not Hermitian; cholesky gradients differ off it",
     "linalg.cholesky_ex": "the sample is not Hermitian; cholesky gradients differ off it",

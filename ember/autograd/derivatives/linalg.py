@@ -192,8 +192,16 @@ def _det_grad(grad, A, result):
 
 
 derivative("linalg_det", {"A": _det_grad})
-derivative("linalg_slogdet", {"A": lambda grads, A: grads[1].unsqueeze(-1).unsqueeze(-1) *
-                              ops.aten.linalg_inv(A).mT})
+def _slogdet_grad(grads, A, result):
+    """g A^-H with g = grad_logabsdet; for complex A the sign's gradient adds
+    -i Im(conj(grad_sign) sign) (the sign moves with the phase of det A)."""
+    g = grads[1]
+    if A.is_complex():
+        g = g.to(A.dtype) - 1j * (_conj(grads[0]) * result).imag
+    return g.unsqueeze(-1).unsqueeze(-1) * _H(ops.aten.linalg_inv(A))
+
+
+derivative("linalg_slogdet", {"A": _slogdet_grad})
 
 
 def _solve_grads(grad, A, B, result, left, needs):
