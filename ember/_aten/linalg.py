@@ -676,7 +676,7 @@ def linalg_det(A):
 def linalg_slogdet(A):
     _check_matrices(A, "linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A._np)
-    return _fresh(sign, A.dtype), _fresh(logabsdet, A.dtype)
+    return _fresh(sign, A.dtype), _fresh(logabsdet, A.dtype.to_real())
 
 
 def _is_vector_rhs(A, B):

@@ -65,7 +65,7 @@ tanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 sigmoid(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 relu(Tensor self) -> Tensor  | function, method, inplace, inplace_function
 gelu(Tensor self, *, str approximate="none") -> Tensor
-silu(Tensor self) -> Tensor
+silu(Tensor self) -> Tensor  | inplace
 softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 logical_not(Tensor self) -> Tensor  | function, method, inplace, out
 bitwise_not(Tensor self) -> Tensor  | function, method, inplace, out
@@ -420,6 +420,8 @@ native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tenso
 native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)  | function
 native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)  | function
+_weight_norm_interface_backward(Tensor grad_w, Tensor saved_v, Tensor saved_g, Tensor saved_norms, int dim) -> (Tensor, Tensor)
 embedding(Tensor weight, Tensor indices, int padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor  | function
 embedding_dense_backward(Tensor grad_output, Tensor indices, int num_weights, int padding_idx, bool scale_grad_by_freq) -> Tensor
 embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)  | function

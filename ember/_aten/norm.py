@@ -745,3 +745,71 @@ def native_group_norm_backward_meta(grad_out, input, mean, rstd, weight, N, C, H
                                     output_mask):
     gi, gw, gb = _row_norm_backward_meta(input, weight, output_mask, (C,))
     return _meta(input.shape, input.dtype, _layout_strides(input), device=input.device), gw, gb
+
+
+# ---- weight norm: w = v * g / ||v||, the norm over every dim but the first or the last --------
+# (PyTorch's fused `_weight_norm_interface`, which `torch._weight_norm` calls for those dims).
+# It returns the norms too, in g's shape (float32 for a half-precision g), for the backward.
+def _weight_norm_check(v, dim):
+    if dim != 0 and dim != v.dim() - 1:
+        raise RuntimeError("fused kernels can only be applied for first or last dim")
+    if v.dtype not in _FLOATS:
+        raise not_implemented("weight_norm_kernel", v.dtype)
+
+
+def _weight_norm_sums(a, dim, kept):
+    """Sums of `a` over every dim but `dim`, shaped `kept` (size 1 but at dim)."""
+    other = tuple(d for d in range(a.ndim) if d != dim)
+    return a.sum(axis=other).reshape(kept) if other else a.reshape(kept)
+
+
+def _weight_norm_kept(v, dim):
+    kept = [1] * v.dim()
+    kept[dim] = v.shape[dim]
+    return kept
+
+
+@impl("_weight_norm_interface", "CPU")
+def weight_norm_interface(v, g, dim=0):
+    _weight_norm_check(v, dim)
+    acc = np.float32 if v.dtype in (D.float16, D.bfloat16) else v._np.dtype
+    x = v._np.astype(acc, copy=False)
+    kept = _weight_norm_kept(v, dim)
+    norms = np.sqrt(_weight_norm_sums(x * x, dim, kept))
+    w = x * (g._np.astype(acc, copy=False).reshape(kept) / norms)
+    norm_dt = D.float32 if g.dtype in (D.float16, D.bfloat16) else g.dtype
+    return (_wrap(np.ascontiguousarray(w.astype(v._np.dtype, copy=False))),
+            _wrap(np.ascontiguousarray(norms.reshape(g.shape).astype(
+                np.float32 if norm_dt == D.float32 else g._np.dtype, copy=False))))
+
+
+@impl("_weight_norm_interface", "Meta")
+def weight_norm_interface_meta(v, g, dim=0):
+    _weight_norm_check(v, dim)
+    norm_dt = D.float32 if g.dtype in (D.float16, D.bfloat16) else g.dtype
+    return (_meta(v.shape, v.dtype, device=v.device), _meta(g.shape, norm_dt, device=g.device))
+
+
+@impl("_weight_norm_interface_backward", "CPU")
+def weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
+    """grad_g = sum(grad_w * v) / ||v||, grad_v = g / ||v|| (grad_w - v sum(grad_w * v) /
+    ||v||^2), the sums and norms over every dim but `dim`."""
+    _weight_norm_check(saved_v, dim)
+    acc = np.float32 if saved_v.dtype in (D.float16, D.bfloat16) else saved_v._np.dtype
+    kept = _weight_norm_kept(saved_v, dim)
+    gw, v = grad_w._np.astype(acc, copy=False), saved_v._np.astype(acc, copy=False)
+    norms = saved_norms._np.astype(acc, copy=False).reshape(kept)
+    g = saved_g._np.astype(acc, copy=False).reshape(kept)
+    sums = _weight_norm_sums(gw * v, dim, kept)
+    grad_v = g / norms * (gw - v * (sums / (norms * norms)))
+    grad_g = sums / norms
+    return (_wrap(np.ascontiguousarray(grad_v.astype(saved_v._np.dtype, copy=False))),
+            _wrap(np.ascontiguousarray(grad_g.reshape(saved_g.shape).astype(
+                saved_g._np.dtype, copy=False))))
+
+
+@impl("_weight_norm_interface_backward", "Meta")
+def weight_norm_interface_backward_meta(grad_w, saved_v, saved_g, saved_norms, dim):
+    _weight_norm_check(saved_v, dim)
+    return (_meta(saved_v.shape, saved_v.dtype, device=saved_v.device),
+            _meta(saved_g.shape, saved_g.dtype, device=saved_g.device))

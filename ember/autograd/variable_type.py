@@ -45,6 +45,7 @@ _ENV_NAMES = ("grad", "grads", "raw_grads", "needs")
 
 class Derivative:
     """The compiled derivative of one op: what to save and which formula serves which input."""
+    complex_refused = None  # the op's name if it records no complex output (complex_allowlist)
 
     def __init__(self, op, formulas, name, output_differentiability):
         self.op = op
@@ -379,6 +380,8 @@ def autograd_kernel(op, key, args):
                 t._rg = True
                 t.grad_fn = node
                 t._output_nr = k
+        if d.complex_refused is not None:
+            _refuse_complex(d, outs)
     # saved once they have their grad_fn: a saved-tensor pack hook sees them as the user will
     for name, k in saved_outputs:
         saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
@@ -389,6 +392,14 @@ def autograd_kernel(op, key, args):
         for t in outs:
             t._view_version = version
     return out
+
+
+def _refuse_complex(d, outs):
+    for k, t in enumerate(outs):
+        if t.dtype.is_complex and t._rg and (d.output_differentiability is None or
+                                             d.output_differentiability[k]):
+            raise RuntimeError(f"{d.complex_refused} does not support automatic differentiation "
+                               "for outputs with complex dtype.")
 
 
 def _check_inplace(self):

@@ -16,7 +16,7 @@ from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
-           "frobenius_norm", "nuclear_norm", "norm_except_dim", "adjoint",
+           "frobenius_norm", "nuclear_norm", "norm_except_dim", "_weight_norm", "adjoint",
            "matrix_rank", "solve", "lstsq", "eig", "symeig", "pinverse", "matrix_power", "chain_matmul"]
 
 
@@ -191,6 +191,15 @@ def norm_except_dim(v, pow=2, dim=0):
                            f"unspecified dimension size -1 can be any value and is ambiguous")
     others = [d for d in range(v.dim()) if d != dim]
     return _vector_norm(v, pow, others, True)
+
+
+def _weight_norm(v, g, dim=0):
+    """w = v * g / ||v||, the norm over every dim but `dim`: the fused `_weight_norm_interface`
+    op for the first or last dim, else composed."""
+    v, g = v.contiguous(), g.contiguous()
+    if dim == 0 or dim == v.dim() - 1:
+        return lookup("_weight_norm_interface")(v, g, dim)[0]
+    return v * (g / norm_except_dim(v, 2, dim))
 
 
 # ---- removed in PyTorch 1.9 ---------------------------------------------------------------------

@@ -33,7 +33,7 @@ _binary_cross_entropy = _lookup("binary_cross_entropy")
 _binary_cross_entropy_with_logits = _lookup("binary_cross_entropy_with_logits")
 _mse_loss = _lookup("mse_loss")
 _gelu = _lookup("gelu")
-_silu = _lookup("silu")
+_silu, _silu_ = _lookup("silu"), _lookup("silu_")
 _softplus = _lookup("softplus")
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -106,9 +106,7 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    # silu's gradient reads the original input, which copy_ overwrites: it gets a copy (as
-    # PyTorch keeps `original_self` for in-place ops whose formula needs it)
-    return input.copy_(_silu(input.clone())) if inplace else _silu(input)
+    return _silu_(input) if inplace else _silu(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):

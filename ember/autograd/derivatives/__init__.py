@@ -15,8 +15,10 @@ Rules for a formula:
   out-of-place op's formulas and node name. An entry of its own overrides that.
 """
 from ..variable_type import derive_inplace_derivatives
+from .complex_allowlist import mark_complex_refusals
 from . import elementwise, special, reduction, sorting, linalg, nn, shape, indexing  # noqa: F401
 from . import factory, fft, sparse  # noqa: F401
 
 
 derive_inplace_derivatives()
+mark_complex_refusals()

@@ -306,7 +306,7 @@ derivative("nextafter", {"self": lambda grad: grad, "other": _zero})
 
 def _sinc_grad(grad, self):
     pi_x = self * math.pi
-    return E.where(self == 0, 0.0, grad * ((pi_x * pi_x.cos() - pi_x.sin()) / (pi_x * self)))
+    return E.where(self == 0, 0.0, grad * _conj((pi_x * pi_x.cos() - pi_x.sin()) / (pi_x * self)))
 
 
 derivative("sinc", {"self": _sinc_grad})

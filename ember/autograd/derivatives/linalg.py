@@ -51,24 +51,28 @@ def _matmul_node_name(self, other):
             (2, 2): "MmBackward0"}.get(dims, "UnsafeViewBackward0")
 
 
+def _scaled(g, s):
+    """g times a product's scalar factor (its conjugate: PyTorch's complex gradients)."""
+    return g if s == 1 else g * _conj(s)
+
+
 derivative("matmul", {"self, other": _matmul_grads}, node_name=_matmul_node_name)
 derivative("addmm", {
-    "self": lambda grad, beta: grad if beta == 1 else grad * beta,
-    "mat1": lambda grad, mat2, alpha: grad.mm(_H(mat2)) * alpha if alpha != 1 else
-    grad.mm(_H(mat2)),
-    "mat2": lambda grad, mat1, alpha: _H(mat1).mm(grad) * alpha if alpha != 1 else
-    _H(mat1).mm(grad)})
+    "self": lambda grad, beta: _scaled(grad, beta),
+    "mat1": lambda grad, mat2, alpha: _scaled(grad.mm(_H(mat2)), alpha),
+    "mat2": lambda grad, mat1, alpha: _scaled(_H(mat1).mm(grad), alpha)})
 
 
 def _linear_input(grad, weight):
     if weight.dim() == 1:  # linear(x, w) with a 1-D w is x @ w: one output per row of x
-        return grad.unsqueeze(-1) * weight
-    return grad.matmul(weight)
+        return grad.unsqueeze(-1) * _conj(weight)
+    return grad.matmul(_conj(weight))
 
 
 def _linear_weight(grad, input):
     if grad.dim() < input.dim():  # a 1-D weight
-        return (grad.unsqueeze(-1) * input).sum_to_size(input.shape[-1:])
+        return (grad.unsqueeze(-1) * _conj(input)).sum_to_size(input.shape[-1:])
+    input = _conj(input)
     if input.dim() == 1:
         return grad.unsqueeze(-1) * input.unsqueeze(0) if grad.dim() else grad * input
     rows = math.prod(input.shape[:-1])  # not -1: there may be no rows, or no columns
@@ -100,33 +104,32 @@ derivative("linear", {"input": _linear_input, "weight": _linear_weight, "bias": 
 # ---- products, einsum, decompositions
 
 
-def _scaled(g, s):
-    return g if s == 1 else g * s
 
 
 derivative("dot", {"self": lambda grad, tensor: grad * _conj(tensor),
                    "tensor": lambda grad, self: grad * _conj(self)})
 derivative("vdot", {"self": lambda grad, other: _conj(grad) * other,
                     "other": lambda grad, self: grad * self})
-derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * vec,
-                  "vec": lambda grad, self: self.mT.mv(grad)})
+derivative("mv", {"self": lambda grad, vec: grad.unsqueeze(-1) * _conj(vec),
+                  "vec": lambda grad, self: _H(self).mv(grad)})
 derivative("addmv", {"self": lambda grad, beta: _scaled(grad, beta),
-                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
-                     "vec": lambda grad, mat, alpha: _scaled(mat.mT.mv(grad), alpha)})
+                     "mat": lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * _conj(vec),
+                                                             alpha),
+                     "vec": lambda grad, mat, alpha: _scaled(_H(mat).mv(grad), alpha)})
 derivative("addr", {"self": lambda grad, beta: _scaled(grad, beta),
-                    "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
-                    "vec2": lambda grad, vec1, alpha: _scaled(grad.mT.mv(vec1), alpha)})
+                    "vec1": lambda grad, vec2, alpha: _scaled(grad.mv(_conj(vec2)), alpha),
+                    "vec2": lambda grad, vec1, alpha: _scaled(_H(grad).mv(vec1).conj(), alpha)})
 derivative("baddbmm", {"self": lambda grad, beta: _scaled(grad, beta),
-                       "batch1": lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.mT), alpha),
-                       "batch2": lambda grad, batch1, alpha: _scaled(batch1.mT.bmm(grad), alpha)})
+                       "batch1": lambda grad, batch2, alpha: _scaled(grad.bmm(_H(batch2)), alpha),
+                       "batch2": lambda grad, batch1, alpha: _scaled(_H(batch1).bmm(grad), alpha)})
 
 
 def _addbmm_batch1(grad, batch1_shape, batch2, alpha):
-    return _scaled(grad.expand(batch1_shape[0], *grad.shape).bmm(batch2.mT), alpha)
+    return _scaled(grad.expand(batch1_shape[0], *grad.shape).bmm(_H(batch2)), alpha)
 
 
 def _addbmm_batch2(grad, batch1, batch2_shape, alpha):
-    return _scaled(batch1.mT.bmm(grad.expand(batch2_shape[0], *grad.shape)), alpha)
+    return _scaled(_H(batch1).bmm(grad.expand(batch2_shape[0], *grad.shape)), alpha)
 
 
 derivative("addbmm", {"self": lambda grad, beta: _scaled(grad, beta),
@@ -143,7 +146,7 @@ def _einsum_operand_grad(grad, subs, out, tensors, i):
     reachable = set(out).union(*(subs[j] for j in others))
     target = "".join(c for c in dict.fromkeys(s) if c in reachable)
     g = E.einsum(",".join([out] + [subs[j] for j in others]) + "->" + target, grad,
-                 *(tensors[j] for j in others))
+                 *(_conj(tensors[j]) for j in others))
     if target == s:
         return g
     used = set("".join(subs) + out)
@@ -189,8 +192,16 @@ def _det_grad(grad, A, result):
 
 
 derivative("linalg_det", {"A": _det_grad})
-derivative("linalg_slogdet", {"A": lambda grads, A: grads[1].unsqueeze(-1).unsqueeze(-1) *
-                              ops.aten.linalg_inv(A).mT})
+def _slogdet_grad(grads, A, result):
+    """g A^-H with g = grad_logabsdet; for complex A the sign's gradient adds
+    -i Im(conj(grad_sign) sign) (the sign moves with the phase of det A)."""
+    g = grads[1]
+    if A.is_complex():
+        g = g.to(A.dtype) - 1j * (_conj(grads[0]) * result).imag
+    return g.unsqueeze(-1).unsqueeze(-1) * _H(ops.aten.linalg_inv(A))
+
+
+derivative("linalg_slogdet", {"A": _slogdet_grad})
 
 
 def _solve_grads(grad, A, B, result, left, needs):

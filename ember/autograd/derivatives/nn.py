@@ -548,3 +548,23 @@ for _kind in ("reflection", "replication"):
         _index_pad_derivatives(f"{_kind}_pad{_nd}d")
 not_differentiable("embedding_renorm_", "one_hot")
 not_differentiable("_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_")
+
+
+def _weight_norm_grads(grad, v, g, result1, dim, needs):
+    """The fused kernel's backward; under create_graph the same sums in differentiable ops
+    (PyTorch's `_weight_norm_differentiable_backward`)."""
+    grad = grad.contiguous()
+    if not is_grad_enabled():
+        return _aten._weight_norm_interface_backward(grad, v, g, result1, dim)
+    kept = [1] * v.dim()
+    kept[dim] = v.shape[dim]
+    rows = (grad * v).reshape(v.shape[0], -1) if dim == 0 else (grad * v).reshape(-1, v.shape[-1])
+    sums = rows.sum(1 if dim == 0 else 0).reshape(kept)
+    norms = result1.reshape(kept)
+    grad_v = (g.reshape(kept) / norms) * (grad - v * (sums / (norms * norms)))
+    return grad_v, (sums / norms).reshape(g.shape)
+
+
+derivative("_weight_norm_interface", {"v, g": _weight_norm_grads},
+           output_differentiability=[True, False])
+not_implemented("_weight_norm_interface_backward", listed=False)

@@ -27,8 +27,9 @@ def norm_except_dim(v, pow=2, dim=0):
 
 
 def _weight_norm(v, g, dim=0):
-    """w = v * g / ||v||, the norm taken over every dimension but `dim`."""
-    return v * (g / norm_except_dim(v, 2, dim))
+    """w = v * g / ||v||, the norm taken over every dimension but `dim` (`torch._weight_norm`)."""
+    from ember.linalg.composites import _weight_norm as weight_norm_op
+    return weight_norm_op(v, g, dim)
 
 
 def _find_hook(hooks, kind, name):
