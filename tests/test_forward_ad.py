@@ -117,8 +117,6 @@ FWAD_XFAIL = {
     # the result aliases all of its base, which torch's tangent (a view of the tangent's
     # storage) does too and ember's (from the backward formula) does not
     "aliases its base": ("slice_inverse",),
-    # the tangent is the random mask's product, and the two libraries draw different masks
-    "random mask": ("aten.native_dropout",),
     # the tangent is dropped where torch keeps one
     "missing tangent": ("torch.diagflat", "diagflat", "torch_detach_"),
 }
