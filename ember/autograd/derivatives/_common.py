@@ -3,6 +3,7 @@ from ..._aten.elementwise import not_implemented
 from ... import _refs as E
 from ..._dispatch.ops import ops
 from ..._core import dtype as D
+from ..._core.tensor import Tensor
 
 
 _aten = ops.aten
@@ -36,9 +37,9 @@ def _masked(mask, grad):
 
 def _conj(x):
     """conj for complex tensors and Python complex numbers; real ones are returned as they are."""
-    if type(x) is complex:
-        return x.conjugate()
-    return x.conj() if getattr(x, "is_complex", None) and x.is_complex() else x
+    if isinstance(x, Tensor):
+        return x.conj() if x.dtype.is_complex else x
+    return x.conjugate() if type(x) is complex else x
 
 
 def _float_only_backward(kernel, self):
