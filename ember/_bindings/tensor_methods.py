@@ -58,8 +58,19 @@ def _shape_args(shape):
 
 
 # ---- Tensor methods ---------------------------------------------------------------------------
+def _bad_to(args, kwargs):
+    """PyTorch's parser on a Tensor.to call no overload takes (its 'invalid combination')."""
+    got = ["Tensor" if isinstance(a, Tensor) else "torch.dtype" if isinstance(a, D.dtype)
+           else type(a).__name__ for a in args]
+    got += [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return TypeError(f"to() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected (device, dtype, non_blocking, copy), "
+                     f"(dtype, non_blocking, copy) or (tensor, non_blocking, copy)")
+
+
 def _to_args(args, kwargs):
     """Tensor.to(dtype) / to(device, dtype) / to(other) / to(dtype=..., device=...)."""
+    given = {k: v for k, v in kwargs.items() if k != "dtype"}
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -67,11 +78,19 @@ def _to_args(args, kwargs):
     memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        if not isinstance(dtype, type) or dtype not in D.PYTHON_TYPE_DTYPES:
+            raise _bad_to(args, dict(given, dtype=dtype))
+        dtype = D.PYTHON_TYPE_DTYPES[dtype]
+    for i, a in enumerate(args):
         if isinstance(a, D.dtype):
             dtype = a
+        elif isinstance(a, type) and a in D.PYTHON_TYPE_DTYPES:  # to(float) is to(float64)
+            dtype = D.PYTHON_TYPE_DTYPES[a]
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
+        elif i and isinstance(a, (str, _device_cls)):  # a device only comes first
+            raise _bad_to(args, given)
         elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
             device = _device_cls(a) if not isinstance(a, int) else _device_cls("cuda", a)
         elif isinstance(a, bool):

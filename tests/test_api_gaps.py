@@ -1,0 +1,117 @@
+"""Small API gaps found by probes against torch 2.13: bad arguments raise what torch raises
+(exception type and message), and the odd overloads compute what torch computes."""
+import re
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch 2.13 is the oracle")
+import ember  # noqa: E402
+
+
+def _raised(fn, lib):
+    with pytest.raises(Exception) as info:
+        fn(lib)
+    return info.value
+
+
+def same_error(fn, upto=None):
+    """fn(ember) raises what fn(torch) raises: the same builtin class and message (the message
+    compared up to `upto`, where torch's lists its overloads)."""
+    t, e = _raised(fn, torch), _raised(fn, ember)
+    assert type(e) is type(t), (type(e), type(t), str(e))
+    tm, em = str(t).splitlines()[0], str(e).splitlines()[0]
+    if upto is not None:
+        tm, em = tm[:tm.index(upto)], em[:em.index(upto)]
+    assert em == tm
+
+
+# ---- 1. a factory or Tensor.to given a dtype that is no dtype ---------------------------------
+ONE_SIGNATURE = {
+    "empty": lambda m, d: m.empty(2, dtype=d),
+    "zeros": lambda m, d: m.zeros(2, dtype=d),
+    "ones": lambda m, d: m.ones(2, dtype=d),
+    "full": lambda m, d: m.full((2,), 1.0, dtype=d),
+    "tensor": lambda m, d: m.tensor([1.0], dtype=d),
+    "as_tensor": lambda m, d: m.as_tensor([1.0], dtype=d),
+    "empty_strided": lambda m, d: m.empty_strided((2,), (1,), dtype=d),
+    "zeros_like": lambda m, d: m.zeros_like(m.ones(2), dtype=d),
+    "ones_like": lambda m, d: m.ones_like(m.ones(2), dtype=d),
+    "empty_like": lambda m, d: m.empty_like(m.ones(2), dtype=d),
+    "full_like": lambda m, d: m.full_like(m.ones(2), 1, dtype=d),
+    "scalar_tensor": lambda m, d: m.scalar_tensor(1, dtype=d),
+    "tril_indices": lambda m, d: m.tril_indices(2, 2, dtype=d),
+    "new_zeros": lambda m, d: m.ones(2).new_zeros(2, dtype=d),
+    "new_ones": lambda m, d: m.ones(2).new_ones(2, dtype=d),
+    "new_empty": lambda m, d: m.ones(2).new_empty(2, dtype=d),
+    "new_full": lambda m, d: m.ones(2).new_full((2,), 1, dtype=d),
+    "new_tensor": lambda m, d: m.ones(2).new_tensor([1], dtype=d),
+}
+OVERLOADED = {
+    "arange": lambda m, d: m.arange(3, dtype=d),
+    "arange_start": lambda m, d: m.arange(0, 3, dtype=d, requires_grad=False),
+    "linspace": lambda m, d: m.linspace(0.0, 1, 3, dtype=d),
+    "logspace": lambda m, d: m.logspace(0, 1, 3, dtype=d),
+    "eye": lambda m, d: m.eye(2, dtype=d),
+    "rand": lambda m, d: m.rand(2, 3, dtype=d),
+    "randn": lambda m, d: m.randn((2, 3), dtype=d),
+    "randint": lambda m, d: m.randint(3, (2,), dtype=d),
+    "randperm": lambda m, d: m.randperm(3, dtype=d),
+    "rand_like": lambda m, d: m.rand_like(m.ones(2), dtype=d),
+    "randint_like": lambda m, d: m.randint_like(m.ones(2), 3, dtype=d),
+    "to_kw": lambda m, d: m.ones(2).to(dtype=d),
+}
+
+
+@pytest.mark.parametrize("bad", ["float", 3, list], ids=["str", "int", "type"])
+@pytest.mark.parametrize("name", sorted(ONE_SIGNATURE))
+def test_factory_dtype_not_a_dtype(name, bad):
+    same_error(lambda m: ONE_SIGNATURE[name](m, bad))
+
+
+@pytest.mark.parametrize("name", sorted(OVERLOADED))
+def test_overloaded_factory_dtype_not_a_dtype(name):
+    same_error(lambda m: OVERLOADED[name](m, "float"), upto="got (")
+    e = _raised(lambda m: OVERLOADED[name](m, "float"), ember)
+    assert "dtype=str" in str(e)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2).to("cpu", "float"),
+    lambda m: m.ones(2).to(m.ones(1), "float"),
+    lambda m: m.ones(2).to(m.float64, "cpu"),
+])
+def test_to_invalid_combination(call):
+    same_error(call, upto=", but expected")
+
+
+def test_to_device_string_that_is_a_dtype_name():
+    t, e = _raised(lambda m: m.ones(2).to("float"), torch), _raised(lambda m: m.ones(2).to("float"), ember)
+    assert type(e) is type(t) is RuntimeError
+    assert str(e).endswith("device type at start of device string: float")
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2).to("cpu", m.float64),
+    lambda m: m.ones(2).to(m.device("cpu"), m.float64, copy=True),
+    lambda m: m.ones(2).to(m.float16, copy=True),
+    lambda m: m.ones(2).to(None),
+    lambda m: m.ones(2, dtype=m.int32).to(m.ones(1, dtype=m.float64)),
+    lambda m: m.arange(3, dtype=None),
+])
+def test_valid_to_and_factories_still_work(call):
+    t, e = call(torch), call(ember)
+    assert str(e.dtype) == str(t.dtype)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("pytype", [float, int, bool, complex])
+@pytest.mark.parametrize("call", [
+    lambda m, d: m.zeros(2, dtype=d), lambda m, d: m.ones(2).to(d),
+    lambda m, d: m.ones(2).to(dtype=d), lambda m, d: m.full((2,), 1, dtype=d),
+    lambda m, d: m.tensor([1, 0], dtype=d), lambda m, d: m.ones(2).new_ones(3, dtype=d),
+])
+def test_python_number_type_as_dtype(call, pytype):
+    t, e = call(torch, pytype), call(ember, pytype)
+    assert str(e.dtype) == str(t.dtype)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
