@@ -115,3 +115,65 @@ def test_python_number_type_as_dtype(call, pytype):
     t, e = call(torch, pytype), call(ember, pytype)
     assert str(e.dtype) == str(t.dtype)
     np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+# ---- 2. addr promotes self and both vectors together ------------------------------------------
+def _outcome(fn, lib):
+    """What fn(lib) gives: (dtype name, values) or (exception class, first message line)."""
+    try:
+        r = fn(lib)
+    except Exception as exc:  # compared with torch's below
+        return type(exc), str(exc).splitlines()[0]
+    return str(r.dtype), r.tolist()
+
+
+def same_outcome(fn):
+    t, e = _outcome(fn, torch), _outcome(fn, ember)
+    assert e[0] == t[0], (e, t)
+    if isinstance(t[1], str):
+        assert e[1] == t[1]
+    else:
+        np.testing.assert_allclose(np.array(e[1], dtype=complex),
+                                   np.array(t[1], dtype=complex), rtol=1e-3)
+
+
+ADDR_DTYPES = [("float32", "float64", "float32"), ("int64", "float32", "float32"),
+               ("float32", "int32", "int32"), ("int32", "int64", "int64"),
+               ("float64", "float32", "float16"), ("bool", "bool", "bool"),
+               ("float32", "float32", "complex64"), ("int64", "float16", "bfloat16"),
+               ("float16", "bool", "bool"), ("bool", "bool", "int64"), ("int8", "uint8", "bool")]
+
+
+@pytest.mark.parametrize("self_shape", [(2, 3), (), (3,)])
+@pytest.mark.parametrize("dts", ADDR_DTYPES, ids="-".join)
+def test_addr_mixed_dtypes(dts, self_shape):
+    def call(m):
+        s, a, b = (getattr(m, d) for d in dts)
+        return m.addr(m.ones(self_shape).to(s), (m.arange(2) + 1).to(a), m.arange(3).to(b),
+                      beta=2 if s is not m.bool else True, alpha=3 if s is not m.bool else True)
+    same_outcome(call)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.ones(2, 3).addr_(m.arange(2).double(), m.arange(3).float()),
+    lambda m: m.ones(2, 3, dtype=m.int64).addr_(m.arange(2).double(), m.arange(3).float()),
+    lambda m: m.addr(m.ones(2, 3, dtype=m.int64), m.arange(2).double(), m.arange(3).float(),
+                     out=m.empty(2, 3, dtype=m.int64)),
+    lambda m: m.addr(m.ones(2, 3, dtype=m.int64), m.arange(2), m.arange(3).float(), beta=0.5),
+    lambda m: m.addr(m.ones(2, 3, dtype=m.int64), m.arange(2), m.arange(3), beta=0.5),
+    lambda m: m.addr(m.ones(2, 3, dtype=m.int64), m.arange(2), m.arange(3), alpha=0.5),
+    lambda m: m.addr(m.ones(2, 3), m.arange(2.0), m.arange(3.0), alpha=True),
+    lambda m: m.addr(m.ones(2, 3), m.arange(2.0), m.arange(3.0), beta=True, alpha=True),
+    lambda m: m.addr(m.ones(2, 3), m.arange(2) > 0, m.arange(3) > 0, beta=True),
+    lambda m: m.addr(m.ones(2, 3, dtype=m.bool), m.arange(2) > 0, m.arange(3) > 0, alpha=2),
+], ids=range(10))
+def test_addr_inplace_out_and_scalars(call):
+    same_outcome(call)
+
+
+def test_addr_mixed_dtypes_meta():
+    def call(m):
+        return m.addr(m.empty(2, 3, device="meta"), m.empty(2, dtype=m.float64, device="meta"),
+                      m.empty(3, dtype=m.int32, device="meta"))
+    t, e = call(torch), call(ember)
+    assert str(e.dtype) == str(t.dtype) and tuple(e.shape) == tuple(t.shape)
