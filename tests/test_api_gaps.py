@@ -212,3 +212,35 @@ ITEM3 = {
 @pytest.mark.parametrize("name", sorted(ITEM3))
 def test_argument_checks(name):
     same_outcome(ITEM3[name])
+
+
+SCATTER_DTYPES = [("int64", "int32"), ("int32", "int64"), ("int32", "uint8"),
+                  ("float32", "float64"), ("float32", "int64"), ("int64", "bool"),
+                  ("bool", "float32"), ("int64", "float32"), ("float32", "complex64")]
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values")
+@pytest.mark.parametrize("dts", SCATTER_DTYPES, ids="-".join)
+@pytest.mark.parametrize("op", ["slice", "select", "diagonal"])
+def test_view_scatter_mixed_dtypes(op, dts):
+    def call(m):
+        s, d = getattr(m, dts[0]), getattr(m, dts[1])
+        base = m.zeros(3, 3, dtype=s)
+        if op == "slice":
+            return m.slice_scatter(base, m.full((3, 2), 1.7).to(d), 1, 0, 2)
+        if op == "select":
+            return m.select_scatter(base, m.full((3,), 1.7).to(d), 0, 1)
+        return m.diagonal_scatter(base, m.full((3,), 1.7).to(d))
+    same_outcome(call)
+
+
+def test_slice_scatter_mixed_dtypes_gradients():
+    grads = []
+    for m in (torch, ember):
+        a = m.zeros(4, requires_grad=True)
+        b = m.ones(2, dtype=m.float64, requires_grad=True)
+        r = m.slice_scatter(a, b * 3, 0, 0, 2)
+        (r * m.arange(4)).sum().backward()
+        grads.append((str(r.dtype), str(a.grad.dtype), a.grad.tolist(), str(b.grad.dtype),
+                      b.grad.tolist()))
+    assert grads[0] == grads[1]
