@@ -244,3 +244,40 @@ def test_slice_scatter_mixed_dtypes_gradients():
         grads.append((str(r.dtype), str(a.grad.dtype), a.grad.tolist(), str(b.grad.dtype),
                       b.grad.tolist()))
     assert grads[0] == grads[1]
+
+
+ITEM3B = {
+    "isin_complex": lambda m: m.isin(m.tensor([1 + 1j]), m.tensor([1 + 1j])),
+    "isin_bool": lambda m: m.isin(m.tensor([True, False]), m.tensor([True])),
+    "isin_int_bool": lambda m: m.isin(m.tensor([1, 2]), m.tensor([True])),
+    "isin_float_complex": lambda m: m.isin(m.tensor([1.0, 2.0]), m.tensor([1 + 0j])),
+    "isin_int_complex_scalar": lambda m: m.isin(m.tensor([1, 2]), 1 + 0j),
+    "isin_bool_scalar": lambda m: m.isin(m.tensor([True]), True),
+    "isin_bool_complex": lambda m: m.isin(m.tensor([True]), m.tensor([1 + 0j])),
+    "isin_complex_bool": lambda m: m.isin(m.tensor([1 + 0j]), m.tensor([True])),
+    "isin_scalar_bool": lambda m: m.isin(1, m.tensor([True])),
+    "isin_complex_scalar_elements": lambda m: m.isin(1 + 1j, m.tensor([1, 2])),
+    "isin_float_half": lambda m: m.isin(m.tensor([1.5, 2]), m.tensor([1.5], dtype=m.float16)),
+    "isin_bf16_int": lambda m: m.isin(m.tensor([1, 2]).bfloat16(), m.tensor([1])),
+    "isin_invert": lambda m: m.isin(m.tensor([1, 2, 3]), m.tensor([2]), invert=True),
+    "polygamma0_complex": lambda m: m.polygamma(0, m.tensor([1 + 1j])),
+    "polygamma1_complex": lambda m: m.polygamma(1, m.tensor([1 + 1j])),
+    "polygamma2_complex": lambda m: m.polygamma(2, m.tensor([1 + 1j])),
+    "polygamma3_complex128": lambda m: m.polygamma(3, m.tensor([1 + 1j], dtype=m.complex128)),
+    "polygamma_inplace_complex": lambda m: m.tensor([1 + 1j]).polygamma_(1),
+    "polygamma_method_complex": lambda m: m.tensor([1 + 1j]).polygamma(1),
+    "special_polygamma_complex": lambda m: m.special.polygamma(0, m.tensor([1 + 1j])),
+    "polygamma_negative_complex": lambda m: m.polygamma(-1, m.tensor([1 + 1j])),
+    "polygamma_real": lambda m: m.polygamma(2, m.tensor([1.5, 2.5])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ITEM3B))
+def test_isin_polygamma_dtypes(name):
+    same_outcome(ITEM3B[name])
+
+
+def test_polygamma_complex_meta():
+    for m in (torch, ember):
+        r = m.polygamma(1, m.tensor([1 + 1j], device="meta"))
+        assert str(r.dtype) == "torch.complex64" and tuple(r.shape) == (1,)
