@@ -1,6 +1,7 @@
 """Small API gaps found by probes against torch 2.13: bad arguments raise what torch raises
 (exception type and message), and the odd overloads compute what torch computes."""
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -281,3 +282,55 @@ def test_polygamma_complex_meta():
     for m in (torch, ember):
         r = m.polygamma(1, m.tensor([1 + 1j], device="meta"))
         assert str(r.dtype) == "torch.complex64" and tuple(r.shape) == (1,)
+
+
+ITEM3C = {
+    "round_inplace_positional": lambda m: m.tensor([1.234, 5.678]).round_(2),
+    "round_method_positional": lambda m: m.tensor([1.234, 5.678]).round(2),
+    "round_method_none": lambda m: m.tensor([1.234, 5.678]).round(None),
+    "round_function_positional": lambda m: m.round(m.tensor([1.234, 5.678]), 2),
+    "round_inplace_function_positional": lambda m: m.round_(m.tensor([1.234, 5.678]), 2),
+    "round_method_decimals": lambda m: m.tensor([1.234, 5.678]).round(decimals=2),
+    "round_inplace_decimals": lambda m: m.tensor([1.234, 5.678]).round_(decimals=1),
+    "round_function_decimals": lambda m: m.round_(m.tensor([1.234, 5.678]), decimals=1),
+    "round_plain": lambda m: m.tensor([1.234, 5.678]).round(),
+    "requires_grad_int": lambda m: m.ones(2).requires_grad_(2),
+    "requires_grad_zero": lambda m: m.ones(2).requires_grad_(0),
+    "requires_grad_none": lambda m: m.ones(2).requires_grad_(None),
+    "requires_grad_str": lambda m: m.ones(2).requires_grad_("a"),
+    "requires_grad_float": lambda m: m.ones(2).requires_grad_(1.0),
+    "requires_grad_tensor": lambda m: m.ones(2).requires_grad_(m.tensor(True)),
+    "requires_grad_numpy_bool": lambda m: m.ones(2).requires_grad_(np.True_),
+    "requires_grad_true": lambda m: m.ones(2).requires_grad_(True).requires_grad,
+    "requires_grad_default_int": lambda m: m.ones(2, dtype=m.int64).requires_grad_(),
+    "requires_grad_false_int": lambda m: m.ones(2, dtype=m.int64).requires_grad_(False),
+    "copy_float": lambda m: m.ones(2).copy_(3.0),
+    "copy_float_into_int": lambda m: m.ones(2, dtype=m.int32).copy_(3.7),
+    "copy_bool": lambda m: m.ones(2).copy_(True),
+    "copy_int_into_bool": lambda m: m.zeros(2, dtype=m.bool).copy_(2),
+    "copy_double_precision": lambda m: m.ones(2, dtype=m.float64).copy_(0.1),
+    "copy_complex_into_complex": lambda m: m.ones(2, dtype=m.complex64).copy_(1 + 2j),
+    "copy_nonblocking": lambda m: m.ones(2).copy_(3.0, non_blocking=True),
+    "copy_tensor_positional_flag": lambda m: m.ones(2).copy_(m.tensor([1.0, 2.0]), True),
+    "copy_other_keyword": lambda m: m.ones(2).copy_(other=m.zeros(2)),
+    "copy_src_keyword": lambda m: m.ones(2).copy_(src=m.zeros(2)),
+    "copy_str": lambda m: m.ones(2).copy_("a"),
+    "copy_none": lambda m: m.ones(2).copy_(None),
+    "copy_list": lambda m: m.ones(2).copy_([1, 2]),
+    "copy_nothing": lambda m: m.ones(2).copy_(),
+    "copy_nan_into_long": lambda m: m.ones(2, dtype=m.int64).copy_(NAN),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ITEM3C))
+def test_round_requires_grad_copy(name):
+    same_outcome(lambda m: (lambda r: r if not isinstance(r, bool) else m.tensor(r))(ITEM3C[name](m)))
+
+
+def test_copy_complex_number_into_real_warns():
+    # (torch warns once per process, so only its value is compared)
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        assert ember.ones(2).copy_(1 + 2j).tolist() == [1.0, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.ones(2).copy_(1 + 2j).tolist() == [1.0, 1.0]

@@ -61,7 +61,7 @@ OUT_NEEDS_DIM = {"sum"}
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
                         "normal_", "unique_consecutive", "angle", "masked_fill", "masked_fill_",
-                        "index_fill", "index_fill_"}
+                        "index_fill", "index_fill_", "copy_"}
 
 
 # PyTorch's python_arg_parser: a parameter's Python name and the NumPy names it also accepts
