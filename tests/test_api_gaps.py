@@ -334,3 +334,76 @@ def test_copy_complex_number_into_real_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert torch.ones(2).copy_(1 + 2j).tolist() == [1.0, 1.0]
+
+
+# ---- 4. the deprecated scalars-first overloads torch 2.13 still binds ---------------------------
+def _deprecated_cases(m):
+    x, y, M, B = m.ones(2), m.ones(2) * 2, m.ones(2, 2) * 1.5, m.ones(1, 2, 2) * 0.5
+    return {
+        "add": lambda: m.add(x, 2, y), "add_method": lambda: x.add(2, y),
+        "sub": lambda: m.sub(x, 2, y), "sub_method": lambda: x.sub(2, y),
+        "addcmul": lambda: m.addcmul(x, 2, y, y), "addcmul_method": lambda: x.addcmul(2, y, y),
+        "addcdiv": lambda: m.addcdiv(x, 2, y, y),
+        "add_": lambda: x.clone().add_(2, y), "sub_": lambda: x.clone().sub_(2, y),
+        "addcdiv_": lambda: x.clone().addcdiv_(3, y, y),
+        "addmm5": lambda: m.addmm(2, M, 3, M, M), "addmm4": lambda: m.addmm(2, M, M, M),
+        "addmv": lambda: m.addmv(2, x, 3, M, x), "addr5": lambda: m.addr(2, M, 3, x, x),
+        "addr4": lambda: m.addr(2, M, x, x), "baddbmm": lambda: m.baddbmm(2, B, 3, B, B),
+        "addbmm": lambda: m.addbmm(2, M, 3, B, B),
+        "addmm_method5": lambda: M.addmm(2, 3, M, M), "addmm_method4": lambda: M.addmm(2, M, M),
+        "addmm_5": lambda: M.clone().addmm_(2, 3, M, M), "addmm_4": lambda: M.clone().addmm_(2, M, M),
+        "addr_method": lambda: M.addr(2, x, x), "baddbmm_": lambda: B.clone().baddbmm_(2, 3, B, B),
+        "add_out": lambda: m.add(x, 2, y, out=m.empty(2)),
+        "addmm_out": lambda: m.addmm(2, M, 3, M, M, out=m.empty(2, 2)),
+        "sspaddmm": lambda: m.sspaddmm(2, M.to_sparse(), 3, M.to_sparse(), M).to_dense(),
+        "add_number_other": lambda: m.add(x, 2, 3),
+        "add_float_alpha": lambda: m.add(x, 2.5, y),
+        "add_long": lambda: m.add(x.long(), 2, y.long()),
+        "add_long_float_alpha": lambda: m.add(x.long(), 2.5, y.long()),
+        "add_bad_order": lambda: m.add(x, y, 2), "add_three_tensors": lambda: m.add(x, y, y),
+        "add_method_bad": lambda: x.add(y, 2), "add_alpha_twice": lambda: m.add(x, 2, y, alpha=3),
+        "addmm_no_scalar": lambda: m.addmm(M, M, M, M),
+        "addmm_tensor_alpha": lambda: m.addmm(2, M, y, M, M),
+    }
+
+
+@pytest.mark.filterwarnings("ignore:This overload of")
+@pytest.mark.parametrize("name", sorted(_deprecated_cases(torch)))
+def test_deprecated_overloads(name):
+    same_outcome(lambda m: _deprecated_cases(m)[name]())
+
+
+def test_deprecated_overload_gradients():
+    grads = []
+    for m in (torch, ember):
+        x, y = m.ones(2, requires_grad=True), m.full((2,), 3.0, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m.addcmul(x, 2, y, y).sum().backward()
+        grads.append((x.grad.tolist(), y.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("call", ["torch.addmm(2, torch.ones(2, 2), 3, torch.ones(2, 2), "
+                                  "torch.ones(2, 2))",
+                                  "torch.ones(2).sub_(2, torch.ones(2))",
+                                  "torch.ones(2, 2).addmm(2, torch.ones(2, 2), torch.ones(2, 2))"])
+def test_deprecated_overload_warns_once_as_torch(call):
+    """The one-time warning names the overload and the signatures to use, as torch's does."""
+    import subprocess
+    import sys
+    code = ("import warnings, {lib} as torch\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    " + call + "\n    " + call + "\n"
+            "print(len(w)); print(repr(str(w[0].message)))\n")
+    outs = []
+    for lib in ("torch", "ember"):
+        r = subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        count, msg = r.stdout.strip().splitlines()
+        outs.append((count, eval(msg).split(" (Triggered")[0].split("\n")))
+    (tc, tm), (ec, em) = outs
+    assert ec == tc == "1"
+    assert em == tm[:len(em)] and len(em) >= 4

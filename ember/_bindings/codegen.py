@@ -41,6 +41,7 @@ import linecache
 
 from .._core import torch_function as _tf
 from .._core.tensor import Tensor
+from . import deprecated as _deprecated
 from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _return_type
 
 _INT_LIST = ("int[]", "SymInt[]")
@@ -57,6 +58,11 @@ HAND_WRITTEN_FUNCTIONS = {
 # `_NO_DIM`, so that `sum(x, out=t)` is refused as PyTorch's parser refuses it, and
 # `sum(x, None, out=t)` still binds to the overload with a dim.
 OUT_NEEDS_DIM = {"sum"}
+# Ops with PyTorch's deprecated scalars-first overloads (`add(input, alpha, other)`,
+# `addmm(beta, input, alpha, mat1, mat2)`): their bindings take the extra positional arguments as
+# `*_deprecated` and hand such a call to deprecated.py.
+DEPRECATED = {"add", "sub", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
+              "sspaddmm"}
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
@@ -229,6 +235,7 @@ class _Binding:
         self.aliased = [] if self.varargs else [self.params[i] for i in aliased]
         self.required_from = aliased[0] if self.aliased else len(self.params)
         self.out_needs_dim = self.has_out and self.name in OUT_NEEDS_DIM
+        self.deprecated = self.name.rstrip("_") in DEPRECATED and not self.varargs
 
     def default_of(self, a):
         """The parameter's default in the signature (`_REQUIRED` for a required parameter at or
@@ -254,7 +261,7 @@ class _Binding:
                 star = True
                 continue
             if a.kwarg_only and not star:
-                parts.append("*")
+                parts.append("*_deprecated" if self.deprecated else "*")
                 star = True
             default = self.default_of(a)
             parts.append(n if default is None else f"{n}={default}")
@@ -268,6 +275,14 @@ class _Binding:
 
     def source(self):
         lines = [f"def {self.name}({self.signature()}):"]
+        if self.deprecated:
+            given = (["self"] if self.kind == "method" else []) + \
+                [self.arg_name(a) for a in self.params if not a.kwarg_only]
+            scalars = [self.arg_name(a) for a in self.params if a.kwarg_only]
+            lines += ["    if _deprecated:",
+                      f"        return _deprecated_call(_public, {self.name!r}, "
+                      f"{self.kind == 'method'}, ({', '.join(given)},) + _deprecated, "
+                      f"{'out' if self.has_out else '_NO_OUT'}, ({', '.join(scalars)},))"]
         if self.aliased:
             names = [self.arg_name(a) for a in self.aliased]
             defaults = [self.default_of(a) for a in self.aliased]
@@ -406,7 +421,8 @@ def _compile_all(bindings):
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
            "_NOT_HANDLED": _tf.NOT_HANDLED, "_NO_DIM": NO_DIM,
-           "_out_needs_dim": out_needs_dim}
+           "_out_needs_dim": out_needs_dim, "_deprecated_call": _deprecated.call,
+           "_NO_OUT": _deprecated._NO_OUT}
     chunks, sources = [], []
     for k, (_, py_name, b) in enumerate(bindings):
         env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
