@@ -527,6 +527,7 @@ def document(fn, description=""):
     src = fn.__ember_source__
     head = src[src.index("(") + 1:src.index("):")]
     head = head.replace(", **numpy_names", "").replace("=_REQUIRED", "")  # PyTorch's signature
+    head = head.replace("=_NO_DIM", "=None").replace("*_deprecated", "*")
     if fn.__qualname__.startswith("Tensor."):
         head = head.removeprefix("self").removeprefix(", ")
     lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]
