@@ -407,3 +407,149 @@ def test_deprecated_overload_warns_once_as_torch(call):
     (tc, tm), (ec, em) = outs
     assert ec == tc == "1"
     assert em == tm[:len(em)] and len(em) >= 4
+
+
+# ---- 5. optim.Muon and optim.swap_in_optimizer_params_and_state ---------------------------------
+def _muon_run(m, kw, steps=5, shapes=((4, 3), (3, 5), (6, 6))):
+    rng = np.random.default_rng(0)
+    params = [m.tensor(rng.standard_normal(s).astype(np.float32)).requires_grad_()
+              for s in shapes]
+    opt = m.optim.Muon(params, **kw)
+    history = []
+    for _ in range(steps):
+        opt.zero_grad()
+        sum((p ** 3).sum() + (p * p).sum() for p in params).backward()
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in params] +
+                       [opt.state[p]["momentum_buffer"].numpy().copy() for p in params])
+    return opt, params, history
+
+
+@pytest.mark.parametrize("kw", [
+    {}, dict(lr=0.02, momentum=0.9, nesterov=False, weight_decay=0.05),
+    dict(lr=0.01, adjust_lr_fn="match_rms_adamw", ns_steps=3, eps=1e-5),
+    dict(lr=0.01, adjust_lr_fn="original", ns_coefficients=(2.0, -1.5, 0.5), weight_decay=0.0),
+], ids=["defaults", "plain_momentum", "match_rms_adamw", "coefficients"])
+def test_muon_trajectory_matches_torch(kw):
+    _, _, ht = _muon_run(torch, kw)
+    _, _, he = _muon_run(ember, kw)
+    for step, (te, ee) in enumerate(zip(ht, he)):
+        for t, e in zip(te, ee):
+            assert e.dtype == t.dtype and e.shape == t.shape
+            np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6 * float(np.abs(t).max()),
+                                       err_msg=f"step {step}")
+
+
+def test_muon_defaults_and_state_dict():
+    ot, pt, _ = _muon_run(torch, {}, steps=2)
+    oe, pe, _ = _muon_run(ember, {}, steps=2)
+    assert oe.defaults == ot.defaults
+    st, se = ot.state_dict(), oe.state_dict()
+    assert se["param_groups"] == st["param_groups"]
+    assert sorted(se["state"]) == sorted(st["state"])
+    for k in st["state"]:
+        assert sorted(se["state"][k]) == sorted(st["state"][k])
+        np.testing.assert_allclose(se["state"][k]["momentum_buffer"].numpy(),
+                                   st["state"][k]["momentum_buffer"].numpy(), rtol=1e-5, atol=1e-7)
+    # ember's state dict, loaded into a fresh ember Muon, continues the same trajectory
+    fresh = ember.optim.Muon([p.detach().clone().requires_grad_() for p in pe])
+    fresh.load_state_dict(se)
+    assert fresh.state_dict()["param_groups"] == se["param_groups"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.optim.Muon([m.ones(2, 2, requires_grad=True)], lr=-1.0),
+    lambda m: m.optim.Muon([m.ones(2, 2, requires_grad=True)], momentum=-0.5),
+    lambda m: m.optim.Muon([m.ones(2, 2, requires_grad=True)], weight_decay=-0.1),
+    lambda m: m.optim.Muon([m.ones(2, 2, requires_grad=True)], adjust_lr_fn="bogus"),
+    lambda m: m.optim.Muon([m.ones(2, 2, requires_grad=True)], lr=m.tensor([0.1, 0.2])),
+    lambda m: m.optim.Muon([m.ones(3, requires_grad=True)]),
+    lambda m: m.optim.Muon([m.ones(2, 2, 2, requires_grad=True)]),
+])
+def test_muon_argument_errors(call):
+    same_outcome(call)
+
+
+@pytest.mark.parametrize("setup", ["complex", "ns_steps", "coefficients"])
+def test_muon_step_errors(setup):
+    def call(m):
+        if setup == "complex":
+            p = m.ones(2, 2, dtype=m.complex64, requires_grad=True)
+            opt = m.optim.Muon([p])
+        else:
+            p = m.ones(2, 2, requires_grad=True)
+            opt = m.optim.Muon([p], **({"ns_steps": 100} if setup == "ns_steps" else
+                                       {"ns_coefficients": (1.0, 2.0)}))
+        p.grad = m.ones_like(p)
+        opt.step()
+        return p
+    same_outcome(call)
+
+
+def _swap_run(m):
+    rng = np.random.default_rng(1)
+    a = [rng.standard_normal(s).astype(np.float32) for s in ((3, 2), (4,), (2, 2))]
+    params = [m.tensor(x).requires_grad_() for x in a]
+    opt = m.optim.SGD([{"params": params[:2]}, {"params": params[2:], "lr": 0.3}], lr=0.1,
+                      momentum=0.9)
+    for p in params:
+        p.grad = m.ones_like(p)
+    opt.step()
+    live_groups = [g["params"] for g in opt.param_groups]
+    osd = opt.state_dict()
+    osd["param_groups"][0]["lr"] = 0.5
+    buf_before = osd["state"][0]["momentum_buffer"].clone()
+    others = {f"p{i}": m.tensor(x * 2).requires_grad_() for i, x in enumerate(a)}
+    for p in others.values():
+        p.grad = m.full_like(p, 0.5)
+    with m.optim.swap_in_optimizer_params_and_state(opt, others, osd):
+        inside = (opt.param_groups[0]["lr"], [p is q for p, q in zip(opt.param_groups[0]["params"],
+                                                                    list(others.values())[:2])])
+        opt.step()
+    restored = (opt.param_groups[0]["lr"], [g["params"] is l for g, l in
+                                            zip(opt.param_groups, live_groups)],
+                set(map(id, opt.state)) == set(map(id, params)))
+    return (inside, restored, [p.detach().numpy() for p in others.values()],
+            [p.detach().numpy() for p in params], (osd["state"][0]["momentum_buffer"] -
+                                                  buf_before).numpy())
+
+
+def test_swap_in_optimizer_params_and_state():
+    rt, re_ = _swap_run(torch), _swap_run(ember)
+    assert re_[0] == rt[0] and re_[1] == rt[1]
+    for e, t in zip(re_[2] + re_[3] + [re_[4]], rt[2] + rt[3] + [rt[4]]):
+        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("bad", ["uninitialized", "not_dict", "state_list", "tensor_keys",
+                                 "groups_count", "group_keys", "params_count", "extra_state",
+                                 "too_few_params"])
+def test_swap_in_errors(bad):
+    def call(m):
+        p = m.ones(2, requires_grad=True)
+        opt = m.optim.SGD([p], lr=0.1, momentum=0.9)
+        if bad != "uninitialized":
+            p.grad = m.ones(2)
+            opt.step()
+        osd = opt.state_dict()
+        params = {"p": m.zeros(2)}
+        if bad == "not_dict":
+            osd = [osd]
+        elif bad == "state_list":
+            osd["state"] = [1]
+        elif bad == "tensor_keys":
+            osd["state"] = {p: {}}
+        elif bad == "groups_count":
+            osd["param_groups"] = osd["param_groups"] * 2
+        elif bad == "group_keys":
+            osd["param_groups"][0]["extra"] = 1
+        elif bad == "params_count":
+            osd["param_groups"][0]["params"] = [0, 1]
+        elif bad == "extra_state":
+            osd["state"][7] = {}
+        elif bad == "too_few_params":
+            params = {}
+        with m.optim.swap_in_optimizer_params_and_state(opt, params, osd):
+            pass
+        return p
+    same_outcome(call)
