@@ -553,3 +553,22 @@ def test_swap_in_errors(bad):
             pass
         return p
     same_outcome(call)
+
+
+# ---- 6. FileStore on a path it cannot open ------------------------------------------------------
+@pytest.mark.parametrize("where", ["missing_parent", "parent_is_a_file"])
+def test_filestore_unopenable_path(tmp_path, where):
+    import torch.distributed as tdist
+    import ember.distributed as edist
+    (tmp_path / "f").write_text("")
+    path = tmp_path / ("nope" if where == "missing_parent" else "f") / "store"
+    errors = []
+    for dist in (tdist, edist):
+        with pytest.raises(Exception) as info:
+            dist.FileStore(str(path), 1)
+        errors.append(info.value)
+    t, e = errors
+    assert isinstance(e, edist.DistStoreError) and isinstance(e, RuntimeError)
+    assert type(t).__name__ == type(e).__name__ == "DistStoreError"
+    assert str(e) == str(t)
+    assert not (tmp_path / "nope").exists()
