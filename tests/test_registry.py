@@ -124,7 +124,7 @@ def test_in_place_variants_share_the_functional_derivative():
 
 def test_generated_binding_source_and_docstring():
     src = ember.sum.__ember_source__
-    assert src.startswith("def sum(input=_REQUIRED, dim=None, keepdim=False, *, dtype=None, "
+    assert src.startswith("def sum(input=_REQUIRED, dim=_NO_DIM, keepdim=False, *, dtype=None, "
                           "out=None, **numpy_names):")
     assert ember.sum.__doc__.startswith(
         "sum(input, dim=None, keepdim=False, *, dtype=None, out=None) -> Tensor")

@@ -1217,6 +1217,9 @@ binary("_prelu_kernel", lambda a, w, dt: np.where(a > 0, a, w * a),
 def _polygamma_values(self, n):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if self.dtype.is_complex:  # PyTorch's kernels for n = 0, 1 and above are real-only
+        raise not_implemented("digamma" if n == 0 else "trigamma" if n == 1 else "polygamma",
+                              self.dtype)
     from . import _special
     dt = _float_result(self.dtype)
     with np.errstate(all="ignore"):

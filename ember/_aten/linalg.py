@@ -321,10 +321,15 @@ def _addr_check(self, vec1, vec2):
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
                            if vec1.dim() != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    _check_same_dtype(vec1, vec2, "addr")
     shape = (vec1._size[0], vec2._size[0])
     _check_expands(self, shape, "addr")
     return shape
+
+
+def _addr_dtype(self, vec1, vec2):
+    """addr's result dtype: PyTorch runs it as one TensorIterator over self (expanded to the
+    result's shape) and the two vectors, so all three promote as equals, a 0-dim self too."""
+    return D.promote_types(D.promote_types(self.dtype, vec1.dtype), vec2.dtype)
 
 
 def _addbmm_check(self, b1, b2, kernel, keep_batch):
@@ -401,19 +406,29 @@ def addmv_meta(self, mat, vec, beta=1, alpha=1):
 def addr(self, vec1, vec2, beta=1, alpha=1):
     """beta * self + alpha * outer(vec1, vec2); on bool tensors `or` and `and`, as in PyTorch."""
     shape = _addr_check(self, vec1, vec2)
-    if vec1.dtype is D.bool:
+    dt = _addr_dtype(self, vec1, vec2)
+    if dt is D.bool:
         r = np.logical_and.outer(vec1._np, vec2._np) & bool(alpha)
         if beta:
             r = r | self._np
         return _wrap(np.array(np.broadcast_to(r, shape)))
-    mdt = _accumulate(vec1.dtype)
+    if isinstance(beta, bool) or isinstance(alpha, bool):
+        raise RuntimeError(f"Boolean {'beta' if isinstance(beta, bool) else 'alpha'}"
+                           f" only supported for Boolean results.")
+    if not dt.is_floating_point and not dt.is_complex:
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, (float, complex)):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                                   f"floating point number.")
+    mdt = _accumulate(dt)
     r = np.multiply.outer(vec1._np.astype(mdt, copy=False), vec2._np.astype(mdt, copy=False))
-    return _add_scaled(r, self, beta, alpha, shape, vec1.dtype)
+    return _add_scaled(r, self, beta, alpha, shape, dt)
 
 
 @impl("addr", "Meta")
 def addr_meta(self, vec1, vec2, beta=1, alpha=1):
-    return _meta(_addr_check(self, vec1, vec2), vec1.dtype, device=vec1._device)
+    return _meta(_addr_check(self, vec1, vec2), _addr_dtype(self, vec1, vec2),
+                 device=vec1._device)
 
 
 def _batched_product(b1, b2):

@@ -409,6 +409,13 @@ def linalg_vector_norm_meta(self, ord=2, dim=None, keepdim=False, dtype=None):
 def nansum(self, dim=None, keepdim=False, dtype=None):
     dims = reduce_dims(self._size, dim)
     out_dt = _sum_dtype(self.dtype, dtype)
+    if self.dtype.is_floating_point and not out_dt.is_floating_point:
+        if out_dt.is_complex:  # the float kernel, asked for a complex sum
+            from .elementwise import not_implemented
+            raise not_implemented("nansum_cpu", out_dt)
+        # into an integral dtype= each element is cast (a NaN as zero), then summed
+        a = np.where(np.isnan(self._np), 0, self._np).astype(out_dt._np)
+        return _wrap(np.asarray(np.sum(a, axis=dims, keepdims=keepdim, dtype=out_dt._np)))
     # np.nansum only skips NaN in NumPy's own float types: bfloat16 is summed as float32
     a = self._np.astype(_acc_np(out_dt) or out_dt._np, copy=False)
     return _wrap(np.asarray(np.nansum(a, axis=dims, keepdims=keepdim)).astype(out_dt._np,

@@ -918,20 +918,20 @@ def rot90_meta(self, k=1, dims=(0, 1)):
 
 def _scatter_into(view_fn, name):
     """`<view>_scatter(self, src, ...)`: a copy of self with the view `view_fn` selects
-    replaced by src (the functional form of writing into a view)."""
+    replaced by src (the functional form of writing into a view). src of another dtype is
+    cast to self's as `copy_` casts it, as in PyTorch."""
 
     def check(self, src, args):
         target = view_fn(_stand_in(self), *args)
         if tuple(target.shape) != tuple(src._size):
             raise RuntimeError(f"expected src to have a size equal to the slice of self. src "
                                f"size = {list(src._size)}, slice size = {list(target.shape)}")
-        if src.dtype is not self.dtype:
-            raise RuntimeError(f"{name}(): expected src and self to have the same dtype")
 
     def cpu(self, src, *args):
         check(self, src, args)
         out = np.array(self._np)
-        view_fn(out, *args)[...] = src._np
+        view_fn(out, *args)[...] = src._np if src.dtype is self.dtype else \
+            _cast(src._np, self.dtype)
         return _wrap(out)
 
     def meta(self, src, *args):

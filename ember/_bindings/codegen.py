@@ -41,6 +41,7 @@ import linecache
 
 from .._core import torch_function as _tf
 from .._core.tensor import Tensor
+from . import deprecated as _deprecated
 from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _return_type
 
 _INT_LIST = ("int[]", "SymInt[]")
@@ -53,11 +54,20 @@ HAND_WRITTEN_FUNCTIONS = {
     "unique_consecutive", "angle", "masked_fill", "index_fill",
     "empty", "empty_strided", "full", "arange", "linspace", "eye", "scalar_tensor", "randperm",
 }
+# Functions whose full reduction (`sum(x)`) is an overload without `out=`: the dim defaults to
+# `_NO_DIM`, so that `sum(x, out=t)` is refused as PyTorch's parser refuses it, and
+# `sum(x, None, out=t)` still binds to the overload with a dim.
+OUT_NEEDS_DIM = {"sum"}
+# Ops with PyTorch's deprecated scalars-first overloads (`add(input, alpha, other)`,
+# `addmm(beta, input, alpha, mat1, mat2)`): their bindings take the extra positional arguments as
+# `*_deprecated` and hand such a call to deprecated.py.
+DEPRECATED = {"add", "sub", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
+              "sspaddmm"}
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
                         "normal_", "unique_consecutive", "angle", "masked_fill", "masked_fill_",
-                        "index_fill", "index_fill_"}
+                        "index_fill", "index_fill_", "copy_"}
 
 
 # PyTorch's python_arg_parser: a parameter's Python name and the NumPy names it also accepts
@@ -224,10 +234,14 @@ class _Binding:
         aliased = [i for i, a in enumerate(self.params) if self.arg_name(a) in NUMPY_NAMES]
         self.aliased = [] if self.varargs else [self.params[i] for i in aliased]
         self.required_from = aliased[0] if self.aliased else len(self.params)
+        self.out_needs_dim = self.has_out and self.name in OUT_NEEDS_DIM
+        self.deprecated = self.name.rstrip("_") in DEPRECATED and not self.varargs
 
     def default_of(self, a):
         """The parameter's default in the signature (`_REQUIRED` for a required parameter at or
         after the first one with a NumPy name), or no default."""
+        if self.out_needs_dim and a.name == "dim":
+            return "_NO_DIM"
         if a.has_default:
             return repr(_default(a))
         if not a.kwarg_only and self.params.index(a) >= self.required_from:
@@ -247,7 +261,7 @@ class _Binding:
                 star = True
                 continue
             if a.kwarg_only and not star:
-                parts.append("*")
+                parts.append("*_deprecated" if self.deprecated else "*")
                 star = True
             default = self.default_of(a)
             parts.append(n if default is None else f"{n}={default}")
@@ -261,6 +275,14 @@ class _Binding:
 
     def source(self):
         lines = [f"def {self.name}({self.signature()}):"]
+        if self.deprecated:
+            given = (["self"] if self.kind == "method" else []) + \
+                [self.arg_name(a) for a in self.params if not a.kwarg_only]
+            scalars = [self.arg_name(a) for a in self.params if a.kwarg_only]
+            lines += ["    if _deprecated:",
+                      f"        return _deprecated_call(_public, {self.name!r}, "
+                      f"{self.kind == 'method'}, ({', '.join(given)},) + _deprecated, "
+                      f"{'out' if self.has_out else '_NO_OUT'}, ({', '.join(scalars)},))"]
         if self.aliased:
             names = [self.arg_name(a) for a in self.aliased]
             defaults = [self.default_of(a) for a in self.aliased]
@@ -271,6 +293,11 @@ class _Binding:
                 if self.default_of(a) == "_REQUIRED":
                     lines += [f"    if {self.arg_name(a)} is _REQUIRED:",
                               f"        _missing({self.name!r}, {self.arg_name(a)!r})"]
+        if self.out_needs_dim:
+            lines += ["    if dim is _NO_DIM:",
+                      "        if out is not None:",
+                      f"            _out_needs_dim({self.name!r}, dtype, keepdim)",
+                      "        dim = None"]
         lines += self.torch_function_check()
         for pos, a in enumerate(self.params, 1 if self.kind == "function" else 2):
             n = self.arg_name(a)
@@ -393,7 +420,9 @@ def _compile_all(bindings):
            "_wrong_type": _wrong_type, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
-           "_NOT_HANDLED": _tf.NOT_HANDLED}
+           "_NOT_HANDLED": _tf.NOT_HANDLED, "_NO_DIM": NO_DIM,
+           "_out_needs_dim": out_needs_dim, "_deprecated_call": _deprecated.call,
+           "_NO_OUT": _deprecated._NO_OUT}
     chunks, sources = [], []
     for k, (_, py_name, b) in enumerate(bindings):
         env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
@@ -413,6 +442,18 @@ def _compile_all(bindings):
         fn.__ember_source__ = sources[k]
         fn.__ember_op__ = b.op
         table[py_name] = fn
+
+
+NO_DIM = object()   # a reduction's dim not given (see OUT_NEEDS_DIM)
+
+
+def out_needs_dim(fn, dtype, keepdim):
+    """PyTorch's parser on `fn(x, out=t)` with no dim: only the overload with a dim takes out=;
+    with more arguments that overload alone is plausible, and its missing dim is named."""
+    if dtype is None and keepdim is False:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got (Tensor, "
+                        f"out=Tensor), but expected a dim with out=")
+    raise TypeError(f'{fn}() missing 1 required positional arguments: "dim"')
 
 
 def _wrong_type(fn, name, expected, value):
@@ -486,6 +527,7 @@ def document(fn, description=""):
     src = fn.__ember_source__
     head = src[src.index("(") + 1:src.index("):")]
     head = head.replace(", **numpy_names", "").replace("=_REQUIRED", "")  # PyTorch's signature
+    head = head.replace("=_NO_DIM", "=None").replace("*_deprecated", "*")
     if fn.__qualname__.startswith("Tensor."):
         head = head.removeprefix("self").removeprefix(", ")
     lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]

@@ -420,9 +420,52 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 
+# ---- the dtype argument -----------------------------------------------------------------------
+# PyTorch's argument parser refuses a `dtype=` that is no torch.dtype before the factory runs:
+# a function with one signature names the argument, one with several overloads lists the
+# arguments it got (its "invalid combination" message).
+_ONE_SIGNATURE = ("empty", "empty_strided", "zeros", "ones", "full", "tensor", "as_tensor",
+                  "asarray", "empty_like", "zeros_like", "ones_like", "full_like",
+                  "scalar_tensor", "tril_indices", "triu_indices")
+_OVERLOADED = ("arange", "linspace", "logspace", "eye", "rand", "randn", "randint", "randperm",
+               "normal", "rand_like", "randn_like", "randint_like")
+
+
+def _type_names(args, kwargs):
+    """How PyTorch's parser describes the arguments of a call it could not match."""
+    given = [type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args]
+    return ", ".join(given + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+
+
+def _checks_dtype(fn, name, overloaded):
+    def checked(*args, **kwargs):
+        dt = kwargs.get("dtype")
+        if dt is not None and not isinstance(dt, D.dtype):
+            if isinstance(dt, type) and dt in D.PYTHON_TYPE_DTYPES:  # dtype=float is float64
+                kwargs["dtype"] = D.PYTHON_TYPE_DTYPES[dt]
+                return fn(*args, **kwargs)
+            if overloaded:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({_type_names(args, kwargs)}), but expected a torch.dtype "
+                                f"for 'dtype'")
+            raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not "
+                            f"{type(dt).__name__}")
+        return fn(*args, **kwargs)
+    checked.__name__ = checked.__qualname__ = name
+    checked.__doc__, checked.__wrapped__ = fn.__doc__, fn
+    return checked
+
+
+for _name in _ONE_SIGNATURE + _OVERLOADED:
+    globals()[_name] = _checks_dtype(globals()[_name], _name, _name in _OVERLOADED)
+
+
 METHODS = dict(
-    new=_legacy_new, new_tensor=_new_tensor, new_empty=_new_factory(empty), new_zeros=_new_factory(_new_zeros),
-    new_ones=_new_factory(ones), new_full=_new_full,
+    new=_legacy_new, new_tensor=_checks_dtype(_new_tensor, "new_tensor", False),
+    new_empty=_checks_dtype(_new_factory(empty), "new_empty", False),
+    new_zeros=_checks_dtype(_new_factory(_new_zeros), "new_zeros", False),
+    new_ones=_checks_dtype(_new_factory(ones), "new_ones", False),
+    new_full=_checks_dtype(_new_full, "new_full", False),
     uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
 )

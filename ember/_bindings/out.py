@@ -88,6 +88,15 @@ def _as_input(name, out, result, inputs):
                                       f"{_type(out)} for out's dtype.")
 
 
+def _nansum(name, out, result, inputs):
+    """nansum of floats with out= runs its kernel in out's dtype, built for floats only (an
+    integral input is summed by sum, whose out= casts as usual)."""
+    if not inputs[0].dtype.is_floating_point or out in (D.float16, D.bfloat16, D.float32,
+                                                        D.float64):
+        return True
+    return NotImplementedError(f"\"nansum_cpu\" not implemented for '{_type(out)}'")
+
+
 def _long_indices(name, out, result, inputs):
     return out is D.int64 or \
         f"Expected out tensor to have dtype long int, but got {_c_name(out)} instead"
@@ -101,6 +110,7 @@ _OUT_DTYPE_RULES = {
     **dict.fromkeys(["any", "all"], _any_all),
     **dict.fromkeys(["amax", "amin"], _as_input),
     **dict.fromkeys(["argmax", "argmin"], _long_indices),
+    "nansum": _nansum,
     "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
         f"nan_to_num: dtype of out: {_type(out)} should be same as input: "
         f"{_type(inputs[0].dtype)}"),
@@ -130,6 +140,8 @@ DTYPE_FROM_OUT = frozenset(["sum", "prod", "cumsum", "cumprod"])
 
 def _check_out_dtype(name, out_dtype, result_dtype, inputs):
     verdict = _OUT_DTYPE_RULES[name](name, out_dtype, result_dtype, inputs)
+    if isinstance(verdict, Exception):
+        raise verdict
     if verdict is not True:
         raise RuntimeError(verdict)
 

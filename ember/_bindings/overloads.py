@@ -14,7 +14,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
-from .codegen import numpy_names
+from .codegen import numpy_names, out_needs_dim
 from .out import _finish, _finish_tuple, _return_type
 from .generated import maximum, minimum, atan2, view_as_real
 
@@ -107,6 +107,8 @@ def _int_dim(name, dim):
 
 @numpy_names
 def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
+    if dim is _FULL and out is not None:
+        out_needs_dim("prod", dtype, keepdim)
     dim = None if dim is _FULL else _int_dim("prod", dim)
     if out is not None and dtype is None:
         dtype = out.dtype   # Note [The dtype of out=]
@@ -221,14 +223,41 @@ def _min_method(self, dim=_FULL, keepdim=False):
 
 
 # (torch.round: below this line the builtin is builtins.round)
-def round(input, *, decimals=0, out=None):
+def _round_positional(name, given, method):
+    """PyTorch's parser on round with decimals passed positionally (it is keyword-only)."""
+    if method and len(given) == 1:
+        return TypeError(f"{name}() takes from 1 to 0 positional arguments but 1 were given")
+    if name == "round_" and not method and len(given) == 2:
+        return TypeError("round_() takes from 2 to 1 positional arguments but 2 were given")
+    got = ", ".join("Tensor" if isinstance(g, Tensor) else type(g).__name__ for g in given)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected (Tensor input, *, int decimals)")
+
+
+def round(input, *args, decimals=0, out=None):
+    if args:
+        raise _round_positional("round", (input,) + args, False)
     if decimals == 0:
         return _finish(_op("round")(input), False, out, "round", (input,))
     return _finish(_op("round.decimals")(input, decimals), False, out, "round", (input,))
 
 
-def round_(input, *, decimals=0):
+def round_(input, *args, decimals=0):
+    if args:
+        raise _round_positional("round_", (input,) + args, False)
     return _op("round_")(input) if decimals == 0 else _op("round_.decimals")(input, decimals)
+
+
+def _round_method(self, *args, decimals=0):
+    if args:
+        raise _round_positional("round", args, True)
+    return round(self, decimals=decimals)
+
+
+def _round_inplace_method(self, *args, decimals=0):
+    if args:
+        raise _round_positional("round_", args, True)
+    return round_(self, decimals=decimals)
 
 
 def _median_fn(name):
@@ -330,8 +359,7 @@ METHODS = dict(
     clip_=_clamp_inplace, prod=prod, max=_max_method, min=_min_method, var=var, std=std,
     squeeze=squeeze, squeeze_=_squeeze_, median=median, nanmedian=nanmedian,
     count_nonzero=count_nonzero, sort=sort, unique=unique, unique_consecutive=unique_consecutive,
-    round=lambda s, decimals=0: round(s, decimals=decimals),
-    round_=lambda s, decimals=0: round_(s, decimals=decimals),
+    round=_round_method, round_=_round_inplace_method,
     scatter=scatter, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
     masked_fill=masked_fill, masked_fill_=_masked_fill_, index_fill=index_fill,
     index_fill_=_index_fill_,

@@ -58,8 +58,19 @@ def _shape_args(shape):
 
 
 # ---- Tensor methods ---------------------------------------------------------------------------
+def _bad_to(args, kwargs):
+    """PyTorch's parser on a Tensor.to call no overload takes (its 'invalid combination')."""
+    got = ["Tensor" if isinstance(a, Tensor) else "torch.dtype" if isinstance(a, D.dtype)
+           else type(a).__name__ for a in args]
+    got += [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+    return TypeError(f"to() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected (device, dtype, non_blocking, copy), "
+                     f"(dtype, non_blocking, copy) or (tensor, non_blocking, copy)")
+
+
 def _to_args(args, kwargs):
     """Tensor.to(dtype) / to(device, dtype) / to(other) / to(dtype=..., device=...)."""
+    given = {k: v for k, v in kwargs.items() if k != "dtype"}
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -67,11 +78,19 @@ def _to_args(args, kwargs):
     memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        if not isinstance(dtype, type) or dtype not in D.PYTHON_TYPE_DTYPES:
+            raise _bad_to(args, dict(given, dtype=dtype))
+        dtype = D.PYTHON_TYPE_DTYPES[dtype]
+    for i, a in enumerate(args):
         if isinstance(a, D.dtype):
             dtype = a
+        elif isinstance(a, type) and a in D.PYTHON_TYPE_DTYPES:  # to(float) is to(float64)
+            dtype = D.PYTHON_TYPE_DTYPES[a]
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
+        elif i and isinstance(a, (str, _device_cls)):  # a device only comes first
+            raise _bad_to(args, given)
         elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
             device = _device_cls(a) if not isinstance(a, int) else _device_cls("cuda", a)
         elif isinstance(a, bool):
@@ -110,6 +129,35 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
             raise RuntimeError("Torch not compiled with CUDA enabled")
         dtype = dtype.dtype
     return _to(self, dtype)
+
+
+_NO_OTHER = object()
+
+
+def copy_(self, other=_NO_OTHER, non_blocking=False, **kwargs):
+    """Tensor.copy_(other): PyTorch binds it by hand as `copy_(Tensor other, bool non_blocking)`
+    and, like its other Tensor parameters, takes a Python number for `other` (a 0-dim tensor of
+    the number's own dtype, then cast to self's: `x.copy_(3.0)` fills x with 3)."""
+    if isinstance(other, Tensor) and type(self) in _FAST and type(other) in _FAST and not kwargs:
+        return _copy_(self, other, non_blocking)
+    if other is _NO_OTHER:
+        if kwargs:
+            raise TypeError('copy_() missing 1 required positional arguments: "other"')
+        raise TypeError("copy_() received an invalid combination of arguments - got (), but "
+                        "expected (Tensor other, bool non_blocking = False)")
+    if kwargs:
+        raise TypeError(f"copy_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if isinstance(other, (bool, int, float, complex)):
+        other = tensor(other, dtype=D.bool if isinstance(other, bool) else D.int64
+                       if isinstance(other, int) else D.float64 if isinstance(other, float)
+                       else D.complex128)
+    elif not isinstance(other, Tensor):
+        raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if _overridden(self, other):
+        return _handle(Tensor.copy_, (self, other) if non_blocking is False else
+                       (self, other, non_blocking))
+    return _copy_(self, other, non_blocking)
 
 
 def _contiguous(self, memory_format=None):
@@ -509,7 +557,7 @@ METHODS = dict(
     __rshift__=_shift_operator("bitwise_right_shift.Tensor"),
     __rrshift__=_shift_operator("bitwise_right_shift.Tensor", reflected=True),
     __irshift__=_shift_operator("bitwise_right_shift.Tensor", inplace=True),
-    to=_to, type=_type, type_as=lambda s, o: _to(s, o.dtype),
+    to=_to, type=_type, type_as=lambda s, o: _to(s, o.dtype), copy_=copy_,
     cpu=lambda s, memory_format=None: _to(s, "cpu"),
     float=_to_dtype(D.float32), double=_to_dtype(D.float64), half=_to_dtype(D.float16),
     bfloat16=_to_dtype(D.bfloat16), long=_to_dtype(D.int64), int=_to_dtype(D.int32),

@@ -6,6 +6,7 @@ changes the result's dtype if it is of a higher category than the operands of hi
 (dimensioned tensors > zero-dim tensors > Python scalars). See `result_type`.
 """
 from ember._core._warnings import user_stacklevel as _user_stacklevel
+import builtins
 import numpy as np
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -245,3 +246,8 @@ LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "
                      int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor",
                      bool: "BoolTensor", complex64: "ComplexFloatTensor",
                      complex128: "ComplexDoubleTensor"}
+
+
+# PyTorch's argument parser takes a Python number type where a dtype goes: dtype=float is float64
+PYTHON_TYPE_DTYPES = {builtins.float: float64, builtins.int: int64, builtins.bool: bool,
+                      builtins.complex: complex128}

@@ -383,6 +383,9 @@ class Tensor:
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad=True):
+        if type(requires_grad) is not bool:  # PyTorch's parser takes only a bool
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
+                            f"bool, not {_type_name_of(requires_grad)}")
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
@@ -836,6 +839,14 @@ def _alias(src):
 
 
 _FAST = _torch_function.FAST_TYPES
+
+
+def _type_name_of(value):
+    """A value's type as PyTorch's argument parser names it (`int`, `numpy.bool`)."""
+    t = type(value)
+    if isinstance(value, Tensor):
+        return "Tensor"
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def _overridden(*args):

@@ -18,6 +18,7 @@ from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 from .._bindings.tensor_methods import _no_grad_guard
 from .._bindings.codegen import numpy_names
+from .._aten.elementwise import _scalar_type_name
 
 __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_diag", "diagflat",
            "vander", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "histogram",
@@ -454,6 +455,11 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     a = elements.detach() if isinstance(elements, Tensor) else B.tensor(elements)
     b = test_elements.detach() if isinstance(test_elements, Tensor) else B.tensor(test_elements)
+    for given, t in ((elements, a), (test_elements, b)):
+        if t.dtype is D.bool or t.dtype.is_complex:  # a Python complex counts as complex128
+            dt = D.complex128 if isinstance(given, complex) else t.dtype
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{_scalar_type_name(dt)}")
     common = D.promote_types(a.dtype, b.dtype)
     found = np.isin(a.to(common).numpy(), b.to(common).numpy(), invert=invert)
     return B.tensor(np.asarray(found), dtype=D.bool, device=a.device)

@@ -369,8 +369,10 @@ class FileStore(Store):
         super().__init__()
         self.path = os.fspath(file_name)
         self.world_size = world_size
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        open(self.path, "ab").close()
+        try:  # a missing directory is not created: PyTorch's open fails with its strerror
+            open(self.path, "ab").close()
+        except OSError as e:
+            raise DistStoreError(e.strerror) from None
         _add_in_file(self.path, _REFCOUNT_KEY, 1)
         weakref.finalize(self, _release_file, self.path, world_size)
 
