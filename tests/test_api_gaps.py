@@ -562,13 +562,19 @@ def test_filestore_unopenable_path(tmp_path, where):
     import ember.distributed as edist
     (tmp_path / "f").write_text("")
     path = tmp_path / ("nope" if where == "missing_parent" else "f") / "store"
-    errors = []
-    for dist in (tdist, edist):
-        with pytest.raises(Exception) as info:
-            dist.FileStore(str(path), 1)
-        errors.append(info.value)
-    t, e = errors
-    assert isinstance(e, edist.DistStoreError) and isinstance(e, RuntimeError)
+    with pytest.raises(edist.DistStoreError) as info:
+        edist.FileStore(str(path), 1)
+    e = info.value
+    assert isinstance(e, RuntimeError)
+    assert not (tmp_path / "nope").exists()
+    if where == "missing_parent":
+        # torch retries opening a missing directory's file until its store timeout (300 s)
+        # before raising DistStoreError("No such file or directory"), measured once; the test
+        # checks ember's error has that text rather than wait for torch
+        assert str(e) == "No such file or directory"
+        return
+    with pytest.raises(Exception) as info:
+        tdist.FileStore(str(path), 1)
+    t = info.value
     assert type(t).__name__ == type(e).__name__ == "DistStoreError"
     assert str(e) == str(t)
-    assert not (tmp_path / "nope").exists()
