@@ -384,28 +384,50 @@ def test_deprecated_overload_gradients():
     assert grads[0] == grads[1]
 
 
-@pytest.mark.parametrize("call", ["torch.addmm(2, torch.ones(2, 2), 3, torch.ones(2, 2), "
-                                  "torch.ones(2, 2))",
-                                  "torch.ones(2).sub_(2, torch.ones(2))",
-                                  "torch.ones(2, 2).addmm(2, torch.ones(2, 2), torch.ones(2, 2))"])
-def test_deprecated_overload_warns_once_as_torch(call):
-    """The one-time warning names the overload and the signatures to use, as torch's does."""
+_ONCE_CALLS = ["torch.addmm(2, torch.ones(2, 2), 3, torch.ones(2, 2), torch.ones(2, 2))",
+               "torch.ones(2).sub_(2, torch.ones(2))",
+               "torch.ones(2, 2).addmm(2, torch.ones(2, 2), torch.ones(2, 2))"]
+
+
+@pytest.fixture(scope="module")
+def once_warnings():
+    """{(library, call): (warnings the call gave, run twice; the first one's text; warnings
+    another deprecated overload gave after it)}, each in a fresh process (the warning is once per
+    process, for every overload together, as TORCH_WARN_ONCE is); the processes run at once."""
+    import json
     import subprocess
     import sys
-    code = ("import warnings, {lib} as torch\n"
+    code = ("import json, warnings, {lib} as torch\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
-            "    " + call + "\n    " + call + "\n"
-            "print(len(w)); print(repr(str(w[0].message)))\n")
-    outs = []
+            "    {call}; {call}\n"
+            "    first = len(w)\n"
+            "    {other}\n"
+            "print(json.dumps((first, str(w[0].message), len(w) - first)))\n")
+    runs = {}
     for lib in ("torch", "ember"):
-        r = subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
-                           text=True, timeout=120)
-        assert r.returncode == 0, r.stderr
-        count, msg = r.stdout.strip().splitlines()
-        outs.append((count, eval(msg).split(" (Triggered")[0].split("\n")))
-    (tc, tm), (ec, em) = outs
-    assert ec == tc == "1"
+        for i, call in enumerate(_ONCE_CALLS):
+            other = _ONCE_CALLS[i - 1]
+            runs[lib, call] = subprocess.Popen(
+                [sys.executable, "-c", code.format(lib=lib, call=call, other=other)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found = {}
+    for key, proc in runs.items():
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+        found[key] = json.loads(out.strip().splitlines()[-1])
+    return found
+
+
+@pytest.mark.parametrize("call", _ONCE_CALLS)
+def test_deprecated_overload_warns_once_as_torch(once_warnings, call):
+    """The one-time warning names the overload and the signatures to use, as torch's does, and
+    no deprecated overload warns again in that process."""
+    (ec, emsg, e_after), (tc, tmsg, t_after) = once_warnings["ember", call], \
+        once_warnings["torch", call]
+    assert ec == tc == 1 and e_after == t_after == 0
+    tm = tmsg.split(" (Triggered")[0].split("\n")
+    em = emsg.split(" (Triggered")[0].split("\n")
     assert em == tm[:len(em)] and len(em) >= 4
 
 

@@ -30,13 +30,17 @@ ALLOWED_UPWARD = {
 }
 
 
-def test_no_import_cycle_at_module_level():
-    edges = import_graph.edges(import_graph.modules())
+@pytest.fixture(scope="module")
+def edges():
+    """ember's import graph, read from the source once for the tests below."""
+    return import_graph.edges(import_graph.modules())
+
+
+def test_no_import_cycle_at_module_level(edges):
     assert import_graph.cycles(edges, {"top"}) == []
 
 
-def test_lower_layers_reach_up_only_from_tensor_methods_at_call_time():
-    edges = import_graph.edges(import_graph.modules())
+def test_lower_layers_reach_up_only_from_tensor_methods_at_call_time(edges):
     up = import_graph.upward(edges)
     assert {(a, b) for a, b, _ in up} <= ALLOWED_UPWARD, up
     assert all(kinds == {"call"} for _, _, kinds in up), up

@@ -36,7 +36,7 @@ def edges(mods):
     for name, (path, is_pkg) in mods.items():
         tree = ast.parse(path.read_text())
         top = {id(n) for n in tree.body}
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             if isinstance(node, ast.ImportFrom):
                 base = name.split(".") if is_pkg else name.split(".")[:-1]
                 if node.level:
@@ -55,6 +55,17 @@ def edges(mods):
                 if t in mods and t != name and not name.startswith(t + "."):
                     out.setdefault((name, t), set()).add(kind)
     return out
+
+
+def _statements(tree):
+    """Every statement of a module, nested ones too (imports are statements: the expressions,
+    most of a tree's nodes, need no visit)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo.extend(getattr(node, field, ()))
 
 
 def cycles(graph_edges, kinds):

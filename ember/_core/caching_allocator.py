@@ -119,7 +119,7 @@ import numpy as np
 
 kMinBlockSize = 512
 _REFUSED = "refused"  # _moment_between's answer when taking a block back is not exact
-HELD = 3  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
+HELD = 6  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
 kMinLargeAlloc = 10 << 20
