@@ -1,0 +1,602 @@
+"""torch.testing._internal.common_utils: PyTorch's TestCase and what its test files import with
+it. `assertEqual` compares tensors, NumPy arrays, numbers, booleans and containers of them with
+the dtype-based tolerances of `assert_close` (loosened by `precision`/`rel_tol`, which
+@precisionOverride / @toleranceOverride set); @parametrize / `instantiate_parametrized_tests`
+name the generated tests as PyTorch's do (`test_foo_x_1`). ember has no CUDA, ROCm or Dynamo
+test mode, so the decorators that skip under those modes leave the test as it is."""
+import collections.abc
+import contextlib
+import enum
+import math
+import os
+import random
+import re
+import shutil
+import sys
+import tempfile
+import unittest
+import warnings
+from functools import wraps
+
+import numpy as np
+
+import ember
+from ember.testing import make_tensor  # noqa: F401  (imported from here by test files)
+from ember.testing._comparison import (BooleanPair, ErrorMeta, NonePair, NumberPair, Pair,
+                                       TensorLikePair, UnsupportedInputs, _originate_pairs)
+
+try:  # assertExpectedInline, as PyTorch's TestCase has it through expecttest
+    import expecttest
+    _BaseTestCase = expecttest.TestCase
+except ImportError:  # pragma: no cover - the `test` extra installs it
+    expecttest = None
+    _BaseTestCase = unittest.TestCase
+
+SEED = 1234
+IS_WINDOWS = sys.platform == "win32"
+IS_MACOS = sys.platform == "darwin"
+IS_LINUX = sys.platform.startswith("linux")
+IS_PPC = IS_S390X = IS_ARM64 = IS_JETSON = IS_FBCODE = IS_SANDCASTLE = IS_REMOTE_GPU = False
+IS_CI = bool(os.environ.get("CI"))
+TEST_WITH_ROCM = TEST_WITH_ASAN = TEST_WITH_TSAN = TEST_WITH_UBSAN = False
+TEST_WITH_DEV_DBG_ASAN = TEST_WITH_TORCHDYNAMO = TEST_WITH_TORCHINDUCTOR = False
+TEST_WITH_AOT_EAGER = TEST_WITH_CROSSREF = TEST_WITH_SLOW_GRADCHECK = False
+TEST_WITH_SLOW = os.environ.get("PYTORCH_TEST_WITH_SLOW", "0") == "1"
+TEST_SKIP_FAST = os.environ.get("PYTORCH_TEST_SKIP_FAST", "0") == "1"
+TEST_CUDA = TEST_MULTIGPU = TEST_CUDNN = TEST_MPS = TEST_XPU = TEST_HPU = False
+TEST_PRIVATEUSE1 = TEST_CUDA_GRAPH = TEST_MKL = TEST_MKLDNN = False
+TEST_NUMPY = True
+TEST_LAPACK = True
+TEST_SCIPY = True
+try:
+    import scipy  # noqa: F401
+except ImportError:  # pragma: no cover
+    TEST_SCIPY = False
+NATIVE_DEVICES = ("cpu", "cuda", "meta")
+
+numpy_to_torch_dtype_dict = {np.bool_: ember.bool, np.uint8: ember.uint8, np.int8: ember.int8,
+                             np.int16: ember.int16, np.int32: ember.int32,
+                             np.int64: ember.int64, np.float16: ember.float16,
+                             np.float32: ember.float32, np.float64: ember.float64,
+                             np.complex64: ember.complex64, np.complex128: ember.complex128}
+torch_to_numpy_dtype_dict = {v: k for k, v in numpy_to_torch_dtype_dict.items()}
+torch_to_numpy_dtype_dict[ember.bfloat16] = np.float32
+
+
+def numpy_to_torch_dtype(np_dtype):
+    try:
+        return numpy_to_torch_dtype_dict[np_dtype]
+    except KeyError:
+        return numpy_to_torch_dtype_dict[np_dtype.type]
+
+
+def has_corresponding_torch_dtype(np_dtype):
+    try:
+        numpy_to_torch_dtype(np_dtype)
+        return True
+    except KeyError:
+        return False
+
+
+def dtype_name(dtype):
+    """`torch.float32` -> "float32", as test names spell dtypes."""
+    return str(dtype).split(".")[1]
+
+
+# ---- seeds, defaults, files ---------------------------------------------------------------
+def set_rng_seed(seed=None):
+    seed = SEED if seed is None else seed
+    ember.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+@contextlib.contextmanager
+def freeze_rng_state():
+    """Run the block and put the global generator back as it was."""
+    state = ember.get_rng_state()
+    try:
+        yield
+    finally:
+        ember.set_rng_state(state)
+
+
+@contextlib.contextmanager
+def set_default_dtype(dtype):
+    saved = ember.get_default_dtype()
+    ember.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        ember.set_default_dtype(saved)
+
+
+@contextlib.contextmanager
+def set_warn_always_context(value):
+    saved = ember.is_warn_always_enabled()
+    ember.set_warn_always(value)
+    try:
+        yield
+    finally:
+        ember.set_warn_always(saved)
+
+
+class DeterministicGuard:
+    """`with DeterministicGuard(True):` -- deterministic algorithms on, restored after."""
+
+    def __init__(self, deterministic, *, warn_only=False, fill_uninitialized_memory=True):
+        self.deterministic, self.warn_only = deterministic, warn_only
+
+    def __enter__(self):
+        self.saved = (ember.are_deterministic_algorithms_enabled(),
+                      ember.is_deterministic_algorithms_warn_only_enabled())
+        ember.use_deterministic_algorithms(self.deterministic, warn_only=self.warn_only)
+
+    def __exit__(self, *exc):
+        ember.use_deterministic_algorithms(self.saved[0], warn_only=self.saved[1])
+
+
+@contextlib.contextmanager
+def TemporaryFileName(*args, **kwargs):
+    with tempfile.NamedTemporaryFile(*args, **kwargs) as f:
+        yield f.name
+
+
+@contextlib.contextmanager
+def TemporaryDirectoryName(suffix=None):
+    path = tempfile.mkdtemp(suffix=suffix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def noncontiguous_like(t):
+    """A tensor equal to `t` whose elements are every other one of a larger buffer."""
+    if not t.is_contiguous():
+        return t
+    value = math.nan if t.dtype.is_floating_point or t.dtype.is_complex else 12
+    result = t.new_empty(t.shape + (2,))
+    result[..., 0] = value
+    result[..., 1] = t.detach()
+    result = result[..., 1]
+    result.requires_grad_(t.requires_grad)
+    return result
+
+
+def gradcheck(fn, inputs, **kwargs):
+    """autograd.gradcheck with the test suite's defaults (batched gradients, fast mode)."""
+    for key in ("check_batched_grad", "fast_mode"):
+        if kwargs.get(key) is None:
+            kwargs[key] = True
+    return ember.autograd.gradcheck(fn, inputs, **kwargs)
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, **kwargs):
+    for key in ("check_batched_grad", "fast_mode"):
+        if kwargs.get(key) is None:
+            kwargs[key] = True
+    return ember.autograd.gradgradcheck(fn, inputs, grad_outputs, **kwargs)
+
+
+def first_sample(self, samples):
+    """The first of an iterable of samples, or a skip when there is none."""
+    sample = next(iter(samples), None)
+    if sample is None:
+        raise unittest.SkipTest("Skipped! Need at least 1 sample input")
+    return sample
+
+
+# ---- decorators ----------------------------------------------------------------------------
+def suppress_warnings(fn):
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def _unused_mode(*args, **kwargs):
+    """The decorators that act only under a test mode ember does not have (Dynamo, Inductor,
+    ROCm, cross-ref, sandcastle...): applied bare (`@skipIfRocm`) or with arguments
+    (`@skipIfTorchDynamo("why")`), they leave the test as it is."""
+    if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], str):
+        return args[0]
+    return lambda fn: fn
+
+
+skipIfTorchDynamo = skipIfTorchInductor = skipIfCrossRef = skipIfRocm = _unused_mode
+xfailIfTorchDynamo = skipIfNoLapack = skipIfSlowGradcheckEnv = skipIfRocmArch = _unused_mode
+skipIfMps = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
+serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
+skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
+wrapDeterministicFlagAPITest = skipIfPortableMode = skipIfNoDill = _unused_mode
+
+
+def skipIfNoSciPy(fn):
+    return unittest.skipIf(not TEST_SCIPY, "test require SciPy, but SciPy not found")(fn)
+
+
+def slowTest(fn):
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not TEST_WITH_SLOW:
+            raise unittest.SkipTest("test is slow; run with PYTORCH_TEST_WITH_SLOW to enable test")
+        return fn(*args, **kwargs)
+    wrapper.__dict__["slow_test"] = True
+    return wrapper
+
+
+def slowTestIf(condition):
+    return slowTest if condition else (lambda fn: fn)
+
+
+# ---- parametrization -----------------------------------------------------------------------
+class _TestParametrizer:
+    """A decorator that gives the test a `parametrize_fn`: test -> (test, name suffix, kwargs,
+    decorators) per generated test; stacked ones compose (the product, names top to bottom)."""
+
+    def _parametrize_test(self, test, generic_cls, device_cls):
+        raise NotImplementedError
+
+    def __call__(self, fn):
+        if hasattr(fn, "parametrize_fn"):
+            fn.parametrize_fn = compose_parametrize_fns(fn.parametrize_fn, self._parametrize_test)
+        else:
+            fn.parametrize_fn = self._parametrize_test
+        return fn
+
+
+def compose_parametrize_fns(old_parametrize_fn, new_parametrize_fn):
+    def composite_fn(test, generic_cls, device_cls):
+        for old_test, old_name, old_kwargs, old_dec in list(
+                old_parametrize_fn(test, generic_cls, device_cls)):
+            for new_test, new_name, new_kwargs, new_dec in new_parametrize_fn(
+                    old_test, generic_cls, device_cls):
+                both = set(old_kwargs) & set(new_kwargs)
+                if both:
+                    raise RuntimeError(
+                        "Parametrization over the same parameter by multiple parametrization "
+                        f'decorators is not supported. For test "{test.__name__}", the following '
+                        f"parameters are handled multiple times: {both}")
+                name = new_name + ("_" if old_name and new_name else "") + old_name
+                yield (new_test, name, {**old_kwargs, **new_kwargs},
+                       lambda kw, a=old_dec, b=new_dec: list(a(kw)) + list(b(kw)))
+    return composite_fn
+
+
+class subtest:
+    """One explicit case of @parametrize: its values, a name, decorators for that case only."""
+    __slots__ = ["arg_values", "name", "decorators"]
+
+    def __init__(self, arg_values, name=None, decorators=None):
+        self.arg_values = arg_values
+        self.name = name
+        self.decorators = decorators or []
+
+
+class parametrize(_TestParametrizer):
+    """@parametrize("x,y", [(1, "a"), (2, "b")]): one test per case, named
+    `test_foo_x_1_y_a` (or by `name_fn` / a subtest's name)."""
+
+    def __init__(self, arg_str, arg_values, name_fn=None):
+        self.arg_names = [s.strip() for s in arg_str.split(",") if s != ""]
+        self.arg_values = arg_values
+        self.name_fn = name_fn
+
+    @staticmethod
+    def _formatted_str_repr(idx, name, value):
+        if isinstance(value, ember.dtype):
+            return dtype_name(value)
+        if isinstance(value, ember.device):
+            return str(value)
+        if isinstance(value, (int, float, str)):
+            return f"{name}_{str(value).replace('.', '_')}"
+        return f"{name}{idx}"
+
+    def _parametrize_test(self, test, generic_cls, device_cls):
+        if not self.arg_names:
+            yield (test, "", {}, lambda _: [])
+            return
+        empty = True
+        for idx, values in enumerate(self.arg_values):
+            empty = False
+            name, decorators, gen_test = None, [], test
+            if isinstance(values, subtest):
+                name, decorators, values = values.name, values.decorators, values.arg_values
+
+                @wraps(test)
+                def gen_test(*args, __test=test, **kwargs):
+                    return __test(*args, **kwargs)
+            values = list(values) if len(self.arg_names) > 1 else [values]
+            if len(values) != len(self.arg_names):
+                raise RuntimeError(f"Expected # values == # arg names, but got: {len(values)} "
+                                   f"values and {len(self.arg_names)} names for test "
+                                   f'"{test.__name__}"')
+            kwargs = dict(zip(self.arg_names, values))
+            if not name:
+                name = self.name_fn(*values) if self.name_fn else "_".join(
+                    self._formatted_str_repr(idx, a, v) for a, v in zip(self.arg_names, values))
+            yield (gen_test, name, kwargs, lambda _, d=decorators: d)
+        if empty:
+            raise ValueError(f"{test}: An empty arg_values was passed to @parametrize. Note that "
+                             "this may result from reuse of a generator.")
+
+
+class decorateIf(_TestParametrizer):
+    """Apply `decorator` to the parametrized cases whose kwargs satisfy `predicate`."""
+
+    def __init__(self, decorator, predicate_fn):
+        self.decorator, self.predicate_fn = decorator, predicate_fn
+
+    def _parametrize_test(self, test, generic_cls, device_cls):
+        yield (test, "", {},
+               lambda kw: [self.decorator] if self.predicate_fn(kw) else [])
+
+
+def instantiate_parametrized_tests(generic_cls):
+    """Replace each parametrized test of the class by its generated tests."""
+    for attr_name in tuple(dir(generic_cls)):
+        class_attr = getattr(generic_cls, attr_name)
+        if not hasattr(class_attr, "parametrize_fn"):
+            continue
+        delattr(generic_cls, attr_name)
+        for test, suffix, kwargs, decorator_fn in class_attr.parametrize_fn(
+                class_attr, generic_cls=generic_cls, device_cls=None):
+            name = f"{test.__name__}_{suffix}"
+
+            @wraps(test)
+            def instantiated_test(self, __test=test, __kwargs=kwargs):
+                __test(self, **__kwargs)
+            for decorator in decorator_fn(kwargs):
+                instantiated_test = decorator(instantiated_test)
+            if hasattr(generic_cls, name):
+                raise AssertionError(f"Redefinition of test {name}")
+            setattr(generic_cls, name, instantiated_test)
+    return generic_cls
+
+
+# ---- assertEqual's comparison pairs --------------------------------------------------------
+class RelaxedBooleanPair(BooleanPair):
+    """A boolean against a boolean, a number or a one-element tensor / array."""
+
+    def __init__(self, actual, expected, *, id=(), **other):
+        flags, others = (bool, np.bool_), (bool, np.bool_, int, float, complex, np.number,
+                                           ember.Tensor, np.ndarray)
+        if not (isinstance(actual, flags) and isinstance(expected, others)
+                or isinstance(expected, flags) and isinstance(actual, others)):
+            raise UnsupportedInputs
+        Pair.__init__(self, *(_one_value(x, "boolean", id) for x in (actual, expected)), id=id)
+        self.actual, self.expected = bool(self.actual), bool(self.expected)
+
+
+class RelaxedNumberPair(NumberPair):
+    """A number against a number or a one-element tensor / array, types not compared, with
+    float32 / complex64 default tolerances for Python floats and complexes."""
+    _TYPE_TO_DTYPE = {int: ember.int64, float: ember.float32, complex: ember.complex64}
+
+    def __init__(self, actual, expected, *, id=(), rtol_override=0.0, atol_override=0.0,
+                 check_dtype=None, **other):
+        numbers = (int, float, complex, np.number, enum.Enum)
+        others = numbers + (ember.Tensor, np.ndarray)
+        if not (isinstance(actual, numbers) and isinstance(expected, others)
+                or isinstance(expected, numbers) and isinstance(actual, others)):
+            raise UnsupportedInputs
+        actual, expected = (_one_value(x, "number", id) for x in (actual, expected))
+        actual, expected = (x.value if isinstance(x, enum.Enum) else x
+                            for x in (actual, expected))
+        if isinstance(actual, bool) or isinstance(expected, bool):
+            actual, expected = int(actual), int(expected)
+        super().__init__(actual, expected, id=id, check_dtype=False, **other)
+        self.rtol = max(self.rtol, rtol_override)
+        self.atol = max(self.atol, atol_override)
+
+
+def _one_value(x, kind, id):
+    """A one-element tensor or array as its Python value (more elements: PyTorch's error)."""
+    if isinstance(x, (ember.Tensor, np.ndarray)):
+        numel = x.numel() if isinstance(x, ember.Tensor) else x.size
+        if numel > 1:
+            raise ErrorMeta(ValueError, f"Only single element tensor-likes can be compared against "
+                                        f"a {kind}. Got {numel} elements instead.", id=id)
+        return x.item()
+    return x.item() if isinstance(x, np.number) else x
+
+
+class TensorOrArrayPair(TensorLikePair):
+    """Tensors and NumPy arrays in any mix, both made tensors; `precision`/`rel_tol` loosen the
+    dtype's default tolerances."""
+
+    def __init__(self, actual, expected, *, id=(), rtol_override=0.0, atol_override=0.0,
+                 **other):
+        if not all(isinstance(x, (ember.Tensor, np.ndarray)) for x in (actual, expected)):
+            raise UnsupportedInputs
+        actual, expected = (x if isinstance(x, ember.Tensor) else ember.as_tensor(x)
+                            for x in (actual, expected))
+        super().__init__(actual, expected, id=id, **other)
+        self.rtol = max(self.rtol, rtol_override)
+        self.atol = max(self.atol, atol_override)
+
+
+class UnittestPair(Pair):
+    """Other leaves, compared by unittest's assertEqual."""
+    CLS = object
+    TYPE_NAME = None
+
+    def __init__(self, actual, expected, *, id=(), **other):
+        self._check_inputs_isinstance(actual, expected, cls=self.CLS)
+        super().__init__(actual, expected, id=id)
+
+    def compare(self):
+        case = unittest.TestCase()
+        try:
+            return case.assertEqual(self.actual, self.expected)
+        except case.failureException as error:
+            msg = str(error)
+        name = self.TYPE_NAME or (self.CLS if isinstance(self.CLS, type) else self.CLS[0]).__name__
+        self._fail(AssertionError, f"{name.title()} comparison failed: {msg}")
+
+
+class StringPair(UnittestPair):
+    CLS = (str, bytes)
+    TYPE_NAME = "string"
+
+
+class SetPair(UnittestPair):
+    CLS = set
+
+
+class TypePair(UnittestPair):
+    CLS = type
+
+
+class ObjectPair(UnittestPair):
+    CLS = object
+
+
+_PAIRS = (NonePair, RelaxedBooleanPair, RelaxedNumberPair, TensorOrArrayPair, StringPair, SetPair,
+          TypePair, ObjectPair)
+
+
+# ---- TestCase ------------------------------------------------------------------------------
+class TestCase(_BaseTestCase):
+    """unittest.TestCase with PyTorch's assertEqual, seeded before each test (SEED)."""
+    _precision = 0
+    _rel_tol = 0
+    maxDiff = None
+    _ignore_not_implemented_error = False
+
+    @property
+    def precision(self):
+        return self._precision
+
+    @precision.setter
+    def precision(self, value):
+        self._precision = value
+
+    @property
+    def rel_tol(self):
+        return self._rel_tol
+
+    @rel_tol.setter
+    def rel_tol(self, value):
+        self._rel_tol = value
+
+    def setUp(self):
+        set_rng_seed()
+        self._prev_grad_state = ember.is_grad_enabled()
+
+    def tearDown(self):
+        ember.set_grad_enabled(self._prev_grad_state)
+
+    def assertEqual(self, x, y, msg=None, *, atol=None, rtol=None, equal_nan=True,
+                    exact_dtype=True, exact_device=False, exact_layout=False,
+                    exact_stride=False, exact_is_coalesced=False):
+        __tracebackhide__ = True
+        if any(isinstance(v, np.ndarray) and not has_corresponding_torch_dtype(v.dtype)
+               for v in (x, y)):
+            x, y = (v.tolist() if isinstance(v, (ember.Tensor, np.ndarray)) else list(v)
+                    for v in (x, y))
+        elif isinstance(x, ember.Tensor) and isinstance(y, collections.abc.Sequence):
+            y = ember.as_tensor(y, dtype=x.dtype, device=x.device)
+        elif isinstance(x, collections.abc.Sequence) and isinstance(y, ember.Tensor):
+            x = ember.as_tensor(x, dtype=y.dtype, device=y.device)
+        nn, data = ember.nn, ember.utils.data
+        options = dict(pair_types=_PAIRS,
+                       sequence_types=(collections.abc.Sequence, nn.Sequential, nn.ModuleList,
+                                       nn.ParameterList, data.Subset),
+                       mapping_types=(collections.abc.Mapping, nn.ModuleDict, nn.ParameterDict),
+                       rtol=rtol, rtol_override=self.rel_tol, atol=atol,
+                       atol_override=self.precision, equal_nan=equal_nan,
+                       check_device=exact_device, check_dtype=exact_dtype,
+                       check_layout=exact_layout, check_stride=exact_stride)
+        message = (lambda generated: f"{generated}\n{msg}") \
+            if isinstance(msg, str) and self.longMessage else msg
+        try:
+            pairs = _originate_pairs(x, y, **options)
+            for pair in pairs:
+                pair.compare()
+        except ErrorMeta as meta:
+            raise meta.to_error(message) from None
+
+    def assertNotEqual(self, x, y, msg=None, *, atol=None, rtol=None, **kwargs):
+        with self.assertRaises(AssertionError, msg=msg):
+            self.assertEqual(x, y, msg, atol=atol, rtol=rtol, **kwargs)
+
+    def assertEqualIgnoreType(self, *args, **kwargs):
+        return self.assertEqual(*args, exact_dtype=False, **kwargs)
+
+    def assertEqualBroadcasting(self, x, y, *args, **kwargs):
+        if not isinstance(y, collections.abc.Iterable):
+            y = ember.ones_like(x) * y
+        if not isinstance(y, ember.Tensor):
+            y = ember.ones_like(x) * ember.tensor(y)
+        return self.assertEqual(x, y, *args, **kwargs)
+
+    def assertEqualTypeString(self, x, y):
+        self.assertEqual(x.device, y.device)
+        self.assertEqual(x.dtype, y.dtype)
+        self.assertEqual(x.is_sparse, y.is_sparse)
+
+    def assertObjectIn(self, obj, iterable):
+        if not any(id(obj) == id(elem) for elem in iterable):
+            raise AssertionError("object not found in iterable")
+
+    @contextlib.contextmanager
+    def assertWarnsOnceRegex(self, category, regex=""):
+        """The block warns (PyTorch's once-only warnings included) with `category` and a
+        message matching `regex`."""
+        pattern = re.compile(regex)
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            with set_warn_always_context(True):
+                yield
+            if not ws:
+                self.fail("no warning caught")
+            self.assertTrue(any(type(w.message) is category for w in ws))
+            self.assertTrue(any(re.match(pattern, str(w.message)) for w in ws),
+                            f"{pattern}, {[w.message for w in ws if type(w.message) is category]}")
+
+    @contextlib.contextmanager
+    def assertLeaksNoCudaTensors(self, name=None):
+        yield
+
+    def assertNoUnraisable(self, callable, *args, **kwargs):
+        raised = []
+        saved = sys.unraisablehook
+        sys.unraisablehook = raised.append
+        try:
+            callable(*args, **kwargs)
+        finally:
+            sys.unraisablehook = saved
+        self.assertEqual(raised, [])
+
+    if expecttest is None:
+        def assertExpectedInline(self, actual, expect, skip=0):
+            self.assertMultiLineEqual(expect, actual)
+
+    def compare_with_numpy(self, torch_fn, np_fn, tensor_like, device=None, dtype=None,
+                           **kwargs):
+        """torch_fn on a tensor against np_fn on the same values as an array."""
+        if isinstance(tensor_like, ember.Tensor):
+            a = tensor_like.detach().cpu().numpy()
+            t = tensor_like
+        else:
+            a = np.array(tensor_like, dtype=torch_to_numpy_dtype_dict[dtype])
+            t = ember.tensor(tensor_like, device=device, dtype=dtype)
+        np_result = np_fn(a)
+        torch_result = torch_fn(t).cpu()
+        if isinstance(np_result, np.ndarray):
+            np_result = ember.from_numpy(np.ascontiguousarray(np_result)
+                                         if np_result.strides and min(np_result.strides) < 0
+                                         else np_result)
+            if t.dtype is ember.bfloat16 and torch_result.dtype is ember.bfloat16 and \
+                    np_result.dtype is ember.float32:
+                np_result = np_result.to(ember.bfloat16)
+        self.assertEqual(np_result, torch_result, **kwargs)
+
+
+def run_tests(argv=None):
+    """Run the calling module's tests (unittest's runner; pytest collects them too)."""
+    unittest.main(module="__main__", argv=argv or sys.argv)
