@@ -20,6 +20,9 @@ computing the softmax again:
 
 Its node is named NllLossBackward0, the name PyTorch's graph has at that place. The second
 output is not differentiable (nothing downstream may use it as a value of the graph).
+Label smoothing ls is folded in as well (PyTorch adds two composite terms; its node there is
+AddBackward0): loss = (1 - ls) * nll + ls / C * sum_c w_c (logsumexp(x) - x_c), and the
+gradient gains ls / C * (sum(w) softmax - w) per sample, both scaled as the nll term is.
 """
 import math
 
@@ -117,7 +120,7 @@ def _sample_weights(target, weight, ignore_index, classes, dt):
 
 
 @impl("_softmax_cross_entropy", "CPU")
-def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
+def softmax_cross_entropy(self, target, weight, reduction, ignore_index, label_smoothing=0.0):
     """(loss, softmax(self, 1)); see Note [Fused softmax cross-entropy]."""
     classes = _check_class_logits(self, target, weight)
     x = _math(self)
@@ -127,9 +130,12 @@ def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
     p = empty(x.shape, x.dtype)  # the softmax, made in an allocator block: no copy at _wrap
     np.exp(np.subtract(x, m, out=p), out=p)
     total = p.sum(1, keepdims=True)
-    loss = np.log(total[:, 0]) + m[:, 0] - x[np.arange(n), safe]
+    lse = np.log(total[:, 0]) + m[:, 0]
+    loss = lse - x[np.arange(n), safe]
     if w is not None:
         loss *= w
+    if label_smoothing:
+        loss = _smoothed(loss, x, lse, target, weight, ignore_index, label_smoothing, w)
     # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = (loss if reduction == 0 else loss.sum() if reduction == 2
@@ -139,8 +145,23 @@ def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
     return _result(out, self.dtype), _wrap(p.astype(dt, copy=False))
 
 
+def _smoothed(loss, x, lse, target, weight, ignore_index, ls, w):
+    """(1 - ls) * loss + ls / C * sum_c w_c (lse - x_c) per sample (0 where ignored): the
+    label-smoothed loss, whose "mean" divides by the same summed weight as the plain one."""
+    classes = x.shape[1]
+    if weight is None:
+        smooth = classes * lse - x @ np.ones(classes, x.dtype)
+    else:
+        wc = weight._np.astype(x.dtype, copy=False)
+        smooth = wc.sum() * lse - x @ wc
+    if w is not None:
+        smooth = np.where(target._np != ignore_index, smooth, 0)
+    return (1 - ls) * loss + (ls / classes) * smooth
+
+
 @impl("_softmax_cross_entropy", "Meta")
-def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index):
+def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index,
+                               label_smoothing=0.0):
     _check_class_logits(self, target, weight)
     return (_meta(target.shape if reduction == 0 else (), self.dtype, device=self.device),
             _meta(self.shape, self.dtype, device=self.device))
@@ -148,9 +169,10 @@ def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index):
 
 @impl("_softmax_cross_entropy_backward", "CPU")
 def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction, ignore_index,
-                                   softmax):
+                                   softmax, label_smoothing=0.0):
     """(softmax - onehot(t)) * grad * w[t], divided by sum(w[t]) for "mean" (where all samples
-    are ignored the gradient is zero, as in PyTorch)."""
+    are ignored the gradient is zero, as in PyTorch). With label smoothing ls the terms are
+    (1 - ls) times that plus ls / C * (sum(w) softmax - w) * grad (divided likewise)."""
     classes = _check_class_logits(self, target, weight)
     p = _math(softmax)
     n = p.shape[0]
@@ -160,16 +182,33 @@ def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction,
         w_sum = p.dtype.type(n)
     else:
         w_sum = w.sum()
-    scale = w / w_sum if reduction == 1 and w_sum != 0 else w
-    coef = (_math(grad_output) * scale).astype(p.dtype, copy=False)  # (n,) or one for all
-    g = np.multiply(p, coef[:, None] if coef.ndim else coef, out=empty(p.shape, p.dtype))
-    g[np.arange(n), safe] -= coef
+    divide = reduction == 1 and w_sum != 0
+    scale = w / w_sum if divide else w
+    grad = _math(grad_output)
+    coef = (grad * scale).astype(p.dtype, copy=False)  # (n,) or one for all
+    if not label_smoothing:
+        g = np.multiply(p, coef[:, None] if coef.ndim else coef, out=empty(p.shape, p.dtype))
+        g[np.arange(n), safe] -= coef
+        return _wrap(g.astype(self.dtype._np, copy=False))
+    # a = (1 - ls) grad w[t] / D and b = ls / C grad valid / D per sample (D: the summed
+    # weight for "mean", else 1): g = softmax * (a + b sum(w)) - a onehot(t) - b w
+    a = coef * p.dtype.type(1 - label_smoothing)
+    valid = (target._np != ignore_index).astype(p.dtype)
+    b = (grad * (valid / w_sum if divide else valid) *
+         (label_smoothing / classes)).astype(p.dtype, copy=False)
+    b = np.broadcast_to(b, (n,))
+    a = np.broadcast_to(a, (n,))
+    wc = None if weight is None else weight._np.astype(p.dtype, copy=False)
+    total_w = p.dtype.type(classes) if wc is None else wc.sum()
+    g = np.multiply(p, (a + b * total_w)[:, None], out=empty(p.shape, p.dtype))
+    g[np.arange(n), safe] -= a
+    g -= b[:, None] if wc is None else b[:, None] * wc
     return _wrap(g.astype(self.dtype._np, copy=False))
 
 
 @impl("_softmax_cross_entropy_backward", "Meta")
 def softmax_cross_entropy_backward_meta(grad_output, self, target, weight, reduction,
-                                        ignore_index, softmax):
+                                        ignore_index, softmax, label_smoothing=0.0):
     _check_class_logits(self, target, weight)
     return _meta(self.shape, self.dtype, device=self.device)
 
