@@ -101,22 +101,24 @@ def _check_class_logits(self, target, weight):
 def _sample_weights(target, weight, ignore_index, classes, dt):
     """Every sample's target class (0 where ignored), and its weight w[t] (0 where ignored);
     the weights are None when every sample counts once (no class weights, and no target equal
-    to ignore_index), the common case, which then costs two reductions."""
+    to ignore_index), the common case, which then costs one reduction: seen as unsigned, a
+    negative target is out of range too."""
     t = target._np
-    if weight is None and t.size:
-        low, high = t.min(), t.max()
-        if not (low <= ignore_index <= high and (t == ignore_index).any()):
-            if low < 0 or high >= classes:
-                raise IndexError(f"Target {int(t[(t < 0) | (t >= classes)][0])} is out of "
-                                 f"bounds.")
+    if t.dtype != np.int64:
+        t = t.astype(np.int64)
+    if weight is None and t.size and not 0 <= ignore_index < classes:
+        if t.view(np.uint64).max() < classes:
             return t, None
     valid = t != ignore_index
     safe = np.where(valid, t, 0)
-    bad = (safe < 0) | (safe >= classes)
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-    w = weight._np[safe].astype(dt, copy=False) if weight is not None else np.ones(t.shape, dt)
-    return safe, np.where(valid, w, 0).astype(dt, copy=False)
+    if safe.size and safe.view(np.uint64).max() >= classes:
+        raise IndexError(f"Target {int(safe[(safe < 0) | (safe >= classes)][0])} is out of "
+                         f"bounds.")
+    if weight is None:
+        return safe, valid.astype(dt)
+    w = weight._np[safe].astype(dt, copy=False)
+    w *= valid
+    return safe, w
 
 
 @impl("_softmax_cross_entropy", "CPU")
@@ -136,10 +138,10 @@ def softmax_cross_entropy(self, target, weight, reduction, ignore_index, label_s
         loss *= w
     if label_smoothing:
         loss = _smoothed(loss, x, lse, target, weight, ignore_index, label_smoothing, w)
-    # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = (loss if reduction == 0 else loss.sum() if reduction == 2
-               else loss.sum() / (x.dtype.type(n) if w is None else w.sum()))
+    # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0),
+    # quietly (NumPy's warnings are off: quiet_floating_point in _parallel.py)
+    out = (loss if reduction == 0 else loss.sum() if reduction == 2
+           else loss.sum() / (x.dtype.type(n) if w is None else w.sum()))
     p /= total
     dt = self.dtype._np
     return _result(out, self.dtype), _wrap(p.astype(dt, copy=False))
