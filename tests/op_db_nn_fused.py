@@ -102,33 +102,37 @@ def softmax_ce_samples(dtype, rng, backward=False):
                  (make(rng, (0, 4), dtype), _idx(np.zeros(0)), None, -100)]
         if backward:  # PyTorch's derivative of its backward is nan where the weights sum to 0
             del cases[5], cases[3]
-        for x, target, w, ignore in cases:
+        smoothed = [case + (0.2,) for case in cases[:3]]   # label_smoothing
+        for x, target, w, ignore, *smoothing in cases + smoothed:
             args = (x, target, w, r, ignore)
             if backward:
                 args = (make(rng, (x.data.shape[0],) if r == 0 else (), dtype),) + args
-            out.append(Sample(*args))
+            out.append(Sample(*args, *smoothing))
     return out
 
 
-def softmax_ce(m, x, target, weight, reduction, ignore_index):
+def softmax_ce(m, x, target, weight, reduction, ignore_index, label_smoothing=0.0):
     if _is_torch(m):
         reduction_name = ("none", "mean", "sum")[reduction]
         loss = m.nn.functional.cross_entropy(x, target, weight, ignore_index=ignore_index,
-                                             reduction=reduction_name)
+                                             reduction=reduction_name,
+                                             label_smoothing=label_smoothing)
         return loss, x.detach().softmax(1)
-    return tuple(m.ops.aten._softmax_cross_entropy(x, target, weight, reduction, ignore_index))
+    return tuple(m.ops.aten._softmax_cross_entropy(x, target, weight, reduction, ignore_index,
+                                                   label_smoothing))
 
 
-def softmax_ce_backward(m, grad, x, target, weight, reduction, ignore_index):
+def softmax_ce_backward(m, grad, x, target, weight, reduction, ignore_index,
+                        label_smoothing=0.0):
     if _is_torch(m):
         with m.enable_grad():
             x = x if x.requires_grad else x.detach().requires_grad_()
-            loss = softmax_ce(m, x, target, weight, reduction, ignore_index)[0]
+            loss = softmax_ce(m, x, target, weight, reduction, ignore_index, label_smoothing)[0]
             return m.autograd.grad(loss, x, grad, create_graph=True)[0]
     # (the saved softmax only exists for (N, C) logits; the op refuses any other shape)
     softmax = x.detach().softmax(1) if x.dim() == 2 else x.detach()
     return m.ops.aten._softmax_cross_entropy_backward(grad, x, target, weight, reduction,
-                                                      ignore_index, softmax)
+                                                      ignore_index, softmax, label_smoothing)
 
 
 # ---- CTC ----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """F.cross_entropy on (N, C) logits and class indices against torch, on both paths of the fused
 kernel: every sample counted once (no class weights, no target equal to ignore_index: no
-per-sample weights are built) and the weighted one; and label smoothing's composite. Values,
-dtypes, gradients, and the errors for targets out of range."""
+per-sample weights are built) and the weighted one, each also with label smoothing folded in.
+Values, dtypes, gradients, the node names, double backward, and the errors for targets out of
+range."""
 import numpy as np
 import pytest
 
@@ -70,3 +71,34 @@ def test_out_of_range_targets_raise_as_torch(bad, ignore_index):
         assert errors == [None, None]
     else:
         assert errors[0] is not None and errors[0][0] == errors[1][0]
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(label_smoothing=0.2),
+                                dict(label_smoothing=0.3, ignore_index=1, reduction="sum")],
+                         ids=str)
+def test_node_names_match_torch(kw):
+    names = []
+    for lib in (torch, ember):
+        x = lib.zeros(4, 3, requires_grad=True)
+        names.append(lib.nn.functional.cross_entropy(x, lib.tensor([0, 1, 2, 1]),
+                                                     **kw).grad_fn.name())
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("kw", [dict(label_smoothing=0.25),
+                                dict(label_smoothing=0.4, weight=True, ignore_index=2),
+                                dict(label_smoothing=0.1, reduction="none", ignore_index=0)],
+                         ids=str)
+def test_label_smoothing_double_backward(kw):
+    rng = np.random.default_rng(7)
+    x0 = rng.standard_normal((5, 4))
+    y = ember.tensor([0, 2, 3, 1, 2])
+    kw = dict(kw)
+    if kw.pop("weight", False):
+        kw["weight"] = ember.tensor(rng.random(4) + 0.5)
+    x = ember.tensor(x0, requires_grad=True)
+
+    def f(x):
+        return ember.nn.functional.cross_entropy(x, y, **kw)
+    assert ember.autograd.gradcheck(f, (x,))
+    assert ember.autograd.gradgradcheck(f, (x,))

@@ -20,6 +20,9 @@ computing the softmax again:
 
 Its node is named NllLossBackward0, the name PyTorch's graph has at that place. The second
 output is not differentiable (nothing downstream may use it as a value of the graph).
+Label smoothing ls is folded in as well (PyTorch adds two composite terms; its node there is
+AddBackward0): loss = (1 - ls) * nll + ls / C * sum_c w_c (logsumexp(x) - x_c), and the
+gradient gains ls / C * (sum(w) softmax - w) per sample, both scaled as the nll term is.
 """
 import math
 
@@ -98,26 +101,28 @@ def _check_class_logits(self, target, weight):
 def _sample_weights(target, weight, ignore_index, classes, dt):
     """Every sample's target class (0 where ignored), and its weight w[t] (0 where ignored);
     the weights are None when every sample counts once (no class weights, and no target equal
-    to ignore_index), the common case, which then costs two reductions."""
+    to ignore_index), the common case, which then costs one reduction: seen as unsigned, a
+    negative target is out of range too."""
     t = target._np
-    if weight is None and t.size:
-        low, high = t.min(), t.max()
-        if not (low <= ignore_index <= high and (t == ignore_index).any()):
-            if low < 0 or high >= classes:
-                raise IndexError(f"Target {int(t[(t < 0) | (t >= classes)][0])} is out of "
-                                 f"bounds.")
+    if t.dtype != np.int64:
+        t = t.astype(np.int64)
+    if weight is None and t.size and not 0 <= ignore_index < classes:
+        if t.view(np.uint64).max() < classes:
             return t, None
     valid = t != ignore_index
     safe = np.where(valid, t, 0)
-    bad = (safe < 0) | (safe >= classes)
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-    w = weight._np[safe].astype(dt, copy=False) if weight is not None else np.ones(t.shape, dt)
-    return safe, np.where(valid, w, 0).astype(dt, copy=False)
+    if safe.size and safe.view(np.uint64).max() >= classes:
+        raise IndexError(f"Target {int(safe[(safe < 0) | (safe >= classes)][0])} is out of "
+                         f"bounds.")
+    if weight is None:
+        return safe, valid.astype(dt)
+    w = weight._np[safe].astype(dt, copy=False)
+    w *= valid
+    return safe, w
 
 
 @impl("_softmax_cross_entropy", "CPU")
-def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
+def softmax_cross_entropy(self, target, weight, reduction, ignore_index, label_smoothing=0.0):
     """(loss, softmax(self, 1)); see Note [Fused softmax cross-entropy]."""
     classes = _check_class_logits(self, target, weight)
     x = _math(self)
@@ -127,20 +132,38 @@ def softmax_cross_entropy(self, target, weight, reduction, ignore_index):
     p = empty(x.shape, x.dtype)  # the softmax, made in an allocator block: no copy at _wrap
     np.exp(np.subtract(x, m, out=p), out=p)
     total = p.sum(1, keepdims=True)
-    loss = np.log(total[:, 0]) + m[:, 0] - x[np.arange(n), safe]
+    lse = np.log(total[:, 0]) + m[:, 0]
+    loss = lse - x[np.arange(n), safe]
     if w is not None:
         loss *= w
-    # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = (loss if reduction == 0 else loss.sum() if reduction == 2
-               else loss.sum() / (x.dtype.type(n) if w is None else w.sum()))
+    if label_smoothing:
+        loss = _smoothed(loss, x, lse, target, weight, ignore_index, label_smoothing, w)
+    # "mean" divides by the summed weight; with every sample ignored the loss is nan (0 / 0),
+    # quietly (NumPy's warnings are off: quiet_floating_point in _parallel.py)
+    out = (loss if reduction == 0 else loss.sum() if reduction == 2
+           else loss.sum() / (x.dtype.type(n) if w is None else w.sum()))
     p /= total
     dt = self.dtype._np
     return _result(out, self.dtype), _wrap(p.astype(dt, copy=False))
 
 
+def _smoothed(loss, x, lse, target, weight, ignore_index, ls, w):
+    """(1 - ls) * loss + ls / C * sum_c w_c (lse - x_c) per sample (0 where ignored): the
+    label-smoothed loss, whose "mean" divides by the same summed weight as the plain one."""
+    classes = x.shape[1]
+    if weight is None:
+        smooth = classes * lse - x @ np.ones(classes, x.dtype)
+    else:
+        wc = weight._np.astype(x.dtype, copy=False)
+        smooth = wc.sum() * lse - x @ wc
+    if w is not None:
+        smooth = np.where(target._np != ignore_index, smooth, 0)
+    return (1 - ls) * loss + (ls / classes) * smooth
+
+
 @impl("_softmax_cross_entropy", "Meta")
-def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index):
+def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index,
+                               label_smoothing=0.0):
     _check_class_logits(self, target, weight)
     return (_meta(target.shape if reduction == 0 else (), self.dtype, device=self.device),
             _meta(self.shape, self.dtype, device=self.device))
@@ -148,9 +171,10 @@ def softmax_cross_entropy_meta(self, target, weight, reduction, ignore_index):
 
 @impl("_softmax_cross_entropy_backward", "CPU")
 def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction, ignore_index,
-                                   softmax):
+                                   softmax, label_smoothing=0.0):
     """(softmax - onehot(t)) * grad * w[t], divided by sum(w[t]) for "mean" (where all samples
-    are ignored the gradient is zero, as in PyTorch)."""
+    are ignored the gradient is zero, as in PyTorch). With label smoothing ls the terms are
+    (1 - ls) times that plus ls / C * (sum(w) softmax - w) * grad (divided likewise)."""
     classes = _check_class_logits(self, target, weight)
     p = _math(softmax)
     n = p.shape[0]
@@ -160,16 +184,33 @@ def softmax_cross_entropy_backward(grad_output, self, target, weight, reduction,
         w_sum = p.dtype.type(n)
     else:
         w_sum = w.sum()
-    scale = w / w_sum if reduction == 1 and w_sum != 0 else w
-    coef = (_math(grad_output) * scale).astype(p.dtype, copy=False)  # (n,) or one for all
-    g = np.multiply(p, coef[:, None] if coef.ndim else coef, out=empty(p.shape, p.dtype))
-    g[np.arange(n), safe] -= coef
+    divide = reduction == 1 and w_sum != 0
+    scale = w / w_sum if divide else w
+    grad = _math(grad_output)
+    coef = (grad * scale).astype(p.dtype, copy=False)  # (n,) or one for all
+    if not label_smoothing:
+        g = np.multiply(p, coef[:, None] if coef.ndim else coef, out=empty(p.shape, p.dtype))
+        g[np.arange(n), safe] -= coef
+        return _wrap(g.astype(self.dtype._np, copy=False))
+    # a = (1 - ls) grad w[t] / D and b = ls / C grad valid / D per sample (D: the summed
+    # weight for "mean", else 1): g = softmax * (a + b sum(w)) - a onehot(t) - b w
+    a = coef * p.dtype.type(1 - label_smoothing)
+    valid = (target._np != ignore_index).astype(p.dtype)
+    b = (grad * (valid / w_sum if divide else valid) *
+         (label_smoothing / classes)).astype(p.dtype, copy=False)
+    b = np.broadcast_to(b, (n,))
+    a = np.broadcast_to(a, (n,))
+    wc = None if weight is None else weight._np.astype(p.dtype, copy=False)
+    total_w = p.dtype.type(classes) if wc is None else wc.sum()
+    g = np.multiply(p, (a + b * total_w)[:, None], out=empty(p.shape, p.dtype))
+    g[np.arange(n), safe] -= a
+    g -= b[:, None] if wc is None else b[:, None] * wc
     return _wrap(g.astype(self.dtype._np, copy=False))
 
 
 @impl("_softmax_cross_entropy_backward", "Meta")
 def softmax_cross_entropy_backward_meta(grad_output, self, target, weight, reduction,
-                                        ignore_index, softmax):
+                                        ignore_index, softmax, label_smoothing=0.0):
     _check_class_logits(self, target, weight)
     return _meta(self.shape, self.dtype, device=self.device)
 
@@ -256,13 +297,29 @@ def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, r
 # ---- binary cross-entropy with logits -----------------------------------------------------
 # loss = (1 - y) x - (1 + (pos_weight - 1) y) log(sigmoid(x)), times the weight. PyTorch's kernel
 # builds it inside 1 - y in place, so the inputs may mix float dtypes and the loss has the
-# target's. e = exp(-|x|) gives both log(sigmoid(x)) = min(x, 0) - log1p(e) and sigmoid(-x) =
-# (e if x >= 0 else 1) / (1 + e) without overflow. The kernels work in place where they can: at
-# (256, 1000) each pass over the data counts.
+# target's. With e = exp(-|x|), -log(sigmoid(x)) = log1p(e) - min(x, 0), without overflow.
+# Reduced losses without a weight are summed term by term, (sum(x) - y.x) + sum(softplus(-x))
+# + (pos_weight - 1).(y.softplus(-x)), in read-only passes instead of building the loss. The
+# backward is PyTorch's formula, (pos_weight y + 1 - y) sigmoid(x) - pos_weight y.
 def _exp_neg_abs(x):
     e = np.abs(x, out=np.empty_like(x))
     np.negative(e, out=e)
     return np.exp(e, out=e)
+
+
+def _log1p_unit(e):
+    """log1p(e) for e in [0, 1], in e's buffer. NumPy's float32 log1p has no vector loop (it
+    takes 5x its log's time), so float32 is log(1 + e) corrected for the rounding of 1 + e:
+    log1p(e) = log(u) - (u - 1 - e) / u, within a few ulp."""
+    if e.dtype != np.float32:
+        return np.log1p(e, out=e)
+    u = e + 1
+    c = u - 1
+    c -= e
+    c /= u
+    np.log(u, out=e)
+    e -= c
+    return e
 
 
 def _subtract_into(a, b):
@@ -277,18 +334,40 @@ def _pos_weight_scale(pos_weight, y):
     return (_math(pos_weight) - 1) * y + 1
 
 
+def _bce_logits_summed(x, y, softplus, pos_weight):
+    """sum((1 - y) x + (1 + (pos_weight - 1) y) softplus) over x's shape (y's, pos_weight's
+    broadcast to it: the caller checked)."""
+    xf, yf, sf = x.reshape(-1), y.reshape(-1), softplus.reshape(-1)
+    total = xf.sum() - xf @ yf + sf.sum()
+    if pos_weight is not None:
+        pw = _math(pos_weight).reshape(-1)
+        c = pw.shape[0]
+        total += (pw - 1) @ np.einsum("nc,nc->c", yf.reshape(-1, c), sf.reshape(-1, c))
+    return total
+
+
 @impl("binary_cross_entropy_with_logits", "CPU")
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
     _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
                             pos_weight)
     _check_bce_logits_shapes(self, target, weight, pos_weight)
     x, y = _math(self), _math(target)
-    log_sig = _exp_neg_abs(x)
-    np.log1p(log_sig, out=log_sig)
-    np.subtract(np.minimum(x, 0), log_sig, out=log_sig)
+    softplus = _log1p_unit(_exp_neg_abs(x))   # -log(sigmoid(x))
+    softplus -= np.minimum(x, 0)
+    if (reduction and weight is None and x.shape == y.shape and x.dtype == y.dtype and
+            x.size and
+            (pos_weight is None or pos_weight.dim() <= 1 and x.ndim >= 1 and
+             pos_weight.numel() == x.shape[-1])):
+        total = _bce_logits_summed(x, y, softplus, pos_weight)
+        return _result(total / x.size if reduction == 1 else total, target.dtype)
     if pos_weight is not None:
-        log_sig = log_sig * _pos_weight_scale(pos_weight, y)
-    loss = _subtract_into((1 - y) * x, log_sig)
+        softplus = softplus * _pos_weight_scale(pos_weight, y)
+    loss = (1 - y) * x
+    if isinstance(loss, np.ndarray) and loss.shape == np.broadcast_shapes(loss.shape,
+                                                                          softplus.shape):
+        loss += softplus
+    else:
+        loss = loss + softplus
     if weight is not None:
         loss = loss * _math(weight)
     return _reduce(loss, reduction, target.dtype)
@@ -303,27 +382,43 @@ def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=
     return _reduced_meta(target, shape, reduction)
 
 
+def _sigmoid(x):
+    """1 / (1 + exp(-x)), in a new allocator block (exp's overflow gives the limit 0)."""
+    s = np.negative(x, out=empty(x.shape, x.dtype))
+    np.exp(s, out=s)
+    s += 1
+    return np.reciprocal(s, out=s)
+
+
 @impl("_binary_cross_entropy_with_logits_backward", "CPU")
 def binary_cross_entropy_with_logits_backward(grad_output, self, target, weight, pos_weight,
                                               reduction):
-    """The input's gradient: grad * w * ((1 - y) - (1 + (pos_weight - 1) y) sigmoid(-x)),
+    """The input's gradient: grad * w * ((pos_weight y + 1 - y) sigmoid(x) - pos_weight y),
     summed to the input's shape, "mean" dividing by the input's size (PyTorch composes it of
     ops on the broadcast terms, and autograd sums them to the input's shape)."""
     _elementwise_loss_check("binary_cross_entropy_with_logits", self, target, weight,
                             pos_weight)
     _check_bce_logits_shapes(self, target, weight, pos_weight)
     x, y = _math(self), _math(target)
-    e = _exp_neg_abs(x)
-    sig_neg = np.where(x >= 0, e, 1)
-    e += 1
-    sig_neg /= e
-    if pos_weight is not None:
-        sig_neg = sig_neg * _pos_weight_scale(pos_weight, y)
-    g = _subtract_into(1 - y, sig_neg)
-    g = g * (_math(grad_output) * _mean_scale(self._size, reduction))
+    g = _sigmoid(x)
+    if pos_weight is None:
+        g = _subtract_into(g, y)
+    else:
+        t = _math(pos_weight) * y
+        u = t + 1
+        u -= y
+        g = _subtract_into(_multiply_into(u, g), t)
+    g = _multiply_into(g, _math(grad_output) * _mean_scale(self._size, reduction))
     if weight is not None:
-        g = g * _math(weight)
+        g = _multiply_into(g, _math(weight))
     return _result(_summed_to(g, self._size), self.dtype, self._size)
+
+
+def _multiply_into(a, b):
+    """a * b, written into a where a is an array of the result's shape."""
+    if isinstance(a, np.ndarray) and a.shape == np.broadcast_shapes(a.shape, np.shape(b)):
+        return np.multiply(a, b, out=a)
+    return a * b
 
 
 def _summed_to(a, shape):

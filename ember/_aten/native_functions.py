@@ -321,8 +321,8 @@ _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarTyp
 nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> Tensor
 mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
 _nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> Tensor
-_softmax_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor, Tensor)
-_softmax_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor softmax) -> Tensor
+_softmax_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, float label_smoothing=0.0) -> (Tensor, Tensor)
+_softmax_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor softmax, float label_smoothing=0.0) -> Tensor
 binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
 binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor
 binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor

@@ -13,6 +13,8 @@ statistics.
 
 float16/bfloat16 inputs are computed in float32; the saved statistics stay float32.
 """
+import math
+
 import numpy as np
 
 from .._core.memory_format import channels_last, channels_last_3d, suggest_memory_format, \
@@ -21,7 +23,7 @@ from .._core.memory_format import channels_last, channels_last_3d, suggest_memor
 from .._core import caching_allocator
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.tensor import _wrap, _meta
+from .._core.tensor import _wrap, _wrap_external, _meta
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
@@ -557,16 +559,33 @@ def _group_norm_check(input, weight, bias, N, C, HxW, group):
     return (N, group, C // group, HxW), [N, group]
 
 
-def _row_stats(x4, eps):
-    """mean and rstd of each row (first two dims) of x4, and x4 - mean as (rows, m); the row
-    sums are matrix-vector products, which BLAS does faster than NumPy's reductions."""
-    m = x4.shape[2] * x4.shape[3]
-    xr = x4.reshape(x4.shape[0] * x4.shape[1], m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (xr @ np.ones(m, xr.dtype)) / m
-        centered = xr - mean[:, None]
-        rstd = 1 / np.sqrt(np.einsum("rm,rm->r", centered, centered) / m + eps)
-    return mean, rstd, centered
+# Note [Layer and group norm one block of rows at a time]
+# ---------------------------------------------------------
+# As batch norm's kernels (Note [Batch norm one channel block at a time]), these walk the input
+# in blocks of whole samples (first dim of the view), about _BLOCK elements each, so every step
+# of the forward (row sums, x - mean, its squares, * rstd * weight, + bias) and of the backward
+# (sum(g), sum(g * x), g * rstd * w + c1 * x + c0) runs on data in cache: the input and the
+# gradient are read from memory once and the result written once, straight into an allocator
+# block. The blocks depend on the shape alone and the per-block weight/bias gradient sums are
+# added in block order, so results do not depend on the number of threads.
+
+def _sample_blocks(view):
+    """Slices of the first dim of the (N, G, C, L) view, each about _BLOCK elements."""
+    n = view[0]
+    step = max(1, min(n, _BLOCK // max(view[1] * view[2] * view[3], 1)))
+    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def _over_sample_blocks(fn, view, size):
+    """[fn(block) for every sample block of the view], shared out over threads."""
+    blocks = _sample_blocks(view)
+    results = [None] * len(blocks)
+
+    def run(part):
+        for i in range(len(blocks))[part[0] if isinstance(part[0], slice) else slice(None)]:
+            results[i] = fn(blocks[i])
+    parallel_for(run, (len(blocks),), size)
+    return results
 
 
 def _param4(t, view, dt):
@@ -576,19 +595,40 @@ def _param4(t, view, dt):
 def _row_norm_forward(input, weight, bias, eps, view, stat_shape, stat_dt):
     x = input._np
     dt = compute_dtype(x)
-    mean, rstd, out = _row_stats(x.astype(dt, copy=False).reshape(view), eps)
-    out = out.reshape(view)
-    r = rstd.reshape(view[:2])[..., None, None]
-    if weight is not None and view[3] > 1:  # group norm: rstd * weight is small, one pass
-        out *= r * _param4(weight, view, dt)
-    else:
-        out *= r
-        if weight is not None:
-            out *= _param4(weight, view, dt)
-    if bias is not None:
-        out += _param4(bias, view, dt)
+    n, groups, c, length = view
+    m = c * length
+    x4 = x.reshape(view)
+    same = x.dtype == dt
+    out = caching_allocator.empty(view, x.dtype)
+    mean, rstd = np.empty((n, groups), dt), np.empty((n, groups), dt)
+    w4, b4 = _param4(weight, view, dt), _param4(bias, view, dt)
+    ones = np.ones(m, dt)
+
+    def block(b):
+        xb = x4[b] if same else x4[b].astype(dt)
+        rows = xb.shape[0] * groups
+        xr = xb.reshape(rows, m)
+        mu = (xr @ ones) / m   # a row sum as a matrix-vector product: BLAS beats np.sum
+        d = xr - mu[:, None]
+        r = 1 / np.sqrt(np.einsum("rm,rm->r", d, d) / m + eps)
+        mean[b], rstd[b] = mu.reshape(xb.shape[:2]), r.reshape(xb.shape[:2])
+        d4 = d.reshape(xb.shape)
+        r4 = r.reshape(xb.shape[:2] + (1, 1))
+        o = out[b] if same else d4
+        if w4 is None:
+            np.multiply(d4, r4, out=o)
+        elif length > 1:  # group norm: rstd * weight is small, one pass
+            np.multiply(d4, r4 * w4, out=o)
+        else:
+            d4 *= r4
+            np.multiply(d4, w4, out=o)
+        if b4 is not None:
+            o += b4
+        if not same:
+            out[b] = o
+    _over_sample_blocks(block, view, x.size)
     sdt = D.np_dtype(stat_dt)
-    return (_wrap(out.reshape(x.shape).astype(x.dtype, copy=False)),
+    return (_wrap_external(out.reshape(x.shape), input.dtype),
             _wrap(mean.reshape(stat_shape).astype(sdt, copy=False)),
             _wrap(rstd.reshape(stat_shape).astype(sdt, copy=False)))
 
@@ -618,52 +658,65 @@ def _row_norm_backward(grad_out, input, mean, rstd, weight, output_mask, view, p
     dt = compute_dtype(x)
     n, groups, c, length = view
     m = max(c * length, 1)
-    stat = (n, groups)
-    x4 = x.astype(dt, copy=False).reshape(view)
-    g = grad_out._np.astype(dt, copy=False).reshape(view)
-    mean2 = mean._np.astype(dt, copy=False).reshape(stat)
-    rstd2 = rstd._np.astype(dt, copy=False).reshape(stat)
+    x4, g4 = x.reshape(view), grad_out._np.reshape(view)
+    mean2 = mean._np.astype(dt, copy=False).reshape(n, groups)
+    rstd2 = rstd._np.astype(dt, copy=False).reshape(n, groups)
     w = weight._np.astype(dt, copy=False).reshape(groups, c) if weight is not None else None
     wdt = weight._np.dtype if weight is not None else x.dtype
-    if length == 1:
-        db, dgx = g[..., 0], (g * x4)[..., 0]
-    else:
-        db = (g.reshape(n * groups * c, length) @ np.ones(length, dt)).reshape(n, groups, c)
-        dgx = np.einsum("ngcl,ngcl->ngc", g, x4)
-    # outputs left out by output_mask are zeros, not undefined tensors
-    gw = gb = None
-    if output_mask[1] and weight is not None:
-        gw = _sum_n(rstd2, dgx) - _sum_n(rstd2 * mean2, db)
-        gw = gw.reshape(pshape).astype(wdt, copy=False)
-    if output_mask[2]:
-        gb = _sum_n(np.ones(stat, dt), db).reshape(pshape).astype(wdt, copy=False)
-    gw = np.zeros(pshape, wdt) if gw is None else gw
-    gb = np.zeros(pshape, wdt) if gb is None else gb
-    if not output_mask[0]:
-        gi = np.zeros(x.shape, x.dtype)
-    else:
+    want_gw, want_gb = output_mask[1] and weight is not None, output_mask[2]
+    same = x.dtype == dt
+    gi = caching_allocator.empty(view, x.dtype) if output_mask[0] else None
+    ones = np.ones(length, dt)
+
+    def block(b):
+        xb, gb = x4[b].astype(dt, copy=False), g4[b].astype(dt, copy=False)
+        if length == 1:
+            db, dgx = gb[..., 0], np.multiply(gb, xb)[..., 0]
+        else:
+            db = (gb.reshape(math.prod(xb.shape[:3]), length) @ ones).reshape(xb.shape[:3])
+            dgx = np.einsum("ngcl,ngcl->ngc", gb, xb)
+        mu, r = mean2[b], rstd2[b]
+        part_w = _sum_n(r, dgx) - _sum_n(r * mu, db) if want_gw else None
+        part_b = _sum_n(np.ones(r.shape, dt), db) if want_gb else None
+        if gi is None:
+            return part_w, part_b
         if w is not None:
             sum_u, sum_ux = _sum_c(db, w), _sum_c(dgx, w)
         else:
             sum_u, sum_ux = db.sum(2), dgx.sum(2)
         # mean(g * w * x_hat) = rstd * (sum_ux - mean * sum_u) / m
-        b = rstd2 * (sum_ux - mean2 * sum_u) / m
-        c1 = (-rstd2 * rstd2 * b)[..., None, None]
-        c0 = (rstd2 * (rstd2 * b * mean2 - sum_u / m))[..., None, None]
-        r = rstd2[..., None, None]
+        k = r * (sum_ux - mu * sum_u) / m
+        c1 = (-r * r * k)[..., None, None]
+        c0 = (r * (r * k * mu - sum_u / m))[..., None, None]
+        r4 = r[..., None, None]
+        o = gi[b] if same else np.empty(xb.shape, dt)
         if w is None:
-            gi = g * r
+            np.multiply(gb, r4, out=o)
         elif length > 1:  # group norm: rstd * w is small, one pass
-            gi = g * (r * w[None, :, :, None])
+            np.multiply(gb, r4 * w[None, :, :, None], out=o)
         else:
-            gi = g * w[None, :, :, None]
-            gi *= r
-        # c1 * x + c0, in the buffer of g * x when that is a full array (layer norm)
-        t = np.multiply(x4, c1, out=dgx[..., None]) if length == 1 else x4 * c1
+            np.multiply(gb, w[None, :, :, None], out=o)
+            o *= r4
+        # c1 * x + c0, in the buffer of g * x when that is a full block (layer norm)
+        t = np.multiply(xb, c1, out=dgx[..., None]) if length == 1 else xb * c1
         t += c0
-        gi += t
-        gi = gi.reshape(x.shape).astype(x.dtype, copy=False)
-    return _wrap(gi), _wrap(gw), _wrap(gb)
+        o += t
+        if not same:
+            gi[b] = o
+        return part_w, part_b
+    parts = _over_sample_blocks(block, view, x.size)
+    # outputs left out by output_mask are zeros, not undefined tensors
+    gw, gb = np.zeros((groups, c), dt), np.zeros((groups, c), dt)
+    for part_w, part_b in parts:
+        if want_gw:
+            gw += part_w
+        if want_gb:
+            gb += part_b
+    gw = gw.reshape(pshape).astype(wdt, copy=False)
+    gb = gb.reshape(pshape).astype(wdt, copy=False)
+    gi = (_wrap_external(gi.reshape(x.shape), input.dtype) if gi is not None
+          else _wrap(np.zeros(x.shape, x.dtype)))
+    return gi, _wrap(gw), _wrap(gb)
 
 
 def _row_norm_backward_meta(input, weight, output_mask, pshape):

@@ -522,15 +522,15 @@ def _ce_weight_sums(target, weight, ignore_index, size, n):
 
 
 def _softmax_cross_entropy(op):
-    def rule(self, target, weight, reduction, ignore_index):
-        args = (self, target, weight, reduction, ignore_index)
+    def rule(self, target, weight, reduction, ignore_index, label_smoothing=0.0):
+        args = (self, target, weight, reduction, ignore_index, label_smoothing)
         level, size = _level_and_size(args)
         if _is_tensor_at(weight, level) or self.ndim != 2:
             return V._fallback(op, V.KEY, args)
         x, t = V.physical(self, level, size), V.physical(target, level, size)
         n, c = self._size
         loss, softmax = op(_reshape(x, (size * n, c)), _reshape(t, (size * n,)), weight, 0,
-                           ignore_index)
+                           ignore_index, label_smoothing)
         loss = _reshape(loss, (size, n))
         softmax = _reshape(softmax, (size, n, c))
         if reduction != 0:
@@ -541,8 +541,10 @@ def _softmax_cross_entropy(op):
 
 
 def _softmax_cross_entropy_backward(op):
-    def rule(grad_output, self, target, weight, reduction, ignore_index, softmax):
-        args = (grad_output, self, target, weight, reduction, ignore_index, softmax)
+    def rule(grad_output, self, target, weight, reduction, ignore_index, softmax,
+             label_smoothing=0.0):
+        args = (grad_output, self, target, weight, reduction, ignore_index, softmax,
+                label_smoothing)
         level, size = _level_and_size(args)
         if _is_tensor_at(weight, level) or self.ndim != 2:
             return V._fallback(op, V.KEY, args)
@@ -558,7 +560,7 @@ def _softmax_cross_entropy_backward(op):
             g = _op("expand")(_op("unsqueeze")(g, 1), (size, n))
         out = op(_reshape(g, (size * n,)), _reshape(V.physical(self, level, size), (size * n, c)),
                  _reshape(t, (size * n,)), weight, 0, ignore_index,
-                 _reshape(V.physical(softmax, level, size), (size * n, c)))
+                 _reshape(V.physical(softmax, level, size), (size * n, c)), label_smoothing)
         return V.wrap(_reshape(out, (size, n, c)), level)
     return rule
 

@@ -249,9 +249,10 @@ def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_
             return loss.sum() / (input.numel() // n_classes)
         return loss.sum() if r == 2 else loss
     _check_nll_args(input, target, weight)
-    if (label_smoothing == 0 and input.dim() == 2 and target.dim() == 1
-            and input.dtype in (D.float32, D.float64) and input.device.type == "cpu"):
-        return _softmax_cross_entropy(input, target, weight, r, ignore_index)[0]
+    if (input.dim() == 2 and target.dim() == 1 and input.dtype in (D.float32, D.float64)
+            and input.device.type == "cpu"):
+        return _softmax_cross_entropy(input, target, weight, r, ignore_index,
+                                      label_smoothing)[0]
     logp = E.log_softmax(input, class_dim)
     nll = _nll_loss(logp, target, weight, r, ignore_index)
     if label_smoothing <= 0:

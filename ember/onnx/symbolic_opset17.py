@@ -872,7 +872,10 @@ def nll_loss(g, self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 @onnx_symbolic("aten::_softmax_cross_entropy")
-def _softmax_cross_entropy(g, self, target, weight, reduction, ignore_index):
+def _softmax_cross_entropy(g, self, target, weight, reduction, ignore_index,
+                           label_smoothing=0.0):
+    if label_smoothing > 0:  # as PyTorch's exporter
+        raise SymbolicValueError("Unsupported: ONNX does not support label_smoothing")
     if target.dtype is not None and np.dtype(target.dtype).kind == "f":
         raise SymbolicValueError("cross_entropy with class-probability targets is not exported "
                                  "(ONNX's SoftmaxCrossEntropyLoss takes class indices)")

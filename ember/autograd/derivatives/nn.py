@@ -84,27 +84,53 @@ def _class_onehot(target, ignore_index, classes, dtype):
 
 
 # The fused cross-entropy (Note [Fused softmax cross-entropy] in _aten/loss.py): its node has
-# the name PyTorch's nll_loss node has, and its backward reads the softmax the forward returned.
+# the name of PyTorch's last node there (nll_loss's, or the add of the label-smoothed loss's
+# two terms), and its backward reads the softmax the forward returned.
 derivative("_softmax_cross_entropy", {
-    "self": lambda grad, self, target, weight, reduction, ignore_index, result1:
+    "self": lambda grad, self, target, weight, reduction, ignore_index, label_smoothing, result1:
         _aten._softmax_cross_entropy_backward(grad, self, target, weight, reduction,
-                                              ignore_index, result1)},
-    node_name="NllLossBackward0", output_differentiability=[True, False])
+                                              ignore_index, result1, label_smoothing)},
+    node_name=lambda label_smoothing: "AddBackward0" if label_smoothing else "NllLossBackward0",
+    output_differentiability=[True, False])
 
 
-def _sce_backward_grad_output(grad, self, target, weight, reduction, ignore_index):
-    """The backward is (softmax(x) - onehot(t)) * grad_output * scale: linear in grad_output."""
+def _smoothing_scales(self, target, weight, reduction, ignore_index, label_smoothing):
+    """The backward's per-sample factors a (of softmax - onehot(t)) and, with label smoothing,
+    b (of sum(w) softmax - w): see softmax_cross_entropy_backward in _aten/loss.py."""
+    scale = _sample_scale(target, weight, reduction, ignore_index, self.dtype)
+    if not label_smoothing:
+        return scale, None
+    valid = (target != ignore_index).to(self.dtype)
+    if reduction == 1:  # the same divisor as the plain loss's: sum(w[t]) over valid samples
+        ws = valid if weight is None else valid * weight.index_select(
+            0, target.masked_fill(target == ignore_index, 0).long())
+        total = ws.sum()
+        valid = valid / (total + (total == 0).to(self.dtype))
+    return scale * (1 - label_smoothing), valid * (label_smoothing / self.shape[1])
+
+
+def _sce_backward_grad_output(grad, self, target, weight, reduction, ignore_index,
+                              label_smoothing):
+    """The backward is (softmax(x) - onehot(t)) * grad_output * a, plus, with label smoothing,
+    (sum(w) softmax(x) - w) * grad_output * b: linear in grad_output."""
     p = _aten._softmax(self, 1, False)
     onehot = _class_onehot(target, ignore_index, self.shape[1], self.dtype)
-    r = (grad * (p - onehot)).sum(1) * _sample_scale(target, weight, reduction, ignore_index,
-                                                     self.dtype)
+    a, b = _smoothing_scales(self, target, weight, reduction, ignore_index, label_smoothing)
+    r = (grad * (p - onehot)).sum(1) * a
+    if b is not None:
+        smooth = p * self.shape[1] - 1 if weight is None else p * weight.sum() - weight
+        r = r + (grad * smooth).sum(1) * b
     return r if reduction == 0 else r.sum()
 
 
-def _sce_backward_self(grad, grad_output, self, target, weight, reduction, ignore_index):
+def _sce_backward_self(grad, grad_output, self, target, weight, reduction, ignore_index,
+                       label_smoothing):
     """softmax's Jacobian-vector product; the softmax recomputed from self (not the saved one),
     so that higher derivatives see that it depends on self."""
-    coef = grad_output * _sample_scale(target, weight, reduction, ignore_index, self.dtype)
+    a, b = _smoothing_scales(self, target, weight, reduction, ignore_index, label_smoothing)
+    if b is not None:  # the softmax's factor
+        a = a + b * (self.shape[1] if weight is None else weight.sum())
+    coef = grad_output * a
     p = _aten._softmax(self, 1, False)
     return _aten._softmax_backward_data(grad * coef.unsqueeze(1), p, 1, self.dtype)
 
