@@ -259,6 +259,16 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
         dt, rdt = dtypes(self, other, extra)
         check_inplace(self, rdt, inplace)
         try:
+            if ufunc is not None and dt is self.dtype and dt in _UFUNC_OUT and (
+                    not extra or type(extra[0]) is int and extra[0] == 1):
+                # written straight into self (`p.grad += g`): no result array to copy back
+                b = other._np if type(other) is Tensor and other.dtype is dt else \
+                    operand(other, dt)
+                try:
+                    ufunc(self._np, b, out=self._np)
+                    return self
+                except (OverflowError, TypeError):  # a Python int outside dt's range
+                    pass
             r = _compute(compute, self, other, dt, rdt, extra)
             np.copyto(self._np, r if finish is None else finish(r, *extra), casting="unsafe")
         except ValueError:
