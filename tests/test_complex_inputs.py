@@ -43,6 +43,9 @@ CASES = {
     "cauchy_long": lambda m, a: a.real.long().cauchy_(),
     "kl_div": lambda m, a: _F(m).kl_div(a, a, reduction="sum"),
     "pdist": lambda m, a: _F(m).pdist(a),
+    "arange": lambda m, a: m.arange(3, dtype=a.dtype),
+    "arange_bool": lambda m, a: m.arange(0, 3, 1, dtype=m.bool),
+    "range": lambda m, a: m.range(0, 3, dtype=a.dtype),
     # computed for complex input: scatter_reduce sums, index_reduce products, true division
     "scatter_reduce_sum": lambda m, a: a.scatter_reduce(0, _IDX(m), a, "sum"),
     "index_reduce_prod": lambda m, a: a.index_reduce(0, m.tensor([0, 1]), a, "prod"),

@@ -202,6 +202,8 @@ def _fma(acc):
 def arange(start, end, step=1, dtype=None, device=None):
     start, end, step = _num(start), _num(end), _num(step)
     dt = _arange_dtype(start, end, step, dtype)
+    if dt.is_complex or dt is D.bool:
+        raise not_implemented("arange_cpu", dt)
     n = _arange_len(start, end, step, dt)
     if not dt.is_floating_point:  # integers: start + step * i in int64, arguments truncated
         values = int(start) + np.arange(n, dtype=np.int64) * int(step)
