@@ -1,0 +1,41 @@
+"""Names of torch's namespace and torch.Tensor that plain programs use, against torch: the
+math constants, newaxis, is_distributed, the removed `volatile` flag, and the moves to devices
+this build lacks (xpu, ipu, mtia)."""
+import warnings
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch", reason="torch is the oracle")
+
+
+def test_constants_as_torch():
+    for name in ("e", "pi", "inf", "nan", "newaxis"):
+        assert repr(getattr(ember, name)) == repr(getattr(torch, name)), name
+    assert ember.ones(2)[ember.newaxis].shape == torch.ones(2)[torch.newaxis].shape
+    assert ember.is_distributed(ember.ones(1)) is torch.is_distributed(torch.ones(1))
+    assert ember.ones(1).is_distributed() is torch.ones(1).is_distributed()
+
+
+def _warnings_of(m):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = m.ones(2, requires_grad=True)
+        value = t.volatile
+        t.volatile = True
+    return value, [(w.category, str(w.message), w.filename) for w in caught]
+
+
+def test_volatile_warns_as_torch():
+    assert _warnings_of(ember) == _warnings_of(torch)
+    assert _warnings_of(ember)[1][0][2] == __file__  # the warning points at the caller
+
+
+@pytest.mark.parametrize("move", ["xpu", "ipu", "mtia"])
+def test_moves_to_absent_devices_raise_as_torch(move):
+    def error(m):
+        with pytest.raises(Exception) as info:
+            getattr(m.ones(1), move)()
+        return type(info.value), str(info.value)
+    assert error(ember) == error(torch)
