@@ -17,6 +17,7 @@ from . import indexing as _indexing
 from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor
 from .factories import _size_args, _dev, tensor
 from .overloads import real, imag, remainder
+from .codegen import _missing
 
 # ---- elementwise ------------------------------------------------------------------------------
 # the arithmetic operators pass every argument of their op, so they take its positional call
@@ -171,6 +172,8 @@ def _contiguous(self, memory_format=None):
 def _sum_to_size(self, *size):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.sum_to_size, (self, *size))
+    if not size:
+        _missing("sum_to_size", "size")
     size = _shape_args(size)
     if self._size == size:
         return self
@@ -190,6 +193,8 @@ def _sum_to_size(self, *size):
 
 
 def _repeat(self, *sizes):
+    if not sizes:
+        _missing("repeat", "repeats")
     sizes = _shape_args(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
