@@ -50,3 +50,16 @@ def test_size_methods_without_their_size_raise_as_torch(method):
             getattr(m.ones(2, 3), method)()
         return type(info.value), str(info.value)
     assert error(ember) == error(torch)
+
+
+def test_functional_reexports_the_torch_function_helpers():
+    """torch.nn.functional carries has_torch_function(_unary/_variadic) and handle_torch_function,
+    which extension code calls from there."""
+    import ember.nn.functional as F
+
+    class Sub(ember.Tensor):
+        pass
+    assert F.has_torch_function is ember.overrides.has_torch_function
+    assert F.handle_torch_function is ember.overrides.handle_torch_function
+    assert not F.has_torch_function_unary(ember.ones(1))
+    assert F.has_torch_function_variadic(ember.ones(1), ember.ones(1).as_subclass(Sub))

@@ -18,6 +18,8 @@ from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F401  (F's, as torch's)
+                         has_torch_function_unary, has_torch_function_variadic)
 from ._ctc import ctc_loss as _ctc
 from ..backends import cudnn as _cudnn
 from . import attention as _attention
