@@ -56,7 +56,7 @@ REAL_ONLY = {
     "elu": "elu_cpu", "threshold": "threshold_cpu", "log_sigmoid": "log_sigmoid_cpu",
     "bernoulli_.float": "bernoulli_scalar_cpu_", "geometric_": "geometric_cpu",
     "bernoulli.default": "bernoulli_tensor_cpu_self_", "random_.default": "random_kernel_cpu",
-    "unique_consecutive": "unique",
+    "unique_consecutive": "unique", "unique_dim": "unique_dim",
     "hardsigmoid": "hardsigmoid_cpu", "hardswish": "hardswish_cpu", "mish": "mish_cpu",
     "_prelu_kernel": "prelu_cpu", "special_i1": "i1_cpu",
     # the dim overloads run another kernel (after the entries for all overloads: outermost)
@@ -72,8 +72,8 @@ def _by_mode(at, refusals):
 
 REAL_ONLY.update({
     "div.Tensor_mode": _by_mode(2, {"floor": "div_floor_cpu", "trunc": "div_trunc_cpu"}),
-    "scatter_reduce.two": _by_mode(4, {m: f"scatter_gather_tensor_cpu_reduce_{m}"
-                                       for m in ("amax", "amin")}),
+    "scatter_reduce.two": _by_mode(4, {m: f"scatter_gather_tensor_cpu_reduce_a{m[-3:]}"
+                                       for m in ("amax", "amin", "max", "min")}),
     "index_reduce": _by_mode(4, {"amax": "maximum_cpu", "amin": "minimum_cpu"}),
 })
 

@@ -28,6 +28,11 @@ def _check(name, *tensors):
 
 
 def binomial(count, prob, generator=None):
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.is_floating_point():
+            from .._aten.elementwise import _scalar_type_name
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_scalar_type_name(t.dtype)}")
     _check("binomial_cpu", count, prob)
     if count.dtype is not prob.dtype:
         raise RuntimeError(f"expected scalar type {count.dtype} but found {prob.dtype}")
