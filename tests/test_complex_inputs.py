@@ -50,6 +50,8 @@ CASES = {
     "arange": lambda m, a: m.arange(3, dtype=a.dtype),
     "arange_bool": lambda m, a: m.arange(0, 3, 1, dtype=m.bool),
     "range": lambda m, a: m.range(0, 3, dtype=a.dtype),
+    "float": lambda m, a: float(a[0, 0]),
+    "int": lambda m, a: int(a[1, 1]),
     # computed for complex input: scatter_reduce sums, index_reduce products, true division
     "scatter_reduce_sum": lambda m, a: a.scatter_reduce(0, _IDX(m), a, "sum"),
     "index_reduce_prod": lambda m, a: a.index_reduce(0, m.tensor([0, 1]), a, "prod"),
@@ -57,6 +59,8 @@ CASES = {
     "normalize": lambda m, a: _F(m).normalize(a),
     "normalize_inf": lambda m, a: _F(m).normalize(a, float("inf"), 0),
     "logdet": lambda m, a: m.logdet(a[:, :2]),
+    "float_of_real": lambda m, a: np.array(float(a[1, 0])),
+    "int_of_real": lambda m, a: np.array(int(a[1, 0])),
 }
 
 
