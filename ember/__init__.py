@@ -111,6 +111,9 @@ overrides.install()  # the hand-written functions and methods dispatch __torch_f
 
 __version__ = version.__version__
 
+from math import e, inf, nan, pi  # noqa: E402  (torch.e, torch.inf, torch.nan, torch.pi)
+newaxis = None  # torch.newaxis, NumPy's alias for None in indexing
+
 
 def get_device_module(device=None):
     """The module for a device type: ember.cpu for the CPU (and with no argument, no accelerator
@@ -123,6 +126,11 @@ def get_device_module(device=None):
         raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as "
                            f"'torch.{kind}'.")
     return importlib.import_module(f".{kind}", __name__) if kind != "meta" else cpu
+
+
+def is_distributed(input):
+    """False: ember's tensors are never distributed (torch's legacy THD check)."""
+    return False
 
 
 def typename(obj):

@@ -231,6 +231,34 @@ def test_samples(name):
                 assert_same(a, b, atol=1e-8, rtol=1e-6, path=f"{name}.rsample.grad[{i}]")
 
 
+@pytest.mark.parametrize("path", ["tables", "scalar", "short blocks"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gamma_draws_equal_torchs(path, dtype, monkeypatch):
+    """_standard_gamma and _sample_dirichlet draw torch's values for a seed, and leave the
+    generator (its normal cache included) where torch's is: by the table walk (few distinct
+    alphas), by the scalar loop (many), and across blocks of uniforms that run out."""
+    from ember._refs import sampling
+    monkeypatch.setattr(sampling, "_MAX_TABLES", 0 if path == "scalar" else 10)
+    if path == "short blocks":
+        monkeypatch.setattr(sampling, "_UNIFORMS_PER_DRAW", 0.2)
+        monkeypatch.setattr(sampling, "_UNIFORMS_PER_BOOST", 0.1)
+    alphas = [0.3, 2.0, 0.0, 7.5, float("nan")]
+
+    def draws(m):
+        m.manual_seed(5)
+        dt = getattr(m, dtype)
+        m.randn(1)  # a cached normal half for the first draw
+        out = [m._standard_gamma(m.full((3000,), 1.7, dtype=dt)),
+               m._standard_gamma(m.tensor(alphas * 300, dtype=dt)),
+               m._sample_dirichlet(m.tensor([0.4, 1.0, 3.0], dtype=dt).expand(400, 3)),
+               m.distributions.Beta(m.tensor(0.5, dtype=dt), m.tensor(2.0, dtype=dt))
+               .sample((500,)),
+               m.randn(3, dtype=dt)]
+        return [o.numpy() for o in out]
+    for e, t in zip(draws(ember), draws(torch)):
+        assert e.dtype == t.dtype and np.array_equal(e, t, equal_nan=True)
+
+
 @pytest.mark.parametrize("name,make,params", [
     ("Gamma", lambda D, a, b: D.Gamma(a, b), [[0.7, 3.0, 12.0], [1.0, 2.0, 0.5]]),
     ("Beta", lambda D, a, b: D.Beta(a, b), [[0.7, 3.0, 9.0], [2.0, 0.5, 7.0]]),

@@ -92,14 +92,29 @@ def test_gradcheck_check_forward_ad():
                                     check_forward_ad=True)
 
 
+@pytest.mark.parametrize("train", [True, None, False])
+def test_dropout_tangent_uses_the_outputs_mask(train):
+    """native_dropout's tangent goes through the mask of the primal output (not a second draw),
+    scaled by 1/(1-p) unless train is False; so do F.dropout's under dual_level and func.jvp."""
+    def run(m, F):
+        x, t = (m.from_numpy(a) for a in (pair(4, 5)[0].numpy(), pair(4, 5, seed=1)[0].numpy()))
+        m.manual_seed(0)
+        with F.dual_level():
+            out, mask = m.ops.aten.native_dropout(F.make_dual(x, t), 0.4, train)
+            native = F.unpack_dual(out)
+            d = F.unpack_dual(m.nn.functional.dropout(F.make_dual(x, t), 0.3, train is not False))
+        m.manual_seed(1)
+        jvp = m.func.jvp(lambda a: m.nn.functional.dropout(a, 0.5), (x,), (t,))
+        return [native.primal, native.tangent, mask, d.primal, d.tangent, *jvp]
+    for e, t in zip(run(ember, fwAD), run(torch, tfwAD)):
+        assert e.dtype.__repr__() == t.dtype.__repr__() and np.allclose(e.numpy(), t.numpy())
+
+
 # ---- every op-db row: the tangent of its first small float64 sample equals torch's -------------
 # rows whose tangent ember does not match, by kind
 FWAD_XFAIL = {
     # a tangent of a view is not a view of its base's tangent (see forward_ad.py's docstring)
     "view tangents": ("add_through_view", "renorm_"),
-    # the tangent's dropout mask differs from the output's when this row runs first after the
-    # generator is seeded (fails alone at the base commit too; found when the chunks shifted)
-    "random mask": ("aten.native_dropout",),
     # outputs defined up to a gauge (signs/rotations of singular vectors) or formulas whose
     # backward is not linear in the cotangent as the double-vjp trick needs
     "double-vjp": ("std_mean", "torch.native_group_norm", "linalg.svd", "svd", "linalg.pinv",

@@ -552,3 +552,17 @@ def test_fuzz(seed):
         if r.random() < 0.5:
             t = t * 1
     check(t, **opts)
+
+
+def test_storage_reprs_as_torch():
+    """Storages print their bytes or values and torch's class path, as torch's do."""
+    import warnings
+
+    import ember
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage's deprecation
+        got = [repr(ember.tensor([1.0, 2.0]).untyped_storage()),
+               repr(ember.tensor([1, 2]).storage())]
+        want = [repr(torch.tensor([1.0, 2.0]).untyped_storage()),
+                repr(torch.tensor([1, 2]).storage())]
+    assert got == want

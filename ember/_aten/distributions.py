@@ -792,7 +792,8 @@ def _check_from_to_in_range(frm, to_inc, dt):
         info = np.iinfo(dt)
         lowest, highest = int(info.min), int(info.max)
     else:
-        raise TypeError("check_random_bounds handles only integral, floating-point and boolean types")
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean "
+                           "types")
     for name, v in (("from", frm), ("to - 1", to_inc)):
         if not lowest <= v <= highest:
             raise RuntimeError(f"{name} is out of bounds for {dt}")

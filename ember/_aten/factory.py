@@ -13,7 +13,7 @@ from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _meta
 from . import distributions
 from .distributions import _fma32, _fma64, _libm
-from .elementwise import _scalar_type_name
+from .elementwise import _scalar_type_name, not_implemented
 
 
 def _dt(dtype):
@@ -202,6 +202,8 @@ def _fma(acc):
 def arange(start, end, step=1, dtype=None, device=None):
     start, end, step = _num(start), _num(end), _num(step)
     dt = _arange_dtype(start, end, step, dtype)
+    if dt.is_complex or dt is D.bool:
+        raise not_implemented("arange_cpu", dt)
     n = _arange_len(start, end, step, dt)
     if not dt.is_floating_point:  # integers: start + step * i in int64, arguments truncated
         values = int(start) + np.arange(n, dtype=np.int64) * int(step)
@@ -493,11 +495,17 @@ def randperm(n, generator=None, dtype=None, device=None):
 
 
 # ---- more distributions (issue 3, random) ------------------------------------------------------
-def _check_floating(self, name):
+# cauchy_'s message names the C++ type of the kernel it would have run
+_CPP_TYPE_NAMES = {D.int64: "long int", D.int32: "int", D.int16: "short int",
+                   D.int8: "signed char", D.uint8: "unsigned char", D.bool: "bool",
+                   D.complex64: "c10::complex<float>", D.complex128: "c10::complex<double>"}
+
+
+def _check_floating(self, name, type_names=None):
     if not self.dtype.is_floating_point:
+        what = (type_names or {}).get(self.dtype) or _scalar_type_name(self.dtype)
         raise RuntimeError(f"{name} distribution is a continuous probability distribution. "
-                           f"dtype must be a floating point but you specified "
-                           f"{_scalar_type_name(self.dtype)}")
+                           f"dtype must be a floating point but you specified {what}")
 
 
 @impl("exponential_", "CPU")
@@ -534,7 +542,7 @@ def geometric_(self, p, generator=None):
 
 @impl("cauchy_", "CPU")
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):
-    _check_floating(self, "Cauchy")
+    _check_floating(self, "Cauchy", _CPP_TYPE_NAMES)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     a, u = _uniform_doubles(self, generator)
@@ -544,7 +552,8 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):
 
 @impl("log_normal_", "CPU")
 def log_normal_(self, mean=1.0, std=2.0, generator=None):
-    _check_floating(self, "LogNormal")
+    if not self.dtype.is_floating_point:
+        raise not_implemented("log_normal_cpu", self.dtype)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
     g = _gen_impl(_gen(generator))

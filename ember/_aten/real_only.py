@@ -12,7 +12,8 @@ from .._core.tensor import Tensor
 from .._dispatch.dispatcher import impl, packets
 from .elementwise import not_implemented
 
-# op or op.overload -> the AT_DISPATCH kernel name PyTorch names, or (exception class, message)
+# op or op.overload -> the AT_DISPATCH kernel name PyTorch names, or (exception class, message),
+# or a function of the arguments giving one of these (None: computed)
 _CLAMP = (NotImplementedError, "clamp is not supported for complex types")
 REAL_ONLY = {
     "amax": "max_values_cpu", "amin": "min_values_cpu", "aminmax": "aminmax_cpu",
@@ -54,16 +55,39 @@ REAL_ONLY = {
     "softplus": "softplus_cpu", "gelu": "GeluKernelImpl", "leaky_relu": "leaky_relu_cpu",
     "elu": "elu_cpu", "threshold": "threshold_cpu", "log_sigmoid": "log_sigmoid_cpu",
     "bernoulli_.float": "bernoulli_scalar_cpu_", "geometric_": "geometric_cpu",
+    "bernoulli.default": "bernoulli_tensor_cpu_self_", "random_.default": "random_kernel_cpu",
+    "unique_consecutive": "unique", "unique_dim": "unique_dim",
+    "hardsigmoid": "hardsigmoid_cpu", "hardswish": "hardswish_cpu", "mish": "mish_cpu",
+    "_prelu_kernel": "prelu_cpu", "special_i1": "i1_cpu",
+    # the dim overloads run another kernel (after the entries for all overloads: outermost)
+    "median.dim": "median_out", "nanmedian.dim": "median_out",
 }
+
+
+def _by_mode(at, refusals):
+    """A refusal that depends on a string argument at position `at` (a rounding or reduce
+    mode): `refusals` maps the modes PyTorch refuses for complex input to their refusal."""
+    return lambda args: refusals.get(args[at]) if len(args) > at else None
+
+
+REAL_ONLY.update({
+    "div.Tensor_mode": _by_mode(2, {"floor": "div_floor_cpu", "trunc": "div_trunc_cpu"}),
+    "scatter_reduce.two": _by_mode(4, {m: f"scatter_gather_tensor_cpu_reduce_a{m[-3:]}"
+                                       for m in ("amax", "amin", "max", "min")}),
+    "index_reduce": _by_mode(4, {"amax": "maximum_cpu", "amin": "minimum_cpu"}),
+})
 
 
 def _refusing(kernel, refusal):
     def run(*args):
         for a in args:
             if type(a) is Tensor and a.dtype.is_complex:
-                if isinstance(refusal, str):
-                    raise not_implemented(refusal, a.dtype)
-                raise refusal[0](refusal[1])
+                why = refusal(args) if callable(refusal) else refusal
+                if why is None:
+                    break
+                if isinstance(why, str):
+                    raise not_implemented(why, a.dtype)
+                raise why[0](why[1])
         return kernel(*args)
     run.__name__ = run.__qualname__ = getattr(kernel, "__name__", "kernel")
     return run

@@ -303,7 +303,9 @@ class _Binding:
             n = self.arg_name(a)
             if self.varargs and not a.kwarg_only:
                 lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
-                          f"        {n} = {n}[0]"]
+                          f"        {n} = {n}[0]",
+                          f"    elif not {n}:",
+                          f"        _missing({self.name!r}, {n!r})"]
             elif _int_list_size(a.type):
                 lines += [f"    if type({n}) is int:",
                           f"        {n} = [{n}] * {_int_list_size(a.type)}"]
@@ -417,7 +419,7 @@ def _compile_all(bindings):
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
-           "_wrong_type": _wrong_type, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
+           "_wrong_type": _wrong_type, "_missing": _missing, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
            "_NOT_HANDLED": _tf.NOT_HANDLED, "_NO_DIM": NO_DIM,
@@ -454,6 +456,11 @@ def out_needs_dim(fn, dtype, keepdim):
         raise TypeError(f"{fn}() received an invalid combination of arguments - got (Tensor, "
                         f"out=Tensor), but expected a dim with out=")
     raise TypeError(f'{fn}() missing 1 required positional arguments: "dim"')
+
+
+def _missing(fn, name):
+    """A required argument not given (a varargs size or dims that got no ints at all)."""
+    raise TypeError(f'{fn}() missing 1 required positional arguments: "{name}"')
 
 
 def _wrong_type(fn, name, expected, value):

@@ -364,8 +364,11 @@ def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
                    requires_grad)
 
 
-def _new_factory(fn):
+def _new_factory(fn, name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        if not size:
+            from .codegen import _missing
+            _missing(name, "size")
         return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
     return method
@@ -462,9 +465,9 @@ for _name in _ONE_SIGNATURE + _OVERLOADED:
 
 METHODS = dict(
     new=_legacy_new, new_tensor=_checks_dtype(_new_tensor, "new_tensor", False),
-    new_empty=_checks_dtype(_new_factory(empty), "new_empty", False),
-    new_zeros=_checks_dtype(_new_factory(_new_zeros), "new_zeros", False),
-    new_ones=_checks_dtype(_new_factory(ones), "new_ones", False),
+    new_empty=_checks_dtype(_new_factory(empty, "new_empty"), "new_empty", False),
+    new_zeros=_checks_dtype(_new_factory(_new_zeros, "new_zeros"), "new_zeros", False),
+    new_ones=_checks_dtype(_new_factory(ones, "new_ones"), "new_ones", False),
     new_full=_checks_dtype(_new_full, "new_full", False),
     uniform_=_uniform_method, normal_=_normal_method, random_=_random_method,
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,

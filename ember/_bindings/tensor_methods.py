@@ -17,6 +17,7 @@ from . import indexing as _indexing
 from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor
 from .factories import _size_args, _dev, tensor
 from .overloads import real, imag, remainder
+from .codegen import _missing
 
 # ---- elementwise ------------------------------------------------------------------------------
 # the arithmetic operators pass every argument of their op, so they take its positional call
@@ -171,6 +172,8 @@ def _contiguous(self, memory_format=None):
 def _sum_to_size(self, *size):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.sum_to_size, (self, *size))
+    if not size:
+        _missing("sum_to_size", "size")
     size = _shape_args(size)
     if self._size == size:
         return self
@@ -190,6 +193,8 @@ def _sum_to_size(self, *size):
 
 
 def _repeat(self, *sizes):
+    if not sizes:
+        _missing("repeat", "repeats")
     sizes = _shape_args(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
@@ -420,6 +425,24 @@ def _module_load(self, other, assign=False):
     return self.copy_(other).detach()
 
 
+def _no_device(message, error=AssertionError):
+    """Tensor.xpu(), .ipu(), .mtia(): moves to devices this build has no support for."""
+    def move(self, *args, **kwargs):
+        raise error(message)
+    return move
+
+
+def _volatile_get(self):
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=_user_stacklevel())
+    return False
+
+
+def _volatile_set(self, value):
+    warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                  "instead.", UserWarning, stacklevel=_user_stacklevel())
+
+
 def _complex_method(dtype):
     return lambda self, memory_format=None: self.to(dtype)
 
@@ -570,6 +593,13 @@ METHODS = dict(
     map_=_map_, map2_=_map2_, record_stream=_record_stream, module_load=_module_load,
     conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
     fill_diagonal_=_fill_diagonal_, apply_=_apply_,
+    is_distributed=lambda s: False,
+    xpu=_no_device("Torch not compiled with XPU enabled"),
+    ipu=_no_device("PyTorch is not linked with support for ipu devices", RuntimeError),
+    mtia=_no_device("Torch not compiled with MTIA enabled. Ensure you have `import "
+                    "mtia.host_runtime.torch_mtia.dynamic_library` in your python src file and "
+                    "include `//mtia/host_runtime/torch_mtia:torch_mtia` as your target "
+                    "dependency!"),
     as_subclass=_as_subclass, _make_subclass=staticmethod(_make_subclass),
     **_operators(),
 )
@@ -579,6 +609,7 @@ for _checked in (_to, _contiguous, _sum_to_size, _mT, _T, _view_as, _reshape_as,
 PROPERTIES = dict(
     mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),
     mH=property(lambda s: _conj(_mT(s))),
+    volatile=property(_volatile_get, _volatile_set),
     real=property(real, lambda self, value: real(self).copy_(value)),
     imag=property(imag, lambda self, value: imag(self).copy_(value)),
 )

@@ -166,4 +166,4 @@ class UntypedStorage:
 
     def __repr__(self):
         data = "" if self._array is None else "\n".join(f" {b}" for b in self.tolist()) + "\n"
-        return f"{data}[ember.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"
+        return f"{data}[torch.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"

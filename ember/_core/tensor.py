@@ -547,10 +547,20 @@ class Tensor:
         return a.reshape(()).item()
 
     def __float__(self):
-        return float(self._python_scalar())
+        return float(self._real_scalar("double"))
 
     def __int__(self):
-        return int(self._python_scalar())
+        return int(self._real_scalar("int64_t"))
+
+    def _real_scalar(self, c_type):
+        """The value for float()/int(): a complex one only with a zero imaginary part (c10's
+        checked conversion)."""
+        value = self._python_scalar()
+        if isinstance(value, complex):
+            if value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+            value = value.real
+        return value
 
     def __complex__(self):
         return complex(self._python_scalar())

@@ -512,6 +512,9 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
     dtype = dtype or D.get_default_dtype()
+    if dtype.is_complex or dtype is D.bool:
+        from .._aten.elementwise import not_implemented
+        raise not_implemented("range_cpu", dtype)
     values = start + np.arange(n, dtype=np.float64) * step
     result = B.tensor(values, dtype=dtype, device=device)
     return _finish(result, requires_grad, out)

@@ -120,8 +120,11 @@ def det(input):
 
 
 def logdet(input):
-    """log(det): NaN for a negative determinant, -inf for a zero one (like PyTorch)."""
+    """log(det): NaN for a negative determinant, -inf for a zero one (like PyTorch); for a
+    complex input log(sign) + log|det|, the principal branch."""
     sign, logabsdet = _op("linalg_slogdet")(input)
+    if input.is_complex():
+        return sign.log() + logabsdet
     return where(sign < 0, math.nan, logabsdet)
 
 

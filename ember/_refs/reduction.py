@@ -110,7 +110,8 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if input.dtype not in (D.float32, D.float64):
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        # nanquantile's check is quantile's, message included
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest. Got {interpolation}")

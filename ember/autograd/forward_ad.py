@@ -426,6 +426,17 @@ def _linear(primals, tangents, out):
     return _sum_tangents(_apply(linear, tx, w, None), _apply(linear, x, tw, None), tb)
 
 
+def _native_dropout(primals, tangents, out):
+    """The output's tangent is the input's through the primal's own mask: re-running the op
+    (as the double-vjp trick would) draws a second mask. Scaled by 1/(1-p) unless train is
+    False, train=None included, as PyTorch's forward formula does."""
+    t, p, train = _t(tangents, 0), primals[1], primals[2]
+    if train is False:
+        return t, None
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return _op("mul.Tensor")(_op("mul.Tensor")(t, out[1]), scale), None
+
+
 def _install():
     mul = _op("mul.Tensor")
     one_minus = (lambda y: _op("rsub.Tensor")(y, 1, 1))
@@ -451,6 +462,7 @@ def _install():
         _JVP[op] = (lambda op: lambda p, t, o: _mm_like(p, t, o, op))(op)
     _JVP[_op("addmm")] = _addmm
     _JVP[_op("linear")] = _linear
+    _JVP[_op("native_dropout")] = _native_dropout
     for name in ("view", "_unsafe_view", "permute", "transpose.int", "expand", "squeeze.dims",
                  "squeeze.dim", "squeeze", "unsqueeze", "select.int", "slice.Tensor", "narrow",
                  "diagonal", "alias", "clone", "t", "split.Tensor", "split_with_sizes",

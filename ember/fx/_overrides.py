@@ -50,7 +50,8 @@ _NOT_OVERRIDABLE = frozenset({
     "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_num_threads",
     "set_num_interop_threads", "set_printoptions", "set_rng_state", "set_warn_always",
     "typename", "use_deterministic_algorithms", "broadcast_shapes", "set_grad_enabled",
-    "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic"})
+    "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+    "handle_torch_function"})
 
 _NAMESPACES = ("ember.nn.functional", "ember", "ember.linalg", "ember.fft", "ember.special")
 

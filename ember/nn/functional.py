@@ -18,6 +18,8 @@ from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F401  (F's, as torch's)
+                         has_torch_function_unary, has_torch_function_variadic)
 from ._ctc import ctc_loss as _ctc
 from ..backends import cudnn as _cudnn
 from . import attention as _attention
@@ -467,6 +469,8 @@ def _kl_div(input, target, reduction=0, *, log_target=False):
 
 @_impl("kl_div", "CompositeImplicitAutograd")
 def _kl_div_composite(input, target, reduction, log_target):
+    if input.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
     if log_target:
         loss = E.exp(target) * (target - input)
     else:  # xlogy(target, target): 0 where the target is 0
@@ -794,6 +798,8 @@ def _vector_norm(x, p, dim, keepdim=False):
         raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the dimension "
                            f"{dim % x.dim()}because this dimension is empty and the operation "
                            f"does not have an identity")
+    if x.is_complex():  # the norm of the moduli
+        x = x.abs()
     if p == math.inf:
         return x.abs().amax(dim, keepdim)
     if p == -math.inf:
@@ -2445,7 +2451,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p over dim, eps)."""
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_scalar_name(input.dtype)}")
     denom = _vector_norm(input, p, dim, keepdim=True).clamp(min=eps).expand_as(input)
@@ -2481,6 +2487,8 @@ def pdist(input, p=2):
     """The distances between all pairs of rows i < j of a 2-D input, in row-major order."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     dev = input.device
