@@ -52,6 +52,10 @@ def _legacy_reduction(size_average, reduce, stacklevel=4):
 def _reduction(reduction, size_average=None, reduce=None):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", stacklevel=_user_stacklevel())
+        reduction = "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
@@ -475,8 +479,11 @@ def _kl_div_composite(input, target, reduction, log_target):
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
-    return _poisson_nll_loss(input, target, log_input, full, eps,
-                             _reduction(reduction, size_average, reduce))
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:  # no deprecated 'elementwise_mean' here, as in PyTorch
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _poisson_nll_loss(input, target, log_input, full, eps, _REDUCTIONS[reduction])
 
 
 _poisson_nll_loss = _lookup("poisson_nll_loss")
@@ -1356,14 +1363,20 @@ _index_pads = {(mode, nd): _lookup(f"{kind}_pad{nd}d")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims; `pad` lists (before, after) pairs, last dim first."""
     pad = [int(p) for p in pad]
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
     if mode == "constant":
         return _constant_pad_nd(input, pad, 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     nd = len(pad) // 2
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if len(pad) % 2 or nd not in (1, 2, 3) or input.dim() not in (nd + 1, nd + 2):
+    if nd not in (1, 2, 3) or input.dim() not in (nd + 1, nd + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"
@@ -1481,16 +1494,17 @@ def _cubic_matrix(n_in, n_out, scale, align_corners, a=-0.75):
     return m
 
 
-def _antialias_matrix(n_in, n_out, scale, align_corners, cubic, antialias=True):
-    """(out, in): PyTorch's antialiased bilinear/bicubic (PIL's resampling). When shrinking by
-    a factor s, the filter (triangle, or Keys' cubic with a = -0.5) is stretched s times, so
-    every input pixel contributes to some output instead of being skipped; each row is
-    normalised to sum to 1. Enlarging uses the plain filter width."""
+def _antialias_matrix(n_in, n_out, scale, align_corners, kernel, antialias=True):
+    """(out, in): PyTorch's antialiased bilinear/bicubic/lanczos (PIL's resampling). When
+    shrinking by a factor s, the filter (triangle, Keys' cubic with a = -0.5, or the Lanczos-3
+    windowed sinc) is stretched s times, so every input pixel contributes to some output
+    instead of being skipped; each row is normalised to sum to 1. Enlarging uses the plain
+    filter width."""
     if align_corners:
         s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
     else:
         s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
-    half_width = 2.0 if cubic else 1.0
+    half_width = {"linear": 1.0, "cubic": 2.0, "lanczos": 3.0}[kernel]
     stretch = antialias and s >= 1.0
     support = half_width * s if stretch else half_width
     inv = 1.0 / s if stretch else 1.0
@@ -1499,16 +1513,21 @@ def _antialias_matrix(n_in, n_out, scale, align_corners, cubic, antialias=True):
     lo = np.maximum((center - support + 0.5).astype(np.int64), 0)
     hi = np.minimum((center + support + 0.5).astype(np.int64), n_in)
     x = np.abs((np.arange(n_in)[None, :] - center[:, None] + 0.5) * inv)
-    if cubic:
+    if kernel == "cubic":
         a = -0.5 if antialias else -0.75
         w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
                      np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    elif kernel == "lanczos":
+        w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
     else:
         w = np.maximum(1 - x, 0.0)
     cols = np.arange(n_in)[None, :]
     w = np.where((cols >= lo[:, None]) & (cols < hi[:, None]), w, 0.0)
     total = w.sum(axis=1, keepdims=True)
     return w / np.where(total == 0, 1.0, total)
+
+
+_AA_KERNEL = {"bilinear": "linear", "bicubic": "cubic", "lanczos": "lanczos"}
 
 
 def _nearest_index(n_in, n_out, scale, exact):
@@ -1595,17 +1614,26 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
         align_corners = False
     # the sizes are checked against the input's spatial dims before its rank (PyTorch's order)
     out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
-    if antialias and mode not in ("bilinear", "bicubic"):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
-                         "requires a 4-D tensor as input")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
     nd = input.dim() - 2
-    wanted = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+    if mode == "lanczos" and nd == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    wanted = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2, "lanczos": 2}
     if nd not in (1, 2, 3) or mode not in wanted and mode not in ("nearest", "nearest-exact",
                                                                   "area"):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {input.dim()}D) for the modes: {_INTERPOLATE_MODES} "
                                   f"(got {mode})")
     if mode in wanted and wanted[mode] != nd:
+        if mode == "lanczos":  # PyTorch has no mode-specific message for it
+            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                      f"(got {input.dim()}D) for the modes: {_INTERPOLATE_MODES} "
+                                      f"(got {mode})")
         need = wanted[mode] + 2
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
                                   "input")
@@ -1629,13 +1657,13 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
             return _resample_uint8(input, out, scales,
                                    lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
         return _resample_uint8(input, out, scales, lambda n, o, s: _antialias_matrix(
-            n, o, s, align_corners, cubic=mode == "bicubic", antialias=antialias))
+            n, o, s, align_corners, _AA_KERNEL[mode], antialias=antialias))
     if not input.is_floating_point():
         raise NotImplementedError(f"\"upsample_{mode}{nd if mode == 'bicubic' else ''}_out_frame"
                                   f"\" not implemented for '{_scalar_name(input.dtype)}'")
     if antialias:
         return _resample(input, out, scales, lambda n, o, s: _antialias_matrix(
-            n, o, s, align_corners, cubic=mode == "bicubic"))
+            n, o, s, align_corners, _AA_KERNEL[mode]))
     if mode == "bicubic":
         return _resample(input, out, scales,
                          lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
