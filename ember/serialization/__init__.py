@@ -11,7 +11,7 @@ file (mmap=True). The parts:
     archive.py                  the zip container: record layout, writer, reader, atomic save
     pickling.py                 data.pkl: persistent ids, reduce and rebuild functions, PyTorch's
                                 names for ember's objects, map_location, the unpicklers
-    legacy.py                   the reader of PyTorch's pre-1.6 format
+    legacy.py                   PyTorch's pre-1.6 format (read, and written on request)
     weights_only_unpickler.py   the allow-list unpickler behind weights_only=True
 
 `.safetensors` files are read by `ember.utils.safetensors`.
@@ -31,7 +31,7 @@ from .._core.device import cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
 from .archive import _ArchiveReader, _archive_name, _atomic_open, _is_zipfile, _map_file, \
     _open_for_reading, _storage_records, _write_archive
-from .legacy import MAGIC_NUMBER, PROTOCOL_VERSION, _legacy_load  # noqa: F401
+from .legacy import MAGIC_NUMBER, PROTOCOL_VERSION, _legacy_load, _legacy_save  # noqa: F401
 from .pickling import StorageType, _WEIGHTS_ONLY_ALLOWED, _get_restore_location, \
     _is_meta_location, _make_unpickler, _pickle_with_storages, _storage_pid, _storage_result
 from .weights_only_unpickler import (add_safe_globals, get_safe_globals, clear_safe_globals,
@@ -90,9 +90,6 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     renamed over it, so an error or a crash mid-save leaves a previous file untouched. (Durability
     against power loss would also need an fsync, which this does not pay for.)
     """
-    if not _use_new_zipfile_serialization:
-        raise RuntimeError("ember writes only the zip checkpoint format "
-                           "(_use_new_zipfile_serialization=True); it can read the legacy one")
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
     elif hasattr(f, "write"):
@@ -100,7 +97,16 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     else:
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
                              f"'write' attribute, got {type(f).__name__}")
-    data_pkl, storages = _pickle_with_storages(obj, pickle_module, pickle_protocol)
+    if not _use_new_zipfile_serialization:
+        if path is None:
+            _legacy_save(obj, f, pickle_module, pickle_protocol)
+            return
+        with _atomic_open(path) as out:
+            _legacy_save(obj, out, pickle_module, pickle_protocol)
+        return
+    if path is not None and os.path.isdir(path):  # PyTorch's archive writer fails to open it
+        raise RuntimeError(f"open file failed with strerror: Is a directory: {path}")
+    data_pkl, storages, _ = _pickle_with_storages(obj, pickle_module, pickle_protocol)
     if path is None:
         _write_archive(f, "archive", data_pkl, storages, not _disable_byteorder_record)
         return
