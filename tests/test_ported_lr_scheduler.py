@@ -335,6 +335,126 @@ CHECKS.update({
 })
 
 
+# ---- optimizer configurations (test_optim's optim_db inputs) ----------------------------------
+OPTIM_CONFIGS = [
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True, foreach=True)),
+    ("SGD", dict(lr=0.1, fused=True)),
+    ("Adam", dict(lr=0.01, amsgrad=True, maximize=True, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, foreach=True, betas=(0.8, 0.9))),
+    ("Adam", dict(lr=0.01, fused=True, amsgrad=True)),
+    ("Adam", dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.1)),
+    ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.3, maximize=True)),
+    ("AdamW", dict(lr=0.01, fused=True)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.2, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, maximize=True, foreach=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1, alpha=0.9)),
+    ("RMSprop", dict(lr=0.01, maximize=True, foreach=True)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.05, weight_decay=0.1, maximize=True, foreach=True)),
+    ("NAdam", dict(lr=0.05, momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.05, decoupled_weight_decay=True, weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=0.05, decoupled_weight_decay=True, weight_decay=0.1)),
+    ("RAdam", dict(lr=0.05, maximize=True, foreach=True)),
+    ("ASGD", dict(lr=0.05, t0=1, lambd=0.1, alpha=0.5, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05, maximize=True, foreach=True)),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("Rprop", dict(lr=0.05, foreach=True)),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, weight_decay=0.1)),
+    ("Adafactor", dict(lr=0.05, maximize=True, foreach=False)),
+]
+
+
+def _optim_config(name, kw):
+    def check(L):
+        L.manual_seed(0)
+        w = L.nn.Parameter(L.randn(3, 2))
+        b = L.nn.Parameter(L.randn(2))
+        opt = getattr(L.optim, name)([w, b], **kw)
+        for step in range(4):
+            opt.zero_grad()
+            (L.sin(L.ones(1, 3) * (step + 1)) @ w + b).pow(2).sum().backward()
+            opt.step()
+        state = opt.state_dict()["state"][0]
+        return w, b, sorted(state), {k: v for k, v in state.items() if k != "step"}, \
+            float(state["step"]) if "step" in state else None
+    return check
+
+
+def _optim_lr_tensor(L):
+    p = L.nn.Parameter(L.ones(2))
+    opt = L.optim.Adam([p], lr=L.tensor(0.01))
+    p.sum().backward()
+    opt.step()
+    return p, type(opt.param_groups[0]["lr"]).__name__
+
+
+def _optim_errors(L):
+    p = L.nn.Parameter(L.ones(1))
+    O = L.optim
+    out = []
+    for make in [lambda: O.SGD([p], lr=0.1, momentum=-1), lambda: O.SGD([p], lr=0.1, nesterov=True),
+                 lambda: O.SGD([p], lr=0.1, weight_decay=-1), lambda: O.Adam([p], eps=-1),
+                 lambda: O.Adam([p], betas=(0.9, 1.0)), lambda: O.Adam([p], weight_decay=-0.1),
+                 lambda: O.Adam([p], lr=L.tensor([0.1, 0.2])), lambda: O.Adam([p], foreach=True, fused=True),
+                 lambda: O.AdamW([p], lr=-0.1), lambda: O.Adagrad([p], lr_decay=-1),
+                 lambda: O.Adagrad([p], initial_accumulator_value=-1), lambda: O.RMSprop([p], alpha=-1),
+                 lambda: O.RMSprop([p], momentum=-1), lambda: O.Adadelta([p], rho=1.5),
+                 lambda: O.Rprop([p], etas=(1.5, 1.2)), lambda: O.NAdam([p], momentum_decay=-0.1),
+                 lambda: O.ASGD([p], weight_decay=-1), lambda: O.Adamax([p], betas=(1.0, 0.9)),
+                 lambda: O.SparseAdam([p], betas=(0.9, 1.5)), lambda: O.LBFGS([p, p]),
+                 lambda: O.LBFGS([{"params": [p]}, {"params": [L.nn.Parameter(L.ones(1))]}])]:
+        try:
+            make()
+            out.append(None)
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def _optim_state_dict_cross_load(L):
+    """An optimizer's state_dict loads into a fresh one, which then steps identically."""
+    out = []
+    for name, kw in [("Adam", dict(amsgrad=True)), ("RMSprop", dict(momentum=0.5, centered=True)),
+                     ("Rprop", {}), ("ASGD", {}), ("Adagrad", {}), ("NAdam", {}), ("RAdam", {})]:
+        L.manual_seed(0)
+        w = L.nn.Parameter(L.randn(3))
+        opt = getattr(L.optim, name)([w], lr=0.01, **kw)
+        w2 = L.nn.Parameter(w.detach().clone())
+        opt2 = getattr(L.optim, name)([w2], lr=0.5, **kw)
+        for o, p in [(opt, w)]:
+            for _ in range(2):
+                o.zero_grad()
+                (p * p).sum().backward()
+                o.step()
+        with L.no_grad():
+            w2.copy_(w)
+        opt2.load_state_dict(opt.state_dict())
+        for o, p in [(opt, w), (opt2, w2)]:
+            o.zero_grad()
+            (p * p).sum().backward()
+            o.step()
+        out.append((w, w2, opt2.param_groups[0]["lr"]))
+    return out
+
+
+def _sparse_adam(L):
+    emb = L.nn.Embedding(5, 2, sparse=True)
+    with L.no_grad():
+        emb.weight.copy_(L.arange(10.).view(5, 2))
+    opt = L.optim.SparseAdam(emb.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        emb(L.tensor([1, 3, 3])).pow(2).sum().backward()
+        opt.step()
+    return emb.weight
+
+
+CHECKS.update({f"optim_{name}_{i}": _optim_config(name, kw) for i, (name, kw) in enumerate(OPTIM_CONFIGS)})
+CHECKS.update({"optim_lr_tensor": _optim_lr_tensor, "optim_errors": _optim_errors,
+               "optim_state_dict_cross_load": _optim_state_dict_cross_load, "optim_sparse_adam": _sparse_adam})
+
+
 @pytest.mark.parametrize("name", list(CHECKS))
 def test_lr_scheduler(name):
     check = CHECKS[name]

@@ -898,7 +898,7 @@ def _col2im_shape(self, output_size, kernel_size, dilation, padding, stride):
     if self.shape[-2] % k:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
                            f"of kernel_size, but got input.size(1)={self.shape[-2]} and "
-                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]})")
+                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]}).")
     blocks = conv_output_size(output_size, kernel_size, stride, padding, dilation)
     if blocks[0] * blocks[1] != self.shape[-1] or any(b < 1 for b in blocks):
         raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), "

@@ -1058,6 +1058,16 @@ _max_pool_op = {1: _lookup("max_pool1d"), 2: _lookup("max_pool2d")}
 @_impl("max_pool1d", "CompositeImplicitAutograd")
 def _max_pool1d_composite(input, kernel_size, stride, padding, dilation, ceil_mode):
     _check_max_pool1d_input(input)
+    k, p, d = (_pool_list(a)[0] for a in (kernel_size, padding, dilation))
+    st = _pool_list(stride)[0] if _pool_list(stride) else k
+    for what, v in (("kernel_size", k), ("stride", st), ("dilation", d)):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
@@ -1137,12 +1147,16 @@ def _check_non_batch_sizes(input, nd, name):
                                f"dimension {i} being empty")
 
 
-def _adaptive_output_size(input, output_size, nd):
-    sizes = _pool_list(output_size)
-    if len(sizes) == 1:
-        sizes = sizes * nd
+def _adaptive_output_size(input, output_size, nd, name):
+    """The output size as a list (None keeps the input's size); only a bare int is repeated."""
+    sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * nd
     if len(sizes) != nd:
-        raise ValueError(f"output_size must have {nd} elements, got {len(sizes)}")
+        if name.startswith("adaptive_avg"):
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        if nd == 1:
+            raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
+                               f"{len(sizes)})")
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
     return [input.shape[input.dim() - nd + i] if s is None else int(s)
             for i, s in enumerate(sizes)]
 
@@ -1159,7 +1173,7 @@ def _adaptive_avg_pool(input, output_size, nd):
         # PyTorch's shortcut for a 1 x 1 output, a mean over the last dims, comes first
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but "
                          f"got {-nd})")
-    out = _adaptive_output_size(input, output_size, nd)
+    out = _adaptive_output_size(input, output_size, nd, name)
     if all(o == 1 for o in out):
         if input.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
@@ -1207,7 +1221,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
                            f"{list(input.shape)}")
     _check_non_batch_sizes(input, 1, "adaptive_max_pool1d")
-    size = _adaptive_output_size(input, output_size, 1)
+    size = _adaptive_output_size(input, output_size, 1, "adaptive_max_pool1d")
     out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out
@@ -1217,13 +1231,15 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
     if input.dim() in (3, 4):
         _check_non_batch_sizes(input, 2, "adaptive_max_pool2d")
-    out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2))
+    out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2,
+                                                                    "adaptive_max_pool2d"))
     return (out, indices) if return_indices else out
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
-    out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3))
+    out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3,
+                                                                    "adaptive_max_pool3d"))
     return (out, indices) if return_indices else out
 
 
@@ -1297,7 +1313,6 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
                2 * padding[d] for d in range(nd)]
     if output_size is None:
         return default
-    output_size = list(output_size)
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
@@ -1307,8 +1322,8 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
         lo, hi = default[d] - stride[d], default[d] + stride[d]
         if not lo < output_size[d] < hi:
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
-                             f'{lo} and {hi})')
-    return output_size
+                             f'{lo} and {hi})')  # printed as the caller gave it, as in PyTorch
+    return list(output_size)
 
 
 def _unpool_args(kernel_size, stride, padding, nd):
@@ -1783,14 +1798,20 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
     if grid.dim() == 0:  # PyTorch reads grid.size(0) first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    nd = input.dim() - 2
-    if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
-            grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid of shape [N, *out, {nd}] for input "
-                           f"{list(input.shape)}, but got grid of shape {list(grid.shape)}")
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
                            f"input has {input.dtype} and grid has {grid.dtype}")
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got {sizes}")
+    nd = input.dim() - 2
+    if grid.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
+                           f"but got grid with sizes {list(grid.shape)}")
+    if nd not in (2, 3) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected {4 if nd == 2 else 5}D input and grid with "
+                           f"same number of dimensions, but got {sizes}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"grid_sampler_{nd}d_cpu_kernel_impl\" not implemented "
                                   f"for '{_scalar_name(input.dtype)}'")
@@ -1879,8 +1900,7 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = list(size)
-    if len(size) not in (4, 5):
+    if len(size) not in (4, 5):  # the messages print `size` as the caller gave it
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
     nd = len(size) - 2
@@ -1889,7 +1909,7 @@ def affine_grid(theta, size, align_corners=None):
                          f"for size {size}. Got {theta.shape}.")
     if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    return _affine_grid_generator(theta, size, align_corners)
+    return _affine_grid_generator(theta, list(size), align_corners)
 
 
 _affine_grid_generator = _lookup("affine_grid_generator")
@@ -2508,6 +2528,10 @@ def pdist(input, p=2):
     """The distances between all pairs of rows i < j of a 2-D input, in row-major order."""
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     dev = input.device
