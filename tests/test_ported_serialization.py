@@ -292,7 +292,29 @@ def _save_bad_objects(L):
     return _errs(L, [lambda: L.save(lambda x: x, io.BytesIO())])
 
 
+def _weights_only_full_messages(L):
+    """The whole weights-only error text for the common refusals, as torch words it."""
+    def reduce_to(fn, *args):
+        class R:
+            def __reduce__(self):
+                return (fn, args)
+        return R()
+    out = []
+    for obj in [Point(1), PairTuple(1, 2), reduce_to(print, "x"), reduce_to(os.system, "true"),
+                reduce_to(getattr, Point, "x"), {"f": _roundtrip}]:
+        buf = io.BytesIO()
+        L.save(obj, buf)
+        buf.seek(0)
+        try:
+            L.load(buf, weights_only=True)
+            out.append(None)
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
 CHECKS = {
+    "weights_only_full_messages": _weights_only_full_messages,
     "nested_containers": _nested_containers,
     "all_dtypes": _all_dtypes,
     "views_share_storage": _views_share_storage,

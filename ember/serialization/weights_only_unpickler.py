@@ -495,7 +495,7 @@ class Unpickler:
             pass
         shown = full[len("builtins."):] if full.startswith("builtins.") else full
         raise UnpicklingError(
-            f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please "
+            f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please "
             f"use `torch.serialization.add_safe_globals([{shown}])` or the "
             f"`torch.serialization.safe_globals([{shown}])` context manager to allowlist "
             "this global if you trust this class/function.")
