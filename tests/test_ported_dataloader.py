@@ -207,7 +207,74 @@ def _pin_memory_cpu(L):
     return batches, [b[0].is_pinned() for b in batches], sorted({x.category.__name__ for x in w})
 
 
+def _more_datasets(L):
+    d = _data(L)
+
+    class Count(d.IterableDataset):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter(range(self.n))
+    a = d.TensorDataset(L.arange(4.))
+    stack = d.StackDataset(a, L.arange(4) * 10)
+    stack_kw = d.StackDataset(x=a, y=range(4))
+    chain = d.ChainDataset([Count(2), Count(3)])
+    added = a + a
+    return [stack[1], len(stack), stack_kw[2], list(chain), type(added).__name__, len(added),
+            type(Count(2) + Count(1)).__name__, list(Count(2) + Count(1)),
+            d.get_worker_info(), _errs(L, [lambda: d.StackDataset(a, range(3)), lambda: d.StackDataset(),
+                                           lambda: d.StackDataset(a, y=a), lambda: len(chain)])]
+
+
+def _collate_fn_map(L):
+    d = _data(L)
+    from_map = getattr(L.utils.data._utils.collate, "collate")
+    default_map = getattr(L.utils.data._utils.collate, "default_collate_fn_map")
+
+    def collate_str(batch, *, collate_fn_map=None):
+        return "|".join(batch)
+    fn_map = dict(default_map)
+    fn_map[str] = collate_str
+    out = from_map([{"s": "a", "t": L.ones(1)}, {"s": "b", "t": L.zeros(1)}], collate_fn_map=fn_map)
+    return out, sorted(t.__name__ for t in default_map), \
+        _errs(L, [lambda: from_map([object()], collate_fn_map=fn_map)])
+
+
+def _worker_error(L):
+    d = _data(L)
+
+    class Bad:
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if i == 2:
+                raise ValueError("bad item 2")
+            return i
+    try:
+        list(d.DataLoader(Bad(), batch_size=1, num_workers=1))
+    except Exception as e:
+        msg = str(e)
+        return type(e).__name__, msg.splitlines()[0], "bad item 2" in msg, "Traceback" in msg
+
+
+def _iterable_workers(L):
+    """Each worker iterates the whole IterableDataset unless it shards by get_worker_info."""
+    d = _data(L)
+
+    class Sharded(d.IterableDataset):
+        def __iter__(self):
+            info = d.get_worker_info()
+            return iter(range(info.id, 6, info.num_workers))
+    return sorted(int(x) for x in d.DataLoader(Sharded(), batch_size=None, num_workers=2))
+
+
 CHECKS = {
+    "more_datasets": _more_datasets,
+    "collate_fn_map": _collate_fn_map,
+    "worker_error": _worker_error,
+    "iterable_workers": _iterable_workers,
     "collate_structures": _collate_structures,
     "collate_errors": _collate_errors,
     "collate_numpy_dtypes": _collate_numpy_dtypes,
