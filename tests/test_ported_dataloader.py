@@ -237,7 +237,7 @@ def _collate_fn_map(L):
     fn_map = dict(default_map)
     fn_map[str] = collate_str
     out = from_map([{"s": "a", "t": L.ones(1)}, {"s": "b", "t": L.zeros(1)}], collate_fn_map=fn_map)
-    return out, sorted(t.__name__ for t in default_map), \
+    return out, sorted(getattr(t, "__name__", None) or repr(t) for t in default_map), \
         _errs(L, [lambda: from_map([object()], collate_fn_map=fn_map)])
 
 
