@@ -271,10 +271,12 @@ def _pad_modules(L):
 
 # ---- interpolate --------------------------------------------------------------------------------
 
-def _interp(shape, **kw):
+def _interp(shape, grad=True, **kw):
     def check(L):
         x = _rand(L, *shape, requires_grad=True)
         y = L.nn.functional.interpolate(x, **kw)
+        if not grad:
+            return y
         g = L.autograd.grad((y * L.cos(L.arange(y.numel()).float()).view(y.shape)).sum(), x)[0]
         return y, g
     return check
@@ -301,6 +303,18 @@ INTERP = {
     "trilinear": _interp((1, 1, 3, 4, 2), size=(5, 3, 4), mode="trilinear"),
     "lanczos_down": _interp((1, 2, 9, 11), size=(4, 5), mode="lanczos", antialias=True),
     "lanczos_up_scale": _interp((1, 2, 5, 4), scale_factor=(2.5, 1.7), mode="lanczos", antialias=True),
+    # a dim whose size the scale factor leaves unchanged: copied by linear and antialiased modes
+    # and by nearest, resampled by the scale in bicubic and nearest-exact
+    "same_size_linear": _interp((1, 2, 3), scale_factor=1.3, mode="linear"),
+    "same_size_bilinear": _interp((1, 2, 2, 4), scale_factor=1.3, mode="bilinear"),
+    "same_size_trilinear": _interp((1, 1, 3, 2, 2), scale_factor=(1.3, 1.0, 1.5), mode="trilinear"),
+    "same_size_bicubic": _interp((1, 2, 3, 4), scale_factor=(1.3, 1.5), mode="bicubic"),
+    # (forward only: torch's antialiased backward does not skip the unchanged dim its forward
+    # skipped, so its gradient is not the derivative of its output)
+    "same_size_bicubic_aa": _interp((1, 2, 3, 4), scale_factor=(1.3, 1.5), mode="bicubic", antialias=True,
+                                    grad=False),
+    "same_size_nearest_exact": _interp((1, 2, 3, 4), scale_factor=(1.3, 1.5), mode="nearest-exact"),
+    "nearest_double_size": _interp((1, 2, 3, 4), scale_factor=(2.2, 2.4), mode="nearest"),
     "area": _interp((1, 2, 7, 9), size=(3, 4), mode="area"),
     "area_1d": _interp((1, 2, 7), scale_factor=0.5, mode="area"),
 }
@@ -308,7 +322,7 @@ INTERP = {
 
 def _interp_errors(L):
     F = L.nn.functional
-    x3, x4 = L.rand(1, 2, 4), L.rand(1, 2, 4, 4)
+    x3, x4 = _rand(L, 1, 2, 4), _rand(L, 1, 2, 4, 4)
     return _errs(L, [
         lambda: F.interpolate(x4, size=(3, 3), scale_factor=2),
         lambda: F.interpolate(x4),

@@ -1547,20 +1547,26 @@ _AA_KERNEL = {"bilinear": "linear", "bicubic": "cubic", "lanczos": "lanczos"}
 
 def _nearest_index(n_in, n_out, scale, exact):
     """PyTorch's nearest source index, computed in float32 as PyTorch does."""
-    if n_in == n_out:
+    if not exact and n_in == n_out:  # PyTorch's nearest copies; nearest-exact always scales
         return np.arange(n_out)
+    if not exact and n_out == 2 * n_in:
+        return np.arange(n_out) >> 1
     ratio = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
         np.float32(n_in) / np.float32(n_out)
     dst = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else 0)
     return np.minimum(np.floor(dst * ratio).astype(np.int64), n_in - 1)
 
 
-def _resample(input, out, scales, matrix_fn):
-    """Apply a per-dim (out, in) resampling matrix along each spatial dim."""
+def _resample(input, out, scales, matrix_fn, skip_same=True):
+    """Apply a per-dim (out, in) resampling matrix along each spatial dim. PyTorch's linear
+    and antialiased kernels leave a dim whose size does not change as it is, whatever the
+    scale factor (`skip_same`); its plain bicubic kernel resamples it by the scale."""
     x = input
     nd = len(out)
     for i in range(nd):
         axis = x.dim() - nd + i
+        if skip_same and x.shape[axis] == out[i]:
+            continue
         m = matrix_fn(x.shape[axis], out[i], None if scales is None else scales[i])
         mat = E.tensor(m, dtype=x.dtype, device=x.device)
         x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
@@ -1582,7 +1588,7 @@ def _check_upsample_sizes(input, out):
                            f"with sizes {list(input.shape)}")
 
 
-def _resample_uint8(input, out, scales, matrix_fn):
+def _resample_uint8(input, out, scales, matrix_fn, skip_same=True):
     """PyTorch's uint8 bilinear/bicubic (PIL's resampling in fixed point): per spatial dim,
     last dim first, the filter weights (truncated at the borders and renormalised) scaled to
     int16 with as many fraction bits as the largest weight allows; each pass rounds, shifts
@@ -1590,7 +1596,7 @@ def _resample_uint8(input, out, scales, matrix_fn):
     x = input.long()
     for i in reversed(range(len(out))):
         axis = x.dim() - len(out) + i
-        if x.shape[axis] == out[i] and scales is None:
+        if x.shape[axis] == out[i] and (skip_same or scales is None):
             continue  # PyTorch skips a pass that does not resize
         w = matrix_fn(x.shape[axis], out[i], None if scales is None else scales[i])
         precision = 0
@@ -1670,7 +1676,8 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
     if input.dtype is D.uint8 and nd == 2:
         if mode == "bicubic" and not antialias:
             return _resample_uint8(input, out, scales,
-                                   lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
+                                   lambda n, o, s: _cubic_matrix(n, o, s, align_corners),
+                                   skip_same=False)
         return _resample_uint8(input, out, scales, lambda n, o, s: _antialias_matrix(
             n, o, s, align_corners, _AA_KERNEL[mode], antialias=antialias))
     if not input.is_floating_point():
@@ -1681,7 +1688,7 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
             n, o, s, align_corners, _AA_KERNEL[mode]))
     if mode == "bicubic":
         return _resample(input, out, scales,
-                         lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
+                         lambda n, o, s: _cubic_matrix(n, o, s, align_corners), skip_same=False)
     return _resample(input, out, scales, lambda n, o, s: _linear_matrix(n, o, s, align_corners))
 
 
