@@ -313,7 +313,64 @@ def _weights_only_full_messages(L):
     return out
 
 
+def _load_endianness(L):
+    """A checkpoint without a byteorder record is read as little endian unless
+    set_default_load_endianness says otherwise (test_serialization's byteorder tests)."""
+    ser = L.serialization
+    import zipfile
+    full = io.BytesIO()
+    L.save(L.tensor([1, 256], dtype=L.int32), full)
+    buf = io.BytesIO()  # the same archive without its byteorder record, as old PyTorch wrote it
+    with zipfile.ZipFile(full) as src, zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as dst:
+        for name in src.namelist():
+            if not name.endswith("/byteorder"):
+                dst.writestr(name, src.read(name))
+    out = [ser.get_default_load_endianness()]
+    try:
+        for e in [ser.LoadEndianness.LITTLE, ser.LoadEndianness.BIG, ser.LoadEndianness.NATIVE, None]:
+            ser.set_default_load_endianness(e)
+            buf.seek(0)
+            out.append((str(ser.get_default_load_endianness()), L.load(buf)))
+        out.append(_errs(L, [lambda: ser.set_default_load_endianness("big")]))
+    finally:
+        ser.set_default_load_endianness(None)
+    return out
+
+
+def _mmap_options(L):
+    import mmap
+    ser = L.serialization
+    out = [ser.get_default_mmap_options() == mmap.MAP_PRIVATE]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.pt")
+        L.save(L.zeros(4), path)
+        private = L.load(path, mmap=True)
+        private[0] = 5.
+        out.append(L.load(path))
+        with ser.set_default_mmap_options(mmap.MAP_SHARED):
+            out.append(ser.get_default_mmap_options() == mmap.MAP_SHARED)
+            shared = L.load(path, mmap=True)
+            shared[1] = 7.
+            del shared
+        out.append(L.load(path))
+        out.append(ser.get_default_mmap_options() == mmap.MAP_PRIVATE)
+    out.append(_errs(L, [lambda: ser.set_default_mmap_options(5)]))
+    return out
+
+
+def _serialization_helpers(L):
+    ser = L.serialization
+    import numpy
+    return [ser.location_tag(L.ones(1).untyped_storage()), ser.default_restore_location(
+        L.ones(2).untyped_storage(), "cpu").nbytes(), ser.check_module_version_greater_or_equal(numpy, (1, 0)),
+        ser.check_module_version_greater_or_equal(numpy, (99,)), issubclass(ser.SourceChangeWarning, Warning),
+        _errs(L, [lambda: ser.default_restore_location(L.ones(2).untyped_storage(), "cuda:0")])[0][0]]
+
+
 CHECKS = {
+    "load_endianness": _load_endianness,
+    "mmap_options": _mmap_options,
+    "serialization_helpers": _serialization_helpers,
     "weights_only_full_messages": _weights_only_full_messages,
     "nested_containers": _nested_containers,
     "all_dtypes": _all_dtypes,
