@@ -455,6 +455,50 @@ CHECKS.update({"optim_lr_tensor": _optim_lr_tensor, "optim_errors": _optim_error
                "optim_state_dict_cross_load": _optim_state_dict_cross_load, "optim_sparse_adam": _sparse_adam})
 
 
+def _swa_utils(L):
+    """SWALR's annealing sequence, AveragedModel's running average (SWA and EMA) and
+    update_bn (test_optim's TestSWAUtils)."""
+    from importlib import import_module
+    swa = import_module(L.__name__ + ".optim.swa_utils")
+    out = []
+    for strategy in ["cos", "linear"]:
+        opt = _opt(L)
+        sched = swa.SWALR(opt, swa_lr=0.01, anneal_epochs=4, anneal_strategy=strategy)
+        out.append(_sequence(sched, opt, epochs=7))
+    L.manual_seed(0)
+    net = L.nn.Sequential(L.nn.Linear(3, 2), L.nn.BatchNorm1d(2))
+    avg = swa.AveragedModel(net)
+    ema = swa.AveragedModel(net, multi_avg_fn=swa.get_ema_multi_avg_fn(0.9))
+    for i in range(3):
+        with L.no_grad():
+            for p in net.parameters():
+                p.add_(0.5 * (i + 1))
+        avg.update_parameters(net)
+        ema.update_parameters(net)
+    loader = [L.ones(4, 3) * k for k in range(3)]
+    swa.update_bn(loader, avg)
+    out.append((list(avg.parameters()), list(ema.parameters()), avg.n_averaged, avg.module[1].running_mean,
+                avg.module[1].running_var, sorted(avg.state_dict())))
+    out.append(_errs_lr(L, [lambda: swa.SWALR(_opt(L), swa_lr=0.1, anneal_strategy="exp"),
+                            lambda: swa.SWALR(_opt(L), swa_lr=0.1, anneal_epochs=-1),
+                            lambda: swa.SWALR(_opt(L), swa_lr=[0.1, 0.2, 0.3])]))
+    return out
+
+
+def _errs_lr(L, makes):
+    out = []
+    for make in makes:
+        try:
+            make()
+            out.append(None)
+        except Exception as e:
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+CHECKS["swa_utils"] = _swa_utils
+
+
 @pytest.mark.parametrize("name", list(CHECKS))
 def test_lr_scheduler(name):
     check = CHECKS[name]
