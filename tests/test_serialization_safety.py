@@ -94,14 +94,14 @@ def test_os_system_via_reduce(sentinel):
 def test_eval_and_exec(sentinel):
     code = f"open({sentinel!r}, 'w').close()"
     refuse(reduce_payload(eval, code),
-           match=r"GLOBAL builtins.eval was not an allowed global.*add_safe_globals\(\[eval\]\)")
-    refuse(reduce_payload(exec, code), match="builtins.exec")
+           match=r"GLOBAL eval was not an allowed global.*add_safe_globals\(\[eval\]\)")
+    refuse(reduce_payload(exec, code), match="GLOBAL exec was not")
 
 
 def test_subprocess_and_import(sentinel):
     refuse(reduce_payload(subprocess.call, ["touch", sentinel]), match="subprocess")
     refuse(p2(glob("builtins", "__import__"), text("os"), pickle.TUPLE1, pickle.REDUCE),
-           match="builtins.__import__")
+           match="GLOBAL __import__ was not")
 
 
 def test_getattr_chain(sentinel):
@@ -109,7 +109,7 @@ def test_getattr_chain(sentinel):
     program = p2(glob("builtins", "getattr"), glob("builtins", "__import__"), text("os"),
                  pickle.TUPLE1, pickle.REDUCE, text("system"), pickle.TUPLE2, pickle.REDUCE,
                  text(f"touch {sentinel}"), pickle.TUPLE1, pickle.REDUCE)
-    refuse(program, match="builtins.getattr")
+    refuse(program, match="GLOBAL getattr was not")
 
 
 def test_stack_global_and_side_doors(sentinel):

@@ -63,6 +63,17 @@ def _fmt(shape):
     return "[" + ", ".join(map(str, shape)) + "]"
 
 
+def _per_dim(output_padding, stride, dilation):
+    """'output_padding_height: 1 ... dilation_width: 1' as PyTorch words it; a 1-d convolution
+    runs as a 2-d one of height 1, so it names a height too."""
+    if len(stride) == 1:
+        output_padding, stride, dilation = (0, *output_padding), (1, *stride), (1, *dilation)
+    dims = ("depth", "height", "width")[3 - len(stride):]
+    return " ".join(f"{name}_{d}: {v}" for name, values in
+                    (("output_padding", output_padding), ("stride", stride), ("dilation", dilation))
+                    for d, v in zip(dims, values))
+
+
 def _check_params(stride, padding, dilation, groups, output_padding, transposed):
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
@@ -77,8 +88,7 @@ def _check_params(stride, padding, dilation, groups, output_padding, transposed)
             raise RuntimeError("negative output_padding is not supported")
         if any(op >= max(s, d) for op, s, d in zip(output_padding, stride, dilation)):
             raise RuntimeError("output padding must be smaller than either stride or dilation, "
-                               f"but got output_padding: {_fmt(output_padding)}, stride: "
-                               f"{_fmt(stride)}, dilation: {_fmt(dilation)}")
+                               f"but got {_per_dim(output_padding, stride, dilation)}")
 
 
 def check_convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -888,7 +898,7 @@ def _col2im_shape(self, output_size, kernel_size, dilation, padding, stride):
     if self.shape[-2] % k:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
                            f"of kernel_size, but got input.size(1)={self.shape[-2]} and "
-                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]})")
+                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]}).")
     blocks = conv_output_size(output_size, kernel_size, stride, padding, dilation)
     if blocks[0] * blocks[1] != self.shape[-1] or any(b < 1 for b in blocks):
         raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), "

@@ -77,7 +77,7 @@ def broadcast_error(a, b):
 def broadcast_shape(*shapes):
     out = []
     n = max((len(s) for s in shapes), default=0)
-    for i in range(-n, 0):
+    for i in range(-1, -n - 1, -1):  # the last dim first, so a mismatch names the one PyTorch does
         dim = 1
         for s in shapes:
             if len(s) >= -i:
@@ -89,7 +89,7 @@ def broadcast_shape(*shapes):
                             f"at non-singleton dimension {n + i}")
                     dim = d
         out.append(dim)
-    return tuple(out)
+    return tuple(reversed(out))
 
 
 def shape_of(x):

@@ -42,8 +42,10 @@ def _check(input, weight, bias, running_mean, running_var, training):
                     ("weight", weight), ("bias", bias)):  # PyTorch's order
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    if not training and (running_mean is None or running_var is None):
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    if not training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
     params = [t for t in (weight, bias, running_mean, running_var) if t is not None]
     if any(t.dtype is not input.dtype for t in params):  # PyTorch's CPU "mixed dtype" rule
         if any(t.dtype is not D.float32 for t in params):

@@ -102,18 +102,32 @@ def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
         raise RuntimeError(f"{name}: Expected {kinds} (batch mode) tensor for input with "
                            f"possible 0 batch size and non-zero dimensions for input, but got: "
                            f"[{', '.join(map(str, self.shape))}]")
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_size="
-                           f"{list(kernel)}")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError(f"stride should be greater than zero, but got stride={list(stride)}")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got dilation="
-                           f"{list(dilation)}")
-    if any(p < 0 or p > k // 2 for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={list(padding)}, kernel_size={list(kernel)} and dilation="
-                           f"{list(dilation)}")
+    for k, st, p, d in zip(kernel, stride, padding, dilation):  # PyTorch's pooling_output_shape
+        if st == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    names = "THW"[3 - nd:] if nd > 1 else "HW"
+    if nd == 1:  # a 1-d pool runs as a 2-d one of height 1
+        kernel, stride, dilation = (1, *kernel), (1, *stride), (1, *dilation)
+    for what, values, label in (("kernel size", kernel, "k{}"), ("stride", stride, "d{}"),
+                                ("dilation", dilation, "dilation{}")):
+        if any(v <= 0 for v in values):
+            got = " ".join(f"{label.format(n)}: {v}" for n, v in zip(names, values))
+            raise RuntimeError(f"{what} should be greater than zero, but got {got}")
+    pads = (0, *padding) if nd == 1 else tuple(padding)
+    if any(p > k // 2 for p, k in zip(pads, kernel)):  # PyTorch's pool2d/3d_shape_check
+        if nd == 3:
+            (kt, kh, kw), (pt, ph, pw) = kernel, pads
+            got = f"kT: {kt} kW: {kw} kH: {kh} padT: {pt} padW: {pw} padH: {ph}"
+        else:
+            (kh, kw), (ph, pw) = kernel, pads
+            got = f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}"
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"{got}")
     spatial = tuple(self.shape[-nd:])
     out = tuple(pooling_output_size(*a, ceil_mode)
                 for a in zip(spatial, kernel, stride, padding, dilation))

@@ -90,7 +90,8 @@ def _to_args(args, kwargs):
             dtype = D.PYTHON_TYPE_DTYPES[a]
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
-        elif i and isinstance(a, (str, _device_cls)):  # a device only comes first
+        elif i and isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
+            # a device only comes first
             raise _bad_to(args, given)
         elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
             device = _device_cls(a) if not isinstance(a, int) else _device_cls("cuda", a)

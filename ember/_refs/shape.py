@@ -1,6 +1,7 @@
 """Composite shape functions (PyTorch's _refs role): reshape, flatten, movedim, split, chunk,
 the stacks, meshgrid, broadcasting helpers, written from view and copy ops."""
 from ember._core._warnings import user_stacklevel as _user_stacklevel
+import collections.abc
 import math
 import builtins
 
@@ -315,8 +316,26 @@ def diag(input, diagonal=0, *, out=None):
 
 
 def broadcast_shapes(*shapes):
-    from .._aten.elementwise import broadcast_shape
-    return Size(broadcast_shape(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+    """The shape all `shapes` broadcast to, found right to left; a mismatch names the argument
+    and the common shape so far, as PyTorch's reference does."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for shape in shapes:
+        if not isinstance(shape, collections.abc.Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for arg, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == common[i] or shape[i] == 1:
+                continue
+            if common[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at "
+                                   f"{i}! Mismatching argument at index {arg} had {shape}; but "
+                                   f"expected shape should be broadcastable to {common}")
+            if shape[i] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            common[i] = shape[i]
+    return Size(common)
 
 
 def broadcast_to(input, size):
@@ -324,7 +343,8 @@ def broadcast_to(input, size):
 
 
 def broadcast_tensors(*tensors):
-    shape = broadcast_shapes(*(t.shape for t in tensors))
+    from .._aten.elementwise import broadcast_shape
+    shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
     return tuple(t.expand(shape) for t in tensors)
 
 

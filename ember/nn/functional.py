@@ -54,6 +54,10 @@ def _legacy_reduction(size_average, reduce, stacklevel=4):
 def _reduction(reduction, size_average=None, reduce=None):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+                      "instead.", stacklevel=_user_stacklevel())
+        reduction = "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
@@ -480,8 +484,11 @@ def _kl_div_composite(input, target, reduction, log_target):
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
-    return _poisson_nll_loss(input, target, log_input, full, eps,
-                             _reduction(reduction, size_average, reduce))
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:  # no deprecated 'elementwise_mean' here, as in PyTorch
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _poisson_nll_loss(input, target, log_input, full, eps, _REDUCTIONS[reduction])
 
 
 _poisson_nll_loss = _lookup("poisson_nll_loss")
@@ -1058,6 +1065,16 @@ _max_pool_op = {1: _lookup("max_pool1d"), 2: _lookup("max_pool2d")}
 @_impl("max_pool1d", "CompositeImplicitAutograd")
 def _max_pool1d_composite(input, kernel_size, stride, padding, dilation, ceil_mode):
     _check_max_pool1d_input(input)
+    k, p, d = (_pool_list(a)[0] for a in (kernel_size, padding, dilation))
+    st = _pool_list(stride)[0] if _pool_list(stride) else k
+    for what, v in (("kernel_size", k), ("stride", st), ("dilation", d)):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got {v}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
@@ -1137,12 +1154,16 @@ def _check_non_batch_sizes(input, nd, name):
                                f"dimension {i} being empty")
 
 
-def _adaptive_output_size(input, output_size, nd):
-    sizes = _pool_list(output_size)
-    if len(sizes) == 1:
-        sizes = sizes * nd
+def _adaptive_output_size(input, output_size, nd, name):
+    """The output size as a list (None keeps the input's size); only a bare int is repeated."""
+    sizes = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * nd
     if len(sizes) != nd:
-        raise ValueError(f"output_size must have {nd} elements, got {len(sizes)}")
+        if name.startswith("adaptive_avg"):
+            raise RuntimeError(f"{name}: output_size must be {nd}")
+        if nd == 1:
+            raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
+                               f"{len(sizes)})")
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
     return [input.shape[input.dim() - nd + i] if s is None else int(s)
             for i, s in enumerate(sizes)]
 
@@ -1159,7 +1180,7 @@ def _adaptive_avg_pool(input, output_size, nd):
         # PyTorch's shortcut for a 1 x 1 output, a mean over the last dims, comes first
         raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but "
                          f"got {-nd})")
-    out = _adaptive_output_size(input, output_size, nd)
+    out = _adaptive_output_size(input, output_size, nd, name)
     if all(o == 1 for o in out):
         if input.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
@@ -1207,7 +1228,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
                            f"{list(input.shape)}")
     _check_non_batch_sizes(input, 1, "adaptive_max_pool1d")
-    size = _adaptive_output_size(input, output_size, 1)
+    size = _adaptive_output_size(input, output_size, 1, "adaptive_max_pool1d")
     out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out
@@ -1217,13 +1238,15 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
     if input.dim() in (3, 4):
         _check_non_batch_sizes(input, 2, "adaptive_max_pool2d")
-    out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2))
+    out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2,
+                                                                    "adaptive_max_pool2d"))
     return (out, indices) if return_indices else out
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
-    out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3))
+    out, indices = _adaptive_max[3](input, _adaptive_output_size(input, output_size, 3,
+                                                                    "adaptive_max_pool3d"))
     return (out, indices) if return_indices else out
 
 
@@ -1297,7 +1320,6 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
                2 * padding[d] for d in range(nd)]
     if output_size is None:
         return default
-    output_size = list(output_size)
     if len(output_size) == nd + 2:
         output_size = output_size[2:]
     if len(output_size) != nd:
@@ -1307,8 +1329,8 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size, nd):
         lo, hi = default[d] - stride[d], default[d] + stride[d]
         if not lo < output_size[d] < hi:
             raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
-                             f'{lo} and {hi})')
-    return output_size
+                             f'{lo} and {hi})')  # printed as the caller gave it, as in PyTorch
+    return list(output_size)
 
 
 def _unpool_args(kernel_size, stride, padding, nd):
@@ -1363,14 +1385,20 @@ _index_pads = {(mode, nd): _lookup(f"{kind}_pad{nd}d")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims; `pad` lists (before, after) pairs, last dim first."""
     pad = [int(p) for p in pad]
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
     if mode == "constant":
         return _constant_pad_nd(input, pad, 0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     nd = len(pad) // 2
-    if mode not in ("reflect", "replicate", "circular"):
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    if len(pad) % 2 or nd not in (1, 2, 3) or input.dim() not in (nd + 1, nd + 2):
+    if nd not in (1, 2, 3) or input.dim() not in (nd + 1, nd + 2):
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
             "Supported combinations for non-constant padding:\n"
@@ -1488,16 +1516,17 @@ def _cubic_matrix(n_in, n_out, scale, align_corners, a=-0.75):
     return m
 
 
-def _antialias_matrix(n_in, n_out, scale, align_corners, cubic, antialias=True):
-    """(out, in): PyTorch's antialiased bilinear/bicubic (PIL's resampling). When shrinking by
-    a factor s, the filter (triangle, or Keys' cubic with a = -0.5) is stretched s times, so
-    every input pixel contributes to some output instead of being skipped; each row is
-    normalised to sum to 1. Enlarging uses the plain filter width."""
+def _antialias_matrix(n_in, n_out, scale, align_corners, kernel, antialias=True):
+    """(out, in): PyTorch's antialiased bilinear/bicubic/lanczos (PIL's resampling). When
+    shrinking by a factor s, the filter (triangle, Keys' cubic with a = -0.5, or the Lanczos-3
+    windowed sinc) is stretched s times, so every input pixel contributes to some output
+    instead of being skipped; each row is normalised to sum to 1. Enlarging uses the plain
+    filter width."""
     if align_corners:
         s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
     else:
         s = 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
-    half_width = 2.0 if cubic else 1.0
+    half_width = {"linear": 1.0, "cubic": 2.0, "lanczos": 3.0}[kernel]
     stretch = antialias and s >= 1.0
     support = half_width * s if stretch else half_width
     inv = 1.0 / s if stretch else 1.0
@@ -1506,10 +1535,12 @@ def _antialias_matrix(n_in, n_out, scale, align_corners, cubic, antialias=True):
     lo = np.maximum((center - support + 0.5).astype(np.int64), 0)
     hi = np.minimum((center + support + 0.5).astype(np.int64), n_in)
     x = np.abs((np.arange(n_in)[None, :] - center[:, None] + 0.5) * inv)
-    if cubic:
+    if kernel == "cubic":
         a = -0.5 if antialias else -0.75
         w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
                      np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+    elif kernel == "lanczos":
+        w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
     else:
         w = np.maximum(1 - x, 0.0)
     cols = np.arange(n_in)[None, :]
@@ -1518,22 +1549,31 @@ def _antialias_matrix(n_in, n_out, scale, align_corners, cubic, antialias=True):
     return w / np.where(total == 0, 1.0, total)
 
 
+_AA_KERNEL = {"bilinear": "linear", "bicubic": "cubic", "lanczos": "lanczos"}
+
+
 def _nearest_index(n_in, n_out, scale, exact):
     """PyTorch's nearest source index, computed in float32 as PyTorch does."""
-    if n_in == n_out:
+    if not exact and n_in == n_out:  # PyTorch's nearest copies; nearest-exact always scales
         return np.arange(n_out)
+    if not exact and n_out == 2 * n_in:
+        return np.arange(n_out) >> 1
     ratio = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
         np.float32(n_in) / np.float32(n_out)
     dst = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else 0)
     return np.minimum(np.floor(dst * ratio).astype(np.int64), n_in - 1)
 
 
-def _resample(input, out, scales, matrix_fn):
-    """Apply a per-dim (out, in) resampling matrix along each spatial dim."""
+def _resample(input, out, scales, matrix_fn, skip_same=True):
+    """Apply a per-dim (out, in) resampling matrix along each spatial dim. PyTorch's linear
+    and antialiased kernels leave a dim whose size does not change as it is, whatever the
+    scale factor (`skip_same`); its plain bicubic kernel resamples it by the scale."""
     x = input
     nd = len(out)
     for i in range(nd):
         axis = x.dim() - nd + i
+        if skip_same and x.shape[axis] == out[i]:
+            continue
         m = matrix_fn(x.shape[axis], out[i], None if scales is None else scales[i])
         mat = E.tensor(m, dtype=x.dtype, device=x.device)
         x = (x.movedim(axis, -1) @ mat.mT).movedim(-1, axis)
@@ -1555,7 +1595,7 @@ def _check_upsample_sizes(input, out):
                            f"with sizes {list(input.shape)}")
 
 
-def _resample_uint8(input, out, scales, matrix_fn):
+def _resample_uint8(input, out, scales, matrix_fn, skip_same=True):
     """PyTorch's uint8 bilinear/bicubic (PIL's resampling in fixed point): per spatial dim,
     last dim first, the filter weights (truncated at the borders and renormalised) scaled to
     int16 with as many fraction bits as the largest weight allows; each pass rounds, shifts
@@ -1563,7 +1603,7 @@ def _resample_uint8(input, out, scales, matrix_fn):
     x = input.long()
     for i in reversed(range(len(out))):
         axis = x.dim() - len(out) + i
-        if x.shape[axis] == out[i] and scales is None:
+        if x.shape[axis] == out[i] and (skip_same or scales is None):
             continue  # PyTorch skips a pass that does not resize
         w = matrix_fn(x.shape[axis], out[i], None if scales is None else scales[i])
         precision = 0
@@ -1602,17 +1642,26 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
         align_corners = False
     # the sizes are checked against the input's spatial dims before its rank (PyTorch's order)
     out, scales = _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode)
-    if antialias and mode not in ("bilinear", "bicubic"):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
-                         "requires a 4-D tensor as input")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
     nd = input.dim() - 2
-    wanted = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+    if mode == "lanczos" and nd == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    wanted = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2, "lanczos": 2}
     if nd not in (1, 2, 3) or mode not in wanted and mode not in ("nearest", "nearest-exact",
                                                                   "area"):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {input.dim()}D) for the modes: {_INTERPOLATE_MODES} "
                                   f"(got {mode})")
     if mode in wanted and wanted[mode] != nd:
+        if mode == "lanczos":  # PyTorch has no mode-specific message for it
+            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                      f"(got {input.dim()}D) for the modes: {_INTERPOLATE_MODES} "
+                                      f"(got {mode})")
         need = wanted[mode] + 2
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
                                   "input")
@@ -1634,18 +1683,19 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
     if input.dtype is D.uint8 and nd == 2:
         if mode == "bicubic" and not antialias:
             return _resample_uint8(input, out, scales,
-                                   lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
+                                   lambda n, o, s: _cubic_matrix(n, o, s, align_corners),
+                                   skip_same=False)
         return _resample_uint8(input, out, scales, lambda n, o, s: _antialias_matrix(
-            n, o, s, align_corners, cubic=mode == "bicubic", antialias=antialias))
+            n, o, s, align_corners, _AA_KERNEL[mode], antialias=antialias))
     if not input.is_floating_point():
         raise NotImplementedError(f"\"upsample_{mode}{nd if mode == 'bicubic' else ''}_out_frame"
                                   f"\" not implemented for '{_scalar_name(input.dtype)}'")
     if antialias:
         return _resample(input, out, scales, lambda n, o, s: _antialias_matrix(
-            n, o, s, align_corners, cubic=mode == "bicubic"))
+            n, o, s, align_corners, _AA_KERNEL[mode]))
     if mode == "bicubic":
         return _resample(input, out, scales,
-                         lambda n, o, s: _cubic_matrix(n, o, s, align_corners))
+                         lambda n, o, s: _cubic_matrix(n, o, s, align_corners), skip_same=False)
     return _resample(input, out, scales, lambda n, o, s: _linear_matrix(n, o, s, align_corners))
 
 
@@ -1762,14 +1812,20 @@ def _grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align
     mode, padding_mode = _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode]
     if grid.dim() == 0:  # PyTorch reads grid.size(0) first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    nd = input.dim() - 2
-    if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
-            grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid of shape [N, *out, {nd}] for input "
-                           f"{list(input.shape)}, but got grid of shape {list(grid.shape)}")
     if input.dtype is not grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but "
                            f"input has {input.dtype} and grid has {grid.dtype}")
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got {sizes}")
+    nd = input.dim() - 2
+    if grid.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension, "
+                           f"but got grid with sizes {list(grid.shape)}")
+    if nd not in (2, 3) or grid.dim() != input.dim():
+        raise RuntimeError(f"grid_sampler(): expected {4 if nd == 2 else 5}D input and grid with "
+                           f"same number of dimensions, but got {sizes}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"grid_sampler_{nd}d_cpu_kernel_impl\" not implemented "
                                   f"for '{_scalar_name(input.dtype)}'")
@@ -1858,8 +1914,7 @@ def affine_grid(theta, size, align_corners=None):
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = list(size)
-    if len(size) not in (4, 5):
+    if len(size) not in (4, 5):  # the messages print `size` as the caller gave it
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
                                   f"affine transforms, respectively. Got size {size}.")
     nd = len(size) - 2
@@ -1868,7 +1923,7 @@ def affine_grid(theta, size, align_corners=None):
                          f"for size {size}. Got {theta.shape}.")
     if min(size[2:]) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    return _affine_grid_generator(theta, size, align_corners)
+    return _affine_grid_generator(theta, list(size), align_corners)
 
 
 _affine_grid_generator = _lookup("affine_grid_generator")
@@ -2489,6 +2544,8 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.is_floating_point():
         raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
     dev = input.device

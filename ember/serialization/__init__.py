@@ -11,18 +11,20 @@ file (mmap=True). The parts:
     archive.py                  the zip container: record layout, writer, reader, atomic save
     pickling.py                 data.pkl: persistent ids, reduce and rebuild functions, PyTorch's
                                 names for ember's objects, map_location, the unpicklers
-    legacy.py                   the reader of PyTorch's pre-1.6 format
+    legacy.py                   PyTorch's pre-1.6 format (read, and written on request)
     weights_only_unpickler.py   the allow-list unpickler behind weights_only=True
 
 `.safetensors` files are read by `ember.utils.safetensors`.
 """
 import io
+import mmap as _mmap
 import os
 import re
 import pickle
 import pickletools
 import sys
 import warnings
+from enum import Enum
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core import dtype as D
@@ -31,15 +33,19 @@ from .._core.device import cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
 from .archive import _ArchiveReader, _archive_name, _atomic_open, _is_zipfile, _map_file, \
     _open_for_reading, _storage_records, _write_archive
-from .legacy import MAGIC_NUMBER, PROTOCOL_VERSION, _legacy_load  # noqa: F401
-from .pickling import StorageType, _WEIGHTS_ONLY_ALLOWED, _get_restore_location, \
+from .legacy import MAGIC_NUMBER, PROTOCOL_VERSION, _legacy_load, _legacy_save  # noqa: F401
+from .pickling import StorageType, _WEIGHTS_ONLY_ALLOWED, _default_restore_location, \
+    _get_restore_location, \
     _is_meta_location, _make_unpickler, _pickle_with_storages, _storage_pid, _storage_result
 from .weights_only_unpickler import (add_safe_globals, get_safe_globals, clear_safe_globals,
                                      safe_globals)
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
            "safe_globals", "get_unsafe_globals_in_checkpoint", "StorageType",
-           "DEFAULT_PROTOCOL", "config"]
+           "DEFAULT_PROTOCOL", "config", "LoadEndianness", "get_default_load_endianness",
+           "set_default_load_endianness", "get_default_mmap_options", "set_default_mmap_options",
+           "location_tag", "default_restore_location", "normalize_storage_type",
+           "check_module_version_greater_or_equal", "SourceChangeWarning"]
 
 DEFAULT_PROTOCOL = 2
 
@@ -79,6 +85,96 @@ class config:
         # ember's own: also check tensor records against their CRC-32. PyTorch never does; it
         # costs one more pass over every byte. data.pkl and metadata records are always checked.
         verify_crc32 = False
+        mmap_flags = _mmap.MAP_PRIVATE  # or MAP_SHARED: see set_default_mmap_options
+
+
+MAP_PRIVATE, MAP_SHARED = _mmap.MAP_PRIVATE, _mmap.MAP_SHARED
+STORAGE_KEY_SEPARATOR = ","
+
+
+class SourceChangeWarning(Warning):
+    """Warned when a module saved with its source differs from the module's source now."""
+
+
+class LoadEndianness(Enum):
+    """The byte order `load` assumes for a checkpoint without a `byteorder` record."""
+    NATIVE = 1
+    LITTLE = 2
+    BIG = 3
+
+
+_default_load_endianness = None  # None: little, as PyTorch assumes since 2.1
+
+
+def get_default_load_endianness():
+    return _default_load_endianness
+
+
+def set_default_load_endianness(endianness):
+    global _default_load_endianness
+    if endianness is not None and not isinstance(endianness, LoadEndianness):
+        raise TypeError("Invalid argument type in function set_default_load_endianness")
+    _default_load_endianness = endianness
+
+
+def get_default_mmap_options():
+    return config.load.mmap_flags
+
+
+class set_default_mmap_options:
+    """Set `load(mmap=True)`'s mapping to MAP_PRIVATE (the default: writes to the loaded tensors
+    stay in memory) or MAP_SHARED (they go to the file); also a context manager that restores
+    the previous setting."""
+
+    def __init__(self, flags):
+        if flags != MAP_PRIVATE and flags != MAP_SHARED:
+            raise ValueError("Invalid argument in function set_default_mmap_options, expected "
+                             f"mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got {flags}")
+        self.prev = config.load.mmap_flags
+        config.load.mmap_flags = flags
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        config.load.mmap_flags = self.prev
+
+
+def location_tag(storage):
+    """The location string a storage is saved under ('cpu', 'meta', ...)."""
+    device = getattr(storage, "device", None)
+    if device is None:
+        raise RuntimeError(f"don't know how to determine data location of "
+                           f"{type(storage).__name__}")
+    return str(device)
+
+
+def default_restore_location(storage, location):
+    """`storage` restored to `location`, as load does without a map_location."""
+    return _default_restore_location(storage, location)
+
+
+def normalize_storage_type(storage_type):
+    import ember
+    return getattr(ember, storage_type.__name__)
+
+
+def check_module_version_greater_or_equal(module, req_version_tuple, error_if_malformed=True):
+    """Whether module.__version__ is at least req_version_tuple, compared field by field in
+    the tuple's types; a malformed version raises (or warns and counts as met)."""
+    try:
+        fields = module.__version__.split(".")
+        version = tuple(type(req)(fields[i]) for i, req in enumerate(req_version_tuple))
+        return version >= req_version_tuple
+    except Exception as e:
+        message = (f"'{module.__name__}' module version string is malformed "
+                   f"'{module.__version__}' and cannot be compared with tuple "
+                   f"{str(req_version_tuple)}")
+        if error_if_malformed:
+            raise RuntimeError(message) from e
+        warnings.warn(message + ", but continuing assuming that requirement is met",
+                      stacklevel=2)
+        return True
 
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
@@ -90,9 +186,6 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     renamed over it, so an error or a crash mid-save leaves a previous file untouched. (Durability
     against power loss would also need an fsync, which this does not pay for.)
     """
-    if not _use_new_zipfile_serialization:
-        raise RuntimeError("ember writes only the zip checkpoint format "
-                           "(_use_new_zipfile_serialization=True); it can read the legacy one")
     if isinstance(f, (str, os.PathLike)):
         path = os.fspath(f)
     elif hasattr(f, "write"):
@@ -100,7 +193,16 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     else:
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
                              f"'write' attribute, got {type(f).__name__}")
-    data_pkl, storages = _pickle_with_storages(obj, pickle_module, pickle_protocol)
+    if not _use_new_zipfile_serialization:
+        if path is None:
+            _legacy_save(obj, f, pickle_module, pickle_protocol)
+            return
+        with _atomic_open(path) as out:
+            _legacy_save(obj, out, pickle_module, pickle_protocol)
+        return
+    if path is not None and os.path.isdir(path):  # PyTorch's archive writer fails to open it
+        raise RuntimeError(f"open file failed with strerror: Is a directory: {path}")
+    data_pkl, storages, _ = _pickle_with_storages(obj, pickle_module, pickle_protocol)
     if path is None:
         _write_archive(f, "archive", data_pkl, storages, not _disable_byteorder_record)
         return
@@ -170,7 +272,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         try:
             if _is_zipfile(file):
                 reader = _ArchiveReader(file)
-                mapped = _map_file(file) if mmap else None
+                mapped = _map_file(file, config.load.mmap_flags == MAP_SHARED) if mmap else None
                 return _load_archive(reader, mapped, map_location, weights_only, pickle_module,
                                      pickle_load_args)
             if mmap:
@@ -202,8 +304,11 @@ def get_unsafe_globals_in_checkpoint(f):
 
 
 def _load_archive(reader, mapped, map_location, weights_only, pickle_module, pickle_load_args):
-    byteorder = reader.read_record("byteorder").tobytes().decode("ascii", "replace") \
-        if reader.has_record("byteorder") else "little"
+    if reader.has_record("byteorder"):
+        byteorder = reader.read_record("byteorder").tobytes().decode("ascii", "replace")
+    else:
+        byteorder = {LoadEndianness.BIG: "big", LoadEndianness.NATIVE: sys.byteorder}.get(
+            _default_load_endianness, "little")
     if byteorder not in ("little", "big"):
         raise ValueError(f"Unknown endianness type: {byteorder}")
     swap = byteorder != sys.byteorder

@@ -326,12 +326,20 @@ def _is_zipfile(file):
     return magic == b"PK\x03\x04"
 
 
-def _map_file(file):
+def _map_file(file, shared=False):
     fd = _fileno(file)
     if fd is None:
         raise ValueError("f must be a file path in order to use the mmap argument")
-    # ACCESS_COPY is MAP_PRIVATE, PyTorch's default: writes to the tensors stay in memory
-    return _mmap.mmap(fd, 0, access=_mmap.ACCESS_COPY)
+    if not shared:
+        # ACCESS_COPY is MAP_PRIVATE, PyTorch's default: writes to the tensors stay in memory
+        return _mmap.mmap(fd, 0, access=_mmap.ACCESS_COPY)
+    # MAP_SHARED (set_default_mmap_options): writes to the tensors go to the file, so the
+    # mapping needs a descriptor open for writing (mmap keeps its own duplicate)
+    fd = os.open(file.name, os.O_RDWR)
+    try:
+        return _mmap.mmap(fd, 0, access=_mmap.ACCESS_WRITE)
+    finally:
+        os.close(fd)
 
 
 def _storage_records(reader):

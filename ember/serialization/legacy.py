@@ -1,7 +1,7 @@
 """Reading PyTorch's legacy checkpoint format: what torch.save wrote before PyTorch 1.6 (and
 still writes with `_use_new_zipfile_serialization=False`), a row of pickles followed by the
-storages' raw bytes. ember reads it and never writes it; the .tar format of PyTorch < 0.4 is
-recognized and refused.
+storages' raw bytes. ember reads it and writes it when asked the same way; the .tar format of
+PyTorch < 0.4 is recognized and refused.
 """
 import os
 import struct
@@ -12,8 +12,8 @@ import numpy as np
 from .._core import dtype as D
 from .._core.device import cpu as _CPU
 from .._core.storage import UntypedStorage
-from .pickling import _get_restore_location, _index, _make_unpickler, _storage_pid, \
-    _storage_result
+from .pickling import _get_restore_location, _index, _make_unpickler, _pickle_with_storages, \
+    _storage_pid, _storage_result
 
 MAGIC_NUMBER = 0x1950a86a20f9469cfc6c  # the legacy format's first pickle
 PROTOCOL_VERSION = 1001
@@ -102,6 +102,24 @@ def _legacy_load(file, map_location, weights_only, pickle_module, pickle_load_ar
         if restored is not storage:
             raise RuntimeError("map_location can only keep legacy-format storages on the CPU")
     return result
+
+
+def _legacy_save(obj, f, pickle_module, protocol):
+    """Write the layout `_legacy_load` reads: the three small pickles, `obj` with storages as
+    6-field persistent ids, the sorted storage keys, then each storage as its element count
+    (int64) and its bytes, in this machine's byte order (which sys_info records)."""
+    sys_info = {"protocol_version": PROTOCOL_VERSION, "little_endian": sys.byteorder == "little",
+                "type_sizes": {"short": 2, "int": 4, "long": 4}}
+    for header in (MAGIC_NUMBER, PROTOCOL_VERSION, sys_info):
+        pickle_module.dump(header, f, protocol=protocol)
+    data_pkl, storages, dtypes = _pickle_with_storages(obj, pickle_module, protocol, legacy=True)
+    f.write(data_pkl)
+    keys = sorted(str(i) for i in range(len(storages)))
+    pickle_module.dump(keys, f, protocol=protocol)
+    for key in keys:
+        storage, dtype = storages[int(key)], dtypes[int(key)]
+        f.write(struct.pack("=q", storage.nbytes() // dtype.itemsize))
+        f.write(storage._bytes().tobytes())
 
 
 def _looks_like_tar(file):

@@ -29,6 +29,7 @@ from .._core import dtype as D
 from . import weights_only_unpickler as _weights_only_unpickler
 from .._core.device import device, cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
+from ..storage import TypedStorage
 from .._core.tensor import Tensor, Size, _wrap_external, _meta, _alias
 from ..nn.parameter import Parameter
 
@@ -352,12 +353,13 @@ class _Pickler(pickle._Pickler):
     def __init__(self, file, protocol):
         super().__init__(file, protocol)
         self.dispatch_table = _save_reducers()
-        self.storages = []
+        self.storages, self.storage_dtypes = [], []
         self._keys = {}  # id of the storage's memory -> (key, dtype)
+        self.legacy = False  # the legacy format's ids carry a sixth field, the (unused) view
 
     def persistent_id(self, obj):
         t = type(obj)
-        if t is _TypedStorage:
+        if t is _TypedStorage or t is TypedStorage:
             storage, dtype = obj._untyped_storage, obj.dtype
             storage_type, numel = _STORAGE_TYPES[dtype], storage.nbytes() // dtype.itemsize
         elif t is UntypedStorage:
@@ -375,10 +377,12 @@ class _Pickler(pickle._Pickler):
             key = str(len(self.storages))
             self._keys[memory] = (key, dtype)
             self.storages.append(storage)
+            self.storage_dtypes.append(dtype)
         elif first_dtype is not dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same "
                                "data as different types")
-        return ("storage", storage_type, key, str(storage.device), numel)
+        pid = ("storage", storage_type, key, str(storage.device), numel)
+        return pid + (None,) if self.legacy else pid
 
     def save_global(self, obj, name=None):
         try:
@@ -465,7 +469,8 @@ def _save_reducers():
 
 
 
-def _pickle_with_storages(obj, pickle_module, protocol):
+def _pickle_with_storages(obj, pickle_module, protocol, legacy=False):
+    """(the pickled bytes, [storage, ...], [dtype each storage is saved as, ...])"""
     buf = io.BytesIO()
     if pickle_module is pickle:
         pickler = _Pickler(buf, protocol)
@@ -475,9 +480,10 @@ def _pickle_with_storages(obj, pickle_module, protocol):
 
         pickler = ModulePickler(buf, protocol=protocol)
         pickler.dispatch_table = ChainMap(_TENSOR_REDUCERS, copyreg.dispatch_table)
-        pickler.storages, pickler._keys = [], {}
+        pickler.storages, pickler.storage_dtypes, pickler._keys = [], [], {}
+    pickler.legacy = legacy
     pickler.dump(obj)
-    return buf.getvalue(), pickler.storages
+    return buf.getvalue(), pickler.storages, pickler.storage_dtypes
 
 
 # ==== loading ====================================================================================
@@ -533,7 +539,10 @@ def _storage_pid(pid):
 
 
 def _storage_result(storage_type, storage, dtype):
-    return storage if storage_type is UntypedStorage else _TypedStorage(storage, dtype)
+    """What a storage id loads as: a TypedStorage, as in PyTorch, even for a saved UntypedStorage
+    (whose dtype is then uint8). A rebuild function reads its two fields; a storage saved on its
+    own comes back as this object."""
+    return TypedStorage(storage, dtype, _internal=True)
 
 
 def _unrestricted_unpickler(pickle_module):

@@ -195,13 +195,12 @@ class Unpickler:
                 key = read(1)
                 if not key:
                     if first:
-                        raise EOFError("Ran out of input")
+                        raise EOFError("Ran out of input")  # (PyTorch's says nothing)
                     raise UnpicklingError("pickle data was truncated")
                 first = False
                 handler = dispatch.get(key[0])
                 if handler is None:
-                    raise UnpicklingError(f"Unsupported operand {key[0]} ({key!r}) in a "
-                                          "weights-only load")
+                    raise UnpicklingError(f"Unsupported operand {key[0]}")
                 handler(self)
         except _Stop as stop:
             return stop.value
@@ -246,10 +245,6 @@ class Unpickler:
         proto = self._read(1)[0]
         if proto > pickle.HIGHEST_PROTOCOL:
             raise UnpicklingError(f"unsupported pickle protocol: {proto}")
-
-    @_op(pickle.FRAME)
-    def load_frame(self):
-        self._read(8)  # a frame is only a length prefix for buffering; the ops follow inline
 
     @_op(pickle.STOP)
     def load_stop(self):
@@ -500,7 +495,7 @@ class Unpickler:
             pass
         shown = full[len("builtins."):] if full.startswith("builtins.") else full
         raise UnpicklingError(
-            f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please "
+            f"Unsupported global: GLOBAL {shown} was not an allowed global by default. Please "
             f"use `torch.serialization.add_safe_globals([{shown}])` or the "
             f"`torch.serialization.safe_globals([{shown}])` context manager to allowlist "
             "this global if you trust this class/function.")

@@ -29,17 +29,20 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         kernel_size, stride, dilation = (_tuple(kernel_size, nd), _tuple(stride, nd),
                                          _tuple(dilation, nd))
+        # sets, as PyTorch's messages print them (their order is the hash order)
+        valid_padding_strings = {"same", "valid"}
+        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
         if isinstance(padding, str):
-            if padding not in ("same", "valid"):
+            if padding not in valid_padding_strings:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                                 "{'valid', 'same'}")
+                                 f"{valid_padding_strings}")
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
             padding = _tuple(padding, nd)
-        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
-            raise ValueError(f"padding_mode must be one of ['zeros', 'reflect', 'replicate', "
-                             f"'circular'], but got padding_mode='{padding_mode}'")
+        if padding_mode not in valid_padding_modes:
+            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got "
+                             f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.transposed = dilation, transposed
@@ -136,24 +139,21 @@ class _ConvTranspose(_ConvNd):
         if output_size is None:
             return self.output_padding
         nd = self._nd
-        output_size = list(output_size)
-        if len(output_size) == nd + 2 or (len(output_size) == nd + 1 and input.dim() == nd + 1):
-            output_size = output_size[-nd:]
+        non_spatial = 2 if input.dim() == nd + 2 else 1
+        if len(output_size) == non_spatial + nd:
+            output_size = output_size[non_spatial:]
         if len(output_size) != nd:
             raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must "
-                             f"have {nd} or {nd + 2} elements (got {len(output_size)})")
-        pads = []
-        for d in range(nd):
-            size = input.shape[input.dim() - nd + d]
-            smallest = (size - 1) * self.stride[d] - 2 * self.padding[d] + \
-                self.dilation[d] * (self.kernel_size[d] - 1) + 1
-            largest = smallest + self.stride[d] - 1
-            if not smallest <= output_size[d] <= largest:
+                             f"have {nd} or {non_spatial + nd} elements (got {len(output_size)})")
+        smallest = [(input.shape[non_spatial + d] - 1) * self.stride[d] - 2 * self.padding[d]
+                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        largest = [low + s - 1 for low, s in zip(smallest, self.stride)]
+        for size, low, high in zip(output_size, smallest, largest):
+            if not low <= size <= high:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes "
                                  f"range from {smallest} to {largest} (for an input of "
-                                 f"{list(input.shape[2:])})")
-            pads.append(output_size[d] - smallest)
-        return tuple(pads)
+                                 f"{input.shape[2:]})")
+        return tuple(size - low for size, low in zip(output_size, smallest))
 
     def forward(self, input, output_size=None):
         conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]

@@ -547,6 +547,12 @@ class Module:
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
+        if dtype is not None and dtype.is_complex:
+            warnings.warn("Complex modules are a new feature under active development whose "
+                          "design may change, and some modules might not work as expected when "
+                          "using complex tensors as parameters or buffers. Please file an issue at "
+                          "https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                          "if a complex module does not work as expected.", stacklevel=2)
 
         def convert(t):
             dt = dtype if (dtype is not None and (t.is_floating_point() or t.is_complex())) \
