@@ -8,6 +8,7 @@ taking a tensor to copy the layout of (`zeros_like`) and `from_numpy` keep their
 
 
 class device:
+    __module__ = "ember"  # printed as <class 'torch.device'> is
     __slots__ = ("type", "index")
     _cache = {}
 

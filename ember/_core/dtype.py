@@ -13,6 +13,7 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
+    __module__ = "ember"  # printed as <class 'torch.dtype'> is
     __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np", "_cat")
 
     def __init__(self, name, np_dtype, itemsize, cat, is_signed):

@@ -29,6 +29,7 @@ from . import torch_function as _torch_function
 
 class Size(tuple):
     """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`."""
+    __module__ = "ember"  # printed as <class 'torch.Size'> is
 
     def __repr__(self):
         return f"torch.Size({list(self)})"
@@ -59,6 +60,7 @@ def _contiguous_strides(shape):
 
 
 class Tensor:
+    __module__ = "ember"  # printed as <class 'torch.Tensor'> is
     __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
                  "__dict__", "__weakref__")
 
