@@ -265,9 +265,26 @@ def _batch_norm_channels_last(input, x2, w, b, running_mean, running_var, traini
     return _from_rows(out, input), _wrap(mean), _wrap(invstd)
 
 
+def _stat_dtype(input, *params):
+    """The dtype of the saved mean and invstd: PyTorch's CPU kernel keeps them in the
+    parameters' dtype -- the input's, unless float32 parameters go with a float16 / bfloat16
+    input (its "mixed dtype" case, the only mixing it accepts), then float32."""
+    if input.dtype in (D.float16, D.bfloat16) and any(
+            p is not None and p.dtype is not input.dtype for p in params):
+        return D.float32
+    return input.dtype
+
+
 @impl("native_batch_norm", "CPU")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     _check(input, weight, bias, running_mean, running_var, training)
+    out, mean, invstd = _native_batch_norm(input, weight, bias, running_mean, running_var,
+                                           training, momentum, eps)
+    sdt = _stat_dtype(input, weight, bias, running_mean, running_var)._np
+    return out, _wrap(mean._np.astype(sdt, copy=False)), _wrap(invstd._np.astype(sdt, copy=False))
+
+
+def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     x = input._np
     dt = compute_dtype(x)
     x2 = _rows_of_channels(input)
@@ -295,11 +312,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         scale = invstd if w is None else invstd * w
         shift = -mean * scale if b is None else b - mean * scale
 
-        def block(blk):   # x * scale + shift, PyTorch's inference form: two passes, not three
-            o = out[:, blk]
-            np.multiply(x3[:, blk], scale[blk, None], out=o)
-            o += shift[blk, None]
-        _by_blocks(block, x3)
+        # x * scale + shift, PyTorch's inference form: two passes, not three
+        _affine_pieces(out, x3, scale, c=shift, dt=dt)
         save_mean = save_invstd = np.empty((0,), dt)
     return (_wrap(out.reshape(x.shape).astype(x.dtype, copy=False)), _wrap(save_mean),
             _wrap(save_invstd))
@@ -328,7 +342,7 @@ def _layout_strides(input):
 def native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum,
                            eps):
     c = _check(input, weight, bias, running_mean, running_var, training)
-    stat_dt = D.float32 if input.dtype in (D.float16, D.bfloat16) else input.dtype
+    stat_dt = _stat_dtype(input, weight, bias, running_mean, running_var)
     stats = (c,) if training else (0,)
     return (_meta(input.shape, input.dtype, _layout_strides(input), device=input.device),
             _meta(stats, stat_dt, device=input.device), _meta(stats, stat_dt, device=input.device))
@@ -336,36 +350,17 @@ def native_batch_norm_meta(input, weight, bias, running_mean, running_var, train
 
 # ---- the forms run_decompositions lowers aten.batch_norm to (torch's core ATen set): evaluation
 # without writes, and training that returns the new running statistics instead of writing them
-def _param_dtype_stats(out, input, *params):
-    """The saved statistics in PyTorch's parameter dtype: the input's, unless the parameters
-    mix dtypes with it (then float32 for a half input, as native_batch_norm gives)."""
-    if input.dtype in (D.float16, D.bfloat16) and all(
-            p is None or p.dtype == input.dtype for p in params):
-        return (out[0],) + tuple(_wrap(t._np.astype(input._np.dtype)) for t in out[1:3]) + tuple(out[3:])
-    return out
-
-
 @impl("_native_batch_norm_legit_no_training", "CPU")
 def batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum, eps):
-    return _param_dtype_stats(
-        native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum, eps),
-        input, weight, bias, running_mean, running_var)
+    return native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum,
+                             eps)
 
 
 @impl("_native_batch_norm_legit_no_training", "Meta")
 def batch_norm_legit_no_training_meta(input, weight, bias, running_mean, running_var, momentum,
                                       eps):
-    return _param_dtype_meta(native_batch_norm_meta(
-        input, weight, bias, running_mean, running_var, False, momentum, eps),
-        input, weight, bias, running_mean, running_var)
-
-
-def _param_dtype_meta(out, input, *params):
-    if input.dtype in (D.float16, D.bfloat16) and all(
-            p is None or p.dtype == input.dtype for p in params):
-        return (out[0],) + tuple(_meta(t.shape, input.dtype, device=input.device)
-                                 for t in out[1:3]) + tuple(out[3:])
-    return out
+    return native_batch_norm_meta(input, weight, bias, running_mean, running_var, False,
+                                  momentum, eps)
 
 
 @impl("_native_batch_norm_legit_functional", "CPU")
@@ -376,8 +371,7 @@ def batch_norm_legit_functional(input, weight, bias, running_mean, running_var, 
                            f"= {list(input.shape)}")
     mean_out, var_out = _wrap(running_mean._np.copy()), _wrap(running_var._np.copy())
     out = native_batch_norm(input, weight, bias, mean_out, var_out, training, momentum, eps)
-    return _param_dtype_stats(out + (mean_out, var_out), input, weight, bias, running_mean,
-                              running_var)
+    return out + (mean_out, var_out)
 
 
 @impl("_native_batch_norm_legit_functional", "Meta")
@@ -385,122 +379,177 @@ def batch_norm_legit_functional_meta(input, weight, bias, running_mean, running_
                                      momentum, eps):
     out = native_batch_norm_meta(input, weight, bias, running_mean, running_var, training,
                                  momentum, eps)
-    return _param_dtype_meta(
-        out + (_meta(running_mean.shape, running_mean.dtype, device=input.device),
-               _meta(running_var.shape, running_var.dtype, device=input.device)),
-        input, weight, bias, running_mean, running_var)
+    return out + (_meta(running_mean.shape, running_mean.dtype, device=input.device),
+                  _meta(running_var.shape, running_var.dtype, device=input.device))
+
+
+# Note [Batch norm backward in two reads]
+# ----------------------------------------
+# With x_hat = (x - mean) * invstd per channel, the backward needs two per-channel sums,
+# sum(g) and sum(g * (x - mean)) = sum(g * x) - mean * sum(g), and then writes, in training,
+# grad_input = g * a + x * b + c with a, b, c per channel (a = w * invstd,
+# k = invstd^2 * sum(g * (x - mean)) / n, b = -a * k, c = a * (mean * k - sum(g) / n)); in
+# evaluation g * a. So the input and the gradient are read once for the sums and once for the
+# result. Both reads go over contiguous pieces of about _PIECE elements that stay in L2: for a
+# channels-last input, blocks of rows of its (N*spatial, C) matrix; for any other, (samples,
+# channels) blocks of its (N, C, L) view, each contiguous. The sums are matrix-vector
+# products on those pieces (BLAS: `rows @ ones`, and per-channel dot products as a stacked
+# (C, 1, L) @ (C, L, 1) product), 3x faster than np.einsum; the per-channel a, b, c are tiled
+# to a piece's shape once, because a product with a broadcast per-channel column or row runs
+# about half as fast as one with a full array. The pieces' partial sums are added in order
+# (in float64), so the result does not depend on the number of threads.
+_PIECE = 1 << 16
+
+
+def _pieces(x, cl):
+    """(index, channel slice) of the contiguous pieces of x: rows of the (rows, C) matrix
+    when cl, else (N, C, L) blocks (one sample and some channels, or some whole samples)."""
+    if cl:
+        step = max(1, _PIECE // max(x.shape[1], 1))
+        return [((slice(i, i + step),), slice(None)) for i in range(0, x.shape[0], step)]
+    n, c, length = x.shape
+    if c * length >= _PIECE:
+        step = max(1, _PIECE // max(length, 1))
+        return [((i, slice(j, j + step)), slice(j, j + step))
+                for j in range(0, c, step) for i in range(n)]
+    step = max(1, _PIECE // max(c * length, 1))
+    return [((slice(i, i + step),), slice(None)) for i in range(0, n, step)]
+
+
+def _channel_sums(x, g, mean, cl, dt, need_dot):
+    """Per-channel sum(g) and sum(g * (x - mean)) (None unless need_dot) over x, g -- (rows, C)
+    matrices when cl, else (N, C, L) -- in float64 (Note above)."""
+    c = x.shape[-1] if cl else x.shape[1]
+    pieces = _pieces(x, cl)
+    parts = [None] * len(pieces)
+    ones = np.ones(max(1, min(x.shape[0], _PIECE // max(c, 1))) if cl else x.shape[2], dt)
+
+    def run(part):
+        for i in range(len(pieces))[part[0] if isinstance(part[0], slice) else slice(None)]:
+            at, _ = pieces[i]
+            gb = g[at].astype(dt, copy=False)
+            xb = x[at].astype(dt, copy=False) if need_dot else None
+            if cl:
+                sg = ones[:gb.shape[0]] @ gb
+                dot = ones[:gb.shape[0]] @ (gb * xb) if need_dot else None
+            else:
+                sg = gb @ ones
+                dot = np.matmul(gb[..., None, :], xb[..., :, None])[..., 0, 0] \
+                    if need_dot else None
+                if sg.ndim == 2:    # (samples, channels)
+                    sg, dot = sg.sum(0), None if dot is None else dot.sum(0)
+            parts[i] = (sg, dot)
+    parallel_for(run, (len(pieces),), x.size)
+    sum_g, dot = np.zeros(c), np.zeros(c) if need_dot else None
+    for (at, chans), (sg, d) in zip(pieces, parts):
+        sum_g[chans] += sg
+        if need_dot:
+            dot[chans] += d
+    if need_dot:
+        dot -= mean * sum_g
+    return sum_g, dot
+
+
+def _affine_pieces(out, u, a, v=None, b=None, c=None, dt=None):
+    """out = u * a (+ v * b) (+ c), a, b, c per channel, a contiguous piece at a time (Note
+    above), in dt (float32 for float16 / bfloat16 data)."""
+    cl = out.ndim == 2
+    pieces = _pieces(out, cl)
+    dt = dt or out.dtype
+    factors = [t for t in (a, b, c) if t is not None]
+    tiles = {}     # per channel block (cl: one block), the factors tiled to a piece's shape
+    for at, chans in pieces:
+        key = chans.start
+        if key not in tiles:
+            shape = out[at].shape if cl else out[at].shape[-2:]
+            tiles[key] = [np.broadcast_to(t.astype(dt, copy=False) if cl else
+                                          t[chans].astype(dt, copy=False)[:, None],
+                                          shape).copy() for t in factors]
+
+    def run(part):
+        for i in range(len(pieces))[part[0] if isinstance(part[0], slice) else slice(None)]:
+            at, chans = pieces[i]
+            o = out[at]
+            ts = tiles[chans.start]
+            if cl and o.shape[0] < ts[0].shape[0]:     # the last, shorter block of rows
+                ts = [t[:o.shape[0]] for t in ts]
+            ta, ts = ts[0], ts[1:]
+            if o.dtype != dt:      # float16 / bfloat16: computed in float32, then cast
+                r = u[at].astype(dt) * ta
+                if b is not None:
+                    r += v[at].astype(dt) * ts.pop(0)
+                if c is not None:
+                    r += ts[0]
+                o[...] = r
+                continue
+            np.multiply(u[at], ta, out=o)
+            if b is not None:
+                t = np.multiply(v[at], ts.pop(0))
+                if c is not None:
+                    t += ts[0]
+                o += t
+            elif c is not None:
+                o += ts[0]
+    parallel_for(run, (len(pieces),), out.size)
 
 
 @impl("native_batch_norm_backward", "CPU")
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
-                               save_invstd, train, eps):
-    """(grad_input, grad_weight, grad_bias). With x_hat = (x - mean) * invstd:
-    grad_bias = sum(g), grad_weight = sum(g * x_hat) and, in training (mean and invstd depend
-    on x), grad_input = w * invstd * (g - mean(g) - x_hat * mean(g * x_hat))."""
+                               save_invstd, train, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias), each None when output_mask leaves it out (as
+    PyTorch's). With x_hat = (x - mean) * invstd: grad_bias = sum(g), grad_weight =
+    sum(g * x_hat) and, in training (mean and invstd depend on x), grad_input =
+    w * invstd * (g - mean(g) - x_hat * mean(g * x_hat)) (Note above)."""
     x = input._np
     dt = compute_dtype(x)
-    x2 = _rows_of_channels(input)
-    if x2 is not None and x2.size:
-        return _batch_norm_backward_channels_last(grad_out, input, x2,
-                                                  weight, running_mean, running_var, save_mean,
-                                                  save_invstd, train, eps, dt)
-    x3 = _ncl(x.astype(dt, copy=False))
-    g3 = _ncl(grad_out._np.astype(dt, copy=False))
     if train:
         mean, invstd = _stat(save_mean, dt), _stat(save_invstd, dt)
     else:
         mean = _stat(running_mean, dt)
         invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
-    n = max(x3.shape[0] * x3.shape[2], 1)
     w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
-    c = x3.shape[1]
-    grad_bias, dot = np.empty(c, dt), np.empty(c, dt)
-    gi = caching_allocator.empty(x3.shape, dt)
-
-    def block(b):     # one channel block, in cache (Note [Batch norm one channel block ...])
-        gb, o = g3[:, b], gi[:, b]
-        sum_g = _channel_sum(gb)
-        grad_bias[b] = sum_g
-        if not train:
-            dot[b] = _channel_dot(gb, x3[:, b] - mean[b, None])
-            np.multiply(gb, (invstd[b] * w[b])[:, None], out=o)
-            return
-        centered = x3[:, b] - mean[b, None]
-        d = _channel_dot(gb, centered)
-        dot[b] = d
-        inv = invstd[b]
-        centered *= (d * inv * inv / n)[:, None]
-        np.subtract(gb, centered, out=o)
-        o -= (sum_g / n)[:, None]
-        o *= (inv * w[b])[:, None]
-    _by_blocks(block, x3)
-    grad_weight = dot * invstd
     wdt = weight._np.dtype if weight is not None else x.dtype
-    return (_wrap(gi.reshape(x.shape).astype(x.dtype, copy=False)),
-            _wrap(grad_weight.astype(wdt, copy=False)), _wrap(grad_bias.astype(wdt, copy=False)))
-
-
-def _batch_norm_backward_channels_last(grad_out, input, x2, weight, running_mean, running_var,
-                                       save_mean, save_invstd, train, eps, dt):
-    """native_batch_norm_backward over the (N*spatial, C) matrix of a channels-last input; the
-    input gradient is channels-last (Note [Channels-last batch norm])."""
-    g = np.moveaxis(grad_out._np, 1, -1)
-    g2 = (g if g.flags.c_contiguous else np.ascontiguousarray(g)).reshape(x2.shape)
-    if train:
-        mean, invstd = _stat(save_mean, dt), _stat(save_invstd, dt)
+    x2 = _rows_of_channels(input) if x.size else None
+    cl = x2 is not None
+    if cl:
+        g = np.moveaxis(grad_out._np, 1, -1)
+        xv, gv = x2, (g if g.flags.c_contiguous else np.ascontiguousarray(g)).reshape(x2.shape)
     else:
-        mean = _stat(running_mean, dt)
-        invstd = 1 / np.sqrt(_stat(running_var, dt) + eps)
-    n = max(x2.shape[0], 1)
-    w = _stat(weight, dt) if weight is not None else np.ones_like(invstd)
-
-    ones, mean_t = np.ones(_block_rows(x2), dt), _tiled(mean, x2)
-
-    def sums(b):        # sum(g) and sum(g * (x - mean)) of one block
-        gb = g2[b].astype(dt, copy=False)
-        centered = x2[b].astype(dt, copy=False) - mean_t[:gb.shape[0]]
-        return _column_sum(gb, ones), np.einsum("lc,lc->c", gb, centered)
-    sum_g, dot = np.zeros(x2.shape[1], dt), np.zeros(x2.shape[1], dt)
-    for sg, d in _over_row_blocks(sums, x2):
-        sum_g += sg
-        dot += d
-    a = invstd * w      # grad_input = g * a + x * bx + c per channel
-    a_t = _tiled(a, x2)
-    if train:
-        k = dot * invstd * invstd / n
-        bx_t = _tiled(-k * a, x2)
-        c_t = _tiled((mean * k - sum_g / n) * a, x2)
-    gi = caching_allocator.empty(x2.shape, input._np.dtype)
-
-    def block(b):
-        o = gi[b]
-        rows = o.shape[0]
-        if not train:
-            np.multiply(g2[b], a_t[:rows], out=o, casting="unsafe")
-            return
-        if o.dtype != dt:     # float16 / bfloat16: computed in float32, then cast
-            t = g2[b].astype(dt) * a_t[:rows]
-            t += x2[b].astype(dt) * bx_t[:rows]
-            t += c_t[:rows]
-            o[...] = t
-            return
-        np.multiply(g2[b], a_t[:rows], out=o)
-        t = np.multiply(x2[b], bx_t[:rows])
-        t += c_t[:rows]
-        o += t
-    _over_row_blocks(block, x2)
-    wdt = weight._np.dtype if weight is not None else input._np.dtype
-    return (_from_rows(gi, input), _wrap((dot * invstd).astype(wdt, copy=False)),
-            _wrap(sum_g.astype(wdt, copy=False)))
+        xv, gv = _ncl(x), _ncl(np.ascontiguousarray(grad_out._np))
+    n = max(x.size // max(x.shape[1], 1), 1)
+    need_sums = output_mask[1] or output_mask[2] or (output_mask[0] and train)
+    sum_g = dot = None
+    if need_sums and x.size:
+        sum_g, dot = _channel_sums(xv, gv, mean.astype(np.float64), cl, dt,
+                                   output_mask[1] or (output_mask[0] and train))
+    elif need_sums:
+        sum_g = dot = np.zeros(x.shape[1])
+    gi = gw = gb = None
+    if output_mask[0]:
+        out = caching_allocator.empty(xv.shape, x.dtype)
+        a = invstd * w
+        if train and x.size:
+            k = dot * invstd * invstd / n
+            _affine_pieces(out, gv, a, xv, -k * a, (mean * k - sum_g / n) * a, dt)
+        elif x.size:
+            _affine_pieces(out, gv, a, dt=dt)
+        gi = _from_rows(out, input) if cl else _wrap(out.reshape(x.shape))
+    if output_mask[1]:
+        gw = _wrap((dot * invstd).astype(wdt))
+    if output_mask[2]:
+        gb = _wrap(sum_g.astype(wdt))
+    return gi, gw, gb
 
 
 @impl("native_batch_norm_backward", "Meta")
 def native_batch_norm_backward_meta(grad_out, input, weight, running_mean, running_var,
-                                    save_mean, save_invstd, train, eps):
+                                    save_mean, save_invstd, train, eps, output_mask):
     c = input.shape[1]
     wdt = weight.dtype if weight is not None else input.dtype
-    return (_meta(input.shape, input.dtype, _layout_strides(input), device=input.device),
-            _meta((c,), wdt, device=input.device), _meta((c,), wdt, device=input.device))
+    return (_meta(input.shape, input.dtype, _layout_strides(input), device=input.device)
+            if output_mask[0] else None,
+            _meta((c,), wdt, device=input.device) if output_mask[1] else None,
+            _meta((c,), wdt, device=input.device) if output_mask[2] else None)
 
 
 # ---- layer norm and group norm ----------------------------------------------------------------

@@ -323,6 +323,136 @@ def _max_pool(x, nd, kernel, stride, padding, dilation, out, values=None, index=
     return best, index
 
 
+# Note [Separable max pooling]
+# -----------------------------
+# A box window's maximum is a maximum of maxima: over the window positions along the last dim
+# first, then over those results along the dim before, and so on -- k_1 + k_2 steps for a
+# k_1 x k_2 window instead of k_1 * k_2 (each step one compare and one np.maximum over an array
+# the size of the stage's output). Each stage also carries the winner's offset inside the
+# window, sum_d k_d * dilation_d * (flat step of dim d), in the smallest unsigned type that holds
+# it: a stage replaces it only where a later position is strictly greater, so ties keep the
+# first position in row-major window order, as PyTorch's kernels do. As offsets only grow along
+# that order, "replace where greater" is `code = maximum(code, (later code) * mask)`, three
+# plain vectorised passes, no masked writes (`np.copyto(..., where=)` is 30-50x slower).
+# NumPy's loops are 2-3x slower on any operand that is not contiguous as a whole (even rows
+# of a few thousand elements), so a stage never reads strided views: it copies the input into
+# stride phases padded with the dtype's lowest value, laid out so that every window position
+# is one flat shift of a phase, and runs each step over whole flat arrays (rows past an
+# output's end are computed and dropped). Padding then never beats a real element; only a
+# window whose maximum *is* the lowest value (all -inf, or all padding) could point at the
+# padding, and NaN (which PyTorch's rule lets win, the last one) is not ordered by `greater`:
+# a block whose result holds either is recomputed by the window-position path above.
+# Measured (CPU time, one thread, loaded machine) on the ResNet stem's 3x3/2/1 pool of
+# (32, 64, 56, 56) with indices: NHWC 25.1 -> 18.6 ms (torch 5.6), NCHW 33.3 -> 22.5 ms
+# (torch 63). Windows that tile the input (2x2/2) stay on the window-position path, which
+# reads them in place: the phase copies made the stages ~10% slower there.
+def _separable_plan(spatial, kernel, dilation):
+    """(the flat step of each dim's window positions, the window offsets' dtype)."""
+    steps = np.cumprod((1,) + tuple(spatial[:0:-1]))[::-1]
+    units = [int(d * st) for d, st in zip(dilation, steps)]
+    top = sum((k - 1) * u for k, u in zip(kernel, units))
+    code_dtype = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                      if top <= np.iinfo(t).max)
+    return units, np.dtype(code_dtype)
+
+
+def _max_stage(v, c, axis, k, s, p, d, n_out, unit, cdt, lowest):
+    """One dim of the separable max (Note above): values v and window offsets c (None before
+    the first stage) -> the same with dim `axis` of length n_out (views into buffers)."""
+    outer, n, inner = _prod(v.shape[:axis]), v.shape[axis], _prod(v.shape[axis + 1:])
+    v3 = v.reshape(outer, n, inner)
+    c3 = None if c is None else c.reshape(outer, n, inner)
+    shifts = [divmod(j * d - p, s) for j in range(k)]       # (rows, stride phase)
+    qmin = min(q for q, _ in shifts)
+    rows = n_out + max(q for q, _ in shifts) - qmin
+    # phase r, row i holds input index (i + qmin) * s + r: window position j of output o is
+    # row o + q_j - qmin of its phase, a fixed flat shift over the whole (outer, rows, inner)
+    phases = {}
+    for _, r in shifts:
+        if r in phases:
+            continue
+        lo, hi = -qmin, min(rows, (n - 1 - r) // s - qmin + 1)
+        if lo == 0 and hi == rows == n and s == 1 and v3.flags.c_contiguous and \
+                (c3 is None or c3.flags.c_contiguous):
+            phases[r] = (v3, c3)
+            continue
+        bufs = []
+        for a, fill in ((v3, lowest), (c3, 0)):
+            if a is None:
+                bufs.append(None)
+                continue
+            buf = np.empty((outer, rows, inner), a.dtype)
+            buf[:, :lo] = fill
+            buf[:, max(hi, lo):] = fill
+            if hi > lo:
+                start = (lo + qmin) * s + r
+                buf[:, lo:hi] = a[:, start:start + (hi - lo - 1) * s + 1:s]
+            bufs.append(buf)
+        phases[r] = tuple(bufs)
+    best = np.empty((outer, rows, inner), v.dtype)
+    code = np.empty((outer, rows, inner), cdt)
+    size = ((outer - 1) * rows + n_out) * inner
+    flat_b, flat_c = best.reshape(-1)[:size], code.reshape(-1)[:size]
+
+    def source(j, which):
+        q, r = shifts[j]
+        a = phases[r][which]
+        return a.reshape(-1)[(q - qmin) * inner:(q - qmin) * inner + size]
+    _running_max([source(j, 0) for j in range(k)],
+                 None if c is None else [source(j, 1) for j in range(k)],
+                 range(k), unit, flat_b, flat_c)
+    shape = v.shape[:axis] + (n_out,) + v.shape[axis + 1:]
+    return best[:, :n_out].reshape(shape), code[:, :n_out].reshape(shape)
+
+
+def _running_max(views, codes, positions, unit, best, code):
+    """best, code = the maximum of views and the offset (codes[i] + positions[i] * unit, or
+    positions[i] * unit when codes is None) of the first view holding it."""
+    cdt = code.dtype.type
+    if codes is None:
+        code.fill(positions[0] * unit)
+    else:
+        np.add(codes[0], cdt(positions[0] * unit), out=code)
+    if len(views) == 1:
+        np.copyto(best, views[0])
+        return
+    for i in range(1, len(views)):
+        prev = views[0] if i == 1 else best
+        m = np.greater(views[i], prev)
+        np.maximum(prev, views[i], out=best)
+        if codes is None:
+            t = np.multiply(m.view(np.uint8), cdt(positions[i] * unit), dtype=code.dtype) \
+                if code.dtype == np.uint8 else np.multiply(m, cdt(positions[i] * unit),
+                                                          dtype=code.dtype)
+        else:
+            t = np.add(codes[i], cdt(positions[i] * unit))
+            if code.dtype == np.uint8:
+                np.multiply(t, m.view(np.uint8), out=t)
+            else:
+                np.multiply(t, m, out=t)
+        np.maximum(code, t, out=code)
+
+
+def _separable_max_pool(x, nd, kernel, stride, padding, dilation, out, plan, values, index,
+                        base):
+    """Max pooling of x (M, *in) or (N, *in, C) into values and index by separable stages (Note
+    above); False when a block has a NaN maximum (not written: the caller recomputes it)."""
+    units, cdt = plan
+    lowest = _lowest(x.dtype)
+    v, c = x, None
+    for axis in range(nd, 0, -1):
+        i = axis - 1
+        v, c = _max_stage(v, c, axis, kernel[i], stride[i], padding[i], dilation[i], out[i],
+                          units[i], cdt, lowest)
+    top = v.max()       # (NaN if there is a NaN)
+    if top != top or v.min() == lowest:
+        return False
+    np.copyto(values, v)
+    np.copyto(index, c, casting="unsafe")
+    index += base
+    return True
+
+
 # Note [Max pooling backward: scatter or blocked bincount]
 # ---------------------------------------------------------
 # Each output sends its gradient to one input element, the one its index names. Where windows
@@ -414,10 +544,19 @@ def _max_pool_kernel(nd):
         if x.size == 0:
             return _result(values, shape, cl), _result(idx, shape, cl)
         base = _max_pool_base(nd, _spatial(x, nd), k, s, p, d, out, cl)
+        # windows that tile the input (2x2/2) are read in place by the window-position path
+        # (faster there); others go by separable stages (Note [Separable max pooling])
+        tiling = tuple(k) == tuple(s) and not any(p) and all(di == 1 for di in d)
+        plan = None if tiling else _separable_plan(_spatial(x, nd), k, d)
+        if plan is not None:
+            origin = np.ascontiguousarray(np.broadcast_to(base[1], rows[1:]))   # (a flat add)
 
         def part(rows):           # rows: a slice of M, pooled a cache-sized block at a time
             for block in _blocks(rows, x.shape[0], _prod(x.shape[1:])):
-                _max_pool(x[block], nd, k, s, p, d, out, values[block], idx[block], base, cl)
+                if plan is None or not _separable_max_pool(
+                        x[block], nd, k, s, p, d, out, plan, values[block], idx[block], origin):
+                    _max_pool(x[block], nd, k, s, p, d, out, values[block], idx[block], base,
+                              cl)
         parallel_for(part, (x.shape[0],), x.size)
         return _result(values, shape, cl), _result(idx, shape, cl)
 

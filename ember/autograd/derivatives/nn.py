@@ -342,10 +342,18 @@ _pooling_derivatives(2)
 _pooling_derivatives(3)
 
 
+def _batch_norm_mask(needs):
+    """The backward's output_mask: the inputs that need a gradient -- all three while a graph
+    of the backward is recorded (create_graph), whose autograd node takes every output
+    defined."""
+    return [True, True, True] if is_grad_enabled() else list(needs)
+
+
 def _batch_norm_grads(grads, input, weight, running_mean, running_var, result1, result2,
-                      training, eps):
+                      training, eps, needs):
     return _aten.native_batch_norm_backward(grads[0], input, weight, running_mean, running_var,
-                                            result1, result2, training, eps)
+                                            result1, result2, training, eps,
+                                            _batch_norm_mask(needs))
 
 
 derivative("native_batch_norm", {"input, weight, bias": _batch_norm_grads},
@@ -353,9 +361,9 @@ derivative("native_batch_norm", {"input, weight, bias": _batch_norm_grads},
 
 
 def _legit_no_training_grads(grads, input, weight, running_mean, running_var, result1,
-                             result2, eps):
+                             result2, eps, needs):
     return _aten.native_batch_norm_backward(grads[0], input, weight, running_mean, running_var,
-                                            result1, result2, False, eps)
+                                            result1, result2, False, eps, _batch_norm_mask(needs))
 
 
 derivative("_native_batch_norm_legit_no_training",
@@ -383,6 +391,11 @@ def _batch_norm_double_backward(grads, grad_out, input, weight, running_mean, ru
     gg_x, gg_w, gg_b = grads
     nd = input.dim()
     dims = [0] + list(range(2, nd))
+    # an output left out by the backward's output_mask (or given no gradient) adds nothing
+    c = input.shape[1]
+    gg_x = input.new_zeros(input.shape) if gg_x is None else gg_x
+    gg_w = input.new_zeros(c) if gg_w is None else gg_w
+    gg_b = input.new_zeros(c) if gg_b is None else gg_b
     shape = [1, -1] + [1] * (nd - 2)
 
     def per_channel(t):
