@@ -59,10 +59,6 @@ def _ncl(a):
     return a.reshape(a.shape[0], a.shape[1], int(np.prod(a.shape[2:], dtype=np.int64)))
 
 
-def _per_channel(v, ndim):
-    return v.reshape((1, -1) + (1,) * (ndim - 2))
-
-
 def _channel_sum(a3):
     return np.einsum("ncl->c", a3)
 
