@@ -42,7 +42,7 @@ def test_moves_to_absent_devices_raise_as_torch(move):
 
 
 @pytest.mark.parametrize("method", ["expand", "permute", "flip", "repeat", "tile", "sum_to_size",
-                                    "new_empty", "new_zeros", "new_ones"])
+                                    "view", "reshape", "new_empty", "new_zeros", "new_ones"])
 def test_size_methods_without_their_size_raise_as_torch(method):
     """x.expand() and friends with no ints at all: torch's parser's TypeError, not an empty size."""
     def error(m):

@@ -305,7 +305,7 @@ class _Binding:
                 lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
                           f"        {n} = {n}[0]",
                           f"    elif not {n}:",
-                          f"        _missing({self.name!r}, {n!r})"]
+                          f"        _missing_size({self.name!r}, {n!r})"]
             elif _int_list_size(a.type):
                 lines += [f"    if type({n}) is int:",
                           f"        {n} = [{n}] * {_int_list_size(a.type)}"]
@@ -419,7 +419,7 @@ def _compile_all(bindings):
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
-           "_wrong_type": _wrong_type, "_missing": _missing, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
+           "_wrong_type": _wrong_type, "_missing_size": _missing_size, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
            "_NOT_HANDLED": _tf.NOT_HANDLED, "_NO_DIM": NO_DIM,
@@ -458,8 +458,8 @@ def out_needs_dim(fn, dtype, keepdim):
     raise TypeError(f'{fn}() missing 1 required positional arguments: "dim"')
 
 
-def _missing(fn, name):
-    """A required argument not given (a varargs size or dims that got no ints at all)."""
+def _missing_size(fn, name):
+    """A varargs size or dims that got no ints at all: the required argument is missing."""
     raise TypeError(f'{fn}() missing 1 required positional arguments: "{name}"')
 
 

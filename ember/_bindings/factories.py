@@ -367,8 +367,8 @@ def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
 def _new_factory(fn, name):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         if not size:
-            from .codegen import _missing
-            _missing(name, "size")
+            from .codegen import _missing_size
+            _missing_size(name, "size")
         return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
     return method

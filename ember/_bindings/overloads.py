@@ -169,6 +169,9 @@ def squeeze(input, dim=None):
 
 
 def _view_method(self, *shape):
+    if not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but "
+                        "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _op("view.dtype")(self, shape[0])
     if len(shape) == 1 and not isinstance(shape[0], int):

@@ -17,7 +17,7 @@ from . import indexing as _indexing
 from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor
 from .factories import _size_args, _dev, tensor
 from .overloads import real, imag, remainder
-from .codegen import _missing
+from .codegen import _missing_size
 
 # ---- elementwise ------------------------------------------------------------------------------
 # the arithmetic operators pass every argument of their op, so they take its positional call
@@ -174,7 +174,7 @@ def _sum_to_size(self, *size):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.sum_to_size, (self, *size))
     if not size:
-        _missing("sum_to_size", "size")
+        _missing_size("sum_to_size", "size")
     size = _shape_args(size)
     if self._size == size:
         return self
@@ -195,7 +195,7 @@ def _sum_to_size(self, *size):
 
 def _repeat(self, *sizes):
     if not sizes:
-        _missing("repeat", "repeats")
+        _missing_size("repeat", "repeats")
     sizes = _shape_args(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "

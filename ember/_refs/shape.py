@@ -13,7 +13,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._core.memory_format import contiguous_format
 from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
-from .._bindings.codegen import _missing
+from .._bindings.codegen import _missing_size
 from .._bindings.out import _finish
 from .._bindings.factories import tensor, zeros, arange
 from .._bindings.codegen import numpy_names
@@ -38,7 +38,7 @@ def _reshape_method(self, *shape):
     (Note [The one check on the hot path] in ember/_core/torch_function.py)."""
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.reshape, (self, *shape))
-    return reshape(self, _shape_args(shape))
+    return reshape(self, _shape_args(shape) if shape else _missing_size("reshape", "shape"))
 
 
 _reshape_method.__ember_torch_function__ = True
@@ -437,7 +437,7 @@ METHODS = dict(
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
-    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _missing("tile", "dims")),
+    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _missing_size("tile", "dims")),
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 
