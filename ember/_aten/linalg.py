@@ -631,6 +631,11 @@ class LinAlgError(RuntimeError):
     definite, ...)."""
 
 
+# PyTorch's class is torch._C._LinAlgError, and tracebacks and type(e).__name__ say so
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+LinAlgError.__module__ = "ember._C"
+
+
 _LOW_PRECISION_KERNEL = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu",
                          "linalg.cholesky": "cholesky_cpu", "linalg.qr": "geqrf_cpu",
                          "linalg.svd": "linalg_svd_cpu"}
@@ -786,9 +791,15 @@ def _from_left_system(x, vector, left):
 @impl("linalg_cholesky", "CPU")
 def linalg_cholesky(self, upper=False):
     _check_matrices(self, "linalg.cholesky")
-    L = _lapack(lambda: np.linalg.cholesky(self._np),
-                "linalg.cholesky: The factorization could not be completed because the input "
-                "is not positive-definite.")
+    try:
+        with np.errstate(all="ignore"):
+            L = np.linalg.cholesky(self._np)
+    except np.linalg.LinAlgError:  # potrf's info names the failing minor, as PyTorch says
+        info = linalg_cholesky_ex(self)[1]._np
+        _raise_info(info, self.dim() > 2, lambda code: f"linalg.cholesky: The factorization "
+                    f"could not be completed because the input is not positive-definite (the "
+                    f"leading minor of order {code} is not positive-definite).")
+        raise
     return _fresh(np.swapaxes(L, -1, -2).conj() if upper else L, self.dtype)
 
 

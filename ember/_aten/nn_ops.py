@@ -377,13 +377,15 @@ def _check_index_pad(self, padding, nd, mode):
     pairs = _pad_pairs(padding, self.dim())
     shape = list(self.shape)
     for d, (lo, hi) in pairs.items():
-        n = shape[d]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
-                               f"of input {list(self.shape)}")
+        n, k = shape[d], self.dim() - 1 - d  # k: the pair's place in `padding`, last dim first
+        if mode == "reflect" and (lo >= n or hi >= n):  # PyTorch numbers the pair's first arg
+            raise RuntimeError(f"Argument #{4 + 2 * k}: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({lo}, {hi}) at "
+                               f"dimension {d} of input {list(self.shape)}")
         if n + lo + hi < 1:
-            raise RuntimeError(f"input (H: {n}) is too small. Calculated output H: {n + lo + hi}")
+            name = "WHD"[k]
+            raise RuntimeError(f"input ({name}: {n}) is too small. Calculated output {name}: "
+                               f"{n + lo + hi}")
         shape[d] = n + lo + hi
     return tuple(shape), pairs
 

@@ -7,6 +7,8 @@ which raise pointing at their replacements.
 """
 import warnings
 
+from ember._core._warnings import user_stacklevel as _user_stacklevel
+
 from .._core import dtype as D
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
@@ -69,12 +71,20 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                          out)
 
 
+_triangular_solve_warned = []
+
+
 @impl("triangular_solve", "CompositeImplicitAutograd")
 def _triangular_solve_composite(input, A, upper, transpose, unitriangular):
-    warnings.warn("torch.triangular_solve is deprecated in favor of "
-                  "torch.linalg.solve_triangular and will be removed in a future PyTorch "
-                  "release. Note that its arguments are reversed and it does not return a copy "
-                  "of the coefficient matrix.", UserWarning)
+    if not _triangular_solve_warned:  # once per process (PyTorch's TORCH_WARN_ONCE), its text
+        _triangular_solve_warned.append(True)
+        warnings.warn("torch.triangular_solve is deprecated in favor of "
+                      "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+                      "release.\ntorch.linalg.solve_triangular has its arguments reversed and "
+                      "does not return a copy of one of the inputs.\n"
+                      "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+                      "X = torch.linalg.solve_triangular(A, B).", UserWarning,
+                      stacklevel=_user_stacklevel())
     T = A.mT if transpose else A
     X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
     return X, A.clone()

@@ -244,10 +244,11 @@ def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_
         logp = E.log_softmax(input, class_dim)
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
-        loss = -(logp * target * w).sum(class_dim)
-        if r == 1:
-            return loss.sum() / (input.numel() // n_classes)
-        return loss.sum() if r == 2 else loss
+        prod = logp * target * w
+        if r == 0:
+            return -prod.sum(class_dim)
+        loss = -prod.sum()  # summed, then negated, as PyTorch does (the node is NegBackward0)
+        return loss / (input.numel() // n_classes) if r == 1 else loss
     _check_nll_args(input, target, weight)
     if (label_smoothing == 0 and input.dim() == 2 and target.dim() == 1
             and input.dtype in (D.float32, D.float64) and input.device.type == "cpu"):
@@ -1383,6 +1384,8 @@ def _pad_circular(input, pad):
     for i in range(len(pad) // 2):
         d = input.dim() - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
+        if x.shape[d] + min(before, 0) + min(after, 0) < 1:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         if before < 0:
             x = x.narrow(d, -before, x.shape[d] + before)
         if after < 0:
