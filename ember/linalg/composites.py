@@ -10,6 +10,8 @@ import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core import dtype as D
+from .._aten.elementwise import _scalar_type_name
+from .._aten.linalg import _expect_same_dtype
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings import install_methods
@@ -58,7 +60,7 @@ def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {eq} ({A.shape[-2]}x{n} and {B_.shape[-2]}x"
                            f"{B_.shape[-1]})")
-    dtype = D.promote_types(A.dtype, B_.dtype)
+    dtype = A.dtype  # PyTorch solves in A's dtype: B is copied into a result made like A
     return _finish(lookup("linalg_solve_triangular")(A.to(dtype), B_.to(dtype), upper=upper,
                                                      left=left, unitriangular=unitriangular),
                    False, out)
@@ -85,6 +87,7 @@ def _triangular_solve_composite(input, A, upper, transpose, unitriangular):
                       "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
                       "X = torch.linalg.solve_triangular(A, B).", UserWarning,
                       stacklevel=_user_stacklevel())
+    _expect_same_dtype(input, A, "b", "A", end=".")
     T = A.mT if transpose else A
     X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
     return X, A.clone()
@@ -112,8 +115,9 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
                            f"{input2.shape[-1]} by {input2.shape[-1]} but each b matrix is "
                            f"{input.shape[-2] if input.dim() > 1 else 1} by {input.shape[-1]}")
     if input.dtype is not input2.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but got b.dtype = "
-                           f"{input.dtype} and A.dtype = {input2.dtype}")
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_scalar_type_name(input.dtype)} and A of type "
+                           f"{_scalar_type_name(input2.dtype)} instead.")
     _check_float(input2, "cholesky_solve")
     return _finish(_linalg().solve(_gram(input2, upper), input), False, out)
 
