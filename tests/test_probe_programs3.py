@@ -244,3 +244,32 @@ def test_deprecated_lu_solve_warns_once_with_torchs_text():
     theirs, _ = _first_warning(call(torch))
     if theirs:
         assert ours == theirs[:1]
+
+
+# ---- messages of common mistakes -----------------------------------------------------------------
+
+_MISTAKES = {
+    "mm_vector_self": lambda lib: lib.mm(lib.ones(3), lib.ones(3, 2)),
+    "mm_vector_mat2": lambda lib: lib.mm(lib.ones(3, 2), lib.ones(2)),
+    "pad_odd": lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1,)),
+    "pad_odd_reflect": lambda lib: lib.nn.functional.pad(lib.ones(1, 2, 3), (1,), "reflect"),
+    "pad_too_long": lambda lib: lib.nn.functional.pad(lib.ones(2, 3), (1,) * 6, "replicate"),
+    "constant_pad_nd_odd": lambda lib: lib.constant_pad_nd(lib.ones(2, 3), (1,)),
+    "constant_pad_nd_too_long": lambda lib: lib.constant_pad_nd(lib.ones(2, 3), (1,) * 6),
+    "unflatten_product": lambda lib: lib.ones(2, 6).unflatten(1, (4, 2)),
+    "unflatten_inferred": lambda lib: lib.ones(2, 6).unflatten(-1, (-1, 4)),
+    "unflatten_empty": lambda lib: lib.ones(2, 6).unflatten(1, ()),
+    "detach_view_inplace": lambda lib: lib.ones(3, requires_grad=True)[:2].detach_(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MISTAKES))
+def test_common_mistake_messages(case):
+    _same_error(_MISTAKES[case])
+
+
+def test_unflatten_still_infers():
+    for sizes in ((-1, 3), (2, 3), (3, -1)):
+        ours = ember.ones(2, 6).unflatten(1, sizes)
+        assert tuple(ours.shape) == tuple(torch.ones(2, 6).unflatten(1, sizes).shape)
+    assert tuple(ember.ones(2, 0).unflatten(1, (-1, 3)).shape) == (2, 0, 3)

@@ -102,9 +102,9 @@ def _product(a, b, kernel):
 
 def _mm_shape(a, b, first="self"):
     if len(a._size) != 2:
-        raise RuntimeError(f"{first} must be a matrix, got {len(a._size)}-D tensor")
+        raise RuntimeError(f"{first} must be a matrix")
     if len(b._size) != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {len(b._size)}-D tensor")
+        raise RuntimeError("mat2 must be a matrix")
     if a._size[1] != b._size[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x"
                            f"{a._size[1]} and {b._size[0]}x{b._size[1]})")

@@ -296,8 +296,8 @@ def _pad_pairs(pad, ndim):
         raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
     if len(pad) // 2 > ndim:
         raise RuntimeError(f"Length of pad should be no more than twice the number of "
-                           f"dimensions of the input. Pad length is {len(pad)} while the input "
-                           f"has {ndim} dimensions.")
+                           f"dimensions of the input. Pad length is {len(pad)}while the input "
+                           f"has {ndim}dimensions.")  # sic: PyTorch's text has no spaces there
     return {ndim - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
 
 

@@ -1357,6 +1357,12 @@ _index_pads = {(mode, nd): _lookup(f"{kind}_pad{nd}d")
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims; `pad` lists (before, after) pairs, last dim first."""
     pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
     if mode == "constant":
         return _constant_pad_nd(input, pad, 0 if value is None else value)
     if value is not None and value != 0:
