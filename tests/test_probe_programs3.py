@@ -273,3 +273,26 @@ def test_unflatten_still_infers():
         ours = ember.ones(2, 6).unflatten(1, sizes)
         assert tuple(ours.shape) == tuple(torch.ones(2, 6).unflatten(1, sizes).shape)
     assert tuple(ember.ones(2, 0).unflatten(1, (-1, 3)).shape) == (2, 0, 3)
+
+
+# ---- smooth_l1_loss / huber_loss are nodes of their own ---------------------------------------
+
+@pytest.mark.parametrize("name,kw", [("smooth_l1_loss", {"beta": 0.5}), ("smooth_l1_loss", {}),
+                                     ("huber_loss", {"delta": 0.7}), ("huber_loss", {})])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_robust_losses_print_their_own_node(name, kw, reduction):
+    # print(loss) of a detection-style program showed grad_fn=<MeanBackward0>
+    rs = np.random.RandomState(0)
+    xs, ts = rs.randn(3, 4) * 2, rs.randn(4) * 2
+    got = []
+    for lib in (ember, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        t = lib.tensor(ts, requires_grad=True)
+        loss = getattr(lib.nn.functional, name)(x, t, reduction=reduction, **kw)
+        gx, gt = lib.autograd.grad(loss.sum(), (x, t), create_graph=True)
+        ggx = lib.autograd.grad(gx.pow(2).sum(), x)[0]
+        got.append((type(loss.grad_fn).__name__, loss.detach().numpy(), gx.detach().numpy(),
+                    gt.detach().numpy(), ggx.numpy()))
+    assert got[0][0] == got[1][0]
+    for a, b in zip(got[0][1:], got[1][1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

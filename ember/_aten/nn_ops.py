@@ -192,6 +192,57 @@ def mse_loss_meta(self, target, reduction=1):
     return _meta(shape, self.dtype, device=self._device)
 
 
+# smooth_l1_loss and huber_loss: kernels of their own (not composites) so that the loss's node
+# is SmoothL1LossBackward0 / HuberLossBackward0, as print(loss) shows in PyTorch. smooth_l1's
+# result has the promoted dtype of self and target; huber's is written in self's dtype.
+def _robust_loss_check(self, target, name, kernel, param, bad):
+    if bad:
+        raise RuntimeError(f"{name} does not support {param} values for "
+                           f"{'beta' if name == 'smooth_l1_loss' else 'delta'}.")
+    dt = D.promote_types(self.dtype, target.dtype)
+    if not dt.is_floating_point:
+        raise not_implemented(kernel, dt)
+    return broadcast_shape(self._size, target._size), dt
+
+
+def _robust_loss(self, target, reduction, threshold, quadratic_scale, linear_scale, out_dt):
+    mdt = _OPMATH.get(out_dt, out_dt)._np
+    d = self._np.astype(mdt, copy=False) - target._np.astype(mdt, copy=False)
+    ad = np.abs(d)
+    with np.errstate(all="ignore"):
+        loss = np.where(ad < threshold, 0.5 * d * d * quadratic_scale,
+                        linear_scale * (ad - 0.5 * threshold))
+    r = loss if reduction == 0 else np.sum(loss) if reduction == 2 else np.mean(loss)
+    return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
+
+
+@impl("smooth_l1_loss", "CPU")
+def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+    _, dt = _robust_loss_check(self, target, "smooth_l1_loss", "smooth_l1_cpu", "negative",
+                               beta < 0)
+    return _robust_loss(self, target, reduction, beta, 1 / beta if beta else 0.0, 1.0, dt)
+
+
+@impl("smooth_l1_loss", "Meta")
+def smooth_l1_loss_meta(self, target, reduction=1, beta=1.0):
+    shape, dt = _robust_loss_check(self, target, "smooth_l1_loss", "smooth_l1_cpu", "negative",
+                                   beta < 0)
+    return _meta(shape if reduction == 0 else (), dt, device=self._device)
+
+
+@impl("huber_loss", "CPU")
+def huber_loss(self, target, reduction=1, delta=1.0):
+    _robust_loss_check(self, target, "huber_loss", "huber_cpu", "non-positive", delta <= 0)
+    return _robust_loss(self, target, reduction, delta, 1.0, delta, self.dtype)
+
+
+@impl("huber_loss", "Meta")
+def huber_loss_meta(self, target, reduction=1, delta=1.0):
+    shape, _ = _robust_loss_check(self, target, "huber_loss", "huber_cpu", "non-positive",
+                                  delta <= 0)
+    return _meta(shape if reduction == 0 else (), self.dtype, device=self._device)
+
+
 
 # ---- embedding --------------------------------------------------------------------------------
 def _check_indices(indices, what="indices"):

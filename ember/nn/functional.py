@@ -348,16 +348,6 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 _smooth_l1_loss = _lookup("smooth_l1_loss")
 
 
-@_impl("smooth_l1_loss", "CompositeImplicitAutograd")
-def _smooth_l1_loss_composite(input, target, r, beta):
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = input - target
-    _check_float(d, "smooth_l1_cpu")
-    ad = d.abs()
-    return _apply_reduction(E.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), r)
-
-
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_target_size(input, target)
     r = _reduction(reduction)
@@ -368,19 +358,6 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 _huber_loss = _lookup("huber_loss")
-
-
-@_impl("huber_loss", "CompositeImplicitAutograd")
-def _huber_loss_composite(input, target, r, delta):
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = input - target
-    _check_float(d, "huber_cpu")
-    ad = d.abs()
-    loss = E.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    if loss.dtype != input.dtype:  # PyTorch's huber kernel writes in the input's dtype
-        loss = loss.to(input.dtype)
-    return _apply_reduction(loss, r)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):

@@ -65,6 +65,30 @@ derivative("mse_loss", {"self": _mse_grad,
                             -_mse_grad(grad, self, target, reduction)})
 
 
+def _robust_grad(grad, self, target, reduction, threshold, huber):
+    """d loss / d self of smooth_l1 and huber: x / beta (smooth_l1) or x (huber) where
+    |x| < threshold, sign(x) (smooth_l1) or delta * sign(x) (huber) elsewhere; x = self -
+    target."""
+    d = self - target
+    inside, outside = (d, threshold) if huber else (d / threshold, 1.0)
+    g = E.where(d.abs() < threshold, inside, d.sign() * outside)
+    if reduction == 1:
+        g = g / max(d.numel(), 1)
+    return grad * g
+
+
+derivative("smooth_l1_loss", {
+    "self": lambda grad, self, target, reduction, beta:
+        _robust_grad(grad, self, target, reduction, beta, False),
+    "target": lambda grad, self, target, reduction, beta:
+        -_robust_grad(grad, self, target, reduction, beta, False)})
+derivative("huber_loss", {
+    "self": lambda grad, self, target, reduction, delta:
+        _robust_grad(grad, self, target, reduction, delta, True),
+    "target": lambda grad, self, target, reduction, delta:
+        -_robust_grad(grad, self, target, reduction, delta, True)})
+
+
 # ---- losses with backward kernels of their own (_aten/loss.py, _aten/ctc.py)
 def _sample_scale(target, weight, reduction, ignore_index, dtype):
     """Each sample's factor in a class-index loss: w[t] (0 where ignored), divided by the sum
