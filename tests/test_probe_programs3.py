@@ -296,3 +296,15 @@ def test_robust_losses_print_their_own_node(name, kw, reduction):
     assert got[0][0] == got[1][0]
     for a, b in zip(got[0][1:], got[1][1:]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(2, 4), (2, 4, 3), (2, 4, 3, 2), (2, 4, 3, 2, 2)])
+def test_nll_loss_node_of_images_is_nll_loss2d(shape):
+    # U-Net: print(criterion(pred, masks)) showed NllLossBackward0 for (N, C, H, W) logits
+    names = []
+    for lib in (ember, torch):
+        x = lib.zeros(shape, requires_grad=True)
+        t = lib.zeros((shape[0],) + shape[2:], dtype=lib.int64)
+        names.append([type(lib.nn.functional.cross_entropy(x, t).grad_fn).__name__,
+                      type(lib.nn.functional.nll_loss(x, t, reduction="sum").grad_fn).__name__])
+    assert names[0] == names[1]

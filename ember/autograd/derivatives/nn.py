@@ -46,7 +46,8 @@ derivative("_log_softmax_backward_data", {
 derivative("nll_loss", {"self": lambda grad, self, target, weight, reduction, ignore_index:
                         ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
                                                       ignore_index)},
-           node_name="NllLossBackward0")
+           node_name=lambda self: "NllLossBackward0" if self.dim() <= 2  # PyTorch's nll_loss2d
+           else "NllLoss2DBackward0")                                    # for images and beyond
 derivative("_nll_loss_backward", {  # linear in grad_output: its adjoint is nll_loss itself
     "grad_output": lambda grad, target, weight, reduction, ignore_index:
         ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
