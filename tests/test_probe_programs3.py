@@ -308,3 +308,19 @@ def test_nll_loss_node_of_images_is_nll_loss2d(shape):
         names.append([type(lib.nn.functional.cross_entropy(x, t).grad_fn).__name__,
                       type(lib.nn.functional.nll_loss(x, t, reduction="sum").grad_fn).__name__])
     assert names[0] == names[1]
+
+
+def test_float_of_a_tensor_requiring_grad_warns_once():
+    # optim_zoo: `round(float(loss), 6)` warned under PyTorch only
+    from ember._core import tensor as tensor_module
+    tensor_module._scalar_grad_warned.clear()
+    x = ember.ones((), requires_grad=True) * 2
+    ours, files = _first_warning(lambda: (float(x), complex(x), float(x), int(x)))
+    assert len(ours) == 1 and files == [__file__]
+    y = torch.ones((), requires_grad=True) * 2
+    theirs, _ = _first_warning(lambda: (float(y), float(y)))
+    if theirs:  # once per process in PyTorch too
+        assert ours == theirs
+    tensor_module._scalar_grad_warned.clear()
+    quiet, _ = _first_warning(lambda: (float(x.detach()), int(x), x.item()))
+    assert quiet == [] and not tensor_module._scalar_grad_warned

@@ -58,6 +58,17 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+_scalar_grad_warned = []
+
+
+def _warn_scalar_of_grad_tensor():
+    """float()/complex() of a tensor that requires grad: PyTorch warns, once per process."""
+    _scalar_grad_warned.append(True)
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first.", UserWarning,
+                  stacklevel=_user_stacklevel())
+
+
 class Tensor:
     __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
                  "__dict__", "__weakref__")
@@ -552,12 +563,16 @@ class Tensor:
         return a.reshape(()).item()
 
     def __float__(self):
+        if not _scalar_grad_warned and self.requires_grad:
+            _warn_scalar_of_grad_tensor()
         return float(self._python_scalar())
 
     def __int__(self):
         return int(self._python_scalar())
 
     def __complex__(self):
+        if not _scalar_grad_warned and self.requires_grad:
+            _warn_scalar_of_grad_tensor()
         return complex(self._python_scalar())
 
     def _python_scalar(self):
