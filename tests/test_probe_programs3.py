@@ -324,3 +324,20 @@ def test_float_of_a_tensor_requiring_grad_warns_once():
     tensor_module._scalar_grad_warned.clear()
     quiet, _ = _first_warning(lambda: (float(x.detach()), int(x), x.item()))
     assert quiet == [] and not tensor_module._scalar_grad_warned
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_soft_margin_loss_is_its_own_node(reduction):
+    rs = np.random.RandomState(1)
+    xs, ts = rs.randn(3, 4), np.sign(rs.randn(4))
+    got = []
+    for lib in (ember, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        loss = lib.nn.functional.soft_margin_loss(x, lib.tensor(ts), reduction=reduction)
+        g, = lib.autograd.grad(loss.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.pow(2).sum(), x)
+        got.append((type(loss.grad_fn).__name__, loss.detach().numpy(), g.detach().numpy(),
+                    gg.numpy()))
+    assert got[0][0] == got[1][0]
+    for a, b in zip(got[0][1:], got[1][1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -236,6 +236,35 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     return _robust_loss(self, target, reduction, delta, 1.0, delta, self.dtype)
 
 
+def _soft_margin_check(self, target):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_scalar_type_name(self.dtype)}")
+    shape = broadcast_shape(self._size, target._size)
+    if shape != self._size:  # the kernel writes into a tensor of self's shape
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+
+
+@impl("soft_margin_loss", "CPU")
+def soft_margin_loss(self, target, reduction=1):
+    """log(1 + exp(-self * target)), written in self's dtype (its own node, as in PyTorch)."""
+    _soft_margin_check(self, target)
+    dt = D.promote_types(self.dtype, target.dtype)
+    mdt = _OPMATH.get(dt, dt)._np
+    with np.errstate(all="ignore"):
+        loss = np.log1p(np.exp(-self._np.astype(mdt, copy=False) *
+                               target._np.astype(mdt, copy=False)))
+    r = loss if reduction == 0 else np.sum(loss) if reduction == 2 else np.mean(loss)
+    return _wrap(np.asarray(r).astype(self.dtype._np, copy=False))
+
+
+@impl("soft_margin_loss", "Meta")
+def soft_margin_loss_meta(self, target, reduction=1):
+    _soft_margin_check(self, target)
+    return _meta(self._size if reduction == 0 else (), self.dtype, device=self._device)
+
+
 @impl("huber_loss", "Meta")
 def huber_loss_meta(self, target, reduction=1, delta=1.0):
     shape, _ = _robust_loss_check(self, target, "huber_loss", "huber_cpu", "non-positive",

@@ -361,20 +361,11 @@ _huber_loss = _lookup("huber_loss")
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _not_differentiable("soft_margin_loss", target=target)
     return _soft_margin_loss(input, target, _reduction(reduction, size_average, reduce))
 
 
 _soft_margin_loss = _lookup("soft_margin_loss")
-
-
-@_impl("soft_margin_loss", "CompositeImplicitAutograd")
-def _soft_margin_loss_composite(input, target, r):
-    _not_differentiable("soft_margin_loss", target=target)
-    if not input.is_floating_point():
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_scalar_name(input.dtype)}")
-    _check_broadcasts_to(input, target)
-    return _apply_reduction(E.log1p(E.exp(-input * target)), r)
 
 
 def _check_broadcasts_to(input, *others):

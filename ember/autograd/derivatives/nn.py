@@ -83,6 +83,14 @@ derivative("smooth_l1_loss", {
         _robust_grad(grad, self, target, reduction, beta, False),
     "target": lambda grad, self, target, reduction, beta:
         -_robust_grad(grad, self, target, reduction, beta, False)})
+def _soft_margin_grad(grad, self, target, reduction):
+    g = -target * E.sigmoid(-self * target)
+    if reduction == 1:
+        g = g / max(self.numel(), 1)
+    return (grad * g).to(self.dtype)
+
+
+derivative("soft_margin_loss", {"self": _soft_margin_grad})
 derivative("huber_loss", {
     "self": lambda grad, self, target, reduction, delta:
         _robust_grad(grad, self, target, reduction, delta, True),
