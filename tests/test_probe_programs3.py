@@ -341,3 +341,27 @@ def test_soft_margin_loss_is_its_own_node(reduction):
     assert got[0][0] == got[1][0]
     for a, b in zip(got[0][1:], got[1][1:]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("shape,repeats", [((3, 4), (2, 1)), ((3,), (2, 3)), ((), (3,)),
+                                           ((2, 0), (2, 2)), ((2, 3), (0, 2))])
+def test_repeat_is_its_own_node(shape, repeats):
+    # gradfn_names: x.repeat(2, 1) printed grad_fn=<UnsafeViewBackward0>
+    rs = np.random.RandomState(2)
+    xs = rs.randn(*shape)
+    got = []
+    for lib in (ember, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        y = x.repeat(*repeats)
+        w = lib.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)))
+        (y * w).sum().backward()
+        got.append((type(y.grad_fn).__name__, y.detach().numpy(), x.grad.numpy(),
+                    y.is_contiguous()))
+    assert got[0][0] == got[1][0] and got[0][3] == got[1][3]
+    np.testing.assert_array_equal(got[0][1], got[1][1])
+    np.testing.assert_array_equal(got[0][2], got[1][2])
+
+
+def test_repeat_errors():
+    _same_error(lambda lib: lib.ones(2, 3).repeat(2))
+    _same_error(lambda lib: lib.ones(2).repeat(-1))
