@@ -416,6 +416,8 @@ INDEXING_OPS = [
     OpInfo("where(condition)", lambda m, x: m.where(x), ALL, _one_tensor((3, 4)), grad=False),
     OpInfo("isclose", lambda m, x, y, **kw: m.isclose(x, y, **kw), FLOATS, _pair_samples,
            grad=False, other_dtypes_raise=False),
+    OpInfo("repeat", lambda m, x: x.repeat(2, 1, 3), ALL, _one_tensor((3, 4), (2, 1),
+                                                                      layout="sliced")),
     OpInfo("roll", lambda m, x: m.roll(x, 1), ALL, _one_tensor((5,), (3, 4), layout="sliced")),
     OpInfo("roll.dims", lambda m, x: x.roll((1, -2), (0, 1)), ALL, _one_tensor((3, 4))),
     OpInfo("squeeze.dims", lambda m, x: m.squeeze(x, (0, -1)), ALL, _one_tensor((1, 3, 1))),

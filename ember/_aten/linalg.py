@@ -13,6 +13,15 @@ from .._core.tensor import _wrap, _meta, _wrap_dim
 from .elementwise import broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
 
 
+def _expect_same_dtype(a, b, a_name, b_name, prefix="", end=""):
+    """PyTorch's linear-algebra wording: "Expected A and B to have the same dtype, but found A
+    of type Float and B of type Double instead"."""
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{prefix}Expected {a_name} and {b_name} to have the same dtype, but "
+                           f"found {a_name} of type {_scalar_type_name(a.dtype)} and {b_name} "
+                           f"of type {_scalar_type_name(b.dtype)} instead{end}")
+
+
 def _check_same_dtype(a, b, name):
     if a.dtype is not b.dtype:
         an, bn = _scalar_type_name(a.dtype), _scalar_type_name(b.dtype)
@@ -93,9 +102,9 @@ def _product(a, b, kernel):
 
 def _mm_shape(a, b, first="self"):
     if len(a._size) != 2:
-        raise RuntimeError(f"{first} must be a matrix, got {len(a._size)}-D tensor")
+        raise RuntimeError(f"{first} must be a matrix")
     if len(b._size) != 2:
-        raise RuntimeError(f"mat2 must be a matrix, got {len(b._size)}-D tensor")
+        raise RuntimeError("mat2 must be a matrix")
     if a._size[1] != b._size[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a._size[0]}x"
                            f"{a._size[1]} and {b._size[0]}x{b._size[1]})")
@@ -341,6 +350,9 @@ def _addbmm_check(self, b1, b2, kernel, keep_batch):
     shape = _bmm_shape(b1, b2)
     if not keep_batch:
         _addmm_dtypes(self, b1, b2)
+    elif self.dtype is b1.dtype and b2.dtype is not b1.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_type_name(b1.dtype)} but found "
+                           f"{_scalar_type_name(b2.dtype)}")
     elif not (self.dtype is b1.dtype is b2.dtype):
         raise RuntimeError(f"Input dtypes must be the same, got: input "
                            f"{D.c_type_name(self.dtype)}, batch1: {D.c_type_name(b1.dtype)}, "
@@ -606,7 +618,9 @@ def _cross_check(self, other, dim):
     if self._size[d] != 3 or other._size[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{self._size[d]} and {other._size[d]}")
-    _check_same_dtype(self, other, "linalg.cross")
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_type_name(self.dtype)} but found "
+                           f"{_scalar_type_name(other.dtype)}")
     if self.dtype is D.bool:
         raise not_implemented("cross", self.dtype)
     return shape, d
@@ -629,6 +643,11 @@ def linalg_cross_meta(self, other, dim=-1):
 class LinAlgError(RuntimeError):
     """torch.linalg.LinAlgError: the input has no such decomposition (singular, not positive
     definite, ...)."""
+
+
+# PyTorch's class is torch._C._LinAlgError, and tracebacks and type(e).__name__ say so
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+LinAlgError.__module__ = "ember._C"
 
 
 _LOW_PRECISION_KERNEL = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu",
@@ -702,7 +721,7 @@ def _is_vector_rhs(A, B):
 @impl("linalg_solve", "CPU")
 def linalg_solve(A, B, left=True):
     _check_matrices(A, "linalg.solve")
-    _check_same_dtype(A, B, "linalg.solve")
+    _expect_same_dtype(A, B, "A", "B", "linalg.solve: ")
     _solve_shapes(A, B, left, "linalg.solve")
     a, b, vector = _as_left_system(A, B, left)
     x = _lapack(lambda: np.linalg.solve(a, b),
@@ -786,9 +805,15 @@ def _from_left_system(x, vector, left):
 @impl("linalg_cholesky", "CPU")
 def linalg_cholesky(self, upper=False):
     _check_matrices(self, "linalg.cholesky")
-    L = _lapack(lambda: np.linalg.cholesky(self._np),
-                "linalg.cholesky: The factorization could not be completed because the input "
-                "is not positive-definite.")
+    try:
+        with np.errstate(all="ignore"):
+            L = np.linalg.cholesky(self._np)
+    except np.linalg.LinAlgError:  # potrf's info names the failing minor, as PyTorch says
+        info = linalg_cholesky_ex(self)[1]._np
+        _raise_info(info, self.dim() > 2, lambda code: f"linalg.cholesky: The factorization "
+                    f"could not be completed because the input is not positive-definite (the "
+                    f"leading minor of order {code} is not positive-definite).")
+        raise
     return _fresh(np.swapaxes(L, -1, -2).conj() if upper else L, self.dtype)
 
 
@@ -854,7 +879,7 @@ def linalg_slogdet_meta(A):
 @impl("linalg_solve", "Meta")
 def linalg_solve_meta(A, B, left=True):
     _check_matrices(A, "linalg.solve")
-    _check_same_dtype(A, B, "linalg.solve")
+    _expect_same_dtype(A, B, "A", "B", "linalg.solve: ")
     if _is_vector_rhs(A, B):
         return _meta_like(A, B._size)
     batch = broadcast_shape(A._size[:-2], B._size[:-2])
@@ -959,7 +984,7 @@ def _solve_shapes(A, B, left, name):
 
 def _solve_ex_check(A, B, left):
     _check_matrices(A, "linalg.solve")
-    _check_same_dtype(A, B, "linalg.solve")
+    _expect_same_dtype(A, B, "A", "B", "linalg.solve: ")
     return _solve_shapes(A, B, left, "linalg.solve")
 
 
@@ -1086,7 +1111,7 @@ def _ldl_solve_check(LD, pivots, B):
     if pivots.dtype not in (D.int32, D.int64):
         raise RuntimeError(f"torch.linalg.ldl_solve: Expected pivots to be integers. Got "
                            f"{_scalar_type_name(pivots.dtype)}")
-    _check_same_dtype(LD, B, "torch.linalg.ldl_solve")
+    _expect_same_dtype(B, LD, "b", "A", end=".")
     n = LD._size[-1]
     if B._size[-2] != n:
         raise RuntimeError(f"Incompatible matrix sizes for torch.linalg.ldl_solve: each A "

@@ -444,6 +444,7 @@ replication_pad3d_backward(Tensor grad_output, Tensor self, int[6] padding) -> T
 # ---- views
 view(Tensor(a) self, int[] size) -> Tensor(a)  | method
 _unsafe_view(Tensor self, int[] size) -> Tensor
+repeat(Tensor self, int[] repeats) -> Tensor
 permute(Tensor(a) self, int[] dims) -> Tensor(a)  | function, method
 transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method, alias swapaxes, alias swapdims
 expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)  | method

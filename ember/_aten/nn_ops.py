@@ -192,6 +192,86 @@ def mse_loss_meta(self, target, reduction=1):
     return _meta(shape, self.dtype, device=self._device)
 
 
+# smooth_l1_loss and huber_loss: kernels of their own (not composites) so that the loss's node
+# is SmoothL1LossBackward0 / HuberLossBackward0, as print(loss) shows in PyTorch. smooth_l1's
+# result has the promoted dtype of self and target; huber's is written in self's dtype.
+def _robust_loss_check(self, target, name, kernel, param, bad):
+    if bad:
+        raise RuntimeError(f"{name} does not support {param} values for "
+                           f"{'beta' if name == 'smooth_l1_loss' else 'delta'}.")
+    dt = D.promote_types(self.dtype, target.dtype)
+    if not dt.is_floating_point:
+        raise not_implemented(kernel, dt)
+    return broadcast_shape(self._size, target._size), dt
+
+
+def _robust_loss(self, target, reduction, threshold, quadratic_scale, linear_scale, out_dt):
+    mdt = _OPMATH.get(out_dt, out_dt)._np
+    d = self._np.astype(mdt, copy=False) - target._np.astype(mdt, copy=False)
+    ad = np.abs(d)
+    with np.errstate(all="ignore"):
+        loss = np.where(ad < threshold, 0.5 * d * d * quadratic_scale,
+                        linear_scale * (ad - 0.5 * threshold))
+    r = loss if reduction == 0 else np.sum(loss) if reduction == 2 else np.mean(loss)
+    return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
+
+
+@impl("smooth_l1_loss", "CPU")
+def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+    _, dt = _robust_loss_check(self, target, "smooth_l1_loss", "smooth_l1_cpu", "negative",
+                               beta < 0)
+    return _robust_loss(self, target, reduction, beta, 1 / beta if beta else 0.0, 1.0, dt)
+
+
+@impl("smooth_l1_loss", "Meta")
+def smooth_l1_loss_meta(self, target, reduction=1, beta=1.0):
+    shape, dt = _robust_loss_check(self, target, "smooth_l1_loss", "smooth_l1_cpu", "negative",
+                                   beta < 0)
+    return _meta(shape if reduction == 0 else (), dt, device=self._device)
+
+
+@impl("huber_loss", "CPU")
+def huber_loss(self, target, reduction=1, delta=1.0):
+    _robust_loss_check(self, target, "huber_loss", "huber_cpu", "non-positive", delta <= 0)
+    return _robust_loss(self, target, reduction, delta, 1.0, delta, self.dtype)
+
+
+def _soft_margin_check(self, target):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_scalar_type_name(self.dtype)}")
+    shape = broadcast_shape(self._size, target._size)
+    if shape != self._size:  # the kernel writes into a tensor of self's shape
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
+
+
+@impl("soft_margin_loss", "CPU")
+def soft_margin_loss(self, target, reduction=1):
+    """log(1 + exp(-self * target)), written in self's dtype (its own node, as in PyTorch)."""
+    _soft_margin_check(self, target)
+    dt = D.promote_types(self.dtype, target.dtype)
+    mdt = _OPMATH.get(dt, dt)._np
+    with np.errstate(all="ignore"):
+        loss = np.log1p(np.exp(-self._np.astype(mdt, copy=False) *
+                               target._np.astype(mdt, copy=False)))
+    r = loss if reduction == 0 else np.sum(loss) if reduction == 2 else np.mean(loss)
+    return _wrap(np.asarray(r).astype(self.dtype._np, copy=False))
+
+
+@impl("soft_margin_loss", "Meta")
+def soft_margin_loss_meta(self, target, reduction=1):
+    _soft_margin_check(self, target)
+    return _meta(self._size if reduction == 0 else (), self.dtype, device=self._device)
+
+
+@impl("huber_loss", "Meta")
+def huber_loss_meta(self, target, reduction=1, delta=1.0):
+    shape, _ = _robust_loss_check(self, target, "huber_loss", "huber_cpu", "non-positive",
+                                  delta <= 0)
+    return _meta(shape if reduction == 0 else (), self.dtype, device=self._device)
+
+
 
 # ---- embedding --------------------------------------------------------------------------------
 def _check_indices(indices, what="indices"):
@@ -296,8 +376,8 @@ def _pad_pairs(pad, ndim):
         raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
     if len(pad) // 2 > ndim:
         raise RuntimeError(f"Length of pad should be no more than twice the number of "
-                           f"dimensions of the input. Pad length is {len(pad)} while the input "
-                           f"has {ndim} dimensions.")
+                           f"dimensions of the input. Pad length is {len(pad)}while the input "
+                           f"has {ndim}dimensions.")  # sic: PyTorch's text has no spaces there
     return {ndim - 1 - i: (pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)}
 
 
@@ -377,13 +457,15 @@ def _check_index_pad(self, padding, nd, mode):
     pairs = _pad_pairs(padding, self.dim())
     shape = list(self.shape)
     for d, (lo, hi) in pairs.items():
-        n = shape[d]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} "
-                               f"of input {list(self.shape)}")
+        n, k = shape[d], self.dim() - 1 - d  # k: the pair's place in `padding`, last dim first
+        if mode == "reflect" and (lo >= n or hi >= n):  # PyTorch numbers the pair's first arg
+            raise RuntimeError(f"Argument #{4 + 2 * k}: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({lo}, {hi}) at "
+                               f"dimension {d} of input {list(self.shape)}")
         if n + lo + hi < 1:
-            raise RuntimeError(f"input (H: {n}) is too small. Calculated output H: {n + lo + hi}")
+            name = "WHD"[k]
+            raise RuntimeError(f"input ({name}: {n}) is too small. Calculated output {name}: "
+                               f"{n + lo + hi}")
         shape[d] = n + lo + hi
     return tuple(shape), pairs
 

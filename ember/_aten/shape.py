@@ -564,6 +564,31 @@ def _unsafe_view(self, size):
     return _wrap(np.reshape(self._np, infer_size(size, self._np.size)))
 
 
+def _repeat_shape(self, repeats):
+    if len(repeats) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    size = (1,) * (len(repeats) - self.dim()) + tuple(self._size)
+    out = tuple(r * s for r, s in zip(repeats, size))
+    if any(r < 0 for r in repeats):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(out)}: {list(out)}")
+    return size, out
+
+
+@impl("repeat", "CPU")
+def repeat(self, repeats):
+    """Tensor.repeat: the tensor tiled `repeats` times along each dim (numpy's tile); always a
+    fresh contiguous tensor."""
+    size, _ = _repeat_shape(self, repeats)
+    return _wrap(np.ascontiguousarray(np.tile(np.reshape(self._np, size), tuple(repeats))))
+
+
+@impl("repeat", "Meta")
+def repeat_meta(self, repeats):
+    return _meta(_repeat_shape(self, repeats)[1], self.dtype, device=self._device)
+
+
 @impl("_unsafe_view", "Meta")
 def _unsafe_view_meta(self, size):
     return _meta(infer_size(size, self.numel()), self.dtype, device=self._device)

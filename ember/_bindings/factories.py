@@ -19,8 +19,13 @@ from .out import _finish
 from .generated import pow
 
 
-def _size_args(size):
-    """zeros(2, 3), zeros((2, 3)), zeros([2, 3]) and zeros(torch.Size([2, 3])) all mean (2, 3)."""
+def _size_args(size, keyword=None, name="empty"):
+    """zeros(2, 3), zeros((2, 3)), zeros([2, 3]), zeros(torch.Size([2, 3])) and
+    zeros(size=(2, 3)) all mean (2, 3)."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = size[0]
     out = []
@@ -125,9 +130,10 @@ def from_dlpack(ext_tensor):
     return _tensor_over(array_from_dlpack(ext_tensor))
 
 
-def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    return _finish(_empty(_size_args(size), dtype, _dev(device), False), requires_grad, out)
+    return _finish(_empty(_size_args(sizes, size, "empty"), dtype, _dev(device), False),
+                   requires_grad, out)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -136,9 +142,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
                    requires_grad)
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
-    size = _size_args(size)
+    size = _size_args(sizes, size, "zeros")
     if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     if out is not None:
@@ -147,12 +153,13 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _finish(_zeros(list(size), dtype, None, _dev(device), pin_memory), requires_grad)
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
+def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    size = _size_args(sizes, size, "ones")
     if out is not None:
-        return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(),
+        return _finish(_full(size, 1, dtype or D.get_default_dtype(),
                              _dev(device)), requires_grad, out)
-    return _finish(_ones(list(_size_args(size)), dtype, None, _dev(device), pin_memory),
+    return _finish(_ones(list(size), dtype, None, _dev(device), pin_memory),
                    requires_grad)
 
 
@@ -275,15 +282,15 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _finish(_op("scalar_tensor")(s, dtype, _dev(device)), requires_grad)
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(size), dtype, _dev(device), False)
+    t = _empty(_size_args(sizes, size, "rand"), dtype, _dev(device), False)
     return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(size), dtype, _dev(device), False)
+    t = _empty(_size_args(sizes, size, "randn"), dtype, _dev(device), False)
     return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
@@ -359,17 +366,19 @@ def legacy_construct(dtype, device, args, kwargs):
     return empty(*size, dtype=dtype, device=device)
 
 
-def _new_zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(_full(_size_args(size), 0, dtype or D.get_default_dtype(), _dev(device)),
-                   requires_grad)
+def _new_zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(_full(_size_args(sizes, size, "new_zeros"), 0,
+                         dtype or D.get_default_dtype(), _dev(device)), requires_grad)
 
 
 def _new_factory(fn, name):
-    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        if not size:
+    def method(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, **kw):
+        if size is not None and sizes:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if size is None and not sizes:
             from .codegen import _missing_size
             _missing_size(name, "size")
-        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+        return fn(*sizes, size=size, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
     return method
 

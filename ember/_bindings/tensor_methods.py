@@ -44,7 +44,6 @@ _matmul = _op("matmul")
 
 # ---- shape ------------------------------------------------------------------------------------
 _view = _op("view")
-_unsafe_view = _op("_unsafe_view")
 _permute = _op("permute")
 _transpose = _op("transpose.int")
 _expand = _op("expand")
@@ -193,20 +192,13 @@ def _sum_to_size(self, *size):
     return _view(r, size) if lead or r._size != size else r
 
 
+_repeat_op = _op("repeat")
+
+
 def _repeat(self, *sizes):
     if not sizes:
         _missing_size("repeat", "repeats")
-    sizes = _shape_args(sizes)
-    if len(sizes) < self.dim():
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
-                           "of dimensions of tensor")
-    x = self.reshape((1,) * (len(sizes) - self.dim()) + self._size)
-    expanded = []
-    for r, s in zip(sizes, x._size):
-        expanded += [r, s]
-    y = _expand(x.reshape(tuple(v for s in x._size for v in (1, s))), tuple(expanded), False)
-    # always a fresh tensor, even where a view could express the result
-    return _unsafe_view(_clone(y, contiguous_format), tuple(r * s for r, s in zip(sizes, x._size)))
+    return _repeat_op(self, list(_shape_args(sizes)))
 
 
 def _set_(self, source=None):

@@ -59,6 +59,17 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+_scalar_grad_warned = []
+
+
+def _warn_scalar_of_grad_tensor():
+    """float()/complex() of a tensor that requires grad: PyTorch warns, once per process."""
+    _scalar_grad_warned.append(True)
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+                  "behavior.\nConsider using tensor.detach() first.", UserWarning,
+                  stacklevel=_user_stacklevel())
+
+
 class Tensor:
     __module__ = "ember"  # printed as <class 'torch.Tensor'> is
     __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
@@ -476,7 +487,12 @@ class Tensor:
 
     def detach_(self):
         if self._base is not None and self._base._rg:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._rg = False
         return self
@@ -549,6 +565,8 @@ class Tensor:
         return a.reshape(()).item()
 
     def __float__(self):
+        if not _scalar_grad_warned and self.requires_grad:
+            _warn_scalar_of_grad_tensor()
         return float(self._real_scalar("double"))
 
     def __int__(self):
@@ -565,6 +583,8 @@ class Tensor:
         return value
 
     def __complex__(self):
+        if not _scalar_grad_warned and self.requires_grad:
+            _warn_scalar_of_grad_tensor()
         return complex(self._python_scalar())
 
     def _python_scalar(self):

@@ -3,6 +3,7 @@ einsum, tensordot, kron, cross and the torch.* forms of the torch.linalg decompo
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 import builtins
 import math
+import warnings
 
 from .._core.tensor import Tensor, _wrap_dim
 from .._dispatch.dispatcher import lookup as _op
@@ -132,8 +133,27 @@ def slogdet(input, *, out=None):
     return _finish_tuple("slogdet", ["sign", "logabsdet"], _op("linalg_slogdet")(input), out)
 
 
+_CHOLESKY_DEPRECATED = (
+    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+    "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+    "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\n"
+    "should be replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
+    "equivalent results for all valid (symmetric positive definite) inputs.")
+_cholesky_warned = []
+
+
 def cholesky(input, upper=False, *, out=None):
-    return _finish(_op("linalg_cholesky")(input, upper), False, out)
+    """The deprecated torch.cholesky: linalg.cholesky, warning once per process, its errors
+    named "cholesky"."""
+    if not _cholesky_warned:
+        _cholesky_warned.append(True)
+        warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=_user_stacklevel())
+    try:
+        return _finish(_op("linalg_cholesky")(input, upper), False, out)
+    except RuntimeError as e:
+        if not str(e).startswith("linalg.cholesky: "):
+            raise
+        raise type(e)(str(e).removeprefix("linalg.")) from None
 
 
 def qr(input, some=True, *, out=None):

@@ -88,6 +88,14 @@ _impl("flatten.using_ints", "CompositeImplicitAutograd")(_flatten_composite)
 
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.dim())
+    sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) <= 1 and (input._size[d] % known if sizes.count(-1) and known
+                                 else input._size[d] != known):
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
+                           f"dim {d} ({input._size[d]}) in the input tensor")
     return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
         if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
                                               input._size[d + 1:])

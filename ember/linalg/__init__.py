@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from .._core import dtype as D
-from .._aten.linalg import LinAlgError
+from .._aten.linalg import LinAlgError, _expect_same_dtype
 from .._aten.elementwise import _scalar_type_name
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._bindings.out import _call_with_out, _finish, _finish_tuple
@@ -178,7 +178,8 @@ def _lstsq_composite(A, B, rcond=None, driver=None):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
-                           f"dtype, but got input's dtype {A.dtype} and other's dtype {B.dtype}")
+                           f"dtype, but got input's dtype {_scalar_type_name(A.dtype)} and "
+                           f"other's dtype {_scalar_type_name(B.dtype)}")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError("parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
@@ -228,12 +229,18 @@ _vecdot = _op("linalg_vecdot")
 
 @impl("linalg_vecdot", "CompositeImplicitAutograd")
 def _vecdot_composite(x, y, dim):
+    _expect_same_dtype(x, y, "x", "y", "linalg.vecdot: ")
     return (x.conj() * y).sum(dim)
 
 
 def multi_dot(tensors, *, out=None):
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {D.c_type_name(tensors[0].dtype)} and tensor {i} "
+                               f"{D.c_type_name(t.dtype)}")
     return _finish(functools.reduce(matmul, tensors), False, out)
 
 

@@ -7,7 +7,11 @@ which raise pointing at their replacements.
 """
 import warnings
 
+from ember._core._warnings import user_stacklevel as _user_stacklevel
+
 from .._core import dtype as D
+from .._aten.elementwise import _scalar_type_name
+from .._aten.linalg import _expect_same_dtype
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings import install_methods
@@ -56,7 +60,7 @@ def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
                            f"equation {eq} ({A.shape[-2]}x{n} and {B_.shape[-2]}x"
                            f"{B_.shape[-1]})")
-    dtype = D.promote_types(A.dtype, B_.dtype)
+    dtype = A.dtype  # PyTorch solves in A's dtype: B is copied into a result made like A
     return _finish(lookup("linalg_solve_triangular")(A.to(dtype), B_.to(dtype), upper=upper,
                                                      left=left, unitriangular=unitriangular),
                    False, out)
@@ -69,12 +73,21 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                          out)
 
 
+_triangular_solve_warned = []
+
+
 @impl("triangular_solve", "CompositeImplicitAutograd")
 def _triangular_solve_composite(input, A, upper, transpose, unitriangular):
-    warnings.warn("torch.triangular_solve is deprecated in favor of "
-                  "torch.linalg.solve_triangular and will be removed in a future PyTorch "
-                  "release. Note that its arguments are reversed and it does not return a copy "
-                  "of the coefficient matrix.", UserWarning)
+    if not _triangular_solve_warned:  # once per process (PyTorch's TORCH_WARN_ONCE), its text
+        _triangular_solve_warned.append(True)
+        warnings.warn("torch.triangular_solve is deprecated in favor of "
+                      "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+                      "release.\ntorch.linalg.solve_triangular has its arguments reversed and "
+                      "does not return a copy of one of the inputs.\n"
+                      "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+                      "X = torch.linalg.solve_triangular(A, B).", UserWarning,
+                      stacklevel=_user_stacklevel())
+    _expect_same_dtype(input, A, "b", "A", end=".")
     T = A.mT if transpose else A
     X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)
     return X, A.clone()
@@ -102,8 +115,9 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
                            f"{input2.shape[-1]} by {input2.shape[-1]} but each b matrix is "
                            f"{input.shape[-2] if input.dim() > 1 else 1} by {input.shape[-1]}")
     if input.dtype is not input2.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but got b.dtype = "
-                           f"{input.dtype} and A.dtype = {input2.dtype}")
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_scalar_type_name(input.dtype)} and A of type "
+                           f"{_scalar_type_name(input2.dtype)} instead.")
     _check_float(input2, "cholesky_solve")
     return _finish(_linalg().solve(_gram(input2, upper), input), False, out)
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .._core import dtype as D
+from .._aten.elementwise import _scalar_type_name
 from .._core.tensor import Tensor, _meta, _wrap
 from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
@@ -119,8 +120,8 @@ def _householder_product_composite(A, tau):
                            f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
                            f"{A.dim()}")
     if A.dtype is not tau.dtype:
-        raise RuntimeError(f"{name}: tau dtype {tau.dtype} does not match input dtype "
-                           f"{A.dtype}")
+        raise RuntimeError(f"{name}: tau dtype {_scalar_type_name(tau.dtype)} does not match "
+                           f"input dtype {_scalar_type_name(A.dtype)}")
     _check_float(A, "orgqr_cpu")
     return _reflector_product(A, tau, A.shape[-1])
 

@@ -13,6 +13,8 @@ import math
 import numpy as np
 
 from .._core import dtype as D
+from .._core._warnings import user_stacklevel as _user_stacklevel
+from .._aten.linalg import _expect_same_dtype
 from .._core.tensor import Tensor
 from .. import _refs as B
 from .._bindings.out import _copy_out, _finish_tuple, _finish
@@ -184,6 +186,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 
 def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
     """X with A X = B (or X A = B, or with A^H), from A's packed factors."""
+    _expect_same_dtype(LU, B_, "LU", "B", "linalg.lu_solve: ")
     P, L, U = lu_unpack(LU, pivots)
     tri = _linalg().solve_triangular
     if not left:     # X A = B  <=>  A^H X^H = B^H
@@ -196,10 +199,18 @@ def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
     return _finish(tri(U, Y, upper=True), False, out)
 
 
+_lu_solve_warned = []
+
+
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
-    """The deprecated torch.lu_solve(b, LU_data, LU_pivots)."""
-    warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solve and will be "
-                  "removed in a future PyTorch release.", UserWarning)
+    """The deprecated torch.lu_solve(b, LU_data, LU_pivots); warns once per process."""
+    if not _lu_solve_warned:
+        _lu_solve_warned.append(True)
+        warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+                      "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has "
+                      "its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
+                      "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning,
+                      stacklevel=_user_stacklevel())
     return linalg_lu_solve(LU_data, LU_pivots, b, out=out)
 
 

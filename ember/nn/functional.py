@@ -250,10 +250,11 @@ def _cross_entropy_loss_composite(input, target, weight, r, ignore_index, label_
         logp = E.log_softmax(input, class_dim)
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / n_classes
-        loss = -(logp * target * w).sum(class_dim)
-        if r == 1:
-            return loss.sum() / (input.numel() // n_classes)
-        return loss.sum() if r == 2 else loss
+        prod = logp * target * w
+        if r == 0:
+            return -prod.sum(class_dim)
+        loss = -prod.sum()  # summed, then negated, as PyTorch does (the node is NegBackward0)
+        return loss / (input.numel() // n_classes) if r == 1 else loss
     _check_nll_args(input, target, weight)
     if (input.dim() == 2 and target.dim() == 1 and input.dtype in (D.float32, D.float64)
             and input.device.type == "cpu"):
@@ -354,16 +355,6 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 _smooth_l1_loss = _lookup("smooth_l1_loss")
 
 
-@_impl("smooth_l1_loss", "CompositeImplicitAutograd")
-def _smooth_l1_loss_composite(input, target, r, beta):
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = input - target
-    _check_float(d, "smooth_l1_cpu")
-    ad = d.abs()
-    return _apply_reduction(E.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta), r)
-
-
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _warn_target_size(input, target)
     r = _reduction(reduction)
@@ -376,34 +367,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 _huber_loss = _lookup("huber_loss")
 
 
-@_impl("huber_loss", "CompositeImplicitAutograd")
-def _huber_loss_composite(input, target, r, delta):
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = input - target
-    _check_float(d, "huber_cpu")
-    ad = d.abs()
-    loss = E.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
-    if loss.dtype != input.dtype:  # PyTorch's huber kernel writes in the input's dtype
-        loss = loss.to(input.dtype)
-    return _apply_reduction(loss, r)
-
-
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _not_differentiable("soft_margin_loss", target=target)
     return _soft_margin_loss(input, target, _reduction(reduction, size_average, reduce))
 
 
 _soft_margin_loss = _lookup("soft_margin_loss")
-
-
-@_impl("soft_margin_loss", "CompositeImplicitAutograd")
-def _soft_margin_loss_composite(input, target, r):
-    _not_differentiable("soft_margin_loss", target=target)
-    if not input.is_floating_point():
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_scalar_name(input.dtype)}")
-    _check_broadcasts_to(input, target)
-    return _apply_reduction(E.log1p(E.exp(-input * target)), r)
 
 
 def _check_broadcasts_to(input, *others):
@@ -1418,6 +1387,8 @@ def _pad_circular(input, pad):
     for i in range(len(pad) // 2):
         d = input.dim() - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
+        if x.shape[d] + min(before, 0) + min(after, 0) < 1:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         if before < 0:
             x = x.narrow(d, -before, x.shape[d] + before)
         if after < 0:

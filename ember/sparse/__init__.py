@@ -3,7 +3,8 @@ sparse_compressed.py, the kernels in ember/_aten/): products with dense matrices
 dims, and PyTorch's switch for checking the invariants of constructed tensors."""
 from .._core.tensor import Tensor
 
-__all__ = ["addmm", "mm", "sampled_addmm", "sum", "check_sparse_tensor_invariants"]
+__all__ = ["addmm", "mm", "sampled_addmm", "sum", "softmax", "log_softmax",
+           "check_sparse_tensor_invariants"]
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -39,6 +40,57 @@ def sum(input, dim=None, dtype=None):
     dense = input.to_dense().sum(dim=sorted(dims), dtype=dtype)
     remaining = input.sparse_dim() - len({d for d in dims if d < input.sparse_dim()})
     return dense if remaining == 0 else dense.to_sparse(remaining)
+
+
+def softmax(input, dim, *, dtype=None):
+    """Softmax of a sparse COO tensor along `dim`, its unstored entries counting as -inf: each
+    stored value is normalised over the stored values in its slice; the result has the
+    (coalesced) input's indices."""
+    return _softmax(input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """log(softmax(input, dim)) for a sparse COO tensor (see `softmax`)."""
+    return _softmax(input, dim, dtype, log=True)
+
+
+def _softmax(input, dim, dtype, log):
+    """Written from ops on the coalesced values (so autograd differentiates it): slices along
+    a sparse dim are the groups of entries whose other sparse indices agree; a dense dim is an
+    ordinary softmax of the values."""
+    name = "_sparse_log_softmax" if log else "_sparse_softmax"
+    if not input.is_sparse:
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the 'CPU' "
+                                  f"backend: torch.sparse.{name[8:]} takes a sparse COO tensor, "
+                                  f"got layout {input.layout}")
+    ndim = max(input.dim(), 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    dim %= ndim
+    x = input.coalesce()
+    if dtype is not None:
+        x = x.to(dtype)
+    values, sparse_dim = x.values(), x.sparse_dim()
+    if dim >= sparse_dim:  # a dense dim: each stored value row is its own softmax
+        d = dim - sparse_dim + 1
+        out = values.log_softmax(d) if log else values.softmax(d)
+    else:
+        keep = [d for d in range(sparse_dim) if d != dim]
+        group = x.indices()[keep].unique(dim=1, return_inverse=True)[1] if keep else \
+            x.indices().new_zeros(x._nnz())
+        n = int(group.max()) + 1 if x._nnz() else 0
+        shape = (n,) + tuple(values.shape[1:])
+        at = group.view(-1, *[1] * (values.dim() - 1)).expand_as(values)
+        peak = values.detach().new_full(shape, float("-inf")).scatter_reduce(
+            0, at, values.detach(), "amax")  # subtracted for stability; it cancels out
+        shifted = values - peak.index_select(0, group)
+        total = shifted.new_zeros(shape).index_add(0, group, shifted.exp())
+        out = shifted - total.log().index_select(0, group) if log else \
+            shifted.exp() / total.index_select(0, group)
+    from .._bindings.sparse import _construct
+    return _construct(sparse_dim, x.dense_dim(), list(x.shape), x.indices(), out,
+                      is_coalesced=True)
 
 
 from .._core.sparse import invariant_checks as _invariant_checks

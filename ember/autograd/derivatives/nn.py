@@ -46,7 +46,8 @@ derivative("_log_softmax_backward_data", {
 derivative("nll_loss", {"self": lambda grad, self, target, weight, reduction, ignore_index:
                         ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
                                                       ignore_index)},
-           node_name="NllLossBackward0")
+           node_name=lambda self: "NllLossBackward0" if self.dim() <= 2  # PyTorch's nll_loss2d
+           else "NllLoss2DBackward0")                                    # for images and beyond
 derivative("_nll_loss_backward", {  # linear in grad_output: its adjoint is nll_loss itself
     "grad_output": lambda grad, target, weight, reduction, ignore_index:
         ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
@@ -63,6 +64,38 @@ def _mse_grad(grad, self, target, reduction):
 derivative("mse_loss", {"self": _mse_grad,
                         "target": lambda grad, self, target, reduction:
                             -_mse_grad(grad, self, target, reduction)})
+
+
+def _robust_grad(grad, self, target, reduction, threshold, huber):
+    """d loss / d self of smooth_l1 and huber: x / beta (smooth_l1) or x (huber) where
+    |x| < threshold, sign(x) (smooth_l1) or delta * sign(x) (huber) elsewhere; x = self -
+    target."""
+    d = self - target
+    inside, outside = (d, threshold) if huber else (d / threshold, 1.0)
+    g = E.where(d.abs() < threshold, inside, d.sign() * outside)
+    if reduction == 1:
+        g = g / max(d.numel(), 1)
+    return grad * g
+
+
+derivative("smooth_l1_loss", {
+    "self": lambda grad, self, target, reduction, beta:
+        _robust_grad(grad, self, target, reduction, beta, False),
+    "target": lambda grad, self, target, reduction, beta:
+        -_robust_grad(grad, self, target, reduction, beta, False)})
+def _soft_margin_grad(grad, self, target, reduction):
+    g = -target * E.sigmoid(-self * target)
+    if reduction == 1:
+        g = g / max(self.numel(), 1)
+    return (grad * g).to(self.dtype)
+
+
+derivative("soft_margin_loss", {"self": _soft_margin_grad})
+derivative("huber_loss", {
+    "self": lambda grad, self, target, reduction, delta:
+        _robust_grad(grad, self, target, reduction, delta, True),
+    "target": lambda grad, self, target, reduction, delta:
+        -_robust_grad(grad, self, target, reduction, delta, True)})
 
 
 # ---- losses with backward kernels of their own (_aten/loss.py, _aten/ctc.py)

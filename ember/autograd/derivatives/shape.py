@@ -8,6 +8,14 @@ from ._common import _aten, _zero
 
 # ---- views
 derivative("view", {"self": lambda grad, self_shape: grad.reshape(self_shape)})
+def _repeat_grad(grad, self, repeats):
+    """Sum the tiles: view the gradient as (r0, s0, r1, s1, ...) and sum over the r's."""
+    size = (1,) * (len(repeats) - self.dim()) + tuple(self.shape)
+    tiles = grad.reshape(tuple(v for r, s in zip(repeats, size) for v in (r, s)))
+    return tiles.sum(tuple(range(0, 2 * len(size), 2))).reshape(self.shape)
+
+
+derivative("repeat", {"self": _repeat_grad})
 derivative("_unsafe_view", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
            node_name="UnsafeViewBackward0")
 derivative("alias", {"self": lambda grad: grad})
