@@ -339,9 +339,12 @@ def _check_alpha(dt, alpha):
     if isinstance(alpha, bool):
         if dt is not D.bool:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and _is_integral(dt):
+    elif isinstance(alpha, (float, complex)) and _is_integral(dt):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    elif isinstance(alpha, complex) and not dt.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
 
 
 def _check_sub(self, other, dt, alpha=1):
@@ -461,7 +464,17 @@ def _division(ufunc):
 
 
 _floor_divide = _division(np.floor_divide)
-_remainder = _division(np.remainder)
+_int_remainder = _division(np.remainder)
+
+
+def _remainder(a, b, dt):
+    """Python's modulus; for floats PyTorch's fmod-then-fix, so a zero result keeps the
+    dividend's sign (NumPy's remainder gives it the divisor's)."""
+    if _is_integral(dt):
+        return _int_remainder(a, b, dt)
+    with np.errstate(all="ignore"):
+        m = np.fmod(a, b, dtype=dt._np)
+        return np.where((m != 0) & ((np.asarray(b) < 0) != (m < 0)), m + b, m)
 
 
 def _pow(a, b, dt):
@@ -479,6 +492,19 @@ def _pow(a, b, dt):
 
 def _ufunc(ufunc):
     def compute(a, b, dt):
+        return ufunc(a, b)
+    compute.__name__ = ufunc.__name__
+    return compute
+
+
+def _comparison(ufunc):
+    """A comparison: a Python int operand is cast to the integral common dtype first, so one
+    outside its range wraps around as in PyTorch (`uint8_tensor > -1` compares with 255)."""
+    def compute(a, b, dt):
+        if type(b) is int and _is_integral(dt):
+            b = _wrapped_operand(b, dt)
+        elif type(a) is int and _is_integral(dt):
+            a = _wrapped_operand(a, dt)
         return ufunc(a, b)
     compute.__name__ = ufunc.__name__
     return compute
@@ -508,7 +534,7 @@ binary("maximum", _typed_ufunc(np.maximum))
 binary("minimum", _typed_ufunc(np.minimum))
 for _name, _uf in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)):
-    binary(f"{_name}.Tensor", _ufunc(_uf), result=_bool_result)
+    binary(f"{_name}.Tensor", _comparison(_uf), result=_bool_result)
 for _name, _uf in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
                    ("logical_xor", np.logical_xor)):
     binary(_name, _ufunc(_uf), result=_bool_result)
@@ -1512,6 +1538,9 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if isinstance(other, Tensor) and self.dtype is not other.dtype:
         raise RuntimeError(f"{_scalar_type_name(self.dtype)} did not match "
                            f"{_scalar_type_name(other.dtype)}")
+    for tol, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{tol} must be greater than or equal to zero, but got {value:g}")
     if self._np is None:
         shape = broadcast_shape(self._size, shape_of(other))
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)

@@ -83,6 +83,10 @@ def _float_power_dtype(input, exponent):
 def float_power(input, exponent, *, out=None):
     """pow computed in double (complex double if either operand is complex)."""
     dt = _float_power_dtype(input, exponent)
+    if out is not None and out.dtype is not dt:
+        raise RuntimeError(f"the output given to float_power has dtype "
+                           f"{_scalar_type_name(out.dtype)} but the operation's result "
+                           f"requires dtype {_scalar_type_name(dt)}")
     base = input.to(dt) if isinstance(input, Tensor) else input
     exponent = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
     return pow(base, exponent, out=out)
