@@ -980,7 +980,13 @@ def float_limits(dt):
 
 def _nan_to_num(a, dt, nan=None, posinf=None, neginf=None):
     """NaN -> nan (0), +inf -> posinf, -inf -> neginf (by default the dtype's extremes); each
-    replacement is cast to the dtype first (so posinf=1e10 is inf in float16)."""
+    replacement is cast to the dtype first (so posinf=1e10 is inf in float16); a complex
+    number's real and imaginary parts are each replaced."""
+    if dt.is_complex:
+        real, r = dt.to_real(), np.empty(a.shape, a.dtype)
+        r.real = _nan_to_num(a.real, real, nan, posinf, neginf)
+        r.imag = _nan_to_num(a.imag, real, nan, posinf, neginf)
+        return r
     if not dt.is_floating_point:
         return a.copy()
     lowest, highest = float_limits(dt)

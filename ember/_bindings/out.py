@@ -191,11 +191,24 @@ def _return_type_repr(self):
     return f"torch.return_types.{type(self).__name__}(\n{items})"
 
 
+def _check_frexp_out(out, dtype):
+    if out[0].dtype is not dtype:
+        raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {_c_name(dtype)} "
+                           f"but got {_c_name(out[0].dtype)}")
+    if out[1].dtype is not D.int32:
+        raise RuntimeError("torch.frexp() expects exponent to have int dtype but got "
+                           f"{_c_name(out[1].dtype)}")
+
+
 def _finish_tuple(name, fields, result, out=None, inputs=None):
     """A named tuple of results (torch.return_types.<name>), copied into `out` if given (checked
-    against the op's tensor arguments `inputs` where given, as `_finish` does)."""
+    against the op's tensor arguments `inputs` where given, as `_finish` does); with `out` it is
+    PyTorch's separate class torch.return_types.<name>_out."""
     if out is not None:
         if inputs is not None:
             check_out_overlap(name, out, inputs)
+        if name == "frexp":  # its kernel checks both outputs' dtypes before writing
+            _check_frexp_out(out, result[0].dtype)
         result = tuple(_copy_out(o, r) for o, r in zip(out, result))
+        return _return_type(f"{name}_out", fields)(*result)
     return _return_type(name, fields)(*result)
