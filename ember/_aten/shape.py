@@ -18,7 +18,7 @@ from .._core.memory_format import copy_in_format, format_strides, preserve_forma
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
-from .elementwise import broadcast_shape, _scalar_type_name
+from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 
 _dummies = {}
@@ -671,9 +671,12 @@ def copy_(self, src, non_blocking=False):
             s = _cast(s, self.dtype)
         np.copyto(self._np, s, casting="unsafe")
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({self._size[-1] if self._size else 1}) must "
-                           f"match the size of tensor b ({src._size[-1] if src._size else 1}) at "
-                           f"non-singleton dimension {max(len(self._size) - 1, 0)}") from None
+        try:
+            shape = broadcast_shape(self._size, src._size)
+        except RuntimeError:  # TensorIterator's message, naming the first mismatch from the right
+            raise broadcast_error(self, src) from None
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}") from None
     return self
 
 
