@@ -304,6 +304,10 @@ class _Binding:
             if self.varargs and not a.kwarg_only:
                 lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
                           f"        {n} = {n}[0]"]
+                if not a.has_default:  # `x.permute()`: Python's missing-argument error
+                    lines += [f"    elif not {n}:",
+                              f"        raise TypeError('{self.name}() missing 1 required "
+                              f"positional arguments: \"{a.name}\"')"]
             elif _int_list_size(a.type):
                 lines += [f"    if type({n}) is int:",
                           f"        {n} = [{n}] * {_int_list_size(a.type)}"]

@@ -3,6 +3,7 @@
 (`to`, `type`, `float()`, `cpu()`, ...), `contiguous`, `repeat`, `expand_as`, `sum_to_size`,
 `set_`, `resize_`, and the `T`/`mT`/`H`/`mH`/`real`/`imag` properties. The operators call the
 ops directly: `a + b` is one call of `add.Tensor`, the hot path."""
+import builtins
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -171,6 +172,8 @@ def _contiguous(self, memory_format=None):
 def _sum_to_size(self, *size):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.sum_to_size, (self, *size))
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     size = _shape_args(size)
     if self._size == size:
         return self
@@ -190,10 +193,18 @@ def _sum_to_size(self, *size):
 
 
 def _repeat(self, *sizes):
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     sizes = _shape_args(sizes)
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
+    for r in sizes:
+        if r < 0:
+            shape = [r * s for r, s in zip(sizes[len(sizes) - self.dim():], self._size)]
+            shape = list(sizes[:len(sizes) - self.dim()]) + shape
+            raise RuntimeError(f"Trying to create tensor with negative dimension "
+                               f"{builtins.min(shape)}: {shape}")
     x = self.reshape((1,) * (len(sizes) - self.dim()) + self._size)
     expanded = []
     for r, s in zip(sizes, x._size):
@@ -280,11 +291,11 @@ def _invert(self):
     return _op("bitwise_not")(self)
 
 
-def _mT(self):
+def _mT(self, name="mT"):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.mT.__get__, (self,))
     if self.dim() < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
                            f"Got {self.dim()}-D tensor.")
     return _transpose(self, -2, -1)
 
@@ -578,7 +589,7 @@ for _checked in (_to, _contiguous, _sum_to_size, _mT, _T, _view_as, _reshape_as,
     _checked.__ember_torch_function__ = True
 PROPERTIES = dict(
     mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),
-    mH=property(lambda s: _conj(_mT(s))),
+    mH=property(lambda s: _conj(_mT(s, "mH"))),
     real=property(real, lambda self, value: real(self).copy_(value)),
     imag=property(imag, lambda self, value: imag(self).copy_(value)),
 )

@@ -32,11 +32,17 @@ def _shape_args(shape):
     return tuple(int(s) for s in shape)
 
 
+def _no_dims(name, param):
+    raise TypeError(f'{name}() missing 1 required positional arguments: "{param}"')
+
+
 def _reshape_method(self, *shape):
     """Tensor.reshape: checks for __torch_function__ inline, since the ops' own code calls it
     (Note [The one check on the hot path] in ember/_core/torch_function.py)."""
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.reshape, (self, *shape))
+    if not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     return reshape(self, _shape_args(shape))
 
 
@@ -87,6 +93,14 @@ _impl("flatten.using_ints", "CompositeImplicitAutograd")(_flatten_composite)
 
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.dim())
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = math.prod(s for s in sizes if s != -1)
+    if (-1 not in sizes and known != input._size[d]) or \
+            (-1 in sizes and (input._size[d] % known if known else input._size[d])):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {d} ({input._size[d]}) in the input tensor")
     return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
         if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
                                               input._size[d + 1:])
@@ -94,6 +108,10 @@ def unflatten(input, dim, sizes):
 
 def movedim(input, source, destination):
     n = input.dim()
+    if n == 0:  # source and destination may only name dim 0 (or -1): an alias
+        for s in [source] if isinstance(source, int) else list(source):
+            _wrap_dim(s, 0)
+        return _permute(input, ())
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -139,6 +157,9 @@ def chunk(input, chunks, dim=0):
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split at indices (or into n nearly equal sections; the first size % n get one
     more), each a slice of `input` like PyTorch's."""
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
     sections = indices_or_sections
@@ -172,7 +193,8 @@ def flipud(input):
 
 
 def ravel(input):
-    return reshape(input, (-1,))
+    """contiguous().view(-1): a view, of the input or of its contiguous copy."""
+    return _view(input.contiguous(), (-1,))
 
 
 def tile(input, dims):
@@ -318,8 +340,22 @@ def diag(input, diagonal=0, *, out=None):
 
 
 def broadcast_shapes(*shapes):
-    from .._aten.elementwise import broadcast_shape
-    return Size(broadcast_shape(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes]))
+    """The shape all `shapes` broadcast to; a mismatch is reported as PyTorch's Python
+    implementation does, naming the first shape that does not fit the ones before it."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    result = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for i, shape in enumerate(shapes):
+        for k in range(-1, -len(shape) - 1, -1):
+            if shape[k] < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if shape[k] == 1 or shape[k] == result[k]:
+                continue
+            if result[k] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[k]} at "
+                                   f"{k}! Mismatching argument at index {i} had {shape}; but "
+                                   f"expected shape should be broadcastable to {result}")
+            result[k] = shape[k]
+    return Size(result)
 
 
 def broadcast_to(input, size):
@@ -393,7 +429,7 @@ def _split_along(name, dim, min_dim):
     def fn(input, indices_or_sections):
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
-                               f"dimension{'s' if min_dim > 1 else ''}, but got a tensor with "
+                               f"dimension, but got a tensor with "
                                f"{input.dim()} dimensions!")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
         if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
@@ -420,7 +456,7 @@ METHODS = dict(
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
-    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims)),
+    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _no_dims("tile", "dims")),
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 
