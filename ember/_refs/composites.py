@@ -453,6 +453,16 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(
+            f"isin() received an invalid combination of arguments - got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected one of:\n"
+            " * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool "
+            "invert = False, Tensor out = None)\n"
+            " * (Number element, Tensor test_elements, *, bool assume_unique = False, bool "
+            "invert = False, Tensor out = None)\n"
+            " * (Tensor elements, Number test_element, *, bool assume_unique = False, bool "
+            "invert = False, Tensor out = None)\n")
     a = elements.detach() if isinstance(elements, Tensor) else B.tensor(elements)
     b = test_elements.detach() if isinstance(test_elements, Tensor) else B.tensor(test_elements)
     for given, t in ((elements, a), (test_elements, b)):
