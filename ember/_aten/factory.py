@@ -370,6 +370,23 @@ def _check_nesting(data):
             raise ValueError(f"expected sequence of length 0 at dim {dim} (got {len(x)})")
 
 
+def _check_integral_range(src, dt):
+    """torch.tensor(list, dtype=<integral>): each Python number is converted with c10's
+    checked_convert, so one out of range raises (a negative int still wraps into uint8; a
+    float must lie in the dtype's range, NaN and infinities never do)."""
+    bounds = _SCALAR_RANGES.get(dt)
+    if bounds is None or not src.size or src.dtype.kind not in "iuf":
+        return
+    lo, hi, _ = bounds
+    if src.dtype.kind == "f":
+        lo = 0 if dt is D.uint8 else lo
+        bad = ~((src >= lo) & (src <= hi))  # (NaN compares false)
+    else:
+        bad = (src < lo) | (src > hi)
+    if bad.any():  # (this path names the dtype as torch prints it: int32, not int)
+        raise RuntimeError(f"value cannot be converted to type {str(dt)[6:]} without overflow")
+
+
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, np.ndarray) and dtype is None:
@@ -389,8 +406,11 @@ def tensor_from_data(data, dtype=None, device=None):
         if dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero
+            src = np.array(raw)
+            if not isinstance(data, (np.ndarray, Tensor)):
+                _check_integral_range(src, dt)
             with np.errstate(invalid="ignore", over="ignore"):
-                arr = np.array(raw).astype(nd)
+                arr = src.astype(nd)
     except ValueError:
         _check_nesting(raw)  # raises PyTorch's error for ragged or mixed nesting
         raise

@@ -15,7 +15,20 @@ from .._core.memory_format import preserve_format, contiguous_format, format_str
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
-from .out import _finish
+from .out import _finish, _type
+
+
+def _out_dtype(out, dtype):
+    """A factory given `out=`: its dtype defaults to out's, and another dtype is refused (the
+    check PyTorch's argument parser makes before the factory runs)."""
+    if out is None:
+        return dtype
+    if dtype is None:
+        return out.dtype
+    if dtype is not out.dtype:
+        raise RuntimeError(f"dtype {_type(dtype)} does not match dtype of out parameter "
+                           f"({_type(out.dtype)})")
+    return dtype
 from .generated import pow
 
 
@@ -127,6 +140,7 @@ def from_dlpack(ext_tensor):
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
+    dtype = _out_dtype(out, dtype)
     return _finish(_empty(_size_args(size), dtype, _dev(device), False), requires_grad, out)
 
 
@@ -141,6 +155,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     size = _size_args(size)
     if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
+    dtype = _out_dtype(out, dtype)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
                        requires_grad, out)
@@ -149,6 +164,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
+    dtype = _out_dtype(out, dtype)
     if out is not None:
         return _finish(_full(_size_args(size), 1, dtype or D.get_default_dtype(),
                              _dev(device)), requires_grad, out)
@@ -169,6 +185,7 @@ _impl("ones", "CompositeImplicitAutograd")(
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
+    dtype = _out_dtype(out, dtype)
     return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
                    out)
 
@@ -268,6 +285,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    dtype = _out_dtype(out, dtype)
     return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
 
 
@@ -408,6 +426,13 @@ def _bernoulli_inplace(self, p=0.5, *, generator=None):
 
 
 def _triangle_indices(row, col, offset, lower, dtype, device):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if dtype is not None and dtype not in (D.int32, D.int64):
+        name = "tril_indices" if lower else "triu_indices"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_type(dtype)}'")
     rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
     return tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype or D.int64, device=device)
 
