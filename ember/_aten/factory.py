@@ -53,6 +53,10 @@ def empty_meta(size, dtype=None, device=None, requires_grad=False):
 
 @impl("empty_strided", "CPU")
 def empty_strided(size, stride, dtype=None, device=None):
+    _check_size(size)
+    if any(k < 0 for k in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
     dt = _dt(dtype)
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
@@ -138,6 +142,9 @@ def _arange_dtype(start, end, step, dtype):
 def _arange_len(start, end, step, dt):
     """PyTorch's arange size: ceil((end - start) / step) in double, except that an int64
     result truncates all three to integers first."""
+    for x in (start, end, step):
+        if isinstance(x, complex):
+            raise RuntimeError("value cannot be converted to type double without overflow")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     for x in (start, end):
@@ -151,7 +158,10 @@ def _arange_len(start, end, step, dt):
             raise ValueError("step must be nonzero")
         sign = 1 if step > 0 else -1
         return max(0, _div_toward_zero(end - start + step - sign, step))
-    return max(0, math.ceil((end - start) / step))
+    size = math.ceil((end - start) / step)
+    if size > 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    return max(0, size)
 
 
 def _div_toward_zero(a, b):
@@ -201,6 +211,8 @@ def _fma(acc):
 @impl("arange.start_step", "CPU")
 def arange(start, end, step=1, dtype=None, device=None):
     start, end, step = _num(start), _num(end), _num(step)
+    if any(isinstance(x, complex) for x in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type double without overflow")
     dt = _arange_dtype(start, end, step, dtype)
     n = _arange_len(start, end, step, dt)
     if not dt.is_floating_point:  # integers: start + step * i in int64, arguments truncated
@@ -236,9 +248,12 @@ def linspace(start, end, steps, dtype=None, device=None):
     every operation); integer outputs step in double and truncate."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = _dt(dtype)
+    start, end = _num(start), _num(end)
+    dt = _dt(dtype) if dtype is not None or not (isinstance(start, complex) or
+                                                 isinstance(end, complex)) else \
+        D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
     _check_not_bool(dt, "linspace")
-    start, end = checked_scalar(_num(start), dt), checked_scalar(_num(end), dt)
+    start, end = checked_scalar(start, dt), checked_scalar(end, dt)
     out = D.np_dtype(dt)
     if steps <= 1:
         return _wrap(np.full((steps,), start, dtype=out))
@@ -262,7 +277,9 @@ def linspace(start, end, steps, dtype=None, device=None):
 
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
-    return _meta((steps,), _dt(dtype))
+    complex_ = dtype is None and (isinstance(start, complex) or isinstance(end, complex))
+    return _meta((steps,), (D.complex128 if D.get_default_dtype() is D.float64 else D.complex64)
+                 if complex_ else _dt(dtype))
 
 
 def _check_not_bool(dt, name):
@@ -272,8 +289,10 @@ def _check_not_bool(dt, name):
 
 @impl("eye.m", "CPU")
 def eye(n, m, dtype=None, device=None):
-    if n < 0 or m < 0:
-        raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _wrap(np.eye(n, m, dtype=D.np_dtype(_dt(dtype))))
 
 
@@ -414,6 +433,8 @@ def tensor_from_data(data, dtype=None, device=None):
     except ValueError:
         _check_nesting(raw)  # raises PyTorch's error for ragged or mixed nesting
         raise
+    except OverflowError:  # a Python int beyond int64, read as PyTorch's binding reads it
+        raise ValueError("Overflow when unpacking long long") from None
     return _wrap(arr if arr.base is None else arr.copy())
 
 
@@ -506,8 +527,8 @@ def bernoulli(self, generator=None):
 
 @impl("randperm", "CPU")
 def randperm(n, generator=None, dtype=None, device=None):
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+    if n < 0:  # (PyTorch's binding makes the result with empty(n) first)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     g = _gen_impl(_gen(generator))
     return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype or D.int64))))
 

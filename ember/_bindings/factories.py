@@ -96,7 +96,21 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """as_tensor with copy=: True always copies, False refuses to, None copies only when
+    the dtype or device changes."""
+    t = as_tensor(obj, dtype=dtype, device=device)
+    shares = isinstance(obj, (Tensor, np.ndarray)) and (
+        t is obj or isinstance(obj, np.ndarray) and t._np is not None and
+        np.shares_memory(t._np, obj))
+    if copy and (shares or t is obj):
+        t = t.clone()
+    elif copy is False and isinstance(obj, (Tensor, np.ndarray)) and not shares:
+        raise ValueError("can't alias tensor from an object that needs a copy (a different "
+                         "dtype or device was asked for)")
+    if requires_grad:
+        t = t.detach().requires_grad_(True) if t is obj else t.requires_grad_(True)
+    return t
 
 
 def from_numpy(ndarray):
@@ -280,8 +294,14 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
              requires_grad=False):
     if dtype is D.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
-    t = linspace(start, end, steps, dtype=D.float64, device=device)
-    return _finish(pow(base, t).to(dtype or D.get_default_dtype()), requires_grad, out)
+    complex_ = isinstance(start, complex) or isinstance(end, complex) or \
+        dtype is not None and dtype.is_complex
+    t = linspace(start, end, steps, dtype=D.complex128 if complex_ else D.float64, device=device)
+    if dtype is None:
+        dtype = D.get_default_dtype()
+        if complex_:
+            dtype = D.complex128 if dtype is D.float64 else D.complex64
+    return _finish(pow(base, t).to(dtype), requires_grad, out)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

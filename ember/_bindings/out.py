@@ -121,6 +121,11 @@ _OUT_DTYPE_RULES = {
         f"expected scalar_type {_type(result)} but found {_type(out)}"),
     **dict.fromkeys(["dot", "vdot", "matmul"], lambda name, out, result, inputs: out is result or (
         f"result dtype {_type(out)} does not match input dtype {_type(result)}")),
+    "cat": lambda name, out, result, inputs: can_cast(result, out) or TypeError(
+        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}"),
+    **dict.fromkeys(["complex", "polar"], lambda name, out, result, inputs: out is result or (
+        f"Expected object of scalar type {_type(result)} but got scalar type {_type(out)} for "
+        f"argument 'out'")),
     "where": lambda name, out, result, inputs: out is result or (
         f"Expected out type to be {_type(result)} but got {_type(out)}"),
     "heaviside": lambda name, out, result, inputs: out is result or (
