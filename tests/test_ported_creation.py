@@ -12,6 +12,16 @@ DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat
           "complex64", "complex128")
 
 
+def _raised(L, *fns):
+    out = []
+    for fn in fns:
+        try:
+            fn()
+        except Exception as exc:  # the check compares what was raised
+            out.append(exc)
+    return out
+
+
 def _layout(t):
     return t.shape, t.dtype, t.stride(), t.requires_grad
 
@@ -138,7 +148,12 @@ CHECKS = {
                                                                  L.ones(2, dtype=L.half).new_full([2], 5), L.ones(2).new_empty(0, 3))],
     "scalar_tensor": lambda L: (L.scalar_tensor(3), L.scalar_tensor(3.5, dtype=L.int64), L.scalar_tensor(True),
                                 L.scalar_tensor(1j, dtype=L.complex64)),
-    "scalar_tensor_complex_default": (lambda L: L.scalar_tensor(1j), ""),
+    "scalar_tensor_complex_default": (lambda L: L.scalar_tensor(1j), "value cannot be converted to type float without overflow"),
+    "full_complex_to_real": lambda L: [type(e).__name__ + str(e) for e in _raised(L, lambda: L.full((2,), 1j, dtype=L.float32),
+                                                                                   lambda: L.full((2,), 1j, dtype=L.float64),
+                                                                                   lambda: L.zeros(2).fill_(1j),
+                                                                                   lambda: L.zeros(2, dtype=L.int64).fill_(2 + 1j))]
+                                       + [L.full((2,), 1 + 0j, dtype=L.float32), L.full((1,), 1j, dtype=L.bool)],
     "tensor_factories_empty": lambda L: [_layout(f) for f in (L.zeros(0, 2), L.ones(2, 0, 3), L.full((0,), 1.), L.empty(0),
                                                               L.rand(0, 2), L.randn(2, 0), L.randint(5, (0,)), L.randperm(0),
                                                               L.arange(0), L.linspace(0, 1, 0), L.eye(0, 3))],
@@ -179,8 +194,7 @@ CHECKS = {
 
 XFAIL = {"torch_complex_half": "ember has no complex32 (ComplexHalf) dtype",
          "tensor_factory_uint16": "ember has no uint16 dtype",
-         "window_keyword_beta_refused": "ember's windows take alpha/beta by keyword without periodic; torch's overloads refuse",
-         "scalar_tensor_complex_default": "ember's scalar_tensor raises TypeError, torch's RuntimeError (no conversion check)"}
+         "window_keyword_beta_refused": "ember's windows take alpha/beta by keyword without periodic; torch's overloads refuse"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))

@@ -92,6 +92,11 @@ def checked_scalar(value, dt):
     """A Python number as a value of dtype `dt`, with PyTorch's overflow check (c10's
     checked_convert): out-of-range values raise instead of wrapping, infinities may become
     floats, and a negative int wraps into an unsigned dtype."""
+    if type(value) is complex and not dt.is_complex and dt is not D.bool:
+        if value.imag != 0:  # c10 counts a lost imaginary part as an overflow
+            name = _SCALAR_RANGES[dt][2] if dt in _SCALAR_RANGES else "double"
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        value = value.real
     bounds = _SCALAR_RANGES.get(dt)
     if bounds is None:
         return value
