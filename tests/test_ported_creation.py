@@ -122,6 +122,8 @@ CHECKS = {
     "tensor_factory_overflow": lambda L: (L.tensor([300]).to(L.uint8), L.tensor(2 ** 63 - 1), L.tensor([-2 ** 63])),
     "tensor_factory_overflow_raises": (lambda L: L.tensor(2 ** 64), "Overflow when unpacking long"),
     "window_keyword_beta_refused": (lambda L: L.kaiser_window(6, beta=8.), "received an invalid combination of arguments"),
+    "window_keyword_beta_hamming": (lambda L: L.hamming_window(4, True, beta=0.4), "received an invalid combination of arguments"),
+    "window_keywords_in_order": lambda L: (L.hamming_window(4, True, 0.5, beta=0.4), L.kaiser_window(5, periodic=False, beta=3.)),
     "tensor_factory_uint8_overflow": (lambda L: L.tensor([300], dtype=L.uint8), "value cannot be converted to type uint8 without overflow"),
     "tensor_factory_copy_var": lambda L: (lambda src: (L.tensor(src.tolist()), L.tensor(src.tolist(), requires_grad=True).requires_grad,
                                                        L.as_tensor(src) is src, L.as_tensor(src, dtype=L.float64).dtype))(L.ones(2)),
@@ -193,8 +195,7 @@ CHECKS = {
 
 
 XFAIL = {"torch_complex_half": "ember has no complex32 (ComplexHalf) dtype",
-         "tensor_factory_uint16": "ember has no uint16 dtype",
-         "window_keyword_beta_refused": "ember's windows take alpha/beta by keyword without periodic; torch's overloads refuse"}
+         "tensor_factory_uint16": "ember has no uint16 dtype"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))
