@@ -473,8 +473,9 @@ def _remainder(a, b, dt):
     if _is_integral(dt):
         return _int_remainder(a, b, dt)
     with np.errstate(all="ignore"):
-        m = np.fmod(a, b, dtype=dt._np)
-        return np.where((m != 0) & ((np.asarray(b) < 0) != (m < 0)), m + b, m)
+        r = np.asarray(np.remainder(a, b, dtype=dt._np))
+        np.copysign(r, a, out=r, where=(r == 0))  # -3.0 % 3 is -0.0, 0.0 % -1 is 0.0
+        return r
 
 
 def _pow(a, b, dt):
@@ -500,10 +501,10 @@ def _ufunc(ufunc):
 def _comparison(ufunc):
     """A comparison: a Python int operand is cast to the integral common dtype first, so one
     outside its range wraps around as in PyTorch (`uint8_tensor > -1` compares with 255)."""
-    def compute(a, b, dt):
-        if type(b) is int and _is_integral(dt):
+    def compute(a, b, dt):  # (0..127 fits every integral dtype: the common case skips this)
+        if type(b) is int and not 0 <= b <= 127 and _is_integral(dt):
             b = _wrapped_operand(b, dt)
-        elif type(a) is int and _is_integral(dt):
+        elif type(a) is int and not 0 <= a <= 127 and _is_integral(dt):
             a = _wrapped_operand(a, dt)
         return ufunc(a, b)
     compute.__name__ = ufunc.__name__
