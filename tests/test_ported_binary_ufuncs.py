@@ -320,3 +320,32 @@ def test_int_floordiv_remainder_vs_python():
     assert (ta % tb).tolist() == [x % y for x, y in zip(a, b)]
     assert ember.fmod(ta, tb).tolist() == [int(math.fmod(x, y)) for x, y in zip(a, b)]
     same(lambda L: (L.tensor(a) // L.tensor(b), L.tensor(a) % L.tensor(b), L.fmod(L.tensor(a), L.tensor(b))))
+
+
+PROMOTION_DTYPES = ["bool", "uint8", "int8", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
+PROMOTION_OPS = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "atan2", "hypot", "copysign",
+                 "maximum", "minimum", "fmax", "fmin", "logaddexp", "nextafter", "xlogy", "float_power", "eq", "lt",
+                 "bitwise_and", "logical_xor", "heaviside", "gcd", "true_divide", "ldexp"]
+
+
+def _builtin_name(exc):
+    return next(c for c in type(exc).__mro__ if c.__module__ == "builtins").__name__
+
+
+@pytest.mark.parametrize("op", PROMOTION_OPS)
+def test_binary_op_dtype_pairs(op):
+    """test_type_promotion / test_binary_ops_with_scalars: every pair of dtypes gives torch's
+    result dtype and values, or raises the same exception class."""
+    def fn(L):
+        f = getattr(L, op)
+        out = []
+        for d1 in PROMOTION_DTYPES:
+            for d2 in PROMOTION_DTYPES:
+                a = L.tensor([1, 0, 3]).to(getattr(L, d1))
+                b = L.tensor([2, 1, 1]).to(getattr(L, d2))
+                try:
+                    out.append(f(a, b))
+                except Exception as exc:  # the check compares the exception classes
+                    out.append(_builtin_name(exc))
+        return out
+    same(fn)

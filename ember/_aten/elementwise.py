@@ -1535,7 +1535,18 @@ def _ldexp(a, b, dt):
         return np.multiply(a, np.exp2(b, dtype=dt._np), dtype=dt._np)
 
 
-binary("ldexp.Tensor", _ldexp, operands=_float_result, inplace="ldexp_.Tensor")
+def _check_ldexp(self, other, dt):
+    """PyTorch's ldexp is mul(self, pow(2, other)): for a floating self that pow runs in
+    self's dtype, whose exp2 kernel has no bool exponent."""
+    if getattr(other, "dtype", None) is D.bool and getattr(self, "dtype", D.bool).is_floating_point:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    if getattr(other, "dtype", None) is D.float16 and getattr(self, "dtype", D.bool).is_complex:
+        # (pow(2, other) then runs in complex32, which has no pow kernel)
+        raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
+
+
+binary("ldexp.Tensor", _ldexp, operands=_float_result, check=_check_ldexp,
+       inplace="ldexp_.Tensor")
 
 
 @impl("isclose", ("CPU", "Meta"))
