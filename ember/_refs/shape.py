@@ -456,7 +456,8 @@ METHODS = dict(
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
-    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _no_dims("tile", "dims")),
+    fliplr=fliplr, flipud=flipud, ravel=ravel,
+    tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _no_dims("tile", "dims")),
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 
