@@ -22,6 +22,8 @@ _WRITTEN = {
 
 
 def _fields(name):
+    if name.endswith("_out"):  # the class an op's out= variant returns: the op's fields
+        return _fields(name[:-4])
     if name in _WRITTEN:
         return _WRITTEN[name]
     for namespace in ("aten",):
@@ -43,5 +45,6 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(_WRITTEN) | {name for ns, name in _dispatcher._packets
-                                   if ns == "aten" and _fields(name)})
+    names = set(_WRITTEN) | {name for ns, name in _dispatcher._packets
+                             if ns == "aten" and _fields(name)}
+    return sorted(names | {f"{name}_out" for name in names})

@@ -366,7 +366,8 @@ def uniform(gen, shape, np_dtype, low=0.0, high=1.0):
             raise RuntimeError(f"{name} is out of bounds for {dt}")
     if low > high:
         raise RuntimeError(
-            f"uniform_ expects to return a [from, to) range, but found from={low} > to={high}"
+            f"uniform_ expects to return a [from, to) range, but found from={low:g} > "
+            f"to={high:g}"
         )
     if high - low > highest:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{dt}>::max()")

@@ -349,9 +349,12 @@ def _check_alpha(dt, alpha):
     if isinstance(alpha, bool):
         if dt is not D.bool:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and _is_integral(dt):
+    elif isinstance(alpha, (float, complex)) and _is_integral(dt):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    elif isinstance(alpha, complex) and not dt.is_complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
 
 
 def _check_sub(self, other, dt, alpha=1):
@@ -471,7 +474,18 @@ def _division(ufunc):
 
 
 _floor_divide = _division(np.floor_divide)
-_remainder = _division(np.remainder)
+_int_remainder = _division(np.remainder)
+
+
+def _remainder(a, b, dt):
+    """Python's modulus; for floats PyTorch's fmod-then-fix, so a zero result keeps the
+    dividend's sign (NumPy's remainder gives it the divisor's)."""
+    if _is_integral(dt):
+        return _int_remainder(a, b, dt)
+    with np.errstate(all="ignore"):
+        r = np.asarray(np.remainder(a, b, dtype=dt._np))
+        np.copysign(r, a, out=r, where=(r == 0))  # -3.0 % 3 is -0.0, 0.0 % -1 is 0.0
+        return r
 
 
 def _pow(a, b, dt):
@@ -489,6 +503,19 @@ def _pow(a, b, dt):
 
 def _ufunc(ufunc):
     def compute(a, b, dt):
+        return ufunc(a, b)
+    compute.__name__ = ufunc.__name__
+    return compute
+
+
+def _comparison(ufunc):
+    """A comparison: a Python int operand is cast to the integral common dtype first, so one
+    outside its range wraps around as in PyTorch (`uint8_tensor > -1` compares with 255)."""
+    def compute(a, b, dt):  # (0..127 fits every integral dtype: the common case skips this)
+        if type(b) is int and not 0 <= b <= 127 and _is_integral(dt):
+            b = _wrapped_operand(b, dt)
+        elif type(a) is int and not 0 <= a <= 127 and _is_integral(dt):
+            a = _wrapped_operand(a, dt)
         return ufunc(a, b)
     compute.__name__ = ufunc.__name__
     return compute
@@ -518,7 +545,7 @@ binary("maximum", _typed_ufunc(np.maximum))
 binary("minimum", _typed_ufunc(np.minimum))
 for _name, _uf in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)):
-    binary(f"{_name}.Tensor", _ufunc(_uf), result=_bool_result)
+    binary(f"{_name}.Tensor", _comparison(_uf), result=_bool_result)
 for _name, _uf in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
                    ("logical_xor", np.logical_xor)):
     binary(_name, _ufunc(_uf), result=_bool_result)
@@ -964,7 +991,13 @@ def float_limits(dt):
 
 def _nan_to_num(a, dt, nan=None, posinf=None, neginf=None):
     """NaN -> nan (0), +inf -> posinf, -inf -> neginf (by default the dtype's extremes); each
-    replacement is cast to the dtype first (so posinf=1e10 is inf in float16)."""
+    replacement is cast to the dtype first (so posinf=1e10 is inf in float16); a complex
+    number's real and imaginary parts are each replaced."""
+    if dt.is_complex:
+        real, r = dt.to_real(), np.empty(a.shape, a.dtype)
+        r.real = _nan_to_num(a.real, real, nan, posinf, neginf)
+        r.imag = _nan_to_num(a.imag, real, nan, posinf, neginf)
+        return r
     if not dt.is_floating_point:
         return a.copy()
     lowest, highest = float_limits(dt)
@@ -1512,7 +1545,18 @@ def _ldexp(a, b, dt):
         return np.multiply(a, np.exp2(b, dtype=dt._np), dtype=dt._np)
 
 
-binary("ldexp.Tensor", _ldexp, operands=_float_result, inplace="ldexp_.Tensor")
+def _check_ldexp(self, other, dt):
+    """PyTorch's ldexp is mul(self, pow(2, other)): for a floating self that pow runs in
+    self's dtype, whose exp2 kernel has no bool exponent."""
+    if getattr(other, "dtype", None) is D.bool and getattr(self, "dtype", D.bool).is_floating_point:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    if getattr(other, "dtype", None) is D.float16 and getattr(self, "dtype", D.bool).is_complex:
+        # (pow(2, other) then runs in complex32, which has no pow kernel)
+        raise NotImplementedError("\"pow\" not implemented for 'ComplexHalf'")
+
+
+binary("ldexp.Tensor", _ldexp, operands=_float_result, check=_check_ldexp,
+       inplace="ldexp_.Tensor")
 
 
 @impl("isclose", ("CPU", "Meta"))
@@ -1522,6 +1566,9 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if isinstance(other, Tensor) and self.dtype is not other.dtype:
         raise RuntimeError(f"{_scalar_type_name(self.dtype)} did not match "
                            f"{_scalar_type_name(other.dtype)}")
+    for tol, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{tol} must be greater than or equal to zero, but got {value:g}")
     if self._np is None:
         shape = broadcast_shape(self._size, shape_of(other))
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)

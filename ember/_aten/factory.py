@@ -53,6 +53,10 @@ def empty_meta(size, dtype=None, device=None, requires_grad=False):
 
 @impl("empty_strided", "CPU")
 def empty_strided(size, stride, dtype=None, device=None):
+    _check_size(size)
+    if any(k < 0 for k in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
     dt = _dt(dtype)
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
@@ -88,6 +92,11 @@ def checked_scalar(value, dt):
     """A Python number as a value of dtype `dt`, with PyTorch's overflow check (c10's
     checked_convert): out-of-range values raise instead of wrapping, infinities may become
     floats, and a negative int wraps into an unsigned dtype."""
+    if type(value) is complex and not dt.is_complex and dt is not D.bool:
+        if value.imag != 0:  # c10 counts a lost imaginary part as an overflow
+            name = _SCALAR_RANGES[dt][2] if dt in _SCALAR_RANGES else "double"
+            raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+        value = value.real
     bounds = _SCALAR_RANGES.get(dt)
     if bounds is None:
         return value
@@ -138,6 +147,9 @@ def _arange_dtype(start, end, step, dtype):
 def _arange_len(start, end, step, dt):
     """PyTorch's arange size: ceil((end - start) / step) in double, except that an int64
     result truncates all three to integers first."""
+    for x in (start, end, step):
+        if isinstance(x, complex):
+            raise RuntimeError("value cannot be converted to type double without overflow")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     for x in (start, end):
@@ -151,7 +163,10 @@ def _arange_len(start, end, step, dt):
             raise ValueError("step must be nonzero")
         sign = 1 if step > 0 else -1
         return max(0, _div_toward_zero(end - start + step - sign, step))
-    return max(0, math.ceil((end - start) / step))
+    size = math.ceil((end - start) / step)
+    if size > 2 ** 63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    return max(0, size)
 
 
 def _div_toward_zero(a, b):
@@ -201,6 +216,8 @@ def _fma(acc):
 @impl("arange.start_step", "CPU")
 def arange(start, end, step=1, dtype=None, device=None):
     start, end, step = _num(start), _num(end), _num(step)
+    if any(isinstance(x, complex) for x in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type double without overflow")
     dt = _arange_dtype(start, end, step, dtype)
     if dt.is_complex or dt is D.bool:
         raise not_implemented("arange_cpu", dt)
@@ -238,9 +255,12 @@ def linspace(start, end, steps, dtype=None, device=None):
     every operation); integer outputs step in double and truncate."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    dt = _dt(dtype)
+    start, end = _num(start), _num(end)
+    dt = _dt(dtype) if dtype is not None or not (isinstance(start, complex) or
+                                                 isinstance(end, complex)) else \
+        D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
     _check_not_bool(dt, "linspace")
-    start, end = checked_scalar(_num(start), dt), checked_scalar(_num(end), dt)
+    start, end = checked_scalar(start, dt), checked_scalar(end, dt)
     out = D.np_dtype(dt)
     if steps <= 1:
         return _wrap(np.full((steps,), start, dtype=out))
@@ -264,7 +284,9 @@ def linspace(start, end, steps, dtype=None, device=None):
 
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
-    return _meta((steps,), _dt(dtype))
+    complex_ = dtype is None and (isinstance(start, complex) or isinstance(end, complex))
+    return _meta((steps,), (D.complex128 if D.get_default_dtype() is D.float64 else D.complex64)
+                 if complex_ else _dt(dtype))
 
 
 def _check_not_bool(dt, name):
@@ -274,8 +296,10 @@ def _check_not_bool(dt, name):
 
 @impl("eye.m", "CPU")
 def eye(n, m, dtype=None, device=None):
-    if n < 0 or m < 0:
-        raise RuntimeError(f"n must be greater or equal to 0, got {min(n, m)}")
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _wrap(np.eye(n, m, dtype=D.np_dtype(_dt(dtype))))
 
 
@@ -372,6 +396,23 @@ def _check_nesting(data):
             raise ValueError(f"expected sequence of length 0 at dim {dim} (got {len(x)})")
 
 
+def _check_integral_range(src, dt):
+    """torch.tensor(list, dtype=<integral>): each Python number is converted with c10's
+    checked_convert, so one out of range raises (a negative int still wraps into uint8; a
+    float must lie in the dtype's range, NaN and infinities never do)."""
+    bounds = _SCALAR_RANGES.get(dt)
+    if bounds is None or not src.size or src.dtype.kind not in "iuf":
+        return
+    lo, hi, _ = bounds
+    if src.dtype.kind == "f":
+        lo = 0 if dt is D.uint8 else lo
+        bad = ~((src >= lo) & (src <= hi))  # (NaN compares false)
+    else:
+        bad = (src < lo) | (src > hi)
+    if bad.any():  # (this path names the dtype as torch prints it: int32, not int)
+        raise RuntimeError(f"value cannot be converted to type {str(dt)[6:]} without overflow")
+
+
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, np.ndarray) and dtype is None:
@@ -391,11 +432,16 @@ def tensor_from_data(data, dtype=None, device=None):
         if dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero
+            src = np.array(raw)
+            if not isinstance(data, (np.ndarray, Tensor)):
+                _check_integral_range(src, dt)
             with np.errstate(invalid="ignore", over="ignore"):
-                arr = np.array(raw).astype(nd)
+                arr = src.astype(nd)
     except ValueError:
         _check_nesting(raw)  # raises PyTorch's error for ragged or mixed nesting
         raise
+    except OverflowError:  # a Python int beyond int64, read as PyTorch's binding reads it
+        raise ValueError("Overflow when unpacking long long") from None
     return _wrap(arr if arr.base is None else arr.copy())
 
 
@@ -488,8 +534,8 @@ def bernoulli(self, generator=None):
 
 @impl("randperm", "CPU")
 def randperm(n, generator=None, dtype=None, device=None):
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
+    if n < 0:  # (PyTorch's binding makes the result with empty(n) first)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     g = _gen_impl(_gen(generator))
     return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype or D.int64))))
 

@@ -43,6 +43,14 @@ def _np_index(self, indices):
             raise IndexError(f"index {bad} is out of bounds for dimension {len(key)} with size "
                              f"{size}")
         key.append(a)
+    arrays = [k for k in key if type(k) is np.ndarray]
+    if len(arrays) > 1:
+        try:
+            np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            shapes = ", ".join(str(list(a.shape)) for a in arrays)
+            raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together "
+                             f"with shapes {shapes}") from None
     return tuple(key)
 
 
@@ -130,10 +138,10 @@ def _mask(self, mask):
     return mask._np
 
 
-def _fill_value(self, value):
+def _fill_value(self, value, op="masked_fill_"):
     if isinstance(value, Tensor):
         if value.dim() != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+            raise RuntimeError(f"{op} only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value.dim()} dimension(s).")
         value = value.item()
     return checked_scalar(value, self.dtype)
@@ -197,6 +205,9 @@ def index_select(self, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = _wrap_dim(dim, self.dim())
     idx = index._np.reshape(-1)
+    if not self.dim() and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
     _check_range(idx, self._size[d] if self.dim() else 1, IndexError("index out of range in self"))
     if not self.dim():
         return _wrap(self._np.copy())
@@ -392,7 +403,7 @@ def _index_fill(target, self, dim, index, value):
     if idx.size and (idx.max() >= size or idx.min() < -size):
         bad = idx[(idx >= size) | (idx < -size)][0]
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    (target if self.dim() else target.reshape(1))[key] = _fill_value(self, value)
+    (target if self.dim() else target.reshape(1))[key] = _fill_value(self, value, "index_fill_")
     return target
 
 

@@ -1245,7 +1245,7 @@ def linalg_tensorinv(self, ind=2):
     inverse, info = lookup("linalg_inv_ex")(self.reshape(rows, cols))
     if bool((info > 0).any()):
         raise LinAlgError("Failed to invert the input tensor, because it is singular.")
-    return inverse.reshape(*(back + front))
+    return inverse.reshape(tuple(back + front))
 
 
 @impl("linalg_tensorsolve", "CompositeImplicitAutograd")
@@ -1257,7 +1257,7 @@ def linalg_tensorsolve(self, other, dims=None):
     if dims is not None:
         nd = A.dim()
         moved = [_wrap_dim(d, nd) for d in dims]
-        A = A.permute(*([d for d in range(nd) if d not in moved] + moved))
+        A = A.permute(tuple([d for d in range(nd) if d not in moved] + moved))
     result_shape = tuple(A._size[other.dim():])
     result_numel, other_numel = _prod(result_shape), other.numel()
     if result_numel != other_numel:
@@ -1265,4 +1265,4 @@ def linalg_tensorsolve(self, other, dims=None):
                            f":]) == prod(self.shape[:other.ndim]), but got {result_numel} != "
                            f"{other_numel}")
     X = lookup("linalg_solve")(A.reshape(other_numel, result_numel), other.reshape(-1))
-    return X.reshape(*result_shape)
+    return X.reshape(tuple(result_shape))

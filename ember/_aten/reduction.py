@@ -81,7 +81,8 @@ def sum_meta(self, dim=None, keepdim=False, dtype=None):
 def _mean_dtype(self, dtype, name="mean"):
     dt = dtype or self.dtype
     if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either "
+        raise RuntimeError(f"{name}(): could not infer output dtype. "
+                           f"{'Input' if dtype is None else 'Optional'} dtype must be either "
                            f"a floating point or complex dtype. Got: {_name(dt)}")
     return dt
 

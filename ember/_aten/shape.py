@@ -18,7 +18,7 @@ from .._core.memory_format import copy_in_format, format_strides, preserve_forma
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
-from .elementwise import broadcast_shape, _scalar_type_name
+from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
 
 _dummies = {}
@@ -366,6 +366,9 @@ def _split_with_sizes(a, sizes, dim=0):
     if not a.ndim:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
     dim = _wrap_dim(dim, a.ndim)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={list(sizes)}")
     if sum(sizes) != a.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{a.shape[dim]} (input tensor's size at dimension {dim}), but got "
@@ -470,7 +473,21 @@ view_op("unfold", _unfold)
 view_op("split_with_sizes", _split_with_sizes)
 view_op("unbind.int", _unbind)
 view_op("alias", _alias_view)
-view_op("view.dtype", _view_dtype, tracked=False)
+def _check_view_dtype_offset(self, dtype):
+    """view(dtype) to a wider dtype: the storage offset must count whole new elements (the
+    checks _view_dtype makes on the array come first, as in PyTorch)."""
+    old_it, new_it = self.dtype.itemsize, dtype.itemsize
+    if new_it <= old_it or not self.dim() or self.stride(-1) != 1 or \
+            self._size[-1] % (new_it // old_it):
+        return
+    ratio = new_it // old_it
+    if self.storage_offset() % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view "
+                           f"{_type_name(self.dtype._np)} as {_type_name(D.np_dtype(dtype))} "
+                           f"(different element sizes), but got {self.storage_offset()}")
+
+
+view_op("view.dtype", _view_dtype, check=_check_view_dtype_offset, tracked=False)
 
 
 def _view_as_real(a):
@@ -523,8 +540,18 @@ def _check_view_as_complex(self):
 view_op("view_as_complex", _view_as_complex, _check_view_as_complex)
 
 
+def _check_as_strided(size, stride):
+    if any(k < 0 for k in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(size)}: {list(size)}")
+
+
 @impl("as_strided", "CPU")
 def as_strided(self, size, stride, storage_offset=None):
+    _check_as_strided(size, stride)
     off = self.storage_offset() if storage_offset is None else storage_offset
     st = self._storage_()
     flat = st._bytes().view(self.dtype._np)
@@ -545,6 +572,7 @@ def as_strided(self, size, stride, storage_offset=None):
 
 @impl("as_strided", "Meta")
 def as_strided_meta(self, size, stride, storage_offset=None):
+    _check_as_strided(size, stride)
     off = self.storage_offset() if storage_offset is None else storage_offset
     t = _meta(size, self.dtype, stride, off, self._storage_(), self._device)
     return _as_view_of(t, self)
@@ -696,9 +724,12 @@ def copy_(self, src, non_blocking=False):
             s = _cast(s, self.dtype)
         np.copyto(self._np, s, casting="unsafe")
     except ValueError:
-        raise RuntimeError(f"The size of tensor a ({self._size[-1] if self._size else 1}) must "
-                           f"match the size of tensor b ({src._size[-1] if src._size else 1}) at "
-                           f"non-singleton dimension {max(len(self._size) - 1, 0)}") from None
+        try:
+            shape = broadcast_shape(self._size, src._size)
+        except RuntimeError:  # TensorIterator's message, naming the first mismatch from the right
+            raise broadcast_error(self, src) from None
+        raise RuntimeError(f"output with shape {list(self._size)} doesn't match the broadcast "
+                           f"shape {list(shape)}") from None
     return self
 
 
@@ -825,6 +856,8 @@ def _dims_list(dims, ndim, name):
 def flip(self, dims):
     a = self._np
     axes = _dims_list(dims, a.ndim, "flip")
+    if not a.ndim:
+        return _wrap(a.copy())
     # the copy keeps a dense input's layout (preserve_format); a flipped view has negative
     # strides, so the layout is chosen on the input, not on the view
     out = empty_strided(a.shape, preserve_strides(a.shape, self.stride()), a.dtype)

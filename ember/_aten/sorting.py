@@ -314,7 +314,7 @@ def bucketize_meta(self, boundaries, out_int32=False, right=False):
 # ---- histc, bincount -----------------------------------------------------------------------
 def _check_histc(self, bins, min, max):
     if not self.dtype.is_floating_point:
-        raise not_implemented("histogram_histc_cpu", self.dtype)
+        raise not_implemented("histogram_cpu", self.dtype)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:

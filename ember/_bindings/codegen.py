@@ -303,9 +303,10 @@ class _Binding:
             n = self.arg_name(a)
             if self.varargs and not a.kwarg_only:
                 lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
-                          f"        {n} = {n}[0]",
-                          f"    elif not {n}:",
-                          f"        _missing_size({self.name!r}, {n!r})"]
+                          f"        {n} = {n}[0]"]
+                if not a.has_default:  # `x.permute()`: the missing-argument error
+                    lines += [f"    elif not {n}:",
+                              f"        _missing_size({self.name!r}, {a.name!r})"]
             elif _int_list_size(a.type):
                 lines += [f"    if type({n}) is int:",
                           f"        {n} = [{n}] * {_int_list_size(a.type)}"]

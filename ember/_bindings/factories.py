@@ -15,7 +15,20 @@ from .._core.memory_format import preserve_format, contiguous_format, format_str
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
-from .out import _finish
+from .out import _finish, _type
+
+
+def _out_dtype(out, dtype):
+    """A factory given `out=`: its dtype defaults to out's, and another dtype is refused (the
+    check PyTorch's argument parser makes before the factory runs)."""
+    if out is None:
+        return dtype
+    if dtype is None:
+        return out.dtype
+    if dtype is not out.dtype:
+        raise RuntimeError(f"dtype {_type(dtype)} does not match dtype of out parameter "
+                           f"({_type(out.dtype)})")
+    return dtype
 from .generated import pow
 
 
@@ -88,7 +101,21 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """as_tensor with copy=: True always copies, False refuses to, None copies only when
+    the dtype or device changes."""
+    t = as_tensor(obj, dtype=dtype, device=device)
+    shares = isinstance(obj, (Tensor, np.ndarray)) and (
+        t is obj or isinstance(obj, np.ndarray) and t._np is not None and
+        np.shares_memory(t._np, obj))
+    if copy and (shares or t is obj):
+        t = t.clone()
+    elif copy is False and isinstance(obj, (Tensor, np.ndarray)) and not shares:
+        raise ValueError("can't alias tensor from an object that needs a copy (a different "
+                         "dtype or device was asked for)")
+    if requires_grad:
+        t = t.detach().requires_grad_(True) if t is obj else t.requires_grad_(True)
+    return t
 
 
 def from_numpy(ndarray):
@@ -132,6 +159,7 @@ def from_dlpack(ext_tensor):
 
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
+    dtype = _out_dtype(out, dtype)
     return _finish(_empty(_size_args(sizes, size, "empty"), dtype, _dev(device), False),
                    requires_grad, out)
 
@@ -147,6 +175,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
     size = _size_args(sizes, size, "zeros")
     if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
+    dtype = _out_dtype(out, dtype)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
                        requires_grad, out)
@@ -156,6 +185,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
 def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     size = _size_args(sizes, size, "ones")
+    dtype = _out_dtype(out, dtype)
     if out is not None:
         return _finish(_full(size, 1, dtype or D.get_default_dtype(),
                              _dev(device)), requires_grad, out)
@@ -176,6 +206,7 @@ _impl("ones", "CompositeImplicitAutograd")(
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
+    dtype = _out_dtype(out, dtype)
     return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
                    out)
 
@@ -270,11 +301,18 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
              requires_grad=False):
     if dtype is D.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
-    t = linspace(start, end, steps, dtype=D.float64, device=device)
-    return _finish(pow(base, t).to(dtype or D.get_default_dtype()), requires_grad, out)
+    complex_ = isinstance(start, complex) or isinstance(end, complex) or \
+        dtype is not None and dtype.is_complex
+    t = linspace(start, end, steps, dtype=D.complex128 if complex_ else D.float64, device=device)
+    if dtype is None:
+        dtype = D.get_default_dtype()
+        if complex_:
+            dtype = D.complex128 if dtype is D.float64 else D.complex64
+    return _finish(pow(base, t).to(dtype), requires_grad, out)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    dtype = _out_dtype(out, dtype)
     return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
 
 
@@ -420,6 +458,13 @@ def _bernoulli_inplace(self, p=0.5, *, generator=None):
 
 
 def _triangle_indices(row, col, offset, lower, dtype, device):
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if dtype is not None and dtype not in (D.int32, D.int64):
+        name = "tril_indices" if lower else "triu_indices"
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_type(dtype)}'")
     rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
     return tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype or D.int64, device=device)
 

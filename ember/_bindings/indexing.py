@@ -8,6 +8,8 @@ applied last by the `index` op (a copy) -- or by `index_put_` when assigning.
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
+import operator
+
 import numpy as np
 
 from .._core import dtype as D
@@ -74,6 +76,18 @@ def _specified_dims(key):
 _INT64_MAX = 9223372036854775807
 
 
+def _slice_bound(v):
+    """A slice's start, stop or step as an int: None, or anything with `__index__` (a 0-d
+    integer tensor too), as Python's own slicing requires."""
+    if v is None or type(v) is int or isinstance(v, Tensor):
+        return v if v is None or type(v) is int else operator.index(v)
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ "
+                        "method") from None
+
+
 def _whole(k, size):
     """Whether slice `k` (step 1) keeps a dim of `size` whole."""
     start, stop = k.start, k.stop
@@ -112,7 +126,8 @@ def apply_slicing(self, key):
         elif isinstance(k, (int, np.integer)):
             result = _select_index(result, dim, int(k), here)
         elif isinstance(k, slice):
-            step = 1 if k.step is None else int(k.step)
+            k = slice(*map(_slice_bound, (k.start, k.stop, k.step)))
+            step = 1 if k.step is None else k.step
             if step <= 0:
                 raise ValueError("step must be greater than zero")
             if step == 1 and skip_whole and _whole(k, result._size[dim]) and \
@@ -120,8 +135,8 @@ def apply_slicing(self, key):
                 dim += 1     # the whole dim: no slice op, as PyTorch's indexing skips it
                 continue     # (except while jit.trace records, as PyTorch's does)
             # the bounds as PyTorch's indexing passes them: 0 and INT64_MAX for the open ends
-            start = 0 if k.start is None else int(k.start)
-            result = _slice(result, dim, start, _INT64_MAX if k.stop is None else int(k.stop),
+            start = 0 if k.start is None else k.start
+            result = _slice(result, dim, start, _INT64_MAX if k.stop is None else k.stop,
                             step)
             dim += 1
         else:
@@ -204,8 +219,8 @@ def setitem(self, key, value):
         value = _strip_leading_ones(value)
     result, indices = apply_slicing(self, key)
     if indices is None:
-        if is_tensor:
-            _copy_(result, value)
+        if is_tensor:  # PyTorch's copy_to: a value of another shape is expanded first
+            _copy_(result, value if value._size == result._size else value.expand(result._size))
         else:
             _fill_(result, value)
         return

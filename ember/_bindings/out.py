@@ -121,6 +121,11 @@ _OUT_DTYPE_RULES = {
         f"expected scalar_type {_type(result)} but found {_type(out)}"),
     **dict.fromkeys(["dot", "vdot", "matmul"], lambda name, out, result, inputs: out is result or (
         f"result dtype {_type(out)} does not match input dtype {_type(result)}")),
+    "cat": lambda name, out, result, inputs: can_cast(result, out) or TypeError(
+        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}"),
+    **dict.fromkeys(["complex", "polar"], lambda name, out, result, inputs: out is result or (
+        f"Expected object of scalar type {_type(result)} but got scalar type {_type(out)} for "
+        f"argument 'out'")),
     "where": lambda name, out, result, inputs: out is result or (
         f"Expected out type to be {_type(result)} but got {_type(out)}"),
     "heaviside": lambda name, out, result, inputs: out is result or (
@@ -191,11 +196,65 @@ def _return_type_repr(self):
     return f"torch.return_types.{type(self).__name__}(\n{items})"
 
 
+def _check_frexp_out(out, dtype):
+    if out[0].dtype is not dtype:
+        raise RuntimeError(f"torch.frexp() expects mantissa to have dtype {_c_name(dtype)} "
+                           f"but got {_c_name(out[0].dtype)}")
+    if out[1].dtype is not D.int32:
+        raise RuntimeError("torch.frexp() expects exponent to have int dtype but got "
+                           f"{_c_name(out[1].dtype)}")
+
+
+# (values, indices) ops whose kernels require out's dtypes exactly, each with its message
+def _structured(kind, out, want):
+    return f"Expected out tensor to have dtype {_c_name(want)}, but got {_c_name(out)} instead"
+
+
+_VALUES_INDICES_OUT = {
+    **dict.fromkeys(["max", "min", "sort", "topk", "aminmax"], _structured),
+    "kthvalue": lambda kind, out, want: (f"output {kind} must be of scalar type Long"
+                                         if kind == "indices" else
+                                         "output values must be of same type as input"),
+    "mode": lambda kind, out, want: (f"expected scalar type '{_type(want)}' but got "
+                                     f"'{_type(out)}' for {kind} output"),
+    **dict.fromkeys(["cummax", "cummin"], lambda kind, out, want: (
+        f"expected scalar_type {_type(want)} but found {_type(out)}")),
+}
+
+
+def _median_out(kind, out, want):
+    if kind == "indices":
+        return (f"Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+                f"torch.{_type(out)}Tensor instead (while checking arguments for median)")
+    return (f"Expected tensor for 'values' to have the same type as tensor for argument #2 "
+            f"'self'; but type torch.{_type(out)}Tensor does not equal torch.{_type(want)}Tensor "
+            f"(while checking arguments for median)")
+
+
+_VALUES_INDICES_OUT.update(median=_median_out, nanmedian=_median_out)
+
+
+def _check_values_indices_out(name, out, result):
+    kinds = ("values", "indices") if name != "aminmax" else ("min", "max")
+    pairs = list(zip(kinds, out, result))
+    if name in ("median", "nanmedian"):  # its kernel checks the indices first
+        pairs.reverse()
+    for kind, o, r in pairs:
+        if o.dtype is not r.dtype:
+            raise RuntimeError(_VALUES_INDICES_OUT[name](kind, o.dtype, r.dtype))
+
+
 def _finish_tuple(name, fields, result, out=None, inputs=None):
     """A named tuple of results (torch.return_types.<name>), copied into `out` if given (checked
-    against the op's tensor arguments `inputs` where given, as `_finish` does)."""
+    against the op's tensor arguments `inputs` where given, as `_finish` does); with `out` it is
+    PyTorch's separate class torch.return_types.<name>_out."""
     if out is not None:
         if inputs is not None:
             check_out_overlap(name, out, inputs)
+        if name == "frexp":  # its kernel checks both outputs' dtypes before writing
+            _check_frexp_out(out, result[0].dtype)
+        elif name in _VALUES_INDICES_OUT:
+            _check_values_indices_out(name, out, result)
         result = tuple(_copy_out(o, r) for o, r in zip(out, result))
+        return _return_type(f"{name}_out", fields)(*result)
     return _return_type(name, fields)(*result)

@@ -15,7 +15,7 @@ from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .codegen import numpy_names, out_needs_dim
-from .out import _finish, _finish_tuple, _return_type
+from .out import _finish, _finish_tuple, _return_type, _type as _scalar_type_name
 from .generated import maximum, minimum, atan2, view_as_real
 
 _remainder = _op("remainder.Tensor")
@@ -63,6 +63,9 @@ def _index_fill_(self, dim, index, value):
 def nonzero(input, *, out=None, as_tuple=False):
     if as_tuple:
         return tuple(_op("nonzero.as_tuple")(input))
+    if out is not None and out.dtype is not D.int64:  # (sic: PyTorch's message has no space)
+        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got "
+                           f"scalar type{_scalar_type_name(out.dtype)}")
     return _finish(_op("nonzero")(input), False, out)
 
 

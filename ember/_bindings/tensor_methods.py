@@ -278,11 +278,11 @@ def _invert(self):
     return _op("bitwise_not")(self)
 
 
-def _mT(self):
+def _mT(self, name="mT"):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.mT.__get__, (self,))
     if self.dim() < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
                            f"Got {self.dim()}-D tensor.")
     return _transpose(self, -2, -1)
 
@@ -601,7 +601,7 @@ for _checked in (_to, _contiguous, _sum_to_size, _mT, _T, _view_as, _reshape_as,
     _checked.__ember_torch_function__ = True
 PROPERTIES = dict(
     mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),
-    mH=property(lambda s: _conj(_mT(s))),
+    mH=property(lambda s: _conj(_mT(s, "mH"))),
     volatile=property(_volatile_get, _volatile_set),
     real=property(real, lambda self, value: real(self).copy_(value)),
     imag=property(imag, lambda self, value: imag(self).copy_(value)),

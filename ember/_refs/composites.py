@@ -453,6 +453,16 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(
+            f"isin() received an invalid combination of arguments - got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected one of:\n"
+            " * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool "
+            "invert = False, Tensor out = None)\n"
+            " * (Number element, Tensor test_elements, *, bool assume_unique = False, bool "
+            "invert = False, Tensor out = None)\n"
+            " * (Tensor elements, Number test_element, *, bool assume_unique = False, bool "
+            "invert = False, Tensor out = None)\n")
     a = elements.detach() if isinstance(elements, Tensor) else B.tensor(elements)
     b = test_elements.detach() if isinstance(test_elements, Tensor) else B.tensor(test_elements)
     for given, t in ((elements, a), (test_elements, b)):
@@ -538,8 +548,28 @@ def _window_finish(window, window_length, periodic, requires_grad):
     return _finish(window, requires_grad)
 
 
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+def _window_overloads(name, window_length, given):
+    """PyTorch's window overloads take (n), (n, periodic), (n, periodic, alpha), (n, periodic,
+    alpha, beta): a later parameter, even by keyword, needs every earlier one."""
+    present = [v is not None for _, v in given]
+    last = builtins.max((i for i, p in enumerate(present) if p), default=-1)
+    if all(present[:last + 1]):
+        return
+    got = ", ".join([type(window_length).__name__] +
+                    [f"{k}={type(v).__name__}" for k, v in given if v is not None])
+    params = ", ".join(f"{'bool' if k == 'periodic' else 'float'} {k}" for k, _ in given)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                    f"expected one of: the overloads (int window_length) to (int window_length, "
+                    f"{params})")
+
+
+def hamming_window(window_length, periodic=None, alpha=None, beta=None, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
+    _window_overloads("hamming_window", window_length,
+                      [("periodic", periodic), ("alpha", alpha), ("beta", beta)])
+    periodic = True if periodic is None else periodic
+    alpha = 0.54 if alpha is None else alpha
+    beta = 0.46 if beta is None else beta
     n, dtype = _window_start("hamming_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
@@ -575,8 +605,11 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
     return _window_finish(w, window_length, periodic, requires_grad)
 
 
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+def kaiser_window(window_length, periodic=None, beta=None, *, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
+    _window_overloads("kaiser_window", window_length, [("periodic", periodic), ("beta", beta)])
+    periodic = True if periodic is None else periodic
+    beta = 12.0 if beta is None else beta
     n, dtype = _window_start("kaiser_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)

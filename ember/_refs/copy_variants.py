@@ -37,7 +37,8 @@ def _ember():
 
 
 _VIEWS = dict(
-    view=lambda x, *shape: x.view(*shape),
+    view=lambda x, *shape: x.view(shape[0] if len(shape) == 1 and
+                                  not isinstance(shape[0], int) else shape),
     permute=lambda x, dims: x.permute(dims),
     t=lambda x: x.t(),
     transpose=lambda x, dim0, dim1: x.transpose(dim0, dim1),

@@ -83,6 +83,10 @@ def _float_power_dtype(input, exponent):
 def float_power(input, exponent, *, out=None):
     """pow computed in double (complex double if either operand is complex)."""
     dt = _float_power_dtype(input, exponent)
+    if out is not None and out.dtype is not dt:
+        raise RuntimeError(f"the output given to float_power has dtype "
+                           f"{_scalar_type_name(out.dtype)} but the operation's result "
+                           f"requires dtype {_scalar_type_name(dt)}")
     base = input.to(dt) if isinstance(input, Tensor) else input
     exponent = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
     return pow(base, exponent, out=out)
@@ -152,12 +156,15 @@ def _complex(real, imag, *, out=None):
     if real.dtype is not imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {_scalar_type_name(real.dtype)} but "
                            f"got scalar type {_scalar_type_name(imag.dtype)} for second argument")
-    return _finish(view_as_complex(stack(broadcast_tensors(real, imag), -1)), False, out)
+    return _finish(view_as_complex(stack(broadcast_tensors(real, imag), -1)), False, out,
+                   "complex", (real, imag))
 
 
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle))."""
-    return _call_with_out(_polar, out, abs, angle)
+    if out is None:
+        return _polar(abs, angle)
+    return _finish(_polar(abs, angle), False, out, "polar", (abs, angle))
 
 
 _polar = _op("polar")

@@ -15,6 +15,7 @@ from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
 from .._bindings.codegen import _missing_size
 from .._bindings.out import _finish
+from .._aten.elementwise import _scalar_type_name
 from .._bindings.factories import tensor, zeros, arange
 from .._bindings.codegen import numpy_names
 
@@ -103,6 +104,10 @@ def unflatten(input, dim, sizes):
 
 def movedim(input, source, destination):
     n = input.dim()
+    if n == 0:  # source and destination may only name dim 0 (or -1): an alias
+        for s in [source] if isinstance(source, int) else list(source):
+            _wrap_dim(s, 0)
+        return _permute(input, ())
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -148,6 +153,9 @@ def chunk(input, chunks, dim=0):
 def tensor_split(input, indices_or_sections, dim=0):
     """Views split at indices (or into n nearly equal sections; the first size % n get one
     more), each a slice of `input` like PyTorch's."""
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
     sections = indices_or_sections
@@ -181,7 +189,8 @@ def flipud(input):
 
 
 def ravel(input):
-    return reshape(input, (-1,))
+    """contiguous().view(-1): a view, of the input or of its contiguous copy."""
+    return _view(input.contiguous(), (-1,))
 
 
 def tile(input, dims):
@@ -212,6 +221,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_scalar_type_name(indices.dtype)}")
     if dim is None:
         return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
     if input.dim() != indices.dim():
@@ -418,7 +430,7 @@ def _split_along(name, dim, min_dim):
     def fn(input, indices_or_sections):
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
-                               f"dimension{'s' if min_dim > 1 else ''}, but got a tensor with "
+                               f"dimension, but got a tensor with "
                                f"{input.dim()} dimensions!")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
         if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
@@ -445,7 +457,8 @@ METHODS = dict(
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
-    fliplr=fliplr, flipud=flipud, ravel=ravel, tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _missing_size("tile", "dims")),
+    fliplr=fliplr, flipud=flipud, ravel=ravel,
+    tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _missing_size("tile", "dims")),
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 

@@ -17,7 +17,7 @@ class Resize(Function):
                 f"({tensor.numel()} elements). autograd's resize can only change the shape of a "
                 f"given tensor, while preserving the number of elements. ")
         ctx.input_sizes = tensor.size()
-        return tensor.contiguous().view(*sizes)
+        return tensor.contiguous().view(tuple(sizes))
 
     @staticmethod
     def backward(ctx, grad_output):

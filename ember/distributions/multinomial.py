@@ -66,7 +66,7 @@ class Multinomial(Distribution):
         samples = self._categorical.sample(ember.Size((self.total_count,)) + sample_shape)
         # (total_count, *sample, *batch) -> (*sample, *batch, total_count)
         order = list(range(1, samples.dim())) + [0]
-        samples = samples.permute(*order)
+        samples = samples.permute(tuple(order))
         counts = ember.zeros(self._extended_shape(sample_shape), dtype=samples.dtype,
                              device=samples.device)
         counts.scatter_add_(-1, samples, ember.ones_like(samples))

@@ -92,7 +92,7 @@ def _eliminate(A):
 def _factor(A, name):
     _check_matrix(A, name)
     pivots, perm = _pivots(A)
-    index = B.tensor(perm, dtype=D.int64).unsqueeze(-1).expand(*A.shape)
+    index = B.tensor(perm, dtype=D.int64).unsqueeze(-1).expand(tuple(A.shape))
     L, U = _eliminate(A.gather(-2, index))
     return L, U, pivots, perm
 

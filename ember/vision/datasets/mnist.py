@@ -46,7 +46,7 @@ def read_sn3_pascalvincent_tensor(path, strict=True):
                          f"but the file holds {available}")
     values = np.frombuffer(data, dtype=dtype, count=count, offset=header)
     # astype makes a writable array in native byte order (a copy of the file's bytes).
-    return from_numpy(values.astype(dtype.newbyteorder("="))).view(*shape)
+    return from_numpy(values.astype(dtype.newbyteorder("="))).view(tuple(shape))
 
 
 def _read_uint8_file(path, ndim):
