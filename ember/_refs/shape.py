@@ -9,6 +9,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.tensor import Tensor, Size, _wrap_dim, _FAST, _overridden, _handle
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
+from .._dispatch import dispatcher as _dispatcher
 from .._core.memory_format import contiguous_format
 from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
@@ -42,7 +43,17 @@ def _reshape_method(self, *shape):
 _reshape_method.__ember_torch_function__ = True
 
 
+# reshape, unflatten and chunk are CompositeImplicitAutograd ops in PyTorch, and torch.export
+# keeps them whole: with a dispatch mode active (a capture) they are called as the ops
+# aten.reshape / aten.unflatten.int / aten.chunk, so the recorder sees them; otherwise their
+# composites run directly, without the dispatcher's cost.
 def reshape(input, shape):
+    if _dispatcher._modes:
+        return _reshape_op(input, list(shape))
+    return _reshape_composite(input, shape)
+
+
+def _reshape_composite(input, shape):
     shape = tuple(shape)
     if input.is_contiguous() or input._np is None:
         try:
@@ -85,10 +96,21 @@ _impl("flatten.using_ints", "CompositeImplicitAutograd")(_flatten_composite)
 
 
 def unflatten(input, dim, sizes):
+    if _dispatcher._modes:
+        return _unflatten_op(input, dim, list(sizes))
+    return _unflatten_composite(input, dim, sizes)
+
+
+def _unflatten_composite(input, dim, sizes):
     d = _wrap_dim(dim, input.dim())
     return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
         if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
                                               input._size[d + 1:])
+
+
+_reshape_op, _unflatten_op, _chunk_op = _op("reshape"), _op("unflatten.int"), _op("chunk")
+_impl(_reshape_op, "CompositeImplicitAutograd")(_reshape_composite)
+_impl(_unflatten_op, "CompositeImplicitAutograd")(_unflatten_composite)
 
 
 def movedim(input, source, destination):
@@ -123,6 +145,12 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @numpy_names
 def chunk(input, chunks, dim=0):
+    if _dispatcher._modes:
+        return _chunk_op(input, chunks, dim)
+    return _chunk_composite(input, chunks, dim)
+
+
+def _chunk_composite(input, chunks, dim):
     if not input.dim():
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -132,6 +160,9 @@ def chunk(input, chunks, dim=0):
     if size == 0:  # as PyTorch: `chunks` empty pieces
         return tuple(_split_with_sizes(input, [0] * chunks, d))
     return split(input, -(-size // chunks), d)
+
+
+_impl(_chunk_op, "CompositeImplicitAutograd")(_chunk_composite)
 
 
 @numpy_names
