@@ -412,6 +412,9 @@ COMPOSITE_OPS = [
            lambda dtype, rng: [Sample(make(rng, (5, 4), dtype), 3)]),
     OpInfo("unsafe_chunk", lambda m, x, *a: x.unsafe_chunk(*a), ALL,
            lambda dtype, rng: [Sample(make(rng, (5, 4), dtype), 3)]),
+    OpInfo("unflatten", lambda m, x, *a: x.unflatten(*a), ALL,
+           lambda dtype, rng: [Sample(make(rng, (3, 4), dtype), 1, (2, 2)),
+                               Sample(make(rng, (4, 3), dtype), 0, (2, -1))]),
     # the *_copy variants: contiguous results, gradients through the view op
     _copy_row("view_copy", lambda dtype, rng: [Sample(make(rng, (3, 4), dtype), [4, 3]),
                                               Sample(make(rng, (3, 4), dtype), [-1])]),

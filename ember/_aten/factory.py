@@ -7,8 +7,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 from .._core import dtype as D
-from .._dispatch.dispatcher import impl, lookup
-from .._core.memory_format import preserve_format
+from .._dispatch.dispatcher import impl
 from .._core.storage import get_allocator
 from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _meta
@@ -292,34 +291,6 @@ def scalar_tensor(s, dtype=None, device=None):
 @impl("scalar_tensor", "Meta")
 def scalar_tensor_meta(s, dtype=None, device=None):
     return _meta((), _dt(dtype))
-
-
-# full_like is an op so that captures record it (torch.export keeps zeros_like/ones_like whole and
-# lowers them to full_like); the factories call it only while a dispatch mode is active
-@impl("full_like", "CPU")
-def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
-              memory_format=None):
-    from .._bindings.factories import _empty_like, _filled
-    return _filled(_empty_like(self, dtype, device, memory_format), fill_value)
-
-
-@impl("full_like", "Meta")
-def full_like_meta(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
-                   memory_format=None):
-    return _meta(tuple(self.shape), dtype or self.dtype)
-
-
-def _filled_like(value):
-    def composite(self, dtype=None, layout=None, device=None, pin_memory=None,
-                  memory_format=None):
-        return _full_like(self, value, dtype=dtype, layout=layout, device=device,
-                          pin_memory=pin_memory, memory_format=memory_format or preserve_format)
-    return composite
-
-
-_full_like = lookup("full_like")
-impl("zeros_like", "CompositeImplicitAutograd")(_filled_like(0))
-impl("ones_like", "CompositeImplicitAutograd")(_filled_like(1))
 
 
 # ---- tensors from Python data ------------------------------------------------------------------

@@ -220,6 +220,28 @@ def _recorded(input):
         input.device.type in ("cpu", "meta")
 
 
+# full_like is an op so that captures record it (torch.export keeps zeros_like/ones_like whole and
+# lowers them to full_like); the factories below call the ops only while a dispatch mode is active
+@_impl("full_like", "CPU")
+def _full_like_kernel(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
+                      memory_format=None):
+    return _filled(_empty_like(self, dtype, device, memory_format), fill_value)
+
+
+@_impl("full_like", "Meta")
+def _full_like_meta(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
+                    memory_format=None):
+    return _empty_like(self, dtype, device, memory_format)
+
+
+def _filled_like(value):
+    def composite(self, dtype=None, layout=None, device=None, pin_memory=None,
+                  memory_format=None):
+        return _full_like(self, value, dtype=dtype, layout=layout, device=device,
+                          pin_memory=pin_memory, memory_format=memory_format or preserve_format)
+    return composite
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     if _recorded(input):
@@ -246,6 +268,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 _zeros_like, _ones_like, _full_like = _op("zeros_like"), _op("ones_like"), _op("full_like")
+_impl(_zeros_like, "CompositeImplicitAutograd")(_filled_like(0))
+_impl(_ones_like, "CompositeImplicitAutograd")(_filled_like(1))
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,

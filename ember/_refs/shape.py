@@ -102,7 +102,18 @@ def unflatten(input, dim, sizes):
 
 
 def _unflatten_composite(input, dim, sizes):
-    d = _wrap_dim(dim, input.dim())
+    d = _wrap_dim(dim, max(input.dim(), 1))   # (a 0-d tensor wraps dims as a 1-d one)
+    if input.dim() == 0:
+        raise RuntimeError(f"unflatten: Dimension specified as {dim} but tensor has no "
+                           "dimensions")
+    sizes = tuple(sizes)
+    known = math.prod(s for s in sizes if s != -1)
+    if -1 in sizes and known:   # inferred from the unflattened dim alone, as PyTorch's (so an
+        i = sizes.index(-1)     # empty tensor's other dims do not make it ambiguous)
+        sizes = sizes[:i] + (input._size[d] // known,) + sizes[i + 1:]
+    if math.prod(sizes) != input._size[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({input._size[d]}) in the input tensor")
     return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
         if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
                                               input._size[d + 1:])
