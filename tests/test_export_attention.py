@@ -267,15 +267,20 @@ class _Attention(ember.nn.Module):
 
 @pytest.mark.parametrize("need_weights", [False, True])
 @pytest.mark.parametrize("mask", [None, "float", "bool"])
-def test_attention_runs_in_onnx_runtime(need_weights, mask):
+def test_attention_runs_in_onnx_runtime_with_a_dynamic_batch(need_weights, mask):
+    """The heads' reshapes (batch * heads) follow the dynamic batch axis."""
     ember.manual_seed(0)
     model = _Attention(need_weights).eval()
-    args = (ember.randn(2, 3, 8),)
+    masks = ()
     if mask == "float":
-        args += (ember.randn(3, 3),)
+        masks = (ember.randn(3, 3),)
     if mask == "bool":
-        args += (ember.triu(ember.ones(3, 3, dtype=ember.bool), 1),)
-    _check_onnx(_onnx_session(model, args), model, args)
+        masks = (ember.triu(ember.ones(3, 3, dtype=ember.bool), 1),)
+    x = ember.randn(2, 3, 8)
+    session = _onnx_session(model, (x,) + masks, input_names=["x"],
+                            dynamic_axes={"x": {0: "batch"}})
+    for x in (x, ember.randn(5, 3, 8)):
+        _check_onnx(session, model, (x,) + masks)
 
 
 @pytest.mark.parametrize("exported", [False, True], ids=["module", "exported-program"])
@@ -285,8 +290,20 @@ def test_transformer_encoder_runs_in_onnx_runtime(exported):
                                              activation="gelu" if exported else "relu")
     model = ember.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
     x = ember.randn(2, 3, 8)
-    target = ember.export.export(model, (x,)) if exported else model
-    _check_onnx(_onnx_session(target, (x,)), model, (x,))
+    if exported:
+        _check_onnx(_onnx_session(ember.export.export(model, (x,)), (x,)), model, (x,))
+        return
+    for axis in (0, 1):    # a dynamic batch, or a dynamic sequence length
+        session = _onnx_session(model, (x,), input_names=["x"], dynamic_axes={"x": {axis: "n"}})
+        for shape in ((2, 3, 8), (5, 3, 8) if axis == 0 else (2, 6, 8)):
+            _check_onnx(session, model, (ember.randn(*shape),))
+
+
+def test_reshape_with_two_dynamic_sizes_is_refused_by_name():
+    model = _Attention(False).eval()
+    with pytest.raises(ember.onnx.errors.OnnxExporterError, match="aten::view"):
+        _onnx_session(model, (ember.randn(2, 3, 8),), input_names=["x"],
+                      dynamic_axes={"x": {0: "batch", 1: "length"}})
 
 
 @pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
