@@ -944,22 +944,41 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return out if batched else out.squeeze(0)
 
 
+# aten.conv_transpose1d / conv_transpose2d.input / conv_transpose3d.input: ops torch.export
+# keeps whole (CompositeImplicitAutograd, lowered to aten.convolution)
+_conv_transpose_ops = {1: _lookup("conv_transpose1d"), 2: _lookup("conv_transpose2d.input"),
+                       3: _lookup("conv_transpose3d.input")}
+for _nd, _op_t in _conv_transpose_ops.items():
+    _impl(_op_t, "CompositeImplicitAutograd")(
+        lambda input, weight, bias, stride, padding, output_padding, groups, dilation, _nd=_nd:
+        _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                        _nd, f"conv_transpose{_nd}d"))
+
+
+def _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                         nd):
+    return _conv_transpose_ops[nd](input, weight, bias, *(
+        list(_ntuple(v, nd, name)) for v, name in ((stride, "stride"), (padding, "padding"),
+                                                   (output_padding, "output_padding"))),
+        groups, list(_ntuple(dilation, nd, "dilation")))
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 1, "conv_transpose1d")
+    return _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, 1)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 2, "conv_transpose2d")
+    return _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, 2)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 3, "conv_transpose3d")
+    return _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, 3)
 
 
 _im2col = _lookup("im2col")
@@ -1180,7 +1199,15 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 2)
+    size = _pool_list(output_size)
+    if None in size and input.dim() >= 2:   # None keeps the input's size, resolved here as
+        size = _adaptive_output_size(input, size, 2)   # PyTorch's Python wrapper does
+    return _adaptive_avg_pool2d_op(input, size * 2 if len(size) == 1 else size)
+
+
+_adaptive_avg_pool2d_op = _lookup("adaptive_avg_pool2d")   # an op torch.export keeps whole
+_impl(_adaptive_avg_pool2d_op, "CompositeImplicitAutograd")(
+    lambda input, output_size: _adaptive_avg_pool(input, output_size, 2))
 
 
 def adaptive_avg_pool3d(input, output_size):
@@ -2335,6 +2362,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
+    return _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                          momentum, eps, _cudnn.enabled)
+
+
+_instance_norm = _lookup("instance_norm")   # an op torch.export keeps whole
+
+
+@_impl("instance_norm", "CompositeImplicitAutograd")
+def _instance_norm_composite(input, weight, bias, running_mean, running_var, use_input_stats,
+                             momentum, eps, cudnn_enabled):
     """Batch norm of each (sample, channel) on its own, as PyTorch writes it: the input viewed
     as (1, N * C, *spatial), the per-channel parameters repeated N times, and the running
     statistics averaged back over the batch."""
@@ -2388,6 +2425,14 @@ def _layer_norm_composite(input, normalized_shape, weight, bias, eps, cudnn_enab
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    return _group_norm(input, num_groups, weight, bias, eps, _cudnn.enabled)
+
+
+_group_norm = _lookup("group_norm")   # an op torch.export keeps whole
+
+
+@_impl("group_norm", "CompositeImplicitAutograd")
+def _group_norm_composite(input, num_groups, weight, bias, eps, cudnn_enabled):
     """Normalize each group of num_groups consecutive channels of each sample."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
