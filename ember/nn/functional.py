@@ -1199,10 +1199,9 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    size = _pool_list(output_size)
-    if None in size and input.dim() >= 2:   # None keeps the input's size, resolved here as
-        size = _adaptive_output_size(input, size, 2)   # PyTorch's Python wrapper does
-    return _adaptive_avg_pool2d_op(input, size * 2 if len(size) == 1 else size)
+    if None in _pool_list(output_size) and input.dim() >= 2:  # None keeps the input's size,
+        output_size = _adaptive_output_size(input, output_size, 2)  # as PyTorch's wrapper
+    return _adaptive_avg_pool2d_op(input, output_size)
 
 
 _adaptive_avg_pool2d_op = _lookup("adaptive_avg_pool2d")   # an op torch.export keeps whole
