@@ -785,6 +785,11 @@ def cumsum(g, self, dim, dtype=None):
     return g.op("CumSum", self, g.constant(np.asarray(dim, np.int64)))
 
 
+@onnx_symbolic("aten::einsum")
+def einsum(g, equation, tensors, path=None):
+    return g.op("Einsum", *tensors, equation_s=equation.replace(" ", ""))
+
+
 @onnx_symbolic("aten::topk")
 def topk(g, self, k, dim=-1, largest=True, sorted=True):
     return g.op("TopK", self, _ints(g, [k]), axis_i=dim, largest_i=int(largest),
