@@ -543,6 +543,10 @@ arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=
 linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
 eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
 scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None) -> Tensor  | function, out
+# ---- Scalar overloads core ATen graphs name (_aten/scalar_overloads.py)
+mul.Scalar(Tensor self, Scalar other) -> Tensor
+eq.Scalar(Tensor self, Scalar other) -> Tensor
+any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
