@@ -46,9 +46,9 @@ def padding_mask():
     return bool_pair(a)
 
 
-def assert_exports_equal(make, inputs, training=False, decompose=True):
-    """The exported graphs equal torch's; the programs (and the decomposed ones) compute
-    torch's results."""
+def assert_exports_equal(make, inputs, training=False, decompose=True, decomposed_graph=False):
+    """The exported graphs equal torch's (and the decomposed ones too with decomposed_graph);
+    the programs (and the decomposed ones) compute torch's results."""
     em, tm = twins(make)
     em.train(training), tm.train(training)
     eargs, targs = zip(*inputs)
@@ -62,6 +62,12 @@ def assert_exports_equal(make, inputs, training=False, decompose=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             programs.append((eep.run_decompositions(), tep.run_decompositions()))
+        if decomposed_graph:
+            edec, tdec = programs[1]
+            assert node_sequence(edec) == node_sequence(tdec)
+            assert signature(edec) == signature(tdec)
+            assert readable(edec) == readable(tdec)
+            assert values(edec) == values(tdec)
     for e, t in programs:
         ember.manual_seed(3), torch.manual_seed(3)
         for eo, to in zip(pytree.tree_leaves(e.module()(*eargs)),
@@ -110,16 +116,23 @@ def masks(mask, key_padding):
     (True, False, None, False, False), (False, False, None, False, True),
     (True, True, None, False, False), (False, True, "float", False, True),
     (True, False, "bool", True, False), (True, True, "bool", True, False),
-    (False, False, "float", True, True), (True, True, None, True, False)])
+    (False, False, "float", True, True), (True, True, None, True, False),
+    (False, False, "float", False, False), (False, True, None, False, False)])
 def test_multihead_attention_graph_equals_torchs(batch_first, need_weights, mask, key_padding,
                                                   training):
     """torch's ops inside: unflatten/unsqueeze/transpose/squeeze/contiguous and select for the
     packed projection, view + transpose into heads, scaled_dot_product_attention (or bmm /
-    baddbmm, softmax and mean for the weights), masks made float by zeros_like + masked_fill_."""
+    baddbmm, softmax and mean for the weights), masks made float by zeros_like + masked_fill_.
+    Without masks made from booleans or key padding (and a float mask only for sdpa),
+    run_decompositions gives torch's graph too: linear as addmm or expand/bmm + add, the heads'
+    transposes as permutes, sdpa as mul.Scalar-scaled q and k^T, bmm, _safe_softmax and the
+    fused CPU kernel's permute/clone/permute."""
     shape = (2, 3, 8) if batch_first else (3, 2, 8)
+    lowered_as_torch = not training and not key_padding and (
+        mask is None or mask == "float" and not need_weights)
     ep = assert_exports_equal(attention(batch_first, need_weights, mask, key_padding),
                               [pair(*shape)] + masks(mask, key_padding), training,
-                              decompose=not training)
+                              decompose=not training, decomposed_graph=lowered_as_torch)
     code = ep.graph_module.code
     assert ("scaled_dot_product_attention" in code) != need_weights
     assert "unflatten.int" in code and "contiguous.default" in code
@@ -147,7 +160,7 @@ def test_scaled_dot_product_attention_is_one_node_as_in_torch(kind):
         inputs.append(pair(3, 3, seed=7))
     if kind == "bool":
         inputs.append(bool_pair(np.tril(np.ones((3, 3), bool))))
-    ep = assert_exports_equal(make, inputs)
+    ep = assert_exports_equal(make, inputs, decomposed_graph=kind in ("plain", "float"))
     assert [n.name for n in ep.graph.nodes if n.op == "call_function"] == \
         ["scaled_dot_product_attention"]
 
@@ -183,7 +196,7 @@ def encoder_layer(batch_first, norm_first, activation="relu", layers=0, mask=Fal
 def test_transformer_encoder_layer_graph_equals_torchs(batch_first, norm_first, training):
     shape = (2, 3, 8) if batch_first else (3, 2, 8)
     assert_exports_equal(encoder_layer(batch_first, norm_first), [pair(*shape)], training,
-                         decompose=not training)
+                         decompose=not training, decomposed_graph=not training)
 
 
 def test_transformer_encoder_layer_with_masks_and_gelu_equals_torchs():

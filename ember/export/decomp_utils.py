@@ -25,7 +25,7 @@ def _linear(input, weight, bias=None):
     if input.dim() == 2 and bias is not None:
         return lookup("addmm")(bias, input, permute(weight, [1, 0]))
     if input.dim() == 3 and bias is not None and input.is_contiguous():
-        rows = view(input, [-1, input.shape[-1]])
+        rows = view(input, [_prod(input.shape[:-1]), input.shape[-1]])
         out = lookup("addmm")(bias, rows, permute(weight, [1, 0]))
         return view(out, list(input.shape[:-1]) + [out.shape[1]])
     out = _matmul(input, permute(weight, [1, 0]))
