@@ -13,6 +13,7 @@ from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
+from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .out import _finish, _type
@@ -249,20 +250,64 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
     return _finish(_empty_like(input, dtype, device, memory_format), requires_grad)
 
 
+def _recorded(input):
+    """Whether a *_like factory goes through its op: while a dispatch mode (a capture) is
+    active, for the dense CPU and meta tensors the op's kernels serve, so the capture records
+    aten.zeros_like / ones_like / full_like (and the graph fills, rather than reads an empty)."""
+    return _dispatcher._modes and input._sparse is None and input._lazy is None and \
+        input.device.type in ("cpu", "meta")
+
+
+# full_like is an op so that captures record it (torch.export keeps zeros_like/ones_like whole and
+# lowers them to full_like); the factories below call the ops only while a dispatch mode is active
+@_impl("full_like", "CPU")
+def _full_like_kernel(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
+                      memory_format=None):
+    return _filled(_empty_like(self, dtype, device, memory_format), fill_value)
+
+
+@_impl("full_like", "Meta")
+def _full_like_meta(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None,
+                    memory_format=None):
+    return _empty_like(self, dtype, device, memory_format)
+
+
+def _filled_like(value):
+    def composite(self, dtype=None, layout=None, device=None, pin_memory=None,
+                  memory_format=None):
+        return _full_like(self, value, dtype=dtype, layout=layout, device=device,
+                          pin_memory=pin_memory, memory_format=memory_format or preserve_format)
+    return composite
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
+    if _recorded(input):
+        return _finish(_zeros_like(input, dtype=dtype, layout=layout, device=device,
+                                   pin_memory=False, memory_format=memory_format), requires_grad)
     return _finish(_filled(_empty_like(input, dtype, device, memory_format), 0), requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    if _recorded(input):
+        return _finish(_ones_like(input, dtype=dtype, layout=layout, device=device,
+                                  pin_memory=False, memory_format=memory_format), requires_grad)
     return _finish(_filled(_empty_like(input, dtype, device, memory_format), 1), requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    if _recorded(input):
+        return _finish(_full_like(input, fill_value, dtype=dtype, layout=layout, device=device,
+                                  pin_memory=False, memory_format=memory_format), requires_grad)
     return _finish(_filled(_empty_like(input, dtype, device, memory_format), fill_value),
                    requires_grad)
+
+
+_zeros_like, _ones_like, _full_like = _op("zeros_like"), _op("ones_like"), _op("full_like")
+_impl(_zeros_like, "CompositeImplicitAutograd")(_filled_like(0))
+_impl(_ones_like, "CompositeImplicitAutograd")(_filled_like(1))
 
 
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,

@@ -12,7 +12,8 @@ from .._core import dtype as D
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
-from .._dispatch.dispatcher import lookup as _op
+from .._dispatch.dispatcher import lookup as _op, impl as _impl
+from .._dispatch import dispatcher as _dispatcher
 from . import indexing as _indexing
 from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor
 from .factories import _size_args, _dev, tensor
@@ -164,9 +165,20 @@ def copy_(self, other=_NO_OTHER, non_blocking=False, **kwargs):
 def _contiguous(self, memory_format=None):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
+    if _dispatcher._modes:   # a capture records aten.contiguous whole, as torch.export does
+        return _contiguous_op(self, memory_format=None if memory_format is contiguous_format
+                              else memory_format)
+    return _contiguous_composite(self, memory_format)
+
+
+def _contiguous_composite(self, memory_format):
     if memory_format is None or memory_format is contiguous_format:
         return self if self.is_contiguous() else _clone(self, contiguous_format)
     return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
+
+
+_contiguous_op = _op("contiguous")
+_impl(_contiguous_op, "CompositeImplicitAutograd")(_contiguous_composite)
 
 
 def _sum_to_size(self, *size):

@@ -10,6 +10,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.tensor import Tensor, Size, _wrap_dim, _FAST, _overridden, _handle
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
+from .._dispatch import dispatcher as _dispatcher
 from .._core.memory_format import contiguous_format
 from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
@@ -45,7 +46,17 @@ def _reshape_method(self, *shape):
 _reshape_method.__ember_torch_function__ = True
 
 
+# reshape, unflatten and chunk are CompositeImplicitAutograd ops in PyTorch, and torch.export
+# keeps them whole: with a dispatch mode active (a capture) they are called as the ops
+# aten.reshape / aten.unflatten.int / aten.chunk, so the recorder sees them; otherwise their
+# composites run directly, without the dispatcher's cost.
 def reshape(input, shape):
+    if _dispatcher._modes:
+        return _reshape_op(input, list(shape))
+    return _reshape_composite(input, shape)
+
+
+def _reshape_composite(input, shape):
     shape = tuple(shape)
     if input.is_contiguous() or input._np is None:
         try:
@@ -88,18 +99,37 @@ _impl("flatten.using_ints", "CompositeImplicitAutograd")(_flatten_composite)
 
 
 def unflatten(input, dim, sizes):
-    d = _wrap_dim(dim, input.dim())
-    sizes = [int(s) for s in sizes]
+    if _dispatcher._modes:
+        return _unflatten_op(input, dim, list(sizes))
+    return _unflatten_composite(input, dim, sizes)
+
+
+def _unflatten_composite(input, dim, sizes):
+    d = _wrap_dim(dim, max(input.dim(), 1))   # (a 0-d tensor wraps dims as a 1-d one)
+    if input.dim() == 0:
+        raise RuntimeError(f"unflatten: Dimension specified as {dim} but tensor has no "
+                           "dimensions")
+    sizes = tuple(int(s) for s in sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    given = sizes
     known = math.prod(s for s in sizes if s != -1)
-    if sizes.count(-1) <= 1 and (input._size[d] % known if sizes.count(-1) and known
-                                 else input._size[d] != known):
-        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
-                           f"dim {d} ({input._size[d]}) in the input tensor")
+    if -1 in sizes and known:   # inferred from the unflattened dim alone, as PyTorch's (so an
+        i = sizes.index(-1)     # empty tensor's other dims do not make it ambiguous)
+        sizes = sizes[:i] + (input._size[d] // known,) + sizes[i + 1:]
+    if math.prod(sizes) != input._size[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(given)} don't multiply up to the "
+                           f"size of dim {d} ({input._size[d]}) in the input tensor")
     return _view(input, input._size[:d] + tuple(sizes) + input._size[d + 1:]) \
         if input.is_contiguous() else reshape(input, input._size[:d] + tuple(sizes) +
                                               input._size[d + 1:])
+
+
+_reshape_op, _unflatten_op, _chunk_op = _op("reshape"), _op("unflatten.int"), _op("chunk")
+_impl(_reshape_op, "CompositeImplicitAutograd")(_reshape_composite)
+_impl(_unflatten_op, "CompositeImplicitAutograd")(_unflatten_composite)
 
 
 def movedim(input, source, destination):
@@ -138,6 +168,12 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @numpy_names
 def chunk(input, chunks, dim=0):
+    if _dispatcher._modes:
+        return _chunk_op(input, chunks, dim)
+    return _chunk_composite(input, chunks, dim)
+
+
+def _chunk_composite(input, chunks, dim):
     if not input.dim():
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -147,6 +183,9 @@ def chunk(input, chunks, dim=0):
     if size == 0:  # as PyTorch: `chunks` empty pieces
         return tuple(_split_with_sizes(input, [0] * chunks, d))
     return split(input, -(-size // chunks), d)
+
+
+_impl(_chunk_op, "CompositeImplicitAutograd")(_chunk_composite)
 
 
 @numpy_names

@@ -291,7 +291,7 @@ def _same_as_default(value, arg):
 def call_arguments(op, args):
     """The positional args and kwargs a node records: trailing defaults left out."""
     schema_args = op.schema.arguments
-    args = [list(v) if type(v) is tuple and "[" in a.type else v
+    args = [_fixed_size_list(a.type, list(v) if type(v) is tuple and "[" in a.type else v)
             for a, v in zip(schema_args, args)]
     positional = [(a, v) for a, v in zip(schema_args, args) if not a.kwarg_only]
     while positional and _same_as_default(positional[-1][1], positional[-1][0]):
@@ -299,6 +299,22 @@ def call_arguments(op, args):
     kwargs = {a.name: v for a, v in zip(schema_args, args)
               if a.kwarg_only and not _same_as_default(v, a)}
     return [v for _, v in positional], kwargs
+
+
+_FIXED_SIZE = re.compile(r"^(?:Sym)?[Ii]nt\[(\d+)\]$")
+
+
+def _fixed_size_list(type_, v):
+    """An `int[2]` argument given as one int (or a one-int list) as the N ints PyTorch's
+    argument parser makes of it (`avg_pool2d(x, [2, 2])` for `kernel_size=2`)."""
+    m = _FIXED_SIZE.match(type_)
+    if m is None or int(m.group(1)) < 2:
+        return v
+    if type(v) is int:
+        return [v] * int(m.group(1))
+    if type(v) is list and len(v) == 1 and type(v[0]) is int:
+        return v * int(m.group(1))
+    return v
 
 
 def to_fx(graph, inputs, outputs, sym=None, dead_code=False):

@@ -137,20 +137,23 @@ def _single_state(name, mode):
                                    False, num_layers, dropout, train, bidirectional, False)
         return output, h_n
 
+    op = _lookup(f"{name}.input")   # as lstm.input: an op graphs record by name
+    impl(op, "CompositeImplicitAutograd")(padded)
+
     def fn(*args, **kwargs):
         """The packed overload's third argument is hx (a tensor), the padded one's the
         parameter list."""
         third = args[2] if len(args) > 2 else kwargs.get("params", kwargs.get("hx"))
         is_packed = "batch_sizes" in kwargs or isinstance(third, Tensor)
-        return (packed if is_packed else padded)(*args, **kwargs)
+        return (packed if is_packed else op)(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch.{name}: (output, h_n)."
-    return fn
+    return fn, op
 
 
-gru = _single_state("gru", "GRU")
-rnn_tanh = _single_state("rnn_tanh", "RNN_TANH")
-rnn_relu = _single_state("rnn_relu", "RNN_RELU")
+gru, gru_input = _single_state("gru", "GRU")
+rnn_tanh, rnn_tanh_input = _single_state("rnn_tanh", "RNN_TANH")
+rnn_relu, rnn_relu_input = _single_state("rnn_relu", "RNN_RELU")
 
 
 # ---- cells: one time step of one layer -------------------------------------------------------

@@ -927,22 +927,41 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return out if batched else out.squeeze(0)
 
 
+# aten.conv_transpose1d / conv_transpose2d.input / conv_transpose3d.input: ops torch.export
+# keeps whole (CompositeImplicitAutograd, lowered to aten.convolution)
+_conv_transpose_ops = {1: _lookup("conv_transpose1d"), 2: _lookup("conv_transpose2d.input"),
+                       3: _lookup("conv_transpose3d.input")}
+for _nd, _op_t in _conv_transpose_ops.items():
+    _impl(_op_t, "CompositeImplicitAutograd")(
+        lambda input, weight, bias, stride, padding, output_padding, groups, dilation, _nd=_nd:
+        _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                        _nd, f"conv_transpose{_nd}d"))
+
+
+def _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                         nd):
+    return _conv_transpose_ops[nd](input, weight, bias, *(
+        list(_ntuple(v, nd, name)) for v, name in ((stride, "stride"), (padding, "padding"),
+                                                   (output_padding, "output_padding"))),
+        groups, list(_ntuple(dilation, nd, "dilation")))
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 1, "conv_transpose1d")
+    return _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, 1)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 2, "conv_transpose2d")
+    return _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, 2)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
-                           dilation, 3, "conv_transpose3d")
+    return _conv_transpose_call(input, weight, bias, stride, padding, output_padding, groups,
+                                dilation, 3)
 
 
 _im2col = _lookup("im2col")
@@ -1177,7 +1196,14 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 2)
+    if None in _pool_list(output_size) and input.dim() >= 2:  # None keeps the input's size,
+        output_size = _adaptive_output_size(input, output_size, 2)  # as PyTorch's wrapper
+    return _adaptive_avg_pool2d_op(input, output_size)
+
+
+_adaptive_avg_pool2d_op = _lookup("adaptive_avg_pool2d")   # an op torch.export keeps whole
+_impl(_adaptive_avg_pool2d_op, "CompositeImplicitAutograd")(
+    lambda input, output_size: _adaptive_avg_pool(input, output_size, 2))
 
 
 def adaptive_avg_pool3d(input, output_size):
@@ -2368,6 +2394,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
+    return _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                          momentum, eps, _cudnn.enabled)
+
+
+_instance_norm = _lookup("instance_norm")   # an op torch.export keeps whole
+
+
+@_impl("instance_norm", "CompositeImplicitAutograd")
+def _instance_norm_composite(input, weight, bias, running_mean, running_var, use_input_stats,
+                             momentum, eps, cudnn_enabled):
     """Batch norm of each (sample, channel) on its own, as PyTorch writes it: the input viewed
     as (1, N * C, *spatial), the per-channel parameters repeated N times, and the running
     statistics averaged back over the batch."""
@@ -2421,6 +2457,14 @@ def _layer_norm_composite(input, normalized_shape, weight, bias, eps, cudnn_enab
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    return _group_norm(input, num_groups, weight, bias, eps, _cudnn.enabled)
+
+
+_group_norm = _lookup("group_norm")   # an op torch.export keeps whole
+
+
+@_impl("group_norm", "CompositeImplicitAutograd")
+def _group_norm_composite(input, num_groups, weight, bias, eps, cudnn_enabled):
     """Normalize each group of num_groups consecutive channels of each sample."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
@@ -2585,8 +2629,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if _attention._flash_watchers[0] and _attention._cpu_runs_flash(
             query, key, value, attn_mask, dropout_p, enable_gqa):
         with _attention._flash_region():  # where PyTorch would run its fused kernel
-            return _sdpa_math(*args)
-    return _sdpa_math(*args)
+            return _sdpa(*args)
+    return _sdpa(*args)
 
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
@@ -2630,6 +2674,10 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return weights.matmul(value)
+
+
+_sdpa = _lookup("scaled_dot_product_attention")  # an op torch.export keeps whole
+_impl(_sdpa, "CompositeImplicitAutograd")(_sdpa_math)
 
 
 # ---- activations (issue 3a; the kernels are in ember/_aten/elementwise.py) -------------------
@@ -2910,17 +2958,27 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
 
 def _in_projection_packed(q, k, v, w, b=None):
     """Project q, k, v with the rows of `w` (and `b`) packed in q, k, v order: one matmul when
-    q, k, v are one tensor (self-attention), two when only k is v (encoder-decoder)."""
+    q, k, v are one tensor (self-attention), two when only k is v (encoder-decoder). The packed
+    result is split as PyTorch splits it (unflatten to (3, E), the 3 moved to the front, made
+    contiguous, then indexed), so exported graphs record torch's ops."""
     e = q.shape[-1]
     if k is v:
         if q is k:
-            return linear(q, w, b).chunk(3, -1)
+            proj = _split_packed(linear(q, w, b), 3, e)
+            return proj[0], proj[1], proj[2]
         w_q, w_kv = w.split([e, 2 * e])
         b_q, b_kv = (None, None) if b is None else b.split([e, 2 * e])
-        return (linear(q, w_q, b_q),) + linear(k, w_kv, b_kv).chunk(2, -1)
+        q_proj = linear(q, w_q, b_q)
+        kv_proj = _split_packed(linear(k, w_kv, b_kv), 2, e)
+        return q_proj, kv_proj[0], kv_proj[1]
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
     w_q, w_k, w_v = w.chunk(3)
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _split_packed(proj, n, e):
+    """(..., n * E) -> (n, ..., E), contiguous."""
+    return proj.unflatten(-1, (n, e)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
 
 
 def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
@@ -3017,7 +3075,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         attn_mask, key_padding_mask = _pad_masks(attn_mask, key_padding_mask)
 
     # heads into the batch dim: (L, N, E) -> (N * num_heads, L, head_dim)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
     v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
     if add_zero_attn:  # one all-zero key/value appended to every sequence
@@ -3046,10 +3104,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             weights = E.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
         else:
             weights = E.bmm(q_scaled, k.transpose(-2, -1))
-        weights = E.softmax(weights, -1)
+        weights = softmax(weights, dim=-1)
         if dropout_p > 0.0:
             weights = dropout(weights, p=dropout_p)
         attn_output = E.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.view(tgt_len, bsz, attn_output.shape[1])
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(dim=1)
@@ -3057,14 +3117,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if attn_mask is not None:  # (1 or N * num_heads, L, S) -> (1 or N, num_heads, L, S)
             attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 else \
                 attn_mask.view(bsz, num_heads, -1, src_len)
-        q = q.reshape(bsz, num_heads, tgt_len, head_dim)
-        k = k.reshape(bsz, num_heads, src_len, head_dim)
-        v = v.reshape(bsz, num_heads, src_len, head_dim)
+        q = q.view(bsz, num_heads, tgt_len, head_dim)
+        k = k.view(bsz, num_heads, src_len, head_dim)
+        v = v.view(bsz, num_heads, src_len, head_dim)
         attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
         attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+        attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.view(tgt_len, bsz, attn_output.shape[1])
         weights = None
-    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
-    attn_output = attn_output.view(tgt_len, bsz, attn_output.shape[1])
     if not batched:
         attn_output = attn_output.squeeze(1)
         if weights is not None:
@@ -3081,7 +3141,7 @@ def _pad_masks(attn_mask, key_padding_mask):
 def _heads(x, static, name, batch_heads, head_dim):
     """(S, N, E) -> (N * num_heads, S, head_dim), or the caller's precomputed `static` one."""
     if static is None:
-        return x.reshape(x.shape[0], batch_heads, head_dim).transpose(0, 1)
+        return x.view(x.shape[0], batch_heads, head_dim).transpose(0, 1)
     for i, n in ((0, batch_heads), (2, head_dim)):
         if static.shape[i] != n:
             raise AssertionError(f"expecting {name}.size({i}) of {n}, but got {static.shape[i]}")

@@ -400,6 +400,14 @@ def _to_copy(g, self, dtype=None, device=None, memory_format=None, *rest):
     return g.op("Cast", self, to_i=_onnx_dtype(dtype._np))
 
 
+@onnx_symbolic("aten::full_like")
+def full_like(g, self, fill_value, dtype=None, *rest):
+    """A tensor of self's shape filled with `fill_value`: the value expanded to Shape(self), so
+    the graph follows a dynamic shape of self (zeros_like / ones_like come here too)."""
+    np_dtype = self.dtype if dtype is None else dtype._np
+    return g.op("Expand", g.constant(np.asarray(fill_value, np_dtype)), g.op("Shape", self))
+
+
 @onnx_symbolic("aten::copy_")
 def copy_(g, self, src, non_blocking=False):
     """`self.copy_(src)` on a whole tensor: src, cast and broadcast to self's dtype and shape
@@ -775,6 +783,11 @@ def cumsum(g, self, dim, dtype=None):
     if dtype is not None and dtype._np != self.dtype:
         self = g.op("Cast", self, to_i=_onnx_dtype(dtype._np))
     return g.op("CumSum", self, g.constant(np.asarray(dim, np.int64)))
+
+
+@onnx_symbolic("aten::einsum")
+def einsum(g, equation, tensors, path=None):
+    return g.op("Einsum", *tensors, equation_s=equation.replace(" ", ""))
 
 
 @onnx_symbolic("aten::topk")

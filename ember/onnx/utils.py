@@ -142,6 +142,9 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
             out = trace.run(lambda *xs: model(*xs, **kwargs), args, inputs, names)
     finally:
         _exporting[0] = False
+    if dynamic_axes:
+        _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynamic_axes,
+                            training)
     outs = _flatten_outputs(out)
     out_names = list(output_names or [])
     out_names += [f"output_{i}" if len(outs) > 1 else "output"
@@ -158,6 +161,68 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
         _fold_batch_norm_into_conv(g)
     return _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
                      keep_initializers_as_inputs, custom_opsets)
+
+
+_RESHAPES = ("aten::view", "aten::reshape", "aten::_unsafe_view", "aten::_reshape_alias")
+
+
+def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynamic_axes,
+                        training):
+    """Let the sizes a view/reshape recorded follow the dynamic axes.
+
+    A traced `x.view(tgt_len, bsz * heads, head_dim)` records the example's numbers; PyTorch's
+    tracer records the size computation instead. ember traces the model a second time with
+    every dynamic input dim one longer and compares: a reshape size that changed is written
+    -1 (ONNX Reshape infers it), one per reshape; a reshape with two such sizes cannot be
+    written that way and is refused by name rather than exported for the example sizes only."""
+    from ..autograd.grad_mode import no_grad
+    from .._core.tensor import Tensor
+    axes = {name: _axes_map(name, a) for name, a in dynamic_axes.items() if name in names}
+    if not axes or any(not isinstance(a, Tensor) for a in args if _is_nested_tensors(a)):
+        return
+    by_id = {id(t): n for t, n in zip(inputs, names)}
+    grown = []
+    for a in args:
+        name = by_id.get(id(a)) if isinstance(a, Tensor) else None
+        for dim in (axes.get(name) or {}):
+            a = _cat((a, a.narrow(dim, 0, 1)), dim)
+        grown.append(a)
+    other = Trace(params, trace.is_node)
+    _exporting[0] = True
+    try:
+        with select_model_mode_for_export(model, training), no_grad():
+            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _tensors_of(grown),
+                      names)
+    finally:
+        _exporting[0] = False
+    if [n.name for n in other.nodes] != [n.name for n in trace.nodes]:
+        return   # the program changed with the sizes; keep the example's (onnxruntime says so)
+    for node, again in zip(trace.nodes, other.nodes):
+        if node.name not in _RESHAPES or list(node.args[1]) == list(again.args[1]):
+            continue
+        sizes = list(node.args[1])
+        changed = [i for i, (a, b) in enumerate(zip(sizes, again.args[1])) if a != b]
+        if len(changed) > 1:
+            raise OnnxExporterError(
+                f"{node.name} to {sizes} has {len(changed)} sizes that follow the dynamic axes "
+                f"{dynamic_axes}; ONNX Reshape can infer only one (-1): export with static "
+                "shapes or reshape with one inferred size")
+        sizes[changed[0]] = -1
+        node.args = (node.args[0], sizes) + tuple(node.args[2:])
+
+
+def _is_nested_tensors(a):
+    return isinstance(a, (tuple, list, dict))
+
+
+def _cat(tensors, dim):
+    from .._refs import cat
+    return cat(tensors, dim)
+
+
+def _tensors_of(args):
+    from .tracer import _tensors
+    return _tensors(tuple(args))
 
 
 def _distinct(args):

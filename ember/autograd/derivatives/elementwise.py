@@ -20,6 +20,7 @@ derivative("rsub.Tensor", {"self": lambda grad, alpha: -grad if alpha == 1 else 
            else "RsubBackward1")
 derivative("mul.Tensor", {"self": lambda grad, other: grad * _conj(other),
                           "other": lambda grad, self: grad * _conj(self)})
+derivative("mul.Scalar", {"self": lambda grad, other: grad * _conj(other)})
 
 
 def _div_self(grad, other, rounding_mode):
@@ -400,7 +401,7 @@ derivative("_prelu_kernel", {
     "self": lambda grad, self, weight: E.where(self > 0, grad, weight * grad),
     "weight": lambda grad, self: _masked(self <= 0, self * grad)},
     node_name="PreluKernelBackward0")
-not_differentiable("eq.Tensor", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
+not_differentiable("eq.Tensor", "eq.Scalar", "any.dim", "ne.Tensor", "lt.Tensor", "le.Tensor", "gt.Tensor", "ge.Tensor",
                    "logical_and", "logical_or", "logical_xor", "logical_not",
                    "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor", "bitwise_not")
 not_implemented("floor_divide", "floor_divide_.Tensor", "remainder.Scalar_Tensor", "heaviside",

@@ -19,6 +19,7 @@ from ..utils.rnn import PackedSequence
 from ... import _refs as E
 from .._rnn import check_cell as _check_cell, run_layer as _run_layer, run_stack as _run_stack
 from .._rnn import lstm_input as _lstm_input
+from .. import _rnn
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -269,10 +270,20 @@ class _SingleStateRNN(RNNBase):
         if hx is None:
             hx = self._zeros_state(data, self._mini_batch(data, batch_sizes), self.hidden_size)
         self.check_forward_args(data, hx, batch_sizes)
-        output, h_n, _ = self._run(data, batch_sizes, hx, None)
+        if batch_sizes is None:     # the op aten.gru.input / rnn_tanh.input / rnn_relu.input
+            _check_dtypes((hx,), None, self._flat_weights[0])
+            output, h_n = _PADDED_OPS[self.mode](data, hx, self._flat_weights, self.bias,
+                                                 self.num_layers, self.dropout, self.training,
+                                                 self.bidirectional, self.batch_first)
+        else:
+            output, h_n, _ = self._run(data, batch_sizes, hx, None)
         output, (h_n,) = self._finish(input, output, (h_n,), batch_sizes, sorted_indices,
                                       unsorted_indices, is_batched)
         return output, h_n
+
+
+_PADDED_OPS = {"GRU": _rnn.gru_input, "RNN_TANH": _rnn.rnn_tanh_input,
+               "RNN_RELU": _rnn.rnn_relu_input}
 
 
 class RNN(_SingleStateRNN):
