@@ -331,6 +331,15 @@ def expand(g, self, size, implicit=False):
     return g.op("Expand", self, _ints(g, size))
 
 
+@onnx_symbolic("aten::repeat")
+def repeat(g, self, repeats):
+    """Tile, after leading unit dims make the input as long as `repeats`."""
+    extra = len(repeats) - _rank(self)
+    if extra:
+        self = _unsqueeze(g, self, list(range(extra)))
+    return g.op("Tile", self, _ints(g, list(repeats)))
+
+
 @onnx_symbolic("aten::unsqueeze")
 def unsqueeze(g, self, dim):
     return _unsqueeze(g, self, [_dim(dim, _rank(self) + 1)])
