@@ -18,7 +18,7 @@ from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
 from .._core.tensor import _alias
-from .._dispatch.dispatcher import lookup
+from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
                                  saved_tensors_hooks)
@@ -385,7 +385,7 @@ def register_post_accumulate_grad_hook(t, hook):
 
 def full(shape, value, dtype, device):
     """A filled tensor made through the dispatcher (implicit and zero gradients)."""
-    return lookup("full")(shape, value, dtype, device)
+    return cached_lookup("full")(shape, value, dtype, device)
 
 
 def zeros(shape, dtype, device):

@@ -272,9 +272,8 @@ def _node_class(name, saved_names):
 def _saved_getter(key):
     def get(node):
         saved = node._saved
-        if key not in saved:  # saved only when an input that needs a gradient reads it
-            raise AttributeError(f"'{type(node).__name__}' object has no attribute "
-                                 f"'_saved_{key}'")
+        if key not in saved:  # saved only when an input that needs a gradient reads it:
+            return None       # PyTorch's undefined SavedVariable
         return _unpack(saved[key], node)
     return get
 
