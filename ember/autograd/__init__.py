@@ -24,8 +24,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
                 if not out.dtype.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
-                g = full(out._size, 1, out.dtype, out._device)
-                g._storage_()._grad_claimed = False
+                g = full(out._size, 1, out.dtype, out._device)  # fresh: not claimed by a .grad
             grads.append(g)
         else:
             if not isinstance(g, Tensor):

@@ -60,35 +60,18 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
     capture: optional list of (node, input_nr) whose incoming gradients are returned (what
     autograd.grad and backward(inputs=) ask for); then only the nodes on a path to them run.
     """
-    # 1. dependencies, by iterative DFS
-    deps = {}
-    seen = set()
-    stack = []
-    for node, _ in roots:
-        if node is not None and node not in seen:
-            seen.add(node)
-            stack.append(node)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+    deps = _dependencies(roots)
 
     # 2. which nodes are needed, when only some gradients are wanted
     needed = None
     captured = None
+    targets = None
     if capture is not None:
         captured = [None] * len(capture)
         targets = {}
         for i, (node, nr) in enumerate(capture):
             targets.setdefault(node, []).append((i, nr))
         needed = _needed_nodes(roots, deps, targets)
-    else:
-        targets = {}
 
     # 3. seed and run
     buffers = {}
@@ -99,45 +82,31 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
             continue
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * _num_inputs(node)
+            buf = buffers[node] = [None] * node._num_outputs
         buf[nr] = g if buf[nr] is None else sum_grads(buf[nr], g)
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, next(order), node))
 
+    # nodes without hooks, outside anomaly mode, explain() and partial backward run plainly
     observer = _observer
+    observed = observer is not None or capture is not None
+    heappop, heappush = heapq.heappop, heapq.heappush
     prev = _grad_state.enabled
     _grad_state.enabled = create_graph
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = heappop(ready)[2]
             buffer = buffers.pop(node, None)
             if buffer is None:
                 continue
-            if node._tensor_pre_hooks or node._retain_grad_hooks:
-                _run_tensor_pre_hooks(node, buffer)
-            if node in targets:
-                for i, nr in targets[node]:
-                    captured[i] = buffer[nr]
-            if needed is not None and node not in needed:
-                _release(node, keep_graph)
-                continue
-            if node._pre_hooks:
-                for fn in list(node._pre_hooks.values()):
-                    r = fn(tuple(buffer))
-                    if r is not None:
-                        buffer = list(r)
-            if observer is not None:
-                outs = observer(node, buffer)
-            elif anomaly_mode._enabled:
-                outs = anomaly_mode.run_node_checked(node, buffer)
+            if observed or node._hooked or anomaly_mode._enabled:
+                outs = _run_node(node, buffer, targets, captured, needed, observer)
+                if outs is None:  # not on a path to a wanted gradient
+                    _release(node, keep_graph)
+                    continue
             else:
                 outs = node.apply(buffer)
-            if node._hooks:
-                for fn in list(node._hooks.values()):
-                    r = fn(tuple(outs), tuple(buffer))
-                    if r is not None:
-                        outs = r
             if not keep_graph:
                 node._release_saved()
             for (nxt, nr), g in zip(node.next_functions, outs):
@@ -146,18 +115,73 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
-                        buf = buffers[nxt] = [None] * _num_inputs(nxt)
-                    buf[nr] = g if buf[nr] is None else sum_grads(buf[nr], g)
+                        if nxt._num_outputs == 1:
+                            buffers[nxt] = [g]
+                        else:
+                            buf = buffers[nxt] = [None] * nxt._num_outputs
+                            buf[nr] = g
+                    else:
+                        buf[nr] = g if buf[nr] is None else sum_grads(buf[nr], g)
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
                     if nxt in buffers:
-                        heapq.heappush(ready, (-nxt._seq, next(order), nxt))
+                        heappush(ready, (-nxt._seq, next(order), nxt))
                     else:
                         _skip_subgraph(nxt, deps, buffers, ready, keep_graph, order)
     finally:
         _grad_state.enabled = prev
     return captured
+
+
+def _dependencies(roots):
+    """1. How many edges point at each node reachable from the roots (one iterative walk)."""
+    deps = {}
+    root_nodes = {node for node, _ in roots if node is not None}
+    stack = list(root_nodes)
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is None:
+                continue
+            count = deps.get(nxt)
+            if count is None:
+                deps[nxt] = 1
+                if nxt not in root_nodes:
+                    stack.append(nxt)
+            else:
+                deps[nxt] = count + 1
+    return deps
+
+
+def _run_node(node, buffer, targets, captured, needed, observer):
+    """Step 4 with everything around the node: its inputs' tensor pre-hooks and retain_grad
+    hooks, capturing wanted gradients, node pre-hooks, the node (observed by explain() or
+    checked by anomaly mode), node post-hooks. None if the node is not needed."""
+    if node._tensor_pre_hooks or node._retain_grad_hooks:
+        _run_tensor_pre_hooks(node, buffer)
+    if targets is not None:
+        if node in targets:
+            for i, nr in targets[node]:
+                captured[i] = buffer[nr]
+        if node not in needed:
+            return None
+    if node._pre_hooks:
+        for fn in list(node._pre_hooks.values()):
+            r = fn(tuple(buffer))
+            if r is not None:
+                buffer = list(r)
+    if observer is not None:
+        outs = observer(node, buffer)
+    elif anomaly_mode._enabled:
+        outs = anomaly_mode.run_node_checked(node, buffer)
+    else:
+        outs = node.apply(buffer)
+    if node._hooks:
+        for fn in list(node._hooks.values()):
+            r = fn(tuple(outs), tuple(buffer))
+            if r is not None:
+                outs = r
+    return outs
 
 
 def _skip_subgraph(node, deps, buffers, ready, keep_graph, order):
@@ -203,11 +227,6 @@ def _needed_nodes(roots, deps, targets):
         if any(nxt in needed or nxt in targets for nxt, _ in n.next_functions):
             needed.add(n)
     return needed
-
-
-def _num_inputs(node):
-    n = getattr(node, "_num_outputs", None)
-    return n if n is not None else 1
 
 
 def _release(node, keep_graph):

@@ -37,7 +37,7 @@ class FunctionCtx:
 
 class BackwardCFunction(Node, FunctionCtx):
     """The node of one Function call; it is also that call's `ctx`."""
-    __slots__ = ("__dict__",)
+    __slots__ = ()  # Node's __dict__ holds what the user's forward stores on ctx
     _is_function_node = True
 
     def apply(self, grads):

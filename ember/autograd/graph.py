@@ -18,7 +18,7 @@ from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
 from .._core.tensor import _alias
-from .._dispatch.dispatcher import lookup
+from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
                                  saved_tensors_hooks)
@@ -71,19 +71,25 @@ class RemovableHandle:
 
 
 class Node:
-    """A function of the backward graph. Subclasses implement `apply(grads) -> grads`."""
-    __slots__ = ("next_functions", "_seq", "_pre_hooks", "_hooks", "_tensor_pre_hooks",
-                 "_retain_grad_hooks", "_anomaly_trace", "metadata_", "__weakref__")
+    """A function of the backward graph. Subclasses implement `apply(grads) -> grads`.
+
+    Only the edges and the sequence number are set per node; hooks, anomaly traces and
+    metadata are rare, so they default at class level and land in the instance's __dict__
+    when set (`_hooked` tells the engine a node has any hook, one check per node).
+    """
+    __slots__ = ("next_functions", "_seq", "__dict__", "__weakref__")
+    _pre_hooks = None
+    _hooks = None
+    _tensor_pre_hooks = None
+    _retain_grad_hooks = None
+    _hooked = False
+    _anomaly_trace = None
+    metadata_ = None
+    _num_outputs = 1  # how many gradients the node takes (its forward op's outputs)
 
     def __init__(self):
         self.next_functions = ()
         self._seq = next(_seq)
-        self._pre_hooks = None
-        self._hooks = None
-        self._tensor_pre_hooks = None
-        self._retain_grad_hooks = None
-        self._anomaly_trace = None
-        self.metadata_ = None
 
     def name(self):
         return type(self).__name__
@@ -107,17 +113,20 @@ class Node:
         """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""
         if self._pre_hooks is None:
             self._pre_hooks = OrderedDict()
+            self._hooked = True
         return _add_hook(self._pre_hooks, fn)
 
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) -> new grad_inputs or None, after the node runs."""
         if self._hooks is None:
             self._hooks = OrderedDict()
+            self._hooked = True
         return _add_hook(self._hooks, fn)
 
     def _register_tensor_pre_hook(self, output_nr, fn):
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
+            self._hooked = True
         hooks = self._tensor_pre_hooks.get(output_nr)
         if hooks is None:
             hooks = self._tensor_pre_hooks[output_nr] = OrderedDict()
@@ -359,6 +368,7 @@ def retain_grad(t):
         var._grad = grad.clone() if var._grad is None else sum_grads(var._grad, grad)
     if node._retain_grad_hooks is None:
         node._retain_grad_hooks = {}
+        node._hooked = True
     node._retain_grad_hooks[t._output_nr] = store
     t._retains_grad = True
 
@@ -375,7 +385,7 @@ def register_post_accumulate_grad_hook(t, hook):
 
 def full(shape, value, dtype, device):
     """A filled tensor made through the dispatcher (implicit and zero gradients)."""
-    return lookup("full")(shape, value, dtype, device)
+    return cached_lookup("full")(shape, value, dtype, device)
 
 
 def zeros(shape, dtype, device):

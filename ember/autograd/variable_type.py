@@ -21,6 +21,8 @@ from .._dispatch import dispatcher as _dispatcher
 from .graph import Node, SavedTensor, freed_error, short_name
 from .views import gradient_edge, rebase_view_history
 from . import anomaly_mode
+from . import graph as _graph
+from . import saved_tensor_hooks as _saved_hooks
 from .._core.tensor import Tensor
 from .graph import zeros
 
@@ -30,9 +32,11 @@ _FREED = object()  # what a saved tensor becomes after backward without retain_g
 
 
 class _WrappedNumber:
-    """A Python number passed for a `Tensor` argument and saved for backward (`x * 2`'s 2).
-    PyTorch wraps it in a tensor and saves that, so backward frees it like any saved tensor and
-    a second backward through the node raises; ember keeps the number and frees it the same way."""
+    """A Python number passed for a `Tensor` argument and saved for backward, where the saved
+    value must be told apart from a plain number (a list of saved values). PyTorch wraps such a
+    number in a tensor and saves that, so backward frees it like any saved tensor and a second
+    backward through the node raises; an OpNode keeps the bare number under the argument's
+    name and frees it by name (`Derivative.tensor_saved`)."""
     __slots__ = ("value",)
 
     def __init__(self, value):
@@ -54,6 +58,7 @@ class Derivative:
         argnames = [a.name for a in schema.arguments]
         self.diff_args = [(i, a.name, a.is_tensor_list) for i, a in enumerate(schema.arguments)
                           if a.is_tensor or a.is_tensor_list]
+        self.diff_pos = tuple(i for i, _, _ in self.diff_args)
         self.list_args = {n for _, n, is_list in self.diff_args if is_list}
         self.has_lists = any(is_list for _, _, is_list in self.diff_args)
         self.spans = None if self.has_lists else {
@@ -118,27 +123,29 @@ class Derivative:
                 n = name(*[args[i] for i in positions])
                 cls = classes.get(n)
                 if cls is None:
-                    cls = classes[n] = type(n, (OpNode,), {"__slots__": ()})
+                    cls = classes[n] = _node_class(n, saved)
                 return cls
             self.pick_node_cls = pick
         else:
-            self.node_cls = type(name, (OpNode,), {"__slots__": ()})
+            self.node_cls = _node_class(name, saved)
 
     def saves_for(self, edges):
         """(saved inputs, saved outputs) that the formulas of the inputs with an edge read;
         worked out once per pattern of inputs that have one."""
-        if self.formula_saves is None:
-            return self.saved_inputs, self.saved_outputs
         pattern = 0  # bit k: input k has an edge
         for k, (node, _) in enumerate(edges):
             if node is not None:
                 pattern |= 1 << k
         saves = self._saves_by_pattern.get(pattern)
-        if saves is None:
-            saves = self._saves_by_pattern[pattern] = self._saves_for_pattern(pattern)
+        return saves if saves is not None else self.saves_for_pattern(pattern)
+
+    def saves_for_pattern(self, pattern):
+        saves = self._saves_by_pattern[pattern] = self._saves_for_pattern(pattern)
         return saves
 
     def _saves_for_pattern(self, pattern):
+        if self.formula_saves is None:
+            return self.saved_inputs, self.saved_outputs
         names = set()
         for positions, saves in self.formula_saves:
             if any(pattern >> k & 1 for k in positions):
@@ -169,8 +176,15 @@ class OpNode(Node):
             grads = _materialize(self, grads)
         env = {"grad": grads[0], "grads": grads, "raw_grads": raw, "needs": (True,)}
         for name, value in self._saved.items():
-            env[name] = value.unpack(self) if type(value) is SavedTensor else \
-                _unpack(value, self)
+            if type(value) is Tensor:  # an input saved bare: it was at version 0
+                storage = value._storage
+                if storage is not None and storage._version:
+                    _bare_saved(value).unpack(self)  # raises PyTorch's modified error
+                env[name] = value
+            elif type(value) is SavedTensor:
+                env[name] = value.unpack(self)
+            else:
+                env[name] = _unpack(value, self)
         spans = self._spans
         nexts = self.next_functions
         out = [None] * len(nexts)
@@ -228,31 +242,56 @@ class OpNode(Node):
         # free the saved tensors; shapes and scalars stay, so a node that saved no tensor
         # can run again (as in PyTorch, only reading a freed tensor is an error)
         saved = self._saved
+        tensor_args = self._deriv.tensor_saved
         for name, value in saved.items():
-            if isinstance(value, (SavedTensor, _WrappedNumber)) or (
+            if value is None or value is _FREED:
+                continue
+            if type(value) is SavedTensor:  # freed for its `_raw_saved_` handle too
+                value._t = value._hooks = None
+                saved[name] = _FREED
+            elif name in tensor_args or isinstance(value, (Tensor, _WrappedNumber)) or (
                     type(value) is list and value and isinstance(value[0], SavedTensor)):
-                if type(value) is SavedTensor:  # freed for its `_raw_saved_` handle too
-                    value._t = value._hooks = None
                 saved[name] = _FREED
 
     def _saved_tensors_names(self):
         return list(self._saved or ())
 
-    def __getattr__(self, name):
-        # PyTorch exposes saved values as `_saved_<name>` attributes
-        if name.startswith("_saved_"):
-            saved = object.__getattribute__(self, "_saved")
-            key = name[7:]
-            if key in saved:
-                return _unpack(saved[key], self)
-        elif name.startswith("_raw_saved_"):  # the SavedTensor itself (register_hooks)
-            value = object.__getattribute__(self, "_saved").get(name[11:])
-            if value is _FREED:
-                value = SavedTensor.__new__(SavedTensor)  # a handle that knows it was freed
-                value._t = value._hooks = None
-            if isinstance(value, SavedTensor) or type(value) is list:
-                return value
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+def _node_class(name, saved_names):
+    """The OpNode subclass of one op (`MulBackward0`). PyTorch exposes a node's saved values as
+    attributes: `_saved_<name>` unpacks one, `_raw_saved_<name>` is its SavedTensor (for
+    register_hooks). They are properties, not a __getattr__, which would slow down every
+    attribute read of every node."""
+    attrs = {"__slots__": ()}
+    for key in saved_names:
+        attrs["_saved_" + key] = property(_saved_getter(key))
+        attrs["_raw_saved_" + key] = property(_raw_saved_getter(key))
+    return type(name, (OpNode,), attrs)
+
+
+def _saved_getter(key):
+    def get(node):
+        saved = node._saved
+        if key not in saved:  # saved only when an input that needs a gradient reads it:
+            return None       # PyTorch's undefined SavedVariable
+        return _unpack(saved[key], node)
+    return get
+
+
+def _raw_saved_getter(key):
+    def get(node):
+        saved = node._saved
+        value = saved.get(key)
+        if isinstance(value, Tensor):  # saved bare: the handle replaces it from now on
+            value = saved[key] = _bare_saved(value)
+        if value is _FREED:
+            value = SavedTensor.__new__(SavedTensor)  # a handle that knows it was freed
+            value._t = value._hooks = None
+        if isinstance(value, SavedTensor) or type(value) is list:
+            return value
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                             f"'_raw_saved_{key}'")
+    return get
 
 
 class NotImplementedNode(Node):
@@ -268,6 +307,8 @@ class NotImplementedNode(Node):
 def _unpack(value, node):
     if value is _FREED:
         raise freed_error()
+    if isinstance(value, Tensor):
+        return _bare_saved(value).unpack(node)
     if isinstance(value, SavedTensor):
         return value.unpack(node)
     if type(value) is _WrappedNumber:
@@ -275,6 +316,14 @@ def _unpack(value, node):
     if isinstance(value, list):
         return [v.unpack(node) if isinstance(v, SavedTensor) else v for v in value]
     return value
+
+
+def _bare_saved(t):
+    """The SavedTensor of an input saved bare (which means: at version 0)."""
+    saved = SavedTensor.__new__(SavedTensor)
+    saved._t, saved._version, saved._is_output, saved._output_nr = t, 0, False, 0
+    saved._hooks = None
+    return saved
 
 
 def _materialize(node, grads):
@@ -305,8 +354,8 @@ def _add_edges(tensors, edges, metas):
             edges.append(gradient_edge(t))
             metas.append((t._size, t.dtype))
         else:
-            edges.append((None, 0))
-            metas.append(((), None))
+            edges.append(_NO_EDGE)
+            metas.append(_NO_META)
 
 
 def autograd_kernel(op, key, args):
@@ -320,12 +369,12 @@ def autograd_kernel(op, key, args):
         restrides = getattr(op, "_inplace_view", False)
         if restrides:
             view = None
-    if d is _NONDIFF:
-        return op.redispatch(key, args)
-    if d is None or d is _NOT_IMPLEMENTED:
-        return _not_implemented_kernel(op, key, args)
-    if type(d) is not Derivative:  # ember.library.register_autograd
-        return d.kernel(op, key, args)
+    if type(d) is not Derivative:
+        if d is _NONDIFF:
+            return op.redispatch(key, args)
+        if d is None or d is _NOT_IMPLEMENTED:
+            return _not_implemented_kernel(op, key, args)
+        return d.kernel(op, key, args)  # ember.library.register_autograd
 
     # edges to the inputs' producers (before an in-place op rebases `self`); an in-place op
     # on a view sends the gradient of the view's old value to the base's old history
@@ -339,7 +388,17 @@ def autograd_kernel(op, key, args):
             _add_edges(args[i] if is_list else (args[i],), edges, metas)
             spans[name] = (start, len(edges))
     else:
-        _add_edges([args[i] for i, _, _ in d.diff_args], edges, metas)
+        for i in d.diff_pos:
+            t = args[i]
+            if isinstance(t, Tensor):
+                fn = t.grad_fn
+                # an op result that is no view: its edge as is (gradient_edge's commonest case)
+                edges.append((fn, t._output_nr) if fn is not None and t._base is None
+                             else gradient_edge(t))
+                metas.append((t._size, t.dtype))
+            else:
+                edges.append(_NO_EDGE)
+                metas.append(_NO_META)
     if view is not None:
         edges[0] = gradient_edge(view._base)
 
@@ -350,33 +409,48 @@ def autograd_kernel(op, key, args):
         if d.clone_saved_self and name == "self":
             v = v.clone()  # the value before the op overwrites it (recorded: double backward)
         if isinstance(v, Tensor):
-            saved[name] = SavedTensor(v)
-        elif name in d.tensor_saved and v is not None:
-            saved[name] = _WrappedNumber(v)
+            # an input never written in place is saved bare (no SavedTensor: its version is
+            # known to be 0), unless saved-tensor hooks must see it
+            storage = v._storage
+            if (storage is None or not storage._version) and not _saved_hooks.default_hooks \
+                    and not v._inference:
+                saved[name] = v
+            else:
+                saved[name] = SavedTensor(v)
+        elif v is not None and name in d.tensor_saved:
+            saved[name] = v  # a number for a Tensor argument: freed by name after backward
         else:
             saved[name] = _save(v)
 
     out = op.redispatch(key, args)
 
-    node = (d.node_cls or d.pick_node_cls(args))()
+    cls = d.node_cls or d.pick_node_cls(args)
+    node = _new_node(cls)  # no __init__: the class defaults of Node stand
+    node._seq = _next_seq()
     node.next_functions = tuple(edges)
     node._deriv = d
     node._in_meta = metas
     node._spans = spans
-    outs = out if isinstance(out, (tuple, list)) else (out,)
-    node._num_outputs = len(outs)
-    diff = d.output_differentiability
-    node._out_meta = None if len(outs) == 1 else [
-        (t._size, t.dtype, t._device) if diff is None or diff[k] else None
-        for k, t in enumerate(outs)]
     node._saved = saved
+    diff = d.output_differentiability
+    if isinstance(out, Tensor) or not isinstance(out, (tuple, list)):
+        outs = (out,)
+        node._num_outputs = 1
+        node._out_meta = None
+    else:
+        outs = out
+        node._num_outputs = len(outs)
+        node._out_meta = None if len(outs) == 1 else [
+            (t._size, t.dtype, t._device) if diff is None or diff[k] else None
+            for k, t in enumerate(outs)]
     if anomaly_mode._enabled:
         anomaly_mode.record_forward_trace(node)
     if view is not None:
         rebase_view_history(view, node)
     else:
         for k, t in enumerate(outs):
-            if (diff is None or diff[k]) and (t.dtype.is_floating_point or t.dtype.is_complex):
+            dtype = t.dtype
+            if (diff is None or diff[k]) and (dtype.is_floating_point or dtype.is_complex):
                 t._rg = True
                 t.grad_fn = node
                 t._output_nr = k
@@ -392,6 +466,12 @@ def autograd_kernel(op, key, args):
         for t in outs:
             t._view_version = version
     return out
+
+
+_NO_EDGE = (None, 0)
+_NO_META = ((), None)
+_new_node = object.__new__
+_next_seq = _graph._seq.__next__
 
 
 def _refuse_complex(d, outs):

@@ -15,8 +15,9 @@ from ._common import _conj, _unsqueeze_dims, _masked
 
 # ---- reductions
 derivative("sum.dim_IntList", {
-    "self": lambda grad, self_shape, dim, keepdim:
-        _unsqueeze_dims(grad, self_shape, dim, keepdim).expand(self_shape)},
+    # sum() (SumBackward0): the 0-dim gradient expands as it is, as PyTorch's formula does
+    "self": lambda grad, self_shape, dim, keepdim: (grad if dim is None else _unsqueeze_dims(
+        grad, self_shape, dim, keepdim)).expand(self_shape)},
     node_name=lambda dim: "SumBackward0" if dim is None else "SumBackward1")
 
 
