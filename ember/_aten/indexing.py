@@ -4,6 +4,8 @@ index_select, gather, scatter_add.
 `indices` is PyTorch's list with one entry per leading dim: an integer or bool tensor, or None
 for a dim taken whole (what `x[:, idx]` becomes). Bool tensors index like their nonzero().
 """
+import warnings
+
 import numpy as np
 
 from .._core import dtype as D
@@ -27,6 +29,8 @@ def _np_index(self, indices):
         a = idx._np
         if idx.dtype is D.bool or idx.dtype is D.uint8:
             if idx.dtype is D.uint8:
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                              "dtype torch.bool instead.", UserWarning, stacklevel=2)
                 a = a.astype(bool)
             for k in range(a.ndim):
                 if a.shape[k] != self._size[len(key) + k]:
@@ -38,6 +42,8 @@ def _np_index(self, indices):
         if idx.dtype.is_floating_point or idx.dtype.is_complex:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         size = self._size[len(key)]
+        if a.size and not size:
+            raise IndexError("index is out of bounds for dimension with size 0")
         if a.size and (a.max() >= size or a.min() < -size):
             bad = a[(a >= size) | (a < -size)].reshape(-1)[0]
             raise IndexError(f"index {bad} is out of bounds for dimension {len(key)} with size "
@@ -94,6 +100,11 @@ def index_meta(self, indices):
 
 def _index_put(target, self, indices, values, accumulate):
     v = values._np if isinstance(values, Tensor) else values
+    if not accumulate and (not isinstance(values, Tensor) or values.numel() == 1):
+        given = [i for i in indices if i is not None]
+        if len(given) == 1 and given[0].dtype is D.uint8:
+            # PyTorch sends one value under one mask to masked_fill_, which takes bool only
+            _mask_dtype(given[0])
     if isinstance(values, Tensor) and values.dtype is not self.dtype:
         # one value under one bool mask is PyTorch's masked_fill_ fast path, which casts
         if accumulate or values.numel() != 1 or \

@@ -562,6 +562,7 @@ def _operators():
 
 METHODS = dict(
     __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
+    __delitem__=_indexing.delitem,
     __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
     __div__=lambda s, o: _div(s, o, None),
