@@ -1,7 +1,8 @@
 """Fixes found by running PyTorch's test/test_indexing.py on ember: the uint8-mask deprecation
 warning, the message for an index into a size-0 dim, float slice bounds (TypeError), a zero
 slice step, `del x[i]` (TypeError), and x[uint8_mask] = scalar (RuntimeError, as PyTorch's
-masked_fill_ route). Each compares ember with torch."""
+masked_fill_ route), shape mismatch named before a dtype mismatch in index_put, index_fill
+with a complex value, take_along_dim's Long-indices check. Each compares ember with torch."""
 import warnings
 
 import pytest
@@ -30,6 +31,14 @@ def _err(fn, lib):
     lambda L: L.ones(3)[4:1:-1],
     lambda L: L.ones(5, 2).__setitem__(L.tensor([1, 0, 1, 0, 0], dtype=L.uint8), 0.0),
     lambda L: L.ones(5, 2).__setitem__(L.tensor([1, 0, 1, 0, 0], dtype=L.uint8), L.ones(1)),
+    lambda L: L.arange(4).__setitem__(L.arange(4) > -1, L.tensor([])),
+    lambda L: L.arange(4).__setitem__(L.arange(4) > -1, L.tensor([1.0, 2.0, 3.0])),
+    lambda L: L.arange(4).__setitem__(L.arange(4) > -1, L.tensor([1.0, 2.0, 3.0, 4.0])),
+    lambda L: L.tensor([[1, 2], [4, 5]]).index_fill_(1, L.tensor([0]), 1 + 1j),
+    lambda L: L.tensor([[1.0, 2], [4, 5]]).index_fill(1, L.tensor([0]), L.tensor(1j)),
+    lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(2, 3, dtype=L.int32), dim=0),
+    lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(2, 3, dtype=L.bool)),
+    lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(3, dtype=L.float32), dim=0),
 ])
 def test_index_errors_as_torch(case):
     assert _err(case, torch) is not None

@@ -98,6 +98,15 @@ def index_meta(self, indices):
     return _meta(fake[key].shape, self.dtype, device=self._device)
 
 
+def _check_put_shape(self, indices, values):
+    got = self._np[_np_index(self, indices)].shape
+    try:
+        np.broadcast_shapes(values._size, got)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values._size)} cannot "
+                           f"be broadcast to indexing result of shape {list(got)}") from None
+
+
 def _index_put(target, self, indices, values, accumulate):
     v = values._np if isinstance(values, Tensor) else values
     if not accumulate and (not isinstance(values, Tensor) or values.numel() == 1):
@@ -110,6 +119,7 @@ def _index_put(target, self, indices, values, accumulate):
         if accumulate or values.numel() != 1 or \
                 sum(i is not None for i in indices) != 1 or \
                 not any(i is not None and i.dtype in (D.bool, D.uint8) for i in indices):
+            _check_put_shape(self, indices, values)   # PyTorch names a shape mismatch first
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "
                                f"got {_scalar_type_name(self.dtype)} for the destination and "
                                f"{_scalar_type_name(values.dtype)} for the source.")
@@ -400,6 +410,10 @@ _copy_and_inplace_kernels("index_add", "index_add_", _index_add)
 
 def _index_fill(target, self, dim, index, value):
     d, key, idx, size = _index_along(self, dim, index, "index_fill_", (D.int64,))
+    if not self.dtype.is_complex and (isinstance(value, complex) or (
+            isinstance(value, Tensor) and value.dtype.is_complex)):
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is "
+                           "not supported")
     if idx.size and (idx.max() >= size or idx.min() < -size):
         bad = idx[(idx >= size) | (idx < -size)][0]
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")

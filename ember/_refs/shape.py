@@ -204,6 +204,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{D.scalar_type_name(indices.dtype)}")
     if dim is None:
         return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
     if input.dim() != indices.dim():
