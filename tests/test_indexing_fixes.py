@@ -39,6 +39,7 @@ def _err(fn, lib):
     lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(2, 3, dtype=L.int32), dim=0),
     lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(2, 3, dtype=L.bool)),
     lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(3, dtype=L.float32), dim=0),
+    lambda L: L.take_along_dim(L.ones(2, 3), L.zeros(2, 3, dtype=L.float32), dim=1),
 ])
 def test_index_errors_as_torch(case):
     assert _err(case, torch) is not None

@@ -204,15 +204,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
-    if indices.dtype is not D.int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{D.scalar_type_name(indices.dtype)}")
     if dim is None:
         return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
     if input.dim() != indices.dim():
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
                            f"and {indices.dim()} dimensions for indices")
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{D.scalar_type_name(indices.dtype)}")
     d = _wrap_dim(dim, input.dim())
     if input.dim():  # a negative index counts from the end, as often as needed (-4 of 3 is 2)
         size = input._size[d]
