@@ -85,3 +85,36 @@ def test_as_strided_forward_ad_of_expanded_input():
     x = ember.randn(5, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(lambda x: x.expand(5, 5).as_strided([5, 5], [0, 1], 0), [x],
                                    check_forward_ad=True)
+
+
+def _transposes(lib):
+    import warnings
+    out = []
+    for shape in [(), (2,), (2, 3), (2, 3, 4)]:
+        a = lib.randn(shape)
+        for op in ("H", "mT", "mH"):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                try:
+                    r = getattr(a, op)
+                    out.append((op, shape, tuple(r.shape), r is a))
+                except Exception as e:
+                    out.append((op, shape, type(e).__name__, str(e)))
+            out.append([str(x.message)[:50] for x in w])
+    return out
+
+
+def test_H_mT_mH_on_0d_1d_3d_as_torch():
+    assert _transposes(ember) == _transposes(torch)
+
+
+def test_resize_as_preserve_format_takes_templates_layout():
+    got = []
+    for lib in (torch, ember):
+        xc = lib.randn(2, 3, 4, 4).contiguous(memory_format=lib.channels_last)
+        f = lib.randn(xc.numel())
+        f.resize_as_(xc, memory_format=lib.preserve_format)
+        g = lib.randn(xc.numel())
+        g.resize_as_(xc)
+        got.append((f.stride(), g.stride()))
+    assert got[0] == got[1]

@@ -14,7 +14,8 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .._core.memory_format import copy_in_format, format_strides, preserve_format
+from .._core.memory_format import copy_in_format, format_strides, preserve_format, \
+    suggest_memory_format
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
@@ -1070,7 +1071,14 @@ impl("resize_", "CPU")(lambda self, size, memory_format=None: _resize(self, size
                                                                       "CPU"))
 impl("resize_", "Meta")(lambda self, size, memory_format=None: _resize(self, size, memory_format,
                                                                        "Meta"))
-impl("resize_as_", "CPU")(lambda self, the_template, memory_format=None: _resize(
-    self, the_template._size, memory_format, "CPU"))
-impl("resize_as_", "Meta")(lambda self, the_template, memory_format=None: _resize(
-    self, the_template._size, memory_format, "Meta"))
+def _resize_as(self, the_template, memory_format, key):
+    """resize_ to the template's size; preserve_format takes the template's suggested layout."""
+    if memory_format is preserve_format:
+        memory_format = suggest_memory_format(the_template)
+    return _resize(self, the_template._size, memory_format, key)
+
+
+impl("resize_as_", "CPU")(lambda self, the_template, memory_format=None: _resize_as(
+    self, the_template, memory_format, "CPU"))
+impl("resize_as_", "Meta")(lambda self, the_template, memory_format=None: _resize_as(
+    self, the_template, memory_format, "Meta"))
