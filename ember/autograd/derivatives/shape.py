@@ -83,10 +83,9 @@ def _as_strided_grad(grad, self, size, stride, storage_offset):
     got = acc.index_select(0, inpos)
     # an input whose elements overlap in memory (an expanded one) shares each storage
     # element's gradient among the positions that read it, as PyTorch's as_strided_backward
-    count = E.zeros((n,), dtype=grad.dtype, device=grad.device).index_add_(
-        0, inpos, E.ones((1,), dtype=grad.dtype, device=grad.device).expand(inpos.shape[0]))
+    count = E.zeros_like(idx).index_add_(0, inpos, E.ones_like(inpos))   # int64, as idx
     if bool((count > 1).any()):
-        got = got / count.index_select(0, inpos)
+        got = got / count.index_select(0, inpos).to(grad.dtype)
     return got.reshape(self.shape)
 
 
