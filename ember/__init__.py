@@ -140,8 +140,8 @@ def typename(obj):
 
 
 def __getattr__(name):
-    # torch.onnx is imported on first use, as in PyTorch (`import ember.onnx` works as well)
-    if name == "onnx":
+    # torch.onnx (and torch._utils here) is imported on first use, as in PyTorch (`import ember.onnx` works as well)
+    if name in ("onnx", "_utils"):
         import importlib
-        return importlib.import_module(".onnx", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

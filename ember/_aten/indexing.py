@@ -4,6 +4,8 @@ index_select, gather, scatter_add.
 `indices` is PyTorch's list with one entry per leading dim: an integer or bool tensor, or None
 for a dim taken whole (what `x[:, idx]` becomes). Bool tensors index like their nonzero().
 """
+import warnings
+
 import numpy as np
 
 from .._core import dtype as D
@@ -27,6 +29,8 @@ def _np_index(self, indices):
         a = idx._np
         if idx.dtype is D.bool or idx.dtype is D.uint8:
             if idx.dtype is D.uint8:
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                              "dtype torch.bool instead.", UserWarning, stacklevel=2)
                 a = a.astype(bool)
             for k in range(a.ndim):
                 if a.shape[k] != self._size[len(key) + k]:
@@ -38,6 +42,8 @@ def _np_index(self, indices):
         if idx.dtype.is_floating_point or idx.dtype.is_complex:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         size = self._size[len(key)]
+        if a.size and not size:
+            raise IndexError("index is out of bounds for dimension with size 0")
         if a.size and (a.max() >= size or a.min() < -size):
             bad = a[(a >= size) | (a < -size)].reshape(-1)[0]
             raise IndexError(f"index {bad} is out of bounds for dimension {len(key)} with size "
@@ -100,13 +106,28 @@ def index_meta(self, indices):
     return _meta(fake[key].shape, self.dtype, device=self._device)
 
 
+def _check_put_shape(self, indices, values):
+    got = self._np[_np_index(self, indices)].shape
+    try:
+        np.broadcast_shapes(values._size, got)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values._size)} cannot "
+                           f"be broadcast to indexing result of shape {list(got)}") from None
+
+
 def _index_put(target, self, indices, values, accumulate):
     v = values._np if isinstance(values, Tensor) else values
+    if not accumulate and (not isinstance(values, Tensor) or values.numel() == 1):
+        given = [i for i in indices if i is not None]
+        if len(given) == 1 and given[0].dtype is D.uint8:
+            # PyTorch sends one value under one mask to masked_fill_, which takes bool only
+            _mask_dtype(given[0])
     if isinstance(values, Tensor) and values.dtype is not self.dtype:
         # one value under one bool mask is PyTorch's masked_fill_ fast path, which casts
         if accumulate or values.numel() != 1 or \
                 sum(i is not None for i in indices) != 1 or \
                 not any(i is not None and i.dtype in (D.bool, D.uint8) for i in indices):
+            _check_put_shape(self, indices, values)   # PyTorch names a shape mismatch first
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "
                                f"got {_scalar_type_name(self.dtype)} for the destination and "
                                f"{_scalar_type_name(values.dtype)} for the source.")
@@ -400,6 +421,10 @@ _copy_and_inplace_kernels("index_add", "index_add_", _index_add)
 
 def _index_fill(target, self, dim, index, value):
     d, key, idx, size = _index_along(self, dim, index, "index_fill_", (D.int64,))
+    if not self.dtype.is_complex and (isinstance(value, complex) or (
+            isinstance(value, Tensor) and value.dtype.is_complex)):
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is "
+                           "not supported")
     if idx.size and (idx.max() >= size or idx.min() < -size):
         bad = idx[(idx >= size) | (idx < -size)][0]
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")

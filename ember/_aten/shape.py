@@ -14,7 +14,8 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .._core.memory_format import copy_in_format, format_strides, preserve_format
+from .._core.memory_format import copy_in_format, format_strides, preserve_format, \
+    suggest_memory_format
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
@@ -231,27 +232,28 @@ def _expand(a, size, implicit=False):
                            f"number of sizes provided ({n}) must be greater or equal to the "
                            f"number of dimensions in the tensor ({a.ndim})")
     lead = n - a.ndim
-    shape, strides = [], []
-    for i, s in enumerate(size):
+    shape, strides = [0] * n, [0] * n
+    # right to left, as PyTorch's inferExpandGeometry: a new leading dim of size 1 gets the
+    # stride that steps over the dims after it (as unsqueeze gives), a broadcast dim stride 0
+    for i in range(n - 1, -1, -1):
+        s = size[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
                                    f"leading, non-existing dimension {i}")
-            shape.append(s)
-            strides.append(0)
+            shape[i] = s
+            strides[i] = shape[i + 1] * strides[i + 1] if s == 1 and i + 1 < n else 0
             continue
         cur = a.shape[i - lead]
         if s == -1:
             s = cur
         if cur == s:
-            strides.append(a.strides[i - lead])
-        elif cur == 1:
-            strides.append(0)
-        else:
+            strides[i] = a.strides[i - lead]
+        elif cur != 1:
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{size}.  Tensor sizes: {list(a.shape)}")
-        shape.append(s)
+        shape[i] = s
     return np.lib.stride_tricks.as_strided(a, shape, strides)
 
 
@@ -319,6 +321,8 @@ def _slice_dim(a, dim, start, end, step=1):
 
 def _narrow(a, dim, start, length):
     if isinstance(start, Tensor):  # PyTorch's narrow.Tensor overload: a 0-d integer tensor
+        if start.dim() != 0 or start.dtype.is_floating_point or start.dtype.is_complex:
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = start.item()
     if a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -391,17 +395,13 @@ def _alias_view(a):
 
 def _view_dtype(a, dtype):
     """Reinterpret the bytes as `dtype`. With a different element size the last dim must be
-    contiguous and is rescaled; the other strides and the offset are rescaled with it."""
+    contiguous and is rescaled; the other strides and the offset are rescaled with it (the
+    caller checks they can be: _check_view_dtype)."""
     new = D.np_dtype(dtype)
     old_it, new_it = a.itemsize, new.itemsize
     if old_it == new_it:
         return a.view(new)
-    what = f"{_type_name(a.dtype)} as {_type_name(new)} (different element sizes)"
-    if a.ndim == 0:
-        raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
     strides = [s // old_it for s in a.strides]
-    if strides[-1] != 1:
-        raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
     shape = list(a.shape)
     if old_it > new_it:
         ratio = old_it // new_it
@@ -409,13 +409,6 @@ def _view_dtype(a, dtype):
         strides = [s * ratio for s in strides[:-1]] + [1]
     else:
         ratio = new_it // old_it
-        if shape[-1] % ratio:
-            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {what}, but "
-                               f"got {shape[-1]}")
-        for i, st in enumerate(strides[:-1]):
-            if st % ratio:
-                raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view "
-                                   f"{what}, but got {st}")
         shape[-1] //= ratio
         strides = [s // ratio for s in strides[:-1]] + [1]
     # one element of the new dtype at a's first byte, then strided over the same memory
@@ -423,8 +416,31 @@ def _view_dtype(a, dtype):
     return _strided(first.view(np.uint8)[:new_it].view(new), shape, strides)
 
 
-def _type_name(np_dtype):
-    return _scalar_type_name(D._from_np[np_dtype])
+def _check_view_dtype(self, dtype):
+    """PyTorch's checks of view(dtype) with a different element size, in its order."""
+    old_it, new_it = self.dtype.itemsize, dtype.itemsize
+    if old_it == new_it:
+        return
+    what = (f"{_scalar_type_name(self.dtype)} as {_scalar_type_name(dtype)} "
+            f"(different element sizes)")
+    if self.dim() == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
+    strides = self.stride()
+    if strides[-1] != 1:
+        raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {strides[-1]}")
+    if old_it > new_it:
+        return
+    ratio = new_it // old_it
+    if self._size[-1] % ratio:
+        raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {what}, but "
+                           f"got {self._size[-1]}")
+    if self.storage_offset() % ratio:
+        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view "
+                           f"{what}, but got {self.storage_offset()}")
+    for i, st in enumerate(strides[:-1]):
+        if st % ratio:
+            raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view "
+                               f"{what}, but got {st}")
 
 
 def _t(a):
@@ -473,21 +489,7 @@ view_op("unfold", _unfold)
 view_op("split_with_sizes", _split_with_sizes)
 view_op("unbind.int", _unbind)
 view_op("alias", _alias_view)
-def _check_view_dtype_offset(self, dtype):
-    """view(dtype) to a wider dtype: the storage offset must count whole new elements (the
-    checks _view_dtype makes on the array come first, as in PyTorch)."""
-    old_it, new_it = self.dtype.itemsize, dtype.itemsize
-    if new_it <= old_it or not self.dim() or self.stride(-1) != 1 or \
-            self._size[-1] % (new_it // old_it):
-        return
-    ratio = new_it // old_it
-    if self.storage_offset() % ratio:
-        raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view "
-                           f"{_type_name(self.dtype._np)} as {_type_name(D.np_dtype(dtype))} "
-                           f"(different element sizes), but got {self.storage_offset()}")
-
-
-view_op("view.dtype", _view_dtype, check=_check_view_dtype_offset, tracked=False)
+view_op("view.dtype", _view_dtype, _check_view_dtype, tracked=False)
 
 
 def _view_as_real(a):
@@ -523,7 +525,9 @@ def _check_view_as_complex(self):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "
                            f"{_scalar_type_name(self.dtype)}")
-    if self.dim() == 0 or self._size[-1] != 2:
+    if self.dim() == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if self._size[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     # checked for empty tensors too, as PyTorch does (from_numpy of an empty array has
     # strides 0)
@@ -1111,7 +1115,14 @@ impl("resize_", "CPU")(lambda self, size, memory_format=None: _resize(self, size
                                                                       "CPU"))
 impl("resize_", "Meta")(lambda self, size, memory_format=None: _resize(self, size, memory_format,
                                                                        "Meta"))
-impl("resize_as_", "CPU")(lambda self, the_template, memory_format=None: _resize(
-    self, the_template._size, memory_format, "CPU"))
-impl("resize_as_", "Meta")(lambda self, the_template, memory_format=None: _resize(
-    self, the_template._size, memory_format, "Meta"))
+def _resize_as(self, the_template, memory_format, key):
+    """resize_ to the template's size; preserve_format takes the template's suggested layout."""
+    if memory_format is preserve_format:
+        memory_format = suggest_memory_format(the_template)
+    return _resize(self, the_template._size, memory_format, key)
+
+
+impl("resize_as_", "CPU")(lambda self, the_template, memory_format=None: _resize_as(
+    self, the_template, memory_format, "CPU"))
+impl("resize_as_", "Meta")(lambda self, the_template, memory_format=None: _resize_as(
+    self, the_template, memory_format, "Meta"))

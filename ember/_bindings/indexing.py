@@ -5,6 +5,7 @@ become `slice` (a view), None becomes `unsqueeze`, Ellipsis skips the dims nobod
 Tensors, lists and bool masks are *advanced* indices: they are collected, one per dim, and
 applied last by the `index` op (a copy) -- or by `index_put_` when assigning.
 """
+import operator
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -76,18 +77,6 @@ def _specified_dims(key):
 _INT64_MAX = 9223372036854775807
 
 
-def _slice_bound(v):
-    """A slice's start, stop or step as an int: None, or anything with `__index__` (a 0-d
-    integer tensor too), as Python's own slicing requires."""
-    if v is None or type(v) is int or isinstance(v, Tensor):
-        return v if v is None or type(v) is int else operator.index(v)
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise TypeError("slice indices must be integers or None or have an __index__ "
-                        "method") from None
-
-
 def _whole(k, size):
     """Whether slice `k` (step 1) keeps a dim of `size` whole."""
     start, stop = k.start, k.stop
@@ -126,18 +115,19 @@ def apply_slicing(self, key):
         elif isinstance(k, (int, np.integer)):
             result = _select_index(result, dim, int(k), here)
         elif isinstance(k, slice):
-            k = slice(*map(_slice_bound, (k.start, k.stop, k.step)))
-            step = 1 if k.step is None else k.step
-            if step <= 0:
+            step = 1 if k.step is None else _slice_index(k.step)
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
                 raise ValueError("step must be greater than zero")
             if step == 1 and skip_whole and _whole(k, result._size[dim]) and \
                     not tracing_slices[0]:
                 dim += 1     # the whole dim: no slice op, as PyTorch's indexing skips it
                 continue     # (except while jit.trace records, as PyTorch's does)
             # the bounds as PyTorch's indexing passes them: 0 and INT64_MAX for the open ends
-            start = 0 if k.start is None else k.start
-            result = _slice(result, dim, start, _INT64_MAX if k.stop is None else k.stop,
-                            step)
+            start = 0 if k.start is None else _slice_index(k.start)
+            result = _slice(result, dim, start,
+                            _INT64_MAX if k.stop is None else _slice_index(k.stop), step)
             dim += 1
         else:
             if not isinstance(k, _SEQUENCES):
@@ -195,6 +185,18 @@ def _select_index(t, dim, k, src_dim=0):
     return _select(t, dim, k)
 
 
+def _slice_index(x):
+    """A slice bound as PyTorch reads it: an int or anything with __index__ (a float is a
+    TypeError, not truncated)."""
+    try:
+        return operator.index(x)
+    except TypeError:
+        if isinstance(x, Tensor):
+            raise   # the tensor's own message
+        raise TypeError("slice indices must be integers or None or have an __index__ "
+                        "method") from None
+
+
 def _opt_int(x):
     return None if x is None else int(x)
 
@@ -228,6 +230,10 @@ def setitem(self, key, value):
         from .factories import scalar_tensor
         value = scalar_tensor(value, dtype=self.dtype, device=self.device)
     _index_put_(result, indices, value, False)
+
+
+def delitem(self, key):
+    raise TypeError("Tensor does not support deleting items")
 
 
 def _strip_leading_ones(value):

@@ -292,17 +292,48 @@ def _invert(self):
 
 def _mT(self, name="mT"):
     if type(self) not in _FAST and _overridden(self):
-        return _handle(Tensor.mT.__get__, (self,))
+        return _handle(getattr(Tensor, name).__get__, (self,))
+    if self.dim() == 0:   # deprecated: the tensor itself
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. " + (
+            "This function is the identity in these cases." if name == "mT" else
+            "Consider using x.conj()."), UserWarning, stacklevel=_user_stacklevel())
+        return self
     if self.dim() < 2:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
                            f"Got {self.dim()}-D tensor.")
     return _transpose(self, -2, -1)
 
 
+def _mH(self):
+    return _conj(_mT(self, "mH"))
+
+
+def _H(self):
+    if type(self) not in _FAST and _overridden(self):
+        return _handle(Tensor.H.__get__, (self,))
+    n = self.dim()
+    if n == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=_user_stacklevel())
+        return _conj(self)
+    if n != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D "
+                           f"tensor." + (" For batches of matrices, consider using tensor.mH"
+                                         if n > 2 else ""))
+    return _conj(_transpose(self, 0, 1))
+
+
+_T_WARNED = []
+
+
 def _T(self):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.T.__get__, (self,))
-    if self.dim() not in (0, 2):
+    if self.dim() == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                      "these cases.", UserWarning, stacklevel=_user_stacklevel())
+    elif self.dim() != 2 and not _T_WARNED:   # PyTorch warns once per process
+        _T_WARNED.append(True)
         warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
                       "shape is deprecated and it will throw an error in a future release. "
                       "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
@@ -566,6 +597,7 @@ def _operators():
 
 METHODS = dict(
     __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
+    __delitem__=_indexing.delitem,
     __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
     __div__=lambda s, o: _div(s, o, None),
@@ -612,8 +644,7 @@ METHODS = dict(
 for _checked in (_to, _contiguous, _sum_to_size, _mT, _T, _view_as, _reshape_as, _expand_as):
     _checked.__ember_torch_function__ = True
 PROPERTIES = dict(
-    mT=property(_mT), T=property(_T), H=property(lambda s: _conj(_T(s))),
-    mH=property(lambda s: _conj(_mT(s, "mH"))),
+    mT=property(_mT), T=property(_T), H=property(_H), mH=property(_mH),
     volatile=property(_volatile_get, _volatile_set),
     real=property(real, lambda self, value: real(self).copy_(value)),
     imag=property(imag, lambda self, value: imag(self).copy_(value)),

@@ -355,7 +355,7 @@ class Tensor:
         return TypedStorage(self._storage_(), self.dtype)
 
     def data_ptr(self):
-        if self._np is None:
+        if self._np is None or self._np.size == 0:  # PyTorch: no data for zero elements
             return 0
         return self._np.__array_interface__["data"][0]
 

@@ -269,6 +269,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
                            f"and {indices.dim()} dimensions for indices")
+    if indices.dtype is not D.int64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{D.scalar_type_name(indices.dtype)}")
     d = _wrap_dim(dim, input.dim())
     if input.dim():  # a negative index counts from the end, as often as needed (-4 of 3 is 2)
         size = input._size[d]

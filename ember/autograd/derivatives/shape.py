@@ -85,9 +85,16 @@ def _as_strided_grad(grad, self, size, stride, storage_offset):
     idx = E.arange(n, device=grad.device)
     pos = idx.as_strided(size, stride, storage_offset).reshape(-1)
     acc = ops.aten.index_put(flat, [pos], grad.reshape(-1), True)
-    inpos = idx.as_strided(self.shape, self.stride(), base)
-    return acc.index_select(0, inpos.reshape(-1)).reshape(self.shape) if self.numel() else \
-        E.zeros_like(self)
+    if not self.numel():
+        return E.zeros_like(self)
+    inpos = idx.as_strided(self.shape, self.stride(), base).reshape(-1)
+    got = acc.index_select(0, inpos)
+    # an input whose elements overlap in memory (an expanded one) shares each storage
+    # element's gradient among the positions that read it, as PyTorch's as_strided_backward
+    count = E.zeros_like(idx).index_add_(0, inpos, E.ones_like(inpos))   # int64, as idx
+    if bool((count > 1).any()):
+        got = got / count.index_select(0, inpos).to(grad.dtype)
+    return got.reshape(self.shape)
 
 
 derivative("as_strided", {"self": _as_strided_grad})
