@@ -9,7 +9,6 @@ import operator
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
-import operator
 
 import numpy as np
 

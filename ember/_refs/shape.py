@@ -16,7 +16,6 @@ from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
 from .._bindings.codegen import _missing_size
 from .._bindings.out import _finish
-from .._aten.elementwise import _scalar_type_name
 from .._bindings.factories import tensor, zeros, arange
 from .._bindings.codegen import numpy_names
 
@@ -260,9 +259,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
-    if indices.dtype is not D.int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_scalar_type_name(indices.dtype)}")
     if dim is None:
         return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
     if input.dim() != indices.dim():
