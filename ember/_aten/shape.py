@@ -347,6 +347,8 @@ def _unfold(a, dimension, size, step):
     n = a.ndim
     d = _wrap_dim(dimension, n)
     length = a.shape[d] if n else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
                            f"{size}")
@@ -800,6 +802,8 @@ def _dims_list(dims, ndim, name):
 def flip(self, dims):
     a = self._np
     axes = _dims_list(dims, a.ndim, "flip")
+    if not a.ndim:  # a 0-d tensor takes dim 0 (or -1) and is its own flip
+        axes = []
     # the copy keeps a dense input's layout (preserve_format); a flipped view has negative
     # strides, so the layout is chosen on the input, not on the view
     out = empty_strided(a.shape, preserve_strides(a.shape, self.stride()), a.dtype)
@@ -950,7 +954,9 @@ _scatter_into(_diagonal, "diagonal_scatter")
 def _unfold_backward_shape(grad_in, input_sizes, dim, size, step):
     """The output's sizes and the wrapped dim; a 0-d input counts as one element along dim 0."""
     if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
+        raise ValueError(f"step is {step} but must be > 0")  # PyTorch's TORCH_CHECK_VALUE
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     sizes = tuple(int(s) for s in input_sizes)
     d = _wrap_dim(dim, len(sizes))
     frames = grad_in._size[d] if len(grad_in._size) == len(sizes) + 1 else -1

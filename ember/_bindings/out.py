@@ -111,6 +111,8 @@ _OUT_DTYPE_RULES = {
     **dict.fromkeys(["amax", "amin"], _as_input),
     **dict.fromkeys(["argmax", "argmin"], _long_indices),
     "nansum": _nansum,
+    "nonzero": lambda name, out, result, inputs: out is D.int64 or (
+        f"nonzero: Expected out tensor to have scalar type Long but got scalar type{_type(out)}"),
     "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
         f"nan_to_num: dtype of out: {_type(out)} should be same as input: "
         f"{_type(inputs[0].dtype)}"),

@@ -62,8 +62,10 @@ def _index_fill_(self, dim, index, value):
 
 def nonzero(input, *, out=None, as_tuple=False):
     if as_tuple:
+        if out is not None:
+            raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
         return tuple(_op("nonzero.as_tuple")(input))
-    return _finish(_op("nonzero")(input), False, out)
+    return _finish(_op("nonzero")(input), False, out, "nonzero", (input,))
 
 
 def where(condition, input=None, other=None, *, out=None):

@@ -45,6 +45,7 @@ TEST_WITH_SLOW = os.environ.get("PYTORCH_TEST_WITH_SLOW", "0") == "1"
 TEST_SKIP_FAST = os.environ.get("PYTORCH_TEST_SKIP_FAST", "0") == "1"
 TEST_CUDA = TEST_MULTIGPU = TEST_CUDNN = TEST_MPS = TEST_XPU = TEST_HPU = False
 TEST_PRIVATEUSE1 = TEST_CUDA_GRAPH = TEST_MKL = TEST_MKLDNN = False
+TEST_PRIVATEUSE1_DEVICE_TYPE = "privateuseone"   # no PrivateUse1 backend is registered
 TEST_NUMPY = True
 TEST_LAPACK = True
 TEST_SCIPY = True
