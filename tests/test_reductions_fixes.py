@@ -1,6 +1,7 @@
 """Fixes found by running PyTorch's test_reductions.py on ember, checked against PyTorch: the
 complex logcumsumexp scan (starts from -inf + 0j, keeps the larger term's phase unwrapped, and
-PyTorch's rules for infinite and NaN parts)."""
+PyTorch's rules for infinite and NaN parts); out= of sum/prod/cumsum/cumprod refusing a dtype=
+other than out's; the dtype checks of (values, indices) out= pairs; torch._C._is_alias_of."""
 import numpy as np
 import pytest
 
@@ -35,3 +36,45 @@ def test_complex_logcumsumexp_along_each_dim(dim):
     np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-12)
     assert ember.logcumsumexp(ember.tensor(1 + 2j), 0).item() == \
         torch.logcumsumexp(torch.tensor(1 + 2j), 0).item()
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 - the class and message are what is compared
+        return type(e).__name__, str(e)
+    return "ok", [x.tolist() for x in r] if isinstance(r, tuple) else r.tolist()
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int32"])
+def test_out_and_a_different_dtype_raise(op, dtype):
+    def fn(lib):
+        x = lib.ones(3, 4, dtype=lib.float64)
+        out = lib.zeros(4 if op in ("sum", "prod") else (3, 4), dtype=lib.float64)
+        return getattr(lib, op)(x, 0, dtype=getattr(lib, dtype), out=out)
+    assert _outcome(lambda: fn(ember)) == _outcome(lambda: fn(torch))
+
+
+@pytest.mark.parametrize("op", ["mode", "kthvalue", "sort", "topk", "max", "min", "cummax",
+                                "cummin"])
+@pytest.mark.parametrize("values,indices", [("float64", "int64"), ("float32", "int32"),
+                                            ("float32", "int64")])
+def test_values_indices_out_dtypes(op, values, indices):
+    args = {"kthvalue": (1,), "topk": (2,), "sort": ()}.get(op, (0,))
+
+    def fn(lib):
+        x = lib.tensor([3.0, 1.0, 3.0, 2.0])
+        out = (lib.empty(0, dtype=getattr(lib, values)), lib.empty(0, dtype=getattr(lib, indices)))
+        getattr(lib, op)(x, *args, out=out)
+        return out
+    assert _outcome(lambda: fn(ember)) == _outcome(lambda: fn(torch))
+
+
+def test_is_alias_of():
+    for lib in (ember, torch):
+        a, out = lib.ones(3, 4), lib.empty(4)
+        r = lib.mean(a, 0, out=out)
+        assert lib._C._is_alias_of(out, r)
+        assert lib._C._is_alias_of(a, a[1]) and lib._C._is_alias_of(a.view(-1), a.t())
+        assert not lib._C._is_alias_of(a, a.clone())

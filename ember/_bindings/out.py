@@ -140,6 +140,48 @@ _OUT_DTYPE_RULES = {
 DTYPE_FROM_OUT = frozenset(["sum", "prod", "cumsum", "cumprod"])
 
 
+def dtype_from_out(dtype, out):
+    """The dtype a DTYPE_FROM_OUT op computes in: dtype=, else out's; both given must agree."""
+    if out is None:
+        return dtype
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_c_name(dtype)}, but got "
+                           f"{_c_name(out.dtype)} instead")
+    return out.dtype
+
+
+def _values_indices_rule(values_msg, indices_msg):
+    """The check of a (values, indices) out= pair: values of the input's dtype, int64 indices."""
+    def check(name, out, input):
+        for o, want, msg in ((out[0], input.dtype, values_msg), (out[1], D.int64, indices_msg)):
+            if o.dtype is not want:
+                raise RuntimeError(msg(want, o.dtype))
+    return check
+
+
+_structured = _values_indices_rule(
+    lambda want, got: f"Expected out tensor to have dtype {_c_name(want)}, but got "
+                      f"{_c_name(got)} instead",
+    lambda want, got: f"Expected out tensor to have dtype {_c_name(want)}, but got "
+                      f"{_c_name(got)} instead")
+# PyTorch's per-op checks of the dtypes of a (values, indices) out= pair
+_OUT_TUPLE_RULES = {
+    **dict.fromkeys(["max", "min", "sort", "topk"], _structured),
+    "mode": _values_indices_rule(
+        lambda want, got: f"expected scalar type '{_type(want)}' but got '{_type(got)}' for "
+                          "values output",
+        lambda want, got: f"expected scalar type '{_type(want)}' but got '{_type(got)}' for "
+                          "indices output"),
+    "kthvalue": _values_indices_rule(
+        lambda want, got: "output values must be of same type as input",
+        lambda want, got: "output indices must be of scalar type Long"),
+    "cummax": _values_indices_rule(
+        lambda want, got: f"expected scalar_type {_type(want)} but found {_type(got)}",
+        lambda want, got: f"expected scalar_type {_type(want)} but found {_type(got)}"),
+}
+_OUT_TUPLE_RULES["cummin"] = _OUT_TUPLE_RULES["cummax"]
+
+
 def _check_out_dtype(name, out_dtype, result_dtype, inputs):
     verdict = _OUT_DTYPE_RULES[name](name, out_dtype, result_dtype, inputs)
     if isinstance(verdict, Exception):
@@ -199,5 +241,7 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
     if out is not None:
         if inputs is not None:
             check_out_overlap(name, out, inputs)
+            if name in _OUT_TUPLE_RULES:
+                _OUT_TUPLE_RULES[name](name, out, inputs[0])
         result = tuple(_copy_out(o, r) for o, r in zip(out, result))
     return _return_type(name, fields)(*result)

@@ -15,7 +15,7 @@ from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .codegen import numpy_names, out_needs_dim
-from .out import _finish, _finish_tuple, _return_type
+from .out import _finish, _finish_tuple, _return_type, dtype_from_out
 from .generated import maximum, minimum, atan2, view_as_real
 
 _remainder = _op("remainder.Tensor")
@@ -112,8 +112,7 @@ def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
     if dim is _FULL and out is not None:
         out_needs_dim("prod", dtype, keepdim)
     dim = None if dim is _FULL else _int_dim("prod", dim)
-    if out is not None and dtype is None:
-        dtype = out.dtype   # Note [The dtype of out=]
+    dtype = dtype_from_out(dtype, out)   # Note [The dtype of out=]
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
 
 
