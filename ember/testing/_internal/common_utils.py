@@ -581,7 +581,10 @@ class TestCase(_BaseTestCase):
                            **kwargs):
         """torch_fn on a tensor against np_fn on the same values as an array."""
         if isinstance(tensor_like, ember.Tensor):
-            a = tensor_like.detach().cpu().numpy()
+            t_cpu = tensor_like.detach().cpu()
+            if t_cpu.dtype is ember.bfloat16:  # NumPy has no bfloat16: compare in float32
+                t_cpu = t_cpu.float()
+            a = t_cpu.numpy()
             t = tensor_like
         else:
             a = np.array(tensor_like, dtype=torch_to_numpy_dtype_dict[dtype])
@@ -594,7 +597,7 @@ class TestCase(_BaseTestCase):
                                          else np_result)
             if t.dtype is ember.bfloat16 and torch_result.dtype is ember.bfloat16 and \
                     np_result.dtype is ember.float32:
-                np_result = np_result.to(ember.bfloat16)
+                torch_result = torch_result.to(ember.float32)
         self.assertEqual(np_result, torch_result, **kwargs)
 
 
