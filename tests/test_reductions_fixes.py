@@ -78,3 +78,28 @@ def test_is_alias_of():
         assert lib._C._is_alias_of(out, r)
         assert lib._C._is_alias_of(a, a[1]) and lib._C._is_alias_of(a.view(-1), a.t())
         assert not lib._C._is_alias_of(a, a.clone())
+
+
+@pytest.mark.parametrize("sorter", [[0.0, 1.0, 2.0], [0, 1, 3], [-1, 1, 2], [1, 2, 0]])
+def test_searchsorted_sorter_checks(sorter):
+    def fn(lib):
+        return lib.searchsorted(lib.tensor([3, 1, 2]), lib.tensor([2.5]), sorter=lib.tensor(sorter))
+    assert _outcome(lambda: fn(ember)) == _outcome(lambda: fn(torch))
+
+
+def test_searchsorted_warns_about_non_contiguous_arguments():
+    import warnings
+    messages = []
+    for lib in (ember, torch):
+        v = lib.tensor([[[1, 3, 5], [2, 4, 6]], [[1, 2, 3], [4, 5, 6]]]).permute(2, 1, 0)
+        saved = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                r = lib.searchsorted(v.to(lib.float64), v.to(lib.int32))
+        finally:
+            lib.set_warn_always(saved)
+        messages.append(([str(x.message).split(" (Triggered")[0] for x in w], r.tolist()))
+    assert messages[0] == messages[1]
+    assert len(messages[0][0]) == 2
