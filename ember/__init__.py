@@ -144,4 +144,6 @@ def __getattr__(name):
     if name in ("onnx", "_utils"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
+    if name == "Storage":  # the legacy storage class of the default dtype (torch.FloatStorage)
+        return _legacy_storages[get_default_dtype()]
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

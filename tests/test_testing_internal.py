@@ -17,7 +17,8 @@ from LIB.testing import make_tensor
 from LIB.testing._internal.common_utils import (
     TestCase, parametrize, subtest, instantiate_parametrized_tests, run_tests, slowTest,
     skipIfTorchDynamo, suppress_warnings, set_default_dtype, freeze_rng_state, gradcheck,
-    numpy_to_torch_dtype_dict, TemporaryFileName, noncontiguous_like)
+    numpy_to_torch_dtype_dict, TemporaryFileName, noncontiguous_like,
+    TEST_PRIVATEUSE1_DEVICE_TYPE)
 from LIB.testing._internal.common_device_type import (
     instantiate_device_type_tests, dtypes, dtypesIfCPU, onlyCPU, onlyCUDA, skipMeta,
     onlyNativeDeviceTypes, precisionOverride, toleranceOverride, tol, skipCPUIf,
@@ -74,6 +75,13 @@ class TestHarness(TestCase):
     def test_not_equal(self):
         self.assertNotEqual(torch.ones(2), torch.zeros(2))
         self.assertNotEqual(1, 2)
+
+    def test_compare_with_numpy_bfloat16(self):
+        x = torch.tensor([[1.5, -4.0625], [2.0, 3.0]], dtype=torch.bfloat16)
+        self.compare_with_numpy(torch.amin, np.amin, x)          # NumPy gives a scalar
+        self.compare_with_numpy(lambda t: t.amax(0), lambda a: a.max(0), x)  # an array
+        self.compare_with_numpy(lambda t: t.flip(1), lambda a: np.flip(a, 1), x)
+        self.assertEqual(TEST_PRIVATEUSE1_DEVICE_TYPE, "privateuseone")
 
     def test_strings_and_types(self):
         self.assertEqual("abc", "abc")

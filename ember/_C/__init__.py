@@ -11,3 +11,9 @@ from ..overrides import (  # noqa: F401
     has_torch_function as _has_torch_function,
     has_torch_function_unary as _has_torch_function_unary,
     has_torch_function_variadic as _has_torch_function_variadic)
+
+
+def _is_alias_of(self, other):
+    """torch._C._is_alias_of: whether two tensors share one storage (the same memory)."""
+    a, b = self._storage_(), other._storage_()
+    return a is b or (a.nbytes() > 0 and a.data_ptr() == b.data_ptr())

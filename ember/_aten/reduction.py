@@ -712,12 +712,28 @@ def logcumsumexp(self, dim):
 
 
 def _complex_logcumsumexp(a, d):
-    """The running log-add-exp of complex numbers, one step along d at a time."""
-    from .elementwise import complex_logaddexp
-    out = np.moveaxis(a.copy(), d, 0) if a.ndim else a.copy()
-    for i in range(1, out.shape[0] if a.ndim else 0):
-        out[i] = complex_logaddexp(out[i - 1], out[i])
-    return np.moveaxis(out, 0, d) if a.ndim else out
+    """The running log-add-exp of complex numbers, one step along d at a time, from -inf + 0j
+    (PyTorch's scan starts there too, so a leading -inf + bj reads -inf + 0j)."""
+    out = np.moveaxis(a.copy(), d, 0) if a.ndim else a.reshape(1)
+    acc = np.full(out.shape[1:], complex(-np.inf, 0.0))
+    for i in range(out.shape[0]):
+        acc = out[i] = _complex_log_add_exp(out[i], acc)
+    return np.moveaxis(out, 0, d) if a.ndim else out.reshape(())
+
+
+def _complex_log_add_exp(x, y):
+    """log(exp(x) + exp(y)) as PyTorch's complex scan step takes it: log1p(exp(min - max)) + max
+    with min/max by real part (the phase of the larger term is kept exactly, not wrapped); a NaN
+    anywhere gives nan + nanj; two -inf real parts give the smaller term, two +inf real parts
+    log(exp(x) + exp(y))."""
+    with np.errstate(all="ignore"):
+        x_smaller = x.real < y.real
+        lo, hi = np.where(x_smaller, x, y), np.where(x_smaller, y, x)
+        r = np.log1p(np.exp(lo - hi)) + hi
+        both_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
+        r = np.where(both_inf, np.where(lo.real < 0, lo, np.log(np.exp(lo) + np.exp(hi))), r)
+        nan = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(y.real) | np.isnan(y.imag)
+        return np.where(nan, complex(np.nan, np.nan), r)
 
 
 @impl("logcumsumexp", "Meta")

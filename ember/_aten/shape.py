@@ -351,6 +351,8 @@ def _unfold(a, dimension, size, step):
     n = a.ndim
     d = _wrap_dim(dimension, n)
     length = a.shape[d] if n else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
                            f"{size}")
@@ -1012,7 +1014,9 @@ _scatter_into(_diagonal, "diagonal_scatter")
 def _unfold_backward_shape(grad_in, input_sizes, dim, size, step):
     """The output's sizes and the wrapped dim; a 0-d input counts as one element along dim 0."""
     if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
+        raise ValueError(f"step is {step} but must be > 0")  # PyTorch's TORCH_CHECK_VALUE
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     sizes = tuple(int(s) for s in input_sizes)
     d = _wrap_dim(dim, len(sizes))
     frames = grad_in._size[d] if len(grad_in._size) == len(sizes) + 1 else -1

@@ -11,8 +11,9 @@ import numpy as np
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.tensor import _wrap, _meta, _wrap_dim
-from .elementwise import not_implemented
+from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._core.flags import warn_once
+from .elementwise import not_implemented, _scalar_type_name
 from .reduction import _sortable, reduced_shape
 
 
@@ -243,6 +244,9 @@ def _searchsorted_args(sorted_sequence, self, right, side, sorter):
         raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, "
                            f"but got boundary tensor {list(sorted_sequence._size)}and got "
                            f"sorter tensor {list(sorter._size)}")
+    if sorter is not None and sorter.dtype is not D.int64:
+        raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got "
+                           f"dtype {_scalar_type_name(sorter.dtype)}")
     return right
 
 
@@ -264,11 +268,24 @@ def _search(boundaries, values, right):
     return lo
 
 
+def _warn_non_contiguous(sorted_sequence, self, sorter):
+    """PyTorch's once-per-process notes that a non-contiguous argument is copied first."""
+    for t, what in ((self, "input value"), (sorted_sequence, "boundary"), (sorter, "sorter")):
+        if isinstance(t, Tensor) and not t.is_contiguous():
+            warn_once(f"torch.searchsorted(): {what} tensor is non-contiguous, this will lower "
+                      "the performance due to extra data copy when converting non-contiguous "
+                      f"tensor to contiguous, please use contiguous {what} tensor if possible. "
+                      "This message will only appear once per program.")
+
+
 @impl("searchsorted.Tensor", "CPU")
 def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None, sorter=None):
     right = _searchsorted_args(sorted_sequence, self, right, side, sorter)
+    _warn_non_contiguous(sorted_sequence, self, sorter)
     boundaries = sorted_sequence._np
     if sorter is not None:
+        if sorter._np.size and (sorter._np.min() < 0 or sorter._np.max() >= sorter._size[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
         boundaries = np.take_along_axis(boundaries, sorter._np, -1)
     values = self._np if hasattr(self, "_np") else np.asarray(self)
     dt = D.result_type_of((sorted_sequence, self))

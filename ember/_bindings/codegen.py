@@ -43,6 +43,7 @@ from .._core import torch_function as _tf
 from .._core.tensor import Tensor
 from . import deprecated as _deprecated
 from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _return_type
+from .out import dtype_from_out as _dtype_from_out
 
 _INT_LIST = ("int[]", "SymInt[]")
 
@@ -336,8 +337,7 @@ class _Binding:
                 lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
         elif self.has_out:
             if self.name in DTYPE_FROM_OUT:
-                lines += ["    if out is not None and dtype is None:",
-                          "        dtype = out.dtype"]
+                lines += ["    dtype = _dtype_from_out(dtype, out)"]
             lines += ["    if out is None:", f"        return {call}",
                       "    with _OutVariant():", f"        result = {call}",
                       f"    return _finish(result, False, out, {self.name!r}, {inputs})"]
@@ -418,7 +418,7 @@ def _compile_all(bindings):
     all of them (a few hundred separate calls cost a noticeable part of `import ember`). Each
     function is defined under a unique name bound to its own op, then given its real name."""
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
-           "_OutVariant": _OutVariant,
+           "_OutVariant": _OutVariant, "_dtype_from_out": _dtype_from_out,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
            "_wrong_type": _wrong_type, "_missing_size": _missing_size, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,

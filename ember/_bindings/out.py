@@ -111,6 +111,8 @@ _OUT_DTYPE_RULES = {
     **dict.fromkeys(["amax", "amin"], _as_input),
     **dict.fromkeys(["argmax", "argmin"], _long_indices),
     "nansum": _nansum,
+    "nonzero": lambda name, out, result, inputs: out is D.int64 or (
+        f"nonzero: Expected out tensor to have scalar type Long but got scalar type{_type(out)}"),
     "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
         f"nan_to_num: dtype of out: {_type(out)} should be same as input: "
         f"{_type(inputs[0].dtype)}"),
@@ -141,6 +143,16 @@ _OUT_DTYPE_RULES = {
 
 # the ops whose dtype= defaults to out's dtype when out= is given
 DTYPE_FROM_OUT = frozenset(["sum", "prod", "cumsum", "cumprod"])
+
+
+def dtype_from_out(dtype, out):
+    """The dtype a DTYPE_FROM_OUT op computes in: dtype=, else out's; both given must agree."""
+    if out is None:
+        return dtype
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_c_name(dtype)}, but got "
+                           f"{_c_name(out.dtype)} instead")
+    return out.dtype
 
 
 def _check_out_dtype(name, out_dtype, result_dtype, inputs):

@@ -15,7 +15,7 @@ from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .codegen import numpy_names, out_needs_dim
-from .out import _finish, _finish_tuple, _return_type, _type as _scalar_type_name
+from .out import _finish, _finish_tuple, dtype_from_out
 from .generated import maximum, minimum, atan2, view_as_real
 
 _remainder = _op("remainder.Tensor")
@@ -62,11 +62,10 @@ def _index_fill_(self, dim, index, value):
 
 def nonzero(input, *, out=None, as_tuple=False):
     if as_tuple:
+        if out is not None:
+            raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
         return tuple(_op("nonzero.as_tuple")(input))
-    if out is not None and out.dtype is not D.int64:  # (sic: PyTorch's message has no space)
-        raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got "
-                           f"scalar type{_scalar_type_name(out.dtype)}")
-    return _finish(_op("nonzero")(input), False, out)
+    return _finish(_op("nonzero")(input), False, out, "nonzero", (input,))
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -113,8 +112,7 @@ def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
     if dim is _FULL and out is not None:
         out_needs_dim("prod", dtype, keepdim)
     dim = None if dim is _FULL else _int_dim("prod", dim)
-    if out is not None and dtype is None:
-        dtype = out.dtype   # Note [The dtype of out=]
+    dtype = dtype_from_out(dtype, out)   # Note [The dtype of out=]
     return _finish(_prod(input, dim, keepdim, dtype), False, out)
 
 

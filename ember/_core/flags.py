@@ -16,3 +16,15 @@ def is_warn_always_enabled():
 def set_flush_denormal(mode):
     """Returns whether flushing denormals is supported: NumPy kernels keep IEEE behaviour."""
     return False
+
+
+_warned_once = set()
+
+
+def warn_once(message, category=UserWarning, stacklevel=3):
+    """PyTorch's TORCH_WARN_ONCE: `message` is shown the first time in the process, or every time
+    while `set_warn_always(True)` is on."""
+    if _warn_always or message not in _warned_once:
+        _warned_once.add(message)
+        import warnings
+        warnings.warn(message, category, stacklevel=stacklevel)

@@ -45,6 +45,7 @@ TEST_WITH_SLOW = os.environ.get("PYTORCH_TEST_WITH_SLOW", "0") == "1"
 TEST_SKIP_FAST = os.environ.get("PYTORCH_TEST_SKIP_FAST", "0") == "1"
 TEST_CUDA = TEST_MULTIGPU = TEST_CUDNN = TEST_MPS = TEST_XPU = TEST_HPU = False
 TEST_PRIVATEUSE1 = TEST_CUDA_GRAPH = TEST_MKL = TEST_MKLDNN = False
+TEST_PRIVATEUSE1_DEVICE_TYPE = "privateuseone"   # no PrivateUse1 backend is registered
 TEST_NUMPY = True
 TEST_LAPACK = True
 TEST_SCIPY = True
@@ -580,7 +581,10 @@ class TestCase(_BaseTestCase):
                            **kwargs):
         """torch_fn on a tensor against np_fn on the same values as an array."""
         if isinstance(tensor_like, ember.Tensor):
-            a = tensor_like.detach().cpu().numpy()
+            t_cpu = tensor_like.detach().cpu()
+            if t_cpu.dtype is ember.bfloat16:  # NumPy has no bfloat16: compare in float32
+                t_cpu = t_cpu.float()
+            a = t_cpu.numpy()
             t = tensor_like
         else:
             a = np.array(tensor_like, dtype=torch_to_numpy_dtype_dict[dtype])
@@ -593,7 +597,7 @@ class TestCase(_BaseTestCase):
                                          else np_result)
             if t.dtype is ember.bfloat16 and torch_result.dtype is ember.bfloat16 and \
                     np_result.dtype is ember.float32:
-                np_result = np_result.to(ember.bfloat16)
+                torch_result = torch_result.to(ember.float32)
         self.assertEqual(np_result, torch_result, **kwargs)
 
 
