@@ -58,11 +58,16 @@ def _warning_categories(m, fn):
         "nuclear_norm"])
 def test_deprecation_warnings(call):
     """Most of these are TORCH_WARN_ONCE in torch: silent after the first call in a process
-    (earlier tests may have made it), so torch's category is compared when it warns."""
-    t = _warning_categories(torch, call)
-    e = _warning_categories(ember, call)
-    assert e == {UserWarning}, f"ember warns {e}"
-    assert not t or t == e, f"ember warns {e}, torch {t}"
+    (earlier tests may have made it), so both run with set_warn_always, under which they warn
+    every time."""
+    cats = []
+    for m in (torch, ember):
+        m.set_warn_always(True)
+        try:
+            cats.append(_warning_categories(m, call))
+        finally:
+            m.set_warn_always(False)
+    assert cats[1] == cats[0] == {UserWarning}, f"ember warns {cats[1]}, torch {cats[0]}"
 
 
 def test_range_values_and_dtype():

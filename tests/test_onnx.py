@@ -321,6 +321,11 @@ def _layer_cases():
         "nll_loss": (Fn(lambda a, b: F.nll_loss(F.log_softmax(a, 1), b)), (x, t)),
         "mse_l1_smooth_l1": (Fn(lambda a, b: F.mse_loss(a, b) + F.l1_loss(a, b, reduction="sum")
                                 + F.smooth_l1_loss(a, b)), (x, y)),
+        "huber_smooth_l1_beta_soft_margin": (Fn(lambda a, b: F.huber_loss(a, b, delta=0.7)
+                                                + F.smooth_l1_loss(a, b, beta=0.3,
+                                                                   reduction="sum")
+                                                + F.smooth_l1_loss(a, b, beta=0.0).mean()
+                                                + F.soft_margin_loss(a, b.sign())), (x, y)),
         "bce": (Fn(lambda a, b: F.binary_cross_entropy_with_logits(a, b)
                    + F.binary_cross_entropy(ember.sigmoid(a), b)), (x, ember.rand(4, 5))),
         "kl_div": (Fn(lambda a, b: F.kl_div(F.log_softmax(a, 1), F.softmax(b, 1),

@@ -144,8 +144,7 @@ def _first_warning(fn):
 
 
 def test_deprecated_cholesky_warns_once_with_torchs_text_and_its_own_error_name():
-    from ember._refs import linalg as refs
-    refs._cholesky_warned.clear()
+    ember._core.flags._warned_once.clear()
     ours, files = _first_warning(lambda: (ember.cholesky(ember.eye(2)), ember.cholesky(ember.eye(2))))
     assert len(ours) == 1 and files == [__file__]
     theirs, _ = _first_warning(lambda: torch.cholesky(torch.eye(2)))
@@ -157,8 +156,7 @@ def test_deprecated_cholesky_warns_once_with_torchs_text_and_its_own_error_name(
 
 
 def test_triangular_solve_warns_once_with_torchs_text():
-    from ember.linalg import composites
-    composites._triangular_solve_warned.clear()
+    ember._core.flags._warned_once.clear()
     a = np.array([[2., 0.], [1., 1.]], dtype=np.float32)
     ours, files = _first_warning(lambda: [ember.triangular_solve(ember.eye(2), ember.tensor(a),
                                                                  upper=False) for _ in range(2)])
@@ -233,8 +231,7 @@ def test_solve_triangular_computes_in_the_dtype_of_a():
 
 
 def test_deprecated_lu_solve_warns_once_with_torchs_text():
-    import sys
-    sys.modules["ember.linalg.lu"]._lu_solve_warned.clear()
+    ember._core.flags._warned_once.clear()
 
     def call(lib):
         LU, piv = lib.linalg.lu_factor(lib.eye(2) * 2)
@@ -312,8 +309,8 @@ def test_nll_loss_node_of_images_is_nll_loss2d(shape):
 
 def test_float_of_a_tensor_requiring_grad_warns_once():
     # optim_zoo: `round(float(loss), 6)` warned under PyTorch only
-    from ember._core import tensor as tensor_module
-    tensor_module._scalar_grad_warned.clear()
+    once = ember._core.flags._warned_once
+    once.clear()
     x = ember.ones((), requires_grad=True) * 2
     ours, files = _first_warning(lambda: (float(x), complex(x), float(x), int(x)))
     assert len(ours) == 1 and files == [__file__]
@@ -321,9 +318,9 @@ def test_float_of_a_tensor_requiring_grad_warns_once():
     theirs, _ = _first_warning(lambda: (float(y), float(y)))
     if theirs:  # once per process in PyTorch too
         assert ours == theirs
-    tensor_module._scalar_grad_warned.clear()
+    once.clear()
     quiet, _ = _first_warning(lambda: (float(x.detach()), int(x), x.item()))
-    assert quiet == [] and not tensor_module._scalar_grad_warned
+    assert quiet == [] and not once
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])

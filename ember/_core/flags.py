@@ -21,10 +21,13 @@ def set_flush_denormal(mode):
 _warned_once = set()
 
 
-def warn_once(message, category=UserWarning, stacklevel=3):
-    """PyTorch's TORCH_WARN_ONCE: `message` is shown the first time in the process, or every time
-    while `set_warn_always(True)` is on."""
-    if _warn_always or message not in _warned_once:
-        _warned_once.add(message)
+def warn_once(message, category=UserWarning, key=None):
+    """PyTorch's TORCH_WARN_ONCE: `message` is shown the first time in the process (per `key`,
+    by default the message), or every time while `set_warn_always(True)` is on; it names the
+    user's line."""
+    key = message if key is None else key
+    if _warn_always or key not in _warned_once:
+        _warned_once.add(key)
         import warnings
-        warnings.warn(message, category, stacklevel=stacklevel)
+        from ._warnings import user_stacklevel
+        warnings.warn(message, category, stacklevel=user_stacklevel())

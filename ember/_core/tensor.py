@@ -14,6 +14,7 @@ schema lines) and `ember._refs`, the layers that turn PyTorch's Python signature
 import ctypes
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
+from ember._core.flags import warn_once
 
 import numpy as np
 
@@ -59,15 +60,10 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-_scalar_grad_warned = []
-
-
 def _warn_scalar_of_grad_tensor():
     """float()/complex() of a tensor that requires grad: PyTorch warns, once per process."""
-    _scalar_grad_warned.append(True)
-    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
-                  "behavior.\nConsider using tensor.detach() first.", UserWarning,
-                  stacklevel=_user_stacklevel())
+    warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+              "behavior.\nConsider using tensor.detach() first.")
 
 
 class Tensor:
@@ -565,7 +561,7 @@ class Tensor:
         return a.reshape(()).item()
 
     def __float__(self):
-        if not _scalar_grad_warned and self.requires_grad:
+        if self.requires_grad:
             _warn_scalar_of_grad_tensor()
         return float(self._real_scalar("double"))
 
@@ -583,7 +579,7 @@ class Tensor:
         return value
 
     def __complex__(self):
-        if not _scalar_grad_warned and self.requires_grad:
+        if self.requires_grad:
             _warn_scalar_of_grad_tensor()
         return complex(self._python_scalar())
 

@@ -1,9 +1,9 @@
 """Composite linear-algebra functions of the torch namespace (PyTorch's _refs role): outer,
 einsum, tensordot, kron, cross and the torch.* forms of the torch.linalg decompositions."""
 from ember._core._warnings import user_stacklevel as _user_stacklevel
+from ember._core.flags import warn_once
 import builtins
 import math
-import warnings
 
 from .._core.tensor import Tensor, _wrap_dim
 from .._dispatch.dispatcher import lookup as _op
@@ -139,15 +139,10 @@ _CHOLESKY_DEPRECATED = (
     "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\n"
     "should be replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
     "equivalent results for all valid (symmetric positive definite) inputs.")
-_cholesky_warned = []
-
-
 def cholesky(input, upper=False, *, out=None):
     """The deprecated torch.cholesky: linalg.cholesky, warning once per process, its errors
     named "cholesky"."""
-    if not _cholesky_warned:
-        _cholesky_warned.append(True)
-        warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=_user_stacklevel())
+    warn_once(_CHOLESKY_DEPRECATED)
     try:
         return _finish(_op("linalg_cholesky")(input, upper), False, out)
     except RuntimeError as e:

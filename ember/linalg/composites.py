@@ -7,9 +7,8 @@ which raise pointing at their replacements.
 """
 import warnings
 
-from ember._core._warnings import user_stacklevel as _user_stacklevel
+from ember._core.flags import warn_once
 
-from .._core import dtype as D
 from .._aten.elementwise import _scalar_type_name
 from .._aten.linalg import _expect_same_dtype
 from .._core.tensor import Tensor, _wrap_dim
@@ -73,20 +72,14 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
                          out)
 
 
-_triangular_solve_warned = []
-
-
 @impl("triangular_solve", "CompositeImplicitAutograd")
 def _triangular_solve_composite(input, A, upper, transpose, unitriangular):
-    if not _triangular_solve_warned:  # once per process (PyTorch's TORCH_WARN_ONCE), its text
-        _triangular_solve_warned.append(True)
-        warnings.warn("torch.triangular_solve is deprecated in favor of "
-                      "torch.linalg.solve_triangularand will be removed in a future PyTorch "
-                      "release.\ntorch.linalg.solve_triangular has its arguments reversed and "
-                      "does not return a copy of one of the inputs.\n"
-                      "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
-                      "X = torch.linalg.solve_triangular(A, B).", UserWarning,
-                      stacklevel=_user_stacklevel())
+    warn_once("torch.triangular_solve is deprecated in favor of "
+              "torch.linalg.solve_triangularand will be removed in a future PyTorch "
+              "release.\ntorch.linalg.solve_triangular has its arguments reversed and "
+              "does not return a copy of one of the inputs.\n"
+              "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+              "X = torch.linalg.solve_triangular(A, B).")
     _expect_same_dtype(input, A, "b", "A", end=".")
     T = A.mT if transpose else A
     X = solve_triangular(T, input, upper=upper != transpose, unitriangular=unitriangular)

@@ -13,8 +13,10 @@ import math
 import numpy as np
 
 from .._core import dtype as D
-from .._core._warnings import user_stacklevel as _user_stacklevel
+from .._core.flags import warn_once
 from .._aten.linalg import _expect_same_dtype
+from .._aten.autocast import cached_cast
+from .._core.autocast_state import _autocast_state
 from .._core.tensor import Tensor
 from .. import _refs as B
 from .._bindings.out import _copy_out, _finish_tuple, _finish
@@ -199,18 +201,14 @@ def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
     return _finish(tri(U, Y, upper=True), False, out)
 
 
-_lu_solve_warned = []
-
-
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """The deprecated torch.lu_solve(b, LU_data, LU_pivots); warns once per process."""
-    if not _lu_solve_warned:
-        _lu_solve_warned.append(True)
-        warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
-                      "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has "
-                      "its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
-                      "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)", UserWarning,
-                      stacklevel=_user_stacklevel())
+    warn_once("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+              "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has "
+              "its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
+              "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
+    if _autocast_state.cpu:  # aten::lu_solve is on autocast's float32 list
+        b, LU_data = cached_cast(D.float32, b), cached_cast(D.float32, LU_data)
     return linalg_lu_solve(LU_data, LU_pivots, b, out=out)
 
 

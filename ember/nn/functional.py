@@ -1196,8 +1196,8 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    if None in _pool_list(output_size) and input.dim() >= 2:  # None keeps the input's size,
-        output_size = _adaptive_output_size(input, output_size, 2)  # as PyTorch's wrapper
+    if None in _pool_list(output_size) and input.dim() >= 2:  # None keeps the input's size
+        output_size = _adaptive_output_size(input, output_size, 2, "adaptive_avg_pool2d")
     return _adaptive_avg_pool2d_op(input, output_size)
 
 

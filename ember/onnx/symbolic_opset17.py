@@ -887,6 +887,37 @@ def mse_loss(g, self, target, reduction=1):
     return _reduce_loss(g, g.op("Mul", d, d), reduction)
 
 
+def _piecewise_loss(g, self, target, reduction, width, inner, outer):
+    """A loss of d = |self - target|: inner * d^2 where d < width, else outer * (d - width/2)
+    (smooth L1: inner 1/(2 beta), outer 1; Huber: inner 1/2, outer delta); d alone when
+    width is 0."""
+    d = g.op("Abs", g.op("Sub", self, target))
+    if width == 0:
+        return _reduce_loss(g, d, reduction)
+
+    def c(v):
+        return g.constant(np.asarray(v, self.dtype or np.float32))
+    near = g.op("Mul", g.op("Mul", d, d), c(inner))
+    far = g.op("Mul", g.op("Sub", d, c(width / 2)), c(outer))
+    return _reduce_loss(g, g.op("Where", g.op("Less", d, c(width)), near, far), reduction)
+
+
+@onnx_symbolic("aten::smooth_l1_loss")
+def smooth_l1_loss(g, self, target, reduction=1, beta=1.0):
+    return _piecewise_loss(g, self, target, reduction, beta, 0.5 / beta if beta else 0, 1.0)
+
+
+@onnx_symbolic("aten::huber_loss")
+def huber_loss(g, self, target, reduction=1, delta=1.0):
+    return _piecewise_loss(g, self, target, reduction, delta, 0.5, delta)
+
+
+@onnx_symbolic("aten::soft_margin_loss")
+def soft_margin_loss(g, self, target, reduction=1):
+    """log(1 + exp(-target * self)), as Softplus."""
+    return _reduce_loss(g, g.op("Softplus", g.op("Neg", g.op("Mul", target, self))), reduction)
+
+
 @onnx_symbolic("aten::nll_loss")
 def nll_loss(g, self, target, weight=None, reduction=1, ignore_index=-100):
     return g.op("NegativeLogLikelihoodLoss", self, target, weight,
