@@ -140,7 +140,7 @@ def _dropout_samples(dtype, rng):
 def _view_as_complex_errors():
     return [ErrorInput(i64(3, 2), match="float and double"),
             ErrorInput(f32(3, 3), match="last dimension of size 2"),
-            ErrorInput(f32(), match="last dimension of size 2"),
+            ErrorInput(f32(), match="Input tensor must have one or more dimensions"),
             ErrorInput(T(np.zeros((3, 2)), "float32", "sliced", grad=False),
                        match="stride 1")]
 

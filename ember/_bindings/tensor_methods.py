@@ -5,6 +5,7 @@
 ops directly: `a + b` is one call of `add.Tensor`, the hot path."""
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
+from ember._core.flags import warn_once
 
 import numpy as np
 
@@ -294,9 +295,9 @@ def _mT(self, name="mT"):
     if type(self) not in _FAST and _overridden(self):
         return _handle(getattr(Tensor, name).__get__, (self,))
     if self.dim() == 0:   # deprecated: the tensor itself
-        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. " + (
+        warn_once(f"Tensor.{name} is deprecated on 0-D tensors. " + (
             "This function is the identity in these cases." if name == "mT" else
-            "Consider using x.conj()."), UserWarning, stacklevel=_user_stacklevel())
+            "Consider using x.conj()."))
         return self
     if self.dim() < 2:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
@@ -313,8 +314,7 @@ def _H(self):
         return _handle(Tensor.H.__get__, (self,))
     n = self.dim()
     if n == 0:
-        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
-                      UserWarning, stacklevel=_user_stacklevel())
+        warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
         return _conj(self)
     if n != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D "
@@ -323,22 +323,17 @@ def _H(self):
     return _conj(_transpose(self, 0, 1))
 
 
-_T_WARNED = []
-
-
 def _T(self):
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.T.__get__, (self,))
-    if self.dim() == 0:
-        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
-                      "these cases.", UserWarning, stacklevel=_user_stacklevel())
-    elif self.dim() != 2 and not _T_WARNED:   # PyTorch warns once per process
-        _T_WARNED.append(True)
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
-                      "shape is deprecated and it will throw an error in a future release. "
-                      "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
-                      "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                      UserWarning, stacklevel=_user_stacklevel())
+    if self.dim() == 0:  # these warnings are PyTorch's TORCH_WARN_ONCE
+        warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                  "these cases.")
+    elif self.dim() != 2:
+        warn_once("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                  "shape is deprecated and it will throw an error in a future release. "
+                  "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                  "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
     return _permute(self, tuple(reversed(range(self.dim()))))
 
 
