@@ -32,6 +32,14 @@ def values(ep):
     return out
 
 
+def assert_same_graph(eep, tep):
+    """Two exported programs with the same nodes, signature, code and node values."""
+    assert node_sequence(eep) == node_sequence(tep)
+    assert signature(eep) == signature(tep)
+    assert readable(eep) == readable(tep)
+    assert values(eep) == values(tep)
+
+
 def bool_pair(a):
     return ember.from_numpy(a.copy()), torch.from_numpy(a.copy())
 
@@ -53,21 +61,14 @@ def assert_exports_equal(make, inputs, training=False, decompose=True, decompose
     em.train(training), tm.train(training)
     eargs, targs = zip(*inputs)
     eep, tep = ember.export.export(em, eargs), t_export(tm, targs)
-    assert node_sequence(eep) == node_sequence(tep)
-    assert signature(eep) == signature(tep)
-    assert readable(eep) == readable(tep)
-    assert values(eep) == values(tep)
+    assert_same_graph(eep, tep)
     programs = [(eep, tep)]
     if decompose:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             programs.append((eep.run_decompositions(), tep.run_decompositions()))
         if decomposed_graph:
-            edec, tdec = programs[1]
-            assert node_sequence(edec) == node_sequence(tdec)
-            assert signature(edec) == signature(tdec)
-            assert readable(edec) == readable(tdec)
-            assert values(edec) == values(tdec)
+            assert_same_graph(*programs[1])
     for e, t in programs:
         ember.manual_seed(3), torch.manual_seed(3)
         for eo, to in zip(pytree.tree_leaves(e.module()(*eargs)),

@@ -103,23 +103,22 @@ def freeze_rng_state():
 
 
 @contextlib.contextmanager
+def _setting(get, set_, value):
+    """A process-wide setting set to `value` for the block, then put back."""
+    saved = get()
+    set_(value)
+    try:
+        yield
+    finally:
+        set_(saved)
+
+
 def set_default_dtype(dtype):
-    saved = ember.get_default_dtype()
-    ember.set_default_dtype(dtype)
-    try:
-        yield
-    finally:
-        ember.set_default_dtype(saved)
+    return _setting(ember.get_default_dtype, ember.set_default_dtype, dtype)
 
 
-@contextlib.contextmanager
 def set_warn_always_context(value):
-    saved = ember.is_warn_always_enabled()
-    ember.set_warn_always(value)
-    try:
-        yield
-    finally:
-        ember.set_warn_always(saved)
+    return _setting(ember.is_warn_always_enabled, ember.set_warn_always, value)
 
 
 class DeterministicGuard:
@@ -165,19 +164,19 @@ def noncontiguous_like(t):
     return result
 
 
+def _suite_defaults(kwargs):
+    """The test suite's gradcheck defaults: batched gradients and fast mode, unless given."""
+    return {"check_batched_grad": True, "fast_mode": True,
+            **{k: v for k, v in kwargs.items() if v is not None}}
+
+
 def gradcheck(fn, inputs, **kwargs):
-    """autograd.gradcheck with the test suite's defaults (batched gradients, fast mode)."""
-    for key in ("check_batched_grad", "fast_mode"):
-        if kwargs.get(key) is None:
-            kwargs[key] = True
-    return ember.autograd.gradcheck(fn, inputs, **kwargs)
+    """autograd.gradcheck with the test suite's defaults."""
+    return ember.autograd.gradcheck(fn, inputs, **_suite_defaults(kwargs))
 
 
 def gradgradcheck(fn, inputs, grad_outputs=None, **kwargs):
-    for key in ("check_batched_grad", "fast_mode"):
-        if kwargs.get(key) is None:
-            kwargs[key] = True
-    return ember.autograd.gradgradcheck(fn, inputs, grad_outputs, **kwargs)
+    return ember.autograd.gradgradcheck(fn, inputs, grad_outputs, **_suite_defaults(kwargs))
 
 
 def first_sample(self, samples):
