@@ -19,6 +19,8 @@ import time
 import numpy as np
 import pytest
 
+from _mpich_shm import mpich_segments
+
 import ember
 from ember.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
 
@@ -63,12 +65,17 @@ def wait_until(condition, seconds=10.0):
     return True
 
 
+def _shm():
+    # MPI jobs of other tests running at the same time (pytest-xdist) keep MPICH's segments there
+    return set(os.listdir("/dev/shm")) - mpich_segments()
+
+
 @pytest.fixture(autouse=True)
 def guard():
     def expired(signum, frame):
         raise TimeoutError(f"test exceeded {TIME_LIMIT} s")
 
-    shm_before = set(os.listdir("/dev/shm"))
+    shm_before = _shm()
     previous = signal.signal(signal.SIGALRM, expired)
     signal.alarm(TIME_LIMIT)
     try:
@@ -77,14 +84,14 @@ def guard():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     multiprocessing.active_children()  # reaps finished multiprocessing children
-    if _children() or set(os.listdir("/dev/shm")) - shm_before:
+    if _children() or _shm() - shm_before:
         # What a reference cycle (say, through a traceback) keeps is freed by the collector:
         # an iterator then stops its workers, a spawn-context queue unlinks its semaphores.
         gc.collect()
     assert wait_until(lambda: not _children()), f"processes left behind: {_children()}"
     # (ember's segments never have a name; torch's workers unlink theirs a moment after exit)
-    assert wait_until(lambda: set(os.listdir("/dev/shm")) <= shm_before), \
-        f"/dev/shm entries left behind: {set(os.listdir('/dev/shm')) - shm_before}"
+    assert wait_until(lambda: _shm() <= shm_before), \
+        f"/dev/shm entries left behind: {_shm() - shm_before}"
 
 
 # ---- datasets (module level, so that they pickle for 'spawn') -------------------------------
