@@ -58,7 +58,7 @@ def _nested_containers(L):
 def _all_dtypes(L):
     out = []
     for name in ["float32", "float64", "float16", "bfloat16", "complex64", "complex128", "int8", "uint8",
-                 "int16", "int32", "int64", "bool"]:  # (ember has no uint16/32/64)
+                 "int16", "int32", "int64", "bool", "uint16", "uint32", "uint64"]:
         dt = getattr(L, name)
         x = L.arange(-3, 3).to(dt) if name != "bool" else L.tensor([True, False])
         y = _roundtrip(L, x)

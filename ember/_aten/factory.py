@@ -85,6 +85,10 @@ _SCALAR_RANGES = {
     D.int16: (-2 ** 15, 2 ** 15 - 1, "int16_t"),
     D.int32: (-2 ** 31, 2 ** 31 - 1, "int"),
     D.int64: (-2 ** 63, 2 ** 63 - 1, "int64_t"),
+    # an unsigned type takes a negative int down to -max (it wraps); a float must be >= 0
+    D.uint16: (-(2 ** 16 - 1), 2 ** 16 - 1, "uint16_t"),
+    D.uint32: (-(2 ** 32 - 1), 2 ** 32 - 1, "uint32_t"),
+    D.uint64: (-2 ** 63, 2 ** 64 - 1, "uint64_t"),
 }
 
 
@@ -102,7 +106,11 @@ def checked_scalar(value, dt):
         return value
     kind = type(value)
     if (kind is float or kind is int) and bounds[0] <= value <= bounds[1]:
-        return value & 0xFF if dt is D.uint8 and kind is int and value < 0 else value
+        if value < 0 and dt in D.barebones_unsigned and kind is float:
+            raise RuntimeError(f"value cannot be converted to type {bounds[2]} without overflow")
+        if value < 0 and kind is int and (dt is D.uint8 or dt in D.barebones_unsigned):
+            return value & ((1 << 8 * dt.itemsize) - 1)  # wraps, as two's complement does
+        return value
     if kind is bool or isinstance(value, Tensor):
         return value
     lo, hi, name = bounds
@@ -405,12 +413,25 @@ def _check_integral_range(src, dt):
         return
     lo, hi, _ = bounds
     if src.dtype.kind == "f":
-        lo = 0 if dt is D.uint8 else lo
+        lo = 0 if dt is D.uint8 or dt in D.barebones_unsigned else lo
         bad = ~((src >= lo) & (src <= hi))  # (NaN compares false)
     else:
         bad = (src < lo) | (src > hi)
     if bad.any():  # (this path names the dtype as torch prints it: int32, not int)
         raise RuntimeError(f"value cannot be converted to type {str(dt)[6:]} without overflow")
+
+
+def _check_uint64_numbers(raw):
+    """torch.tensor(list, dtype=torch.uint64) reads each number as an unsigned 64-bit int:
+    a float is a TypeError, a negative or too large int an OverflowError."""
+    for x in np.array(raw, dtype=object).ravel():
+        if isinstance(x, (float, np.floating)):
+            raise TypeError("an integer is required")
+        if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+            if x < 0:
+                raise OverflowError("can't convert negative int to unsigned")
+            if x > 2 ** 64 - 1:
+                raise OverflowError("int too big to convert")
 
 
 @impl("_tensor_from_data", "CPU")
@@ -428,11 +449,14 @@ def tensor_from_data(data, dtype=None, device=None):
                       "consider converting the list to a single numpy.ndarray with numpy.array() "
                       "before converting to a tensor.", UserWarning, stacklevel=_user_stacklevel())
     nd = D.np_dtype(dt)
+    unsigned64 = dt is D.uint64 and not isinstance(data, (np.ndarray, Tensor))
+    if unsigned64:
+        _check_uint64_numbers(raw)
     try:
         if dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero
-            src = np.array(raw)
+            src = np.array(raw, dtype=np.uint64 if unsigned64 else None)
             if not isinstance(data, (np.ndarray, Tensor)):
                 _check_integral_range(src, dt)
             with np.errstate(invalid="ignore", over="ignore"):

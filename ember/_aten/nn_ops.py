@@ -276,7 +276,7 @@ def huber_loss_meta(self, target, reduction=1, delta=1.0):
 # ---- embedding --------------------------------------------------------------------------------
 def _check_indices(indices, what="indices"):
     if indices.dtype not in (D.int64, D.int32):
-        name = D.LEGACY_TYPE_NAMES[indices.dtype]
+        name = D.TENSOR_TYPE_NAMES[indices.dtype]
         raise RuntimeError(f"Expected tensor for argument #1 '{what}' to have one of the "
                            f"following scalar types: Long, Int; but got torch.{name} instead "
                            f"(while checking arguments for embedding)")

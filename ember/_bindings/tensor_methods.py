@@ -123,7 +123,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         from ..autograd.graph import _type_name
         return _type_name(self)
     if isinstance(dtype, str):
-        names = {"torch." + name: d for d, name in D.LEGACY_TYPE_NAMES.items()}
+        names = {"torch." + name: d for d, name in D.TENSOR_TYPE_NAMES.items()}
         if dtype not in names:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = names[dtype]

@@ -59,9 +59,15 @@ float32 = dtype("float32", np.dtype(np.float32), 4, _FLOAT, True)
 float64 = dtype("float64", np.dtype(np.float64), 8, _FLOAT, True)
 complex64 = dtype("complex64", np.dtype(np.complex64), 8, _COMPLEX, True)
 complex128 = dtype("complex128", np.dtype(np.complex128), 16, _COMPLEX, True)
+# PyTorch's "barebones" unsigned types: made, copied, converted, viewed, saved and sorted like any
+# dtype, but they promote only with themselves and with floating types (see _promote)
+uint16 = dtype("uint16", np.dtype(np.uint16), 2, _INT, False)
+uint32 = dtype("uint32", np.dtype(np.uint32), 4, _INT, False)
+uint64 = dtype("uint64", np.dtype(np.uint64), 8, _INT, False)
+barebones_unsigned = (uint16, uint32, uint64)
 
 all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-              complex64, complex128)
+              complex64, complex128, uint16, uint32, uint64)
 _by_name = {d.name: d for d in all_dtypes}
 _by_name.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
@@ -78,13 +84,14 @@ def from_numpy_dtype(np_dtype):
     except KeyError:
         raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types "
                         "are: float64, float32, float16, complex64, complex128, int64, int32, "
-                        "int16, int8, uint8, and bool.") from None
+                        "int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                      "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
                      "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                     "complex128": "ComplexDouble"}
+                     "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64"}
 
 
 def scalar_type_name(d):
@@ -101,7 +108,8 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
                  "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
                  "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
                  "bool": "bool", "complex64": "c10::complex<float>",
-                 "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>"}
+                 "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
+                 "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
 
 
 def np_dtype(d):
@@ -117,6 +125,13 @@ def np_dtype(d):
 def _promote(a, b):
     if a is b:
         return a
+    if a in barebones_unsigned or b in barebones_unsigned:
+        other = b if a in barebones_unsigned else a
+        if other.is_floating_point:
+            return other
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{scalar_type_name(a)} and {scalar_type_name(b)}")
     if a._cat != b._cat:
         hi, lo = (a, b) if a._cat > b._cat else (b, a)
         if hi.is_complex and lo is float64:
@@ -134,7 +149,23 @@ def _promote(a, b):
     return a if a.itemsize >= b.itemsize else b
 
 
-_PROMOTE = {(a, b): _promote(a, b) for a in all_dtypes for b in all_dtypes}
+class _PromotionTable(dict):
+    """(dtype, dtype) -> promoted dtype; the pairs that do not promote raise on lookup."""
+
+    def __missing__(self, pair):
+        return _promote(*pair)
+
+
+def _promotes(a, b):
+    try:
+        _promote(a, b)
+    except RuntimeError:
+        return False
+    return True
+
+
+_PROMOTE = _PromotionTable({(a, b): _promote(a, b) for a in all_dtypes for b in all_dtypes
+                            if _promotes(a, b)})
 
 
 def promote_types(type1, type2):
@@ -247,6 +278,9 @@ LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "
                      int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor",
                      bool: "BoolTensor", complex64: "ComplexFloatTensor",
                      complex128: "ComplexDoubleTensor"}
+# Tensor.type()'s names, which also cover the types without a legacy class
+TENSOR_TYPE_NAMES = {**LEGACY_TYPE_NAMES,
+                     **{d: f"UInt{d.itemsize * 8}Tensor" for d in barebones_unsigned}}
 
 
 # PyTorch's argument parser takes a Python number type where a dtype goes: dtype=float is float64

@@ -13,7 +13,7 @@ import re
 import weakref
 from collections import OrderedDict
 
-from .._core.dtype import LEGACY_TYPE_NAMES
+from .._core.dtype import TENSOR_TYPE_NAMES
 from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
@@ -329,7 +329,7 @@ def short_name(node):
 
 
 def _type_name(t):
-    return "torch." + LEGACY_TYPE_NAMES.get(t.dtype, "Tensor")
+    return "torch." + TENSOR_TYPE_NAMES.get(t.dtype, "Tensor")
 
 
 # ---- tensor hooks ---------------------------------------------------------------------------

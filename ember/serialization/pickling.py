@@ -133,6 +133,9 @@ def _reduce_tensor(t):
     if t._np is None:
         func, args = _rebuild_meta_tensor_no_storage, (t.dtype, tuple(t._size), t.stride(),
                                                         t._rg)
+    elif t.dtype in D.barebones_unsigned:  # no typed storage class: the dtype goes along
+        func, args = _rebuild_tensor_v3, (t._storage_(), t.storage_offset(), tuple(t._size),
+                                          t.stride(), t._rg, OrderedDict(), t.dtype)
     else:
         func, args = _rebuild_tensor_v2, (_TypedStorage(t._storage_(), t.dtype),
                                           t.storage_offset(), tuple(t._size), t.stride(), t._rg,
@@ -415,7 +418,7 @@ class _Pickler(pickle._Pickler):
         `_rebuild_tensor_v2(<storage persistent id>, offset, size, stride, requires_grad,
         OrderedDict())`: a state dict is mostly tensors, and pickle's generic path spends some
         25 Python calls on each."""
-        if t._np is None or _python_state(t):
+        if t._np is None or _python_state(t) or t.dtype in D.barebones_unsigned:
             return self.save_reduce(*_reduce_tensor(t), obj=t)
         if t._rg:
             from ..utils.hooks import warn_if_has_hooks
