@@ -646,23 +646,57 @@ class Module:
         return self
 
     def _apply(self, fn, recurse=True):
+        """Convert every parameter (and its grad) and buffer with `fn`. A parameter object is
+        kept and given the new data (`.data = `), or, under torch.__future__'s flags, replaced
+        by a new Parameter (overwrite) or swapped with one (swap_tensors)."""
         from ...autograd.grad_mode import no_grad
+        from ...utils._swap_tensors import swap_tensors
+        from ... import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
+        overwrite = future.get_overwrite_module_params_on_conversion()
         for m in (self.modules() if recurse else (self,)):
-            for k, p in m._parameters.items():
+            for k, p in list(m._parameters.items()):
                 if p is None:
                     continue
                 with no_grad():
                     new = fn(p)
-                if new is not p:
+                grad = p.grad
+                if swap:
+                    m._swap_parameter(k, p, new)
+                elif overwrite:
+                    m._parameters[k] = Parameter(new, p.requires_grad)
+                elif new is not p:
                     p.data = new
-                if p.grad is not None:
-                    g = fn(p.grad)
-                    if g is not p.grad:
-                        p.grad = g
+                if grad is not None:
+                    with no_grad():
+                        g = fn(grad)
+                    if swap:
+                        g.requires_grad_(grad.requires_grad)
+                        try:
+                            swap_tensors(grad, g)
+                        except Exception as e:
+                            raise RuntimeError(f"_apply(): Couldn't swap {m._get_name()}.{k}"
+                                               ".grad") from e
+                        g = grad
+                    out = m._parameters[k]
+                    if swap or out is not p or g is not grad:
+                        out.grad = g
             for k, b in m._buffers.items():
                 if b is not None:
                     m._buffers[k] = fn(b)
         return self
+
+    def _swap_parameter(self, key, param, new):
+        from ...utils._swap_tensors import swap_tensors
+        grad = param.grad
+        try:
+            if grad is not None:
+                param.grad = None
+            swap_tensors(param, Parameter(new, requires_grad=param.requires_grad))
+        except Exception as e:
+            if grad is not None:
+                param.grad = grad
+            raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
 
     def to(self, *args, **kwargs):
         from ..._bindings.tensor_methods import _to_args
@@ -761,6 +795,8 @@ class Module:
         local_state.update((k, v) for k, v in self._buffers.items()
                            if v is not None and k not in self._non_persistent_buffers_set)
         assign = local_metadata.get("assign_to_params_buffers", False)
+        from ... import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -783,10 +819,10 @@ class Module:
                                   f"{src.shape} from checkpoint, the shape in current model is "
                                   f"{param.shape}.")
                 continue
-            if assign:
+            if assign and not swap:
                 self._assign_from_state_dict(name, param, src)
                 continue
-            if param.is_meta and not src.is_meta:
+            if param.is_meta and not src.is_meta and not assign:
                 warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
                               "to a meta parameter in the current model, which is a no-op. (Did "
                               "you mean to pass `assign=True` to assign items in the state "
@@ -795,12 +831,15 @@ class Module:
                 continue
             try:
                 with no_grad():
-                    param.copy_(src)
+                    if swap:
+                        self._swap_from_state_dict(param, src, assign)
+                    else:
+                        param.copy_(src)
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
-                                  f'in the model are {param.size()} and whose dimensions in the '
-                                  f'checkpoint are {src.size()}, an exception occurred : '
-                                  f'{ex.args}.')
+                error_msgs.append(f'While {"swapping" if swap else "copying"} the parameter '
+                                  f'named "{key}", whose dimensions in the model are '
+                                  f'{param.size()} and whose dimensions in the checkpoint are '
+                                  f'{src.size()}, an exception occurred : {ex.args}.')
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if self._has_extra_state("set_extra_state"):
             if extra_key in state_dict:
@@ -816,6 +855,22 @@ class Module:
                     name = key[len(prefix):].split(".", 1)
                     if name[0] not in (self._modules if len(name) > 1 else local_state):
                         unexpected_keys.append(key)
+
+    @staticmethod
+    def _swap_from_state_dict(param, src, assign):
+        """The swap path (torch.__future__): the parameter object stays, its contents become
+        `param.module_load(src, assign)` (a Parameter again if it was one)."""
+        from ...utils._swap_tensors import swap_tensors
+        new = param.module_load(src, assign=assign)
+        if new is src or new is param:
+            raise RuntimeError("module_load returned one of self or other, please .detach() the "
+                               "result if returning one of the inputs in module_load")
+        if isinstance(param, Parameter):
+            if not isinstance(new, Parameter):
+                new = Parameter(new, requires_grad=param.requires_grad)
+            else:
+                new.requires_grad_(param.requires_grad)
+        swap_tensors(param, new)
 
     def _assign_from_state_dict(self, name, current, value):
         """load_state_dict(assign=True): the module takes the checkpoint's tensor itself (no
