@@ -585,9 +585,13 @@ def test_parametrizations_orthogonal_assignment_and_errors():
                                                      use_trivialization=False)
         m.weight = lib.eye(2)
     same_error(no_trivialization_assignment, NotImplementedError)
-    with pytest.raises(RuntimeError, match="not supported in ember"):
-        ember.nn.utils.parametrizations.orthogonal(ember.nn.Linear(2, 3),
-                                                   use_trivialization=False)
+
+    def householder_without_trivialization(lib):
+        lib.manual_seed(0)
+        m = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 3),
+                                                     use_trivialization=False)
+        return m.weight, m.parametrizations.weight.original
+    same(both(householder_without_trivialization), atol=1e-5)
 
 
 # ---- fusion -----------------------------------------------------------------------------------

@@ -161,8 +161,17 @@ def from_dlpack(ext_tensor):
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     dtype = _out_dtype(out, dtype)
-    return _finish(_empty(_size_args(sizes, size, "empty"), dtype, _dev(device), False),
-                   requires_grad, out)
+    size = _size_args(sizes, size, "empty")
+    if memory_format is not None and memory_format is not contiguous_format:
+        # a dense tensor whose strides follow the format (channels_last: NHWC)
+        if out is not None:
+            raise RuntimeError("'memory_format' argument is incompatible with 'out' tensor "
+                               "argument")
+        if memory_format is preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        return _finish(_empty_strided(tuple(size), format_strides(size, memory_format),
+                                      dtype, _dev(device)), requires_grad)
+    return _finish(_empty(size, dtype, _dev(device), False), requires_grad, out)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,

@@ -201,6 +201,7 @@ class Function(metaclass=FunctionMeta):
                 new_outputs.append(o)
                 out_meta.append(((), None, None))
                 continue
+            o_nondiff = id(o) in nondiff   # before an input returned as is is aliased
             if id(o) in dirty:
                 if o.grad_fn is None and o._rg:
                     raise RuntimeError("a leaf Variable that requires grad has been used in an "
@@ -217,7 +218,7 @@ class Function(metaclass=FunctionMeta):
                 o._base = src._base if src._base is not None else src
                 o._view_version = o._storage_()._version
             out_meta.append((o._size, o.dtype, o._device))
-            if id(o) in nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
+            if o_nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
                 new_outputs.append(o)
                 continue
             o._rg = True

@@ -120,7 +120,9 @@ def real_view(t):
     """The NumPy array behind tensor `t`; complex tensors through their real view."""
     a = t._np
     if a.dtype.kind == "c":
-        a = a.view(a.real.dtype).reshape(a.shape + (2,))
+        # (re, im) as a last axis of length 2, for any strides (a transposed parameter too)
+        re = a.real
+        a = np.lib.stride_tricks.as_strided(re, a.shape + (2,), a.strides + (re.itemsize,))
     return a
 
 

@@ -7,6 +7,9 @@ _SUBMODULES = ("data", "checkpoint", "tensorboard", "hooks", "_pytree", "model_z
 
 
 def __getattr__(name):
+    if name == "swap_tensors":
+        from ._swap_tensors import swap_tensors
+        return swap_tensors
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,6 +8,7 @@ forward hooks, the global hooks (`register_module_forward_hook` ...) before the 
 """
 import functools
 import warnings
+import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from ...utils.hooks import RemovableHandle, BackwardHook
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "register_module_backward_hook",
            "register_module_buffer_registration_hook",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook"]
@@ -34,6 +36,8 @@ _global_backward_pre_hooks = OrderedDict()
 _global_buffer_registration_hooks = OrderedDict()
 _global_module_registration_hooks = OrderedDict()
 _global_parameter_registration_hooks = OrderedDict()
+# Whether _global_backward_hooks holds full (True) or legacy (False) backward hooks; one kind only.
+_global_is_full_backward_hook = None
 
 
 def _typename(obj):
@@ -45,6 +49,87 @@ def _typename(obj):
     if module in ("", "builtins"):
         return cls.__qualname__
     return f"{module}.{cls.__qualname__}"
+
+
+class _WrappedHook:
+    """A hook called with its module first, holding the module weakly (no reference cycle
+    module -> hook -> module) and picklable with it."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        functools.update_wrapper(self, hook)
+        self.with_module = module is not None
+        if self.with_module:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self):
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state):
+        self.hook, self.with_module = state["hook"], state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
+
+
+class _LegacyBackwardHook(_WrappedHook):
+    """Module.register_backward_hook's hook as a post-hook of the node that made the module's
+    output: (module, grad_input, grad_output) are that node's gradients."""
+
+    def __call__(self, grad_input, grad_output):
+        result = super().__call__(grad_input, grad_output)
+        if result is not None:
+            result = (result,) if isinstance(result, Tensor) else tuple(result)
+            if len(result) != len(grad_input):
+                name = getattr(self.hook, "__name__", type(self.hook).__name__)
+                raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
+                                   f"(got {len(result)}, but expected {len(grad_input)})")
+        return result
+
+
+def _warn_non_full_backward_hook(inputs, result, grad_fn):
+    """The legacy hooks see one node's gradients: warn when that node is not the module's whole
+    forward (PyTorch's messages)."""
+    def warn(message):
+        warnings.warn(message + " Please use register_full_backward_hook to get the documented "
+                      "behavior.", FutureWarning, stacklevel=_user_stacklevel())
+
+    tail = " is deprecated and will be removed in future versions."
+    if isinstance(result, Tensor):
+        result = (result,)
+    elif not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
+        return warn("Using non-full backward hooks on a Module that does not return a single "
+                    "Tensor or a tuple of Tensors" + tail + " This hook will be missing some of "
+                    "the grad_output.")
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    elif not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
+        return warn("Using non-full backward hooks on a Module that does not take as input a "
+                    "single Tensor or a tuple of Tensors" + tail + " This hook will be missing "
+                    "some of the grad_input.")
+    out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
+    if not out_grad_fn or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
+        warn("Using a non-full backward hook when outputs are nested in python data structure"
+             + tail + " This hook will be missing some grad_output.")
+    elif len(out_grad_fn) > 1:
+        warn("Using a non-full backward hook when outputs are generated by different autograd "
+             "Nodes" + tail + " This hook will be missing some grad_output.")
+    elif {i.grad_fn for i in inputs if i.grad_fn is not None} != \
+            {n for n, _ in grad_fn.next_functions}:
+        warn("Using a non-full backward hook when the forward contains multiple autograd Nodes"
+             + tail + " This hook will be missing some grad_input.")
 
 
 def _add_hook(hooks_dict, hook, prepend=False, flags=()):
@@ -74,7 +159,27 @@ def register_module_full_backward_pre_hook(hook):
     return _add_hook(_global_backward_pre_hooks, hook)
 
 
+def _backward_hook_kind(current, full, where):
+    """A module (or the global registry) holds full or legacy backward hooks, not both."""
+    if current is (not full):
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                           f"{where}. Please use only one of them.")
+    return full
+
+
 def register_module_full_backward_hook(hook):
+    global _global_is_full_backward_hook
+    _global_is_full_backward_hook = _backward_hook_kind(
+        _global_is_full_backward_hook, True, "as a global Module hook")
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """The legacy global backward hook (deprecated for register_module_full_backward_hook):
+    a post-hook on the autograd node that made each module's first output."""
+    global _global_is_full_backward_hook
+    _global_is_full_backward_hook = _backward_hook_kind(
+        _global_is_full_backward_hook, False, "as a global Module hook")
     return _add_hook(_global_backward_hooks, hook)
 
 
@@ -171,7 +276,11 @@ class Module:
                     if r is not None:
                         args = r if isinstance(r, tuple) else (r,)
             bw_hook = None
-            backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            full = _global_is_full_backward_hook, self._is_full_backward_hook
+            backward_hooks = [*(_global_backward_hooks.values() if full[0] else ()),
+                              *(self._backward_hooks.values() if full[1] else ())]
+            legacy_hooks = [*(_global_backward_hooks.values() if full[0] is False else ()),
+                            *(self._backward_hooks.values() if full[1] is False else ())]
             backward_pre_hooks = [*_global_backward_pre_hooks.values(),
                                   *self._backward_pre_hooks.values()]
             if backward_hooks or backward_pre_hooks:
@@ -195,6 +304,8 @@ class Module:
                                   "Tensor or a tuple of Tensors but received "
                                   f"{type(result)}")
                 result = bw_hook.setup_output_hook(result)
+            if legacy_hooks:
+                self._add_legacy_backward_hooks(legacy_hooks, args, result)
             return result
         except Exception:
             # always_call hooks still run when forward (or an earlier hook) raised; their own
@@ -219,6 +330,18 @@ class Module:
             raise
 
     # ---- registration -----------------------------------------------------------------------
+    def _add_legacy_backward_hooks(self, hooks, args, result):
+        """register_backward_hook's hooks go on the node that made the first output tensor."""
+        var = result
+        while not isinstance(var, Tensor):
+            var = next(v for v in var.values() if isinstance(v, Tensor)) \
+                if isinstance(var, dict) else var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is not None:
+            for hook in hooks:
+                grad_fn.register_hook(_LegacyBackwardHook(hook, self))
+            _warn_non_full_backward_hook(args, result, grad_fn)
+
     def register_parameter(self, name, param):
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -523,23 +646,57 @@ class Module:
         return self
 
     def _apply(self, fn, recurse=True):
+        """Convert every parameter (and its grad) and buffer with `fn`. A parameter object is
+        kept and given the new data (`.data = `), or, under torch.__future__'s flags, replaced
+        by a new Parameter (overwrite) or swapped with one (swap_tensors)."""
         from ...autograd.grad_mode import no_grad
+        from ...utils._swap_tensors import swap_tensors
+        from ... import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
+        overwrite = future.get_overwrite_module_params_on_conversion()
         for m in (self.modules() if recurse else (self,)):
-            for k, p in m._parameters.items():
+            for k, p in list(m._parameters.items()):
                 if p is None:
                     continue
                 with no_grad():
                     new = fn(p)
-                if new is not p:
+                grad = p.grad
+                if swap:
+                    m._swap_parameter(k, p, new)
+                elif overwrite:
+                    m._parameters[k] = Parameter(new, p.requires_grad)
+                elif new is not p:
                     p.data = new
-                if p.grad is not None:
-                    g = fn(p.grad)
-                    if g is not p.grad:
-                        p.grad = g
+                if grad is not None:
+                    with no_grad():
+                        g = fn(grad)
+                    if swap:
+                        g.requires_grad_(grad.requires_grad)
+                        try:
+                            swap_tensors(grad, g)
+                        except Exception as e:
+                            raise RuntimeError(f"_apply(): Couldn't swap {m._get_name()}.{k}"
+                                               ".grad") from e
+                        g = grad
+                    out = m._parameters[k]
+                    if swap or out is not p or g is not grad:
+                        out.grad = g
             for k, b in m._buffers.items():
                 if b is not None:
                     m._buffers[k] = fn(b)
         return self
+
+    def _swap_parameter(self, key, param, new):
+        from ...utils._swap_tensors import swap_tensors
+        grad = param.grad
+        try:
+            if grad is not None:
+                param.grad = None
+            swap_tensors(param, Parameter(new, requires_grad=param.requires_grad))
+        except Exception as e:
+            if grad is not None:
+                param.grad = grad
+            raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
 
     def to(self, *args, **kwargs):
         from ..._bindings.tensor_methods import _to_args
@@ -638,6 +795,8 @@ class Module:
         local_state.update((k, v) for k, v in self._buffers.items()
                            if v is not None and k not in self._non_persistent_buffers_set)
         assign = local_metadata.get("assign_to_params_buffers", False)
+        from ... import __future__ as future
+        swap = future.get_swap_module_params_on_conversion()
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -660,10 +819,10 @@ class Module:
                                   f"{src.shape} from checkpoint, the shape in current model is "
                                   f"{param.shape}.")
                 continue
-            if assign:
+            if assign and not swap:
                 self._assign_from_state_dict(name, param, src)
                 continue
-            if param.is_meta and not src.is_meta:
+            if param.is_meta and not src.is_meta and not assign:
                 warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
                               "to a meta parameter in the current model, which is a no-op. (Did "
                               "you mean to pass `assign=True` to assign items in the state "
@@ -672,12 +831,15 @@ class Module:
                 continue
             try:
                 with no_grad():
-                    param.copy_(src)
+                    if swap:
+                        self._swap_from_state_dict(param, src, assign)
+                    else:
+                        param.copy_(src)
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
-                                  f'in the model are {param.size()} and whose dimensions in the '
-                                  f'checkpoint are {src.size()}, an exception occurred : '
-                                  f'{ex.args}.')
+                error_msgs.append(f'While {"swapping" if swap else "copying"} the parameter '
+                                  f'named "{key}", whose dimensions in the model are '
+                                  f'{param.size()} and whose dimensions in the checkpoint are '
+                                  f'{src.size()}, an exception occurred : {ex.args}.')
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if self._has_extra_state("set_extra_state"):
             if extra_key in state_dict:
@@ -689,9 +851,26 @@ class Module:
         if strict:
             for key in state_dict:
                 if key.startswith(prefix) and key != extra_key:
-                    first = key[len(prefix):].split(".", 1)[0]
-                    if first not in self._modules and first not in local_state:
+                    # a dotted rest names something inside a submodule; a plain one, a tensor
+                    name = key[len(prefix):].split(".", 1)
+                    if name[0] not in (self._modules if len(name) > 1 else local_state):
                         unexpected_keys.append(key)
+
+    @staticmethod
+    def _swap_from_state_dict(param, src, assign):
+        """The swap path (torch.__future__): the parameter object stays, its contents become
+        `param.module_load(src, assign)` (a Parameter again if it was one)."""
+        from ...utils._swap_tensors import swap_tensors
+        new = param.module_load(src, assign=assign)
+        if new is src or new is param:
+            raise RuntimeError("module_load returned one of self or other, please .detach() the "
+                               "result if returning one of the inputs in module_load")
+        if isinstance(param, Parameter):
+            if not isinstance(new, Parameter):
+                new = Parameter(new, requires_grad=param.requires_grad)
+            else:
+                new.requires_grad_(param.requires_grad)
+        swap_tensors(param, new)
 
     def _assign_from_state_dict(self, name, current, value):
         """load_state_dict(assign=True): the module takes the checkpoint's tensor itself (no
@@ -732,6 +911,7 @@ class Module:
                                      "modified, it should be done inplace.")
 
         load(self, dict(state_dict))
+        load = None   # the closure refers to itself: break the cycle so nothing waits for gc
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: " +
@@ -759,7 +939,16 @@ class Module:
         return _add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook, prepend=False):
+        self._is_full_backward_hook = _backward_hook_kind(
+            self._is_full_backward_hook, True, "on a single Module")
         return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """The legacy backward hook (deprecated for register_full_backward_hook): a post-hook
+        on the autograd node that made the module's first output."""
+        self._is_full_backward_hook = _backward_hook_kind(
+            self._is_full_backward_hook, False, "on a single Module")
+        return _add_hook(self._backward_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook):
         return _add_hook(self._state_dict_pre_hooks, hook)
@@ -775,13 +964,11 @@ class Module:
         return _add_hook(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook):
-        return _add_hook(self._load_state_dict_pre_hooks,
-                         lambda state_dict, *args: hook(self, state_dict, *args))
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
-        if with_module:
-            hook = functools.partial(hook, self)
-        return _add_hook(self._load_state_dict_pre_hooks, hook)
+        return _add_hook(self._load_state_dict_pre_hooks,
+                         _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_post_hook(self, hook):
         return _add_hook(self._load_state_dict_post_hooks, hook)

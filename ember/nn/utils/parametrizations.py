@@ -20,6 +20,7 @@ from ... import _refs as E
 from ..._core.tensor import Tensor
 from ..._core.memory_format import contiguous_format
 from ... import linalg
+from ...linalg.householder import geqrf
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -165,7 +166,7 @@ def _make_orthogonal(A):
     """The Q factor of A's QR decomposition, each column's sign fixed so R's diagonal would be
     positive: the orthogonal matrix nearest in spirit to A, and unique."""
     Q, R = linalg.qr(A)
-    return Q * R.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+    return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
 class _OrthMaps(enum.Enum):
@@ -227,9 +228,14 @@ class _Orthogonal(Module):
             n, k = k, n
         if not hasattr(self, "base"):
             if self.orthogonal_map == _OrthMaps.householder:
-                # would need torch.geqrf's Householder vectors; refused in orthogonal()
-                raise RuntimeError("orthogonal(orthogonal_map='householder', "
-                                   "use_trivialization=False) is not supported in ember")
+                # the inverse of forward: Q's Householder vectors (geqrf), with a diagonal of
+                # +-1 giving the signs that make R's diagonal positive (tau == 0: no
+                # reflection was used for that column, so its sign flips back)
+                A, tau = geqrf(Q)
+                diag = A.diagonal(dim1=-2, dim2=-1)
+                diag.sign_()
+                diag[tau == 0.0] *= -1
+                return A.mT if n != Q_init.size(-2) else A
             raise NotImplementedError("It is not possible to assign to the matrix exponential "
                                       "or the Cayley parametrizations when "
                                       "use_trivialization=False.")
@@ -270,9 +276,6 @@ def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization
     if orth_enum is None:
         raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
                          f'"householder". Got: {orthogonal_map}')
-    if orth_enum == _OrthMaps.householder and not use_trivialization:
-        raise RuntimeError("orthogonal(orthogonal_map='householder', use_trivialization=False) "
-                           "is not supported in ember: it needs torch.geqrf")
     orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module

@@ -133,6 +133,8 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     """Pack a padded (T, B, *) batch (or (B, T, *) with batch_first) whose column b holds a
     sequence of lengths[b] steps. With enforce_sorted the lengths must already decrease;
     otherwise the batch is sorted here and the permutation kept in the result."""
+    if input.numel() == 0:
+        raise RuntimeError("Cannot pack empty tensors.")
     lengths = _lengths_array(lengths)
     sorted_indices = None
     if not enforce_sorted:

@@ -324,6 +324,46 @@ class parametrize(_TestParametrizer):
                              "this may result from reuse of a generator.")
 
 
+class SwapTensorsGuard:
+    """Within the block, `torch.__future__`'s swap-on-conversion flag is `use_swap_tensors`
+    (None: left as it is); restored after."""
+
+    def __init__(self, use_swap_tensors):
+        self.use_swap_tensors = use_swap_tensors
+
+    def __enter__(self):
+        from ember import __future__ as future
+        self.saved = future.get_swap_module_params_on_conversion()
+        if self.use_swap_tensors is not None:
+            future.set_swap_module_params_on_conversion(self.use_swap_tensors)
+
+    def __exit__(self, *exc):
+        from ember import __future__ as future
+        future.set_swap_module_params_on_conversion(self.saved)
+
+
+def wrapSwapTensorsTest(swap=None):
+    def dec_fn(fn):
+        @wraps(fn)
+        def wrapper(*args, **kwargs):
+            with SwapTensorsGuard(swap):
+                fn(*args, **kwargs)
+        return wrapper
+    return dec_fn
+
+
+class swap(_TestParametrizer):
+    """@swap([True, False]): the test once per value of the swap-on-conversion flag, named
+    `test_foo_swap_True` / `test_foo_swap_False`."""
+
+    def __init__(self, swap_values):
+        self.swap_values = swap_values
+
+    def _parametrize_test(self, test, generic_cls, device_cls):
+        for value in self.swap_values:
+            yield wrapSwapTensorsTest(value)(test), f"swap_{value}", {}, lambda _: []
+
+
 class decorateIf(_TestParametrizer):
     """Apply `decorator` to the parametrized cases whose kwargs satisfy `predicate`."""
 
