@@ -10,6 +10,12 @@ from ._core.dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16
                           float32, float64, complex64, complex128, uint16, uint32, uint64,
                           promote_types,
                           get_default_dtype, set_default_dtype, set_default_tensor_type)
+from ._core.dtype import (qint8, quint8, qint32, quint4x2, quint2x4, bits1x8, bits2x4,  # noqa: F401
+                          bits4x2, bits8, bits16, uint1, uint2, uint3, uint4, uint5, uint6, uint7,
+                          int1, int2, int3, int4, int5, int6, int7, float8_e4m3fn,
+                          float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu,
+                          float4_e2m1fn_x2, complex32)
+from ._core.dtype import uint1 as bit, complex32 as chalf  # noqa: F401
 from ._core.dtype import float16 as half, float32 as float, float64 as double, int16 as short
 from ._core.dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
 from ._core.type_info import finfo, iinfo

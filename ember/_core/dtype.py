@@ -68,7 +68,64 @@ barebones_unsigned = (uint16, uint32, uint64)
 
 all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
               complex64, complex128, uint16, uint32, uint64)
-_by_name = {d.name: d for d in all_dtypes}
+
+
+class _TensorlessDtype(dtype):
+    """A dtype PyTorch names that ember has no tensors of (quantized, sub-byte, float8,
+    complex32): it exists, prints and compares, so code that names it imports; making a tensor
+    of it raises NotImplementedError naming it."""
+    __slots__ = ("_kind",)
+
+    def __init__(self, name, itemsize, cat, is_signed, kind):
+        self.name, self.itemsize, self._cat, self._kind = name, itemsize, cat, kind
+        self._np = _NoNumpyDtype(self)
+        self.is_floating_point = cat == _FLOAT
+        self.is_complex = cat == _COMPLEX
+        dtype.is_signed.__set__(self, is_signed)  # (the slot, under the property)
+
+    @property
+    def is_signed(self):
+        if self._kind == "quantized":
+            raise RuntimeError("isSignedType not supported for quantized types")
+        if self._kind == "bits":
+            raise RuntimeError("Bits types are undefined")
+        return dtype.is_signed.__get__(self)
+
+
+class _NoNumpyDtype:
+    """A tensorless dtype's NumPy twin: NumPy asks it for its `.dtype`, which raises (so a
+    kernel that reaches NumPy with it fails naming the dtype, never silently as float64)."""
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    @property
+    def dtype(self):
+        raise _no_tensors(self.owner)
+
+
+def _no_tensors(d):
+    return NotImplementedError(f"ember has no tensors of dtype {d} (no {d._kind} dtypes yet)")
+
+
+tensorless_dtypes = (
+    *(_TensorlessDtype(n, size, _INT, None, "quantized") for n, size in (
+        ("qint8", 1), ("quint8", 1), ("qint32", 4), ("quint4x2", 1), ("quint2x4", 1))),
+    *(_TensorlessDtype(n, size, _INT, None, "bits") for n, size in (
+        ("bits1x8", 1), ("bits2x4", 1), ("bits4x2", 1), ("bits8", 1), ("bits16", 2))),
+    *(_TensorlessDtype(f"uint{k}", 1, _INT, False, "sub-byte") for k in range(1, 8)),
+    *(_TensorlessDtype(f"int{k}", 1, _INT, True, "sub-byte") for k in range(1, 8)),
+    *(_TensorlessDtype(n, 1, _FLOAT, n != "float8_e8m0fnu", "float8") for n in (
+        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+        "float4_e2m1fn_x2")),
+    _TensorlessDtype("complex32", 4, _COMPLEX, True, "complex32"),
+)
+
+globals().update({d.name: d for d in tensorless_dtypes})  # ember.qint8, ember.float8_e5m2, ...
+complex32, float4_e2m1fn_x2 = tensorless_dtypes[-1], tensorless_dtypes[-2]
+
+_by_name = {d.name: d for d in all_dtypes + tensorless_dtypes}
 _by_name.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
 _from_np = {d._np: d for d in all_dtypes if d._np is not None}
@@ -91,7 +148,15 @@ _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half"
                      "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
                      "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
                      "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
-                     "uint64": "UInt64"}
+                     "uint64": "UInt64", "complex32": "ComplexHalf", "qint8": "QInt8",
+                     "quint8": "QUInt8", "qint32": "QInt32", "quint4x2": "QUInt4x2",
+                     "quint2x4": "QUInt2x4", "bits1x8": "Bits1x8", "bits2x4": "Bits2x4",
+                     "bits4x2": "Bits4x2", "bits8": "Bits8", "bits16": "Bits16",
+                     "float8_e4m3fn": "Float8_e4m3fn", "float8_e4m3fnuz": "Float8_e4m3fnuz",
+                     "float8_e5m2": "Float8_e5m2", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+                     "float8_e8m0fnu": "Float8_e8m0fnu", "float4_e2m1fn_x2": "Float4_e2m1fn_x2",
+                     **{f"uint{k}": f"UInt{k}" for k in range(1, 8)},
+                     **{f"int{k}": f"Int{k}" for k in range(1, 8)}}
 
 
 def scalar_type_name(d):
@@ -113,6 +178,8 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
 
 
 def np_dtype(d):
+    if isinstance(d, _TensorlessDtype):
+        raise _no_tensors(d)
     if d._np is None:
         raise RuntimeError(f"{d} needs the 'ml_dtypes' package (pip install ml_dtypes)")
     return d._np
@@ -125,6 +192,8 @@ def np_dtype(d):
 def _promote(a, b):
     if a is b:
         return a
+    if isinstance(a, _TensorlessDtype) or isinstance(b, _TensorlessDtype):
+        return _promote_tensorless(a, b)
     if a in barebones_unsigned or b in barebones_unsigned:
         other = b if a in barebones_unsigned else a
         if other.is_floating_point:
@@ -147,6 +216,41 @@ def _promote(a, b):
         u, s = (a, b) if not a.is_signed else (b, a)
         return s if s.itemsize > u.itemsize else int16
     return a if a.itemsize >= b.itemsize else b
+
+
+def _promote_tensorless(a, b):
+    """promote_types where a dtype ember has no tensors of takes part: PyTorch's answer."""
+    kinds = {getattr(d, "_kind", None) for d in (a, b)}
+    names = f"{scalar_type_name(a)} and {scalar_type_name(b)}"
+    if "quantized" in kinds:
+        raise RuntimeError("promoteTypes with quantized numbers is not handled yet; figure out "
+                           "what the correct rules should be, offending types: "
+                           f"{scalar_type_name(a)} {scalar_type_name(b)}")
+    if "bits" in kinds:
+        raise RuntimeError(f"Promotion from {names} is unsupported.")
+    if "float8" in kinds:
+        if float4_e2m1fn_x2 in (a, b) and any(d in barebones_unsigned or d.name[:4] == "uint" and
+                                              getattr(d, "_kind", "") == "sub-byte" for d in (a, b)):
+            return float4_e2m1fn_x2  # (PyTorch counts float4 among the floating types here)
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
+                           f"{names}")
+    if "sub-byte" in kinds:
+        sub, other = (a, b) if getattr(a, "_kind", None) == "sub-byte" else (b, a)
+        if sub.name.startswith("uint") and other.is_floating_point and \
+                not isinstance(other, _TensorlessDtype):  # (uint1..uint7 go as uint16 does)
+            return other
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {names}")
+    # complex32 (ComplexHalf) with another dtype: the complex of the wider float part
+    other = b if a is complex32 else a
+    if other in barebones_unsigned:
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {names}")
+    if other in (float64, complex128):
+        return complex128
+    if other in (bfloat16, float32, complex64):
+        return complex64
+    return complex32
 
 
 class _PromotionTable(dict):
@@ -231,7 +335,7 @@ def _combine_categories(higher, lower):
     if lower.is_complex:
         if higher is float16:  # PyTorch keeps the float's width: complex32
             raise NotImplementedError(
-                "ember has no complex32 (ComplexHalf) dtype: a float16 tensor with a complex "
+                "ember has no complex32 (ComplexHalf) tensors: a float16 tensor with a complex "
                 "number (or 0-dim complex tensor) promotes to it in PyTorch; convert the float16 "
                 "tensor to float32 first")
         return complex128 if higher is float64 else (complex64 if higher._cat == _FLOAT else lower)
