@@ -35,8 +35,16 @@ class dtype:
         return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     def to_complex(self):
-        return {"float64": complex128, "float16": complex64}.get(self.name, complex64) \
-            if not self.is_complex else self
+        """The complex dtype of this float's width (complex dtypes are their own); RuntimeError
+        for a dtype with none, as PyTorch's."""
+        if self.is_complex:
+            return self
+        if self is float16:
+            raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype, which "
+                                      "torch.float16.to_complex() returns")
+        if not self.is_floating_point:
+            raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}")
+        return complex128 if self is float64 else complex64
 
 
 def _bfloat16_np():
