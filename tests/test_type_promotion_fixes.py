@@ -119,3 +119,67 @@ def test_sparse_sub(case, dtype):
 def test_type_info_and_to_complex(case):
     a, b = _outcome(case, ember), _outcome(case, torch)
     assert str(a) == str(b)
+
+
+# ---- test_numpy_interop.py ----------------------------------------------------------------------
+def _strided_bytes(a, stride):
+    return np.lib.stride_tricks.as_strided(a, a.shape, (stride,))
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.ones(2, 2, 2, 2).mean(np.int16(3)),
+    lambda L: L.ones(2, 3).sum(np.int64(1)),
+    lambda L: L.ones(2, 3).amax(np.int8(0)),
+    lambda L: L.FloatStorage(np.int16(3)).size(),
+    lambda L: L.zeros(2, dtype=L.int32).__setitem__(0, np.int16(5)),
+    lambda L: L.zeros(2).__setitem__(0, np.float32(1.5)),
+    lambda L: L.zeros(2).__setitem__(0, np.bool_(True)),
+    lambda L: L.tensor([np.ones(3), np.ones(0)]),
+    lambda L: L.tensor([[np.ones(3), 0.5]]),
+    lambda L: L.tensor([[1, 2, 3], np.ones(2)]),
+    lambda L: L.tensor([np.ones(2), np.zeros(2)]),
+    lambda L: L.from_numpy(_strided_bytes(np.zeros(6), 3)),
+])
+def test_numpy_arguments(case):
+    assert _outcome(case, ember) == _outcome(case, torch)
+
+
+def _setitem_result(L, value):
+    t = L.zeros(2, dtype=L.int32)
+    t[0] = value
+    return t
+
+
+def test_setitem_numpy_int_value():
+    assert _outcome(lambda L: _setitem_result(L, np.int16(5)), ember) == \
+        _outcome(lambda L: _setitem_result(L, np.int16(5)), torch)
+
+
+def test_from_numpy_non_writeable_warns():
+    arr = np.zeros(3)
+    arr.flags.writeable = False
+    ember.set_warn_always(True)
+    try:
+        with pytest.warns(UserWarning, match="The given NumPy array is not writable"):
+            ember.from_numpy(arr)
+    finally:
+        ember.set_warn_always(False)
+
+
+def _grow_after_numpy(L, how):
+    if how == "from_numpy":
+        t = L.from_numpy(np.zeros(4))
+    else:
+        t = L.zeros(4)
+        t.numpy()
+    t.resize_(2)            # shrinking is allowed
+    t.resize_(10)
+
+
+@pytest.mark.parametrize("how", ["from_numpy", "numpy"])
+def test_storage_shared_with_numpy_does_not_grow(how):
+    assert _outcome(lambda L: _grow_after_numpy(L, how), ember) == \
+        _outcome(lambda L: _grow_after_numpy(L, how), torch)
+    t = ember.zeros(3)
+    t.resize_(10)            # a storage no array shares still grows
+    assert t.shape == (10,)
