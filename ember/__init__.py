@@ -7,7 +7,7 @@ libraries built on them (nn, optim, utils.data, linalg, serialization, distribut
 """
 # ---- the core data model
 from ._core.dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
-                          float32, float64, complex64, complex128, promote_types,
+                          uint16, uint32, uint64, float32, float64, complex64, complex128, promote_types,
                           get_default_dtype, set_default_dtype, set_default_tensor_type)
 from ._core.dtype import float16 as half, float32 as float, float64 as double, int16 as short
 from ._core.dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble

@@ -194,8 +194,7 @@ CHECKS = {
 }
 
 
-XFAIL = {"torch_complex_half": "ember has no complex32 (ComplexHalf) dtype",
-         "tensor_factory_uint16": "ember has no uint16 dtype"}
+XFAIL = {"torch_complex_half": "ember has no complex32 (ComplexHalf) dtype"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))

@@ -183,3 +183,28 @@ def test_storage_shared_with_numpy_does_not_grow(how):
     t = ember.zeros(3)
     t.resize_(10)            # a storage no array shares still grows
     assert t.shape == (10,)
+
+
+# ---- uint16/uint32/uint64: PyTorch's barebones unsigned dtypes ----------------------------------
+@pytest.mark.parametrize("name", ["uint16", "uint32", "uint64"])
+@pytest.mark.parametrize("case", [
+    lambda L, d: L.tensor([1, 2, 3], dtype=d) * L.tensor([4, 5, 6], dtype=d),
+    lambda L, d: L.tensor([1, 2, 3], dtype=d).sum(),
+    lambda L, d: L.tensor([1, 2, 3], dtype=d) * 2.5,
+    lambda L, d: L.tensor([1, 2, 3], dtype=d) == L.ones(3),
+    lambda L, d: L.tensor([1, 2, 3], dtype=d) + L.tensor([1], dtype=L.int8),
+    lambda L, d: L.promote_types(d, L.int32),
+    lambda L, d: L.promote_types(d, L.float16),
+    lambda L, d: L.promote_types(L.complex64, d),
+    lambda L, d: L.promote_types(d, d),
+    lambda L, d: L.result_type(L.tensor([1], dtype=d), 1),
+    lambda L, d: L.from_numpy(np.array([1, 2], dtype=str(d)[6:])),
+    lambda L, d: L.tensor(np.array([7], dtype=str(d)[6:])),
+    lambda L, d: L.tensor([1, 2], dtype=d).numpy().dtype,
+    lambda L, d: L.tensor([1, 2], dtype=d).type(),
+    lambda L, d: repr(L.tensor([1, 2], dtype=d)),
+    lambda L, d: (L.iinfo(d).min, L.iinfo(d).max, L.iinfo(d).bits, d.is_signed, d.itemsize),
+])
+def test_barebones_unsigned_dtypes(case, name):
+    assert str(_outcome(lambda L: case(L, getattr(L, name)), ember)) == \
+        str(_outcome(lambda L: case(L, getattr(L, name)), torch))

@@ -61,6 +61,11 @@ int8 = dtype("int8", np.dtype(np.int8), 1, _INT, True)
 int16 = dtype("int16", np.dtype(np.int16), 2, _INT, True)
 int32 = dtype("int32", np.dtype(np.int32), 4, _INT, True)
 int64 = dtype("int64", np.dtype(np.int64), 8, _INT, True)
+# PyTorch's "barebones" unsigned types: tensors of them exist, but they promote only with
+# themselves and with floating types (see _promote)
+uint16 = dtype("uint16", np.dtype(np.uint16), 2, _INT, False)
+uint32 = dtype("uint32", np.dtype(np.uint32), 4, _INT, False)
+uint64 = dtype("uint64", np.dtype(np.uint64), 8, _INT, False)
 float16 = dtype("float16", np.dtype(np.float16), 2, _FLOAT, True)
 bfloat16 = dtype("bfloat16", _bfloat16_np(), 2, _FLOAT, True)
 float32 = dtype("float32", np.dtype(np.float32), 4, _FLOAT, True)
@@ -69,7 +74,8 @@ complex64 = dtype("complex64", np.dtype(np.complex64), 8, _COMPLEX, True)
 complex128 = dtype("complex128", np.dtype(np.complex128), 16, _COMPLEX, True)
 
 all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-              complex64, complex128)
+              complex64, complex128, uint16, uint32, uint64)
+_BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 _by_name = {d.name: d for d in all_dtypes}
 _by_name.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
@@ -86,13 +92,14 @@ def from_numpy_dtype(np_dtype):
     except KeyError:
         raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types "
                         "are: float64, float32, float16, complex64, complex128, int64, int32, "
-                        "int16, int8, uint8, and bool.") from None
+                        "int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                      "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
                      "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                     "complex128": "ComplexDouble"}
+                     "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+                     "uint64": "UInt64"}
 
 
 def scalar_type_name(d):
@@ -109,7 +116,9 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
                  "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
                  "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
                  "bool": "bool", "complex64": "c10::complex<float>",
-                 "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>"}
+                 "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
+                 "uint16": "unsigned short", "uint32": "unsigned int",
+                 "uint64": "unsigned long"}
 
 
 def np_dtype(d):
@@ -125,6 +134,8 @@ def np_dtype(d):
 def _promote(a, b):
     if a is b:
         return a
+    if a in _BAREBONES_UNSIGNED or b in _BAREBONES_UNSIGNED:
+        return a if a.is_floating_point else b if b.is_floating_point else None
     if a._cat != b._cat:
         hi, lo = (a, b) if a._cat > b._cat else (b, a)
         if hi.is_complex and lo is float64:
@@ -142,7 +153,17 @@ def _promote(a, b):
     return a if a.itemsize >= b.itemsize else b
 
 
-_PROMOTE = {(a, b): _promote(a, b) for a in all_dtypes for b in all_dtypes}
+class _PromotionTable(dict):
+    """(a, b) -> promoted dtype; a pair PyTorch refuses to promote raises its error."""
+    def __missing__(self, key):
+        a, b = key
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {scalar_type_name(a)} and "
+                           f"{scalar_type_name(b)}")
+
+
+_PROMOTE = _PromotionTable(((a, b), p) for a in all_dtypes for b in all_dtypes
+                           if (p := _promote(a, b)) is not None)
 
 
 def promote_types(type1, type2):
