@@ -208,3 +208,13 @@ def test_storage_shared_with_numpy_does_not_grow(how):
 def test_barebones_unsigned_dtypes(case, name):
     assert str(_outcome(lambda L: case(L, getattr(L, name)), ember)) == \
         str(_outcome(lambda L: case(L, getattr(L, name)), torch))
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.add(_sparse(L, L.int64), _sparse(L, L.int64), alpha=0.5),
+    lambda L: L.ones(2, 3, dtype=L.long).add_(_sparse(L, L.int64), alpha=0.5),
+    lambda L: L.sub(_sparse(L, L.float32), _sparse(L, L.int64), alpha=0.5),
+    lambda L: L.add(_sparse(L, L.float32), _sparse(L, L.float32), alpha=True),
+])
+def test_sparse_add_alpha_checks(case):
+    assert _outcome(case, ember) == _outcome(case, torch)

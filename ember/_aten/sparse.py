@@ -16,7 +16,7 @@ from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup
 from .add_at import add_at
-from .elementwise import can_cast, _scalar_type_name, _check_sub
+from .elementwise import can_cast, _scalar_type_name, _check_sub, _check_alpha
 
 _NEW = ("_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse.sparse_dim",
         "_coalesce", "_values", "_indices", "sparse_mask", "hspmm", "sspaddmm", "resize_as_sparse_")
@@ -334,6 +334,7 @@ def _as_tensor(x):
 @impl("add.Tensor", "SparseCPU")
 def add(self, other, alpha=1):
     self, other = _as_tensor(self), _as_tensor(other)
+    _check_alpha(D.result_type_of((self, other)), alpha)
     if self._sparse is not None and other._sparse is not None:
         return _add_sparse(self, other, alpha)
     if other._sparse is None:
