@@ -134,8 +134,8 @@ class _LegacyStorage(TypedStorage):
 
     def __new__(cls, *args, device=None, **kwargs):
         _warn_typed_storage_removal(stacklevel=2)
-        if len(args) == 1 and isinstance(args[0], int):
-            data = np.zeros(args[0], dtype=cls.dtype._np)
+        if len(args) == 1 and isinstance(args[0], (int, np.integer)):   # np.int16(3) too
+            data = np.zeros(int(args[0]), dtype=cls.dtype._np)
         elif len(args) == 1:
             data = np.asarray(list(args[0]), dtype=cls.dtype._np)
         elif not args:

@@ -387,21 +387,26 @@ def _to_nested_numpy(data):
 
 
 def _check_nesting(data):
-    """PyTorch's errors for ragged or mixed nesting (NumPy would build an object array)."""
+    """PyTorch's errors for ragged or mixed nesting (NumPy would build an object array); a
+    NumPy array inside the lists is a sequence like a list."""
     level = [data]
     dim = 0
-    while level and isinstance(level[0], (list, tuple)):
+    while level and _is_sequence(level[0]):
         n = len(level[0])
         for x in level:
-            if not isinstance(x, (list, tuple)):
+            if not _is_sequence(x):
                 raise TypeError("not a sequence")
             if len(x) != n:
                 raise ValueError(f"expected sequence of length {n} at dim {dim} (got {len(x)})")
         level = [y for x in level for y in x]
         dim += 1
     for x in level:
-        if isinstance(x, (list, tuple)):
+        if _is_sequence(x):
             raise ValueError(f"expected sequence of length 0 at dim {dim} (got {len(x)})")
+
+
+def _is_sequence(x):
+    return isinstance(x, (list, tuple)) or (isinstance(x, np.ndarray) and x.ndim > 0)
 
 
 def _check_integral_range(src, dt):

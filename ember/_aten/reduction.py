@@ -6,6 +6,8 @@ cummax/cummin and logcumsumexp.
 `dim` follows PyTorch: None or [] means every dimension, negative dims wrap, a repeated dim is
 an error. Integer sums accumulate in int64 as in PyTorch; float16/bfloat16 accumulate in float32.
 """
+import operator
+
 import numpy as np
 
 from .._core import dtype as D
@@ -27,8 +29,8 @@ def reduce_dims(shape, dim, name="sum"):
     n = len(shape)
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return tuple(range(n))
-    if isinstance(dim, int):
-        dim = (dim,)
+    if not isinstance(dim, (list, tuple)):
+        dim = (operator.index(dim),)   # an int, or what stands for one (np.int64(1))
     out = []
     for d in dim:
         w = _wrap_dim(d, n)

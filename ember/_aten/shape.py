@@ -11,6 +11,8 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
+from .._core.resizable import check_resizable
+
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
@@ -1106,6 +1108,7 @@ def _resize(self, size, memory_format, key):
     need = (offset + numel) * self.dtype.itemsize if numel else 0
     old = storage.nbytes()
     if need > old:
+        check_resizable(storage)   # (a NumPy array may share it: ember/_core/resizable.py)
         storage.resize_(need)
         value = deterministic.fill_value(self.dtype)
         if value is not None and storage._array is not None:

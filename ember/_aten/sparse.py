@@ -16,7 +16,7 @@ from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup
 from .add_at import add_at
-from .elementwise import can_cast, _scalar_type_name
+from .elementwise import can_cast, _scalar_type_name, _check_sub, _check_alpha
 
 _NEW = ("_sparse_coo_tensor_with_dims_and_tensors", "_to_dense", "_to_sparse.sparse_dim",
         "_coalesce", "_values", "_indices", "sparse_mask", "hspmm", "sspaddmm", "resize_as_sparse_")
@@ -334,6 +334,7 @@ def _as_tensor(x):
 @impl("add.Tensor", "SparseCPU")
 def add(self, other, alpha=1):
     self, other = _as_tensor(self), _as_tensor(other)
+    _check_alpha(D.result_type_of((self, other)), alpha)
     if self._sparse is not None and other._sparse is not None:
         return _add_sparse(self, other, alpha)
     if other._sparse is None:
@@ -365,6 +366,20 @@ def add_(self, other, alpha=1):
     return self
 
 
+@impl("sub.Tensor", "SparseCPU")
+def sub(self, other, alpha=1):
+    """self - alpha * other: PyTorch's sparse sub is add with -alpha (so its errors are add's,
+    after sub's own refusal of bool operands)."""
+    _check_sub(self, other, None)
+    return add(self, other, -alpha)
+
+
+@impl("sub_.Tensor", "SparseCPU")
+def sub_(self, other, alpha=1):
+    _check_sub(self, other, None)
+    return add_(self, other, -alpha)
+
+
 def _check_dense_sparse_sizes(dense, sparse):
     if tuple(dense._size) != tuple(sparse._size):
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
@@ -379,12 +394,22 @@ def _add_entries(out, sparse, alpha):
     difference ember's dense optimizer updates accept too, see Note [rounding] in
     ember/optim/_foreach.py.)"""
     idx, vals, _ = _parts(sparse)
-    if alpha != 1:
-        vals = vals * alpha
+    vals = _times_alpha(vals, alpha, out.dtype)
     if idx.shape[0] == 0:  # no sparse dims: every entry covers the whole tensor
         out += vals.sum(axis=0).astype(out.dtype, copy=False)
         return out
     return add_at(out, tuple(idx), vals.astype(out.dtype, copy=False))
+
+
+def _times_alpha(vals, alpha, dtype):
+    """alpha * vals in dtype; an integer alpha outside an integer dtype's range wraps as a C
+    cast does (uint8 - uint8 is add with alpha -1, i.e. 255)."""
+    vals = vals.astype(dtype, copy=False)
+    if type(alpha) is int and alpha == 1:
+        return vals
+    if np.issubdtype(dtype, np.integer):
+        return vals * np.array(alpha).astype(dtype)
+    return (vals * alpha).astype(dtype, copy=False)
 
 
 def _add_sparse(self, other, alpha):
@@ -398,7 +423,7 @@ def _add_sparse(self, other, alpha):
     i1, v1, c1 = _parts(self)
     i2, v2, c2 = _parts(other)
     v1 = v1.astype(dtype, copy=False)
-    v2 = (v2 * alpha if alpha != 1 else v2).astype(dtype, copy=False)
+    v2 = _times_alpha(v2, alpha, dtype)
     if v2.shape[0] == 0:
         return _from_arrays(i1, v1, self._size, c1)
     if v1.shape[0] == 0:

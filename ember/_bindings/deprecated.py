@@ -24,7 +24,11 @@ _warned = []
 
 
 def _is_number(x):
-    return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
+    """What PyTorch's parser takes for a Scalar: a number, or a 0-dim tensor not requiring
+    grad."""
+    if isinstance(x, Tensor):
+        return x.dim() == 0 and not x.requires_grad
+    return isinstance(x, numbers.Number)
 
 
 def _signatures(name, method, scalars, has_out):
@@ -88,6 +92,7 @@ def _run(public, name, method, head, rest, scalars, out):
                       f"the following signatures instead:\n\t{new}", UserWarning,
                       stacklevel=_user_stacklevel())
     kwargs = {} if out is _NO_OUT or out is None else {"out": out}
+    scalars = {k: v.item() if isinstance(v, Tensor) else v for k, v in scalars.items()}
     return public(head, *rest, **scalars, **kwargs)
 
 

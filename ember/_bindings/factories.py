@@ -11,6 +11,7 @@ from .._core import dtype as D
 from .._core.device import device as _device_cls, default_device
 from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
+from .._core.resizable import mark_not_resizable
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
@@ -127,10 +128,22 @@ def from_numpy(ndarray):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
                          "work around this by making a copy of your array  with array.copy().) ")
+    if builtins.any(s % ndarray.itemsize for s in ndarray.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
     if not ndarray.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte "
                          "order. Conversion between byte orders is currently not supported.")
-    return _tensor_over(ndarray)
+    if not ndarray.flags.writeable:
+        from .._core.flags import warn_once
+        warn_once("The given NumPy array is not writable, and PyTorch does not support "
+                  "non-writable tensors. This means writing to this tensor will result in "
+                  "undefined behavior. You may want to copy the array to protect its data or "
+                  "make it writable before converting it to a tensor. This type of warning "
+                  "will be suppressed for the rest of this program.")
+    t = _tensor_over(ndarray)
+    mark_not_resizable(t._storage_())
+    return t
 
 
 def _tensor_over(ndarray):

@@ -211,7 +211,9 @@ def getitem(self, key):
 
 def setitem(self, key, value):
     is_tensor = isinstance(value, Tensor)
-    if not is_tensor and not isinstance(value, (bool, int, float, complex)):
+    if isinstance(value, np.integer):   # PyTorch's parser reads a NumPy int as an int
+        value = int(value)
+    elif not is_tensor and not isinstance(value, (bool, int, float, complex)):
         kind = type(value)
         name = kind.__name__ if kind.__module__ == "builtins" else \
             f"{kind.__module__}.{kind.__qualname__}"

@@ -120,6 +120,8 @@ def _to(self, *args, **kwargs):
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
+        if self.dtype in D.barebones_unsigned and self._device.type == "cpu":
+            return f"torch.{D.scalar_type_name(self.dtype)}Tensor"   # no legacy class exists
         from ..autograd.graph import _type_name
         return _type_name(self)
     if isinstance(dtype, str):
@@ -226,59 +228,115 @@ def _set_(self, source=None):
     return self
 
 
+# ---- operands the operators take --------------------------------------------------------------
+# PyTorch's operators turn the TypeError of an operand their argument parser rejects (a NumPy
+# array, a list, a string, None) into NotImplemented, so Python asks the other operand: a NumPy
+# array then computes `tensor + array` itself, with NumPy's promotion, and __array_wrap__ below
+# hands the result back as a tensor; for anything else Python raises its own TypeError
+# ("unsupported operand type(s)"), and == / != fall back to identity.
+_OPERAND_TYPES = (Tensor, int, float, complex, np.number, np.bool_)
+
+
+def _is_operand(x):
+    return isinstance(x, _OPERAND_TYPES) or hasattr(type(x), "__torch_function__")
+
+
+def _operand_method(method):
+    """method(self, other), or NotImplemented when PyTorch's parser would reject `other`."""
+    def checked(self, other):
+        if not _is_operand(other):
+            return NotImplemented
+        return method(self, other)
+    checked.__name__ = checked.__qualname__ = method.__name__
+    checked.__doc__ = method.__doc__
+    return checked
+
+
+def _array_wrap(self, array, context=None, return_scalar=False):
+    """NumPy's hook for a ufunc that ran on a tensor (np.sin(t), array + t): its result as a
+    tensor sharing the array's memory; a bool result comes back as uint8, as PyTorch's does."""
+    if array.dtype == np.bool_:
+        array = array.astype(np.uint8)
+    from .factories import from_numpy
+    return from_numpy(np.asarray(array))
+
+
 def _eq_method(self, other):
-    if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.ndarray)):
-        return False
+    if isinstance(other, np.ndarray):  # __eq__ alone takes an array (as a tensor) in PyTorch
+        from .factories import from_numpy
+        other = from_numpy(other)
+    elif not _is_operand(other):
+        return NotImplemented
     return _eq(self, other)
 
 
 def _ne_method(self, other):
-    if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.ndarray)):
-        return True
+    if not _is_operand(other):
+        return NotImplemented
     return _ne(self, other)
 
 
 def _rdiv(self, other):
     """other / self as PyTorch's __rtruediv__ computes it: reciprocal(self) * other (so the
-    node is MulBackward0); 1/0 * 0 is NaN silently."""
+    node is MulBackward0); 1/0 * 0 is NaN silently. An operand the parser rejects meets the
+    `*` operator's own protocol (a NumPy array multiplies, as NumPy does)."""
     with np.errstate(all="ignore"):
+        if not _is_operand(other):
+            try:
+                return _op("reciprocal")(self) * other
+            except TypeError:
+                return NotImplemented
         return _mul(_op("reciprocal")(self), other)
 
 
+@_operand_method
 def _rfloordiv(self, other):
     return _floor_divide(other, self)
 
 
+@_operand_method
+def _mod(self, other):
+    return remainder(self, other)
+
+
+@_operand_method
 def _rmod(self, other):
     return remainder(other, self)
 
 
+@_operand_method
 def _rpow(self, other):
     return _pow(other, self)
 
 
+@_operand_method
 def _rmatmul(self, other):
     return _matmul(other, self)
 
 
+@_operand_method
 def _ifloordiv(self, other):
     return self.copy_(_floor_divide(self, other))
 
 
+@_operand_method
 def _imod(self, other):
     return self.copy_(remainder(self, other))
 
 
+@_operand_method
 def _and(self, other):
     return bitwise_and(self, other) if self.dtype is not D.bool or not isinstance(
         other, Tensor) or other.dtype is not D.bool else logical_and(self, other)
 
 
+@_operand_method
 def _or(self, other):
     return bitwise_or(self, other) if self.dtype is not D.bool or not isinstance(
         other, Tensor) or other.dtype is not D.bool else logical_or(self, other)
 
 
+@_operand_method
 def _xor(self, other):
     return bitwise_xor(self, other) if self.dtype is not D.bool or not isinstance(
         other, Tensor) or other.dtype is not D.bool else logical_xor(self, other)
@@ -346,11 +404,11 @@ def _conj(self):
 def _shift_operator(opname, reflected=False, inplace=False):
     op = _op(opname)
     if reflected:
-        return lambda self, other: op(other, self)
+        return _operand_method(lambda self, other: op(other, self))
     if inplace:
         inplace_op = _op(opname.replace(".", "_.", 1))
-        return lambda self, other: inplace_op(self, other)
-    return lambda self, other: op(self, other)
+        return _operand_method(lambda self, other: inplace_op(self, other))
+    return _operand_method(lambda self, other: op(self, other))
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
@@ -575,7 +633,9 @@ def _operators():
         params = "self, other" if "other" in body else "self"
         func = name if public == name else f"Tensor.{public}"
         chunks.append(f"def {name}({params}):\n"
-                      f"    if {' or '.join(f'type({p}) not in _FAST' for p in params.split(', '))}:\n"
+                      f"    if {' or '.join(f'type({p}) not in _FAST' for p in params.split(', '))}"
+                      f"{' or other is None' if 'other' in params and not name.startswith(('__eq', '__ne')) else ''}:\n"
+                      f"{'        if not _is_operand(other): return NotImplemented' + chr(10) if 'other' in params and not name.startswith(('__eq', '__ne')) else ''}"
                       f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
                       f"        if result is not _NOT_HANDLED:\n"
                       f"            return result\n"
@@ -595,17 +655,18 @@ METHODS = dict(
     __delitem__=_indexing.delitem,
     __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
-    __div__=lambda s, o: _div(s, o, None),
-    __idiv__=lambda s, o: _div_(s, o, None),
+    __div__=_operand_method(lambda s, o: _div(s, o, None)),
+    __idiv__=_operand_method(lambda s, o: _div_(s, o, None)),
     __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
     __reversed__=_reversed, __contains__=_contains,
     __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
-    __mod__=lambda s, o: remainder(s, o), __rmod__=_rmod, __imod__=_imod,
+    __mod__=_mod, __rmod__=_rmod, __imod__=_imod, __array_wrap__=_array_wrap,
     __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o), __rmatmul__=_rmatmul,
     __pos__=lambda s: s, __invert__=_invert,
     __and__=_and, __rand__=_and, __or__=_or, __ror__=_or, __xor__=_xor, __rxor__=_xor,
-    __iand__=lambda s, o: s.copy_(_and(s, o)), __ior__=lambda s, o: s.copy_(_or(s, o)),
-    __ixor__=lambda s, o: s.copy_(_xor(s, o)),
+    __iand__=_operand_method(lambda s, o: s.copy_(_and(s, o))),
+    __ior__=_operand_method(lambda s, o: s.copy_(_or(s, o))),
+    __ixor__=_operand_method(lambda s, o: s.copy_(_xor(s, o))),
     __lshift__=_shift_operator("bitwise_left_shift.Tensor"),
     __rlshift__=_shift_operator("bitwise_left_shift.Tensor", reflected=True),
     __ilshift__=_shift_operator("bitwise_left_shift.Tensor", inplace=True),

@@ -32,11 +32,18 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return {"complex64": float32, "complex128": float64}.get(self.name, self)
+        return {"complex64": float32, "complex128": float64, "complex32": float16}.get(self.name, self)
 
     def to_complex(self):
-        return {"float64": complex128, "float16": complex64}.get(self.name, complex64) \
-            if not self.is_complex else self
+        """The complex dtype of this float's width (complex dtypes are their own); RuntimeError
+        for a dtype with none, as PyTorch's."""
+        if self.is_complex:
+            return self
+        if self is float16:
+            return complex32
+        if not self.is_floating_point:
+            raise RuntimeError(f"Unknown Complex ScalarType for {scalar_type_name(self)}")
+        return complex128 if self is float64 else complex64
 
 
 def _bfloat16_np():

@@ -23,6 +23,7 @@ from .device import cpu as _CPU, meta as _META
 from .layout import strided, sparse_coo, sparse_csr
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
+from .resizable import mark_not_resizable
 from . import caching_allocator as _allocator
 from .grad_mode import _grad_state
 from . import torch_function as _torch_function
@@ -526,6 +527,7 @@ class Tensor:
         if self._rg and not force and _grad_state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        mark_not_resizable(self._storage_())   # the array shares its memory: it may not grow
         return self._np
 
     def __array__(self, dtype=None, copy=None):

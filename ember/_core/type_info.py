@@ -28,6 +28,10 @@ class finfo:
         self.smallest_normal = self.tiny = float(info.smallest_normal)
         self.dtype = d.name
 
+    def __eq__(self, other):   # equal limits, as PyTorch's finfo objects compare (unhashable)
+        return type(other) is finfo and all(getattr(self, k) == getattr(other, k)
+                                            for k in finfo.__slots__)
+
     def __repr__(self):
         return (f"finfo(resolution={_g(self.resolution)}, min={_g(self.min)}, "
                 f"max={_g(self.max)}, eps={_g(self.eps)}, "
@@ -53,6 +57,10 @@ class iinfo:
         info = np.iinfo(type._np)
         self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), \
             type.name
+
+    def __eq__(self, other):   # as finfo's
+        return type(other) is iinfo and all(getattr(self, k) == getattr(other, k)
+                                            for k in iinfo.__slots__)
 
     def __repr__(self):
         return f"iinfo(min={_g(self.min)}, max={_g(self.max)}, dtype={self.dtype})"
