@@ -42,6 +42,8 @@ CASES = [
     dict(mode="sum", scale_grad_by_freq=True, padding_idx=4, psw=True),
     dict(mode="sum", sparse=True, padding_idx=2),
     dict(mode="mean", sparse=True),
+    dict(mode="sum", psw=True, long_bags=True), dict(mode="mean", long_bags=True, padding_idx=1),
+    dict(mode="max", long_bags=True),
 ]
 
 
@@ -51,7 +53,9 @@ def test_embedding_bag_matches_torch(case, dtype):
     case = dict(case)
     rng = np.random.default_rng(len(str(case)))
     psw = case.pop("psw", False)
-    idx, offsets, _ = bags(rng, 40, 9, 12, padding_idx=case.get("padding_idx"))
+    long_bags = case.pop("long_bags", False)  # bags and repeats past the kernel's HEAVY
+    idx, offsets, _ = bags(rng, 6 if long_bags else 40, 130 if long_bags else 9, 12,
+                           padding_idx=case.get("padding_idx"))
     if case.get("include_last_offset"):
         offsets = np.r_[offsets, idx.size]
     weight = rng.standard_normal((12, 5)).astype(dtype)

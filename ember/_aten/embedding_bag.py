@@ -50,6 +50,7 @@ def segment_sums(src, pos, starts, counts, scale=None, dtype=None):
         r = recs[pos[p]].view(src.dtype).reshape(p.size, dim)
         return r if scale is None else r * scale[p][:, None]
 
+    empty = counts == 0
     heavy = np.flatnonzero(counts > HEAVY)
     if heavy.size:
         for s in heavy.tolist():
@@ -58,19 +59,20 @@ def segment_sums(src, pos, starts, counts, scale=None, dtype=None):
                                    dtype=out.dtype)
         counts = counts.copy()
         counts[heavy] = 0
-    live = np.flatnonzero(counts)
-    if live.size == num:
-        out[...] = rows(starts)
-    else:
-        out[counts == 0] = 0
-        out[live] = rows(starts[live])
-    r = 1
-    while True:
-        live = live[counts[live] > r]
-        if not live.size:
-            return out
-        out[live] += rows(starts[live] + r)
-        r += 1
+    # the segments longest first: the ones pass r reaches are a prefix of them
+    order = np.argsort(-counts, kind="stable")
+    first, longest = starts[order], counts[order]
+    live = np.searchsorted(-longest, -np.arange(int(longest[0])), side="left").tolist()
+    out[empty] = 0
+    if not live:  # every segment empty or heavy
+        return out
+    acc = caching_allocator.empty((live[0], dim), out.dtype)
+    acc[...] = rows(first[:live[0]])
+    for r in range(1, len(live)):
+        n = live[r]
+        acc[:n] += rows(first[:n] + r)
+    _records(out)[order[:live[0]]] = _records(acc)
+    return out
 
 
 # ---- the bags ----------------------------------------------------------------------------------
