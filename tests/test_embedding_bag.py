@@ -54,7 +54,7 @@ def test_embedding_bag_matches_torch(case, dtype):
     rng = np.random.default_rng(len(str(case)))
     psw = case.pop("psw", False)
     long_bags = case.pop("long_bags", False)  # bags and repeats past the kernel's HEAVY
-    idx, offsets, _ = bags(rng, 6 if long_bags else 40, 130 if long_bags else 9, 12,
+    idx, offsets, _ = bags(rng, 6 if long_bags else 40, 300 if long_bags else 9, 12,
                            padding_idx=case.get("padding_idx"))
     if case.get("include_last_offset"):
         offsets = np.r_[offsets, idx.size]
@@ -67,7 +67,9 @@ def test_embedding_bag_matches_torch(case, dtype):
         want = run(torch, weight, idx, offsets, psw=weights, **case)
     for e, t in zip(got, want):
         assert e.dtype == t.dtype and e.shape == t.shape
-        np.testing.assert_allclose(e, t, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-6)
+        # long float32 sums: PyTorch's fused multiply-adds round differently
+        tol = (1e-5 if long_bags else 1e-6) if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(e, t, rtol=tol, atol=10 * tol if long_bags else 1e-6)
 
 
 @pytest.mark.parametrize("mode", [0, 1, 2])

@@ -160,29 +160,40 @@ def bag_max_rows(w, idx, starts, counts):
     """(B, D) int64: the weight row each bag's maximum comes from, per column, as PyTorch's CPU
     kernel picks it: the bag's first entry, replaced by each later one strictly greater (so the
     first of equal maxima wins, and a NaN stays only when it comes first); 0 for an empty bag.
-    The bags are walked in passes as in Note [Bag sums in passes], comparing instead of
-    adding."""
+
+    That rule's maximum is the NaN-ignoring maximum (np.fmax), except where the first entry is
+    NaN. The bags are walked in passes as in Note [Bag sums in passes], twice: the maxima, then,
+    per column, the number of entries before the first one equal to it (plain comparisons and
+    adds: masked writes are slow in NumPy)."""
     num, dim = counts.size, w.shape[1]
     best_row = np.zeros((num, dim), dtype=np.int64)
     if not num or not dim or not idx.size:
         return best_row
+    recs = _records(w)
+
+    def rows(p):
+        return recs[idx[p]].view(w.dtype).reshape(p.size, dim)
     order = np.argsort(-counts, kind="stable")
     first, longest = starts[order], counts[order]
     live = np.searchsorted(-longest, -np.arange(int(longest[0])), side="left").tolist()
     if not live:
         return best_row
-    rows = idx[first[:live[0]]]
-    best = w[rows]
-    best_sorted = np.empty((live[0], dim), np.int64)
-    best_sorted[...] = rows[:, None]
+    best = rows(first[:live[0]])
     for r in range(1, len(live)):
+        np.fmax(best[:live[r]], rows(first[:live[r]] + r), out=best[:live[r]])
+    searching = np.not_equal(rows(first[:live[0]]), best)
+    wide = len(live) > 255  # counts past uint8
+    arg = searching.astype(np.int64) if wide else searching.view(np.uint8).copy()
+    differs = np.empty(best.shape, bool)
+    for r in range(1, len(live) - 1):
         n = live[r]
-        rows = idx[first[:n] + r]
-        vals = w[rows]
-        better = vals > best[:n]
-        np.copyto(best[:n], vals, where=better)
-        np.copyto(best_sorted[:n], rows[:, None], where=better)
-    best_row[order[:live[0]]] = best_sorted
+        np.not_equal(rows(first[:n] + r), best[:n], out=differs[:n])
+        searching[:n] &= differs[:n]
+        searching[n:] = False
+        arg += searching if wide else searching.view(np.uint8)
+    first_nan = rows(first[:live[0]]) != rows(first[:live[0]])  # a NaN first stays
+    arg[first_nan] = 0
+    best_row[order[:live[0]]] = idx[first[:live[0], None] + arg]
     return best_row
 
 
