@@ -59,18 +59,23 @@ def segment_sums(src, pos, starts, counts, scale=None, dtype=None):
                                    dtype=out.dtype)
         counts = counts.copy()
         counts[heavy] = 0
+    out[empty] = 0
     # the segments longest first: the ones pass r reaches are a prefix of them
     order = np.argsort(-counts, kind="stable")
     first, longest = starts[order], counts[order]
-    live = np.searchsorted(-longest, -np.arange(int(longest[0])), side="left").tolist()
-    out[empty] = 0
-    if not live:  # every segment empty or heavy
+    live = np.searchsorted(-longest, -np.arange(int(longest[0])), side="left")
+    if not live.size:  # every segment empty or heavy
         return out
+    # every pass's rows gathered (and weighted) at once, pass after pass
+    ends = np.cumsum(live)
+    pass_of = np.repeat(np.arange(live.size), live)
+    entries = first[np.arange(ends[-1]) - np.repeat(ends - live, live)] + pass_of
+    gathered = rows(entries)
     acc = caching_allocator.empty((live[0], dim), out.dtype)
-    acc[...] = rows(first[:live[0]])
-    for r in range(1, len(live)):
-        n = live[r]
-        acc[:n] += rows(first[:n] + r)
+    acc[...] = gathered[:live[0]]
+    for r, (n, end) in enumerate(zip(live.tolist(), ends.tolist())):
+        if r:
+            acc[:n] += gathered[end - n:end]
     _records(out)[order[:live[0]]] = _records(acc)
     return out
 
