@@ -143,14 +143,17 @@ LAYOUTS = [((False, 0, False, None, True), {}), ((False, 0, False, None, True), 
            ((False, 1, False, None, True), dict(grad=False)),
            ((False, 0), dict(idx_dtype="int32")), ((False, 1), dict(idx_dtype="int32")),
            ((False, 1), dict(idx_dtype="int32", off_dtype="int32")),
-           ((False, 0), dict(transposed=True)), ((False, 2), dict(grad=False))]
+           ((False, 0), dict(transposed=True)), ((False, 2), dict(grad=False)),
+           # a last offset short of the input's end: PyTorch's sums stop there, its bag sizes not
+           *[((False, mode, False, None, True), dict(offsets=[0, 4, 4, 6])) for mode in (0, 1, 2)]]
 
 
 @pytest.mark.parametrize("args, kwargs", LAYOUTS)
 def test_outputs_layout_and_grad_fn_as_torch(args, kwargs):
     rng = np.random.default_rng(3)
     weight = rng.standard_normal((10, 3)).astype(np.float32)
-    idx, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 4, 4, 8])
+    kwargs = dict(kwargs)
+    idx, offsets = np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array(kwargs.pop("offsets", [0, 4, 4, 8]))
     got, want = (_outputs(lib, weight, idx, offsets, *args, **kwargs) for lib in (ember, torch))
     for e, t in zip(got, want):
         assert str(e.dtype) == str(t.dtype) and tuple(e.shape) == tuple(t.shape)

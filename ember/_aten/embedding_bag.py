@@ -234,9 +234,17 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
         out[kept_counts == 0] = 0
         max_indices = max_rows.astype(index_dt, copy=False)
     else:
+        sum_counts = kept_counts
+        if include_last_offset and num_bags and offsets._np[-1] < idx.size:
+            # PyTorch sums the last bag up to the last offset, though its bag_size (the mean's
+            # divisor) and offset2bag run to the input's end
+            end = int(offsets._np[-1])
+            kept, kept_starts, sum_counts = _kept(idx[:end], starts,
+                                                  np.diff(np.r_[starts, end]), padding_idx)
+            picked = idx[:end] if kept is None else idx[:end][kept]
         if psw is not None:
-            psw = (psw if kept is None else psw[kept]).astype(acc, copy=False)
-        out = segment_sums(w, picked, kept_starts, kept_counts, psw, acc)
+            psw = (psw[:picked.size] if kept is None else psw[kept]).astype(acc, copy=False)
+        out = segment_sums(w, picked, kept_starts, sum_counts, psw, acc)
         if mode == MEAN:
             out /= np.maximum(kept_counts, 1)[:, None].astype(acc)
         max_indices = bag_size.copy()
