@@ -17,6 +17,7 @@ from .._core import dtype as D
 from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd import forward_ad as _forward_ad
 from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F401  (F's, as torch's)
                          has_torch_function_unary, has_torch_function_variadic)
 from ._ctc import ctc_loss as _ctc
@@ -2077,8 +2078,8 @@ def _torch_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mod
                          padding_idx=None):
     """torch.embedding_bag: bags of a 1-D input cut at its offsets, the mode as a number (0 sum,
     1 mean, 2 max); all four outputs of the CPU kernel. As PyTorch, `_embedding_bag` runs when
-    the weight or the per-sample weights require grad (in no_grad mode too), else its
-    forward-only twin."""
+    the weight or the per-sample weights require grad (in no_grad mode too) or the weight has a
+    forward-mode tangent, else its forward-only twin."""
     if weight.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if indices.dim() == 2:
@@ -2095,8 +2096,9 @@ def _torch_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mod
             raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
                                f"through {num - 1}, but got {padding_idx}")
         padding_idx %= num
-    needs_grad = weight.requires_grad or (per_sample_weights is not None
-                                          and per_sample_weights.requires_grad)
+    needs_grad = weight.requires_grad or (per_sample_weights is not None and
+                                          per_sample_weights.requires_grad) or \
+        _forward_ad.unpack_dual(weight).tangent is not None
     op = _embedding_bag_op if needs_grad else _embedding_bag_forward_only
     return op(weight, indices.contiguous(), offsets.contiguous(), scale_grad_by_freq, mode,
               sparse, per_sample_weights, include_last_offset, padding_idx)
