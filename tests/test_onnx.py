@@ -346,6 +346,8 @@ def _layer_cases():
         "conv1d_pool1d": (nn.Sequential(nn.Conv1d(4, 3, 3, padding=1), nn.MaxPool1d(2)),
                           (ember.randn(2, 4, 8),)),
         "embedding_bag": (nn.EmbeddingBag(10, 3), (ember.tensor([[1, 2], [3, 4]]),)),
+        "embedding_bag_padding": (nn.EmbeddingBag(10, 3, padding_idx=2),
+                                  (ember.tensor([[1, 2], [2, 2], [3, 4]]),)),
         "views": (Fn(lambda a: a.view(a.size(0), a.size(1), -1).sum(-1)
                      + a.flatten(1).mean(1, keepdim=True) + a.flatten(2).amax(-1)), (img,)),
         "copy_into_buffer": (Fn(lambda a: ember.zeros(3, 4, 5, dtype=ember.float64).copy_(a) * 2),

@@ -444,12 +444,11 @@ def _separable_max_pool(x, nd, kernel, stride, padding, dilation, out, plan, val
         i = axis - 1
         v, c = _max_stage(v, c, axis, kernel[i], stride[i], padding[i], dilation[i], out[i],
                           units[i], cdt, lowest)
-    top = v.max()       # (NaN if there is a NaN)
-    if top != top or v.min() == lowest:
+    low = v.min()       # (NaN if there is a NaN)
+    if low != low or low == lowest:
         return False
     np.copyto(values, v)
-    np.copyto(index, c, casting="unsafe")
-    index += base
+    np.add(c, base, out=index, casting="unsafe")
     return True
 
 

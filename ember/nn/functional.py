@@ -16,8 +16,8 @@ from .._core.tensor import Tensor
 from .._core import dtype as D
 from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
-from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd import forward_ad as _forward_ad
 from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F401  (F's, as torch's)
                          has_torch_function_unary, has_torch_function_variadic)
 from ._ctc import ctc_loss as _ctc
@@ -2014,102 +2014,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _values(t):
-    """t's values as a NumPy array (of a lazy tensor, after its pending graph has run)."""
-    return t._np if t._np is not None else t.detach().cpu()._np
-
-
-def _bags(input, offsets, include_last_offset, padding_idx):
-    """The bags as NumPy arrays: (bag_of, kept, kept_bag, counts). Bag b holds
-    input[offsets[b]:offsets[b + 1]]; bag_of is the bag of each position of the input (0 past
-    the last bag); kept are the positions counted (in a bag, not padding_idx), in input order and
-    so grouped by bag, kept_bag their bags, counts the number kept per bag."""
-    idx = _values(input).reshape(-1)
-    starts = _values(offsets).astype(np.int64).reshape(-1)
-    if include_last_offset:
-        ends, starts = starts[1:], starts[:-1]
-    else:
-        ends = np.r_[starts[1:], idx.size]
-    if starts.size and starts[0] != 0:
-        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
-                           f"has to start from position 0. However, got {int(starts[0])}")
-    if (ends < starts).any():
-        raise RuntimeError("offsets must be non-decreasing")
-    starts, ends = np.minimum(starts, idx.size), np.minimum(ends, idx.size)
-    bags = np.repeat(np.arange(starts.size), ends - starts)
-    bag_of = np.zeros(idx.size, dtype=np.int64)
-    bag_of[:bags.size] = bags
-    kept = np.arange(bags.size)
-    if padding_idx >= 0:
-        kept = np.flatnonzero(idx[:bags.size] != padding_idx)
-        bags = bags[kept]
-    return bag_of, kept, bags, np.bincount(bags, minlength=starts.size)
-
-
-def _bag_frequency_scale(all_idx, idx, num_weights):
-    """The factor scale_grad_by_freq puts on the gradient of each kept entry, as PyTorch's CPU
-    embedding_bag backward computes it.
-
-    Note [embedding_bag's frequency scale]
-    PyTorch's dense backward walks the sorted indices one distinct index at a time and divides
-    by `counts[sorted_indices[i]]`, i being the distinct index's rank, not by the count of the
-    index itself. So row u's gradient is divided by the count of the i-th smallest index (with
-    repeats), where i is u's rank among the distinct indices (padding_idx counted): for indices
-    [1, 1, 2, 1, 3], rows 2 and 3 are divided by 3, the count of 1. Reproduced so that the
-    gradients equal PyTorch's."""
-    ordered = np.sort(all_idx)
-    distinct = np.unique(ordered)
-    divisor = np.ones(num_weights)
-    divisor[distinct] = np.bincount(all_idx, minlength=num_weights)[ordered[:distinct.size]]
-    return 1.0 / divisor[idx]
-
-
-class _FrequencyScaledGrad(Function):
-    """The identity on an embedding bag's gathered rows, whose gradient is multiplied by
-    per-row factors (scale_grad_by_freq's, see _bag_frequency_scale)."""
-
-    @staticmethod
-    def forward(ctx, rows, scale):
-        ctx.save_for_backward(scale)
-        return rows.clone()
-
-    @staticmethod
-    def backward(ctx, grad):
-        scale, = ctx.saved_tensors
-        return grad * scale, None
-
-
-def _bag_max(weight, idx, counts):
-    """(B, D) int64: the weight row each bag's maximum comes from, per column, as PyTorch's CPU
-    kernel picks it: the bag's first entry, replaced by each later one strictly greater (so the
-    first of equal maxima wins, and a NaN stays only when it comes first). idx holds each bag's
-    entries, bag after bag. The bags are walked in passes: pass r compares the r-th entry of
-    every bag that has one (the bags ordered longest first, so those are a prefix)."""
-    order = np.argsort(-counts, kind="stable")
-    first = np.r_[0, np.cumsum(counts)[:-1]][order]
-    longest = counts[order]
-    best_row = np.zeros((counts.size, weight.shape[1]), dtype=np.int64)
-    live = int((longest > 0).sum())
-    best_row[:live] = idx[first[:live], None]
-    best = weight[idx[first[:live]]]
-    for r in range(1, int(longest[0]) if counts.size else 0):
-        live = int((longest > r).sum())
-        rows = idx[first[:live] + r]
-        vals = weight[rows]
-        better = vals > best[:live]
-        best[:live] = np.where(better, vals, best[:live])
-        best_row[:live] = np.where(better, rows[:, None], best_row[:live])
-    out = np.empty_like(best_row)
-    out[order] = best_row
-    return out
-
-
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
-    """Sums, means or maxima of bags of embeddings. The bags are laid out as a padded
-    (B, L) table of positions into the input, so each mode is one masked reduction over L of
-    the looked-up rows, differentiable through embedding (and max for mode='max')."""
+    """Sums, means or maxima of bags of embeddings: PyTorch's argument checks, a 2-D input made
+    1-D bags of its rows, then torch.embedding_bag (one `_embedding_bag` op, whose backward is
+    EmbeddingBagBackward0)."""
     if weight.dtype is D.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
@@ -2127,7 +2037,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
                              f"is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
-        offsets = E.arange(0, input.numel(), input.shape[1], dtype=input.dtype)
+        offsets = E.arange(0, input.numel(), input.shape[1], dtype=input.dtype,
+                           device=input.device)
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
@@ -2140,114 +2051,57 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
                          f"{input.dim()}")
-    if mode not in ("sum", "mean", "max"):
+    if mode not in _BAG_MODES:
         raise ValueError("mode has to be one of sum, mean or max")
-    if not weight.is_floating_point():
-        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the "
-                           f"following scalar types: Half, BFloat16, Float, Double; but got "
-                           f"{_scalar_name(weight.dtype)} instead (while checking arguments for "
-                           f"embedding_bag)")
     if mode == "max" and scale_grad_by_freq:
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with no_grad():
+            _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    padding_idx = _padding_index(padding_idx, weight.shape[0])
-    if max_norm is not None:
-        with no_grad():
-            _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
-    return _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse,
-                          per_sample_weights, include_last_offset, padding_idx)[0]
+    return _torch_embedding_bag(weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode],
+                                sparse, per_sample_weights, include_last_offset, padding_idx)[0]
 
 
-_BAG_MODES = ("sum", "mean", "max")
-
-
-def _embedding_bag(weight, input, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
-                   include_last_offset, padding_idx):
-    """(output, offset2bag, bag_size, max_indices) as PyTorch's CPU kernel returns them, for a
-    1-D input, its bag offsets and a padding_idx already made non-negative (or -1). Besides the
-    bags' sums, means or maxima: offset2bag is the bag of each index (empty on the float sum
-    path, which does not need it), bag_size the number of indices counted per bag (zeros for
-    sum), max_indices the weight row each maximum came from (bag_size again for sum/mean).
-
-    sum and mean are one gather of the kept rows (`embedding`, whose backward is one
-    scatter-add into the weight's gradient) and one segmented sum (`index_add` over the bags,
-    whose backward is one gather of the bags' gradients). max finds the winning weight rows
-    here, then gathers them from the weight (backward: a scatter-add of the bags' gradients)."""
-    bag_of, kept, kept_bag, counts = _bags(input, offsets, include_last_offset, padding_idx)
-    b, dim = counts.size, weight.shape[1]
-    dev = weight.device
-    index_dtype = input.dtype
-    if mode != "sum":
-        bag_size = E.tensor(counts, dtype=index_dtype, device=dev)
-    else:  # PyTorch's forward-only sum sizes it by the offsets, last offset included
-        differentiable = is_grad_enabled() and (weight.requires_grad or (
-            per_sample_weights is not None and per_sample_weights.requires_grad))
-        bag_size = E.zeros(b if differentiable else offsets.numel(), dtype=index_dtype,
-                           device=dev)
-    if mode == "sum" and weight.dtype in (D.float32, D.float16, D.bfloat16) and padding_idx < 0:
-        offset2bag = E.zeros(0, dtype=index_dtype, device=dev)
-    else:
-        offset2bag = E.tensor(bag_of, dtype=index_dtype, device=dev)
-    idx = _values(input).reshape(-1)[kept]
-    if mode == "max":
-        rows = _bag_max(_values(weight), idx, counts)
-        max_indices = E.tensor(rows, dtype=index_dtype, device=dev)
-        out = weight.gather(0, E.tensor(rows, device=dev))
-        if not counts.all():  # an empty bag's maximum is 0, and gives the weight no gradient
-            out = E.where(E.tensor(counts[:, None] > 0, device=dev), out, 0.0)
-        return out, offset2bag, bag_size, max_indices
-    everything = kept.size == input.numel()  # no index dropped: use the input as it is
-    rows = _embedding(weight, input.reshape(-1) if everything else
-                      E.tensor(idx, dtype=index_dtype, device=dev), padding_idx,
-                      scale_grad_by_freq and sparse, sparse)
-    if scale_grad_by_freq and not sparse:
-        scale = _bag_frequency_scale(_values(input).reshape(-1), idx, weight.shape[0])
-        rows = _FrequencyScaledGrad.apply(rows, E.tensor(scale[:, None], dtype=rows.dtype,
-                                                          device=dev))
-    if per_sample_weights is not None:
-        w = per_sample_weights.reshape(-1)
-        if not everything:
-            w = w.index_select(0, E.tensor(kept, device=dev))
-        rows = rows * w.unsqueeze(1)
-    out = E.zeros((b, dim), dtype=rows.dtype, device=dev).index_add(
-        0, E.tensor(kept_bag, device=dev), rows)
-    if mode == "mean":
-        out = out / E.tensor(np.maximum(counts, 1)[:, None], dtype=out.dtype, device=dev)
-    return out, offset2bag, bag_size, bag_size.clone()
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+_embedding_bag_op = _lookup("_embedding_bag")
+_embedding_bag_forward_only = _lookup("_embedding_bag_forward_only")
 
 
 def _torch_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0,
                          sparse=False, per_sample_weights=None, include_last_offset=False,
                          padding_idx=None):
-    """torch.embedding_bag: the op under F.embedding_bag, a 1-D input with its offsets and the
-    mode as a number (0 sum, 1 mean, 2 max); all four outputs of the CPU kernel."""
+    """torch.embedding_bag: bags of a 1-D input cut at its offsets, the mode as a number (0 sum,
+    1 mean, 2 max); all four outputs of the CPU kernel. As PyTorch, `_embedding_bag` runs when
+    the weight or the per-sample weights require grad (in no_grad mode too) or the weight has a
+    forward-mode tangent, else its forward-only twin."""
     if weight.dim() == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if indices.dim() not in (1, 2):
-        raise RuntimeError(f"input has to be a 1D or 2D Tensor, but got Tensor of dimension "
-                           f"{indices.dim()}")
-    if offsets.dim() != 1:
-        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
-                           f"{offsets.dim()}")
     if indices.dim() == 2:
-        raise NotImplementedError("torch.embedding_bag with 2-D indices is not supported in "
-                                  "ember: pass 1-D indices and their offsets")
-    if mode not in (0, 1, 2):
-        raise RuntimeError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got "
-                           f"{mode}")
-    if per_sample_weights is not None and mode != 0:
-        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
-                                  f"per_sample_weights is only supported for mode='sum' (got "
-                                  f"mode='{_BAG_MODES[mode]}'). Please open a feature request "
-                                  f"on GitHub.")
-    padding_idx = _padding_index(padding_idx, weight.shape[0])
-    return _embedding_bag(weight, indices, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
-                          per_sample_weights, include_last_offset, padding_idx)
+        # PyTorch's kernel reads a 2-D input as its first column's length (wrong sums, or a
+        # crash in mean and max mode); F.embedding_bag takes 2-D inputs without offsets
+        raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is "
+                         f"a mini-batch of fixed length sequences. However, found offsets of "
+                         f"type {type(offsets)}")
+    if padding_idx is None:
+        padding_idx = -1
+    else:
+        num = weight.shape[0]
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{num} "
+                               f"through {num - 1}, but got {padding_idx}")
+        padding_idx %= num
+    needs_grad = weight.requires_grad or (per_sample_weights is not None and
+                                          per_sample_weights.requires_grad) or \
+        _forward_ad.unpack_dual(weight).tangent is not None
+    op = _embedding_bag_op if needs_grad else _embedding_bag_forward_only
+    return op(weight, indices.contiguous(), offsets.contiguous(), scale_grad_by_freq, mode,
+              sparse, per_sample_weights, include_last_offset, padding_idx)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -434,6 +434,44 @@ def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
     return g.op("Gather", weight, indices, axis_i=0)
 
 
+def _embedding_bag(g, weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=-1):
+    """Bags known at export time (constant offsets, as a 2-D input's rows are): the rows
+    gathered, weighted and masked, then ScatterND-added into their bags (mean: divided by the
+    bags' sizes). Only the first output, the bags, is exported."""
+    if offsets.const is None or indices.shape is None:
+        raise SymbolicValueError("embedding_bag is exported with constant offsets only (a 2-D "
+                                 "input, or offsets that depend on no input)")
+    if mode == 2:
+        raise SymbolicValueError("embedding_bag in mode='max' is not exported")
+    starts = offsets.const.astype(np.int64)[:-1 if include_last_offset else None]
+    counts = np.diff(np.r_[starts, indices.shape[0]])
+    bag_of = g.constant(np.repeat(np.arange(starts.size), counts)[:, None])
+    dt = weight.dtype or np.float32
+    rows = g.op("Gather", weight, indices, axis_i=0)
+    if per_sample_weights is not None:
+        rows = g.op("Mul", rows, _unsqueeze(g, per_sample_weights, [-1]))
+    if padding_idx >= 0:
+        kept = g.op("Not", g.op("Equal", indices,
+                                g.constant(np.asarray(padding_idx, indices.dtype or np.int64))))
+        rows = g.op("Where", _unsqueeze(g, kept, [-1]), rows, g.constant(np.zeros((), dt)))
+    out = g.op("ScatterND", g.constant(np.zeros((starts.size, weight.shape[1]), dt)), bag_of,
+               rows, reduction_s="add")
+    if mode == 1:
+        if padding_idx >= 0:
+            sizes = g.op("ScatterND", g.constant(np.zeros(starts.size, dt)), bag_of,
+                         g.op("Cast", kept, to_i=_onnx_dtype(dt)), reduction_s="add")
+            sizes = g.op("Max", sizes, g.constant(np.ones((), dt)))
+        else:
+            sizes = g.constant(np.maximum(counts, 1).astype(dt))
+        out = g.op("Div", out, _unsqueeze(g, sizes, [-1]))
+    return out, None, None, None
+
+
+onnx_symbolic("aten::_embedding_bag")(_embedding_bag)
+onnx_symbolic("aten::_embedding_bag_forward_only")(_embedding_bag)
+
+
 @onnx_symbolic("aten::index_select")
 def index_select(g, self, dim, index):
     return g.op("Gather", self, index, axis_i=dim)

@@ -605,6 +605,19 @@ derivative("embedding", {"weight": _embedding_weight})
 derivative("embedding_dense_backward", {
     "grad_output": lambda grad, indices, padding_idx: _aten.embedding(grad, indices).masked_fill(
         (indices == padding_idx).unsqueeze(-1), 0)})
+derivative("_embedding_bag", {
+    "weight": lambda grad, weight_shape, indices, offsets, result1, result2, result3,
+    scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx:
+        _aten._embedding_bag_backward(grad, indices, offsets, result1, result2, result3,
+                                      weight_shape[0], scale_grad_by_freq, mode, sparse,
+                                      per_sample_weights, padding_idx),
+    "per_sample_weights": lambda grad, weight, indices, offsets, result1, mode, padding_idx:
+        _aten._embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets,
+                                                         result1, mode, padding_idx)},
+    output_differentiability=[True, False, False, False])
+not_implemented("_embedding_bag_backward")  # as in PyTorch
+not_implemented("_embedding_bag_forward_only", "_embedding_bag_per_sample_weights_backward",
+                listed=False)
 derivative("constant_pad_nd", {"self": lambda grad, pad: _aten.constant_pad_nd(
     grad, [-p for p in pad])})
 
