@@ -17,3 +17,6 @@ def _is_alias_of(self, other):
     """torch._C._is_alias_of: whether two tensors share one storage (the same memory)."""
     a, b = self._storage_(), other._storage_()
     return a is b or (a.nbytes() > 0 and a.data_ptr() == b.data_ptr())
+
+
+from . import _functions  # noqa: E402,F401  (torch._C._functions)

@@ -1,4 +1,5 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
+from .grad_mode import _force_original_view_tracking  # noqa: F401
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
@@ -44,14 +45,30 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _input_edges(inputs):
+    """The edges the engine captures gradients at: a tensor's own, or a GradientEdge as given."""
+    edges = []
+    for t in inputs:
+        if isinstance(t, graph.GradientEdge):
+            edges.append((t.node, t.output_nr))
+            continue
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(gradient_edge(t))
+    return edges
 
 
 def _roots(outputs):
     roots = []
     for i, out in enumerate(outputs):
+        if isinstance(out, graph.GradientEdge):
+            raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
+                                      "autograd.backward is not supported yet; pass the tensor")
         if not out._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
@@ -76,14 +93,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        capture = []
-        for t in inputs:
-            if not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            capture.append(gradient_edge(t))
+        capture = _input_edges(inputs)
         got = execute(roots, grads, retain_graph, create_graph, capture=capture)
         for t, g in zip(inputs, got):
-            if g is not None:
+            if isinstance(t, graph.GradientEdge):  # an edge into a leaf's accumulator fills
+                t = getattr(t.node, "variable", None)  # its .grad; any other edge ends there
+            if g is not None and t is not None:
                 graph.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
         return
     execute(roots, grads, retain_graph, create_graph)
@@ -118,21 +133,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     grads = _make_grads(outputs, grad_outputs)
     roots = _roots(outputs)
-    for t in inputs:
-        if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    capture = [gradient_edge(t) for t in inputs]
+    capture = _input_edges(inputs)
     got = execute(roots, grads, retain_graph, create_graph, capture=capture)
     result = []
     for i, (t, g) in enumerate(zip(inputs, got)):
+        edge = isinstance(t, graph.GradientEdge)
         if g is None:
             if materialize_grads:
+                if edge:
+                    raise RuntimeError("materialize_grads cannot be used when the given input "
+                                       "is a GradientEdge")
                 g = zeros(t._size, t.dtype, t._device)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is "
                                    "the desired behavior.")
-        elif g._size != t._size:
+        elif not edge and g._size != t._size:
             g = g.sum_to_size(t._size)
         result.append(g)
     return tuple(result)

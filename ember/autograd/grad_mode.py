@@ -51,3 +51,32 @@ def _mark_inference(op, args, level):
                 if base is None or base._inference:
                     t._inference = True
     return out
+
+
+_view_replay = [False]  # torch._C._is_view_replay_enabled()
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Sets whether autograd regenerates a view written in place by replaying its chain of
+    view ops (PyTorch's "view replay"); a plain call sets it, a `with` block restores it.
+    ember regenerates such a view from its base the same way in both modes (by element
+    positions, ember/autograd/views.py), so the flag changes no gradient; it is kept for the
+    code that sets and reads it."""
+
+    def __init__(self, mode):
+        self.prev = _view_replay[0]
+        self.mode = mode
+        _view_replay[0] = bool(mode)
+
+    def __call__(self, orig_func):
+        _view_replay[0] = self.prev
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        _view_replay[0] = bool(self.mode)
+
+    def __exit__(self, *exc):
+        _view_replay[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

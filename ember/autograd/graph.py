@@ -12,6 +12,7 @@ import itertools
 import re
 import weakref
 from collections import OrderedDict
+from typing import Any, NamedTuple
 
 from .._core.dtype import LEGACY_TYPE_NAMES
 from .._core.grad_mode import _grad_state
@@ -390,3 +391,21 @@ def full(shape, value, dtype, device):
 
 def zeros(shape, dtype, device):
     return full(shape, 0, dtype, device)
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the node a gradient flows into and which of its inputs it is;
+    `autograd.grad`/`backward` take it in place of a tensor input."""
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor):
+    """The edge `autograd.grad(loss, tensor)` would read: grad(loss, get_gradient_edge(t))
+    equals grad(loss, t), and still reaches the same place after `t` is modified in place."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    from .views import gradient_edge
+    return GradientEdge(*gradient_edge(tensor))
