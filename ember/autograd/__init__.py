@@ -1,4 +1,6 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
+import collections.abc
+
 from .grad_mode import _force_original_view_tracking  # noqa: F401
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
@@ -15,9 +17,26 @@ from .._core.tensor import Tensor
 from .variable import Variable
 
 
+def _calculate_shape(output, grad, is_grads_batched):
+    """(output's shape, grad's shape) as _make_grads compares them; a batched grad's first dim
+    is the batch."""
+    if isinstance(output, graph.GradientEdge):
+        raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
+                                  "autograd.backward is not supported yet; pass the tensor")
+    return output.shape, grad.shape[1:] if is_grads_batched else grad.shape
+
+
+def kineto_available():
+    """Whether the profiler can use Kineto (PyTorch's tracing library): ember has none."""
+    return False
+
+
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     grads = []
     for out, g in zip(outputs, grad_outputs):
+        if isinstance(out, graph.GradientEdge):
+            raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
+                                      "autograd.backward is not supported yet; pass the tensor")
         if g is None:
             if out._rg:
                 if out.numel() != 1:
@@ -66,9 +85,6 @@ def _input_edges(inputs):
 def _roots(outputs):
     roots = []
     for i, out in enumerate(outputs):
-        if isinstance(out, graph.GradientEdge):
-            raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
-                                      "autograd.backward is not supported yet; pass the tensor")
         if not out._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
@@ -112,14 +128,20 @@ def _accumulate_graph(t, g):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
-    single = isinstance(inputs, Tensor)
+    keys = None
+    if type(inputs) is dict:  # a dict of inputs gives a dict of gradients, by the same keys
+        keys, inputs = tuple(inputs.keys()), tuple(inputs.values())
+    elif isinstance(inputs, collections.abc.Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if is_grads_batched:
-        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                             allow_unused, materialize_grads)
+        result = _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                               allow_unused, materialize_grads)
+        return result if keys is None else dict(zip(keys, result))
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
@@ -143,7 +165,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 if edge:
                     raise RuntimeError("materialize_grads cannot be used when the given input "
                                        "is a GradientEdge")
-                g = zeros(t._size, t.dtype, t._device)
+                g = zeros(t._size, t.dtype, t._device).requires_grad_(create_graph)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is "
@@ -151,7 +173,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif not edge and g._size != t._size:
             g = g.sum_to_size(t._size)
         result.append(g)
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result))
 
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,

@@ -210,7 +210,8 @@ def accumulate_grad(variable, grad):
     hooks = variable._post_acc_hooks
     if hooks:
         for fn in list(hooks.values()):
-            fn(variable)
+            if fn(variable) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def obeys_layout_contract(grad, variable):

@@ -41,7 +41,8 @@ class saved_tensors_hooks:
         default_hooks.append((self.pack_hook, self.unpack_hook))
 
     def __exit__(self, *args):
-        default_hooks.pop()
+        if default_hooks:  # an extra exit (inside an unpack hook, say) pops nothing
+            default_hooks.pop()
 
 
 class save_on_cpu(saved_tensors_hooks):
