@@ -1,5 +1,7 @@
 """torch._C's role for what ember has of it: the `__torch_function__` switches and stack
 (ember/_core/torch_function.py holds them)."""
+import weakref
+
 from .._core.torch_function import (  # noqa: F401
     DisableTorchFunction, DisableTorchFunctionSubclass, _disabled_torch_function_impl,
     is_torch_function_enabled as _is_torch_function_enabled,
@@ -17,6 +19,16 @@ def _is_alias_of(self, other):
     """torch._C._is_alias_of: whether two tensors share one storage (the same memory)."""
     a, b = self._storage_(), other._storage_()
     return a is b or (a.nbytes() > 0 and a.data_ptr() == b.data_ptr())
+
+
+class _WeakTensorRef:
+    """A weak reference to a tensor; `expired()` once the tensor is gone."""
+
+    def __init__(self, tensor):
+        self._ref = weakref.ref(tensor)
+
+    def expired(self):
+        return self._ref() is None
 
 
 from . import _functions  # noqa: E402,F401  (torch._C._functions)

@@ -185,6 +185,16 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     if not grad_outputs or any(g is None for g in grad_outputs):
         raise RuntimeError("grad(is_grads_batched=True) needs a batched grad_output for every "
                            "output")
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        out_shape, grad_shape = _calculate_shape(out, g, True)
+        if out_shape != grad_shape:
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of "
+                               "each grad_output as the batch dimension. The sizes of the "
+                               "remaining dimensions are expected to match the shape of "
+                               "corresponding output, but a mismatch was detected: "
+                               f"grad_output[{i}] has a shape of {grad_shape} and output[{i}] "
+                               f"has a shape of {out_shape}. If you only want some tensors in "
+                               "`grad_output` to be considered batched, consider using vmap.")
     size = grad_outputs[0].shape[0]
     if any(g.shape[0] != size for g in grad_outputs):
         raise RuntimeError("grad(is_grads_batched=True): every grad_output must have the same "

@@ -105,6 +105,8 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
+        if len(grads) != self._num_outputs:
+            raise TypeError(f"expected {self._num_outputs} arguments, got {len(grads)} instead")
         return self.apply(grads)
 
     def _sequence_nr(self):
