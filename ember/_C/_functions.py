@@ -6,7 +6,7 @@ node as grad_fn: using them forward is fine, differentiating through them raises
 does the same with a node whose backward returns undefined (None) gradients.
 """
 from .._core.grad_mode import _grad_state
-from ..autograd.graph import Node
+from ..autograd.graph import AccumulateGrad, Node  # noqa: F401  (AccumulateGrad: its type)
 from ..autograd.views import gradient_edge
 
 

@@ -13,6 +13,7 @@ from . import graph, engine, variable_type
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, functional, profiler, profiler_util
+from .._core.flags import warn_once
 from .._core.tensor import Tensor
 from .variable import Variable
 
@@ -105,6 +106,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
     roots = _roots(tensors)
+    if create_graph:
+        warn_once("Using backward() with create_graph=True will create a reference cycle between "
+                  "the parameter and its gradient which can cause a memory leak. We recommend "
+                  "using autograd.grad when creating the graph to avoid this. If you have to use "
+                  "this function, make sure to reset the .grad fields of your parameters to None "
+                  "after use to break the cycle and avoid the leak.")
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:

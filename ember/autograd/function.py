@@ -85,7 +85,11 @@ class BackwardCFunction(Node, FunctionCtx):
             return ()
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self):
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     def _release_saved(self):
         if self._saved:  # a Function that saved nothing can run backward again
