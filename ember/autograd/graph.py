@@ -18,7 +18,7 @@ from .._core.dtype import LEGACY_TYPE_NAMES
 from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
-from .._core.tensor import _alias
+from .._core.tensor import Tensor, _alias
 from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
@@ -412,3 +412,10 @@ def get_gradient_edge(tensor):
                            "not require gradients")
     from .views import gradient_edge
     return GradientEdge(*gradient_edge(tensor))
+
+
+def increment_version(tensor):
+    """Bump the version counter of a tensor (or of each tensor of an iterable), as an in-place
+    write does: saved copies of it then refuse to be used in backward."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._bump_version()
