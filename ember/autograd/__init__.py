@@ -10,6 +10,7 @@ from .._dispatch.dispatcher import lookup
 from .views import gradient_edge
 from .engine import execute
 from . import graph, engine, variable_type
+from . import saved_tensor_hooks as _saved_hooks
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, functional, profiler, profiler_util
@@ -117,14 +118,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         capture = _input_edges(inputs)
-        got = execute(roots, grads, retain_graph, create_graph, capture=capture)
+        with _saved_hooks._backward_scope():
+            got = execute(roots, grads, retain_graph, create_graph, capture=capture)
         for t, g in zip(inputs, got):
             if isinstance(t, graph.GradientEdge):  # an edge into a leaf's accumulator fills
                 t = getattr(t.node, "variable", None)  # its .grad; any other edge ends there
             if g is not None and t is not None:
                 graph.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
         return
-    execute(roots, grads, retain_graph, create_graph)
+    with _saved_hooks._backward_scope():
+        execute(roots, grads, retain_graph, create_graph)
 
 
 def _accumulate_graph(t, g):
@@ -163,7 +166,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outputs, grad_outputs)
     roots = _roots(outputs)
     capture = _input_edges(inputs)
-    got = execute(roots, grads, retain_graph, create_graph, capture=capture)
+    with _saved_hooks._backward_scope():
+        got = execute(roots, grads, retain_graph, create_graph, capture=capture)
     result = []
     for i, (t, g) in enumerate(zip(inputs, got)):
         edge = isinstance(t, graph.GradientEdge)
