@@ -209,3 +209,26 @@ class set_warn_always:
 
     def __exit__(self, *exc):
         self.L.set_warn_always(self.prev)
+
+
+def test_version_counter_and_profiler_switches():
+    for L in (ember, torch):
+        x = L.ones(2, requires_grad=True).clone()
+        x.add_(1)
+        with L.autograd._unsafe_preserve_version_counter(x):
+            x.mul_(2)
+        assert x._version == 1
+        L._C._autograd._unsafe_set_version_counter((x,), (0,))
+        assert x._version == 0
+        with pytest.raises(RuntimeError, match="Cannot set"):
+            L._C._autograd._unsafe_set_version_counter((x,), (-1,))
+        assert not L.autograd.is_view_replay_enabled()
+        with L.autograd._force_original_view_tracking(True):
+            assert L.autograd.is_view_replay_enabled()
+        assert not L.autograd.is_view_replay_enabled()
+        assert not L.autograd._profiler_enabled()
+        with L.autograd.profiler.profile():
+            assert L.autograd._profiler_enabled()
+        ev = L.autograd.profiler_util.FunctionEvent(id=0, node_id=0, name="foo", thread=0,
+                                                    start_us=10, end_us=15)
+        assert (ev.node_id, ev.cpu_time_total, ev.key) == (0, 5, "foo")

@@ -31,4 +31,14 @@ class _WeakTensorRef:
         return self._ref() is None
 
 
-from . import _functions  # noqa: E402,F401  (torch._C._functions)
+from . import _autograd, _functions  # noqa: E402,F401  (torch._C._autograd, torch._C._functions)
+
+
+def _is_view_replay_enabled():
+    from ..autograd.grad_mode import _view_replay
+    return _view_replay[0]
+
+
+def _set_view_replay_enabled(mode):
+    from ..autograd.grad_mode import _view_replay
+    _view_replay[0] = bool(mode)

@@ -1,7 +1,8 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
 import collections.abc
 
-from .grad_mode import _force_original_view_tracking  # noqa: F401
+from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,  # noqa: F401
+                        is_view_replay_enabled)
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
@@ -14,6 +15,7 @@ from . import saved_tensor_hooks as _saved_hooks
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, functional, profiler, profiler_util
+from .profiler import _profiler_enabled  # noqa: F401
 from .._core.flags import warn_once
 from .._core.tensor import Tensor
 from .variable import Variable

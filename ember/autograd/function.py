@@ -272,7 +272,7 @@ def once_differentiable(fn):
         if not (_grad_state.enabled and any(isinstance(a, Tensor) and a._rg for a in args)):
             return outputs
         # create_graph: the results join the graph through a node that raises if reached
-        from .._C._functions import DelayedError
+        from .delayed_error import DelayedError
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         err = DelayedError("trying to differentiate twice a function that was marked with "
                            "@once_differentiable", len(outs))
