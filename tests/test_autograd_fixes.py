@@ -232,3 +232,16 @@ def test_version_counter_and_profiler_switches():
         ev = L.autograd.profiler_util.FunctionEvent(id=0, node_id=0, name="foo", thread=0,
                                                     start_us=10, end_us=15)
         assert (ev.node_id, ev.cpu_time_total, ev.key) == (0, 5, "foo")
+
+
+def test_event_list_populates_cpu_children():
+    def run(L):
+        pu = L.autograd.profiler_util
+        events = pu.EventList()
+        ranges = [(1, 0, 1, 1), (1, 1, 2, 2), (0, 0, 2, 3), (0, 1, 2, 4), (0, 1, 3, 5)]
+        for thread, start, end, i in ranges:
+            events.append(pu.FunctionEvent(id=i, node_id=0, name="", thread=thread,
+                                           start_us=start, end_us=end))
+        events._populate_cpu_children()
+        return [[c.id for c in e.cpu_children] for e in events]
+    assert run(ember) == run(torch) == [[], [], [], [], [4]]

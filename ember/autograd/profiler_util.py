@@ -201,6 +201,27 @@ class EventList(list):
         self._with_flops = with_flops
         self._tree_built = True
 
+    def _populate_cpu_children(self):
+        """Link each synchronous CPU event to the innermost event of its thread whose time
+        range encloses it (the recorder links the events it makes as they open; this does it
+        for events built by hand). Per thread, events sorted by start (longer first at equal
+        starts) nest in a stack."""
+        per_thread = defaultdict(list)
+        for ev in self:
+            if not ev.is_async and ev.device_type == DeviceType.CPU:
+                per_thread[(ev.thread, ev.node_id)].append(ev)
+        for events in per_thread.values():
+            events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
+            open_ = []
+            for ev in events:
+                while open_ and (ev.time_range.start >= open_[-1].time_range.end
+                                 or ev.time_range.end > open_[-1].time_range.end):
+                    open_.pop()
+                if open_ and ev.cpu_parent is None:
+                    open_[-1].append_cpu_child(ev)
+                    ev.set_cpu_parent(open_[-1])
+                open_.append(ev)
+
     def __str__(self):
         return self.table()
 
