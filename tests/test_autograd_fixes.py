@@ -245,3 +245,17 @@ def test_event_list_populates_cpu_children():
         events._populate_cpu_children()
         return [[c.id for c in e.cpu_children] for e in events]
     assert run(ember) == run(torch) == [[], [], [], [], [4]]
+
+
+def test_nodes_that_do_not_run_keep_their_saved_tensors():
+    """grad() up to an intermediate runs only the nodes above it: the ones below keep what they
+    saved and a second grad() through them works (torch's test_sharded_grad)."""
+    def run(L):
+        leaves = [L.full((2, 2), float(i), requires_grad=True) for i in range(3)]
+        mids = [leaf * leaf for leaf in leaves]
+        loss = sum(m * i for i, m in enumerate(mids)).sum()
+        d_mids = [g for pair in (mids[:2], mids[2:]) for g in L.autograd.grad(loss, pair)]
+        L.autograd.backward(mids, d_mids)
+        return [leaf.grad for leaf in leaves]
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(e.numpy(), t.numpy())
