@@ -259,3 +259,16 @@ def test_nodes_that_do_not_run_keep_their_saved_tensors():
         return [leaf.grad for leaf in leaves]
     for e, t in zip(run(ember), run(torch)):
         np.testing.assert_allclose(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("layout", ["to_sparse_bsr", "to_sparse_bsc"])
+def test_to_sparse_blocked_int_blocksize_and_backward(layout):
+    def run(L):
+        x = (L.arange(16.0, dtype=L.double).reshape(4, 4) + 1).requires_grad_(True)
+        y = getattr(x, layout)(2)                      # one int: a 2x2 block
+        g = L.autograd.grad(y, x, getattr(L.ones(4, 4, dtype=L.double), layout)((2, 2)))[0]
+        return y.values().detach(), g.layout, g.to_dense()
+    (ev, el, eg), (tv, tl, tg) = run(ember), run(torch)
+    np.testing.assert_array_equal(ev.numpy(), tv.numpy())
+    assert str(el) == str(tl)
+    np.testing.assert_array_equal(eg.numpy(), tg.numpy())
