@@ -1,6 +1,9 @@
 """torch._C's role for what ember has of it: the `__torch_function__` switches and stack
-(ember/_core/torch_function.py holds them)."""
+(ember/_core/torch_function.py holds them), the autograd nodes of `_functions` and switches of
+`_autograd` (kept in ember/autograd), a weak tensor reference, the view-replay flag."""
 import weakref
+
+from . import _autograd, _functions  # noqa: F401  (torch._C._autograd, torch._C._functions)
 
 from .._core.torch_function import (  # noqa: F401
     DisableTorchFunction, DisableTorchFunctionSubclass, _disabled_torch_function_impl,
@@ -29,9 +32,6 @@ class _WeakTensorRef:
 
     def expired(self):
         return self._ref() is None
-
-
-from . import _autograd, _functions  # noqa: E402,F401  (torch._C._autograd, torch._C._functions)
 
 
 def _is_view_replay_enabled():
