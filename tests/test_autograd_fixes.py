@@ -272,3 +272,16 @@ def test_to_sparse_blocked_int_blocksize_and_backward(layout):
     np.testing.assert_array_equal(ev.numpy(), tv.numpy())
     assert str(el) == str(tl)
     np.testing.assert_array_equal(eg.numpy(), tg.numpy())
+
+
+def test_out_that_requires_grad_is_refused_in_grad_mode():
+    for L in (ember, torch):
+        a, b = L.randn(2, 2), L.randn(2, 2)
+        x = L.zeros(2, 2, requires_grad=True)
+        for call in (lambda: L.mul(a, b, out=x), lambda: L.sin(a, out=x)):
+            with pytest.raises(RuntimeError, match=r"\(\): functions with out=\.\.\. arguments "
+                                                   "don't support automatic differentiation"):
+                call()
+        with L.no_grad():
+            L.mul(a, b, out=x)
+        np.testing.assert_allclose(x.detach().numpy(), (a * b).numpy())
