@@ -1,5 +1,10 @@
 """torch._C's role for what ember has of it: the `__torch_function__` switches and stack
-(ember/_core/torch_function.py holds them)."""
+(ember/_core/torch_function.py holds them), the autograd nodes of `_functions` and switches of
+`_autograd` (kept in ember/autograd), a weak tensor reference, the view-replay flag."""
+import weakref
+
+from . import _autograd, _functions  # noqa: F401  (torch._C._autograd, torch._C._functions)
+
 from .._core.torch_function import (  # noqa: F401
     DisableTorchFunction, DisableTorchFunctionSubclass, _disabled_torch_function_impl,
     is_torch_function_enabled as _is_torch_function_enabled,
@@ -17,3 +22,23 @@ def _is_alias_of(self, other):
     """torch._C._is_alias_of: whether two tensors share one storage (the same memory)."""
     a, b = self._storage_(), other._storage_()
     return a is b or (a.nbytes() > 0 and a.data_ptr() == b.data_ptr())
+
+
+class _WeakTensorRef:
+    """A weak reference to a tensor; `expired()` once the tensor is gone."""
+
+    def __init__(self, tensor):
+        self._ref = weakref.ref(tensor)
+
+    def expired(self):
+        return self._ref() is None
+
+
+def _is_view_replay_enabled():
+    from ..autograd.grad_mode import _view_replay
+    return _view_replay[0]
+
+
+def _set_view_replay_enabled(mode):
+    from ..autograd.grad_mode import _view_replay
+    _view_replay[0] = bool(mode)

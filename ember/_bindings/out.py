@@ -13,6 +13,7 @@ from .._aten.elementwise import can_cast, _scalar_type_name as _type
 from .._core import dtype as D
 from .._core.dtype import c_type_name as _c_name
 from .._core.autocast_state import _autocast_state
+from .._core.grad_mode import _grad_state
 from .._core.memory_overlap import check_out_overlap
 
 
@@ -48,7 +49,7 @@ def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
             check_out_overlap(name, out, inputs)
             if name in _OUT_DTYPE_RULES:
                 _check_out_dtype(name, out.dtype, t.dtype, inputs)
-        _copy_out(out, t)
+        _copy_out(out, t, name)
         t = out
     if requires_grad:
         check_can_require_grad(t)
@@ -163,11 +164,11 @@ def _check_out_dtype(name, out_dtype, result_dtype, inputs):
         raise RuntimeError(verdict)
 
 
-def _copy_out(out, result):
-    if result.requires_grad:
-        raise RuntimeError(f"{_op_name_of(result)}(): functions with out=... arguments don't "
-                           "support automatic differentiation, but one of the arguments requires "
-                           "grad.")
+def _copy_out(out, result, name=None):
+    if result.requires_grad or (out.requires_grad and _grad_state.enabled):
+        raise RuntimeError(f"{name or _op_name_of(result)}(): functions with out=... arguments "
+                           "don't support automatic differentiation, but one of the arguments "
+                           "requires grad.")
     if out.dtype is not result.dtype and not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
                            f"output type {_type(out.dtype)}")
@@ -267,6 +268,6 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
             _check_frexp_out(out, result[0].dtype)
         elif name in _VALUES_INDICES_OUT:
             _check_values_indices_out(name, out, result)
-        result = tuple(_copy_out(o, r) for o, r in zip(out, result))
+        result = tuple(_copy_out(o, r, name) for o, r in zip(out, result))
         return _return_type(f"{name}_out", fields)(*result)
     return _return_type(name, fields)(*result)

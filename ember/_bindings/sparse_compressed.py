@@ -107,12 +107,18 @@ def _to_sparse_csc(self, dense_dim=None):
     return to_compressed(self, LAYOUTS["sparse_csc"], None, dense_dim)
 
 
+def _blocksize(blocksize):
+    """`int[2] blocksize`: one int stands for a square block, as PyTorch's argument parser
+    expands it."""
+    return (blocksize, blocksize) if isinstance(blocksize, int) else blocksize
+
+
 def _to_sparse_bsr(self, blocksize, dense_dim=None):
-    return to_compressed(self, LAYOUTS["sparse_bsr"], blocksize, dense_dim)
+    return to_compressed(self, LAYOUTS["sparse_bsr"], _blocksize(blocksize), dense_dim)
 
 
 def _to_sparse_bsc(self, blocksize, dense_dim=None):
-    return to_compressed(self, LAYOUTS["sparse_bsc"], blocksize, dense_dim)
+    return to_compressed(self, LAYOUTS["sparse_bsc"], _blocksize(blocksize), dense_dim)
 
 
 def _part(name):

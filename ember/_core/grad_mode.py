@@ -8,6 +8,7 @@ a dispatch mode, lives above the dispatcher in `ember.autograd.grad_mode`.
 """
 import functools
 import inspect
+import warnings
 
 
 class _GradState:
@@ -31,7 +32,16 @@ class _DecoratorContextManager:
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("grad-mode decorators cannot be applied to classes")
+            # deprecated in PyTorch, still allowed: calling the class (constructing an object)
+            # runs inside the mode, its methods do not
+            warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                          "versions. You should only decorate functions or methods. To preserve "
+                          "the current behavior of class decoration, you can directly decorate "
+                          "the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):

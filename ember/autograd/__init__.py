@@ -1,4 +1,8 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
+import collections.abc
+
+from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,  # noqa: F401
+                        is_view_replay_enabled)
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
@@ -7,16 +11,36 @@ from .._dispatch.dispatcher import lookup
 from .views import gradient_edge
 from .engine import execute
 from . import graph, engine, variable_type
+from . import saved_tensor_hooks as _saved_hooks
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, functional, profiler, profiler_util
+from .profiler import _profiler_enabled  # noqa: F401
+from .._core.flags import warn_once
 from .._core.tensor import Tensor
 from .variable import Variable
+
+
+def _calculate_shape(output, grad, is_grads_batched):
+    """(output's shape, grad's shape) as _make_grads compares them; a batched grad's first dim
+    is the batch."""
+    if isinstance(output, graph.GradientEdge):
+        raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
+                                  "autograd.backward is not supported yet; pass the tensor")
+    return output.shape, grad.shape[1:] if is_grads_batched else grad.shape
+
+
+def kineto_available():
+    """Whether the profiler can use Kineto (PyTorch's tracing library): ember has none."""
+    return False
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     grads = []
     for out, g in zip(outputs, grad_outputs):
+        if isinstance(out, graph.GradientEdge):
+            raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
+                                      "autograd.backward is not supported yet; pass the tensor")
         if g is None:
             if out._rg:
                 if out.numel() != 1:
@@ -44,9 +68,22 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 def _as_tuple(x):
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return (x,)
     return tuple(x)
+
+
+def _input_edges(inputs):
+    """The edges the engine captures gradients at: a tensor's own, or a GradientEdge as given."""
+    edges = []
+    for t in inputs:
+        if isinstance(t, graph.GradientEdge):
+            edges.append((t.node, t.output_nr))
+            continue
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(gradient_edge(t))
+    return edges
 
 
 def _roots(outputs):
@@ -72,21 +109,27 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
     roots = _roots(tensors)
+    if create_graph:
+        warn_once("Using backward() with create_graph=True will create a reference cycle between "
+                  "the parameter and its gradient which can cause a memory leak. We recommend "
+                  "using autograd.grad when creating the graph to avoid this. If you have to use "
+                  "this function, make sure to reset the .grad fields of your parameters to None "
+                  "after use to break the cycle and avoid the leak.")
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        capture = []
-        for t in inputs:
-            if not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            capture.append(gradient_edge(t))
-        got = execute(roots, grads, retain_graph, create_graph, capture=capture)
+        capture = _input_edges(inputs)
+        with _saved_hooks._backward_scope():
+            got = execute(roots, grads, retain_graph, create_graph, capture=capture)
         for t, g in zip(inputs, got):
-            if g is not None:
+            if isinstance(t, graph.GradientEdge):  # an edge into a leaf's accumulator fills
+                t = getattr(t.node, "variable", None)  # its .grad; any other edge ends there
+            if g is not None and t is not None:
                 graph.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
         return
-    execute(roots, grads, retain_graph, create_graph)
+    with _saved_hooks._backward_scope():
+        execute(roots, grads, retain_graph, create_graph)
 
 
 def _accumulate_graph(t, g):
@@ -97,14 +140,20 @@ def _accumulate_graph(t, g):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
-    single = isinstance(inputs, Tensor)
+    keys = None
+    if type(inputs) is dict:  # a dict of inputs gives a dict of gradients, by the same keys
+        keys, inputs = tuple(inputs.keys()), tuple(inputs.values())
+    elif isinstance(inputs, collections.abc.Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if is_grads_batched:
-        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                             allow_unused, materialize_grads)
+        result = _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                               allow_unused, materialize_grads)
+        return result if keys is None else dict(zip(keys, result))
     if allow_unused is None:
         allow_unused = materialize_grads
     if materialize_grads and allow_unused is False:
@@ -118,24 +167,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     grads = _make_grads(outputs, grad_outputs)
     roots = _roots(outputs)
-    for t in inputs:
-        if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-    capture = [gradient_edge(t) for t in inputs]
-    got = execute(roots, grads, retain_graph, create_graph, capture=capture)
+    capture = _input_edges(inputs)
+    with _saved_hooks._backward_scope():
+        got = execute(roots, grads, retain_graph, create_graph, capture=capture)
     result = []
     for i, (t, g) in enumerate(zip(inputs, got)):
+        edge = isinstance(t, graph.GradientEdge)
         if g is None:
             if materialize_grads:
-                g = zeros(t._size, t.dtype, t._device)
+                if edge:
+                    raise RuntimeError("materialize_grads cannot be used when the given input "
+                                       "is a GradientEdge")
+                g = zeros(t._size, t.dtype, t._device).requires_grad_(create_graph)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is "
                                    "the desired behavior.")
-        elif g._size != t._size:
+        elif not edge and g._size != t._size:
             g = g.sum_to_size(t._size)
         result.append(g)
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result))
 
 
 def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
@@ -147,6 +198,16 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     if not grad_outputs or any(g is None for g in grad_outputs):
         raise RuntimeError("grad(is_grads_batched=True) needs a batched grad_output for every "
                            "output")
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        out_shape, grad_shape = _calculate_shape(out, g, True)
+        if out_shape != grad_shape:
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of "
+                               "each grad_output as the batch dimension. The sizes of the "
+                               "remaining dimensions are expected to match the shape of "
+                               "corresponding output, but a mismatch was detected: "
+                               f"grad_output[{i}] has a shape of {grad_shape} and output[{i}] "
+                               f"has a shape of {out_shape}. If you only want some tensors in "
+                               "`grad_output` to be considered batched, consider using vmap.")
     size = grad_outputs[0].shape[0]
     if any(g.shape[0] != size for g in grad_outputs):
         raise RuntimeError("grad(is_grads_batched=True): every grad_output must have the same "

@@ -102,9 +102,8 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                 continue
             if observed or node._hooked or anomaly_mode._enabled:
                 outs = _run_node(node, buffer, targets, captured, needed, observer)
-                if outs is None:  # not on a path to a wanted gradient
-                    _release(node, keep_graph)
-                    continue
+                if outs is None:  # not on a path to a wanted gradient: not run, so its saved
+                    continue      # tensors stay (PyTorch frees only the nodes that ran)
             else:
                 outs = node.apply(buffer)
             if not keep_graph:
@@ -128,7 +127,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                     if nxt in buffers:
                         heappush(ready, (-nxt._seq, next(order), nxt))
                     else:
-                        _skip_subgraph(nxt, deps, buffers, ready, keep_graph, order)
+                        _skip_subgraph(nxt, deps, buffers, ready, order)
     finally:
         _grad_state.enabled = prev
     return captured
@@ -184,12 +183,12 @@ def _run_node(node, buffer, targets, captured, needed, observer):
     return outs
 
 
-def _skip_subgraph(node, deps, buffers, ready, keep_graph, order):
-    """A node that received no gradient at all: release it and count down what it feeds."""
+def _skip_subgraph(node, deps, buffers, ready, order):
+    """A node that received no gradient at all: count down what it feeds (it does not run,
+    so it keeps its saved tensors, as in PyTorch)."""
     stack = [node]
     while stack:
         n = stack.pop()
-        _release(n, keep_graph)
         for nxt, _ in n.next_functions:
             if nxt is None:
                 continue
@@ -227,8 +226,3 @@ def _needed_nodes(roots, deps, targets):
         if any(nxt in needed or nxt in targets for nxt, _ in n.next_functions):
             needed.add(n)
     return needed
-
-
-def _release(node, keep_graph):
-    if not keep_graph:
-        node._release_saved()

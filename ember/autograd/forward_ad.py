@@ -322,6 +322,10 @@ def _jvp_by_double_vjp(op, primals, tangents, outs):
             return result
         jv = _grad([v for v, _ in pairs], us, [t for _, t in pairs], create_graph=True,
                    allow_unused=True)
+    except NotImplementedError as e:  # a backward formula it needs is missing (igamma's input)
+        raise NotImplementedError(f"Trying to use forward AD with {op.name.split('::')[-1]} "
+                                  "that does not support it because it has not been "
+                                  f"implemented yet. ({e})") from None
     finally:
         _grad_state.enabled = prev
     for k, t in zip(diff, jv):

@@ -42,9 +42,10 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, grads):
         cls = self._forward_cls
-        if self.materialize_grads:
-            grads = [g if g is not None else zeros(shape, dt, dev)
-                     for g, (shape, dt, dev) in zip(grads, self._out_meta)]
+        if self.materialize_grads:  # not for non-Tensor outputs (dt None), nor non-diff ones
+            skip = () if self.__dict__.get("_materialize_non_diff_grads", True) else self._nondiff
+            grads = [g if g is not None or dt is None or k in skip else zeros(shape, dt, dev)
+                     for k, (g, (shape, dt, dev)) in enumerate(zip(grads, self._out_meta))]
         backward_fn = cls.backward if cls.vjp is Function.vjp else cls.vjp
         result = backward_fn(self, *grads)
         if not isinstance(result, tuple):
@@ -84,7 +85,11 @@ class BackwardCFunction(Node, FunctionCtx):
             return ()
         return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self):
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     def _release_saved(self):
         if self._saved:  # a Function that saved nothing can run backward again
@@ -152,6 +157,11 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError
 
     @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override "
+                                  "the vmap staticmethod or set generate_vmap_rule=True.")
+
+    @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
@@ -196,6 +206,7 @@ class Function(metaclass=FunctionMeta):
         input_ids = {id(args[i]) for i in tensor_positions}
         new_outputs = []
         out_meta = []
+        ctx._nondiff = ()
         for k, o in enumerate(outputs):
             if not isinstance(o, Tensor):
                 new_outputs.append(o)
@@ -220,6 +231,7 @@ class Function(metaclass=FunctionMeta):
             out_meta.append((o._size, o.dtype, o._device))
             if o_nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
                 new_outputs.append(o)
+                ctx._nondiff += (k,)
                 continue
             o._rg = True
             o.grad_fn = ctx
@@ -257,7 +269,17 @@ def once_differentiable(fn):
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not (_grad_state.enabled and any(isinstance(a, Tensor) and a._rg for a in args)):
+            return outputs
+        # create_graph: the results join the graph through a node that raises if reached
+        from .delayed_error import DelayedError
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        err = DelayedError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable", len(outs))
+        wrapped = err(*[o.detach().requires_grad_() if isinstance(o, Tensor) else None
+                        for o in outs])
+        return wrapped if isinstance(wrapped, tuple) else (wrapped,)
     return wrapper
 
 

@@ -127,6 +127,8 @@ def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retai
 
 
 def _fill_in_zeros(grads, refs, strict, create_graph, stage):
+    if stage not in ("back", "back_trick", "double_back", "double_back_trick"):
+        raise RuntimeError(f"Invalid stage argument '{stage}' to _fill_in_zeros")
     res = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
         if g is None:
@@ -149,6 +151,12 @@ def _fill_in_zeros(grads, refs, strict, create_graph, stage):
                                    "strict mode as it prevents from using the double backward "
                                    "trick to replace forward mode AD.")
             g = zeros(ref._size, ref.dtype, ref._device)
+        elif strict and create_graph and not g.requires_grad:
+            # a gradient that exists but is constant: the derivative one order up is zero
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode when "
+                               "create_graph=True.")
         res.append(g)
     return tuple(res)
 
@@ -336,6 +344,24 @@ def _jacfwd(func, inputs, strict):
             row.append(block.reshape(tuple(ref._size) + tuple(x._size)))
         jac.append(tuple(row))
     return _tuple_postprocess(tuple(jac), (is_outputs_tuple, is_inputs_tuple))
+
+
+def _construct_standard_basis_for(tensors, tensor_numels):
+    """The N x N identity (N = sum of `tensor_numels`) cut column-wise into one chunk per
+    tensor, each of that tensor's dtype and device: chunk k holds the basis vectors' entries for
+    tensor k, so row r of the chunks together is the r-th one-hot vector of all the inputs."""
+    if len(tensors) != len(tensor_numels):
+        raise AssertionError(f"Expected tensors and tensor_numels to have the same length, "
+                             f"but got {len(tensors)} and {len(tensor_numels)}")
+    if len(tensors) == 0:
+        raise AssertionError("Expected at least one tensor")
+    total = sum(tensor_numels)
+    chunks = tuple(t.new_zeros(total, n) for t, n in zip(tensors, tensor_numels))
+    start = 0
+    for chunk, n in zip(chunks, tensor_numels):
+        chunk.diagonal(start).fill_(1)
+        start -= n
+    return chunks
 
 
 def _tangent_or_zeros(o, fwAD):

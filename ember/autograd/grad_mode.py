@@ -51,3 +51,67 @@ def _mark_inference(op, args, level):
                 if base is None or base._inference:
                     t._inference = True
     return out
+
+
+_view_replay = [False]  # torch._C._is_view_replay_enabled()
+
+
+class _force_original_view_tracking(_DecoratorContextManager):
+    """Sets whether autograd regenerates a view written in place by replaying its chain of
+    view ops (PyTorch's "view replay"); a plain call sets it, a `with` block restores it.
+    ember regenerates such a view from its base the same way in both modes (by element
+    positions, ember/autograd/views.py), so the flag changes no gradient; it is kept for the
+    code that sets and reads it."""
+
+    def __init__(self, mode):
+        self.prev = _view_replay[0]
+        self.mode = mode
+        _view_replay[0] = bool(mode)
+
+    def __call__(self, orig_func):
+        _view_replay[0] = self.prev
+        return super().__call__(orig_func)
+
+    def __enter__(self):
+        _view_replay[0] = bool(self.mode)
+
+    def __exit__(self, *exc):
+        _view_replay[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class _unsafe_preserve_version_counter(_DecoratorContextManager):
+    """Inside, in-place writes to `tensors` do not count: their version counters are set back
+    on exit. Unsafe (autograd then cannot see those writes); for code that knows the saved
+    values it overwrites are restored before backward reads them."""
+
+    def __init__(self, tensors):
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _unsafe_set_version_counter(self.tensors, self.prev_versions)
+
+    def clone(self):
+        return self.__class__(self.tensors)
+
+
+def is_view_replay_enabled():
+    """Whether `_force_original_view_tracking` switched view replay on (see there)."""
+    return _view_replay[0]
+
+
+def _unsafe_set_version_counter(tensors, versions):
+    """Set each tensor's version counter (shared with its views) to the given value, hiding
+    in-place writes from autograd's checks. Unsafe: a saved tensor can then be stale."""
+    for t, v in zip(tensors, versions):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"_unsafe_set_version_counter expects Tensors, got {type(t).__name__}")
+        if v < 0:
+            raise RuntimeError(f"Cannot set a version_counter to a value below 0: {v}")
+        t._storage_()._version = v

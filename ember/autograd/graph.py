@@ -12,12 +12,13 @@ import itertools
 import re
 import weakref
 from collections import OrderedDict
+from typing import Any, NamedTuple
 
 from .._core.dtype import TENSOR_TYPE_NAMES
 from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
-from .._core.tensor import _alias
+from .._core.tensor import Tensor, _alias
 from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
@@ -104,6 +105,8 @@ class Node:
         raise NotImplementedError
 
     def __call__(self, *grads):
+        if len(grads) != self._num_outputs:
+            raise TypeError(f"expected {self._num_outputs} arguments, got {len(grads)} instead")
         return self.apply(grads)
 
     def _sequence_nr(self):
@@ -209,7 +212,8 @@ def accumulate_grad(variable, grad):
     hooks = variable._post_acc_hooks
     if hooks:
         for fn in list(hooks.values()):
-            fn(variable)
+            if fn(variable) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def obeys_layout_contract(grad, variable):
@@ -390,3 +394,28 @@ def full(shape, value, dtype, device):
 
 def zeros(shape, dtype, device):
     return full(shape, 0, dtype, device)
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the node a gradient flows into and which of its inputs it is;
+    `autograd.grad`/`backward` take it in place of a tensor input."""
+    node: Any
+    output_nr: int
+    ownership_token: Any = None
+
+
+def get_gradient_edge(tensor):
+    """The edge `autograd.grad(loss, tensor)` would read: grad(loss, get_gradient_edge(t))
+    equals grad(loss, t), and still reaches the same place after `t` is modified in place."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    from .views import gradient_edge
+    return GradientEdge(*gradient_edge(tensor))
+
+
+def increment_version(tensor):
+    """Bump the version counter of a tensor (or of each tensor of an iterable), as an in-place
+    write does: saved copies of it then refuse to be used in backward."""
+    for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
+        t._bump_version()

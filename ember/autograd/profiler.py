@@ -477,3 +477,8 @@ class profile:
     def self_cpu_time_total(self):
         self._check_finish()
         return self.function_events.self_cpu_time_total
+
+
+def _profiler_enabled():
+    """Whether a `torch.autograd.profiler.profile` is recording now."""
+    return bool(_active)

@@ -73,16 +73,23 @@ class FunctionEvent(_FormattedTimes):
     """One recorded range on the CPU: an op (name "aten::addmm"), a user annotation
     (`record_function`), or a backward node ("autograd::engine::evaluate_function: ...")."""
 
-    def __init__(self, id, name, thread, start_us, end_us, input_shapes=None, stack=None,
-                 scope=0, cpu_memory_usage=0, sequence_nr=-1, is_user_annotation=False,
-                 trace_name=None, input_dtypes=None, concrete_inputs=None, use_device=None,
-                 is_python_function=False):
+    def __init__(self, id, name, thread, start_us, end_us, overload_name=None, fwd_thread=None,
+                 input_shapes=None, stack=None, scope=0, use_device=None, cpu_memory_usage=0,
+                 device_memory_usage=0, is_async=False, is_remote=False, sequence_nr=-1,
+                 node_id=-1, device_type=DeviceType.CPU, device_index=0,
+                 device_resource_id=None, is_legacy=False, flops=None, trace_name=None,
+                 concrete_inputs=None, kwinputs=None, is_user_annotation=False,
+                 is_python_function=False, input_dtypes=None):
+        # PyTorch's signature (positions included); the arguments ember's CPU-only
+        # profiler never records (device memory, remote/async, flops) keep their defaults below
         self.id = id
         self.name = name
         self.trace_name = name if trace_name is None else trace_name
-        self.overload_name = ""
+        self.overload_name = overload_name or ""
         self.time_range = Interval(start_us, end_us)
-        self.thread = self.fwd_thread = thread
+        self.thread = thread
+        self.fwd_thread = thread if fwd_thread is None else fwd_thread
+        self.kwinputs = kwinputs if kwinputs is not None else {}
         self.count = 1
         self.cpu_children = []
         self.cpu_parent = None
@@ -97,11 +104,13 @@ class FunctionEvent(_FormattedTimes):
         self.is_user_annotation = is_user_annotation
         self.is_python_function = is_python_function
         self.python_id = self.python_parent_id = None
-        self.is_async = self.is_remote = self.is_legacy = False
-        self.node_id = -1
-        self.device_type = DeviceType.CPU
-        self.device_index = 0
-        self.flops = 0
+        self.is_async, self.is_remote, self.is_legacy = is_async, is_remote, is_legacy
+        self.node_id = node_id
+        self.device_type = device_type
+        self.device_index = device_index
+        self.device_resource_id = thread if device_resource_id is None else device_resource_id
+        self.device_memory_usage = device_memory_usage
+        self.flops = 0 if flops is None else flops
         self.kernels = []
 
     @property
@@ -191,6 +200,27 @@ class EventList(list):
         self._profile_memory = profile_memory
         self._with_flops = with_flops
         self._tree_built = True
+
+    def _populate_cpu_children(self):
+        """Link each synchronous CPU event to the innermost event of its thread whose time
+        range encloses it (the recorder links the events it makes as they open; this does it
+        for events built by hand). Per thread, events sorted by start (longer first at equal
+        starts) nest in a stack."""
+        per_thread = defaultdict(list)
+        for ev in self:
+            if not ev.is_async and ev.device_type == DeviceType.CPU:
+                per_thread[(ev.thread, ev.node_id)].append(ev)
+        for events in per_thread.values():
+            events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
+            open_ = []
+            for ev in events:
+                while open_ and (ev.time_range.start >= open_[-1].time_range.end
+                                 or ev.time_range.end > open_[-1].time_range.end):
+                    open_.pop()
+                if open_ and ev.cpu_parent is None:
+                    open_[-1].append_cpu_child(ev)
+                    ev.set_cpu_parent(open_[-1])
+                open_.append(ev)
 
     def __str__(self):
         return self.table()

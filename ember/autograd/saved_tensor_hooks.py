@@ -41,6 +41,9 @@ class saved_tensors_hooks:
         default_hooks.append((self.pack_hook, self.unpack_hook))
 
     def __exit__(self, *args):
+        if not default_hooks:
+            raise RuntimeError("saved_tensors_hooks: exit without a matching enter (no saved "
+                               "tensor hooks are active)")
         default_hooks.pop()
 
 
@@ -129,3 +132,15 @@ def register(saved, pack_hook, unpack_hook):
             "graph a second time or if you need to access saved variables after calling "
             "backward.")
     pack(saved, saved._t, (pack_hook, unpack_hook))
+
+
+@contextlib.contextmanager
+def _backward_scope():
+    """A backward pass sees the hooks active when it started, and what its own hooks push or
+    pop stays inside it: PyTorch runs backward under a copy of the caller's thread-local
+    state and restores the caller's afterwards."""
+    before = list(default_hooks)
+    try:
+        yield
+    finally:
+        default_hooks[:] = before
