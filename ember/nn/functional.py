@@ -1133,9 +1133,10 @@ def _check_output_dims(input, output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
 
 
-def _check_non_batch_sizes(input, nd, name):
-    """PyTorch's adaptive max pooling refuses an empty dim other than the batch dim."""
-    for i in range(1 if input.dim() == nd + 2 else 0, input.dim()):
+def _check_non_batch_sizes(input, name):
+    """PyTorch's adaptive max pooling refuses an empty dim after the first (of a batched or
+    an unbatched input alike)."""
+    for i in range(1, input.dim()):
         if input.shape[i] == 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but input has sizes {list(input.shape)} with "
@@ -1222,7 +1223,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
                            f"{list(input.shape)}")
-    _check_non_batch_sizes(input, 1, "adaptive_max_pool1d")
+    _check_non_batch_sizes(input, "adaptive_max_pool1d")
     size = _adaptive_output_size(input, output_size, 1, "adaptive_max_pool1d")
     out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
@@ -1231,8 +1232,6 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
-    if input.dim() in (3, 4):
-        _check_non_batch_sizes(input, 2, "adaptive_max_pool2d")
     out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2,
                                                                     "adaptive_max_pool2d"))
     return (out, indices) if return_indices else out
@@ -2008,9 +2007,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.shape[0])
-    if max_norm is not None:
-        with no_grad():
-            _embedding_renorm_(weight, input.contiguous(), float(max_norm), float(norm_type))
+    if max_norm is not None:   # (on weight.detach(): neither grad nor a forward-AD tangent)
+        _embedding_renorm_(weight.detach(), input.contiguous(), float(max_norm),
+                           float(norm_type))
     return _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
