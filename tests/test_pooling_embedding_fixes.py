@@ -133,3 +133,28 @@ def test_harness_pieces_pytorch_nn_tests_import():
         t.assertEqual(a, ember.sparse_coo_tensor(i, ember.tensor([1., 2., 4.]), (3,)))
     with pytest.raises(AssertionError, match="number of specified values"):
         t.assertEqual(a, a.coalesce())
+
+
+def test_complex_convolution_and_conv_api_gaps():
+    """Complex conv2d (three real convolutions, as PyTorch's) against torch, values and grads;
+    a non-tensor input is a TypeError; F.grad, cudnn.flags, _nnpack_available and
+    cuda.is_tf32_supported exist as torch's."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((2, 3, 6, 6)) + 1j * rng.standard_normal((2, 3, 6, 6)))
+    w = (rng.standard_normal((4, 3, 3, 3)) + 1j * rng.standard_normal((4, 3, 3, 3)))
+    b = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    check(lambda L, x, w, b: L.view_as_real(L.nn.functional.conv2d(x, w, b, padding=1,
+                                                                    stride=2)),
+          x.astype(np.complex64), w.astype(np.complex64), b.astype(np.complex64),
+          atol=1e-5, rtol=1e-4)
+    check(lambda L, x, w: L.view_as_real(L.nn.functional.conv1d(x, w, padding="same")),
+          x[0, :, 0].astype(np.complex128), w[:, :, 0].astype(np.complex128))
+    for lib in (ember, torch):
+        with pytest.raises(TypeError):
+            lib.nn.Conv2d(3, 3, 3)(None)
+        assert lib.nn.functional.grad is lib.nn.grad
+        assert lib.cuda.is_tf32_supported() is False
+        with lib.backends.cudnn.flags(enabled=True, deterministic=True):
+            assert lib.backends.cudnn.deterministic is True
+        assert lib.backends.cudnn.deterministic is False
+    assert ember._nnpack_available() is False

@@ -795,6 +795,9 @@ _constant_pad_nd = _lookup("constant_pad_nd")
 
 
 def _check_conv_input(input, nd, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
@@ -853,10 +856,26 @@ def _conv_composite(nd, name):
             padding = _ntuple(padding, nd, "padding")
         # the weight gradient builds its columns again rather than keep the forward's
         # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py)
-        out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation),
-                           False, [0] * nd, groups)
+        args = (list(stride), list(padding), list(dilation), False, [0] * nd, groups)
+        if input.is_complex() and weight.dtype is input.dtype:
+            out = _complex_convolution(input, weight, bias, args)
+        else:
+            out = _convolution(input, weight, bias, *args)
         return out if batched else out.squeeze(0)
     return conv
+
+
+def _complex_convolution(input, weight, bias, args):
+    """A complex convolution as three real ones (Gauss's trick, as PyTorch's): with
+    a = conv(xr, Wr, br), b = conv(xi, Wi, 0) and c = conv(xr + xi, Wr + Wi, br + bi),
+    conv(x, W, b) = (a - b) + i (c - a - b)."""
+    x, w = input.resolve_conj(), weight.resolve_conj()
+    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    b = None if bias is None else bias.resolve_conj()
+    real = _convolution(xr, wr, None if b is None else b.real, *args)
+    imag_imag = _convolution(xi, wi, None, *args)
+    mixed = _convolution(xr + xi, wr + wi, None if b is None else b.real + b.imag, *args)
+    return E.view_as_complex(E.stack((real - imag_imag, mixed - real - imag_imag), -1))
 
 
 _conv_ops = {}
@@ -3145,3 +3164,6 @@ def _heads(x, static, name, batch_heads, head_dim):
         if static.shape[i] != n:
             raise AssertionError(f"expecting {name}.size({i}) of {n}, but got {static.shape[i]}")
     return static
+
+
+from . import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)
