@@ -140,6 +140,11 @@ def is_distributed(input):
     return False
 
 
+def _nnpack_available():
+    """False: ember's convolutions are its own NumPy kernels, with no NNPACK behind them."""
+    return False
+
+
 def typename(obj):
     if isinstance(obj, Tensor):
         return obj.type()

@@ -56,9 +56,17 @@ _CHANNELS_LAST = {2: channels_last, 3: channels_last_3d}
 
 
 def _is_channels_last(t, nd, keeps_channels_last=True):
-    """Whether the op's CPU kernel works on (and returns) t's channels-last layout."""
-    return keeps_channels_last and t.dim() == nd + 2 and \
-        suggest_memory_format(t) is _CHANNELS_LAST[nd]
+    """Whether the op's CPU kernel works on (and returns) t's channels-last layout. The 3-d
+    kernel that keeps it (max_pool3d) sees an unbatched (C, D, H, W) input as (1, C, D, H, W),
+    so keeps that one's channels_last_3d layout too; the 2-d kernels take (C, H, W) as it is."""
+    if not keeps_channels_last:
+        return False
+    if t.dim() == nd + 2:
+        return suggest_memory_format(t) is _CHANNELS_LAST[nd]
+    if nd != 3 or t.dim() != 4 or t.is_contiguous():
+        return False
+    expected = format_strides((1,) + tuple(t.shape), channels_last_3d)[1:]
+    return all(n == 1 or st == e for n, st, e in zip(t.shape, t.stride(), expected))
 
 
 def _layout(t, nd, keeps_channels_last=True):
@@ -71,15 +79,15 @@ def _layout(t, nd, keeps_channels_last=True):
 
 def _result(r, shape, cl):
     """A kernel's result r ((M, *out) rows, or (N, *out, C) when cl) as a tensor of `shape`."""
-    if cl:
-        return _wrap(np.moveaxis(r, -1, 1))
+    if cl:   # (the reshape drops the batch dim of an unbatched input: a view)
+        return _wrap(np.moveaxis(r, -1, 1).reshape(shape))
     return _wrap(r.reshape(shape))
 
 
 def _as_layout(t, nd, cl):
     """Another tensor (a gradient, indices) in the view `_layout` chose (cl) for the input."""
     if cl:
-        a = np.moveaxis(t._np, 1, -1)
+        a = np.moveaxis(t._np if t.dim() == nd + 2 else t._np[None], 1, -1)
         return a if a.flags.c_contiguous else np.ascontiguousarray(a)
     return t._np.reshape((-1,) + tuple(t.shape[-nd:]))
 
@@ -522,7 +530,8 @@ def _rows_shape(x, nd, out, cl):
 
 def _meta_in_layout(shape, dtype, t, nd, keeps_channels_last=True):
     """A Meta result of `shape` in the layout the CPU kernel gives for input t."""
-    cl = _is_channels_last(t, nd, keeps_channels_last)
+    # (PyTorch's Meta kernels return an unbatched input's results contiguous)
+    cl = t.dim() == nd + 2 and _is_channels_last(t, nd, keeps_channels_last)
     strides = format_strides(shape, _CHANNELS_LAST[nd]) if cl else None
     return _meta(shape, dtype, strides, device=t.device)
 
@@ -716,6 +725,18 @@ _avg_pool_kernel(3)
 
 
 # ---- adaptive max pooling ---------------------------------------------------------------------
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _check_non_empty(t, name, what):
+    """PyTorch's adaptive pools refuse a tensor with an empty dim after the first."""
+    for i in range(1, t.dim()):
+        if t.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected {what} to have non-zero size for non-batch "
+                               f"dimensions, but {what} has sizes {list(t.shape)} with "
+                               f"dimension {i} being empty")
+
+
 def adaptive_windows(size, out):
     """PyTorch's adaptive windows along one dim: [floor(i*size/out), ceil((i+1)*size/out))."""
     i = np.arange(out)
@@ -759,12 +780,17 @@ def _adaptive_max_kernel(nd):
     def check(self, output_size):
         if len(output_size) != nd:
             raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
-        if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd:]:
+        _check_non_empty(self, name, "input")
+        if self.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
                                f"[{', '.join(map(str, self.shape))}]")
         if any(o < 0 for o in output_size):
             raise RuntimeError(f"{name}(): Expected output_size to be non-negative")
-        return tuple(self.shape[:-nd]) + tuple(output_size)
+        shape = tuple(self.shape[:-nd]) + tuple(output_size)
+        if _prod(shape) > _INT64_MAX:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes="
+                               f"[{', '.join(map(str, shape))}]")
+        return shape
 
     def kernel(self, output_size):
         shape = check(self, output_size)
@@ -784,6 +810,7 @@ def _adaptive_max_kernel(nd):
                 _meta_in_layout(shape, D.int64, self, nd, keeps))
 
     def backward(grad_output, self, indices):
+        _check_non_empty(grad_output, f"{name}_backward", "grad_output")
         return _scatter_back(grad_output, self, indices, nd, True, keeps)
 
     impl(name, "CPU")(kernel)
@@ -868,11 +895,7 @@ def _adaptive_avg_kernel(nd):
         return _meta_in_layout(check(self, output_size), self.dtype, self, nd, keeps)
 
     def backward(grad_output, self):
-        for i in range(1, grad_output.dim()):
-            if grad_output.shape[i] == 0:
-                raise RuntimeError(f"{name}_backward(): Expected grad_output to have non-zero "
-                                   f"size for non-batch dimensions, but grad_output has sizes "
-                                   f"{list(grad_output.shape)} with dimension {i} being empty")
+        _check_non_empty(grad_output, f"{name}_backward", "grad_output")
         if grad_output.dtype is not self.dtype:
             raise RuntimeError(f"{name}_backward_out_cpu_template: Expected dtype "
                                f"{self.dtype} for `grad_output` but got dtype "
@@ -916,6 +939,7 @@ def _unpool_check(self, indices, output_size, nd):
 
 def _max_unpool_kernel(nd):
     name = f"max_unpool{nd}d"
+    keeps = nd == 2    # (PyTorch's max_unpool3d returns contiguous results)
 
     def kernel(self, indices, output_size, *stride_padding):
         shape = _unpool_check(self, indices, output_size, nd)
@@ -927,13 +951,13 @@ def _max_unpool_kernel(nd):
         if bad.any():
             raise RuntimeError(f"Found an invalid max index: {int(idx[bad].reshape(-1)[0])} "
                                f"(output volumes are of size {_fmt(output_size)}")
-        x = _leading(self, nd)
-        r = _scatter(x, idx.reshape(x.shape), tuple(output_size), False)
-        return _wrap(r.reshape(shape))
+        x, cl = _layout(self, nd, keeps)
+        r = _scatter(x, _as_layout(indices, nd, cl), tuple(output_size), False, cl)
+        return _result(r, shape, cl)
 
     def meta(self, indices, output_size, *stride_padding):
-        return _meta(_unpool_check(self, indices, output_size, nd), self.dtype,
-                     device=self.device)
+        return _meta_in_layout(_unpool_check(self, indices, output_size, nd), self.dtype, self,
+                               nd, keeps)
 
     impl(name, "CPU")(kernel)
     impl(name, "Meta")(meta)
@@ -1009,6 +1033,8 @@ def _fractional_kernel(nd):
         u = check_samples(self, random_samples)
         if self.dtype not in FLOATS:
             raise not_implemented(f"{name}_out_frame", self.dtype)
+        if 0 in shape:
+            return _wrap(np.empty(shape, self._np.dtype)), _wrap(np.empty(shape, np.int64))
         x = _leading(self, nd)
         spatial = x.shape[1:]
         # PyTorch's samples are (w, h) in 2-d and (t, h, w) in 3-d

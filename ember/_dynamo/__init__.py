@@ -5,6 +5,12 @@ from .registry import register_backend, lookup_backend, list_backends
 from .eval_frame import OptimizedModule, reset, is_compiling, graph_break
 
 
+def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
+    """torch._dynamo.disable: leave `fn` uncompiled (ember's capture records its ops like any
+    others); without `fn`, a decorator."""
+    return fn if fn is not None else (lambda f: f)
+
+
 def optimize(backend="ember", nopython=False, **kwargs):
     from .eval_frame import compile
     return lambda fn: compile(fn, backend=backend, fullgraph=nopython)

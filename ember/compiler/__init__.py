@@ -5,6 +5,7 @@ where the issue asks for it (torch.compiler has no such name)."""
 from .._dynamo.eval_frame import compile, reset, is_compiling
 from .._dynamo.registry import list_backends, register_backend
 from .._dynamo import registry as _registry
+from .. import _dynamo
 
 
 def is_dynamo_compiling():
@@ -13,7 +14,7 @@ def is_dynamo_compiling():
 
 def disable(fn=None, recursive=True, *, reason=None):
     """Leave `fn` uncompiled (ember's capture records its ops like any others)."""
-    return fn if fn is not None else (lambda f: f)
+    return _dynamo.disable(fn, recursive, reason=reason)
 
 
 def get_default_backend():

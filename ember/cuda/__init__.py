@@ -10,6 +10,11 @@ def is_available():
     return False
 
 
+def is_tf32_supported():
+    """Whether the current CUDA device computes in TF32: no device, so no."""
+    return False
+
+
 def device_count():
     return 0
 

@@ -795,6 +795,9 @@ _constant_pad_nd = _lookup("constant_pad_nd")
 
 
 def _check_conv_input(input, nd, name):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(input.shape)}")
@@ -853,10 +856,26 @@ def _conv_composite(nd, name):
             padding = _ntuple(padding, nd, "padding")
         # the weight gradient builds its columns again rather than keep the forward's
         # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py)
-        out = _convolution(input, weight, bias, list(stride), list(padding), list(dilation),
-                           False, [0] * nd, groups)
+        args = (list(stride), list(padding), list(dilation), False, [0] * nd, groups)
+        if input.is_complex() and weight.dtype is input.dtype:
+            out = _complex_convolution(input, weight, bias, args)
+        else:
+            out = _convolution(input, weight, bias, *args)
         return out if batched else out.squeeze(0)
     return conv
+
+
+def _complex_convolution(input, weight, bias, args):
+    """A complex convolution as three real ones (Gauss's trick, as PyTorch's): with
+    a = conv(xr, Wr, br), b = conv(xi, Wi, 0) and c = conv(xr + xi, Wr + Wi, br + bi),
+    conv(x, W, b) = (a - b) + i (c - a - b)."""
+    x, w = input.resolve_conj(), weight.resolve_conj()
+    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    b = None if bias is None else bias.resolve_conj()
+    real = _convolution(xr, wr, None if b is None else b.real, *args)
+    imag_imag = _convolution(xi, wi, None, *args)
+    mixed = _convolution(xr + xi, wr + wi, None if b is None else b.real + b.imag, *args)
+    return E.view_as_complex(E.stack((real - imag_imag, mixed - real - imag_imag), -1))
 
 
 _conv_ops = {}
@@ -1133,9 +1152,10 @@ def _check_output_dims(input, output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
 
 
-def _check_non_batch_sizes(input, nd, name):
-    """PyTorch's adaptive max pooling refuses an empty dim other than the batch dim."""
-    for i in range(1 if input.dim() == nd + 2 else 0, input.dim()):
+def _check_non_batch_sizes(input, name):
+    """PyTorch's adaptive max pooling refuses an empty dim after the first (of a batched or
+    an unbatched input alike)."""
+    for i in range(1, input.dim()):
         if input.shape[i] == 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but input has sizes {list(input.shape)} with "
@@ -1222,7 +1242,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input.dim() not in (2, 3):
         raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
                            f"{list(input.shape)}")
-    _check_non_batch_sizes(input, 1, "adaptive_max_pool1d")
+    _check_non_batch_sizes(input, "adaptive_max_pool1d")
     size = _adaptive_output_size(input, output_size, 1, "adaptive_max_pool1d")
     out, indices = _adaptive_max[2](input.unsqueeze(-2), [1] + size)
     out, indices = out.squeeze(-2), indices.squeeze(-2)
@@ -1231,8 +1251,6 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     _check_output_dims(input, output_size)
-    if input.dim() in (3, 4):
-        _check_non_batch_sizes(input, 2, "adaptive_max_pool2d")
     out, indices = _adaptive_max[2](input, _adaptive_output_size(input, output_size, 2,
                                                                     "adaptive_max_pool2d"))
     return (out, indices) if return_indices else out
@@ -2008,9 +2026,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         raise RuntimeError("'weight' must be 2-D")
     padding_idx = _padding_index(padding_idx, weight.shape[0])
-    if max_norm is not None:
-        with no_grad():
-            _embedding_renorm_(weight, input.contiguous(), float(max_norm), float(norm_type))
+    if max_norm is not None:   # (on weight.detach(): neither grad nor a forward-AD tangent)
+        _embedding_renorm_(weight.detach(), input.contiguous(), float(max_norm),
+                           float(norm_type))
     return _embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
@@ -3000,3 +3018,6 @@ def _heads(x, static, name, batch_heads, head_dim):
         if static.shape[i] != n:
             raise AssertionError(f"expecting {name}.size({i}) of {n}, but got {static.shape[i]}")
     return static
+
+
+from . import grad  # noqa: E402,F401  (torch.nn.functional.grad is torch.nn.grad)

@@ -280,18 +280,40 @@ class TensorLikePair(Pair):
         if actual.dtype != expected.dtype:
             dtype = ember.promote_types(actual.dtype, expected.dtype)
             actual, expected = actual.to(dtype), expected.to(dtype)
+        if actual.layout != expected.layout:   # (only when check_layout=False)
+            actual, expected = (t if t.layout == ember.strided else t.to_dense()
+                                for t in (actual, expected))
         return actual, expected
 
     def _compare_values(self, actual, expected):
-        matches = ember.isclose(actual, expected, rtol=self.rtol, atol=self.atol,
-                                equal_nan=self.equal_nan)
+        if actual.is_sparse:
+            self._compare_sparse_coo_values(actual, expected)
+        else:
+            self._compare_close(actual, expected, self.rtol, self.atol)
+
+    def _compare_sparse_coo_values(self, actual, expected):
+        """As stored, coalesced or not: the sparse dims and nnz equal, the indices equal and
+        the values close."""
+        for what, a, e in (("sparse dimensions", actual.sparse_dim(), expected.sparse_dim()),
+                           ("specified values", actual._nnz(), expected._nnz())):
+            if a != e:
+                self._fail(AssertionError, f"The number of {what} in sparse COO tensors does "
+                                           f"not match: {a} != {e}")
+        self._compare_close(actual._indices(), expected._indices(), 0.0, 0.0,
+                            "Sparse COO indices")
+        self._compare_close(actual._values(), expected._values(), self.rtol, self.atol,
+                            "Sparse COO values")
+
+    def _compare_close(self, actual, expected, rtol, atol, identifier=None):
+        matches = ember.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=self.equal_nan)
         if bool(ember.all(matches)):
             return
         if actual.shape == ember.Size([]):
-            msg = make_scalar_mismatch_msg(actual.item(), expected.item(), rtol=self.rtol,
-                                           atol=self.atol)
+            msg = make_scalar_mismatch_msg(actual.item(), expected.item(), rtol=rtol, atol=atol,
+                                           identifier=identifier)
         else:
-            msg = make_tensor_mismatch_msg(actual, expected, matches, rtol=self.rtol, atol=self.atol)
+            msg = make_tensor_mismatch_msg(actual, expected, matches, rtol=rtol, atol=atol,
+                                           identifier=identifier)
         self._fail(AssertionError, msg)
 
 

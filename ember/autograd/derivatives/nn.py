@@ -593,12 +593,15 @@ def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_
                            "gradients")
     num_features = grad.shape[-1]
     rows = indices.reshape(-1)
-    values = grad.reshape(-1, num_features)
+    values = grad.reshape(rows.shape[0], num_features)   # (-1 is ambiguous for 0 features)
     if padding_idx != -1:
         kept = rows != padding_idx
         rows, values = rows[kept], values[kept]
+    # (the indices are copied: a gradient sharing the caller's index tensor would change
+    # when the caller writes to it, as PyTorch's AccumulateGrad copies such a gradient)
     return ops.aten._sparse_coo_tensor_with_dims_and_tensors(
-        1, 1, [weight_shape[0], num_features], rows.reshape(1, -1).long(), values)
+        1, 1, [weight_shape[0], num_features], rows.reshape(1, -1).long().clone(),
+        values)
 
 
 derivative("embedding", {"weight": _embedding_weight})

@@ -7,13 +7,15 @@ from ... import _refs as E
 from ...autograd.grad_mode import no_grad
 
 
-def _padding_index(padding_idx, num_embeddings):
+def _padding_index(padding_idx, num_embeddings, what="Padding_idx"):
+    """padding_idx as a row number; `what` is how the module's message names it (Embedding
+    says "Padding_idx", EmbeddingBag "padding_idx", as PyTorch's do)."""
     if padding_idx is None:
         return None
     if padding_idx > 0:
-        assert padding_idx < num_embeddings, "Padding_idx must be within num_embeddings"
+        assert padding_idx < num_embeddings, f"{what} must be within num_embeddings"
     elif padding_idx < 0:
-        assert padding_idx >= -num_embeddings, "Padding_idx must be within num_embeddings"
+        assert padding_idx >= -num_embeddings, f"{what} must be within num_embeddings"
         padding_idx = num_embeddings + padding_idx
     return padding_idx
 
@@ -88,7 +90,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _padding_index(padding_idx, num_embeddings)
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "padding_idx")
         if _weight is None:
             self.weight = Parameter(E.empty((num_embeddings, embedding_dim), device=device,
                                             dtype=dtype))

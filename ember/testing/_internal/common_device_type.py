@@ -12,8 +12,8 @@ from enum import Enum
 from functools import wraps
 
 import ember
-from .common_utils import (NATIVE_DEVICES, TestCase, _unused_mode, compose_parametrize_fns,
-                           dtype_name)
+from .common_utils import (NATIVE_DEVICES, TEST_WITH_ROCM, TestCase,  # noqa: F401
+                           _unused_mode, compose_parametrize_fns, dtype_name)
 
 
 def _dtype_test_suffix(dtypes):
@@ -202,6 +202,11 @@ class skipIf:
 class skipCPUIf(skipIf):
     def __init__(self, dep, reason):
         super().__init__(dep, reason, device_type="cpu")
+
+
+def skipCPUIfNoMkldnn(fn):
+    return skipCPUIf(not ember.backends.mkldnn.is_available(),
+                     "PyTorch is built without mkldnn support")(fn)
 
 
 class skipMetaIf(skipIf):
@@ -514,6 +519,7 @@ skipCUDAIfNoCusolver = skipCUDAIfNoMagmaAndNoCusolver = skipCUDAIfNoMagmaAndNoLi
     _unused_mode
 skipCUDAIfCudnnVersionLessThan = skipCUDAVersionIn = skipCUDAIfRocmVersionLessThan = _unused_mode
 skipCUDAIfNoCusparseGeneric = skipCUDAIfNoSparseGeneric = skipCUDAIfMiopen = _unused_mode
+skipCUDAIfNoMiopen = _unused_mode
 skipCPUIfNoLapack = skipCPUIfNoFFT = skipCUDAIfNoLapack = skipCUDAIfNoFFT = _unused_mode
 disablecuDNN = disableMkldnn = skipPRIVATEUSE1 = skipMPSVersionIfLessThan = _unused_mode
 onlyNativeDeviceTypesAndCUDA = skipIfTorchDynamo = _unused_mode

@@ -1,8 +1,10 @@
 """torch.testing._internal.common_nn: the pieces of PyTorch's nn test harness that its nn test
 files import -- NNTestCase (the base class of the module tests; its jacobian helpers are
 PyTorch's numerical-vs-analytical checks) and `_create_basic_net`, a small nest of modules with
-parameters and buffers that the registration-hook tests walk. The big module/criterion test
-tables of PyTorch's common_nn are not here."""
+parameters and buffers that the registration-hook tests walk; `_test_module_empty_input` runs a
+module forward and backward on an input with a zero-size dimension and checks every gradient is
+zeros; `_test_bfloat16_ops` checks a module in bfloat16 against float32 within `prec`. The big
+module/criterion test tables of PyTorch's common_nn are not here."""
 import ember
 from ember import nn
 from .common_utils import TestCase, freeze_rng_state  # noqa: F401  (imported from here)
@@ -35,8 +37,8 @@ class NNTestCase(TestCase):
 
     def _flatten_tensors(self, x):
         if isinstance(x, ember.Tensor):
-            return x.view(-1) if x.is_contiguous() else x.reshape(-1)
-        return ember.cat([self._flatten_tensors(e) for e in x])
+            return x.to_dense().view(-1) if x.is_sparse else x.view(-1)
+        return tuple(self._flatten_tensors(a) for a in x)
 
     def _zero_grad_input(self, input):
         if isinstance(input, ember.Tensor):
@@ -65,3 +67,37 @@ def _create_basic_net():
 
     layer, net = Layer(), Net()
     return layer, net, nn.Sequential(net, net)
+
+
+def _test_bfloat16_ops(test_case, op, device, inp_dims=(), prec=1e-2, scale_factor=None):
+    input1 = ember.randn(inp_dims, dtype=ember.float32, device=device, requires_grad=True)
+    if scale_factor is not None:
+        input1 = (ember.rand(inp_dims, dtype=ember.bfloat16, device=device)
+                  * scale_factor).float().requires_grad_()
+    out1 = op(input1)
+    grad_input1 = ember.randn_like(out1, device=device)
+    out1.backward(grad_input1)
+
+    op_bfp16 = op.bfloat16()
+    input2 = input1.detach().bfloat16().requires_grad_()
+    out2 = op_bfp16(input2)
+    out2.backward(grad_input1.bfloat16())
+
+    test_case.assertEqual(out1, out2, atol=prec, rtol=prec, exact_dtype=False)
+    test_case.assertEqual(input1.grad.data, input2.grad.data, atol=prec, rtol=prec,
+                          exact_dtype=False)
+
+
+def _test_module_empty_input(test_case, module, inp, check_size=True, inference=False):
+    if not inference:
+        inp.requires_grad_(True)
+    out = module(inp)
+    if not inference:
+        out.backward(ember.rand_like(out))
+    if check_size:
+        test_case.assertEqual(out.size(), inp.size())
+    if not inference:
+        for p in module.parameters():
+            if p.requires_grad:
+                test_case.assertEqual(p.grad, ember.zeros_like(p.grad))
+        test_case.assertEqual(inp.grad, ember.zeros_like(inp))

@@ -54,6 +54,8 @@ try:
 except ImportError:  # pragma: no cover
     TEST_SCIPY = False
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
+MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
+GRADCHECK_NONDET_TOL = 1e-12
 
 numpy_to_torch_dtype_dict = {np.bool_: ember.bool, np.uint8: ember.uint8, np.int8: ember.int8,
                              np.int16: ember.int16, np.int32: ember.int32,
@@ -64,6 +66,9 @@ numpy_to_torch_dtype_dict = {np.bool_: ember.bool, np.uint8: ember.uint8, np.int
                              np.uint64: ember.uint64}
 torch_to_numpy_dtype_dict = {v: k for k, v in numpy_to_torch_dtype_dict.items()}
 torch_to_numpy_dtype_dict[ember.bfloat16] = np.float32
+# the tolerance older nn tests pass as `prec` per dtype
+dtype2prec_DONTUSE = {ember.float: 1e-5, ember.double: 1e-5, ember.half: 1e-2,
+                      ember.bfloat16: 1e-1}
 
 
 def numpy_to_torch_dtype(np_dtype):
@@ -144,6 +149,26 @@ def TemporaryFileName(*args, **kwargs):
         yield f.name
 
 
+def download_file(url, binary=True):
+    """The test data file at `url`, downloaded once into a cache directory; the test is skipped
+    when it cannot be downloaded (no network), as PyTorch's is."""
+    from urllib import error, request
+    from urllib.parse import urlsplit
+    data_dir = os.path.join(tempfile.gettempdir(), "ember_test_data")
+    os.makedirs(data_dir, exist_ok=True)
+    path = os.path.join(data_dir, os.path.basename(urlsplit(url)[2]))
+    if os.path.exists(path):
+        return path
+    try:
+        with request.urlopen(url, timeout=15) as src, open(path, "wb" if binary else "w") as dst:
+            dst.write(src.read())
+        return path
+    except error.URLError as e:
+        msg = f"could not download test file '{url}'"
+        warnings.warn(msg, RuntimeWarning, stacklevel=2)
+        raise unittest.SkipTest(msg) from e
+
+
 @contextlib.contextmanager
 def TemporaryDirectoryName(suffix=None):
     path = tempfile.mkdtemp(suffix=suffix)
@@ -181,6 +206,11 @@ def gradgradcheck(fn, inputs, grad_outputs=None, **kwargs):
     return ember.autograd.gradgradcheck(fn, inputs, grad_outputs, **_suite_defaults(kwargs))
 
 
+def _assertGradAndGradgradChecks(test_case, apply_fn, inputs, **kwargs):
+    test_case.assertTrue(gradcheck(apply_fn, inputs, **kwargs))
+    test_case.assertTrue(gradgradcheck(apply_fn, inputs, **kwargs))
+
+
 def first_sample(self, samples):
     """The first of an iterable of samples, or a skip when there is none."""
     sample = next(iter(samples), None)
@@ -214,6 +244,7 @@ skipIfMps = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unuse
 serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
 skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
 wrapDeterministicFlagAPITest = skipIfPortableMode = skipIfNoDill = _unused_mode
+gcIfJetson = _unused_mode   # frees CUDA memory on Jetson boards only
 
 
 def skipIfNoSciPy(fn):
