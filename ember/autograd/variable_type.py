@@ -86,15 +86,23 @@ class Derivative:
                 else:
                     raise ValueError(f"derivative of {op.name}: unknown name '{p}' in formula "
                                      f"for {key} (schema: {schema.text})")
-            # simple: one input, every parameter a name the node's environment holds, all
-            # positional -- the formula is called as fn(*values), its result is that input's
+            # simple: one input, every parameter a name the node's environment holds (an
+            # input's shape or dtype too, without tensor lists), all positional -- the
+            # formula is called as fn(*values), its result is that input's
             simple = len(inputs) == 1 and inputs[0] not in self.list_args and all(
-                p in _ENV_NAMES or p in argnames or p.startswith("result")
+                p in _ENV_NAMES or p in argnames or p.startswith("result") or
+                (not self.has_lists and p[-6:] in ("_shape", "_dtype") and p[:-6] in argnames)
                 for p in params) and all(
                 q.kind is q.POSITIONAL_OR_KEYWORD
                 for q in inspect.signature(fn).parameters.values())
             self.formulas.append((inputs, fn, params, len(inputs) > 1, simple))
         self.saved_inputs = [(n, argnames.index(n)) for n in saved if n in argnames]
+        # without tensor lists, the `<arg>_shape` / `<arg>_dtype` the formulas read: (name,
+        # edge position, field of the input's (shape, dtype))
+        self.meta_params = () if self.has_lists else tuple(
+            (p, self.spans[p[:-6]][0], 0 if p.endswith("_shape") else 1)
+            for p in dict.fromkeys(p for _, _, params, _, _ in self.formulas for p in params)
+            if p[-6:] in ("_shape", "_dtype") and p[:-6] in self.spans and p not in argnames)
         self.tensor_saved = {n for _, n, is_list in self.diff_args if not is_list and n in saved}
         self.saved_outputs = [(n, 0 if n == "result" else int(n[6:])) for n in saved
                               if n not in argnames]
@@ -195,6 +203,9 @@ class OpNode(Node):
             elif kind not in _PLAIN:
                 value = _unpack(value, self)
             env[name] = value
+        metas = self._in_meta
+        for name, k, field in d.meta_params:
+            env[name] = metas[k][field]
         nexts = self.next_functions
         out = [None] * len(nexts)
         if d.plan is None:
@@ -203,7 +214,6 @@ class OpNode(Node):
             for k, fn, params in d.plan:
                 if nexts[k][0] is not None:
                     out[k] = fn(*map(env.__getitem__, params))
-        metas = self._in_meta
         for k, g in enumerate(out):
             if g is None:
                 continue
@@ -450,7 +460,8 @@ def autograd_kernel(op, key, args):
             else:
                 saved[name] = _save(v)
 
-    out = op.redispatch(key, args)
+    kernel = op._table.get(key)  # the backend's kernel, as op.redispatch runs it
+    out = kernel(*args) if kernel is not None and not op._mutates else op.redispatch(key, args)
 
     node = _new_node(d.node_cls or d.pick_node_cls(args))  # no __init__: class defaults stand
     node._seq = _next_seq()
