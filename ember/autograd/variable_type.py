@@ -29,6 +29,7 @@ from .graph import zeros
 _NONDIFF = object()
 _NOT_IMPLEMENTED = object()  # no derivative, in PyTorch too: backward through it raises
 _FREED = object()  # what a saved tensor becomes after backward without retain_graph
+_PLAIN = frozenset((int, float, bool, str, type(None)))  # saved values read as they are
 
 
 class _WrappedNumber:
@@ -85,29 +86,46 @@ class Derivative:
                 else:
                     raise ValueError(f"derivative of {op.name}: unknown name '{p}' in formula "
                                      f"for {key} (schema: {schema.text})")
-            # simple: one input, every parameter a name the node's environment holds, all
-            # positional -- the formula is called as fn(*values), its result is that input's
+            # simple: one input, every parameter a name the node's environment holds (an
+            # input's shape or dtype too, without tensor lists), all positional -- the
+            # formula is called as fn(*values), its result is that input's
             simple = len(inputs) == 1 and inputs[0] not in self.list_args and all(
-                p in _ENV_NAMES or p in argnames or p.startswith("result")
+                p in _ENV_NAMES or p in argnames or p.startswith("result") or
+                (not self.has_lists and p[-6:] in ("_shape", "_dtype") and p[:-6] in argnames)
                 for p in params) and all(
                 q.kind is q.POSITIONAL_OR_KEYWORD
                 for q in inspect.signature(fn).parameters.values())
             self.formulas.append((inputs, fn, params, len(inputs) > 1, simple))
         self.saved_inputs = [(n, argnames.index(n)) for n in saved if n in argnames]
+        # without tensor lists, the `<arg>_shape` / `<arg>_dtype` the formulas read: (name,
+        # edge position, field of the input's (shape, dtype))
+        self.meta_params = () if self.has_lists else tuple(
+            (p, self.spans[p[:-6]][0], 0 if p.endswith("_shape") else 1)
+            for p in dict.fromkeys(p for _, _, params, _, _ in self.formulas for p in params)
+            if p[-6:] in ("_shape", "_dtype") and p[:-6] in self.spans and p not in argnames)
         self.tensor_saved = {n for _, n, is_list in self.diff_args if not is_list and n in saved}
         self.saved_outputs = [(n, 0 if n == "result" else int(n[6:])) for n in saved
                               if n not in argnames]
+        # what backward frees by name: the Tensor arguments (also when a number was passed)
+        # and the outputs
+        self.freed = self.tensor_saved | {n for n, _ in self.saved_outputs}
         # Save only what the formulas of the inputs that need a gradient read (PyTorch's
         # `should_compute_output` around each SavedVariable): `x * w` with a constant `w`
         # keeps no reference to `x`, so modifying `x` in place afterwards is no error.
         # Without tensor lists, each formula's inputs sit at fixed edge positions.
         self.formula_saves = None
-        self._saves_by_pattern = {}
+        self.saves_by_missing = {}
         if not self.has_lists and len(self.formulas) > 1:
             position = {n: k for k, (_, n, _) in enumerate(self.diff_args)}
             self.formula_saves = [(tuple(position[n] for n in inputs),
                                    {p for p in params if p in saved})
                                   for inputs, _, params, _, _ in self.formulas]
+        # the commonest derivative: no tensor list, every formula simple. Backward then runs
+        # each formula whose input has an edge as fn(*values) and nothing else
+        self.plan = None
+        if not self.has_lists and all(simple for *_, simple in self.formulas):
+            self.plan = tuple((self.spans[inputs[0]][0], fn, params)
+                              for inputs, fn, params, _, _ in self.formulas)
         self.clone_saved_self = False
         if op._mutates:
             self.clone_saved_self = any(n == "self" for n, _ in self.saved_inputs)
@@ -123,32 +141,26 @@ class Derivative:
                 n = name(*[args[i] for i in positions])
                 cls = classes.get(n)
                 if cls is None:
-                    cls = classes[n] = _node_class(n, saved)
+                    cls = classes[n] = _node_class(n, saved, self)
                 return cls
             self.pick_node_cls = pick
         else:
-            self.node_cls = _node_class(name, saved)
+            self.node_cls = _node_class(name, saved, self)
 
-    def saves_for(self, edges):
+    def saves_for(self, missing):
         """(saved inputs, saved outputs) that the formulas of the inputs with an edge read;
-        worked out once per pattern of inputs that have one."""
-        pattern = 0  # bit k: input k has an edge
-        for k, (node, _) in enumerate(edges):
-            if node is not None:
-                pattern |= 1 << k
-        saves = self._saves_by_pattern.get(pattern)
-        return saves if saves is not None else self.saves_for_pattern(pattern)
-
-    def saves_for_pattern(self, pattern):
-        saves = self._saves_by_pattern[pattern] = self._saves_for_pattern(pattern)
+        worked out once per pattern of inputs without one (bit k: input k has no edge)."""
+        saves = self.saves_by_missing.get(missing)
+        if saves is None:
+            saves = self.saves_by_missing[missing] = self._saves_for_missing(missing)
         return saves
 
-    def _saves_for_pattern(self, pattern):
+    def _saves_for_missing(self, missing):
         if self.formula_saves is None:
             return self.saved_inputs, self.saved_outputs
         names = set()
         for positions, saves in self.formula_saves:
-            if any(pattern >> k & 1 for k in positions):
+            if any(not missing >> k & 1 for k in positions):
                 names |= saves
         return ([s for s in self.saved_inputs if s[0] in names],
                 [s for s in self.saved_outputs if s[0] in names])
@@ -166,8 +178,13 @@ def _summed_to(node, k, g, shape):
 
 
 class OpNode(Node):
-    """The backward node of one op call."""
-    __slots__ = ("_deriv", "_saved", "_in_meta", "_spans", "_out_meta", "_num_outputs")
+    """The backward node of one op call. Its class (`MulBackward0`) holds the op's Derivative
+    and, without tensor lists, each input's range of edges; a multi-output node sets
+    `_num_outputs` and `_out_meta` (zeros for outputs that got no gradient) on itself."""
+    __slots__ = ("_saved", "_in_meta")
+    _deriv = None
+    _spans = None
+    _out_meta = None
 
     def apply(self, grads):
         d = self._deriv
@@ -176,27 +193,48 @@ class OpNode(Node):
             grads = _materialize(self, grads)
         env = {"grad": grads[0], "grads": grads, "raw_grads": raw, "needs": (True,)}
         for name, value in self._saved.items():
-            if type(value) is Tensor:  # an input saved bare: it was at version 0
+            kind = type(value)
+            if kind is Tensor:  # an input saved bare: it was at version 0
                 storage = value._storage
                 if storage is not None and storage._version:
                     _bare_saved(value).unpack(self)  # raises PyTorch's modified error
-                env[name] = value
-            elif type(value) is SavedTensor:
-                env[name] = value.unpack(self)
-            else:
-                env[name] = _unpack(value, self)
-        spans = self._spans
+            elif kind is SavedTensor:
+                value = value.unpack(self)
+            elif kind not in _PLAIN:
+                value = _unpack(value, self)
+            env[name] = value
+        metas = self._in_meta
+        for name, k, field in d.meta_params:
+            env[name] = metas[k][field]
         nexts = self.next_functions
         out = [None] * len(nexts)
-        has_edge = None
-        for inputs, fn, params, combined, simple in d.formulas:
-            if simple:
-                k = spans[inputs[0]][0]
+        if d.plan is None:
+            self._run_formulas(d, env, nexts, out)
+        else:
+            for k, fn, params in d.plan:
                 if nexts[k][0] is not None:
                     out[k] = fn(*map(env.__getitem__, params))
+        for k, g in enumerate(out):
+            if g is None:
                 continue
-            if has_edge is None:
-                has_edge = [fn is not None for fn, _ in nexts]
+            if nexts[k][0] is None:
+                out[k] = None
+                continue
+            shape, dtype = metas[k]
+            if g._size != shape:
+                g = _summed_to(self, k, g, shape)
+            if g.dtype is not dtype:
+                if g.dtype.is_complex and not dtype.is_complex:
+                    g = g.real      # a real input of a complex op: PyTorch's handle_r_to_c
+                g = g.to(dtype)
+            out[k] = g
+        return out
+
+    def _run_formulas(self, d, env, nexts, out):
+        """Every formula of a derivative with tensor lists or formulas for several inputs."""
+        spans = self._spans
+        has_edge = [fn is not None for fn, _ in nexts]
+        for inputs, fn, params, combined, simple in d.formulas:
             slots = [spans[n] for n in inputs]
             if combined:
                 needs = tuple([True in has_edge[a:b] for a, b in slots])
@@ -206,6 +244,9 @@ class OpNode(Node):
             elif True in has_edge[slots[0][0]:slots[0][1]]:
                 env["needs"] = (True,)
             else:
+                continue
+            if simple:
+                out[slots[0][0]] = fn(*map(env.__getitem__, params))
                 continue
             kwargs = {}
             for p in params:
@@ -224,45 +265,33 @@ class OpNode(Node):
                     out[a] = g
                 elif g is not None:
                     out[a:b] = list(g)
-        for k, g in enumerate(out):
-            if g is None or nexts[k][0] is None:
-                out[k] = None
-                continue
-            shape, dtype = self._in_meta[k]
-            if g._size != shape:
-                g = _summed_to(self, k, g, shape)
-            if g.dtype is not dtype:
-                if g.dtype.is_complex and not dtype.is_complex:
-                    g = g.real      # a real input of a complex op: PyTorch's handle_r_to_c
-                g = g.to(dtype)
-            out[k] = g
-        return out
 
     def _release_saved(self):
         # free the saved tensors; shapes and scalars stay, so a node that saved no tensor
         # can run again (as in PyTorch, only reading a freed tensor is an error)
         saved = self._saved
-        tensor_args = self._deriv.tensor_saved
+        freed = self._deriv.freed
         for name, value in saved.items():
-            if value is None or value is _FREED:
-                continue
-            if type(value) is SavedTensor:  # freed for its `_raw_saved_` handle too
+            kind = type(value)
+            if kind is SavedTensor:  # freed for its `_raw_saved_` handle too
                 value._t = value._hooks = None
                 saved[name] = _FREED
-            elif name in tensor_args or isinstance(value, (Tensor, _WrappedNumber)) or (
-                    type(value) is list and value and isinstance(value[0], SavedTensor)):
+            elif value is None or value is _FREED or kind in _PLAIN and name not in freed:
+                continue
+            elif name in freed or isinstance(value, (Tensor, _WrappedNumber)) or (
+                    kind is list and value and isinstance(value[0], SavedTensor)):
                 saved[name] = _FREED
 
     def _saved_tensors_names(self):
         return list(self._saved or ())
 
 
-def _node_class(name, saved_names):
+def _node_class(name, saved_names, deriv):
     """The OpNode subclass of one op (`MulBackward0`). PyTorch exposes a node's saved values as
     attributes: `_saved_<name>` unpacks one, `_raw_saved_<name>` is its SavedTensor (for
     register_hooks). They are properties, not a __getattr__, which would slow down every
     attribute read of every node."""
-    attrs = {"__slots__": ()}
+    attrs = {"__slots__": (), "_deriv": deriv, "_spans": deriv.spans}
     for key in saved_names:
         attrs["_saved_" + key] = property(_saved_getter(key))
         attrs["_raw_saved_" + key] = property(_raw_saved_getter(key))
@@ -380,6 +409,7 @@ def autograd_kernel(op, key, args):
     # on a view sends the gradient of the view's old value to the base's old history
     edges = []
     metas = []
+    missing = 0  # bit k: input k has no edge (what is saved depends on it)
     spans = d.spans  # each input's range of edges: fixed, without tensor lists
     if spans is None:
         spans = {}
@@ -388,61 +418,67 @@ def autograd_kernel(op, key, args):
             _add_edges(args[i] if is_list else (args[i],), edges, metas)
             spans[name] = (start, len(edges))
     else:
-        for i in d.diff_pos:
+        for k, i in enumerate(d.diff_pos):
             t = args[i]
             if isinstance(t, Tensor):
                 fn = t.grad_fn
-                # an op result that is no view: its edge as is (gradient_edge's commonest case)
-                edges.append((fn, t._output_nr) if fn is not None and t._base is None
-                             else gradient_edge(t))
+                if fn is not None and t._base is None:  # gradient_edge's commonest case
+                    edges.append((fn, t._output_nr))
+                else:
+                    edge = gradient_edge(t)
+                    if edge[0] is None:
+                        missing |= 1 << k
+                    edges.append(edge)
                 metas.append((t._size, t.dtype))
             else:
+                missing |= 1 << k
                 edges.append(_NO_EDGE)
                 metas.append(_NO_META)
     if view is not None:
         edges[0] = gradient_edge(view._base)
+        missing = missing & ~1 | (edges[0][0] is None)
 
-    saved_inputs, saved_outputs = d.saves_for(edges)
+    saves = d.saves_by_missing.get(missing)
+    saved_inputs, saved_outputs = saves if saves is not None else d.saves_for(missing)
     saved = {}
-    for name, i in saved_inputs:
-        v = args[i]
-        if d.clone_saved_self and name == "self":
-            v = v.clone()  # the value before the op overwrites it (recorded: double backward)
-        if isinstance(v, Tensor):
-            # an input never written in place is saved bare (no SavedTensor: its version is
-            # known to be 0), unless saved-tensor hooks must see it
-            storage = v._storage
-            if (storage is None or not storage._version) and not _saved_hooks.default_hooks \
-                    and not v._inference:
-                saved[name] = v
+    if saved_inputs:
+        # an input never written in place is saved bare (no SavedTensor: its version is known
+        # to be 0), unless saved-tensor hooks must see it
+        bare = not _saved_hooks.default_hooks
+        for name, i in saved_inputs:
+            v = args[i]
+            if d.clone_saved_self and name == "self":
+                v = v.clone()  # the value before the op overwrites it (recorded: double backward)
+            if isinstance(v, Tensor):
+                storage = v._storage
+                if bare and (storage is None or not storage._version) and not v._inference:
+                    saved[name] = v
+                else:
+                    saved[name] = SavedTensor(v)
+            elif name in d.tensor_saved or type(v) in _PLAIN:
+                saved[name] = v  # a number for a Tensor argument: freed by name after backward
             else:
-                saved[name] = SavedTensor(v)
-        elif v is not None and name in d.tensor_saved:
-            saved[name] = v  # a number for a Tensor argument: freed by name after backward
-        else:
-            saved[name] = _save(v)
+                saved[name] = _save(v)
 
-    out = op.redispatch(key, args)
+    kernel = op._table.get(key)  # the backend's kernel, as op.redispatch runs it
+    out = kernel(*args) if kernel is not None and not op._mutates else op.redispatch(key, args)
 
-    cls = d.node_cls or d.pick_node_cls(args)
-    node = _new_node(cls)  # no __init__: the class defaults of Node stand
+    node = _new_node(d.node_cls or d.pick_node_cls(args))  # no __init__: class defaults stand
     node._seq = _next_seq()
     node.next_functions = tuple(edges)
-    node._deriv = d
     node._in_meta = metas
-    node._spans = spans
     node._saved = saved
+    if d.spans is None:
+        node._spans = spans
     diff = d.output_differentiability
     if isinstance(out, Tensor) or not isinstance(out, (tuple, list)):
         outs = (out,)
-        node._num_outputs = 1
-        node._out_meta = None
     else:
         outs = out
         node._num_outputs = len(outs)
-        node._out_meta = None if len(outs) == 1 else [
-            (t._size, t.dtype, t._device) if diff is None or diff[k] else None
-            for k, t in enumerate(outs)]
+        if len(outs) > 1:
+            node._out_meta = [(t._size, t.dtype, t._device) if diff is None or diff[k] else None
+                              for k, t in enumerate(outs)]
     if anomaly_mode._enabled:
         anomaly_mode.record_forward_trace(node)
     if view is not None:

@@ -1,12 +1,27 @@
 """Helpers shared by the derivative formulas of several op families."""
 from ..._aten.elementwise import not_implemented
 from ... import _refs as E
-from ..._dispatch.ops import ops
+from ..._dispatch import dispatcher as _dispatcher
 from ..._core import dtype as D
 from ..._core.tensor import Tensor
 
 
-_aten = ops.aten
+class _FirstUse:
+    """`_aten.<name>` for the formulas: the op (its one overload, else its packet), looked up
+    at first use and kept as an attribute, so a backward pays no namespace or packet lookup.
+    Calling it goes through the dispatcher as any op call does."""
+
+    def __getattr__(self, name):
+        packet = _dispatcher._packets.get(("aten", name))
+        if packet is None:
+            raise AttributeError(f"no operator aten::{name}")
+        overloads = list(packet._overloads.values())
+        op = overloads[0] if len(overloads) == 1 else packet
+        setattr(self, name, op)
+        return op
+
+
+_aten = _FirstUse()
 
 
 def _unsqueeze_dims(g, shape, dim, keepdim):

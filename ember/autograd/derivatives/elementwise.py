@@ -4,9 +4,8 @@ import math
 
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
-from ..._dispatch.ops import ops
 from ..._core import dtype as D
-from ._common import _conj, _float_only_backward, _masked, _zero
+from ._common import _aten, _conj, _float_only_backward, _masked, _zero
 
 
 # ---- elementwise binary
@@ -145,11 +144,11 @@ derivative("sqrt", {"self": lambda grad, result: grad / (2 * _conj(result))})
 derivative("rsqrt", {"self": lambda grad, result: -0.5 * grad * _conj(result.pow(3))})
 derivative("sin", {"self": lambda grad, self: grad * _conj(self.cos())})
 derivative("cos", {"self": lambda grad, self: -grad * _conj(self.sin())})
-derivative("tanh", {"self": lambda grad, result: ops.aten.tanh_backward(grad, result)})
-derivative("sigmoid", {"self": lambda grad, result: ops.aten.sigmoid_backward(grad, result)})
-derivative("relu", {"self": lambda grad, result: ops.aten.threshold_backward(grad, result, 0)})
+derivative("tanh", {"self": lambda grad, result: _aten.tanh_backward(grad, result)})
+derivative("sigmoid", {"self": lambda grad, result: _aten.sigmoid_backward(grad, result)})
+derivative("relu", {"self": lambda grad, result: _aten.threshold_backward(grad, result, 0)})
 derivative("gelu", {"self": lambda grad, self, approximate:
-                    ops.aten.gelu_backward(grad, self, approximate=approximate)})
+                    _aten.gelu_backward(grad, self, approximate=approximate)})
 
 
 def _silu_grad(grad, self):
@@ -169,14 +168,14 @@ derivative("softplus", {"self": _softplus_grad})
 
 # backward helpers: their own derivatives make double backward work
 derivative("threshold_backward", {
-    "grad_output": lambda grad, self, threshold: ops.aten.threshold_backward(grad, self,
+    "grad_output": lambda grad, self, threshold: _aten.threshold_backward(grad, self,
                                                                                threshold),
     "self": _zero})
 derivative("sigmoid_backward", {
-    "grad_output": lambda grad, output: ops.aten.sigmoid_backward(grad, output),
+    "grad_output": lambda grad, output: _aten.sigmoid_backward(grad, output),
     "output": lambda grad, grad_output, output: grad * grad_output * _conj(1 - 2 * output)})
 derivative("tanh_backward", {
-    "grad_output": lambda grad, output: ops.aten.tanh_backward(grad, output),
+    "grad_output": lambda grad, output: _aten.tanh_backward(grad, output),
     "output": lambda grad, grad_output, output: -2 * grad * grad_output * _conj(output)})
 
 
@@ -196,7 +195,7 @@ def _gelu_double(grad, grad_output, self, approximate):
 
 
 derivative("gelu_backward", {
-    "grad_output": lambda grad, self, approximate: ops.aten.gelu_backward(
+    "grad_output": lambda grad, self, approximate: _aten.gelu_backward(
         grad, self, approximate=approximate),
     "self": _gelu_double})
 
@@ -311,7 +310,7 @@ def _sinc_grad(grad, self):
 
 
 derivative("sinc", {"self": _sinc_grad})
-derivative("i0", {"self": lambda grad, self: grad * ops.aten.special_i1(self)})
+derivative("i0", {"self": lambda grad, self: grad * _aten.special_i1(self)})
 derivative("special_i1", {"self": lambda grad, self, result: _float_only_backward(
     "i1_backward", self) * grad * E.where(self == 0, 0.5, self.i0() - result / self)})
 
@@ -372,7 +371,7 @@ derivative("hardswish", {"self": lambda grad, self: E.where(
 
 
 def _mish_grad(grad, self):
-    t = ops.aten.softplus(self, 1, 20).tanh()
+    t = _aten.softplus(self, 1, 20).tanh()
     return grad * (t + self * self.sigmoid() * (1 - t * t))
 
 
@@ -387,7 +386,7 @@ def _shrink_grad(grad, self, lambd):
 derivative("hardshrink", {"self": _shrink_grad})
 derivative("softshrink", {"self": _shrink_grad})
 derivative("threshold", {"self": lambda grad, self, threshold:
-                       ops.aten.threshold_backward(grad, self, threshold)})
+                       _aten.threshold_backward(grad, self, threshold)})
 
 
 def _glu_grad(grad, self, dim):

@@ -4,11 +4,11 @@ import math
 
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
-from ..._dispatch.ops import ops
+from ._common import _aten
 
 
 # ---- indexing
-derivative("index.Tensor", {"self": lambda grad, self_shape, indices: ops.aten.index_put(
+derivative("index.Tensor", {"self": lambda grad, self_shape, indices: _aten.index_put(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device), indices, grad, True)},
     node_name="IndexBackward0")
 
@@ -16,21 +16,21 @@ derivative("index.Tensor", {"self": lambda grad, self_shape, indices: ops.aten.i
 def _index_put_self(grad, indices, accumulate):
     if accumulate:
         return grad
-    return ops.aten.index_put(grad, indices, E.zeros((), dtype=grad.dtype), False)
+    return _aten.index_put(grad, indices, E.zeros((), dtype=grad.dtype), False)
 
 
 derivative("index_put", {"self": _index_put_self,
                          "values": lambda grad, indices, values_shape:
-                             ops.aten.index(grad, indices).sum_to_size(values_shape)})
+                             _aten.index(grad, indices).sum_to_size(values_shape)})
 derivative("masked_fill.Scalar", {"self": lambda grad, mask: grad.masked_fill(mask, 0)},
            node_name="MaskedFillBackward0")
 derivative("masked_fill.Tensor", {"self": lambda grad, mask: grad.masked_fill(mask, 0),
                                   "value": lambda grad, mask: grad.masked_fill(~mask, 0).sum()},
            node_name="MaskedFillBackward1")
-derivative("index_select", {"self": lambda grad, self_shape, dim, index: ops.aten.index_put(
+derivative("index_select", {"self": lambda grad, self_shape, dim, index: _aten.index_put(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device),
     [None] * (dim % len(self_shape)) + [index.reshape(-1)], grad, True) if self_shape else grad})
-derivative("gather", {"self": lambda grad, self_shape, dim, index: ops.aten.scatter_add(
+derivative("gather", {"self": lambda grad, self_shape, dim, index: _aten.scatter_add(
     E.zeros(self_shape, dtype=grad.dtype, device=grad.device), dim, index, grad)})
 derivative("scatter_add", {"self": lambda grad: grad,
                            "src": lambda grad, dim, index: grad.gather(dim, index)})
@@ -61,7 +61,7 @@ derivative("index_fill.int_Tensor", {
 def _masked_select_grad(grad, self_shape, mask):
     shape = E.broadcast_shapes(self_shape, mask.shape)
     out = E.zeros(shape, dtype=grad.dtype, device=grad.device)
-    return ops.aten.index_put(out, [mask.expand(shape)], grad, True)
+    return _aten.index_put(out, [mask.expand(shape)], grad, True)
 
 
 derivative("masked_select", {"self": _masked_select_grad})

@@ -3,8 +3,7 @@ import math
 
 from ..variable_type import derivative, not_implemented
 from ... import _refs as E
-from ..._dispatch.ops import ops
-from ._common import _conj
+from ._common import _aten, _conj
 
 
 def _H(x):
@@ -180,15 +179,15 @@ derivative("einsum", {"tensors": _einsum_grads})
 derivative("trace", {"self": lambda grad, self_shape: grad * E.eye(*self_shape,
                                                                    dtype=grad.dtype)})
 derivative("linalg_cross", {
-    "self": lambda grad, other, dim: ops.aten.linalg_cross(_conj(other), grad, dim=dim),
-    "other": lambda grad, self, dim: ops.aten.linalg_cross(grad, _conj(self), dim=dim)})
+    "self": lambda grad, other, dim: _aten.linalg_cross(_conj(other), grad, dim=dim),
+    "other": lambda grad, self, dim: _aten.linalg_cross(grad, _conj(self), dim=dim)})
 derivative("linalg_inv", {"A": lambda grad, result: -(_H(result).matmul(grad).matmul(
     _H(result)))})
 
 
 def _det_grad(grad, A, result):
     """d det(A) = det(A) tr(A^-1 dA): the gradient is grad * det(A) * A^-T."""
-    return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * _conj(ops.aten.linalg_inv(A).mT)
+    return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * _conj(_aten.linalg_inv(A).mT)
 
 
 derivative("linalg_det", {"A": _det_grad})
@@ -198,7 +197,7 @@ def _slogdet_grad(grads, A, result):
     g = grads[1]
     if A.is_complex():
         g = g.to(A.dtype) - 1j * (_conj(grads[0]) * result).imag
-    return g.unsqueeze(-1).unsqueeze(-1) * _H(ops.aten.linalg_inv(A))
+    return g.unsqueeze(-1).unsqueeze(-1) * _H(_aten.linalg_inv(A))
 
 
 derivative("linalg_slogdet", {"A": _slogdet_grad})
@@ -211,7 +210,7 @@ def _solve_grads(grad, A, B, result, left, needs):
     axis = -1 if left else -2            # a vector is a column for AX = B, a row for XA = B
     g = grad.unsqueeze(axis) if vector else grad
     X = result.unsqueeze(axis) if vector else result
-    gB = ops.aten.linalg_solve(_H(A), g, left=left)
+    gB = _aten.linalg_solve(_H(A), g, left=left)
     gA = (-gB.matmul(_H(X)) if left else -_H(X).matmul(gB)) if needs[0] else None
     return gA, (gB.squeeze(axis) if vector else gB) if needs[1] else None
 
@@ -225,8 +224,8 @@ def _cholesky_grad(grad, result, upper):
     L, gL = (result.mT, grad.mT) if upper else (result, grad)
     gA = L.mT.matmul(gL).tril()
     gA = 0.5 * (gA + gA.tril(-1).mT)
-    gA = ops.aten.linalg_solve(L.mT, gA)
-    return ops.aten.linalg_solve(L, gA, left=False)
+    gA = _aten.linalg_solve(L.mT, gA)
+    return _aten.linalg_solve(L, gA, left=False)
 
 
 derivative("linalg_cholesky", {"self": _cholesky_grad})
@@ -235,7 +234,7 @@ derivative("linalg_cholesky", {"self": _cholesky_grad})
 def _solve_triangular_grads(grad, self, result, upper, left, unitriangular, needs):
     """X = A^-1 B: gB = A^-H gX (a triangular solve with the other triangle), gA = -gB X^H
     (X^H gB if left=False) on A's triangle, off its diagonal if unitriangular."""
-    gB = ops.aten.linalg_solve_triangular(self.mH, grad, upper=not upper, left=left,
+    gB = _aten.linalg_solve_triangular(self.mH, grad, upper=not upper, left=left,
                                           unitriangular=unitriangular)
     gA = None
     if needs[0]:
@@ -254,7 +253,7 @@ def _qr_square_grad(gQ, gR, Q, R):
     M = (gR.matmul(R.mH) - Q.mH.matmul(gQ)).triu()
     M = M + M.mH
     M = M - 0.5 * E.diag_embed(M.diagonal(0, -2, -1))
-    return ops.aten.linalg_solve_triangular(R.mH, gQ + Q.matmul(M), upper=False, left=False)
+    return _aten.linalg_solve_triangular(R.mH, gQ + Q.matmul(M), upper=False, left=False)
 
 
 def _qr_grad(grads, A_shape, result, result1, mode):
@@ -363,7 +362,7 @@ def _eig_grad(grads, self, result, result1):
     Lc = L.conj()
     Econj = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + E.eye(n, dtype=L.real.dtype)
     inner = VhgV / Econj * off + E.diag_embed(gL)
-    gA = ops.aten.linalg_solve(Vh, inner.matmul(Vh))
+    gA = _aten.linalg_solve(Vh, inner.matmul(Vh))
     return gA if self.is_complex() else gA.real
 
 
@@ -377,7 +376,7 @@ def _matrix_exp_grad(grad, self):
     zeros = E.zeros_like(Ah)
     block = E.cat([E.cat([Ah, grad], -1), E.cat([zeros, Ah], -1)], -2)
     n = self.shape[-1]
-    return ops.aten.linalg_matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
+    return _aten.linalg_matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
 
 
 derivative("linalg_matrix_exp", {"self": _matrix_exp_grad})

@@ -5,21 +5,20 @@ import math
 from ..grad_mode import is_grad_enabled
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
-from ..._dispatch.ops import ops
 from ._common import _aten
 
 
 # ---- softmax and losses
 derivative("_softmax", {"self": lambda grad, result, dim, self:
-                        ops.aten._softmax_backward_data(grad, result, dim, self.dtype)},
+                        _aten._softmax_backward_data(grad, result, dim, self.dtype)},
            node_name="SoftmaxBackward0")
 derivative("_log_softmax", {"self": lambda grad, result, dim, self:
-                            ops.aten._log_softmax_backward_data(grad, result, dim, self.dtype)},
+                            _aten._log_softmax_backward_data(grad, result, dim, self.dtype)},
            node_name="LogSoftmaxBackward0")
 
 
 def _softmax_bwd_grad_output(grad, output, dim, input_dtype):
-    return ops.aten._softmax_backward_data(grad, output, dim, input_dtype)
+    return _aten._softmax_backward_data(grad, output, dim, input_dtype)
 
 
 def _softmax_bwd_output(grad, grad_output, output, dim):
@@ -44,13 +43,13 @@ derivative("_log_softmax_backward_data", {
 
 
 derivative("nll_loss", {"self": lambda grad, self, target, weight, reduction, ignore_index:
-                        ops.aten._nll_loss_backward(grad, self, target, weight, reduction,
+                        _aten._nll_loss_backward(grad, self, target, weight, reduction,
                                                       ignore_index)},
            node_name=lambda self: "NllLossBackward0" if self.dim() <= 2  # PyTorch's nll_loss2d
            else "NllLoss2DBackward0")                                    # for images and beyond
 derivative("_nll_loss_backward", {  # linear in grad_output: its adjoint is nll_loss itself
     "grad_output": lambda grad, target, weight, reduction, ignore_index:
-        ops.aten.nll_loss(grad, target, weight, reduction, ignore_index)},
+        _aten.nll_loss(grad, target, weight, reduction, ignore_index)},
     node_name="NllLossBackwardBackward0")
 
 
@@ -599,7 +598,7 @@ def _embedding_sparse_grad(grad, weight_shape, indices, padding_idx, scale_grad_
         rows, values = rows[kept], values[kept]
     # (the indices are copied: a gradient sharing the caller's index tensor would change
     # when the caller writes to it, as PyTorch's AccumulateGrad copies such a gradient)
-    return ops.aten._sparse_coo_tensor_with_dims_and_tensors(
+    return _aten._sparse_coo_tensor_with_dims_and_tensors(
         1, 1, [weight_shape[0], num_features], rows.reshape(1, -1).long().clone(),
         values)
 

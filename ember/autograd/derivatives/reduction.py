@@ -8,9 +8,8 @@ import numpy as np
 from ..variable_type import derivative, not_differentiable
 from ..._aten.elementwise import float_limits
 from ... import _refs as E
-from ..._dispatch.ops import ops
 from ..._core import dtype as D
-from ._common import _conj, _unsqueeze_dims, _masked
+from ._common import _aten, _conj, _unsqueeze_dims, _masked
 
 
 # ---- reductions
@@ -85,7 +84,7 @@ def _value_index_grad(grads, self, dim, keepdim, result1):
     if not keepdim:
         g = g.unsqueeze(dim)
         idx = idx.unsqueeze(dim)
-    return ops.aten.scatter_add(E.zeros_like(self, dtype=g.dtype), dim, idx, g)
+    return _aten.scatter_add(E.zeros_like(self, dtype=g.dtype), dim, idx, g)
 
 
 derivative("max.dim", {"self": _value_index_grad}, node_name="MaxBackward0",
@@ -210,7 +209,7 @@ derivative("cumprod", {"self": _cumprod_grad})
 def _cummaxmin_grad(grads, self, dim, result1):
     if self.dim() == 0:
         return grads[0]
-    return ops.aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
+    return _aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
                                   grads[0])
 
 

@@ -2,7 +2,6 @@
 from ..variable_type import derivative, not_differentiable
 from ..._aten.shape import split_sizes
 from ... import _refs as E
-from ..._dispatch.ops import ops
 from ._common import _aten, _zero
 
 
@@ -53,7 +52,7 @@ def _scatter_view(out, grad, view_fn):
         # differentiable: out[view] = grad expressed as an index_put over the viewed positions
         idx = E.arange(out.numel(), device=out.device).reshape(out.shape)
         pos = view_fn(idx).reshape(-1)
-        return ops.aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True) \
+        return _aten.index_put(out.reshape(-1), [pos], grad.reshape(-1), True) \
             .reshape(out.shape)
     view_fn(out).copy_(grad)
     return out
@@ -63,9 +62,9 @@ derivative("select.int", {"self": lambda grad, self_shape, dim, index: _embed_ba
     grad, self_shape, lambda t: t.select(dim, index))}, node_name="SelectBackward0")
 derivative("slice.Tensor", {"self": lambda grad, self_shape, dim, start, end, step:
                             _embed_backward(grad, self_shape,
-                                            lambda t: ops.aten.slice(t, dim, start, end, step))},
+                                            lambda t: _aten.slice(t, dim, start, end, step))},
            node_name="SliceBackward0")
-derivative("slice_inverse", {"self": lambda grad, dim, start, end, step: ops.aten.slice(
+derivative("slice_inverse", {"self": lambda grad, dim, start, end, step: _aten.slice(
     grad, dim, start, end, step)})
 derivative("narrow", {"self": lambda grad, self_shape, dim, start, length: _embed_backward(
     grad, self_shape, lambda t: t.narrow(dim, start, length))}, node_name="SliceBackward0")
@@ -84,7 +83,7 @@ def _as_strided_grad(grad, self, size, stride, storage_offset):
     flat = E.zeros((n,), dtype=grad.dtype, device=grad.device)
     idx = E.arange(n, device=grad.device)
     pos = idx.as_strided(size, stride, storage_offset).reshape(-1)
-    acc = ops.aten.index_put(flat, [pos], grad.reshape(-1), True)
+    acc = _aten.index_put(flat, [pos], grad.reshape(-1), True)
     if not self.numel():
         return E.zeros_like(self)
     inpos = idx.as_strided(self.shape, self.stride(), base).reshape(-1)
@@ -163,17 +162,17 @@ derivative("triu", {"self": lambda grad, diagonal: grad.triu(diagonal)})
 # ---- shape and scatter ops
 derivative("diag_embed", {"self": lambda grad, offset, dim1, dim2:
                           grad.diagonal(offset, dim1, dim2)})
-derivative("rot90", {"self": lambda grad, k, dims: ops.aten.rot90(grad, -k, dims)})
+derivative("rot90", {"self": lambda grad, k, dims: _aten.rot90(grad, -k, dims)})
 derivative("select_scatter", {
-    "self": lambda grad, src_shape, dim, index: ops.aten.select_scatter(
+    "self": lambda grad, src_shape, dim, index: _aten.select_scatter(
         grad, E.zeros(src_shape, dtype=grad.dtype), dim, index),
     "src": lambda grad, dim, index: grad.select(dim, index)})
 derivative("slice_scatter", {
-    "self": lambda grad, src_shape, dim, start, end, step: ops.aten.slice_scatter(
+    "self": lambda grad, src_shape, dim, start, end, step: _aten.slice_scatter(
         grad, E.zeros(src_shape, dtype=grad.dtype), dim, start, end, step),
-    "src": lambda grad, dim, start, end, step: ops.aten.slice(grad, dim, start, end, step)})
+    "src": lambda grad, dim, start, end, step: _aten.slice(grad, dim, start, end, step)})
 derivative("diagonal_scatter", {
-    "self": lambda grad, src_shape, offset, dim1, dim2: ops.aten.diagonal_scatter(
+    "self": lambda grad, src_shape, offset, dim1, dim2: _aten.diagonal_scatter(
         grad, E.zeros(src_shape, dtype=grad.dtype), offset, dim1, dim2),
     "src": lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2)})
 

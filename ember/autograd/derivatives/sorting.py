@@ -1,7 +1,7 @@
 """Derivatives of sorting and selection."""
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
-from ..._dispatch.ops import ops
+from ._common import _aten
 
 
 # ---- sorting and selection
@@ -10,7 +10,7 @@ from ..._dispatch.ops import ops
 def _sort_grad(grads, self, dim, result1):
     if self.dim() == 0:
         return grads[0]
-    return ops.aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
+    return _aten.scatter_add(E.zeros_like(self, dtype=grads[0].dtype), dim, result1,
                                   grads[0])
 
 

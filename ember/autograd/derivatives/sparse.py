@@ -7,7 +7,7 @@ from ..variable_type import derivative, not_differentiable, not_implemented
 from ..._core.layout import strided as _strided
 from ..._core.sparse_compressed import LAYOUTS as _layouts, block_coordinates
 from ..._core.tensor import _wrap
-from ..._dispatch.ops import ops
+from ._common import _aten
 
 
 def _at_indices(grad, indices):
@@ -22,7 +22,7 @@ derivative("_sparse_coo_tensor_with_dims_and_tensors",
 derivative("_to_dense", {"self": lambda grad, self: grad.sparse_mask(
     self.coalesce() if self.is_sparse else self)}, node_name="ToDenseBackward0")
 derivative("_coalesce", {"self": lambda grad: grad}, node_name="CoalesceBackward0")
-derivative("_values", {"self": lambda grad, self: ops.aten._sparse_coo_tensor_with_dims_and_tensors(
+derivative("_values", {"self": lambda grad, self: _aten._sparse_coo_tensor_with_dims_and_tensors(
     self.sparse_dim(), self.dense_dim(), list(self.shape), self._indices(), grad)},
     node_name="ValuesBackward0")
 
@@ -79,7 +79,7 @@ for _name, _node in (("_to_sparse_csr", "ToSparseCsrBackward0"),
                      ("_to_sparse_bsr", "ToSparseBsrBackward0"),
                      ("_to_sparse_bsc", "ToSparseBscBackward0")):
     derivative(_name, {"self": _to_layout_of}, node_name=_node)
-derivative("values", {"self": lambda grad, self: ops.aten._sparse_compressed_tensor_unsafe(
+derivative("values", {"self": lambda grad, self: _aten._sparse_compressed_tensor_unsafe(
     self._sparse.compressed_indices, self._sparse.plain_indices, grad, list(self.shape),
     self.layout.name)}, node_name="ValuesBackward0")
 derivative("sparse_sampled_addmm", {
