@@ -285,3 +285,31 @@ def test_out_that_requires_grad_is_refused_in_grad_mode():
         with L.no_grad():
             L.mul(a, b, out=x)
         np.testing.assert_allclose(x.detach().numpy(), (a * b).numpy())
+
+
+def test_grad_dtype_as_torch():
+    """Tensor.grad_dtype (torch 2.13): leaf only; the engine casts incoming gradients to it,
+    None lets any dtype through; the .grad setter checks it with torch's message."""
+    def run(L):
+        out = []
+
+        def attempt(fn):
+            try:
+                return fn()
+            except RuntimeError as exc:
+                return ("RuntimeError", str(exc))
+        t = L.ones(2, requires_grad=True)
+        y = t * 2
+        out.append(attempt(lambda: y.grad_dtype))
+        out.append(attempt(lambda: setattr(y, "grad_dtype", L.float64)))
+        out.append(attempt(lambda: setattr(t, "grad_dtype", 3)))
+        out.append(str(t.grad_dtype))
+        t.grad_dtype = L.float16
+        out.append(attempt(lambda: setattr(t, "grad", L.ones(2))))
+        (t * 2).sum().backward()
+        out.append((str(t.grad.dtype), t.grad.tolist()))
+        t.grad_dtype, t.grad = None, None
+        (t.double() * 2).sum().backward()
+        out.append((str(t.grad_dtype), str(t.grad.dtype), str(t.detach().grad_dtype)))
+        return out
+    assert run(ember) == run(torch)

@@ -69,7 +69,8 @@ def _warn_scalar_of_grad_tensor():
 
 class Tensor:
     __module__ = "ember"  # printed as <class 'torch.Tensor'> is
-    __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
+    __slots__ = ("_grad_dtype",  # set only by the grad_dtype setter (unset: the tensor's dtype)
+                 "_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
                  "__dict__", "__weakref__")
 
     # cold state: class-level defaults, overridden per instance only when set
@@ -429,11 +430,15 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
-            if value.dtype is not self.dtype:
+            allowed = getattr(self, "_grad_dtype", self.dtype)
+            if value.dtype is not allowed and allowed is not None:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{D.c_type_name(value.dtype)}' "
-                    f"to a tensor with grad_dtype '{D.scalar_type_name(self.dtype)}'. The gradient "
-                    "must match the tensor's grad_dtype (defaults to the tensor's dtype).")
+                    f"to a tensor with grad_dtype '{D.scalar_type_name(allowed)}'. The gradient "
+                    "must match the tensor's grad_dtype (defaults to the tensor's dtype). You "
+                    "can set the tensor's grad_dtype attribute with a specific dtype, or None to "
+                    "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a "
+                    "tensor and its gradient may break downstream systems that assume they match.")
             if value._size != self._size:
                 raise RuntimeError(f"attempting to assign a gradient of size '{list(value._size)}' "
                                    f"to a tensor of size '{list(self._size)}'. Please ensure that "
@@ -445,6 +450,23 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._grad = None
+
+    @property
+    def grad_dtype(self):
+        """The dtype `.grad` must have (the tensor's own unless set; None allows any): the
+        autograd engine casts incoming gradients to it. Leaf tensors only."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return getattr(self, "_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if value is not None and not isinstance(value, D.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
+                               f"{type(value).__name__}")
+        self._grad_dtype = value
 
     @property
     def retains_grad(self):

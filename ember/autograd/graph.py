@@ -183,8 +183,9 @@ def accumulate_grad(variable, grad):
     """
     if variable._size != grad._size:
         grad = grad.sum_to_size(variable._size)
-    if grad.dtype is not variable.dtype:
-        grad = grad.to(variable.dtype)
+    wanted = getattr(variable, "_grad_dtype", variable.dtype)  # (Tensor.grad_dtype)
+    if grad.dtype is not wanted and wanted is not None:
+        grad = grad.to(wanted)
     old = variable._grad
     if old is None and type(grad._sparse) is tuple:
         # a COO gradient has no layout to obey: a copy under create_graph, else a new sparse
