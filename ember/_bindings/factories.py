@@ -102,21 +102,61 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """as_tensor with copy=: True always copies, False refuses to, None copies only when
-    the dtype or device changes."""
-    t = as_tensor(obj, dtype=dtype, device=device)
-    shares = isinstance(obj, (Tensor, np.ndarray)) and (
-        t is obj or isinstance(obj, np.ndarray) and t._np is not None and
-        np.shares_memory(t._np, obj))
-    if copy and (shares or t is obj):
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """A tensor of `obj`, sharing its memory when it can. A tensor, NumPy array or DLPack
+    object is shared unless another dtype or device is asked for; an object with the buffer
+    protocol is its bytes read as `dtype` (the default dtype if none); a NumPy scalar, a
+    number or a sequence of them is copied. copy=True always copies; copy=False refuses to.
+    requires_grad=None keeps obj's (and its autograd history), False detaches, True asks."""
+    device = None if device is None else _device_cls(device)
+    if isinstance(obj, np.generic):
+        if copy is False:
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or "
+                               "transform it in a ndarray. ")
+        return _finish(tensor(obj, dtype=dtype, device=device), requires_grad)
+    if isinstance(obj, Tensor):
+        base = obj
+    elif isinstance(obj, np.ndarray):
+        base = from_numpy(obj)
+    elif hasattr(obj, "__dlpack__") or type(obj).__name__ == "PyCapsule":
+        base = from_dlpack(obj)
+    elif _is_buffer(obj):
+        from .. import frombuffer
+        base = frombuffer(obj, dtype=D.get_default_dtype() if dtype is None else dtype)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        return _finish(tensor(obj, dtype=dtype, device=_dev(device)), requires_grad)
+    t = base
+    if dtype is not None and dtype is not base.dtype:
+        if copy is False:
+            raise ValueError(f"can't alias tensor with dtype '{_type(base.dtype)}' into dtype "
+                             f"'{_type(dtype)}'.")
+        t = t.to(dtype)
+    if device is not None and device != base.device:
+        if copy is False:
+            raise ValueError(f"can't alias tensor from device '{base.device}' to '{device}'.")
+        t = t.to(device)
+    if copy and t is base:
         t = t.clone()
-    elif copy is False and isinstance(obj, (Tensor, np.ndarray)) and not shares:
-        raise ValueError("can't alias tensor from an object that needs a copy (a different "
-                         "dtype or device was asked for)")
-    if requires_grad:
-        t = t.detach().requires_grad_(True) if t is obj else t.requires_grad_(True)
-    return t
+    if requires_grad is None:
+        if base.requires_grad:
+            from .._core.flags import warn_once
+            warn_once("torch.asarray: unspecified requires_grad now defaults to "
+                      "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
+                      "to get the old behavior and silence this warning.")
+        return t
+    if not requires_grad:
+        return t.detach() if t.requires_grad else t
+    return _finish(t, True)
+
+
+def _is_buffer(obj):
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def from_numpy(ndarray):

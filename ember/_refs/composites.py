@@ -12,6 +12,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 from .._core import dtype as D
+from .._core.flags import warn_once
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
@@ -622,7 +623,10 @@ def kaiser_window(window_length, periodic=None, beta=None, *, dtype=None, layout
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor sharing memory with an object of the buffer protocol."""
-    length = len(memoryview(buffer).cast("B"))
+    try:
+        length = len(memoryview(buffer).cast("B"))
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
     if length <= 0 or count == 0:
         raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
     if not 0 <= offset < length:
@@ -639,12 +643,12 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"({length} bytes)")
     raw = np.frombuffer(buffer, dtype=np.uint8, count=count * itemsize, offset=offset)
     if not raw.flags.writeable:
-        warnings.warn("The given buffer is not writable, and PyTorch does not support "
-                      "non-writable tensors. This means you can write to the underlying "
-                      "(supposedly non-writable) buffer using the tensor. You may want to copy "
-                      "the buffer to protect its data or make it writable before converting it "
-                      "to a tensor. This type of warning will be suppressed for the rest of "
-                      "this program.", UserWarning)
+        warn_once("The given buffer is not writable, and PyTorch does not support "
+                  "non-writable tensors. This means you can write to the underlying "
+                  "(supposedly non-writable) buffer using the tensor. You may want to copy "
+                  "the buffer to protect its data or make it writable before converting it "
+                  "to a tensor. This type of warning will be suppressed for the rest of "
+                  "this program.")
     result = B.from_numpy(raw).view(dtype)
     return _finish(result, requires_grad)
 

@@ -311,9 +311,13 @@ def atleast_3d(*tensors):
     return _atleast(tensors, 3)
 
 
-def _nonempty(tensors, name):
+def _nonempty(tensors, name, kernel=None):
+    """The list of `tensors` given to `name` (whose ATen kernel is `kernel`, if another)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not Tensor")
     if len(tensors) == 0:
-        raise RuntimeError(f"{name} expects a non-empty TensorList")
+        raise RuntimeError(f"{kernel or name} expects a non-empty TensorList")
     return list(tensors)
 
 
@@ -326,7 +330,8 @@ def vstack(tensors, *, out=None):
     return cat(atleast_2d(_nonempty(tensors, "vstack")), 0, out=out)
 
 
-row_stack = vstack
+def row_stack(tensors, *, out=None):
+    return cat(atleast_2d(_nonempty(tensors, "row_stack", "vstack")), 0, out=out)
 
 
 def dstack(tensors, *, out=None):
