@@ -256,9 +256,7 @@ def linspace(start, end, steps, dtype=None, device=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = _num(start), _num(end)
-    dt = _dt(dtype) if dtype is not None or not (isinstance(start, complex) or
-                                                 isinstance(end, complex)) else \
-        D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
+    dt = linspace_dtype(start, end, dtype, "torch.linspace()")
     _check_not_bool(dt, "linspace")
     start, end = checked_scalar(start, dt), checked_scalar(end, dt)
     out = D.np_dtype(dt)
@@ -284,9 +282,21 @@ def linspace(start, end, steps, dtype=None, device=None):
 
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
-    complex_ = dtype is None and (isinstance(start, complex) or isinstance(end, complex))
-    return _meta((steps,), (D.complex128 if D.get_default_dtype() is D.float64 else D.complex64)
-                 if complex_ else _dt(dtype))
+    return _meta((steps,), linspace_dtype(_num(start), _num(end), dtype, "torch.linspace()"))
+
+
+def linspace_dtype(start, end, dtype, fn_name):
+    """linspace's and logspace's dtype: a complex start or end asks for the default complex
+    dtype, and refuses a real one passed."""
+    if not (isinstance(start, complex) or isinstance(end, complex)):
+        return _dt(dtype)
+    default = D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
+    if dtype is None:
+        return default
+    if not dtype.is_complex:
+        raise RuntimeError(f"{fn_name}: inferred dtype {D.c_type_name(default)} can't be safely "
+                           f"cast to passed dtype {_scalar_type_name(dtype)}")
+    return dtype
 
 
 def _check_not_bool(dt, name):
@@ -487,7 +497,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
                                   f"'{_scalar_type_name(self.dtype)}'")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
     a[...] = distributions.normal(g, a.shape, a.dtype, mean, std, contiguous=a is self._np)
@@ -536,8 +546,19 @@ def bernoulli(self, generator=None):
 def randperm(n, generator=None, dtype=None, device=None):
     if n < 0:  # (PyTorch's binding makes the result with empty(n) first)
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dtype = dtype or D.int64
+    checked_scalar(n - 1 if n > 0 else n, dtype)
+    limit = _RANDPERM_LIMITS.get(dtype)
+    if limit is not None and n > limit[0]:
+        raise RuntimeError(f"n cannot be greater than {limit[1]} for {_scalar_type_name(dtype)} "
+                           f"type.")
     g = _gen_impl(_gen(generator))
-    return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype or D.int64))))
+    return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype))))
+
+
+# the largest n whose permutation a floating dtype holds exactly, and how PyTorch names it
+_RANDPERM_LIMITS = {D.float16: (2 ** 11 + 1, "2049"), D.float32: (2 ** 24 + 1, "2^24+1"),
+                    D.float64: (2 ** 53 + 1, "2^53+1")}
 
 
 # ---- more distributions (issue 3, random) ------------------------------------------------------

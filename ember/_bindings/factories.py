@@ -4,6 +4,7 @@ schema line captures (sizes as varargs or one sequence, `requires_grad=`, `layou
 `pin_memory=` accepted and ignored on CPU, the default dtype for float factories)."""
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 import builtins
+import warnings
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
+from .._aten.factory import linspace_dtype
 from .out import _finish, _type
 
 
@@ -370,30 +372,47 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _finish(_random_(t, low, high, generator), requires_grad)
 
 
+def range_out(values, out, requires_grad, warn_resize=False):
+    """The range factories' (arange, range, linspace, logspace) out=: `out` keeps its shape
+    when it holds as many elements as `values` and takes them in its logical order; else it
+    becomes 1-D (arange says so when `out` had elements, as PyTorch's RangeFactories do)."""
+    if out is None:
+        return _finish(values, requires_grad)
+    n = values.numel()
+    if out.numel() != n:
+        if warn_resize and out.numel() > 0:
+            warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} "
+                          f"is {out.numel()} which does not match the computed number of "
+                          f"elements {n}. Note that this may occur as a result of rounding "
+                          f"error. The out tensor will be resized to a tensor of shape ({n},).",
+                          UserWarning, stacklevel=_user_stacklevel())
+        out.resize_(n)
+    out.copy_(values.reshape(out.shape))
+    return _finish(out, requires_grad)
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     if end is None:
         start, end = 0, start
-    return _finish(_arange(start, end, step, dtype, _dev(device)), requires_grad, out)
+    values = _arange(start, end, step, _out_dtype(out, dtype), _dev(device))
+    return range_out(values, out, requires_grad, warn_resize=True)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    return _finish(_linspace(start, end, steps, dtype, _dev(device)), requires_grad, out)
+    values = _linspace(start, end, steps, _out_dtype(out, dtype), _dev(device))
+    return range_out(values, out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    dtype = linspace_dtype(start, end, _out_dtype(out, dtype), "torch.logspace()")
     if dtype is D.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
-    complex_ = isinstance(start, complex) or isinstance(end, complex) or \
-        dtype is not None and dtype.is_complex
-    t = linspace(start, end, steps, dtype=D.complex128 if complex_ else D.float64, device=device)
-    if dtype is None:
-        dtype = D.get_default_dtype()
-        if complex_:
-            dtype = D.complex128 if dtype is D.float64 else D.complex64
-    return _finish(pow(base, t).to(dtype), requires_grad, out)
+    t = linspace(start, end, steps, dtype=D.complex128 if dtype.is_complex else D.float64,
+                 device=device)
+    return range_out(pow(base, t).to(dtype), out, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -407,13 +426,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "rand"), dtype, _dev(device), False)
+    t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype), _dev(device), False)
     return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "randn"), dtype, _dev(device), False)
+    t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype), _dev(device), False)
     return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
@@ -426,25 +445,32 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("randint() missing required argument 'size'")
     elif high is None:
         low, high = 0, low
-    t = _empty(_size_args((size,)), dtype or D.int64, _dev(device), False)
+    t = _empty(_size_args((size,)), _out_dtype(out, dtype) or D.int64, _dev(device), False)
     return _finish(_random_(t, low, high, generator), requires_grad, out)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    return _finish(_randperm(n, generator, dtype or D.int64, _dev(device)), requires_grad, out)
+    dtype = _out_dtype(out, dtype) or D.int64
+    return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
            device=None, requires_grad=False):
+    if size is not None:  # the (float mean, float std, size) overload: 0-d tensors are numbers
+        mean, std = (x.item() if isinstance(x, Tensor) else x for x in (mean, std))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None
+        if s is not None and not bool((s >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        if s is None and std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         ref = m if m is not None else s
         shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
         z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
         return _finish(z * std + mean, requires_grad, out)
-    t = _empty(_size_args((size,)), dtype, _dev(device), False)
+    t = _empty(_size_args((size,)), _out_dtype(out, dtype), _dev(device), False)
     return _finish(_normal_(t, float(mean), float(std), generator), requires_grad, out)
 
 

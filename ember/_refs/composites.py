@@ -16,6 +16,7 @@ from .._core.flags import warn_once
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
+from .._bindings.factories import range_out
 from .._refs.reduction import _vector_norm
 from .._bindings.tensor_methods import _no_grad_guard
 from .._bindings.codegen import numpy_names
@@ -522,13 +523,13 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
-    dtype = dtype or D.get_default_dtype()
+    dtype = dtype or (out.dtype if out is not None else D.get_default_dtype())
     if dtype.is_complex or dtype is D.bool:
         from .._aten.elementwise import not_implemented
         raise not_implemented("range_cpu", dtype)
     values = start + np.arange(n, dtype=np.float64) * step
     result = B.tensor(values, dtype=dtype, device=device)
-    return _finish(result, requires_grad, out)
+    return range_out(result, out, requires_grad)
 
 
 def _window_start(name, window_length, periodic, dtype, layout, device):
