@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.storage import get_allocator
+from .._core.storage import get_allocator, UntypedStorage
 from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _meta
 from . import distributions
@@ -33,6 +33,8 @@ def empty(size, dtype=None, device=None, requires_grad=False):
     size = _check_size(size)
     dt = _dt(dtype)
     n = math.prod(size)
+    if n * dt.itemsize >= 2 ** 64:  # c10 computes the size in bytes in 64 bits
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
     buf = get_allocator("cpu").allocate(n * dt.itemsize)
     t = _wrap(buf.view(D.np_dtype(dt)).reshape(size))
     _fill_uninitialized(t._np, dt)
@@ -59,6 +61,9 @@ def empty_strided(size, stride, dtype=None, device=None):
                            f"strides={list(stride)}")
     dt = _dt(dtype)
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
+    if n * dt.itemsize >= 2 ** 64:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
     it = dt.itemsize
     _fill_uninitialized(buf, dt)
@@ -66,6 +71,8 @@ def empty_strided(size, stride, dtype=None, device=None):
     t = _wrap(arr)
     if not n:  # NumPy forgets the strides of an empty array; PyTorch keeps them
         t._stride_, t._offset_ = tuple(stride), 0
+    elif n != arr.size:  # gaps or overlaps: the storage is the whole buffer the strides span
+        t._storage = UntypedStorage._adopt(buf, t.device)
     return t
 
 

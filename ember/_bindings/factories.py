@@ -21,11 +21,14 @@ from .._aten.factory import linspace_dtype
 from .out import _finish, _type
 
 
-def _out_dtype(out, dtype):
-    """A factory given `out=`: its dtype defaults to out's, and another dtype is refused (the
-    check PyTorch's argument parser makes before the factory runs)."""
+def _out_dtype(out, dtype, layout=None):
+    """A factory given `out=`: its dtype defaults to out's, and another dtype or layout is
+    refused (the checks PyTorch's argument parser makes before the factory runs)."""
     if out is None:
         return dtype
+    if layout is not None and layout is not out.layout:
+        raise RuntimeError(f"layout {layout.c10_name} does not match layout of out parameter "
+                           f"({out.layout.c10_name})")
     if dtype is None:
         return out.dtype
     if dtype is not out.dtype:
@@ -202,7 +205,7 @@ def from_dlpack(ext_tensor):
 
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     return _finish(_empty(_size_args(sizes, size, "empty"), dtype, _dev(device), False),
                    requires_grad, out)
 
@@ -218,7 +221,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
     size = _size_args(sizes, size, "zeros")
     if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
                        requires_grad, out)
@@ -228,7 +231,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
 def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     size = _size_args(sizes, size, "ones")
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     if out is not None:
         return _finish(_full(size, 1, dtype or D.get_default_dtype(),
                              _dev(device)), requires_grad, out)
@@ -249,7 +252,7 @@ _impl("ones", "CompositeImplicitAutograd")(
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
                    out)
 
@@ -395,19 +398,19 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
            requires_grad=False):
     if end is None:
         start, end = 0, start
-    values = _arange(start, end, step, _out_dtype(out, dtype), _dev(device))
+    values = _arange(start, end, step, _out_dtype(out, dtype, layout), _dev(device))
     return range_out(values, out, requires_grad, warn_resize=True)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    values = _linspace(start, end, steps, _out_dtype(out, dtype), _dev(device))
+    values = _linspace(start, end, steps, _out_dtype(out, dtype, layout), _dev(device))
     return range_out(values, out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    dtype = linspace_dtype(start, end, _out_dtype(out, dtype), "torch.logspace()")
+    dtype = linspace_dtype(start, end, _out_dtype(out, dtype, layout), "torch.logspace()")
     if dtype is D.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
     t = linspace(start, end, steps, dtype=D.complex128 if dtype.is_complex else D.float64,
@@ -416,7 +419,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
 
 
@@ -426,13 +429,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype), _dev(device), False)
+    t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype), _dev(device), False)
+    t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
@@ -445,13 +448,13 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("randint() missing required argument 'size'")
     elif high is None:
         low, high = 0, low
-    t = _empty(_size_args((size,)), _out_dtype(out, dtype) or D.int64, _dev(device), False)
+    t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
     return _finish(_random_(t, low, high, generator), requires_grad, out)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    dtype = _out_dtype(out, dtype) or D.int64
+    dtype = _out_dtype(out, dtype, layout) or D.int64
     return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out)
 
 
@@ -470,7 +473,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
         z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
         return _finish(z * std + mean, requires_grad, out)
-    t = _empty(_size_args((size,)), _out_dtype(out, dtype), _dev(device), False)
+    t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_normal_(t, float(mean), float(std), generator), requires_grad, out)
 
 
@@ -487,13 +490,30 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **k
 
 def _legacy_new(self, *args, device=None, **kwargs):
     """Tensor.new, the legacy constructor in self's dtype."""
-    return legacy_construct(self.dtype, device or self.device, args, kwargs)
+    return legacy_construct(self.dtype, device, args, kwargs, self.device, "new")
 
 
-def legacy_construct(dtype, device, args, kwargs):
-    """The legacy constructors (`Tensor.new`, `torch.FloatTensor(...)`) in `dtype`: no argument is
-    empty, sizes or a Size an uninitialized tensor of that size, data a tensor of the data, a
-    tensor of the same dtype that tensor's storage."""
+_LEGACY_TENSOR_AND_DEVICE = {
+    "new": "Legacy tensor new of the form tensor.new(tensor, device=device) is not supported.  "
+           "Use torch.as_tensor(...) instead.",
+    "constructor": "Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is "
+                   "not supported.  Use torch.tensor(...) or torch.as_tensor(...) instead."}
+
+
+def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="constructor"):
+    """The legacy constructors (`Tensor.new`, `torch.Tensor(...)`, `torch.FloatTensor(...)`) in
+    `dtype`: no argument is empty, sizes or a Size an uninitialized tensor of that size, data a
+    tensor of the data, a tensor of the same dtype that tensor's storage. A device given must be
+    of the default device's type, and cannot come with a tensor."""
+    if device is None:
+        device = default_device
+    else:
+        expected = _device_cls(default_device).type
+        if _device_cls(device).type != expected:
+            raise RuntimeError(f"legacy constructor expects device type: {expected} but device "
+                               f"type: {_device_cls(device).type} was passed")
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            raise RuntimeError(_LEGACY_TENSOR_AND_DEVICE[form])
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got keyword "
                         f"argument(s) {', '.join(kwargs)}; it takes only device=")

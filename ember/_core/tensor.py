@@ -102,12 +102,8 @@ class Tensor:
             return _wrap(np.empty((0,), dtype=np.float32))
         if args and isinstance(args[0], Tensor) and cls is not Tensor:
             return args[0]._as_subclass(cls)
-        if args and isinstance(args[0], (list, tuple)) and not kwargs:
-            t = _wrap(np.array(args[0], dtype=D.get_default_dtype()._np))
-        elif all(isinstance(a, int) for a in args):
-            t = _wrap(np.empty(args, dtype=np.float32))
-        else:
-            raise TypeError(f"Tensor(): invalid arguments {args!r}")
+        from .._bindings.factories import legacy_construct  # (the bindings import this module)
+        t = legacy_construct(D.get_default_dtype(), kwargs.pop("device", None), args, kwargs)
         return t if cls is Tensor else t._as_subclass(cls)  # a subclass built from sizes
 
     def __init__(self, *args, **kwargs):
