@@ -159,3 +159,37 @@ def test_python_m_ember_runs_a_module(tmp_path):
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["ember", "['a']"]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, e: lib.zeros(2, 2).scatter_(0, e, lib.ones(2, 2)),
+    lambda lib, e: lib.zeros(2, 2).scatter_(0, e, 1.5, reduce="add"),
+    lambda lib, e: lib.zeros(2, 2).scatter_add(0, e, lib.ones(2, 2)),
+    lambda lib, e: lib.zeros(2, 2).scatter_reduce(0, e, lib.ones(2, 2), "mean"),
+    lambda lib, e: lib.zeros(2, 2).scatter_(0, e.float(), lib.ones(2, 2)),
+    lambda lib, e: lib.zeros(2, 2).scatter_(5, e, lib.ones(2, 2)),
+    lambda lib, e: lib.gather(lib.zeros(2, 2), 0, e),
+    lambda lib, e: lib.gather(lib.zeros(2, 2), 0, lib.zeros(2, dtype=lib.long)),
+])
+def test_scatter_gather_with_an_empty_index(fn):
+    """An empty index writes and reads nothing, whatever its dims and dtype (only dim is
+    checked); a non-empty one of the wrong dims is refused with PyTorch's message."""
+    _same(lambda lib: fn(lib, lib.tensor((), dtype=lib.long)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_scatter_reductions_round_as_torch(dtype):
+    """A number scattered with reduce= is first a value of self's dtype; scatter_reduce's mean
+    divides by the count in self's dtype: bit for bit PyTorch's results."""
+    rng = np.random.default_rng(0)
+    base = (rng.standard_normal(300) * 10).astype(dtype)
+    src = rng.standard_normal(300).astype(dtype)
+    idx = rng.integers(0, 30, 300)
+
+    def run(lib):
+        t = lib.from_numpy(base.copy())
+        a = t.view(1, -1).clone().scatter_(1, lib.arange(300).view(1, -1), 0.7312, reduce="multiply")
+        b = t[:30].clone().scatter_reduce_(0, lib.from_numpy(idx), lib.from_numpy(src), "mean",
+                                          include_self=False)
+        return np.concatenate([a.numpy().ravel(), b.numpy()])
+    np.testing.assert_array_equal(run(ember), run(torch))
