@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from .._core import dtype as D
-from .._core.device import device as _device_cls, default_device
+from .._core.device import device as _device_cls, default_device, check_legacy_device
 from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
@@ -493,13 +493,6 @@ def _legacy_new(self, *args, device=None, **kwargs):
     return legacy_construct(self.dtype, device, args, kwargs, self.device, "new")
 
 
-_LEGACY_TENSOR_AND_DEVICE = {
-    "new": "Legacy tensor new of the form tensor.new(tensor, device=device) is not supported.  "
-           "Use torch.as_tensor(...) instead.",
-    "constructor": "Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is "
-                   "not supported.  Use torch.tensor(...) or torch.as_tensor(...) instead."}
-
-
 def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="constructor"):
     """The legacy constructors (`Tensor.new`, `torch.Tensor(...)`, `torch.FloatTensor(...)`) in
     `dtype`: no argument is empty, sizes or a Size an uninitialized tensor of that size, data a
@@ -508,12 +501,8 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
     if device is None:
         device = default_device
     else:
-        expected = _device_cls(default_device).type
-        if _device_cls(device).type != expected:
-            raise RuntimeError(f"legacy constructor expects device type: {expected} but device "
-                               f"type: {_device_cls(device).type} was passed")
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            raise RuntimeError(_LEGACY_TENSOR_AND_DEVICE[form])
+        check_legacy_device(device, default_device, len(args) == 1 and isinstance(args[0], Tensor),
+                            form)
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got keyword "
                         f"argument(s) {', '.join(kwargs)}; it takes only device=")
