@@ -193,3 +193,13 @@ def test_scatter_reductions_round_as_torch(dtype):
                                           include_self=False)
         return np.concatenate([a.numpy().ravel(), b.numpy()])
     np.testing.assert_array_equal(run(ember), run(torch))
+
+
+@pytest.mark.parametrize("nested", [True, False])
+def test_a_self_referential_list_is_refused_not_expanded(nested):
+    """(It used to be expanded without end, eating all memory.)"""
+    def run(lib):
+        z = [0]
+        z += [z]
+        return lib.as_tensor([[1, 2], z] if nested else z)
+    _same(run)

@@ -347,7 +347,8 @@ def _scan(data):
             return D.get_default_dtype(), False
     first = data
     while isinstance(first, (list, tuple)) and first:  # PyTorch sizes data by first elements:
-        first = first[0]                                # a str there is one more dimension
+        _not_self_referential(first)                    # a str there is one more dimension
+        first = first[0]
         if isinstance(first, str):
             raise ValueError("too many dimensions 'str'")
     result = None
@@ -356,12 +357,19 @@ def _scan(data):
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple, range)) and x:
+            _not_self_referential(x)
             stack.extend(x)
             continue
         has_tensor = has_tensor or isinstance(x, Tensor)
         dt = _leaf_dtype(x)
         result = dt if result is None else D.promote_types(result, dt)
     return result, has_tensor
+
+
+def _not_self_referential(seq):
+    """A list that holds itself has no shape (PyTorch checks each list's own items)."""
+    if any(item is seq for item in seq):
+        raise TypeError("new(): self-referential lists are incompatible")
 
 
 def _leaf_dtype(x):
