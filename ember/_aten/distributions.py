@@ -414,7 +414,7 @@ def normal(gen, shape, np_dtype, mean=0.0, std=1.0, *, contiguous=True):
 
 def _normal(gen, shape, dt, mean, std, contiguous):
     if std < 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     real = _complex_part(dt)
     if real is not None:
         # Real and imaginary parts each get half the variance.

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.storage import get_allocator
+from .._core.storage import get_allocator, UntypedStorage
 from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _meta
 from . import distributions
@@ -33,6 +33,8 @@ def empty(size, dtype=None, device=None, requires_grad=False):
     size = _check_size(size)
     dt = _dt(dtype)
     n = math.prod(size)
+    if n * dt.itemsize >= 2 ** 64:  # c10 computes the size in bytes in 64 bits
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
     buf = get_allocator("cpu").allocate(n * dt.itemsize)
     t = _wrap(buf.view(D.np_dtype(dt)).reshape(size))
     _fill_uninitialized(t._np, dt)
@@ -59,6 +61,9 @@ def empty_strided(size, stride, dtype=None, device=None):
                            f"strides={list(stride)}")
     dt = _dt(dtype)
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
+    if n * dt.itemsize >= 2 ** 64:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
     it = dt.itemsize
     _fill_uninitialized(buf, dt)
@@ -66,6 +71,8 @@ def empty_strided(size, stride, dtype=None, device=None):
     t = _wrap(arr)
     if not n:  # NumPy forgets the strides of an empty array; PyTorch keeps them
         t._stride_, t._offset_ = tuple(stride), 0
+    elif n != arr.size:  # gaps or overlaps: the storage is the whole buffer the strides span
+        t._storage = UntypedStorage._adopt(buf, t.device)
     return t
 
 
@@ -264,9 +271,7 @@ def linspace(start, end, steps, dtype=None, device=None):
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     start, end = _num(start), _num(end)
-    dt = _dt(dtype) if dtype is not None or not (isinstance(start, complex) or
-                                                 isinstance(end, complex)) else \
-        D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
+    dt = linspace_dtype(start, end, dtype, "torch.linspace()")
     _check_not_bool(dt, "linspace")
     start, end = checked_scalar(start, dt), checked_scalar(end, dt)
     out = D.np_dtype(dt)
@@ -292,9 +297,21 @@ def linspace(start, end, steps, dtype=None, device=None):
 
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
-    complex_ = dtype is None and (isinstance(start, complex) or isinstance(end, complex))
-    return _meta((steps,), (D.complex128 if D.get_default_dtype() is D.float64 else D.complex64)
-                 if complex_ else _dt(dtype))
+    return _meta((steps,), linspace_dtype(_num(start), _num(end), dtype, "torch.linspace()"))
+
+
+def linspace_dtype(start, end, dtype, fn_name):
+    """linspace's and logspace's dtype: a complex start or end asks for the default complex
+    dtype, and refuses a real one passed."""
+    if not (isinstance(start, complex) or isinstance(end, complex)):
+        return _dt(dtype)
+    default = D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
+    if dtype is None:
+        return default
+    if not dtype.is_complex:
+        raise RuntimeError(f"{fn_name}: inferred dtype {D.c_type_name(default)} can't be safely "
+                           f"cast to passed dtype {_scalar_type_name(dtype)}")
+    return dtype
 
 
 def _check_not_bool(dt, name):
@@ -338,7 +355,8 @@ def _scan(data):
             return D.get_default_dtype(), False
     first = data
     while isinstance(first, (list, tuple)) and first:  # PyTorch sizes data by first elements:
-        first = first[0]                                # a str there is one more dimension
+        _not_self_referential(first)                    # a str there is one more dimension
+        first = first[0]
         if isinstance(first, str):
             raise ValueError("too many dimensions 'str'")
     result = None
@@ -347,12 +365,19 @@ def _scan(data):
     while stack:
         x = stack.pop()
         if isinstance(x, (list, tuple, range)) and x:
+            _not_self_referential(x)
             stack.extend(x)
             continue
         has_tensor = has_tensor or isinstance(x, Tensor)
         dt = _leaf_dtype(x)
         result = dt if result is None else D.promote_types(result, dt)
     return result, has_tensor
+
+
+def _not_self_referential(seq):
+    """A list that holds itself has no shape (PyTorch checks each list's own items)."""
+    if any(item is seq for item in seq):
+        raise TypeError("new(): self-referential lists are incompatible")
 
 
 def _leaf_dtype(x):
@@ -516,7 +541,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
                                   f"'{_scalar_type_name(self.dtype)}'")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
     a[...] = distributions.normal(g, a.shape, a.dtype, mean, std, contiguous=a is self._np)
@@ -565,8 +590,19 @@ def bernoulli(self, generator=None):
 def randperm(n, generator=None, dtype=None, device=None):
     if n < 0:  # (PyTorch's binding makes the result with empty(n) first)
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dtype = dtype or D.int64
+    checked_scalar(n - 1 if n > 0 else n, dtype)
+    limit = _RANDPERM_LIMITS.get(dtype)
+    if limit is not None and n > limit[0]:
+        raise RuntimeError(f"n cannot be greater than {limit[1]} for {_scalar_type_name(dtype)} "
+                           f"type.")
     g = _gen_impl(_gen(generator))
-    return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype or D.int64))))
+    return _wrap(np.asarray(distributions.randperm(g, n, D.np_dtype(dtype))))
+
+
+# the largest n whose permutation a floating dtype holds exactly, and how PyTorch names it
+_RANDPERM_LIMITS = {D.float16: (2 ** 11 + 1, "2049"), D.float32: (2 ** 24 + 1, "2^24+1"),
+                    D.float64: (2 ** 53 + 1, "2^53+1")}
 
 
 # ---- more distributions (issue 3, random) ------------------------------------------------------

@@ -247,11 +247,16 @@ def index_select_meta(self, dim, index):
 
 def _gather_check(self, dim, index, name, src=None):
     """PyTorch's gather/scatter shape rules: same number of dims, and the index no larger
-    than self in every dim but `dim` (and, for scatter, no larger than src anywhere)."""
-    _check_index(index, name)
+    than self in every dim but `dim` (and, for scatter, no larger than src anywhere). An
+    empty index is not checked (it addresses nothing), but for `dim`."""
     d = _wrap_dim(dim, self.dim())
+    if not index.numel():
+        return d
+    _check_index(index, name)
     if index.dim() != self.dim() and not (index.dim() <= 1 and self.dim() <= 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+        what = "input" if name == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} "
+                           f"tensor")
     if src is not None and src.dim() != index.dim() and index.dim() > 1:
         raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     def size(t, k):  # PyTorch's ensure_nonempty_size: a 0-d tensor counts as size 1
@@ -278,6 +283,8 @@ def _out_of_bounds(idx, d, size):
 def gather(self, dim, index, sparse_grad=False):
     d = _gather_check(self, dim, index, "gather")
     idx = index._np
+    if not idx.size:
+        return _wrap(np.empty(idx.shape, self._np.dtype))
     if self.dim() == 0:
         return _wrap(np.broadcast_to(self._np, idx.shape).copy())
     size = self._size[d]
@@ -298,8 +305,11 @@ def gather_meta(self, dim, index, sparse_grad=False):
 
 def _scatter_key(self, dim, index, src, name):
     """(index arrays, values) that address target[..., index, ...] along `dim` as scatter does;
-    a 0-dim self is addressed as its one-element view `target.reshape(1)`."""
+    a 0-dim self is addressed as its one-element view `target.reshape(1)`; (None, None) for an
+    empty index, which writes nothing."""
     d = _gather_check(self, dim, index, name, src if isinstance(src, Tensor) else None)
+    if not index.numel():
+        return None, None
     idx = index._np
     size = self._size[d] if self.dim() else 1
     if idx.size and (idx.max() >= size or idx.min() < 0):
@@ -317,6 +327,8 @@ def _scatter(target, self, dim, index, src, name, accumulate=False):
     """target[..., index[i, j, ...], ...] = src[i, j, ...] along `dim` (or += for scatter_add):
     each element of `index` names the position along `dim`; its own position names the rest."""
     key, values = _scatter_key(self, dim, index, src, name)
+    if key is None:
+        return target
     if isinstance(src, Tensor):
         values = values.astype(target.dtype, copy=False)
     else:
@@ -494,7 +506,9 @@ def _reduce_identity(reduce, dtype):
 
 
 def _reduce_into(target, key, values, reduce, include_self):
-    """target[key] <reduce>= values, for a `key` of index arrays that may repeat positions."""
+    """target[key] <reduce>= values, for a `key` of index arrays that may repeat positions.
+    A number is first made a value of target's dtype, as PyTorch's kernels take it."""
+    values = np.asarray(values, dtype=target.dtype)
     if not include_self:
         target[key] = _reduce_identity(reduce, target.dtype)
     _REDUCE_UFUNCS[reduce].at(target, key, values)
@@ -505,8 +519,8 @@ def _reduce_into(target, key, values, reduce, include_self):
         count[count == 0] = 1
         if np.issubdtype(target.dtype, np.integer):
             target[...] = np.floor_divide(target, count)
-        else:
-            target[...] = (target / count).astype(target.dtype)
+        else:  # (divided by the count in target's dtype, as PyTorch's div_ does)
+            target[...] = target / count.astype(target.dtype)
     return target
 
 
@@ -523,6 +537,8 @@ def _scatter_reduce_two(target, self, dim, index, src, reduce, include_self):
         raise NotImplementedError("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented "
                                   "for 'Bool'")
     key, values = _scatter_key(self, dim, index, src, "scatter_reduce")
+    if key is None:
+        return target
     _reduce_into(target.reshape(1) if not self.dim() else target, key, values, reduce,
                  include_self)
     return target
@@ -551,6 +567,8 @@ def _scatter_legacy(target, self, dim, index, src, reduce):
     else:
         src = checked_scalar(src, self.dtype)
     key, values = _scatter_key(self, dim, index, src, "scatter")
+    if key is None:
+        return target
     _reduce_into(target.reshape(1) if not self.dim() else target, key, values,
                  _LEGACY_REDUCE[reduce], True)
     return target

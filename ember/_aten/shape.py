@@ -549,6 +549,8 @@ view_op("view_as_complex", _view_as_complex, _check_view_as_complex)
 
 
 def _check_as_strided(size, stride):
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(k < 0 for k in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")

@@ -300,7 +300,7 @@ class _Binding:
                       f"            _out_needs_dim({self.name!r}, dtype, keepdim)",
                       "        dim = None"]
         lines += self.torch_function_check()
-        for pos, a in enumerate(self.params, 1 if self.kind == "function" else 2):
+        for pos, a in enumerate(self.params, 1):
             n = self.arg_name(a)
             if self.varargs and not a.kwarg_only:
                 lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
@@ -364,7 +364,13 @@ class _Binding:
             [("*" if self.varargs and not a.kwarg_only else "") + self.arg_name(a)
              for a in self.params] + (["out"] if self.has_out else [])
         relevant_tuple = f"({', '.join(relevant)}{',' if len(relevant) == 1 else ''})"
-        return [f"    if {' or '.join(tests)}:",
+        # a lone Tensor where a list of them is declared: PyTorch's parser refuses it (on the
+        # slow path, which a Tensor in place of the list always takes)
+        not_lists = [f"        if isinstance({self.arg_name(a)}, Tensor):\n"
+                     f"            _not_a_tensor_list({self.name!r}, {a.name!r}, {pos})"
+                     for pos, a in enumerate(self.params, 1)
+                     if a.type in ("Tensor[]", "Tensor?[]") and not a.kwarg_only]
+        return [f"    if {' or '.join(tests)}:", *not_lists,
                 f"        _result = _torch_function(_public, _SPEC, "
                 f"({', '.join(values)}{',' if len(values) == 1 else ''}), {relevant_tuple})",
                 "        if _result is not _NOT_HANDLED:",
@@ -420,6 +426,7 @@ def _compile_all(bindings):
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant, "_dtype_from_out": _dtype_from_out,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
+           "_not_a_tensor_list": _not_a_tensor_list,
            "_wrong_type": _wrong_type, "_missing_size": _missing_size, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
@@ -471,6 +478,11 @@ def _wrong_type(fn, name, expected, value):
 def _not_a_tensor(fn, name, pos, value):
     raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
                     f"{type(value).__name__}")
+
+
+def _not_a_tensor_list(fn, name, pos):
+    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of Tensors, "
+                    f"not Tensor")
 
 
 def generate(ops, skip_functions=(), skip_methods=()):

@@ -4,11 +4,12 @@ schema line captures (sizes as varargs or one sequence, `requires_grad=`, `layou
 `pin_memory=` accepted and ignored on CPU, the default dtype for float factories)."""
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 import builtins
+import warnings
 
 import numpy as np
 
 from .._core import dtype as D
-from .._core.device import device as _device_cls, default_device
+from .._core.device import device as _device_cls, default_device, check_legacy_device
 from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.resizable import mark_not_resizable
@@ -17,14 +18,18 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
+from .._aten.factory import linspace_dtype
 from .out import _finish, _type
 
 
-def _out_dtype(out, dtype):
-    """A factory given `out=`: its dtype defaults to out's, and another dtype is refused (the
-    check PyTorch's argument parser makes before the factory runs)."""
+def _out_dtype(out, dtype, layout=None):
+    """A factory given `out=`: its dtype defaults to out's, and another dtype or layout is
+    refused (the checks PyTorch's argument parser makes before the factory runs)."""
     if out is None:
         return dtype
+    if layout is not None and layout is not out.layout:
+        raise RuntimeError(f"layout {layout.c10_name} does not match layout of out parameter "
+                           f"({out.layout.c10_name})")
     if dtype is None:
         return out.dtype
     if dtype is not out.dtype:
@@ -103,21 +108,61 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """as_tensor with copy=: True always copies, False refuses to, None copies only when
-    the dtype or device changes."""
-    t = as_tensor(obj, dtype=dtype, device=device)
-    shares = isinstance(obj, (Tensor, np.ndarray)) and (
-        t is obj or isinstance(obj, np.ndarray) and t._np is not None and
-        np.shares_memory(t._np, obj))
-    if copy and (shares or t is obj):
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """A tensor of `obj`, sharing its memory when it can. A tensor, NumPy array or DLPack
+    object is shared unless another dtype or device is asked for; an object with the buffer
+    protocol is its bytes read as `dtype` (the default dtype if none); a NumPy scalar, a
+    number or a sequence of them is copied. copy=True always copies; copy=False refuses to.
+    requires_grad=None keeps obj's (and its autograd history), False detaches, True asks."""
+    device = None if device is None else _device_cls(device)
+    if isinstance(obj, np.generic):
+        if copy is False:
+            raise RuntimeError("can't alias NumPy scalars. Either remove copy=False or "
+                               "transform it in a ndarray. ")
+        return _finish(tensor(obj, dtype=dtype, device=device), requires_grad)
+    if isinstance(obj, Tensor):
+        base = obj
+    elif isinstance(obj, np.ndarray):
+        base = from_numpy(obj)
+    elif hasattr(obj, "__dlpack__") or type(obj).__name__ == "PyCapsule":
+        base = from_dlpack(obj)
+    elif _is_buffer(obj):
+        from .. import frombuffer
+        base = frombuffer(obj, dtype=D.get_default_dtype() if dtype is None else dtype)
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        return _finish(tensor(obj, dtype=dtype, device=_dev(device)), requires_grad)
+    t = base
+    if dtype is not None and dtype is not base.dtype:
+        if copy is False:
+            raise ValueError(f"can't alias tensor with dtype '{_type(base.dtype)}' into dtype "
+                             f"'{_type(dtype)}'.")
+        t = t.to(dtype)
+    if device is not None and device != base.device:
+        if copy is False:
+            raise ValueError(f"can't alias tensor from device '{base.device}' to '{device}'.")
+        t = t.to(device)
+    if copy and t is base:
         t = t.clone()
-    elif copy is False and isinstance(obj, (Tensor, np.ndarray)) and not shares:
-        raise ValueError("can't alias tensor from an object that needs a copy (a different "
-                         "dtype or device was asked for)")
-    if requires_grad:
-        t = t.detach().requires_grad_(True) if t is obj else t.requires_grad_(True)
-    return t
+    if requires_grad is None:
+        if base.requires_grad:
+            from .._core.flags import warn_once
+            warn_once("torch.asarray: unspecified requires_grad now defaults to "
+                      "obj.requires_grad instead of False. Pass requires_grad=False explicitly "
+                      "to get the old behavior and silence this warning.")
+        return t
+    if not requires_grad:
+        return t.detach() if t.requires_grad else t
+    return _finish(t, True)
+
+
+def _is_buffer(obj):
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def from_numpy(ndarray):
@@ -173,7 +218,7 @@ def from_dlpack(ext_tensor):
 
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     size = _size_args(sizes, size, "empty")
     if memory_format is not None and memory_format is not contiguous_format:
         # a dense tensor whose strides follow the format (channels_last: NHWC)
@@ -198,7 +243,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
     size = _size_args(sizes, size, "zeros")
     if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
                        requires_grad, out)
@@ -208,7 +253,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
 def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     size = _size_args(sizes, size, "ones")
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     if out is not None:
         return _finish(_full(size, 1, dtype or D.get_default_dtype(),
                              _dev(device)), requires_grad, out)
@@ -229,7 +274,7 @@ _impl("ones", "CompositeImplicitAutograd")(
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
                    out)
 
@@ -352,34 +397,51 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _finish(_random_(t, low, high, generator), requires_grad)
 
 
+def range_out(values, out, requires_grad, warn_resize=False):
+    """The range factories' (arange, range, linspace, logspace) out=: `out` keeps its shape
+    when it holds as many elements as `values` and takes them in its logical order; else it
+    becomes 1-D (arange says so when `out` had elements, as PyTorch's RangeFactories do)."""
+    if out is None:
+        return _finish(values, requires_grad)
+    n = values.numel()
+    if out.numel() != n:
+        if warn_resize and out.numel() > 0:
+            warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} "
+                          f"is {out.numel()} which does not match the computed number of "
+                          f"elements {n}. Note that this may occur as a result of rounding "
+                          f"error. The out tensor will be resized to a tensor of shape ({n},).",
+                          UserWarning, stacklevel=_user_stacklevel())
+        out.resize_(n)
+    out.copy_(values.reshape(out.shape))
+    return _finish(out, requires_grad)
+
+
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False):
     if end is None:
         start, end = 0, start
-    return _finish(_arange(start, end, step, dtype, _dev(device)), requires_grad, out)
+    values = _arange(start, end, step, _out_dtype(out, dtype, layout), _dev(device))
+    return range_out(values, out, requires_grad, warn_resize=True)
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    return _finish(_linspace(start, end, steps, dtype, _dev(device)), requires_grad, out)
+    values = _linspace(start, end, steps, _out_dtype(out, dtype, layout), _dev(device))
+    return range_out(values, out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    dtype = linspace_dtype(start, end, _out_dtype(out, dtype, layout), "torch.logspace()")
     if dtype is D.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
-    complex_ = isinstance(start, complex) or isinstance(end, complex) or \
-        dtype is not None and dtype.is_complex
-    t = linspace(start, end, steps, dtype=D.complex128 if complex_ else D.float64, device=device)
-    if dtype is None:
-        dtype = D.get_default_dtype()
-        if complex_:
-            dtype = D.complex128 if dtype is D.float64 else D.complex64
-    return _finish(pow(base, t).to(dtype), requires_grad, out)
+    t = linspace(start, end, steps, dtype=D.complex128 if dtype.is_complex else D.float64,
+                 device=device)
+    return range_out(pow(base, t).to(dtype), out, requires_grad)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    dtype = _out_dtype(out, dtype)
+    dtype = _out_dtype(out, dtype, layout)
     return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
 
 
@@ -389,13 +451,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "rand"), dtype, _dev(device), False)
+    t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "randn"), dtype, _dev(device), False)
+    t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
 
 
@@ -408,25 +470,32 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("randint() missing required argument 'size'")
     elif high is None:
         low, high = 0, low
-    t = _empty(_size_args((size,)), dtype or D.int64, _dev(device), False)
+    t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
     return _finish(_random_(t, low, high, generator), requires_grad, out)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    return _finish(_randperm(n, generator, dtype or D.int64, _dev(device)), requires_grad, out)
+    dtype = _out_dtype(out, dtype, layout) or D.int64
+    return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
            device=None, requires_grad=False):
+    if size is not None:  # the (float mean, float std, size) overload: 0-d tensors are numbers
+        mean, std = (x.item() if isinstance(x, Tensor) else x for x in (mean, std))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean if isinstance(mean, Tensor) else None
         s = std if isinstance(std, Tensor) else None
+        if s is not None and not bool((s >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        if s is None and std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         ref = m if m is not None else s
         shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
         z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
         return _finish(z * std + mean, requires_grad, out)
-    t = _empty(_size_args((size,)), dtype, _dev(device), False)
+    t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_normal_(t, float(mean), float(std), generator), requires_grad, out)
 
 
@@ -443,13 +512,19 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **k
 
 def _legacy_new(self, *args, device=None, **kwargs):
     """Tensor.new, the legacy constructor in self's dtype."""
-    return legacy_construct(self.dtype, device or self.device, args, kwargs)
+    return legacy_construct(self.dtype, device, args, kwargs, self.device, "new")
 
 
-def legacy_construct(dtype, device, args, kwargs):
-    """The legacy constructors (`Tensor.new`, `torch.FloatTensor(...)`) in `dtype`: no argument is
-    empty, sizes or a Size an uninitialized tensor of that size, data a tensor of the data, a
-    tensor of the same dtype that tensor's storage."""
+def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="constructor"):
+    """The legacy constructors (`Tensor.new`, `torch.Tensor(...)`, `torch.FloatTensor(...)`) in
+    `dtype`: no argument is empty, sizes or a Size an uninitialized tensor of that size, data a
+    tensor of the data, a tensor of the same dtype that tensor's storage. A device given must be
+    of the default device's type, and cannot come with a tensor."""
+    if device is None:
+        device = default_device
+    else:
+        check_legacy_device(device, default_device, len(args) == 1 and isinstance(args[0], Tensor),
+                            form)
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got keyword "
                         f"argument(s) {', '.join(kwargs)}; it takes only device=")

@@ -19,7 +19,7 @@ class tensortype(type):
             raise TypeError(f"type {cls.__module__}.{cls.__name__} not available. Torch not "
                             f"compiled with CUDA enabled.")
         from .factories import legacy_construct
-        return legacy_construct(cls.dtype, device or "cpu", args, kwargs)
+        return legacy_construct(cls.dtype, device, args, kwargs)
 
     def __repr__(cls):
         return f"<class '{cls.__module__}.{cls.__name__}'>"

@@ -93,3 +93,22 @@ def get_default_device():
 cpu = device("cpu")
 meta = device("meta")
 lazy = device("lazy", 0)  # what a lazy tensor's .device is (lazy:0), as in PyTorch
+
+
+_LEGACY_TENSOR_AND_DEVICE = {
+    "new": "Legacy tensor new of the form tensor.new(tensor, device=device) is not supported.  "
+           "Use torch.as_tensor(...) instead.",
+    "constructor": "Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is "
+                   "not supported.  Use torch.tensor(...) or torch.as_tensor(...) instead."}
+
+
+def check_legacy_device(given, default, from_tensor, form):
+    """A device passed to a legacy constructor (`torch.Tensor(...)`, `torch.FloatTensor(...)`,
+    `x.new(...)`, whose own device is `default`) must be of the default's type, and cannot come
+    with a tensor to alias (`form` names the call in that error)."""
+    expected = device(default).type
+    if device(given).type != expected:
+        raise RuntimeError(f"legacy constructor expects device type: {expected} but device type: "
+                           f"{device(given).type} was passed")
+    if from_tensor:
+        raise RuntimeError(_LEGACY_TENSOR_AND_DEVICE[form])

@@ -19,7 +19,7 @@ from ember._core.flags import warn_once
 import numpy as np
 
 from . import dtype as D
-from .device import cpu as _CPU, meta as _META
+from .device import cpu as _CPU, meta as _META, check_legacy_device
 from .layout import strided, sparse_coo, sparse_csr
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
@@ -100,6 +100,9 @@ class Tensor:
     _is_subclass_to_print = False
 
     def __new__(cls, *args, **kwargs):
+        if kwargs.get("device") is not None:  # the legacy constructor builds on the CPU only
+            check_legacy_device(kwargs.pop("device"), "cpu", len(args) == 1 and
+                                isinstance(args[0], Tensor), "constructor")
         if cls is Tensor and not args and not kwargs:
             return _wrap(np.empty((0,), dtype=np.float32))
         if args and isinstance(args[0], Tensor) and cls is not Tensor:

@@ -12,9 +12,11 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 from .._core import dtype as D
+from .._core.flags import warn_once
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
+from .._bindings.factories import range_out
 from .._refs.reduction import _vector_norm
 from .._bindings.tensor_methods import _no_grad_guard
 from .._bindings.codegen import numpy_names
@@ -521,13 +523,13 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = int(math.floor((end - start) / step)) + 1
-    dtype = dtype or D.get_default_dtype()
+    dtype = dtype or (out.dtype if out is not None else D.get_default_dtype())
     if dtype.is_complex or dtype is D.bool:
         from .._aten.elementwise import not_implemented
         raise not_implemented("range_cpu", dtype)
     values = start + np.arange(n, dtype=np.float64) * step
     result = B.tensor(values, dtype=dtype, device=device)
-    return _finish(result, requires_grad, out)
+    return range_out(result, out, requires_grad)
 
 
 def _window_start(name, window_length, periodic, dtype, layout, device):
@@ -622,7 +624,10 @@ def kaiser_window(window_length, periodic=None, beta=None, *, dtype=None, layout
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor sharing memory with an object of the buffer protocol."""
-    length = len(memoryview(buffer).cast("B"))
+    try:
+        length = len(memoryview(buffer).cast("B"))
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
     if length <= 0 or count == 0:
         raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
     if not 0 <= offset < length:
@@ -639,12 +644,12 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                          f"({length} bytes)")
     raw = np.frombuffer(buffer, dtype=np.uint8, count=count * itemsize, offset=offset)
     if not raw.flags.writeable:
-        warnings.warn("The given buffer is not writable, and PyTorch does not support "
-                      "non-writable tensors. This means you can write to the underlying "
-                      "(supposedly non-writable) buffer using the tensor. You may want to copy "
-                      "the buffer to protect its data or make it writable before converting it "
-                      "to a tensor. This type of warning will be suppressed for the rest of "
-                      "this program.", UserWarning)
+        warn_once("The given buffer is not writable, and PyTorch does not support "
+                  "non-writable tensors. This means you can write to the underlying "
+                  "(supposedly non-writable) buffer using the tensor. You may want to copy "
+                  "the buffer to protect its data or make it writable before converting it "
+                  "to a tensor. This type of warning will be suppressed for the rest of "
+                  "this program.")
     result = B.from_numpy(raw).view(dtype)
     return _finish(result, requires_grad)
 

@@ -145,7 +145,14 @@ resolve_neg = resolve_conj
 
 def _complex(real, imag, *, out=None):
     """A complex tensor from its real and imaginary parts (which broadcast)."""
-    for what, x in (("real", real), ("imag", imag)):
+    _check_complex_parts(real, imag)
+    return _finish(view_as_complex(stack(broadcast_tensors(real, imag), -1)), False, out,
+                   "complex", (real, imag))
+
+
+def _check_complex_parts(real, imag):
+    """complex() and polar() take two float tensors of one dtype."""
+    for x in (real, imag):
         if x.dtype is D.float16:
             raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: complex() "
                                       "of float16 tensors is not supported")
@@ -156,12 +163,11 @@ def _complex(real, imag, *, out=None):
     if real.dtype is not imag.dtype:
         raise RuntimeError(f"Expected object of scalar type {_scalar_type_name(real.dtype)} but "
                            f"got scalar type {_scalar_type_name(imag.dtype)} for second argument")
-    return _finish(view_as_complex(stack(broadcast_tensors(real, imag), -1)), False, out,
-                   "complex", (real, imag))
 
 
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle))."""
+    _check_complex_parts(abs, angle)
     if out is None:
         return _polar(abs, angle)
     return _finish(_polar(abs, angle), False, out, "polar", (abs, angle))

@@ -311,9 +311,13 @@ def atleast_3d(*tensors):
     return _atleast(tensors, 3)
 
 
-def _nonempty(tensors, name):
+def _nonempty(tensors, name, kernel=None):
+    """The list of `tensors` given to `name` (whose ATen kernel is `kernel`, if another)."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not Tensor")
     if len(tensors) == 0:
-        raise RuntimeError(f"{name} expects a non-empty TensorList")
+        raise RuntimeError(f"{kernel or name} expects a non-empty TensorList")
     return list(tensors)
 
 
@@ -326,7 +330,8 @@ def vstack(tensors, *, out=None):
     return cat(atleast_2d(_nonempty(tensors, "vstack")), 0, out=out)
 
 
-row_stack = vstack
+def row_stack(tensors, *, out=None):
+    return cat(atleast_2d(_nonempty(tensors, "row_stack", "vstack")), 0, out=out)
 
 
 def dstack(tensors, *, out=None):
@@ -350,6 +355,16 @@ def meshgrid(*tensors, indexing=None):
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.device != tensors[0].device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
     swap = indexing == "xy" and len(tensors) >= 2
     ts = list(tensors)
     if swap:

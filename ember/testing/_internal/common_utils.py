@@ -219,6 +219,57 @@ def first_sample(self, samples):
     return sample
 
 
+def do_test_dtypes(self, dtypes, layout, device):
+    """torch.zeros honours dtype, layout and device for each of `dtypes` (float16 left out)."""
+    for dtype in dtypes:
+        if dtype != ember.float16:
+            out = ember.zeros((2, 3), dtype=dtype, layout=layout, device=device)
+            self.assertIs(dtype, out.dtype)
+            self.assertIs(layout, out.layout)
+            self.assertEqual(device, out.device)
+
+
+def do_test_empty_full(self, dtypes, layout, device):
+    """empty / full and their out=, new_*, *_like forms give the asked shape, dtype, layout,
+    requires_grad and fill value, for each of `dtypes` and with an int64 dtype override."""
+    shape = ember.Size([2, 3])
+
+    def check(t, dtype, value=None, requires_grad=False):
+        self.assertEqual(shape, t.shape)
+        self.assertIs(dtype, t.dtype)
+        self.assertIs(layout, t.layout)
+        self.assertEqual(t.requires_grad, requires_grad)
+        if value is not None:
+            self.assertEqual(t, t.new(shape).fill_(value))
+
+    default_dtype = ember.get_default_dtype()
+    check(ember.empty(shape), default_dtype)
+    check(ember.full(shape, -5.), default_dtype)
+    int64 = ember.int64
+    for dtype in dtypes:
+        for rg in {dtype.is_floating_point, False}:
+            v = ember.empty(shape, dtype=dtype, device=device, layout=layout, requires_grad=rg)
+            check(v, dtype, requires_grad=rg)
+            check(ember.empty(shape, out=v.new(), device=device, layout=layout, requires_grad=rg),
+                  dtype, requires_grad=rg)
+            check(v.new_empty(shape), dtype)
+            check(v.new_empty(shape, dtype=int64, device=device, requires_grad=False), int64)
+            check(ember.empty_like(v), dtype)
+            check(ember.empty_like(v, dtype=int64, layout=layout, device=device, requires_grad=False),
+                  int64)
+            if dtype is ember.float16 or layout == ember.sparse_coo:
+                continue
+            v = ember.full(shape, 3, dtype=dtype, layout=layout, device=device, requires_grad=rg)
+            check(v, dtype, 3, rg)
+            check(v.new_full(shape, 4), dtype, 4)
+            check(ember.full(shape, 5, out=v.new(), device=device, layout=layout, requires_grad=rg),
+                  dtype, 5, rg)
+            check(v.new_full(shape, 6, dtype=int64, device=device, requires_grad=False), int64, 6)
+            check(ember.full_like(v, 7), dtype, 7)
+            check(ember.full_like(v, 8, dtype=int64, layout=layout, device=device, requires_grad=False),
+                  int64, 8)
+
+
 # ---- decorators ----------------------------------------------------------------------------
 def suppress_warnings(fn):
     @wraps(fn)
