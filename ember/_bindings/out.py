@@ -131,6 +131,7 @@ _OUT_DTYPE_RULES = {
     "where": lambda name, out, result, inputs: out is result or (
         f"Expected out type to be {_type(result)} but got {_type(out)}"),
     "heaviside": lambda name, out, result, inputs: out is result or (
+        "heaviside is not yet implemented for complex tensors." if out.is_complex else
         "heaviside is not yet implemented for tensors with different dtypes."),
     "slice_scatter": lambda name, out, result, inputs: out is result or (
         f"Expected out tensor to have dtype {_c_name(result)}, but got {_c_name(out)} instead"),

@@ -214,16 +214,59 @@ def _repeat(self, *sizes):
     return _repeat_op(self, list(_shape_args(sizes)))
 
 
-def _set_(self, source=None):
+def _set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """set_(), set_(Tensor), set_(Storage) and set_(source, storage_offset, size, stride=None):
+    make self view source's memory (a storage's, or a tensor's storage) with that geometry."""
     if source is None:   # set_(): an empty tensor, on a fresh storage
         source = self.new_empty((0,))
+    if storage_offset is not None or not isinstance(source, Tensor):
+        source = _on_storage(self, source, storage_offset, size, stride)
     if source.dtype is not self.dtype:
         raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
                            f"tensor of type {D.c_type_name(self.dtype)}")
     self._np, self._size, self.dtype = source._np, source._size, source.dtype
     self._storage = source._storage_()
+    if source._stride_ is not None:   # an empty view keeps its geometry explicitly
+        self._stride_, self._offset_ = source._stride_, source._offset_
+    else:
+        self.__dict__.pop("_stride_", None)
+        self.__dict__.pop("_offset_", None)
     self._bump_version()
     return self
+
+
+def _on_storage(self, source, storage_offset, size, stride):
+    """The tensor of self's dtype that set_(source, storage_offset, size, stride) makes: over
+    a storage (the whole of it, without a geometry) or over a tensor's storage."""
+    from ..storage import TypedStorage, UntypedStorage
+    from ..serialization.pickling import _tensor_on_storage
+    if isinstance(source, Tensor):
+        storage = source._storage_()
+    elif isinstance(source, TypedStorage):
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Expected a Storage of type {D.c_type_name(self.dtype)} or an "
+                               f"UntypedStorage, but got type {_legacy_name(source.dtype)} for "
+                               f"argument 1 'storage'")
+        storage = source._untyped_storage
+    elif isinstance(source, UntypedStorage):
+        storage = source
+    else:
+        raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
+                        f"{type(source).__name__}")
+    if storage_offset is None:
+        storage_offset, size = 0, (storage.nbytes() // self.dtype.itemsize,)
+    elif size is None:
+        raise TypeError("set_() missing the size of the (source, storage_offset, size, stride) "
+                        "overload")
+    size = tuple(size)
+    if stride is None:
+        stride = tuple(int(np.prod(size[i + 1:])) for i in range(len(size)))
+    return _tensor_on_storage(storage, self.dtype, storage_offset, size, tuple(stride))
+
+
+def _legacy_name(dtype):
+    """The scalar type's name in PyTorch's messages (Float, Long, ...)."""
+    return D.LEGACY_TYPE_NAMES[dtype][:-len("Tensor")]
 
 
 def _eq_method(self, other):

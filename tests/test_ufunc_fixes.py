@@ -1,0 +1,123 @@
+"""Fixes found by running PyTorch's test_binary_ufuncs.py, test_unary_ufuncs.py and
+test_sort_and_select.py on ember, each checked against PyTorch on the same inputs: a number as
+the first operand of add/sub/mul; float16/bfloat16 mul and div reading a scalar `other` in
+float32; lerp's number weight; clamp's number bounds converted as c10 does; the complex
+logaddexp; Tensor.set_ on a storage; heaviside's complex out= message."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+inf, nan = float("inf"), float("nan")
+
+
+def _same(e, t):
+    assert str(e.dtype) == str(t.dtype), (e.dtype, t.dtype)
+    assert tuple(e.shape) == tuple(t.shape)
+    te, tt = (e.float() if e.dtype is ember.bfloat16 else e), \
+        (t.float() if t.dtype is torch.bfloat16 else t)
+    np.testing.assert_array_equal(te.numpy(), tt.numpy())
+
+
+@pytest.mark.parametrize("expr", [
+    lambda m: m.add(1, m.ones(3)), lambda m: m.mul(2.5, m.ones(2, 2)),
+    lambda m: m.sub(1, m.arange(3)), lambda m: m.add(3, 2), lambda m: m.mul(3, 2.5),
+    lambda m: m.sub(3, 2, alpha=2),
+])
+def test_number_first_operand(expr):
+    _same(expr(ember), expr(torch))
+
+
+HALF_SCALAR_CASES = [
+    lambda m, x: x * 1e5, lambda m, x: 1e5 * x, lambda m, x: x / 1e5, lambda m, x: x / 0.1,
+    lambda m, x: m.div(x, 0.1, rounding_mode="floor"),
+    lambda m, x: m.div(x, 0.1, rounding_mode="trunc"), lambda m, x: m.floor_divide(x, 0.1),
+    lambda m, x: x * m.tensor(0.1, dtype=m.float64), lambda m, x: x / m.tensor(1e5),
+    lambda m, x: x.clone().mul_(0.1), lambda m, x: x.clone().div_(0.1),
+    lambda m, x: x.clone().div_(0.1, rounding_mode="floor"),
+    lambda m, x: m.mul(x, 0.1, out=m.empty(5, dtype=x.dtype)),
+    lambda m, x: m.mul(m.tensor(0.1), x),   # a scalar first operand is rounded first
+    lambda m, x: x * 2049,                  # an int beyond float16's integers
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(HALF_SCALAR_CASES)))
+def test_reduced_float_mul_div_scalar_other(case, dtype):
+    vals = [0.3, 0.7, -0.3, 100.0, -60000.0 if dtype == "float16" else -6e9]
+    f = HALF_SCALAR_CASES[case]
+    _same(f(ember, ember.tensor(vals, dtype=getattr(ember, dtype))),
+          f(torch, torch.tensor(vals, dtype=getattr(torch, dtype))))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_reduced_float_lerp_number_weight(dtype):
+    for x, y, w in ((0.0, 0.1, 70000), (-30000.0, -20000.0, 70000), (1.0, 3.0, 0.3)):
+        e = ember.lerp(ember.full((4,), x, dtype=getattr(ember, dtype)),
+                       ember.full((4,), y, dtype=getattr(ember, dtype)), w)
+        t = torch.lerp(torch.full((4,), x, dtype=getattr(torch, dtype)),
+                       torch.full((4,), y, dtype=getattr(torch, dtype)), w)
+        _same(e, t)
+
+
+@pytest.mark.parametrize("dtype,vals,bounds", [
+    ("uint8", [0, 5, 200], [(-1, 0), (-1, None), (None, -3), (-256, 0), (0, 300)]),
+    ("int8", [0, 5, -100], [(-200, 0), (0, 200), (-3, 4)]),
+    ("float16", [0.0, 5.0, 200.0], [(-1e5, 0), (0, 1e5), (0.0, 1e-9)]),
+])
+def test_clamp_number_bounds_converted_as_c10(dtype, vals, bounds):
+    for lo, hi in bounds:
+        def run(m):
+            try:
+                return m.clamp(m.tensor(vals, dtype=getattr(m, dtype)), lo, hi)
+            except RuntimeError as exc:
+                return str(exc)
+        e, t = run(ember), run(torch)
+        if isinstance(t, str):
+            assert e == t
+        else:
+            _same(e, t)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_logaddexp_keeps_the_larger_phase(dtype):
+    a = [3 + 4j, 1e4 - 5e3j, -3e3 + 1j, complex(inf, 1), complex(-inf, 2), complex(inf, 1),
+         complex(nan, 0), 1 + 1j, complex(-inf, 0)]
+    b = [1 + 1j, 9e3 + 7e3j, -3001 + 2j, complex(inf, 3), complex(-inf, 5), 1 + 1j, 1 + 1j,
+         complex(0, nan), 2 + 2j]
+    e = ember.logaddexp(ember.tensor(a, dtype=getattr(ember, dtype)),
+                        ember.tensor(b, dtype=getattr(ember, dtype)))
+    t = torch.logaddexp(torch.tensor(a, dtype=getattr(torch, dtype)),
+                        torch.tensor(b, dtype=getattr(torch, dtype)))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_set_on_a_storage():
+    def run(m):
+        t = m.arange(10.0)
+        out = []
+        for args in ((t.storage(), 2, (2, 3), (3, 1)), (t.untyped_storage(), 2, (2, 3)),
+                     (t.storage(),), (t, 2, (3,))):
+            x = m.empty(0).set_(*args)
+            out.append((x.tolist(), x.shape, x.stride(), x.storage_offset()))
+        x = m.empty(0).set_(t, 1, (2,))
+        x[0] = 100.0   # shares t's memory
+        out.append(t[1].item())
+        out.append(m.empty(0, dtype=m.int64).set_(t.untyped_storage()).shape)
+        with pytest.raises(RuntimeError) as info:
+            m.empty(0, dtype=m.int64).set_(t.storage())
+        out.append(str(info.value))
+        return out
+    assert repr(run(ember)) == repr(run(torch)).replace("torch.Size", "torch.Size")
+
+
+def test_heaviside_complex_out_message():
+    def run(m):
+        r = m.tensor([1.0, 0.0])
+        with pytest.raises(RuntimeError) as info:
+            m.heaviside(r, r, out=m.empty(2, dtype=m.complex64))
+        return str(info.value)
+    assert run(ember) == run(torch)
