@@ -121,3 +121,63 @@ def test_heaviside_complex_out_message():
             m.heaviside(r, r, out=m.empty(2, dtype=m.complex64))
         return str(info.value)
     assert run(ember) == run(torch)
+
+
+_DUNDERS = ["__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__add__", "__radd__",
+            "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__", "__imul__",
+            "__matmul__", "__rmatmul__", "__truediv__", "__rtruediv__", "__itruediv__",
+            "__floordiv__", "__rfloordiv__", "__ifloordiv__", "__mod__", "__rmod__", "__imod__",
+            "__pow__", "__rpow__", "__ipow__", "__lshift__", "__rlshift__", "__ilshift__",
+            "__rshift__", "__rrshift__", "__irshift__", "__and__", "__rand__", "__iand__",
+            "__xor__", "__rxor__", "__ixor__", "__or__", "__ror__", "__ior__"]
+
+
+def test_operators_give_not_implemented_for_unknown_types():
+    class Unknown:
+        pass
+
+    class Reflects:   # Python must reach its reflected method
+        def __radd__(self, other):
+            return "radd"
+
+        def __rmatmul__(self, other):
+            return "rmatmul"
+
+    for lib in (ember, torch):
+        t = lib.empty((), dtype=lib.int64)
+        assert [getattr(t, op)(Unknown()) for op in _DUNDERS] == [NotImplemented] * len(_DUNDERS)
+        assert (t + Reflects(), t @ Reflects()) == ("radd", "rmatmul")
+        for expr in (lambda: t + "a", lambda: lib.ones(2) @ 2):
+            with pytest.raises(TypeError, match="unsupported operand"):
+                expr()
+        assert (lib.ones(2) == None) is False and (lib.ones(2) != None) is True  # noqa: E711
+
+
+def test_float_alpha_refused_for_integers_even_when_one():
+    for lib in (ember, torch):
+        a = lib.tensor([1], dtype=lib.int8)
+        for f in (lambda: lib.add(a, a, alpha=1.0), lambda: lib.sub(a, a, alpha=1.0),
+                  lambda: a.clone().add_(a, alpha=1.0)):
+            with pytest.raises(RuntimeError, match="must not be a floating point number"):
+                f()
+        assert lib.add(a.float(), a, alpha=1.0).tolist() == [2.0]
+
+
+def test_xlog1py_self_grad_is_zero_where_self_is_zero():
+    def run(m):
+        x = m.tensor([0.0, 0.0, 1.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([-2.5, -1.0, 2.0], dtype=m.float64, requires_grad=True)
+        m.special.xlog1py(x, y).sum().backward()
+        return x.grad.numpy(), y.grad.numpy()
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(e, t, equal_nan=True)
+
+
+def test_trapezoid_argument_errors():
+    for lib in (ember, torch):
+        y = lib.randn(3, 3)
+        for name in ("trapezoid", "cumulative_trapezoid"):
+            with pytest.raises(RuntimeError, match=f"{name}: Currently, we only support dx"):
+                getattr(lib, name)(y, dx=1j)
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            lib.cumulative_trapezoid(y, x=lib.randn(3, 3), dx=3)

@@ -439,14 +439,14 @@ def _integral_only(kernel):
 
 # -- the computations, on NumPy values already in the math dtype
 def _add(a, b, dt, alpha=1):
-    if alpha != 1 or type(alpha) is bool:
+    if alpha != 1 or type(alpha) is not int:   # (alpha=1.0 or True is checked too)
         _check_alpha(dt, alpha)
         b = np.logical_and(b, alpha) if dt is D.bool else np.multiply(b, alpha, dtype=dt._np)
     return np.logical_or(a, b) if dt is D.bool else np.add(a, b, dtype=dt._np)
 
 
 def _sub(a, b, dt, alpha=1):
-    if alpha != 1 or type(alpha) is bool:
+    if alpha != 1 or type(alpha) is not int:
         _check_alpha(dt, alpha)
         b = np.multiply(b, alpha, dtype=dt._np)
     return np.subtract(a, b, dtype=dt._np)

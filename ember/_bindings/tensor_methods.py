@@ -271,14 +271,32 @@ def _legacy_name(dtype):
 
 def _eq_method(self, other):
     if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.ndarray)):
-        return False
+        return NotImplemented   # Python then compares identities: False
     return _eq(self, other)
 
 
 def _ne_method(self, other):
     if not isinstance(other, (Tensor, int, float, bool, complex, np.number, np.ndarray)):
-        return True
+        return NotImplemented
     return _ne(self, other)
+
+
+def _type_error_to_not_implemented(fn):
+    """A binary operator that answers NotImplemented where its op refuses the other operand's
+    type (a TypeError), so Python tries the other operand's reflected method, as PyTorch's
+    Tensor operators do."""
+    def operator(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return NotImplemented
+    operator.__name__ = operator.__qualname__ = getattr(fn, "__name__", "operator")
+    return operator
+
+
+def _tensor_only(fn):
+    """@ and its reflection: a non-tensor operand gives NotImplemented."""
+    return lambda self, other: fn(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
 def _rdiv(self, other):
@@ -600,7 +618,8 @@ _OPERATORS = {   # name: (its body, the method PyTorch's __torch_function__ rece
     "__rmul__": ("_mul(self, other)", "mul"), "__imul__": ("_mul_(self, other)", "mul_"),
     "__truediv__": ("_div(self, other, None)", "div"),
     "__itruediv__": ("_div_(self, other, None)", "div_"),
-    "__matmul__": ("_matmul(self, other)", "matmul"), "__pow__": ("_pow(self, other)", "pow"),
+    "__matmul__": ("_matmul(self, other) if isinstance(other, Tensor) else NotImplemented",
+                   "matmul"), "__pow__": ("_pow(self, other)", "pow"),
     "__floordiv__": ("_floor_divide(self, other)", "__floordiv__"),
     "__lt__": ("_lt(self, other)", "lt"), "__le__": ("_le(self, other)", "le"),
     "__gt__": ("_gt(self, other)", "gt"), "__ge__": ("_ge(self, other)", "ge"),
@@ -622,7 +641,10 @@ def _operators():
                       f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
                       f"        if result is not _NOT_HANDLED:\n"
                       f"            return result\n"
-                      f"    return {body}\n")
+                      + (f"    return {body}\n" if params == "self" else
+                         # a refused operand type: NotImplemented, so Python tries the other's
+                         f"    try:\n        return {body}\n"
+                         f"    except TypeError:\n        return NotImplemented\n"))
     exec(compile("\n".join(chunks), "<ember tensor operators>", "exec"), env)
     out = {}
     for name in _OPERATORS:
@@ -633,19 +655,14 @@ def _operators():
     return out
 
 
-METHODS = dict(
-    __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
-    __delitem__=_indexing.delitem,
+_BINARY_OPERATORS = dict(
     __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
     __div__=lambda s, o: _div(s, o, None),
     __idiv__=lambda s, o: _div_(s, o, None),
-    __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
-    __reversed__=_reversed, __contains__=_contains,
     __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
     __mod__=lambda s, o: remainder(s, o), __rmod__=_rmod, __imod__=_imod,
-    __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o), __rmatmul__=_rmatmul,
-    __pos__=lambda s: s, __invert__=_invert,
+    __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o),
     __and__=_and, __rand__=_and, __or__=_or, __ror__=_or, __xor__=_xor, __rxor__=_xor,
     __iand__=lambda s, o: s.copy_(_and(s, o)), __ior__=lambda s, o: s.copy_(_or(s, o)),
     __ixor__=lambda s, o: s.copy_(_xor(s, o)),
@@ -655,6 +672,16 @@ METHODS = dict(
     __rshift__=_shift_operator("bitwise_right_shift.Tensor"),
     __rrshift__=_shift_operator("bitwise_right_shift.Tensor", reflected=True),
     __irshift__=_shift_operator("bitwise_right_shift.Tensor", inplace=True),
+)
+
+METHODS = dict(
+    __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
+    __delitem__=_indexing.delitem,
+    __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
+    __reversed__=_reversed, __contains__=_contains,
+    __rmatmul__=_tensor_only(_rmatmul),
+    __pos__=lambda s: s, __invert__=_invert,
+    **{name: _type_error_to_not_implemented(fn) for name, fn in _BINARY_OPERATORS.items()},
     to=_to, type=_type, type_as=lambda s, o: _to(s, o.dtype), copy_=copy_,
     cpu=lambda s, memory_format=None: _to(s, "cpu"),
     float=_to_dtype(D.float32), double=_to_dtype(D.float64), half=_to_dtype(D.float16),

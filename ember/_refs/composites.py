@@ -141,6 +141,8 @@ def _check_x(x, name):
 def _check_dx(dx, name):
     if isinstance(dx, Tensor):
         raise TypeError(f"{name}(): argument 'dx' must be Number, not Tensor")
+    if isinstance(dx, complex):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
 
 
 def _zeros_without(y, dim):
@@ -180,6 +182,9 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 @numpy_names
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments: "
+                        "x and dx cannot both be given")
     _check_x(x, "cumulative_trapezoid")
     length = y.shape[dim]
     if length == 0:  # an empty x (summed: an exact 0) stays in the graph, as in PyTorch
