@@ -181,3 +181,30 @@ def test_trapezoid_argument_errors():
                 getattr(lib, name)(y, dx=1j)
         with pytest.raises(TypeError, match="invalid combination of arguments"):
             lib.cumulative_trapezoid(y, x=lib.randn(3, 3), dx=3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_hardshrink_lambda_in_the_tensor_dtype(dtype):
+    vals = [1.0, 0.5, 0.3, 0.6, -0.3, 0.1]
+    for lambd in (0.3, 0.1, 0.5):
+        _same(ember.tensor(vals, dtype=getattr(ember, dtype)).hardshrink(lambd),
+              torch.tensor(vals, dtype=getattr(torch, dtype)).hardshrink(lambd))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_log1p_small_values(dtype):
+    vals = [0.2 + 0.3j, 1e-19 + 1e-18j, 1e-18 + 0.1j, 0.1 + 1e-18j, 3 + 4j, -0.5 + 0.1j,
+            -1 + 2j, 2j, complex(inf, 0), complex(nan, 1), 0j, -1 + 0j]
+    e = ember.log1p(ember.tensor(vals, dtype=getattr(ember, dtype))).numpy()
+    t = torch.log1p(torch.tensor(vals, dtype=getattr(torch, dtype))).numpy()
+    np.testing.assert_allclose(e.real, t.real, rtol=1e-6, atol=0, equal_nan=True)
+    np.testing.assert_allclose(e.imag, t.imag, rtol=1e-6, atol=0, equal_nan=True)
+
+
+def test_sinc_grad_at_tiny_inputs():
+    def run(m):
+        a = m.tensor([0.0, m.finfo(m.float64).tiny, 1e-200, 1.0], dtype=m.float64,
+                     requires_grad=True)
+        m.sinc(a).sum().backward()
+        return a.grad.numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-12)

@@ -866,7 +866,21 @@ def _sgn(a):
 
 
 unary("sgn", _sgn)
-for _name, _fn in (("exp", np.exp), ("log", np.log), ("log1p", np.log1p), ("expm1", np.expm1),
+def _log1p(a):
+    """log1p; for complex z = x + iy PyTorch's form, exact for small |z| where NumPy's loses
+    the real part: log|1 + z| = log1p(x (2 + x) + y^2) / 2 when |z| < 0.5 (x itself when that
+    underflows), log(hypot(1 + x, y)) otherwise; the angle is atan2(y, 1 + x)."""
+    if a.dtype.kind != "c":
+        return np.log1p(a)
+    x, y = a.real, a.imag
+    theta = np.arctan2(y, x + 1)
+    r = x * (2 + x) + y * y
+    small = np.log1p(r) / 2
+    real = np.where(np.abs(a) < 0.5, np.where(r == 0, x, small), np.log(np.hypot(x + 1, y)))
+    return (real + 1j * theta).astype(a.dtype)
+
+
+for _name, _fn in (("exp", np.exp), ("log", np.log), ("log1p", _log1p), ("expm1", np.expm1),
                    ("sqrt", np.sqrt), ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos)):
     unary(_name, _fn, result=_float_result, quiet=True, inplace=f"{_name}_")
 unary("tanh", np.tanh, result=_float_result, inplace="tanh_")
@@ -1246,7 +1260,10 @@ unary("log_sigmoid", _log_sigmoid, check=_floating_only("log_sigmoid_cpu"), quie
       layout="contiguous")
 
 
-def _hardshrink(a, lambd=0.5):
+def _hardshrink(a, dt, lambd=0.5):
+    """0 where -lambd <= x <= lambd, lambd taken in the tensor's dtype as PyTorch's kernel
+    does (so a bfloat16 0.3 is inside hardshrink(0.3))."""
+    lambd = np.array(lambd, dtype=dt._np).astype(a.dtype)
     return np.where((a >= -lambd) & (a <= lambd), np.zeros((), a.dtype), a)
 
 
@@ -1262,7 +1279,7 @@ def _check_softshrink(dt, lambd=0.5):
                            f"dtype {_scalar_type_name(dt)}, but found {lambd:g}")
 
 
-unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"))
+unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"), with_dtype=True)
 unary("softshrink", _softshrink, check=_check_softshrink)
 unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
 unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_", layout="preserve")

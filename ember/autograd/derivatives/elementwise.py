@@ -306,8 +306,10 @@ derivative("nextafter", {"self": lambda grad: grad, "other": _zero})
 
 
 def _sinc_grad(grad, self):
+    """0 where pi x^2 is 0, which a tiny x underflows to as well (PyTorch's sinc_backward)."""
     pi_x = self * math.pi
-    return E.where(self == 0, 0.0, grad * _conj((pi_x * pi_x.cos() - pi_x.sin()) / (pi_x * self)))
+    pi_x2 = pi_x * self
+    return E.where(pi_x2 == 0, 0.0, grad * _conj((pi_x * pi_x.cos() - pi_x.sin()) / pi_x2))
 
 
 derivative("sinc", {"self": _sinc_grad})
