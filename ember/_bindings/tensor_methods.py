@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls
-from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle
+from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle, _wrap_external
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
 from .._dispatch import dispatcher as _dispatcher
@@ -238,30 +238,35 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
 def _on_storage(self, source, storage_offset, size, stride):
     """The tensor of self's dtype that set_(source, storage_offset, size, stride) makes: over
     a storage (the whole of it, without a geometry) or over a tensor's storage."""
-    from ..storage import TypedStorage, UntypedStorage
-    from ..serialization.pickling import _tensor_on_storage
+    from .._core.storage import UntypedStorage
     if isinstance(source, Tensor):
         storage = source._storage_()
-    elif isinstance(source, TypedStorage):
+    elif isinstance(source, UntypedStorage):
+        storage = source
+    elif isinstance(getattr(source, "_untyped_storage", None), UntypedStorage):  # TypedStorage
         if source.dtype is not self.dtype:
             raise RuntimeError(f"Expected a Storage of type {D.c_type_name(self.dtype)} or an "
                                f"UntypedStorage, but got type {_legacy_name(source.dtype)} for "
                                f"argument 1 'storage'")
         storage = source._untyped_storage
-    elif isinstance(source, UntypedStorage):
-        storage = source
     else:
         raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
                         f"{type(source).__name__}")
+    if storage._array is None:
+        raise NotImplementedError("set_() onto a meta storage is not supported by ember")
+    item = self.dtype.itemsize
     if storage_offset is None:
-        storage_offset, size = 0, (storage.nbytes() // self.dtype.itemsize,)
+        storage_offset, size = 0, (storage.nbytes() // item,)
     elif size is None:
         raise TypeError("set_() missing the size of the (source, storage_offset, size, stride) "
                         "overload")
     size = tuple(size)
     if stride is None:
         stride = tuple(int(np.prod(size[i + 1:])) for i in range(len(size)))
-    return _tensor_on_storage(storage, self.dtype, storage_offset, size, tuple(stride))
+    flat = storage._bytes()
+    whole = _wrap_external(flat[:len(flat) // item * item].view(self.dtype._np))
+    whole.dtype, whole._storage = self.dtype, storage
+    return _as_strided(whole, size, tuple(stride), storage_offset)
 
 
 def _legacy_name(dtype):
@@ -606,6 +611,7 @@ def _make_subclass(cls, data, require_grad=False, **kwargs):
 
 _alias = _op("alias")
 _neg, _abs = _op("neg"), _op("abs")
+_as_strided = _op("as_strided")
 _lt, _le, _gt, _ge = (_op(f"{n}.Tensor") for n in ("lt", "le", "gt", "ge"))
 
 # The hottest operators check their arguments inline (Note [The one check on the hot path] in
