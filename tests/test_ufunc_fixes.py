@@ -208,3 +208,14 @@ def test_sinc_grad_at_tiny_inputs():
         m.sinc(a).sum().backward()
         return a.grad.numpy()
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-12)
+
+
+def test_addcmul_addcdiv_take_a_zero_dim_tensor_value():
+    for lib in (ember, torch):
+        y = lib.tensor(3.0)
+        v = lib.tensor(2.0)
+        assert (y.addcmul(y, y, value=v).item(), lib.addcdiv(y, y, y, value=v).item(),
+                y.clone().addcmul_(y, y, value=v).item()) == (21.0, 5.0, 21.0)
+        for bad in (lib.tensor(2.0, requires_grad=True), lib.tensor([2.0])):
+            with pytest.raises(TypeError, match="argument 'value' must be Number, not Tensor"):
+                y.addcmul(y, y, value=bad)

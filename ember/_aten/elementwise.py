@@ -1190,6 +1190,16 @@ def _addc_dtype(name):
     return dtype
 
 
+def _number_arg(value, name):
+    """A Scalar argument given as a tensor: PyTorch's argument parser takes a zero-dim tensor
+    that does not require grad as its number, and refuses any other tensor."""
+    if not isinstance(value, Tensor):
+        return value
+    if value.dim() or value.requires_grad:
+        raise TypeError(f"{name}(): argument 'value' must be Number, not Tensor")
+    return value.item()
+
+
 def _scalar_value(value, a):
     """The scalar multiplier in the operands' type: an integer op truncates a float value and
     wraps one its type cannot hold, as PyTorch's cast does."""
@@ -1199,10 +1209,11 @@ def _scalar_value(value, a):
 
 
 _ternary("lerp.Tensor", _lerp, _lerp_dtype, "lerp_.Tensor")
-_ternary("addcmul", lambda a, t1, t2, value=1: a + _scalar_value(value, a) * t1 * t2,
+_ternary("addcmul", lambda a, t1, t2, value=1:
+         a + _scalar_value(_number_arg(value, "addcmul"), a) * t1 * t2,
          _addc_dtype("addcmul"), "addcmul_")
-_ternary("addcdiv", lambda a, t1, t2, value=1: a + value * (t1 / t2), _addc_dtype("addcdiv"),
-         "addcdiv_")
+_ternary("addcdiv", lambda a, t1, t2, value=1: a + _number_arg(value, "addcdiv") * (t1 / t2),
+         _addc_dtype("addcdiv"), "addcdiv_")
 
 
 # ---- activations -------------------------------------------------------------------------------
