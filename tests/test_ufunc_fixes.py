@@ -3,6 +3,8 @@ test_sort_and_select.py on ember, each checked against PyTorch on the same input
 the first operand of add/sub/mul; float16/bfloat16 mul and div reading a scalar `other` in
 float32; lerp's number weight; clamp's number bounds converted as c10 does; the complex
 logaddexp; Tensor.set_ on a storage; heaviside's complex out= message."""
+import re
+
 import numpy as np
 import pytest
 
@@ -219,3 +221,17 @@ def test_addcmul_addcdiv_take_a_zero_dim_tensor_value():
         for bad in (lib.tensor(2.0, requires_grad=True), lib.tensor([2.0])):
             with pytest.raises(TypeError, match="argument 'value' must be Number, not Tensor"):
                 y.addcmul(y, y, value=bad)
+
+
+def test_bool_refused_for_an_int_argument():
+    for lib in (ember, torch):
+        q = lib.randn(3, 2, 4)
+        for expr, message in ((lambda: q.topk(4, True), "argument 'dim' (position 2)"),
+                              (lambda: lib.topk(q, 2, True), "argument 'dim' (position 3)"),
+                              (lambda: q.topk(True), "argument 'k' (position 1)"),
+                              (lambda: q.transpose(0, True), "argument 'dim1' (position 2)")):
+            with pytest.raises(TypeError, match=re.escape(message) + " must be int, not bool"):
+                expr()
+        assert tuple(q.topk(2, largest=True).values.shape) == (3, 2, 2)
+        with pytest.raises(TypeError, match=re.escape("argument 'tensor' (position 1)")):
+            lib.ones(2).dot("a")
