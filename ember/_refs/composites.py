@@ -568,6 +568,13 @@ def _window_overloads(name, window_length, given):
                     f"{params})")
 
 
+def _step(value, dtype):
+    """A window's step as a zero-dim tensor of the window's dtype: PyTorch's window functions
+    round it to a float16/bfloat16 dtype before multiplying (a Python float would be read in
+    float32 by mul)."""
+    return B.tensor(value, dtype=dtype)
+
+
 def hamming_window(window_length, periodic=None, alpha=None, beta=None, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     _window_overloads("hamming_window", window_length,
@@ -578,7 +585,7 @@ def hamming_window(window_length, periodic=None, alpha=None, beta=None, *, dtype
     n, dtype = _window_start("hamming_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
-    w = (B.arange(n, dtype=dtype, device=device) * (2 * math.pi / (n - 1))).cos()
+    w = (B.arange(n, dtype=dtype, device=device) * _step(2 * math.pi / (n - 1), dtype)).cos()
     return _window_finish(w * -beta + alpha, window_length, periodic, requires_grad)
 
 
@@ -594,7 +601,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     n, dtype = _window_start("bartlett_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
-    w = B.arange(n, dtype=dtype, device=device) * (2.0 / (n - 1))
+    w = B.arange(n, dtype=dtype, device=device) * _step(2.0 / (n - 1), dtype)
     half = ((n - 1) >> 1) + 1
     w = B.cat([w.narrow(0, 0, half), 2 - w.narrow(0, half, n - half)])
     return _window_finish(w, window_length, periodic, requires_grad)
@@ -605,7 +612,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
     n, dtype = _window_start("blackman_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
-    w = B.arange(n, dtype=dtype, device=device) * (math.pi / (n - 1))
+    w = B.arange(n, dtype=dtype, device=device) * _step(math.pi / (n - 1), dtype)
     w = (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
     return _window_finish(w, window_length, periodic, requires_grad)
 
