@@ -335,7 +335,7 @@ derivative("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
 derivative("view_as_complex", {"self": lambda grad: E.view_as_real(grad.contiguous())})
 # PyTorch's formula takes 2 ** other in other's dtype: an integer pow, 0 for negative exponents
 derivative("ldexp.Tensor", {"self": lambda grad, other: grad * E.pow(2, other),
-                          "other": lambda grad, self, other: grad * self * _LN2 * E.pow(2, other)})
+                          "other": lambda grad, self, other: grad * self * (E.pow(2, other) * _LN2)})
 
 
 def _lerp_node(weight):
