@@ -14,6 +14,8 @@ Two dtypes are involved in every kernel, as in PyTorch's TensorIterator:
   rounded once at the end, the way PyTorch's CPU kernels load half values into float registers.
   This also keeps bfloat16 (an ml_dtypes user dtype with few NumPy loops) out of the ufuncs.
 """
+import math
+
 import numpy as np
 
 from .._core import dtype as D
@@ -166,6 +168,26 @@ def _compute(compute, self, other, dt, rdt, extra):
     return r if type(r) is np.ndarray else np.asarray(r)
 
 
+def _compute_scalar_other(compute, self, other, dt, rdt, extra, finish):
+    """PyTorch's CPU mul and div kernels (div's floor and trunc modes too) on float16/bfloat16,
+    when `other` is one value of another dtype (a Python number or a zero-dim tensor: a "CPU
+    scalar"), read it at its own precision into float32 (TensorIterator's
+    original_scalar_value) instead of rounding it to dt first, and finish the quotient in
+    float32 before rounding: `half_x / 1e5` is not `half_x / inf`. None for any other operand."""
+    if type(other) is Tensor:
+        if other.ndim or other.dtype is dt:
+            return None
+        b = other._np
+    elif type(other) in (int, float, bool):
+        b = other
+    else:
+        return None
+    mdt = _OPMATH[dt]
+    r = np.asarray(compute(_reduced_operand(self, dt, mdt), np.array(b, dtype=mdt._np), mdt,
+                           *extra))
+    return as_result(r if finish is None else finish(r, *extra), rdt)
+
+
 def _math_operand(x, dt):
     """An operand as a NumPy value of dt's math dtype (see _reduced_operand)."""
     mdt = _OPMATH.get(dt)
@@ -183,7 +205,7 @@ def _reduced_operand(x, dt, mdt):
 
 
 def binary(name, compute, *, operands=None, result=None, check=None, finish=None,
-           inplace=None, ufunc=None, scalar_operand=True):
+           inplace=None, ufunc=None, scalar_operand=True, scalar_other_at_opmath=False):
     """Register CPU and Meta kernels of a binary op (and of its in-place form `inplace`).
 
     operands(dt, *extra) is the dtype the operands are cast to, given their promoted dtype dt
@@ -198,6 +220,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     scalar_operand: a Python number operand is one of PyTorch's TensorIterator (a wrapped
     number, which the output layout rule counts), not a Scalar argument of the op (see
     _scalar_arg_layout).
+    scalar_other_at_opmath: a float16/bfloat16 op reads a scalar `other` in float32 (see
+    _compute_scalar_other).
     """
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
@@ -224,8 +248,11 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 return _wrap_external(out, dt)
         try:
             if dt in _OPMATH:
-                r = _compute(compute, self, other, dt, dt if result is None else result(dt),
-                             extra)
+                rdt = dt if result is None else result(dt)
+                r = None if not scalar_other_at_opmath else \
+                    _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
+                if r is None:
+                    r = _compute(compute, self, other, dt, rdt, extra)
             else:
                 r = compute(operand(self, dt), operand(other, dt), dt, *extra)
                 if type(r) is not np.ndarray:
@@ -269,7 +296,10 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                     return self
                 except (OverflowError, TypeError):  # a Python int outside dt's range
                     pass
-            r = _compute(compute, self, other, dt, rdt, extra)
+            r = None if dt not in _OPMATH or not scalar_other_at_opmath else \
+                _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
+            if r is None:
+                r = _compute(compute, self, other, dt, rdt, extra)
             np.copyto(self._np, r if finish is None else finish(r, *extra), casting="unsafe")
         except ValueError:
             _reraise_unless_shape_error(self, other)
@@ -295,9 +325,9 @@ def _into_block(ufunc, self, other, dt):
     """ufunc(self, other) written into a new allocator block, when the operands need no
     broadcasting and are laid out in C order (else None: the general path keeps the operands'
     layout, as PyTorch's TensorIterator does)."""
-    shape = self._size
-    if type(other) is Tensor and type(self) is Tensor and other._size == shape and \
+    if type(other) is Tensor and type(self) is Tensor and other._size == self._size and \
             self.dtype is dt and other.dtype is dt:  # two tensors alike: the commonest case
+        shape = self._size
         a = self._np
         b = other._np
         if len(shape) > 1 and not (a.flags.c_contiguous and b.flags.c_contiguous):
@@ -409,14 +439,14 @@ def _integral_only(kernel):
 
 # -- the computations, on NumPy values already in the math dtype
 def _add(a, b, dt, alpha=1):
-    if alpha != 1 or type(alpha) is bool:
+    if alpha != 1 or type(alpha) is not int:   # (alpha=1.0 or True is checked too)
         _check_alpha(dt, alpha)
         b = np.logical_and(b, alpha) if dt is D.bool else np.multiply(b, alpha, dtype=dt._np)
     return np.logical_or(a, b) if dt is D.bool else np.add(a, b, dtype=dt._np)
 
 
 def _sub(a, b, dt, alpha=1):
-    if alpha != 1 or type(alpha) is bool:
+    if alpha != 1 or type(alpha) is not int:
         _check_alpha(dt, alpha)
         b = np.multiply(b, alpha, dtype=dt._np)
     return np.subtract(a, b, dtype=dt._np)
@@ -531,11 +561,12 @@ def _typed_ufunc(ufunc):
 binary("add.Tensor", _add, inplace="add_.Tensor", ufunc=np.add)
 binary("sub.Tensor", _sub, check=_check_sub, inplace="sub_.Tensor", ufunc=np.subtract)
 binary("rsub.Tensor", lambda a, b, dt, alpha=1: _sub(b, a, dt, alpha), check=_check_sub)
-binary("mul.Tensor", _mul, inplace="mul_.Tensor", ufunc=np.multiply)
+binary("mul.Tensor", _mul, inplace="mul_.Tensor", ufunc=np.multiply,
+       scalar_other_at_opmath=True)
 binary("div.Tensor_mode", _div, operands=_div_operands, check=_check_div, finish=_div_finish,
-       inplace="div_.Tensor_mode")
+       inplace="div_.Tensor_mode", scalar_other_at_opmath=True)
 binary("floor_divide", _floor_divide, check=_no_bool("div_floor_cpu"),
-       inplace="floor_divide_.Tensor")
+       inplace="floor_divide_.Tensor", scalar_other_at_opmath=True)
 binary("remainder.Tensor", _remainder, check=_no_bool("remainder_cpu"),
        inplace="remainder_.Tensor")
 binary("remainder.Scalar_Tensor", _remainder, check=_no_bool("remainder_cpu"))
@@ -595,10 +626,19 @@ def _clamp_np(self, lo, hi, dt):
     mdt = _OPMATH.get(dt, dt)
     a = _math_operand(self, dt)
     if lo is not None:
-        a = np.maximum(a, _math_operand(lo, dt), dtype=mdt._np)
+        a = np.maximum(a, _math_operand(_clamp_bound(lo, dt), dt), dtype=mdt._np)
     if hi is not None:
-        a = np.minimum(a, _math_operand(hi, dt), dtype=mdt._np)
+        a = np.minimum(a, _math_operand(_clamp_bound(hi, dt), dt), dtype=mdt._np)
     return a
+
+
+def _clamp_bound(bound, dt):
+    """A number bound as the kernel's scalar_t (c10's checked_convert): out of dt's range it
+    raises, and a negative int wraps into uint8 (`clamp(uint8_t, -1, 0)` bounds by 255, 0)."""
+    if isinstance(bound, Tensor):
+        return bound
+    from .factory import checked_scalar   # (factory imports this module)
+    return checked_scalar(bound, dt)
 
 
 def _operands(*xs):
@@ -826,7 +866,21 @@ def _sgn(a):
 
 
 unary("sgn", _sgn)
-for _name, _fn in (("exp", np.exp), ("log", np.log), ("log1p", np.log1p), ("expm1", np.expm1),
+def _log1p(a):
+    """log1p; for complex z = x + iy PyTorch's form, exact for small |z| where NumPy's loses
+    the real part: log|1 + z| = log1p(x (2 + x) + y^2) / 2 when |z| < 0.5 (x itself when that
+    underflows), log(hypot(1 + x, y)) otherwise; the angle is atan2(y, 1 + x)."""
+    if a.dtype.kind != "c":
+        return np.log1p(a)
+    x, y = a.real, a.imag
+    theta = np.arctan2(y, x + 1)
+    r = x * (2 + x) + y * y
+    small = np.log1p(r) / 2
+    real = np.where(np.abs(a) < 0.5, np.where(r == 0, x, small), np.log(np.hypot(x + 1, y)))
+    return (real + 1j * theta).astype(a.dtype)
+
+
+for _name, _fn in (("exp", np.exp), ("log", np.log), ("log1p", _log1p), ("expm1", np.expm1),
                    ("sqrt", np.sqrt), ("rsqrt", _rsqrt), ("sin", np.sin), ("cos", np.cos)):
     unary(_name, _fn, result=_float_result, quiet=True, inplace=f"{_name}_")
 unary("tanh", np.tanh, result=_float_result, inplace="tanh_")
@@ -1069,9 +1123,12 @@ def _ternary(name, compute, dtype, inplace):
     def run(self, a, b, extra):
         dt = dtype(self, a, b, *extra)
         broadcast_shape(shape_of(self), shape_of(a), shape_of(b))
+        # a number third operand (lerp's Scalar weight) is read as the math dtype itself, not
+        # rounded to a float16/bfloat16 dt first (`weight.to<opmath_t>()`)
+        b = _math_operand(b, dt) if isinstance(b, Tensor) or dt not in _OPMATH else \
+            np.array(b, dtype=_OPMATH[dt]._np)
         with np.errstate(all="ignore"):
-            r = compute(_math_operand(self, dt), _math_operand(a, dt), _math_operand(b, dt),
-                        *extra)
+            r = compute(_math_operand(self, dt), _math_operand(a, dt), b, *extra)
         return as_result(r, dt)
 
     def cpu(self, a, b, *extra):
@@ -1133,6 +1190,16 @@ def _addc_dtype(name):
     return dtype
 
 
+def _number_arg(value, name):
+    """A Scalar argument given as a tensor: PyTorch's argument parser takes a zero-dim tensor
+    that does not require grad as its number, and refuses any other tensor."""
+    if not isinstance(value, Tensor):
+        return value
+    if value.dim() or value.requires_grad:
+        raise TypeError(f"{name}(): argument 'value' must be Number, not Tensor")
+    return value.item()
+
+
 def _scalar_value(value, a):
     """The scalar multiplier in the operands' type: an integer op truncates a float value and
     wraps one its type cannot hold, as PyTorch's cast does."""
@@ -1142,10 +1209,11 @@ def _scalar_value(value, a):
 
 
 _ternary("lerp.Tensor", _lerp, _lerp_dtype, "lerp_.Tensor")
-_ternary("addcmul", lambda a, t1, t2, value=1: a + _scalar_value(value, a) * t1 * t2,
+_ternary("addcmul", lambda a, t1, t2, value=1:
+         a + _scalar_value(_number_arg(value, "addcmul"), a) * t1 * t2,
          _addc_dtype("addcmul"), "addcmul_")
-_ternary("addcdiv", lambda a, t1, t2, value=1: a + value * (t1 / t2), _addc_dtype("addcdiv"),
-         "addcdiv_")
+_ternary("addcdiv", lambda a, t1, t2, value=1: a + _number_arg(value, "addcdiv") * (t1 / t2),
+         _addc_dtype("addcdiv"), "addcdiv_")
 
 
 # ---- activations -------------------------------------------------------------------------------
@@ -1203,7 +1271,10 @@ unary("log_sigmoid", _log_sigmoid, check=_floating_only("log_sigmoid_cpu"), quie
       layout="contiguous")
 
 
-def _hardshrink(a, lambd=0.5):
+def _hardshrink(a, dt, lambd=0.5):
+    """0 where -lambd <= x <= lambd, lambd taken in the tensor's dtype as PyTorch's kernel
+    does (so a bfloat16 0.3 is inside hardshrink(0.3))."""
+    lambd = np.array(lambd, dtype=dt._np).astype(a.dtype)
     return np.where((a >= -lambd) & (a <= lambd), np.zeros((), a.dtype), a)
 
 
@@ -1219,7 +1290,7 @@ def _check_softshrink(dt, lambd=0.5):
                            f"dtype {_scalar_type_name(dt)}, but found {lambd:g}")
 
 
-unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"))
+unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"), with_dtype=True)
 unary("softshrink", _softshrink, check=_check_softshrink)
 unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
 unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_", layout="preserve")
@@ -1307,12 +1378,20 @@ def _quiet_ufunc(ufunc):
 
 
 def complex_logaddexp(a, b):
-    """log(exp(a) + exp(b)) of complex arrays, shifted by the larger real part (NumPy's
-    logaddexp is real-only)."""
+    """log(exp(a) + exp(b)) of complex arrays as PyTorch computes it (NumPy's logaddexp is
+    real-only): max + log1p(exp(min - max)) with min, max the operands ordered by real part,
+    so the imaginary part is max's plus a small angle, not wrapped into (-pi, pi]; a NaN
+    anywhere gives NaN; two equal infinite real parts give min (-inf) or log(e^min + e^max)."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
     with np.errstate(all="ignore"):
-        shift = np.maximum(a.real, b.real)
-        shift = np.where(np.isfinite(shift), shift, 0)
-        return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
+        b_larger = a.real < b.real
+        lo, hi = np.where(b_larger, a, b), np.where(b_larger, b, a)
+        r = np.log1p(np.exp(lo - hi)) + hi
+        both_inf = ~np.isfinite(lo.real) & (lo.real == hi.real)
+        r = np.where(both_inf & (lo.real < 0), lo, r)
+        r = np.where(both_inf & (lo.real > 0), np.log(np.exp(lo) + np.exp(hi)), r)
+        nan = np.isnan(a) | np.isnan(b)
+        return np.where(nan, complex(math.nan, math.nan), r)
 
 
 def _logaddexp(a, b, dt):

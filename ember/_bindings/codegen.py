@@ -300,7 +300,7 @@ class _Binding:
                       f"            _out_needs_dim({self.name!r}, dtype, keepdim)",
                       "        dim = None"]
         lines += self.torch_function_check()
-        for pos, a in enumerate(self.params, 1):
+        for pos, a in enumerate(self.params, 1):   # (a method's position excludes self)
             n = self.arg_name(a)
             if self.varargs and not a.kwarg_only:
                 lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
@@ -318,6 +318,9 @@ class _Binding:
             elif a.type == "Tensor" and not (self.kind == "method" and a.name == "self"):
                 lines += [f"    if not isinstance({n}, Tensor):",
                           f"        _not_a_tensor({self.name!r}, {n!r}, {pos}, {n})"]
+            elif a.type in ("int", "SymInt"):   # PyTorch's parser takes no bool for an int
+                lines += [f"    if {n}.__class__ is bool:",
+                          f"        _not_an_int({self.name!r}, {n!r}, {pos})"]
         call_args = [self.arg_name(a) for a in self.op.schema.arguments]
         if self.kind == "method":
             call_args[self.receiver] = "self"
@@ -426,7 +429,7 @@ def _compile_all(bindings):
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant, "_dtype_from_out": _dtype_from_out,
            "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
-           "_not_a_tensor_list": _not_a_tensor_list,
+           "_not_a_tensor_list": _not_a_tensor_list, "_not_an_int": _not_an_int,
            "_wrong_type": _wrong_type, "_missing_size": _missing_size, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
@@ -473,6 +476,10 @@ def _missing_size(fn, name):
 
 def _wrong_type(fn, name, expected, value):
     raise TypeError(f"{fn}(): argument '{name}' must be {expected}, not {type(value).__name__}")
+
+
+def _not_an_int(fn, name, pos):
+    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not bool")
 
 
 def _not_a_tensor(fn, name, pos, value):

@@ -74,6 +74,15 @@ def _same(name, out, result, inputs):
     return out is result or f"Found dtype {_type(out)} but expected {_type(result)}"
 
 
+def _abs(name, out, result, inputs):
+    """abs of a complex tensor is real: it is written into out as a cast (complex out too),
+    as PyTorch's complex-to-float out path does; of a real tensor, all dtypes the same."""
+    if not inputs[0].dtype.is_complex:
+        return _same(name, out, result, inputs)
+    return can_cast(result, out) or (f"result type {_type(result)} can't be cast to the desired "
+                                     f"output type {_type(out)}")
+
+
 def _bool_only(name, out, result, inputs):
     return out is D.bool or f"{name} does not support non-boolean outputs."
 
@@ -104,7 +113,8 @@ def _long_indices(name, out, result, inputs):
 
 
 _OUT_DTYPE_RULES = {
-    **dict.fromkeys(["abs", "absolute", "neg", "negative", "floor", "ceil", "round", "trunc",
+    **dict.fromkeys(["abs", "absolute"], _abs),
+    **dict.fromkeys(["neg", "negative", "floor", "ceil", "round", "trunc",
                      "fix", "frac", "sign", "sgn", "bitwise_not", "conj_physical", "hardshrink"],
                     _same),
     **dict.fromkeys(["signbit", "isposinf", "isneginf"], _bool_only),
@@ -132,6 +142,7 @@ _OUT_DTYPE_RULES = {
     "where": lambda name, out, result, inputs: out is result or (
         f"Expected out type to be {_type(result)} but got {_type(out)}"),
     "heaviside": lambda name, out, result, inputs: out is result or (
+        "heaviside is not yet implemented for complex tensors." if out.is_complex else
         "heaviside is not yet implemented for tensors with different dtypes."),
     "slice_scatter": lambda name, out, result, inputs: out is result or (
         f"Expected out tensor to have dtype {_c_name(result)}, but got {_c_name(out)} instead"),

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls
-from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle
+from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle, _wrap_external
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
 from .._dispatch import dispatcher as _dispatcher
@@ -216,16 +216,64 @@ def _repeat(self, *sizes):
     return _repeat_op(self, list(_shape_args(sizes)))
 
 
-def _set_(self, source=None):
+def _set_(self, source=None, storage_offset=None, size=None, stride=None):
+    """set_(), set_(Tensor), set_(Storage) and set_(source, storage_offset, size, stride=None):
+    make self view source's memory (a storage's, or a tensor's storage) with that geometry."""
     if source is None:   # set_(): an empty tensor, on a fresh storage
         source = self.new_empty((0,))
+    if storage_offset is not None or not isinstance(source, Tensor):
+        source = _on_storage(self, source, storage_offset, size, stride)
     if source.dtype is not self.dtype:
         raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
                            f"tensor of type {D.c_type_name(self.dtype)}")
     self._np, self._size, self.dtype = source._np, source._size, source.dtype
     self._storage = source._storage_()
+    if source._stride_ is not None:   # an empty view keeps its geometry explicitly
+        self._stride_, self._offset_ = source._stride_, source._offset_
+    else:
+        self.__dict__.pop("_stride_", None)
+        self.__dict__.pop("_offset_", None)
     self._bump_version()
     return self
+
+
+def _on_storage(self, source, storage_offset, size, stride):
+    """The tensor of self's dtype that set_(source, storage_offset, size, stride) makes: over
+    a storage (the whole of it, without a geometry) or over a tensor's storage."""
+    from .._core.storage import UntypedStorage
+    if isinstance(source, Tensor):
+        storage = source._storage_()
+    elif isinstance(source, UntypedStorage):
+        storage = source
+    elif isinstance(getattr(source, "_untyped_storage", None), UntypedStorage):  # TypedStorage
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Expected a Storage of type {D.c_type_name(self.dtype)} or an "
+                               f"UntypedStorage, but got type {_legacy_name(source.dtype)} for "
+                               f"argument 1 'storage'")
+        storage = source._untyped_storage
+    else:
+        raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
+                        f"{type(source).__name__}")
+    if storage._array is None:
+        raise NotImplementedError("set_() onto a meta storage is not supported by ember")
+    item = self.dtype.itemsize
+    if storage_offset is None:
+        storage_offset, size = 0, (storage.nbytes() // item,)
+    elif size is None:
+        raise TypeError("set_() missing the size of the (source, storage_offset, size, stride) "
+                        "overload")
+    size = tuple(size)
+    if stride is None:
+        stride = tuple(int(np.prod(size[i + 1:])) for i in range(len(size)))
+    flat = storage._bytes()
+    whole = _wrap_external(flat[:len(flat) // item * item].view(self.dtype._np))
+    whole.dtype, whole._storage = self.dtype, storage
+    return _as_strided(whole, size, tuple(stride), storage_offset)
+
+
+def _legacy_name(dtype):
+    """The scalar type's name in PyTorch's messages (Float, Long, ...)."""
+    return D.LEGACY_TYPE_NAMES[dtype][:-len("Tensor")]
 
 
 # ---- operands the operators take --------------------------------------------------------------
@@ -274,6 +322,24 @@ def _ne_method(self, other):
     if not _is_operand(other):
         return NotImplemented
     return _ne(self, other)
+
+
+def _type_error_to_not_implemented(fn):
+    """A binary operator that answers NotImplemented where its op refuses the other operand's
+    type (a TypeError), so Python tries the other operand's reflected method, as PyTorch's
+    Tensor operators do."""
+    def operator(self, other):
+        try:
+            return fn(self, other)
+        except TypeError:
+            return NotImplemented
+    operator.__name__ = operator.__qualname__ = getattr(fn, "__name__", "operator")
+    return operator
+
+
+def _tensor_only(fn):
+    """@ and its reflection: a non-tensor operand gives NotImplemented."""
+    return lambda self, other: fn(self, other) if isinstance(other, Tensor) else NotImplemented
 
 
 def _rdiv(self, other):
@@ -603,6 +669,7 @@ def _make_subclass(cls, data, require_grad=False, **kwargs):
 
 _alias = _op("alias")
 _neg, _abs = _op("neg"), _op("abs")
+_as_strided = _op("as_strided")
 _lt, _le, _gt, _ge = (_op(f"{n}.Tensor") for n in ("lt", "le", "gt", "ge"))
 
 # The hottest operators check their arguments inline (Note [The one check on the hot path] in
@@ -615,7 +682,8 @@ _OPERATORS = {   # name: (its body, the method PyTorch's __torch_function__ rece
     "__rmul__": ("_mul(self, other)", "mul"), "__imul__": ("_mul_(self, other)", "mul_"),
     "__truediv__": ("_div(self, other, None)", "div"),
     "__itruediv__": ("_div_(self, other, None)", "div_"),
-    "__matmul__": ("_matmul(self, other)", "matmul"), "__pow__": ("_pow(self, other)", "pow"),
+    "__matmul__": ("_matmul(self, other) if isinstance(other, Tensor) else NotImplemented",
+                   "matmul"), "__pow__": ("_pow(self, other)", "pow"),
     "__floordiv__": ("_floor_divide(self, other)", "__floordiv__"),
     "__lt__": ("_lt(self, other)", "lt"), "__le__": ("_le(self, other)", "le"),
     "__gt__": ("_gt(self, other)", "gt"), "__ge__": ("_ge(self, other)", "ge"),
@@ -639,7 +707,10 @@ def _operators():
                       f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
                       f"        if result is not _NOT_HANDLED:\n"
                       f"            return result\n"
-                      f"    return {body}\n")
+                      + (f"    return {body}\n" if params == "self" else
+                         # a refused operand type: NotImplemented, so Python tries the other's
+                         f"    try:\n        return {body}\n"
+                         f"    except TypeError:\n        return NotImplemented\n"))
     exec(compile("\n".join(chunks), "<ember tensor operators>", "exec"), env)
     out = {}
     for name in _OPERATORS:
@@ -650,19 +721,14 @@ def _operators():
     return out
 
 
-METHODS = dict(
-    __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
-    __delitem__=_indexing.delitem,
+_BINARY_OPERATORS = dict(
     __rtruediv__=_rdiv, __rdiv__=_rdiv,
     # Python 2's names, which PyTorch's Tensor still has
     __div__=_operand_method(lambda s, o: _div(s, o, None)),
     __idiv__=_operand_method(lambda s, o: _div_(s, o, None)),
-    __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
-    __reversed__=_reversed, __contains__=_contains,
     __rfloordiv__=_rfloordiv, __ifloordiv__=_ifloordiv,
-    __mod__=_mod, __rmod__=_rmod, __imod__=_imod, __array_wrap__=_array_wrap,
-    __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o), __rmatmul__=_rmatmul,
-    __pos__=lambda s: s, __invert__=_invert,
+    __mod__=_mod, __rmod__=_rmod, __imod__=_imod,
+    __rpow__=_rpow, __ipow__=lambda s, o: _pow_(s, o),
     __and__=_and, __rand__=_and, __or__=_or, __ror__=_or, __xor__=_xor, __rxor__=_xor,
     __iand__=_operand_method(lambda s, o: s.copy_(_and(s, o))),
     __ior__=_operand_method(lambda s, o: s.copy_(_or(s, o))),
@@ -673,6 +739,16 @@ METHODS = dict(
     __rshift__=_shift_operator("bitwise_right_shift.Tensor"),
     __rrshift__=_shift_operator("bitwise_right_shift.Tensor", reflected=True),
     __irshift__=_shift_operator("bitwise_right_shift.Tensor", inplace=True),
+)
+
+METHODS = dict(
+    __getitem__=_indexing.getitem, __setitem__=_indexing.setitem,
+    __delitem__=_indexing.delitem,
+    __nonzero__=lambda s: s.__bool__(), __long__=lambda s: s.__int__(),
+    __reversed__=_reversed, __contains__=_contains,
+    __rmatmul__=_tensor_only(_rmatmul),
+    __pos__=lambda s: s, __invert__=_invert, __array_wrap__=_array_wrap,
+    **{name: _type_error_to_not_implemented(fn) for name, fn in _BINARY_OPERATORS.items()},
     to=_to, type=_type, type_as=lambda s, o: _to(s, o.dtype), copy_=copy_,
     cpu=lambda s, memory_format=None: _to(s, "cpu"),
     float=_to_dtype(D.float32), double=_to_dtype(D.float64), half=_to_dtype(D.float16),

@@ -342,9 +342,9 @@ def _combine_categories(higher, lower):
     if lower.is_complex:
         if higher is float16:  # PyTorch keeps the float's width: complex32
             raise NotImplementedError(
-                "ember has no complex32 (ComplexHalf) tensors: a float16 tensor with a complex "
-                "number (or 0-dim complex tensor) promotes to it in PyTorch; convert the float16 "
-                "tensor to float32 first")
+                "not implemented for 'ComplexHalf': ember has no complex32 dtype, which a "
+                "float16 tensor with a complex number (or 0-dim complex tensor) promotes to in "
+                "PyTorch; convert the float16 tensor to float32 first")
         return complex128 if higher is float64 else (complex64 if higher._cat == _FLOAT else lower)
     if higher.is_floating_point:
         return higher

@@ -143,6 +143,8 @@ def _check_x(x, name):
 def _check_dx(dx, name):
     if isinstance(dx, Tensor):
         raise TypeError(f"{name}(): argument 'dx' must be Number, not Tensor")
+    if isinstance(dx, complex):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
 
 
 def _zeros_without(y, dim):
@@ -182,6 +184,9 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 @numpy_names
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = _wrap_dim(dim, y.dim())
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid() received an invalid combination of arguments: "
+                        "x and dx cannot both be given")
     _check_x(x, "cumulative_trapezoid")
     length = y.shape[dim]
     if length == 0:  # an empty x (summed: an exact 0) stays in the graph, as in PyTorch
@@ -565,6 +570,13 @@ def _window_overloads(name, window_length, given):
                     f"{params})")
 
 
+def _step(value, dtype):
+    """A window's step as a zero-dim tensor of the window's dtype: PyTorch's window functions
+    round it to a float16/bfloat16 dtype before multiplying (a Python float would be read in
+    float32 by mul)."""
+    return B.tensor(value, dtype=dtype)
+
+
 def hamming_window(window_length, periodic=None, alpha=None, beta=None, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     _window_overloads("hamming_window", window_length,
@@ -575,7 +587,7 @@ def hamming_window(window_length, periodic=None, alpha=None, beta=None, *, dtype
     n, dtype = _window_start("hamming_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
-    w = (B.arange(n, dtype=dtype, device=device) * (2 * math.pi / (n - 1))).cos()
+    w = (B.arange(n, dtype=dtype, device=device) * _step(2 * math.pi / (n - 1), dtype)).cos()
     return _window_finish(w * -beta + alpha, window_length, periodic, requires_grad)
 
 
@@ -591,7 +603,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     n, dtype = _window_start("bartlett_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
-    w = B.arange(n, dtype=dtype, device=device) * (2.0 / (n - 1))
+    w = B.arange(n, dtype=dtype, device=device) * _step(2.0 / (n - 1), dtype)
     half = ((n - 1) >> 1) + 1
     w = B.cat([w.narrow(0, 0, half), 2 - w.narrow(0, half, n - half)])
     return _window_finish(w, window_length, periodic, requires_grad)
@@ -602,7 +614,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
     n, dtype = _window_start("blackman_window", window_length, periodic, dtype, layout, device)
     if window_length <= 1:
         return _finish(B.ones(window_length, dtype=dtype, device=device), requires_grad)
-    w = B.arange(n, dtype=dtype, device=device) * (math.pi / (n - 1))
+    w = B.arange(n, dtype=dtype, device=device) * _step(math.pi / (n - 1), dtype)
     w = (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
     return _window_finish(w, window_length, periodic, requires_grad)
 

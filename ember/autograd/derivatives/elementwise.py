@@ -305,8 +305,10 @@ derivative("nextafter", {"self": lambda grad: grad, "other": _zero})
 
 
 def _sinc_grad(grad, self):
+    """0 where pi x^2 is 0, which a tiny x underflows to as well (PyTorch's sinc_backward)."""
     pi_x = self * math.pi
-    return E.where(self == 0, 0.0, grad * _conj((pi_x * pi_x.cos() - pi_x.sin()) / (pi_x * self)))
+    pi_x2 = pi_x * self
+    return E.where(pi_x2 == 0, 0.0, grad * _conj((pi_x * pi_x.cos() - pi_x.sin()) / pi_x2))
 
 
 derivative("sinc", {"self": _sinc_grad})
@@ -332,7 +334,7 @@ derivative("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
 derivative("view_as_complex", {"self": lambda grad: E.view_as_real(grad.contiguous())})
 # PyTorch's formula takes 2 ** other in other's dtype: an integer pow, 0 for negative exponents
 derivative("ldexp.Tensor", {"self": lambda grad, other: grad * E.pow(2, other),
-                          "other": lambda grad, self, other: grad * self * _LN2 * E.pow(2, other)})
+                          "other": lambda grad, self, other: grad * self * (E.pow(2, other) * _LN2)})
 
 
 def _lerp_node(weight):

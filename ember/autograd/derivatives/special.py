@@ -4,15 +4,13 @@ import math
 
 from ..variable_type import derivative, not_differentiable
 from ... import _refs as E
-from ..._core.tensor import Tensor
 from ._common import _aten, _float_only_backward
 
 
 # ---- torch.special's own ops (ember/_aten/special.py)
 _SQRT_2PI = math.sqrt(2 * math.pi)
-derivative("special_xlog1py", {
-    "self": lambda grad, self, other: grad * (
-        E.log1p(other) if isinstance(other, Tensor) else math.log1p(other)),
+derivative("special_xlog1py", {   # 0 where self is 0, whatever log1p(other) is (PyTorch's)
+    "self": lambda grad, self, other: grad * _aten.special_xlog1py(self != 0, other),
     "other": lambda grad, self, other: grad * self / (other + 1)})
 derivative("special_erfcx", {"self": lambda grad, self, result:
                              (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad})

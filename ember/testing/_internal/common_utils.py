@@ -7,6 +7,7 @@ test mode, so the decorators that skip under those modes leave the test as it is
 import collections.abc
 import contextlib
 import enum
+import itertools
 import math
 import os
 import random
@@ -189,6 +190,16 @@ def noncontiguous_like(t):
     result = result[..., 1]
     result.requires_grad_(t.requires_grad)
     return result
+
+
+def iter_indices(tensor):
+    """Every index of `tensor`, in row-major order: ints for a 1-d tensor, tuples for more dims,
+    none for a 0-d one (as torch's helper of the same name)."""
+    if tensor.dim() == 0:
+        return range(0)
+    if tensor.dim() == 1:
+        return range(tensor.size(0))
+    return itertools.product(*(range(s) for s in tensor.size()))
 
 
 def _suite_defaults(kwargs):
