@@ -610,3 +610,16 @@ def test_reset_accumulated_and_peak_stats():
     assert allocator.memory_stats()["allocated_bytes"]["all"]["peak"] == kept.size
     ember.memory.reset_accumulated_memory_stats()
     assert ember.memory.memory_stats()["allocation.all.allocated"] == 0
+
+
+def test_statistics_stay_python_ints_when_a_kernel_shape_holds_numpy_ints():
+    # a kernel may compute its output shape with NumPy (np.int64 entries); the allocator's
+    # statistics and snapshots must stay ints (json.dumps of a snapshot, the viewer's page)
+    import json
+    from ember._core import caching_allocator
+    block = caching_allocator.empty((np.int64(3), 4), np.float32)
+    stats = ember.memory.memory_stats()
+    assert all(type(v) is int for v in stats.values()), \
+        {k: type(v) for k, v in stats.items() if type(v) is not int}
+    json.dumps(ember.memory._snapshot())
+    del block

@@ -1052,7 +1052,7 @@ def empty(shape, dtype):
     n = 1
     for s in shape:
         n *= s
-    nbytes = n * dtype.itemsize
+    nbytes = int(n) * dtype.itemsize  # (a kernel's shape may hold NumPy ints: stats stay ints)
     if not enabled or nbytes == 0:
         return np.empty(shape, dtype)
     return cpu_allocator.array(nbytes, dtype, shape)

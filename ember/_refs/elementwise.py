@@ -167,7 +167,6 @@ def _check_complex_parts(real, imag):
 
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle))."""
-    _check_complex_parts(abs, angle)
     if out is None:
         return _polar(abs, angle)
     return _finish(_polar(abs, angle), False, out, "polar", (abs, angle))
@@ -178,6 +177,7 @@ _polar = _op("polar")
 
 @impl("polar", "CompositeImplicitAutograd")
 def _polar_composite(abs, angle):
+    _check_complex_parts(abs, angle)  # (here, after autocast has cast the operands)
     return _complex(abs * angle.cos(), abs * angle.sin())
 
 
