@@ -98,6 +98,27 @@ def same(fn, *, match=None):
     assert_plain_equal(plain(e), plain(t))
 
 
+def outcomes(L, makes):
+    """("ok", value) or (exception class name, message) for each call in `makes` (object
+    addresses in messages left out, as they differ between runs and libraries)."""
+    out = []
+    for make in makes:
+        try:
+            out.append(("ok", make()))
+        except Exception as exc:  # the checks compare what each library raised
+            out.append((type(exc).__name__, re.sub(" at 0x[0-9a-f]+", "", str(exc))))
+    return out
+
+
+def error_line(fn, lib):
+    """fn(lib)'s exception as (class name, first line of its message); None if it returns."""
+    try:
+        fn(lib)
+    except Exception as exc:  # the checks compare what each library raised
+        return type(exc).__name__, str(exc).split("\n")[0]
+    return None
+
+
 def raises(lib, fn):
     """Run fn(); return the exception's class name and message (for checks that compare them)."""
     try:

@@ -14,7 +14,7 @@ from ember.utils import _pytree as pytree
 torch = pytest.importorskip("torch", reason="torch is the oracle for ember.export")
 from test_export import (twins, pair, t_export, node_sequence,  # noqa: E402
                          readable, assert_close)
-from test_export_attention import assert_same_graph  # noqa: E402
+from test_export_attention import _check_onnx, assert_same_graph  # noqa: E402
 
 
 def module(build, forward=None):
@@ -99,9 +99,4 @@ def test_layer_runs_in_onnx_runtime(name):
     model = make(ember).eval()
     args = tuple(e for e, _ in inputs)
     session = ort.InferenceSession(ember.onnx.export(model, args, f=None).SerializeToString())
-    outs = session.run(None, {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)})
-    with ember.no_grad():
-        ref = pytree.tree_leaves(model(*args))
-    assert len(outs) == len(ref)
-    for o, r in zip(outs, ref):
-        np.testing.assert_allclose(o, r.numpy(), atol=1e-5)
+    _check_onnx(session, model, args)

@@ -11,13 +11,7 @@ import ember
 
 torch = pytest.importorskip("torch")
 
-
-def _err(fn, lib):
-    try:
-        fn(lib)
-    except Exception as e:
-        return type(e).__name__, str(e).split("\n")[0]
-    return None
+from _ported import error_line as _err  # noqa: E402
 
 
 @pytest.mark.parametrize("case", [

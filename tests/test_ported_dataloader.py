@@ -3,29 +3,18 @@ NumPy arrays and scalars, default_convert, drop_last, samplers and batch_sampler
 errors, worker_init_fn / worker seeds / persistent workers, pin_memory on a CPU-only machine),
 run against torch and ember."""
 import collections
-import re
 import warnings
 
 import numpy as np
 import pytest
 
-from _ported import same
+from _ported import outcomes as _errs, same
 
 Point = collections.namedtuple("Point", "x y")
 
 
 def _data(L):
     return L.utils.data
-
-
-def _errs(L, makes):
-    out = []
-    for make in makes:
-        try:
-            out.append(("ok", make()))
-        except Exception as e:
-            out.append((type(e).__name__, re.sub(" at 0x[0-9a-f]+", "", str(e))))  # object addresses
-    return out
 
 
 class Squares:

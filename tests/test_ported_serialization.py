@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import ember
-from _ported import same
+from _ported import outcomes as _errs, same
 
 
 class Point:
@@ -34,16 +34,6 @@ def _roundtrip(L, obj, legacy=False, **load_kw):
     L.save(obj, buf, _use_new_zipfile_serialization=not legacy)
     buf.seek(0)
     return L.load(buf, **load_kw)
-
-
-def _errs(L, makes):
-    out = []
-    for make in makes:
-        try:
-            out.append(("ok", make()))
-        except Exception as e:
-            out.append((type(e).__name__, str(e)))
-    return out
 
 
 def _nested_containers(L):

@@ -316,24 +316,8 @@ def _conv_1x1(x, w, stride, out, groups):
 # the gradients are the same passes backwards -- the input gradient adds g * w[tap] onto the
 # tap's view of a padded zero buffer, the weight gradient sums g * view per channel. Memory is
 # the output's size, not K times the input's.
-def _depthwise(w, groups):
-    return groups > 1 and w.shape[0] == groups and w.shape[1] == 1
-
-
-def _taps(kernel):
-    return np.ndindex(*kernel)
-
-
-def _conv_depthwise(x, w, stride, padding, dilation, out):
-    win = windows(pad_zeros(x, padding), w.shape[2:], stride, dilation, out)  # (N, C, *k, *out)
-    col = (slice(None),) + (None,) * len(out)
-    r = _zeros(x.shape[:2] + tuple(out), x.dtype)
-    term = np.empty_like(r)
-    for tap in _taps(w.shape[2:]):
-        np.multiply(win[(slice(None), slice(None)) + tap], w[(slice(None), 0) + tap][col],
-                    out=term)
-        r += term
-    return r
+def _depthwise(w_shape, groups):
+    return groups > 1 and w_shape[0] == groups and w_shape[1] == 1
 
 
 def _tap_view(buf, tap, stride, dilation, out):
@@ -342,13 +326,28 @@ def _tap_view(buf, tap, stride, dilation, out):
                                    for t, d, s, o in zip(tap, dilation, stride, out))]
 
 
+def _tap_weights(w, tap, nd):
+    """w[:, 0, *tap] shaped (C, 1, ...) to scale a (N, C, *out) view channel by channel."""
+    return w[(slice(None), 0) + tap][(slice(None),) + (None,) * nd]
+
+
+def _conv_depthwise(x, w, stride, padding, dilation, out):
+    xp = pad_zeros(x, padding)
+    r = _zeros(x.shape[:2] + tuple(out), x.dtype)
+    term = np.empty_like(r)
+    for tap in np.ndindex(*w.shape[2:]):
+        np.multiply(_tap_view(xp, tap, stride, dilation, out), _tap_weights(w, tap, len(out)),
+                    out=term)
+        r += term
+    return r
+
+
 def _conv_depthwise_input_grad(g, w, in_shape, stride, padding, dilation):
     out = g.shape[2:]
     padded = tuple(i + 2 * p for i, p in zip(in_shape[2:], padding))
     gx = _zeros(tuple(in_shape[:2]) + padded, g.dtype)
-    col = (slice(None),) + (None,) * len(out)
-    for tap in _taps(w.shape[2:]):
-        _tap_view(gx, tap, stride, dilation, out)[...] += g * w[(slice(None), 0) + tap][col]
+    for tap in np.ndindex(*w.shape[2:]):
+        _tap_view(gx, tap, stride, dilation, out)[...] += g * _tap_weights(w, tap, len(out))
     return gx[(Ellipsis,) + tuple(slice(p, p + i) for p, i in zip(padding, in_shape[2:]))]
 
 
@@ -357,7 +356,7 @@ def _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation):
     xp = pad_zeros(x, padding)
     dw = _zeros(tuple(w_shape), g.dtype)
     spec = "nc" + "xyz"[:len(out)]
-    for tap in _taps(w_shape[2:]):
+    for tap in np.ndindex(*w_shape[2:]):
         dw[(slice(None), 0) + tap] = np.einsum(f"{spec},{spec}->c", g,
                                                _tap_view(xp, tap, stride, dilation, out))
     return dw
@@ -369,7 +368,7 @@ def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
     out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
     if algorithm is None:
         algorithm = "direct_1x1" if _direct_1x1(w.shape[2:], padding, out) else \
-            "depthwise" if _depthwise(w, groups) else "im2col"
+            "depthwise" if _depthwise(w.shape, groups) else "im2col"
     if algorithm == "direct_1x1":
         return _conv_1x1(x, w, stride, out, groups)
     if algorithm == "depthwise":  # Note [Depthwise convolution]
@@ -473,7 +472,7 @@ def _algorithms(x, w, stride, padding, dilation, groups):
         names.append("direct_1x1")
     if w.ndim == 4:
         names.append("nhwc")
-    if _depthwise(w, groups):
+    if _depthwise(w.shape, groups):
         names.append("depthwise")
     if _winograd_applies(w, stride, dilation, groups):
         names.append("winograd")
@@ -529,7 +528,7 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
         gx = _zeros(in_shape, r.dtype)
         gx[(Ellipsis,) + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))] = r
         return gx
-    if _depthwise(w, groups):  # Note [Depthwise convolution]
+    if _depthwise(w.shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_input_grad(g, w, in_shape, stride, padding, dilation)
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
     if all(s == 1 for s in stride) and all(q >= 0 for q in full) and \
@@ -553,7 +552,7 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
         gg = g.reshape(g.shape[0], groups, g.shape[1] // groups, -1)   # (N, G, O/G, L)
         xs = _strided_pixels(x, stride, g.shape[2:], groups)            # (N, G, C/G, L)
         return _batched(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
-    if cols is None and w_shape[0] == groups and w_shape[1] == 1 and groups > 1:
+    if cols is None and _depthwise(w_shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)

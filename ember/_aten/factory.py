@@ -113,14 +113,16 @@ def checked_scalar(value, dt):
         return value
     kind = type(value)
     if (kind is float or kind is int) and bounds[0] <= value <= bounds[1]:
-        if value < 0 and dt in D.barebones_unsigned and kind is float:
-            raise RuntimeError(f"value cannot be converted to type {bounds[2]} without overflow")
-        if value < 0 and kind is int and (dt is D.uint8 or dt in D.barebones_unsigned):
-            return value & ((1 << 8 * dt.itemsize) - 1)  # wraps, as two's complement does
-        return value
+        if value >= 0 or dt.is_signed:
+            return value
+        if kind is int:  # a negative int wraps into an unsigned type (two's complement)
+            return value & ((1 << 8 * dt.itemsize) - 1)
+        # a negative float is below an unsigned type's range: the overflow below
     if kind is bool or isinstance(value, Tensor):
         return value
     lo, hi, name = bounds
+    if not dt.is_signed:
+        lo = 0  # (negative ints wrapped above)
     floating = dt.is_floating_point or dt.is_complex
     for v in (value.real, value.imag) if isinstance(value, complex) and dt.is_complex else \
             (value.real,):

@@ -202,12 +202,7 @@ def _promote(a, b):
     if isinstance(a, _TensorlessDtype) or isinstance(b, _TensorlessDtype):
         return _promote_tensorless(a, b)
     if a in barebones_unsigned or b in barebones_unsigned:
-        other = b if a in barebones_unsigned else a
-        if other.is_floating_point:
-            return other
-        raise RuntimeError(
-            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
-            f"{scalar_type_name(a)} and {scalar_type_name(b)}")
+        return _promote_barebones(a, b)
     if a._cat != b._cat:
         hi, lo = (a, b) if a._cat > b._cat else (b, a)
         if hi.is_complex and lo is float64:
@@ -225,6 +220,26 @@ def _promote(a, b):
     return a if a.itemsize >= b.itemsize else b
 
 
+def _barebones(d):
+    """uint16/32/64 and the sub-byte uint1..uint7, int1..int7: outside the promotion lattice."""
+    return d in barebones_unsigned or getattr(d, "_kind", None) == "sub-byte"
+
+
+def _unsigned_barebones(d):
+    return _barebones(d) and d.name.startswith("uint")
+
+
+def _promote_barebones(a, b):
+    """An unsigned barebones type promotes only with a floating type (to it); anything else is
+    PyTorch's error."""
+    bare, other = (a, b) if _barebones(a) else (b, a)
+    if _unsigned_barebones(bare) and other.is_floating_point and \
+            not isinstance(other, _TensorlessDtype):
+        return other
+    raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted "
+                       f"to promote {scalar_type_name(a)} and {scalar_type_name(b)}")
+
+
 def _promote_tensorless(a, b):
     """promote_types where a dtype ember has no tensors of takes part: PyTorch's answer."""
     kinds = {getattr(d, "_kind", None) for d in (a, b)}
@@ -236,23 +251,14 @@ def _promote_tensorless(a, b):
     if "bits" in kinds:
         raise RuntimeError(f"Promotion from {names} is unsupported.")
     if "float8" in kinds:
-        if float4_e2m1fn_x2 in (a, b) and any(d in barebones_unsigned or d.name[:4] == "uint" and
-                                              getattr(d, "_kind", "") == "sub-byte" for d in (a, b)):
+        if float4_e2m1fn_x2 in (a, b) and any(map(_unsigned_barebones, (a, b))):
             return float4_e2m1fn_x2  # (PyTorch counts float4 among the floating types here)
         raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to promote "
                            f"{names}")
-    if "sub-byte" in kinds:
-        sub, other = (a, b) if getattr(a, "_kind", None) == "sub-byte" else (b, a)
-        if sub.name.startswith("uint") and other.is_floating_point and \
-                not isinstance(other, _TensorlessDtype):  # (uint1..uint7 go as uint16 does)
-            return other
-        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
-                           f"attempted to promote {names}")
+    if _barebones(a) or _barebones(b):
+        return _promote_barebones(a, b)
     # complex32 (ComplexHalf) with another dtype: the complex of the wider float part
     other = b if a is complex32 else a
-    if other in barebones_unsigned:
-        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
-                           f"attempted to promote {names}")
     if other in (float64, complex128):
         return complex128
     if other in (bfloat16, float32, complex64):
@@ -267,16 +273,14 @@ class _PromotionTable(dict):
         return _promote(*pair)
 
 
-def _promotes(a, b):
-    try:
-        _promote(a, b)
-    except RuntimeError:
-        return False
-    return True
-
-
-_PROMOTE = _PromotionTable({(a, b): _promote(a, b) for a in all_dtypes for b in all_dtypes
-                            if _promotes(a, b)})
+_PROMOTE = _PromotionTable()
+for _a in all_dtypes:
+    for _b in all_dtypes:
+        try:
+            _PROMOTE[_a, _b] = _promote(_a, _b)
+        except RuntimeError:  # (looked up, it raises again: __missing__)
+            pass
+del _a, _b
 
 
 def promote_types(type1, type2):

@@ -67,16 +67,19 @@ def _warn_scalar_of_grad_tensor():
               "behavior.\nConsider using tensor.detach() first.")
 
 
+OWN_DTYPE = object()  # Tensor.grad_dtype's default: whatever the tensor's dtype is
+
+
 class Tensor:
     __module__ = "ember"  # printed as <class 'torch.Tensor'> is
-    __slots__ = ("_grad_dtype",  # set only by the grad_dtype setter (unset: the tensor's dtype)
-                 "_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
+    __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
                  "__dict__", "__weakref__")
 
     # cold state: class-level defaults, overridden per instance only when set
     _stride_ = None
     _offset_ = None
     _grad = None
+    _grad_dtype = OWN_DTYPE  # Tensor.grad_dtype: the tensor's own until set
     _base = None
     _nograd_view = False  # a view of a tensor requiring grad, made with grad mode off (views.py)
     _grad_acc = None
@@ -433,7 +436,7 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
-            allowed = getattr(self, "_grad_dtype", self.dtype)
+            allowed = self.dtype if self._grad_dtype is OWN_DTYPE else self._grad_dtype
             if value.dtype is not allowed and allowed is not None:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{D.c_type_name(value.dtype)}' "
@@ -460,7 +463,7 @@ class Tensor:
         autograd engine casts incoming gradients to it. Leaf tensors only."""
         if self.grad_fn is not None:
             raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
-        return getattr(self, "_grad_dtype", self.dtype)
+        return self.dtype if self._grad_dtype is OWN_DTYPE else self._grad_dtype
 
     @grad_dtype.setter
     def grad_dtype(self, value):

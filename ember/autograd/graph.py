@@ -18,7 +18,7 @@ from .._core.dtype import TENSOR_TYPE_NAMES
 from .._core.grad_mode import _grad_state
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
-from .._core.tensor import Tensor, _alias
+from .._core.tensor import OWN_DTYPE, Tensor, _alias
 from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
@@ -183,9 +183,10 @@ def accumulate_grad(variable, grad):
     """
     if variable._size != grad._size:
         grad = grad.sum_to_size(variable._size)
-    wanted = getattr(variable, "_grad_dtype", variable.dtype)  # (Tensor.grad_dtype)
-    if grad.dtype is not wanted and wanted is not None:
-        grad = grad.to(wanted)
+    if grad.dtype is not variable.dtype or variable._grad_dtype is not OWN_DTYPE:
+        wanted = variable.grad_dtype  # None: any dtype
+        if wanted is not None and grad.dtype is not wanted:
+            grad = grad.to(wanted)
     old = variable._grad
     if old is None and type(grad._sparse) is tuple:
         # a COO gradient has no layout to obey: a copy under create_graph, else a new sparse
