@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from .._core import dtype as D
+from .._core.float8 import to_float8
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _wrap_external, _meta, _wrap_dim
 from .._core.memory_format import empty_like_array
@@ -52,7 +53,9 @@ def as_result(r, dt):
     """A kernel's NumPy result as an array of dtype `dt` (ufuncs return scalars for 0-d)."""
     if type(r) is not np.ndarray:
         r = np.asarray(r)
-    return r if r.dtype == dt._np else r.astype(dt._np)
+    if r.dtype == dt._np:
+        return r
+    return r.astype(dt._np) if dt._kind is None else to_float8(r, dt)
 
 
 def _reraise_unless_shape_error(a, b):

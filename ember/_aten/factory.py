@@ -5,6 +5,7 @@ import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
+from .._core.float8 import as_strided, to_float8
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
@@ -67,7 +68,7 @@ def empty_strided(size, stride, dtype=None, device=None):
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))
     it = dt.itemsize
     _fill_uninitialized(buf, dt)
-    arr = np.lib.stride_tricks.as_strided(buf, tuple(size), tuple(k * it for k in stride))
+    arr = as_strided(buf, tuple(size), tuple(k * it for k in stride))
     t = _wrap(arr)
     if not n:  # NumPy forgets the strides of an empty array; PyTorch keeps them
         t._stride_, t._offset_ = tuple(stride), 0
@@ -110,7 +111,7 @@ def checked_scalar(value, dt):
         value = value.real
     bounds = _SCALAR_RANGES.get(dt)
     if bounds is None:
-        return value
+        return value if dt._kind != "float8" else _float8_scalar(value, dt)
     kind = type(value)
     if (kind is float or kind is int) and bounds[0] <= value <= bounds[1]:
         if value >= 0 or dt.is_signed:
@@ -135,6 +136,22 @@ def _fill_dtype(value, dtype):
     if dtype is not None:
         return dtype
     return D.scalar_dtype(value.item() if isinstance(value, Tensor) else value)
+
+
+def _float8_scalar(value, dt):
+    """A Python number as a 0-d float8 array: an int beyond the format's finite range overflows
+    (c10's checked conversion), a float rounds as converting a tensor does (float8.py)."""
+    if isinstance(value, Tensor):
+        return value
+    if type(value) is int and abs(value) > _float8_max(dt):
+        raise RuntimeError(f"value cannot be converted to type c10::{D.scalar_type_name(dt)} "
+                           "without overflow")
+    return to_float8(np.asarray(float(value)), dt)
+
+
+def _float8_max(dt):
+    from .._core.type_info import finfo
+    return finfo(dt).max
 
 
 @impl("full", "CPU")
@@ -485,7 +502,9 @@ def tensor_from_data(data, dtype=None, device=None):
     if unsigned64:
         _check_uint64_numbers(raw)
     try:
-        if dt.is_floating_point or dt.is_complex or dt is D.bool:
+        if dt._kind == "float8":  # through float32, rounded as PyTorch (float8.py)
+            arr = to_float8(np.array(raw, dtype=np.float32), dt)
+        elif dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero
             src = np.array(raw, dtype=np.uint64 if unsigned64 else None)

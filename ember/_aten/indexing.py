@@ -7,6 +7,7 @@ for a dim taken whole (what `x[:, idx]` becomes). Bool tensors index like their 
 import warnings
 
 import numpy as np
+from .._core.float8 import as_strided
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl
@@ -101,7 +102,7 @@ def index_meta(self, indices):
     if any(i is not None and i.dtype in (D.bool, D.uint8) for i in indices):
         raise NotImplementedError("boolean-mask indexing on the meta device has a data-dependent "
                                   "shape")
-    fake = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), self._size, (0,) * self.dim())
+    fake = as_strided(np.zeros(1, np.int8), self._size, (0,) * self.dim())
     key = tuple(np.zeros(i._size, np.int64) if i is not None else slice(None) for i in indices)
     return _meta(fake[key].shape, self.dtype, device=self._device)
 

@@ -10,10 +10,12 @@ import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
+from .._core.float8 import as_strided as np_as_strided
 
 from .._core.resizable import check_resizable
 
 from .._core import dtype as D
+from .._core.float8 import to_float8
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .._core.memory_format import copy_in_format, format_strides, preserve_format, \
@@ -34,7 +36,7 @@ def _stand_in(t):
     if buf is None:
         buf = _dummies[dt] = np.zeros(1, dtype=dt)
     it = dt.itemsize
-    return np.lib.stride_tricks.as_strided(buf, t._size, tuple(s * it for s in t.stride()))
+    return np_as_strided(buf, t._size, tuple(s * it for s in t.stride()))
 
 
 def _meta_from_stand_in(arr, src):
@@ -204,8 +206,8 @@ def _strided(a, shape, strides, offset=0):
     first element (the offset may point one past the end when the view has no elements)."""
     it = a.itemsize
     if offset:
-        a = np.lib.stride_tricks.as_strided(a, (2,), (offset * it,))[1:]
-    return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(s * it for s in strides))
+        a = np_as_strided(a, (2,), (offset * it,))[1:]
+    return np_as_strided(a, tuple(shape), tuple(s * it for s in strides))
 
 
 def _permute(a, dims):
@@ -256,7 +258,7 @@ def _expand(a, size, implicit=False):
                                f"size ({cur}) at non-singleton dimension {i}.  Target sizes: "
                                f"{size}.  Tensor sizes: {list(a.shape)}")
         shape[i] = s
-    return np.lib.stride_tricks.as_strided(a, shape, strides)
+    return np_as_strided(a, shape, strides)
 
 
 def _squeeze(a, dims):
@@ -277,7 +279,7 @@ def _unsqueeze(a, dim):
     strides = a.strides[:d] + (a.itemsize if d == a.ndim else a.shape[d] * a.strides[d],) + \
         a.strides[d:]
     if r.strides != strides:
-        r = np.lib.stride_tricks.as_strided(r, r.shape, strides)
+        r = np_as_strided(r, r.shape, strides)
     return r
 
 
@@ -366,7 +368,7 @@ def _unfold(a, dimension, size, step):
     if n:
         shape[d] = count
         strides[d] = a.strides[d] * step
-    return np.lib.stride_tricks.as_strided(a, tuple(shape) + (size,),
+    return np_as_strided(a, tuple(shape) + (size,),
                                            tuple(strides) + ((a.strides[d] if n else 0),))
 
 
@@ -416,7 +418,7 @@ def _view_dtype(a, dtype):
         shape[-1] //= ratio
         strides = [s // ratio for s in strides[:-1]] + [1]
     # one element of the new dtype at a's first byte, then strided over the same memory
-    first = np.lib.stride_tricks.as_strided(a, (max(new_it // old_it, 1),), (old_it,))
+    first = np_as_strided(a, (max(new_it // old_it, 1),), (old_it,))
     return _strided(first.view(np.uint8)[:new_it].view(new), shape, strides)
 
 
@@ -499,8 +501,8 @@ view_op("view.dtype", _view_dtype, _check_view_dtype, tracked=False)
 def _view_as_real(a):
     """A complex array's memory as (real, imag) pairs: a trailing dim of 2, stride 1."""
     real = np.dtype(a.dtype.char.lower())
-    first = np.lib.stride_tricks.as_strided(a, (1,), (a.itemsize,)).view(real)
-    return np.lib.stride_tricks.as_strided(first, a.shape + (2,), a.strides + (real.itemsize,))
+    first = np_as_strided(a, (1,), (a.itemsize,)).view(real)
+    return np_as_strided(first, a.shape + (2,), a.strides + (real.itemsize,))
 
 
 def _view_as_complex(a):
@@ -508,7 +510,7 @@ def _view_as_complex(a):
     strides); the inverse of _view_as_real. An empty array's strides are arbitrary (NumPy
     gives zeros), so it is given contiguous ones first."""
     if a.size == 0:
-        a = np.lib.stride_tricks.as_strided(
+        a = np_as_strided(
             a, a.shape, tuple(s * a.itemsize for s in _contiguous_strides(a.shape)))
     return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
 
@@ -573,7 +575,7 @@ def as_strided(self, size, stride, storage_offset=None):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {off}, and itemsize {it} requiring a storage size of "
                            f"{need * it} are out of bounds for storage of size {flat.size * it}")
-    r = np.lib.stride_tricks.as_strided(flat[off:], tuple(size), tuple(k * it for k in stride))
+    r = np_as_strided(flat[off:], tuple(size), tuple(k * it for k in stride))
     t = view_result(r, self)
     if not r.size:
         t._stride_, t._offset_ = tuple(stride), off
@@ -699,6 +701,8 @@ def _cast(a, dt):
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=_user_stacklevel())
         a = a.real
+    if dt._kind == "float8":
+        return to_float8(a, dt)
     if a.dtype.kind == "f" and (target.kind != "f" or target.itemsize < a.itemsize):
         with np.errstate(over="ignore", invalid="ignore"):  # silent like a C cast
             return a.astype(target, order="K")
@@ -764,7 +768,10 @@ def fill_(self, value):
 
 @impl("zero_", "CPU")
 def zero_(self):
-    self._np[...] = 0
+    if self.dtype is D.float8_e8m0fnu:  # no zero in it: PyTorch writes the zero byte (2**-127)
+        self._np.view(np.uint8)[...] = 0
+    else:
+        self._np[...] = 0
     return self
 
 

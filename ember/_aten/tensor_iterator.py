@@ -7,6 +7,7 @@ TensorIterator decides it in two steps (TensorIterator.cpp, `fast_set_up` and
 (sizes, strides) pairs, `laid_out` puts an eager kernel's NumPy result into that layout.
 """
 import numpy as np
+from .._core.float8 import as_strided
 
 from .._core import caching_allocator
 from .._core.memory_format import is_non_overlapping_and_dense
@@ -212,5 +213,5 @@ def empty_strided(shape, strides, dtype):
     a = caching_allocator.empty([shape[d] for d in order], dtype).transpose(np.argsort(order))
     want = tuple(s * a.itemsize for s in strides)
     if a.strides != want:  # size-1 dims whose strides the permuted block does not give
-        a = np.lib.stride_tricks.as_strided(a, a.shape, want)
+        a = as_strided(a, a.shape, want)
     return a

@@ -7,6 +7,7 @@ import builtins
 import warnings
 
 import numpy as np
+from .._core.float8 import as_strided
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls, default_device, check_legacy_device
@@ -18,7 +19,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
-from .._aten.factory import linspace_dtype
+from .._aten.factory import checked_scalar, linspace_dtype
 from .out import _finish, _type
 
 
@@ -204,7 +205,7 @@ def _tensor_over(ndarray):
     else:
         extent = 1 + builtins.sum((n - 1) * s for n, s in zip(ndarray.shape,
                                                               ndarray.strides)) // it
-        span = np.lib.stride_tricks.as_strided(ndarray, (extent,), (it,))
+        span = as_strided(ndarray, (extent,), (it,))
     t._storage = UntypedStorage._adopt(span, t._device)
     return t
 
@@ -301,7 +302,8 @@ def _empty_like(t, dtype, device, memory_format):
 
 def _filled(t, value):
     if t._np is not None:
-        t._np[...] = value.item() if isinstance(value, Tensor) else value
+        value = value.item() if isinstance(value, Tensor) else value
+        t._np[...] = value if t.dtype._kind is None else checked_scalar(value, t.dtype)
     elif t._lazy is not None:  # recorded on the lazy device
         t.fill_(value)
     elif t._sparse is not None and not t.is_sparse:  # compressed: zeros_like stores no entry,

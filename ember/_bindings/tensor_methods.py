@@ -120,7 +120,7 @@ def _to(self, *args, **kwargs):
 
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
-        if self.dtype in D.barebones_unsigned and self._device.type == "cpu":
+        if self.dtype in D.v3_dtypes and self._device.type == "cpu":
             return f"torch.{D.scalar_type_name(self.dtype)}Tensor"   # no legacy class exists
         from ..autograd.graph import _type_name
         return _type_name(self)

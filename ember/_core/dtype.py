@@ -15,6 +15,7 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 class dtype:
     __module__ = "ember"  # printed as <class 'torch.dtype'> is
     __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np", "_cat")
+    _kind = None  # the dtypes outside the promotion lattice say which kind they are
 
     def __init__(self, name, np_dtype, itemsize, cat, is_signed):
         self.name = name
@@ -46,12 +47,14 @@ class dtype:
         return complex128 if self is float64 else complex64
 
 
-def _bfloat16_np():
+def _ml_np(name):
+    """The ml_dtypes NumPy type of that name (bfloat16, the float8 formats), or None without
+    the package (then making a tensor of the dtype says to install it)."""
     try:
         import ml_dtypes
     except ImportError:
         return None
-    return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(getattr(ml_dtypes, name))
 
 
 bool = dtype("bool", np.dtype(np.bool_), 1, _BOOL, False)
@@ -61,7 +64,7 @@ int16 = dtype("int16", np.dtype(np.int16), 2, _INT, True)
 int32 = dtype("int32", np.dtype(np.int32), 4, _INT, True)
 int64 = dtype("int64", np.dtype(np.int64), 8, _INT, True)
 float16 = dtype("float16", np.dtype(np.float16), 2, _FLOAT, True)
-bfloat16 = dtype("bfloat16", _bfloat16_np(), 2, _FLOAT, True)
+bfloat16 = dtype("bfloat16", _ml_np("bfloat16"), 2, _FLOAT, True)
 float32 = dtype("float32", np.dtype(np.float32), 4, _FLOAT, True)
 float64 = dtype("float64", np.dtype(np.float64), 8, _FLOAT, True)
 complex64 = dtype("complex64", np.dtype(np.complex64), 8, _COMPLEX, True)
@@ -75,6 +78,24 @@ barebones_unsigned = (uint16, uint32, uint64)
 
 all_dtypes = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
               complex64, complex128, uint16, uint32, uint64)
+
+
+class _Float8Dtype(dtype):
+    """PyTorch's float8 formats, stored as ml_dtypes' types of the same bits. Like the barebones
+    unsigned types they promote only with themselves; converting to them rounds as PyTorch does
+    (ember/_core/float8.py)."""
+    __slots__ = ()
+    _kind = "float8"
+
+
+float8_dtypes = tuple(_Float8Dtype(n, _ml_np(n), 1, _FLOAT, n != "float8_e8m0fnu") for n in (
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"))
+float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = float8_dtypes
+# dtypes whose NumPy twin is an ml_dtypes type (few NumPy loops: kernels compute in float32)
+ml_dtypes_dtypes = (bfloat16,) + float8_dtypes
+# dtypes saved with their dtype beside an untyped storage (_rebuild_tensor_v3): no typed
+# storage class of theirs exists in PyTorch's pickles
+v3_dtypes = barebones_unsigned + float8_dtypes
 
 
 class _TensorlessDtype(dtype):
@@ -123,19 +144,17 @@ tensorless_dtypes = (
         ("bits1x8", 1), ("bits2x4", 1), ("bits4x2", 1), ("bits8", 1), ("bits16", 2))),
     *(_TensorlessDtype(f"uint{k}", 1, _INT, False, "sub-byte") for k in range(1, 8)),
     *(_TensorlessDtype(f"int{k}", 1, _INT, True, "sub-byte") for k in range(1, 8)),
-    *(_TensorlessDtype(n, 1, _FLOAT, n != "float8_e8m0fnu", "float8") for n in (
-        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
-        "float4_e2m1fn_x2")),
+    _TensorlessDtype("float4_e2m1fn_x2", 1, _FLOAT, True, "float8"),  # two values per byte
     _TensorlessDtype("complex32", 4, _COMPLEX, True, "complex32"),
 )
 
 globals().update({d.name: d for d in tensorless_dtypes})  # ember.qint8, ember.float8_e5m2, ...
 complex32, float4_e2m1fn_x2 = tensorless_dtypes[-1], tensorless_dtypes[-2]
 
-_by_name = {d.name: d for d in all_dtypes + tensorless_dtypes}
+_by_name = {d.name: d for d in all_dtypes + float8_dtypes + tensorless_dtypes}
 _by_name.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
                 cfloat=complex64, cdouble=complex128)
-_from_np = {d._np: d for d in all_dtypes if d._np is not None}
+_from_np = {d._np: d for d in all_dtypes + float8_dtypes if d._np is not None}
 
 
 def _dtype_by_name(name):
@@ -181,7 +200,8 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
                  "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
                  "bool": "bool", "complex64": "c10::complex<float>",
                  "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
-                 "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
+                 "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long",
+                 **{d.name: "c10::" + _SCALAR_TYPE_NAMES[d.name] for d in float8_dtypes}}
 
 
 def np_dtype(d):
@@ -199,7 +219,7 @@ def np_dtype(d):
 def _promote(a, b):
     if a is b:
         return a
-    if isinstance(a, _TensorlessDtype) or isinstance(b, _TensorlessDtype):
+    if a._kind is not None or b._kind is not None:  # tensorless or float8
         return _promote_tensorless(a, b)
     if a in barebones_unsigned or b in barebones_unsigned:
         return _promote_barebones(a, b)
@@ -395,7 +415,7 @@ LEGACY_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "
                      complex128: "ComplexDoubleTensor"}
 # Tensor.type()'s names, which also cover the types without a legacy class
 TENSOR_TYPE_NAMES = {**LEGACY_TYPE_NAMES,
-                     **{d: f"UInt{d.itemsize * 8}Tensor" for d in barebones_unsigned}}
+                     **{d: f"{scalar_type_name(d)}Tensor" for d in v3_dtypes}}
 
 
 # PyTorch's argument parser takes a Python number type where a dtype goes: dtype=float is float64

@@ -17,6 +17,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 from ember._core.flags import warn_once
 
 import numpy as np
+from .float8 import as_strided
 
 from . import dtype as D
 from .device import cpu as _CPU, meta as _META, check_legacy_device
@@ -555,6 +556,8 @@ class Tensor:
         if self._rg and not force and _grad_state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self.dtype in D.ml_dtypes_dtypes:  # NumPy has no such type (ember's twin is ml_dtypes')
+            raise TypeError(f"Got unsupported ScalarType {D.scalar_type_name(self.dtype)}")
         mark_not_resizable(self._storage_())   # the array shares its memory: it may not grow
         return self._np
 
@@ -570,7 +573,7 @@ class Tensor:
                 return self.detach().to("cpu").tolist()
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._np
-        if self.dtype is D.bfloat16:
+        if self.dtype in D.ml_dtypes_dtypes:
             a = a.astype(np.float32)
         return a.tolist()
 
@@ -586,7 +589,7 @@ class Tensor:
                                           "arguments from the 'SparseCsrCPU' backend.")
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         a = self._np
-        if self.dtype is D.bfloat16:
+        if self.dtype in D.ml_dtypes_dtypes:
             a = a.astype(np.float32)
         return a.reshape(()).item()
 
@@ -781,7 +784,7 @@ def array_from_dlpack(obj):
     strides = [dl.strides[i] for i in range(dl.ndim)] if dl.strides else None
     arr = np.from_dlpack(_Capsule(capsule))
     if not arr.size and strides is not None:  # NumPy drops an empty array's strides
-        arr = np.lib.stride_tricks.as_strided(arr, arr.shape, [s * arr.itemsize for s in strides])
+        arr = as_strided(arr, arr.shape, [s * arr.itemsize for s in strides])
     if legacy and not arr.flags.writeable:
         arr = np.asarray(_WritableView(arr))
     if bfloat16:  # after the array interface, which has no name for bfloat16

@@ -13,6 +13,7 @@ import dataclasses
 import math
 
 import numpy as np
+from . import dtype as D
 
 __all__ = [
     "PRINT_OPTS",
@@ -331,9 +332,13 @@ def _tensor_str(data, is_floating, is_complex, indent):
         return _tensor_str_with_formatter(
             data, indent, summarize, real_formatter, imag_formatter
         )
+    zeros = None
     if is_floating:
+        if data.dtype == _E8M0:  # PyTorch picks the format from the values != 0 in the dtype,
+            zeros = data.view(np.uint8) == 0  # where the zero byte (2**-127) equals 0
         data = np.asarray(data, dtype=np.float64)
-    formatter = _Formatter(values(data), is_floating)
+    formatter = _Formatter(values(data if zeros is None else np.where(zeros, 0.0, data)),
+                           is_floating)
     return _tensor_str_with_formatter(data, indent, summarize, formatter)
 
 
@@ -466,3 +471,6 @@ def tensor_repr(t, *, tensor_contents=None):
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent,
                          force_newline=type(sparse) is tuple)
+
+
+_E8M0 = D.float8_e8m0fnu._np

@@ -1,7 +1,9 @@
 """torch.finfo / torch.iinfo: the numerical limits of a floating-point or integer dtype.
 
-Values come from NumPy's (and ml_dtypes' for bfloat16) limit tables; the repr prints each number
+Values come from NumPy's (and ml_dtypes' for bfloat16 and float8) limit tables; the repr prints each number
 with six significant digits, as PyTorch's C++ stream formatting does."""
+import math
+
 import numpy as np
 
 from . import dtype as D
@@ -21,10 +23,13 @@ class finfo:
             raise TypeError("torch.finfo() requires a floating point input type. "
                             "Use torch.iinfo to handle 'torch.finfo'")
         d = d.to_real()
-        info = np.finfo(D.np_dtype(d)) if d is not D.bfloat16 else _ml_finfo(d)
+        info = _ml_finfo(d) if d in D.ml_dtypes_dtypes else np.finfo(D.np_dtype(d))
         self.bits = d.itemsize * 8
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
-        self.resolution = 10.0 ** -info.precision  # an exact decimal, as in torch
+        if d is D.float8_e5m2fnuz:  # c10's numeric_limits say 2**-3 (the spacing at 1 is 2**-2)
+            self.eps = 0.125
+        # 10**-digits10 (the decimal digits the mantissa always holds), an exact decimal as in torch
+        self.resolution = 10.0 ** -int(info.nmant * math.log10(2))
         self.smallest_normal = self.tiny = float(info.smallest_normal)
         self.dtype = d.name
 

@@ -19,6 +19,7 @@ The generated code uses both only after they reproduced the kernels' results bit
 the capture run's tensors (codegen.py).
 """
 import numpy as np
+from .._core.float8 import as_strided
 
 from .._core.caching_allocator import empty as _empty
 
@@ -52,7 +53,7 @@ def _tiles(a, h, w):
     oh, ow = h // 2, w // 2
     m = a.size // (h * w)
     s = a.strides
-    return np.lib.stride_tricks.as_strided(
+    return as_strided(
         a, (m, oh, 2, ow, 2), (s[-1] * h * w, 2 * s[-2], s[-2], 2 * s[-1], s[-1]))
 
 

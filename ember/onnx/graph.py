@@ -91,7 +91,7 @@ class GraphContext:
         if x is None or isinstance(x, Value):
             return x
         if hasattr(x, "detach"):  # an ember Tensor passed by a custom symbolic
-            x = x.detach().numpy()
+            x = x.detach()._np  # (bfloat16 too: numpy() refuses it, as torch)
         return self.constant(x)
 
     def _fresh(self, op_type):
@@ -153,7 +153,7 @@ def _make_node(op_type, inputs, outputs, domain, attributes):
             continue
         if attr_type == "TENSOR" or hasattr(value, "detach") or isinstance(value, np.ndarray):
             if hasattr(value, "detach"):
-                value = value.detach().numpy()
+                value = value.detach()._np
             if not isinstance(value, np.ndarray):
                 value = np.asarray(value)
             value = numpy_helper.from_array(value)

@@ -97,8 +97,8 @@ class Trace:
             return v
         name = self.params.get(id(t))
         if name is not None:
-            return self._value(t, "param", name, t.detach().numpy().copy())
-        return self._value(t, "const", f"const_{len(self.values)}", t.detach().numpy().copy())
+            return self._value(t, "param", name, t.detach()._np.copy())
+        return self._value(t, "const", f"const_{len(self.values)}", t.detach()._np.copy())
 
     # ---- recording ------------------------------------------------------------------------
     def _on_op(self, op, args, level):

@@ -37,6 +37,7 @@ Complex parameters are updated through their real view, as PyTorch's optimizers 
 import math
 
 import numpy as np
+from .._core.float8 import as_strided
 
 BLOCK = 1 << 15  # elements per block: a block's arrays and temporaries fit in L2 cache
 
@@ -122,7 +123,7 @@ def real_view(t):
     if a.dtype.kind == "c":
         # (re, im) as a last axis of length 2, for any strides (a transposed parameter too)
         re = a.real
-        a = np.lib.stride_tricks.as_strided(re, a.shape + (2,), a.strides + (re.itemsize,))
+        a = as_strided(re, a.shape + (2,), a.strides + (re.itemsize,))
     return a
 
 

@@ -24,6 +24,7 @@ import types
 from collections import ChainMap, OrderedDict
 
 import numpy as np
+from .._core.float8 import as_strided
 
 from .._core import dtype as D
 from . import weights_only_unpickler as _weights_only_unpickler
@@ -133,7 +134,7 @@ def _reduce_tensor(t):
     if t._np is None:
         func, args = _rebuild_meta_tensor_no_storage, (t.dtype, tuple(t._size), t.stride(),
                                                         t._rg)
-    elif t.dtype in D.barebones_unsigned:  # no typed storage class: the dtype goes along
+    elif t.dtype in D.v3_dtypes:  # no typed storage class: the dtype goes along
         func, args = _rebuild_tensor_v3, (t._storage_(), t.storage_offset(), tuple(t._size),
                                           t.stride(), t._rg, OrderedDict(), t.dtype)
     else:
@@ -208,7 +209,7 @@ def _tensor_on_storage(storage, dtype, offset, size, stride):
     item = dtype.itemsize
     flat = storage._bytes()
     flat = flat[:len(flat) // item * item].view(D.np_dtype(dtype))
-    arr = np.lib.stride_tricks.as_strided(flat[offset:], size, [s * item for s in stride])
+    arr = as_strided(flat[offset:], size, [s * item for s in stride])
     t = _wrap_external(arr)
     t.dtype = dtype
     t._storage = storage
@@ -326,7 +327,7 @@ def _build_name_tables():
         "torch.device": device,
         "torch.storage.UntypedStorage": UntypedStorage,
     }
-    names.update({f"torch.{d.name}": d for d in D.all_dtypes})
+    names.update({f"torch.{d.name}": d for d in D.all_dtypes + D.float8_dtypes})
     names.update({f"torch.{st.name}": st for st in _STORAGE_TYPES.values()})
     save_names = {obj: name for name, obj in names.items()}
     # names that only ever need reading
@@ -418,7 +419,7 @@ class _Pickler(pickle._Pickler):
         `_rebuild_tensor_v2(<storage persistent id>, offset, size, stride, requires_grad,
         OrderedDict())`: a state dict is mostly tensors, and pickle's generic path spends some
         25 Python calls on each."""
-        if t._np is None or _python_state(t) or t.dtype in D.barebones_unsigned:
+        if t._np is None or _python_state(t) or t.dtype in D.v3_dtypes:
             return self.save_reduce(*_reduce_tensor(t), obj=t)
         if t._rg:
             from ..utils.hooks import warn_if_has_hooks
@@ -461,12 +462,16 @@ _TENSOR_REDUCERS = {Tensor: _reduce_tensor, Parameter: _reduce_tensor}  # Parame
 # __reduce_ex__ is for plain pickle
 
 
+def _dtype_name(d):
+    return d.name
+
+
 @functools.cache
 def _save_reducers():
     """How `_Pickler` reduces ember's types, ahead of copyreg's table. A str means "the global
     of this name", which `_Pickler.save_global` writes under PyTorch's name."""
     from .._core.layout import strided
-    return ChainMap({**_TENSOR_REDUCERS, D.dtype: lambda d: d.name,
+    return ChainMap({**_TENSOR_REDUCERS, D.dtype: _dtype_name, D._Float8Dtype: _dtype_name,
                      StorageType: lambda st: st.name, type(strided): _reduce_layout},
                     copyreg.dispatch_table)
 

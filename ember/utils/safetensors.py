@@ -1,20 +1,33 @@
 """safetensors, the second checkpoint format: a JSON header (name -> dtype, shape, byte range)
 followed by the raw bytes. There is no pickle, so loading a file cannot run code.
 
-Files are read and written through the `safetensors` package's NumPy API (`pip install
-safetensors`), so they are interchangeable with `safetensors.torch.save_file` / `load_file`.
-Like `safetensors.torch`, saving refuses non-contiguous tensors and tensors that share memory.
+Files are written and read through the `safetensors` package's own dtype-agnostic layer
+(`serialize` of TensorSpecs, `deserialize` to raw bytes; `pip install safetensors`), so they are
+interchangeable with `safetensors.torch.save_file` / `load_file` for every dtype it has, bfloat16
+and the float8 formats included (its NumPy API has neither). Like `safetensors.torch`, saving
+refuses non-contiguous tensors and tensors that share memory.
 """
+import numpy as np
+
+from .._core import dtype as D
 from .._core.tensor import Tensor, _wrap
 
+# the header's dtype names, as safetensors.torch reads them
+_DTYPES = {"F64": D.float64, "F32": D.float32, "F16": D.float16, "BF16": D.bfloat16,
+           "I64": D.int64, "I32": D.int32, "I16": D.int16, "I8": D.int8, "U8": D.uint8,
+           "BOOL": D.bool, "C64": D.complex64, "U64": D.uint64, "U32": D.uint32,
+           "U16": D.uint16, "F8_E4M3": D.float8_e4m3fn, "F8_E4M3FNUZ": D.float8_e4m3fnuz,
+           "F8_E5M2": D.float8_e5m2, "F8_E5M2FNUZ": D.float8_e5m2fnuz,
+           "F8_E8M0": D.float8_e8m0fnu}
 
-def _safetensors_numpy():
+
+def _safetensors():
     try:
-        import safetensors.numpy
+        import safetensors
     except ImportError:
         raise ImportError("ember.utils.safetensors needs the 'safetensors' package: "
                           "pip install safetensors") from None
-    return safetensors.numpy
+    return safetensors
 
 
 def _to_arrays(tensors):
@@ -39,7 +52,7 @@ def _to_arrays(tensors):
         storage = t.untyped_storage()
         if storage.nbytes():
             by_memory.setdefault(id(storage._array), []).append(name)
-        arrays[name] = t.detach().numpy()
+        arrays[name] = t.detach()._np
     shared = [names for names in by_memory.values() if len(names) > 1]
     if shared:
         raise RuntimeError(
@@ -49,11 +62,27 @@ def _to_arrays(tensors):
     return arrays
 
 
-def _to_tensors(arrays, device="cpu"):
+def _specs(tensors):
+    """The TensorSpecs `serialize` reads (each pointing into its tensor's array, which
+    `arrays` keeps alive meanwhile)."""
+    safetensors = _safetensors()
+    arrays = _to_arrays(tensors)
+    specs = {name: safetensors.TensorSpec(dtype=tensors[name].dtype.name,
+                                          shape=list(arr.shape), data_ptr=arr.ctypes.data,
+                                          data_len=arr.nbytes)
+             for name, arr in arrays.items()}
+    return specs, arrays
+
+
+def _to_tensors(flat, device="cpu"):
     out = {}
-    for name, arr in arrays.items():
-        if not arr.flags.writeable or not arr.flags.owndata:
-            arr = arr.copy()  # own the bytes: the file's mapping or buffer may go away
+    for name, entry in flat:
+        dt = _DTYPES.get(entry["dtype"])
+        if dt is None:
+            raise ValueError(f"safetensors: tensor {name!r} has dtype {entry['dtype']}, which "
+                             "ember has no tensors of")
+        # a copy of its own: the deserialized buffer is dropped with the dict
+        arr = np.frombuffer(entry["data"], dtype=D.np_dtype(dt)).reshape(entry["shape"]).copy()
         t = _wrap(arr)
         out[name] = t if str(device) == "cpu" else t.to(device)
     return out
@@ -61,19 +90,26 @@ def _to_tensors(arrays, device="cpu"):
 
 def save(tensors, metadata=None):
     """The safetensors bytes of a dict of contiguous tensors that share no memory."""
-    return _safetensors_numpy().save(_to_arrays(tensors), metadata=metadata)
+    specs, arrays = _specs(tensors)
+    data = _safetensors().serialize(specs, metadata=metadata)
+    del arrays  # (alive until here: the specs point into them)
+    return data
 
 
 def save_file(tensors, filename, metadata=None):
     """Write a dict of contiguous tensors that share no memory to `filename`."""
-    _safetensors_numpy().save_file(_to_arrays(tensors), filename, metadata=metadata)
+    specs, arrays = _specs(tensors)
+    _safetensors().serialize_file(specs, filename, metadata=metadata)
+    del arrays
 
 
 def load(data):
     """The tensors of safetensors bytes, as a dict name -> Tensor on the CPU."""
-    return _to_tensors(_safetensors_numpy().load(data))
+    return _to_tensors(_safetensors().deserialize(data))
 
 
 def load_file(filename, device="cpu"):
     """The tensors of a safetensors file, as a dict name -> Tensor on `device`."""
-    return _to_tensors(_safetensors_numpy().load_file(filename), device)
+    with open(filename, "rb") as f:
+        data = f.read()
+    return _to_tensors(_safetensors().deserialize(data), device)
