@@ -24,9 +24,10 @@ _DTYPES = {"F64": D.float64, "F32": D.float32, "F16": D.float16, "BF16": D.bfloa
 def _safetensors():
     try:
         import safetensors
-    except ImportError:
-        raise ImportError("ember.utils.safetensors needs the 'safetensors' package: "
-                          "pip install safetensors") from None
+        safetensors.TensorSpec  # (the dtype-agnostic layer: safetensors 0.8 and later)
+    except (ImportError, AttributeError):
+        raise ImportError("ember.utils.safetensors needs the 'safetensors' package, 0.8 or "
+                          "later: pip install 'safetensors>=0.8'") from None
     return safetensors
 
 
