@@ -194,7 +194,20 @@ def _tensorinv_samples(dtype, rng):
     return out
 
 
+def _scaled_mm_samples(dtype, rng):
+    """float32 data the op turns into float8_e4m3fn operands; tensor-wise and row-wise scales."""
+    a, b = make(rng, (3, 4), dtype, grad=False), make(rng, (4, 2), dtype, grad=False)
+    return [Sample(a, b, T(np.array(0.5, np.float32), dtype, grad=False),
+                   T(np.array(2.0, np.float32), dtype, grad=False)),
+            Sample(a, b, make(rng, (3, 1), dtype, grad=False), make(rng, (1, 2), dtype, grad=False),
+                   bias=make(rng, (2,), dtype, grad=False))]
+
+
 LINALG_OPS = [
+    OpInfo("_scaled_mm", lambda m, a, b, sa, sb, **kw: m._scaled_mm(
+        a.to(m.float8_e4m3fn), b.to(m.float8_e4m3fn), sa, sb, out_dtype=m.float32, **kw),
+        ("float32",), _scaled_mm_samples, grad=False, other_dtypes_raise=False,
+        errors=lambda: [ErrorInput(f32(3, 4), f32(4, 2), f32(2, 1), f32(1, 2), match="scaling")]),
     OpInfo("linalg.inv_ex", lambda m, A, **kw: m.linalg.inv_ex(A, **kw), REAL,
            _invertible_samples, tol=_TOL,
            errors=lambda: [ErrorInput(f32(2, 3), match="square"),

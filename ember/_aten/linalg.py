@@ -10,7 +10,7 @@ from . import _parallel
 from .._core import caching_allocator, dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta, _wrap_dim
-from .elementwise import broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
+from .elementwise import as_result, broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
 
 
 def _expect_same_dtype(a, b, a_name, b_name, prefix="", end=""):
@@ -116,6 +116,56 @@ def mm(self, mat2):
     _mm_shape(self, mat2)
     _mm_dtypes(self, mat2)
     return _wrap(_product(self, mat2, "addmm_impl_cpu_"))
+
+
+def _scaled_mm_check(a, b, scale_a, scale_b, out_dtype):
+    """_scaled_mm's operands: float8 matrices (mat2 column-major) with float32 scales, one per
+    tensor or one per row of a and column of b (PyTorch's "TensorWise" / "RowWise")."""
+    if len(a._size) != 2:
+        raise RuntimeError("mat1 must be a matrix")
+    m = a._size[0]
+    tensorwise = scale_a.numel() == 1 and scale_b.numel() == 1
+    n = None if tensorwise else b.size(1)  # (read before mat2's own check, as PyTorch does)
+    rowwise = tuple(scale_a._size) == (m, 1) and tuple(scale_b._size) == (1, n) and \
+        scale_a.is_contiguous() and scale_b.is_contiguous()
+    if a.dtype._kind != "float8" or b.dtype._kind != "float8" or not (tensorwise or rowwise) \
+            or scale_a.dtype is not D.float32 or scale_b.dtype is not D.float32:
+        raise ValueError(
+            "Invalid scaling configuration.\n"
+            "- For TensorWise scaling, a and b should be float8, scales should be float and "
+            "singletons.\n"
+            f"- For RowWise scaling, a and b should be float8, scales should be float, scale_a "
+            f"should be ({m}, 1) and scale_b should be (1, {b._size[-1] if b._size else 1}), and "
+            "both should be contiguous.\n"
+            f"Got mat_a.dtype()={D.scalar_type_name(a.dtype)}, scale_a.dtype()="
+            f"{D.scalar_type_name(scale_a.dtype)}, scale_a.size()={list(scale_a._size)}, "
+            f"scale_a.stride()={list(scale_a.stride())}, mat_b.dtype()="
+            f"{D.scalar_type_name(b.dtype)}, scale_b.dtype()={D.scalar_type_name(scale_b.dtype)}, "
+            f"scale_b.size()={list(scale_b._size)} and scale_b.stride()={list(scale_b.stride())}")
+    for name, scale in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if not tensorwise and scale.stride(1) != 1:
+            raise ValueError(f"expected {name}.stride(1) to be 1, but got {scale.stride(1)}")
+    return _mm_shape(a, b), out_dtype or a.dtype
+
+
+@impl("_scaled_mm", "CPU")
+def _scaled_mm(self, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
+               use_fast_accum=False):
+    """PyTorch's float8 matrix product: (a * scale_a) @ (b * scale_b) + bias, accumulated in
+    float32 and rounded to out_dtype (the operands' dtype when not given)."""
+    _, dt = _scaled_mm_check(self, mat2, scale_a, scale_b, out_dtype)
+    f32 = np.float32
+    r = (self._np.astype(f32) * scale_a._np) @ (mat2._np.astype(f32) * scale_b._np)
+    if bias is not None:
+        r = r + bias._np.astype(f32)
+    return _wrap(as_result(r, dt))
+
+
+@impl("_scaled_mm", "Meta")
+def _scaled_mm_meta(self, mat2, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None,
+                    use_fast_accum=False):
+    shape, dt = _scaled_mm_check(self, mat2, scale_a, scale_b, out_dtype)
+    return _meta(shape, dt, device=self._device)
 
 
 @impl("mm", "Meta")
