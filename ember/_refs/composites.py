@@ -478,7 +478,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
             raise RuntimeError(f"Unsupported input type encountered for isin(): "
                                f"{_scalar_type_name(dt)}")
     common = D.promote_types(a.dtype, b.dtype)
-    found = np.isin(a.to(common).numpy(), b.to(common).numpy(), invert=invert)
+    found = np.isin(a.to(common).detach()._np, b.to(common).detach()._np, invert=invert)
     return B.tensor(np.asarray(found), dtype=D.bool, device=a.device)
 
 
