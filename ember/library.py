@@ -33,7 +33,7 @@ class Library:
             raise RuntimeError("define() is not allowed on a Library of kind IMPL")
         op = _dispatcher.define(schema, self.ns)
         self._defined.append(op.name)
-        return op.__name__
+        return op.short_name
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
         name = op_name if isinstance(op_name, str) else op_name.__name__

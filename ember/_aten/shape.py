@@ -493,6 +493,7 @@ view_op("unfold", _unfold)
 view_op("split_with_sizes", _split_with_sizes)
 view_op("unbind.int", _unbind)
 view_op("alias", _alias_view)
+view_op("detach", _alias_view, tracked=False)  # Tensor.detach's op, while a mode must see it
 view_op("view.dtype", _view_dtype, _check_view_dtype, tracked=False)
 
 
