@@ -152,9 +152,16 @@ def split_arguments(op, args):
     n = len(positional)
     while n and positional[n - 1].has_default and _is_default(args[n - 1], positional[n - 1]):
         n -= 1
-    kwargs = {a.name: args[i] for i, a in enumerate(schema_args)
+    kwargs = {a.name: _as_given(args[i], a) for i, a in enumerate(schema_args)
               if a.kwarg_only and not (a.has_default and _is_default(args[i], a))}
-    return tuple(args[:n]), kwargs
+    return tuple(_as_given(args[i], positional[i]) for i in range(n)), kwargs
+
+
+def _as_given(value, argument):
+    """A list argument (`int[]`, `Tensor[]`) as a list, as PyTorch hands it to a handler."""
+    if type(value) is tuple and argument.type.endswith("]"):
+        return list(value)
+    return value
 
 
 _PLAIN = (bool, int, float, str, list, tuple)

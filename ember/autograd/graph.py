@@ -202,7 +202,7 @@ def accumulate_grad(variable, grad):
             if st._grad_claimed or not obeys_layout_contract(grad, variable):
                 new = clone_obey_contract(grad.detach(), variable)
             else:
-                new = _alias(grad)
+                new = grad.detach()  # aten.detach, as a TorchDispatchMode sees it
             new._storage_()._grad_claimed = True
         variable._grad = new
     elif old._sparse is not None and grad._sparse is None:  # dense + sparse, not the reverse
