@@ -138,6 +138,21 @@ def register_vmap(op, func=None, /, *, lib=None):
     return register(func) if func is not None else register
 
 
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """func(mode_or_cls, func, types, args, kwargs) handles `op` where `torch_dispatch_class`
+    (a TorchDispatchMode type or a Tensor subclass) would; a decorator too."""
+    if isinstance(op, CustomOpDef):
+        return op.register_torch_dispatch(torch_dispatch_class, func) if func is not None \
+            else op.register_torch_dispatch(torch_dispatch_class)
+    from ._dispatch.python_dispatch import register_torch_dispatch_rule
+    target = _lookup(op)
+
+    def register(func):
+        register_torch_dispatch_rule(target, torch_dispatch_class, func)
+        return func
+    return register(func) if func is not None else register
+
+
 def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     """Make a custom op differentiable: backward(ctx, *grads) -> one grad per input.
 

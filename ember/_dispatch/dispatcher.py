@@ -78,6 +78,9 @@ class OpOverload:
     def __str__(self):
         return f"{self.namespace}.{self.__name__}"
 
+    # handlers registered with torch.library.register_torch_dispatch: {class: fn}
+    _torch_dispatch_rules = {}
+
     @property
     def _schema(self):  # PyTorch's name for it
         return self.schema

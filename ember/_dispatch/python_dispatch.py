@@ -88,7 +88,11 @@ def python_fallback(op, key, args):
             mode = entry.mode
             _modes[index] = _Suspended(entry)
             try:
-                result = mode.__torch_dispatch__(op, overloaded, pargs, kwargs)
+                rule = op._torch_dispatch_rules.get(type(mode))
+                if rule is not None:
+                    result = rule(mode, op, overloaded, pargs, kwargs)
+                else:
+                    result = mode.__torch_dispatch__(op, overloaded, pargs, kwargs)
                 if result is NotImplemented:
                     result = _subclass_handlers(op, overloaded, pargs, kwargs)
             finally:
@@ -111,11 +115,27 @@ def python_fallback(op, key, args):
 
 
 def _subclass_handlers(op, overloaded, args, kwargs):
+    rules = op._torch_dispatch_rules
     for cls in overloaded:
-        result = cls.__torch_dispatch__(op, overloaded, args, kwargs)
+        rule = rules.get(cls)
+        if rule is not None:
+            result = rule(cls, op, overloaded, args, kwargs)
+        else:
+            result = cls.__torch_dispatch__(op, overloaded, args, kwargs)
         if result is not NotImplemented:
             return result
     return NotImplemented
+
+
+def register_torch_dispatch_rule(op, torch_dispatch_class, fn):
+    """torch.library.register_torch_dispatch: `fn` handles `op` in place of the class's (or
+    mode type's) own `__torch_dispatch__`."""
+    if not isinstance(torch_dispatch_class, type):
+        raise TypeError(f"register_torch_dispatch: expected a Tensor subclass or a "
+                        f"TorchDispatchMode type, got {torch_dispatch_class!r}")
+    if "_torch_dispatch_rules" not in op.__dict__:
+        op._torch_dispatch_rules = {}
+    op._torch_dispatch_rules[torch_dispatch_class] = fn
 
 
 def overloaded_types(op, args):
