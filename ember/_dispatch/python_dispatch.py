@@ -104,8 +104,8 @@ def python_fallback(op, key, args):
     finally:
         _grad_state.enabled = enabled
     if result is NotImplemented:
-        lines = [f"Multiple dispatch failed for '{op.name}'; all __torch_dispatch__ handlers "
-                 "returned NotImplemented:", ""]
+        lines = [f"Multiple dispatch failed for '{op.__module__}.{op.__name__}'; all "
+                 "__torch_dispatch__ handlers returned NotImplemented:", ""]
         if mode is not None:
             lines.append(f"  - mode object {mode!r}")
         lines += [f"  - tensor subclass {t!r}" for t in overloaded]
