@@ -33,6 +33,8 @@ class ModeEntry:
         self.mode = mode
 
     def __call__(self, op, args, level):
+        if _disabled[0]:
+            return _dispatcher.call_in_modes(op, args, level - 1)
         return op._dispatch_to_python(args)
 
 
@@ -74,8 +76,25 @@ def _top_mode_index():
     return None
 
 
+class DisableTorchDispatch:
+    """torch._C._DisableTorchDispatch (utils._mode_utils.no_dispatch): within it the Python key
+    is skipped -- no mode sees a call, and a subclass's ops run on its own data."""
+
+    def __enter__(self):
+        _disabled[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _disabled[0] -= 1
+
+
+_disabled = [0]
+
+
 # ---- the fallback -------------------------------------------------------------------------
 def python_fallback(op, key, args):
+    if _disabled[0]:
+        return op.redispatch(_backend_key(op, args), args)
     overloaded = overloaded_types(op, args)
     pargs, kwargs = split_arguments(op, args)
     index = _top_mode_index()
@@ -201,14 +220,17 @@ def _is_default(value, argument):
 def call_below_python_key(op, args, kwargs):
     """Run `op` on the backend kernels of its tensors' devices, Python key left out (what
     `torch.Tensor.__torch_dispatch__`, the disabled handler, does)."""
-    args = op.schema.bind(args, kwargs, op.__name__)
-    key = None
+    args = op.schema.bind(tuple(args), kwargs, op.__name__)
+    return op.redispatch(_backend_key(op, args), args)
+
+
+def _backend_key(op, args):
+    """The key of the tensors' device (or layout), Python key marks left out."""
     for t in _tensor_args(op, args):
-        k = _dispatcher._DEVICE_KEYS[t._device.type]
         if t._sparse is not None and t._sparse is not PYTHON_KEY:
-            k = _dispatcher._sparse_key(t)
-        key = key or k
-    return op.redispatch(key or op._default_key(args), args)
+            return _dispatcher._sparse_key(t)
+        return _dispatcher._DEVICE_KEYS[t._device.type]
+    return op._default_key(args)
 
 
 def _tensor_args(op, args):
