@@ -100,7 +100,11 @@ def python_fallback(op, key, args):
     index = _top_mode_index()
     mode = None
     enabled = _grad_state.enabled
-    _grad_state.enabled = False   # below Autograd
+    _outer_grad.append(enabled)
+    storage = args[0]._storage_() if op._mutates else None
+    version = storage._version if storage is not None else 0
+    # below Autograd: if it recorded this call, the handler's own ops record nothing
+    _grad_state.enabled = enabled and not _requires_grad(op, args)
     try:
         if index is not None:
             entry = _modes[index]
@@ -112,16 +116,17 @@ def python_fallback(op, key, args):
                     result = rule(mode, op, overloaded, pargs, kwargs)
                 else:
                     result = mode.__torch_dispatch__(op, overloaded, pargs, kwargs)
-                if result is NotImplemented:
-                    result = _subclass_handlers(op, overloaded, pargs, kwargs)
             finally:
                 _modes[index] = entry
+            if result is NotImplemented:   # the subclasses next, the mode active again
+                result = _subclass_handlers(op, overloaded, pargs, kwargs)
         elif overloaded:
             result = _subclass_handlers(op, overloaded, pargs, kwargs)
         else:   # nothing overloads the call any more (a mode left): the kernels run it
             return call_below_python_key(op, pargs, kwargs)
     finally:
         _grad_state.enabled = enabled
+        _outer_grad.pop()
     if result is NotImplemented:
         lines = [f"Multiple dispatch failed for '{op.__module__}.{op.__name__}'; all "
                  "__torch_dispatch__ handlers returned NotImplemented:", ""]
@@ -130,10 +135,46 @@ def python_fallback(op, key, args):
         lines += [f"  - tensor subclass {t!r}" for t in overloaded]
         lines += ["", "For more information, try re-running with TORCH_LOGS=not_implemented"]
         raise TypeError("\n".join(lines))
+    if storage is not None and storage._version == version:
+        storage._version += 1   # an in-place op on a wrapper: its version moves as the data's
+    if op._is_view:
+        _share_storage(args[0], result)
     return result
 
 
+def _requires_grad(op, args):
+    return any(t._rg for t in _tensor_args(op, args))
+
+
+def _share_storage(source, result):
+    """A view op's wrapper results share their input's storage (and so its version counter),
+    as PyTorch's ADInplaceOrView key makes them."""
+    if not isinstance(source, Tensor) or source._sparse is not PYTHON_KEY:
+        return
+    for r in (result if isinstance(result, (list, tuple)) else (result,)):
+        if isinstance(r, Tensor) and r._np is None and r._sparse is PYTHON_KEY:
+            r._storage = source._storage_()
+
+
+_outer_grad = []   # grad mode outside each running handler, for enable_reentrant_dispatch
+
+
+class ReentrantDispatch:
+    """torch.overrides.enable_reentrant_dispatch: within a handler, ops on the wrapped tensors
+    go through autograd again (as outside the handler)."""
+
+    def __enter__(self):
+        self._old = _grad_state.enabled
+        if _outer_grad:
+            _grad_state.enabled = _outer_grad[-1]
+        return self
+
+    def __exit__(self, *exc):
+        _grad_state.enabled = self._old
+
+
 def _subclass_handlers(op, overloaded, args, kwargs):
+    """Each overloaded class's handler in turn, until one does not return NotImplemented."""
     rules = op._torch_dispatch_rules
     for cls in overloaded:
         rule = rules.get(cls)
