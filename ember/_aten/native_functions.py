@@ -478,6 +478,7 @@ split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]  |
 unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]  | function, method
 alias(Tensor(a) self) -> Tensor(a)
 detach(Tensor(a) self) -> Tensor(a)
+_local_scalar_dense(Tensor self) -> Scalar
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method
 view_as_real(Tensor(a) self) -> Tensor(a)  | function
 view_as_complex(Tensor(a) self) -> Tensor(a)  | function

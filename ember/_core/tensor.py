@@ -629,6 +629,9 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
         if self._np is None:
+            if self._sparse is PYTHON_KEY:  # a wrapper subclass: its handler gives the value
+                from .._dispatch.dispatcher import cached_lookup
+                return cached_lookup("_local_scalar_dense")(self)
             if self._lazy is not None:
                 return self.detach().to("cpu").item()
             if self._sparse is not None and not self.is_sparse:  # no compressed kernel
