@@ -233,3 +233,22 @@ def test_wrapper_subclass_needs_a_handler():
         pass
     with pytest.raises(RuntimeError, match="does not define __torch_dispatch__"):
         ember.Tensor._make_wrapper_subclass(Plain, (2,))
+
+
+def _autocast_program(L):
+    pd = LIBS[L][1]
+    seen = []
+
+    class Record(pd.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = L.ones(2, 2)
+    with L.autocast("cpu"), Record():
+        y = L.mm(x, x)
+    return seen, str(y.dtype)
+
+
+def test_mode_sits_below_autocast_as_torchs():
+    assert _autocast_program(ember) == _autocast_program(torch)
