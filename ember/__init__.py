@@ -60,6 +60,7 @@ from ._bindings import generated as _generated, codegen as _codegen
 from ._bindings.legacy_tensor_types import CPU_TYPES as _legacy_types
 globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ...
 from ._dispatch.explain import explain
+from ._dispatch import python_dispatch as _python_dispatch  # noqa: F401  (the Python key)
 from . import library
 from ._refs.control_flow import cond, while_loop
 from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)

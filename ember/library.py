@@ -33,7 +33,7 @@ class Library:
             raise RuntimeError("define() is not allowed on a Library of kind IMPL")
         op = _dispatcher.define(schema, self.ns)
         self._defined.append(op.name)
-        return op.__name__
+        return op.short_name
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
         name = op_name if isinstance(op_name, str) else op_name.__name__
@@ -134,6 +134,21 @@ def register_vmap(op, func=None, /, *, lib=None):
 
     def register(func):
         _register(target, "FuncTorchBatched", batching_rule(func))
+        return func
+    return register(func) if func is not None else register
+
+
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """func(mode_or_cls, func, types, args, kwargs) handles `op` where `torch_dispatch_class`
+    (a TorchDispatchMode type or a Tensor subclass) would; a decorator too."""
+    if isinstance(op, CustomOpDef):
+        return op.register_torch_dispatch(torch_dispatch_class, func) if func is not None \
+            else op.register_torch_dispatch(torch_dispatch_class)
+    from ._dispatch.python_dispatch import register_torch_dispatch_rule
+    target = _lookup(op)
+
+    def register(func):
+        register_torch_dispatch_rule(target, torch_dispatch_class, func)
         return func
     return register(func) if func is not None else register
 

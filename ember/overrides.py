@@ -109,10 +109,10 @@ _pop_mode_temporarily = _tf.pop_mode_temporarily
 
 
 def enable_reentrant_dispatch():
-    """PyTorch restores its Python dispatcher state here; ember keeps none, so this is a no-op
-    context manager."""
-    import contextlib
-    return contextlib.nullcontext()
+    """Within a `__torch_dispatch__` handler: ops on the wrapped tensors go through autograd
+    again (ember/_dispatch/python_dispatch.py)."""
+    from ._dispatch.python_dispatch import ReentrantDispatch
+    return ReentrantDispatch()
 
 
 def wrap_torch_function(dispatcher):

@@ -419,6 +419,11 @@ COMPOSITE_OPS = [
     OpInfo("aten.eq.Scalar", lambda m, x, s: m.ops.aten.eq.Scalar(x, s), ALL,
            lambda dtype, rng: [Sample(make(rng, (3, 4), dtype), 0),
                                Sample(make(rng, (3,), dtype), float("-inf"))]),
+    # Tensor.detach's op, called while a __torch_dispatch__ handler must see it
+    OpInfo("aten.detach", lambda m, x: m.ops.aten.detach.default(x), ALL, _x34(), grad=False),
+    OpInfo("aten._local_scalar_dense", lambda m, x: m.ops.aten._local_scalar_dense.default(x),
+           ALL, lambda dtype, rng: [Sample(make(rng, (1,), dtype)), Sample(make(rng, (), dtype))],
+           grad=False),
     OpInfo("aten.any.dim", lambda m, x, *a: m.ops.aten.any.dim(x, *a), ALL,
            lambda dtype, rng: [Sample(make(rng, (3, 4), dtype), -1, True),
                                Sample(make(rng, (3, 4), dtype), 0)]),

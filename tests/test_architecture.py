@@ -27,6 +27,10 @@ ALLOWED_UPWARD = {
     ("ember._core.tensor", "ember.multiprocessing.shared_memory"),
     ("ember._core.tensor", "ember.serialization.pickling"),
     ("ember._core.tensor", "ember.storage"),
+    # Tensor.detach as the aten.detach op while a __torch_dispatch__ handler must see it, and
+    # Tensor's disabled __torch_dispatch__ running an op below the Python key
+    ("ember._core.tensor", "ember._dispatch.dispatcher"),
+    ("ember._core.python_key", "ember._dispatch.python_dispatch"),
 }
 
 

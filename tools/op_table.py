@@ -25,7 +25,7 @@ def rows():
         s = op.schema
         variants = list(s.variants) + [f"alias {a}" for a in s.aliases]
         if op.functional is not None:
-            variants = [f"in-place of {op.functional.__name__}"]
+            variants = [f"in-place of {op.functional.short_name}"]
         d = op.derivative
         if type(d) is Derivative:
             diff = "yes"
@@ -38,7 +38,7 @@ def rows():
         # backend kernels; the function transforms' keys (FuncTorchBatched) are not devices
         devices = "composite" if op._composite is not None else \
             ", ".join(sorted(k for k in op._table if k in dispatcher.BACKEND_KEYS))
-        out.append((op.__name__, ", ".join(variants) or "internal", diff, devices))
+        out.append((op.short_name, ", ".join(variants) or "internal", diff, devices))
     return out
 
 

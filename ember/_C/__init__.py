@@ -1,6 +1,7 @@
 """torch._C's role for what ember has of it: the `__torch_function__` switches and stack
 (ember/_core/torch_function.py holds them), the autograd nodes of `_functions` and switches of
-`_autograd` (kept in ember/autograd), a weak tensor reference, the view-replay flag."""
+`_autograd` (kept in ember/autograd), the `__torch_dispatch__` switches and stack
+(ember/_dispatch/python_dispatch.py), a weak tensor reference, the view-replay flag."""
 import weakref
 
 from . import _autograd, _functions  # noqa: F401  (torch._C._autograd, torch._C._functions)
@@ -12,6 +13,10 @@ from .._core.torch_function import (  # noqa: F401
     is_torch_function_mode_enabled as _is_torch_function_mode_enabled,
     mode_stack_len as _len_torch_function_stack, mode_at as _get_function_stack_at,
     push_mode as _push_on_torch_function_stack, pop_mode as _pop_torch_function_stack)
+from .._core.python_key import _disabled_torch_dispatch_impl  # noqa: F401
+from .._dispatch.python_dispatch import (  # noqa: F401
+    DisableTorchDispatch as _DisableTorchDispatch, push_mode as _push_on_torch_dispatch_stack,
+    pop_mode as _pop_torch_dispatch_stack)
 from ..overrides import (  # noqa: F401
     has_torch_function as _has_torch_function,
     has_torch_function_unary as _has_torch_function_unary,
@@ -42,3 +47,13 @@ def _is_view_replay_enabled():
 def _set_view_replay_enabled(mode):
     from ..autograd.grad_mode import _view_replay
     _view_replay[0] = bool(mode)
+
+
+def _len_torch_dispatch_stack():
+    from .._dispatch.python_dispatch import mode_stack
+    return len(mode_stack())
+
+
+def _get_dispatch_stack_at(index):
+    from .._dispatch.python_dispatch import mode_stack
+    return mode_stack()[index]

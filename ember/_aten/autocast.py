@@ -15,6 +15,7 @@ float64 tensors are never cast, nor are integer, complex or meta tensors.
 """
 from .._core import dtype as D
 from .._core.autocast_state import _autocast_state, _cast_cache, _dtypes
+from .._core.mode_stack import torch_dispatch_modes
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 
@@ -110,8 +111,8 @@ def autocast_cpu(op, args):
     for i in op._list_pos:
         args[i] = [cached_cast(to, t) for t in args[i]]
     _autocast_state.cpu = False
-    try:
-        return op._dispatch(args)
+    try:   # (below autocast: to the Python key while a TorchDispatchMode is on the stack)
+        return op._dispatch_to_python(args) if torch_dispatch_modes else op._dispatch(args)
     finally:
         _autocast_state.cpu = True
 

@@ -478,6 +478,8 @@ unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)  | method
 split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]  | function, method
 unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]  | function, method
 alias(Tensor(a) self) -> Tensor(a)
+detach(Tensor(a) self) -> Tensor(a)
+_local_scalar_dense(Tensor self) -> Scalar
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method
 view_as_real(Tensor(a) self) -> Tensor(a)  | function
 view_as_complex(Tensor(a) self) -> Tensor(a)  | function
@@ -607,7 +609,7 @@ def _define_all():
         line = line.strip()
         if line and not line.startswith("#"):
             op = _dispatcher.define(line)
-            ops[op.__name__] = op
+            ops[op.short_name] = op
             if "inplace" in op.schema.variants:
                 inplace = _dispatcher.define(op.schema.inplace_text())
                 inplace.functional = op

@@ -495,6 +495,18 @@ view_op("unfold", _unfold)
 view_op("split_with_sizes", _split_with_sizes)
 view_op("unbind.int", _unbind)
 view_op("alias", _alias_view)
+view_op("detach", _alias_view, tracked=False)  # Tensor.detach's op, while a mode must see it
+
+
+@impl("_local_scalar_dense", "CPU")
+def _local_scalar_dense(self):
+    """Tensor.item()'s op, which a __torch_dispatch__ handler sees for a wrapper subclass."""
+    return self.item()
+
+
+@impl("_local_scalar_dense", "Meta")
+def _local_scalar_dense_meta(self):
+    raise RuntimeError("Tensor.item() cannot be called on meta tensors")
 view_op("view.dtype", _view_dtype, _check_view_dtype, tracked=False)
 
 

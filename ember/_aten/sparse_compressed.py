@@ -677,7 +677,7 @@ def copy_(self, src, non_blocking=False):
 # ---- every other op -----------------------------------------------------------------------
 def _no_kernel(op, key, args):
     """PyTorch's refusals: a TensorIterator op names the layout, any other the missing key."""
-    if op.__name__ in TENSOR_ITERATOR_OPS:
+    if op.short_name in TENSOR_ITERATOR_OPS:
         tensors = [a for a in args if isinstance(a, Tensor)]
         for a in args:
             if isinstance(a, (list, tuple)):

@@ -28,6 +28,8 @@ from .resizable import mark_not_resizable
 from . import caching_allocator as _allocator
 from .grad_mode import _grad_state
 from . import torch_function as _torch_function
+from .mode_stack import torch_dispatch_modes as _torch_dispatch_modes
+from .python_key import PYTHON_KEY, _disabled_torch_dispatch_impl, mark_subclass
 
 
 class Size(tuple):
@@ -100,6 +102,7 @@ class Tensor:
         super().__init_subclass__(**kwargs)
         # repr names a subclass (`Sub([1.])`), as PyTorch's does; nn.Parameter sets it back
         cls._is_subclass_to_print = True
+        mark_subclass(cls, Tensor)
 
     _is_subclass_to_print = False
 
@@ -138,6 +141,9 @@ class Tensor:
                 return ret
             return _convert(ret, cls)
 
+    # a subclass that overrides it gets the Python dispatch key (ember/_core/python_key.py)
+    __torch_dispatch__ = _disabled_torch_dispatch_impl
+
     # ---- construction -------------------------------------------------------------------
     def _as_subclass(self, cls):
         t = object.__new__(cls)
@@ -148,6 +154,47 @@ class Tensor:
             t._stride_, t._offset_ = self._stride_, self._offset_
             if self._lazy is not None:
                 t._lazy = self._lazy
+        return t
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None,
+                               dtype=None, layout=strided, device=None, pin_memory=False,
+                               requires_grad=False, dispatch_sizes_strides_policy=None,
+                               dispatch_device=False, dispatch_layout=False,
+                               _extra_dispatch_keys=None, storage_size=None):
+        """A `cls` instance with sizes, strides, dtype and device but no data (PyTorch's wrapper
+        subclass): every op on it goes to `cls.__torch_dispatch__`, which computes with the
+        tensors the instance wraps."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"cls must be a subclass of torch.Tensor, not {cls!r}")
+        if cls._sparse is not PYTHON_KEY:
+            raise RuntimeError(f"_make_wrapper_subclass: {cls.__name__} does not define "
+                               "__torch_dispatch__, so nothing could compute with its instances")
+        if layout is not strided:
+            raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} (ember's "
+                                      "wrapper subclasses are strided)")
+        size = tuple(int(s) for s in size)
+        strides = _contiguous_strides(size) if strides is None else tuple(int(s) for s in strides)
+        if len(strides) != len(size):
+            raise RuntimeError(f"_make_wrapper_subclass: {len(size)} sizes but {len(strides)} "
+                               "strides")
+        from .device import device as _device_cls
+        t = object.__new__(cls)
+        t._np = None
+        t._size = size
+        t.dtype = D.get_default_dtype() if dtype is None else dtype
+        t._device = _CPU if device is None else _device_cls(device)
+        t._stride_ = strides
+        t._offset_ = 0 if storage_offset is None else int(storage_offset)
+        if storage_size is None:
+            storage_size = 0 if 0 in size else 1 + t._offset_ + sum(
+                (n - 1) * s for n, s in zip(size, strides))
+        t._storage = UntypedStorage._meta(storage_size * t.dtype.itemsize, t._device)
+        t._rg = False
+        t.grad_fn = None
+        t._output_nr = 0
+        if requires_grad:
+            t.requires_grad_()
         return t
 
     # ---- metadata -----------------------------------------------------------------------
@@ -294,7 +341,7 @@ class Tensor:
     is_sparse_csr = property(lambda self: self.layout is sparse_csr)
 
     def stride(self, dim=None):
-        if self._sparse is not None:  # what PyTorch reports for a sparse tensor
+        if self._sparse is not None and self._sparse is not PYTHON_KEY:  # PyTorch's for sparse
             if type(self._sparse) is not tuple:
                 raise RuntimeError("Sparse CSR tensors do not have strides")
             st = (0,) * len(self._size)
@@ -509,6 +556,9 @@ class Tensor:
 
     def detach(self):
         """A new tensor sharing storage (and version counter), cut from the graph."""
+        if _torch_dispatch_modes or self._sparse is PYTHON_KEY:  # a handler sees aten.detach
+            from .._dispatch.dispatcher import cached_lookup
+            return cached_lookup("detach")(self)
         return _alias(self)
 
     def detach_(self):
@@ -582,6 +632,9 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to "
                                "Scalar")
         if self._np is None:
+            if self._sparse is PYTHON_KEY:  # a wrapper subclass: its handler gives the value
+                from .._dispatch.dispatcher import cached_lookup
+                return cached_lookup("_local_scalar_dense")(self)
             if self._lazy is not None:
                 return self.detach().to("cpu").item()
             if self._sparse is not None and not self.is_sparse:  # no compressed kernel
@@ -879,6 +932,8 @@ def _alias(src):
         alias = getattr(src, "_functorch_alias", None)  # a vmap BatchedTensor wraps its batch
         if alias is not None:
             return alias()
+        if src._sparse is PYTHON_KEY:  # a wrapper subclass: its handler makes the alias
+            return src.detach()
         if type(src._sparse) is tuple:  # the same indices, an alias of the values
             from .sparse import make_sparse
             indices, values, coalesced = src._sparse

@@ -15,6 +15,8 @@ import math
 import numpy as np
 from . import dtype as D
 
+from .python_key import PYTHON_KEY
+
 __all__ = [
     "PRINT_OPTS",
     "set_printoptions",
@@ -428,6 +430,8 @@ def tensor_repr(t, *, tensor_contents=None):
         values = t.detach().to("cpu")._np  # printing a lazy tensor runs its pending graph
 
     sparse = getattr(t, "_sparse", None)
+    if sparse is PYTHON_KEY:  # a wrapper subclass: printed as a dense tensor of its contents
+        sparse = None
     if sparse is not None:
         tensor_str = _sparse_contents(t, indent)
         suffixes.append("size=" + str(shape))
@@ -435,7 +439,7 @@ def tensor_repr(t, *, tensor_contents=None):
         if not has_default_dtype:
             suffixes.append("dtype=" + _dtype_str(dtype))
         suffixes.append(f"layout={t.layout}")
-    elif t.device.type == "meta" or values is None:
+    elif t.device.type == "meta" or (values is None and not custom_contents_provided):
         suffixes.append("size=" + str(shape))
         if dtype_name != default_name:
             suffixes.append("dtype=" + _dtype_str(dtype))

@@ -21,6 +21,8 @@ from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
+from .._core.mode_stack import modes as _modes
+from .._core.python_key import PYTHON_KEY
 from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
@@ -30,13 +32,31 @@ BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU", "SparseCsrCPU")
 TRANSFORM_KEYS = ("FuncTorchBatched",)
 
 
+class _QualifiedName(str):
+    """An op's 'aten::mul.Tensor': a string (ember's `op.name`) that is also callable as
+    PyTorch's `OpOverload.name()`."""
+    __slots__ = ()
+
+    def __call__(self):
+        return str(self)
+
+
 class OpOverload:
-    """One operator: its schema and its row of the dispatch table."""
+    """One operator: its schema and its row of the dispatch table. Named as PyTorch names its
+    OpOverloads (`str(op)` 'aten.mul.Tensor', `op.__name__` 'mul.Tensor', `op.name()`
+    'aten::mul.Tensor', `op.__module__` 'torch._ops.aten'), which `__torch_dispatch__`
+    handlers read."""
 
     def __init__(self, schema):
         self.schema = schema
-        self.name = schema.qualname
-        self.__name__ = schema.name if not schema.overload else f"{schema.name}.{schema.overload}"
+        self.name = _QualifiedName(schema.qualname)
+        self._overloadname = schema.overload or "default"
+        self._opname = schema.name
+        self.namespace = schema.namespace
+        self.__name__ = f"{schema.name}.{self._overloadname}"
+        # the name ember's tables and messages print: 'tanh', 'mul.Tensor'
+        self.short_name = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
+        self.__module__ = f"torch._ops.{schema.namespace}"
         self._table = {}
         self._composite = None
         self.derivative = None
@@ -52,11 +72,30 @@ class OpOverload:
         self._is_view = schema.returns_view
 
     def __repr__(self):
-        return f"<OpOverload {self.name}>"
+        return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
+                f"overload='{self._overloadname}')>")
+
+    def __str__(self):
+        return f"{self.namespace}.{self.__name__}"
+
+    # handlers registered with torch.library.register_torch_dispatch: {class: fn}
+    _torch_dispatch_rules = {}
 
     @property
     def _schema(self):  # PyTorch's name for it
         return self.schema
+
+    @property
+    def overloadpacket(self):
+        return _packets[(self.namespace, self._opname)]
+
+    @property
+    def is_view(self):
+        return self._is_view
+
+    @property
+    def tags(self):
+        return ()
 
     def __get__(self, obj, objtype=None):
         # an op stored on a class binds like a function: Tensor.__mul__ = mul op
@@ -106,6 +145,8 @@ class OpOverload:
         """Tensors on two devices: 0-dim CPU tensors go along with the others (as a wrapped
         number does in PyTorch); anything else is an error. copy_ copies between devices: the
         destination's backend runs it."""
+        if "Python" in (key, k):   # the Python key is above every backend's
+            return "Python"
         if self.name == "aten::copy_":
             return _DEVICE_KEYS[args[0]._device.type]
         if k == "CPU" and not a.ndim:
@@ -149,6 +190,19 @@ class OpOverload:
             return self.redispatch(key, args)
         return kernel(*args)
 
+    def _dispatch_to_python(self, args):
+        """_dispatch for a call a TorchDispatchMode sees: the keys above Python run as usual
+        (autocast, a composite's decomposition, autograd), then the Python key's fallback
+        instead of the backend kernel (ember/_dispatch/python_dispatch.py)."""
+        if self.autocast is not None and _autocast_state.cpu:
+            return _fallbacks["AutocastCPU"](self, args)
+        if self._composite is not None:
+            return self._composite(*args)
+        _, grad = self._key_and_grad(args)
+        if grad and _grad_state.enabled:
+            return _fallbacks["Autograd"](self, "Python", args)
+        return _fallbacks["Python"](self, "Python", args)
+
     def redispatch(self, key, args):
         """Run the kernel for a backend key (what the Autograd kernel calls below itself)."""
         kernel = self._table.get(key)
@@ -185,7 +239,10 @@ class OpOverload:
 
 
 def _sparse_key(t):
-    """A sparse tensor's key: a COO tensor holds a tuple, a compressed one its CompressedParts."""
+    """The key of a tensor whose `_sparse` is set: a COO tensor holds a tuple, a compressed one
+    its CompressedParts; a Tensor subclass with `__torch_dispatch__` has the Python key's mark."""
+    if t._sparse is PYTHON_KEY:
+        return "Python"
     return "SparseCPU" if type(t._sparse) is tuple else "SparseCsrCPU"
 
 
@@ -232,7 +289,7 @@ class OpOverloadPacket:
         errors = []
         for op in ops:
             try:
-                bound = op.schema.bind(args, kwargs, op.__name__)
+                bound = op.schema.bind(args, kwargs, op.short_name)
             except RuntimeError as e:
                 errors.append(str(e))
                 continue
@@ -331,7 +388,8 @@ def packets(namespace):
 # Code that must see every op call -- `ember.explain()` recording the dispatcher's choices,
 # `inference_mode` marking the tensors it makes -- pushes a mode here (PyTorch's
 # TorchDispatchMode stack). With no mode active, `OpOverload.__call__` pays one list check.
-_modes = []
+# An entry is a callable `entry(op, args, level)`; a TorchDispatchMode's is a
+# python_dispatch.ModeEntry, which runs the keys above Python first.
 
 
 def call_in_modes(op, args, level):

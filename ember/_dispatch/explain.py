@@ -63,7 +63,7 @@ class explain:
             kernel = op._table.get(key)
         if op.autocast is not None and _autocast_state.cpu:
             keys = ["AutocastCPU"] + keys  # it casts the inputs, then the keys below run
-        rec = self._row("op", op.__name__, keys, _kernel_name(kernel) if kernel else "fallback")
+        rec = self._row("op", op.short_name, keys, _kernel_name(kernel) if kernel else "fallback")
         out = self._timed(rec, _dispatcher.call_in_modes, op, args, level - 1)
         if "Autograd" in keys:
             first = out[0] if isinstance(out, (tuple, list)) and out else out
@@ -153,10 +153,10 @@ def _node_kernel(node):
     """What computes a node's gradients, in words a reader can look up."""
     deriv = getattr(node, "_deriv", None)
     if deriv is not None:
-        return f"derivative of {deriv.op.__name__}"
+        return f"derivative of {deriv.op.short_name}"
     fn = getattr(node, "fn", None)  # CopySlices wraps the in-place op's node
     if fn is not None and getattr(fn, "_deriv", None) is not None:
-        return f"derivative of {fn._deriv.op.__name__} on a view"
+        return f"derivative of {fn._deriv.op.short_name} on a view"
     forward_cls = getattr(node, "_forward_cls", None)
     if forward_cls is not None:
         return f"{forward_cls.__qualname__}.backward"

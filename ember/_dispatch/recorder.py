@@ -65,7 +65,7 @@ class Call:
 
     def __repr__(self):
         outs = ", ".join(repr(o) for o in self.outs) or "_"
-        return f"{outs} = {self.op.__name__}({', '.join(_fmt(a) for a in self.args)})"
+        return f"{outs} = {self.op.short_name}({', '.join(_fmt(a) for a in self.args)})"
 
 
 def _fmt(a):
@@ -227,7 +227,7 @@ class GraphRecorder:
             else:
                 values.append(None)
                 if self.on_data_access is not None:
-                    self.on_data_access(f"a Python value ({op.__name__} returned "
+                    self.on_data_access(f"a Python value ({op.short_name} returned "
                                         f"{type(o).__name__})", None)
         self.graph.calls.append(Call(op, operands, tuple(values)))
         return out

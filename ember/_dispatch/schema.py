@@ -130,8 +130,8 @@ class Schema:
                                self.arguments[0].name == "self" and self.arguments[0].is_tensor)
         self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
 
-    def __str__(self):
-        return f"{self.namespace}::{self.text}"
+    def __str__(self):   # as PyTorch prints it: a `Tensor|Scalar` argument is a Tensor
+        return f"{self.namespace}::{self.text.replace('Tensor|Scalar', 'Tensor')}"
 
     @property
     def qualname(self):

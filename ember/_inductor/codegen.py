@@ -74,7 +74,7 @@ def _operand_ok(a, dt):
 def elementwise_template(call):
     """The NumPy statement of an elementwise call, or None when it has no exact lowering here
     (other dtypes, mixed dtypes, alpha != 1, rounding modes...)."""
-    entry = _ELEMENTWISE.get(call.op.__name__)
+    entry = _ELEMENTWISE.get(call.op.short_name)
     if entry is None or call.outs[0] is None or len(call.outs) != 1:
         return None
     template, ok = entry
@@ -90,7 +90,7 @@ def elementwise_template(call):
 
 
 def _view_lowering(call):
-    name = call.op.__name__
+    name = call.op.short_name
     out = call.outs[0] if len(call.outs) == 1 else None
     if out is None or type(call.args[0]) is not Value:
         return None
@@ -108,7 +108,7 @@ def _view_lowering(call):
 
 
 def _linear_lowering(call):
-    if call.op.__name__ != "linear" or call.outs[0].dtype not in _FLOATS:
+    if call.op.short_name != "linear" or call.outs[0].dtype not in _FLOATS:
         return None
     x, w, b = call.args
     if not all(type(v) is Value and v.dtype is call.outs[0].dtype for v in (x, w)):
@@ -121,7 +121,7 @@ def _linear_lowering(call):
 def _product_lowering(call):
     """mm, and matmul of two matrices, as one np.matmul (BLAS reads a transposed operand in
     place: no copy for `a.T @ b`)."""
-    if call.op.__name__ not in ("mm", "matmul") or len(call.outs) != 1:
+    if call.op.short_name not in ("mm", "matmul") or len(call.outs) != 1:
         return False
     out = call.outs[0]
     a, b = call.args
@@ -132,7 +132,7 @@ def _product_lowering(call):
 
 def _sum_lowering(call):
     """sum over dims of a float tensor, with a non-0-d result, as np.sum (the kernel's call)."""
-    if call.op.__name__ != "sum.dim_IntList" or len(call.outs) != 1:
+    if call.op.short_name != "sum.dim_IntList" or len(call.outs) != 1:
         return None
     out = call.outs[0]
     x, dim, keepdim, dtype = call.args
@@ -156,7 +156,7 @@ class FusionGroup:
         return self.calls[-1].outs[0]
 
     def __repr__(self):
-        return " -> ".join(c.op.__name__ for c in self.calls) + \
+        return " -> ".join(c.op.short_name for c in self.calls) + \
             f"  [{str(self.out.dtype).removeprefix('torch.')}{list(self.out.shape)}]"
 
 
@@ -188,7 +188,7 @@ def _checked_kernel(call, tensors):
     """A faster NumPy lowering of a kernel call, as (function, its name in the code), when
     one applies and reproduces the kernel's result bit for bit on the capture run's tensors;
     else None."""
-    if call.op.__name__ != "_convolution_backward_input" or len(call.outs) != 1:
+    if call.op.short_name != "_convolution_backward_input" or len(call.outs) != 1:
         return None
     args = [tensors.get(a) if type(a) is Value else a for a in call.args]
     result = tensors.get(call.outs[0])
@@ -212,7 +212,7 @@ def _same_bits(a, b):
 def _checked_pool(call, tensors):
     """Whether max_pool2d_with_indices goes through pool_tiles.max_pool_tiles: it applies
     and reproduced the kernel's values and indices bit for bit on the capture run's tensors."""
-    if call.op.__name__ != "max_pool2d_with_indices" or len(call.outs) != 2 or \
+    if call.op.short_name != "max_pool2d_with_indices" or len(call.outs) != 2 or \
             None in call.outs or len(call.args) != 6 or type(call.args[0]) is not Value:
         return False
     x = tensors.get(call.args[0])
@@ -229,7 +229,7 @@ def _checked_pool_backward(call, tensors):
     """Whether max_pool2d_with_indices_backward goes through
     pool_tiles.max_pool_tiles_backward: 2x2 tiling windows (which never overlap), and it
     reproduced the kernel's result bit for bit on the capture run's tensors."""
-    if call.op.__name__ != "max_pool2d_with_indices_backward" or len(call.outs) != 1 or \
+    if call.op.short_name != "max_pool2d_with_indices_backward" or len(call.outs) != 1 or \
             call.outs[0] is None or len(call.args) != 8 or \
             any(type(call.args[k]) is not Value for k in (0, 1, 7)):
         return False
@@ -247,7 +247,7 @@ def _checked_conv_forward(call, tensors):
     """Whether `_convolution_with_columns` goes through conv_forward.conv_with_columns: it
     applies and reproduced the kernel's output and columns bit for bit on the capture run's
     tensors."""
-    if call.op.__name__ != "_convolution_with_columns" or None in call.outs or \
+    if call.op.short_name != "_convolution_with_columns" or None in call.outs or \
             len(call.args) != 7 or len(call.outs) != 2 or \
             any(type(a) is not Value for a in call.args[:2]) or \
             (call.args[2] is not None and type(call.args[2]) is not Value):
@@ -391,7 +391,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
     def lowered(c, call_src):
         """A checked lowering's line: its results are new arrays of this code's own."""
         lines.append("    " + ", ".join(f"a{r.index}" for r in c.outs) + f" = {call_src}  "
-                     f"# {c.op.__name__} (checked against the kernel)")
+                     f"# {c.op.short_name} (checked against the kernel)")
         for r in c.outs:
             arr[r] = f"a{r.index}"
             ten.pop(r, None)
@@ -463,7 +463,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
             elif total is not None:
                 v = c.outs[0]
                 lines.append(f"    a{v.index} = " + total.format(as_array(c.args[0])) +
-                             f"  # {c.op.__name__}")
+                             f"  # {c.op.short_name}")
                 arr[v] = f"a{v.index}"
             elif _linear_lowering(c):
                 x, w, b = c.args
@@ -513,7 +513,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                 a, b = c.args
                 v = c.outs[0]
                 lines.append(f"    a{v.index} = np.matmul({as_array(a)}, {as_array(b)}, "
-                             f"out={buffer(v, k)})  # {c.op.__name__}")
+                             f"out={buffer(v, k)})  # {c.op.short_name}")
                 arr[v] = f"a{v.index}"
             else:
                 key = f"op{len(env)}"
@@ -525,7 +525,7 @@ def _generate(items, inputs, results, constants, aliases, escaping, name, tensor
                 target = ", ".join(outs) + ("," if len(outs) == 1 and returns_list else "")
                 target = target or "_"
                 lines.append(f"    {target} = {key}.redispatch('CPU', ({args},))  "
-                             f"# {c.op.__name__}")
+                             f"# {c.op.short_name}")
                 for v in c.outs:
                     if v is not None:
                         ten[v] = f"t{v.index}"
@@ -562,7 +562,7 @@ def _relu_epilogue(product, group, k, last, escaping, aliases):
     if not isinstance(group, FusionGroup) or len(group.calls) != 1:
         return False
     relu, y = group.calls[0], product.outs[0]
-    return (relu.op.__name__ == "relu" and relu.args[0] is y and y not in escaping
+    return (relu.op.short_name == "relu" and relu.args[0] is y and y not in escaping
             and y not in aliases and last.get(y) == k + 1 and y.shape == group.out.shape
             and y.dtype is group.out.dtype)
 

@@ -29,12 +29,12 @@ def keep_conv_columns(fwd, bwd, tensors):
     with_columns = ops.aten._convolution_with_columns.default
     by_input = {}
     for d in bwd.calls:
-        if d.op.__name__ == "_convolution_backward_weight" and d.args[6] is False \
+        if d.op.short_name == "_convolution_backward_weight" and d.args[6] is False \
                 and d.args[9] is None and type(d.args[1]) is Value:
             by_input.setdefault(d.args[1], []).append(d)
     total, done = 0, 0
     for c in fwd.calls:
-        if c.op.__name__ != "convolution" or c.args[6] is not False or c.outs[0] is None:
+        if c.op.short_name != "convolution" or c.args[6] is not False or c.outs[0] is None:
             continue
         x, w, b, stride, padding, dilation, _, _, groups = c.args
         y = c.outs[0]

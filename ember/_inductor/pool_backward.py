@@ -24,7 +24,7 @@ def mask_before_scatter(fwd, bwd, written, tensors):
     the capture run is added to `tensors` (for the lowerings' checks)."""
     pools = {}
     for c in fwd.calls:
-        if c.op.__name__ == "max_pool2d_with_indices" and None not in c.outs and \
+        if c.op.short_name == "max_pool2d_with_indices" and None not in c.outs and \
                 len(c.args) == 6 and type(c.args[0]) is Value:
             pools[c.outs[1]] = c
     uses = {}
@@ -35,14 +35,14 @@ def mask_before_scatter(fwd, bwd, written, tensors):
     producer = {c.outs[0]: k for k, c in enumerate(bwd.calls) if len(c.outs) == 1}
     done = 0
     for k, mask in enumerate(bwd.calls):
-        if mask.op.__name__ != "threshold_backward" or type(mask.args[0]) is not Value:
+        if mask.op.short_name != "threshold_backward" or type(mask.args[0]) is not Value:
             continue
         p = mask.args[0]
         j = producer.get(p)
         if j is None or uses.get(p) != 1 or p in outputs:
             continue
         scatter = bwd.calls[j]
-        if scatter.op.__name__ != "max_pool2d_with_indices_backward" or \
+        if scatter.op.short_name != "max_pool2d_with_indices_backward" or \
                 len(scatter.args) != 8 or len(mask.args) != 3:
             continue
         g, x, idx = scatter.args[0], scatter.args[1], scatter.args[7]

@@ -127,8 +127,14 @@ class CustomOpDef:
         self._backward_fn, self._setup_context_fn = backward, setup_context
 
     def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):
-        raise NotImplementedError(f"{self._qualname}: register_torch_dispatch: ember has no "
-                                  "__torch_dispatch__ (TorchDispatchMode) layer")
+        """fn(mode_or_cls, func, types, args, kwargs) handles this op where the
+        TorchDispatchMode or Tensor subclass `torch_dispatch_class` would otherwise get it."""
+        from .._dispatch.python_dispatch import register_torch_dispatch_rule
+
+        def register(fn):
+            register_torch_dispatch_rule(self._opoverload, torch_dispatch_class, fn)
+            return fn
+        return register(fn) if fn is not None else register
 
     def register_vmap(self, func=None, /):
         """func(info, in_dims, *args) -> (outputs, out_dims): the op's batching rule."""

@@ -18,6 +18,9 @@ from . import forward_ad, functional, profiler, profiler_util
 from .profiler import _profiler_enabled  # noqa: F401
 from .._core.flags import warn_once
 from .._core.tensor import Tensor
+from .._core.mode_stack import torch_dispatch_modes
+from .._core.python_key import PYTHON_KEY
+from .._core.memory_format import preserve_format
 from .variable import Variable
 
 
@@ -35,6 +38,14 @@ def kineto_available():
     return False
 
 
+def _ones_for(out):
+    """The implicit gradient of a scalar output; PyTorch's ones_like(out), so that a Tensor
+    subclass's handler or a TorchDispatchMode sees it (ember's ones_like is full_like)."""
+    if out._sparse is PYTHON_KEY or torch_dispatch_modes:
+        return lookup("ones_like")(out, memory_format=preserve_format)
+    return full(out._size, 1, out.dtype, out._device)
+
+
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     grads = []
     for out, g in zip(outputs, grad_outputs):
@@ -48,7 +59,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
                 if not out.dtype.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
-                g = full(out._size, 1, out.dtype, out._device)  # fresh: not claimed by a .grad
+                g = _ones_for(out)  # fresh: not claimed by a .grad
             grads.append(g)
         else:
             if not isinstance(g, Tensor):

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple
 
 from .._core.dtype import TENSOR_TYPE_NAMES
 from .._core.grad_mode import _grad_state
+from .._core.mode_stack import torch_dispatch_modes
+from .._core.python_key import PYTHON_KEY
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
 from .._core.sparse import make_sparse
 from .._core.tensor import OWN_DTYPE, Tensor, _alias
@@ -202,7 +204,7 @@ def accumulate_grad(variable, grad):
             if st._grad_claimed or not obeys_layout_contract(grad, variable):
                 new = clone_obey_contract(grad.detach(), variable)
             else:
-                new = _alias(grad)
+                new = grad.detach()  # aten.detach, as a TorchDispatchMode sees it
             new._storage_()._grad_claimed = True
         variable._grad = new
     elif old._sparse is not None and grad._sparse is None:  # dense + sparse, not the reverse
@@ -277,7 +279,7 @@ class SavedTensor:
         self._version = 0 if storage is None else storage._version
         self._is_output = is_output
         self._output_nr = output_nr
-        self._t = _alias(t) if is_output else t
+        self._t = t.detach() if is_output else t  # (aten.detach, as a TorchDispatchMode sees it)
         self._hooks = None  # (packed, unpack_hook, ...) once saved_tensor_hooks.pack ran
         if _saved_hooks.default_hooks:
             _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
@@ -300,6 +302,8 @@ class SavedTensor:
             t._rg = True
             t.grad_fn = node
             t._output_nr = self._output_nr
+        elif self._is_output and (torch_dispatch_modes or t._sparse is PYTHON_KEY):
+            t = t.detach()   # what PyTorch's unpacking dispatches, for its handlers to see
         return t
 
     def _raise_modified(self, node):

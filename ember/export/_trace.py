@@ -122,7 +122,7 @@ def _data_access_error(recorder):
             v = recorder.values.get(id(t))
             producer = next((c for c in reversed(recorder.graph.calls) if v in c.outs), None)
             if producer is not None:
-                origin = f"the result of aten.{producer.op.__name__}"
+                origin = f"the result of aten.{producer.op.short_name}"
             elif v is not None:
                 origin = f"the input '{v.name}'"
         raise GuardOnDataDependentSymNode(
@@ -263,8 +263,8 @@ def _refuse_view_write(call, target, calls):
     producer = next((c for c in reversed(calls) if target in c.outs), None)
     if producer is not None and producer.op._is_view:
         raise NotImplementedError(
-            f"run_decompositions: aten.{call.op.__name__} writes into a view made by "
-            f"aten.{producer.op.__name__}; ember's functionalization does not propagate "
+            f"run_decompositions: aten.{call.op.short_name} writes into a view made by "
+            f"aten.{producer.op.short_name}; ember's functionalization does not propagate "
             "writes through views to their base")
 
 

@@ -260,7 +260,7 @@ def generalize(graph, capture_with, leaves, sym_dims):
             column = [a] + [o.args[j] for o in others]
             if all(_same_literal(a, b) for b in column[1:]):
                 continue
-            where = f"aten.{c.op.__name__}"
+            where = f"aten.{c.op.short_name}"
             if type(a) is int:
                 sym_args[(k, j, None)] = fit(column, where)
             elif type(a) in (list, tuple) and all(type(b) is type(a) and len(b) == len(a)

@@ -14,7 +14,7 @@ def _arg(a, names):
 
 
 def op_spelling(op):
-    name, _, overload = op.__name__.partition(".")
+    name, _, overload = op.short_name.partition(".")
     return f"ops.{op.schema.namespace}.{name}.{overload or 'default'}"
 
 

@@ -104,7 +104,7 @@ class Trace:
     def _on_op(self, op, args, level):
         if not self._inside and _draws_random(op):
             raise RuntimeError(
-                f"ember.onnx.export: the model draws random numbers ({op.__name__}) while it is "
+                f"ember.onnx.export: the model draws random numbers ({op.short_name}) while it is "
                 "traced (dropout in training mode?); the draw would be baked into the graph as "
                 "a constant. Export in eval mode (training=TrainingMode.EVAL)")
         if self._inside or not self._depends_on_trace(args):
@@ -112,7 +112,7 @@ class Trace:
         if op._composite is not None and not self.is_node(op):
             return _dispatcher.call_in_modes(op, args, level - 1)
         if op._mutates and isinstance(args[0], Tensor) and args[0]._base is not None:
-            raise RuntimeError(f"ember.onnx.export: the in-place op {op.__name__} writes into a "
+            raise RuntimeError(f"ember.onnx.export: the in-place op {op.short_name} writes into a "
                                "view of another tensor, which a traced graph cannot express; "
                                "write it out of place")
         traced_args = self._arguments(args)

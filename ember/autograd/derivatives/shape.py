@@ -200,3 +200,4 @@ derivative("fractional_max_pool3d", {"self": lambda grad, self, result1:
                                      _aten.adaptive_max_pool3d_backward(grad, self, result1)},
            output_differentiability=[True, False])
 not_differentiable("view.dtype")
+not_differentiable("detach", "_local_scalar_dense")
