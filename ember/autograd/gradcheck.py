@@ -148,6 +148,70 @@ def _flat_tangent(o, fwAD):
     return t.detach()._np.astype(np.float64).reshape(-1)
 
 
+def _iter_tensors(x, only_requiring_grad=False):
+    """The tensors in a nest of tuples/lists (depth first, in order); with
+    `only_requiring_grad`, those that require grad."""
+    from .._core.tensor import Tensor
+    stack = [x]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            if item.requires_grad or not only_requiring_grad:
+                yield item
+        elif not isinstance(item, str) and hasattr(item, "__iter__"):
+            stack.extend(reversed(list(item)))
+
+
+def _get_numerical_jacobian(fn, inputs, outputs=None, target=None, eps=1e-3,
+                            is_forward_ad=False):
+    """Central-difference Jacobians of `fn(*inputs)`: one tuple per tensor of `target` (default
+    `inputs`) that requires grad, holding one (target.numel(), output.numel()) tensor per
+    floating output, in the output's dtype. `target` may be a tensor `fn` reads by side effect
+    (a module's parameter); it is perturbed in place and restored."""
+    from .._core.tensor import Tensor
+    if outputs is None:
+        outputs = _as_tuple(fn(*_as_tuple(inputs)))
+    if not is_forward_ad and any(o.is_complex() for o in outputs):
+        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    kept = [k for k, o in enumerate(outputs) if o.is_floating_point() or o.is_complex()]
+    jacobians = []
+    for t in _iter_tensors(inputs if target is None else target, True):
+        if t.is_complex():
+            raise NotImplementedError("_get_numerical_jacobian: complex inputs are not "
+                                      "supported by ember's finite differences")
+        arr = t._np
+        cols = []
+        for idx in np.ndindex(arr.shape):
+            orig = arr[idx].copy()
+            arr[idx] = orig - eps
+            lo = _as_tuple(fn(*_as_tuple(inputs)))
+            arr[idx] = orig + eps
+            hi = _as_tuple(fn(*_as_tuple(inputs)))
+            arr[idx] = orig
+            cols.append([(hi[k].detach()._np - lo[k].detach()._np).reshape(-1) / (2 * eps)
+                         for k in kept])
+        jacobians.append(tuple(
+            _wrap(np.array([c[n] for c in cols], dtype=outputs[k].detach()._np.dtype)
+                  .reshape(arr.size, outputs[k].numel()))
+            for n, k in enumerate(kept)))
+    return jacobians
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated in PyTorch: the Jacobians of `fn(inputs)`'s first output with respect to each
+    tensor of `target` (default `inputs`) that requires grad."""
+    import warnings
+    warnings.warn("`get_numerical_jacobian` was part of PyTorch's private API and not meant to "
+                  "be exposed. We are deprecating it and it will be removed in a future version "
+                  "of PyTorch.", FutureWarning, stacklevel=2)
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer "
+                         "supports values of grad_out != 1.0.")
+    jacobians = _get_numerical_jacobian(lambda *inps: fn(inps), inputs, None, target, eps)
+    return tuple(j[0] for j in jacobians)
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
