@@ -121,3 +121,44 @@ def test_reduction_enum():
             tr.legacy_get_enum(*args, emit_warning=False)
     with pytest.raises(ValueError):
         er.get_enum("bogus")
+
+
+def test_pickle_module_with_default_activation():
+    """TransformerEncoderLayer's default activation (F.relu, taken before ember gave F its
+    __torch_function__ wrappers) pickles, as in PyTorch."""
+    import io
+    for lib in LIBS:
+        m = lib.nn.TransformerEncoderLayer(4, 2, 8, 0.0)
+        buf = io.BytesIO()
+        lib.save(m, buf)
+        buf.seek(0)
+        m2 = lib.load(buf, weights_only=False)
+        x = lib.randn(2, 3, 4)
+        assert lib.equal(m.eval()(x), m2.eval()(x))
+
+
+def test_sparse_zero_():
+    out = []
+    for lib in LIBS:
+        s = lib.tensor([1., 0., 3., 2.]).to_sparse()
+        s.zero_()
+        out.append((s._nnz(), s.is_coalesced(), tuple(s._indices().shape), s.to_dense().tolist()))
+    assert out[0] == out[1]
+
+
+def test_gradcheck_fast_mode():
+    for lib in LIBS:
+        x = lib.randn(3, 4, dtype=lib.float64, requires_grad=True)
+        assert lib.autograd.gradcheck(lambda a: a.sin() * a.sum(), (x,), fast_mode=True)
+
+        class Wrong(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 3
+
+        assert not lib.autograd.gradcheck(Wrong.apply, (x,), fast_mode=True,
+                                          raise_exception=False)
