@@ -323,6 +323,10 @@ def _wrap_namespaces():
             if wrapper is None:
                 wrapper = wrappers[value] = _function_wrapper(value)
                 wrapper.__module__ = namespace   # F.relu.__module__ is torch.nn.functional
+                # the plain function stays reachable where it was taken before this (a
+                # default argument: TransformerEncoderLayer's activation=F.relu); pickle finds
+                # it as <namespace>.relu.__wrapped__
+                value.__qualname__ = f"{value.__qualname__}.__wrapped__"
                 prefix = _C_PREFIXES.get(namespace)
                 if prefix and not fx_overrides.is_python_level(value):
                     wrapper.__name__ = prefix + name   # torch.linalg.norm is `linalg_norm`

@@ -44,6 +44,8 @@ SCRIPT = textwrap.dedent('''
         print(epoch, round(total, 3))
     print(torch.__name__)
     print(net)
+    import torch.autograd.gradcheck  # a submodule named as a function: the function stays
+    print(callable(torch.autograd.gradcheck))
 ''')
 
 

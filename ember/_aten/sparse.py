@@ -596,3 +596,12 @@ def to_copy(self, dtype=None, device=None, memory_format=None):
 
 
 _sparse_coo = lookup("_sparse_coo_tensor_with_dims_and_tensors")
+
+
+@impl("zero_", "SparseCPU")
+def zero_(self):
+    """No entries left, the size and the sparse/dense split kept (PyTorch's zero_ of a sparse
+    tensor): what an optimizer's zero_grad does to a sparse gradient."""
+    idx, vals, _ = _parts(self)
+    _set_sparse(self, idx[:, :0].copy(), vals[:0].copy(), tuple(self._size), True)
+    return self

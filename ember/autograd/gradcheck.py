@@ -41,6 +41,9 @@ def _numerical_jacobian(fn, inputs, i, positions, eps):
         hi = _flat_outputs(fn(*inputs), positions)
         arr[idx] = orig
         rows.append([(h - l) / (2 * eps) for h, l in zip(hi, lo)])
+    if not rows:  # an empty input: a (0, n) Jacobian for each output
+        outs = _flat_outputs(fn(*inputs), positions)
+        return [np.zeros((0, o.size)) for o in outs]
     return [np.array([r[j] for r in rows]).reshape(arr.size, -1) for j in range(len(positions))]
 
 
@@ -108,6 +111,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                                  f"\nanalytical:{_wrap(forward[n][j])}\n", raise_exception)
         if not check_backward_ad:
             return True
+    if fast_mode and not any(t.is_complex() for t in [inputs[i] for i in diff_idx] + outputs):
+        return _fast_check(func, inputs, diff_idx, positions, outputs, eps, atol, rtol,
+                           raise_exception)
     analytical = _analytical_jacobian(inputs, diff_idx, outputs)
     for n, i in enumerate(diff_idx):
         numerical = _numerical_jacobian(func, inputs, i, positions, eps)
@@ -117,6 +123,42 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 return _fail(f"Jacobian mismatch for output {j} with respect to input {i},\n"
                              f"numerical:{_wrap(b)}\nanalytical:{_wrap(a)}\n",
                              raise_exception)
+    return True
+
+
+def _fast_check(func, inputs, diff_idx, positions, outputs, eps, atol, rtol, raise_exception):
+    """gradcheck's fast mode: instead of whole Jacobians, compare u^T J v for random unit
+    vectors u (per output) and v (per input) -- the analytical side from one backward per
+    output (grad u), the numerical side from one central difference per input (along v). As
+    in PyTorch the vectors are uniform [0, 1) draws, normalized."""
+    from . import grad
+    rng = np.random.default_rng(0)
+    unit = [rng.random(o.numel()) for o in outputs]
+    unit = [u / max(np.linalg.norm(u), 1e-30) for u in unit]
+    vjps = []  # [output][input]: the gradient of <output_j, u_j> with respect to input i
+    for o, u in zip(outputs, unit):
+        g = _wrap(u.reshape(tuple(o.shape)).astype(o.detach()._np.dtype))
+        gi = grad(o, [inputs[i] for i in diff_idx], g, retain_graph=True, allow_unused=True)
+        vjps.append([np.zeros(inputs[i].numel()) if x is None else
+                     x.detach()._np.astype(np.float64).reshape(-1)
+                     for i, x in zip(diff_idx, gi)])
+    for n, i in enumerate(diff_idx):
+        arr = inputs[i]._np
+        v = rng.random(arr.size)
+        v /= max(np.linalg.norm(v), 1e-30)
+        orig = arr.copy()
+        arr[...] = orig - eps * v.reshape(arr.shape)
+        lo = _flat_outputs(func(*inputs), positions)
+        arr[...] = orig + eps * v.reshape(arr.shape)
+        hi = _flat_outputs(func(*inputs), positions)
+        arr[...] = orig
+        for j, u in enumerate(unit):
+            numerical = float(np.dot((hi[j] - lo[j]) / (2 * eps), u))
+            analytical = float(np.dot(vjps[j][n], v))
+            if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
+                return _fail(f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                             f"numerical:{numerical}\nanalytical:{analytical}\n"
+                             "(fast mode: u^T J v for random unit u, v)", raise_exception)
     return True
 
 
@@ -146,6 +188,70 @@ def _flat_tangent(o, fwAD):
     if t is None:
         return np.zeros(o.numel())
     return t.detach()._np.astype(np.float64).reshape(-1)
+
+
+def _iter_tensors(x, only_requiring_grad=False):
+    """The tensors in a nest of tuples/lists (depth first, in order); with
+    `only_requiring_grad`, those that require grad."""
+    from .._core.tensor import Tensor
+    stack = [x]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tensor):
+            if item.requires_grad or not only_requiring_grad:
+                yield item
+        elif not isinstance(item, str) and hasattr(item, "__iter__"):
+            stack.extend(reversed(list(item)))
+
+
+def _get_numerical_jacobian(fn, inputs, outputs=None, target=None, eps=1e-3,
+                            is_forward_ad=False):
+    """Central-difference Jacobians of `fn(*inputs)`: one tuple per tensor of `target` (default
+    `inputs`) that requires grad, holding one (target.numel(), output.numel()) tensor per
+    floating output, in the output's dtype. `target` may be a tensor `fn` reads by side effect
+    (a module's parameter); it is perturbed in place and restored."""
+    from .._core.tensor import Tensor
+    if outputs is None:
+        outputs = _as_tuple(fn(*_as_tuple(inputs)))
+    if not is_forward_ad and any(o.is_complex() for o in outputs):
+        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
+                         "supports functions that return complex outputs.")
+    kept = [k for k, o in enumerate(outputs) if o.is_floating_point() or o.is_complex()]
+    jacobians = []
+    for t in _iter_tensors(inputs if target is None else target, True):
+        if t.is_complex():
+            raise NotImplementedError("_get_numerical_jacobian: complex inputs are not "
+                                      "supported by ember's finite differences")
+        arr = t._np
+        cols = []
+        for idx in np.ndindex(arr.shape):
+            orig = arr[idx].copy()
+            arr[idx] = orig - eps
+            lo = _as_tuple(fn(*_as_tuple(inputs)))
+            arr[idx] = orig + eps
+            hi = _as_tuple(fn(*_as_tuple(inputs)))
+            arr[idx] = orig
+            cols.append([(hi[k].detach()._np - lo[k].detach()._np).reshape(-1) / (2 * eps)
+                         for k in kept])
+        jacobians.append(tuple(
+            _wrap(np.array([c[n] for c in cols], dtype=outputs[k].detach()._np.dtype)
+                  .reshape(arr.size, outputs[k].numel()))
+            for n, k in enumerate(kept)))
+    return jacobians
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
+    """Deprecated in PyTorch: the Jacobians of `fn(inputs)`'s first output with respect to each
+    tensor of `target` (default `inputs`) that requires grad."""
+    import warnings
+    warnings.warn("`get_numerical_jacobian` was part of PyTorch's private API and not meant to "
+                  "be exposed. We are deprecating it and it will be removed in a future version "
+                  "of PyTorch.", FutureWarning, stacklevel=2)
+    if grad_out != 1.0:
+        raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer "
+                         "supports values of grad_out != 1.0.")
+    jacobians = _get_numerical_jacobian(lambda *inps: fn(inps), inputs, None, target, eps)
+    return tuple(j[0] for j in jacobians)
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,

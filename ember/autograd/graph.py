@@ -264,7 +264,7 @@ class SavedTensor:
     An output saved by its own node is stored as a plain alias (no grad_fn), so the output does
     not keep its node alive through a reference cycle; unpacking gives it its grad_fn back.
     """
-    __slots__ = ("_t", "_version", "_is_output", "_output_nr", "_hooks")
+    __slots__ = ("_t", "_version", "_is_output", "_output_nr", "_hooks", "_view_of")
 
     def __init__(self, t, is_output=False, output_nr=0):
         if t._inference:
@@ -281,6 +281,7 @@ class SavedTensor:
         self._output_nr = output_nr
         self._t = t.detach() if is_output else t  # (aten.detach, as a TorchDispatchMode sees it)
         self._hooks = None  # (packed, unpack_hook, ...) once saved_tensor_hooks.pack ran
+        self._view_of = None  # (weakref to the base, positions): an in-place op's view output
         if _saved_hooks.default_hooks:
             _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
 
@@ -302,6 +303,15 @@ class SavedTensor:
             t._rg = True
             t.grad_fn = node
             t._output_nr = self._output_nr
+            if self._view_of is not None:
+                # the output of an in-place op on a view is that view of the base written by
+                # the op (PyTorch's SavedVariable keeps the view's grad_fn for it): its gradient
+                # goes to the base's history, of which `node` is a part behind CopySlices
+                base = self._view_of[0]()
+                if base is not None:
+                    from .views import view_node
+                    t.grad_fn = view_node(base, self._view_of[1])
+                    t._output_nr = 0
         elif self._is_output and (torch_dispatch_modes or t._sparse is PYTHON_KEY):
             t = t.detach()   # what PyTorch's unpacking dispatches, for its handlers to see
         return t

@@ -16,6 +16,7 @@ saved: the names of the op's arguments, `result`/`result1`, `<arg>_shape`/`<arg>
 `grad`/`grads`.
 """
 import inspect
+from weakref import ref as _weakref
 
 from .._dispatch import dispatcher as _dispatcher
 from .graph import Node, SavedTensor, freed_error, short_name
@@ -495,6 +496,8 @@ def autograd_kernel(op, key, args):
     # saved once they have their grad_fn: a saved-tensor pack hook sees them as the user will
     for name, k in saved_outputs:
         saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
+        if view is not None:
+            saved[name]._view_of = (_weakref(view._base), view.grad_fn._positions)
     if view is not None:
         return out
     if outs and (op._is_view or (restrides and outs[0]._base is not None)):

@@ -94,14 +94,19 @@ def rebase_view_history(view, fn):
     _regenerate_view(view, positions)
 
 
-def _regenerate_view(view, positions):
-    base = view._base
+def view_node(base, positions):
+    """The node of a view read from `base`'s current history (PyTorch regenerates a view's
+    grad_fn so, as an AsStridedBackward0, after its base was written in place)."""
     node = AsStridedBackward0()
     node.next_functions = (gradient_edge(base),)
     node._num_outputs = 1
     node._positions = positions
     node._base_shape = base._size
-    view.grad_fn = node
+    return node
+
+
+def _regenerate_view(view, positions):
+    view.grad_fn = view_node(view._base, positions)
     view._rg = True
     view._output_nr = 0
     view._view_version = view._storage._version

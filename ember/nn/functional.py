@@ -23,6 +23,7 @@ from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F40
 from ._ctc import ctc_loss as _ctc
 from ..backends import cudnn as _cudnn
 from . import attention as _attention
+from . import _reduction as _Reduction
 from ._grouped_mm import (ScalingType, SwizzleType, grouped_mm, scaled_mm,  # noqa: F401
                           scaled_grouped_mm)
 
@@ -43,9 +44,7 @@ _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 def _legacy_reduction(size_average, reduce, stacklevel=4):
     """The reduction string for PyTorch's deprecated size_average/reduce arguments."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    name = "mean" if size_average and reduce else "sum" if reduce else "none"
+    name = _Reduction.legacy_get_string(size_average, reduce, emit_warning=False)
     warnings.warn(f"size_average and reduce args will be deprecated, please use "
                   f"reduction='{name}' instead.", stacklevel=_user_stacklevel())
     return name

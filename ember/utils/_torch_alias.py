@@ -28,13 +28,26 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         target = "ember" + spec.name[len("torch"):]
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as e:
             raise ModuleNotFoundError(f"No module named '{spec.name}' (ember has no "
                                       f"'{target}' yet)", name=spec.name) from e
+        _alias_loaded()
+        return module
 
     def exec_module(self, module):
         pass  # the ember module is already executed
+
+
+def _alias_loaded():
+    """Enter every loaded ember module under its torch name too. An import of an entered name
+    returns the module as it is; only a first import goes through the finder, and that one sets
+    the module as an attribute of its package -- which would shadow a function of the same name
+    (`torch.autograd.gradcheck` is the function; `import torch.autograd.gradcheck` must leave
+    it so)."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ember.") and module is not None:
+            sys.modules.setdefault("torch" + name[len("ember"):], module)
 
 
 class _AliasInChild:
@@ -70,4 +83,5 @@ def install():
         sys.meta_path.insert(0, _TorchToEmber())
     import ember
     sys.modules["torch"] = ember
+    _alias_loaded()
     _carry_to_children()

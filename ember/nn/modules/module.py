@@ -7,6 +7,7 @@ falls back to those dicts (`__getattr__`), and everything else (iteration, `stat
 forward hooks, the global hooks (`register_module_forward_hook` ...) before the module's own.
 """
 import functools
+import inspect
 import warnings
 import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
@@ -220,6 +221,8 @@ class Module:
                             f"{len(args) + 1} were given")
         object.__setattr__(self, "training", True)
         self._init_internal_state()
+        if self.call_super_init:   # cooperative __init__ through a mixin after Module in the MRO
+            super().__init__(*args, **kwargs)
 
     _DICT_ATTRS = ("_parameters", "_buffers", "_modules", "_forward_hooks", "_forward_pre_hooks",
                    "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
@@ -465,8 +468,15 @@ class Module:
                 persistent = value.persistent
             else:
                 persistent = name not in self._non_persistent_buffers_set
-            self._remove_from(name, d, self._parameters, self._modules)
-            self.register_buffer(name, value, persistent)
+            if getattr(self.register_buffer, "__func__", None) is Module.register_buffer or \
+                    "persistent" in inspect.signature(self.register_buffer).parameters:
+                self.register_buffer(name, value, persistent)
+            elif not persistent:
+                raise RuntimeError("Registering a non-persistent buffer on a Module subclass that "
+                                   "implements register_buffer() without the persistent argument "
+                                   "is not allowed.")
+            else:   # a subclass's register_buffer(name, tensor) of before `persistent` existed
+                self.register_buffer(name, value)
             return
         object.__setattr__(self, name, value)
 
@@ -699,8 +709,8 @@ class Module:
             raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
 
     def to(self, *args, **kwargs):
-        from ..._bindings.tensor_methods import _to_args
-        dtype, device, _, memory_format = _to_args(args, dict(kwargs))
+        from ..._C._nn import _parse_to
+        device, dtype, _, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")

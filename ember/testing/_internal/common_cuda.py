@@ -20,6 +20,10 @@ def tf32_is_not_fp32():
     return False
 
 
+def _get_torch_rocm_version():
+    return (0, 0)
+
+
 def _get_torch_cuda_version():
     return (0, 0)
 

@@ -6,7 +6,9 @@ name the generated tests as PyTorch's do (`test_foo_x_1`). ember has no CUDA, RO
 test mode, so the decorators that skip under those modes leave the test as it is."""
 import collections.abc
 import contextlib
+import copy
 import enum
+import inspect
 import itertools
 import math
 import os
@@ -282,6 +284,33 @@ def do_test_empty_full(self, dtypes, layout, device):
 
 
 # ---- decorators ----------------------------------------------------------------------------
+def to_gpu(obj, type_map=None):
+    """A copy of a (nest of) tensors on CUDA (dtypes mapped through `type_map`), keeping each
+    leaf's requires_grad; other objects are deep-copied. ember has no CUDA device, so a tensor
+    raises the error its .to("cuda") raises."""
+    if isinstance(obj, ember.Tensor):
+        with ember.no_grad():
+            res = obj.to(dtype=(type_map or {}).get(obj.dtype, obj.dtype), device="cuda",
+                         copy=True)
+        res.requires_grad = obj.requires_grad
+        return res
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_gpu(o, type_map) for o in obj)
+    return copy.deepcopy(obj)
+
+
+def get_function_arglist(func):
+    return inspect.getfullargspec(func).args
+
+
+def is_iterable(obj):
+    try:
+        iter(obj)
+        return True
+    except TypeError:
+        return False
+
+
 def suppress_warnings(fn):
     @wraps(fn)
     def wrapper(*args, **kwargs):
@@ -302,7 +331,7 @@ def _unused_mode(*args, **kwargs):
 
 skipIfTorchDynamo = skipIfTorchInductor = skipIfCrossRef = skipIfRocm = _unused_mode
 xfailIfTorchDynamo = skipIfNoLapack = skipIfSlowGradcheckEnv = skipIfRocmArch = _unused_mode
-skipIfMps = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
+skipIfMps = skipIfMPS = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
 serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
 skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
 wrapDeterministicFlagAPITest = skipIfPortableMode = skipIfNoDill = _unused_mode
@@ -554,6 +583,21 @@ class TensorOrArrayPair(TensorLikePair):
         self.atol = max(self.atol, atol_override)
 
 
+class TypedStoragePair(TensorLikePair):
+    """Two TypedStorages, compared as the 1-D tensors of their elements."""
+
+    def __init__(self, actual, expected, *, id=(), rtol_override=0.0, atol_override=0.0,
+                 **other):
+        self._check_inputs_isinstance(actual, expected, cls=ember.storage.TypedStorage)
+        super().__init__(actual, expected, id=id, **other)
+        self.rtol = max(self.rtol, rtol_override)
+        self.atol = max(self.atol, atol_override)
+
+    def _to_tensor(self, typed_storage):
+        return ember.empty(0, dtype=typed_storage.dtype,
+                           device=typed_storage.device).set_(typed_storage)
+
+
 class UnittestPair(Pair):
     """Other leaves, compared by unittest's assertEqual."""
     CLS = object
@@ -590,7 +634,8 @@ class ObjectPair(UnittestPair):
     CLS = object
 
 
-_PAIRS = (NonePair, RelaxedBooleanPair, RelaxedNumberPair, TensorOrArrayPair, StringPair, SetPair,
+_PAIRS = (NonePair, RelaxedBooleanPair, RelaxedNumberPair, TensorOrArrayPair, TypedStoragePair,
+          StringPair, SetPair,
           TypePair, ObjectPair)
 
 
@@ -679,6 +724,13 @@ class TestCase(_BaseTestCase):
             raise AssertionError("object not found in iterable")
 
     @contextlib.contextmanager
+    def assertNotWarn(self, callable, msg=""):
+        """`callable()` emits no warning at all (every filter set to 'always' while it runs)."""
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            callable()
+            self.assertTrue(len(ws) == 0, msg)
+
     def assertWarnsOnceRegex(self, category, regex=""):
         """The block warns (PyTorch's once-only warnings included) with `category` and a
         message matching `regex`."""

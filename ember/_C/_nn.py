@@ -1,0 +1,74 @@
+"""torch._C._nn: what ember has of it -- `_parse_to`, the argument parser behind
+nn.Module.to(). It binds a call to one of Tensor.to's three signatures (device/dtype, dtype,
+tensor) and answers (device, dtype, non_blocking, memory_format); a call no signature takes is
+a TypeError, and `copy` -- which a module cannot honour -- a RuntimeError."""
+from .._core import dtype as D
+from .._core.device import device as _device
+from .._core.memory_format import memory_format as _memory_format
+from .._core.tensor import Tensor
+
+_SIGNATURES = (("device", "dtype", "non_blocking", "copy"), ("dtype", "non_blocking", "copy"),
+               ("tensor", "non_blocking", "copy"))
+_EXPECTED = (" * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+             "bool copy = False, *, torch.memory_format memory_format = None)\n"
+             " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+             "torch.memory_format memory_format = None)\n"
+             " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+             "torch.memory_format memory_format = None)\n")
+
+
+def _fits(kind, value):
+    if value is None:
+        return kind in ("device", "dtype", "memory_format")
+    if kind == "device":
+        return isinstance(value, (_device, str)) or type(value) is int
+    if kind == "dtype":
+        return isinstance(value, D.dtype) or (isinstance(value, type) and
+                                              value in D.PYTHON_TYPE_DTYPES)
+    if kind == "tensor":
+        return isinstance(value, Tensor)
+    if kind == "memory_format":
+        return isinstance(value, _memory_format)
+    return isinstance(value, bool)   # non_blocking, copy
+
+
+def _bind(signature, args, kwargs):
+    if len(args) > len(signature):
+        return None
+    bound = dict(zip(signature, args))
+    for name, value in kwargs.items():
+        if name in bound or (name not in signature and name != "memory_format"):
+            return None
+        bound[name] = value
+    if signature[0] != "device" and bound.get(signature[0]) is None:
+        return None   # the dtype / tensor signatures need their first argument
+    return bound if all(_fits(k, v) for k, v in bound.items()) else None
+
+
+def _type_name(value):
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, (D.dtype, _device, _memory_format)):
+        return "torch." + type(value).__name__
+    return type(value).__name__
+
+
+def _parse_to(*args, **kwargs):
+    for signature in _SIGNATURES:
+        bound = _bind(signature, args, kwargs)
+        if bound is not None:
+            break
+    else:
+        got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+        raise TypeError(f"to() received an invalid combination of arguments - got "
+                        f"({', '.join(got)}), but expected one of:\n{_EXPECTED}")
+    if bound.get("copy", False):
+        raise RuntimeError(".to() does not accept copy argument")
+    device, dtype = bound.get("device"), bound.get("dtype")
+    if "tensor" in bound:
+        device, dtype = bound["tensor"].device, bound["tensor"].dtype
+    if isinstance(dtype, type):
+        dtype = D.PYTHON_TYPE_DTYPES[dtype]
+    if device is not None and not isinstance(device, _device):
+        device = _device(device) if isinstance(device, str) else _device("cuda", device)
+    return device, dtype, bound.get("non_blocking", False), bound.get("memory_format")
