@@ -502,6 +502,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
         return _finish(_bernoulli_(empty_like(input), float(p), generator), False, out)
+    if out is not None:   # out's own dtype, as bernoulli_(input) into out (PyTorch's bernoulli_out)
+        return _bernoulli_inplace(out.resize_(input.shape), input, generator=generator)
     return _finish(_bernoulli(input, generator), False, out)
 
 
@@ -595,7 +597,8 @@ def _bernoulli_method(self, p=None, *, generator=None):
 
 def _bernoulli_inplace(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
-        return self.copy_(_bernoulli(p.expand(self._size).to(self.dtype), generator))
+        # drawn at p's precision (float64: 53 bits, else 24), written as self's dtype
+        return self.copy_(_bernoulli(p.expand(self._size), generator))
     return _bernoulli_(self, float(p), generator)
 
 
