@@ -62,9 +62,9 @@ globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ...
 from ._bindings.legacy_tensor_types import CUDA_TYPES as _cuda_legacy_types
 _tensor_classes = set(_legacy_types.values()) | set(_cuda_legacy_types.values())
 from ._dispatch.explain import explain
-from ._checks import (_check, _check_with, _check_is_size, _check_index, _check_value,  # noqa: F401
-                      _check_type, _check_not_implemented, _check_tensor_all,
-                      _check_tensor_all_with)
+from ._refs.checks import (_check, _check_with, _check_is_size, _check_index, _check_value,  # noqa: F401
+                           _check_type, _check_not_implemented, _check_tensor_all,
+                           _check_tensor_all_with)
 from . import library
 from ._refs.control_flow import cond, while_loop
 from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)

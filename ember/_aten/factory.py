@@ -489,8 +489,8 @@ def _storage_elements(storage, dtype):
 
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
-    from ..storage import is_storage
-    if is_storage(data):
+    if isinstance(data, UntypedStorage) or isinstance(getattr(data, "_untyped_storage", None),
+                                                       UntypedStorage):   # a TypedStorage too
         arr, dt = _storage_elements(data, dtype)
         return _wrap_external(arr, dt)
     if isinstance(data, np.ndarray) and dtype is None:

@@ -10,7 +10,7 @@ _DEFAULT = ("Expected cond to be True, but got False. (Could this error message 
 
 
 def _check_with(error_type, cond, message=None):
-    from ._core.tensor import Tensor
+    from .._core.tensor import Tensor
     import numpy as np
     if not isinstance(cond, (builtins.bool, np.bool_)):   # ember has no symbolic bools
         if isinstance(cond, Tensor):
@@ -57,8 +57,8 @@ def _check_not_implemented(cond, message=None):
 
 
 def _check_tensor_all_with(error_type, cond, message=None):
-    from ._core import dtype as D
-    from ._core.tensor import Tensor
+    from .._core import dtype as D
+    from .._core.tensor import Tensor
     if not isinstance(cond, Tensor):
         raise TypeError(f"cond must be a tensor, but got {type(cond)}")
     if cond.dtype is not D.bool:
