@@ -169,3 +169,32 @@ def test_tensor_classes_and_quantized_backend():
     assert q.engine in q.supported_engines
     with pytest.raises(RuntimeError):
         q.supported_engines = []
+
+
+def test_dtype_shortcuts_take_memory_format():
+    got = []
+    for lib in (torch, ember):
+        x = lib.randn(2, 3, 4, 4).contiguous(memory_format=lib.channels_last)
+        got.append([(getattr(x, fn)(memory_format=lib.contiguous_format).is_contiguous(),
+                     getattr(x, fn)().stride())
+                    for fn in ("byte", "double", "half", "long", "bool", "bfloat16")])
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.empty_like(L.randn(2, 3).to_sparse(), memory_format=L.preserve_format),
+    lambda L: L.zeros_like(L.randn(2, 3).to_sparse(), memory_format=L.contiguous_format),
+    lambda L: L.ones_like(L.randn(2, 3).to_sparse()),
+])
+def test_sparse_like_factories_errors(case):
+    (e_type, e_msg), (t_type, t_msg) = _err(case, ember), _err(case, torch)
+    assert e_type == t_type and t_msg.startswith(e_msg[:60])
+
+
+def test_sparse_like_factories():
+    got = []
+    for lib in (torch, ember):
+        sp = lib.randn(2, 3, 2).to_sparse(2)
+        got.append([(str(r.layout), tuple(r.shape), r._nnz(), r.sparse_dim(), str(r.dtype))
+                    for r in (lib.empty_like(sp), lib.zeros_like(sp, dtype=lib.float64))])
+    assert got[0] == got[1]

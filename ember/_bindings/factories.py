@@ -288,6 +288,15 @@ def _empty_like(t, dtype, device, memory_format):
         from .sparse_compressed import empty_like_compressed
         return empty_like_compressed(t, dtype)
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
+    if t.is_sparse:   # COO: a tensor of the same shape and dims with no entries
+        if memory_format is not None:
+            raise RuntimeError("memory format option is only supported by strided tensors")
+        from .. import sparse_coo_tensor
+        n_dense = t.dense_dim()
+        return sparse_coo_tensor(_empty((t.sparse_dim(), 0), D.int64, dev, False),
+                                 _empty((0,) + tuple(t._size[len(t._size) - n_dense:]), dt, dev,
+                                        False), t._size, check_invariants=False,
+                                 is_coalesced=True)
     if memory_format is None or memory_format is preserve_format:
         # (an empty t counts as contiguous, but keeps its strides: it is dense in any order)
         strides = None if t.is_contiguous() and 1 not in t._size and t.numel() else \
@@ -300,6 +309,10 @@ def _empty_like(t, dtype, device, memory_format):
 
 
 def _filled(t, value):
+    if t.is_sparse and value != 0:   # PyTorch has no fill_ for COO tensors
+        raise NotImplementedError("Could not run 'aten::fill_.Scalar' with arguments from the "
+                                  "'SparseCPU' backend. This could be because the operator "
+                                  "doesn't exist for this backend.")
     if t._np is not None:
         t._np[...] = value.item() if isinstance(value, Tensor) else value
     elif t._lazy is not None:  # recorded on the lazy device
