@@ -32,6 +32,7 @@ from _ported import error_line as _err  # noqa: E402
     lambda L: L.nn.functional.nll_loss(L.randn(()), L.randn(()), reduction="none"),
     lambda L: L.grid_sampler_2d(L.randn(5, 5, 5, 5, 5), L.randn(1, 1, 1, 4, 4), 0, 0, True),
     lambda L: L.grid_sampler_2d(L.randn(1, 5, 5, 5, 5), L.randn(1, 1, 1, 4, 2), 0, 0, True),
+    lambda L: L._grid_sampler_2d_cpu_fallback(L.randn(5, 5, 5, 5), L.randn(1, 1, 4, 4), 0, 0, True),
     lambda L: L.index_select(L.randn(0, 3), 0, L.tensor([0, 1])),
     lambda L: L.index_select(L.randn(2, 3, 4), 1, L.tensor([0, 5])),
     lambda L: L.index_select(L.randn(2, 3, 4), 2, L.tensor([0, 5])),
