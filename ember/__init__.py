@@ -59,8 +59,13 @@ from .autograd import derivatives as _derivatives  # noqa: F401  (every op's bac
 from ._bindings import generated as _generated, codegen as _codegen
 from ._bindings.legacy_tensor_types import CPU_TYPES as _legacy_types
 globals().update(_legacy_types)  # torch.FloatTensor, torch.LongTensor, ...
+from ._bindings.legacy_tensor_types import CUDA_TYPES as _cuda_legacy_types
+_tensor_classes = set(_legacy_types.values()) | set(_cuda_legacy_types.values())
 from ._dispatch.explain import explain
 from ._dispatch import python_dispatch as _python_dispatch  # noqa: F401  (the Python key)
+from ._refs.checks import (_check, _check_with, _check_is_size, _check_index, _check_value,  # noqa: F401
+                           _check_type, _check_not_implemented, _check_tensor_all,
+                           _check_tensor_all_with)
 from . import library
 from ._refs.control_flow import cond, while_loop
 from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)

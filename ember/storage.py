@@ -38,12 +38,28 @@ def _get_always_warn_typed_storage_removal():
 class TypedStorage:
     is_sparse = False
 
-    def __init__(self, untyped, dtype, *, _internal=False):
+    def __init__(self, *args, wrap_storage=None, dtype=None, device=None, _internal=False):
+        """TypedStorage(untyped, dtype) over existing bytes (also wrap_storage=untyped), or a new
+        one: TypedStorage(dtype=..., device=...) empty, (size, ...) zeroed, (sequence, ...) of
+        those values."""
         if not _internal:
             _warn_typed_storage_removal(stacklevel=3)
-        if not isinstance(untyped, UntypedStorage):
-            raise TypeError(f"TypedStorage(): expected an UntypedStorage, got "
-                            f"{type(untyped).__name__}")
+        if len(args) == 2 and isinstance(args[0], UntypedStorage):   # ember's internal form
+            wrap_storage, dtype = args
+            args = ()
+        if dtype is None:
+            from ._core.dtype import get_default_dtype
+            dtype = get_default_dtype()
+        if wrap_storage is not None:
+            if args or device is not None:
+                raise RuntimeError("TypedStorage(): wrap_storage takes no other arguments than "
+                                   "dtype")
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(f"expected a torch.UntypedStorage as wrap_storage, but got "
+                                f"{type(wrap_storage).__name__}")
+            untyped = wrap_storage
+        else:
+            untyped = _new_untyped(args, dtype, device, "TypedStorage")
         self._untyped_storage = untyped
         self.dtype = dtype
 
@@ -76,8 +92,12 @@ class TypedStorage:
 
     def _check_cpu(self, what):
         if self.device.type != "cpu":
-            raise NotImplementedError(f"TypedStorage.{what}() on the {self.device.type} device: "
-                                      "its storage holds no data")
+            raise NotImplementedError(f"Not available for '{self.device.type}' device type")
+
+    def _check_data(self):
+        """Copying out of a storage needs its data; a meta storage has none."""
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
 
     def __getitem__(self, i):
         self._check_cpu("__getitem__")
@@ -105,6 +125,8 @@ class TypedStorage:
         return self
 
     def copy_(self, source, non_blocking=None):
+        if isinstance(source, TypedStorage):
+            source._check_data()
         self._check_cpu("copy_")
         src = source._elements() if isinstance(source, TypedStorage) else np.asarray(source)
         self._elements()[...] = src
@@ -114,11 +136,42 @@ class TypedStorage:
         return self._untyped_storage.is_shared()
 
     def share_memory_(self):
+        self._check_shareable("_share_fd_")
         self._untyped_storage.share_memory_()
         return self
 
-    def cpu(self):
+    def _check_shareable(self, what):
+        if self.device.type != "cpu":
+            raise RuntimeError(f"{what}: only available on CPU")
+
+    def _share_fd_cpu_(self, *args, **kwargs):
+        self._check_shareable("_share_fd_")
+        raise NotImplementedError("TypedStorage._share_fd_cpu_(): ember shares storages through "
+                                  "share_memory_()")
+
+    def _share_filename_cpu_(self, *args, **kwargs):
+        self._check_shareable("_share_filename_")
+        raise NotImplementedError("TypedStorage._share_filename_cpu_(): ember shares storages "
+                                  "through share_memory_()")
+
+    def _write_file(self, f, is_real_file, save_size, element_size):
+        """The elements' bytes written to f, after their count when save_size (legacy format)."""
+        self._check_data()
+        if save_size:
+            f.write(np.int64(self.size()).tobytes())
+        f.write(self._elements().tobytes())
+
+    def resize_(self, size):
+        self._untyped_storage.resize_(int(size) * self.dtype.itemsize)
         return self
+
+    def cpu(self):
+        self._check_data()
+        return self
+
+    def __deepcopy__(self, memo):
+        return TypedStorage(_deepcopy_untyped(self._untyped_storage, memo), self.dtype,
+                            _internal=True)
 
     def __repr__(self):
         body = "\n".join(f" {v}" for v in self.tolist()) if self.device.type == "cpu" else " ..."
@@ -134,21 +187,39 @@ class _LegacyStorage(TypedStorage):
 
     def __new__(cls, *args, device=None, **kwargs):
         _warn_typed_storage_removal(stacklevel=2)
-        if len(args) == 1 and isinstance(args[0], (int, np.integer)):   # np.int16(3) too
-            data = np.zeros(int(args[0]), dtype=cls.dtype._np)
-        elif len(args) == 1:
-            data = np.asarray(list(args[0]), dtype=cls.dtype._np)
-        elif not args:
-            data = np.zeros(0, dtype=cls.dtype._np)
-        else:
-            raise TypeError(f"{cls.__name__}(): expected a size or a sequence, got {args!r}")
-        untyped = UntypedStorage._adopt(data.view(np.uint8), _cpu())
+        untyped = _new_untyped(args, cls.dtype, device, cls.__name__)
         return TypedStorage(untyped, cls.dtype, _internal=True)
 
 
-def _cpu():
-    from ._core.device import device
-    return device("cpu")
+def _deepcopy_untyped(storage, memo):
+    """copy.deepcopy of an UntypedStorage: one copy per storage and memo, so tensors and
+    storages that shared bytes before share the copied bytes after."""
+    key = id(storage)
+    if key not in memo:
+        memo[key] = storage.clone()
+        memo.setdefault(id(memo), []).append(storage)   # keeps the id from being reused
+    return memo[key]
+
+
+def _new_untyped(args, dtype, device, who):
+    """The bytes of a new typed storage: none, `size` zeroed elements, or a sequence's values
+    as `dtype`; on a meta device only the byte count."""
+    from ._core.device import device as _device
+    dev = _device("cpu" if device is None else device)
+    if len(args) == 1 and isinstance(args[0], (int, np.integer)):   # np.int16(3) too
+        count, data = int(args[0]), None
+    elif len(args) == 1:
+        data = np.asarray(list(args[0]), dtype=dtype._np)
+        count = data.size
+    elif not args:
+        count, data = 0, None
+    else:
+        raise TypeError(f"{who}(): expected a size or a sequence, got {args!r}")
+    if dev.type == "meta":
+        return UntypedStorage._meta(count * dtype.itemsize, dev)
+    if data is None:
+        data = np.zeros(count, dtype=dtype._np)
+    return UntypedStorage._adopt(data.view(np.uint8), dev)
 
 
 def _make_legacy_storages():
@@ -169,6 +240,15 @@ globals().update({cls.__name__: cls for cls in _LEGACY_STORAGES.values()})
 def is_storage(obj):
     """torch.is_storage: whether obj is a storage (typed or untyped)."""
     return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def _dtype_to_storage_type_map():
+    """Each dtype with a legacy storage class, to that class's name ('FloatStorage')."""
+    return {dtype: cls.__name__ for dtype, cls in _LEGACY_STORAGES.items()}
+
+
+def _storage_type_to_dtype_map():
+    return {name: dtype for dtype, name in _dtype_to_storage_type_map().items()}
 
 
 def _legacy_storage_type(dtype):

@@ -599,7 +599,9 @@ def bernoulli(gen, p, shape, np_dtype):
             return np.empty(shape, dtype=dt)
         return uniform_real_f64_below(gen, n, p).astype(dt).reshape(shape)
     if not _is_float(p.dtype):
-        raise TypeError(f"bernoulli_tensor_cpu_p_ not implemented for {p.dtype}")
+        from .._core import dtype as D
+        name = D.scalar_type_name(D.from_numpy_dtype(p.dtype))
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{name}'")
     probs = np.broadcast_to(p, shape)
     if n == 0:
         return np.empty(shape, dtype=dt)

@@ -11,7 +11,7 @@ from .._core import dtype as D
 from .._dispatch.dispatcher import impl
 from .._core.storage import get_allocator, UntypedStorage
 from .._core import deterministic
-from .._core.tensor import Tensor, _wrap, _meta
+from .._core.tensor import Tensor, _wrap, _wrap_external, _meta
 from . import distributions
 from .distributions import _fma32, _fma64, _libm
 from .elementwise import _scalar_type_name, not_implemented
@@ -483,8 +483,33 @@ def _check_uint64_numbers(raw):
                 raise OverflowError("int too big to convert")
 
 
+def _legacy_name(dtype):
+    """The scalar type's name in PyTorch's messages (Float, Long, ...)."""
+    return D.LEGACY_TYPE_NAMES[dtype][:-len("Tensor")]
+
+
+def _storage_elements(storage, dtype):
+    """torch.tensor(storage): a TypedStorage's elements (dtype, if given, must be its own), or an
+    UntypedStorage's bytes read as `dtype` (int64 if none, as PyTorch's binding reads them)."""
+    from .._core.storage import UntypedStorage
+    if not isinstance(storage, UntypedStorage):   # a TypedStorage
+        if dtype is not None and dtype is not storage.dtype:
+            raise RuntimeError(f"Expected a Storage of type {_legacy_name(dtype)} or an "
+                               f"UntypedStorage, but got {_legacy_name(storage.dtype)}")
+        dtype, storage = storage.dtype, storage.untyped()
+    dtype = D.int64 if dtype is None else dtype
+    if storage._array is None:
+        raise NotImplementedError("torch.tensor() of a meta storage is not supported by ember")
+    raw = storage._bytes()
+    return raw[:raw.size // dtype.itemsize * dtype.itemsize].view(D.np_dtype(dtype)).copy(), dtype
+
+
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
+    if isinstance(data, UntypedStorage) or isinstance(getattr(data, "_untyped_storage", None),
+                                                       UntypedStorage):   # a TypedStorage too
+        arr, dt = _storage_elements(data, dtype)
+        return _wrap_external(arr, dt)
     if isinstance(data, np.ndarray) and dtype is None:
         return _wrap(np.array(data, copy=True))
     if isinstance(data, Tensor):

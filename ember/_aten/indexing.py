@@ -230,6 +230,14 @@ def index_select(self, dim, index):
     if not self.dim() and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                            f"{idx.size} value(s)")
+    if self.dim() > 1 and idx.size:   # PyTorch's CPU kernel: its checks for these cases
+        if self._size[d] == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        if d == 1:   # the dim-1 fast path checks each index itself
+            bad = idx[(idx < 0) | (idx >= self._size[1])]
+            if bad.size:
+                raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad[0]} "
+                                   f"axis_dim={self._size[1]}")
     _check_range(idx, self._size[d] if self.dim() else 1, IndexError("index out of range in self"))
     if not self.dim():
         return _wrap(self._np.copy())

@@ -354,7 +354,7 @@ nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, 
 cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
 conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
 grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
-grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
+grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function, alias _grid_sampler_2d_cpu_fallback
 grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
 affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor  | function
 ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor

@@ -11,6 +11,7 @@ import warnings
 
 from .._core.tensor import Tensor
 from .._core._warnings import user_stacklevel as _user_stacklevel
+from .._core.flags import is_warn_always_enabled
 
 # op -> (the scalar that follows input: its name, or None when the scalars lead; tensor names)
 _FORMS = {
@@ -85,7 +86,7 @@ def call(public, name, method, args, out, keywords):
 
 
 def _run(public, name, method, head, rest, scalars, out):
-    if not _warned:  # once per process, as PyTorch's TORCH_WARN_ONCE
+    if not _warned or is_warn_always_enabled():   # PyTorch's TORCH_WARN_ONCE
         _warned.append(True)
         old, new = _signatures(name, method, scalars, not method and out is not _NO_OUT)
         warnings.warn(f"This overload of {name} is deprecated:\n\t{old}\nConsider using one of "

@@ -289,6 +289,15 @@ def _empty_like(t, dtype, device, memory_format):
         from .sparse_compressed import empty_like_compressed
         return empty_like_compressed(t, dtype)
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
+    if t.is_sparse:   # COO: a tensor of the same shape and dims with no entries
+        if memory_format is not None:
+            raise RuntimeError("memory format option is only supported by strided tensors")
+        from .. import sparse_coo_tensor
+        n_dense = t.dense_dim()
+        return sparse_coo_tensor(_empty((t.sparse_dim(), 0), D.int64, dev, False),
+                                 _empty((0,) + tuple(t._size[len(t._size) - n_dense:]), dt, dev,
+                                        False), t._size, check_invariants=False,
+                                 is_coalesced=True)
     if memory_format is None or memory_format is preserve_format:
         # (an empty t counts as contiguous, but keeps its strides: it is dense in any order)
         strides = None if t.is_contiguous() and 1 not in t._size and t.numel() else \
@@ -301,6 +310,10 @@ def _empty_like(t, dtype, device, memory_format):
 
 
 def _filled(t, value):
+    if t.is_sparse and value != 0:   # PyTorch has no fill_ for COO tensors
+        raise NotImplementedError("Could not run 'aten::fill_.Scalar' with arguments from the "
+                                  "'SparseCPU' backend. This could be because the operator "
+                                  "doesn't exist for this backend.")
     if t._np is not None:
         value = value.item() if isinstance(value, Tensor) else value
         t._np[...] = value if t.dtype._kind is None else checked_scalar(value, t.dtype)
@@ -504,6 +517,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
         return _finish(_bernoulli_(empty_like(input), float(p), generator), False, out)
+    if out is not None:   # out's own dtype, as bernoulli_(input) into out (PyTorch's bernoulli_out)
+        return _bernoulli_inplace(out.resize_(input.shape), input, generator=generator)
     return _finish(_bernoulli(input, generator), False, out)
 
 
@@ -597,7 +612,8 @@ def _bernoulli_method(self, p=None, *, generator=None):
 
 def _bernoulli_inplace(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
-        return self.copy_(_bernoulli(p.expand(self._size).to(self.dtype), generator))
+        # drawn at p's precision (float64: 53 bits, else 24), written as self's dtype
+        return self.copy_(_bernoulli(p.expand(self._size), generator))
     return _bernoulli_(self, float(p), generator)
 
 

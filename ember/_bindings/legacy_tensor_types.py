@@ -30,7 +30,8 @@ def _make(module, is_cuda):
     for dtype, name in LEGACY_TYPE_NAMES.items():
         if dtype.is_complex:
             continue  # torch has no ComplexFloatTensor constructor type
-        t = tensortype(name, (), {"dtype": dtype, "is_cuda": is_cuda, "is_sparse": False})
+        t = tensortype(name, (), {"dtype": dtype, "is_cuda": is_cuda, "is_xpu": False,
+                                  "is_sparse": False})
         t.__module__ = module
         types[name] = t
     return types

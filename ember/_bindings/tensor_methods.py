@@ -608,7 +608,7 @@ def _chalf(self, memory_format=None):
 
 
 def _to_dtype(dtype):
-    return lambda self, memory_format=None: _to(self, dtype)
+    return lambda self, memory_format=preserve_format: _to(self, dtype, memory_format=memory_format)
 
 
 def _view_as(self, other):

@@ -56,6 +56,48 @@ _PARTIAL_OVERLAP = (
     "to a single memory location. Please clone() the tensor before performing the operation.")
 
 
+# In-place indexing writes (PyTorch's assert_no_overlap): their index, mask and source tensors
+# may not share any memory with the written tensor, not even all of it. Of these, the fills
+# and index_put_ still write into an expanded tensor, with a deprecation warning.
+INDEXING_WRITES = frozenset({
+    "index_add_", "index_copy_", "index_fill_", "index_reduce_", "index_put_", "put_",
+    "scatter_", "scatter_add_", "scatter_reduce_", "masked_fill_", "masked_scatter_",
+})
+_EXPANDED_WARNINGS = {"index_fill_": "tensor[mask] = scalar", "masked_fill_": "tensor[mask] = scalar",
+                      "index_put_": "tensor[indices] = tensor"}
+
+
+def inplace_check_for(name):
+    """The overlap check in-place op `name` makes before writing its first argument (None:
+    none)."""
+    if name in INDEXING_WRITES:
+        return lambda args: check_indexing_overlap(name, args)
+    return None if name in UNCHECKED else check_inplace_overlap
+
+
+def check_indexing_overlap(name, args):
+    """An indexing write's checks: the written tensor's own overlap (an error, or for the fills
+    and index_put_ PyTorch's deprecation warning), then any overlap with its other tensors."""
+    out = args[0]
+    a = out._np
+    if out._sparse is not None or a is None or not a.size:
+        return
+    if 0 in a.strides and has_internal_overlap(out):
+        if name not in _EXPANDED_WARNINGS:
+            check_inplace_overlap(args[:1])
+        import warnings
+        from ._warnings import user_stacklevel
+        warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
+                      f"tensor before performing this operation. This also applies to advanced "
+                      f"indexing e.g. {_EXPANDED_WARNINGS[name]}", UserWarning,
+                      stacklevel=user_stacklevel())
+    for arg in args[1:]:
+        for t in arg if isinstance(arg, (tuple, list)) else (arg,):
+            if isinstance(t, Tensor) and t._np is not None and \
+                    (t is out or _overlap(a, t._np) is not None):
+                raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def check_inplace_overlap(args):
     """PyTorch's errors for an in-place op writing `args[0]` (inputs are the other tensors)."""
     out = args[0]

@@ -60,7 +60,13 @@ class UntypedStorage:
     def __init__(self, size=0, *, device="cpu"):
         from .device import device as _dev
         dev = _dev(device)
+        data = None
+        if not isinstance(size, (int, np.integer)):   # UntypedStorage([byte, ...])
+            data = np.asarray(list(size), dtype=np.uint8)
+            size = data.size
         self._array = get_allocator(dev.type).allocate(int(size))
+        if data is not None and self._array is not None:
+            self._array[:] = data
         self._nbytes = int(size)
         self.device = dev
         self._version = 0
@@ -85,6 +91,8 @@ class UntypedStorage:
     def _bytes(self):
         """The storage as a flat uint8 array (a view, no copy)."""
         a = self._array
+        if a is None:
+            raise NotImplementedError(f"Not available for '{self.device.type}' device type")
         # in memory order: a clone of a transposed tensor owns an F-ordered array
         return np.ravel(a, order="K").view(np.uint8)
 

@@ -725,7 +725,14 @@ class Tensor:
         from .grad_mode import no_grad
         import copy
         with no_grad():
-            new = self.clone()
+            if self._np is not None and self.layout is strided and self._lazy is None:
+                # a copy of the storage, shared by every tensor and storage copied with this memo
+                from ..storage import _deepcopy_untyped
+                storage = _deepcopy_untyped(self._storage_(), memo)
+                new = Tensor.new_empty(self, (0,)).set_(storage, self.storage_offset(),
+                                                        self.size(), self.stride())
+            else:
+                new = self.clone()
         if type(self) is not Tensor:
             new = new._as_subclass(type(self))
         new._rg = self._rg

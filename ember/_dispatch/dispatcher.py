@@ -68,7 +68,7 @@ class OpOverload:
         self._list_pos = tuple(i for i, a in enumerate(args) if a.is_tensor_list)
         self._device_pos = next((i for i, a in enumerate(args) if a.name == "device"), None)
         self._mutates = bool(schema.is_inplace)
-        self._checks_overlap = self._mutates and schema.name not in _memory_overlap.UNCHECKED
+        self._checks_overlap = self._mutates and _memory_overlap.inplace_check_for(schema.name)
         self._is_view = schema.returns_view
 
     def __repr__(self):
@@ -215,7 +215,7 @@ class OpOverload:
                     "You can make a clone to get a normal tensor before doing inplace update."
                     "See https://github.com/pytorch/rfcs/pull/17 for more details.")
             if self._checks_overlap:
-                _memory_overlap.check_inplace_overlap(args)
+                self._checks_overlap(args)
             out = kernel(*args)
             args[0]._storage_()._version += 1
             return out

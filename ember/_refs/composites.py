@@ -43,6 +43,12 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         if t.dim() != input.dim():
             raise RuntimeError("diff expects prepend or append to be the same dimension as "
                                "input")
+        for d in builtins.range(input.dim()):
+            if d != dim and t.shape[d] != input.shape[d]:
+                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to "
+                                   f"match that of input except along the differencing "
+                                   f"dimension; input.size({d}) = {input.shape[d]}, but got "
+                                   f"tensor.size({d}) = {t.shape[d]}")
     if n == 0:  # PyTorch returns a copy of the input, leaving prepend and append out
         return B.zeros_like(input).copy_(input)
     x = B.cat(parts, dim) if len(parts) > 1 else input
@@ -236,9 +242,18 @@ def _gradient_along(f, dim, h, edge_order):
         dx1, dx2 = dx.narrow(dim, 0, n - 2), dx.narrow(dim, 1, n - 2)
         first, second = dx.narrow(dim, 0, 1), dx.narrow(dim, 1, 1) if n > 2 else None
         last, before = dx.narrow(dim, n - 2, 1), dx.narrow(dim, n - 3, 1) if n > 2 else None
-    else:
+    else:   # a uniform step: differences of samples, as PyTorch computes them (an inf sample
+        # gives inf, where the weighted sum of the coordinates form would give 0 * inf = nan)
         h = h.item() if isinstance(h, Tensor) else h
-        dx1 = dx2 = first = second = last = before = h
+        at = lambda start, length: f.narrow(dim, start, length)    # noqa: E731
+        center = (at(2, n - 2) - at(0, n - 2)) / h / 2
+        if edge_order == 1:
+            head = (at(1, 1) - at(0, 1)) / h
+            tail = (at(n - 1, 1) - at(n - 2, 1)) / h
+        else:
+            head = (-1.5 * at(0, 1) + 2 * at(1, 1) - 0.5 * at(2, 1)) / h
+            tail = (0.5 * at(n - 3, 1) - 2 * at(n - 2, 1) + 1.5 * at(n - 1, 1)) / h
+        return B.cat([head, center, tail], dim)
     at = lambda start, length: f.narrow(dim, start, length)    # noqa: E731
     a = -dx2 / (dx1 * (dx1 + dx2))
     b = (dx2 - dx1) / (dx1 * dx2)

@@ -199,6 +199,8 @@ def _weighted(loss, weight, input, r, mean_by_weight=True):
 
 def _check_nll_args(input, target, weight):
     """PyTorch's checks on nll_loss's arguments that the kernel does not make."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if input.dim() >= 2 and target.dim() == 0:  # a batch of logits and no batch of targets
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
                          f"batch_size (0).")
@@ -781,7 +783,15 @@ def _vector_norm(x, p, dim, keepdim=False):
         return x.abs().amin(dim, keepdim)
     if p == 0:  # a count: its gradient is 0, but it is part of the graph like PyTorch's
         return (x != 0).sum(dim, keepdim=keepdim).to(x.dtype) + (x * 0).sum(dim, keepdim=keepdim)
-    s = (x * x if p == 2 else x.abs().pow(p)).sum(dim, keepdim=keepdim)
+    if p == 2:
+        s = x * x
+    elif p < 1:   # |x|^p has an infinite slope at 0: those elements get a 0 gradient
+        a = x.abs()
+        nonzero = a != 0
+        s = E.where(nonzero, E.where(nonzero, a, 1.0).pow(p), 0.0)
+    else:
+        s = x.abs().pow(p)
+    s = s.sum(dim, keepdim=keepdim)
     zero = s == 0
     safe = E.where(zero, 1.0, s)
     return E.where(zero, 0.0, safe.sqrt() if p == 2 else safe.pow(1.0 / p))
@@ -1812,6 +1822,10 @@ def _grid_sampler_nd(nd):
     def kernel(input, grid, interpolation_mode, padding_mode, align_corners):
         if input.dim() == 0 or grid.dim() == 0:  # PyTorch reads the sizes first
             raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if input.shape[0] != grid.shape[0] or grid.shape[-1] != input.dim() - 2:
+            # PyTorch checks the batch sizes and grid's last size first: the composite's errors
+            return _grid_sampler_composite(input, grid, interpolation_mode, padding_mode,
+                                           align_corners)
         if input.dim() != nd + 2 or grid.dim() != nd + 2:
             raise RuntimeError(f"grid_sampler(): expected {nd + 2}D input and grid with same "
                                f"number of dimensions, but got input with sizes "
@@ -2483,7 +2497,9 @@ def _cdist_composite(x1, x2, p, compute_mode):
         n2 = (x2 * x2).sum(-1, keepdim=True)
         a = E.cat([x1 * -2, n1, E.ones_like(n1)], -1)
         b = E.cat([x2, E.ones_like(n2), n2], -1)
-        return a.matmul(b.mT).clamp(min=0).sqrt()
+        squared = a.matmul(b.mT).clamp(min=0)
+        positive = squared > 0   # a 0 gradient at 0 distance, not sqrt's infinite slope
+        return E.where(positive, E.where(positive, squared, 1.0).sqrt(), 0.0)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if x1.shape[-1] == 0:  # points without coordinates are at distance 0, in every p-norm
         return diff.sum(-1)

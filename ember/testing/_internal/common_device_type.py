@@ -15,6 +15,8 @@ import ember
 from .common_utils import (NATIVE_DEVICES, TEST_WITH_ROCM, TestCase,  # noqa: F401
                            _unused_mode, compose_parametrize_fns, dtype_name)
 
+PYTORCH_CUDA_MEMCHECK = os.getenv("PYTORCH_CUDA_MEMCHECK", "0") == "1"
+
 
 def _dtype_test_suffix(dtypes):
     if isinstance(dtypes, (list, tuple)):

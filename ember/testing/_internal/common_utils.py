@@ -9,6 +9,7 @@ import contextlib
 import copy
 import enum
 import inspect
+import io
 import itertools
 import math
 import os
@@ -59,6 +60,8 @@ except ImportError:  # pragma: no cover
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
+IS_FILESYSTEM_UTF8_ENCODING = sys.getfilesystemencoding() == "utf-8"
+NO_MULTIPROCESSING_SPAWN = False   # spawn exists on every platform ember runs on
 
 numpy_to_torch_dtype_dict = {np.bool_: ember.bool, np.uint8: ember.uint8, np.int8: ember.int8,
                              np.int16: ember.int16, np.int32: ember.int32,
@@ -144,6 +147,71 @@ class DeterministicGuard:
 
     def __exit__(self, *exc):
         ember.use_deterministic_algorithms(self.saved[0], warn_only=self.saved[1])
+
+
+class AlwaysWarnTypedStorageRemoval:
+    """`with AlwaysWarnTypedStorageRemoval(True):` -- the TypedStorage deprecation warning is
+    given on every use instead of once, restored after."""
+
+    def __init__(self, always_warn):
+        if not isinstance(always_warn, bool):
+            raise AssertionError(f"expected always_warn to be bool, got {type(always_warn)}")
+        self.always_warn = always_warn
+
+    def __enter__(self):
+        self.saved = ember.storage._get_always_warn_typed_storage_removal()
+        ember.storage._set_always_warn_typed_storage_removal(self.always_warn)
+
+    def __exit__(self, *exc):
+        ember.storage._set_always_warn_typed_storage_removal(self.saved)
+
+
+class CudaSyncGuard:
+    """`with CudaSyncGuard(mode):` -- the CUDA sync debug mode, restored after."""
+
+    def __init__(self, sync_debug_mode):
+        self.mode = sync_debug_mode
+
+    def __enter__(self):
+        self.saved = ember.cuda.get_sync_debug_mode()
+        ember.cuda.set_sync_debug_mode(self.mode)
+
+    def __exit__(self, *exc):
+        ember.cuda.set_sync_debug_mode(self.saved)
+
+
+class BytesIOContext(io.BytesIO):
+    """A BytesIO usable in `with` that stays open after the block (torch.save/load tests)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        pass
+
+
+def skipCUDAMemoryLeakCheckIf(condition):
+    """Marks the test for the CUDA memory-leak check; ember runs no such check."""
+    def dec(fn):
+        if getattr(fn, "_do_cuda_memory_leak_check", True):
+            fn._do_cuda_memory_leak_check = not condition
+        return fn
+    return dec
+
+
+def bytes_to_scalar(byte_list, dtype, device):
+    """The 0-d tensor of `dtype` on `device` whose bytes (native order) are `byte_list`; a
+    complex value's real part is its first half."""
+    byte_list = [int(b) for b in byte_list]
+    if any(not 0 <= b <= 255 for b in byte_list):
+        raise AssertionError(f"byte value out of range: expected 0 <= byte <= 255, got {byte_list}")
+    width = dtype.itemsize
+    if len(byte_list) != width:
+        raise AssertionError(f"expected len(byte_list) == {width}, got {len(byte_list)}")
+    if dtype == ember.bool:
+        return ember.tensor(bool(byte_list[0]), device=device)
+    value = np.frombuffer(bytes(byte_list), dtype=torch_to_numpy_dtype_dict[dtype])[0]
+    return ember.tensor(value.item(), dtype=dtype, device=device)
 
 
 @contextlib.contextmanager
