@@ -9,7 +9,7 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .graph import Node, full, zeros
 from .._dispatch.dispatcher import lookup
 from .views import gradient_edge
-from .engine import execute
+from .engine import execute, _is_checkpoint_valid  # noqa: F401
 from . import graph, engine, variable_type
 from . import saved_tensor_hooks as _saved_hooks
 from .function import Function, FunctionCtx, once_differentiable

@@ -28,13 +28,29 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         target = "ember" + spec.name[len("torch"):]
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as e:
             raise ModuleNotFoundError(f"No module named '{spec.name}' (ember has no "
                                       f"'{target}' yet)", name=spec.name) from e
+        _alias_loaded()
+        return module
 
     def exec_module(self, module):
         pass  # the ember module is already executed
+
+
+def _alias_loaded():
+    """Register every loaded `ember.X` as `torch.X` too.
+
+    Importing a name missing from sys.modules ends with Python setting it as an attribute of
+    its parent package. A package that re-exports a function named like its submodule
+    (`autograd.gradcheck`, the function, from `autograd/gradcheck.py`) would then lose the
+    function to the module at the first `import torch.autograd.gradcheck`; a name already in
+    sys.modules is returned as is, as in PyTorch, where the package imported it first.
+    """
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ember."):
+            sys.modules.setdefault("torch" + name[len("ember"):], module)
 
 
 class _AliasInChild:
@@ -70,4 +86,5 @@ def install():
         sys.meta_path.insert(0, _TorchToEmber())
     import ember
     sys.modules["torch"] = ember
+    _alias_loaded()
     _carry_to_children()
