@@ -73,9 +73,7 @@ def _run_tensor_pre_hooks(node, buffer):
     if hooks:
         for nr, fns in hooks.items():
             for fn in list(fns.values()):
-                if buffer[nr] is None:
-                    continue
-                r = fn(buffer[nr])
+                r = fn(buffer[nr])  # None when no gradient reached this output, as PyTorch's
                 if r is not None:
                     buffer[nr] = r
     rg = node._retain_grad_hooks

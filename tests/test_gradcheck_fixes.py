@@ -1,0 +1,221 @@
+"""gradcheck / gradgradcheck and the engine pieces found by running the second part of PyTorch's
+test/test_autograd.py (TestAutograd) on ember: each check runs on torch and on ember and the
+outcomes must agree (a value, or the same exception class and message)."""
+import warnings
+
+import pytest
+
+import ember
+from _ported import same
+
+torch = pytest.importorskip("torch")
+
+
+def _identity_plus(L, eps):
+    """x -> x.clone() whose backward adds `eps` (not multiplied by grad_output)."""
+    def fn(x):
+        y = x.clone()
+        y.register_hook(lambda g: g + eps)
+        return y
+    return fn
+
+
+def _nondet(L, jitter):
+    class NonDet(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (1 + L.rand_like(g) * jitter)
+    return NonDet.apply
+
+
+def _returns_input_jvp(L):
+    class UserFn(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x.clone(), y.clone()
+
+        @staticmethod
+        def jvp(ctx, xt, yt):
+            return xt * 2, yt
+
+        @staticmethod
+        def backward(ctx, gx, gy):
+            return gx * 2, gy
+    return UserFn.apply
+
+
+# (name, fn(L) -> outcome, message regex)
+CASES = [
+    ("passes", lambda L: L.autograd.gradcheck(
+        lambda x: x.sin() * 2, L.rand(3, dtype=L.float64, requires_grad=True)), None),
+    ("jacobian_mismatch", lambda L: L.autograd.gradcheck(
+        _identity_plus(L, 1e-2), L.ones(2, 2, dtype=L.float64, requires_grad=True)),
+     "Jacobian mismatch for output 0 with respect to input 0"),
+    ("mismatch_no_raise", lambda L: L.autograd.gradcheck(
+        _identity_plus(L, 1e-2), L.ones(2, 2, dtype=L.float64, requires_grad=True),
+        raise_exception=False), None),
+    ("not_mul_by_grad_output", lambda L: L.autograd.gradcheck(
+        _identity_plus(L, 1e-2), L.ones(1, dtype=L.float64, requires_grad=True), atol=1e-1),
+     "backward not multiplied by grad_output"),
+    ("not_reentrant", lambda L: L.autograd.gradcheck(
+        _nondet(L, 1e-6), L.randn(3, dtype=L.float64, requires_grad=True)),
+     "Backward is not reentrant"),
+    ("nondet_tol", lambda L: L.autograd.gradcheck(
+        _nondet(L, 1e-6), L.randn(3, dtype=L.float64, requires_grad=True), nondet_tol=1e-5),
+     None),
+    ("stride_0", lambda L: L.autograd.gradcheck(
+        lambda x: x, L.ones(1, dtype=L.float64, requires_grad=True).expand(2, 2),
+        raise_exception=False), "The 0th input has a dimension with stride 0"),
+    ("none_requires_grad", lambda L: L.autograd.gradcheck(lambda x: x, L.rand(2)),
+     "at least one input tensor to require gradient"),
+    ("complex_outputs_imag_part", lambda L: L.autograd.gradcheck(
+        _identity_plus(L, 1e-2), L.ones(2, dtype=L.complex128, requires_grad=True)),
+     "While considering the imaginary part of complex outputs only"),
+    ("complex_and_real_outputs", lambda L: L.autograd.gradcheck(
+        lambda z: (z * (1 + 2j), L.real(z).exp()), L.rand(2, 2, dtype=L.complex128,
+                                                        requires_grad=True)), None),
+    ("complex_input_norm", lambda L: L.autograd.gradcheck(
+        lambda z: 1.0 / L.linalg.norm(z), 0.5 + L.rand(3, dtype=L.complex128,
+                                                        requires_grad=True)), None),
+    ("output_shape_changes", lambda L: L.autograd.gradcheck(
+        lambda x: L.cat([x, x]) if bool((x >= 1).all()) else x,
+        L.ones(1, dtype=L.float64, requires_grad=True)),
+     "return outputs with the same shape when inputs are perturbed"),
+    ("no_differentiable_output", lambda L: L.autograd.gradcheck(
+        lambda x: L.tensor([x.item()]) * 1, L.ones(1, dtype=L.float64, requires_grad=True)),
+     "Numerical gradient for function expected to be zero"),
+    ("no_outputs", lambda L: L.autograd.gradcheck(
+        lambda x: (), L.ones(1, dtype=L.float64, requires_grad=True)), None),
+    ("sparse_input_masked", lambda L: L.autograd.gradcheck(
+        lambda x, y: x * y.coalesce().to_dense(),
+        (L.rand(2, 2, dtype=L.float64, requires_grad=True),
+         L.tensor([[0.0, 0.5], [0.25, 0.0]], dtype=L.float64).to_sparse().requires_grad_()),
+        masked=True), None),
+    ("forward_ad_custom_jvp", lambda L: L.autograd.gradcheck(
+        _returns_input_jvp(L), (L.rand(2, dtype=L.float64, requires_grad=True),
+                                L.rand(2, dtype=L.float64, requires_grad=True)),
+        check_forward_ad=True), None),
+    ("forward_ad_only", lambda L: L.autograd.gradcheck(
+        lambda x, y: (x + y, y), (L.rand(2, dtype=L.float64, requires_grad=True),
+                                  L.rand(2, dtype=L.complex128, requires_grad=True)),
+        check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False), None),
+    ("gradgradcheck", lambda L: L.autograd.gradgradcheck(
+        lambda x: (x ** 3).sum(), L.rand(3, dtype=L.float64, requires_grad=True)), None),
+    ("no_check_at_all", lambda L: L.autograd.gradcheck(
+        lambda x: x, L.rand(1, dtype=L.float64, requires_grad=True), check_backward_ad=False),
+     "Expected at least one of check_forward_ad or check_backward_ad"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_gradcheck_outcomes(case):
+    _, fn, match = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(fn, match=match)
+
+
+def test_deprecated_jacobian_helpers():
+    def run(L):
+        from importlib import import_module
+        gc = import_module(L.__name__ + ".autograd.gradcheck")
+        a = L.rand(2, dtype=L.float64, requires_grad=True)
+        b = L.rand(2, dtype=L.float64, requires_grad=True)
+        with pytest.warns(FutureWarning, match="was part of PyTorch's private API"):
+            num = gc.get_numerical_jacobian(lambda t: 2 * t[0] + t[1], (a, b), eps=1e-6)
+        with pytest.warns(FutureWarning, match="was part of PyTorch's private API"):
+            ana, reentrant, sizes_ok, types_ok = gc.get_analytical_jacobian((a, b), 2 * a + b)
+        return num, ana, reentrant, sizes_ok, types_ok
+    same(run)
+
+
+def test_import_of_gradcheck_module_keeps_the_function():
+    """`import torch.autograd.gradcheck` under the torch alias must not replace the function
+    `autograd.gradcheck` with its module (as in PyTorch, the package imported it first)."""
+    import subprocess
+    import sys
+    code = ("from ember.utils._torch_alias import install; install()\n"
+            "import torch\nfrom torch.autograd.gradcheck import GradcheckError\n"
+            "assert callable(torch.autograd.gradcheck), torch.autograd.gradcheck\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_queue_callback_and_reentrant_depths():
+    def run(L):
+        calls = []
+
+        class Inner(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                L.autograd.Variable._execution_engine.queue_callback(lambda: calls.append("in"))
+                return g
+
+        class Outer(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                engine = L.autograd.Variable._execution_engine
+                engine.queue_callback(lambda: (calls.append("out"), engine.queue_callback(
+                    lambda: calls.append("out2"))))
+                t = g.detach().requires_grad_()
+                with L.enable_grad():
+                    Inner.apply(t).sum().backward()
+                calls.append("outer-done")
+                return g
+
+        Outer.apply(L.rand(3, requires_grad=True)).sum().backward()
+        return calls
+    same(run)
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError, match="Final callbacks can only be installed during "
+                                               "backward pass"):
+            L.autograd.Variable._execution_engine.queue_callback(lambda: None)
+
+
+def test_reentrant_checkpoint_refuses_grad():
+    def run(L):
+        a = L.randn(2, 2, requires_grad=True)
+        b = L.utils.checkpoint.checkpoint(L.exp, a, use_reentrant=True).sum()
+        return L.autograd.grad(b, (a,))
+    same(run, match="torch.utils.checkpoint is incompatible with .grad()")
+    for L in (torch, ember):
+        assert L.autograd._is_checkpoint_valid()
+
+
+def test_set_data_checks():
+    def sparse(L):
+        x = L.randn(1, 2)
+        x.data = L.sparse_coo_tensor(L.zeros([1, 1]), L.ones([1]))
+    same(sparse, match="incompatible tensor type")
+
+    def int_into_requires_grad(L):
+        a = L.tensor(1.0, requires_grad=True)
+        a.data = L.tensor(3)
+    same(int_into_requires_grad, match="must be floating point or complex dtype")
+
+    def int_into_plain(L):
+        a = L.tensor(1.0)
+        a.data = L.tensor(3)
+        return a
+    same(int_into_plain)
+
+
+def test_hook_sees_none_for_an_output_without_gradient():
+    def run(L):
+        seen = []
+        a, b = L.randn(2, requires_grad=True).clone().unbind()
+        b.register_hook(lambda g: seen.append(g))
+        a.backward()
+        return seen
+    same(run)
