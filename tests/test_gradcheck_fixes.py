@@ -219,3 +219,56 @@ def test_hook_sees_none_for_an_output_without_gradient():
         a.backward()
         return seen
     same(run)
+
+
+def _saves(L, clear=False, with_none=False):
+    class MyFn(L.autograd.Function):
+        clear_saved_tensors_on_access = clear
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None) if with_none else ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.saved_tensors
+            ctx.saved_tensors
+            return g
+    return MyFn
+
+
+def test_saved_tensor_api():
+    def raw(L):
+        a = L.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = _saves(L, with_none=True).apply(a)
+        saved = y.grad_fn._raw_saved_tensors
+        assert isinstance(saved[0], L._C._autograd.SavedTensor)
+        assert isinstance(saved[1], L.autograd.SavedTensor)
+        assert saved[0].data is a and saved[0].unpack_hook is None
+        saved[0].register_hooks(lambda x: x * 2, lambda x: x + 1)
+        return saved[0].unpack_hook(saved[0].data), y.grad_fn.saved_tensors[0]
+    same(raw)
+    none = lambda L: L.autograd.Function and _saves(L, with_none=True).apply(  # noqa: E731
+        L.randn(3, requires_grad=True)).grad_fn._raw_saved_tensors[1].register_hooks(
+        lambda x: x, lambda x: x)
+    same(none, match="with value None is forbidden")
+    one_hook = lambda L: _saves(L).apply(  # noqa: E731
+        L.randn(3, requires_grad=True)).grad_fn._raw_saved_tensors[0].register_hooks(id)
+    same(one_hook, match="incompatible function arguments")
+    same(lambda L: L.autograd.SavedTensor(), match="from Python is forbidden")
+
+    def made(L):
+        count = []
+        a = L.tensor([3.0, 4.0], requires_grad=True)
+        with L.autograd.graph.saved_tensors_hooks(lambda x: count.append("p") or x,
+                                                  lambda x: count.append("u") or x):
+            s = L._C._autograd._make_saved_tensor(a, is_output=False)
+            return s.unpack(), s.unpack(), count
+    same(made)
+
+
+def test_clear_saved_tensors_on_access():
+    same(lambda L: _saves(L, clear=True).apply(L.randn(3, requires_grad=True)).sum().backward(),
+         match="can only be accessed once when clear_saved_tensors_on_access=True")
+    same(lambda L: _saves(L, clear=False).apply(L.randn(3, requires_grad=True)).sum().backward())

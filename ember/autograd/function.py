@@ -81,9 +81,27 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self._saved
         if saved is None:
             if self._released:
+                if self._released == "accessed":
+                    raise RuntimeError(
+                        "saved_tensors can only be accessed once when "
+                        "clear_saved_tensors_on_access=True is set on the autograd.Function. "
+                        "Either access saved_tensors only once, or set "
+                        "clear_saved_tensors_on_access=False.")
                 raise freed_error()
             return ()
-        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+        out = tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+        if self._forward_cls.clear_saved_tensors_on_access:
+            self._saved, self._released = None, "accessed"
+        return out
+
+    @property
+    def _raw_saved_tensors(self):
+        saved = self._saved
+        if saved is None:
+            if self._released:
+                raise freed_error()
+            return ()
+        return tuple(s if isinstance(s, SavedTensor) else SavedTensor._of_none() for s in saved)
 
     @property
     def saved_variables(self):
@@ -124,6 +142,7 @@ _apply_observers = []
 
 class Function(metaclass=FunctionMeta):
     generate_vmap_rule = False
+    clear_saved_tensors_on_access = False  # True: saved_tensors frees them on the first read
 
     def __init__(self, *args, **kwargs):
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
