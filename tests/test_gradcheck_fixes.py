@@ -272,3 +272,36 @@ def test_clear_saved_tensors_on_access():
     same(lambda L: _saves(L, clear=True).apply(L.randn(3, requires_grad=True)).sum().backward(),
          match="can only be accessed once when clear_saved_tensors_on_access=True")
     same(lambda L: _saves(L, clear=False).apply(L.randn(3, requires_grad=True)).sum().backward())
+
+
+def _dirty_fn(L, fresh=False):
+    class Func(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, inp):
+            out = inp.clone().view_as(inp) if fresh else inp.add_(1)
+            ctx.mark_dirty(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    return Func.apply
+
+
+def test_mark_dirty_checks():
+    same(lambda L: _dirty_fn(L, fresh=True)(L.tensor([1.0], requires_grad=True).clone()),
+         match="ctx.mark_dirty\\(\\) received a tensor that was not an input")
+    same(lambda L: _dirty_fn(L, fresh=True)(L.tensor([1.0])))
+    same(lambda L: _dirty_fn(L)(L.tensor([1.0, 2.0], requires_grad=True).view_as(
+        L.tensor([1.0, 2.0]))), match=None)
+    a = lambda L: L.tensor([1.0, 2.0], requires_grad=True)  # noqa: E731
+    same(lambda L: _dirty_fn(L)(a(L).view(2)),
+         match="a view of a leaf Variable that requires grad is being used in an in-place")
+
+
+def test_inplace_on_multi_output_view_of_leaf():
+    """The multi-output view error comes before the view-of-a-leaf one, as in PyTorch."""
+    def run(L):
+        b, c = L.tensor([1.0, 2.0], requires_grad=True).split_with_sizes([1, 1])
+        b.add_(1)
+    same(run, match="Output 0 of SplitWithSizes is a view and is being modified inplace")

@@ -226,6 +226,8 @@ class Function(metaclass=FunctionMeta):
         dirty_view = None
         nondiff = {id(t) for t in ctx.non_differentiable}
         input_ids = {id(args[i]) for i in tensor_positions} | {id(call_args[i]) for i in tensor_positions}
+        if dirty:
+            _check_dirty(ctx.dirty_tensors, input_ids)
         new_outputs = []
         out_meta = []
         ctx._nondiff = ()
@@ -284,6 +286,19 @@ class Function(metaclass=FunctionMeta):
         if anomaly_mode._enabled:
             anomaly_mode.record_forward_trace(ctx)
         return new_outputs[0] if single else tuple(new_outputs)
+
+
+def _check_dirty(dirty, input_ids):
+    """What PyTorch checks of ctx.mark_dirty's tensors: inputs only, each one a tensor an
+    in-place op may modify under autograd (not a leaf or a view of one that requires grad, not
+    an output of a multi-view op, ...)."""
+    from .variable_type import _check_inplace
+    for t in dirty:
+        if id(t) not in input_ids:
+            raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
+                               "input Tensors that have been mutated should be passed to "
+                               "ctx.mark_dirty().")
+        _check_inplace(t)
 
 
 def _forward_ad_split(cls, args):
