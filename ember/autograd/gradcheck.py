@@ -554,12 +554,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                              "True")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        from ..testing import make_tensor
-        grad_outputs = tuple(
-            make_tensor(o.shape, dtype=o.dtype if o.is_floating_point() or o.is_complex()
-                        else ember.double, device=o.device, low=-1, high=1, requires_grad=True,
-                        noncontiguous=gen_non_contig_grad_outputs)
-            for o in _differentiable_outputs(func(*inputs)))
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs)
+                             for o in _differentiable_outputs(func(*inputs)))
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_out = len(grad_outputs)
@@ -583,6 +579,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
                      fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
                      check_backward_ad=check_rev_over_rev, masked=masked)
+
+
+def _random_grad_output(o, noncontiguous):
+    """Uniform in [-1, 1) with `o`'s shape (and dtype, when floating/complex); requires grad."""
+    import ember
+    dt = o.dtype if o.is_floating_point() or o.is_complex() else ember.double
+    g = ember.rand(o.shape, dtype=dt, device=o.device) * 2 - 1
+    if noncontiguous and g.numel() > 1:
+        wide = ember.empty(tuple(o.shape) + (2,), dtype=dt, device=o.device)[..., 0]
+        g = wide.copy_(g)
+    return g.requires_grad_()
 
 
 # ------------------------------------------------------------- PyTorch's deprecated helpers
