@@ -298,6 +298,9 @@ def _check_dirty(dirty, input_ids):
             raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
                                "input Tensors that have been mutated should be passed to "
                                "ctx.mark_dirty().")
+        if t._base is None and t.grad_fn is None and t._rg:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
         _check_inplace(t)
 
 
