@@ -14,6 +14,7 @@ SCRIPT = textwrap.dedent('''
     from torch import nn
     import torch.nn.functional as F
     from torch.utils.data import DataLoader, TensorDataset
+    from torch.autograd.gradcheck import GradcheckError  # the function stays the package's
 
     torch.manual_seed(0)
     X = torch.randn(256, 10)
@@ -44,6 +45,7 @@ SCRIPT = textwrap.dedent('''
         print(epoch, round(total, 3))
     print(torch.__name__)
     print(net)
+    print(callable(torch.autograd.gradcheck), issubclass(GradcheckError, RuntimeError))
 ''')
 
 
