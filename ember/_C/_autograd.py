@@ -2,3 +2,9 @@
 (kept in ember/autograd: the profiler's state, setting version counters by hand)."""
 from ..autograd.grad_mode import _unsafe_set_version_counter  # noqa: F401
 from ..autograd.profiler import _profiler_enabled  # noqa: F401
+from ..autograd.graph import SavedTensor  # noqa: F401,E402
+
+
+def _make_saved_tensor(tensor, is_output, is_inplace_on_view=False):
+    """A SavedTensor of `tensor`, packed by the saved-tensor hooks in effect (as a node saves)."""
+    return SavedTensor(tensor, is_output)

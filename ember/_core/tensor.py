@@ -542,7 +542,13 @@ class Tensor:
     @data.setter
     def data(self, other):
         if not isinstance(other, Tensor):
-            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(other).__name__}")
+        if other.layout != self.layout:
+            raise RuntimeError("Attempted to call `variable.set_data(tensor)`, but `variable` and "
+                               "`tensor` have incompatible tensor type.")
+        if self._rg and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._np, self._size, self.dtype, self._device = \
             other._np, other._size, other.dtype, other._device
         self._storage = other._storage_()

@@ -6,10 +6,10 @@ from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         is_grad_enabled, is_inference_mode_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
-from .graph import Node, full, zeros
+from .graph import Node, SavedTensor, full, zeros  # noqa: F401
 from .._dispatch.dispatcher import lookup
 from .views import gradient_edge
-from .engine import execute
+from .engine import execute, _is_checkpoint_valid  # noqa: F401
 from . import graph, engine, variable_type
 from . import saved_tensor_hooks as _saved_hooks
 from .function import Function, FunctionCtx, once_differentiable

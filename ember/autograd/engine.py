@@ -22,12 +22,43 @@ with differentiable ops) record a graph of their own, which is what higher-order
 """
 import heapq
 import itertools
+import threading
 
 from .._core.grad_mode import _grad_state
 from .graph import AccumulateGrad, sum_grads
 from . import anomaly_mode
 
 _observer = None  # fn(node, buffer) -> grads, set while ember.explain() records
+
+# .running: per backward pass running on this thread (nested when reentrant), a pair
+# (its final callbacks, whether it computes only some gradients)
+_tasks = threading.local()
+
+
+class _ImperativeEngine:
+    """`Variable._execution_engine`: PyTorch's handle on its engine. `queue_callback(fn)` runs
+    `fn()` once the backward pass running now has finished all its nodes (a callback may queue
+    more; those run too)."""
+
+    def queue_callback(self, callback):
+        running = getattr(_tasks, "running", None)
+        if not running:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        running[-1][0].append(callback)
+
+
+def _is_checkpoint_valid():
+    """False inside a backward pass that computes only some gradients (`autograd.grad`,
+    `backward(inputs=)`): the reentrant checkpoint cannot run its inner backward there."""
+    running = getattr(_tasks, "running", None)
+    return not running or not running[-1][1]
+
+
+def _run_final_callbacks(callbacks):
+    i = 0
+    while i < len(callbacks):
+        callbacks[i]()
+        i += 1
 
 
 def apply_node(node, buffer):
@@ -42,9 +73,7 @@ def _run_tensor_pre_hooks(node, buffer):
     if hooks:
         for nr, fns in hooks.items():
             for fn in list(fns.values()):
-                if buffer[nr] is None:
-                    continue
-                r = fn(buffer[nr])
+                r = fn(buffer[nr])  # None when no gradient reached this output, as PyTorch's
                 if r is not None:
                     buffer[nr] = r
     rg = node._retain_grad_hooks
@@ -94,6 +123,11 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
     heappop, heappush = heapq.heappop, heapq.heappush
     prev = _grad_state.enabled
     _grad_state.enabled = create_graph
+    running = getattr(_tasks, "running", None)
+    if running is None:
+        running = _tasks.running = []
+    callbacks = []
+    running.append((callbacks, capture is not None))
     try:
         while ready:
             node = heappop(ready)[2]
@@ -128,8 +162,12 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                         heappush(ready, (-nxt._seq, next(order), nxt))
                     else:
                         _skip_subgraph(nxt, deps, buffers, ready, order)
+        if callbacks:
+            _grad_state.enabled = prev
+            _run_final_callbacks(callbacks)
     finally:
         _grad_state.enabled = prev
+        running.pop()
     return captured
 
 

@@ -81,9 +81,27 @@ class BackwardCFunction(Node, FunctionCtx):
         saved = self._saved
         if saved is None:
             if self._released:
+                if self._released == "accessed":
+                    raise RuntimeError(
+                        "saved_tensors can only be accessed once when "
+                        "clear_saved_tensors_on_access=True is set on the autograd.Function. "
+                        "Either access saved_tensors only once, or set "
+                        "clear_saved_tensors_on_access=False.")
                 raise freed_error()
             return ()
-        return tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+        out = tuple(s.unpack(self) if isinstance(s, SavedTensor) else s for s in saved)
+        if self._forward_cls.clear_saved_tensors_on_access:
+            self._saved, self._released = None, "accessed"
+        return out
+
+    @property
+    def _raw_saved_tensors(self):
+        saved = self._saved
+        if saved is None:
+            if self._released:
+                raise freed_error()
+            return ()
+        return tuple(s if isinstance(s, SavedTensor) else SavedTensor._of_none() for s in saved)
 
     @property
     def saved_variables(self):
@@ -124,6 +142,7 @@ _apply_observers = []
 
 class Function(metaclass=FunctionMeta):
     generate_vmap_rule = False
+    clear_saved_tensors_on_access = False  # True: saved_tensors frees them on the first read
 
     def __init__(self, *args, **kwargs):
         warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd "
@@ -181,13 +200,16 @@ class Function(metaclass=FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         is_executable = _grad_state.enabled and any(ctx.needs_input_grad)
         uses_setup = cls.setup_context is not Function.setup_context
+        tangents, call_args = _forward_ad_split(cls, args)
         with no_grad():
             if uses_setup:
-                output = cls.forward(*args, **kwargs)
+                output = cls.forward(*call_args, **kwargs)
             else:
-                output = cls.forward(ctx, *args, **kwargs)
+                output = cls.forward(ctx, *call_args, **kwargs)
         if uses_setup:
             cls.setup_context(ctx, args, output)
+        if tangents is not None:
+            _apply_jvp(cls, ctx, args, tangents, output)
 
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
@@ -203,7 +225,9 @@ class Function(metaclass=FunctionMeta):
         dirty = {id(t) for t in ctx.dirty_tensors}
         dirty_view = None
         nondiff = {id(t) for t in ctx.non_differentiable}
-        input_ids = {id(args[i]) for i in tensor_positions}
+        input_ids = {id(args[i]) for i in tensor_positions} | {id(call_args[i]) for i in tensor_positions}
+        if dirty:
+            _check_dirty(ctx.dirty_tensors, input_ids)
         new_outputs = []
         out_meta = []
         ctx._nondiff = ()
@@ -262,6 +286,65 @@ class Function(metaclass=FunctionMeta):
         if anomaly_mode._enabled:
             anomaly_mode.record_forward_trace(ctx)
         return new_outputs[0] if single else tuple(new_outputs)
+
+
+def _check_dirty(dirty, input_ids):
+    """What PyTorch checks of ctx.mark_dirty's tensors: inputs only, each one a tensor an
+    in-place op may modify under autograd (not a leaf or a view of one that requires grad, not
+    an output of a multi-view op, ...)."""
+    from .variable_type import _check_inplace
+    for t in dirty:
+        if id(t) not in input_ids:
+            raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
+                               "input Tensors that have been mutated should be passed to "
+                               "ctx.mark_dirty().")
+        if t._base is None and t.grad_fn is None and t._rg:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
+        _check_inplace(t)
+
+
+def _forward_ad_split(cls, args):
+    """Under forward AD, for a Function that defines `jvp` and inputs with tangents: (the
+    inputs' tangents, the inputs without them). The forward then runs on primals and `jvp` gives
+    the outputs' tangents, as PyTorch's custom Functions do. Otherwise (None, args): ember lets
+    the forward's own ops carry the tangents."""
+    from . import forward_ad
+    if forward_ad._current_level < 0 or "jvp" not in _defined_on(cls):
+        return None, args
+    tangents = [forward_ad._tangent(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return None, args
+    return tangents, tuple(forward_ad._primal(a) if t is not None else a
+                           for a, t in zip(args, tangents))
+
+
+def _defined_on(cls):
+    """Names defined by `cls` or its bases below Function."""
+    names = set()
+    for base in cls.__mro__:
+        if base is Function:
+            break
+        names.update(vars(base))
+    return names
+
+
+def _apply_jvp(cls, ctx, args, tangents, output):
+    from . import forward_ad
+    grads = [t if t is not None else
+             (zeros(a._size, a.dtype, a._device) if isinstance(a, Tensor) and ctx.materialize_grads
+              and (a.dtype.is_floating_point or a.dtype.is_complex) else None)
+             for a, t in zip(args, tangents)]
+    with no_grad():
+        out_tangents = cls.jvp(ctx, *grads)
+    outs = output if isinstance(output, tuple) else (output,)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    if len(out_tangents) != len(outs):
+        raise RuntimeError(f"jvp() returned an incorrect number of forward gradients (expected "
+                           f"{len(outs)}, got {len(out_tangents)})")
+    for o, t in zip(outs, out_tangents):
+        if isinstance(o, Tensor) and isinstance(t, Tensor):
+            forward_ad._set_tangent(o, t)
 
 
 def once_differentiable(fn):

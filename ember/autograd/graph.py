@@ -266,7 +266,9 @@ class SavedTensor:
     """
     __slots__ = ("_t", "_version", "_is_output", "_output_nr", "_hooks", "_view_of")
 
-    def __init__(self, t, is_output=False, output_nr=0):
+    def __init__(self, t=None, is_output=False, output_nr=0):
+        if t is None:
+            raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
         if t._inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
@@ -285,10 +287,35 @@ class SavedTensor:
         if _saved_hooks.default_hooks:
             _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
 
-    def register_hooks(self, pack_hook, unpack_hook):
+    @classmethod
+    def _of_none(cls):
+        """What a node shows for a None it was given to save (`_raw_saved_tensors`)."""
+        saved = object.__new__(cls)
+        saved._t = saved._hooks = saved._version = None   # no version: nothing was saved
+        saved._is_output, saved._output_nr = False, 0
+        return saved
+
+    def register_hooks(self, *hooks):
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            raise TypeError("register_hooks(): incompatible function arguments. The following "
+                            "argument types are supported:\n    1. (self: SavedTensor, "
+                            "pack_hook: Callable, unpack_hook: Callable) -> None")
+        pack_hook, unpack_hook = hooks
+        if self._version is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
         _saved_hooks.register(self, pack_hook, unpack_hook)
 
-    def unpack(self, node):
+    @property
+    def data(self):
+        """What is stored: the pack hook's result, else the tensor (an output: its alias)."""
+        return self._t if self._hooks is None else self._hooks[0]
+
+    @property
+    def unpack_hook(self):
+        return None if self._hooks is None else self._hooks[1]
+
+    def unpack(self, node=None):
         if self._hooks is not None:
             return _saved_hooks.unpack(self, node)
         t = self._t

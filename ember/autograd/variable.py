@@ -5,6 +5,7 @@ import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.tensor import Tensor
+from .engine import _ImperativeEngine
 
 __all__ = ["Variable"]
 
@@ -15,6 +16,8 @@ class _VariableMeta(type):
 
 
 class Variable(metaclass=_VariableMeta):
+    _execution_engine = _ImperativeEngine()
+
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if volatile:
             warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "

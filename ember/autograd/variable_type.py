@@ -545,16 +545,16 @@ def _check_inplace(self):
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
         return None
-    if base.grad_fn is None and base._rg:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
     fn = self.grad_fn
-    if isinstance(fn, OpNode) and fn._num_outputs > 1:
+    if isinstance(fn, OpNode) and fn._num_outputs > 1:  # checked first, as PyTorch does
         raise RuntimeError(
             f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should replace "
             "the inplace operation by an out-of-place one.")
+    if base.grad_fn is None and base._rg:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     return self
 
 
