@@ -113,7 +113,7 @@ def cross(input, other, dim=None, *, out=None):
 
 
 def inverse(input, *, out=None):
-    return _finish(_op("linalg_inv")(input), False, out)
+    return _finish(_op("linalg_inv")(input), False, out, "linalg_inv", (input,))
 
 
 def det(input):
@@ -144,7 +144,7 @@ def cholesky(input, upper=False, *, out=None):
     named "cholesky"."""
     warn_once(_CHOLESKY_DEPRECATED)
     try:
-        return _finish(_op("linalg_cholesky")(input, upper), False, out)
+        return _finish(_op("linalg_cholesky")(input, upper), False, out, "cholesky", (input,))
     except RuntimeError as e:
         if not str(e).startswith("linalg.cholesky: "):
             raise

@@ -28,7 +28,7 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "solve_ex", "cholesky_ex", "ldl_facto
 
 
 def inv(A, *, out=None):
-    return _finish(_op("linalg_inv")(A), False, out)
+    return _finish(_op("linalg_inv")(A), False, out, "linalg_inv", (A,))
 
 
 def inv_ex(A, *, check_errors=False, out=None):
@@ -70,11 +70,12 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 
 
 def tensorinv(A, ind=2, *, out=None):
-    return _finish(_op("linalg_tensorinv")(A, ind), False, out)
+    return _finish(_op("linalg_tensorinv")(A, ind), False, out, "linalg_tensorinv", (A,))
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
-    return _finish(_op("linalg_tensorsolve")(A, B, dims), False, out)
+    return _finish(_op("linalg_tensorsolve")(A, B, dims), False, out, "linalg_tensorsolve",
+                   (A, B))
 
 
 def vander(x, *, N=None):
@@ -82,7 +83,7 @@ def vander(x, *, N=None):
 
 
 def det(A, *, out=None):
-    return _finish(_op("linalg_det")(A), False, out)
+    return _finish(_op("linalg_det")(A), False, out, "linalg_det", (A,))
 
 
 def slogdet(A, *, out=None):
@@ -90,11 +91,11 @@ def slogdet(A, *, out=None):
 
 
 def solve(A, B, *, left=True, out=None):
-    return _finish(_op("linalg_solve")(A, B, left), False, out)
+    return _finish(_op("linalg_solve")(A, B, left), False, out, "linalg_solve", (A, B))
 
 
 def cholesky(A, *, upper=False, out=None):
-    return _finish(_op("linalg_cholesky")(A, upper), False, out)
+    return _finish(_op("linalg_cholesky")(A, upper), False, out, "linalg_cholesky", (A,))
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -107,7 +108,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 
 def svdvals(A, *, driver=None, out=None):
-    return _finish(_op("linalg_svdvals")(A, driver), False, out)
+    return _finish(_op("linalg_svdvals")(A, driver), False, out, "linalg_svdvals", (A,))
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -116,7 +117,7 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
-    return _finish(_op("linalg_eigh")(A, UPLO)[0], False, out)
+    return _finish(_op("linalg_eigh")(A, UPLO)[0], False, out, "linalg_eigvalsh", (A,))
 
 
 def _check_pinv_input(A, name):
@@ -147,16 +148,18 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         L, Q = eigh(A)
         keep = L.abs() > _tolerance(A, L.abs(), atol, rtol)
         L_inv = where(keep, 1 / where(keep, L, 1.0), 0.0)
-        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mT), False, out)
+        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mT), False, out, "linalg_pinv", (A,))
     U, S, Vh = svd(A, full_matrices=False)
     keep = S > _tolerance(A, S, atol, rtol)
     S_inv = where(keep, 1 / where(keep, S, 1.0), 0.0)
-    return _finish((Vh.mT * S_inv.unsqueeze(-2)).matmul(U.mT), False, out)
+    return _finish((Vh.mT * S_inv.unsqueeze(-2)).matmul(U.mT), False, out, "linalg_pinv",
+                   (A,))
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return _finish(_op("linalg_matrix_rank.atol_rtol_tensor")(A, atol=atol, rtol=rtol,
-                                                              hermitian=hermitian), False, out)
+                                                              hermitian=hermitian), False, out,
+                   "linalg_matrix_rank", (A,))
 
 
 @impl("linalg_matrix_rank.atol_rtol_tensor", "CompositeImplicitAutograd")
@@ -241,7 +244,8 @@ def multi_dot(tensors, *, out=None):
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
                                f"0 is {D.c_type_name(tensors[0].dtype)} and tensor {i} "
                                f"{D.c_type_name(t.dtype)}")
-    return _finish(functools.reduce(matmul, tensors), False, out)
+    return _finish(functools.reduce(matmul, tensors), False, out, "linalg_multi_dot",
+                   tuple(tensors))
 
 
 def matrix_power(A, n, *, out=None):
@@ -254,7 +258,8 @@ def matrix_power(A, n, *, out=None):
                            f"they are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} "
                            f"matrices")
     if n == 0:
-        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out)
+        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out,
+                       "linalg_matrix_power", (A,))
     if n < 0:
         A, n = inv(A), -n
     result, power = None, A
@@ -264,7 +269,7 @@ def matrix_power(A, n, *, out=None):
         n >>= 1
         if n:
             power = power.matmul(power)
-    return _finish(result, False, out)
+    return _finish(result, False, out, "linalg_matrix_power", (A,))
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
