@@ -42,3 +42,8 @@ def _is_view_replay_enabled():
 def _set_view_replay_enabled(mode):
     from ..autograd.grad_mode import _view_replay
     _view_replay[0] = bool(mode)
+
+
+# the build flag PyTorch's tests read before a LAPACK-backed op: ember's LAPACK is NumPy's and
+# SciPy's, always present
+has_lapack = True

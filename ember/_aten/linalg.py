@@ -298,11 +298,11 @@ def _check_expands(self, shape, name):
 def _dot_check(a, b):
     if a.dim() != 1 or b.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    _dot_dtypes(a, b)
     if a._size != b._size:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src "
                            f"[{b._size[0]}] to have the same number of elements, but got "
                            f"{a._size[0]} and {b._size[0]} elements respectively")
-    _dot_dtypes(a, b)
     if a.dtype is D.bool:
         raise not_implemented("dot", a.dtype)
     return ()
@@ -694,9 +694,16 @@ def linalg_inv(A):
     _check_matrices(A, "linalg.inv")
     if A.numel() == 0:
         return _fresh(A._np, A.dtype)
-    inv = _lapack(lambda: np.linalg.inv(A._np),
-                  "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
-                  "completed because the input matrix is singular.")
+    try:
+        with np.errstate(all="ignore"):
+            inv = np.linalg.inv(A._np)
+    except np.linalg.LinAlgError:  # name the first singular matrix and its zero pivot
+        n = A._size[-1]
+        _, info = _lu_solve_each(A._np, np.broadcast_to(np.eye(n, dtype=A.dtype._np), A._size))
+        _raise_info(info, A.dim() > 2, lambda code: f"linalg.inv: The diagonal element {code} "
+                    f"is zero, the inversion could not be completed because the input matrix "
+                    f"is singular.")
+        raise
     return _fresh(inv, A.dtype)
 
 
@@ -846,11 +853,11 @@ def linalg_svdvals(A, driver=None):
 @impl("linalg_eigh", "CPU")
 def linalg_eigh(self, UPLO="L"):
     _check_matrices(self, "linalg.eigh")
-    if UPLO not in ("L", "U"):
+    if UPLO.upper() not in ("L", "U") or len(UPLO) != 1:  # either case, as PyTorch
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    w, v = _lapack(lambda: np.linalg.eigh(self._np, UPLO=UPLO),
+    w, v = _lapack(lambda: np.linalg.eigh(self._np, UPLO=UPLO.upper()),
                    "linalg.eigh: The algorithm failed to converge.")
-    return _fresh(w, self.dtype), _fresh(v, self.dtype)
+    return _fresh(w, self.dtype.to_real()), _fresh(v, self.dtype)
 
 
 # ---- Meta kernels: the shapes and dtypes of the decompositions, after the same input checks
@@ -1164,8 +1171,7 @@ def linalg_eig(self):
     dtype = _eig_check(self)
     a = self._np
     if not np.isfinite(a).all():
-        raise LinAlgError("linalg.eig: The algorithm failed to converge because the input "
-                          "matrix contained non-finite values.")
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     if a.shape[-1] == 0:
         return _fresh(np.zeros(a.shape[:-1]), dtype), _fresh(np.zeros(a.shape), dtype)
     values, vectors = np.linalg.eig(a)
@@ -1243,8 +1249,9 @@ def linalg_tensorinv(self, ind=2):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     inverse, info = lookup("linalg_inv_ex")(self.reshape(rows, cols))
-    if bool((info > 0).any()):
-        raise LinAlgError("Failed to invert the input tensor, because it is singular.")
+    if int(info) > 0:
+        raise LinAlgError(f"inv: The diagonal element {int(info)} is zero, the inversion could "
+                          f"not be completed because the input matrix is singular.")
     return inverse.reshape(tuple(back + front))
 
 

@@ -159,7 +159,7 @@ def qr(input, some=True, *, out=None):
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: U, S and V (not Vh); without compute_uv, U and V are zeros."""
     U, S, Vh = _op("linalg_svd")(input, not some if compute_uv else False, None)
-    V = Vh.mT
+    V = Vh.mH
     if not compute_uv:
         U, V = zeros_like(U), zeros_like(V)
     return _finish_tuple("svd", ["U", "S", "V"], (U, S, V), out)

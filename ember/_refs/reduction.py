@@ -52,7 +52,12 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim)) if isinstance(dim, (tuple, list)) else dim}")
     d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if ord == "fro":
         return _finish(_vector_norm(A, 2, [d0, d1], keepdim, dtype=dtype), False, out,
                        "linalg_matrix_norm", (A,))

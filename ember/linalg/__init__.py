@@ -127,9 +127,15 @@ def _check_pinv_input(A, name):
                            f"cdouble types")
 
 
-def _tolerance(A, S, atol, rtol):
+def _tolerance(A, S, atol, rtol, name="torch.linalg.pinv"):
     """max(atol, rtol * largest singular value); rtol defaults to eps * max(m, n) when atol is
-    not given (PyTorch's rule for pinv and matrix_rank)."""
+    not given (PyTorch's rule for pinv and matrix_rank). A tensor atol/rtol holds one value
+    per matrix of the batch."""
+    for label, t in (("atol", atol), ("rtol", rtol)):
+        if hasattr(t, "shape") and t.is_complex():
+            raise RuntimeError(f"{name}: {label} tensor of complex type is not supported. "
+                               f"Got {_scalar_type_name(t.dtype)}")
+    atol, rtol = (t.unsqueeze(-1) if hasattr(t, "shape") else t for t in (atol, rtol))
     if rtol is None:
         rtol = np.finfo(A.dtype._np).eps * builtins.max(A.shape[-2:]) \
             if atol is None or (not hasattr(atol, "shape") and atol <= 0) else 0.0
@@ -140,23 +146,39 @@ def _tolerance(A, S, atol, rtol):
     return tol
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def _legacy_tolerance(name, legacy, legacy_name, atol, rtol):
+    """PyTorch's older overload `op(A, rcond/tol, hermitian)`: that tolerance is relative for
+    pinv and absolute for matrix_rank (the other one 0); it cannot be mixed with atol/rtol."""
+    if legacy is None:
+        return atol, rtol
+    if name == "linalg_pinv" and hasattr(legacy, "shape") and legacy.is_complex():
+        raise RuntimeError(f"torch.linalg.pinv: rcond tensor of complex type is not supported. "
+                           f"Got {_scalar_type_name(legacy.dtype)}")
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"{legacy_name} together with atol/rtol")
+    return (0.0, legacy) if name == "linalg_pinv" else (legacy, 0.0)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The pseudo-inverse through the SVD (eigh if hermitian): V diag(1/s) U^T over the singular
     values above the tolerance."""
+    atol, rtol = _legacy_tolerance("linalg_pinv", rcond, "rcond", atol, rtol)
     _check_pinv_input(A, "linalg.pinv")
     if hermitian:
         L, Q = eigh(A)
         keep = L.abs() > _tolerance(A, L.abs(), atol, rtol)
         L_inv = where(keep, 1 / where(keep, L, 1.0), 0.0)
-        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mT), False, out, "linalg_pinv", (A,))
+        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mH), False, out, "linalg_pinv", (A,))
     U, S, Vh = svd(A, full_matrices=False)
     keep = S > _tolerance(A, S, atol, rtol)
     S_inv = where(keep, 1 / where(keep, S, 1.0), 0.0)
-    return _finish((Vh.mT * S_inv.unsqueeze(-2)).matmul(U.mT), False, out, "linalg_pinv",
+    return _finish((Vh.mH * S_inv.unsqueeze(-2)).matmul(U.mH), False, out, "linalg_pinv",
                    (A,))
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    atol, rtol = _legacy_tolerance("linalg_matrix_rank", tol, "tol", atol, rtol)
     return _finish(_op("linalg_matrix_rank.atol_rtol_tensor")(A, atol=atol, rtol=rtol,
                                                               hermitian=hermitian), False, out,
                    "linalg_matrix_rank", (A,))
@@ -165,7 +187,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
 @impl("linalg_matrix_rank.atol_rtol_tensor", "CompositeImplicitAutograd")
 def _matrix_rank_composite(A, atol=None, rtol=None, hermitian=False):
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
-    return (S > _tolerance(A, S, atol, rtol)).sum(-1)
+    return (S > _tolerance(A, S, atol, rtol, "torch.linalg.matrix_rank")).sum(-1)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -177,6 +199,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def _lstsq_composite(A, B, rcond=None, driver=None):
     """The least-squares solution of AX = B, as pinv(A) @ B (PyTorch's CPU default driver,
     gelsy, reports the rank; residuals are given when m > n and A has full rank)."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.dim() < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if B.dim() == A.dim() - 1 and A.shape[-2] != B.shape[-1]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-1)")
+    if B.dim() != A.dim() - 1 and A.shape[-2] != B.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dtype is not B.dtype:
@@ -202,19 +232,22 @@ def _lstsq_composite(A, B, rcond=None, driver=None):
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
-    """A vector norm, or a matrix norm for a str ord, a 2-tuple dim, or a 2-D A with an ord."""
+    """PyTorch's dispatch of linalg.norm: a str ord is a matrix norm (over dims 0 and 1 when dim
+    is not given); a numeric ord is a matrix norm over a 2-tuple dim or of a 2-D A without dim;
+    everything else (ord=None included) a vector norm."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2) \
-            or isinstance(ord, str):
-        if dim is None and A.dim() != 2:
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A.dim()}D.")
-        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
-                           dtype=dtype, out=out)
-    if dim is None and ord is not None and A.dim() != 1:
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got "
+                           f"{list(dim)}")
+    if dim is None and ord is not None and A.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype, out=out)
+    if ord is not None and (dim is None and A.dim() == 2 or dim is not None and len(dim) == 2):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype,
+                           out=out)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
 
 

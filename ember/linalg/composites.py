@@ -5,6 +5,7 @@ op), Cholesky solves and inverses
 op), cond; and the functions PyTorch removed in 1.9,
 which raise pointing at their replacements.
 """
+import math
 import warnings
 
 from ember._core.flags import warn_once
@@ -142,6 +143,8 @@ def cond(A, p=None, *, out=None):
         s = _linalg().svdvals(A)
         big, small = s.amax(-1), s.amin(-1)
         return _finish(small / big if p == -2 else big / small, False, out, "linalg_cond", (A,))
+    if p not in (1, -1, math.inf, -math.inf, "fro", "nuc"):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     _check_square(A, f"linalg.cond(ord={p})")
     linalg = _linalg()
     # a singular matrix (an exactly zero pivot, LAPACK's test) has condition number inf
