@@ -482,6 +482,20 @@ def addbmm_meta(self, batch1, batch2, beta=1, alpha=1):
 # The contraction runs through np.einsum(optimize=True), which picks a pairwise contraction
 # order and does each pair as a BLAS matmul. The gradient of operand i is again an einsum: of
 # the output gradient with the other operands, into operand i's letters (see derivatives.py).
+def _check_ellipsis(s, stray, second):
+    """PyTorch's parser: a '.' must start a '...' (three in a row), one per subscript list."""
+    k, found = 0, False
+    while k < len(s):
+        if s[k] == ".":
+            if found:
+                raise RuntimeError(f"einsum(): found '.' for {second}")
+            if s[k:k + 3] != "...":
+                raise RuntimeError(f"einsum(): found '.' for {stray}")
+            found, k = True, k + 3
+        else:
+            k += 1
+
+
 def parse_einsum(equation, shapes):
     """(one explicit subscript string per operand, the output's subscripts)."""
     eq = equation.replace(" ", "")
@@ -493,6 +507,12 @@ def parse_einsum(equation, shapes):
     if len(subs) < len(shapes):
         raise RuntimeError("einsum(): more operands were provided than specified in the "
                            "equation")
+    raw_lhs, _, raw_rhs = equation.partition("->")
+    for i, raw in enumerate(raw_lhs.split(",")):
+        _check_ellipsis(raw, f"operand {i} that is not part of any ellipsis",
+                        f"operand {i} for which an ellipsis was already found")
+    _check_ellipsis(raw_rhs, "output that is not part of any ellipsis (...)",
+                    "output but an ellipsis (...) was already found")
     for c in eq:
         if not (c.isalpha() or c in ",.->"):
             raise RuntimeError(f"einsum(): invalid subscript given at index "
@@ -504,6 +524,10 @@ def parse_einsum(equation, shapes):
     for i, (s, shape) in enumerate(zip(subs, shapes)):
         labels = len(s.replace("...", ""))
         if "..." in s:
+            if labels > len(shape):
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({labels}) is more than the number of dimensions "
+                                   f"({len(shape)}) for operand {i}")
             ell_rank = max(ell_rank, len(shape) - labels)
         elif labels != len(shape):
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({labels}) "
@@ -528,7 +552,11 @@ def _einsum_sizes(subs, shapes):
     """The size of every letter; a letter of size 1 broadcasts against a larger one."""
     sizes = {}
     for i, (s, shape) in enumerate(zip(subs, shapes)):
+        own = {}
         for c, n in zip(s, shape):
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the "
+                                   f"sizes don't match, {n} != {own[c]}")
             seen = sizes.get(c)
             if seen is None or seen == 1:
                 sizes[c] = n
@@ -553,8 +581,10 @@ def _einsum_check(equation, tensors):
         if c not in sizes:
             raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
                                f"equation for any input operand")
-    if len(set(out)) != len(out):
-        raise RuntimeError("einsum(): output subscript appears more than once in the output")
+    repeated = next((c for k, c in enumerate(out) if c in out[:k]), None)
+    if repeated is not None:
+        raise RuntimeError(f"einsum(): output subscript {repeated} appears more than once in "
+                           f"the output")
     if dt is D.bool and len(tensors) > 1:
         raise not_implemented("bmm", dt)
     return subs, out, sizes

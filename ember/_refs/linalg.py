@@ -22,13 +22,21 @@ def outer(input, vec2, *, out=None):
 
 
 ger = outer
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # sublist labels 0..51
 
 
 def _sublist_equation(args):
     """einsum(op0, [0, 1], op1, [1, 2], [0, 2]) -> ('ab,bc->ac', [op0, op1])."""
+    def letter(s):
+        if s is Ellipsis:
+            return "..."
+        if not 0 <= s < 52:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             "range [0, 52)")
+        return _LETTERS[s]
+
     def subs(sub):
-        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+        return "".join(letter(s) for s in sub)
     operands, parts = list(args[0:-1:2]) if len(args) % 2 else list(args[0::2]), []
     for sub in args[1::2][:len(operands)]:
         parts.append(subs(sub))
@@ -40,15 +48,15 @@ def _sublist_equation(args):
 
 def einsum(*args):
     """einsum(equation, *operands), einsum(equation, [operands]) or the sublist format."""
-    if not args:
-        raise RuntimeError("einsum(): must specify the equation string and at least one operand, "
-                           "or at least one operand and its subscripts list")
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if isinstance(args[0], Tensor):
         equation, operands = _sublist_equation(args)
     else:
         equation, operands = args[0], list(args[1:])
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = list(operands[0])
+            return einsum(equation, *operands[0])
     return _op("einsum")(equation, operands, None)
 
 

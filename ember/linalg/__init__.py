@@ -272,11 +272,22 @@ def _vecdot_composite(x, y, dim):
 def multi_dot(tensors, *, out=None):
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for where_, t in (("first", tensors[0]), ("last", tensors[-1])):
+        if t.dim() not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {where_} tensor must be 1D or 2D but got "
+                               f"{t.dim()}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
                                f"0 is {D.c_type_name(tensors[0].dtype)} and tensor {i} "
                                f"{D.c_type_name(t.dtype)}")
+    for i, (a, b) in enumerate(zip(tensors, tensors[1:])):
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} "
+                               f"and {list(b.shape)} cannot be multiplied")
     return _finish(functools.reduce(matmul, tensors), False, out, "linalg_multi_dot",
                    tuple(tensors))
 

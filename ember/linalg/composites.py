@@ -259,10 +259,10 @@ def chain_matmul(*matrices, out=None):
                   "more tensors rather than multiple parameters.", UserWarning)
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
-        if matrices[0].dim() != 2:
-            raise RuntimeError(f"chain_matmul(): Tensor 0 must be 2D, but got "
-                               f"{matrices[0].dim()}D")
         return _finish(matrices[0].clone(), False, out)
     return _finish(_linalg().multi_dot(list(matrices)), False, out)
 
