@@ -219,15 +219,22 @@ def _lstsq_composite(A, B, rcond=None, driver=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     rtol = rcond if rcond is not None and rcond > 0 else None
-    X = pinv(A, rtol=rtol).matmul(Bm)
     m, n = A.shape[-2], A.shape[-1]
-    rank = matrix_rank(A) if driver != "gels" else zeros(0, dtype=D.int64)
-    residuals = zeros(0, dtype=A.dtype) * X.sum()  # empty, but in the graph, as in PyTorch
-    if m > n and driver != "gelsy" and bool((matrix_rank(A) == n).all()):
-        residuals = (A.matmul(X) - Bm).pow(2).sum(-2)
+    if driver == "gels" or driver == "gelsd" and (builtins.min(m, n) == 1 or rtol is not None
+                                                  and rtol >= 1):
+        rtol = None  # gels has no rcond; gelsd reads rcond >= 1 as eps, keeps a lone value
+    elif driver == "gelsy" and rtol is not None:  # its QR keeps the first pivot column
+        rtol = builtins.min(rtol, 1 - float(np.finfo(A.dtype.to_real()._np).eps))
+    X = pinv(A, rtol=rtol).matmul(Bm)
+    S = svdvals(A.detach())
+    full_rank = (S > _tolerance(A, S, None, rtol)).sum(-1)  # the singular values pinv kept
+    rank = full_rank if driver != "gels" else zeros(0, dtype=D.int64)
+    residuals = zeros(0, dtype=S.dtype) * X.sum().abs()  # empty, in the graph, as PyTorch's
+    if m > n and driver != "gelsy" and bool((full_rank == n).all()):
+        residuals = (A.matmul(X) - Bm).abs().pow(2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
     # as in PyTorch, only the solution and the residuals are differentiable
-    S = svdvals(A.detach()) if driver in ("gelsd", "gelss") else zeros(0, dtype=A.dtype)
+    S = S if driver in ("gelsd", "gelss") else zeros(0, dtype=S.dtype)
     return X.squeeze(-1) if vector else X, residuals, rank, S
 
 
