@@ -178,3 +178,28 @@ def test_lstsq_drivers_and_rcond_as_torch(shape):
                                                 driver=driver)))
     same(lambda L: L.linalg.lstsq(L.tensor(a + 1j * a.T[..., :1].sum()),
                                   L.tensor(b + 0j), driver="gelsd").residuals)
+
+
+def _grad(L, arr, loss):
+    x = L.tensor(arr, requires_grad=True)
+    loss(L, x).backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_complex_svd_and_eigh_gradients(shape):
+    """Phase-invariant losses through the singular vectors / eigenvectors of complex matrices
+    (the conjugate transposes, the skew-Hermitian parts and svd's diagonal phase term)."""
+    g = np.random.default_rng(4)
+    a = g.standard_normal(shape) + 1j * g.standard_normal(shape)
+    svd_loss = lambda L, x: (lambda U, S, Vh: (U[:, :2] @ Vh[:2]).abs().sum() + S.sum())(
+        *L.linalg.svd(x, full_matrices=False))
+    same(lambda L: _grad(L, a, svd_loss))
+    same(lambda L: _grad(L, a, lambda L, x: (L.linalg.svd(x, full_matrices=False).U.abs() ** 3)
+                          .sum()))
+    eigh_loss = lambda L, x: (lambda w, V: (V.abs() ** 2 * w).sum())(*L.linalg.eigh(x @ x.mH))
+    same(lambda L: _grad(L, a, eigh_loss))
+    same(lambda L: _grad(L, a[:3, :3], lambda L, x: L.linalg.eigh(x + x.mH).eigenvectors.sum()
+                         .abs()), match="ill-defined")
+    same(lambda L: _grad(L, a[:3, :3], lambda L, x: (lambda U, S, Vh: (U + Vh).sum().abs())(
+        *L.linalg.svd(x))), match="ill-defined")
