@@ -203,3 +203,11 @@ def test_complex_svd_and_eigh_gradients(shape):
                          .abs()), match="ill-defined")
     same(lambda L: _grad(L, a[:3, :3], lambda L, x: (lambda U, S, Vh: (U + Vh).sum().abs())(
         *L.linalg.svd(x))), match="ill-defined")
+
+
+def test_skip_cpu_if_no_mkl_runs_the_fft_tests():
+    """PyTorch's FFT tests are gated on MKL; ember's FFTs need none, so they run."""
+    from ember.testing._internal.common_device_type import skipCPUIfNoMkl
+    ran = []
+    skipCPUIfNoMkl(lambda self, device: ran.append(device))(None, "cpu")
+    assert ran == ["cpu"]

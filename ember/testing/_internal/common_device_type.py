@@ -269,7 +269,9 @@ def skipHPU(fn):
 
 
 def skipCPUIfNoMkl(fn):
-    return skipCPUIf(True, "PyTorch is built without MKL support")(fn)
+    """PyTorch gates its CPU FFT tests on MKL; ember's FFTs (NumPy's pocketfft) are always
+    there, so the test runs."""
+    return fn
 
 
 def skipCPUIfNoMklSparse(fn):
