@@ -57,3 +57,19 @@ def _len_torch_dispatch_stack():
 def _get_dispatch_stack_at(index):
     from .._dispatch.python_dispatch import mode_stack
     return mode_stack()[index]
+
+
+# the build flag PyTorch's tests read before a LAPACK-backed op: ember's LAPACK is NumPy's and
+# SciPy's, always present
+has_lapack = True
+
+
+def _infer_size(a, b):
+    """The broadcast of two sizes (torch._C._infer_size)."""
+    from .._core.tensor import Size
+    from .._refs.shape import broadcast_shapes
+    if not isinstance(a, Size):
+        raise RuntimeError("expected a torch.Size as argument 1")
+    if not isinstance(b, Size):
+        raise RuntimeError("expected a torch.Size as argument 2")
+    return Size(broadcast_shapes(a, b))

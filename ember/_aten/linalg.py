@@ -348,11 +348,11 @@ def _check_expands(self, shape, name):
 def _dot_check(a, b):
     if a.dim() != 1 or b.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    _dot_dtypes(a, b)
     if a._size != b._size:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a._size[0]}] and src "
                            f"[{b._size[0]}] to have the same number of elements, but got "
                            f"{a._size[0]} and {b._size[0]} elements respectively")
-    _dot_dtypes(a, b)
     if a.dtype is D.bool:
         raise not_implemented("dot", a.dtype)
     return ()
@@ -532,6 +532,20 @@ def addbmm_meta(self, batch1, batch2, beta=1, alpha=1):
 # The contraction runs through np.einsum(optimize=True), which picks a pairwise contraction
 # order and does each pair as a BLAS matmul. The gradient of operand i is again an einsum: of
 # the output gradient with the other operands, into operand i's letters (see derivatives.py).
+def _check_ellipsis(s, stray, second):
+    """PyTorch's parser: a '.' must start a '...' (three in a row), one per subscript list."""
+    k, found = 0, False
+    while k < len(s):
+        if s[k] == ".":
+            if found:
+                raise RuntimeError(f"einsum(): found '.' for {second}")
+            if s[k:k + 3] != "...":
+                raise RuntimeError(f"einsum(): found '.' for {stray}")
+            found, k = True, k + 3
+        else:
+            k += 1
+
+
 def parse_einsum(equation, shapes):
     """(one explicit subscript string per operand, the output's subscripts)."""
     eq = equation.replace(" ", "")
@@ -543,6 +557,12 @@ def parse_einsum(equation, shapes):
     if len(subs) < len(shapes):
         raise RuntimeError("einsum(): more operands were provided than specified in the "
                            "equation")
+    raw_lhs, _, raw_rhs = equation.partition("->")
+    for i, raw in enumerate(raw_lhs.split(",")):
+        _check_ellipsis(raw, f"operand {i} that is not part of any ellipsis",
+                        f"operand {i} for which an ellipsis was already found")
+    _check_ellipsis(raw_rhs, "output that is not part of any ellipsis (...)",
+                    "output but an ellipsis (...) was already found")
     for c in eq:
         if not (c.isalpha() or c in ",.->"):
             raise RuntimeError(f"einsum(): invalid subscript given at index "
@@ -554,6 +574,10 @@ def parse_einsum(equation, shapes):
     for i, (s, shape) in enumerate(zip(subs, shapes)):
         labels = len(s.replace("...", ""))
         if "..." in s:
+            if labels > len(shape):
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                                   f"({labels}) is more than the number of dimensions "
+                                   f"({len(shape)}) for operand {i}")
             ell_rank = max(ell_rank, len(shape) - labels)
         elif labels != len(shape):
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({labels}) "
@@ -578,7 +602,11 @@ def _einsum_sizes(subs, shapes):
     """The size of every letter; a letter of size 1 broadcasts against a larger one."""
     sizes = {}
     for i, (s, shape) in enumerate(zip(subs, shapes)):
+        own = {}
         for c, n in zip(s, shape):
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the "
+                                   f"sizes don't match, {n} != {own[c]}")
             seen = sizes.get(c)
             if seen is None or seen == 1:
                 sizes[c] = n
@@ -603,8 +631,10 @@ def _einsum_check(equation, tensors):
         if c not in sizes:
             raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
                                f"equation for any input operand")
-    if len(set(out)) != len(out):
-        raise RuntimeError("einsum(): output subscript appears more than once in the output")
+    repeated = next((c for k, c in enumerate(out) if c in out[:k]), None)
+    if repeated is not None:
+        raise RuntimeError(f"einsum(): output subscript {repeated} appears more than once in "
+                           f"the output")
     if dt is D.bool and len(tensors) > 1:
         raise not_implemented("bmm", dt)
     return subs, out, sizes
@@ -744,9 +774,16 @@ def linalg_inv(A):
     _check_matrices(A, "linalg.inv")
     if A.numel() == 0:
         return _fresh(A._np, A.dtype)
-    inv = _lapack(lambda: np.linalg.inv(A._np),
-                  "linalg.inv: The diagonal element 1 is zero, the inversion could not be "
-                  "completed because the input matrix is singular.")
+    try:
+        with np.errstate(all="ignore"):
+            inv = np.linalg.inv(A._np)
+    except np.linalg.LinAlgError:  # name the first singular matrix and its zero pivot
+        n = A._size[-1]
+        _, info = _lu_solve_each(A._np, np.broadcast_to(np.eye(n, dtype=A.dtype._np), A._size))
+        _raise_info(info, A.dim() > 2, lambda code: f"linalg.inv: The diagonal element {code} "
+                    f"is zero, the inversion could not be completed because the input matrix "
+                    f"is singular.")
+        raise
     return _fresh(inv, A.dtype)
 
 
@@ -896,11 +933,11 @@ def linalg_svdvals(A, driver=None):
 @impl("linalg_eigh", "CPU")
 def linalg_eigh(self, UPLO="L"):
     _check_matrices(self, "linalg.eigh")
-    if UPLO not in ("L", "U"):
+    if UPLO.upper() not in ("L", "U") or len(UPLO) != 1:  # either case, as PyTorch
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    w, v = _lapack(lambda: np.linalg.eigh(self._np, UPLO=UPLO),
+    w, v = _lapack(lambda: np.linalg.eigh(self._np, UPLO=UPLO.upper()),
                    "linalg.eigh: The algorithm failed to converge.")
-    return _fresh(w, self.dtype), _fresh(v, self.dtype)
+    return _fresh(w, self.dtype.to_real()), _fresh(v, self.dtype)
 
 
 # ---- Meta kernels: the shapes and dtypes of the decompositions, after the same input checks
@@ -1214,8 +1251,7 @@ def linalg_eig(self):
     dtype = _eig_check(self)
     a = self._np
     if not np.isfinite(a).all():
-        raise LinAlgError("linalg.eig: The algorithm failed to converge because the input "
-                          "matrix contained non-finite values.")
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
     if a.shape[-1] == 0:
         return _fresh(np.zeros(a.shape[:-1]), dtype), _fresh(np.zeros(a.shape), dtype)
     values, vectors = np.linalg.eig(a)
@@ -1293,8 +1329,9 @@ def linalg_tensorinv(self, ind=2):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
     inverse, info = lookup("linalg_inv_ex")(self.reshape(rows, cols))
-    if bool((info > 0).any()):
-        raise LinAlgError("Failed to invert the input tensor, because it is singular.")
+    if int(info) > 0:
+        raise LinAlgError(f"inv: The diagonal element {int(info)} is zero, the inversion could "
+                          f"not be completed because the input matrix is singular.")
     return inverse.reshape(tuple(back + front))
 
 

@@ -153,6 +153,60 @@ _OUT_DTYPE_RULES = {
         f"dtype {_type(out)} and out_int32 flag is {result is D.int32}")),
 }
 
+# Note [out= of the linear-algebra ops]
+# PyTorch's linear-algebra kernels check out='s dtype themselves, in one of two ways: the
+# structured ones (inv, cholesky, solve, eigh, svd, qr, lu, det, ...) take out= only in the
+# result's dtype; the others (its checkLinalgCompatibleDtype: pinv, cond, cholesky_solve, eig,
+# ...) take any dtype the result casts to safely, and name the op and the output when refusing.
+def _strict(name, out, result, inputs):
+    return out is result or (f"Expected out tensor to have dtype {_c_name(result)}, but got "
+                             f"{_c_name(out)} instead")
+
+
+def _castable(prefix, what="result", then=None):
+    def rule(name, out, result, inputs):
+        if not can_cast(result, out):
+            return (f"{prefix}: Expected {what} to be safely castable from {_type(result)} "
+                    f"dtype, but got {what} with dtype {_type(out)}")
+        return then(name, out, result, inputs) if then else True
+    return rule
+
+
+_OUT_DTYPE_RULES.update({
+    **dict.fromkeys(["linalg_inv", "linalg_cholesky", "linalg_eigvalsh", "linalg_solve",
+                     "linalg_det", "linalg_svdvals", "linalg_lu_solve", "linalg_cross", "cross",
+                     "linalg_vector_norm"], _strict),
+    "cholesky": _castable("cholesky"), "cholesky_solve": _castable("cholesky_solve"),
+    "cholesky_inverse": _castable("cholesky_inverse"), "linalg_cond": _castable("linalg.cond"),
+    "linalg_pinv": _castable("linalg.pinv"), "linalg_tensorsolve": _castable("tensorsolve"),
+    "linalg_tensorinv": _castable("tensorinv"),
+    "linalg_matrix_rank": _castable("torch.linalg.matrix_rank"),
+    "linalg_householder_product": _castable("torch.linalg.householder_product"),
+    "linalg_matrix_power": _castable("matrix_power", then=_strict),
+    "linalg_eigvals": _castable("torch.linalg.eigvals", "eigenvalues"),
+    **dict.fromkeys(["linalg_matrix_norm", "linalg_norm"], lambda name, out, result, inputs: (
+        out is result or f"{name.replace('_', '.', 1)} expected out tensor dtype "
+                         f"{_type(result)} but got: {_type(out)}")),
+    "linalg_multi_dot": lambda name, out, result, inputs: out is result or (
+        f"multi_dot(): expected out tensor to have dtype {_c_name(result)} but got "
+        f"{_c_name(out)}"),
+    "linalg_vecdot": lambda name, out, result, inputs: out is result or (
+        f"linalg.vecdot: Expected out of dtype{_type(result)} but found {_type(out)}"),
+    "linalg_solve_triangular": lambda name, out, result, inputs: out is result or (
+        f"expected scalar type {_type(result)} but found {_type(out)}"),
+})
+
+# the same checks for the ops with several outputs, one rule per output
+_TUPLE_OUT_RULES = {
+    **{name: (_strict,) * 4 for name in [
+        "linalg_inv_ex", "linalg_cholesky_ex", "linalg_eigh", "linalg_slogdet", "slogdet",
+        "linalg_svd", "svd", "linalg_qr", "qr", "linalg_lu_factor", "linalg_lu_factor_ex",
+        "linalg_lu", "linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_solve_ex",
+        "triangular_solve"]},
+    "linalg_eig": (_castable("torch.linalg.eig", "eigenvalues"),
+                   _castable("torch.linalg.eig", "eigenvectors")),
+}
+
 # the ops whose dtype= defaults to out's dtype when out= is given
 DTYPE_FROM_OUT = frozenset(["sum", "prod", "cumsum", "cumprod"])
 
@@ -279,6 +333,11 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
             _check_frexp_out(out, result[0].dtype)
         elif name in _VALUES_INDICES_OUT:
             _check_values_indices_out(name, out, result)
+        elif name in _TUPLE_OUT_RULES:
+            for rule, o, r in zip(_TUPLE_OUT_RULES[name], out, result):
+                verdict = rule(name, o.dtype, r.dtype, inputs)
+                if verdict is not True:
+                    raise RuntimeError(verdict)
         result = tuple(_copy_out(o, r, name) for o, r in zip(out, result))
         return _return_type(f"{name}_out", fields)(*result)
     return _return_type(name, fields)(*result)

@@ -22,13 +22,21 @@ def outer(input, vec2, *, out=None):
 
 
 ger = outer
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # sublist labels 0..51
 
 
 def _sublist_equation(args):
     """einsum(op0, [0, 1], op1, [1, 2], [0, 2]) -> ('ab,bc->ac', [op0, op1])."""
+    def letter(s):
+        if s is Ellipsis:
+            return "..."
+        if not 0 <= s < 52:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             "range [0, 52)")
+        return _LETTERS[s]
+
     def subs(sub):
-        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
+        return "".join(letter(s) for s in sub)
     operands, parts = list(args[0:-1:2]) if len(args) % 2 else list(args[0::2]), []
     for sub in args[1::2][:len(operands)]:
         parts.append(subs(sub))
@@ -40,15 +48,15 @@ def _sublist_equation(args):
 
 def einsum(*args):
     """einsum(equation, *operands), einsum(equation, [operands]) or the sublist format."""
-    if not args:
-        raise RuntimeError("einsum(): must specify the equation string and at least one operand, "
-                           "or at least one operand and its subscripts list")
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
     if isinstance(args[0], Tensor):
         equation, operands = _sublist_equation(args)
     else:
         equation, operands = args[0], list(args[1:])
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = list(operands[0])
+            return einsum(equation, *operands[0])
     return _op("einsum")(equation, operands, None)
 
 
@@ -113,7 +121,7 @@ def cross(input, other, dim=None, *, out=None):
 
 
 def inverse(input, *, out=None):
-    return _finish(_op("linalg_inv")(input), False, out)
+    return _finish(_op("linalg_inv")(input), False, out, "linalg_inv", (input,))
 
 
 def det(input):
@@ -144,7 +152,7 @@ def cholesky(input, upper=False, *, out=None):
     named "cholesky"."""
     warn_once(_CHOLESKY_DEPRECATED)
     try:
-        return _finish(_op("linalg_cholesky")(input, upper), False, out)
+        return _finish(_op("linalg_cholesky")(input, upper), False, out, "cholesky", (input,))
     except RuntimeError as e:
         if not str(e).startswith("linalg.cholesky: "):
             raise
@@ -159,7 +167,7 @@ def qr(input, some=True, *, out=None):
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: U, S and V (not Vh); without compute_uv, U and V are zeros."""
     U, S, Vh = _op("linalg_svd")(input, not some if compute_uv else False, None)
-    V = Vh.mT
+    V = Vh.mH
     if not compute_uv:
         U, V = zeros_like(U), zeros_like(V)
     return _finish_tuple("svd", ["U", "S", "V"], (U, S, V), out)

@@ -41,7 +41,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 # reductions and scans
 def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """linalg.vector_norm."""
-    return _finish(_op("linalg_vector_norm")(x, ord, _dims(dim), keepdim, dtype), False, out)
+    return _finish(_op("linalg_vector_norm")(x, ord, _dims(dim), keepdim, dtype), False, out,
+                   "linalg_vector_norm", (x,))
 
 
 def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
@@ -51,23 +52,30 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim)) if isinstance(dim, (tuple, list)) else dim}")
     d0, d1 = (_wrap_dim(d, A.dim()) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
     if ord == "fro":
-        return _finish(_vector_norm(A, 2, [d0, d1], keepdim, dtype=dtype), False, out)
+        return _finish(_vector_norm(A, 2, [d0, d1], keepdim, dtype=dtype), False, out,
+                       "linalg_matrix_norm", (A,))
     if ord in ("nuc", 2, -2):
         s = _op("linalg_svdvals")(movedim(A if dtype is None else A.to(dtype), (d0, d1),
                                           (-2, -1)), None)
         r = s.sum(-1) if ord == "nuc" else _norm_max(s, -1, False) if ord == 2 else s.amin(-1)
         if keepdim:
             r = r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
-        return _finish(r, False, out)
+        return _finish(r, False, out, "linalg_matrix_norm", (A,))
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if builtins.abs(ord) == math.inf:
         d0, d1 = d1, d0
     sums = _vector_norm(A, 1, [d0], keepdim, dtype=dtype)
     d1 = d1 - 1 if not keepdim and d0 < d1 else d1
-    return _finish((_norm_max if ord > 0 else amin)(sums, d1, keepdim), False, out)
+    return _finish((_norm_max if ord > 0 else amin)(sums, d1, keepdim), False, out,
+                   "linalg_matrix_norm", (A,))
 
 
 def _norm_max(x, dim, keepdim):

@@ -28,7 +28,7 @@ __all__ = ["LinAlgError", "inv", "inv_ex", "solve_ex", "cholesky_ex", "ldl_facto
 
 
 def inv(A, *, out=None):
-    return _finish(_op("linalg_inv")(A), False, out)
+    return _finish(_op("linalg_inv")(A), False, out, "linalg_inv", (A,))
 
 
 def inv_ex(A, *, check_errors=False, out=None):
@@ -70,11 +70,12 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 
 
 def tensorinv(A, ind=2, *, out=None):
-    return _finish(_op("linalg_tensorinv")(A, ind), False, out)
+    return _finish(_op("linalg_tensorinv")(A, ind), False, out, "linalg_tensorinv", (A,))
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
-    return _finish(_op("linalg_tensorsolve")(A, B, dims), False, out)
+    return _finish(_op("linalg_tensorsolve")(A, B, dims), False, out, "linalg_tensorsolve",
+                   (A, B))
 
 
 def vander(x, *, N=None):
@@ -82,7 +83,7 @@ def vander(x, *, N=None):
 
 
 def det(A, *, out=None):
-    return _finish(_op("linalg_det")(A), False, out)
+    return _finish(_op("linalg_det")(A), False, out, "linalg_det", (A,))
 
 
 def slogdet(A, *, out=None):
@@ -90,11 +91,11 @@ def slogdet(A, *, out=None):
 
 
 def solve(A, B, *, left=True, out=None):
-    return _finish(_op("linalg_solve")(A, B, left), False, out)
+    return _finish(_op("linalg_solve")(A, B, left), False, out, "linalg_solve", (A, B))
 
 
 def cholesky(A, *, upper=False, out=None):
-    return _finish(_op("linalg_cholesky")(A, upper), False, out)
+    return _finish(_op("linalg_cholesky")(A, upper), False, out, "linalg_cholesky", (A,))
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -107,7 +108,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 
 
 def svdvals(A, *, driver=None, out=None):
-    return _finish(_op("linalg_svdvals")(A, driver), False, out)
+    return _finish(_op("linalg_svdvals")(A, driver), False, out, "linalg_svdvals", (A,))
 
 
 def eigh(A, UPLO="L", *, out=None):
@@ -116,7 +117,7 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
-    return _finish(_op("linalg_eigh")(A, UPLO)[0], False, out)
+    return _finish(_op("linalg_eigh")(A, UPLO)[0], False, out, "linalg_eigvalsh", (A,))
 
 
 def _check_pinv_input(A, name):
@@ -126,9 +127,15 @@ def _check_pinv_input(A, name):
                            f"cdouble types")
 
 
-def _tolerance(A, S, atol, rtol):
+def _tolerance(A, S, atol, rtol, name="torch.linalg.pinv"):
     """max(atol, rtol * largest singular value); rtol defaults to eps * max(m, n) when atol is
-    not given (PyTorch's rule for pinv and matrix_rank)."""
+    not given (PyTorch's rule for pinv and matrix_rank). A tensor atol/rtol holds one value
+    per matrix of the batch."""
+    for label, t in (("atol", atol), ("rtol", rtol)):
+        if hasattr(t, "shape") and t.is_complex():
+            raise RuntimeError(f"{name}: {label} tensor of complex type is not supported. "
+                               f"Got {_scalar_type_name(t.dtype)}")
+    atol, rtol = (t.unsqueeze(-1) if hasattr(t, "shape") else t for t in (atol, rtol))
     if rtol is None:
         rtol = np.finfo(A.dtype._np).eps * builtins.max(A.shape[-2:]) \
             if atol is None or (not hasattr(atol, "shape") and atol <= 0) else 0.0
@@ -139,30 +146,48 @@ def _tolerance(A, S, atol, rtol):
     return tol
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def _legacy_tolerance(name, legacy, legacy_name, atol, rtol):
+    """PyTorch's older overload `op(A, rcond/tol, hermitian)`: that tolerance is relative for
+    pinv and absolute for matrix_rank (the other one 0); it cannot be mixed with atol/rtol."""
+    if legacy is None:
+        return atol, rtol
+    if name == "linalg_pinv" and hasattr(legacy, "shape") and legacy.is_complex():
+        raise RuntimeError(f"torch.linalg.pinv: rcond tensor of complex type is not supported. "
+                           f"Got {_scalar_type_name(legacy.dtype)}")
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"{legacy_name} together with atol/rtol")
+    return (0.0, legacy) if name == "linalg_pinv" else (legacy, 0.0)
+
+
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The pseudo-inverse through the SVD (eigh if hermitian): V diag(1/s) U^T over the singular
     values above the tolerance."""
+    atol, rtol = _legacy_tolerance("linalg_pinv", rcond, "rcond", atol, rtol)
     _check_pinv_input(A, "linalg.pinv")
     if hermitian:
         L, Q = eigh(A)
         keep = L.abs() > _tolerance(A, L.abs(), atol, rtol)
         L_inv = where(keep, 1 / where(keep, L, 1.0), 0.0)
-        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mT), False, out)
+        return _finish((Q * L_inv.unsqueeze(-2)).matmul(Q.mH), False, out, "linalg_pinv", (A,))
     U, S, Vh = svd(A, full_matrices=False)
     keep = S > _tolerance(A, S, atol, rtol)
     S_inv = where(keep, 1 / where(keep, S, 1.0), 0.0)
-    return _finish((Vh.mT * S_inv.unsqueeze(-2)).matmul(U.mT), False, out)
+    return _finish((Vh.mH * S_inv.unsqueeze(-2)).matmul(U.mH), False, out, "linalg_pinv",
+                   (A,))
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    atol, rtol = _legacy_tolerance("linalg_matrix_rank", tol, "tol", atol, rtol)
     return _finish(_op("linalg_matrix_rank.atol_rtol_tensor")(A, atol=atol, rtol=rtol,
-                                                              hermitian=hermitian), False, out)
+                                                              hermitian=hermitian), False, out,
+                   "linalg_matrix_rank", (A,))
 
 
 @impl("linalg_matrix_rank.atol_rtol_tensor", "CompositeImplicitAutograd")
 def _matrix_rank_composite(A, atol=None, rtol=None, hermitian=False):
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
-    return (S > _tolerance(A, S, atol, rtol)).sum(-1)
+    return (S > _tolerance(A, S, atol, rtol, "torch.linalg.matrix_rank")).sum(-1)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -174,6 +199,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def _lstsq_composite(A, B, rcond=None, driver=None):
     """The least-squares solution of AX = B, as pinv(A) @ B (PyTorch's CPU default driver,
     gelsy, reports the rank; residuals are given when m > n and A has full rank)."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.dim() < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if B.dim() == A.dim() - 1 and A.shape[-2] != B.shape[-1]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-1)")
+    if B.dim() != A.dim() - 1 and A.shape[-2] != B.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.dtype is not B.dtype:
@@ -186,32 +219,42 @@ def _lstsq_composite(A, B, rcond=None, driver=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     rtol = rcond if rcond is not None and rcond > 0 else None
-    X = pinv(A, rtol=rtol).matmul(Bm)
     m, n = A.shape[-2], A.shape[-1]
-    rank = matrix_rank(A) if driver != "gels" else zeros(0, dtype=D.int64)
-    residuals = zeros(0, dtype=A.dtype) * X.sum()  # empty, but in the graph, as in PyTorch
-    if m > n and driver != "gelsy" and bool((matrix_rank(A) == n).all()):
-        residuals = (A.matmul(X) - Bm).pow(2).sum(-2)
+    if driver == "gels" or driver == "gelsd" and (builtins.min(m, n) == 1 or rtol is not None
+                                                  and rtol >= 1):
+        rtol = None  # gels has no rcond; gelsd reads rcond >= 1 as eps, keeps a lone value
+    elif driver == "gelsy" and rtol is not None:  # its QR keeps the first pivot column
+        rtol = builtins.min(rtol, 1 - float(np.finfo(A.dtype.to_real()._np).eps))
+    X = pinv(A, rtol=rtol).matmul(Bm)
+    S = svdvals(A.detach())
+    full_rank = (S > _tolerance(A, S, None, rtol)).sum(-1)  # the singular values pinv kept
+    rank = full_rank if driver != "gels" else zeros(0, dtype=D.int64)
+    residuals = zeros(0, dtype=S.dtype) * X.sum().abs()  # empty, in the graph, as PyTorch's
+    if m > n and driver != "gelsy" and bool((full_rank == n).all()):
+        residuals = (A.matmul(X) - Bm).abs().pow(2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
     # as in PyTorch, only the solution and the residuals are differentiable
-    S = svdvals(A.detach()) if driver in ("gelsd", "gelss") else zeros(0, dtype=A.dtype)
+    S = S if driver in ("gelsd", "gelss") else zeros(0, dtype=S.dtype)
     return X.squeeze(-1) if vector else X, residuals, rank, S
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
-    """A vector norm, or a matrix norm for a str ord, a 2-tuple dim, or a 2-D A with an ord."""
+    """PyTorch's dispatch of linalg.norm: a str ord is a matrix norm (over dims 0 and 1 when dim
+    is not given); a numeric ord is a matrix norm over a 2-tuple dim or of a 2-D A without dim;
+    everything else (ord=None included) a vector norm."""
     if isinstance(dim, int):
         dim = (dim,)
-    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.dim() == 2) \
-            or isinstance(ord, str):
-        if dim is None and A.dim() != 2:
-            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A.dim()}D.")
-        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
-                           dtype=dtype, out=out)
-    if dim is None and ord is not None and A.dim() != 1:
+    if dim is not None and len(dim) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got "
+                           f"{list(dim)}")
+    if dim is None and ord is not None and A.dim() not in (1, 2):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype, out=out)
+    if ord is not None and (dim is None and A.dim() == 2 or dim is not None and len(dim) == 2):
+        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype,
+                           out=out)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
 
 
@@ -236,12 +279,24 @@ def _vecdot_composite(x, y, dim):
 def multi_dot(tensors, *, out=None):
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for where_, t in (("first", tensors[0]), ("last", tensors[-1])):
+        if t.dim() not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {where_} tensor must be 1D or 2D but got "
+                               f"{t.dim()}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype is not tensors[0].dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
                                f"0 is {D.c_type_name(tensors[0].dtype)} and tensor {i} "
                                f"{D.c_type_name(t.dtype)}")
-    return _finish(functools.reduce(matmul, tensors), False, out)
+    for i, (a, b) in enumerate(zip(tensors, tensors[1:])):
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} "
+                               f"and {list(b.shape)} cannot be multiplied")
+    return _finish(functools.reduce(matmul, tensors), False, out, "linalg_multi_dot",
+                   tuple(tensors))
 
 
 def matrix_power(A, n, *, out=None):
@@ -254,7 +309,8 @@ def matrix_power(A, n, *, out=None):
                            f"they are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} "
                            f"matrices")
     if n == 0:
-        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out)
+        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out,
+                       "linalg_matrix_power", (A,))
     if n < 0:
         A, n = inv(A), -n
     result, power = None, A
@@ -264,7 +320,7 @@ def matrix_power(A, n, *, out=None):
         n >>= 1
         if n:
             power = power.matmul(power)
-    return _finish(result, False, out)
+    return _finish(result, False, out, "linalg_matrix_power", (A,))
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

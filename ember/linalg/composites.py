@@ -5,6 +5,7 @@ op), Cholesky solves and inverses
 op), cond; and the functions PyTorch removed in 1.9,
 which raise pointing at their replacements.
 """
+import math
 import warnings
 
 from ember._core.flags import warn_once
@@ -62,7 +63,7 @@ def solve_triangular(A, B_, *, upper, left=True, unitriangular=False, out=None):
     dtype = A.dtype  # PyTorch solves in A's dtype: B is copied into a result made like A
     return _finish(lookup("linalg_solve_triangular")(A.to(dtype), B_.to(dtype), upper=upper,
                                                      left=left, unitriangular=unitriangular),
-                   False, out)
+                   False, out, "linalg_solve_triangular", (A, B_))
 
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
@@ -112,13 +113,15 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
                            f"{_scalar_type_name(input.dtype)} and A of type "
                            f"{_scalar_type_name(input2.dtype)} instead.")
     _check_float(input2, "cholesky_solve")
-    return _finish(_linalg().solve(_gram(input2, upper), input), False, out)
+    return _finish(_linalg().solve(_gram(input2, upper), input), False, out, "cholesky_solve",
+                   (input, input2))
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
     _check_square(input, "cholesky_inverse")
     _check_float(input, "cholesky_inverse")
-    return _finish(_linalg().inv(_gram(input, upper)), False, out)
+    return _finish(_linalg().inv(_gram(input, upper)), False, out, "cholesky_inverse",
+                   (input,))
 
 
 def matrix_exp(A):
@@ -131,22 +134,25 @@ def matrix_exp(A):
 def cond(A, p=None, *, out=None):
     if A.dim() >= 2 and A.numel() == 0:  # PyTorch: 0 for an empty matrix, whatever its shape
         real = A.detach().abs().dtype
-        return _finish(B.zeros(tuple(A.shape[:-2]), dtype=real, device=A.device), False, out)
+        return _finish(B.zeros(tuple(A.shape[:-2]), dtype=real, device=A.device), False, out,
+                       "linalg_cond", (A,))
     if p in (None, 2, -2):
         if A.dim() < 2:
             raise RuntimeError("linalg.cond: The input tensor A must have at least 2 "
                                "dimensions.")
         s = _linalg().svdvals(A)
         big, small = s.amax(-1), s.amin(-1)
-        return _finish(small / big if p == -2 else big / small, False, out)
+        return _finish(small / big if p == -2 else big / small, False, out, "linalg_cond", (A,))
+    if p not in (1, -1, math.inf, -math.inf, "fro", "nuc"):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     _check_square(A, f"linalg.cond(ord={p})")
     linalg = _linalg()
     # a singular matrix (an exactly zero pivot, LAPACK's test) has condition number inf
-    singular = (linalg.lu_factor_ex(A.detach()).info > 0).unsqueeze(-1).unsqueeze(-1)
+    singular = linalg.lu_factor_ex(A.detach()).info > 0
     eye = B.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    inverse = linalg.inv(B.where(singular, eye, A))
-    inverse = B.where(singular, B.full_like(inverse, float("inf")), inverse)
-    return _finish(linalg.matrix_norm(A, p) * linalg.matrix_norm(inverse, p), False, out)
+    inverse = linalg.inv(B.where(singular.unsqueeze(-1).unsqueeze(-1), eye, A))
+    result = linalg.matrix_norm(A, p) * linalg.matrix_norm(inverse, p)
+    return _finish(B.where(singular, float("inf"), result), False, out, "linalg_cond", (A,))
 
 
 def adjoint(input):
@@ -253,10 +259,10 @@ def chain_matmul(*matrices, out=None):
                   "more tensors rather than multiple parameters.", UserWarning)
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
     if len(matrices) == 1:
-        if matrices[0].dim() != 2:
-            raise RuntimeError(f"chain_matmul(): Tensor 0 must be 2D, but got "
-                               f"{matrices[0].dim()}D")
         return _finish(matrices[0].clone(), False, out)
     return _finish(_linalg().multi_dot(list(matrices)), False, out)
 

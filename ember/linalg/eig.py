@@ -10,8 +10,8 @@ from .._dispatch.dispatcher import lookup as _op
 
 def eig(A, *, out=None):
     return _finish_tuple("linalg_eig", ["eigenvalues", "eigenvectors"], _op("linalg_eig")(A),
-                         out)
+                         out, (A,))
 
 
 def eigvals(A, *, out=None):
-    return _finish(_op("linalg_eig")(A)[0], False, out)
+    return _finish(_op("linalg_eig")(A)[0], False, out, "linalg_eigvals", (A,))

@@ -193,12 +193,12 @@ def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
     tri = _linalg().solve_triangular
     if not left:     # X A = B  <=>  A^H X^H = B^H
         X = linalg_lu_solve(LU, pivots, B_.mH, left=True, adjoint=not adjoint)
-        return _finish(X.mH, False, out)
+        return _finish(X.mH, False, out, "linalg_lu_solve", (LU, B_))
     if adjoint:      # A^H = U^H L^H P^T
         Y = tri(L.mH, tri(U.mH, B_, upper=False), upper=True, unitriangular=True)
-        return _finish(P.matmul(Y), False, out)
+        return _finish(P.matmul(Y), False, out, "linalg_lu_solve", (LU, B_))
     Y = tri(L, P.mT.matmul(B_), upper=False, unitriangular=True)
-    return _finish(tri(U, Y, upper=True), False, out)
+    return _finish(tri(U, Y, upper=True), False, out, "linalg_lu_solve", (LU, B_))
 
 
 def lu_solve(b, LU_data, LU_pivots, *, out=None):

@@ -299,21 +299,31 @@ def _svd_grad(grads, A_shape, full_matrices, result, result1, result2):
     if full_matrices:
         U, gU = U.narrow(-1, 0, k), gU.narrow(-1, 0, k)
         Vh, gVh = Vh.narrow(-2, 0, k), gVh.narrow(-2, 0, k)
-    V, gV = Vh.mT, gVh.mT
-    UhgU = U.mT.matmul(gU)
-    VhgV = V.mT.matmul(gV)
+    V, gV = Vh.mH, gVh.mH
+    UhgU = U.mH.matmul(gU)
+    UhgU = UhgU - UhgU.mH                       # skew-Hermitian parts
+    VhgV = V.mH.matmul(gV)
+    VhgV = VhgV - VhgV.mH
+    eye = E.eye(k, dtype=S.dtype)
+    if U.is_complex():
+        # u_i and v_i are defined up to one common phase: a loss that sees it is ill-defined
+        im_u, im_v = (E.diagonal(X, 0, -2, -1).imag for X in (UhgU, VhgV))
+        if bool(((im_u + im_v).abs() > 1e-2 + 1e-2 * im_v.abs()).any()):
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are "
+                               "specified up to multiplication by e^{i phi}. The specified loss "
+                               "function depends on this phase term, making it ill-defined.")
     S2 = S * S
-    E_ = S2.unsqueeze(-2) - S2.unsqueeze(-1)
-    E_ = E_ + E.eye(k, dtype=S.dtype)
-    inner = ((UhgU - UhgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)) / E_
-    inner = inner * (1 - E.eye(k, dtype=S.dtype)) + E.diag_embed(gS)
+    E_ = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
+    inner = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E_ + E.diag_embed(gS)
+    if U.is_complex():  # the phase-fixing term: i Im(diag(U^H gU)) / S on the diagonal
+        inner = inner + E.diag_embed(E.diagonal(UhgU, 0, -2, -1) / (2 * S))
     gA = U.matmul(inner).matmul(Vh)
     if m > k:
         gUSinv = gU / S.unsqueeze(-2)
-        gA = gA + (gUSinv - U.matmul(U.mT.matmul(gUSinv))).matmul(Vh)
+        gA = gA + (gUSinv - U.matmul(U.mH.matmul(gUSinv))).matmul(Vh)
     if n > k:
         gVSinv = gV / S.unsqueeze(-2)
-        gA = gA + U.matmul(gVSinv.mT - gVSinv.mT.matmul(V).matmul(Vh))
+        gA = gA + U.matmul(gVSinv.mH - gVSinv.mH.matmul(V).matmul(Vh))
     return gA
 
 
@@ -321,15 +331,22 @@ derivative("linalg_svd", {"A": _svd_grad})
 
 
 def _eigh_grad(grads, result, result1):
-    """A = V diag(L) V^T: gA = V (diag(gL) + (V^T gV) / E) V^T, E_ij = L_j - L_i off the
-    diagonal."""
+    """A = V diag(L) V^H: gA = V (diag(gL) + skew(V^H gV) / E) V^H, E_ij = L_j - L_i off the
+    diagonal, skew(X) = (X - X^H) / 2 (PyTorch's projection onto the skew-Hermitian matrices).
+    For complex A a loss that depends on the eigenvectors' phase is ill-defined (refused)."""
     gL, gV = grads
     L, V = result, result1
     n = L.shape[-1]
     eye = E.eye(n, dtype=L.dtype)
+    VhgV = V.mH.matmul(gV)
+    if V.is_complex() and bool((E.diagonal(VhgV, 0, -2, -1).imag.abs() > 1e-2).any()):
+        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this quantity, so it is ill-defined.")
+    VhgV = 0.5 * (VhgV - VhgV.mH)
     E_ = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
-    inner = V.mT.matmul(gV) / E_ * (1 - eye) + E.diag_embed(gL)
-    return V.matmul(inner).matmul(V.mT)
+    inner = VhgV / E_ * (1 - eye) + E.diag_embed(gL)
+    return V.matmul(inner).matmul(V.mH)
 
 
 derivative("linalg_eigh", {"self": _eigh_grad})

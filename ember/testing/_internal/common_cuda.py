@@ -28,6 +28,10 @@ def _get_torch_cuda_version():
     return (0, 0)
 
 
+def _get_magma_version():
+    return (0, 0)   # no MAGMA: PyTorch's value when its build lacks the library
+
+
 @contextlib.contextmanager
 def tf32_off():
     yield

@@ -29,6 +29,14 @@ from ember.testing import make_tensor  # noqa: F401  (imported from here by test
 from ember.testing._comparison import (BooleanPair, ErrorMeta, NonePair, NumberPair, Pair,
                                        TensorLikePair, UnsupportedInputs, _originate_pairs)
 
+from ember.testing._internal._matrices import (  # noqa: F401  (imported from here by tests)
+    make_fullrank_matrices_with_distinct_singular_values, make_symmetric_matrices,
+    make_symmetric_pd_matrices, random_hermitian_matrix, random_hermitian_pd_matrix,
+    random_hermitian_psd_matrix, random_lowrank_matrix, random_matrix,
+    random_matrix_with_scaled_reduction_dim, random_sparse_matrix, random_square_matrix_of_rank,
+    random_symmetric_matrix, random_symmetric_pd_matrix, random_symmetric_psd_matrix,
+    random_well_conditioned_matrix)
+
 try:  # assertExpectedInline, as PyTorch's TestCase has it through expecttest
     import expecttest
     _BaseTestCase = expecttest.TestCase
@@ -57,6 +65,7 @@ try:
     import scipy  # noqa: F401
 except ImportError:  # pragma: no cover
     TEST_SCIPY = False
+TEST_OPT_EINSUM = ember.backends.opt_einsum.is_available()
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
@@ -113,6 +122,18 @@ def freeze_rng_state():
         yield
     finally:
         ember.set_rng_state(state)
+
+
+def setLinalgBackendsToDefaultFinally(fn):
+    """Run the test, then put the preferred linear-algebra library back as it was."""
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        preferred = ember.backends.cuda.preferred_linalg_library()
+        try:
+            fn(*args, **kwargs)
+        finally:
+            ember.backends.cuda.preferred_linalg_library(preferred)
+    return wrapper
 
 
 @contextlib.contextmanager
