@@ -1098,8 +1098,12 @@ def _resize(self, size, memory_format, key):
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
-    if size == self._size and memory_format is None:
-        return self
+    if size == self._size:
+        # PyTorch counts a resize_ as an in-place op only when the sizes change: take back
+        # the count the dispatcher adds after every in-place kernel
+        self._storage_()._version -= 1
+        if memory_format is None:
+            return self
     strides = format_strides(size, memory_format) if memory_format is not None else \
         _contiguous_strides(size)
     offset = self.storage_offset()

@@ -82,6 +82,7 @@ class Tensor:
     _grad_dtype = OWN_DTYPE  # Tensor.grad_dtype: the tensor's own until set
     _base = None
     _nograd_view = False  # a view of a tensor requiring grad, made with grad mode off (views.py)
+    _multi_output_view = False  # a view of an output of a multi-view op: no in-place writes
     _grad_acc = None
     _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
     _retains_grad = False
@@ -436,6 +437,8 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             allowed = self.dtype if self._grad_dtype is OWN_DTYPE else self._grad_dtype
             if value.dtype is not allowed and allowed is not None:
                 raise RuntimeError(
@@ -677,7 +680,7 @@ class Tensor:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
-                         "_nograd_view"):
+                         "_nograd_view", "_multi_output_view"):
                 setattr(new, k, copy.deepcopy(v, memo))
         memo[id(self)] = new
         return new

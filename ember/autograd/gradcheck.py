@@ -41,7 +41,14 @@ def _numerical_jacobian(fn, inputs, i, positions, eps):
         hi = _flat_outputs(fn(*inputs), positions)
         arr[idx] = orig
         rows.append([(h - l) / (2 * eps) for h, l in zip(hi, lo)])
+    if not rows:
+        return _empty_jacobians(fn, inputs, positions)
     return [np.array([r[j] for r in rows]).reshape(arr.size, -1) for j in range(len(positions))]
+
+
+def _empty_jacobians(fn, inputs, positions):
+    """An input without elements: Jacobians with no rows, as wide as the outputs."""
+    return [np.zeros((0, o.size)) for o in _flat_outputs(fn(*inputs), positions)]
 
 
 def _flat_outputs(out, positions):
@@ -136,6 +143,9 @@ def _forward_jacobian(fn, inputs, diff_idx, positions):
                 args[i] = fwAD.make_dual(x.detach(), t)
                 out = _as_tuple(fn(*args))
                 cols.append([_flat_tangent(out[p], fwAD) for p in positions])
+        if not cols:
+            jacs.append(_empty_jacobians(fn, inputs, positions))
+            continue
         jacs.append([np.array([c[j] for c in cols]).reshape(x.numel(), -1)
                      for j in range(len(positions))])
     return jacs

@@ -501,7 +501,18 @@ def autograd_kernel(op, key, args):
         version = outs[0]._storage_()._version
         for t in outs:
             t._view_version = version
+        if op._is_view and _is_multi_output_view(args[0]):
+            # PyTorch's creation meta: a view of such a view refuses in-place writes too
+            for t in outs:
+                t._multi_output_view = True
     return out
+
+
+def _is_multi_output_view(t):
+    if not isinstance(t, Tensor) or t._base is None:
+        return False
+    fn = t.grad_fn
+    return t._multi_output_view or (isinstance(fn, OpNode) and fn._num_outputs > 1)
 
 
 _NO_EDGE = (None, 0)
@@ -546,7 +557,7 @@ def _check_inplace(self):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     fn = self.grad_fn
-    if isinstance(fn, OpNode) and fn._num_outputs > 1:
+    if self._multi_output_view or (isinstance(fn, OpNode) and fn._num_outputs > 1):
         raise RuntimeError(
             f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
             "inplace. This view is the output of a function that returns multiple views. Such "

@@ -1,4 +1,5 @@
 """Derivatives of the elementwise ops: arithmetic, comparisons, math functions, activations."""
+import cmath
 import math
 
 
@@ -52,7 +53,10 @@ def _pow_exponent(grad, self, exponent, result):
     if not hasattr(self, "_size"):
         if self == 0:
             return grad * E.where(exponent >= 0, 0.0, result * -math.inf)
-        log = math.log(self) if self > 0 else math.nan
+        if exponent.is_complex() or isinstance(self, complex):  # log of a complex base
+            log = cmath.log(self)
+        else:
+            log = math.log(self) if self > 0 else math.nan
         return grad * _conj(result * log)
     nonnegative = (E.real(exponent) if exponent.is_complex() else exponent) >= 0
     return grad * _conj(E.where((self == 0) & nonnegative, 0.0,
