@@ -42,3 +42,13 @@ def _is_view_replay_enabled():
 def _set_view_replay_enabled(mode):
     from ..autograd.grad_mode import _view_replay
     _view_replay[0] = bool(mode)
+
+
+def _is_fwd_grad_enabled():
+    from ..autograd.forward_ad import _is_fwd_grad_enabled
+    return _is_fwd_grad_enabled()
+
+
+def _set_fwd_grad_enabled(mode):
+    from ..autograd.forward_ad import _set_fwd_grad_enabled_flag
+    _set_fwd_grad_enabled_flag(mode)

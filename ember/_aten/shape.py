@@ -567,8 +567,8 @@ def as_strided(self, size, stride, storage_offset=None):
     flat = st._bytes().view(self.dtype._np)
     it = self.dtype.itemsize
     need = off + sum((s - 1) * abs(k) for s, k in zip(size, stride) if s > 0) + 1
-    if any(s == 0 for s in size):
-        need = off
+    if any(s == 0 for s in size):  # no element to reach: any offset is in bounds, as PyTorch's
+        need = 0
     if need > flat.size:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {off}, and itemsize {it} requiring a storage size of "

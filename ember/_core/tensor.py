@@ -523,6 +523,7 @@ class Tensor:
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._rg = False
+        self.__dict__.pop("_fw_grad", None)  # forward AD's tangent goes too
         return self
 
     def is_inference(self):
