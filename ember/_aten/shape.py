@@ -54,11 +54,14 @@ def _as_view_of(t, src):
     """Make t a view of src's base. Made with grad mode off from a tensor requiring grad, it
     requires grad too but has no history and sends no gradient anywhere (Note [Views made
     in no_grad mode] in autograd/views.py)."""
+    if src._inference:  # a view of an inference tensor: an inference tensor, not tracked
+        t._inference = True
+        return t
     base = src._base if src._base is not None else src
     t._base = base
     if base._rg and not _grad_state.enabled:
         t._rg = True
-        t._nograd_view = True
+        t._nograd_view = "inference_mode" if _grad_state.inference else "no_grad"
         t._view_version = t._storage._version
     return t
 

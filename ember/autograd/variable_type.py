@@ -19,7 +19,7 @@ import inspect
 
 from .._dispatch import dispatcher as _dispatcher
 from .graph import Node, SavedTensor, freed_error, short_name
-from .views import gradient_edge, rebase_view_history
+from .views import gradient_edge, nograd_view_error, rebase_view_history
 from . import anomaly_mode
 from . import graph as _graph
 from . import saved_tensor_hooks as _saved_hooks
@@ -391,6 +391,8 @@ def autograd_kernel(op, key, args):
     d = op.derivative
     view = None
     restrides = False
+    if op._is_view and args[0]._inference:  # an inference tensor's view: untracked, no grad
+        return op.redispatch(key, args)
     if op._mutates:
         view = _check_inplace(args[0])
         # an in-place view op (t_, squeeze_, ...) changes no values, so a view's base keeps its
@@ -542,12 +544,7 @@ def _check_inplace(self):
             "gradients. This behavior is forbidden. You can fix this by cloning the output of "
             "the custom Function.")
     if self._nograd_view:  # Note [Views made in no_grad mode] in views.py
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-            "You can clarify your code by moving both the view and the inplace either both "
-            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-            "outside (if you want the inplace to be tracked).")
+        raise RuntimeError(nograd_view_error(self, "is being"))
     if base is None:
         if self.grad_fn is None and self._rg:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
