@@ -52,3 +52,13 @@ def _is_fwd_grad_enabled():
 def _set_fwd_grad_enabled(mode):
     from ..autograd.forward_ad import _set_fwd_grad_enabled_flag
     _set_fwd_grad_enabled_flag(mode)
+
+
+def _is_multithreading_enabled():
+    from ..autograd.grad_mode import is_multithreading_enabled
+    return is_multithreading_enabled()
+
+
+def _set_multithreading_enabled(mode):
+    from ..autograd.grad_mode import _multithreading
+    _multithreading[0] = bool(mode)
