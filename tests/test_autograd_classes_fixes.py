@@ -52,6 +52,29 @@ def test_view_of_multi_output_view_refuses_inplace(make_view):
     same(write)
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_multi_output_view_made_without_grad_refuses_inplace(requires_grad):
+    def write(L):
+        x = L.zeros(2, 2, 2, dtype=L.float64, requires_grad=requires_grad)
+        res = L.view_as_complex(x).unbind(0)
+        res[0] += L.ones(2, requires_grad=True)
+    same(write)
+    same(lambda L: L.zeros(4, 2).split(2)[0].mul_(2).tolist())
+
+
+def test_set_multithreading_enabled():
+    def run(L):
+        seen = []
+        with L.autograd.set_multithreading_enabled(False):
+            seen.append(L.autograd.is_multithreading_enabled())
+        seen.append(L.autograd.is_multithreading_enabled())
+        L.autograd.set_multithreading_enabled(False)
+        seen.append(L._C._is_multithreading_enabled())
+        L.autograd.set_multithreading_enabled(True)
+        return seen + [L.autograd.is_multithreading_enabled()]
+    same(run)
+
+
 def test_grad_cannot_be_the_tensor_itself():
     def assign(L):
         x = L.zeros(2)

@@ -96,25 +96,34 @@ def view_op(name, fn, check=None, tracked=True):
                         break
                     out.append(view_result(x, self))
                 else:
-                    return out
+                    return _multi_output(out)
         m = meta(self, *args)
         if type(m) is not list:
             return _empty_view(m, self)
         if r is None:
-            return [_empty_view(x, self) for x in m]
-        return [view_result(x, self) if x.size else _empty_view(y, self) for x, y in zip(r, m)]
+            return _multi_output([_empty_view(x, self) for x in m])
+        return _multi_output([view_result(x, self) if x.size else _empty_view(y, self)
+                              for x, y in zip(r, m)])
 
     def meta(self, *args):
         if check is not None:
             check(self, *args)
         r = fn(_stand_in(self), *args)
         if isinstance(r, list):
-            return [_meta_from_stand_in(x, self) for x in r]
+            return _multi_output([_meta_from_stand_in(x, self) for x in r])
         return _meta_from_stand_in(r, self)
     cpu.__qualname__ = cpu.__name__ = name.split(".")[0]
     impl(name, "CPU")(cpu if tracked else _untracked(cpu))
     impl(name, "Meta")(meta if tracked else _untracked(meta))
     return fn
+
+
+def _multi_output(views):
+    """The views of an op returning several (split, unbind, ...): autograd refuses in-place
+    writes to them (PyTorch's MULTI_OUTPUT_NODE creation meta), even made without grad."""
+    for t in views:
+        t._multi_output_view = True
+    return views
 
 
 def _untracked(kernel):

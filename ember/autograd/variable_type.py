@@ -550,16 +550,18 @@ def _check_inplace(self):
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
         return None
+    fn = self.grad_fn
+    if self._multi_output_view or (isinstance(fn, OpNode) and fn._num_outputs > 1):
+        made = (f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
+                "inplace." if fn is not None else "A view was created in no_grad mode and is "
+                "being modified inplace with grad mode enabled.")
+        raise RuntimeError(
+            f"{made} This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one.")
     if base.grad_fn is None and base._rg:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    fn = self.grad_fn
-    if self._multi_output_view or (isinstance(fn, OpNode) and fn._num_outputs > 1):
-        raise RuntimeError(
-            f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such "
-            "functions do not allow the output views to be modified inplace. You should replace "
-            "the inplace operation by an out-of-place one.")
     return self
 
 
