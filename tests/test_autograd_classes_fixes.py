@@ -224,3 +224,49 @@ def test_inference_mode_views():
         res.append(_outcome(lambda _: u.add_(2), L)[1])
         return res
     same(run)
+
+
+def test_atan2_gradient_at_origin():
+    def grads(L):
+        x = L.tensor([0.0, 1.0], dtype=L.float64, requires_grad=True)
+        y = L.tensor([0.0, 2.0], dtype=L.float64, requires_grad=True)
+        gx, gy = L.autograd.grad(L.atan2(x, y).sum(), (x, y))
+        return gx.tolist(), gy.tolist()
+    same(grads)
+
+
+def test_sequence_nr_orders_ready_nodes():
+    def order(L):
+        x, y, z = (L.ones(2, requires_grad=True) for _ in range(3))
+        a, b = x + y, y + z
+        c = a + b
+        a.grad_fn._set_sequence_nr(100)
+        b.grad_fn._set_sequence_nr(99)
+        c.grad_fn._set_sequence_nr(98)
+        seen = []
+        for t, name in ((a, "a"), (b, "b"), (c, "c")):
+            t.register_hook(lambda g, name=name: seen.append(name))
+        c.sum().backward()
+        return seen, a.grad_fn._sequence_nr()
+    same(order)
+
+
+def test_current_graph_task_keep_graph():
+    def run(L):
+        seen = []
+
+        class Fn(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                seen.append(L._C._autograd._get_current_graph_task_keep_graph())
+                return g
+
+        out = Fn.apply(L.ones(2, requires_grad=True))
+        out.sum().backward(retain_graph=True)
+        out.sum().backward()
+        return seen + [L._C._autograd._get_current_graph_task_keep_graph()]
+    same(run)

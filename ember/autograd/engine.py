@@ -94,6 +94,7 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
     heappop, heappush = heapq.heappop, heapq.heappush
     prev = _grad_state.enabled
     _grad_state.enabled = create_graph
+    _keep_graph.append(keep_graph)
     try:
         while ready:
             node = heappop(ready)[2]
@@ -130,7 +131,17 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
                         _skip_subgraph(nxt, deps, buffers, ready, order)
     finally:
         _grad_state.enabled = prev
+        _keep_graph.pop()
     return captured
+
+
+_keep_graph = []  # retain_graph of each backward now running (reentrant ones nest)
+
+
+def current_graph_task_keep_graph():
+    """Whether the innermost running backward keeps its graph (True outside any, as
+    PyTorch's torch._C._autograd._get_current_graph_task_keep_graph)."""
+    return _keep_graph[-1] if _keep_graph else True
 
 
 def _dependencies(roots):

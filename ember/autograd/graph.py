@@ -113,6 +113,10 @@ class Node:
     def _sequence_nr(self):
         return self._seq
 
+    def _set_sequence_nr(self, sequence_nr):
+        """Reorder the node: among ready nodes, the engine runs the highest number first."""
+        self._seq = sequence_nr
+
     def register_prehook(self, fn):
         """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""
         if self._pre_hooks is None:

@@ -252,7 +252,10 @@ derivative("hypot", {"self": lambda grad, self, result: grad * self / result,
 
 
 def _atan2_grads(grad, self, other, needs):
-    scale = grad / (self * self + other * other)
+    """At the origin (0, 0), where atan2 has no derivative, both gradients are 0, as
+    PyTorch's."""
+    denom = self * self + other * other
+    scale = grad * denom.reciprocal().masked_fill(denom == 0, 0)
     return (scale * other if needs[0] else None, scale * -self if needs[1] else None)
 
 
