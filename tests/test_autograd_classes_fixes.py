@@ -270,3 +270,22 @@ def test_current_graph_task_keep_graph():
         out.sum().backward()
         return seen + [L._C._autograd._get_current_graph_task_keep_graph()]
     same(run)
+
+
+@pytest.mark.parametrize("mode", ["all", "any"])
+def test_register_multi_grad_hook(mode):
+    def run(L):
+        ts = [L.full((2,), float(k), requires_grad=True) for k in range(1, 5)]
+        calls = []
+
+        def hook(g):
+            calls.append([x is not None for x in g] if mode == "all" else g.tolist())
+
+        handle = L.autograd.graph.register_multi_grad_hook(ts, hook, mode=mode)
+        out = (ts[1] * ts[2]).sum()
+        out.backward(inputs=(ts[1], ts[2]), retain_graph=True)
+        out.backward(retain_graph=True)
+        handle.remove()
+        out.backward()
+        return calls
+    same(run)

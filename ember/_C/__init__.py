@@ -62,3 +62,13 @@ def _is_multithreading_enabled():
 def _set_multithreading_enabled(mode):
     from ..autograd.grad_mode import _multithreading
     _multithreading[0] = bool(mode)
+
+
+def _current_graph_task_id():
+    from ..autograd.engine import current_graph_task_id
+    return current_graph_task_id()
+
+
+def _will_engine_execute_node(node):
+    from ..autograd.engine import will_engine_execute_node
+    return will_engine_execute_node(node)

@@ -23,6 +23,7 @@ from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
                                  saved_tensors_hooks)
+from .multi_grad_hook import register_multi_grad_hook  # noqa: F401
 from .mutation_on_saved import allow_mutation_on_saved_tensors  # noqa: F401
 
 _seq = itertools.count()
