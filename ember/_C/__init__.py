@@ -73,3 +73,33 @@ def _infer_size(a, b):
     if not isinstance(b, Size):
         raise RuntimeError("expected a torch.Size as argument 2")
     return Size(broadcast_shapes(a, b))
+
+
+def _is_fwd_grad_enabled():
+    from ..autograd.forward_ad import _is_fwd_grad_enabled
+    return _is_fwd_grad_enabled()
+
+
+def _set_fwd_grad_enabled(mode):
+    from ..autograd.forward_ad import _set_fwd_grad_enabled_flag
+    _set_fwd_grad_enabled_flag(mode)
+
+
+def _is_multithreading_enabled():
+    from ..autograd.grad_mode import is_multithreading_enabled
+    return is_multithreading_enabled()
+
+
+def _set_multithreading_enabled(mode):
+    from ..autograd.grad_mode import _multithreading
+    _multithreading[0] = bool(mode)
+
+
+def _current_graph_task_id():
+    from ..autograd.engine import current_graph_task_id
+    return current_graph_task_id()
+
+
+def _will_engine_execute_node(node):
+    from ..autograd.engine import will_engine_execute_node
+    return will_engine_execute_node(node)

@@ -1,5 +1,7 @@
 """torch._C._autograd: the autograd engine's switches PyTorch exposes to Python that ember has
 (kept in ember/autograd: the profiler's state, setting version counters by hand)."""
+from ..autograd.engine import (  # noqa: F401
+    current_graph_task_keep_graph as _get_current_graph_task_keep_graph)
 from ..autograd.grad_mode import _unsafe_set_version_counter  # noqa: F401
 from ..autograd.profiler import _profiler_enabled  # noqa: F401
 from ..autograd.graph import SavedTensor  # noqa: F401,E402

@@ -56,11 +56,14 @@ def _as_view_of(t, src):
     """Make t a view of src's base. Made with grad mode off from a tensor requiring grad, it
     requires grad too but has no history and sends no gradient anywhere (Note [Views made
     in no_grad mode] in autograd/views.py)."""
+    if src._inference:  # a view of an inference tensor: an inference tensor, not tracked
+        t._inference = True
+        return t
     base = src._base if src._base is not None else src
     t._base = base
     if base._rg and not _grad_state.enabled:
         t._rg = True
-        t._nograd_view = True
+        t._nograd_view = "inference_mode" if _grad_state.inference else "no_grad"
         t._view_version = t._storage._version
     return t
 
@@ -95,25 +98,34 @@ def view_op(name, fn, check=None, tracked=True):
                         break
                     out.append(view_result(x, self))
                 else:
-                    return out
+                    return _multi_output(out)
         m = meta(self, *args)
         if type(m) is not list:
             return _empty_view(m, self)
         if r is None:
-            return [_empty_view(x, self) for x in m]
-        return [view_result(x, self) if x.size else _empty_view(y, self) for x, y in zip(r, m)]
+            return _multi_output([_empty_view(x, self) for x in m])
+        return _multi_output([view_result(x, self) if x.size else _empty_view(y, self)
+                              for x, y in zip(r, m)])
 
     def meta(self, *args):
         if check is not None:
             check(self, *args)
         r = fn(_stand_in(self), *args)
         if isinstance(r, list):
-            return [_meta_from_stand_in(x, self) for x in r]
+            return _multi_output([_meta_from_stand_in(x, self) for x in r])
         return _meta_from_stand_in(r, self)
     cpu.__qualname__ = cpu.__name__ = name.split(".")[0]
     impl(name, "CPU")(cpu if tracked else _untracked(cpu))
     impl(name, "Meta")(meta if tracked else _untracked(meta))
     return fn
+
+
+def _multi_output(views):
+    """The views of an op returning several (split, unbind, ...): autograd refuses in-place
+    writes to them (PyTorch's MULTI_OUTPUT_NODE creation meta), even made without grad."""
+    for t in views:
+        t._multi_output_view = True
+    return views
 
 
 def _untracked(kernel):
@@ -581,8 +593,8 @@ def as_strided(self, size, stride, storage_offset=None):
     flat = st._bytes().view(self.dtype._np)
     it = self.dtype.itemsize
     need = off + sum((s - 1) * abs(k) for s, k in zip(size, stride) if s > 0) + 1
-    if any(s == 0 for s in size):
-        need = off
+    if any(s == 0 for s in size):  # no element to reach: any offset is in bounds, as PyTorch's
+        need = 0
     if need > flat.size:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {off}, and itemsize {it} requiring a storage size of "
@@ -1117,8 +1129,12 @@ def _resize(self, size, memory_format, key):
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
-    if size == self._size and memory_format is None:
-        return self
+    if size == self._size:
+        # PyTorch counts a resize_ as an in-place op only when the sizes change: take back
+        # the count the dispatcher adds after every in-place kernel
+        self._storage_()._version -= 1
+        if memory_format is None:
+            return self
     strides = format_strides(size, memory_format) if memory_format is not None else \
         _contiguous_strides(size)
     offset = self.storage_offset()

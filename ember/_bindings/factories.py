@@ -392,16 +392,23 @@ _impl(_zeros_like, "CompositeImplicitAutograd")(_filled_like(0))
 _impl(_ones_like, "CompositeImplicitAutograd")(_filled_like(1))
 
 
+def _sampled(t):
+    """A new tensor its sampler filled in place starts at version 0: PyTorch's random
+    factories fill below autograd, where no in-place op is counted."""
+    t._storage_()._version = 0
+    return t
+
+
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
     t = _empty_like(input, dtype, device, memory_format)
-    return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad)
+    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad)
 
 
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
     t = _empty_like(input, dtype, device, memory_format)
-    return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad)
+    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
@@ -409,7 +416,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     if high is None:
         low, high = 0, low
     t = _empty_like(input, dtype, device, memory_format)
-    return _finish(_random_(t, low, high, generator), requires_grad)
+    return _finish(_sampled(_random_(t, low, high, generator)), requires_grad)
 
 
 def range_out(values, out, requires_grad, warn_resize=False):
@@ -467,13 +474,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_uniform_(t, 0.0, 1.0, generator), requires_grad, out)
+    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad, out)
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_normal_(t, 0.0, 1.0, generator), requires_grad, out)
+    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad, out)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -486,7 +493,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
     elif high is None:
         low, high = 0, low
     t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
-    return _finish(_random_(t, low, high, generator), requires_grad, out)
+    return _finish(_sampled(_random_(t, low, high, generator)), requires_grad, out)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -511,7 +518,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
         return _finish(z * std + mean, requires_grad, out)
     t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_normal_(t, float(mean), float(std), generator), requires_grad, out)
+    return _finish(_sampled(_normal_(t, float(mean), float(std), generator)), requires_grad, out)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

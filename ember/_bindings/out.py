@@ -234,6 +234,9 @@ def _copy_out(out, result, name=None):
         raise RuntimeError(f"{name or _op_name_of(result)}(): functions with out=... arguments "
                            "don't support automatic differentiation, but one of the arguments "
                            "requires grad.")
+    if "_fw_grad" in result.__dict__ or "_fw_grad" in out.__dict__:  # a forward AD tangent
+        raise NotImplementedError(f"Trying to use forward AD with {name or _op_name_of(result)}"
+                                  "_out that does not support it because it is an out= function")
     if out.dtype is not result.dtype and not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
                            f"output type {_type(out.dtype)}")

@@ -142,6 +142,17 @@ def _is_coalesced(self):
     return self._sparse[2]
 
 
+def _set_coalesced(self, coalesced):
+    """Tensor._coalesced_: mark a COO tensor coalesced or not in place (its entries as they
+    are; the caller vouches for the flag)."""
+    if not self.is_sparse:
+        raise NotImplementedError(f"Could not run 'aten::_coalesced_' with arguments from the "
+                                  f"'{self.device.type.upper()}' backend.")
+    indices, values, _ = self._sparse
+    self._sparse = (indices, values, bool(coalesced))
+    return self
+
+
 def _coalesced_part(op_name, what):
     def method(self):
         _check_sparse(self, what)
@@ -154,9 +165,11 @@ def _coalesced_part(op_name, what):
 
 
 def _raw_part(op_name, what):
+    """_indices() / _values(): the stored parts as they are, outside autograd (PyTorch's
+    `_values` is not differentiable; `values()` is)."""
     def method(self):
         _check_sparse(self, what)
-        return _op(op_name)(self)
+        return _op(op_name)(self).detach()
     method.__name__ = what
     return method
 
@@ -218,7 +231,7 @@ _coalesced_values = _coalesced_part("_values", "values")
 
 
 METHODS = dict(to_dense=_to_dense, to_sparse=_to_sparse, to_sparse_coo=_to_sparse,
-               coalesce=_coalesce, is_coalesced=_is_coalesced,
+               coalesce=_coalesce, is_coalesced=_is_coalesced, _coalesced_=_set_coalesced,
                indices=_coalesced_part("_indices", "indices"),
                values=_values,
                _indices=_raw_part("_indices", "_indices"), _values=_raw_part("_values", "_values"),

@@ -10,6 +10,7 @@ from ember._core.flags import warn_once
 import numpy as np
 
 from .._core import dtype as D
+from .._core.grad_mode import _grad_state
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle, _wrap_external
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
@@ -506,8 +507,8 @@ def _apply_(self, callable):
 
 
 def _check_resizable(self):
-    # checked whatever the grad mode, as PyTorch does
-    if self.requires_grad:
+    # checked whatever the grad mode, as PyTorch does (inference mode skips autograd's checks)
+    if self.requires_grad and not _grad_state.inference:
         raise RuntimeError("cannot resize variables that require grad")
 
 

@@ -85,6 +85,7 @@ class Tensor:
     _grad_dtype = OWN_DTYPE  # Tensor.grad_dtype: the tensor's own until set
     _base = None
     _nograd_view = False  # a view of a tensor requiring grad, made with grad mode off (views.py)
+    _multi_output_view = False  # a view of an output of a multi-view op: no in-place writes
     _grad_acc = None
     _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
     _retains_grad = False
@@ -484,6 +485,8 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             allowed = self.dtype if self._grad_dtype is OWN_DTYPE else self._grad_dtype
             if value.dtype is not allowed and allowed is not None:
                 raise RuntimeError(
@@ -577,6 +580,7 @@ class Tensor:
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self._rg = False
+        self.__dict__.pop("_fw_grad", None)  # forward AD's tangent goes too
         return self
 
     def is_inference(self):
@@ -746,7 +750,7 @@ class Tensor:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
-                         "_nograd_view"):
+                         "_nograd_view", "_multi_output_view"):
                 setattr(new, k, copy.deepcopy(v, memo))
         memo[id(self)] = new
         return new

@@ -472,6 +472,9 @@ def tensor_repr(t, *, tensor_contents=None):
         suffixes.append(f"grad_fn=<{_grad_fn_name(grad_fn)}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    tangent = t.__dict__.get("_fw_grad")  # a dual tensor's, inside a forward AD level
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent!r}")
 
     return _add_suffixes(prefix + tensor_str, suffixes, indent,
                          force_newline=type(sparse) is tuple)

@@ -4,7 +4,8 @@ import collections.abc
 from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,  # noqa: F401
                         is_view_replay_enabled)
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
-                        is_grad_enabled, is_inference_mode_enabled)
+                        is_grad_enabled, is_inference_mode_enabled, is_multithreading_enabled,
+                        set_multithreading_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .graph import Node, SavedTensor, full, zeros  # noqa: F401
 from .._dispatch.dispatcher import lookup

@@ -128,6 +128,8 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
         running = _tasks.running = []
     callbacks = []
     running.append((callbacks, capture is not None))
+    tasks = _tasks.__dict__.setdefault("stack", [])
+    tasks.append((next(_task_ids), keep_graph, deps, roots, needed, targets))
     try:
         while ready:
             node = heappop(ready)[2]
@@ -168,7 +170,44 @@ def execute(roots, grads, keep_graph, create_graph, capture=None):
     finally:
         _grad_state.enabled = prev
         running.pop()
+        tasks.pop()
     return captured
+
+
+# _tasks.stack: the backward passes now running on this thread, innermost last (a reentrant
+# backward, run by a node of another, nests): (id, keep_graph, deps, roots, needed, targets),
+# PyTorch's "current graph task" that hooks may ask about.
+_task_ids = itertools.count()
+
+
+def _current_task():
+    stack = getattr(_tasks, "stack", None)
+    return stack[-1] if stack else None
+
+
+def current_graph_task_id():
+    """torch._C._current_graph_task_id: the running backward's id, -1 outside one."""
+    task = _current_task()
+    return -1 if task is None else task[0]
+
+
+def current_graph_task_keep_graph():
+    """Whether the innermost running backward keeps its graph (True outside any, as
+    PyTorch's torch._C._autograd._get_current_graph_task_keep_graph)."""
+    task = _current_task()
+    return True if task is None else task[1]
+
+
+def will_engine_execute_node(node):
+    """torch._C._will_engine_execute_node: whether the running backward reaches `node` and
+    runs it (or captures its gradient, for grad() / backward(inputs=))."""
+    task = _current_task()
+    if task is None:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    _, _, deps, roots, needed, targets = task
+    reached = node in deps or any(node is r for r, _ in roots)
+    return reached and (needed is None or node in needed or node in targets)
 
 
 def _dependencies(roots):

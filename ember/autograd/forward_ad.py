@@ -37,6 +37,7 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
 
 _current_level = -1
 _duals = []  # weakrefs to the tensors given a tangent at the current level
+_fwd_grad_enabled = [True]  # torch._C._set_fwd_grad_enabled: off, ops give no tangents
 
 
 class UnpackedDualTensor(namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
@@ -110,6 +111,9 @@ def make_dual(tensor, tangent, *, level=None):
     if _tangent(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {level} is not supported.")
+    if _tangent(tangent) is not None:
+        raise RuntimeError("Setting a forward grad that itself has a forward gradient at the "
+                           f"same level{level} is not supported.")
     if tangent._size != tensor._size:
         raise RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the "
@@ -130,6 +134,39 @@ def unpack_dual(tensor, *, level=None):
     if t is None:
         return UnpackedDualTensor(tensor, None)
     return UnpackedDualTensor(_primal(tensor), t)
+
+
+def _is_fwd_grad_enabled():
+    """Whether ops compute tangents for dual inputs (torch._C._is_fwd_grad_enabled)."""
+    return _fwd_grad_enabled[0]
+
+
+def _set_fwd_grad_enabled_flag(mode):
+    _fwd_grad_enabled[0] = bool(mode)
+
+
+class _set_fwd_grad_enabled:
+    """Context manager (and decorator) turning tangent computation on or off."""
+
+    def __init__(self, mode):
+        self.prev = _is_fwd_grad_enabled()
+        self.mode = mode
+        _set_fwd_grad_enabled_flag(mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _set_fwd_grad_enabled_flag(self.prev)
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with _set_fwd_grad_enabled(self.mode):
+                return fn(*args, **kwargs)
+        return wrapper
 
 
 def _zeros_like(t):
@@ -181,7 +218,7 @@ def _dual_inputs(op, args):
 
 def forward_ad_mode(op, args, mode_level):
     duals = _dual_inputs(op, args)
-    if not duals:
+    if not duals or not _fwd_grad_enabled[0]:
         return _dispatcher.call_in_modes(op, args, mode_level - 1)
     if op._composite is not None and op not in _JVP:
         return op._composite(*args)

@@ -115,3 +115,30 @@ def _unsafe_set_version_counter(tensors, versions):
         if v < 0:
             raise RuntimeError(f"Cannot set a version_counter to a value below 0: {v}")
         t._storage_()._version = v
+
+
+_multithreading = [True]  # torch._C._is_multithreading_enabled()
+
+
+def is_multithreading_enabled():
+    """Whether backward may run on per-device worker threads (the flag only: ember's engine
+    runs every backward on the calling thread, as PyTorch's does for CPU-only graphs)."""
+    return _multithreading[0]
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Sets the multithreaded-backward flag; a plain call sets it, a `with` block restores it."""
+
+    def __init__(self, mode):
+        self.prev = _multithreading[0]
+        _multithreading[0] = bool(mode)
+        self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

@@ -25,6 +25,8 @@ from .._dispatch.dispatcher import cached_lookup
 from . import saved_tensor_hooks as _saved_hooks
 from .saved_tensor_hooks import (disable_saved_tensors_hooks, save_on_cpu,  # noqa: F401
                                  saved_tensors_hooks)
+from .multi_grad_hook import register_multi_grad_hook  # noqa: F401
+from .mutation_on_saved import allow_mutation_on_saved_tensors  # noqa: F401
 
 _seq = itertools.count()
 
@@ -113,6 +115,10 @@ class Node:
 
     def _sequence_nr(self):
         return self._seq
+
+    def _set_sequence_nr(self, sequence_nr):
+        """Reorder the node: among ready nodes, the engine runs the highest number first."""
+        self._seq = sequence_nr
 
     def register_prehook(self, fn):
         """fn(grad_outputs) -> new grad_outputs or None, before the node runs."""

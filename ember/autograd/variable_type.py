@@ -20,7 +20,7 @@ from weakref import ref as _weakref
 
 from .._dispatch import dispatcher as _dispatcher
 from .graph import Node, SavedTensor, freed_error, short_name
-from .views import gradient_edge, rebase_view_history
+from .views import gradient_edge, nograd_view_error, rebase_view_history
 from . import anomaly_mode
 from . import graph as _graph
 from . import saved_tensor_hooks as _saved_hooks
@@ -392,6 +392,8 @@ def autograd_kernel(op, key, args):
     d = op.derivative
     view = None
     restrides = False
+    if op._is_view and args[0]._inference:  # an inference tensor's view: untracked, no grad
+        return op.redispatch(key, args)
     if op._mutates:
         view = _check_inplace(args[0])
         # an in-place view op (t_, squeeze_, ...) changes no values, so a view's base keeps its
@@ -504,7 +506,18 @@ def autograd_kernel(op, key, args):
         version = outs[0]._storage_()._version
         for t in outs:
             t._view_version = version
+        if op._is_view and _is_multi_output_view(args[0]):
+            # PyTorch's creation meta: a view of such a view refuses in-place writes too
+            for t in outs:
+                t._multi_output_view = True
     return out
+
+
+def _is_multi_output_view(t):
+    if not isinstance(t, Tensor) or t._base is None:
+        return False
+    fn = t.grad_fn
+    return t._multi_output_view or (isinstance(fn, OpNode) and fn._num_outputs > 1)
 
 
 _NO_EDGE = (None, 0)
@@ -534,22 +547,19 @@ def _check_inplace(self):
             "gradients. This behavior is forbidden. You can fix this by cloning the output of "
             "the custom Function.")
     if self._nograd_view:  # Note [Views made in no_grad mode] in views.py
-        raise RuntimeError(
-            "A view was created in no_grad mode and is being modified inplace with grad mode "
-            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-            "You can clarify your code by moving both the view and the inplace either both "
-            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
-            "outside (if you want the inplace to be tracked).")
+        raise RuntimeError(nograd_view_error(self, "is being"))
     if base is None:
         if self.grad_fn is None and self._rg:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
         return None
     fn = self.grad_fn
-    if isinstance(fn, OpNode) and fn._num_outputs > 1:  # checked first, as PyTorch does
+    if self._multi_output_view or (isinstance(fn, OpNode) and fn._num_outputs > 1):
+        made = (f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
+                "inplace." if fn is not None else "A view was created in no_grad mode and is "
+                "being modified inplace with grad mode enabled.")
         raise RuntimeError(
-            f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
-            "inplace. This view is the output of a function that returns multiple views. Such "
+            f"{made} This view is the output of a function that returns multiple views. Such "
             "functions do not allow the output views to be modified inplace. You should replace "
             "the inplace operation by an out-of-place one.")
     if base.grad_fn is None and base._rg:

@@ -35,14 +35,23 @@ def gradient_edge(t):
     if t._rg and not t._nograd_view:
         return (grad_accumulator(t), 0)
     if t._nograd_view and t._storage._version != t.__dict__.get("_view_version"):
-        raise RuntimeError(
-            "A view was created in no_grad mode and its base or another view of its base has "
-            "been modified inplace with grad mode enabled. Given that this use case is "
-            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-            "both the view and the inplace either both inside the no_grad block (if you don't "
-            "want the inplace to be tracked) or both outside (if you want the inplace to be "
-            "tracked).")
+        raise RuntimeError(nograd_view_error(t, "its base or another view of its base has been"))
     return (None, 0)
+
+
+def nograd_view_error(view, what):
+    """PyTorch's message for a view made under no_grad or inference_mode that `what`
+    ("is being", "its base or ... has been") modified in place with grad mode on."""
+    block = view._nograd_view
+    if block == "inference_mode":
+        made, now = "inference mode", "in normal mode"
+    else:
+        made, now = "no_grad mode", "with grad mode enabled"
+    return (f"A view was created in {made} and {what} modified inplace {now}. Given that this "
+            "use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+            f"by moving both the view and the inplace either both inside the {block} block (if "
+            "you don't want the inplace to be tracked) or both outside (if you want the inplace "
+            "to be tracked).")
 
 
 # Note [In-place ops on views: CopySlices]

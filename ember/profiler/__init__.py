@@ -4,6 +4,7 @@ TensorBoard). The recording is `ember.autograd.profiler`'s; `profile` adds PyTor
 schedule and trace handlers (`ember/profiler/profiler.py`)."""
 from ..autograd.profiler import record_function
 from ..autograd.profiler_util import DeviceType
+from . import itt
 from .profiler import (ProfilerAction, ProfilerActivity, _KinetoProfile, profile, schedule,
                        supported_activities, tensorboard_trace_handler)
 

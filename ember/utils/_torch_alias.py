@@ -33,10 +33,14 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             raise ModuleNotFoundError(f"No module named '{spec.name}' (ember has no "
                                       f"'{target}' yet)", name=spec.name) from e
         _alias_loaded()
+        spec.loader_state = module.__spec__
         return module
 
     def exec_module(self, module):
-        pass  # the ember module is already executed
+        # the ember module is already executed; the import system has just given it the
+        # `torch.X` spec, which disagrees with its __package__ ("ember..."): every relative
+        # import inside it would then raise ImportWarning. Its own spec goes back.
+        module.__spec__ = module.__spec__.loader_state
 
 
 def _alias_loaded():

@@ -1,4 +1,5 @@
 """Derivatives of the elementwise ops: arithmetic, comparisons, math functions, activations."""
+import cmath
 import math
 
 
@@ -52,7 +53,10 @@ def _pow_exponent(grad, self, exponent, result):
     if not hasattr(self, "_size"):
         if self == 0:
             return grad * E.where(exponent >= 0, 0.0, result * -math.inf)
-        log = math.log(self) if self > 0 else math.nan
+        if exponent.is_complex() or isinstance(self, complex):  # log of a complex base
+            log = cmath.log(self)
+        else:
+            log = math.log(self) if self > 0 else math.nan
         return grad * _conj(result * log)
     nonnegative = (E.real(exponent) if exponent.is_complex() else exponent) >= 0
     return grad * _conj(E.where((self == 0) & nonnegative, 0.0,
@@ -248,7 +252,10 @@ derivative("hypot", {"self": lambda grad, self, result: grad * self / result,
 
 
 def _atan2_grads(grad, self, other, needs):
-    scale = grad / (self * self + other * other)
+    """At the origin (0, 0), where atan2 has no derivative, both gradients are 0, as
+    PyTorch's."""
+    denom = self * self + other * other
+    scale = grad * denom.reciprocal().masked_fill(denom == 0, 0)
     return (scale * other if needs[0] else None, scale * -self if needs[1] else None)
 
 

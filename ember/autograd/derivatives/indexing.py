@@ -1,7 +1,6 @@
 """Derivatives of indexing, gathers, scatters and puts."""
 import math
-
-
+from ..delayed_error import DelayedError
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
 from ._common import _aten
@@ -70,13 +69,15 @@ derivative("masked_select", {"self": _masked_select_grad})
 
 
 def _reduce_backward(grad, self, src, result, reduce, include_self, pick, spread, again,
-                     clear):
+                     clear, names):
     """PyTorch's scatter_reduce_backward / index_reduce_backward, for reductions that place
     src's entries into self: `pick(t)` reads t where each src entry went, `spread(t, v)` adds v
     there, `again(s, v)` reruns the reduction and `clear(g)` zeroes the reached positions.
     prod divides the result by each factor, except where a factor is zero: a lone zero among
     src's contributions gets the product of the others (recomputed with that zero replaced by
-    one). amax/amin share the gradient evenly between all entries equal to the result."""
+    one); where two or more zeros meet, that gradient cannot be differentiated again (a
+    DelayedError node, as PyTorch's). amax/amin share the gradient evenly between all entries
+    equal to the result."""
     if reduce == "sum":
         grad_self, grad_src = grad, pick(grad)
     elif reduce == "prod":
@@ -88,6 +89,11 @@ def _reduce_backward(grad, self, src, result, reduce, include_self, pick, spread
         masked_src_result = again(self, src.masked_fill(src_single_zero, 1))
         grad_src = E.where(src_single_zero, pick(grad * masked_src_result),
                            pick(grad * result) / src.masked_fill(src_zero, 1))
+        if bool((src_num_zeros > 1).any()):
+            op_name, arg = names
+            grad_src = DelayedError(
+                f"{op_name}(): Double backward is unsupported for {arg} when >1 zeros in {arg} "
+                "are scattered to the same position in self", 1)(grad_src)
     elif reduce == "mean":
         n = E.ones_like(grad) if include_self else E.zeros_like(grad)
         n = spread(n, E.ones_like(src, dtype=grad.dtype))
@@ -110,7 +116,7 @@ def _scatter_reduce_grads(grad, self, dim, index, src, reduce, include_self, res
         grad, self, src, result, reduce, include_self,
         pick=lambda t: t.gather(dim, index), spread=lambda t, v: t.scatter_add(dim, index, v),
         again=lambda s, v: s.scatter_reduce(dim, index, v, reduce, include_self=include_self),
-        clear=lambda g: g.scatter(dim, index, 0))
+        clear=lambda g: g.scatter(dim, index, 0), names=("scatter_reduce", "src"))
 
 
 def _index_reduce_grads(grad, self, dim, index, source, reduce, include_self, result):
@@ -119,7 +125,7 @@ def _index_reduce_grads(grad, self, dim, index, source, reduce, include_self, re
         pick=lambda t: t.index_select(dim, index),
         spread=lambda t, v: t.index_add(dim, index, v),
         again=lambda s, v: s.index_reduce(dim, index, v, reduce, include_self=include_self),
-        clear=lambda g: g.index_fill(dim, index, 0))
+        clear=lambda g: g.index_fill(dim, index, 0), names=("index_reduce", "source"))
 
 
 derivative("index_reduce", {"self, source": _index_reduce_grads})

@@ -13,6 +13,8 @@ from ._common import _aten
 def _at_indices(grad, indices):
     """The gradient of each stored value: the gradient at its coordinates."""
     dense = grad.to_dense() if grad.is_sparse else grad
+    if indices.shape[0] == 0:  # no sparse dims: every stored value is the whole tensor
+        return dense.expand(indices.shape[1], *dense.shape)
     return dense[tuple(indices.unbind(0))]
 
 

@@ -840,7 +840,26 @@ class TestCase(_BaseTestCase):
             warnings.simplefilter("always")
             with set_warn_always_context(True):
                 callable()
-            self.assertTrue(len(ws) == 0, msg)
+        self.assertTrue(len(ws) == 0, msg or [(str(w.message), w.filename, w.lineno) for w in ws])
+
+    def genSparseTensor(self, size, sparse_dim, nnz, is_uncoalesced, device, dtype):
+        """A random sparse COO tensor of `size` with `nnz` entries drawn in [-1, 1), and
+        copies of its indices and values; uncoalesced ones repeat the first half of the
+        indices."""
+        if not (all(size[d] > 0 for d in range(sparse_dim)) or nnz == 0):
+            raise AssertionError(f"invalid arguments: size={size}, sparse_dim={sparse_dim}, "
+                                 f"nnz={nnz}")
+        values = make_tensor([nnz] + list(size[sparse_dim:]), device=device, dtype=dtype,
+                             low=-1, high=1)
+        indices = ember.rand(sparse_dim, nnz, device=device)
+        indices.mul_(ember.tensor(size[:sparse_dim]).unsqueeze(1).to(indices))
+        indices = indices.to(ember.long)
+        if is_uncoalesced:
+            indices = ember.cat([indices[:, :nnz // 2], indices[:, :(nnz + 1) // 2]], 1)
+        x = ember.sparse_coo_tensor(indices, values, ember.Size(size), dtype=dtype,
+                                    device=device)
+        x = x.detach().clone()._coalesced_(False) if is_uncoalesced else x.coalesce()
+        return x, x._indices().clone(), x._values().clone()
 
     @contextlib.contextmanager
     def assertLeaksNoCudaTensors(self, name=None):
