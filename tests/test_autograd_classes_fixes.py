@@ -154,10 +154,16 @@ def test_alias_keeps_module_specs():
     """A module served as `torch.X` by `python -m ember` keeps its own spec: with the alias's
     spec, its relative imports disagreed with __package__ and raised ImportWarning."""
     import importlib.util
+    import sys
     from ember.utils._torch_alias import _TorchToEmber
     finder = _TorchToEmber()
-    module = importlib.util.module_from_spec(finder.find_spec("torch.autograd.graph", None))
-    finder.exec_module(module)
+    before = set(sys.modules)
+    try:
+        module = importlib.util.module_from_spec(finder.find_spec("torch.autograd.graph", None))
+        finder.exec_module(module)
+    finally:  # the finder enters ember's modules as torch.X: torch itself must keep its own
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
     assert module is ember.autograd.graph
     assert module.__spec__.name == "ember.autograd.graph"
     assert module.__spec__.parent == module.__package__
