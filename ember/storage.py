@@ -38,14 +38,50 @@ def _get_always_warn_typed_storage_removal():
 class TypedStorage:
     is_sparse = False
 
-    def __init__(self, untyped, dtype, *, _internal=False):
+    def __init__(self, *args, wrap_storage=None, dtype=None, device=None, _internal=False):
+        """PyTorch's forms: TypedStorage(wrap_storage=untyped, dtype=d) views the bytes of an
+        UntypedStorage as elements of d; TypedStorage(size) or TypedStorage(sequence) (dtype
+        and device keywords) makes new storage; ember's own code also passes (untyped, dtype)."""
         if not _internal:
             _warn_typed_storage_removal(stacklevel=3)
-        if not isinstance(untyped, UntypedStorage):
-            raise TypeError(f"TypedStorage(): expected an UntypedStorage, got "
-                            f"{type(untyped).__name__}")
-        self._untyped_storage = untyped
+        if args and isinstance(args[0], UntypedStorage) and wrap_storage is None:
+            wrap_storage, args = args[0], args[1:]
+            if args and dtype is None:
+                dtype, args = args[0], args[1:]
+        if wrap_storage is not None:
+            if args:
+                raise RuntimeError("No positional arguments should be given when using "
+                                   "'wrap_storage'")
+            if dtype is None:
+                raise RuntimeError("Argument 'dtype' must be specified")
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(f"Argument 'wrap_storage' must be UntypedStorage, but got "
+                                f"{type(wrap_storage)}")
+            if device is not None and str(device) != str(wrap_storage.device):
+                raise RuntimeError(f"Device of 'wrap_storage' must be {device}, but got "
+                                   f"{wrap_storage.device}")
+            self._untyped_storage = wrap_storage
+            self.dtype = dtype
+            return
+        from ._core import dtype as D
+        dtype = D.get_default_dtype() if dtype is None else dtype
+        if len(args) > 1:
+            raise RuntimeError(f"Too many positional arguments: TypedStorage takes a size or a "
+                               f"sequence, got {len(args)} arguments")
+        if args and isinstance(args[0], (int, np.integer)):
+            data = np.zeros(int(args[0]), dtype=dtype._np)
+        elif args:
+            data = np.asarray(list(args[0]), dtype=dtype._np)
+        else:
+            data = np.zeros(0, dtype=dtype._np)
+        self._untyped_storage = UntypedStorage._adopt(data.view(np.uint8), _cpu())
         self.dtype = dtype
+
+    @property
+    def _cdata(self):
+        """The identity of the underlying storage (PyTorch: its StorageImpl's address): equal
+        for TypedStorages over the same bytes."""
+        return id(self._untyped_storage)
 
     def _elements(self):
         """The storage's bytes as a NumPy array of this dtype (a view: writes go through)."""

@@ -670,7 +670,7 @@ class Tensor:
         import copy
         with no_grad():
             new = self.clone()
-        if type(self) is not Tensor:
+        if type(new) is not type(self):
             new = new._as_subclass(type(self))
         new._rg = self._rg
         if self._grad is not None:
@@ -679,6 +679,11 @@ class Tensor:
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
                          "_nograd_view"):
                 setattr(new, k, copy.deepcopy(v, memo))
+        if type(self) is not Tensor:  # a subclass's own __slots__ (PyTorch copies them too)
+            import copyreg
+            for slot in copyreg._slotnames(type(self)):
+                if slot not in Tensor.__slots__ and hasattr(self, slot):
+                    setattr(new, slot, copy.deepcopy(getattr(self, slot), memo))
         memo[id(self)] = new
         return new
 

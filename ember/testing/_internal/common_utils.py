@@ -7,6 +7,7 @@ test mode, so the decorators that skip under those modes leave the test as it is
 import collections.abc
 import contextlib
 import enum
+import io
 import itertools
 import math
 import os
@@ -22,7 +23,9 @@ from functools import wraps
 import numpy as np
 
 import ember
+from ember.storage import _get_always_warn_typed_storage_removal, _set_always_warn_typed_storage_removal
 from ember.testing import make_tensor  # noqa: F401  (imported from here by test files)
+from ember.utils._import_utils import _check_module_exists
 from ember.testing._comparison import (BooleanPair, ErrorMeta, NonePair, NumberPair, Pair,
                                        TensorLikePair, UnsupportedInputs, _originate_pairs)
 
@@ -54,6 +57,8 @@ try:
     import scipy  # noqa: F401
 except ImportError:  # pragma: no cover
     TEST_SCIPY = False
+TEST_DILL = _check_module_exists("dill")
+IS_FILESYSTEM_UTF8_ENCODING = sys.getfilesystemencoding() == "utf-8"
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
@@ -168,6 +173,30 @@ def download_file(url, binary=True):
         msg = f"could not download test file '{url}'"
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
         raise unittest.SkipTest(msg) from e
+
+
+class BytesIOContext(io.BytesIO):
+    """An in-memory file usable as `with BytesIOContext() as f:` (closing leaves it readable)."""
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *args):
+        pass
+
+
+class AlwaysWarnTypedStorageRemoval:
+    """Within it, every TypedStorage use warns (not only the first), as PyTorch's."""
+    def __init__(self, always_warn):
+        if not isinstance(always_warn, bool):
+            raise AssertionError(f"expected always_warn to be bool, got {type(always_warn)}")
+        self.always_warn = always_warn
+
+    def __enter__(self):
+        self.always_warn_restore = _get_always_warn_typed_storage_removal()
+        _set_always_warn_typed_storage_removal(self.always_warn)
+
+    def __exit__(self, *exc):
+        _set_always_warn_typed_storage_removal(self.always_warn_restore)
 
 
 @contextlib.contextmanager
@@ -554,6 +583,29 @@ class TensorOrArrayPair(TensorLikePair):
         self.atol = max(self.atol, atol_override)
 
 
+class TypedStoragePair(TensorLikePair):
+    """Two TypedStorages, compared as tensors of their elements."""
+
+    def __init__(self, actual, expected, *, id=(), rtol_override=0.0, atol_override=0.0,
+                 **other):
+        self._check_inputs_isinstance(actual, expected, cls=ember.storage.TypedStorage)
+        super().__init__(actual, expected, id=id, **other)
+        self.rtol = max(self.rtol, rtol_override)
+        self.atol = max(self.atol, atol_override)
+
+    @staticmethod
+    def _to_tensor(typed_storage):
+        if not isinstance(typed_storage, ember.storage.TypedStorage):
+            return TensorLikePair._to_tensor(typed_storage)
+        dtype = _QUANTIZED_AS_INT.get(typed_storage.dtype, typed_storage.dtype)
+        return ember.empty(0, dtype=dtype, device=typed_storage.device).set_(
+            typed_storage._untyped_storage)
+
+
+_QUANTIZED_AS_INT = {ember.quint8: ember.uint8, ember.quint4x2: ember.uint8,
+                     ember.quint2x4: ember.uint8, ember.qint32: ember.int32, ember.qint8: ember.int8}
+
+
 class UnittestPair(Pair):
     """Other leaves, compared by unittest's assertEqual."""
     CLS = object
@@ -590,7 +642,8 @@ class ObjectPair(UnittestPair):
     CLS = object
 
 
-_PAIRS = (NonePair, RelaxedBooleanPair, RelaxedNumberPair, TensorOrArrayPair, StringPair, SetPair,
+_PAIRS = (NonePair, RelaxedBooleanPair, RelaxedNumberPair, TensorOrArrayPair, TypedStoragePair,
+          StringPair, SetPair,
           TypePair, ObjectPair)
 
 
