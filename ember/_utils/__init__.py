@@ -12,3 +12,11 @@ def _element_size(dtype):
     if not isinstance(dtype, _dtype.dtype):
         raise RuntimeError(f"expected torch.dtype, but got {type(dtype)}")
     return dtype.itemsize
+
+
+def __getattr__(name):
+    # ExceptionWrapper / KeyErrorMessage live with the DataLoader that uses them (loaded on use)
+    if name in ("ExceptionWrapper", "KeyErrorMessage"):
+        from ..utils.data import _utils
+        return getattr(_utils, name)
+    raise AttributeError(f"module 'torch._utils' has no attribute '{name}'")

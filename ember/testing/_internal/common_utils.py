@@ -58,6 +58,7 @@ try:
 except ImportError:  # pragma: no cover
     TEST_SCIPY = False
 TEST_DILL = _check_module_exists("dill")
+NO_MULTIPROCESSING_SPAWN = False
 IS_FILESYSTEM_UTF8_ENCODING = sys.getfilesystemencoding() == "utf-8"
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
@@ -334,7 +335,8 @@ xfailIfTorchDynamo = skipIfNoLapack = skipIfSlowGradcheckEnv = skipIfRocmArch = 
 skipIfMps = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
 serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
 skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
-wrapDeterministicFlagAPITest = skipIfPortableMode = skipIfNoDill = _unused_mode
+wrapDeterministicFlagAPITest = skipIfPortableMode = _unused_mode
+skipIfNoDill = unittest.skipIf(not TEST_DILL, "no dill")
 gcIfJetson = _unused_mode   # frees CUDA memory on Jetson boards only
 
 
