@@ -154,3 +154,25 @@ def test_assert_equal_compares_typed_storages():
     case.assertEqual(a.storage(), ember.arange(4.).storage())
     with pytest.raises(AssertionError):
         case.assertEqual(a.storage(), ember.arange(1., 5.).storage())
+
+
+def test_private_helper_modules_pytorch_tests_import():
+    """torch._utils / torch._utils_internal / torch.utils._import_utils names PyTorch's test files
+    import exist and answer as torch's."""
+    import torch._utils_internal as tui
+    import ember._utils_internal as eui
+    from ember._utils import ExceptionWrapper, _rebuild_tensor
+    from ember.utils._import_utils import _check_module_exists, import_dill
+    assert eui.get_file_path_2("a", "b", "c.py") == tui.get_file_path_2("a", "b", "c.py")
+    assert _check_module_exists("numpy") and not _check_module_exists("no_such_module_xyz")
+    assert (import_dill() is None) == (torch.utils._import_utils.import_dill() is None)
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+        wrapped = ExceptionWrapper(sys.exc_info(), where="in a test")
+    with pytest.raises(ValueError, match="boom"):
+        wrapped.reraise()
+    s = ember.arange(6.).storage()
+    t = _rebuild_tensor(s, 1, (2, 2), (2, 1))
+    assert t.tolist() == [[1., 2.], [3., 4.]]
