@@ -748,6 +748,14 @@ class TestCase(_BaseTestCase):
             self.assertTrue(any(re.match(pattern, str(w.message)) for w in ws),
                             f"{pattern}, {[w.message for w in ws if type(w.message) is category]}")
 
+    def assertNotWarn(self, callable, msg=""):
+        """Calling `callable` raises no warning (PyTorch's once-only warnings included)."""
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            with set_warn_always_context(True):
+                callable()
+            self.assertTrue(len(ws) == 0, msg)
+
     @contextlib.contextmanager
     def assertLeaksNoCudaTensors(self, name=None):
         yield
