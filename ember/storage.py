@@ -63,6 +63,12 @@ class TypedStorage:
         self._untyped_storage = untyped
         self.dtype = dtype
 
+    @property
+    def _cdata(self):
+        """The identity of the underlying storage (PyTorch: its StorageImpl's address): equal
+        for TypedStorages over the same bytes."""
+        return id(self._untyped_storage)
+
     def _elements(self):
         """The storage's bytes as a NumPy array of this dtype (a view: writes go through)."""
         raw = self._untyped_storage._bytes()

@@ -249,15 +249,15 @@ def test_a_batch_that_cannot_be_sent_is_reported():
 def test_a_worker_killed_by_a_signal_is_reported_at_once():
     loader = DataLoader(Squares(kill_at=6), batch_size=2, num_workers=2)
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"DataLoader worker 1 \(pid \d+\) is killed by "
-                                           r"signal: Killed \(exit code -9\)"):
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid \d+\) is killed by "
+                                           r"signal: Killed\. "):
         list(loader)
     assert time.monotonic() - start < 4  # the sentinel wakes us, no status-check interval
 
 
 def test_a_worker_that_exits_is_reported_with_its_exit_code():
     loader = DataLoader(Squares(exit_at=3), batch_size=2, num_workers=2)
-    with pytest.raises(RuntimeError, match=r"DataLoader worker 1 \(pid \d+\) exited "
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid \d+\) exited "
                                            r"unexpectedly with exit code 3"):
         list(loader)
 

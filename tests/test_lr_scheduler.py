@@ -268,3 +268,23 @@ def test_tensor_lr_is_filled_in_place():
         assert opt.param_groups[0]["lr"] is lr
         lrs[lib] = [float(v) for v in sched.get_last_lr()]
     assert lrs[ember] == lrs[torch]
+
+
+def test_onecycle_state_dict_from_before_anneal_func_type():
+    """A OneCycleLR state dict from before PyTorch 2.2 holds `anneal_func` (the function) and no
+    `_anneal_func_type`; loading one keeps annealing with that function, as in torch."""
+    lrs = {}
+    for lib in (ember, torch):
+        opt = sgd(lib)
+        sch = S(lib).OneCycleLR(opt, max_lr=25, final_div_factor=2, total_steps=10)
+        del sch._anneal_func_type
+        state = sch.state_dict()
+        state["anneal_func"] = S(lib).OneCycleLR._annealing_linear
+        sch.load_state_dict(state)
+        out = []
+        for _ in range(9):
+            opt.step()
+            sch.step()
+            out.append(opt.param_groups[0]["lr"])
+        lrs[lib] = out
+    np.testing.assert_allclose(lrs[ember], lrs[torch], rtol=1e-12)

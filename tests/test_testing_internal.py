@@ -18,7 +18,8 @@ from LIB.testing._internal.common_utils import (
     TestCase, parametrize, subtest, instantiate_parametrized_tests, run_tests, slowTest,
     skipIfTorchDynamo, suppress_warnings, set_default_dtype, freeze_rng_state, gradcheck,
     numpy_to_torch_dtype_dict, TemporaryFileName, noncontiguous_like,
-    TEST_PRIVATEUSE1_DEVICE_TYPE)
+    TEST_PRIVATEUSE1_DEVICE_TYPE, BytesIOContext, AlwaysWarnTypedStorageRemoval, TEST_DILL,
+    skipIfNoDill, IS_FILESYSTEM_UTF8_ENCODING, NO_MULTIPROCESSING_SPAWN)
 from LIB.testing._internal.common_device_type import (
     instantiate_device_type_tests, dtypes, dtypesIfCPU, onlyCPU, onlyCUDA, skipMeta,
     onlyNativeDeviceTypes, precisionOverride, toleranceOverride, tol, skipCPUIf,
@@ -146,6 +147,28 @@ class TestHarness(TestCase):
     @parametrize("dtype", [torch.float32, torch.int64])
     def test_param_stacked(self, n, dtype):
         self.assertEqual(torch.zeros(n, dtype=dtype).numel(), n)
+
+    def test_not_warn(self):
+        self.assertNotWarn(lambda: torch.ones(2) + 1)
+
+    def test_not_warn_fails_on_a_warning(self):
+        import warnings
+        self.assertNotWarn(lambda: warnings.warn("boo"))
+
+    def test_typed_storages_compare(self):
+        self.assertEqual(torch.arange(3.).storage(), torch.arange(3.).storage())
+        with AlwaysWarnTypedStorageRemoval(True):
+            self.assertNotEqual(torch.arange(3.).storage(), torch.ones(3).storage())
+
+    def test_bytes_io_context(self):
+        with BytesIOContext() as f:
+            torch.save(torch.ones(2), f)
+        f.seek(0)
+        self.assertEqual(torch.load(f), torch.ones(2))
+
+    @skipIfNoDill
+    def test_needs_dill(self):
+        self.assertTrue(TEST_DILL)
 
 
 instantiate_parametrized_tests(TestHarness)

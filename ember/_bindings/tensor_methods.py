@@ -651,9 +651,26 @@ def _as_subclass(self, cls):
         raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of torch.Tensor, not "
                         f"{cls!r}")
     result = _alias(self)
-    if type(result) is not cls:
-        result.__class__ = cls
-    return result
+    return result if type(result) is cls else _retype(result, cls)
+
+
+_TENSOR_SLOTS = tuple(n for n in Tensor.__slots__ if n not in ("__dict__", "__weakref__"))
+
+
+def _retype(t, cls):
+    """A fresh tensor `t` as a `cls` instance: its class changed in place, or, for a subclass
+    whose own __slots__ give it another object layout (which __class__ assignment refuses), a
+    new `cls` object holding t's state."""
+    try:
+        t.__class__ = cls
+        return t
+    except TypeError:
+        new = object.__new__(cls)
+        for name in _TENSOR_SLOTS:
+            if hasattr(t, name):
+                setattr(new, name, getattr(t, name))
+        new.__dict__.update(t.__dict__)
+        return new
 
 
 def _make_subclass(cls, data, require_grad=False, **kwargs):
@@ -661,8 +678,7 @@ def _make_subclass(cls, data, require_grad=False, **kwargs):
     if not isinstance(data, Tensor):
         raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
                         f"{type(data).__name__}")
-    t = data.detach()   # a fresh alias of the storage, so its class may change
-    t.__class__ = cls
+    t = _retype(data.detach(), cls)   # a fresh alias of the storage: its class may change
     if require_grad:
         t.requires_grad_()
     return t

@@ -743,7 +743,7 @@ class Tensor:
                                                         self.size(), self.stride())
             else:
                 new = self.clone()
-        if type(self) is not Tensor:
+        if type(new) is not type(self):
             new = new._as_subclass(type(self))
         new._rg = self._rg
         if self._grad is not None:
@@ -752,6 +752,11 @@ class Tensor:
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
                          "_nograd_view", "_multi_output_view"):
                 setattr(new, k, copy.deepcopy(v, memo))
+        if type(self) is not Tensor:  # a subclass's own __slots__ (PyTorch copies them too)
+            import copyreg
+            for slot in copyreg._slotnames(type(self)):
+                if slot not in Tensor.__slots__ and hasattr(self, slot):
+                    setattr(new, slot, copy.deepcopy(getattr(self, slot), memo))
         memo[id(self)] = new
         return new
 

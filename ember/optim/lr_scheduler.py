@@ -877,11 +877,14 @@ class OneCycleLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _anneal_func(self, *args, **kwargs):
-        if self._anneal_func_type == "cos":
+        kind = getattr(self, "_anneal_func_type", None)
+        if kind is None:  # a state dict from before PyTorch 2.2 holds the function itself
+            return self.anneal_func(*args, **kwargs)
+        if kind == "cos":
             return self._annealing_cos(*args, **kwargs)
-        if self._anneal_func_type == "linear":
+        if kind == "linear":
             return self._annealing_linear(*args, **kwargs)
-        raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+        raise ValueError(f"Unknown _anneal_func_type: {kind}")
 
     @staticmethod
     def _annealing_cos(start, end, pct):

@@ -32,7 +32,8 @@ from . import weights_only_unpickler as _weights_only_unpickler
 from .._core.device import cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
 from .archive import _ArchiveReader, _archive_name, _atomic_open, _is_zipfile, _map_file, \
-    _open_for_reading, _storage_records, _write_archive
+    _open_for_reading, _open_zipfile_reader, _open_zipfile_writer, _storage_records, \
+    _write_archive  # noqa: F401  (the _open_zipfile_* pair: PyTorch's private API)
 from .legacy import MAGIC_NUMBER, PROTOCOL_VERSION, _legacy_load, _legacy_save  # noqa: F401
 from .pickling import StorageType, _WEIGHTS_ONLY_ALLOWED, _default_restore_location, \
     _get_restore_location, \
@@ -196,6 +197,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     if not _use_new_zipfile_serialization:
         if path is None:
             _legacy_save(obj, f, pickle_module, pickle_protocol)
+            if callable(getattr(f, "flush", None)):  # as PyTorch's buffer writer on exit
+                f.flush()
             return
         with _atomic_open(path) as out:
             _legacy_save(obj, out, pickle_module, pickle_protocol)

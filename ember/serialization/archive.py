@@ -152,6 +152,87 @@ class _ArchiveWriter:
         self.out.flush()
 
 
+class _open_zipfile_writer:
+    """torch.serialization._open_zipfile_writer: an archive written record by record,
+    `write_record(name, data, nbytes)`, into a path or a writable buffer (records under
+    `<file stem>/` or `archive/`); leaving the block adds the `version`, `byteorder` and
+    `.data/serialization_id` records not written yet, then the central directory."""
+
+    def __init__(self, name_or_buffer):
+        self._file = None
+        if isinstance(name_or_buffer, (str, os.PathLike)):
+            path = os.fspath(name_or_buffer)
+            self._file = out = open(path, "wb")
+            archive_name = _archive_name(path)
+        else:
+            if not callable(getattr(name_or_buffer, "write", None)):
+                msg = (f"Buffer of {str(type(name_or_buffer)).strip('<>')} has no callable "
+                       "attribute 'write'")
+                raise (TypeError if hasattr(name_or_buffer, "write") else AttributeError)(msg)
+            out, archive_name = name_or_buffer, "archive"
+        self._writer = _ArchiveWriter(out, archive_name)
+        self._written = set()
+
+    def __enter__(self):
+        return self
+
+    def write_record(self, name, data, nbytes):
+        data = data._bytes() if hasattr(data, "_bytes") else data  # an UntypedStorage
+        self._writer.write_record(name, memoryview(data).cast("B")[:nbytes])
+        self._written.add(name)
+
+    def __exit__(self, exc_type, *exc):
+        try:
+            if exc_type is None:
+                for name, data in (("version", b"3\n"), ("byteorder", sys.byteorder.encode()),
+                                   (".data/serialization_id",
+                                    str(secrets.randbits(128)).zfill(40).encode())):
+                    if name not in self._written:
+                        self.write_record(name, data, len(data))
+                self._writer.finish()
+        finally:
+            self._writer.close()
+            if self._file is not None:
+                self._file.close()
+
+
+class _open_zipfile_reader:
+    """torch.serialization._open_zipfile_reader: the records of an archive (a path or a
+    readable, seekable buffer) by name: `get_record`, `has_record`, `get_all_records`,
+    `get_record_offset`, `serialization_id`."""
+
+    def __init__(self, name_or_buffer):
+        self._file = None
+        if isinstance(name_or_buffer, (str, os.PathLike)):
+            self._file = name_or_buffer = open(name_or_buffer, "rb")
+        self._reader = _ArchiveReader(name_or_buffer)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._reader.close()
+        if self._file is not None:
+            self._file.close()
+
+    def get_record(self, name):
+        return self._reader.read_record(name).tobytes()
+
+    def has_record(self, name):
+        return self._reader.has_record(name)
+
+    def get_all_records(self):
+        return list(self._reader.records)
+
+    def get_record_offset(self, name):
+        return self._reader.locate(name)[0]
+
+    def serialization_id(self):
+        if not self.has_record(".data/serialization_id"):
+            return ""
+        return self.get_record(".data/serialization_id").decode()
+
+
 @contextlib.contextmanager
 def _atomic_open(path):
     """A new file beside `path` that replaces `path` in one rename once the block succeeds."""
@@ -268,8 +349,12 @@ class _ArchiveReader:
         while done < size:
             if self.fd is not None:  # positioned read: safe from several threads at once
                 n = os.preadv(self.fd, [view[done:]], start + done)
-            else:
+            elif hasattr(self.file, "readinto"):
                 n = self.file.readinto(view[done:])
+            else:  # a file-like object with read() only
+                chunk = self.file.read(size - done)
+                n = len(chunk)
+                view[done:done + n] = chunk
             if not n:
                 raise RuntimeError(f"record {name} is truncated")
             done += n
@@ -316,7 +401,18 @@ def _open_for_reading(f):
         raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
                              f"'read' attribute, got {type(f).__name__}")
     seekable = getattr(f, "seekable", None)
-    yield f if seekable is not None and seekable() else io.BytesIO(f.read())
+    if seekable is not None and not seekable():  # a pipe or socket: read into memory
+        yield io.BytesIO(f.read())
+        return
+    try:  # PyTorch's _check_seekable
+        f.seek(f.tell())
+    except (io.UnsupportedOperation, AttributeError) as e:
+        if "seek" in str(e) or "tell" in str(e):
+            raise type(e)(f"{e}. You can only torch.load from a file that is seekable. Please "
+                          "pre-load the data into a buffer like io.BytesIO and try to load from "
+                          "it instead.") from None
+        raise
+    yield f
 
 
 def _is_zipfile(file):

@@ -7,7 +7,6 @@ import os
 import struct
 import sys
 
-import numpy as np
 
 from .._core import dtype as D
 from .._core.device import cpu as _CPU
@@ -52,7 +51,7 @@ def _legacy_load(file, map_location, weights_only, pickle_module, pickle_load_ar
         view = pid[5] if len(pid) == 6 else None
         if view is not None:
             view_key, offset, size = view
-            view_key = str(view_key)
+            view_key = _key_str(view_key)
             if view_key not in storages:
                 item = root_dtype.itemsize
                 lo, hi = _index(offset, "offset") * item, (_index(offset, "offset") + _index(
@@ -80,9 +79,9 @@ def _legacy_load(file, map_location, weights_only, pickle_module, pickle_load_ar
     if not isinstance(keys, list):
         raise RuntimeError("corrupt legacy checkpoint: the storage key list is missing")
     for key in keys:
-        if str(key) not in storages:
+        if _key_str(key) not in storages:
             raise RuntimeError(f"corrupt legacy checkpoint: storage {key!r} is not used")
-        storage, dtype, _ = storages[str(key)]
+        storage, dtype, _ = storages[_key_str(key)]
         header = file.read(8)
         if len(header) != 8:
             raise RuntimeError(f"legacy checkpoint truncated before storage {key}")
@@ -90,11 +89,9 @@ def _legacy_load(file, map_location, weights_only, pickle_module, pickle_load_ar
         if numel * dtype.itemsize != storage.nbytes():
             raise RuntimeError(f"storage {key} holds {numel} elements but was declared with "
                                f"{storage.nbytes() // dtype.itemsize}")
-        data = file.read(storage.nbytes())
-        if len(data) != storage.nbytes():
-            raise RuntimeError(f"legacy checkpoint truncated inside storage {key}")
         target = storage._bytes()
-        target[:] = np.frombuffer(data, dtype=np.uint8)
+        if _read_into(file, memoryview(target)) != target.nbytes:
+            raise RuntimeError(f"legacy checkpoint truncated inside storage {key}")
         if little != (sys.byteorder == "little") and dtype.itemsize > 1:
             target.view(D.np_dtype(dtype)).byteswap(inplace=True)
     for key, (storage, dtype, location) in storages.items():
@@ -102,6 +99,29 @@ def _legacy_load(file, map_location, weights_only, pickle_module, pickle_load_ar
         if restored is not storage:
             raise RuntimeError("map_location can only keep legacy-format storages on the CPU")
     return result
+
+
+def _read_into(file, view):
+    """Fill `view` from the file (readinto when it has one, as PyTorch's reader uses); the
+    number of bytes read."""
+    done, size = 0, view.nbytes
+    readinto = getattr(file, "readinto", None)
+    while done < size:
+        if readinto is not None:
+            n = readinto(view[done:])
+        else:
+            chunk = file.read(size - done)
+            n = len(chunk)
+            view[done:done + n] = chunk
+        if not n:
+            break
+        done += n
+    return done
+
+
+def _key_str(key):
+    """A storage key as the persistent ids name it (bytes under encoding="bytes")."""
+    return key.decode("ascii") if isinstance(key, bytes) else str(key)
 
 
 def _legacy_save(obj, f, pickle_module, protocol):

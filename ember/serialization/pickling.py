@@ -382,7 +382,7 @@ class _Pickler(pickle._Pickler):
             self._keys[memory] = (key, dtype)
             self.storages.append(storage)
             self.storage_dtypes.append(dtype)
-        elif first_dtype is not dtype:
+        elif first_dtype is not dtype and storage.nbytes():  # no bytes: nothing to disagree on
             raise RuntimeError("Cannot save multiple tensors or storages that view the same "
                                "data as different types")
         pid = ("storage", storage_type, key, str(storage.device), numel)
@@ -532,6 +532,8 @@ def _storage_pid(pid):
     if type(pid) is not tuple or len(pid) not in (5, 6):
         raise pickle.UnpicklingError(f"malformed storage persistent id {pid!r:.100}")
     _, storage_type, key, location, numel = pid[:5]
+    if isinstance(key, bytes):  # a Python 2 checkpoint loaded with encoding="bytes"
+        key = key.decode("ascii")
     if isinstance(location, bytes):
         location = location.decode("ascii")
     if storage_type is UntypedStorage:

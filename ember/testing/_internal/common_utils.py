@@ -26,6 +26,7 @@ import numpy as np
 
 import ember
 from ember.testing import make_tensor  # noqa: F401  (imported from here by test files)
+from ember.utils._import_utils import _check_module_exists
 from ember.testing._comparison import (BooleanPair, ErrorMeta, NonePair, NumberPair, Pair,
                                        TensorLikePair, UnsupportedInputs, _originate_pairs)
 
@@ -66,6 +67,7 @@ try:
 except ImportError:  # pragma: no cover
     TEST_SCIPY = False
 TEST_OPT_EINSUM = ember.backends.opt_einsum.is_available()
+TEST_DILL = _check_module_exists("dill")
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
@@ -423,7 +425,8 @@ xfailIfTorchDynamo = skipIfNoLapack = skipIfSlowGradcheckEnv = skipIfRocmArch = 
 skipIfMps = skipIfMPS = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
 serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
 skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
-wrapDeterministicFlagAPITest = skipIfPortableMode = skipIfNoDill = _unused_mode
+wrapDeterministicFlagAPITest = skipIfPortableMode = _unused_mode
+skipIfNoDill = unittest.skipIf(not TEST_DILL, "no dill")
 gcIfJetson = _unused_mode   # frees CUDA memory on Jetson boards only
 
 
@@ -682,9 +685,17 @@ class TypedStoragePair(TensorLikePair):
         self.rtol = max(self.rtol, rtol_override)
         self.atol = max(self.atol, atol_override)
 
-    def _to_tensor(self, typed_storage):
-        return ember.empty(0, dtype=typed_storage.dtype,
-                           device=typed_storage.device).set_(typed_storage)
+    @staticmethod
+    def _to_tensor(typed_storage):
+        if not isinstance(typed_storage, ember.storage.TypedStorage):
+            return TensorLikePair._to_tensor(typed_storage)
+        dtype = _QUANTIZED_AS_INT.get(typed_storage.dtype, typed_storage.dtype)
+        return ember.empty(0, dtype=dtype, device=typed_storage.device).set_(
+            typed_storage._untyped_storage)
+
+
+_QUANTIZED_AS_INT = {ember.quint8: ember.uint8, ember.quint4x2: ember.uint8,
+                     ember.quint2x4: ember.uint8, ember.qint32: ember.int32, ember.qint8: ember.int8}
 
 
 class UnittestPair(Pair):
@@ -813,13 +824,6 @@ class TestCase(_BaseTestCase):
             raise AssertionError("object not found in iterable")
 
     @contextlib.contextmanager
-    def assertNotWarn(self, callable, msg=""):
-        """`callable()` emits no warning at all (every filter set to 'always' while it runs)."""
-        with warnings.catch_warnings(record=True) as ws:
-            warnings.simplefilter("always")
-            callable()
-            self.assertTrue(len(ws) == 0, msg)
-
     def assertWarnsOnceRegex(self, category, regex=""):
         """The block warns (PyTorch's once-only warnings included) with `category` and a
         message matching `regex`."""

@@ -15,14 +15,16 @@ def _set_worker_signal_handlers():
     faulthandler.enable()
 
 
-def worker_failure_message(worker_id, process):
+def worker_failure_message(_worker_id, process):
+    """PyTorch's report of a dead worker (its C++ _error_if_any_worker_fails' wording)."""
     code = process.exitcode
-    who = f"DataLoader worker {worker_id} (pid {process.pid})"
+    who = f"DataLoader worker (pid {process.pid})"
     if code is not None and code < 0:
         name = signal.strsignal(-code) or f"signal {-code}"
-        msg = f"{who} is killed by signal: {name} (exit code {code})."
         if -code == signal.SIGBUS:
-            msg += " It is possible that the workers are out of shared memory."
-        return msg
+            return (f"{who} is killed by signal: {name}. It is possible that dataloader's "
+                    "workers are out of shared memory. Please try to raise your shared memory "
+                    "limit.")
+        return f"{who} is killed by signal: {name}. "
     return (f"{who} exited unexpectedly with exit code {code}. Details are lost due to "
             "multiprocessing. Rerunning with num_workers=0 may give better error trace.")
