@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
+from . import arg_parser as _ap
 from .codegen import numpy_names, out_needs_dim
 from .out import _finish, _finish_tuple, dtype_from_out
 from .generated import maximum, minimum, atan2, view_as_real
@@ -164,20 +165,36 @@ _squeeze = _op("squeeze.dims")
 def squeeze(input, dim=None):
     if dim is None:
         return _op("squeeze")(input)
-    if isinstance(dim, int):
+    dim = _ap.int_or_int_list_arg("squeeze", "dim", 1, dim)
+    if dim.__class__ is int:
         return _op("squeeze.dim")(input, dim)
-    return _squeeze(input, list(dim))
+    return _squeeze(input, dim)
 
 
-def _view_method(self, *shape):
-    if not shape:
-        raise TypeError("view() received an invalid combination of arguments - got (), but "
-                        "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+def _view_method(self, *shape, **size):
+    if size:   # view(size=...) or view(dtype=...)
+        if shape or len(size) != 1 or not size.keys() <= {"size", "dtype"}:
+            raise _view_error(shape, size)
+        shape = tuple(size.values())
+    elif not shape:
+        raise _view_error(shape, size)
+    if len(shape) == 1 and shape[0].__class__ is D.dtype:
         return _op("view.dtype")(self, shape[0])
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    return _op("view")(self, shape)
+    for s in shape:
+        if s.__class__ is not int:
+            shape = _ap.as_int_list("view", "size", 1, shape, 0, True)
+            break
+    return _view_op(self, shape)
+
+
+_view_op = _op("view")
+
+
+def _view_error(shape, size):
+    got = ", ".join([_ap.type_name(s) for s in shape] +
+                    [f"{k}={_ap.type_name(v)}" for k, v in size.items()])
+    return TypeError(f"view() received an invalid combination of arguments - got ({got}), but "
+                     "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
 
 
 def _scatter_op(name, src, value, reduce):
@@ -320,9 +337,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def _squeeze_(self, dim=None):
     if dim is None:
         return _op("squeeze_")(self)
-    if isinstance(dim, int):
+    dim = _ap.int_or_int_list_arg("squeeze_", "dim", 1, dim)
+    if dim.__class__ is int:
         return _op("squeeze_.dim")(self, dim)
-    return _op("squeeze_.dims")(self, list(dim))
+    return _op("squeeze_.dims")(self, dim)
 
 
 def angle(input, *, out=None):
