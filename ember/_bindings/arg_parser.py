@@ -31,6 +31,7 @@ from .._core.tensor import Tensor, Size
 NUMBERS = frozenset((int, float, complex, bool))
 REALS = frozenset((int, float))
 INT_SEQUENCES = frozenset((tuple, list, Size))
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class statement made the type
 _PYTHON_TYPES = {float: D.float64, int: D.int64, bool: D.bool, complex: D.complex128}
 
 
@@ -43,10 +44,9 @@ def type_name(value):
         return "torch.Size"
     if t is D.dtype:
         return "torch.dtype"
-    module = t.__module__
-    if module == "builtins":
-        return t.__qualname__
-    return f"{module.replace('ember', 'torch', 1)}.{t.__qualname__}"
+    if t.__flags__ & _HEAP_TYPE or t.__module__ == "builtins":
+        return t.__name__   # a class written in Python: its tp_name is its bare name
+    return f"{t.__module__}.{t.__name__}"   # a C type's (numpy.ndarray)
 
 
 def wrong_type(fn, name, pos, expected, value):
@@ -56,7 +56,7 @@ def wrong_type(fn, name, pos, expected, value):
                      f"{type_name(value)}")
 
 
-def _is_int(value, symint):
+def is_int(value, symint):
     """Whether PyTorch's parser takes `value` for an int (a SymInt if `symint`)."""
     if isinstance(value, (int, np.integer)):
         return value.__class__ is not bool
@@ -77,7 +77,7 @@ def _is_int(value, symint):
 
 def as_int(fn, name, pos, value, symint=False):
     """An `int`/`SymInt` argument that is not a Python int: converted, or refused."""
-    if _is_int(value, symint):
+    if is_int(value, symint):
         return operator.index(value)
     raise wrong_type(fn, name, pos, "SymInt" if symint else "int", value)
 
@@ -88,15 +88,15 @@ def as_int_list(fn, name, pos, value, size=0, varargs=False):
     `varargs` says the method took the list as `*size` (so `value` is the tuple of its
     positional arguments)."""
     if varargs:
-        if len(value) == 1 and (type(value[0]) in INT_SEQUENCES or not _is_int(value[0], True)):
+        if len(value) == 1 and (type(value[0]) in INT_SEQUENCES or not is_int(value[0], True)):
             value = value[0]   # x.view((2, 3)); anything else lone is checked as the list
-        elif value and not _is_int(value[0], True):
+        elif value and not is_int(value[0], True):
             raise TypeError(f"{fn}() takes 1 positional argument but {len(value)} were given")
     if type(value) not in INT_SEQUENCES and not isinstance(value, (tuple, list)):
-        if size and _is_int(value, True):
+        if size and is_int(value, True):
             return [operator.index(value)] * size
         raise wrong_type(fn, name, pos, "tuple of ints", value)
-    if value and not _is_int(value[0], True):
+    if value and not is_int(value[0], True):
         where = "" if pos is None else f" (position {pos})"
         raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, but found "
                         f"element of type {type_name(value[0])} at pos 0")
@@ -174,6 +174,13 @@ def int_list_arg(fn, name, pos, value, size=0, varargs=False):
 def int_or_int_list_arg(fn, name, pos, value):
     """An argument PyTorch's overloads take as an int or an int list (`squeeze(dim)`,
     `movedim(source)`): an int (or what stands for one), else a list of ints."""
-    if value.__class__ is int or _is_int(value, False):
+    if value.__class__ is int or is_int(value, False):
         return operator.index(value)
     return list(as_int_list(fn, name, pos, value))
+
+
+def scalar_arg(fn, name, pos, value):
+    """A `Scalar` argument of a hand-written binding, as the generated ones check it."""
+    if value.__class__ in NUMBERS:
+        return value
+    return as_scalar(fn, name, pos, value)

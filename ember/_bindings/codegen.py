@@ -78,6 +78,9 @@ OUT_NEEDS_DIM = {"sum"}
 # `*_deprecated` and hand such a call to deprecated.py.
 DEPRECATED = {"add", "sub", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
               "sspaddmm"}
+# Scalar arguments that also take a Tensor: PyTorch's `.Tensor` overload of the op, which ember's
+# kernel of the `.Scalar` one serves (`x.fill_(t)` fills with a 0-d tensor's value)
+TENSOR_OR_SCALAR = {("fill_", "value"), ("fill", "value")}
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
@@ -377,6 +380,8 @@ class _Binding:
             elif optional:
                 lines = [f"    if {n} is not None:"] + ["    " + line for line in lines]
             return lines
+        if (self.name, a.name) in TENSOR_OR_SCALAR:
+            base = "Tensor|Scalar"
         test, convert = _CHECKS.get(base, (None, None))
         if test is None:
             return []

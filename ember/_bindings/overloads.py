@@ -38,13 +38,13 @@ def masked_fill(input, mask, value):
     """`value` a number (masked_fill.Scalar) or a 0-d tensor, differentiable (.Tensor)."""
     if isinstance(value, Tensor):
         return _op("masked_fill.Tensor")(input, mask, value)
-    return _op("masked_fill.Scalar")(input, mask, value)
+    return _op("masked_fill.Scalar")(input, mask, _ap.scalar_arg("masked_fill", "value", 3, value))
 
 
 def _masked_fill_(self, mask, value):
     if isinstance(value, Tensor):
         return _op("masked_fill_.Tensor")(self, mask, value)
-    return _op("masked_fill_.Scalar")(self, mask, value)
+    return _op("masked_fill_.Scalar")(self, mask, _ap.scalar_arg("masked_fill_", "value", 2, value))
 
 
 @numpy_names

@@ -508,7 +508,7 @@ def _check_resizable(self):
 
 def _resize_(self, *sizes, memory_format=None):
     _check_resizable(self)
-    return _op("resize_")(self, _size_args(sizes), memory_format)
+    return _op("resize_")(self, _size_args(sizes, name="resize_"), memory_format)
 
 
 def _resize_as_(self, the_template, *, memory_format=None):
@@ -524,7 +524,7 @@ def resize_as_(input, the_template, *, memory_format=None):
 def _resize(self, *sizes):
     warnings.warn("non-inplace resize is deprecated", stacklevel=_user_stacklevel())
     from ..autograd._functions import Resize
-    return Resize.apply(self, _size_args(sizes))
+    return Resize.apply(self, _size_args(sizes, name="resize"))
 
 
 def _resize_as(self, tensor):

@@ -19,7 +19,7 @@ from ember._core.flags import warn_once
 import numpy as np
 
 from . import dtype as D
-from .device import cpu as _CPU, meta as _META, check_legacy_device
+from .device import cpu as _CPU, meta as _META
 from .layout import strided, sparse_coo, sparse_csr
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
@@ -103,19 +103,12 @@ class Tensor:
     _is_subclass_to_print = False
 
     def __new__(cls, *args, **kwargs):
-        if kwargs.get("device") is not None:  # the legacy constructor builds on the CPU only
-            check_legacy_device(kwargs.pop("device"), "cpu", len(args) == 1 and
-                                isinstance(args[0], Tensor), "constructor")
-        if cls is Tensor and not args and not kwargs:
-            return _wrap(np.empty((0,), dtype=np.float32))
         if args and isinstance(args[0], Tensor) and cls is not Tensor:
             return args[0]._as_subclass(cls)
-        if args and isinstance(args[0], (list, tuple)) and not kwargs:
-            t = _wrap(np.array(args[0], dtype=D.get_default_dtype()._np))
-        elif all(isinstance(a, int) for a in args):
-            t = _wrap(np.empty(args, dtype=np.float32))
-        else:
-            raise TypeError(f"Tensor(): invalid arguments {args!r}")
+        # the legacy constructor, in the default dtype, on the CPU (ember/_bindings/factories.py)
+        from .._bindings.factories import legacy_construct
+        t = legacy_construct(D.get_default_dtype(), kwargs.pop("device", None), args, kwargs,
+                             form="base")
         return t if cls is Tensor else t._as_subclass(cls)  # a subclass built from sizes
 
     def __init__(self, *args, **kwargs):

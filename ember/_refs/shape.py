@@ -73,6 +73,9 @@ def _reshape_composite(input, shape):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    if start_dim.__class__ is not int or end_dim.__class__ is not int:
+        start_dim = _ap.int_arg("flatten", "start_dim", 2, start_dim)
+        end_dim = _ap.int_arg("flatten", "end_dim", 3, end_dim)
     return _flatten(input, start_dim, end_dim)
 
 
