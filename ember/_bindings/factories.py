@@ -419,6 +419,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    steps = _ap.int_arg("linspace", "steps", 3, steps)
     values = _linspace(start, end, steps, _out_dtype(out, dtype, layout), _dev(device))
     return range_out(values, out, requires_grad)
 
@@ -465,6 +466,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("randint() missing required argument 'size'")
     elif high is None:
         low, high = 0, low
+    low, high = _ap.int_arg("randint", "low", 1, low), _ap.int_arg("randint", "high", 2, high)
     t = _empty(_size_args((size,), name="randint"), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
     return _finish(_random_(t, low, high, generator), requires_grad, out)
 
@@ -472,6 +474,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     dtype = _out_dtype(out, dtype, layout) or D.int64
+    n = _ap.int_arg("randperm", "n", 1, n)
     return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out)
 
 
@@ -623,10 +626,12 @@ def _triangle_indices(row, col, offset, lower, dtype, device):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    row, col = _ap.int_arg("tril_indices", "row", 1, row), _ap.int_arg("tril_indices", "col", 2, col)
     return _triangle_indices(row, col, offset, True, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    row, col = _ap.int_arg("triu_indices", "row", 1, row), _ap.int_arg("triu_indices", "col", 2, col)
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 

@@ -51,6 +51,7 @@ def _masked_fill_(self, mask, value):
 def index_fill(input, dim, index, value):
     if isinstance(value, Tensor):
         return _op("index_fill.int_Tensor")(input, dim, index, value)
+    value = _ap.scalar_arg("index_fill", "value", 4, value)
     return _op("index_fill.int_Scalar")(input, dim, index, value)
 
 
@@ -58,6 +59,7 @@ def index_fill(input, dim, index, value):
 def _index_fill_(self, dim, index, value):
     if isinstance(value, Tensor):
         return _op("index_fill_.int_Tensor")(self, dim, index, value)
+    value = _ap.scalar_arg("index_fill_", "value", 3, value)
     return _op("index_fill_.int_Scalar")(self, dim, index, value)
 
 
@@ -110,6 +112,8 @@ def _int_dim(name, dim):
 
 @numpy_names
 def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
+    if keepdim.__class__ is not bool:
+        _ap.as_bool("prod", "keepdim", 3, keepdim)
     if dim is _FULL and out is not None:
         out_needs_dim("prod", dtype, keepdim)
     dim = None if dim is _FULL else _int_dim("prod", dim)
@@ -118,6 +122,8 @@ def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
 
 
 def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name, out):
+    if keepdim.__class__ is not bool:
+        _ap.as_bool(name, "keepdim", 3, keepdim)
     if isinstance(dim, Tensor):
         return pairwise(input, dim, out=out)
     if other is not None:
@@ -304,6 +310,8 @@ def count_nonzero(input, dim=None):
 # sorting and selection
 @numpy_names
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    if descending.__class__ is not bool:
+        _ap.as_bool("sort", "descending", 3, descending)
     values_indices = _op("sort.stable")(input, stable, dim, descending)
     return _finish_tuple("sort", ["values", "indices"], values_indices, out, (input,))
 
