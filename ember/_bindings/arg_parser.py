@@ -87,26 +87,30 @@ def as_int_list(fn, name, pos, value, size=0, varargs=False):
     PyTorch's parser reads from it, or its TypeError. `size` is N of `int[N]` (0 for `int[]`);
     `varargs` says the method took the list as `*size` (so `value` is the tuple of its
     positional arguments)."""
-    if varargs:
-        if len(value) == 1 and (type(value[0]) in INT_SEQUENCES or not is_int(value[0], True)):
-            value = value[0]   # x.view((2, 3)); anything else lone is checked as the list
-        elif value and not is_int(value[0], True):
+    if varargs and value:
+        first = value[0]
+        if len(value) == 1:
+            if type(first) in INT_SEQUENCES or not is_int(first, True):
+                value = first   # x.view((2, 3)); anything else lone is checked as the list
+        elif first.__class__ is not int and not is_int(first, True):
             raise TypeError(f"{fn}() takes 1 positional argument but {len(value)} were given")
     if type(value) not in INT_SEQUENCES and not isinstance(value, (tuple, list)):
         if size and is_int(value, True):
             return [operator.index(value)] * size
         raise wrong_type(fn, name, pos, "tuple of ints", value)
-    if value and not is_int(value[0], True):
-        where = "" if pos is None else f" (position {pos})"
-        raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, but found "
-                        f"element of type {type_name(value[0])} at pos 0")
     ints = []
     for i, v in enumerate(value):
-        if isinstance(v, (float, complex, str)) or v is None:
-            raise TypeError(f"{fn}(): argument '{name}' failed to unpack the object at pos "
-                            f"{i + 1} with error \"type must be tuple of ints,but got "
-                            f"{type_name(v)}\"")
-        ints.append(operator.index(v))
+        if v.__class__ is not int:
+            if i == 0 and not is_int(v, True):
+                where = "" if pos is None else f" (position {pos})"
+                raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, but "
+                                f"found element of type {type_name(v)} at pos 0")
+            if isinstance(v, (float, complex, str)) or v is None:
+                raise TypeError(f"{fn}(): argument '{name}' failed to unpack the object at pos "
+                                f"{i + 1} with error \"type must be tuple of ints,but got "
+                                f"{type_name(v)}\"")
+            v = operator.index(v)
+        ints.append(v)
     return ints
 
 
@@ -163,6 +167,8 @@ def int_arg(fn, name, pos, value, symint=False):
 
 def int_list_arg(fn, name, pos, value, size=0, varargs=False):
     """An `int[]` argument of a hand-written binding (`varargs`: its `*size` tuple)."""
+    if varargs and len(value) == 1 and value[0].__class__ in INT_SEQUENCES:
+        value = value[0]
     if value.__class__ in INT_SEQUENCES:
         for v in value:
             if v.__class__ is not int:
