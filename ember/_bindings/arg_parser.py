@@ -167,14 +167,15 @@ def int_arg(fn, name, pos, value, symint=False):
 
 def int_list_arg(fn, name, pos, value, size=0, varargs=False):
     """An `int[]` argument of a hand-written binding (`varargs`: its `*size` tuple)."""
+    given = value
     if varargs and len(value) == 1 and value[0].__class__ in INT_SEQUENCES:
         value = value[0]
     if value.__class__ in INT_SEQUENCES:
         for v in value:
             if v.__class__ is not int:
-                return as_int_list(fn, name, pos, value, size, varargs)
+                return as_int_list(fn, name, pos, given, size, varargs)
         return value
-    return as_int_list(fn, name, pos, value, size, varargs)
+    return as_int_list(fn, name, pos, given, size, varargs)
 
 
 def int_or_int_list_arg(fn, name, pos, value):

@@ -357,11 +357,12 @@ class _Binding:
         where = "None" if a.kwarg_only else pos
         site = f"{self.name!r}, {n!r}, {where}"
         if self.varargs and not a.kwarg_only:   # x.expand(2, 3) or x.expand((2, 3))
-            lines = [f"    if len({n}) == 1 and {n}[0].__class__ in _INT_SEQUENCES:",
+            lines = [f"    _given = {n}",
+                     f"    if len({n}) == 1 and {n}[0].__class__ in _INT_SEQUENCES:",
                      f"        {n} = {n}[0]",
                      f"    for _e in {n}:",
                      "        if _e.__class__ is not int:",
-                     f"            {n} = _as_int_list({site}, {n}, 0, True)",
+                     f"            {n} = _as_int_list({site}, _given, 0, True)",
                      "            break"]
             if not a.has_default:  # `x.permute()`: the missing-argument error
                 lines += ["    else:", f"        if not {n}:",

@@ -184,6 +184,7 @@ def _view_method(self, *shape, **size):
         shape = tuple(size.values())
     elif not shape:
         raise _view_error(shape, size)
+    given = shape
     if len(shape) == 1:
         if shape[0].__class__ in _ap.INT_SEQUENCES:
             shape = shape[0]
@@ -191,7 +192,7 @@ def _view_method(self, *shape, **size):
             return _op("view.dtype")(self, shape[0])
     for s in shape:
         if s.__class__ is not int:
-            shape = _ap.as_int_list("view", "size", 1, shape, 0, True)
+            shape = _ap.as_int_list("view", "size", 1, given, 0, True)
             break
     return _view_op(self, shape)
 
