@@ -58,6 +58,7 @@ _CHECKS = {
     "str": ("{0}.__class__ is not str", "_as_str"),
     "ScalarType": ("{0}.__class__ is not _dtype", "_as_dtype"),
     "Tensor|Scalar": ("{0}.__class__ not in _TENSOR_OR_NUMBER", "_as_tensor_or_number"),
+    "Tensor|SymInt": ("{0}.__class__ is not int", "_as_tensor_or_symint"),
     "Tensor": ("not isinstance({0}, Tensor)", "_as_tensor"),
 }
 
@@ -78,9 +79,11 @@ OUT_NEEDS_DIM = {"sum"}
 # `*_deprecated` and hand such a call to deprecated.py.
 DEPRECATED = {"add", "sub", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
               "sspaddmm"}
-# Scalar arguments that also take a Tensor: PyTorch's `.Tensor` overload of the op, which ember's
-# kernel of the `.Scalar` one serves (`x.fill_(t)` fills with a 0-d tensor's value)
-TENSOR_OR_SCALAR = {("fill_", "value"), ("fill", "value")}
+# Arguments that also take a Tensor: PyTorch's `.Tensor` overload of the op, which ember's kernel
+# of the other one serves (`x.fill_(t)` fills with a 0-d tensor's value, `x.narrow(0, t, 2)`
+# starts at one): (op, argument) -> the type the parser checks
+TENSOR_OVERLOADS = {("fill_", "value"): "Tensor|Scalar", ("fill", "value"): "Tensor|Scalar",
+                    ("narrow", "start"): "Tensor|SymInt"}
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
@@ -383,8 +386,7 @@ class _Binding:
             elif optional:
                 lines = [f"    if {n} is not None:"] + ["    " + line for line in lines]
             return lines
-        if (self.name, a.name) in TENSOR_OR_SCALAR:
-            base = "Tensor|Scalar"
+        base = TENSOR_OVERLOADS.get((self.name, a.name), base)
         test, convert = _CHECKS.get(base, (None, None))
         if test is None:
             return []
@@ -476,7 +478,8 @@ def _compile_all(bindings):
            "_return_type": _return_type,
            "_not_a_tensor_list": _not_a_tensor_list, "_missing_size": _missing_size,
            "_numpy_names": _numpy_names, "_unexpected": _unexpected,
-           "_as_int": _ap.as_int, "_as_symint": _as_symint, "_as_int_list": _ap.as_int_list,
+           "_as_int": _ap.as_int, "_as_symint": _as_symint,
+           "_as_tensor_or_symint": _as_tensor_or_symint, "_as_int_list": _ap.as_int_list,
            "_as_scalar": _ap.as_scalar, "_as_float": _as_float, "_as_bool": _ap.as_bool,
            "_as_str": _ap.as_str, "_as_dtype": _ap.as_dtype, "_as_tensor": _ap.as_tensor,
            "_as_tensor_or_number": _ap.as_tensor_or_number, "_NUMBERS": _ap.NUMBERS,
@@ -527,6 +530,10 @@ def _missing_size(fn, name):
 
 def _as_symint(fn, name, pos, value):
     return _ap.as_int(fn, name, pos, value, symint=True)
+
+
+def _as_tensor_or_symint(fn, name, pos, value):
+    return value if isinstance(value, Tensor) else _ap.as_int(fn, name, pos, value, symint=True)
 
 
 def _as_float(fn, name, pos, value):

@@ -188,7 +188,7 @@ def _view_method(self, *shape, **size):
     if len(shape) == 1:
         if shape[0].__class__ in _ap.INT_SEQUENCES:
             shape = shape[0]
-        elif shape[0].__class__ is D.dtype:
+        elif isinstance(shape[0], D.dtype):
             return _op("view.dtype")(self, shape[0])
     for s in shape:
         if s.__class__ is not int:
