@@ -82,6 +82,16 @@ def as_int(fn, name, pos, value, symint=False):
     raise wrong_type(fn, name, pos, "SymInt" if symint else "int", value)
 
 
+def as_symint(fn, name, pos, value):
+    return as_int(fn, name, pos, value, symint=True)
+
+
+def as_tensor_or_symint(fn, name, pos, value):
+    """A `SymInt` argument of an op whose `.Tensor` overload ember's kernel also serves
+    (`narrow`'s start): a tensor passes to the kernel."""
+    return value if isinstance(value, Tensor) else as_int(fn, name, pos, value, symint=True)
+
+
 def as_int_list(fn, name, pos, value, size=0, varargs=False):
     """An `int[]`/`SymInt[]` argument that is not a tuple or list of Python ints: the list of ints
     PyTorch's parser reads from it, or its TypeError. `size` is N of `int[N]` (0 for `int[]`);
@@ -121,6 +131,10 @@ def as_scalar(fn, name, pos, value, expected="Number"):
     if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
         return value.item()
     raise wrong_type(fn, name, pos, expected, value)
+
+
+def as_float(fn, name, pos, value):
+    return as_scalar(fn, name, pos, value, "float")
 
 
 def as_tensor_or_number(fn, name, pos, value):

@@ -20,7 +20,8 @@ with PyTorch's Python conventions: `self` is called `input` in functions and is 
 methods wherever the schema puts it; an argument named like a Python keyword gets a trailing
 underscore (`from_`); a method whose only positional argument is an int list also takes it as
 varargs (`x.view(2, 3)`); `int[N]` accepts a single int; a `Tensor` argument refuses a number
-unless the schema says `Tensor|Scalar`; named returns become a `torch.return_types` tuple. The
+unless the schema says `Tensor|Scalar`; every argument is checked as PyTorch's parser checks its
+type, with one class comparison on the hot path (arg_parser.py); named returns become a `torch.return_types` tuple. The
 generated source is kept in `__ember_source__`, so what runs is what `print` shows.
 
 PyTorch's argument parser also takes NumPy's names for four parameters (NUMPY_NAMES: `axis=`
@@ -478,9 +479,9 @@ def _compile_all(bindings):
            "_return_type": _return_type,
            "_not_a_tensor_list": _not_a_tensor_list, "_missing_size": _missing_size,
            "_numpy_names": _numpy_names, "_unexpected": _unexpected,
-           "_as_int": _ap.as_int, "_as_symint": _as_symint,
-           "_as_tensor_or_symint": _as_tensor_or_symint, "_as_int_list": _ap.as_int_list,
-           "_as_scalar": _ap.as_scalar, "_as_float": _as_float, "_as_bool": _ap.as_bool,
+           "_as_int": _ap.as_int, "_as_symint": _ap.as_symint,
+           "_as_tensor_or_symint": _ap.as_tensor_or_symint, "_as_int_list": _ap.as_int_list,
+           "_as_scalar": _ap.as_scalar, "_as_float": _ap.as_float, "_as_bool": _ap.as_bool,
            "_as_str": _ap.as_str, "_as_dtype": _ap.as_dtype, "_as_tensor": _ap.as_tensor,
            "_as_tensor_or_number": _ap.as_tensor_or_number, "_NUMBERS": _ap.NUMBERS,
            "_REALS": _ap.REALS, "_INT_SEQUENCES": _ap.INT_SEQUENCES, "_dtype": _dtype,
@@ -526,18 +527,6 @@ def out_needs_dim(fn, dtype, keepdim):
 def _missing_size(fn, name):
     """A varargs size or dims that got no ints at all: the required argument is missing."""
     raise TypeError(f'{fn}() missing 1 required positional arguments: "{name}"')
-
-
-def _as_symint(fn, name, pos, value):
-    return _ap.as_int(fn, name, pos, value, symint=True)
-
-
-def _as_tensor_or_symint(fn, name, pos, value):
-    return value if isinstance(value, Tensor) else _ap.as_int(fn, name, pos, value, symint=True)
-
-
-def _as_float(fn, name, pos, value):
-    return _ap.as_scalar(fn, name, pos, value, "float")
 
 
 def _not_a_tensor_list(fn, name, pos):
