@@ -102,15 +102,8 @@ class Tensor:
 
     _is_subclass_to_print = False
 
-    def __new__(cls, *args, **kwargs):
-        if args and isinstance(args[0], Tensor) and cls is not Tensor:
-            return args[0]._as_subclass(cls)
-        # the legacy constructor, in the default dtype, on the CPU (ember/_bindings/factories.py)
-        from .._bindings.factories import legacy_construct
-        t = legacy_construct(D.get_default_dtype(), kwargs.pop("device", None), args, kwargs,
-                             form="base")
-        return t if cls is Tensor else t._as_subclass(cls)  # a subclass built from sizes
-
+    # __new__, the legacy constructor `torch.Tensor(2, 3)`, is installed by ember/_bindings
+    # (legacy_tensor_types.tensor_new), as the other Python bindings are
     def __init__(self, *args, **kwargs):
         pass
 
