@@ -369,7 +369,7 @@ class _Binding:
                      f"            {n} = _as_int_list({site}, _given, 0, True)",
                      "            break"]
             if not a.has_default:  # `x.permute()`: the missing-argument error
-                lines += ["    else:", f"        if not {n}:",
+                lines += ["    else:", "        if not _given:",
                           f"            _missing_size({self.name!r}, {a.name!r})"]
             return lines
         if base in _INT_LIST or _int_list_size(base):
