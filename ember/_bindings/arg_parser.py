@@ -42,7 +42,7 @@ def type_name(value):
     t = type(value)
     if t is Size:
         return "torch.Size"
-    if t is D.dtype:
+    if isinstance(value, D.dtype):
         return "torch.dtype"
     if t.__flags__ & _HEAP_TYPE or t.__module__ == "builtins":
         return t.__name__   # a class written in Python: its tp_name is its bare name
