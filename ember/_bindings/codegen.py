@@ -374,13 +374,16 @@ class _Binding:
             return lines
         if base in _INT_LIST or _int_list_size(base):
             size = _int_list_size(base) or 0
-            lines = [f"    if {n}.__class__ not in _INT_SEQUENCES:",
-                     f"        {n} = _as_int_list({site}, {n}, {size})",
-                     "    else:",
-                     f"        for _e in {n}:",
-                     "            if _e.__class__ is not int:",
-                     f"                {n} = _as_int_list({site}, {n}, {size})",
-                     "                break"]
+            lines = [f"    if {n}.__class__ is int:",   # int[N]: one int for all N
+                     f"        {n} = [{n}] * {size}",
+                     f"    elif {n}.__class__ not in _INT_SEQUENCES:"] if size else \
+                    [f"    if {n}.__class__ not in _INT_SEQUENCES:"]
+            lines += [f"        {n} = _as_int_list({site}, {n}, {size})",
+                      "    else:",
+                      f"        for _e in {n}:",
+                      "            if _e.__class__ is not int:",
+                      f"                {n} = _as_int_list({site}, {n}, {size})",
+                      "                break"]
             if not optional and a.has_default:   # None stands for the default
                 lines = [f"    if {n} is None:", f"        {n} = {_default(a)!r}",
                          "    el" + lines[0][4:]] + lines[1:]
