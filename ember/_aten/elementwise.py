@@ -208,7 +208,8 @@ def _reduced_operand(x, dt, mdt):
 
 
 def binary(name, compute, *, operands=None, result=None, check=None, finish=None,
-           inplace=None, ufunc=None, scalar_operand=True, scalar_other_at_opmath=False):
+           inplace=None, ufunc=None, scalar_operand=True, scalar_other_at_opmath=False,
+           alpha=False):
     """Register CPU and Meta kernels of a binary op (and of its in-place form `inplace`).
 
     operands(dt, *extra) is the dtype the operands are cast to, given their promoted dtype dt
@@ -224,7 +225,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     number, which the output layout rule counts), not a Scalar argument of the op (see
     _scalar_arg_layout).
     scalar_other_at_opmath: a float16/bfloat16 op reads a scalar `other` in float32 (see
-    _compute_scalar_other).
+    _compute_scalar_other). alpha: the op's extra argument is add's `alpha`, which a
+    float16/bfloat16 op reads in its own dtype (rounded, and refused if out of its range).
     """
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
@@ -251,6 +253,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 return _wrap_external(out, dt)
         try:
             if dt in _OPMATH:
+                if alpha and extra:
+                    extra = (_alpha_in(dt, extra[0]),)
                 rdt = dt if result is None else result(dt)
                 r = None if not scalar_other_at_opmath else \
                     _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
@@ -299,6 +303,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                     return self
                 except (OverflowError, TypeError):  # a Python int outside dt's range
                     pass
+            if alpha and extra and dt in _OPMATH:
+                extra = (_alpha_in(dt, extra[0]),)
             r = None if dt not in _OPMATH or not scalar_other_at_opmath else \
                 _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
             if r is None:
@@ -388,6 +394,15 @@ def _check_alpha(dt, alpha):
     elif isinstance(alpha, complex) and not dt.is_complex:
         raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
                            "number.")
+
+
+def _alpha_in(dt, alpha):
+    """add's alpha as a float16/bfloat16 kernel reads it: rounded to dt (c10's checked
+    `alpha.to<scalar_t>()`, which refuses a value out of dt's range)."""
+    if type(alpha) is bool or (type(alpha) is int and alpha == 1):
+        return alpha
+    from .factory import checked_scalar   # (factory imports this module)
+    return float(np.asarray(checked_scalar(alpha, dt), dtype=dt._np))
 
 
 def _check_sub(self, other, dt, alpha=1):
@@ -561,9 +576,10 @@ def _typed_ufunc(ufunc):
     return compute
 
 
-binary("add.Tensor", _add, inplace="add_.Tensor", ufunc=np.add)
-binary("sub.Tensor", _sub, check=_check_sub, inplace="sub_.Tensor", ufunc=np.subtract)
-binary("rsub.Tensor", lambda a, b, dt, alpha=1: _sub(b, a, dt, alpha), check=_check_sub)
+binary("add.Tensor", _add, inplace="add_.Tensor", ufunc=np.add, alpha=True)
+binary("sub.Tensor", _sub, check=_check_sub, inplace="sub_.Tensor", ufunc=np.subtract, alpha=True)
+binary("rsub.Tensor", lambda a, b, dt, alpha=1: _sub(b, a, dt, alpha), check=_check_sub,
+       alpha=True)
 binary("mul.Tensor", _mul, inplace="mul_.Tensor", ufunc=np.multiply,
        scalar_other_at_opmath=True)
 binary("div.Tensor_mode", _div, operands=_div_operands, check=_check_div, finish=_div_finish,
@@ -593,8 +609,8 @@ def _as_array(x, dt):
     """A NumPy array of dtype dt for a tensor or a Python scalar (no ufunc math involved)."""
     if isinstance(x, Tensor):
         return x._np if x.dtype is dt else x._np.astype(dt._np)
-    from .factory import checked_scalar  # a number out of dt's range raises, as in PyTorch
-    return np.array(checked_scalar(x, dt)).astype(dt._np)
+    from .factory import wrapped_scalar  # a number out of dt's range raises, as in PyTorch
+    return wrapped_scalar(x, dt)
 
 
 @impl("where.self", "CPU")

@@ -100,6 +100,17 @@ _SCALAR_RANGES = {
 }
 
 
+def wrapped_scalar(value, dt):
+    """A Python number made a tensor of dtype `dt` (`scalar_tensor`, a number in `where`):
+    PyTorch converts it through float32 for float16/bfloat16, so a value beyond their range
+    becomes inf where a larger one than float32's raises; other dtypes are checked as ever."""
+    if dt is D.float16 or dt is D.bfloat16:
+        with np.errstate(over="ignore"):
+            return np.array(checked_scalar(value, D.float32), dtype=np.float32).astype(
+                D.np_dtype(dt))
+    return np.array(checked_scalar(value, dt)).astype(D.np_dtype(dt))
+
+
 def checked_scalar(value, dt):
     """A Python number as a value of dtype `dt`, with PyTorch's overflow check (c10's
     checked_convert): out-of-range values raise instead of wrapping, infinities may become
@@ -354,8 +365,7 @@ def eye_meta(n, m, dtype=None, device=None):
 
 @impl("scalar_tensor", "CPU")
 def scalar_tensor(s, dtype=None, device=None):
-    dt = _dt(dtype)
-    return _wrap(np.array(checked_scalar(s, dt), dtype=D.np_dtype(dt)))
+    return _wrap(wrapped_scalar(s, _dt(dtype)))
 
 
 @impl("scalar_tensor", "Meta")

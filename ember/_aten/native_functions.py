@@ -471,7 +471,7 @@ squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)  | function, method, inplac
 unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace
 select.int(Tensor(a) self, int dim, int index) -> Tensor(a)  | function, method
 slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)
-narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)  | function, method
+narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)  | function, method
 as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)  | function, method, inplace, inplace_function
 diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)  | function, method
 unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)  | method

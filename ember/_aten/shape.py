@@ -785,7 +785,9 @@ def fill_(self, value):
         if value.dim() != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
-        value = value.item()
+        with np.errstate(over="ignore", invalid="ignore"):   # fill_.Tensor: a plain cast
+            self._np[...] = np.asarray(value.item()).astype(self._np.dtype)
+        return self
     self._np[...] = checked_scalar(value, self.dtype)
     return self
 

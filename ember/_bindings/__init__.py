@@ -15,6 +15,7 @@ from .overloads import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .sparse_compressed import *  # noqa: F401,F403
 from . import generated, factories, overloads, tensor_methods, sparse, sparse_compressed
+from .legacy_tensor_types import tensor_new
 
 
 def install_methods(methods, properties=None):
@@ -32,3 +33,4 @@ install_methods(overloads.METHODS)
 install_methods(tensor_methods.METHODS, tensor_methods.PROPERTIES)
 install_methods(sparse.METHODS)
 install_methods(sparse_compressed.METHODS)
+Tensor.__new__ = staticmethod(tensor_new)

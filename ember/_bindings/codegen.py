@@ -20,7 +20,8 @@ with PyTorch's Python conventions: `self` is called `input` in functions and is 
 methods wherever the schema puts it; an argument named like a Python keyword gets a trailing
 underscore (`from_`); a method whose only positional argument is an int list also takes it as
 varargs (`x.view(2, 3)`); `int[N]` accepts a single int; a `Tensor` argument refuses a number
-unless the schema says `Tensor|Scalar`; named returns become a `torch.return_types` tuple. The
+unless the schema says `Tensor|Scalar`; every argument is checked as PyTorch's parser checks its
+type, with one class comparison on the hot path (arg_parser.py); named returns become a `torch.return_types` tuple. The
 generated source is kept in `__ember_source__`, so what runs is what `print` shows.
 
 PyTorch's argument parser also takes NumPy's names for four parameters (NUMPY_NAMES: `axis=`
@@ -40,12 +41,27 @@ import keyword
 import linecache
 
 from .._core import torch_function as _tf
+from .._core.dtype import dtype as _dtype
 from .._core.tensor import Tensor
+from . import arg_parser as _ap
 from . import deprecated as _deprecated
 from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _return_type
 from .out import dtype_from_out as _dtype_from_out
 
 _INT_LIST = ("int[]", "SymInt[]")
+# schema type -> (the hot-path test that sends a value to the parser's slow path, its function)
+_CHECKS = {
+    "int": ("{0}.__class__ is not int", "_as_int"),
+    "SymInt": ("{0}.__class__ is not int", "_as_symint"),
+    "Scalar": ("{0}.__class__ not in _NUMBERS", "_as_scalar"),
+    "float": ("{0}.__class__ not in _REALS", "_as_float"),
+    "bool": ("{0}.__class__ is not bool", "_as_bool"),
+    "str": ("{0}.__class__ is not str", "_as_str"),
+    "ScalarType": ("{0}.__class__ is not _dtype", "_as_dtype"),
+    "Tensor|Scalar": ("{0}.__class__ not in _TENSOR_OR_NUMBER", "_as_tensor_or_number"),
+    "Tensor|SymInt": ("{0}.__class__ is not int", "_as_tensor_or_symint"),
+    "Tensor": ("not isinstance({0}, Tensor)", "_as_tensor"),
+}
 
 # Python overloads that no single schema describes, bound by hand (factories.py, overloads.py):
 # `prod(x)` and `prod(x, dim)`, `var(x, dim, unbiased)` beside `correction=`, `sort(x, dim,
@@ -64,6 +80,11 @@ OUT_NEEDS_DIM = {"sum"}
 # `*_deprecated` and hand such a call to deprecated.py.
 DEPRECATED = {"add", "sub", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
               "sspaddmm"}
+# Arguments that also take a Tensor: PyTorch's `.Tensor` overload of the op, which ember's kernel
+# of the other one serves (`x.fill_(t)` fills with a 0-d tensor's value, `x.narrow(0, t, 2)`
+# starts at one): (op, argument) -> the type the parser checks
+TENSOR_OVERLOADS = {("fill_", "value"): "Tensor|Scalar", ("fill", "value"): "Tensor|Scalar",
+                    ("narrow", "start"): "Tensor|SymInt"}
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
@@ -301,26 +322,7 @@ class _Binding:
                       "        dim = None"]
         lines += self.torch_function_check()
         for pos, a in enumerate(self.params, 1):   # (a method's position excludes self)
-            n = self.arg_name(a)
-            if self.varargs and not a.kwarg_only:
-                lines += [f"    if len({n}) == 1 and not isinstance({n}[0], int):",
-                          f"        {n} = {n}[0]"]
-                if not a.has_default:  # `x.permute()`: the missing-argument error
-                    lines += [f"    elif not {n}:",
-                              f"        _missing_size({self.name!r}, {a.name!r})"]
-            elif _int_list_size(a.type):
-                lines += [f"    if type({n}) is int:",
-                          f"        {n} = [{n}] * {_int_list_size(a.type)}"]
-                if not a.type.endswith("?"):
-                    lines.append(f"    elif {n} is None:")
-                    lines.append(f"        {n} = {_default(a)!r}" if a.has_default else
-                                 f"        _wrong_type({self.name!r}, {n!r}, 'tuple of ints', {n})")
-            elif a.type == "Tensor" and not (self.kind == "method" and a.name == "self"):
-                lines += [f"    if not isinstance({n}, Tensor):",
-                          f"        _not_a_tensor({self.name!r}, {n!r}, {pos}, {n})"]
-            elif a.type in ("int", "SymInt"):   # PyTorch's parser takes no bool for an int
-                lines += [f"    if {n}.__class__ is bool:",
-                          f"        _not_an_int({self.name!r}, {n!r}, {pos})"]
+            lines += self.check_lines(a, pos)
         call_args = [self.arg_name(a) for a in self.op.schema.arguments]
         if self.kind == "method":
             call_args[self.receiver] = "self"
@@ -347,6 +349,55 @@ class _Binding:
         else:
             lines.append(f"    return {call}")
         return "\n".join(lines) + "\n"
+
+    def check_lines(self, a, pos):
+        """The parser's check of one argument (arg_parser.py): a class comparison that every
+        ordinary value passes, and the call that converts or refuses any other value."""
+        n, typ = self.arg_name(a), a.type
+        if self.kind == "method" and a.name == "self":
+            return []
+        optional = typ.endswith("?")
+        base = typ.rstrip("?")
+        where = "None" if a.kwarg_only else pos
+        site = f"{self.name!r}, {n!r}, {where}"
+        if self.varargs and not a.kwarg_only:   # x.expand(2, 3) or x.expand((2, 3))
+            lines = [f"    _given = {n}",
+                     f"    if len({n}) == 1 and {n}[0].__class__ in _INT_SEQUENCES:",
+                     f"        {n} = {n}[0]",
+                     f"    for _e in {n}:",
+                     "        if _e.__class__ is not int:",
+                     f"            {n} = _as_int_list({site}, _given, 0, True)",
+                     "            break"]
+            if not a.has_default:  # `x.permute()`: the missing-argument error
+                lines += ["    else:", "        if not _given:",
+                          f"            _missing_size({self.name!r}, {a.name!r})"]
+            return lines
+        if base in _INT_LIST or _int_list_size(base):
+            size = _int_list_size(base) or 0
+            lines = [f"    if {n}.__class__ is int:",   # int[N]: one int for all N
+                     f"        {n} = [{n}] * {size}",
+                     f"    elif {n}.__class__ not in _INT_SEQUENCES:"] if size else \
+                    [f"    if {n}.__class__ not in _INT_SEQUENCES:"]
+            lines += [f"        {n} = _as_int_list({site}, {n}, {size})",
+                      "    else:",
+                      f"        for _e in {n}:",
+                      "            if _e.__class__ is not int:",
+                      f"                {n} = _as_int_list({site}, {n}, {size})",
+                      "                break"]
+            if not optional and a.has_default:   # None stands for the default
+                lines = [f"    if {n} is None:", f"        {n} = {_default(a)!r}",
+                         "    el" + lines[0][4:]] + lines[1:]
+            elif optional:
+                lines = [f"    if {n} is not None:"] + ["    " + line for line in lines]
+            return lines
+        base = TENSOR_OVERLOADS.get((self.name, a.name), base)
+        test, convert = _CHECKS.get(base, (None, None))
+        if test is None:
+            return []
+        test = test.format(n)
+        if optional:
+            test = f"{n} is not None and {test}"
+        return [f"    if {test}:", f"        {n} = {convert}({site}, {n})"]
 
     def torch_function_check(self):
         """The lines that hand the call to `__torch_function__` when a tensor argument is not
@@ -428,9 +479,16 @@ def _compile_all(bindings):
     function is defined under a unique name bound to its own op, then given its real name."""
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant, "_dtype_from_out": _dtype_from_out,
-           "_return_type": _return_type, "_not_a_tensor": _not_a_tensor,
-           "_not_a_tensor_list": _not_a_tensor_list, "_not_an_int": _not_an_int,
-           "_wrong_type": _wrong_type, "_missing_size": _missing_size, "_numpy_names": _numpy_names, "_unexpected": _unexpected,
+           "_return_type": _return_type,
+           "_not_a_tensor_list": _not_a_tensor_list, "_missing_size": _missing_size,
+           "_numpy_names": _numpy_names, "_unexpected": _unexpected,
+           "_as_int": _ap.as_int, "_as_symint": _ap.as_symint,
+           "_as_tensor_or_symint": _ap.as_tensor_or_symint, "_as_int_list": _ap.as_int_list,
+           "_as_scalar": _ap.as_scalar, "_as_float": _ap.as_float, "_as_bool": _ap.as_bool,
+           "_as_str": _ap.as_str, "_as_dtype": _ap.as_dtype, "_as_tensor": _ap.as_tensor,
+           "_as_tensor_or_number": _ap.as_tensor_or_number, "_NUMBERS": _ap.NUMBERS,
+           "_REALS": _ap.REALS, "_INT_SEQUENCES": _ap.INT_SEQUENCES, "_dtype": _dtype,
+           "_TENSOR_OR_NUMBER": _ap.NUMBERS | {Tensor},
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,
            "_SEQUENCES": _SEQUENCES, "_torch_function": _torch_function,
            "_NOT_HANDLED": _tf.NOT_HANDLED, "_NO_DIM": NO_DIM,
@@ -472,19 +530,6 @@ def out_needs_dim(fn, dtype, keepdim):
 def _missing_size(fn, name):
     """A varargs size or dims that got no ints at all: the required argument is missing."""
     raise TypeError(f'{fn}() missing 1 required positional arguments: "{name}"')
-
-
-def _wrong_type(fn, name, expected, value):
-    raise TypeError(f"{fn}(): argument '{name}' must be {expected}, not {type(value).__name__}")
-
-
-def _not_an_int(fn, name, pos):
-    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be int, not bool")
-
-
-def _not_a_tensor(fn, name, pos, value):
-    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not "
-                    f"{type(value).__name__}")
 
 
 def _not_a_tensor_list(fn, name, pos):

@@ -38,6 +38,7 @@ def _out_dtype(out, dtype, layout=None):
                            f"({_type(out.dtype)})")
     return dtype
 from .generated import pow
+from . import arg_parser as _ap
 
 
 def _size_args(size, keyword=None, name="empty"):
@@ -46,18 +47,8 @@ def _size_args(size, keyword=None, name="empty"):
     if keyword is not None:
         if size:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
-        size = (keyword,)
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = size[0]
-    out = []
-    for s in size:
-        if isinstance(s, Tensor):
-            s = s.item()
-        if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__}")
-        out.append(int(s))
-    return tuple(out)
+        return tuple(_ap.int_list_arg(name, "size", 1, keyword))
+    return tuple(_ap.int_list_arg(name, "size", 1, size, 0, True))
 
 
 def _dev(device):
@@ -276,8 +267,9 @@ _impl("ones", "CompositeImplicitAutograd")(
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     dtype = _out_dtype(out, dtype, layout)
-    return _finish(_full(_size_args((size,)), fill_value, dtype, _dev(device)), requires_grad,
-                   out)
+    size = _ap.int_list_arg("full", "size", 1, size)
+    fill_value = _ap.scalar_arg("full", "fill_value", 2, fill_value)
+    return _finish(_full(size, fill_value, dtype, _dev(device)), requires_grad, out)
 
 
 def _empty_like(t, dtype, device, memory_format):
@@ -315,8 +307,11 @@ def _filled(t, value):
                                   "'SparseCPU' backend. This could be because the operator "
                                   "doesn't exist for this backend.")
     if t._np is not None:
-        value = value.item() if isinstance(value, Tensor) else value
-        t._np[...] = value if t.dtype._kind is None else checked_scalar(value, t.dtype)
+        if isinstance(value, Tensor):  # a tensor's value is cast as it is
+            value = value.item()
+            t._np[...] = value if t.dtype._kind is None else checked_scalar(float(value), t.dtype)
+        else:
+            t._np[...] = checked_scalar(value, t.dtype)
     elif t._lazy is not None:  # recorded on the lazy device
         t.fill_(value)
     elif t._sparse is not None and not t.is_sparse:  # compressed: zeros_like stores no entry,
@@ -380,6 +375,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    fill_value = _ap.scalar_arg("full_like", "fill_value", 2, fill_value)
     if _recorded(input):
         return _finish(_full_like(input, fill_value, dtype=dtype, layout=layout, device=device,
                                   pin_memory=False, memory_format=memory_format), requires_grad)
@@ -448,6 +444,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    steps = _ap.int_arg("linspace", "steps", 3, steps)
     values = _linspace(start, end, steps, _out_dtype(out, dtype, layout), _dev(device))
     return range_out(values, out, requires_grad)
 
@@ -464,7 +461,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     dtype = _out_dtype(out, dtype, layout)
-    return _finish(_eye(n, n if m is None else m, dtype, _dev(device)), requires_grad, out)
+    n = _ap.int_arg("eye", "n", 1, n)
+    m = n if m is None else _ap.int_arg("eye", "m", 2, m)
+    return _finish(_eye(n, m, dtype, _dev(device)), requires_grad, out)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):
@@ -492,13 +491,15 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
             raise TypeError("randint() missing required argument 'size'")
     elif high is None:
         low, high = 0, low
-    t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
+    low, high = _ap.int_arg("randint", "low", 1, low), _ap.int_arg("randint", "high", 2, high)
+    t = _empty(_size_args((size,), name="randint"), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
     return _finish(_sampled(_random_(t, low, high, generator)), requires_grad, out)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     dtype = _out_dtype(out, dtype, layout) or D.int64
+    n = _ap.int_arg("randperm", "n", 1, n)
     return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out)
 
 
@@ -517,7 +518,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
         z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
         return _finish(z * std + mean, requires_grad, out)
-    t = _empty(_size_args((size,)), _out_dtype(out, dtype, layout), _dev(device), False)
+    t = _empty(_size_args((size,), name="normal"), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_sampled(_normal_(t, float(mean), float(std), generator)), requires_grad, out)
 
 
@@ -540,34 +541,49 @@ def _legacy_new(self, *args, device=None, **kwargs):
 
 
 def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="constructor"):
-    """The legacy constructors (`Tensor.new`, `torch.Tensor(...)`, `torch.FloatTensor(...)`) in
-    `dtype`: no argument is empty, sizes or a Size an uninitialized tensor of that size, data a
-    tensor of the data, a tensor of the same dtype that tensor's storage. A device given must be
-    of the default device's type, and cannot come with a tensor."""
+    """The legacy constructors (`Tensor.new`, `torch.Tensor(...)` as form "base",
+    `torch.FloatTensor(...)`) in `dtype`: no argument is empty; ints (or what stands for one, a
+    NumPy int, a 0-d array), a torch.Size or `size=` an uninitialized tensor of that size; a
+    sequence a tensor of the data; a tensor that tensor's storage (of `dtype`, except for
+    torch.Tensor, which takes any). A device given must be of the default device's type, and
+    cannot come with a tensor."""
     if device is None:
         device = default_device
     else:
         check_legacy_device(device, default_device, len(args) == 1 and isinstance(args[0], Tensor),
                             form)
-    if kwargs:
-        raise TypeError(f"new() received an invalid combination of arguments - got keyword "
-                        f"argument(s) {', '.join(kwargs)}; it takes only device=")
+    size = kwargs.pop("size", None)
+    if kwargs or (size is not None and args):
+        got = ", ".join([_ap.type_name(a) for a in args] +
+                        [f"{k}={_ap.type_name(v)}" for k, v in kwargs.items()] +
+                        ([f"size={_ap.type_name(size)}"] if size is not None else []))
+        raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but "
+                        f"expected one of: (*, torch.device device = None), (tuple of ints size, "
+                        f"*, torch.device device = None), (object data, *, torch.device device "
+                        f"= None), (Tensor other)")
+    if size is not None:
+        args = (size,)
     if not args:
         return empty(0, dtype=dtype, device=device)
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        other = args[0]
-        if other.dtype is not dtype:
-            raise TypeError(f"new(): expected a tensor of dtype {dtype} (got {other.dtype})")
-        return other.detach()
-    if len(args) == 1 and not isinstance(args[0], Size) and (
-            isinstance(args[0], np.ndarray) or not hasattr(args[0], "__index__")):
-        return tensor(args[0], dtype=dtype, device=device)
-    size = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
-    if not all(hasattr(s, "__index__") and not isinstance(s, bool) for s in size):
-        bad = next(s for s in size if not hasattr(s, "__index__") or isinstance(s, bool))
-        raise TypeError(f"new(): argument 'size' must be tuple of ints, but found element of "
-                        f"type {type(bad).__name__}")
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):
+        if form != "base" and first.dtype is not dtype:
+            raise TypeError(f"new(): expected a tensor of dtype {dtype} (got {first.dtype})")
+        return first.detach()
+    if len(args) == 1 and type(first) is not Size and not _ap.is_int(first, True):
+        if size is None:
+            return tensor(_legacy_data(first), dtype=dtype, device=device)
+    size = _ap.int_list_arg("new", "size", 1, args, 0, True)
     return empty(*size, dtype=dtype, device=device)
+
+
+def _legacy_data(data):
+    """The data of a legacy constructor: a sequence of numbers (PySequence_Check's sense)."""
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not hasattr(type(data), "__getitem__") or isinstance(data, dict):
+        raise TypeError(f"new(): data must be a sequence (got {_ap.type_name(data)})")
+    return data
 
 
 def _new_zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
@@ -588,6 +604,7 @@ def _new_factory(fn, name):
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+    fill_value = _ap.scalar_arg("new_full", "fill_value", 2, fill_value)
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
 
@@ -637,10 +654,12 @@ def _triangle_indices(row, col, offset, lower, dtype, device):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    row, col = _ap.int_arg("tril_indices", "row", 1, row), _ap.int_arg("tril_indices", "col", 2, col)
     return _triangle_indices(row, col, offset, True, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    row, col = _ap.int_arg("triu_indices", "row", 1, row), _ap.int_arg("triu_indices", "col", 2, col)
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 

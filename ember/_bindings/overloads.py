@@ -14,6 +14,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
+from . import arg_parser as _ap
 from .codegen import numpy_names, out_needs_dim
 from .out import _finish, _finish_tuple, dtype_from_out
 from .generated import maximum, minimum, atan2, view_as_real
@@ -37,19 +38,20 @@ def masked_fill(input, mask, value):
     """`value` a number (masked_fill.Scalar) or a 0-d tensor, differentiable (.Tensor)."""
     if isinstance(value, Tensor):
         return _op("masked_fill.Tensor")(input, mask, value)
-    return _op("masked_fill.Scalar")(input, mask, value)
+    return _op("masked_fill.Scalar")(input, mask, _ap.scalar_arg("masked_fill", "value", 3, value))
 
 
 def _masked_fill_(self, mask, value):
     if isinstance(value, Tensor):
         return _op("masked_fill_.Tensor")(self, mask, value)
-    return _op("masked_fill_.Scalar")(self, mask, value)
+    return _op("masked_fill_.Scalar")(self, mask, _ap.scalar_arg("masked_fill_", "value", 2, value))
 
 
 @numpy_names
 def index_fill(input, dim, index, value):
     if isinstance(value, Tensor):
         return _op("index_fill.int_Tensor")(input, dim, index, value)
+    value = _ap.scalar_arg("index_fill", "value", 4, value)
     return _op("index_fill.int_Scalar")(input, dim, index, value)
 
 
@@ -57,6 +59,7 @@ def index_fill(input, dim, index, value):
 def _index_fill_(self, dim, index, value):
     if isinstance(value, Tensor):
         return _op("index_fill_.int_Tensor")(self, dim, index, value)
+    value = _ap.scalar_arg("index_fill_", "value", 3, value)
     return _op("index_fill_.int_Scalar")(self, dim, index, value)
 
 
@@ -109,6 +112,8 @@ def _int_dim(name, dim):
 
 @numpy_names
 def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
+    if keepdim.__class__ is not bool:
+        _ap.as_bool("prod", "keepdim", 3, keepdim)
     if dim is _FULL and out is not None:
         out_needs_dim("prod", dtype, keepdim)
     dim = None if dim is _FULL else _int_dim("prod", dim)
@@ -117,6 +122,8 @@ def prod(input, dim=_FULL, keepdim=False, *, dtype=None, out=None):
 
 
 def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name, out):
+    if keepdim.__class__ is not bool:
+        _ap.as_bool(name, "keepdim", 3, keepdim)
     if isinstance(dim, Tensor):
         return pairwise(input, dim, out=out)
     if other is not None:
@@ -164,20 +171,40 @@ _squeeze = _op("squeeze.dims")
 def squeeze(input, dim=None):
     if dim is None:
         return _op("squeeze")(input)
-    if isinstance(dim, int):
+    dim = _ap.int_or_int_list_arg("squeeze", "dim", 1, dim)
+    if dim.__class__ is int:
         return _op("squeeze.dim")(input, dim)
-    return _squeeze(input, list(dim))
+    return _squeeze(input, dim)
 
 
-def _view_method(self, *shape):
-    if not shape:
-        raise TypeError("view() received an invalid combination of arguments - got (), but "
-                        "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _op("view.dtype")(self, shape[0])
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    return _op("view")(self, shape)
+def _view_method(self, *shape, **size):
+    if size:   # view(size=...) or view(dtype=...)
+        if shape or len(size) != 1 or not size.keys() <= {"size", "dtype"}:
+            raise _view_error(shape, size)
+        shape = tuple(size.values())
+    elif not shape:
+        raise _view_error(shape, size)
+    given = shape
+    if len(shape) == 1:
+        if shape[0].__class__ in _ap.INT_SEQUENCES:
+            shape = shape[0]
+        elif isinstance(shape[0], D.dtype):
+            return _op("view.dtype")(self, shape[0])
+    for s in shape:
+        if s.__class__ is not int:
+            shape = _ap.as_int_list("view", "size", 1, given, 0, True)
+            break
+    return _view_op(self, shape)
+
+
+_view_op = _op("view")
+
+
+def _view_error(shape, size):
+    got = ", ".join([_ap.type_name(s) for s in shape] +
+                    [f"{k}={_ap.type_name(v)}" for k, v in size.items()])
+    return TypeError(f"view() received an invalid combination of arguments - got ({got}), but "
+                     "expected one of:\n * (torch.dtype dtype)\n * (tuple of ints size)\n")
 
 
 def _scatter_op(name, src, value, reduce):
@@ -287,6 +314,8 @@ def count_nonzero(input, dim=None):
 # sorting and selection
 @numpy_names
 def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    if descending.__class__ is not bool:
+        _ap.as_bool("sort", "descending", 3, descending)
     values_indices = _op("sort.stable")(input, stable, dim, descending)
     return _finish_tuple("sort", ["values", "indices"], values_indices, out, (input,))
 
@@ -320,9 +349,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def _squeeze_(self, dim=None):
     if dim is None:
         return _op("squeeze_")(self)
-    if isinstance(dim, int):
+    dim = _ap.int_or_int_list_arg("squeeze_", "dim", 1, dim)
+    if dim.__class__ is int:
         return _op("squeeze_.dim")(self, dim)
-    return _op("squeeze_.dims")(self, list(dim))
+    return _op("squeeze_.dims")(self, dim)
 
 
 def angle(input, *, out=None):

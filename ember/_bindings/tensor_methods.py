@@ -21,6 +21,7 @@ from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logica
 from .factories import _size_args, _dev, tensor
 from .overloads import real, imag, remainder
 from .codegen import _missing_size
+from . import arg_parser as _ap
 
 # ---- elementwise ------------------------------------------------------------------------------
 # the arithmetic operators pass every argument of their op, so they take its positional call
@@ -52,12 +53,6 @@ _transpose = _op("transpose.int")
 _expand = _op("expand")
 _clone = _op("clone")
 _to_copy = _op("_to_copy")
-
-
-def _shape_args(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
-        return tuple(int(s) for s in shape[0])
-    return tuple(int(s) for s in shape)
 
 
 # ---- Tensor methods ---------------------------------------------------------------------------
@@ -190,7 +185,7 @@ def _sum_to_size(self, *size):
         return _handle(Tensor.sum_to_size, (self, *size))
     if not size:
         _missing_size("sum_to_size", "size")
-    size = _shape_args(size)
+    size = tuple(_ap.int_list_arg("sum_to_size", "size", 1, size, 0, True))
     if self._size == size:
         return self
     lead = len(self._size) - len(size)
@@ -214,7 +209,7 @@ _repeat_op = _op("repeat")
 def _repeat(self, *sizes):
     if not sizes:
         _missing_size("repeat", "repeats")
-    return _repeat_op(self, list(_shape_args(sizes)))
+    return _repeat_op(self, list(_ap.int_list_arg("repeat", "repeats", 1, sizes, 0, True)))
 
 
 def _set_(self, source=None, storage_offset=None, size=None, stride=None):
@@ -514,7 +509,7 @@ def _check_resizable(self):
 
 def _resize_(self, *sizes, memory_format=None):
     _check_resizable(self)
-    return _op("resize_")(self, _size_args(sizes), memory_format)
+    return _op("resize_")(self, _size_args(sizes, name="resize_"), memory_format)
 
 
 def _resize_as_(self, the_template, *, memory_format=None):
@@ -530,7 +525,7 @@ def resize_as_(input, the_template, *, memory_format=None):
 def _resize(self, *sizes):
     warnings.warn("non-inplace resize is deprecated", stacklevel=_user_stacklevel())
     from ..autograd._functions import Resize
-    return Resize.apply(self, _size_args(sizes))
+    return Resize.apply(self, _size_args(sizes, name="resize"))
 
 
 def _resize_as(self, tensor):

@@ -111,4 +111,4 @@ def check_legacy_device(given, default, from_tensor, form):
         raise RuntimeError(f"legacy constructor expects device type: {expected} but device type: "
                            f"{device(given).type} was passed")
     if from_tensor:
-        raise RuntimeError(_LEGACY_TENSOR_AND_DEVICE[form])
+        raise RuntimeError(_LEGACY_TENSOR_AND_DEVICE["constructor" if form == "base" else form])

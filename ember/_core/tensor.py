@@ -20,7 +20,7 @@ import numpy as np
 from .float8 import as_strided
 
 from . import dtype as D
-from .device import cpu as _CPU, meta as _META, check_legacy_device
+from .device import cpu as _CPU, meta as _META
 from .layout import strided, sparse_coo, sparse_csr
 from .memory_format import contiguous_format
 from .storage import UntypedStorage, _root_array
@@ -107,22 +107,8 @@ class Tensor:
 
     _is_subclass_to_print = False
 
-    def __new__(cls, *args, **kwargs):
-        if kwargs.get("device") is not None:  # the legacy constructor builds on the CPU only
-            check_legacy_device(kwargs.pop("device"), "cpu", len(args) == 1 and
-                                isinstance(args[0], Tensor), "constructor")
-        if cls is Tensor and not args and not kwargs:
-            return _wrap(np.empty((0,), dtype=np.float32))
-        if args and isinstance(args[0], Tensor) and cls is not Tensor:
-            return args[0]._as_subclass(cls)
-        if args and isinstance(args[0], (list, tuple)) and not kwargs:
-            t = _wrap(np.array(args[0], dtype=D.get_default_dtype()._np))
-        elif all(isinstance(a, int) for a in args):
-            t = _wrap(np.empty(args, dtype=np.float32))
-        else:
-            raise TypeError(f"Tensor(): invalid arguments {args!r}")
-        return t if cls is Tensor else t._as_subclass(cls)  # a subclass built from sizes
-
+    # __new__, the legacy constructor `torch.Tensor(2, 3)`, is installed by ember/_bindings
+    # (legacy_tensor_types.tensor_new), as the other Python bindings are
     def __init__(self, *args, **kwargs):
         pass
 

@@ -3,6 +3,7 @@ and log_softmax with their dtype argument, selu, celu, prelu, rrelu."""
 
 import numpy as np
 
+from .._bindings import arg_parser as _ap
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
@@ -21,11 +22,15 @@ _log_softmax_int = _op("log_softmax.int")
 
 @numpy_names
 def softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dim.__class__ is not int:
+        dim = _ap.int_arg("softmax", "dim", 2, dim)
     return _softmax_int(input, dim, dtype)
 
 
 @numpy_names
 def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+    if dim.__class__ is not int:
+        dim = _ap.int_arg("log_softmax", "dim", 2, dim)
     return _log_softmax_int(input, dim, dtype)
 
 

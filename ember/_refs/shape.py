@@ -18,6 +18,7 @@ from .._bindings.codegen import _missing_size
 from .._bindings.out import _finish
 from .._bindings.factories import tensor, zeros, arange
 from .._bindings.codegen import numpy_names
+from .._bindings import arg_parser as _ap
 
 _clone = _op("clone")
 _expand = _op("expand")
@@ -28,10 +29,9 @@ _unsafe_view = _op("_unsafe_view")
 _view = _op("view")
 
 
-def _shape_args(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
-        return tuple(int(s) for s in shape[0])
-    return tuple(int(s) for s in shape)
+def _shape_args(shape, name="reshape", arg="shape"):
+    """A method's `*shape`, checked as PyTorch's parser checks a varargs int list."""
+    return tuple(_ap.int_list_arg(name, arg, 1, shape, 0, True))
 
 
 def _reshape_method(self, *shape):
@@ -73,6 +73,9 @@ def _reshape_composite(input, shape):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    if start_dim.__class__ is not int or end_dim.__class__ is not int:
+        start_dim = _ap.int_arg("flatten", "start_dim", 2, start_dim)
+        end_dim = _ap.int_arg("flatten", "end_dim", 3, end_dim)
     return _flatten(input, start_dim, end_dim)
 
 
@@ -132,6 +135,8 @@ _impl(_unflatten_op, "CompositeImplicitAutograd")(_unflatten_composite)
 
 
 def movedim(input, source, destination):
+    source = _ap.int_or_int_list_arg("movedim", "source", 2, source)
+    destination = _ap.int_or_int_list_arg("movedim", "destination", 3, destination)
     n = input.dim()
     if n == 0:  # source and destination may only name dim 0 (or -1): an alias
         for s in [source] if isinstance(source, int) else list(source):
@@ -167,6 +172,9 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @numpy_names
 def chunk(input, chunks, dim=0):
+    if chunks.__class__ is not int or dim.__class__ is not int:
+        chunks = _ap.int_arg("chunk", "chunks", 2, chunks)
+        dim = _ap.int_arg("chunk", "dim", 3, dim)
     if _dispatcher._modes:
         return _chunk_op(input, chunks, dim)
     return _chunk_composite(input, chunks, dim)
@@ -511,7 +519,7 @@ METHODS = dict(
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
     fliplr=fliplr, flipud=flipud, ravel=ravel,
-    tile=lambda s, *dims: tile(s, _shape_args(dims) if dims else _missing_size("tile", "dims")),
+    tile=lambda s, *dims: tile(s, _shape_args(dims, "tile", "dims") if dims else _missing_size("tile", "dims")),
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 
