@@ -47,6 +47,8 @@ class TypedStorage:
         if len(args) == 2 and isinstance(args[0], UntypedStorage):   # ember's internal form
             wrap_storage, dtype = args
             args = ()
+        if wrap_storage is not None and dtype is None:
+            raise RuntimeError("Argument 'dtype' must be specified")
         if dtype is None:
             from ._core.dtype import get_default_dtype
             dtype = get_default_dtype()

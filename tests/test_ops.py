@@ -93,7 +93,7 @@ def as_numpy(t, is_torch):
     t = t.detach()
     if is_torch:
         return (t.to(torch.float64) if t.dtype == torch.bfloat16 else t).numpy()
-    return np.asarray(t.numpy())
+    return np.asarray(t._np if t.dtype == ember.bfloat16 else t.numpy())  # (numpy() refuses it)
 
 
 PRECISION = ("bfloat16", "float16", "float32", "float64")  # loosest first

@@ -701,5 +701,5 @@ def test_safetensors_missing_is_a_clear_error(monkeypatch):
     from ember.utils import safetensors as st
     monkeypatch.setitem(sys.modules, "safetensors", None)  # what an absent package looks like
     monkeypatch.setitem(sys.modules, "safetensors.numpy", None)
-    with pytest.raises(ImportError, match="pip install safetensors"):
+    with pytest.raises(ImportError, match="pip install 'safetensors"):
         st.save({"x": ember.ones(1)})

@@ -98,7 +98,7 @@ class _Staged:
         elif not stage.is_contiguous():
             stage = stage.contiguous()
         self.stage = stage
-        self.array = stage.numpy().reshape(-1)
+        self.array = stage.detach()._np.reshape(-1)  # (bfloat16 too: numpy() refuses it)
 
     def raw(self):
         """The buffer as bytes, for operations that only move data."""

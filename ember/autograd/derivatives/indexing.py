@@ -89,7 +89,7 @@ def _reduce_backward(grad, self, src, result, reduce, include_self, pick, spread
         masked_src_result = again(self, src.masked_fill(src_single_zero, 1))
         grad_src = E.where(src_single_zero, pick(grad * masked_src_result),
                            pick(grad * result) / src.masked_fill(src_zero, 1))
-        if bool((src_num_zeros > 1).any()):
+        if bool((src_num_zeros.abs() > 1).any()):  # (abs: complex counts compare too)
             op_name, arg = names
             grad_src = DelayedError(
                 f"{op_name}(): Double backward is unsupported for {arg} when >1 zeros in {arg} "
