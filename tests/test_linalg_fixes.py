@@ -211,3 +211,31 @@ def test_skip_cpu_if_no_mkl_runs_the_fft_tests():
     ran = []
     skipCPUIfNoMkl(lambda self, device: ran.append(device))(None, "cpu")
     assert ran == ["cpu"]
+
+
+# ---- out= of the matrix products: the result's dtype only, with each kernel's message ----------
+_PRODUCTS_OUT = {
+    "mm": lambda L, a, b, o: L.mm(a, b, out=o(2, 2)),
+    "addmm": lambda L, a, b, o: L.addmm(L.zeros(2, 2, dtype=L.float64), a, b, out=o(2, 2)),
+    "bmm": lambda L, a, b, o: L.bmm(a[None], b[None], out=o(1, 2, 2)),
+    "baddbmm": lambda L, a, b, o: L.baddbmm(L.zeros(1, 2, 2, dtype=L.float64), a[None], b[None],
+                                            out=o(1, 2, 2)),
+    "addbmm": lambda L, a, b, o: L.addbmm(L.zeros(2, 2, dtype=L.float64), a[None], b[None],
+                                          out=o(2, 2)),
+    "mv": lambda L, a, b, o: L.mv(a, b[:, 0], out=o(2)),
+    "addmv": lambda L, a, b, o: L.addmv(L.zeros(2, dtype=L.float64), a, b[:, 0], out=o(2)),
+    "matmul": lambda L, a, b, o: L.matmul(a, b, out=o(2, 2)),
+    "inner": lambda L, a, b, o: L.inner(a, a, out=o(2, 2)),
+    "tensordot": lambda L, a, b, o: L.tensordot(a, b, 1, out=o(2, 2)),
+}
+
+
+@pytest.mark.parametrize("name", list(_PRODUCTS_OUT))
+@pytest.mark.parametrize("out_dtype", ["float32", "int64", "float64"])
+def test_matrix_products_out_dtype(name, out_dtype):
+    def run(L):
+        a = L.tensor(np.arange(6.0).reshape(2, 3), dtype=L.float64)
+        b = L.tensor(np.arange(6.0).reshape(3, 2), dtype=L.float64)
+        return _PRODUCTS_OUT[name](L, a, b, lambda *s: L.empty(*s, dtype=getattr(L, out_dtype)))
+    same(run, match=None if out_dtype == "float64" else
+         r"dtype|must have the same dtype|can't be cast")

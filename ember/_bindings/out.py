@@ -194,6 +194,16 @@ _OUT_DTYPE_RULES.update({
         f"linalg.vecdot: Expected out of dtype{_type(result)} but found {_type(out)}"),
     "linalg_solve_triangular": lambda name, out, result, inputs: out is result or (
         f"expected scalar type {_type(result)} but found {_type(out)}"),
+    # the matrix products' kernels take out= in the result's dtype only
+    **dict.fromkeys(["mm", "addmm", "bmm", "baddbmm", "addmv", "matmul"], _strict),
+    "mv": lambda name, out, result, inputs: out is result or (
+        f"addmv input tensors must have the same dtype, but got {_type(out)}, "
+        f"{_type(inputs[0].dtype)}, and {_type(inputs[1].dtype)}"),
+    "addbmm": lambda name, out, result, inputs: out is result or (
+        f"self and mat2 must have the same dtype, but got {_type(out)} and {_type(result)}"),
+    **dict.fromkeys(["tensordot", "inner"], lambda name, out, result, inputs: out is result or (
+        f"tensordot: Expected the output tensor to have dtype {_type(result)}, but got an "
+        f"output tensor with dtype {_type(out)}")),
 })
 
 # the same checks for the ops with several outputs, one rule per output

@@ -348,7 +348,7 @@ def inner(input, other, *, out=None):
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
-    return _finish(B.tensordot(input, other, ([-1], [-1])), False, out)
+    return _finish(B.tensordot(input, other, ([-1], [-1])), False, out, "inner", (input, other))
 
 
 def dist(input, other, p=2):

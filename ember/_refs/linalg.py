@@ -90,7 +90,7 @@ def tensordot(a, b, dims=2, out=None):
     m, n = math.prod(shape[:len(free_a)]), math.prod(shape[len(free_a):])  # not -1: may be 0
     pa = a.permute(free_a + dims_a).reshape(m, k) if a.dim() else a.reshape(1, 1)
     pb = b.permute(dims_b + free_b).reshape(k, n) if b.dim() else b.reshape(1, 1)
-    return _finish(pa.mm(pb).reshape(shape), False, out)
+    return _finish(pa.mm(pb).reshape(shape), False, out, "tensordot", (a, b))
 
 
 def kron(input, other, *, out=None):
