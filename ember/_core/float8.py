@@ -19,9 +19,7 @@ from . import dtype as D
 def to_float8(a, dt):
     """NumPy array `a` (any real dtype) as an array of float8 dtype `dt`, rounded as PyTorch."""
     target = D.np_dtype(dt)
-    if a.dtype in _EXACT_SOURCES:  # bool and the small ints are exact in float32
-        a = a.astype(np.float32)
-    elif a.dtype.kind != "f" or a.dtype.itemsize > 4:
+    if a.dtype.kind != "f" or a.dtype.itemsize > 4:
         with np.errstate(over="ignore", invalid="ignore"):
             a = a.astype(np.float32)  # PyTorch converts through float as well
     if dt is D.float8_e4m3fn:
@@ -36,9 +34,6 @@ def to_float8(a, dt):
         out.view(np.uint8)[a == 0] = 0
     return out
 
-
-_EXACT_SOURCES = frozenset(np.dtype(t) for t in (np.bool_, np.uint8, np.int8, np.int16,
-                                                 np.uint16))
 
 
 def as_strided(a, shape, strides):

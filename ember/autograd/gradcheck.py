@@ -666,32 +666,19 @@ def _get_numerical_jacobian(fn, inputs, outputs=None, target=None, eps=1e-3,
     `inputs`) that requires grad, holding one (target.numel(), output.numel()) tensor per
     floating output, in the output's dtype. `target` may be a tensor `fn` reads by side effect
     (a module's parameter); it is perturbed in place and restored."""
+    inputs = _as_tuple(inputs)
     if outputs is None:
-        outputs = _as_tuple(fn(*_as_tuple(inputs)))
+        outputs = _as_tuple(fn(*inputs))
     if not is_forward_ad and any(o.is_complex() for o in outputs):
         raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
                          "supports functions that return complex outputs.")
-    kept = [k for k, o in enumerate(outputs) if o.is_floating_point() or o.is_complex()]
+    kept = [k for k, o in enumerate(outputs) if _is_float_or_complex(o)]
     jacobians = []
     for t in _iter_tensors(inputs if target is None else target, True):
-        if t.is_complex():
-            raise NotImplementedError("_get_numerical_jacobian: complex inputs are not "
-                                      "supported by ember's finite differences")
-        arr = t._np
-        cols = []
-        for idx in np.ndindex(arr.shape):
-            orig = arr[idx].copy()
-            arr[idx] = orig - eps
-            lo = _as_tuple(fn(*_as_tuple(inputs)))
-            arr[idx] = orig + eps
-            hi = _as_tuple(fn(*_as_tuple(inputs)))
-            arr[idx] = orig
-            cols.append([(hi[k].detach()._np - lo[k].detach()._np).reshape(-1) / (2 * eps)
-                         for k in kept])
-        jacobians.append(tuple(
-            _wrap(np.array([c[n] for c in cols], dtype=outputs[k].detach()._np.dtype)
-                  .reshape(arr.size, outputs[k].numel()))
-            for n, k in enumerate(kept)))
+        # perturb `t` itself, whatever fn reads it through
+        jac = _numerical_jacobians(lambda *_: fn(*inputs), (t,), outputs, eps, [0])[0]
+        jacobians.append(tuple(_wrap(jac[k].astype(outputs[k].detach()._np.dtype))
+                               for k in kept))
     return jacobians
 
 
@@ -702,21 +689,8 @@ def get_numerical_jacobian(fn, inputs, target=None, eps=1e-3, grad_out=1.0):
     if grad_out != 1.0:
         raise ValueError("Expected grad_out to be 1.0. get_numerical_jacobian no longer "
                          "supports values of grad_out != 1.0.")
-    inputs = _as_tuple(inputs)
-    target = inputs if target is None else _as_tuple(target)
-
-    def packed(*args):
-        return fn(args)
-    out = _as_tuple(packed(*inputs))
-    if any(_is_tensor(o) and o.is_complex() for o in out):
-        raise ValueError("Expected output to be non-complex. get_numerical_jacobian no longer "
-                         "supports functions that return complex outputs.")
-    # `target` may hold tensors other than the inputs: perturb them, call fn on `inputs`
-    jacs = []
-    for t in (x for x in target if _is_tensor(x) and x.requires_grad):
-        jac = _numerical_jacobians(lambda *a: packed(*inputs), (t,), out, eps, [0])[0][0]
-        jacs.append(_wrap(jac))
-    return tuple(jacs)
+    jacobians = _get_numerical_jacobian(lambda *args: fn(args), inputs, None, target, eps)
+    return tuple(j[0] for j in jacobians)  # (the first output's, as PyTorch's)
 
 
 def get_analytical_jacobian(inputs, output, nondet_tol=0.0, grad_out=1.0):
