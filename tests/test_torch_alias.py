@@ -72,3 +72,31 @@ def test_install_refuses_when_real_torch_is_loaded():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "refused", out.stderr
+
+
+def test_harness_module_ember_lacks_is_read_from_torchs_source():
+    """A `torch.testing._internal` module ember does not write itself runs from the installed
+    torch package's file, with `torch` inside it meaning ember; torch itself stays unimported."""
+    code = textwrap.dedent('''
+        import sys
+        import ember.utils._torch_alias as a
+        a.install()
+        import torch
+        import torch.testing._internal.custom_tensor as m
+        print(m.torch is torch, torch.__name__, m.__name__, m.__file__.endswith(
+            "torch/testing/_internal/custom_tensor.py"))
+        import torch.testing._internal.common_utils as cu
+        print(type(cu).__name__, cu.__name__)
+        for name in ("torch.testing._internal.no_such_harness", "torch.no_such_module"):
+            try:
+                __import__(name)
+            except ModuleNotFoundError as e:
+                print(e.name)
+        ''')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    lines = out.stdout.splitlines()
+    assert lines[0] == "True ember torch.testing._internal.custom_tensor True", out.stderr
+    # ember's own harness modules are still ember's (not re-read from torch)
+    assert lines[1] == "module ember.testing._internal.common_utils"
+    assert lines[2:] == ["torch.testing._internal.no_such_harness", "torch.no_such_module"]

@@ -12,11 +12,21 @@ Processes started with the 'spawn' or 'forkserver' method (mp.spawn, DataLoader 
 new interpreters that re-import the script before anything else runs; the alias reaches them
 through multiprocessing's preparation data, whose unpickling installs it in the child before
 the script is imported (`_AliasInChild`).
+
+PyTorch's own test files import their harness from `torch.testing._internal` (OpInfo database,
+ModuleInfo, optimizer database, ...). ember writes the core of that harness itself
+(`ember/testing/_internal`); a harness module it does not have is read from the installed torch
+package's source file -- the file only, torch itself is never imported -- and executed with
+`torch` meaning ember (`_harness_source`).
 """
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
+import os
 import sys
+
+_HARNESS = "torch.testing._internal."
 
 
 class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -30,17 +40,46 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as e:
-            raise ModuleNotFoundError(f"No module named '{spec.name}' (ember has no "
-                                      f"'{target}' yet)", name=spec.name) from e
+            missing = e.name or ""     # the target itself or a package above it
+            source = _harness_source(spec.name) if (target + ".").startswith(missing + ".") else None
+            if source is None:
+                raise ModuleNotFoundError(f"No module named '{spec.name}' (ember has no "
+                                          f"'{target}' yet)", name=spec.name) from e
+            spec.loader_state = source
+            return importlib.util.module_from_spec(source)
         _alias_loaded()
         spec.loader_state = module.__spec__
         return module
 
     def exec_module(self, module):
+        source = module.__spec__.loader_state
+        if module.__name__.startswith("torch."):
+            # a harness module read from torch's source: run it now, `import torch` being ember
+            module.__spec__ = source
+            source.loader.exec_module(module)
+            return
         # the ember module is already executed; the import system has just given it the
         # `torch.X` spec, which disagrees with its __package__ ("ember..."): every relative
         # import inside it would then raise ImportWarning. Its own spec goes back.
-        module.__spec__ = module.__spec__.loader_state
+        module.__spec__ = source
+
+
+def _harness_source(name):
+    """The spec of `torch.testing._internal.<...>` as the installed torch package's source file
+    (a module or a package), or None when torch is not installed or has no such file. Found by
+    the path finder alone, so the real torch package is not imported."""
+    if not name.startswith(_HARNESS):
+        return None
+    torch_spec = importlib.machinery.PathFinder.find_spec("torch")
+    if torch_spec is None or not torch_spec.submodule_search_locations:
+        return None
+    path = os.path.join(torch_spec.submodule_search_locations[0], *name.split(".")[1:])
+    if os.path.isfile(os.path.join(path, "__init__.py")):
+        return importlib.util.spec_from_file_location(
+            name, os.path.join(path, "__init__.py"), submodule_search_locations=[path])
+    if os.path.isfile(path + ".py"):
+        return importlib.util.spec_from_file_location(name, path + ".py")
+    return None
 
 
 def _alias_loaded():
