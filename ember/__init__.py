@@ -25,6 +25,8 @@ from ._core.layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc, 
 from ._core.storage import UntypedStorage
 from ._core.memory_format import (memory_format, contiguous_format, channels_last,
                                   channels_last_3d, preserve_format)
+from ._core.qscheme import (qscheme, per_tensor_affine, per_channel_affine, per_tensor_symmetric,
+                            per_channel_symmetric, per_channel_affine_float_qparams)
 from ._core.tensor import Tensor, Size
 from ._core.tensor_str import set_printoptions
 from ._core.generator import (Generator, default_generator, manual_seed, seed, initial_seed,
@@ -162,6 +164,8 @@ def __getattr__(name):
     if name in ("onnx", "_utils"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
+    if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)
+        return _sys.modules[__name__]
     if name == "Storage":  # the legacy storage class of the default dtype (torch.FloatStorage)
         return _legacy_storages[get_default_dtype()]
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -14,7 +14,7 @@ from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, l
 from ._dispatch.dispatcher import lookup as _op
 from ._bindings.out import _finish
 from ._core.tensor import Tensor
-from ._refs.nn import softmax as _softmax, log_softmax as _log_softmax
+from ._refs.activations import softmax as _softmax, log_softmax as _log_softmax
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",

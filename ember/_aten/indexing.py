@@ -10,7 +10,7 @@ import numpy as np
 from .._core.float8 import as_strided
 
 from .._core import dtype as D
-from .._dispatch.dispatcher import impl
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
 from .add_at import add_at
 from .elementwise import broadcast_shape, _scalar_type_name
@@ -786,3 +786,22 @@ def _index_reduce(target, self, dim, index, source, reduce, include_self):
 
 
 _copy_and_inplace_kernels("index_reduce", "index_reduce_", _index_reduce)
+
+
+# ---- masked indexing (what PyTorch's decompositions of padded gathers and embedding backward
+# write): the indices are trusted only where `mask` holds, so they are clamped into range first
+# and the masked-off positions read `fill` (or add nothing)
+def _clamped(self, indices):
+    return [None if i is None else
+            _op("clamp")(i, -self.shape[d], self.shape[d] - 1) for d, i in enumerate(indices)]
+
+
+@impl("_unsafe_masked_index", "CompositeImplicitAutograd")
+def unsafe_masked_index(self, mask, indices, fill):
+    return _op("where.self")(mask, _op("index.Tensor")(self, _clamped(self, indices)), fill)
+
+
+@impl("_unsafe_masked_index_put_accumulate", "CompositeImplicitAutograd")
+def unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    kept = _op("where.self")(mask, values, 0)
+    return _op("index_put")(self, _clamped(self, indices), kept, True)

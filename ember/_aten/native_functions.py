@@ -213,6 +213,8 @@ fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> 
 linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor  | function, method, out
 count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor  | function, method
+hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor  | function
+segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor  | function, alias _segment_reduce
 median(Tensor self) -> Tensor  | function, method, out
 median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out
 nanmedian(Tensor self) -> Tensor  | function, method, out
@@ -397,6 +399,18 @@ layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor?
 native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
+# ---- more of PyTorch's batch-norm and dropout entry points, written from the ops above (CompositeImplicitAutograd, _aten/norm.py, nn_ops.py)
+_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)  | function
+_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)  | function
+_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
+_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+# ---- CUDA-only in PyTorch (no CPU kernel there either): declared so that code naming them finds
+# them; a call raises PyTorch's NotImplementedError for the CPU backend
+_flash_attention_forward(Tensor query, Tensor key, Tensor value, Tensor? cum_seq_q, Tensor? cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, bool return_debug_mask, *, float? scale=None, SymInt? window_size_left=None, SymInt? window_size_right=None, Tensor? seqused_k=None, Tensor? alibi_slopes=None, Tensor? block_table=None, int? num_splits=None) -> (Tensor output, Tensor softmax_logsumexp, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)
+_efficient_attention_forward(Tensor query, Tensor key, Tensor value, Tensor? bias, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, SymInt? max_seqlen_q, SymInt? max_seqlen_k, float dropout_p, int custom_mask_type, bool compute_log_sumexp=False, *, float? scale=None, Tensor? seqlen_k=None, int? window_size=None) -> (Tensor output, Tensor logsumexp, Tensor philox_seed, Tensor philox_offset, SymInt max_seqlen_batch_q, SymInt max_seqlen_batch_k)
+_scaled_mm_v2(Tensor self, Tensor mat2, Tensor[] scale_a, int[] recipe_a, int[] swizzle_a, Tensor[] scale_b, int[] recipe_b, int[] swizzle_b, Tensor? bias, ScalarType? out_dtype, int[] contraction_dim=[], bool use_fast_accum=False) -> Tensor  | function
 # ---- recurrent layers (_aten/rnn.py)
 _rnn_layer(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? bias_ih, Tensor? bias_hh, Tensor? weight_hr, Tensor hx, Tensor? cx, str mode, int[] batch_sizes, bool reverse) -> (Tensor, Tensor, Tensor, Tensor)
 _rnn_layer_backward(Tensor input, Tensor weight_ih, Tensor weight_hh, Tensor? weight_hr, Tensor output, Tensor workspace, Tensor grad_output, Tensor grad_hy, Tensor? grad_cy, str mode, int[] batch_sizes, bool reverse, bool[8] output_mask) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)
@@ -488,8 +502,10 @@ slice_inverse(Tensor(a) self, Tensor src, int dim=0, int? start=None, int? end=N
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
 cat(Tensor[] tensors, int dim=0) -> Tensor  | function, out, alias concat, alias concatenate
+_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor  | function
 stack(Tensor[] tensors, int dim=0) -> Tensor  | function, out
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)  | method
+copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor
 fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)  | function, method
 zero_(Tensor(a!) self) -> Tensor(a!)  | function, method
 flip(Tensor self, int[] dims) -> Tensor  | function, method
@@ -519,6 +535,8 @@ resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=
 # ---- indexing
 index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor  | function, method, inplace, inplace_function
+_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor  | function
+_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor  | function
 masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor  | function, method, inplace
 masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor  | inplace
 index_select(Tensor self, int dim, Tensor index) -> Tensor  | function, method, out

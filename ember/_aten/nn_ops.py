@@ -5,7 +5,7 @@ codes: 0 none, 1 mean, 2 sum. Convolution, pooling and batch norm have their own
 (conv.py, pooling.py, norm.py)."""
 import numpy as np
 
-from .._dispatch.dispatcher import impl
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.tensor import _wrap, _meta, _wrap_dim
 from .._core import dtype as D
 from .add_at import index_sum
@@ -623,3 +623,9 @@ def native_dropout(input, p, train):
 def native_dropout_meta(input, p, train):
     return (_meta(input.shape, input.dtype, device=input.device),
             _meta(input.shape, D.bool if input.numel() else input.dtype, device=input.device))
+
+
+@impl("native_dropout_backward", "CompositeImplicitAutograd")
+def native_dropout_backward(grad_output, mask, scale):
+    """The gradient of native_dropout's output: the kept elements' gradient, scaled."""
+    return _op("mul.Tensor")(_op("mul.Tensor")(grad_output, mask), scale)

@@ -22,7 +22,7 @@ from .._core.memory_format import channels_last, channels_last_3d, suggest_memor
 
 from .._core import caching_allocator
 from .._core import dtype as D
-from .._dispatch.dispatcher import impl
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.tensor import _wrap, _wrap_external, _meta
 from ._parallel import parallel_for
 from .conv import compute_dtype
@@ -377,6 +377,28 @@ def batch_norm_legit_functional_meta(input, weight, bias, running_mean, running_
                                  momentum, eps)
     return out + (_meta(running_mean.shape, running_mean.dtype, device=input.device),
                   _meta(running_var.shape, running_var.dtype, device=input.device))
+
+
+# ---- PyTorch's other batch-norm entry points, as native_batch_norm calls (so autograd, export and
+# explain see that op): with the running statistics or without them, and the training form
+# that always updates them (its fourth result is cuDNN's reserve space, empty on the CPU)
+@impl("_native_batch_norm_legit", "CompositeImplicitAutograd")
+def batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    return _op("native_batch_norm")(input, weight, bias, running_mean, running_var, training,
+                                    momentum, eps)
+
+
+@impl("_native_batch_norm_legit.no_stats", "CompositeImplicitAutograd")
+def batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    return _op("native_batch_norm")(input, weight, bias, None, None, training, momentum, eps)
+
+
+@impl("_batch_norm_with_update", "CompositeImplicitAutograd")
+def batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    out, save_mean, save_invstd = _op("native_batch_norm")(
+        input, weight, bias, running_mean, running_var, True, momentum, eps)
+    reserve = _op("empty.memory_format")((0,), dtype=D.uint8, device=input.device)
+    return out, save_mean, save_invstd, reserve
 
 
 # Note [Batch norm backward in two reads]

@@ -743,3 +743,34 @@ def logcumsumexp_meta(self, dim):
     _check_logcumsumexp(self)
     _wrap_dim(dim, self.dim())
     return _meta(self._size, self.dtype, device=self._device)
+
+
+# ---- hash_tensor: the xor of every element's bits, each element widened to 64 bits first (a
+# float to float64, an integer or bool to int64), as a uint64 -- a cheap fingerprint of a tensor
+def _hash_dims(self, dim):
+    if self.numel() == 0 and not dim:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    dims = reduce_dims(self._size, dim)
+    for d in dims:
+        if self._size[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    if self.dtype.is_complex:
+        from .elementwise import not_implemented
+        raise not_implemented("xor_sum_cpu", self.dtype)
+    return dims
+
+
+@impl("hash_tensor", "CPU")
+def hash_tensor(self, dim=(), keepdim=False, mode=0):
+    dims = _hash_dims(self, dim)
+    a = self._np
+    wide = a.astype(np.float64) if self.dtype.is_floating_point else a.astype(np.int64)
+    r = np.bitwise_xor.reduce(wide.view(np.uint64), axis=dims, keepdims=keepdim)
+    return _wrap(np.asarray(r, dtype=np.uint64))
+
+
+@impl("hash_tensor", "Meta")
+def hash_tensor_meta(self, dim=(), keepdim=False, mode=0):
+    return _meta_reduce(self, _hash_dims(self, dim), keepdim, D.uint64)

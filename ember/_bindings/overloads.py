@@ -388,6 +388,14 @@ def conj(input):
 detach = Tensor.detach
 detach_ = Tensor.detach_
 
+
+def _native_batch_norm_legit(input, weight, bias, *args):
+    """(input, weight, bias, running_mean, running_var, training, momentum, eps), or without
+    the running statistics (.no_stats)."""
+    if len(args) == 3:
+        return _op("_native_batch_norm_legit.no_stats")(input, weight, bias, *args)
+    return _op("_native_batch_norm_legit")(input, weight, bias, *args)
+
 METHODS = dict(
     remainder=remainder, clamp=_clamp_method, clip=_clamp_method, clamp_=_clamp_inplace,
     clip_=_clamp_inplace, prod=prod, max=_max_method, min=_min_method, var=var, std=std,
@@ -399,7 +407,8 @@ METHODS = dict(
     index_fill_=_index_fill_,
 )
 
-__all__ = ["clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp", "masked_fill",
+__all__ = ["_native_batch_norm_legit",
+           "clamp_", "clip", "clip_", "conj", "detach", "detach_", "angle", "clamp", "masked_fill",
            "index_fill",
            "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod", "real",
            "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",

@@ -71,6 +71,9 @@ class OpOverload:
         self._checks_overlap = self._mutates and _memory_overlap.inplace_check_for(schema.name)
         self._is_view = schema.returns_view
 
+    def __deepcopy__(self, memo):
+        return self   # one object per operator, as PyTorch's
+
     def __repr__(self):
         return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
                 f"overload='{self._overloadname}')>")
@@ -273,11 +276,14 @@ class OpOverloadPacket:
         self.__name__ = name
 
     def __getattr__(self, overload):
-        try:
-            return self.__dict__["_overloads"][overload]
-        except KeyError:
-            raise AttributeError(f"'{self._namespace}.{self._name}' has no overload "
-                                 f"'{overload}'") from None
+        found = self.__dict__.get("_overloads", {}).get(overload)
+        if found is None:
+            raise AttributeError(f"'{self.__dict__.get('_namespace')}.{self.__dict__.get('_name')}'"
+                                 f" has no overload '{overload}'")
+        return found
+
+    def __deepcopy__(self, memo):
+        return self   # one object per operator, as PyTorch's (an OpInfo's asdict copies it)
 
     def overloads(self):
         return list(self._overloads)

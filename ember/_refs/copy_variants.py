@@ -7,6 +7,7 @@ from .. import _refs as B
 from .._bindings.out import _copy_out, _finish
 from .._core.tensor import Tensor
 from .._core.tensor import _wrap_dim
+from .._dispatch.dispatcher import impl
 
 __all__ = []
 
@@ -80,3 +81,10 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 __all__.append("as_strided_scatter")
 Tensor.as_strided_scatter = as_strided_scatter
+
+
+@impl("copy", "CompositeImplicitAutograd")
+def _copy_functional(self, src, non_blocking=False):
+    """aten.copy, copy_'s functional form: a new tensor like `self` (its dtype, layout and
+    device) holding `src` broadcast to its shape."""
+    return B.clone(self).copy_(src, non_blocking)

@@ -11,6 +11,7 @@ from .._aten.reduction import _check_var_dtype
 from .._bindings.overloads import _dims
 from .._bindings.overloads import _var_args
 from .._bindings.factories import full_like
+from .. import _refs as B   # the package's functions, used at call time
 from .._bindings.factories import scalar_tensor
 from .._bindings.generated import (sum, amax, amin, ceil, floor, gather, isnan, lerp, logical_not,
                                    nansum, transpose)
@@ -191,3 +192,62 @@ METHODS = dict(norm=norm, quantile=quantile, nanquantile=nanquantile, nanmean=na
 
 __all__ = ["argsort", "msort", "nanmean", "nanquantile", "norm", "quantile", "std_mean",
            "var_mean"]
+
+
+# ---- segment_reduce: reductions over consecutive segments of one dim
+# Note [segment_reduce as a masked reduction]
+# Segment j of row b (the leading dims before `axis`) covers positions offsets[b, j] up to
+# offsets[b, j + 1] of `axis`. A (segments x positions) membership mask, broadcast against the
+# data, picks each segment's elements; the others become the reduction's identity, and one
+# ordinary reduction over the position dim gives every segment at once -- differentiable
+# through where and the reduction. `initial` takes part as one more element (the mean still
+# divides by the segment's length), and an empty segment is `initial`, else the identity
+# (the mean's is NaN).
+_SEGMENT_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"),
+                     "mean": 0.0}
+
+
+@impl("segment_reduce", "CompositeImplicitAutograd")
+def _segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0,
+                    unsafe=False, initial=None):
+    if reduce not in _SEGMENT_IDENTITY:
+        raise RuntimeError(f"reduce argument must be either sum, prod, max, min or mean, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if (lengths is None) == (offsets is None):
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+    axis = _wrap_dim(axis, data.dim())
+    if not unsafe and lengths is not None and \
+            not bool((lengths.sum(-1) == data.shape[axis]).all()):
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    if offsets is None:
+        zero = lengths.new_zeros(tuple(lengths.shape[:-1]) + (1,))
+        offsets = B.cumsum(B.cat([zero, lengths], -1), -1)
+    n = data.shape[axis]
+    position = B.arange(n, device=data.device)                       # (N,)
+    start, end = offsets[..., :-1, None], offsets[..., 1:, None]     # (..., J, 1)
+    member = (position >= start) & (position < end)                  # (..., J, N)
+    trailing = data.dim() - axis - 1
+    member = member.reshape(tuple(member.shape) + (1,) * trailing)   # (..., J, N, 1...)
+    picked = B.where(member, data.unsqueeze(axis), _SEGMENT_IDENTITY[reduce])
+    count = member.sum(axis + 1)
+    if reduce in ("sum", "mean"):
+        out = picked.sum(axis + 1)
+    elif reduce == "prod":
+        out = picked.prod(axis + 1)
+    else:
+        out = getattr(picked, "amax" if reduce == "max" else "amin")(axis + 1)
+    if initial is not None:
+        if reduce == "max":
+            out = B.clamp_min(out, initial)
+        elif reduce == "min":
+            out = B.clamp_max(out, initial)
+        else:
+            out = out * initial if reduce == "prod" else out + initial
+        if reduce == "mean":
+            out = B.where(count > 0, out / count.clamp_min(1), float(initial))
+    elif reduce == "mean":
+        out = out / count
+    return out.to(data.dtype)

@@ -530,3 +530,36 @@ __all__ = ["argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shap
            "is_same_size", "is_signed", "is_tensor", "meshgrid", "moveaxis", "movedim", "narrow_copy",
            "numel", "ravel", "repeat_interleave", "reshape", "result_type", "row_stack", "split",
            "take_along_dim", "tensor_split", "tile", "unflatten", "vsplit", "vstack"]
+
+
+@_impl("_chunk_cat", "CompositeImplicitAutograd")
+def _chunk_cat(tensors, dim, num_chunks):
+    """Each tensor cut into `num_chunks` chunks along `dim` (zero-padded at the end to a
+    multiple of it), and the tensors' chunks concatenated chunk by chunk: the result has
+    shape leading dims + (num_chunks, sum of the chunk sizes) -- FSDP's gradient packing."""
+    def check(cond, message):
+        if not cond:
+            raise RuntimeError(message)
+    check(num_chunks >= 1, "_chunk_cat expects positive num_chunks")
+    check(len(tensors) > 0, "_chunk_cat expects a non-empty input tensor list")
+    for t in tensors:
+        check(t.numel() > 0, "_chunk_cat expects non-empty tensor")
+        check(t.dtype == tensors[0].dtype,
+              "_chunk_cat expects all input tensors with the same dtype")
+    if len({t.dim() for t in tensors}) == 1:
+        dim = _wrap_dim(dim, tensors[0].dim())
+    else:
+        check(dim >= 0, "_chunk_cat expects non-negative dim when input tensors have different "
+                        "ndims")
+        check(all(dim < t.dim() for t in tensors),
+              "_chunk_cat expects dim < ndim for all input tensors")
+    check(all(t.shape[:dim] == tensors[0].shape[:dim] for t in tensors),
+          "_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+    chunks = []
+    for t in tensors:
+        size = t.shape[dim]
+        padded = -(-size // num_chunks) * num_chunks
+        if padded != size:
+            t = _op("constant_pad_nd")(t, [0, 0] * (t.dim() - dim - 1) + [0, padded - size], 0)
+        chunks.append(t.reshape(tuple(t.shape[:dim]) + (num_chunks, -1)))
+    return cat(chunks, dim + 1)

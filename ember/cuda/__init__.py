@@ -3,7 +3,7 @@
 anything that needs a GPU raises the error PyTorch raises on a CPU-only build. `torch.cuda.amp`
 is the deprecated spelling of `torch.amp` with device "cuda", which disables itself here as
 PyTorch's does without a GPU."""
-from . import amp  # noqa: F401
+from . import amp, jiterator  # noqa: F401
 
 
 def is_available():

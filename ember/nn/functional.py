@@ -1656,6 +1656,17 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return r
 
 
+@_impl("_upsample_bilinear2d_aa", "CompositeImplicitAutograd")
+def _upsample_bilinear2d_aa(input, output_size, align_corners, scales_h=None, scales_w=None):
+    """aten._upsample_bilinear2d_aa: interpolate(mode="bilinear", antialias=True) to
+    `output_size` (the scales, when given, are the ones that size came from)."""
+    if scales_h is not None and scales_w is not None:
+        return interpolate(input, scale_factor=(scales_h, scales_w), mode="bilinear",
+                           align_corners=align_corners, antialias=True)
+    return interpolate(input, size=tuple(output_size), mode="bilinear",
+                       align_corners=align_corners, antialias=True)
+
+
 def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                  antialias):
     if mode in ("nearest", "area", "nearest-exact"):

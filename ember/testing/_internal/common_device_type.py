@@ -13,9 +13,13 @@ from functools import wraps
 
 import ember
 from .common_utils import (NATIVE_DEVICES, TEST_WITH_ROCM, TestCase,  # noqa: F401
-                           _unused_mode, compose_parametrize_fns, dtype_name)
+                           _TestParametrizer, _unused_mode, compose_parametrize_fns, dtype_name)
 
 PYTORCH_CUDA_MEMCHECK = os.getenv("PYTORCH_CUDA_MEMCHECK", "0") == "1"
+# the float8 formats scaled-matmul tests use (ROCm's fnuz variants do not arise: no ROCm)
+e4m3_type, e5m2_type = ember.float8_e4m3fn, ember.float8_e5m2
+E4M3_MAX_POS = ember.finfo(e4m3_type).max
+E5M2_MAX_POS = ember.finfo(e5m2_type).max
 
 
 def _dtype_test_suffix(dtypes):

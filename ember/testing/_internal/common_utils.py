@@ -7,7 +7,9 @@ test mode, so the decorators that skip under those modes leave the test as it is
 import collections.abc
 import contextlib
 import copy
+import dataclasses
 import enum
+import hashlib
 import inspect
 import io
 import itertools
@@ -26,6 +28,7 @@ import numpy as np
 
 import ember
 from ember.testing import make_tensor  # noqa: F401  (imported from here by test files)
+from ember.testing._utils import freeze_rng_state  # noqa: F401  (likewise)
 from ember.utils._import_utils import _check_module_exists
 from ember.testing._comparison import (BooleanPair, ErrorMeta, NonePair, NumberPair, Pair,
                                        TensorLikePair, UnsupportedInputs, _originate_pairs)
@@ -73,6 +76,11 @@ MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
 IS_FILESYSTEM_UTF8_ENCODING = sys.getfilesystemencoding() == "utf-8"
 NO_MULTIPROCESSING_SPAWN = False   # spawn exists on every platform ember runs on
+USE_PYTEST = False                 # run_tests runs unittest; PyTorch sets this for --use-pytest
+TEST_CUTEDSL = TEST_TRITON_DSL = False   # GPU kernel DSLs; ember has none
+# PYTORCH_OPINFO_SAMPLE_INPUT_INDEX=i limits each OpInfo test to its i-th sample input
+OPINFO_SAMPLE_INPUT_INDEX = (None if os.environ.get("PYTORCH_OPINFO_SAMPLE_INPUT_INDEX") is None
+                             else int(os.environ["PYTORCH_OPINFO_SAMPLE_INPUT_INDEX"]))
 
 numpy_to_torch_dtype_dict = {np.bool_: ember.bool, np.uint8: ember.uint8, np.int8: ember.int8,
                              np.int16: ember.int16, np.int32: ember.int32,
@@ -114,16 +122,6 @@ def set_rng_seed(seed=None):
     ember.manual_seed(seed)
     random.seed(seed)
     np.random.seed(seed)
-
-
-@contextlib.contextmanager
-def freeze_rng_state():
-    """Run the block and put the global generator back as it was."""
-    state = ember.get_rng_state()
-    try:
-        yield
-    finally:
-        ember.set_rng_state(state)
 
 
 def setLinalgBackendsToDefaultFinally(fn):
@@ -402,6 +400,18 @@ def is_iterable(obj):
         return False
 
 
+def is_iterable_of_tensors(iterable, include_empty=False):
+    """Whether `iterable` (not a tensor itself) holds only tensors; `include_empty` if empty."""
+    if isinstance(iterable, ember.Tensor):
+        return False
+    try:
+        if len(iterable) == 0:
+            return include_empty
+        return all(isinstance(t, ember.Tensor) for t in iterable)
+    except TypeError:
+        return False
+
+
 def suppress_warnings(fn):
     @wraps(fn)
     def wrapper(*args, **kwargs):
@@ -427,6 +437,8 @@ serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _un
 skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
 wrapDeterministicFlagAPITest = skipIfPortableMode = _unused_mode
 skipIfNoDill = unittest.skipIf(not TEST_DILL, "no dill")
+skipIfNoTritonDSL = unittest.skipIf(not TEST_TRITON_DSL, "Triton DSL not available")
+skipIfNoCuteDSL = unittest.skipIf(not TEST_CUTEDSL, "CuTeDSL not available")
 gcIfJetson = _unused_mode   # frees CUDA memory on Jetson boards only
 
 
@@ -446,6 +458,77 @@ def slowTest(fn):
 
 def slowTestIf(condition):
     return slowTest if condition else (lambda fn: fn)
+
+
+# ---- tracked inputs: which sample a failing OpInfo test was on ------------------------------
+def extract_test_fn():
+    """The function of the test running now, found as the `self` of a TestCase frame on the
+    stack whose id names one of its test methods; None outside a test."""
+    for frame_info in inspect.stack():
+        test_case = frame_info.frame.f_locals.get("self")
+        if isinstance(test_case, unittest.TestCase):
+            *_, cls_name, test_name = test_case.id().rsplit(".", 2)
+            if cls_name == type(test_case).__name__ and test_name.startswith("test"):
+                method = getattr(test_case, test_name, None)
+                return getattr(method, "__func__", None)
+    return None
+
+
+@dataclasses.dataclass
+class TrackedInput:
+    index: int
+    val: object
+    type_desc: str
+
+
+def get_tracked_input():
+    return getattr(extract_test_fn(), "tracked_input", None)
+
+
+def clear_tracked_input():
+    test_fn = extract_test_fn()
+    if test_fn is not None and hasattr(test_fn, "tracked_input"):
+        test_fn.tracked_input = None
+
+
+class TrackedInputIter:
+    """Iterate `child_iter` (sample inputs, error inputs, ...), recording the latest item on the
+    running test function (`tracked_input`, where that attribute exists) so that a failure can
+    name the input it failed on. `item_callback(item, index)` is what is yielded and
+    `track_callback(item)` what is recorded. With `set_seed` the generators are seeded before
+    each item from a hash of the test's name, so one sample can be reproduced alone;
+    `restrict_to_index` yields only the item of that index."""
+
+    def __init__(self, child_iter, input_type_desc, item_callback=None, track_callback=None,
+                 set_seed=True, restrict_to_index=None):
+        self.child_iter = enumerate(child_iter)
+        self.input_type_desc = input_type_desc
+        self.item_callback = item_callback or (lambda item, index: item)
+        self.track_callback = track_callback or (lambda item: item)
+        self.test_fn = extract_test_fn()
+        self.set_seed = set_seed
+        self.restrict_to_index = restrict_to_index
+
+    def __iter__(self):
+        return self
+
+    def _seed(self):
+        if self.test_fn is None:
+            return SEED
+        digest = hashlib.sha256(self.test_fn.__qualname__.encode("utf-8")).digest()
+        return int.from_bytes(digest[:4], "little")
+
+    def __next__(self):
+        while True:
+            if self.set_seed:
+                set_rng_seed(self._seed())
+            index, item = next(self.child_iter)
+            if self.restrict_to_index is None or index == self.restrict_to_index:
+                break
+        if self.test_fn is not None and hasattr(self.test_fn, "tracked_input"):
+            self.test_fn.tracked_input = TrackedInput(index, self.track_callback(item),
+                                                      self.input_type_desc)
+        return self.item_callback(item, index)
 
 
 # ---- parametrization -----------------------------------------------------------------------

@@ -34,6 +34,14 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
     return _log_softmax_int(input, dim, dtype)
 
 
+@impl("_safe_softmax", "CompositeImplicitAutograd")
+def _safe_softmax(self, dim, dtype=None):
+    """softmax whose rows of only -inf (fully masked attention rows) are 0 rather than NaN."""
+    out = _softmax_int(self, dim, dtype)
+    masked = _op("all.dims")(_op("eq.Scalar")(self, float("-inf")), [dim], True)
+    return _op("where.self")(masked, 0.0, out)
+
+
 @impl("softmax.int", "CompositeImplicitAutograd")
 def _softmax_composite(input, dim, dtype):
     if dtype is not None:

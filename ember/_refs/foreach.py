@@ -1,0 +1,181 @@
+"""torch._foreach_*: one op applied to every tensor of a list. In PyTorch these are the
+multi-tensor kernels the optimizers use (on CUDA they fuse a whole list into a few launches; on
+the CPU they loop over the per-tensor op); here each is that loop over ember's per-tensor op, so
+autograd sees the per-tensor ops.
+
+`_foreach_X(tensors, ...)` returns a tuple of new tensors; `_foreach_X_(tensors, ...)` changes
+the tensors in place and returns the list. A binary op's second operand is a list of tensors or
+of numbers (one per tensor), or one number or one tensor for every tensor of the list."""
+from .._core.tensor import Tensor
+from .. import _refs as R   # imported after the op families: their functions are all there
+
+UNARY = ("abs acos asin atan ceil cos cosh erf erfc exp expm1 floor frac lgamma log log10 log1p "
+         "log2 neg reciprocal round rsqrt sigmoid sign sin sinh sqrt tan tanh trunc").split()
+BINARY = "add sub mul div pow clamp_max clamp_min maximum minimum".split()
+METHODS = {}
+
+
+def _check_lengths(tensors, *others):
+    """PyTorch's foreach argument checks: a non-empty tensor list, and every other list (tensors
+    or numbers) of its length."""
+    if len(tensors) == 0:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+    for other in others:
+        if isinstance(other, (list, tuple)) and len(other) != len(tensors):
+            if all(isinstance(o, Tensor) for o in other):
+                raise RuntimeError(f"Tensor lists must have the same number of tensors, got "
+                                   f"{len(tensors)} and {len(other)}")
+            raise RuntimeError("Tensor list must have same number of elements as scalar list.")
+
+
+def _per_tensor(operand, n):
+    """The operand for each of n tensors: a list's elements, else the one value n times."""
+    return operand if isinstance(operand, (list, tuple)) else [operand] * n
+
+
+def _elementwise(name):
+    """The per-tensor function and its in-place form: the Tensor's in-place method, or the
+    result copied in where the Tensor has none (maximum_, ...)."""
+    if name in ("maximum", "minimum"):
+        # a number or 0-dim tensor second operand is the clamp of that side
+        def fn(a, b):
+            if isinstance(b, Tensor) and b.dim():
+                return getattr(R, name)(a, b)
+            return (R.clamp_min if name == "maximum" else R.clamp_max)(a, b)
+    else:
+        def fn(*args, **kwargs):
+            return getattr(R, name)(*args, **kwargs)
+
+    def inplace(a, *args, **kwargs):
+        method = getattr(a, name + "_", None)
+        if method is None:
+            return a.copy_(fn(a, *args, **kwargs))
+        return method(*args, **kwargs)
+    return fn, inplace
+
+
+def _define_unary(name):
+    fn, inplace = _elementwise(name)
+
+    def foreach(self):
+        _check_lengths(self)
+        return tuple(fn(t) for t in self)
+
+    def foreach_(self):
+        _check_lengths(self)
+        for t in self:
+            inplace(t)
+        return self
+    return foreach, foreach_
+
+
+def _define_binary(name):
+    fn, inplace = _elementwise(name)
+
+    def foreach(self, other, **kwargs):
+        if not isinstance(self, (list, tuple)):   # _foreach_pow(scalar, tensors)
+            _check_lengths(other)
+            return tuple(fn(self, t) for t in other)
+        _check_lengths(self, other)
+        return tuple(fn(a, b, **kwargs) for a, b in zip(self, _per_tensor(other, len(self))))
+
+    def foreach_(self, other, **kwargs):
+        _check_lengths(self, other)
+        for a, b in zip(self, _per_tensor(other, len(self))):
+            inplace(a, b, **kwargs)
+        return self
+    return foreach, foreach_
+
+
+def _scalars(values, n):
+    """addcmul's/addcdiv's `value`: a number, a list of numbers, or a 1-d tensor of them."""
+    if isinstance(values, Tensor):
+        values = values.tolist()
+    return _per_tensor(values, n)
+
+
+def _define_pointwise(name):
+    """addcmul / addcdiv: self + value * (tensor1 op tensor2), per tensor."""
+    fn, inplace = _elementwise(name)
+
+    def foreach(self, tensor1, tensor2, value=1):
+        _check_lengths(self, tensor1, tensor2, value)
+        return tuple(fn(a, b, c, value=v) for a, b, c, v in
+                     zip(self, tensor1, tensor2, _scalars(value, len(self))))
+
+    def foreach_(self, tensor1, tensor2, value=1):
+        _check_lengths(self, tensor1, tensor2, value)
+        for a, b, c, v in zip(self, tensor1, tensor2, _scalars(value, len(self))):
+            inplace(a, b, c, value=v)
+        return self
+    return foreach, foreach_
+
+
+_foreach_addcmul, _foreach_addcmul_ = _define_pointwise("addcmul")
+_foreach_addcdiv, _foreach_addcdiv_ = _define_pointwise("addcdiv")
+
+
+def _foreach_lerp(self, tensors1, weight):
+    _check_lengths(self, tensors1, weight)
+    return tuple(R.lerp(a, b, w) for a, b, w in zip(self, tensors1, _per_tensor(weight, len(self))))
+
+
+def _foreach_lerp_(self, tensors1, weight):
+    _check_lengths(self, tensors1, weight)
+    for a, b, w in zip(self, tensors1, _per_tensor(weight, len(self))):
+        a.lerp_(b, w)
+    return self
+
+
+def _foreach_clone(self, *, memory_format=None):
+    _check_lengths(self)
+    return tuple(t.clone(memory_format=memory_format) if memory_format is not None
+                 else t.clone() for t in self)
+
+
+def _foreach_copy_(self, src, non_blocking=False):
+    _check_lengths(self, src)
+    for a, b in zip(self, src):
+        a.copy_(b, non_blocking)
+    return self
+
+
+def _foreach_zero_(self):
+    _check_lengths(self)
+    for t in self:
+        t.zero_()
+    return self
+
+
+def _foreach_norm(self, ord=2, dtype=None):
+    _check_lengths(self)
+    from ..linalg import vector_norm
+    return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
+
+
+def _foreach_powsum(self, ord=2, dtype=None):
+    """The sum of |x| ** ord over each tensor (a norm before its root)."""
+    _check_lengths(self)
+    return tuple(R.sum(R.abs(t if dtype is None else t.to(dtype)) ** ord)
+                 for t in self)
+
+
+def _foreach_max(self):
+    _check_lengths(self)
+    return tuple(R.amax(t) for t in self)
+
+
+def _foreach_mm(self, mat2):
+    _check_lengths(self, mat2)
+    return tuple(R.mm(a, b) for a, b in zip(self, mat2))
+
+
+for _name in UNARY:
+    globals()[f"_foreach_{_name}"], globals()[f"_foreach_{_name}_"] = _define_unary(_name)
+for _name in BINARY:
+    globals()[f"_foreach_{_name}"], globals()[f"_foreach_{_name}_"] = _define_binary(_name)
+for _name in [n for n in globals() if n.startswith("_foreach_")]:
+    globals()[_name].__name__ = globals()[_name].__qualname__ = _name
+del _name
+
+__all__ = sorted(n for n in globals() if n.startswith("_foreach_"))
