@@ -160,3 +160,53 @@ def test_inference_tensors_outside_inference_mode():
             x.add_(1)
         return x, x.is_inference()
     same(normal_tensor_inplace_inside)
+
+
+def test_grad_mode_is_thread_local():
+    """As PyTorch's: a new thread starts with grad mode on and not in inference mode whatever
+    its parent has; switching it in one thread leaves the others alone; two threads running
+    backward with create_graph and no_grad interleaved each end as they began."""
+    import threading
+
+    def f(L):
+        seen = []
+
+        def child():
+            seen.append((L.is_grad_enabled(), L.is_inference_mode_enabled()))
+            L.set_grad_enabled(False)          # this thread only
+            seen.append(L.is_grad_enabled())
+
+        with L.no_grad():
+            t = threading.Thread(target=child)
+            t.start()
+            t.join()
+            seen.append(L.is_grad_enabled())
+        with L.inference_mode():
+            t = threading.Thread(target=child)
+            t.start()
+            t.join()
+        seen.append(L.is_grad_enabled())
+
+        barrier = threading.Barrier(2, timeout=30)
+
+        def trainer(k, out):
+            x = L.tensor([1., 2.], requires_grad=True)
+            for _ in range(20):
+                y = (x * x * k).sum()
+                barrier.wait()
+                (g,) = L.autograd.grad(y, x, create_graph=True)
+                with L.no_grad():
+                    barrier.wait()
+                out.append(L.is_grad_enabled() and g.requires_grad)
+        outs = [[], []]
+        ts = [threading.Thread(target=trainer, args=(k, outs[k])) for k in (0, 1)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        seen.append([all(o) for o in outs])
+        seen.append(L.is_grad_enabled())
+        return seen
+
+    assert f(ember) == f(torch) == [(True, False), False, False, (True, False), False, True,
+                                    [True, True], True]

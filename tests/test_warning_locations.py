@@ -35,3 +35,19 @@ def test_warning_names_the_callers_line(name):
         assert caught, f"{lib.__name__} gave no warning"
         where.append([(w.filename, w.lineno) for w in caught][:1])
     assert where[1] == where[0]
+
+
+def test_scalar_of_grad_tensor_warns_only_in_grad_mode():
+    """float() of a tensor that requires grad warns once per process, and not at all under
+    no_grad (LBFGS calls float(closure()) inside its no_grad step): fresh processes for both."""
+    import subprocess
+    import sys
+    code = ("import warnings, {lib} as L\nwarnings.simplefilter('always')\n"
+            "y = L.ones((), requires_grad=True) * 2\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    with L.no_grad():\n        float(y)\n    int(y)\n    a = len(w)\n"
+            "    float(y)\n    b = len(w)\n    float(y); complex(y)\n"
+            "print(a, b, len(w), str(w[0].message).splitlines()[0] if w else '')")
+    outs = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                           text=True, timeout=120).stdout for lib in ("torch", "ember")]
+    assert outs[1] == outs[0] and outs[0].startswith("0 1 1 Converting a tensor"), outs

@@ -1,17 +1,20 @@
 """Grad mode state and the modes that only switch it: no_grad, enable_grad, set_grad_enabled.
 
-One flag decides whether the dispatcher's Autograd kernel records graph nodes. PyTorch keeps it
-thread-local; ember keeps one process-wide flag (DataLoader workers are processes, not threads).
+One flag decides whether the dispatcher's Autograd kernel records graph nodes. As PyTorch's, it
+is thread-local: every thread starts with grad mode on and not in inference mode, whatever the
+thread that started it had (a `threading.local` whose class attributes are each thread's
+defaults; reading it costs about 25 ns more than a plain attribute).
 Each mode is a context manager and a decorator, as in PyTorch. This module is a leaf of the
 import graph: the dispatcher reads the flag on every call. `inference_mode`, which also pushes
 a dispatch mode, lives above the dispatcher in `ember.autograd.grad_mode`.
 """
 import functools
 import inspect
+import threading
 import warnings
 
 
-class _GradState:
+class _GradState(threading.local):
     enabled = True
     inference = False
 

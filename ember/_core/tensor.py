@@ -65,7 +65,10 @@ def _contiguous_strides(shape):
 
 
 def _warn_scalar_of_grad_tensor():
-    """float()/complex() of a tensor that requires grad: PyTorch warns, once per process."""
+    """float()/complex() of a tensor that requires grad, in grad mode: PyTorch warns, once per
+    process (not under no_grad, e.g. LBFGS's float(closure()) inside its no_grad step)."""
+    if not _grad_state.enabled:
+        return
     warn_once("Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
               "behavior.\nConsider using tensor.detach() first.")
 

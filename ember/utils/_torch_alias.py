@@ -18,6 +18,10 @@ ModuleInfo, optimizer database, ...). ember writes the core of that harness itse
 (`ember/testing/_internal`); a harness module it does not have is read from the installed torch
 package's source file -- the file only, torch itself is never imported -- and executed with
 `torch` meaning ember (`_harness_source`).
+
+`torchvision` is served the same way by `ember.vision`, which plays torchvision's role (datasets,
+transforms, models, ops, utils): a script's `from torchvision import datasets, transforms` gets
+ember's, never a real torchvision compiled against real torch.
 """
 import importlib
 import importlib.abc
@@ -27,16 +31,25 @@ import os
 import sys
 
 _HARNESS = "torch.testing._internal."
+_ALIASES = (("torchvision", "ember.vision"), ("torch", "ember"))   # (name, ember's module)
+
+
+def _target(fullname):
+    """ember's module name for `torch[.X]` / `torchvision[.X]`, or None."""
+    for name, ours in _ALIASES:
+        if fullname == name or fullname.startswith(name + "."):
+            return ours + fullname[len(name):]
+    return None
 
 
 class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path, target=None):
-        if fullname == "torch" or fullname.startswith("torch."):
+        if _target(fullname) is not None:
             return importlib.util.spec_from_loader(fullname, self)
         return None
 
     def create_module(self, spec):
-        target = "ember" + spec.name[len("torch"):]
+        target = _target(spec.name)
         try:
             module = importlib.import_module(target)
         except ModuleNotFoundError as e:
@@ -53,7 +66,7 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         source = module.__spec__.loader_state
-        if module.__name__.startswith("torch."):
+        if not module.__name__.startswith("ember"):
             # a harness module read from torch's source: run it now, `import torch` being ember
             module.__spec__ = source
             source.loader.exec_module(module)
@@ -91,6 +104,8 @@ def _alias_loaded():
     for name, module in list(sys.modules.items()):
         if name.startswith("ember.") and module is not None:
             sys.modules.setdefault("torch" + name[len("ember"):], module)
+            if name == "ember.vision" or name.startswith("ember.vision."):
+                sys.modules.setdefault("torchvision" + name[len("ember.vision"):], module)
 
 
 class _AliasInChild:

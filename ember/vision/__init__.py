@@ -1,3 +1,5 @@
-"""ember.vision: torchvision's role -- datasets, transforms, models and detection ops on ember."""
+"""ember.vision: torchvision's role -- datasets, transforms, models, detection ops and the image
+utilities (`make_grid`, `save_image`) on ember. Under `python -m ember`, `import torchvision`
+is this package."""
 from . import datasets  # noqa: F401
-from . import models, transforms, ops  # noqa: F401
+from . import models, transforms, ops, utils  # noqa: F401
