@@ -1,7 +1,8 @@
 from .module import Module
 from .linear import Identity, Linear
 from .activation import ReLU, Sigmoid, Tanh, GELU, SiLU, Softmax, LogSoftmax
-from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .container import (Container, Sequential, ModuleList, ModuleDict, ParameterList,
+                        ParameterDict)
 from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, NLLLoss2d, PoissonNLLLoss,
                    GaussianNLLLoss, KLDivLoss, BCELoss, BCEWithLogitsLoss, HingeEmbeddingLoss,
                    MultiLabelMarginLoss, SmoothL1Loss, HuberLoss, SoftMarginLoss,
@@ -47,3 +48,7 @@ from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv
                    LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
                    LazyInstanceNorm3d)
 from . import utils  # noqa: E402  (torch.nn.modules.utils)
+
+# the module classes, as PyTorch's torch.nn.modules lists them (its test database walks this)
+__all__ = sorted(name for name, value in list(globals().items())
+                 if isinstance(value, type) and issubclass(value, Module) and name[0] != "_")

@@ -4,6 +4,7 @@ They are ordinary Modules whose children (or parameters) are registered under th
 "1", ... (or the dict's keys), so `state_dict` keys read `layers.0.weight` as in PyTorch.
 """
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
@@ -23,6 +24,19 @@ def _abs_index(idx, size):
 def _renumber(modules):
     """After a deletion the remaining children are renamed 0..n-1, in order."""
     return OrderedDict((str(i), m) for i, m in enumerate(modules.values()))
+
+
+class Container(Module):
+    """The deprecated container of PyTorch's first releases: its keyword arguments become
+    child modules. Module does all of it now."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,0 +1,3 @@
+"""torch.ao.nn.qat.modules: no module classes in ember (see ember.ao)."""
+
+__all__ = []
