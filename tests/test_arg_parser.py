@@ -74,7 +74,15 @@ ACCEPTED = """x.view(np.int64(6)) | x.view(np.int64(2), 3) | x.view((np.int64(2)
     | torch.add(x, x, alpha=np.int64(2)) | torch.add(x, x, alpha=torch.tensor(2.))
     | torch.add(h, np.float64(2.5)) | i + np.int64(1) | x.fill_(np.float64(2))
     | x.fill_(torch.tensor(2.)) | torch.full((2,), torch.tensor(2.))
-    | x.view(size=(3, 2)) | torch.sum(x, dtype=float)"""
+    | x.view(size=(3, 2)) | torch.sum(x, dtype=float)
+    | x.size(np.int64(1)) | x.split([np.int64(1), 1])
+    | torch.nn.functional.pad(x, (np.int64(1), 1)) | x.split(torch.tensor(1))
+    | torch.nn.functional.one_hot(torch.tensor([0, 1]), np.int64(3))
+    | torch.nn.functional.max_pool2d(x[None, None], (np.int64(1), 2))
+    | torch.nn.functional.avg_pool2d(x[None, None], np.int64(1))
+    | torch.nn.functional.conv1d(x[None], x[:, None, :2], stride=np.int64(1))
+    | torch.nn.functional.interpolate(x[None, None], size=(np.int64(4), 6))
+    | torch.nn.functional.interpolate(x[None, None], size=np.int64(4))"""
 
 # what PyTorch's parser refuses; PyTorch names the argument in these messages
 REFUSED_NAMED = """x.transpose(0, 1.0) | x.transpose(0, True) | x.transpose(0, "a")
@@ -95,7 +103,14 @@ REFUSED_NAMED = """x.transpose(0, 1.0) | x.transpose(0, True) | x.transpose(0, "
     | x.new_full((2,), "a") | x.view(2, 3.0) | x.view((2, 3.0)) | x.reshape(2, 3.0)
     | x.expand(2, 3.0) | x.permute(1.0, 0) | x.repeat(2.0, 1) | torch.zeros(2, 3.0)
     | torch.zeros((2, 3.0)) | torch.eye(2.0) | torch.eye(True) | torch.prod(x, 0, 1)
-    | torch.randperm(3.0) | torch.tril_indices(3.0, 3) | torch.ones(True)"""
+    | torch.randperm(3.0) | torch.tril_indices(3.0, 3) | torch.ones(True)
+    | x.size(True) | x.size(1.0) | torch.nn.functional.pad(x, (1.0, 1))
+    | torch.nn.functional.pad(x, (1.5, 1)) | torch.nn.functional.one_hot(torch.tensor([0]), 3.0)
+    | torch.nn.functional.one_hot(torch.tensor([0]), True)
+    | torch.nn.functional.max_pool2d(x[None, None], 2.0)
+    | torch.nn.functional.max_pool1d(x[None], 1, 1.0)
+    | torch.nn.functional.avg_pool2d(x[None, None], (1, 1.0))
+    | torch.nn.functional.interpolate(x[None, None], size=(2.0, 2))"""
 
 # refused with the same exception type (PyTorch's message lists its overloads)
 REFUSED = """x.view(2.0, 3) | x.view([2.0, 3]) | x.view("a") | x.view(None) | x.view(True, 6)
@@ -109,7 +124,11 @@ REFUSED = """x.view(2.0, 3) | x.view([2.0, 3]) | x.view("a") | x.view(None) | x.
     | torch.split(x, np.int64(2), 1) | x.unsqueeze(dim="a") | x.flatten(0.0)
     | x.softmax(0.0) | x.chunk(2.0) | x.squeeze(True) | x.sort(0, 1) | x.max(1, 1) | torch.max(x, 1, 1) | x.prod(0, 1)
     | x.index_fill(0, torch.tensor([0]), "a") | torch.randint(0, 5.0, (2,))
-    | torch.linspace(0, 1, 3.0)"""
+    | torch.linspace(0, 1, 3.0) | x.split(True) | x.split(1.5) | x.split(np.int64(1)) | torch.split(x, True)
+    | torch.nn.functional.interpolate(x[None, None], size=2.0)
+    | torch.nn.functional.conv2d(x[None, None], x[None, None, :1, :1], stride=1.0)
+    | torch.nn.functional.conv1d(x[None], x[:, None, :2], padding=(1.5,))
+    | torch.nn.functional.max_pool2d(x[None, None], 1, return_indices=True, stride=1.0)"""
 
 # the legacy constructors (uninitialized memory: dtype and shape compared)
 LEGACY_SHAPES = """torch.Tensor(torch.Size([2, 3])) | torch.Tensor(2, 3) | torch.FloatTensor(2, 3)

@@ -199,6 +199,9 @@ class Tensor:
             return _handle(Tensor.size, (self,), {} if dim is None else {'dim': dim})
         if dim is None:
             return Size(self._size)
+        if dim.__class__ is not int:    # NumPy ints pass, bool and float are PyTorch's TypeError
+            from .._bindings.arg_parser import int_arg
+            dim = int_arg("size", "dim", 1, dim)
         return self._size[_wrap_dim(dim, len(self._size))]
 
     @property

@@ -165,9 +165,17 @@ moveaxis = movedim
 
 
 def split(tensor, split_size_or_sections, dim=0):
-    if isinstance(split_size_or_sections, int):
-        return tuple(_op("split.Tensor")(tensor, split_size_or_sections, dim))
-    return tuple(_split_with_sizes(tensor, list(split_size_or_sections), dim))
+    """As Tensor.split in PyTorch's _tensor.py: an int (a tensor of one) is the piece length,
+    anything else the list of lengths; a bool is refused as its parser refuses it."""
+    sizes = split_size_or_sections
+    if isinstance(sizes, Tensor) and sizes.numel() == 1:
+        sizes = int(sizes)
+    if isinstance(sizes, int):
+        if sizes.__class__ is bool:
+            raise _ap.wrong_type("split", "split_size", 1, "SymInt", sizes)
+        return tuple(_op("split.Tensor")(tensor, sizes, dim))
+    return tuple(_split_with_sizes(tensor, _ap.int_list_arg("split_with_sizes", "split_sizes", 1,
+                                                            sizes), dim))
 
 
 @numpy_names

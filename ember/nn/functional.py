@@ -14,6 +14,7 @@ import numpy as np
 from .. import _refs as E
 from .._core.tensor import Tensor
 from .._core import dtype as D
+from .._bindings import arg_parser as _ap
 from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
 from ..autograd.grad_mode import is_grad_enabled, no_grad
@@ -830,19 +831,28 @@ def _same_padding(input, weight, stride, dilation, nd):
     return input, tuple(left)
 
 
-def _int_list(value, n):
+def _int_list(value, n, fn, name, pos):
     """An int[n] argument as PyTorch's Python binding passes it on: an int repeated n times, a
-    sequence as its list (its length checked by the kernel)."""
-    if isinstance(value, (list, tuple)):
-        return [int(v) for v in value]
-    return [int(value)] * n
+    sequence as its list (its length checked by the kernel); anything else (a float, a bool) is
+    PyTorch's TypeError naming `fn`'s argument `name`."""
+    if value.__class__ is int:
+        return [value] * n
+    if value.__class__ in (list, tuple) and all(v.__class__ is int for v in value):
+        return list(value)
+    return _ap.as_int_list(fn, name, pos, value, size=n)
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd):
-    stride, dilation = _int_list(stride, nd), _int_list(dilation, nd)
+    fn = _CONV_NAMES[nd]
+    stride, dilation = _int_list(stride, nd, fn, "stride", 4), _int_list(dilation, nd, fn,
+                                                                        "dilation", 6)
     if isinstance(padding, str):
         return _conv_ops[nd][1](input, weight, bias, stride, padding, dilation, groups)
-    return _conv_ops[nd][0](input, weight, bias, stride, _int_list(padding, nd), dilation, groups)
+    return _conv_ops[nd][0](input, weight, bias, stride, _int_list(padding, nd, fn, "padding", 5),
+                            dilation, groups)
+
+
+_CONV_NAMES = {1: "conv1d", 2: "conv2d", 3: "conv3d"}
 
 
 def _conv_composite(nd, name):
@@ -1019,15 +1029,23 @@ _avg_pool = {2: _lookup("avg_pool2d"), 3: _lookup("avg_pool3d")}
 _adaptive_max = {2: _lookup("adaptive_max_pool2d"), 3: _lookup("adaptive_max_pool3d")}
 
 
-def _pool_list(v, default=()):
+def _pool_list(v, default=(), fn=None, name=None, pos=None):
+    """A pooling size as a list; with `fn`, its elements must be ints (PyTorch's TypeError
+    naming `fn`'s argument `name` otherwise)."""
     if v is None:
         return list(default)
-    return list(v) if isinstance(v, (list, tuple)) else [v]
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    if fn is not None and any(x.__class__ is not int for x in v):
+        return _ap.as_int_list(fn, name, pos, v)
+    return v
 
 
 def _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
-    out, indices = _max_pool[nd](input, _pool_list(kernel_size), _pool_list(stride),
-                                 _pool_list(padding), _pool_list(dilation), ceil_mode)
+    fn = f"max_pool{nd}d_with_indices"
+    out, indices = _max_pool[nd](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
+                                 _pool_list(stride, (), fn, "stride", 3),
+                                 _pool_list(padding, (), fn, "padding", 4),
+                                 _pool_list(dilation, (), fn, "dilation", 5), ceil_mode)
     return (out, indices) if return_indices else out
 
 
@@ -1042,9 +1060,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if return_indices:
         return _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
                                         ceil_mode)
-    return _max_pool_op[1](input, _int_list(kernel_size, 1),
-                           [] if stride is None else _int_list(stride, 1),
-                           _int_list(padding, 1), _int_list(dilation, 1), ceil_mode)
+    return _max_pool_op[1](input, _int_list(kernel_size, 1, "max_pool1d", "kernel_size", 2),
+                           [] if stride is None else _int_list(stride, 1, "max_pool1d",
+                                                               "stride", 3),
+                           _int_list(padding, 1, "max_pool1d", "padding", 4),
+                           _int_list(dilation, 1, "max_pool1d", "dilation", 5), ceil_mode)
 
 
 def _check_max_pool1d_input(input):
@@ -1070,9 +1090,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     if return_indices:
         return _max_pool_nd(input, kernel_size, stride, padding, dilation, ceil_mode, True, 2)
-    return _max_pool_op[2](input, _int_list(kernel_size, 2),
-                           [] if stride is None else _int_list(stride, 2),
-                           _int_list(padding, 2), _int_list(dilation, 2), ceil_mode)
+    return _max_pool_op[2](input, _int_list(kernel_size, 2, "max_pool2d", "kernel_size", 2),
+                           [] if stride is None else _int_list(stride, 2, "max_pool2d",
+                                                               "stride", 3),
+                           _int_list(padding, 2, "max_pool2d", "padding", 4),
+                           _int_list(dilation, 2, "max_pool2d", "dilation", 5), ceil_mode)
 
 
 _max_pool_op = {1: _lookup("max_pool1d"), 2: _lookup("max_pool2d")}
@@ -1145,14 +1167,20 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    return _avg_pool[2](input, _pool_list(kernel_size), _pool_list(stride), _pool_list(padding),
-                        ceil_mode, count_include_pad, divisor_override)
+    fn = "avg_pool2d"
+    return _avg_pool[2](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
+                        _pool_list(stride, (), fn, "stride", 3),
+                        _pool_list(padding, (), fn, "padding", 4), ceil_mode, count_include_pad,
+                        divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    return _avg_pool[3](input, _pool_list(kernel_size), _pool_list(stride), _pool_list(padding),
-                        ceil_mode, count_include_pad, divisor_override)
+    fn = "avg_pool3d"
+    return _avg_pool[3](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
+                        _pool_list(stride, (), fn, "stride", 3),
+                        _pool_list(padding, (), fn, "padding", 4), ceil_mode, count_include_pad,
+                        divisor_override)
 
 
 def _check_output_dims(input, output_size):
@@ -1406,7 +1434,7 @@ _index_pads = {(mode, nd): _lookup(f"{kind}_pad{nd}d")
 
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad) // 2 dims; `pad` lists (before, after) pairs, last dim first."""
-    pad = [int(p) for p in pad]
+    pad = list(_ap.int_list_arg("pad", "pad", 2, pad))
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if len(pad) % 2:
@@ -1473,9 +1501,14 @@ def _interpolate_sizes(input, size, scale_factor, recompute_scale_factor, mode):
                                  f"{list(input.shape[2:])} and output size of {size}. Please "
                                  "provide input tensor in (N, C, d1, d2, ...,dK) format and "
                                  "output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(s, (int, np.integer)) or
+                       (isinstance(s, Tensor) and not s.is_floating_point()) for s in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                                "or Tuple[int, int, int], but got size with types "
+                                f"{[type(s) for s in size]}")
             out = [int(s) for s in size]
         else:
-            out = [int(size)] * dim
+            out = [_ap.int_arg("interpolate", "size", 2, size, symint=True)] * dim
         if recompute_scale_factor:
             raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
         return out, None
@@ -2147,7 +2180,7 @@ def _torch_embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mod
 
 
 def one_hot(tensor, num_classes=-1):
-    return _lookup("one_hot")(tensor, num_classes)
+    return _lookup("one_hot")(tensor, _ap.int_arg("one_hot", "num_classes", 2, num_classes))
 
 
 # ---- dropout ----------------------------------------------------------------------------------
