@@ -766,3 +766,20 @@ def test_wishart_as_torch(param):
                                rtol=0.15, atol=0.15 * np.abs(e.mean.detach().numpy()).max())
     with pytest.raises(ValueError, match="expected to be greater than ndim - 1"):
         ED.Wishart(ember.tensor(1.0), covariance_matrix=ember.eye(3))
+
+
+def test_wishart_samples_equal_torchs_with_the_same_seed():
+    """PyTorch 2.13's Wishart.rsample tests its first draw without negating the check, so a
+    valid draw is redrawn once with a "Singular sample detected." warning; ember follows it,
+    so the same seed gives the same draws (and the generator ends in the same state)."""
+    import warnings
+    outs = []
+    for lib, dist in ((ember, ED), (torch, TD)):
+        lib.manual_seed(3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            s = dist.Wishart(lib.tensor([4.0, 5.0]), lib.eye(2)).sample((3,))
+        outs.append((s.numpy(), lib.rand(2).numpy(), [str(w.message) for w in caught]))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    assert outs[0][2] == outs[1][2] == ["Singular sample detected."]

@@ -146,11 +146,16 @@ class Wishart(ExponentialFamily):
 
     def rsample(self, sample_shape=ember.Size(), max_try_correction=None):
         """Bartlett draws; a draw that is numerically singular (possible for df close to p - 1)
-        is drawn again, at most `max_try_correction` (default 10) times."""
+        is drawn again, at most `max_try_correction` (default 10) times.
+
+        PyTorch 2.13's first test is `support.check(sample)` without the negation its redraw
+        loop uses, so every valid first draw counts as singular: it warns "Singular sample
+        detected." and draws once more (then the negated test stops the loop). ember does the
+        same, so the same seed gives the same samples and the same warning."""
         max_try_correction = 10 if max_try_correction is None else max_try_correction
         sample_shape = ember.Size(sample_shape)
         sample = self._bartlett_sampling(sample_shape)
-        singular = ~self.support.check(sample)
+        singular = self.support.check(sample)
         if self._batch_shape:
             singular = singular.amax(self._batch_dims)
         if singular.any():
