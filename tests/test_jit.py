@@ -117,3 +117,25 @@ def test_script_by_tracing_and_what_it_refuses():
     with pytest.raises(RuntimeError, match="cannot script a conversion of a tensor to a Python "
                                            "boolean"):
         ember.jit.script(f, example_inputs=[(x,)])
+
+
+def test_script_decorator_on_a_function_runs_it_as_python():
+    """`@torch.jit.script` on a helper function (loops, ints, tensor ops) gives TorchScript's
+    results by running the function (PyTorch's PYTORCH_JIT=0 behaviour); asking it for the
+    compiled graph names what is missing."""
+    import torch
+
+    def double_n(x, n: int):
+        for _ in range(n):
+            x = x * 2
+        return x if x.sum() > 0 else -x
+
+    ours, theirs = ember.jit.script(double_n), torch.jit.script(double_n)
+    for v in ([1., -3.], [-1., -2.]):
+        np.testing.assert_array_equal(ours(ember.tensor(v), 3).numpy(),
+                                      theirs(torch.tensor(v), 3).numpy())
+    assert ours.__name__ == "double_n"
+    with pytest.raises(RuntimeError, match="has no TorchScript graph, so it has no 'graph'"):
+        ours.graph
+    with pytest.raises(AttributeError):
+        ours.no_such_attribute

@@ -4,8 +4,11 @@ TorchScript compiles a function's Python source into its own language, keeping c
 that depends on tensor values. ember has no such compiler: it scripts by tracing
 `example_inputs`, which is exact when the forward's Python decisions depend only on things
 fixed at scripting time (module attributes, `self.training`, the input shapes), and refuses
-everything else with an error naming it:
-- no `example_inputs`: there is nothing to record;
+everything else with an error naming it. A function scripted without `example_inputs` (the
+`@torch.jit.script` decorator on a helper) runs as Python, as PyTorch's script does with
+`PYTORCH_JIT=0`: its results are TorchScript's, and what needs a compiled graph (`.graph`,
+`.code`, `.save`) raises an error saying so. Refused:
+- a Module without `example_inputs`: there is nothing to record;
 - Python reading a tensor's value during the run (`if x.sum() > 0:`, `.item()`): the branch
   would be baked in, so the error names the conversion instead of warning as `trace` does;
 - a call with other input shapes or dtypes than the examples: the shapes the recorded ops were
@@ -35,8 +38,10 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if not (isinstance(obj, Module) or callable(obj)):
         raise ScriptError(f"ember.jit.script cannot script an object of type "
                           f"{type(obj).__name__}; it scripts Modules and functions")
+    if example_inputs is None and not isinstance(obj, Module):
+        return _PythonScriptFunction(obj)
     if example_inputs is None:
-        what = type(obj).__name__ if isinstance(obj, Module) else getattr(obj, "__name__", obj)
+        what = type(obj).__name__
         raise ScriptError(
             f"ember.jit.script({what}) needs example_inputs: ember has no TorchScript compiler "
             "of Python source, it scripts by recording the ops of a run on example inputs "
@@ -56,6 +61,32 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
                                        if isinstance(t, Tensor)]
     scripted.__dict__["_scripted"] = True
     return scripted
+
+
+class _PythonScriptFunction:
+    """A function scripted without example inputs: called, it runs the Python function (as
+    PyTorch's script does under PYTORCH_JIT=0); it has no compiled graph to show or save."""
+
+    def __init__(self, fn):
+        self._fn = fn
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__qualname__ = getattr(fn, "__qualname__", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("graph", "code", "save", "inlined_graph", "schema", "graph_for"):
+            raise ScriptError(
+                f"ember.jit.script({self.__name__}) without example_inputs runs the Python "
+                f"function and has no TorchScript graph, so it has no '{name}'; script it with "
+                "example_inputs=[(x,)] to record one")
+        raise AttributeError(f"'ScriptFunction' object has no attribute '{name}'")
+
+    def __repr__(self):
+        return f"<torch.jit.ScriptFunction object at {hex(id(self))}>"
 
 
 def check_signature(module, tensors):
