@@ -33,6 +33,7 @@ import functools
 import time
 import warnings
 
+from .._core._warnings import user_stacklevel as _user_stacklevel
 from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._core.generator import get_rng_state, set_rng_state
@@ -427,7 +428,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="ember", mode=
         raise RuntimeError(f"ember.compile expects a callable, got {type(model).__name__}")
     if dynamic:
         warnings.warn("ember.compile(dynamic=True): ember specialises every graph to its input "
-                      "shapes; a new shape recompiles")
+                      "shapes; a new shape recompiles", stacklevel=_user_stacklevel())
     if disable:
         return model
     if backend is None:
