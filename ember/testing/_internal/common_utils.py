@@ -8,6 +8,7 @@ import collections.abc
 import contextlib
 import copy
 import enum
+import gc
 import inspect
 import io
 import itertools
@@ -408,6 +409,44 @@ def suppress_warnings(fn):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return fn(*args, **kwargs)
+    return wrapper
+
+
+@contextlib.contextmanager
+def disable_gc():
+    """The garbage collector off inside the block (reference-cycle tests count on it)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def skipCUDANonDefaultStreamIf(condition):
+    """Marks whether the test may run on a non-default CUDA stream (ember's CPU tests ignore it)."""
+    def dec(fn):
+        if getattr(fn, "_do_cuda_non_default_stream", True):
+            fn._do_cuda_non_default_stream = not condition
+        return fn
+    return dec
+
+
+def scoped_load_inline(func):
+    """Passes the test a `load_inline` that builds into a temporary directory of its own."""
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        def load_inline(*largs, **lkwargs):
+            from ember.utils import cpp_extension
+            if "build_directory" in lkwargs:
+                raise AssertionError(
+                    "build_directory should not be specified when using scoped_load_inline")
+            with TemporaryDirectoryName() as build_directory:
+                return cpp_extension.load_inline(*largs, build_directory=build_directory,
+                                                 **lkwargs)
+        return func(*args, load_inline=load_inline, **kwargs)
     return wrapper
 
 
