@@ -287,11 +287,12 @@ class SavedTensor:
         self._version = 0 if storage is None else storage._version
         self._is_output = is_output
         self._output_nr = output_nr
-        self._t = t.detach() if is_output else t  # (aten.detach, as a TorchDispatchMode sees it)
         self._hooks = None  # (packed, unpack_hook, ...) once saved_tensor_hooks.pack ran
         self._view_of = None  # (weakref to the base, positions): an in-place op's view output
         if _saved_hooks.default_hooks:
             _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
+        else:
+            self._t = t.detach() if is_output else t  # (aten.detach, as a dispatch mode sees it)
 
     @classmethod
     def _of_none(cls):
