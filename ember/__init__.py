@@ -158,8 +158,8 @@ def typename(obj):
 
 
 def __getattr__(name):
-    # torch.onnx (and torch._utils here) is imported on first use, as in PyTorch (`import ember.onnx` works as well)
-    if name in ("onnx", "_utils"):
+    # torch.onnx (and torch._utils, torch._VF here) is imported on first use, as in PyTorch (`import ember.onnx` works as well)
+    if name in ("onnx", "_utils", "_VF"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "Storage":  # the legacy storage class of the default dtype (torch.FloatStorage)

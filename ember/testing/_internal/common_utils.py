@@ -802,6 +802,25 @@ class TestCase(_BaseTestCase):
     def rel_tol(self, value):
         self._rel_tol = value
 
+    @staticmethod
+    def run_process_no_exception(code, env=None):
+        """Run `code` in a fresh Python process with torch meaning ember: (stdout, stderr)."""
+        import subprocess
+        env = dict(os.environ if env is None else env)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        proc = subprocess.Popen([sys.executable, "-m", "ember", "-c", code],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        return proc.communicate()
+
+    @staticmethod
+    def runWithPytorchAPIUsageStderr(code):
+        env = dict(os.environ, PYTORCH_API_USAGE_STDERR="1")
+        env.pop("CI", None)
+        env.pop("TEST_SHOWLOCALS", None)
+        _stdout, stderr = TestCase.run_process_no_exception(code, env=env)
+        return stderr.decode("ascii")
+
     def setUp(self):
         set_rng_seed()
         self._prev_grad_state = ember.is_grad_enabled()
