@@ -233,6 +233,9 @@ class Function(metaclass=FunctionMeta):
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not is_executable:
             ctx.to_save = ()
+            for o in outputs:   # PyTorch's IN_CUSTOM_FUNCTION views: no in-place writes later
+                if isinstance(o, Tensor) and o._base is not None and o.grad_fn is None:
+                    o._creation_meta = "custom_function"
             if out_tangents is not None:
                 _set_tangents(outputs, out_tangents)
             return output
