@@ -565,6 +565,8 @@ class Tensor:
                 "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
                 "called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        if self._rg:   # a graph that saved it can no longer give it its place (SavedTensor)
+            self.__dict__["_detached_inplace"] = True
         self.grad_fn = None
         self._rg = False
         self.__dict__.pop("_fw_grad", None)  # forward AD's tangent goes too

@@ -329,6 +329,11 @@ class SavedTensor:
         storage = t._storage
         if (0 if storage is None else storage._version) != self._version:
             self._raise_modified(node)
+        if not self._is_output and t.grad_fn is None and not t._rg and \
+                "_detached_inplace" in t.__dict__:
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, "
+                               "i.e. with .detach_().This is not supported, please use "
+                               "out-of-place `.detach()` instead")
         if self._is_output and _grad_state.enabled:
             fw = t.__dict__.get("_fw_grad")  # forward AD's tangent (forward over reverse)
             t = _alias(t)

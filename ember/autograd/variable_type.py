@@ -197,8 +197,9 @@ class OpNode(Node):
             kind = type(value)
             if kind is Tensor:  # an input saved bare: it was at version 0
                 storage = value._storage
-                if storage is not None and storage._version:
-                    _bare_saved(value).unpack(self)  # raises PyTorch's modified error
+                if (storage is not None and storage._version) or \
+                        (value.grad_fn is None and "_detached_inplace" in value.__dict__):
+                    _bare_saved(value).unpack(self)  # raises PyTorch's modified/detached error
             elif kind is SavedTensor:
                 value = value.unpack(self)
             elif kind not in _PLAIN:
