@@ -448,3 +448,34 @@ def test_python_m_ember_c_runs_code_with_torch_as_ember():
     out, err = TestCase.run_process_no_exception(
         "import torch, sys\nprint(torch.ones(2).sum().item(), torch.__name__, sys.argv[0])")
     assert (out.decode().split(), err) == (["2.0", "ember", "-c"], b"")
+
+
+def test_custom_function_saving_its_modified_view_input_does_not_keep_it_alive():
+    def run(L):
+        import gc
+        import weakref
+
+        class Test(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.mark_dirty(x)
+                ctx.save_for_backward(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        def scope():
+            x = L.tensor(1.0, requires_grad=True).clone()
+            x = x.view_as(x)
+            Test.apply(x)
+            return weakref.ref(x)
+        enabled = gc.isenabled()
+        gc.disable()   # freed by reference counting alone: no cycle through the graph
+        try:
+            return scope()() is None
+        finally:
+            if enabled:
+                gc.enable()
+    same(run)

@@ -7,6 +7,7 @@ outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
 import functools
 import inspect
 import warnings
+import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
@@ -308,12 +309,19 @@ class Function(metaclass=FunctionMeta):
                 saved.append(t)
             elif id(t) in out_ids and t.grad_fn is ctx:
                 saved.append(SavedTensor(t, is_output=True, output_nr=out_ids[id(t)]))
+            elif t is dirty_view:
+                # saved as an output (no reference back to its own history, which holds this
+                # node): it unpacks as that view of its base's rebased history
+                s = SavedTensor(t, is_output=True, output_nr=0)
+                s._view_of = (weakref.ref(t._base), t.grad_fn._positions)
+                saved.append(s)
             elif id(t) in orig_out_ids and id(t) not in input_ids:
                 saved.append(SavedTensor(t, is_output=True, output_nr=orig_out_ids[id(t)]))
             else:
                 saved.append(SavedTensor(t))
         ctx._saved = saved
         del ctx.to_save
+        ctx.dirty_tensors = ctx.non_differentiable = ()   # no references from the node to them
         if out_tangents is not None:
             _set_tangents(new_outputs, out_tangents)
         from . import anomaly_mode
