@@ -479,3 +479,25 @@ def test_custom_function_saving_its_modified_view_input_does_not_keep_it_alive()
             if enabled:
                 gc.enable()
     same(run)
+
+
+def test_deep_reentrant_backward():
+    def run(L):
+        class DeepReentrant(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                with L.enable_grad():
+                    ctx.x = L.autograd.Variable(x.detach(), requires_grad=True) - 1
+                return ctx.x.detach()
+
+            @staticmethod
+            def backward(ctx, g):
+                if ctx.x < 0:
+                    return g
+                with L.enable_grad():
+                    DeepReentrant.apply(ctx.x).sum().backward()
+                return g * 2
+        v = L.tensor(300.0, requires_grad=True)   # far past the recursion limit if nested
+        DeepReentrant.apply(v).sum().backward()
+        return v.grad.item()
+    same(run)
