@@ -501,3 +501,27 @@ def test_deep_reentrant_backward():
         DeepReentrant.apply(v).sum().backward()
         return v.grad.item()
     same(run)
+
+
+def test_node_is_a_virtual_base_class():
+    def run(L):
+        Node = L.autograd.graph.Node
+
+        class Func(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        a = L.rand(2, requires_grad=True)
+        b, out = a.exp(), Func.apply(a)
+        return [isinstance(b.grad_fn, Node), Node in type(b.grad_fn).mro(),
+                isinstance(out.grad_fn, Node), Node in type(out.grad_fn).mro(),
+                isinstance(b.grad_fn.next_functions[0][0], Node),
+                issubclass(L._C._functions.AccumulateGrad, Node),
+                issubclass(L._C._functions.DelayedError, Node),
+                issubclass(L.autograd.function.BackwardCFunction, Node),
+                isinstance(None, Node), isinstance(Node, Node), issubclass(Node, Node)]
+    same(run)

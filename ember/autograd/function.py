@@ -11,7 +11,7 @@ import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
-from .graph import Node, SavedTensor, freed_error, zeros
+from .graph import _Node as Node, SavedTensor, freed_error, zeros
 from .views import gradient_edge, rebase_view_history
 from .._core.tensor import Tensor, _alias
 

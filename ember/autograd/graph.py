@@ -8,6 +8,7 @@ its AccumulateGrad node, which writes `.grad`.
                                     \\
     y = x * w ---------------> MulBackward0 --> AccumulateGrad --> w (leaf)
 """
+import abc
 import itertools
 import re
 import weakref
@@ -75,8 +76,9 @@ class RemovableHandle:
         self.remove()
 
 
-class Node:
+class _Node:
     """A function of the backward graph. Subclasses implement `apply(grads) -> grads`.
+    (Public as `Node`, a virtual base class: see the end of this module.)
 
     Only the edges and the sequence number are set per node; hooks, anomaly traces and
     metadata are rare, so they default at class level and land in the instance's __dict__
@@ -162,12 +164,12 @@ def _add_hook(hooks, fn):
     return h
 
 
-class AccumulateGrad(Node):
+class AccumulateGrad(_Node):
     """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        Node.__init__(self)
+        _Node.__init__(self)
         self.variable = variable
         self._seq = float("inf")  # PyTorch runs accumulators as soon as they are ready
 
@@ -474,3 +476,15 @@ def increment_version(tensor):
     write does: saved copies of it then refuse to be used in backward."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
         t._bump_version()
+
+
+class Node(abc.ABC):
+    """torch.autograd.graph.Node: every node of the backward graph (built-in op nodes,
+    AccumulateGrad, a custom Function's ctx) is an instance, as in PyTorch, where it is a
+    virtual base class: `isinstance` / `issubclass` say yes without Node being in their MRO."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        if cls is Node:
+            return issubclass(subclass, _Node) or NotImplemented
+        return NotImplemented

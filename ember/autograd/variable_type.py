@@ -19,7 +19,7 @@ import inspect
 from weakref import ref as _weakref
 
 from .._dispatch import dispatcher as _dispatcher
-from .graph import Node, SavedTensor, freed_error, short_name
+from .graph import _Node as Node, SavedTensor, freed_error, short_name
 from .views import CUSTOM_FUNCTION_VIEW, gradient_edge, nograd_view_error, rebase_view_history
 from . import anomaly_mode
 from . import graph as _graph

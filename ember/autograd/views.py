@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core.tensor import _wrap
 from .._dispatch.ops import ops
-from .graph import Node, grad_accumulator, zeros
+from .graph import _Node as Node, grad_accumulator, zeros
 
 
 # Note [Views made in no_grad mode]
