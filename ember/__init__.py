@@ -160,8 +160,9 @@ def typename(obj):
 
 
 def __getattr__(name):
-    # torch.onnx (and torch._utils here) is imported on first use, as in PyTorch (`import ember.onnx` works as well)
-    if name in ("onnx", "_utils", "ao"):
+    # torch.onnx (and torch._utils, torch._VF, torch.ao here) is imported on first use, as in
+    # PyTorch (`import ember.onnx` works as well)
+    if name in ("onnx", "_utils", "_VF", "ao"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)

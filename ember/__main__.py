@@ -1,5 +1,6 @@
-"""`python -m ember script.py [args]` or `python -m ember -m module [args]`: run a PyTorch script
-or module (e.g. `-m pytest`) unchanged, with torch -> ember."""
+"""`python -m ember script.py [args]`, `python -m ember -m module [args]` or `python -m ember -c
+code [args]`: run a PyTorch script, module (e.g. `-m pytest`) or program text unchanged, with
+torch -> ember."""
 import os
 import runpy
 import sys
@@ -7,12 +8,13 @@ import sys
 from .utils._torch_alias import install
 
 _USAGE = ("usage: python -m ember SCRIPT.py [ARGS...]  or  python -m ember -m MODULE [ARGS...]"
-          "   (runs SCRIPT or MODULE with torch -> ember)")
+          "  or  python -m ember -c CODE [ARGS...]   (runs SCRIPT, MODULE or CODE with "
+          "torch -> ember)")
 
 
 def main():
     args = sys.argv[1:]
-    if not args or (args[0] == "-m" and len(args) < 2):
+    if not args or (args[0] in ("-m", "-c") and len(args) < 2):
         print(_USAGE, file=sys.stderr)
         raise SystemExit(2)
     install()
@@ -21,6 +23,11 @@ def main():
         sys.argv = args[1:]
         sys.path.insert(0, os.getcwd())
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    elif args[0] == "-c":
+        # as `python -c CODE`: argv[0] is "-c", the current directory is importable
+        sys.argv = ["-c"] + args[2:]
+        sys.path.insert(0, "")
+        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
     else:
         sys.argv = args
         runpy.run_path(os.path.abspath(args[0]), run_name="__main__")  # __file__ absolute, as python sets it

@@ -14,6 +14,7 @@ from .._core.torch_function import (  # noqa: F401
     mode_stack_len as _len_torch_function_stack, mode_at as _get_function_stack_at,
     push_mode as _push_on_torch_function_stack, pop_mode as _pop_torch_function_stack)
 from .._core.python_key import _disabled_torch_dispatch_impl  # noqa: F401
+from .._core.grad_mode import is_grad_enabled  # noqa: F401
 from .._dispatch.python_dispatch import (  # noqa: F401
     DisableTorchDispatch as _DisableTorchDispatch, push_mode as _push_on_torch_dispatch_stack,
     pop_mode as _pop_torch_dispatch_stack)

@@ -61,10 +61,14 @@ def _as_view_of(t, src):
         return t
     base = src._base if src._base is not None else src
     t._base = base
-    if base._rg and not _grad_state.enabled:
-        t._rg = True
-        t._nograd_view = "inference_mode" if _grad_state.inference else "no_grad"
-        t._view_version = t._storage._version
+    if not _grad_state.enabled:
+        t._creation_meta = "inference_mode" if _grad_state.inference else "no_grad"
+        if base._rg:
+            t._rg = True
+            t._nograd_view = t._creation_meta
+            t._view_version = t._storage._version
+    elif src._creation_meta is not None:   # a view of such a view keeps how it was made
+        t._creation_meta = src._creation_meta
     return t
 
 
@@ -133,6 +137,7 @@ def _untracked(kernel):
         t = kernel(self, *args)
         t._base = None
         t._rg = t._nograd_view = False
+        t._creation_meta = None
         return t
     run.__qualname__ = run.__name__ = kernel.__name__
     return run

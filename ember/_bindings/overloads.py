@@ -344,6 +344,18 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _requested(*outs, return_inverse, return_counts)
 
 
+def _unique2(input, sorted=True, return_inverse=False, return_counts=False):
+    """torch._unique2: (values, inverse, counts); what was not asked for comes back empty."""
+    values, inverse, counts = _op("_unique2")(input, sorted, return_inverse, return_counts)
+    return (values, inverse if return_inverse else inverse.new_empty(0),
+            counts if return_counts else counts.new_empty(0))
+
+
+def _unique(input, sorted=True, return_inverse=False):
+    """torch._unique: (values, inverse); the inverse is empty unless asked for."""
+    return _unique2(input, sorted, return_inverse, False)[:2]
+
+
 # ---- in-place view ops and resize_ (issue 3, remaining ops) -----------------------------------
 @numpy_names
 def _squeeze_(self, dim=None):
@@ -412,4 +424,4 @@ __all__ = ["_native_batch_norm_legit",
            "index_fill",
            "count_nonzero", "imag", "max", "median", "min", "nanmedian", "nonzero", "prod", "real",
            "remainder", "round", "round_", "scatter", "sort", "squeeze", "std", "unique",
-           "unique_consecutive", "var", "where"]
+           "unique_consecutive", "var", "where", "_unique", "_unique2"]

@@ -88,6 +88,7 @@ class Tensor:
     _grad_dtype = OWN_DTYPE  # Tensor.grad_dtype: the tensor's own until set
     _base = None
     _nograd_view = False  # a view of a tensor requiring grad, made with grad mode off (views.py)
+    _creation_meta = None  # how a view was made, when in-place writes to it must be refused
     _multi_output_view = False  # a view of an output of a multi-view op: no in-place writes
     _grad_acc = None
     _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
@@ -570,6 +571,8 @@ class Tensor:
                 "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
                 "called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        if self._rg:   # a graph that saved it can no longer give it its place (SavedTensor)
+            self.__dict__["_detached_inplace"] = True
         self.grad_fn = None
         self._rg = False
         self.__dict__.pop("_fw_grad", None)  # forward AD's tangent goes too
@@ -742,7 +745,7 @@ class Tensor:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
-                         "_nograd_view", "_multi_output_view"):
+                         "_nograd_view", "_multi_output_view", "_creation_meta"):
                 setattr(new, k, copy.deepcopy(v, memo))
         if type(self) is not Tensor:  # a subclass's own __slots__ (PyTorch copies them too)
             import copyreg

@@ -470,6 +470,9 @@ def tensor_repr(t, *, tensor_contents=None):
     grad_fn = t.grad_fn
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{_grad_fn_name(grad_fn)}>")
+    elif getattr(t, "_nograd_view", False) and \
+            t._storage_()._version != t.__dict__.get("_view_version"):
+        suffixes.append("grad_fn=<Invalid>")   # written in place since made: unusable with grad
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     tangent = t.__dict__.get("_fw_grad")  # a dual tensor's, inside a forward AD level

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._core.tensor import Tensor, _wrap_any, _wrap_external
 from .._core.grad_mode import _grad_state
-from ..autograd.graph import Node
+from ..autograd.graph import _Node as Node
 from ..autograd.views import gradient_edge
 
 

@@ -6,7 +6,8 @@ node as grad_fn: using them forward is fine, differentiating through them raises
 does the same with a node whose backward returns undefined (None) gradients.
 """
 from .._core.grad_mode import _grad_state
-from .graph import Node
+from .graph import _Node as Node
+from .graph import Node as _PublicNode
 from .views import gradient_edge
 
 
@@ -54,3 +55,8 @@ class DelayedError:
 class UndefinedGrad:
     def __call__(self, *inputs):
         return _wrap_outputs(inputs, UndefinedGradBackward())
+
+
+# node factories in PyTorch's torch._C._functions, where they are Node subclasses
+_PublicNode.register(DelayedError)
+_PublicNode.register(UndefinedGrad)

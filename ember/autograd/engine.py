@@ -83,12 +83,45 @@ def _run_tensor_pre_hooks(node, buffer):
                 fn(buffer[nr])
 
 
+# A backward pass started by a node of another (reentrant backward: a custom Function's
+# backward calling .backward(), the reentrant checkpoint) runs nested on the same thread, its
+# frames on top of the outer pass's. Past this many nested passes, the next one runs on a new
+# thread that the current one waits for, as PyTorch's engine hands deep reentrant work to a
+# pool of threads: each thread has a Python recursion budget of its own, so a chain of
+# thousands of reentrant calls does not overflow the stack.
+MAX_REENTRANT_DEPTH = 10
+
+
 def execute(roots, grads, keep_graph, create_graph, capture=None):
     """Run backward from `roots` (list of (node, input_nr)) seeded with `grads`.
 
     capture: optional list of (node, input_nr) whose incoming gradients are returned (what
     autograd.grad and backward(inputs=) ask for); then only the nodes on a path to them run.
     """
+    stack = getattr(_tasks, "stack", None)
+    if stack is not None and len(stack) >= MAX_REENTRANT_DEPTH:
+        return _execute_on_new_thread(roots, grads, keep_graph, create_graph, capture)
+    return _execute(roots, grads, keep_graph, create_graph, capture)
+
+
+def _execute_on_new_thread(*args):
+    outcome = []
+
+    def work():
+        try:
+            outcome.append((True, _execute(*args)))
+        except BaseException as e:  # handed to the waiting thread, which raises it
+            outcome.append((False, e))
+    worker = threading.Thread(target=work, name="ember-reentrant-backward")
+    worker.start()
+    worker.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _execute(roots, grads, keep_graph, create_graph, capture=None):
     deps = _dependencies(roots)
 
     # 2. which nodes are needed, when only some gradients are wanted

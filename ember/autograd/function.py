@@ -5,11 +5,13 @@
 outputs. The node's backward calls the user's `backward(ctx, *grad_outputs)`.
 """
 import functools
+import inspect
 import warnings
+import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
-from .graph import Node, SavedTensor, freed_error, zeros
+from .graph import _Node as Node, SavedTensor, freed_error, zeros
 from .views import gradient_edge, rebase_view_history
 from .._core.tensor import Tensor, _alias
 
@@ -46,7 +48,13 @@ class BackwardCFunction(Node, FunctionCtx):
             skip = () if self.__dict__.get("_materialize_non_diff_grads", True) else self._nondiff
             grads = [g if g is not None or dt is None or k in skip else zeros(shape, dt, dev)
                      for k, (g, (shape, dt, dev)) in enumerate(zip(grads, self._out_meta))]
-        backward_fn = cls.backward if cls.vjp is Function.vjp else cls.vjp
+        if cls.vjp is Function.vjp:
+            backward_fn = cls.backward
+        elif cls.backward is Function.backward:
+            backward_fn = cls.vjp
+        else:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
+                               "not allowed. You should only implement one of them.")
         result = backward_fn(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -189,6 +197,11 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         if _apply_observers:
             return _apply_observers[-1](cls, args, kwargs)
+        uses_setup = cls.setup_context is not Function.setup_context
+        if uses_setup:  # setup_context sees the forward's defaults among `inputs`
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = cls._backward_cls()
         Node.__init__(ctx)
         ctx.to_save = ()
@@ -199,7 +212,6 @@ class Function(metaclass=FunctionMeta):
         ctx._released = False
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         is_executable = _grad_state.enabled and any(ctx.needs_input_grad)
-        uses_setup = cls.setup_context is not Function.setup_context
         tangents, call_args = _forward_ad_split(cls, args)
         with no_grad():
             if uses_setup:
@@ -208,14 +220,25 @@ class Function(metaclass=FunctionMeta):
                 output = cls.forward(ctx, *call_args, **kwargs)
         if uses_setup:
             cls.setup_context(ctx, args, output)
-        if tangents is not None:
-            _apply_jvp(cls, ctx, args, tangents, output)
-
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
+        out_tangents = None
+        if tangents is not None:
+            output, outputs = _dirty_duals(ctx, args, call_args, output, outputs)
+            out_tangents = _jvp_tangents(cls, ctx, args, tangents, outputs)
+
+        if ctx.dirty_tensors and not {id(t) for t in ctx.dirty_tensors} <= {id(o) for o in outputs}:
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must "
+                               "all be outputs of the Function.")
         tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         if not is_executable:
             ctx.to_save = ()
+            for o in outputs:   # PyTorch's IN_CUSTOM_FUNCTION views: no in-place writes later
+                if isinstance(o, Tensor) and o._base is not None and o.grad_fn is None:
+                    o._creation_meta = "custom_function"
+            if out_tangents is not None:
+                _set_tangents(outputs, out_tangents)
             return output
         ctx._tensor_positions = tensor_positions
         ctx._num_forward_inputs = len(args)
@@ -228,6 +251,16 @@ class Function(metaclass=FunctionMeta):
         input_ids = {id(args[i]) for i in tensor_positions} | {id(call_args[i]) for i in tensor_positions}
         if dirty:
             _check_dirty(ctx.dirty_tensors, input_ids)
+            if len(outputs) > 1 and any(t._base is not None for t in ctx.dirty_tensors):
+                raise RuntimeError(
+                    "If your Function modifies inplace an input that is a view of another "
+                    "Tensor, your Function cannot return more than one Tensor. This is not "
+                    "supported by the current autograd engine. You should either make sure the "
+                    "input is not a view (using .clone() for example) or make your Function "
+                    "only return one Tensor (potentially splitting it into two Functions: one "
+                    "doing the inplace that returns a single Tensor and a second one that does "
+                    "the other operations). You can ask on the forum "
+                    "https://discuss.pytorch.org/ if you need help to do this change.")
         new_outputs = []
         out_meta = []
         ctx._nondiff = ()
@@ -276,12 +309,21 @@ class Function(metaclass=FunctionMeta):
                 saved.append(t)
             elif id(t) in out_ids and t.grad_fn is ctx:
                 saved.append(SavedTensor(t, is_output=True, output_nr=out_ids[id(t)]))
+            elif t is dirty_view:
+                # saved as an output (no reference back to its own history, which holds this
+                # node): it unpacks as that view of its base's rebased history
+                s = SavedTensor(t, is_output=True, output_nr=0)
+                s._view_of = (weakref.ref(t._base), t.grad_fn._positions)
+                saved.append(s)
             elif id(t) in orig_out_ids and id(t) not in input_ids:
                 saved.append(SavedTensor(t, is_output=True, output_nr=orig_out_ids[id(t)]))
             else:
                 saved.append(SavedTensor(t))
         ctx._saved = saved
         del ctx.to_save
+        ctx.dirty_tensors = ctx.non_differentiable = ()   # no references from the node to them
+        if out_tangents is not None:
+            _set_tangents(new_outputs, out_tangents)
         from . import anomaly_mode
         if anomaly_mode._enabled:
             anomaly_mode.record_forward_trace(ctx)
@@ -295,9 +337,14 @@ def _check_dirty(dirty, input_ids):
     from .variable_type import _check_inplace
     for t in dirty:
         if id(t) not in input_ids:
-            raise RuntimeError("ctx.mark_dirty() received a tensor that was not an input. Only "
-                               "input Tensors that have been mutated should be passed to "
-                               "ctx.mark_dirty().")
+            # a fresh tensor's history is simply the Function's (a warning); a view would need
+            # its base's history rewritten, which only an input's can be
+            msg = ("ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                   "that have been mutated should be passed to ctx.mark_dirty().")
+            if t._base is not None:
+                raise RuntimeError(msg)
+            warnings.warn(msg, stacklevel=_user_stacklevel())
+            continue
         if t._base is None and t.grad_fn is None and t._rg:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
@@ -305,12 +352,12 @@ def _check_dirty(dirty, input_ids):
 
 
 def _forward_ad_split(cls, args):
-    """Under forward AD, for a Function that defines `jvp` and inputs with tangents: (the
-    inputs' tangents, the inputs without them). The forward then runs on primals and `jvp` gives
-    the outputs' tangents, as PyTorch's custom Functions do. Otherwise (None, args): ember lets
-    the forward's own ops carry the tangents."""
+    """Under forward AD, with inputs carrying tangents: (the inputs' tangents, the inputs without
+    them). As in PyTorch, the forward then runs on primals (its own ops carry no tangents) and
+    the Function's `jvp` gives the outputs' tangents; a Function without one raises. Otherwise
+    (None, args)."""
     from . import forward_ad
-    if forward_ad._current_level < 0 or "jvp" not in _defined_on(cls):
+    if forward_ad._current_level < 0 or not forward_ad._fwd_grad_enabled[0]:
         return None, args
     tangents = [forward_ad._tangent(a) if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
@@ -319,31 +366,92 @@ def _forward_ad_split(cls, args):
                            for a, t in zip(args, tangents))
 
 
-def _defined_on(cls):
-    """Names defined by `cls` or its bases below Function."""
-    names = set()
-    for base in cls.__mro__:
-        if base is Function:
-            break
-        names.update(vars(base))
-    return names
+def _dirty_duals(ctx, args, call_args, output, outputs):
+    """A forward that modified an input in place returns (and marks dirty) the input's primal
+    it was given; the caller gets its own dual input back, as PyTorch returns the input."""
+    back = {id(c): a for a, c in zip(args, call_args) if c is not a}
+    if not back or not ctx.dirty_tensors:
+        return output, outputs
+    dirty = {id(t) for t in ctx.dirty_tensors}
+    ctx.dirty_tensors = tuple(back.get(id(t), t) for t in ctx.dirty_tensors)
+    outputs = tuple(back[id(o)] if id(o) in dirty and id(o) in back else o for o in outputs)
+    return (outputs if isinstance(output, tuple) else outputs[0]), outputs
 
 
-def _apply_jvp(cls, ctx, args, tangents, output):
-    from . import forward_ad
+def _jvp_tangents(cls, ctx, args, tangents, outputs):
+    """Call the Function's `jvp` with the inputs' tangents (zeros for a differentiable input
+    without one) and check what it returns as PyTorch does: one tangent per output, None for a
+    non-differentiable output, the input's own tangent modified in place for an input the
+    forward modified in place, and a view of the input's tangent for a view of the input (an
+    input returned as is counts as its view)."""
     grads = [t if t is not None else
              (zeros(a._size, a.dtype, a._device) if isinstance(a, Tensor) and ctx.materialize_grads
               and (a.dtype.is_floating_point or a.dtype.is_complex) else None)
              for a, t in zip(args, tangents)]
-    with no_grad():
-        out_tangents = cls.jvp(ctx, *grads)
-    outs = output if isinstance(output, tuple) else (output,)
-    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
-    if len(out_tangents) != len(outs):
-        raise RuntimeError(f"jvp() returned an incorrect number of forward gradients (expected "
-                           f"{len(outs)}, got {len(out_tangents)})")
-    for o, t in zip(outs, out_tangents):
+    versions = [g._version if isinstance(g, Tensor) else None for g in grads]
+    saved, ctx._saved = ctx._saved, list(getattr(ctx, "saved_for_forward", ()))
+    try:   # inside jvp, ctx.saved_tensors are the tensors given to save_for_forward
+        with no_grad():
+            out_tangents = cls.jvp(ctx, *grads)
+    finally:
+        ctx._saved = saved
+    if not isinstance(out_tangents, tuple):
+        out_tangents = (out_tangents,)
+    if len(out_tangents) != len(outputs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(out_tangents)})")
+    dirty = {id(t) for t in ctx.dirty_tensors}
+    nondiff = {id(t) for t in ctx.non_differentiable}
+    position = {id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)}
+    base_position = {}
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            base_position.setdefault(id(a if a._base is None else a._base), i)
+    for k, (o, t) in enumerate(zip(outputs, out_tangents)):
+        if t is None or not isinstance(o, Tensor):
+            continue
+        if id(o) in nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
+            raise RuntimeError(
+                f"Function's jvp returned a gradient at position {k}, but  the corresponding "
+                "forward output is not a differentiable Tensor.You should return None at that "
+                "position instead.")
+        if id(o) in dirty and id(o) in position:
+            i = position[id(o)]
+            if t is not grads[i] or t._version == versions[i]:
+                raise RuntimeError(
+                    "An inplace custom Function is not modifying the forward mode gradients "
+                    "inplace. If the forward is modifying an input inplace, then the jvp "
+                    "function must modify the corresponding gradient inplace.")
+        elif o._base is not None and id(o._base) in base_position:
+            _check_view_tangent(t, grads[base_position[id(o._base)]])
+    return out_tangents
+
+
+def _check_view_tangent(t, grad_input):
+    if not t._is_view():
+        raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) "
+                           "but the jvp is not returning a view.")
+    if grad_input is None:
+        return
+    if grad_input._base is not None:
+        if t._base is not grad_input._base:
+            raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                               "returning a view of the same base as the given grad input.")
+    elif t._base is not grad_input:
+        raise RuntimeError("A custom Function is returning a view but the jvp is not returning "
+                           "a view of the given grad input.")
+
+
+def _set_tangents(outputs, out_tangents):
+    from . import forward_ad
+    for o, t in zip(outputs, out_tangents):
         if isinstance(o, Tensor) and isinstance(t, Tensor):
+            if t._size != o._size:
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of "
+                    "the original Tensor, this is not supported. Tensor is of size "
+                    f"{list(o._size)} while the given forward gradient is of size "
+                    f"{list(t._size)}.")
             forward_ad._set_tangent(o, t)
 
 

@@ -8,6 +8,7 @@ its AccumulateGrad node, which writes `.grad`.
                                     \\
     y = x * w ---------------> MulBackward0 --> AccumulateGrad --> w (leaf)
 """
+import abc
 import itertools
 import re
 import weakref
@@ -75,8 +76,9 @@ class RemovableHandle:
         self.remove()
 
 
-class Node:
+class _Node:
     """A function of the backward graph. Subclasses implement `apply(grads) -> grads`.
+    (Public as `Node`, a virtual base class: see the end of this module.)
 
     Only the edges and the sequence number are set per node; hooks, anomaly traces and
     metadata are rare, so they default at class level and land in the instance's __dict__
@@ -162,12 +164,12 @@ def _add_hook(hooks, fn):
     return h
 
 
-class AccumulateGrad(Node):
+class AccumulateGrad(_Node):
     """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        Node.__init__(self)
+        _Node.__init__(self)
         self.variable = variable
         self._seq = float("inf")  # PyTorch runs accumulators as soon as they are ready
 
@@ -287,11 +289,12 @@ class SavedTensor:
         self._version = 0 if storage is None else storage._version
         self._is_output = is_output
         self._output_nr = output_nr
-        self._t = t.detach() if is_output else t  # (aten.detach, as a TorchDispatchMode sees it)
         self._hooks = None  # (packed, unpack_hook, ...) once saved_tensor_hooks.pack ran
         self._view_of = None  # (weakref to the base, positions): an in-place op's view output
         if _saved_hooks.default_hooks:
             _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
+        else:
+            self._t = t.detach() if is_output else t  # (aten.detach, as a dispatch mode sees it)
 
     @classmethod
     def _of_none(cls):
@@ -328,6 +331,11 @@ class SavedTensor:
         storage = t._storage
         if (0 if storage is None else storage._version) != self._version:
             self._raise_modified(node)
+        if not self._is_output and t.grad_fn is None and not t._rg and \
+                "_detached_inplace" in t.__dict__:
+            raise RuntimeError("Trying to use a saved tensor that has been detached in-place, "
+                               "i.e. with .detach_().This is not supported, please use "
+                               "out-of-place `.detach()` instead")
         if self._is_output and _grad_state.enabled:
             fw = t.__dict__.get("_fw_grad")  # forward AD's tangent (forward over reverse)
             t = _alias(t)
@@ -468,3 +476,15 @@ def increment_version(tensor):
     write does: saved copies of it then refuse to be used in backward."""
     for t in (tensor,) if isinstance(tensor, Tensor) else tensor:
         t._bump_version()
+
+
+class Node(abc.ABC):
+    """torch.autograd.graph.Node: every node of the backward graph (built-in op nodes,
+    AccumulateGrad, a custom Function's ctx) is an instance, as in PyTorch, where it is a
+    virtual base class: `isinstance` / `issubclass` say yes without Node being in their MRO."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        if cls is Node:
+            return issubclass(subclass, _Node) or NotImplemented
+        return NotImplemented

@@ -35,7 +35,7 @@ from .._dispatch import dispatcher as _dispatcher
 from . import engine
 from .profiler_util import EventList, FunctionEvent
 
-__all__ = ["profile", "record_function"]
+__all__ = ["profile", "record_function", "emit_itt", "emit_nvtx"]
 
 _active = []  # the recorders running now; record_function opens its range in each of them
 _EMBER_DIR = __file__.rsplit("/autograd/", 1)[0]
@@ -359,6 +359,46 @@ class record_function:
             with record_function(self.name, self.args):
                 return func(*args, **kwargs)
         return wrapped
+
+
+class _emit_ranges:
+    """Make every op emit a range for an external tool (VTune's ITT, Nsight's NVTX). ember is
+    built with neither, so entering only keeps PyTorch's checks: not reentrant, and NVTX needs a
+    CUDA device (entering synchronizes it, which raises on a CPU build)."""
+    _tool = None
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.enabled = enabled
+        self.entered = False
+        self.record_shapes = record_shapes
+
+    def _start(self):
+        pass
+
+    def __enter__(self):
+        if not self.enabled:
+            return
+        if self.entered:
+            raise RuntimeError(f"{self._tool} annotation context manager is not reentrant")
+        self.entered = True
+        self._start()
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class emit_itt(_emit_ranges):
+    """Context manager that makes every autograd operation emit an ITT range (a no-op here)."""
+    _tool = "ITT"
+
+
+class emit_nvtx(_emit_ranges):
+    """Context manager that makes every autograd operation emit an NVTX range (needs CUDA)."""
+    _tool = "NVTX"
+
+    def _start(self):   # synchronizing the CUDA device first: what a CPU build says
+        raise AssertionError("Torch not compiled with CUDA enabled")
 
 
 class profile:

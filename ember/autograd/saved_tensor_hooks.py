@@ -106,9 +106,11 @@ def unpack(saved, node):
     if not isinstance(data, Tensor):
         raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
                         f"result of type {type(data).__name__}")
-    out = _alias(data)
     if saved._is_output:
         grad_fn = node
+    if grad_fn is None and accumulator is None:
+        return data   # nothing to attach: the hook's tensor itself, as PyTorch returns it
+    out = _alias(data)
     if grad_fn is not None:
         out._rg = True
         out.grad_fn = grad_fn

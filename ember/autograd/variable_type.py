@@ -19,8 +19,8 @@ import inspect
 from weakref import ref as _weakref
 
 from .._dispatch import dispatcher as _dispatcher
-from .graph import Node, SavedTensor, freed_error, short_name
-from .views import gradient_edge, nograd_view_error, rebase_view_history
+from .graph import _Node as Node, SavedTensor, freed_error, short_name
+from .views import CUSTOM_FUNCTION_VIEW, gradient_edge, nograd_view_error, rebase_view_history
 from . import anomaly_mode
 from . import graph as _graph
 from . import saved_tensor_hooks as _saved_hooks
@@ -197,8 +197,9 @@ class OpNode(Node):
             kind = type(value)
             if kind is Tensor:  # an input saved bare: it was at version 0
                 storage = value._storage
-                if storage is not None and storage._version:
-                    _bare_saved(value).unpack(self)  # raises PyTorch's modified error
+                if (storage is not None and storage._version) or \
+                        (value.grad_fn is None and "_detached_inplace" in value.__dict__):
+                    _bare_saved(value).unpack(self)  # raises PyTorch's modified/detached error
             elif kind is SavedTensor:
                 value = value.unpack(self)
             elif kind not in _PLAIN:
@@ -539,15 +540,14 @@ def _check_inplace(self):
     base = self._base
     fn = self.grad_fn
     if base is not None and getattr(fn, "_is_function_node", False):
-        raise RuntimeError(
-            f"Output {self._output_nr} of {short_name(fn)} is a view and is being modified "
-            "inplace. This view was created inside a custom Function (or because an input was "
-            "returned as-is) and the autograd logic to handle view+inplace would override the "
-            "custom backward associated with the custom Function, leading to incorrect "
-            "gradients. This behavior is forbidden. You can fix this by cloning the output of "
-            "the custom Function.")
+        raise RuntimeError(f"Output {self._output_nr} of {short_name(fn)} is a view and is being "
+                           f"modified inplace.{CUSTOM_FUNCTION_VIEW}")
     if self._nograd_view:  # Note [Views made in no_grad mode] in views.py
         raise RuntimeError(nograd_view_error(self, "is being"))
+    if self._creation_meta is not None and base is not None:
+        # made where no graph was recorded (no_grad, inference mode, a custom Function's
+        # forward), or a view of such a view: which history would the write join?
+        raise RuntimeError(nograd_view_error(self, "is being", self._creation_meta))
     if base is None:
         if self.grad_fn is None and self._rg:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._core.tensor import _wrap
 from .._dispatch.ops import ops
-from .graph import Node, grad_accumulator, zeros
+from .graph import _Node as Node, grad_accumulator, zeros
 
 
 # Note [Views made in no_grad mode]
@@ -39,19 +39,35 @@ def gradient_edge(t):
     return (None, 0)
 
 
-def nograd_view_error(view, what):
-    """PyTorch's message for a view made under no_grad or inference_mode that `what`
-    ("is being", "its base or ... has been") modified in place with grad mode on."""
-    block = view._nograd_view
-    if block == "inference_mode":
-        made, now = "inference mode", "in normal mode"
+def nograd_view_error(view, what, meta=None):
+    """PyTorch's message for an in-place write, with grad mode on, to a view made under no_grad
+    or inference_mode (or inside a custom Function that recorded nothing), or to a view of such
+    a view; `what` is "is being" or "its base or another view of its base has been"."""
+    meta = meta or view._nograd_view
+    fn = view.grad_fn
+    if fn is not None:
+        from .graph import short_name
+        prefix = f"Output {view._output_nr} of {short_name(fn)} is a view of a view which was created in"
     else:
-        made, now = "no_grad mode", "with grad mode enabled"
-    return (f"A view was created in {made} and {what} modified inplace {now}. Given that this "
-            "use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
-            f"by moving both the view and the inplace either both inside the {block} block (if "
-            "you don't want the inplace to be tracked) or both outside (if you want the inplace "
-            "to be tracked).")
+        prefix = "A view was created in"
+    if meta == "inference_mode":
+        msg = f"{prefix} inference mode and {what} modified inplace in normal mode."
+    else:
+        msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    if meta == "custom_function":
+        return msg + CUSTOM_FUNCTION_VIEW
+    block = "inference_mode" if meta == "inference_mode" else "no_grad"
+    return (f"{msg} Given that this use case is ambiguous and error-prone, it is forbidden. You "
+            f"can clarify your code by moving both the view and the inplace either both inside "
+            f"the {block} block (if you don't want the inplace to be tracked) or both outside (if "
+            "you want the inplace to be tracked).")
+
+
+CUSTOM_FUNCTION_VIEW = (
+    " This view was created inside a custom Function (or because an input was returned as-is) "
+    "and the autograd logic to handle view+inplace would override the custom backward "
+    "associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function.")
 
 
 # Note [In-place ops on views: CopySlices]

@@ -22,30 +22,32 @@ Two variants, as in PyTorch:
   reach parameters used inside by accumulating into their `.grad` directly, so at least one
   argument must require grad and `autograd.grad` does not see them.
 
-- `use_reentrant=False` (recommended): every tensor the region depends on from outside -- its
-  tensor arguments and the leaves it reaches, typically parameters -- becomes an input of the
-  checkpoint node, found by walking the region's graph once after its forward; that graph
-  (with its saved tensors) is then dropped. In backward the rerun's gradients flow into those
-  inputs through the ordinary engine, so `autograd.grad(loss, params)`, hooks and arguments
-  that need no grad all work. (PyTorch implements this variant with saved-tensor hooks, which
-  record the forward normally but keep no saved tensors; ember records the graph and discards
-  it instead: the same memory after forward, the region's activations held only while it
-  runs.)
+- `use_reentrant=False` (recommended): the region's forward records its graph as usual, but
+  inside saved-tensor hooks that keep an empty holder in place of every tensor an op saves
+  for backward. The first unpack of a holder in a backward pass reruns the region and hands
+  out what the rerun saved (see Note [Non-reentrant checkpoint]). Gradients flow through the
+  ordinary graph, so `autograd.grad(loss, params)`, hooks and arguments that need no grad all
+  work, and a mismatch between the two runs is reported (CheckpointError).
 """
+import collections
 import contextlib
 import enum
+import uuid
 import warnings
+import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import ember
 from ember.autograd import Function
 from ember._dispatch import dispatcher as _dispatcher
 from ember.autograd.variable_type import autograd_kernel as _autograd_kernel
+from ember.autograd.graph import SavedTensor as _SavedTensor
+from ember.autograd.saved_tensor_hooks import saved_tensors_hooks
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "CheckpointPolicy",
-           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts"]
+           "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "GraphExecGroup"]
 
 
 class CheckpointError(RuntimeError):
@@ -129,151 +131,299 @@ class CheckpointFunction(Function):
 
 
 # ---- the non-reentrant variant ----------------------------------------------------------
+# Note [Non-reentrant checkpoint]
+# The region's forward runs and records its graph as usual, inside a pair of saved-tensor hooks
+# (`_checkpoint_hook`): every tensor an op of the region saves for backward is replaced, in the
+# graph, by an empty `_Holder`, so the graph keeps no activations. The frame remembers the
+# holders in save order, with each saved tensor's shape/dtype/device, and the region's inputs.
+#
+# The first time backward unpacks one of those holders, the unpack hook reruns the region from
+# its saved inputs (same RNG state and autocast settings) inside another pair of hooks
+# (`_recomputation_hook`) whose pack hook, instead of building a graph for later, files the
+# k-th tensor saved by the rerun under the k-th holder. The rerun stops as soon as the last
+# holder is filled ("early stop"). The unpack then hands out the tensor filed under its holder,
+# and every later unpack in the same backward pass takes its tensor from the same rerun.
+#
+#     forward:   op saves t  --pack-->    holder_k  (t dropped, t's metadata noted)
+#     backward:  unpack holder_k  --> first time in this pass: rerun region, file its saves
+#                                     as recomputed[pass][handle_k]  --> recomputed tensor
+#
+# Recomputations are kept per backward pass (graph task id; outside a backward pass each
+# unpack gets a pass of its own; `GraphExecGroup` makes several backward calls one pass), and
+# each recomputed tensor is handed out once: it is dropped once read. If the rerun saves a
+# different number of tensors, or tensors of another shape/dtype/device, the region was not
+# deterministic and CheckpointError says so (with `debug=True`, with the ops of both runs).
 
-def _flatten(tree):
-    """The tensors of a nested tuple/list/dict, in order, and a function rebuilding the tree
-    from replacements for them."""
-    leaves = []
-
-    def collect(x):
-        if isinstance(x, ember.Tensor):
-            leaves.append(x)
-        elif isinstance(x, (tuple, list)):
-            for v in x:
-                collect(v)
-        elif isinstance(x, dict):
-            for v in x.values():
-                collect(v)
-
-    def rebuild(new_leaves):
-        it = iter(new_leaves)
-
-        def build(x):
-            if isinstance(x, ember.Tensor):
-                return next(it)
-            if isinstance(x, tuple):
-                items = [build(v) for v in x]
-                return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
-            if isinstance(x, list):
-                return [build(v) for v in x]
-            if isinstance(x, dict):
-                return type(x)((k, build(v)) for k, v in x.items())
-            return x
-        return build(tree)
-
-    collect(tree)
-    return leaves, rebuild
+class _Handle:
+    pass
 
 
-def _external_leaves(outputs, own_leaves):
-    """The leaves (tensors with an AccumulateGrad node) that `outputs` depend on, in the order
-    first reached, other than `own_leaves` (the region's detached arguments). The walk is an
-    explicit stack, not recursion: graphs can be deep."""
-    own = {id(t) for t in own_leaves}
-    found, seen = [], set()
-    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-    stack.reverse()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        variable = getattr(node, "variable", None)
-        if variable is not None:  # AccumulateGrad: a leaf
-            if id(variable) not in own:
-                found.append(variable)
-            continue
-        stack.extend(next_node for next_node, _ in reversed(node.next_functions))
-    return found
+class _Holder:
+    """What the graph keeps for one saved tensor: per backward pass, the handle its
+    recomputed tensor is filed under (None once handed out)."""
+
+    def __init__(self):
+        self.handles = {}
 
 
-class _NonReentrantCheckpoint(Function):
-    """The checkpoint node: its inputs are the region's tensor arguments and the outside leaves
-    it reads; its forward hands out the region's results computed by the discovery run; its
-    backward reruns the region and differentiates it with respect to all of those inputs."""
+class _StopRecomputation(Exception):
+    """Raised by the rerun's pack hook once every holder is filled."""
 
-    @staticmethod
-    def forward(ctx, frame, *boundary):
-        ctx.frame = frame
-        # saved, the arguments are version-checked: modifying one in place before backward
-        # raises instead of silently recomputing from the new values
-        ctx.save_for_backward(*boundary[:len(frame.tensor_indices)])
-        outputs, frame.outputs = frame.outputs, None  # the frame keeps no results alive
-        return tuple(o.detach() for o in outputs)
 
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        frame = ctx.frame
-        args = list(frame.args)
-        detached = detach_variable(ctx.saved_tensors)
-        for i, t in zip(frame.tensor_indices, detached):
-            args[i] = t
-        with _replayed_rng(frame.rng_state), ember.enable_grad(), frame.recompute_context:
-            outputs, _ = _flatten(frame.function(*args, **frame.kwargs))
-        outputs = [outputs[i] for i in frame.differentiable if i < len(outputs)]
-        recomputed = [(o.shape, o.dtype) for o in outputs]
-        if frame.check and recomputed != frame.metadata:
+_early_stop = [None]   # set_checkpoint_early_stop's override (None: checkpoint's argument)
+_debug = [None]        # set_checkpoint_debug_enabled's override
+_graph_exec_group = [None]
+
+
+def _internal_assert(cond):
+    if not cond:
+        raise AssertionError("Something went unexpectedly wrong in activation checkpoint. "
+                             "Please report this bug by filing an issue to PyTorch.")
+
+
+_DEBUG_TIP = ("\nTip: To see a more detailed error message, either pass `debug=True` to "
+              "`torch.utils.checkpoint.checkpoint(...)` or wrap the code block with "
+              "`with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to enable "
+              "checkpoint-debug mode globally.\n")
+
+
+def _default_meta(x):
+    return {"shape": x.shape, "dtype": x.dtype, "device": x.device}
+
+
+_DETERMINISM_CHECKS = {"default": _default_meta, "none": lambda x: None}
+
+
+class _CheckpointFrame:
+    def __init__(self, recompute_fn, early_stop, unpack_error_cb, metadata_fn):
+        self.recompute_fn = recompute_fn
+        self.early_stop = early_stop
+        self.unpack_error_cb = unpack_error_cb
+        self.metadata_fn = metadata_fn
+        self.saved_args = []
+        self.weak_holders = []
+        self.x_metadatas = []
+        self.recomputed = collections.defaultdict(weakref.WeakKeyDictionary)
+        self.recomp_counter = collections.defaultdict(int)
+        self.is_recomputed = collections.defaultdict(bool)
+        self.forward_completed = False
+        self.ignore_saved_mismatch = False
+
+    def save_inputs(self, *args):
+        # saved as any op saves its inputs: an in-place change before backward is detected
+        self.saved_args = [_SavedTensor(a) if isinstance(a, ember.Tensor) else a for a in args]
+
+    def get_inputs(self):
+        return [a.unpack() if isinstance(a, _SavedTensor) else a for a in self.saved_args]
+
+    def check_recomputed_tensors_match(self, gid):
+        if self.ignore_saved_mismatch:
+            return
+        if len(self.weak_holders) != self.recomp_counter[gid]:
+            raise CheckpointError(
+                "torch.utils.checkpoint: A different number of tensors was saved during the "
+                "original forward and recomputation.\nNumber of tensors saved during forward: "
+                f"{len(self.weak_holders)}\nNumber of tensors saved during recomputation: "
+                f"{self.recomp_counter[gid]}.\n{_DEBUG_TIP}")
+        mismatched = ""
+        for idx, weak_holder in enumerate(self.weak_holders):
+            holder = weak_holder()
+            if holder is None:
+                continue
+            _internal_assert(holder.handles.get(gid) in self.recomputed[gid])
+            recomputed = self.metadata_fn(self.recomputed[gid][holder.handles[gid]])
+            if self.x_metadatas[idx] != recomputed:
+                mismatched += (f"tensor at position {idx}:\nsaved metadata: "
+                               f"{self.x_metadatas[idx]}\nrecomputed metadata: {recomputed}\n")
+        if mismatched:
             raise CheckpointError(
                 "torch.utils.checkpoint: Recomputed values for the following tensors have "
-                f"different metadata than during the forward pass: forward {frame.metadata}, "
-                f"recomputed {recomputed}")
-        pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if g is not None and o.requires_grad]
-        wrt = [t for t in detached if t.requires_grad] + frame.leaves
-        if not pairs or not wrt:
-            return (None,) + (None,) * (len(detached) + len(frame.leaves))
-        # retain_graph: a region that reads an outside non-leaf tensor backpropagates here
-        # through that tensor's node too, which the outer backward still has to run later
-        grads = iter(ember.autograd.grad([o for o, _ in pairs], wrt, [g for _, g in pairs],
-                                         retain_graph=True, allow_unused=True))
-        arg_grads = tuple(next(grads) if t.requires_grad else None for t in detached)
-        return (None,) + arg_grads + tuple(grads)
+                f"different metadata than during the forward pass.\n{mismatched}.\n{_DEBUG_TIP}")
 
 
-class _Frame:
-    """What a non-reentrant region needs to run again."""
+class _recomputation_hook(saved_tensors_hooks):
+    """The rerun's hooks: file each saved tensor under the holder of the same rank."""
 
-    def __init__(self, function, args, kwargs, rng_state):
-        self.function, self.args, self.kwargs, self.rng_state = function, args, kwargs, rng_state
-        self.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, ember.Tensor)]
-        self.outputs = None
-        self.differentiable = []
-        self.leaves = []
+    def __init__(self, frame_ref, gid):
+        def pack_hook(x):
+            x = x.detach() if x.requires_grad else x
+            frame = frame_ref()
+            _internal_assert(frame is not None)
+            idx = frame.recomp_counter[gid]
+            frame.recomp_counter[gid] += 1
+            if idx >= len(frame.weak_holders):
+                _internal_assert(not frame.early_stop)
+                if not frame.forward_completed:
+                    # backward inside the region's own forward: its saves are not the region's
+                    frame.ignore_saved_mismatch = True
+                    return x
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    f"than during the original forward pass.\n{_DEBUG_TIP}")
+            holder = frame.weak_holders[idx]()
+            if holder is not None:  # else that part of the graph is gone already
+                _internal_assert(holder.handles.get(gid) is None)
+                holder.handles[gid] = _Handle()
+                frame.recomputed[gid][holder.handles[gid]] = x
+            if frame.early_stop and frame.recomp_counter[gid] == len(frame.weak_holders):
+                raise _StopRecomputation
+            return x
+
+        super().__init__(pack_hook, lambda x: x)
 
 
-def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, check, *args,
-                                  **kwargs):
+class _checkpoint_hook(saved_tensors_hooks):
+    """The forward's hooks: a holder instead of each saved tensor; unpacking it reruns the
+    region once per backward pass and hands out the tensor filed under it."""
+
+    def __init__(self, frame):
+        def pack_hook(x):
+            holder = _Holder()
+            frame.weak_holders.append(weakref.ref(holder))
+            if frame.metadata_fn is not None:
+                with ember.no_grad():
+                    frame.x_metadatas.append(frame.metadata_fn(x))
+            return holder
+
+        def unpack_hook(holder):
+            gid = _graph_exec_group[0]
+            if gid is None:
+                gid = ember._C._current_graph_task_id()
+                if gid == -1:   # read outside a backward pass: a pass of its own
+                    gid = int(uuid.uuid4())
+            if not frame.is_recomputed[gid]:
+                args = frame.get_inputs()
+                try:
+                    with _recomputation_hook(weakref.ref(frame), gid), ember.enable_grad():
+                        frame.recompute_fn(*args)
+                except _StopRecomputation:
+                    pass
+                frame.is_recomputed[gid] = True
+                frame.check_recomputed_tensors_match(gid)
+            _internal_assert(gid in holder.handles)
+            if holder.handles[gid] is None:
+                extra = ("Performing two backward calls that overlap (i.e. require the same "
+                         "saved activation in order to compute gradients) is not allowed while "
+                         "under the torch.utils.checkpoint.GraphExecGroup context. "
+                         if _graph_exec_group[0] is not None else "")
+                raise CheckpointError(
+                    "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                    f"already unpacked once. {extra}If you are calling ctx.saved_tensors in "
+                    "backward, make sure to do so only once. Otherwise please open an issue "
+                    "with details on your use case.")
+            _internal_assert(holder.handles[gid] in frame.recomputed[gid])
+            out = frame.recomputed[gid][holder.handles[gid]]
+            holder.handles[gid] = None
+            return out
+
+        if frame.unpack_error_cb is not None:
+            def checked_unpack_hook(holder):
+                try:
+                    return unpack_hook(holder)
+                except CheckpointError as e:
+                    frame.unpack_error_cb(e)
+            super().__init__(pack_hook, checked_unpack_hook)
+        else:
+            super().__init__(pack_hook, unpack_hook)
+
+
+class _OpLog:
+    """A dispatch mode listing the ops that ran (the debug log of a checkpointed region)."""
+
+    def __init__(self):
+        self.ops = []
+
+    def __enter__(self):
+        self.ops = []
+        _dispatcher._modes.append(self._call)
+        return self
+
+    def __exit__(self, *exc):
+        _dispatcher._modes.remove(self._call)
+        return False
+
+    def _call(self, op, args, level):
+        self.ops.append(op.name)
+        return _dispatcher.call_in_modes(op, args, level - 1)
+
+
+def _debug_context_and_error_cb():
+    forward_log, recompute_log = _OpLog(), _OpLog()
+
+    def unpack_error_cb(e):
+        raise CheckpointError(
+            "An error happened while unpacking tensors; these are the operators of the latest "
+            "computation, because you passed `debug=True` to `torch.utils.checkpoint."
+            "checkpoint()`.\n\nOperations executed during the original forward:\n\n"
+            + "\n".join(forward_log.ops) + "\n\nOperations executed during recomputation:\n\n"
+            + "\n".join(recompute_log.ops) + "\n\n ERROR: Detected non-determinism while "
+            "running activation checkpointing\n\n You are seeing this error because you passed "
+            "`debug=True` to checkpoint and tensors to be saved during the original forward "
+            "and differ between those saved during recomputation. This can happen if different "
+            "operators were ran in the original forward and in the recomputation.\n") from e
+
+    return (lambda: (forward_log, recompute_log)), unpack_error_cb
+
+
+def _autocast_state():
+    return {"enabled": ember.is_autocast_enabled("cpu"),
+            "dtype": ember.get_autocast_dtype("cpu"),
+            "cache_enabled": ember.is_autocast_cache_enabled()}
+
+
+def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, determinism_check,
+                                  debug, early_stop, *args, **kwargs):
     if not ember.is_grad_enabled():
-        return function(*args, **kwargs)  # nothing is recorded, so there is nothing to save
+        return function(*args, **kwargs)   # nothing is recorded, so nothing is saved
+    unpack_error_cb = None
+    if _debug[0] if _debug[0] is not None else debug:
+        if context_fn is not noop_context_fn:
+            raise ValueError("debug=True is incompatible with non-default context_fn")
+        context_fn, unpack_error_cb = _debug_context_and_error_cb()
+    if determinism_check not in _DETERMINISM_CHECKS:
+        raise ValueError(f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, "
+                         f"but got {determinism_check}")
     forward_context, recompute_context = context_fn()
-    frame = _Frame(function, args, kwargs,
-                   ember.get_rng_state() if preserve_rng_state else None)
-    frame.recompute_context, frame.check = recompute_context, check
-    run_args = list(args)
-    tensor_args = tuple(args[i] for i in frame.tensor_indices)
-    detached = detach_variable(tensor_args)
-    for i, t in zip(frame.tensor_indices, detached):
-        run_args[i] = t
-    with forward_context:
-        result = function(*run_args, **kwargs)
-    outputs, rebuild = _flatten(result)
-    frame.differentiable = [k for k, o in enumerate(outputs) if o.requires_grad]
-    grad_outputs = [outputs[k] for k in frame.differentiable]
-    frame.metadata = [(o.shape, o.dtype) for o in grad_outputs]
-    frame.leaves = _external_leaves(grad_outputs, detached)
-    if not grad_outputs:
-        return result
-    frame.outputs = grad_outputs
-    frame.args = [None if isinstance(a, ember.Tensor) else a for a in args]  # ctx saves them
-    new = _NonReentrantCheckpoint.apply(frame, *tensor_args, *frame.leaves)
-    replaced = list(outputs)
-    for k, o in zip(frame.differentiable, new):
-        replaced[k] = o
-    # outputs that need no grad are returned as computed: they hold no graph
-    return rebuild(replaced)
+    rng_state = ember.get_rng_state() if preserve_rng_state else None
+    autocast_state = _autocast_state()
+
+    def recompute_fn(*inputs):
+        with _replayed_rng(rng_state), ember.autocast("cpu", **autocast_state), \
+                recompute_context:
+            function(*inputs, **kwargs)
+
+    frame = _CheckpointFrame(recompute_fn, early_stop if _early_stop[0] is None else _early_stop[0],
+                             unpack_error_cb, _DETERMINISM_CHECKS[determinism_check])
+    frame.save_inputs(*args)
+    with _checkpoint_hook(frame), forward_context:
+        result = function(*args, **kwargs)
+    frame.forward_completed = True
+    return result
+
+
+class GraphExecGroup:
+    """Backward calls made inside one of these contexts count as a single backward pass for
+    non-reentrant checkpoints: each region is recomputed at most once for all of them. Their
+    regions of the graph must not overlap (each saved activation is handed out once)."""
+
+    def __enter__(self):
+        if _graph_exec_group[0] is not None:
+            raise RuntimeError("GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_graph_exec_group[0]}")
+        _graph_exec_group[0] = self
+        return self
+
+    def __exit__(self, *exc):
+        _graph_exec_group[0] = None
+
+    @classmethod
+    def _get_current_group(cls):
+        return _graph_exec_group[0]
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
-               determinism_check="default", debug=False, preserve_rng_state=True, **kwargs):
+               determinism_check="default", debug=False, early_stop=True,
+               preserve_rng_state=True, **kwargs):
     """Run `function(*args, **kwargs)` without keeping its intermediate results for backward;
     recompute them when backward needs them.
 
@@ -284,9 +434,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         preserve_rng_state: replay the forward's random state in the recomputation.
         context_fn: returns two context managers, entered around the forward and around
             its recomputation (use_reentrant=False); see create_selective_checkpoint_contexts.
-        determinism_check: "default" compares the shapes and dtypes of the recomputed
-            results with the forward's (CheckpointError if they differ); "none" does not.
-        debug: accepted as PyTorch's flag (ember's CheckpointError has no op trace to add).
+        determinism_check: "default" compares the shapes, dtypes and devices of the tensors
+            the recomputation saves with the forward's (CheckpointError if they differ);
+            "none" does not.
+        debug: on such an error, list the ops of the forward and of the recomputation.
+        early_stop: stop the recomputation once it has every tensor backward needs.
     """
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
@@ -303,22 +455,32 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
-                         f"{determinism_check}")
     return _checkpoint_without_reentrant(function, preserve_rng_state, context_fn,
-                                         determinism_check == "default", *args, **kwargs)
+                                         determinism_check, debug, early_stop, *args, **kwargs)
 
 
+@contextlib.contextmanager
 def set_checkpoint_early_stop(enable):
-    """PyTorch's flag for stopping a recomputation once it has every saved tensor it needs;
-    ember's recomputation runs the region to the end either way (its results are what
-    backward differentiates), so the flag changes nothing."""
-    return contextlib.nullcontext()
+    """Whether non-reentrant checkpoints made inside stop recomputing once they have every
+    tensor backward needs (the default); it matters while the forward runs."""
+    previous = _early_stop[0]
+    _early_stop[0] = enable
+    try:
+        yield
+    finally:
+        _early_stop[0] = previous
 
 
+@contextlib.contextmanager
 def set_checkpoint_debug_enabled(enabled):
-    return contextlib.nullcontext()
+    """Overrides every checkpoint's `debug` argument inside (None: leave them alone)."""
+    previous = _debug[0]
+    _debug[0] = enabled
+    try:
+        yield
+    finally:
+        _debug[0] = previous
+
 
 
 # ---- selective activation checkpointing ---------------------------------------------------

@@ -9,6 +9,7 @@ import contextlib
 import copy
 import dataclasses
 import enum
+import gc
 import hashlib
 import inspect
 import io
@@ -418,6 +419,44 @@ def suppress_warnings(fn):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return fn(*args, **kwargs)
+    return wrapper
+
+
+@contextlib.contextmanager
+def disable_gc():
+    """The garbage collector off inside the block (reference-cycle tests count on it)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def skipCUDANonDefaultStreamIf(condition):
+    """Marks whether the test may run on a non-default CUDA stream (ember's CPU tests ignore it)."""
+    def dec(fn):
+        if getattr(fn, "_do_cuda_non_default_stream", True):
+            fn._do_cuda_non_default_stream = not condition
+        return fn
+    return dec
+
+
+def scoped_load_inline(func):
+    """Passes the test a `load_inline` that builds into a temporary directory of its own."""
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        def load_inline(*largs, **lkwargs):
+            from ember.utils import cpp_extension
+            if "build_directory" in lkwargs:
+                raise AssertionError(
+                    "build_directory should not be specified when using scoped_load_inline")
+            with TemporaryDirectoryName() as build_directory:
+                return cpp_extension.load_inline(*largs, build_directory=build_directory,
+                                                 **lkwargs)
+        return func(*args, load_inline=load_inline, **kwargs)
     return wrapper
 
 
@@ -845,6 +884,25 @@ class TestCase(_BaseTestCase):
     @rel_tol.setter
     def rel_tol(self, value):
         self._rel_tol = value
+
+    @staticmethod
+    def run_process_no_exception(code, env=None):
+        """Run `code` in a fresh Python process with torch meaning ember: (stdout, stderr)."""
+        import subprocess
+        env = dict(os.environ if env is None else env)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        proc = subprocess.Popen([sys.executable, "-m", "ember", "-c", code],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        return proc.communicate()
+
+    @staticmethod
+    def runWithPytorchAPIUsageStderr(code):
+        env = dict(os.environ, PYTORCH_API_USAGE_STDERR="1")
+        env.pop("CI", None)
+        env.pop("TEST_SHOWLOCALS", None)
+        _stdout, stderr = TestCase.run_process_no_exception(code, env=env)
+        return stderr.decode("ascii")
 
     def setUp(self):
         set_rng_seed()
