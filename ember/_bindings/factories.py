@@ -566,6 +566,13 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
     if not args:
         return empty(0, dtype=dtype, device=device)
     first = args[0]
+    if len(args) == 1 and _is_storage(first):   # a tensor over the storage's memory
+        if getattr(first, "dtype", dtype) is not dtype:   # a TypedStorage of another dtype
+            name = D.LEGACY_TYPE_NAMES[dtype][:-len("Tensor")]
+            other = D.LEGACY_TYPE_NAMES[first.dtype][:-len("Tensor")]
+            raise RuntimeError(f"Expected a Storage of type {name} or an UntypedStorage, but got "
+                               f"type {other} for argument 1 'storage'")
+        return empty(0, dtype=dtype, device=device).set_(first)
     if len(args) == 1 and isinstance(first, Tensor):
         if form != "base" and first.dtype is not dtype:
             raise TypeError(f"new(): expected a tensor of dtype {dtype} (got {first.dtype})")
@@ -575,6 +582,13 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
             return tensor(_legacy_data(first), dtype=dtype, device=device)
     size = _ap.int_list_arg("new", "size", 1, args, 0, True)
     return empty(*size, dtype=dtype, device=device)
+
+
+def _is_storage(obj):
+    """An UntypedStorage, or a TypedStorage (which wraps one)."""
+    from .._core.storage import UntypedStorage
+    return isinstance(obj, UntypedStorage) or isinstance(getattr(obj, "_untyped_storage", None),
+                                                         UntypedStorage)
 
 
 def _legacy_data(data):
@@ -713,8 +727,20 @@ METHODS = dict(
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
 )
 
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=False):
+    """torch.from_file: a 1-D CPU tensor of `size` elements over a memory-mapped file (with
+    `shared`, writes reach the file and every other mapping of it)."""
+    from .._core.storage import UntypedStorage
+    dtype = D.get_default_dtype() if dtype is None else dtype
+    if device is not None and _dev(device).type != "cpu":
+        raise RuntimeError(f"from_file: expected a CPU device, got {device}")
+    storage = UntypedStorage.from_file(filename, bool(shared), int(size) * dtype.itemsize)
+    return empty(0, dtype=dtype).set_(storage)
+
+
 __all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided",
-           "eye", "from_dlpack", "from_numpy", "full", "full_like", "linspace", "logspace",
+           "eye", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "linspace", "logspace",
            "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
            "randn_like", "randperm", "scalar_tensor", "tensor", "tril_indices", "triu_indices",
            "zeros", "zeros_like"]
