@@ -553,14 +553,14 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
         check_legacy_device(device, default_device, len(args) == 1 and isinstance(args[0], Tensor),
                             form)
     size = kwargs.pop("size", None)
-    if kwargs or (size is not None and args):
+    if kwargs or (size is not None and args) or (len(args) > 1 and not _ap.is_int(args[0], True)):
         got = ", ".join([_ap.type_name(a) for a in args] +
                         [f"{k}={_ap.type_name(v)}" for k, v in kwargs.items()] +
                         ([f"size={_ap.type_name(size)}"] if size is not None else []))
         raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but "
-                        f"expected one of: (*, torch.device device = None), (tuple of ints size, "
-                        f"*, torch.device device = None), (object data, *, torch.device device "
-                        f"= None), (Tensor other)")
+                        f"expected one of:\n * (*, torch.device device = None)\n * (torch.Storage "
+                        f"storage)\n * (Tensor other)\n * (tuple of ints size, *, torch.device "
+                        f"device = None)\n * (object data, *, torch.device device = None)\n")
     if size is not None:
         args = (size,)
     if not args:
