@@ -249,6 +249,8 @@ def test_size_pickles():
     lambda L: L.zeros(3, dtype=L.uint8).index_add(0, L.arange(3), L.ones(3, dtype=L.uint8),
                                                    alpha=300),
     lambda L: L.LongTensor((6, 0), 1, 1, 0),
+    lambda L: L.tensor(),
+    lambda L: L.tensor(dtype=L.float),
     lambda L: L.Tensor([1], [2]),
     lambda L: L.tensor([]).new((2, 3), 4),
     lambda L: L.FloatTensor(L.IntTensor([1]).storage()),

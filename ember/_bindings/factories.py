@@ -75,7 +75,12 @@ _randperm = _op("randperm")
 _empty_strided = _op("empty_strided")
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+_NO_DATA = object()
+
+
+def tensor(data=_NO_DATA, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if data is _NO_DATA:   # PyTorch's parser words the missing argument its own way
+        raise TypeError('tensor() missing 1 required positional arguments: "data"')
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use "
