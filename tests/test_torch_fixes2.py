@@ -202,7 +202,16 @@ def test_storage_classes():
         names.append(sorted(f"{c.__module__}.{c.__name__}" for c in lib._storage_classes
                             if c not in (lib.UntypedStorage, lib.TypedStorage)))
     assert names[0] == names[1]
-    got = [_quiet(lambda: lib.QInt8Storage([1, -2]).tolist()) for lib in (torch, ember)]
+    def quantized(lib):
+        out = [lib.QInt8Storage([1, -2]).tolist()]
+        for name in ("QUInt8Storage", "QInt32Storage", "QUInt4x2Storage"):
+            s = getattr(lib, name)(6)
+            s[:] = 0
+            s[1] = 5
+            s[2:4] = 1
+            out.append((s.tolist(), s.type(), s.element_size()))
+        return out
+    got = [_quiet(lambda: quantized(lib)) for lib in (torch, ember)]
     assert got[0] == got[1]
 
 
