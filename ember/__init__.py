@@ -23,6 +23,7 @@ from ._core.device import device, set_default_device, get_default_device
 from ._core.layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
                            sparse_bsc)
 from ._core.storage import UntypedStorage
+from ._core.memory_overlap import _debug_has_internal_overlap  # noqa: F401
 from ._core.memory_format import (memory_format, contiguous_format, channels_last,
                                   channels_last_3d, preserve_format)
 from ._core.qscheme import (qscheme, per_tensor_affine, per_channel_affine, per_tensor_symmetric,
@@ -67,7 +68,7 @@ from ._dispatch.explain import explain
 from ._dispatch import python_dispatch as _python_dispatch  # noqa: F401  (the Python key)
 from ._refs.checks import (_check, _check_with, _check_is_size, _check_index, _check_value,  # noqa: F401
                            _check_type, _check_not_implemented, _check_tensor_all,
-                           _check_tensor_all_with)
+                           _check_tensor_all_with, _assert_async)
 from . import library
 from ._refs.control_flow import cond, while_loop
 from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)
@@ -83,7 +84,7 @@ from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from .nn._rnn import *  # noqa: F401,F403  (torch.lstm, gru, lstm_cell, ...)
-from . import multiprocessing, random, utils, func, storage
+from . import multiprocessing, random, utils, func, storage, __config__  # noqa: F401
 from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
@@ -93,9 +94,13 @@ from .functional import stft, istft
 from . import serialization
 from .storage import TypedStorage, is_storage, _LEGACY_STORAGES as _legacy_storages
 globals().update({cls.__name__: cls for cls in _legacy_storages.values()})  # torch.FloatStorage
+_storage_classes = {UntypedStorage, TypedStorage, *_legacy_storages.values(),
+                    *storage._CUDA_LEGACY_STORAGES.values()}
 from .serialization import save, load
 from . import distributed, distributions, testing
 from . import cuda, backends, accelerator  # no GPU: is_available() is False, flags are recorded
+cuda.__dict__.update(_cuda_legacy_types)  # torch.cuda.FloatTensor (which cannot be called)
+cuda.__dict__.update({c.__name__: c for c in storage._CUDA_LEGACY_STORAGES.values()})
 from . import mps, xpu  # no Metal or Intel GPU either
 from . import futures, nested  # torch.futures, torch.nested (strided layout)
 from . import memory  # the CPU caching allocator's statistics and snapshots

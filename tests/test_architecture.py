@@ -59,7 +59,7 @@ def test_no_injected_module_globals():
 
 def test_top_level_holds_public_modules_and_packages():
     private = sorted(p.name for p in ROOT.glob("_*.py")
-                     if p.name not in ("__init__.py", "__main__.py", "__future__.py"))
+                     if p.name not in ("__init__.py", "__main__.py", "__future__.py", "__config__.py"))
     assert private == []
 
 

@@ -104,3 +104,15 @@ def _current_graph_task_id():
 def _will_engine_execute_node(node):
     from ..autograd.engine import will_engine_execute_node
     return will_engine_execute_node(node)
+
+
+def _warn():
+    """torch._C._warn: a test hook that raises TORCH_WARN's warning (a UserWarning)."""
+    import warnings
+    warnings.warn("Test message for TORCH_WARN", UserWarning, stacklevel=2)
+
+
+def _warn_deprecation():
+    """torch._C._warn_deprecation: TORCH_WARN_DEPRECATION's test warning."""
+    import warnings
+    warnings.warn("Test message for TORCH_WARN_DEPRECATION", DeprecationWarning, stacklevel=2)

@@ -72,3 +72,37 @@ def _parse_to(*args, **kwargs):
     if device is not None and not isinstance(device, _device):
         device = _device(device) if isinstance(device, str) else _device("cuda", device)
     return device, dtype, bound.get("non_blocking", False), bound.get("memory_format")
+
+
+def _upsample_nearest(name, input, output_size, out):
+    """The nearest-neighbour upsampling ops as torch._C._nn binds them (F.interpolate's kernel;
+    with `out=`, written into out as every out= op is). The scales PyTorch also takes matter
+    only when they disagree with output_size, which F.interpolate never passes."""
+    from ..nn.functional import interpolate
+    from .._bindings.out import _copy_out
+    result = interpolate(input, size=tuple(output_size), mode="nearest")
+    if out is None:
+        return result
+    if out.dtype is not result.dtype:   # a structured kernel: out has the result's dtype
+        if result.device.type == "meta":   # PyTorch's meta function words it differently
+            raise RuntimeError(f"Expected out tensor to have dtype {result.dtype} but got "
+                               f"{out.dtype} instead")
+        raise RuntimeError(f"Expected out tensor to have dtype {D.c_type_name(result.dtype)}, "
+                           f"but got {D.c_type_name(out.dtype)} instead")
+    if out.device != result.device:
+        raise RuntimeError(f"Attempting to copy from device {result.device.type} to device "
+                           f"{out.device.type}, but cross-device copies are not allowed!")
+    return _copy_out(out, result, name)
+
+
+def upsample_nearest1d(input, output_size, scales=None, *, out=None):
+    return _upsample_nearest("upsample_nearest1d", input, output_size, out)
+
+
+def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=None):
+    return _upsample_nearest("upsample_nearest2d", input, output_size, out)
+
+
+def upsample_nearest3d(input, output_size, scales_d=None, scales_h=None, scales_w=None, *,
+                       out=None):
+    return _upsample_nearest("upsample_nearest3d", input, output_size, out)

@@ -506,7 +506,7 @@ def _storage_elements(storage, dtype):
         if dtype is not None and dtype is not storage.dtype:
             raise RuntimeError(f"Expected a Storage of type {_legacy_name(dtype)} or an "
                                f"UntypedStorage, but got {_legacy_name(storage.dtype)}")
-        dtype, storage = storage.dtype, storage.untyped()
+        dtype, storage = storage.dtype, storage._untyped_storage
     dtype = D.int64 if dtype is None else dtype
     if storage._array is None:
         raise NotImplementedError("torch.tensor() of a meta storage is not supported by ember")

@@ -421,6 +421,8 @@ def _index_add(target, self, dim, index, source, alpha):
     if idx.size and (idx.max() >= size or idx.min() < 0):
         raise _out_of_bounds(idx, d, size) if self.dim() else IndexError("index out of range in "
                                                                           "self")
+    if alpha != 1:   # alpha in self's dtype: -1 wraps to 255 for uint8, 300 overflows
+        alpha = checked_scalar(alpha, self.dtype)
     values = (source._np if alpha == 1 else source._np * alpha).astype(target.dtype, copy=False)
     if not self.dim():  # a 0-d self reads as a 1-d one of its single element
         np.add.at(target.reshape(1), key, values.reshape(1))

@@ -75,7 +75,12 @@ _randperm = _op("randperm")
 _empty_strided = _op("empty_strided")
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+_NO_DATA = object()
+
+
+def tensor(data=_NO_DATA, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if data is _NO_DATA:   # PyTorch's parser words the missing argument its own way
+        raise TypeError('tensor() missing 1 required positional arguments: "data"')
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use "
@@ -553,19 +558,26 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
         check_legacy_device(device, default_device, len(args) == 1 and isinstance(args[0], Tensor),
                             form)
     size = kwargs.pop("size", None)
-    if kwargs or (size is not None and args):
+    if kwargs or (size is not None and args) or (len(args) > 1 and not _ap.is_int(args[0], True)):
         got = ", ".join([_ap.type_name(a) for a in args] +
                         [f"{k}={_ap.type_name(v)}" for k, v in kwargs.items()] +
                         ([f"size={_ap.type_name(size)}"] if size is not None else []))
         raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but "
-                        f"expected one of: (*, torch.device device = None), (tuple of ints size, "
-                        f"*, torch.device device = None), (object data, *, torch.device device "
-                        f"= None), (Tensor other)")
+                        f"expected one of:\n * (*, torch.device device = None)\n * (torch.Storage "
+                        f"storage)\n * (Tensor other)\n * (tuple of ints size, *, torch.device "
+                        f"device = None)\n * (object data, *, torch.device device = None)\n")
     if size is not None:
         args = (size,)
     if not args:
         return empty(0, dtype=dtype, device=device)
     first = args[0]
+    if len(args) == 1 and _is_storage(first):   # a tensor over the storage's memory
+        if getattr(first, "dtype", dtype) is not dtype:   # a TypedStorage of another dtype
+            name = D.LEGACY_TYPE_NAMES[dtype][:-len("Tensor")]
+            other = D.LEGACY_TYPE_NAMES[first.dtype][:-len("Tensor")]
+            raise RuntimeError(f"Expected a Storage of type {name} or an UntypedStorage, but got "
+                               f"type {other} for argument 1 'storage'")
+        return empty(0, dtype=dtype, device=device).set_(first)
     if len(args) == 1 and isinstance(first, Tensor):
         if form != "base" and first.dtype is not dtype:
             raise TypeError(f"new(): expected a tensor of dtype {dtype} (got {first.dtype})")
@@ -575,6 +587,13 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
             return tensor(_legacy_data(first), dtype=dtype, device=device)
     size = _ap.int_list_arg("new", "size", 1, args, 0, True)
     return empty(*size, dtype=dtype, device=device)
+
+
+def _is_storage(obj):
+    """An UntypedStorage, or a TypedStorage (which wraps one)."""
+    from .._core.storage import UntypedStorage
+    return isinstance(obj, UntypedStorage) or isinstance(getattr(obj, "_untyped_storage", None),
+                                                         UntypedStorage)
 
 
 def _legacy_data(data):
@@ -713,8 +732,20 @@ METHODS = dict(
     bernoulli=_bernoulli_method, bernoulli_=_bernoulli_inplace,
 )
 
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=False):
+    """torch.from_file: a 1-D CPU tensor of `size` elements over a memory-mapped file (with
+    `shared`, writes reach the file and every other mapping of it)."""
+    from .._core.storage import UntypedStorage
+    dtype = D.get_default_dtype() if dtype is None else dtype
+    if device is not None and _dev(device).type != "cpu":
+        raise RuntimeError(f"from_file: expected a CPU device, got {device}")
+    storage = UntypedStorage.from_file(filename, bool(shared), int(size) * dtype.itemsize)
+    return empty(0, dtype=dtype).set_(storage)
+
+
 __all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided",
-           "eye", "from_dlpack", "from_numpy", "full", "full_like", "linspace", "logspace",
+           "eye", "from_dlpack", "from_file", "from_numpy", "full", "full_like", "linspace", "logspace",
            "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn",
            "randn_like", "randperm", "scalar_tensor", "tensor", "tril_indices", "triu_indices",
            "zeros", "zeros_like"]

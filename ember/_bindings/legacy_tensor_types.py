@@ -21,6 +21,13 @@ def tensor_new(cls, *args, **kwargs):
 class tensortype(type):
     """The metaclass: each legacy type is one of these, carrying its dtype and whether it is CUDA."""
 
+    def __new__(mcls, name, bases, namespace):
+        for base in bases:   # as PyTorch's C types, the legacy types cannot be subclassed
+            if isinstance(base, tensortype):
+                raise TypeError(f"type '{base.__module__}.{base.__name__}' is not an acceptable "
+                                f"base type")
+        return super().__new__(mcls, name, bases, namespace)
+
     def __instancecheck__(cls, obj):
         return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
                 and (obj.device.type == "cuda") == cls.is_cuda)

@@ -254,7 +254,10 @@ def _copy_out(out, result, name=None):
         if out.numel() != 0:
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._size)}, which does not match the required output shape "
-                          f"{list(result._size)}. This behavior is deprecated.", UserWarning)
+                          f"{list(result._size)}. This behavior is deprecated, and in a future "
+                          f"PyTorch release outputs will not be resized unless they have zero "
+                          f"elements. You can explicitly reuse an out tensor t by resizing it, "
+                          f"inplace, to zero elements with t.resize_(0).", UserWarning)
         out.set_(result.to(out.dtype))
         return out
     out.copy_(result)

@@ -3,6 +3,7 @@
 (`to`, `type`, `float()`, `cpu()`, ...), `contiguous`, `repeat`, `expand_as`, `sum_to_size`,
 `set_`, `resize_`, and the `T`/`mT`/`H`/`mH`/`real`/`imag` properties. The operators call the
 ops directly: `a + b` is one call of `add.Tensor`, the hot path."""
+import numbers
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 from ember._core.flags import warn_once
@@ -125,6 +126,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype not in names:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = names[dtype]
+    elif dtype is Tensor:                 # torch.Tensor stands for the default tensor type
+        dtype = D.get_default_dtype()
     elif not isinstance(dtype, D.dtype):  # a legacy type: torch.DoubleTensor
         if getattr(dtype, "is_cuda", False):
             raise RuntimeError("Torch not compiled with CUDA enabled")
@@ -495,7 +498,10 @@ def _no_grad_guard():
 def _apply_(self, callable):
     """Call a Python function on every element, in place (CPU only, like PyTorch)."""
     flat = self.detach().reshape(-1).tolist()
-    values = tensor([callable(v) for v in flat], dtype=self.dtype).reshape(self.shape)
+    results = [callable(v) for v in flat]
+    for r in results:
+        _check_scalar_result(r, self.dtype)
+    values = tensor(results, dtype=self.dtype).reshape(self.shape)
     with _no_grad_guard():
         self.copy_(values)
     return self
@@ -534,10 +540,21 @@ def _resize_as(self, tensor):
     return Resize.apply(self, tuple(tensor.size()))
 
 
+def _check_scalar_result(value, dtype):
+    """A Python function's result stored into a tensor element must be a number, with the
+    TypeError Python's int() / float() conversion gives otherwise."""
+    if isinstance(value, (numbers.Number, np.generic)):
+        return
+    kind = type(value).__name__
+    if dtype.is_floating_point or dtype.is_complex:
+        raise TypeError(f"must be real number, not {kind}")
+    raise TypeError(f"'{kind}' object cannot be interpreted as an integer")
+
+
 def _map_n(name, self, others, callable):
     """map_/map2_: callable(self's element, the others' elements) into self, elementwise over
     the others broadcast to self's shape (CPU only, like apply_)."""
-    if self.requires_grad:
+    if self.requires_grad or any(o.requires_grad for o in others):
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
                            f"var.detach().{name}() instead.")
     for other in others:
@@ -545,7 +562,10 @@ def _map_n(name, self, others, callable):
             raise TypeError(f"{name}: expected {self.type()} for 'other' (got {other.type()})")
     columns = [self.detach().reshape(-1).tolist()] + \
         [o.detach().expand(self.shape).reshape(-1).tolist() for o in others]
-    values = tensor([callable(*items) for items in zip(*columns)], dtype=self.dtype)
+    results = [callable(*items) for items in zip(*columns)]
+    for r in results:
+        _check_scalar_result(r, self.dtype)
+    values = tensor(results, dtype=self.dtype)
     with _no_grad_guard():
         self.copy_(values.reshape(self.shape))
     return self
@@ -557,6 +577,11 @@ def _map_(self, tensor, callable):
 
 def _map2_(self, x, y, callable):
     return _map_n("map2_", self, (x, y), callable)
+
+
+def _fix_weakref(self):
+    """PyTorch repairs the link from its C++ tensor to a Python object revived through a weak
+    reference; an ember tensor is its Python object, so there is nothing to repair."""
 
 
 def _record_stream(self, stream):
@@ -774,7 +799,7 @@ METHODS = dict(
     map_=_map_, map2_=_map2_, record_stream=_record_stream, module_load=_module_load,
     conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
     fill_diagonal_=_fill_diagonal_, apply_=_apply_,
-    is_distributed=lambda s: False,
+    is_distributed=lambda s: False, _fix_weakref=_fix_weakref,
     xpu=_no_device("Torch not compiled with XPU enabled"),
     ipu=_no_device("PyTorch is not linked with support for ipu devices", RuntimeError),
     mtia=_no_device("Torch not compiled with MTIA enabled. Ensure you have `import "

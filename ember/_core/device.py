@@ -22,10 +22,12 @@ class device:
         if hit is not None:
             return hit
         if isinstance(type_or_str, int):
+            if type_or_str < 0:
+                raise RuntimeError("Device index must not be negative")
             raise RuntimeError(f"device index {type_or_str} given without a device type: "
                                "ember has no accelerator backend yet")
-        typ, _, idx = str(type_or_str).partition(":")
-        if idx:
+        typ, colon, idx = str(type_or_str).partition(":")
+        if colon:     # 'cuda:' has an empty index, which is invalid
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
                                    f"passed explicitly: {type_or_str}")

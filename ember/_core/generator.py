@@ -95,8 +95,11 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        if str(device).split(":")[0] != "cpu":
-            raise ValueError(f"ember's Generator only supports the CPU, got device {device!r}")
+        kind = str(device).split(":")[0]
+        if kind == "cuda":
+            raise RuntimeError("Cannot get CUDA generator: ember has no CUDA backend")
+        if kind != "cpu":
+            raise RuntimeError(f"{kind.upper()} device type not an accelerator.")
         from .device import cpu
         self.device = cpu
         self._lock = threading.RLock()

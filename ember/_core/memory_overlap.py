@@ -163,3 +163,13 @@ def check_out_overlap(name, outs, inputs):
                     kind = _overlap(a, t._np)
                 if kind == "partial" or (kind == "full" and exempt is not None and i >= exempt):
                     raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def _debug_has_internal_overlap(t):
+    """torch._debug_has_internal_overlap: PyTorch's MemOverlap as a number, 0 (No: the elements
+    tile their memory exactly), 1 (Yes: a stride-0 dim of several elements) or 2 (TooHard:
+    anything else, which the in-place checks let through)."""
+    from .memory_format import is_non_overlapping_and_dense
+    if is_non_overlapping_and_dense(tuple(t.shape), t.stride()):
+        return 0
+    return 1 if has_internal_overlap(t) else 2

@@ -168,6 +168,74 @@ class UntypedStorage:
         from ..serialization.pickling import _reduce_storage
         return _reduce_storage(self)
 
+    def __copy__(self):
+        return self.clone()
+
+    def __sizeof__(self):
+        return object.__sizeof__(self) + self._nbytes
+
+    def type(self):
+        return "torch.storage.UntypedStorage"
+
+    def byteswap(self, dtype):
+        """Reverse the byte order of every element of `dtype` in place (of each of the two
+        halves of a complex element)."""
+        width = dtype.itemsize // (2 if dtype.is_complex else 1)
+        if width > 1:
+            b = self._bytes()
+            b[:] = b.reshape(-1, width)[:, ::-1].reshape(-1)
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order=None, count=-1, offset=0, *, dtype=None):
+        """The bytes of `count` elements of `dtype` read from a Python buffer at byte `offset`,
+        stored in native byte order (`byte_order` 'little', 'big' or 'native' says how the
+        buffer holds them; one-byte dtypes need none). Bool elements are 1 where the byte is
+        nonzero."""
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        if byte_order is None and dtype.itemsize > 1:
+            raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+        if byte_order not in (None, "native", "little", "big"):
+            raise ValueError(f"invalid byte_order '{byte_order}' (expected 'big', 'little', or "
+                             f"'native')")
+        nbytes = len(memoryview(buffer).cast("B")) - offset
+        if count < 0:
+            if nbytes % dtype.itemsize:
+                raise ValueError(f"buffer size ({nbytes}) must be a multiple of element size "
+                                 f"({dtype.itemsize})")
+            count = nbytes // dtype.itemsize
+        if dtype.is_floating_point or dtype.is_complex or dtype.itemsize > 1:
+            order = {"little": "<", "big": ">"}.get(byte_order, "=")
+            values = np.frombuffer(buffer, dtype=dtype._np.newbyteorder(order), count=count,
+                                   offset=offset).astype(dtype._np)
+        else:
+            values = np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset)
+            values = (values != 0) if dtype._np == np.bool_ else values.view(dtype._np)
+        from .device import cpu
+        return cls._adopt(np.array(values).view(np.uint8), cpu)
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """A CPU storage of `nbytes` bytes mapped from a file: with `shared`, writes go to the
+        file (created or grown as needed) and to every other mapping of it; without, the file
+        must hold the bytes and writes stay private to this storage."""
+        import os
+        from .device import cpu
+        nbytes = int(nbytes)
+        if shared:
+            with open(filename, "ab") as f:    # create it if needed, never truncate
+                if os.fstat(f.fileno()).st_size < nbytes:
+                    f.truncate(nbytes)
+            mode = "r+"
+        else:
+            if os.path.getsize(filename) < nbytes:
+                raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: file "
+                                   f"too short")
+            mode = "c"
+        if nbytes == 0:
+            return cls._adopt(np.zeros(0, np.uint8), cpu)
+        return cls._adopt(np.memmap(filename, dtype=np.uint8, mode=mode, shape=(nbytes,)), cpu)
+
     @property
     def is_cuda(self):
         return self.device.type == "cuda"

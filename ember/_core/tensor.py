@@ -12,6 +12,7 @@ Most methods (`add`, `sum`, `view`, ...) are attached by `ember._bindings` (gene
 schema lines) and `ember._refs`, the layers that turn PyTorch's Python signatures into op calls.
 """
 import ctypes
+import operator
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 from ember._core.flags import warn_once
@@ -36,6 +37,15 @@ class Size(tuple):
     """torch.Size: a tuple of ints that prints as `torch.Size([2, 3])`."""
     __module__ = "ember"  # printed as <class 'torch.Size'> is
 
+    def __new__(cls, sizes=()):
+        """Ints, or objects with __index__ (a 0-d integer tensor); anything else is a TypeError.
+        Tensor.shape builds its Size with tuple.__new__ and skips this check."""
+        self = tuple.__new__(cls, sizes)
+        for item in self:
+            if item.__class__ is not int:
+                return tuple.__new__(cls, [_size_item(x, i) for i, x in enumerate(self)])
+        return self
+
     def __repr__(self):
         return f"torch.Size({list(self)})"
 
@@ -52,8 +62,24 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __mul__(self, n):
+        return _new_size(Size, tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
     def __reduce__(self):
         return (Size, (tuple(self),))
+
+
+def _size_item(x, i):
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{type(x).__name__}')") from None
+
+
+_new_size = tuple.__new__
 
 
 def _contiguous_strides(shape):
@@ -193,13 +219,13 @@ class Tensor:
     def shape(self):
         if type(self) not in _FAST and _overridden(self):
             return _handle(Tensor.shape.__get__, (self,))
-        return Size(self._size)
+        return _new_size(Size, self._size)
 
     def size(self, dim=None):
         if type(self) not in _FAST and _overridden(self):
             return _handle(Tensor.size, (self,), {} if dim is None else {'dim': dim})
         if dim is None:
-            return Size(self._size)
+            return _new_size(Size, self._size)
         if dim.__class__ is not int:    # NumPy ints pass, bool and float are PyTorch's TypeError
             from .._bindings.arg_parser import int_arg
             dim = int_arg("size", "dim", 1, dim)
@@ -399,6 +425,11 @@ class Tensor:
     def storage(self):
         from ..storage import TypedStorage
         return TypedStorage(self._storage_(), self.dtype)
+
+    def _typed_storage(self):
+        """Tensor.storage() without TypedStorage's deprecation warning (for library code)."""
+        from ..storage import TypedStorage
+        return TypedStorage(self._storage_(), self.dtype, _internal=True)
 
     def data_ptr(self):
         if self._np is None or self._np.size == 0:  # PyTorch: no data for zero elements

@@ -68,3 +68,11 @@ def _check_tensor_all_with(error_type, cond, message=None):
 
 def _check_tensor_all(cond, message=None):
     _check_tensor_all_with(RuntimeError, cond, message)
+
+
+def _assert_async(tensor, assert_msg=None):
+    """torch._assert_async: that a one-element tensor is nonzero (on the CPU nothing is
+    asynchronous, so this is `assert tensor.is_nonzero()` with PyTorch's messages)."""
+    if not tensor.is_nonzero():
+        raise RuntimeError(assert_msg if assert_msg is not None else
+                           "Expected Tensor with single nonzero value, but got zero")

@@ -157,6 +157,8 @@ class NestedTensor(Tensor):
             return args[0]
         if name in _BINARY:
             return _binary(func, name, args, kwargs)
+        if name == "is_same_size":
+            return _is_same_size(*args, **kwargs)
         raise NotImplementedError(f"Could not run 'aten::{name.strip('_')}' with arguments from "
                                   "the 'NestedTensorCPU' backend. (ember.nested supports "
                                   "elementwise functions, to_padded_tensor and unbind)")
@@ -187,6 +189,17 @@ def _binary(func, name, args, kwargs):
         _dense_operand(name, a)
         pairs = ((a, c) for c in b._components)
     return NestedTensor._from_components([func(x, y, *args[2:], **kwargs) for x, y in pairs])
+
+
+def _is_same_size(a, other):
+    """Nested tensors are the same size when their components are, one by one; a nested
+    tensor and a dense one are not comparable."""
+    nested = [isinstance(t, NestedTensor) for t in (a, other)]
+    if not all(nested):
+        words = ["nested" if n else "not nested" for n in nested]
+        raise RuntimeError(f"Expected both self and other to be nested tensors. Self is "
+                           f"{words[0]}. While Other is {words[1]}.")
+    return [c.shape for c in a._components] == [c.shape for c in other._components]
 
 
 def _indent(text):

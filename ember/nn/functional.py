@@ -1741,6 +1741,9 @@ def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale
         if not (input.is_floating_point() or input.dtype is D.uint8):
             raise NotImplementedError(f"\"upsample_nearest{nd}d_out_frame\" not implemented "
                                       f"for '{_scalar_name(input.dtype)}'")
+        if input.device.type == "meta":   # the shape only: no index arrays of the output's size
+            return E.empty(tuple(input.shape[:-nd]) + tuple(out), dtype=input.dtype,
+                           device=input.device, memory_format=suggest_memory_format(input))
         x = input
         for i in range(nd):
             axis = input.dim() - nd + i
