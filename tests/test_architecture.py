@@ -31,6 +31,8 @@ ALLOWED_UPWARD = {
     # Tensor's disabled __torch_dispatch__ running an op below the Python key
     ("ember._core.tensor", "ember._dispatch.dispatcher"),
     ("ember._core.python_key", "ember._dispatch.python_dispatch"),
+    # Tensor.size(dim) given something other than an int: PyTorch's parser check and TypeError
+    ("ember._core.tensor", "ember._bindings.arg_parser"),
 }
 
 
