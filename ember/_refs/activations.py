@@ -37,8 +37,9 @@ def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
 @impl("_safe_softmax", "CompositeImplicitAutograd")
 def _safe_softmax(self, dim, dtype=None):
     """softmax whose rows of only -inf (fully masked attention rows) are 0 rather than NaN."""
-    out = _softmax_int(self, dim, dtype)
     masked = _op("all.dims")(_op("eq.Scalar")(self, float("-inf")), [dim], True)
+    # those rows are zeroed before the softmax too, so that no NaN reaches the backward
+    out = _softmax_int(_op("where.self")(masked, 0, self), dim, dtype)
     return _op("where.self")(masked, 0.0, out)
 
 
