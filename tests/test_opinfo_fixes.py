@@ -251,3 +251,61 @@ def test_op_db_imports_under_ember_with_torchs_op_names(tmp_path):
     assert runs[0].returncode == 0, ember_err[-3000:]
     assert runs[1].returncode == 0, torch_err[-3000:]
     assert ember_out == torch_out
+
+
+def test_ops_decorator_names_and_dtypes_as_torch():
+    """@ops instantiates one test per op and dtype, named as PyTorch's, and applies the
+    decorators the op hands out for that test and dtype."""
+    import unittest
+    from torch.testing._internal import common_device_type as tcd
+    from ember.testing._internal import common_device_type as ecd
+
+    def generated(lib, cd):
+        class FakeOp:
+            formatted_name = "fake_op"
+
+            def supported_dtypes(self, device_type):
+                return {lib.float32, lib.int64, lib.bool}
+
+            supported_backward_dtypes = supported_dtypes
+
+            def get_decorators(self, test_class, test_name, device, dtype, param_kwargs):
+                skip = unittest.skip("skipped for int64")
+                return [skip] if dtype == lib.int64 else []
+
+        class TestFake(unittest.TestCase):
+            @cd.ops([FakeOp()], allowed_dtypes=(lib.float32, lib.int64, lib.float64))
+            def test_one(self, device, dtype, op):
+                self.assertEqual(dtype, lib.float32)
+
+            @cd.ops([FakeOp()], dtypes=cd.OpDTypes.none)
+            def test_none(self, device, op):
+                pass
+
+            @cd.ops([FakeOp()], dtypes=cd.OpDTypes.any_one)
+            def test_any(self, device, dtype, op):
+                self.assertEqual(dtype, lib.float32)
+        scope = {"TestFake": TestFake}
+        cd.instantiate_device_type_tests(TestFake, scope, only_for="cpu")
+        cls = scope["TestFakeCPU"]
+        names = sorted(n for n in dir(cls) if "fake_op" in n)
+        result = unittest.TestResult()
+        unittest.defaultTestLoader.loadTestsFromTestCase(cls).run(result)
+        return names, result.testsRun, len(result.failures), len(result.errors), \
+            len(result.skipped)
+    assert generated(ember, ecd) == generated(torch, tcd)
+
+
+def test_fixes_test_ops_found_as_torch():
+    """From running PyTorch's test_ops.py subset: torch.masked._input_mask, softmax /
+    log_softmax with out= (exact dtype), var/std(x, unbiased, out=) refused (no such overload)."""
+    x = [[1., -2., 3.], [0.5, 4., -1.]]
+    _same(lambda m: m.masked._input_mask(m.tensor(x), 1, mask=m.tensor([True, False, True])))
+    _same(lambda m: m.masked._input_mask(m.tensor(x), mask=None))
+    for name in ("softmax", "log_softmax"):
+        _same(lambda m: getattr(m, name)(m.tensor(x), 1, out=m.empty(2, 3)))
+        _same(lambda m: getattr(m, name)(m.tensor(x), 1, m.float64, out=m.empty(2, 3)))
+        _same(lambda m: getattr(m, name)(m.tensor(x), 0, out=m.empty(2, 3, dtype=m.float64)))
+    for name in ("var", "std"):
+        _same(lambda m: getattr(m, name)(m.tensor(x), True, out=m.empty(())).__class__)
+        _same(lambda m: getattr(m, name)(m.tensor(x), 0, True, out=m.empty(3)))
