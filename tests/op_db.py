@@ -1781,3 +1781,5 @@ def _inplace_rows(ops):
 
 
 OPS += _inplace_rows(OPS)
+from op_db_opinfo import OPINFO_OPS  # noqa: E402  (ops PyTorch's OpInfo database names)
+OPS += OPINFO_OPS

@@ -144,8 +144,15 @@ def min(input, dim=_FULL, keepdim=False, *, other=None, out=None):
     return _max_min(input, dim, keepdim, other, _op("min"), _min_dim, minimum, "min", out)
 
 
-def _var_args(dim, unbiased, keepdim, correction):
-    if isinstance(dim, bool):  # var(input, unbiased)
+def _var_args(dim, unbiased, keepdim, correction, out=None, name="var"):
+    if isinstance(dim, bool):  # var(input, unbiased): the one overload without out=
+        if out is not None:
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got (Tensor, bool, "
+                f"out=Tensor), but expected one of:\n * (Tensor input, tuple of ints dim, bool "
+                f"unbiased = True, bool keepdim = False, *, Tensor out = None)\n * (Tensor "
+                f"input, tuple of ints dim = None, *, Number correction = None, bool keepdim = "
+                f"False, Tensor out = None)\n * (Tensor input, bool unbiased = True)\n")
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
@@ -154,13 +161,13 @@ def _var_args(dim, unbiased, keepdim, correction):
 
 @numpy_names
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    d, c, k = _var_args(dim, unbiased, keepdim, correction, out, "var")
     return _finish(_var(input, d, c, k), False, out)
 
 
 @numpy_names
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    d, c, k = _var_args(dim, unbiased, keepdim, correction, out, "std")
     return _finish(_std(input, d, c, k), False, out)
 
 

@@ -10,6 +10,7 @@ from .._aten.elementwise import _scalar_type_name
 from .._refs.shape import reshape
 from .._bindings.factories import tensor
 from .._bindings.codegen import numpy_names
+from .._bindings.out import _finish
 
 # ---- softmax ----------------------------------------------------------------------------------
 _softmax = _op("_softmax")
@@ -21,24 +22,29 @@ _log_softmax_int = _op("log_softmax.int")
 
 
 @numpy_names
-def softmax(input, dim, dtype=None, *, _stacklevel=3):
+def softmax(input, dim, dtype=None, *, out=None, _stacklevel=3):
     if dim.__class__ is not int:
         dim = _ap.int_arg("softmax", "dim", 2, dim)
-    return _softmax_int(input, dim, dtype)
+    if out is None:
+        return _softmax_int(input, dim, dtype)
+    return _finish(_softmax_int(input, dim, dtype), False, out, "softmax", (input,))
 
 
 @numpy_names
-def log_softmax(input, dim, dtype=None, *, _stacklevel=3):
+def log_softmax(input, dim, dtype=None, *, out=None, _stacklevel=3):
     if dim.__class__ is not int:
         dim = _ap.int_arg("log_softmax", "dim", 2, dim)
-    return _log_softmax_int(input, dim, dtype)
+    if out is None:
+        return _log_softmax_int(input, dim, dtype)
+    return _finish(_log_softmax_int(input, dim, dtype), False, out, "log_softmax", (input,))
 
 
 @impl("_safe_softmax", "CompositeImplicitAutograd")
 def _safe_softmax(self, dim, dtype=None):
     """softmax whose rows of only -inf (fully masked attention rows) are 0 rather than NaN."""
-    out = _softmax_int(self, dim, dtype)
     masked = _op("all.dims")(_op("eq.Scalar")(self, float("-inf")), [dim], True)
+    # those rows are zeroed before the softmax too, so that no NaN reaches the backward
+    out = _softmax_int(_op("where.self")(masked, 0, self), dim, dtype)
     return _op("where.self")(masked, 0.0, out)
 
 

@@ -7,7 +7,7 @@ autograd sees the per-tensor ops.
 the tensors in place and returns the list. A binary op's second operand is a list of tensors or
 of numbers (one per tensor), or one number or one tensor for every tensor of the list."""
 from .._core.tensor import Tensor
-from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.dispatcher import lookup as _op
 from .. import _refs as R   # imported after the op families: their functions are all there
 
 UNARY = ("abs acos asin atan ceil cos cosh erf erfc exp expm1 floor frac lgamma log log10 log1p "
@@ -150,8 +150,8 @@ def _foreach_zero_(self):
 
 def _foreach_norm(self, ord=2, dtype=None):
     _check_lengths(self)
-    vector_norm = _lookup("linalg_vector_norm")
-    return tuple(vector_norm(t, ord, dtype=dtype) for t in self)
+    norm = _op("linalg_vector_norm")
+    return tuple(norm(t, ord, None, False, dtype=dtype) for t in self)
 
 
 def _foreach_powsum(self, ord=2, dtype=None):

@@ -218,10 +218,16 @@ def _segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis
     if (lengths is None) == (offsets is None):
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
     axis = _wrap_dim(axis, data.dim())
-    if not unsafe and lengths is not None and \
-            not bool((lengths.sum(-1) == data.shape[axis]).all()):
-        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
-                           "data.size(lengths.dim()-1) when !unsafe.")
+    segments, kind = (lengths, "lengths") if lengths is not None else (offsets, "offsets")
+    if axis != segments.dim() - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of {kind} "
+                           f"but got {axis}.")
+    if not unsafe and lengths is not None:
+        if int(lengths.min()) < 0:
+            raise RuntimeError("lengths contains negative value!")
+        if not bool((lengths.sum(-1) == data.shape[axis]).all()):
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to "
+                               "sum to data.size(lengths.dim()-1) when !unsafe.")
     if offsets is None:
         zero = lengths.new_zeros(tuple(lengths.shape[:-1]) + (1,))
         offsets = B.cumsum(B.cat([zero, lengths], -1), -1)

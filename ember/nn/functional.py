@@ -1693,6 +1693,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 def _upsample_bilinear2d_aa(input, output_size, align_corners, scales_h=None, scales_w=None):
     """aten._upsample_bilinear2d_aa: interpolate(mode="bilinear", antialias=True) to
     `output_size` (the scales, when given, are the ones that size came from)."""
+    if input.dim() != 4:
+        raise RuntimeError(f"It is expected input_size equals to 4, but got size {input.dim()}")
     if scales_h is not None and scales_w is not None:
         return interpolate(input, scale_factor=(scales_h, scales_w), mode="bilinear",
                            align_corners=align_corners, antialias=True)

@@ -168,20 +168,86 @@ class OpDTypes(Enum):
     any_common_cpu_cuda_one = 6
 
 
-class ops:
-    """@ops(op_db): PyTorch's OpInfo tests need its op database, which ember does not have;
-    such a test raises an error naming that when run."""
+# the dtype OpDTypes.any_one picks: the first of these the op supports
+ANY_DTYPE_ORDER = (ember.float32, ember.float64, ember.complex64, ember.complex128, ember.float16,
+                   ember.bfloat16, ember.long, ember.int32, ember.int16, ember.int8, ember.uint8,
+                   ember.bool)
+
+
+class ops(_TestParametrizer):
+    """@ops(op_list): the test once per OpInfo of `op_list` and per dtype, named
+    `test_foo_<op>_<device>_<dtype>` and called with `op` (and `dtype`). `dtypes` picks the dtypes
+    from each op's entry (OpDTypes.supported: those the op supports on the device; .none: one
+    test without a dtype; or a list), `allowed_dtypes` narrows them. Each generated test gets the
+    decorators of the op's DecorateInfos that match the test class, test, device and dtype (the
+    op database's skips and expected failures); a failure names the sample input it was on."""
 
     def __init__(self, op_list, *, dtypes=OpDTypes.supported, allowed_dtypes=None,
                  skip_if_dynamo=True):
-        self.op_list = op_list
+        self.op_list = list(op_list)
+        self.opinfo_dtypes = dtypes
+        self.allowed_dtypes = set(allowed_dtypes) if allowed_dtypes is not None else None
 
-    def __call__(self, fn):
-        @wraps(fn)
-        def unsupported(self, *args, **kwargs):
-            raise NotImplementedError(f"{fn.__name__}: @ops (OpInfo-parametrized tests) is not "
-                                      "supported by ember's torch.testing._internal")
-        return unsupported
+    def _dtypes(self, op, device_type):
+        from .common_dtype import get_all_dtypes
+        kind = self.opinfo_dtypes
+        if not isinstance(kind, OpDTypes):
+            return set(kind)
+        if kind is OpDTypes.none:
+            return {None}
+        supported = set(op.supported_dtypes(device_type))
+        backward = set(op.supported_backward_dtypes(device_type))
+        if kind is OpDTypes.supported:
+            return supported
+        if kind is OpDTypes.unsupported:
+            return set(get_all_dtypes()) - supported
+        if kind is OpDTypes.supported_backward:
+            return backward
+        if kind is OpDTypes.unsupported_backward:
+            return set(get_all_dtypes()) - backward
+        if kind is OpDTypes.any_common_cpu_cuda_one:
+            supported = set(op.dtypes) & set(op.dtypesIfCUDA)
+        elif kind is OpDTypes.any_one and supported & backward:
+            supported &= backward
+        return {next((d for d in ANY_DTYPE_ORDER if d in supported), None)} - {None}
+
+    def _parametrize_test(self, test, generic_cls, device_cls):
+        if device_cls is None:
+            raise RuntimeError("The @ops decorator is only intended to be used in a "
+                               "device-specific context; use it with "
+                               "instantiate_device_type_tests() instead of "
+                               "instantiate_parametrized_tests()")
+        for op in self.op_list:
+            dtypes = self._dtypes(op, device_cls.device_type)
+            if self.allowed_dtypes is not None:
+                dtypes &= self.allowed_dtypes
+            for dtype in sorted(dtypes, key=str):
+                param_kwargs = {"op": op}
+                _update_param_kwargs(param_kwargs, "dtype", dtype)
+                yield (_naming_the_sample(test), op.formatted_name, param_kwargs,
+                       lambda kwargs, op=op, dtype=dtype: op.get_decorators(
+                           generic_cls.__name__, test.__name__, device_cls.device_type, dtype,
+                           kwargs))
+
+
+def _naming_the_sample(test):
+    """`test`, whose failures say which sample input (TrackedInputIter) they happened on."""
+    from .common_utils import get_tracked_input
+
+    @wraps(test)
+    def test_wrapper(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        except unittest.SkipTest:
+            raise
+        except Exception as e:
+            tracked = get_tracked_input()
+            if tracked is not None:
+                e.add_note(f"Caused by {tracked.type_desc} at index {tracked.index}: "
+                           f"{tracked.val!r}")
+            raise
+    test_wrapper.tracked_input = None
+    return test_wrapper
 
 
 # ---- per-device decorators -------------------------------------------------------------------

@@ -413,6 +413,15 @@ def is_iterable_of_tensors(iterable, include_empty=False):
         return False
 
 
+def clone_input_helper(input):
+    """A clone of a tensor, or of each tensor of a sequence (as a tuple)."""
+    if isinstance(input, ember.Tensor):
+        return ember.clone(input)
+    if isinstance(input, collections.abc.Sequence) and not isinstance(input, str):
+        return tuple(map(clone_input_helper, input))
+    return input
+
+
 def suppress_warnings(fn):
     @wraps(fn)
     def wrapper(*args, **kwargs):
@@ -1023,6 +1032,13 @@ class TestCase(_BaseTestCase):
     if expecttest is None:
         def assertExpectedInline(self, actual, expect, skip=0):
             self.assertMultiLineEqual(expect, actual)
+
+    def compare_with_reference(self, torch_fn, ref_fn, sample_input, **kwargs):
+        """torch_fn on the sample against ref_fn (a NumPy reference) on its NumPy form."""
+        numpy_sample = sample_input.numpy()
+        actual = torch_fn(sample_input.input, *sample_input.args, **sample_input.kwargs)
+        expected = ref_fn(numpy_sample.input, *numpy_sample.args, **numpy_sample.kwargs)
+        self.assertEqual(actual, expected, exact_device=False, **kwargs)
 
     def compare_with_numpy(self, torch_fn, np_fn, tensor_like, device=None, dtype=None,
                            **kwargs):
