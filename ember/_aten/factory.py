@@ -29,14 +29,24 @@ def _check_size(size):
     return tuple(size)
 
 
+# c10's storage_max(): a storage's size in bytes must fit in int64_t (and size_t)
+STORAGE_MAX = 2 ** 63 - 1
+
+
+def contiguous_nbytes(size, itemsize, storage_offset=0):
+    """The bytes a contiguous tensor of `size` needs from `storage_offset` on, or c10's error
+    when they do not fit (computeStorageNbytesContiguous)."""
+    nbytes = (math.prod(size) + storage_offset) * itemsize
+    if nbytes > STORAGE_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
+    return nbytes
+
+
 @impl("empty.memory_format", "CPU")
 def empty(size, dtype=None, device=None, requires_grad=False):
     size = _check_size(size)
     dt = _dt(dtype)
-    n = math.prod(size)
-    if n * dt.itemsize >= 2 ** 64:  # c10 computes the size in bytes in 64 bits
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
-    buf = get_allocator("cpu").allocate(n * dt.itemsize)
+    buf = get_allocator("cpu").allocate(contiguous_nbytes(size, dt.itemsize))
     t = _wrap(buf.view(D.np_dtype(dt)).reshape(size))
     _fill_uninitialized(t._np, dt)
     return t
@@ -62,7 +72,7 @@ def empty_strided(size, stride, dtype=None, device=None):
                            f"strides={list(stride)}")
     dt = _dt(dtype)
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
-    if n * dt.itemsize >= 2 ** 64:
+    if n * dt.itemsize > STORAGE_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))

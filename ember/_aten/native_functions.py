@@ -465,7 +465,7 @@ view(Tensor(a) self, int[] size) -> Tensor(a)  | method
 _unsafe_view(Tensor self, int[] size) -> Tensor
 repeat(Tensor self, int[] repeats) -> Tensor
 permute(Tensor(a) self, int[] dims) -> Tensor(a)  | function, method
-transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method, alias swapaxes, alias swapdims
+transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method, alias swapaxes(axis0, axis1), alias swapdims
 expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)  | method
 squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)  | function, method, inplace
 unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace

@@ -6,6 +6,7 @@ array with the same strides (`as_strided` over a one-element buffer: view functi
 metadata only and never read data), and the stand-in's pointer arithmetic gives the offset.
 So CPU and Meta views share one definition and cannot disagree.
 """
+import math
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -24,7 +25,7 @@ from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
-from .factory import checked_scalar
+from .factory import checked_scalar, contiguous_nbytes, STORAGE_MAX
 
 _dummies = {}
 
@@ -1140,11 +1141,11 @@ def _resize(self, size, memory_format, key):
     strides = format_strides(size, memory_format) if memory_format is not None else \
         _contiguous_strides(size)
     offset = self.storage_offset()
-    numel = 1
-    for s in size:
-        numel *= s
+    numel = math.prod(size)
+    if numel > STORAGE_MAX:   # (c10 computes numel in int64_t before the bytes)
+        raise RuntimeError("numel: integer multiplication overflow")
     storage = self._storage_()
-    need = (offset + numel) * self.dtype.itemsize if numel else 0
+    need = contiguous_nbytes(size, self.dtype.itemsize, offset) if numel else 0
     old = storage.nbytes()
     if need > old:
         check_resizable(storage)   # (a NumPy array may share it: ember/_core/resizable.py)

@@ -238,11 +238,14 @@ def _int_list_size(typ):
 class _Binding:
     """The source of one generated function or method."""
 
-    def __init__(self, op, kind, inplace=False):
+    def __init__(self, op, kind, inplace=False, alias=None):
         self.op, self.kind = op, kind
         schema = op.schema
         self.name = schema.name
         args = schema.arguments
+        # an alias with its own parameter names (`alias swapaxes(axis0, axis1)`)
+        renamed = [a.name for a in args if a.name != "self"]
+        self.renames = dict(zip(renamed, schema.alias_params.get(alias, ())))
         if kind == "method":
             receiver = next(i for i, a in enumerate(args) if a.name == "self")
             self.params = [a for i, a in enumerate(args) if i != receiver]
@@ -271,7 +274,9 @@ class _Binding:
         return None
 
     def arg_name(self, a):
-        return "input" if (a.name == "self" and self.kind == "function") else _py_name(a.name)
+        if a.name == "self":
+            return "input" if self.kind == "function" else "self"
+        return _py_name(self.renames.get(a.name, a.name))
 
     def signature(self):
         parts = ["self"] if self.kind == "method" else []
@@ -545,12 +550,12 @@ def generate(ops, skip_functions=(), skip_methods=()):
     functions, methods = {}, {}
     pending, seen = [], set()
 
-    def add(table, py_name, op, kind, inplace=False):
+    def add(table, py_name, op, kind, inplace=False, alias=None):
         if (kind, py_name) in seen:
             raise RuntimeError(f"two schemas declare the {kind} variant '{py_name}' (the second: "
                                f"{op.schema.text})")
         seen.add((kind, py_name))
-        pending.append((table, py_name, _Binding(op, kind, inplace)))
+        pending.append((table, py_name, _Binding(op, kind, inplace, alias)))
 
     inplace_of = {op.functional: op for op in ops if op.functional is not None}
     declared = {}
@@ -569,9 +574,9 @@ def generate(ops, skip_functions=(), skip_methods=()):
         inplace = inplace_of.get(op)
         for name in (op.schema.name,) + op.schema.aliases:
             if "function" in v and name not in skip_functions:
-                add(functions, name, op, "function")
+                add(functions, name, op, "function", alias=name)
             if "method" in v and name not in skip_methods:
-                add(methods, name, op, "method")
+                add(methods, name, op, "method", alias=name)
             if inplace is not None and op.schema.name + "_" not in overloaded:
                 if "method" in v and name + "_" not in skip_methods:
                     add(methods, name + "_", inplace, "method", True)

@@ -205,8 +205,18 @@ def tensor_split(input, indices_or_sections, dim=0):
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
     sections = indices_or_sections
-    if isinstance(sections, Tensor) and sections.dim() == 0:
-        sections = sections.item()
+    if isinstance(sections, Tensor):   # the overload taking tensor_indices_or_sections
+        if sections.dtype is not D.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {D.scalar_type_name(sections.dtype)}")
+        if sections.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {sections.dim()} dims")
+        sections = sections.item() if sections.dim() == 0 else sections.tolist()
+    elif not (_ap.is_int(sections, True) or type(sections) in _ap.INT_SEQUENCES and
+              all(_ap.is_int(i, True) for i in sections)):
+        raise _tensor_split_overloads(sections)
     if isinstance(sections, (int, np.integer)):
         n = int(sections)
         if n <= 0:
@@ -216,6 +226,15 @@ def tensor_split(input, indices_or_sections, dim=0):
     else:
         bounds = [0] + [int(i) for i in sections] + [size]
     return tuple(_slice(input, d, bounds[i], bounds[i + 1], 1) for i in range(len(bounds) - 1))
+
+
+def _tensor_split_overloads(sections):
+    return TypeError(
+        "tensor_split() received an invalid combination of arguments - got (Tensor, "
+        f"{_ap.type_name(sections)}), but expected one of:\n"
+        " * (Tensor input, tuple of ints indices, int dim = 0)\n"
+        " * (Tensor input, Tensor tensor_indices_or_sections, int dim = 0)\n"
+        " * (Tensor input, int sections, int dim = 0)\n")
 
 
 def _int_list(x):

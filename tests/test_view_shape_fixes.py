@@ -1,0 +1,110 @@
+"""Fixes found by running PyTorch's test/test_view_ops.py and test/test_shape_ops.py on ember,
+checked against PyTorch on the same inputs."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn, L):
+    """fn(L)'s result, or the (exception class, message) it raised."""
+    try:
+        return fn(L)
+    except Exception as e:   # noqa: BLE001 -- the exception is what is compared
+        return type(e), str(e)
+
+
+def _same_error(fn):
+    """fn raises in both libraries: the same builtin exception class and the same message."""
+    e, t = _outcome(fn, ember), _outcome(fn, torch)
+    assert isinstance(t, tuple), f"torch did not raise: {t}"
+    assert e == t
+
+
+def _same_values(fn):
+    e, t = fn(ember), fn(torch)
+    assert len(e) == len(t)
+    for a, b in zip(e, t):
+        assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
+        assert a.stride() == b.stride()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+# ---- swapaxes takes NumPy's parameter names axis0/axis1, swapdims and transpose dim0/dim1
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.swapaxes(x, axis0=0, axis1=-1),
+    lambda L, x: x.swapaxes(axis0=2, axis1=0),
+    lambda L, x: L.swapdims(x, dim0=1, dim1=2),
+    lambda L, x: x.swapdims(dim0=-1, dim1=0),
+    lambda L, x: L.transpose(x, dim0=0, dim1=1),
+])
+def test_swapaxes_keywords(call):
+    _same_values(lambda L: (call(L, L.arange(24.).reshape(2, 3, 4)),))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.swapaxes(x, dim0=0, dim1=1),
+    lambda L, x: L.transpose(x, axis0=0, axis1=1),
+    lambda L, x: L.swapdims(x, axis0=0, axis1=1),
+])
+def test_swapaxes_refuses_the_other_names(call):
+    for L in (ember, torch):
+        with pytest.raises(TypeError):
+            call(L, L.ones(2, 3))
+
+
+def test_swapaxes_is_transpose_under_autograd():
+    for L in (ember, torch):
+        x = L.ones(2, 3, requires_grad=True)
+        y = L.swapaxes(x, axis0=0, axis1=1)
+        assert type(y.grad_fn).__name__ == "TransposeBackward0"
+        assert y._base is x
+
+
+# ---- tensor_split's tensor_indices_or_sections is checked as PyTorch's overload checks it
+@pytest.mark.parametrize("arg", [
+    lambda L: L.tensor(1.1), lambda L: L.tensor([1, 2], dtype=L.int32),
+    lambda L: L.tensor(True), lambda L: L.tensor(((1,),)), lambda L: 1.5, lambda L: [1.5],
+])
+def test_tensor_split_refuses(arg):
+    _same_error(lambda L: L.tensor_split(L.arange(10.), arg(L)))
+
+
+@pytest.mark.parametrize("arg", [
+    lambda L: L.tensor(3), lambda L: L.tensor([2, 7]), lambda L: (L.tensor(2), 3),
+    lambda L: L.tensor([], dtype=L.long), lambda L: [-3],
+])
+def test_tensor_split_accepts(arg):
+    _same_values(lambda L: L.tensor_split(L.arange(10.), arg(L)))
+
+
+# ---- resize_ checks the storage size as c10 does (numel, then bytes, against int64)
+@pytest.mark.parametrize("size", [[2, 4, 2 ** 29, 2 ** 29], [8, 8, 2 ** 29, 2 ** 29],
+                                  [2 ** 40, 2 ** 20], [2 ** 62]])
+def test_resize_overflow(size):
+    _same_error(lambda L: L.empty((), dtype=L.float64).resize_(size))
+
+
+def test_resize_overflow_counts_the_offset():
+    _same_error(lambda L: L.empty(3, dtype=L.float64)[1:].resize_(2 ** 60 - 1))
+
+
+def test_empty_overflow_bound_is_int64():
+    _same_error(lambda L: L.empty(2 ** 60, dtype=L.float64))
+
+
+# ---- a sparse COO tensor's t() needs <= 2 sparse and no dense dims
+@pytest.mark.parametrize("make", [lambda L: L.ones(2, 2, 2).to_sparse(),
+                                  lambda L: L.ones(2, 2, 2).to_sparse(2),
+                                  lambda L: L.ones(2, 2).to_sparse(1)])
+def test_sparse_t_dims(make):
+    _same_error(lambda L: make(L).t())
+
+
+def test_sparse_t_values():
+    for shape in [(), (3,), (2, 3)]:
+        e = ember.arange(6.)[:int(np.prod(shape))].reshape(shape).to_sparse().t()
+        t = torch.arange(6.)[:int(np.prod(shape))].reshape(shape).to_sparse().t()
+        np.testing.assert_array_equal(e.to_dense().numpy(), t.to_dense().numpy())
