@@ -108,3 +108,38 @@ def test_sparse_t_values():
         e = ember.arange(6.)[:int(np.prod(shape))].reshape(shape).to_sparse().t()
         t = torch.arange(6.)[:int(np.prod(shape))].reshape(shape).to_sparse().t()
         np.testing.assert_array_equal(e.to_dense().numpy(), t.to_dense().numpy())
+
+
+# ---- PyTorch's C++ warnings name the user's line, and say all of their text
+@pytest.mark.parametrize("call", [
+    lambda L: L.tensor(2.).adjoint(),
+    lambda L: L.nonzero(L.ones(2), out=L.empty(3, dtype=L.long)),
+    lambda L: L.frobenius_norm(L.ones(2, 2), (0, 1)),
+    lambda L: L.nuclear_norm(L.ones(2, 2)),
+])
+def test_warnings_point_at_the_caller(call):
+    import warnings
+    seen = {}
+    for L in (ember, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            call(L)
+        seen[L] = [(x.filename, str(x.message).split(" (Triggered internally")[0]) for x in w]
+    assert seen[ember] == seen[torch]
+    assert seen[ember] and seen[ember][0][0] == __file__
+
+
+def test_testcase_checks_sparse_invariants():
+    """PyTorch's TestCase turns the sparse invariant checks on for each test (and back after)."""
+    from ember.testing._internal.common_utils import TestCase
+    checks = ember.sparse.check_sparse_tensor_invariants
+    during = []
+
+    class Case(TestCase):
+        def test_it(self):
+            during.append(checks.is_enabled())
+
+    assert not checks.is_enabled()
+    result = Case("test_it").run()
+    assert result.wasSuccessful() and during == [True]
+    assert not checks.is_enabled()

@@ -15,6 +15,7 @@ from .._core.dtype import c_type_name as _c_name
 from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.memory_overlap import check_out_overlap
+from .._core._warnings import user_stacklevel as _user_stacklevel
 
 
 class _OutVariant:
@@ -254,7 +255,11 @@ def _copy_out(out, result, name=None):
         if out.numel() != 0:
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._size)}, which does not match the required output shape "
-                          f"{list(result._size)}. This behavior is deprecated.", UserWarning)
+                          f"{list(result._size)}. This behavior is deprecated, and in a future "
+                          "PyTorch release outputs will not be resized unless they have zero "
+                          "elements. You can explicitly reuse an out tensor t by resizing it, "
+                          "inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=_user_stacklevel())
         out.set_(result.to(out.dtype))
         return out
     out.copy_(result)

@@ -9,6 +9,7 @@ import math
 import warnings
 
 from ember._core.flags import warn_once
+from ember._core._warnings import user_stacklevel
 
 from .._aten.elementwise import _scalar_type_name
 from .._aten.linalg import _expect_same_dtype
@@ -160,7 +161,7 @@ def adjoint(input):
     deprecated)."""
     if input.dim() == 0:
         warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
-                      UserWarning)
+                      UserWarning, stacklevel=user_stacklevel())
         return input.conj()
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
@@ -172,7 +173,8 @@ def adjoint(input):
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
                   "It will be removed in a future PyTorch release. Please use "
-                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning)
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning,
+                  stacklevel=user_stacklevel())
     dim = [dim] if isinstance(dim, int) else list(dim)
     if len(dim) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
@@ -183,7 +185,8 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
                   "will be removed in a future PyTorch release. Please use "
-                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning)
+                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning,
+                  stacklevel=user_stacklevel())
     if isinstance(dim, bool):             # nuclear_norm(input, keepdim)
         dim, keepdim = None, dim
     dim = (-2, -1) if dim is None else tuple(dim)
