@@ -143,3 +143,12 @@ def test_testcase_checks_sparse_invariants():
     result = Case("test_it").run()
     assert result.wasSuccessful() and during == [True]
     assert not checks.is_enabled()
+
+
+# ---- the contiguous strides of empty/resize_ must fit in int64 (a 0 in the size does not help)
+@pytest.mark.parametrize("size", [[0, 4, 2 ** 61], [0, 2 ** 62, 4], [2, 4, 2 ** 29, 2 ** 29],
+                                  [8, 8, 2 ** 29, 2 ** 29]])
+@pytest.mark.parametrize("make", [lambda L, s: L.empty(s), lambda L, s: L.empty(s, device="meta"),
+                                  lambda L, s: L.empty((), dtype=L.float64).resize_(s)])
+def test_stride_overflow(make, size):
+    _same_error(lambda L: make(L, size))

@@ -33,6 +33,16 @@ def _check_size(size):
 STORAGE_MAX = 2 ** 63 - 1
 
 
+def check_contiguous_strides(size):
+    """c10's check when it gives a tensor the contiguous strides of `size` (the first, the
+    largest, is the product of the later sizes, each at least 1) that they fit in int64_t."""
+    stride = 1
+    for s in size[1:]:
+        stride *= max(s, 1)
+    if stride > STORAGE_MAX:
+        raise RuntimeError("Stride calculation overflowed")
+
+
 def contiguous_nbytes(size, itemsize, storage_offset=0):
     """The bytes a contiguous tensor of `size` needs from `storage_offset` on, or c10's error
     when they do not fit (computeStorageNbytesContiguous)."""
@@ -45,6 +55,7 @@ def contiguous_nbytes(size, itemsize, storage_offset=0):
 @impl("empty.memory_format", "CPU")
 def empty(size, dtype=None, device=None, requires_grad=False):
     size = _check_size(size)
+    check_contiguous_strides(size)
     dt = _dt(dtype)
     buf = get_allocator("cpu").allocate(contiguous_nbytes(size, dt.itemsize))
     t = _wrap(buf.view(D.np_dtype(dt)).reshape(size))
@@ -61,7 +72,10 @@ def _fill_uninitialized(arr, dt):
 
 @impl("empty.memory_format", "Meta")
 def empty_meta(size, dtype=None, device=None, requires_grad=False):
-    return _meta(_check_size(size), _dt(dtype))
+    size = _check_size(size)
+    check_contiguous_strides(size)
+    contiguous_nbytes(size, _dt(dtype).itemsize)   # (meta storage has a size too)
+    return _meta(size, _dt(dtype))
 
 
 @impl("empty_strided", "CPU")

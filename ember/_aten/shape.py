@@ -25,7 +25,7 @@ from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
-from .factory import checked_scalar, contiguous_nbytes, STORAGE_MAX
+from .factory import checked_scalar, check_contiguous_strides, contiguous_nbytes, STORAGE_MAX
 
 _dummies = {}
 
@@ -1144,6 +1144,7 @@ def _resize(self, size, memory_format, key):
     numel = math.prod(size)
     if numel > STORAGE_MAX:   # (c10 computes numel in int64_t before the bytes)
         raise RuntimeError("numel: integer multiplication overflow")
+    check_contiguous_strides(size)
     storage = self._storage_()
     need = contiguous_nbytes(size, self.dtype.itemsize, offset) if numel else 0
     old = storage.nbytes()
