@@ -121,12 +121,33 @@ def test_warnings_point_at_the_caller(call):
     import warnings
     seen = {}
     for L in (ember, torch):
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            call(L)
+        always = L.is_warn_always_enabled()
+        L.set_warn_always(True)   # (some of these warn once per process)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                call(L)
+        finally:
+            L.set_warn_always(always)
         seen[L] = [(x.filename, str(x.message).split(" (Triggered internally")[0]) for x in w]
     assert seen[ember] == seen[torch]
     assert seen[ember] and seen[ember][0][0] == __file__
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.tensor(2.).adjoint(),
+    lambda L: L.frobenius_norm(L.ones(2, 2), (0, 1)),
+    lambda L: L.nuclear_norm(L.ones(2, 2)),
+])
+def test_deprecation_warnings_are_once_per_process(call):
+    """TORCH_WARN_ONCE: whether or not an earlier test warned, a second call is silent."""
+    import warnings
+    for L in (ember, torch):
+        call(L)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            call(L)
+        assert not w, (L.__name__, [str(x.message) for x in w])
 
 
 def test_testcase_checks_sparse_invariants():
@@ -152,3 +173,50 @@ def test_testcase_checks_sparse_invariants():
                                   lambda L, s: L.empty((), dtype=L.float64).resize_(s)])
 def test_stride_overflow(make, size):
     _same_error(lambda L: make(L, size))
+
+
+# ---- the views' copies are aten ops (aten.slice_copy.Tensor, ...) with the views' derivatives
+_COPY_CALLS = {
+    "view_copy": ([4, 3],), "permute_copy": ([1, 0],), "t_copy": (), "transpose_copy": (0, 1),
+    "squeeze_copy": (), "unsqueeze_copy": (1,), "select_copy": (1, 2),
+    "slice_copy": (1, 1, None, 2), "diagonal_copy": (1,), "expand_copy": ([2, 3, 4],),
+    "unbind_copy": (1,), "split_copy": (2, 1), "split_with_sizes_copy": ([1, 2],),
+    "alias_copy": (), "unfold_copy": (1, 2, 1), "as_strided_copy": ((2, 2), (1, 2), 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COPY_CALLS))
+def test_view_copy_ops(name):
+    def run(L):
+        x = L.arange(12., dtype=L.float64).reshape(3, 4).requires_grad_()
+        out = getattr(L.ops.aten, name)(x, *_COPY_CALLS[name])
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        L.autograd.backward(outs, [L.ones_like(o) * (i + 1) for i, o in enumerate(outs)])
+        return outs, x.grad
+    (e, eg), (t, tg) = run(ember), run(torch)
+    for a, b in zip(e, t):
+        assert type(a.grad_fn).__name__ == type(b.grad_fn).__name__
+        assert a.is_contiguous() and a._base is None and b._base is None
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    np.testing.assert_array_equal(eg.numpy(), tg.numpy())
+
+
+def test_slice_copy_of_channels_last_is_contiguous():
+    for L in (ember, torch):
+        a = L.randn(4, 4, 4, 4).to(memory_format=L.channels_last)
+        assert L.ops.aten.slice_copy(a, 0, 0, 2).is_contiguous()
+
+
+def test_detach_copy_requires_grad_but_has_no_derivative():
+    _same_error(lambda L: L.detach_copy(L.ones(2, requires_grad=True)).sum().backward())
+
+
+@pytest.mark.parametrize("name, args", [("split_copy", (2,)), ("split_with_sizes_copy", ([1, 2],)),
+                                        ("slice_copy", (0, 0, 2)), ("select_copy", (0, 1))])
+def test_view_copy_complex_outputs(name, args):
+    """A list of complex outputs records; slice_copy and select_copy refuse, as PyTorch's."""
+    def run(L):
+        x = L.ones(3, 4, dtype=L.complex128, requires_grad=True)
+        out = getattr(L, name)(x, *args)
+        return (out[0] if isinstance(out, tuple) else out).grad_fn is not None
+    assert _outcome(run, ember) == _outcome(run, torch)

@@ -19,8 +19,8 @@ from .._core import dtype as D
 from .._core.float8 import to_float8
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .._core.memory_format import copy_in_format, format_strides, preserve_format, \
-    suggest_memory_format
+from .._core.memory_format import contiguous_format, copy_in_format, format_strides, \
+    preserve_format, suggest_memory_format
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
@@ -1122,6 +1122,35 @@ for _name, _view_name in (("t_", "t"), ("transpose_", "transpose.int"),
                           ("squeeze_.dims", "squeeze.dims"), ("unsqueeze_", "unsqueeze"),
                           ("as_strided_", "as_strided")):
     _inplace_view_op(_name, _view_name)
+
+
+# ---- the views' copies: view_copy, slice_copy, ... ------------------------------------------
+# Each runs its view's kernel and then clone's, at the same dispatch key, into contiguous memory.
+VIEW_COPIES = {"view_copy": "view", "view_copy.dtype": "view.dtype",
+               "permute_copy": "permute", "t_copy": "t", "transpose_copy.int": "transpose.int",
+               "squeeze_copy": "squeeze", "squeeze_copy.dim": "squeeze.dim",
+               "squeeze_copy.dims": "squeeze.dims", "unsqueeze_copy": "unsqueeze",
+               "select_copy.int": "select.int", "slice_copy.Tensor": "slice.Tensor",
+               "diagonal_copy": "diagonal", "expand_copy": "expand",
+               "unbind_copy.int": "unbind.int", "split_copy.Tensor": "split.Tensor",
+               "split_with_sizes_copy": "split_with_sizes", "detach_copy": "detach",
+               "alias_copy": "alias", "unfold_copy": "unfold", "as_strided_copy": "as_strided",
+               "view_as_real_copy": "view_as_real", "view_as_complex_copy": "view_as_complex"}
+
+
+def _view_copy_kernel(view, clone):
+    def kernel(self, *args):
+        result = view(self, *args)
+        if isinstance(result, (list, tuple)):
+            return [clone(r, contiguous_format) for r in result]
+        return clone(result, contiguous_format)
+    return kernel
+
+
+for _name, _view_name in VIEW_COPIES.items():
+    for _key in ("CPU", "Meta"):
+        impl(_name, _key)(_view_copy_kernel(_lookup(_view_name)._table[_key],
+                                            _lookup("clone")._table[_key]))
 
 
 def _resize(self, size, memory_format, key):
