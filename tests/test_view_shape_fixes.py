@@ -80,6 +80,29 @@ def test_tensor_split_accepts(arg):
     _same_values(lambda L: L.tensor_split(L.arange(10.), arg(L)))
 
 
+# ---- tensor_split's three overloads take their split argument by its own keyword
+@pytest.mark.parametrize("call", [
+    lambda L, a: L.tensor_split(a, sections=3), lambda L, a: L.tensor_split(a, indices=[2, 5]),
+    lambda L, a: L.tensor_split(a, tensor_indices_or_sections=L.tensor(3)),
+    lambda L, a: L.tensor_split(a, sections=2, dim=-1), lambda L, a: a.tensor_split(3, 0),
+    lambda L, a: a.tensor_split(indices=(1,), dim=0), lambda L, a: L.tensor_split(a, 3, axis=0),
+])
+def test_tensor_split_keywords(call):
+    _same_values(lambda L: call(L, L.arange(10.)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, a: L.tensor_split(a, indices_or_sections=3), lambda L, a: L.tensor_split(a),
+    lambda L, a: L.tensor_split(a, sections=[1, 2]), lambda L, a: L.tensor_split(a, indices=3),
+    lambda L, a: L.tensor_split(a, 3, 0, 1), lambda L, a: L.tensor_split(a, 3, dim=1.5),
+    lambda L, a: L.tensor_split(a, tensor_indices_or_sections=[1]),
+])
+def test_tensor_split_refuses_overloads(call):
+    for L in (ember, torch):
+        with pytest.raises(TypeError, match=r"tensor_split\(\) received an invalid combination"):
+            call(L, L.arange(10.))
+
+
 # ---- resize_ checks the storage size as c10 does (numel, then bytes, against int64)
 @pytest.mark.parametrize("size", [[2, 4, 2 ** 29, 2 ** 29], [8, 8, 2 ** 29, 2 ** 29],
                                   [2 ** 40, 2 ** 20], [2 ** 62]])

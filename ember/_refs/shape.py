@@ -3,6 +3,7 @@ the stacks, meshgrid, broadcasting helpers, written from view and copy ops."""
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 import collections.abc
 import math
+import operator
 import builtins
 
 import numpy as np
@@ -196,15 +197,17 @@ _impl(_chunk_op, "CompositeImplicitAutograd")(_chunk_composite)
 
 
 @numpy_names
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, *args, **kwargs):
     """Views split at indices (or into n nearly equal sections; the first size % n get one
-    more), each a slice of `input` like PyTorch's."""
+    more), each a slice of `input` like PyTorch's. The arguments are those of PyTorch's three
+    overloads: (int sections, int dim=0), (tuple of ints indices, int dim=0) and (Tensor
+    tensor_indices_or_sections, int dim=0), the first by position or by its own keyword."""
+    sections, dim = _tensor_split_args(args, kwargs)
     if input.dim() == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
-    sections = indices_or_sections
     if isinstance(sections, Tensor):   # the overload taking tensor_indices_or_sections
         if sections.dtype is not D.int64:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
@@ -214,24 +217,46 @@ def tensor_split(input, indices_or_sections, dim=0):
                                "zero-dimensional or one-dimensional tensor, but got a tensor "
                                f"with {sections.dim()} dims")
         sections = sections.item() if sections.dim() == 0 else sections.tolist()
-    elif not (_ap.is_int(sections, True) or type(sections) in _ap.INT_SEQUENCES and
-              all(_ap.is_int(i, True) for i in sections)):
-        raise _tensor_split_overloads(sections)
-    if isinstance(sections, (int, np.integer)):
-        n = int(sections)
+    if _ap.is_int(sections, True):
+        n = operator.index(sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         bounds = [i * q + builtins.min(i, r) for i in range(n + 1)]
     else:
-        bounds = [0] + [int(i) for i in sections] + [size]
+        bounds = [0] + [operator.index(i) for i in sections] + [size]
     return tuple(_slice(input, d, bounds[i], bounds[i + 1], 1) for i in range(len(bounds) - 1))
 
 
-def _tensor_split_overloads(sections):
-    return TypeError(
-        "tensor_split() received an invalid combination of arguments - got (Tensor, "
-        f"{_ap.type_name(sections)}), but expected one of:\n"
+def _is_int_tuple(value):
+    return type(value) in _ap.INT_SEQUENCES and all(_ap.is_int(i, True) for i in value)
+
+
+# tensor_split's overloads: the keyword of the split argument, and the values it takes
+_TENSOR_SPLIT_ARGS = {"sections": lambda v: not isinstance(v, Tensor) and _ap.is_int(v, True),
+                      "indices": _is_int_tuple,
+                      "tensor_indices_or_sections": lambda v: isinstance(v, Tensor)}
+
+
+def _tensor_split_args(args, kwargs):
+    """(the split argument, dim) of a tensor_split call, or PyTorch's parser error."""
+    given = dict(kwargs)
+    if "axis" in given and "dim" not in given:   # (NumPy's name, as PyTorch's parser takes it)
+        given["dim"] = given.pop("axis")
+    named = [k for k in _TENSOR_SPLIT_ARGS if k in given]
+    by_position = 1 <= len(args) <= 2 and not named and len(args) + ("dim" in given) <= 2
+    if (by_position or len(named) == 1 and not args) and set(given) <= {*named, "dim"}:
+        split = args[0] if args else given[named[0]]
+        dim = args[1] if len(args) == 2 else given.get("dim", 0)
+        fits = _TENSOR_SPLIT_ARGS[named[0]](split) if named else \
+            any(f(split) for f in _TENSOR_SPLIT_ARGS.values())
+        if fits and _ap.is_int(dim, False):
+            return split, operator.index(dim)
+    got = ", ".join(["Tensor", *map(_ap.type_name, args),
+                     *(f"{k}={_ap.type_name(v)}" for k, v in kwargs.items())])
+    raise TypeError(
+        f"tensor_split() received an invalid combination of arguments - got ({got}), but "
+        "expected one of:\n"
         " * (Tensor input, tuple of ints indices, int dim = 0)\n"
         " * (Tensor input, Tensor tensor_indices_or_sections, int dim = 0)\n"
         " * (Tensor input, int sections, int dim = 0)\n")
