@@ -103,6 +103,26 @@ def test_tensor_split_refuses_overloads(call):
             call(L, L.arange(10.))
 
 
+@pytest.mark.parametrize("call", [
+    lambda L, a: L.hsplit(a, sections=3), lambda L, a: L.hsplit(a, indices=[1]),
+    lambda L, a: L.vsplit(a, sections=2), lambda L, a: L.dsplit(a, indices=(1, 3)),
+    lambda L, a: a.hsplit(sections=3), lambda L, a: L.hsplit(a, L.tensor(3)),
+])
+def test_split_along_keywords(call):
+    _same_values(lambda L: call(L, L.arange(24.).reshape(2, 3, 4)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, a: L.hsplit(a, indices_or_sections=3), lambda L, a: L.hsplit(a, indices=1),
+    lambda L, a: L.hsplit(a, sections=[1]), lambda L, a: L.hsplit(a, 3, 1),
+    lambda L, a: L.hsplit(a), lambda L, a: L.hsplit(a, 2.0),
+])
+def test_split_along_refuses_overloads(call):
+    for L in (ember, torch):
+        with pytest.raises(TypeError, match=r"hsplit\(\) received an invalid combination"):
+            call(L, L.arange(24.).reshape(2, 3, 4))
+
+
 # ---- resize_ checks the storage size as c10 does (numel, then bytes, against int64)
 @pytest.mark.parametrize("size", [[2, 4, 2 ** 29, 2 ** 29], [8, 8, 2 ** 29, 2 ** 29],
                                   [2 ** 40, 2 ** 20], [2 ** 62]])

@@ -202,7 +202,7 @@ def tensor_split(input, *args, **kwargs):
     more), each a slice of `input` like PyTorch's. The arguments are those of PyTorch's three
     overloads: (int sections, int dim=0), (tuple of ints indices, int dim=0) and (Tensor
     tensor_indices_or_sections, int dim=0), the first by position or by its own keyword."""
-    sections, dim = _tensor_split_args(args, kwargs)
+    sections, dim = _split_args("tensor_split", _TENSOR_SPLIT, args, kwargs)
     if input.dim() == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -232,34 +232,38 @@ def _is_int_tuple(value):
     return type(value) in _ap.INT_SEQUENCES and all(_ap.is_int(i, True) for i in value)
 
 
-# tensor_split's overloads: the keyword of the split argument, and the values it takes
-_TENSOR_SPLIT_ARGS = {"sections": lambda v: not isinstance(v, Tensor) and _ap.is_int(v, True),
-                      "indices": _is_int_tuple,
-                      "tensor_indices_or_sections": lambda v: isinstance(v, Tensor)}
+# the overloads of tensor_split and hsplit/vsplit/dsplit: the keyword of each one's split
+# argument, the values it takes, and its type as PyTorch's messages print it
+_TENSOR_SPLIT = (("indices", _is_int_tuple, "tuple of ints"),
+                 ("tensor_indices_or_sections", lambda v: isinstance(v, Tensor), "Tensor"),
+                 ("sections", lambda v: not isinstance(v, Tensor) and _ap.is_int(v, True), "int"))
+_SPLIT_ALONG = (("sections", lambda v: _ap.is_int(v, True), "int"),
+                ("indices", _is_int_tuple, "tuple of ints"))
 
 
-def _tensor_split_args(args, kwargs):
-    """(the split argument, dim) of a tensor_split call, or PyTorch's parser error."""
+def _split_args(fn, overloads, args, kwargs, dim=True):
+    """(the split argument, dim) of a call of `fn` with PyTorch's `overloads` (each takes the
+    split argument by position or by its own keyword, then `dim` if `dim`), or the parser's
+    error."""
     given = dict(kwargs)
-    if "axis" in given and "dim" not in given:   # (NumPy's name, as PyTorch's parser takes it)
+    if dim and "axis" in given and "dim" not in given:   # (NumPy's name, as PyTorch's parser)
         given["dim"] = given.pop("axis")
-    named = [k for k in _TENSOR_SPLIT_ARGS if k in given]
-    by_position = 1 <= len(args) <= 2 and not named and len(args) + ("dim" in given) <= 2
+    checks = {name: check for name, check, _ in overloads}
+    named = [k for k in checks if k in given]
+    most = 2 if dim else 1
+    by_position = 1 <= len(args) <= most and not named and len(args) + ("dim" in given) <= most
     if (by_position or len(named) == 1 and not args) and set(given) <= {*named, "dim"}:
         split = args[0] if args else given[named[0]]
-        dim = args[1] if len(args) == 2 else given.get("dim", 0)
-        fits = _TENSOR_SPLIT_ARGS[named[0]](split) if named else \
-            any(f(split) for f in _TENSOR_SPLIT_ARGS.values())
-        if fits and _ap.is_int(dim, False):
-            return split, operator.index(dim)
+        d = args[1] if len(args) == 2 else given.get("dim", 0)
+        fits = checks[named[0]](split) if named else any(f(split) for f in checks.values())
+        if fits and _ap.is_int(d, False):
+            return split, operator.index(d)
     got = ", ".join(["Tensor", *map(_ap.type_name, args),
                      *(f"{k}={_ap.type_name(v)}" for k, v in kwargs.items())])
-    raise TypeError(
-        f"tensor_split() received an invalid combination of arguments - got ({got}), but "
-        "expected one of:\n"
-        " * (Tensor input, tuple of ints indices, int dim = 0)\n"
-        " * (Tensor input, Tensor tensor_indices_or_sections, int dim = 0)\n"
-        " * (Tensor input, int sections, int dim = 0)\n")
+    expected = "".join(f" * (Tensor input, {typ} {name}{', int dim = 0' if dim else ''})\n"
+                       for name, _, typ in overloads)
+    raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but "
+                    f"expected one of:\n{expected}")
 
 
 def _int_list(x):
@@ -532,7 +536,10 @@ def _split_method(self, split_size, dim=0):
 
 # ---- shape and indexing composites (issue 3, shape/indexing) -------------------------------------
 def _split_along(name, dim, min_dim):
-    def fn(input, indices_or_sections):
+    def fn(input, *args, **kwargs):
+        indices_or_sections = _split_args(name, _SPLIT_ALONG, args, kwargs, dim=False)[0]
+        if _ap.is_int(indices_or_sections, True):
+            indices_or_sections = operator.index(indices_or_sections)
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
                                f"dimension, but got a tensor with "
@@ -543,7 +550,7 @@ def _split_along(name, dim, min_dim):
                                f"size of the dimension {input.shape[d]} is not divisible by the "
                                f"split_size {indices_or_sections}!")
         return tensor_split(input, indices_or_sections, d)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
