@@ -263,3 +263,22 @@ def test_view_copy_complex_outputs(name, args):
         out = getattr(L, name)(x, *args)
         return (out[0] if isinstance(out, tuple) else out).grad_fn is not None
     assert _outcome(run, ember) == _outcome(run, torch)
+
+
+# ---- a method taking its int list as varargs also takes it by keyword, as a tuple or list
+@pytest.mark.parametrize("call", [
+    lambda a: a.permute(dims=(1, 0)), lambda a: a.permute(dims=[1, 0]),
+    lambda a: a[:1].expand(size=(2, 2, 3), implicit=False), lambda a: a.reshape(shape=(6,)),
+    lambda a: a.repeat(repeats=[1, 2]), lambda a: a.tile(dims=(2,)),
+    lambda a: a.sum_to_size(size=(1, 3)), lambda a: a.clone().resize_(size=(6,)),
+])
+def test_varargs_methods_by_keyword(call):
+    _same_values(lambda L: (call(L.arange(6.).reshape(2, 3)),))
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a.permute(1, dims=(1, 0)), lambda a: a.permute(dim=(1, 0)),
+    lambda a: a.permute(dims=1), lambda a: a.reshape(shape=6), lambda a: a.reshape(size=(6,)),
+])
+def test_varargs_methods_by_keyword_refused(call):
+    _same_error(lambda L: call(L.arange(6.).reshape(2, 3)))

@@ -298,6 +298,8 @@ class _Binding:
             parts.append("out=None")
         if self.aliased:
             parts.append("**numpy_names")
+        if self.varargs:
+            parts.append("**_keyword")   # the list by its name: x.permute(dims=(1, 0))
         return ", ".join(parts)
 
     def source(self):
@@ -325,6 +327,10 @@ class _Binding:
                       "        if out is not None:",
                       f"            _out_needs_dim({self.name!r}, dtype, keepdim)",
                       "        dim = None"]
+        if self.varargs:
+            n = next(self.arg_name(a) for a in self.params if not a.kwarg_only)
+            lines += ["    if _keyword:",
+                      f"        {n} = _varargs_keyword({self.name!r}, {n!r}, {n}, _keyword)"]
         lines += self.torch_function_check()
         for pos, a in enumerate(self.params, 1):   # (a method's position excludes self)
             lines += self.check_lines(a, pos)
@@ -491,6 +497,7 @@ def _compile_all(bindings):
            "_as_tensor_or_symint": _ap.as_tensor_or_symint, "_as_int_list": _ap.as_int_list,
            "_as_scalar": _ap.as_scalar, "_as_float": _ap.as_float, "_as_bool": _ap.as_bool,
            "_as_str": _ap.as_str, "_as_dtype": _ap.as_dtype, "_as_tensor": _ap.as_tensor,
+           "_varargs_keyword": _ap.varargs_keyword,
            "_as_tensor_or_number": _ap.as_tensor_or_number, "_NUMBERS": _ap.NUMBERS,
            "_REALS": _ap.REALS, "_INT_SEQUENCES": _ap.INT_SEQUENCES, "_dtype": _dtype,
            "_TENSOR_OR_NUMBER": _ap.NUMBERS | {Tensor},
@@ -605,6 +612,7 @@ def document(fn, description=""):
     head = src[src.index("(") + 1:src.index("):")]
     head = head.replace(", **numpy_names", "").replace("=_REQUIRED", "")  # PyTorch's signature
     head = head.replace("=_NO_DIM", "=None").replace("*_deprecated", "*")
+    head = head.replace(", **_keyword", "")
     if fn.__qualname__.startswith("Tensor."):
         head = head.removeprefix("self").removeprefix(", ")
     lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]

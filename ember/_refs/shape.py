@@ -35,9 +35,11 @@ def _shape_args(shape, name="reshape", arg="shape"):
     return tuple(_ap.int_list_arg(name, arg, 1, shape, 0, True))
 
 
-def _reshape_method(self, *shape):
+def _reshape_method(self, *shape, **keyword):
     """Tensor.reshape: checks for __torch_function__ inline, since the ops' own code calls it
     (Note [The one check on the hot path] in ember/_core/torch_function.py)."""
+    if keyword:   # x.reshape(shape=(2, 3))
+        shape = _ap.varargs_keyword("reshape", "shape", shape, keyword)
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.reshape, (self, *shape))
     return reshape(self, _shape_args(shape) if shape else _missing_size("reshape", "shape"))
@@ -564,13 +566,19 @@ def narrow_copy(input, dim, start, length, *, out=None):
                    False, out)
 
 
+def _tile_method(self, *dims, **keyword):
+    if keyword:   # x.tile(dims=(2,))
+        dims = _ap.varargs_keyword("tile", "dims", dims, keyword)
+    return tile(self, _shape_args(dims, "tile", "dims") if dims else _missing_size("tile", "dims"))
+
+
 METHODS = dict(
     reshape=_reshape_method, flatten=flatten,
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
     fliplr=fliplr, flipud=flipud, ravel=ravel,
-    tile=lambda s, *dims: tile(s, _shape_args(dims, "tile", "dims") if dims else _missing_size("tile", "dims")),
+    tile=_tile_method,
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 
