@@ -29,14 +29,35 @@ def _check_size(size):
     return tuple(size)
 
 
+# c10's storage_max(): a storage's size in bytes must fit in int64_t (and size_t)
+STORAGE_MAX = 2 ** 63 - 1
+
+
+def check_contiguous_strides(size):
+    """c10's check when it gives a tensor the contiguous strides of `size` (the first, the
+    largest, is the product of the later sizes, each at least 1) that they fit in int64_t."""
+    stride = 1
+    for s in size[1:]:
+        stride *= max(s, 1)
+    if stride > STORAGE_MAX:
+        raise RuntimeError("Stride calculation overflowed")
+
+
+def contiguous_nbytes(size, itemsize, storage_offset=0):
+    """The bytes a contiguous tensor of `size` needs from `storage_offset` on, or c10's error
+    when they do not fit (computeStorageNbytesContiguous)."""
+    nbytes = (math.prod(size) + storage_offset) * itemsize
+    if nbytes > STORAGE_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
+    return nbytes
+
+
 @impl("empty.memory_format", "CPU")
 def empty(size, dtype=None, device=None, requires_grad=False):
     size = _check_size(size)
+    check_contiguous_strides(size)
     dt = _dt(dtype)
-    n = math.prod(size)
-    if n * dt.itemsize >= 2 ** 64:  # c10 computes the size in bytes in 64 bits
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)}")
-    buf = get_allocator("cpu").allocate(n * dt.itemsize)
+    buf = get_allocator("cpu").allocate(contiguous_nbytes(size, dt.itemsize))
     t = _wrap(buf.view(D.np_dtype(dt)).reshape(size))
     _fill_uninitialized(t._np, dt)
     return t
@@ -51,7 +72,10 @@ def _fill_uninitialized(arr, dt):
 
 @impl("empty.memory_format", "Meta")
 def empty_meta(size, dtype=None, device=None, requires_grad=False):
-    return _meta(_check_size(size), _dt(dtype))
+    size = _check_size(size)
+    check_contiguous_strides(size)
+    contiguous_nbytes(size, _dt(dtype).itemsize)   # (meta storage has a size too)
+    return _meta(size, _dt(dtype))
 
 
 @impl("empty_strided", "CPU")
@@ -62,7 +86,7 @@ def empty_strided(size, stride, dtype=None, device=None):
                            f"strides={list(stride)}")
     dt = _dt(dtype)
     n = 1 + sum((s - 1) * k for s, k in zip(size, stride) if s > 0) if all(size) else 0
-    if n * dt.itemsize >= 2 ** 64:
+    if n * dt.itemsize > STORAGE_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
     buf = get_allocator("cpu").allocate(n * dt.itemsize).view(D.np_dtype(dt))

@@ -479,7 +479,7 @@ view(Tensor(a) self, int[] size) -> Tensor(a)  | method
 _unsafe_view(Tensor self, int[] size) -> Tensor
 repeat(Tensor self, int[] repeats) -> Tensor
 permute(Tensor(a) self, int[] dims) -> Tensor(a)  | function, method
-transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method, alias swapaxes, alias swapdims
+transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)  | function, method, alias swapaxes(axis0, axis1), alias swapdims
 expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)  | method
 squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)  | function, method, inplace
 unsqueeze(Tensor(a) self, int dim) -> Tensor(a)  | function, method, inplace
@@ -498,6 +498,30 @@ view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method
 view_as_real(Tensor(a) self) -> Tensor(a)  | function
 view_as_complex(Tensor(a) self) -> Tensor(a)  | function
 slice_inverse(Tensor(a) self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)  | function, method
+# ---- the views' copies (PyTorch's ops for functionalization): the view's result in fresh
+# contiguous memory, with the view's derivative (bindings in _refs/copy_variants.py)
+view_copy(Tensor self, SymInt[] size) -> Tensor
+view_copy.dtype(Tensor self, ScalarType dtype) -> Tensor
+permute_copy(Tensor self, int[] dims) -> Tensor
+t_copy(Tensor self) -> Tensor
+transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+squeeze_copy(Tensor self) -> Tensor
+squeeze_copy.dim(Tensor self, int dim) -> Tensor
+squeeze_copy.dims(Tensor self, int[] dim) -> Tensor
+unsqueeze_copy(Tensor self, int dim) -> Tensor
+select_copy.int(Tensor self, int dim, SymInt index) -> Tensor
+slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
+diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
+expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor
+unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
+detach_copy(Tensor self) -> Tensor
+alias_copy(Tensor self) -> Tensor
+unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor
+as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+view_as_real_copy(Tensor self) -> Tensor
+view_as_complex_copy(Tensor self) -> Tensor
 # ---- copies, joins, conversions
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor

@@ -6,6 +6,7 @@ array with the same strides (`as_strided` over a one-element buffer: view functi
 metadata only and never read data), and the stand-in's pointer arithmetic gives the offset.
 So CPU and Meta views share one definition and cannot disagree.
 """
+import math
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -18,13 +19,13 @@ from .._core import dtype as D
 from .._core.float8 import to_float8
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
-from .._core.memory_format import copy_in_format, format_strides, preserve_format, \
-    suggest_memory_format
+from .._core.memory_format import contiguous_format, copy_in_format, format_strides, \
+    preserve_format, suggest_memory_format
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
 from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
-from .factory import checked_scalar
+from .factory import checked_scalar, check_contiguous_strides, contiguous_nbytes, STORAGE_MAX
 
 _dummies = {}
 
@@ -1128,6 +1129,35 @@ for _name, _view_name in (("t_", "t"), ("transpose_", "transpose.int"),
     _inplace_view_op(_name, _view_name)
 
 
+# ---- the views' copies: view_copy, slice_copy, ... ------------------------------------------
+# Each runs its view's kernel and then clone's, at the same dispatch key, into contiguous memory.
+VIEW_COPIES = {"view_copy": "view", "view_copy.dtype": "view.dtype",
+               "permute_copy": "permute", "t_copy": "t", "transpose_copy.int": "transpose.int",
+               "squeeze_copy": "squeeze", "squeeze_copy.dim": "squeeze.dim",
+               "squeeze_copy.dims": "squeeze.dims", "unsqueeze_copy": "unsqueeze",
+               "select_copy.int": "select.int", "slice_copy.Tensor": "slice.Tensor",
+               "diagonal_copy": "diagonal", "expand_copy": "expand",
+               "unbind_copy.int": "unbind.int", "split_copy.Tensor": "split.Tensor",
+               "split_with_sizes_copy": "split_with_sizes", "detach_copy": "detach",
+               "alias_copy": "alias", "unfold_copy": "unfold", "as_strided_copy": "as_strided",
+               "view_as_real_copy": "view_as_real", "view_as_complex_copy": "view_as_complex"}
+
+
+def _view_copy_kernel(view, clone):
+    def kernel(self, *args):
+        result = view(self, *args)
+        if isinstance(result, (list, tuple)):
+            return [clone(r, contiguous_format) for r in result]
+        return clone(result, contiguous_format)
+    return kernel
+
+
+for _name, _view_name in VIEW_COPIES.items():
+    for _key in ("CPU", "Meta"):
+        impl(_name, _key)(_view_copy_kernel(_lookup(_view_name)._table[_key],
+                                            _lookup("clone")._table[_key]))
+
+
 def _resize(self, size, memory_format, key):
     """Give `self` the contiguous (or `memory_format`) layout of `size` from its storage offset,
     growing the storage (keeping its bytes) when it is too small, as PyTorch's resize_."""
@@ -1145,11 +1175,12 @@ def _resize(self, size, memory_format, key):
     strides = format_strides(size, memory_format) if memory_format is not None else \
         _contiguous_strides(size)
     offset = self.storage_offset()
-    numel = 1
-    for s in size:
-        numel *= s
+    numel = math.prod(size)
+    if numel > STORAGE_MAX:   # (c10 computes numel in int64_t before the bytes)
+        raise RuntimeError("numel: integer multiplication overflow")
+    check_contiguous_strides(size)
     storage = self._storage_()
-    need = (offset + numel) * self.dtype.itemsize if numel else 0
+    need = contiguous_nbytes(size, self.dtype.itemsize, offset) if numel else 0
     old = storage.nbytes()
     if need > old:
         check_resizable(storage)   # (a NumPy array may share it: ember/_core/resizable.py)

@@ -574,9 +574,11 @@ def transpose(self, dim0, dim1):
 
 @impl("t", "SparseCPU")
 def t(self):
-    if self.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self.dim()}D")
+    sparse_dim = _sparse_dim(self)
+    if sparse_dim > 2 or self.dim() > sparse_dim:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {sparse_dim} sparse and {self.dim() - sparse_dim} dense "
+                           "dimensions")
     return transpose(self, 0, 1) if self.dim() == 2 else self.detach()
 
 

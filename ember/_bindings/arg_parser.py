@@ -124,6 +124,23 @@ def as_int_list(fn, name, pos, value, size=0, varargs=False):
     return ints
 
 
+def varargs_keyword(fn, name, given, keywords):
+    """The int list of a method that takes it as varargs (`x.permute(1, 0)`) passed by keyword
+    instead (`x.permute(dims=(1, 0))`): as the one positional value it stands for, or the
+    parser's error (`given`: the positional values, `keywords`: the other keywords)."""
+    if name not in keywords:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "{name}"')
+    if given:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    other = next((k for k in keywords if k != name), None)
+    if other is not None:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{other}'")
+    value = keywords[name]
+    if not isinstance(value, (tuple, list)):
+        raise wrong_type(fn, name, None, "tuple of ints", value)
+    return (value,)
+
+
 def as_scalar(fn, name, pos, value, expected="Number"):
     """A `Scalar` (or `float`) argument that is not a Python number: converted, or refused."""
     if isinstance(value, (np.number, np.bool_)):

@@ -238,11 +238,14 @@ def _int_list_size(typ):
 class _Binding:
     """The source of one generated function or method."""
 
-    def __init__(self, op, kind, inplace=False):
+    def __init__(self, op, kind, inplace=False, alias=None):
         self.op, self.kind = op, kind
         schema = op.schema
         self.name = schema.name
         args = schema.arguments
+        # an alias with its own parameter names (`alias swapaxes(axis0, axis1)`)
+        renamed = [a.name for a in args if a.name != "self"]
+        self.renames = dict(zip(renamed, schema.alias_params.get(alias, ())))
         if kind == "method":
             receiver = next(i for i, a in enumerate(args) if a.name == "self")
             self.params = [a for i, a in enumerate(args) if i != receiver]
@@ -271,7 +274,9 @@ class _Binding:
         return None
 
     def arg_name(self, a):
-        return "input" if (a.name == "self" and self.kind == "function") else _py_name(a.name)
+        if a.name == "self":
+            return "input" if self.kind == "function" else "self"
+        return _py_name(self.renames.get(a.name, a.name))
 
     def signature(self):
         parts = ["self"] if self.kind == "method" else []
@@ -293,6 +298,8 @@ class _Binding:
             parts.append("out=None")
         if self.aliased:
             parts.append("**numpy_names")
+        if self.varargs:
+            parts.append("**_keyword")   # the list by its name: x.permute(dims=(1, 0))
         return ", ".join(parts)
 
     def source(self):
@@ -320,6 +327,10 @@ class _Binding:
                       "        if out is not None:",
                       f"            _out_needs_dim({self.name!r}, dtype, keepdim)",
                       "        dim = None"]
+        if self.varargs:
+            n = next(self.arg_name(a) for a in self.params if not a.kwarg_only)
+            lines += ["    if _keyword:",
+                      f"        {n} = _varargs_keyword({self.name!r}, {n!r}, {n}, _keyword)"]
         lines += self.torch_function_check()
         for pos, a in enumerate(self.params, 1):   # (a method's position excludes self)
             lines += self.check_lines(a, pos)
@@ -486,6 +497,7 @@ def _compile_all(bindings):
            "_as_tensor_or_symint": _ap.as_tensor_or_symint, "_as_int_list": _ap.as_int_list,
            "_as_scalar": _ap.as_scalar, "_as_float": _ap.as_float, "_as_bool": _ap.as_bool,
            "_as_str": _ap.as_str, "_as_dtype": _ap.as_dtype, "_as_tensor": _ap.as_tensor,
+           "_varargs_keyword": _ap.varargs_keyword,
            "_as_tensor_or_number": _ap.as_tensor_or_number, "_NUMBERS": _ap.NUMBERS,
            "_REALS": _ap.REALS, "_INT_SEQUENCES": _ap.INT_SEQUENCES, "_dtype": _dtype,
            "_TENSOR_OR_NUMBER": _ap.NUMBERS | {Tensor},
@@ -545,12 +557,12 @@ def generate(ops, skip_functions=(), skip_methods=()):
     functions, methods = {}, {}
     pending, seen = [], set()
 
-    def add(table, py_name, op, kind, inplace=False):
+    def add(table, py_name, op, kind, inplace=False, alias=None):
         if (kind, py_name) in seen:
             raise RuntimeError(f"two schemas declare the {kind} variant '{py_name}' (the second: "
                                f"{op.schema.text})")
         seen.add((kind, py_name))
-        pending.append((table, py_name, _Binding(op, kind, inplace)))
+        pending.append((table, py_name, _Binding(op, kind, inplace, alias)))
 
     inplace_of = {op.functional: op for op in ops if op.functional is not None}
     declared = {}
@@ -569,9 +581,9 @@ def generate(ops, skip_functions=(), skip_methods=()):
         inplace = inplace_of.get(op)
         for name in (op.schema.name,) + op.schema.aliases:
             if "function" in v and name not in skip_functions:
-                add(functions, name, op, "function")
+                add(functions, name, op, "function", alias=name)
             if "method" in v and name not in skip_methods:
-                add(methods, name, op, "method")
+                add(methods, name, op, "method", alias=name)
             if inplace is not None and op.schema.name + "_" not in overloaded:
                 if "method" in v and name + "_" not in skip_methods:
                     add(methods, name + "_", inplace, "method", True)
@@ -600,6 +612,7 @@ def document(fn, description=""):
     head = src[src.index("(") + 1:src.index("):")]
     head = head.replace(", **numpy_names", "").replace("=_REQUIRED", "")  # PyTorch's signature
     head = head.replace("=_NO_DIM", "=None").replace("*_deprecated", "*")
+    head = head.replace(", **_keyword", "")
     if fn.__qualname__.startswith("Tensor."):
         head = head.removeprefix("self").removeprefix(", ")
     lines = [f"{fn.__name__}({head}) -> {_returns_text(op.schema)}", ""]

@@ -15,6 +15,7 @@ from .._core.dtype import c_type_name as _c_name
 from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.memory_overlap import check_out_overlap
+from .._core._warnings import user_stacklevel as _user_stacklevel
 
 
 class _OutVariant:
@@ -256,9 +257,10 @@ def _copy_out(out, result, name=None):
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._size)}, which does not match the required output shape "
                           f"{list(result._size)}. This behavior is deprecated, and in a future "
-                          f"PyTorch release outputs will not be resized unless they have zero "
-                          f"elements. You can explicitly reuse an out tensor t by resizing it, "
-                          f"inplace, to zero elements with t.resize_(0).", UserWarning)
+                          "PyTorch release outputs will not be resized unless they have zero "
+                          "elements. You can explicitly reuse an out tensor t by resizing it, "
+                          "inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=_user_stacklevel())
         out.set_(result.to(out.dtype))
         return out
     out.copy_(result)

@@ -183,7 +183,9 @@ _contiguous_op = _op("contiguous")
 _impl(_contiguous_op, "CompositeImplicitAutograd")(_contiguous_composite)
 
 
-def _sum_to_size(self, *size):
+def _sum_to_size(self, *size, **keyword):
+    if keyword:   # x.sum_to_size(size=(1, 3))
+        size = _ap.varargs_keyword("sum_to_size", "size", size, keyword)
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.sum_to_size, (self, *size))
     if not size:
@@ -209,7 +211,9 @@ def _sum_to_size(self, *size):
 _repeat_op = _op("repeat")
 
 
-def _repeat(self, *sizes):
+def _repeat(self, *sizes, **keyword):
+    if keyword:   # x.repeat(repeats=(1, 2))
+        sizes = _ap.varargs_keyword("repeat", "repeats", sizes, keyword)
     if not sizes:
         _missing_size("repeat", "repeats")
     return _repeat_op(self, list(_ap.int_list_arg("repeat", "repeats", 1, sizes, 0, True)))
@@ -513,7 +517,9 @@ def _check_resizable(self):
         raise RuntimeError("cannot resize variables that require grad")
 
 
-def _resize_(self, *sizes, memory_format=None):
+def _resize_(self, *sizes, memory_format=None, **keyword):
+    if keyword:   # x.resize_(size=(2, 3))
+        sizes = _ap.varargs_keyword("resize_", "size", sizes, keyword)
     _check_resizable(self)
     return _op("resize_")(self, _size_args(sizes, name="resize_"), memory_format)
 

@@ -14,7 +14,9 @@ bindings are generated from it, as native_functions.yaml's `variants:` does:
                method `Tensor.<name>_` if the op has a method; `inplace_function` also gives
                `ember.<name>_`
     out        the `out=` keyword on the function
-    alias X    the same bindings under another name too (`asin` ... `alias arcsin`)
+    alias X    the same bindings under another name too (`asin` ... `alias arcsin`);
+               `alias X(a, b)` also renames the arguments after `self`, in order, as PyTorch's
+               aliases with their own parameter names (`swapaxes(input, axis0, axis1)`)
 
 A `Tensor` argument may receive a Python number inside ember (PyTorch's wrapped scalars); the
 Python bindings accept one only where PyTorch does, which the schema says with `Tensor|Scalar`.
@@ -93,8 +95,14 @@ class Schema:
         bar = text.find("|", arrow) if arrow >= 0 else -1
         text, variants = (text, "") if bar < 0 else (text[:bar], text[bar + 1:])
         self.text = text = text.strip()
-        entries = [v.strip() for v in variants.split(",") if v.strip()]
-        self.aliases = tuple(v.split()[1] for v in entries if v.startswith("alias "))
+        entries = split_top(variants)
+        self.aliases, self.alias_params = (), {}
+        for v in entries:
+            if v.startswith("alias "):
+                alias, _, params = v[len("alias "):].partition("(")
+                self.aliases += (alias.strip(),)
+                if params:
+                    self.alias_params[alias.strip()] = tuple(split_top(params.rstrip(")")))
         self.variants = tuple(v for v in entries if not v.startswith("alias "))
         for v in self.variants:
             if v not in VARIANTS:

@@ -3,6 +3,7 @@ the stacks, meshgrid, broadcasting helpers, written from view and copy ops."""
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 import collections.abc
 import math
+import operator
 import builtins
 
 import numpy as np
@@ -34,9 +35,11 @@ def _shape_args(shape, name="reshape", arg="shape"):
     return tuple(_ap.int_list_arg(name, arg, 1, shape, 0, True))
 
 
-def _reshape_method(self, *shape):
+def _reshape_method(self, *shape, **keyword):
     """Tensor.reshape: checks for __torch_function__ inline, since the ops' own code calls it
     (Note [The one check on the hot path] in ember/_core/torch_function.py)."""
+    if keyword:   # x.reshape(shape=(2, 3))
+        shape = _ap.varargs_keyword("reshape", "shape", shape, keyword)
     if type(self) not in _FAST and _overridden(self):
         return _handle(Tensor.reshape, (self, *shape))
     return reshape(self, _shape_args(shape) if shape else _missing_size("reshape", "shape"))
@@ -204,26 +207,73 @@ _impl(_chunk_op, "CompositeImplicitAutograd")(_chunk_composite)
 
 
 @numpy_names
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, *args, **kwargs):
     """Views split at indices (or into n nearly equal sections; the first size % n get one
-    more), each a slice of `input` like PyTorch's."""
+    more), each a slice of `input` like PyTorch's. The arguments are those of PyTorch's three
+    overloads: (int sections, int dim=0), (tuple of ints indices, int dim=0) and (Tensor
+    tensor_indices_or_sections, int dim=0), the first by position or by its own keyword."""
+    sections, dim = _split_args("tensor_split", _TENSOR_SPLIT, args, kwargs)
     if input.dim() == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
     d = _wrap_dim(dim, input.dim())
     size = input._size[d]
-    sections = indices_or_sections
-    if isinstance(sections, Tensor) and sections.dim() == 0:
-        sections = sections.item()
-    if isinstance(sections, (int, np.integer)):
-        n = int(sections)
+    if isinstance(sections, Tensor):   # the overload taking tensor_indices_or_sections
+        if sections.dtype is not D.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {D.scalar_type_name(sections.dtype)}")
+        if sections.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {sections.dim()} dims")
+        sections = sections.item() if sections.dim() == 0 else sections.tolist()
+    if _ap.is_int(sections, True):
+        n = operator.index(sections)
         if n <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         bounds = [i * q + builtins.min(i, r) for i in range(n + 1)]
     else:
-        bounds = [0] + [int(i) for i in sections] + [size]
+        bounds = [0] + [operator.index(i) for i in sections] + [size]
     return tuple(_slice(input, d, bounds[i], bounds[i + 1], 1) for i in range(len(bounds) - 1))
+
+
+def _is_int_tuple(value):
+    return type(value) in _ap.INT_SEQUENCES and all(_ap.is_int(i, True) for i in value)
+
+
+# the overloads of tensor_split and hsplit/vsplit/dsplit: the keyword of each one's split
+# argument, the values it takes, and its type as PyTorch's messages print it
+_TENSOR_SPLIT = (("indices", _is_int_tuple, "tuple of ints"),
+                 ("tensor_indices_or_sections", lambda v: isinstance(v, Tensor), "Tensor"),
+                 ("sections", lambda v: not isinstance(v, Tensor) and _ap.is_int(v, True), "int"))
+_SPLIT_ALONG = (("sections", lambda v: _ap.is_int(v, True), "int"),
+                ("indices", _is_int_tuple, "tuple of ints"))
+
+
+def _split_args(fn, overloads, args, kwargs, dim=True):
+    """(the split argument, dim) of a call of `fn` with PyTorch's `overloads` (each takes the
+    split argument by position or by its own keyword, then `dim` if `dim`), or the parser's
+    error."""
+    given = dict(kwargs)
+    if dim and "axis" in given and "dim" not in given:   # (NumPy's name, as PyTorch's parser)
+        given["dim"] = given.pop("axis")
+    checks = {name: check for name, check, _ in overloads}
+    named = [k for k in checks if k in given]
+    most = 2 if dim else 1
+    by_position = 1 <= len(args) <= most and not named and len(args) + ("dim" in given) <= most
+    if (by_position or len(named) == 1 and not args) and set(given) <= {*named, "dim"}:
+        split = args[0] if args else given[named[0]]
+        d = args[1] if len(args) == 2 else given.get("dim", 0)
+        fits = checks[named[0]](split) if named else any(f(split) for f in checks.values())
+        if fits and _ap.is_int(d, False):
+            return split, operator.index(d)
+    got = ", ".join(["Tensor", *map(_ap.type_name, args),
+                     *(f"{k}={_ap.type_name(v)}" for k, v in kwargs.items())])
+    expected = "".join(f" * (Tensor input, {typ} {name}{', int dim = 0' if dim else ''})\n"
+                       for name, _, typ in overloads)
+    raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but "
+                    f"expected one of:\n{expected}")
 
 
 def _int_list(x):
@@ -496,7 +546,10 @@ def _split_method(self, split_size, dim=0):
 
 # ---- shape and indexing composites (issue 3, shape/indexing) -------------------------------------
 def _split_along(name, dim, min_dim):
-    def fn(input, indices_or_sections):
+    def fn(input, *args, **kwargs):
+        indices_or_sections = _split_args(name, _SPLIT_ALONG, args, kwargs, dim=False)[0]
+        if _ap.is_int(indices_or_sections, True):
+            indices_or_sections = operator.index(indices_or_sections)
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
                                f"dimension, but got a tensor with "
@@ -507,7 +560,7 @@ def _split_along(name, dim, min_dim):
                                f"size of the dimension {input.shape[d]} is not divisible by the "
                                f"split_size {indices_or_sections}!")
         return tensor_split(input, indices_or_sections, d)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
@@ -521,13 +574,19 @@ def narrow_copy(input, dim, start, length, *, out=None):
                    False, out)
 
 
+def _tile_method(self, *dims, **keyword):
+    if keyword:   # x.tile(dims=(2,))
+        dims = _ap.varargs_keyword("tile", "dims", dims, keyword)
+    return tile(self, _shape_args(dims, "tile", "dims") if dims else _missing_size("tile", "dims"))
+
+
 METHODS = dict(
     reshape=_reshape_method, flatten=flatten,
     unflatten=unflatten, movedim=movedim, moveaxis=movedim, split=_split_method, chunk=chunk,
     tensor_split=tensor_split, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit,
     broadcast_to=broadcast_to, argwhere=argwhere, take_along_dim=take_along_dim,
     fliplr=fliplr, flipud=flipud, ravel=ravel,
-    tile=lambda s, *dims: tile(s, _shape_args(dims, "tile", "dims") if dims else _missing_size("tile", "dims")),
+    tile=_tile_method,
     repeat_interleave=repeat_interleave, diag=diag, narrow_copy=narrow_copy,
 )
 

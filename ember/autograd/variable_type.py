@@ -613,6 +613,18 @@ def derive_inplace_derivatives():
                                        fd.output_differentiability)
 
 
+def derive_view_copy_derivatives(copies):
+    """A view's copy ({'slice_copy.Tensor': 'slice.Tensor', ...}) has its view's formulas, and
+    its node the view's name with `_copy` (SliceBackward0_copy), as PyTorch generates them."""
+    for name, view_name in copies.items():
+        op, view = _dispatcher.lookup(name), _dispatcher.lookup(view_name).derivative
+        if type(view) is not Derivative:
+            op.derivative = view
+        else:
+            op.derivative = Derivative(op, view.formula_specs, view.name_spec + "_copy",
+                                       view.output_differentiability)
+
+
 # ops that derivatives.yaml does not list at all (backward raises RuntimeError, not the
 # NotImplementedError of a `not_implemented` formula)
 _NO_FORMULA = set()

@@ -159,8 +159,7 @@ def adjoint(input):
     """The conjugate transpose of the last two dims, as a view (of a 0-d tensor: its conjugate,
     deprecated)."""
     if input.dim() == 0:
-        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
-                      UserWarning)
+        warn_once("adjoint() is deprecated on 0-D tensors. Consider using x.conj().")
         return input.conj()
     if input.dim() < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
@@ -170,9 +169,9 @@ def adjoint(input):
 
 # ---- deprecated norm entry points, kept by PyTorch for TorchScript -----------------------------
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
-    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
-                  "It will be removed in a future PyTorch release. Please use "
-                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning)
+    warn_once("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+              "It will be removed in a future PyTorch release. Please use "
+              "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
     dim = [dim] if isinstance(dim, int) else list(dim)
     if len(dim) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions "
@@ -181,9 +180,9 @@ def frobenius_norm(input, dim, keepdim=False, *, out=None):
 
 
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
-    warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
-                  "will be removed in a future PyTorch release. Please use "
-                  "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning)
+    warn_once("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
+              "will be removed in a future PyTorch release. Please use "
+              "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
     if isinstance(dim, bool):             # nuclear_norm(input, keepdim)
         dim, keepdim = None, dim
     dim = (-2, -1) if dim is None else tuple(dim)

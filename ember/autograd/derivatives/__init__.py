@@ -13,12 +13,17 @@ Rules for a formula:
   `not_implemented` have no derivative in PyTorch either: backward through them raises.
 - An in-place op derived from its schema line (`exp_` from `exp`) needs no entry: it reuses its
   out-of-place op's formulas and node name. An entry of its own overrides that.
+- A view's copy (`slice_copy` of `slice`) needs none either: it reuses its view's formulas.
 """
-from ..variable_type import derive_inplace_derivatives
+from ..variable_type import derive_inplace_derivatives, derive_view_copy_derivatives, \
+    not_implemented
+from ..._aten.shape import VIEW_COPIES
 from .complex_allowlist import mark_complex_refusals
 from . import elementwise, special, reduction, sorting, linalg, nn, shape, indexing  # noqa: F401
 from . import factory, fft, sparse  # noqa: F401
 
 
 derive_inplace_derivatives()
+derive_view_copy_derivatives(VIEW_COPIES)
+not_implemented("detach_copy", listed=False)  # (PyTorch's result requires grad, backward raises)
 mark_complex_refusals()

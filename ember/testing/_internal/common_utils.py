@@ -916,9 +916,16 @@ class TestCase(_BaseTestCase):
     def setUp(self):
         set_rng_seed()
         self._prev_grad_state = ember.is_grad_enabled()
+        # every sparse tensor a test builds has its invariants checked, unless the test opts
+        # out (check_invariants=False, or the check_sparse_tensor_invariants(False) decorator)
+        self._check_invariants = ember.sparse.check_sparse_tensor_invariants.is_enabled()
+        ember.sparse.check_sparse_tensor_invariants.enable()
 
     def tearDown(self):
         ember.set_grad_enabled(self._prev_grad_state)
+        if hasattr(self, "_check_invariants"):   # (a subclass's setUp may not call ours)
+            checks = ember.sparse.check_sparse_tensor_invariants
+            checks.enable() if self._check_invariants else checks.disable()
 
     def assertEqual(self, x, y, msg=None, *, atol=None, rtol=None, equal_nan=True,
                     exact_dtype=True, exact_device=False, exact_layout=False,
