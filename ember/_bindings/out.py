@@ -182,6 +182,9 @@ _OUT_DTYPE_RULES.update({
     "linalg_tensorinv": _castable("tensorinv"),
     "linalg_matrix_rank": _castable("torch.linalg.matrix_rank"),
     "linalg_householder_product": _castable("torch.linalg.householder_product"),
+    "ormqr": lambda name, out, result, inputs: out is result or (
+        f"torch.ormqr: Expected input and result to have the same dtype, but input has "
+        f"dtype{_type(result)} and result has dtype {_type(out)}"),
     "linalg_matrix_power": _castable("matrix_power", then=_strict),
     "linalg_eigvals": _castable("torch.linalg.eigvals", "eigenvalues"),
     **dict.fromkeys(["linalg_matrix_norm", "linalg_norm"], lambda name, out, result, inputs: (
@@ -215,6 +218,7 @@ _TUPLE_OUT_RULES = {
         "triangular_solve"]},
     "linalg_eig": (_castable("torch.linalg.eig", "eigenvalues"),
                    _castable("torch.linalg.eig", "eigenvectors")),
+    "geqrf": (_castable("torch.geqrf", "a"), _castable("torch.geqrf", "tau")),
 }
 
 # the ops whose dtype= defaults to out's dtype when out= is given
