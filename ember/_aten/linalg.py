@@ -280,6 +280,19 @@ def addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     return _meta(_addmm_check(self, mat1, mat2), mat1.dtype, device=mat1._device)
 
 
+@impl("_addmm_activation", "CPU")
+def _addmm_activation(self, mat1, mat2, beta=1, alpha=1, use_gelu=False):
+    """addmm, then relu (or gelu, the exact one) of the result in place: PyTorch's fused CPU
+    kernel, which has no derivative."""
+    from .._dispatch.dispatcher import lookup
+    return lookup("gelu" if use_gelu else "relu")(addmm(self, mat1, mat2, beta, alpha))
+
+
+@impl("_addmm_activation", "Meta")
+def _addmm_activation_meta(self, mat1, mat2, beta=1, alpha=1, use_gelu=False):
+    return addmm_meta(self, mat1, mat2)
+
+
 def _linear_check(input, weight, bias):
     if not input._size:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "

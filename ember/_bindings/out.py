@@ -198,7 +198,8 @@ _OUT_DTYPE_RULES.update({
     "linalg_solve_triangular": lambda name, out, result, inputs: out is result or (
         f"expected scalar type {_type(result)} but found {_type(out)}"),
     # the matrix products' kernels take out= in the result's dtype only
-    **dict.fromkeys(["mm", "addmm", "bmm", "baddbmm", "addmv", "matmul"], _strict),
+    **dict.fromkeys(["mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "addmv", "matmul"],
+                    _strict),
     "mv": lambda name, out, result, inputs: out is result or (
         f"addmv input tensors must have the same dtype, but got {_type(out)}, "
         f"{_type(inputs[0].dtype)}, and {_type(inputs[1].dtype)}"),

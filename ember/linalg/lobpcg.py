@@ -16,13 +16,57 @@ the iteration are matched to `linalg.eigh` of (A + A^T) / 2 (same order, same si
 differentiable pairs are returned.
 """
 from .._core import dtype as D
+from .._core.tensor import Tensor
 from .. import _refs as E
 from .. import linalg
-from .._linalg_utils import get_floating_dtype, matmul, qform, symeig
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 
 __all__ = ["lobpcg"]
+
+
+# ---- the small dense helpers (PyTorch's torch._linalg_utils, served from here) -------------
+def is_sparse(A):
+    """True for a sparse COO tensor (the other sparse layouts are not)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"expected Tensor but got {type(A)}")
+    return A.is_sparse
+
+
+def get_floating_dtype(A):
+    """A's dtype if it is a real floating dtype; float32 for every other."""
+    return A.dtype if A.dtype in (D.float16, D.float32, D.float64) else D.float32
+
+
+def matmul(A, B):
+    """A @ B, where A may be None (the identity) or sparse COO; B is dense."""
+    if A is None:
+        return B
+    return A.mm(B) if is_sparse(A) else A.matmul(B)
+
+
+def bform(X, A, Y):
+    """The bilinear form X^T A Y."""
+    return matmul(X.mT, matmul(A, Y))
+
+
+def qform(A, S):
+    """The quadratic form S^T A S."""
+    return bform(S, A, S)
+
+
+def basis(A):
+    """An orthonormal basis of A's columns."""
+    return linalg.qr(A).Q
+
+
+def symeig(A, largest=False):
+    """The eigenpairs of the symmetric A (its upper triangle read), ascending or, with
+    `largest`, descending."""
+    values, vectors = linalg.eigh(A, UPLO="U")
+    if largest:
+        return values.flip(-1), vectors.flip(-1)
+    return values, vectors
 
 
 # ---- the iteration --------------------------------------------------------------------------
