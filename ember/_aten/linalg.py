@@ -1308,6 +1308,32 @@ def linalg_matrix_exp_meta(self):
     return _meta_like(self, self._size)
 
 
+def _linear_combination_shape(input, coefficients):
+    if input.dim() == 0 or input.numel() == 0:
+        raise RuntimeError("Empty tensor not supported")
+    if coefficients.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(coefficients.dim(), 1)}, {max(coefficients.dim(), 1) - 1}], but "
+                         f"got 1)")
+    return (coefficients._size[0],) + tuple(input._size[1:])
+
+
+@impl("_compute_linear_combination", "CPU")
+def _compute_linear_combination(input, coefficients):
+    """result[i] = sum_j coefficients[i, j] * input[j] over the coefficients' columns, in
+    input's dtype: the step of matrix_exp's Taylor polynomials that PyTorch names as an op."""
+    shape = _linear_combination_shape(input, coefficients)
+    k = min(coefficients._size[1], input._size[0])   # PyTorch sums no further than input's
+    c = coefficients._np[:, :k].astype(input.dtype._np, copy=False)
+    r = np.tensordot(c, input._np[:k], axes=(1, 0)) if k else np.zeros(shape, input.dtype._np)
+    return _fresh(r, input.dtype)
+
+
+@impl("_compute_linear_combination", "Meta")
+def _compute_linear_combination_meta(input, coefficients):
+    return _meta_like(input, _linear_combination_shape(input, coefficients))
+
+
 # ---- composites PyTorch writes from other ops (CompositeImplicitAutograd)
 @impl("linalg_vander", "CompositeImplicitAutograd")
 def linalg_vander(x, N=None):

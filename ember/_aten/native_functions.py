@@ -298,6 +298,7 @@ linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=Fal
 linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
 linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
 linalg_matrix_exp(Tensor self) -> Tensor
+_compute_linear_combination(Tensor input, Tensor coefficients) -> Tensor
 linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
 linalg_tensorinv(Tensor self, int ind=2) -> Tensor
 linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor

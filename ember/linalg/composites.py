@@ -22,6 +22,7 @@ from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
+           "_compute_linear_combination",
            "frobenius_norm", "nuclear_norm", "norm_except_dim", "_weight_norm", "adjoint",
            "matrix_rank", "solve", "lstsq", "eig", "symeig", "pinverse", "matrix_power", "chain_matmul"]
 
@@ -152,6 +153,14 @@ def matrix_exp(A):
     matrix)."""
     from .._dispatch.dispatcher import lookup
     return lookup("linalg_matrix_exp")(A)
+
+
+def _compute_linear_combination(input, coefficients, *, out=None):
+    """torch._compute_linear_combination: result[i] = sum_j coefficients[i, j] * input[j]. With
+    out= the combination is added to what `out` holds (PyTorch's kernel accumulates into its
+    result, which the function form creates as zeros)."""
+    result = lookup("_compute_linear_combination")(input, coefficients)
+    return result if out is None else out.add_(result)
 
 
 def cond(A, p=None, *, out=None):
