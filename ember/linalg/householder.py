@@ -110,6 +110,13 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
                    (input, tau, other))
 
 
+def _check_tau_ndim(name, input, tau):
+    if input.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{input.dim()}")
+
+
 @impl("linalg_householder_product", "CompositeImplicitAutograd")
 def _householder_product_composite(A, tau):
     name = "torch.linalg.householder_product"
@@ -121,10 +128,7 @@ def _householder_product_composite(A, tau):
     if A.shape[-1] < tau.shape[-1]:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
                            f"tau.shape[-1]")
-    if A.dim() - tau.dim() != 1:
-        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
-                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
-                           f"{A.dim()}")
+    _check_tau_ndim(name, A, tau)
     if A.dtype is not tau.dtype:
         raise RuntimeError(f"{name}: tau dtype {_scalar_type_name(tau.dtype)} does not match "
                            f"input dtype {_scalar_type_name(A.dtype)}")
@@ -151,17 +155,13 @@ def _check_ormqr(input, tau, other, left):
                            f"input.shape[-1])")
     if other.shape[side] != input.shape[-2]:
         raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
-    if input.dim() - tau.dim() != 1:
-        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
-                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
-                           f"{input.dim()}")
+    _check_tau_ndim(name, input, tau)
     if input.dim() != other.dim():
         raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
                            f"input, but got other.ndim equal to {other.dim()} and input.ndim is "
                            f"equal to {input.dim()}")
     batch = tuple(input.shape[:-2])
-    for what, t, batch_of in (("tau", tau, tuple(tau.shape[:-1])),
-                              ("other", other, tuple(other.shape[:-2]))):
+    for what, batch_of in (("tau", tuple(tau.shape[:-1])), ("other", tuple(other.shape[:-2]))):
         if batch_of != batch:
             raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to "
                                f"input.shape[:-2], but got {list(batch_of)}")
