@@ -1,7 +1,7 @@
 """Linear-algebra functions PyTorch also offers, written from ember's linalg ops so autograd
 sees what they are made of: the deprecated triangular_solve (over the linalg_solve_triangular
 op), Cholesky solves and inverses
-(through A = L L^H, so L's gradient is the full-matrix one PyTorch returns), matrix_exp (an
+(through L's triangle, with L's gradient the full-matrix one PyTorch returns), matrix_exp (an
 op), cond; and the functions PyTorch removed in 1.9,
 which raise pointing at their replacements.
 """

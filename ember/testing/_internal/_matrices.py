@@ -6,6 +6,8 @@ global generator as PyTorch's helper of the same name does and returns the same 
 import math
 import random
 
+import numpy as np
+
 import ember
 from ember.testing import make_tensor
 
@@ -149,7 +151,6 @@ def random_sparse_pd_matrix(matrix_size, density=0.01, **kwargs):
     arange(1, matrix_size + 1) / matrix_size: the diagonal matrix of them, rotated by random
     Givens rotations (R^T A R keeps the spectrum) until about density * matrix_size**2 entries
     are nonzero."""
-    import numpy as np
     dtype, device = kwargs.get("dtype", ember.double), kwargs.get("device", "cpu")
     n = matrix_size
     A = np.diag(np.arange(1, n + 1) / n)
