@@ -839,6 +839,11 @@ OPS = [
     OpInfo("addmm", lambda m, b, x, y, **kw: m.addmm(b, x, y, **kw), NUMBERS, addmm_samples,
            errors=lambda: [ErrorInput(f32(3, 4), f32(3, 2), f32(2, 5), match=r"3.*4|5"),
                            ErrorInput(f32(3, 5), f32(3, 2), f32(3, 5), match=r"3x2.*3x5")]),
+    OpInfo("_addmm_activation", lambda m, b, x, y, **kw: m._addmm_activation(b, x, y, **kw),
+           NUMBERS, addmm_samples, grad=False,
+           errors=lambda: [ErrorInput(f32(3, 5), f32(3, 2), f32(3, 5), match=r"3x2.*3x5")]),
+    OpInfo("_addmm_activation.gelu", lambda m, b, x, y, **kw: m._addmm_activation(
+        b, x, y, use_gelu=True, **kw), FLOATS, addmm_samples, grad=False),
     OpInfo("linear", lambda m, *args: m.nn.functional.linear(*args), NUMBERS, linear_samples,
            errors=lambda: [ErrorInput(f32(3, 4), f32(5, 3), match=r"3x4.*3x5"),
                            ErrorInput(f32(3, 4), f64(5, 4), match="Float|float")]),

@@ -298,6 +298,13 @@ LINALG_OPS = [
            lambda dtype, rng: [s for s in _lstsq_samples(dtype, rng)
                                if s.args[0].data.shape[-2] == 4][:4],
            other_dtypes_raise=False),
+    OpInfo("_compute_linear_combination", lambda m, x, c: m._compute_linear_combination(x, c),
+           INTS + REAL, lambda dtype, rng: [
+               Sample(make(rng, (3, 2, 2), dtype), make(rng, (4, 3), dtype)),
+               Sample(make(rng, (3, 5), dtype), make(rng, (2, 2), dtype)),
+               Sample(make(rng, (1,), dtype), make(rng, (2, 1), dtype))],
+           grad=False, other_dtypes_raise=False,
+           errors=lambda: [ErrorInput(f32(), f32(2, 2), match="Empty tensor")]),
     OpInfo("linalg.matrix_exp.torch_samples", lambda m, A: m.linalg.matrix_exp(A), REAL,
            # entries up to ~1e4: torch's float32 result is itself ~3e-3 from the exact one
            # (ember's, computed in float64 and rounded, ~2e-4)

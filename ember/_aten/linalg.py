@@ -280,6 +280,19 @@ def addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     return _meta(_addmm_check(self, mat1, mat2), mat1.dtype, device=mat1._device)
 
 
+@impl("_addmm_activation", "CPU")
+def _addmm_activation(self, mat1, mat2, beta=1, alpha=1, use_gelu=False):
+    """addmm, then relu (or gelu, the exact one) of the result in place: PyTorch's fused CPU
+    kernel, which has no derivative."""
+    from .._dispatch.dispatcher import lookup
+    return lookup("gelu" if use_gelu else "relu")(addmm(self, mat1, mat2, beta, alpha))
+
+
+@impl("_addmm_activation", "Meta")
+def _addmm_activation_meta(self, mat1, mat2, beta=1, alpha=1, use_gelu=False):
+    return addmm_meta(self, mat1, mat2)
+
+
 def _linear_check(input, weight, bias):
     if not input._size:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
@@ -1293,6 +1306,32 @@ def linalg_matrix_exp(self):
 def linalg_matrix_exp_meta(self):
     _matrix_exp_check(self)
     return _meta_like(self, self._size)
+
+
+def _linear_combination_shape(input, coefficients):
+    if input.dim() == 0 or input.numel() == 0:
+        raise RuntimeError("Empty tensor not supported")
+    if coefficients.dim() < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(coefficients.dim(), 1)}, {max(coefficients.dim(), 1) - 1}], but "
+                         f"got 1)")
+    return (coefficients._size[0],) + tuple(input._size[1:])
+
+
+@impl("_compute_linear_combination", "CPU")
+def _compute_linear_combination(input, coefficients):
+    """result[i] = sum_j coefficients[i, j] * input[j] over the coefficients' columns, in
+    input's dtype: the step of matrix_exp's Taylor polynomials that PyTorch names as an op."""
+    shape = _linear_combination_shape(input, coefficients)
+    k = min(coefficients._size[1], input._size[0])   # PyTorch sums no further than input's
+    c = coefficients._np[:, :k].astype(input.dtype._np, copy=False)
+    r = np.tensordot(c, input._np[:k], axes=(1, 0)) if k else np.zeros(shape, input.dtype._np)
+    return _fresh(r, input.dtype)
+
+
+@impl("_compute_linear_combination", "Meta")
+def _compute_linear_combination_meta(input, coefficients):
+    return _meta_like(input, _linear_combination_shape(input, coefficients))
 
 
 # ---- composites PyTorch writes from other ops (CompositeImplicitAutograd)

@@ -268,6 +268,7 @@ mm(Tensor self, Tensor mat2) -> Tensor  | function, method, out
 bmm(Tensor self, Tensor mat2) -> Tensor  | function, method, out
 matmul(Tensor self, Tensor other) -> Tensor  | function, method, out
 addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
+_addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False) -> Tensor  | function, method, out
 linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
 _scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor  | function
 # ---- products, einsum, decompositions
@@ -299,6 +300,7 @@ linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=Fal
 linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
 linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
 linalg_matrix_exp(Tensor self) -> Tensor
+_compute_linear_combination(Tensor input, Tensor coefficients) -> Tensor
 linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor
 linalg_tensorinv(Tensor self, int ind=2) -> Tensor
 linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor

@@ -183,6 +183,9 @@ _OUT_DTYPE_RULES.update({
     "linalg_tensorinv": _castable("tensorinv"),
     "linalg_matrix_rank": _castable("torch.linalg.matrix_rank"),
     "linalg_householder_product": _castable("torch.linalg.householder_product"),
+    "ormqr": lambda name, out, result, inputs: out is result or (
+        f"torch.ormqr: Expected input and result to have the same dtype, but input has "
+        f"dtype{_type(result)} and result has dtype {_type(out)}"),
     "linalg_matrix_power": _castable("matrix_power", then=_strict),
     "linalg_eigvals": _castable("torch.linalg.eigvals", "eigenvalues"),
     **dict.fromkeys(["linalg_matrix_norm", "linalg_norm"], lambda name, out, result, inputs: (
@@ -196,7 +199,8 @@ _OUT_DTYPE_RULES.update({
     "linalg_solve_triangular": lambda name, out, result, inputs: out is result or (
         f"expected scalar type {_type(result)} but found {_type(out)}"),
     # the matrix products' kernels take out= in the result's dtype only
-    **dict.fromkeys(["mm", "addmm", "bmm", "baddbmm", "addmv", "matmul"], _strict),
+    **dict.fromkeys(["mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "addmv", "matmul"],
+                    _strict),
     **dict.fromkeys(["softmax", "log_softmax"], _strict),
     "mv": lambda name, out, result, inputs: out is result or (
         f"addmv input tensors must have the same dtype, but got {_type(out)}, "
@@ -217,6 +221,7 @@ _TUPLE_OUT_RULES = {
         "triangular_solve"]},
     "linalg_eig": (_castable("torch.linalg.eig", "eigenvalues"),
                    _castable("torch.linalg.eig", "eigenvectors")),
+    "geqrf": (_castable("torch.geqrf", "a"), _castable("torch.geqrf", "tau")),
 }
 
 # the ops whose dtype= defaults to out's dtype when out= is given

@@ -1,12 +1,14 @@
 """Linear-algebra functions PyTorch also offers, written from ember's linalg ops so autograd
 sees what they are made of: the deprecated triangular_solve (over the linalg_solve_triangular
 op), Cholesky solves and inverses
-(through A = L L^H, so L's gradient is the full-matrix one PyTorch returns), matrix_exp (an
+(through L's triangle, with L's gradient the full-matrix one PyTorch returns), matrix_exp (an
 op), cond; and the functions PyTorch removed in 1.9,
 which raise pointing at their replacements.
 """
 import math
 import warnings
+
+import numpy as np
 
 from ember._core.flags import warn_once
 
@@ -20,6 +22,7 @@ from .._bindings.out import _finish_tuple, _finish
 from .._refs.reduction import _vector_norm
 
 __all__ = ["triangular_solve", "cholesky_solve", "cholesky_inverse", "matrix_exp",
+           "_compute_linear_combination",
            "frobenius_norm", "nuclear_norm", "norm_except_dim", "_weight_norm", "adjoint",
            "matrix_rank", "solve", "lstsq", "eig", "symeig", "pinverse", "matrix_power", "chain_matmul"]
 
@@ -87,11 +90,16 @@ def _triangular_solve_composite(input, A, upper, transpose, unitriangular):
     return X, A.clone()
 
 
-def _gram(L, upper):
-    """A = L L^H for a lower factor, U^H U for an upper one. Only L's triangle is read (as
-    LAPACK's potrs/potri do), while the gradient is PyTorch's full-matrix formula in L."""
+def _factor(L, upper):
+    """L's triangle (the one LAPACK's potrs/potri read), with the gradient reaching the whole of
+    L: PyTorch's derivatives of cholesky_solve and cholesky_inverse are full-matrix formulas."""
     tri = L.triu() if upper else L.tril()
-    L = L + (tri - L).detach()
+    return L + (tri - L).detach()
+
+
+def _gram(L, upper):
+    """A = L L^H for a lower factor, U^H U for an upper one."""
+    L = _factor(L, upper)
     return L.mH.matmul(L) if upper else L.matmul(L.mH)
 
 
@@ -120,8 +128,24 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 def cholesky_inverse(input, upper=False, *, out=None):
     _check_square(input, "cholesky_inverse")
     _check_float(input, "cholesky_inverse")
-    return _finish(_linalg().inv(_gram(input, upper)), False, out, "cholesky_inverse",
+    _check_factor_diagonal(input)
+    # potri's way: the factor's inverse F, then A^-1 = F^H F (A = L L^H) or F F^H (A = U^H U)
+    # -- no product with the factor first, whose condition number would be squared
+    F = _linalg().inv(_factor(input, upper))
+    return _finish(F.matmul(F.mH) if upper else F.mH.matmul(F), False, out, "cholesky_inverse",
                    (input,))
+
+
+def _check_factor_diagonal(L):
+    """LAPACK's potri inverts the triangular factor first and refuses one with an exact zero on
+    its diagonal; PyTorch's CPU kernel raises for it, naming the first such element."""
+    from .._aten.linalg import _raise_info
+    zero = (L.detach().diagonal(0, -2, -1) == 0).numpy()
+    if zero.any():
+        info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0)
+        _raise_info(info, L.dim() > 2, lambda k: (
+            f"cholesky_inverse: The diagonal element {k} is zero, the inversion could not be "
+            f"completed because the input matrix is singular."))
 
 
 def matrix_exp(A):
@@ -129,6 +153,14 @@ def matrix_exp(A):
     matrix)."""
     from .._dispatch.dispatcher import lookup
     return lookup("linalg_matrix_exp")(A)
+
+
+def _compute_linear_combination(input, coefficients, *, out=None):
+    """torch._compute_linear_combination: result[i] = sum_j coefficients[i, j] * input[j]. With
+    out= the combination is added to what `out` holds (PyTorch's kernel accumulates into its
+    result, which the function form creates as zeros)."""
+    result = lookup("_compute_linear_combination")(input, coefficients)
+    return result if out is None else out.add_(result)
 
 
 def cond(A, p=None, *, out=None):

@@ -37,16 +37,20 @@ def _check_geqrf(input):
 
 @impl("geqrf", "CPU")
 def _geqrf_cpu(input):
+    """LAPACK's geqrf of each matrix. Its factors are written column-major, one matrix after
+    another, as PyTorch's kernel leaves them (the result's transpose is contiguous)."""
     import scipy.linalg.lapack as lapack
     batch, m, n = _check_geqrf(input)
     data = input._np.reshape((math.prod(batch), m, n))
     fn = lapack.get_lapack_funcs("geqrf", (data,))
-    qr = np.empty_like(data)
+    qr_t = np.empty((data.shape[0], n, m), data.dtype)   # each matrix's transpose, row-major
     tau = np.empty((data.shape[0], min(m, n)), data.dtype)
     for b, mat in enumerate(data):
         if mat.size:
-            qr[b], tau[b] = fn(mat)[:2]
-    return (_wrap(qr.reshape(batch + (m, n)).astype(input.dtype._np, copy=False)),
+            qr, tau[b] = fn(mat)[:2]
+            qr_t[b] = qr.T
+    qr_t = qr_t.reshape(batch + (n, m)).astype(input.dtype._np, copy=False)
+    return (_wrap(np.swapaxes(qr_t, -1, -2)),
             _wrap(tau.reshape(batch + (min(m, n),)).astype(input.dtype._np, copy=False)))
 
 
@@ -61,7 +65,7 @@ _geqrf = lookup("geqrf")
 
 
 def geqrf(input, *, out=None):
-    return _finish_tuple("geqrf", ["a", "tau"], _geqrf(input), out)
+    return _finish_tuple("geqrf", ["a", "tau"], _geqrf(input), out, (input,))
 
 
 def _reflector_product(A, tau, columns):
@@ -93,15 +97,24 @@ _ormqr = lookup("ormqr")
 
 
 def householder_product(A, tau, *, out=None):
-    return _finish(_householder_product(A, tau), False, out)
+    return _finish(_householder_product(A, tau), False, out, "linalg_householder_product",
+                   (A, tau))
 
 
 def orgqr(input, tau, *, out=None):
-    return _finish(_orgqr(input, tau), False, out)
+    return _finish(_orgqr(input, tau), False, out, "linalg_householder_product", (input, tau))
 
 
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
-    return _finish(_ormqr(input, tau, other, left, transpose), False, out)
+    return _finish(_ormqr(input, tau, other, left, transpose), False, out, "ormqr",
+                   (input, tau, other))
+
+
+def _check_tau_ndim(name, input, tau):
+    if input.dim() - tau.dim() != 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{input.dim()}")
 
 
 @impl("linalg_householder_product", "CompositeImplicitAutograd")
@@ -115,10 +128,7 @@ def _householder_product_composite(A, tau):
     if A.shape[-1] < tau.shape[-1]:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
                            f"tau.shape[-1]")
-    if A.dim() - tau.dim() != 1:
-        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
-                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
-                           f"{A.dim()}")
+    _check_tau_ndim(name, A, tau)
     if A.dtype is not tau.dtype:
         raise RuntimeError(f"{name}: tau dtype {_scalar_type_name(tau.dtype)} does not match "
                            f"input dtype {_scalar_type_name(A.dtype)}")
@@ -131,19 +141,42 @@ def _orgqr_composite(input, tau):
     return _householder_product(input, tau)
 
 
+def _check_ormqr(input, tau, other, left):
+    """PyTorch's checks of ormqr's arguments, in its order: tau holds one scalar per reflector
+    of the min(m, n) that geqrf of an m x n input makes, other's side multiplied by Q has m
+    rows, and the batch shapes and dtypes of the three agree (no broadcasting)."""
+    name = "torch.ormqr"
+    for what, t in (("input", input), ("other", other)):
+        if t.dim() < 2:
+            raise RuntimeError(f"{name}: {what} must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           f"input.shape[-1])")
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    _check_tau_ndim(name, input, tau)
+    if input.dim() != other.dim():
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {other.dim()} and input.ndim is "
+                           f"equal to {input.dim()}")
+    batch = tuple(input.shape[:-2])
+    for what, batch_of in (("tau", tuple(tau.shape[:-1])), ("other", tuple(other.shape[:-2]))):
+        if batch_of != batch:
+            raise RuntimeError(f"{name}: Expected batch dimensions of {what} to be equal to "
+                               f"input.shape[:-2], but got {list(batch_of)}")
+    for what, t in (("tau", tau), ("other", other)):
+        if t.dtype is not input.dtype:
+            raise RuntimeError(f"{name}: Expected input and {what} to have the same dtype, but "
+                               f"input has dtype{_scalar_type_name(input.dtype)} and {what} has "
+                               f"dtype {_scalar_type_name(t.dtype)}")
+
+
 @impl("ormqr", "CompositeImplicitAutograd")
 def _ormqr_composite(input, tau, other, left, transpose):
     """op(Q) @ other (left) or other @ op(Q), with Q the full m x m product of the
     reflectors and op the conjugate transpose when `transpose`."""
-    if input.dim() < 2 or other.dim() < 2:
-        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
-    if tau.shape[-1] > input.shape[-1]:
-        raise RuntimeError("torch.ormqr: tau.shape[-1] must be less than or equal to "
-                           "input.shape[-1]")
-    needed = other.shape[-2] if left else other.shape[-1]
-    if needed != input.shape[-2]:
-        raise RuntimeError(f"torch.ormqr: other.shape[{-2 if left else -1}] must be equal to "
-                           f"input.shape[-2]")
+    _check_ormqr(input, tau, other, left)
     _check_float(input, "ormqr_cpu")
     Q = _reflector_product(input, tau, input.shape[-2])
     Q = Q.mH if transpose else Q

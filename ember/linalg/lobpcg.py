@@ -16,6 +16,7 @@ the iteration are matched to `linalg.eigh` of (A + A^T) / 2 (same order, same si
 differentiable pairs are returned.
 """
 from .._core import dtype as D
+from .._core.tensor import Tensor
 from .. import _refs as E
 from .. import linalg
 from ..autograd.function import Function
@@ -24,28 +25,48 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad
 __all__ = ["lobpcg"]
 
 
-# ---- the small dense helpers (torch._linalg_utils) ------------------------------------------
-def _matmul(A, X):
-    """A @ X, where A may be None (the identity) or sparse COO."""
+# ---- the small dense helpers (PyTorch's torch._linalg_utils, served from here) -------------
+def is_sparse(A):
+    """True for a sparse COO tensor (the other sparse layouts are not)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"expected Tensor but got {type(A)}")
+    return A.is_sparse
+
+
+def get_floating_dtype(A):
+    """A's dtype if it is a real floating dtype; float32 for every other."""
+    return A.dtype if A.dtype in (D.float16, D.float32, D.float64) else D.float32
+
+
+def matmul(A, B):
+    """A @ B, where A may be None (the identity) or sparse COO; B is dense."""
     if A is None:
-        return X
-    return A.mm(X) if A.is_sparse else A.matmul(X)
+        return B
+    return A.mm(B) if is_sparse(A) else A.matmul(B)
 
 
-def _qform(A, S):
-    """S^T A S."""
-    return S.mT.matmul(_matmul(A, S))
+def bform(X, A, Y):
+    """The bilinear form X^T A Y."""
+    return matmul(X.mT, matmul(A, Y))
 
 
-def _symeig(M, largest=False):
-    values, vectors = linalg.eigh(M, UPLO="U")
+def qform(A, S):
+    """The quadratic form S^T A S."""
+    return bform(S, A, S)
+
+
+def basis(A):
+    """An orthonormal basis of A's columns."""
+    return linalg.qr(A).Q
+
+
+def symeig(A, largest=False):
+    """The eigenpairs of the symmetric A (its upper triangle read), ascending or, with
+    `largest`, descending."""
+    values, vectors = linalg.eigh(A, UPLO="U")
     if largest:
         return values.flip(-1), vectors.flip(-1)
     return values, vectors
-
-
-def _floating_dtype(A):
-    return A.dtype if A.dtype in (D.float16, D.float32, D.float64) else D.float32
 
 
 # ---- the iteration --------------------------------------------------------------------------
@@ -68,8 +89,8 @@ class LOBPCG:
         if self.ivars["istep"] == 0:
             x_norm = float(E.norm(self.X))
             self.fvars["X_norm"] = x_norm
-            self.fvars["A_norm"] = float(E.norm(_matmul(self.A, self.X))) / x_norm
-            self.fvars["B_norm"] = float(E.norm(_matmul(self.B, self.X))) / x_norm
+            self.fvars["A_norm"] = float(E.norm(matmul(self.A, self.X))) / x_norm
+            self.fvars["B_norm"] = float(E.norm(matmul(self.B, self.X))) / x_norm
             self.ivars["iterations_left"] = self.iparams["niter"]
             self.ivars["converged_count"] = 0
             self.ivars["converged_end"] = 0
@@ -81,7 +102,7 @@ class LOBPCG:
         self.ivars["istep"] += 1
 
     def update_residual(self):
-        self.R = _matmul(self.A, self.X) - _matmul(self.B, self.X) * self.E
+        self.R = matmul(self.A, self.X) - matmul(self.B, self.X) * self.E
 
     def update_converged_count(self):
         """How many leading pairs meet the backward-stable criterion (Duersch et al. 4.3)."""
@@ -121,18 +142,18 @@ class LOBPCG:
         n, largest = self.iparams["n"], self.bparams["largest"]
         if self.ivars["istep"] == 0:
             Ri = self._get_rayleigh_ritz_transform(self.X)
-            values, Z = _symeig(_qform(_qform(self.A, self.X), Ri), largest)
+            values, Z = symeig(qform(qform(self.A, self.X), Ri), largest)
             self.X = self.X.matmul(Ri.matmul(Z))
             self.E = values.clone()
             np_ = 0
             self.update_residual()
             nc = self.update_converged_count()
             self.S[:, :n] = self.X
-            W = _matmul(self.iK, self.R)
+            W = matmul(self.iK, self.R)
         else:
             S_ = self.S[:, nc:ns]
             Ri = self._get_rayleigh_ritz_transform(S_)
-            values, Z = _symeig(_qform(_qform(self.A, S_), Ri), largest)
+            values, Z = symeig(qform(qform(self.A, S_), Ri), largest)
             self.X[:, nc:] = S_.matmul(Ri.matmul(Z[:, :n - nc]))
             self.E[nc:] = values[:n - nc]
             P = S_.matmul(Ri.matmul(Z[:, n:2 * n - nc]))
@@ -141,7 +162,7 @@ class LOBPCG:
             nc = self.update_converged_count()
             self.S[:, :n] = self.X
             self.S[:, n:n + np_] = P
-            W = _matmul(self.iK, self.R[:, nc:])
+            W = matmul(self.iK, self.R[:, nc:])
         ns = self.ivars["converged_end"] = n + np_ + W.shape[-1]
         self.S[:, n + np_:ns] = W
 
@@ -150,7 +171,7 @@ class LOBPCG:
         n, largest = self.iparams["n"], self.bparams["largest"]
         if self.ivars["istep"] == 0:
             Ri = self._get_rayleigh_ritz_transform(self.X)
-            _, Z = _symeig(_qform(_qform(self.A, self.X), Ri), largest)
+            _, Z = symeig(qform(qform(self.A, self.X), Ri), largest)
             self.X = self.X.matmul(Ri.matmul(Z))
             self.update_residual()
             np_ = 0
@@ -159,7 +180,7 @@ class LOBPCG:
             W = self._get_ortho(self.R, self.X)
         else:
             S_ = self.S[:, nc:ns]
-            values, Z = _symeig(_qform(self.A, S_), largest)
+            values, Z = symeig(qform(self.A, S_), largest)
             self.X[:, nc:] = S_.matmul(Z[:, :n - nc])
             self.E[nc:] = values[:n - nc]
             P = S_.matmul(Z[:, n - nc:].matmul(linalg.qr(Z[:n - nc, n - nc:].mT).Q))
@@ -175,7 +196,7 @@ class LOBPCG:
     def _get_rayleigh_ritz_transform(self, S):
         """Ri with Ri^T (S^T B S) Ri = I: the general problem on span(S) as a standard one.
         The diagonal scaling d = diag(S^T B S)^-1/2 keeps the Cholesky factor well scaled."""
-        SBS = _qform(self.B, S)
+        SBS = qform(self.B, S)
         d_row = SBS.diagonal(0, -2, -1) ** -0.5
         d_col = d_row.reshape(d_row.shape[0], 1)
         R = linalg.cholesky((SBS * d_row) * d_col, upper=True)
@@ -186,17 +207,17 @@ class LOBPCG:
         the directions whose contribution is below tau are dropped."""
         if U.numel() == 0:
             return U
-        UBU = _qform(self.B, U)
+        UBU = qform(self.B, U)
         d = UBU.diagonal(0, -2, -1)
         nonzero = (d.abs() != 0).nonzero().reshape(-1)
         if nonzero.numel() < d.numel():
             U = U[:, nonzero]
             if U.numel() == 0:
                 return U
-            UBU = _qform(self.B, U)
+            UBU = qform(self.B, U)
             d = UBU.diagonal(0, -2, -1)
         d_col = (d ** -0.5).reshape(d.shape[0], 1)
-        values, Z = _symeig((UBU * d_col) * d_col.mT)
+        values, Z = symeig((UBU * d_col) * d_col.mT)
         t = tau * float(values.abs().max())
         if drop:
             keep = (values > t).nonzero().reshape(-1)
@@ -217,8 +238,8 @@ class LOBPCG:
             self.fvars.pop(key)
         self.ivars.pop("ortho_i", 0)
         self.ivars.pop("ortho_j", 0)
-        BV_norm = float(E.norm(_matmul(self.B, V)))
-        BU = _matmul(self.B, U)
+        BV_norm = float(E.norm(matmul(self.B, V)))
+        BU = matmul(self.B, U)
         VBU = V.mT.matmul(BU)
         i = j = 0
         for i in range(i_max):
@@ -233,7 +254,7 @@ class LOBPCG:
                 if U.numel() == 0:
                     self.ivars["ortho_i"], self.ivars["ortho_j"] = i, j
                     return U
-                BU = _matmul(self.B, U)
+                BU = matmul(self.B, U)
                 UBU = U.mT.matmul(BU)
                 residual = UBU - E.eye(UBU.shape[-1], dtype=UBU.dtype)
                 rerr = float(E.norm(residual)) / float(E.norm(BU) * E.norm(U))
@@ -297,7 +318,7 @@ def _differentiable_pairs(A_sym, values, vectors, largest):
     """The eigenpairs of A_sym from linalg.eigh that the iteration found, with its signs:
     Note [lobpcg's gradient]."""
     k = values.shape[-1]
-    all_values, all_vectors = _symeig(A_sym, True if largest is None else largest)
+    all_values, all_vectors = symeig(A_sym, True if largest is None else largest)
     pairs_values, pairs_vectors = all_values[..., :k], all_vectors[..., :k]
     signs = E.sign((pairs_vectors * vectors).sum(-2, keepdim=True)).detach()
     signs = E.where(signs == 0, 1.0, signs)
@@ -310,7 +331,7 @@ def _lobpcg(A, k, B, X, n, iK, niter, tol, largest, method, tracker, ortho_ipara
         raise AssertionError(f"A must be square, got shape {A.shape}")
     if B is not None and A.shape != B.shape:
         raise AssertionError(f"A and B must have same shape, got {A.shape} vs {B.shape}")
-    dtype = _floating_dtype(A)
+    dtype = get_floating_dtype(A)
     if tol is None:
         tol = {D.float32: 1.2e-07, D.float64: 2.23e-16}[dtype] ** 0.5
     m = A.shape[-1]

@@ -43,7 +43,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
         A = A.mH
         M = None if M is None else M.mH
     Q = _approximate_basis(A, q, niter, M)
-    small = Q.mH.matmul(A)
+    small = A.mH.matmul(Q).mH   # Q^H A, with A (possibly sparse) as the left operand
     if M is not None:
         small = small - Q.mH.matmul(M)
     U, S, Vh = linalg.svd(small, full_matrices=False)
@@ -62,4 +62,9 @@ def pca_lowrank(A, q=None, center=True, niter=2):
         raise ValueError(f"niter(={niter}) must be non-negative integer")
     if not center:
         return svd_lowrank(A, q, niter)
+    if A.is_sparse:   # A stays sparse: the column means go in as the dense matrix M to subtract
+        if A.dim() != 2:
+            raise ValueError("pca_lowrank input is expected to be 2-dimensional tensor")
+        means = A.mT.matmul(B.ones((m, 1), dtype=A.dtype)).mT / m
+        return svd_lowrank(A, q, niter, M=means.expand(m, n))
     return svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter)

@@ -161,8 +161,9 @@ def _perm_from_pivots(pivots, m):
     for b in range(flat.shape[0]):
         for i, p in enumerate(flat[b]):
             if not 0 <= p < m:
-                raise RuntimeError(f"lu_unpack: LU_pivots values must be between 1 and {m}, "
-                                   f"but got {p + 1}")
+                raise RuntimeError("pivots passed to lu_unpack must be between 1 and "
+                                   "LU.size(-2) inclusive.Did you properly pass the result of "
+                                   "lu_factor?")
             perms[b, [i, p]] = perms[b, [p, i]]
     return perms.reshape(piv.shape[:-1] + (m,))
 
@@ -186,9 +187,22 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return _finish_tuple("lu_unpack", ["P", "L", "U"], (P, L, U), out)
 
 
+def _check_solve_pivots(pivots, m):
+    """lu_solve's kernel reads each pivot as a row index of LU."""
+    if pivots.numel() == 0:
+        return
+    if bool((pivots < 1).any()):
+        raise RuntimeError("Pivots given to lu_solve must all be greater or equal to 1. Did you "
+                           "properly pass the result of lu_factor?")
+    if bool((pivots > m).any()):
+        raise RuntimeError("Pivots given to lu_solve must all be smaller or equal to "
+                           "LU.size(-2). Did you properly pass the result of lu_factor?")
+
+
 def linalg_lu_solve(LU, pivots, B_, *, left=True, adjoint=False, out=None):
     """X with A X = B (or X A = B, or with A^H), from A's packed factors."""
     _expect_same_dtype(LU, B_, "LU", "B", "linalg.lu_solve: ")
+    _check_solve_pivots(pivots, LU.shape[-2])
     P, L, U = lu_unpack(LU, pivots)
     tri = _linalg().solve_triangular
     if not left:     # X A = B  <=>  A^H X^H = B^H

@@ -6,6 +6,8 @@ global generator as PyTorch's helper of the same name does and returns the same 
 import math
 import random
 
+import numpy as np
+
 import ember
 from ember.testing import make_tensor
 
@@ -142,3 +144,27 @@ def random_sparse_matrix(rows, columns, density=0.01, **kwargs):
     values *= ember.tensor([-float(i - j) ** 2 for i, j in indices], dtype=dtype,
                            device=device).exp()
     return ember.sparse_coo_tensor(indices.t(), values, (rows, columns), device=device).coalesce()
+
+
+def random_sparse_pd_matrix(matrix_size, density=0.01, **kwargs):
+    """A sparse COO symmetric positive-definite matrix with eigenvalues
+    arange(1, matrix_size + 1) / matrix_size: the diagonal matrix of them, rotated by random
+    Givens rotations (R^T A R keeps the spectrum) until about density * matrix_size**2 entries
+    are nonzero."""
+    dtype, device = kwargs.get("dtype", ember.double), kwargs.get("device", "cpu")
+    n = matrix_size
+    A = np.diag(np.arange(1, n + 1) / n)
+    target = density * n * n
+    while np.count_nonzero(A) < target:
+        i, j = random.randint(0, n - 1), random.randint(0, n - 1)
+        if i == j:
+            continue
+        theta = random.uniform(0, 2 * math.pi)
+        c, s = math.cos(theta), math.sin(theta)
+        rot = np.array([[c, s], [-s, c]])
+        A[[i, j], :] = rot @ A[[i, j], :]
+        A[:, [i, j]] = A[:, [i, j]] @ rot.T
+    rows, cols = np.nonzero(A)
+    indices = ember.tensor(np.stack([rows, cols]), dtype=ember.int64)
+    values = ember.tensor(A[rows, cols], dtype=dtype)
+    return ember.sparse_coo_tensor(indices, values, (n, n), device=device)

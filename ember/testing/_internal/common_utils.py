@@ -38,9 +38,9 @@ from ember.testing._internal._matrices import (  # noqa: F401  (imported from he
     make_fullrank_matrices_with_distinct_singular_values, make_symmetric_matrices,
     make_symmetric_pd_matrices, random_hermitian_matrix, random_hermitian_pd_matrix,
     random_hermitian_psd_matrix, random_lowrank_matrix, random_matrix,
-    random_matrix_with_scaled_reduction_dim, random_sparse_matrix, random_square_matrix_of_rank,
-    random_symmetric_matrix, random_symmetric_pd_matrix, random_symmetric_psd_matrix,
-    random_well_conditioned_matrix)
+    random_matrix_with_scaled_reduction_dim, random_sparse_matrix, random_sparse_pd_matrix,
+    random_square_matrix_of_rank, random_symmetric_matrix, random_symmetric_pd_matrix,
+    random_symmetric_psd_matrix, random_well_conditioned_matrix)
 
 try:  # assertExpectedInline, as PyTorch's TestCase has it through expecttest
     import expecttest
