@@ -13,6 +13,7 @@ from . import (sigmoid as expit, logit, xlogy, erf, erfc, erfinv, exp2, expm1, l
                polygamma, mvlgamma as multigammaln, i0, sinc, logsumexp)
 from ._dispatch.dispatcher import lookup as _op
 from ._bindings.out import _finish
+from ._bindings.arg_parser import two_numbers as _two_numbers
 from ._core.tensor import Tensor
 from ._refs.activations import softmax as _softmax, log_softmax as _log_softmax
 
@@ -50,11 +51,15 @@ def _unary(opname):
         "scaled_modified_bessel_k1", "airy_ai", "spherical_bessel_j0"))
 
 
-def _binary(opname):
+def _binary(opname, names=("input", "other")):
+    """A function of two operands of which one may be a number, not both (PyTorch's three
+    overloads: Tensor and Tensor, Number and Tensor, Tensor and Number)."""
     op = _op(opname)
 
-    def fn(input, other, *, out=None):
-        return _finish(op(input, other), False, out)
+    def fn(x, y, *, out=None):
+        if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+            _two_numbers(opname, names, (x, y))
+        return _finish(op(x, y), False, out)
     fn.__name__ = fn.__qualname__ = opname[len("special_"):]
     return fn
 
@@ -64,18 +69,8 @@ zeta = _binary("special_zeta")
 
 
 def _polynomial(opname):
-    """p_n(x) of one orthogonal family; x or n may be a number, not both (PyTorch's three
-    overloads: Tensor and Tensor, Number and Tensor, Tensor and Number)."""
-    op = _op(opname)
-
-    def fn(x, n, *, out=None):
-        if not isinstance(x, Tensor) and not isinstance(n, Tensor):
-            raise TypeError(f"{opname}() received an invalid combination of arguments - got "
-                            f"({type(x).__name__}, {type(n).__name__}), but expected one of: "
-                            f"(Tensor x, Tensor n), (Number x, Tensor n), (Tensor x, Number n)")
-        return _finish(op(x, n), False, out)
-    fn.__name__ = fn.__qualname__ = opname[len("special_"):]
-    return fn
+    """p_n(x) of one orthogonal family."""
+    return _binary(opname, ("x", "n"))
 
 
 (chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,

@@ -82,7 +82,11 @@ ACCEPTED = """x.view(np.int64(6)) | x.view(np.int64(2), 3) | x.view((np.int64(2)
     | torch.nn.functional.avg_pool2d(x[None, None], np.int64(1))
     | torch.nn.functional.conv1d(x[None], x[:, None, :2], stride=np.int64(1))
     | torch.nn.functional.interpolate(x[None, None], size=(np.int64(4), 6))
-    | torch.nn.functional.interpolate(x[None, None], size=np.int64(4))"""
+    | torch.nn.functional.interpolate(x[None, None], size=np.int64(4))
+    | torch.pow(2, x) | torch.pow(x, 2) | torch.remainder(7, i + 1) | torch.remainder(x, 2)
+    | torch.bitwise_and(3, i) | torch.xlogy(2, v) | torch.float_power(2, x)
+    | torch.special.zeta(2., v + 2) | torch.special.xlog1py(x, 2.)
+    | torch.special.chebyshev_polynomial_t(0.5, i) | torch.add(2, 3) | torch.mul(2, 3.5)"""
 
 # what PyTorch's parser refuses; PyTorch names the argument in these messages
 REFUSED_NAMED = """x.transpose(0, 1.0) | x.transpose(0, True) | x.transpose(0, "a")
@@ -124,7 +128,10 @@ REFUSED = """x.view(2.0, 3) | x.view([2.0, 3]) | x.view("a") | x.view(None) | x.
     | torch.split(x, np.int64(2), 1) | x.unsqueeze(dim="a") | x.flatten(0.0)
     | x.softmax(0.0) | x.chunk(2.0) | x.squeeze(True) | x.sort(0, 1) | x.max(1, 1) | torch.max(x, 1, 1) | x.prod(0, 1)
     | x.index_fill(0, torch.tensor([0]), "a") | torch.randint(0, 5.0, (2,))
-    | torch.linspace(0, 1, 3.0) | x.split(True) | x.split(1.5) | x.split(np.int64(1)) | torch.split(x, True)
+    | torch.linspace(0, 1, 3.0) | torch.pow(2, 3) | torch.remainder(2, 3)
+    | torch.bitwise_and(2, 3) | torch.bitwise_left_shift(2, 3) | torch.xlogy(2, 3)
+    | torch.float_power(2, 3) | torch.special.zeta(2., 3.) | torch.special.xlog1py(2, 3)
+    | torch.special.legendre_polynomial_p(0.5, 2) | x.split(True) | x.split(1.5) | x.split(np.int64(1)) | torch.split(x, True)
     | torch.nn.functional.interpolate(x[None, None], size=2.0)
     | torch.nn.functional.conv2d(x[None, None], x[None, None, :1, :1], stride=1.0)
     | torch.nn.functional.conv1d(x[None], x[:, None, :2], padding=(1.5,))

@@ -56,6 +56,16 @@ def wrong_type(fn, name, pos, expected, value):
                      f"{type_name(value)}")
 
 
+def two_numbers(fn, names, values):
+    """The TypeError of an op whose overloads take a number for one of two operands, never both
+    (`torch.pow(2, 3)`): no overload matches two numbers."""
+    a, b = names
+    raise TypeError(f"{fn}() received an invalid combination of arguments - got "
+                    f"({', '.join(type_name(v) for v in values)}), but expected one of:\n"
+                    f" * (Tensor {a}, Tensor {b})\n * (Number {a}, Tensor {b})\n"
+                    f" * (Tensor {a}, Number {b})")
+
+
 def is_int(value, symint):
     """Whether PyTorch's parser takes `value` for an int (a SymInt if `symint`)."""
     if isinstance(value, (int, np.integer)):

@@ -75,6 +75,10 @@ HAND_WRITTEN_FUNCTIONS = {
 # `_NO_DIM`, so that `sum(x, out=t)` is refused as PyTorch's parser refuses it, and
 # `sum(x, None, out=t)` still binds to the overload with a dim.
 OUT_NEEDS_DIM = {"sum"}
+# Functions with a number allowed for either operand but not both (PyTorch's parser lets numbers
+# stand for tensors only in add/sub/mul/div and a few more): `torch.pow(2, 3)` is a TypeError.
+NOT_TWO_NUMBERS = {"pow", "bitwise_and", "bitwise_or", "bitwise_xor",
+                   "bitwise_left_shift", "bitwise_right_shift", "xlogy"}
 # Ops with PyTorch's deprecated scalars-first overloads (`add(input, alpha, other)`,
 # `addmm(beta, input, alpha, mat1, mat2)`): their bindings take the extra positional arguments as
 # `*_deprecated` and hand such a call to deprecated.py.
@@ -334,6 +338,10 @@ class _Binding:
         lines += self.torch_function_check()
         for pos, a in enumerate(self.params, 1):   # (a method's position excludes self)
             lines += self.check_lines(a, pos)
+        if self.kind == "function" and self.name in NOT_TWO_NUMBERS:
+            x, y = (self.arg_name(a) for a in self.params[:2])
+            lines += [f"    if not isinstance({x}, Tensor) and not isinstance({y}, Tensor):",
+                      f"        _two_numbers({self.name!r}, ({x!r}, {y!r}), ({x}, {y}))"]
         call_args = [self.arg_name(a) for a in self.op.schema.arguments]
         if self.kind == "method":
             call_args[self.receiver] = "self"
@@ -499,6 +507,7 @@ def _compile_all(bindings):
            "_as_str": _ap.as_str, "_as_dtype": _ap.as_dtype, "_as_tensor": _ap.as_tensor,
            "_varargs_keyword": _ap.varargs_keyword,
            "_as_tensor_or_number": _ap.as_tensor_or_number, "_NUMBERS": _ap.NUMBERS,
+           "_two_numbers": _ap.two_numbers,
            "_REALS": _ap.REALS, "_INT_SEQUENCES": _ap.INT_SEQUENCES, "_dtype": _dtype,
            "_TENSOR_OR_NUMBER": _ap.NUMBERS | {Tensor},
            "_missing": _missing, "_REQUIRED": _REQUIRED, "_FAST": _tf.FAST_TYPES,

@@ -30,6 +30,8 @@ _clamp_tensor_ = _op("clamp_.Tensor")
 
 def remainder(input, other, *, out=None):
     if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            _ap.two_numbers("remainder", ("input", "other"), (input, other))
         return _finish(_remainder_scalar(input, other), False, out, "remainder", (other,))
     return _finish(_remainder(input, other), False, out, "remainder", (input, other))
 

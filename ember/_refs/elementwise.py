@@ -5,6 +5,7 @@ import math
 
 from .._core import dtype as D
 from .._core.tensor import Tensor
+from .._bindings import arg_parser as _ap
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._bindings.overloads import _clamp_inplace
@@ -82,6 +83,8 @@ def _float_power_dtype(input, exponent):
 
 def float_power(input, exponent, *, out=None):
     """pow computed in double (complex double if either operand is complex)."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        _ap.two_numbers("float_power", ("input", "exponent"), (input, exponent))
     dt = _float_power_dtype(input, exponent)
     if out is not None and out.dtype is not dt:
         raise RuntimeError(f"the output given to float_power has dtype "
