@@ -101,3 +101,54 @@ def test_adafactor_loads_python_number_step():
     (ed, ev), (td, tv) = run(ember), run(torch)
     assert ed == td
     np.testing.assert_allclose(ev, tv, rtol=1e-6)
+
+
+# (configurations PyTorch can backpropagate through: with amsgrad, centered RMSprop, Rprop and
+# Adamax its own differentiable update overwrites a tensor autograd saved, pytorch#116490)
+_DIFFERENTIABLE = [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.1, maximize=True)),
+    ("Adam", dict(lr=0.1, weight_decay=0.1)),
+    ("AdamW", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
+    ("RMSprop", dict(lr=0.1, momentum=0.5)),
+    ("ASGD", dict(lr=0.1, t0=1)),
+    ("NAdam", dict(lr=0.1, decoupled_weight_decay=True, weight_decay=0.1)),
+    ("RAdam", dict(lr=0.1)),
+    ("Adadelta", dict(lr=0.5, weight_decay=0.1)),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs", _DIFFERENTIABLE,
+                         ids=[f"{c}-{i}" for i, (c, _) in enumerate(_DIFFERENTIABLE)])
+def test_differentiable_step_records_autograd(cls, kwargs):
+    """differentiable=True: the update is recorded by autograd (a step with no grad is a no-op);
+    the gradient of a loss of the updated parameter reaches the old parameter and the grads."""
+    def run(L):
+        p0 = L.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=L.float64,
+                      requires_grad=True)
+        g0 = L.tensor([[0.3, -0.2, 0.1], [-0.4, 0.5, 0.6]], dtype=L.float64,
+                      requires_grad=True)
+        p = p0.clone()
+        opt = getattr(L.optim, cls)([p], differentiable=True, **kwargs)
+        opt.step()  # no grad yet: nothing happens
+        for k in range(8):
+            p.grad = g0 * (1 + k) - 0.1 * k * p0.detach()
+            opt.step()
+        (p * p).sum().backward()
+        return p.detach().numpy().copy(), p0.grad.numpy().copy(), g0.grad.numpy().copy()
+    # PyTorch's differentiable Adam(W) takes its bias corrections from the float32 `step` tensor
+    # (its plain step, like ember's, from a Python number): results agree to ~1e-5 there
+    rtol = 1e-4 if cls in ("Adam", "AdamW") else 1e-7
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(e, t, rtol=rtol, atol=1e-10)
+
+
+def test_differentiable_refuses_leaf_params():
+    """A leaf parameter that requires grad cannot take an in-place differentiable update."""
+    def run(L):
+        p = L.ones(2, requires_grad=True)
+        p.grad = L.ones(2)
+        return _raises(L.optim.SGD([p], differentiable=True).step)
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0] == "RuntimeError" and "leaf Variable that requires grad" in e[1]

@@ -23,7 +23,7 @@ from ..autograd.graph import RemovableHandle
 from .._dynamo.eval_frame import _compiling, graph_break
 from .._dynamo.optimizer import current as _compiled_step
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from . import _foreach
+from . import _differentiable, _foreach
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -495,10 +495,6 @@ class _ElementwiseOptimizer(Optimizer):
             return None
         loss = self._eval_closure(closure)
         for group in self.param_groups:
-            if group.get("differentiable"):
-                raise NotImplementedError(
-                    f"{type(self).__name__}: differentiable=True is accepted, but ember's update "
-                    "runs on NumPy arrays and records no autograd graph")
             has_sparse_grad = any(p.grad is not None and p.grad.is_sparse
                                   for p in group["params"])
             if has_sparse_grad:
@@ -514,7 +510,9 @@ class _ElementwiseOptimizer(Optimizer):
                     self._sparse_update(p, group)
                     continue
                 states, scalars = self._prepare(p, group)
-                if p._lazy is not None:  # the lazy device records the update as one op
+                if group.get("differentiable"):  # Note [differentiable updates]
+                    _differentiable.apply(self._update, p, p.grad, states, **scalars)
+                elif p._lazy is not None:  # the lazy device records the update as one op
                     from .._lazy.optimizer import lazy_update
                     lazy_update(self._update, p, p.grad, states, scalars)
                 else:

@@ -21,7 +21,7 @@ def _sgd_update(s, param, grad, buf=None, *, lr, weight_decay, momentum, dampeni
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
     if buf is not None:
         if first:
-            np.copyto(buf, g)
+            F.start_buffer(buf, g)
         else:
             np.multiply(buf, momentum, out=buf)
             F.add(buf, g, 1 - dampening, buf, s.b)
