@@ -152,3 +152,23 @@ def test_differentiable_refuses_leaf_params():
         return _raises(L.optim.SGD([p], differentiable=True).step)
     e, t = run(ember), run(torch)
     assert e[0] == t[0] == "RuntimeError" and "leaf Variable that requires grad" in e[1]
+
+
+def test_differentiable_sgd_tensor_hyperparameters_get_grads():
+    """SGD(differentiable=True) with tensor lr and weight_decay: the meta-gradient reaches them."""
+    def run(L):
+        p0 = L.tensor([0.5, -1.0, 2.0], dtype=L.float64, requires_grad=True)
+        lr = L.tensor(0.01, dtype=L.float64, requires_grad=True)
+        wd = L.tensor(0.9, dtype=L.float64, requires_grad=True)
+        p = p0.clone()
+        opt = L.optim.SGD([p], lr=lr, weight_decay=wd, differentiable=True)
+        for _ in range(2):
+            loss = (p.sum() * 2 - 1) ** 2
+            loss.backward(inputs=(p,), create_graph=True)
+            opt.step()
+            opt.zero_grad()
+        loss = (p.sum() * 2 - 1) ** 2
+        loss.backward()
+        return [t.detach().numpy().copy() for t in (p, p0.grad, lr.grad, wd.grad)]
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(e, t, rtol=1e-10)

@@ -77,6 +77,14 @@ def _write(out, value):
     return out
 
 
+def _add(x, y, alpha):
+    """x.add(y, alpha=alpha); a tensor alpha (a differentiable lr or weight decay) as a
+    product, so that the gradient reaches it."""
+    if isinstance(alpha, Tensor):
+        return x + y * alpha
+    return x.add(y, alpha=alpha)
+
+
 def _tensor(x, like):
     return x if isinstance(x, Tensor) else like.new_tensor(x)
 
@@ -139,7 +147,7 @@ class _TensorForeach:
 
     @staticmethod
     def add(x, y, alpha, out, tmp):
-        return _write(out, _val(x).add(_val(y), alpha=alpha))
+        return _write(out, _add(_val(x), _val(y), alpha))
 
     @staticmethod
     def lerp_(x, end, weight, tmp):
@@ -160,8 +168,8 @@ class _TensorForeach:
     @staticmethod
     def decayed_grad(s, param, grad, maximize, weight_decay):
         g = -grad if maximize else grad
-        if weight_decay != 0:
-            g = g.add(param, alpha=weight_decay)
+        if isinstance(weight_decay, Tensor) or weight_decay != 0:
+            g = _add(g, _val(param), weight_decay)
         return g
 
 
