@@ -285,13 +285,16 @@ def test_closure_is_called_with_grad_enabled():
         assert p.tolist() == pytest.approx([0.8] * 3)
 
 
-def test_differentiable_is_accepted_but_step_refuses():
-    p = ember.ones(2, requires_grad=True)
-    opt = ember.optim.SGD([p], lr=0.1, differentiable=True)
-    assert opt.defaults["differentiable"] is True
-    p.grad = ember.ones(2)
-    with pytest.raises(NotImplementedError, match="differentiable"):
-        opt.step()
+def test_differentiable_step_on_a_leaf_raises_like_torch():
+    """differentiable=True updates the parameter in place with autograd on: a leaf that requires
+    grad is refused, as in PyTorch (tests/test_optim_fixes.py checks the recorded update)."""
+    for lib in (torch, ember):
+        p = lib.ones(2, requires_grad=True)
+        opt = lib.optim.SGD([p], lr=0.1, differentiable=True)
+        assert opt.defaults["differentiable"] is True
+        p.grad = lib.ones(2)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            opt.step()
 
 
 # ---- the Optimizer base class ------------------------------------------------------------------

@@ -213,10 +213,23 @@ def from_dlpack(ext_tensor):
     return _tensor_over(array_from_dlpack(ext_tensor))
 
 
+def _sparse_zeros(size, dtype, device, requires_grad):
+    """torch.zeros / torch.empty with layout=torch.sparse_coo: a sparse tensor of that size with
+    no stored entries (every dimension sparse)."""
+    size = [int(n) for n in size]
+    indices = _zeros([len(size), 0], D.int64, None, _dev(device), False)
+    values = _zeros([0], dtype or D.get_default_dtype(), None, _dev(device), False)
+    t = _op("_sparse_coo_tensor_with_dims_and_tensors")(len(size), 0, size, indices, values,
+                                                          is_coalesced=True)
+    return _finish(t, requires_grad)
+
+
 def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None):
     dtype = _out_dtype(out, dtype, layout)
     size = _size_args(sizes, size, "empty")
+    if layout is not None and layout.name == "sparse_coo" and out is None:
+        return _sparse_zeros(size, dtype, device, requires_grad)
     if memory_format is not None and memory_format is not contiguous_format:
         # a dense tensor whose strides follow the format (channels_last: NHWC)
         if out is not None:
@@ -241,6 +254,8 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
     if any(s < 0 for s in size):  # torch.zeros' own check; new_zeros has none
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     dtype = _out_dtype(out, dtype, layout)
+    if layout is not None and layout.name == "sparse_coo" and out is None:
+        return _sparse_zeros(size, dtype, device, requires_grad)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
                        requires_grad, out)

@@ -81,6 +81,12 @@ def addcdiv_(x, t1, t2, value, tmp):
     return np.add(x, tmp, out=x)
 
 
+def start_buffer(buf, g):
+    """The first step's momentum buffer, a copy of the gradient (PyTorch: `grad.detach().clone()`,
+    so with differentiable=True the buffer starts outside the graph)."""
+    np.copyto(buf, g)
+
+
 def decayed_grad(s, param, grad, maximize, weight_decay):
     """The gradient most updates start from: -grad when maximizing, then `grad.add(param,
     alpha=weight_decay)` (L2 weight decay); in scratch `s.a` unless it is `grad` itself."""

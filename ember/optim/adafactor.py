@@ -22,6 +22,9 @@ __all__ = ["Adafactor"]
 
 
 class Adafactor(Optimizer):
+    _group_defaults = dict(foreach=None)
+    _scalar_state = ("step",)  # a state dict may carry `step` as a Python number
+
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
                  weight_decay=0.0, *, foreach=None, maximize=False):
         if isinstance(lr, Tensor) and lr.numel() != 1:

@@ -60,6 +60,13 @@ class Adam(_ElementwiseOptimizer):
         if not ((isinstance(betas[0], float) and isinstance(betas[1], float))
                 or (isinstance(betas[0], Tensor) and isinstance(betas[1], Tensor))):
             raise ValueError("betas must be either both floats or both Tensors")
+        for i, beta in enumerate(betas):
+            if isinstance(beta, Tensor):
+                if foreach and not capturable:
+                    raise ValueError(f"betas[{i}] as a Tensor is not supported for "
+                                     "capturable=False and foreach=True")
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
         defaults = dict(lr=lr, betas=tuple(map(_to_scalar, betas)), eps=eps,
                         weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable,

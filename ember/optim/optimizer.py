@@ -23,7 +23,7 @@ from ..autograd.graph import RemovableHandle
 from .._dynamo.eval_frame import _compiling, graph_break
 from .._dynamo.optimizer import current as _compiled_step
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from . import _foreach
+from . import _differentiable, _foreach
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -112,6 +112,15 @@ def _check_fused(fused, foreach, differentiable):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def _device_dtype_check_for_fused(p):
+    """PyTorch's check, at the first step of a fused optimizer, that a parameter can take the
+    fused kernel: floating point, on a device that has one."""
+    devices = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+    if not (p.device.type in devices and p.is_floating_point()):
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of "
+                           f"supported devices: {devices} but {p.dtype} and {p.device.type}")
+
+
 def _sparse_like(grad, values):
     """A sparse tensor with the coalesced `grad`'s indices and size and new `values` (PyTorch's
     `grad.new(indices, values, size)` in its sparse updates)."""
@@ -126,16 +135,16 @@ def _sparse_like(grad, values):
 
 def _zeros_like(p):
     """torch.zeros_like(p, memory_format=torch.preserve_format)."""
-    if p._lazy is not None:
-        from .._lazy.optimizer import state_like
-        return state_like(p, 0)
-    return _wrap(np.zeros_like(p._np))
+    return _full_like(p, 0)
 
 
 def _full_like(p, value):
     if p._lazy is not None:
         from .._lazy.optimizer import state_like
         return state_like(p, value)
+    if p._np is None:  # a meta parameter (no data): its state is meta too, as in PyTorch
+        from .._bindings.factories import full_like
+        return full_like(p, value)
     return _wrap(np.full_like(p._np, value))
 
 
@@ -143,6 +152,9 @@ def _empty_like(p):
     if p._lazy is not None:
         from .._lazy.optimizer import state_like
         return state_like(p)
+    if p._np is None:
+        from .._bindings.factories import empty_like
+        return empty_like(p)
     return _wrap(np.empty_like(p._np))
 
 
@@ -483,10 +495,6 @@ class _ElementwiseOptimizer(Optimizer):
             return None
         loss = self._eval_closure(closure)
         for group in self.param_groups:
-            if group.get("differentiable"):
-                raise NotImplementedError(
-                    f"{type(self).__name__}: differentiable=True is accepted, but ember's update "
-                    "runs on NumPy arrays and records no autograd graph")
             has_sparse_grad = any(p.grad is not None and p.grad.is_sparse
                                   for p in group["params"])
             if has_sparse_grad:
@@ -494,11 +502,17 @@ class _ElementwiseOptimizer(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if group.get("fused") and (len(self.state[p]) == 0 or getattr(
+                        self, "_need_device_dtype_check_for_fused", True)):
+                    _device_dtype_check_for_fused(p)
+                    self._need_device_dtype_check_for_fused = False
                 if has_sparse_grad and p.grad.is_sparse:
                     self._sparse_update(p, group)
                     continue
                 states, scalars = self._prepare(p, group)
-                if p._lazy is not None:  # the lazy device records the update as one op
+                if group.get("differentiable"):  # Note [differentiable updates]
+                    _differentiable.apply(self._update, p, p.grad, states, **scalars)
+                elif p._lazy is not None:  # the lazy device records the update as one op
                     from .._lazy.optimizer import lazy_update
                     lazy_update(self._update, p, p.grad, states, scalars)
                 else:

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _foreach as F
 from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
-                        _lr, _empty_like)
+                        _lr, _empty_like, _to_scalar)
 
 __all__ = ["SGD"]
 
@@ -21,7 +21,7 @@ def _sgd_update(s, param, grad, buf=None, *, lr, weight_decay, momentum, dampeni
     g = F.decayed_grad(s, param, grad, maximize, weight_decay)
     if buf is not None:
         if first:
-            np.copyto(buf, g)
+            F.start_buffer(buf, g)
         else:
             np.multiply(buf, momentum, out=buf)
             F.add(buf, g, 1 - dampening, buf, s.b)
@@ -46,7 +46,11 @@ class SGD(_ElementwiseOptimizer):
         _check_fused(fused, foreach, differentiable)
 
     def _prepare(self, p, group):
-        scalars = dict(lr=_lr(group), weight_decay=_get_value(group["weight_decay"]),
+        if group["differentiable"]:  # tensor hyperparameters stay tensors: grads reach them
+            lr, weight_decay = _to_scalar(group["lr"]), _to_scalar(group["weight_decay"])
+        else:
+            lr, weight_decay = _lr(group), _get_value(group["weight_decay"])
+        scalars = dict(lr=lr, weight_decay=weight_decay,
                        momentum=group["momentum"], dampening=group["dampening"],
                        nesterov=group["nesterov"], maximize=group["maximize"], first=False)
         if group["momentum"] == 0:

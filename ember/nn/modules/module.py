@@ -207,6 +207,12 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _set_data_compatible(old, new):
+    """torch._has_compatible_shallow_copy_type: whether `old.data = new` can keep `old` (the
+    same kind of tensor: both with data or both meta, and the same layout)."""
+    return old.is_meta == new.is_meta and old.layout == new.layout
+
+
 class Module:
     training: bool
     _version = 1
@@ -658,7 +664,9 @@ class Module:
     def _apply(self, fn, recurse=True):
         """Convert every parameter (and its grad) and buffer with `fn`. A parameter object is
         kept and given the new data (`.data = `), or, under torch.__future__'s flags, replaced
-        by a new Parameter (overwrite) or swapped with one (swap_tensors)."""
+        by a new Parameter (overwrite) or swapped with one (swap_tensors). As in PyTorch, a
+        conversion `.data =` cannot express (meta <-> data, dense <-> sparse) makes a new
+        Parameter: an optimizer built before `to_empty()` on a meta module keeps the old ones."""
         from ...autograd.grad_mode import no_grad
         from ...utils._swap_tensors import swap_tensors
         from ... import __future__ as future
@@ -673,7 +681,7 @@ class Module:
                 grad = p.grad
                 if swap:
                     m._swap_parameter(k, p, new)
-                elif overwrite:
+                elif overwrite or not _set_data_compatible(p, new):
                     m._parameters[k] = Parameter(new, p.requires_grad)
                 elif new is not p:
                     p.data = new
