@@ -101,3 +101,61 @@ def _test_module_empty_input(test_case, module, inp, check_size=True, inference=
             if p.requires_grad:
                 test_case.assertEqual(p.grad, ember.zeros_like(p.grad))
         test_case.assertEqual(inp.grad, ember.zeros_like(inp))
+
+
+def _cross_entropy_prob_target_reference(input, target, weight=None, reduction='mean',
+                                         label_smoothing=0.0):
+    """Soft-label cross entropy from its definition: -sum_c w_c t_c log_softmax(x)_c per sample;
+    'mean' divides by the number of samples (batch times spatial), not by the weights."""
+    num_classes = input.size(1)
+    target = target * (1 - label_smoothing) + label_smoothing / num_classes
+    terms = ember.log_softmax(input, 1) * target
+    if weight is not None:
+        terms = terms * weight.view([1, num_classes] + [1] * (input.dim() - 2))
+    losses = -terms.sum(1)
+    if reduction == 'mean':
+        return losses.sum() / (input.numel() // num_classes)
+    if reduction == 'sum':
+        return losses.sum()
+    return losses
+
+
+def _cross_entropy_index_target_reference(input, target, weight=None, ignore_index=-100,
+                                          reduction='mean', label_smoothing=0.0):
+    """Hard-label cross entropy as nll_loss of log_softmax; label smoothing adds the mean over
+    classes of -w_c log_softmax(x)_c at every sample that is not ignored, and 'mean' divides both
+    parts by the summed weights of the targets kept."""
+    from ember.nn import functional as F
+    log_probs = ember.log_softmax(input, 1)
+    nll = F.nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return nll
+    num_classes = input.size(1)
+    kept = target != ignore_index
+    per_class = -log_probs
+    if weight is not None:
+        per_class = per_class * weight.view([1, num_classes] + [1] * (input.dim() - 2))
+    smooth = per_class.sum(1) * kept
+    if reduction == 'mean':
+        safe_target = target.masked_fill(~kept, 0)
+        denom = (kept.sum() if weight is None else (weight[safe_target] * kept).sum())
+        smooth = smooth.sum() / denom
+    elif reduction == 'sum':
+        smooth = smooth.sum()
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / num_classes)
+
+
+def _cross_entropy_loss_reference(input, target, weight=None, ignore_index=-100,
+                                  reduction='mean', label_smoothing=0.0):
+    if input.shape == target.shape:
+        return _cross_entropy_prob_target_reference(input, target, weight, reduction,
+                                                    label_smoothing)
+    return _cross_entropy_index_target_reference(input, target, weight, ignore_index,
+                                                 reduction, label_smoothing)
+
+
+# Reference implementations the nn tests compare losses with, keyed by module name. PyTorch's
+# table has one per loss of its criterion tests; TestNNDeviceType uses CrossEntropyLoss's.
+loss_reference_fns = {
+    'CrossEntropyLoss': _cross_entropy_loss_reference,
+}
