@@ -44,12 +44,6 @@ def test_interpolate_result_layout_and_uint8_values(mode, antialias, fmt, dtype)
     np.testing.assert_allclose(got[0][3], got[1][3], rtol=1e-5, atol=1e-3)
 
 
-def test_interpolate_1d_result_is_contiguous():
-    for lib in LIBS:
-        x = lib.arange(24.).view(2, 3, 4).transpose(1, 2)
-        assert lib.nn.functional.interpolate(x, size=7, mode="linear").is_contiguous()
-
-
 def test_group_norm_statistics_on_long_rows():
     """A row of 2**21 float32 elements: the statistics stay as accurate as PyTorch's."""
     x = np.random.default_rng(1).random((1, 4, 1 << 20), dtype=np.float32)
