@@ -337,6 +337,15 @@ def linear_samples(dtype, rng):
     return out
 
 
+def masked_softmax_samples(dtype, rng):
+    """A mask of the input's shape (the form whose backward PyTorch takes), and the 2-d
+    attention (type 0) and padding (type 1) masks of a 4-d input, forward only in PyTorch."""
+    x = make(rng, (2, 3, 4), dtype, low=-5, high=5)
+    out = [Sample(x, make(rng, (2, 3, 4), "bool"), dim=2, mask_type=2),
+           Sample(make(rng, (3, 5), dtype, low=-5, high=5), make(rng, (3, 5), "bool"))]
+    return out
+
+
 def softmax_samples(dtype, rng):
     out = []
     for shape, layout in [((), "contiguous"), ((5,), "contiguous"), ((3, 4), "contiguous"),
@@ -853,6 +862,8 @@ OPS = [
            errors=lambda: [ErrorInput(f32(3, 4), dim=2, match="range")]),
     OpInfo("F.softmax", lambda m, x, **kw: m.nn.functional.softmax(x, **kw), FLOATS,
            softmax_samples),
+    OpInfo("_masked_softmax", lambda m, x, mask, **kw: m._masked_softmax(x, mask, **kw),
+           FLOATS, masked_softmax_samples),
     OpInfo("log_softmax", lambda m, x, **kw: x.log_softmax(**kw), FLOATS, softmax_samples,
            errors=lambda: [ErrorInput(f32(3, 4), dim=-3, match="range")]),
     OpInfo("F.log_softmax", lambda m, x, **kw: m.nn.functional.log_softmax(x, **kw), FLOATS,

@@ -1,7 +1,9 @@
-"""torch._C._nn: what ember has of it -- `_parse_to`, the argument parser behind
-nn.Module.to(). It binds a call to one of Tensor.to's three signatures (device/dtype, dtype,
-tensor) and answers (device, dtype, non_blocking, memory_format); a call no signature takes is
-a TypeError, and `copy` -- which a module cannot honour -- a RuntimeError."""
+"""torch._C._nn: the bindings of the operators PyTorch declares in its `nn` Python module
+(`python_module: nn` in native_functions.yaml: the pads, upsamplings, losses, activations, ...),
+served from ember's operator table under the same names, and `_parse_to`, the argument parser
+behind nn.Module.to(). It binds a call to one of Tensor.to's three signatures (device/dtype,
+dtype, tensor) and answers (device, dtype, non_blocking, memory_format); a call no signature
+takes is a TypeError, and `copy` -- which a module cannot honour -- a RuntimeError."""
 from .._core import dtype as D
 from .._core.device import device as _device
 from .._core.memory_format import memory_format as _memory_format
@@ -106,3 +108,31 @@ def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=
 def upsample_nearest3d(input, output_size, scales_d=None, scales_h=None, scales_w=None, *,
                        out=None):
     return _upsample_nearest("upsample_nearest3d", input, output_size, out)
+
+
+# The operators PyTorch binds in torch._C._nn (its other operators are torch.* functions).
+_NN_OPS = frozenset("""
+    _conv_depthwise2d _pad_circular _pad_enum _upsample_bicubic2d_aa _upsample_bilinear2d_aa
+    _upsample_nearest_exact1d _upsample_nearest_exact2d _upsample_nearest_exact3d
+    adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool2d adaptive_max_pool3d avg_pool2d
+    avg_pool3d binary_cross_entropy col2im conv_depthwise3d cross_entropy_loss elu elu_
+    fractional_max_pool2d fractional_max_pool3d gelu gelu_ glu hardsigmoid hardsigmoid_
+    hardswish hardswish_ hardtanh hardtanh_ huber_loss im2col l1_loss leaky_relu leaky_relu_
+    linear log_sigmoid max_pool2d_with_indices max_pool3d_with_indices max_unpool2d max_unpool3d
+    mish mish_ mse_loss multi_margin_loss multilabel_margin_loss nll_loss nll_loss2d nll_loss_nd
+    one_hot pad reflection_pad1d reflection_pad2d reflection_pad3d relu6 relu6_
+    replication_pad1d replication_pad2d replication_pad3d rrelu_with_noise rrelu_with_noise_
+    scaled_dot_product_attention silu silu_ slow_conv3d slow_conv_dilated2d slow_conv_dilated3d
+    slow_conv_transpose2d slow_conv_transpose3d smooth_l1_loss soft_margin_loss softplus
+    softshrink thnn_conv2d upsample_bicubic2d upsample_bilinear2d upsample_linear1d
+    upsample_nearest1d upsample_nearest2d upsample_nearest3d upsample_trilinear3d
+""".split())
+
+
+def __getattr__(name):
+    if name in _NN_OPS:
+        from .._dispatch.ops import ops
+        op = getattr(ops.aten, name, None)
+        if op is not None:
+            return op
+    raise AttributeError(f"module 'torch._C._nn' has no attribute '{name}'")

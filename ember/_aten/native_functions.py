@@ -396,6 +396,7 @@ gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_lay
 rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
 rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
 softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor  | function
 log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
 native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)

@@ -449,7 +449,8 @@ def _gather_backward(g, index, n, lo, hi, axis):
 
 def _check_index_pad(self, padding, nd, mode):
     if len(padding) != 2 * nd:
-        raise RuntimeError(f"padding size is expected to be {2 * nd}, but got: {len(padding)}")
+        got = f", but got: {len(padding)}" if mode == "reflect" else ""  # PyTorch's two texts
+        raise RuntimeError(f"padding size is expected to be {2 * nd}{got}")
     if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[self.dim() - nd - 1:]:
         raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 "
                            f"batch size and other non-zero dimensions for input, but got: "

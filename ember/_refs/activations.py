@@ -148,3 +148,23 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 METHODS = dict(softmax=softmax, log_softmax=log_softmax, prelu=prelu)
 
 __all__ = ["celu", "celu_", "log_softmax", "prelu", "rrelu", "rrelu_", "selu", "selu_", "softmax"]
+
+
+@impl("_masked_softmax", "CompositeImplicitAutograd")
+def _masked_softmax_composite(input, mask, dim, mask_type):
+    """Softmax over `dim` (the last by default) of the entries whose mask is False. mask_type
+    says how the mask covers a (B, H, L, L) attention input: 0 an (L, L) attention mask, 1 a
+    (B, L) padding mask, 2 (or None) a mask of the input's own shape -- as PyTorch's CPU
+    kernel, types 0 and 1 apply only to a 2-d mask of a 4-d input, any other is taken as
+    type 2. A row masked entirely gives NaN (the softmax of all -inf), as on PyTorch's CPU;
+    no gradient reaches a masked entry, as masked_fill's backward zeroes it there."""
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"masked_softmax\" not implemented for "
+                                  f"'{_scalar_type_name(input.dtype)}'")
+    if dim is None:
+        dim = input.dim() - 1
+    if mask.dim() == 2 and input.dim() == 4 and mask_type in (0, 1):
+        shape = (1, 1) + tuple(mask.shape) if mask_type == 0 else \
+            (mask.shape[0], 1, 1, mask.shape[1])
+        mask = mask.view(shape).expand(input.shape)
+    return _softmax(input.masked_fill(mask.bool(), float("-inf")), dim, False)

@@ -38,6 +38,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction
 @impl("ctc_loss.IntList", "CompositeImplicitAutograd")
 def _ctc_loss_composite(log_probs, targets, input_lengths, target_lengths, blank, reduction,
                         zero_infinity):
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
     batched = log_probs.dim() == 3
     lp = log_probs if batched else log_probs.unsqueeze(1)
     res = _ctc_loss(lp, targets, input_lengths, target_lengths, blank, zero_infinity)[0]

@@ -1656,8 +1656,11 @@ def _resample_uint8(input, out, scales, matrix_fn, skip_same=True):
     """PyTorch's uint8 bilinear/bicubic (PIL's resampling in fixed point): per spatial dim,
     last dim first, the filter weights (truncated at the borders and renormalised) scaled to
     int16 with as many fraction bits as the largest weight allows; each pass rounds, shifts
-    and saturates to [0, 255] before the next."""
-    x = input.long()
+    and saturates to [0, 255] before the next. The integers are carried in float64, where the
+    matrix product runs on BLAS and stays exact: every partial sum of pixel (< 2**8) times
+    weight (< 2**15) products is far below 2**53, and the shift is a floor division by a power
+    of two."""
+    x = input.double()
     for i in reversed(range(len(out))):
         axis = x.dim() - len(out) + i
         if x.shape[axis] == out[i] and (skip_same or scales is None):
@@ -1666,7 +1669,7 @@ def _resample_uint8(input, out, scales, matrix_fn, skip_same=True):
         precision = 0
         while precision < 22 and int(0.5 + w.max(initial=0) * (1 << (precision + 1))) < 1 << 15:
             precision += 1
-        wi = E.tensor(np.round(w * (1 << precision)).astype(np.int64), device=x.device)
+        wi = E.tensor(np.round(w * (1 << precision)), dtype=D.float64, device=x.device)
         y = x.movedim(axis, -1) @ wi.mT
         half = (1 << (precision - 1)) if precision else 0
         x = ((y + half) // (1 << precision)).clamp(0, 255).movedim(-1, axis)
@@ -1677,14 +1680,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims. Nearest modes pick input pixels (index_select); linear,
     bilinear, trilinear and bicubic are separable, so each is one small (out, in) matrix
-    product per spatial dim, differentiable like any matmul. The result of a channels_last
-    (_3d) input is laid out so, as PyTorch's upsample kernels give it ("area" is adaptive
-    average pooling, whose kernels decide)."""
+    product per spatial dim, differentiable like any matmul. PyTorch's upsample kernels write
+    a fresh tensor in the input's suggested memory format (channels_last(_3d) or contiguous), so
+    the result is laid out so whatever the passes left ("area" is adaptive average pooling,
+    whose kernels decide)."""
     r = _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                      antialias)
-    if mode != "area" and input.dim() in (4, 5):
-        fmt = suggest_memory_format(input)
-        if fmt is not contiguous_format and not r.is_contiguous(memory_format=fmt):
+    if mode != "area":
+        fmt = suggest_memory_format(input) if input.dim() in (4, 5) else contiguous_format
+        if not r.is_contiguous(memory_format=fmt):
             return r.contiguous(memory_format=fmt)
     return r
 

@@ -1,5 +1,6 @@
 """Derivatives of the elementwise ops: arithmetic, comparisons, math functions, activations."""
 import cmath
+import functools
 import math
 
 
@@ -7,6 +8,18 @@ from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
 from ..._core import dtype as D
 from ._common import _aten, _conj, _float_only_backward, _masked, _zero
+
+
+def _in_float(formula):
+    """A half or bfloat16 activation's backward as PyTorch's CPU kernels compute it: the
+    gradient and the input are read into float, the whole formula runs there, and the result
+    is rounded to the input's dtype once (in the input's dtype every step would round)."""
+    @functools.wraps(formula)
+    def run(grad, self, *args):
+        if self.dtype is D.float16 or self.dtype is D.bfloat16:
+            return formula(grad.float(), self.float(), *args).to(self.dtype)
+        return formula(grad, self, *args)
+    return run
 
 
 # ---- elementwise binary
@@ -155,6 +168,7 @@ derivative("gelu", {"self": lambda grad, self, approximate:
                     _aten.gelu_backward(grad, self, approximate=approximate)})
 
 
+@_in_float
 def _silu_grad(grad, self):
     s = self.sigmoid()
     return grad * s * (1 + self * (1 - s))
@@ -163,6 +177,7 @@ def _silu_grad(grad, self):
 derivative("silu", {"self": _silu_grad})
 
 
+@_in_float
 def _softplus_grad(grad, self, beta, threshold):
     z = self * beta
     return E.where(z > threshold, grad, grad * (z).sigmoid())
@@ -363,29 +378,69 @@ derivative("addcdiv", {"self": lambda grad: grad,
 # activations: each formula compares as PyTorch's backward kernel does (which side of the
 # kink a boundary point takes, and where NaN goes)
 # (the in-place forms are other nodes in PyTorch: their formulas read the output)
-_elu = {"self": lambda grad, self, alpha, scale, input_scale: E.where(
-    self <= 0, grad * (input_scale * alpha * scale) * (self * input_scale).exp(), grad * scale)}
-derivative("elu", _elu)
-derivative("elu_", _elu, node_name="EluBackward1")
-_leaky_relu = {"self": lambda grad, self, negative_slope:
-               E.where(self > 0, grad, grad * negative_slope)}
-derivative("leaky_relu", _leaky_relu)
-derivative("leaky_relu_", _leaky_relu, node_name="LeakyReluBackward1")
+@_in_float
+def _elu_grad(grad, self, alpha, scale, input_scale):
+    return E.where(self <= 0, grad * (input_scale * alpha * scale) * (self * input_scale).exp(),
+                   grad * scale)
+
+
+def _leaky_relu_grad(grad, self, negative_slope):
+    return E.where(self > 0, grad, grad * negative_slope)
+
+
+# PyTorch's in-place elu/leaky_relu backward reads the output, whose sign tells the input's
+# only for a non-negative slope; with a negative one its backward refuses.
+_NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which "
+                   "is not supported. This is caused by calling in-place forward function with "
+                   "a negative slope, please call out-of-place version instead.")
+
+
+def _elu_inplace_grad(grad, self, alpha, scale, input_scale):
+    if alpha < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format("elu"))
+    return _elu_grad(grad, self, alpha, scale, input_scale)
+
+
+def _leaky_relu_inplace_grad(grad, self, negative_slope):
+    if negative_slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format("leakyReLu") + " File an issue at "
+                           "https://github.com/pytorch/pytorch if you do require supporting "
+                           "in-place leakRelu backward calculation with negative slope")
+    return _leaky_relu_grad(grad, self, negative_slope)
+
+
+derivative("elu", {"self": _elu_grad})
+derivative("elu_", {"self": _elu_inplace_grad}, node_name="EluBackward1")
+derivative("leaky_relu", {"self": _leaky_relu_grad})
+derivative("leaky_relu_", {"self": _leaky_relu_inplace_grad}, node_name="LeakyReluBackward1")
 derivative("hardtanh", {"self": lambda grad, self, min_val, max_val:
                       _masked((self > min_val) & (self < max_val), grad)})
 derivative("hardsigmoid", {"self": lambda grad, self:
                          _masked((self > -3) & (self < 3), grad / 6)})
-derivative("hardswish", {"self": lambda grad, self: E.where(
-    self <= -3, grad.new_zeros(()), E.where(self < 3, grad * (self / 3 + 0.5), grad))})
+derivative("hardswish", {"self": _in_float(lambda grad, self: E.where(
+    self <= -3, grad.new_zeros(()), E.where(self < 3, grad * (self / 3 + 0.5), grad)))})
 
 
+@_in_float
 def _mish_grad(grad, self):
     t = _aten.softplus(self, 1, 20).tanh()
     return grad * (t + self * self.sigmoid() * (1 - t * t))
 
 
 derivative("mish", {"self": _mish_grad})
-derivative("log_sigmoid", {"self": lambda grad, self: grad * (-self).sigmoid()})
+def _log_sigmoid_grad(grad, self):
+    """PyTorch's: from the forward's buffer z = exp(-|x|), kept in the input's dtype, the
+    derivative 1 - z / (1 + z) for x < 0 and z / (1 + z) otherwise, in float for half and
+    bfloat16 and rounded once."""
+    z = (-self.abs()).exp()
+    g, x = grad, self
+    if self.dtype is D.float16 or self.dtype is D.bfloat16:
+        g, x, z = grad.float(), self.float(), z.float()
+    s = z / (1 + z)
+    return (E.where(x < 0, 1 - s, s) * g).to(self.dtype)
+
+
+derivative("log_sigmoid", {"self": _log_sigmoid_grad})
 
 
 def _shrink_grad(grad, self, lambd):
@@ -399,9 +454,15 @@ derivative("threshold", {"self": lambda grad, self, threshold:
 
 
 def _glu_grad(grad, self, dim):
+    """As PyTorch's kernel: the gate sigmoid(b) is kept in the input's dtype; the second
+    half's grad * a * gate * (1 - gate) runs in float for half and bfloat16, rounded once."""
     a, b = self.chunk(2, dim)
     gate = b.sigmoid()
-    return E.cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+    first = grad * gate
+    if self.dtype is D.float16 or self.dtype is D.bfloat16:
+        g, a, gate = grad.float(), a.float(), gate.float()
+        return E.cat([first, (g * a * gate * (1 - gate)).to(self.dtype)], dim)
+    return E.cat([first, grad * a * gate * (1 - gate)], dim)
 
 
 derivative("glu", {"self": _glu_grad})

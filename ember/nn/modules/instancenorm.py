@@ -9,17 +9,20 @@ from .. import functional as F
 
 
 class _InstanceNorm(_NormBase):
-    _no_batch_dim = None  # the input rank without the batch dimension
-
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats,
                          device=device, dtype=dtype, bias=bias)
 
+    def _get_no_batch_dim(self):
+        """The input rank without the batch dimension (each subclass's)."""
+        raise NotImplementedError
+
     def _check_input_dim(self, input):
-        if input.dim() not in (self._no_batch_dim, self._no_batch_dim + 1):
-            raise ValueError(f"expected {self._no_batch_dim}D or {self._no_batch_dim + 1}D "
-                             f"input (got {input.dim()}D input)")
+        rank = self._get_no_batch_dim()
+        if input.dim() not in (rank, rank + 1):
+            raise ValueError(f"expected {rank}D or {rank + 1}D input (got {input.dim()}D "
+                             "input)")
 
     def _apply_instance_norm(self, input):
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
@@ -51,7 +54,7 @@ class _InstanceNorm(_NormBase):
 
     def forward(self, input):
         self._check_input_dim(input)
-        feature_dim = input.dim() - self._no_batch_dim
+        feature_dim = input.dim() - self._get_no_batch_dim()
         if input.size(feature_dim) != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
@@ -60,18 +63,21 @@ class _InstanceNorm(_NormBase):
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
                           "You can silence this warning by not passing in num_features, which "
                           "is not used because affine=False", stacklevel=_user_stacklevel())
-        if input.dim() == self._no_batch_dim:
+        if input.dim() == self._get_no_batch_dim():
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)
 
 
 class InstanceNorm1d(_InstanceNorm):
-    _no_batch_dim = 2
+    def _get_no_batch_dim(self):
+        return 2
 
 
 class InstanceNorm2d(_InstanceNorm):
-    _no_batch_dim = 3
+    def _get_no_batch_dim(self):
+        return 3
 
 
 class InstanceNorm3d(_InstanceNorm):
-    _no_batch_dim = 4
+    def _get_no_batch_dim(self):
+        return 4

@@ -223,14 +223,14 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
 class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm1d
-    _no_batch_dim = InstanceNorm1d._no_batch_dim
+    _get_no_batch_dim = InstanceNorm1d._get_no_batch_dim
 
 
 class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm2d
-    _no_batch_dim = InstanceNorm2d._no_batch_dim
+    _get_no_batch_dim = InstanceNorm2d._get_no_batch_dim
 
 
 class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm3d
-    _no_batch_dim = InstanceNorm3d._no_batch_dim
+    _get_no_batch_dim = InstanceNorm3d._get_no_batch_dim
