@@ -21,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import unittest
+import unittest.mock
 import warnings
 from functools import wraps
 
@@ -410,6 +411,25 @@ def is_iterable_of_tensors(iterable, include_empty=False):
         return all(isinstance(t, ember.Tensor) for t in iterable)
     except TypeError:
         return False
+
+
+def get_tensors_from(args, kwargs):
+    """The set of tensors passed positionally or by keyword (not inside containers)."""
+    return ({a for a in args if isinstance(a, ember.Tensor)}
+            | {v for v in kwargs.values() if isinstance(v, ember.Tensor)})
+
+
+def mock_wrapper(method):
+    """`method` wrapped so every call is also recorded on `wrapper.mock` (a MagicMock, called
+    without `self`): tests patch e.g. Parameter.__new__ with it to see what a constructor made."""
+    mock = unittest.mock.MagicMock()
+
+    @wraps(method)
+    def wrapper(self, *args, **kwargs):
+        mock(*args, **kwargs)
+        return method(self, *args, **kwargs)
+    wrapper.mock = mock
+    return wrapper
 
 
 def suppress_warnings(fn):
