@@ -155,3 +155,28 @@ def test_assert_metadata_eq():
     assert_metadata_eq(eq, x.t(), ember.ones(4, 6).t())
     with pytest.raises(AssertionError):
         assert_metadata_eq(eq, x.t(), ember.ones(6, 4))
+
+
+@pytest.mark.parametrize("module", ["Conv2d", "ConvTranspose2d"])
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("input_cl,weight_cl", [(False, False), (True, False), (False, True),
+                                                (True, True)])
+def test_conv_weight_gradient_takes_the_channels_last_layout(module, batched, input_cl,
+                                                             weight_cl):
+    if input_cl and not batched:
+        pytest.skip("a 3-d input has no channels_last layout")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5, 5) if batched else (3, 5, 5))
+
+    def run(lib):
+        m = getattr(lib.nn, module)(3, 4, 3).double()
+        if weight_cl:
+            m.to(memory_format=lib.channels_last)
+        xi = lib.tensor(x)
+        if input_cl:
+            xi = xi.to(memory_format=lib.channels_last)
+        xi.requires_grad_()
+        out = m(xi)
+        gx, gw = lib.autograd.grad(out, [xi, m.weight], lib.ones_like(out))
+        return out.stride(), gx.stride(), gw.stride()
+    assert run(ember) == run(torch)
