@@ -180,3 +180,15 @@ def test_conv_weight_gradient_takes_the_channels_last_layout(module, batched, in
         gx, gw = lib.autograd.grad(out, [xi, m.weight], lib.ones_like(out))
         return out.stride(), gx.stride(), gw.stride()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("x_shape,t_shape,t_long", [
+    ((4, 2), (5, 2), False), ((4, 2), (5,), True), ((4, 2, 3), (5, 3), True),
+    ((4, 2, 3), (4, 2, 5), False), ((4, 2), (4, 2, 1), True), ((4, 2), (4, 2), True),
+])
+def test_nll_and_cross_entropy_check_the_batch_size_first(x_shape, t_shape, t_long):
+    def run(lib, fn):
+        t = lib.zeros(t_shape, dtype=lib.int64 if t_long else lib.float32)
+        return getattr(lib.nn.functional, fn)(lib.zeros(x_shape), t)
+    for fn in ("cross_entropy", "nll_loss"):
+        _same(lambda lib: run(lib, fn))

@@ -201,21 +201,21 @@ def _check_nll_args(input, target, weight):
     """PyTorch's checks on nll_loss's arguments that the kernel does not make."""
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() >= 2 and target.dim() == 0:  # a batch of logits and no batch of targets
+    if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size (0).")
+                         f"batch_size ({target.shape[0] if target.dim() else 0}).")
     if input.dim() <= 2 and target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() > 2:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != expected:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_scalar_name(target.dtype)}")
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
                            f"{_scalar_name(weight.dtype)}")
-    if input.dim() > 2 and target.dim() and target.shape[0] == input.shape[0]:
-        expected = [input.shape[0]] + list(input.shape[2:])
-        if list(target.shape) != expected:
-            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     _not_differentiable("nll_loss_forward", weight=weight)
 
 
