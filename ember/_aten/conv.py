@@ -867,6 +867,8 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
         # the weight (C_in, O/G, *k) of a transposed convolution pairs input channels with the
         # output's windows: a convolution's weight gradient with the two swapped
         r = _conv_weight_grad(x, g, tuple(weight_size), stride, padding, dilation, groups)
+        if len(weight_size) == 4 and (array_is_channels_last(x) or array_is_channels_last(g)):
+            return _wrap(_weight_layout(r, grad_output.dtype._np))
     else:
         r = _conv_weight_grad(g, x, tuple(weight_size), stride, padding, dilation, groups,
                               None if columns is None else columns._np)
@@ -877,11 +879,12 @@ def convolution_backward_weight(grad_output, input, weight_size, stride, padding
 
 
 def _weight_layout(r, dtype):
-    """A weight gradient computed in channels-last order, copied contiguous: PyTorch's
-    weight gradient has the weight's own layout, which the backward op is not told; a
-    contiguous weight is the common case (a channels_last one is copied by the optimizer's
-    in-place updates either way)."""
-    return np.ascontiguousarray(r, dtype=dtype)
+    """A weight gradient computed in channels-last order is returned channels_last, as
+    PyTorch's: a convolution that runs channels-last (its input or its weight is) gives its
+    weight gradient that layout, whatever the weight's own."""
+    if r.dtype == dtype and array_is_channels_last(r):
+        return r
+    return copy_in_format(r.astype(dtype, copy=False), channels_last)
 
 
 @impl("_convolution_backward_input", "Meta")
@@ -894,7 +897,11 @@ def convolution_backward_input_meta(grad_output, weight, input_size, *rest):
 
 @impl("_convolution_backward_weight", "Meta")
 def convolution_backward_weight_meta(grad_output, input, weight_size, *rest):
-    return _meta(tuple(weight_size), grad_output.dtype, device=grad_output.device)
+    strides = None
+    if len(weight_size) == 4 and channels_last in (
+            suggest_memory_format(input), suggest_memory_format(grad_output)):
+        strides = format_strides(tuple(weight_size), channels_last)
+    return _meta(tuple(weight_size), grad_output.dtype, strides, device=grad_output.device)
 
 
 # ---- im2col / col2im (F.unfold / F.fold) ------------------------------------------------------

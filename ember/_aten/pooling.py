@@ -105,11 +105,19 @@ def pooling_output_size(size, kernel, stride, pad, dilation, ceil_mode):
 
 def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
     """The output's spatial size, or PyTorch's RuntimeError for bad arguments."""
-    if self.dim() not in (nd + 1, nd + 2) or 0 in self.shape[-nd - 1:]:
-        kinds = {2: "3D or 4D", 3: "4D or 5D"}[nd]
-        raise RuntimeError(f"{name}: Expected {kinds} (batch mode) tensor for input with "
-                           f"possible 0 batch size and non-zero dimensions for input, but got: "
-                           f"[{', '.join(map(str, self.shape))}]")
+    kinds = {2: "3D or 4D", 3: "4D or 5D"}[nd]
+    if self.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"non-empty {kinds} (batch mode) tensor expected for input")
+    if 0 in self.shape[-nd - 1:]:
+        shape = f"[{', '.join(map(str, self.shape))}]"
+        if nd == 2:
+            raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                               f"size for input, but got:{shape}")
+        where = {"max_pool3d_with_indices": "max_pool3d_with_indices_out_cpu_template"}
+        # PyTorch's message names non-batch dimension 0 whichever dimension is empty
+        raise RuntimeError(f"{where.get(name, name)}(): Expected input's non-batch dimensions to "
+                           f"have positive length, but input has a shape of {shape} and "
+                           f"non-batch dimension 0 has length zero!")
     for k, st, p, d in zip(kernel, stride, padding, dilation):  # PyTorch's pooling_output_shape
         if st == 0:
             raise RuntimeError("stride should not be zero")

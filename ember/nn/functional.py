@@ -202,21 +202,21 @@ def _check_nll_args(input, target, weight):
     """PyTorch's checks on nll_loss's arguments that the kernel does not make."""
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() >= 2 and target.dim() == 0:  # a batch of logits and no batch of targets
+    if input.dim() >= 2 and (target.dim() == 0 or target.shape[0] != input.shape[0]):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size (0).")
+                         f"batch_size ({target.shape[0] if target.dim() else 0}).")
     if input.dim() <= 2 and target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() > 2:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != expected:
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_scalar_name(target.dtype)}")
     if weight is not None and weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found "
                            f"{_scalar_name(weight.dtype)}")
-    if input.dim() > 2 and target.dim() and target.shape[0] == input.shape[0]:
-        expected = [input.shape[0]] + list(input.shape[2:])
-        if list(target.shape) != expected:
-            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     _not_differentiable("nll_loss_forward", weight=weight)
 
 
@@ -286,9 +286,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
     """cross_entropy(linear(input, linear_weight, linear_bias), target); linear_weight may
     have extra dims (num_classes, *out_features, in_features) for a K-dimensional loss."""
-    if options is not None:
-        raise NotImplementedError("linear_cross_entropy: the chunked computation selected by "
-                                  "`options` is not supported in ember")
     if not 1 <= input.dim() <= 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
@@ -310,6 +307,17 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     logits_shape = (*batch, num_classes, *out_features)
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    # `options` asks for PyTorch's batch-chunked computation, which only saves memory: ember
+    # computes in one piece, and warns, as PyTorch does, where the chunked path cannot be taken
+    if options is not None and (out_features or reduction not in ("mean", "sum", "none")
+                                or label_smoothing != 0.0 or target.dtype is not D.int64):
+        warnings.warn(
+            "linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+            "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == "
+            f"(). Got reduction={reduction!r}, label_smoothing={label_smoothing}, "
+            f"target.dtype={target.dtype}, out_features={out_features}, tracing=False, "
+            f"linear_bias.shape={None if linear_bias is None else tuple(linear_bias.shape)}.",
+            stacklevel=2)
     n_out = math.prod(out_features, start=num_classes)
     logits = linear(input, linear_weight.reshape(n_out, in_features),
                     None if linear_bias is None else linear_bias.reshape(n_out))
@@ -958,10 +966,13 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     batched = _check_conv_input(input, nd, name)
     if not batched:
         input = input.unsqueeze(0)
-    out = _convolution(input, weight, bias, list(_ntuple(stride, nd, "stride")),
-                       list(_ntuple(padding, nd, "padding")),
-                       list(_ntuple(dilation, nd, "dilation")), True,
-                       list(_ntuple(output_padding, nd, "output_padding")), groups)
+    args = (list(_ntuple(stride, nd, "stride")), list(_ntuple(padding, nd, "padding")),
+            list(_ntuple(dilation, nd, "dilation")), True,
+            list(_ntuple(output_padding, nd, "output_padding")), groups)
+    if input.is_complex() and weight.dtype is input.dtype:
+        out = _complex_convolution(input, weight, bias, args)
+    else:
+        out = _convolution(input, weight, bias, *args)
     return out if batched else out.squeeze(0)
 
 
@@ -2326,6 +2337,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     are updated in place) or by the running statistics (evaluation)."""
     if training:
         _verify_batch_size(input.shape)
+    if training and eps <= 0.0:  # the normalizer sqrt(var + eps) of a constant channel is 0
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     return _batch_norm(input, weight, bias, running_mean, running_var, training,
                        0.0 if momentum is None else momentum, eps, _cudnn.enabled)
 

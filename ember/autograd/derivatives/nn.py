@@ -6,6 +6,7 @@ from ..grad_mode import is_grad_enabled
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
 from ._common import _aten
+from ..._core.memory_format import channels_last as _channels_last
 
 
 # ---- softmax and losses
@@ -282,13 +283,24 @@ def _conv_bias_grad(grad, bias_shape):
     return grad.sum([0] + list(range(2, grad.dim())))
 
 
+def _in_weight_layout(grad_weight, weight):
+    """A channels_last 4-d weight gets a channels_last gradient, as PyTorch's (its kernel runs
+    channels-last whenever the weight is; the backward op sees the input and grad_output only,
+    which are contiguous for an unbatched input)."""
+    if weight.dim() == 4 and not weight.is_contiguous() and \
+            weight.is_contiguous(memory_format=_channels_last):
+        return grad_weight.contiguous(memory_format=_channels_last)
+    return grad_weight
+
+
 derivative("convolution", {
     "input": lambda grad, weight, input_shape, stride, padding, dilation, transposed,
     output_padding, groups: _aten._convolution_backward_input(
         grad, weight, input_shape, stride, padding, dilation, transposed, output_padding, groups),
-    "weight": lambda grad, input, weight_shape, stride, padding, dilation, transposed,
-    output_padding, groups: _aten._convolution_backward_weight(
-        grad, input, weight_shape, stride, padding, dilation, transposed, output_padding, groups),
+    "weight": lambda grad, input, weight, stride, padding, dilation, transposed,
+    output_padding, groups: _in_weight_layout(_aten._convolution_backward_weight(
+        grad, input, list(weight.shape), stride, padding, dilation, transposed, output_padding,
+        groups), weight),
     "bias": _conv_bias_grad})
 # A training convolution hands its im2col columns to the weight gradient as a second output
 # (Note [Keeping the forward's columns for the weight gradient] in _aten/conv.py).

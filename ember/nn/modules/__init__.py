@@ -9,6 +9,7 @@ from .loss import (L1Loss, MSELoss, CrossEntropyLoss, NLLLoss, NLLLoss2d, Poisso
                    MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss,
                    MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, CTCLoss,
                    LinearCrossEntropyLoss)
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 # ---- convolution, normalization, pooling, dropout, embedding layers (issue 3d)
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -49,6 +50,8 @@ from .lazy import (LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv
                    LazyInstanceNorm3d)
 from . import utils  # noqa: E402  (torch.nn.modules.utils)
 
-# the module classes, as PyTorch's torch.nn.modules lists them (its test database walks this)
-__all__ = sorted(name for name, value in list(globals().items())
-                 if isinstance(value, type) and issubclass(value, Module) and name[0] != "_")
+# the module classes and LinearCrossEntropyOptions, as PyTorch's torch.nn.modules lists them
+# (its test database walks this)
+__all__ = sorted([name for name, value in list(globals().items())
+                  if isinstance(value, type) and issubclass(value, Module) and name[0] != "_"]
+                 + ["LinearCrossEntropyOptions"])

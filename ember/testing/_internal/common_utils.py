@@ -22,6 +22,7 @@ import shutil
 import sys
 import tempfile
 import unittest
+import unittest.mock
 import warnings
 from functools import wraps
 
@@ -420,6 +421,25 @@ def clone_input_helper(input):
     if isinstance(input, collections.abc.Sequence) and not isinstance(input, str):
         return tuple(map(clone_input_helper, input))
     return input
+
+
+def get_tensors_from(args, kwargs):
+    """The set of tensors passed positionally or by keyword (not inside containers)."""
+    return ({a for a in args if isinstance(a, ember.Tensor)}
+            | {v for v in kwargs.values() if isinstance(v, ember.Tensor)})
+
+
+def mock_wrapper(method):
+    """`method` wrapped so every call is also recorded on `wrapper.mock` (a MagicMock, called
+    without `self`): tests patch e.g. Parameter.__new__ with it to see what a constructor made."""
+    mock = unittest.mock.MagicMock()
+
+    @wraps(method)
+    def wrapper(self, *args, **kwargs):
+        mock(*args, **kwargs)
+        return method(self, *args, **kwargs)
+    wrapper.mock = mock
+    return wrapper
 
 
 def suppress_warnings(fn):
