@@ -100,3 +100,17 @@ def test_harness_module_ember_lacks_is_read_from_torchs_source():
     # ember's own harness modules are still ember's (not re-read from torch)
     assert lines[1] == "module ember.testing._internal.common_utils"
     assert lines[2:] == ["torch.testing._internal.no_such_harness", "torch.no_such_module"]
+
+
+def test_module_db_names_tests_as_under_torch():
+    """PyTorch's common_modules names its ModuleInfo tests from torch.nn.modules.__name__
+    (`test_forward_nn_Linear_cpu_float32`); run on ember it gives the same names."""
+    code = "import torch\nfrom torch.testing._internal.common_modules import module_db\n" \
+           "print(sorted(m.formatted_name for m in module_db), torch.nn.modules.__name__)"
+    ours = subprocess.run([sys.executable, "-m", "ember", "-c", code], capture_output=True,
+                          text=True, timeout=300)
+    theirs = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=300)
+    names, own = ours.stdout.rsplit(" ", 1)
+    assert own.strip() == "ember.nn.modules", ours.stderr[-2000:]   # ember's name is back
+    assert names == theirs.stdout.rsplit(" ", 1)[0] and "nn_Linear" in names

@@ -23,6 +23,7 @@ package's source file -- the file only, torch itself is never imported -- and ex
 transforms, models, ops, utils): a script's `from torchvision import datasets, transforms` gets
 ember's, never a real torchvision compiled against real torch.
 """
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -69,12 +70,37 @@ class _TorchToEmber(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if not module.__name__.startswith("ember"):
             # a harness module read from torch's source: run it now, `import torch` being ember
             module.__spec__ = source
-            source.loader.exec_module(module)
+            with _torch_names(_NAMED_BY_HARNESS.get(module.__name__, ())):
+                source.loader.exec_module(module)
             return
         # the ember module is already executed; the import system has just given it the
         # `torch.X` spec, which disagrees with its __package__ ("ember..."): every relative
         # import inside it would then raise ImportWarning. Its own spec goes back.
         module.__spec__ = source
+
+
+# Namespaces whose __name__ a harness module reads while it is imported to name tests:
+# common_modules names ModuleInfo tests `test_forward_nn_Linear_...` from
+# `torch.nn.modules.__name__`; with ember's names they would read `..._ember_nn_Linear_...`.
+_NAMED_BY_HARNESS = {
+    "torch.testing._internal.common_modules": (
+        "nn.modules", "ao.nn.qat.modules", "ao.nn.quantizable.modules",
+        "ao.nn.quantized.modules"),
+}
+
+
+@contextlib.contextmanager
+def _torch_names(namespaces):
+    """While a harness module is executed, the given ember namespaces answer `__name__` with
+    their torch name; afterwards their own names come back."""
+    modules = [importlib.import_module("ember." + n) for n in namespaces]
+    try:
+        for m in modules:
+            m.__name__ = "torch" + m.__name__[len("ember"):]
+        yield
+    finally:
+        for m in modules:
+            m.__name__ = "ember" + m.__name__[len("torch"):]
 
 
 def _harness_source(name):
