@@ -14,3 +14,4 @@ from .shufflenetv2 import *  # noqa: F401,F403
 from .densenet import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .convnext import *  # noqa: F401,F403
+from .vision_transformer import *  # noqa: F401,F403
