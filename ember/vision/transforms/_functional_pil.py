@@ -130,3 +130,8 @@ def adjust_hue(img, hue_factor):
         np_h += np.array(hue_factor * 255).astype(np.uint8)
     h = Image.fromarray(np_h)
     return Image.merge("HSV", (h, s, v)).convert(input_mode)
+
+
+def affine(img, matrix, interpolation, fill=None):
+    opts = _parse_fill(fill, img)
+    return img.transform(img.size, _pil()[0].AFFINE, matrix, interpolation, **opts)

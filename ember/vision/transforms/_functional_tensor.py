@@ -402,3 +402,19 @@ def gaussian_blur(img, kernel_size, sigma):
     img = NF.pad(img, padding, mode="reflect")
     img = NF.conv2d(img, kernel, groups=img.shape[-3])
     return _cast_squeeze_out(img, need_cast, need_squeeze, out_dtype)
+
+
+def affine(img, matrix, interpolation="nearest", fill=None):
+    """Resample through the inverse affine `matrix` (6 floats) at the input's size."""
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    theta = ember.tensor(matrix, dtype=dtype).reshape(1, 2, 3)
+    w, h = img.shape[-1], img.shape[-2]
+    grid = _gen_affine_grid(theta, w=w, h=h, ow=w, oh=h)
+    return _apply_grid_transform(img, grid, interpolation, fill=fill)
+
+
+def erase(img, i, j, h, w, v, inplace=False):
+    if not inplace:
+        img = img.clone()
+    img[..., i:i + h, j:j + w] = v
+    return img

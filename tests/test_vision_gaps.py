@@ -1,0 +1,385 @@
+"""The torchvision names ember.vision added for real training scripts: the weights enums and model
+registry, the classification models beyond ResNet/VGG/MobileNetV2 (parameter counts and
+state-dict keys as read in torchvision 0.28's source), FiveCrop/TenCrop/RandomAffine/
+RandomErasing against torchvision's formulas replayed with torch's generator under the same
+seed, transforms.v2 on plain images, and the ops layers against torch arithmetic.
+torchvision itself is not importable here."""
+import math
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.vision as V
+import ember.vision.models as M
+import ember.vision.transforms as T
+import ember.vision.transforms.functional as F
+from ember.vision import ops
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture
+def no_init(monkeypatch):
+    """Parameter counts and keys do not need random initialisation (seconds for big models)."""
+    for name in ("kaiming_normal_", "kaiming_uniform_", "normal_", "uniform_", "constant_",
+                 "ones_", "zeros_", "trunc_normal_", "xavier_uniform_"):
+        monkeypatch.setattr(ember.nn.init, name, lambda tensor, *args, **kwargs: tensor)
+
+
+def n_params(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+# ---- models: parameter counts and keys from torchvision's source ---------------------------------
+
+# (builder, num_params in torchvision's weights meta, keys spelled as torchvision names them)
+MODELS = [
+    ("alexnet", 61100840, ["features.0.weight", "features.10.bias", "classifier.6.weight"]),
+    ("squeezenet1_0", 1248424, ["features.3.squeeze.weight", "features.12.expand3x3.bias",
+                                "classifier.1.weight"]),
+    ("squeezenet1_1", 1235496, ["features.3.expand1x1.weight", "classifier.1.bias"]),
+    ("shufflenet_v2_x1_0", 2278604, ["conv1.0.weight", "stage2.0.branch1.0.weight",
+                                     "stage2.1.branch2.6.running_var", "conv5.1.weight",
+                                     "fc.weight"]),
+    ("mobilenet_v3_small", 2542856, ["features.0.0.weight", "features.1.block.1.fc1.weight",
+                                     "features.12.1.running_mean", "classifier.3.weight"]),
+    ("mobilenet_v3_large", 5483032, ["features.4.block.2.fc2.bias", "classifier.0.weight"]),
+    ("densenet121", 7978856, ["features.conv0.weight", "features.norm0.running_var",
+                              "features.denseblock1.denselayer1.norm1.weight",
+                              "features.denseblock4.denselayer16.conv2.weight",
+                              "features.transition3.conv.weight", "features.norm5.bias",
+                              "classifier.weight"]),
+    ("efficientnet_b0", 5288548, ["features.0.0.weight", "features.1.0.block.1.fc1.weight",
+                                  "features.2.1.block.3.1.running_var", "features.8.0.weight",
+                                  "classifier.1.weight"]),
+    ("efficientnet_v2_s", 21458488, ["features.1.0.block.0.0.weight",
+                                     "features.4.0.block.2.fc1.weight", "classifier.1.bias"]),
+    ("convnext_tiny", 28589128, ["features.0.0.weight", "features.0.1.weight",
+                                 "features.1.0.layer_scale", "features.1.0.block.0.weight",
+                                 "features.1.0.block.2.weight", "features.2.1.weight",
+                                 "classifier.0.weight", "classifier.2.weight"]),
+    ("vit_b_32", 88224232, ["class_token", "conv_proj.weight", "encoder.pos_embedding",
+                            "encoder.layers.encoder_layer_0.self_attention.in_proj_weight",
+                            "encoder.layers.encoder_layer_11.mlp.3.weight",
+                            "encoder.ln.weight", "heads.head.weight"]),
+]
+
+
+@pytest.mark.parametrize("name,count,keys", MODELS, ids=[m[0] for m in MODELS])
+def test_param_count_and_keys(no_init, name, count, keys):
+    model = M.get_model(name)
+    assert n_params(model) == count == M.get_model_weights(name).DEFAULT.meta["num_params"]
+    sd = model.state_dict()
+    missing = [k for k in keys if k not in sd]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("name,size", [("squeezenet1_1", 64), ("shufflenet_v2_x0_5", 32),
+                                       ("mobilenet_v3_small", 32), ("efficientnet_b0", 32),
+                                       ("densenet121", 32)])
+def test_forward_shape(no_init, name, size):
+    ember.manual_seed(0)
+    model = M.get_model(name, num_classes=7).eval()
+    for p in model.parameters():
+        p.data.fill_(0.01)
+    with ember.no_grad():
+        out = model(ember.randn(2, 3, size, size))
+    assert out.shape == (2, 7) and bool(ember.isfinite(out).all())
+
+
+def test_small_convnext_forward(no_init):
+    from ember.vision.models.convnext import CNBlockConfig
+    model = M.ConvNeXt([CNBlockConfig(8, 16, 1), CNBlockConfig(16, None, 1)], num_classes=3)
+    for p in model.parameters():
+        p.data.fill_(0.01)
+    assert model.eval()(ember.randn(2, 3, 16, 16)).shape == (2, 3)
+    assert model.features[1][0].layer_scale.shape == (8, 1, 1)
+
+
+def test_vit_small_forward_and_image_size_check():
+    model = M.VisionTransformer(image_size=32, patch_size=16, num_layers=2, num_heads=2,
+                                hidden_dim=8, mlp_dim=16, num_classes=5).eval()
+    assert model.seq_length == 5
+    assert model(ember.randn(2, 3, 32, 32)).shape == (2, 5)
+    with pytest.raises(AssertionError, match="Wrong image height! Expected 32 but got 16!"):
+        model(ember.randn(1, 3, 16, 32))
+
+
+def test_densenet_old_checkpoint_keys_are_renamed(no_init, tmp_path):
+    model = M.densenet121(num_classes=3)
+    sd = {k: v.clone() for k, v in model.state_dict().items()}
+    # checkpoints from before num_batches_tracked spelled norm1.weight as norm.1.weight
+    old = {k.replace("denselayer1.norm1.", "denselayer1.norm.1."): v for k, v in sd.items()
+           if not k.endswith("num_batches_tracked")}
+    assert "features.denseblock1.denselayer1.norm.1.weight" in old
+    path = tmp_path / "old.pth"
+    ember.save(old, str(path))
+    loaded = M.densenet121(weights=str(path), num_classes=3)
+    assert set(loaded.state_dict()) == set(sd)
+
+
+# ---- weights enums and the registry ----------------------------------------------------------------
+
+def test_weights_enum_members_and_meta():
+    W = M.ResNet50_Weights
+    assert [w.name for w in W] == ["IMAGENET1K_V1", "IMAGENET1K_V2"]
+    assert W.DEFAULT is W.IMAGENET1K_V2
+    assert W.IMAGENET1K_V1.url == "https://download.pytorch.org/models/resnet50-0676ba61.pth"
+    assert W.IMAGENET1K_V2.meta["_metrics"]["ImageNet-1K"]["acc@1"] == 80.858
+    assert len(W.DEFAULT.meta["categories"]) == 1000 and W.DEFAULT.meta["categories"][0] == \
+        "tench"
+    assert repr(W.DEFAULT) == "ResNet50_Weights.IMAGENET1K_V2"
+    assert W.verify("IMAGENET1K_V1") is W.IMAGENET1K_V1
+    assert W.verify("ResNet50_Weights.DEFAULT") is W.IMAGENET1K_V2
+    with pytest.raises(TypeError, match="expected ResNet50_Weights but received "
+                                        "ResNet18_Weights"):
+        W.verify(M.ResNet18_Weights.DEFAULT)
+    import copy
+    import pickle
+    assert copy.deepcopy(W.DEFAULT) is W.DEFAULT
+    assert pickle.loads(pickle.dumps(W.DEFAULT)) is W.DEFAULT
+
+
+def test_weights_transforms_preset():
+    preset = M.ResNet50_Weights.IMAGENET1K_V2.transforms()
+    assert preset.crop_size == [224] and preset.resize_size == [232]
+    assert "interpolation=InterpolationMode.BILINEAR" in repr(preset)
+    vit = M.ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1.transforms()
+    assert vit.crop_size == [384] and vit.interpolation == F.InterpolationMode.BICUBIC
+    img = ember.randint(0, 256, (3, 40, 50), dtype=ember.uint8)
+    small = M.AlexNet_Weights.DEFAULT.transforms().__class__(crop_size=8, resize_size=10)
+    out = small(img)
+    assert out.dtype == ember.float32 and out.shape == (3, 8, 8)
+    # the last step is Normalize with ImageNet's statistics on [0, 1] values
+    ref = F.center_crop(F.resize(img, [10]), [8]).numpy().astype(np.float32) / 255
+    mean = np.array([0.485, 0.456, 0.406], np.float32)[:, None, None]
+    std = np.array([0.229, 0.224, 0.225], np.float32)[:, None, None]
+    np.testing.assert_allclose(out.numpy(), (ref - mean) / std, rtol=1e-5, atol=1e-6)
+
+
+def test_registry():
+    names = M.list_models()
+    for n in ("alexnet", "resnet18", "vgg16_bn", "mobilenet_v3_small", "densenet121",
+              "efficientnet_b0", "convnext_tiny", "vit_b_16", "squeezenet1_0",
+              "shufflenet_v2_x1_0"):
+        assert n in names
+    assert names == sorted(names)
+    assert M.list_models(include="resnet*", exclude="*101*") == [
+        "resnet152", "resnet18", "resnet34", "resnet50"]
+    assert M.list_models(module=M) == names
+    assert M.get_model_weights("resnet18") is M.ResNet18_Weights
+    assert M.get_model_weights(M.densenet121) is M.DenseNet121_Weights
+    assert M.get_weight("MobileNet_V3_Large_Weights.IMAGENET1K_V2") is \
+        M.MobileNet_V3_Large_Weights.IMAGENET1K_V2
+    with pytest.raises(ValueError, match="Unknown model nope"):
+        M.get_model("nope")
+    with pytest.raises(ValueError, match="Invalid weight name provided: 'x'"):
+        M.get_weight("x")
+
+
+def test_pretrained_needs_the_cached_file(no_init, tmp_path, monkeypatch):
+    monkeypatch.setattr(ember.hub, "_hub_dir", str(tmp_path))
+    with pytest.raises(RuntimeError, match="ember cannot download pretrained weights.*"
+                                           "squeezenet1_1-b8a52dc0.pth"):
+        M.squeezenet1_1(weights=M.SqueezeNet1_1_Weights.DEFAULT)
+    with pytest.raises(ValueError, match="expected value 1000 but got 10"):
+        M.squeezenet1_1(weights="DEFAULT", num_classes=10)
+    # the legacy pretrained=True asks for DEFAULT, with torchvision's two warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="cannot download"):
+            M.squeezenet1_1(pretrained=True)
+    msgs = [str(w.message) for w in caught]
+    assert any("'pretrained' is deprecated since 0.13" in m for m in msgs)
+    assert any("weights=SqueezeNet1_1_Weights.IMAGENET1K_V1" in m for m in msgs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert isinstance(M.squeezenet1_1(pretrained=False), M.SqueezeNet)
+    # a file already in the hub cache under torchvision's name is loaded
+    model = M.squeezenet1_1()
+    sd = {k: v + 1 for k, v in model.state_dict().items()}
+    (tmp_path / "checkpoints").mkdir()
+    ember.save(sd, str(tmp_path / "checkpoints" / "squeezenet1_1-b8a52dc0.pth"))
+    loaded = M.squeezenet1_1(weights="IMAGENET1K_V1")
+    np.testing.assert_array_equal(loaded.classifier[1].bias.detach().numpy(),
+                                  sd["classifier.1.bias"].numpy())
+
+
+# ---- transforms ------------------------------------------------------------------------------------
+
+def chw(seed=0, shape=(3, 10, 13)):
+    return np.random.default_rng(seed).random(shape).astype(np.float32)
+
+
+def test_five_and_ten_crop():
+    x = chw()
+    crops = T.FiveCrop((4, 6))(ember.tensor(x))
+    t = torch.tensor(x)
+    expected = [t[:, :4, :6], t[:, :4, 7:], t[:, 6:, :6], t[:, 6:, 7:], t[:, 3:7, 4:10]]
+    for got, ref in zip(crops, expected):
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    ten = T.TenCrop(4, vertical_flip=True)(ember.tensor(x))
+    assert len(ten) == 10
+    np.testing.assert_array_equal(ten[5].numpy(), t.flip(-2)[:, :4, :4].numpy())
+    with pytest.raises(ValueError, match=r"Requested crop size \(11, 4\) is bigger than input "
+                                         r"size \(10, 13\)"):
+        F.five_crop(ember.tensor(x), (11, 4))
+
+
+def test_random_erasing_replays_torch_draws():
+    x = chw(1)
+    for seed in range(4):
+        ember.manual_seed(seed)
+        got = T.RandomErasing(p=0.7, value="random")(ember.tensor(x))
+        torch.manual_seed(seed)
+        ref = torch.tensor(x)
+        if torch.rand(1) < 0.7:  # torchvision's draws, in its order
+            log_ratio = torch.log(torch.tensor((0.3, 3.3)))
+            for _ in range(10):
+                area = 130 * torch.empty(1).uniform_(0.02, 0.33).item()
+                ar = torch.exp(torch.empty(1).uniform_(log_ratio[0], log_ratio[1])).item()
+                h, w = int(round(math.sqrt(area * ar))), int(round(math.sqrt(area / ar)))
+                if not (h < 10 and w < 13):
+                    continue
+                v = torch.empty([3, h, w], dtype=torch.float32).normal_()
+                i = torch.randint(0, 10 - h + 1, size=(1,)).item()
+                j = torch.randint(0, 13 - w + 1, size=(1,)).item()
+                ref[..., i:i + h, j:j + w] = v
+                break
+        np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    with pytest.raises(ValueError, match="either a single value or 3"):
+        T.RandomErasing(p=1, value=(1, 2))(ember.tensor(x))
+    with pytest.raises(TypeError, match="img should be Tensor Image"):
+        F.erase(np.zeros((3, 4, 4)), 0, 0, 1, 1, ember.tensor(0.0))
+
+
+def test_random_affine_params_replay_torch_draws():
+    ember.manual_seed(3)
+    got = T.RandomAffine.get_params([-30.0, 30.0], [0.2, 0.1], [0.8, 1.2], [-5.0, 5.0, 1.0, 2.0],
+                                    [20, 10])
+    torch.manual_seed(3)
+    u = [torch.empty(1).uniform_(a, b).item() for a, b in
+         [(-30.0, 30.0), (-4.0, 4.0), (-1.0, 1.0), (0.8, 1.2), (-5.0, 5.0), (1.0, 2.0)]]
+    assert got == (u[0], (int(round(u[1])), int(round(u[2]))), u[3], (u[4], u[5]))
+
+
+def test_affine_quarter_turn_is_rot90():
+    x = chw(2, (3, 8, 8))
+    # affine's angle turns clockwise (rotate's counter-clockwise)
+    got = F.affine(ember.tensor(x), angle=90, translate=[0, 0], scale=1.0, shear=0.0)
+    np.testing.assert_allclose(got.numpy(), torch.rot90(torch.tensor(x), -1, (1, 2)).numpy(),
+                               atol=1e-6)
+    # a whole-pixel translation moves the image and fills the rest
+    got = F.affine(ember.tensor(x), angle=0, translate=[2, 1], scale=1.0, shear=[0.0],
+                   fill=[0.0, 0.0, 0.0])
+    ref = torch.zeros(3, 8, 8)
+    ref[:, 1:, 2:] = torch.tensor(x)[:, :7, :6]
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="Argument scale should be positive"):
+        F.affine(ember.tensor(x), 0, [0, 0], 0.0, 0.0)
+
+
+def test_random_affine_pil_and_repr():
+    Image = pytest.importorskip("PIL.Image")
+    img = Image.fromarray((chw(3, (9, 9, 3)) * 255).astype(np.uint8))
+    out = F.affine(img, angle=90, translate=[0, 0], scale=1.0, shear=0.0)
+    np.testing.assert_array_equal(np.asarray(out), np.rot90(np.asarray(img), -1))
+    assert repr(T.RandomAffine(10, scale=(0.5, 1.0), fill=1)) == \
+        "RandomAffine(degrees=[-10.0, 10.0], scale=(0.5, 1.0), fill=1)"
+
+
+def test_v2_on_plain_images():
+    from ember.vision.transforms import v2
+    assert v2.RandomErasing is T.RandomErasing and v2.Normalize is T.Normalize
+    img = np.random.default_rng(0).integers(0, 256, (5, 6, 3), dtype=np.uint8)
+    pipeline = v2.Compose([v2.ToImage(), v2.ToDtype(ember.float32, scale=True)])
+    out = pipeline(img)
+    ref = torch.tensor(img).permute(2, 0, 1).float() / 255
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6)
+    assert v2.ToDtype(ember.int64)(ember.tensor([1.7])).dtype == ember.int64
+    with pytest.raises(NotImplementedError, match="SanitizeBoundingBoxes.*tv_tensors"):
+        v2.SanitizeBoundingBoxes
+    with pytest.raises(AttributeError):
+        v2.NoSuchTransform
+
+
+# ---- ops layers ------------------------------------------------------------------------------------
+
+def test_sigmoid_focal_loss_matches_formula():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((4, 5)).astype(np.float32), (rng.random((4, 5)) > 0.5)
+    y = y.astype(np.float32)
+    tx, ty = torch.tensor(x), torch.tensor(y)
+    p = torch.sigmoid(tx)
+    ce = torch.nn.functional.binary_cross_entropy_with_logits(tx, ty, reduction="none")
+    p_t = p * ty + (1 - p) * (1 - ty)
+    ref = (0.25 * ty + 0.75 * (1 - ty)) * ce * (1 - p_t) ** 2
+    got = ops.sigmoid_focal_loss(ember.tensor(x), ember.tensor(y))
+    np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-7)
+    got = ops.sigmoid_focal_loss(ember.tensor(x), ember.tensor(y), alpha=-1, gamma=1,
+                                 reduction="mean")
+    np.testing.assert_allclose(got.item(), (ce * (1 - p_t)).mean().item(), rtol=1e-5)
+    with pytest.raises(ValueError, match="Invalid alpha value: 2"):
+        ops.sigmoid_focal_loss(ember.tensor(x), ember.tensor(y), alpha=2)
+
+
+def test_stochastic_depth_replays_torch_bernoulli():
+    x = chw(4, (6, 2, 3))
+    ember.manual_seed(0)
+    got = ops.stochastic_depth(ember.tensor(x), 0.4, "row", training=True)
+    torch.manual_seed(0)
+    noise = torch.empty([6, 1, 1]).bernoulli_(0.6).div_(0.6)
+    np.testing.assert_allclose(got.numpy(), (torch.tensor(x) * noise).numpy(), rtol=1e-6)
+    assert ops.StochasticDepth(0.5, "batch").eval()(ember.tensor(x)) is not None
+    assert repr(ops.StochasticDepth(0.5, "batch")) == "StochasticDepth(p=0.5, mode=batch)"
+    with pytest.raises(ValueError, match="mode has to be either 'batch' or 'row', but got x"):
+        ops.stochastic_depth(ember.tensor(x), 0.5, "x")
+
+
+def test_frozen_batchnorm_and_squeeze_excitation():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
+    bn = ops.FrozenBatchNorm2d(4)
+    stats = {k: rng.random(4).astype(np.float32) + 0.1 for k in
+             ("weight", "bias", "running_mean", "running_var")}
+    bn.load_state_dict({**{k: ember.tensor(v) for k, v in stats.items()},
+                        "num_batches_tracked": ember.tensor(3)})
+    assert [n for n, _ in bn.named_parameters()] == []
+    ref = torch.nn.functional.batch_norm(
+        torch.tensor(x), torch.tensor(stats["running_mean"]), torch.tensor(stats["running_var"]),
+        torch.tensor(stats["weight"]), torch.tensor(stats["bias"]), training=False, eps=1e-5)
+    np.testing.assert_allclose(bn(ember.tensor(x)).numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(bn) == "FrozenBatchNorm2d(4, eps=1e-05)"
+
+    se = ops.SqueezeExcitation(4, 2)
+    w = {k: torch.tensor(v.detach().numpy()) for k, v in se.state_dict().items()}
+    tx = torch.tensor(x)
+    s = torch.nn.functional.conv2d(tx.mean((2, 3), keepdim=True), w["fc1.weight"], w["fc1.bias"])
+    s = torch.nn.functional.conv2d(torch.relu(s), w["fc2.weight"], w["fc2.bias"])
+    np.testing.assert_allclose(se(ember.tensor(x)).detach().numpy(),
+                               (torch.sigmoid(s) * tx).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_mlp_layout():
+    mlp = ops.MLP(3, [4, 5], norm_layer=ember.nn.LayerNorm, dropout=0.1)
+    assert [type(m).__name__ for m in mlp] == ["Linear", "LayerNorm", "ReLU", "Dropout",
+                                               "Linear", "Dropout"]
+    assert list(mlp.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias", "4.weight",
+                                      "4.bias"]
+
+
+def test_version_and_torchvision_alias_names():
+    assert V.__version__ == "0.28.0"
+    code = ("import torchvision\n"
+            "from torchvision.models import resnet18, ResNet18_Weights, get_model, list_models\n"
+            "from torchvision.transforms import v2, RandomErasing, FiveCrop\n"
+            "from torchvision.ops import sigmoid_focal_loss, StochasticDepth, MLP\n"
+            "print(torchvision.__version__, ResNet18_Weights.DEFAULT)\n")
+    out = subprocess.run([sys.executable, "-m", "ember", "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["0.28.0", "ResNet18_Weights.IMAGENET1K_V1"]
