@@ -383,3 +383,89 @@ def test_version_and_torchvision_alias_names():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["0.28.0", "ResNet18_Weights.IMAGENET1K_V1"]
+
+
+# ---- AutoAugment family ----------------------------------------------------------------------------
+
+def u8(seed=0, shape=(3, 9, 11)):
+    return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+
+
+def test_pointwise_augment_ops_match_formulas():
+    x = u8()
+    t = torch.tensor(x)
+    e = ember.tensor(x)
+    np.testing.assert_array_equal(F.invert(e).numpy(), (255 - t).numpy())
+    np.testing.assert_array_equal(F.posterize(e, 3).numpy(), (t & -32).numpy())
+    np.testing.assert_array_equal(F.solarize(e, 100).numpy(),
+                                  torch.where(t >= 100, 255 - t, t).numpy())
+    xf = x.astype(np.float32) / 255
+    tf = torch.tensor(xf)
+    lo, hi = tf.amin((-2, -1), keepdim=True), tf.amax((-2, -1), keepdim=True)
+    np.testing.assert_allclose(F.autocontrast(ember.tensor(xf)).numpy(),
+                               ((tf - lo) / (hi - lo)).clamp(0, 1).numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="Only torch.uint8 image tensors are supported"):
+        F.posterize(ember.tensor(xf), 3)
+    with pytest.raises(ValueError, match=r"sharpness_factor \(-1\) is not non-negative"):
+        F.adjust_sharpness(e, -1)
+
+
+def test_equalize_and_sharpness_match_pillow():
+    Image = pytest.importorskip("PIL.Image")
+    ImageOps = pytest.importorskip("PIL.ImageOps")
+    ImageEnhance = pytest.importorskip("PIL.ImageEnhance")
+    x = u8(1, (3, 16, 16))
+    x[:, :, :4] = 7  # a spike in the histogram
+    pil = Image.fromarray(x.transpose(1, 2, 0))
+    got = F.equalize(ember.tensor(x)).numpy().transpose(1, 2, 0)
+    np.testing.assert_array_equal(got, np.asarray(ImageOps.equalize(pil)))
+    sharp = F.adjust_sharpness(ember.tensor(x), 1.7).numpy().transpose(1, 2, 0).astype(int)
+    ref = np.asarray(ImageEnhance.Sharpness(pil).enhance(1.7)).astype(int)
+    assert np.abs(sharp - ref).max() <= 1  # rounding of the blend, as torchvision's tests allow
+
+
+def test_trivial_augment_and_randaugment_replay_torch_draws():
+    from ember.vision.transforms.autoaugment import _apply_op
+    x = ember.tensor(u8(2))
+    names = ["Identity", "ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness",
+             "Color", "Contrast", "Sharpness", "Posterize", "Solarize", "AutoContrast",
+             "Equalize"]
+    signed = set(names[1:10])
+    for seed in range(6):
+        ember.manual_seed(seed)
+        got = T.TrivialAugmentWide()(x)
+        torch.manual_seed(seed)
+        op = names[int(torch.randint(14, (1,)).item())]
+        space = T.TrivialAugmentWide()._augmentation_space(31)[op][0]
+        mag = float(space[int(torch.randint(len(space), (1,)).item())].item()) \
+            if space.ndim > 0 else 0.0
+        if op in signed and torch.randint(2, (1,)):
+            mag = -mag
+        np.testing.assert_array_equal(
+            got.numpy(), _apply_op(x, op, mag, T.InterpolationMode.NEAREST, None).numpy())
+    ember.manual_seed(7)
+    got = T.RandAugment(num_ops=2, magnitude=9)(x)
+    torch.manual_seed(7)
+    ref = x
+    for _ in range(2):
+        op = names[int(torch.randint(14, (1,)).item())]
+        space = T.RandAugment()._augmentation_space(31, (9, 11))[op][0]
+        mag = float(space[9].item()) if space.ndim > 0 else 0.0
+        if op in signed and torch.randint(2, (1,)):
+            mag = -mag
+        ref = _apply_op(ref, op, mag, T.InterpolationMode.NEAREST, None)
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+
+
+def test_autoaugment_params_and_policies():
+    ember.manual_seed(11)
+    pid, probs, signs = T.AutoAugment.get_params(25)
+    torch.manual_seed(11)
+    assert pid == int(torch.randint(25, (1,)).item())
+    np.testing.assert_array_equal(probs.numpy(), torch.rand((2,)).numpy())
+    np.testing.assert_array_equal(signs.numpy(), torch.randint(2, (2,)).numpy())
+    for policy in T.AutoAugmentPolicy:
+        assert len(T.AutoAugment(policy).policies) == 25
+    space = T.AutoAugment()._augmentation_space(10, (32, 32))
+    assert space["Posterize"][0].tolist() == [8, 8, 7, 7, 6, 6, 5, 5, 4, 4]
+    assert repr(T.AutoAugment()) == "AutoAugment(policy=AutoAugmentPolicy.IMAGENET, fill=None)"

@@ -135,3 +135,27 @@ def adjust_hue(img, hue_factor):
 def affine(img, matrix, interpolation, fill=None):
     opts = _parse_fill(fill, img)
     return img.transform(img.size, _pil()[0].AFFINE, matrix, interpolation, **opts)
+
+
+def invert(img):
+    return _pil()[2].invert(img)
+
+
+def posterize(img, bits):
+    return _pil()[2].posterize(img, bits)
+
+
+def solarize(img, threshold):
+    return _pil()[2].solarize(img, threshold)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    return _pil()[1].Sharpness(img).enhance(sharpness_factor)
+
+
+def autocontrast(img):
+    return _pil()[2].autocontrast(img)
+
+
+def equalize(img):
+    return _pil()[2].equalize(img)

@@ -475,3 +475,36 @@ def erase(img, i, j, h, w, v, inplace=False):
     if not isinstance(img, ember.Tensor):
         raise TypeError(f"img should be Tensor Image. Got {type(img)}")
     return F_t.erase(img, i, j, h, w, v, inplace=inplace)
+
+
+# ---- the AutoAugment operations ----------------------------------------------------------------
+def invert(img):
+    """max value - img (255 - x for uint8, 1 - x for floats)."""
+    return _on_image(img, F_t.invert, F_pil.invert)
+
+
+def posterize(img, bits):
+    """Keep the `bits` high bits of each uint8 value."""
+    if not 0 <= bits <= 8:
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    return _on_image(img, F_t.posterize, F_pil.posterize, bits)
+
+
+def solarize(img, threshold):
+    """Invert the values at or above `threshold`."""
+    return _on_image(img, F_t.solarize, F_pil.solarize, threshold)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    """Blend with PIL's SMOOTH-filtered image: 0 blurred, 1 original, 2 twice as sharp."""
+    return _on_image(img, F_t.adjust_sharpness, F_pil.adjust_sharpness, sharpness_factor)
+
+
+def autocontrast(img):
+    """Stretch each channel so its minimum maps to 0 and its maximum to the dtype's maximum."""
+    return _on_image(img, F_t.autocontrast, F_pil.autocontrast)
+
+
+def equalize(img):
+    """Histogram equalisation of each channel of a uint8 image (PIL's algorithm)."""
+    return _on_image(img, F_t.equalize, F_pil.equalize)

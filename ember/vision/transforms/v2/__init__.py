@@ -9,13 +9,13 @@ through one call (`t(img, boxes, label)`), and the batch transforms CutMix / Mix
 one of those names raises NotImplementedError naming it. The random transforms draw as v1 does.
 """
 import ember
-from .. import transforms as _v1
 from ..transforms import (  # noqa: F401
     CenterCrop, ColorJitter, Compose, ConvertImageDtype, FiveCrop, GaussianBlur, Grayscale,
     InterpolationMode, Lambda, Normalize, Pad, PILToTensor, RandomAffine, RandomApply,
     RandomChoice, RandomCrop, RandomErasing, RandomGrayscale, RandomHorizontalFlip, RandomOrder,
     RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop, ToPILImage, ToTensor)
 from .. import functional  # noqa: F401
+from ..autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from ember import nn
 
 __all__ = ["CenterCrop", "ColorJitter", "Compose", "ConvertImageDtype", "FiveCrop",
@@ -23,7 +23,8 @@ __all__ = ["CenterCrop", "ColorJitter", "Compose", "ConvertImageDtype", "FiveCro
            "PILToTensor", "RandomAffine", "RandomApply", "RandomChoice", "RandomCrop",
            "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomOrder",
            "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize", "TenCrop",
-           "ToPILImage", "ToTensor", "Identity", "ToImage", "ToPureTensor", "ToDtype",
+           "ToPILImage", "ToTensor", "AutoAugment", "AutoAugmentPolicy", "RandAugment",
+           "TrivialAugmentWide", "Identity", "ToImage", "ToPureTensor", "ToDtype",
            "functional"]
 
 _NOT_HERE = {
@@ -48,9 +49,6 @@ def __getattr__(name):
             raise NotImplementedError(
                 f"torchvision.transforms.v2.{name} is not in ember.vision ({what}; ember's v2 "
                 f"works on plain PIL images and image tensors, without tv_tensors)")
-    for v1_name in ("AutoAugment", "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide"):
-        if name == v1_name and hasattr(_v1, name):
-            return getattr(_v1, name)
     raise AttributeError(f"module 'torchvision.transforms.v2' has no attribute '{name}'")
 
 
