@@ -469,3 +469,24 @@ def test_autoaugment_params_and_policies():
     space = T.AutoAugment()._augmentation_space(10, (32, 32))
     assert space["Posterize"][0].tolist() == [8, 8, 7, 7, 6, 6, 5, 5, 4, 4]
     assert repr(T.AutoAugment()) == "AutoAugment(policy=AutoAugmentPolicy.IMAGENET, fill=None)"
+
+
+def test_random_perspective_replays_torch_draws_and_maps_corners():
+    ember.manual_seed(5)
+    start, end = T.RandomPerspective.get_params(20, 10, 0.5)
+    torch.manual_seed(5)
+    r = [int(torch.randint(lo, hi, size=(1,)).item()) for lo, hi in
+         [(0, 6), (0, 3), (14, 20), (0, 3), (14, 20), (7, 10), (0, 6), (7, 10)]]
+    assert end == [r[0:2], r[2:4], r[4:6], r[6:8]]
+    assert start == [[0, 0], [19, 0], [19, 9], [0, 9]]
+    coeffs = F._get_perspective_coeffs(start, end)
+    for (sx, sy), (ex, ey) in zip(start, end):  # each end point maps back to its start point
+        den = coeffs[6] * ex + coeffs[7] * ey + 1
+        assert abs((coeffs[0] * ex + coeffs[1] * ey + coeffs[2]) / den - sx) < 1e-3
+        assert abs((coeffs[3] * ex + coeffs[4] * ey + coeffs[5]) / den - sy) < 1e-3
+    # the identity warp leaves the image unchanged
+    x = chw(6, (3, 10, 20))
+    out = F.perspective(ember.tensor(x), start, start)
+    np.testing.assert_allclose(out.numpy(), x, atol=1e-5)
+    ember.manual_seed(0)
+    assert T.RandomPerspective(p=1.0)(ember.tensor(x)).shape == (3, 10, 20)

@@ -159,3 +159,9 @@ def autocontrast(img):
 
 def equalize(img):
     return _pil()[2].equalize(img)
+
+
+def perspective(img, perspective_coeffs, interpolation, fill=None):
+    opts = _parse_fill(fill, img)
+    return img.transform(img.size, _pil()[0].PERSPECTIVE, perspective_coeffs, interpolation,
+                         **opts)

@@ -514,3 +514,33 @@ def equalize(img):
     if img.ndim == 3:
         return ember.stack([_scale_channel(img[c]) for c in range(img.size(0))])
     return ember.stack([equalize(x) for x in img])
+
+
+def _perspective_grid(coeffs, ow, oh, dtype):
+    """grid_sample coordinates of the projective map (a x + b y + c, d x + e y + f) /
+    (g x + h y + 1) evaluated at the output pixel centres."""
+    theta1 = ember.tensor([[[coeffs[0], coeffs[1], coeffs[2]],
+                            [coeffs[3], coeffs[4], coeffs[5]]]], dtype=dtype)
+    theta2 = ember.tensor([[[coeffs[6], coeffs[7], 1.0], [coeffs[6], coeffs[7], 1.0]]],
+                          dtype=dtype)
+    d = 0.5
+    x_grid = ember.linspace(d, ow * 1.0 + d - 1.0, steps=ow).to(dtype)
+    y_grid = ember.linspace(d, oh * 1.0 + d - 1.0, steps=oh).to(dtype)
+    base_grid = ember.stack([x_grid.expand(oh, ow), y_grid[:, None].expand(oh, ow),
+                             ember.ones(oh, ow, dtype=dtype)], dim=-1).view(1, oh * ow, 3)
+    rescaled_theta1 = theta1.transpose(1, 2) / ember.tensor([0.5 * ow, 0.5 * oh], dtype=dtype)
+    output_grid = base_grid.bmm(rescaled_theta1) / base_grid.bmm(theta2.transpose(1, 2)) - 1.0
+    return output_grid.view(1, oh, ow, 2)
+
+
+def perspective(img, perspective_coeffs, interpolation="bilinear", fill=None):
+    if not isinstance(img, ember.Tensor):
+        raise TypeError("Input img should be Tensor.")
+    _assert_image_tensor(img)
+    if len(perspective_coeffs) != 8:
+        raise ValueError("Argument coeffs should have 8 float values")
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    grid = _perspective_grid(perspective_coeffs, ow=img.shape[-1], oh=img.shape[-2], dtype=dtype)
+    return _apply_grid_transform(img, grid, interpolation, fill=fill)

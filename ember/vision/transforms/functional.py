@@ -508,3 +508,35 @@ def autocontrast(img):
 def equalize(img):
     """Histogram equalisation of each channel of a uint8 image (PIL's algorithm)."""
     return _on_image(img, F_t.equalize, F_pil.equalize)
+
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    """The 8 coefficients of the projective map sending each end point to its start point
+    (least squares in float64, returned as float32 values like torchvision's)."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} "
+                         f"startpoints and {len(endpoints)} endpoints.")
+    a = np.zeros((8, 8), dtype=np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, dtype=np.float64).reshape(8)
+    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
+    return [float(v) for v in res]
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR,
+                fill=None):
+    """Warp so that the four `startpoints` corners land on `endpoints` ([x, y] each, in the
+    order top-left, top-right, bottom-right, bottom-left)."""
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    if isinstance(interpolation, int):
+        interpolation = _interpolation_modes_from_int(interpolation)
+    elif not isinstance(interpolation, InterpolationMode):
+        raise TypeError("Argument interpolation should be a InterpolationMode or a corresponding "
+                        "Pillow integer constant")
+    if not _is_tensor(img):
+        _check_image(img)
+        return F_pil.perspective(img, coeffs, interpolation=pil_modes_mapping[interpolation],
+                                 fill=fill)
+    return F_t.perspective(img, coeffs, interpolation=interpolation.value, fill=fill)

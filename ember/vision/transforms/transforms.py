@@ -20,7 +20,7 @@ __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtyp
            "RandomOrder", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
            "RandomResizedCrop", "ColorJitter", "RandomRotation", "Grayscale",
            "RandomGrayscale", "GaussianBlur", "InterpolationMode", "FiveCrop", "TenCrop",
-           "RandomAffine", "RandomErasing"]
+           "RandomAffine", "RandomErasing", "RandomPerspective"]
 
 
 def _setup_size(size, error_msg):
@@ -727,3 +727,50 @@ class RandomErasing(nn.Module):
     def __repr__(self):
         return (f"{self.__class__.__name__}(p={self.p}, scale={self.scale}, ratio={self.ratio}, "
                 f"value={self.value}, inplace={self.inplace})")
+
+
+class RandomPerspective(nn.Module):
+    """With probability p, a perspective warp moving each corner inwards by up to
+    distortion_scale * half the size (eight randint draws in torchvision's order)."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR,
+                 fill=0):
+        super().__init__()
+        self.p = p
+        if isinstance(interpolation, int):
+            interpolation = _interpolation_modes_from_int(interpolation)
+        self.interpolation = interpolation
+        self.distortion_scale = distortion_scale
+        if fill is None:
+            fill = 0
+        elif not isinstance(fill, (Sequence, numbers.Number)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        self.fill = fill
+
+    def forward(self, img):
+        fill = self.fill
+        channels, height, width = F.get_dimensions(img)
+        if isinstance(img, ember.Tensor):
+            fill = [float(fill)] * channels if isinstance(fill, (int, float)) else \
+                [float(f) for f in fill]
+        if ember.rand(1) < self.p:
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
+        return img
+
+    @staticmethod
+    def get_params(width, height, distortion_scale):
+        half_height, half_width = height // 2, width // 2
+        dw, dh = int(distortion_scale * half_width), int(distortion_scale * half_height)
+
+        def draw(lo, hi):
+            return int(ember.randint(lo, hi, size=(1,)).item())
+        topleft = [draw(0, dw + 1), draw(0, dh + 1)]
+        topright = [draw(width - dw - 1, width), draw(0, dh + 1)]
+        botright = [draw(width - dw - 1, width), draw(height - dh - 1, height)]
+        botleft = [draw(0, dw + 1), draw(height - dh - 1, height)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(p={self.p})"

@@ -13,7 +13,8 @@ from ..transforms import (  # noqa: F401
     CenterCrop, ColorJitter, Compose, ConvertImageDtype, FiveCrop, GaussianBlur, Grayscale,
     InterpolationMode, Lambda, Normalize, Pad, PILToTensor, RandomAffine, RandomApply,
     RandomChoice, RandomCrop, RandomErasing, RandomGrayscale, RandomHorizontalFlip, RandomOrder,
-    RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop, ToPILImage, ToTensor)
+    RandomPerspective, RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop,
+    ToPILImage, ToTensor)
 from .. import functional  # noqa: F401
 from ..autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from ember import nn
@@ -22,7 +23,8 @@ __all__ = ["CenterCrop", "ColorJitter", "Compose", "ConvertImageDtype", "FiveCro
            "GaussianBlur", "Grayscale", "InterpolationMode", "Lambda", "Normalize", "Pad",
            "PILToTensor", "RandomAffine", "RandomApply", "RandomChoice", "RandomCrop",
            "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomOrder",
-           "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip", "Resize", "TenCrop",
+           "RandomPerspective", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip",
+           "Resize", "TenCrop",
            "ToPILImage", "ToTensor", "AutoAugment", "AutoAugmentPolicy", "RandAugment",
            "TrivialAugmentWide", "Identity", "ToImage", "ToPureTensor", "ToDtype",
            "functional"]
@@ -39,7 +41,7 @@ _NOT_HERE = {
         "RandomEqualize", "RandomInvert", "RandomPhotometricDistort", "RandomPosterize",
         "RandomSolarize", "RGB", "RandomResize", "RandomShortestSize", "ScaleJitter",
         "UniformTemporalSubsample", "Transform", "check_type", "has_all", "has_any",
-        "query_chw", "query_size", "RandomPerspective"),
+        "query_chw", "query_size"),
 }
 
 
