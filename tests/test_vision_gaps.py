@@ -378,6 +378,8 @@ def test_version_and_torchvision_alias_names():
             "from torchvision.models import resnet18, ResNet18_Weights, get_model, list_models\n"
             "from torchvision.transforms import v2, RandomErasing, FiveCrop\n"
             "from torchvision.ops import sigmoid_focal_loss, StochasticDepth, MLP\n"
+            "from torchvision.io import read_image\n"
+            "from torchvision.utils import draw_bounding_boxes\n"
             "print(torchvision.__version__, ResNet18_Weights.DEFAULT)\n")
     out = subprocess.run([sys.executable, "-m", "ember", "-c", code], capture_output=True,
                          text=True, timeout=120)
@@ -490,3 +492,48 @@ def test_random_perspective_replays_torch_draws_and_maps_corners():
     np.testing.assert_allclose(out.numpy(), x, atol=1e-5)
     ember.manual_seed(0)
     assert T.RandomPerspective(p=1.0)(ember.tensor(x)).shape == (3, 10, 20)
+
+
+# ---- io and drawing ----------------------------------------------------------------------------------
+
+def test_read_and_decode_image(tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+    x = u8(8, (5, 7, 3))
+    Image.fromarray(x).save(tmp_path / "a.png")
+    from ember.vision import io
+    img = io.read_image(str(tmp_path / "a.png"))
+    assert img.dtype == ember.uint8 and img.shape == (3, 5, 7)
+    np.testing.assert_array_equal(img.numpy(), x.transpose(2, 0, 1))
+    gray = io.decode_image(io.read_file(str(tmp_path / "a.png")), mode="GRAY")
+    np.testing.assert_array_equal(gray.numpy()[0],
+                                  np.asarray(Image.fromarray(x).convert("L")))
+    io.write_png(img, str(tmp_path / "b.png"))
+    np.testing.assert_array_equal(io.read_image(str(tmp_path / "b.png")).numpy(), img.numpy())
+    with pytest.raises(NotImplementedError, match="video"):
+        io.read_video
+
+
+def test_draw_segmentation_masks_and_boxes():
+    pytest.importorskip("PIL.Image")
+    x = u8(9, (3, 6, 8))
+    masks = np.zeros((2, 6, 8), dtype=bool)
+    masks[0, :3] = True
+    masks[1, 2:4] = True
+    got = V.utils.draw_segmentation_masks(ember.tensor(x), ember.tensor(masks), alpha=0.5,
+                                          colors=["red", (0, 0, 255)])
+    t = torch.tensor(x)
+    drawn = t.clone()
+    drawn[:, torch.tensor(masks[0])] = torch.tensor([255, 0, 0], dtype=torch.uint8)[:, None]
+    drawn[:, torch.tensor(masks[1])] = torch.tensor([0, 0, 255], dtype=torch.uint8)[:, None]
+    drawn[:, torch.tensor(masks.sum(0) > 1)] = 0
+    np.testing.assert_array_equal(got.numpy(), (t * 0.5 + drawn * 0.5).to(torch.uint8).numpy())
+    img = ember.zeros((3, 10, 10), dtype=ember.uint8)
+    out = V.utils.draw_bounding_boxes(img, ember.tensor([[1, 2, 6, 8]]), colors="white")
+    ref = np.zeros((10, 10), bool)
+    ref[2:9, 1] = ref[2:9, 6] = ref[2, 1:7] = ref[8, 1:7] = True
+    np.testing.assert_array_equal(out.numpy()[0] == 255, ref)
+    with pytest.raises(ValueError, match=r"Boxes need to be in \(xmin, ymin, xmax, ymax\)"):
+        V.utils.draw_bounding_boxes(img, ember.tensor([[6, 2, 1, 8]]))
+    palette = torch.tensor([2 ** 25 - 1, 2 ** 15 - 1, 2 ** 21 - 1])
+    assert V.utils._generate_color_palette(5) == [tuple(int(v) for v in i * palette % 255)
+                                                  for i in range(5)]
