@@ -537,3 +537,31 @@ def test_draw_segmentation_masks_and_boxes():
     palette = torch.tensor([2 ** 25 - 1, 2 ** 15 - 1, 2 ** 21 - 1])
     assert V.utils._generate_color_palette(5) == [tuple(int(v) for v in i * palette % 255)
                                                   for i in range(5)]
+
+
+def test_inception_v3_and_googlenet(no_init):
+    with pytest.warns(FutureWarning, match="default weight initialization of inception_v3"):
+        inc = M.inception_v3()
+    assert n_params(inc) == 27161264 == M.Inception_V3_Weights.DEFAULT.meta["num_params"]
+    for k in ("Conv2d_1a_3x3.conv.weight", "Conv2d_1a_3x3.bn.running_mean",
+              "Mixed_5b.branch5x5_2.conv.weight", "Mixed_6e.branch7x7dbl_5.bn.weight",
+              "AuxLogits.conv1.conv.weight", "AuxLogits.fc.weight",
+              "Mixed_7c.branch3x3dbl_3b.conv.weight", "fc.bias"):
+        assert k in inc.state_dict(), k
+    g = M.googlenet(init_weights=False, aux_logits=False)
+    assert n_params(g) == 6624904 == M.GoogLeNet_Weights.DEFAULT.meta["num_params"]
+    assert "inception4e.branch3.1.conv.weight" in g.state_dict()
+    g = M.googlenet(init_weights=False, num_classes=4)
+    assert "aux2.fc2.weight" in g.state_dict()
+    for p in g.parameters():
+        p.data.fill_(0.001)
+    out = g.train()(ember.randn(2, 3, 64, 64))
+    assert type(out).__name__ == "GoogLeNetOutputs" and out.aux_logits1.shape == (2, 4)
+    assert g.eval()(ember.randn(1, 3, 64, 64)).shape == (1, 4)
+    x = ember.rand(1, 3, 2, 2)
+    t = torch.tensor(x.numpy())
+    ref = torch.cat([t[:, 0:1] * (0.229 / 0.5) + (0.485 - 0.5) / 0.5,
+                     t[:, 1:2] * (0.224 / 0.5) + (0.456 - 0.5) / 0.5,
+                     t[:, 2:3] * (0.225 / 0.5) + (0.406 - 0.5) / 0.5], 1)
+    g.transform_input = True
+    np.testing.assert_allclose(g._transform_input(x).numpy(), ref.numpy(), rtol=1e-6)

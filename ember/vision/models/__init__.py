@@ -15,3 +15,5 @@ from .densenet import *  # noqa: F401,F403
 from .efficientnet import *  # noqa: F401,F403
 from .convnext import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
+from .inception import *  # noqa: F401,F403
+from .googlenet import *  # noqa: F401,F403
