@@ -17,3 +17,4 @@ from .convnext import *  # noqa: F401,F403
 from .vision_transformer import *  # noqa: F401,F403
 from .inception import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
+from .regnet import *  # noqa: F401,F403
