@@ -571,3 +571,50 @@ def test_inception_v3_and_googlenet(no_init):
                      t[:, 2:3] * (0.225 / 0.5) + (0.406 - 0.5) / 0.5], 1)
     g.transform_input = True
     np.testing.assert_allclose(g._transform_input(x).numpy(), ref.numpy(), rtol=1e-6)
+
+
+def test_feature_pyramid_network_matches_torch_arithmetic():
+    from collections import OrderedDict
+    tF = torch.nn.functional
+    ember.manual_seed(0)
+    fpn = ops.FeaturePyramidNetwork([4, 6], 5, extra_blocks=ops.feature_pyramid_network
+                                    .LastLevelMaxPool())
+    assert list(fpn.state_dict()) == [f"{b}.{i}.0.{k}" for b in ("inner_blocks", "layer_blocks")
+                                      for i in (0, 1) for k in ("weight", "bias")]
+    w = {k: torch.tensor(v.numpy()) for k, v in fpn.state_dict().items()}
+    rng = np.random.default_rng(0)
+    c0 = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    c1 = rng.standard_normal((1, 6, 4, 4)).astype(np.float32)
+    out = fpn(OrderedDict(a=ember.tensor(c0), b=ember.tensor(c1)))
+    assert list(out) == ["a", "b", "pool"]
+    inner1 = tF.conv2d(torch.tensor(c1), w["inner_blocks.1.0.weight"], w["inner_blocks.1.0.bias"])
+    p1 = tF.conv2d(inner1, w["layer_blocks.1.0.weight"], w["layer_blocks.1.0.bias"], padding=1)
+    inner0 = tF.conv2d(torch.tensor(c0), w["inner_blocks.0.0.weight"], w["inner_blocks.0.0.bias"])
+    inner0 = inner0 + tF.interpolate(inner1, size=(8, 8), mode="nearest")
+    p0 = tF.conv2d(inner0, w["layer_blocks.0.0.weight"], w["layer_blocks.0.0.bias"], padding=1)
+    for got, ref in ((out["a"], p0), (out["b"], p1), (out["pool"], p1[:, :, ::2, ::2])):
+        np.testing.assert_allclose(got.detach().numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_multiscale_roi_align_levels():
+    from collections import OrderedDict
+    rng = np.random.default_rng(1)
+    feats = OrderedDict((k, ember.tensor(rng.standard_normal((1, 2, s, s)).astype(np.float32)))
+                        for k, s in (("f0", 32), ("f1", 16), ("skip", 8), ("f2", 8)))
+    boxes = np.array([[0, 0, 20, 20], [5, 5, 120, 100], [0, 0, 127, 127], [10, 20, 300, 310]],
+                     np.float32)
+    pool = ops.MultiScaleRoIAlign(["f0", "f1", "f2"], 2, 2)
+    got = pool(feats, [ember.tensor(boxes)], [(128, 128)])
+    assert pool.scales == [0.25, 0.125, 0.0625]
+    # FPN eq. 1 in torch: level = clamp(floor(4 + log2(sqrt(area) / 224) + 1e-6), 2, 4) - 2
+    t = torch.tensor(boxes)
+    area = (t[:, 2] - t[:, 0]) * (t[:, 3] - t[:, 1])
+    levels = torch.clamp(torch.floor(4 + torch.log2(torch.sqrt(area) / 224) +
+                                     torch.tensor(1e-6)), 2, 4).long() - 2
+    names = ["f0", "f1", "f2"]
+    for i, lvl in enumerate(levels.tolist()):
+        ref = ops.roi_align(feats[names[lvl]], [ember.tensor(boxes[i:i + 1])], 2,
+                            spatial_scale=pool.scales[lvl], sampling_ratio=2)
+        np.testing.assert_allclose(got[i:i + 1].numpy(), ref.numpy(), rtol=1e-6)
+    assert repr(pool) == ("MultiScaleRoIAlign(featmap_names=['f0', 'f1', 'f2'], "
+                          "output_size=(2, 2), sampling_ratio=2)")
