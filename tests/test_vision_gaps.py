@@ -618,3 +618,34 @@ def test_multiscale_roi_align_levels():
         np.testing.assert_allclose(got[i:i + 1].numpy(), ref.numpy(), rtol=1e-6)
     assert repr(pool) == ("MultiScaleRoIAlign(featmap_names=['f0', 'f1', 'f2'], "
                           "output_size=(2, 2), sampling_ratio=2)")
+
+
+# ---- datasets --------------------------------------------------------------------------------------
+
+def test_svhn_and_stl10_from_local_files(tmp_path):
+    sio = pytest.importorskip("scipy.io")
+    pytest.importorskip("PIL.Image")
+    from ember.vision import datasets
+    X = u8(10, (32, 32, 3, 4))
+    sio.savemat(str(tmp_path / "test_32x32.mat"), {"X": X, "y": np.array([[10], [1], [5], [9]])})
+    ds = datasets.SVHN(str(tmp_path), split="test")
+    assert len(ds) == 4 and ds.labels.tolist() == [0, 1, 5, 9]
+    img, target = ds[0]
+    np.testing.assert_array_equal(np.asarray(img), X[:, :, :, 0])
+    assert target == 0
+    with pytest.raises(RuntimeError, match="SVHN reads train_32x32.mat"):
+        datasets.SVHN(str(tmp_path), split="train")
+
+    folder = tmp_path / "stl10_binary"
+    folder.mkdir()
+    raw = u8(11, (3, 3, 96, 96))  # stored column-major: (N, C, W, H)
+    (folder / "test_X.bin").write_bytes(raw.tobytes())
+    (folder / "test_y.bin").write_bytes(bytes([1, 10, 4]))
+    (folder / "class_names.txt").write_text("a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n")
+    stl = datasets.STL10(str(tmp_path), split="test")
+    assert stl.labels.tolist() == [0, 9, 3] and stl.classes[9] == "j"
+    img, target = stl[1]
+    np.testing.assert_array_equal(np.asarray(img), raw[1].transpose(2, 1, 0))
+    assert target == 9
+    with pytest.raises(ValueError, match="folds should be in the range"):
+        datasets.STL10(str(tmp_path), split="test", folds=11)

@@ -3,8 +3,10 @@ from .cifar import CIFAR10, CIFAR100
 from .fakedata import FakeData
 from .folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, find_classes, make_dataset
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
+from .svhn import SVHN, STL10
 from .vision import VisionDataset
 
 __all__ = ["CIFAR10", "CIFAR100", "DatasetFolder", "EMNIST", "FakeData", "FashionMNIST",
-           "IMG_EXTENSIONS", "ImageFolder", "KMNIST", "MNIST", "QMNIST", "VisionDataset",
+           "IMG_EXTENSIONS", "ImageFolder", "KMNIST", "MNIST", "QMNIST", "STL10", "SVHN",
+           "VisionDataset",
            "default_loader", "find_classes", "make_dataset"]
