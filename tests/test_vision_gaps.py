@@ -649,3 +649,36 @@ def test_svhn_and_stl10_from_local_files(tmp_path):
     assert target == 9
     with pytest.raises(ValueError, match="folds should be in the range"):
         datasets.STL10(str(tmp_path), split="test", folds=11)
+
+
+def test_voc_detection_and_segmentation_from_a_local_devkit(tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+    from ember.vision import datasets
+    voc = tmp_path / "VOCdevkit" / "VOC2012"
+    for d in ("ImageSets/Main", "ImageSets/Segmentation", "JPEGImages", "Annotations",
+              "SegmentationClass"):
+        (voc / d).mkdir(parents=True)
+    (voc / "ImageSets/Main/val.txt").write_text("a\n")
+    (voc / "ImageSets/Segmentation/val.txt").write_text("a\n")
+    Image.fromarray(u8(12, (4, 5, 3))).save(voc / "JPEGImages/a.jpg")
+    mask = Image.new("P", (5, 4))
+    mask.putpalette([v for c in range(256) for v in (c, 255 - c, c // 2)])
+    mask.putdata(list(range(20)))
+    mask.save(voc / "SegmentationClass/a.png")
+    (voc / "Annotations/a.xml").write_text(
+        "<annotation><filename>a.jpg</filename><object><name>dog</name><bndbox><xmin>1</xmin>"
+        "</bndbox></object></annotation>")
+    det = datasets.VOCDetection(str(tmp_path), image_set="val")
+    img, target = det[0]
+    assert img.size == (5, 4)
+    assert target == {"annotation": {"filename": "a.jpg", "object": [
+        {"name": "dog", "bndbox": {"xmin": "1"}}]}}
+    seg = datasets.VOCSegmentation(str(tmp_path), image_set="val",
+                                   transforms=lambda i, t: (i, np.asarray(t)))
+    assert seg[0][1].tolist() == np.arange(20).reshape(4, 5).tolist()
+    with pytest.raises(RuntimeError, match="VOCDetection reads"):
+        datasets.VOCDetection(str(tmp_path), image_set="train")
+    with pytest.raises(ValueError):
+        datasets.VOCDetection(str(tmp_path), year="2013")
+    with pytest.raises(NotImplementedError, match="models.detection.fasterrcnn_resnet50_fpn"):
+        M.detection.fasterrcnn_resnet50_fpn

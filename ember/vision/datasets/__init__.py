@@ -4,9 +4,10 @@ from .fakedata import FakeData
 from .folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, find_classes, make_dataset
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST
 from .svhn import SVHN, STL10
+from .voc import VOCDetection, VOCSegmentation
 from .vision import VisionDataset
 
 __all__ = ["CIFAR10", "CIFAR100", "DatasetFolder", "EMNIST", "FakeData", "FashionMNIST",
            "IMG_EXTENSIONS", "ImageFolder", "KMNIST", "MNIST", "QMNIST", "STL10", "SVHN",
-           "VisionDataset",
+           "VOCDetection", "VOCSegmentation", "VisionDataset",
            "default_loader", "find_classes", "make_dataset"]

@@ -18,3 +18,4 @@ from .vision_transformer import *  # noqa: F401,F403
 from .inception import *  # noqa: F401,F403
 from .googlenet import *  # noqa: F401,F403
 from .regnet import *  # noqa: F401,F403
+from . import detection, segmentation, video, optical_flow, quantization  # noqa: F401,E402
