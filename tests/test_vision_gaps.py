@@ -682,3 +682,31 @@ def test_voc_detection_and_segmentation_from_a_local_devkit(tmp_path):
         datasets.VOCDetection(str(tmp_path), year="2013")
     with pytest.raises(NotImplementedError, match="models.detection.fasterrcnn_resnet50_fpn"):
         M.detection.fasterrcnn_resnet50_fpn
+
+
+def test_coco_detection_and_captions(tmp_path):
+    Image = pytest.importorskip("PIL.Image")
+    import json
+    from ember.vision import datasets
+    for name in ("x.jpg", "y.jpg"):
+        Image.fromarray(u8(13, (4, 6, 3))).save(tmp_path / name)
+    anns = {"images": [{"id": 7, "file_name": "y.jpg"}, {"id": 3, "file_name": "x.jpg"}],
+            "annotations": [{"id": 1, "image_id": 7, "category_id": 2, "caption": "b",
+                             "bbox": [0, 0, 1, 1], "iscrowd": 0, "area": 1.0},
+                            {"id": 2, "image_id": 3, "category_id": 1, "caption": "a",
+                             "bbox": [1, 1, 2, 2], "iscrowd": 1, "area": 4.0},
+                            {"id": 5, "image_id": 7, "category_id": 1, "caption": "c",
+                             "bbox": [2, 2, 1, 1], "iscrowd": 0, "area": 1.0}],
+            "categories": [{"id": 1, "name": "cat", "supercategory": "animal"},
+                           {"id": 2, "name": "dog", "supercategory": "animal"}]}
+    (tmp_path / "ann.json").write_text(json.dumps(anns))
+    ds = datasets.CocoDetection(str(tmp_path), str(tmp_path / "ann.json"))
+    assert ds.ids == [3, 7] and len(ds) == 2
+    img, target = ds[1]
+    assert img.size == (6, 4) and [a["id"] for a in target] == [1, 5]
+    caps = datasets.CocoCaptions(str(tmp_path), str(tmp_path / "ann.json"))
+    assert caps[1][1] == ["b", "c"]
+    assert ds.coco.getAnnIds(imgIds=7, iscrowd=0) == [1, 5]
+    assert ds.coco.getCatIds(catNms=["dog"]) == [2]
+    with pytest.raises(ValueError, match="Index must be of type integer"):
+        ds[0.0]
