@@ -710,3 +710,19 @@ def test_coco_detection_and_captions(tmp_path):
     assert ds.coco.getCatIds(catNms=["dog"]) == [2]
     with pytest.raises(ValueError, match="Index must be of type integer"):
         ds[0.0]
+
+
+def test_random_pointwise_transforms_draw_once():
+    x = ember.tensor(u8(14))
+    t = torch.tensor(x.numpy())
+    cases = [(T.RandomInvert(p=0.5), 255 - t), (T.RandomPosterize(2, p=0.5), t & -64),
+             (T.RandomSolarize(128, p=0.5), torch.where(t >= 128, 255 - t, t))]
+    for seed in range(4):
+        for tr, applied in cases:
+            ember.manual_seed(seed)
+            torch.manual_seed(seed)
+            expected = applied if torch.rand(1).item() < 0.5 else t
+            np.testing.assert_array_equal(tr(x).numpy(), expected.numpy())
+    assert repr(T.RandomPosterize(2)) == "RandomPosterize(bits=2,p=0.5)"
+    assert repr(T.RandomEqualize()) == "RandomEqualize(p=0.5)"
+    assert T.RandomAutocontrast(p=1.0).to(ember.float64)(x).shape == x.shape

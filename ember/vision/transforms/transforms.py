@@ -20,7 +20,9 @@ __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtyp
            "RandomOrder", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
            "RandomResizedCrop", "ColorJitter", "RandomRotation", "Grayscale",
            "RandomGrayscale", "GaussianBlur", "InterpolationMode", "FiveCrop", "TenCrop",
-           "RandomAffine", "RandomErasing", "RandomPerspective"]
+           "RandomAffine", "RandomErasing", "RandomPerspective", "RandomInvert",
+           "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast",
+           "RandomEqualize"]
 
 
 def _setup_size(size, error_msg):
@@ -774,3 +776,71 @@ class RandomPerspective(nn.Module):
 
     def __repr__(self):
         return f"{self.__class__.__name__}(p={self.p})"
+
+
+class _RandomOp(nn.Module):
+    """Apply the functional op with probability p (one rand(1) draw, as torchvision's)."""
+    _args = ()
+
+    def __init__(self, *args, p=0.5):
+        super().__init__()
+        for name, value in zip(self._args, args):
+            setattr(self, name, value)
+        self.p = p
+
+    def _op(self, img):
+        raise NotImplementedError
+
+    def forward(self, img):
+        if ember.rand(1).item() < self.p:
+            return self._op(img)
+        return img
+
+    def __repr__(self):
+        fields = "".join(f"{name}={getattr(self, name)}," for name in self._args)
+        return f"{self.__class__.__name__}({fields}p={self.p})"
+
+
+class RandomInvert(_RandomOp):
+    def _op(self, img):
+        return F.invert(img)
+
+
+class RandomPosterize(_RandomOp):
+    _args = ("bits",)
+
+    def __init__(self, bits, p=0.5):
+        super().__init__(bits, p=p)
+
+    def _op(self, img):
+        return F.posterize(img, self.bits)
+
+
+class RandomSolarize(_RandomOp):
+    _args = ("threshold",)
+
+    def __init__(self, threshold, p=0.5):
+        super().__init__(threshold, p=p)
+
+    def _op(self, img):
+        return F.solarize(img, self.threshold)
+
+
+class RandomAdjustSharpness(_RandomOp):
+    _args = ("sharpness_factor",)
+
+    def __init__(self, sharpness_factor, p=0.5):
+        super().__init__(sharpness_factor, p=p)
+
+    def _op(self, img):
+        return F.adjust_sharpness(img, self.sharpness_factor)
+
+
+class RandomAutocontrast(_RandomOp):
+    def _op(self, img):
+        return F.autocontrast(img)
+
+
+class RandomEqualize(_RandomOp):
+    def _op(self, img):
+        return F.equalize(img)

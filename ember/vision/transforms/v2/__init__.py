@@ -14,7 +14,8 @@ from ..transforms import (  # noqa: F401
     InterpolationMode, Lambda, Normalize, Pad, PILToTensor, RandomAffine, RandomApply,
     RandomChoice, RandomCrop, RandomErasing, RandomGrayscale, RandomHorizontalFlip, RandomOrder,
     RandomPerspective, RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop,
-    ToPILImage, ToTensor)
+    ToPILImage, ToTensor, RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness,
+    RandomAutocontrast, RandomEqualize)
 from .. import functional  # noqa: F401
 from ..autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from ember import nn
@@ -27,7 +28,8 @@ __all__ = ["CenterCrop", "ColorJitter", "Compose", "ConvertImageDtype", "FiveCro
            "Resize", "TenCrop",
            "ToPILImage", "ToTensor", "AutoAugment", "AutoAugmentPolicy", "RandAugment",
            "TrivialAugmentWide", "Identity", "ToImage", "ToPureTensor", "ToDtype",
-           "functional"]
+           "functional", "RandomInvert", "RandomPosterize", "RandomSolarize",
+           "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize"]
 
 _NOT_HERE = {
     "tv_tensors-based transforms": (
@@ -37,9 +39,7 @@ _NOT_HERE = {
     "batch transforms": ("CutMix", "MixUp"),
     "transforms ember.vision does not have yet": (
         "AugMix", "JPEG", "ElasticTransform", "GaussianNoise", "LinearTransformation",
-        "RandomAdjustSharpness", "RandomAutocontrast", "RandomChannelPermutation",
-        "RandomEqualize", "RandomInvert", "RandomPhotometricDistort", "RandomPosterize",
-        "RandomSolarize", "RGB", "RandomResize", "RandomShortestSize", "ScaleJitter",
+        "RandomChannelPermutation", "RandomPhotometricDistort", "RGB", "RandomResize", "RandomShortestSize", "ScaleJitter",
         "UniformTemporalSubsample", "Transform", "check_type", "has_all", "has_any",
         "query_chw", "query_size"),
 }
