@@ -128,7 +128,7 @@ def test_densenet_old_checkpoint_keys_are_renamed(no_init, tmp_path):
     assert set(loaded.state_dict()) == set(sd)
 
 
-# ---- weights enums and the registry ----------------------------------------------------------------
+# ---- weights enums and the registry --------------------------------------------------------------
 
 def test_weights_enum_members_and_meta():
     W = M.ResNet50_Weights
@@ -215,7 +215,7 @@ def test_pretrained_needs_the_cached_file(no_init, tmp_path, monkeypatch):
                                   sd["classifier.1.bias"].numpy())
 
 
-# ---- transforms ------------------------------------------------------------------------------------
+# ---- transforms ----------------------------------------------------------------------------------
 
 def chw(seed=0, shape=(3, 10, 13)):
     return np.random.default_rng(seed).random(shape).astype(np.float32)
@@ -313,7 +313,7 @@ def test_v2_on_plain_images():
         v2.NoSuchTransform
 
 
-# ---- ops layers ------------------------------------------------------------------------------------
+# ---- ops layers ----------------------------------------------------------------------------------
 
 def test_sigmoid_focal_loss_matches_formula():
     rng = np.random.default_rng(0)
@@ -393,7 +393,7 @@ def test_version_and_torchvision_alias_names():
     assert out.stdout.split() == ["0.28.0", "ResNet18_Weights.IMAGENET1K_V1"]
 
 
-# ---- AutoAugment family ----------------------------------------------------------------------------
+# ---- AutoAugment family --------------------------------------------------------------------------
 
 def u8(seed=0, shape=(3, 9, 11)):
     return np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
@@ -500,7 +500,7 @@ def test_random_perspective_replays_torch_draws_and_maps_corners():
     assert T.RandomPerspective(p=1.0)(ember.tensor(x)).shape == (3, 10, 20)
 
 
-# ---- io and drawing ----------------------------------------------------------------------------------
+# ---- io and drawing ------------------------------------------------------------------------------
 
 def test_read_and_decode_image(tmp_path):
     Image = pytest.importorskip("PIL.Image")
@@ -620,7 +620,7 @@ def test_multiscale_roi_align_levels():
                           "output_size=(2, 2), sampling_ratio=2)")
 
 
-# ---- datasets --------------------------------------------------------------------------------------
+# ---- datasets ------------------------------------------------------------------------------------
 
 def test_svhn_and_stl10_from_local_files(tmp_path):
     sio = pytest.importorskip("scipy.io")

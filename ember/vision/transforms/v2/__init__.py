@@ -39,7 +39,8 @@ _NOT_HERE = {
     "batch transforms": ("CutMix", "MixUp"),
     "transforms ember.vision does not have yet": (
         "AugMix", "JPEG", "ElasticTransform", "GaussianNoise", "LinearTransformation",
-        "RandomChannelPermutation", "RandomPhotometricDistort", "RGB", "RandomResize", "RandomShortestSize", "ScaleJitter",
+        "RandomChannelPermutation", "RandomPhotometricDistort", "RGB", "RandomResize",
+        "RandomShortestSize", "ScaleJitter",
         "UniformTemporalSubsample", "Transform", "check_type", "has_all", "has_any",
         "query_chw", "query_size"),
 }
