@@ -288,10 +288,10 @@ def test_weights_from_local_file_only(no_init, tmp_path):
                                   t.layer3[1].bn1.running_var.numpy())
     with pytest.raises(RuntimeError, match="size mismatch for fc.weight"):
         M.resnet18(weights=path)  # 1000 classes against a 7-class checkpoint
-    with pytest.raises(ValueError, match="cannot download"):
-        M.resnet18(weights=object())  # e.g. a torchvision weights enum
+    with pytest.raises(TypeError, match="expected ResNet18_Weights but received object"):
+        M.resnet18(weights=object())
     with pytest.raises(FileNotFoundError, match="does not download"):
-        M.resnet18(weights="IMAGENET1K_V1")
+        M.resnet18(weights=str(tmp_path / "missing.pt"))
 
 
 def test_mobilenet_v2_keys_and_eval_output(no_init):

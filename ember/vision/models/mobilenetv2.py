@@ -5,9 +5,11 @@ stem Conv2dNormActivation, the InvertedResidual blocks and a 1x1 head), then `cl
 """
 from ... import nn, flatten
 from ..ops.misc import Conv2dNormActivation
-from ._utils import _build, _is_norm, _make_divisible
+from ._api import _weights_enum
+from ._utils import _build, _builder, _is_norm, _make_divisible
 
-__all__ = ["MobileNetV2", "InvertedResidual", "mobilenet_v2"]
+__all__ = ["MobileNet_V2_Weights",
+           "MobileNetV2", "InvertedResidual", "mobilenet_v2"]
 
 
 class InvertedResidual(nn.Module):
@@ -95,5 +97,9 @@ class MobileNetV2(nn.Module):
         return self._forward_impl(x)
 
 
+MobileNet_V2_Weights = _weights_enum("MobileNet_V2_Weights", __name__)
+
+
+@_builder(MobileNet_V2_Weights)
 def mobilenet_v2(*, weights=None, progress=True, **kwargs):
     return _build(MobileNetV2, weights, **kwargs)

@@ -5,11 +5,15 @@ ResNet are the Bottleneck network with `groups` / `width_per_group` changed.
 """
 from ... import nn
 from ... import flatten
-from ._utils import _build, _is_norm, _ovewrite_named_param
+from ._api import _weights_enum
+from ._utils import _build, _builder, _is_norm, _ovewrite_named_param
 
-__all__ = ["ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50",
-           "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d",
-           "resnext101_64x4d", "wide_resnet50_2", "wide_resnet101_2"]
+__all__ = ["ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights", "ResNet101_Weights",
+           "ResNet152_Weights", "ResNeXt50_32X4D_Weights", "ResNeXt101_32X8D_Weights",
+           "ResNeXt101_64X4D_Weights", "Wide_ResNet50_2_Weights", "Wide_ResNet101_2_Weights",
+           "ResNet", "BasicBlock", "Bottleneck", "resnet18", "resnet34", "resnet50", "resnet101",
+           "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
+           "wide_resnet50_2", "wide_resnet101_2"]
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -172,46 +176,68 @@ def _resnet(block, layers, weights, progress, **kwargs):
     return _build(ResNet, weights, block=block, layers=layers, **kwargs)
 
 
+ResNet18_Weights = _weights_enum("ResNet18_Weights", __name__)
+ResNet34_Weights = _weights_enum("ResNet34_Weights", __name__)
+ResNet50_Weights = _weights_enum("ResNet50_Weights", __name__)
+ResNet101_Weights = _weights_enum("ResNet101_Weights", __name__)
+ResNet152_Weights = _weights_enum("ResNet152_Weights", __name__)
+ResNeXt50_32X4D_Weights = _weights_enum("ResNeXt50_32X4D_Weights", __name__)
+ResNeXt101_32X8D_Weights = _weights_enum("ResNeXt101_32X8D_Weights", __name__)
+ResNeXt101_64X4D_Weights = _weights_enum("ResNeXt101_64X4D_Weights", __name__)
+Wide_ResNet50_2_Weights = _weights_enum("Wide_ResNet50_2_Weights", __name__)
+Wide_ResNet101_2_Weights = _weights_enum("Wide_ResNet101_2_Weights", __name__)
+
+
+@_builder(ResNet18_Weights)
 def resnet18(*, weights=None, progress=True, **kwargs):
     return _resnet(BasicBlock, [2, 2, 2, 2], weights, progress, **kwargs)
 
 
+@_builder(ResNet34_Weights)
 def resnet34(*, weights=None, progress=True, **kwargs):
     return _resnet(BasicBlock, [3, 4, 6, 3], weights, progress, **kwargs)
 
 
+@_builder(ResNet50_Weights)
 def resnet50(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 6, 3], weights, progress, **kwargs)
 
 
+@_builder(ResNet101_Weights)
 def resnet101(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress, **kwargs)
 
 
+@_builder(ResNet152_Weights)
 def resnet152(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 8, 36, 3], weights, progress, **kwargs)
 
 
+@_builder(ResNeXt50_32X4D_Weights)
 def resnext50_32x4d(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 6, 3], weights, progress,
                    **_fixed(kwargs, groups=32, width_per_group=4))
 
 
+@_builder(ResNeXt101_32X8D_Weights)
 def resnext101_32x8d(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress,
                    **_fixed(kwargs, groups=32, width_per_group=8))
 
 
+@_builder(ResNeXt101_64X4D_Weights)
 def resnext101_64x4d(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress,
                    **_fixed(kwargs, groups=64, width_per_group=4))
 
 
+@_builder(Wide_ResNet50_2_Weights)
 def wide_resnet50_2(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 6, 3], weights, progress,
                    **_fixed(kwargs, width_per_group=64 * 2))
 
 
+@_builder(Wide_ResNet101_2_Weights)
 def wide_resnet101_2(*, weights=None, progress=True, **kwargs):
     return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress,
                    **_fixed(kwargs, width_per_group=64 * 2))

@@ -4,10 +4,12 @@ and 2x2 max pools, with BatchNorm after each convolution in the _bn variants), `
 Configurations A, B, D, E are VGG-11, -13, -16, -19.
 """
 from ... import nn, flatten
-from ._utils import _build
+from ._api import _weights_enum
+from ._utils import _build, _builder
 
-__all__ = ["VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn",
-           "vgg19", "vgg19_bn"]
+__all__ = ["VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights", "VGG13_BN_Weights",
+           "VGG16_Weights", "VGG16_BN_Weights", "VGG19_Weights", "VGG19_BN_Weights", "VGG",
+           "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn"]
 
 cfgs = {
     "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
@@ -70,33 +72,51 @@ def _vgg(cfg, batch_norm, weights, progress, **kwargs):
                   weights, **kwargs)
 
 
+VGG11_Weights = _weights_enum("VGG11_Weights", __name__)
+VGG11_BN_Weights = _weights_enum("VGG11_BN_Weights", __name__)
+VGG13_Weights = _weights_enum("VGG13_Weights", __name__)
+VGG13_BN_Weights = _weights_enum("VGG13_BN_Weights", __name__)
+VGG16_Weights = _weights_enum("VGG16_Weights", __name__)
+VGG16_BN_Weights = _weights_enum("VGG16_BN_Weights", __name__)
+VGG19_Weights = _weights_enum("VGG19_Weights", __name__)
+VGG19_BN_Weights = _weights_enum("VGG19_BN_Weights", __name__)
+
+
+@_builder(VGG11_Weights)
 def vgg11(*, weights=None, progress=True, **kwargs):
     return _vgg("A", False, weights, progress, **kwargs)
 
 
+@_builder(VGG11_BN_Weights)
 def vgg11_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("A", True, weights, progress, **kwargs)
 
 
+@_builder(VGG13_Weights)
 def vgg13(*, weights=None, progress=True, **kwargs):
     return _vgg("B", False, weights, progress, **kwargs)
 
 
+@_builder(VGG13_BN_Weights)
 def vgg13_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("B", True, weights, progress, **kwargs)
 
 
+@_builder(VGG16_Weights)
 def vgg16(*, weights=None, progress=True, **kwargs):
     return _vgg("D", False, weights, progress, **kwargs)
 
 
+@_builder(VGG16_BN_Weights)
 def vgg16_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("D", True, weights, progress, **kwargs)
 
 
+@_builder(VGG19_Weights)
 def vgg19(*, weights=None, progress=True, **kwargs):
     return _vgg("E", False, weights, progress, **kwargs)
 
 
+@_builder(VGG19_BN_Weights)
 def vgg19_bn(*, weights=None, progress=True, **kwargs):
     return _vgg("E", True, weights, progress, **kwargs)

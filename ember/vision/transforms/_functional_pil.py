@@ -130,3 +130,38 @@ def adjust_hue(img, hue_factor):
         np_h += np.array(hue_factor * 255).astype(np.uint8)
     h = Image.fromarray(np_h)
     return Image.merge("HSV", (h, s, v)).convert(input_mode)
+
+
+def affine(img, matrix, interpolation, fill=None):
+    opts = _parse_fill(fill, img)
+    return img.transform(img.size, _pil()[0].AFFINE, matrix, interpolation, **opts)
+
+
+def invert(img):
+    return _pil()[2].invert(img)
+
+
+def posterize(img, bits):
+    return _pil()[2].posterize(img, bits)
+
+
+def solarize(img, threshold):
+    return _pil()[2].solarize(img, threshold)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    return _pil()[1].Sharpness(img).enhance(sharpness_factor)
+
+
+def autocontrast(img):
+    return _pil()[2].autocontrast(img)
+
+
+def equalize(img):
+    return _pil()[2].equalize(img)
+
+
+def perspective(img, perspective_coeffs, interpolation, fill=None):
+    opts = _parse_fill(fill, img)
+    return img.transform(img.size, _pil()[0].PERSPECTIVE, perspective_coeffs, interpolation,
+                         **opts)

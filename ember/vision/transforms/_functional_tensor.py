@@ -402,3 +402,145 @@ def gaussian_blur(img, kernel_size, sigma):
     img = NF.pad(img, padding, mode="reflect")
     img = NF.conv2d(img, kernel, groups=img.shape[-3])
     return _cast_squeeze_out(img, need_cast, need_squeeze, out_dtype)
+
+
+def affine(img, matrix, interpolation="nearest", fill=None):
+    """Resample through the inverse affine `matrix` (6 floats) at the input's size."""
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    theta = ember.tensor(matrix, dtype=dtype).reshape(1, 2, 3)
+    w, h = img.shape[-1], img.shape[-2]
+    grid = _gen_affine_grid(theta, w=w, h=h, ow=w, oh=h)
+    return _apply_grid_transform(img, grid, interpolation, fill=fill)
+
+
+def erase(img, i, j, h, w, v, inplace=False):
+    if not inplace:
+        img = img.clone()
+    img[..., i:i + h, j:j + w] = v
+    return img
+
+
+# ---- the AutoAugment operations ----------------------------------------------------------------
+def _assert_channels_1_or_3(img, ndim_check=True):
+    _assert_image_tensor(img)
+    if ndim_check and img.ndim < 3:
+        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found "
+                        f"{img.ndim}")
+    c = img.shape[-3] if img.ndim > 2 else 1
+    if c not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {c}")
+
+
+def invert(img):
+    _assert_channels_1_or_3(img)
+    return _max_value(img.dtype) - img
+
+
+def posterize(img, bits):
+    _assert_image_tensor(img)
+    if img.ndim < 3:
+        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found "
+                        f"{img.ndim}")
+    if img.dtype != ember.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+    _assert_channels_1_or_3(img)
+    return img & -int(2 ** (8 - bits))
+
+
+def solarize(img, threshold):
+    _assert_channels_1_or_3(img)
+    if threshold > _max_value(img.dtype):
+        raise TypeError("Threshold should be less than bound of img.")
+    return ember.where(img >= threshold, invert(img), img)
+
+
+def _blurred_degenerate_image(img):
+    """The image smoothed by PIL's SMOOTH kernel (1 1 1 / 1 5 1 / 1 1 1, over 13), its border
+    pixels kept."""
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    kernel = ember.ones((3, 3), dtype=dtype)
+    kernel[1, 1] = 5.0
+    kernel /= kernel.sum()
+    kernel = kernel.expand(img.shape[-3], 1, 3, 3)
+    tmp, need_cast, need_squeeze, out_dtype = _cast_squeeze_in(img, [kernel.dtype])
+    tmp = NF.conv2d(tmp, kernel, groups=tmp.shape[-3])
+    tmp = _cast_squeeze_out(tmp, need_cast, need_squeeze, out_dtype)
+    result = img.clone()
+    result[..., 1:-1, 1:-1] = tmp
+    return result
+
+
+def adjust_sharpness(img, sharpness_factor):
+    if sharpness_factor < 0:
+        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
+    _assert_channels_1_or_3(img, ndim_check=False)
+    if img.size(-1) <= 2 or img.size(-2) <= 2:
+        return img
+    return _blend(img, _blurred_degenerate_image(img), sharpness_factor)
+
+
+def autocontrast(img):
+    _assert_channels_1_or_3(img)
+    bound = _max_value(img.dtype)
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    minimum = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
+    maximum = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
+    scale = bound / (maximum - minimum)
+    eq_idxs = ember.isfinite(scale).logical_not()
+    minimum[eq_idxs] = 0
+    scale[eq_idxs] = 1
+    return ((img - minimum) * scale).clamp(0, bound).to(img.dtype)
+
+
+def _scale_channel(img_chan):
+    hist = ember.bincount(img_chan.reshape(-1), minlength=256)
+    nonzero_hist = hist[hist != 0]
+    step = ember.div(nonzero_hist[:-1].sum(), 255, rounding_mode="floor")
+    if step == 0:
+        return img_chan
+    lut = ember.div(ember.cumsum(hist, 0) + ember.div(step, 2, rounding_mode="floor"), step,
+                    rounding_mode="floor")
+    lut = NF.pad(lut, [1, 0])[:-1].clamp(0, 255)
+    return lut[img_chan.to(ember.int64)].to(ember.uint8)
+
+
+def equalize(img):
+    _assert_image_tensor(img)
+    if not 3 <= img.ndim <= 4:
+        raise TypeError(f"Input image tensor should have 3 or 4 dimensions, but found {img.ndim}")
+    if img.dtype != ember.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
+    _assert_channels_1_or_3(img)
+    if img.ndim == 3:
+        return ember.stack([_scale_channel(img[c]) for c in range(img.size(0))])
+    return ember.stack([equalize(x) for x in img])
+
+
+def _perspective_grid(coeffs, ow, oh, dtype):
+    """grid_sample coordinates of the projective map (a x + b y + c, d x + e y + f) /
+    (g x + h y + 1) evaluated at the output pixel centres."""
+    theta1 = ember.tensor([[[coeffs[0], coeffs[1], coeffs[2]],
+                            [coeffs[3], coeffs[4], coeffs[5]]]], dtype=dtype)
+    theta2 = ember.tensor([[[coeffs[6], coeffs[7], 1.0], [coeffs[6], coeffs[7], 1.0]]],
+                          dtype=dtype)
+    d = 0.5
+    x_grid = ember.linspace(d, ow * 1.0 + d - 1.0, steps=ow).to(dtype)
+    y_grid = ember.linspace(d, oh * 1.0 + d - 1.0, steps=oh).to(dtype)
+    base_grid = ember.stack([x_grid.expand(oh, ow), y_grid[:, None].expand(oh, ow),
+                             ember.ones(oh, ow, dtype=dtype)], dim=-1).view(1, oh * ow, 3)
+    rescaled_theta1 = theta1.transpose(1, 2) / ember.tensor([0.5 * ow, 0.5 * oh], dtype=dtype)
+    output_grid = base_grid.bmm(rescaled_theta1) / base_grid.bmm(theta2.transpose(1, 2)) - 1.0
+    return output_grid.view(1, oh, ow, 2)
+
+
+def perspective(img, perspective_coeffs, interpolation="bilinear", fill=None):
+    if not isinstance(img, ember.Tensor):
+        raise TypeError("Input img should be Tensor.")
+    _assert_image_tensor(img)
+    if len(perspective_coeffs) != 8:
+        raise ValueError("Argument coeffs should have 8 float values")
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError(f"Interpolation mode '{interpolation}' is unsupported with Tensor input")
+    dtype = img.dtype if img.is_floating_point() else ember.float32
+    grid = _perspective_grid(perspective_coeffs, ow=img.shape[-1], oh=img.shape[-2], dtype=dtype)
+    return _apply_grid_transform(img, grid, interpolation, fill=fill)

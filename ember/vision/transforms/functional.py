@@ -386,3 +386,157 @@ def gaussian_blur(img, kernel_size, sigma=None):
     # like torchvision: blur PIL images as tensors
     return to_pil_image(F_t.gaussian_blur(pil_to_tensor(img), kernel_size, sigma),
                         mode=img.mode)
+
+
+# ---- affine, multi-crop, erasing --------------------------------------------------------------
+def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST,
+           fill=None, center=None):
+    """Rotate by `angle` degrees, translate by `translate` pixels, scale and shear (degrees,
+    one value for x or (x, y)) about `center` (default: the image centre), keeping the size."""
+    if isinstance(interpolation, int):
+        interpolation = _interpolation_modes_from_int(interpolation)
+    elif not isinstance(interpolation, InterpolationMode):
+        raise TypeError("Argument interpolation should be a InterpolationMode or a corresponding "
+                        "Pillow integer constant")
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if not isinstance(translate, (list, tuple)):
+        raise TypeError("Argument translate should be a sequence")
+    if len(translate) != 2:
+        raise ValueError("Argument translate should be a sequence of length 2")
+    if scale <= 0.0:
+        raise ValueError("Argument scale should be positive")
+    if not isinstance(shear, (numbers.Number, list, tuple)):
+        raise TypeError("Shear should be either a single value or a sequence of two values")
+    angle = float(angle)
+    translate = list(translate)
+    if isinstance(shear, numbers.Number):
+        shear = [shear, 0.0]
+    shear = list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    if len(shear) != 2:
+        raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    _, height, width = get_dimensions(img)
+    if not _is_tensor(img):
+        _check_image(img)
+        if center is None:
+            center = [width * 0.5, height * 0.5]
+        matrix = _get_inverse_affine_matrix(center, angle, translate, scale, shear)
+        return F_pil.affine(img, matrix=matrix, interpolation=pil_modes_mapping[interpolation],
+                            fill=fill)
+    center_f = [0.0, 0.0]
+    if center is not None:
+        center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+    matrix = _get_inverse_affine_matrix(center_f, angle, [1.0 * t for t in translate], scale,
+                                        shear)
+    return F_t.affine(img, matrix=matrix, interpolation=interpolation.value, fill=fill)
+
+
+def _crop_size(size):
+    if isinstance(size, numbers.Number):
+        size = (int(size), int(size))
+    elif isinstance(size, (tuple, list)) and len(size) == 1:
+        size = (size[0], size[0])
+    if len(size) != 2:
+        raise ValueError("Please provide only two dimensions (h, w) for size.")
+    return size
+
+
+def five_crop(img, size):
+    """The four corner crops and the centre crop: (top-left, top-right, bottom-left,
+    bottom-right, center)."""
+    size = _crop_size(size)
+    _, image_height, image_width = get_dimensions(img)
+    crop_height, crop_width = size
+    if crop_width > image_width or crop_height > image_height:
+        raise ValueError(f"Requested crop size {size} is bigger than input size "
+                         f"{(image_height, image_width)}")
+    tl = crop(img, 0, 0, crop_height, crop_width)
+    tr = crop(img, 0, image_width - crop_width, crop_height, crop_width)
+    bl = crop(img, image_height - crop_height, 0, crop_height, crop_width)
+    br = crop(img, image_height - crop_height, image_width - crop_width, crop_height,
+              crop_width)
+    return tl, tr, bl, br, center_crop(img, [crop_height, crop_width])
+
+
+def ten_crop(img, size, vertical_flip=False):
+    """five_crop of the image, then of its horizontal (or vertical) flip."""
+    size = _crop_size(size)
+    first_five = five_crop(img, size)
+    img = vflip(img) if vertical_flip else hflip(img)
+    return first_five + five_crop(img, size)
+
+
+def erase(img, i, j, h, w, v, inplace=False):
+    """The tensor image with its [i:i+h, j:j+w] region set to `v`."""
+    if not isinstance(img, ember.Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+    return F_t.erase(img, i, j, h, w, v, inplace=inplace)
+
+
+# ---- the AutoAugment operations ----------------------------------------------------------------
+def invert(img):
+    """max value - img (255 - x for uint8, 1 - x for floats)."""
+    return _on_image(img, F_t.invert, F_pil.invert)
+
+
+def posterize(img, bits):
+    """Keep the `bits` high bits of each uint8 value."""
+    if not 0 <= bits <= 8:
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    return _on_image(img, F_t.posterize, F_pil.posterize, bits)
+
+
+def solarize(img, threshold):
+    """Invert the values at or above `threshold`."""
+    return _on_image(img, F_t.solarize, F_pil.solarize, threshold)
+
+
+def adjust_sharpness(img, sharpness_factor):
+    """Blend with PIL's SMOOTH-filtered image: 0 blurred, 1 original, 2 twice as sharp."""
+    return _on_image(img, F_t.adjust_sharpness, F_pil.adjust_sharpness, sharpness_factor)
+
+
+def autocontrast(img):
+    """Stretch each channel so its minimum maps to 0 and its maximum to the dtype's maximum."""
+    return _on_image(img, F_t.autocontrast, F_pil.autocontrast)
+
+
+def equalize(img):
+    """Histogram equalisation of each channel of a uint8 image (PIL's algorithm)."""
+    return _on_image(img, F_t.equalize, F_pil.equalize)
+
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    """The 8 coefficients of the projective map sending each end point to its start point
+    (least squares in float64, returned as float32 values like torchvision's)."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} "
+                         f"startpoints and {len(endpoints)} endpoints.")
+    a = np.zeros((8, 8), dtype=np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, dtype=np.float64).reshape(8)
+    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
+    return [float(v) for v in res]
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR,
+                fill=None):
+    """Warp so that the four `startpoints` corners land on `endpoints` ([x, y] each, in the
+    order top-left, top-right, bottom-right, bottom-left)."""
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    if isinstance(interpolation, int):
+        interpolation = _interpolation_modes_from_int(interpolation)
+    elif not isinstance(interpolation, InterpolationMode):
+        raise TypeError("Argument interpolation should be a InterpolationMode or a corresponding "
+                        "Pillow integer constant")
+    if not _is_tensor(img):
+        _check_image(img)
+        return F_pil.perspective(img, coeffs, interpolation=pil_modes_mapping[interpolation],
+                                 fill=fill)
+    return F_t.perspective(img, coeffs, interpolation=interpolation.value, fill=fill)

@@ -19,7 +19,10 @@ __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtyp
            "Resize", "CenterCrop", "Pad", "Lambda", "RandomApply", "RandomChoice",
            "RandomOrder", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
            "RandomResizedCrop", "ColorJitter", "RandomRotation", "Grayscale",
-           "RandomGrayscale", "GaussianBlur", "InterpolationMode"]
+           "RandomGrayscale", "GaussianBlur", "InterpolationMode", "FiveCrop", "TenCrop",
+           "RandomAffine", "RandomErasing", "RandomPerspective", "RandomInvert",
+           "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast",
+           "RandomEqualize"]
 
 
 def _setup_size(size, error_msg):
@@ -546,3 +549,298 @@ class GaussianBlur(nn.Module):
 
     def __repr__(self):
         return f"{self.__class__.__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+class FiveCrop(nn.Module):
+    """The four corner crops and the centre crop of `size` (a tuple of 5 images)."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for "
+                                                "size.")
+
+    def forward(self, img):
+        return F.five_crop(img, self.size)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(size={self.size})"
+
+
+class TenCrop(nn.Module):
+    """FiveCrop of the image and of its flip (horizontal unless vertical_flip)."""
+
+    def __init__(self, size, vertical_flip=False):
+        super().__init__()
+        self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for "
+                                                "size.")
+        self.vertical_flip = vertical_flip
+
+    def forward(self, img):
+        return F.ten_crop(img, self.size, self.vertical_flip)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(size={self.size}, vertical_flip={self.vertical_flip})"
+
+
+class RandomAffine(nn.Module):
+    """A random affine map keeping the centre: angle ~ U(degrees), translation ~ U(+-translate *
+    size) rounded, scale ~ U(scale), shear ~ U(shear[0:2]) (and U(shear[2:4]) for y). The draws
+    are torch.empty(1).uniform_ calls in torchvision's order."""
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None,
+                 interpolation=InterpolationMode.NEAREST, fill=0, center=None):
+        super().__init__()
+        if isinstance(interpolation, int):
+            interpolation = _interpolation_modes_from_int(interpolation)
+        self.degrees = _setup_angle(degrees, name="degrees", req_sizes=(2,))
+        if translate is not None:
+            _check_sequence_input(translate, "translate", req_sizes=(2,))
+            for t in translate:
+                if not 0.0 <= t <= 1.0:
+                    raise ValueError("translation values should be between 0 and 1")
+        self.translate = translate
+        if scale is not None:
+            _check_sequence_input(scale, "scale", req_sizes=(2,))
+            for s in scale:
+                if s <= 0:
+                    raise ValueError("scale values should be positive")
+        self.scale = scale
+        self.shear = _setup_angle(shear, name="shear", req_sizes=(2, 4)) \
+            if shear is not None else None
+        self.interpolation = interpolation
+        if fill is None:
+            fill = 0
+        elif not isinstance(fill, (Sequence, numbers.Number)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        self.fill = fill
+        if center is not None:
+            _check_sequence_input(center, "center", req_sizes=(2,))
+        self.center = center
+
+    @staticmethod
+    def get_params(degrees, translate, scale_ranges, shears, img_size):
+        def uniform(lo, hi):
+            return float(ember.empty(1).uniform_(lo, hi).item())
+        angle = uniform(float(degrees[0]), float(degrees[1]))
+        if translate is not None:
+            max_dx = float(translate[0] * img_size[0])
+            max_dy = float(translate[1] * img_size[1])
+            translations = (int(round(uniform(-max_dx, max_dx))),
+                            int(round(uniform(-max_dy, max_dy))))
+        else:
+            translations = (0, 0)
+        scale = uniform(scale_ranges[0], scale_ranges[1]) if scale_ranges is not None else 1.0
+        shear_x = shear_y = 0.0
+        if shears is not None:
+            shear_x = uniform(shears[0], shears[1])
+            if len(shears) == 4:
+                shear_y = uniform(shears[2], shears[3])
+        return angle, translations, scale, (shear_x, shear_y)
+
+    def forward(self, img):
+        fill = self.fill
+        channels, height, width = F.get_dimensions(img)
+        if isinstance(img, ember.Tensor):
+            fill = [float(fill)] * channels if isinstance(fill, (int, float)) else \
+                [float(f) for f in fill]
+        ret = self.get_params(self.degrees, self.translate, self.scale, self.shear,
+                              [width, height])
+        return F.affine(img, *ret, interpolation=self.interpolation, fill=fill,
+                        center=self.center)
+
+    def __repr__(self):
+        s = f"{self.__class__.__name__}(degrees={self.degrees}"
+        s += f", translate={self.translate}" if self.translate is not None else ""
+        s += f", scale={self.scale}" if self.scale is not None else ""
+        s += f", shear={self.shear}" if self.shear is not None else ""
+        s += f", interpolation={self.interpolation.value}" \
+            if self.interpolation != InterpolationMode.NEAREST else ""
+        s += f", fill={self.fill}" if self.fill != 0 else ""
+        s += f", center={self.center}" if self.center is not None else ""
+        return s + ")"
+
+
+class RandomErasing(nn.Module):
+    """With probability p, erase a random rectangle of a tensor image (Zhong et al.): area
+    fraction ~ U(scale), log aspect ratio ~ U(log ratio), up to 10 tries; `value` a number, a
+    per-channel sequence or "random" (standard normal noise)."""
+
+    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
+        super().__init__()
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("Argument value should be either a number or str or a sequence")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("If value is str, it should be 'random'")
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            warnings.warn("Scale and ratio should be of kind (min, max)")
+        if scale[0] < 0 or scale[1] > 1:
+            raise ValueError("Scale should be between 0 and 1")
+        if p < 0 or p > 1:
+            raise ValueError("Random erasing probability should be between 0 and 1")
+        self.p = p
+        self.scale = scale
+        self.ratio = ratio
+        self.value = value
+        self.inplace = inplace
+
+    @staticmethod
+    def get_params(img, scale, ratio, value=None):
+        img_c, img_h, img_w = img.shape[-3], img.shape[-2], img.shape[-1]
+        area = img_h * img_w
+        log_ratio = ember.log(ember.tensor(ratio))
+        for _ in range(10):
+            erase_area = area * ember.empty(1).uniform_(scale[0], scale[1]).item()
+            aspect_ratio = ember.exp(
+                ember.empty(1).uniform_(log_ratio[0], log_ratio[1])).item()
+            h = int(round(math.sqrt(erase_area * aspect_ratio)))
+            w = int(round(math.sqrt(erase_area / aspect_ratio)))
+            if not (h < img_h and w < img_w):
+                continue
+            if value is None:
+                v = ember.empty([img_c, h, w], dtype=ember.float32).normal_()
+            else:
+                v = ember.tensor(value)[:, None, None]
+            i = ember.randint(0, img_h - h + 1, size=(1,)).item()
+            j = ember.randint(0, img_w - w + 1, size=(1,)).item()
+            return i, j, h, w, v
+        return 0, 0, img_h, img_w, img
+
+    def forward(self, img):
+        if ember.rand(1) < self.p:
+            if isinstance(self.value, (int, float)):
+                value = [float(self.value)]
+            elif isinstance(self.value, str):
+                value = None
+            elif isinstance(self.value, (list, tuple)):
+                value = [float(v) for v in self.value]
+            else:
+                value = self.value
+            if value is not None and len(value) not in (1, img.shape[-3]):
+                raise ValueError("If value is a sequence, it should have either a single value "
+                                 f"or {img.shape[-3]} (number of input channels)")
+            x, y, h, w, v = self.get_params(img, scale=self.scale, ratio=self.ratio, value=value)
+            return F.erase(img, x, y, h, w, v, self.inplace)
+        return img
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(p={self.p}, scale={self.scale}, ratio={self.ratio}, "
+                f"value={self.value}, inplace={self.inplace})")
+
+
+class RandomPerspective(nn.Module):
+    """With probability p, a perspective warp moving each corner inwards by up to
+    distortion_scale * half the size (eight randint draws in torchvision's order)."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR,
+                 fill=0):
+        super().__init__()
+        self.p = p
+        if isinstance(interpolation, int):
+            interpolation = _interpolation_modes_from_int(interpolation)
+        self.interpolation = interpolation
+        self.distortion_scale = distortion_scale
+        if fill is None:
+            fill = 0
+        elif not isinstance(fill, (Sequence, numbers.Number)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        self.fill = fill
+
+    def forward(self, img):
+        fill = self.fill
+        channels, height, width = F.get_dimensions(img)
+        if isinstance(img, ember.Tensor):
+            fill = [float(fill)] * channels if isinstance(fill, (int, float)) else \
+                [float(f) for f in fill]
+        if ember.rand(1) < self.p:
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
+        return img
+
+    @staticmethod
+    def get_params(width, height, distortion_scale):
+        half_height, half_width = height // 2, width // 2
+        dw, dh = int(distortion_scale * half_width), int(distortion_scale * half_height)
+
+        def draw(lo, hi):
+            return int(ember.randint(lo, hi, size=(1,)).item())
+        topleft = [draw(0, dw + 1), draw(0, dh + 1)]
+        topright = [draw(width - dw - 1, width), draw(0, dh + 1)]
+        botright = [draw(width - dw - 1, width), draw(height - dh - 1, height)]
+        botleft = [draw(0, dw + 1), draw(height - dh - 1, height)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(p={self.p})"
+
+
+class _RandomOp(nn.Module):
+    """Apply the functional op with probability p (one rand(1) draw, as torchvision's)."""
+    _args = ()
+
+    def __init__(self, *args, p=0.5):
+        super().__init__()
+        for name, value in zip(self._args, args):
+            setattr(self, name, value)
+        self.p = p
+
+    def _op(self, img):
+        raise NotImplementedError
+
+    def forward(self, img):
+        if ember.rand(1).item() < self.p:
+            return self._op(img)
+        return img
+
+    def __repr__(self):
+        fields = "".join(f"{name}={getattr(self, name)}," for name in self._args)
+        return f"{self.__class__.__name__}({fields}p={self.p})"
+
+
+class RandomInvert(_RandomOp):
+    def _op(self, img):
+        return F.invert(img)
+
+
+class RandomPosterize(_RandomOp):
+    _args = ("bits",)
+
+    def __init__(self, bits, p=0.5):
+        super().__init__(bits, p=p)
+
+    def _op(self, img):
+        return F.posterize(img, self.bits)
+
+
+class RandomSolarize(_RandomOp):
+    _args = ("threshold",)
+
+    def __init__(self, threshold, p=0.5):
+        super().__init__(threshold, p=p)
+
+    def _op(self, img):
+        return F.solarize(img, self.threshold)
+
+
+class RandomAdjustSharpness(_RandomOp):
+    _args = ("sharpness_factor",)
+
+    def __init__(self, sharpness_factor, p=0.5):
+        super().__init__(sharpness_factor, p=p)
+
+    def _op(self, img):
+        return F.adjust_sharpness(img, self.sharpness_factor)
+
+
+class RandomAutocontrast(_RandomOp):
+    def _op(self, img):
+        return F.autocontrast(img)
+
+
+class RandomEqualize(_RandomOp):
+    def _op(self, img):
+        return F.equalize(img)
