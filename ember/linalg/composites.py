@@ -14,6 +14,9 @@ from ember._core.flags import warn_once
 
 from .._aten.elementwise import _scalar_type_name
 from .._aten.linalg import _expect_same_dtype
+from .._aten.autocast import cached_cast
+from .._core import dtype as D
+from .._core.autocast_state import _autocast_state
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings import install_methods
@@ -126,6 +129,14 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
 
 
 def cholesky_inverse(input, upper=False, *, out=None):
+    if _autocast_state.cpu:
+        # aten::cholesky_inverse is on autocast's float32 list: the whole composite, its
+        # products included, runs in float32 with the AutocastCPU key off
+        _autocast_state.cpu = False
+        try:
+            return cholesky_inverse(cached_cast(D.float32, input), upper, out=out)
+        finally:
+            _autocast_state.cpu = True
     _check_square(input, "cholesky_inverse")
     _check_float(input, "cholesky_inverse")
     _check_factor_diagonal(input)
