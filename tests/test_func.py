@@ -332,7 +332,8 @@ VMAP_XFAIL = {
                    "torch.lu", "lu", "torch.lu_unpack", "linalg.lu_solve", "torch.lu_solve",
                    "torch.geqrf", "geqrf", "F.multi_margin_loss", "istft", "Tensor.istft",
                    "istft_of_stft", "linalg.ldl_factor", "linalg.ldl_solve", "linalg.tensorinv",
-                   "linalg.lstsq.differentiable", "F.embedding_bag", "embedding_bag"),
+                   "linalg.lstsq.differentiable", "F.embedding_bag", "embedding_bag",
+                   "segment_reduce"),
     # in-place writes into a fresh unbatched tensor from a batched one
     "in-place into unbatched": ("torch.diagflat", "diagflat"),
     # the rolled examples make the op's input singular
