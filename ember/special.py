@@ -51,15 +51,15 @@ def _unary(opname):
         "scaled_modified_bessel_k1", "airy_ai", "spherical_bessel_j0"))
 
 
-def _binary(opname, names=("input", "other")):
+def _binary(opname):
     """A function of two operands of which one may be a number, not both (PyTorch's three
     overloads: Tensor and Tensor, Number and Tensor, Tensor and Number)."""
     op = _op(opname)
 
-    def fn(x, y, *, out=None):
-        if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-            _two_numbers(opname, names, (x, y))
-        return _finish(op(x, y), False, out)
+    def fn(input, other, *, out=None):
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            _two_numbers(opname, ("input", "other"), (input, other))
+        return _finish(op(input, other), False, out)
     fn.__name__ = fn.__qualname__ = opname[len("special_"):]
     return fn
 
@@ -69,8 +69,15 @@ zeta = _binary("special_zeta")
 
 
 def _polynomial(opname):
-    """p_n(x) of one orthogonal family."""
-    return _binary(opname, ("x", "n"))
+    """p_n(x) of one orthogonal family; x or n may be a number, not both."""
+    op = _op(opname)
+
+    def fn(x, n, *, out=None):
+        if not isinstance(x, Tensor) and not isinstance(n, Tensor):
+            _two_numbers(opname, ("x", "n"), (x, n))
+        return _finish(op(x, n), False, out)
+    fn.__name__ = fn.__qualname__ = opname[len("special_"):]
+    return fn
 
 
 (chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
