@@ -502,7 +502,9 @@ class _ElementwiseOptimizer(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if group.get("fused") and (len(self.state[p]) == 0 or getattr(
+                # (state.get: reading an absent entry must not create one, as SGD without
+                # momentum keeps no state)
+                if group.get("fused") and (not self.state.get(p) or getattr(
                         self, "_need_device_dtype_check_for_fused", True)):
                     _device_dtype_check_for_fused(p)
                     self._need_device_dtype_check_for_fused = False
