@@ -10,13 +10,14 @@ def _ntuple(x, n):
     return (x,) * n if isinstance(x, int) else tuple(x)
 
 
-class Conv2dNormActivation(nn.Sequential):
-    """padding=None gives 'same' padding for odd kernels: (kernel_size - 1) // 2 * dilation.
+class ConvNormActivation(nn.Sequential):
+    """conv -> norm -> activation, as torchvision's base of Conv2d/Conv3dNormActivation.
+    padding=None gives 'same' padding for odd kernels: (kernel_size - 1) // 2 * dilation.
     bias=None means a bias only when there is no norm layer (the norm's shift replaces it)."""
 
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
                  groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1,
-                 inplace=True, bias=None):
+                 inplace=True, bias=None, conv_layer=nn.Conv2d):
         if padding is None:
             if isinstance(kernel_size, int) and isinstance(dilation, int):
                 padding = (kernel_size - 1) // 2 * dilation
@@ -27,8 +28,8 @@ class Conv2dNormActivation(nn.Sequential):
                 padding = tuple((k - 1) // 2 * d for k, d in zip(kernel_size, dilation))
         if bias is None:
             bias = norm_layer is None
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding,
-                            dilation=dilation, groups=groups, bias=bias)]
+        layers = [conv_layer(in_channels, out_channels, kernel_size, stride, padding,
+                             dilation=dilation, groups=groups, bias=bias)]
         if norm_layer is not None:
             layers.append(norm_layer(out_channels))
         if activation_layer is not None:
@@ -38,31 +39,20 @@ class Conv2dNormActivation(nn.Sequential):
         self.out_channels = out_channels
 
 
-class Conv3dNormActivation(nn.Sequential):
-    """Conv2dNormActivation's 3-d twin (Conv3d, BatchNorm3d)."""
+class Conv2dNormActivation(ConvNormActivation):
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
+                 groups=1, norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1,
+                 inplace=True, bias=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, groups,
+                         norm_layer, activation_layer, dilation, inplace, bias, nn.Conv2d)
 
+
+class Conv3dNormActivation(ConvNormActivation):
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None,
                  groups=1, norm_layer=nn.BatchNorm3d, activation_layer=nn.ReLU, dilation=1,
                  inplace=True, bias=None):
-        if padding is None:
-            if isinstance(kernel_size, int) and isinstance(dilation, int):
-                padding = (kernel_size - 1) // 2 * dilation
-            else:
-                dims = len(kernel_size) if not isinstance(kernel_size, int) else len(dilation)
-                kernel_size = _ntuple(kernel_size, dims)
-                dilation = _ntuple(dilation, dims)
-                padding = tuple((k - 1) // 2 * d for k, d in zip(kernel_size, dilation))
-        if bias is None:
-            bias = norm_layer is None
-        layers = [nn.Conv3d(in_channels, out_channels, kernel_size, stride, padding,
-                            dilation=dilation, groups=groups, bias=bias)]
-        if norm_layer is not None:
-            layers.append(norm_layer(out_channels))
-        if activation_layer is not None:
-            params = {} if inplace is None else {"inplace": inplace}
-            layers.append(activation_layer(**params))
-        super().__init__(*layers)
-        self.out_channels = out_channels
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, groups,
+                         norm_layer, activation_layer, dilation, inplace, bias, nn.Conv3d)
 
 
 class FrozenBatchNorm2d(nn.Module):
