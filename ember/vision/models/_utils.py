@@ -19,6 +19,28 @@ def _is_norm(module):
     return isinstance(module, (nn.BatchNorm2d, nn.GroupNorm))
 
 
+def _init_mobile_weights(model, init_linear):
+    """The initialisation torchvision's MobileNet and EfficientNet families share: convolutions
+    Kaiming-normal (fan_out) with zero bias, norms weight 1 / bias 0, and each Linear layer by
+    `init_linear(layer)` (the one part in which the families differ)."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif _is_norm(m):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            init_linear(m)
+            nn.init.zeros_(m.bias)
+
+
+def _normal_001(linear):
+    """MobileNet's Linear weights: normal(0, 0.01)."""
+    nn.init.normal_(linear.weight, 0, 0.01)
+
+
 def _verify_weights(weights, weights_enum=None):
     """None, a local file path, or a member of `weights_enum` (checked before the model is
     built, so a bad argument fails fast)."""

@@ -9,7 +9,7 @@ from functools import partial
 from ... import nn, flatten
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation, StochasticDepth
 from ._api import _weights_enum
-from ._utils import _build, _builder, _make_divisible
+from ._utils import _build, _builder, _init_mobile_weights, _make_divisible
 
 __all__ = ["EfficientNet", "EfficientNet_B0_Weights", "EfficientNet_B1_Weights",
            "EfficientNet_B2_Weights", "EfficientNet_B3_Weights", "EfficientNet_B4_Weights",
@@ -19,6 +19,12 @@ __all__ = ["EfficientNet", "EfficientNet_B0_Weights", "EfficientNet_B1_Weights",
            "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7",
            "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l"]
 
+
+
+def _uniform_by_fan_out(linear):
+    """EfficientNet's Linear weights: uniform in +-1/sqrt(out_features)."""
+    bound = 1.0 / math.sqrt(linear.out_features)
+    nn.init.uniform_(linear.weight, -bound, bound)
 
 class _MBConvConfig:
     def __init__(self, expand_ratio, kernel, stride, input_channels, out_channels, num_layers,
@@ -152,18 +158,7 @@ class EfficientNet(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True),
                                         nn.Linear(last_out, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                init_range = 1.0 / math.sqrt(m.out_features)
-                nn.init.uniform_(m.weight, -init_range, init_range)
-                nn.init.zeros_(m.bias)
+        _init_mobile_weights(self, _uniform_by_fan_out)
 
     def _forward_impl(self, x):
         return self.classifier(flatten(self.avgpool(self.features(x)), 1))

@@ -6,7 +6,7 @@ stem Conv2dNormActivation, the InvertedResidual blocks and a 1x1 head), then `cl
 from ... import nn, flatten
 from ..ops.misc import Conv2dNormActivation
 from ._api import _weights_enum
-from ._utils import _build, _builder, _is_norm, _make_divisible
+from ._utils import _build, _builder, _init_mobile_weights, _make_divisible, _normal_001
 
 __all__ = ["MobileNet_V2_Weights",
            "MobileNetV2", "InvertedResidual", "mobilenet_v2"]
@@ -76,17 +76,7 @@ class MobileNetV2(nn.Module):
         self.classifier = nn.Sequential(nn.Dropout(p=dropout),
                                         nn.Linear(self.last_channel, num_classes))
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif _is_norm(m):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_mobile_weights(self, _normal_001)
 
     def _forward_impl(self, x):
         x = self.features(x)

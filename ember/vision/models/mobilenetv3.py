@@ -7,7 +7,7 @@ from functools import partial
 from ... import nn, flatten
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation as SElayer
 from ._api import _weights_enum
-from ._utils import _build, _builder, _make_divisible
+from ._utils import _build, _builder, _init_mobile_weights, _make_divisible, _normal_001
 
 __all__ = ["MobileNetV3", "MobileNet_V3_Large_Weights", "MobileNet_V3_Small_Weights",
            "mobilenet_v3_large", "mobilenet_v3_small"]
@@ -89,17 +89,7 @@ class MobileNetV3(nn.Module):
         self.classifier = nn.Sequential(
             nn.Linear(last_out, last_channel), nn.Hardswish(inplace=True),
             nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        _init_mobile_weights(self, _normal_001)
 
     def _forward_impl(self, x):
         x = self.avgpool(self.features(x))
