@@ -622,9 +622,9 @@ def where(condition, self, other):
     try:
         r = as_result(np.where(condition._np, _as_array(self, dt), _as_array(other, dt)), dt)
         return _wrap(laid_out(r, condition, self, other))
-    except ValueError:
-        raise RuntimeError(f"where: shapes {list(condition._size)}, {list(shape_of(self))} and "
-                           f"{list(shape_of(other))} are not broadcastable") from None
+    except ValueError:  # PyTorch's message, naming the dim where the shapes disagree
+        broadcast_shape(condition._size, shape_of(self), shape_of(other))
+        raise
 
 
 @impl("where.self", "Meta")

@@ -209,9 +209,11 @@ def masked_fill_meta_(self, mask, value):
     return self
 
 
-def _check_index(index, name):
+def _check_index(index, name, expected="int32/int64", got=False):
+    """The index dtype check, each op's message as PyTorch words it."""
     if index.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+        tail = f" but got: {_scalar_type_name(index.dtype)}" if got else ""
+        raise RuntimeError(f"{name}(): Expected dtype {expected} for index{tail}")
 
 
 def _check_range(idx, size, error):
@@ -222,7 +224,7 @@ def _check_range(idx, size, error):
 
 @impl("index_select", "CPU")
 def index_select(self, dim, index):
-    _check_index(index, "index_select")
+    _check_index(index, "index_select", "int32 or int64")
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = _wrap_dim(dim, self.dim())
@@ -246,7 +248,7 @@ def index_select(self, dim, index):
 
 @impl("index_select", "Meta")
 def index_select_meta(self, dim, index):
-    _check_index(index, "index_select")
+    _check_index(index, "index_select", "int32 or int64")
     d = _wrap_dim(dim, self.dim())
     shape = list(self._size)
     if shape:
@@ -757,7 +759,7 @@ def _index_reduce(target, self, dim, index, source, reduce, include_self):
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
                          f"{index.dim()} with type: {_scalar_type_name(index.dtype)} and size: "
                          f"{list(index._size)}")
-    _check_index(index, "index_reduce_")
+    _check_index(index, "index_reduce_", got=True)
     if source.dtype is not self.dtype:
         raise RuntimeError(f"index_reduce_(): self ({_scalar_type_name(self.dtype)}) and source "
                            f"({_scalar_type_name(source.dtype)}) must have the same scalar type")

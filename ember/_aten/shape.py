@@ -23,6 +23,7 @@ from .._core.memory_format import contiguous_format, copy_in_format, format_stri
     preserve_format, suggest_memory_format
 from .tensor_iterator import empty_strided, natural, preserve_strides
 from .._core import deterministic
+from .._core.device import no_backend
 from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
 from .factory import checked_scalar, check_contiguous_strides, contiguous_nbytes, STORAGE_MAX
@@ -718,7 +719,7 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type != "cpu":
         if _device(device).type == "lazy":  # the lazy backend takes the copy in
             return _lookup("_to_copy").redispatch("Lazy", (self, dtype, device, memory_format))
-        raise AssertionError("Torch not compiled with CUDA enabled")  # what a CPU build says
+        raise no_backend(_device(device), None)  # what a CPU build says
     dt = dtype or self.dtype
     if memory_format is None or memory_format is preserve_format:
         return _keep_empty_strides(_wrap(_preserved_copy(self._np, dt)), self)

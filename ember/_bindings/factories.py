@@ -10,7 +10,7 @@ import numpy as np
 from .._core.float8 import as_strided
 
 from .._core import dtype as D
-from .._core.device import device as _device_cls, default_device, check_legacy_device
+from .._core.device import device as _device_cls, default_device, check_legacy_device, no_backend
 from .._core.tensor import Tensor, Size, _wrap_external
 from .._core.storage import UntypedStorage
 from .._core.resizable import mark_not_resizable
@@ -51,11 +51,14 @@ def _size_args(size, keyword=None, name="empty"):
     return tuple(_ap.int_list_arg(name, "size", 1, size, 0, True))
 
 
+_RUNS_ON = ("cpu", "meta", "lazy")
+
+
 def _dev(device):
     """A factory's device: the one given, else the default one (`with ember.device(...)`)."""
     device = default_device() if device is None else _device_cls(device)
-    if device is not None and device.type == "cuda":
-        raise AssertionError("Torch not compiled with CUDA enabled")  # what a CPU build says
+    if device is not None and device.type not in _RUNS_ON:
+        raise no_backend(device)  # what a CPU build says
     return device
 
 

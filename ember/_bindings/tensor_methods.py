@@ -19,7 +19,8 @@ from .._dispatch.dispatcher import lookup as _op, impl as _impl
 from .._dispatch import dispatcher as _dispatcher
 from . import indexing as _indexing
 from .generated import bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor
-from .factories import _size_args, _dev, tensor
+from .factories import _size_args, _RUNS_ON, tensor
+from .._core.device import no_backend
 from .overloads import real, imag, remainder
 from .codegen import _missing_size
 from . import arg_parser as _ap
@@ -99,7 +100,11 @@ def _to_args(args, kwargs):
             continue
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    return dtype, _dev(device), copy, memory_format
+    if device is not None:
+        device = _device_cls(device)
+        if device.type not in _RUNS_ON:
+            raise no_backend(device, None)  # what a CPU build says
+    return dtype, device, copy, memory_format
 
 
 def _to(self, *args, **kwargs):

@@ -7,6 +7,26 @@ taking a tensor to copy the layout of (`zeros_like`) and `from_numpy` keep their
 """
 
 
+# every device type PyTorch parses, in its order; ember runs tensors on cpu, meta and lazy only
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+_NOT_BUILT = {"cuda": "CUDA", "xpu": "XPU", "mtia": "MTIA"}  # asserted by a CPU build's modules
+
+
+def no_backend(dev, op="aten::empty.memory_format"):
+    """The error a CPU build of PyTorch gives for a tensor made on (`op` given) or moved to
+    (`op=None`) a device it has no backend for."""
+    built = _NOT_BUILT.get(dev.type)
+    if built is not None:
+        return AssertionError(f"Torch not compiled with {built} enabled")
+    if op is None:
+        return RuntimeError(f"PyTorch is not linked with support for {dev.type} devices")
+    key = {"maia": "MAIA", "vulkan": "Vulkan", "privateuseone": "PrivateUse1"}.get(
+        dev.type, dev.type.upper())
+    return NotImplementedError(f"Could not run '{op}' with arguments from the '{key}' backend.")
+
+
 class device:
     __module__ = "ember"  # printed as <class 'torch.device'> is
     __slots__ = ("type", "index")
@@ -34,9 +54,9 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type_or_str}'")
             index = int(idx)
-        if typ not in ("cpu", "meta", "cuda", "lazy"):
-            raise RuntimeError("Expected one of cpu, cuda, lazy, meta device type at start of "
-                               f"device string: {type_or_str}")
+        if typ not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start "
+                               f"of device string: {type_or_str}")
         self = object.__new__(cls)
         object.__setattr__(self, "type", typ)
         object.__setattr__(self, "index", index)

@@ -148,8 +148,8 @@ class _Node:
     def _release_saved(self):
         pass
 
-    def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+    def __repr__(self):  # the class's name: AccumulateGrad's name() is its C++ name
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 def sum_grads(a, b):
