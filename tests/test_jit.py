@@ -109,8 +109,8 @@ def test_script_by_tracing_and_what_it_refuses():
     np.testing.assert_array_equal(s(x).detach().numpy(), m(x).detach().numpy())
     with pytest.raises(RuntimeError, match="scripted for inputs float32\\[2, 4\\]"):
         s(ember.randn(3, 4))
-    with pytest.raises(RuntimeError, match="needs example_inputs"):
-        ember.jit.script(m)
+    with pytest.raises(RuntimeError, match="has no TorchScript graph, so it has no 'save'"):
+        ember.jit.script(m).save(io.BytesIO())
 
     def f(x):
         return x if x.sum() > 0 else -x
@@ -139,3 +139,42 @@ def test_script_decorator_on_a_function_runs_it_as_python():
         ours.graph
     with pytest.raises(AttributeError):
         ours.no_such_attribute
+
+
+def test_script_of_a_module_without_examples_runs_its_python():
+    """`torch.jit.script(model)` with data-dependent control flow: a RecursiveScriptModule
+    tree sharing the model's tensors, printed and called as PyTorch's; no graph to save."""
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.ReLU())
+
+            def forward(self, x, n: int = 2):
+                for _ in range(n):
+                    x = self.body(x)
+                if x.sum() > 0:
+                    x = x * 2
+                return x
+        lib.manual_seed(0)
+        return M()
+    ours, theirs = build(ember), build(torch)
+    s, t = ember.jit.script(ours), torch.jit.script(theirs)
+    assert repr(s) == repr(t)
+    assert type(s).__name__ == type(t).__name__ == "RecursiveScriptModule"
+    assert s.original_name == t.original_name == "M"
+    assert list(s.state_dict()) == list(t.state_dict())
+    assert s.body[0].weight is ours.body[0].weight
+    x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
+    for n in (1, 3):
+        np.testing.assert_allclose(s(ember.tensor(x), n).detach().numpy(),
+                                   t(torch.tensor(x), n).detach().numpy(), rtol=1e-6)
+    s.eval()
+    assert not s.training and ours.training == theirs.training
+    for name in ("save", "code", "graph"):
+        with pytest.raises(RuntimeError, match=f"so it has no '{name}'"):
+            getattr(s, name)
+    with pytest.raises(RuntimeError, match="so it has no 'save'"):
+        ember.jit.save(s, io.BytesIO())

@@ -7,8 +7,9 @@ fixed at scripting time (module attributes, `self.training`, the input shapes), 
 everything else with an error naming it. A function scripted without `example_inputs` (the
 `@torch.jit.script` decorator on a helper) runs as Python, as PyTorch's script does with
 `PYTORCH_JIT=0`: its results are TorchScript's, and what needs a compiled graph (`.graph`,
-`.code`, `.save`) raises an error saying so. Refused:
-- a Module without `example_inputs`: there is nothing to record;
+`.code`, `.save`) raises an error saying so; a Module scripted without them likewise runs its
+Python forward, as a `RecursiveScriptModule` sharing its parameters, buffers and (scripted)
+submodules. Refused:
 - Python reading a tensor's value during the run (`if x.sum() > 0:`, `.item()`): the branch
   would be baked in, so the error names the conversion instead of warning as `trace` does;
 - a call with other input shapes or dtypes than the examples: the shapes the recorded ops were
@@ -41,11 +42,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if example_inputs is None and not isinstance(obj, Module):
         return _PythonScriptFunction(obj)
     if example_inputs is None:
-        what = type(obj).__name__
-        raise ScriptError(
-            f"ember.jit.script({what}) needs example_inputs: ember has no TorchScript compiler "
-            "of Python source, it scripts by recording the ops of a run on example inputs "
-            "(pass example_inputs=[(x,)], or use ember.jit.trace)")
+        return _python_script_module(obj)
     if isinstance(example_inputs, dict):
         example_inputs = example_inputs.get(getattr(obj, "forward", obj))
     examples = example_inputs[0] if isinstance(example_inputs, list) else example_inputs
@@ -78,15 +75,64 @@ class _PythonScriptFunction:
         return self._fn(*args, **kwargs)
 
     def __getattr__(self, name):
-        if name in ("graph", "code", "save", "inlined_graph", "schema", "graph_for"):
-            raise ScriptError(
-                f"ember.jit.script({self.__name__}) without example_inputs runs the Python "
-                f"function and has no TorchScript graph, so it has no '{name}'; script it with "
-                "example_inputs=[(x,)] to record one")
+        if name in _GRAPH_ATTRS:
+            raise _no_graph(self.__name__, name, "function")
         raise AttributeError(f"'ScriptFunction' object has no attribute '{name}'")
 
     def __repr__(self):
         return f"<torch.jit.ScriptFunction object at {hex(id(self))}>"
+
+
+_GRAPH_ATTRS = ("graph", "code", "save", "inlined_graph", "schema", "graph_for",
+                "code_with_constants")
+
+
+def _no_graph(what, name, kind):
+    return ScriptError(
+        f"ember.jit.script({what}) without example_inputs runs the Python {kind} and has no "
+        f"TorchScript graph, so it has no '{name}'; script it with example_inputs=[(x,)] to "
+        "record one")
+
+
+class _PythonScriptModule:
+    """The mixin of a Module scripted without example inputs (class name
+    RecursiveScriptModule, as PyTorch's): it prints as PyTorch's scripted modules do and has
+    no compiled graph to show or save."""
+
+    def _get_name(self):
+        return "RecursiveScriptModule"
+
+    def extra_repr(self):
+        return f"original_name={self.original_name}"
+
+    def __getattr__(self, name):
+        if name in _GRAPH_ATTRS:
+            raise _no_graph(self.original_name, name, "module")
+        return super().__getattr__(name)
+
+
+_script_classes = {}
+
+
+def _python_script_module(module):
+    """A copy of `module` sharing its parameters and buffers, with each submodule scripted
+    the same way (PyTorch's script copies the module tree and shares the tensors), whose
+    forward is the module's own Python."""
+    if isinstance(module, (_PythonScriptModule, _trace.ScriptModule)):
+        return module
+    cls = type(module)
+    scripted_cls = _script_classes.get(cls)
+    if scripted_cls is None:
+        scripted_cls = type("RecursiveScriptModule", (_PythonScriptModule, cls),
+                            {"__module__": "torch.jit._script"})
+        _script_classes[cls] = scripted_cls
+    new = cls.__new__(cls)
+    new.__dict__.update(module.__dict__)
+    new.__dict__["_modules"] = {name: None if m is None else _python_script_module(m)
+                                for name, m in module._modules.items()}
+    new.__dict__["original_name"] = cls.__name__
+    new.__class__ = scripted_cls
+    return new
 
 
 def check_signature(module, tensors):

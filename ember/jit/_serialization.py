@@ -20,7 +20,6 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.device import device as _device
-from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.recorder import Graph, Value, Call
 from ..nn.parameter import Parameter
@@ -83,6 +82,9 @@ def _array_bytes(t):
 
 
 def save(m, f, _extra_files=None):
+    from ._script import _PythonScriptModule
+    if isinstance(m, _PythonScriptModule):
+        m.save  # raises: a module scripted without example inputs has no graph to save
     if not isinstance(m, ScriptModule) or m._graph is None:
         raise RuntimeError(f"ember.jit.save expects a module made by ember.jit.trace or "
                            f"ember.jit.script, got {type(m).__name__}")
