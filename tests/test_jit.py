@@ -178,3 +178,20 @@ def test_script_of_a_module_without_examples_runs_its_python():
             getattr(s, name)
     with pytest.raises(RuntimeError, match="so it has no 'save'"):
         ember.jit.save(s, io.BytesIO())
+
+
+def test_freeze_and_optimize_for_inference():
+    """Deployment code's `torch.jit.freeze(torch.jit.script(m).eval())` and
+    `optimize_for_inference`: same results, PyTorch's errors for an unscripted or training
+    module."""
+    torch = pytest.importorskip("torch")
+    for lib in (ember, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.ReLU())
+        x = lib.ones(1, 3)
+        for fn in (lib.jit.freeze, lib.jit.optimize_for_inference):
+            with pytest.raises(RuntimeError, match="expects a ScriptModule as input"):
+                fn(m)
+        with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+            lib.jit.freeze(lib.jit.script(m))
+        assert lib.equal(lib.jit.freeze(lib.jit.script(m).eval())(x), m(x))
+        assert lib.equal(lib.jit.optimize_for_inference(lib.jit.script(m))(x), m(x))
