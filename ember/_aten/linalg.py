@@ -267,12 +267,7 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
         raise not_implemented("addmm_impl_cpu_", dt)
     mdt = _OPMATH.get(dt, dt)._np
     r = _matmul(mat1._np.astype(mdt, copy=False), mat2._np.astype(mdt, copy=False))
-    if alpha != 1:
-        r = np.multiply(r, alpha, dtype=mdt)
-    if beta != 0:
-        bias = self._np.astype(mdt, copy=False)
-        r = np.add(r, bias if beta == 1 else np.multiply(bias, beta, dtype=mdt), dtype=mdt)
-    return _wrap(np.broadcast_to(r, shape).astype(dt._np))
+    return _add_scaled(r, self, beta, alpha, shape, dt)
 
 
 @impl("addmm", "Meta")
@@ -339,8 +334,14 @@ def _accumulate(dt):
 
 
 def _add_scaled(product, self, beta, alpha, shape, dt):
-    """beta * self + alpha * product, broadcast to `shape`; beta == 0 does not read self."""
+    """beta * self + alpha * product, broadcast to `shape`; beta == 0 does not read self.
+
+    On integer tensors PyTorch converts the scalars to the tensor's type first, so a float
+    alpha or beta is truncated toward zero (alpha=1.7 scales by 1).
+    """
     mdt = product.dtype
+    if mdt.kind in "iu":
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         product = np.multiply(product, alpha, dtype=mdt)
     if beta != 0:

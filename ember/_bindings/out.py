@@ -246,6 +246,11 @@ def _check_out_dtype(name, out_dtype, result_dtype, inputs):
         raise RuntimeError(verdict)
 
 
+# out= ops whose kernels resize `out` without the deprecation warning (addbmm's resizes it
+# like `self` before writing)
+RESIZE_SILENTLY = frozenset(["addbmm"])
+
+
 def _copy_out(out, result, name=None):
     if result.requires_grad or (out.requires_grad and _grad_state.enabled):
         raise RuntimeError(f"{name or _op_name_of(result)}(): functions with out=... arguments "
@@ -258,7 +263,7 @@ def _copy_out(out, result, name=None):
         raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
                            f"output type {_type(out.dtype)}")
     if out._size != result._size:
-        if out.numel() != 0:
+        if out.numel() != 0 and name not in RESIZE_SILENTLY:
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._size)}, which does not match the required output shape "
                           f"{list(result._size)}. This behavior is deprecated, and in a future "

@@ -32,7 +32,11 @@ __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_d
 
 # ---- differences, covariance, integration ---------------------------------------------------
 @numpy_names
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
+    return _finish(_diff(input, n, dim, prepend, append), False, out)
+
+
+def _diff(input, n, dim, prepend, append):
     if input.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -65,6 +69,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.dim()} dimensions")
+    if input.dtype is D.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.dim() == 2 else input.view(1, -1)
     num_obs = x.shape[1]
     w = None
@@ -74,16 +80,18 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if weights.dim() > 1:
             raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
                                f"{name} with {weights.dim()} dimensions")
+        if name == "fweights" and weights.is_floating_point():
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {D.scalar_type_name(weights.dtype)} dtype")
+        if name == "aweights" and not weights.is_floating_point():
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {D.scalar_type_name(weights.dtype)} dtype")
         if weights.numel() != num_obs:
             raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
                                f"observations in the input but got {weights.numel()} != "
                                f"{num_obs}")
-        if name == "fweights" and weights.is_floating_point():
-            raise RuntimeError("cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {str(weights.dtype).replace('torch.', '')} dtype")
-        if name == "aweights" and not weights.is_floating_point():
-            raise RuntimeError("cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {str(weights.dtype).replace('torch.', '')} dtype")
+        if bool((weights < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
         w = weights if w is None else w * weights
     viewed = x
     if not x.is_floating_point() and not x.is_complex():
@@ -153,6 +161,11 @@ def _check_dx(dx, name):
         raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
 
 
+def _check_not_bool(y, name):
+    if y.dtype is D.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+
+
 def _zeros_without(y, dim):
     """The integral over no samples: zeros, outside the graph as in PyTorch."""
     shape = list(y.shape)
@@ -167,6 +180,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         raise TypeError("trapezoid() received an invalid combination of arguments: x and dx "
                         "cannot both be given")
     _check_x(x, "trapezoid")
+    _check_not_bool(y, "trapezoid")
     length = y.shape[dim]
     if x is None:
         dx = 1 if dx is None else dx
@@ -194,6 +208,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         raise TypeError("cumulative_trapezoid() received an invalid combination of arguments: "
                         "x and dx cannot both be given")
     _check_x(x, "cumulative_trapezoid")
+    _check_not_bool(y, "cumulative_trapezoid")
     length = y.shape[dim]
     if length == 0:  # an empty x (summed: an exact 0) stays in the graph, as in PyTorch
         return y.narrow(dim, 0, 0) * 1.0 + (0 if x is None or x.numel() else x.sum())
