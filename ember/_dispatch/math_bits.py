@@ -135,8 +135,8 @@ def _is_inplace_view(op):
     if known is None:
         known = False
         if op._mutates and op.schema.name.endswith("_"):
-            base = _dispatcher._registry.get(f"{op.namespace}::{op.schema.name[:-1]}")
-            known = base is not None and base._is_view
+            base = _dispatcher._packets.get((op.namespace, op.schema.name[:-1]))
+            known = base is not None and any(o._is_view for o in base._overloads.values())
         _inplace_views[op] = known
     return known
 

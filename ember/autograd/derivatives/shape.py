@@ -138,7 +138,9 @@ derivative("_to_copy", {"self": _to_copy_grad}, node_name="ToCopyBackward0")
 
 def _cat_grad(grad, tensors_shape, dim):
     # only the operands' shapes are read (PyTorch saves their sizes, not the tensors)
-    sizes = [shape[dim] if shape else 0 for shape in tensors_shape]
+    # (a legacy empty operand, shape (0,), has no size along the dim of higher-dim ones)
+    sizes = [shape[dim] if shape and (tuple(shape) != (0,) or grad.dim() == 1) else 0
+             for shape in tensors_shape]
     d = dim % grad.dim() if grad.dim() else 0
     out, start = [], 0
     for shape, s in zip(tensors_shape, sizes):
