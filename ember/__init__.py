@@ -66,6 +66,7 @@ from ._bindings.legacy_tensor_types import CUDA_TYPES as _cuda_legacy_types
 _tensor_classes = set(_legacy_types.values()) | set(_cuda_legacy_types.values())
 from ._dispatch.explain import explain
 from ._dispatch import python_dispatch as _python_dispatch  # noqa: F401  (the Python key)
+from ._dispatch import math_bits as _math_bits  # noqa: F401  (the Conjugate and Negative keys)
 from ._refs.checks import (_check, _check_with, _check_is_size, _check_index, _check_value,  # noqa: F401
                            _check_type, _check_not_implemented, _check_tensor_all,
                            _check_tensor_all_with, _assert_async)

@@ -231,10 +231,7 @@ CHECKS = {
 NAN = float("nan")
 
 
-# ember has no lazy conjugate/negative bit: conj() of a complex tensor is a new tensor
-XFAIL = {"conj_view": "ember materialises conj(): no conjugate bit, no view",
-         "neg_view": "ember materialises conj(): no negative bit",
-         "view_as_real_conj": "ember materialises conj(), so there is no unresolved conjugate to refuse"}
+XFAIL = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))

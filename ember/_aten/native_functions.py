@@ -495,6 +495,8 @@ unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)  | method
 split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]  | function, method
 unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]  | function, method
 alias(Tensor(a) self) -> Tensor(a)
+_conj(Tensor(a) self) -> Tensor(a)  | function, method
+_neg_view(Tensor(a) self) -> Tensor(a)  | function, method
 detach(Tensor(a) self) -> Tensor(a)
 _local_scalar_dense(Tensor self) -> Scalar
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)  | method

@@ -443,6 +443,11 @@ def _view_dtype(a, dtype):
 
 def _check_view_dtype(self, dtype):
     """PyTorch's checks of view(dtype) with a different element size, in its order."""
+    if dtype is not self.dtype and (self.is_conj() or self.is_neg()):
+        which = "conjugate view tensors" if self.is_conj() else \
+            "tensors with negative bit set"
+        raise RuntimeError(f"torch.Tensor.view is not supported for {which} when converting to "
+                           "a different dtype.")
     old_it, new_it = self.dtype.itemsize, dtype.itemsize
     if old_it == new_it:
         return
@@ -549,6 +554,11 @@ def _view_as_complex(a):
 def _check_view_as_real(self):
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if self.is_conj():
+        raise RuntimeError(
+            "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+            "conjugate tensor so you can view it as real, use self.resolve_conj(); however, be "
+            "warned that the resulting tensor will NOT alias the original.")
 
 
 view_op("view_as_real", _view_as_real, _check_view_as_real)

@@ -12,6 +12,7 @@ from .._core.float8 import as_strided
 from .._core import dtype as D
 from .._core.device import device as _device_cls, default_device, check_legacy_device, no_backend
 from .._core.tensor import Tensor, Size, _wrap_external
+from .._core.layout import strided, sparse_coo
 from .._core.storage import UntypedStorage
 from .._core.resizable import mark_not_resizable
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
@@ -300,7 +301,7 @@ def _empty_like(t, dtype, device, memory_format):
     (preserve_format) a dense `t` lends its strides, so `zeros_like(x.t())` is transposed too,
     and another is made dense in the order of its strides; anything else is laid out
     contiguously or in the requested memory format."""
-    if t._sparse is not None and not t.is_sparse:  # a compressed layout: its indices kept
+    if t.layout not in (strided, sparse_coo):  # a compressed layout: its indices kept
         from .sparse_compressed import empty_like_compressed
         return empty_like_compressed(t, dtype)
     dt, dev = dtype or t.dtype, t.device if device is None else _device_cls(device)
@@ -337,7 +338,7 @@ def _filled(t, value):
             t._np[...] = checked_scalar(value, t.dtype)
     elif t._lazy is not None:  # recorded on the lazy device
         t.fill_(value)
-    elif t._sparse is not None and not t.is_sparse:  # compressed: zeros_like stores no entry,
+    elif t.layout not in (strided, sparse_coo):  # compressed: zeros_like stores no entry,
         if value == 0:                                # ones_like fills the stored ones
             t.zero_()
         else:

@@ -383,12 +383,18 @@ def angle(input, *, out=None):
 
 
 def real(input):
-    return view_as_real(input).select(-1, 0) if input.is_complex() else input
+    """A view of the real parts (of the memory, for a conjugate view: the same numbers)."""
+    if not input.is_complex():
+        return input
+    return view_as_real(input.conj() if input.is_conj() else input).select(-1, 0)
 
 
 def imag(input):
+    """A view of the imaginary parts; of a conjugate view, the memory's with the negative bit."""
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if input.is_conj():
+        return view_as_real(input.conj()).select(-1, 1)._neg_view()
     return view_as_real(input).select(-1, 1)
 
 

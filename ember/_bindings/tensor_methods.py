@@ -470,9 +470,9 @@ def _T(self):
 
 
 def _conj(self):
-    """ember has no lazy conjugate bit: conj of a complex tensor is the conj_physical op (so
-    autograd and the meta device see it), of a real one the tensor itself, as in PyTorch."""
-    return _op("conj_physical")(self) if self.dtype.is_complex else self
+    """A complex tensor's lazy conjugate: a view with the conjugate bit flipped (the `_conj`
+    op, ember/_dispatch/math_bits.py); a real tensor itself, as in PyTorch."""
+    return _op("_conj")(self) if self.dtype.is_complex else self
 
 
 def _shift_operator(opname, reflected=False, inplace=False):
@@ -808,7 +808,7 @@ METHODS = dict(
     repeat=_repeat, sum_to_size=_sum_to_size, set_=_set_,
     resize_=_resize_, resize_as_=_resize_as_, resize=_resize, resize_as=_resize_as,
     map_=_map_, map2_=_map2_, record_stream=_record_stream, module_load=_module_load,
-    conj=_conj, resolve_conj=lambda s: s, resolve_neg=lambda s: s,
+    conj=_conj,
     fill_diagonal_=_fill_diagonal_, apply_=_apply_,
     is_distributed=lambda s: False, _fix_weakref=_fix_weakref,
     xpu=_no_device("Torch not compiled with XPU enabled"),

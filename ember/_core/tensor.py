@@ -31,6 +31,7 @@ from .grad_mode import _grad_state
 from . import torch_function as _torch_function
 from .mode_stack import torch_dispatch_modes as _torch_dispatch_modes
 from .python_key import PYTHON_KEY, _disabled_torch_dispatch_impl, mark_subclass
+from .math_bits import MathBits
 
 
 class Size(tuple):
@@ -322,10 +323,12 @@ class Tensor:
         return self._size == other._size
 
     def is_conj(self):
-        return False  # conj() materialises here: no lazy conjugate bit
+        """Whether this is a lazy conjugate view (ember/_dispatch/math_bits.py)."""
+        return type(self._sparse) is MathBits and self._sparse.conj
 
     def is_neg(self):
-        return False  # neg() materialises here: no lazy negative bit
+        """Whether this is a lazy negative view (ember/_dispatch/math_bits.py)."""
+        return type(self._sparse) is MathBits and self._sparse.neg
 
     def is_pinned(self, device=None):
         return False
@@ -361,7 +364,7 @@ class Tensor:
     is_sparse_csr = property(lambda self: self.layout is sparse_csr)
 
     def stride(self, dim=None):
-        if self._sparse is not None and self._sparse is not PYTHON_KEY:  # PyTorch's for sparse
+        if self._sparse is not None and self.layout is not strided:  # PyTorch's for sparse
             if type(self._sparse) is not tuple:
                 raise RuntimeError("Sparse CSR tensors do not have strides")
             st = (0,) * len(self._size)
@@ -595,6 +598,10 @@ class Tensor:
         if _torch_dispatch_modes or self._sparse is PYTHON_KEY:  # a handler sees aten.detach
             from .._dispatch.dispatcher import cached_lookup
             return cached_lookup("detach")(self)
+        if type(self._sparse) is MathBits:  # the same lazy view, as PyTorch's detach keeps the bits
+            t = _alias(self)
+            t._sparse = self._sparse
+            return t
         return _alias(self)
 
     def detach_(self):
@@ -636,6 +643,10 @@ class Tensor:
 
     # ---- conversion to Python / NumPy ---------------------------------------------------
     def numpy(self, *, force=False):
+        if type(self._sparse) is MathBits:
+            bit, short = ("conjugate", "conj") if self._sparse.conj else ("negative", "neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use "
+                               f"tensor.resolve_{short}().numpy() instead.")
         if self._sparse is not None:
             raise TypeError(f"can't convert {self.layout.c10_name} layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
@@ -655,6 +666,8 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
+        if type(self._sparse) is MathBits:
+            return self.resolve_conj().resolve_neg().tolist()
         if self._sparse is not None:
             raise RuntimeError("tolist() is not supported for sparse tensors: to_dense() first")
         if self._np is None:
@@ -680,6 +693,8 @@ class Tensor:
                 raise NotImplementedError("Could not run 'aten::_local_scalar_dense' with "
                                           "arguments from the 'SparseCsrCPU' backend.")
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        if type(self._sparse) is MathBits:
+            return self.resolve_conj().resolve_neg().item()
         a = self._np
         if self.dtype in D.ml_dtypes_dtypes:
             a = a.astype(np.float32)
@@ -989,7 +1004,7 @@ def _alias(src):
             from .sparse import make_sparse
             indices, values, coalesced = src._sparse
             return make_sparse(indices, _alias(values), src._size, coalesced)
-        if src._sparse is not None:
+        if src._sparse is not None and type(src._sparse) is not MathBits:
             from .sparse_compressed import make_compressed
             parts = src._sparse
             return make_compressed(parts.layout, parts.compressed_indices, parts.plain_indices,

@@ -16,6 +16,8 @@ import numpy as np
 from . import dtype as D
 
 from .python_key import PYTHON_KEY
+from .math_bits import MathBits
+from .grad_mode import no_grad
 
 __all__ = [
     "PRINT_OPTS",
@@ -430,6 +432,11 @@ def tensor_repr(t, *, tensor_contents=None):
         values = t.detach().to("cpu")._np  # printing a lazy tensor runs its pending graph
 
     sparse = getattr(t, "_sparse", None)
+    if type(sparse) is MathBits:  # a conjugate/negative view prints the values it stands for
+        if values is not None:
+            with no_grad():
+                values = t.resolve_conj().resolve_neg()._np
+        sparse = None
     if sparse is PYTHON_KEY:  # a wrapper subclass: printed as a dense tensor of its contents
         sparse = None
     if sparse is not None:

@@ -23,6 +23,7 @@ from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
 from .._core.mode_stack import modes as _modes
 from .._core.python_key import PYTHON_KEY
+from .._core.math_bits import MathBits, MATH_KEYS
 from .schema import Schema
 
 _DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
@@ -148,6 +149,8 @@ class OpOverload:
         """Tensors on two devices: 0-dim CPU tensors go along with the others (as a wrapped
         number does in PyTorch); anything else is an error. copy_ copies between devices: the
         destination's backend runs it."""
+        if key in MATH_KEYS or k in MATH_KEYS:  # the bits' keys are above all others, Negative first
+            return key if key == "Negative" or k not in MATH_KEYS else k
         if "Python" in (key, k):   # the Python key is above every backend's
             return "Python"
         if self.name == "aten::copy_":
@@ -243,9 +246,12 @@ class OpOverload:
 
 def _sparse_key(t):
     """The key of a tensor whose `_sparse` is set: a COO tensor holds a tuple, a compressed one
-    its CompressedParts; a Tensor subclass with `__torch_dispatch__` has the Python key's mark."""
+    its CompressedParts; a Tensor subclass with `__torch_dispatch__` has the Python key's mark;
+    a tensor with the conjugate or negative bit, its MathBits (ember/_core/math_bits.py)."""
     if t._sparse is PYTHON_KEY:
         return "Python"
+    if type(t._sparse) is MathBits:
+        return t._sparse.key
     return "SparseCPU" if type(t._sparse) is tuple else "SparseCsrCPU"
 
 

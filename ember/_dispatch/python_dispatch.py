@@ -19,6 +19,7 @@ where PyTorch's reads True).
 from .._core.grad_mode import _grad_state
 from .._core.mode_stack import torch_dispatch_modes as _torch_dispatch_modes
 from .._core.python_key import PYTHON_KEY
+from .._core.layout import strided
 from .._core.tensor import Tensor
 from . import dispatcher as _dispatcher
 
@@ -268,7 +269,7 @@ def call_below_python_key(op, args, kwargs):
 def _backend_key(op, args):
     """The key of the tensors' device (or layout), Python key marks left out."""
     for t in _tensor_args(op, args):
-        if t._sparse is not None and t._sparse is not PYTHON_KEY:
+        if t._sparse is not None and t.layout is not strided:
             return _dispatcher._sparse_key(t)
         return _dispatcher._DEVICE_KEYS[t._device.type]
     return op._default_key(args)

@@ -228,6 +228,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     dims = list(builtins.range(input.dim())) if dim is None else \
         [dim] if isinstance(dim, int) else list(dim)
     dims = [_wrap_dim(d, input.dim()) for d in dims]
+    if spacing is None:   # PyTorch's binding takes None for the default step
+        spacing = 1
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if isinstance(spacing, (list, tuple)):

@@ -140,10 +140,18 @@ def fill(input, value):
 
 
 def resolve_conj(input):
-    return input
+    """`input`'s values in a tensor without the conjugate bit: `input` itself if it has none,
+    else a new tensor (conj() takes the bit off the view, conj_physical computes)."""
+    if not input.is_conj():
+        return input
+    return input.conj().conj_physical()
 
 
-resolve_neg = resolve_conj
+def resolve_neg(input):
+    """`input`'s values in a tensor without the negative bit (see resolve_conj)."""
+    if not input.is_neg():
+        return input
+    return input._neg_view().neg()
 
 
 def _complex(real, imag, *, out=None):
@@ -190,6 +198,7 @@ METHODS = dict(
     deg2rad=deg2rad, deg2rad_=deg2rad_, rad2deg=rad2deg, rad2deg_=rad2deg_,
     float_power=float_power,
     float_power_=_float_power_, mvlgamma=mvlgamma, mvlgamma_=_mvlgamma_, positive=positive,
+    resolve_conj=resolve_conj, resolve_neg=resolve_neg,
 )
 
 __all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "deg2rad", "deg2rad_",

@@ -20,6 +20,7 @@ from .._core.grad_mode import _grad_state
 from .._core.mode_stack import torch_dispatch_modes
 from .._core.python_key import PYTHON_KEY
 from .._core.memory_format import contiguous_format, is_non_overlapping_and_dense
+from .._core.layout import strided, sparse_coo
 from .._core.sparse import make_sparse
 from .._core.tensor import OWN_DTYPE, Tensor, _alias
 from .._dispatch.dispatcher import cached_lookup
@@ -155,7 +156,12 @@ class _Node:
 def sum_grads(a, b):
     """Two gradients for one input, added; a dense one first when the other is sparse
     (PyTorch adds sparse to dense, not dense to sparse)."""
-    return b + a if a._sparse is not None and b._sparse is None else a + b
+    return b + a if _is_sparse_layout(a) and not _is_sparse_layout(b) else a + b
+
+
+def _is_sparse_layout(t):
+    """COO or compressed (a conjugate view's or a Python-key tensor's mark is strided)."""
+    return t._sparse is not None and t.layout is not strided
 
 
 def _add_hook(hooks, fn):
@@ -215,7 +221,7 @@ def accumulate_grad(variable, grad):
                 new = grad.detach()  # aten.detach, as a TorchDispatchMode sees it
             new._storage_()._grad_claimed = True
         variable._grad = new
-    elif old._sparse is not None and grad._sparse is None:  # dense + sparse, not the reverse
+    elif _is_sparse_layout(old) and not _is_sparse_layout(grad):  # dense + sparse, not reverse
         variable._grad = grad + old
     elif _grad_state.enabled:
         variable._grad = old + grad
@@ -231,7 +237,7 @@ def accumulate_grad(variable, grad):
 def obeys_layout_contract(grad, variable):
     """PyTorch's gradient layout contract: a dense leaf's gradient has the leaf's strides
     (size-1 dims aside, unless broadcast with stride 0); any other leaf's is contiguous."""
-    if variable._sparse is not None and type(variable._sparse) is not tuple:
+    if variable.layout not in (strided, sparse_coo):
         return True  # a compressed leaf has no strides: its gradient is kept as it comes
     gst = grad.stride()
     vst = variable.stride()

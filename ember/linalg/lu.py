@@ -44,7 +44,7 @@ def _pivots(A):
     import scipy.linalg
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
-    data = A.detach().numpy()
+    data = A.detach().resolve_conj().resolve_neg().numpy()  # a lazy view's values
     data = data.reshape((math.prod(data.shape[:-2]), m, n))
     pivots = np.empty((data.shape[0], k), np.int32)
     perms = np.empty((data.shape[0], m), np.int64)

@@ -27,6 +27,7 @@ import numpy as np
 from .._core.float8 import as_strided
 
 from .._core import dtype as D
+from .._core.math_bits import math_bits, set_math_bits
 from . import weights_only_unpickler as _weights_only_unpickler
 from .._core.device import device, cpu as _CPU, meta as _META
 from .._core.storage import UntypedStorage
@@ -124,7 +125,8 @@ def _reduce_tensor(t):
     if t._rg:
         from ..utils.hooks import warn_if_has_hooks
         warn_if_has_hooks(t)
-    if t._sparse is not None:  # its parts, as PyTorch's sparse tensors pickle
+    bits = math_bits(t)
+    if t._sparse is not None and bits is None:  # its parts, as PyTorch's sparse tensors pickle
         if t.is_sparse:
             parts = (t._indices(), t._values(), t.shape, t.is_coalesced())
         else:
@@ -141,6 +143,8 @@ def _reduce_tensor(t):
         func, args = _rebuild_tensor_v2, (_TypedStorage(t._storage_(), t.dtype),
                                           t.storage_offset(), tuple(t._size), t.stride(), t._rg,
                                           OrderedDict())
+    if bits is not None:  # the memory as it is, and the bits as PyTorch's metadata dict
+        args += ({"conj": True} if bits.conj else {}) | ({"neg": True} if bits.neg else {}),
     state = _python_state(t)
     if isinstance(t, Parameter):
         if state:
@@ -224,8 +228,7 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        metadata=None):
     # backward hooks are never saved (PyTorch keeps the argument for files from 2017)
-    t = _rebuild_tensor(storage, storage_offset, size, stride)
-    _check_metadata(metadata)
+    t = _with_metadata(_rebuild_tensor(storage, storage_offset, size, stride), metadata)
     t.requires_grad = requires_grad
     return t
 
@@ -233,15 +236,20 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
 def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
                        dtype, metadata=None):
     t = _tensor_on_storage(storage._untyped_storage, dtype, storage_offset, size, stride)
-    _check_metadata(metadata)
+    t = _with_metadata(t, metadata)
     t.requires_grad = requires_grad
     return t
 
 
-def _check_metadata(metadata):
-    if metadata and any(metadata.values()):
-        raise RuntimeError(f"ember tensors have no conjugate or negative bits: cannot load "
-                           f"a tensor with metadata {metadata}")
+def _with_metadata(t, metadata):
+    """`t` with the conjugate/negative bits a saved tensor's metadata names (PyTorch saves a
+    lazy view's memory as it is, and {'conj': True} / {'neg': True})."""
+    if metadata:
+        unknown = set(metadata) - {"conj", "neg"}
+        if unknown:
+            raise RuntimeError(f"unknown tensor metadata {sorted(unknown)}")
+        set_math_bits(t, bool(metadata.get("conj")), bool(metadata.get("neg")))
+    return t
 
 
 def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
@@ -419,7 +427,7 @@ class _Pickler(pickle._Pickler):
         `_rebuild_tensor_v2(<storage persistent id>, offset, size, stride, requires_grad,
         OrderedDict())`: a state dict is mostly tensors, and pickle's generic path spends some
         25 Python calls on each."""
-        if t._np is None or _python_state(t) or t.dtype in D.v3_dtypes:
+        if t._np is None or t._sparse is not None or _python_state(t) or t.dtype in D.v3_dtypes:
             return self.save_reduce(*_reduce_tensor(t), obj=t)
         if t._rg:
             from ..utils.hooks import warn_if_has_hooks

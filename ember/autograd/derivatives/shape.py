@@ -18,6 +18,8 @@ derivative("repeat", {"self": _repeat_grad})
 derivative("_unsafe_view", {"self": lambda grad, self_shape: grad.reshape(self_shape)},
            node_name="UnsafeViewBackward0")
 derivative("alias", {"self": lambda grad: grad})
+derivative("_conj", {"self": lambda grad: grad.conj()})
+derivative("_neg_view", {"self": lambda grad: grad.neg()})
 derivative("permute", {"self": lambda grad, dims: grad.permute(_inverse_perm(dims))})
 
 
