@@ -555,7 +555,8 @@ def _split_along(name, dim, min_dim):
                                f"dimension, but got a tensor with "
                                f"{input.dim()} dimensions!")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
-        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+        if isinstance(indices_or_sections, int) and (
+                indices_or_sections == 0 or input.shape[d] % indices_or_sections):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
                                f"size of the dimension {input.shape[d]} is not divisible by the "
                                f"split_size {indices_or_sections}!")
