@@ -138,3 +138,16 @@ def test_not_implemented_backward_messages():
             except Exception as e:  # noqa: BLE001
                 errs.append((type(e).__name__, str(e)))
         assert errs[0] == errs[1]
+
+
+def test_full_and_eye_resize_out_without_warning():
+    """full's and eye's kernels resize out= themselves: no deprecation warning, as in torch."""
+    import warnings
+    for m in (ember, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            o = m.empty(3)
+            assert m.full((2, 2), 1.5, out=o) is o and tuple(o.shape) == (2, 2)
+            o = m.empty(2, 4)
+            m.eye(3, out=o)
+            np.testing.assert_array_equal(o.numpy(), np.eye(3, dtype=np.float32))

@@ -289,7 +289,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     dtype = _out_dtype(out, dtype, layout)
     size = _ap.int_list_arg("full", "size", 1, size)
     fill_value = _ap.scalar_arg("full", "fill_value", 2, fill_value)
-    return _finish(_full(size, fill_value, dtype, _dev(device)), requires_grad, out)
+    return _resized_out(_full(size, fill_value, dtype, _dev(device)), out, requires_grad)
 
 
 def _empty_like(t, dtype, device, memory_format):
@@ -435,6 +435,14 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _finish(_sampled(_random_(t, low, high, generator)), requires_grad)
 
 
+def _resized_out(values, out, requires_grad):
+    """full's and eye's out=: their kernels resize `out` to the result's shape themselves,
+    without the deprecation warning of other ops' out= (an out that has elements too)."""
+    if out is not None and out.shape != values.shape:
+        out.resize_(values.shape)
+    return _finish(values, requires_grad, out)
+
+
 def range_out(values, out, requires_grad, warn_resize=False):
     """The range factories' (arange, range, linspace, logspace) out=: `out` keeps its shape
     when it holds as many elements as `values` and takes them in its logical order; else it
@@ -507,7 +515,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     dtype = _out_dtype(out, dtype, layout)
     n = _ap.int_arg("eye", "n", 1, n)
     m = n if m is None else _ap.int_arg("eye", "m", 2, m)
-    return _finish(_eye(n, m, dtype, _dev(device)), requires_grad, out)
+    return _resized_out(_eye(n, m, dtype, _dev(device)), out, requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):
