@@ -723,6 +723,8 @@ def _uniform_doubles(self, generator):
 @impl("geometric_", "CPU")
 def geometric_(self, p, generator=None):
     """The number of Bernoulli(p) trials to the first success: ceil(log(u) / log1p(-p))."""
+    if self.dtype is D.bool:
+        raise not_implemented("geometric_cpu", self.dtype)
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     a, u = _uniform_doubles(self, generator)

@@ -1340,6 +1340,9 @@ def _compute_linear_combination_meta(input, coefficients):
 def linalg_vander(x, N=None):
     """Columns x^0, x^1, ..., x^(N-1): ones, then a running product (cumprod promotes
     integers to int64, as PyTorch's does)."""
+    if x.dtype in (D.float16, D.bfloat16, D.bool):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {_scalar_type_name(x.dtype)}")
     if x.dim() == 0:
         x = x.unsqueeze(0)
     n = x._size[-1] if N is None else N

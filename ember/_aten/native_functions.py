@@ -213,7 +213,7 @@ fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> 
 linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor  | function, method, out
 count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor  | function, method
-hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor  | function
+hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor  | function, out
 segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor  | function, alias _segment_reduce
 median(Tensor self) -> Tensor  | function, method, out
 median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)  | function, method, out

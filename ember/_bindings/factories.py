@@ -293,7 +293,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     dtype = _out_dtype(out, dtype, layout)
     size = _ap.int_list_arg("full", "size", 1, size)
     fill_value = _ap.scalar_arg("full", "fill_value", 2, fill_value)
-    return _finish(_full(size, fill_value, dtype, _dev(device)), requires_grad, out)
+    return _resized_out(_full(size, fill_value, dtype, _dev(device)), out, requires_grad)
 
 
 def _empty_like(t, dtype, device, memory_format):
@@ -439,6 +439,14 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _finish(_sampled(_random_(t, low, high, generator)), requires_grad)
 
 
+def _resized_out(values, out, requires_grad):
+    """full's and eye's out=: their kernels resize `out` to the result's shape themselves,
+    without the deprecation warning of other ops' out= (an out that has elements too)."""
+    if out is not None and out.shape != values.shape:
+        out.resize_(values.shape)
+    return _finish(values, requires_grad, out)
+
+
 def range_out(values, out, requires_grad, warn_resize=False):
     """The range factories' (arange, range, linspace, logspace) out=: `out` keeps its shape
     when it holds as many elements as `values` and takes them in its logical order; else it
@@ -466,15 +474,39 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return range_out(values, out, requires_grad, warn_resize=True)
 
 
+def _steps(name, start, end, steps, base=""):
+    """linspace's and logspace's `steps`: an int. They have four overloads in PyTorch (start and
+    end each a Tensor or a Number), so a wrong argument gets the parser's overload message; a
+    start or end tensor must then hold one number (0-dimensional)."""
+    try:
+        steps = steps if steps.__class__ is int else _ap.int_arg(name, "steps", 3, steps)
+    except TypeError:
+        options = "".join(f"\n * ({a} start, {b} end, int steps{base}, *, Tensor out = None, "
+                          "torch.dtype dtype = None, torch.layout layout = None, torch.device "
+                          "device = None, bool pin_memory = False, bool requires_grad = False)"
+                          for a, b in [("Tensor", "Tensor"), ("Number", "Tensor"),
+                                       ("Tensor", "Number"), ("Number", "Number")])
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({_type_names((start, end, steps), {})}), but expected one of:"
+                        f"{options}\n") from None
+    dims = [f"{what} with {t.dim()} dimension(s)" for what, t in (("start", start), ("end", end))
+            if isinstance(t, Tensor) and t.dim() != 0]
+    if dims:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(dims)}.")
+    return steps
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
-    steps = _ap.int_arg("linspace", "steps", 3, steps)
+    steps = _steps("linspace", start, end, steps)
     values = _linspace(start, end, steps, _out_dtype(out, dtype, layout), _dev(device))
     return range_out(values, out, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False):
+    steps = _steps("logspace", start, end, steps, ", float base = 10.0")
     dtype = linspace_dtype(start, end, _out_dtype(out, dtype, layout), "torch.logspace()")
     if dtype is D.bool:
         raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
@@ -487,7 +519,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     dtype = _out_dtype(out, dtype, layout)
     n = _ap.int_arg("eye", "n", 1, n)
     m = n if m is None else _ap.int_arg("eye", "m", 2, m)
-    return _finish(_eye(n, m, dtype, _dev(device)), requires_grad, out)
+    return _resized_out(_eye(n, m, dtype, _dev(device)), out, requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):

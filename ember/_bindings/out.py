@@ -198,6 +198,7 @@ _OUT_DTYPE_RULES.update({
         f"linalg.vecdot: Expected out of dtype{_type(result)} but found {_type(out)}"),
     "linalg_solve_triangular": lambda name, out, result, inputs: out is result or (
         f"expected scalar type {_type(result)} but found {_type(out)}"),
+    "gather": _strict,  # a structured kernel
     # the matrix products' kernels take out= in the result's dtype only
     **dict.fromkeys(["mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "addmv", "matmul"],
                     _strict),

@@ -54,6 +54,9 @@ def _overlap(a, b):
 _PARTIAL_OVERLAP = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer "
     "to a single memory location. Please clone() the tensor before performing the operation.")
+_INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation.")
 
 
 # In-place indexing writes (PyTorch's assert_no_overlap): their index, mask and source tensors
@@ -107,9 +110,7 @@ def check_inplace_overlap(args):
     if out._sparse is not None:  # a sparse tensor's entries are distinct by its invariants
         return
     if 0 in (out.stride() if a is None else a.strides) and has_internal_overlap(out):
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(_INTERNAL_OVERLAP)
     if a is None or len(args) == 1 or not a.size:
         return
     for other in args[1:]:
@@ -126,12 +127,13 @@ OUT_UNCHECKED = frozenset({
     "searchsorted", "bucketize", "nonzero", "multinomial", "mm", "bmm", "matmul", "mv", "dot",
     "vdot", "kron", "tril", "triu", "slice_scatter",
 })
-# out= ops that refuse any overlap with an input (PyTorch's assert_no_overlap): the number of
-# leading inputs exempt from it (the `self` copied into `out` first, checked as usual)
+# out= ops that refuse any overlap with an input (PyTorch's assert_no_overlap), and an `out`
+# that is expanded (its assert_no_internal_overlap): the number of leading inputs exempt from
+# the first (the `self` copied into `out` first, checked as usual)
 OUT_NO_OVERLAP = {
     "cat": 0, "concat": 0, "concatenate": 0, "stack": 0, "index_select": 0, "gather": 0,
     "take": 0, "masked_select": 0, "index_add": 1, "index_copy": 1, "index_reduce": 1,
-    "scatter_add": 1, "scatter_reduce": 1,
+    "scatter_add": 1, "scatter_reduce": 1, "kthvalue": 0,
 }
 
 
@@ -153,6 +155,8 @@ def check_out_overlap(name, outs, inputs):
         # an input that is `out` itself
         if a is None or not a.size and exempt is None:
             continue
+        if exempt is not None and 0 in a.strides and has_internal_overlap(out):
+            raise RuntimeError(_INTERNAL_OVERLAP)
         root = _root_array(a)
         for i, arg in enumerate(inputs):
             for t in arg if isinstance(arg, (tuple, list)) else (arg,):

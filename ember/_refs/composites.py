@@ -225,26 +225,40 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Central differences inside, one-sided ones of order `edge_order` at the ends, along each
     dim; `spacing` is a step (per dim) or the sample coordinates (1-D tensors), as in
     numpy.gradient."""
+    if input.dtype is D.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
     dims = list(builtins.range(input.dim())) if dim is None else \
         [dim] if isinstance(dim, int) else list(dim)
-    dims = [_wrap_dim(d, input.dim()) for d in dims]
     if spacing is None:   # PyTorch's binding takes None for the default step
         spacing = 1
-    if edge_order not in (1, 2):
-        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     if isinstance(spacing, (list, tuple)):
-        if len(spacing) != len(dims):
-            given = "dim argument was not given" if dim is None else "dim was given"
+        if dim is None and len(spacing) != input.dim():
             raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, "
                                f"or a list of length equal to 'self.dim() = {input.dim()}', "
-                               f"since {given}, but got a list of length {len(spacing)}")
+                               f"since dim argument was not given, but got a list of length "
+                               f"{len(spacing)}")
+        if dim is not None and len(spacing) != len(dims):
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar or "
+                               f"it's spacing and dim arguments to have the same length, but got "
+                               f"a spacing argument of length {len(spacing)} and a dim argument "
+                               f"of length {len(dims)}.")
         spacings = list(spacing)
     else:
         spacings = [spacing] * len(dims)
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = [_wrap_dim(d, input.dim()) for d in dims]
+    for k, d in enumerate(dims):
+        if d in dims[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least "
                                "edge_order+1")
+    for h in spacings:
+        if isinstance(h, Tensor) and h.device != input.device:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device, "
+                               f"but got devices {input.device} and {h.device}!")
     f = input if input.is_floating_point() or input.is_complex() else \
         input.to(D.get_default_dtype())
     return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacings))
@@ -433,14 +447,17 @@ def _histogramdd(input, bins, bounds, weight, density, name):
         if input.dim() == 0 and isinstance(bins, int):  # PyTorch reads input.size(-1) first
             raise IndexError("Dimension specified as -1 but tensor has no dimensions")
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
-    if not input.is_floating_point():
+    # bin counts run a kernel built for float and double; given bin edges, any floating dtype
+    counted = not isinstance(bins, Tensor) and (
+        isinstance(bins, int) or any(not isinstance(b, Tensor) for b in bins))
+    if not input.is_floating_point() or (counted and input.dtype in (D.float16, D.bfloat16)):
         from .._aten.elementwise import not_implemented
         raise not_implemented("histogramdd", input.dtype)
     if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
         raise RuntimeError(f"{name}: if weight tensor is provided it should have the same "
                            f"shape as the input tensor excluding its innermost dimension")
     d = input.shape[-1]
-    data = input.detach().reshape(math.prod(input.shape[:-1]), d).numpy()
+    data = _as_numpy(input.reshape(math.prod(input.shape[:-1]), d))
     bins = [bins] * d if isinstance(bins, (int, Tensor)) else list(bins)
     if len(bins) != d:
         raise RuntimeError(f"{name}: The size of bins must be equal to the innermost dimension "
@@ -453,30 +470,37 @@ def _histogramdd(input, bins, bounds, weight, density, name):
     keep = np.ones(len(data), dtype=bool)
     cells = []
     for k, e in enumerate(edges):
-        e = e.numpy()
+        e = _as_numpy(e)
         idx = np.searchsorted(e, data[:, k], side="right") - 1
         idx[data[:, k] == e[-1]] = len(e) - 2
         keep &= (idx >= 0) & (idx < len(e) - 1)
         cells.append(np.clip(idx, 0, max(len(e) - 2, 0)))
     shape = tuple(len(e) - 1 for e in edges)
     flat = np.ravel_multi_index(cells, shape)[keep] if data.size else np.zeros(0, np.int64)
-    w = None if weight is None else weight.detach().reshape(-1).numpy()[keep]
+    w = None if weight is None else _as_numpy(weight.reshape(-1))[keep]
     counts = np.bincount(flat, weights=w, minlength=int(np.prod(shape))).astype(np.float64)
     counts = counts.reshape(shape)
     if density:
         volume = np.ones(shape)
         for k, e in enumerate(edges):
-            width = np.diff(e.numpy().astype(np.float64))
+            width = np.diff(_as_numpy(e).astype(np.float64))
             volume = volume * width.reshape([-1 if j == k else 1 for j in builtins.range(d)])
         counts = counts / (counts.sum() * volume)
     return B.tensor(counts, dtype=input.dtype), [e.clone() for e in edges]
+
+
+def _as_numpy(t):
+    """`t`'s values as an array (bfloat16, which NumPy lacks, as the float32 values it holds)."""
+    t = t.detach()
+    return (t.float() if t.dtype is D.bfloat16 else t).numpy()
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """Counts of `input`'s elements per bin and the bin edges (histogramdd of one dim)."""
     if not input.is_floating_point():
         from .._aten.elementwise import not_implemented
-        raise not_implemented("histogramdd", input.dtype)
+        raise not_implemented("histogram_cpu" if isinstance(bins, Tensor) else "histogramdd",
+                              input.dtype)
     if weight is not None and weight.shape != input.shape:
         raise RuntimeError("torch.histogram: if weight tensor is provided, it should have the "
                            "same shape as the input tensor")
@@ -491,7 +515,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return _finish_tuple("histogramdd", ["hist", "bin_edges"], (hist, tuple(edges)))
 
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError(
             f"isin() received an invalid combination of arguments - got "
@@ -511,7 +535,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
                                f"{_scalar_type_name(dt)}")
     common = D.promote_types(a.dtype, b.dtype)
     found = np.isin(a.to(common).detach()._np, b.to(common).detach()._np, invert=invert)
-    return B.tensor(np.asarray(found), dtype=D.bool, device=a.device)
+    return _finish(B.tensor(np.asarray(found), dtype=D.bool, device=a.device), False, out,
+                   "isin", (a, b))
 
 
 def unravel_index(indices, shape):
@@ -701,9 +726,17 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
                    requires_grad=False, pin_memory=False):
     size, order = list(size), list(physical_layout)
-    if sorted(order) != list(builtins.range(len(size))):
-        raise RuntimeError("Number of dimensions in size does not match the length of the "
-                           "physical_layout; or physical_layout is not a permutation")
+    if len(order) != len(size):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    for k, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and "
+                               f"{len(size) - 1}, but got {d} at index {k}).  NB: negative dims "
+                               f"not currently supported; file an issue if you want it.")
+        if d in order[:k]:
+            raise RuntimeError("Duplicate dim not allowed")
     physical = B.empty([size[d] for d in order], dtype=dtype, device=device)
     inverse = [order.index(d) for d in builtins.range(len(size))]
     return _finish(physical.permute(inverse), requires_grad)

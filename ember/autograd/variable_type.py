@@ -329,10 +329,12 @@ class NotImplementedNode(Node):
     __slots__ = ("_opname", "_num_outputs")
 
     def apply(self, grads):
+        base = self._opname.partition(".")[0]
         if self._opname in _NO_FORMULA:  # PyTorch's autograd fallback for an op with no entry
-            base = self._opname.partition(".")[0]
             raise RuntimeError(f"derivative for {base} is not implemented")
-        raise NotImplementedError(f"the derivative for '{self._opname}' is not implemented.")
+        # derivatives.yaml's not_implemented("geqrf") names the op without its namespace
+        raise NotImplementedError(f"the derivative for '{base.partition('::')[2]}' is not "
+                                  "implemented.")
 
 
 def _unpack(value, node):
@@ -574,9 +576,14 @@ def _not_implemented_kernel(op, key, args):
     node._opname = op.name
     node._num_outputs = 1
     node.next_functions = tuple(gradient_edge(a) for a in _tensor_args(op, args))
-    for t in (out if isinstance(out, (tuple, list)) else (out,)):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    for t in outs:
         if _requires_grad_dtype(t):
             t._rg, t.grad_fn = True, node
+    refused = NOT_IMPLEMENTED_COMPLEX_REFUSED.get(op.name)
+    if refused is not None and any(t.dtype.is_complex and t._rg for t in outs):
+        raise RuntimeError(f"{refused} does not support automatic differentiation for outputs "
+                           "with complex dtype.")
     return out
 
 
@@ -628,6 +635,10 @@ def derive_view_copy_derivatives(copies):
 # ops that derivatives.yaml does not list at all (backward raises RuntimeError, not the
 # NotImplementedError of a `not_implemented` formula)
 _NO_FORMULA = set()
+# the listed `not_implemented` ops off the complex allowlist -> the name their refusal of a
+# complex output gives (PyTorch generates that check for them as for any listed op; the ops
+# derivatives.yaml does not list fall back without it). Filled by complex_allowlist.
+NOT_IMPLEMENTED_COMPLEX_REFUSED = {}
 
 
 def not_implemented(*names, listed=True):

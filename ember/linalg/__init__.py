@@ -190,9 +190,9 @@ def _matrix_rank_composite(A, atol=None, rtol=None, hermitian=False):
     return (S > _tolerance(A, S, atol, rtol, "torch.linalg.matrix_rank")).sum(-1)
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(A, B, rcond=None, *, driver=None, out=None):
     return _finish_tuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
-                         _op("linalg_lstsq")(A, B, rcond, driver=driver))
+                         _op("linalg_lstsq")(A, B, rcond, driver=driver), out)
 
 
 @impl("linalg_lstsq", "CompositeImplicitAutograd")
@@ -272,6 +272,9 @@ _vecdot = _op("linalg_vecdot")
 
 @impl("linalg_vecdot", "CompositeImplicitAutograd")
 def _vecdot_composite(x, y, dim):
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {_scalar_type_name(x.dtype)}")
     _expect_same_dtype(x, y, "x", "y", "linalg.vecdot: ")
     return (x.conj() * y).sum(dim)
 

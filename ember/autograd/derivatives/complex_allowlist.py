@@ -10,7 +10,8 @@ non-leaf records as usual; nor are ops returning a list of tensors (`split_copy`
 the generated check does not see either.
 """
 from ..._dispatch import dispatcher as _dispatcher
-from ..variable_type import Derivative
+from ..variable_type import Derivative, NOT_IMPLEMENTED_COMPLEX_REFUSED, _NOT_IMPLEMENTED, \
+    _NO_FORMULA
 
 # base names of the ops whose derivative formulas handle complex numbers
 GRADIENT_IMPLEMENTED_FOR_COMPLEX = frozenset({
@@ -78,12 +79,15 @@ def base_name(op):
 
 def mark_complex_refusals():
     """Set `complex_refused` (the name for the message) on every out-of-place aten op's
-    Derivative whose op is not on the allowlist."""
+    Derivative whose op is not on the allowlist, and list the `not_implemented` ones."""
     for op in _dispatcher._registry.values():
         d = op.derivative
-        if type(d) is not Derivative or op._mutates or not op.name.startswith("aten::") or \
+        if op._mutates or not op.name.startswith("aten::") or not op.schema.returns or \
                 op.schema.returns[0].endswith("[]"):
             continue
         name = base_name(op)
         allowed = name in GRADIENT_IMPLEMENTED_FOR_COMPLEX or name in _DECOMPOSED_INTO_ALLOWED
-        d.complex_refused = None if allowed else name
+        if type(d) is Derivative:
+            d.complex_refused = None if allowed else name
+        elif d is _NOT_IMPLEMENTED and op.name not in _NO_FORMULA and not allowed:
+            NOT_IMPLEMENTED_COMPLEX_REFUSED[op.name] = name

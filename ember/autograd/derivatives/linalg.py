@@ -397,7 +397,7 @@ def _matrix_exp_grad(grad, self):
 
 
 derivative("linalg_matrix_exp", {"self": _matrix_exp_grad})
-not_implemented("linalg_ldl_factor_ex", "linalg_ldl_solve")  # as in PyTorch
+not_implemented("linalg_ldl_factor_ex", "linalg_ldl_solve", listed=False)  # as in PyTorch
 not_implemented("geqrf")  # as in PyTorch
 not_implemented("_scaled_mm")  # as in PyTorch: no derivative formula
 not_implemented("_addmm_activation", "_compute_linear_combination", listed=False)  # no entry
