@@ -150,11 +150,11 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
                            f"should contain the same number of dims as destination ({dst} dims)")
+    for name, dims in (("source", src), ("destination", dst)):
+        if len({_wrap_dim(d, n) for d in dims}) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
-    for name, dims in (("source", src), ("destination", dst)):
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     order = [i for i in range(n) if i not in src]
     perm = [None] * n
     for s, d in zip(src, dst):
@@ -555,7 +555,8 @@ def _split_along(name, dim, min_dim):
                                f"dimension, but got a tensor with "
                                f"{input.dim()} dimensions!")
         d = 0 if name == "hsplit" and input.dim() == 1 else dim
-        if isinstance(indices_or_sections, int) and input.shape[d] % indices_or_sections:
+        if isinstance(indices_or_sections, int) and (
+                indices_or_sections == 0 or input.shape[d] % indices_or_sections):
             raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
                                f"size of the dimension {input.shape[d]} is not divisible by the "
                                f"split_size {indices_or_sections}!")
@@ -570,8 +571,16 @@ dsplit = _split_along("dsplit", 2, 3)
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
+    if input.dim() > 0 and dim >= input.dim():  # PyTorch's narrow_copy wraps negative dims only
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    if length < 0 and input.dim() > 0:   # one bound check for both ends, unlike narrow's
+        size = input.shape[dim]
+        raise RuntimeError(f"start ({start + size if start < 0 else start}) + length "
+                           f"({length}) exceeds dimension size ({size}).")
     return _finish(narrow(input, dim, start, length).clone(memory_format=contiguous_format),
-                   False, out)
+                   False, out, "narrow_copy", (input,))
 
 
 def _tile_method(self, *dims, **keyword):
