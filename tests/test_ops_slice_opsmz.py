@@ -61,6 +61,8 @@ def test_narrow_tensor_start(start):
     lambda lib: lib.ones(3).new_empty((2,), out=lib.empty(2)),
     lambda lib: lib.ones(3).new_full((2,), 1.0, out=lib.empty(2)),
     lambda lib: lib.ones(3).new_zeros((2,), pin_memory=False, layout=lib.strided),
+    lambda lib: lib.ones(3).uniform_(0, 1, out=lib.empty(3)),
+    lambda lib: lib.ones(3).uniform_(**{"from": 2, "to": 2}),
 ])
 def test_errors_as_torch(fn):
     _same(fn)

@@ -654,7 +654,10 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
 
 
 def _uniform_method(self, from_=0.0, to=1.0, *, generator=None, **kw):
-    return _uniform_(self, float(kw.pop("from", from_)), float(to), generator)
+    from_ = kw.pop("from", from_)   # PyTorch's keyword is `from`, a Python keyword
+    for k in kw:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{k}'")
+    return _uniform_(self, float(from_), float(to), generator)
 
 
 def _normal_method(self, mean=0.0, std=1.0, *, generator=None):
