@@ -132,3 +132,19 @@ def test_tensordot_size_one_contracted_dims(shapes, dims):
         r.sum().backward()
         results.append([np.round(t.detach().numpy(), 8).tolist() for t in (r, x.grad, y.grad)])
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(output_size=[3, 3], align_corners=False, scale_factors=None),
+    dict(output_size=None, align_corners=True, scale_factors=[0.6, 0.5]),
+])
+def test_upsample_bilinear2d_aa_vec_overload(kwargs):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 5, 6))
+    results = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, requires_grad=True)
+        r = lib._C._nn._upsample_bilinear2d_aa(t, **kwargs)
+        r.sum().backward()
+        results.append([np.round(v.detach().numpy(), 8).tolist() for v in (r, t.grad)])
+    assert results[0] == results[1]
