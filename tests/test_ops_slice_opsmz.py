@@ -148,3 +148,14 @@ def test_upsample_bilinear2d_aa_vec_overload(kwargs):
         r.sum().backward()
         results.append([np.round(v.detach().numpy(), 8).tolist() for v in (r, t.grad)])
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("mask", [True, False])
+def test_masked_select_grad_of_0d(mask):
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(-8.5, requires_grad=True)
+        r = lib.masked_select(x, lib.tensor(mask))
+        (r * 3).sum().backward()
+        results.append((r.tolist(), x.grad.item(), str(x.grad.dtype), tuple(x.grad.shape)))
+    assert results[0] == results[1]
