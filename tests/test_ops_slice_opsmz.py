@@ -159,3 +159,22 @@ def test_masked_select_grad_of_0d(mask):
         (r * 3).sum().backward()
         results.append((r.tolist(), x.grad.item(), str(x.grad.dtype), tuple(x.grad.shape)))
     assert results[0] == results[1]
+
+
+def test_inplace_mod_and_floordiv_operators():
+    """x %= y is remainder_ (not a copy of x % y over x, which broke x's saved version)."""
+    results = []
+    for lib in (ember, torch):
+        a = lib.tensor([5.0, -7.0, 3.5], requires_grad=True)
+        b = lib.tensor([2.0, 3.0, -1.5], requires_grad=True)
+        c = a.clone()
+        c %= b
+        c.sum().backward()
+        d = lib.tensor([7, -3])
+        d //= lib.tensor([2, 2])
+        results.append((c.tolist(), a.grad.tolist(), b.grad.tolist(), d.tolist()))
+    assert results[0] == results[1]
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            x = lib.zeros(3)
+            x %= lib.ones(2, 3)

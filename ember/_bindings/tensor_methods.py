@@ -385,12 +385,12 @@ def _rmatmul(self, other):
 
 @_operand_method
 def _ifloordiv(self, other):
-    return self.copy_(_floor_divide(self, other))
+    return self.floor_divide_(other)
 
 
 @_operand_method
 def _imod(self, other):
-    return self.copy_(remainder(self, other))
+    return self.remainder_(other)
 
 
 @_operand_method
