@@ -178,3 +178,15 @@ def test_inplace_mod_and_floordiv_operators():
         with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
             x = lib.zeros(3)
             x %= lib.ones(2, 3)
+
+
+@pytest.mark.parametrize("ord", [1, 3, 0.5, float("inf")])
+def test_vector_norm_grad_of_complex(ord):
+    rng = np.random.default_rng(1)
+    z = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(z, requires_grad=True)
+        lib.linalg.vector_norm(x, ord, dim=1).sum().backward()
+        results.append(np.round(x.grad.numpy(), 8).tolist())
+    assert results[0] == results[1]

@@ -126,24 +126,24 @@ derivative("logsumexp", {"self": lambda grad, self, result, dim, keepdim:
 
 
 def _vector_norm_grad(grad, self, result, ord, dim, keepdim):
-    """PyTorch's norm_backward, written with differentiable ops."""
+    """PyTorch's norm_backward, written with differentiable ops (sgn: complex inputs too)."""
     g = _unsqueeze_dims(grad, self.shape, dim, keepdim)
     norm = _unsqueeze_dims(result, self.shape, dim, keepdim)
     p = float(ord)
     if p == 0:  # no gradient at all (PyTorch's formula gives an undefined tensor)
         return None
     if p == 1:
-        return self.sign() * g
+        return self.sgn() * g
     if p == 2:
         return g * E.where(norm == 0, 0.0, self / norm)
     if math.isinf(p):
         mask = (self.abs() == norm) | self.isnan()
         count = mask.sum(dim=dim, keepdim=True) if dim else mask.sum()
-        return self.sign() * (g / count) * mask
+        return self.sgn() * (g / count) * mask
     if p < 1:
-        scaled = self.sign() * E.where(self == 0, 0.0, self.abs().pow(p - 1))
+        scaled = self.sgn() * E.where(self == 0, 0.0, self.abs().pow(p - 1))
         return scaled * g * norm.pow(1 - p)
-    scaled = self.sign() * self.abs().pow(p - 1) if p < 2 else self * self.abs().pow(p - 2)
+    scaled = self.sgn() * self.abs().pow(p - 1) if p < 2 else self * self.abs().pow(p - 2)
     return scaled * E.where(norm == 0, 0.0, g / norm.pow(p - 1))
 
 
