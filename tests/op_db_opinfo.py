@@ -77,6 +77,11 @@ def _upsample_aa_samples(dtype, rng):
             Sample(make(rng, (1, 2, 5, 5), dtype), [2, 2], False, 0.4, 0.4)]
 
 
+def _upsample_aa_vec_samples(dtype, rng):
+    x = make(rng, (2, 3, 8, 6), dtype)
+    return [Sample(x, [4, 3], False, None), Sample(x, None, True, [0.6, 1.5])]
+
+
 def _chunk_cat_samples(dtype, rng):
     return [Sample(make(rng, (5,), dtype), make(rng, (3,), dtype), 0, 2),
             Sample(make(rng, (2, 5), dtype), make(rng, (2, 3), dtype), -1, 3),
@@ -146,6 +151,10 @@ OPINFO_OPS = [
     # torch's antialiased kernel has no float16/bfloat16 CPU version (ember's has: not checked)
     OpInfo("aten._upsample_bilinear2d_aa", aten("_upsample_bilinear2d_aa"),
            ("uint8", "float32", "float64"), _upsample_aa_samples, gradcheck=False,
+           other_dtypes_raise=False),
+    OpInfo("aten._upsample_bilinear2d_aa.vec",
+           lambda m, *a: m.ops.aten._upsample_bilinear2d_aa.vec(*a),
+           ("float32", "float64"), _upsample_aa_vec_samples, gradcheck=False,
            other_dtypes_raise=False),
     OpInfo("_chunk_cat", lambda m, a, b, dim, n: m._chunk_cat([a, b], dim, n), ALL,
            _chunk_cat_samples, errors=_chunk_cat_errors, grad=False),

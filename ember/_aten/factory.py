@@ -766,6 +766,8 @@ def multinomial(self, num_samples, replacement=False, generator=None):
                            f"{_scalar_type_name(self.dtype)}")
     if self._size[-1] == 0:
         raise RuntimeError("multinomial: prob_dist must have at least one category")
+    if self._size[-1] > 2 ** 24:   # beyond float32's consecutive integers
+        raise RuntimeError("number of categories cannot exceed 2^24")
     g = _gen_impl(_gen(generator))
     rows = self._np.reshape(-1, self._size[-1])
     out = distributions.multinomial(g, rows, num_samples, replacement)

@@ -344,16 +344,22 @@ def _slice_dim(a, dim, start, end, step=1):
 
 def _narrow(a, dim, start, length):
     if isinstance(start, Tensor):  # PyTorch's narrow.Tensor overload: a 0-d integer tensor
-        if start.dim() != 0 or start.dtype.is_floating_point or start.dtype.is_complex:
+        dt = start.dtype
+        if start.dim() != 0 or dt.is_floating_point or dt.is_complex or dt is D.bool:
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = start.item()
     if a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     dim = _wrap_dim(dim, a.ndim)
     size = a.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
     if start < 0:
         start += size
-    if not (0 <= start <= size) or length < 0 or start + length > size:
+    if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size "
                            f"({size}).")
     return _slice_dim(a, dim, start, start + length)
@@ -409,8 +415,16 @@ def _split_with_sizes(a, sizes, dim=0):
     return out
 
 
+def _wrap_dim_no_scalar(dim, ndim):
+    """A dim of a tensor with dims: a 0-d tensor has none to name (PyTorch's
+    maybe_wrap_dim with wrap_scalar=false)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
+
+
 def _unbind(a, dim=0):
-    dim = _wrap_dim(dim, a.ndim)
+    dim = _wrap_dim_no_scalar(dim, a.ndim)
     return [a[(slice(None),) * dim + (i, Ellipsis)] for i in range(a.shape[dim])]
 
 
@@ -939,7 +953,7 @@ def _roll_args(self, shifts, dims):
                            f"dims:{len(dims)}")
     if not dims and len(shifts) != 1:
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
-    return [_wrap_dim(d, self.dim()) for d in dims]
+    return [_wrap_dim_no_scalar(d, self.dim()) for d in dims]
 
 
 @impl("roll", "CPU")

@@ -243,7 +243,7 @@ def empty(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
             raise RuntimeError("unsupported memory format Preserve")
         return _finish(_empty_strided(tuple(size), format_strides(size, memory_format),
                                       dtype, _dev(device)), requires_grad)
-    return _finish(_empty(size, dtype, _dev(device), False), requires_grad, out)
+    return _finish(_empty(size, dtype, _dev(device), False), requires_grad, out, "empty")
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -262,7 +262,7 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
         return _sparse_zeros(size, dtype, device, requires_grad)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
-                       requires_grad, out)
+                       requires_grad, out, "zeros")
     return _finish(_zeros(list(size), dtype, None, _dev(device), pin_memory), requires_grad)
 
 
@@ -272,7 +272,7 @@ def ones(*sizes, size=None, out=None, dtype=None, layout=None, device=None,
     dtype = _out_dtype(out, dtype, layout)
     if out is not None:
         return _finish(_full(size, 1, dtype or D.get_default_dtype(),
-                             _dev(device)), requires_grad, out)
+                             _dev(device)), requires_grad, out, "ones")
     return _finish(_ones(list(size), dtype, None, _dev(device), pin_memory),
                    requires_grad)
 
@@ -293,7 +293,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     dtype = _out_dtype(out, dtype, layout)
     size = _ap.int_list_arg("full", "size", 1, size)
     fill_value = _ap.scalar_arg("full", "fill_value", 2, fill_value)
-    return _resized_out(_full(size, fill_value, dtype, _dev(device)), out, requires_grad)
+    return _finish(_full(size, fill_value, dtype, _dev(device)), requires_grad, out, "full")
 
 
 def _empty_like(t, dtype, device, memory_format):
@@ -439,14 +439,6 @@ def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=Non
     return _finish(_sampled(_random_(t, low, high, generator)), requires_grad)
 
 
-def _resized_out(values, out, requires_grad):
-    """full's and eye's out=: their kernels resize `out` to the result's shape themselves,
-    without the deprecation warning of other ops' out= (an out that has elements too)."""
-    if out is not None and out.shape != values.shape:
-        out.resize_(values.shape)
-    return _finish(values, requires_grad, out)
-
-
 def range_out(values, out, requires_grad, warn_resize=False):
     """The range factories' (arange, range, linspace, logspace) out=: `out` keeps its shape
     when it holds as many elements as `values` and takes them in its logical order; else it
@@ -519,7 +511,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     dtype = _out_dtype(out, dtype, layout)
     n = _ap.int_arg("eye", "n", 1, n)
     m = n if m is None else _ap.int_arg("eye", "m", 2, m)
-    return _resized_out(_eye(n, m, dtype, _dev(device)), out, requires_grad)
+    return _finish(_eye(n, m, dtype, _dev(device)), requires_grad, out, "eye")
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False):
@@ -529,13 +521,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad, out)
+    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad, out, "rand")
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad, out)
+    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad, out, "randn")
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -549,14 +541,14 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         low, high = 0, low
     low, high = _ap.int_arg("randint", "low", 1, low), _ap.int_arg("randint", "high", 2, high)
     t = _empty(_size_args((size,), name="randint"), _out_dtype(out, dtype, layout) or D.int64, _dev(device), False)
-    return _finish(_sampled(_random_(t, low, high, generator)), requires_grad, out)
+    return _finish(_sampled(_random_(t, low, high, generator)), requires_grad, out, "randint")
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     dtype = _out_dtype(out, dtype, layout) or D.int64
     n = _ap.int_arg("randperm", "n", 1, n)
-    return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out)
+    return _finish(_randperm(n, generator, dtype, _dev(device)), requires_grad, out, "randperm")
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -661,8 +653,17 @@ def _new_zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
                          dtype or D.get_default_dtype(), _dev(device)), requires_grad)
 
 
+def _check_new_keywords(name, kw):
+    """The Tensor.new_* methods take layout= and pin_memory= besides their named keywords, and
+    nothing else (no out=)."""
+    for k in kw:
+        if k not in ("layout", "pin_memory"):
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+
+
 def _new_factory(fn, name):
     def method(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, **kw):
+        _check_new_keywords(name, kw)
         if size is not None and sizes:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
         if size is None and not sizes:
@@ -674,13 +675,17 @@ def _new_factory(fn, name):
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
+    _check_new_keywords("new_full", kw)
     fill_value = _ap.scalar_arg("new_full", "fill_value", 2, fill_value)
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
 
 
 def _uniform_method(self, from_=0.0, to=1.0, *, generator=None, **kw):
-    return _uniform_(self, float(kw.pop("from", from_)), float(to), generator)
+    from_ = kw.pop("from", from_)   # PyTorch's keyword is `from`, a Python keyword
+    for k in kw:
+        raise TypeError(f"uniform_() got an unexpected keyword argument '{k}'")
+    return _uniform_(self, float(from_), float(to), generator)
 
 
 def _normal_method(self, mean=0.0, std=1.0, *, generator=None):

@@ -125,6 +125,8 @@ _OUT_DTYPE_RULES = {
     "nansum": _nansum,
     "nonzero": lambda name, out, result, inputs: out is D.int64 or (
         f"nonzero: Expected out tensor to have scalar type Long but got scalar type{_type(out)}"),
+    "multinomial": lambda name, out, result, inputs: out is D.int64 or (
+        f"multinomial expects Long tensor out, got: {_type(out)}"),
     "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
         f"nan_to_num: dtype of out: {_type(out)} should be same as input: "
         f"{_type(inputs[0].dtype)}"),
@@ -247,9 +249,11 @@ def _check_out_dtype(name, out_dtype, result_dtype, inputs):
         raise RuntimeError(verdict)
 
 
-# out= ops whose kernels resize `out` without the deprecation warning (addbmm's resizes it
-# like `self` before writing)
-RESIZE_SILENTLY = frozenset(["addbmm"])
+# The ops whose kernels resize `out` themselves (Tensor.resize_) rather than through PyTorch's
+# resize_output, so an `out` of the wrong shape takes the result's without the deprecation
+# warning: the factories, multinomial, narrow_copy, and addbmm (which resizes it like `self`).
+RESIZES_OUT_SILENTLY = frozenset(["empty", "zeros", "ones", "full", "eye", "rand", "randn",
+                                  "randint", "randperm", "multinomial", "narrow_copy", "addbmm"])
 
 
 def _copy_out(out, result, name=None):
@@ -264,7 +268,7 @@ def _copy_out(out, result, name=None):
         raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
                            f"output type {_type(out.dtype)}")
     if out._size != result._size:
-        if out.numel() != 0 and name not in RESIZE_SILENTLY:
+        if out.numel() != 0 and name not in RESIZES_OUT_SILENTLY:
             warnings.warn(f"An output with one or more elements was resized since it had shape "
                           f"{list(out._size)}, which does not match the required output shape "
                           f"{list(result._size)}. This behavior is deprecated, and in a future "

@@ -231,9 +231,14 @@ def _scatter_op(name, src, value, reduce):
 
 
 @numpy_names
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     op, src = _scatter_op("scatter", src, value, reduce)
-    return op(input, dim, index, src)
+    return _finish(op(input, dim, index, src), False, out, "scatter", (input, index, src))
+
+
+@numpy_names
+def _scatter_method(self, dim, index, src=None, *, value=None, reduce=None):
+    return scatter(self, dim, index, src, value=value, reduce=reduce)
 
 
 @numpy_names
@@ -305,7 +310,9 @@ def _median_fn(name):
 
     def fn(input, dim=None, keepdim=False, *, out=None):
         if dim is None:
-            return _finish(full(input), False, out)
+            if out is not None:   # only the per-dim overload has an out= form
+                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+            return full(input)
         return _finish_tuple(name, ["values", "indices"], by_dim(input, dim, keepdim), out)
     fn.__name__ = fn.__qualname__ = name
     return numpy_names(fn)
@@ -429,7 +436,7 @@ METHODS = dict(
     squeeze=squeeze, squeeze_=_squeeze_, median=median, nanmedian=nanmedian,
     count_nonzero=count_nonzero, sort=sort, unique=unique, unique_consecutive=unique_consecutive,
     round=_round_method, round_=_round_inplace_method,
-    scatter=scatter, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
+    scatter=_scatter_method, scatter_=_scatter_inplace, nonzero=nonzero, view=_view_method, angle=angle,
     masked_fill=masked_fill, masked_fill_=_masked_fill_, index_fill=index_fill,
     index_fill_=_index_fill_,
 )

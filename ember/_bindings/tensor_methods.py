@@ -13,7 +13,7 @@ import numpy as np
 from .._core import dtype as D
 from .._core.grad_mode import _grad_state
 from .._core.device import device as _device_cls
-from .._core.tensor import Tensor, Size, _FAST, _overridden, _handle, _wrap_external
+from .._core.tensor import Tensor, _FAST, _overridden, _handle, _wrap_external
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
 from .._dispatch import dispatcher as _dispatcher
@@ -390,12 +390,12 @@ def _rmatmul(self, other):
 
 @_operand_method
 def _ifloordiv(self, other):
-    return self.copy_(_floor_divide(self, other))
+    return self.floor_divide_(other)
 
 
 @_operand_method
 def _imod(self, other):
-    return self.copy_(remainder(self, other))
+    return self.remainder_(other)
 
 
 @_operand_method

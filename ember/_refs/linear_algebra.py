@@ -79,7 +79,12 @@ def tensordot(a, b, dims=2, out=None):
     dims_a = [_wrap_dim(d, a.dim()) for d in dims_a]
     dims_b = [_wrap_dim(d, b.dim()) for d in dims_b]
     for da, db in zip(dims_a, dims_b):
-        if a.shape[da] != b.shape[db]:
+        # a contracted dim of size 1 broadcasts: the other side's dim is summed first
+        if a.shape[da] == 1 and b.shape[db] != 1:
+            b = b.sum(db, keepdim=True)
+        elif b.shape[db] == 1 and a.shape[da] != 1:
+            a = a.sum(da, keepdim=True)
+        elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} in "
                                f"dim {db}")

@@ -150,11 +150,11 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
                            f"should contain the same number of dims as destination ({dst} dims)")
+    for name, dims in (("source", src), ("destination", dst)):
+        if len({_wrap_dim(d, n) for d in dims}) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
-    for name, dims in (("source", src), ("destination", dst)):
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     order = [i for i in range(n) if i not in src]
     perm = [None] * n
     for s, d in zip(src, dst):
@@ -572,8 +572,16 @@ dsplit = _split_along("dsplit", 2, 3)
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
+    if input.dim() > 0 and dim >= input.dim():  # PyTorch's narrow_copy wraps negative dims only
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    if length < 0 and input.dim() > 0:   # one bound check for both ends, unlike narrow's
+        size = input.shape[dim]
+        raise RuntimeError(f"start ({start + size if start < 0 else start}) + length "
+                           f"({length}) exceeds dimension size ({size}).")
     return _finish(narrow(input, dim, start, length).clone(memory_format=contiguous_format),
-                   False, out)
+                   False, out, "narrow_copy", (input,))
 
 
 def _tile_method(self, *dims, **keyword):

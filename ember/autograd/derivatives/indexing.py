@@ -60,6 +60,8 @@ derivative("index_fill.int_Tensor", {
 def _masked_select_grad(grad, self_shape, mask):
     shape = E.broadcast_shapes(self_shape, mask.shape)
     out = E.zeros(shape, dtype=grad.dtype, device=grad.device)
+    if not shape:   # a 0-d mask, which index_put refuses: grad holds the one element or none
+        return E.where(mask, grad.sum(), out)
     return _aten.index_put(out, [mask.expand(shape)], grad, True)
 
 
