@@ -1,0 +1,57 @@
+"""Fixes found by running the OpInfo-parametrized (@ops) tests of PyTorch's test_reductions.py,
+test_unary_ufuncs.py and test_binary_ufuncs.py on ember, each checked against PyTorch on the same
+inputs: all/any with dim=[] reduce nothing; prod's dim is one int (a list is a TypeError); the
+testing comparison reads uint16/32/64 as int64 before promoting, as PyTorch's does."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    """(shape, dtype, values) of fn's result, or the exception type it raised."""
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001 -- the type is what is compared
+        return type(e).__name__
+    return tuple(r.shape), str(r.dtype).split(".")[-1], r.tolist()
+
+
+@pytest.mark.parametrize("op", ["all", "any"])
+@pytest.mark.parametrize("kwargs", [{"dim": []}, {"dim": [], "keepdim": True}, {"dim": ()},
+                                    {"dim": None}, {"dim": [0, 1]}, {"dim": 1}])
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "bool"])
+def test_all_any_dims(op, kwargs, dtype):
+    def run(m):
+        t = m.tensor([[0, 1, 2], [3, 0, 5]]).to(getattr(m, dtype))
+        return _outcome(lambda: getattr(m, op)(t, **kwargs))
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("dim", [[], [0], [0, 1], (0,), None, 0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_prod_dim_is_one_int(dim, keepdim):
+    def run(m):
+        t = m.arange(1.0, 7.0).reshape(2, 3)
+        return _outcome(lambda: m.prod(t, dim, keepdim=keepdim))
+    assert run(ember) == run(torch)
+
+
+def test_prod_list_dim_message():
+    with pytest.raises(TypeError, match="argument 'dim' must be int, not list"):
+        ember.prod(ember.ones(2, 2), [0], keepdim=True)
+
+
+@pytest.mark.parametrize("np_dtype", [np.uint16, np.uint32, np.uint64])
+def test_assert_equal_wide_unsigned_reference(np_dtype):
+    """A NumPy reference's uint64 sum compared with a tensor's int64 one (exact_dtype=False):
+    PyTorch's comparison reads the wide unsigned dtype as int64 instead of refusing to promote."""
+    from ember.testing._internal.common_utils import TestCase
+    from torch.testing._internal.common_utils import TestCase as TorchTestCase
+    for m, case in ((ember, TestCase()), (torch, TorchTestCase())):
+        t = m.tensor([[1, 2], [3, 4]], dtype=m.uint8).sum(0)
+        case.assertEqual(t, np.array([4, 6], dtype=np_dtype), exact_dtype=False)
+        with pytest.raises(AssertionError):
+            case.assertEqual(t, np.array([4, 7], dtype=np_dtype), exact_dtype=False)
