@@ -1,7 +1,8 @@
 """Fixes found by running the OpInfo-parametrized (@ops) tests of PyTorch's test_reductions.py,
 test_unary_ufuncs.py and test_binary_ufuncs.py on ember, each checked against PyTorch on the same
 inputs: all/any with dim=[] reduce nothing; prod's dim is one int (a list is a TypeError); the
-testing comparison reads uint16/32/64 as int64 before promoting, as PyTorch's does."""
+testing comparison reads uint16/32/64 as int64 before promoting, as PyTorch's does; isclose
+refuses unbroadcastable shapes with a RuntimeError."""
 import numpy as np
 import pytest
 
@@ -55,3 +56,13 @@ def test_assert_equal_wide_unsigned_reference(np_dtype):
         case.assertEqual(t, np.array([4, 6], dtype=np_dtype), exact_dtype=False)
         with pytest.raises(AssertionError):
             case.assertEqual(t, np.array([4, 7], dtype=np_dtype), exact_dtype=False)
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((3, 1), (2, 1)), ((1, 3, 2), (3,)), ((2, 1), (3,))])
+def test_isclose_broadcasting(shapes):
+    """isclose broadcasts as the other binary ops, and refuses unbroadcastable shapes with
+    PyTorch's RuntimeError (NumPy's ValueError escaped before)."""
+    def run(m):
+        a, b = (m.ones(s) for s in shapes)
+        return _outcome(lambda: m.isclose(a, b))
+    assert run(ember) == run(torch)
