@@ -107,8 +107,8 @@ _FULL = object()
 
 
 def _int_dim(name, dim):
-    if dim is None or isinstance(dim, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dim is None:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not NoneType")
     return dim
 
 
