@@ -51,3 +51,12 @@ def test_isclose_broadcasting(shapes):
         a, b = (m.ones(s) for s in shapes)
         return _outcome(lambda: m.isclose(a, b))
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_make_tensor_wide_unsigned(dtype):
+    """make_tensor makes uint16/32/64 tensors as PyTorch's does (default range [0, 10))."""
+    for m in (ember, torch):
+        t = m.testing.make_tensor((64,), dtype=getattr(m, dtype), device="cpu")
+        assert str(t.dtype).split(".")[-1] == dtype and tuple(t.shape) == (64,)
+        assert all(0 <= v < 10 for v in t.tolist())
