@@ -1667,8 +1667,8 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     for tol, value in (("rtol", rtol), ("atol", atol)):
         if value < 0:
             raise RuntimeError(f"{tol} must be greater than or equal to zero, but got {value:g}")
+    shape = broadcast_shape(self._size, shape_of(other))   # PyTorch's message on a mismatch
     if self._np is None:
-        shape = broadcast_shape(self._size, shape_of(other))
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)
     b = other._np if isinstance(other, Tensor) else other
     r = np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan))

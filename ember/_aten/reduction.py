@@ -311,15 +311,23 @@ def logsumexp_meta(self, dim, keepdim=False):
                         _logsumexp_dtype(self.dtype))
 
 
+def _logical_reduce_dims(shape, dim):
+    """all/any differ from the other reductions on dim=[]: it reduces no dimension (PyTorch's
+    all.dims/any.dims read an empty list as "none of them", sum/amax/mean as "all of them")."""
+    if dim is not None and not isinstance(dim, int) and len(dim) == 0:
+        return ()
+    return reduce_dims(shape, dim)
+
+
 def _logical_reduce(ufunc, name):
     def cpu(self, dim=None, keepdim=False):
-        dims = reduce_dims(self._size, dim)
+        dims = _logical_reduce_dims(self._size, dim)
         r = ufunc.reduce(self._np.astype(bool, copy=False), axis=dims, keepdims=keepdim)
         out = np.asarray(r)
         return _wrap(out.astype(np.uint8) if self.dtype is D.uint8 else out)
 
     def meta(self, dim=None, keepdim=False):
-        return _meta_reduce(self, reduce_dims(self._size, dim), keepdim,
+        return _meta_reduce(self, _logical_reduce_dims(self._size, dim), keepdim,
                             D.uint8 if self.dtype is D.uint8 else D.bool)
     impl(name, "CPU")(cpu)
     impl(name, "Meta")(meta)

@@ -28,6 +28,8 @@ import ember
 
 __all__ = ["assert_close"]
 
+_WIDE_UNSIGNED = (ember.uint16, ember.uint32, ember.uint64)
+
 _DTYPE_PRECISIONS = {
     ember.float16: (0.001, 1e-5),
     ember.bfloat16: (0.016, 1e-5),
@@ -278,7 +280,10 @@ class TensorLikePair(Pair):
         if actual.device != expected.device:
             actual, expected = actual.cpu(), expected.cpu()
         if actual.dtype != expected.dtype:
-            dtype = ember.promote_types(actual.dtype, expected.dtype)
+            # promote_types refuses the wide unsigned types; for comparing values PyTorch
+            # reads them as int64 (a NumPy reference's uint64 sum against a tensor's int64 one)
+            dtype = ember.promote_types(*(ember.int64 if t.dtype in _WIDE_UNSIGNED else t.dtype
+                                          for t in (actual, expected)))
             actual, expected = actual.to(dtype), expected.to(dtype)
         if actual.layout != expected.layout:   # (only when check_layout=False)
             actual, expected = (t if t.layout == ember.strided else t.to_dense()
