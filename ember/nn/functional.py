@@ -1491,7 +1491,9 @@ def _pad_circular(input, pad):
         parts = ([x.narrow(d, n - before, before)] if before > 0 else []) + [x] + \
             ([x.narrow(d, 0, after)] if after > 0 else [])
         x = E.cat(parts, d) if len(parts) > 1 else x
-    return x if x is not input else x.clone()
+    # PyTorch's _pad_circular fills a fresh contiguous tensor whatever the input's layout (cat
+    # would keep a channels-last one).
+    return x.contiguous() if x is not input else x.clone(memory_format=contiguous_format)
 
 
 # ---- interpolation ----------------------------------------------------------------------------
