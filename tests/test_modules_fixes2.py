@@ -45,3 +45,18 @@ def test_pad_meta_results_are_contiguous(mode):
         x = lib.empty(2, 3, 4, 4, device="meta").to(memory_format=lib.channels_last)
         return lib.nn.functional.pad(x, (1, 2, 1, 0), mode=mode).stride()
     assert strides(ember) == strides(torch)
+
+
+@pytest.mark.parametrize("dtype_name", [None, "float64"])
+@pytest.mark.parametrize("shape,fmt_name", [((1, 2, 1, 2, 1), "channels_last_3d"),
+                                            ((1, 3, 1, 1), "channels_last"),
+                                            ((2, 1, 3, 1), "channels_last")])
+def test_to_memory_format_strides_of_size_one_dims(shape, fmt_name, dtype_name):
+    # the strides of size-1 dims decide suggest_memory_format, so padding the result of
+    # .to(memory_format=channels_last_3d) gave a contiguous tensor where PyTorch's is channels-last
+    def strides(lib):
+        x = lib.arange(float(np.prod(shape))).reshape(shape)
+        dtype = None if dtype_name is None else getattr(lib, dtype_name)
+        y = x.to(dtype=dtype, memory_format=getattr(lib, fmt_name))
+        return y.stride(), lib.constant_pad_nd(y, (1, 2) * (len(shape) - 2), 7.).stride()
+    assert strides(ember) == strides(torch)
