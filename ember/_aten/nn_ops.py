@@ -422,6 +422,18 @@ def _pad_strides(self, shape):
     return None if fmt is contiguous_format else format_strides(shape, fmt)
 
 
+def _in_input_format(self, arr):
+    """`arr` laid out as the padding kernels lay out their results: in the input's
+    suggest_memory_format (a channels-last input pads to, and takes its gradient in,
+    channels last)."""
+    strides = _pad_strides(self, arr.shape)
+    if strides is None:
+        return np.ascontiguousarray(arr)
+    out = empty_strided(arr.shape, strides, arr.dtype)
+    out[...] = arr
+    return out
+
+
 # Reflection and replication padding are gathers: along each padded dim, output position i reads
 # input position map[i] (reflect: 2, 1 | 0, 1, 2, 3 | 2, 1; replicate: 0, 0 | 0, 1, 2, 3 | 3, 3).
 # Their backward sums the gradients of the outputs that read each input: per dim, the middle of
@@ -481,7 +493,7 @@ def _index_pad_kernels(mode, nd):
         out = self._np
         for d, (lo, hi) in pairs.items():
             out = np.take(out, _pad_map(self.shape[d], lo, hi, mode), axis=d)
-        return _wrap(np.ascontiguousarray(out))
+        return _wrap(_in_input_format(self, out))
 
     def backward(grad_output, self, padding):
         shape, pairs = _check_index_pad(self, padding, nd, mode)
@@ -491,9 +503,9 @@ def _index_pad_kernels(mode, nd):
         for d, (lo, hi) in pairs.items():
             g = _gather_backward(g, _pad_map(self.shape[d], lo, hi, mode), self.shape[d], lo, hi,
                                  d)
-        return _wrap(np.ascontiguousarray(g, dtype=grad_output.dtype._np))
+        return _wrap(_in_input_format(self, g.astype(grad_output.dtype._np, copy=False)))
 
-    def meta(self, padding):
+    def meta(self, padding):  # PyTorch's meta kernels give contiguous results here
         return _meta(_check_index_pad(self, padding, nd, mode)[0], self.dtype, device=self.device)
 
     impl(name, "CPU")(forward)

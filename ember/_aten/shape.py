@@ -747,7 +747,10 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
     dt = dtype or self.dtype
     if memory_format is None or memory_format is preserve_format:
         return _keep_empty_strides(_wrap(_preserved_copy(self._np, dt)), self)
-    return _wrap(_cast(copy_in_format(self._np, memory_format), dt))
+    # cast first: astype's order="K" copy of the formatted array could permute the strides of
+    # its size-1 dims
+    return _wrap(copy_in_format(self._np if dt is self.dtype else _cast(self._np, dt),
+                                memory_format))
 
 
 def _cast(a, dt):

@@ -913,6 +913,33 @@ for _nd in (1, 2, 3):
         _conv_composite(_nd, f"conv{_nd}d"))
 
 
+def _slow_conv_composite(nd):
+    """The kernel of aten.thnn_conv2d / aten.slow_conv3d, the undilated ungrouped convolutions
+    of PyTorch's CPU fallback (torch._C._nn): the kernel size is an argument, and a 2-d weight
+    is its (out, in * kernel) matrix."""
+    def slow_conv(self, weight, kernel_size, bias, stride, padding):
+        kernel_size, stride, padding = (
+            [v] * nd if isinstance(v, int) else list(v) for v in (kernel_size, stride, padding))
+        for arg, value in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding)):
+            if len(value) != nd:
+                raise RuntimeError(f"2D {arg} expected" if nd == 2 else
+                                   f"It is expected {arg} equals to {nd}, but got size "
+                                   f"{len(value)}")
+        if weight.numel() == 0 or weight.dim() not in (2, nd + 2):
+            raise RuntimeError(f"non-empty 2D or {nd + 2}D weight tensor expected, but got: "
+                               f"{list(weight.shape)}")
+        if self.dim() != nd + 2:
+            raise RuntimeError(f"Expected {nd + 2}D input tensor, but got: {list(self.shape)}")
+        if weight.dim() == 2:
+            weight = weight.reshape(weight.shape[0], -1, *kernel_size)
+        return _convolution(self, weight, bias, stride, padding, [1] * nd, False, [0] * nd, 1)
+    return slow_conv
+
+
+_impl("thnn_conv2d", "CompositeImplicitAutograd")(_slow_conv_composite(2))
+_impl("slow_conv3d", "CompositeImplicitAutograd")(_slow_conv_composite(3))
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
@@ -1491,7 +1518,9 @@ def _pad_circular(input, pad):
         parts = ([x.narrow(d, n - before, before)] if before > 0 else []) + [x] + \
             ([x.narrow(d, 0, after)] if after > 0 else [])
         x = E.cat(parts, d) if len(parts) > 1 else x
-    return x if x is not input else x.clone()
+    # PyTorch's _pad_circular fills a fresh contiguous tensor whatever the input's layout (cat
+    # would keep a channels-last one).
+    return x.contiguous() if x is not input else x.clone(memory_format=contiguous_format)
 
 
 # ---- interpolation ----------------------------------------------------------------------------
