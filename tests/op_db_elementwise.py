@@ -316,6 +316,7 @@ ELEMENTWISE_OPS = [
     OpInfo("conj", lambda m, x: m.view_as_real(m.conj(_complex_of(m, x)).resolve_conj()),
            PAIR, _complex_samples, other_dtypes_raise=False),
     OpInfo("resolve", lambda m, x: m.resolve_neg(m.resolve_conj(x)), ALL, unary_samples),
+    OpInfo("_neg_view", lambda m, x: m._neg_view(x).resolve_neg(), NUMBERS, unary_samples),
     OpInfo("conj_physical_real", lambda m, x: m.conj_physical(x), ALL, unary_samples),
     OpInfo("polar", lambda m, a, b: m.view_as_real(m.polar(a, b)), PAIR, _polar_samples,
            other_dtypes_raise=False),
