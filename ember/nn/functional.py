@@ -1079,13 +1079,16 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _check_max_pool1d_input(input):
-    if input.dim() not in (2, 3):
+    # only the batch dimension of max_pool1d's input may be empty
+    if input.dim() not in (2, 3) or 0 in input.shape[-2 if input.dim() == 3 else 0:]:
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
 
 
 def _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
-    _check_max_pool1d_input(input)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor "
+                           f"for argument #1 'self' (while checking arguments for max_pool1d)")
     out, indices = _max_pool[2](input.unsqueeze(-2), _one_d(kernel_size, 1),
                                 _one_d(stride, 1), _one_d(padding, 0), _one_d(dilation, 1),
                                 ceil_mode)
@@ -1124,6 +1127,10 @@ def _max_pool1d_composite(input, kernel_size, stride, padding, dilation, ceil_mo
     if p > k // 2:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
                            f"padding={p} and kernel_size={k}")
+    from .._aten.pooling import pooling_output_size
+    width = pooling_output_size(input.shape[-1], k, st, p, d, ceil_mode)
+    if width <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
@@ -2445,10 +2452,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
-    _check_float(input, "rms_norm")
+    if not input.is_complex():   # (complex inputs use x * x, not |x|^2, as PyTorch's)
+        _check_float(input, "rms_norm")
     x = _half_to_float(input)
     if eps is None:
-        eps = float(np.finfo(np.float64 if x.dtype is D.float64 else np.float32).eps)
+        eps = float(np.finfo(np.float64 if x.dtype in (D.float64, D.complex128)
+                             else np.float32).eps)
     out = (x * (x * x).mean(list(range(-n, 0)), keepdim=True).add(eps).rsqrt()).to(input.dtype)
     return out * weight if weight is not None else out
 
@@ -2723,8 +2732,7 @@ def glu(input, dim=-1):
     return _lookup("glu")(input, dim)
 
 
-def hardshrink(input, lambd=0.5):
-    return _lookup("hardshrink")(input, lambd)
+hardshrink = E.hardshrink   # (PyTorch's F.hardshrink is torch.hardshrink, out= and all)
 
 
 def softshrink(input, lambd=0.5):
