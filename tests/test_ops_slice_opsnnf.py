@@ -142,3 +142,34 @@ def test_complex_rms_norm_unfold_fold(dtype):
         grads = t.autograd.grad(r.abs().sum() + u.abs().sum() + f.abs().sum(), (x, im, cols))
         return (r, r2, u, f) + grads
     _same(run)
+
+
+@pytest.mark.parametrize("call", [
+    # margin losses: shapes (and multi_margin_loss's weight), then the input dtype, then a long
+    # target, then its range
+    lambda t: t.nn.functional.multi_margin_loss(t.ones(5, 4), t.ones(5, 4)),
+    lambda t: t.nn.functional.multi_margin_loss(t.ones(5, 4), t.zeros(5)),
+    lambda t: t.nn.functional.multi_margin_loss(t.ones(5, 4), t.full((5,), 7),
+                                                weight=t.ones(5)),
+    lambda t: t.nn.functional.multi_margin_loss(t.ones(5, 4).half(), t.full((5,), 7)),
+    lambda t: t.nn.functional.multi_margin_loss(t.ones(5, 4, dtype=t.long), t.zeros(5).long()),
+    lambda t: t.nn.functional.multi_margin_loss(t.arange(20.).reshape(5, 4), t.arange(5) % 4),
+    lambda t: t.nn.functional.multilabel_margin_loss(t.ones(5, 4), t.ones(4)),
+    lambda t: t.nn.functional.multilabel_margin_loss(t.ones(5, 4), t.ones(5, 4)),
+    lambda t: t.nn.functional.multilabel_margin_loss(t.ones(5, 4).bfloat16(), t.ones(5, 4)),
+    lambda t: t.nn.functional.multilabel_margin_loss(t.ones(5, 4, dtype=t.uint8),
+                                                     t.ones(5, 4).long()),
+    # rrelu's bounds, in every variant
+    lambda t: t.nn.functional.rrelu(t.ones(3), 0.3, 0.1),
+    lambda t: t.nn.functional.rrelu(t.ones(3), 0.3, 0.1, training=True),
+    lambda t: t.nn.functional.rrelu(t.ones(3), 0.3, 0.1, inplace=True),
+    lambda t: t.rrelu(t.ones(3), 0.2, 0.2),
+    # padding='same' checks the weight's dimensions against the (batched) input's
+    lambda t: t.nn.functional.conv2d(t.ones(1, 1, 4, 3), t.ones(1, 2, 2), padding="same"),
+    lambda t: t.nn.functional.conv2d(t.ones(1, 4, 3), t.ones(1, 1, 1, 2, 2), padding="same"),
+    lambda t: t.nn.functional.conv2d(t.ones(1, 4, 3), t.ones(2, 2), padding="same"),
+    lambda t: t.nn.functional.conv3d(t.ones(1, 1, 4, 3, 5), t.ones(1, 1, 2, 2),
+                                     padding="same"),
+], ids=lambda _: "")
+def test_loss_activation_conv_checks_as_torch(call):
+    _same(call)

@@ -640,6 +640,15 @@ def _check_long(target):
         raise RuntimeError(f"expected scalar type Long but found {_scalar_name(target.dtype)}")
 
 
+def _check_margin_kernel(input, target, kernel):
+    """After the shapes, PyTorch's margin-loss kernels take float and double inputs only, then
+    read the target as int64."""
+    if input.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_scalar_name(input.dtype)}'")
+    _check_long(target)
+
+
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     r = _reduction(reduction, size_average, reduce)
@@ -657,18 +666,18 @@ _multi_margin_loss = _lookup("multi_margin_loss")
 def _multi_margin_loss_composite(input, target, p, margin, weight, r):
     x = _samples_by_class(input)
     n, c = x.shape
-    _check_long(target)
     if target.dim() > 1 or target.numel() != n:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
                            f"the number of input samples (batch size). Expected target size "
                            f"[{n}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
-    t = target.reshape(-1)
-    if n and (int(t.min()) < 0 or int(t.max()) >= c):
-        raise RuntimeError("target out of range")
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
                            f"{list(weight.shape)}")
+    _check_margin_kernel(input, target, "multi_margin_loss_cpu_kernel")
+    t = target.reshape(-1)
+    if n and (int(t.min()) < 0 or int(t.max()) >= c):
+        raise RuntimeError("target out of range")
     _not_differentiable("multi_margin_loss", weight=weight)
     # max(0, margin - x[y] + x[j])^p for every class j but the target y, averaged over classes
     z = E.clamp(margin - x.gather(1, t.unsqueeze(1)) + x, min=0)
@@ -692,10 +701,10 @@ _multilabel_margin_loss = _lookup("multilabel_margin_loss")
 def _multilabel_margin_loss_composite(input, target, r):
     x = _samples_by_class(input)
     n, c = x.shape
-    _check_long(target)
     if target.shape != input.shape:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    _check_margin_kernel(input, target, "multilabel_margin_loss_forward_out_frame")
     t = target.detach().numpy().reshape(n, c)
     if t.size and (t.min() < -1 or t.max() >= c):
         raise RuntimeError("argument #2 'target' is out of range")
@@ -825,6 +834,12 @@ def _check_conv_input(input, nd, name):
 def _same_padding(input, weight, stride, dilation, nd):
     """padding='same': d * (k - 1) zeros in total per dim, the odd one on the right. An odd
     total cannot be symmetric: the input is padded on the right first, as PyTorch does."""
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.dim() != input.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
+                           f"dimensional weight{list(weight.shape)}, but got {input.dim()}-"
+                           f"dimensional input of size {list(input.shape)} instead")
     if any(s != 1 for s in stride):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     left, extra = [], [0] * (2 * nd)
