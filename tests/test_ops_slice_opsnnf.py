@@ -170,6 +170,11 @@ def test_complex_rms_norm_unfold_fold(dtype):
     lambda t: t.nn.functional.conv2d(t.ones(1, 4, 3), t.ones(2, 2), padding="same"),
     lambda t: t.nn.functional.conv3d(t.ones(1, 1, 4, 3, 5), t.ones(1, 1, 2, 2),
                                      padding="same"),
+    # pdist's kernel runs in float and double only (and not at all below two rows)
+    lambda t: t.nn.functional.pdist(t.ones(4, 3).half()),
+    lambda t: t.nn.functional.pdist(t.ones(4, 3).bfloat16()),
+    lambda t: t.nn.functional.pdist(t.ones(1, 3).half()),
+    lambda t: t.nn.functional.pdist(t.ones(4, 3).to(t.complex64)),
 ], ids=lambda _: "")
-def test_loss_activation_conv_checks_as_torch(call):
+def test_loss_activation_conv_pdist_checks_as_torch(call):
     _same(call)

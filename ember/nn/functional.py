@@ -2539,6 +2539,8 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
+    if n > 1 and input.dtype not in (D.float32, D.float64):  # (its kernel's dtypes)
+        raise NotImplementedError(f"\"pdist\" not implemented for '{_scalar_name(input.dtype)}'")
     i, j = np.triu_indices(n, 1)
     dev = input.device
     diff = input.index_select(0, E.tensor(i, device=dev)) - \
