@@ -63,13 +63,13 @@ def test_pooling_checks_as_torch(call):
     _same(call)
 
 
-def _nn_out(name, make_args, kwargs=None):
+def _nn_out(get_op, make_args, kwargs=None):
     """torch._C._nn.<name>(*args, out=...) with an out of the right shape, an empty one (resized),
     a wrong-shaped one (resized, with or without PyTorch's warning) and a long one (refused)."""
     def run(t):
         args = make_args(t)
         kw = kwargs or {}
-        op = getattr(t._C._nn, name)
+        op = get_op(t)
         expected = op(*args, **kw)
         results = []
         for out in (t.full_like(expected, float("nan")), t.empty(0)):
@@ -101,8 +101,14 @@ def _nn_out(name, make_args, kwargs=None):
     ("log_sigmoid", lambda t: (t.linspace(-3, 3, 7),), None),
     ("linear", lambda t: (t.arange(6.).reshape(2, 3), t.ones(4, 3), t.arange(4.)), None),
 ])
-def test_nn_bindings_take_out(name, make_args, kwargs):
-    _nn_out(name, make_args, kwargs)
+@pytest.mark.parametrize("where", ["_C._nn", "nn.functional"])
+def test_nn_bindings_take_out(name, make_args, kwargs, where):
+    # PyTorch's F.gelu, F.linear, F.avg_pool2d, ... are these bindings (F.logsigmoid is
+    # log_sigmoid's)
+    if where == "nn.functional" and name == "log_sigmoid":
+        name = "logsigmoid"
+    _nn_out(lambda t: getattr(t._C._nn if where == "_C._nn" else t.nn.functional, name),
+            make_args, kwargs)
 
 
 def test_hardshrink_takes_out():

@@ -146,22 +146,26 @@ _NN_OUT_OPS = frozenset("""
 """.split())
 
 
-def _out_binding(name, op):
-    """`op` with PyTorch's `out=`: the `.out` overload's result written into `out` (a tensor,
-    or one per output), checked as every out= op is (ember/_bindings/out.py)."""
+def call_with_out(name, fn, args, kwargs, out):
+    """fn(*args, **kwargs) run as PyTorch's `.out` overload of the nn op `name`: the result
+    written into `out` (a tensor, or one per output), checked as every out= op is
+    (ember/_bindings/out.py)."""
     from .._bindings.out import _OutVariant, _finish
+    with _OutVariant():
+        result = fn(*args, **kwargs)
+    inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
+    if name == "log_sigmoid" and out.shape != result.shape:
+        out.resize_(0)   # its out= kernel resizes out silently (log_sigmoid_forward_out)
+    if isinstance(result, Tensor):
+        return _finish(result, False, out, name, inputs)
+    return tuple(_finish(r, False, o, name, inputs) for r, o in zip(result, out))
 
+
+def _out_binding(name, op):
     def binding(*args, out=None, **kwargs):
         if out is None:
             return op(*args, **kwargs)
-        with _OutVariant():
-            result = op(*args, **kwargs)
-        inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
-        if name == "log_sigmoid" and out.shape != result.shape:
-            out.resize_(0)   # its out= kernel resizes out silently (log_sigmoid_forward_out)
-        if isinstance(result, Tensor):
-            return _finish(result, False, out, name, inputs)
-        return tuple(_finish(r, False, o, name, inputs) for r, o in zip(result, out))
+        return call_with_out(name, op, args, kwargs, out)
     binding.__name__ = binding.__qualname__ = name
     return binding
 

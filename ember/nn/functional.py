@@ -63,8 +63,17 @@ def _reduction(reduction, size_average=None, reduce=None):
     return _REDUCTIONS[reduction]
 
 
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
+    if out is not None:
+        return _nn_out("linear", linear, out, input, weight, bias)
     return _linear(input, weight, bias)
+
+
+def _nn_out(name, fn, out, *args):
+    """F.<fn>(..., out=): PyTorch's F.linear, F.gelu, F.avg_pool2d, ... are its torch._C._nn
+    bindings, which take out= as every op with an `.out` overload does."""
+    from .._C._nn import call_with_out
+    return call_with_out(name, fn, args, {}, out)
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -107,7 +116,9 @@ def relu_(input):
     return _relu_(input)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none", *, out=None):
+    if out is not None:
+        return _nn_out("gelu", gelu, out, input, approximate)
     return _gelu(input, approximate)
 
 
@@ -115,7 +126,9 @@ def silu(input, inplace=False):
     return _silu_(input) if inplace else _silu(input)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, out=None):
+    if out is not None:
+        return _nn_out("softplus", softplus, out, input, beta, threshold)
     return _softplus(input, beta, threshold)
 
 
@@ -1199,7 +1212,10 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
+    if out is not None:
+        return _nn_out("avg_pool2d", avg_pool2d, out, input, kernel_size, stride, padding,
+                       ceil_mode, count_include_pad, divisor_override)
     fn = "avg_pool2d"
     return _avg_pool[2](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
                         _pool_list(stride, (), fn, "stride", 3),
@@ -1208,7 +1224,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
+    if out is not None:
+        return _nn_out("avg_pool3d", avg_pool3d, out, input, kernel_size, stride, padding,
+                       ceil_mode, count_include_pad, divisor_override)
     fn = "avg_pool3d"
     return _avg_pool[3](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
                         _pool_list(stride, (), fn, "stride", 3),
@@ -2725,7 +2744,9 @@ def mish(input, inplace=False):
     return _maybe_inplace("mish", inplace)(input)
 
 
-def logsigmoid(input):
+def logsigmoid(input, *, out=None):
+    if out is not None:
+        return _nn_out("log_sigmoid", logsigmoid, out, input)
     return _lookup("log_sigmoid")(input)
 
 
@@ -2752,7 +2773,9 @@ def glu(input, dim=-1):
 hardshrink = E.hardshrink   # (PyTorch's F.hardshrink is torch.hardshrink, out= and all)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5, *, out=None):
+    if out is not None:
+        return _nn_out("softshrink", softshrink, out, input, lambd)
     return _lookup("softshrink")(input, lambd)
 
 
