@@ -176,6 +176,11 @@ def test_complex_rms_norm_unfold_fold(dtype):
     lambda t: t.nn.functional.conv2d(t.ones(1, 4, 3), t.ones(2, 2), padding="same"),
     lambda t: t.nn.functional.conv3d(t.ones(1, 1, 4, 3, 5), t.ones(1, 1, 2, 2),
                                      padding="same"),
+    # bilinear runs _trilinear, which has no complex derivative (without grad it runs)
+    lambda t: t.nn.functional.bilinear(t.ones(3, dtype=t.complex64, requires_grad=True),
+                                       t.ones(4, dtype=t.complex64), t.ones(5, 3, 4).cfloat()),
+    lambda t: t.nn.functional.bilinear(t.ones(3).cfloat(), t.ones(4).cfloat(),
+                                       t.ones(5, 3, 4).cfloat(), t.ones(5).cfloat()),
     # pdist's kernel runs in float and double only (and not at all below two rows)
     lambda t: t.nn.functional.pdist(t.ones(4, 3).half()),
     lambda t: t.nn.functional.pdist(t.ones(4, 3).bfloat16()),

@@ -99,6 +99,11 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_features):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[-1]} but expected {out_features}")
+    if input1.is_complex() and is_grad_enabled() and any(
+            t.requires_grad for t in (input1, input2, weight)):
+        # PyTorch's bilinear runs _trilinear, which has no complex derivative
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs "
+                           "with complex dtype.")
     batch = list(input1.shape[:-1])
     x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, 1, in2)
     left = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out_features * in2))
