@@ -1,8 +1,9 @@
 """The nn.* slice of PyTorch's test_ops.py (OpInfos named nn.functional.*), compared with torch
 directly: the order of the pooling ops' argument checks, max_pool1d's and adaptive max pooling's
-messages, out= on the torch._C._nn bindings (the OpInfos of F.gelu, F.linear, F.avg_pool2d, ...
-call those), transposed convolutions whose output_padding reaches the stride (backward), and
-complex F.rms_norm, F.unfold and F.fold."""
+messages, out= on the torch._C._nn bindings and the F functions that are those bindings in
+PyTorch (F.gelu, F.linear, F.avg_pool2d, ...), transposed convolutions whose output_padding
+reaches the stride (backward), complex F.rms_norm, F.unfold and F.fold, and the checks of the
+margin losses, rrelu, padding='same', F.bilinear (complex with grad) and F.pdist (dtypes)."""
 import warnings
 
 import numpy as np
