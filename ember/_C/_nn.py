@@ -129,10 +129,53 @@ _NN_OPS = frozenset("""
 """.split())
 
 
+# ... and those of them PyTorch declares with an `.out` overload, whose binding takes `out=`
+# (the OpInfos of F.gelu, F.linear, F.avg_pool2d, ... call these bindings with it).
+_NN_OUT_OPS = frozenset("""
+    _conv_depthwise2d _upsample_bicubic2d_aa _upsample_bilinear2d_aa _upsample_nearest_exact1d
+    _upsample_nearest_exact2d _upsample_nearest_exact3d adaptive_avg_pool2d adaptive_avg_pool3d
+    adaptive_max_pool2d adaptive_max_pool3d avg_pool2d avg_pool3d binary_cross_entropy col2im
+    conv_depthwise3d elu gelu glu hardsigmoid hardswish hardtanh huber_loss im2col leaky_relu
+    linear log_sigmoid max_pool2d_with_indices max_pool3d_with_indices max_unpool2d max_unpool3d
+    mish mse_loss multi_margin_loss multilabel_margin_loss nll_loss nll_loss2d reflection_pad1d
+    reflection_pad2d reflection_pad3d replication_pad1d replication_pad2d replication_pad3d
+    rrelu_with_noise silu slow_conv3d slow_conv_dilated2d slow_conv_dilated3d
+    slow_conv_transpose2d slow_conv_transpose3d smooth_l1_loss soft_margin_loss softplus
+    softshrink thnn_conv2d upsample_bicubic2d upsample_bilinear2d upsample_linear1d
+    upsample_nearest1d upsample_nearest2d upsample_nearest3d upsample_trilinear3d
+""".split())
+
+
+def call_with_out(name, fn, args, kwargs, out):
+    """fn(*args, **kwargs) run as PyTorch's `.out` overload of the nn op `name`: the result
+    written into `out` (a tensor, or one per output), checked as every out= op is
+    (ember/_bindings/out.py)."""
+    from .._bindings.out import _OutVariant, _finish
+    with _OutVariant():
+        result = fn(*args, **kwargs)
+    inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
+    if name == "log_sigmoid" and out.shape != result.shape:
+        out.resize_(0)   # its out= kernel resizes out silently (log_sigmoid_forward_out)
+    if isinstance(result, Tensor):
+        return _finish(result, False, out, name, inputs)
+    return tuple(_finish(r, False, o, name, inputs) for r, o in zip(result, out))
+
+
+def _out_binding(name, op):
+    def binding(*args, out=None, **kwargs):
+        if out is None:
+            return op(*args, **kwargs)
+        return call_with_out(name, op, args, kwargs, out)
+    binding.__name__ = binding.__qualname__ = name
+    return binding
+
+
 def __getattr__(name):
     if name in _NN_OPS:
         from .._dispatch.ops import ops
         op = getattr(ops.aten, name, None)
         if op is not None:
+            if name in _NN_OUT_OPS:
+                op = globals()[name] = _out_binding(name, op)   # built once, on first use
             return op
     raise AttributeError(f"module 'torch._C._nn' has no attribute '{name}'")

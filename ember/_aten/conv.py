@@ -836,12 +836,16 @@ def convolution_backward_input(grad_output, weight, input_size, stride, padding,
         gl = nhwc(g)
         if transposed:
             r = _conv_nhwc(gl, w, stride, padding, dilation, groups)
+            r = r[(slice(None), *map(slice, input_size[2:]))]
         else:
             r = _conv_input_grad_nhwc(gl, w, tuple(input_size), stride, padding, dilation,
                                       groups)
         return _wrap(_nchw(contiguous(r, grad_output.dtype._np)))
     if transposed:
+        # an output_padding of a stride or more gives output positions no input reached: the
+        # convolution of the gradient runs past the input there, and those sums are dropped
         r = _conv(g, w, stride, padding, dilation, groups)
+        r = r[(slice(None), slice(None), *map(slice, input_size[2:]))]
     else:
         r = _conv_input_grad(g, w, tuple(input_size), stride, padding, dilation, groups)
     if channels_last_3d_conv(grad_output, weight):
@@ -905,7 +909,8 @@ def convolution_backward_weight_meta(grad_output, input, weight_size, *rest):
 
 
 # ---- im2col / col2im (F.unfold / F.fold) ------------------------------------------------------
-_UNFOLD_DTYPES = (D.bool, D.float16, D.bfloat16, D.float32, D.float64)
+_UNFOLD_DTYPES = (D.bool, D.float16, D.bfloat16, D.float32, D.float64, D.complex64,
+                  D.complex128)
 
 
 def _pairs(**values):

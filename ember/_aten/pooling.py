@@ -29,6 +29,7 @@ from .._core.memory_format import (channels_last, channels_last_3d, suggest_memo
 from ._parallel import parallel_for
 from .conv import compute_dtype
 from .elementwise import not_implemented
+from .factory import _check_size
 
 FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
 NUMBERS = (D.uint8, D.int8, D.int16, D.int32, D.int64) + FLOATS
@@ -108,17 +109,10 @@ def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
     kinds = {2: "3D or 4D", 3: "4D or 5D"}[nd]
     if self.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {kinds} (batch mode) tensor expected for input")
-    if 0 in self.shape[-nd - 1:]:
-        shape = f"[{', '.join(map(str, self.shape))}]"
-        if nd == 2:
-            raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
-                               f"size for input, but got:{shape}")
-        where = {"max_pool3d_with_indices": "max_pool3d_with_indices_out_cpu_template"}
-        # PyTorch's message names non-batch dimension 0 whichever dimension is empty
-        raise RuntimeError(f"{where.get(name, name)}(): Expected input's non-batch dimensions to "
-                           f"have positive length, but input has a shape of {shape} and "
-                           f"non-batch dimension 0 has length zero!")
-    for k, st, p, d in zip(kernel, stride, padding, dilation):  # PyTorch's pooling_output_shape
+    # PyTorch's order: the dimension count, pooling_output_shape's checks per spatial dim, then
+    # pool2d/3d_shape_check (positive kernel/stride/dilation, non-empty non-batch dims, padding
+    # against the kernel, output size) -- so a bad padding is named before an empty input.
+    for k, st, p, d in zip(kernel, stride, padding, dilation):
         if st == 0:
             raise RuntimeError("stride should not be zero")
         if p < 0:
@@ -134,6 +128,16 @@ def _check_pool(name, self, nd, kernel, stride, padding, dilation, ceil_mode):
         if any(v <= 0 for v in values):
             got = " ".join(f"{label.format(n)}: {v}" for n, v in zip(names, values))
             raise RuntimeError(f"{what} should be greater than zero, but got {got}")
+    if 0 in self.shape[-nd - 1:]:
+        shape = f"[{', '.join(map(str, self.shape))}]"
+        if nd == 2:
+            raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                               f"size for input, but got:{shape}")
+        where = {"max_pool3d_with_indices": "max_pool3d_with_indices_out_cpu_template"}
+        # PyTorch's message names non-batch dimension 0 whichever dimension is empty
+        raise RuntimeError(f"{where.get(name, name)}(): Expected input's non-batch dimensions to "
+                           f"have positive length, but input has a shape of {shape} and "
+                           f"non-batch dimension 0 has length zero!")
     pads = (0, *padding) if nd == 1 else tuple(padding)
     if any(p > k // 2 for p, k in zip(pads, kernel)):  # PyTorch's pool2d/3d_shape_check
         if nd == 3:
@@ -792,9 +796,8 @@ def _adaptive_max_kernel(nd):
         if self.dim() not in (nd + 1, nd + 2):
             raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
                                f"[{', '.join(map(str, self.shape))}]")
-        if any(o < 0 for o in output_size):
-            raise RuntimeError(f"{name}(): Expected output_size to be non-negative")
-        shape = tuple(self.shape[:-nd]) + tuple(output_size)
+        # PyTorch finds a negative output size when it allocates the output
+        shape = _check_size(tuple(self.shape[:-nd]) + tuple(output_size))
         if _prod(shape) > _INT64_MAX:
             raise RuntimeError(f"Storage size calculation overflowed with sizes="
                                f"[{', '.join(map(str, shape))}]")

@@ -133,13 +133,20 @@ def _rrelu_noise(input, lower, upper, generator):
     return tensor(noise.reshape(input._size), dtype=input.dtype, device=input.device)
 
 
+def _check_rrelu_bounds(lower, upper):
+    if lower > upper:   # (PyTorch's rrelu checks; rrelu_with_noise does not)
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu_bounds(lower, upper)
     if not training:
         return _op("leaky_relu")(input, (lower + upper) / 2)
     return input * _rrelu_noise(input, lower, upper, generator)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    _check_rrelu_bounds(lower, upper)
     if not training:
         return _op("leaky_relu_")(input, (lower + upper) / 2)
     return input.mul_(_rrelu_noise(input, lower, upper, generator))

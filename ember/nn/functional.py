@@ -63,8 +63,17 @@ def _reduction(reduction, size_average=None, reduce=None):
     return _REDUCTIONS[reduction]
 
 
-def linear(input, weight, bias=None):
+def linear(input, weight, bias=None, *, out=None):
+    if out is not None:
+        return _nn_out("linear", linear, out, input, weight, bias)
     return _linear(input, weight, bias)
+
+
+def _nn_out(name, fn, out, *args):
+    """F.<fn>(..., out=): PyTorch's F.linear, F.gelu, F.avg_pool2d, ... are its torch._C._nn
+    bindings, which take out= as every op with an `.out` overload does."""
+    from .._C._nn import call_with_out
+    return call_with_out(name, fn, args, {}, out)
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -90,6 +99,11 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_features):
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[-1]} but expected {out_features}")
+    if input1.is_complex() and is_grad_enabled() and any(
+            t.requires_grad for t in (input1, input2, weight)):
+        # PyTorch's bilinear runs _trilinear, which has no complex derivative
+        raise RuntimeError("_trilinear does not support automatic differentiation for outputs "
+                           "with complex dtype.")
     batch = list(input1.shape[:-1])
     x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, 1, in2)
     left = x1.matmul(weight.permute(1, 0, 2).reshape(in1, out_features * in2))
@@ -107,7 +121,9 @@ def relu_(input):
     return _relu_(input)
 
 
-def gelu(input, approximate="none"):
+def gelu(input, approximate="none", *, out=None):
+    if out is not None:
+        return _nn_out("gelu", gelu, out, input, approximate)
     return _gelu(input, approximate)
 
 
@@ -115,7 +131,9 @@ def silu(input, inplace=False):
     return _silu_(input) if inplace else _silu(input)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1.0, threshold=20.0, *, out=None):
+    if out is not None:
+        return _nn_out("softplus", softplus, out, input, beta, threshold)
     return _softplus(input, beta, threshold)
 
 
@@ -640,6 +658,15 @@ def _check_long(target):
         raise RuntimeError(f"expected scalar type Long but found {_scalar_name(target.dtype)}")
 
 
+def _check_margin_kernel(input, target, kernel):
+    """After the shapes, PyTorch's margin-loss kernels take float and double inputs only, then
+    read the target as int64."""
+    if input.dtype not in (D.float32, D.float64):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_scalar_name(input.dtype)}'")
+    _check_long(target)
+
+
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     r = _reduction(reduction, size_average, reduce)
@@ -657,18 +684,18 @@ _multi_margin_loss = _lookup("multi_margin_loss")
 def _multi_margin_loss_composite(input, target, p, margin, weight, r):
     x = _samples_by_class(input)
     n, c = x.shape
-    _check_long(target)
     if target.dim() > 1 or target.numel() != n:
         raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to "
                            f"the number of input samples (batch size). Expected target size "
                            f"[{n}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
-    t = target.reshape(-1)
-    if n and (int(t.min()) < 0 or int(t.max()) >= c):
-        raise RuntimeError("target out of range")
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
                            f"{list(weight.shape)}")
+    _check_margin_kernel(input, target, "multi_margin_loss_cpu_kernel")
+    t = target.reshape(-1)
+    if n and (int(t.min()) < 0 or int(t.max()) >= c):
+        raise RuntimeError("target out of range")
     _not_differentiable("multi_margin_loss", weight=weight)
     # max(0, margin - x[y] + x[j])^p for every class j but the target y, averaged over classes
     z = E.clamp(margin - x.gather(1, t.unsqueeze(1)) + x, min=0)
@@ -692,10 +719,10 @@ _multilabel_margin_loss = _lookup("multilabel_margin_loss")
 def _multilabel_margin_loss_composite(input, target, r):
     x = _samples_by_class(input)
     n, c = x.shape
-    _check_long(target)
     if target.shape != input.shape:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    _check_margin_kernel(input, target, "multilabel_margin_loss_forward_out_frame")
     t = target.detach().numpy().reshape(n, c)
     if t.size and (t.min() < -1 or t.max() >= c):
         raise RuntimeError("argument #2 'target' is out of range")
@@ -825,6 +852,12 @@ def _check_conv_input(input, nd, name):
 def _same_padding(input, weight, stride, dilation, nd):
     """padding='same': d * (k - 1) zeros in total per dim, the odd one on the right. An odd
     total cannot be symmetric: the input is padded on the right first, as PyTorch does."""
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.dim() != input.dim():
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
+                           f"dimensional weight{list(weight.shape)}, but got {input.dim()}-"
+                           f"dimensional input of size {list(input.shape)} instead")
     if any(s != 1 for s in stride):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     left, extra = [], [0] * (2 * nd)
@@ -1106,13 +1139,16 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _check_max_pool1d_input(input):
-    if input.dim() not in (2, 3):
+    # only the batch dimension of max_pool1d's input may be empty
+    if input.dim() not in (2, 3) or 0 in input.shape[-2 if input.dim() == 3 else 0:]:
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
 
 
 def _max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode):
-    _check_max_pool1d_input(input)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor "
+                           f"for argument #1 'self' (while checking arguments for max_pool1d)")
     out, indices = _max_pool[2](input.unsqueeze(-2), _one_d(kernel_size, 1),
                                 _one_d(stride, 1), _one_d(padding, 0), _one_d(dilation, 1),
                                 ceil_mode)
@@ -1151,6 +1187,10 @@ def _max_pool1d_composite(input, kernel_size, stride, padding, dilation, ceil_mo
     if p > k // 2:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
                            f"padding={p} and kernel_size={k}")
+    from .._aten.pooling import pooling_output_size
+    width = pooling_output_size(input.shape[-1], k, st, p, d, ceil_mode)
+    if width <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {width}")
     if not input.is_floating_point():
         raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for "
                                   f"'{_scalar_name(input.dtype)}'")
@@ -1204,7 +1244,10 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
+    if out is not None:
+        return _nn_out("avg_pool2d", avg_pool2d, out, input, kernel_size, stride, padding,
+                       ceil_mode, count_include_pad, divisor_override)
     fn = "avg_pool2d"
     return _avg_pool[2](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
                         _pool_list(stride, (), fn, "stride", 3),
@@ -1213,7 +1256,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+               count_include_pad=True, divisor_override=None, *, out=None):
+    if out is not None:
+        return _nn_out("avg_pool3d", avg_pool3d, out, input, kernel_size, stride, padding,
+                       ceil_mode, count_include_pad, divisor_override)
     fn = "avg_pool3d"
     return _avg_pool[3](input, _pool_list(kernel_size, (), fn, "kernel_size", 2),
                         _pool_list(stride, (), fn, "stride", 3),
@@ -2484,10 +2530,12 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
-    _check_float(input, "rms_norm")
+    if not input.is_complex():   # (complex inputs use x * x, not |x|^2, as PyTorch's)
+        _check_float(input, "rms_norm")
     x = _half_to_float(input)
     if eps is None:
-        eps = float(np.finfo(np.float64 if x.dtype is D.float64 else np.float32).eps)
+        eps = float(np.finfo(np.float64 if x.dtype in (D.float64, D.complex128)
+                             else np.float32).eps)
     out = (x * (x * x).mean(list(range(-n, 0)), keepdim=True).add(eps).rsqrt()).to(input.dtype)
     return out * weight if weight is not None else out
 
@@ -2554,6 +2602,8 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
+    if n > 1 and input.dtype not in (D.float32, D.float64):  # (its kernel's dtypes)
+        raise NotImplementedError(f"\"pdist\" not implemented for '{_scalar_name(input.dtype)}'")
     i, j = np.triu_indices(n, 1)
     dev = input.device
     diff = input.index_select(0, E.tensor(i, device=dev)) - \
@@ -2738,7 +2788,9 @@ def mish(input, inplace=False):
     return _maybe_inplace("mish", inplace)(input)
 
 
-def logsigmoid(input):
+def logsigmoid(input, *, out=None):
+    if out is not None:
+        return _nn_out("log_sigmoid", logsigmoid, out, input)
     return _lookup("log_sigmoid")(input)
 
 
@@ -2762,11 +2814,12 @@ def glu(input, dim=-1):
     return _lookup("glu")(input, dim)
 
 
-def hardshrink(input, lambd=0.5):
-    return _lookup("hardshrink")(input, lambd)
+hardshrink = E.hardshrink   # (PyTorch's F.hardshrink is torch.hardshrink, out= and all)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input, lambd=0.5, *, out=None):
+    if out is not None:
+        return _nn_out("softshrink", softshrink, out, input, lambd)
     return _lookup("softshrink")(input, lambd)
 
 
