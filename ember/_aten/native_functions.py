@@ -409,6 +409,7 @@ _batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) r
 native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 _safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+_upsample_bilinear2d_aa.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
 # ---- CUDA-only in PyTorch (no CPU kernel there either): declared so that code naming them finds
 # them; a call raises PyTorch's NotImplementedError for the CPU backend
 _flash_attention_forward(Tensor query, Tensor key, Tensor value, Tensor? cum_seq_q, Tensor? cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, bool return_debug_mask, *, float? scale=None, SymInt? window_size_left=None, SymInt? window_size_right=None, Tensor? seqused_k=None, Tensor? alibi_slopes=None, Tensor? block_table=None, int? num_splits=None) -> (Tensor output, Tensor softmax_logsumexp, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)

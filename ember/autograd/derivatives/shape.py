@@ -136,13 +136,13 @@ derivative("_to_copy", {"self": _to_copy_grad}, node_name="ToCopyBackward0")
 
 def _cat_grad(grad, tensors_shape, dim):
     # only the operands' shapes are read (PyTorch saves their sizes, not the tensors)
-    sizes = [shape[dim] if shape else 0 for shape in tensors_shape]
     d = dim % grad.dim() if grad.dim() else 0
     out, start = [], 0
-    for shape, s in zip(tensors_shape, sizes):
+    for shape in tensors_shape:
         if tuple(shape) == (0,) and grad.dim() != 1:  # a legacy empty operand: an empty gradient
             out.append(grad.new_zeros((0,)))
             continue
+        s = shape[d] if shape else 0
         out.append(grad.narrow(d, start, s))
         start += s
     return out
