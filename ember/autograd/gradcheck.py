@@ -527,7 +527,7 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     outputs = _differentiable_outputs(func_out)
     _check_outputs(outputs)
     diff = [inputs[i] for i in _diff_input_indices(inputs)]
-    if fast_mode and check_backward_ad and not check_forward_ad and all(
+    if fast_mode and check_backward_ad and not check_forward_ad and outputs and all(
             not t.is_complex() and t.layout == outputs[0].layout for t in diff + list(outputs)):
         _fast_check(func, func_out, inputs, outputs, eps, atol, rtol)
     else:

@@ -1792,15 +1792,18 @@ def _upsample_bilinear2d_aa(input, output_size, align_corners, scales_h=None, sc
                        align_corners=align_corners, antialias=True)
 
 
+
 @_impl("_upsample_bilinear2d_aa.vec", "CompositeImplicitAutograd")
 def _upsample_bilinear2d_aa_vec(input, output_size, align_corners, scale_factors):
-    """The overload given either the output size or the scale factors."""
+    """aten._upsample_bilinear2d_aa.vec: the same, given exactly one of `output_size` and
+    `scale_factors` (the .vec form interpolate's callers use)."""
+    if (output_size is None) == (scale_factors is None):
+        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
     if input.dim() != 4:
         raise RuntimeError(f"It is expected input_size equals to 4, but got size {input.dim()}")
     return interpolate(input, size=None if output_size is None else tuple(output_size),
-                       scale_factor=scale_factors, mode="bilinear",
-                       align_corners=align_corners, antialias=True)
-
+                       scale_factor=None if scale_factors is None else tuple(scale_factors),
+                       mode="bilinear", align_corners=align_corners, antialias=True)
 
 def _interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                  antialias):

@@ -138,8 +138,6 @@ derivative("clamp.Tensor", {"self": _clamp_grad, "min, max": _clamp_bounds_grad}
 derivative("neg", {"self": lambda grad: -grad})
 derivative("abs", {"self": lambda grad, self: grad * E.sgn(self)})  # sgn: x/|x| if complex
 derivative("sign", {"self": _zero})
-# a sample does not move with its probabilities: PyTorch records the op, with a zero gradient
-derivative("bernoulli", {"self": _zero})
 
 
 def _sgn_grad(grad, self):

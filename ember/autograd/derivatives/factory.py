@@ -1,8 +1,18 @@
-"""Factories and random sampling: ops whose outputs never require grad."""
-from ..variable_type import not_differentiable
+"""Factories and random sampling: outputs that never require grad, or (sampling into a
+floating tensor) a zero gradient."""
+from ..variable_type import derivative, node_name_of, not_differentiable
+from ._common import _zero
 
 not_differentiable("empty.memory_format", "empty_strided", "full", "arange.start_step",
                    "linspace", "eye.m", "scalar_tensor", "_tensor_from_data", "full_like")
-not_differentiable("uniform_", "normal_", "random_.from", "random_", "bernoulli_.float",
-                   "randperm", "exponential_", "geometric_", "cauchy_",
-                   "log_normal_", "multinomial")
+not_differentiable("randperm", "multinomial")
+
+# Sampling into a floating tensor is differentiable in PyTorch, with a zero gradient: the
+# output requires grad when its input does (x.clone().uniform_() keeps a graph), and nothing
+# flows back through the values drawn.
+for _name, _node in (("bernoulli", "BernoulliBackward0"), ("bernoulli_.float", "BernoulliBackward2"),
+                     ("uniform_", None), ("normal_", None), ("random_.from", "RandomBackward0"),
+                     ("random_", "RandomBackward2"), ("exponential_", None), ("geometric_", None),
+                     ("cauchy_", None), ("log_normal_", None)):
+    derivative(_name, {"self": lambda grad: _zero(grad)},
+               node_name=_node or node_name_of(_name.rstrip("_")))

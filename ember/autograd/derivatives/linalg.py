@@ -219,12 +219,12 @@ derivative("linalg_solve", {"A, B": _solve_grads})
 
 
 def _cholesky_grad(grad, result, upper):
-    """A = L L^T: gA = L^-T Phi(L^T gL) L^-1, Phi taking the lower triangle with half the
-    diagonal, then made symmetric."""
-    L, gL = (result.mT, grad.mT) if upper else (result, grad)
-    gA = L.mT.matmul(gL).tril()
-    gA = 0.5 * (gA + gA.tril(-1).mT)
-    gA = _aten.linalg_solve(L.mT, gA)
+    """A = L L^H: gA = L^-H Phi(L^H gL) L^-1, Phi taking the lower triangle with half the
+    diagonal, then made Hermitian (conjugate transposes throughout, so complex A is right)."""
+    L, gL = (result.mH, grad.mH) if upper else (result, grad)
+    gA = L.mH.matmul(gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mH)
+    gA = _aten.linalg_solve(L.mH, gA)
     return _aten.linalg_solve(L, gA, left=False)
 
 

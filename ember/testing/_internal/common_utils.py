@@ -503,6 +503,7 @@ xfailIfTorchDynamo = skipIfNoLapack = skipIfSlowGradcheckEnv = skipIfRocmArch = 
 skipIfMps = skipIfMPS = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
 serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
 skipIfRocmVersionLessThan = skipIfMpsOnMacOS13 = markDynamoStrictTest = _unused_mode
+unMarkDynamoStrictTest = _unused_mode
 wrapDeterministicFlagAPITest = skipIfPortableMode = _unused_mode
 xfailIfS390X = _unused_mode   # an expected failure on IBM Z only
 skipIfNoDill = unittest.skipIf(not TEST_DILL, "no dill")
@@ -1090,6 +1091,104 @@ class TestCase(_BaseTestCase):
                     np_result.dtype is ember.float32:
                 torch_result = torch_result.to(ember.float32)
         self.assertEqual(np_result, torch_result, **kwargs)
+
+
+class TestGradients(TestCase):
+    """Base of PyTorch's OpInfo gradient tests (test_ops_gradients.py, test_ops_fwd_gradients.py):
+    gradcheck / gradgradcheck over each of an op's sample inputs.
+
+    gradcheck takes a function of tensors only, while a sample holds its differentiable tensors
+    anywhere: the input, a list in the input, an arg, a kwarg. So each sample is split into the
+    tensors that require grad (gradcheck's inputs) and a function that puts them back in place."""
+    exact_dtype = True
+
+    def _get_safe_inplace(self, inplace_variant):
+        """The in-place variant applied to a clone, so the leaf that requires grad is not modified."""
+        @wraps(inplace_variant)
+        def _fn(t, *args, **kwargs):
+            return inplace_variant(t.clone(), *args, **kwargs)
+        return _fn
+
+    def _check_helper(self, device, dtype, op, variant, check, *, check_forward_ad=False,
+                      check_backward_ad=True, check_batched_grad=None,
+                      check_batched_forward_grad=False):
+        if check not in ("gradcheck", "bwgrad_bwgrad", "fwgrad_bwgrad"):
+            raise AssertionError(f"check must be one of ('gradcheck', 'bwgrad_bwgrad', "
+                                 f"'fwgrad_bwgrad'), got {check!r}")
+        if variant is None:
+            self.skipTest("Skipped! Variant not implemented.")
+        if not op.supports_dtype(dtype, ember.device(device).type):
+            self.skipTest(f"Skipped! {op.name} does not support dtype {dtype}")
+        inplace = op.get_inplace()
+        is_inplace = getattr(variant, "__wrapped__", variant) is inplace
+        samples = op.sample_inputs(device, dtype, requires_grad=True,
+                                   include_conjugated_inputs=op.test_conjugated_samples
+                                   and dtype.is_complex)
+        for sample in samples:
+            if sample.broadcasts_input and is_inplace:
+                continue
+            fn, gradcheck_args = _gradcheck_function(op, variant, sample)
+            for t in gradcheck_args:
+                self.assertIsNone(t.grad, "A sampled input has a gradient before running "
+                                  "autograd: a tensor is shared between SampleInputs.")
+            if check == "gradcheck":
+                self.assertTrue(gradcheck(
+                    fn, gradcheck_args,
+                    check_batched_grad=op.check_batched_grad if check_batched_grad is None
+                    else check_batched_grad,
+                    check_grad_dtypes=True, nondet_tol=op.gradcheck_nondet_tol,
+                    fast_mode=op.gradcheck_fast_mode, check_forward_ad=check_forward_ad,
+                    check_backward_ad=check_backward_ad, check_undefined_grad=True,
+                    check_batched_forward_grad=check_batched_forward_grad))
+                continue
+            self.assertFalse(check_forward_ad, msg="Cannot run forward AD check for gradgradcheck")
+            for non_contig in (False, True):
+                kwargs = dict(gen_non_contig_grad_outputs=non_contig,
+                              check_batched_grad=op.check_batched_gradgrad,
+                              check_grad_dtypes=True, nondet_tol=op.gradcheck_nondet_tol,
+                              fast_mode=op.gradcheck_fast_mode)
+                if check == "fwgrad_bwgrad":
+                    kwargs.update(check_fwd_over_rev=True, check_rev_over_rev=False,
+                                  check_batched_grad=False, check_undefined_grad=False)
+                self.assertTrue(gradgradcheck(fn, gradcheck_args, **kwargs))
+
+    def _grad_test_helper(self, device, dtype, op, variant, **kwargs):
+        return self._check_helper(device, dtype, op, variant, "gradcheck", **kwargs)
+
+    def _skip_helper(self, op, device, dtype):
+        if dtype not in op.supported_backward_dtypes(ember.device(device).type):
+            self.skipTest("Skipped! Op doesn't support autograd for this dtype.")
+        if not op.supports_autograd and not op.supports_forward_ad:
+            self.skipTest("Skipped! autograd not supported.")
+
+
+def _gradcheck_function(op, variant, sample):
+    """(fn, tensors): `tensors` are the sample's tensors that require grad, in order (input,
+    args, kwargs; a tensor list counts each member); fn(*tensors) calls the op with them put
+    back where they came from and applies the sample's output_process_fn_grad."""
+    def requiring_grad(x):
+        return isinstance(x, ember.Tensor) and x.requires_grad
+
+    slots = [sample.input, *sample.args, *sample.kwargs.values()]
+    tensors = tuple(t for x in slots
+                    for t in (x if is_iterable_of_tensors(x) else (x,)) if requiring_grad(t))
+
+    def fn(*inputs):
+        it = iter(inputs)
+
+        def refill(x):
+            if is_iterable_of_tensors(x):
+                return [next(it) if requiring_grad(t) else t for t in x]
+            return next(it) if requiring_grad(x) else x
+
+        args = [refill(x) for x in (sample.input, *sample.args)]
+        kwargs = {k: refill(v) for k, v in sample.kwargs.items()}
+        output = op.gradcheck_wrapper(variant, *args, **kwargs)
+        if sample.output_process_fn_grad is not None:
+            return sample.output_process_fn_grad(output)
+        return output
+
+    return fn, tensors
 
 
 def load_tests(loader, tests, pattern):
