@@ -353,7 +353,8 @@ not_differentiable("gcd", "gcd_", "lcm", "lcm_", "signbit", "isposinf", "isnegin
 derivative("angle", {"self": _zero})  # real inputs: piecewise constant
 derivative("view_as_real", {"self": lambda grad: E.view_as_complex(grad.contiguous())})
 derivative("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
-derivative("view_as_complex", {"self": lambda grad: E.view_as_real(grad.contiguous())})
+derivative("view_as_complex",  # (a conj view of a gradient resolved first, as PyTorch's)
+           {"self": lambda grad: E.view_as_real(grad.contiguous().resolve_conj())})
 # PyTorch's formula takes 2 ** other in other's dtype: an integer pow, 0 for negative exponents
 derivative("ldexp.Tensor", {"self": lambda grad, other: grad * E.pow(2, other),
                           "other": lambda grad, self, other: grad * self * (E.pow(2, other) * _LN2)})
