@@ -4,6 +4,7 @@
 `fn(lib, *tensors)` with `lib` = ember and then torch, and compares the results: values,
 dtype, shape (and for tensors also strides when `strides=True`), then backpropagates a fixed
 weighted sum of the float outputs and compares the gradients of every float input.
+`same_error(fn)` asserts fn(lib) raises the same type and message in both.
 `check_raises(fn, *arrays)` asserts both raise, and that ember's exception is an instance of
 the builtin class torch raised. `check_meta(fn, *shapes)` runs `fn` on meta tensors in both and
 compares shape, dtype, stride and storage offset.
@@ -116,6 +117,21 @@ def check_raises(fn, *arrays):
     expected = next(c for c in type(t_info.value).__mro__ if c.__module__ == "builtins")
     with pytest.raises(expected):
         fn(ember, *[make(ember, a) for a in arrays])
+
+
+def error_of(lib, fn):
+    """(exception type name, message) of fn(lib), which must raise."""
+    with pytest.raises(Exception) as info:
+        fn(lib)
+    return type(info.value).__name__, str(info.value)
+
+
+def same_error(fn):
+    """fn(lib) raises the same exception type with the same message in ember and torch;
+    returns (type name, message)."""
+    ours, theirs = error_of(ember, fn), error_of(torch, fn)
+    assert ours == theirs
+    return ours
 
 
 def meta_pair(shape, dtype="float32"):
