@@ -154,8 +154,6 @@ def call_with_out(name, fn, args, kwargs, out):
     with _OutVariant():
         result = fn(*args, **kwargs)
     inputs = tuple(a for a in (*args, *kwargs.values()) if isinstance(a, Tensor))
-    if name == "log_sigmoid" and out.shape != result.shape:
-        out.resize_(0)   # its out= kernel resizes out silently (log_sigmoid_forward_out)
     if isinstance(result, Tensor):
         return _finish(result, False, out, name, inputs)
     return tuple(_finish(r, False, o, name, inputs) for r, o in zip(result, out))

@@ -15,6 +15,7 @@ from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
 from .._core.flags import warn_once
 from .elementwise import not_implemented, _scalar_type_name
 from .reduction import _sortable, reduced_shape
+from .shape import _wrap_dim_no_scalar
 
 
 def _argsort_last(a, descending=False):
@@ -165,9 +166,7 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
 
 def _rows_along(self, dim, name):
     """The tensor as a 2-D array of slices along dim (one row per index of dim)."""
-    if not self.dim():
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = _wrap_dim(dim, self.dim())
+    d = _wrap_dim_no_scalar(dim, self.dim())
     a = self._np
     if a.ndim and any(s == 0 for i, s in enumerate(a.shape) if i != d):
         raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so {name} "

@@ -251,9 +251,11 @@ def _check_out_dtype(name, out_dtype, result_dtype, inputs):
 
 # The ops whose kernels resize `out` themselves (Tensor.resize_) rather than through PyTorch's
 # resize_output, so an `out` of the wrong shape takes the result's without the deprecation
-# warning: the factories, multinomial, narrow_copy, and addbmm (which resizes it like `self`).
+# warning: the factories, multinomial, narrow_copy, log_sigmoid, and addbmm (which resizes it
+# like `self`).
 RESIZES_OUT_SILENTLY = frozenset(["empty", "zeros", "ones", "full", "eye", "rand", "randn",
-                                  "randint", "randperm", "multinomial", "narrow_copy", "addbmm"])
+                                  "randint", "randperm", "multinomial", "narrow_copy", "addbmm",
+                                  "log_sigmoid"])
 
 
 def _copy_out(out, result, name=None):
