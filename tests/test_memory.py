@@ -245,9 +245,9 @@ def test_out_of_memory_error_as_pytorch():
     assert stats["num_ooms"] == 1 and stats["num_alloc_retries"] == 1
 
 
-def _arena_allocator(take_back):
-    """An allocator whose segments come from one arena in increasing addresses (so two of them
-    fed the same requests tie-break best fit alike); `take_back` False turns the shortcut off."""
+def _arena_allocator(hold):
+    """An allocator whose segments come from one arena in increasing addresses; `hold` 0
+    leases every array at once (each dead array's block is freed when its death is seen)."""
     arena = np.empty(1 << 30, np.uint8)  # untouched pages: address space only
     offset = [0]
 
@@ -256,57 +256,85 @@ def _arena_allocator(take_back):
             offset[0] += nbytes
             return arena[offset[0] - nbytes:offset[0]]
     allocator = ca.CachingAllocator(Arena())
-    allocator.arena = arena.__array_interface__["data"][0]
-    if not take_back:
-        allocator._take_back = lambda block, nbytes: None
+    allocator.hold = hold
     return allocator
 
 
-def _layout(allocator):
-    with allocator.lock:
-        allocator._drain()
-    return [[(b["address"] - s["address"], b["size"], b["state"], b["requested_size"])
-             for b in s["blocks"]] for s in allocator.snapshot()["segments"]]
+ALLOCATION_STATS = ("allocation", "allocated_bytes", "requested_bytes", "active",
+                    "active_bytes")
+
+
+def _allocation_stats(stats):
+    return {name: stats[name] for name in ALLOCATION_STATS}
+
+
+def _check_layout_matches_statistics(allocator):
+    """Blocks tile every segment, no two free blocks are neighbours, the pools hold exactly
+    the free blocks, and the inactive-split statistics count the free pieces of split segments."""
+    stats = allocator.memory_stats()  # frees the dead held blocks first
+    free = set()
+    split_free = []
+    for address, seg in allocator.segments.items():
+        b, end, prev_free = seg.head, address, False
+        while b is not None:
+            assert b.address == end
+            assert not (prev_free and not b.allocated), "two free neighbours"
+            prev_free = not b.allocated
+            if not b.allocated:
+                free.add(id(b))
+                if seg.head.next is not None:
+                    split_free.append(b.size)
+            end += b.size
+            b = b.next
+        assert end == address + seg.size
+    pooled = {id(e[2]) for pool in (allocator.small, allocator.large) for e in pool.keys}
+    assert pooled == free
+    assert stats["inactive_split"]["all"]["current"] == len(split_free)
+    assert stats["inactive_split_bytes"]["all"]["current"] == sum(split_free)
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_taking_a_block_back_equals_free_then_malloc(seed):
-    # Note [Taking a block back]: the same segments, blocks and statistics as the two steps
+def test_dead_held_blocks_keep_every_allocation_statistic(seed):
+    # Note [Held arrays]: handing a dead array's block out again changes where later blocks
+    # go, never a current, peak or total of the allocations, against freeing at once
     import random
     rnd = random.Random(seed)
-    steps = [(rnd.random(), rnd.choice([64, 700, 1 << 19, 3 << 20]), rnd.random())
+    steps = [(rnd.random(), rnd.choice([64, 64, 700, 1 << 19, 3 << 20]), rnd.random())
              for _ in range(150)]
     outcomes = []
-    for take_back in (True, False):
-        allocator = _arena_allocator(take_back)
-        live, given = [], []
-        for r, n, where in steps:
+    for hold in (ca.HELD, 0):
+        allocator = _arena_allocator(hold)
+        live, seen = [], []
+        for i, (r, n, where) in enumerate(steps):
             if r < 0.5 or not live:
-                a = allocator.array(n, np.dtype(np.uint8), (n,))
-                given.append(a.__array_interface__["data"][0] - allocator.arena)
-                live.append(a)
+                live.append(allocator.array(n, np.dtype(np.uint8), (n,)))
             else:
                 del live[-1 if where < 0.5 else int(where * len(live))]  # often the newest
-        outcomes.append((given, _layout(allocator), allocator.memory_stats()))
+            if i % 10 == 0:
+                seen.append((allocator.current("allocated_bytes"),
+                             allocator.peak("requested_bytes")))
+        seen.append(_allocation_stats(allocator.memory_stats()))
+        _check_layout_matches_statistics(allocator)
+        outcomes.append(seen)
         del live
     assert outcomes[0] == outcomes[1]
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_held_arrays_taken_back_equal_free_then_malloc(seed):
-    # Note [Held arrays]: results that die one op later (a loop's `y = f(x)`), statistics read
-    # and peaks reset in between, give what freeing at once and mallocing again gives
+def test_held_arrays_reused_keep_every_allocation_statistic(seed):
+    # results that die one op later (a loop's `y = f(x)`), statistics read and peaks reset in
+    # between: the same statistics as freeing at once, and a layout the statistics describe
     import random
     rnd = random.Random(seed)
     outcomes = []
-    for take_back in (True, False):
-        allocator = _arena_allocator(take_back)
+    for hold in (ca.HELD, 0):
+        allocator = _arena_allocator(hold)
         rnd.seed(seed)
         keep, stats = [], []
         y = None
         for step in range(300):
             n = rnd.choice([64, 64, 64, 700, 1 << 19])
-            y = allocator.array(n, np.dtype(np.uint8), (n,))
+            y = allocator.array(n, np.dtype(np.uint8), (n // 2, 2) if step % 7 == 0 else (n,))
             if rnd.random() < 0.1:
                 keep.append(y)
             if rnd.random() < 0.05 and keep:
@@ -314,10 +342,48 @@ def test_held_arrays_taken_back_equal_free_then_malloc(seed):
             if rnd.random() < 0.03:
                 allocator.reset_peak_stats()
             if rnd.random() < 0.05:
-                stats.append(allocator.memory_stats())
+                stats.append(_allocation_stats(allocator.memory_stats()))
+            if rnd.random() < 0.05:
+                stats.append((allocator.current("allocated_bytes"),
+                               allocator.peak("allocated_bytes")))
         del y
-        outcomes.append((_layout(allocator), allocator.memory_stats(), stats))
+        _check_layout_matches_statistics(allocator)
+        outcomes.append((_allocation_stats(allocator.memory_stats()), stats))
     assert outcomes[0] == outcomes[1]
+
+
+def test_a_steady_loop_reuses_its_blocks_without_malloc_or_free():
+    # the point of holding arrays: `y = a + b` over and over hands the same array out again
+    allocator = _arena_allocator(ca.HELD)
+    dt = np.dtype(np.float32)
+    y = None
+    for _ in range(3):  # two blocks: the new result is asked for while the old one lives
+        y = allocator.array(64, dt, (16,))
+    calls = []
+    allocator._malloc = lambda nbytes: calls.append(nbytes)
+    for _ in range(20):
+        y = allocator.array(64, dt, (16,))
+    assert calls == []
+    stats = allocator.memory_stats()
+    assert stats["allocation"]["all"]["current"] == 1
+    assert stats["allocation"]["all"]["allocated"] == 23
+    assert stats["allocated_bytes"]["all"]["peak"] == 1024
+
+
+def test_dead_held_blocks_are_freed_before_a_new_segment():
+    # a request that fits no free block frees the dead held blocks (they may merge) before
+    # asking the raw allocator for more
+    allocator = ca.CachingAllocator(CountingRaw())
+    dt = np.dtype(np.uint8)
+    n = 768 << 10
+    a = allocator.array(n, dt, (n,))
+    b = allocator.array(n, dt, (n,))
+    del a, b  # both dead but held: counted as freed, blocks kept
+    assert allocator.current("allocated_bytes") == 0
+    c = allocator.array(ca.kSmallSize, dt, (ca.kSmallSize,))  # only 512 KiB free besides
+    stats = allocator.memory_stats()
+    assert stats["segment"]["all"]["current"] == 1
+    assert stats["allocated_bytes"]["all"]["current"] == c.nbytes == ca.kSmallSize
 
 
 def test_free_arriving_while_busy_is_done_afterwards():

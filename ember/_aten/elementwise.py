@@ -760,8 +760,23 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
                 return compute(a, *extra)
         return compute(a, *extra)
 
+    # a NumPy ufunc computing in the input's own dtype writes straight into a block (no
+    # result array of NumPy's to copy there), for C-ordered inputs, whose result is C-ordered
+    to_block = isinstance(compute, np.ufunc) and compute.nin == 1 and not with_dtype
+
     def cpu(self, *extra):
         dt = result_dtype(self.dtype, extra)
+        if to_block and dt is self.dtype and not extra and dt in _UFUNC_OUT and \
+                caching_allocator.enabled:
+            a = self._np
+            if a.flags.c_contiguous and a.size:
+                out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, a.shape)
+                if quiet:
+                    with np.errstate(all="ignore"):
+                        compute(a, out=out)
+                else:
+                    compute(a, out=out)
+                return _wrap_external(out, dt)
         r = run(self, dt, extra)
         if type(r) is not np.ndarray or dt in _OPMATH:
             r = as_result(r, dt)

@@ -66,46 +66,39 @@ import numpy as np
 # it is freed, by construction.
 #
 # The small-tensor path. Every op result is a malloc and, soon after, a free, so both are
-# written out without calls in the common case, and the work a steady loop repeats is cheap:
-# a split leaves the free remainder's pool entry in place when its smaller size keeps the order
-# (it is the largest free block of its segment, usually), and a freed block is absorbed by the
-# free block after it the same way. The lease's callback is the `append` of a list (no Python
-# frame runs when an array dies); the queued blocks are freed, in the order their arrays died,
-# at the start of the next allocator call -- malloc, free, statistics, snapshot, empty_cache --
-# so every decision and every statistic is the one freeing at once would give. While history
-# is recorded the callback frees at once instead, to record the stack that dropped the array.
+# written out without calls in the common case: a split leaves the free remainder's pool entry
+# in place when its smaller size keeps the order (it is the largest free block of its segment,
+# usually), and a freed block is absorbed by the free block after it the same way. The lease's
+# callback is the `append` of a list (no Python frame runs when an array dies); the queued
+# blocks are freed, in the order their arrays died, at the start of the next allocator call --
+# malloc, free, statistics, snapshot, empty_cache -- so every statistic is the one freeing at
+# once would give. While history is recorded the callback frees at once instead, to record the
+# stack that dropped the array.
 #
 # Note [Held arrays]
 # ~~~~~~~~~~~~~~~~~~
 # Making an array over a block (np.ndarray over the segment's buffer) and a weak reference to it
-# cost more than the add that fills it, for a 16-element tensor. So the newest HELD arrays are
-# not leased at first: the allocator keeps each by reference in `held`, and an array is dead when
-# its reference count says only the allocator holds it (`sys.getrefcount`; a tensor, a view or a
-# NumPy user of it all count). Every allocator call looks at the held arrays first: the dead ones
-# are freed, as a lease's queued free would be (each call frees the dead held blocks first, in
-# the order they were allocated, then the queued leases' blocks in the order their arrays died);
-# and when a dead one has the very shape, dtype and strides asked for and taking its block back
-# is exact (Note [Taking a block back]; it is then the last block freed), the array object itself
-# is handed out again -- no new array, no lease. Whether a take-back is exact depends only on
-# the pools' layout, so the verdict is kept with the block until malloc, free or a release
-# changes the layout (`epoch`). Most results die within an op or two: an array still alive when
-# HELD newer ones are held is long-lived, and gets its weak-reference lease then. Statistics
-# calls, malloc, free, snapshots and empty_cache look at the held arrays first, so no answer
-# counts a dead array; while history is recorded every array is leased at once, so each free is
-# recorded when it happens.
+# cost more than the add that fills it, for a 16-element tensor; and a loop's results die and are
+# asked for again, the same sizes in the same order, step after step. So the newest HELD arrays
+# are not leased at first: the allocator keeps each by reference in `held`, and an array is dead
+# when its reference count says only the allocator holds it (`sys.getrefcount`; a tensor, a view
+# or a NumPy user of it all count). Every allocator call looks at the held arrays first, and a
+# dead one is *freed as far as every statistic can tell* (allocation, allocated and requested
+# bytes drop then, exactly as a free at that moment would drop them), but its block stays where
+# it is, marked `dead`, for the next requests: one with the very shape, dtype and strides gets
+# the array object itself back (no new array, no lease), one of the same rounded size gets the
+# block with a new array over it; either counts as a malloc. So the steady loop's results cost
+# one reference-count check and the statistics' update each, not a free, a merge, a best-fit
+# search and a split. A dead block nobody asked for is freed for real (merged into its free
+# neighbours) when HELD newer blocks are held after it, before a new segment would be asked for,
+# and before anything reads the pools' layout (memory_stats, snapshot, empty_cache). What this
+# changes against freeing at once is only where later blocks go, never a current, peak or total
+# of the allocations' statistics (a test runs both ways on the same requests): PyTorch's own
+# allocator makes no promise about placement beyond best fit, and the bytes held this way are at
+# most HELD blocks of the sizes being asked for. An array still alive when HELD newer ones are
+# held is long-lived, and gets its weak-reference lease then. While history is recorded every
+# array is leased at once, so each free is recorded when it happens.
 
-# Taking a block back. The commonest moment of all: a result dies and the next result of the
-# same size is asked for (`y = a + b` in a loop). Freeing the block merges it into a free block
-# after it (or leaves it a free piece of its own, between allocated ones); best fit then finds
-# that block and cuts the same bytes off again. When the dead block's size is the request's, the
-# block before it is allocated (or it starts the segment), it is not the whole segment's only
-# piece, and best fit after the free would pick it -- the merged block's entry, or its own,
-# would come first among the fitting ones -- the free-then-malloc is known to end where it
-# started: `_take_back` hands the block out again at once and moves only what the pair would
-# have moved (the total counts, the requested bytes, the inactive-split totals and their peaks
-# at the moment between). Every statistic and every segment's layout is what the two steps give
-# (a test runs both ways on the same requests).
-#
 # How results get into blocks. A kernel that makes its own output buffer takes it from
 # `empty(shape, dtype)` and writes into it (matmul and linear with `out=`, the contiguous copies
 # behind convolution, relu, max-pool, add/sub/mul of same-shape operands); any other kernel's
@@ -118,7 +111,6 @@ import numpy as np
 # them (list.append is atomic) makes that safe too.
 
 kMinBlockSize = 512
-_REFUSED = "refused"  # _moment_between's answer when taking a block back is not exact
 HELD = 6  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
@@ -236,7 +228,7 @@ class Segment:
 
 class Block:
     __slots__ = ("segment", "address", "size", "requested_size", "allocated", "prev", "next",
-                 "lease", "frames", "array", "key", "epoch", "pieces", "reuses")
+                 "lease", "frames", "array", "key", "dead")
 
     def __init__(self, segment, address, size, prev=None, next=None):
         self.segment = segment
@@ -249,9 +241,7 @@ class Block:
         self.lease = None
         self.frames = None
         self.array = self.key = None  # while held: the array over it, and its (shape, dtype, strides)
-        self.epoch = -1  # the allocator's layout epoch when _take_back last judged it, and how
-        self.pieces = None
-        self.reuses = 0  # take-backs in this epoch whose totals are not counted yet
+        self.dead = False  # held, its array dead: counted as freed, kept for a request
 
     def is_split(self):
         return self.prev is not None or self.next is not None
@@ -310,8 +300,7 @@ class CachingAllocator:
         self.lock = threading.Lock()
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
         self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
-        self.epoch = 0  # counts the changes of the pools' layout (malloc, free, release)
-        self.tallied = []  # blocks with take-backs not yet added to the totals
+        self.hold = HELD  # how many arrays are held (0: every array leased at once)
         self.queue_free = self.pending.append  # bound once: the callback of every lease
         self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
         self.fraction = 1.0
@@ -357,17 +346,17 @@ class CachingAllocator:
 
     def current(self, name):
         """The `all` current value of a statistic (e.g. "allocated_bytes")."""
-        if self.pending or self.held or self.tallied:
+        if self.pending or self.held:
             with self.lock:
-                self._drain()
+                self._sweep(None, 0)  # deaths counted; no layout read here
         if name in HOT:
             return getattr(self.small, HOT[name]) + getattr(self.large, HOT[name])
         return self.stats[name][ALL].current
 
     def peak(self, name):
-        if self.pending or self.held or self.tallied:
+        if self.pending or self.held:
             with self.lock:
-                self._drain()
+                self._sweep(None, 0)
         if name in HOT:
             return getattr(self, HOT[name] + "_pk")
         return self.stats[name][ALL].peak
@@ -375,7 +364,6 @@ class CachingAllocator:
     def reset_peak_stats(self):
         with self.lock:  # frees still queued happened before the reset
             self._drain()
-            self.epoch += 1  # a take-back's moment between may reach the new peaks
         for x in HOT.values():
             for pool in (self.small, self.large):
                 setattr(pool, x + "_pk", getattr(pool, x))
@@ -430,7 +418,7 @@ class CachingAllocator:
         lock.acquire()
         try:
             if self.pending or self.held:
-                self._drain()
+                self._sweep(None, 0)
             return self._malloc(nbytes)
         finally:
             lock.release()
@@ -441,19 +429,18 @@ class CachingAllocator:
         lock = self.lock
         lock.acquire()
         try:
-            block = None
-            if self.held or self.pending:
-                block = self._sweep((shape, dtype, strides), nbytes)
-                if block is not None and block.array is not None:
-                    return block.array  # the dead array itself, taken back
+            key = (shape, dtype, strides)
+            block = self._sweep(key, nbytes) if self.held or self.pending else None
             if block is None:
                 block = self._malloc(nbytes)
+            elif block.array is not None:
+                return block.array  # a dead array itself, asked for again (Note [Held arrays])
             segment = block.segment
             array = np.ndarray(shape, dtype, segment.buffer, block.address - segment.address,
                                strides)
-            if self.recording is None:
+            if self.recording is None and self.hold:
                 block.array = array
-                block.key = (shape, dtype, strides)
+                block.key = key
                 self.held.append(block)
             else:
                 self._lease(block, array)
@@ -462,88 +449,97 @@ class CachingAllocator:
             lock.release()
 
     def _sweep(self, key, nbytes):
-        """Free the held blocks whose arrays died (all references gone but the allocator's),
-        hand the lease of the oldest held arrays over to a weak reference, free the queued
-        leases' blocks; and -- given the `key` of a request -- return one of those blocks taken
-        back instead of freed (the last freed: Note [Taking a block back]): with its array still
-        on it when the array has that very shape, dtype and strides, else bare (Note [Held
-        arrays])."""
-        held = self.held
-        dead = None
-        for block in held:
-            if getrefcount(block.array) == 2:  # block.array and the argument: nobody else
-                if dead is not None:
-                    return self._sweep_all(key, nbytes)
-                dead = block
+        """Free the queued leases' blocks; count the held arrays that died (only the allocator
+        holds them) as freed, keeping their blocks; lease the oldest held arrays and free the
+        oldest dead blocks beyond HELD; and -- given the `key` of a request of `nbytes` -- hand
+        out a dead block again: the one whose array has that very shape, dtype and strides
+        (its array still on it), else one of the request's rounded size (bare), counted as a
+        malloc; None when there is none (Note [Held arrays])."""
         if self.pending:
-            return self._sweep_all(key, nbytes)
-        if dead is None:  # every held array alive: the oldest lives on, and a weak reference
-            if len(held) >= HELD:  # will report its death
-                block = held.pop(0)
-                self._lease(block, block.array)
-            return None
-        # one array died, nothing else: the steadiest moment of a loop (Note [Held arrays])
-        if dead.key == key and dead.epoch == self.epoch and dead.pieces is not _REFUSED and \
-                dead.requested_size == nbytes and dead.array.flags.writeable:
-            # taken back once already in this layout, so every peak the pair can reach is
-            # reached: only the totals move, counted when next read (_flush_tallies)
-            if not dead.reuses:
-                self.tallied.append(dead)
-            dead.reuses += 1
-            if held[-1] is not dead:
-                held.remove(dead)
-                held.append(dead)
-            return dead
-        return self._sweep_all(key, nbytes)
-
-    def _sweep_all(self, key, nbytes):
-        """_sweep's general case: any number of dead held arrays and queued leases."""
+            pending = self.pending  # in the order their arrays died
+            while pending:
+                self._free(pending.pop(0).block)
         held = self.held
-        reuse = None
-        same = False  # whether reuse's array is the one asked for
-        size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize if key is not None else -1
-        alive = []
+        same = first = None  # the dead array asked for; the first array found dead now
         for block in held:
-            if getrefcount(block.array) != 2:
-                alive.append(block)
-            elif not same and block.key == key and block.array.flags.writeable:
-                if reuse is not None:  # a bare block of the size: this one is better
-                    self._free_held(reuse)
-                reuse, same = block, True
-            elif reuse is None and block.size == size:
-                reuse = block
+            if getrefcount(block.array) != 2:  # block.array and the argument: alive
+                continue
+            if not block.dead:
+                block.dead = True  # freed, as far as the statistics can tell
+                if first is None:
+                    first = block  # counted below, unless it is asked for again at once
+                else:
+                    pool = block.segment.free_blocks
+                    pool.n -= 1
+                    pool.b -= block.size
+                    pool.r -= block.requested_size
+            if same is None and block.key == key and block.array.flags.writeable:
+                same = block
+        block = same
+        if block is None and key is not None:  # a dead block of the size, for a new array
+            size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize
+            for dead in held:
+                if dead.dead and dead.size == size:
+                    block = dead
+                    break
+        if first is not None and first is not block:
+            self._count_free(first)
+        if block is not None:
+            pool = block.segment.free_blocks
+            if block is first and nbytes == block.requested_size:
+                # it died in this very call and is asked for again: freeing and mallocing it
+                # leave every count where it was and move no peak; only the totals grow
+                pool.n_tot += 1
+                pool.b_tot += block.size
+                pool.r_tot += nbytes
             else:
-                self._free_held(block)
-        while len(alive) > HELD:
-            block = alive.pop(0)
-            self._lease(block, block.array)
-        held[:] = alive
-        pending = self.pending  # then the queued leases' blocks, in the order they died
-        while pending:
-            block = pending.pop(0).block
-            if reuse is None and not pending and block.size == size:
-                reuse = block  # the last to die: a bare block of the size
-            else:
-                self._free(block)
-        if reuse is None:
-            return None
-        if same and reuse.epoch == self.epoch and reuse.pieces is not _REFUSED and \
-                reuse.requested_size == nbytes:
-            # taken back once already in this layout, so every peak the pair can reach is
-            # reached: only the totals move, counted when next read (_flush_tallies)
-            if not reuse.reuses:
-                self.tallied.append(reuse)
-            reuse.reuses += 1
-            held.append(reuse)
-            return reuse
-        if not same:
-            reuse.array = reuse.key = None
-        if self._take_back(reuse, nbytes) is not None:
-            if same:
-                held.append(reuse)
-            return reuse
-        self._free_held(reuse)
-        return None
+                if block is first:
+                    self._count_free(block)
+                self._count_malloc(pool, block.size, nbytes)
+                block.requested_size = nbytes
+            block.dead = False
+            if block is not same:
+                held.remove(block)
+                block.array = block.key = None
+            elif held[-1] is not block:
+                held.remove(block)
+                held.append(block)
+        if len(held) > self.hold:
+            while len(held) > self.hold:
+                old = held.pop(0)
+                if old.dead:
+                    self._free_dead(old)
+                else:
+                    self._lease(old, old.array)
+        return block
+
+    @staticmethod
+    def _count_free(block):
+        """The statistics of freeing `block` (allocation, allocated and requested bytes)."""
+        pool = block.segment.free_blocks
+        pool.n -= 1
+        pool.b -= block.size
+        pool.r -= block.requested_size
+
+    def _free_dead(self, block):
+        """Free a dead held block for real: its statistics were counted when its array died."""
+        block.dead = False
+        block.array = block.key = None
+        pool = block.segment.free_blocks
+        pool.n += 1  # _free counts the free again
+        pool.b += block.size
+        pool.r += block.requested_size
+        self._free(block)
+
+    def _free_all_dead(self):
+        """Free every dead held block (the pools' layout is read, or a segment is wanted)."""
+        held = self.held
+        dead = [block for block in held if block.dead]
+        if dead:
+            held[:] = [block for block in held if not block.dead]
+            for block in dead:
+                self._free_dead(block)
+        return bool(dead)
 
     def _lease(self, block, array):
         """`array`'s death frees `block` (a weak reference, queued or -- while history is
@@ -554,10 +550,6 @@ class CachingAllocator:
         block.lease = lease
         block.array = block.key = None
 
-    def _free_held(self, block):
-        block.array = block.key = None
-        self._free(block)
-
     def lease_held(self):
         """release_held, taking the lock: for code that counts an array's references."""
         with self.lock:
@@ -566,101 +558,14 @@ class CachingAllocator:
     def release_held(self):
         """Every held array to a weak-reference lease (the dead ones' blocks freed; the lock
         held): history recording starts, and wants each free when it happens."""
+        self._drain()
         held = self.held
-        self._sweep(None, 0)
         while held:
             block = held.pop(0)
             self._lease(block, block.array)
 
-    def _take_back(self, block, nbytes):
-        """`block` (whose array died) serving a request of `nbytes` straight away, when
-        freeing it and then mallocing would give back this very block and leave every pool as
-        it is now; else None (Note [Taking a block back])."""
-        size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
-        if block.size != size or self.recording is not None:
-            return None
-        if block.epoch != self.epoch:  # the layout changed since the last judgement
-            block.epoch = self.epoch
-            block.pieces = self._moment_between(block, size)
-        pieces = block.pieces
-        if pieces is _REFUSED:
-            return None
-        # the statistics as the free and the malloc leave them: totals and peaks move
-        pool = block.segment.free_blocks
-        other = pool.other
-        pool.n_tot += 1
-        pool.b_tot += size
-        c = pool.r - block.requested_size + nbytes
-        pool.r, pool.r_tot = c, pool.r_tot + nbytes
-        if c > pool.r_pk:
-            pool.r_pk = c
-        if c + other.r > self.r_pk:
-            self.r_pk = c + other.r
-        if pieces == -1:  # the split pieces' counts dip and come back: only the totals move
-            pool.s_tot += 1
-            pool.sb_tot += block.next.size
-        elif pieces is not None:
-            if pieces:
-                self._more_split(pool, 1, 0)
-                pool.s -= 1
-            c = pool.sb + size
-            pool.sb_tot += size
-            if c > pool.sb_pk:
-                pool.sb_pk = c
-            if c + other.sb > self.sb_pk:
-                self.sb_pk = c + other.sb
-        block.requested_size = nbytes
-        return block
-
-    def _flush_tallies(self):
-        """Add the take-backs counted by _sweep to the totals _take_back moves (before the
-        layout changes, and before any statistic is read)."""
-        for block in self.tallied:
-            n, block.reuses = block.reuses, 0
-            pool = block.segment.free_blocks
-            size = block.size
-            pool.n_tot += n
-            pool.b_tot += size * n
-            pool.r_tot += block.requested_size * n
-            pieces = block.pieces
-            if pieces == -1:
-                pool.s_tot += n
-                pool.sb_tot += block.next.size * n
-            elif pieces is not None:
-                pool.s_tot += pieces * n
-                pool.sb_tot += size * n
-        self.tallied.clear()
-
-    @staticmethod
-    def _moment_between(block, size):
-        """Whether freeing `block` and mallocing `size` bytes gives this very block back, and
-        how the inactive split pieces stand in the moment between: 0 (the free block after it
-        is `size` bytes larger), 1 (one more free piece), -1 (the segment is one free block,
-        split again at once), None (the block is its whole segment: no piece at all); or
-        _REFUSED when the pair would end elsewhere."""
-        prev, nxt = block.prev, block.next
-        if prev is not None and not prev.allocated:
-            return _REFUSED  # freed, it merges into prev: best fit cuts the front of that
-        pool = block.segment.free_blocks
-        keys = pool.keys
-        i = bisect_left(keys, (size,))
-        if nxt is not None and not nxt.allocated:
-            # freed, it merges into nxt; best fit must then pick the merged block (nxt's entry
-            # is the first fit and nothing sorts between the two) and split it as it was
-            if nxt.size < pool.min_split or i == len(keys) or keys[i][2] is not nxt or \
-                    i + 1 < len(keys) and keys[i + 1] < (size + nxt.size, block.address):
-                return _REFUSED
-            return 0 if prev is not None or nxt.next is not None else -1
-        # freed, it is a free piece of its own; best fit must pick it whole
-        if i < len(keys) and keys[i] < (size, block.address):
-            return _REFUSED
-        return 1 if prev is not None or nxt is not None else None
-
     def _malloc(self, nbytes):
-        # the hot path of every tensor: written out, with no calls in the common case
-        if self.tallied:
-            self._flush_tallies()
-        self.epoch += 1
+        # the hot path of every new block: written out, with no calls in the common case
         size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize  # round_size
         pool = self.small if size <= kSmallSize else self.large
         keys = pool.keys
@@ -701,7 +606,14 @@ class CachingAllocator:
                 pool.s -= 1
         out.allocated = True
         out.requested_size = nbytes
-        # allocation += 1, allocated_bytes += size, requested_bytes += nbytes, with peaks
+        self._count_malloc(pool, size, nbytes)
+        if self.recording is not None:
+            out.frames = self.recording.frames()
+            self.recording.record("alloc", out.address, size, out.frames)
+        return out
+
+    def _count_malloc(self, pool, size, nbytes):
+        """allocation += 1, allocated_bytes += size, requested_bytes += nbytes, with peaks."""
         other = pool.other
         c = pool.n + 1
         pool.n, pool.n_tot = c, pool.n_tot + 1
@@ -721,14 +633,15 @@ class CachingAllocator:
             pool.r_pk = c
         if c + other.r > self.r_pk:
             self.r_pk = c + other.r
-        if self.recording is not None:
-            out.frames = self.recording.frames()
-            self.recording.record("alloc", out.address, size, out.frames)
-        return out
 
     def _new_segment(self, nbytes, size, pool):
         """No free block fits: a new segment (after releasing the cached ones and retrying, if
-        need be) whose one block goes into `pool`; its index there."""
+        need be) whose one block goes into `pool`; its index there. Dead held blocks are
+        freed first: merged with their neighbours, they may fit."""
+        if self._free_all_dead():
+            i = bisect_left(pool.keys, (size,))
+            if i < len(pool.keys):
+                return i
         block = self._alloc_block(size, pool, retry=False)
         if block is None:
             self._release_cached_blocks()
@@ -820,17 +733,12 @@ class CachingAllocator:
             self._free(block)
 
     def _drain(self):
-        """Free the blocks of the dead held arrays and of the queued leases (in the order their
-        arrays died), with the lock held. Another free can be queued meanwhile (a collection
-        run by this one): it is freed in the same loop."""
+        """Free the blocks of the queued leases (in the order their arrays died) and of the
+        dead held arrays, with the lock held: before the pools' layout is read."""
         self._sweep(None, 0)
-        if self.tallied:
-            self._flush_tallies()
+        self._free_all_dead()
 
     def _free(self, block):
-        if self.tallied:
-            self._flush_tallies()
-        self.epoch += 1
         size = block.size
         if self.recording is not None:
             frames = self.recording.frames()
@@ -904,9 +812,7 @@ class CachingAllocator:
 
     def _release_cached_blocks(self):
         """Return every wholly free segment to the raw allocator."""
-        if self.tallied:
-            self._flush_tallies()
-        self.epoch += 1
+        self._free_all_dead()
         for pool in (self.large, self.small):
             for block in [b for b in pool.blocks() if not b.is_split()]:
                 pool.remove(block)
