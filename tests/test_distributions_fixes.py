@@ -40,3 +40,11 @@ def test_dirichlet_log_prob_grad_at_unit_concentration():
         return lib.autograd.grad(D.Dirichlet(alpha).log_prob(lib.tensor(x)).sum(), alpha)[0]
 
     assert_same(grad(ember, ED), grad(torch, TD))
+
+
+def test_binomial_with_a_probability_that_underflows_log1p():
+    # log1p(-p) is a denormal, so the inversion sampler's geometric draw is inf: no successes
+    for lib in (ember, torch):
+        count = lib.tensor([10.0, 3.0], dtype=lib.float64)
+        prob = lib.tensor([1e-320, 1e-310], dtype=lib.float64)
+        assert lib.binomial(count, prob).tolist() == [0.0, 0.0]
