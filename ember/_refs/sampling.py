@@ -85,8 +85,9 @@ def _binomial_inversion(count, prob, uniform):
     geom_sum, num_geom = 0.0, 0.0
     logprob = math.log1p(-float(prob))
     while True:
-        geom = math.ceil(math.log(uniform()) / logprob)
-        geom_sum += geom
+        # a prob so small that log1p(-prob) underflows makes the draw inf: the sum passes count
+        geom = math.log(uniform()) / logprob
+        geom_sum += geom if math.isinf(geom) else math.ceil(geom)
         if geom_sum > count:
             return num_geom
         num_geom += 1

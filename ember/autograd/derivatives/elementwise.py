@@ -305,7 +305,9 @@ def _fmaxmin_grads(self_wins):
 
 derivative("fmax", {"self, other": _fmaxmin_grads(lambda a, b: a >= b)})
 derivative("fmin", {"self, other": _fmaxmin_grads(lambda a, b: a <= b)})
-_xlogy = {"self": lambda grad, self, other: grad * E.xlogy(self != 0, other),
+# d/dself is log(other), taken as 0 where self is 0 and log(other) is -inf or nan (PyTorch's)
+_xlogy = {"self": lambda grad, self, other: E.where((self == 0) & (other <= 0), 0.0,
+                                                   E.xlogy(grad, other)),
           "other": lambda grad, self, other: grad * self / other}
 derivative("xlogy.Tensor", _xlogy)
 

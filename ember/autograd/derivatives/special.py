@@ -9,8 +9,9 @@ from ._common import _aten, _float_only_backward
 
 # ---- torch.special's own ops (ember/_aten/special.py)
 _SQRT_2PI = math.sqrt(2 * math.pi)
-derivative("special_xlog1py", {   # 0 where self is 0, whatever log1p(other) is (PyTorch's)
-    "self": lambda grad, self, other: grad * _aten.special_xlog1py(self != 0, other),
+derivative("special_xlog1py", {   # 0 where self is 0 and log1p(other) is -inf or nan (PyTorch's)
+    "self": lambda grad, self, other: E.where((self == 0) & (other <= -1), 0.0,
+                                              _aten.special_xlog1py(grad, other)),
     "other": lambda grad, self, other: grad * self / (other + 1)})
 derivative("special_erfcx", {"self": lambda grad, self, result:
                              (2.0 * self * result - 2.0 / math.sqrt(math.pi)) * grad})
