@@ -20,7 +20,7 @@ from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd import forward_ad as fwAD
-from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
+from ..utils._pytree import tree_flatten, tree_unflatten, tree_map, treespec_pprint
 from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
 from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
 
@@ -70,6 +70,13 @@ def _detach_batched(t):
     return value
 
 
+def _check_aux(aux):
+    """An `aux` output (has_aux=True) is a pytree of tensors, as functorch unwraps it."""
+    for leaf in tree_flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
 def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
@@ -98,22 +105,36 @@ def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
 
 
 # ---- grad -------------------------------------------------------------------------------------
-def _argnums_leaves(args, argnums, name):
+def _wrap_argnum(argnum, num_args):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if -num_args <= argnum < num_args:
+        return argnum % num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _normalize_argnums(argnums, num_args):
+    """`argnums` checked (an int or a non-empty tuple of distinct ints, each naming one of the
+    `num_args` positional inputs) and made non-negative."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if isinstance(argnums, int):
-        if not -len(args) <= argnums < len(args):
-            raise RuntimeError(f"Got argnums={argnums}, but only {len(args)} positional inputs")
-        return args[argnums]
-    if isinstance(argnums, tuple):
-        if not argnums:
-            raise RuntimeError(f"{name}: argnums must be non-empty")
-        for a in argnums:
-            if not isinstance(a, int):
-                raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: "
-                                   f"{type(argnums)}")
-            if not -len(args) <= a < len(args):
-                raise RuntimeError(f"Got argnums={a}, but only {len(args)} positional inputs")
-        return tuple(args[a] for a in argnums)
-    raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+        return _wrap_argnum(argnums, num_args)
+    argnums = tuple(_wrap_argnum(a, num_args) for a in argnums)
+    if not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return argnums
+
+
+def _slice_argnums(args, argnums, as_tuple=True):
+    """The positional `args` named by `argnums` (a tuple; the bare argument for an int argnums
+    when `as_tuple` is False)."""
+    argnums = _normalize_argnums(argnums, len(args))
+    if isinstance(argnums, int):
+        return (args[argnums],) if as_tuple else args[argnums]
+    return tuple(args[a] for a in argnums)
 
 
 def _replace_argnums(args, argnums, new):
@@ -131,7 +152,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     @wraps(func)
     def wrapper(*args, **kwargs):
         with _Enabled():
-            diff = _argnums_leaves(args, argnums, "grad_and_value(f)(*args)")
+            diff = _slice_argnums(args, argnums, as_tuple=False)
             leaves, spec = tree_flatten(diff)
             for x in leaves:
                 if not isinstance(x, Tensor):
@@ -146,6 +167,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     raise RuntimeError("grad_and_value(f)(*args): output of function f should "
                                        "be a tuple: (output, aux) if has_aux is True")
                 out, aux = out
+                _check_aux(aux)
             if not isinstance(out, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(out)}")
@@ -191,21 +213,26 @@ def vjp(func, *primals, has_aux=False):
                                    "(output, aux) if has_aux is True")
             out, aux = out
         out_leaves, out_spec = tree_flatten(out)
+        if not out_leaves or (len(out_leaves) == 1 and out_leaves[0] is None):
+            raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
+                               f"non-empty output (got output = {out_leaves})")
         for o in out_leaves:
             if not isinstance(o, Tensor):
-                raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
-                                   "non-empty output and the outputs are Tensors")
+                raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                                   f"tensors, got unsupported type {type(o)}")
+        if has_aux:
+            _check_aux(aux)
     diff_inputs = [x for x in entered if isinstance(x, Tensor)]
 
     def vjp_fn(cotangents, *more, retain_graph=True, create_graph=None):
         if more:
             cotangents = (cotangents,) + more
         ct_leaves, ct_spec = tree_flatten(cotangents)
-        if len(ct_leaves) != len(out_leaves):
-            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
-                               f"pytree structure of outputs to the function. cotangents: "
-                               f"{len(ct_leaves)} leaves, primal output: {len(out_leaves)} "
-                               "leaves")
+        if ct_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               "pytree structure of outputs to the function. cotangents: "
+                               f"{treespec_pprint(ct_spec)}, primal output: "
+                               f"{treespec_pprint(out_spec)}")
         for ct, o in zip(ct_leaves, out_leaves):
             if ct._size != o._size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
@@ -312,7 +339,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        diff = _argnums_leaves(args, argnums, "jacrev")
+        diff = _slice_argnums(args, argnums, as_tuple=False)
 
         def f(*d):
             d = d[0] if isinstance(argnums, int) else d
@@ -363,7 +390,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     over the columns of the identity."""
     @wraps(func)
     def wrapper(*args, **kwargs):
-        diff = _argnums_leaves(args, argnums, "jacfwd")
+        diff = _slice_argnums(args, argnums, as_tuple=False)
         in_leaves, in_spec = tree_flatten(diff)
         sizes = [x.numel() for x in in_leaves]
         total = sum(sizes)
