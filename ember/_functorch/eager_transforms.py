@@ -37,7 +37,19 @@ def _enter(t):
     (outer transforms), a leaf that requires grad otherwise."""
     a = _alias(t)
     if not a._rg:
+        a._inference = False     # see _non_inference
         a.requires_grad_()
+    return a
+
+
+def _non_inference(t):
+    """`t`, or for an inference tensor (made under inference_mode) an alias of it that is a
+    normal tensor: a transform differentiates through it, as functorch's wrapper of an inference
+    tensor is a normal tensor."""
+    if not t._inference:
+        return t
+    a = _alias(t)
+    a._inference = False
     return a
 
 
@@ -82,14 +94,34 @@ def _as_tuple(x):
 
 
 class _Enabled:
-    """enable_grad for the duration of a transform."""
+    """enable_grad, and inference mode off, for the duration of a transform (the transform's
+    own level records whatever the modes outside it are; `was_enabled` is the grad mode outside,
+    which decides whether the results stay connected to an outer graph)."""
 
     def __enter__(self):
-        self.prev = _grad_state.enabled
+        self.prev = (_grad_state.enabled, _grad_state.inference)
         _grad_state.enabled = True
+        _grad_state.inference = False
+        return self
+
+    @property
+    def was_enabled(self):
+        return self.prev[0]
 
     def __exit__(self, *exc):
-        _grad_state.enabled = self.prev
+        _grad_state.enabled, _grad_state.inference = self.prev
+
+
+class _NoInference:
+    """Inference mode off for the duration of a transform, grad mode left as it is (the
+    transform's own computation is differentiated, whatever the caller's mode)."""
+
+    def __enter__(self):
+        self.prev = _grad_state.inference
+        _grad_state.inference = False
+
+    def __exit__(self, *exc):
+        _grad_state.inference = self.prev
 
 
 def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
@@ -99,7 +131,7 @@ def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
     if not pairs:
         return [zeros(i._size, i.dtype, i._device) for i in inputs]
     got = _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], create_graph=create_graph,
-                allow_unused=True)
+                retain_graph=True, allow_unused=True)
     return [g if g is not None else zeros(i._size, i.dtype, i._device)
             for g, i in zip(got, inputs)]
 
@@ -151,14 +183,15 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """A function returning (gradient of `func` w.r.t. the `argnums` arguments, func's value)."""
     @wraps(func)
     def wrapper(*args, **kwargs):
-        with _Enabled():
+        with _Enabled() as modes:
             diff = _slice_argnums(args, argnums, as_tuple=False)
             leaves, spec = tree_flatten(diff)
             for x in leaves:
                 if not isinstance(x, Tensor):
                     raise RuntimeError(f"grad_and_value(f)(*args): Expected argnums={argnums} to "
                                        f"point to Tensors, got {type(x)}")
-            outer = any(_outer(x) for x in leaves)
+            # an outer no_grad/inference_mode keeps the outer graph from recording this one
+            outer = modes.was_enabled and any(_outer(x) for x in leaves)
             entered = [_enter(x) for x in leaves]
             out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)), **kwargs)
             aux = None
@@ -201,9 +234,10 @@ def grad(func, argnums=0, has_aux=False):
 # ---- vjp and jvp ------------------------------------------------------------------------------
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
-    with _Enabled():
+    with _Enabled() as modes:
         leaves, spec = tree_flatten(primals)
         outer = any(isinstance(x, Tensor) and _outer(x) for x in leaves)
+        out_outer = outer and modes.was_enabled
         entered = [_enter(x) if isinstance(x, Tensor) else x for x in leaves]
         out = func(*tree_unflatten(entered, spec))
         aux = None
@@ -237,16 +271,22 @@ def vjp(func, *primals, has_aux=False):
             if ct._size != o._size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{ct.shape} and output[0] has a shape of {o.shape}.")
-        with _Enabled():
-            grads = iter(_autograd_grad(out_leaves, diff_inputs, ct_leaves, create_graph=True))
+        with _Enabled() as modes:
+            # the backward's own graph is needed only by an outer reverse or forward transform
+            create_graph = modes.was_enabled or fwAD._current_level >= 0
+            grads = iter(_autograd_grad(out_leaves, diff_inputs, ct_leaves,
+                                        create_graph=create_graph))
         res = [next(grads) if isinstance(x, Tensor) else None for x in entered]
-        if not outer and not any(isinstance(c, Tensor) and _outer(c) for c in ct_leaves):
+        # connected to the primals' outer graph (through what the backward saved) or to the
+        # cotangents', unless vjp_fn itself runs under no_grad/inference_mode
+        if not modes.was_enabled or (
+                not outer and not any(isinstance(c, Tensor) and _outer(c) for c in ct_leaves)):
             res = [_detach(r) for r in res]
         return tree_unflatten(res, spec)
 
-    result_out = out if outer else tree_map(_detach, out)
+    result_out = out if out_outer else tree_map(_detach, out)
     if has_aux:
-        return result_out, vjp_fn, (aux if outer else tree_map(_detach, aux))
+        return result_out, vjp_fn, (aux if out_outer else tree_map(_detach, aux))
     return result_out, vjp_fn
 
 
@@ -279,8 +319,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            "supported by ember (PyTorch's forward_ad has one level too)")
     fwAD.enter_dual_level()
     try:
-        duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
-        out = func(*tree_unflatten(duals, spec))
+        duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
+                 for p, t in zip(p_leaves, t_leaves)]
+        with _NoInference():
+            out = func(*tree_unflatten(duals, spec))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
