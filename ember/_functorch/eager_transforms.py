@@ -20,7 +20,7 @@ from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd import forward_ad as fwAD
-from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
+from ..utils._pytree import tree_flatten, tree_unflatten, tree_map, treespec_pprint
 from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
 from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
 
@@ -37,7 +37,19 @@ def _enter(t):
     (outer transforms), a leaf that requires grad otherwise."""
     a = _alias(t)
     if not a._rg:
+        a._inference = False     # see _non_inference
         a.requires_grad_()
+    return a
+
+
+def _non_inference(t):
+    """`t`, or for an inference tensor (made under inference_mode) an alias of it that is a
+    normal tensor: a transform differentiates through it, as functorch's wrapper of an inference
+    tensor is a normal tensor."""
+    if not t._inference:
+        return t
+    a = _alias(t)
+    a._inference = False
     return a
 
 
@@ -70,19 +82,46 @@ def _detach_batched(t):
     return value
 
 
+def _check_aux(aux):
+    """An `aux` output (has_aux=True) is a pytree of tensors, as functorch unwraps it."""
+    for leaf in tree_flatten(aux)[0]:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
 def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
 
 
 class _Enabled:
-    """enable_grad for the duration of a transform."""
+    """enable_grad, and inference mode off, for the duration of a transform (the transform's
+    own level records whatever the modes outside it are; `was_enabled` is the grad mode outside,
+    which decides whether the results stay connected to an outer graph)."""
 
     def __enter__(self):
-        self.prev = _grad_state.enabled
+        self.prev = (_grad_state.enabled, _grad_state.inference)
         _grad_state.enabled = True
+        _grad_state.inference = False
+        return self
+
+    @property
+    def was_enabled(self):
+        return self.prev[0]
 
     def __exit__(self, *exc):
-        _grad_state.enabled = self.prev
+        _grad_state.enabled, _grad_state.inference = self.prev
+
+
+class _NoInference:
+    """Inference mode off for the duration of a transform, grad mode left as it is (the
+    transform's own computation is differentiated, whatever the caller's mode)."""
+
+    def __enter__(self):
+        self.prev = _grad_state.inference
+        _grad_state.inference = False
+
+    def __exit__(self, *exc):
+        _grad_state.inference = self.prev
 
 
 def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
@@ -92,28 +131,42 @@ def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
     if not pairs:
         return [zeros(i._size, i.dtype, i._device) for i in inputs]
     got = _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], create_graph=create_graph,
-                allow_unused=True)
+                retain_graph=True, allow_unused=True)
     return [g if g is not None else zeros(i._size, i.dtype, i._device)
             for g, i in zip(got, inputs)]
 
 
 # ---- grad -------------------------------------------------------------------------------------
-def _argnums_leaves(args, argnums, name):
+def _wrap_argnum(argnum, num_args):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if -num_args <= argnum < num_args:
+        return argnum % num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _normalize_argnums(argnums, num_args):
+    """`argnums` checked (an int or a non-empty tuple of distinct ints, each naming one of the
+    `num_args` positional inputs) and made non-negative."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if isinstance(argnums, int):
-        if not -len(args) <= argnums < len(args):
-            raise RuntimeError(f"Got argnums={argnums}, but only {len(args)} positional inputs")
-        return args[argnums]
-    if isinstance(argnums, tuple):
-        if not argnums:
-            raise RuntimeError(f"{name}: argnums must be non-empty")
-        for a in argnums:
-            if not isinstance(a, int):
-                raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: "
-                                   f"{type(argnums)}")
-            if not -len(args) <= a < len(args):
-                raise RuntimeError(f"Got argnums={a}, but only {len(args)} positional inputs")
-        return tuple(args[a] for a in argnums)
-    raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+        return _wrap_argnum(argnums, num_args)
+    argnums = tuple(_wrap_argnum(a, num_args) for a in argnums)
+    if not argnums:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return argnums
+
+
+def _slice_argnums(args, argnums, as_tuple=True):
+    """The positional `args` named by `argnums` (a tuple; the bare argument for an int argnums
+    when `as_tuple` is False)."""
+    argnums = _normalize_argnums(argnums, len(args))
+    if isinstance(argnums, int):
+        return (args[argnums],) if as_tuple else args[argnums]
+    return tuple(args[a] for a in argnums)
 
 
 def _replace_argnums(args, argnums, new):
@@ -130,14 +183,15 @@ def grad_and_value(func, argnums=0, has_aux=False):
     """A function returning (gradient of `func` w.r.t. the `argnums` arguments, func's value)."""
     @wraps(func)
     def wrapper(*args, **kwargs):
-        with _Enabled():
-            diff = _argnums_leaves(args, argnums, "grad_and_value(f)(*args)")
+        with _Enabled() as modes:
+            diff = _slice_argnums(args, argnums, as_tuple=False)
             leaves, spec = tree_flatten(diff)
             for x in leaves:
                 if not isinstance(x, Tensor):
                     raise RuntimeError(f"grad_and_value(f)(*args): Expected argnums={argnums} to "
                                        f"point to Tensors, got {type(x)}")
-            outer = any(_outer(x) for x in leaves)
+            # an outer no_grad/inference_mode keeps the outer graph from recording this one
+            outer = modes.was_enabled and any(_outer(x) for x in leaves)
             entered = [_enter(x) for x in leaves]
             out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)), **kwargs)
             aux = None
@@ -146,6 +200,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     raise RuntimeError("grad_and_value(f)(*args): output of function f should "
                                        "be a tuple: (output, aux) if has_aux is True")
                 out, aux = out
+                _check_aux(aux)
             if not isinstance(out, Tensor):
                 raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(out)}")
@@ -179,9 +234,10 @@ def grad(func, argnums=0, has_aux=False):
 # ---- vjp and jvp ------------------------------------------------------------------------------
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
-    with _Enabled():
+    with _Enabled() as modes:
         leaves, spec = tree_flatten(primals)
         outer = any(isinstance(x, Tensor) and _outer(x) for x in leaves)
+        out_outer = outer and modes.was_enabled
         entered = [_enter(x) if isinstance(x, Tensor) else x for x in leaves]
         out = func(*tree_unflatten(entered, spec))
         aux = None
@@ -191,35 +247,46 @@ def vjp(func, *primals, has_aux=False):
                                    "(output, aux) if has_aux is True")
             out, aux = out
         out_leaves, out_spec = tree_flatten(out)
+        if not out_leaves or (len(out_leaves) == 1 and out_leaves[0] is None):
+            raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
+                               f"non-empty output (got output = {out_leaves})")
         for o in out_leaves:
             if not isinstance(o, Tensor):
-                raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
-                                   "non-empty output and the outputs are Tensors")
+                raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
+                                   f"tensors, got unsupported type {type(o)}")
+        if has_aux:
+            _check_aux(aux)
     diff_inputs = [x for x in entered if isinstance(x, Tensor)]
 
     def vjp_fn(cotangents, *more, retain_graph=True, create_graph=None):
         if more:
             cotangents = (cotangents,) + more
         ct_leaves, ct_spec = tree_flatten(cotangents)
-        if len(ct_leaves) != len(out_leaves):
-            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
-                               f"pytree structure of outputs to the function. cotangents: "
-                               f"{len(ct_leaves)} leaves, primal output: {len(out_leaves)} "
-                               "leaves")
+        if ct_spec != out_spec:
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               "pytree structure of outputs to the function. cotangents: "
+                               f"{treespec_pprint(ct_spec)}, primal output: "
+                               f"{treespec_pprint(out_spec)}")
         for ct, o in zip(ct_leaves, out_leaves):
             if ct._size != o._size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                    f"{ct.shape} and output[0] has a shape of {o.shape}.")
-        with _Enabled():
-            grads = iter(_autograd_grad(out_leaves, diff_inputs, ct_leaves, create_graph=True))
+        with _Enabled() as modes:
+            # the backward's own graph is needed only by an outer reverse or forward transform
+            create_graph = modes.was_enabled or fwAD._current_level >= 0
+            grads = iter(_autograd_grad(out_leaves, diff_inputs, ct_leaves,
+                                        create_graph=create_graph))
         res = [next(grads) if isinstance(x, Tensor) else None for x in entered]
-        if not outer and not any(isinstance(c, Tensor) and _outer(c) for c in ct_leaves):
+        # connected to the primals' outer graph (through what the backward saved) or to the
+        # cotangents', unless vjp_fn itself runs under no_grad/inference_mode
+        if not modes.was_enabled or (
+                not outer and not any(isinstance(c, Tensor) and _outer(c) for c in ct_leaves)):
             res = [_detach(r) for r in res]
         return tree_unflatten(res, spec)
 
-    result_out = out if outer else tree_map(_detach, out)
+    result_out = out if out_outer else tree_map(_detach, out)
     if has_aux:
-        return result_out, vjp_fn, (aux if outer else tree_map(_detach, aux))
+        return result_out, vjp_fn, (aux if out_outer else tree_map(_detach, aux))
     return result_out, vjp_fn
 
 
@@ -252,8 +319,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            "supported by ember (PyTorch's forward_ad has one level too)")
     fwAD.enter_dual_level()
     try:
-        duals = [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
-        out = func(*tree_unflatten(duals, spec))
+        duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
+                 for p, t in zip(p_leaves, t_leaves)]
+        with _NoInference():
+            out = func(*tree_unflatten(duals, spec))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -312,7 +381,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        diff = _argnums_leaves(args, argnums, "jacrev")
+        diff = _slice_argnums(args, argnums, as_tuple=False)
 
         def f(*d):
             d = d[0] if isinstance(argnums, int) else d
@@ -363,7 +432,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     over the columns of the identity."""
     @wraps(func)
     def wrapper(*args, **kwargs):
-        diff = _argnums_leaves(args, argnums, "jacfwd")
+        diff = _slice_argnums(args, argnums, as_tuple=False)
         in_leaves, in_spec = tree_flatten(diff)
         sizes = [x.numel() for x in in_leaves]
         total = sum(sizes)
