@@ -172,3 +172,15 @@ def test_vision_kernels_read_the_values():
     np.testing.assert_allclose(
         ops.roi_align(neg(ember, x.numpy()), neg(ember, rois.numpy()), (2, 2), 1.0, 2).numpy(),
         ops.roi_align(x, rois, (2, 2), 1.0, 2).numpy())
+
+
+def test_istft_of_a_neg_conj_view():
+    """istft read its input's real dtype through view_as_real, which refuses a conjugate view
+    (found by TestMathBits.test_neg_conj_view_istft)."""
+    def run(L):
+        spec = L.stft(L.tensor(np.linspace(-1, 1, 16)), 4, return_complex=True,
+                      window=L.hann_window(4, dtype=L.float64))
+        view = L._neg_view(spec.neg().conj_physical()).conj()
+        assert view.is_conj() and view.is_neg()
+        return L.istft(view, 4, window=L.hann_window(4, dtype=L.float64))
+    _same(run)
