@@ -184,3 +184,55 @@ def test_istft_of_a_neg_conj_view():
         assert view.is_conj() and view.is_neg()
         return L.istft(view, 4, window=L.hann_window(4, dtype=L.float64))
     _same(run)
+
+
+# PyTorch's kernels for these read the memory of an int64 index/length tensor with the
+# negative bit, not its values (`-lengths` for ctc_loss, "repeats can not be negative"):
+# ember reads the values, the result torch gives for the plain tensor
+AS_VALUES = {
+    "repeat_interleave": lambda L, v: L.repeat_interleave(L.tensor([1., 2., 3.]), v([1, 0, 2])),
+    "repeat_interleave_counts": lambda L, v: L.repeat_interleave(v([1, 0, 2])),
+    "ctc_loss_int64_lengths": lambda L, v: L.nn.functional.ctc_loss(
+        L.tensor(np.linspace(-1, 1, 40).reshape(5, 2, 4)).log_softmax(2),
+        L.tensor([[1, 2], [1, 1]]), v([5, 4]), v([2, 1])),
+    "index_put_neg_index": lambda L, v: L.zeros(3).index_put_((v([2, 0]),), L.tensor([1., 2.])),
+    "pack_padded_int64_lengths": lambda L, v: L.nn.utils.rnn.pack_padded_sequence(
+        L.tensor(X), v([2, 1, 2]), enforce_sorted=False).data,
+}
+
+
+@pytest.mark.parametrize("name", sorted(AS_VALUES))
+def test_int_neg_views_read_as_values(name):
+    expected = _values(AS_VALUES[name](torch, lambda a: torch.tensor(a)))
+    got = _values(AS_VALUES[name](ember, lambda a: neg(ember, a)))
+    assert got[:2] == expected[:2]
+    np.testing.assert_allclose(got[2], expected[2], rtol=1e-6)
+
+
+def test_printing_pickling_and_bits_of_views():
+    import io
+    import pickle
+
+    def neg_conj(L):
+        return L._neg_view(conj(L, -Z))
+    for expr in (lambda L: repr(neg_conj(L)), lambda L: repr(neg(L, [1, 2])),
+                 lambda L: repr(L.tensor(Z, requires_grad=True).conj()),
+                 lambda L: str(neg(L, 2.5, L.float64))):
+        assert expr(ember) == expr(torch)
+    views = (lambda t: t.t(), lambda t: t[1], lambda t: t[:, 1:], lambda t: t.real,
+             lambda t: t.imag, lambda t: t.unflatten(1, (3, 1)), lambda t: t.diagonal(),
+             lambda t: t.movedim(0, 1), lambda t: t.flatten(), lambda t: t.t().reshape(6),
+             lambda t: t.t().contiguous(), lambda t: pickle.loads(pickle.dumps(t)))
+    for view in views:
+        t, e = view(neg_conj(torch)), view(neg_conj(ember))
+        assert _bits(e) == _bits(t)
+        np.testing.assert_allclose(_values(e)[2], _values(t)[2])
+    buf = io.BytesIO()
+    ember.save(neg_conj(ember), buf)
+    buf.seek(0)
+    loaded = torch.load(buf)
+    assert _bits(loaded) == (True, True)
+    np.testing.assert_allclose(_values(loaded)[2], Z)
+    for L in (torch, ember):
+        with pytest.raises(RuntimeError, match="view_as_real doesn't work on unresolved"):
+            L.view_as_real(conj(L, Z).t())
