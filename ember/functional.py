@@ -134,8 +134,8 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
         raise RuntimeError("istft: Invalid window shape. window has to be 1D and length of "
                            "`win_length`")
-    real = E.view_as_real(input)  # the window of ones has the real dtype
-    window = _centered_window(window, win_length, n_fft, real)
+    # the window of ones has the real dtype (`.real`: a conjugate view has no view_as_real)
+    window = _centered_window(window, win_length, n_fft, input.real)
     x = (input.unsqueeze(0) if input.dim() == 2 else input).transpose(1, 2)
     normalization = 1 if normalized else 2
     if return_complex:

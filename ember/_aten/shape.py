@@ -456,8 +456,9 @@ def _view_dtype(a, dtype):
 
 
 def _check_view_dtype(self, dtype):
-    """PyTorch's checks of view(dtype) with a different element size, in its order."""
-    if dtype is not self.dtype and (self.is_conj() or self.is_neg()):
+    """PyTorch's checks of view(dtype) with a different element size, in its order (the bits
+    are refused even for the same dtype)."""
+    if self.is_conj() or self.is_neg():
         which = "conjugate view tensors" if self.is_conj() else \
             "tensors with negative bit set"
         raise RuntimeError(f"torch.Tensor.view is not supported for {which} when converting to "

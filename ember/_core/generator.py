@@ -167,7 +167,7 @@ class Generator:
     @_locked
     def set_state(self, state):
         """Load a state produced by get_state() here or by torch."""
-        state = state.numpy() if hasattr(state, "numpy") else np.asarray(state)
+        state = state.numpy(force=True) if hasattr(state, "numpy") else np.asarray(state)
         if state.dtype != np.uint8:
             raise RuntimeError(f"expected a torch.ByteTensor-like uint8 state, but got {state.dtype}")
         if state.size != _STATE_DTYPE.itemsize:

@@ -34,6 +34,15 @@ def math_bits(t):
     return mark if type(mark) is MathBits else None
 
 
+def resolved_values(t):
+    """`t`, or for a tensor with bits a new tensor of the values it stands for (the bits
+    applied). Code outside the dispatcher that reads a tensor's array (`t._np`, `numpy()`)
+    reads it through this; a kernel need not, the keys' fallback resolved its arguments."""
+    if type(t._sparse) is MathBits:
+        return t.resolve_conj().resolve_neg()
+    return t
+
+
 def set_math_bits(t, conj, neg):
     """Give `t` (a view made just now) the bits; both False takes the mark off."""
     mark = _MARKS.get((conj, neg))

@@ -31,7 +31,7 @@ from .grad_mode import _grad_state
 from . import torch_function as _torch_function
 from .mode_stack import torch_dispatch_modes as _torch_dispatch_modes
 from .python_key import PYTHON_KEY, _disabled_torch_dispatch_impl, mark_subclass
-from .math_bits import MathBits
+from .math_bits import MathBits, resolved_values, set_math_bits
 
 
 class Size(tuple):
@@ -168,6 +168,8 @@ class Tensor:
         t._np, t._size, t.dtype, t._device = self._np, self._size, self.dtype, self._device
         t._storage = self._storage_()
         t._rg, t.grad_fn, t._output_nr = False, None, 0
+        if type(self._sparse) is MathBits:  # a conjugate/negative view stays one
+            t._sparse = self._sparse
         if self._stride_ is not None:  # meta tensors and empty views keep these explicitly
             t._stride_, t._offset_ = self._stride_, self._offset_
             if self._lazy is not None:
@@ -566,7 +568,7 @@ class Tensor:
     @property
     def data(self):
         """The same data as a new leaf that autograd does not track (and a separate version)."""
-        t = _alias(self)
+        t = _alias_with_bits(self)
         storage = self._storage_()  # the same bytes under a storage with its own version
         t._storage = UntypedStorage._adopt(storage._array, self._device) \
             if storage._array is not None else UntypedStorage._meta(storage._nbytes, self._device)
@@ -598,11 +600,7 @@ class Tensor:
         if _torch_dispatch_modes or self._sparse is PYTHON_KEY:  # a handler sees aten.detach
             from .._dispatch.dispatcher import cached_lookup
             return cached_lookup("detach")(self)
-        if type(self._sparse) is MathBits:  # the same lazy view, as PyTorch's detach keeps the bits
-            t = _alias(self)
-            t._sparse = self._sparse
-            return t
-        return _alias(self)
+        return _alias_with_bits(self)  # (PyTorch's detach keeps the bits)
 
     def detach_(self):
         if self._base is not None and self._base._rg:
@@ -643,26 +641,32 @@ class Tensor:
 
     # ---- conversion to Python / NumPy ---------------------------------------------------
     def numpy(self, *, force=False):
-        if type(self._sparse) is MathBits:
-            bit, short = ("conjugate", "conj") if self._sparse.conj else ("negative", "neg")
-            raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use "
-                               f"tensor.resolve_{short}().numpy() instead.")
-        if self._sparse is not None:
+        if force:  # PyTorch's force: detached, on the CPU, the conjugate/negative bits applied
+            return resolved_values(self.detach().cpu()).numpy()
+        bits = self._sparse if type(self._sparse) is MathBits else None
+        if self._sparse is not None and bits is None:
             raise TypeError(f"can't convert {self.layout.c10_name} layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
         if self._np is None:
             raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
-        if self._rg and not force and _grad_state.enabled:
+        if self._rg and _grad_state.enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if bits is not None:  # the array would hold the memory, not the values
+            bit, short = ("conjugate", "conj") if bits.conj else ("negative", "neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use "
+                               f"tensor.resolve_{short}().numpy() instead.")
         if self.dtype in D.ml_dtypes_dtypes:  # NumPy has no such type (ember's twin is ml_dtypes')
             raise TypeError(f"Got unsupported ScalarType {D.scalar_type_name(self.dtype)}")
         mark_not_resizable(self._storage_())   # the array shares its memory: it may not grow
         return self._np
 
     def __array__(self, dtype=None, copy=None):
-        a = self._np if self._rg and self._np is not None else self.numpy(force=False)
+        # (NumPy may read a tensor that requires grad here, where PyTorch refuses; not one
+        # with the conjugate/negative bit: numpy() gives PyTorch's error for it)
+        plain = self._rg and self._np is not None and type(self._sparse) is not MathBits
+        a = self._np if plain else self.numpy()
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
@@ -778,6 +782,7 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         from .grad_mode import no_grad
         import copy
+        bits = self._sparse if type(self._sparse) is MathBits else None
         with no_grad():
             if self._np is not None and self.layout is strided and self._lazy is None:
                 # a copy of the storage, shared by every tensor and storage copied with this memo
@@ -785,6 +790,8 @@ class Tensor:
                 storage = _deepcopy_untyped(self._storage_(), memo)
                 new = Tensor.new_empty(self, (0,)).set_(storage, self.storage_offset(),
                                                         self.size(), self.stride())
+                if bits is not None:  # PyTorch's copy of a conjugate/negative view: its values
+                    new = resolved_values(set_math_bits(new, bits.conj, bits.neg))
             else:
                 new = self.clone()
         if type(new) is not type(self):
@@ -794,7 +801,8 @@ class Tensor:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
-                         "_nograd_view", "_multi_output_view", "_creation_meta"):
+                         "_nograd_view", "_multi_output_view", "_creation_meta") and \
+                    v is not bits:
                 setattr(new, k, copy.deepcopy(v, memo))
         if type(self) is not Tensor:  # a subclass's own __slots__ (PyTorch copies them too)
             import copyreg
@@ -990,6 +998,15 @@ def _meta(shape, dtype, stride=None, offset=0, storage=None, device=_META):
 
 def _meta_view(shape, src, stride, offset):
     return _meta(shape, src.dtype, stride, offset, src._storage_(), src._device)
+
+
+def _alias_with_bits(src):
+    """An alias of `src` that stands for the same values: a conjugate/negative view's alias
+    carries its bits (`_alias` gives the memory as it is)."""
+    t = _alias(src)
+    if type(src._sparse) is MathBits:
+        t._sparse = src._sparse
+    return t
 
 
 def _alias(src):

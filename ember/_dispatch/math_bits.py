@@ -96,7 +96,7 @@ def math_bits_fallback(op, key, args):
     for i in op._list_pos:
         tensors = args[i]
         if tensors and any(type(t._sparse) is MathBits for t in tensors if t is not None):
-            if op._mutates:
+            if op.schema.arguments[i].mutable:
                 raise RuntimeError(
                     f"The math bits' fallback doesn't support mutable TensorLists with "
                     f"conjugate or negative inputs. Please materialize the tensors of the "

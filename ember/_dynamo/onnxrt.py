@@ -50,7 +50,7 @@ def compile_onnxrt(graph, example_inputs):
     used = {i.name for i in session.get_inputs()}  # inputs the graph does not read are pruned
 
     def run(tensors):
-        feed = {n: np.ascontiguousarray(t.detach().numpy()) for n, t in zip(names, tensors)
+        feed = {n: np.ascontiguousarray(t.numpy(force=True)) for n, t in zip(names, tensors)
                 if n in used}
         return [from_numpy(np.asarray(o)) for o in session.run(None, feed)]
 

@@ -16,6 +16,7 @@ differentiable (create_graph=True through it raises), as PyTorch's is not by def
 """
 import numpy as np
 
+from .._core.math_bits import math_bits, set_math_bits
 from .._core.tensor import Tensor, _wrap_any, _wrap_external
 from .._core.grad_mode import _grad_state
 from ..autograd.graph import _Node as Node
@@ -88,7 +89,10 @@ class CompiledFunction:
         for k, pos in enumerate(self.diff_outputs):
             o = outs[pos]
             if any(o is inputs[i] for i in range(len(inputs))):
+                bits = math_bits(o)   # (a conjugate/negative view stays one)
                 o = outs[pos] = _wrap_any(o._np)
+                if bits is not None:
+                    set_math_bits(o, bits.conj, bits.neg)
             o._rg = True
             o.grad_fn = node
             o._output_nr = k

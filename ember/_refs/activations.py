@@ -5,6 +5,7 @@ import numpy as np
 
 from .._bindings import arg_parser as _ap
 from .._core import dtype as D
+from .._core.math_bits import resolved_values
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._refs.shape import reshape
@@ -124,7 +125,7 @@ def _rrelu_noise(input, lower, upper, generator):
         raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
                                   f"'{_scalar_type_name(input.dtype)}'")
     g = default_generator if generator is None else generator
-    x = input.detach()._np.reshape(-1)
+    x = resolved_values(input.detach())._np.reshape(-1)
     negative = x <= 0
     with g._lock:
         slopes = uniform_real_f64(g, int(negative.sum())) * (upper - lower) + lower

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.flags import warn_once
+from .._core.math_bits import resolved_values
 from .._core.tensor import Tensor, _wrap_dim
 from .. import _refs as B
 from .._bindings.out import _finish_tuple, _finish
@@ -492,7 +493,7 @@ def _histogramdd(input, bins, bounds, weight, density, name):
 def _as_numpy(t):
     """`t`'s values as an array (bfloat16, which NumPy lacks, as the float32 values it holds)."""
     t = t.detach()
-    return (t.float() if t.dtype is D.bfloat16 else t).numpy()
+    return (t.float() if t.dtype is D.bfloat16 else t).numpy(force=True)
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
@@ -534,7 +535,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
             raise RuntimeError(f"Unsupported input type encountered for isin(): "
                                f"{_scalar_type_name(dt)}")
     common = D.promote_types(a.dtype, b.dtype)
-    found = np.isin(a.to(common).detach()._np, b.to(common).detach()._np, invert=invert)
+    found = np.isin(resolved_values(a.to(common))._np, resolved_values(b.to(common))._np,
+                    invert=invert)
     return _finish(B.tensor(np.asarray(found), dtype=D.bool, device=a.device), False, out,
                    "isin", (a, b))
 

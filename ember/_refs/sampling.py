@@ -37,7 +37,7 @@ def binomial(count, prob, generator=None):
     if count.dtype is not prob.dtype:
         raise RuntimeError(f"expected scalar type {count.dtype} but found {prob.dtype}")
     B.broadcast_shapes(count.shape, prob.shape)  # PyTorch's error for shapes that do not
-    c, p = np.broadcast_arrays(count.detach().numpy(), prob.detach().numpy())
+    c, p = np.broadcast_arrays(count.numpy(force=True), prob.numpy(force=True))
     from .._aten.factory import _gen, _gen_impl
     g = _gen_impl(_gen(generator))
     f = np.float32 if count.dtype is not D.float64 else np.float64
@@ -396,7 +396,7 @@ def _at_least(draws, low):
 
 def _standard_gamma(input, generator=None):
     _check("_standard_gamma", input)
-    alpha = input.detach().numpy().astype(np.float64)
+    alpha = input.numpy(force=True).astype(np.float64)
     draws = _gamma_draws(alpha, generator, input.dtype is not D.float64)
     draws = draws.astype(D.np_dtype(input.dtype))
     # PyTorch keeps the draw away from zero: the smallest positive normal number
@@ -407,7 +407,7 @@ def _sample_dirichlet(input, generator=None):
     """Gamma draws in float64 (whatever the input's dtype), normalised, and kept inside
     [tiny, the float below 1] of the input's dtype, as PyTorch's CPU kernel does."""
     _check("_sample_dirichlet", input)
-    alpha = input.detach().numpy().astype(np.float64)
+    alpha = input.numpy(force=True).astype(np.float64)
     gamma = _at_least(_gamma_draws(alpha, generator, False), np.finfo(np.float64).tiny)
     ratio = (gamma / gamma.sum(-1, keepdims=True)).astype(D.np_dtype(input.dtype))
     top = np.nextafter(ratio.dtype.type(1), ratio.dtype.type(0))

@@ -9,6 +9,7 @@ import builtins
 import numpy as np
 
 from .._core import dtype as D
+from .._core.math_bits import resolved_values
 from .._core.tensor import Tensor, Size, _wrap_dim, _FAST, _overridden, _handle
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
@@ -312,7 +313,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         input, dim = reshape(input, (-1,)), 0
     d = _wrap_dim(dim, input.dim())
     size = input._size[d] if input.dim() else 1
-    counts = repeats._np.reshape(-1) if isinstance(repeats, Tensor) else np.array([repeats])
+    counts = resolved_values(repeats)._np.reshape(-1) if isinstance(repeats, Tensor) \
+        else np.array([repeats])
     if counts.size == 1:
         counts = np.repeat(counts, size)
     elif counts.size != size:

@@ -314,7 +314,7 @@ def perturbed(leaf, found, sizes):
     repeated from the original."""
     import numpy as np
     import ember
-    a = leaf.detach().numpy()
+    a = leaf.numpy(force=True)
     for i, (symbol, _) in sorted(found.items()):
         a = np.take(a, np.arange(sizes[symbol]) % a.shape[i], axis=i)
     t = ember.from_numpy(np.ascontiguousarray(a))

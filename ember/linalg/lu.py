@@ -44,7 +44,7 @@ def _pivots(A):
     import scipy.linalg
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
-    data = A.detach().resolve_conj().resolve_neg().numpy()  # a lazy view's values
+    data = A.numpy(force=True)  # (a lazy conjugate/negative view's values)
     data = data.reshape((math.prod(data.shape[:-2]), m, n))
     pivots = np.empty((data.shape[0], k), np.int32)
     perms = np.empty((data.shape[0], m), np.int64)
@@ -155,7 +155,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 
 def _perm_from_pivots(pivots, m):
-    piv = pivots.detach().numpy().astype(np.int64) - 1
+    piv = pivots.numpy(force=True).astype(np.int64) - 1
     flat = piv.reshape((math.prod(piv.shape[:-1]), piv.shape[-1]))
     perms = np.tile(np.arange(m), (flat.shape[0], 1))
     for b in range(flat.shape[0]):

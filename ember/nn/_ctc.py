@@ -16,7 +16,7 @@ def _lengths(value, name):
     if isinstance(value, Tensor):
         if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == D.bool:
             raise RuntimeError(f"{name} must be integral")
-        return value.detach().numpy().astype(np.int64).reshape(-1)
+        return value.numpy(force=True).astype(np.int64).reshape(-1)
     return np.asarray(value, dtype=np.int64).reshape(-1)
 
 

@@ -723,7 +723,7 @@ def _multilabel_margin_loss_composite(input, target, r):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
     _check_margin_kernel(input, target, "multilabel_margin_loss_forward_out_frame")
-    t = target.detach().numpy().reshape(n, c)
+    t = target.numpy(force=True).reshape(n, c)
     if t.size and (t.min() < -1 or t.max() >= c):
         raise RuntimeError("argument #2 'target' is out of range")
     # a sample's labels are its target entries before the first -1 (repeats count again)

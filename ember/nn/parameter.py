@@ -1,6 +1,6 @@
 """nn.Parameter and nn.Buffer: tensors that a Module registers as its state."""
 from .._core import torch_function as _torch_function
-from .._core.tensor import Tensor, _alias
+from .._core.tensor import Tensor, _alias_with_bits
 
 
 class Parameter(Tensor):
@@ -17,7 +17,7 @@ class Parameter(Tensor):
         if requires_grad:
             from .._bindings.out import check_can_require_grad
             check_can_require_grad(data)
-        t = _alias(data)._as_subclass(cls)
+        t = _alias_with_bits(data)._as_subclass(cls)
         t._rg = bool(requires_grad)
         return t
 
@@ -25,8 +25,7 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        from .._core.tensor import _alias as alias
-        return (_rebuild_parameter, (alias(self), self._rg))
+        return (_rebuild_parameter, (_alias_with_bits(self), self._rg))
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
@@ -59,7 +58,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         if data is None:
             from .._bindings.factories import empty
             data = empty(0)
-        t = _alias(data)
+        t = _alias_with_bits(data)
         t.persistent = persistent
         t._is_buffer = True
         return t

@@ -12,6 +12,8 @@ when a node uses them: parameters and large arrays as initializers, small ones a
 """
 import numpy as np
 
+from .._core.math_bits import resolved_values
+
 # ops folded when every input is known; their meaning is the same in every opset from 17 on
 _FOLDABLE = {"Transpose", "Concat", "Slice", "Unsqueeze", "Squeeze", "Reshape", "Cast", "Gather",
              "Add", "Sub", "Mul", "Div", "Sqrt", "Reciprocal", "Neg", "Identity", "Expand"}
@@ -91,7 +93,7 @@ class GraphContext:
         if x is None or isinstance(x, Value):
             return x
         if hasattr(x, "detach"):  # an ember Tensor passed by a custom symbolic
-            x = x.detach()._np  # (bfloat16 too: numpy() refuses it, as torch)
+            x = resolved_values(x.detach())._np  # (bfloat16 too: numpy() refuses it)
         return self.constant(x)
 
     def _fresh(self, op_type):
@@ -153,7 +155,7 @@ def _make_node(op_type, inputs, outputs, domain, attributes):
             continue
         if attr_type == "TENSOR" or hasattr(value, "detach") or isinstance(value, np.ndarray):
             if hasattr(value, "detach"):
-                value = value.detach()._np
+                value = resolved_values(value.detach())._np
             if not isinstance(value, np.ndarray):
                 value = np.asarray(value)
             value = numpy_helper.from_array(value)

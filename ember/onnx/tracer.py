@@ -21,10 +21,16 @@ says so, as PyTorch's tracer does.
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
+from .._core.math_bits import resolved_values
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from ..autograd import function as _function
 from ..jit._trace import TracerWarning  # one warning class for every tracer, as torch.jit's
+
+
+def _values(t):
+    """A copy of the values of a tensor the graph holds as a constant or parameter."""
+    return resolved_values(t.detach())._np.copy()
 
 
 class TracedValue:
@@ -97,8 +103,8 @@ class Trace:
             return v
         name = self.params.get(id(t))
         if name is not None:
-            return self._value(t, "param", name, t.detach()._np.copy())
-        return self._value(t, "const", f"const_{len(self.values)}", t.detach()._np.copy())
+            return self._value(t, "param", name, _values(t))
+        return self._value(t, "const", f"const_{len(self.values)}", _values(t))
 
     # ---- recording ------------------------------------------------------------------------
     def _on_op(self, op, args, level):

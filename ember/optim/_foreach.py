@@ -38,6 +38,8 @@ import math
 
 import numpy as np
 from .._core.float8 import as_strided
+from .._core.grad_mode import no_grad
+from .._core.math_bits import MathBits, resolved_values
 
 BLOCK = 1 << 15  # elements per block: a block's arrays and temporaries fit in L2 cache
 
@@ -136,7 +138,16 @@ def real_view(t):
 def apply(update, param, grad, states, **hyper):
     """Run `update(scratch, param, grad, *states, **hyper)` on NumPy arrays over the whole
     parameter, block by block (Note [blocks]), then bump the versions of the tensors it wrote
-    (the parameter and its state; `grad` is only read)."""
+    (the parameter and its state; `grad` is only read).
+
+    A parameter or gradient with the conjugate or negative bit (ember/_dispatch/math_bits.py)
+    has arrays that hold its memory, not its values: the update runs on its values, and a
+    parameter's new values go back through its bits, as PyTorch's in-place ops on it do."""
+    written = param
+    if type(param._sparse) is MathBits:
+        param = resolved_values(param)
+    if type(grad._sparse) is MathBits:
+        grad = resolved_values(grad)
     arrays = [real_view(param), real_view(grad)] + [real_view(s) for s in states]
     shape, dtype = arrays[0].shape, arrays[0].dtype
     n = arrays[0].size
@@ -152,6 +163,10 @@ def apply(update, param, grad, states, **hyper):
             update(scratch.view((rest,)), *[a[n - rest:] for a in flat], **hyper)
     else:
         update(Scratch(shape, dtype), *arrays, **hyper)
-    param._bump_version()
+    if written is not param:
+        with no_grad():
+            written.copy_(param)
+    else:
+        param._bump_version()
     for s in states:
         s._bump_version()

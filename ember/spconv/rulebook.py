@@ -101,7 +101,7 @@ def _check_indices(indices, batch_size, spatial_shape):
         raise ValueError(f"indices must have shape [N, {ndim + 1}] (batch index, then {ndim} "
                          f"coordinates) for spatial_shape {list(spatial_shape)}, got "
                          f"{list(indices.shape)}")
-    ind = indices.numpy().astype(np.int64, copy=False)
+    ind = indices.numpy(force=True).astype(np.int64, copy=False)
     upper = np.array([batch_size, *spatial_shape])
     bad = ((ind < 0) | (ind >= upper)).any(axis=1)
     if bad.any():

@@ -116,7 +116,7 @@ def _lengths_array(lengths):
         if lengths.dim() != 1:
             raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
                                f"{lengths.dim()}D {lengths.device.type} Long tensor")
-        return lengths.detach().to(dtype=D.int64).numpy()
+        return lengths.to(dtype=D.int64).numpy(force=True)
     return np.asarray(lengths, dtype=np.int64).reshape(-1)
 
 
@@ -168,7 +168,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """Inverse of pack_padded_sequence: (padded batch in the original column order, lengths)."""
-    batch_sizes = sequence.batch_sizes.numpy()
+    batch_sizes = sequence.batch_sizes.numpy(force=True)
     max_seq_length = len(batch_sizes)
     if total_length is not None:
         if total_length < max_seq_length:
@@ -178,7 +178,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         max_seq_length = total_length
     batch = int(batch_sizes[0])
     order = np.arange(batch) if sequence.unsorted_indices is None \
-        else sequence.unsorted_indices.detach().cpu().numpy()
+        else sequence.unsorted_indices.numpy(force=True)
     time = np.arange(max_seq_length)[:, None]
     running = np.pad(batch_sizes, (0, max_seq_length - len(batch_sizes)))[:, None]
     offsets = np.pad(_packed_offsets(batch_sizes), (0, max_seq_length - len(batch_sizes)))

@@ -35,7 +35,7 @@ def read_file(path):
 
 def write_file(filename, data):
     with open(filename, "wb") as f:
-        f.write(data.numpy().tobytes())
+        f.write(data.numpy(force=True).tobytes())
 
 
 def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
@@ -46,7 +46,7 @@ def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=Fal
         input = read_file(str(input))
     if isinstance(mode, str):
         mode = ImageReadMode[mode.upper()]
-    img = Image.open(_io.BytesIO(input.numpy().tobytes()))
+    img = Image.open(_io.BytesIO(input.numpy(force=True).tobytes()))
     if apply_exif_orientation:
         img = ImageOps.exif_transpose(img)
     if mode != ImageReadMode.UNCHANGED:
@@ -76,7 +76,7 @@ def _encode(input, fmt, **opts):
     if input.dtype != ember.uint8 or input.dim() != 3:
         raise RuntimeError(f"Input tensor dtype should be uint8 and have 3 dimensions, got "
                            f"{input.dtype} with {input.dim()} dimensions")
-    arr = input.permute(1, 2, 0).numpy()
+    arr = input.permute(1, 2, 0).numpy(force=True)
     buf = _io.BytesIO()
     Image.fromarray(arr[:, :, 0] if arr.shape[2] == 1 else arr).save(buf, format=fmt, **opts)
     return ember.from_numpy(np.frombuffer(buf.getvalue(), dtype=np.uint8).copy())

@@ -158,8 +158,8 @@ def nms(boxes, scores, iou_threshold):
     overlaps an already kept one with IoU > iou_threshold. Returns the kept indices (int64)
     in decreasing score order."""
     _check_nms_inputs(boxes, scores)
-    b = boxes.detach().numpy()
-    order = np.argsort(-scores.detach().numpy(), kind="stable")
+    b = boxes.numpy(force=True)
+    order = np.argsort(-scores.numpy(force=True), kind="stable")
     b = b[order]
     area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
     suppressed = np.zeros(len(b), dtype=bool)
