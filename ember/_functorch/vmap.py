@@ -17,7 +17,7 @@ import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _wrap_dim
 from .._core.torch_function import _disabled_torch_function_impl
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op, lookup as _lookup
@@ -369,6 +369,7 @@ def vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
     name = _get_name(func)
+    _check_out_dims(out_dims, name)
     if not isinstance(in_dims, (int, tuple)):
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` "
                          "to be int or a (potentially nested) tuple matching the structure of "
@@ -447,9 +448,6 @@ def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, n
     flat_out_dims = _out_dims(out_dims, out, out_spec, name)
     result = []
     for o, d in zip(leaves, flat_out_dims):
-        if not isinstance(o, Tensor):
-            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                             f"{type(o)}. Did you mean to set out_dims= to None for output?")
         batched = batched_at(o, level)
         if d is None:
             if batched:
@@ -457,30 +455,43 @@ def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, n
                                  "when out_dim is None")
             result.append(o)
             continue
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(o)}. Did you mean to set out_dims= to None for output?")
         if batched:
             v = o._value
-            nd = v.ndim
-            d = d + nd if d < 0 else d
+            d = _wrap_dim(d, v.ndim)
             result.append(v if o._bdim == d else _movedim(v, o._bdim, d))
         else:
-            nd = o.ndim + 1
-            d = d + nd if d < 0 else d
+            d = _wrap_dim(d, o.ndim + 1)
             e = _op("expand")(_op("unsqueeze")(o, 0), (size,) + tuple(o._size))
             result.append(e if d == 0 else _movedim(e, 0, d))
     return tree_unflatten(result, out_spec)
 
 
+def _check_out_dims(out_dims, name):
+    """out_dims is an int, None, or a pytree of ints and Nones (checked before `func` runs)."""
+    if isinstance(out_dims, int):
+        return
+    for d in tree_flatten(out_dims)[0]:
+        if d is not None and not isinstance(d, int):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an "
+                             "int, None or a python collection of ints representing where in "
+                             "the outputs the vmapped dimension should appear.")
+
+
 def _out_dims(out_dims, out, out_spec, name):
-    if isinstance(out_dims, int) or out_dims is None:
-        return [out_dims] * len(tree_flatten(out)[0])
-    if not isinstance(out_dims, (tuple, list)):
-        raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, "
-                         "None or a python collection of ints representing where in the outputs "
-                         "the vmapped dimension should appear.")
-    if not isinstance(out, (tuple, list)) and len(out_dims) == 1:
-        return list(out_dims)
-    flat = _broadcast_to_and_flatten(tuple(out_dims) if isinstance(out_dims, list) else out_dims,
-                                     out_spec)
+    """One out_dim per output leaf. A single Tensor output takes an int, None or a 1-tuple;
+    otherwise out_dims is broadcast against the outputs' pytree (a list of out_dims does not
+    match a tuple of outputs, as in PyTorch)."""
+    if isinstance(out, Tensor):
+        if isinstance(out_dims, int) or out_dims is None:
+            return [out_dims]
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return list(out_dims)
+        flat = None
+    else:
+        flat = _broadcast_to_and_flatten(out_dims, out_spec)
     if flat is None:
         raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
                          "compatible with the structure of `outputs`. out_dims has structure "
