@@ -310,6 +310,13 @@ def _slice(a, level, b):
     return a
 
 
+def refuse_batched(tensors, opname, why):
+    """PyTorch's error for a call vmap can neither batch nor run per example (an out= variant,
+    an op returning a Python value) when one of `tensors` is batched."""
+    if _levels and any(type(t) is BatchedTensor for t in tensors):
+        raise RuntimeError(f"Batching rule not implemented for {opname}{why}")
+
+
 def _fallback(op, key, args):
     """PyTorch's slow vmap fallback: the op once per example, the results stacked."""
     level = max_level(args)
