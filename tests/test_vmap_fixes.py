@@ -1,0 +1,97 @@
+"""vmap behaviours found by running PyTorch's test/functorch/test_vmap.py on ember: out_dims
+checking, clone's memory formats, in-place errors, refused out= and non-tensor ops. Each test
+runs the same call in ember and torch and compares values or the exception."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch", reason="torch is the oracle")
+from _torch_oracle import assert_same, same_error, make  # noqa: E402
+
+X = np.random.default_rng(0).standard_normal((2, 3, 5))
+
+
+def _quiet(fn):
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(lib)
+    return run
+
+
+@pytest.mark.parametrize("out_dims", [3, -4])
+def test_out_dim_out_of_range_is_index_error(out_dims):
+    same_error(lambda lib: lib.vmap(lambda x: x, out_dims=out_dims)(make(lib, X)))
+
+
+@pytest.mark.parametrize("out_dims", ["lol", ("lol",), (0, "x")])
+def test_out_dims_not_int_refused_before_running(out_dims):
+    ran = []
+
+    def f(x):
+        ran.append(1)
+        return x, x
+
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="must be an int, None or a python collection"):
+            lib.vmap(f, out_dims=out_dims)(make(lib, X))
+    assert not ran
+
+
+@pytest.mark.parametrize("out_dims", [(0, 0), [0, 1]])
+def test_out_dims_structure_mismatch(out_dims):
+    for lib in (ember, torch):
+        with pytest.raises(ValueError, match="not compatible"):
+            lib.vmap(lambda x: x if out_dims == (0, 0) else (x, x), out_dims=out_dims)(
+                make(lib, X))
+
+
+def test_none_out_dim_passes_non_tensor_outputs():
+    for lib in (ember, torch):
+        x = make(lib, X)
+        assert lib.vmap(lambda x: (x, "hi"), out_dims=(0, None))(x)[1] == "hi"
+        assert lib.vmap(lambda x: (x.add_(1), None)[1:] + ("hi",),
+                        out_dims=(None, None))(x) == (None, "hi")
+        assert lib.vmap(lambda x: "hi", out_dims=None)(x) == "hi"
+    same_error(lambda lib: lib.vmap(lambda x: (x, "hi"), out_dims=0)(make(lib, X)))
+
+
+def test_clone_contiguous_format_makes_examples_contiguous():
+    for lib in (ember, torch):
+        x = make(lib, X)
+        y = lib.vmap(lambda t: t.clone(memory_format=lib.contiguous_format),
+                     in_dims=1, out_dims=1)(x)
+        assert y.movedim(1, 0).is_contiguous()
+        z = lib.vmap(lambda t: t.clone(), in_dims=1, out_dims=1)(x.transpose(0, 2))
+        assert z.stride() == x.transpose(0, 2).stride()
+    for fmt in ("channels_last", "channels_last_3d"):
+        same_error(lambda lib: lib.vmap(
+            lambda t: t.clone(memory_format=getattr(lib, fmt)))(make(lib, X)))
+
+
+@pytest.mark.parametrize("method", ["copy_", "mul_", "sub_", "div_"])
+def test_inplace_arithmetic_on_unbatched_self(method):
+    same_error(lambda lib: lib.vmap(getattr(lib.Tensor, method), in_dims=(None, 0))(
+        make(lib, X[0, 0]), make(lib, X[0])))
+
+
+def test_inplace_copy_into_batched_self():
+    def run(lib):
+        y = make(lib, X[0].T.copy())
+        lib.vmap(lib.Tensor.copy_, in_dims=(1, None))(y, make(lib, X[0, 0]))
+        return y
+    assert_same(run(ember), run(torch))
+
+
+def test_out_variant_and_equal_refused_on_batched():
+    same_error(_quiet(lambda lib: lib.vmap(lambda a, b: lib.abs(a, out=b))(
+        make(lib, X), make(lib, X))))
+    same_error(_quiet(lambda lib: lib.vmap(lib.equal)(make(lib, X), make(lib, X))))
+    # unbatched tensors inside a vmap still take out= and equal
+    for lib in (ember, torch):
+        out = make(lib, np.zeros(3))
+        lib.vmap(lambda x: (lib.abs(make(lib, -X[0, :, 0]), out=out), x)[1])(make(lib, X))
+        np.testing.assert_allclose(out.numpy(), np.abs(X[0, :, 0]))
