@@ -95,3 +95,42 @@ def test_out_variant_and_equal_refused_on_batched():
         out = make(lib, np.zeros(3))
         lib.vmap(lambda x: (lib.abs(make(lib, -X[0, :, 0]), out=out), x)[1])(make(lib, X))
         np.testing.assert_allclose(out.numpy(), np.abs(X[0, :, 0]))
+
+
+@pytest.mark.parametrize("src,dst", [(0, 0), (0, 1), (1, 2), (0, -1), (-4, -1)])
+def test_reshape_dim_into(src, dst):
+    from ember._C._functorch import reshape_dim_into as ours
+    from torch._C._functorch import reshape_dim_into as theirs
+    x = np.random.default_rng(1).standard_normal((2, 3, 5, 7))
+    assert_same(ours(src, dst, ember.tensor(x)), theirs(src, dst, torch.tensor(x)))
+
+
+@pytest.mark.parametrize("shape,src,size1", [((12, 12, 12), 1, 4), ((12, 12, 12), -1, 6),
+                                             ((12, 12, 0), -1, 6)])
+def test_reshape_dim_outof(shape, src, size1):
+    from ember._C._functorch import reshape_dim_outof as ours
+    from torch._C._functorch import reshape_dim_outof as theirs
+    x = np.random.default_rng(2).standard_normal(shape)
+    assert_same(ours(src, size1, ember.tensor(x).permute(2, 1, 0)),
+                theirs(src, size1, torch.tensor(x).permute(2, 1, 0)))
+
+
+def test_restore_vmap_keeps_batch_dims():
+    from ember._functorch.vmap import restore_vmap as ours
+    from torch._functorch.vmap import restore_vmap as theirs
+
+    def f(x, y, z):
+        return {"a": x[0] + x[1], "b": y, "c": y.sum() * z, "d": None}
+
+    a = np.random.default_rng(3).standard_normal((2, 3))
+    b = np.random.default_rng(4).standard_normal((4, 2))
+    res = []
+    for lib, rv in ((ember, ours), (torch, theirs)):
+        x0, x1, y = make(lib, a), make(lib, a[:, 0]), make(lib, b)
+        res.append(rv(f, ((0, 0), 1, None), 2, "error")((x0, x1), y, 5))
+    (oe, de), (ot, dt) = res
+    assert de == dt
+    assert dt["b"] == 1 and dt["d"] is None
+    for k in "abc":
+        assert_same(oe[k], ot[k])
+    assert oe["d"] is None

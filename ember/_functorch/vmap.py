@@ -13,6 +13,7 @@ require grad (a `grad` inside the vmap) records its node at the logical level, a
 backward formulas, run on batched gradients, are batched in turn -- which is how
 `vmap(grad(f))` gives per-example gradients.
 """
+import contextlib
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -441,16 +442,23 @@ def _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size,
     return tree_unflatten(joined, out_spec)
 
 
-def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
+@contextlib.contextmanager
+def _new_level(size, randomness):
+    """A vmap level of batch `size` for the block: its entry in `_levels` and its mode."""
     level = (_levels[-1][0] if _levels else 0) + 1
     _levels.append([level, size, randomness, len(_dispatcher._modes)])
     _dispatcher._modes.append(vmap_mode)
     try:
-        wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
-        out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
+        yield level
     finally:
         pop_mode(vmap_mode)
         _levels.pop()
+
+
+def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
+    with _new_level(size, randomness) as level:
+        wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
+        out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
     leaves, out_spec = tree_flatten(out)
     flat_out_dims = _out_dims(out_dims, out, out_spec, name)
     result = []
@@ -474,6 +482,33 @@ def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, n
             e = _op("expand")(_op("unsqueeze")(o, 0), (size,) + tuple(o._size))
             result.append(e if d == 0 else _movedim(e, 0, d))
     return tree_unflatten(result, out_spec)
+
+
+def restore_vmap(func, in_dims, batch_size, randomness):
+    """`func` run once on its inputs batched (per `in_dims`) at a new vmap level; returns its
+    outputs as physical tensors with their batch dims, and those dims (None for an output that
+    is not batched) -- vmap without moving or expanding the batch dims (torch._functorch.vmap's
+    helper for autograd.Function under vmap)."""
+    def inner(*args, **kwargs):
+        flat_args, spec = tree_flatten(args)
+        flat_dims = _broadcast_to_and_flatten(in_dims, spec)
+        if flat_dims is None:
+            raise ValueError(f"restore_vmap: in_dims {in_dims} do not match the inputs {spec}")
+        with _new_level(batch_size, randomness) as level:
+            wrapped = [a if d is None else _wrap(a, d + a.dim() if d < 0 else d, level)
+                       for a, d in zip(flat_args, flat_dims)]
+            return unwrap_batched(func(*tree_unflatten(wrapped, spec), **kwargs), level)
+    return inner
+
+
+def unwrap_batched(outputs, level):
+    """(outputs with each tensor batched at `level` as its physical tensor, their batch dims)."""
+    leaves, spec = tree_flatten(outputs)
+    if not leaves:
+        return outputs, ()
+    pairs = [(o._value, o._bdim) if batched_at(o, level) else (o, None) for o in leaves]
+    return (tree_unflatten([p[0] for p in pairs], spec),
+            tree_unflatten([p[1] for p in pairs], spec))
 
 
 def _check_out_dims(out_dims, name):
