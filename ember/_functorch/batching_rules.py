@@ -49,12 +49,6 @@ def _aligned(a, level, ndim):
 # `self` with its own message (the others reach the fallback's, naming the op).
 _INPLACE_ARITHMETIC = ("copy_", "mul_.Tensor", "sub_.Tensor", "div_.Tensor_mode",
                        "masked_fill_.Scalar")
-_INPLACE_ARITHMETIC_ERROR = (
-    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
-    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
-    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
-    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
-    "inside the PyTorch framework, please file a bug report instead.")
 
 
 def _pointwise(op):
@@ -79,7 +73,7 @@ def _pointwise(op):
             self = args[0]
             if not _is_tensor_at(self, level):
                 if inplace_arithmetic:
-                    raise RuntimeError(_INPLACE_ARITHMETIC_ERROR)
+                    raise RuntimeError(V.INPLACE_ARITHMETIC_ERROR)
                 return V._fallback(op, V.KEY, args)  # raises vmap's in-place error
             if self.ndim < ndim:
                 raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "

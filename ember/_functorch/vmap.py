@@ -14,6 +14,7 @@ backward formulas, run on batched gradients, are batched in turn -- which is how
 `vmap(grad(f))` gives per-example gradients.
 """
 import contextlib
+import functools
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -252,35 +253,123 @@ def _requires_grad(op, args):
     return False
 
 
+INPLACE_ARITHMETIC_ERROR = (
+    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
+    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
+    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
+    "inside the PyTorch framework, please file a bug report instead.")
+_ERROR_MODE = ("vmap: called random operation while in randomness error mode. Please either use "
+               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+               "operation out of vmap")
+_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor input. "
+                 "Please file an issue with functorch")
+_drawing = [False]
+_unbatched_inputs = {}   # level -> ids of the vmap's inputs given in_dim None   # a random function (random_function) is drawing for the whole batch
+
+
 def _random_op(op, args, mode_level, entry):
+    """A random op under vmap, by the vmap's randomness flag: 'error' refuses; 'same' draws one
+    example's worth for the whole batch (only an in-place fill may have a batched `self`);
+    'different' draws once over the whole batch -- the physical tensors, batch first, unbatched
+    inputs expanded to the batch -- so example i gets what a loop's i-th draw would."""
+    if _drawing[0]:
+        return _dispatcher.call_in_modes(op, args, mode_level - 1)
     randomness = entry[2]
     if randomness == "error":
-        raise RuntimeError(
-            "vmap: called random operation while in randomness error mode. Please either use "
-            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-            "operation out of vmap")
+        raise RuntimeError(_ERROR_MODE)
     level = max_level(args)
     if level and level != entry[0]:
         return _dispatcher.call_in_modes(op, args, mode_level - 1)
-    if not level:
-        if randomness == "different" and op._mutates:
+    below = mode_level - 1
+    if op._mutates:
+        self = args[0]
+        others_batched = any(batched_at(a, entry[0]) for a in args[1:])
+        if not batched_at(self, entry[0]):
+            if others_batched:
+                raise RuntimeError(INPLACE_ARITHMETIC_ERROR)
+            if randomness == "same":
+                return _dispatcher.call_in_modes(op, args, below)
             return _batched_draw(op, args, mode_level, entry)
-        if randomness == "different":
-            raise NotImplementedError(
-                f"vmap(randomness='different'): the random op {op.name} on an unbatched input "
-                "is not supported by ember (give it a batched input)")
-        return _dispatcher.call_in_modes(op, args, mode_level - 1)
-    if randomness == "different":
-        return _fallback(op, KEY, args)  # one draw per example
-    # "same": one draw of an example's shape, shared by the whole batch
-    self = args[0]
-    if op._mutates and batched_at(self, level):
-        sample = _op("clone")(_op("select.int")(self._value, self._bdim, 0))
-        op(sample, *args[1:])
-        _op("copy_")(self, sample)
+        if randomness == "same":
+            if others_batched:
+                raise RuntimeError(_SAME_BATCHED)
+            sample = _op("clone")(_op("select.int")(self._value, self._bdim, 0))
+            op(sample, *args[1:])
+            _op("copy_")(self, sample)
+            return self
+        ndim = self.ndim
+        physical_args = [_front_aligned(a, entry[0], ndim) if batched_at(a, entry[0]) else a
+                         for a in args]
+        _dispatcher.call_in_modes(op, tuple(physical_args), below)
         return self
-    raise NotImplementedError(f"vmap(randomness='same') is not supported for {op.name} on a "
-                              "batched input in ember")
+    if randomness == "same":
+        if level:
+            raise RuntimeError(_SAME_BATCHED)
+        return _dispatcher.call_in_modes(op, args, below)
+    size = entry[1]
+    tensors = [i for i in op._tensor_pos if isinstance(args[i], Tensor)]
+    if not tensors:   # randperm: one draw per example
+        return _wrap(_op("stack")([_dispatcher.call_in_modes(op, args, below)
+                                   for _ in range(size)], 0), 0, entry[0])
+    physical_args = list(args)
+    for i in tensors:
+        physical_args[i] = physical(args[i], entry[0], size)
+    if op.name == "aten::multinomial":   # takes at most 2 dims: the batch joins the rows
+        x = physical_args[0]
+        physical_args[0] = _op("reshape")(x, (-1, x._size[-1]))
+        out = _dispatcher.call_in_modes(op, tuple(physical_args), below)
+        return _wrap(_op("reshape")(out, tuple(x._size[:-1]) + (out._size[-1],)), 0, entry[0])
+    return _wrap(_dispatcher.call_in_modes(op, tuple(physical_args), below), 0, entry[0])
+
+
+def _front_aligned(a, level, ndim):
+    """The physical tensor of `a` (batched at `level`), batch first, with ones after the batch
+    dim so that it broadcasts against an example of `ndim` dims."""
+    v = to_front(a, level)
+    for _ in range(ndim - a.ndim):
+        v = _op("unsqueeze")(v, 1)
+    return v
+
+
+def random_function(fn=None, *, like=False):
+    """A random function written outside the dispatcher (a NumPy sampler, a composite that
+    checks its arguments' values, a *_like factory) made to follow vmap's randomness flag as
+    PyTorch's random ops do: 'error' refuses; 'same' takes only unbatched tensors (a `like`
+    factory, which reads only its input's shape and layout, takes one example's); 'different'
+    draws once over the whole batch, the physical tensors batch first (unbatched tensor
+    arguments expanded to it). Without tensor arguments (the factory forms) it is called as
+    it is: its random ops see the flag themselves."""
+    if fn is None:
+        return functools.partial(random_function, like=like)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if not _levels or _drawing[0] or not any(isinstance(a, Tensor) for a in args):
+            return fn(*args, **kwargs)
+        return _draw_levels(fn, args, kwargs, len(_levels) - 1, like)
+    return run
+
+
+def _draw_levels(fn, args, kwargs, depth, like):
+    if depth < 0:
+        _drawing[0] = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _drawing[0] = False
+    level, size, randomness, _ = _levels[depth]
+    if randomness == "error":
+        raise RuntimeError(_ERROR_MODE)
+    if randomness == "same":
+        if any(batched_at(a, level) for a in args):
+            if not like:
+                raise RuntimeError(_SAME_BATCHED)
+            args = [_op("select.int")(a._value, a._bdim, 0) if batched_at(a, level) else a
+                    for a in args]
+        return _draw_levels(fn, args, kwargs, depth - 1, like)
+    physical_args = [physical(a, level, size) if isinstance(a, Tensor) else a for a in args]
+    return _wrap(_draw_levels(fn, physical_args, kwargs, depth - 1, like), 0, level)
 
 
 def _batched_draw(op, args, mode_level, entry):
@@ -288,12 +377,13 @@ def _batched_draw(op, args, mode_level, entry):
     dropout's mask): each example gets its own draw, so the tensor becomes batched at the
     innermost level -- in place, as the op's contract is to fill `self`."""
     self = args[0]
-    if self._base is not None or self._version:
-        raise NotImplementedError(
-            f"vmap(randomness='different'): {op.name} fills an unbatched tensor that other "
-            "tensors view or that was written before; ember can make only a fresh tensor "
-            "batched")
     level, size = entry[0], entry[1]
+    if self._base is not None or self._version or id(self) in _unbatched_inputs.get(level, ()):
+        # PyTorch refuses every unbatched tensor; ember batches only one made in the vmap
+        raise RuntimeError(
+            "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This "
+            "will appear like same randomness. If this is necessary for your usage, please "
+            "file an issue with functorch.")
     value = _op("empty.memory_format")((size,) + tuple(self._size), dtype=self.dtype,
                                         device=self._device)
     _dispatcher.call_in_modes(op, (value,) + tuple(args[1:]), mode_level - 1)
@@ -458,7 +548,12 @@ def _new_level(size, randomness):
 def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
     with _new_level(size, randomness) as level:
         wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
-        out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
+        _unbatched_inputs[level] = {id(a) for a, d in zip(flat_args, flat_dims)
+                                    if d is None and isinstance(a, Tensor)}
+        try:
+            out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
+        finally:
+            del _unbatched_inputs[level]
     leaves, out_spec = tree_flatten(out)
     flat_out_dims = _out_dims(out_dims, out, out_spec, name)
     result = []
