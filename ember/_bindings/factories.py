@@ -22,7 +22,7 @@ from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .._aten.factory import checked_scalar, linspace_dtype
 from .out import _finish, _type
-from .._functorch.vmap import random_function
+from .._functorch.vmap import random_function, check_inplace_draw
 
 
 def _out_dtype(out, dtype, layout=None):
@@ -722,6 +722,7 @@ def _bernoulli_method(self, p=None, *, generator=None):
 
 def _bernoulli_inplace(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
+        check_inplace_draw(self, p)
         # drawn at p's precision (float64: 53 bits, else 24), written as self's dtype
         return self.copy_(_bernoulli(p.expand(self._size), generator))
     return _bernoulli_(self, float(p), generator)

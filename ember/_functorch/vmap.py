@@ -264,6 +264,10 @@ _ERROR_MODE = ("vmap: called random operation while in randomness error mode. Pl
                "operation out of vmap")
 _SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor input. "
                  "Please file an issue with functorch")
+_DIFFERENT_INPLACE = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
+    "like same randomness. If this is necessary for your usage, please file an issue with "
+    "functorch.")
 _drawing = [False]
 _unbatched_inputs = {}   # level -> ids of the vmap's inputs given in_dim None   # a random function (random_function) is drawing for the whole batch
 
@@ -323,6 +327,27 @@ def _random_op(op, args, mode_level, entry):
     return _wrap(_dispatcher.call_in_modes(op, tuple(physical_args), below), 0, entry[0])
 
 
+def check_inplace_draw(self, *others):
+    """For an in-place random fill composed of other ops (bernoulli_ with a tensor p): PyTorch's
+    refusals under vmap, in its order -- 'error' randomness, 'same' with a batched argument,
+    then for an unbatched `self` a batched argument or 'different' randomness (one draw would
+    fill every example alike)."""
+    if not _levels or _drawing[0]:
+        return
+    level, _, randomness, _ = _levels[-1]
+    others_batched = any(batched_at(o, level) for o in others)
+    if randomness == "error":
+        raise RuntimeError(_ERROR_MODE)
+    if randomness == "same" and others_batched:
+        raise RuntimeError(_SAME_BATCHED)
+    if batched_at(self, level):
+        return
+    if others_batched:
+        raise RuntimeError(INPLACE_ARITHMETIC_ERROR)
+    if randomness == "different":
+        raise RuntimeError(_DIFFERENT_INPLACE)
+
+
 def _front_aligned(a, level, ndim):
     """The physical tensor of `a` (batched at `level`), batch first, with ones after the batch
     dim so that it broadcasts against an example of `ndim` dims."""
@@ -380,10 +405,7 @@ def _batched_draw(op, args, mode_level, entry):
     level, size = entry[0], entry[1]
     if self._base is not None or self._version or id(self) in _unbatched_inputs.get(level, ()):
         # PyTorch refuses every unbatched tensor; ember batches only one made in the vmap
-        raise RuntimeError(
-            "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This "
-            "will appear like same randomness. If this is necessary for your usage, please "
-            "file an issue with functorch.")
+        raise RuntimeError(_DIFFERENT_INPLACE)
     value = _op("empty.memory_format")((size,) + tuple(self._size), dtype=self.dtype,
                                         device=self._device)
     _dispatcher.call_in_modes(op, (value,) + tuple(args[1:]), mode_level - 1)
