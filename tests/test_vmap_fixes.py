@@ -134,3 +134,50 @@ def test_restore_vmap_keeps_batch_dims():
     for k in "abc":
         assert_same(oe[k], ot[k])
     assert oe["d"] is None
+
+
+# ---- randomness: ember's generator gives torch's numbers, so vmap's draws compare exactly ----
+P = np.full((3, 4), 0.5, dtype=np.float32)
+
+
+def _vmap_draw(lib, fn, in_dims, randomness):
+    lib.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lib.vmap(fn(lib), in_dims=in_dims, randomness=randomness)(
+            lib.tensor(P), lib.ones(4))
+
+
+@pytest.mark.parametrize("fn,in_dims,randomness", [
+    (lambda lib: lambda t, _: lib.bernoulli(t), (None, 0), "different"),
+    (lambda lib: lambda t, _: lib.bernoulli(t), (1, 0), "different"),
+    (lambda lib: lambda t, _: lib.rand_like(t), (1, 0), "different"),
+    (lambda lib: lambda t, _: lib.rand_like(t), (1, 0), "same"),
+    (lambda lib: lambda t, _: lib.normal(t, 1.), (1, 0), "different"),
+    (lambda lib: lambda t, _: lib.binomial(t * 10, t), (None, 0), "different"),
+    (lambda lib: lambda t, _: lib.randperm(5), (None, 0), "different"),
+    (lambda lib: lambda t, _: lib.multinomial(t, 2), (None, 0), "different"),
+    (lambda lib: lambda t, _: t.clone().uniform_(), (1, 0), "different"),
+], ids=["bernoulli_unbatched", "bernoulli_batched", "rand_like_dim1", "rand_like_same",
+        "normal_tensor", "binomial", "randperm", "multinomial", "uniform_batched"])
+def test_random_draws_match_torch(fn, in_dims, randomness):
+    out_e = _vmap_draw(ember, fn, in_dims, randomness)
+    out_t = _vmap_draw(torch, fn, in_dims, randomness)
+    assert_same(out_e, out_t, strides=True)
+
+
+@pytest.mark.parametrize("fn,in_dims,randomness", [
+    (lambda lib: lambda t, _: lib.normal(t, t), (1, 0), "error"),
+    (lambda lib: lambda t, _: lib._standard_gamma(t), (1, 0), "error"),
+    (lambda lib: lambda t, _: lib.bernoulli(t), (1, 0), "same"),
+    (lambda lib: lambda t, _: lib.normal(t, 1.), (1, 0), "same"),
+    (lambda lib: lambda t, _: lib.multinomial(t, 2), (1, 0), "same"),
+    (lambda lib: lambda t, _: t.normal_(), (None, 0), "different"),
+    (lambda lib: lambda t, _: t.bernoulli_(t), (None, 0), "different"),
+    (lambda lib: lambda t, p: lib.ones(4).bernoulli_(p * 0.5), (None, 0), "different"),
+    (lambda lib: lambda t, p: t[0].bernoulli_(p * 0.5), (1, 0), "same"),
+], ids=["error_normal", "error_gamma", "same_bernoulli", "same_normal", "same_multinomial",
+        "different_normal_on_input", "different_bernoulli_on_input",
+        "bernoulli_batched_p_unbatched_self", "same_bernoulli_batched_p"])
+def test_random_refusals_match_torch(fn, in_dims, randomness):
+    same_error(lambda lib: _vmap_draw(lib, fn, in_dims, randomness))

@@ -73,7 +73,7 @@ def _pointwise(op):
             self = args[0]
             if not _is_tensor_at(self, level):
                 if inplace_arithmetic:
-                    raise RuntimeError(V.INPLACE_ARITHMETIC_ERROR)
+                    raise V.inplace_error("inplace arithmetic")
                 return V._fallback(op, V.KEY, args)  # raises vmap's in-place error
             if self.ndim < ndim:
                 raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "

@@ -253,12 +253,17 @@ def _requires_grad(op, args):
     return False
 
 
-INPLACE_ARITHMETIC_ERROR = (
-    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
-    "`other` in extra_args that has more elements than `self`. This happened due to `other` "
-    "being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
-    "out-of-place operators instead of inplace arithmetic. If said operator is being called "
-    "inside the PyTorch framework, please file a bug report instead.")
+def inplace_error(name):
+    """PyTorch's refusal of an in-place op `name` whose `self` is not batched while another
+    argument is (the result could not hold every example)."""
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+        "`other` in extra_args that has more elements than `self`. This happened due to "
+        "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to "
+        f"use out-of-place operators instead of {name}. If said operator is being called "
+        "inside the PyTorch framework, please file a bug report instead.")
+
+
 _ERROR_MODE = ("vmap: called random operation while in randomness error mode. Please either use "
                "the 'same' or 'different' randomness flags on vmap or perform the randomness "
                "operation out of vmap")
@@ -291,7 +296,7 @@ def _random_op(op, args, mode_level, entry):
         others_batched = any(batched_at(a, entry[0]) for a in args[1:])
         if not batched_at(self, entry[0]):
             if others_batched:
-                raise RuntimeError(INPLACE_ARITHMETIC_ERROR)
+                raise inplace_error("inplace " + op.name.split("::")[-1].rstrip("_"))
             if randomness == "same":
                 return _dispatcher.call_in_modes(op, args, below)
             return _batched_draw(op, args, mode_level, entry)
@@ -343,7 +348,7 @@ def check_inplace_draw(self, *others):
     if batched_at(self, level):
         return
     if others_batched:
-        raise RuntimeError(INPLACE_ARITHMETIC_ERROR)
+        raise inplace_error("inplace bernoulli")
     if randomness == "different":
         raise RuntimeError(_DIFFERENT_INPLACE)
 
