@@ -170,13 +170,14 @@ def test_random_draws_match_torch(fn, in_dims, randomness):
     (lambda lib: lambda t, _: lib.normal(t, t), (1, 0), "error"),
     (lambda lib: lambda t, _: lib._standard_gamma(t), (1, 0), "error"),
     (lambda lib: lambda t, _: lib.bernoulli(t), (1, 0), "same"),
+    (lambda lib: lambda t, _: lib.bernoulli(t, 0.3), (1, 0), "same"),
     (lambda lib: lambda t, _: lib.normal(t, 1.), (1, 0), "same"),
     (lambda lib: lambda t, _: lib.multinomial(t, 2), (1, 0), "same"),
     (lambda lib: lambda t, _: t.normal_(), (None, 0), "different"),
     (lambda lib: lambda t, _: t.bernoulli_(t), (None, 0), "different"),
     (lambda lib: lambda t, p: lib.ones(4).bernoulli_(p * 0.5), (None, 0), "different"),
     (lambda lib: lambda t, p: t[0].bernoulli_(p * 0.5), (1, 0), "same"),
-], ids=["error_normal", "error_gamma", "same_bernoulli", "same_normal", "same_multinomial",
+], ids=["error_normal", "error_gamma", "same_bernoulli", "same_bernoulli_p", "same_normal", "same_multinomial",
         "different_normal_on_input", "different_bernoulli_on_input",
         "bernoulli_batched_p_unbatched_self", "same_bernoulli_batched_p"])
 def test_random_refusals_match_torch(fn, in_dims, randomness):

@@ -581,9 +581,16 @@ def _normal_tensors(mean, std, generator):
     return z * std + mean
 
 
+@random_function
+def _bernoulli_p(input, p, generator):
+    """bernoulli(input, p): draws shaped and laid out like `input` (a random function: under
+    vmap 'different' fills the batch laid out as the batched input is)."""
+    return _bernoulli_(empty_like(input), float(p), generator)
+
+
 def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
-        return _finish(_bernoulli_(empty_like(input), float(p), generator), False, out)
+        return _finish(_bernoulli_p(input, p, generator), False, out)
     if out is not None:   # out's own dtype, as bernoulli_(input) into out (PyTorch's bernoulli_out)
         return _bernoulli_inplace(out.resize_(input.shape), input, generator=generator)
     return _finish(_bernoulli(input, generator), False, out)
