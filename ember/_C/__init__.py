@@ -4,7 +4,7 @@
 (ember/_dispatch/python_dispatch.py), a weak tensor reference, the view-replay flag."""
 import weakref
 
-from . import _autograd, _functions, _nn  # noqa: F401  (torch._C._autograd, ._functions, ._nn)
+from . import _autograd, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
 
 from .._core.torch_function import (  # noqa: F401
     DisableTorchFunction, DisableTorchFunctionSubclass, _disabled_torch_function_impl,

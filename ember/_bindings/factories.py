@@ -22,6 +22,7 @@ from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .._aten.factory import checked_scalar, linspace_dtype
 from .out import _finish, _type
+from .._functorch.vmap import random_function, check_inplace_draw
 
 
 def _out_dtype(out, dtype, layout=None):
@@ -419,18 +420,21 @@ def _sampled(t):
     return t
 
 
+@random_function(like=True)
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
     t = _empty_like(input, dtype, device, memory_format)
     return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad)
 
 
+@random_function(like=True)
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
     t = _empty_like(input, dtype, device, memory_format)
     return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad)
 
 
+@random_function(like=True)
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None, generator=None):
     if high is None:
@@ -556,23 +560,37 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if size is not None:  # the (float mean, float std, size) overload: 0-d tensors are numbers
         mean, std = (x.item() if isinstance(x, Tensor) else x for x in (mean, std))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean if isinstance(mean, Tensor) else None
-        s = std if isinstance(std, Tensor) else None
-        if s is not None and not bool((s >= 0).all()):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-        if s is None and std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
-        ref = m if m is not None else s
-        shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
-        z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
-        return _finish(z * std + mean, requires_grad, out)
+        return _finish(_normal_tensors(mean, std, generator), requires_grad, out)
     t = _empty(_size_args((size,), name="normal"), _out_dtype(out, dtype, layout), _dev(device), False)
     return _finish(_sampled(_normal_(t, float(mean), float(std), generator)), requires_grad, out)
 
 
+@random_function
+def _normal_tensors(mean, std, generator):
+    """normal with a tensor mean and/or std: standard normal draws, scaled and shifted (a
+    random function: under vmap the std check reads the whole batch)."""
+    m = mean if isinstance(mean, Tensor) else None
+    s = std if isinstance(std, Tensor) else None
+    if s is not None and not bool((s >= 0).all()):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if s is None and std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    ref = m if m is not None else s
+    shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
+    z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
+    return z * std + mean
+
+
+@random_function
+def _bernoulli_p(input, p, generator):
+    """bernoulli(input, p): draws shaped and laid out like `input` (a random function: under
+    vmap 'different' fills the batch laid out as the batched input is)."""
+    return _bernoulli_(empty_like(input), float(p), generator)
+
+
 def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
-        return _finish(_bernoulli_(empty_like(input), float(p), generator), False, out)
+        return _finish(_bernoulli_p(input, p, generator), False, out)
     if out is not None:   # out's own dtype, as bernoulli_(input) into out (PyTorch's bernoulli_out)
         return _bernoulli_inplace(out.resize_(input.shape), input, generator=generator)
     return _finish(_bernoulli(input, generator), False, out)
@@ -711,6 +729,7 @@ def _bernoulli_method(self, p=None, *, generator=None):
 
 def _bernoulli_inplace(self, p=0.5, *, generator=None):
     if isinstance(p, Tensor):
+        check_inplace_draw(self, p)
         # drawn at p's precision (float64: 53 bits, else 24), written as self's dtype
         return self.copy_(_bernoulli(p.expand(self._size), generator))
     return _bernoulli_(self, float(p), generator)

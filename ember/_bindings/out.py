@@ -16,6 +16,7 @@ from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.memory_overlap import check_out_overlap
 from .._core._warnings import user_stacklevel as _user_stacklevel
+from .._functorch.vmap import refuse_batched
 
 
 class _OutVariant:
@@ -259,6 +260,8 @@ RESIZES_OUT_SILENTLY = frozenset(["empty", "zeros", "ones", "full", "eye", "rand
 
 
 def _copy_out(out, result, name=None):
+    refuse_batched((out, result), f"aten::{name or _op_name_of(result)}.out",
+                   "; the fallback path doesn't work on out= or view ops.")
     if result.requires_grad or (out.requires_grad and _grad_state.enabled):
         raise RuntimeError(f"{name or _op_name_of(result)}(): functions with out=... arguments "
                            "don't support automatic differentiation, but one of the arguments "

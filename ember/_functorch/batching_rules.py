@@ -12,6 +12,8 @@ vmap level, or that records an outer `grad`'s graph, is handled by the layers be
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup, register_kernel
 from .._core.tensor import _wrap_dim
+from .._core.memory_format import contiguous_format as _contiguous_format
+from .._core.memory_format import preserve_format as _preserve_format
 from .._refs.shape import reshape as _reshape
 from . import vmap as V
 
@@ -43,9 +45,16 @@ def _aligned(a, level, ndim):
     return v
 
 
+# In-place binary ops whose PyTorch batching rule refuses a batched `other` on an unbatched
+# `self` with its own message (the others reach the fallback's, naming the op).
+_INPLACE_ARITHMETIC = ("copy_", "mul_.Tensor", "sub_.Tensor", "div_.Tensor_mode",
+                       "masked_fill_.Scalar")
+
+
 def _pointwise(op):
     tensor_pos = op._tensor_pos
     mutates = op._mutates
+    inplace_arithmetic = op.short_name in _INPLACE_ARITHMETIC
 
     def rule(*args):
         level = V.max_level(args)
@@ -63,6 +72,8 @@ def _pointwise(op):
         if mutates:
             self = args[0]
             if not _is_tensor_at(self, level):
+                if inplace_arithmetic:
+                    raise V.inplace_error("inplace arithmetic")
                 return V._fallback(op, V.KEY, args)  # raises vmap's in-place error
             if self.ndim < ndim:
                 raise RuntimeError(f"output with shape {list(self._size)} doesn't match the "
@@ -197,6 +208,26 @@ def _passthrough(op):
             return _pointwise(op)(self, *rest)
         out = op(self._value, *rest)
         return self if mutates else V.wrap(out, level, self._bdim)
+    return rule
+
+
+# PyTorch's c10 names of memory formats, as its vmap clone error prints them
+_FORMAT_NAMES = {"channels_last": "ChannelsLast", "channels_last_3d": "ChannelsLast3d"}
+
+
+def _clone(op):
+    """clone: preserve_format keeps the batch dim where it is; contiguous_format makes every
+    example contiguous (the batch first, then the example); other formats are refused, as
+    PyTorch's rule refuses them (an example's channels_last says nothing of the batch dim)."""
+    def rule(self, memory_format=None):
+        level = self._level
+        if memory_format is None or memory_format is _preserve_format:
+            return V.wrap(op(self._value, memory_format=memory_format), level, self._bdim)
+        if memory_format is _contiguous_format:
+            return V.wrap(op(V.to_front(self, level), memory_format=memory_format), level)
+        raise RuntimeError("NYI: Tensor.clone(memory_format) inside vmap is only supported with "
+                           "memory_format torch.preserve_format or torch.contiguous_format (got "
+                           f"{_FORMAT_NAMES.get(memory_format.name, memory_format.name)})")
     return rule
 
 
@@ -680,7 +711,7 @@ _RENAMED = {"unfold": ("dimension",), "squeeze.dims": ("dim",), "flip": ("dims",
 LEADING = ("tril", "triu", "linalg_inv", "linalg_det", "linalg_slogdet", "linalg_cholesky",
            "linalg_qr", "linalg_svd", "linalg_svdvals", "linalg_eigh", "native_layer_norm",
            "_unsafe_view", "pixel_shuffle", "pixel_unshuffle")
-PASSTHROUGH = ("clone", "_to_copy", "alias", "fill_.Scalar", "zero_")
+PASSTHROUGH = ("_to_copy", "alias", "fill_.Scalar", "zero_")
 
 
 def _install():
@@ -696,6 +727,7 @@ def _install():
     _register(("permute",), _permute)
     _register(("view", "expand"), _sizes)
     _register(PASSTHROUGH, _passthrough)
+    _register(("clone",), _clone)
     _register([n for n in LEADING if n != "_unsafe_view"], _leading)
     _register(("_unsafe_view",), _sizes)
     _register(("cat", "stack"), _join)

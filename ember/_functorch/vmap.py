@@ -13,11 +13,13 @@ require grad (a `grad` inside the vmap) records its node at the logical level, a
 backward formulas, run on batched gradients, are batched in turn -- which is how
 `vmap(grad(f))` gives per-example gradients.
 """
+import contextlib
+import functools
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _wrap_dim
 from .._core.torch_function import _disabled_torch_function_impl
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op, lookup as _lookup
@@ -251,35 +253,153 @@ def _requires_grad(op, args):
     return False
 
 
+def inplace_error(name):
+    """PyTorch's refusal of an in-place op `name` whose `self` is not batched while another
+    argument is (the result could not hold every example)."""
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
+        "`other` in extra_args that has more elements than `self`. This happened due to "
+        "`other` being vmapped over but `self` not being vmapped over in a vmap. Please try to "
+        f"use out-of-place operators instead of {name}. If said operator is being called "
+        "inside the PyTorch framework, please file a bug report instead.")
+
+
+_ERROR_MODE = ("vmap: called random operation while in randomness error mode. Please either use "
+               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+               "operation out of vmap")
+_SAME_BATCHED = ("Vmap does not currently support same randomness with a batched tensor input. "
+                 "Please file an issue with functorch")
+_DIFFERENT_INPLACE = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
+    "like same randomness. If this is necessary for your usage, please file an issue with "
+    "functorch.")
+_drawing = [False]
+_unbatched_inputs = {}   # level -> ids of the vmap's inputs given in_dim None   # a random function (random_function) is drawing for the whole batch
+
+
 def _random_op(op, args, mode_level, entry):
+    """A random op under vmap, by the vmap's randomness flag: 'error' refuses; 'same' draws one
+    example's worth for the whole batch (only an in-place fill may have a batched `self`);
+    'different' draws once over the whole batch -- the physical tensors, batch first, unbatched
+    inputs expanded to the batch -- so example i gets what a loop's i-th draw would."""
+    if _drawing[0]:
+        return _dispatcher.call_in_modes(op, args, mode_level - 1)
     randomness = entry[2]
     if randomness == "error":
-        raise RuntimeError(
-            "vmap: called random operation while in randomness error mode. Please either use "
-            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-            "operation out of vmap")
+        raise RuntimeError(_ERROR_MODE)
     level = max_level(args)
     if level and level != entry[0]:
         return _dispatcher.call_in_modes(op, args, mode_level - 1)
-    if not level:
-        if randomness == "different" and op._mutates:
+    below = mode_level - 1
+    if op._mutates:
+        self = args[0]
+        others_batched = any(batched_at(a, entry[0]) for a in args[1:])
+        if not batched_at(self, entry[0]):
+            if others_batched:
+                raise inplace_error("inplace " + op.name.split("::")[-1].rstrip("_"))
+            if randomness == "same":
+                return _dispatcher.call_in_modes(op, args, below)
             return _batched_draw(op, args, mode_level, entry)
-        if randomness == "different":
-            raise NotImplementedError(
-                f"vmap(randomness='different'): the random op {op.name} on an unbatched input "
-                "is not supported by ember (give it a batched input)")
-        return _dispatcher.call_in_modes(op, args, mode_level - 1)
-    if randomness == "different":
-        return _fallback(op, KEY, args)  # one draw per example
-    # "same": one draw of an example's shape, shared by the whole batch
-    self = args[0]
-    if op._mutates and batched_at(self, level):
-        sample = _op("clone")(_op("select.int")(self._value, self._bdim, 0))
-        op(sample, *args[1:])
-        _op("copy_")(self, sample)
+        if randomness == "same":
+            if others_batched:
+                raise RuntimeError(_SAME_BATCHED)
+            sample = _op("clone")(_op("select.int")(self._value, self._bdim, 0))
+            op(sample, *args[1:])
+            _op("copy_")(self, sample)
+            return self
+        ndim = self.ndim
+        physical_args = [_front_aligned(a, entry[0], ndim) if batched_at(a, entry[0]) else a
+                         for a in args]
+        _dispatcher.call_in_modes(op, tuple(physical_args), below)
         return self
-    raise NotImplementedError(f"vmap(randomness='same') is not supported for {op.name} on a "
-                              "batched input in ember")
+    if randomness == "same":
+        if level:
+            raise RuntimeError(_SAME_BATCHED)
+        return _dispatcher.call_in_modes(op, args, below)
+    size = entry[1]
+    tensors = [i for i in op._tensor_pos if isinstance(args[i], Tensor)]
+    if not tensors:   # randperm: one draw per example
+        return _wrap(_op("stack")([_dispatcher.call_in_modes(op, args, below)
+                                   for _ in range(size)], 0), 0, entry[0])
+    physical_args = list(args)
+    for i in tensors:
+        physical_args[i] = physical(args[i], entry[0], size)
+    if op.name == "aten::multinomial":   # takes at most 2 dims: the batch joins the rows
+        x = physical_args[0]
+        physical_args[0] = _op("reshape")(x, (-1, x._size[-1]))
+        out = _dispatcher.call_in_modes(op, tuple(physical_args), below)
+        return _wrap(_op("reshape")(out, tuple(x._size[:-1]) + (out._size[-1],)), 0, entry[0])
+    return _wrap(_dispatcher.call_in_modes(op, tuple(physical_args), below), 0, entry[0])
+
+
+def check_inplace_draw(self, *others):
+    """For an in-place random fill composed of other ops (bernoulli_ with a tensor p): PyTorch's
+    refusals under vmap, in its order -- 'error' randomness, 'same' with a batched argument,
+    then for an unbatched `self` a batched argument or 'different' randomness (one draw would
+    fill every example alike)."""
+    if not _levels or _drawing[0]:
+        return
+    level, _, randomness, _ = _levels[-1]
+    others_batched = any(batched_at(o, level) for o in others)
+    if randomness == "error":
+        raise RuntimeError(_ERROR_MODE)
+    if randomness == "same" and others_batched:
+        raise RuntimeError(_SAME_BATCHED)
+    if batched_at(self, level):
+        return
+    if others_batched:
+        raise inplace_error("inplace bernoulli")
+    if randomness == "different":
+        raise RuntimeError(_DIFFERENT_INPLACE)
+
+
+def _front_aligned(a, level, ndim):
+    """The physical tensor of `a` (batched at `level`), batch first, with ones after the batch
+    dim so that it broadcasts against an example of `ndim` dims."""
+    v = to_front(a, level)
+    for _ in range(ndim - a.ndim):
+        v = _op("unsqueeze")(v, 1)
+    return v
+
+
+def random_function(fn=None, *, like=False):
+    """A random function written outside the dispatcher (a NumPy sampler, a composite that
+    checks its arguments' values, a *_like factory) made to follow vmap's randomness flag as
+    PyTorch's random ops do: 'error' refuses; 'same' takes only unbatched tensors (a `like`
+    factory, which reads only its input's shape and layout, takes one example's); 'different'
+    draws once over the whole batch, the physical tensors batch first (unbatched tensor
+    arguments expanded to it). Without tensor arguments (the factory forms) it is called as
+    it is: its random ops see the flag themselves."""
+    if fn is None:
+        return functools.partial(random_function, like=like)
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if not _levels or _drawing[0] or not any(isinstance(a, Tensor) for a in args):
+            return fn(*args, **kwargs)
+        return _draw_levels(fn, args, kwargs, len(_levels) - 1, like)
+    return run
+
+
+def _draw_levels(fn, args, kwargs, depth, like):
+    if depth < 0:
+        _drawing[0] = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _drawing[0] = False
+    level, size, randomness, _ = _levels[depth]
+    if randomness == "error":
+        raise RuntimeError(_ERROR_MODE)
+    if randomness == "same":
+        if any(batched_at(a, level) for a in args):
+            if not like:
+                raise RuntimeError(_SAME_BATCHED)
+            args = [_op("select.int")(a._value, a._bdim, 0) if batched_at(a, level) else a
+                    for a in args]
+        return _draw_levels(fn, args, kwargs, depth - 1, like)
+    physical_args = [physical(a, level, size) if isinstance(a, Tensor) else a for a in args]
+    return _wrap(_draw_levels(fn, physical_args, kwargs, depth - 1, like), 0, level)
 
 
 def _batched_draw(op, args, mode_level, entry):
@@ -287,12 +407,10 @@ def _batched_draw(op, args, mode_level, entry):
     dropout's mask): each example gets its own draw, so the tensor becomes batched at the
     innermost level -- in place, as the op's contract is to fill `self`."""
     self = args[0]
-    if self._base is not None or self._version:
-        raise NotImplementedError(
-            f"vmap(randomness='different'): {op.name} fills an unbatched tensor that other "
-            "tensors view or that was written before; ember can make only a fresh tensor "
-            "batched")
     level, size = entry[0], entry[1]
+    if self._base is not None or self._version or id(self) in _unbatched_inputs.get(level, ()):
+        # PyTorch refuses every unbatched tensor; ember batches only one made in the vmap
+        raise RuntimeError(_DIFFERENT_INPLACE)
     value = _op("empty.memory_format")((size,) + tuple(self._size), dtype=self.dtype,
                                         device=self._device)
     _dispatcher.call_in_modes(op, (value,) + tuple(args[1:]), mode_level - 1)
@@ -308,6 +426,13 @@ def _slice(a, level, b):
     if isinstance(a, (list, tuple)) and any(type(t) is BatchedTensor for t in a):
         return [_slice(t, level, b) for t in a]
     return a
+
+
+def refuse_batched(tensors, opname, why):
+    """PyTorch's error for a call vmap can neither batch nor run per example (an out= variant,
+    an op returning a Python value) when one of `tensors` is batched."""
+    if _levels and any(type(t) is BatchedTensor for t in tensors):
+        raise RuntimeError(f"Batching rule not implemented for {opname}{why}")
 
 
 def _fallback(op, key, args):
@@ -369,6 +494,7 @@ def vmap_impl(func, in_dims, out_dims, randomness, chunk_size, args, kwargs):
         raise RuntimeError("Only allowed values for randomness are 'error', 'different', or "
                            f"'same'. Got {randomness}")
     name = _get_name(func)
+    _check_out_dims(out_dims, name)
     if not isinstance(in_dims, (int, tuple)):
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` "
                          "to be int or a (potentially nested) tuple matching the structure of "
@@ -433,23 +559,32 @@ def _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size,
     return tree_unflatten(joined, out_spec)
 
 
-def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
+@contextlib.contextmanager
+def _new_level(size, randomness):
+    """A vmap level of batch `size` for the block: its entry in `_levels` and its mode."""
     level = (_levels[-1][0] if _levels else 0) + 1
     _levels.append([level, size, randomness, len(_dispatcher._modes)])
     _dispatcher._modes.append(vmap_mode)
     try:
-        wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
-        out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
+        yield level
     finally:
         pop_mode(vmap_mode)
         _levels.pop()
+
+
+def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
+    with _new_level(size, randomness) as level:
+        wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]
+        _unbatched_inputs[level] = {id(a) for a, d in zip(flat_args, flat_dims)
+                                    if d is None and isinstance(a, Tensor)}
+        try:
+            out = func(*tree_unflatten(wrapped, spec), **(kwargs or {}))
+        finally:
+            del _unbatched_inputs[level]
     leaves, out_spec = tree_flatten(out)
     flat_out_dims = _out_dims(out_dims, out, out_spec, name)
     result = []
     for o, d in zip(leaves, flat_out_dims):
-        if not isinstance(o, Tensor):
-            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
-                             f"{type(o)}. Did you mean to set out_dims= to None for output?")
         batched = batched_at(o, level)
         if d is None:
             if batched:
@@ -457,30 +592,70 @@ def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, n
                                  "when out_dim is None")
             result.append(o)
             continue
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                             f"{type(o)}. Did you mean to set out_dims= to None for output?")
         if batched:
             v = o._value
-            nd = v.ndim
-            d = d + nd if d < 0 else d
+            d = _wrap_dim(d, v.ndim)
             result.append(v if o._bdim == d else _movedim(v, o._bdim, d))
         else:
-            nd = o.ndim + 1
-            d = d + nd if d < 0 else d
+            d = _wrap_dim(d, o.ndim + 1)
             e = _op("expand")(_op("unsqueeze")(o, 0), (size,) + tuple(o._size))
             result.append(e if d == 0 else _movedim(e, 0, d))
     return tree_unflatten(result, out_spec)
 
 
+def restore_vmap(func, in_dims, batch_size, randomness):
+    """`func` run once on its inputs batched (per `in_dims`) at a new vmap level; returns its
+    outputs as physical tensors with their batch dims, and those dims (None for an output that
+    is not batched) -- vmap without moving or expanding the batch dims (torch._functorch.vmap's
+    helper for autograd.Function under vmap)."""
+    def inner(*args, **kwargs):
+        flat_args, spec = tree_flatten(args)
+        flat_dims = _broadcast_to_and_flatten(in_dims, spec)
+        if flat_dims is None:
+            raise ValueError(f"restore_vmap: in_dims {in_dims} do not match the inputs {spec}")
+        with _new_level(batch_size, randomness) as level:
+            wrapped = [a if d is None else _wrap(a, d + a.dim() if d < 0 else d, level)
+                       for a, d in zip(flat_args, flat_dims)]
+            return unwrap_batched(func(*tree_unflatten(wrapped, spec), **kwargs), level)
+    return inner
+
+
+def unwrap_batched(outputs, level):
+    """(outputs with each tensor batched at `level` as its physical tensor, their batch dims)."""
+    leaves, spec = tree_flatten(outputs)
+    if not leaves:
+        return outputs, ()
+    pairs = [(o._value, o._bdim) if batched_at(o, level) else (o, None) for o in leaves]
+    return (tree_unflatten([p[0] for p in pairs], spec),
+            tree_unflatten([p[1] for p in pairs], spec))
+
+
+def _check_out_dims(out_dims, name):
+    """out_dims is an int, None, or a pytree of ints and Nones (checked before `func` runs)."""
+    if isinstance(out_dims, int):
+        return
+    for d in tree_flatten(out_dims)[0]:
+        if d is not None and not isinstance(d, int):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an "
+                             "int, None or a python collection of ints representing where in "
+                             "the outputs the vmapped dimension should appear.")
+
+
 def _out_dims(out_dims, out, out_spec, name):
-    if isinstance(out_dims, int) or out_dims is None:
-        return [out_dims] * len(tree_flatten(out)[0])
-    if not isinstance(out_dims, (tuple, list)):
-        raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, "
-                         "None or a python collection of ints representing where in the outputs "
-                         "the vmapped dimension should appear.")
-    if not isinstance(out, (tuple, list)) and len(out_dims) == 1:
-        return list(out_dims)
-    flat = _broadcast_to_and_flatten(tuple(out_dims) if isinstance(out_dims, list) else out_dims,
-                                     out_spec)
+    """One out_dim per output leaf. A single Tensor output takes an int, None or a 1-tuple;
+    otherwise out_dims is broadcast against the outputs' pytree (a list of out_dims does not
+    match a tuple of outputs, as in PyTorch)."""
+    if isinstance(out, Tensor):
+        if isinstance(out_dims, int) or out_dims is None:
+            return [out_dims]
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return list(out_dims)
+        flat = None
+    else:
+        flat = _broadcast_to_and_flatten(out_dims, out_spec)
     if flat is None:
         raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
                          "compatible with the structure of `outputs`. out_dims has structure "

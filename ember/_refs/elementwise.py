@@ -12,6 +12,7 @@ from .._bindings.overloads import _clamp_inplace
 from .._refs.shape import broadcast_tensors
 from .._bindings.generated import pow, isclose, mul, stack, view_as_complex
 from .._bindings.out import _finish
+from .._functorch.vmap import refuse_batched
 from .._bindings.factories import arange
 from .._bindings.overloads import clamp
 
@@ -24,6 +25,7 @@ def square(input, *, out=None):
 
 
 def equal(input, other):
+    refuse_batched((input, other), "aten::equal", ". We could not generate a fallback.")
     return input._size == other._size and bool(_eq(input, other).all())
 
 

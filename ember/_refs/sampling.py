@@ -13,6 +13,7 @@ from .._core import dtype as D
 from .._core.grad_mode import _grad_state
 from .. import _refs as B
 from .._core.type_info import finfo
+from .._functorch.vmap import random_function
 
 __all__ = ["binomial", "_standard_gamma", "_sample_dirichlet"]
 
@@ -27,6 +28,7 @@ def _check(name, *tensors):
                                       f"not supported in ember")
 
 
+@random_function
 def binomial(count, prob, generator=None):
     for name, t in (("count", count), ("prob", prob)):
         if not t.is_floating_point():
@@ -394,6 +396,7 @@ def _at_least(draws, low):
     return np.where(draws > low, draws, low).astype(draws.dtype)
 
 
+@random_function
 def _standard_gamma(input, generator=None):
     _check("_standard_gamma", input)
     alpha = input.numpy(force=True).astype(np.float64)
@@ -403,6 +406,7 @@ def _standard_gamma(input, generator=None):
     return B.tensor(_at_least(draws, finfo(input.dtype).tiny), dtype=input.dtype)
 
 
+@random_function
 def _sample_dirichlet(input, generator=None):
     """Gamma draws in float64 (whatever the input's dtype), normalised, and kept inside
     [tiny, the float below 1] of the input's dtype, as PyTorch's CPU kernel does."""

@@ -1,0 +1,44 @@
+"""torch._C._functorch: the helpers PyTorch's functorch exposes from C++ that ember has --
+moving a dim into or out of a neighbour (reshape_dim_into / reshape_dim_outof) and reading a
+BatchedTensor's level and batch dim."""
+from .._core.tensor import _wrap_dim
+from .._functorch.vmap import BatchedTensor
+
+
+def reshape_dim_into(src, dst, x):
+    """Merge dim `src` of `x` into dim `dst` of the result (which has one dim fewer): `src`
+    becomes the outer factor of that dim."""
+    src = _wrap_dim(src, x.dim())
+    dst = _wrap_dim(dst, x.dim() - 1)
+    shape = list(x.shape)
+    n = shape.pop(src)
+    shape[dst] *= n
+    return x.movedim(src, dst).reshape(shape)
+
+
+def reshape_dim_outof(src, size1, x):
+    """Split dim `src` of `x` into (size1, the rest); a dim of size 0 splits into (size1, 0)."""
+    src = _wrap_dim(src, x.dim())
+    shape = list(x.shape)
+    n = shape[src]
+    shape[src:src + 1] = [size1, n // size1 if n else 0]
+    return x.reshape(shape)
+
+
+def is_batchedtensor(t):
+    return type(t) is BatchedTensor
+
+
+def maybe_get_level(t):
+    return t._level if type(t) is BatchedTensor else -1
+
+
+def maybe_get_bdim(t):
+    return t._bdim if type(t) is BatchedTensor else -1
+
+
+def _unwrap_batched(t, level):
+    """(physical tensor, batch dim) of `t` batched at `level`, else (t, None)."""
+    if type(t) is BatchedTensor and t._level == level:
+        return t._value, t._bdim
+    return t, None
