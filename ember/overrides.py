@@ -199,7 +199,7 @@ def get_testing_overrides():
     table, methods = _overridable()
     for fn in [f for fns in table.values() for f in fns] + methods:
         try:
-            sig = inspect.signature(fn)
+            sig = _required_shown_required(inspect.signature(fn))
         except (TypeError, ValueError):
             continue
 
@@ -208,6 +208,18 @@ def get_testing_overrides():
         dummy.__signature__ = sig
         out[fn] = dummy
     return out
+
+
+def _required_shown_required(sig):
+    """A binding's signature with its required parameters shown without a default: they carry
+    the `_REQUIRED` sentinel only so their NumPy names (axis=, x=) can stand in for them, and
+    readers of the override (PyTorch's generated __torch_function__ tests count the parameters
+    without a default) must see them as the required arguments they are."""
+    from ._bindings.codegen import _REQUIRED
+    import inspect
+    params = [p.replace(default=inspect.Parameter.empty) if p.default is _REQUIRED else p
+              for p in sig.parameters.values()]
+    return sig.replace(parameters=params)
 
 
 def resolve_name(f):
