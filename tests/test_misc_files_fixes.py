@@ -117,3 +117,12 @@ def test_tensorless_state_functions_are_ignored_not_overridable():
     for name in names:
         assert getattr(torch, name) in ignored_t
         assert getattr(ember, name) in ignored_e and getattr(ember, name) not in overridable_e
+
+
+def test_testing_override_of_add_has_torchs_positional_shape():
+    import inspect
+    for lib in (ember, torch):
+        spec = inspect.getfullargspec(lib.overrides.get_testing_overrides()[lib.add])
+        assert spec.varargs is None and spec.args[:2] == ["input", "other"]
+    assert ember.Tensor.__torch_dispatch__ in ember.overrides.get_ignored_functions()
+    assert ember.Tensor.__torch_dispatch__ not in ember.overrides.get_testing_overrides()
