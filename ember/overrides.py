@@ -134,8 +134,8 @@ def wrap_torch_function(dispatcher):
 _IGNORED_TENSOR = frozenset({
     "__new__", "__init__", "__init_subclass__", "__subclasshook__", "__class__", "__dict__",
     "__slots__", "__weakref__", "__module__", "__doc__", "__getattribute__", "__setattr__",
-    "__delattr__", "__torch_function__", "__hash__", "__iter__", "__dir__", "__delitem__",
-    "__sizeof__", "__reduce__", "__getstate__", "__setstate__", "__array_priority__",
+    "__delattr__", "__torch_function__", "__torch_dispatch__", "__hash__", "__iter__", "__dir__",
+    "__delitem__", "__sizeof__", "__reduce__", "__getstate__", "__setstate__", "__array_priority__",
     "__ember_source__", "as_subclass", "_make_subclass", "_make_wrapper_subclass", "stride",
     "new", "new_empty", "new_empty_strided", "new_full", "new_ones", "new_tensor", "new_zeros",
     "unflatten", "dtype", "grad_fn"})
@@ -199,7 +199,7 @@ def get_testing_overrides():
     table, methods = _overridable()
     for fn in [f for fns in table.values() for f in fns] + methods:
         try:
-            sig = inspect.signature(fn)
+            sig = _required_shown_required(inspect.signature(fn))
         except (TypeError, ValueError):
             continue
 
@@ -208,6 +208,20 @@ def get_testing_overrides():
         dummy.__signature__ = sig
         out[fn] = dummy
     return out
+
+
+def _required_shown_required(sig):
+    """A binding's signature with its required parameters shown without a default: they carry
+    the `_REQUIRED` sentinel only so their NumPy names (axis=, x=) can stand in for them, and
+    readers of the override (PyTorch's generated __torch_function__ tests count the parameters
+    without a default) must see them as the required arguments they are. The `*_deprecated`
+    tail that takes add(input, alpha, other)-style calls is not part of the signature either."""
+    from ._bindings.codegen import _REQUIRED
+    import inspect
+    params = [p.replace(default=inspect.Parameter.empty) if p.default is _REQUIRED else p
+              for p in sig.parameters.values()
+              if p.name != "_deprecated"]  # the deprecated positional-scalar forms' tail
+    return sig.replace(parameters=params)
 
 
 def resolve_name(f):

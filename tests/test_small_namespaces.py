@@ -41,7 +41,7 @@ def test_return_types_are_the_classes_ops_return():
     x = ember.randn(3, 4)
     assert type(ember.max(x, 1)) is ember.return_types.max
     assert isinstance(ember.sort(x), ember.return_types.sort)
-    assert ember.return_types.topk._fields == ("values", "indices")
+    assert ember.return_types.topk.__match_args__ == ("values", "indices")
     assert type(ember.linalg.eigh(ember.eye(2))) is ember.return_types.linalg_eigh
     assert type(ember.svd(ember.eye(2))) is ember.return_types.svd
     assert type(ember.histogram(ember.ones(3))) is ember.return_types.histogram
@@ -55,7 +55,7 @@ def test_return_types_fields_equal_torchs():
              and isinstance(getattr(torch.return_types, n), type) and n != "SequenceKey"]
     assert len(names) > 30
     for name in names:
-        assert getattr(ember.return_types, name)._fields == getattr(torch.return_types, name).__match_args__
+        assert getattr(ember.return_types, name).__match_args__ == getattr(torch.return_types, name).__match_args__
 
 
 def test_nn_modules_utils_and_common_types():

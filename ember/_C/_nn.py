@@ -110,6 +110,25 @@ def upsample_nearest3d(input, output_size, scales_d=None, scales_h=None, scales_
     return _upsample_nearest("upsample_nearest3d", input, output_size, out)
 
 
+
+def nll_loss2d(input, target, weight=None, reduction=0, ignore_index=-100, *, out=None):
+    """aten::nll_loss2d: nll_loss over (N, C, H, W) scores and (N, H, W) targets, the spatial
+    case F.nll_loss hands on (its Python binding, as PyTorch's, reduces nothing by default)."""
+    from .._dispatch.ops import ops
+    if target.dim() != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {target.dim()}")
+    if input.dim() != 4:
+        raise RuntimeError("only batches of spatial inputs supported (4D tensors), but got input "
+                           f"of dimension: {input.dim()}")
+    if (input.shape[0], *input.shape[2:]) != tuple(target.shape):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
+                           f"{list(target.shape)}")
+    args = (input, target, weight, reduction, ignore_index)
+    if out is None:
+        return ops.aten.nll_loss(*args)
+    return call_with_out("nll_loss2d", ops.aten.nll_loss, args, {}, out)
+
 # The operators PyTorch binds in torch._C._nn (its other operators are torch.* functions).
 _NN_OPS = frozenset("""
     _conv_depthwise2d _pad_circular _pad_enum _upsample_bicubic2d_aa _upsample_bilinear2d_aa

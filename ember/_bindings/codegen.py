@@ -45,7 +45,7 @@ from .._core.dtype import dtype as _dtype
 from .._core.tensor import Tensor
 from . import arg_parser as _ap
 from . import deprecated as _deprecated
-from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _return_type
+from .out import DTYPE_FROM_OUT, _OutVariant, _finish, _finish_tuple, _make_result
 from .out import dtype_from_out as _dtype_from_out
 
 _INT_LIST = ("int[]", "SymInt[]")
@@ -358,7 +358,7 @@ class _Binding:
                 lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out, "
                              f"{inputs})")
             else:
-                lines.append(f"    return _return_type({self.name!r}, {fields!r})(*{call})")
+                lines.append(f"    return _make_result({self.name!r}, {fields!r}, {call})")
         elif self.has_out:
             if self.name in DTYPE_FROM_OUT:
                 lines += ["    dtype = _dtype_from_out(dtype, out)"]
@@ -498,7 +498,7 @@ def _compile_all(bindings):
     function is defined under a unique name bound to its own op, then given its real name."""
     env = {"Tensor": Tensor, "_finish": _finish, "_finish_tuple": _finish_tuple,
            "_OutVariant": _OutVariant, "_dtype_from_out": _dtype_from_out,
-           "_return_type": _return_type,
+           "_make_result": _make_result,
            "_not_a_tensor_list": _not_a_tensor_list, "_missing_size": _missing_size,
            "_numpy_names": _numpy_names, "_unexpected": _unexpected,
            "_as_int": _ap.as_int, "_as_symint": _ap.as_symint,

@@ -5,7 +5,8 @@ has another shape, refused if the result's dtype cannot be cast to it, and refus
 would have to record the write. Ops with several named outputs (`max(dim)` -> values, indices)
 return a `torch.return_types.<op>` named tuple.
 """
-import collections
+import builtins
+import operator
 import re
 import warnings
 
@@ -301,16 +302,65 @@ _ReturnTypes = {}
 def _return_type(name, fields):
     t = _ReturnTypes.get(name)
     if t is None:
-        t = _ReturnTypes[name] = collections.namedtuple(name, fields)
-        t.__module__ = "torch.return_types"
-        t.__repr__ = _return_type_repr
+        t = _ReturnTypes[name] = _structseq(name, tuple(fields))
     return t
 
 
-def _return_type_repr(self):
-    # PyTorch's structseq repr: one field per line
-    items = ",\n".join(f"{k}={v!r}" for k, v in zip(self._fields, self))
-    return f"torch.return_types.{type(self).__name__}(\n{items})"
+def _make_result(name, fields, values):
+    """The op's return type holding `values` (built without the public constructor's checks)."""
+    return _tuple_new(_return_type(name, fields), values)
+
+
+_tuple_new = tuple.__new__
+
+
+def _structseq(name, fields):
+    """A class like PyTorch's C struct sequences (torch.return_types.<name>): a tuple subclass
+    built from ONE sequence (`max([values, indices])`), with a read-only property per field,
+    n_fields / n_sequence_fields / n_unnamed_fields, no `_fields` / `_make` (it is not a
+    namedtuple), and no subclasses."""
+    qualname = f"torch.return_types.{name}"
+
+    def __new__(cls, sequence, dict=None):
+        if dict is not None and not isinstance(dict, builtins.dict):
+            raise TypeError(f"{qualname}() takes a dict as second arg, if any")
+        values = tuple(sequence)
+        if len(values) != len(fields):
+            raise TypeError(f"{qualname}() takes a {len(fields)}-sequence "
+                            f"({len(values)}-sequence given)")
+        return _tuple_new(cls, values)
+
+    def __repr__(self):
+        # one field per line, as PyTorch prints its structseqs
+        items = ",\n".join(f"{k}={v!r}" for k, v in zip(fields, self))
+        return f"{qualname}(\n{items})"
+
+    def __reduce__(self):
+        return type(self), (tuple(self),)
+
+    def __init_subclass__(cls, **kwargs):
+        raise TypeError(f"type '{qualname}' is not an acceptable base type")
+
+    namespace = {"__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__,
+                 "__init_subclass__": classmethod(__init_subclass__), "__slots__": (),
+                 "__module__": "torch.return_types", "__match_args__": fields,
+                 "n_fields": len(fields), "n_sequence_fields": len(fields),
+                 "n_unnamed_fields": 0}
+    namespace.update({f: property(operator.itemgetter(i), doc=f"Alias for field number {i}")
+                      for i, f in enumerate(fields)})
+    cls = type(name, (tuple,), namespace)
+    _register_structseq_node(cls)
+    return cls
+
+
+def _register_structseq_node(cls):
+    # PyTorch registers every return type as its own pytree node (flattening to its fields)
+    from ..utils import _pytree
+    _pytree.register_pytree_node(cls, lambda t: (list(t), None),
+                                 lambda values, context: cls(values),
+                                 flatten_with_keys_fn=lambda t: (
+                                     [(_pytree.SequenceKey(i), v) for i, v in enumerate(t)],
+                                     None))
 
 
 def _check_frexp_out(out, dtype):
@@ -378,5 +428,5 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
                 if verdict is not True:
                     raise RuntimeError(verdict)
         result = tuple(_copy_out(o, r, name) for o, r in zip(out, result))
-        return _return_type(f"{name}_out", fields)(*result)
-    return _return_type(name, fields)(*result)
+        return _make_result(f"{name}_out", fields, result)
+    return _make_result(name, fields, result)

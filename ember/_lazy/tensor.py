@@ -87,7 +87,7 @@ def lazy_kernel(op, key, args):
         return results[0]
     if type(out) in (tuple, list):
         return type(out)(results)
-    return type(out)(*results)  # a torch.return_types tuple
+    return type(out)(results)  # a torch.return_types tuple
 
 
 class _Recording:

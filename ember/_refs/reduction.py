@@ -203,6 +203,13 @@ __all__ = ["argsort", "msort", "nanmean", "nanquantile", "norm", "quantile", "st
 # through where and the reduction. `initial` takes part as one more element (the mean still
 # divides by the segment's length), and an empty segment is `initial`, else the identity
 # (the mean's is NaN).
+#
+# Max, min and prod take PyTorch's gradients, which are not those of amax/amin/prod: an
+# element gets the max's gradient if it equals the result or is NaN (shared evenly when
+# several do), and prod's gradient at an element is the product of the segment's others
+# times `initial` (so a NaN or zero element gets a finite one). Those outputs are the
+# detached value plus a zero-valued term, sum(weight * (x - x.detach())), whose gradient
+# is exactly those weights.
 _SEGMENT_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"),
                      "mean": 0.0}
 
@@ -211,12 +218,12 @@ _SEGMENT_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float
 def _segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0,
                     unsafe=False, initial=None):
     if reduce not in _SEGMENT_IDENTITY:
-        raise RuntimeError(f"reduce argument must be either sum, prod, max, min or mean, got "
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if (lengths is None) == (offsets is None):
-        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     axis = _wrap_dim(axis, data.dim())
     segments, kind = (lengths, "lengths") if lengths is not None else (offsets, "offsets")
     if axis != segments.dim() - 1:
@@ -245,6 +252,8 @@ def _segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis
         out = picked.prod(axis + 1)
     else:
         out = getattr(picked, "amax" if reduce == "max" else "amin")(axis + 1)
+    if reduce in ("max", "min", "prod") and picked.requires_grad:
+        return _segment_with_kernel_grad(data, reduce, member, picked, out, axis, initial)
     if initial is not None:
         if reduce == "max":
             out = B.clamp_min(out, initial)
@@ -257,3 +266,29 @@ def _segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis
     elif reduce == "mean":
         out = out / count
     return out.to(data.dtype)
+
+
+def _segment_with_kernel_grad(data, reduce, member, picked, out, axis, initial):
+    """max/min/prod of segment_reduce with PyTorch's gradients (Note [segment_reduce as a
+    masked reduction])."""
+    picked, out = picked.detach(), out.detach()
+    if reduce == "prod":
+        if initial is not None:
+            out = out * initial
+        # the product of the others: exclusive prefix times exclusive suffix products
+        pos = axis + 1
+        ones = B.ones_like(picked.narrow(pos, 0, 1))
+        before = B.cat([ones, picked.narrow(pos, 0, picked.shape[pos] - 1)], pos).cumprod(pos)
+        after = B.cat([picked.narrow(pos, 1, picked.shape[pos] - 1), ones], pos)
+        after = after.flip(pos).cumprod(pos).flip(pos)
+        others = before * after * (1 if initial is None else initial)
+        weight = B.where((picked == 0) | B.isnan(picked), others, out.unsqueeze(pos) / picked)
+    else:
+        if initial is not None:
+            out = (B.clamp_min if reduce == "max" else B.clamp_max)(out, initial)
+        hit = member & (B.isnan(picked) | (picked == out.unsqueeze(axis + 1)))
+        ties = hit.sum(axis + 1, keepdim=True)
+        weight = hit / B.where(ties > 1, ties, 1)  # shared evenly only among ties
+    weight = B.where(member, weight, 0).to(data.dtype)  # a NaN weight elsewhere would leak
+    shift = B.where(member, data.unsqueeze(axis) - data.detach().unsqueeze(axis), 0)
+    return (out + (shift * weight).sum(axis + 1)).to(data.dtype)

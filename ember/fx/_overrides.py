@@ -51,7 +51,12 @@ _NOT_OVERRIDABLE = frozenset({
     "set_num_interop_threads", "set_printoptions", "set_rng_state", "set_warn_always",
     "typename", "use_deterministic_algorithms", "broadcast_shapes", "set_grad_enabled",
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
-    "handle_torch_function"})
+    "handle_torch_function",
+    # state queries and switches that take no tensor (PyTorch's get_ignored_functions)
+    "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+    "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "get_device_module", "init_num_threads",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",
+    "is_autocast_cpu_enabled", "is_autocast_enabled"})
 
 _NAMESPACES = ("ember.nn.functional", "ember", "ember.linalg", "ember.fft", "ember.special")
 

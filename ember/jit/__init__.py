@@ -12,9 +12,15 @@ from ._serialization import save, load
 Final = typing.Final  # a constant module attribute (ember's modules run as Python)
 
 
-def _expect_script_module(mod, fn):
+def _is_script_module(mod):
+    """Whether `mod` came out of jit.script / jit.trace (PyTorch's RecursiveScriptModule and
+    ScriptModule; ScriptFunction is a ScriptModule here)."""
     from ._script import _PythonScriptModule
-    if not isinstance(mod, (ScriptModule, _PythonScriptModule)):
+    return isinstance(mod, (ScriptModule, _PythonScriptModule))
+
+
+def _expect_script_module(mod, fn):
+    if not _is_script_module(mod):
         raise RuntimeError(f"{fn} expects a ScriptModule as input. Please use torch.jit.script "
                            "or torch.jit.trace to script your 'nn.Module'.")
 

@@ -529,6 +529,12 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
+    # the functional checks the ranks; aten::margin_ranking_loss (torch.margin_ranking_loss)
+    # broadcasts whatever it is given
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
+                           f"target: {target.shape} ")
     return _margin_ranking_loss(input1, input2, target, margin,
                                 _reduction(reduction, size_average, reduce))
 
@@ -538,10 +544,6 @@ _margin_ranking_loss = _lookup("margin_ranking_loss")
 
 @_impl("margin_ranking_loss", "CompositeImplicitAutograd")
 def _margin_ranking_loss_composite(input1, input2, target, margin, r):
-    if input1.dim() != input2.dim() or input1.dim() != target.dim():
-        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
-                           f"but got sizes: input1: {input1.shape}, input2: {input2.shape}, "
-                           f"target: {target.shape} ")
     return _apply_reduction(E.clamp(-target * (input1 - input2) + margin, min=0), r)
 
 

@@ -122,6 +122,14 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
 
 def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
                      tie_weights=True, strict=False):
+    from ... import jit
+    from ..parallel import DataParallel
+    # a scripted or traced module replays a recorded graph, so swapped-in tensors would not
+    # reach it; PyTorch refuses rather than silently computing with the old weights
+    if jit.is_tracing() or jit.is_scripting() or jit._is_script_module(module):
+        raise RuntimeError("The stateless API can't be used with Jitted modules")
+    if isinstance(module, DataParallel):
+        raise RuntimeError("The stateless API can't be used with nn.DataParallel module")
     if kwargs is None:
         kwargs = {}
     if args is None:
