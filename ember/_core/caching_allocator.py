@@ -70,10 +70,10 @@ import numpy as np
 # in place when its smaller size keeps the order (it is the largest free block of its segment,
 # usually), and a freed block is absorbed by the free block after it the same way. The lease's
 # callback is the `append` of a list (no Python frame runs when an array dies); the queued
-# blocks are freed, in the order their arrays died, at the start of the next allocator call --
-# malloc, free, statistics, snapshot, empty_cache -- so every statistic is the one freeing at
-# once would give. While history is recorded the callback frees at once instead, to record the
-# stack that dropped the array.
+# blocks are counted as freed, in the order their arrays died, at the start of the next
+# allocator call -- malloc, free, statistics, snapshot, empty_cache -- so every statistic is
+# the one freeing at once would give. While history is recorded the callback frees at once
+# instead, to record the stack that dropped the array.
 #
 # Note [Held arrays]
 # ~~~~~~~~~~~~~~~~~~
@@ -82,22 +82,26 @@ import numpy as np
 # asked for again, the same sizes in the same order, step after step. So the newest HELD arrays
 # are not leased at first: the allocator keeps each by reference in `held`, and an array is dead
 # when its reference count says only the allocator holds it (`sys.getrefcount`; a tensor, a view
-# or a NumPy user of it all count). Every allocator call looks at the held arrays first, and a
-# dead one is *freed as far as every statistic can tell* (allocation, allocated and requested
-# bytes drop then, exactly as a free at that moment would drop them), but its block stays where
-# it is, marked `dead`, for the next requests: one with the very shape, dtype and strides gets
-# the array object itself back (no new array, no lease), one of the same rounded size gets the
-# block with a new array over it; either counts as a malloc. So the steady loop's results cost
-# one reference-count check and the statistics' update each, not a free, a merge, a best-fit
-# search and a split. A dead block nobody asked for is freed for real (merged into its free
-# neighbours) when HELD newer blocks are held after it, before a new segment would be asked for,
-# and before anything reads the pools' layout (memory_stats, snapshot, empty_cache). What this
-# changes against freeing at once is only where later blocks go, never a current, peak or total
-# of the allocations' statistics (a test runs both ways on the same requests): PyTorch's own
-# allocator makes no promise about placement beyond best fit, and the bytes held this way are at
-# most HELD blocks of the sizes being asked for. An array still alive when HELD newer ones are
-# held is long-lived, and gets its weak-reference lease then. While history is recorded every
-# array is leased at once, so each free is recorded when it happens.
+# or a NumPy user of it all count). Every allocator call looks at the held arrays first.
+#
+# A dead block -- a held array's, or a leased one whose weak reference reported -- is *freed as
+# far as every statistic can tell* (allocation, allocated and requested bytes drop then, exactly
+# as a free at that moment would drop them), but it stays where it is, `dead`, for the next
+# requests: one with the very shape, dtype and strides of a dead held array gets that array
+# object back (no new array, no lease); one of the same rounded size gets a dead block (a held
+# one, else the last to die among the `kept` blocks of that size) with a new array over it;
+# either counts as a malloc. So a steady training loop, whose steps ask for the sizes the step
+# before freed, costs a reference-count check and the statistics' update per result, and no
+# free, merge, best-fit search or split at all. Dead blocks are freed for real (merged into
+# their free neighbours) before a new segment would be asked for -- so reserved memory grows
+# only when freeing at once would not have served the request either -- and before anything
+# reads the pools' layout (memory_stats, snapshot, empty_cache). What this changes against
+# freeing at once is only where later blocks go, never a current, peak or total of the
+# allocations' statistics (a test runs both ways on the same requests): PyTorch's allocator
+# promises nothing about placement beyond best fit. An array still alive when HELD newer ones
+# are held is long-lived, and gets its weak-reference lease then. While history is recorded
+# every array is leased at once and every free is done when it happens, so the trace shows
+# each free where PyTorch's would.
 
 # How results get into blocks. A kernel that makes its own output buffer takes it from
 # `empty(shape, dtype)` and writes into it (matmul and linear with `out=`, the contiguous copies
@@ -301,6 +305,7 @@ class CachingAllocator:
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
         self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
         self.hold = HELD  # how many arrays are held (0: every array leased at once)
+        self.kept = {}  # block size -> dead blocks kept whole for requests of that size
         self.queue_free = self.pending.append  # bound once: the callback of every lease
         self.limit = None  # allowed bytes of reserved memory (set_per_process_memory_fraction)
         self.fraction = 1.0
@@ -458,7 +463,15 @@ class CachingAllocator:
         if self.pending:
             pending = self.pending  # in the order their arrays died
             while pending:
-                self._free(pending.pop(0).block)
+                block = pending.pop(0).block
+                pool = block.segment.free_blocks
+                pool.n -= 1
+                pool.b -= block.size
+                pool.r -= block.requested_size
+                if self.hold:
+                    self._keep(block)
+                else:  # nothing held or kept: every free at once
+                    self._release(block)
         held = self.held
         same = first = None  # the dead array asked for; the first array found dead now
         for block in held:
@@ -482,6 +495,11 @@ class CachingAllocator:
                 if dead.dead and dead.size == size:
                     block = dead
                     break
+            else:
+                kept = self.kept.get(size)
+                if kept:
+                    block = kept.pop()  # the last to die: its pages are the warmest
+                    held.append(block)  # (taken out again below, as a bare block)
         if first is not None and first is not block:
             self._count_free(first)
         if block is not None:
@@ -508,7 +526,7 @@ class CachingAllocator:
             while len(held) > self.hold:
                 old = held.pop(0)
                 if old.dead:
-                    self._free_dead(old)
+                    self._keep(old)
                 else:
                     self._lease(old, old.array)
         return block
@@ -521,24 +539,30 @@ class CachingAllocator:
         pool.b -= block.size
         pool.r -= block.requested_size
 
-    def _free_dead(self, block):
-        """Free a dead held block for real: its statistics were counted when its array died."""
-        block.dead = False
-        block.array = block.key = None
-        pool = block.segment.free_blocks
-        pool.n += 1  # _free counts the free again
-        pool.b += block.size
-        pool.r += block.requested_size
-        self._free(block)
+    def _keep(self, block):
+        """A dead block (counted as freed) kept whole for a later request of its size."""
+        block.dead = True
+        block.array = block.key = block.lease = None
+        kept = self.kept.get(block.size)
+        if kept is None:
+            self.kept[block.size] = [block]
+        else:
+            kept.append(block)
 
     def _free_all_dead(self):
-        """Free every dead held block (the pools' layout is read, or a segment is wanted)."""
+        """Free every dead block held or kept for real (the pools' layout is read, or a
+        segment is wanted); whether there was one."""
         held = self.held
         dead = [block for block in held if block.dead]
         if dead:
             held[:] = [block for block in held if not block.dead]
-            for block in dead:
-                self._free_dead(block)
+        for blocks in self.kept.values():
+            dead += blocks
+        self.kept.clear()
+        for block in dead:
+            block.dead = False
+            block.array = block.key = None
+            self._release(block)
         return bool(dead)
 
     def _lease(self, block, array):
@@ -739,6 +763,15 @@ class CachingAllocator:
         self._free_all_dead()
 
     def _free(self, block):
+        pool = block.segment.free_blocks
+        pool.n -= 1
+        pool.b -= block.size
+        pool.r -= block.requested_size
+        self._release(block)
+
+    def _release(self, block):
+        """A block back into its pool, merged with free neighbours (the statistics of the
+        free are counted already)."""
         size = block.size
         if self.recording is not None:
             frames = self.recording.frames()
@@ -747,9 +780,6 @@ class CachingAllocator:
         block.lease = block.frames = None
         block.allocated = False
         pool = block.segment.free_blocks
-        pool.n -= 1
-        pool.b -= size
-        pool.r -= block.requested_size
         prev, nxt = block.prev, block.next
         if prev is not None and not prev.allocated:
             self._merge_into_prev(block, pool)
