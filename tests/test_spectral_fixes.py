@@ -44,3 +44,23 @@ def test_fft_out_widening_values():
           grad=False)
     check(lambda lib, t: lib.fft.irfftn(lib.fft.rfftn(t), s=(3, 6),
                                         out=lib.empty(0, dtype=lib.float64)), x, grad=False)
+
+
+def _warning_of(lib, fn):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn(lib)
+    return [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.fft.fftfreq(n=10, d=.5, out=lib.empty(())),
+    lambda lib: lib.fft.rfftfreq(n=10, d=.5, out=lib.empty(3, dtype=lib.float64)),
+    lambda lib: lib.istft(lib.ones(3, 5, dtype=lib.complex64), n_fft=4, length=4),
+], ids=["fftfreq_out_resized", "rfftfreq_out_resized", "istft_no_window"])
+def test_spectral_warnings(fn):
+    import ember
+    expected = _warning_of(torch, fn)
+    assert expected and _warning_of(ember, fn) == [m.split(" (Triggered internally")[0]
+                                                   for m in expected]

@@ -21,6 +21,7 @@ from .. import _refs as E
 from .._core import dtype as D
 from .._core.tensor import _wrap_dim
 from .._aten.elementwise import _scalar_type_name, not_implemented
+from .._bindings.factories import range_out
 from .._bindings.out import _call_with_out, _finish
 from .._dispatch.dispatcher import impl
 from .._dispatch.ops import ops as _ops
@@ -322,7 +323,8 @@ def _frequencies(name, size, n, d, out, dtype, device, requires_grad):
         k = E.where(k < (n + 1) // 2, k, k - n)
     # 1 / (d * n) in double precision, infinite (not an error) for d = 0, as in C
     scale = 1.0 / (n * d) if n * d else math.copysign(math.inf, n * d)
-    return _finish(k * scale, requires_grad, out)
+    # PyTorch writes arange into out (resizing it, with arange's warning) and scales in place
+    return range_out(k * scale, out, requires_grad, warn_resize=True)
 
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
