@@ -110,6 +110,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
           normalized=False, onesided=None, length=None, return_complex=False):
     """The signal whose stft is `input`: each frame's inverse transform, times the window,
     added up where the frames overlap, divided by the overlap-added squared window."""
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied.Please "
+                      "provide the same window used by stft to make the inversion lossless.To "
+                      "suppress this warning and use a rectangular window, explicitly set "
+                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning)
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
     if not input.is_complex():

@@ -33,14 +33,15 @@ class _OutVariant:
         _autocast_state.cpu = self.prev
 
 
-def _call_with_out(op, out, *args):
+def _call_with_out(op, out, *args, name=None):
     """`op(*args)`; with `out`, PyTorch's `.out` overload: the op without autocast, its result
-    copied into `out` (for hand-written bindings of ops with an `out=` keyword)."""
+    copied into `out` (for hand-written bindings of ops with an `out=` keyword; `name` picks
+    the op's own check of out's dtype in _OUT_DTYPE_RULES)."""
     if out is None:
         return op(*args)
     with _OutVariant():
         result = op(*args)
-    return _finish(result, False, out)
+    return _finish(result, False, out, name)
 
 
 def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
@@ -115,7 +116,28 @@ def _long_indices(name, out, result, inputs):
         f"Expected out tensor to have dtype long int, but got {_c_name(out)} instead"
 
 
+def _fft_complex(name, out, result, inputs):
+    return out.is_complex or f"{name} expects a complex output tensor, but got {_type(out)}"
+
+
+def _fft_real(name, out, result, inputs):
+    return out.is_floating_point or \
+        f"{name} expects a floating point output tensor, but got {_type(out)}"
+
+
+def _ihfft(name, out, result, inputs):
+    """1-D ihfft writes the conjugate of its half spectrum into out itself: out's dtype must be
+    complex and then exactly the result's."""
+    verdict = _fft_complex(name, out, result, inputs)
+    return _same(name, out, result, inputs) if verdict is True else verdict
+
+
 _OUT_DTYPE_RULES = {
+    # The spectral kernels check out's kind under their family's name (fft2 and ifft2 report
+    # "fftn", rfft2 "rfftn", ...); a wider or narrower dtype of the right kind is a cast.
+    **dict.fromkeys(["fft", "ifft", "fftn", "rfft", "rfftn", "ihfftn"], _fft_complex),
+    **dict.fromkeys(["irfft", "hfft", "irfftn", "hfftn"], _fft_real),
+    "ihfft": _ihfft,
     **dict.fromkeys(["abs", "absolute"], _abs),
     **dict.fromkeys(["neg", "negative", "floor", "ceil", "round", "trunc",
                      "fix", "frac", "sign", "sgn", "bitwise_not", "conj_physical", "hardshrink"],

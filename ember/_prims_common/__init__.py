@@ -9,6 +9,11 @@ from enum import Enum
 from .._core import dtype as D
 
 
+def corresponding_complex_dtype(dtype):
+    """The complex dtype whose real and imaginary parts have `dtype` (float -> cfloat, ...)."""
+    return dtype.to_complex()
+
+
 def dtype_to_type(dtype):
     """The Python type of a dtype's values: bool, int, float or complex."""
     if not isinstance(dtype, D.dtype):

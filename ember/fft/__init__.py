@@ -21,6 +21,7 @@ from .. import _refs as E
 from .._core import dtype as D
 from .._core.tensor import _wrap_dim
 from .._aten.elementwise import _scalar_type_name, not_implemented
+from .._bindings.factories import range_out
 from .._bindings.out import _call_with_out, _finish
 from .._dispatch.dispatcher import impl
 from .._dispatch.ops import ops as _ops
@@ -163,27 +164,27 @@ def _fft_c2r(input, n, dim, norm, forward):
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_fft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_fft, out, input, n, dim, norm, name="fft")
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_ifft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_ifft, out, input, n, dim, norm, name="ifft")
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_rfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_rfft, out, input, n, dim, norm, name="rfft")
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_ihfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_ihfft, out, input, n, dim, norm, name="ihfft")
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_irfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_irfft, out, input, n, dim, norm, name="irfft")
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_hfft, out, input, n, dim, norm)
+    return _call_with_out(_ops.aten.fft_hfft, out, input, n, dim, norm, name="hfft")
 
 
 @impl("fft_fft", "CompositeImplicitAutograd")
@@ -218,19 +219,19 @@ def _fftn_c2c(input, s, dim, norm, forward):
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_fftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_fftn, out, input, s, dim, norm, name="fftn")
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_ifftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_ifftn, out, input, s, dim, norm, name="fftn")
 
 
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_rfftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_rfftn, out, input, s, dim, norm, name="rfftn")
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_irfftn, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_irfftn, out, input, s, dim, norm, name="irfftn")
 
 
 def _rfftn(input, s, dim, norm):
@@ -263,7 +264,7 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     mode = _norm_mode(norm, True)
     if len(dims) > 1:
         x = _c2c(x, dims[:-1], mode, True)
-    return _finish(_c2r(x.conj(), dims[-1:], mode, last_dim_size), False, out)
+    return _finish(_c2r(x.conj(), dims[-1:], mode, last_dim_size), False, out, "hfftn")
 
 
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
@@ -276,24 +277,25 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     mode = _norm_mode(norm, False)
     half = _r2c(x, dims[-1:], mode, True)
     if len(dims) == 1:
-        return _finish(half.conj(), False, out)
-    return _finish(_c2c(E.conj_physical(half), dims[:-1], mode, False), False, out)
+        return _finish(half.conj(), False, out, "ihfftn")
+    return _finish(_c2c(E.conj_physical(half), dims[:-1], mode, False), False, out,
+                   "ihfftn")
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_fft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_fft2, out, input, s, dim, norm, name="fftn")
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_ifft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_ifft2, out, input, s, dim, norm, name="fftn")
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_rfft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_rfft2, out, input, s, dim, norm, name="rfftn")
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    return _call_with_out(_ops.aten.fft_irfft2, out, input, s, dim, norm)
+    return _call_with_out(_ops.aten.fft_irfft2, out, input, s, dim, norm, name="irfftn")
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -321,7 +323,8 @@ def _frequencies(name, size, n, d, out, dtype, device, requires_grad):
         k = E.where(k < (n + 1) // 2, k, k - n)
     # 1 / (d * n) in double precision, infinite (not an error) for d = 0, as in C
     scale = 1.0 / (n * d) if n * d else math.copysign(math.inf, n * d)
-    return _finish(k * scale, requires_grad, out)
+    # PyTorch writes arange into out (resizing it, with arange's warning) and scales in place
+    return range_out(k * scale, out, requires_grad, warn_resize=True)
 
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

@@ -73,6 +73,7 @@ except ImportError:  # pragma: no cover
     TEST_SCIPY = False
 TEST_OPT_EINSUM = ember.backends.opt_einsum.is_available()
 TEST_DILL = _check_module_exists("dill")
+TEST_LIBROSA = _check_module_exists("librosa")
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
@@ -499,6 +500,7 @@ def _unused_mode(*args, **kwargs):
 
 
 skipIfTorchDynamo = skipIfTorchInductor = skipIfCrossRef = skipIfRocm = _unused_mode
+requires_mkl = unittest.skipIf(not TEST_MKL, "PyTorch is built without MKL support")
 xfailIfTorchDynamo = skipIfNoLapack = skipIfSlowGradcheckEnv = skipIfRocmArch = _unused_mode
 skipIfMps = skipIfMPS = skipIfXpu = skipIfHpu = skipIfTBB = skipIfLegacyJitExecutor = _unused_mode
 serialTest = skipIfNotRegistered = skipRocmIfTorchInductor = skipIfWindows = _unused_mode
