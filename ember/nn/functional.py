@@ -3192,7 +3192,8 @@ def _transform_bias_rescale_qkv(qkv, qkv_bias, num_heads):
 def _split_heads_rescale(qkv, num_heads):
     bsz, seq_len, three_e = qkv.shape
     head_dim = three_e // 3 // num_heads
-    q, k, v = qkv.view(bsz, seq_len, 3, num_heads, head_dim).permute(2, 0, 3, 1, 4)
+    q, k, v = (x.view(bsz, seq_len, num_heads, head_dim).transpose(1, 2)
+               for x in qkv.chunk(3, -1))
     return q * math.sqrt(1.0 / float(head_dim)), k, v
 
 

@@ -132,6 +132,9 @@ class MultiheadAttention(Module):
         from ...backends import mha
         from ... import is_autocast_enabled, overrides
         from ...autograd.grad_mode import is_grad_enabled
+        from ..._dispatch.recorder import is_recording
+        from ..._dynamo.eval_frame import is_compiling
+        from ...onnx.utils import is_in_onnx_export
         if not mha.get_fastpath_enabled():
             return "torch.backends.mha.get_fastpath_enabled() was not True"
         if query.dim() != 3:
@@ -173,6 +176,8 @@ class MultiheadAttention(Module):
         if is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
             return ("grad is enabled and at least one of query or the input/output projection "
                     "weights or biases requires_grad")
+        if is_recording() or is_compiling() or is_in_onnx_export():
+            return "we are running make_fx tracing"
         if self.in_proj_bias is None:  # PyTorch then falls through to the composite path
             return "in_proj_bias was None"
         return ""
