@@ -131,3 +131,17 @@ def test_backends_cuda_sdp_kernel_sets_and_restores_flags():
 
 def test_privateuse1_backend_name():
     assert ember._C._get_privateuse1_backend_name() == torch._C._get_privateuse1_backend_name()
+
+
+def test_encoder_padding_mask_check_does_not_break_fullgraph_compile():
+    """PyTorch skips the nested-tensor path's left-alignment check (a data read) under
+    compilation, so fullgraph=True compiles; the result equals eager's."""
+    ember.manual_seed(0)
+    layer = ember.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    encoder = ember.nn.TransformerEncoder(layer, num_layers=1).eval()
+    x = ember.randn(1, 5, 8)
+    pad = ember.tensor([[False, False, True, False, True]])
+    compiled = ember.compile(encoder, fullgraph=True)
+    with ember.no_grad():
+        np.testing.assert_allclose(compiled(x, src_key_padding_mask=pad).numpy(),
+                                   encoder(x, src_key_padding_mask=pad).numpy(), atol=1e-6)
