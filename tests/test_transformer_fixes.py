@@ -145,3 +145,17 @@ def test_encoder_padding_mask_check_does_not_break_fullgraph_compile():
     with ember.no_grad():
         np.testing.assert_allclose(compiled(x, src_key_padding_mask=pad).numpy(),
                                    encoder(x, src_key_padding_mask=pad).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,kwargs", [((2, 2, 3, 4), {}), ((2, 2, 3, 4), {"dropout_p": 0.5}),
+                                          ((2, 3, 4), {})])
+def test_fused_sdp_choice_matches_torch(shape, kwargs):
+    rng = np.random.default_rng(0)
+    (qe, qt) = _both(rng.standard_normal(shape).astype(np.float32))
+    assert ember._fused_sdp_choice(qe, qe, qe, **kwargs) == \
+        torch._fused_sdp_choice(qt, qt, qt, **kwargs)
+
+
+def test_multihead_attention_reachable_from_activation_module():
+    assert ember.nn.modules.activation.MultiheadAttention is ember.nn.MultiheadAttention
+    assert torch.nn.modules.activation.MultiheadAttention is torch.nn.MultiheadAttention

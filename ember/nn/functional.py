@@ -3254,7 +3254,18 @@ def _nested_multi_head_attention(query, key, value, *args):
     return nested_tensor([o[:n] for o, n in zip(out.unbind(), lengths)]), weights
 
 
-TORCH_LEVEL.update(_native_multi_head_attention=_native_multi_head_attention,
+def _fused_sdp_choice(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                      scale=None, enable_gqa=False):
+    """torch._fused_sdp_choice on the CPU: the SDPBackend value PyTorch's dispatch picks, the
+    flash kernel when enabled and the (dense) inputs suit it, else the math kernel."""
+    flash = not query.is_nested and _attention._cpu_runs_flash(query, key, value, attn_mask,
+                                                                 dropout_p, enable_gqa)
+    return _attention.SDPBackend.FLASH_ATTENTION.value if flash else \
+        _attention.SDPBackend.MATH.value
+
+
+TORCH_LEVEL.update(_fused_sdp_choice=_fused_sdp_choice,
+                   _native_multi_head_attention=_native_multi_head_attention,
                    _transform_bias_rescale_qkv=_transform_bias_rescale_qkv)
 
 
