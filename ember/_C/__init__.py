@@ -65,6 +65,12 @@ def _get_dispatch_stack_at(index):
 has_lapack = True
 
 
+def _get_privateuse1_backend_name():
+    """The name of PyTorch's out-of-tree device slot; ember has no such device, so it keeps
+    PyTorch's default name."""
+    return "privateuseone"
+
+
 def _infer_size(a, b):
     """The broadcast of two sizes (torch._C._infer_size)."""
     from .._core.tensor import Size

@@ -267,3 +267,11 @@ def unflatten(leaves, spec):
         return dict(zip(kind[1], parts))
     cls = kind[1]
     return cls(*parts) if hasattr(cls, "_fields") else cls(parts)
+
+
+def is_recording():
+    """Whether a GraphRecorder is capturing ops (torch.export, ONNX export): code that takes
+    a different path in eager mode (the MultiheadAttention fast path) keeps to the traceable
+    one, as PyTorch does under make_fx."""
+    return any(isinstance(getattr(mode, "__self__", None), GraphRecorder)
+               for mode in _dispatcher._modes)

@@ -16,3 +16,23 @@ class CompileCounter:
     def clear(self):
         self.frame_count = 0
         self.op_count = 0
+
+
+class CompileCounterWithBackend(CompileCounter):
+    """A CompileCounter that hands each graph on to a named backend ("eager", "aot_eager",
+    ...) and keeps the graphs."""
+
+    def __init__(self, backend):
+        super().__init__()
+        self.backend = backend
+        self.graphs = []
+
+    def __call__(self, graph, example_inputs):
+        from .registry import lookup_backend
+        super().__call__(graph, example_inputs)
+        self.graphs.append(graph)
+        return lookup_backend(self.backend)(graph, example_inputs)
+
+    def clear(self):
+        super().clear()
+        self.graphs = []

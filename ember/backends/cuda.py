@@ -4,7 +4,9 @@
 reported not built; the cuBLAS flags keep PyTorch's defaults and record writes, the library
 choice accepts only "default" (as a CPU-only PyTorch does), and the attention switches are the
 flags torch.nn.attention.sdpa_kernel sets."""
+import contextlib
 import enum
+import warnings
 
 
 class _LinalgBackend(enum.Enum):
@@ -186,3 +188,19 @@ def enable_cudnn_sdp(enabled):
 def is_flash_attention_available():
     """Whether the CUDA FlashAttention kernels were built: not in ember."""
     return False
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    """Deprecated form of torch.nn.attention.sdpa_kernel taking one switch per backend."""
+    from ember.nn.attention import sdpa_kernel, SDPBackend
+    from ember._core._warnings import user_stacklevel
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context "
+                  "manager will be removed. Please see `torch.nn.attention.sdpa_kernel()` for "
+                  "the new context manager, with updated signature.", FutureWarning,
+                  stacklevel=user_stacklevel())
+    switches = [(enable_flash, SDPBackend.FLASH_ATTENTION),
+                (enable_mem_efficient, SDPBackend.EFFICIENT_ATTENTION),
+                (enable_math, SDPBackend.MATH), (enable_cudnn, SDPBackend.CUDNN_ATTENTION)]
+    with sdpa_kernel([backend for on, backend in switches if on]) as context:
+        yield context

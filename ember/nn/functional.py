@@ -3184,6 +3184,93 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     return attn_output, weights
 
 
+# ---- the fused inference kernels nn.MultiheadAttention's fast path calls ----------------------
+def _transform_bias_rescale_qkv(qkv, qkv_bias, num_heads):
+    """torch._transform_bias_rescale_qkv: a packed (B, T, 3E) projection plus its bias, split
+    into q, k, v of shape (B, num_heads, T, E / num_heads), q scaled by 1 / sqrt(E / num_heads)."""
+    return _split_heads_rescale(qkv + qkv_bias, num_heads)
+
+
+def _split_heads_rescale(qkv, num_heads):
+    bsz, seq_len, three_e = qkv.shape
+    head_dim = three_e // 3 // num_heads
+    q, k, v = (x.view(bsz, seq_len, num_heads, head_dim).transpose(1, 2)
+               for x in qkv.chunk(3, -1))
+    return q * math.sqrt(1.0 / float(head_dim)), k, v
+
+
+def _native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
+                                 proj_weight, proj_bias, mask=None, need_weights=True,
+                                 average_attn_weights=True, mask_type=None):
+    """torch._native_multi_head_attention on batch-first (B, T, E) inputs. `mask` is read as
+    boolean (any non-zero value masks out), broadcast by mask_type: 0 an (L, L) attention mask,
+    1 a (B, S) key-padding mask, 2 a (B, H, L, S) merged one. A fully masked row gives NaN."""
+    if query.is_nested:  # run padded, masking the keys past each sequence's end
+        return _nested_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
+                                            qkv_bias, proj_weight, proj_bias, need_weights,
+                                            average_attn_weights)
+    if query.dim() != 3:
+        raise RuntimeError(f"expected 3-D `query`, got {query.dim()}-D tensor")
+    if query.shape != key.shape or key.shape != value.shape:
+        raise RuntimeError("expected `query`/`key`/`value` shapes to match")
+    if query.shape[2] != embed_dim:
+        raise RuntimeError(f"expected `query` to have embed_dim {embed_dim}, but got "
+                           f"{query.shape[2]}")
+    bsz, seq_len = query.shape[:2]
+    # the same steps, in the same order, as multi_head_attention_forward, so that the two
+    # paths agree to the bit
+    if query is key and key is value:
+        qkv = linear(query, qkv_weight, qkv_bias)
+    else:
+        qkv = E.cat([linear(x, w, b) for x, w, b in zip((query, key, value),
+                                                         qkv_weight.chunk(3),
+                                                         qkv_bias.chunk(3))], -1)
+    q, k, v = _split_heads_rescale(qkv, num_head)
+    scores = E.matmul(q, k.transpose(-2, -1))
+    if mask is not None:
+        masked = mask.to(D.bool)
+        if mask_type == 1:
+            masked = masked.view(bsz, 1, 1, -1)
+        scores = scores.masked_fill(masked, -math.inf)
+    weights = E.softmax(scores, -1)
+    attn_output = E.matmul(weights, v).transpose(1, 2).reshape(bsz, seq_len, embed_dim)
+    attn_output = linear(attn_output, proj_weight, proj_bias)
+    if not need_weights:
+        return attn_output, None
+    return attn_output, weights.mean(dim=1) if average_attn_weights else weights
+
+
+def _nested_multi_head_attention(query, key, value, *args):
+    from ..nested import nested_tensor
+    lengths = [t.shape[0] for t in query.unbind()]
+    padded = query.to_padded_tensor(0.0)
+    if key is query and value is query:
+        key = value = padded
+    else:
+        key, value = key.to_padded_tensor(0.0), value.to_padded_tensor(0.0)
+    ends = E.tensor(lengths, device=padded.device).unsqueeze(1)
+    padding = E.arange(padded.shape[1], device=padded.device).unsqueeze(0) >= ends
+    *proj, need_weights, average_attn_weights = args
+    out, weights = _native_multi_head_attention(padded, key, value, *proj, padding,
+                                                need_weights, average_attn_weights, 1)
+    return nested_tensor([o[:n] for o, n in zip(out.unbind(), lengths)]), weights
+
+
+def _fused_sdp_choice(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *,
+                      scale=None, enable_gqa=False):
+    """torch._fused_sdp_choice on the CPU: the SDPBackend value PyTorch's dispatch picks, the
+    flash kernel when enabled and the (dense) inputs suit it, else the math kernel."""
+    flash = not query.is_nested and _attention._cpu_runs_flash(query, key, value, attn_mask,
+                                                                 dropout_p, enable_gqa)
+    return _attention.SDPBackend.FLASH_ATTENTION.value if flash else \
+        _attention.SDPBackend.MATH.value
+
+
+TORCH_LEVEL.update(_fused_sdp_choice=_fused_sdp_choice,
+                   _native_multi_head_attention=_native_multi_head_attention,
+                   _transform_bias_rescale_qkv=_transform_bias_rescale_qkv)
+
+
 def _pad_masks(attn_mask, key_padding_mask):
     """Both masks (if given) with a kept column for a key appended to every sequence."""
     return (None if attn_mask is None else pad(attn_mask, (0, 1)),

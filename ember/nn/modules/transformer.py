@@ -21,6 +21,7 @@ from .normalization import LayerNorm
 from .. import init, functional as F
 from ... import _refs as E
 from ...autograd.grad_mode import is_grad_enabled
+from ..._dynamo.eval_frame import is_compiling
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
@@ -182,6 +183,8 @@ class TransformerEncoder(Module):
                 or src_key_padding_mask is None or mask is not None):
             return False
         if getattr(self, "mask_check", True):
+            if is_compiling():  # the left-alignment check reads data: PyTorch skips the path
+                return False
             kept = src_key_padding_mask == 0
             if bool((kept[:, 1:] & ~kept[:, :-1]).any()):  # a kept token after a padded one
                 return False

@@ -74,6 +74,9 @@ except ImportError:  # pragma: no cover
 TEST_OPT_EINSUM = ember.backends.opt_einsum.is_available()
 TEST_DILL = _check_module_exists("dill")
 TEST_LIBROSA = _check_module_exists("librosa")
+TEST_FAIRSEQ = _check_module_exists("fairseq")
+# PyTorch skips its CPU tests when PYTORCH_TESTING_DEVICE_EXCEPT_FOR names cpu
+NOTEST_CPU = "cpu" in os.environ.get("PYTORCH_TESTING_DEVICE_EXCEPT_FOR", "").split(",")
 NATIVE_DEVICES = ("cpu", "cuda", "meta")
 MACOS_VERSION = -1.0   # PyTorch's float of platform.mac_ver(); -1 off macOS
 GRADCHECK_NONDET_TOL = 1e-12
