@@ -22,7 +22,7 @@ from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .._aten.factory import checked_scalar, linspace_dtype
 from .out import _finish, _type
-from .._functorch.vmap import random_function, check_inplace_draw
+from .._dispatch.vmap_state import random_function, check_inplace_draw
 
 
 def _out_dtype(out, dtype, layout=None):

@@ -17,7 +17,7 @@ from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.memory_overlap import check_out_overlap
 from .._core._warnings import user_stacklevel as _user_stacklevel
-from .._functorch.vmap import refuse_batched
+from .._dispatch.vmap_state import refuse_batched
 
 
 class _OutVariant:
@@ -370,19 +370,7 @@ def _structseq(name, fields):
                  "n_unnamed_fields": 0}
     namespace.update({f: property(operator.itemgetter(i), doc=f"Alias for field number {i}")
                       for i, f in enumerate(fields)})
-    cls = type(name, (tuple,), namespace)
-    _register_structseq_node(cls)
-    return cls
-
-
-def _register_structseq_node(cls):
-    # PyTorch registers every return type as its own pytree node (flattening to its fields)
-    from ..utils import _pytree
-    _pytree.register_pytree_node(cls, lambda t: (list(t), None),
-                                 lambda values, context: cls(values),
-                                 flatten_with_keys_fn=lambda t: (
-                                     [(_pytree.SequenceKey(i), v) for i, v in enumerate(t)],
-                                     None))
+    return type(name, (tuple,), namespace)
 
 
 def _check_frexp_out(out, dtype):

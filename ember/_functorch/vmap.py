@@ -14,7 +14,6 @@ backward formulas, run on batched gradients, are batched in turn -- which is how
 `vmap(grad(f))` gives per-example gradients.
 """
 import contextlib
-import functools
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -27,9 +26,7 @@ from ..utils._pytree import tree_flatten, tree_unflatten, _broadcast_to_and_flat
 
 KEY = "FuncTorchBatched"
 
-# the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
-# mode in the dispatcher's mode stack]
-_levels = []
+from .._dispatch.vmap_state import levels as _levels, drawing as _drawing, RULES as _RULES
 _fallback_warning = [True]
 
 
@@ -273,8 +270,7 @@ _DIFFERENT_INPLACE = (
     "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear "
     "like same randomness. If this is necessary for your usage, please file an issue with "
     "functorch.")
-_drawing = [False]
-_unbatched_inputs = {}   # level -> ids of the vmap's inputs given in_dim None   # a random function (random_function) is drawing for the whole batch
+_unbatched_inputs = {}   # level -> ids of the vmap's inputs given in_dim None
 
 
 def _random_op(op, args, mode_level, entry):
@@ -332,13 +328,11 @@ def _random_op(op, args, mode_level, entry):
     return _wrap(_dispatcher.call_in_modes(op, tuple(physical_args), below), 0, entry[0])
 
 
-def check_inplace_draw(self, *others):
+def _check_inplace_draw(self, *others):
     """For an in-place random fill composed of other ops (bernoulli_ with a tensor p): PyTorch's
     refusals under vmap, in its order -- 'error' randomness, 'same' with a batched argument,
     then for an unbatched `self` a batched argument or 'different' randomness (one draw would
     fill every example alike)."""
-    if not _levels or _drawing[0]:
-        return
     level, _, randomness, _ = _levels[-1]
     others_batched = any(batched_at(o, level) for o in others)
     if randomness == "error":
@@ -360,25 +354,6 @@ def _front_aligned(a, level, ndim):
     for _ in range(ndim - a.ndim):
         v = _op("unsqueeze")(v, 1)
     return v
-
-
-def random_function(fn=None, *, like=False):
-    """A random function written outside the dispatcher (a NumPy sampler, a composite that
-    checks its arguments' values, a *_like factory) made to follow vmap's randomness flag as
-    PyTorch's random ops do: 'error' refuses; 'same' takes only unbatched tensors (a `like`
-    factory, which reads only its input's shape and layout, takes one example's); 'different'
-    draws once over the whole batch, the physical tensors batch first (unbatched tensor
-    arguments expanded to it). Without tensor arguments (the factory forms) it is called as
-    it is: its random ops see the flag themselves."""
-    if fn is None:
-        return functools.partial(random_function, like=like)
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        if not _levels or _drawing[0] or not any(isinstance(a, Tensor) for a in args):
-            return fn(*args, **kwargs)
-        return _draw_levels(fn, args, kwargs, len(_levels) - 1, like)
-    return run
 
 
 def _draw_levels(fn, args, kwargs, depth, like):
@@ -428,11 +403,12 @@ def _slice(a, level, b):
     return a
 
 
-def refuse_batched(tensors, opname, why):
-    """PyTorch's error for a call vmap can neither batch nor run per example (an out= variant,
-    an op returning a Python value) when one of `tensors` is batched."""
-    if _levels and any(type(t) is BatchedTensor for t in tensors):
+def _refuse_batched(tensors, opname, why):
+    if any(type(t) is BatchedTensor for t in tensors):
         raise RuntimeError(f"Batching rule not implemented for {opname}{why}")
+
+
+_RULES.update(draw=_draw_levels, refuse=_refuse_batched, inplace_draw=_check_inplace_draw)
 
 
 def _fallback(op, key, args):

@@ -12,7 +12,7 @@ from .._bindings.overloads import _clamp_inplace
 from .._refs.shape import broadcast_tensors
 from .._bindings.generated import pow, isclose, mul, stack, view_as_complex
 from .._bindings.out import _finish
-from .._functorch.vmap import refuse_batched
+from .._dispatch.vmap_state import refuse_batched
 from .._bindings.factories import arange
 from .._bindings.overloads import clamp
 

@@ -13,7 +13,7 @@ from .._core import dtype as D
 from .._core.grad_mode import _grad_state
 from .. import _refs as B
 from .._core.type_info import finfo
-from .._functorch.vmap import random_function
+from .._dispatch.vmap_state import random_function
 
 __all__ = ["binomial", "_standard_gamma", "_sample_dirichlet"]
 

@@ -334,7 +334,18 @@ def _get_node_type(tree):
     cls = type(tree)
     if cls in _PLAIN_NODES:
         return cls
-    return namedtuple if is_namedtuple_class(cls) else cls
+    if is_namedtuple_class(cls):
+        return namedtuple
+    if cls.__module__ == "torch.return_types" and cls not in SUPPORTED_NODES:
+        _register_return_type(cls)
+    return cls
+
+
+def _register_return_type(cls):
+    # PyTorch registers every torch.return_types class as its own node, flattening to its
+    # fields; ember makes those classes on first use, so each is registered when first seen
+    register_pytree_node(cls, lambda t: (list(t), None), lambda values, context: cls(values),
+                         flatten_with_keys_fn=lambda t: (_seq_keys(t), None))
 
 
 def tree_is_leaf(tree, is_leaf=None):
