@@ -114,3 +114,23 @@ def test_module_db_names_tests_as_under_torch():
     names, own = ours.stdout.rsplit(" ", 1)
     assert own.strip() == "ember.nn.modules", ours.stderr[-2000:]   # ember's name is back
     assert names == theirs.stdout.rsplit(" ", 1)[0] and "nn_Linear" in names
+
+
+def test_new_interpreters_started_under_the_alias_get_it_too(tmp_path):
+    # a subprocess of sys.executable and pytest-xdist's workers are new interpreters: without
+    # the alias handed down they would import the real torch and test it instead of ember
+    child = ("import subprocess, sys\n"
+             "code = 'import torchvision, torch, torch.nn.functional as F; "
+             "print(torch.__name__, torchvision.__name__, F.__name__)'\n"
+             "print(subprocess.run([sys.executable, '-c', code], capture_output=True, "
+             "text=True).stdout.strip())")
+    out = subprocess.run([sys.executable, "-m", "ember", "-c", child], capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.strip() == "ember ember.vision ember.nn.functional", out.stderr
+    pytest.importorskip("xdist")
+    (tmp_path / "test_which.py").write_text(
+        "import torch\n\ndef test_which():\n    assert torch.__name__ == 'ember', torch.__file__\n")
+    out = subprocess.run([sys.executable, "-m", "ember", "-m", "pytest", "-q", "-n", "2",
+                          "-p", "no:cacheprovider", str(tmp_path / "test_which.py")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr

@@ -11,7 +11,10 @@ serves every `torch.X` submodule as the matching `ember.X` (so both names are on
 Processes started with the 'spawn' or 'forkserver' method (mp.spawn, DataLoader workers) are
 new interpreters that re-import the script before anything else runs; the alias reaches them
 through multiprocessing's preparation data, whose unpickling installs it in the child before
-the script is imported (`_AliasInChild`).
+the script is imported (`_AliasInChild`). Any other new interpreter (a pytest-xdist worker, a
+subprocess of sys.executable) inherits a PYTHONPATH whose first directory holds placeholder
+`torch`/`torchvision` packages that install the alias on import (`utils/_alias_path`), and a
+PYTEST_PLUGINS entry that installs it in each pytest-xdist worker (`utils/_alias_plugin.py`).
 
 PyTorch's own test files import their harness from `torch.testing._internal` (OpInfo database,
 ModuleInfo, optimizer database, ...). ember writes the core of that harness itself
@@ -169,3 +172,19 @@ def install():
     sys.modules["torch"] = ember
     _alias_loaded()
     _carry_to_children()
+    _hand_down_to_new_interpreters()
+
+
+def _hand_down_to_new_interpreters():
+    """Put the placeholder `torch`/`torchvision` packages first on the PYTHONPATH child
+    interpreters inherit (pytest-xdist workers, subprocesses of sys.executable): their first
+    `import torch` installs the alias there too."""
+    shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_alias_path")
+    paths = os.environ.get("PYTHONPATH", "")
+    if shim not in paths.split(os.pathsep):
+        os.environ["PYTHONPATH"] = shim + (os.pathsep + paths if paths else "")
+    # pytest-xdist's workers build their sys.path themselves: a plugin installs it there
+    plugins = os.environ.get("PYTEST_PLUGINS", "")
+    if "ember.utils._alias_plugin" not in plugins.split(","):
+        os.environ["PYTEST_PLUGINS"] = ",".join(p for p in (plugins, "ember.utils._alias_plugin")
+                                                if p)
