@@ -121,16 +121,20 @@ def test_aliases_keep_the_bits_and_deepcopy_resolves():
         np.testing.assert_allclose(_values(e)[2], _values(t)[2])
 
 
+def _two_steps(L, p, opt, kw):
+    o = getattr(L.optim, opt)([p], **kw)
+    for _ in range(2):
+        o.zero_grad()
+        (p.abs() ** 3).sum().backward()
+        o.step()
+    return p
+
+
 @pytest.mark.parametrize("opt,kw", [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.1)),
                                     ("RMSprop", dict(lr=0.1))])
 def test_optimizer_steps_a_parameter_with_the_negative_bit(opt, kw):
     def run(L):
-        p = L.nn.Parameter(neg(L, X))
-        o = getattr(L.optim, opt)([p], **kw)
-        for _ in range(2):
-            o.zero_grad()
-            (p.abs() ** 3).sum().backward()
-            o.step()
+        p = _two_steps(L, L.nn.Parameter(neg(L, X)), opt, kw)
         assert p.is_neg()
         return p
     _same(run)
@@ -138,12 +142,7 @@ def test_optimizer_steps_a_parameter_with_the_negative_bit(opt, kw):
 
 def test_sgd_steps_a_conjugate_parameter():
     def run(L):
-        p = L.nn.Parameter(conj(L, Z))
-        o = L.optim.SGD([p], lr=0.1, momentum=0.9)
-        for _ in range(2):
-            o.zero_grad()
-            (p.abs() ** 3).sum().backward()
-            o.step()
+        p = _two_steps(L, L.nn.Parameter(conj(L, Z)), "SGD", dict(lr=0.1, momentum=0.9))
         assert p.is_conj()
         return p
     _same(run)
