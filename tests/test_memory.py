@@ -689,3 +689,16 @@ def test_statistics_stay_python_ints_when_a_kernel_shape_holds_numpy_ints():
         {k: type(v) for k, v in stats.items() if type(v) is not int}
     json.dumps(ember.memory._snapshot())
     del block
+
+
+def test_free_queued_while_recording_is_recorded_when_counted():
+    # while history is recorded every free is done (and traced) when it is counted, never kept
+    allocator = ca.CachingAllocator(CountingRaw())
+    allocator.recording = ca.History()
+    array = allocator.array(100, np.dtype(np.uint8), (100,))
+    address = array.__array_interface__["data"][0]
+    with allocator.lock:  # as if the last reference dropped inside another allocator call
+        del array
+    assert allocator.current("allocated_bytes") == 0
+    actions = [(e["action"], e["addr"]) for e in allocator.recording.entries()]
+    assert ("free_completed", address) in actions and allocator.kept == {}

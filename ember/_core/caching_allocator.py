@@ -468,9 +468,9 @@ class CachingAllocator:
                 pool.n -= 1
                 pool.b -= block.size
                 pool.r -= block.requested_size
-                if self.hold:
+                if self.hold and self.recording is None:
                     self._keep(block)
-                else:  # nothing held or kept: every free at once
+                else:  # nothing held or kept (or each free recorded): every free at once
                     self._release(block)
         held = self.held
         same = first = None  # the dead array asked for; the first array found dead now
