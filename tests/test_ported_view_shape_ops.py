@@ -240,3 +240,10 @@ def test_view_shape_ops(name):
     check = CHECKS[name]
     fn, match = check if isinstance(check, tuple) else (check, None)
     same(fn, match=match or None)
+
+
+def test_repeat_and_tile_of_a_0d_tensor_by_no_dims_stay_0d():
+    # found by test_ops' numpy_ref for repeat/tile (np.tile would give one dim)
+    same(lambda L: list(L.tensor(5.).repeat(()).shape))
+    same(lambda L: list(L.tile(L.tensor(5, dtype=L.int64), ()).shape))
+    same(lambda L: L.tile(L.tensor(2.5), ()).tolist())

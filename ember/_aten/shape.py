@@ -677,6 +677,8 @@ def repeat(self, repeats):
     """Tensor.repeat: the tensor tiled `repeats` times along each dim (numpy's tile); always a
     fresh contiguous tensor."""
     size, _ = _repeat_shape(self, repeats)
+    if not repeats:  # a 0-d tensor repeated by (): a 0-d copy (np.tile gives one dim)
+        return _wrap(np.array(self._np, copy=True))
     return _wrap(np.ascontiguousarray(np.tile(np.reshape(self._np, size), tuple(repeats))))
 
 
