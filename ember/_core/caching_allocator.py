@@ -464,10 +464,7 @@ class CachingAllocator:
             pending = self.pending  # in the order their arrays died
             while pending:
                 block = pending.pop(0).block
-                pool = block.segment.free_blocks
-                pool.n -= 1
-                pool.b -= block.size
-                pool.r -= block.requested_size
+                self._count_free(block)
                 if self.hold and self.recording is None:
                     self._keep(block)
                 else:  # nothing held or kept (or each free recorded): every free at once
@@ -481,7 +478,7 @@ class CachingAllocator:
                 block.dead = True  # freed, as far as the statistics can tell
                 if first is None:
                     first = block  # counted below, unless it is asked for again at once
-                else:
+                else:  # _count_free, written out: results dying together come here
                     pool = block.segment.free_blocks
                     pool.n -= 1
                     pool.b -= block.size
@@ -499,7 +496,6 @@ class CachingAllocator:
                 kept = self.kept.get(size)
                 if kept:
                     block = kept.pop()  # the last to die: its pages are the warmest
-                    held.append(block)  # (taken out again below, as a bare block)
         if first is not None and first is not block:
             self._count_free(first)
         if block is not None:
@@ -516,19 +512,19 @@ class CachingAllocator:
                 self._count_malloc(pool, block.size, nbytes)
                 block.requested_size = nbytes
             block.dead = False
-            if block is not same:
-                held.remove(block)
-                block.array = block.key = None
+            if block is not same:  # bare: a new array goes over it
+                if block.array is not None:  # a dead held block (a kept one has no array)
+                    held.remove(block)
+                    block.array = block.key = None
             elif held[-1] is not block:
                 held.remove(block)
                 held.append(block)
-        if len(held) > self.hold:
-            while len(held) > self.hold:
-                old = held.pop(0)
-                if old.dead:
-                    self._keep(old)
-                else:
-                    self._lease(old, old.array)
+        while len(held) > self.hold:
+            old = held.pop(0)
+            if old.dead:
+                self._keep(old)
+            else:
+                self._lease(old, old.array)
         return block
 
     @staticmethod
