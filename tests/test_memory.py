@@ -352,6 +352,34 @@ def test_held_arrays_reused_keep_every_allocation_statistic(seed):
     assert outcomes[0] == outcomes[1]
 
 
+def test_taking_back_a_dead_array_without_a_sweep_moves_no_peak_wrongly():
+    # Note [Held arrays]: a dead held array counted as freed is handed out again without a
+    # sweep only when no peak could move; here a death not yet counted (z's) would make the
+    # peak one block too high, so the allocator sweeps first
+    outcomes = []
+    u8 = np.dtype(np.uint8)
+    for hold in (ca.HELD, 0):
+        allocator = _arena_allocator(hold)
+        seen = []
+        x = allocator.array(64, u8, (64,))
+        allocator.reset_peak_stats()
+        del x
+        seen.append(allocator.current("allocation"))  # x's death counted
+        z = allocator.array(64, u8, (8, 8))  # another key: a malloc after a sweep
+        del z  # not counted yet
+        y = allocator.array(64, u8, (64,))  # x's array again
+        seen.append((allocator.current("allocation"), allocator.peak("allocation"),
+                     allocator.peak("allocated_bytes"), allocator.peak("requested_bytes")))
+        del y
+        w = allocator.array(64, u8, (64,))  # y died uncounted: taken back at once
+        seen.append((allocator.current("allocation"), allocator.peak("allocation")))
+        seen.append(_allocation_stats(allocator.memory_stats()))
+        outcomes.append(seen)
+        del w
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] == (1, 1, 512, 64)
+
+
 def test_a_steady_loop_reuses_its_blocks_without_malloc_or_free():
     # the point of holding arrays: `y = a + b` over and over hands the same array out again
     allocator = _arena_allocator(ca.HELD)

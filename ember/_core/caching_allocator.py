@@ -90,8 +90,12 @@ import numpy as np
 # requests: one with the very shape, dtype and strides of a dead held array gets that array
 # object back (no new array, no lease); one of the same rounded size gets a dead block (a held
 # one, else the last to die among the `kept` blocks of that size) with a new array over it;
-# either counts as a malloc. So a steady training loop, whose steps ask for the sizes the step
-# before freed, costs a reference-count check and the statistics' update per result, and no
+# either counts as a malloc. The commonest request skips even the sweep: the very array of a
+# held block that died since the last sweep is taken back at once (a free and a malloc of one
+# block move no current and no peak, so the deaths not yet counted change nothing the
+# statistics say), and so is one counted dead already when the malloc cannot raise a peak even
+# with those deaths uncounted (`_under_peaks`). So a steady training loop, whose steps ask for
+# the sizes the step before freed, costs a reference-count check and the statistics' update per result, and no
 # free, merge, best-fit search or split at all. Dead blocks are freed for real (merged into
 # their free neighbours) before a new segment would be asked for -- so reserved memory grows
 # only when freeing at once would not have served the request either -- and before anything
@@ -435,6 +439,23 @@ class CachingAllocator:
         lock.acquire()
         try:
             key = (shape, dtype, strides)
+            for block in reversed(self.held):
+                # a loop's commonest request: the very array of a dead held block, taken back
+                # without a sweep when other deaths, still uncounted, cannot change what the
+                # statistics say (Note [Held arrays])
+                if block.key == key and getrefcount(block.array) == 2 and \
+                        block.requested_size == nbytes and block.array.flags.writeable:
+                    pool = block.segment.free_blocks
+                    if not block.dead:  # died since the last sweep: a free and a malloc of
+                        pool.n_tot += 1  # one block, which move no current and no peak
+                        pool.b_tot += block.size
+                        pool.r_tot += nbytes
+                        return block.array
+                    if self._under_peaks(pool, block.size, nbytes):
+                        block.dead = False
+                        self._count_malloc(pool, block.size, nbytes)
+                        return block.array
+                    break
             block = self._sweep(key, nbytes) if self.held or self.pending else None
             if block is None:
                 block = self._malloc(nbytes)
@@ -631,6 +652,15 @@ class CachingAllocator:
             out.frames = self.recording.frames()
             self.recording.record("alloc", out.address, size, out.frames)
         return out
+
+    def _under_peaks(self, pool, size, nbytes):
+        """Whether a malloc of `size` bytes (`nbytes` asked for) leaves every peak where it is
+        even while some deaths are still uncounted (the counts are then above the truth): then
+        it needs no sweep first."""
+        other = pool.other
+        return (pool.n < pool.n_pk and pool.n + other.n < self.n_pk and
+                pool.b + size <= pool.b_pk and pool.b + other.b + size <= self.b_pk and
+                pool.r + nbytes <= pool.r_pk and pool.r + other.r + nbytes <= self.r_pk)
 
     def _count_malloc(self, pool, size, nbytes):
         """allocation += 1, allocated_bytes += size, requested_bytes += nbytes, with peaks."""
