@@ -1330,6 +1330,62 @@ unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
 unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_", layout="preserve")
 
 
+# the activations' backward ops (torch.ops.aten.silu_backward, ...): grad_output times the
+# derivative at self, each boundary point on the side PyTorch's CPU kernel puts it
+def _silu_backward(g, x):
+    s = _sigmoid(x)
+    return g * s * (1 + x * (1 - s))
+
+
+def _softplus_backward(g, x, beta, threshold):
+    z = np.exp(x * beta)
+    return np.where(x * beta > threshold, g, g * z / (z + 1))
+
+
+def _mish_backward(g, x):
+    t = np.tanh(np.log1p(np.exp(x)))
+    return g * (t + x * _sigmoid(x) * (1 - t * t))
+
+
+def _hardswish_backward(g, x):
+    zero = np.zeros((), g.dtype)
+    return np.where(x <= -3, zero, np.where(x < 3, g * (x / 3 + 0.5), g))
+
+
+def _hardsigmoid_backward(g, x):
+    return np.where((x > -3) & (x < 3), g / 6, np.zeros((), g.dtype))
+
+
+def _hardtanh_backward(g, x, min_val, max_val):
+    return np.where((x <= min_val) | (x >= max_val), np.zeros((), g.dtype), g)
+
+
+def _leaky_relu_backward(g, x, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative "
+                           "slope which is not supported. This is caused by calling in-place "
+                           "forward function with a negative slope, please call out-of-place "
+                           "version instead. File an issue at "
+                           "https://github.com/pytorch/pytorch if you do require supporting "
+                           "in-place leakRelu backward calculation with negative slope")
+    return np.where(x > 0, g, g * negative_slope)
+
+
+def _shrink_backward(g, x, lambd):
+    return np.where((x >= -lambd) & (x <= lambd), np.zeros((), g.dtype), g)
+
+
+for _name, _fn in (("silu_backward", _silu_backward), ("softplus_backward", _softplus_backward),
+                   ("mish_backward", _mish_backward),
+                   ("hardswish_backward", _hardswish_backward),
+                   ("hardsigmoid_backward", _hardsigmoid_backward),
+                   ("hardtanh_backward", _hardtanh_backward),
+                   ("leaky_relu_backward", _leaky_relu_backward),
+                   ("hardshrink_backward", _shrink_backward),
+                   ("softshrink_backward", _shrink_backward)):
+    _backward_kernel(_name, _fn)
+
+
 def _glu_dim(self, dim):
     if self.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
