@@ -143,7 +143,15 @@ CASES = [("silu_backward", ()), ("softplus_backward", (1, 20)), ("softplus_backw
          ("hardtanh_backward", (-1, 1)), ("hardtanh_backward", (-2.0, 0.5)),
          ("leaky_relu_backward", (0.01, False)), ("leaky_relu_backward", (-0.2, False)),
          ("hardshrink_backward", (0.5,)), ("softshrink_backward", (1.5,)),
-         ("gelu_backward", ()), ("threshold_backward", (0.5,))]
+         ("gelu_backward", ()), ("threshold_backward", (0.5,)),
+         ("elu_backward", (1, 1, 1, False)), ("elu_backward", (0.5, 2, 1.5, False)),
+         ("elu_backward", (1.0, 1.05, 1, True))]
+
+
+def _call(m, name, g, x, extra):
+    """elu_backward takes its tensor input last."""
+    op = getattr(m.ops.aten, name)
+    return op(g, *extra, x) if name == "elu_backward" else op(g, x, *extra)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
@@ -155,8 +163,7 @@ def test_activation_backward_op_values(name, extra, dtype):
     outs = []
     for m in (torch, ember):
         dt = getattr(m, dtype)
-        op = getattr(m.ops.aten, name)
-        outs.append(op(m.tensor(g, dtype=dt), m.tensor(x, dtype=dt), *extra))
+        outs.append(_call(m, name, m.tensor(g, dtype=dt), m.tensor(x, dtype=dt), extra))
     t, e = outs
     assert e.dtype == getattr(ember, dtype) and e.shape == t.shape
     tol = 1e-6 if dtype in ("float32", "float64") else 1e-2
@@ -176,7 +183,7 @@ def test_activation_backward_op_double_backward(name, extra):
     def run(m):
         gt = m.tensor(g, requires_grad=True)
         xt = m.tensor(x, requires_grad=True)
-        out = getattr(m.ops.aten, name)(gt, xt, *extra)
+        out = _call(m, name, gt, xt, extra)
         out.backward(m.tensor(v))
         return (gt.grad.numpy(), None if xt.grad is None else xt.grad.numpy())
     te, ee = _raises(lambda: run(torch)), _raises(lambda: run(ember))
@@ -191,7 +198,26 @@ def test_activation_backward_op_double_backward(name, extra):
         np.testing.assert_allclose(ex, tx, rtol=1e-10, atol=1e-12)
 
 
-def test_leaky_relu_backward_negative_slope_on_result_raises():
+def test_backward_on_result_with_negative_slope_raises():
+    _same_error(lambda: torch.ops.aten.leaky_relu_backward(torch.ones(3), torch.ones(3), -0.2, True),
+                lambda: ember.ops.aten.leaky_relu_backward(ember.ones(3), ember.ones(3), -0.2, True))
+    _same_error(lambda: torch.ops.aten.elu_backward(torch.ones(3), -1, 1, 1, True, torch.ones(3)),
+                lambda: ember.ops.aten.elu_backward(ember.ones(3), -1, 1, 1, True, ember.ones(3)))
+
+
+@pytest.mark.parametrize("name,extra,x", [
+    ("softplus_backward", (1, 0), [-3.0, 0.0, 3.0, 1.0]),
+    ("softplus_backward", (2, 1), [-1.0, 0.5, 0.25, 1.0]),
+    ("hardswish_backward", (), [-3.0, 0.0, 3.0, 1.0]),
+    ("elu_backward", (1.0, 1.0, 1.0, False), [-0.0, 0.0, 1.0, -1.0]),
+    ("elu_backward", (1.0, 1.0, 1.0, True), [-0.0, 0.0, 1.0, -0.5])])
+def test_activation_double_backward_at_kinks(name, extra, x):
+    """Which side of the kink a boundary point's second derivative takes."""
     def run(m):
-        return m.ops.aten.leaky_relu_backward(m.ones(3), m.ones(3), -0.2, True)
-    _same_error(lambda: run(torch), lambda: run(ember))
+        g = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True)
+        xt = m.tensor(x, dtype=m.float64, requires_grad=True)
+        _call(m, name, g, xt, extra).sum().backward()
+        return g.grad.numpy(), xt.grad.numpy()
+    for e, t in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-15)
+

@@ -1371,6 +1371,22 @@ def _leaky_relu_backward(g, x, negative_slope, self_is_result):
     return np.where(x > 0, g, g * negative_slope)
 
 
+def _elu_backward(g, alpha, scale, input_scale, is_result, x):
+    """From the input, or (is_result, after the in-place elu_) from the output y, whose sign is
+    the input's only for alpha >= 0: there alpha * scale * exp(x * input_scale) is
+    y + alpha * scale."""
+    if is_result:
+        if alpha < 0:
+            raise RuntimeError("In-place elu backward calculation is triggered with a negative "
+                               "slope which is not supported. This is caused by calling "
+                               "in-place forward function with a negative slope, please call "
+                               "out-of-place version instead.")
+        negative = g * input_scale * (x + alpha * scale)
+    else:
+        negative = g * (input_scale * alpha * scale) * np.exp(x * input_scale)
+    return np.where(x <= 0, negative, g * scale)
+
+
 def _shrink_backward(g, x, lambd):
     return np.where((x >= -lambd) & (x <= lambd), np.zeros((), g.dtype), g)
 
@@ -1382,7 +1398,8 @@ for _name, _fn in (("silu_backward", _silu_backward), ("softplus_backward", _sof
                    ("hardtanh_backward", _hardtanh_backward),
                    ("leaky_relu_backward", _leaky_relu_backward),
                    ("hardshrink_backward", _shrink_backward),
-                   ("softshrink_backward", _shrink_backward)):
+                   ("softshrink_backward", _shrink_backward),
+                   ("elu_backward", _elu_backward)):
     _backward_kernel(_name, _fn)
 
 

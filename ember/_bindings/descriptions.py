@@ -64,6 +64,8 @@ DESCRIPTIONS = {
     "leaky_relu_backward": "grad_output where self > 0, else grad_output * negative_slope.",
     "hardshrink_backward": "grad_out where |self| > lambd, else 0.",
     "softshrink_backward": "grad_output where |self| > lambd, else 0.",
+    "elu_backward": "The gradient of elu at the input (or, is_result, from the output), times "
+                    "grad_output.",
     "tan": "The tangent of each element, in radians.",
     "asin": "The arcsine of each element, in radians.",
     "acos": "The arccosine of each element, in radians.",

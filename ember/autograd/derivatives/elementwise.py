@@ -463,7 +463,7 @@ not_implemented("silu_backward", "mish_backward", "hardsigmoid_backward", listed
 
 def _softplus_double(grad, grad_output, self, beta, threshold):
     s = (self * beta).sigmoid()
-    return _masked(self * beta <= threshold, grad * grad_output * beta * s * (1 - s))
+    return _masked(self * beta < threshold, grad * grad_output * beta * s * (1 - s))
 
 
 derivative("softplus_backward", {
@@ -488,6 +488,20 @@ derivative("hardshrink_backward", {
 derivative("softshrink_backward", {
     "grad_output": lambda grad, self, lambd: _aten.softshrink_backward(grad, self, lambd),
     "self": _zero})
+
+
+def _elu_double(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    negative = self_or_result < 0
+    if is_result:
+        return _masked(negative, grad * grad_output * input_scale)
+    return _masked(negative, _aten.elu_backward(grad * grad_output * input_scale, alpha, scale,
+                                                input_scale, False, self_or_result))
+
+
+derivative("elu_backward", {
+    "grad_output": lambda grad, alpha, scale, input_scale, is_result, self_or_result:
+        _aten.elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result),
+    "self_or_result": _elu_double})
 derivative("threshold", {"self": lambda grad, self, threshold:
                        _aten.threshold_backward(grad, self, threshold)})
 
