@@ -101,7 +101,10 @@ def _check(weight, indices, offsets, mode, per_sample_weights, include_last_offs
     if weight.dim() != 2:
         raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
                            f"{weight.dim()}")
-    if indices.dim() not in (1, 2):  # a 2-D input is read as its flattened entries
+    # PyTorch's check lets a 2-D input through, which its paths then read inconsistently (the
+    # FBGEMM sum as the flattened entries, the others with a wrong bag count or an internal
+    # error); ember reads it flattened. F.embedding_bag reshapes 2-D inputs before this.
+    if indices.dim() not in (1, 2):
         raise RuntimeError(f"input has to be a 1D or 2D Tensor, but got Tensor of dimension "
                            f"{indices.dim()}")
     if offsets.dim() != 1:
