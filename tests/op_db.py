@@ -781,6 +781,10 @@ OPS = [
                           ("hardtanh", ((-1, 1), (-2, 0.5))),
                           ("leaky_relu", ((0.01, False), (-0.2, False), (0.1, True))),
                           ("hardshrink", ((0.5,),)), ("softshrink", ((0.5,), (1.5,))))],
+    OpInfo("logit_backward", lambda m, g, x, *rest: m.ops.aten.logit_backward(g, x, *rest),
+           FLOATS, functools.partial(grad_input_samples, low=-0.5, high=1.5,
+                                     extra=((), (None,), (0.2,))),
+           other_dtypes_raise=False, gradcheck=False),  # PyTorch has no derivative of it
     OpInfo("elu_backward", lambda m, g, x, *rest: m.ops.aten.elu_backward(g, *rest, x), FLOATS,
            functools.partial(grad_input_samples, low=-5, high=5,
                              extra=((1, 1, 1, False), (0.5, 2, 1.5, False), (1, 1, 1, True))),

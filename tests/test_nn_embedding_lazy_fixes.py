@@ -135,7 +135,7 @@ def test_typename():
 
 
 # ---- the activations' backward ops ----------------------------------------------------------
-BOUNDARY = [-np.inf, -20.0, -3.0, -2.0, -1.5, -1.0, -0.5, -0.2, 0.0, 0.2, 0.5, 1.0, 1.5, 2.0,
+BOUNDARY = [-np.inf, -20.0, -3.0, -2.0, -1.5, -1.0, -0.5, -0.2, 0.0, 0.2, 0.5, 0.8, 1.0, 1.5, 2.0,
             3.0, 20.0, 30.0, np.inf, np.nan]
 
 CASES = [("silu_backward", ()), ("softplus_backward", (1, 20)), ("softplus_backward", (2, 1)),
@@ -145,7 +145,8 @@ CASES = [("silu_backward", ()), ("softplus_backward", (1, 20)), ("softplus_backw
          ("hardshrink_backward", (0.5,)), ("softshrink_backward", (1.5,)),
          ("gelu_backward", ()), ("threshold_backward", (0.5,)),
          ("elu_backward", (1, 1, 1, False)), ("elu_backward", (0.5, 2, 1.5, False)),
-         ("elu_backward", (1.0, 1.05, 1, True))]
+         ("elu_backward", (1.0, 1.05, 1, True)), ("logit_backward", ()),
+         ("logit_backward", (0.2,))]
 
 
 def _call(m, name, g, x, extra):

@@ -946,6 +946,7 @@ def _backward_kernel(name, compute):
     cpu.__qualname__ = cpu.__name__ = name
     impl(name, "CPU")(cpu)
     impl(name, "Meta")(meta)
+    return cpu
 
 
 def _threshold_backward(g, x, threshold):
@@ -1387,6 +1388,13 @@ def _elu_backward(g, alpha, scale, input_scale, is_result, x):
     return np.where(x <= 0, negative, g * scale)
 
 
+def _logit_backward(g, x, bounds):
+    """g / (x (1 - x)); outside bounds = (eps, 1 - eps) 0 (the forward clamped x), or without
+    them NaN outside [0, 1]."""
+    (lo, hi), outside = ((0, 1), np.nan) if bounds is None else (bounds, 0)
+    return np.where((x < lo) | (x > hi), np.array(outside, g.dtype), g / (x * (1 - x)))
+
+
 def _shrink_backward(g, x, lambd):
     return np.where((x >= -lambd) & (x <= lambd), np.zeros((), g.dtype), g)
 
@@ -1401,6 +1409,18 @@ for _name, _fn in (("silu_backward", _silu_backward), ("softplus_backward", _sof
                    ("softshrink_backward", _shrink_backward),
                    ("elu_backward", _elu_backward)):
     _backward_kernel(_name, _fn)
+_logit_backward_kernel = _backward_kernel("logit_backward", _logit_backward)
+
+
+@impl("logit_backward", "CPU")
+def _logit_backward_cpu(grad_output, self, eps=None):
+    """PyTorch's kernel takes eps and 1 - eps in the input's dtype (so 0.8 in bfloat16, which
+    is 0.80078125, is inside [0.2, 0.8])."""
+    if eps is None:
+        return _logit_backward_kernel(grad_output, self, None)
+    lo = np.array(eps).astype(self.dtype._np)
+    return _logit_backward_kernel(grad_output, self,
+                                  (float(lo), float(np.array(1, lo.dtype) - lo)))
 
 
 def _glu_dim(self, dim):

@@ -84,6 +84,7 @@ leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool
 hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
 softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
 elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
 # ---- trigonometric and special functions, rounding, predicates
 tan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 asin(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arcsin

@@ -64,6 +64,8 @@ DESCRIPTIONS = {
     "leaky_relu_backward": "grad_output where self > 0, else grad_output * negative_slope.",
     "hardshrink_backward": "grad_out where |self| > lambd, else 0.",
     "softshrink_backward": "grad_output where |self| > lambd, else 0.",
+    "logit_backward": "grad_output / (self * (1 - self)); 0 outside [eps, 1 - eps] (NaN outside "
+                      "[0, 1] without eps).",
     "elu_backward": "The gradient of elu at the input (or, is_result, from the output), times "
                     "grad_output.",
     "tan": "The tangent of each element, in radians.",

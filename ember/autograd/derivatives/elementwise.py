@@ -456,9 +456,10 @@ derivative("softshrink", {"self": _shrink_grad})
 
 # their backward ops, differentiable again (double backward) as in PyTorch: linear in
 # grad_output, and the second derivative at self (zero for the piecewise linear ones).
-# silu, mish and hardsigmoid's have no derivative in PyTorch (their forward's double backward
+# silu, mish, hardsigmoid and logit's have no derivative in PyTorch (their forward's double backward
 # goes through other ops)
-not_implemented("silu_backward", "mish_backward", "hardsigmoid_backward", listed=False)
+not_implemented("silu_backward", "mish_backward", "hardsigmoid_backward", "logit_backward",
+                listed=False)
 
 
 def _softplus_double(grad, grad_output, self, beta, threshold):
