@@ -160,9 +160,17 @@ def _nnpack_available():
 
 
 def typename(obj):
+    """The qualified name of obj's type ('torch.FloatTensor' for a tensor); a class or function
+    passed itself is named, not its type ('__main__.Net' for the class Net)."""
     if isinstance(obj, Tensor):
         return obj.type()
-    return type(obj).__qualname__
+    if hasattr(obj, "__qualname__"):
+        module, qualname = getattr(obj, "__module__", "") or "", obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        module, qualname = getattr(obj, "__module__", "") or "", obj.__name__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def __getattr__(name):

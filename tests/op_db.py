@@ -175,6 +175,18 @@ BINARY_SHAPES = (((), ()), ((5,), (5,)), ((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 
                  ((0, 4), (4,)), ((2, 1, 4), (3, 1)))
 
 
+def grad_input_samples(dtype, rng, *, low=None, high=None, extra=((),)):
+    """(grad_output, self, *extra) of an activation's backward op: the two tensors of one shape,
+    in every unary shape and layout."""
+    out = []
+    for rest in extra:
+        shapes = [(s, "contiguous") for s in UNARY_SHAPES] + list(noncontig_shapes())
+        for shape, layout in shapes:
+            out.append(Sample(make(rng, shape, dtype), make(rng, shape, dtype, layout, low=low,
+                                                            high=high), *rest))
+    return out
+
+
 def binary_samples(dtype, rng, *, low=None, high=None, rhs_low=None, rhs_high=None,
                    nonzero=False, scalars=True, mixed=(), kwargs=({},)):
     """Pairs of tensors that broadcast, non-contiguous pairs, Python-scalar right operands and
@@ -758,6 +770,25 @@ OPS = [
     OpInfo("softplus", lambda m, x, **kw: m.nn.functional.softplus(x, **kw), FLOATS,
            functools.partial(unary_samples, low=-25, high=25,
                              kwargs=({}, {"beta": 2}, {"beta": 0.5, "threshold": 1}))),
+    # the activations' backward ops (torch.ops.aten.*_backward(grad_output, self, ...))
+    *[OpInfo(f"{name}_backward", (lambda name: lambda m, g, x, *rest: getattr(
+        m.ops.aten, f"{name}_backward")(g, x, *rest))(name), FLOATS,
+        functools.partial(grad_input_samples, low=-5, high=5, extra=extra),
+        other_dtypes_raise=False,  # PyTorch has no derivative of these three (test_op checks)
+        gradcheck=name not in ("silu", "mish", "hardsigmoid"))
+      for name, extra in (("silu", ((),)), ("softplus", ((1, 20), (2, 1))), ("mish", ((),)),
+                          ("hardswish", ((),)), ("hardsigmoid", ((),)),
+                          ("hardtanh", ((-1, 1), (-2, 0.5))),
+                          ("leaky_relu", ((0.01, False), (-0.2, False), (0.1, True))),
+                          ("hardshrink", ((0.5,),)), ("softshrink", ((0.5,), (1.5,))))],
+    OpInfo("logit_backward", lambda m, g, x, *rest: m.ops.aten.logit_backward(g, x, *rest),
+           FLOATS, functools.partial(grad_input_samples, low=-0.5, high=1.5,
+                                     extra=((), (None,), (0.2,))),
+           other_dtypes_raise=False, gradcheck=False),  # PyTorch has no derivative of it
+    OpInfo("elu_backward", lambda m, g, x, *rest: m.ops.aten.elu_backward(g, *rest, x), FLOATS,
+           functools.partial(grad_input_samples, low=-5, high=5,
+                             extra=((1, 1, 1, False), (0.5, 2, 1.5, False), (1, 1, 1, True))),
+           other_dtypes_raise=False),
     OpInfo("logical_not", lambda m, x: m.logical_not(x), ALL, unary_samples, grad=False),
     OpInfo("bitwise_not", lambda m, x: m.bitwise_not(x), INTEGRAL, unary_samples, grad=False),
     OpInfo("clamp", lambda m, x, **kw: m.clamp(x, **kw), ALL, clamp_samples,

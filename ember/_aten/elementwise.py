@@ -946,6 +946,7 @@ def _backward_kernel(name, compute):
     cpu.__qualname__ = cpu.__name__ = name
     impl(name, "CPU")(cpu)
     impl(name, "Meta")(meta)
+    return cpu
 
 
 def _threshold_backward(g, x, threshold):
@@ -1328,6 +1329,98 @@ unary("hardshrink", _hardshrink, check=_floating_only("hardshrink_cpu"), with_dt
 unary("softshrink", _softshrink, check=_check_softshrink)
 unary("threshold", _threshold, check=_check_threshold, inplace="threshold_")
 unary("hardtanh", _hardtanh, check=_check_hardtanh, inplace="hardtanh_", layout="preserve")
+
+
+# the activations' backward ops (torch.ops.aten.silu_backward, ...): grad_output times the
+# derivative at self, each boundary point on the side PyTorch's CPU kernel puts it
+def _silu_backward(g, x):
+    s = _sigmoid(x)
+    return g * s * (1 + x * (1 - s))
+
+
+def _softplus_backward(g, x, beta, threshold):
+    z = np.exp(x * beta)
+    return np.where(x * beta > threshold, g, g * z / (z + 1))
+
+
+def _mish_backward(g, x):
+    t = np.tanh(np.log1p(np.exp(x)))
+    return g * (t + x * _sigmoid(x) * (1 - t * t))
+
+
+def _hardswish_backward(g, x):
+    zero = np.zeros((), g.dtype)
+    return np.where(x <= -3, zero, np.where(x < 3, g * (x / 3 + 0.5), g))
+
+
+def _hardsigmoid_backward(g, x):
+    return np.where((x > -3) & (x < 3), g / 6, np.zeros((), g.dtype))
+
+
+def _hardtanh_backward(g, x, min_val, max_val):
+    return np.where((x <= min_val) | (x >= max_val), np.zeros((), g.dtype), g)
+
+
+def _leaky_relu_backward(g, x, negative_slope, self_is_result):
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative "
+                           "slope which is not supported. This is caused by calling in-place "
+                           "forward function with a negative slope, please call out-of-place "
+                           "version instead. File an issue at "
+                           "https://github.com/pytorch/pytorch if you do require supporting "
+                           "in-place leakRelu backward calculation with negative slope")
+    return np.where(x > 0, g, g * negative_slope)
+
+
+def _elu_backward(g, alpha, scale, input_scale, is_result, x):
+    """From the input, or (is_result, after the in-place elu_) from the output y, whose sign is
+    the input's only for alpha >= 0: there alpha * scale * exp(x * input_scale) is
+    y + alpha * scale."""
+    if is_result:
+        if alpha < 0:
+            raise RuntimeError("In-place elu backward calculation is triggered with a negative "
+                               "slope which is not supported. This is caused by calling "
+                               "in-place forward function with a negative slope, please call "
+                               "out-of-place version instead.")
+        negative = g * input_scale * (x + alpha * scale)
+    else:
+        negative = g * (input_scale * alpha * scale) * np.exp(x * input_scale)
+    return np.where(x <= 0, negative, g * scale)
+
+
+def _logit_backward(g, x, bounds):
+    """g / (x (1 - x)); outside bounds = (eps, 1 - eps) 0 (the forward clamped x), or without
+    them NaN outside [0, 1]."""
+    (lo, hi), outside = ((0, 1), np.nan) if bounds is None else (bounds, 0)
+    return np.where((x < lo) | (x > hi), np.array(outside, g.dtype), g / (x * (1 - x)))
+
+
+def _shrink_backward(g, x, lambd):
+    return np.where((x >= -lambd) & (x <= lambd), np.zeros((), g.dtype), g)
+
+
+for _name, _fn in (("silu_backward", _silu_backward), ("softplus_backward", _softplus_backward),
+                   ("mish_backward", _mish_backward),
+                   ("hardswish_backward", _hardswish_backward),
+                   ("hardsigmoid_backward", _hardsigmoid_backward),
+                   ("hardtanh_backward", _hardtanh_backward),
+                   ("leaky_relu_backward", _leaky_relu_backward),
+                   ("hardshrink_backward", _shrink_backward),
+                   ("softshrink_backward", _shrink_backward),
+                   ("elu_backward", _elu_backward)):
+    _backward_kernel(_name, _fn)
+_logit_backward_kernel = _backward_kernel("logit_backward", _logit_backward)
+
+
+@impl("logit_backward", "CPU")
+def _logit_backward_cpu(grad_output, self, eps=None):
+    """PyTorch's kernel takes eps and 1 - eps in the input's dtype (so 0.8 in bfloat16, which
+    is 0.80078125, is inside [0.2, 0.8])."""
+    if eps is None:
+        return _logit_backward_kernel(grad_output, self, None)
+    lo = np.array(eps).astype(self.dtype._np)
+    return _logit_backward_kernel(grad_output, self,
+                                  (float(lo), float(np.array(1, lo.dtype) - lo)))
 
 
 def _glu_dim(self, dim):

@@ -101,8 +101,11 @@ def _check(weight, indices, offsets, mode, per_sample_weights, include_last_offs
     if weight.dim() != 2:
         raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
                            f"{weight.dim()}")
-    if indices.dim() != 1:
-        raise RuntimeError(f"input has to be a 1D Tensor, but got Tensor of dimension "
+    # PyTorch's check lets a 2-D input through, which its paths then read inconsistently (the
+    # FBGEMM sum as the flattened entries, the others with a wrong bag count or an internal
+    # error); ember reads it flattened. F.embedding_bag reshapes 2-D inputs before this.
+    if indices.dim() not in (1, 2):
+        raise RuntimeError(f"input has to be a 1D or 2D Tensor, but got Tensor of dimension "
                            f"{indices.dim()}")
     if offsets.dim() != 1:
         raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension "
@@ -202,16 +205,32 @@ def bag_max_rows(w, idx, starts, counts):
     return best_row
 
 
+def _fbgemm_path(weight, mode, padding_idx):
+    """Whether PyTorch's CPU forward takes its FBGEMM kernel: sum or mean of float, half or
+    bfloat16 rows with no padding_idx. Two visible behaviours follow the path taken: the error
+    an out-of-range index raises, and (with include_last_offset) where the last bag's sum ends."""
+    return mode != MAX and weight.dtype in _FAST_SUM and padding_idx < 0
+
+
+def _check_range(idx, num_weights, fbgemm):
+    """An index outside [0, num_weights) is an error, worded as the kernel PyTorch takes."""
+    if idx.size and (idx.min() < 0 or idx.max() >= num_weights):
+        bad = int(np.flatnonzero((idx < 0) | (idx >= num_weights))[0])
+        if fbgemm:
+            raise RuntimeError(f"Index {bad} of input takes value {int(idx[bad])} which is not "
+                               f"in the valid range [0, {num_weights})")
+        raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
+                           f"found idx to be {int(idx[bad])}")
+
+
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
                    per_sample_weights, include_last_offset, padding_idx, requires_grad):
     _check(weight, indices, offsets, mode, per_sample_weights, include_last_offset)
     w = np.ascontiguousarray(weight._np)
-    idx = indices._np
+    idx = indices._np.reshape(-1)
     num_weights, dim = w.shape
-    if idx.size and (idx.min() < 0 or idx.max() >= num_weights):
-        bad = int(np.flatnonzero((idx < 0) | (idx >= num_weights))[0])
-        raise RuntimeError(f"Index {bad} of input takes value {int(idx[bad])} which is not in "
-                           f"the valid range [0, {num_weights})")
+    fbgemm = _fbgemm_path(weight, mode, padding_idx)
+    _check_range(idx, num_weights, fbgemm)
     starts, counts = _bag_starts(offsets._np, idx.size, include_last_offset)
     kept, kept_starts, kept_counts = _kept(idx, starts, counts, padding_idx)
     index_dt = _index_dtype(indices, offsets)._np
@@ -235,9 +254,10 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
         max_indices = max_rows.astype(index_dt, copy=False)
     else:
         sum_counts = kept_counts
-        if include_last_offset and num_bags and offsets._np[-1] < idx.size:
-            # PyTorch sums the last bag up to the last offset, though its bag_size (the mean's
-            # divisor) and offset2bag run to the input's end
+        if fbgemm and include_last_offset and num_bags and offsets._np[-1] < idx.size:
+            # PyTorch's FBGEMM path sums the last bag up to the last offset, though its
+            # bag_size (the mean's divisor) and offset2bag run to the input's end; its other
+            # path sums the last bag to the input's end
             end = int(offsets._np[-1])
             kept, kept_starts, sum_counts = _kept(idx[:end], starts,
                                                   np.diff(np.r_[starts, end]), padding_idx)
@@ -278,7 +298,7 @@ def _embedding_bag_meta(requires_grad):
         fast_sum = mode == SUM and weight.dtype in _FAST_SUM and padding_idx < 0
         sizes = num_bags if requires_grad or mode != SUM else offsets.shape[0]
         return (_meta((num_bags, dim), weight.dtype, device=dev),
-                _meta((0 if fast_sum else indices.shape[0],), index_dt, device=dev),
+                _meta((0 if fast_sum else indices.numel(),), index_dt, device=dev),
                 _meta((sizes,), index_dt, device=dev),
                 _meta((num_bags, dim) if mode == MAX else (sizes,), index_dt, device=dev))
     return meta
@@ -320,7 +340,7 @@ def _index_grads(grad, indices, bag_of, bag_size, scale_grad_by_freq, mode, per_
                  padding_idx, num_weights):
     """(kept, rows of grad, scale): the gradient of every kept index is
     grad[bag_of[kept]] * scale (scale None for 1), divided by the bag's size for mean."""
-    idx = indices._np
+    idx = indices._np.reshape(-1)
     g = grad._np
     num_bags = g.shape[0]
     kept = (bag_of >= 0) & (bag_of < num_bags)  # past the last bag: in no bag
@@ -350,7 +370,7 @@ def embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum
     if grad.dtype not in (D.float16, D.bfloat16, D.float32, D.float64):
         raise RuntimeError(f"Unsupported input type encountered: {grad.dtype}")
     bag_of = _bag_of(indices, offsets, offset2bag)
-    idx = indices._np.astype(np.int64, copy=False)
+    idx = indices._np.reshape(-1).astype(np.int64, copy=False)
     dim = grad.shape[1]
     acc = _OPMATH.get(grad.dtype, grad.dtype)._np
     if mode == MAX:
@@ -416,7 +436,7 @@ def per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode
         raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for "
                            "mode='sum'")
     bag_of = _bag_of(indices, offsets, offset2bag)
-    idx = indices._np
+    idx = indices._np.reshape(-1)
     g, w = np.ascontiguousarray(grad._np), np.ascontiguousarray(weight._np)
     acc = _OPMATH.get(grad.dtype, grad.dtype)._np
     out = np.zeros(idx.size, acc)
@@ -437,4 +457,4 @@ def per_sample_weights_backward_meta(grad, weight, indices, offsets, offset2bag,
     if mode != SUM:
         raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for "
                            "mode='sum'")
-    return _meta((indices.shape[0],), grad.dtype, device=grad.device)
+    return _meta((indices.numel(),), grad.dtype, device=grad.device)

@@ -74,6 +74,17 @@ threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor
+silu_backward(Tensor grad_output, Tensor self) -> Tensor
+softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
+mish_backward(Tensor grad_output, Tensor self) -> Tensor
+hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor
+hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
+hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
+softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
+elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor
 # ---- trigonometric and special functions, rounding, predicates
 tan(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 asin(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out, alias arcsin

@@ -54,6 +54,20 @@ DESCRIPTIONS = {
     "sigmoid_backward": "The gradient of sigmoid from its output y: grad_output * y * (1 - y).",
     "tanh_backward": "The gradient of tanh from its output y: grad_output * (1 - y ** 2).",
     "gelu_backward": "The gradient of gelu at self, times grad_output, for the same approximate.",
+    "silu_backward": "The gradient of silu at self, times grad_output.",
+    "softplus_backward": "The gradient of softplus at self (1 where beta * self > threshold), "
+                         "times grad_output.",
+    "mish_backward": "The gradient of mish at self, times grad_output.",
+    "hardswish_backward": "The gradient of hardswish at self, times grad_output.",
+    "hardsigmoid_backward": "grad_output / 6 where -3 < self < 3, else 0.",
+    "hardtanh_backward": "grad_output where min_val < self < max_val, else 0.",
+    "leaky_relu_backward": "grad_output where self > 0, else grad_output * negative_slope.",
+    "hardshrink_backward": "grad_out where |self| > lambd, else 0.",
+    "softshrink_backward": "grad_output where |self| > lambd, else 0.",
+    "logit_backward": "grad_output / (self * (1 - self)); 0 outside [eps, 1 - eps] (NaN outside "
+                      "[0, 1] without eps).",
+    "elu_backward": "The gradient of elu at the input (or, is_result, from the output), times "
+                    "grad_output.",
     "tan": "The tangent of each element, in radians.",
     "asin": "The arcsine of each element, in radians.",
     "acos": "The arccosine of each element, in radians.",

@@ -18,6 +18,7 @@ submodules. Refused:
 from .._core.tensor import Tensor
 from .._dispatch.recorder import flatten
 from ..nn.modules.module import Module
+from ..nn.parameter import is_lazy
 from . import _trace
 
 
@@ -120,6 +121,7 @@ def _python_script_module(module):
     forward is the module's own Python."""
     if isinstance(module, (_PythonScriptModule, _trace.ScriptModule)):
         return module
+    _check_initialized(module)
     cls = type(module)
     scripted_cls = _script_classes.get(cls)
     if scripted_cls is None:
@@ -133,6 +135,17 @@ def _python_script_module(module):
     new.__dict__["original_name"] = cls.__name__
     new.__class__ = scripted_cls
     return new
+
+
+def _check_initialized(module):
+    """A module whose lazy parameters or buffers are still uninitialized cannot be scripted
+    (their shapes are unknown until a first forward), as in PyTorch."""
+    from .. import typename
+    for kind, tensors in (("parameters", module._parameters), ("buffers", module._buffers)):
+        for name, t in tensors.items():
+            if t is not None and is_lazy(t):
+                raise RuntimeError(f"'{typename(type(module))}' has uninitialized {kind} "
+                                   f"{name}. Did you forget to run a forward pass?")
 
 
 def check_signature(module, tensors):

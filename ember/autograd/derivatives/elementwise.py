@@ -452,6 +452,57 @@ def _shrink_grad(grad, self, lambd):
 
 derivative("hardshrink", {"self": _shrink_grad})
 derivative("softshrink", {"self": _shrink_grad})
+
+
+# their backward ops, differentiable again (double backward) as in PyTorch: linear in
+# grad_output, and the second derivative at self (zero for the piecewise linear ones).
+# silu, mish, hardsigmoid and logit's have no derivative in PyTorch (their forward's double backward
+# goes through other ops)
+not_implemented("silu_backward", "mish_backward", "hardsigmoid_backward", "logit_backward",
+                listed=False)
+
+
+def _softplus_double(grad, grad_output, self, beta, threshold):
+    s = (self * beta).sigmoid()
+    return _masked(self * beta < threshold, grad * grad_output * beta * s * (1 - s))
+
+
+derivative("softplus_backward", {
+    "grad_output": lambda grad, self, beta, threshold: _aten.softplus_backward(
+        grad, self, beta, threshold),
+    "self": _softplus_double})
+derivative("hardswish_backward", {
+    "grad_output": lambda grad, self: _aten.hardswish_backward(grad, self),
+    "self": lambda grad, grad_output, self: _masked((self > -3) & (self < 3),
+                                                    grad * grad_output / 3)})
+derivative("hardtanh_backward", {
+    "grad_output": lambda grad, self, min_val, max_val: _aten.hardtanh_backward(
+        grad, self, min_val, max_val),
+    "self": _zero})
+derivative("leaky_relu_backward", {
+    "grad_output": lambda grad, self, negative_slope, self_is_result: _aten.leaky_relu_backward(
+        grad, self, negative_slope, self_is_result),
+    "self": _zero})
+derivative("hardshrink_backward", {
+    "grad_out": lambda grad, self, lambd: _aten.hardshrink_backward(grad, self, lambd),
+    "self": _zero})
+derivative("softshrink_backward", {
+    "grad_output": lambda grad, self, lambd: _aten.softshrink_backward(grad, self, lambd),
+    "self": _zero})
+
+
+def _elu_double(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    negative = self_or_result < 0
+    if is_result:
+        return _masked(negative, grad * grad_output * input_scale)
+    return _masked(negative, _aten.elu_backward(grad * grad_output * input_scale, alpha, scale,
+                                                input_scale, False, self_or_result))
+
+
+derivative("elu_backward", {
+    "grad_output": lambda grad, alpha, scale, input_scale, is_result, self_or_result:
+        _aten.elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result),
+    "self_or_result": _elu_double})
 derivative("threshold", {"self": lambda grad, self, threshold:
                        _aten.threshold_backward(grad, self, threshold)})
 

@@ -20,7 +20,7 @@ from ... import linalg
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from .weight_norm import _find_hook, _remove_hook
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
@@ -89,6 +89,10 @@ class SpectralNorm:
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+        if isinstance(weight, UninitializedParameter):
+            raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
+                             "parameters. Make sure to run the dummy forward before applying "
+                             "spectral normalization")
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).size()
             u = F.normalize(weight.new_empty(h).normal_(0, 1), dim=0, eps=fn.eps)

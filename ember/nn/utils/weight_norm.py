@@ -9,7 +9,7 @@ form lives in `parametrizations.weight_norm` and shares `_weight_norm` below.
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -71,6 +71,10 @@ class WeightNorm:
                                f"{name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
+        if isinstance(weight, UninitializedParameter):
+            raise ValueError("The module passed to `WeightNorm` can't have uninitialized "
+                             "parameters. Make sure to run the dummy forward before applying "
+                             "weight normalization")
         del module._parameters[name]
         module.register_parameter(name + "_g",
                                   Parameter(norm_except_dim(weight, 2, fn.dim).data))
