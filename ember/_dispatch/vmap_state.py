@@ -4,6 +4,7 @@ written outside the dispatcher (PyTorch's DynamicLayer stack, seen from below fu
 The levels live here and ember._functorch.vmap pushes and pops them; it registers in `RULES`
 the rules that need its BatchedTensor, which only run while a level is active -- so the
 kernels and bindings below functorch ask here, and never import it."""
+import contextlib
 import functools
 
 from .._core.tensor import Tensor
@@ -13,6 +14,24 @@ from .._core.tensor import Tensor
 levels = []
 drawing = [False]  # a random function (random_function) is drawing for the whole batch
 RULES = {}  # "draw", "refuse", "inplace_draw": ember._functorch.vmap's, registered at its import
+#   "function": autograd.Function.apply while a transform runs (ember._functorch.autograd_function)
+# how many of the other transforms (grad, vjp, jvp, functionalize) are running their function
+transforms = [0]
+
+
+def transforms_active():
+    """Whether a functorch transform is running (PyTorch's _are_functorch_transforms_active)."""
+    return bool(levels) or transforms[0] > 0
+
+
+@contextlib.contextmanager
+def transform():
+    """The block is a transform's call of the user's function."""
+    transforms[0] += 1
+    try:
+        yield
+    finally:
+        transforms[0] -= 1
 
 
 def random_function(fn=None, *, like=False):

@@ -6,6 +6,7 @@ from ..utils._pytree import tree_flatten, _broadcast_to_and_flatten
 from .vmap import vmap_impl
 from .eager_transforms import grad, grad_and_value  # noqa: F401  (torch._functorch.apis's)
 from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
+from . import autograd_function  # noqa: F401  (autograd.Function under vmap)
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

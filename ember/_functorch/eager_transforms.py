@@ -19,10 +19,13 @@ from functools import wraps
 from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.vmap_state import transform as _transform
 from ..autograd import forward_ad as fwAD
+from ..autograd.saved_tensor_hooks import disable_saved_tensors_hooks
 from ..utils._pytree import tree_flatten, tree_unflatten, tree_map, treespec_pprint
 from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
 from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
+from . import autograd_function  # noqa: F401  (autograd.Function under the transforms)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize"]
@@ -136,6 +139,19 @@ def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
             for g, i in zip(got, inputs)]
 
 
+def _no_saved_tensors_hooks(f):
+    """The reverse-mode transforms refuse saved-tensor hooks (active around them or entered
+    inside), as PyTorch's do."""
+    message = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. "
+               "Please open an issue with your use case.")
+
+    @wraps(f)
+    def wrapper(*args, **kwargs):
+        with disable_saved_tensors_hooks(message):
+            return f(*args, **kwargs)
+    return wrapper
+
+
 # ---- grad -------------------------------------------------------------------------------------
 def _wrap_argnum(argnum, num_args):
     if not isinstance(argnum, int):
@@ -182,6 +198,7 @@ def _replace_argnums(args, argnums, new):
 def grad_and_value(func, argnums=0, has_aux=False):
     """A function returning (gradient of `func` w.r.t. the `argnums` arguments, func's value)."""
     @wraps(func)
+    @_no_saved_tensors_hooks
     def wrapper(*args, **kwargs):
         with _Enabled() as modes:
             diff = _slice_argnums(args, argnums, as_tuple=False)
@@ -193,7 +210,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
             # an outer no_grad/inference_mode keeps the outer graph from recording this one
             outer = modes.was_enabled and any(_outer(x) for x in leaves)
             entered = [_enter(x) for x in leaves]
-            out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)), **kwargs)
+            with _transform():
+                out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)),
+                           **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -232,6 +251,7 @@ def grad(func, argnums=0, has_aux=False):
 
 
 # ---- vjp and jvp ------------------------------------------------------------------------------
+@_no_saved_tensors_hooks
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
     with _Enabled() as modes:
@@ -239,7 +259,8 @@ def vjp(func, *primals, has_aux=False):
         outer = any(isinstance(x, Tensor) and _outer(x) for x in leaves)
         out_outer = outer and modes.was_enabled
         entered = [_enter(x) if isinstance(x, Tensor) else x for x in leaves]
-        out = func(*tree_unflatten(entered, spec))
+        with _transform():
+            out = func(*tree_unflatten(entered, spec))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -321,7 +342,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     try:
         duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
                  for p, t in zip(p_leaves, t_leaves)]
-        with _NoInference():
+        with _NoInference(), _transform():
             out = func(*tree_unflatten(duals, spec))
         aux = None
         if has_aux:
@@ -494,7 +515,8 @@ def functionalize(func, *, remove="mutations"):
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
+        with _transform():
+            return func(*args, **kwargs)
     return wrapper
 
 

@@ -548,6 +548,27 @@ def _new_level(size, randomness):
         _levels.pop()
 
 
+@contextlib.contextmanager
+def lower(entry):
+    """The block runs as if the vmap level `entry` were not running (PyTorch's
+    interpreter.lower()): its entry and its mode leave the stacks and come back afterwards."""
+    modes = _dispatcher._modes
+    i, k = _levels.index(entry), entry[3]
+    del _levels[i]
+    mode = modes.pop(k)
+    for e in _levels:
+        if e[3] > k:
+            e[3] -= 1
+    try:
+        yield
+    finally:
+        for e in _levels:
+            if e[3] >= k:
+                e[3] += 1
+        modes.insert(k, mode)
+        _levels.insert(i, entry)
+
+
 def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):
     with _new_level(size, randomness) as level:
         wrapped = [a if d is None else _wrap(a, d, level) for a, d in zip(flat_args, flat_dims)]

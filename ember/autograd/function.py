@@ -11,6 +11,7 @@ import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
+from .._dispatch import vmap_state as _vmap_state
 from .graph import _Node as Node, SavedTensor, freed_error, zeros
 from .views import gradient_edge, rebase_view_history
 from .._core.tensor import Tensor, _alias
@@ -197,6 +198,12 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         if _apply_observers:
             return _apply_observers[-1](cls, args, kwargs)
+        if _vmap_state.levels or _vmap_state.transforms[0]:
+            return _vmap_state.RULES["function"](cls, args, kwargs)
+        return cls._apply_plain(*args, **kwargs)
+
+    @classmethod
+    def _apply_plain(cls, *args, **kwargs):
         uses_setup = cls.setup_context is not Function.setup_context
         if uses_setup:  # setup_context sees the forward's defaults among `inputs`
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
