@@ -1,0 +1,355 @@
+"""functorch pieces compared with PyTorch (pytorch test/functorch/test_eager_transforms.py, the
+classes after TestGradTransform): `import functorch` under the alias and its deprecated API,
+make_functional and ensembles, autograd.Function under vmap and the other transforms, the
+transforms refusing saved-tensor hooks, dispatch-key guards, the autograd_function helpers,
+make_fx."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as e:   # the exception type and message are what is compared
+        return ("raise", type(e).__name__, str(e))
+
+
+def _np(t):
+    return np.asarray(t.detach().numpy())
+
+
+def _same_weights(e_mod, t_mod):
+    """Copy t_mod's parameters and buffers into e_mod (same architecture)."""
+    t_state = dict(t_mod.state_dict())
+    e_mod.load_state_dict({k: ember.tensor(v.numpy()) for k, v in t_state.items()})
+
+
+# ---- import functorch under the alias ------------------------------------------------------
+def test_import_functorch_under_ember_alias():
+    code = (
+        "import warnings, functorch, functorch.experimental\n"
+        "import torch\n"
+        "assert type(torch.randn(1)).__module__.startswith('ember'), type(torch.randn(1))\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    g = functorch.grad(torch.sin)\n"
+        "    functorch.vmap(torch.sin)\n"
+        "print([(x.category.__name__, 'Please use `torch.func.grad`' in str(x.message)) "
+        "for x in w][0], [('Please use `torch.vmap`' in str(x.message)) for x in w][1])\n"
+        "print(round(float(g(torch.tensor(0.5))), 6))\n"
+        "print(functorch.experimental.chunk_vmap(torch.sin, chunks=3)(torch.zeros(5)).shape)\n")
+    out = subprocess.run([sys.executable, "-W", "always", "-m", "ember", "-c", code],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.split("\n")
+    assert lines[0] == "('FutureWarning', True) True"
+    assert lines[1] == str(round(float(np.cos(0.5)), 6))
+    assert lines[2] == "torch.Size([5])"
+
+
+# ---- make_functional ---------------------------------------------------------------------
+def _tied_module(lib):
+    class Foo(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = lib.nn.Parameter(lib.zeros(3))
+            self.linear = lib.nn.Linear(3, 3)
+            self.linear.bias = self.bias
+            self.linear_tied = self.linear
+            self.buffer = lib.nn.Buffer(lib.ones(3))
+            self.buffer_tied = self.buffer
+
+        def forward(self, x):
+            return self.linear_tied(self.linear(x)) + self.bias + self.buffer + self.buffer_tied
+    return Foo()
+
+
+def test_make_functional_with_buffers_ties_and_values_match_torch():
+    from ember._functorch.make_functional import make_functional_with_buffers as e_mf
+    from torch._functorch.make_functional import make_functional_with_buffers as t_mf
+    t_mod, e_mod = _tied_module(torch), _tied_module(ember)
+    _same_weights(e_mod, t_mod)
+    t_func, t_params, t_bufs = t_mf(t_mod)
+    e_func, e_params, e_bufs = e_mf(e_mod)
+    assert [tuple(p.shape) for p in e_params] == [tuple(p.shape) for p in t_params]
+    assert len(e_bufs) == len(t_bufs) == 1
+    assert e_func.stateless_model.linear.weight.device.type == "meta"
+    x = np.random.RandomState(0).randn(2, 3).astype(np.float32)
+    np.testing.assert_allclose(_np(e_func(e_params, e_bufs, ember.tensor(x))),
+                               _np(t_func(t_params, t_bufs, torch.tensor(x))), rtol=1e-5)
+    # the gradient through the functional call reaches each tied parameter once
+    e_g = ember.func.grad(lambda p: e_func(p, e_bufs, ember.tensor(x)).sum())(e_params)
+    t_g = torch.func.grad(lambda p: t_func(p, t_bufs, torch.tensor(x)).sum())(t_params)
+    for a, b in zip(e_g, t_g):
+        np.testing.assert_allclose(_np(a), _np(b), rtol=1e-5)
+
+
+def test_make_functional_disable_autograd_tracking_and_buffers_error():
+    from ember._functorch.make_functional import make_functional as e_mf
+    from torch._functorch.make_functional import make_functional as t_mf
+    for flag in (True, False):
+        _, ep = e_mf(ember.nn.Linear(3, 3), disable_autograd_tracking=flag)
+        _, tp = t_mf(torch.nn.Linear(3, 3), disable_autograd_tracking=flag)
+        assert [p.requires_grad for p in ep] == [p.requires_grad for p in tp]
+    assert (_outcome(lambda: e_mf(ember.nn.BatchNorm1d(3)))
+            == _outcome(lambda: t_mf(torch.nn.BatchNorm1d(3))))
+
+
+def test_ensemble_state_errors_match_torch():
+    from ember._functorch.make_functional import combine_state_for_ensemble as e_c
+    from torch._functorch.make_functional import combine_state_for_ensemble as t_c
+
+    def cases(lib, fn):
+        eval_one = [lib.nn.Linear(2, 2) for _ in range(3)]
+        eval_one[1].eval()
+        mixed = [lib.nn.Linear(2, 2), lib.nn.Conv2d(3, 3, (3, 3))]
+        no_grad = [lib.nn.Linear(2, 2) for _ in range(3)]
+        no_grad[0].weight.requires_grad_(False)
+        return [_outcome(lambda m=m: fn(m)) for m in ([], eval_one, mixed, no_grad)]
+    assert cases(ember, e_c)[:3] == cases(torch, t_c)[:3]
+    assert cases(ember, ember.func.stack_module_state) == cases(torch, torch.func.stack_module_state)
+
+
+def test_combine_state_for_ensemble_vmap_matches_models():
+    from ember._functorch.make_functional import combine_state_for_ensemble
+    models = [ember.nn.Linear(3, 2) for _ in range(2)]
+    func, params, buffers = combine_state_for_ensemble(models)
+    assert [tuple(p.shape) for p in params] == [(2, 2, 3), (2, 2)]
+    assert all(not p.requires_grad for p in params)
+    xs = ember.randn(2, 4, 3)
+    got = ember.vmap(func)(params, buffers, xs)
+    want = ember.stack([m(x) for m, x in zip(models, xs)])
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-5)
+
+
+# ---- autograd.Function under vmap and the other transforms -------------------------------
+def _functions(lib):
+    class Id(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x * 1, in_dims[0]
+
+    class Info(Id):
+        @staticmethod
+        def forward(x, y):
+            return x
+
+        @staticmethod
+        def vmap(info, in_dims, x, y):
+            return x * 0 + info.batch_size, (in_dims, info.randomness)
+
+    class Info2(Info):
+        @staticmethod
+        def vmap(info, in_dims, x, y):
+            return x * 0 + info.batch_size + 10 * in_dims[0] + 100 * in_dims[1][1], 0
+
+    class OneReturn(Id):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x
+
+    class BadOutDims(Id):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x, (None,)
+
+    class NoRule(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+    class Both(Id):
+        generate_vmap_rule = True
+
+    class NoSetup(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class Kw(Id):
+        @staticmethod
+        def forward(x, *, y):
+            return x + y
+
+    class Raises(Id):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            raise RuntimeError("expected to not be called")
+
+    return dict(Id=Id, Info=Info, Info2=Info2, OneReturn=OneReturn, BadOutDims=BadOutDims,
+                NoRule=NoRule, Both=Both, NoSetup=NoSetup, Kw=Kw, Raises=Raises)
+
+
+def _function_cases(lib):
+    F = _functions(lib)
+    x = lib.arange(6.0).reshape(2, 3)
+    y = lib.arange(3.0)
+    run = {
+        "id_in_dims_1": lambda: lib.vmap(F["Id"].apply, in_dims=1)(x),
+        "info_in_dims": lambda: lib.vmap(F["Info2"].apply, in_dims=(1, (None, 0)))(
+            x, [y, x.t()]),
+        "one_return": lambda: lib.vmap(F["OneReturn"].apply)(x),
+        "bad_out_dims": lambda: lib.vmap(F["BadOutDims"].apply)(x),
+        "no_rule": lambda: lib.vmap(F["NoRule"].apply)(x),
+        "both": lambda: lib.vmap(F["Both"].apply)(x),
+        "no_setup_vmap": lambda: lib.vmap(F["NoSetup"].apply)(x),
+        "no_setup_grad": lambda: lib.func.grad(lambda t: F["NoSetup"].apply(t).sum())(y),
+        "no_setup_jvp": lambda: lib.func.jvp(F["NoSetup"].apply, (y,), (y,)),
+        "no_setup_plain": lambda: F["NoSetup"].apply(y),
+        "kwarg_tensor": lambda: lib.vmap(lambda a: F["Kw"].apply(a, y=y))(x),
+        "skips_unbatched": lambda: lib.vmap(lambda a: F["Raises"].apply(lib.tensor(1.0)) * a)(x),
+    }
+    results = {}
+    for name, fn in run.items():
+        r = _outcome(fn)
+        if r[0] == "ok":
+            r = ("ok", np.round(_np(r[1]), 5).tolist())
+        else:   # a type named in the message: ember.Tensor stands for torch.Tensor
+            r = r[:2] + (r[2].replace("ember.", "torch."),)
+        results[name] = r
+    return results
+
+
+def test_function_under_vmap_and_transforms_matches_torch():
+    got, want = _function_cases(ember), _function_cases(torch)
+    assert got == want
+
+
+def test_function_vmap_info_object():
+    seen = []
+    for lib in (ember, torch):
+        class Id(lib.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def vmap(info, in_dims, x):
+                seen.append((lib.__name__, info.batch_size, info.randomness, in_dims))
+                return x, in_dims[0]
+        for randomness in ("error", "same"):
+            lib.vmap(Id.apply, randomness=randomness)(lib.zeros(4, 2))
+    assert [s[1:] for s in seen[:2]] == [s[1:] for s in seen[2:]] == [
+        (4, "error", (0,)), (4, "same", (0,))]
+
+
+# ---- saved tensor hooks, dispatch keys ---------------------------------------------------
+def test_reverse_transforms_refuse_saved_tensor_hooks():
+    def cases(lib):
+        def f(x):
+            return lib.sin(x).sum()
+
+        def g(x):
+            with lib.autograd.graph.save_on_cpu():
+                return f(x)
+        x = lib.ones(3)
+        out = []
+        for make in (lambda h: lib.func.grad(h)(x), lambda h: lib.func.vjp(h, x),
+                     lambda h: lib.func.jacrev(h)(x)):
+            def outside(make=make):
+                with lib.autograd.graph.save_on_cpu():
+                    return make(f)
+            out.append(_outcome(outside)[:2])
+            out.append(_outcome(lambda make=make: make(g))[:3])
+        out.append(_outcome(lambda: float(lib.func.jvp(g, (x,), (x,))[1]))[0])
+        return out
+    assert cases(ember) == cases(torch)
+
+
+def test_exclude_dispatch_key_guard_and_local_sets():
+    def cases(lib):
+        C = lib._C
+        out = [C._dispatch_tls_local_exclude_set().has(C.DispatchKey.Functionalize)]
+        with C._ExcludeDispatchKeyGuard(C.DispatchKeySet(C.DispatchKey.FuncTorchBatched)):
+            s = C._dispatch_tls_local_exclude_set()
+            out += [s.has(C.DispatchKey.FuncTorchBatched), s.has(C.DispatchKey.Functionalize),
+                    float(lib.vmap(lambda t: t.sum(0))(lib.ones(3, 2)).sum())]
+        out.append(C._dispatch_tls_local_exclude_set().has(C.DispatchKey.FuncTorchBatched))
+        out.append(repr(C.DispatchKeySet(C.DispatchKey.FuncTorchBatched)))
+        return out
+    assert cases(ember) == cases(torch)
+
+
+# ---- torch._functorch.autograd_function helpers ------------------------------------------
+def test_reductify_leaf_matches_torch():
+    from ember._functorch.autograd_function import reductify_leaf as e_r
+    from torch._functorch.autograd_function import reductify_leaf as t_r
+    rng = np.random.RandomState(0)
+    cases = [((2, 3, 4), 0, None, ()), ((3, 2, 4), 1, None, ((3,),)), ((3, 4), None, 1, ()),
+             ((3, 4), None, 1, ((4,),)), ((2, 3, 4), 0, 1, ()), ((3, 4, 5, 2), 3, 0, ((5,),))]
+    for shape, gb, ib, extra in cases:
+        g = rng.randn(*shape).astype(np.float32)
+        np.testing.assert_allclose(_np(e_r(ember.tensor(g), gb, ib, 2, *extra)),
+                                   _np(t_r(torch.tensor(g), gb, ib, 2, *extra)), rtol=1e-6)
+    assert e_r(None, None, 0, 2) is None
+
+
+def test_ctx_with_saved_tensors_matches_torch():
+    def run(lib, reserved):
+        from importlib import import_module
+        Ctx = import_module(f"{lib.__name__}._functorch.autograd_function").CtxWithSavedTensors
+        x = lib.tensor(2.0, requires_grad=True)
+        z = lib.tensor(5.0)
+        seen = []
+
+        class A(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                if reserved:
+                    setattr(ctx, reserved, 1)
+                ctx.save_for_backward(x)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, gy):
+                w = Ctx(ctx, (z,))
+                w.foo = "bar"
+                seen.append((len(w.saved_tensors), float(w.saved_tensors[0]), ctx.foo,
+                             w.needs_input_grad))
+                return gy * w.saved_tensors[0]
+        r = _outcome(lambda: A.apply(x).backward())
+        return r[:2] if r[0] == "ok" else r, seen, x.grad is not None and float(x.grad)
+    for reserved in (None, "_pt_inner_ctx", "_pt_new_saved_tensors"):
+        assert run(ember, reserved) == run(torch, reserved)
+
+
+# ---- make_fx ---------------------------------------------------------------------------------
+def test_make_fx_of_transforms_replays_on_new_inputs():
+    from ember.fx.experimental.proxy_tensor import make_fx
+    rng = np.random.RandomState(0)
+    a, b = rng.randn(5, 3).astype(np.float32), rng.randn(5, 3).astype(np.float32)
+    vf = ember.vmap(ember.sin)
+    gm = make_fx(vf)(ember.tensor(a))
+    np.testing.assert_allclose(_np(gm(ember.tensor(b))), np.sin(b), rtol=1e-6)
+    jf = ember.func.jacrev(ember.func.jacrev(lambda x: x.sin().sum()))
+    gm = make_fx(jf)(ember.tensor(a[0]))
+    want = torch.func.jacrev(torch.func.jacrev(lambda x: x.sin().sum()))(torch.tensor(b[0]))
+    np.testing.assert_allclose(_np(gm(ember.tensor(b[0]))), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert "placeholder" in str(gm.graph) or "x_1" in gm.code
