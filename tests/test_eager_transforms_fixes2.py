@@ -353,3 +353,74 @@ def test_make_fx_of_transforms_replays_on_new_inputs():
     want = torch.func.jacrev(torch.func.jacrev(lambda x: x.sin().sum()))(torch.tensor(b[0]))
     np.testing.assert_allclose(_np(gm(ember.tensor(b[0]))), want.numpy(), rtol=1e-5, atol=1e-6)
     assert "placeholder" in str(gm.graph) or "x_1" in gm.code
+
+
+# ---- autograd.Function returning its input as is ------------------------------------------
+def _returns_input_cases(lib):
+    fwAD = lib.autograd.forward_ad
+    out = []
+    for save in ("input", "output", "neither"):
+        for mark_dirty in (True, False):
+            class A(lib.autograd.Function):
+                @staticmethod
+                def forward(x):
+                    return x
+
+                @staticmethod
+                def setup_context(ctx, inputs, output, save=save, mark_dirty=mark_dirty):
+                    if mark_dirty:
+                        ctx.mark_dirty(inputs[0])
+                    if save != "neither":
+                        ctx.save_for_backward(inputs[0] if save == "input" else output)
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g
+
+                @staticmethod
+                def jvp(ctx, x_t, mark_dirty=mark_dirty):
+                    return x_t.add_(0) if mark_dirty else x_t.view_as(x_t)
+
+            def fn(x, A=A):
+                return A.apply(x.clone())
+            a, a_t = lib.tensor(2.0), lib.tensor(3.0)
+
+            def dual(A=A):
+                with fwAD.dual_level():
+                    d = fwAD.make_dual(a.clone(), a_t.clone())
+                    r = A.apply(d)
+                    return r is d, float(fwAD.unpack_dual(r).tangent)
+            for run in (lambda: float(lib.func.grad(fn)(a)),
+                        lambda fn=fn: tuple(float(t) for t in lib.func.jvp(fn, (a,), (a_t,))),
+                        lambda A=A: float(A.apply(a.clone())), dual):
+                out.append(_outcome(run))
+    return out
+
+
+def test_function_returning_input_as_is_matches_torch():
+    assert _returns_input_cases(ember) == _returns_input_cases(torch)
+
+
+def test_function_under_grad_runs_as_generated_function():
+    names = {}
+    for lib in (ember, torch):
+        class FooBar(lib.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.clone()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        def f(x, lib=lib, FooBar=FooBar):
+            y = FooBar.apply(x)
+            names.setdefault(lib.__name__, []).append(type(y.grad_fn).__name__)
+            return y
+        assert float(lib.func.grad(f)(lib.tensor(1.0))) == 2.0
+        FooBar.apply(lib.tensor(1.0, requires_grad=True)).sum()
+    assert names["ember"] == names["torch"] == ["FooBarGeneratedBackward"]

@@ -45,7 +45,7 @@ def function_under_transforms(cls, args, kwargs):
                            "(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
                            f"staticmethod. {_DOCS}")
     if not _levels:
-        return cls._apply_plain(*args, **kwargs)
+        return _generated(cls)._apply_plain(*args, **kwargs)
     if any(isinstance(v, Tensor) for v in tree_flatten(kwargs)[0]):
         raise NotImplementedError("Run vmap on autograd.Function with kwarg-only Tensor args. "
                                   "Please do not pass kwarg-only Tensors to autograd.Function. "
@@ -88,6 +88,16 @@ def function_under_transforms(cls, args, kwargs):
         raise RuntimeError(message + f"Got {len(result)} returns instead")
     output, out_dims = result
     return _wrap_outputs(output, out_dims, unwrapped, leaves, level)
+
+
+def _generated(cls):
+    """The Function the grad and jvp transforms run in place of `cls`: the same methods, named
+    `<Name>Generated` (so its node is `<Name>GeneratedBackward`, as PyTorch names it)."""
+    gen = cls.__dict__.get("_generated_function")
+    if gen is None:
+        gen = type(cls.__name__ + "Generated", (cls,), {"__module__": cls.__module__})
+        cls._generated_function = gen
+    return gen
 
 
 def _wrap_outputs(output, out_dims, unwrapped, originals, level):

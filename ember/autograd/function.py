@@ -232,6 +232,9 @@ class Function(metaclass=FunctionMeta):
         out_tangents = None
         if tangents is not None:
             output, outputs = _dirty_duals(ctx, args, call_args, output, outputs)
+        if uses_setup:
+            _check_saved_input_returned(ctx, args, call_args, outputs)
+        if tangents is not None:
             out_tangents = _jvp_tangents(cls, ctx, args, tangents, outputs)
 
         if ctx.dirty_tensors and not {id(t) for t in ctx.dirty_tensors} <= {id(o) for o in outputs}:
@@ -337,6 +340,25 @@ class Function(metaclass=FunctionMeta):
         return new_outputs[0] if single else tuple(new_outputs)
 
 
+def _check_saved_input_returned(ctx, args, call_args, outputs):
+    """With setup_context, an input the forward returned as is (not marked dirty) may not be
+    saved, for backward or for forward, as PyTorch refuses it."""
+    saved = [t for t in tuple(ctx.to_save) + tuple(getattr(ctx, "saved_for_forward", ()))
+             if isinstance(t, Tensor)]
+    if not saved:
+        return
+    # under forward AD the forward ran on the primals: an input is its dual or its primal
+    same = {id(a): id(c) for a, c in zip(args, call_args) if isinstance(a, Tensor)}
+    inputs = set(same.values())
+    returned = {same.get(id(o), id(o)) for o in outputs if isinstance(o, Tensor)} & inputs
+    returned -= {same.get(id(t), id(t)) for t in ctx.dirty_tensors}
+    if any(same.get(id(t), id(t)) in returned for t in saved):
+        raise RuntimeError("An input that has been returned as-is as output is being saved for "
+                           "backward. This is not supported if you override setup_context. You "
+                           "should return and save a view of the input instead, e.g. with "
+                           "x.view_as(x) or setup ctx inside the forward function itself.")
+
+
 def _check_dirty(dirty, input_ids):
     """What PyTorch checks of ctx.mark_dirty's tensors: inputs only, each one a tensor an
     in-place op may modify under autograd (not a leaf or a view of one that requires grad, not
@@ -379,9 +401,11 @@ def _dirty_duals(ctx, args, call_args, output, outputs):
     back = {id(c): a for a, c in zip(args, call_args) if c is not a}
     if not back or not ctx.dirty_tensors:
         return output, outputs
-    dirty = {id(t) for t in ctx.dirty_tensors}
+    # setup_context marks the dual input it was given, a forward(ctx, ...) the primal
     ctx.dirty_tensors = tuple(back.get(id(t), t) for t in ctx.dirty_tensors)
-    outputs = tuple(back[id(o)] if id(o) in dirty and id(o) in back else o for o in outputs)
+    dirty = {id(t) for t in ctx.dirty_tensors}
+    outputs = tuple(back[id(o)] if id(o) in back and id(back[id(o)]) in dirty else o
+                    for o in outputs)
     return (outputs if isinstance(output, tuple) else outputs[0]), outputs
 
 
