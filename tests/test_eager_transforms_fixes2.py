@@ -424,3 +424,61 @@ def test_function_under_grad_runs_as_generated_function():
         assert float(lib.func.grad(f)(lib.tensor(1.0))) == 2.0
         FooBar.apply(lib.tensor(1.0, requires_grad=True)).sum()
     assert names["ember"] == names["torch"] == ["FooBarGeneratedBackward"]
+
+
+# ---- jvp's argument and output checks, forward AD switches --------------------------------
+def _jvp_cases(lib):
+    one = lib.tensor(1.0)
+    x = lib.ones(2, 3)
+    jvp = lib.func.jvp
+    runs = [
+        lambda: jvp(lambda t: t, one, one),
+        lambda: jvp(lambda t: t, ((one, one), one), (one, one)),
+        lambda: jvp(lambda t: t, ((one, one), 1), ((one, one), one)),
+        lambda: jvp(lambda t: t, ((one, one), 1), ((1, one), one)),
+        lambda: jvp(lambda t: t, ((),), ((),)),
+        lambda: jvp(lib.sin, (), ()),
+        lambda: jvp(lib.sin, (x,), [x]),
+        lambda: jvp(lib.sin, (1.0,), (x,)),
+        lambda: jvp(lambda _: None, (x,), (x,)),
+        lambda: jvp(lambda _: (), (x,), (x,)),
+        lambda: jvp(lambda _: 1, (x,), (x,)),
+        lambda: jvp(lambda t: (t, 1.0), (x,), (x,), has_aux=True),
+        lambda: jvp(lambda t: (t, [t, "abc"]), (x,), (x,), has_aux=True),
+        lambda: jvp(lambda t: (t, one), (x,), (x,), strict=True),
+        lambda: lib.func.jacfwd(lambda _: None)(x),
+        lambda: lib.func.vjp(lambda _: None, x),
+        lambda: lib.func.vjp(lambda _: "abc", x),
+    ]
+    out = []
+    for fn in runs:
+        r = _outcome(fn)
+        out.append(r[:2] if r[0] == "ok" else
+                   r[:2] + (r[2].split(" Got primals with structure")[0],))
+    return out
+
+
+def test_jvp_checks_match_torch():
+    assert _jvp_cases(ember) == _jvp_cases(torch)
+
+
+def test_forward_grad_switches_match_torch():
+    def cases(lib):
+        fwAD = lib.autograd.forward_ad
+        seen = []
+
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                seen.append(fwAD._is_fwd_grad_enabled())
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        Square.apply(lib.ones(2, requires_grad=True))
+        x = lib.tensor(0.5)
+        with fwAD._set_fwd_grad_enabled(False):
+            _, t = lib.func.jvp(lib.sin, (x,), (lib.ones_like(x),))
+        return seen, round(float(t), 6), fwAD._is_fwd_grad_enabled()
+    assert cases(ember) == cases(torch)

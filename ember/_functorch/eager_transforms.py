@@ -268,13 +268,7 @@ def vjp(func, *primals, has_aux=False):
                                    "(output, aux) if has_aux is True")
             out, aux = out
         out_leaves, out_spec = tree_flatten(out)
-        if not out_leaves or (len(out_leaves) == 1 and out_leaves[0] is None):
-            raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
-                               f"non-empty output (got output = {out_leaves})")
-        for o in out_leaves:
-            if not isinstance(o, Tensor):
-                raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
-                                   f"tensors, got unsupported type {type(o)}")
+        _check_tensor_output(out_leaves, "vjp(f, *primals)")
         if has_aux:
             _check_aux(aux)
     diff_inputs = [x for x in entered if isinstance(x, Tensor)]
@@ -311,58 +305,81 @@ def vjp(func, *primals, has_aux=False):
     return result_out, vjp_fn
 
 
+_JVP = "jvp(f, primals, tangents)"
+
+
+def _check_tensor_list(leaves, argname):
+    if not leaves:
+        raise RuntimeError(f"{_JVP}: Expected {argname} to contain at least one Tensor.")
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got "
+                               f"{type(x)}")
+
+
+def _check_tensor_output(leaves, api):
+    """A transform's function returns a non-empty pytree of tensors only."""
+    if not leaves or (len(leaves) == 1 and leaves[0] is None):
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got "
+                           f"output = {leaves})")
+    for o in leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+
+
 def _check_jvp_args(primals, tangents):
     if not isinstance(primals, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
-                           "should be valid to call f(*primals).")
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
     p_leaves, p_spec = tree_flatten(primals)
     t_leaves, t_spec = tree_flatten(tangents)
-    if len(p_leaves) != len(t_leaves) or not isinstance(tangents, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
-                           f"the same python structure. For example, if primals is a tuple of "
-                           "3 tensors, tangents also must be. Got primals with structure "
-                           f"{len(p_leaves)} leaves and tangents with {len(t_leaves)} leaves")
-    for p, t in zip(p_leaves, t_leaves):
-        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
-            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be "
-                               "Tensors")
+    if p_spec != t_spec:
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, "
+                           f"tangents also must be. Got primals with structure {p_spec} and "
+                           f"tangents with structure {t_spec}")
+    _check_tensor_list(p_leaves, "primals")
+    _check_tensor_list(t_leaves, "tangents")
     return p_leaves, t_leaves, p_spec
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the Jacobian-vector product with `tangents`), by forward-mode AD."""
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not "
-                           "implemented yet")
     p_leaves, t_leaves, spec = _check_jvp_args(primals, tangents)
     if fwAD._current_level >= 0:
         raise RuntimeError("jvp: a jvp inside another jvp (nested forward-mode AD) is not "
                            "supported by ember (PyTorch's forward_ad has one level too)")
     fwAD.enter_dual_level()
     try:
-        duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
-                 for p, t in zip(p_leaves, t_leaves)]
-        with _NoInference(), _transform():
-            out = func(*tree_unflatten(duals, spec))
+        with fwAD._set_fwd_grad_enabled(True):
+            duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
+                     for p, t in zip(p_leaves, t_leaves)]
+            with _NoInference(), _transform():
+                out = func(*tree_unflatten(duals, spec))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("jvp(f, primals, tangents): output of function f should be "
-                                   "a tuple: (output, aux) if has_aux is True")
+                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, "
+                                   "aux) if has_aux is True")
             out, aux = out
+            _check_aux(aux)
         out_leaves, out_spec = tree_flatten(out)
+        _check_tensor_output(out_leaves, _JVP)
         prim, tang = [], []
         for o in out_leaves:
-            if not isinstance(o, Tensor):
-                raise RuntimeError("jvp(f, primals, tangents): Expected f(*primals) to return "
-                                   f"only tensors, got unsupported type {type(o)}")
             p, t = fwAD.unpack_dual(o)
+            if t is None:
+                if strict:
+                    raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f "
+                                       "is independent of the inputs. This is not allowed with "
+                                       "strict=True.")
+                t = _zeros_like(o)
             prim.append(p)
-            tang.append(t if t is not None else _zeros_like(o))
+            tang.append(t)
         result = (tree_unflatten(prim, out_spec), tree_unflatten(tang, out_spec))
         if has_aux:
-            result = result + (tree_map(lambda a: fwAD.unpack_dual(a).primal
-                                        if isinstance(a, Tensor) else a, aux),)
+            result = result + (tree_map(lambda a: fwAD.unpack_dual(a).primal, aux),)
     finally:
         fwAD.exit_dual_level()
     return result

@@ -14,6 +14,7 @@ from .._core.grad_mode import _grad_state, no_grad
 from .._dispatch import vmap_state as _vmap_state
 from .graph import _Node as Node, SavedTensor, freed_error, zeros
 from .views import gradient_edge, rebase_view_history
+from . import forward_ad as _forward_ad
 from .._core.tensor import Tensor, _alias
 
 
@@ -220,11 +221,16 @@ class Function(metaclass=FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         is_executable = _grad_state.enabled and any(ctx.needs_input_grad)
         tangents, call_args = _forward_ad_split(cls, args)
-        with no_grad():
-            if uses_setup:
-                output = cls.forward(*call_args, **kwargs)
-            else:
-                output = cls.forward(ctx, *call_args, **kwargs)
+        fwd_enabled = _forward_ad._fwd_grad_enabled
+        prev_fwd, fwd_enabled[0] = fwd_enabled[0], False   # forward AD is off in forward, as
+        try:                                                # PyTorch's: its jvp gives tangents
+            with no_grad():
+                if uses_setup:
+                    output = cls.forward(*call_args, **kwargs)
+                else:
+                    output = cls.forward(ctx, *call_args, **kwargs)
+        finally:
+            fwd_enabled[0] = prev_fwd
         if uses_setup:
             cls.setup_context(ctx, args, output)
         single = not isinstance(output, tuple)
