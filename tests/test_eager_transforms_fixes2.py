@@ -482,3 +482,29 @@ def test_forward_grad_switches_match_torch():
             _, t = lib.func.jvp(lib.sin, (x,), (lib.ones_like(x),))
         return seen, round(float(t), 6), fwAD._is_fwd_grad_enabled()
     assert cases(ember) == cases(torch)
+
+
+# ---- new_* factories and view gradients under vmap ---------------------------------------
+def _new_factory_cases(lib):
+    vmap, grad = lib.vmap, lib.func.grad
+    x = lib.arange(6.0).reshape(3, 2)
+    out = []
+    for make in (lambda t: t.new_zeros((4,)), lambda t: t.new_ones(4),
+                 lambda t: t.new_empty((4,)).fill_(1.0), lambda t: t.new_full((4,), 2.5)):
+        r = vmap(make)(x)
+        out.append((tuple(r.shape), str(r.dtype).split(".")[-1], _np(r).tolist()))
+    out.append(tuple(vmap(vmap(lambda t: t.new_zeros(5)))(lib.ones(2, 3, 4)).shape))
+    out.append(tuple(vmap(lambda t: t.new_zeros(5), out_dims=1)(lib.ones(2, 3)).shape))
+
+    def copy_into(y, x):
+        r = x.new_zeros((5,))
+        r.copy_(y)
+        return r.sum()
+    out.append(_np(vmap(grad(copy_into))(lib.ones(3, 5), lib.ones(3))).tolist())
+    jac = lib.func.jacrev(lambda t: t[0, 1:].unsqueeze(-1))(lib.ones(2, 4))
+    out.append((tuple(jac.shape), _np(jac).tolist()))
+    return out
+
+
+def test_new_factories_and_view_grads_under_vmap_match_torch():
+    assert _new_factory_cases(ember) == _new_factory_cases(torch)

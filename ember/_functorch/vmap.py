@@ -408,7 +408,26 @@ def _refuse_batched(tensors, opname, why):
         raise RuntimeError(f"Batching rule not implemented for {opname}{why}")
 
 
-_RULES.update(draw=_draw_levels, refuse=_refuse_batched, inplace_draw=_check_inplace_draw)
+def _new_like(self, out, make):
+    """Tensor.new_empty/new_zeros/new_ones/new_full on a BatchedTensor: one new tensor per
+    example, batched at each of `self`'s levels (PyTorch's batching rule materializes the
+    batch dims, so writing a batched tensor into it works). `out` is the unbatched result;
+    `make(shape)` builds one of another shape."""
+    chain = []
+    while type(self) is BatchedTensor:
+        chain.append(self)
+        self = self._value
+    if not chain:
+        return out
+    chain.reverse()   # outermost level first
+    result = make(tuple(batch_size(b._level) for b in chain) + tuple(out._size))
+    for b in chain:
+        result = _wrap(result, 0, b._level)
+    return result
+
+
+_RULES.update(draw=_draw_levels, refuse=_refuse_batched, inplace_draw=_check_inplace_draw,
+              new_like=_new_like)
 
 
 def _fallback(op, key, args):
