@@ -1,8 +1,10 @@
 """torch._C._functorch: the helpers PyTorch's functorch exposes from C++ that ember has --
 moving a dim into or out of a neighbour (reshape_dim_into / reshape_dim_outof) and reading a
-BatchedTensor's level and batch dim."""
+BatchedTensor's level and batch dim, the transform kinds, wrapping a tensor as batched."""
+import enum
+
 from .._core.tensor import _wrap_dim
-from .._functorch.vmap import BatchedTensor
+from .._functorch.vmap import BatchedTensor, _wrap
 
 
 def reshape_dim_into(src, dst, x):
@@ -42,3 +44,28 @@ def _unwrap_batched(t, level):
     if type(t) is BatchedTensor and t._level == level:
         return t._value, t._bdim
     return t, None
+
+
+class TransformType(enum.Enum):
+    """The kinds of functorch transform (PyTorch's interpreters)."""
+    Torch = 0
+    Vmap = 1
+    Grad = 2
+    Jvp = 3
+    Functionalize = 4
+
+
+def get_unwrapped(t):
+    """The tensor a BatchedTensor wraps (one level)."""
+    if type(t) is not BatchedTensor:
+        raise RuntimeError("get_unwrapped: expected a functorch wrapped tensor")
+    return t._value
+
+
+def is_functorch_wrapped_tensor(t):
+    return type(t) is BatchedTensor
+
+
+def _add_batch_dim(t, bdim, level):
+    """`t` as a BatchedTensor of vmap `level` whose batch dim is `bdim` of `t`."""
+    return _wrap(t, bdim + t.dim() if bdim < 0 else bdim, level)

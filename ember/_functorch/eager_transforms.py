@@ -273,9 +273,7 @@ def vjp(func, *primals, has_aux=False):
             _check_aux(aux)
     diff_inputs = [x for x in entered if isinstance(x, Tensor)]
 
-    def vjp_fn(cotangents, *more, retain_graph=True, create_graph=None):
-        if more:
-            cotangents = (cotangents,) + more
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         ct_leaves, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as "
@@ -408,7 +406,20 @@ def _basis(n, dtype, device):
 
 
 def _chunked_vmap(fn, basis, chunk_size):
+    """fn over the rows of `basis`, stacked: vmapped, `chunk_size` rows at a time; with
+    chunk_size=1 a plain loop (so fn need not be batchable), as PyTorch's jacrev does."""
+    if chunk_size == 1:
+        rows = [fn(basis[i]) for i in range(basis.shape[0])]
+        return tuple(_lookup("stack")(list(parts), 0) for parts in zip(*rows))
     return vmap_impl(fn, 0, 0, "error", chunk_size, (basis,), {})
+
+
+def _error_if_complex(api, args, is_input):
+    for i, a in enumerate(tree_flatten(args)[0]):
+        if isinstance(a, Tensor) and a.dtype.is_complex:
+            kind = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{api}: Expected all {kind} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -419,6 +430,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @wraps(func)
     def wrapper(*args, **kwargs):
+        _error_if_complex("jacrev", args, is_input=True)
         diff = _slice_argnums(args, argnums, as_tuple=False)
 
         def f(*d):
@@ -428,6 +440,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         res = vjp(f, *diff_t, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         out_leaves, out_spec = tree_flatten(out)
+        _error_if_complex("jacrev", out_leaves, is_input=False)
         in_leaves, in_spec = tree_flatten(diff)
         jac_per_out = []
         for o in out_leaves:
@@ -470,6 +483,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     over the columns of the identity."""
     @wraps(func)
     def wrapper(*args, **kwargs):
+        _error_if_complex("jacfwd", args, is_input=True)
         diff = _slice_argnums(args, argnums, as_tuple=False)
         in_leaves, in_spec = tree_flatten(diff)
         sizes = [x.numel() for x in in_leaves]
@@ -487,6 +501,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 ts.append(_reshape(_lookup("narrow")(v, 0, start, n), x._size))
                 start += n
             res = jvp(f, tuple(in_leaves), tuple(ts), has_aux=has_aux)
+            _error_if_complex("jacfwd", res[0], is_input=False)
             return (res[1], res[2]) if has_aux else res[1]
         out_cols = vmap_impl(column, 0, -1, randomness, None, (basis,), {}) if total else None
         if has_aux:
