@@ -610,3 +610,45 @@ def test_higher_order_operator_under_grad_is_differentiated():
 
 def test_higher_order_operator_under_transforms_matches_torch():
     assert _hop_cases(ember) == _hop_cases(torch)
+
+
+# ---- requires_grad_ / retain_grad inside a transform's function ---------------------------
+def _inside_transform_cases(lib):
+    vmap, grad = lib.vmap, lib.func.grad
+
+    def req(x):
+        x.requires_grad_()
+        return x.sin().sum()
+
+    def req_false(x):
+        return lib.zeros(3).requires_grad_(False).sum() + x.sum()
+
+    def retain(x):
+        y = x.sin()
+        y.retain_grad()
+        return y.sum()
+
+    def allowed(x):   # factories with requires_grad=True and Parameter() are fine
+        t = lib.ones(3, requires_grad=True)
+        p = lib.nn.Parameter(lib.ones(3))
+        return (x * 2).sum() + 0 * (t.detach().sum() + p.detach().sum())
+
+    def functional_jac(x):
+        return lib.autograd.functional.jacobian(lambda u: u.sin().sum(), x)
+
+    x = lib.ones(3)
+    runs = [lambda: vmap(req)(x), lambda: grad(req)(x), lambda: vmap(grad(req))(x),
+            lambda: grad(grad(req))(lib.tensor(1.0)), lambda: grad(req_false)(x),
+            lambda: grad(retain)(x), lambda: vmap(functional_jac)(lib.ones(2, 3)),
+            lambda: grad(functional_jac)(lib.tensor(1.0)),
+            lambda: _np(grad(allowed)(x)).tolist(),
+            lambda: _np(grad(lambda t: lib.func.grad(lambda u: (u ** 3).sum())(t).sum())(x))
+            .tolist(),
+            lambda: _np(lib.func.jacfwd(lambda t: t.sin())(lib.zeros(2))).tolist(),
+            lambda: _np(vmap(lambda t: lib.nonzero_static(t, size=3))(
+                lib.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]]))).tolist()]
+    return [_outcome(r) for r in runs]
+
+
+def test_requires_grad_and_retain_grad_inside_transforms_match_torch():
+    assert _inside_transform_cases(ember) == _inside_transform_cases(torch)

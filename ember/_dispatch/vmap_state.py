@@ -7,6 +7,7 @@ kernels and bindings below functorch ask here, and never import it."""
 import contextlib
 import functools
 
+from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
 
 # the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
@@ -15,23 +16,23 @@ levels = []
 drawing = [False]  # a random function (random_function) is drawing for the whole batch
 RULES = {}  # "draw", "refuse", "inplace_draw": ember._functorch.vmap's, registered at its import
 #   "function": autograd.Function.apply while a transform runs (ember._functorch.autograd_function)
-# how many of the other transforms (grad, vjp, jvp, functionalize) are running their function
-transforms = [0]
 
 
 def transforms_active():
     """Whether a functorch transform is running (PyTorch's _are_functorch_transforms_active)."""
-    return bool(levels) or transforms[0] > 0
+    return _grad_state.transforms > 0
 
 
 @contextlib.contextmanager
 def transform():
-    """The block is a transform's call of the user's function."""
-    transforms[0] += 1
+    """The block is a transform's call of the user's function (vmap's levels, grad, vjp, jvp,
+    functionalize); `_grad_state.transforms` counts them, so the layers below (requires_grad_,
+    retain_grad, autograd.Function) can ask."""
+    _grad_state.transforms += 1
     try:
         yield
     finally:
-        transforms[0] -= 1
+        _grad_state.transforms -= 1
 
 
 def random_function(fn=None, *, like=False):

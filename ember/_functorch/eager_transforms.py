@@ -41,7 +41,7 @@ def _enter(t):
     a = _alias(t)
     if not a._rg:
         a._inference = False     # see _non_inference
-        a.requires_grad_()
+        a.requires_grad = True   # (requires_grad_ is refused inside a transform's function)
     return a
 
 

@@ -560,9 +560,11 @@ def _new_level(size, randomness):
     level = (_levels[-1][0] if _levels else 0) + 1
     _levels.append([level, size, randomness, len(_dispatcher._modes)])
     _dispatcher._modes.append(vmap_mode)
+    _grad_state.transforms += 1
     try:
         yield level
     finally:
+        _grad_state.transforms -= 1
         pop_mode(vmap_mode)
         _levels.pop()
 

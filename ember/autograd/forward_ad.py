@@ -27,7 +27,7 @@ tangent (an in-place op through a view does not update the base's tangent).
 import weakref
 from collections import namedtuple
 
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _require_grad
 from .._core.grad_mode import _grad_state
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op
@@ -335,7 +335,7 @@ def _jvp_by_double_vjp(op, primals, tangents, outs):
         x = args[i] if k is None else args[i][k]
         keep_graph = keep_graph or x._rg or t._rg
         if not x._rg:
-            x = _primal(x).requires_grad_()
+            x = _require_grad(_primal(x))
             if k is None:
                 args[i] = x
             else:
@@ -351,7 +351,7 @@ def _jvp_by_double_vjp(op, primals, tangents, outs):
         diff = [k for k, r in enumerate(res) if isinstance(r, Tensor) and r._rg]
         if not diff:
             return [None] * len(outs)
-        us = [_zeros_like(res[k]).requires_grad_() for k in diff]
+        us = [_require_grad(_zeros_like(res[k])) for k in diff]
         vs = _grad([res[k] for k in diff], leaves, us, create_graph=True, allow_unused=True)
         pairs = [(v, t) for v, t in zip(vs, ts) if v is not None and v._rg]
         result = [None] * len(outs)

@@ -15,7 +15,7 @@ from .._dispatch import vmap_state as _vmap_state
 from .graph import _Node as Node, SavedTensor, freed_error, zeros
 from .views import gradient_edge, rebase_view_history
 from . import forward_ad as _forward_ad
-from .._core.tensor import Tensor, _alias
+from .._core.tensor import Tensor, _alias, _require_grad
 
 
 class FunctionCtx:
@@ -199,7 +199,7 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         if _apply_observers:
             return _apply_observers[-1](cls, args, kwargs)
-        if _vmap_state.levels or _vmap_state.transforms[0]:
+        if _grad_state.transforms:
             return _vmap_state.RULES["function"](cls, args, kwargs)
         return cls._apply_plain(*args, **kwargs)
 
@@ -505,7 +505,7 @@ def once_differentiable(fn):
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         err = DelayedError("trying to differentiate twice a function that was marked with "
                            "@once_differentiable", len(outs))
-        wrapped = err(*[o.detach().requires_grad_() if isinstance(o, Tensor) else None
+        wrapped = err(*[_require_grad(o.detach()) if isinstance(o, Tensor) else None
                         for o in outs])
         return wrapped if isinstance(wrapped, tuple) else (wrapped,)
     return wrapper
