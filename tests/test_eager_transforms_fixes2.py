@@ -652,3 +652,20 @@ def _inside_transform_cases(lib):
 
 def test_requires_grad_and_retain_grad_inside_transforms_match_torch():
     assert _inside_transform_cases(ember) == _inside_transform_cases(torch)
+
+
+def test_make_dual_under_vmap_refused_as_torch():
+    def cases(lib):
+        fwAD = lib.autograd.forward_ad
+
+        def jac(x):
+            return lib.autograd.functional.jacobian(lambda u: u.sin().sum(), x,
+                                                    strategy="forward-mode", vectorize=True)
+        out = [_outcome(lambda: lib.vmap(jac)(lib.ones(2, 3)))]
+        with fwAD.dual_level():
+            out.append(_outcome(lambda: lib.vmap(lambda t: fwAD.make_dual(t, t))(lib.ones(2, 3))))
+        # jvp under vmap makes its duals itself and works
+        out.append(_np(lib.vmap(lambda t: lib.func.jvp(lib.sin, (t,), (t,))[1])(
+            lib.zeros(2, 3))).tolist())
+        return out
+    assert cases(ember) == cases(torch)

@@ -351,7 +351,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     fwAD.enter_dual_level()
     try:
         with fwAD._set_fwd_grad_enabled(True):
-            duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
+            duals = [fwAD._make_dual(_non_inference(p), _non_inference(t))
                      for p, t in zip(p_leaves, t_leaves)]
             with _NoInference(), _transform():
                 out = func(*tree_unflatten(duals, spec))

@@ -31,6 +31,7 @@ from .._core.tensor import Tensor, _require_grad
 from .._core.grad_mode import _grad_state
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op
+from .._dispatch.vmap_state import refuse_batched
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -96,7 +97,15 @@ class dual_level:
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A view of `tensor` whose tangent is `tangent` at the current level."""
+    """A view of `tensor` whose tangent is `tangent` at the current level. Called directly
+    inside a vmap on batched tensors, it is refused as PyTorch refuses it (functorch's jvp makes
+    its duals with `_make_dual`, under its own level)."""
+    refuse_batched((tensor, tangent), "aten::_make_dual",
+                   "; the fallback path doesn't work on out= or view ops.")
+    return _make_dual(tensor, tangent, level=level)
+
+
+def _make_dual(tensor, tangent, *, level=None):
     if level is None:
         level = _current_level
     if level < 0:
