@@ -669,3 +669,21 @@ def test_make_dual_under_vmap_refused_as_torch():
             lib.zeros(2, 3))).tolist())
         return out
     assert cases(ember) == cases(torch)
+
+
+def test_dynamic_layer_stack_by_hand_matches_torch():
+    def cases(lib):
+        ft = lib._C._functorch
+        out = [ft.get_dynamic_layer_stack_depth()]
+        ft._vmap_increment_nesting(3, "error")
+        ft._grad_increment_nesting()
+        ft._jvp_increment_nesting()
+        out.append(ft.get_dynamic_layer_stack_depth())
+        out.append(_outcome(lambda: lib.ones(2).requires_grad_())[:2])
+        ft.pop_dynamic_layer_stack_and_undo_to_depth(2)
+        out.append(ft.get_dynamic_layer_stack_depth())
+        ft.pop_dynamic_layer_stack_and_undo_to_depth(0)
+        out.append(ft.get_dynamic_layer_stack_depth())
+        out.append(_outcome(lambda: bool(lib.ones(2).requires_grad_().requires_grad)))
+        return out
+    assert cases(ember) == cases(torch)

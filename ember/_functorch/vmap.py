@@ -557,16 +557,27 @@ def _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size,
 @contextlib.contextmanager
 def _new_level(size, randomness):
     """A vmap level of batch `size` for the block: its entry in `_levels` and its mode."""
+    level = push_level(size, randomness)
+    try:
+        yield level
+    finally:
+        pop_level()
+
+
+def push_level(size, randomness):
+    """Enter a vmap level (its entry, its mode); returns the level."""
     level = (_levels[-1][0] if _levels else 0) + 1
     _levels.append([level, size, randomness, len(_dispatcher._modes)])
     _dispatcher._modes.append(vmap_mode)
     _grad_state.transforms += 1
-    try:
-        yield level
-    finally:
-        _grad_state.transforms -= 1
-        pop_mode(vmap_mode)
-        _levels.pop()
+    return level
+
+
+def pop_level():
+    """Leave the innermost vmap level."""
+    _grad_state.transforms -= 1
+    pop_mode(vmap_mode)
+    _levels.pop()
 
 
 @contextlib.contextmanager
