@@ -22,6 +22,7 @@ from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .._aten.factory import checked_scalar, linspace_dtype
 from .out import _finish, _type
+from .._dispatch import vmap_state as _vmap_state
 from .._dispatch.vmap_state import random_function, check_inplace_draw
 
 
@@ -687,16 +688,24 @@ def _new_factory(fn, name):
         if size is None and not sizes:
             from .codegen import _missing_size
             _missing_size(name, "size")
-        return fn(*sizes, size=size, dtype=dtype or self.dtype, device=device or self.device,
-                  requires_grad=requires_grad)
+        dtype, device = dtype or self.dtype, device or self.device
+        out = fn(*sizes, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
+        if _vmap_state.levels:   # on a BatchedTensor: one result per example
+            out = _vmap_state.RULES["new_like"](self, out, lambda shape: fn(
+                *shape, dtype=dtype, device=device, requires_grad=requires_grad))
+        return out
     return method
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
     _check_new_keywords("new_full", kw)
     fill_value = _ap.scalar_arg("new_full", "fill_value", 2, fill_value)
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
+    dtype, device = dtype or self.dtype, device or self.device
+    out = full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    if _vmap_state.levels:
+        out = _vmap_state.RULES["new_like"](self, out, lambda shape: full(
+            shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad))
+    return out
 
 
 def _uniform_method(self, from_=0.0, to=1.0, *, generator=None, **kw):

@@ -57,7 +57,7 @@ def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
         t = out
     if requires_grad:
         check_can_require_grad(t)
-        t.requires_grad_(True)
+        t.requires_grad = True   # a factory's requires_grad=True works inside transforms
     return t
 
 

@@ -39,7 +39,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     dense_dim = len(size) - sparse_dim
     out = _construct(sparse_dim, dense_dim, size, indices, values, is_coalesced=is_coalesced)
     if requires_grad:
-        out = out.detach().requires_grad_()
+        out = out.detach()
+        out.requires_grad = True
     return out
 
 

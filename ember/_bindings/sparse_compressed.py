@@ -36,7 +36,8 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
     out = _construct(compressed_indices, plain_indices, values, [int(s) for s in size],
                      layout.name)
     if requires_grad:
-        out = out.detach().requires_grad_()
+        out = out.detach()
+        out.requires_grad = True
     return out
 
 

@@ -711,7 +711,7 @@ def _make_subclass(cls, data, require_grad=False, **kwargs):
                         f"{type(data).__name__}")
     t = _retype(data.detach(), cls)   # a fresh alias of the storage: its class may change
     if require_grad:
-        t.requires_grad_()
+        t.requires_grad = True   # Parameter(...) works inside transforms
     return t
 
 

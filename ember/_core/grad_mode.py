@@ -17,6 +17,7 @@ import warnings
 class _GradState(threading.local):
     enabled = True
     inference = False
+    transforms = 0   # functorch transforms running their function (vmap levels included)
 
 
 _grad_state = _GradState()

@@ -103,6 +103,20 @@ def _warn_scalar_of_grad_tensor():
 OWN_DTYPE = object()  # Tensor.grad_dtype's default: whatever the tensor's dtype is
 
 
+# PyTorch's refusal of requires_grad_ / retain_grad while a functorch transform runs the function
+_INSIDE_TRANSFORM = ("You are attempting to call Tensor.{} inside of a function being transformed "
+                     "by a functorch transform. This is unsupported, please attempt to use the "
+                     "functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call {} "
+                     "outside of a function being transformed instead.")
+
+
+def _require_grad(t, flag=True):
+    """`t.requires_grad_(flag)` for ember's own code: the method is refused while a functorch
+    transform runs the user's function, the attribute (as PyTorch's internals set it) is not."""
+    t.requires_grad = flag
+    return t
+
+
 class Tensor:
     __module__ = "ember"  # printed as <class 'torch.Tensor'> is
     __slots__ = ("_np", "_size", "dtype", "_device", "_storage", "_rg", "grad_fn", "_output_nr",
@@ -214,7 +228,7 @@ class Tensor:
         t.grad_fn = None
         t._output_nr = 0
         if requires_grad:
-            t.requires_grad_()
+            t.requires_grad = True
         return t
 
     # ---- metadata -----------------------------------------------------------------------
@@ -484,6 +498,10 @@ class Tensor:
         if type(requires_grad) is not bool:  # PyTorch's parser takes only a bool
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be "
                             f"bool, not {_type_name_of(requires_grad)}")
+        if _grad_state.transforms:   # ember's own code sets `.requires_grad` instead
+            raise RuntimeError(_INSIDE_TRANSFORM.format(
+                "requires_grad_() (or perhaps using torch.autograd.functional.* APIs)",
+                "requires_grad_()"))
         if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
@@ -624,6 +642,8 @@ class Tensor:
         return self._base is not None
 
     def retain_grad(self):
+        if _grad_state.transforms:
+            raise RuntimeError(_INSIDE_TRANSFORM.format("retain_grad()", "retain_grad()"))
         from ..autograd.graph import retain_grad
         retain_grad(self)
 

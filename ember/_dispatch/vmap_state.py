@@ -4,8 +4,10 @@ written outside the dispatcher (PyTorch's DynamicLayer stack, seen from below fu
 The levels live here and ember._functorch.vmap pushes and pops them; it registers in `RULES`
 the rules that need its BatchedTensor, which only run while a level is active -- so the
 kernels and bindings below functorch ask here, and never import it."""
+import contextlib
 import functools
 
+from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
 
 # the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
@@ -13,6 +15,24 @@ from .._core.tensor import Tensor
 levels = []
 drawing = [False]  # a random function (random_function) is drawing for the whole batch
 RULES = {}  # "draw", "refuse", "inplace_draw": ember._functorch.vmap's, registered at its import
+#   "function": autograd.Function.apply while a transform runs (ember._functorch.autograd_function)
+
+
+def transforms_active():
+    """Whether a functorch transform is running (PyTorch's _are_functorch_transforms_active)."""
+    return _grad_state.transforms > 0
+
+
+@contextlib.contextmanager
+def transform():
+    """The block is a transform's call of the user's function (vmap's levels, grad, vjp, jvp,
+    functionalize); `_grad_state.transforms` counts them, so the layers below (requires_grad_,
+    retain_grad, autograd.Function) can ask."""
+    _grad_state.transforms += 1
+    try:
+        yield
+    finally:
+        _grad_state.transforms -= 1
 
 
 def random_function(fn=None, *, like=False):

@@ -11,6 +11,12 @@ def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
     return fn if fn is not None else (lambda f: f)
 
 
+def allow_in_graph(fn):
+    """torch._dynamo.allow_in_graph: put `fn` in the graph as one call rather than tracing into
+    it; ember's capture records the ops `fn` runs like any others, so `fn` is returned as is."""
+    return fn
+
+
 def optimize(backend="ember", nopython=False, **kwargs):
     from .eval_frame import compile
     return lambda fn: compile(fn, backend=backend, fullgraph=nopython)

@@ -751,3 +751,16 @@ def _install():
 
 
 _install()
+
+
+# ---- ops whose result shape depends on the values ----------------------------------------------
+def _dynamic_shape(op):
+    def rule(*args):
+        raise RuntimeError("vmap: We do not support batching operators that can output dynamic "
+                           f"shape. Attempted to vmap over aten::{op.schema.name}. Please file an "
+                           "issue at https://github.com/pytorch/pytorch/issues if you need this "
+                           "feature.")
+    return rule
+
+
+_register(("nonzero", "_unique2", "unique_dim", "unique_consecutive"), _dynamic_shape)

@@ -19,10 +19,13 @@ from functools import wraps
 from .._core.tensor import Tensor
 from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import lookup as _lookup
+from .._dispatch.vmap_state import transform as _transform
 from ..autograd import forward_ad as fwAD
+from ..autograd.saved_tensor_hooks import disable_saved_tensors_hooks
 from ..utils._pytree import tree_flatten, tree_unflatten, tree_map, treespec_pprint
 from .vmap import vmap_impl, BatchedTensor, _wrap as _wrap_batched
 from . import batching_rules  # noqa: F401  (the FuncTorchBatched kernels vmap dispatches to)
+from . import autograd_function  # noqa: F401  (autograd.Function under the transforms)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
            "functionalize"]
@@ -38,7 +41,7 @@ def _enter(t):
     a = _alias(t)
     if not a._rg:
         a._inference = False     # see _non_inference
-        a.requires_grad_()
+        a.requires_grad = True   # (requires_grad_ is refused inside a transform's function)
     return a
 
 
@@ -136,6 +139,19 @@ def _autograd_grad(outputs, inputs, grad_outputs, create_graph=True):
             for g, i in zip(got, inputs)]
 
 
+def _no_saved_tensors_hooks(f):
+    """The reverse-mode transforms refuse saved-tensor hooks (active around them or entered
+    inside), as PyTorch's do."""
+    message = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. "
+               "Please open an issue with your use case.")
+
+    @wraps(f)
+    def wrapper(*args, **kwargs):
+        with disable_saved_tensors_hooks(message):
+            return f(*args, **kwargs)
+    return wrapper
+
+
 # ---- grad -------------------------------------------------------------------------------------
 def _wrap_argnum(argnum, num_args):
     if not isinstance(argnum, int):
@@ -182,6 +198,7 @@ def _replace_argnums(args, argnums, new):
 def grad_and_value(func, argnums=0, has_aux=False):
     """A function returning (gradient of `func` w.r.t. the `argnums` arguments, func's value)."""
     @wraps(func)
+    @_no_saved_tensors_hooks
     def wrapper(*args, **kwargs):
         with _Enabled() as modes:
             diff = _slice_argnums(args, argnums, as_tuple=False)
@@ -193,7 +210,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
             # an outer no_grad/inference_mode keeps the outer graph from recording this one
             outer = modes.was_enabled and any(_outer(x) for x in leaves)
             entered = [_enter(x) for x in leaves]
-            out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)), **kwargs)
+            with _transform():
+                out = func(*_replace_argnums(args, argnums, tree_unflatten(entered, spec)),
+                           **kwargs)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -232,6 +251,7 @@ def grad(func, argnums=0, has_aux=False):
 
 
 # ---- vjp and jvp ------------------------------------------------------------------------------
+@_no_saved_tensors_hooks
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
     with _Enabled() as modes:
@@ -239,7 +259,8 @@ def vjp(func, *primals, has_aux=False):
         outer = any(isinstance(x, Tensor) and _outer(x) for x in leaves)
         out_outer = outer and modes.was_enabled
         entered = [_enter(x) if isinstance(x, Tensor) else x for x in leaves]
-        out = func(*tree_unflatten(entered, spec))
+        with _transform():
+            out = func(*tree_unflatten(entered, spec))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -247,20 +268,12 @@ def vjp(func, *primals, has_aux=False):
                                    "(output, aux) if has_aux is True")
             out, aux = out
         out_leaves, out_spec = tree_flatten(out)
-        if not out_leaves or (len(out_leaves) == 1 and out_leaves[0] is None):
-            raise RuntimeError("vjp(f, *primals): Expected f to be a function that has "
-                               f"non-empty output (got output = {out_leaves})")
-        for o in out_leaves:
-            if not isinstance(o, Tensor):
-                raise RuntimeError("vjp(f, *primals): expected f(*primals) to return only "
-                                   f"tensors, got unsupported type {type(o)}")
+        _check_tensor_output(out_leaves, "vjp(f, *primals)")
         if has_aux:
             _check_aux(aux)
     diff_inputs = [x for x in entered if isinstance(x, Tensor)]
 
-    def vjp_fn(cotangents, *more, retain_graph=True, create_graph=None):
-        if more:
-            cotangents = (cotangents,) + more
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         ct_leaves, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as "
@@ -290,58 +303,81 @@ def vjp(func, *primals, has_aux=False):
     return result_out, vjp_fn
 
 
+_JVP = "jvp(f, primals, tangents)"
+
+
+def _check_tensor_list(leaves, argname):
+    if not leaves:
+        raise RuntimeError(f"{_JVP}: Expected {argname} to contain at least one Tensor.")
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got "
+                               f"{type(x)}")
+
+
+def _check_tensor_output(leaves, api):
+    """A transform's function returns a non-empty pytree of tensors only."""
+    if not leaves or (len(leaves) == 1 and leaves[0] is None):
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got "
+                           f"output = {leaves})")
+    for o in leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(o)}")
+
+
 def _check_jvp_args(primals, tangents):
     if not isinstance(primals, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
-                           "should be valid to call f(*primals).")
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
     p_leaves, p_spec = tree_flatten(primals)
     t_leaves, t_spec = tree_flatten(tangents)
-    if len(p_leaves) != len(t_leaves) or not isinstance(tangents, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
-                           f"the same python structure. For example, if primals is a tuple of "
-                           "3 tensors, tangents also must be. Got primals with structure "
-                           f"{len(p_leaves)} leaves and tangents with {len(t_leaves)} leaves")
-    for p, t in zip(p_leaves, t_leaves):
-        if not isinstance(p, Tensor) or not isinstance(t, Tensor):
-            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be "
-                               "Tensors")
+    if p_spec != t_spec:
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, "
+                           f"tangents also must be. Got primals with structure {p_spec} and "
+                           f"tangents with structure {t_spec}")
+    _check_tensor_list(p_leaves, "primals")
+    _check_tensor_list(t_leaves, "tangents")
     return p_leaves, t_leaves, p_spec
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the Jacobian-vector product with `tangents`), by forward-mode AD."""
-    if strict:
-        raise RuntimeError("jvp(f, primals, tangents, strict=True): strict=True is not "
-                           "implemented yet")
     p_leaves, t_leaves, spec = _check_jvp_args(primals, tangents)
     if fwAD._current_level >= 0:
         raise RuntimeError("jvp: a jvp inside another jvp (nested forward-mode AD) is not "
                            "supported by ember (PyTorch's forward_ad has one level too)")
     fwAD.enter_dual_level()
     try:
-        duals = [fwAD.make_dual(_non_inference(p), _non_inference(t))
-                 for p, t in zip(p_leaves, t_leaves)]
-        with _NoInference():
-            out = func(*tree_unflatten(duals, spec))
+        with fwAD._set_fwd_grad_enabled(True):
+            duals = [fwAD._make_dual(_non_inference(p), _non_inference(t))
+                     for p, t in zip(p_leaves, t_leaves)]
+            with _NoInference(), _transform():
+                out = func(*tree_unflatten(duals, spec))
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("jvp(f, primals, tangents): output of function f should be "
-                                   "a tuple: (output, aux) if has_aux is True")
+                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, "
+                                   "aux) if has_aux is True")
             out, aux = out
+            _check_aux(aux)
         out_leaves, out_spec = tree_flatten(out)
+        _check_tensor_output(out_leaves, _JVP)
         prim, tang = [], []
         for o in out_leaves:
-            if not isinstance(o, Tensor):
-                raise RuntimeError("jvp(f, primals, tangents): Expected f(*primals) to return "
-                                   f"only tensors, got unsupported type {type(o)}")
             p, t = fwAD.unpack_dual(o)
+            if t is None:
+                if strict:
+                    raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f "
+                                       "is independent of the inputs. This is not allowed with "
+                                       "strict=True.")
+                t = _zeros_like(o)
             prim.append(p)
-            tang.append(t if t is not None else _zeros_like(o))
+            tang.append(t)
         result = (tree_unflatten(prim, out_spec), tree_unflatten(tang, out_spec))
         if has_aux:
-            result = result + (tree_map(lambda a: fwAD.unpack_dual(a).primal
-                                        if isinstance(a, Tensor) else a, aux),)
+            result = result + (tree_map(lambda a: fwAD.unpack_dual(a).primal, aux),)
     finally:
         fwAD.exit_dual_level()
     return result
@@ -370,7 +406,20 @@ def _basis(n, dtype, device):
 
 
 def _chunked_vmap(fn, basis, chunk_size):
+    """fn over the rows of `basis`, stacked: vmapped, `chunk_size` rows at a time; with
+    chunk_size=1 a plain loop (so fn need not be batchable), as PyTorch's jacrev does."""
+    if chunk_size == 1:
+        rows = [fn(basis[i]) for i in range(basis.shape[0])]
+        return tuple(_lookup("stack")(list(parts), 0) for parts in zip(*rows))
     return vmap_impl(fn, 0, 0, "error", chunk_size, (basis,), {})
+
+
+def _error_if_complex(api, args, is_input):
+    for i, a in enumerate(tree_flatten(args)[0]):
+        if isinstance(a, Tensor) and a.dtype.is_complex:
+            kind = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{api}: Expected all {kind} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -381,6 +430,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     @wraps(func)
     def wrapper(*args, **kwargs):
+        _error_if_complex("jacrev", args, is_input=True)
         diff = _slice_argnums(args, argnums, as_tuple=False)
 
         def f(*d):
@@ -390,6 +440,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         res = vjp(f, *diff_t, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         out_leaves, out_spec = tree_flatten(out)
+        _error_if_complex("jacrev", out_leaves, is_input=False)
         in_leaves, in_spec = tree_flatten(diff)
         jac_per_out = []
         for o in out_leaves:
@@ -432,6 +483,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     over the columns of the identity."""
     @wraps(func)
     def wrapper(*args, **kwargs):
+        _error_if_complex("jacfwd", args, is_input=True)
         diff = _slice_argnums(args, argnums, as_tuple=False)
         in_leaves, in_spec = tree_flatten(diff)
         sizes = [x.numel() for x in in_leaves]
@@ -449,6 +501,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 ts.append(_reshape(_lookup("narrow")(v, 0, start, n), x._size))
                 start += n
             res = jvp(f, tuple(in_leaves), tuple(ts), has_aux=has_aux)
+            _error_if_complex("jacfwd", res[0], is_input=False)
             return (res[1], res[2]) if has_aux else res[1]
         out_cols = vmap_impl(column, 0, -1, randomness, None, (basis,), {}) if total else None
         if has_aux:
@@ -494,7 +547,8 @@ def functionalize(func, *, remove="mutations"):
 
     @wraps(func)
     def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
+        with _transform():
+            return func(*args, **kwargs)
     return wrapper
 
 

@@ -17,15 +17,15 @@ def stack_module_state(models):
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
     stack = _lookup("stack")
 
+    def stacked_leaf(tensors, name):
+        flags = {t.requires_grad for t in tensors}
+        if len(flags) > 1:
+            raise RuntimeError(f"Expected {name} from each model to have the same "
+                               ".requires_grad")
+        out = stack([t.detach() for t in tensors], 0)
+        return out.requires_grad_() if True in flags else out
+
     def construct(named):
-        names = [n for n, _ in named(models[0])]
-        out = {}
-        for k, name in enumerate(names):
-            tensors = [list(named(m))[k][1] for m in models]
-            out[name] = stack([t.detach() for t in tensors], 0)
-        return out
-    params = construct(lambda m: m.named_parameters())
-    for name, p in params.items():
-        p.requires_grad_(dict(models[0].named_parameters())[name].requires_grad)
-    buffers = construct(lambda m: m.named_buffers())
-    return params, buffers
+        tables = [dict(named(m)) for m in models]
+        return {name: stacked_leaf([t[name] for t in tables], name) for name in tables[0]}
+    return construct(lambda m: m.named_parameters()), construct(lambda m: m.named_buffers())

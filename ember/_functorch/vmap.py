@@ -408,7 +408,26 @@ def _refuse_batched(tensors, opname, why):
         raise RuntimeError(f"Batching rule not implemented for {opname}{why}")
 
 
-_RULES.update(draw=_draw_levels, refuse=_refuse_batched, inplace_draw=_check_inplace_draw)
+def _new_like(self, out, make):
+    """Tensor.new_empty/new_zeros/new_ones/new_full on a BatchedTensor: one new tensor per
+    example, batched at each of `self`'s levels (PyTorch's batching rule materializes the
+    batch dims, so writing a batched tensor into it works). `out` is the unbatched result;
+    `make(shape)` builds one of another shape."""
+    chain = []
+    while type(self) is BatchedTensor:
+        chain.append(self)
+        self = self._value
+    if not chain:
+        return out
+    chain.reverse()   # outermost level first
+    result = make(tuple(batch_size(b._level) for b in chain) + tuple(out._size))
+    for b in chain:
+        result = _wrap(result, 0, b._level)
+    return result
+
+
+_RULES.update(draw=_draw_levels, refuse=_refuse_batched, inplace_draw=_check_inplace_draw,
+              new_like=_new_like)
 
 
 def _fallback(op, key, args):
@@ -538,14 +557,48 @@ def _chunked(func, flat_args, flat_dims, spec, out_dims, randomness, chunk_size,
 @contextlib.contextmanager
 def _new_level(size, randomness):
     """A vmap level of batch `size` for the block: its entry in `_levels` and its mode."""
-    level = (_levels[-1][0] if _levels else 0) + 1
-    _levels.append([level, size, randomness, len(_dispatcher._modes)])
-    _dispatcher._modes.append(vmap_mode)
+    level = push_level(size, randomness)
     try:
         yield level
     finally:
-        pop_mode(vmap_mode)
-        _levels.pop()
+        pop_level()
+
+
+def push_level(size, randomness):
+    """Enter a vmap level (its entry, its mode); returns the level."""
+    level = (_levels[-1][0] if _levels else 0) + 1
+    _levels.append([level, size, randomness, len(_dispatcher._modes)])
+    _dispatcher._modes.append(vmap_mode)
+    _grad_state.transforms += 1
+    return level
+
+
+def pop_level():
+    """Leave the innermost vmap level."""
+    _grad_state.transforms -= 1
+    pop_mode(vmap_mode)
+    _levels.pop()
+
+
+@contextlib.contextmanager
+def lower(entry):
+    """The block runs as if the vmap level `entry` were not running (PyTorch's
+    interpreter.lower()): its entry and its mode leave the stacks and come back afterwards."""
+    modes = _dispatcher._modes
+    i, k = _levels.index(entry), entry[3]
+    del _levels[i]
+    mode = modes.pop(k)
+    for e in _levels:
+        if e[3] > k:
+            e[3] -= 1
+    try:
+        yield
+    finally:
+        for e in _levels:
+            if e[3] >= k:
+                e[3] += 1
+        modes.insert(k, mode)
+        _levels.insert(i, entry)
 
 
 def _run(func, flat_args, flat_dims, spec, out_dims, randomness, size, kwargs, name):

@@ -565,12 +565,23 @@ def nonzero_static(input, *, size, fill_value=-1):
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
                            f"{size} instead")
-    found = B.nonzero(input) if input.dim() else \
-        B.empty(int(bool(input.item())), 0, dtype=D.int64)
-    if found.shape[0] >= size:
-        return found[:size].clone()
-    pad = B.full((size - found.shape[0], input.dim()), fill_value, dtype=D.int64)
-    return B.cat([found, pad], 0)
+    # the first `size` nonzero positions, in order, by a stable sort that puts them first
+    # (no op whose shape depends on the values, so it batches under vmap)
+    shape = tuple(input.shape)
+    flat = (input != 0).reshape(-1)
+    n = flat.shape[0]
+    order = B.argsort((~flat).to(D.int64), stable=True)
+    if size > n:
+        order = B.cat([order, B.zeros(size - n, dtype=D.int64)])
+    order = order[:size]
+    valid = B.arange(size) < flat.sum()
+    coords, stride = [], 1
+    for dim in reversed(shape):
+        dim = max(dim, 1)   # no element: every row is fill_value anyway
+        coords.append(order.div(stride, rounding_mode="floor") % dim)
+        stride *= dim
+    found = B.stack(coords[::-1], -1) if shape else B.zeros(size, 0, dtype=D.int64)
+    return B.where(valid.unsqueeze(-1), found, B.full((), fill_value, dtype=D.int64))
 
 
 # ---- factories ----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                         set_multithreading_enabled)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .graph import Node, SavedTensor, full, zeros  # noqa: F401
+from .._core.tensor import _require_grad
 from .._dispatch.dispatcher import lookup
 from .views import gradient_edge
 from .engine import execute, _is_checkpoint_valid  # noqa: F401
@@ -190,7 +191,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 if edge:
                     raise RuntimeError("materialize_grads cannot be used when the given input "
                                        "is a GradientEdge")
-                g = zeros(t._size, t.dtype, t._device).requires_grad_(create_graph)
+                g = _require_grad(zeros(t._size, t.dtype, t._device), create_graph)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is "

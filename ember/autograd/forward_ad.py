@@ -27,10 +27,11 @@ tangent (an in-place op through a view does not update the base's tangent).
 import weakref
 from collections import namedtuple
 
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _require_grad
 from .._core.grad_mode import _grad_state
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op
+from .._dispatch.vmap_state import refuse_batched
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -96,7 +97,15 @@ class dual_level:
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A view of `tensor` whose tangent is `tangent` at the current level."""
+    """A view of `tensor` whose tangent is `tangent` at the current level. Called directly
+    inside a vmap on batched tensors, it is refused as PyTorch refuses it (functorch's jvp makes
+    its duals with `_make_dual`, under its own level)."""
+    refuse_batched((tensor, tangent), "aten::_make_dual",
+                   "; the fallback path doesn't work on out= or view ops.")
+    return _make_dual(tensor, tangent, level=level)
+
+
+def _make_dual(tensor, tangent, *, level=None):
     if level is None:
         level = _current_level
     if level < 0:
@@ -335,7 +344,7 @@ def _jvp_by_double_vjp(op, primals, tangents, outs):
         x = args[i] if k is None else args[i][k]
         keep_graph = keep_graph or x._rg or t._rg
         if not x._rg:
-            x = _primal(x).requires_grad_()
+            x = _require_grad(_primal(x))
             if k is None:
                 args[i] = x
             else:
@@ -351,7 +360,7 @@ def _jvp_by_double_vjp(op, primals, tangents, outs):
         diff = [k for k, r in enumerate(res) if isinstance(r, Tensor) and r._rg]
         if not diff:
             return [None] * len(outs)
-        us = [_zeros_like(res[k]).requires_grad_() for k in diff]
+        us = [_require_grad(_zeros_like(res[k])) for k in diff]
         vs = _grad([res[k] for k in diff], leaves, us, create_graph=True, allow_unused=True)
         pairs = [(v, t) for v, t in zip(vs, ts) if v is not None and v._rg]
         result = [None] * len(outs)

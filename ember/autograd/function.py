@@ -11,9 +11,11 @@ import weakref
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
+from .._dispatch import vmap_state as _vmap_state
 from .graph import _Node as Node, SavedTensor, freed_error, zeros
 from .views import gradient_edge, rebase_view_history
-from .._core.tensor import Tensor, _alias
+from . import forward_ad as _forward_ad
+from .._core.tensor import Tensor, _alias, _require_grad
 
 
 class FunctionCtx:
@@ -197,6 +199,12 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         if _apply_observers:
             return _apply_observers[-1](cls, args, kwargs)
+        if _grad_state.transforms:
+            return _vmap_state.RULES["function"](cls, args, kwargs)
+        return cls._apply_plain(*args, **kwargs)
+
+    @classmethod
+    def _apply_plain(cls, *args, **kwargs):
         uses_setup = cls.setup_context is not Function.setup_context
         if uses_setup:  # setup_context sees the forward's defaults among `inputs`
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
@@ -213,11 +221,16 @@ class Function(metaclass=FunctionMeta):
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         is_executable = _grad_state.enabled and any(ctx.needs_input_grad)
         tangents, call_args = _forward_ad_split(cls, args)
-        with no_grad():
-            if uses_setup:
-                output = cls.forward(*call_args, **kwargs)
-            else:
-                output = cls.forward(ctx, *call_args, **kwargs)
+        fwd_enabled = _forward_ad._fwd_grad_enabled
+        prev_fwd, fwd_enabled[0] = fwd_enabled[0], False   # forward AD is off in forward, as
+        try:                                                # PyTorch's: its jvp gives tangents
+            with no_grad():
+                if uses_setup:
+                    output = cls.forward(*call_args, **kwargs)
+                else:
+                    output = cls.forward(ctx, *call_args, **kwargs)
+        finally:
+            fwd_enabled[0] = prev_fwd
         if uses_setup:
             cls.setup_context(ctx, args, output)
         single = not isinstance(output, tuple)
@@ -225,6 +238,9 @@ class Function(metaclass=FunctionMeta):
         out_tangents = None
         if tangents is not None:
             output, outputs = _dirty_duals(ctx, args, call_args, output, outputs)
+        if uses_setup:
+            _check_saved_input_returned(ctx, args, call_args, outputs)
+        if tangents is not None:
             out_tangents = _jvp_tangents(cls, ctx, args, tangents, outputs)
 
         if ctx.dirty_tensors and not {id(t) for t in ctx.dirty_tensors} <= {id(o) for o in outputs}:
@@ -330,6 +346,25 @@ class Function(metaclass=FunctionMeta):
         return new_outputs[0] if single else tuple(new_outputs)
 
 
+def _check_saved_input_returned(ctx, args, call_args, outputs):
+    """With setup_context, an input the forward returned as is (not marked dirty) may not be
+    saved, for backward or for forward, as PyTorch refuses it."""
+    saved = [t for t in tuple(ctx.to_save) + tuple(getattr(ctx, "saved_for_forward", ()))
+             if isinstance(t, Tensor)]
+    if not saved:
+        return
+    # under forward AD the forward ran on the primals: an input is its dual or its primal
+    same = {id(a): id(c) for a, c in zip(args, call_args) if isinstance(a, Tensor)}
+    inputs = set(same.values())
+    returned = {same.get(id(o), id(o)) for o in outputs if isinstance(o, Tensor)} & inputs
+    returned -= {same.get(id(t), id(t)) for t in ctx.dirty_tensors}
+    if any(same.get(id(t), id(t)) in returned for t in saved):
+        raise RuntimeError("An input that has been returned as-is as output is being saved for "
+                           "backward. This is not supported if you override setup_context. You "
+                           "should return and save a view of the input instead, e.g. with "
+                           "x.view_as(x) or setup ctx inside the forward function itself.")
+
+
 def _check_dirty(dirty, input_ids):
     """What PyTorch checks of ctx.mark_dirty's tensors: inputs only, each one a tensor an
     in-place op may modify under autograd (not a leaf or a view of one that requires grad, not
@@ -372,9 +407,11 @@ def _dirty_duals(ctx, args, call_args, output, outputs):
     back = {id(c): a for a, c in zip(args, call_args) if c is not a}
     if not back or not ctx.dirty_tensors:
         return output, outputs
-    dirty = {id(t) for t in ctx.dirty_tensors}
+    # setup_context marks the dual input it was given, a forward(ctx, ...) the primal
     ctx.dirty_tensors = tuple(back.get(id(t), t) for t in ctx.dirty_tensors)
-    outputs = tuple(back[id(o)] if id(o) in dirty and id(o) in back else o for o in outputs)
+    dirty = {id(t) for t in ctx.dirty_tensors}
+    outputs = tuple(back[id(o)] if id(o) in back and id(back[id(o)]) in dirty else o
+                    for o in outputs)
     return (outputs if isinstance(output, tuple) else outputs[0]), outputs
 
 
@@ -468,7 +505,7 @@ def once_differentiable(fn):
         outs = outputs if isinstance(outputs, tuple) else (outputs,)
         err = DelayedError("trying to differentiate twice a function that was marked with "
                            "@once_differentiable", len(outs))
-        wrapped = err(*[o.detach().requires_grad_() if isinstance(o, Tensor) else None
+        wrapped = err(*[_require_grad(o.detach()) if isinstance(o, Tensor) else None
                         for o in outs])
         return wrapped if isinstance(wrapped, tuple) else (wrapped,)
     return wrapper

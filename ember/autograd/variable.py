@@ -4,7 +4,7 @@ with the requested requires_grad; every tensor is an instance of Variable."""
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _require_grad
 from .engine import _ImperativeEngine
 
 __all__ = ["Variable"]
@@ -27,4 +27,4 @@ class Variable(metaclass=_VariableMeta):
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         t = data.detach()
-        return t.requires_grad_(requires_grad) if requires_grad else t
+        return _require_grad(t, requires_grad) if requires_grad else t

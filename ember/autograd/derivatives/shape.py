@@ -44,8 +44,9 @@ derivative("unsqueeze", {"self": lambda grad, dim: grad.squeeze(dim)})
 
 
 def _embed_backward(grad, self_shape, view_fn):
-    """Gradient of a view: zeros of the input's shape with `grad` written into the viewed part."""
-    out = E.zeros(self_shape, dtype=grad.dtype, device=grad.device)
+    """Gradient of a view: zeros of the input's shape with `grad` written into the viewed part
+    (grad's new_zeros: under vmap, one per example of a batched grad)."""
+    out = grad.new_zeros(self_shape)
     return _scatter_view(out, grad, view_fn)
 
 
