@@ -1,0 +1,34 @@
+"""Fixes found by running PyTorch's test/test_type_promotion.py, test/test_indexing.py and parts of
+test/test_tensor_creation_ops.py whole on ember.
+
+The uint8-mask deprecation warning names the user's line (as PyTorch's C++ warnings do), so under
+the default "once per location" filter two indexing lines give two warnings, not one."""
+import warnings
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _uint8_mask_warnings(lib):
+    v = lib.tensor([True, False, True])
+    mask = lib.tensor([1, 0, 0], dtype=lib.uint8)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("default")
+        first = v[mask]
+        second = v[mask]   # another line: warned again
+        for _ in range(2):
+            v[mask]        # the same line twice: warned once
+    assert first.tolist() == second.tolist() == [True]
+    # PyTorch appends "(Triggered internally at <C++ file>)" to the message
+    return [(x.category, str(x.message).split(" (Triggered")[0].strip(), x.filename, x.lineno)
+            for x in w]
+
+
+def test_uint8_mask_warning_points_at_caller():
+    got, want = _uint8_mask_warnings(ember), _uint8_mask_warnings(torch)
+    assert len(want) == 3
+    assert got == want
+    assert all(filename == __file__ for _, _, filename, _ in got)
