@@ -32,3 +32,23 @@ def test_uint8_mask_warning_points_at_caller():
     assert len(want) == 3
     assert got == want
     assert all(filename == __file__ for _, _, filename, _ in got)
+
+
+def _error(fn, lib):
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001 -- the type and message are what is compared
+        return type(e), str(e).split("\n")[0]
+    return None
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.empty_strided((2,), ()),
+    lambda L: L.empty_strided((2, 3), (1,)),
+    lambda L: L.empty_strided((2,), (), device="meta"),
+    lambda L: L.tensor(-4.827, dtype=L.float64).new_empty_strided((2,), ()),
+])
+def test_empty_strided_rank_mismatch_as_torch(case):
+    want = _error(case, torch)
+    assert want is not None and want[0] is RuntimeError
+    assert _error(case, ember) == want
