@@ -52,3 +52,20 @@ def test_empty_strided_rank_mismatch_as_torch(case):
     want = _error(case, torch)
     assert want is not None and want[0] is RuntimeError
     assert _error(case, ember) == want
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "bartlett_window",
+                                  "blackman_window", "kaiser_window"])
+@pytest.mark.parametrize("dtype", [None, "float64", "int64"])
+def test_window_sparse_layout_raises_as_torch(name, dtype):
+    # the layout is checked before the dtype, as in PyTorch's window_function_checks
+    def call(lib):
+        dt = getattr(lib, dtype) if dtype else None
+        getattr(lib, name)(3, dtype=dt, layout=lib.sparse_coo)
+    want = _error(call, torch)
+    assert want[0] is RuntimeError
+    assert _error(call, ember)[0] is RuntimeError
+    prefix = f"{name} is not implemented for sparse types, got: "
+    assert want[1].startswith(prefix) and _error(call, ember)[1].startswith(prefix)
+    assert getattr(ember, name)(3, layout=ember.strided).tolist() == pytest.approx(
+        getattr(torch, name)(3, layout=torch.strided).tolist())
