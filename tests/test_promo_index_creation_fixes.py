@@ -5,6 +5,8 @@ The uint8-mask deprecation warning names the user's line (as PyTorch's C++ warni
 the default "once per location" filter two indexing lines give two warnings, not one."""
 import warnings
 
+import numpy as np
+
 import pytest
 
 import ember
@@ -69,3 +71,21 @@ def test_window_sparse_layout_raises_as_torch(name, dtype):
     assert want[1].startswith(prefix) and _error(call, ember)[1].startswith(prefix)
     assert getattr(ember, name)(3, layout=ember.strided).tolist() == pytest.approx(
         getattr(torch, name)(3, layout=torch.strided).tolist())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: memoryview(b"ab"),
+    lambda: memoryview(np.arange(3, dtype=np.float32)),
+    lambda: memoryview(np.array([True, False])),
+    lambda: memoryview(np.arange(6, dtype=np.int32).reshape(2, 3)),
+])
+@pytest.mark.parametrize("factory", ["tensor", "as_tensor"])
+def test_tensor_from_memoryview_as_torch(make, factory):
+    # PyTorch reads a memoryview as a sequence of Python numbers (so int32 items become int64,
+    # float32 ones the default dtype); one of more than one dimension has no shape to it
+    want = _error(lambda L: getattr(L, factory)(make()), torch)
+    if want is not None:
+        assert _error(lambda L: getattr(L, factory)(make()), ember) == want
+        return
+    got, ref = getattr(ember, factory)(make()), getattr(torch, factory)(make())
+    assert str(got.dtype) == str(ref.dtype) and got.tolist() == ref.tolist()

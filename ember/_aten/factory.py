@@ -548,6 +548,10 @@ def _storage_elements(storage, dtype):
 
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
+    if isinstance(data, memoryview):   # a sequence to PyTorch, read item by item (not as a buffer)
+        if data.ndim != 1:
+            raise ValueError("could not determine the shape of object type 'memoryview'")
+        data = data.tolist()
     if isinstance(data, UntypedStorage) or isinstance(getattr(data, "_untyped_storage", None),
                                                        UntypedStorage):   # a TypedStorage too
         arr, dt = _storage_elements(data, dtype)
