@@ -78,9 +78,16 @@ def empty_meta(size, dtype=None, device=None, requires_grad=False):
     return _meta(size, _dt(dtype))
 
 
+def _check_strides(size, stride):
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of "
+                           f"strides ({len(stride)})")
+
+
 @impl("empty_strided", "CPU")
 def empty_strided(size, stride, dtype=None, device=None):
     _check_size(size)
+    _check_strides(size, stride)
     if any(k < 0 for k in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
                            f"strides={list(stride)}")
@@ -103,6 +110,7 @@ def empty_strided(size, stride, dtype=None, device=None):
 
 @impl("empty_strided", "Meta")
 def empty_strided_meta(size, stride, dtype=None, device=None):
+    _check_strides(size, stride)
     return _meta(size, _dt(dtype), stride)
 
 
@@ -540,6 +548,10 @@ def _storage_elements(storage, dtype):
 
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
+    if isinstance(data, memoryview):   # a sequence to PyTorch, read item by item (not as a buffer)
+        if data.ndim != 1:
+            raise ValueError("could not determine the shape of object type 'memoryview'")
+        data = data.tolist()
     if isinstance(data, UntypedStorage) or isinstance(getattr(data, "_untyped_storage", None),
                                                        UntypedStorage):   # a TypedStorage too
         arr, dt = _storage_elements(data, dtype)

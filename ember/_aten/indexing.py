@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 from .._core.float8 import as_strided
+from .._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _op
@@ -31,7 +32,7 @@ def _np_index(self, indices):
         if idx.dtype is D.bool or idx.dtype is D.uint8:
             if idx.dtype is D.uint8:
                 warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
-                              "dtype torch.bool instead.", UserWarning, stacklevel=2)
+                              "dtype torch.bool instead.", UserWarning, stacklevel=_user_stacklevel())
                 a = a.astype(bool)
             for k in range(a.ndim):
                 if a.shape[k] != self._size[len(key) + k]:

@@ -12,6 +12,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 from .._core import dtype as D
+from .._core.layout import sparse_coo
 from .._core.flags import warn_once
 from .._core.math_bits import resolved_values
 from .._core.tensor import Tensor, _wrap_dim
@@ -610,6 +611,9 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
 def _window_start(name, window_length, periodic, dtype, layout, device):
     """Validate a window call; returns (n, dtype) with n the length computed (one more than
     asked for a periodic window, whose last sample is then dropped)."""
+    if layout is sparse_coo:
+        raise RuntimeError(f"{name} is not implemented for sparse types, got: "
+                           f"layout=Sparse, dtype={dtype or D.get_default_dtype()}")
     dtype = dtype or D.get_default_dtype()
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
