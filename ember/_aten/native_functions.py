@@ -534,7 +534,7 @@ view_as_complex_copy(Tensor self) -> Tensor
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
 cat(Tensor[] tensors, int dim=0) -> Tensor  | function, out, alias concat, alias concatenate
-_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor  | function
+_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor  | function, out
 stack(Tensor[] tensors, int dim=0) -> Tensor  | function, out
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)  | method
 copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor

@@ -147,8 +147,9 @@ _OUT_DTYPE_RULES = {
     **dict.fromkeys(["amax", "amin"], _as_input),
     **dict.fromkeys(["argmax", "argmin"], _long_indices),
     "nansum": _nansum,
-    "nonzero": lambda name, out, result, inputs: out is D.int64 or (
-        f"nonzero: Expected out tensor to have scalar type Long but got scalar type{_type(out)}"),
+    **dict.fromkeys(["nonzero", "nonzero_static"], lambda name, out, result, inputs: (
+        out is D.int64) or (f"{name}: Expected out tensor to have scalar type Long but got "
+                            f"scalar type{_type(out)}")),
     "multinomial": lambda name, out, result, inputs: out is D.int64 or (
         f"multinomial expects Long tensor out, got: {_type(out)}"),
     "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
@@ -161,8 +162,10 @@ _OUT_DTYPE_RULES = {
         f"expected scalar_type {_type(result)} but found {_type(out)}"),
     **dict.fromkeys(["dot", "vdot", "matmul"], lambda name, out, result, inputs: out is result or (
         f"result dtype {_type(out)} does not match input dtype {_type(result)}")),
-    "cat": lambda name, out, result, inputs: can_cast(result, out) or TypeError(
-        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}"),
+    # _chunk_cat writes through cat's kernel, with its check
+    **dict.fromkeys(["cat", "_chunk_cat"], lambda name, out, result, inputs: can_cast(
+        result, out) or TypeError(
+        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}")),
     **dict.fromkeys(["complex", "polar"], lambda name, out, result, inputs: out is result or (
         f"Expected object of scalar type {_type(result)} but got scalar type {_type(out)} for "
         f"argument 'out'")),
@@ -249,6 +252,10 @@ _TUPLE_OUT_RULES = {
     "linalg_eig": (_castable("torch.linalg.eig", "eigenvalues"),
                    _castable("torch.linalg.eig", "eigenvectors")),
     "geqrf": (_castable("torch.geqrf", "a"), _castable("torch.geqrf", "tau")),
+    # the batch norm kernel writes each output in the input's dtype
+    **dict.fromkeys(["native_batch_norm", "_native_batch_norm_legit"], (
+        lambda name, out, result, inputs: out is result or (
+            f"expected scalar type {_type(result)} but found {_type(out)}"),) * 3),
 }
 
 # the ops whose dtype= defaults to out's dtype when out= is given
@@ -282,7 +289,23 @@ RESIZES_OUT_SILENTLY = frozenset(["empty", "zeros", "ones", "full", "eye", "rand
                                   "log_sigmoid"])
 
 
-def _copy_out(out, result, name=None):
+def resize_output(out, shape, warn=True):
+    """PyTorch's resize_output: `out` resized to `shape` (its storage kept when large enough,
+    so its data_ptr stays), with the deprecation warning when it had elements."""
+    if out._size == tuple(shape):
+        return out
+    if warn and out.numel() != 0:
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out._size)}, which does not match the required output shape "
+                      f"{list(shape)}. This behavior is deprecated, and in a future "
+                      "PyTorch release outputs will not be resized unless they have zero "
+                      "elements. You can explicitly reuse an out tensor t by resizing it, "
+                      "inplace, to zero elements with t.resize_(0).", UserWarning,
+                      stacklevel=_user_stacklevel())
+    return out.resize_(shape)
+
+
+def _copy_out(out, result, name=None, warn_resize=True):
     refuse_batched((out, result), f"aten::{name or _op_name_of(result)}.out",
                    "; the fallback path doesn't work on out= or view ops.")
     if result.requires_grad or (out.requires_grad and _grad_state.enabled):
@@ -296,16 +319,10 @@ def _copy_out(out, result, name=None):
         raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
                            f"output type {_type(out.dtype)}")
     if out._size != result._size:
-        if out.numel() != 0 and name not in RESIZES_OUT_SILENTLY:
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(out._size)}, which does not match the required output shape "
-                          f"{list(result._size)}. This behavior is deprecated, and in a future "
-                          "PyTorch release outputs will not be resized unless they have zero "
-                          "elements. You can explicitly reuse an out tensor t by resizing it, "
-                          "inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=_user_stacklevel())
-        out.set_(result.to(out.dtype))
-        return out
+        resize_output(out, result._size, warn_resize and name not in RESIZES_OUT_SILENTLY)
+        # out takes the strides the kernel gives its result
+        if out.stride() != result.stride():
+            out.as_strided_(result._size, result.stride())
     out.copy_(result)
     return out
 
@@ -424,7 +441,8 @@ def _check_values_indices_out(name, out, result):
 def _finish_tuple(name, fields, result, out=None, inputs=None):
     """A named tuple of results (torch.return_types.<name>), copied into `out` if given (checked
     against the op's tensor arguments `inputs` where given, as `_finish` does); with `out` it is
-    PyTorch's separate class torch.return_types.<name>_out."""
+    PyTorch's separate class torch.return_types.<name>_out. Results without field names
+    (`fields` None: native_batch_norm) are a plain tuple, with `out` the tuple of out's tensors."""
     if out is not None:
         if inputs is not None:
             check_out_overlap(name, out, inputs)
@@ -437,6 +455,8 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
                 verdict = rule(name, o.dtype, r.dtype, inputs)
                 if verdict is not True:
                     raise RuntimeError(verdict)
-        result = tuple(_copy_out(o, r, name) for o, r in zip(out, result))
-        return _make_result(f"{name}_out", fields, result)
-    return _make_result(name, fields, result)
+        # mode of a 0-d tensor fills its outputs through resize_ (its kernel's trivial case)
+        warn = not (name == "mode" and inputs and inputs[0].dim() == 0)
+        result = tuple(_copy_out(o, r, name, warn) for o, r in zip(out, result))
+        return _make_result(f"{name}_out", fields, result) if fields else result
+    return _make_result(name, fields, result) if fields else result

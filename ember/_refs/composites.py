@@ -561,7 +561,10 @@ def unravel_index(indices, shape):
     return coords.unbind(-1)
 
 
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
+    if out is not None:
+        return _finish(nonzero_static(input, size=size, fill_value=fill_value), False, out,
+                       "nonzero_static", (input,))
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
                            f"{size} instead")

@@ -1,0 +1,163 @@
+"""PyTorch's test_ops.py test_out / test_out_warning over the whole op_db (slice opsout): the
+out= behaviours ember had to change, each compared with torch on the same inputs -- an out
+resized in place (its data_ptr kept) to the result's strides, a lazily conjugated result written
+into a resized out, the out= overloads of native_batch_norm, _native_batch_norm_legit,
+_chunk_cat and nonzero_static, random factories drawing into out where it lies, normal's
+broadcast against out, torch.lu's resize_as_ out, mode's silent resize of a 0-d input's outputs,
+and the out dtype checks with their messages."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _values(t):
+    t = t.detach().resolve_conj()
+    if t.is_complex():
+        t = t.real.double() + 1j * t.imag.double()
+        return np.round(t.numpy(), 5).tolist()
+    return np.round(t.double().numpy(), 5).tolist()
+
+
+def _outcome(lib, fn, strides=True):
+    """fn(lib) -> ("ok", [(dtype, shape, stride, values)], resize warnings, out is returned)
+    or (exception type name, message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out, r = fn(lib)
+        except Exception as e:  # noqa: BLE001 -- the exception is the result compared
+            return type(e).__name__, str(e).split("\n")[0]
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    rs = r if isinstance(r, (tuple, list)) else [r]
+    warned = sum("An output with one or more elements" in str(w.message) for w in caught)
+    return ("ok", [(str(t.dtype), tuple(t.shape), t.stride() if strides else None, _values(t))
+                   for t in outs],
+            warned, all(a is b for a, b in zip(outs, rs)))
+
+
+def _same(fn, strides=True):
+    assert _outcome(ember, fn, strides) == _outcome(torch, fn, strides)
+
+
+def _x(lib, *shape, dtype="float32"):
+    n = int(np.prod(shape))
+    return lib.tensor(((np.arange(n) * 7 % 11) - 5.0).reshape(shape), dtype=getattr(lib, dtype))
+
+
+def _call(name, *args, out, **kwargs):
+    def fn(lib):
+        o = out(lib)
+        return o, _resolve(lib, name)(*[a(lib) if callable(a) else a for a in args], **kwargs,
+                                      out=o)
+    return fn
+
+
+def _resolve(lib, name):
+    f = lib
+    for part in name.split("."):
+        f = getattr(f, part)
+    return f
+
+
+def test_resized_out_keeps_its_storage_when_large_enough():
+    def fn(lib):
+        o = lib.zeros(10)
+        ptr = o.data_ptr()
+        r = lib.add(_x(lib, 2, 3), 1, out=o)
+        return (o, lib.tensor(float(o.data_ptr() == ptr))), (r, None)
+    # (the second "output" reports whether the data_ptr stayed)
+    e, t = _outcome(ember, fn), _outcome(torch, fn)
+    assert e[:2] == t[:2] and e[2] == t[2] == 1
+
+
+@pytest.mark.parametrize("fname", ["ifft", "ihfft", "fft", "hfft"])
+def test_resized_out_of_a_conjugated_result(fname):
+    # ifft of a real input is a lazily conjugated view: a resized out must hold its values
+    # (its strides are not compared: PyTorch's c2c result is not contiguous, ember's is)
+    _same(_call(f"fft.{fname}", lambda lib: _x(lib, 5, 6, 7), n=10, dim=1, norm="ortho",
+                out=lambda lib: lib.empty(0, dtype=lib.complex64 if fname[-3:] != "hfft"
+                                          else lib.float32)), strides=False)
+
+
+@pytest.mark.parametrize("out_shape,dtype", [((0,), "float32"), ((2,), "float32"),
+                                             ((3, 4, 5), "int64"), ((3, 4, 5), "float64")])
+@pytest.mark.parametrize("name,stats", [("native_batch_norm", True),
+                                        ("_native_batch_norm_legit", True),
+                                        ("_native_batch_norm_legit", False)])
+def test_batch_norm_out_overloads(name, stats, out_shape, dtype):
+    def fn(lib):
+        x, w, b = _x(lib, 3, 4, 5), _x(lib, 4), _x(lib, 4).abs()
+        running = (lib.zeros(4), lib.ones(4)) if stats else ()
+        out = tuple(lib.zeros(out_shape, dtype=getattr(lib, dtype)) for _ in range(3))
+        return out, getattr(lib, name)(x, w, b, *running, True, 0.1, 1e-5, out=out)
+    _same(fn)
+
+
+@pytest.mark.parametrize("out", [lambda lib: lib.zeros(1, 30), lambda lib: lib.zeros(0),
+                                 lambda lib: lib.zeros(1, 2, 5, 2, dtype=lib.int64)])
+def test_chunk_cat_out(out):
+    _same(_call("_chunk_cat", lambda lib: [_x(lib, 1, 2, 3), _x(lib, 1, 2, 3)], -1, 5, out=out))
+
+
+@pytest.mark.parametrize("out", [lambda lib: lib.zeros(3, 2, dtype=lib.float32),
+                                 lambda lib: lib.zeros(5, 5, dtype=lib.int64)[:, :2],
+                                 lambda lib: lib.zeros(3, dtype=lib.int64),
+                                 lambda lib: lib.zeros(3, 2, dtype=lib.int64)])
+def test_nonzero_static_out(out):
+    _same(_call("nonzero_static", lambda lib: _x(lib, 2, 2), size=3, out=out))
+
+
+@pytest.mark.parametrize("name", ["randn", "rand"])
+@pytest.mark.parametrize("out", [lambda lib: lib.zeros(5, 10)[:, ::2], lambda lib: lib.zeros(7),
+                                 lambda lib: lib.zeros(5, 5, dtype=lib.int64)])
+def test_random_factories_draw_into_out(name, out):
+    def fn(lib):
+        lib.manual_seed(42)
+        o = out(lib)
+        return o, getattr(lib, name)(5, 5, out=o)
+    _same(fn)
+
+
+@pytest.mark.parametrize("out_shape", [(2, 3), (0,), (1, 1), (4, 1, 3), (3,), (5,)])
+@pytest.mark.parametrize("which", ["mean", "std", "both"])
+def test_normal_tensor_out(which, out_shape):
+    def fn(lib):
+        mean = _x(lib, 3) if which != "std" else 0.5
+        std = _x(lib, 3).abs() if which != "mean" else 2.0
+        o = lib.zeros(out_shape)
+        lib.manual_seed(0)
+        return o, lib.normal(mean, std, out=o)
+    _same(fn)
+
+
+def test_normal_noncontiguous_out_draws_in_place():
+    def fn(lib):
+        o = lib.zeros(4, 12)[:, ::2]
+        lib.manual_seed(1)
+        return o, lib.normal(_x(lib, 4, 6), 1.5, out=o)
+    _same(fn)
+
+
+@pytest.mark.parametrize("get_infos", [False, True])
+@pytest.mark.parametrize("dtype,shape", [("float32", (6, 1)), ("int64", (5, 5)),
+                                         ("float32", (0,))])
+def test_lu_out_is_resize_as_and_copy(get_infos, dtype, shape):
+    def fn(lib):
+        out = (lib.zeros(shape, dtype=getattr(lib, dtype)), lib.zeros(2, dtype=lib.int32),
+               lib.zeros(2, dtype=lib.int32))[:2 + get_infos]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # torch.lu's deprecation (worded differently)
+            r = lib.lu(_x(lib, 5, 5), get_infos=get_infos, out=out)
+        return out, r
+    _same(fn)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3,), (4, 5)])
+def test_mode_out_resize_warning(shape):
+    _same(_call("mode", lambda lib: _x(lib, *shape), out=lambda lib: (lib.zeros(2),
+                                                                       lib.zeros(2, dtype=lib.int64))))
