@@ -131,7 +131,8 @@ def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name, out):
     if other is not None:
         return pairwise(input, other, out=out)
     if dim is _FULL:
-        return _finish(full(input), False, out)  # a reduction: PyTorch checks no overlap
+        # a reduction: PyTorch checks no overlap
+        return _finish(full(input), False, out, f"{name}_unary")
     values_indices = by_dim(input, _int_dim(name, dim), keepdim)
     return _finish_tuple(name, ["values", "indices"], values_indices, out, (input,))
 
