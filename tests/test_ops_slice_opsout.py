@@ -235,3 +235,14 @@ def test_vector_by_matrix_out_goes_through_mm(name, out):
             return o, lib.matmul(_x(lib, 3), _x(lib, 3, 4), out=o)
         return o, lib._C._nn.linear(_x(lib, 3), _x(lib, 4, 3), _x(lib, 4), out=o)
     _same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                   "float8_e5m2fnuz"])
+def test_make_tensor_of_8bit_floats(dtype):
+    def draw(lib):
+        lib.manual_seed(0)
+        t = lib.testing.make_tensor((2, 3), dtype=getattr(lib, dtype), device="cpu",
+                                    noncontiguous=True)
+        return str(t.dtype), t.stride(), t.float().tolist()
+    assert draw(ember) == draw(torch)
