@@ -246,3 +246,29 @@ def test_make_tensor_of_8bit_floats(dtype):
                                     noncontiguous=True)
         return str(t.dtype), t.stride(), t.float().tolist()
     assert draw(ember) == draw(torch)
+
+
+@pytest.mark.parametrize("name", ["native_batch_norm", "_native_batch_norm_legit"])
+def test_batch_norm_eval_out_leaves_the_statistics_outputs(name):
+    def fn(lib):
+        x, w, b = _x(lib, 3, 4, 5), _x(lib, 4), _x(lib, 4).abs()
+        out = (lib.full((3, 4, 6), 7.0), lib.full((1,), 7.0), lib.full((7,), 7.0))
+        return out, getattr(lib, name)(x, w, b, lib.zeros(4), lib.ones(4), False, 0.1, 1e-5,
+                                       out=out)
+    _same(fn)
+
+
+@pytest.mark.parametrize("op", ["vdot", "mul", "mm"])
+def test_view_made_under_no_grad_then_requiring_grad_is_a_leaf(op):
+    # OpInfo's conjugated samples: x.conj() made under no_grad, then .requires_grad_()
+    def grads(lib):
+        x = lib.tensor([1 + 2j, 3 - 1j, -2 + 0.5j], requires_grad=True)
+        with lib.no_grad():
+            b = x.conj()
+        b.requires_grad_(True)
+        a = lib.tensor([0.5 - 1j, 2 + 1j, 1 + 1j], requires_grad=True)
+        out = {"vdot": lambda: lib.vdot(a, b), "mul": lambda: (a * b).sum(),
+               "mm": lambda: lib.mm(a[None], b[:, None])}[op]()
+        out.abs().sum().backward()
+        return b.is_leaf, x.grad, _values(b.grad), _values(a.grad)
+    assert grads(ember) == grads(torch)

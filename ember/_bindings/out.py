@@ -369,6 +369,8 @@ def _check_out_dtype(name, out_dtype, result_dtype, inputs):
         raise RuntimeError(verdict)
 
 
+_BATCH_NORM = frozenset(["native_batch_norm", "_native_batch_norm_legit"])
+
 # the ops that write a vector-matrix product into out= through mm (matmul; linear of a vector)
 _VECTOR_BY_MATRIX = frozenset(["matmul", "linear"])
 
@@ -549,6 +551,11 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
                     raise RuntimeError(verdict)
         # mode of a 0-d tensor fills its outputs through resize_ (its kernel's trivial case)
         warn = not (name == "mode" and inputs and inputs[0].dim() == 0)
+        if name in _BATCH_NORM and result[1].numel() == 0:
+            # batch norm in eval mode saves no statistics: PyTorch leaves those outputs as
+            # they were, unresized and unwritten
+            _copy_out(out[0], result[0], name)
+            return tuple(out)
         result = tuple(_copy_out(o, r, name, warn) for o, r in zip(out, result))
         return _make_result(f"{name}_out", fields, result) if fields else result
     return _make_result(name, fields, result) if fields else result
