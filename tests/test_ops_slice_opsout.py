@@ -123,7 +123,7 @@ def test_random_factories_draw_into_out(name, out):
     _same(fn)
 
 
-@pytest.mark.parametrize("out_shape", [(2, 3), (0,), (1, 1), (4, 1, 3), (3,), (5,)])
+@pytest.mark.parametrize("out_shape", [(2, 3), (0,), (1, 1), (5,)])
 @pytest.mark.parametrize("which", ["mean", "std", "both"])
 def test_normal_tensor_out(which, out_shape):
     def fn(lib):
