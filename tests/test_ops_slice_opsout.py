@@ -272,3 +272,14 @@ def test_view_made_under_no_grad_then_requiring_grad_is_a_leaf(op):
         out.abs().sum().backward()
         return b.is_leaf, x.grad, _values(b.grad), _values(a.grad)
     assert grads(ember) == grads(torch)
+
+
+@pytest.mark.parametrize("out_shape", [(4, 3), (4, 4), (0,)])
+def test_scaled_mm_out(out_shape):
+    def fn(lib):
+        a = _x(lib, 4, 16).div(8).to(lib.float8_e4m3fn)
+        b = _x(lib, 3, 16).div(8).to(lib.float8_e4m3fn).t()
+        one = lib.tensor(1.0)
+        o = lib.zeros(out_shape, dtype=lib.float32)
+        return o, lib._scaled_mm(a, b, one, one, out_dtype=lib.float32, out=o)
+    _same(fn)

@@ -270,7 +270,7 @@ matmul(Tensor self, Tensor other) -> Tensor  | function, method, out
 addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
 _addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False) -> Tensor  | function, method, out
 linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
-_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor  | function
+_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor  | function, out
 # ---- products, einsum, decompositions
 dot(Tensor self, Tensor tensor) -> Tensor  | function, method, out
 vdot(Tensor self, Tensor other) -> Tensor  | function, method, out
