@@ -281,7 +281,7 @@ matmul(Tensor self, Tensor other) -> Tensor  | function, method, out
 addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor  | function, method, inplace, out
 _addmm_activation(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False) -> Tensor  | function, method, out
 linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
-_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor  | function
+_scaled_mm(Tensor self, Tensor mat2, Tensor scale_a, Tensor scale_b, Tensor? bias=None, Tensor? scale_result=None, ScalarType? out_dtype=None, bool use_fast_accum=False) -> Tensor  | function, out
 # ---- products, einsum, decompositions
 dot(Tensor self, Tensor tensor) -> Tensor  | function, method, out
 vdot(Tensor self, Tensor other) -> Tensor  | function, method, out
@@ -545,7 +545,7 @@ view_as_complex_copy(Tensor self) -> Tensor
 clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor  | function, method
 _to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, MemoryFormat? memory_format=None) -> Tensor
 cat(Tensor[] tensors, int dim=0) -> Tensor  | function, out, alias concat, alias concatenate
-_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor  | function
+_chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor  | function, out
 stack(Tensor[] tensors, int dim=0) -> Tensor  | function, out
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)  | method
 copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor

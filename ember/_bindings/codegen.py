@@ -352,8 +352,8 @@ class _Binding:
         tensors = [self.arg_name(a) for a in self.op.schema.arguments
                    if a.is_tensor or a.is_tensor_list]
         inputs = f"({', '.join(tensors)}{',' if len(tensors) == 1 else ''})"
-        if len(names) > 1 and all(names):
-            fields = tuple(names)
+        if len(names) > 1 and (all(names) or self.has_out):
+            fields = tuple(names) if all(names) else None
             if self.has_out:
                 lines.append(f"    return _finish_tuple({self.name!r}, {fields!r}, {call}, out, "
                              f"{inputs})")

@@ -21,8 +21,9 @@ from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
 from .._aten.factory import checked_scalar, linspace_dtype
-from .out import _finish, _type
+from .out import _finish, _type, resize_output
 from .._dispatch import vmap_state as _vmap_state
+from .._core.grad_mode import _grad_state
 from .._dispatch.vmap_state import random_function, check_inplace_draw
 
 
@@ -523,16 +524,27 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _finish(_op("scalar_tensor")(s, dtype, _dev(device)), requires_grad)
 
 
+def _sample_into(out, size, dtype, device):
+    """The tensor a random factory fills: a new one, or (PyTorch's rand.out, randn.out,
+    normal.float_float_out) `out` itself, resized in place without a warning and filled where
+    it lies, so a non-contiguous `out` takes the draws in its own layout."""
+    if out is None:
+        return _empty(size, dtype, _dev(device), False)
+    return out.resize_(size)
+
+
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "rand"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad, out, "rand")
+    dtype = _out_dtype(out, dtype, layout)
+    t = _sample_into(out, _size_args(sizes, size, "rand"), dtype, device)
+    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
-    t = _empty(_size_args(sizes, size, "randn"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad, out, "randn")
+    dtype = _out_dtype(out, dtype, layout)
+    t = _sample_into(out, _size_args(sizes, size, "randn"), dtype, device)
+    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -561,9 +573,40 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     if size is not None:  # the (float mean, float std, size) overload: 0-d tensors are numbers
         mean, std = (x.item() if isinstance(x, Tensor) else x for x in (mean, std))
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        return _finish(_normal_tensors(mean, std, generator), requires_grad, out)
-    t = _empty(_size_args((size,), name="normal"), _out_dtype(out, dtype, layout), _dev(device), False)
-    return _finish(_sampled(_normal_(t, float(mean), float(std), generator)), requires_grad, out)
+        if out is not None:
+            return _normal_tensors_out(mean, std, generator, out)
+        return _finish(_normal_tensors(mean, std, generator), requires_grad)
+    dtype = _out_dtype(out, dtype, layout)
+    t = _sample_into(out, _size_args((size,), name="normal"), dtype, device)
+    return _finish(_sampled(_normal_(t, float(mean), float(std), generator)), requires_grad)
+
+
+def _normal_tensors_out(mean, std, generator, out):
+    """PyTorch's normal.Tensor_float_out (and float_Tensor, Tensor_Tensor): `out` is resized
+    to the result's shape and drawn into in place, then scaled and shifted in place. With a
+    float std that shape is `mean` broadcast against out's current shape: an out of a
+    broadcastable shape keeps it."""
+    tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    _check_normal_std(std)
+    if any(x.requires_grad for x in tensors) and _grad_state.enabled:
+        raise RuntimeError("normal(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    std_is_float = not isinstance(std, Tensor)
+    shape = broadcast_shape(mean._size, out._size) if std_is_float else \
+        broadcast_shape(*(x._size for x in tensors))
+    resize_output(out, shape)
+    _normal_(out, 0.0, float(std) if std_is_float else 1.0, generator)
+    if not std_is_float:
+        out.mul_(std)
+    return out.add_(mean)
+
+
+def _check_normal_std(std):
+    if isinstance(std, Tensor):
+        if not bool((std >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
 
 
 @random_function
@@ -572,10 +615,7 @@ def _normal_tensors(mean, std, generator):
     random function: under vmap the std check reads the whole batch)."""
     m = mean if isinstance(mean, Tensor) else None
     s = std if isinstance(std, Tensor) else None
-    if s is not None and not bool((s >= 0).all()):
-        raise RuntimeError("normal expects all elements of std >= 0.0")
-    if s is None and std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    _check_normal_std(std)
     ref = m if m is not None else s
     shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
     z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)

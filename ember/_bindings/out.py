@@ -53,6 +53,12 @@ def _finish(t, requires_grad=False, out=None, name=None, inputs=()):
             check_out_overlap(name, out, inputs)
             if name in _OUT_DTYPE_RULES:
                 _check_out_dtype(name, out.dtype, t.dtype, inputs)
+            if name in _VECTOR_BY_MATRIX and inputs[0].dim() == 1 and inputs[1].dim() == 2:
+                # PyTorch writes a vector times a matrix through mm, into `out` resized (with
+                # the warning, though it had the result's shape) to one row and then squeezed
+                resize_output(out, (1,) + t._size)
+                _copy_out(out, t.unsqueeze(0), name)
+                return out.squeeze_(0)
         _copy_out(out, t, name)
         t = out
     if requires_grad:
@@ -147,8 +153,9 @@ _OUT_DTYPE_RULES = {
     **dict.fromkeys(["amax", "amin"], _as_input),
     **dict.fromkeys(["argmax", "argmin"], _long_indices),
     "nansum": _nansum,
-    "nonzero": lambda name, out, result, inputs: out is D.int64 or (
-        f"nonzero: Expected out tensor to have scalar type Long but got scalar type{_type(out)}"),
+    **dict.fromkeys(["nonzero", "nonzero_static"], lambda name, out, result, inputs: (
+        out is D.int64) or (f"{name}: Expected out tensor to have scalar type Long but got "
+                            f"scalar type{_type(out)}")),
     "multinomial": lambda name, out, result, inputs: out is D.int64 or (
         f"multinomial expects Long tensor out, got: {_type(out)}"),
     "nan_to_num": lambda name, out, result, inputs: out is inputs[0].dtype or (
@@ -159,10 +166,12 @@ _OUT_DTYPE_RULES = {
         f"input {_c_name(inputs[0].dtype)} and hist {_c_name(out)}"),
     "logcumsumexp": lambda name, out, result, inputs: out is result or (
         f"expected scalar_type {_type(result)} but found {_type(out)}"),
-    **dict.fromkeys(["dot", "vdot", "matmul"], lambda name, out, result, inputs: out is result or (
+    **dict.fromkeys(["dot", "vdot"], lambda name, out, result, inputs: out is result or (
         f"result dtype {_type(out)} does not match input dtype {_type(result)}")),
-    "cat": lambda name, out, result, inputs: can_cast(result, out) or TypeError(
-        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}"),
+    # _chunk_cat writes through cat's kernel, with its check
+    **dict.fromkeys(["cat", "_chunk_cat"], lambda name, out, result, inputs: can_cast(
+        result, out) or TypeError(
+        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}")),
     **dict.fromkeys(["complex", "polar"], lambda name, out, result, inputs: out is result or (
         f"Expected object of scalar type {_type(result)} but got scalar type {_type(out)} for "
         f"argument 'out'")),
@@ -179,6 +188,50 @@ _OUT_DTYPE_RULES = {
         "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
         f"dtype {_type(out)} and out_int32 flag is {result is D.int32}")),
 }
+
+def _improvable(condition):
+    """The message of PyTorch's TORCH_CHECK without one of its own."""
+    return (f"Expected {condition} to be true, but got false.  (Could this error message be "
+            "improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def _matmul(name, out, result, inputs):
+    """matmul writes through the kernel its operands' dims pick, with that kernel's check: dot
+    for two vectors, mv for a matrix (or batch) and a vector, mm or bmm otherwise."""
+    if out is result:
+        return True
+    dims = (inputs[0].dim(), inputs[1].dim())
+    if dims == (1, 1):
+        return f"result dtype {_type(out)} does not match input dtype {_type(result)}"
+    if dims[0] >= 2 and dims[1] == 1:
+        return (f"addmv input tensors must have the same dtype, but got {_type(out)}, "
+                f"{_type(inputs[0].dtype)}, and {_type(inputs[1].dtype)}")
+    return _strict(name, out, result, inputs)
+
+
+def _same_scalar_type(message):
+    return lambda name, out, result, inputs: out is result or message.format(
+        name=name, out=_type(out), result=_type(result), c_out=_c_name(out),
+        c_result=_c_name(result))
+
+
+def _castable_as(message):
+    """Any dtype the result casts to, else `message`."""
+    return lambda name, out, result, inputs: can_cast(result, out) or message.format(
+        name=name, out=_type(out), result=_type(result))
+
+
+# the structured kernels' check (PyTorch's generated out= wrappers): out in the result's dtype
+_STRUCTURED_OUT = [
+    "avg_pool2d", "avg_pool3d", "linear", "index_copy", "index_add", "index_reduce", "scatter",
+    "scatter_add", "scatter_reduce", "msort", "renorm", "take_along_dim", "tril", "triu",
+    "isin", "lu_unpack", "linalg_ldl_solve",
+    # the *_copy ops' out= (PyTorch's functionalization codegen copies with the same check)
+    "view_copy", "permute_copy", "t_copy", "transpose_copy", "squeeze_copy", "unsqueeze_copy",
+    "select_copy", "slice_copy", "diagonal_copy", "expand_copy", "unbind_copy", "split_copy",
+    "split_with_sizes_copy", "detach_copy", "alias_copy", "unfold_copy", "as_strided_copy",
+    "view_as_real_copy", "view_as_complex_copy"]
+
 
 # Note [out= of the linear-algebra ops]
 # PyTorch's linear-algebra kernels check out='s dtype themselves, in one of two ways: the
@@ -212,7 +265,8 @@ _OUT_DTYPE_RULES.update({
     "ormqr": lambda name, out, result, inputs: out is result or (
         f"torch.ormqr: Expected input and result to have the same dtype, but input has "
         f"dtype{_type(result)} and result has dtype {_type(out)}"),
-    "linalg_matrix_power": _castable("matrix_power", then=_strict),
+    "linalg_matrix_power": _castable("matrix_power"),
+    "linalg_matrix_power_mm": _castable("matrix_power", then=_strict),
     "linalg_eigvals": _castable("torch.linalg.eigvals", "eigenvalues"),
     **dict.fromkeys(["linalg_matrix_norm", "linalg_norm"], lambda name, out, result, inputs: (
         out is result or f"{name.replace('_', '.', 1)} expected out tensor dtype "
@@ -226,8 +280,7 @@ _OUT_DTYPE_RULES.update({
         f"expected scalar type {_type(result)} but found {_type(out)}"),
     "gather": _strict,  # a structured kernel
     # the matrix products' kernels take out= in the result's dtype only
-    **dict.fromkeys(["mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "addmv", "matmul"],
-                    _strict),
+    **dict.fromkeys(["mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "addmv"], _strict),
     **dict.fromkeys(["softmax", "log_softmax"], _strict),
     "mv": lambda name, out, result, inputs: out is result or (
         f"addmv input tensors must have the same dtype, but got {_type(out)}, "
@@ -237,6 +290,38 @@ _OUT_DTYPE_RULES.update({
     **dict.fromkeys(["tensordot", "inner"], lambda name, out, result, inputs: out is result or (
         f"tensordot: Expected the output tensor to have dtype {_type(result)}, but got an "
         f"output tensor with dtype {_type(out)}")),
+    **dict.fromkeys(_STRUCTURED_OUT, _strict),
+    "matmul": _matmul,
+    # diag of a vector first checks the cast (then writes as a structured kernel); of a matrix,
+    # a structured kernel
+    "diag": lambda name, out, result, inputs: (
+        f"diag: result type {_type(result)} can't be cast to the desired out= type {_type(out)}"
+        if inputs[0].dim() == 1 and not can_cast(result, out) else
+        _strict(name, out, result, inputs)),
+    "diff": _same_scalar_type("expected scalar_type {result} but found {out}"),  # n=0: a copy
+    "log_sigmoid": _same_scalar_type("expected scalar type {result} but found {out}"),
+    **dict.fromkeys(["softshrink", "gelu", "softplus"], _same),
+    **dict.fromkeys(["masked_select", "index_select"], _same_scalar_type(
+        "{name}(): self and result must have the same scalar type")),
+    **dict.fromkeys(["quantile", "nanquantile"], _same_scalar_type(
+        "quantile() out tensor must be same dtype as the input tensor")),
+    "take": _same_scalar_type("take(): self and out expected to have the same dtype, but got "
+                              "self.dtype = {result} and out.dtype = {out}"),
+    "narrow_copy": _same_scalar_type(_improvable("self.dtype() == output.dtype()")),
+    "ldexp": _castable_as("ldexp can't be cast to the desired output type {out}"),
+    # (PyTorch's message names the input's dtype twice)
+    "mvlgamma": _castable_as("mvlgamma: result type {result} can't be cast to the desired "
+                             "output type {result}"),
+    **dict.fromkeys(["max_unary", "min_unary"], _castable_as(_improvable(
+        "canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype()))"))),
+    "stack": lambda name, out, result, inputs: can_cast(result, out) or TypeError(
+        f"torch.cat(): input types can't be cast to the desired output type {_type(out)}"),
+    "logsumexp": lambda name, out, result, inputs: out.is_floating_point or out.is_complex or (
+        f"logsumexp(): Expected floating point type for result tensor, but got: {_type(out)}"),
+    "hash_tensor": lambda name, out, result, inputs: out is D.uint64 or (
+        f"Expected result to be of dtype uint64, but got {_type(out)}"),
+    "nanmean": lambda name, out, result, inputs: out.is_floating_point or out.is_complex or (
+        NotImplementedError(f"\"nansum_cpu\" not implemented for '{_type(out)}'")),
 })
 
 # the same checks for the ops with several outputs, one rule per output
@@ -249,6 +334,17 @@ _TUPLE_OUT_RULES = {
     "linalg_eig": (_castable("torch.linalg.eig", "eigenvalues"),
                    _castable("torch.linalg.eig", "eigenvectors")),
     "geqrf": (_castable("torch.geqrf", "a"), _castable("torch.geqrf", "tau")),
+    "lu_unpack": (_strict,) * 3,
+    "linalg_lstsq": tuple(_castable("torch.linalg.lstsq", what) for what in (
+        "solution", "residuals", "rank", "singular_values")),
+    "histogram": tuple(_same_scalar_type(
+        f"torch.histogram: input tensor and {what} tensor should have the same dtype, but got "
+        f"input {{c_result}} and {what} {{c_out}}{suffix}") for what, suffix in (
+            ("hist", ""), ("bin_edges", " for dimension 0"))),
+    # the batch norm kernel writes each output in the input's dtype
+    **dict.fromkeys(["native_batch_norm", "_native_batch_norm_legit"], (
+        lambda name, out, result, inputs: out is result or (
+            f"expected scalar type {_type(result)} but found {_type(out)}"),) * 3),
 }
 
 # the ops whose dtype= defaults to out's dtype when out= is given
@@ -273,6 +369,11 @@ def _check_out_dtype(name, out_dtype, result_dtype, inputs):
         raise RuntimeError(verdict)
 
 
+_BATCH_NORM = frozenset(["native_batch_norm", "_native_batch_norm_legit"])
+
+# the ops that write a vector-matrix product into out= through mm (matmul; linear of a vector)
+_VECTOR_BY_MATRIX = frozenset(["matmul", "linear"])
+
 # The ops whose kernels resize `out` themselves (Tensor.resize_) rather than through PyTorch's
 # resize_output, so an `out` of the wrong shape takes the result's without the deprecation
 # warning: the factories, multinomial, narrow_copy, log_sigmoid, and addbmm (which resizes it
@@ -282,7 +383,23 @@ RESIZES_OUT_SILENTLY = frozenset(["empty", "zeros", "ones", "full", "eye", "rand
                                   "log_sigmoid"])
 
 
-def _copy_out(out, result, name=None):
+def resize_output(out, shape, warn=True):
+    """PyTorch's resize_output: `out` resized to `shape` (its storage kept when large enough,
+    so its data_ptr stays), with the deprecation warning when it had elements."""
+    if out._size == tuple(shape):
+        return out
+    if warn and out.numel() != 0:
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(out._size)}, which does not match the required output shape "
+                      f"{list(shape)}. This behavior is deprecated, and in a future "
+                      "PyTorch release outputs will not be resized unless they have zero "
+                      "elements. You can explicitly reuse an out tensor t by resizing it, "
+                      "inplace, to zero elements with t.resize_(0).", UserWarning,
+                      stacklevel=_user_stacklevel())
+    return out.resize_(shape)
+
+
+def _copy_out(out, result, name=None, warn_resize=True):
     refuse_batched((out, result), f"aten::{name or _op_name_of(result)}.out",
                    "; the fallback path doesn't work on out= or view ops.")
     if result.requires_grad or (out.requires_grad and _grad_state.enabled):
@@ -296,16 +413,10 @@ def _copy_out(out, result, name=None):
         raise RuntimeError(f"result type {_type(result.dtype)} can't be cast to the desired "
                            f"output type {_type(out.dtype)}")
     if out._size != result._size:
-        if out.numel() != 0 and name not in RESIZES_OUT_SILENTLY:
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{list(out._size)}, which does not match the required output shape "
-                          f"{list(result._size)}. This behavior is deprecated, and in a future "
-                          "PyTorch release outputs will not be resized unless they have zero "
-                          "elements. You can explicitly reuse an out tensor t by resizing it, "
-                          "inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=_user_stacklevel())
-        out.set_(result.to(out.dtype))
-        return out
+        resize_output(out, result._size, warn_resize and name not in RESIZES_OUT_SILENTLY)
+        # out takes the strides the kernel gives its result
+        if out.stride() != result.stride():
+            out.as_strided_(result._size, result.stride())
     out.copy_(result)
     return out
 
@@ -424,7 +535,8 @@ def _check_values_indices_out(name, out, result):
 def _finish_tuple(name, fields, result, out=None, inputs=None):
     """A named tuple of results (torch.return_types.<name>), copied into `out` if given (checked
     against the op's tensor arguments `inputs` where given, as `_finish` does); with `out` it is
-    PyTorch's separate class torch.return_types.<name>_out."""
+    PyTorch's separate class torch.return_types.<name>_out. Results without field names
+    (`fields` None: native_batch_norm) are a plain tuple, with `out` the tuple of out's tensors."""
     if out is not None:
         if inputs is not None:
             check_out_overlap(name, out, inputs)
@@ -437,6 +549,13 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
                 verdict = rule(name, o.dtype, r.dtype, inputs)
                 if verdict is not True:
                     raise RuntimeError(verdict)
-        result = tuple(_copy_out(o, r, name) for o, r in zip(out, result))
-        return _make_result(f"{name}_out", fields, result)
-    return _make_result(name, fields, result)
+        # mode of a 0-d tensor fills its outputs through resize_ (its kernel's trivial case)
+        warn = not (name == "mode" and inputs and inputs[0].dim() == 0)
+        if name in _BATCH_NORM and result[1].numel() == 0:
+            # batch norm in eval mode saves no statistics: PyTorch leaves those outputs as
+            # they were, unresized and unwritten
+            _copy_out(out[0], result[0], name)
+            return tuple(out)
+        result = tuple(_copy_out(o, r, name, warn) for o, r in zip(out, result))
+        return _make_result(f"{name}_out", fields, result) if fields else result
+    return _make_result(name, fields, result) if fields else result

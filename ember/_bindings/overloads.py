@@ -16,7 +16,7 @@ from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from . import arg_parser as _ap
 from .codegen import numpy_names, out_needs_dim
-from .out import _finish, _finish_tuple, dtype_from_out
+from .out import _OutVariant, _finish, _finish_tuple, dtype_from_out
 from .generated import maximum, minimum, atan2, view_as_real
 
 _remainder = _op("remainder.Tensor")
@@ -131,7 +131,8 @@ def _max_min(input, dim, keepdim, other, full, by_dim, pairwise, name, out):
     if other is not None:
         return pairwise(input, other, out=out)
     if dim is _FULL:
-        return _finish(full(input), False, out)  # a reduction: PyTorch checks no overlap
+        # a reduction: PyTorch checks no overlap
+        return _finish(full(input), False, out, f"{name}_unary")
     values_indices = by_dim(input, _int_dim(name, dim), keepdim)
     return _finish_tuple(name, ["values", "indices"], values_indices, out, (input,))
 
@@ -423,12 +424,15 @@ detach = Tensor.detach
 detach_ = Tensor.detach_
 
 
-def _native_batch_norm_legit(input, weight, bias, *args):
+def _native_batch_norm_legit(input, weight, bias, *args, out=None):
     """(input, weight, bias, running_mean, running_var, training, momentum, eps), or without
     the running statistics (.no_stats)."""
-    if len(args) == 3:
-        return _op("_native_batch_norm_legit.no_stats")(input, weight, bias, *args)
-    return _op("_native_batch_norm_legit")(input, weight, bias, *args)
+    name = "_native_batch_norm_legit" + (".no_stats" if len(args) == 3 else "")
+    if out is None:
+        return _op(name)(input, weight, bias, *args)
+    with _OutVariant():
+        result = _op(name)(input, weight, bias, *args)
+    return _finish_tuple("_native_batch_norm_legit", None, result, out, (input,))
 
 METHODS = dict(
     remainder=remainder, clamp=_clamp_method, clip=_clamp_method, clamp_=_clamp_inplace,

@@ -492,6 +492,8 @@ class Tensor:
         if value and self._inference and not _grad_state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                                "InferenceMode is not allowed.")
+        if self._nograd_view:  # its own flag, not its base's (Note [Views made in no_grad mode])
+            self.__dict__["_own_rg"] = bool(value)
         self._rg = bool(value)
 
     def requires_grad_(self, requires_grad=True):

@@ -35,7 +35,8 @@ __all__ = ["diff", "cov", "corrcoef", "cartesian_prod", "combinations", "block_d
 # ---- differences, covariance, integration ---------------------------------------------------
 @numpy_names
 def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
-    return _finish(_diff(input, n, dim, prepend, append), False, out)
+    # with n=0 PyTorch copies the input into out, with the copy's dtype check
+    return _finish(_diff(input, n, dim, prepend, append), False, out, "diff" if n == 0 else None)
 
 
 def _diff(input, n, dim, prepend, append):
@@ -402,7 +403,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     reduce = [d for d in builtins.range(input.dim()) if d != dim]
     norm = _vector_norm(input, p, reduce, True)
     factor = B.where(norm > maxnorm, maxnorm / (norm + 1e-7), B.ones_like(norm))
-    return _finish(input * factor, False, out)
+    return _finish(input * factor, False, out, "renorm")
 
 
 def _renorm_(self, p, dim, maxnorm):
@@ -562,7 +563,10 @@ def unravel_index(indices, shape):
     return coords.unbind(-1)
 
 
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
+    if out is not None:
+        return _finish(nonzero_static(input, size=size, fill_value=fill_value), False, out,
+                       "nonzero_static", (input,))
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got "
                            f"{size} instead")

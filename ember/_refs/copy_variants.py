@@ -3,7 +3,7 @@ fresh contiguous memory, which PyTorch exposes for functionalization. Each calls
 (`aten.slice_copy.Tensor`, kernels and derivatives derived from the view's in _aten/shape.py and
 autograd/derivatives); as_strided_scatter is the inverse of as_strided.
 """
-from .._bindings.out import _copy_out, _finish
+from .._bindings.out import _check_out_dtype, _copy_out, _finish
 from .._core.memory_format import contiguous_format
 from .._core.dtype import dtype as _dtype
 from .._core.tensor import Tensor
@@ -19,10 +19,11 @@ def _copied(name, choose):
         if isinstance(result, (tuple, list)):
             if out is not None:
                 for o, r in zip(out, result):
+                    _check_out_dtype(name, o.dtype, r.dtype, ())
                     _copy_out(o, r)
                 return None
             return tuple(result)
-        return _finish(result, False, out)
+        return _finish(result, False, out, name)
     fn.__name__ = fn.__qualname__ = name
     return fn
 

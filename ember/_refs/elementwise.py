@@ -116,7 +116,7 @@ def mvlgamma(input, p, *, out=None):
     offsets = arange(-p * 0.5 + 0.5, 0.5, 0.5, dtype=dt, device=input.device)
     result = (offsets + input.unsqueeze(-1)).lgamma().sum(-1) + p * (p - 1) * math.log(
         math.pi) / 4
-    return _finish(result, False, out)
+    return _finish(result, False, out, "mvlgamma")
 
 
 def _mvlgamma_(self, p):

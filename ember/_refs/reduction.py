@@ -110,7 +110,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_scalar_type_name(input.dtype)}")
     count = sum(logical_not(isnan(input)), dim, keepdim)
-    return _finish(nansum(input, dim, keepdim, dtype=dtype) / count, False, out)
+    return _finish(nansum(input, dim, keepdim, dtype=dtype) / count, False, out, "nanmean")
 
 
 def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
@@ -162,12 +162,14 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
 
 @numpy_names
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    return _call_with_out(_op("quantile"), out, input, q, dim, keepdim, interpolation)
+    return _call_with_out(_op("quantile"), out, input, q, dim, keepdim, interpolation,
+                          name="quantile")
 
 
 @numpy_names
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    return _call_with_out(_op("nanquantile"), out, input, q, dim, keepdim, interpolation)
+    return _call_with_out(_op("nanquantile"), out, input, q, dim, keepdim, interpolation,
+                          name="nanquantile")
 
 
 impl("quantile", "CompositeImplicitAutograd")(
@@ -184,7 +186,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 def msort(input, *, out=None):
-    return _finish(sort(input, 0).values, False, out)
+    return _finish(sort(input, 0).values, False, out, "msort")
 
 
 METHODS = dict(norm=norm, quantile=quantile, nanquantile=nanquantile, nanmean=nanmean,

@@ -328,7 +328,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def take_along_dim(input, indices, dim=None, *, out=None):
     if dim is None:
-        return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out)
+        return _finish(gather(reshape(input, (-1,)), 0, reshape(indices, (-1,))), False, out,
+                       "take_along_dim")
     if input.dim() != indices.dim():
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.dim()} dimensions for input, "
@@ -346,7 +347,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     input_shape, index_shape = list(shape), list(shape)
     input_shape[d], index_shape[d] = input._size[d], indices._size[d]
     return _finish(gather(input.expand(input_shape), d, indices.expand(index_shape)), False,
-                   out)
+                   out, "take_along_dim")
 
 
 def argwhere(input):
@@ -450,10 +451,11 @@ def diag(input, diagonal=0, *, out=None):
         n = input.numel() + builtins.abs(diagonal)
         result = zeros((n, n), dtype=input.dtype, device=input.device)
         result.diagonal(diagonal).copy_(input)
-        return _finish(result, False, out)
+        return _finish(result, False, out, "diag", (input,))
     if input.dim() != 2:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
-    return _finish(input.diagonal(diagonal).clone(memory_format=contiguous_format), False, out)
+    return _finish(input.diagonal(diagonal).clone(memory_format=contiguous_format), False, out,
+                   "diag", (input,))
 
 
 def broadcast_shapes(*shapes):

@@ -18,6 +18,8 @@ from .graph import _Node as Node, grad_accumulator, zeros
 # reaches it is dropped (neither it nor its base gets a .grad). Writing it in place with grad
 # mode back on is refused (variable_type._check_inplace): which history would the write join?
 # So is using it with grad mode on once its memory was written in place since it was made.
+# Asked to require grad itself (`v.requires_grad_()`, as OpInfo samples made under no_grad
+# are), it is a leaf of its own: it gets an accumulator and its .grad, as in PyTorch.
 
 
 def gradient_edge(t):
@@ -32,7 +34,7 @@ def gradient_edge(t):
             refresh_view(t)
             fn = t.grad_fn
         return (fn, t._output_nr)
-    if t._rg and not t._nograd_view:
+    if t._rg and (not t._nograd_view or t.__dict__.get("_own_rg")):
         return (grad_accumulator(t), 0)
     if t._nograd_view and t._storage._version != t.__dict__.get("_view_version"):
         raise RuntimeError(nograd_view_error(t, "its base or another view of its base has been"))

@@ -66,7 +66,8 @@ def ldl_factor(A, *, hermitian=False, out=None):
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
-    return _finish(_op("linalg_ldl_solve")(LD, pivots, B, hermitian), False, out)
+    return _finish(_op("linalg_ldl_solve")(LD, pivots, B, hermitian), False, out,
+                   "linalg_ldl_solve", (LD, pivots, B))
 
 
 def tensorinv(A, ind=2, *, out=None):
@@ -251,11 +252,12 @@ def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                            f"1D or 2D. Got {A.dim()}D.")
     if isinstance(ord, str):
-        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype, out=out)
-    if ord is not None and (dim is None and A.dim() == 2 or dim is not None and len(dim) == 2):
-        return matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype,
-                           out=out)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
+        result = matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    elif ord is not None and (dim is None and A.dim() == 2 or dim is not None and len(dim) == 2):
+        result = matrix_norm(A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    else:
+        result = vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return _finish(result, False, out, "linalg_norm", (A,))   # with linalg.norm's out= check
 
 
 def cross(input, other, *, dim=-1, out=None):
@@ -264,7 +266,7 @@ def cross(input, other, *, dim=-1, out=None):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    return _call_with_out(_vecdot, out, x, y, dim)
+    return _call_with_out(_vecdot, out, x, y, dim, name="linalg_vecdot")
 
 
 _vecdot = _op("linalg_vecdot")
@@ -314,6 +316,9 @@ def matrix_power(A, n, *, out=None):
     if n == 0:
         return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out,
                        "linalg_matrix_power", (A,))
+    # A or the identity are copied into out (any dtype they cast to); a product is written by
+    # matmul, which takes out= in its own dtype only
+    name = "linalg_matrix_power" if n == 1 else "linalg_matrix_power_mm"
     if n < 0:
         A, n = inv(A), -n
     result, power = None, A
@@ -323,7 +328,7 @@ def matrix_power(A, n, *, out=None):
         n >>= 1
         if n:
             power = power.matmul(power)
-    return _finish(result, False, out, "linalg_matrix_power", (A,))
+    return _finish(result, False, out, name, (A,))
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

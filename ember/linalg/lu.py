@@ -19,7 +19,7 @@ from .._aten.autocast import cached_cast
 from .._core.autocast_state import _autocast_state
 from .._core.tensor import Tensor
 from .. import _refs as B
-from .._bindings.out import _copy_out, _finish_tuple, _finish
+from .._bindings.out import _finish_tuple, _finish
 
 __all__ = ["lu", "lu_unpack", "lu_solve"]
 
@@ -150,7 +150,15 @@ def lu(A, pivot=True, get_infos=False, out=None):
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     result = (LU, pivots, info) if get_infos else (LU, pivots)
     if out is not None:
-        return tuple(_copy_out(o, r) for o, r in zip(out, result))
+        # torch.lu is Python in PyTorch: it fills `out` with resize_as_ and copy_, so an out of
+        # another shape is resized without the deprecation warning and any dtype is cast into
+        if len(out) - get_infos != 2:
+            raise TypeError(f"expected tuple of {2 + get_infos} elements but got {len(out)}")
+        if not isinstance(out, (tuple, list)):
+            raise TypeError(f"argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+        for o, r in zip(out, result):
+            o.resize_as_(r).copy_(r)
+        return out
     return result
 
 

@@ -2944,7 +2944,7 @@ TORCH_LEVEL = dict(
     feature_alpha_dropout_=_torch_inplace_dropout(feature=True, alpha=True),
     batch_norm=_torch_batch_norm, instance_norm=_torch_instance_norm,
     layer_norm=_torch_layer_norm, group_norm=_torch_group_norm, embedding=_torch_embedding,
-    constant_pad_nd=_torch_constant_pad_nd, native_batch_norm=_native_batch_norm,
+    constant_pad_nd=_torch_constant_pad_nd,
     native_layer_norm=_native_layer_norm, native_group_norm=_native_group_norm,
     embedding_renorm_=_embedding_renorm_,
     bilinear=bilinear, channel_shuffle=channel_shuffle,

@@ -1,7 +1,8 @@
 """torch.testing.make_tensor: a random tensor of a given shape and dtype for tests.
 
-Values are uniform in [low, high): default [-9, 9) for floating and complex dtypes, [-9, 10)
-for integers (clamped to what the dtype holds), {False, True} for bool. The draws are the
+Values are uniform in [low, high): default [-9, 9) for floating and complex dtypes (the 8-bit
+floats drawn in float32 and rounded), [-9, 10) for integers (clamped to what the dtype holds),
+{False, True} for bool. The draws are the
 ones PyTorch makes (`uniform_` for floats, `randint` for integers), so the same seed gives
 the same tensor in both. `noncontiguous=True` returns a strided view into a buffer twice as
 wide; `exclude_zero=True` replaces zeros (by 1, or the dtype's smallest normal number).
@@ -20,6 +21,8 @@ _INTEGRAL_TYPES = [ember.uint8, ember.int8, ember.int16, ember.int32, ember.int6
                    ember.uint32, ember.uint64]
 _FLOATING_TYPES = [ember.float16, ember.bfloat16, ember.float32, ember.float64]
 _COMPLEX_TYPES = [ember.complex64, ember.complex128]
+_FLOATING_8BIT_TYPES = [ember.float8_e4m3fn, ember.float8_e5m2, ember.float8_e4m3fnuz,
+                        ember.float8_e5m2fnuz]
 _BOOLEAN_OR_INTEGRAL_TYPES = [ember.bool, *_INTEGRAL_TYPES]
 _FLOATING_OR_COMPLEX_TYPES = [*_FLOATING_TYPES, *_COMPLEX_TYPES]
 
@@ -98,6 +101,12 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         result = ember.empty(shape, device=device, dtype=dtype)
         _uniform_random_(ember.view_as_real(result) if dtype in _COMPLEX_TYPES else result,
                          low, high)
+    elif dtype in _FLOATING_8BIT_TYPES:  # drawn in float32, then rounded to the 8-bit type
+        info = ember.finfo(dtype)
+        low, high = modify_low_high(low, high, lowest_inclusive=info.min,
+                                    highest_exclusive=info.max, default_low=-9, default_high=9)
+        result = ember.empty(shape, device=device, dtype=ember.float32)
+        result = _uniform_random_(result, low, high).to(dtype)
     else:
         raise TypeError(f"The requested dtype '{dtype}' is not supported by "
                         "torch.testing.make_tensor(). To request support, file an issue at: "
