@@ -1035,7 +1035,14 @@ def _round_decimals(a, decimals):
     return np.rint(a * p) / p if decimals > 0 else np.rint(a / p) * p
 
 
-unary("round.decimals", _round_decimals, check=_floating_only("round_cpu"), quiet=True,
+def _check_round_decimals(dt, decimals):
+    """round(x, decimals=0) runs round's kernel, which (unlike round(x)'s integer shortcut)
+    refuses integers; other decimals run round_cpu."""
+    if not (dt.is_floating_point or dt.is_complex):
+        raise not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", dt)
+
+
+unary("round.decimals", _round_decimals, check=_check_round_decimals, quiet=True,
       inplace="round_.decimals")
 
 

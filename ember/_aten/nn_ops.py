@@ -638,7 +638,9 @@ def native_dropout_meta(input, p, train):
             _meta(input.shape, D.bool if input.numel() else input.dtype, device=input.device))
 
 
-@impl("native_dropout_backward", "CompositeImplicitAutograd")
+@impl("native_dropout_backward", ("CPU", "Meta"))
 def native_dropout_backward(grad_output, mask, scale):
-    """The gradient of native_dropout's output: the kept elements' gradient, scaled."""
-    return _op("mul.Tensor")(_op("mul.Tensor")(grad_output, mask), scale)
+    """The gradient of native_dropout's output: the kept elements' gradient, scaled. An op with
+    its own derivative, as in PyTorch (so autograd refuses to record it for a complex result)."""
+    grad_output = grad_output.detach()     # below autograd: its own node records the call
+    return _op("mul.Tensor")(_op("mul.Tensor")(grad_output, mask), float(scale))

@@ -589,6 +589,11 @@ def _max_pool_kernel(nd):
 
     def backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
         k, s, p, d = _pool_args(self, nd, kernel_size, stride, padding, dilation, name)
+        if grad_output.dtype is not self.dtype:
+            raise RuntimeError(f"expected dtype {D.c_type_name(self.dtype)} for `gradOutput` but "
+                               f"got dtype {D.c_type_name(grad_output.dtype)}")
+        if self.dtype not in FLOATS:    # the CPU kernel is compiled for floating types only
+            raise not_implemented(f"max_pool{nd}d_backward", self.dtype)
         overlapping = any(di * (kk - 1) + 1 > st for st, kk, di in zip(s, k, d))
         return _scatter_back(grad_output, self, indices, nd, overlapping)
 

@@ -45,7 +45,9 @@ REAL_ONLY = {
     "ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
     "floor": (NotImplementedError, "floor is not supported for complex inputs"),
     "trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
-    "round.default": "round_vml_cpu", "round.decimals": "round_cpu", "frac": "frac_cpu",
+    "round.default": "round_vml_cpu", "frac": "frac_cpu",
+    # decimals=0 runs round's own kernel
+    "round.decimals": lambda args: "round_vml_cpu" if args[1] == 0 else "round_cpu",
     "floor_divide": "div_floor_cpu", "remainder": "remainder_cpu", "fmod": "fmod_cpu",
     "atan2": "atan2_cpu", "copysign": "copysign_cpu", "hypot": "hypot_cpu",
     "logaddexp2": "logaddexp2_cpu", "xlogy": "xlogy_cpu", "igamma": "igamma_cpu",

@@ -16,6 +16,7 @@ from .._core.layout import strided, sparse_coo
 from .._core.storage import UntypedStorage
 from .._core.resizable import mark_not_resizable
 from .._core.memory_format import preserve_format, contiguous_format, format_strides
+from .._core.grad_mode import _grad_state
 from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
@@ -603,6 +604,8 @@ def _normal_tensors_out(mean, std, generator, out):
 
 def _check_normal_std(std):
     if isinstance(std, Tensor):
+        if std.dtype.is_complex:
+            raise RuntimeError("normal expects standard deviation to be non-complex")
         if not bool((std >= 0).all()):
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
@@ -617,6 +620,11 @@ def _normal_tensors(mean, std, generator):
     s = std if isinstance(std, Tensor) else None
     _check_normal_std(std)
     ref = m if m is not None else s
+    if ref.dtype.is_complex and _grad_state.enabled and (m is not None and m.requires_grad or
+                                                          s is not None and s.requires_grad):
+        # PyTorch's normal overloads with a tensor are autograd ops off the complex allowlist
+        raise RuntimeError("normal does not support automatic differentiation for outputs with "
+                           "complex dtype.")
     shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
     z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
     return z * std + mean

@@ -280,27 +280,29 @@ def _round_positional(name, given, method):
                      f"but expected (Tensor input, *, int decimals)")
 
 
-def round(input, *args, decimals=0, out=None):
+def round(input, *args, decimals=None, out=None):
+    """round(x) is round.default (integers pass through); round(x, decimals=d), even d=0, is
+    round.decimals, whose kernel refuses integers, as PyTorch's parser picks them."""
     if args:
         raise _round_positional("round", (input,) + args, False)
-    if decimals == 0:
+    if decimals is None:
         return _finish(_op("round")(input), False, out, "round", (input,))
     return _finish(_op("round.decimals")(input, decimals), False, out, "round", (input,))
 
 
-def round_(input, *args, decimals=0):
+def round_(input, *args, decimals=None):
     if args:
         raise _round_positional("round_", (input,) + args, False)
-    return _op("round_")(input) if decimals == 0 else _op("round_.decimals")(input, decimals)
+    return _op("round_")(input) if decimals is None else _op("round_.decimals")(input, decimals)
 
 
-def _round_method(self, *args, decimals=0):
+def _round_method(self, *args, decimals=None):
     if args:
         raise _round_positional("round", args, True)
     return round(self, decimals=decimals)
 
 
-def _round_inplace_method(self, *args, decimals=0):
+def _round_inplace_method(self, *args, decimals=None):
     if args:
         raise _round_positional("round_", args, True)
     return round_(self, decimals=decimals)

@@ -425,6 +425,8 @@ def _native_dropout_grad(grad, result1, p, train):
 
 derivative("native_dropout", {"input": _native_dropout_grad},
            output_differentiability=[True, False])
+derivative("native_dropout_backward",
+           {"grad_output": lambda grad, mask, scale: grad * mask * scale})
 
 
 def _batch_norm_double_backward(grads, grad_out, input, weight, running_mean, running_var,
