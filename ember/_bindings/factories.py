@@ -24,7 +24,6 @@ from .._aten.elementwise import broadcast_shape
 from .._aten.factory import checked_scalar, linspace_dtype
 from .out import _finish, _type, resize_output
 from .._dispatch import vmap_state as _vmap_state
-from .._core.grad_mode import _grad_state
 from .._dispatch.vmap_state import random_function, check_inplace_draw
 
 
