@@ -447,10 +447,8 @@ def meshgrid(*tensors, indexing=None):
 
 def diag(input, diagonal=0, *, out=None):
     if input.dim() == 1:
-        n = input.numel() + builtins.abs(diagonal)
-        result = zeros((n, n), dtype=input.dtype, device=input.device)
-        result.diagonal(diagonal).copy_(input)
-        return _finish(result, False, out)
+        # as PyTorch's: a 1-D input goes through diag_embed (so vmap batches it)
+        return _finish(input.diag_embed(diagonal), False, out)
     if input.dim() != 2:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
     return _finish(input.diagonal(diagonal).clone(memory_format=contiguous_format), False, out)
