@@ -66,3 +66,14 @@ def test_data_read_by_the_function_itself_still_raises():
     # a function taking a function is not run per example: the read still raises
     same_error(lambda lib: lib.vmap(lambda t: lib.vmap(lambda u: u * (1 if u.sum() > 0 else 2))(t))(
         make(lib, R.standard_normal((2, 3, 4)).astype("float32"))))
+
+
+def test_unfold_of_zero_dim_examples():
+    _both(lambda lib: lambda t: t.unfold(0, 1, 1), R.standard_normal(3).astype("float32"))
+
+
+def test_isin_batched_elements_and_test_elements():
+    x = R.integers(0, 5, (2, 4))
+    y = R.integers(0, 5, (2, 3))
+    _both(lambda lib: lib.isin, x, y)
+    _both(lambda lib: lib.isin, x, y[0], in_dims=(0, None))

@@ -158,7 +158,9 @@ def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=())
 
 
 def _squeeze_dim1(out):
-    one = (lambda o: _op("squeeze.dim")(o, 1) if isinstance(o, Tensor) and o.ndim == 2 else o)
+    # the example's added dim is dim 1 of each result (unfold of a 0-d example appends its
+    # window after it)
+    one = (lambda o: _op("squeeze.dim")(o, 1) if isinstance(o, Tensor) and o.ndim >= 2 else o)
     if isinstance(out, Tensor):
         return one(out)
     items = [one(o) for o in out]
