@@ -77,3 +77,12 @@ def test_isin_batched_elements_and_test_elements():
     y = R.integers(0, 5, (2, 3))
     _both(lambda lib: lib.isin, x, y)
     _both(lambda lib: lib.isin, x, y[0], in_dims=(0, None))
+
+
+def test_unbind_and_select_of_zero_dim_examples_raise():
+    x = R.standard_normal(3).astype("float32")
+    for fn in (lambda lib, t: lib.unbind(t, 0), lambda lib, t: t.select(0, 0)):
+        for lib in (ember, torch):
+            with warnings.catch_warnings(), pytest.raises(IndexError):
+                warnings.simplefilter("ignore")
+                lib.vmap(lambda t, lib=lib: fn(lib, t))(make(lib, x))
