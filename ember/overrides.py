@@ -21,6 +21,7 @@ from ._core.torch_function import (DisableTorchFunction, DisableTorchFunctionSub
                                    _disabled_torch_function_impl, handle_torch_function,
                                    has_torch_function)
 from ._core.tensor import Tensor
+from ._dispatch import vmap_state as _vmap_state
 
 __all__ = [
     "get_ignored_functions", "get_overridable_functions", "get_testing_overrides",
@@ -258,7 +259,12 @@ def _function_wrapper(fn):
         relevant = args + tuple(kwargs.values())
         overloaded = _tf.overloaded_args(relevant, skip_exact=Tensor)
         if not overloaded and not _tf.is_torch_function_mode_enabled():
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except RuntimeError as e:   # under vmap (BatchedTensors are not FAST_ARGS)
+                if not _vmap_state.is_data_read(e):
+                    raise
+                return _vmap_state.per_example(public, args, kwargs, e)
         from .fx import _overrides as fx_overrides
         python_level = fx_overrides.is_python_level(public)
         if python_level:   # PyTorch's Python-level functions count exact Tensors too

@@ -14,7 +14,8 @@ from .._core.tensor import Tensor
 # mode in the dispatcher's mode stack]
 levels = []
 drawing = [False]  # a random function (random_function) is drawing for the whole batch
-RULES = {}  # "draw", "refuse", "inplace_draw": ember._functorch.vmap's, registered at its import
+RULES = {}  # "draw", "refuse", "inplace_draw", "per_example", "new_like": ember._functorch.vmap's,
+#   registered at its import
 #   "function": autograd.Function.apply while a transform runs (ember._functorch.autograd_function)
 
 
@@ -33,6 +34,18 @@ def transform():
         yield
     finally:
         _grad_state.transforms -= 1
+
+
+def reads_data(message):
+    """The RuntimeError for reading a BatchedTensor's data (item, bool, numpy), marked so that
+    `per_example` may take the call over (see `is_data_read`)."""
+    error = RuntimeError(message)
+    error._vmap_reads_data = True
+    return error
+
+
+def is_data_read(error):
+    return getattr(error, "_vmap_reads_data", False)
 
 
 def random_function(fn=None, *, like=False):
@@ -66,3 +79,11 @@ def check_inplace_draw(self, *others):
     refusals under vmap (see ember._functorch.vmap)."""
     if levels and not drawing[0]:
         RULES["inplace_draw"](self, *others)
+
+
+def per_example(fn, args, kwargs, error):
+    """A public function whose ember decomposition read a BatchedTensor's data (`error`), where
+    PyTorch's is a kernel that vmap batches: run it once per example and stack the results, as
+    PyTorch's fallback does. Refused (`error` raised) for what a per-example run cannot stand
+    for: an in-place or out= call, a function taking a function, a result that is not tensors."""
+    return RULES["per_example"](fn, args, kwargs, error)

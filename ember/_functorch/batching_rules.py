@@ -104,6 +104,10 @@ def _shift_dim(d, n):
     return _wrap_dim(d, n) + 1
 
 
+_NEED_A_DIM = {"aten::unbind.int", "aten::select.int", "aten::narrow", "aten::slice.Tensor",
+               "aten::split.Tensor", "aten::split_with_sizes"}
+
+
 def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=()):
     """A rule for an op whose batch-aware version is the same op with each `dim` argument
     shifted by one. Every tensor argument is brought to the batch (unbatched ones expanded),
@@ -114,6 +118,8 @@ def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=())
     keep_pos = [names.index(n) for n in keep_unbatched]
     list_pos = op._list_pos
     mutates = op._mutates
+    # ops a 0-d tensor has no dim for (PyTorch raises): run per example, to raise as unbatched
+    needs_dim = op.name in _NEED_A_DIM
 
     def rule(*args):
         level, size = _level_and_size(args)
@@ -122,8 +128,8 @@ def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=())
         first = args[list_pos[0]][0] if list_pos else args[tensor_pos[0]]
         n = first.ndim + extra_ndim
         scalar = n == 0  # a 0-d example: give it a dim of size 1, and take it away after
-        if scalar and (list_pos or any(args[i].ndim for i in tensor_pos
-                                       if isinstance(args[i], Tensor))):
+        if scalar and (needs_dim or list_pos or any(args[i].ndim for i in tensor_pos
+                                                    if isinstance(args[i], Tensor))):
             return V._fallback(op, V.KEY, args)
         new = list(args)
         for i in tensor_pos:
@@ -158,7 +164,9 @@ def _dims(op, dim_names, *, extra_ndim=0, all_if_empty=False, keep_unbatched=())
 
 
 def _squeeze_dim1(out):
-    one = (lambda o: _op("squeeze.dim")(o, 1) if isinstance(o, Tensor) and o.ndim == 2 else o)
+    # the example's added dim is dim 1 of each result (unfold of a 0-d example appends its
+    # window after it)
+    one = (lambda o: _op("squeeze.dim")(o, 1) if isinstance(o, Tensor) and o.ndim >= 2 else o)
     if isinstance(out, Tensor):
         return one(out)
     items = [one(o) for o in out]

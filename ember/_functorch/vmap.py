@@ -26,6 +26,7 @@ from ..utils._pytree import tree_flatten, tree_unflatten, _broadcast_to_and_flat
 
 KEY = "FuncTorchBatched"
 
+from .._dispatch import vmap_state as _vmap_state
 from .._dispatch.vmap_state import levels as _levels, drawing as _drawing, RULES as _RULES
 _fallback_warning = [True]
 
@@ -75,23 +76,23 @@ class BatchedTensor(Tensor):
         return self._functorch_alias()
 
     def item(self):
-        raise RuntimeError(
+        raise _vmap_state.reads_data(
             "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
             "calling .item() on a Tensor, please try to rewrite what you're doing with other "
             "operations. If error is occurring somewhere inside PyTorch internals, please file "
             "a bug report.")
 
     def __bool__(self):
-        raise RuntimeError(
+        raise _vmap_state.reads_data(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
-            "control flow. We don't support that yet, please shout over at "
-            "https://github.com/pytorch/functorch/issues/257 .")
+            "control flow. We don't support that yet, please file an issue at "
+            "https://github.com/pytorch/pytorch/issues .")
 
     def tolist(self):
         self.item()
 
     def numpy(self, *, force=False):
-        raise RuntimeError("vmap: numpy() is not supported on a BatchedTensor (the function "
+        raise _vmap_state.reads_data("vmap: numpy() is not supported on a BatchedTensor (the function "
                            "being vmapped reads a tensor's data; rewrite it with tensor ops)")
 
     __array__ = numpy
@@ -223,7 +224,18 @@ def vmap_mode(op, args, mode_level):
     if not level or level != entry[0]:
         return _dispatcher.call_in_modes(op, args, mode_level - 1)
     if op._composite is not None and KEY not in op._table:
-        return op._composite(*args)
+        try:
+            return op._composite(*args)
+        except RuntimeError as e:
+            # ember's decomposition reads data where PyTorch's op is a kernel: run the op
+            # per example instead, as PyTorch's fallback would (not an in-place op, whose
+            # decomposition may have written part of its result already)
+            if op._mutates or not _vmap_state.is_data_read(e):
+                raise
+            try:
+                return _fallback(op, KEY, args)
+            except Exception:
+                raise e from None
     if _grad_state.enabled and _requires_grad(op, args):
         return _dispatcher._fallbacks["Autograd"](op, KEY, args)
     return op.redispatch(KEY, args)
@@ -426,8 +438,30 @@ def _new_like(self, out, make):
     return result
 
 
+def _per_example(fn, args, kwargs, error):
+    """See vmap_state.per_example."""
+    flat, spec = tree_flatten((args, kwargs))
+    level = max_level(flat)
+    name = getattr(fn, "__name__", "")
+    if (not level or name.endswith("_") or kwargs.get("out") is not None
+            or any(callable(a) and not isinstance(a, Tensor) for a in flat)):
+        raise error
+    results = []
+    for b in range(batch_size(level)):
+        a, k = tree_unflatten([_slice(t, level, b) for t in flat], spec)
+        out, out_spec = tree_flatten(fn(*a, **k))
+        if not all(isinstance(o, Tensor) for o in out):
+            raise error
+        results.append(out)
+    if not results:
+        raise error
+    stack = _op("stack")
+    outs = [_wrap(stack([r[k] for r in results], 0), 0, level) for k in range(len(results[0]))]
+    return tree_unflatten(outs, out_spec)
+
+
 _RULES.update(draw=_draw_levels, refuse=_refuse_batched, inplace_draw=_check_inplace_draw,
-              new_like=_new_like)
+              per_example=_per_example, new_like=_new_like)
 
 
 def _fallback(op, key, args):

@@ -537,7 +537,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
             raise RuntimeError(f"Unsupported input type encountered for isin(): "
                                f"{_scalar_type_name(dt)}")
     common = D.promote_types(a.dtype, b.dtype)
-    found = np.isin(resolved_values(a.to(common))._np, resolved_values(b.to(common))._np,
+    # numpy(), not _np: under vmap a BatchedTensor refuses it and isin runs per example
+    found = np.isin(resolved_values(a.to(common)).numpy(), resolved_values(b.to(common)).numpy(),
                     invert=invert)
     return _finish(B.tensor(np.asarray(found), dtype=D.bool, device=a.device), False, out,
                    "isin", (a, b))

@@ -18,7 +18,7 @@ from .._bindings.overloads import nonzero
 from .._bindings.generated import cat, flip, gather, index_select, narrow
 from .._bindings.codegen import _missing_size
 from .._bindings.out import _finish
-from .._bindings.factories import tensor, zeros, arange
+from .._bindings.factories import tensor, arange
 from .._bindings.codegen import numpy_names
 from .._bindings import arg_parser as _ap
 
@@ -448,10 +448,8 @@ def meshgrid(*tensors, indexing=None):
 
 def diag(input, diagonal=0, *, out=None):
     if input.dim() == 1:
-        n = input.numel() + builtins.abs(diagonal)
-        result = zeros((n, n), dtype=input.dtype, device=input.device)
-        result.diagonal(diagonal).copy_(input)
-        return _finish(result, False, out, "diag", (input,))
+        # as PyTorch's: a 1-D input goes through diag_embed (so vmap batches it)
+        return _finish(input.diag_embed(diagonal), False, out, "diag", (input,))
     if input.dim() != 2:
         raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.dim()}D")
     return _finish(input.diagonal(diagonal).clone(memory_format=contiguous_format), False, out,
