@@ -21,7 +21,7 @@ from ._core.dtype import int32 as int, int64 as long, complex64 as cfloat, compl
 from ._core.type_info import finfo, iinfo
 from ._core.device import device, set_default_device, get_default_device
 from ._core.layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
-                           sparse_bsc)
+                           sparse_bsc, _mkldnn)
 from ._core.storage import UntypedStorage
 from ._core.memory_overlap import _debug_has_internal_overlap  # noqa: F401
 from ._core.memory_format import (memory_format, contiguous_format, channels_last,

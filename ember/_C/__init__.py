@@ -18,6 +18,8 @@ from .._core.torch_function import (  # noqa: F401
     push_mode as _push_on_torch_function_stack, pop_mode as _pop_torch_function_stack)
 from .._core.python_key import _disabled_torch_dispatch_impl  # noqa: F401
 from .._core.grad_mode import is_grad_enabled  # noqa: F401
+from .._aten.conv import (ConvBackend as _ConvBackend,  # noqa: F401
+                          select_conv_backend as _select_conv_backend)
 from .._dispatch.python_dispatch import (  # noqa: F401
     DisableTorchDispatch as _DisableTorchDispatch, push_mode as _push_on_torch_dispatch_stack,
     pop_mode as _pop_torch_dispatch_stack)

@@ -30,6 +30,7 @@ gradient with input and grad_output swapped. So the three functions `_conv`,
 (`_convolution_backward_input/_weight`) are linear in both arguments: their own derivatives are
 convolutions again, which gives double backward (see derivatives.py).
 """
+import enum
 import time
 
 import numpy as np
@@ -190,6 +191,76 @@ def _empty_convolution_shape(input, weight, bias, c_out, out):
     return shape
 
 
+# Note [Convolution backends]
+# ---------------------------
+# PyTorch picks one of several implementations ("backends") per call and names its choice in
+# torch._C._select_conv_backend, a test hook. ember has one implementation (the products below)
+# and no mkldnn, nnpack, xnnpack or cuDNN, so its answer is the backend PyTorch's CPU build picks
+# when those are off: Empty for an input without samples or channels, else by rank (a 1-d
+# convolution runs as a 2-d one of height 1), transposition and dilation.
+class ConvBackend(enum.IntEnum):
+    """torch._C._ConvBackend, with PyTorch's numbering."""
+    CudaDepthwise2d = 0
+    CudaDepthwise3d = 1
+    Cudnn = 2
+    CudnnTranspose = 3
+    Empty = 4
+    Miopen = 5
+    MiopenDepthwise = 6
+    MiopenTranspose = 7
+    Mkldnn = 8
+    MkldnnEmpty = 10
+    NnpackSpatial = 11
+    Overrideable = 12
+    Slow2d = 13
+    Slow3d = 14
+    SlowDilated2d = 15
+    SlowDilated3d = 16
+    SlowTranspose2d = 17
+    SlowTranspose3d = 18
+    Winograd3x3Depthwise = 19
+    Xnnpack2d = 20
+    Mps = 21
+
+    __str__ = enum.Enum.__str__      # "_ConvBackend.Slow2d", as pybind11 prints it
+
+
+ConvBackend.__name__ = ConvBackend.__qualname__ = "_ConvBackend"
+
+
+def select_conv_backend(input, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups, bias_sizes=None):
+    """The backend PyTorch's CPU build (mkldnn and nnpack off) runs this convolution with, after
+    the same argument checks as the convolution itself (Note [Convolution backends])."""
+    nd = weight.dim() - 2
+    stride, padding, dilation, output_padding = (
+        _expand(v, nd, name) for v, name in ((stride, "stride"), (padding, "padding"),
+                                             (dilation, "dilation"),
+                                             (output_padding, "output_padding")))
+    check_convolution(input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups)
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        return ConvBackend.Empty
+    dilated = any(d != 1 for d in dilation)
+    three_d = input.dim() == 5
+    if transposed:
+        return ConvBackend.SlowTranspose3d if three_d else ConvBackend.SlowTranspose2d
+    if three_d:
+        return ConvBackend.SlowDilated3d if dilated else ConvBackend.Slow3d
+    return ConvBackend.SlowDilated2d if dilated else ConvBackend.Slow2d
+
+
+def _expand(value, nd, name):
+    """An int[] argument of length 1 stands for all `nd` dims, as PyTorch's expand_param_if_needed."""
+    value = list(value)
+    if len(value) == 1 and nd != 1:
+        value = value * nd
+    if len(value) != nd:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {nd} "
+                           f"values to match the convolution dimensions, but got {name}={value}")
+    return tuple(value)
+
+
 # ---- the three products on NumPy arrays -------------------------------------------------------
 def compute_dtype(a):
     """float16/bfloat16 are multiplied in float32 (NumPy has no BLAS for them), others as is."""
@@ -331,14 +402,25 @@ def _tap_weights(w, tap, nd):
     return w[(slice(None), 0) + tap][(slice(None),) + (None,) * nd]
 
 
+_DEPTHWISE_BLOCK = 1 << 16    # output elements per block: a block and its term stay in cache
+
+
 def _conv_depthwise(x, w, stride, padding, dilation, out):
+    """The taps' passes run block by block over output rows (dim 2), so that a long kernel
+    (a 1x255 blur: 255 passes) reads and writes cached blocks, not the whole output each pass
+    -- 2-3x faster than whole-output passes."""
     xp = pad_zeros(x, padding)
     r = _zeros(x.shape[:2] + tuple(out), x.dtype)
-    term = np.empty_like(r)
-    for tap in np.ndindex(*w.shape[2:]):
-        np.multiply(_tap_view(xp, tap, stride, dilation, out), _tap_weights(w, tap, len(out)),
-                    out=term)
-        r += term
+    taps = [(tap, _tap_weights(w, tap, len(out))) for tap in np.ndindex(*w.shape[2:])]
+    rows = max(1, _DEPTHWISE_BLOCK // max(1, r[:, :, 0].size))
+    for start in range(0, out[0], rows):
+        block = r[:, :, start:start + rows]
+        term = np.empty_like(block)
+        src = xp[:, :, start * stride[0]:]              # the block's first row starts here
+        for tap, weights in taps:
+            np.multiply(_tap_view(src, tap, stride, dilation, block.shape[2:]), weights,
+                        out=term)
+            block += term
     return r
 
 
@@ -654,6 +736,8 @@ def _group_rows(a, groups):
 def _conv_nhwc(x, w, stride, padding, dilation, groups):
     """x (N, H, W, C), w (O, C/G, kh, kw) -> the output (N, oh, ow, O)."""
     out = conv_output_size(x.shape[1:3], w.shape[2:], stride, padding, dilation)
+    if _depthwise(w.shape, groups):  # Note [Depthwise convolution]: no K-times columns
+        return nhwc(_conv_depthwise(_nchw(x), w, stride, padding, dilation, out))
     cols = _columns_nhwc(x, w.shape[2:], stride, padding, dilation, out, groups)
     r = _ungroup_rows(_matmul(cols, _weight_nhwc(w, groups)))
     return r.reshape((x.shape[0],) + tuple(out) + (w.shape[0],))
@@ -662,6 +746,9 @@ def _conv_nhwc(x, w, stride, padding, dilation, groups):
 def _conv_input_grad_nhwc(g, w, in_shape, stride, padding, dilation, groups):
     """g (N, oh, ow, O), w (O, C/G, kh, kw) -> the input gradient (N, H, W, C) (in_shape is
     the NCHW shape)."""
+    if _depthwise(w.shape, groups):  # Note [Depthwise convolution]
+        return nhwc(_conv_depthwise_input_grad(_nchw(g), w, in_shape, stride, padding,
+                                               dilation))
     n, c = in_shape[:2]
     kernel, out = w.shape[2:], g.shape[1:3]
     gm = _group_rows(g.reshape(-1, g.shape[3]), groups)                # (G, rows, O/G)
@@ -688,6 +775,9 @@ def _conv_input_grad_nhwc(g, w, in_shape, stride, padding, dilation, groups):
 def _conv_weight_grad_nhwc(g, x, w_shape, stride, padding, dilation, groups):
     """g (N, oh, ow, O), x (N, H, W, C) -> the weight gradient (O, C/G, kh, kw), in the
     (kh, kw, C/G)-inner layout it is computed in (a channels_last view when G is 1)."""
+    if _depthwise(w_shape, groups):  # Note [Depthwise convolution]
+        return _conv_depthwise_weight_grad(_nchw(g), _nchw(x), w_shape, stride, padding,
+                                           dilation)
     o = w_shape[0]
     kernel = w_shape[2:]
     cols = _columns_nhwc(x, kernel, stride, padding, dilation, g.shape[1:3], groups)

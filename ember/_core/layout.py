@@ -22,3 +22,6 @@ sparse_csr = layout("sparse_csr", "SparseCsr")
 sparse_csc = layout("sparse_csc", "SparseCsc")
 sparse_bsr = layout("sparse_bsr", "SparseBsr")
 sparse_bsc = layout("sparse_bsc", "SparseBsc")
+# mkldnn (oneDNN) tensors: ember has none (torch.backends.mkldnn.is_available() is False), but
+# the layout object exists, as in every PyTorch build
+_mkldnn = layout("_mkldnn", "Mkldnn")

@@ -963,7 +963,9 @@ def _slow_conv_composite(nd):
         if weight.numel() == 0 or weight.dim() not in (2, nd + 2):
             raise RuntimeError(f"non-empty 2D or {nd + 2}D weight tensor expected, but got: "
                                f"{list(weight.shape)}")
-        if self.dim() != nd + 2:
+        if nd == 3:
+            _slow_conv3d_shape_check(self, kernel_size, stride, padding)
+        elif self.dim() != nd + 2:
             raise RuntimeError(f"Expected {nd + 2}D input tensor, but got: {list(self.shape)}")
         if weight.dim() == 2:
             weight = weight.reshape(weight.shape[0], -1, *kernel_size)
@@ -971,6 +973,65 @@ def _slow_conv_composite(nd):
     return slow_conv
 
 
+def _slow_conv3d_shape_check(input, kernel, stride, padding):
+    """PyTorch's slow_conv3d_shape_check on the sizes, in its order (a padding so large that
+    the padded size would overflow int64 is a ValueError; so is a kernel whose height x width
+    does)."""
+    dims = " x ".join
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got: "
+                           f"{dims(map(str, kernel))} (TxHxW)")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"stride should be greater than zero, but got: "
+                           f"{dims(map(str, stride))} (TxHxW)")
+    shape = tuple(input.shape)
+    empty_batch = len(shape) == 5 and shape[0] == 0 and 0 not in shape[1:]
+    if len(shape) != 5 or (input.numel() == 0 and not empty_batch):
+        raise RuntimeError(f"non-empty 5D input tensor expected but got: {list(shape)}")
+    for name, pad in (("height", padding[1]), ("width", padding[2]), ("depth", padding[0])):
+        if pad > 1 << 61:
+            raise ValueError(f"Padding {name} too large: pad_{name}={pad}")
+    padded = [i + 2 * p for i, p in zip(shape[2:], padding)]
+    if any(p < k for p, k in zip(padded, kernel)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({dims(map(str, padded))})."
+                           f" Kernel size: ({dims(map(str, kernel))}). Kernel size can't be "
+                           "greater than actual input size")
+    out = [(p - k) // s + 1 for p, k, s in zip(padded, kernel, stride)]
+    if any(o < 1 for o in out):
+        raise RuntimeError(f"Given input size per channel: ({dims(map(str, shape[2:]))}). "
+                           f"Calculated output size per channel: ({dims(map(str, out))}). "
+                           "Output size is too small")
+    if kernel[1] * kernel[2] >= 1 << 64:
+        raise RuntimeError(f"Kernel height x width product is too large: kernel_height="
+                           f"{kernel[1]}, kernel_width={kernel[2]}")
+
+
+@_impl("_convolution_double_backward", "CompositeImplicitAutograd")
+def _convolution_double_backward(ggI, ggW, ggb, gO, weight, self, stride, padding, dilation,
+                                 transposed, output_padding, groups, output_mask):
+    """The convolution's backward differentiated once more, from the gradients of its three
+    results (ggI, ggW, ggb for grad_input, grad_weight, grad_bias; None for a zero one): the
+    gradient of grad_output -- the convolution is bilinear, so conv(ggI, W) + conv(x, ggW) +
+    ggb --, of the input (gO against ggW) and of the weight (gO against ggI). A result with
+    nothing to come from is None (undefined); PyTorch's CPU build computes every result
+    whatever output_mask says, and so does this."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    ggO = gI = gW = None
+    if ggI is not None:
+        ggO = _convolution(ggI, weight, None, *args)
+        gW = _conv_backward_weight(gO, ggI, list(weight.shape), *args)
+    if ggW is not None:
+        term = _convolution(self, ggW, None, *args)
+        ggO = term if ggO is None else ggO + term
+        gI = _conv_backward_input(gO, ggW, list(self.shape), *args)
+    if ggb is not None:
+        term = ggb.reshape([1, -1] + [1] * (gO.dim() - 2)).expand(gO.shape)
+        ggO = term.contiguous() if ggO is None else ggO + term
+    return ggO, gI, gW
+
+
+_conv_backward_input = _lookup("_convolution_backward_input")
+_conv_backward_weight = _lookup("_convolution_backward_weight")
 _impl("thnn_conv2d", "CompositeImplicitAutograd")(_slow_conv_composite(2))
 _impl("slow_conv3d", "CompositeImplicitAutograd")(_slow_conv_composite(3))
 
