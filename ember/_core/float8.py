@@ -41,8 +41,15 @@ def as_strided(a, shape, strides):
     to NumPy's array interface as '<f1', which NumPy cannot read back, so it goes as bytes."""
     if a.dtype is _E5M2:
         return _as_strided(a.view(np.uint8), shape, strides).view(_E5M2)
-    return _as_strided(a, shape, strides)
+    try:
+        # a view over `a`'s own buffer: one C call, where NumPy's as_strided builds an object
+        # with an __array_interface__ (7x the time); NumPy refuses a view reaching outside
+        # the buffer, or a non-contiguous `a` (no buffer to export), and as_strided does those
+        return _ndarray(shape, a.dtype, a, 0, strides)
+    except (TypeError, ValueError, BufferError):
+        return _as_strided(a, shape, strides)
 
 
 _as_strided = np.lib.stride_tricks.as_strided
+_ndarray = np.ndarray
 _E5M2 = D.float8_e5m2._np
