@@ -8,6 +8,7 @@ delivers their results in sampler order. Worker processes send batches through s
 a tensor's storage is mapped by the main process, never pickled as bytes.
 """
 import ctypes
+import errno
 import functools
 import io
 import itertools
@@ -513,6 +514,16 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 return True, self._data_queue.get(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:  # the rest of a many-datagram message never came
                 pass
+            except OSError as e:
+                if e.errno != errno.EMFILE:
+                    raise
+                # A batch's shared memory arrives as descriptors: at the open-files limit the
+                # kernel drops them, and the batch is lost.
+                raise RuntimeError("Too many open files. Communication with the workers is no "
+                                   "longer possible. Please increase the limit using `ulimit -n` "
+                                   "in the shell or change the sharing strategy by calling "
+                                   "`torch.multiprocessing.set_sharing_strategy('file_system')` "
+                                   "at the beginning of your code") from None
         failed = [i for i, (w, on) in enumerate(zip(self._workers, self._workers_status))
                   if on and not w.is_alive()]
         if failed:
