@@ -145,3 +145,14 @@ def test_open_files_limit_error():
             child.kill()
     assert message.startswith("RuntimeError: Too many open files.") and "ulimit -n" in message \
         and "set_sharing_strategy" in message, message
+
+
+def test_pin_memory_without_accelerator():
+    """pin_memory (and the deprecated pin_memory_device) on a CPU-only machine: PyTorch's two
+    warnings, and batches left unpinned."""
+    def run(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            it = iter(L.utils.data.DataLoader([1, 2], pin_memory=True, pin_memory_device="cpu"))
+        return [str(w.message) for w in caught], it._pin_memory, next(it).is_pinned()
+    assert run(ember) == run(torch)
