@@ -156,3 +156,17 @@ def test_pin_memory_without_accelerator():
             it = iter(L.utils.data.DataLoader([1, 2], pin_memory=True, pin_memory_device="cpu"))
         return [str(w.message) for w in caught], it._pin_memory, next(it).is_pinned()
     assert run(ember) == run(torch)
+
+
+def test_assert_equal_compares_nested_tensors_by_component():
+    """The harness's assertEqual unbinds strided nested tensors, as PyTorch's TestCase does (a
+    nested tensor has no single shape to compare)."""
+    from ember.testing._internal.common_utils import TestCase
+    case = TestCase()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = ember.nested.nested_tensor([ember.arange(3.0), ember.arange(2.0)])
+        b = ember.nested.nested_tensor([ember.arange(3.0), ember.arange(2.0) + 1])
+    case.assertEqual(a, a.clone())
+    with pytest.raises(AssertionError):
+        case.assertEqual(a, b)
