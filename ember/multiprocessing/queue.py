@@ -22,6 +22,7 @@ descriptor i. A pickle too big for one datagram travels in a memory file of its 
 beyond the 253 one datagram can carry go ahead in datagrams of their own, tagged with the
 sender's pid so the receiver can hand them to the right message.
 """
+import errno
 import io
 import os
 import pickle
@@ -71,8 +72,8 @@ class _Unpickler(pickle.Unpickler):
     def persistent_load(self, pid):
         position, nbytes = pid
         if position not in self._storages:
-            self._storages[position] = storage_from_fd(self.fds[position], nbytes)
-            self.fds[position] = None  # the storage owns it now
+            fd, self.fds[position] = self.fds[position], None  # storage_from_fd owns it now,
+            self._storages[position] = storage_from_fd(fd, nbytes)  # even if it fails
         return self._storages[position]
 
 
@@ -116,9 +117,13 @@ class SocketQueue:
                 raise EOFError("every producer of the queue has closed it")
             kind, pid = _HEADER.unpack_from(message)
             fds = self._early_fds.pop(pid, []) + fds
-            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            if flags & socket.MSG_TRUNC:
                 _close(fds)
                 raise RuntimeError("SocketQueue: a message arrived truncated")
+            if flags & socket.MSG_CTRUNC:  # the kernel dropped descriptors we had no room for
+                _close(fds)
+                raise OSError(errno.EMFILE, "Too many open files: the descriptors attached to "
+                              "a SocketQueue message could not be received")
             if kind != _MORE_FDS:
                 return self._load(kind, message[_HEADER.size:], fds)
             self._early_fds[pid] = fds

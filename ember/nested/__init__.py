@@ -131,6 +131,10 @@ class NestedTensor(Tensor):
     def __len__(self):
         return len(self._components)
 
+    def __reduce_ex__(self, protocol):
+        # Pickled as its components (DataLoader workers send nested tensors this way).
+        return _rebuild_nested, (self._components,)
+
     # ---- functions ---------------------------------------------------------------------------
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -162,6 +166,10 @@ class NestedTensor(Tensor):
         raise NotImplementedError(f"Could not run 'aten::{name.strip('_')}' with arguments from "
                                   "the 'NestedTensorCPU' backend. (ember.nested supports "
                                   "elementwise functions, to_padded_tensor and unbind)")
+
+
+def _rebuild_nested(components):
+    return NestedTensor._from_components(components)
 
 
 def _matching(name, a, b):

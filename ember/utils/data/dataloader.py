@@ -8,6 +8,8 @@ delivers their results in sampler order. Worker processes send batches through s
 a tensor's storage is mapped by the main process, never pickled as bytes.
 """
 import ctypes
+import errno
+import functools
 import io
 import itertools
 import multiprocessing
@@ -23,8 +25,10 @@ from typing import Generic, TypeVar
 from ... import empty, int64
 from ...multiprocessing import SocketQueue
 from ...multiprocessing.queue import _Pickler
-from . import _utils
+from . import _utils, graph_settings
 from ._utils.signal_handling import worker_failure_message
+from .datapipes.datapipe import (IterDataPipe, MapDataPipe, _IterDataPipeSerializationWrapper,
+                                 _MapDataPipeSerializationWrapper)
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -54,6 +58,30 @@ class _InfiniteConstantSampler(Sampler):
     def __iter__(self):
         while True:
             yield None
+
+
+def _get_distributed_settings():
+    """(world size, rank) of this process: (1, 0) unless a process group is initialized."""
+    from ... import distributed as dist
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def _share_dist_seed(generator):
+    """The seed of a DataPipe pipeline's random stages for one epoch, drawn from the loader's
+    generator (ember has no process groups to broadcast it over)."""
+    return empty((), dtype=int64).random_(generator=generator).item()
+
+
+def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id):
+    """A DataPipe worker's first step: keep only its share of the stream (sharded across ranks
+    first, then across each rank's workers), then run the user's worker_init_fn."""
+    info = _utils.worker.get_worker_info()
+    graph_settings.apply_sharding(info.dataset, info.num_workers * world_size,
+                                  worker_id * world_size + rank_id)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
 
 
 class DataLoader(Generic[T_co]):
@@ -99,9 +127,19 @@ class DataLoader(Generic[T_co]):
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
 
+        # A DataPipe is held in a wrapper that pickles the whole pipeline as one value.
+        if isinstance(dataset, IterDataPipe):
+            self.dataset = _IterDataPipeSerializationWrapper(dataset)
+        elif isinstance(dataset, MapDataPipe):
+            self.dataset = _MapDataPipeSerializationWrapper(dataset)
+
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
+            if isinstance(dataset, IterDataPipe):
+                # shuffle switches the pipeline's own Shuffler stages on or off.
+                if shuffle is not None:
+                    graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)
+            elif shuffle not in {False, None}:
                 raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
                                  f"option, but got shuffle={shuffle}")
             if sampler is not None:
@@ -234,15 +272,26 @@ class DataLoader(Generic[T_co]):
 class _BaseDataLoaderIter:
     def __init__(self, loader):
         self._dataset = loader.dataset
+        self._shared_seed = None
+        if isinstance(self._dataset, IterDataPipe):
+            self._seed_datapipe(loader)
         self._dataset_kind = loader._dataset_kind
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._num_workers = loader.num_workers
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used "
+                          f"as the device,ignore pin_memory_device='{loader.pin_memory_device}'.",
+                          stacklevel=_user_stacklevel())
         if loader.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.", stacklevel=_user_stacklevel())
+        # With no accelerator there is nothing to pin to: batches stay as they are, as in
+        # PyTorch on a CPU-only machine.
+        self._pin_memory = False
+        self._pin_memory_device = None
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -255,10 +304,20 @@ class _BaseDataLoaderIter:
     def __iter__(self):
         return self
 
+    def _seed_datapipe(self, loader):
+        """Draw this epoch's seed for the pipeline's random stages (workers get it too, so
+        that all copies shuffle alike before each keeps its shard)."""
+        from ... import Generator
+        self._shared_seed = _share_dist_seed(loader.generator)
+        graph_settings.apply_random_seed(self._dataset,
+                                         Generator().manual_seed(self._shared_seed))
+
     def _reset(self, loader, first_iter=False):
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, IterDataPipe):
+            self._seed_datapipe(loader)
 
     def _next_index(self):
         return next(self._sampler_iter)  # may raise StopIteration
@@ -295,6 +354,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         if self._timeout != 0:
             raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            graph_settings.apply_sharding(self._dataset, *_get_distributed_settings())
         self._dataset_fetcher = _DatasetKind.create_fetcher(
             self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
             self._drop_last)
@@ -373,6 +434,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                                  "MultiProcessingDataLoaderIter")
         context = loader.multiprocessing_context or multiprocessing.get_context()
         self._worker_init_fn = loader.worker_init_fn
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            self._worker_init_fn = functools.partial(
+                _sharding_worker_init_fn, self._worker_init_fn, *_get_distributed_settings())
         self._worker_result_queue = self._data_queue = SocketQueue()
         self._workers_done_flag = context.RawValue(ctypes.c_bool, False)
         self._index_queues = []
@@ -391,7 +455,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     args=(self._dataset_kind, self._dataset, index_queue,
                           self._worker_result_queue, self._workers_done_flag,
                           self._auto_collation, self._collate_fn, self._drop_last,
-                          self._base_seed, self._worker_init_fn, i, self._num_workers))
+                          self._base_seed, self._worker_init_fn, i, self._num_workers,
+                          self._shared_seed))
                 self._start(w, context)
                 self._index_queues.append(index_queue)
                 self._workers.append(w)
@@ -438,7 +503,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:
             for index_queue in self._index_queues:
-                index_queue.put(_utils.worker._ResumeIteration())
+                index_queue.put(_utils.worker._ResumeIteration(self._shared_seed))
             resumed = 0
             while resumed < self._num_workers:
                 idx, data = self._get_data()
@@ -457,6 +522,16 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 return True, self._data_queue.get(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
             except queue.Empty:  # the rest of a many-datagram message never came
                 pass
+            except OSError as e:
+                if e.errno != errno.EMFILE:
+                    raise
+                # A batch's shared memory arrives as descriptors: at the open-files limit the
+                # kernel drops them, and the batch is lost.
+                raise RuntimeError("Too many open files. Communication with the workers is no "
+                                   "longer possible. Please increase the limit using `ulimit -n` "
+                                   "in the shell or change the sharing strategy by calling "
+                                   "`torch.multiprocessing.set_sharing_strategy('file_system')` "
+                                   "at the beginning of your code") from None
         failed = [i for i, (w, on) in enumerate(zip(self._workers, self._workers_status))
                   if on and not w.is_alive()]
         if failed:

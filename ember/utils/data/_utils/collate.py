@@ -92,6 +92,10 @@ def collate(batch, *, collate_fn_map=None):
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     elem = batch[0]
+    if elem.is_nested:
+        raise RuntimeError("Batches of nested tensors are not currently supported by the default "
+                           "collate_fn; please provide a custom collate_fn to handle them "
+                           "appropriately.")
     if elem.layout is not strided:
         raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
                            "collate_fn; please provide a custom collate_fn to handle them "

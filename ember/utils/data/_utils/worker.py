@@ -121,13 +121,19 @@ def _put_result(data_queue, idx, data, worker_id):
 
 
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_flag, auto_collation,
-                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
+                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
+                 shared_seed=None):
     from ..dataloader import _DatasetKind
+    from ..datapipes.datapipe import IterDataPipe
+    from ..graph_settings import apply_random_seed
+    from ember import Generator
     global _worker_info
     try:
         signal_handling._set_worker_signal_handlers()
         data_queue.close_consumer_end()
         seed = _seed_worker(base_seed, worker_id)
+        if isinstance(dataset, IterDataPipe):  # random stages seeded as in the main process
+            apply_random_seed(dataset, Generator().manual_seed(shared_seed))
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
                                   dataset=dataset)
         init_exception = None
@@ -152,6 +158,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_flag, auto
                 if not _put_result(data_queue, r, None, worker_id):
                     break
                 iteration_end = False
+                if isinstance(dataset, IterDataPipe):
+                    apply_random_seed(dataset, Generator().manual_seed(r.seed))
                 fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
                                                       collate_fn, drop_last)
                 continue
