@@ -537,11 +537,16 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
             raise RuntimeError(f"Unsupported input type encountered for isin(): "
                                f"{_scalar_type_name(dt)}")
     common = D.promote_types(a.dtype, b.dtype)
-    # numpy(), not _np: under vmap a BatchedTensor refuses it and isin runs per example
-    found = np.isin(resolved_values(a.to(common)).numpy(), resolved_values(b.to(common)).numpy(),
-                    invert=invert)
+    found = np.isin(_values(a.to(common)), _values(b.to(common)), invert=invert)
     return _finish(B.tensor(np.asarray(found), dtype=D.bool, device=a.device), False, out,
                    "isin", (a, b))
+
+
+def _values(t):
+    """The array of `t`'s values; a Tensor subclass (a BatchedTensor under vmap) is read
+    through numpy(), which it refuses, so that the call runs per example."""
+    t = resolved_values(t)
+    return t._np if type(t) is Tensor else t.numpy()
 
 
 def unravel_index(indices, shape):
