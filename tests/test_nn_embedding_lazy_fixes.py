@@ -222,3 +222,31 @@ def test_activation_double_backward_at_kinks(name, extra, x):
     for e, t in zip(run(ember), run(torch)):
         np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-15)
 
+
+
+def test_activation_gradients_go_through_the_backward_ops_as_torchs():
+    # the forward activations' derivatives call their *_backward ops, as PyTorch's
+    # derivatives.yaml does: the same double-backward nodes and values, in-place forms too
+    import ember
+    torch = pytest.importorskip("torch")
+
+    def run(lib):
+        F = lib.nn.functional
+        x = lib.tensor([-2., -0.5, 0.3, 2.5, 4.0], dtype=lib.float64, requires_grad=True)
+        out = []
+        for f in (F.hardswish, lambda x: F.leaky_relu(x, 0.1), F.elu, F.hardtanh, F.softplus,
+                  F.hardshrink, F.softshrink, lambda x: F.elu(x.clone(), inplace=True),
+                  lambda x: F.leaky_relu(x.clone(), 0.2, inplace=True)):
+            y = f(x)
+            g, = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+            gg, = lib.autograd.grad(g.sum(), x)
+            out.append((y.grad_fn.name(), g.grad_fn.name(), g.tolist(), gg.tolist()))
+        return out
+
+    for (n1, m1, g1, gg1), (n2, m2, g2, gg2) in zip(run(ember), run(torch)):
+        assert (n1, m1) == (n2, m2)
+        np.testing.assert_allclose(g1, g2, rtol=1e-12)
+        np.testing.assert_allclose(gg1, gg2, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="negative slope"):
+        x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+        ember.nn.functional.leaky_relu(x.clone(), -0.1, inplace=True).sum().backward()

@@ -691,6 +691,9 @@ isnan isinf isfinite nan_to_num logaddexp logaddexp2 fmax fmin heaviside xlogy.T
 sinc i0 logit signbit isposinf isneginf angle hypot atan2 copysign.Tensor lerp.Tensor addcmul
 addcdiv elu leaky_relu hardtanh hardsigmoid hardswish mish log_sigmoid threshold hardshrink
 softshrink masked_fill.Scalar fmod.Tensor
+silu_backward softplus_backward mish_backward hardswish_backward hardsigmoid_backward
+hardtanh_backward leaky_relu_backward hardshrink_backward softshrink_backward elu_backward
+logit_backward
 add_.Tensor sub_.Tensor mul_.Tensor div_.Tensor_mode clamp_ neg_ exp_ sqrt_ copy_
 masked_fill_.Scalar relu_ sigmoid_ tanh_
 """

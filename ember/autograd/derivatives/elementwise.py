@@ -177,13 +177,8 @@ def _silu_grad(grad, self):
 derivative("silu", {"self": _silu_grad})
 
 
-@_in_float
-def _softplus_grad(grad, self, beta, threshold):
-    z = self * beta
-    return E.where(z > threshold, grad, grad * (z).sigmoid())
-
-
-derivative("softplus", {"self": _softplus_grad})
+derivative("softplus", {"self": lambda grad, self, beta, threshold:
+                        _aten.softplus_backward(grad, self, beta, threshold)})
 
 # backward helpers: their own derivatives make double backward work
 derivative("threshold_backward", {
@@ -379,49 +374,24 @@ derivative("addcdiv", {"self": lambda grad: grad,
                          -grad * _conj(value * tensor1 / (tensor2 * tensor2))})
 
 # activations: each formula compares as PyTorch's backward kernel does (which side of the
-# kink a boundary point takes, and where NaN goes)
-# (the in-place forms are other nodes in PyTorch: their formulas read the output)
-@_in_float
-def _elu_grad(grad, self, alpha, scale, input_scale):
-    return E.where(self <= 0, grad * (input_scale * alpha * scale) * (self * input_scale).exp(),
-                   grad * scale)
-
-
-def _leaky_relu_grad(grad, self, negative_slope):
-    return E.where(self > 0, grad, grad * negative_slope)
-
-
-# PyTorch's in-place elu/leaky_relu backward reads the output, whose sign tells the input's
-# only for a non-negative slope; with a negative one its backward refuses.
-_NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which "
-                   "is not supported. This is caused by calling in-place forward function with "
-                   "a negative slope, please call out-of-place version instead.")
-
-
-def _elu_inplace_grad(grad, self, alpha, scale, input_scale):
-    if alpha < 0:
-        raise RuntimeError(_NEGATIVE_SLOPE.format("elu"))
-    return _elu_grad(grad, self, alpha, scale, input_scale)
-
-
-def _leaky_relu_inplace_grad(grad, self, negative_slope):
-    if negative_slope < 0:
-        raise RuntimeError(_NEGATIVE_SLOPE.format("leakyReLu") + " File an issue at "
-                           "https://github.com/pytorch/pytorch if you do require supporting "
-                           "in-place leakRelu backward calculation with negative slope")
-    return _leaky_relu_grad(grad, self, negative_slope)
-
-
-derivative("elu", {"self": _elu_grad})
-derivative("elu_", {"self": _elu_inplace_grad}, node_name="EluBackward1")
-derivative("leaky_relu", {"self": _leaky_relu_grad})
-derivative("leaky_relu_", {"self": _leaky_relu_inplace_grad}, node_name="LeakyReluBackward1")
+# kink a boundary point takes, and where NaN goes); through the backward ops where PyTorch's
+# go (so double backward is theirs). The in-place forms are other nodes in PyTorch: their
+# formulas read the output, which the backward kernels refuse for a negative slope
+derivative("elu", {"self": lambda grad, self, alpha, scale, input_scale:
+                   _aten.elu_backward(grad, alpha, scale, input_scale, False, self)})
+derivative("elu_", {"self": lambda grad, result, alpha, scale, input_scale:
+                    _aten.elu_backward(grad, alpha, scale, input_scale, True, result)},
+           node_name="EluBackward1")
+derivative("leaky_relu", {"self": lambda grad, self, negative_slope:
+                          _aten.leaky_relu_backward(grad, self, negative_slope, False)})
+derivative("leaky_relu_", {"self": lambda grad, result, negative_slope:
+                           _aten.leaky_relu_backward(grad, result, negative_slope, True)},
+           node_name="LeakyReluBackward1")
 derivative("hardtanh", {"self": lambda grad, self, min_val, max_val:
-                      _masked((self > min_val) & (self < max_val), grad)})
+                        _aten.hardtanh_backward(grad, self, min_val, max_val)})
 derivative("hardsigmoid", {"self": lambda grad, self:
                          _masked((self > -3) & (self < 3), grad / 6)})
-derivative("hardswish", {"self": _in_float(lambda grad, self: E.where(
-    self <= -3, grad.new_zeros(()), E.where(self < 3, grad * (self / 3 + 0.5), grad)))})
+derivative("hardswish", {"self": lambda grad, self: _aten.hardswish_backward(grad, self)})
 
 
 @_in_float
@@ -446,12 +416,10 @@ def _log_sigmoid_grad(grad, self):
 derivative("log_sigmoid", {"self": _log_sigmoid_grad})
 
 
-def _shrink_grad(grad, self, lambd):
-    return _masked((self < -lambd) | (self > lambd), grad)
-
-
-derivative("hardshrink", {"self": _shrink_grad})
-derivative("softshrink", {"self": _shrink_grad})
+derivative("hardshrink", {"self": lambda grad, self, lambd:
+                          _aten.hardshrink_backward(grad, self, lambd)})
+derivative("softshrink", {"self": lambda grad, self, lambd:
+                          _aten.softshrink_backward(grad, self, lambd)})
 
 
 # their backward ops, differentiable again (double backward) as in PyTorch: linear in
