@@ -41,6 +41,7 @@ import numpy as np
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
 from .elementwise import not_implemented
+from .linalg import _matmul  # the products over all steps, split over the intra-op threads
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -115,7 +116,7 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
                                  batch_sizes)
     X = input._np.reshape(rows, input.shape[-1])
     W_ih, W_hh, W_hr = weight_ih._np, weight_hh._np, _array(weight_hr)
-    gi = X @ W_ih.T
+    gi = _matmul(X, W_ih.T)
     gh_bias = None
     if bias_ih is not None:
         gi += bias_ih._np
@@ -246,9 +247,9 @@ def rnn_layer_backward(input, weight_ih, weight_hh, weight_hr, output, workspace
         d_gh = d_pre
     dt = X.dtype
     want = list(output_mask)
-    dx = (d_pre @ W_ih).reshape(input.shape) if want[0] else np.zeros(input.shape, dt)
-    dw_ih = d_pre.T @ X if want[1] else np.zeros(W_ih.shape, dt)
-    dw_hh = d_gh.T @ h_prev if want[2] else np.zeros(W_hh.shape, dt)
+    dx = _matmul(d_pre, W_ih).reshape(input.shape) if want[0] else np.zeros(input.shape, dt)
+    dw_ih = _matmul(d_pre.T, X) if want[1] else np.zeros(W_ih.shape, dt)
+    dw_hh = _matmul(d_gh.T, h_prev) if want[2] else np.zeros(W_hh.shape, dt)
     db_ih = d_pre.sum(0) if want[3] else np.zeros(gates, dt)
     db_hh = d_gh.sum(0) if want[4] else np.zeros(gates, dt)
     if W_hr is None or mode != "LSTM":
