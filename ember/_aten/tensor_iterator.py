@@ -87,6 +87,14 @@ def output_strides(shape, operands, meta=False):
         first = operands[0][1]
         if all(st == first for _, st in operands) and is_non_overlapping_and_dense(shape, first):
             return tuple(first)
+    if not meta and 1 not in shape:
+        # an expanded scalar (strides all 0) orders no dimension below: without it the rest
+        # may be plainly contiguous (sum's gradient times a tensor)
+        kept = [(s, st) for s, st in operands if any(st)]
+        if len(kept) < len(operands):
+            if all(s == shape and _is_contiguous(s, st) for s, st in kept):
+                return None
+            operands = kept
     # the operands' strides over the broadcast shape (0 for a broadcast dim)
     bstrides = []
     for sizes, st in operands:

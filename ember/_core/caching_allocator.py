@@ -88,9 +88,11 @@ import numpy as np
 # far as every statistic can tell* (allocation, allocated and requested bytes drop then, exactly
 # as a free at that moment would drop them), but it stays where it is, `dead`, for the next
 # requests: one with the very shape, dtype and strides of a dead held array gets that array
-# object back (no new array, no lease); one of the same rounded size gets a dead block (a held
-# one, else the last to die among the `kept` blocks of that size) with a new array over it;
-# either counts as a malloc. The commonest request skips even the sweep: the very array of a
+# object back (no new array, no lease; the held blocks are indexed by that key); one of the
+# same rounded size gets a dead block (a held one once HELD arrays are held -- until then a new
+# key gets a block of its own, so the held arrays grow to a loop's working set -- else the last
+# to die among the `kept` blocks of that size) with a new array over it; either counts as a
+# malloc. The commonest request skips even the sweep: the very array of a
 # held block that died since the last sweep is taken back at once (a free and a malloc of one
 # block move no current and no peak, so the deaths not yet counted change nothing the
 # statistics say), and so is one counted dead already when the malloc cannot raise a peak even
@@ -119,7 +121,7 @@ import numpy as np
 # them (list.append is atomic) makes that safe too.
 
 kMinBlockSize = 512
-HELD = 6  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
+HELD = 16  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
 kMinLargeAlloc = 10 << 20
@@ -308,6 +310,7 @@ class CachingAllocator:
         self.lock = threading.Lock()
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
         self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
+        self.held_by_key = {}  # (shape, dtype, strides) -> those of `held` with that key, in order
         self.hold = HELD  # how many arrays are held (0: every array leased at once)
         self.kept = {}  # block size -> dead blocks kept whole for requests of that size
         self.queue_free = self.pending.append  # bound once: the callback of every lease
@@ -439,12 +442,12 @@ class CachingAllocator:
         lock.acquire()
         try:
             key = (shape, dtype, strides)
-            for block in reversed(self.held):
+            for block in reversed(self.held_by_key.get(key, ())):
                 # a loop's commonest request: the very array of a dead held block, taken back
                 # without a sweep when other deaths, still uncounted, cannot change what the
                 # statistics say (Note [Held arrays])
-                if block.key == key and getrefcount(block.array) == 2 and \
-                        block.requested_size == nbytes and block.array.flags.writeable:
+                if getrefcount(block.array) == 2 and block.requested_size == nbytes and \
+                        block.array.flags.writeable:
                     pool = block.segment.free_blocks
                     if not block.dead:  # died since the last sweep: a free and a malloc of
                         pool.n_tot += 1  # one block, which move no current and no peak
@@ -455,7 +458,6 @@ class CachingAllocator:
                         block.dead = False
                         self._count_malloc(pool, block.size, nbytes)
                         return block.array
-                    break
             block = self._sweep(key, nbytes) if self.held or self.pending else None
             if block is None:
                 block = self._malloc(nbytes)
@@ -468,6 +470,11 @@ class CachingAllocator:
                 block.array = array
                 block.key = key
                 self.held.append(block)
+                same = self.held_by_key.get(key)
+                if same is None:
+                    self.held_by_key[key] = [block]
+                else:
+                    same.append(block)
             else:
                 self._lease(block, array)
             return array
@@ -493,9 +500,8 @@ class CachingAllocator:
         held = self.held
         same = first = None  # the dead array asked for; the first array found dead now
         for block in held:
-            if getrefcount(block.array) != 2:  # block.array and the argument: alive
-                continue
-            if not block.dead:
+            # block.array and the argument alone: dead
+            if not block.dead and getrefcount(block.array) == 2:
                 block.dead = True  # freed, as far as the statistics can tell
                 if first is None:
                     first = block  # counted below, unless it is asked for again at once
@@ -504,12 +510,16 @@ class CachingAllocator:
                     pool.n -= 1
                     pool.b -= block.size
                     pool.r -= block.requested_size
-            if same is None and block.key == key and block.array.flags.writeable:
+        for block in self.held_by_key.get(key, ()):
+            if block.dead and block.array.flags.writeable:
                 same = block
+                break
         block = same
         if block is None and key is not None:  # a dead block of the size, for a new array
             size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize
-            for dead in held:
+            # a dead held array is re-cut only when `held` is full: until then a new key gets a
+            # block of its own, so the held arrays grow to a loop's working set
+            for dead in held if len(held) >= self.hold else ():
                 if dead.dead and dead.size == size:
                     block = dead
                     break
@@ -533,20 +543,30 @@ class CachingAllocator:
                 self._count_malloc(pool, block.size, nbytes)
                 block.requested_size = nbytes
             block.dead = False
-            if block is not same:  # bare: a new array goes over it
+            if block is not same:
                 if block.array is not None:  # a dead held block (a kept one has no array)
-                    held.remove(block)
+                    self._unhold(block)  # bare: a new array goes over it
                     block.array = block.key = None
-            elif held[-1] is not block:
-                held.remove(block)
+            elif held[-1] is not block:  # the newest now: not leased by the trimming below
+                self._unhold(block)
                 held.append(block)
+                self.held_by_key.setdefault(block.key, []).append(block)
         while len(held) > self.hold:
-            old = held.pop(0)
+            old = held[0]
+            self._unhold(old)
             if old.dead:
                 self._keep(old)
             else:
                 self._lease(old, old.array)
         return block
+
+    def _unhold(self, block):
+        """Take `block` off `held` and off its key's list."""
+        self.held.remove(block)
+        same = self.held_by_key[block.key]
+        same.remove(block)
+        if not same:
+            del self.held_by_key[block.key]
 
     @staticmethod
     def _count_free(block):
@@ -571,8 +591,8 @@ class CachingAllocator:
         segment is wanted); whether there was one."""
         held = self.held
         dead = [block for block in held if block.dead]
-        if dead:
-            held[:] = [block for block in held if not block.dead]
+        for block in dead:
+            self._unhold(block)
         for blocks in self.kept.values():
             dead += blocks
         self.kept.clear()
@@ -604,6 +624,7 @@ class CachingAllocator:
         while held:
             block = held.pop(0)
             self._lease(block, block.array)
+        self.held_by_key.clear()
 
     def _malloc(self, nbytes):
         # the hot path of every new block: written out, with no calls in the common case
@@ -1011,6 +1032,8 @@ if hasattr(os, "register_at_fork"):
 def empty(shape, dtype):
     """A C-contiguous uninitialized array in an allocator block (for kernels' `out=`)."""
     dtype = np.dtype(dtype)
+    if type(shape) is list:  # the held arrays are looked up by (shape, dtype, strides)
+        shape = tuple(shape)
     n = 1
     for s in shape:
         n *= s
