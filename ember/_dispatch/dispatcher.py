@@ -321,7 +321,10 @@ class OpOverloadPacket:
                         f"arguments; tried: {[o.schema.text for o in ops]}")
 
     def __repr__(self):
-        return f"<OpOverloadPacket {self._namespace}.{self._name}>"
+        return f"<OpOverloadPacket(op='{self._namespace}.{self._name}')>"
+
+    def __str__(self):
+        return f"{self._namespace}.{self._name}"
 
 
 def _matches(schema, bound):
