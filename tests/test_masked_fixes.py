@@ -111,12 +111,13 @@ def test_ops_packet_meets_torch_function():
 
 def test_ops_alias_packets():
     x = [0.25, -0.5]
-    for name in ("arccos", "absolute", "negative", "divide", "arcsinh_"):
+    for name in ("arccos", "absolute", "negative", "divide", "arcsinh_", "clip"):
         e, t = getattr(ember.ops.aten, name), getattr(torch.ops.aten, name)
         assert e.__name__ == t.__name__ == name
         assert e is getattr(ember.ops.aten, name)
-        args_e = (ember.tensor(x),) + ((ember.tensor(2.0),) if name == "divide" else ())
-        args_t = (torch.tensor(x),) + ((torch.tensor(2.0),) if name == "divide" else ())
+        extra = {"divide": (2.0,), "clip": (-0.3, 0.3)}.get(name, ())
+        args_e = (ember.tensor(x),) + tuple(ember.tensor(v) for v in extra)
+        args_t = (torch.tensor(x),) + tuple(torch.tensor(v) for v in extra)
         _same(e(*args_e), t(*args_t))
     with pytest.raises(AttributeError):
         ember.ops.aten.no_such_alias
@@ -134,6 +135,7 @@ def _same_masked(e, t):
 
 
 @pytest.mark.parametrize("name,kwargs", [("exp", {}), ("clamp", {"min": -0.5, "max": 0.5}),
+                                         ("clip_", {"min": -0.5, "max": 0.5}),
                                          ("arctan", {}), ("neg_", {}), ("abs_", {})])
 def test_maskedtensor_aten_unary(name, kwargs):
     from ember.masked.maskedtensor.unary import NATIVE_INPLACE_UNARY_FNS, NATIVE_UNARY_FNS

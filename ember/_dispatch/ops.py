@@ -16,6 +16,8 @@ class _Namespace:
         return sorted(n for ns, n in _dispatcher._packets if ns == self._name)
 
 
+# aliases whose schema line does not name them (their Python binding is the aliased function)
+_BOUND_ALIASES = {"clip": "clamp"}
 _alias_packets = {}   # (namespace, alias) -> its OpOverloadPacket, made on first use
 
 
@@ -31,6 +33,8 @@ def _alias_packet(namespace, name):
             if op.namespace == namespace and base in op.schema.aliases:
                 target = _dispatcher._packets.get((namespace, op._opname + inplace))
                 break
+        if base in _BOUND_ALIASES:
+            target = _dispatcher._packets.get((namespace, _BOUND_ALIASES[base] + inplace))
         packet = None
         if target is not None:
             packet = _dispatcher.OpOverloadPacket(namespace, name)
