@@ -21,6 +21,7 @@ from .._core.autocast_state import _autocast_state
 from .._core.grad_mode import _grad_state
 from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
+from .._core import torch_function as _tf
 from .._core.mode_stack import modes as _modes
 from .._core.python_key import PYTHON_KEY
 from .._core.math_bits import MathBits, MATH_KEYS
@@ -295,6 +296,15 @@ class OpOverloadPacket:
         return list(self._overloads)
 
     def __call__(self, *args, **kwargs):
+        # as PyTorch's torch.ops calls, a packet's call meets `__torch_function__` (a subclass's
+        # or a mode's) before it picks an overload
+        for a in (*args, *kwargs.values()):
+            if type(a) not in _tf.FAST_ARGS:
+                result = _tf.torch_function_dispatch(self, (*args, *kwargs.values()), args,
+                                                     kwargs, skip_exact=Tensor)
+                if result is not _tf.NOT_HANDLED:
+                    return result
+                break
         ops = list(self._overloads.values())
         if len(ops) == 1:
             return ops[0](*args, **kwargs)
@@ -311,7 +321,10 @@ class OpOverloadPacket:
                         f"arguments; tried: {[o.schema.text for o in ops]}")
 
     def __repr__(self):
-        return f"<OpOverloadPacket {self._namespace}.{self._name}>"
+        return f"<OpOverloadPacket(op='{self._namespace}.{self._name}')>"
+
+    def __str__(self):
+        return f"{self._namespace}.{self._name}"
 
 
 def _matches(schema, bound):

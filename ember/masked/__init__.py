@@ -5,6 +5,7 @@ from ._ops import (sum, prod, cumsum, cumprod, amax, amin, argmax, argmin, mean,
                    normalize)
 from .maskedtensor import MaskedTensor, as_masked_tensor, is_masked_tensor, masked_tensor
 from . import _ops
+from ._ops import _canonical_dim, _combine_input_and_mask, _output_mask, _where  # noqa: F401
 
 
 def _input_mask(input, *args, **kwargs):

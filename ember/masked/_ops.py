@@ -15,6 +15,7 @@ import builtins
 
 from .. import _refs as E
 from .._core import dtype as D
+from .._core.layout import strided
 from .._refs.reduction import _vector_norm
 
 __all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
@@ -87,9 +88,12 @@ def _canonical_dim(dim, ndim):
 
 
 def _input_mask(input, mask):
-    """The mask as a bool tensor of the input's shape (broadcast; never more dims)."""
+    """The mask as a bool tensor of the input's shape (broadcast; never more dims), strided as
+    the input (a sparse mask is made dense)."""
     if mask is None:
         raise ValueError("_input_mask requires explicit mask")
+    if mask.layout is not strided:
+        mask = mask.to_dense()
     if tuple(mask.shape) != tuple(input.shape):
         if mask.dim() > input.dim():
             raise IndexError("_input_mask expected broadcastable mask (got mask dimensionality "
@@ -98,8 +102,55 @@ def _input_mask(input, mask):
     return mask.to(dtype=D.bool)
 
 
-def _combine_input_and_mask(op_name, input, mask, *args):
-    """The input with its masked-out elements replaced by the op's identity."""
+def _any(input, dim, keepdim):
+    """any() over a tuple of dims, one at a time."""
+    for d in reversed(dim):
+        input = input.any(dim=d, keepdim=keepdim)
+    return input
+
+
+def _output_mask(op, input, *args, **kwargs):
+    """Which elements of `op(input, *args, **kwargs)` read at least one kept element: the mask
+    reduced with any() for a reduction, the input mask itself for a normalization."""
+    if not callable(op):
+        raise ValueError(f"_output_mask expected masked operation (got {type(op).__name__} "
+                         f"object)")
+    name = op.__name__
+    inmask = _input_mask(input, kwargs.get("mask"))
+    if name in _NORMALIZATIONS:
+        return inmask
+    if name not in _REDUCTIONS:
+        raise ValueError(f"_output_mask expected masked operation (got callable "
+                         f"{op.__module__}.{name})")
+    if name == "norm" and args:
+        args = args[1:]   # ord comes before dim
+    dim = args[0] if args else kwargs.get("dim")
+    return _any(inmask, _canonical_dim(dim, input.ndim), bool(kwargs.get("keepdim", False)))
+
+
+_REDUCTIONS = {"sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median", "norm",
+               "var", "std", "logsumexp"}
+_NORMALIZATIONS = {"softmax", "log_softmax", "softmin", "normalize", "cumsum", "cumprod"}
+
+
+def _where(mask, input, fill_value):
+    """PyTorch's where() for masks of any layout; ember's masked ops take strided inputs, so
+    only a strided mask is implemented."""
+    if mask.layout is not strided:
+        raise NotImplementedError(f"torch.masked._where on a {mask.layout} mask is not "
+                                  f"implemented in ember")
+    return E.where(mask, input, fill_value)
+
+
+def _combine_input_and_mask(op, input, mask, *args):
+    """The input with its masked-out elements replaced by the identity of `op` (a masked
+    function or its name). A MaskedTensor input brings its own mask, and its gradient goes
+    back as a MaskedTensor with that mask (torch.masked's `Combine`)."""
+    op_name = op if isinstance(op, str) else op.__name__
+    from .maskedtensor.core import is_masked_tensor
+    if is_masked_tensor(input):
+        from .maskedtensor._ops_refs import _Combine
+        return _Combine.apply(input.get_data(), input.get_mask(), op_name)
     if mask is None:
         return input
     return E.where(_input_mask(input, mask), input, _reduction_identity(op_name, input, *args))

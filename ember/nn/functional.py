@@ -809,7 +809,7 @@ def _half_to_float(x):
 def _vector_norm(x, p, dim, keepdim=False):
     """The p-norm over `dim`, with PyTorch's gradient convention: 0 where the norm is 0 (the
     `where` keeps the 1/norm of the derivative away from zero norms)."""
-    if abs(p) == math.inf and x.shape[dim] == 0:
+    if abs(p) == math.inf and x.numel() == 0 and x.shape[dim] == 0:   # (a 0-d x is one element)
         raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on the dimension "
                            f"{dim % x.dim()}because this dimension is empty and the operation "
                            f"does not have an identity")

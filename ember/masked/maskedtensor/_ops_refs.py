@@ -4,6 +4,7 @@ pass-through ops for MaskedTensor (torch/masked/maskedtensor/{unary,binary,reduc
 passthrough,_ops_refs}.py), each with its mask rule."""
 import ember
 from ember._core.tensor import Tensor
+from ember._dispatch.dispatcher import OpOverloadPacket
 
 from ..._core import dtype as D
 from .. import _ops as masked_ops
@@ -14,7 +15,7 @@ from .creation import as_masked_tensor
 MASKEDTENSOR_FUNCTION_TABLE = {}
 
 
-def _register(names, impl, namespaces=(ember, Tensor)):
+def _register(names, impl, namespaces=(ember, Tensor, ember.ops.aten)):
     for name in names:
         for namespace in namespaces:
             fn = getattr(namespace, name, None)
@@ -35,8 +36,24 @@ INPLACE_UNARY_NAMES = [n + "_" for n in UNARY_NAMES
                        if n not in ("angle", "positive", "signbit", "isnan")]
 
 
+def _aten_positional(fn, args, kwargs):
+    """An aten op's call with its arguments in schema order, as `__torch_dispatch__` sees it in
+    PyTorch (`aten.clamp(x, min=a, max=b)` is `aten.clamp(x, a, b)`)."""
+    if not kwargs or not isinstance(fn, OpOverloadPacket):
+        return args, kwargs
+    for op in fn._overloads.values():
+        try:
+            bound = op.schema.bind(args, kwargs, op.short_name)
+        except (RuntimeError, TypeError):
+            continue
+        if not any(a.kwarg_only for a in op.schema.arguments):
+            return tuple(bound), {}
+    return args, kwargs
+
+
 def _unary(fn, inplace):
     def impl(*args, **kwargs):
+        args, kwargs = _aten_positional(fn, args, kwargs)
         if kwargs:
             raise ValueError("MaskedTensor unary ops require that len(kwargs) == 0. If you need "
                              "support for this, please open an issue on Github.")

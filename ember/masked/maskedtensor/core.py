@@ -19,7 +19,8 @@ leaf's mask (PyTorch's is narrowed by the backward of shape functions: the gradi
 `mt.transpose(0, 1)[1].sum()` is specified only in that column; its values there are the
 same); the warning for an
 unsupported function names the public function (`cumsum`) where PyTorch names the aten op
-(`aten.cumsum.default`), and the TypeError that follows says `__torch_function__`.
+(`aten.cumsum.default`); the TypeError that follows names the aten op's default overload as
+PyTorch's does for the common call (`mt.max()`: 'torch._ops.aten.max.default').
 """
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
@@ -132,13 +133,17 @@ class MaskedTensor(Tensor):
         self._preprocess_data(data, mask)
         self._validate_members()
         if requires_grad:
-            self._masked_data = self._masked_data.detach().requires_grad_()
+            if not (data.dtype.is_floating_point or data.dtype.is_complex):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                                   "gradients")
+            self._masked_data.requires_grad_()
 
     def _preprocess_data(self, data, mask):
         if data.layout != mask.layout:
             raise TypeError("data and mask must have the same layout.")
-        # awkward names, so as not to shadow Tensor's own attributes (`data`)
-        self._masked_data = data.clone()
+        # awkward names, so as not to shadow Tensor's own attributes (`data`); masked_tensor()
+        # is not differentiable: the data's history stays behind
+        self._masked_data = data.detach().clone()
         self._masked_mask = mask.clone()
 
     def _validate_members(self):
@@ -200,7 +205,10 @@ class MaskedTensor(Tensor):
                       f"a minimal reproducible code snippet.\nIn the case that the semantics for "
                       f"the operator are not trivial, it would be appreciated to also include a "
                       f"proposal for the semantics.", stacklevel=_user_stacklevel())
-        return NotImplemented
+        raise TypeError(f"Multiple dispatch failed for 'torch._ops.aten.{name}.default'; all "
+                        f"__torch_dispatch__ handlers returned NotImplemented:\n\n  - tensor "
+                        f"subclass {cls!r}\n\nFor more information, try re-running with "
+                        f"TORCH_LOGS=not_implemented")
 
     @classmethod
     def unary(cls, fn, data, mask):
