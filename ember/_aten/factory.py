@@ -435,6 +435,24 @@ def _scan(data):
     return result, has_tensor
 
 
+def _is_other_sequence(data):
+    """A Python object that is a sequence to PyTorch's binding (it has __len__ and
+    __getitem__) without being a list, tuple, array, tensor, string or mapping."""
+    return (hasattr(type(data), "__getitem__") and hasattr(type(data), "__len__")
+            and not isinstance(data, (list, tuple, range, str, bytes, dict, np.ndarray, Tensor,
+                                      UntypedStorage))
+            and not isinstance(getattr(data, "_untyped_storage", None), UntypedStorage))
+
+
+def _sequence_items(seq):
+    """The items of such a sequence, read by index as PyTorch reads them to size it."""
+    try:
+        return [seq[i] for i in range(len(seq))]
+    except Exception:
+        raise ValueError(f"could not determine the shape of object type "
+                         f"'{type(seq).__name__}'") from None
+
+
 def _not_self_referential(seq):
     """A list that holds itself has no shape (PyTorch checks each list's own items)."""
     if any(item is seq for item in seq):
@@ -552,6 +570,8 @@ def tensor_from_data(data, dtype=None, device=None):
         if data.ndim != 1:
             raise ValueError("could not determine the shape of object type 'memoryview'")
         data = data.tolist()
+    elif _is_other_sequence(data):
+        data = _sequence_items(data)
     if isinstance(data, UntypedStorage) or isinstance(getattr(data, "_untyped_storage", None),
                                                        UntypedStorage):   # a TypedStorage too
         arr, dt = _storage_elements(data, dtype)

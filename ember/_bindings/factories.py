@@ -52,6 +52,9 @@ def _size_args(size, keyword=None, name="empty"):
         if size:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
         return tuple(_ap.int_list_arg(name, "size", 1, keyword))
+    if not size:   # zeros() is no 0-d tensor: zeros(()) is
+        from .codegen import _missing_size
+        _missing_size(name, "size")
     return tuple(_ap.int_list_arg(name, "size", 1, size, 0, True))
 
 
@@ -695,7 +698,7 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
         if size is None:
             return tensor(_legacy_data(first), dtype=dtype, device=device)
     size = _ap.int_list_arg("new", "size", 1, args, 0, True)
-    return empty(*size, dtype=dtype, device=device)
+    return empty(tuple(size), dtype=dtype, device=device)
 
 
 def _is_storage(obj):

@@ -1,0 +1,101 @@
+"""Fixes found by running PyTorch's test_numpy_interop.py and the whole of
+test_tensor_creation_ops.py on ember, each checked against PyTorch on the same inputs: conj() of
+a sparse COO tensor, repeat_interleave's checks of its repeats, torch.tensor of a Python object
+that is only a sequence (__len__ and __getitem__), and size-taking factories called with no
+size at all."""
+import warnings
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    """(exception class, message) if fn raises, else ("ok", dtype, shape, values)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn()
+    except Exception as e:  # noqa: BLE001 - the class itself is what is compared
+        return type(e).__name__, str(e)
+    if getattr(r, "is_sparse", False):
+        r = r.to_dense()
+    if hasattr(r, "dtype") and hasattr(r, "tolist"):
+        return "ok", str(r.dtype), tuple(r.shape), r.tolist()
+    return "ok", r
+
+
+def _same(fn):
+    assert _outcome(lambda: fn(ember)) == _outcome(lambda: fn(torch))
+
+
+_COMPLEX = [[1 + 2j, -2 + 3j], [-1 - 2j, 3 - 2j]]
+
+
+@pytest.mark.parametrize("conj", [lambda x: x.conj(), lambda x: x.conj().resolve_conj()])
+def test_conj_of_a_sparse_coo_tensor_conjugates_its_values(conj):
+    """A sparse tensor has no conjugate bit: conj() is conj_physical, so numpy() of it still
+    refuses the sparse layout rather than the conjugate bit."""
+    _same(lambda lib: conj(lib.tensor(_COMPLEX).to_sparse()))
+    for lib in (ember, torch):
+        y = conj(lib.tensor(_COMPLEX).to_sparse())
+        assert not y.is_conj() and str(y.layout).endswith("sparse_coo")
+    _same(lambda lib: lib.tensor(_COMPLEX).to_sparse().conj().numpy(force=True))
+    _same(lambda lib: lib.tensor([[1.0, 0.0]]).to_sparse().conj())
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.repeat_interleave(lib.arange(4).reshape(2, 2)),
+    lambda lib: lib.repeat_interleave(lib.arange(4.0)),
+    lambda lib: lib.repeat_interleave(lib.tensor([1, 2, -1])),
+    lambda lib: lib.repeat_interleave(lib.tensor([1, 2], dtype=lib.int32)),
+    lambda lib: lib.repeat_interleave(lib.tensor([[1, 2], [3, 4]]), lib.arange(9).reshape(3, 3),
+                                      dim=0),
+    lambda lib: lib.repeat_interleave(lib.tensor([[1, 2], [3, 4]]), lib.tensor([1.0, 2.0]),
+                                      dim=0),
+    lambda lib: lib.repeat_interleave(lib.tensor([[1, 2], [3, 4]]), lib.tensor([1, 2]), dim=0),
+])
+def test_repeat_interleave_checks_its_repeats(call):
+    _same(call)
+
+
+class _Sequence:
+    def __init__(self, items):
+        self.items = items
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+class _Unreadable(_Sequence):
+    def __getitem__(self, i):
+        raise TypeError
+
+
+@pytest.mark.parametrize("make", [lambda: _Sequence([1.0, 2.0, 3.0]), lambda: _Sequence([1, 2]),
+                                  lambda: _Unreadable([1.0, 2.0])])
+def test_tensor_of_a_python_sequence(make):
+    _same(lambda lib: lib.tensor(make()))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.zeros(), lambda lib: lib.ones(), lambda lib: lib.empty(),
+    lambda lib: lib.zeros(dtype=lib.float64), lambda lib: lib.empty(out=lib.ones(2)),
+    lambda lib: lib.rand(generator=lib.Generator()), lambda lib: lib.ones(2).new_ones(),
+    lambda lib: lib.ones(2).resize_(), lambda lib: lib.zeros(()), lambda lib: lib.zeros([]),
+    lambda lib: lib.ones(size=()), lambda lib: lib.ones(2).new(), lambda lib: lib.Tensor(),
+])
+def test_factories_without_a_size(call):
+    _same(call)
+
+
+def test_rand_without_a_size_raises_type_error():
+    for lib in (ember, torch):
+        for fn in (lib.rand, lib.randn):
+            with pytest.raises(TypeError):
+                fn()
