@@ -1,10 +1,13 @@
 """Fixes found by running PyTorch's test_numpy_interop.py and the whole of
 test_tensor_creation_ops.py on ember, each checked against PyTorch on the same inputs: conj() of
 a sparse COO tensor, repeat_interleave's checks of its repeats, torch.tensor of a Python object
-that is only a sequence (__len__ and __getitem__), and size-taking factories called with no
-size at all."""
+that is only a sequence (__len__ and __getitem__), size-taking factories called with no size at
+all, NumPy scalars read as PyTorch's parser reads a Scalar, the NumPy arrays (byte order,
+negative strides, dtypes) and complex values torch.tensor refuses, np.asarray of a tensor that
+requires grad, and from_file's requires_grad and errors."""
 import warnings
 
+import numpy as np
 import pytest
 
 import ember
@@ -99,3 +102,72 @@ def test_rand_without_a_size_raises_type_error():
         for fn in (lib.rand, lib.randn):
             with pytest.raises(TypeError):
                 fn()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(2, dtype=lib.int8) + np.bool_(True),
+    lambda lib: np.bool_(True) + lib.ones(2, dtype=lib.int8),
+    lambda lib: lib.add(lib.ones(2, dtype=lib.int8), np.bool_(True)),
+    lambda lib: lib.full((2,), np.bool_(True)),
+    lambda lib: lib.ones(2, dtype=lib.int8).fill_(np.bool_(True)),
+    lambda lib: lib.tensor([1 + 1j]) + np.complex64(1 + 3j),
+    lambda lib: lib.tensor(1 + 3j, dtype=lib.complex64) == np.complex64(1 + 3j),
+    lambda lib: lib.tensor(1 + 3j, dtype=lib.complex64) != np.complex64(1 + 3j),
+    lambda lib: lib.tensor(1 + 3j) == np.complex128(1 + 3j),
+    lambda lib: lib.full((1,), np.complex64(1 + 2j)),
+    lambda lib: np.float64(2) * lib.ones(2, dtype=lib.int8),
+    lambda lib: np.int64(2) * lib.ones(2, dtype=lib.int8),
+    lambda lib: lib.ones(2, dtype=lib.float16) * np.float32(2),
+])
+def test_numpy_scalars_are_read_as_pytorch_reads_a_scalar(call):
+    """A NumPy bool is the number 1.0 to PyTorch's parser and a complex64 only its real part;
+    a NumPy integer is an int and a float a float."""
+    _same(call)
+
+
+def _array(dtype, reverse=False):
+    a = np.array([1, 2, 3], dtype=dtype)
+    return a[::-1] if reverse else a
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor(_array(">f4")),
+    lambda lib: lib.tensor(_array(">f4"), dtype=lib.float64),
+    lambda lib: lib.as_tensor(_array(">i4")),
+    lambda lib: lib.asarray(_array(">i4")),
+    lambda lib: lib.from_numpy(_array(">f8")),
+    lambda lib: lib.tensor(_array(np.int64, reverse=True)),
+    lambda lib: lib.as_tensor(_array(np.int64, reverse=True)),
+    lambda lib: lib.tensor(np.array(["a"])),
+    lambda lib: lib.from_numpy(np.array([1, 2], dtype=object)),
+    lambda lib: lib.tensor(np.longdouble(1.5)),
+    lambda lib: lib.from_numpy(np.float64(2)),
+    lambda lib: lib.tensor([1j], dtype=lib.float32),
+    lambda lib: lib.tensor([1, 2j], dtype=lib.int64),
+    lambda lib: lib.tensor([1j, 0], dtype=lib.bool),
+    lambda lib: lib.tensor(np.array([1j]), dtype=lib.float32),
+    lambda lib: lib.ones(3)[np.bool_(True)],
+])
+def test_arrays_and_values_torch_tensor_refuses(call):
+    _same(call)
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_refused():
+    for lib in (ember, torch):
+        t = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+            np.asarray(t)
+        with pytest.raises(RuntimeError, match="requires grad"):
+            np.sin(t)
+        with lib.no_grad():
+            assert np.asarray(t).tolist() == [1.0, 1.0]
+
+
+def test_from_file(tmp_path):
+    path = tmp_path / "f.bin"
+    np.arange(10, dtype=np.float32).tofile(path)
+    name, missing = str(path), str(tmp_path / "missing.bin")
+    _same(lambda lib: lib.from_file(name, size=4, dtype=lib.float32, requires_grad=True))
+    _same(lambda lib: lib.from_file(name, size=2, dtype=lib.int32, requires_grad=True))
+    _same(lambda lib: lib.from_file(name, size=20, dtype=lib.float32))
+    _same(lambda lib: lib.from_file(missing, size=2))

@@ -564,6 +564,25 @@ def _storage_elements(storage, dtype):
     return raw[:raw.size // dtype.itemsize * dtype.itemsize].view(D.np_dtype(dtype)).copy(), dtype
 
 
+def check_numpy_array(ndarray):
+    """The dtype of a NumPy array PyTorch can read as a tensor (from_numpy, torch.tensor,
+    as_tensor): a supported dtype in native byte order, strides that are non-negative
+    multiples of the element size."""
+    dt = D.from_numpy_dtype(ndarray.dtype)
+    strides = ndarray.strides
+    if any(s < 0 for s in strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if any(s % ndarray.itemsize for s in strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return dt
+
+
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, memoryview):   # a sequence to PyTorch, read item by item (not as a buffer)
@@ -576,14 +595,20 @@ def tensor_from_data(data, dtype=None, device=None):
                                                        UntypedStorage):   # a TypedStorage too
         arr, dt = _storage_elements(data, dtype)
         return _wrap_external(arr, dt)
-    if isinstance(data, np.ndarray) and dtype is None:
-        return _wrap(np.array(data, copy=True))
+    if isinstance(data, np.ndarray):
+        check_numpy_array(data)
+        if dtype is None:
+            return _wrap(np.array(data, copy=True))
     if isinstance(data, Tensor):
         raw, inferred = data._np, data.dtype
     else:
         inferred, has_tensor = _scan(data)
         raw = _to_nested_numpy(data) if has_tensor else data
     dt = dtype if dtype is not None else inferred
+    if inferred.is_complex and not (dt.is_complex or dt is D.bool) \
+            and not isinstance(data, (np.ndarray, Tensor)):
+        raise TypeError("must be real number, not complex" if dt.is_floating_point else
+                        "'complex' object cannot be interpreted as an integer")
     if isinstance(data, list) and data and isinstance(data[0], np.ndarray):
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
                       "consider converting the list to a single numpy.ndarray with numpy.array() "

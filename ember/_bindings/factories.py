@@ -21,7 +21,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
-from .._aten.factory import checked_scalar, linspace_dtype
+from .._aten.factory import checked_scalar, linspace_dtype, check_numpy_array
 from .out import _finish, _type, resize_output
 from .._dispatch import vmap_state as _vmap_state
 from .._dispatch.vmap_state import random_function, check_inplace_draw
@@ -174,18 +174,8 @@ def _is_buffer(obj):
 
 def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    D.from_numpy_dtype(ndarray.dtype)
-    if builtins.any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if builtins.any(s % ndarray.itemsize for s in ndarray.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
-    if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte "
-                         "order. Conversion between byte orders is currently not supported.")
+        raise TypeError(f"expected np.ndarray (got {_ap.type_name(ndarray)})")
+    check_numpy_array(ndarray)
     if not ndarray.flags.writeable:
         from .._core.flags import warn_once
         warn_once("The given NumPy array is not writable, and PyTorch does not support "
@@ -867,7 +857,7 @@ METHODS = dict(
 )
 
 def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
-              pin_memory=False):
+              pin_memory=False, requires_grad=False):
     """torch.from_file: a 1-D CPU tensor of `size` elements over a memory-mapped file (with
     `shared`, writes reach the file and every other mapping of it)."""
     from .._core.storage import UntypedStorage
@@ -875,7 +865,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     if device is not None and _dev(device).type != "cpu":
         raise RuntimeError(f"from_file: expected a CPU device, got {device}")
     storage = UntypedStorage.from_file(filename, bool(shared), int(size) * dtype.itemsize)
-    return empty(0, dtype=dtype).set_(storage)
+    return _finish(empty(0, dtype=dtype).set_(storage), requires_grad)
 
 
 __all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided",

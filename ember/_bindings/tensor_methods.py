@@ -749,7 +749,8 @@ _OPERATORS = {   # name: (its body, the method PyTorch's __torch_function__ rece
 def _operators():
     from .._core import torch_function as tf
     env = dict(globals(), _FAST=tf.FAST_TYPES, _dispatch=tf.torch_function_dispatch,
-               _NOT_HANDLED=tf.NOT_HANDLED)
+               _NOT_HANDLED=tf.NOT_HANDLED, _NUMPY_SCALARS=(np.number, np.bool_),
+               _numpy_scalar=_ap.numpy_scalar)
     chunks = []
     for name, (body, public) in _OPERATORS.items():
         params = "self, other" if "other" in body else "self"
@@ -761,6 +762,8 @@ def _operators():
                       f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
                       f"        if result is not _NOT_HANDLED:\n"
                       f"            return result\n"
+                      + ("        if isinstance(other, _NUMPY_SCALARS):\n"
+                         "            other = _numpy_scalar(other)\n" if "other" in params else "")
                       + (f"    return {body}\n" if params == "self" else
                          # a refused operand type: NotImplemented, so Python tries the other's
                          f"    try:\n        return {body}\n"
