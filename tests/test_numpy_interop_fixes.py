@@ -171,3 +171,40 @@ def test_from_file(tmp_path):
     _same(lambda lib: lib.from_file(name, size=2, dtype=lib.int32, requires_grad=True))
     _same(lambda lib: lib.from_file(name, size=20, dtype=lib.float32))
     _same(lambda lib: lib.from_file(missing, size=2))
+
+
+@pytest.mark.parametrize("data", [
+    lambda lib: [lib.tensor([1, 2]), lib.tensor([3, 4])],
+    lambda lib: [lib.ones(2), lib.ones(2)],
+    lambda lib: [lib.tensor(1), lib.tensor(2.0)],
+])
+def test_tensor_of_a_list_of_tensors(data):
+    """Each tensor in the list is one number, read as the result's kind of number."""
+    _same(lambda lib: lib.tensor(data(lib)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.randperm(5, dtype=lib.bool),
+    lambda lib: lib.randperm(5, dtype=lib.complex64),
+    lambda lib: str(lib.normal(lib.zeros(2), lib.ones(2, dtype=lib.float64)).dtype),
+    lambda lib: str(lib.normal(lib.zeros(2, dtype=lib.float16), lib.ones(2)).dtype),
+    lambda lib: str(lib.normal(lib.zeros(2, dtype=lib.float64), lib.ones(2)).dtype),
+    lambda lib: lib.empty(2, dtype=lib.uint8).random_(-1, 1),
+    lambda lib: lib.empty(2, dtype=lib.float16).uniform_(-1e6, 1),
+    lambda lib: lib.randint(300, (3,), dtype=lib.uint8),
+])
+def test_random_factories_dtypes(call):
+    _same(call)
+
+
+def test_generator_clone_state():
+    draws = []
+    for lib in (ember, torch):
+        g = lib.Generator().manual_seed(3)
+        lib.rand(2, generator=g)
+        c = g.clone_state()
+        draws.append((c.initial_seed(), lib.rand(3, generator=c).tolist(),
+                      lib.rand(3, generator=g).tolist()))
+        with pytest.raises(NotImplementedError):
+            g.graphsafe_get_state()
+    assert draws[0] == draws[1]

@@ -478,13 +478,17 @@ def _leaf_dtype(x):
     raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
-def _to_nested_numpy(data):
+def _to_nested_numpy(data, integral):
     """Nested lists with the tensors in them replaced by their values: inside a list a tensor
-    is a scalar, so it must have one element (PyTorch reads it with item())."""
+    is a scalar, so it must have one element (PyTorch reads it as a number of the result's
+    kind: with __index__ for an integral result, else with __float__/__complex__)."""
     if isinstance(data, (list, tuple)):
-        return [_to_nested_numpy(x) for x in data]
+        return [_to_nested_numpy(x, integral) for x in data]
     if isinstance(data, Tensor):
         if data.numel() != 1:
+            if integral:
+                raise TypeError("only integer tensors of a single element can be converted to "
+                                "an index")
             raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
     return data
@@ -600,11 +604,13 @@ def tensor_from_data(data, dtype=None, device=None):
         if dtype is None:
             return _wrap(np.array(data, copy=True))
     if isinstance(data, Tensor):
-        raw, inferred = data._np, data.dtype
+        raw, inferred, has_tensor = data._np, data.dtype, False
     else:
         inferred, has_tensor = _scan(data)
-        raw = _to_nested_numpy(data) if has_tensor else data
+        raw = data
     dt = dtype if dtype is not None else inferred
+    if has_tensor:
+        raw = _to_nested_numpy(data, not (dt.is_floating_point or dt.is_complex or dt is D.bool))
     if inferred.is_complex and not (dt.is_complex or dt is D.bool) \
             and not isinstance(data, (np.ndarray, Tensor)):
         raise TypeError("must be real number, not complex" if dt.is_floating_point else
@@ -728,6 +734,8 @@ def randperm(n, generator=None, dtype=None, device=None):
     if n < 0:  # (PyTorch's binding makes the result with empty(n) first)
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dtype = dtype or D.int64
+    if dtype is D.bool or dtype.is_complex:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{_scalar_type_name(dtype)}'")
     checked_scalar(n - 1 if n > 0 else n, dtype)
     limit = _RANDPERM_LIMITS.get(dtype)
     if limit is not None and n > limit[0]:

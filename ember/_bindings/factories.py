@@ -619,7 +619,10 @@ def _normal_tensors(mean, std, generator):
                            "complex dtype.")
     shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
     z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
-    return z * std + mean
+    scaled = z * std   # PyTorch scales and shifts in place: the result keeps mean's dtype
+    if scaled.dtype is not ref.dtype:
+        scaled = scaled.to(ref.dtype)
+    return scaled + mean
 
 
 @random_function
