@@ -38,6 +38,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
+from .._core import dtype as D
 from .._core.generator import _locked  # the draw holds the generator's lock, as torch's mutex
 
 _F32 = np.float32
@@ -363,7 +364,7 @@ def uniform(gen, shape, np_dtype, low=0.0, high=1.0):
     low, high = float(low), float(high)
     for name, v in (("from", low), ("to", high)):
         if not lowest <= v <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {dt}")
+            raise RuntimeError(f"{name} is out of bounds for {_c_type_name(dt)}")
     if low > high:
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={low:g} > "
@@ -599,7 +600,6 @@ def bernoulli(gen, p, shape, np_dtype):
             return np.empty(shape, dtype=dt)
         return uniform_real_f64_below(gen, n, p).astype(dt).reshape(shape)
     if not _is_float(p.dtype):
-        from .._core import dtype as D
         name = D.scalar_type_name(D.from_numpy_dtype(p.dtype))
         raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for '{name}'")
     probs = np.broadcast_to(p, shape)
@@ -773,13 +773,18 @@ def _update_to(to, dt):
     return to
 
 
+def _c_type_name(np_dtype):
+    """The C++ type PyTorch's bounds messages name ("unsigned char", "c10::Half")."""
+    return D.c_type_name(D.from_numpy_dtype(np_dtype))
+
+
 def _check_from_to_in_range(frm, to_inc, dt):
     if _is_float(dt):
         lowest, highest = _float_limits(dt)
         digits = _float_digits(dt)
         for name, v in (("from", frm), ("to - 1", to_inc)):
             if not lowest <= v <= highest:
-                raise RuntimeError(f"{name} is out of bounds for {dt}")
+                raise RuntimeError(f"{name} is out of bounds for {_c_type_name(dt)}")
             if not -(1 << digits) <= v <= 1 << digits:
                 warnings.warn(
                     f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
@@ -799,4 +804,4 @@ def _check_from_to_in_range(frm, to_inc, dt):
                            "types")
     for name, v in (("from", frm), ("to - 1", to_inc)):
         if not lowest <= v <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {dt}")
+            raise RuntimeError(f"{name} is out of bounds for {_c_type_name(dt)}")

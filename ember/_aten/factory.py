@@ -435,6 +435,24 @@ def _scan(data):
     return result, has_tensor
 
 
+def _is_other_sequence(data):
+    """A Python object that is a sequence to PyTorch's binding (it has __len__ and
+    __getitem__) without being a list, tuple, array, tensor, string or mapping."""
+    return (hasattr(type(data), "__getitem__") and hasattr(type(data), "__len__")
+            and not isinstance(data, (list, tuple, range, str, bytes, dict, np.ndarray, Tensor,
+                                      UntypedStorage))
+            and not isinstance(getattr(data, "_untyped_storage", None), UntypedStorage))
+
+
+def _sequence_items(seq):
+    """The items of such a sequence, read by index as PyTorch reads them to size it."""
+    try:
+        return [seq[i] for i in range(len(seq))]
+    except Exception:
+        raise ValueError(f"could not determine the shape of object type "
+                         f"'{type(seq).__name__}'") from None
+
+
 def _not_self_referential(seq):
     """A list that holds itself has no shape (PyTorch checks each list's own items)."""
     if any(item is seq for item in seq):
@@ -460,13 +478,17 @@ def _leaf_dtype(x):
     raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
-def _to_nested_numpy(data):
+def _to_nested_numpy(data, integral):
     """Nested lists with the tensors in them replaced by their values: inside a list a tensor
-    is a scalar, so it must have one element (PyTorch reads it with item())."""
+    is a scalar, so it must have one element (PyTorch reads it as a number of the result's
+    kind: with __index__ for an integral result, else with __float__/__complex__)."""
     if isinstance(data, (list, tuple)):
-        return [_to_nested_numpy(x) for x in data]
+        return [_to_nested_numpy(x, integral) for x in data]
     if isinstance(data, Tensor):
         if data.numel() != 1:
+            if integral:
+                raise TypeError("only integer tensors of a single element can be converted to "
+                                "an index")
             raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
     return data
@@ -546,24 +568,53 @@ def _storage_elements(storage, dtype):
     return raw[:raw.size // dtype.itemsize * dtype.itemsize].view(D.np_dtype(dtype)).copy(), dtype
 
 
+def check_numpy_array(ndarray):
+    """The dtype of a NumPy array PyTorch can read as a tensor (from_numpy, torch.tensor,
+    as_tensor): a supported dtype in native byte order, strides that are non-negative
+    multiples of the element size."""
+    dt = D.from_numpy_dtype(ndarray.dtype)
+    strides = ndarray.strides
+    if any(s < 0 for s in strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+    if any(s % ndarray.itemsize for s in strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return dt
+
+
 @impl("_tensor_from_data", "CPU")
 def tensor_from_data(data, dtype=None, device=None):
     if isinstance(data, memoryview):   # a sequence to PyTorch, read item by item (not as a buffer)
         if data.ndim != 1:
             raise ValueError("could not determine the shape of object type 'memoryview'")
         data = data.tolist()
+    elif _is_other_sequence(data):
+        data = _sequence_items(data)
     if isinstance(data, UntypedStorage) or isinstance(getattr(data, "_untyped_storage", None),
                                                        UntypedStorage):   # a TypedStorage too
         arr, dt = _storage_elements(data, dtype)
         return _wrap_external(arr, dt)
-    if isinstance(data, np.ndarray) and dtype is None:
-        return _wrap(np.array(data, copy=True))
+    if isinstance(data, np.ndarray):
+        check_numpy_array(data)
+        if dtype is None:
+            return _wrap(np.array(data, copy=True))
     if isinstance(data, Tensor):
-        raw, inferred = data._np, data.dtype
+        raw, inferred, has_tensor = data._np, data.dtype, False
     else:
         inferred, has_tensor = _scan(data)
-        raw = _to_nested_numpy(data) if has_tensor else data
+        raw = data
     dt = dtype if dtype is not None else inferred
+    if has_tensor:
+        raw = _to_nested_numpy(data, not (dt.is_floating_point or dt.is_complex or dt is D.bool))
+    if inferred.is_complex and not (dt.is_complex or dt is D.bool) \
+            and not isinstance(data, (np.ndarray, Tensor)):
+        raise TypeError("must be real number, not complex" if dt.is_floating_point else
+                        "'complex' object cannot be interpreted as an integer")
     if isinstance(data, list) and data and isinstance(data[0], np.ndarray):
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
                       "consider converting the list to a single numpy.ndarray with numpy.array() "
@@ -683,6 +734,8 @@ def randperm(n, generator=None, dtype=None, device=None):
     if n < 0:  # (PyTorch's binding makes the result with empty(n) first)
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     dtype = dtype or D.int64
+    if dtype is D.bool or dtype.is_complex:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{_scalar_type_name(dtype)}'")
     checked_scalar(n - 1 if n > 0 else n, dtype)
     limit = _RANDPERM_LIMITS.get(dtype)
     if limit is not None and n > limit[0]:

@@ -536,6 +536,12 @@ def neg(self):
     return _from_arrays(idx, -vals, self._size, coalesced)
 
 
+@impl("conj_physical", "SparseCPU")
+def conj_physical(self):
+    idx, vals, coalesced = _parts(self)
+    return _from_arrays(idx, np.conj(vals), self._size, coalesced)
+
+
 # ---- reductions, layout, copies ---------------------------------------------------------------
 @impl("sum.dim_IntList", "SparseCPU")
 def sum_(self, dim=None, keepdim=False, dtype=None):

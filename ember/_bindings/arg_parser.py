@@ -151,10 +151,22 @@ def varargs_keyword(fn, name, given, keywords):
     return (value,)
 
 
+def numpy_scalar(value):
+    """A NumPy scalar given for a `Scalar` argument, read as PyTorch's parser reads it: a NumPy
+    integer as an int, a complex128 (a Python complex) as a complex, and anything else through
+    __float__ -- so a NumPy bool is the number 1.0 or 0.0, and a complex64 keeps only its real
+    part (NumPy warns that the imaginary part is discarded)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, complex):
+        return complex(value)
+    return float(value)
+
+
 def as_scalar(fn, name, pos, value, expected="Number"):
     """A `Scalar` (or `float`) argument that is not a Python number: converted, or refused."""
     if isinstance(value, (np.number, np.bool_)):
-        return value.item()
+        return numpy_scalar(value)
     if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
         return value.item()
     raise wrong_type(fn, name, pos, expected, value)
@@ -166,8 +178,11 @@ def as_float(fn, name, pos, value):
 
 def as_tensor_or_number(fn, name, pos, value):
     """A `Tensor|Scalar` argument that is neither a Tensor nor a Python number (checked after
-    `__torch_function__` had its turn): a Tensor subclass or a NumPy number passes."""
-    if isinstance(value, (Tensor, np.number, np.bool_)):
+    `__torch_function__` had its turn): a Tensor subclass passes, a NumPy number is read as a
+    Scalar."""
+    if isinstance(value, (np.number, np.bool_)):
+        return numpy_scalar(value)
+    if isinstance(value, Tensor):
         return value
     raise wrong_type(fn, name, pos, "Tensor", value)
 

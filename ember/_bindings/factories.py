@@ -21,7 +21,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
-from .._aten.factory import checked_scalar, linspace_dtype
+from .._aten.factory import checked_scalar, linspace_dtype, check_numpy_array
 from .out import _finish, _type, resize_output
 from .._dispatch import vmap_state as _vmap_state
 from .._dispatch.vmap_state import random_function, check_inplace_draw
@@ -52,6 +52,9 @@ def _size_args(size, keyword=None, name="empty"):
         if size:
             raise TypeError(f"{name}() got multiple values for argument 'size'")
         return tuple(_ap.int_list_arg(name, "size", 1, keyword))
+    if not size:   # zeros() is no 0-d tensor: zeros(()) is
+        from .codegen import _missing_size
+        _missing_size(name, "size")
     return tuple(_ap.int_list_arg(name, "size", 1, size, 0, True))
 
 
@@ -171,18 +174,8 @@ def _is_buffer(obj):
 
 def from_numpy(ndarray):
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    D.from_numpy_dtype(ndarray.dtype)
-    if builtins.any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
-    if builtins.any(s % ndarray.itemsize for s in ndarray.strides):
-        raise ValueError("given numpy array strides not a multiple of the element byte size. "
-                         "Copy the numpy array to reallocate the memory.")
-    if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte "
-                         "order. Conversion between byte orders is currently not supported.")
+        raise TypeError(f"expected np.ndarray (got {_ap.type_name(ndarray)})")
+    check_numpy_array(ndarray)
     if not ndarray.flags.writeable:
         from .._core.flags import warn_once
         warn_once("The given NumPy array is not writable, and PyTorch does not support "
@@ -626,7 +619,10 @@ def _normal_tensors(mean, std, generator):
                            "complex dtype.")
     shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
     z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
-    return z * std + mean
+    scaled = z * std   # PyTorch scales and shifts in place: the result keeps mean's dtype
+    if scaled.dtype is not ref.dtype:
+        scaled = scaled.to(ref.dtype)
+    return scaled + mean
 
 
 @random_function
@@ -695,7 +691,7 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
         if size is None:
             return tensor(_legacy_data(first), dtype=dtype, device=device)
     size = _ap.int_list_arg("new", "size", 1, args, 0, True)
-    return empty(*size, dtype=dtype, device=device)
+    return empty(tuple(size), dtype=dtype, device=device)
 
 
 def _is_storage(obj):
@@ -864,7 +860,7 @@ METHODS = dict(
 )
 
 def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
-              pin_memory=False):
+              pin_memory=False, requires_grad=False):
     """torch.from_file: a 1-D CPU tensor of `size` elements over a memory-mapped file (with
     `shared`, writes reach the file and every other mapping of it)."""
     from .._core.storage import UntypedStorage
@@ -872,7 +868,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     if device is not None and _dev(device).type != "cpu":
         raise RuntimeError(f"from_file: expected a CPU device, got {device}")
     storage = UntypedStorage.from_file(filename, bool(shared), int(size) * dtype.itemsize)
-    return empty(0, dtype=dtype).set_(storage)
+    return _finish(empty(0, dtype=dtype).set_(storage), requires_grad)
 
 
 __all__ = ["arange", "as_tensor", "asarray", "bernoulli", "empty", "empty_like", "empty_strided",

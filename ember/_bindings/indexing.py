@@ -15,6 +15,7 @@ import numpy as np
 from .._core import dtype as D
 from .._dispatch.dispatcher import lookup
 from .._core.tensor import Tensor
+from .arg_parser import type_name as _type_name
 
 _select = lookup("select.int")
 _slice = lookup("slice.Tensor")
@@ -131,7 +132,7 @@ def apply_slicing(self, key):
         else:
             if not isinstance(k, _SEQUENCES):
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long "
-                                 f"or byte Variables are valid indices (got {type(k).__name__})")
+                                 f"or byte Variables are valid indices (got {_type_name(k)})")
             t = _as_index_tensor(k)
             if t.dim() == 0 and not (t.dtype.is_floating_point or t.dtype.is_complex):
                 if not _is_mask(t):

@@ -15,6 +15,7 @@ from .._core.grad_mode import _grad_state
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, _FAST, _overridden, _handle, _wrap_external
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
+from .._core.layout import sparse_coo as _sparse_coo
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
 from .._dispatch import dispatcher as _dispatcher
 from . import indexing as _indexing
@@ -471,8 +472,13 @@ def _T(self):
 
 def _conj(self):
     """A complex tensor's lazy conjugate: a view with the conjugate bit flipped (the `_conj`
-    op, ember/_dispatch/math_bits.py); a real tensor itself, as in PyTorch."""
-    return _op("_conj")(self) if self.dtype.is_complex else self
+    op, ember/_dispatch/math_bits.py); a real tensor itself, as in PyTorch. A sparse COO tensor
+    has no conjugate bit: its values are conjugated (`conj_physical`)."""
+    if not self.dtype.is_complex:
+        return self
+    if self.layout is _sparse_coo:
+        return _op("conj_physical")(self)
+    return _op("_conj")(self)
 
 
 def _shift_operator(opname, reflected=False, inplace=False):
@@ -542,7 +548,7 @@ def resize_as_(input, the_template, *, memory_format=None):
 def _resize(self, *sizes):
     warnings.warn("non-inplace resize is deprecated", stacklevel=_user_stacklevel())
     from ..autograd._functions import Resize
-    return Resize.apply(self, _size_args(sizes, name="resize"))
+    return Resize.apply(self, _size_args(sizes, name="resize") if sizes else ())
 
 
 def _resize_as(self, tensor):
@@ -743,7 +749,8 @@ _OPERATORS = {   # name: (its body, the method PyTorch's __torch_function__ rece
 def _operators():
     from .._core import torch_function as tf
     env = dict(globals(), _FAST=tf.FAST_TYPES, _dispatch=tf.torch_function_dispatch,
-               _NOT_HANDLED=tf.NOT_HANDLED)
+               _NOT_HANDLED=tf.NOT_HANDLED, _NUMPY_SCALARS=(np.number, np.bool_),
+               _numpy_scalar=_ap.numpy_scalar)
     chunks = []
     for name, (body, public) in _OPERATORS.items():
         params = "self, other" if "other" in body else "self"
@@ -755,6 +762,8 @@ def _operators():
                       f"        result = _dispatch({func}, ({params},), ({params},), {{}}, Tensor, True)\n"
                       f"        if result is not _NOT_HANDLED:\n"
                       f"            return result\n"
+                      + ("        if isinstance(other, _NUMPY_SCALARS):\n"
+                         "            other = _numpy_scalar(other)\n" if "other" in params else "")
                       + (f"    return {body}\n" if params == "self" else
                          # a refused operand type: NotImplemented, so Python tries the other's
                          f"    try:\n        return {body}\n"

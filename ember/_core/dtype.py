@@ -162,12 +162,16 @@ def _dtype_by_name(name):
 
 
 def from_numpy_dtype(np_dtype):
-    try:
-        return _from_np[np_dtype]
-    except KeyError:
-        raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types "
-                        "are: float64, float32, float16, complex64, complex128, int64, int32, "
-                        "int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
+    """The dtype of a NumPy dtype of either byte order (the caller refuses a non-native one)."""
+    d = _from_np.get(np_dtype)
+    if d is None and not np_dtype.isnative:
+        d = _from_np.get(np_dtype.newbyteorder("="))
+    if d is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The "
+                        "only supported types are: float64, float32, float16, complex64, "
+                        "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                        "and bool.")
+    return d
 
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",

@@ -199,6 +199,16 @@ class Generator:
         )
         return self
 
+    def clone_state(self):
+        """A new generator in this one's state (the two then draw the same streams)."""
+        return Generator(self.device).set_state(self.get_state())
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
     # -- raw streams ----------------------------------------------------------
 
     def _random(self, n):

@@ -228,9 +228,14 @@ class UntypedStorage:
                     f.truncate(nbytes)
             mode = "r+"
         else:
-            if os.path.getsize(filename) < nbytes:
-                raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: file "
-                                   f"too short")
+            try:
+                size = os.path.getsize(filename)
+            except OSError as e:
+                raise RuntimeError(f"unable to open file <{filename}> in read-only mode: "
+                                   f"{e.strerror} ({e.errno})") from None
+            if size < nbytes:
+                raise RuntimeError(f"file <{filename}> size <{size}> is smaller than the required "
+                                   f"mapping size <{nbytes}>")
             mode = "c"
         if nbytes == 0:
             return cls._adopt(np.zeros(0, np.uint8), cpu)

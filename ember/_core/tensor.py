@@ -685,10 +685,7 @@ class Tensor:
         return self._np
 
     def __array__(self, dtype=None, copy=None):
-        # (NumPy may read a tensor that requires grad here, where PyTorch refuses; not one
-        # with the conjugate/negative bit: numpy() gives PyTorch's error for it)
-        plain = self._rg and self._np is not None and type(self._sparse) is not MathBits
-        a = self._np if plain else self.numpy()
+        a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):

@@ -308,13 +308,22 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice along `dim` repeated `repeats` times, written as PyTorch does it: an
     index_select with the source positions repeated."""
     if repeats is None:  # repeat_interleave(counts): each position, counts[i] times
-        return repeat_interleave(arange(input.numel(), device=input.device), input)
+        if input.dim() != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        _check_repeat_counts(input)
+        return repeat_interleave(arange(input.numel(), dtype=input.dtype, device=input.device),
+                                 input)
     if dim is None:
         input, dim = reshape(input, (-1,)), 0
     d = _wrap_dim(dim, input.dim())
     size = input._size[d] if input.dim() else 1
-    counts = resolved_values(repeats)._np.reshape(-1) if isinstance(repeats, Tensor) \
-        else np.array([repeats])
+    if isinstance(repeats, Tensor):
+        if repeats.dim() > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        _check_repeat_counts(repeats)
+        counts = resolved_values(repeats)._np.reshape(-1)
+    else:
+        counts = np.array([repeats])
     if counts.size == 1:
         counts = np.repeat(counts, size)
     elif counts.size != size:
@@ -324,6 +333,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise RuntimeError("repeats can not be negative")
     index = tensor(np.repeat(np.arange(size), counts), device=input.device)
     return index_select(input if input.dim() else reshape(input, (1,)), d, index)
+
+
+def _check_repeat_counts(counts):
+    if counts.dtype not in (D.int32, D.int64):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                  f"'{D.scalar_type_name(counts.dtype)}'")
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):

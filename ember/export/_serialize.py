@@ -203,7 +203,7 @@ def load(f, *, extra_files=None, expected_opset_version=None):
             node.meta["sym_expr"] = d["meta"]["sym_expr"]
         elif d["meta"] is not None:
             m = d["meta"]
-            node.meta["val"] = ember.empty(*m["shape"], dtype=getattr(ember, m["dtype"]),
+            node.meta["val"] = ember.empty(tuple(m["shape"]), dtype=getattr(ember, m["dtype"]),
                                            device="meta")
             if "sym_shape" in m:
                 node.meta["sym_shape"] = [int(s) if s.isdigit() else s for s in m["sym_shape"]]

@@ -272,7 +272,7 @@ def _refuse_view_write(call, target, calls):
 def _meta_tensor(v):
     from .._core.device import device
     from .._bindings.factories import empty
-    return empty(*v.shape, dtype=v.dtype, device=device("meta"))
+    return empty(tuple(v.shape), dtype=v.dtype, device=device("meta"))
 
 
 def _same_as_default(value, arg):
