@@ -114,7 +114,11 @@ def _current_graph_task_id():
 
 def _will_engine_execute_node(node):
     from ..autograd.engine import will_engine_execute_node
-    return will_engine_execute_node(node)
+    from ..autograd.graph import Node
+    if not isinstance(node, Node):
+        raise RuntimeError(f"_will_engine_execute_node expects an grad_fn, node, got "
+                           f"{type(node).__module__}.{type(node).__qualname__}")
+    return will_engine_execute_node(node, leaf_in_grad_raises=True)
 
 
 def _warn():
