@@ -240,3 +240,10 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     stack = lookup("stack")
     return tuple(None if any(r[k] is None for r in per_index) else
                  stack([r[k] for r in per_index], 0) for k in range(len(inputs)))
+
+
+def __getattr__(name):
+    if name == "torch":  # PyTorch's torch.autograd imports torch, so `torch.autograd.torch` works
+        import ember
+        return ember
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -275,7 +275,7 @@ class _Recorder:
         self._ids += 1
         start = (time.perf_counter_ns() - self._t0) / 1e3
         ev = FunctionEvent(self._ids, name, threading.get_native_id(), start, start,
-                           input_shapes=shapes, input_dtypes=types, scope=scope,
+                           fwd_thread=0, input_shapes=shapes, input_dtypes=types, scope=scope,
                            stack=_python_stack() if self.with_stack and not python_function
                            else None,
                            is_user_annotation=is_user_annotation, trace_name=trace_name,
@@ -322,7 +322,9 @@ class _Recorder:
         name = node.name()
         outer = self.begin(f"autograd::engine::evaluate_function: {name}")
         inner = self.begin(name, scope=1)  # scope 1: PyTorch's RecordScope.BACKWARD_FUNCTION
-        inner.sequence_nr = getattr(node, "_seq", -1)
+        outer.sequence_nr = inner.sequence_nr = getattr(node, "_seq", -1)
+        # the forward op's thread: ember runs backward on the thread that recorded the graph
+        outer.fwd_thread = inner.fwd_thread = outer.thread
         try:
             if self._prev_observer is not None:
                 return self._prev_observer(node, buffer)
