@@ -267,3 +267,15 @@ def test_profiler_backward_events_carry_the_forward_sequence_number():
         return (fwd.fwd_thread, [e.sequence_nr == fwd.sequence_nr for e in bwd],
                 [e.fwd_thread == fwd.thread for e in bwd])
     assert run(ember) == run(torch)
+
+
+def test_dense_times_sparse_mm_and_its_gradients():
+    def run(L):
+        gen = np.random.default_rng(0)
+        a = L.tensor(gen.standard_normal((3, 4)), requires_grad=True)
+        b = L.tensor(gen.standard_normal((4, 2))).to_sparse().requires_grad_()
+        r = a.mm(b)
+        r.sum().backward()
+        return r.detach().numpy(), a.grad.numpy(), b.grad.to_dense().numpy()
+    for e, t in zip(*both(run)):
+        np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-12)
