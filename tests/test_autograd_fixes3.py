@@ -279,3 +279,45 @@ def test_dense_times_sparse_mm_and_its_gradients():
         return r.detach().numpy(), a.grad.numpy(), b.grad.to_dense().numpy()
     for e, t in zip(*both(run)):
         np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-12)
+
+
+def _anomaly_warnings(L, record_forward):
+    class Outer(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sum(0, keepdim=True)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return Inner.apply(g.expand(3) * x)
+
+    class Inner(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g + float("nan")
+    x = L.rand(3, requires_grad=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+            if record_forward:
+                with L.autograd.detect_anomaly():
+                    (gx,) = L.autograd.grad(Outer.apply(x), (x,), create_graph=True)
+                    gx.sum().backward()
+            else:
+                (gx,) = L.autograd.grad(Outer.apply(x), (x,), create_graph=True)
+                with L.autograd.detect_anomaly():
+                    gx.sum().backward()
+    # the first line of each warning after "Anomaly Detection has been enabled"
+    return [str(m.message).strip().split("\n")[0].split(" Traceback")[0].split(" (Triggered")[0]
+            for m in w[1:]]
+
+
+@pytest.mark.parametrize("record_forward", [True, False])
+def test_anomaly_names_the_failing_node_and_its_parents(record_forward):
+    assert _anomaly_warnings(ember, record_forward) == _anomaly_warnings(torch, record_forward)
