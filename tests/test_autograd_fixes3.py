@@ -321,3 +321,18 @@ def _anomaly_warnings(L, record_forward):
 @pytest.mark.parametrize("record_forward", [True, False])
 def test_anomaly_names_the_failing_node_and_its_parents(record_forward):
     assert _anomaly_warnings(ember, record_forward) == _anomaly_warnings(torch, record_forward)
+
+
+def test_legacy_record_function_ops():
+    def run(L):
+        x = L.randn(4)
+        with L.autograd.profiler.profile() as p:
+            handle = L.ops.profiler._record_function_enter("bar", None)
+            try:
+                x * 2
+            finally:
+                L.ops.profiler._record_function_exit(handle)
+        bar = [e for e in p.function_events if e.name == "bar"]
+        inside = [c.name for c in bar[0].cpu_children]
+        return len(bar), bar[0].count, "aten::mul" in inside
+    assert run(ember) == run(torch)

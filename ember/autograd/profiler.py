@@ -524,3 +524,31 @@ class profile:
 def _profiler_enabled():
     """Whether a `torch.autograd.profiler.profile` is recording now."""
     return bool(_active)
+
+
+# torch.ops.profiler._record_function_enter / _record_function_exit: the ops PyTorch's older
+# record_function used; the handle is a 0-dim tensor that carries its range. Plain functions
+# under ember.ops.profiler, not dispatched ops: a profiled op's range closes the ranges opened
+# inside it, and this one must stay open until _record_function_exit.
+def _record_function_enter(name, args=None):
+    from .. import zeros
+    rf = record_function(name, args)
+    rf.__enter__()
+    handle = zeros(())
+    handle.__dict__["_record_function"] = rf
+    return handle
+
+
+def _record_function_exit(handle):
+    rf = handle.__dict__.pop("_record_function", None)
+    if rf is not None:
+        rf.__exit__(None, None, None)
+
+
+def _define_profiler_ops():
+    from .._dispatch.ops import ops
+    ops.profiler._record_function_enter = _record_function_enter
+    ops.profiler._record_function_exit = _record_function_exit
+
+
+_define_profiler_ops()
