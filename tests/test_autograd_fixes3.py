@@ -336,3 +336,17 @@ def test_legacy_record_function_ops():
         inside = [c.name for c in bar[0].cpu_children]
         return len(bar), bar[0].count, "aten::mul" in inside
     assert run(ember) == run(torch)
+
+
+def test_set_gives_a_leaf_a_new_grad_accumulator():
+    def run(L):
+        x = L.rand(2, requires_grad=True)
+        edge = L.autograd.graph.get_gradient_edge(x)
+        out = x.clone()
+        with L.no_grad():
+            x.set_(L.rand_like(x))
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            L.autograd.grad(out.sum(), x)
+        (g,) = L.autograd.grad(out.sum(), edge)
+        return g.tolist()
+    assert run(ember) == run(torch)

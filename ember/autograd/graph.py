@@ -261,6 +261,19 @@ def clone_obey_contract(grad, variable):
     return grad.clone(memory_format=contiguous_format)
 
 
+def reset_grad_accumulator(t):
+    """After set_ changes what a leaf is, PyTorch gives it a new AccumulateGrad: graphs recorded
+    before feed the old one, so grad() w.r.t. the leaf no longer reaches them (a GradientEdge
+    taken before still does). The tensor's hooks move to the new accumulator."""
+    old = t._grad_acc() if t._grad_acc is not None else None
+    if t.grad_fn is not None or old is None:
+        return
+    t._grad_acc = None
+    if old._tensor_pre_hooks:
+        new = t._acc_keepalive = grad_accumulator(t)
+        new._tensor_pre_hooks, new._hooked = old._tensor_pre_hooks, True
+
+
 def grad_accumulator(t):
     """The one AccumulateGrad of leaf `t` (kept alive by the graph, looked up by weakref)."""
     ref = t._grad_acc
