@@ -350,3 +350,20 @@ def test_set_gives_a_leaf_a_new_grad_accumulator():
         (g,) = L.autograd.grad(out.sum(), edge)
         return g.tolist()
     assert run(ember) == run(torch)
+
+
+def test_var_mean_is_one_node():
+    def run(L):
+        b = L.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]], requires_grad=True)
+        var, mean = L.var_mean(b, dim=0)
+        seen = []
+
+        def prehook(grad_outputs):
+            seen.append(len(grad_outputs))
+            gvar, gmean = grad_outputs
+            return (gvar * 2, gmean * 2)
+        mean.grad_fn.register_prehook(prehook)
+        (var + mean).sum().backward()
+        return (type(var.grad_fn).__name__, var.grad_fn is mean.grad_fn, mean.output_nr, seen,
+                b.grad.tolist())
+    assert run(ember) == run(torch)
