@@ -112,9 +112,45 @@ def _current_graph_task_id():
     return current_graph_task_id()
 
 
+# torch._C's cached-tensor set (CUDA graph trees mark the tensors a graph's memory pool keeps
+# alive): membership by identity, and only while enabled.
+_cached_tensors = {}
+_cached_tensors_enabled = [False]
+
+
+def _set_cached_tensors_enabled(enabled):
+    _cached_tensors_enabled[0] = bool(enabled)
+
+
+def _check_cached_tensors_enabled():
+    if not _cached_tensors_enabled[0]:
+        raise RuntimeError("cached_tensorimpls_enabled INTERNAL ASSERT FAILED: cached tensors "
+                           "are not enabled (torch._C._set_cached_tensors_enabled(True))")
+
+
+def _add_cached_tensor(t):
+    import weakref
+    _check_cached_tensors_enabled()
+    _cached_tensors[id(t)] = weakref.ref(t)
+
+
+def _remove_cached_tensor(t):
+    _check_cached_tensors_enabled()
+    _cached_tensors.pop(id(t), None)
+
+
+def _is_cached_tensor(t):
+    ref = _cached_tensors.get(id(t))
+    return _cached_tensors_enabled[0] and ref is not None and ref() is t
+
+
 def _will_engine_execute_node(node):
     from ..autograd.engine import will_engine_execute_node
-    return will_engine_execute_node(node)
+    from ..autograd.graph import Node
+    if not isinstance(node, Node):
+        raise RuntimeError(f"_will_engine_execute_node expects an grad_fn, node, got "
+                           f"{type(node).__module__}.{type(node).__qualname__}")
+    return will_engine_execute_node(node, leaf_in_grad_raises=True)
 
 
 def _warn():

@@ -249,6 +249,7 @@ argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor  | function, me
 argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor  | function, method, out
 var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor  | function, method, out
 std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor  | function, method, out
+var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor  | function, method, out
 all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor  | function, method, out
 any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor  | function, method, out

@@ -269,6 +269,17 @@ def std(self, dim=None, correction=None, keepdim=False):
     return _wrap(np.asarray(np.sqrt(r)).astype(dt._np))
 
 
+@impl("var_mean.correction", "CPU")
+def var_mean(self, dim=None, correction=None, keepdim=False):
+    """One op (one VarMeanBackward0 node for both results), as PyTorch's."""
+    return var(self, dim, correction, keepdim), mean(self, dim, keepdim)
+
+
+@impl("var_mean.correction", "Meta")
+def var_mean_meta(self, dim=None, correction=None, keepdim=False):
+    return _var_meta(self, dim, correction, keepdim), mean_meta(self, dim, keepdim)
+
+
 def _check_var_dtype(self, name):
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(f"{name} only support floating point and complex dtypes")

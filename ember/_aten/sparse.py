@@ -168,11 +168,28 @@ def scipy_sparse(dtype):
     return scipy.sparse
 
 
+def _dense_spmm(dense, sparse):
+    """dense (n, m) @ sparse (m, k) -> dense (n, k): entry (i, j, v) adds v * dense[:, i] to
+    column j."""
+    if sparse.dim() != 2 or _sparse_dim(sparse) != 2 or dense.dim() != 2 or \
+            dense._size[1] != sparse._size[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({'x'.join(map(str, dense._size))} and "
+                           f"{'x'.join(map(str, sparse._size))})")
+    idx, vals, _ = _parts(sparse)
+    b = dense._np
+    sp = scipy_sparse(vals.dtype) if b.dtype == vals.dtype else None
+    if sp is not None:
+        return np.asarray(b @ sp.coo_matrix((vals, (idx[0], idx[1])), shape=sparse._size))
+    out = np.zeros((b.shape[0], sparse._size[1]), dtype=np.result_type(vals, b))
+    add_at(out.T, (idx[1],), (b[:, idx[0]] * vals).T)
+    return out
+
+
 @impl("mm", "SparseCPU")
 def mm(self, mat2):
     if self._sparse is None:
-        raise RuntimeError("mm: a dense first operand with a sparse second one is not "
-                           "supported; use (mat2.t() @ self.t()).t()")
+        return _wrap(_dense_spmm(self, mat2))
     return _wrap(_spmm(self, mat2))
 
 

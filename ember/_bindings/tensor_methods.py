@@ -243,6 +243,9 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
         self.__dict__.pop("_stride_", None)
         self.__dict__.pop("_offset_", None)
     self._bump_version()
+    if self._grad_acc is not None:
+        from ..autograd.graph import reset_grad_accumulator
+        reset_grad_accumulator(self)
     return self
 
 

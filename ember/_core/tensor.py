@@ -575,6 +575,13 @@ class Tensor:
         if value is not None and not isinstance(value, D.dtype):
             raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
                                f"{type(value).__name__}")
+        grad = self._grad
+        if grad is not None and value is not None and grad.dtype is not value:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{D.scalar_type_name(value)}' because there is already "
+                f"a gradient with dtype '{D.c_type_name(grad.dtype)}'. Please clear the gradient "
+                "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches "
+                "the existing gradient's dtype.")
         self._grad_dtype = value
 
     @property

@@ -701,6 +701,7 @@ masked_fill_.Scalar relu_ sigmoid_ tanh_
 DIMS = {
     # reductions: None or [] means every dim
     ("sum.dim_IntList", "mean.dim", "nansum", "amax", "amin", "var.correction", "std.correction",
+     "var_mean.correction",
      "all.dims", "any.dims", "linalg_vector_norm", "logsumexp",
      "count_nonzero.dim_IntList"): dict(names=("dim",),
                                                                      all_if_empty=True),

@@ -23,13 +23,14 @@ from .._bindings.codegen import numpy_names
 _mean = _op("mean.dim")
 _std = _op("std.correction")
 _var = _op("var.correction")
+_var_mean = _op("var_mean.correction")
 
 
 @numpy_names
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _check_var_dtype(input, "var_mean")
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
-    return _var(input, d, c, k), _mean(input, d, k, None)
+    return _var_mean(input, d, c, k)
 
 
 @numpy_names

@@ -1,5 +1,6 @@
 """torch.autograd: backward(), grad(), grad modes, Function, gradcheck, anomaly detection."""
 import collections.abc
+from math import prod
 
 from .grad_mode import (_force_original_view_tracking, _unsafe_preserve_version_counter,  # noqa: F401
                         is_view_replay_enabled)
@@ -19,7 +20,8 @@ from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, functional, profiler, profiler_util
 from .profiler import _profiler_enabled  # noqa: F401
 from .._core.flags import warn_once
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, Size
+
 from .._core.mode_stack import torch_dispatch_modes
 from .._core.python_key import PYTHON_KEY
 from .._core.memory_format import preserve_format
@@ -30,8 +32,9 @@ def _calculate_shape(output, grad, is_grads_batched):
     """(output's shape, grad's shape) as _make_grads compares them; a batched grad's first dim
     is the batch."""
     if isinstance(output, graph.GradientEdge):
-        raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
-                                  "autograd.backward is not supported yet; pass the tensor")
+        if is_grads_batched:
+            raise RuntimeError("Batched grads are not supported with GradientEdge")
+        return graph.edge_metadata(output)[0], grad.shape
     return output.shape, grad.shape[1:] if is_grads_batched else grad.shape
 
 
@@ -51,26 +54,29 @@ def _ones_for(out):
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     grads = []
     for out, g in zip(outputs, grad_outputs):
-        if isinstance(out, graph.GradientEdge):
-            raise NotImplementedError("ember: a GradientEdge as an output of autograd.grad or "
-                                      "autograd.backward is not supported yet; pass the tensor")
+        if isinstance(out, graph.GradientEdge):  # the gradient flowing into an edge
+            size, dtype, device = graph.edge_metadata(out)
+            size, rg = Size(size), True
+        else:
+            size, dtype, device, rg = out._size, out.dtype, out._device, out._rg
         if g is None:
-            if out._rg:
-                if out.numel() != 1:
+            if rg:
+                if prod(size) != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.dtype.is_floating_point:
+                if not dtype.is_floating_point:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
-                                       f"outputs but got {out.dtype}")
-                g = _ones_for(out)  # fresh: not claimed by a .grad
+                                       f"outputs but got {dtype}")
+                # fresh: not claimed by a .grad
+                g = _ones_for(out) if isinstance(out, Tensor) else full(size, 1, dtype, device)
             grads.append(g)
         else:
             if not isinstance(g, Tensor):
-                g = lookup("_tensor_from_data")(g, out.dtype, out._device)
-            if g._size != out._size:
+                g = lookup("_tensor_from_data")(g, dtype, device)
+            if g._size != size:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{len(grads)}] has a shape of "
                                    f"{g.shape} and output[{len(grads)}] has a shape of "
-                                   f"{out.shape}.")
-            if g.dtype.is_complex != out.dtype.is_complex:
+                                   f"{Size(size)}.")
+            if g.dtype.is_complex != dtype.is_complex:
                 raise RuntimeError("For complex Tensors, both grad_output and output are "
                                    "required to have the same dtype.")
             g._storage_()._grad_claimed = True
@@ -102,6 +108,9 @@ def _input_edges(inputs):
 def _roots(outputs):
     roots = []
     for i, out in enumerate(outputs):
+        if isinstance(out, graph.GradientEdge):
+            roots.append((out.node, out.output_nr))
+            continue
         if not out._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
@@ -122,6 +131,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         retain_graph = create_graph
     grads = _make_grads(tensors, grad_tensors)
     roots = _roots(tensors)
+    if graph._retaining:
+        graph.move_retain_grad_hooks()
     if create_graph:
         warn_once("Using backward() with create_graph=True will create a reference cycle between "
                   "the parameter and its gradient which can cause a memory leak. We recommend "
@@ -133,21 +144,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         capture = _input_edges(inputs)
+        for t in inputs:  # a non-leaf input's gradient lands in its .grad, as PyTorch's
+            if isinstance(t, Tensor) and not t.is_leaf:
+                t.retain_grad()
         with _saved_hooks._backward_scope():
-            got = execute(roots, grads, retain_graph, create_graph, capture=capture)
-        for t, g in zip(inputs, got):
-            if isinstance(t, graph.GradientEdge):  # an edge into a leaf's accumulator fills
-                t = getattr(t.node, "variable", None)  # its .grad; any other edge ends there
-            if g is not None and t is not None:
-                graph.accumulate_grad(t, g) if not create_graph else _accumulate_graph(t, g)
+            execute(roots, grads, retain_graph, create_graph, capture=capture, accumulate=True)
         return
     with _saved_hooks._backward_scope():
         execute(roots, grads, retain_graph, create_graph)
-
-
-def _accumulate_graph(t, g):
-    with enable_grad():
-        graph.accumulate_grad(t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -180,6 +184,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     grads = _make_grads(outputs, grad_outputs)
     roots = _roots(outputs)
+    if graph._retaining:
+        graph.move_retain_grad_hooks()
     capture = _input_edges(inputs)
     with _saved_hooks._backward_scope():
         got = execute(roots, grads, retain_graph, create_graph, capture=capture)
@@ -234,3 +240,10 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
     stack = lookup("stack")
     return tuple(None if any(r[k] is None for r in per_index) else
                  stack([r[k] for r in per_index], 0) for k in range(len(inputs)))
+
+
+def __getattr__(name):
+    if name == "torch":  # PyTorch's torch.autograd imports torch, so `torch.autograd.torch` works
+        import ember
+        return ember
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

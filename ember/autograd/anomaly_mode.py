@@ -1,10 +1,12 @@
 """detect_anomaly / set_detect_anomaly: name the forward op whose backward produced NaN.
 
 While anomaly mode is on, every node created records the stack of the forward call that made
-it; the engine checks each node's output gradients and, on NaN, raises PyTorch's error and
-prints that forward stack.
+it, and a node created while another node's backward runs (a double-backward graph) records
+that node as its parent; the engine checks each node's output gradients and, on NaN or an
+error, raises PyTorch's error and warns with that forward stack, then each parent's.
 """
 import os
+import threading
 import traceback
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
@@ -75,14 +77,24 @@ def record_forward_trace(node):
     user = [f for f in frames if not f.filename.startswith(_EMBER_DIR)
             and f.filename not in ("<ember generated bindings>", "<frozen runpy>")]
     node._anomaly_trace = "".join(traceback.format_list(user))
+    parent = getattr(_running, "node", None)
+    if parent is not None:
+        node._anomaly_parent = parent
+
+
+_running = threading.local()  # .node: the node whose backward runs now, under anomaly mode
 
 
 def run_node_checked(node, buffer):
+    outer = getattr(_running, "node", None)
+    _running.node = node
     try:
         outs = node.apply(buffer)
     except Exception:
         _print_trace(node)
         raise
+    finally:
+        _running.node = outer
     if _check_nan:
         for i, g in enumerate(outs):
             if g is not None and g._np is not None and (g.dtype.is_floating_point or
@@ -95,10 +107,25 @@ def run_node_checked(node, buffer):
     return outs
 
 
+_NO_FORWARD_INFO = ("No forward pass information available. Enable detect anomaly during "
+                    "forward pass for more information.")
+
+
 def _print_trace(node):
+    level = _user_stacklevel()
     if node._anomaly_trace:
         warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
-                      f"the error:\n{node._anomaly_trace}", UserWarning, stacklevel=_user_stacklevel())
+                      f"the error:\n{node._anomaly_trace}", UserWarning, stacklevel=level)
+    else:
+        warnings.warn(f"Error detected in {node.name()}. {_NO_FORWARD_INFO}", UserWarning,
+                      stacklevel=level)
+    parent = node.__dict__.get("_anomaly_parent")
+    while parent is not None:
+        where = (f"Traceback of forward call that induced the previous calculation:\n"
+                 f"{parent._anomaly_trace}" if parent._anomaly_trace else _NO_FORWARD_INFO)
+        warnings.warn(f"\n\nPrevious calculation was induced by {parent.name()}. {where}",
+                      UserWarning, stacklevel=level)
+        parent = parent.__dict__.get("_anomaly_parent")
 
 
 def set_anomaly_enabled(enabled, check_nan=True):

@@ -5,7 +5,9 @@ How a backward pass goes (PyTorch's Engine::execute, on one thread):
 1. Discover the graph reachable from the roots with an explicit stack, counting for every node
    how many edges point at it (its *dependencies*).
 2. If only some gradients are wanted (`autograd.grad(outputs, inputs)` or `backward(inputs=)`),
-   mark which nodes lie on a path to a wanted one; the others are skipped.
+   mark which nodes lie on a path to a wanted one; the others are skipped. grad() captures the
+   gradient flowing into each input's edge; backward(inputs=) instead runs the inputs' own nodes
+   (a leaf's AccumulateGrad fills its .grad, with its hooks), as PyTorch's engine does.
 3. Seed the roots' input buffers with the initial gradients. A node whose dependency count falls
    to zero is *ready*: all gradients for it have arrived and have been summed in its buffer.
    Ready nodes run highest sequence number first (the most recently created op first), like
@@ -92,16 +94,17 @@ def _run_tensor_pre_hooks(node, buffer):
 MAX_REENTRANT_DEPTH = 10
 
 
-def execute(roots, grads, keep_graph, create_graph, capture=None):
+def execute(roots, grads, keep_graph, create_graph, capture=None, accumulate=False):
     """Run backward from `roots` (list of (node, input_nr)) seeded with `grads`.
 
     capture: optional list of (node, input_nr) whose incoming gradients are returned (what
-    autograd.grad and backward(inputs=) ask for); then only the nodes on a path to them run.
+    autograd.grad asks for); then only the nodes on a path to them run. With accumulate=True
+    (backward(inputs=)) the capture edges' nodes run as well and nothing is returned.
     """
     stack = getattr(_tasks, "stack", None)
     if stack is not None and len(stack) >= MAX_REENTRANT_DEPTH:
-        return _execute_on_new_thread(roots, grads, keep_graph, create_graph, capture)
-    return _execute(roots, grads, keep_graph, create_graph, capture)
+        return _execute_on_new_thread(roots, grads, keep_graph, create_graph, capture, accumulate)
+    return _execute(roots, grads, keep_graph, create_graph, capture, accumulate)
 
 
 def _execute_on_new_thread(*args):
@@ -121,7 +124,7 @@ def _execute_on_new_thread(*args):
     return value
 
 
-def _execute(roots, grads, keep_graph, create_graph, capture=None):
+def _execute(roots, grads, keep_graph, create_graph, capture=None, accumulate=False):
     deps = _dependencies(roots)
 
     # 2. which nodes are needed, when only some gradients are wanted
@@ -129,11 +132,15 @@ def _execute(roots, grads, keep_graph, create_graph, capture=None):
     captured = None
     targets = None
     if capture is not None:
-        captured = [None] * len(capture)
         targets = {}
         for i, (node, nr) in enumerate(capture):
             targets.setdefault(node, []).append((i, nr))
         needed = _needed_nodes(roots, deps, targets)
+        if accumulate:  # backward(inputs=): the inputs' nodes run, nothing is captured
+            needed.update(targets)
+            targets = {}
+        else:
+            captured = [None] * len(capture)
 
     # 3. seed and run
     buffers = {}
@@ -196,7 +203,7 @@ def _execute(roots, grads, keep_graph, create_graph, capture=None):
                     if nxt in buffers:
                         heappush(ready, (-nxt._seq, next(order), nxt))
                     else:
-                        _skip_subgraph(nxt, deps, buffers, ready, order)
+                        _skip_subgraph(nxt, deps, buffers, ready, order, needed, targets)
         if callbacks:
             _grad_state.enabled = prev
             _run_final_callbacks(callbacks)
@@ -231,16 +238,22 @@ def current_graph_task_keep_graph():
     return True if task is None else task[1]
 
 
-def will_engine_execute_node(node):
+def will_engine_execute_node(node, leaf_in_grad_raises=False):
     """torch._C._will_engine_execute_node: whether the running backward reaches `node` and
-    runs it (or captures its gradient, for grad() / backward(inputs=))."""
+    runs it (or captures its gradient, for grad()). PyTorch's binding refuses to answer for a
+    leaf's accumulator whose gradient grad() captures (leaf_in_grad_raises)."""
     task = _current_task()
     if task is None:
         raise RuntimeError("_will_engine_execute_node should only be called during the backward "
                            "pass")
     _, _, deps, roots, needed, targets = task
     reached = node in deps or any(node is r for r, _ in roots)
-    return reached and (needed is None or node in needed or node in targets)
+    if not reached or needed is None:
+        return reached
+    if leaf_in_grad_raises and node in targets and isinstance(node, AccumulateGrad):
+        raise RuntimeError("A leaf node was passed to _will_engine_execute_node but we are "
+                           "currently running autograd.grad(). This is currently not supported.")
+    return node in needed or node in targets
 
 
 def _dependencies(roots):
@@ -290,15 +303,24 @@ def _run_node(node, buffer, targets, captured, needed, observer):
             r = fn(tuple(outs), tuple(buffer))
             if r is not None:
                 outs = r
+    if targets is not None:  # gradients go only to nodes that run or capture, as PyTorch's
+        outs = [g if nxt in needed or nxt in targets else None    # (so the others' tensor
+                for (nxt, _), g in zip(node.next_functions, outs)]  # hooks do not run)
     return outs
 
 
-def _skip_subgraph(node, deps, buffers, ready, order):
+def _skip_subgraph(node, deps, buffers, ready, order, needed=None, targets=None):
     """A node that received no gradient at all: count down what it feeds (it does not run,
-    so it keeps its saved tensors, as in PyTorch)."""
+    so it keeps its saved tensors, as in PyTorch).
+
+    PyTorch does run such a node, with undefined gradients, which its formulas pass on as
+    undefined: the visible difference is its tensor hooks, which see None. So they are called
+    here (for a node the pass would run); ember drops a gradient one of them makes up."""
     stack = [node]
     while stack:
         n = stack.pop()
+        if n._tensor_pre_hooks and (needed is None or n in needed or n in targets):
+            _run_tensor_pre_hooks(n, [None] * n._num_outputs)
         for nxt, _ in n.next_functions:
             if nxt is None:
                 continue

@@ -529,7 +529,7 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     diff = [inputs[i] for i in _diff_input_indices(inputs)]
     if fast_mode and check_backward_ad and not check_forward_ad and outputs and all(
             not t.is_complex() and t.layout == outputs[0].layout for t in diff + list(outputs)):
-        _fast_check(func, func_out, inputs, outputs, eps, atol, rtol)
+        _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol)
     else:
         _check_real_imag(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
                          check_forward_ad, check_backward_ad, nondet_tol, check_undefined_grad,
@@ -543,11 +543,13 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     return True
 
 
-def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol):
+def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0):
     """gradcheck's fast mode: instead of whole Jacobians, compare u^T J v for random unit
     vectors u (per output) and v (per input) -- the analytical side from one backward per
-    output (grad u), the numerical side from one central difference per input (along v). As
-    in PyTorch the vectors are uniform [0, 1) draws, normalized."""
+    output (grad u, run twice: a backward that is not reentrant fails as in slow mode), the
+    numerical side from one central difference per input (along v; the perturbed outputs must
+    keep their shapes and dtypes). As in PyTorch the vectors are uniform [0, 1) draws,
+    normalized."""
     from . import grad
     diff_idx = _diff_input_indices(inputs)
     positions = [k for k, o in enumerate(_as_tuple(func_out)) if _is_tensor(o) and o.requires_grad]
@@ -557,9 +559,17 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol):
     vjps = []  # [output][input]: the gradient of <output_j, u_j> with respect to input i
     for o, u in zip(outputs, unit):
         g = _wrap(u.reshape(tuple(o.shape)).astype(o.detach()._np.dtype))
-        gi = grad(o, [inputs[i] for i in diff_idx], g, retain_graph=True, allow_unused=True)
-        vjps.append([np.zeros(inputs[i].numel()) if x is None else _np64(x).reshape(-1)
-                     for i, x in zip(diff_idx, gi)])
+        runs = [[np.zeros(inputs[i].numel()) if x is None else _np64(x).reshape(-1)
+                 for i, x in zip(diff_idx, grad(o, [inputs[i] for i in diff_idx], g,
+                                                 retain_graph=True, allow_unused=True))]
+                for _ in range(2)]
+        if not _jacobians_equal(*runs, nondet_tol):
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                f"gradient matches numerical gradient.The tolerance for nondeterminism was "
+                f"{nondet_tol}." + _NONDET_NOTE)
+        vjps.append(runs[0])
     for n, i in enumerate(diff_idx):
         arr = inputs[i]._np
         v = rng.random(arr.size)
@@ -567,11 +577,15 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol):
         orig = arr.copy()
         arr[...] = orig - eps * v.reshape(arr.shape)
         lo = _as_tuple(func(*inputs))
-        lo = [_np64(lo[k]).reshape(-1) for k in positions]
+        lo = [(lo[k], _np64(lo[k]).reshape(-1)) for k in positions]
         arr[...] = orig + eps * v.reshape(arr.shape)
         hi = _as_tuple(func(*inputs))
-        hi = [_np64(hi[k]).reshape(-1) for k in positions]
+        hi = [(hi[k], _np64(hi[k]).reshape(-1)) for k in positions]
         arr[...] = orig
+        for (lo_t, _), (hi_t, _) in zip(lo, hi):
+            _check_same_dtype_and_shape(lo_t, hi_t, eps, 0)
+        lo = [a for _, a in lo]
+        hi = [a for _, a in hi]
         for j, u in enumerate(unit):
             numerical = float(np.dot((hi[j] - lo[j]) / (2 * eps), u))
             analytical = float(np.dot(vjps[j][n], v))

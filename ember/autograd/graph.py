@@ -210,9 +210,8 @@ def accumulate_grad(variable, grad):
         variable._grad = grad.clone() if _grad_state.enabled else \
             make_sparse(*grad._sparse[:2], grad._size, grad._sparse[2])
     elif old is None:
-        if _grad_state.enabled:
-            new = grad if obeys_layout_contract(grad, variable) else \
-                clone_obey_contract(grad, variable)
+        if _grad_state.enabled:  # create_graph: always a copy (CopyBackwards), as PyTorch's
+            new = clone_obey_contract(grad, variable)
         else:
             st = grad._storage_()
             if st._grad_claimed or not obeys_layout_contract(grad, variable):
@@ -260,6 +259,19 @@ def clone_obey_contract(grad, variable):
         return empty_strided(variable._size, vst, dtype=grad.dtype, device=grad.device).copy_(
             grad)
     return grad.clone(memory_format=contiguous_format)
+
+
+def reset_grad_accumulator(t):
+    """After set_ changes what a leaf is, PyTorch gives it a new AccumulateGrad: graphs recorded
+    before feed the old one, so grad() w.r.t. the leaf no longer reaches them (a GradientEdge
+    taken before still does). The tensor's hooks move to the new accumulator."""
+    old = t._grad_acc() if t._grad_acc is not None else None
+    if t.grad_fn is not None or old is None:
+        return
+    t._grad_acc = None
+    if old._tensor_pre_hooks:
+        new = t._acc_keepalive = grad_accumulator(t)
+        new._tensor_pre_hooks, new._hooked = old._tensor_pre_hooks, True
 
 
 def grad_accumulator(t):
@@ -404,11 +416,19 @@ def register_tensor_hook(t, hook):
     """hook(grad) -> new grad or None, run when the gradient for `t` is computed."""
     if not t._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    node = t.grad_fn if t.grad_fn is not None else grad_accumulator(t)
-    # a leaf's hooks live on its accumulator; keep it alive as long as the tensor
     if t.grad_fn is None:
-        t._acc_keepalive = node
-    return node._register_tensor_pre_hook(t._output_nr if t.grad_fn is not None else 0, hook)
+        # a leaf's hooks live on its accumulator; keep it alive as long as the tensor
+        node = t._acc_keepalive = grad_accumulator(t)
+        return node._register_tensor_pre_hook(0, hook)
+    node, nr = _current_edge(t)
+    return node._register_tensor_pre_hook(nr, hook)
+
+
+def _current_edge(t):
+    """A non-leaf's (grad_fn, output_nr) now: a view whose base was written in place since
+    gets its regenerated grad_fn first, as reading .grad_fn does in PyTorch."""
+    from .views import gradient_edge
+    return gradient_edge(t)
 
 
 def _tensor_hooks(t):
@@ -420,23 +440,55 @@ def _tensor_hooks(t):
     return list(hooks.values()) if hooks else []
 
 
+# Note [retain_grad across in-place ops]
+# A tensor that retains its gradient gets the gradient that flows into its *current* history.
+# Plain tensor hooks stay with the node they were registered on (they see the value from before
+# a later in-place op), but an in-place op moves the retains_grad hook to the new grad_fn, as
+# PyTorch's does. ember does not move it at the in-place op (that would cost every op a check);
+# instead every retaining tensor is kept in `_retaining`, and each backward pass first puts its
+# hook on the tensor's grad_fn of the moment. A hook left on a node the tensor has moved away
+# from checks that and stores nothing.
+_retaining = weakref.WeakSet()
+
+
+class _RetainGradHook:
+    __slots__ = ("ref", "node", "nr")
+
+    def __init__(self, t, node, nr):
+        self.ref, self.node, self.nr = weakref.ref(t), node, nr
+
+    def __call__(self, grad):
+        var = self.ref()
+        if var is None or var.grad_fn is not self.node or var._output_nr != self.nr:
+            return
+        var._grad = grad.clone() if var._grad is None else sum_grads(var._grad, grad)
+
+
+def _install_retain_grad_hook(t):
+    node, nr = _current_edge(t)
+    hooks = node._retain_grad_hooks
+    if hooks is None:
+        hooks = node._retain_grad_hooks = {}
+        node._hooked = True
+    old = hooks.get(nr)
+    if old is None or old.ref() is not t:
+        hooks[nr] = _RetainGradHook(t, node, nr)
+
+
+def move_retain_grad_hooks():
+    """Before a backward pass: each retaining tensor's hook on its grad_fn of the moment."""
+    for t in list(_retaining):
+        if t.grad_fn is not None:
+            _install_retain_grad_hook(t)
+
+
 def retain_grad(t):
     if not t._rg:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if t.grad_fn is None or t._retains_grad:
         return
-    node = t.grad_fn
-    ref = weakref.ref(t)
-
-    def store(grad):
-        var = ref()
-        if var is None:
-            return
-        var._grad = grad.clone() if var._grad is None else sum_grads(var._grad, grad)
-    if node._retain_grad_hooks is None:
-        node._retain_grad_hooks = {}
-        node._hooked = True
-    node._retain_grad_hooks[t._output_nr] = store
+    _install_retain_grad_hook(t)
+    _retaining.add(t)
     t._retains_grad = True
 
 
@@ -474,7 +526,24 @@ def get_gradient_edge(tensor):
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
                            "not require gradients")
     from .views import gradient_edge
-    return GradientEdge(*gradient_edge(tensor))
+    node, nr = gradient_edge(tensor)
+    # what a gradient flowing into the edge looks like, for the edge as an output of grad()
+    # (PyTorch reads it from the node's input metadata; ember's nodes do not keep it per op)
+    node.__dict__.setdefault("_edge_meta", {})[nr] = (tensor._size, tensor.dtype,
+                                                        tensor._device)
+    return GradientEdge(node, nr)
+
+
+def edge_metadata(edge):
+    """(size, dtype, device) of the gradient that flows into `edge`."""
+    meta = edge.node.__dict__.get("_edge_meta", {}).get(edge.output_nr)
+    if meta is None:
+        out_meta = getattr(edge.node, "_out_meta", None)
+        meta = out_meta[edge.output_nr] if out_meta else None
+    if meta is None:
+        raise RuntimeError("ember: the gradient's shape for this GradientEdge is unknown; make "
+                           "the edge with torch.autograd.graph.get_gradient_edge(tensor)")
+    return meta
 
 
 def increment_version(tensor):

@@ -275,7 +275,7 @@ class _Recorder:
         self._ids += 1
         start = (time.perf_counter_ns() - self._t0) / 1e3
         ev = FunctionEvent(self._ids, name, threading.get_native_id(), start, start,
-                           input_shapes=shapes, input_dtypes=types, scope=scope,
+                           fwd_thread=0, input_shapes=shapes, input_dtypes=types, scope=scope,
                            stack=_python_stack() if self.with_stack and not python_function
                            else None,
                            is_user_annotation=is_user_annotation, trace_name=trace_name,
@@ -322,7 +322,9 @@ class _Recorder:
         name = node.name()
         outer = self.begin(f"autograd::engine::evaluate_function: {name}")
         inner = self.begin(name, scope=1)  # scope 1: PyTorch's RecordScope.BACKWARD_FUNCTION
-        inner.sequence_nr = getattr(node, "_seq", -1)
+        outer.sequence_nr = inner.sequence_nr = getattr(node, "_seq", -1)
+        # the forward op's thread: ember runs backward on the thread that recorded the graph
+        outer.fwd_thread = inner.fwd_thread = outer.thread
         try:
             if self._prev_observer is not None:
                 return self._prev_observer(node, buffer)
@@ -522,3 +524,31 @@ class profile:
 def _profiler_enabled():
     """Whether a `torch.autograd.profiler.profile` is recording now."""
     return bool(_active)
+
+
+# torch.ops.profiler._record_function_enter / _record_function_exit: the ops PyTorch's older
+# record_function used; the handle is a 0-dim tensor that carries its range. Plain functions
+# under ember.ops.profiler, not dispatched ops: a profiled op's range closes the ranges opened
+# inside it, and this one must stay open until _record_function_exit.
+def _record_function_enter(name, args=None):
+    from .. import zeros
+    rf = record_function(name, args)
+    rf.__enter__()
+    handle = zeros(())
+    handle.__dict__["_record_function"] = rf
+    return handle
+
+
+def _record_function_exit(handle):
+    rf = handle.__dict__.pop("_record_function", None)
+    if rf is not None:
+        rf.__exit__(None, None, None)
+
+
+def _define_profiler_ops():
+    from .._dispatch.ops import ops
+    ops.profiler._record_function_enter = _record_function_enter
+    ops.profiler._record_function_exit = _record_function_exit
+
+
+_define_profiler_ops()

@@ -88,7 +88,7 @@ class FunctionEvent(_FormattedTimes):
         self.overload_name = overload_name or ""
         self.time_range = Interval(start_us, end_us)
         self.thread = thread
-        self.fwd_thread = thread if fwd_thread is None else fwd_thread
+        self.fwd_thread = fwd_thread  # a backward event's: the thread of its forward op
         self.kwinputs = kwinputs if kwinputs is not None else {}
         self.count = 1
         self.cpu_children = []

@@ -117,6 +117,25 @@ def _std_grad(grad, self, result, dim, correction, keepdim):
 
 
 derivative("var.correction", {"self": _var_grad}, node_name="VarBackward0")
+
+
+def _var_mean_grad(grads, self, dim, correction, keepdim):
+    """Each result's gradient, added (either may be undefined)."""
+    gvar, gmean = grads
+    out = None
+    if gvar is not None:
+        out = _var_grad(gvar, self, dim, correction, keepdim)
+    if gmean is not None:
+        if self.dim() == 0:
+            g = gmean.expand(self.shape)
+        else:
+            n = self.numel() if not dim else math.prod(self.shape[d] for d in dim)
+            g = _unsqueeze_dims(gmean, self.shape, dim, keepdim).expand(self.shape) / n
+        out = g if out is None else out + g
+    return out
+
+
+derivative("var_mean.correction", {"self": _var_mean_grad})
 derivative("std.correction", {"self": _std_grad}, node_name="StdBackward0")
 derivative("logsumexp", {"self": lambda grad, self, result, dim, keepdim:
                          _unsqueeze_dims(grad, self.shape, dim, keepdim) *
