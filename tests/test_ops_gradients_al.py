@@ -1,0 +1,92 @@
+"""Fixes found by running PyTorch's test/test_ops_gradients.py (TestBwdGradients) on the op_db
+ops named a..l: each case runs the same code on torch and on ember and compares the outcome."""
+import typing
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _both(fn):
+    return fn(ember), fn(torch)
+
+
+# ---- gradcheck: inputs that are lazy conjugate views, complex fast mode
+
+def _conj_leaf(L, transpose=False):
+    """A leaf that is a lazy conjugate view (as op_db's conjugated samples are)."""
+    base = L.tensor(np.array([[1 + 2j, -0.5 + 1j], [0.25 - 1j, 2 - 0.5j]]))
+    view = base.mT.conj() if transpose else base.conj()
+    return view.detach().requires_grad_()
+
+
+def _wrong_conj_backward(L):
+    """x * x whose backward forgets the conjugate: a wrong complex gradient."""
+    class Square(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * g * x
+    return Square.apply
+
+
+def _gradcheck(L, fn, *inputs, fast_mode):
+    from_suite = dict(fast_mode=fast_mode, check_batched_grad=False, raise_exception=False)
+    return L.autograd.gradcheck(fn, inputs, **from_suite)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+@pytest.mark.parametrize("case", ["mul", "mm_transposed", "abs", "real_input_complex_output",
+                                  "wrong_backward"])
+def test_gradcheck_complex_and_conj_inputs(case, fast_mode):
+    def run(L):
+        c = L.tensor(np.array([[0.5 - 1j, 1.5 + 0.5j], [-1 + 0.25j, 0.75j]]))
+        if case == "mul":
+            return _gradcheck(L, lambda b: b * c, _conj_leaf(L), fast_mode=fast_mode)
+        if case == "mm_transposed":
+            return _gradcheck(L, lambda b: L.addmm(c, b, c, alpha=2 + 3j, beta=1 + 2j),
+                              _conj_leaf(L, transpose=True), fast_mode=fast_mode)
+        if case == "abs":
+            return _gradcheck(L, lambda b: b.abs() * 2, _conj_leaf(L), fast_mode=fast_mode)
+        if case == "real_input_complex_output":
+            y = L.tensor([0.5, -1.0, 2.0], dtype=L.float64, requires_grad=True)
+            return _gradcheck(L, lambda y: y.exp() * (1 + 2j), y, fast_mode=fast_mode)
+        return _gradcheck(L, _wrong_conj_backward(L), _conj_leaf(L), fast_mode=fast_mode)
+    e, t = _both(run)
+    assert e is t, (e, t)
+    assert t is (case != "wrong_backward")
+
+
+# ---- as_strided's gradient through an input with a storage offset
+
+@pytest.mark.parametrize("storage_offset", [None, 0, 10])
+def test_as_strided_grad_of_offset_view(storage_offset):
+    def run(L):
+        x = L.arange(20.0, dtype=L.float64)[5:15].requires_grad_()
+        kw = {} if storage_offset is None else {"storage_offset": storage_offset}
+        y = L.as_strided(x, (2, 2), (1, 2), **kw)
+        g, = L.autograd.grad(y, x, L.arange(1.0, 5.0, dtype=L.float64).view(2, 2))
+        return y.detach().numpy(), g.numpy()
+    (ey, eg), (ty, tg) = _both(run)
+    np.testing.assert_array_equal(ey, ty)
+    np.testing.assert_array_equal(eg, tg)
+
+
+# ---- torch.library.infer_schema: a Union[int, float, bool] parameter is a Scalar
+
+def test_infer_schema_number_union_is_scalar():
+    def schema(L):
+        def f(x: L.Tensor, t: typing.Union[int, float, bool], u: int | float | bool,
+              v: typing.Optional[typing.Union[int, float, bool]]) -> L.Tensor:
+            raise AssertionError("not called")
+        return L.library.infer_schema(f, mutates_args=())
+    e, t = _both(schema)
+    assert e == t == "(Tensor x, Scalar t, Scalar u, Scalar? v) -> Tensor"
