@@ -136,3 +136,71 @@ def test_setitem_of_own_slice_with_leading_ones():
     e, t = _both(run)
     np.testing.assert_array_equal(e[0], t[0])
     assert e[1:] == t[1:] and len(t) == 2
+
+
+# ---- cdist's p-norm path: _cdist_forward, whose backward is not differentiable again
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")])
+def test_cdist_pnorm_values_grads_and_node(p):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-2, 3, (2, 1, 3, 2)).astype(np.float64)   # ties and zero distances
+    b = rng.integers(-2, 3, (4, 5, 2)).astype(np.float64)
+    g = rng.standard_normal((2, 4, 3, 5))
+
+    def run(L):
+        x, y = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+        d = L.cdist(x, y, p=p)
+        gx, gy = L.autograd.grad(d, (x, y), L.tensor(g), create_graph=True)
+        try:
+            gx.sum().backward()
+            again = None
+        except RuntimeError as e:
+            again = (type(e).__name__, str(e))
+        return (d.detach().numpy(), gx.detach().numpy(), gy.detach().numpy(),
+                type(d.grad_fn).__name__, again)
+    e, t = _both(run)
+    for ev, tv in zip(e[:3], t[:3]):
+        np.testing.assert_allclose(ev, tv, rtol=1e-12, atol=1e-12)
+    assert e[3] == t[3] == "CdistBackward0"
+    assert e[4] == t[4] == ("NotImplementedError",
+                            "the derivative for '_cdist_backward' is not implemented.")
+
+
+@pytest.mark.parametrize("case", ["half", "long", "mixed", "mode", "zero_dim", "empty_backward"])
+def test_cdist_forward_backward_errors_and_empties(case):
+    def run(L):
+        A, f = L.ops.aten, lambda *s, **kw: L.ones(*s, **kw)
+        try:
+            if case == "half":
+                r = A._cdist_forward(f(4, 3).half(), f(2, 3).half(), 1.0, None)
+            elif case == "long":
+                r = A._cdist_backward(f(2, 4, 5).long(), f(2, 4, 2).long(), f(5, 2).long(), 1.5,
+                                      f(2, 4, 5).long())
+            elif case == "mixed":
+                r = A._cdist_forward(f(4, 3), f(2, 3).double(), 1.0, None)
+            elif case == "mode":
+                r = A._cdist_forward(f(2, 3), f(2, 3), 1.0, 5)
+            elif case == "zero_dim":
+                r = A._cdist_backward(L.tensor(1.0), L.tensor(1.0), L.tensor(1.0), 1.5,
+                                      L.tensor(1.0))
+            else:
+                r = A._cdist_backward(f(2, 4, 0, 5), f(2, 1, 0, 2), f(4, 5, 2), 1.5, f(2, 4, 0, 5))
+            return tuple(r.shape), str(r.dtype)
+        except Exception as e:
+            return type(e).__name__, str(e)
+    e, t = _both(run)
+    assert e == t
+
+
+def test_lu_deprecation_message():
+    def run(L):
+        L.set_warn_always(True)
+        try:
+            with pytest.warns(UserWarning) as record:
+                L.lu(L.eye(2))
+        finally:
+            L.set_warn_always(False)
+        return [str(w.message).split(" (Triggered internally")[0] for w in record
+                if "torch.lu is deprecated" in str(w.message)]
+    e, t = _both(run)
+    assert e == t and len(t) == 1
