@@ -76,6 +76,8 @@ class OpInfo:
     errors        fn() -> [ErrorInput]
     grad          compare the gradients of floating inputs with torch's
     gradcheck     run ember.autograd.gradcheck/gradgradcheck on small float64 samples
+    gradgrad      False where PyTorch's backward is not differentiable again: gradgradcheck
+                  must raise its "derivative ... is not implemented" error
     tol           {dtype: (rtol, atol)} where the default per-dtype tolerance is too tight
     other_dtypes_raise  False for variants whose samples only make sense in some dtypes
                   (special values, one dtype's promotion): the other dtypes are not checked
@@ -86,11 +88,12 @@ class OpInfo:
     """
 
     def __init__(self, name, op, dtypes, samples, *, errors=None, grad=True, gradcheck=None,
-                 tol=None, other_dtypes_raise=True, exact_half_reference=False):
+                 gradgrad=True, tol=None, other_dtypes_raise=True, exact_half_reference=False):
         self.name, self.op, self.dtypes, self.samples = name, op, dtypes, samples
         self.errors = errors
         self.grad = grad
         self.gradcheck = grad if gradcheck is None else gradcheck
+        self.gradgrad = gradgrad
         self.tol = tol or {}
         self.other_dtypes_raise = other_dtypes_raise
         self.exact_half_reference = exact_half_reference

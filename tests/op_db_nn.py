@@ -550,6 +550,26 @@ def cdist_samples(dtype, rng):
                    compute_mode="use_mm_for_euclid_dist")]
 
 
+def cdist_forward_samples(dtype, rng):
+    """_cdist_forward's p-norm path: broadcast batch dims, p < 1, 1 < p < 2, and no columns."""
+    return [Sample(make(rng, (2, 1, 3, 2), dtype), make(rng, (4, 5, 2), dtype), 2.0, None),
+            Sample(make(rng, (4, 3), dtype), make(rng, (5, 3), dtype), 0.5, 0),
+            Sample(make(rng, (4, 3), dtype), make(rng, (5, 3), dtype), 1.5, None),
+            Sample(make(rng, (4, 3), dtype), make(rng, (5, 3), dtype), float("inf"), 2),
+            Sample(make(rng, (3, 0), dtype), make(rng, (2, 0), dtype), 2.0, None)]
+
+
+def cdist_backward(m, grad, x1, x2, p):
+    """Each library's backward kernel from its own forward's distances."""
+    return m.ops.aten._cdist_backward(grad, x1, x2, p, m.ops.aten._cdist_forward(x1, x2, p, None))
+
+
+def cdist_backward_samples(dtype, rng):
+    return [Sample(make(rng, (2, 4, 4, 5), dtype), make(rng, (2, 1, 4, 2), dtype),
+                   make(rng, (4, 5, 2), dtype), p)
+            for p in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf"))]
+
+
 def distance_samples(dtype, rng):
     return [Sample(make(rng, (3, 4), dtype), make(rng, (3, 4), dtype)),
             Sample(make(rng, (2, 3, 4), dtype), make(rng, (3, 4), dtype), p=1.0),
@@ -953,11 +973,16 @@ NN_OPS = [
                                Sample(make(rng, (3, 4), dtype), p=3.0)],
            other_dtypes_raise=False),
     OpInfo("cdist", lambda m, *a, **kw: m.cdist(*a, **kw), ("float32", "float64"),
-           cdist_samples,
+           cdist_samples, gradgrad=False,
            errors=lambda: [ErrorInput(f32(3), f32(3), match="at least 2D"),
                            ErrorInput(f32(3, 2), f32(3, 4), match="columns"),
                            ErrorInput(i64(3, 2), i64(3, 2), match="floating"),
                            ErrorInput(f32(3, 2), f32(3, 2), p=-1.0, match="non-negative")]),
+    OpInfo("aten._cdist_forward", lambda m, *a: m.ops.aten._cdist_forward(*a),
+           ("float32", "float64"),
+           cdist_forward_samples, gradgrad=False),
+    OpInfo("aten._cdist_backward", cdist_backward, ("float32", "float64"), cdist_backward_samples,
+           gradcheck=False),
     OpInfo("torch.conv_tbc", lambda m, *a: m.conv_tbc(*a), ("float32", "float64"),
            lambda dtype, rng: [Sample(make(rng, (5, 2, 3), dtype), make(rng, (3, 3, 4), dtype),
                                       make(rng, (4,), dtype)),

@@ -337,7 +337,11 @@ def test_gradcheck(op):
     for sample in samples:
         fn, inputs = _as_function(op, sample)
         assert ember.autograd.gradcheck(fn, inputs), f"{op.name}{sample!r}"
-        assert ember.autograd.gradgradcheck(fn, inputs), f"{op.name}{sample!r}"
+        if op.gradgrad:
+            assert ember.autograd.gradgradcheck(fn, inputs), f"{op.name}{sample!r}"
+        else:
+            with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
+                ember.autograd.gradgradcheck(fn, inputs)
 
 
 # ---- type promotion ----------------------------------------------------------------------------

@@ -368,6 +368,8 @@ polar(Tensor abs, Tensor angle) -> Tensor
 quantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor  | function
+_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor  | function
 conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
 grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function
 grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor  | function, alias _grid_sampler_2d_cpu_fallback

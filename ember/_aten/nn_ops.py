@@ -644,3 +644,110 @@ def native_dropout_backward(grad_output, mask, scale):
     its own derivative, as in PyTorch (so autograd refuses to record it for a complex result)."""
     grad_output = grad_output.detach()     # below autograd: its own node records the call
     return _op("mul.Tensor")(_op("mul.Tensor")(grad_output, mask), float(scale))
+
+
+# ---- cdist's p-norm distances (the path that does not expand ||a - b||^2 into a matmul)
+def check_cdist(x1, x2, p, mode):
+    """PyTorch's checks of cdist and _cdist_forward, in its order."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_scalar_type_name(x.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if mode is not None and not 0 <= mode <= 2:
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {mode}")
+    if x1.dtype in (D.float16, D.bfloat16):
+        raise not_implemented("cdist", x1.dtype)
+
+
+def _cdist_differences(x1, x2):
+    """x1 (*, P, M) and x2 (*, R, M), batch dims broadcast -> differences (*, P, R, M)."""
+    batch = broadcast_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    a = np.broadcast_to(x1._np, batch + tuple(x1.shape[-2:]))
+    b = np.broadcast_to(x2._np, batch + tuple(x2.shape[-2:]))
+    return a[..., :, None, :] - b[..., None, :, :]
+
+
+@impl("_cdist_forward", "CPU")
+def cdist_forward(x1, x2, p, compute_mode):
+    check_cdist(x1, x2, p, compute_mode)
+    _check_same_dtype(x1, x2)
+    diff = np.abs(_cdist_differences(x1, x2))
+    if p == 0:
+        dist = np.count_nonzero(diff, axis=-1).astype(diff.dtype)
+    elif p == 1:
+        dist = diff.sum(-1)
+    elif p == 2:
+        dist = np.sqrt((diff * diff).sum(-1))
+    elif p == float("inf"):
+        dist = diff.max(-1, initial=0)
+    else:
+        dist = (diff ** p).sum(-1) ** (1.0 / p)
+    return _wrap(np.ascontiguousarray(dist, x1.dtype._np))
+
+
+@impl("_cdist_forward", "Meta")
+def cdist_forward_meta(x1, x2, p, compute_mode):
+    check_cdist(x1, x2, p, compute_mode)
+    batch = broadcast_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    return _meta(batch + (x1.shape[-2], x2.shape[-2]), x1.dtype, device=x1.device)
+
+
+def _check_cdist_backward(x1, x2):
+    """(the batch dims broadcast, whether there is nothing to compute)"""
+    if not x1.dim() or not x2.dim():
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    batch = broadcast_shape(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    empty = 0 in (x1.shape[-2], x2.shape[-2], x1.shape[-1]) or 0 in batch
+    if not empty and x1.dtype not in (D.float32, D.float64):
+        raise not_implemented("cdist_backward", x1.dtype)
+    return batch, empty
+
+
+def _check_same_dtype(x1, *others):
+    for t in others:
+        if t.dtype != x1.dtype:
+            raise RuntimeError(f"expected scalar type {_scalar_type_name(x1.dtype)} but found "
+                               f"{_scalar_type_name(t.dtype)}")
+
+
+@impl("_cdist_backward", "CPU")
+def cdist_backward(grad, x1, x2, p, cdist):
+    """The gradient of x1 (with the batch dims broadcast, as PyTorch's: autograd sums it back):
+    sum over x2's rows of grad * d dist / d diff, where a zero distance has zero slope."""
+    _, empty = _check_cdist_backward(x1, x2)
+    _check_same_dtype(x1, grad, x2, cdist)
+    if empty:  # PyTorch's early return: zeros of x1's own shape
+        return _wrap(np.zeros(tuple(x1.shape), x1.dtype._np))
+    diff = _cdist_differences(x1, x2)
+    g, dist = grad._np[..., None], cdist._np[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0:
+            slope = np.zeros_like(diff)
+        elif p == 1:
+            slope = np.sign(diff)
+        elif p == float("inf"):
+            slope = np.sign(diff) * (np.abs(diff) == dist)
+        elif p < 2:
+            slope = np.sign(diff) * np.abs(diff) ** (p - 1) / dist ** (p - 1)
+            slope[(diff == 0) & (p < 1)] = 0
+        else:
+            slope = diff * np.abs(diff) ** (p - 2) / dist ** (p - 1)
+        if p not in (0, 1, float("inf")):
+            slope = np.where(dist == 0, 0, slope)
+    out = (g * slope).sum(-2)
+    return _wrap(np.ascontiguousarray(out, x1.dtype._np))
+
+
+@impl("_cdist_backward", "Meta")
+def cdist_backward_meta(grad, x1, x2, p, cdist):
+    batch, empty = _check_cdist_backward(x1, x2)
+    shape = tuple(x1.shape) if empty else batch + tuple(x1.shape[-2:])
+    return _meta(shape, x1.dtype, device=x1.device)

@@ -224,7 +224,14 @@ def setitem(self, key, value):
     result, indices = apply_slicing(self, key)
     if indices is None:
         if is_tensor:  # PyTorch's copy_to: a value of another shape is expanded first
-            _copy_(result, value if value._size == result._size else value.expand(result._size))
+            if value._size != result._size:
+                if not value.dim() and value._np is not None and result._np is not None and \
+                        np.may_share_memory(value._np, result._np):
+                    # PyTorch fills with a 0-d value (x[1::2] *= -1 strips x[1::2] to 0-d):
+                    # its number is read before the write, so their memory may overlap
+                    value = value.clone()
+                value = value.expand(result._size)
+            _copy_(result, value)
         else:
             _fill_(result, value)
         return

@@ -8,13 +8,13 @@ named in `mutates_args` becomes `Tensor(a<i>!)`; keyword-only parameters follow 
 """
 import collections.abc
 import inspect
-import numbers
 import typing
 from types import GenericAlias
 
 from .._core.device import device as _device
 from .._core.dtype import dtype as _dtype
 from .._core.tensor import Tensor
+from ..types import Number
 
 UNKNOWN_MUTATES = "unknown"
 
@@ -37,14 +37,14 @@ def _derived(base, name, lists, optional_items, optional_list):
 SUPPORTED_PARAM_TYPES = dict(
     pair for row in [(Tensor, "Tensor", True, True, False), (int, "SymInt", True, False, True),
                      (float, "float", True, False, True), (bool, "bool", True, False, True),
-                     (str, "str", False, False, False), (numbers.Number, "Scalar", True, False, False),
+                     (str, "str", False, False, False), (Number, "Scalar", True, False, False),
                      (_dtype, "ScalarType", False, False, False),
                      (_device, "Device", False, False, False)]
     for pair in _derived(*row))
 
 SUPPORTED_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]",  # noqa: UP006
                           list[Tensor]: "Tensor[]", int: "SymInt", float: "float", bool: "bool",
-                          numbers.Number: "Scalar"}
+                          Number: "Scalar"}
 
 
 def _default_repr(value, fail, name):

@@ -13,7 +13,7 @@ be accepted (`check_undefined_grad`). `check_forward_ad` compares forward-mode t
 same finite differences (complex inputs split into parts instead of outputs).
 
 `fast_mode` compares u^T J v for random unit vectors u, v instead of whole Jacobians, as
-PyTorch's fast mode does (real inputs and outputs; with complex ones it runs the full check).
+PyTorch's fast mode does (a complex output as its real and imaginary parts, as above).
 `check_batched_grad` / `check_batched_forward_grad` (vmap over gradients) are accepted and not
 run.
 """
@@ -58,8 +58,16 @@ def _np64(t):
     import ember
     if t.layout != ember.strided:
         t = t.to_dense()
-    a = t.detach()._np
+    a = t.detach().resolve_conj().resolve_neg()._np
     return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+
+
+def _raw_delta(x, delta):
+    """The change to x's memory that changes its values by `delta`: a lazy conjugate view
+    stores conj(v) and a lazy negative view -v, so the perturbation is mapped the same way."""
+    if x.is_conj():
+        delta = np.conj(delta)
+    return -delta if x.is_neg() else delta
 
 
 # ---------------------------------------------------------------------------------- checks
@@ -130,9 +138,10 @@ def _numerical_jacobians(fn, inputs, func_out, eps, target_indices=None):
                                                        for k in float_pos) else np.float64
         jacs = {k: np.zeros((x.numel(), func_out[k].numel()), dtype=jac_dtype) for k in float_pos}
         for idx, row in rows:
-            cols = _central_difference(fn, inputs, arr, idx, eps, float_pos, row)
+            cols = _central_difference(fn, inputs, arr, idx, _raw_delta(x, eps), float_pos, row)
             if is_complex:
-                cols_y = _central_difference(fn, inputs, arr, idx, eps * 1j, float_pos, row)
+                cols_y = _central_difference(fn, inputs, arr, idx, _raw_delta(x, eps * 1j),
+                                             float_pos, row)
                 cols = {k: cols[k] + 1j * cols_y[k] for k in cols}
             for k in float_pos:
                 jacs[k][row] = cols[k]
@@ -521,6 +530,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                check_grad_dtypes, check_forward_ad, check_backward_ad, masked, fast_mode=False):
+    import ember
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
     func_out = func(*inputs)
@@ -528,8 +538,16 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     _check_outputs(outputs)
     diff = [inputs[i] for i in _diff_input_indices(inputs)]
     if fast_mode and check_backward_ad and not check_forward_ad and outputs and all(
-            not t.is_complex() and t.layout == outputs[0].layout for t in diff + list(outputs)):
-        _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol)
+            t.layout == outputs[0].layout for t in diff + list(outputs)):
+        if any(o.is_complex() for o in outputs):
+            for part, imag in ((ember.imag, True), (ember.real, False)):
+                part_fn = _on_parts_of_complex_outputs(func, part)
+                out = part_fn(*inputs)
+                _fast_check(part_fn, out, inputs, _differentiable_outputs(out), eps, atol, rtol,
+                            nondet_tol, [k for k, o in enumerate(outputs) if o.is_complex()],
+                            test_imag=imag)
+        else:
+            _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol)
     else:
         _check_real_imag(func, func_out, inputs, outputs, eps, rtol, atol, check_grad_dtypes,
                          check_forward_ad, check_backward_ad, nondet_tol, check_undefined_grad,
@@ -543,13 +561,20 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     return True
 
 
-def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0):
+def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0,
+                complex_outputs=(), test_imag=False):
     """gradcheck's fast mode: instead of whole Jacobians, compare u^T J v for random unit
     vectors u (per output) and v (per input) -- the analytical side from one backward per
     output (grad u, run twice: a backward that is not reentrant fails as in slow mode), the
     numerical side from one central difference per input (along v; the perturbed outputs must
     keep their shapes and dtypes). As in PyTorch the vectors are uniform [0, 1) draws,
-    normalized."""
+    normalized.
+
+    The outputs are real (a complex output is checked as its real and its imaginary part, as
+    the full check does). A complex input x = a + ib gets a complex v: moving x along v changes
+    the scalar s = <output, u> by Re(sum(conj(g) * v)), where g = ds/da + i ds/db is the
+    gradient backward returns.
+    """
     from . import grad
     diff_idx = _diff_input_indices(inputs)
     positions = [k for k, o in enumerate(_as_tuple(func_out)) if _is_tensor(o) and o.requires_grad]
@@ -573,12 +598,15 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0
     for n, i in enumerate(diff_idx):
         arr = inputs[i]._np
         v = rng.random(arr.size)
+        if inputs[i].is_complex():
+            v = v + 1j * rng.random(arr.size)
         v /= max(np.linalg.norm(v), 1e-30)
+        step = _raw_delta(inputs[i], eps * v.reshape(arr.shape))
         orig = arr.copy()
-        arr[...] = orig - eps * v.reshape(arr.shape)
+        arr[...] = orig - step
         lo = _as_tuple(func(*inputs))
         lo = [(lo[k], _np64(lo[k]).reshape(-1)) for k in positions]
-        arr[...] = orig + eps * v.reshape(arr.shape)
+        arr[...] = orig + step
         hi = _as_tuple(func(*inputs))
         hi = [(hi[k], _np64(hi[k]).reshape(-1)) for k in positions]
         arr[...] = orig
@@ -588,10 +616,13 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0
         hi = [a for _, a in hi]
         for j, u in enumerate(unit):
             numerical = float(np.dot((hi[j] - lo[j]) / (2 * eps), u))
-            analytical = float(np.dot(vjps[j][n], v))
+            analytical = float(np.vdot(vjps[j][n], v).real)
             if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
+                part = "imaginary" if test_imag else "real"
+                prefix = (f"While considering the {part} part of complex outputs only, "
+                          if j in complex_outputs else "")
                 raise GradcheckError(
-                    f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                    f"{prefix}Jacobian mismatch for output {j} with respect to input {i},\n"
                     f"numerical:{numerical}\nanalytical:{analytical}\n"
                     "(fast mode: u^T J v for random unit u, v)")
 

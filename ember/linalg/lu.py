@@ -144,9 +144,13 @@ def lu_factor(A, *, pivot=True, out=None):
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """The deprecated torch.lu: (LU, pivots[, infos])."""
-    warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
-                  "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.",
-                  UserWarning)
+    warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+              "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+              "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+              "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+              "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+              "should be replaced with\n"
+              "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     result = (LU, pivots, info) if get_infos else (LU, pivots)
     if out is not None:

@@ -17,6 +17,7 @@ from .._core import dtype as D
 from .._bindings import arg_parser as _ap
 from .._core.memory_format import contiguous_format, suggest_memory_format
 from .._dispatch.dispatcher import impl as _impl, lookup as _lookup
+from .._aten.nn_ops import check_cdist
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd import forward_ad as _forward_ad
 from ..overrides import (handle_torch_function, has_torch_function,  # noqa: F401  (F's, as torch's)
@@ -2691,31 +2692,18 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 _cdist = _lookup("cdist")
+_cdist_forward = _lookup("_cdist_forward")
 
 
 @_impl("cdist", "CompositeImplicitAutograd")
-def _cdist_composite(x1, x2, p, compute_mode):
-    compute_mode = _CDIST_MODES[compute_mode or 0]
-    if x1.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.dim()}D")
-    if x2.dim() < 2:
-        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.dim()}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    for name, x in (("X1", x1), ("X2", x2)):
-        if not x.is_floating_point():
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_scalar_name(x.dtype)}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    if x1.dtype in (D.float16, D.bfloat16):
-        raise NotImplementedError(f"\"cdist\" not implemented for '{_scalar_name(x1.dtype)}'")
+def _cdist_composite(x1, x2, p, mode):
+    check_cdist(x1, x2, p, mode)
+    compute_mode = _CDIST_MODES[mode or 0]
     modes = _CDIST_MODES
     rows1, rows2 = x1.shape[-2], x2.shape[-2]
     use_mm = p == 2 and (compute_mode == modes[1] or
                          (compute_mode == modes[0] and (rows1 > 25 or rows2 > 25)))
-    if use_mm:
+    if use_mm and x1.numel() and x2.numel():
         n1 = (x1 * x1).sum(-1, keepdim=True)
         n2 = (x2 * x2).sum(-1, keepdim=True)
         a = E.cat([x1 * -2, n1, E.ones_like(n1)], -1)
@@ -2723,10 +2711,7 @@ def _cdist_composite(x1, x2, p, compute_mode):
         squared = a.matmul(b.mT).clamp(min=0)
         positive = squared > 0   # a 0 gradient at 0 distance, not sqrt's infinite slope
         return E.where(positive, E.where(positive, squared, 1.0).sqrt(), 0.0)
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
-    if x1.shape[-1] == 0:  # points without coordinates are at distance 0, in every p-norm
-        return diff.sum(-1)
-    return _vector_norm(diff, p, -1)
+    return _cdist_forward(x1, x2, p, mode)
 
 
 # ---- attention --------------------------------------------------------------------------------

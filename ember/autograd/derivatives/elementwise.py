@@ -353,8 +353,10 @@ derivative("conj_physical", {"self": lambda grad: E.conj_physical(grad)})
 derivative("view_as_complex",  # (a conj view of a gradient resolved first, as PyTorch's)
            {"self": lambda grad: E.view_as_real(grad.contiguous().resolve_conj())})
 # PyTorch's formula takes 2 ** other in other's dtype: an integer pow, 0 for negative exponents
-derivative("ldexp.Tensor", {"self": lambda grad, other: grad * E.pow(2, other),
-                          "other": lambda grad, self, other: grad * self * (E.pow(2, other) * _LN2)})
+# (complex: the conjugate of each factor, as PyTorch's self * 2 ** other backpropagates)
+derivative("ldexp.Tensor", {"self": lambda grad, other: grad * _conj(E.pow(2, other)),
+                            "other": lambda grad, self, other:
+                            grad * _conj(self * (E.pow(2, other) * _LN2))})
 
 
 def _lerp_node(weight):

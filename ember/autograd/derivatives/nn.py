@@ -249,6 +249,15 @@ derivative("_ctc_loss", {
     output_differentiability=[True, False])
 not_implemented("_ctc_loss_backward")  # as in PyTorch
 
+# cdist's p-norm path: a backward kernel that is not differentiable again, as in PyTorch
+derivative("_cdist_forward", {
+    "x1": lambda grad, x1, x2, p, result:
+    _aten._cdist_backward(grad.contiguous(), x1, x2, p, result).sum_to_size(x1.shape),
+    "x2": lambda grad, x1, x2, p, result: _aten._cdist_backward(
+        grad.mT.contiguous(), x2, x1, p, result.mT.contiguous()).sum_to_size(x2.shape)},
+    node_name="CdistBackward0")
+not_implemented("_cdist_backward")
+
 
 # ---- recurrent layers (_aten/rnn.py)
 def _rnn_layer_grads(grads, input, weight_ih, weight_hh, weight_hr, mode, batch_sizes, reverse,

@@ -242,11 +242,10 @@ def _logcumsumexp_grad(grad, self, result, dim):
     positive and negative parts may not cancel through exp of large numbers)."""
     if self.dim() == 0 or self.numel() == 0:
         return grad
-    if self.is_complex():  # no sign to split by: the conjugate of exp(x_i - out_j) directly
-        return _reverse_cumsum(grad * _conj((-result).exp()), dim) * _conj(self.exp())
-
     def reverse_logcumsumexp(x):
         return x.flip(dim).logcumsumexp(dim).flip(dim)
+    if self.is_complex():  # no sign to split by: the complex log carries the phase
+        return _conj((reverse_logcumsumexp(_conj(grad).log() - result) + self).exp())
     lowest = float_limits(grad.dtype)[0]  # log(0), kept finite
     log_abs = grad.abs().log() - result
     positive = E.where(grad > 0, log_abs, lowest)

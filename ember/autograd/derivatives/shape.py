@@ -85,6 +85,8 @@ def _as_strided_grad(grad, self, size, stride, storage_offset):
     n = self.untyped_storage().nbytes() // self.element_size()
     flat = E.zeros((n,), dtype=grad.dtype, device=grad.device)
     idx = E.arange(n, device=grad.device)
+    if storage_offset is None:  # as_strided keeps the input's own storage offset
+        storage_offset = base
     pos = idx.as_strided(size, stride, storage_offset).reshape(-1)
     acc = _aten.index_put(flat, [pos], grad.reshape(-1), True)
     if not self.numel():

@@ -538,9 +538,13 @@ def slowTestIf(condition):
 # ---- tracked inputs: which sample a failing OpInfo test was on ------------------------------
 def extract_test_fn():
     """The function of the test running now, found as the `self` of a TestCase frame on the
-    stack whose id names one of its test methods; None outside a test."""
-    for frame_info in inspect.stack():
-        test_case = frame_info.frame.f_locals.get("self")
+    stack whose id names one of its test methods; None outside a test. (A plain walk over the
+    frames: inspect.stack() also reads every frame's source line, a good part of a second per
+    sample generator.)"""
+    frame = sys._getframe(1)
+    while frame is not None:
+        test_case = frame.f_locals.get("self")
+        frame = frame.f_back
         if isinstance(test_case, unittest.TestCase):
             *_, cls_name, test_name = test_case.id().rsplit(".", 2)
             if cls_name == type(test_case).__name__ and test_name.startswith("test"):
