@@ -218,12 +218,16 @@ def setitem(self, key, value):
         name = kind.__name__ if kind.__module__ == "builtins" else \
             f"{kind.__module__}.{kind.__qualname__}"
         raise TypeError(f"can't assign a {name} to a {self.type()}")
+    given = value
     if is_tensor and value.dim() and value._size[0] == 1:
         value = _strip_leading_ones(value)
     result, indices = apply_slicing(self, key)
     if indices is None:
-        if is_tensor:  # PyTorch's copy_to: a value of another shape is expanded first
-            _copy_(result, value if value._size == result._size else value.expand(result._size))
+        if is_tensor:  # PyTorch's copy_to: a value of another shape is expanded first (a
+            # value of the slice's own shape is copied as given: `s[1::2] *= -1` writes a view
+            # onto itself, which is allowed only when the two have the same strides)
+            _copy_(result, given if given._size == result._size else
+                   value if value._size == result._size else value.expand(result._size))
         else:
             _fill_(result, value)
         return

@@ -17,6 +17,7 @@ from .._core.dtype import dtype as _dtype
 from .._core.tensor import Tensor
 
 UNKNOWN_MUTATES = "unknown"
+_Number = typing.Union[int, float, bool]     # torch.types.Number, PyTorch's spelling of a Scalar
 
 
 def _derived(base, name, lists, optional_items, optional_list):
@@ -38,13 +39,14 @@ SUPPORTED_PARAM_TYPES = dict(
     pair for row in [(Tensor, "Tensor", True, True, False), (int, "SymInt", True, False, True),
                      (float, "float", True, False, True), (bool, "bool", True, False, True),
                      (str, "str", False, False, False), (numbers.Number, "Scalar", True, False, False),
+                     (_Number, "Scalar", True, False, False),
                      (_dtype, "ScalarType", False, False, False),
                      (_device, "Device", False, False, False)]
     for pair in _derived(*row))
 
 SUPPORTED_RETURN_TYPES = {Tensor: "Tensor", typing.List[Tensor]: "Tensor[]",  # noqa: UP006
                           list[Tensor]: "Tensor[]", int: "SymInt", float: "float", bool: "bool",
-                          numbers.Number: "Scalar"}
+                          numbers.Number: "Scalar", _Number: "Scalar"}
 
 
 def _default_repr(value, fail, name):

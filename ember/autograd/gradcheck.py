@@ -58,7 +58,7 @@ def _np64(t):
     import ember
     if t.layout != ember.strided:
         t = t.to_dense()
-    a = t.detach()._np
+    a = t.detach().resolve_conj().resolve_neg()._np  # the values, not a lazy view's memory
     return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
 
 
@@ -119,6 +119,7 @@ def _numerical_jacobians(fn, inputs, func_out, eps, target_indices=None):
     element). A complex element is perturbed along its real and its imaginary part: the row is
     ds/dx + 1j * ds/dy, the gradient backward returns for a real s.
     """
+    import ember
     func_out = _as_tuple(func_out)
     float_pos = [k for k, o in enumerate(func_out) if _is_float_or_complex(o)]
     result = {}
@@ -126,13 +127,18 @@ def _numerical_jacobians(fn, inputs, func_out, eps, target_indices=None):
         x = inputs[i]
         arr, rows = _perturbable_elements(x)
         is_complex = np.iscomplexobj(arr)
+        # the memory of a lazily conjugated / negated input holds conj(x) / -x: a step of
+        # delta in x is a step of conj(delta) / -delta there
+        conj, sign = x.layout == ember.strided and x.is_conj(), -1 if x.is_neg() else 1
         jac_dtype = np.complex128 if is_complex or any(func_out[k].is_complex()
                                                        for k in float_pos) else np.float64
         jacs = {k: np.zeros((x.numel(), func_out[k].numel()), dtype=jac_dtype) for k in float_pos}
         for idx, row in rows:
-            cols = _central_difference(fn, inputs, arr, idx, eps, float_pos, row)
+            cols = _central_difference(fn, inputs, arr, idx, sign * eps, float_pos, row)
             if is_complex:
-                cols_y = _central_difference(fn, inputs, arr, idx, eps * 1j, float_pos, row)
+                cols_y = _central_difference(fn, inputs, arr, idx,
+                                             sign * (-eps * 1j if conj else eps * 1j),
+                                             float_pos, row)
                 cols = {k: cols[k] + 1j * cols_y[k] for k in cols}
             for k in float_pos:
                 jacs[k][row] = cols[k]
