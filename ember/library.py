@@ -158,8 +158,16 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
 
     As in PyTorch, this builds an autograd.Function around the op: its forward is the op's
     backend kernel (run below the Autograd key, so a kernel written with ember ops records
-    nothing), `setup_context(ctx, inputs, output)` saves what backward needs, and the node it
+    nothing), `setup_context(ctx=, inputs=, output=)` saves what backward needs, and the node it
     creates is named GeneratedBackwardFor_<ns>_<name>_<overload>Backward.
+
+    The Function sees tensors one by one, while the op's schema may take or return `Tensor[]`
+    and take keyword-only arguments. So a call is flattened for the Function (each list member
+    is an input or output of its own) and regrouped for the user's functions: setup_context
+    and backward see the op's positional arguments (a list stays a list, and needs_input_grad
+    has the same shape), keyword-only ones as `keyword_only_inputs`, and one gradient (a list
+    for a list output) per output; backward returns one gradient (a list for a list input)
+    per positional argument.
     """
     if isinstance(qualname, CustomOpDef):
         return qualname.register_autograd(backward, setup_context=setup_context)
@@ -167,18 +175,82 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     op = _lookup(qualname)
     schema = op.schema
     name = f"GeneratedBackwardFor_{schema.namespace}_{schema.name}_{schema.overload or 'default'}"
+    is_list = tuple(a.is_tensor_list for a in schema.arguments)
+    n_positional = sum(not a.kwarg_only for a in schema.arguments)
+    kw_names = tuple(a.name for a in schema.arguments if a.kwarg_only)
 
-    def forward(*args):
-        return op._dispatch(args)  # grad mode is off here: goes straight to the backend key
+    def forward(*flat):
+        call = flat[-1]
+        out = op._dispatch(tuple(call.regroup(flat[:-1])))  # grad mode is off: the backend key
+        single = not isinstance(out, (tuple, list)) or schema.returns == ["Tensor[]"]
+        outs = (out,) if single else tuple(out)
+        call.out_lens = tuple(len(o) if isinstance(o, (list, tuple)) else None for o in outs)
+        call.single = single
+        if call.out_lens == (None,):
+            return out
+        return tuple(t for o in outs for t in (o if isinstance(o, (list, tuple)) else (o,)))
 
-    def no_setup(ctx, inputs, output):
-        pass
+    def user_setup(ctx, inputs, output):
+        call = inputs[-1]
+        ctx._ember_call = call
+        if setup_context is None:
+            return
+        args = call.regroup(inputs[:-1])
+        kwargs = dict(ctx=ctx, inputs=tuple(args[:n_positional]), output=call.structure(output))
+        if kw_names:
+            kwargs["keyword_only_inputs"] = dict(zip(kw_names, args[n_positional:]))
+        setup_context(**kwargs)
+
+    def user_backward(ctx, *grads):
+        call = ctx._ember_call
+        flat_needs = ctx.needs_input_grad
+        ctx.needs_input_grad = tuple(call.regroup(flat_needs[:-1])[:n_positional])
+        try:
+            result = backward(ctx, *_regroup(grads, call.out_lens))
+        finally:
+            ctx.needs_input_grad = flat_needs
+        result = result if isinstance(result, tuple) else (result,)
+        flat = []
+        for n, g in zip(call.lens, result):
+            flat.extend((g,) if n is None else (g if g is not None else (None,) * n))
+        return (*flat, *(None,) * (len(flat_needs) - len(flat)))
 
     fn = type(name, (Function,), {
         "forward": staticmethod(forward),
-        "setup_context": staticmethod(setup_context or no_setup),
-        "backward": staticmethod(backward)})
-    op.derivative = _CustomDerivative(lambda op_, key, args: fn.apply(*args))
+        "setup_context": staticmethod(user_setup),
+        "backward": staticmethod(user_backward)})
+
+    def kernel(op_, key, args):
+        call = _Call(tuple(len(a) if lst and isinstance(a, (list, tuple)) else None
+                           for a, lst in zip(args, is_list)))
+        flat = [t for a, n in zip(args, call.lens) for t in ((a,) if n is None else a)]
+        return call.structure(fn.apply(*flat, call))
+    op.derivative = _CustomDerivative(kernel)
+
+
+def _regroup(flat, lens):
+    """`flat` in groups: one item per None in `lens`, a list of n items per n."""
+    it = iter(flat)
+    return [next(it) if n is None else [next(it) for _ in range(n)] for n in lens]
+
+
+class _Call:
+    """One call of a register_autograd op: where its tensor lists were flattened."""
+
+    def __init__(self, lens):
+        self.lens = lens          # per argument: None, or the length of its tensor list
+        self.out_lens = (None,)   # the same for the outputs (set by forward)
+        self.single = True
+
+    def regroup(self, flat):
+        return _regroup(flat, self.lens)
+
+    def structure(self, output):
+        """The Function's flat outputs as the op returns them."""
+        if self.out_lens == (None,):
+            return output
+        outs = _regroup(output if isinstance(output, tuple) else (output,), self.out_lens)
+        return outs[0] if self.single else tuple(outs)
 
 
 class _CustomDerivative:

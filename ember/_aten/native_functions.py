@@ -626,6 +626,9 @@ ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? d
 _tensor_from_data(Any data, *, ScalarType? dtype=None, Device? device=None) -> Tensor
 uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)  | method
 normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)  | method
+normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
+normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor
+normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor
 random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)  | method
 bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 bernoulli(Tensor self, *, Generator? generator=None) -> Tensor  | function, method, out

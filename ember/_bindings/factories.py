@@ -617,12 +617,33 @@ def _normal_tensors(mean, std, generator):
         # PyTorch's normal overloads with a tensor are autograd ops off the complex allowlist
         raise RuntimeError("normal does not support automatic differentiation for outputs with "
                            "complex dtype.")
-    shape = broadcast_shape(*(x._size for x in (m, s) if x is not None))
+    if m is None:
+        return _normal_float_tensor(float(mean), std, generator)
+    return _normal_tensor_tensor(mean, std, generator) if s is not None else \
+        _normal_tensor_float(mean, float(std), generator)
+
+
+_normal_tensor_float = _op("normal.Tensor_float")
+_normal_float_tensor = _op("normal.float_Tensor")
+_normal_tensor_tensor = _op("normal.Tensor_Tensor")
+
+
+def _normal_tensors_kernel(mean, std, generator=None):
+    """The normal.Tensor_* kernels: standard normal draws in the broadcast shape, scaled and
+    shifted. The draws do not depend on mean and std, so (as in PyTorch) their gradient is
+    zero: autograd records a NormalBackward node, not the arithmetic's."""
+    mean, std = (x.detach() if isinstance(x, Tensor) else x for x in (mean, std))
+    ref = mean if isinstance(mean, Tensor) else std
+    shape = broadcast_shape(*(x._size for x in (mean, std) if isinstance(x, Tensor)))
     z = _normal_(_empty(shape, ref.dtype, ref.device, False), 0.0, 1.0, generator)
     scaled = z * std   # PyTorch scales and shifts in place: the result keeps mean's dtype
     if scaled.dtype is not ref.dtype:
         scaled = scaled.to(ref.dtype)
     return scaled + mean
+
+
+for _name in ("normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tensor"):
+    _impl(_name, "CPU")(_normal_tensors_kernel)
 
 
 @random_function

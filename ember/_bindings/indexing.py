@@ -219,12 +219,17 @@ def setitem(self, key, value):
         name = kind.__name__ if kind.__module__ == "builtins" else \
             f"{kind.__module__}.{kind.__qualname__}"
         raise TypeError(f"can't assign a {name} to a {self.type()}")
+    given = value
     if is_tensor and value.dim() and value._size[0] == 1:
         value = _strip_leading_ones(value)
     result, indices = apply_slicing(self, key)
     if indices is None:
-        if is_tensor:  # PyTorch's copy_to: a value of another shape is expanded first
-            if value._size != result._size:
+        if is_tensor:  # PyTorch's copy_to: a value of another shape is expanded first (a
+            # value of the slice's own shape is copied as given: `s[1::2] *= -1` writes a view
+            # onto itself, which is allowed only when the two have the same strides)
+            if given._size == result._size:
+                value = given
+            elif value._size != result._size:
                 if not value.dim() and value._np is not None and result._np is not None and \
                         np.may_share_memory(value._np, result._np):
                     # PyTorch fills with a 0-d value (x[1::2] *= -1 strips x[1::2] to 0-d):

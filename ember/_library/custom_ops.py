@@ -33,6 +33,7 @@ class CustomOpDef:
         self._opoverload = _dispatcher.define(name + schema, namespace)
         args = self._opoverload.schema.arguments
         self._mutated = tuple(i for i, a in enumerate(args) if a.mutable)
+        self._kw_names = tuple(a.name for a in args if a.kwarg_only)
         _dispatcher.register_kernel(self._opoverload, "CPU", self._backend_kernel("cpu"))
         _dispatcher.register_kernel(self._opoverload, "Meta", self._fake_kernel)
         self._install_autograd()
@@ -54,7 +55,8 @@ class CustomOpDef:
             if fn is None:
                 raise NotImplementedError(f"{self._qualname}: no kernel registered for device "
                                           f"type {device_type!r}")
-            out = fn(*args)
+            positional, kwargs = self._split_kwargs(args)
+            out = fn(*positional, **kwargs)
             self._check_no_aliasing(args, out)
             for i in self._mutated:
                 if isinstance(args[i], Tensor):
@@ -69,7 +71,14 @@ class CustomOpDef:
                 f"is necessary for torch.compile/export/fx tracing to work. Please use "
                 f"`{self._init_fn.__name__ if self._init_fn else self._name}.register_fake` to "
                 f"add an fake impl.")
-        return self._abstract_fn(*args)
+        positional, kwargs = self._split_kwargs(args)
+        return self._abstract_fn(*positional, **kwargs)
+
+    def _split_kwargs(self, args):
+        """The dispatcher's arguments (in schema order) as the Python function takes them:
+        the keyword-only ones by name."""
+        n = len(args) - len(self._kw_names)
+        return args[:n], dict(zip(self._kw_names, args[n:]))
 
     def _check_no_aliasing(self, args, out):
         outs = out if isinstance(out, (tuple, list)) else (out,)
@@ -157,9 +166,9 @@ class CustomOpDef:
                                    f"registered. Please use register_autograd to add one.")
             return self._backward_fn(ctx, *grads)
 
-        def setup_context(ctx, inputs, output):
+        def setup_context(**kwargs):
             if self._setup_context_fn is not None:
-                self._setup_context_fn(ctx, inputs, output)
+                self._setup_context_fn(**kwargs)
         if not self._mutated:
             register_autograd(self._opoverload, backward, setup_context=setup_context)
 

@@ -14,6 +14,35 @@ def _input_mask(input, *args, **kwargs):
     return _ops._input_mask(input, kwargs.get("mask"))
 
 
+_REDUCTIONS = frozenset({"sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "median",
+                         "norm", "var", "std", "logsumexp"})
+_NORMALIZATIONS = frozenset({"softmax", "log_softmax", "softmin", "normalize", "cumsum",
+                             "cumprod"})
+
+
+def _output_mask(op, input, *args, **kwargs):
+    """Which elements of a masked op's output its mask keeps (PyTorch's helper, which its
+    OpInfo samples use to compare masked outputs): for a reduction, the elements whose reduced
+    slice keeps any element; for a normalization, the input mask."""
+    if not callable(op):
+        raise ValueError(f"_output_mask expected masked operation (got {type(op).__name__} "
+                         f"object)")
+    name = op.__name__
+    if name in _NORMALIZATIONS:
+        return _input_mask(input, *args, **kwargs)
+    if name not in _REDUCTIONS:
+        raise ValueError(f"_output_mask expected masked operation (got callable "
+                         f"{op.__module__}.{name})")
+    if name == "norm" and args:
+        args = args[1:]   # the ord argument comes before dim
+    dim = args[0] if args else kwargs.get("dim")
+    mask = _input_mask(input, *args, **kwargs)
+    keepdim = bool(kwargs.get("keepdim", False))
+    for d in reversed(_ops._canonical_dim(dim, input.ndim)):
+        mask = mask.any(dim=d, keepdim=keepdim)
+    return mask
+
+
 __all__ = ["amax", "amin", "argmax", "argmin", "as_masked_tensor", "cumprod", "cumsum",
            "is_masked_tensor", "log_softmax", "logaddexp", "logsumexp", "masked_tensor",
            "MaskedTensor", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",

@@ -16,3 +16,9 @@ for _name, _node in (("bernoulli", "BernoulliBackward0"), ("bernoulli_.float", "
                      ("cauchy_", None), ("log_normal_", None)):
     derivative(_name, {"self": lambda grad: _zero(grad)},
                node_name=_node or node_name_of(_name.rstrip("_")))
+# normal with a tensor mean and/or std: the draws do not depend on them (PyTorch's
+# NormalBackward1/2/3 give zeros)
+derivative("normal.Tensor_float", {"mean": lambda grad: _zero(grad)}, node_name="NormalBackward1")
+derivative("normal.float_Tensor", {"std": lambda grad: _zero(grad)}, node_name="NormalBackward2")
+derivative("normal.Tensor_Tensor", {"mean": lambda grad: _zero(grad), "std": lambda grad: _zero(grad)},
+           node_name="NormalBackward3")
