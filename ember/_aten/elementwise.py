@@ -1226,8 +1226,13 @@ def _addc_dtype(name):
                                "future  release addcdiv will perform a true division of tensor1 "
                                "and tensor2. The historic addcdiv behavior can be implemented "
                                "as (input + value * torch.trunc(tensor1 / tensor2)).to("
-                               "input.dtype) using PyTorch 1.7 or later and (input + value * "
-                               "tensor1 / tensor2).to(input.dtype) using PyTorch 1.6 or earlier.")
+                               "input.dtype) for integer inputs and as (input + value * tensor1 "
+                               "/ tensor2) for float inputs. The future addcdiv behavior is just "
+                               "the latter implementation: (input + value * tensor1 / tensor2), "
+                               "for all dtypes.")
+        if type(value) is complex and not dt.is_complex:
+            from .factory import checked_scalar   # (factory imports this module)
+            checked_scalar(value, dt)   # c10 refuses to drop an imaginary part
         return dt
     return dtype
 
@@ -1247,7 +1252,7 @@ def _scalar_value(value, a):
     wraps one its type cannot hold, as PyTorch's cast does."""
     if np.asarray(a).dtype.kind not in "iu":
         return value
-    return np.array(int(value)).astype(np.asarray(a).dtype)
+    return np.array(int(value.real)).astype(np.asarray(a).dtype)   # (a complex one: 3+0j)
 
 
 _ternary("lerp.Tensor", _lerp, _lerp_dtype, "lerp_.Tensor")
