@@ -92,3 +92,21 @@ def test_randn_of_no_elements_any_dtype(dtype):
     assert_same(fn(ember), fn(torch))
     same_error(lambda L: L.randn(2, dtype=L.int8))
     same_error(lambda L: L.empty(0, dtype=L.int8).normal_(0, -1))
+
+
+@pytest.mark.parametrize("name", ["_foreach_add", "_foreach_mul_", "_foreach_div"])
+@pytest.mark.parametrize("other", [lambda L: L.tensor([2.0, 3.0]), lambda L: L.tensor([[2.0]])])
+def test_tensor_overload_wants_a_0dim_tensor(name, other):
+    same_error(lambda L: getattr(L, name)([L.ones(2)], other(L)))
+
+
+def test_tensor_overload_0dim_values():
+    def fn(L, a, b):
+        return L._foreach_add([a, b], L.tensor(2.0), alpha=3), L._foreach_mul([a, b], L.tensor(-1.5))
+    check(fn, _A, _B)
+
+
+def test_foreach_max_of_an_empty_tensor():
+    same_error(lambda L: L._foreach_max([L.ones(2), L.ones(0)]))
+    assert_same(ember._foreach_max([ember.tensor([1.0, 4.0])]),
+                torch._foreach_max([torch.tensor([1.0, 4.0])]))

@@ -107,6 +107,10 @@ def _pairs(name, self, other):
     foreach sub refuses bool operands first (sub_check), then with a list of tensors each pair
     must broadcast, so a size mismatch is the error reported even where the per-tensor op would
     refuse the dtype first (maximum of complex, pow of bool)."""
+    if isinstance(other, Tensor) and other.dim() and name in ("add", "mul", "div"):
+        # the `.Tensor` overload: one 0-dim tensor for every tensor of the list
+        raise RuntimeError(f"scalar tensor expected to be 0 dim but it has {other.dim()} "
+                           f"dimensions and {other.numel()} elements.")
     others = _per_tensor(other, len(self))
     if isinstance(other, (list, tuple)):
         for a, b in zip(self, others):
@@ -204,6 +208,9 @@ def _foreach_powsum(self, ord=2, dtype=None):
 
 def _foreach_max(self):
     _check_lengths(self)
+    if any(t.numel() == 0 for t in self):
+        raise RuntimeError("_foreach_max cannot compute the maximum of an empty tensor; max over "
+                           "zero elements is undefined.")
     return tuple(R.amax(t) for t in self)
 
 
