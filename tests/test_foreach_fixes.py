@@ -110,3 +110,13 @@ def test_foreach_max_of_an_empty_tensor():
     same_error(lambda L: L._foreach_max([L.ones(2), L.ones(0)]))
     assert_same(ember._foreach_max([ember.tensor([1.0, 4.0])]),
                 torch._foreach_max([torch.tensor([1.0, 4.0])]))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.clamp_min(L.ones(3), 1 + 1j), lambda L: L.ones(3).clamp_max_(2 + 0j),
+    lambda L: L.clamp(L.ones(3), 1 + 1j), lambda L: L.clamp(L.ones(3), max=2 + 1j),
+    lambda L: L.clamp_max(L.ones(3, dtype=L.int32), 1 + 0j),
+    lambda L: L._foreach_maximum([L.ones(3)], 1 + 1j), lambda L: L._foreach_minimum_([L.ones(3)], [2 + 1j]),
+    lambda L: L._foreach_clamp_min([L.ones(3)], [1 + 0j])])
+def test_clamp_refuses_complex_number_bounds(fn):
+    same_error(fn)

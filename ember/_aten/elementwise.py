@@ -672,6 +672,11 @@ def _clamp_kernels(name, kernels, bool_one_bound):
     with both bounds, only min, only max."""
     def dtype(self, lo, hi, name="clamp"):
         dt = _clamp_dtype(self, lo, hi, name)
+        if dt.is_complex:   # a complex number bound (a complex tensor is refused in real_only)
+            if any(type(b) is complex and b.imag for b in (lo, hi)):
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            if type(lo) is complex:
+                raise NotImplementedError("clamp is not supported for complex types")
         if dt is D.bool and not (bool_one_bound and (lo is None or hi is None)):
             both, only_min, only_max = kernels
             raise not_implemented(both if lo is not None and hi is not None else
