@@ -120,3 +120,13 @@ def test_foreach_max_of_an_empty_tensor():
     lambda L: L._foreach_clamp_min([L.ones(3)], [1 + 0j])])
 def test_clamp_refuses_complex_number_bounds(fn):
     same_error(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_lerp_refuses_a_complex_weight_on_real_tensors(dtype):
+    def fn(L):
+        x = L.ones(3, dtype=getattr(L, dtype))
+        return L.lerp(x, x, 1 + 1j)
+    same_error(fn)
+    same_error(lambda L: L._foreach_lerp([L.ones(3, dtype=L.float64)], [L.ones(3, dtype=L.float64)], [0.5 + 1j]))
+    assert_same(ember.lerp(ember.ones(2), ember.zeros(2), 0.25 + 0j), torch.lerp(torch.ones(2), torch.zeros(2), 0.25 + 0j))

@@ -1211,6 +1211,9 @@ def _lerp_dtype(self, end, weight):
     if not (dt.is_floating_point or dt.is_complex):
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)
+    if type(weight) is complex and not dt.is_complex:
+        from .factory import checked_scalar   # (factory imports this module)
+        checked_scalar(weight, D.float64 if dt is D.float64 else D.float32)   # as its opmath type
     return dt
 
 
