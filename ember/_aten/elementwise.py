@@ -672,6 +672,11 @@ def _clamp_kernels(name, kernels, bool_one_bound):
     with both bounds, only min, only max."""
     def dtype(self, lo, hi, name="clamp"):
         dt = _clamp_dtype(self, lo, hi, name)
+        if dt.is_complex:   # a complex number bound (a complex tensor is refused in real_only)
+            if any(type(b) is complex and b.imag for b in (lo, hi)):
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            if type(lo) is complex:
+                raise NotImplementedError("clamp is not supported for complex types")
         if dt is D.bool and not (bool_one_bound and (lo is None or hi is None)):
             both, only_min, only_max = kernels
             raise not_implemented(both if lo is not None and hi is not None else
@@ -1206,6 +1211,9 @@ def _lerp_dtype(self, end, weight):
     if not (dt.is_floating_point or dt.is_complex):
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)
+    if type(weight) is complex and not dt.is_complex:
+        from .factory import checked_scalar   # (factory imports this module)
+        checked_scalar(weight, D.float64 if dt is D.float64 else D.float32)   # as its opmath type
     return dt
 
 
@@ -1226,8 +1234,13 @@ def _addc_dtype(name):
                                "future  release addcdiv will perform a true division of tensor1 "
                                "and tensor2. The historic addcdiv behavior can be implemented "
                                "as (input + value * torch.trunc(tensor1 / tensor2)).to("
-                               "input.dtype) using PyTorch 1.7 or later and (input + value * "
-                               "tensor1 / tensor2).to(input.dtype) using PyTorch 1.6 or earlier.")
+                               "input.dtype) for integer inputs and as (input + value * tensor1 "
+                               "/ tensor2) for float inputs. The future addcdiv behavior is just "
+                               "the latter implementation: (input + value * tensor1 / tensor2), "
+                               "for all dtypes.")
+        if type(value) is complex and not dt.is_complex:
+            from .factory import checked_scalar   # (factory imports this module)
+            checked_scalar(value, dt)   # c10 refuses to drop an imaginary part
         return dt
     return dtype
 
@@ -1247,7 +1260,7 @@ def _scalar_value(value, a):
     wraps one its type cannot hold, as PyTorch's cast does."""
     if np.asarray(a).dtype.kind not in "iu":
         return value
-    return np.array(int(value)).astype(np.asarray(a).dtype)
+    return np.array(int(value.real)).astype(np.asarray(a).dtype)   # (a complex one: 3+0j)
 
 
 _ternary("lerp.Tensor", _lerp, _lerp_dtype, "lerp_.Tensor")

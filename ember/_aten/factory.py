@@ -680,11 +680,13 @@ def uniform_(self, low=0.0, high=1.0, generator=None):
 
 @impl("normal_", "CPU")
 def normal_(self, mean=0.0, std=1.0, generator=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if self.numel() == 0:   # PyTorch returns before its dtype dispatch: randn(0, dtype=int8) works
+        return self
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for '
                                   f"'{_scalar_type_name(self.dtype)}'")
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     g = _gen_impl(_gen(generator))
     a = _in_memory_order(self._np)
     a[...] = distributions.normal(g, a.shape, a.dtype, mean, std, contiguous=a is self._np)

@@ -37,19 +37,27 @@ _PI_180 = math.pi / 180
 
 
 def clamp_min(input, min, *, out=None):
-    return clamp(input, min=min, out=out)
+    return clamp(input, min=_real_bound(min), out=out)
 
 
 def clamp_max(input, max, *, out=None):
-    return clamp(input, max=max, out=out)
+    return clamp(input, max=_real_bound(max), out=out)
 
 
 def clamp_min_(input, min):
-    return _clamp_inplace(input, min=min)
+    return _clamp_inplace(input, min=_real_bound(min))
 
 
 def clamp_max_(input, max):
-    return _clamp_inplace(input, max=max)
+    return _clamp_inplace(input, max=_real_bound(max))
+
+
+def _real_bound(bound):
+    """clamp_min/clamp_max take their Scalar bound into the result type, so a complex number
+    makes it complex, which clamp refuses (clamp itself first converts a bound to double)."""
+    if type(bound) is complex:
+        raise NotImplementedError("clamp is not supported for complex types")
+    return bound
 
 
 def _no_complex(name, input):

@@ -7,6 +7,8 @@ autograd sees the per-tensor ops.
 the tensors in place and returns the list. A binary op's second operand is a list of tensors or
 of numbers (one per tensor), or one number or one tensor for every tensor of the list."""
 from .._core.tensor import Tensor
+from .._core.dtype import promote_types
+from .._aten.elementwise import _check_sub, broadcast_shape, check_inplace
 from .._dispatch.dispatcher import lookup as _op
 from .. import _refs as R   # imported after the op families: their functions are all there
 
@@ -23,7 +25,8 @@ def _check_lengths(tensors, *others):
         raise RuntimeError("Tensor list must have at least one tensor.")
     for other in others:
         if isinstance(other, (list, tuple)) and len(other) != len(tensors):
-            if all(isinstance(o, Tensor) for o in other):
+            # an empty list reads as an empty scalar list, as PyTorch's overload resolution has it
+            if other and all(isinstance(o, Tensor) for o in other):
                 raise RuntimeError(f"Tensor lists must have the same number of tensors, got "
                                    f"{len(tensors)} and {len(other)}")
             raise RuntimeError("Tensor list must have same number of elements as scalar list.")
@@ -35,23 +38,34 @@ def _per_tensor(operand, n):
 
 
 def _elementwise(name):
-    """The per-tensor function and its in-place form: the Tensor's in-place method, or the
-    result copied in where the Tensor has none (maximum_, ...)."""
+    """The per-tensor function and its in-place form (the Tensor's in-place method)."""
     if name in ("maximum", "minimum"):
-        # a number or 0-dim tensor second operand is the clamp of that side
-        def fn(a, b):
-            if isinstance(b, Tensor) and b.dim():
-                return getattr(R, name)(a, b)
-            return (R.clamp_min if name == "maximum" else R.clamp_max)(a, b)
-    else:
-        def fn(*args, **kwargs):
-            return getattr(R, name)(*args, **kwargs)
+        return _extremum(name)
+
+    def fn(*args, **kwargs):
+        return getattr(R, name)(*args, **kwargs)
 
     def inplace(a, *args, **kwargs):
-        method = getattr(a, name + "_", None)
-        if method is None:
-            return a.copy_(fn(a, *args, **kwargs))
-        return method(*args, **kwargs)
+        return getattr(a, name + "_")(*args, **kwargs)
+    return fn, inplace
+
+
+def _extremum(name):
+    """maximum / minimum: a number (or 0-dim tensor) second operand is the clamp of that side, as
+    in PyTorch's Scalar overloads; a tensor operand has no in-place Tensor method, so its result
+    is copied in after the same cast check every in-place op makes."""
+    clamp = "clamp_min" if name == "maximum" else "clamp_max"
+
+    def fn(a, b):
+        if isinstance(b, Tensor) and b.dim():
+            return getattr(R, name)(a, b)
+        return getattr(R, clamp)(a, b)
+
+    def inplace(a, b):
+        if isinstance(b, Tensor) and b.dim():
+            check_inplace(a, promote_types(a.dtype, b.dtype), name + "_")
+            return a.copy_(getattr(R, name)(a, b))
+        return getattr(a, clamp + "_")(b)
     return fn, inplace
 
 
@@ -78,33 +92,64 @@ def _define_binary(name):
             _check_lengths(other)
             return tuple(fn(self, t) for t in other)
         _check_lengths(self, other)
-        return tuple(fn(a, b, **kwargs) for a, b in zip(self, _per_tensor(other, len(self))))
+        return tuple(fn(a, b, **kwargs) for a, b in _pairs(name, self, other))
 
     def foreach_(self, other, **kwargs):
         _check_lengths(self, other)
-        for a, b in zip(self, _per_tensor(other, len(self))):
+        for a, b in _pairs(name, self, other):
             inplace(a, b, **kwargs)
         return self
     return foreach, foreach_
 
 
+def _pairs(name, self, other):
+    """The (tensor, operand) pairs of a binary foreach op, checked in PyTorch's order: its
+    foreach sub refuses bool operands first (sub_check), then with a list of tensors each pair
+    must broadcast, so a size mismatch is the error reported even where the per-tensor op would
+    refuse the dtype first (maximum of complex, pow of bool)."""
+    if isinstance(other, Tensor) and other.dim() and name in ("add", "mul", "div"):
+        # the `.Tensor` overload: one 0-dim tensor for every tensor of the list
+        raise RuntimeError(f"scalar tensor expected to be 0 dim but it has {other.dim()} "
+                           f"dimensions and {other.numel()} elements.")
+    others = _per_tensor(other, len(self))
+    if isinstance(other, (list, tuple)):
+        for a, b in zip(self, others):
+            if name == "sub":
+                _check_sub(a, b, None)
+            if isinstance(b, Tensor):
+                broadcast_shape(a._size, b._size)
+    return zip(self, others)
+
+
 def _scalars(values, n):
-    """addcmul's/addcdiv's `value`: a number, a list of numbers, or a 1-d tensor of them."""
+    """addcmul's/addcdiv's `value`/`scalars`: a number, a list of numbers, or a 1-d contiguous
+    tensor of n numbers (PyTorch's `Tensor scalars` overload, read on the host)."""
     if isinstance(values, Tensor):
+        if values.dim() != 1:
+            raise RuntimeError(f"Expected packed scalar Tensor to be of dimension 1. Got "
+                               f"{values.dim()} instead.")
+        if not values.is_contiguous():
+            raise RuntimeError("Expected scalars to be contiguous.")
+        if values.numel() != n:
+            raise RuntimeError(f"Expected length of scalars to match input of length {n} but "
+                               f"got {values.numel()} instead.")
         values = values.tolist()
     return _per_tensor(values, n)
 
 
 def _define_pointwise(name):
-    """addcmul / addcdiv: self + value * (tensor1 op tensor2), per tensor."""
+    """addcmul / addcdiv: self + value * (tensor1 op tensor2), per tensor. The fourth argument is
+    `value` (one number) or `scalars` (a list of numbers or a tensor of them, one per tensor)."""
     fn, inplace = _elementwise(name)
 
-    def foreach(self, tensor1, tensor2, value=1):
+    def foreach(self, tensor1, tensor2, value=1, *, scalars=None):
+        value = value if scalars is None else scalars
         _check_lengths(self, tensor1, tensor2, value)
         return tuple(fn(a, b, c, value=v) for a, b, c, v in
                      zip(self, tensor1, tensor2, _scalars(value, len(self))))
 
-    def foreach_(self, tensor1, tensor2, value=1):
+    def foreach_(self, tensor1, tensor2, value=1, *, scalars=None):
+        value = value if scalars is None else scalars
         _check_lengths(self, tensor1, tensor2, value)
         for a, b, c, v in zip(self, tensor1, tensor2, _scalars(value, len(self))):
             inplace(a, b, c, value=v)
@@ -163,6 +208,9 @@ def _foreach_powsum(self, ord=2, dtype=None):
 
 def _foreach_max(self):
     _check_lengths(self)
+    if any(t.numel() == 0 for t in self):
+        raise RuntimeError("_foreach_max cannot compute the maximum of an empty tensor; max over "
+                           "zero elements is undefined.")
     return tuple(R.amax(t) for t in self)
 
 
