@@ -12,7 +12,8 @@ never to the dense size of the sparse operand.
 import numpy as np
 
 from .._core import dtype as D
-from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64, linear_keys
+from .._core.sparse import (make_sparse, coalesce_arrays, check_invariants, int64, linear_keys,
+                            invariant_checks)
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup
 from .add_at import add_at
@@ -58,11 +59,15 @@ def sparse_coo_tensor_kernel(sparse_dim, dense_dim, size, indices, values, is_co
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{indices._size[-1] if indices.dim() else 0}, nnz from values: "
                            f"{values._size[0]}")
+    if indices._size[0] != sparse_dim or len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
+                           f"({dense_dim}), but got {len(size)}")
     if tuple(values._size[1:]) != tuple(size[sparse_dim:]):
         expected = list(values._size[:1]) + list(size[sparse_dim:])
         raise RuntimeError(f"values has incorrect size, expected {expected}, got "
                            f"{list(values._size)}")
-    check_invariants(indices._np, values._np, size, sparse_dim)
+    if invariant_checks[0]:
+        check_invariants(indices._np, size, sparse_dim, is_coalesced)
     nnz = values._size[0]
     return make_sparse(_wrap(int64(indices._np)), values.detach(), size,
                        nnz <= 1 if is_coalesced is None else is_coalesced)
@@ -489,26 +494,63 @@ def _result_np(*operands, true_div=False):
 def mul(self, other):
     if not isinstance(self, Tensor) or self._sparse is None:
         self, other = other, self
-    out_np = _result_np(self, other)
     other = _as_tensor(other)
+    if other._sparse is not None and other.dim() == 0:  # a 0-d sparse scalar: its values' sum
+        other = _wrap(np.asarray(_dense_array(other)))
+    if self.dim() == 0 and other._sparse is not None:
+        self, other = other, _wrap(np.asarray(_dense_array(self)))
+    out_np = _result_np(self, other)
     idx, vals, coalesced = _parts(self)
     if other._sparse is None and other.dim() == 0:  # computed in the result's dtype, as PyTorch
         scalar = other._np.astype(out_np)
         return _from_arrays(idx, vals.astype(out_np, copy=False) * scalar, self._size, coalesced)
+    size = _broadcast_sizes(self, other)
     if other._sparse is None:  # sparse * dense: the dense values at the stored coordinates
-        _same_size(self, other, "mul")
-        return _from_arrays(idx, (vals * other._np[tuple(idx)]).astype(out_np), self._size,
-                            coalesced)
-    _same_size(self, other, "mul")  # sparse * sparse: where both store a value
-    a = coalesce(self)
-    b = coalesce(other)
-    (ia, va, _), (ib, vb, _) = _parts(a), _parts(b)
+        idx, vals, coalesced = _broadcast_entries(idx, vals, coalesced, self._size, size)
+        dense = np.broadcast_to(other._np, size)
+        return _from_arrays(idx, (vals * dense[tuple(idx)]).astype(out_np), size, coalesced)
+    # sparse * sparse (broadcasting in dense dims only): where both store a value
+    if _sparse_dim(self) != _sparse_dim(other) or \
+            tuple(self._size[:_sparse_dim(self)]) != tuple(other._size[:_sparse_dim(other)]):
+        raise RuntimeError(f"mul(sparse, sparse): expected equal sparse dims, but got sizes "
+                           f"{list(self._size)} and {list(other._size)}")
+    (ia, va, _), (ib, vb, _) = _parts(coalesce(self)), _parts(coalesce(other))
     sizes = self._size[:_sparse_dim(self)]
     common, pa, pb = np.intersect1d(linear_keys(ia, sizes), linear_keys(ib, sizes),
                                     return_indices=True)
     # the entries are the coalesced ones, but marked so only when both operands were
-    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size,
+    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), size,
                         self._sparse[2] and other._sparse[2])
+
+
+def _broadcast_sizes(a, b):
+    try:
+        return tuple(np.broadcast_shapes(tuple(a._size), tuple(b._size)))
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(a._size)}) must match the size of "
+                           f"tensor b ({list(b._size)}) at a non-singleton dimension") from None
+
+
+def _broadcast_entries(idx, vals, coalesced, size, new_size):
+    """A COO tensor's entries broadcast to `new_size` (PyTorch's _sparse_broadcast_to): new
+    leading dims become sparse dims, and each sparse dim of size 1 that grows repeats every
+    entry at each coordinate along it; dense dims broadcast in the values."""
+    lead = len(new_size) - len(size)
+    sd = idx.shape[0]
+    new_sd = lead + sd
+    idx = np.concatenate([np.zeros((lead, idx.shape[1]), np.int64), idx])
+    old = (1,) * lead + tuple(size[:sd])
+    for d in range(new_sd):
+        n = new_size[d]
+        if old[d] == n:
+            continue
+        count = idx.shape[1]
+        idx = np.repeat(idx, n, axis=1)
+        idx[d] = np.tile(np.arange(n), count)
+        vals = np.repeat(vals, n, axis=0)
+        coalesced = False   # the copies follow their entry, not the coordinate order
+    vals = np.broadcast_to(vals, (vals.shape[0],) + tuple(new_size[new_sd:]))
+    return idx, np.ascontiguousarray(vals), coalesced
 
 
 @impl("div.Tensor_mode", "SparseCPU")
