@@ -183,6 +183,8 @@ def mm(self, mat2):
 
 @impl("matmul", "SparseCPU")
 def matmul(self, other):
+    if self._sparse is not None and self.dim() == 2 and other.dim() == 1:
+        return mv(self, other)
     if self._sparse is None or self.dim() != 2 or other.dim() not in (1, 2):
         raise RuntimeError("matmul with a sparse operand supports a 2-D sparse first operand "
                            f"and a 1-D or 2-D dense second one, got sizes {list(self._size)} "
@@ -192,6 +194,11 @@ def matmul(self, other):
 
 @impl("mv", "SparseCPU")
 def mv(self, vec):
+    if self.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: "
+                           f"{self.dim()}Tensor Dim: {vec.dim()}")
+    if self._size[-1] != vec._size[-1]:
+        raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
     return _wrap(_spmm(self, vec))
 
 
@@ -495,10 +502,11 @@ def mul(self, other):
     if not isinstance(self, Tensor) or self._sparse is None:
         self, other = other, self
     other = _as_tensor(other)
+    if self.dim() == 0 and other._sparse is not None and \
+            (other.dim() > 0 or self._sparse[1]._size[0] < other._sparse[1]._size[0]):
+        self, other = other, self   # the 0-d operand (of two, the one with fewer entries)
     if other._sparse is not None and other.dim() == 0:  # a 0-d sparse scalar: its values' sum
         other = _wrap(np.asarray(_dense_array(other)))
-    if self.dim() == 0 and other._sparse is not None:
-        self, other = other, _wrap(np.asarray(_dense_array(self)))
     out_np = _result_np(self, other)
     idx, vals, coalesced = _parts(self)
     if other._sparse is None and other.dim() == 0:  # computed in the result's dtype, as PyTorch
@@ -553,12 +561,50 @@ def _broadcast_entries(idx, vals, coalesced, size, new_size):
     return idx, np.ascontiguousarray(vals), coalesced
 
 
+def _check_divisor(self, other, what):
+    """PyTorch divides a sparse tensor by a scalar or a 0-d dense tensor only."""
+    if not isinstance(self, Tensor) or self._sparse is None:   # the divisor is the sparse one
+        raise RuntimeError(f"Sparse {what} requires a scalar or zero-dim dense tensor divisor "
+                           f"(got a sparse divisor)")
+    if isinstance(other, Tensor) and (other._sparse is not None or other.dim() != 0):
+        got = "a sparse divisor" if other._sparse is not None else \
+            f"shape {list(other._size)} for divisor"
+        raise RuntimeError(f"Sparse {what} requires a scalar or zero-dim dense tensor divisor "
+                           f"(got {got})")
+
+
+@impl("floor_divide", "SparseCPU")
+def floor_divide(self, other):
+    """The coalesced values floor-divided by a scalar (coalesced first: floor is not linear)."""
+    _check_divisor(self, other, "floor division")
+    out_np = _result_np(self, other)
+    idx, vals, _ = _parts(coalesce(self))
+    q = np.floor_divide(vals.astype(out_np, copy=False), _as_tensor(other)._np.astype(out_np))
+    return _from_arrays(idx, q, self._size, True)
+
+
+@impl("floor_divide_.Tensor", "SparseCPU")
+def floor_divide_(self, other):
+    result = floor_divide(self, other)
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {_scalar_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_scalar_type_name(self.dtype)}")
+    _set_sparse(self, *_parts(result)[:2], self._size, True)
+    self._sparse = (self._sparse[0], _wrap(self._sparse[1]._np.astype(self.dtype._np)), True)
+    return self
+
+
+@impl("any.dims", "SparseCPU")
+def any_(self, dim=None, keepdim=False):
+    """Whether any stored value is nonzero (a full reduction only)."""
+    if dim not in (None, [], ()):
+        raise RuntimeError("any of a sparse tensor over some dims is not supported")
+    return _wrap(np.asarray(bool(self._sparse[1]._np.any())))
+
+
 @impl("div.Tensor_mode", "SparseCPU")
 def div(self, other, rounding_mode=None):
-    if not isinstance(self, Tensor) or self._sparse is None or \
-            (isinstance(other, Tensor) and (other._sparse is not None or other.dim() != 0)):
-        raise RuntimeError("div: a sparse tensor can only be divided by a scalar or a 0-d "
-                           "dense tensor")
+    _check_divisor(self, other, "division")
     out_np = _result_np(self, other, true_div=rounding_mode is None)
     idx, vals, coalesced = _parts(self)
     if rounding_mode is None:  # computed in the result's dtype, as PyTorch

@@ -169,13 +169,13 @@ def permute(self, dims):
                            f"input.dim() = {ndim} is not equal to len(dims) = {len(dims)}")
     wrapped = [_wrap_dim(d, ndim) for d in dims]
     if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError("permute(sparse_coo): duplicate dims are not allowed.")
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     idx, vals, coalesced = _parts(self)
     sd = idx.shape[0]
     if any(d >= sd for d in wrapped[:sd]):
         raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
-                           "dimensions are not allowed. Only transpositions within sparse and "
-                           "within dense dimensions are allowed.")
+                           "dimensions are not allowed.Only transpositions within sparse and "
+                           "dense dimensions are supported.")
     new_size = tuple(self._size[d] for d in wrapped)
     new_vals = np.transpose(vals, [0] + [d - sd + 1 for d in wrapped[sd:]])
     return _from_arrays(idx[wrapped[:sd]], new_vals, new_size,
