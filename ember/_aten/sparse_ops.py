@@ -135,10 +135,22 @@ def index_select(self, dim, index):
     if dim >= sd:
         return _from_arrays(idx, np.take(vals, picks, axis=dim - sd + 1), new_size,
                             self._sparse[2])
-    position, entry = np.nonzero(picks[:, None] == idx[dim][None, :])
+    position, entry = _matches(picks, idx[dim])
     new_idx = idx[:, entry].copy()
     new_idx[dim] = position
     return _from_arrays(new_idx, vals[entry], new_size, False)
+
+
+def _matches(picks, coords):
+    """Every (pick position, entry) pair whose coordinate equals the pick, ordered by position
+    then entry, found by binary search in the sorted coordinates (memory ~ the result)."""
+    order = np.argsort(coords, kind="stable")
+    keys = coords[order]
+    lo, hi = np.searchsorted(keys, picks, "left"), np.searchsorted(keys, picks, "right")
+    counts = hi - lo
+    position = np.repeat(np.arange(picks.size), counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    return position, order[np.repeat(lo, counts) + offsets]
 
 
 @impl("unsqueeze", KEY)
