@@ -8,7 +8,7 @@ from . import native_functions
 from ._parallel import quiet_floating_point
 from . import elementwise, special, reduction, sorting, linalg  # noqa: F401
 from . import conv, pooling, norm, nn_ops, embedding_bag, shape, indexing, factory  # noqa: F401
-from . import loss, ctc, rnn, fft, amp, sparse, sparse_compressed  # noqa: F401
+from . import loss, ctc, rnn, fft, amp, sparse, sparse_ops, sparse_compressed  # noqa: F401
 from . import scalar_overloads  # noqa: F401
 from .inplace import register_inplace_kernels
 from .autocast import apply_policies

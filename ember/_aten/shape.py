@@ -789,6 +789,9 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         self._np[...] = src
         return self
+    if (self._sparse is not None or src._sparse is not None) and \
+            (type(self._sparse) is tuple or type(src._sparse) is tuple):  # a sparse COO side
+        return _lookup("copy_")._table["SparseCPU"](self, src, non_blocking)
     if src._np is None:
         if src._lazy is None:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")

@@ -12,7 +12,8 @@ never to the dense size of the sparse operand.
 import numpy as np
 
 from .._core import dtype as D
-from .._core.sparse import make_sparse, coalesce_arrays, check_invariants, int64, linear_keys
+from .._core.sparse import (make_sparse, coalesce_arrays, check_invariants, int64, linear_keys,
+                            invariant_checks)
 from .._core.tensor import Tensor, _wrap
 from .._dispatch.dispatcher import impl, lookup
 from .add_at import add_at
@@ -58,11 +59,15 @@ def sparse_coo_tensor_kernel(sparse_dim, dense_dim, size, indices, values, is_co
         raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: "
                            f"{indices._size[-1] if indices.dim() else 0}, nnz from values: "
                            f"{values._size[0]}")
+    if indices._size[0] != sparse_dim or len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
+                           f"({dense_dim}), but got {len(size)}")
     if tuple(values._size[1:]) != tuple(size[sparse_dim:]):
         expected = list(values._size[:1]) + list(size[sparse_dim:])
         raise RuntimeError(f"values has incorrect size, expected {expected}, got "
                            f"{list(values._size)}")
-    check_invariants(indices._np, values._np, size, sparse_dim)
+    if invariant_checks[0]:
+        check_invariants(indices._np, size, sparse_dim, is_coalesced)
     nnz = values._size[0]
     return make_sparse(_wrap(int64(indices._np)), values.detach(), size,
                        nnz <= 1 if is_coalesced is None else is_coalesced)
@@ -195,6 +200,8 @@ def mm(self, mat2):
 
 @impl("matmul", "SparseCPU")
 def matmul(self, other):
+    if self._sparse is not None and self.dim() == 2 and other.dim() == 1:
+        return mv(self, other)
     if self._sparse is None or self.dim() != 2 or other.dim() not in (1, 2):
         raise RuntimeError("matmul with a sparse operand supports a 2-D sparse first operand "
                            f"and a 1-D or 2-D dense second one, got sizes {list(self._size)} "
@@ -204,6 +211,11 @@ def matmul(self, other):
 
 @impl("mv", "SparseCPU")
 def mv(self, vec):
+    if self.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"mv: two tensor dim should be 2 and 1, but got SparseTensor Dim: "
+                           f"{self.dim()}Tensor Dim: {vec.dim()}")
+    if self._size[-1] != vec._size[-1]:
+        raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
     return _wrap(_spmm(self, vec))
 
 
@@ -506,34 +518,110 @@ def _result_np(*operands, true_div=False):
 def mul(self, other):
     if not isinstance(self, Tensor) or self._sparse is None:
         self, other = other, self
-    out_np = _result_np(self, other)
     other = _as_tensor(other)
+    if self.dim() == 0 and other._sparse is not None and \
+            (other.dim() > 0 or self._sparse[1]._size[0] < other._sparse[1]._size[0]):
+        self, other = other, self   # the 0-d operand (of two, the one with fewer entries)
+    if other._sparse is not None and other.dim() == 0:  # a 0-d sparse scalar: its values' sum
+        other = _wrap(np.asarray(_dense_array(other)))
+    out_np = _result_np(self, other)
     idx, vals, coalesced = _parts(self)
     if other._sparse is None and other.dim() == 0:  # computed in the result's dtype, as PyTorch
         scalar = other._np.astype(out_np)
         return _from_arrays(idx, vals.astype(out_np, copy=False) * scalar, self._size, coalesced)
+    size = _broadcast_sizes(self, other)
     if other._sparse is None:  # sparse * dense: the dense values at the stored coordinates
-        _same_size(self, other, "mul")
-        return _from_arrays(idx, (vals * other._np[tuple(idx)]).astype(out_np), self._size,
-                            coalesced)
-    _same_size(self, other, "mul")  # sparse * sparse: where both store a value
-    a = coalesce(self)
-    b = coalesce(other)
-    (ia, va, _), (ib, vb, _) = _parts(a), _parts(b)
+        idx, vals, coalesced = _broadcast_entries(idx, vals, coalesced, self._size, size)
+        dense = np.broadcast_to(other._np, size)
+        return _from_arrays(idx, (vals * dense[tuple(idx)]).astype(out_np), size, coalesced)
+    # sparse * sparse (broadcasting in dense dims only): where both store a value
+    if _sparse_dim(self) != _sparse_dim(other) or \
+            tuple(self._size[:_sparse_dim(self)]) != tuple(other._size[:_sparse_dim(other)]):
+        raise RuntimeError(f"mul(sparse, sparse): expected equal sparse dims, but got sizes "
+                           f"{list(self._size)} and {list(other._size)}")
+    (ia, va, _), (ib, vb, _) = _parts(coalesce(self)), _parts(coalesce(other))
     sizes = self._size[:_sparse_dim(self)]
     common, pa, pb = np.intersect1d(linear_keys(ia, sizes), linear_keys(ib, sizes),
                                     return_indices=True)
     # the entries are the coalesced ones, but marked so only when both operands were
-    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), self._size,
+    return _from_arrays(ia[:, pa], (va[pa] * vb[pb]).astype(out_np), size,
                         self._sparse[2] and other._sparse[2])
+
+
+def _broadcast_sizes(a, b):
+    try:
+        return tuple(np.broadcast_shapes(tuple(a._size), tuple(b._size)))
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(a._size)}) must match the size of "
+                           f"tensor b ({list(b._size)}) at a non-singleton dimension") from None
+
+
+def _broadcast_entries(idx, vals, coalesced, size, new_size):
+    """A COO tensor's entries broadcast to `new_size` (PyTorch's _sparse_broadcast_to): new
+    leading dims become sparse dims, and each sparse dim of size 1 that grows repeats every
+    entry at each coordinate along it; dense dims broadcast in the values."""
+    lead = len(new_size) - len(size)
+    sd = idx.shape[0]
+    new_sd = lead + sd
+    idx = np.concatenate([np.zeros((lead, idx.shape[1]), np.int64), idx])
+    old = (1,) * lead + tuple(size[:sd])
+    for d in range(new_sd):
+        n = new_size[d]
+        if old[d] == n:
+            continue
+        count = idx.shape[1]
+        idx = np.repeat(idx, n, axis=1)
+        idx[d] = np.tile(np.arange(n), count)
+        vals = np.repeat(vals, n, axis=0)
+        coalesced = False   # the copies follow their entry, not the coordinate order
+    vals = np.broadcast_to(vals, (vals.shape[0],) + tuple(new_size[new_sd:]))
+    return idx, np.ascontiguousarray(vals), coalesced
+
+
+def _check_divisor(self, other, what):
+    """PyTorch divides a sparse tensor by a scalar or a 0-d dense tensor only."""
+    if not isinstance(self, Tensor) or self._sparse is None:   # the divisor is the sparse one
+        raise RuntimeError(f"Sparse {what} requires a scalar or zero-dim dense tensor divisor "
+                           f"(got a sparse divisor)")
+    if isinstance(other, Tensor) and (other._sparse is not None or other.dim() != 0):
+        got = "a sparse divisor" if other._sparse is not None else \
+            f"shape {list(other._size)} for divisor"
+        raise RuntimeError(f"Sparse {what} requires a scalar or zero-dim dense tensor divisor "
+                           f"(got {got})")
+
+
+@impl("floor_divide", "SparseCPU")
+def floor_divide(self, other):
+    """The coalesced values floor-divided by a scalar (coalesced first: floor is not linear)."""
+    _check_divisor(self, other, "floor division")
+    out_np = _result_np(self, other)
+    idx, vals, _ = _parts(coalesce(self))
+    q = np.floor_divide(vals.astype(out_np, copy=False), _as_tensor(other)._np.astype(out_np))
+    return _from_arrays(idx, q, self._size, True)
+
+
+@impl("floor_divide_.Tensor", "SparseCPU")
+def floor_divide_(self, other):
+    result = floor_divide(self, other)
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {_scalar_type_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_scalar_type_name(self.dtype)}")
+    _set_sparse(self, *_parts(result)[:2], self._size, True)
+    self._sparse = (self._sparse[0], _wrap(self._sparse[1]._np.astype(self.dtype._np)), True)
+    return self
+
+
+@impl("any.dims", "SparseCPU")
+def any_(self, dim=None, keepdim=False):
+    """Whether any stored value is nonzero (a full reduction only)."""
+    if dim not in (None, [], ()):
+        raise RuntimeError("any of a sparse tensor over some dims is not supported")
+    return _wrap(np.asarray(bool(self._sparse[1]._np.any())))
 
 
 @impl("div.Tensor_mode", "SparseCPU")
 def div(self, other, rounding_mode=None):
-    if not isinstance(self, Tensor) or self._sparse is None or \
-            (isinstance(other, Tensor) and (other._sparse is not None or other.dim() != 0)):
-        raise RuntimeError("div: a sparse tensor can only be divided by a scalar or a 0-d "
-                           "dense tensor")
+    _check_divisor(self, other, "division")
     out_np = _result_np(self, other, true_div=rounding_mode is None)
     idx, vals, coalesced = _parts(self)
     if rounding_mode is None:  # computed in the result's dtype, as PyTorch

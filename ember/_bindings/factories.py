@@ -256,6 +256,10 @@ def zeros(*sizes, size=None, out=None, dtype=None, layout=None, device=None, req
     dtype = _out_dtype(out, dtype, layout)
     if layout is not None and layout.name == "sparse_coo" and out is None:
         return _sparse_zeros(size, dtype, device, requires_grad)
+    if out is not None and out.is_sparse:   # a sparse out becomes empty of that size
+        empty_sparse = _sparse_zeros(size, out.dtype, device, False)
+        out._size, out._sparse = empty_sparse._size, empty_sparse._sparse
+        return _finish(out, requires_grad)
     if out is not None:
         return _finish(_full(size, 0, dtype or D.get_default_dtype(), _dev(device)),
                        requires_grad, out, "zeros")
@@ -667,8 +671,37 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **k
 
 
 def _legacy_new(self, *args, device=None, **kwargs):
-    """Tensor.new, the legacy constructor in self's dtype."""
+    """Tensor.new, the legacy constructor in self's dtype (a sparse COO tensor's: the sparse
+    legacy constructor)."""
+    if self.is_sparse:
+        return _legacy_new_sparse(self, args, device, kwargs)
     return legacy_construct(self.dtype, device, args, kwargs, self.device, "new")
+
+
+def _legacy_new_sparse(self, args, device, kwargs):
+    """Tensor.new of a sparse COO tensor: no argument (an empty 1-d one), a size, or
+    (indices, values[, size]) in self's dtype."""
+    if device is not None:
+        check_legacy_device(device, self.device, False, "new")
+    from .sparse import sparse_coo_tensor
+    if not args and not kwargs:
+        return _sparse_zeros([0], self.dtype, device, False)
+    if len(args) in (2, 3) and all(isinstance(a, Tensor) for a in args[:2]) and not kwargs:
+        return sparse_coo_tensor(*args, dtype=self.dtype, check_invariants=False)
+    if args and all(_ap.is_int(a, True) for a in args) or \
+            (len(args) == 1 and isinstance(args[0], Size)):
+        return _sparse_zeros(_ap.int_list_arg("new", "size", 1, args, 0, True), self.dtype,
+                             device, False)
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        raise TypeError("SparseTensor.new(sequence) only accepts sizes.  Please use "
+                        "torch.sparse_coo_tensor() or construct a strided tensor and convert "
+                        "it to sparse via to_sparse.")
+    got = ", ".join(_ap.type_name(a) for a in args)
+    raise TypeError(f"new() received an invalid combination of arguments - got ({got}), but "
+                    f"expected one of:\n * (*, torch.device device = None)\n * (Tensor indices, "
+                    f"Tensor values, *, torch.device device = None)\n * (Tensor indices, Tensor "
+                    f"values, tuple of ints size, *, torch.device device = None)\n * (tuple of "
+                    f"ints size, *, torch.device device = None)\n")
 
 
 def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="constructor"):
@@ -753,6 +786,8 @@ def _new_factory(fn, name):
             from .codegen import _missing_size
             _missing_size(name, "size")
         dtype, device = dtype or self.dtype, device or self.device
+        if fn is empty and self.is_sparse:   # a sparse tensor's new_empty is sparse too
+            return _sparse_zeros(_size_args(sizes, size, name), dtype, device, requires_grad)
         out = fn(*sizes, size=size, dtype=dtype, device=device, requires_grad=requires_grad)
         if _vmap_state.levels:   # on a BatchedTensor: one result per example
             out = _vmap_state.RULES["new_like"](self, out, lambda shape: fn(

@@ -1,6 +1,7 @@
 """The Python face of sparse COO tensors: `ember.sparse_coo_tensor`, `Tensor.to_sparse()` /
 `to_dense()` / `coalesce()` / `indices()` / `values()` and the layout queries. The computations
 are ops (`ember/_aten/sparse.py`), so autograd sees them."""
+import contextlib
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -8,25 +9,39 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.layout import sparse_coo
+from .._core.sparse import invariant_checks
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import lookup as _op
 from .factories import tensor as _tensor, _dev
 
-__all__ = ["sparse_coo_tensor", "spmm", "smm", "dsmm", "hsmm", "saddmm", "indices_copy",
+__all__ = ["sparse_coo_tensor", "_sparse_broadcast_to", "_validate_sparse_coo_tensor_args",
+           "_validate_sparse_compressed_tensor_args", "spmm", "smm", "dsmm", "hsmm", "saddmm", "indices_copy",
            "values_copy", "crow_indices_copy", "col_indices_copy", "ccol_indices_copy",
            "row_indices_copy"]
 
 _construct = _op("_sparse_coo_tensor_with_dims_and_tensors")
 
 
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None, is_coalesced=None):
-    """A sparse COO tensor with `values` at the coordinates in the columns of `indices`."""
+_NO_VALUES = object()
+
+
+def sparse_coo_tensor(indices=None, values=_NO_VALUES, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None,
+                      is_coalesced=None):
+    """A sparse COO tensor with `values` at the coordinates in the columns of `indices`;
+    `sparse_coo_tensor(size)` (or `size=` alone) is an empty one, every dim sparse."""
     if check_invariants is None:
         _warn_implicit_invariants()
+    if values is _NO_VALUES:
+        if indices is None and size is None:
+            raise TypeError("sparse_coo_tensor() missing required argument 'size' (pos 1)")
+        from .factories import _sparse_zeros
+        return _sparse_zeros(indices if size is None else size, dtype, device, requires_grad)
     if not isinstance(indices, Tensor):
         indices = _tensor(np.asarray(indices), dtype=D.int64)
     values = values_on_cpu(values, dtype, device)
+    if values.dim() == 0:  # a scalar stands for one stored value, as in NumPy
+        values = values.expand(1)
     if indices.dtype is not D.int64:
         indices = indices.long()
     if indices.dim() != 2:
@@ -37,11 +52,46 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         size = [int(v) for v in nnz_max.tolist()] + list(values.shape[1:])
     size = [int(s) for s in size]
     dense_dim = len(size) - sparse_dim
-    out = _construct(sparse_dim, dense_dim, size, indices, values, is_coalesced=is_coalesced)
+    with _invariant_checks_as(check_invariants):
+        out = _construct(sparse_dim, dense_dim, size, indices, values, is_coalesced=is_coalesced)
     if requires_grad:
         out = out.detach()
         out.requires_grad = True
     return out
+
+
+def _validate_sparse_coo_tensor_args(indices, values, size, is_coalesced=None,
+                                     check_pinning=None):
+    """torch._validate_sparse_coo_tensor_args: raise PyTorch's error if `indices`, `values`
+    and `size` do not make a valid COO tensor (whatever the global invariant switch says)."""
+    size = [int(s) for s in size]
+    sparse_dim = indices.shape[0] if indices.dim() == 2 else 0
+    with _invariant_checks_as(True):
+        _construct(sparse_dim, len(size) - sparse_dim, size, indices, values,
+                   is_coalesced=is_coalesced)
+
+
+def _validate_sparse_compressed_tensor_args(compressed_indices, plain_indices, values, size,
+                                            layout, check_pinning=None):
+    """torch._validate_sparse_compressed_tensor_args: raise PyTorch's error if the parts do not
+    make a valid compressed tensor of `layout`."""
+    from .._core.sparse_compressed import validate
+    validate(layout, compressed_indices.numpy(), plain_indices.numpy(), tuple(values.shape),
+             tuple(int(s) for s in size))
+
+
+def _sparse_broadcast_to(self, size):
+    """torch._sparse_broadcast_to: a COO tensor broadcast to `size` (new leading dims and grown
+    size-1 dims sparse, as the entries repeat along them)."""
+    from .._aten.sparse import _broadcast_entries, _from_arrays, _parts
+    size = tuple(int(n) for n in size)
+    old = tuple(self.shape)
+    if len(size) < len(old) or any(o not in (1, n) for o, n in zip(old[::-1], size[::-1])):
+        raise RuntimeError(f"The expanded size of the tensor does not broadcast: {list(old)} "
+                           f"to {list(size)}")
+    idx, vals, coalesced = _parts(self)
+    return _from_arrays(*_broadcast_entries(idx, vals, coalesced, old, size)[:2], size,
+                        coalesced and size == old)
 
 
 def values_on_cpu(values, dtype, device):
@@ -56,13 +106,27 @@ def values_on_cpu(values, dtype, device):
     return values
 
 
+@contextlib.contextmanager
+def _invariant_checks_as(check_invariants):
+    """A constructor's check_invariants=True/False overrides the global switch while it runs
+    (None leaves the switch as it is)."""
+    if check_invariants is None:
+        yield
+        return
+    saved = invariant_checks[0]
+    invariant_checks[0] = bool(check_invariants)
+    try:
+        yield
+    finally:
+        invariant_checks[0] = saved
+
+
 _warned_implicit = [False]
 
 
 def _warn_implicit_invariants():
     """PyTorch warns once per process when a constructor leaves the invariant checks to a
-    global default nobody set (ember checks them anyway)."""
-    from .._core.sparse import invariant_checks
+    global default nobody set."""
     if _warned_implicit[0] or invariant_checks[1]:
         return
     _warned_implicit[0] = True

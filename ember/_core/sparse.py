@@ -66,17 +66,21 @@ def coalesce_arrays(idx, vals, sizes):
 invariant_checks = [False, False]
 
 
-def check_invariants(idx, vals, size, sparse_dim):
-    """PyTorch's checks on sparse_coo_tensor's arguments (with check_invariants=True)."""
-    if idx.ndim != 2 or idx.shape[0] != sparse_dim:
-        raise RuntimeError(f"number of dimensions must be sparse_dim ({sparse_dim}) + dense_dim "
-                           f"({len(size) - sparse_dim}), but got {len(size)}")
+def check_invariants(idx, size, sparse_dim, is_coalesced=None):
+    """PyTorch's checks of a COO tensor's indices against its size (sparse_coo_tensor's, when
+    the invariant checks are on): no negative index, none past its dim's size, and sorted
+    unique indices when the caller says they are coalesced."""
     for d in range(sparse_dim):
         if idx.shape[1] and idx[d].min() < 0:
             raise RuntimeError(f"found negative index {int(idx[d].min())} for dim {d}")
         if idx.shape[1] and idx[d].max() >= size[d]:
             raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is "
                                f"{size[d]} but found index {int(idx[d].max())}")
+    if is_coalesced and idx.shape[1] > 1:
+        keys = linear_keys(idx, size[:sparse_dim])
+        if not np.all(keys[1:] > keys[:-1]):
+            raise RuntimeError("cannot set is_coalesced to true if indices correspond to "
+                               "uncoalesced COO tensor")
 
 
 def int64(array):

@@ -589,6 +589,10 @@ dsplit = _split_along("dsplit", 2, 3)
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
+    if input.is_sparse:
+        from .._aten.sparse_ops import narrow_copy as sparse_narrow_copy
+        return _finish(sparse_narrow_copy(input, dim, start, length), False, out,
+                       "narrow_copy", (input,))
     if input.dim() > 0 and dim >= input.dim():  # PyTorch's narrow_copy wraps negative dims only
         raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
                            "but got false.  (Could this error message be improved?  If so, "

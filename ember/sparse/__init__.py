@@ -1,6 +1,8 @@
 """torch.sparse: functions on sparse tensors (the layouts are in ember/_core/sparse.py and
 sparse_compressed.py, the kernels in ember/_aten/): products with dense matrices, sums over
 dims, and PyTorch's switch for checking the invariants of constructed tensors."""
+import functools
+
 from .._core.tensor import Tensor
 
 __all__ = ["addmm", "mm", "sampled_addmm", "sum", "softmax", "log_softmax",
@@ -97,8 +99,11 @@ from .._core.sparse import invariant_checks as _invariant_checks
 
 
 class check_sparse_tensor_invariants:
-    """Whether sparse_coo_tensor checks its arguments. ember always checks them, so enabling
-    changes nothing and the state is only recorded (as a context manager or a global switch)."""
+    """Whether the sparse constructors check their arguments' invariants (indices within the
+    size, ...) when not told by their `check_invariants` argument: a global switch
+    (`enable()` / `disable()`), a context manager and a test decorator. A COO tensor built
+    unchecked may hold out-of-range indices; the compressed layouts are checked always (their
+    kernels would index out of range)."""
 
     @staticmethod
     def is_enabled():
@@ -114,13 +119,26 @@ class check_sparse_tensor_invariants:
 
     def __init__(self, enable=True):
         self.state = enable
+        self.saved_state = None
 
     def __enter__(self):
-        self.saved = _invariant_checks[0]
+        if self.saved_state is not None:
+            raise RuntimeError("This context manager instance is already activated. Use a "
+                               "different context manager instance for context nesting.")
+        self.saved_state = _invariant_checks[0]
         _invariant_checks[0] = self.state
 
     def __exit__(self, *exc):
-        _invariant_checks[0] = self.saved
+        _invariant_checks[0] = self.saved_state
+        self.saved_state = None
+
+    def __call__(self, mytest):
+        """As a decorator: the test runs with the checks set as this instance says."""
+        @functools.wraps(mytest)
+        def test_with_invariant_checks(*args, **kwargs):
+            with type(self)(self.state):
+                return mytest(*args, **kwargs)
+        return test_with_invariant_checks
 
 
 del Tensor

@@ -106,6 +106,15 @@ def all_types_and_half():
     return _FLOATING + _INTEGRAL + (ember.half,)
 
 
+def all_mps_types():
+    """The dtypes PyTorch's tests run on its MPS device (ember has none; the list is imported)."""
+    return _dispatch_dtypes((ember.float32, ember.half, ember.bfloat16)) + _INTEGRAL
+
+
+def all_mps_types_and(*dtypes):
+    return all_mps_types() + _checked(*dtypes)
+
+
 def float8_types():
     return _float8()
 

@@ -327,6 +327,25 @@ def first_sample(self, samples):
     return sample
 
 
+def coalescedonoff(f):
+    """Run a sparse test twice: with coalesced=True, then with coalesced=False."""
+    @wraps(f)
+    def wrapped(self, *args, **kwargs):
+        f(self, *args, **kwargs, coalesced=True)
+        f(self, *args, **kwargs, coalesced=False)
+    return wrapped
+
+
+def is_coalesced_indices(s):
+    """Whether the sparse COO tensor's indices are sorted and unique (whatever its flag says):
+    each column read as one row-major position must strictly increase."""
+    indices = s._indices().cpu().numpy()
+    sizes = s.shape[:s.sparse_dim()]
+    keys = np.ravel_multi_index(tuple(indices), sizes) if indices.shape[1] and sizes else \
+        np.zeros(indices.shape[1], np.int64)
+    return bool(np.all(np.diff(keys) > 0))
+
+
 def do_test_dtypes(self, dtypes, layout, device):
     """torch.zeros honours dtype, layout and device for each of `dtypes` (float16 left out)."""
     for dtype in dtypes:
@@ -1055,6 +1074,49 @@ class TestCase(_BaseTestCase):
                                     device=device)
         x = x.detach().clone()._coalesced_(False) if is_uncoalesced else x.coalesce()
         return x, x._indices().clone(), x._values().clone()
+
+    def generate_simple_inputs(self, layout, **kwargs):
+        """Small tensors (or their constructors' arguments, output_tensor=False) that stand
+        for the same values in every layout: see ember/testing/_internal/_sparse_inputs.py."""
+        from ember.testing._internal._sparse_inputs import simple_inputs
+        return simple_inputs(self, layout, **kwargs)
+
+    def safeToDense(self, t):
+        """t as a strided tensor (a COO tensor coalesced first)."""
+        if t.layout == ember.sparse_coo:
+            t = t.coalesce()
+        return t.to_dense()
+
+    def assertExpected(self, s, subname=None):
+        """`s` equals the text recorded for this test in the test file's expect/ directory
+        (expect/<Class>.<test>[-subname].expect); with expecttest's --accept (or
+        EXPECTTEST_ACCEPT=1) the file is written instead."""
+        if not isinstance(s, str):
+            raise TypeError("assertExpected is strings only")
+        module_id = type(self).__module__
+        munged_id = self.id()[len(module_id) + 1:] if self.id().startswith(module_id + ".") \
+            else self.id()
+        test_file = os.path.realpath(sys.modules[module_id].__file__)
+        expected_file = os.path.join(os.path.dirname(test_file), "expect", munged_id)
+        if subname:
+            expected_file += "-" + subname
+        expected_file += ".expect"
+        accept = expecttest is not None and expecttest.ACCEPT
+        try:
+            with open(expected_file) as f:
+                expected = f.read()
+        except FileNotFoundError:
+            if not accept:
+                raise RuntimeError(f"I got this output for {munged_id}:\n\n{s}\n\nNo expect "
+                                   f"file exists ({expected_file}); to accept the current "
+                                   "output, run with --accept") from None
+            expected = None
+        if accept and expected != s:
+            os.makedirs(os.path.dirname(expected_file), exist_ok=True)
+            with open(expected_file, "w") as f:
+                f.write(s)
+            return
+        self.assertMultiLineEqual(expected, s)
 
     @contextlib.contextmanager
     def assertLeaksNoCudaTensors(self, name=None):
