@@ -210,6 +210,17 @@ def _seeded_poisson(m, x):
     return m.poisson(x, m.Generator().manual_seed(7))
 
 
+def _normal_samples(dtype, rng, tensors=2):
+    mean, std = make(rng, (2, 3), dtype), make(rng, (3,), dtype, low=0.1, high=2)
+    return [Sample(mean, std) if tensors == 2 else Sample(mean if tensors == "mean" else std)]
+
+
+def _seeded_normal(mean, std):
+    return lambda m, *a: m.normal(*(a if mean is None and std is None else
+                                    (a[0], std) if std is not None else (mean, a[0])),
+                                  generator=m.Generator().manual_seed(7))
+
+
 def _bicubic_grid_samples(dtype, rng):
     out = []
     for padding_mode in ("zeros", "border", "reflection"):
@@ -366,6 +377,13 @@ INDEXING_OPS = [
            _restride_samples, grad=False),
     OpInfo("resize_as_", lambda m, x: x.detach().clone().resize_as_(m.empty(2, 2)), ALL,
            _restride_samples, grad=False),
+    # normal with tensor mean/std: seeded draws equal torch's, zero gradients (NormalBackward1-3)
+    OpInfo("normal.Tensor_Tensor", _seeded_normal(None, None), FLOATS, _normal_samples,
+           gradcheck=False),
+    OpInfo("normal.Tensor_float", _seeded_normal(None, 2.0), FLOATS,
+           lambda dt, rng: _normal_samples(dt, rng, "mean"), gradcheck=False),
+    OpInfo("normal.float_Tensor", _seeded_normal(1.0, None), FLOATS,
+           lambda dt, rng: _normal_samples(dt, rng, "std"), gradcheck=False),
     OpInfo("poisson", _seeded_poisson, FLOATS, _poisson_samples, gradcheck=False,
            errors=lambda: [ErrorInput(T(np.array([-1.0]), "float32"), match="non-negative")]),
     OpInfo("F.fractional_max_pool2d",

@@ -11,7 +11,7 @@ from .._core.float8 import as_strided
 
 from .._core import dtype as D
 from .._core.device import device as _device_cls, default_device, check_legacy_device, no_backend
-from .._core.tensor import Tensor, Size, _wrap_external
+from .._core.tensor import Tensor, Size, _wrap_external, _meta
 from .._core.layout import strided, sparse_coo
 from .._core.storage import UntypedStorage
 from .._core.resizable import mark_not_resizable
@@ -646,8 +646,15 @@ def _normal_tensors_kernel(mean, std, generator=None):
     return scaled + mean
 
 
+def _normal_tensors_meta(mean, std, generator=None):
+    ref = mean if isinstance(mean, Tensor) else std
+    shape = broadcast_shape(*(x._size for x in (mean, std) if isinstance(x, Tensor)))
+    return _meta(shape, ref.dtype, device=ref.device)
+
+
 for _name in ("normal.Tensor_float", "normal.float_Tensor", "normal.Tensor_Tensor"):
     _impl(_name, "CPU")(_normal_tensors_kernel)
+    _impl(_name, "Meta")(_normal_tensors_meta)
 
 
 @random_function
