@@ -85,7 +85,7 @@ from . import special  # torch.special
 from . import nn, optim
 from .nn.functional import TORCH_LEVEL as _nn_torch_level
 from .nn._rnn import *  # noqa: F401,F403  (torch.lstm, gru, lstm_cell, ...)
-from . import multiprocessing, random, utils, func, storage, __config__  # noqa: F401
+from . import multiprocessing, random, utils, func, storage, __config__, __future__  # noqa: F401
 from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked

@@ -31,7 +31,8 @@ simply stops being updated and ends as its h_n; in reverse order a row still hol
 its sequence starts. Backward walks the steps the other way with the same row bookkeeping,
 which makes dh_n flow into the right steps and dh0 come out in the same arrays.
 
-The backward kernel is not differentiable: double backward through these layers raises (see
+The backward kernel is not differentiable: under create_graph the backward formula instead
+differentiates `rnn_layer_by_steps` (below), the same steps in tensor ops (see
 autograd/derivatives/nn.py).
 """
 import math
@@ -270,3 +271,48 @@ def rnn_layer_backward_meta(input, weight_ih, weight_hh, weight_hr, output, work
               weight_hr.shape if mode == "LSTM" and weight_hr is not None else (0,),
               grad_hy.shape, grad_cy.shape if mode == "LSTM" else (0,)]
     return tuple(_meta(s, dt, device=dev) for s in shapes)
+
+
+def rnn_layer_by_steps(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, mode,
+                       batch_sizes, reverse):
+    """(output, hy, cy) of `_rnn_layer` written with differentiable tensor ops, step by step as
+    the kernel above (PyTorch's CPU layers are such ops for float64). The backward formula runs
+    it when its own result must be differentiable (create_graph=True): the gradients are then
+    taken through this graph, so double backward works, at the cost of the small ops the fused
+    kernel avoids."""
+    from .. import cat, sigmoid, tanh, relu
+    gates = GATES[mode]
+    hidden = weight_hh.shape[0] // gates
+    x = input.reshape(-1, input.shape[-1])
+    gi = x @ weight_ih.t()
+    if bias_ih is not None:
+        gi = gi + bias_ih if mode == "GRU" else gi + bias_ih + bias_hh
+    offsets, steps = _steps(batch_sizes, reverse)
+    h, c = hx, cx
+    outs = [None] * len(batch_sizes)
+    for t in steps:
+        n, start = int(batch_sizes[t]), int(offsets[t])
+        g, hp = gi[start:start + n], h[:n]
+        if mode == "GRU":
+            gh = hp @ weight_hh.t()
+            if bias_hh is not None:
+                gh = gh + bias_hh
+            rz = sigmoid(g[:, :2 * hidden] + gh[:, :2 * hidden])
+            reset, z = rz[:, :hidden], rz[:, hidden:]
+            cand = tanh(g[:, 2 * hidden:] + reset * gh[:, 2 * hidden:])
+            new = cand + z * (hp - cand)
+        else:
+            pre = g + hp @ weight_hh.t()
+            if mode == "LSTM":
+                i, f, gg, o = (pre[:, k * hidden:(k + 1) * hidden] for k in range(4))
+                cn = sigmoid(f) * c[:n] + sigmoid(i) * tanh(gg)
+                c = cat([cn, c[n:]]) if n < c.shape[0] else cn
+                new = sigmoid(o) * tanh(cn)
+                if weight_hr is not None:
+                    new = new @ weight_hr.t()
+            else:
+                new = tanh(pre) if mode == "RNN_TANH" else relu(pre)
+        h = cat([new, h[n:]]) if n < h.shape[0] else new
+        outs[t] = new
+    out = cat(outs).reshape(tuple(input.shape[:-1]) + (new.shape[-1],))
+    return out, h, (c if mode == "LSTM" else None)

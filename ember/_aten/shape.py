@@ -724,11 +724,19 @@ def _keep_empty_strides(out, src):
     return out
 
 
+def _in_format(out, fmt):
+    """`out` (a copy made in memory format `fmt`) with `fmt`'s strides when it is empty: NumPy
+    gives an empty array contiguous strides, PyTorch lays it out in the format asked for."""
+    if not out._np.size and fmt is not contiguous_format:
+        out._stride_, out._offset_ = format_strides(out._size, fmt), 0
+    return out
+
+
 @impl("clone", "CPU")
 def clone(self, memory_format=None):
     if memory_format is None:
         return _keep_empty_strides(_wrap(copy_preserving(self._np)), self)
-    return _wrap(copy_in_format(self._np, memory_format))
+    return _in_format(_wrap(copy_in_format(self._np, memory_format)), memory_format)
 
 
 @impl("clone", "Meta")
@@ -752,8 +760,8 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
         return _keep_empty_strides(_wrap(_preserved_copy(self._np, dt)), self)
     # cast first: astype's order="K" copy of the formatted array could permute the strides of
     # its size-1 dims
-    return _wrap(copy_in_format(self._np if dt is self.dtype else _cast(self._np, dt),
-                                memory_format))
+    return _in_format(_wrap(copy_in_format(self._np if dt is self.dtype else _cast(self._np, dt),
+                                           memory_format)), memory_format)
 
 
 def _cast(a, dt):

@@ -41,15 +41,21 @@ def copy_in_format(a, fmt):
 
 
 def format_strides(shape, fmt):
-    """The strides (in elements) of a dense tensor of `shape` laid out in memory format `fmt`."""
-    order = _ORDERS.get(fmt.name, tuple(range(len(shape))))
+    """The strides (in elements) of a dense tensor of `shape` laid out in memory format `fmt`
+    (as PyTorch counts them for an empty one: past a size-0 dim the contiguous strides go on as
+    if it were 1, the channels-last ones become 0)."""
+    order = _ORDERS.get(fmt.name)
+    if order is None:
+        order, floor = tuple(range(len(shape))), 1
+    else:
+        floor = 0
     if len(order) != len(shape):
         raise RuntimeError(f"required rank {len(order)} tensor to use {fmt.name} format")
     strides = [0] * len(shape)
     acc = 1
     for d in reversed(order):
         strides[d] = acc
-        acc *= max(shape[d], 1)
+        acc *= max(shape[d], floor)
     return tuple(strides)
 
 

@@ -260,15 +260,32 @@ not_implemented("_cdist_backward")
 
 
 # ---- recurrent layers (_aten/rnn.py)
-def _rnn_layer_grads(grads, input, weight_ih, weight_hh, weight_hr, mode, batch_sizes, reverse,
-                     result, result3, needs):
-    if is_grad_enabled():  # create_graph: PyTorch's mkldnn_rnn_layer formula declines too
-        raise RuntimeError("double backward (create_graph=True) through ember's RNN, LSTM and "
-                           "GRU layers and cells is not supported: their backward runs in "
-                           "NumPy")
+def _rnn_layer_grads(grads, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx,
+                     mode, batch_sizes, reverse, result, result3, needs):
+    if is_grad_enabled():  # create_graph: the gradients through the layer's steps as tensor ops
+        return _rnn_layer_double_grads(grads, (input, weight_ih, weight_hh, bias_ih, bias_hh,
+                                               weight_hr, hx, cx), mode, batch_sizes, reverse,
+                                       needs)
     return _aten._rnn_layer_backward(input, weight_ih, weight_hh, weight_hr, result, result3,
                                      grads[0], grads[1], grads[2] if mode == "LSTM" else None,
                                      mode, batch_sizes, reverse, list(needs))
+
+
+def _rnn_layer_double_grads(grads, tensors, mode, batch_sizes, reverse, needs):
+    """The layer's gradients as differentiable functions of its inputs and of `grads`: the
+    forward again in tensor ops (_aten/rnn.py rnn_layer_by_steps), differentiated with
+    create_graph, as PyTorch's float64 CPU layers (tensor ops themselves) are."""
+    from ..._aten.rnn import rnn_layer_by_steps
+    from .. import grad as autograd_grad
+    outs = rnn_layer_by_steps(*tensors, mode, batch_sizes, reverse)
+    pairs = [(o, g) for o, g in zip(outs, grads) if o is not None and g is not None]
+    wanted = [i for i, t in enumerate(tensors) if t is not None and needs[i]]
+    got = autograd_grad([o for o, _ in pairs], [tensors[i] for i in wanted],
+                        [g for _, g in pairs], create_graph=True, allow_unused=True)
+    result = [None] * len(tensors)
+    for i, g in zip(wanted, got):
+        result[i] = g if g is not None else tensors[i].new_zeros(tensors[i].shape)
+    return tuple(result)
 
 
 # one node per layer and direction, named as PyTorch's CPU LSTM layer node
