@@ -41,7 +41,7 @@ def test_threshold_backward_bits(dtype, threshold):
         x, g = np.clip(x, -100, 100), np.clip(g, -100, 100)
         if dtype == "uint8":
             x, g = np.abs(x), np.abs(g)
-    e_args = [ember.tensor(a).to(getattr(ember, dtype)) for a in (g, x)]
+    e_args = [ember.tensor(a.copy()).to(getattr(ember, dtype)) for a in (g, x)]
     t_args = [torch.tensor(a.copy()).to(getattr(torch, dtype)) for a in (g, x)]
     _bits_equal(ember.ops.aten.threshold_backward(*e_args, threshold),
                 torch.ops.aten.threshold_backward(*t_args, threshold))

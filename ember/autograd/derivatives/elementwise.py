@@ -356,7 +356,7 @@ derivative("view_as_complex",  # (a conj view of a gradient resolved first, as P
 # (complex: the conjugate of each factor, as PyTorch's self * 2 ** other backpropagates)
 derivative("ldexp.Tensor", {"self": lambda grad, other: grad * _conj(E.pow(2, other)),
                             "other": lambda grad, self, other:
-                            grad * _conj(self * (E.pow(2, other) * _LN2))})
+                            grad * _conj(self) * _conj(E.pow(2, other) * _LN2)})
 
 
 def _lerp_node(weight):
