@@ -40,8 +40,11 @@ class _OpName:
     def __init__(self, name):
         self._namespace, self._name = name.split(".")
 
-    def __repr__(self):
-        return f"<OpOverloadPacket {self._namespace}.{self._name}>"
+    def __repr__(self):  # as dispatcher.OpOverloadPacket's (a table prints its keys so)
+        return f"<OpOverloadPacket(op='{self._namespace}.{self._name}')>"
+
+    def __str__(self):
+        return f"{self._namespace}.{self._name}"
 
 
 _CONVOLUTION_BACKWARD = _OpName("aten.convolution_backward")
