@@ -96,6 +96,8 @@ CASES = {
     "relu": lambda m, x: _F(m).relu(x), "gelu": lambda m, x: _F(m).gelu(x),
     "silu": lambda m, x: _F(m).silu(x), "softplus": lambda m, x: _F(m).softplus(x),
     "sigmoid": lambda m, x: x.sigmoid(), "tanh": lambda m, x: x.tanh(),
+    "deg2rad": lambda m, x: x.deg2rad(), "rad2deg": lambda m, x: m.rad2deg(x),
+    "square": lambda m, x: x.square(),
     "softmax": lambda m, x: x.softmax(0), "log_softmax": lambda m, x: x.log_softmax(0),
     "mse_loss": lambda m, x: _F(m).mse_loss(x, x.detach() * 2),
     "nll_loss": lambda m, x: _F(m).nll_loss(x, m.tensor([0, 1, 2])),

@@ -53,6 +53,24 @@ def test_version_counter():
         assert x._version == 7
 
 
+def test_set_data_keeps_own_version_counter():
+    """`a.data = b` (PyTorch's set_data): a shares b's memory, not b's version counter."""
+    for L in (ember, torch):
+        a, b = L.zeros(3), L.ones(3)
+        a.add_(1)
+        a.data = b
+        b.add_(1)
+        assert (a._version, b._version) == (1, 1), L
+        a.mul_(2)
+        assert (a._version, b._version) == (2, 1), L
+        assert a.tolist() == b.tolist() == [4.0, 4.0, 4.0]
+        w = L.ones(2, requires_grad=True)
+        y = (w * w).sum()
+        w.data = L.full((2,), 3.0)   # an optimizer's swap: the graph still backpropagates
+        y.backward()
+        assert w.grad.tolist() == [6.0, 6.0], L
+
+
 def test_version_counter_detects_modified_saved_tensor():
     for L in (ember, torch):
         a = L.ones(3, requires_grad=True)

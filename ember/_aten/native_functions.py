@@ -130,6 +130,8 @@ igamma(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
 igammac(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
 nextafter(Tensor self, Tensor other) -> Tensor  | function, method, inplace, out
 sinc(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+deg2rad(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
+rad2deg(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 i0(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 logit(Tensor self, float? eps=None) -> Tensor  | function, method, inplace, inplace_function, out
 signbit(Tensor self) -> Tensor  | function, method, out
@@ -365,6 +367,9 @@ max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, 
 adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
 linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor
 polar(Tensor abs, Tensor angle) -> Tensor
+square(Tensor self) -> Tensor
+square_(Tensor(a!) self) -> Tensor(a!)
+positive(Tensor(a) self) -> Tensor(a)
 quantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 nanquantile(Tensor self, Tensor|Scalar q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
 cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor

@@ -172,7 +172,7 @@ NUMPY_NAMED = {
         binary_cross_entropy_with_logits broadcast_to celu celu_ channel_shuffle cholesky
         cholesky_inverse cholesky_solve clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clip
         clip_ combinations conj constant_pad_nd conv1d conv2d conv3d conv_transpose1d
-        conv_transpose2d conv_transpose3d corrcoef cov cross deg2rad deg2rad_ det detach detach_
+        conv_transpose2d conv_transpose3d corrcoef cov cross det detach detach_
         diag diagflat dist dropout dropout_ dsplit empty_like equal feature_alpha_dropout
         feature_alpha_dropout_ feature_dropout feature_dropout_ fill flatten fliplr flipud
         float_power frobenius_norm full_like geqrf ger group_norm hinge_embedding_loss histogram
@@ -181,7 +181,7 @@ NUMPY_NAMED = {
         matrix_power max_pool1d max_pool1d_with_indices max_pool2d max_pool3d moveaxis movedim
         msort mvlgamma narrow_copy native_channel_shuffle nonzero nonzero_static nuclear_norm
         ones_like orgqr ormqr outer pdist pinverse pixel_shuffle pixel_unshuffle poisson_nll_loss
-        positive prelu qr rad2deg rad2deg_ rand_like randint_like randn_like ravel real remainder
+        positive prelu qr rand_like randint_like randn_like ravel real remainder
         renorm reshape resolve_conj resolve_neg rms_norm round round_ rrelu rrelu_ selu
         selu_ slogdet split_with_sizes square square_ svd take_along_dim tile triangular_solve
         unflatten unsafe_chunk unsafe_split unsafe_split_with_sizes vsplit where zeros_like""",

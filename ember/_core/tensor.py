@@ -596,9 +596,7 @@ class Tensor:
     def data(self):
         """The same data as a new leaf that autograd does not track (and a separate version)."""
         t = _alias_with_bits(self)
-        storage = self._storage_()  # the same bytes under a storage with its own version
-        t._storage = UntypedStorage._adopt(storage._array, self._device) \
-            if storage._array is not None else UntypedStorage._meta(storage._nbytes, self._device)
+        t._storage = _same_bytes(self._storage_(), self._device, 0)
         return t
 
     @data.setter
@@ -611,9 +609,11 @@ class Tensor:
         if self._rg and not (other.dtype.is_floating_point or other.dtype.is_complex):
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                "point or complex dtype")
+        # PyTorch's set_data: the new data under this tensor's own version counter
+        version = self._storage_()._version
         self._np, self._size, self.dtype, self._device = \
             other._np, other._size, other.dtype, other._device
-        self._storage = other._storage_()
+        self._storage = _same_bytes(other._storage_(), other._device, version)
         if other._stride_ is not None:
             self._stride_, self._offset_ = other._stride_, other._offset_
         else:
@@ -1024,6 +1024,15 @@ def _meta(shape, dtype, stride=None, offset=0, storage=None, device=_META):
 
 def _meta_view(shape, src, stride, offset):
     return _meta(shape, src.dtype, stride, offset, src._storage_(), src._device)
+
+
+def _same_bytes(storage, device, version):
+    """A storage over `storage`'s bytes with a version counter of its own, at `version`
+    (`.data` and `.data =`: the same memory, but writes through one are not the other's)."""
+    s = UntypedStorage._adopt(storage._array, device) if storage._array is not None else \
+        UntypedStorage._meta(storage._nbytes, device)
+    s._version = version
+    return s
 
 
 def _alias_with_bits(src):

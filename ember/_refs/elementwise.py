@@ -10,7 +10,7 @@ from .._dispatch.dispatcher import impl, lookup as _op
 from .._aten.elementwise import _scalar_type_name
 from .._bindings.overloads import _clamp_inplace
 from .._refs.shape import broadcast_tensors
-from .._bindings.generated import pow, isclose, mul, stack, view_as_complex
+from .._bindings.generated import pow, isclose, stack, view_as_complex
 from .._bindings.out import _finish
 from .._dispatch.vmap_state import refuse_batched
 from .._bindings.factories import arange
@@ -21,7 +21,15 @@ _pow = _op("pow.Tensor_Tensor")
 
 
 def square(input, *, out=None):
-    return _finish(_pow(input, 2), False, out)
+    return _finish(_square(input), False, out)
+
+
+_square = _op("square")
+
+
+@impl("square", "CompositeImplicitAutograd")
+def _square_composite(input):
+    return _pow(input, 2)
 
 
 def equal(input, other):
@@ -31,9 +39,6 @@ def equal(input, other):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
-
-
-_PI_180 = math.pi / 180
 
 
 def clamp_min(input, min, *, out=None):
@@ -58,31 +63,6 @@ def _real_bound(bound):
     if type(bound) is complex:
         raise NotImplementedError("clamp is not supported for complex types")
     return bound
-
-
-def _no_complex(name, input):
-    if input.is_complex():
-        raise RuntimeError(f"{name} is not supported for complex tensors.")
-
-
-def deg2rad(input, *, out=None):
-    _no_complex("deg2rad", input)
-    return mul(input, _PI_180, out=out)
-
-
-def deg2rad_(input):
-    _no_complex("deg2rad", input)
-    return input.mul_(_PI_180)
-
-
-def rad2deg(input, *, out=None):
-    _no_complex("rad2deg", input)
-    return mul(input, 1 / _PI_180, out=out)
-
-
-def rad2deg_(input):
-    _no_complex("rad2deg", input)
-    return input.mul_(1 / _PI_180)
 
 
 def _float_power_dtype(input, exponent):
@@ -136,12 +116,28 @@ def _mvlgamma_(self, p):
 
 
 def positive(input):
+    return _positive(input)
+
+
+_positive = _op("positive")
+
+
+@impl("positive", "CompositeImplicitAutograd")
+def _positive_composite(input):
     if input.dtype is D.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
 def square_(input):
+    return _square_(input)
+
+
+_square_ = _op("square_")
+
+
+@impl("square_", "CompositeImplicitAutograd")
+def _square_inplace_composite(input):
     return input.pow_(2)
 
 
@@ -209,12 +205,11 @@ def _polar_composite(abs, angle):
 METHODS = dict(
     square=square, square_=square_, equal=equal, allclose=allclose,
     clamp_min=clamp_min, clamp_max=clamp_max, clamp_min_=clamp_min_, clamp_max_=clamp_max_,
-    deg2rad=deg2rad, deg2rad_=deg2rad_, rad2deg=rad2deg, rad2deg_=rad2deg_,
     float_power=float_power,
     float_power_=_float_power_, mvlgamma=mvlgamma, mvlgamma_=_mvlgamma_, positive=positive,
     resolve_conj=resolve_conj, resolve_neg=resolve_neg,
 )
 
-__all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_", "deg2rad", "deg2rad_",
-           "equal", "fill", "float_power", "mvlgamma", "polar", "positive", "rad2deg", "rad2deg_",
+__all__ = ["allclose", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_",
+           "equal", "fill", "float_power", "mvlgamma", "polar", "positive",
            "resolve_conj", "resolve_neg", "square", "square_"]

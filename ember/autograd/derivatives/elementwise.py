@@ -215,6 +215,8 @@ derivative("gelu_backward", {
 
 # ---- math functions, activations
 _LN2, _LN10 = math.log(2), math.log(10)
+_PI_180, _180_PI = 0.017453292519943295769236907684886127134428718885417, \
+    57.295779513082320876798154814105170332405472466564
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 derivative("tan", {"self": lambda grad, result: grad * _conj(1 + result * result)})
@@ -331,6 +333,9 @@ def _sinc_grad(grad, self):
 
 
 derivative("sinc", {"self": _sinc_grad})
+# deg2rad_backward / rad2deg_backward: the gradient times the same factor (as a wrapped double)
+derivative("deg2rad", {"self": lambda grad: grad * _PI_180})
+derivative("rad2deg", {"self": lambda grad: grad * _180_PI})
 derivative("i0", {"self": lambda grad, self: grad * _aten.special_i1(self)})
 derivative("special_i1", {"self": lambda grad, self, result: _float_only_backward(
     "i1_backward", self) * grad * E.where(self == 0, 0.5, self.i0() - result / self)})
