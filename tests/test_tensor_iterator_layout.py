@@ -162,3 +162,40 @@ def test_accumulated_grad_keeps_its_layout():
         (p * 2).sum().backward()
         (p.contiguous() * 3).sum().backward()
         assert p.grad.stride() == (1, 4)
+
+
+def _empty_cases(L):
+    cl = L.zeros(0, 3, 4, 5).to(memory_format=L.channels_last)
+    perm = L.zeros(0, 3, 4, 5).permute(0, 2, 3, 1)
+    odd = L.empty_strided((2, 0, 3), (1, 6, 2))
+    return {
+        "cl+cl": lambda: cl + cl, "cl*2": lambda: cl * 2, "cl.exp": lambda: cl.exp(),
+        "perm+1": lambda: perm + 1, "perm+perm": lambda: perm + perm,
+        "odd+1": lambda: odd + 1, "odd+odd": lambda: odd + odd,
+        "odd+zeros": lambda: odd + L.zeros(2, 0, 3), "where": lambda: L.where(cl > 0, cl, 1.0),
+        "clamp": lambda: cl.clamp(min=0), "relu": lambda: L.nn.functional.relu(cl),
+        "bn_train": lambda: L.nn.BatchNorm2d(3)(cl),
+        "bn_plain": lambda: L.nn.BatchNorm2d(3, affine=False)(cl),
+        "bn_eval": lambda: L.nn.BatchNorm2d(3).eval()(cl),
+    }
+
+
+def test_empty_results_keep_pytorchs_layout():
+    """An empty result's strides: all-same-shape operands give contiguous ones (TensorIterator's
+    fast setup: an empty tensor is contiguous), otherwise the operands' order (an empty
+    channels-last batch through BatchNorm or times a number stays channels-last)."""
+    theirs, ours = _empty_cases(torch), _empty_cases(ember)
+    for name in theirs:
+        t, e = theirs[name](), ours[name]()
+        assert tuple(e.shape) == tuple(t.shape) and e.stride() == t.stride(), name
+
+
+@pytest.mark.parametrize("size, stride", [((2, 0, 4, 5), (0, 1, 0, 0)),
+                                          ((2, 3, 0, 5), (0, 1, 0, 3)),
+                                          ((0, 3, 4, 5), (60, 1, 15, 3))])
+def test_empty_operand_layout_rule(size, stride):
+    a = torch.empty_strided(size, stride)
+    want = (a * 2).stride()
+    rule = output_strides(size, [(size, stride), ((), ())])
+    assert (rule or torch.empty(size).stride()) == want
+    assert ember.empty_strided(size, stride).mul(2).stride() == want

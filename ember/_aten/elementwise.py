@@ -23,7 +23,8 @@ from .._core.float8 import to_float8
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _wrap_external, _meta, _wrap_dim
 from .._core.memory_format import empty_like_array
-from .tensor_iterator import laid_out, laid_out_as, meta_strides, preserve_strides
+from .tensor_iterator import laid_out, laid_out_as, meta_strides, preserve_strides, \
+    wrap_laid_out
 from .._core import caching_allocator
 from ._parallel import parallel_for
 
@@ -272,7 +273,9 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
         if finish is not None:
             r = finish(r, *extra)
         if r.ndim > 1:  # the output's layout follows the operands' (tensor_iterator.py)
-            r = laid_out(r, self, other) if scalar_operand else _scalar_arg_layout(r, self, other)
+            if scalar_operand:
+                return wrap_laid_out(r, self, other)
+            r = _scalar_arg_layout(r, self, other)
         return _wrap(r)
 
     def meta(self, other, *extra):
@@ -621,7 +624,7 @@ def where(condition, self, other):
                            f"with dtype {_scalar_type_name(condition.dtype)}")
     try:
         r = as_result(np.where(condition._np, _as_array(self, dt), _as_array(other, dt)), dt)
-        return _wrap(laid_out(r, condition, self, other))
+        return wrap_laid_out(r, condition, self, other)
     except ValueError:  # PyTorch's message, naming the dim where the shapes disagree
         broadcast_shape(condition._size, shape_of(self), shape_of(other))
         raise
@@ -687,7 +690,7 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         dt = dtype(self, min, max)
         broadcast_shape(self._size, shape_of(min), shape_of(max))
         r = as_result(_clamp_np(self, min, max, dt), dt)
-        return _wrap(laid_out(r, *_operands(self, min, max)))
+        return wrap_laid_out(r, *_operands(self, min, max))
 
     def cpu_(self, min=None, max=None):
         dt = _clamp_dtype(self, min, max, "clamp_")
@@ -942,7 +945,7 @@ def _backward_kernel(name, compute):
                   for x in (grad_output,) + rest]
         with np.errstate(all="ignore"):
             r = as_result(compute(*arrays), dt)
-        return _wrap(laid_out(r, grad_output, *_operands(*rest)))
+        return wrap_laid_out(r, grad_output, *_operands(*rest))
 
     def meta(grad_output, *rest):
         shape = broadcast_shape(grad_output._size, *(shape_of(x) for x in rest))
@@ -1179,7 +1182,7 @@ def _ternary(name, compute, dtype, inplace):
         return as_result(r, dt)
 
     def cpu(self, a, b, *extra):
-        return _wrap(laid_out(run(self, a, b, extra), *_operands(self, a, b)))
+        return wrap_laid_out(run(self, a, b, extra), *_operands(self, a, b))
 
     def meta(self, a, b, *extra):
         shape = broadcast_shape(shape_of(self), shape_of(a), shape_of(b))
@@ -1816,4 +1819,4 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)
     b = other._np if isinstance(other, Tensor) else other
     r = np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
-    return _wrap(laid_out(r, self, other))
+    return wrap_laid_out(r, self, other)

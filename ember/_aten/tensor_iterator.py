@@ -11,7 +11,7 @@ from .._core.float8 import as_strided
 
 from .._core import caching_allocator
 from .._core.memory_format import is_non_overlapping_and_dense
-from .._core.tensor import Tensor
+from .._core.tensor import Tensor, _wrap
 
 # Note [TensorIterator's output layout]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -36,10 +36,11 @@ from .._core.tensor import Tensor
 
 
 def _is_contiguous(sizes, strides):
+    """PyTorch's is_contiguous: every empty tensor is."""
+    if 0 in sizes:
+        return True
     expected = 1
     for size, st in zip(reversed(sizes), reversed(strides)):
-        if size == 0:
-            return True
         if size != 1:
             if st != expected:
                 return False
@@ -52,8 +53,6 @@ def _is_channels_last(sizes, strides):
     expected = 1
     for d in (1, 3, 2, 0):
         size = sizes[d]
-        if size == 0:
-            return True
         if size != 1:
             if strides[d] != expected:
                 return False
@@ -87,9 +86,10 @@ def output_strides(shape, operands, meta=False):
         first = operands[0][1]
         if all(st == first for _, st in operands) and is_non_overlapping_and_dense(shape, first):
             return tuple(first)
-    if not meta and 1 not in shape:
+    if not meta and 1 not in shape and 0 not in shape:
         # an expanded scalar (strides all 0) orders no dimension below: without it the rest
-        # may be plainly contiguous (sum's gradient times a tensor)
+        # may be plainly contiguous (sum's gradient times a tensor). (An empty operand counts
+        # as contiguous whatever its strides; the full rule below still follows them.)
         kept = [(s, st) for s, st in operands if any(st)]
         if len(kept) < len(operands):
             if all(s == shape and _is_contiguous(s, st) for s, st in kept):
@@ -172,6 +172,19 @@ def laid_out(r, *operands):
             return r
     return laid_out_as(r, output_strides(r.shape, [_operand_layout(x) for x in operands
                                                    if x is not None]))
+
+
+def wrap_laid_out(r, *operands):
+    """laid_out(r, *operands) as a tensor. An empty result gets the strides by the rule too:
+    NumPy forgets an empty array's strides, PyTorch's TensorIterator keeps them (an empty
+    channels-last batch times a number stays channels-last)."""
+    t = _wrap(laid_out(r, *operands))
+    if not r.size and r.ndim > 1:
+        strides = output_strides(r.shape, [_operand_layout(x) for x in operands
+                                           if x is not None])
+        if strides is not None:
+            t._stride_, t._offset_ = strides, 0
+    return t
 
 
 def laid_out_as(r, strides):
