@@ -4,12 +4,14 @@ float16 and bfloat16 products accumulate in float32 and round once, as PyTorch's
 do; integer products are exact (NumPy's integer matmul wraps around like C). Bool has no
 matrix product in PyTorch.
 """
+import math
+
 import numpy as np
 
 from . import _parallel
 from .._core import caching_allocator, dtype as D
 from .._dispatch.dispatcher import impl
-from .._core.tensor import _wrap, _meta, _wrap_dim
+from .._core.tensor import _contiguous_strides, _wrap, _wrap_external, _meta, _wrap_dim
 from .elementwise import as_result, broadcast_shape, not_implemented, _scalar_type_name, _OPMATH
 
 
@@ -1036,8 +1038,8 @@ def _lapack_fn(name, array):
     return scipy.linalg.lapack.get_lapack_funcs((name,), (array,))[0]
 
 
-def _raise_info(info, batched, message):
-    """LinAlgError for the first batch element whose info is positive (PyTorch's
+def _raise_info(info, batched, message, error=LinAlgError):
+    """LinAlgError (or `error`) for the first batch element whose info is positive (PyTorch's
     _linalg_check_errors); message(code) is the text for that element."""
     flat = np.asarray(info).reshape(-1)
     bad = np.flatnonzero(flat > 0)
@@ -1045,7 +1047,7 @@ def _raise_info(info, batched, message):
         k = int(bad[0])
         prefix = f"(Batch element {k}): " if batched else ""
         head, _, tail = message(int(flat[k])).partition(": ")
-        raise LinAlgError(f"{head}: {prefix}{tail}")
+        raise error(f"{head}: {prefix}{tail}")
 
 
 def _lu_solve_each(a, b):
@@ -1171,6 +1173,116 @@ def _ldl_check(A, name, kernel):
 
 def _ldl_routine(a, hermitian, stem):
     return _lapack_fn(("he" if hermitian and np.iscomplexobj(a) else "sy") + stem, a)
+
+
+# ---- LU with partial pivoting: LAPACK's getrf (linalg/lu.py holds the Python functions)
+def _lu_check(A, name, pivot):
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A._size)} instead")
+    dt = A.dtype
+    if not (dt.is_floating_point or dt.is_complex) or dt in (D.float16, D.bfloat16):
+        raise not_implemented("lu_cpu", dt)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def _lu_factor_each(a):
+    """getrf on each matrix of `a`: the packed factors (each matrix column-major, as LAPACK
+    and PyTorch leave them), the 1-based row interchanges (int32) and info."""
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    lu_t = caching_allocator.empty(batch + (n, m), a.dtype)  # the transposes, row-major
+    pivots = np.zeros(batch + (min(m, n),), np.int32)
+    info = np.zeros(batch, np.int32)
+    if a.size:
+        getrf = _lapack_fn("getrf", a)
+        with np.errstate(all="ignore"):
+            for i in np.ndindex(*batch):
+                lu, piv, code = getrf(a[i])
+                lu_t[i] = lu.T
+                pivots[i] = piv + 1
+                info[i] = max(code, 0)
+    return lu_t.swapaxes(-1, -2), pivots, info
+
+
+def lu_factor_message(name):
+    return lambda code: (f"{name}: U[{code},{code}] is zero and using it on lu_solve would result "
+                         "in a division by zero. If you still want to perform the factorization, "
+                         "consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+@impl("linalg_lu_factor_ex", "CPU")
+def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
+    _lu_check(A, "torch.lu_factor", pivot)
+    LU, pivots, info = _lu_factor_each(A._np)
+    if check_errors:
+        _raise_info(info, A.dim() > 2, lu_factor_message("torch.linalg.lu_factor_ex"),
+                    RuntimeError)
+    LU = _wrap_external(LU)
+    if not A.numel():  # (NumPy forgets an empty array's strides)
+        LU._stride_, LU._offset_ = _column_major_strides(A._size), 0
+    return LU, _wrap(pivots), _wrap(info)
+
+
+@impl("linalg_lu_factor_ex", "Meta")
+def linalg_lu_factor_ex_meta(A, pivot=True, check_errors=False):
+    _lu_check(A, "torch.lu_factor", pivot)
+    m, n = A._size[-2:]
+    batch = A._size[:-2]
+    return (_meta(A._size, A.dtype, _column_major_strides(A._size), device=A._device),
+            _meta_like(A, batch + (min(m, n),), D.int32), _meta_like(A, batch, D.int32))
+
+
+def _column_major_strides(shape):
+    """A batch of column-major matrices (PyTorch's batched_matrix_contiguous_strides)."""
+    strides = list(_contiguous_strides(shape))
+    strides[-1], strides[-2] = max(shape[-2], 1), 1
+    return tuple(strides)
+
+
+def _permutations(pivots, m):
+    """Row i of P^T A is row perm[i] of A, for the 1-based interchanges `pivots`."""
+    batch = pivots.shape[:-1]
+    perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
+    flat = perm.reshape(math.prod(batch), m)
+    piv = pivots.reshape(flat.shape[0], pivots.shape[-1]).astype(np.int64) - 1
+    rows = np.arange(flat.shape[0])
+    for i in range(piv.shape[1]):
+        p = piv[:, i]
+        flat[rows, i], flat[rows, p] = flat[rows, p], flat[rows, i].copy()
+    return perm
+
+
+def permutation_matrices(pivots, m, dtype):
+    """P with A = P L U: column i of P is the unit vector at perm[i]."""
+    perm = _permutations(pivots, m)
+    return (perm[..., None, :] == np.arange(m)[:, None]).astype(dtype)
+
+
+@impl("linalg_lu", "CPU")
+def linalg_lu(A, pivot=True):
+    _lu_check(A, "linalg.lu", pivot)
+    LU, pivots, _ = _lu_factor_each(A._np)
+    m, n = A._size[-2:]
+    k = min(m, n)
+    L = np.tril(LU[..., :, :k], -1)
+    idx = np.arange(k)
+    L[..., idx, idx] = 1
+    U = np.triu(LU[..., :k, :])
+    P = permutation_matrices(pivots, m, A.dtype._np)
+    return _wrap(np.ascontiguousarray(P)), _wrap(np.ascontiguousarray(L)), \
+        _wrap(np.ascontiguousarray(U))
+
+
+@impl("linalg_lu", "Meta")
+def linalg_lu_meta(A, pivot=True):
+    _lu_check(A, "linalg.lu", pivot)
+    m, n = A._size[-2:]
+    batch = A._size[:-2]
+    k = min(m, n)
+    return (_meta_like(A, batch + (m, m)), _meta_like(A, batch + (m, k)),
+            _meta_like(A, batch + (k, n)))
 
 
 @impl("linalg_ldl_factor_ex", "CPU")

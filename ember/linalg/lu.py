@@ -1,12 +1,10 @@
 """LU factorization with partial pivoting: linalg.lu, lu_factor(_ex), lu_solve, and the older
 torch.lu, torch.lu_unpack and torch.lu_solve.
 
-The row permutation is LAPACK's (getrf through SciPy, which also gives PyTorch's pivots); the
-factors of the permuted matrix are then computed by Gaussian elimination written in
-differentiable ops (one Schur-complement update per column), so autograd differentiates the
-factorization itself. lu_solve is two triangular solves of the unpacked factors.
+The factorization is the ops linalg_lu_factor_ex and linalg_lu (LAPACK's getrf through SciPy,
+in _aten/linalg.py; their backward is PyTorch's linalg_lu_backward, in
+autograd/derivatives/linalg.py). lu_solve is two triangular solves of the unpacked factors.
 """
-import warnings
 
 import math
 
@@ -14,7 +12,8 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.flags import warn_once
-from .._aten.linalg import _expect_same_dtype
+from .._aten.linalg import _expect_same_dtype, _raise_info, lu_factor_message
+from .._dispatch.dispatcher import lookup
 from .._aten.autocast import cached_cast
 from .._core.autocast_state import _autocast_state
 from .._core.tensor import Tensor
@@ -29,39 +28,8 @@ def _linalg():
     return linalg
 
 
-def _check_matrix(A, name):
-    if A.dim() < 2:
-        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
-                           f"{list(A.shape)} instead")
-    if not (A.is_floating_point() or A.is_complex()) or A.dtype in (D.float16, D.bfloat16):
-        from .._aten.elementwise import not_implemented
-        raise not_implemented("lu_cpu", A.dtype)
-
-
-def _pivots(A):
-    """LAPACK's 1-based row interchanges (int32) and the permutation they make, as an index
-    array: row i of P^T A is row perm[i] of A."""
-    import scipy.linalg
-    m, n = A.shape[-2], A.shape[-1]
-    k = min(m, n)
-    data = A.numpy(force=True)  # (a lazy conjugate/negative view's values)
-    data = data.reshape((math.prod(data.shape[:-2]), m, n))
-    pivots = np.empty((data.shape[0], k), np.int32)
-    perms = np.empty((data.shape[0], m), np.int64)
-    for b, mat in enumerate(data):
-        if k == 0:
-            piv = np.zeros(0, np.int32)
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")          # singular: LAPACK still factors
-                piv = scipy.linalg.lu_factor(mat, check_finite=False)[1]
-        pivots[b] = piv + 1
-        perm = np.arange(m)
-        for i, p in enumerate(piv):
-            perm[[i, p]] = perm[[p, i]]
-        perms[b] = perm
-    batch = tuple(A.shape[:-2])
-    return pivots.reshape(batch + (k,)), perms.reshape(batch + (m,))
+_lu_factor_ex = lookup("linalg_lu_factor_ex")
+_linalg_lu = lookup("linalg_lu")
 
 
 def _permutation_matrix(perm, dtype):
@@ -71,74 +39,20 @@ def _permutation_matrix(perm, dtype):
     return B.tensor(P, dtype=dtype)
 
 
-def _eliminate(A):
-    """(L, U) of a matrix whose rows are already in pivot order, by Gaussian elimination."""
-    m, n = A.shape[-2], A.shape[-1]
-    k = min(m, n)
-    batch = tuple(A.shape[:-2])
-    L_cols, U_rows, S = [], [], A
-    for j in range(k):
-        u = S[..., 0, :]
-        pivot = u[..., :1]
-        safe = B.where(pivot == 0, B.ones_like(pivot), pivot)    # a zero column: l = 0
-        l = S[..., 1:, 0] / safe
-        U_rows.append(B.cat([B.zeros(batch + (j,), dtype=A.dtype), u], -1))
-        L_cols.append(B.cat([B.zeros(batch + (j,), dtype=A.dtype),
-                             B.ones(batch + (1,), dtype=A.dtype), l], -1))
-        S = S[..., 1:, 1:] - l.unsqueeze(-1) * u[..., 1:].unsqueeze(-2)
-    if k == 0:  # empty factors, still on A's graph (its gradient is an empty tensor)
-        return A[..., :, :0], A[..., :0, :]
-    return B.stack(L_cols, -1), B.stack(U_rows, -2)
-
-
-def _factor(A, name):
-    _check_matrix(A, name)
-    pivots, perm = _pivots(A)
-    index = B.tensor(perm, dtype=D.int64).unsqueeze(-1).expand(tuple(A.shape))
-    L, U = _eliminate(A.gather(-2, index))
-    return L, U, pivots, perm
-
-
 def linalg_lu(A, *, pivot=True, out=None):
-    if not pivot:
-        raise NotImplementedError("linalg.lu: LU without pivoting is not implemented on the "
-                                  "CPU")
-    L, U, _, perm = _factor(A, "linalg.lu")
-    P = _permutation_matrix(perm, A.dtype)
-    return _finish_tuple("linalg_lu", ["P", "L", "U"], (P, L, U), out)
-
-
-def _pack(L, U):
-    m, n = L.shape[-2], U.shape[-1]
-    k = L.shape[-1]
-    batch = tuple(L.shape[:-2])
-    lower = B.cat([L.tril(-1), B.zeros(batch + (m, n - k), dtype=L.dtype)], -1) if n > k \
-        else L.tril(-1)
-    upper = B.cat([U, B.zeros(batch + (m - k, n), dtype=U.dtype)], -2) if m > k else U
-    return lower + upper
+    return _finish_tuple("linalg_lu", ["P", "L", "U"], tuple(_linalg_lu(A, pivot=pivot)), out)
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
-    if not pivot:
-        raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented "
-                                  "on the CPU")
-    L, U, pivots, _ = _factor(A, "linalg.lu_factor_ex")
-    LU = _pack(L, U)
-    k = min(A.shape[-2], A.shape[-1])
-    diag = U.detach().diagonal(0, -2, -1).numpy()
-    zero = diag == 0
-    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0) if k else np.zeros(diag.shape[:-1])
-    info = B.tensor(np.asarray(info, dtype=np.int32))
-    if check_errors and bool((info > 0).any()):
-        raise _linalg().LinAlgError(f"linalg.lu_factor_ex: U[{int(info.max())},"
-                                    f"{int(info.max())}] is zero and using it on lu_solve "
-                                    f"would result in a division by zero.")
     return _finish_tuple("linalg_lu_factor_ex", ["LU", "pivots", "info"],
-                           (LU, B.tensor(pivots), info), out)
+                         tuple(_lu_factor_ex(A, pivot=pivot, check_errors=check_errors)), out)
 
 
 def lu_factor(A, *, pivot=True, out=None):
-    LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    """lu_factor_ex, raising for a singular matrix (PyTorch's linalg_lu_factor)."""
+    LU, pivots, info = _lu_factor_ex(A, pivot=pivot)
+    _raise_info(info.numpy(), A.dim() > 2, lu_factor_message("torch.linalg.lu_factor"),
+                RuntimeError)
     return _finish_tuple("linalg_lu_factor", ["LU", "pivots"], (LU, pivots), out)
 
 

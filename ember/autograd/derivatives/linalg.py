@@ -246,6 +246,49 @@ def _solve_triangular_grads(grad, self, result, upper, left, unitriangular, need
 derivative("linalg_solve_triangular", {"self, B": _solve_triangular_grads})
 
 
+def _lu_grad(gL, gU, P, L, U):
+    """PyTorch's linalg_lu_backward for A = P L U (L unit lower m x k, U upper k x n, k the
+    smaller side). Square: gA = P L^-H [tril_-1(L^H gL) + triu(gU U^H)] U^-H. Wide (m < n,
+    U = [U1 U2]): the square part's gradient with gU1, plus L^-H gU2 for A2. Tall (m > n,
+    L = [L1; L2]): likewise with the roles of L and U swapped. Only the triangles L and U own
+    reach the result (the products above only read them)."""
+    m, n = L.shape[-2], U.shape[-1]
+    solve = _aten.linalg_solve_triangular
+    if m == n:
+        gA = L.mH.matmul(gL).tril(-1) + gU.matmul(U.mH).triu()
+        gA = solve(U.mH, gA, upper=False, left=False)
+        gA = solve(L.mH, gA, upper=True, unitriangular=True)
+    elif m < n:
+        U1 = U[..., :m]
+        gA = (L.mH.matmul(gL) - gU.triu().matmul(U.mH)).tril(-1)
+        gA = solve(U1.mH, gA, upper=False, left=False)
+        gA = E.cat([gA + gU[..., :m].triu(), gU[..., m:]], -1)
+        gA = solve(L.mH, gA, upper=True, unitriangular=True)
+    else:
+        L1 = L[..., :n, :]
+        gA = (gU.matmul(U.mH) - L.mH.matmul(gL.tril(-1))).triu()
+        gA = solve(L1.mH, gA, upper=True, unitriangular=True)
+        gA = E.cat([gA + gL[..., :n, :].tril(-1), gL[..., n:, :]], -2)
+        gA = solve(U.mH, gA, upper=False, left=False)
+    return P.matmul(gA)
+
+
+def _lu_factor_ex_grad(grad, result, result1):
+    """lu_factor_ex_backward: the packed factors' gradient split into L's part (its first k
+    columns) and U's (its first k rows), through _lu_grad."""
+    LU, pivots = result, result1
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    P, L, U = E.lu_unpack(LU, pivots)
+    return _lu_grad(grad[..., :k], grad[..., :k, :], P, L, U)
+
+
+derivative("linalg_lu_factor_ex", {"A": _lu_factor_ex_grad},
+           output_differentiability=[True, False, False])
+derivative("linalg_lu", {"A": lambda grads, result, result1, result2: _lu_grad(
+    grads[1], grads[2], result, result1, result2)}, output_differentiability=[False, True, True])
+
+
 def _qr_square_grad(gQ, gR, Q, R):
     """A = QR with m >= n: gA = (gQ + Q syminv(triu(gR R^H - Q^H gQ))) R^-H, syminv(X) =
     X + X^H with the diagonal's real part halved (the part of M that the triangular R and the
