@@ -150,3 +150,26 @@ def test_inplace_view_node_chains_to_old_history():
         old = type(b.grad_fn).__name__
         b.t_()
         assert type(b.grad_fn.next_functions[0][0]).__name__ == old
+
+
+NOT_IMPLEMENTED = {   # nodes whose backward raises: PyTorch's fallback `NotImplemented`, or the
+    # generated node of a derivatives.yaml entry that says not_implemented
+    "floor_divide": lambda m, x: m.floor_divide(x, x + 3), "heaviside": lambda m, x: m.heaviside(x, x),
+    "remainder_number": lambda m, x: m.remainder(2, x), "acosh_": lambda m, x: (x.abs() + 2).acosh_(),
+    "atanh_": lambda m, x: (x * 0.1).atanh_(), "geqrf": lambda m, x: m.geqrf(x)[0],
+    "unique_dim": lambda m, x: m.unique(x, dim=0)[0] if isinstance(m.unique(x, dim=0), tuple)
+    else m.unique(x, dim=0), "unique_consecutive": lambda m, x: m.unique_consecutive(x),
+    "bincount": lambda m, x: m.bincount(m.tensor([0, 1, 1]), weights=x[0]),
+    "ldl_factor": lambda m, x: m.linalg.ldl_factor_ex(x @ x.mT)[0],
+    "detach_copy": lambda m, x: m.detach_copy(x),
+    "hardsigmoid_backward": lambda m, x: m.ops.aten.hardsigmoid_backward(x, x),
+}
+
+
+@pytest.mark.parametrize("name", list(NOT_IMPLEMENTED))
+def test_not_implemented_node_names(name):
+    got = []
+    for m in (ember, torch):
+        x = m.tensor(np.arange(9.0).reshape(3, 3) / 10 - 0.3).requires_grad_()
+        got.append(type(NOT_IMPLEMENTED[name](m, x).grad_fn).__name__)
+    assert got[0] == got[1], name

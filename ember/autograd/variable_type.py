@@ -570,9 +570,33 @@ def _check_inplace(self):
     return self
 
 
+# PyTorch's autograd fallback node for an op without a derivatives.yaml entry prints as
+# `NotImplemented`; an op whose entry says not_implemented(...) gets a generated node named
+# after the entry (the in-place asinh_ is the second entry named asinh)
+NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
+_NAMED_NOT_IMPLEMENTED = {
+    "geqrf": "GeqrfBackward0", "_unique2": "Unique2Backward0", "unique_dim": "UniqueDimBackward0",
+    "unique_consecutive": "UniqueConsecutiveBackward0", "asinh_": "AsinhBackward1",
+    "acosh_": "AcoshBackward1", "atanh_": "AtanhBackward1", "_cdist_backward": "CdistBackwardBackward0",
+    "_ctc_loss_backward": "CtcLossBackwardBackward0",
+    "_embedding_bag_per_sample_weights_backward": "EmbeddingBagPerSampleWeightsBackwardBackward0"}
+_not_implemented_classes = {}
+
+
+def _not_implemented_node(op):
+    name = _NAMED_NOT_IMPLEMENTED.get(op.short_name)
+    if name is None:
+        return NotImplementedNode()
+    cls = _not_implemented_classes.get(name)
+    if cls is None:
+        cls = _not_implemented_classes[name] = type(name, (NotImplementedNode,),
+                                                    {"__slots__": ()})
+    return cls()
+
+
 def _not_implemented_kernel(op, key, args):
     out = op.redispatch(key, args)
-    node = NotImplementedNode()
+    node = _not_implemented_node(op)
     node._opname = op.name
     node._num_outputs = 1
     node.next_functions = tuple(gradient_edge(a) for a in _tensor_args(op, args))
