@@ -319,3 +319,32 @@ def test_inplace_on_multi_output_view_of_leaf():
         b, c = L.tensor([1.0, 2.0], requires_grad=True).split_with_sizes([1, 1])
         b.add_(1)
     same(run, match="Output 0 of SplitWithSizes is a view and is being modified inplace")
+
+
+def _batched_grad_outcomes(L):
+    class NumpyBackward(L.autograd.Function):   # a backward vmap cannot see through
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return L.tensor(g.detach().numpy() * 2, dtype=g.dtype)
+
+    x = L.tensor([0.3, -1.2, 2.0], dtype=L.float64, requires_grad=True)
+    w = L.tensor([[1.0, 2.0], [0.5, -1.0], [3.0, 0.25]], dtype=L.float64, requires_grad=True)
+    out = [L.autograd.gradcheck(lambda a, b: (a @ b).sin(), (x, w), check_batched_grad=True),
+           L.autograd.gradgradcheck(lambda a: (a * a).sin(), (x,), check_batched_grad=True),
+           L.autograd.gradcheck(NumpyBackward.apply, (x,), check_batched_grad=False)]
+    try:
+        L.autograd.gradcheck(NumpyBackward.apply, (x,), check_batched_grad=True)
+    except RuntimeError as e:
+        out.append((type(e).__name__, str(e).splitlines()[0][:39],
+                    "check_batched_grad=False" in str(e)))
+    return out
+
+
+def test_check_batched_grad_vmaps_the_backward():
+    """check_batched_grad: the backward run under vmap must agree with two plain runs; a
+    backward vmap cannot batch (one that leaves for NumPy) fails with PyTorch's message."""
+    assert _batched_grad_outcomes(ember) == _batched_grad_outcomes(torch)
