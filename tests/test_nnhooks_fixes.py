@@ -1,0 +1,87 @@
+"""Module hooks and parametrizations against PyTorch (from PyTorch's test/nn/test_module_hooks.py
+and test/nn/test_parametrization.py): Parameter of a wrapper subclass keeps its type and is
+flagged a parameter; parametrize keeps a wrapper subclass's `original` by swapping contents."""
+import importlib
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+LIBS = [torch, ember]
+IDS = ["torch", "ember"]
+
+
+def _two_tensor(lib):
+    return importlib.import_module(lib.__name__ + ".testing._internal.two_tensor").TwoTensor
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+def test_parameter_of_wrapper_subclass_keeps_type(lib):
+    TwoTensor = _two_tensor(lib)
+    x = lib.randn(2, 2)
+    p = lib.nn.Parameter(TwoTensor(x, x.clone()))
+    assert type(p) is TwoTensor
+    assert isinstance(p, lib.nn.Parameter) and p._is_param
+    assert p.requires_grad and p.is_leaf
+    assert not isinstance(TwoTensor(x, x), lib.nn.Parameter)
+    assert type(lib.nn.Parameter(x)) is lib.nn.Parameter
+    q = lib.nn.Parameter(TwoTensor(x, x), requires_grad=False)
+    assert isinstance(q, lib.nn.Parameter) and not q.requires_grad
+    # a nested tensor is a plain tensor in PyTorch: it becomes a Parameter instance
+    nt = lib.nested.nested_tensor([lib.randn(2, 3), lib.randn(1, 3)])
+    assert type(lib.nn.Parameter(nt)) is lib.nn.Parameter
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+def test_swap_apply_makes_wrapper_subclass_parameters(lib):
+    TwoTensor = _two_tensor(lib)
+    lib.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        m = lib.nn.Linear(2, 2)
+        w = m.weight
+        m._apply(lambda t: TwoTensor(t, t))
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+    assert m.weight is w and type(w) is TwoTensor and isinstance(w, lib.nn.Parameter)
+    assert "weight" in m._parameters and type(w.a) is lib.Tensor
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+@pytest.mark.parametrize("leave", [False, True])
+def test_parametrize_right_inverse_to_wrapper_subclass(lib, leave):
+    TwoTensor = _two_tensor(lib)
+    parametrize = lib.nn.utils.parametrize
+
+    class IdentityWithRightInverse(lib.nn.Module):
+        def forward(self, X):
+            return X
+
+        def right_inverse(self, X):
+            return TwoTensor(X, X)
+
+    m = lib.nn.Linear(2, 2)
+    m.buf = lib.nn.Buffer(lib.randn(2, 2))
+    wid, bid = id(m.weight), id(m.buf)
+    w0 = m.weight.detach().clone()
+    lib.__future__.set_swap_module_params_on_conversion(True)
+    try:
+        parametrize.register_parametrization(m, "weight", IdentityWithRightInverse())
+        parametrize.register_parametrization(m, "buf", IdentityWithRightInverse())
+    finally:
+        lib.__future__.set_swap_module_params_on_conversion(False)
+    # `original` is the same object, its contents swapped for the TwoTensor
+    assert id(m.parametrizations.weight.original) == wid
+    assert type(m.parametrizations.weight.original) is TwoTensor
+    assert isinstance(m.parametrizations.weight.original, lib.nn.Parameter)
+    assert type(m.parametrizations.buf.original) is TwoTensor
+    assert not isinstance(m.parametrizations.buf.original, lib.nn.Parameter)
+    assert type(m.weight) is TwoTensor
+    assert lib.equal(m.weight.a, w0)
+    # a wrapper-subclass `original` is swapped even without the flag (set_ could not do it)
+    parametrize.remove_parametrizations(m, "weight", leave_parametrized=leave)
+    parametrize.remove_parametrizations(m, "buf", leave_parametrized=leave)
+    assert id(m.weight) == wid and id(m.buf) == bid
+    assert type(m.weight) is TwoTensor and isinstance(m.weight, lib.nn.Parameter)
+    assert type(m.buf) is TwoTensor and "buf" in m._buffers
