@@ -85,3 +85,48 @@ def test_parametrize_right_inverse_to_wrapper_subclass(lib, leave):
     assert id(m.weight) == wid and id(m.buf) == bid
     assert type(m.weight) is TwoTensor and isinstance(m.weight, lib.nn.Parameter)
     assert type(m.buf) is TwoTensor and "buf" in m._buffers
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+def test_full_backward_hook_view_of_base_modified_inplace(lib):
+    # a module with a full backward hook returns its inputs as views made by
+    # BackwardHookFunction; once their base is written in place, using them is refused
+    class Keep(lib.nn.Module):
+        def forward(self, inp):
+            self.inp = inp
+            return inp.clone()
+
+    mod = Keep()
+    mod.register_full_backward_hook(lambda m, gi, go: None)
+    x = lib.rand(4, requires_grad=True).clone()
+    mod(x).sum().backward()     # untouched: fine
+    x = lib.rand(4, requires_grad=True).clone()
+    mod(x)
+    x[0] *= 1
+    with pytest.raises(RuntimeError, match="Output 0 of BackwardHookFunction is a view and its "
+                                           "base or another view of its base has been modified "
+                                           "inplace. This view was created inside a custom"):
+        mod.inp + 2
+
+
+@pytest.mark.parametrize("lib", LIBS, ids=IDS)
+def test_custom_function_view_output_after_base_write(lib):
+    class Views(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.view_as(x), x[1:]
+
+        @staticmethod
+        def backward(ctx, g, g2):
+            return g * 2
+
+    a = lib.rand(4, requires_grad=True)
+    v, w = Views.apply(a.clone())
+    (v.sum() + w.sum()).backward()   # unmodified views back-propagate through the Function
+    assert a.grad.tolist() == [2.0] * 4
+    b = a.clone()
+    v, w = Views.apply(b)
+    b.add_(1)
+    for use in (lambda: v * 1, lambda: w.sum()):
+        with pytest.raises(RuntimeError, match=r"Output \d of Views is a view and its base"):
+            use()
