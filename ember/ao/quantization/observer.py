@@ -19,6 +19,7 @@ import numpy as np
 from ..._core import dtype as D
 from ..._core import qscheme as Q
 from ..._core.type_info import finfo, iinfo
+from ...nn import factory_kwargs as _factory_kwargs
 from ...nn.modules.module import Module
 from .utils import (calculate_qmin_qmax, check_min_max_valid, is_per_channel, is_per_tensor,
                     validate_qmin_qmax)
@@ -109,7 +110,6 @@ class UniformQuantizationObserverBase(ObserverBase):
     def __init__(self, dtype=D.quint8, qscheme=Q.per_tensor_affine, reduce_range=False,
                  quant_min=None, quant_max=None, factory_kwargs=None,
                  eps=finfo(D.float32).eps, is_dynamic=False, **kwargs):
-        from ...nn import factory_kwargs as _factory_kwargs
         factory_kwargs = _factory_kwargs(factory_kwargs)
         super().__init__(dtype=dtype, is_dynamic=is_dynamic, **kwargs)
         self.qscheme = qscheme
@@ -139,6 +139,15 @@ class UniformQuantizationObserverBase(ObserverBase):
             state_dict[prefix + "eps"] = _ember().tensor([finfo(D.float32).eps])
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
+
+    def _register_min_max(self, factory_kwargs, per_channel=False):
+        """The running-range buffers `min_val`, `max_val`: empty per channel (the first tensor
+        gives their length), else inf and -inf (the first tensor's min and max replace them)."""
+        torch = _ember()
+        factory_kwargs = _factory_kwargs(factory_kwargs)
+        for name, init in (("min_val", float("inf")), ("max_val", float("-inf"))):
+            self.register_buffer(name, torch.tensor([] if per_channel else init,
+                                                    **factory_kwargs))
 
     def _validate_qmin_qmax(self, quant_min, quant_max):
         validate_qmin_qmax(quant_min, quant_max)
@@ -212,11 +221,7 @@ class MinMaxObserver(UniformQuantizationObserverBase):
                          quant_min=quant_min, quant_max=quant_max,
                          factory_kwargs=factory_kwargs, eps=eps, is_dynamic=is_dynamic,
                          **kwargs)
-        from ...nn import factory_kwargs as _factory_kwargs
-        factory_kwargs = _factory_kwargs(factory_kwargs)
-        torch = _ember()
-        self.register_buffer("min_val", torch.tensor(float("inf"), **factory_kwargs))
-        self.register_buffer("max_val", torch.tensor(float("-inf"), **factory_kwargs))
+        self._register_min_max(factory_kwargs)
         if qscheme is Q.per_tensor_symmetric and reduce_range and dtype is D.quint8:
             raise NotImplementedError("Cannot reduce range for symmetric                      "
                                       "                  quantization for quint8")
@@ -262,12 +267,8 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
                          quant_min=quant_min, quant_max=quant_max,
                          factory_kwargs=factory_kwargs, eps=eps, is_dynamic=is_dynamic,
                          **kwargs)
-        from ...nn import factory_kwargs as _factory_kwargs
-        factory_kwargs = _factory_kwargs(factory_kwargs)
-        torch = _ember()
         self.ch_axis = ch_axis
-        self.register_buffer("min_val", torch.tensor([], **factory_kwargs))
-        self.register_buffer("max_val", torch.tensor([], **factory_kwargs))
+        self._register_min_max(factory_kwargs, per_channel=True)
         if qscheme is Q.per_channel_symmetric and reduce_range and dtype is D.quint8:
             raise NotImplementedError("Cannot reduce range for symmetric quantization for "
                                       "quint8")
@@ -345,13 +346,10 @@ class HistogramObserver(UniformQuantizationObserverBase):
                          quant_min=quant_min, quant_max=quant_max,
                          factory_kwargs=factory_kwargs, eps=eps, is_dynamic=is_dynamic,
                          **kwargs)
-        from ...nn import factory_kwargs as _factory_kwargs
-        factory_kwargs = _factory_kwargs(factory_kwargs)
-        torch = _ember()
         self.bins = bins
-        self.register_buffer("histogram", torch.zeros(self.bins, **factory_kwargs))
-        self.register_buffer("min_val", torch.tensor(float("inf"), **factory_kwargs))
-        self.register_buffer("max_val", torch.tensor(float("-inf"), **factory_kwargs))
+        self.register_buffer("histogram",
+                             _ember().zeros(self.bins, **_factory_kwargs(factory_kwargs)))
+        self._register_min_max(factory_kwargs)
         self.dst_nbins = 2 ** iinfo(self.dtype).bits
         self.upsample_rate = 16   # slivers per bin when re-binning
 
