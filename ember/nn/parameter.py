@@ -8,10 +8,13 @@ class _ParameterMeta(type):
     Parameter(...) flagged with `_is_param` (see Parameter.__new__)."""
 
     def __instancecheck__(cls, instance):
-        if cls is Parameter and isinstance(instance, Tensor) and getattr(instance, "_is_param",
-                                                                         False):
+        # every instance of Parameter and its subclasses has the flag (a class attribute), so
+        # an object without it answers at once (Module.__setattr__ asks of every value)
+        if not getattr(instance, "_is_param", False):
+            return False
+        if cls is Parameter and isinstance(instance, Tensor):
             return True
-        return super().__instancecheck__(instance)
+        return type.__instancecheck__(cls, instance)
 
 
 class Parameter(Tensor, metaclass=_ParameterMeta):
