@@ -49,9 +49,15 @@ def _ml_finfo(d):
     return ml_dtypes.finfo(D.np_dtype(d))
 
 
+# A quantized dtype's limits are those of the integers it stores (quint4x2 and quint2x4 pack
+# sub-byte values into a uint8); PyTorch's iinfo of one has no `dtype` name.
+_QUANTIZED_STORAGE = {"qint8": np.int8, "quint8": np.uint8, "qint32": np.int32,
+                      "quint4x2": np.uint8, "quint2x4": np.uint8}
+
+
 class iinfo:
     """Limits of an integer dtype."""
-    __slots__ = ("bits", "max", "min", "dtype")
+    __slots__ = ("bits", "max", "min", "_dtype")
 
     def __init__(self, type):
         if not isinstance(type, D.dtype) or type.is_floating_point or type.is_complex:
@@ -59,9 +65,18 @@ class iinfo:
                             "Use torch.finfo to handle 'torch.iinfo'")
         if type is D.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        info = np.iinfo(type._np)
-        self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), \
-            type.name
+        quantized = _QUANTIZED_STORAGE.get(type.name)
+        info = np.iinfo(quantized if quantized is not None else type._np)
+        self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
+        self._dtype = type if quantized is not None else type.name
+
+    @property
+    def dtype(self):
+        if not isinstance(self._dtype, str):
+            from .dtype import scalar_type_name
+            raise NotImplementedError(f'"dtype" not implemented for '
+                                      f"'{scalar_type_name(self._dtype)}'")
+        return self._dtype
 
     def __eq__(self, other):   # as finfo's
         return type(other) is iinfo and all(getattr(self, k) == getattr(other, k)

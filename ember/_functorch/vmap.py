@@ -43,6 +43,7 @@ class BatchedTensor(Tensor):
     Like PyTorch's C++ BatchedTensorImpl it is invisible to `__torch_function__`: ops reach the
     vmap dispatch mode, which unwraps it."""
     __torch_function__ = _disabled_torch_function_impl
+    _plain_tensor_in_torch = True   # a torch.Tensor in PyTorch (C++ BatchedTensorImpl)
 
     @property
     def _stride_(self):

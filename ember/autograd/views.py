@@ -142,8 +142,16 @@ def _regenerate_view(view, positions):
 def refresh_view(view):
     """Give a view whose base was written in place a grad_fn that reads the base's history."""
     base = view._base
+    fn = view.grad_fn
+    if getattr(fn, "_is_function_node", False):
+        # a custom Function's view output (PyTorch's IN_CUSTOM_FUNCTION): regenerating it
+        # from the base would bypass the Function's backward
+        from .graph import short_name
+        raise RuntimeError(f"Output {view._output_nr} of {short_name(fn)} is a view and its base "
+                           "or another view of its base has been modified inplace."
+                           f"{CUSTOM_FUNCTION_VIEW}")
     view._view_version = view._storage._version
-    if base._rg and view.grad_fn is not None:
+    if base._rg and fn is not None:
         _regenerate_view(view, _view_positions(view, base))
 
 

@@ -30,6 +30,7 @@ _METADATA = {"dim", "ndimension", "numel", "size", "unbind", "to_padded_tensor",
 
 class NestedTensor(Tensor):
     """A list of tensors with the same number of dimensions, as one tensor."""
+    _plain_tensor_in_torch = True   # a torch.Tensor in PyTorch (C++ NestedTensorImpl)
 
     @staticmethod
     def _from_components(components):

@@ -3,10 +3,30 @@ from .._core import torch_function as _torch_function
 from .._core.tensor import Tensor, _alias_with_bits
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type):
+    """`isinstance(t, Parameter)` is also true of a tensor of another subclass that
+    Parameter(...) flagged with `_is_param` (see Parameter.__new__)."""
+
+    def __instancecheck__(cls, instance):
+        # every instance of Parameter and its subclasses has the flag (a class attribute), so
+        # an object without it answers at once (Module.__setattr__ asks of every value)
+        if not getattr(instance, "_is_param", False):
+            return False
+        if cls is Parameter and isinstance(instance, Tensor):
+            return True
+        return type.__instancecheck__(cls, instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A leaf tensor that requires grad and that Module.__setattr__ registers as a parameter.
     Its `__torch_function__` is the disabled one, as in PyTorch: ops on it return plain
-    tensors."""
+    tensors.
+
+    As in PyTorch, only a plain Tensor (or a Parameter) becomes an instance of Parameter: a
+    tensor of another subclass (a wrapper subclass such as TwoTensor) is detached, keeps its
+    type and is flagged `_is_param`, which `isinstance(t, Parameter)` honours. ember's own
+    subclasses that stand for what PyTorch implements in C++ (nested, batched) say
+    `_plain_tensor_in_torch` and become Parameters as a plain tensor does."""
     _is_param = True
     __torch_function__ = _torch_function._disabled_torch_function_impl
 
@@ -14,6 +34,18 @@ class Parameter(Tensor):
         if data is None:
             from .._bindings.factories import empty
             data = empty(0)
+        if (type(data) is not Tensor and type(data) is not Parameter
+                and not getattr(type(data), "_plain_tensor_in_torch", False)):
+            t = data.detach().requires_grad_(requires_grad)
+            if type(t) is not type(data):
+                raise RuntimeError(
+                    f"Creating a Parameter from an instance of type {type(data).__name__} "
+                    "requires that detach() returns an instance of the same type, but return "
+                    f"type {type(t).__name__} was found instead. To use the type as a "
+                    "Parameter, please correct the detach() semantics defined by "
+                    "its __torch_dispatch__() implementation.")
+            t._is_param = True
+            return t
         if requires_grad:
             from .._bindings.out import check_can_require_grad
             check_can_require_grad(data)

@@ -53,6 +53,21 @@ def _register_parameter_or_buffer(module, name, X):
         module.register_buffer(name, X)
 
 
+def _maybe_set(dest, src):
+    """Give `dest` the value of `src` keeping the object `dest`: `set_` it, or, under
+    torch.__future__'s swap flag or for a wrapper subclass (whose `set_` cannot change its
+    inner tensors or its type), swap the two objects' contents (`swap_tensors`)."""
+    from ... import __future__ as future
+    from ...utils._python_dispatch import is_traceable_wrapper_subclass
+    if future.get_swap_module_params_on_conversion() or is_traceable_wrapper_subclass(dest):
+        from ...utils._swap_tensors import swap_tensors
+        if isinstance(dest, Parameter) and not isinstance(src, Parameter):
+            src = Parameter(src, requires_grad=dest.requires_grad)
+        swap_tensors(dest, src)
+    else:
+        dest.set_(src)
+
+
 def _seq_element_error(i, value):
     return ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, "
                       f"tuple...). Got element {i} of the sequence with type "
@@ -96,7 +111,7 @@ class ParametrizationList(ModuleList):
                                  f"right_inverse(original).device: {new.device}")
             # keep the tensor object (an optimizer may hold it), only change its contents
             with no_grad():
-                original.set_(new)
+                _maybe_set(original, new)
             _register_parameter_or_buffer(self, "original", original)
         else:
             for i, originali in enumerate(new):
@@ -139,7 +154,7 @@ class ParametrizationList(ModuleList):
                     raise ValueError(f"The tensor returned by `right_inverse` has dtype "
                                      f"{value.dtype} while `original` has dtype "
                                      f"{self.original.dtype}")
-                self.original.set_(value)
+                _maybe_set(self.original, value)
                 return
             if not isinstance(value, collections.abc.Sequence):
                 raise ValueError("'right_inverse' must return a sequence of tensors. Got "
@@ -157,7 +172,7 @@ class ParametrizationList(ModuleList):
                     raise ValueError(f"Tensor {i} returned by `right_inverse` has dtype "
                                      f"{tensor.dtype} while `original{i}` has dtype "
                                      f"{original_i.dtype}")
-                original_i.set_(tensor)
+                _maybe_set(original_i, tensor)
 
     def forward(self):
         if self.is_tensor:
@@ -307,7 +322,19 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         original = parametrizations.original
         if leave_parametrized:
             with no_grad():
-                original.set_(getattr(module, tensor_name))
+                t = getattr(module, tensor_name)
+                try:
+                    _maybe_set(original, t)
+                except RuntimeError as e:
+                    if type(original) is Tensor:
+                        raise
+                    raise RuntimeError(
+                        "Calling remove_parametrizations() with leave_parametrized=True for a "
+                        "parameter that is an instance of a tensor subclass requires set_() to "
+                        "be implemented correctly for the tensor subclass.Alternatively, one can "
+                        "opt into the swap_tensors pathEither set leave_parametrized=False or "
+                        "provide a working implementationfor set_() in the tensor subclass or "
+                        "set torch.__future__.set_swap_module_params_on_conversion(True).") from e
     elif leave_parametrized:
         # not under no_grad: whether the result requires grad says if it is a Parameter
         t = getattr(module, tensor_name)

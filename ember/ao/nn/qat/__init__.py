@@ -1,5 +1,5 @@
-"""torch.ao.nn.qat: no module classes in ember (see ember.ao)."""
+"""torch.ao.nn.qat: quantization-aware-training modules (see ember.ao.quantization)."""
 from . import modules  # noqa: F401
-from .modules import *  # noqa: F401,F403
+from .modules import Linear
 
-__all__ = []
+__all__ = ["Linear"]

@@ -1,3 +1,4 @@
-"""torch.ao.nn.qat.modules: no module classes in ember (see ember.ao)."""
+"""torch.ao.nn.qat.modules: quantization-aware-training modules (see ember.ao.quantization)."""
+from .linear import Linear
 
-__all__ = []
+__all__ = ["Linear"]
