@@ -8,11 +8,10 @@ class _ParameterMeta(type):
     Parameter(...) flagged with `_is_param` (see Parameter.__new__)."""
 
     def __instancecheck__(cls, instance):
-        # every instance of Parameter and its subclasses has the flag (a class attribute), so
-        # an object without it answers at once (Module.__setattr__ asks of every value)
-        if not getattr(instance, "_is_param", False):
-            return False
-        if cls is Parameter and isinstance(instance, Tensor):
+        # only a tensor's flag is read: other objects (an fx Proxy answers every attribute
+        # with a new Proxy) get the ordinary check, as in PyTorch's _ParameterMeta
+        if cls is Parameter and isinstance(instance, Tensor) and \
+                getattr(instance, "_is_param", False):
             return True
         return type.__instancecheck__(cls, instance)
 
