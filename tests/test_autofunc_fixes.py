@@ -53,3 +53,104 @@ def test_gradcheck_of_wrapper_subclass_finds_a_wrong_gradient(fast_mode):
         return x.elem.tolist()
     a, b = run(ember), run(torch)
     np.testing.assert_allclose(a, b)
+
+
+def _sac(L, policy, **kw):
+    import functools
+    return functools.partial(L.utils.checkpoint.create_selective_checkpoint_contexts, policy,
+                             **kw)
+
+
+def _must_save(L, *ops):
+    CP = L.utils.checkpoint.CheckpointPolicy
+
+    def policy(ctx, op, *args, **kwargs):
+        return CP.MUST_SAVE if op in [getattr(L.ops.aten, o).default for o in ops] else \
+            CP.PREFER_RECOMPUTE
+    return policy
+
+
+def test_selective_checkpoint_refuses_an_op_packet():
+    for L in LIBS:
+        with pytest.raises(ValueError, match="update the OpOverloadPacket to a specific"):
+            L.utils.checkpoint.create_selective_checkpoint_contexts([L.ops.aten.sin])
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_selective_checkpoint_kept_result_modified_in_place(allow):
+    def run(L):
+        x = L.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        out = L.utils.checkpoint.checkpoint(
+            lambda t: t.sin().mul_(2).cos().exp(), x, use_reentrant=False,
+            context_fn=_sac(L, _must_save(L, "sin"), allow_cache_entry_mutation=allow))
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            return "has been mutated" in str(e)
+        return x.grad.tolist()
+    a, b = run(ember), run(torch)
+    assert (a is True) == (b is True) == (not allow)
+    if allow:
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_selective_checkpoint_second_backward_refused():
+    def run(L):
+        x = L.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        out = L.utils.checkpoint.checkpoint(lambda t: t.sin().cos().exp(), x,
+                                            use_reentrant=False,
+                                            context_fn=_sac(L, _must_save(L, "sin")))
+        out.sum().backward(retain_graph=True)
+        with pytest.raises(RuntimeError, match="Trying to backward an extra time"):
+            out.sum().backward(retain_graph=True)
+        return x.grad.tolist()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)
+
+
+def test_selective_checkpoint_policy_runs_in_forward_only_and_sees_the_output():
+    def run(L):
+        CP = L.utils.checkpoint.CheckpointPolicy
+        seen = []
+
+        def policy(ctx, op, *args, **kwargs):
+            if op is L.ops.aten.mul.Tensor:
+                seen.append((ctx.is_recompute, ctx.op_output.tolist()))
+            return CP.PREFER_RECOMPUTE
+
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        out = L.utils.checkpoint.checkpoint(lambda t: (t * t).exp(), x, use_reentrant=False,
+                                            context_fn=_sac(L, policy))
+        out.sum().backward()
+        return seen
+    assert run(ember) == run(torch)
+
+
+def test_selective_checkpoint_keeps_a_custom_ops_result():
+    """A custom op's autograd Function runs the op below autograd through the dispatch modes,
+    so selective checkpointing sees (and keeps) the op itself."""
+    def run(L, ns):
+        counter = [0]
+        with L.library._scoped_library(ns, "FRAGMENT"):
+            @L.library.custom_op(f"{ns}::sin_with_extra", mutates_args=())
+            def sin_with_extra(x: L.Tensor) -> tuple[L.Tensor, int]:
+                counter[0] += 1
+                return x.sin(), 2
+
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            def backward(ctx, grad, _unused):
+                return grad * ctx.saved_tensors[0].cos()
+
+            L.library.register_autograd(f"{ns}::sin_with_extra", backward,
+                                        setup_context=setup_context)
+            op = getattr(L.ops, ns).sin_with_extra.default
+            x = L.tensor([0.5, 1.0], requires_grad=True)
+            out = L.utils.checkpoint.checkpoint(
+                lambda t: (op(t)[0] * t.sin().exp()).sin(), x, use_reentrant=False,
+                context_fn=_sac(L, [op]))
+            (g,) = L.autograd.grad(out.sum(), (x,))
+        return counter[0], g.tolist()
+    a, b = run(ember, "autofunc_sac_e"), run(torch, "autofunc_sac_t")
+    assert a[0] == b[0] == 1
+    np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
