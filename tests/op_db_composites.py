@@ -631,6 +631,16 @@ COMPOSITE_OPS = [
     OpInfo("new_empty_strided", lambda m, x: m.tensor(list(x.new_empty_strided(
         (2, 3), (1, 2)).stride()) + [str(x.new_empty_strided((2,), (1,)).dtype) == str(
             x.dtype)]), ALL, lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    # forward AD's tangent layout: zeros laid out as `other` (a "sliced" other has gaps) behind
+    # self's batch dims; compared as sizes, strides, storage offset and storage size
+    OpInfo("_new_zeros_with_same_feature_meta", lambda m, x, y, n: m.tensor(
+        [list(r.shape) + list(r.stride()) + [r.storage_offset(), r.untyped_storage().nbytes()
+                                             // r.element_size(), int(r.sum())]
+         for r in [m.ops.aten._new_zeros_with_same_feature_meta(
+             x, y, self_num_batch_dims=min(n, x.dim()))]]),   # more than x has: torch reads garbage
+        ALL, lambda dtype, rng: [Sample(make(rng, (2, 3, 4), dtype),
+                                        make(rng, (3, 4), dtype, "sliced"), n) for n in (0, 2)],
+        grad=False),
     # random samplers: means of 4000 draws (several standard errors of tolerance)
     OpInfo("torch.binomial", _mean_of_draws("binomial"), REAL,
            lambda dtype, rng: [Sample(T(np.array([0., 1., 10., 40.]), dtype, grad=False),

@@ -154,3 +154,84 @@ def test_selective_checkpoint_keeps_a_custom_ops_result():
     a, b = run(ember, "autofunc_sac_e"), run(torch, "autofunc_sac_t")
     assert a[0] == b[0] == 1
     np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+
+
+def _fw(L):
+    return L.autograd.forward_ad
+
+
+def test_make_dual_lays_the_tangent_out_as_the_primal():
+    """A primal that is a view into a larger storage gets a copy of its tangent laid out the
+    same way (so a view of the primal's whole storage is a view of the tangent's too)."""
+    def run(L):
+        fw = _fw(L)
+        primal = L.arange(5.0)[:4]
+        tangent = L.tensor([1.0, 2.0, 3.0, 4.0])
+        with fw.dual_level():
+            dual = fw.make_dual(primal, tangent)
+            t = fw.unpack_dual(dual).tangent
+            t *= 2
+            whole = fw.unpack_dual(dual.as_strided((5,), (1,), 0)).tangent
+            return t is tangent, tangent.tolist(), t.tolist(), whole.tolist()
+    assert run(ember) == run(torch)
+
+
+def test_make_dual_keeps_a_tangent_only_with_the_primals_conj_and_neg_bits():
+    def run(L):
+        fw = _fw(L)
+        keys = {"none": lambda x: x, "conj": lambda x: x.conj(), "neg": lambda x: x._neg_view()}
+        out = []
+        for pk in keys:
+            for tk in keys:
+                x = keys[pk](L.tensor([[1 + 2j, 3 - 1j]], dtype=L.cdouble))
+                t = keys[tk](L.tensor([[0.5 - 1j, 2 + 1j]], dtype=L.cdouble))
+                with fw.dual_level():
+                    got = fw.unpack_dual(fw.make_dual(x, t)).tangent
+                    out.append((pk, tk, got is t, got.is_conj(), got.is_neg(),
+                                L.view_as_real(got.resolve_conj().resolve_neg()).tolist()))
+        return out
+    assert run(ember) == run(torch)
+
+
+def test_inplace_on_dual_writes_its_tangent_in_place():
+    """make_dual's result is not a forward-differentiable view: an in-place op on it updates
+    the tangent passed in (in place) and gives the primal's base no tangent; the unpacked
+    primal and tangent are plain tensors again."""
+    def run(L):
+        fw = _fw(L)
+        foo, bar = L.tensor([1.0, 2.0]), L.tensor([1.0, 1.0])
+        with fw.dual_level():
+            dual = fw.make_dual(foo, bar)
+            dual *= 2
+            res = [fw.unpack_dual(foo).tangent is None, bar.tolist(), foo.tolist()]
+            p, t = fw.unpack_dual(dual)
+            p *= 2
+            res += [fw.unpack_dual(dual).tangent.tolist(), fw.unpack_dual(p).tangent is None]
+            t *= 2
+            res += [fw.unpack_dual(dual).primal.tolist(), fw.unpack_dual(dual).tangent.tolist()]
+        return res
+    assert run(ember) == run(torch)
+
+
+def test_inplace_through_a_view_updates_the_bases_tangent():
+    def run(L):
+        fw = _fw(L)
+        res = []
+        with fw.dual_level():
+            dual = fw.make_dual(L.tensor([1.0, 2.0]), L.tensor([1.0, 1.0]))
+            view = dual.narrow(0, 0, 1)
+            view *= 3
+            res += [fw.unpack_dual(dual).tangent.tolist(), fw.unpack_dual(view).tangent.tolist()]
+            baz = L.zeros(2)
+            baz[0] = dual[1]      # a view of a tensor with no tangent: its base gets one
+            res.append(fw.unpack_dual(baz).tangent.tolist())
+            base = L.zeros(2, 2)
+            tview = base.transpose(0, 1)
+            tview.add_(fw.make_dual(L.ones(2, 2), L.tensor([[1.0, 2.0], [3.0, 4.0]])))
+            tview *= 2
+            res.append(fw.unpack_dual(base).tangent.tolist())
+            plain = L.zeros(2)
+            plain.detach().add_(dual)   # detach is no view for forward AD either
+            res.append(fw.unpack_dual(plain).tangent is None)
+        return res
+    assert run(ember) == run(torch)
