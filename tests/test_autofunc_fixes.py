@@ -235,3 +235,19 @@ def test_inplace_through_a_view_updates_the_bases_tangent():
             res.append(fw.unpack_dual(plain).tangent is None)
         return res
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("split", ["unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk"])
+def test_unsafe_split_pieces_may_be_written_in_place(split):
+    """unsafe_* pieces share the input's memory but are no views for autograd and have their
+    own version counters: writing one in place is allowed and leaves the others valid."""
+    arg = {"unsafe_split": 1, "unsafe_split_with_sizes": (1, 1, 1), "unsafe_chunk": 3}[split]
+
+    def run(L):
+        a = L.arange(9.0).reshape(3, 3).requires_grad_()
+        b = a + a
+        s1, s2, s3 = getattr(b, split)(arg)
+        s1.mul_(s2)
+        s1.sum().backward()
+        return s1._is_view(), s2._version, b.tolist(), a.grad.tolist()
+    assert run(ember) == run(torch)
