@@ -251,3 +251,38 @@ def test_unsafe_split_pieces_may_be_written_in_place(split):
         s1.sum().backward()
         return s1._is_view(), s2._version, b.tolist(), a.grad.tolist()
     assert run(ember) == run(torch)
+
+
+def test_backward_and_grad_hand_themselves_to_torch_function():
+    def run(L):
+        seen = []
+
+        class Wrapped(L.Tensor):
+            @staticmethod
+            def __new__(cls, data):
+                return L.Tensor._make_wrapper_subclass(cls, data.size(), dtype=data.dtype,
+                                                       requires_grad=data.requires_grad)
+
+            def __init__(self, data):
+                self._data = data
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func in (L.autograd.backward, L.autograd.grad):
+                    seen.append(func.__name__)
+
+                def unwrap(a):
+                    if isinstance(a, tuple):
+                        return tuple(unwrap(x) for x in a)
+                    return a._data if isinstance(a, cls) else a
+                return func(*unwrap(args), **{k: unwrap(v) for k, v in (kwargs or {}).items()})
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                raise AssertionError("not reached: __torch_function__ unwraps")
+
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        L.autograd.backward(Wrapped(x * 2), L.ones(2))
+        (g,) = L.autograd.grad(Wrapped((x * 3).sum()), (x,))
+        return seen, x.grad.tolist(), g.tolist()
+    assert run(ember) == run(torch)
