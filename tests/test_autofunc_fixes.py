@@ -286,3 +286,11 @@ def test_backward_and_grad_hand_themselves_to_torch_function():
         (g,) = L.autograd.grad(Wrapped((x * 3).sum()), (x,))
         return seen, x.grad.tolist(), g.tolist()
     assert run(ember) == run(torch)
+
+
+def test_jit_private_fork_and_wait():
+    def run(L):
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        fut = L.jit._fork(lambda t: L.autograd.grad([(t * t).sum()], [t]), x)
+        return [g.tolist() for g in L.jit._wait(fut)], L.jit._fork is L.jit.fork
+    assert run(ember) == run(torch)
