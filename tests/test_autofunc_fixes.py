@@ -294,3 +294,23 @@ def test_jit_private_fork_and_wait():
         fut = L.jit._fork(lambda t: L.autograd.grad([(t * t).sum()], [t]), x)
         return [g.tolist() for g in L.jit._wait(fut)], L.jit._fork is L.jit.fork
     assert run(ember) == run(torch)
+
+
+def test_convolution_backward_leaves_out_masked_gradients_under_forward_ad():
+    rng = np.random.default_rng(0)
+    w, x, g, t = (rng.standard_normal(s) for s in ((2, 1, 3, 3), (1, 1, 5, 5), (1, 2, 3, 3),
+                                                     (2, 1, 3, 3)))
+
+    def run(L):
+        fw = _fw(L)
+        with fw.dual_level():
+            dual_w = fw.make_dual(L.tensor(w), L.tensor(t))
+            gi, gw, gb = L.ops.aten.convolution_backward(
+                L.tensor(g), L.tensor(x), dual_w, [0], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                [False, True, True])
+            return gi is None, gw.tolist(), gb.tolist(), fw.unpack_dual(gw).tangent
+    a, b = run(ember), run(torch)
+    assert a[0] is b[0] is True
+    np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
+    np.testing.assert_allclose(a[2], b[2], rtol=1e-6)
+    assert (a[3] is None) == (b[3] is None)
