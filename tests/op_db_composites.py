@@ -641,6 +641,19 @@ COMPOSITE_OPS = [
         ALL, lambda dtype, rng: [Sample(make(rng, (2, 3, 4), dtype),
                                         make(rng, (3, 4), dtype, "sliced"), n) for n in (0, 2)],
         grad=False),
+    # PyTorch's ops for its autograd tests: copies (and a view) whose backward the tests
+    # recognize -- fullcoverage's is a deliberately wrong grad + 1 (so no gradcheck), and
+    # _test_warn_in_autograd warns from its backward
+    OpInfo("torch._test_autograd_multiple_dispatch",
+           lambda m, x: m._test_autograd_multiple_dispatch(x), REAL,
+           lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], gradcheck=False,
+           other_dtypes_raise=False),
+    *(OpInfo(f"torch.{name}", lambda m, x, _n=name: getattr(m, _n)(x), REAL,
+             lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], other_dtypes_raise=False)
+      for name in ("_test_autograd_multiple_dispatch_view",
+                   "_test_autograd_multiple_dispatch_view_copy")),
+    OpInfo("_C._nn._test_warn_in_autograd", lambda m, x: m._C._nn._test_warn_in_autograd(x),
+           REAL, lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], other_dtypes_raise=False),
     # random samplers: means of 4000 draws (several standard errors of tolerance)
     OpInfo("torch.binomial", _mean_of_draws("binomial"), REAL,
            lambda dtype, rng: [Sample(T(np.array([0., 1., 10., 40.]), dtype, grad=False),

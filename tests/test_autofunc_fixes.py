@@ -314,3 +314,17 @@ def test_convolution_backward_leaves_out_masked_gradients_under_forward_ad():
     np.testing.assert_allclose(a[1], b[1], rtol=1e-6)
     np.testing.assert_allclose(a[2], b[2], rtol=1e-6)
     assert (a[3] is None) == (b[3] is None)
+
+
+def test_test_warn_in_autograd_warns_from_backward():
+    import warnings as w
+
+    def run(L):
+        a = L.zeros((), requires_grad=True)
+        b = L._C._nn._test_warn_in_autograd(a)
+        with w.catch_warnings(record=True) as caught:
+            w.simplefilter("always")
+            b.backward()
+        return [str(c.message) for c in caught if issubclass(c.category, UserWarning)], \
+            a.grad.item()
+    assert run(ember) == run(torch)
