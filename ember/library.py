@@ -11,6 +11,8 @@
 The op then lives in the same dispatch table as the built-ins: `ember.ops.myns.my_add(x, y)`
 dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
+import contextlib
+
 from ._dispatch import dispatcher as _dispatcher
 from ._library.custom_ops import CustomOpDef, batching_rule, custom_op
 from ._library.infer_schema import infer_schema
@@ -44,6 +46,17 @@ class Library:
         for name in self._defined:
             _forget(name)
         self._defined = []
+
+
+@contextlib.contextmanager
+def _scoped_library(*args, **kwargs):
+    """A Library for the duration of a `with` block, destroyed (its definitions forgotten) on
+    exit."""
+    lib = Library(*args, **kwargs)
+    try:
+        yield lib
+    finally:
+        lib._destroy()
 
 
 _KEYS = {"cpu": ("CPU",), "meta": ("Meta",), "cuda": ("CUDA",),
@@ -181,7 +194,9 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
 
     def forward(*flat):
         call = flat[-1]
-        out = op._dispatch(tuple(call.regroup(flat[:-1])))  # grad mode is off: the backend key
+        # grad mode is off, so this reaches the backend key; through the dispatch modes, which
+        # see the op itself as PyTorch's do (selective checkpointing keeps its result)
+        out = op.call_positional(*call.regroup(flat[:-1]))
         single = not isinstance(out, (tuple, list)) or schema.returns == ["Tensor[]"]
         outs = (out,) if single else tuple(out)
         call.out_lens = tuple(len(o) if isinstance(o, (list, tuple)) else None for o in outs)

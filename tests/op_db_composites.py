@@ -631,6 +631,29 @@ COMPOSITE_OPS = [
     OpInfo("new_empty_strided", lambda m, x: m.tensor(list(x.new_empty_strided(
         (2, 3), (1, 2)).stride()) + [str(x.new_empty_strided((2,), (1,)).dtype) == str(
             x.dtype)]), ALL, lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    # forward AD's tangent layout: zeros laid out as `other` (a "sliced" other has gaps) behind
+    # self's batch dims; compared as sizes, strides, storage offset and storage size
+    OpInfo("_new_zeros_with_same_feature_meta", lambda m, x, y, n: m.tensor(
+        [list(r.shape) + list(r.stride()) + [r.storage_offset(), r.untyped_storage().nbytes()
+                                             // r.element_size(), int(r.sum())]
+         for r in [m.ops.aten._new_zeros_with_same_feature_meta(
+             x, y, self_num_batch_dims=min(n, x.dim()))]]),   # more than x has: torch reads garbage
+        ALL, lambda dtype, rng: [Sample(make(rng, (2, 3, 4), dtype),
+                                        make(rng, (3, 4), dtype, "sliced"), n) for n in (0, 2)],
+        grad=False),
+    # PyTorch's ops for its autograd tests: copies (and a view) whose backward the tests
+    # recognize -- fullcoverage's is a deliberately wrong grad + 1 (so no gradcheck), and
+    # _test_warn_in_autograd warns from its backward
+    OpInfo("torch._test_autograd_multiple_dispatch",
+           lambda m, x: m._test_autograd_multiple_dispatch(x), REAL,
+           lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], gradcheck=False,
+           other_dtypes_raise=False),
+    *(OpInfo(f"torch.{name}", lambda m, x, _n=name: getattr(m, _n)(x), REAL,
+             lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], other_dtypes_raise=False)
+      for name in ("_test_autograd_multiple_dispatch_view",
+                   "_test_autograd_multiple_dispatch_view_copy")),
+    OpInfo("_C._nn._test_warn_in_autograd", lambda m, x: m._C._nn._test_warn_in_autograd(x),
+           REAL, lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], other_dtypes_raise=False),
     # random samplers: means of 4000 draws (several standard errors of tolerance)
     OpInfo("torch.binomial", _mean_of_draws("binomial"), REAL,
            lambda dtype, rng: [Sample(T(np.array([0., 1., 10., 40.]), dtype, grad=False),

@@ -203,6 +203,9 @@ EDGE_XFAIL = {
     "0-d batch norm parameters and inputs": {"aten._native_batch_norm_legit_functional"},
     # torch's slow convolutions index a 0-d input, weight or bias before checking it (IndexError)
     "0-d slow convolution arguments": {"_C._nn.thnn_conv2d", "_C._nn.slow_conv3d"},
+    # the generated versions no longer fit together (grad_output emptied but not the input);
+    # torch's kernel checks the shapes and raises, ember's composite computes what it can
+    "convolution_backward of mismatched shapes": {"aten.convolution_backward"},
 }
 
 

@@ -1036,6 +1036,20 @@ NN_OPS = [
                       make(rng, (2, 4, 3, 4), dtype), [2, 1], [0, 1], [1, 2], True, [0, 0], 2,
                       [True, True, True])],
            other_dtypes_raise=False, gradcheck=False),
+    # a convolution's backward (a strided 1-d one, a grouped transposed 2-d one), with gradients
+    # left out by output_mask (None; torch's transposed kernels compute them anyway)
+    OpInfo("aten.convolution_backward", aten_op("convolution_backward"), ("float32", "float64"),
+           lambda dtype, rng: [
+               Sample(make(rng, (2, 3, 3), dtype), make(rng, (2, 3, 6), dtype),
+                      make(rng, (3, 3, 3), dtype), [3], [2], [1], [1], False, [0], 1,
+                      [True, True, True]),
+               Sample(make(rng, (2, 3, 3), dtype), make(rng, (2, 3, 6), dtype),
+                      make(rng, (3, 3, 3), dtype), None, [2], [1], [1], False, [0], 1,
+                      [False, True, False]),
+               Sample(make(rng, (2, 4, 6, 6), dtype), make(rng, (2, 4, 3, 4), dtype),
+                      make(rng, (4, 2, 2, 3), dtype), [4], [2, 1], [0, 1], [1, 2], True,
+                      [0, 0], 2, [True, True, True])],
+           other_dtypes_raise=False, gradcheck=False),
     # torch-level forms
     OpInfo("grid_sampler", _SAMPLER[0], F_ONLY, _SAMPLER[1],
            tol={"float16": (5e-2, 5e-2), "bfloat16": (2e-1, 2e-1)}),

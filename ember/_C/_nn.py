@@ -131,7 +131,8 @@ def nll_loss2d(input, target, weight=None, reduction=0, ignore_index=-100, *, ou
 
 # The operators PyTorch binds in torch._C._nn (its other operators are torch.* functions).
 _NN_OPS = frozenset("""
-    _conv_depthwise2d _pad_circular _pad_enum _upsample_bicubic2d_aa _upsample_bilinear2d_aa
+    _conv_depthwise2d _pad_circular _pad_enum _test_warn_in_autograd _upsample_bicubic2d_aa
+    _upsample_bilinear2d_aa
     _upsample_nearest_exact1d _upsample_nearest_exact2d _upsample_nearest_exact3d
     adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool2d adaptive_max_pool3d avg_pool2d
     avg_pool3d binary_cross_entropy col2im conv_depthwise3d cross_entropy_loss elu elu_

@@ -8,7 +8,7 @@ import numpy as np
 from .._core.float8 import as_strided, to_float8
 
 from .._core import dtype as D
-from .._dispatch.dispatcher import impl
+from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.storage import get_allocator, UntypedStorage
 from .._core import deterministic
 from .._core.tensor import Tensor, _wrap, _wrap_external, _meta
@@ -909,3 +909,21 @@ def poisson_meta(self, generator=None):
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
                                   f"'{_scalar_type_name(self.dtype)}'")
     return _meta(self._size, self.dtype, device=self._device)
+
+
+@impl("_new_zeros_with_same_feature_meta", "CompositeImplicitAutograd")
+def new_zeros_with_same_feature_meta(self, other, self_num_batch_dims=0):
+    """Zeros laid out in memory as `other` is (its sizes, strides, storage offset and storage
+    size), behind `self`'s first `self_num_batch_dims` dims, each batch slice a whole copy of
+    other's storage: what forward AD gives a primal as its tangent when the tangent passed in
+    is laid out otherwise, so that any view of the primal is the same view of the tangent."""
+    storage_numel = other.untyped_storage().nbytes() // other.element_size()
+    batch = list(self.shape[:self_num_batch_dims])
+    strides = []
+    numel = storage_numel
+    for n in reversed(batch):
+        strides.insert(0, numel)
+        numel *= n
+    zeros = _op("zeros")([numel], dtype=other.dtype, device=other.device)
+    return _op("as_strided")(zeros, batch + list(other.shape), strides + list(other.stride()),
+                             other.storage_offset())

@@ -747,6 +747,24 @@ def clone_meta(self, memory_format=None):
                  device=self._device)
 
 
+# PyTorch's ops for its autograd tests (their backward formulas, in derivatives/shape.py, are
+# what the tests recognize): copies of self, and view(-1) and its copy
+impl("_test_autograd_multiple_dispatch.fullcoverage", "CPU")(clone)
+impl("_test_autograd_multiple_dispatch.fullcoverage", "Meta")(clone_meta)
+impl("_test_warn_in_autograd", "CPU")(clone)
+impl("_test_warn_in_autograd", "Meta")(clone_meta)
+
+
+@impl("_test_autograd_multiple_dispatch_view", "CompositeImplicitAutograd")
+def _test_autograd_multiple_dispatch_view(self):
+    return _lookup("view")(self, [-1])
+
+
+@impl("_test_autograd_multiple_dispatch_view_copy", "CompositeImplicitAutograd")
+def _test_autograd_multiple_dispatch_view_copy(self):
+    return _lookup("view_copy")(self, [-1])
+
+
 @impl("_to_copy", "CPU")
 def _to_copy(self, dtype=None, device=None, memory_format=None):
     if device is not None and _device(device).type == "meta":

@@ -780,16 +780,30 @@ def split_with_sizes(input, split_sizes, dim=0):
     return input.split(list(split_sizes), dim)
 
 
+def _not_views(pieces):
+    """The unsafe_* splits' pieces share the input's memory but, as PyTorch's, are neither
+    views of it for autograd nor share its version counter: one of them may be written in
+    place (a piece of a function returning several views may not), and that does not make the
+    others, saved for backward, out of date."""
+    from .._core.storage import UntypedStorage
+    for piece in pieces:
+        piece._base = None
+        storage = piece._storage_()   # the same bytes under a storage with its own version
+        if storage._array is not None:
+            piece._storage = UntypedStorage._adopt(storage._array, piece._device)
+    return pieces
+
+
 def unsafe_split(tensor, split_size_or_sections, dim=0):
-    return B.split(tensor, split_size_or_sections, dim)
+    return _not_views(B.split(tensor, split_size_or_sections, dim))
 
 
 def unsafe_chunk(input, chunks, dim=0):
-    return B.chunk(input, chunks, dim)
+    return _not_views(B.chunk(input, chunks, dim))
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
-    return split_with_sizes(input, split_sizes, dim)
+    return _not_views(split_with_sizes(input, split_sizes, dim))
 
 
 def index_put(input, indices, values, accumulate=False):

@@ -20,6 +20,7 @@ from .gradcheck import gradcheck, gradgradcheck
 from . import forward_ad, functional, profiler, profiler_util
 from .profiler import _profiler_enabled  # noqa: F401
 from .._core.flags import warn_once
+from .._core import torch_function as _tf
 from .._core.tensor import Tensor, Size
 
 from .._core.mode_stack import torch_dispatch_modes
@@ -118,10 +119,25 @@ def _roots(outputs):
     return roots
 
 
+def _overriding(tensors, inputs):
+    """The tensor-like arguments of backward / grad when one of their types (or a mode)
+    overrides `__torch_function__`, else (): PyTorch hands both functions to it."""
+    args = tensors if inputs is None else tensors + _as_tuple(inputs)
+    if _tf.FAST_TYPES.issuperset(map(type, args)) and not _tf.is_torch_function_mode_enabled():
+        return ()
+    args = tuple(a for a in args if type(a) is Tensor or hasattr(a, "__torch_function__"))
+    return args if _tf.has_torch_function(args, skip_exact=Tensor) else ()
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Compute the gradients of `tensors` w.r.t. the graph leaves and accumulate into .grad."""
     tensors = _as_tuple(tensors)
+    overriding = _overriding(tensors, inputs)
+    if overriding:
+        return _tf.handle_torch_function(
+            backward, overriding, tensors, grad_tensors=grad_tensors, retain_graph=retain_graph,
+            create_graph=create_graph, inputs=_as_tuple(inputs) if inputs is not None else None)
     if grad_variables is not None:
         grad_tensors = grad_variables
     grad_tensors = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(tensors)
@@ -167,6 +183,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    overriding = _overriding(outputs, inputs)
+    if overriding:
+        result = _tf.handle_torch_function(
+            grad, overriding, outputs, inputs, grad_outputs=grad_outputs,
+            retain_graph=retain_graph, create_graph=create_graph, only_inputs=only_inputs,
+            allow_unused=allow_unused, is_grads_batched=is_grads_batched,
+            materialize_grads=materialize_grads)
+        return result if keys is None else dict(zip(keys, result))
     if is_grads_batched:
         result = _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                                allow_unused, materialize_grads)

@@ -21,8 +21,10 @@ Note [one mechanism for every op's tangent]
     tangent is the same op applied to the tangent. Ops with a composite kernel decompose, so
     their pieces carry the tangent.
 
-Only one level exists at a time, as in PyTorch. Tangents of views are not views of their base's
-tangent (an in-place op through a view does not update the base's tangent).
+Only one level exists at a time, as in PyTorch. A view's tangent is the same view of its base's
+tangent, and an in-place op writes the tangent in place (`_write_tangent`), so writing through a
+view updates its base's tangent; make_dual's and unpack_dual's aliases are views that do not
+carry tangents to their base.
 """
 import weakref
 from collections import namedtuple
@@ -31,7 +33,7 @@ from .._core.tensor import Tensor, _require_grad
 from .._core.grad_mode import _grad_state
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op
-from .._dispatch.vmap_state import refuse_batched
+from .._dispatch.vmap_state import refuse_batched, transforms_active as _transforms_active
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -128,9 +130,43 @@ def _make_dual(tensor, tangent, *, level=None):
             "Trying to set a forward gradient that has a different size than that of the "
             f"original Tensor, this is not supported. Tensor is of size {list(tensor._size)} "
             f"while the given forward gradient is of size {list(tangent._size)}.")
+    if not _transforms_active() and not _overlaps(tensor) and not _has_same_meta(tangent, tensor):
+        tangent = _laid_out_as(tensor, tangent)
     dual = _primal(tensor)
     _set_tangent(dual, tangent)
     return dual
+
+
+def _has_same_meta(tangent, primal):
+    """Whether `tangent` is laid out in memory as `primal` is: sizes, strides (of dims longer
+    than 1), storage offset (of a non-empty tensor), storage size, conj and neg bits. Then
+    every view of the primal is the same view of the tangent, and make_dual keeps the tangent
+    itself; otherwise it gets a copy laid out so."""
+    if tangent._size != primal._size or tangent.is_conj() != primal.is_conj() or \
+            tangent.is_neg() != primal.is_neg():
+        return False
+    if any(a != b and n > 1 for a, b, n in zip(tangent.stride(), primal.stride(), primal._size)):
+        return False
+    if primal.numel() and tangent.storage_offset() != primal.storage_offset():
+        return False
+    return tangent.untyped_storage().nbytes() // tangent.element_size() == \
+        primal.untyped_storage().nbytes() // primal.element_size()
+
+
+def _overlaps(t):
+    """Whether elements of `t` share memory (an expanded dim): nothing can be written into it."""
+    return any(st == 0 and n > 1 for st, n in zip(t.stride(), t._size))
+
+
+def _laid_out_as(primal, values):
+    """A copy of `values` laid out as `primal` (see _has_same_meta)."""
+    out = _op("_new_zeros_with_same_feature_meta")(values, primal)
+    if primal.is_conj():
+        out = out.conj()
+    if primal.is_neg():
+        out = out._neg_view()
+    _op("copy_")(out, values)
+    return out
 
 
 def unpack_dual(tensor, *, level=None):
@@ -207,8 +243,49 @@ def _below_mode(op, args):
 
 
 def _primal(t):
-    """A view of `t` without its tangent (reverse-mode differentiable: an alias op)."""
-    return _below_mode(_op("alias"), (t,))
+    """A view of `t` without its tangent (reverse-mode differentiable: an alias op). It is not
+    a forward-differentiable view: an in-place op on it gives its base no tangent."""
+    out = _below_mode(_op("alias"), (t,))
+    out.__dict__["_fw_nondiff_view"] = True
+    return out
+
+
+def _write_tangent(self, t):
+    """`self` was written in place and its new tangent is `t`. As in PyTorch, the tangent
+    `self` has is written in place: a view's tangent is a view of its base's, so the base's
+    tangent changes too, and a tangent passed to make_dual sees the change. A forward-
+    differentiable view without a tangent first gets one, a view of its base's tangent
+    (_view_tangent). Where there is no memory to write into (no tangent, or one that overlaps
+    itself, or reverse mode recording the tangents) `t` becomes the tangent; so it does under
+    a functorch transform (jvp, vmap), whose tangents may be batched where `self`'s is not."""
+    if _transforms_active():
+        _set_tangent(self, t)
+        return
+    current = _tangent(self)
+    if current is None:
+        current = _view_tangent(self)
+    if current is None or current.requires_grad or t.requires_grad or _overlaps(current):
+        _set_tangent(self, t)
+        return
+    _op("copy_")(current, t)
+
+
+def _view_tangent(view):
+    """The tangent of a view that has none, made a view of its base's tangent: a base without
+    one gets zeros laid out as itself, so the view's tangent is the view's own strides on it.
+    None where the view is not forward differentiable (make_dual's and unpack_dual's aliases,
+    views that change the dtype or the conj/neg bits)."""
+    base = view._base
+    if base is None or "_fw_nondiff_view" in view.__dict__ or view.dtype is not base.dtype or \
+            base.is_conj() or base.is_neg() or view.is_conj() or view.is_neg() or _overlaps(base):
+        return None
+    base_t = _tangent(base)
+    if base_t is None or not _has_same_meta(base_t, base):
+        base_t = _laid_out_as(base, base_t if base_t is not None else _zeros_like(base))
+        _set_tangent(base, base_t)
+    t = _op("as_strided")(base_t, view._size, view.stride(), view.storage_offset())
+    _set_tangent(view, t)
+    return t
 
 
 def _dual_inputs(op, args):
@@ -288,12 +365,12 @@ def _inplace(op, args, duals):
             t = _zeros_like(self) if _tangent(self) is not None else None
         _below_mode(op, args)
         if t is not None:
-            _set_tangent(self, _op("expand")(t, self._size) if t._size != self._size else
-                         _op("clone")(t))
+            _write_tangent(self, _op("expand")(t, self._size) if t._size != self._size else
+                           _op("clone")(t))
         return self
     if functional is None and op.name in _ZEROING:
         _below_mode(op, args)
-        _set_tangent(self, _zeros_like(self))
+        _write_tangent(self, _zeros_like(self))
         return self
     if functional is None and op.name in _INPLACE_VIEWS:
         t = _tangent(self)
@@ -313,8 +390,12 @@ def _inplace(op, args, duals):
     t = _tangent(res) if isinstance(res, Tensor) else None
     _below_mode(op, tuple(_primal(a) if isinstance(a, Tensor) and _tangent(a) is not None
                           else a for a in args))
-    if t is not None:
+    if t is None:
+        return self
+    if op.name in _INPLACE_VIEWS:   # self's sizes and strides changed: so do its tangent's
         _set_tangent(self, t)
+    else:
+        _write_tangent(self, t)
     return self
 
 

@@ -54,13 +54,45 @@ def _is_float_or_complex(t):
     return _is_tensor(t) and (t.is_floating_point() or t.is_complex())
 
 
+def _values(t):
+    """The NumPy array of a strided tensor's values. A wrapper subclass (made with
+    `_make_wrapper_subclass`, as LoggingTensor) holds no data of its own: its values are
+    copied out through its own dispatch, as PyTorch's gradcheck reads every tensor through ops."""
+    import ember
+    t = t.detach()
+    if t._np is not None:
+        return t._np
+    out = ember.empty(t.shape, dtype=t.dtype)
+    with ember.no_grad():
+        out.copy_(t)
+    return out._np
+
+
 def _np64(t):
     """A tensor's values as a float64/complex128 NumPy array (dense)."""
     import ember
     if t.layout != ember.strided:
         t = t.to_dense()
-    a = t.detach().resolve_conj().resolve_neg()._np
+    a = _values(t.detach().resolve_conj().resolve_neg())
     return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+
+
+def _perturbable_values(x):
+    """(array, write_back) for a strided input: the array to perturb in place and a function
+    that makes a change to it visible to x. A plain tensor's array is its memory (nothing to
+    write back); a wrapper subclass gets a copy of its values, copied back into it through its
+    own dispatch after each change, by way of `.data` so that x's version counter stays as
+    autograd saved it (PyTorch perturbs every input with copy_ on `.data`)."""
+    import ember
+    arr = x.detach()._np
+    if arr is not None:
+        return arr, lambda: None
+    arr = _values(x).copy()
+
+    def write_back():
+        with ember.no_grad():
+            x.data.copy_(_wrap(arr))
+    return arr, write_back
 
 
 def _raw_delta(x, delta):
@@ -133,15 +165,17 @@ def _numerical_jacobians(fn, inputs, func_out, eps, target_indices=None):
     result = {}
     for i in (target_indices if target_indices is not None else _diff_input_indices(inputs)):
         x = inputs[i]
-        arr, rows = _perturbable_elements(x)
+        arr, rows, write_back = _perturbable_elements(x)
         is_complex = np.iscomplexobj(arr)
         jac_dtype = np.complex128 if is_complex or any(func_out[k].is_complex()
                                                        for k in float_pos) else np.float64
         jacs = {k: np.zeros((x.numel(), func_out[k].numel()), dtype=jac_dtype) for k in float_pos}
         for idx, row in rows:
-            cols = _central_difference(fn, inputs, arr, idx, _raw_delta(x, eps), float_pos, row)
+            cols = _central_difference(fn, inputs, arr, write_back, idx, _raw_delta(x, eps),
+                                       float_pos, row)
             if is_complex:
-                cols_y = _central_difference(fn, inputs, arr, idx, _raw_delta(x, eps * 1j),
+                cols_y = _central_difference(fn, inputs, arr, write_back, idx,
+                                             _raw_delta(x, eps * 1j),
                                              float_pos, row)
                 cols = {k: cols[k] + 1j * cols_y[k] for k in cols}
             for k in float_pos:
@@ -151,7 +185,8 @@ def _numerical_jacobians(fn, inputs, func_out, eps, target_indices=None):
 
 
 def _perturbable_elements(x):
-    """(NumPy array to perturb in place, [(index in it, row of the Jacobian)])."""
+    """(NumPy array to perturb in place, [(index in it, row of the Jacobian)], write_back:
+    call after each change, see _perturbable_values)."""
     import ember
     if x.layout == ember.sparse_coo:
         values = x._values().detach()._np
@@ -162,12 +197,12 @@ def _perturbable_elements(x):
             for inner in np.ndindex(values.shape[1:]):
                 pos = list(indices[:, n]) + list(inner)
                 rows.append(((n,) + inner, int(sum(p * s for p, s in zip(pos, dense_strides)))))
-        return values, rows
+        return values, rows, lambda: None
     if x.layout != ember.strided:
         raise NotImplementedError(f"gradcheck: inputs of layout {x.layout} are not supported "
                                   "by ember yet")
-    arr = x.detach()._np
-    return arr, [(idx, row) for row, idx in enumerate(np.ndindex(arr.shape))]
+    arr, write_back = _perturbable_values(x)
+    return arr, [(idx, row) for row, idx in enumerate(np.ndindex(arr.shape))], write_back
 
 
 def _densify(inputs):
@@ -187,15 +222,18 @@ def _densify(inputs):
     return tuple(out)
 
 
-def _central_difference(fn, inputs, arr, idx, delta, positions, row):
+def _central_difference(fn, inputs, arr, write_back, idx, delta, positions, row):
     orig = arr[idx].copy()
     arr[idx] = orig - delta
+    write_back()
     lo = _as_tuple(fn(*inputs))
     lo = {k: (lo[k], _np64(lo[k])) for k in positions}   # copies: an output may alias the input
     arr[idx] = orig + delta
+    write_back()
     hi = _as_tuple(fn(*inputs))
     hi = {k: (hi[k], _np64(hi[k])) for k in positions}
     arr[idx] = orig
+    write_back()
     cols = {}
     for k in positions:
         _check_same_dtype_and_shape(lo[k][0], hi[k][0], abs(delta), row)
@@ -639,7 +677,7 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0
     unit = [u / max(np.linalg.norm(u), 1e-30) for u in unit]
     vjps = []  # [output][input]: the gradient of <output_j, u_j> with respect to input i
     for o, u in zip(outputs, unit):
-        g = _wrap(u.reshape(tuple(o.shape)).astype(o.detach()._np.dtype))
+        g = _wrap(u.reshape(tuple(o.shape)).astype(o.dtype._np))
         runs = [[np.zeros(inputs[i].numel()) if x is None else _np64(x).reshape(-1)
                  for i, x in zip(diff_idx, grad(o, [inputs[i] for i in diff_idx], g,
                                                  retain_graph=True, allow_unused=True))]
@@ -652,7 +690,7 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0
                 f"{nondet_tol}." + _NONDET_NOTE)
         vjps.append(runs[0])
     for n, i in enumerate(diff_idx):
-        arr = inputs[i]._np
+        arr, write_back = _perturbable_values(inputs[i])
         v = rng.random(arr.size)
         if inputs[i].is_complex():
             v = v + 1j * rng.random(arr.size)
@@ -660,12 +698,15 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0
         step = _raw_delta(inputs[i], eps * v.reshape(arr.shape))
         orig = arr.copy()
         arr[...] = orig - step
+        write_back()
         lo = _as_tuple(func(*inputs))
         lo = [(lo[k], _np64(lo[k]).reshape(-1)) for k in positions]
         arr[...] = orig + step
+        write_back()
         hi = _as_tuple(func(*inputs))
         hi = [(hi[k], _np64(hi[k]).reshape(-1)) for k in positions]
         arr[...] = orig
+        write_back()
         for (lo_t, _), (hi_t, _) in zip(lo, hi):
             _check_same_dtype_and_shape(lo_t, hi_t, eps, 0)
         lo = [a for _, a in lo]
@@ -778,7 +819,7 @@ def _get_numerical_jacobian(fn, inputs, outputs=None, target=None, eps=1e-3,
     for t in _iter_tensors(inputs if target is None else target, True):
         # perturb `t` itself, whatever fn reads it through
         jac = _numerical_jacobians(lambda *_: fn(*inputs), (t,), outputs, eps, [0])[0]
-        jacobians.append(tuple(_wrap(jac[k].astype(outputs[k].detach()._np.dtype))
+        jacobians.append(tuple(_wrap(jac[k].astype(outputs[k].dtype._np))
                                for k in kept))
     return jacobians
 

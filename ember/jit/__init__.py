@@ -89,6 +89,9 @@ def wait(future):
     return future.wait()
 
 
+_fork, _wait = fork, wait   # the names PyTorch's TorchScript sources use
+
+
 __all__ = ["trace", "trace_module", "script", "save", "load", "is_tracing", "is_scripting",
            "annotate", "ignore", "freeze", "optimize_for_inference", "run_frozen_optimizations",
            "script_if_tracing", "Final", "unused", "export", "fork", "wait", "TracerWarning",

@@ -1031,6 +1031,20 @@ def _convolution_double_backward(ggI, ggW, ggb, gO, weight, self, stride, paddin
     return ggO, gI, gW
 
 
+@_impl("convolution_backward", "CompositeImplicitAutograd")
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """A convolution's gradients of its input, weight and bias from grad_output, each where
+    output_mask asks for it (None, undefined, where not)."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    gI = _conv_backward_input(grad_output, weight, list(input.shape), *args) \
+        if output_mask[0] else None
+    gW = _conv_backward_weight(grad_output, input, list(weight.shape), *args) \
+        if output_mask[1] else None
+    gb = grad_output.sum([0] + list(range(2, grad_output.dim()))) if output_mask[2] else None
+    return gI, gW, gb
+
+
 _conv_backward_input = _lookup("_convolution_backward_input")
 _conv_backward_weight = _lookup("_convolution_backward_weight")
 _impl("thnn_conv2d", "CompositeImplicitAutograd")(_slow_conv_composite(2))

@@ -40,9 +40,9 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import ember
 from ember.autograd import Function
 from ember._dispatch import dispatcher as _dispatcher
-from ember.autograd.variable_type import autograd_kernel as _autograd_kernel
 from ember.autograd.graph import SavedTensor as _SavedTensor
 from ember.autograd.saved_tensor_hooks import saved_tensors_hooks
+from ember.utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
@@ -486,13 +486,15 @@ def set_checkpoint_debug_enabled(enabled):
 # ---- selective activation checkpointing ---------------------------------------------------
 # Note [Selective checkpointing]
 # A policy says, per op call in the region, whether to keep its result (MUST/PREFER_SAVE) or to
-# recompute it (MUST/PREFER_RECOMPUTE). The forward context is a dispatch mode that stores the
-# results of the calls to keep, in call order per op; the recompute context is a mode that,
-# for those calls, hands the stored results back instead of running the kernel. So that
-# backward still flows through such a call, its Autograd kernel runs as usual (recording the
-# node and what its formula saves) and only the backend kernel below it is replaced, by the
-# "SelectiveCheckpointCache" fallback that returns the stored result. Composite and in-place
-# ops are always recomputed.
+# recompute it (MUST/PREFER_RECOMPUTE). Both contexts are TorchDispatchModes, so they sit below
+# autograd: the graph is recorded as usual and only the computation under it is kept or
+# replayed. The forward context (_CachingTorchDispatchMode) runs every op, numbers the calls of
+# each op (its n-th call), asks the policy once (it sees the result, `ctx.op_output`) and
+# stores either the result, detached, with its version, or the marker _RECOMPUTE. The recompute
+# context (_CachedTorchDispatchMode) numbers the calls again from 0 each time it is entered and
+# looks each call up: _RECOMPUTE runs the op; a stored result is handed back once and replaced
+# by _CONSUMED (a second backward through the region is refused), after checking it was not
+# modified in place since (unless allow_cache_entry_mutation).
 class CheckpointPolicy(enum.Enum):
     MUST_SAVE = 0
     PREFER_SAVE = 1
@@ -502,73 +504,118 @@ class CheckpointPolicy(enum.Enum):
     PREFER_CPU_OFFLOAD = 5
 
 
-_SAVE = (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE)
-
-
 class SelectiveCheckpointContext:
-    """What a policy function receives first: whether this call is the recomputation."""
+    """What a policy function receives first. It is called in the forward only (the recompute
+    replays by call number), so `is_recompute` is always False; `op_output` is the result."""
 
-    def __init__(self, *, is_recompute):
+    def __init__(self, *, is_recompute, op_output=None):
         self.is_recompute = is_recompute
+        self.op_output = op_output
 
 
-class _SelectiveMode:
-    """A dispatch mode for the time it is entered (see Note [Selective checkpointing])."""
+def _policy_from_bool(b):
+    # PyTorch still accepts the old True/False answers
+    return CheckpointPolicy.MUST_SAVE if b else CheckpointPolicy.PREFER_RECOMPUTE
 
-    def __init__(self, policy_fn, storage, is_recompute):
-        self.policy_fn, self.storage = policy_fn, storage
-        self.ctx = SelectiveCheckpointContext(is_recompute=is_recompute)
+
+_SAC_IGNORED_OPS = (ember.ops.aten.detach.default,)   # checkpoint adds detaches in one run only
+_RECOMPUTE = object()
+_CONSUMED = object()
+_SAC_MISMATCH_MSG = ("This can happen if the operations in the checkpointed region are "
+                     "nondeterministic or depend on global state that changed between forward "
+                     "and backward.")
+
+
+class _VersionWrapper:
+    """A kept result and its version when stored: a later in-place change is an error."""
+
+    def __init__(self, val):
+        self.val = val
+        self.version = val._version if isinstance(val, ember.Tensor) else None
+
+    def get_val(self, allow_cache_entry_mutation):
+        if self.version is not None and not allow_cache_entry_mutation and \
+                self.val._version != self.version:
+            raise RuntimeError("Tensor cached during selective activation checkpoint has been "
+                               "mutated")
+        return self.val
+
+
+def _tree_map(fn, out):
+    if isinstance(out, (tuple, list)):
+        return type(out)(fn(o) for o in out)
+    return fn(out)
+
+
+def _detach(x):
+    # detached: the stored tensor must not keep the graph (and so this storage) alive
+    return x.detach() if isinstance(x, ember.Tensor) else x
+
+
+class _CachingTorchDispatchMode(TorchDispatchMode):
+    """The forward context of selective checkpointing (Note [Selective checkpointing])."""
+
+    def __init__(self, policy_fn, storage):
+        super().__init__()
+        self.policy_fn = policy_fn
+        self.storage = storage
+        self.func_counter = collections.defaultdict(int)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        out = func(*args, **kwargs)
+        if func in _SAC_IGNORED_OPS:
+            return out
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out),
+                                func, *args, **kwargs)
+        if isinstance(policy, bool):
+            policy = _policy_from_bool(policy)
+        if policy in (CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_SAVE):
+            self.storage[func][idx] = _tree_map(lambda x: _VersionWrapper(_detach(x)), out)
+        else:
+            self.storage[func][idx] = _RECOMPUTE
+        return out
+
+
+class _CachedTorchDispatchMode(TorchDispatchMode):
+    """The recompute context of selective checkpointing (Note [Selective checkpointing]).
+    `policy_fn` is accepted and not used, as in PyTorch."""
+
+    def __init__(self, policy_fn, storage, allow_cache_entry_mutation=False):
+        super().__init__()
+        self.storage = storage
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
+        self.func_counter = collections.defaultdict(int)
 
     def __enter__(self):
-        _dispatcher._modes.append(self._call)
-        return self
+        # a second recompute (retain_graph=True) meets _CONSUMED, not a missing index
+        self.func_counter.clear()
+        return super().__enter__()
 
-    def __exit__(self, *exc):
-        _dispatcher._modes.remove(self._call)
-        return False
-
-    def _keeps(self, op, args):
-        if op._composite is not None or op._mutates:
-            return False
-        policy = self.policy_fn(self.ctx, op, *args)
-        if isinstance(policy, bool):  # PyTorch still accepts the old True/False answers
-            policy = CheckpointPolicy.MUST_SAVE if policy else CheckpointPolicy.PREFER_RECOMPUTE
-        return policy in _SAVE
-
-    def _call(self, op, args, level):
-        keep = self._keeps(op, args)
-        if not self.ctx.is_recompute:
-            out = _dispatcher.call_in_modes(op, args, level - 1)
-            if keep:
-                self.storage.setdefault(op, []).append(_detached(out))
-            return out
-        stored = self.storage.get(op)
-        if not keep or not stored:
-            return _dispatcher.call_in_modes(op, args, level - 1)
-        _replaying.append(stored.pop(0))
-        try:
-            key, grad = op._key_and_grad(args)
-            if grad and ember.is_grad_enabled():
-                return _autograd_kernel(op, "SelectiveCheckpointCache", args)
-            return _replay_stored(op, key, args)
-        finally:
-            _replaying.pop()
-
-
-def _detached(out):
-    if isinstance(out, (tuple, list)):
-        return type(out)(o.detach() if isinstance(o, ember.Tensor) else o for o in out)
-    return out.detach() if isinstance(out, ember.Tensor) else out
-
-
-_replaying = []  # the stored result the SelectiveCheckpointCache fallback hands back
-
-
-def _replay_stored(op, key, args):
-    return _replaying[-1]
-
-
-_dispatcher.register_fallback("SelectiveCheckpointCache", _replay_stored)
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = {} if kwargs is None else kwargs
+        if func in _SAC_IGNORED_OPS:
+            return func(*args, **kwargs)
+        idx = self.func_counter[func]
+        self.func_counter[func] += 1
+        func_storage = self.storage.get(func)
+        if func_storage is None:
+            raise RuntimeError(f"{func} encountered during backward but not found in storage. "
+                               f"{_SAC_MISMATCH_MSG}")
+        entry = func_storage.get(idx)
+        if entry is None:
+            raise RuntimeError(f"{func} invocation index {idx} encountered during backward but "
+                               f"not found in storage. {_SAC_MISMATCH_MSG}")
+        if entry is _CONSUMED:
+            raise RuntimeError("Trying to backward an extra time. You are only allowed to "
+                               "backward once on any region computed under selective "
+                               "activation checkpoint.")
+        if entry is _RECOMPUTE:
+            return func(*args, **kwargs)
+        func_storage[idx] = _CONSUMED
+        return _tree_map(lambda x: x.get_val(self.allow_cache_entry_mutation), entry)
 
 
 def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
@@ -579,8 +626,12 @@ def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mu
     if isinstance(policy_fn_or_list, list):
         for op in policy_fn_or_list:
             if not isinstance(op, _dispatcher.OpOverload):
+                extra = ("Please update the OpOverloadPacket to a specific OpOverload."
+                         "For example, if you have `torch.ops.aten.mm`, change it to "
+                         "`torch.ops.aten.mm.default`."
+                         if isinstance(op, _dispatcher.OpOverloadPacket) else "")
                 raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} "
-                                 f"of type {type(op)}. ")
+                                 f"of type {type(op)}. {extra}")
         ops = policy_fn_or_list
 
         def policy_fn(ctx, op, *args, **kwargs):
@@ -589,9 +640,9 @@ def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mu
         policy_fn = policy_fn_or_list
     else:
         raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
-    storage = {}
-    return (_SelectiveMode(policy_fn, storage, is_recompute=False),
-            _SelectiveMode(policy_fn, storage, is_recompute=True))
+    storage = collections.defaultdict(dict)
+    return (_CachingTorchDispatchMode(policy_fn, storage),
+            _CachedTorchDispatchMode(None, storage, allow_cache_entry_mutation))
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

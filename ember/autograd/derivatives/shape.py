@@ -1,4 +1,6 @@
 """Derivatives of the view, shape and copy ops (each view's gradient is the inverse view)."""
+import warnings
+
 from ..variable_type import derivative, not_differentiable
 from ..._aten.shape import split_sizes
 from ... import _refs as E
@@ -123,6 +125,18 @@ derivative("view.dtype", None)
 
 # ---- copies, joins, conversions
 derivative("clone", {"self": lambda grad: grad})
+
+
+
+# PyTorch's ops for its autograd tests: the default (CPU) gradient of fullcoverage is the bogus
+# grad + 1 its test checks for; _test_warn_in_autograd warns from its backward
+def _warn_backwards(grad):
+    warnings.warn("Warn from backward", stacklevel=2)
+    return grad
+
+
+derivative("_test_autograd_multiple_dispatch.fullcoverage", {"self": lambda grad: grad + 1})
+derivative("_test_warn_in_autograd", {"self": _warn_backwards})
 
 
 def _to_copy_grad(grad, self_dtype, device):
