@@ -123,7 +123,11 @@ def _overriding(tensors, inputs):
     """The tensor-like arguments of backward / grad when one of their types (or a mode)
     overrides `__torch_function__`, else (): PyTorch hands both functions to it."""
     args = tensors if inputs is None else tensors + _as_tuple(inputs)
-    if _tf.FAST_TYPES.issuperset(map(type, args)) and not _tf.is_torch_function_mode_enabled():
+    fast = _tf.FAST_TYPES   # (empty while a mode is on the stack)
+    for a in args:
+        if type(a) not in fast:
+            break
+    else:
         return ()
     args = tuple(a for a in args if type(a) is Tensor or hasattr(a, "__torch_function__"))
     return args if _tf.has_torch_function(args, skip_exact=Tensor) else ()
