@@ -252,3 +252,18 @@ def _autocast_program(L):
 
 def test_mode_sits_below_autocast_as_torchs():
     assert _autocast_program(ember) == _autocast_program(torch)
+
+
+def test_wrapper_subclass_refuses_tolist_and_numpy():
+    """A wrapper subclass has no memory of its own: tolist()/numpy() refuse with PyTorch's
+    errors."""
+    outcomes = []
+    for L in (ember, torch):
+        t = LIBS[L][2](L.ones(2), L.ones(2))
+        row = []
+        for f in (t.tolist, t.numpy):
+            with pytest.raises(RuntimeError) as e:
+                f()
+            row.append(str(e.value))
+        outcomes.append(row)
+    assert outcomes[0] == outcomes[1]

@@ -673,6 +673,8 @@ class Tensor:
         if force:  # PyTorch's force: detached, on the CPU, the conjugate/negative bits applied
             return resolved_values(self.detach().cpu()).numpy()
         bits = self._sparse if type(self._sparse) is MathBits else None
+        if self._sparse is PYTHON_KEY:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if self._sparse is not None and bits is None:
             raise TypeError(f"can't convert {self.layout.c10_name} layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
@@ -698,6 +700,9 @@ class Tensor:
     def tolist(self):
         if type(self._sparse) is MathBits:
             return self.resolve_conj().resolve_neg().tolist()
+        if self._sparse is PYTHON_KEY:
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got "
+                               f"{type(self).__name__}")
         if self._sparse is not None:
             raise RuntimeError("tolist() is not supported for sparse tensors: to_dense() first")
         if self._np is None:
