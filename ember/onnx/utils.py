@@ -89,11 +89,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     if export_modules_as_functions:
         raise OnnxExporterError("export_modules_as_functions is not supported")
     args = args if isinstance(args, tuple) else (args,)
-    kwargs = dict(kwargs or {})
-    if args and isinstance(args[-1], dict):
-        kwargs.update(args[-1])
-        args = args[:-1]
-    model_proto = _export(model, args, kwargs, opset, input_names, output_names,
+    if kwargs:
+        args = args + (dict(kwargs),)
+    args = _decide_input_format(model, args)
+    model_proto = _export(model, args, {}, opset, input_names, output_names,
                           dynamic_axes or {}, export_params, keep_initializers_as_inputs,
                           training, do_constant_folding, custom_opsets or {})
     if verbose:
@@ -127,12 +126,8 @@ def select_model_mode_for_export(model, mode):
 def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes, export_params,
             keep_initializers_as_inputs, training, do_constant_folding, custom_opsets):
     from ..autograd.grad_mode import no_grad
-    from .tracer import _tensors
-    if _tensors(kwargs):
-        raise OnnxExporterError("ember.onnx.export takes tensor inputs as positional args (a "
-                                "tuple, optionally followed by a dict of non-tensor kwargs)")
-    args = _distinct(args)
-    inputs = _tensors(args)
+    args = _numbers_as_tensors(_distinct(args))
+    inputs = _input_tensors(args)
     names = _input_names(model, args, input_names)
     params = _parameter_names(model)
     trace = Trace(params, lambda op: has_symbolic(op.name.split(".")[0]))
@@ -191,7 +186,7 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
     _exporting[0] = True
     try:
         with select_model_mode_for_export(model, training), no_grad():
-            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _tensors_of(grown),
+            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _input_tensors(tuple(grown)),
                       names)
     finally:
         _exporting[0] = False
@@ -220,9 +215,60 @@ def _cat(tensors, dim):
     return cat(tensors, dim)
 
 
-def _tensors_of(args):
-    from .tracer import _tensors
-    return _tensors(tuple(args))
+def _decide_input_format(model, args):
+    """`args` with a trailing dict of keyword inputs put in the places of forward's parameters
+    (a parameter the dict does not name takes its default), as torch.onnx does: the exported
+    graph's inputs are positional."""
+    if not args or not isinstance(args[-1], dict):
+        return args
+    try:
+        sig = inspect.signature(model.forward if hasattr(model, "forward") else model)
+    except (TypeError, ValueError):
+        return args
+    named, positional = args[-1], list(args[:-1])
+    for name in list(sig.parameters)[len(positional):]:
+        param = sig.parameters[name]
+        if name in named:
+            positional.append(named[name])
+        elif param.default is not param.empty:
+            positional.append(param.default)
+    return tuple(positional)
+
+
+def _numbers_as_tensors(args):
+    """The args with each Python number (in tuples and lists too) as a 0-dim tensor -- bool,
+    int64 or float64, as torch.jit._flatten makes them -- so that it is a graph input, as in
+    PyTorch's tracer: the model then runs on the tensor."""
+    from .. import tensor, float64
+    from .._core.tensor import Tensor
+
+    def convert(a):
+        if isinstance(a, (bool, int)):
+            return tensor(a)
+        if isinstance(a, float):
+            return tensor(a, dtype=float64)
+        if isinstance(a, (tuple, list)) and not isinstance(a, Tensor):
+            return type(a)(convert(x) for x in a) if not hasattr(a, "_fields") else \
+                type(a)(*(convert(x) for x in a))
+        return a
+    return tuple(convert(a) for a in args)
+
+
+def _input_tensors(obj):
+    """The tensors of the args in order: a dict gives its tensor keys and its values, as
+    torch.jit._flatten does (no recursion)."""
+    from .._core.tensor import Tensor
+    stack, found = [obj], []
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            found.append(x)
+        elif isinstance(x, (tuple, list)):
+            stack.extend(reversed(x))
+        elif isinstance(x, dict):
+            for k, v in reversed(list(x.items())):
+                stack.extend((v, k))
+    return found
 
 
 def _distinct(args):
@@ -331,7 +377,6 @@ def _graph_value(g, trace, traced, env):
 def _input_names(model, args, given):
     """The given names, then forward's parameter names (`hidden_0`, `hidden_1` for the
     tensors of a tuple argument `hidden`)."""
-    from .tracer import _tensors
     try:
         params = [p.name for p in inspect.signature(model.forward if hasattr(model, "forward")
                                                     else model).parameters.values()
@@ -341,7 +386,7 @@ def _input_names(model, args, given):
     names = []
     for i, a in enumerate(args):
         base = params[i] if i < len(params) else f"input_{i}"
-        inner = _tensors(a)
+        inner = _input_tensors(a)
         names += [base] if len(inner) == 1 and a is inner[0] else \
             [f"{base}_{k}" for k in range(len(inner))]
     given = list(given or [])
@@ -426,8 +471,6 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
         import warnings
         warnings.warn(f"Provided key {', '.join(unknown)} for dynamic axes is not a valid input/"
                       "output name")
-    inputs = [_value_info(v.name, env[v].dtype, v.shape, dyn.get(v.name, {}))
-              for v in trace.inputs]
     input_names = {v.name for v in trace.inputs}
     seen, renames, identities = set(), {}, []
     for v, name in zip(results, out_names):
@@ -447,6 +490,10 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
                 node.output[i] = renames[n]
     nodes = g.nodes + identities
     used = {n for node in nodes for n in node.input}
+    # an input no node reads (a traced branch did not use it) is not a graph input, as in
+    # PyTorch; running the model with it then fails on the extra input
+    inputs = [_value_info(v.name, env[v].dtype, v.shape, dyn.get(v.name, {}))
+              for v in trace.inputs if v.name in used]
     inits = {n: a for n, a in g.initializers.items() if n in used}
     outputs = [_value_info(name, v.dtype, v.shape, dyn.get(name, {}))
                for v, name in zip(results, out_names)]

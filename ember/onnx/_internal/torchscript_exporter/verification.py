@@ -52,8 +52,10 @@ def flatten(obj):
         x = stack.pop()
         if isinstance(x, Tensor):
             out.append(x)
-        elif isinstance(x, (bool, int, float)):
+        elif isinstance(x, (bool, int)):
             out.append(ember.tensor(x))
+        elif isinstance(x, float):
+            out.append(ember.tensor(x, dtype=ember.float64))
         elif isinstance(x, (tuple, list)):
             stack.extend(reversed(x))
         elif isinstance(x, dict):
