@@ -52,6 +52,11 @@ def _operands(g, a, b):
     """Two operands of a binary op as Values of one dtype (numbers take the tensor's dtype;
     tensors of different dtypes are cast to their promoted dtype)."""
     from onnx import helper
+    if not hasattr(a, "name") and not hasattr(b, "name"):
+        # two Python numbers: an int64 pair, or the default float dtype if either is a float
+        dt = np.float32 if isinstance(a, float) or isinstance(b, float) else \
+            np.bool_ if isinstance(a, bool) and isinstance(b, bool) else np.int64
+        return g.constant(np.asarray(a, dt)), g.constant(np.asarray(b, dt))
     if not hasattr(a, "name"):
         a, b, swapped = b, a, True
     else:
@@ -63,15 +68,21 @@ def _operands(g, a, b):
                 np.float32
         b = g.constant(np.asarray(b, dtype=dt))
     elif a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
-        if b.shape == () and np.dtype(a.dtype).kind == np.dtype(b.dtype).kind:
-            target = a.dtype  # a 0-dim tensor of the same kind follows the other operand
-        elif a.shape == () and np.dtype(a.dtype).kind == np.dtype(b.dtype).kind:
+        ka, kb = _CATEGORY[np.dtype(a.dtype).kind], _CATEGORY[np.dtype(b.dtype).kind]
+        if b.shape == () and ka == kb:
+            target = a.dtype  # a 0-dim tensor of the same category follows the other operand
+        elif a.shape == () and ka == kb:
             target = b.dtype
+        elif ka != kb:
+            target = a.dtype if ka > kb else b.dtype  # int64 + float32 is float32
         else:
             target = np.result_type(a.dtype, b.dtype)
         to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
         a, b = (x if x.dtype == target else g.op("Cast", x, to_i=to) for x in (a, b))
     return (b, a) if swapped else (a, b)
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # PyTorch's promotion categories
 
 
 def _binary(op_type):
@@ -522,14 +533,64 @@ def _axes(self, dim):
     return [_dim(d, rank) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
 
 
+def _accumulate_as(g, self, dtype):
+    """The input of a sum or product in the dtype the result has: `dtype` when given, int64
+    for bool and integer inputs (as PyTorch accumulates them), else the input's own."""
+    if dtype is not None:
+        target = dtype._np
+    elif self.dtype is not None and np.dtype(self.dtype).kind in "biu":
+        target = np.int64
+    else:
+        return self
+    if target == self.dtype:
+        return self
+    out = g.op("Cast", self, to_i=_onnx_dtype(target))
+    out.shape, out.dtype = self.shape, target
+    return out
+
+
 @onnx_symbolic("aten::mean")
 def mean(g, self, dim=None, keepdim=False, dtype=None):
-    return _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim)
+    axes = _axes(self, dim)
+    return _reduce(g, "ReduceMean", _accumulate_as(g, self, dtype), axes, keepdim)
 
 
 @onnx_symbolic("aten::sum")
 def sum_dim(g, self, dim=None, keepdim=False, dtype=None):
-    return _reduce(g, "ReduceSum", self, _axes(self, dim), keepdim)
+    axes = _axes(self, dim)
+    return _reduce(g, "ReduceSum", _accumulate_as(g, self, dtype), axes, keepdim)
+
+
+@onnx_symbolic("aten::prod")
+def prod(g, self, dim=None, keepdim=False, dtype=None):
+    axes = _axes(self, dim)
+    return _reduce(g, "ReduceProd", _accumulate_as(g, self, dtype), axes, keepdim)
+
+
+@onnx_symbolic("aten::amin")
+def amin(g, self, dim=(), keepdim=False):
+    return _reduce(g, "ReduceMin", self, _axes(self, dim or None), keepdim)
+
+
+@onnx_symbolic("aten::linalg_vector_norm")
+def linalg_vector_norm(g, self, ord=2, dim=None, keepdim=False, dtype=None):
+    x = _accumulate_as(g, self, dtype)
+    axes = _axes(self, dim)
+    if ord == 1:
+        return _reduce(g, "ReduceL1", x, axes, keepdim)
+    if ord == 2:
+        return _reduce(g, "ReduceL2", x, axes, keepdim)
+    if ord in (math.inf, -math.inf):
+        return _reduce(g, "ReduceMax" if ord > 0 else "ReduceMin", g.op("Abs", x), axes,
+                       keepdim)
+    dt = x.dtype or np.float32
+    if ord == 0:
+        nonzero = g.op("Cast", g.op("Not", g.op("Equal", x, g.constant(np.asarray(0, dt)))),
+                       to_i=_onnx_dtype(dt))
+        return _reduce(g, "ReduceSum", nonzero, axes, keepdim)
+    powered = g.op("Pow", g.op("Abs", x), g.constant(np.asarray(ord, dt)))
+    return g.op("Pow", _reduce(g, "ReduceSum", powered, axes, keepdim),
+                g.constant(np.asarray(1 / ord, dt)))
 
 
 @onnx_symbolic("aten::amax")
@@ -542,10 +603,22 @@ def logsumexp(g, self, dim, keepdim=False):
     return _reduce(g, "ReduceLogSumExp", self, _axes(self, dim), keepdim)
 
 
-@onnx_symbolic("aten::max")
-def max_dim(g, self, dim, keepdim=False):
-    values = _reduce(g, "ReduceMax", self, [dim], keepdim)
-    return values, g.op("ArgMax", self, axis_i=dim, keepdims_i=int(keepdim))
+def _min_max(reduce_op, arg_op, binary_op):
+    """max / min: over everything (one argument), elementwise (a second tensor), or along
+    `dim` with the indices (values, indices)."""
+    def symbolic(g, self, dim=None, keepdim=False):
+        if dim is None:
+            return _reduce(g, reduce_op, self, [], False)
+        if hasattr(dim, "name"):
+            return g.op(binary_op, *_operands(g, self, dim))
+        dim = _dim(dim, _rank(self))
+        values = _reduce(g, reduce_op, self, [dim], keepdim)
+        return values, g.op(arg_op, self, axis_i=dim, keepdims_i=int(keepdim))
+    return symbolic
+
+
+max_dim = onnx_symbolic("aten::max")(_min_max("ReduceMax", "ArgMax", "Max"))
+onnx_symbolic("aten::min")(_min_max("ReduceMin", "ArgMin", "Min"))
 
 
 def _bool_reduce(op_type):
@@ -589,7 +662,7 @@ def linear(g, input, weight, bias=None):
     return out if bias is None else g.op("Add", out, bias)
 
 
-for _name in ("matmul", "mm", "bmm"):
+for _name in ("matmul", "mm", "bmm", "mv", "dot"):
     onnx_symbolic(f"aten::{_name}")(lambda g, self, other: g.op("MatMul", self, other))
 
 
@@ -780,9 +853,14 @@ def _rnn_layer(g, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, 
     sequence; its (T, 1, B, H) output and (1, B, H) states lose their direction dim."""
     if weight_hr is not None:
         raise SymbolicValueError("LSTM with proj_size > 0 has no ONNX LSTM form")
-    if _rank(input) != 3:
+    # a cell (LSTMCell, GRUCell, RNNCell) is one step of packed data: (B, *) with one batch size
+    one_step = _rank(input) == 2 and len(batch_sizes) == 1
+    if one_step:
+        input = _unsqueeze(g, input, [0])
+    elif _rank(input) != 3:
         raise SymbolicValueError("an RNN over a PackedSequence is not exported; pass the padded "
                                  "(T, B, *) batch")
+    out_axes = [0, 1] if one_step else [1]
     hidden = weight_hh.shape[1]
     W = _unsqueeze(g, _gates(g, weight_ih, mode, hidden), [0])
     R = _unsqueeze(g, _gates(g, weight_hh, mode, hidden), [0])
@@ -797,14 +875,14 @@ def _rnn_layer(g, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, 
         if h0 is None and c0 is not None:
             h0 = _unsqueeze(g, hx, [0])
         y, yh, yc = g.op("LSTM", input, W, R, B, None, h0, c0, outputs=3, **attrs)
-        return _squeeze(g, y, [1]), _squeeze(g, yh, [0]), _squeeze(g, yc, [0]), None
+        return _squeeze(g, y, out_axes), _squeeze(g, yh, [0]), _squeeze(g, yc, [0]), None
     if mode == "GRU":
         y, yh = g.op("GRU", input, W, R, B, None, h0, linear_before_reset_i=1, outputs=2,
                      **attrs)
     else:
         y, yh = g.op("RNN", input, W, R, B, None, h0, outputs=2,
                      activations_ss=["Tanh" if mode == "RNN_TANH" else "Relu"], **attrs)
-    return _squeeze(g, y, [1]), _squeeze(g, yh, [0]), None, None
+    return _squeeze(g, y, out_axes), _squeeze(g, yh, [0]), None, None
 
 
 def _is_zero(v):
@@ -850,10 +928,24 @@ def index(g, self, indices):
         raise SymbolicValueError("advanced indexing with more than one index tensor is not "
                                  "exported; index one dim at a time")
     dim, idx = used[0]
-    if idx.dtype == np.bool_:
-        raise SymbolicValueError("indexing by a boolean mask has a data-dependent shape and is "
-                                 "not exported")
+    if idx.dtype in (np.bool_, np.uint8):
+        return _index_by_mask(g, self, dim, idx)
     return g.op("Gather", self, idx, axis_i=dim)
+
+
+def _index_by_mask(g, self, dim, mask):
+    """x[mask] (a uint8 mask counts as a bool one, as in PyTorch): the mask's true positions
+    (NonZero, one row per mask dim) select along the dims the mask covers -- Gather for a 1-D
+    mask, GatherND over the leading dims for a wider one."""
+    if mask.dtype == np.uint8:
+        mask = g.op("Cast", mask, to_i=_onnx_dtype(np.bool_))
+    positions = g.op("NonZero", mask)
+    if _rank(mask) == 1:
+        return g.op("Gather", self, _squeeze(g, positions, [0]), axis_i=dim)
+    if dim != 0:
+        raise SymbolicValueError("indexing by a multi-dimensional mask after other indices is "
+                                 "not exported; mask the leading dims")
+    return g.op("GatherND", self, g.op("Transpose", positions, perm_is=[1, 0]))
 
 
 def _var(g, self, dim, correction, keepdim):
@@ -1029,3 +1121,103 @@ def deform_conv2d(g, input, weight, offset, mask, bias, stride_h, stride_w, pad_
                 kernel_shape_is=list(weight.shape[2:]), strides_is=[stride_h, stride_w],
                 pads_is=[pad_h, pad_w, pad_h, pad_w], dilations_is=[dilation_h, dilation_w],
                 group_i=groups, offset_group_i=offset_groups)
+
+
+# ---- more elementwise and shape ops ---------------------------------------------------------
+@onnx_symbolic("aten::fmod")
+def fmod(g, self, other):
+    """C's remainder (the sign of the dividend); ONNX Mod takes fmod=1 for every dtype."""
+    return g.op("Mod", *_operands(g, self, other), fmod_i=1)
+
+
+@onnx_symbolic("aten::addcmul")
+def addcmul(g, self, tensor1, tensor2, value=1):
+    product = g.op("Mul", *_operands(g, tensor1, tensor2))
+    if value != 1:
+        product = g.op("Mul", *_operands(g, product, value))
+    return g.op("Add", *_operands(g, self, product))
+
+
+@onnx_symbolic("aten::addcdiv")
+def addcdiv(g, self, tensor1, tensor2, value=1):
+    quotient = g.op("Div", *_operands(g, tensor1, tensor2))
+    if value != 1:
+        quotient = g.op("Mul", *_operands(g, quotient, value))
+    return g.op("Add", *_operands(g, self, quotient))
+
+
+@onnx_symbolic("aten::logit")
+def logit(g, self, eps=None):
+    dt = self.dtype or np.float32
+    if eps is not None:
+        self = g.op("Clip", self, g.constant(np.asarray(eps, dt)),
+                    g.constant(np.asarray(1 - eps, dt)))
+    return g.op("Log", g.op("Div", self, g.op("Sub", g.constant(np.asarray(1, dt)), self)))
+
+
+@onnx_symbolic("aten::glu")
+def glu(g, self, dim=-1):
+    dim = _dim(dim, _rank(self))
+    half = self.shape[dim] // 2
+    a, b = g.op("Split", self, _ints(g, [half, half]), axis_i=dim, outputs=2)
+    return g.op("Mul", a, g.op("Sigmoid", b))
+
+
+def _trilu(upper):
+    def symbolic(g, self, diagonal=0):
+        return g.op("Trilu", self, _ints(g, diagonal), upper_i=int(upper))
+    return symbolic
+
+
+onnx_symbolic("aten::triu")(_trilu(True))
+onnx_symbolic("aten::tril")(_trilu(False))
+
+
+@onnx_symbolic("aten::one_hot")
+def one_hot(g, self, num_classes=-1):
+    if num_classes < 0:
+        raise SymbolicValueError("one_hot without num_classes takes its size from the data "
+                                 "(max + 1) and is not exported; pass num_classes")
+    return g.op("OneHot", self, _ints(g, num_classes), _ints(g, [0, 1]), axis_i=-1)
+
+
+@onnx_symbolic("aten::bucketize")
+def bucketize(g, self, boundaries, out_int32=False, right=False):
+    """The number of boundaries below each value (at or below, with right=True)."""
+    x = _unsqueeze(g, self, [_rank(self)])
+    below = g.op("LessOrEqual" if right else "Less", *_operands(g, boundaries, x))
+    counts = g.op("Cast", below, to_i=_onnx_dtype(np.int64))
+    counts.shape = tuple(self.shape) + tuple(boundaries.shape)
+    out = _reduce(g, "ReduceSum", counts, [_rank(self)], False)
+    return g.op("Cast", out, to_i=_onnx_dtype(np.int32)) if out_int32 else out
+
+
+@onnx_symbolic("aten::unfold")
+def unfold(g, self, dimension, size, step):
+    """Windows of `size` every `step` along `dimension`: one Gather of the (windows, size)
+    positions, then the window axis moved last."""
+    rank = _rank(self)
+    dim = _dim(dimension, rank) if rank else 0
+    length = self.shape[dim] if rank else 1
+    count = (length - size) // step + 1
+    positions = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+    if not rank:
+        return _unsqueeze(g, self, [0])
+    windows = g.op("Gather", self, _ints(g, positions), axis_i=dim)
+    perm = list(range(dim + 1)) + list(range(dim + 2, rank + 1)) + [dim + 1]
+    return g.op("Transpose", windows, perm_is=perm)
+
+
+@onnx_symbolic("aten::_unique2")
+def _unique2(g, self, sorted=True, return_inverse=False, return_counts=False):
+    """Unique over the flattened input; the inverse indices take the input's shape."""
+    values, _, inverse, counts = g.op("Unique", self, sorted_i=1, outputs=4)
+    inverse = g.op("Reshape", inverse, _ints(g, list(self.shape)))
+    return values, inverse, counts
+
+
+@onnx_symbolic("aten::unique_dim")
+def unique_dim(g, self, dim, sorted=True, return_inverse=False, return_counts=False):
+    values, _, inverse, counts = g.op("Unique", self, axis_i=_dim(dim, _rank(self)), sorted_i=1,
+                                      outputs=4)
+    return values, inverse, counts

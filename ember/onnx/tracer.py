@@ -18,6 +18,7 @@ Converting a traced tensor to a Python value (`bool(t)`, `t.item()`, `t.tolist()
 means the trace took a branch, a size or a result from data it cannot follow: a TracerWarning
 says so, as PyTorch's tracer does.
 """
+import sys
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -74,6 +75,7 @@ class Trace:
         self.inputs = []
         self._alive = []
         self._inside = 0      # > 0 while a recorded node's own calls run
+        self._read = []       # traced values the model read into Python (int(n), n.item())
 
     def run(self, fn, args, inputs, input_names):
         """fn(*args), with the tensors `inputs` (found in args) as the graph's inputs."""
@@ -105,6 +107,22 @@ class Trace:
         if name is not None:
             return self._value(t, "param", name, _values(t))
         return self._value(t, "const", f"const_{len(self.values)}", _values(t))
+
+    def inputs_read(self):
+        """The names of the inputs a value the model read into Python was computed from."""
+        producer = {id(o): n for n in self.nodes for o in n.outputs if o is not None}
+        stack, seen, names = list(self._read), set(), set()
+        while stack:
+            v = stack.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if v.kind == "input":
+                names.add(v.name)
+            node = producer.get(id(v))
+            if node is not None:
+                stack.extend(_traced_in(node.args) + _traced_in(node.kwargs))
+        return names
 
     # ---- recording ------------------------------------------------------------------------
     def _on_op(self, op, args, level):
@@ -211,6 +229,8 @@ class Trace:
         def converting(t, *args, **kwargs):
             v = trace.values.get(id(t))
             if not trace._inside and v is not None and v.kind in ("input", "op"):
+                if _read_by_an_op_argument():
+                    trace._read.append(v)
                 warnings.warn(f"Converting a tensor to {message} might cause the trace "
                               "to be incorrect. We can't record the data flow of Python values, "
                               "so this value will be treated as a constant in the future. This "
@@ -218,6 +238,21 @@ class Trace:
                               TracerWarning, stacklevel=_user_stacklevel())
             return trace._run_inside(method, t, *args, **kwargs)
         return converting
+
+
+def _read_by_an_op_argument():
+    """Whether the tensor being converted is an op's int/float/Scalar argument (read by the
+    bindings' argument parser, `torch.tril(x, diagonal=n)`) rather than by the model's own code
+    (`int(n)`): PyTorch's trace records the first kind of read (aten::Int), so the input it
+    came from stays a graph input; ember's graph holds the value read, with the warning."""
+    frame = sys._getframe(2)
+    for _ in range(6):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__") == "ember._bindings.arg_parser":
+            return True
+        frame = frame.f_back
+    return False
 
 
 _CONVERSIONS = {"__bool__": "a Python boolean", "item": "a Python number",
@@ -232,6 +267,20 @@ def _draws_random(op):
     if random is None:
         random = _random_ops[op] = any("Generator" in a.type for a in op.schema.arguments)
     return random
+
+
+def _traced_in(obj):
+    """The TracedValues in a node's (nested) arguments."""
+    stack, found = [obj], []
+    while stack:
+        x = stack.pop()
+        if isinstance(x, TracedValue):
+            found.append(x)
+        elif isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return found
 
 
 def _tensors(obj):

@@ -18,7 +18,7 @@ import numpy as np
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .graph import GraphContext, Value
 from .registry import MIN_OPSET, first_opset, has_symbolic, lookup
-from .tracer import Trace
+from .tracer import Trace, _traced_in
 from . import symbolic_opset17  # noqa: F401  (registers the built-in symbolic functions)
 
 DEFAULT_OPSET = 20  # PyTorch 2.13's default for the TorchScript exporter
@@ -294,23 +294,9 @@ def _live_nodes(trace, outs):
     for node in reversed(trace.nodes):
         if any(o is not None and id(o) in needed for o in node.outputs):
             live.append(node)
-            for t in _traced_values(node.args) + _traced_values(node.kwargs):
+            for t in _traced_in(node.args) + _traced_in(node.kwargs):
                 needed.add(id(t))
     return live[::-1]
-
-
-def _traced_values(obj):
-    from .tracer import TracedValue
-    stack, found = [obj], []
-    while stack:
-        x = stack.pop()
-        if isinstance(x, TracedValue):
-            found.append(x)
-        elif isinstance(x, (tuple, list)):
-            stack.extend(x)
-        elif isinstance(x, dict):
-            stack.extend(x.values())
-    return found
 
 
 def _convert(g, trace, node, env, opset):
@@ -491,9 +477,12 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
     nodes = g.nodes + identities
     used = {n for node in nodes for n in node.input}
     # an input no node reads (a traced branch did not use it) is not a graph input, as in
-    # PyTorch; running the model with it then fails on the extra input
+    # PyTorch; running the model with it then fails on the extra input. One whose value the
+    # model read into Python (`int(n)`, with a TracerWarning) stays: PyTorch's trace records
+    # that read; ember's graph holds the value it read
+    read = trace.inputs_read()
     inputs = [_value_info(v.name, env[v].dtype, v.shape, dyn.get(v.name, {}))
-              for v in trace.inputs if v.name in used]
+              for v in trace.inputs if v.name in used or v.name in read]
     inits = {n: a for n, a in g.initializers.items() if n in used}
     outputs = [_value_info(name, v.dtype, v.shape, dyn.get(name, {}))
                for v, name in zip(results, out_names)]
