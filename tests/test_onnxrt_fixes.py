@@ -97,6 +97,7 @@ def _check(fn, *args, opset=17, rtol=1e-5, atol=1e-6, state=None):
 rng = np.random.default_rng(0)
 X = rng.standard_normal((4, 2, 3)).astype(np.float32)
 INTS = rng.integers(0, 10, (4, 4))
+SPECIAL = np.array([[1, 2, np.inf], [2, np.nan, -np.inf]], np.float32)
 
 
 @pytest.mark.parametrize("opset", [17, 18])
@@ -138,6 +139,18 @@ INTS = rng.integers(0, 10, (4, 4))
     ("remainder_promotes", lambda t, x, y: (t.remainder(x, y), t.remainder(y, x)),
      (X[0, 0], np.array([2, 3, 5]))),
     ("float16_times_size", lambda t, x: x * x.size()[-1] ** -0.5, (X.astype(np.float16),)),
+    ("celu_selu_elu64", lambda t, x: (t.nn.functional.celu(x, 2.0), t.nn.functional.selu(x),
+                                      t.nn.functional.elu(x.double())), (X,)),
+    ("isnan_isinf_isfinite", lambda t, x, h, i: (x.isnan(), x.isinf(), x.isfinite(), h.isinf(),
+                                                 h.isfinite(), i.isnan(), i.isfinite()),
+     (SPECIAL, SPECIAL.astype(np.float16), INTS)),
+    ("nan_to_num", lambda t, x, h, i: (x.nan_to_num(), h.nan_to_num(), i.nan_to_num(),
+                                       x.nan_to_num(nan=2.3, posinf=4.5, neginf=6.7)),
+     (SPECIAL, SPECIAL.astype(np.float16), INTS)),
+    ("nonzero_and_where", lambda t, x: (t.nonzero(x > 0), t.stack(t.where(x > 0.5), dim=1),
+                                        t.nonzero(x[0, 0] > 0, as_tuple=True)), (X,)),
+    ("compare_bools", lambda t, a, b: (a > b, a <= b, a > 0.5), (X > 0, X < 0.5)),
+    ("where_uint8", lambda t, c, x: t.where(c, x, 1.0), ((X > 0).astype(np.uint8), X)),
 ])
 def test_symbolics(name, fn, args, opset):
     _check(fn, *args, opset=opset)

@@ -92,6 +92,21 @@ def _binary(op_type):
     return symbolic
 
 
+def _ordering(op_type):
+    """<, <=, >, >=: ONNX orders no bools, so bool operands compare as int32."""
+    def symbolic(g, self, other):
+        a, b = _operands(g, self, other)
+        if a.dtype == np.bool_:
+            a, b = (g.op("Cast", x, to_i=_onnx_dtype(np.int32)) for x in (a, b))
+        return g.op(op_type, a, b)
+    return symbolic
+
+
+for _name, _op in (("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
+                   ("ge", "GreaterOrEqual")):
+    onnx_symbolic(f"aten::{_name}")(_ordering(_op))
+
+
 def _unary(op_type):
     def symbolic(g, self, *rest):
         return g.op(op_type, self)
@@ -103,9 +118,8 @@ def _identity(g, self, *rest):
 
 
 for _name, _op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("pow", "Pow"),
-                   ("maximum", "Max"), ("minimum", "Min"),
-                   ("eq", "Equal"), ("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
-                   ("ge", "GreaterOrEqual"), ("logical_and", "And"), ("logical_or", "Or"),
+                   ("maximum", "Max"), ("minimum", "Min"), ("eq", "Equal"),
+                   ("logical_and", "And"), ("logical_or", "Or"),
                    ("logical_xor", "Xor")):
     onnx_symbolic(f"aten::{_name}")(_binary(_op))
 for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"),
@@ -238,10 +252,19 @@ def leaky_relu(g, self, negative_slope=0.01):
 
 @onnx_symbolic("aten::elu")
 def elu(g, self, alpha=1, scale=1, input_scale=1):
-    if scale != 1 or input_scale != 1:
-        raise SymbolicValueError("elu with scale or input_scale other than 1 (selu) is not "
-                                 "exported")
-    return g.op("Elu", self, alpha_f=alpha)
+    """ELU, and CELU/SELU through its scales: scale * (x if x > 0 else alpha * (exp(x *
+    input_scale) - 1)). ONNX Runtime's Elu is float32 only, so other dtypes and scales are
+    written out."""
+    if scale == 1 and input_scale == 1 and self.dtype == np.float32:
+        return g.op("Elu", self, alpha_f=alpha)
+    dt = self.dtype or np.float32
+
+    def c(v):
+        return g.constant(np.asarray(v, dt))
+    negative = g.op("Mul", c(alpha), g.op("Sub", g.op("Exp", g.op("Mul", self, c(input_scale))),
+                                          c(1)))
+    out = g.op("Where", g.op("Greater", self, c(0)), self, negative)
+    return out if scale == 1 else g.op("Mul", out, c(scale))
 
 
 @onnx_symbolic("aten::softplus")
@@ -266,7 +289,77 @@ def log_sigmoid(g, self):
 @onnx_symbolic("aten::where")
 def where(g, condition, self, other):
     a, b = _operands(g, self, other)
+    if condition.dtype != np.bool_:  # a uint8 condition counts as bool, as in PyTorch
+        condition = g.op("Cast", condition, to_i=_onnx_dtype(np.bool_))
     return g.op("Where", condition, a, b)
+
+
+def _all_of_shape(g, self, value):
+    return g.op("Expand", g.constant(np.asarray(value)), g.op("Shape", self))
+
+
+@onnx_symbolic("aten::isnan")
+def isnan(g, self):
+    if np.dtype(self.dtype).kind != "f":
+        return _all_of_shape(g, self, False)
+    return g.op("IsNaN", self)
+
+
+@onnx_symbolic("aten::isinf")
+def isinf(g, self):
+    if np.dtype(self.dtype).kind != "f":
+        return _all_of_shape(g, self, False)
+    return g.op("IsInf", _as_float32_for_isinf(g, self))
+
+
+@onnx_symbolic("aten::isfinite")
+def isfinite(g, self):
+    if np.dtype(self.dtype).kind != "f":
+        return _all_of_shape(g, self, True)
+    return g.op("Not", g.op("Or", g.op("IsInf", _as_float32_for_isinf(g, self)),
+                            g.op("IsNaN", self)))
+
+
+@onnx_symbolic("aten::nan_to_num")
+def nan_to_num(g, self, nan=None, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest and smallest finite values
+    unless given); integer tensors are returned as they are."""
+    if np.dtype(self.dtype).kind != "f":
+        return self
+    dt, info = self.dtype, np.finfo(self.dtype)
+    wide = _as_float32_for_isinf(g, self)
+    for value, test in ((0.0 if nan is None else nan, g.op("IsNaN", self)),
+                        (info.max if posinf is None else posinf,
+                         g.op("IsInf", wide, detect_negative_i=0)),
+                        (info.min if neginf is None else neginf,
+                         g.op("IsInf", wide, detect_positive_i=0))):
+        self = g.op("Where", test, g.constant(np.asarray(value, dt)), self)
+    return self
+
+
+@onnx_symbolic("aten::nonzero")
+def nonzero(g, self):
+    """The (count, rank) positions of the nonzero elements (ONNX NonZero gives them
+    transposed)."""
+    return g.op("Transpose", g.op("NonZero", self), perm_is=[1, 0])
+
+
+@onnx_symbolic("aten::nonzero.as_tuple")
+def nonzero_as_tuple(g, self):
+    """torch.where(cond) / nonzero(as_tuple=True): one row of positions per dim."""
+    rank = max(_rank(self), 1)
+    rows = g.op("NonZero", self)
+    if rank == 1:
+        return (_squeeze(g, rows, [0]),)
+    return tuple(_squeeze(g, r, [0]) for r in g.op("Split", rows, _ints(g, [1] * rank), axis_i=0,
+                                                   outputs=rank))
+
+
+def _as_float32_for_isinf(g, x):
+    """ONNX Runtime's IsInf takes float32 and float64 only."""
+    if x.dtype in (np.float32, np.float64):
+        return x
+    return g.op("Cast", x, to_i=_onnx_dtype(np.float32))
 
 
 @onnx_symbolic("aten::masked_fill")

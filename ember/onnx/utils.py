@@ -306,7 +306,8 @@ def _convert(g, trace, node, env, opset):
         produced = node.target.symbolic(g, *args, **kwargs)
     else:
         name = node.name
-        fn = lookup(name, opset)
+        # an overload whose results differ in kind has its own function ("aten::nonzero.as_tuple")
+        fn = lookup(node.target.name, opset) or lookup(name, opset)
         if fn is None:
             raise UnsupportedOperatorError(name, opset, first_opset(name))
         produced = fn(g, *args)
