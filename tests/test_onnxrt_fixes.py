@@ -151,6 +151,7 @@ SPECIAL = np.array([[1, 2, np.inf], [2, np.nan, -np.inf]], np.float32)
                                         t.nonzero(x[0, 0] > 0, as_tuple=True)), (X,)),
     ("compare_bools", lambda t, a, b: (a > b, a <= b, a > 0.5), (X > 0, X < 0.5)),
     ("where_uint8", lambda t, c, x: t.where(c, x, 1.0), ((X > 0).astype(np.uint8), X)),
+    ("unbind", lambda t, x: (x.unbind(1), x.unbind(-1)[2], x[:1].unbind()), (X,)),
 ])
 def test_symbolics(name, fn, args, opset):
     _check(fn, *args, opset=opset)
@@ -288,3 +289,39 @@ def test_jit_scalar_type_as_torch():
             assert e.torch_name() == t.torch_name()
             assert str(e.dtype()).rpartition(".")[2] == str(t.dtype()).rpartition(".")[2]
     assert E.from_dtype(ember.bfloat16) == E.BFLOAT16 and E.from_onnx_type(7) == E.INT64
+
+
+@pytest.mark.parametrize("opset", [17, 18])
+def test_chunk_follows_a_dynamic_axis(opset):
+    """chunk's piece size is computed in the graph: other lengths of a dynamic axis give
+    torch's pieces (the number of pieces is the example's)."""
+    fn = _module(ember, lambda t, x: t.chunk(x, 3, dim=-1))
+    session = ort.InferenceSession(
+        _export(fn, (ember.randn(2, 18),), opset=opset, input_names=["x"],
+                dynamic_axes={"x": {0: "batch", 1: "n"}}),
+        providers=["CPUExecutionProvider"])
+    for n in (13, 14, 15, 18):
+        x = rng.standard_normal((3, n)).astype(np.float32)
+        got = session.run(None, {"x": x})
+        expected = [c.numpy() for c in torch.chunk(torch.tensor(x), 3, dim=-1)]
+        assert [g.shape for g in got] == [e.shape for e in expected]
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+
+
+def test_dynamic_axes_whose_grown_trace_fails_keep_the_example_sizes():
+    """Split sizes taken from two inputs with dynamic axes: ember's second trace (dims grown by
+    one) does not fit together; the export keeps the example's sizes instead of failing."""
+    def fn(t, x, y, z):
+        return t.split(z, (x.size(1), y.size(1)), dim=1)
+    x, y, z = X[0], rng.standard_normal((2, 4)).astype(np.float32), \
+        rng.standard_normal((2, 7)).astype(np.float32)
+    em = _module(ember, fn)
+    data = _export(em, (ember.tensor(x), ember.tensor(y), ember.tensor(z)),
+                   input_names=["x", "y", "z"], dynamic_axes={"z": [0, 1]})
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["z"]
+    got = session.run(None, {"z": z})
+    expected = fn(torch, torch.tensor(x), torch.tensor(y), torch.tensor(z))
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e.numpy())

@@ -490,8 +490,31 @@ def split_with_sizes(g, self, split_sizes, dim=0):
 
 @onnx_symbolic("aten::chunk")
 def chunk(g, self, chunks, dim=0):
+    """Pieces of ceil(n / chunks) along `dim`, the last one shorter; the size is computed from
+    the input's shape in the graph, so it follows a dynamic axis (the number of pieces is the
+    example's, as in PyTorch's trace)."""
+    dim = _dim(dim, _rank(self))
     n = self.shape[dim]
-    return split(g, self, -(-n // chunks), dim)
+    size = -(-n // chunks)
+    count = -(-n // size) if n else 1
+    length = g.op("Gather", g.op("Shape", self), _ints(g, [dim]), axis_i=0)
+    step = g.op("Div", g.op("Add", length, _ints(g, [chunks - 1])), _ints(g, [chunks]))
+    pieces = []
+    for k in range(count):
+        start = g.op("Mul", step, _ints(g, [k]))
+        end = _ints(g, [_INT64_MAX]) if k == count - 1 else g.op("Mul", step, _ints(g, [k + 1]))
+        pieces.append(g.op("Slice", self, start, end, _ints(g, [dim])))
+    return pieces
+
+
+@onnx_symbolic("aten::unbind")
+def unbind(g, self, dim=0):
+    dim = _dim(dim, _rank(self))
+    n = self.shape[dim]
+    if n == 1:
+        return [_squeeze(g, self, [dim])]
+    pieces = g.op("Split", self, _ints(g, [1] * n), axis_i=dim, outputs=n)
+    return [_squeeze(g, p, [dim]) for p in pieces]
 
 
 @onnx_symbolic("aten::cat")

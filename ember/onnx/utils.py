@@ -12,6 +12,7 @@ import contextlib
 import enum
 import inspect
 import os
+import warnings
 
 import numpy as np
 
@@ -185,9 +186,13 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
     other = Trace(params, trace.is_node)
     _exporting[0] = True
     try:
-        with select_model_mode_for_export(model, training), no_grad():
+        with select_model_mode_for_export(model, training), no_grad(), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _input_tensors(tuple(grown)),
                       names)
+    except Exception:
+        return   # the grown inputs do not fit together (split sizes taken from two inputs)
     finally:
         _exporting[0] = False
     if [n.name for n in other.nodes] != [n.name for n in trace.nodes]:
@@ -455,7 +460,6 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
     known_names = set(out_names) | {v.name for v in trace.inputs}
     unknown = sorted(set(dyn) - known_names)
     if unknown:
-        import warnings
         warnings.warn(f"Provided key {', '.join(unknown)} for dynamic axes is not a valid input/"
                       "output name")
     input_names = {v.name for v in trace.inputs}
