@@ -325,3 +325,21 @@ def test_dynamic_axes_whose_grown_trace_fails_keep_the_example_sizes():
     expected = fn(torch, torch.tensor(x), torch.tensor(y), torch.tensor(z))
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e.numpy())
+
+
+def _writes(t, x, y):
+    x[:, 2:] = 0
+    z = t.zeros(3, 4)
+    z[1] = y[0]
+    z[:, 0] += 5
+    s = x.t()
+    s[1:, :1] = 7.0
+    x[0].fill_(y[1, 2])
+    return x * 1, z, x[0, 1:3]
+
+
+def test_in_place_writes_into_views():
+    """Slice/select/transposed views written in place (fill, copy, add): the base takes the
+    written values, as in eager ember and torch."""
+    _check(_writes, rng.random((4, 3)).astype(np.float32),
+           rng.random((2, 4)).astype(np.float32))

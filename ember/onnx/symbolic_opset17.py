@@ -556,6 +556,28 @@ def copy_(g, self, src, non_blocking=False):
     return out
 
 
+@onnx_symbolic("aten::fill")
+def fill(g, self, value):
+    """self's shape filled with `value` (a number, or a 0-dim tensor cast to self's dtype)."""
+    if hasattr(value, "name"):
+        if value.dtype != self.dtype:
+            value = g.op("Cast", value, to_i=_onnx_dtype(self.dtype))
+        return g.op("Expand", value, g.op("Shape", self))
+    return full_like(g, self, value)
+
+
+@onnx_symbolic("ember::write_into_view")
+def write_into_view(g, base, src, positions):
+    """The base of a view written in place: src's values scattered into the flattened base at
+    the view's positions (recorded by the tracer from the view's strides)."""
+    if src.dtype is not None and base.dtype is not None and src.dtype != base.dtype:
+        src = g.op("Cast", src, to_i=_onnx_dtype(base.dtype))
+    flat = g.op("Reshape", base, _ints(g, [-1]))
+    values = g.op("Reshape", src, _ints(g, [-1]))
+    out = g.op("ScatterElements", flat, _ints(g, positions.reshape(-1)), values, axis_i=0)
+    return g.op("Reshape", out, _ints(g, list(base.shape)))
+
+
 @onnx_symbolic("aten::embedding")
 def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return g.op("Gather", weight, indices, axis_i=0)

@@ -136,12 +136,28 @@ class Trace:
         if op._composite is not None and not self.is_node(op):
             return _dispatcher.call_in_modes(op, args, level - 1)
         if op._mutates and isinstance(args[0], Tensor) and args[0]._base is not None:
-            raise RuntimeError(f"ember.onnx.export: the in-place op {op.short_name} writes into a "
-                               "view of another tensor, which a traced graph cannot express; "
-                               "write it out of place")
+            return self._write_into_view(op, args, level)
         traced_args = self._arguments(args)
         out = self._run_inside(_dispatcher.call_in_modes, op, args, level - 1)
         self._record("op", op, traced_args, {}, out)
+        return out
+
+    def _write_into_view(self, op, args, level):
+        """An in-place op on a view (`x[:, 2:] = 0`, `state[0] += y`): the op is recorded on
+        the view's values, then a write-back node puts the view's new values into its base at
+        the flat positions the view's strides address; the base's name then means the written
+        tensor. Positions are the example's, so the written region has static sizes."""
+        view, base = args[0], args[0]._base
+        if not base.is_contiguous():
+            raise RuntimeError(f"ember.onnx.export: the in-place op {op.short_name} writes into a "
+                               "view of a non-contiguous tensor, which the traced graph cannot "
+                               "express; write it out of place")
+        traced_args = self._arguments(args)
+        base_value = self.value_of(base)
+        out = self._run_inside(_dispatcher.call_in_modes, op, args, level - 1)
+        self._record("op", op, traced_args, {}, out)
+        self._record("op", _WRITE_INTO_VIEW,
+                     (base_value, self.values[id(view)], _view_positions(view, base)), {}, base)
         return out
 
     def _on_function(self, cls, args, kwargs):
@@ -253,6 +269,27 @@ def _read_by_an_op_argument():
             return True
         frame = frame.f_back
     return False
+
+
+class _WriteIntoView:
+    """The target of a write-back node (see Trace._write_into_view)."""
+    name = "ember::write_into_view"
+    short_name = "write_into_view"
+
+
+_WRITE_INTO_VIEW = _WriteIntoView()
+
+
+def _view_positions(view, base):
+    """The flat (C-order) positions in the contiguous `base` of each element of `view`."""
+    import numpy as np
+    positions = np.full(tuple(view.shape), view.storage_offset() - base.storage_offset(),
+                        dtype=np.int64)
+    for dim, (size, stride) in enumerate(zip(view.shape, view.stride())):
+        shape = [1] * view.dim()
+        shape[dim] = size
+        positions = positions + np.arange(size, dtype=np.int64).reshape(shape) * stride
+    return positions
 
 
 _CONVERSIONS = {"__bool__": "a Python boolean", "item": "a Python number",
