@@ -152,6 +152,10 @@ SPECIAL = np.array([[1, 2, np.inf], [2, np.nan, -np.inf]], np.float32)
     ("compare_bools", lambda t, a, b: (a > b, a <= b, a > 0.5), (X > 0, X < 0.5)),
     ("where_uint8", lambda t, c, x: t.where(c, x, 1.0), ((X > 0).astype(np.uint8), X)),
     ("unbind", lambda t, x: (x.unbind(1), x.unbind(-1)[2], x[:1].unbind()), (X,)),
+    ("logs", lambda t, x: (t.log2(x), t.log10(x), t.log1p(x)), (np.abs(X) + 0.1,)),
+    ("round", lambda t, x, i: (t.round(x), t.round(x * 100, decimals=-2), t.round(x, decimals=3),
+                               t.round(i)),
+     (np.array([0.992, -1234.0362, -1.5896, 3.5, 2.5], np.float32), INTS.astype(np.int32))),
 ])
 def test_symbolics(name, fn, args, opset):
     _check(fn, *args, opset=opset)

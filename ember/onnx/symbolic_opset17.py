@@ -126,7 +126,7 @@ for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), (
                    ("log", "Log"), ("sqrt", "Sqrt"), ("neg", "Neg"), ("abs", "Abs"),
                    ("erf", "Erf"), ("sin", "Sin"), ("cos", "Cos"), ("floor", "Floor"),
                    ("ceil", "Ceil"), ("reciprocal", "Reciprocal"), ("sign", "Sign"),
-                   ("logical_not", "Not"), ("hardswish", "HardSwish"), ("round", "Round")):
+                   ("logical_not", "Not"), ("hardswish", "HardSwish")):
     onnx_symbolic(f"aten::{_name}")(_unary(_op))
 for _name in ("clone", "alias", "detach", "lift_fresh", "contiguous"):
     onnx_symbolic(f"aten::{_name}")(_identity)
@@ -1262,6 +1262,33 @@ def deform_conv2d(g, input, weight, offset, mask, bias, stride_h, stride_w, pad_
 
 
 # ---- more elementwise and shape ops ---------------------------------------------------------
+@onnx_symbolic("aten::round")
+def round_(g, self, decimals=0):
+    """Round half to even (ONNX's and PyTorch's rule); `decimals` scales by 10**decimals around
+    it; integer tensors are already round."""
+    if np.dtype(self.dtype).kind != "f":
+        return self
+    if not decimals:
+        return g.op("Round", self)
+    scale = g.constant(np.asarray(10.0 ** decimals, self.dtype))
+    return g.op("Div", g.op("Round", g.op("Mul", self, scale)), scale)
+
+
+def _log_base(base):
+    def symbolic(g, self):
+        return g.op("Div", g.op("Log", self), g.constant(np.asarray(math.log(base),
+                                                                    self.dtype or np.float32)))
+    return symbolic
+
+
+onnx_symbolic("aten::log2")(_log_base(2))
+onnx_symbolic("aten::log10")(_log_base(10))
+
+
+@onnx_symbolic("aten::log1p")
+def log1p(g, self):
+    return g.op("Log", g.op("Add", self, g.constant(np.asarray(1, self.dtype or np.float32))))
+
 @onnx_symbolic("aten::fmod")
 def fmod(g, self, other):
     """C's remainder (the sign of the dividend); ONNX Mod takes fmod=1 for every dtype."""

@@ -181,6 +181,8 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
     for a in args:
         name = by_id.get(id(a)) if isinstance(a, Tensor) else None
         for dim in (axes.get(name) or {}):
+            if a.shape[dim] == 0:
+                return   # nothing to grow an empty dim from; keep the example's sizes
             a = _cat((a, a.narrow(dim, 0, 1)), dim)
         grown.append(a)
     other = Trace(params, trace.is_node)
