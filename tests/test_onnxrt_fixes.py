@@ -347,3 +347,31 @@ def test_in_place_writes_into_views():
     written values, as in eager ember and torch."""
     _check(_writes, rng.random((4, 3)).astype(np.float32),
            rng.random((2, 4)).astype(np.float32))
+
+
+@pytest.mark.parametrize("opset", [17, 18])
+@pytest.mark.parametrize("mode,include_last,two_d,weighted", [
+    ("sum", False, False, False), ("sum", True, False, False), ("mean", False, False, False),
+    ("sum", False, False, True), ("max", False, True, False), ("max", False, False, False),
+])
+def test_embedding_bag_offsets_from_inputs(mode, include_last, two_d, weighted, opset):
+    """Offsets passed as an input (not constant): each row's bag is counted in the graph;
+    include_last_offset drops the indices after the last offset; max bags (empty ones 0)."""
+    table = rng.standard_normal((10, 5)).astype(np.float32)
+    if two_d:
+        args = (rng.integers(0, 10, (7, 3)),)
+    else:
+        args = (rng.integers(0, 10, (8,)), np.array([0, 2, 2, 6]))
+    if weighted:
+        args += (rng.standard_normal(8).astype(np.float32),)
+    if mode == "max" and not two_d and opset < 18:
+        pytest.skip("max bags of input offsets need ScatterND's max reduction (opset 18)")
+
+    def fn(t, *a):
+        w = t.tensor(table)
+        if two_d:
+            return t.nn.functional.embedding_bag(a[0], w, mode=mode)
+        return t.nn.functional.embedding_bag(a[0], w, a[1], mode=mode,
+                                             include_last_offset=include_last,
+                                             per_sample_weights=a[2] if weighted else None)
+    _check(fn, *args, opset=opset, atol=1e-5)

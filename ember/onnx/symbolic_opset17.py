@@ -585,36 +585,80 @@ def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
 
 def _embedding_bag(g, weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
                    per_sample_weights=None, include_last_offset=False, padding_idx=-1):
-    """Bags known at export time (constant offsets, as a 2-D input's rows are): the rows
-    gathered, weighted and masked, then ScatterND-added into their bags (mean: divided by the
-    bags' sizes). Only the first output, the bags, is exported."""
-    if offsets.const is None or indices.shape is None:
-        raise SymbolicValueError("embedding_bag is exported with constant offsets only (a 2-D "
-                                 "input, or offsets that depend on no input)")
-    if mode == 2:
-        raise SymbolicValueError("embedding_bag in mode='max' is not exported")
-    starts = offsets.const.astype(np.int64)[:-1 if include_last_offset else None]
-    counts = np.diff(np.r_[starts, indices.shape[0]])
-    bag_of = g.constant(np.repeat(np.arange(starts.size), counts)[:, None])
+    """The rows gathered, weighted and masked, then ScatterND-reduced into their bags: sum,
+    mean (divided by the bags' sizes) or max (empty bags 0). Each row's bag is known at export
+    time for constant offsets (a 2-D input's rows); for offsets computed from the inputs it is
+    counted in the graph (the offsets at or below the row's position, minus one). Only the
+    first output, the bags, is exported."""
+    if indices.shape is None or offsets.shape is None:
+        raise SymbolicValueError("embedding_bag is exported for inputs of known shape only")
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
     dt = weight.dtype or np.float32
+    if include_last_offset:  # the last offset ends the last bag: later indices are in none
+        end = g.op("Slice", offsets, _ints(g, [-1]), _ints(g, [_INT64_MAX]), _ints(g, [0]))
+        indices = g.op("Slice", indices, _ints(g, [0]), end, _ints(g, [0]))
+        if per_sample_weights is not None:
+            per_sample_weights = g.op("Slice", per_sample_weights, _ints(g, [0]), end,
+                                      _ints(g, [0]))
+        if end.const is not None:
+            indices.shape = (int(end.const[0]),)
+    if offsets.const is not None and indices.shape is not None:
+        starts = offsets.const.astype(np.int64)[:bags]
+        counts = np.diff(np.r_[starts, indices.shape[0]])
+        bag_of = g.constant(np.repeat(np.arange(starts.size), counts)[:, None])
+        if mode == 2 and g.opset < 18:
+            return _embedding_bag_max_by_bag(g, weight, indices, per_sample_weights, starts,
+                                             counts), None, None, None
+    else:
+        starts = g.op("Slice", offsets, _ints(g, [0]), _ints(g, [bags]), _ints(g, [0]))
+        length = _squeeze(g, g.op("Shape", indices), [0])
+        positions = _unsqueeze(g, g.op("Range", _ints(g, 0), length, _ints(g, 1)), [1])
+        started = g.op("Cast", g.op("LessOrEqual", _unsqueeze(g, starts, [0]), positions),
+                       to_i=_onnx_dtype(np.int64))
+        started.shape = (None, bags)
+        bag_of = g.op("Sub", _reduce(g, "ReduceSum", started, [1], True), _ints(g, [1]))
     rows = g.op("Gather", weight, indices, axis_i=0)
     if per_sample_weights is not None:
         rows = g.op("Mul", rows, _unsqueeze(g, per_sample_weights, [-1]))
+    ones = g.op("Expand", g.constant(np.ones((), dt)), g.op("Shape", indices))
     if padding_idx >= 0:
         kept = g.op("Not", g.op("Equal", indices,
                                 g.constant(np.asarray(padding_idx, indices.dtype or np.int64))))
         rows = g.op("Where", _unsqueeze(g, kept, [-1]), rows, g.constant(np.zeros((), dt)))
-    out = g.op("ScatterND", g.constant(np.zeros((starts.size, weight.shape[1]), dt)), bag_of,
+        ones = g.op("Cast", kept, to_i=_onnx_dtype(dt))
+    sizes = g.op("ScatterND", g.constant(np.zeros(bags, dt)), bag_of, ones, reduction_s="add")
+    if mode == 2:
+        if g.opset < 18:
+            raise SymbolicValueError("embedding_bag in mode='max' is exported from opset 18 on "
+                                     "(ScatterND's max reduction)")
+        lowest = np.full((bags, weight.shape[1]), np.finfo(dt).min, dt)
+        out = g.op("ScatterND", g.constant(lowest), bag_of, rows, reduction_s="max")
+        empty = _unsqueeze(g, g.op("Equal", sizes, g.constant(np.zeros((), dt))), [-1])
+        return g.op("Where", empty, g.constant(np.zeros((), dt)), out), None, None, None
+    out = g.op("ScatterND", g.constant(np.zeros((bags, weight.shape[1]), dt)), bag_of,
                rows, reduction_s="add")
     if mode == 1:
-        if padding_idx >= 0:
-            sizes = g.op("ScatterND", g.constant(np.zeros(starts.size, dt)), bag_of,
-                         g.op("Cast", kept, to_i=_onnx_dtype(dt)), reduction_s="add")
-            sizes = g.op("Max", sizes, g.constant(np.ones((), dt)))
-        else:
-            sizes = g.constant(np.maximum(counts, 1).astype(dt))
+        sizes = g.op("Max", sizes, g.constant(np.ones((), dt)))
         out = g.op("Div", out, _unsqueeze(g, sizes, [-1]))
     return out, None, None, None
+
+
+def _embedding_bag_max_by_bag(g, weight, indices, per_sample_weights, starts, counts):
+    """mode='max' before opset 18 (no ScatterND max): one ReduceMax per bag of known extent
+    (an empty bag is zeros)."""
+    rows = g.op("Gather", weight, indices, axis_i=0)
+    if per_sample_weights is not None:
+        rows = g.op("Mul", rows, _unsqueeze(g, per_sample_weights, [-1]))
+    dt = weight.dtype or np.float32
+    out = []
+    for start, count in zip(starts, counts):
+        if count == 0:
+            out.append(g.constant(np.zeros((1, weight.shape[1]), dt)))
+            continue
+        bag = g.op("Slice", rows, _ints(g, [start]), _ints(g, [start + count]), _ints(g, [0]))
+        bag.shape = (int(count), weight.shape[1])
+        out.append(_reduce(g, "ReduceMax", bag, [0], True))
+    return out[0] if len(out) == 1 else g.op("Concat", *out, axis_i=0)
 
 
 onnx_symbolic("aten::_embedding_bag")(_embedding_bag)
