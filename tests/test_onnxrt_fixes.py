@@ -156,6 +156,15 @@ SPECIAL = np.array([[1, 2, np.inf], [2, np.nan, -np.inf]], np.float32)
     ("round", lambda t, x, i: (t.round(x), t.round(x * 100, decimals=-2), t.round(x, decimals=3),
                                t.round(i)),
      (np.array([0.992, -1234.0362, -1.5896, 3.5, 2.5], np.float32), INTS.astype(np.int32))),
+    ("mul_bool", lambda t, a, b, x: (a * b, a * x, x * b), (X > 0, X < 0.5, X)),
+    ("shifts", lambda t, i, u: (i >> 1, i << 3, i >> t.tensor([1, 2, 3, 0]), u >> 2, u << 1),
+     (np.arange(-8, 8).reshape(4, 4), np.arange(16, dtype=np.uint8).reshape(4, 4))),
+    ("index_copy_fill", lambda t, x, s: (x.index_copy(1, t.tensor([1, 0]), s),
+                                         x.index_fill(2, t.tensor([2, 0]), -1.5),
+                                         t.index_select(x, 1, t.tensor(1))),
+     (X, rng.standard_normal((4, 2, 3)).astype(np.float32))),
+    ("var_std_mean", lambda t, x: (t.var_mean(x, dim=(0, 2)), t.std_mean(x, correction=0),
+                                   t.var_mean(x, dim=1, keepdim=True)), (X,)),
 ])
 def test_symbolics(name, fn, args, opset):
     _check(fn, *args, opset=opset)

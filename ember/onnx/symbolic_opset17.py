@@ -92,6 +92,38 @@ def _binary(op_type):
     return symbolic
 
 
+@onnx_symbolic("aten::mul")
+def mul(g, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("And" if a.dtype == np.bool_ else "Mul", a, b)  # ONNX multiplies no bools
+
+
+def _shift(left):
+    """<< and >>: ONNX BitShift for unsigned integers; signed ones multiply or divide by
+    2 ** shift (the quotient floored, so -7 >> 1 is -4 as in eager)."""
+    def symbolic(g, self, other):
+        a, b = _operands(g, self, other)
+        if np.dtype(a.dtype).kind == "u":
+            return g.op("BitShift", a, b, direction_s="LEFT" if left else "RIGHT")
+        power = g.op("Cast", g.op("Pow", g.constant(np.asarray(2.0, np.float32)),
+                                  g.op("Cast", b, to_i=_onnx_dtype(np.float32))),
+                     to_i=_onnx_dtype(a.dtype))
+        if left:
+            return g.op("Mul", a, power)
+        quotient = g.op("Div", a, power)  # truncates toward zero
+        rest = g.op("Sub", a, g.op("Mul", quotient, power))
+        below = g.op("Cast", g.op("Less", rest, g.constant(np.zeros((), a.dtype))),
+                     to_i=_onnx_dtype(a.dtype))
+        return g.op("Sub", quotient, below)
+    return symbolic
+
+
+onnx_symbolic("aten::bitwise_left_shift")(_shift(True))
+onnx_symbolic("aten::bitwise_right_shift")(_shift(False))
+onnx_symbolic("aten::__lshift__")(_shift(True))
+onnx_symbolic("aten::__rshift__")(_shift(False))
+
+
 def _ordering(op_type):
     """<, <=, >, >=: ONNX orders no bools, so bool operands compare as int32."""
     def symbolic(g, self, other):
@@ -117,7 +149,7 @@ def _identity(g, self, *rest):
     return self
 
 
-for _name, _op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("pow", "Pow"),
+for _name, _op in (("add", "Add"), ("sub", "Sub"), ("pow", "Pow"),
                    ("maximum", "Max"), ("minimum", "Min"), ("eq", "Equal"),
                    ("logical_and", "And"), ("logical_or", "Or"),
                    ("logical_xor", "Xor")):
@@ -667,7 +699,43 @@ onnx_symbolic("aten::_embedding_bag_forward_only")(_embedding_bag)
 
 @onnx_symbolic("aten::index_select")
 def index_select(g, self, dim, index):
+    if index.shape == ():  # a 0-dim index keeps the dim (length 1), as in PyTorch
+        index = _unsqueeze(g, index, [0])
     return g.op("Gather", self, index, axis_i=dim)
+
+
+def _index_scatter(g, self, dim, index, source):
+    """self with source's slices written at `index` along `dim` (ScatterElements with the
+    index broadcast over source's other dims)."""
+    rank = _rank(self)
+    dim = _dim(dim, rank) if rank else 0
+    if index.shape == ():
+        index = _unsqueeze(g, index, [0])
+    shape = [1] * rank
+    shape[dim] = -1
+    positions = g.op("Expand", g.op("Reshape", index, _ints(g, shape)), g.op("Shape", source))
+    return g.op("ScatterElements", self, positions, source, axis_i=dim)
+
+
+@onnx_symbolic("aten::index_copy")
+def index_copy(g, self, dim, index, source):
+    return _index_scatter(g, self, dim, index, source)
+
+
+@onnx_symbolic("aten::index_fill")
+def index_fill(g, self, dim, index, value):
+    """index_fill: `value` (a number or 0-dim tensor) over the slices at `index`."""
+    rank = _rank(self)
+    dim = _dim(dim, rank) if rank else 0
+    shape = list(self.shape)
+    if rank:
+        shape[dim] = 1 if index.shape == () else index.shape[0]
+    if hasattr(value, "name"):
+        if value.dtype != self.dtype:
+            value = g.op("Cast", value, to_i=_onnx_dtype(self.dtype))
+    else:
+        value = g.constant(np.asarray(value, self.dtype))
+    return _index_scatter(g, self, dim, index, g.op("Expand", value, _ints(g, shape)))
 
 
 @onnx_symbolic("aten::index_add")
@@ -1151,6 +1219,18 @@ def var(g, self, dim=None, correction=None, keepdim=False):
 @onnx_symbolic("aten::std")
 def std(g, self, dim=None, correction=None, keepdim=False):
     return g.op("Sqrt", _var(g, self, dim, correction, keepdim))
+
+
+@onnx_symbolic("aten::var_mean")
+def var_mean(g, self, dim=None, correction=None, keepdim=False):
+    return (_var(g, self, dim, correction, keepdim),
+            _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim))
+
+
+@onnx_symbolic("aten::std_mean")
+def std_mean(g, self, dim=None, correction=None, keepdim=False):
+    return (g.op("Sqrt", _var(g, self, dim, correction, keepdim)),
+            _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim))
 
 
 def _normalize(g, x, axes, eps):
