@@ -188,8 +188,8 @@ def test_lstm_cell_and_gru_cell():
     _check(fn, x, h, c, atol=1e-5)
 
 
-def _graph_inputs(lib, model, args):
-    proto = onnx.load_from_string(_export(model, args, lib=lib))
+def _graph_inputs(lib, model, args, **kwargs):
+    proto = onnx.load_from_string(_export(model, args, lib=lib, **kwargs))
     return [(i.name, i.type.tensor_type.elem_type) for i in proto.graph.input]
 
 
@@ -384,3 +384,19 @@ def test_embedding_bag_offsets_from_inputs(mode, include_last, two_d, weighted, 
                                              include_last_offset=include_last,
                                              per_sample_weights=a[2] if weighted else None)
     _check(fn, *args, opset=opset, atol=1e-5)
+
+
+def test_input_named_in_dynamic_axes_stays():
+    """An input whose sizes alone are read (x.new_zeros(x.size())) stays a graph input when
+    dynamic_axes names it, as torch's graph has it; without dynamic axes both drop it."""
+    def fn(t, x, y):
+        return y + x.new_zeros(x.size())
+    x, y = X[0], X[1]
+    for kwargs, names in (({"input_names": ["x", "y"], "dynamic_axes": {"x": [0]}}, ["x", "y"]),
+                          ({}, ["y"])):
+        em, tm = _module(ember, fn), _module(torch, fn)
+        e_in = [n for n, _ in _graph_inputs(ember, em, (ember.tensor(x), ember.tensor(y)),
+                                            **kwargs)]
+        t_in = [n for n, _ in _graph_inputs(torch, tm, (torch.tensor(x), torch.tensor(y)),
+                                            **kwargs)]
+        assert len(e_in) == len(t_in) == len(names)

@@ -484,12 +484,13 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
     nodes = g.nodes + identities
     used = {n for node in nodes for n in node.input}
     # an input no node reads (a traced branch did not use it) is not a graph input, as in
-    # PyTorch; running the model with it then fails on the extra input. One whose value the
-    # model read into Python (`int(n)`, with a TracerWarning) stays: PyTorch's trace records
-    # that read; ember's graph holds the value it read
-    read = trace.inputs_read()
+    # PyTorch; running the model with it then fails on the extra input. Two kinds stay, as
+    # PyTorch's trace records a use of them: one whose value an op argument read into Python
+    # (`torch.tril(x, n)`, with a TracerWarning) and one named in dynamic_axes (its sizes were
+    # read); ember's graph holds the value or sizes of the example
+    kept = trace.inputs_read() | set(dyn)
     inputs = [_value_info(v.name, env[v].dtype, v.shape, dyn.get(v.name, {}))
-              for v in trace.inputs if v.name in used or v.name in read]
+              for v in trace.inputs if v.name in used or v.name in kept]
     inits = {n: a for n, a in g.initializers.items() if n in used}
     outputs = [_value_info(name, v.dtype, v.shape, dyn.get(name, {}))
                for v, name in zip(results, out_names)]
