@@ -400,3 +400,20 @@ def test_input_named_in_dynamic_axes_stays():
         t_in = [n for n, _ in _graph_inputs(torch, tm, (torch.tensor(x), torch.tensor(y)),
                                             **kwargs)]
         assert len(e_in) == len(t_in) == len(names)
+
+
+
+@pytest.mark.parametrize("opset", [17, 18])
+def test_stft_real_output_and_complex_refusals(opset):
+    """stft (through ONNX DFT) with real output matches; a complex output, or an op other than
+    a permutation on a complex tensor, is refused with SymbolicValueError, naming it."""
+    x = rng.standard_normal((1, 32)).astype(np.float32)
+    _check(lambda t, a: t.view_as_real(t.stft(a, n_fft=16, hop_length=4, center=False,
+                                              window=t.hann_window(16), return_complex=True)),
+           x, opset=opset, atol=1e-5)
+    _check(lambda t, a: t.stft(a, n_fft=16, center=False, normalized=True,
+                               return_complex=False), x, opset=opset, atol=1e-5)
+    for fn in (lambda t, a: t.stft(a, n_fft=16, center=False, return_complex=True),
+               lambda t, a: t.stft(a, n_fft=16, center=False, return_complex=True).abs()):
+        with pytest.raises(ember.onnx.errors.SymbolicValueError, match="complex"):
+            _export(_module(ember, fn), (ember.tensor(x),), opset=opset)

@@ -442,13 +442,46 @@ def transpose(g, self, dim0, dim1):
     perm = list(range(rank))
     a, b = _dim(dim0, rank), _dim(dim1, rank)
     perm[a], perm[b] = perm[b], perm[a]
-    return self if a == b else g.op("Transpose", self, perm_is=perm)
+    return self if a == b else g.op("Transpose", self, perm_is=perm + _complex_axis(self))
 
 
 @onnx_symbolic("aten::permute")
 def permute(g, self, dims):
     rank = _rank(self)
-    return g.op("Transpose", self, perm_is=[_dim(d, rank) for d in dims])
+    return g.op("Transpose", self, perm_is=[_dim(d, rank) for d in dims] + _complex_axis(self))
+
+
+def _complex_axis(v):
+    """A complex tensor travels in the graph as real numbers with a trailing (real, imag) axis
+    (ONNX's DFT form): a permutation keeps that axis last."""
+    return [len(v.shape)] if v.dtype is not None and np.dtype(v.dtype).kind == "c" else []
+
+
+@onnx_symbolic("aten::_fft_r2c")
+def _fft_r2c(g, self, dim, normalization, onesided):
+    """The DFT of a real tensor along one dim: ONNX DFT on the (..., 1) real form, giving
+    (..., 2) real/imaginary pairs; normalization 1 scales by 1/sqrt(n), 2 by 1/n."""
+    if len(dim) != 1:
+        raise SymbolicValueError("an FFT over more than one dim is not exported (ONNX DFT "
+                                 "transforms one axis)")
+    rank = _rank(self)
+    axis = _dim(dim[0], rank)
+    x = _unsqueeze(g, self, [rank])
+    if g.opset >= 20:
+        out = g.op("DFT", x, None, _ints(g, axis), onesided_i=int(onesided))
+    else:
+        out = g.op("DFT", x, axis_i=axis, onesided_i=int(onesided))
+    n = self.shape[axis]
+    if normalization:
+        scale = 1 / math.sqrt(n) if normalization == 1 else 1 / n
+        out = g.op("Mul", out, g.constant(np.asarray(scale, self.dtype or np.float32)))
+    return out
+
+
+@onnx_symbolic("aten::view_as_real")
+def view_as_real(g, self):
+    """The (..., 2) real form a complex tensor already has in the graph."""
+    return g.op("Identity", self)
 
 
 @onnx_symbolic("aten::t")

@@ -142,6 +142,9 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
         _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynamic_axes,
                             training)
     outs = _flatten_outputs(out)
+    if any(t.is_complex() for t in outs):
+        raise SymbolicValueError("a complex output is not exported (ONNX has no complex "
+                                 "tensors); return torch.view_as_real(output)")
     out_names = list(output_names or [])
     out_names += [f"output_{i}" if len(outs) > 1 else "output"
                   for i in range(len(out_names), len(outs))]
@@ -313,6 +316,12 @@ def _convert(g, trace, node, env, opset):
         produced = node.target.symbolic(g, *args, **kwargs)
     else:
         name = node.name
+        if name not in _COMPLEX_OPS and any(np.dtype(v.dtype._np).kind == "c"
+                                            for v in _traced_in(node.args)):
+            raise SymbolicValueError(
+                f"{name} on a complex tensor is not exported: complex values travel in the "
+                "graph as (real, imag) pairs that only " + ", ".join(sorted(_COMPLEX_OPS)) +
+                " handle; take view_as_real first")
         # an overload whose results differ in kind has its own function ("aten::nonzero.as_tuple")
         fn = lookup(node.target.name, opset) or lookup(name, opset)
         if fn is None:
@@ -331,6 +340,11 @@ def _convert(g, trace, node, env, opset):
         if value.shape is None:
             value.shape, value.dtype = traced.shape, traced.dtype._np
         env[traced] = value
+
+
+# the ops whose symbolic functions handle a complex input (carried with a trailing axis of 2)
+_COMPLEX_OPS = {"aten::transpose", "aten::permute", "aten::view_as_real", "aten::clone",
+                "aten::contiguous", "aten::alias", "aten::detach"}
 
 
 class _Missing:
