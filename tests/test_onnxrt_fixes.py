@@ -417,3 +417,15 @@ def test_stft_real_output_and_complex_refusals(opset):
                lambda t, a: t.stft(a, n_fft=16, center=False, return_complex=True).abs()):
         with pytest.raises(ember.onnx.errors.SymbolicValueError, match="complex"):
             _export(_module(ember, fn), (ember.tensor(x),), opset=opset)
+
+
+
+def test_multinomial_samples_in_the_graph():
+    """multinomial is drawn by ONNX Multinomial (weights with one nonzero entry per row make
+    the draw certain, so ember, torch and ONNX Runtime agree); without replacement, more than
+    one sample is refused with SymbolicValueError."""
+    w = np.array([[0, 10, 0, 0], [0, 0, 100, 0]], np.float32)
+    _check(lambda t, a: (t.multinomial(a, 3, replacement=True), t.multinomial(a, 1),
+                         t.multinomial(a[0], 2, replacement=True)), w)
+    with pytest.raises(ember.onnx.errors.SymbolicValueError, match="without replacement"):
+        _export(_module(ember, lambda t, a: t.multinomial(a, 2)), (ember.tensor(w),))

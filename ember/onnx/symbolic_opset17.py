@@ -1118,6 +1118,18 @@ def native_dropout(g, input, p, train):
     return input, None
 
 
+@onnx_symbolic("aten::multinomial")
+def multinomial(g, self, num_samples, replacement=False, generator=None):
+    """ONNX Multinomial (drawn in the graph, with replacement) on the log of the weights."""
+    if not replacement and num_samples > 1:
+        raise SymbolicValueError("multinomial without replacement of more than one sample is "
+                                 "not exported (ONNX Multinomial draws with replacement)")
+    batched = _rank(self) == 2
+    x = g.op("Log", self if batched else _unsqueeze(g, self, [0]))
+    out = g.op("Multinomial", x, sample_size_i=num_samples, dtype_i=_onnx_dtype(np.int64))
+    return out if batched else _squeeze(g, out, [0])
+
+
 # ---- recurrent layers -----------------------------------------------------------------------
 # ONNX's gate orders: LSTM (i, o, f, c), GRU (z, r, h); PyTorch's: LSTM (i, f, g, o), GRU (r, z, n)
 _GATE_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2], "RNN_TANH": [0], "RNN_RELU": [0]}

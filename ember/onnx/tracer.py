@@ -126,7 +126,8 @@ class Trace:
 
     # ---- recording ------------------------------------------------------------------------
     def _on_op(self, op, args, level):
-        if not self._inside and _draws_random(op):
+        if (not self._inside and _draws_random(op)
+                and op.name.split(".")[0] not in _SAMPLED_IN_GRAPH):
             raise RuntimeError(
                 f"ember.onnx.export: the model draws random numbers ({op.short_name}) while it is "
                 "traced (dropout in training mode?); the draw would be baked into the graph as "
@@ -297,6 +298,9 @@ _CONVERSIONS = {"__bool__": "a Python boolean", "item": "a Python number",
 
 
 _random_ops = {}  # op -> whether it takes a Generator (draws random numbers)
+
+# random ops whose ONNX form draws in the graph (each run samples anew, as PyTorch exports them)
+_SAMPLED_IN_GRAPH = {"aten::multinomial"}
 
 
 def _draws_random(op):
