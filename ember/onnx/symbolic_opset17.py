@@ -1464,20 +1464,18 @@ def fmod(g, self, other):
     return g.op("Mod", *_operands(g, self, other), fmod_i=1)
 
 
-@onnx_symbolic("aten::addcmul")
-def addcmul(g, self, tensor1, tensor2, value=1):
-    product = g.op("Mul", *_operands(g, tensor1, tensor2))
-    if value != 1:
-        product = g.op("Mul", *_operands(g, product, value))
-    return g.op("Add", *_operands(g, self, product))
+def _add_scaled(op_type):
+    """addcmul / addcdiv: self + value * (tensor1 op tensor2)."""
+    def symbolic(g, self, tensor1, tensor2, value=1):
+        term = g.op(op_type, *_operands(g, tensor1, tensor2))
+        if value != 1:
+            term = g.op("Mul", *_operands(g, term, value))
+        return g.op("Add", *_operands(g, self, term))
+    return symbolic
 
 
-@onnx_symbolic("aten::addcdiv")
-def addcdiv(g, self, tensor1, tensor2, value=1):
-    quotient = g.op("Div", *_operands(g, tensor1, tensor2))
-    if value != 1:
-        quotient = g.op("Mul", *_operands(g, quotient, value))
-    return g.op("Add", *_operands(g, self, quotient))
+onnx_symbolic("aten::addcmul")(_add_scaled("Mul"))
+onnx_symbolic("aten::addcdiv")(_add_scaled("Div"))
 
 
 @onnx_symbolic("aten::logit")

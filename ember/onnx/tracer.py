@@ -325,7 +325,8 @@ def _traced_in(obj):
 
 
 def _tensors(obj):
-    """The tensors in a nest of tuples, lists and dicts (no recursion)."""
+    """The tensors in a nest of tuples, lists and dicts, in order; a dict gives its tensor keys
+    and its values, as torch.jit._flatten does (no recursion)."""
     stack, found = [obj], []
     while stack:
         x = stack.pop()
@@ -334,5 +335,6 @@ def _tensors(obj):
         elif isinstance(x, (tuple, list)):
             stack.extend(reversed(x))
         elif isinstance(x, dict):
-            stack.extend(reversed(list(x.values())))
+            for k, v in reversed(list(x.items())):
+                stack.extend((v, k))
     return found

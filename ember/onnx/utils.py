@@ -19,7 +19,7 @@ import numpy as np
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .graph import GraphContext, Value
 from .registry import MIN_OPSET, first_opset, has_symbolic, lookup
-from .tracer import Trace, _traced_in
+from .tracer import Trace, _tensors, _traced_in
 from . import symbolic_opset17  # noqa: F401  (registers the built-in symbolic functions)
 
 DEFAULT_OPSET = 20  # PyTorch 2.13's default for the TorchScript exporter
@@ -128,7 +128,7 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
             keep_initializers_as_inputs, training, do_constant_folding, custom_opsets):
     from ..autograd.grad_mode import no_grad
     args = _numbers_as_tensors(_distinct(args))
-    inputs = _input_tensors(args)
+    inputs = _tensors(args)
     names = _input_names(model, args, input_names)
     params = _parameter_names(model)
     trace = Trace(params, lambda op: has_symbolic(op.name.split(".")[0]))
@@ -194,7 +194,7 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
         with select_model_mode_for_export(model, training), no_grad(), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _input_tensors(tuple(grown)),
+            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _tensors(tuple(grown)),
                       names)
     except Exception:
         return   # the grown inputs do not fit together (split sizes taken from two inputs)
@@ -262,23 +262,6 @@ def _numbers_as_tensors(args):
                 type(a)(*(convert(x) for x in a))
         return a
     return tuple(convert(a) for a in args)
-
-
-def _input_tensors(obj):
-    """The tensors of the args in order: a dict gives its tensor keys and its values, as
-    torch.jit._flatten does (no recursion)."""
-    from .._core.tensor import Tensor
-    stack, found = [obj], []
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Tensor):
-            found.append(x)
-        elif isinstance(x, (tuple, list)):
-            stack.extend(reversed(x))
-        elif isinstance(x, dict):
-            for k, v in reversed(list(x.items())):
-                stack.extend((v, k))
-    return found
 
 
 def _distinct(args):
@@ -394,7 +377,7 @@ def _input_names(model, args, given):
     names = []
     for i, a in enumerate(args):
         base = params[i] if i < len(params) else f"input_{i}"
-        inner = _input_tensors(a)
+        inner = _tensors(a)
         names += [base] if len(inner) == 1 and a is inner[0] else \
             [f"{base}_{k}" for k in range(len(inner))]
     given = list(given or [])
