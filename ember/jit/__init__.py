@@ -12,6 +12,12 @@ from ._serialization import save, load
 Final = typing.Final  # a constant module attribute (ember's modules run as Python)
 
 
+def script_method(fn):
+    """Mark a method of a ScriptModule subclass to be compiled: ember's script modules run
+    their methods as Python, so the method is returned as it is."""
+    return fn
+
+
 def _is_script_module(mod):
     """Whether `mod` came out of jit.script / jit.trace (PyTorch's RecursiveScriptModule and
     ScriptModule; ScriptFunction is a ScriptModule here)."""
@@ -92,7 +98,8 @@ def wait(future):
 _fork, _wait = fork, wait   # the names PyTorch's TorchScript sources use
 
 
-__all__ = ["trace", "trace_module", "script", "save", "load", "is_tracing", "is_scripting",
+__all__ = ["trace", "trace_module", "script", "script_method", "save", "load", "is_tracing",
+           "is_scripting",
            "annotate", "ignore", "freeze", "optimize_for_inference", "run_frozen_optimizations",
            "script_if_tracing", "Final", "unused", "export", "fork", "wait", "TracerWarning",
            "TracingCheckError",

@@ -52,6 +52,11 @@ def _operands(g, a, b):
     """Two operands of a binary op as Values of one dtype (numbers take the tensor's dtype;
     tensors of different dtypes are cast to their promoted dtype)."""
     from onnx import helper
+    if not hasattr(a, "name") and not hasattr(b, "name"):
+        # two Python numbers: an int64 pair, or the default float dtype if either is a float
+        dt = np.float32 if isinstance(a, float) or isinstance(b, float) else \
+            np.bool_ if isinstance(a, bool) and isinstance(b, bool) else np.int64
+        return g.constant(np.asarray(a, dt)), g.constant(np.asarray(b, dt))
     if not hasattr(a, "name"):
         a, b, swapped = b, a, True
     else:
@@ -63,10 +68,13 @@ def _operands(g, a, b):
                 np.float32
         b = g.constant(np.asarray(b, dtype=dt))
     elif a.dtype is not None and b.dtype is not None and a.dtype != b.dtype:
-        if b.shape == () and np.dtype(a.dtype).kind == np.dtype(b.dtype).kind:
-            target = a.dtype  # a 0-dim tensor of the same kind follows the other operand
-        elif a.shape == () and np.dtype(a.dtype).kind == np.dtype(b.dtype).kind:
+        ka, kb = _CATEGORY[np.dtype(a.dtype).kind], _CATEGORY[np.dtype(b.dtype).kind]
+        if b.shape == () and ka == kb:
+            target = a.dtype  # a 0-dim tensor of the same category follows the other operand
+        elif a.shape == () and ka == kb:
             target = b.dtype
+        elif ka != kb:
+            target = a.dtype if ka > kb else b.dtype  # int64 + float32 is float32
         else:
             target = np.result_type(a.dtype, b.dtype)
         to = helper.np_dtype_to_tensor_dtype(np.dtype(target))
@@ -74,11 +82,61 @@ def _operands(g, a, b):
     return (b, a) if swapped else (a, b)
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # PyTorch's promotion categories
+
+
 def _binary(op_type):
     def symbolic(g, self, other, *rest):
         a, b = _operands(g, self, other)
         return g.op(op_type, a, b)
     return symbolic
+
+
+@onnx_symbolic("aten::mul")
+def mul(g, self, other):
+    a, b = _operands(g, self, other)
+    return g.op("And" if a.dtype == np.bool_ else "Mul", a, b)  # ONNX multiplies no bools
+
+
+def _shift(left):
+    """<< and >>: ONNX BitShift for unsigned integers; signed ones multiply or divide by
+    2 ** shift (the quotient floored, so -7 >> 1 is -4 as in eager)."""
+    def symbolic(g, self, other):
+        a, b = _operands(g, self, other)
+        if np.dtype(a.dtype).kind == "u":
+            return g.op("BitShift", a, b, direction_s="LEFT" if left else "RIGHT")
+        power = g.op("Cast", g.op("Pow", g.constant(np.asarray(2.0, np.float32)),
+                                  g.op("Cast", b, to_i=_onnx_dtype(np.float32))),
+                     to_i=_onnx_dtype(a.dtype))
+        if left:
+            return g.op("Mul", a, power)
+        quotient = g.op("Div", a, power)  # truncates toward zero
+        rest = g.op("Sub", a, g.op("Mul", quotient, power))
+        below = g.op("Cast", g.op("Less", rest, g.constant(np.zeros((), a.dtype))),
+                     to_i=_onnx_dtype(a.dtype))
+        return g.op("Sub", quotient, below)
+    return symbolic
+
+
+onnx_symbolic("aten::bitwise_left_shift")(_shift(True))
+onnx_symbolic("aten::bitwise_right_shift")(_shift(False))
+onnx_symbolic("aten::__lshift__")(_shift(True))
+onnx_symbolic("aten::__rshift__")(_shift(False))
+
+
+def _ordering(op_type):
+    """<, <=, >, >=: ONNX orders no bools, so bool operands compare as int32."""
+    def symbolic(g, self, other):
+        a, b = _operands(g, self, other)
+        if a.dtype == np.bool_:
+            a, b = (g.op("Cast", x, to_i=_onnx_dtype(np.int32)) for x in (a, b))
+        return g.op(op_type, a, b)
+    return symbolic
+
+
+for _name, _op in (("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
+                   ("ge", "GreaterOrEqual")):
+    onnx_symbolic(f"aten::{_name}")(_ordering(_op))
 
 
 def _unary(op_type):
@@ -91,17 +149,16 @@ def _identity(g, self, *rest):
     return self
 
 
-for _name, _op in (("add", "Add"), ("sub", "Sub"), ("mul", "Mul"), ("pow", "Pow"),
-                   ("maximum", "Max"), ("minimum", "Min"),
-                   ("eq", "Equal"), ("lt", "Less"), ("le", "LessOrEqual"), ("gt", "Greater"),
-                   ("ge", "GreaterOrEqual"), ("logical_and", "And"), ("logical_or", "Or"),
+for _name, _op in (("add", "Add"), ("sub", "Sub"), ("pow", "Pow"),
+                   ("maximum", "Max"), ("minimum", "Min"), ("eq", "Equal"),
+                   ("logical_and", "And"), ("logical_or", "Or"),
                    ("logical_xor", "Xor")):
     onnx_symbolic(f"aten::{_name}")(_binary(_op))
 for _name, _op in (("relu", "Relu"), ("sigmoid", "Sigmoid"), ("tanh", "Tanh"), ("exp", "Exp"),
                    ("log", "Log"), ("sqrt", "Sqrt"), ("neg", "Neg"), ("abs", "Abs"),
                    ("erf", "Erf"), ("sin", "Sin"), ("cos", "Cos"), ("floor", "Floor"),
                    ("ceil", "Ceil"), ("reciprocal", "Reciprocal"), ("sign", "Sign"),
-                   ("logical_not", "Not"), ("hardswish", "HardSwish"), ("round", "Round")):
+                   ("logical_not", "Not"), ("hardswish", "HardSwish")):
     onnx_symbolic(f"aten::{_name}")(_unary(_op))
 for _name in ("clone", "alias", "detach", "lift_fresh", "contiguous"):
     onnx_symbolic(f"aten::{_name}")(_identity)
@@ -227,10 +284,19 @@ def leaky_relu(g, self, negative_slope=0.01):
 
 @onnx_symbolic("aten::elu")
 def elu(g, self, alpha=1, scale=1, input_scale=1):
-    if scale != 1 or input_scale != 1:
-        raise SymbolicValueError("elu with scale or input_scale other than 1 (selu) is not "
-                                 "exported")
-    return g.op("Elu", self, alpha_f=alpha)
+    """ELU, and CELU/SELU through its scales: scale * (x if x > 0 else alpha * (exp(x *
+    input_scale) - 1)). ONNX Runtime's Elu is float32 only, so other dtypes and scales are
+    written out."""
+    if scale == 1 and input_scale == 1 and self.dtype == np.float32:
+        return g.op("Elu", self, alpha_f=alpha)
+    dt = self.dtype or np.float32
+
+    def c(v):
+        return g.constant(np.asarray(v, dt))
+    negative = g.op("Mul", c(alpha), g.op("Sub", g.op("Exp", g.op("Mul", self, c(input_scale))),
+                                          c(1)))
+    out = g.op("Where", g.op("Greater", self, c(0)), self, negative)
+    return out if scale == 1 else g.op("Mul", out, c(scale))
 
 
 @onnx_symbolic("aten::softplus")
@@ -255,7 +321,77 @@ def log_sigmoid(g, self):
 @onnx_symbolic("aten::where")
 def where(g, condition, self, other):
     a, b = _operands(g, self, other)
+    if condition.dtype != np.bool_:  # a uint8 condition counts as bool, as in PyTorch
+        condition = g.op("Cast", condition, to_i=_onnx_dtype(np.bool_))
     return g.op("Where", condition, a, b)
+
+
+def _all_of_shape(g, self, value):
+    return g.op("Expand", g.constant(np.asarray(value)), g.op("Shape", self))
+
+
+@onnx_symbolic("aten::isnan")
+def isnan(g, self):
+    if np.dtype(self.dtype).kind != "f":
+        return _all_of_shape(g, self, False)
+    return g.op("IsNaN", self)
+
+
+@onnx_symbolic("aten::isinf")
+def isinf(g, self):
+    if np.dtype(self.dtype).kind != "f":
+        return _all_of_shape(g, self, False)
+    return g.op("IsInf", _as_float32_for_isinf(g, self))
+
+
+@onnx_symbolic("aten::isfinite")
+def isfinite(g, self):
+    if np.dtype(self.dtype).kind != "f":
+        return _all_of_shape(g, self, True)
+    return g.op("Not", g.op("Or", g.op("IsInf", _as_float32_for_isinf(g, self)),
+                            g.op("IsNaN", self)))
+
+
+@onnx_symbolic("aten::nan_to_num")
+def nan_to_num(g, self, nan=None, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest and smallest finite values
+    unless given); integer tensors are returned as they are."""
+    if np.dtype(self.dtype).kind != "f":
+        return self
+    dt, info = self.dtype, np.finfo(self.dtype)
+    wide = _as_float32_for_isinf(g, self)
+    for value, test in ((0.0 if nan is None else nan, g.op("IsNaN", self)),
+                        (info.max if posinf is None else posinf,
+                         g.op("IsInf", wide, detect_negative_i=0)),
+                        (info.min if neginf is None else neginf,
+                         g.op("IsInf", wide, detect_positive_i=0))):
+        self = g.op("Where", test, g.constant(np.asarray(value, dt)), self)
+    return self
+
+
+@onnx_symbolic("aten::nonzero")
+def nonzero(g, self):
+    """The (count, rank) positions of the nonzero elements (ONNX NonZero gives them
+    transposed)."""
+    return g.op("Transpose", g.op("NonZero", self), perm_is=[1, 0])
+
+
+@onnx_symbolic("aten::nonzero.as_tuple")
+def nonzero_as_tuple(g, self):
+    """torch.where(cond) / nonzero(as_tuple=True): one row of positions per dim."""
+    rank = max(_rank(self), 1)
+    rows = g.op("NonZero", self)
+    if rank == 1:
+        return (_squeeze(g, rows, [0]),)
+    return tuple(_squeeze(g, r, [0]) for r in g.op("Split", rows, _ints(g, [1] * rank), axis_i=0,
+                                                   outputs=rank))
+
+
+def _as_float32_for_isinf(g, x):
+    """ONNX Runtime's IsInf takes float32 and float64 only."""
+    if x.dtype in (np.float32, np.float64):
+        return x
+    return g.op("Cast", x, to_i=_onnx_dtype(np.float32))
 
 
 @onnx_symbolic("aten::masked_fill")
@@ -306,13 +442,46 @@ def transpose(g, self, dim0, dim1):
     perm = list(range(rank))
     a, b = _dim(dim0, rank), _dim(dim1, rank)
     perm[a], perm[b] = perm[b], perm[a]
-    return self if a == b else g.op("Transpose", self, perm_is=perm)
+    return self if a == b else g.op("Transpose", self, perm_is=perm + _complex_axis(self))
 
 
 @onnx_symbolic("aten::permute")
 def permute(g, self, dims):
     rank = _rank(self)
-    return g.op("Transpose", self, perm_is=[_dim(d, rank) for d in dims])
+    return g.op("Transpose", self, perm_is=[_dim(d, rank) for d in dims] + _complex_axis(self))
+
+
+def _complex_axis(v):
+    """A complex tensor travels in the graph as real numbers with a trailing (real, imag) axis
+    (ONNX's DFT form): a permutation keeps that axis last."""
+    return [len(v.shape)] if v.dtype is not None and np.dtype(v.dtype).kind == "c" else []
+
+
+@onnx_symbolic("aten::_fft_r2c")
+def _fft_r2c(g, self, dim, normalization, onesided):
+    """The DFT of a real tensor along one dim: ONNX DFT on the (..., 1) real form, giving
+    (..., 2) real/imaginary pairs; normalization 1 scales by 1/sqrt(n), 2 by 1/n."""
+    if len(dim) != 1:
+        raise SymbolicValueError("an FFT over more than one dim is not exported (ONNX DFT "
+                                 "transforms one axis)")
+    rank = _rank(self)
+    axis = _dim(dim[0], rank)
+    x = _unsqueeze(g, self, [rank])
+    if g.opset >= 20:
+        out = g.op("DFT", x, None, _ints(g, axis), onesided_i=int(onesided))
+    else:
+        out = g.op("DFT", x, axis_i=axis, onesided_i=int(onesided))
+    n = self.shape[axis]
+    if normalization:
+        scale = 1 / math.sqrt(n) if normalization == 1 else 1 / n
+        out = g.op("Mul", out, g.constant(np.asarray(scale, self.dtype or np.float32)))
+    return out
+
+
+@onnx_symbolic("aten::view_as_real")
+def view_as_real(g, self):
+    """The (..., 2) real form a complex tensor already has in the graph."""
+    return g.op("Identity", self)
 
 
 @onnx_symbolic("aten::t")
@@ -386,8 +555,31 @@ def split_with_sizes(g, self, split_sizes, dim=0):
 
 @onnx_symbolic("aten::chunk")
 def chunk(g, self, chunks, dim=0):
+    """Pieces of ceil(n / chunks) along `dim`, the last one shorter; the size is computed from
+    the input's shape in the graph, so it follows a dynamic axis (the number of pieces is the
+    example's, as in PyTorch's trace)."""
+    dim = _dim(dim, _rank(self))
     n = self.shape[dim]
-    return split(g, self, -(-n // chunks), dim)
+    size = -(-n // chunks)
+    count = -(-n // size) if n else 1
+    length = g.op("Gather", g.op("Shape", self), _ints(g, [dim]), axis_i=0)
+    step = g.op("Div", g.op("Add", length, _ints(g, [chunks - 1])), _ints(g, [chunks]))
+    pieces = []
+    for k in range(count):
+        start = g.op("Mul", step, _ints(g, [k]))
+        end = _ints(g, [_INT64_MAX]) if k == count - 1 else g.op("Mul", step, _ints(g, [k + 1]))
+        pieces.append(g.op("Slice", self, start, end, _ints(g, [dim])))
+    return pieces
+
+
+@onnx_symbolic("aten::unbind")
+def unbind(g, self, dim=0):
+    dim = _dim(dim, _rank(self))
+    n = self.shape[dim]
+    if n == 1:
+        return [_squeeze(g, self, [dim])]
+    pieces = g.op("Split", self, _ints(g, [1] * n), axis_i=dim, outputs=n)
+    return [_squeeze(g, p, [dim]) for p in pieces]
 
 
 @onnx_symbolic("aten::cat")
@@ -429,6 +621,28 @@ def copy_(g, self, src, non_blocking=False):
     return out
 
 
+@onnx_symbolic("aten::fill")
+def fill(g, self, value):
+    """self's shape filled with `value` (a number, or a 0-dim tensor cast to self's dtype)."""
+    if hasattr(value, "name"):
+        if value.dtype != self.dtype:
+            value = g.op("Cast", value, to_i=_onnx_dtype(self.dtype))
+        return g.op("Expand", value, g.op("Shape", self))
+    return full_like(g, self, value)
+
+
+@onnx_symbolic("ember::write_into_view")
+def write_into_view(g, base, src, positions):
+    """The base of a view written in place: src's values scattered into the flattened base at
+    the view's positions (recorded by the tracer from the view's strides)."""
+    if src.dtype is not None and base.dtype is not None and src.dtype != base.dtype:
+        src = g.op("Cast", src, to_i=_onnx_dtype(base.dtype))
+    flat = g.op("Reshape", base, _ints(g, [-1]))
+    values = g.op("Reshape", src, _ints(g, [-1]))
+    out = g.op("ScatterElements", flat, _ints(g, positions.reshape(-1)), values, axis_i=0)
+    return g.op("Reshape", out, _ints(g, list(base.shape)))
+
+
 @onnx_symbolic("aten::embedding")
 def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     return g.op("Gather", weight, indices, axis_i=0)
@@ -436,36 +650,80 @@ def embedding(g, weight, indices, padding_idx=-1, scale_grad_by_freq=False, spar
 
 def _embedding_bag(g, weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
                    per_sample_weights=None, include_last_offset=False, padding_idx=-1):
-    """Bags known at export time (constant offsets, as a 2-D input's rows are): the rows
-    gathered, weighted and masked, then ScatterND-added into their bags (mean: divided by the
-    bags' sizes). Only the first output, the bags, is exported."""
-    if offsets.const is None or indices.shape is None:
-        raise SymbolicValueError("embedding_bag is exported with constant offsets only (a 2-D "
-                                 "input, or offsets that depend on no input)")
-    if mode == 2:
-        raise SymbolicValueError("embedding_bag in mode='max' is not exported")
-    starts = offsets.const.astype(np.int64)[:-1 if include_last_offset else None]
-    counts = np.diff(np.r_[starts, indices.shape[0]])
-    bag_of = g.constant(np.repeat(np.arange(starts.size), counts)[:, None])
+    """The rows gathered, weighted and masked, then ScatterND-reduced into their bags: sum,
+    mean (divided by the bags' sizes) or max (empty bags 0). Each row's bag is known at export
+    time for constant offsets (a 2-D input's rows); for offsets computed from the inputs it is
+    counted in the graph (the offsets at or below the row's position, minus one). Only the
+    first output, the bags, is exported."""
+    if indices.shape is None or offsets.shape is None:
+        raise SymbolicValueError("embedding_bag is exported for inputs of known shape only")
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
     dt = weight.dtype or np.float32
+    if include_last_offset:  # the last offset ends the last bag: later indices are in none
+        end = g.op("Slice", offsets, _ints(g, [-1]), _ints(g, [_INT64_MAX]), _ints(g, [0]))
+        indices = g.op("Slice", indices, _ints(g, [0]), end, _ints(g, [0]))
+        if per_sample_weights is not None:
+            per_sample_weights = g.op("Slice", per_sample_weights, _ints(g, [0]), end,
+                                      _ints(g, [0]))
+        if end.const is not None:
+            indices.shape = (int(end.const[0]),)
+    if offsets.const is not None and indices.shape is not None:
+        starts = offsets.const.astype(np.int64)[:bags]
+        counts = np.diff(np.r_[starts, indices.shape[0]])
+        bag_of = g.constant(np.repeat(np.arange(starts.size), counts)[:, None])
+        if mode == 2 and g.opset < 18:
+            return _embedding_bag_max_by_bag(g, weight, indices, per_sample_weights, starts,
+                                             counts), None, None, None
+    else:
+        starts = g.op("Slice", offsets, _ints(g, [0]), _ints(g, [bags]), _ints(g, [0]))
+        length = _squeeze(g, g.op("Shape", indices), [0])
+        positions = _unsqueeze(g, g.op("Range", _ints(g, 0), length, _ints(g, 1)), [1])
+        started = g.op("Cast", g.op("LessOrEqual", _unsqueeze(g, starts, [0]), positions),
+                       to_i=_onnx_dtype(np.int64))
+        started.shape = (None, bags)
+        bag_of = g.op("Sub", _reduce(g, "ReduceSum", started, [1], True), _ints(g, [1]))
     rows = g.op("Gather", weight, indices, axis_i=0)
     if per_sample_weights is not None:
         rows = g.op("Mul", rows, _unsqueeze(g, per_sample_weights, [-1]))
+    ones = g.op("Expand", g.constant(np.ones((), dt)), g.op("Shape", indices))
     if padding_idx >= 0:
         kept = g.op("Not", g.op("Equal", indices,
                                 g.constant(np.asarray(padding_idx, indices.dtype or np.int64))))
         rows = g.op("Where", _unsqueeze(g, kept, [-1]), rows, g.constant(np.zeros((), dt)))
-    out = g.op("ScatterND", g.constant(np.zeros((starts.size, weight.shape[1]), dt)), bag_of,
+        ones = g.op("Cast", kept, to_i=_onnx_dtype(dt))
+    sizes = g.op("ScatterND", g.constant(np.zeros(bags, dt)), bag_of, ones, reduction_s="add")
+    if mode == 2:
+        if g.opset < 18:
+            raise SymbolicValueError("embedding_bag in mode='max' is exported from opset 18 on "
+                                     "(ScatterND's max reduction)")
+        lowest = np.full((bags, weight.shape[1]), np.finfo(dt).min, dt)
+        out = g.op("ScatterND", g.constant(lowest), bag_of, rows, reduction_s="max")
+        empty = _unsqueeze(g, g.op("Equal", sizes, g.constant(np.zeros((), dt))), [-1])
+        return g.op("Where", empty, g.constant(np.zeros((), dt)), out), None, None, None
+    out = g.op("ScatterND", g.constant(np.zeros((bags, weight.shape[1]), dt)), bag_of,
                rows, reduction_s="add")
     if mode == 1:
-        if padding_idx >= 0:
-            sizes = g.op("ScatterND", g.constant(np.zeros(starts.size, dt)), bag_of,
-                         g.op("Cast", kept, to_i=_onnx_dtype(dt)), reduction_s="add")
-            sizes = g.op("Max", sizes, g.constant(np.ones((), dt)))
-        else:
-            sizes = g.constant(np.maximum(counts, 1).astype(dt))
+        sizes = g.op("Max", sizes, g.constant(np.ones((), dt)))
         out = g.op("Div", out, _unsqueeze(g, sizes, [-1]))
     return out, None, None, None
+
+
+def _embedding_bag_max_by_bag(g, weight, indices, per_sample_weights, starts, counts):
+    """mode='max' before opset 18 (no ScatterND max): one ReduceMax per bag of known extent
+    (an empty bag is zeros)."""
+    rows = g.op("Gather", weight, indices, axis_i=0)
+    if per_sample_weights is not None:
+        rows = g.op("Mul", rows, _unsqueeze(g, per_sample_weights, [-1]))
+    dt = weight.dtype or np.float32
+    out = []
+    for start, count in zip(starts, counts):
+        if count == 0:
+            out.append(g.constant(np.zeros((1, weight.shape[1]), dt)))
+            continue
+        bag = g.op("Slice", rows, _ints(g, [start]), _ints(g, [start + count]), _ints(g, [0]))
+        bag.shape = (int(count), weight.shape[1])
+        out.append(_reduce(g, "ReduceMax", bag, [0], True))
+    return out[0] if len(out) == 1 else g.op("Concat", *out, axis_i=0)
 
 
 onnx_symbolic("aten::_embedding_bag")(_embedding_bag)
@@ -474,7 +732,43 @@ onnx_symbolic("aten::_embedding_bag_forward_only")(_embedding_bag)
 
 @onnx_symbolic("aten::index_select")
 def index_select(g, self, dim, index):
+    if index.shape == ():  # a 0-dim index keeps the dim (length 1), as in PyTorch
+        index = _unsqueeze(g, index, [0])
     return g.op("Gather", self, index, axis_i=dim)
+
+
+def _index_scatter(g, self, dim, index, source):
+    """self with source's slices written at `index` along `dim` (ScatterElements with the
+    index broadcast over source's other dims)."""
+    rank = _rank(self)
+    dim = _dim(dim, rank) if rank else 0
+    if index.shape == ():
+        index = _unsqueeze(g, index, [0])
+    shape = [1] * rank
+    shape[dim] = -1
+    positions = g.op("Expand", g.op("Reshape", index, _ints(g, shape)), g.op("Shape", source))
+    return g.op("ScatterElements", self, positions, source, axis_i=dim)
+
+
+@onnx_symbolic("aten::index_copy")
+def index_copy(g, self, dim, index, source):
+    return _index_scatter(g, self, dim, index, source)
+
+
+@onnx_symbolic("aten::index_fill")
+def index_fill(g, self, dim, index, value):
+    """index_fill: `value` (a number or 0-dim tensor) over the slices at `index`."""
+    rank = _rank(self)
+    dim = _dim(dim, rank) if rank else 0
+    shape = list(self.shape)
+    if rank:
+        shape[dim] = 1 if index.shape == () else index.shape[0]
+    if hasattr(value, "name"):
+        if value.dtype != self.dtype:
+            value = g.op("Cast", value, to_i=_onnx_dtype(self.dtype))
+    else:
+        value = g.constant(np.asarray(value, self.dtype))
+    return _index_scatter(g, self, dim, index, g.op("Expand", value, _ints(g, shape)))
 
 
 @onnx_symbolic("aten::index_add")
@@ -522,14 +816,64 @@ def _axes(self, dim):
     return [_dim(d, rank) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
 
 
+def _accumulate_as(g, self, dtype):
+    """The input of a sum or product in the dtype the result has: `dtype` when given, int64
+    for bool and integer inputs (as PyTorch accumulates them), else the input's own."""
+    if dtype is not None:
+        target = dtype._np
+    elif self.dtype is not None and np.dtype(self.dtype).kind in "biu":
+        target = np.int64
+    else:
+        return self
+    if target == self.dtype:
+        return self
+    out = g.op("Cast", self, to_i=_onnx_dtype(target))
+    out.shape, out.dtype = self.shape, target
+    return out
+
+
 @onnx_symbolic("aten::mean")
 def mean(g, self, dim=None, keepdim=False, dtype=None):
-    return _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim)
+    axes = _axes(self, dim)
+    return _reduce(g, "ReduceMean", _accumulate_as(g, self, dtype), axes, keepdim)
 
 
 @onnx_symbolic("aten::sum")
 def sum_dim(g, self, dim=None, keepdim=False, dtype=None):
-    return _reduce(g, "ReduceSum", self, _axes(self, dim), keepdim)
+    axes = _axes(self, dim)
+    return _reduce(g, "ReduceSum", _accumulate_as(g, self, dtype), axes, keepdim)
+
+
+@onnx_symbolic("aten::prod")
+def prod(g, self, dim=None, keepdim=False, dtype=None):
+    axes = _axes(self, dim)
+    return _reduce(g, "ReduceProd", _accumulate_as(g, self, dtype), axes, keepdim)
+
+
+@onnx_symbolic("aten::amin")
+def amin(g, self, dim=(), keepdim=False):
+    return _reduce(g, "ReduceMin", self, _axes(self, dim or None), keepdim)
+
+
+@onnx_symbolic("aten::linalg_vector_norm")
+def linalg_vector_norm(g, self, ord=2, dim=None, keepdim=False, dtype=None):
+    x = _accumulate_as(g, self, dtype)
+    axes = _axes(self, dim)
+    if ord == 1:
+        return _reduce(g, "ReduceL1", x, axes, keepdim)
+    if ord == 2:
+        return _reduce(g, "ReduceL2", x, axes, keepdim)
+    if ord in (math.inf, -math.inf):
+        return _reduce(g, "ReduceMax" if ord > 0 else "ReduceMin", g.op("Abs", x), axes,
+                       keepdim)
+    dt = x.dtype or np.float32
+    if ord == 0:
+        nonzero = g.op("Cast", g.op("Not", g.op("Equal", x, g.constant(np.asarray(0, dt)))),
+                       to_i=_onnx_dtype(dt))
+        return _reduce(g, "ReduceSum", nonzero, axes, keepdim)
+    powered = g.op("Pow", g.op("Abs", x), g.constant(np.asarray(ord, dt)))
+    return g.op("Pow", _reduce(g, "ReduceSum", powered, axes, keepdim),
+                g.constant(np.asarray(1 / ord, dt)))
 
 
 @onnx_symbolic("aten::amax")
@@ -542,10 +886,22 @@ def logsumexp(g, self, dim, keepdim=False):
     return _reduce(g, "ReduceLogSumExp", self, _axes(self, dim), keepdim)
 
 
-@onnx_symbolic("aten::max")
-def max_dim(g, self, dim, keepdim=False):
-    values = _reduce(g, "ReduceMax", self, [dim], keepdim)
-    return values, g.op("ArgMax", self, axis_i=dim, keepdims_i=int(keepdim))
+def _min_max(reduce_op, arg_op, binary_op):
+    """max / min: over everything (one argument), elementwise (a second tensor), or along
+    `dim` with the indices (values, indices)."""
+    def symbolic(g, self, dim=None, keepdim=False):
+        if dim is None:
+            return _reduce(g, reduce_op, self, [], False)
+        if hasattr(dim, "name"):
+            return g.op(binary_op, *_operands(g, self, dim))
+        dim = _dim(dim, _rank(self))
+        values = _reduce(g, reduce_op, self, [dim], keepdim)
+        return values, g.op(arg_op, self, axis_i=dim, keepdims_i=int(keepdim))
+    return symbolic
+
+
+max_dim = onnx_symbolic("aten::max")(_min_max("ReduceMax", "ArgMax", "Max"))
+onnx_symbolic("aten::min")(_min_max("ReduceMin", "ArgMin", "Min"))
 
 
 def _bool_reduce(op_type):
@@ -589,7 +945,7 @@ def linear(g, input, weight, bias=None):
     return out if bias is None else g.op("Add", out, bias)
 
 
-for _name in ("matmul", "mm", "bmm"):
+for _name in ("matmul", "mm", "bmm", "mv", "dot"):
     onnx_symbolic(f"aten::{_name}")(lambda g, self, other: g.op("MatMul", self, other))
 
 
@@ -762,6 +1118,18 @@ def native_dropout(g, input, p, train):
     return input, None
 
 
+@onnx_symbolic("aten::multinomial")
+def multinomial(g, self, num_samples, replacement=False, generator=None):
+    """ONNX Multinomial (drawn in the graph, with replacement) on the log of the weights."""
+    if not replacement and num_samples > 1:
+        raise SymbolicValueError("multinomial without replacement of more than one sample is "
+                                 "not exported (ONNX Multinomial draws with replacement)")
+    batched = _rank(self) == 2
+    x = g.op("Log", self if batched else _unsqueeze(g, self, [0]))
+    out = g.op("Multinomial", x, sample_size_i=num_samples, dtype_i=_onnx_dtype(np.int64))
+    return out if batched else _squeeze(g, out, [0])
+
+
 # ---- recurrent layers -----------------------------------------------------------------------
 # ONNX's gate orders: LSTM (i, o, f, c), GRU (z, r, h); PyTorch's: LSTM (i, f, g, o), GRU (r, z, n)
 _GATE_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2], "RNN_TANH": [0], "RNN_RELU": [0]}
@@ -780,9 +1148,14 @@ def _rnn_layer(g, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, 
     sequence; its (T, 1, B, H) output and (1, B, H) states lose their direction dim."""
     if weight_hr is not None:
         raise SymbolicValueError("LSTM with proj_size > 0 has no ONNX LSTM form")
-    if _rank(input) != 3:
+    # a cell (LSTMCell, GRUCell, RNNCell) is one step of packed data: (B, *) with one batch size
+    one_step = _rank(input) == 2 and len(batch_sizes) == 1
+    if one_step:
+        input = _unsqueeze(g, input, [0])
+    elif _rank(input) != 3:
         raise SymbolicValueError("an RNN over a PackedSequence is not exported; pass the padded "
                                  "(T, B, *) batch")
+    out_axes = [0, 1] if one_step else [1]
     hidden = weight_hh.shape[1]
     W = _unsqueeze(g, _gates(g, weight_ih, mode, hidden), [0])
     R = _unsqueeze(g, _gates(g, weight_hh, mode, hidden), [0])
@@ -797,14 +1170,14 @@ def _rnn_layer(g, input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, 
         if h0 is None and c0 is not None:
             h0 = _unsqueeze(g, hx, [0])
         y, yh, yc = g.op("LSTM", input, W, R, B, None, h0, c0, outputs=3, **attrs)
-        return _squeeze(g, y, [1]), _squeeze(g, yh, [0]), _squeeze(g, yc, [0]), None
+        return _squeeze(g, y, out_axes), _squeeze(g, yh, [0]), _squeeze(g, yc, [0]), None
     if mode == "GRU":
         y, yh = g.op("GRU", input, W, R, B, None, h0, linear_before_reset_i=1, outputs=2,
                      **attrs)
     else:
         y, yh = g.op("RNN", input, W, R, B, None, h0, outputs=2,
                      activations_ss=["Tanh" if mode == "RNN_TANH" else "Relu"], **attrs)
-    return _squeeze(g, y, [1]), _squeeze(g, yh, [0]), None, None
+    return _squeeze(g, y, out_axes), _squeeze(g, yh, [0]), None, None
 
 
 def _is_zero(v):
@@ -850,10 +1223,24 @@ def index(g, self, indices):
         raise SymbolicValueError("advanced indexing with more than one index tensor is not "
                                  "exported; index one dim at a time")
     dim, idx = used[0]
-    if idx.dtype == np.bool_:
-        raise SymbolicValueError("indexing by a boolean mask has a data-dependent shape and is "
-                                 "not exported")
+    if idx.dtype in (np.bool_, np.uint8):
+        return _index_by_mask(g, self, dim, idx)
     return g.op("Gather", self, idx, axis_i=dim)
+
+
+def _index_by_mask(g, self, dim, mask):
+    """x[mask] (a uint8 mask counts as a bool one, as in PyTorch): the mask's true positions
+    (NonZero, one row per mask dim) select along the dims the mask covers -- Gather for a 1-D
+    mask, GatherND over the leading dims for a wider one."""
+    if mask.dtype == np.uint8:
+        mask = g.op("Cast", mask, to_i=_onnx_dtype(np.bool_))
+    positions = g.op("NonZero", mask)
+    if _rank(mask) == 1:
+        return g.op("Gather", self, _squeeze(g, positions, [0]), axis_i=dim)
+    if dim != 0:
+        raise SymbolicValueError("indexing by a multi-dimensional mask after other indices is "
+                                 "not exported; mask the leading dims")
+    return g.op("GatherND", self, g.op("Transpose", positions, perm_is=[1, 0]))
 
 
 def _var(g, self, dim, correction, keepdim):
@@ -877,6 +1264,18 @@ def var(g, self, dim=None, correction=None, keepdim=False):
 @onnx_symbolic("aten::std")
 def std(g, self, dim=None, correction=None, keepdim=False):
     return g.op("Sqrt", _var(g, self, dim, correction, keepdim))
+
+
+@onnx_symbolic("aten::var_mean")
+def var_mean(g, self, dim=None, correction=None, keepdim=False):
+    return (_var(g, self, dim, correction, keepdim),
+            _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim))
+
+
+@onnx_symbolic("aten::std_mean")
+def std_mean(g, self, dim=None, correction=None, keepdim=False):
+    return (g.op("Sqrt", _var(g, self, dim, correction, keepdim)),
+            _reduce(g, "ReduceMean", self, _axes(self, dim), keepdim))
 
 
 def _normalize(g, x, axes, eps):
@@ -1029,3 +1428,128 @@ def deform_conv2d(g, input, weight, offset, mask, bias, stride_h, stride_w, pad_
                 kernel_shape_is=list(weight.shape[2:]), strides_is=[stride_h, stride_w],
                 pads_is=[pad_h, pad_w, pad_h, pad_w], dilations_is=[dilation_h, dilation_w],
                 group_i=groups, offset_group_i=offset_groups)
+
+
+# ---- more elementwise and shape ops ---------------------------------------------------------
+@onnx_symbolic("aten::round")
+def round_(g, self, decimals=0):
+    """Round half to even (ONNX's and PyTorch's rule); `decimals` scales by 10**decimals around
+    it; integer tensors are already round."""
+    if np.dtype(self.dtype).kind != "f":
+        return self
+    if not decimals:
+        return g.op("Round", self)
+    scale = g.constant(np.asarray(10.0 ** decimals, self.dtype))
+    return g.op("Div", g.op("Round", g.op("Mul", self, scale)), scale)
+
+
+def _log_base(base):
+    def symbolic(g, self):
+        return g.op("Div", g.op("Log", self), g.constant(np.asarray(math.log(base),
+                                                                    self.dtype or np.float32)))
+    return symbolic
+
+
+onnx_symbolic("aten::log2")(_log_base(2))
+onnx_symbolic("aten::log10")(_log_base(10))
+
+
+@onnx_symbolic("aten::log1p")
+def log1p(g, self):
+    return g.op("Log", g.op("Add", self, g.constant(np.asarray(1, self.dtype or np.float32))))
+
+@onnx_symbolic("aten::fmod")
+def fmod(g, self, other):
+    """C's remainder (the sign of the dividend); ONNX Mod takes fmod=1 for every dtype."""
+    return g.op("Mod", *_operands(g, self, other), fmod_i=1)
+
+
+def _add_scaled(op_type):
+    """addcmul / addcdiv: self + value * (tensor1 op tensor2)."""
+    def symbolic(g, self, tensor1, tensor2, value=1):
+        term = g.op(op_type, *_operands(g, tensor1, tensor2))
+        if value != 1:
+            term = g.op("Mul", *_operands(g, term, value))
+        return g.op("Add", *_operands(g, self, term))
+    return symbolic
+
+
+onnx_symbolic("aten::addcmul")(_add_scaled("Mul"))
+onnx_symbolic("aten::addcdiv")(_add_scaled("Div"))
+
+
+@onnx_symbolic("aten::logit")
+def logit(g, self, eps=None):
+    dt = self.dtype or np.float32
+    if eps is not None:
+        self = g.op("Clip", self, g.constant(np.asarray(eps, dt)),
+                    g.constant(np.asarray(1 - eps, dt)))
+    return g.op("Log", g.op("Div", self, g.op("Sub", g.constant(np.asarray(1, dt)), self)))
+
+
+@onnx_symbolic("aten::glu")
+def glu(g, self, dim=-1):
+    dim = _dim(dim, _rank(self))
+    half = self.shape[dim] // 2
+    a, b = g.op("Split", self, _ints(g, [half, half]), axis_i=dim, outputs=2)
+    return g.op("Mul", a, g.op("Sigmoid", b))
+
+
+def _trilu(upper):
+    def symbolic(g, self, diagonal=0):
+        return g.op("Trilu", self, _ints(g, diagonal), upper_i=int(upper))
+    return symbolic
+
+
+onnx_symbolic("aten::triu")(_trilu(True))
+onnx_symbolic("aten::tril")(_trilu(False))
+
+
+@onnx_symbolic("aten::one_hot")
+def one_hot(g, self, num_classes=-1):
+    if num_classes < 0:
+        raise SymbolicValueError("one_hot without num_classes takes its size from the data "
+                                 "(max + 1) and is not exported; pass num_classes")
+    return g.op("OneHot", self, _ints(g, num_classes), _ints(g, [0, 1]), axis_i=-1)
+
+
+@onnx_symbolic("aten::bucketize")
+def bucketize(g, self, boundaries, out_int32=False, right=False):
+    """The number of boundaries below each value (at or below, with right=True)."""
+    x = _unsqueeze(g, self, [_rank(self)])
+    below = g.op("LessOrEqual" if right else "Less", *_operands(g, boundaries, x))
+    counts = g.op("Cast", below, to_i=_onnx_dtype(np.int64))
+    counts.shape = tuple(self.shape) + tuple(boundaries.shape)
+    out = _reduce(g, "ReduceSum", counts, [_rank(self)], False)
+    return g.op("Cast", out, to_i=_onnx_dtype(np.int32)) if out_int32 else out
+
+
+@onnx_symbolic("aten::unfold")
+def unfold(g, self, dimension, size, step):
+    """Windows of `size` every `step` along `dimension`: one Gather of the (windows, size)
+    positions, then the window axis moved last."""
+    rank = _rank(self)
+    dim = _dim(dimension, rank) if rank else 0
+    length = self.shape[dim] if rank else 1
+    count = (length - size) // step + 1
+    positions = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+    if not rank:
+        return _unsqueeze(g, self, [0])
+    windows = g.op("Gather", self, _ints(g, positions), axis_i=dim)
+    perm = list(range(dim + 1)) + list(range(dim + 2, rank + 1)) + [dim + 1]
+    return g.op("Transpose", windows, perm_is=perm)
+
+
+@onnx_symbolic("aten::_unique2")
+def _unique2(g, self, sorted=True, return_inverse=False, return_counts=False):
+    """Unique over the flattened input; the inverse indices take the input's shape."""
+    values, _, inverse, counts = g.op("Unique", self, sorted_i=1, outputs=4)
+    inverse = g.op("Reshape", inverse, _ints(g, list(self.shape)))
+    return values, inverse, counts
+
+
+@onnx_symbolic("aten::unique_dim")
+def unique_dim(g, self, dim, sorted=True, return_inverse=False, return_counts=False):
+    values, _, inverse, counts = g.op("Unique", self, axis_i=_dim(dim, _rank(self)), sorted_i=1,
+                                      outputs=4)
+    return values, inverse, counts

@@ -18,6 +18,7 @@ Converting a traced tensor to a Python value (`bool(t)`, `t.item()`, `t.tolist()
 means the trace took a branch, a size or a result from data it cannot follow: a TracerWarning
 says so, as PyTorch's tracer does.
 """
+import sys
 import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 
@@ -74,6 +75,7 @@ class Trace:
         self.inputs = []
         self._alive = []
         self._inside = 0      # > 0 while a recorded node's own calls run
+        self._read = []       # traced values the model read into Python (int(n), n.item())
 
     def run(self, fn, args, inputs, input_names):
         """fn(*args), with the tensors `inputs` (found in args) as the graph's inputs."""
@@ -106,9 +108,26 @@ class Trace:
             return self._value(t, "param", name, _values(t))
         return self._value(t, "const", f"const_{len(self.values)}", _values(t))
 
+    def inputs_read(self):
+        """The names of the inputs a value the model read into Python was computed from."""
+        producer = {id(o): n for n in self.nodes for o in n.outputs if o is not None}
+        stack, seen, names = list(self._read), set(), set()
+        while stack:
+            v = stack.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if v.kind == "input":
+                names.add(v.name)
+            node = producer.get(id(v))
+            if node is not None:
+                stack.extend(_traced_in(node.args) + _traced_in(node.kwargs))
+        return names
+
     # ---- recording ------------------------------------------------------------------------
     def _on_op(self, op, args, level):
-        if not self._inside and _draws_random(op):
+        if (not self._inside and _draws_random(op)
+                and op.name.split(".")[0] not in _SAMPLED_IN_GRAPH):
             raise RuntimeError(
                 f"ember.onnx.export: the model draws random numbers ({op.short_name}) while it is "
                 "traced (dropout in training mode?); the draw would be baked into the graph as "
@@ -118,12 +137,28 @@ class Trace:
         if op._composite is not None and not self.is_node(op):
             return _dispatcher.call_in_modes(op, args, level - 1)
         if op._mutates and isinstance(args[0], Tensor) and args[0]._base is not None:
-            raise RuntimeError(f"ember.onnx.export: the in-place op {op.short_name} writes into a "
-                               "view of another tensor, which a traced graph cannot express; "
-                               "write it out of place")
+            return self._write_into_view(op, args, level)
         traced_args = self._arguments(args)
         out = self._run_inside(_dispatcher.call_in_modes, op, args, level - 1)
         self._record("op", op, traced_args, {}, out)
+        return out
+
+    def _write_into_view(self, op, args, level):
+        """An in-place op on a view (`x[:, 2:] = 0`, `state[0] += y`): the op is recorded on
+        the view's values, then a write-back node puts the view's new values into its base at
+        the flat positions the view's strides address; the base's name then means the written
+        tensor. Positions are the example's, so the written region has static sizes."""
+        view, base = args[0], args[0]._base
+        if not base.is_contiguous():
+            raise RuntimeError(f"ember.onnx.export: the in-place op {op.short_name} writes into a "
+                               "view of a non-contiguous tensor, which the traced graph cannot "
+                               "express; write it out of place")
+        traced_args = self._arguments(args)
+        base_value = self.value_of(base)
+        out = self._run_inside(_dispatcher.call_in_modes, op, args, level - 1)
+        self._record("op", op, traced_args, {}, out)
+        self._record("op", _WRITE_INTO_VIEW,
+                     (base_value, self.values[id(view)], _view_positions(view, base)), {}, base)
         return out
 
     def _on_function(self, cls, args, kwargs):
@@ -211,6 +246,8 @@ class Trace:
         def converting(t, *args, **kwargs):
             v = trace.values.get(id(t))
             if not trace._inside and v is not None and v.kind in ("input", "op"):
+                if _read_by_an_op_argument():
+                    trace._read.append(v)
                 warnings.warn(f"Converting a tensor to {message} might cause the trace "
                               "to be incorrect. We can't record the data flow of Python values, "
                               "so this value will be treated as a constant in the future. This "
@@ -220,11 +257,50 @@ class Trace:
         return converting
 
 
+def _read_by_an_op_argument():
+    """Whether the tensor being converted is an op's int/float/Scalar argument (read by the
+    bindings' argument parser, `torch.tril(x, diagonal=n)`) rather than by the model's own code
+    (`int(n)`): PyTorch's trace records the first kind of read (aten::Int), so the input it
+    came from stays a graph input; ember's graph holds the value read, with the warning."""
+    frame = sys._getframe(2)
+    for _ in range(6):
+        if frame is None:
+            return False
+        if frame.f_globals.get("__name__") == "ember._bindings.arg_parser":
+            return True
+        frame = frame.f_back
+    return False
+
+
+class _WriteIntoView:
+    """The target of a write-back node (see Trace._write_into_view)."""
+    name = "ember::write_into_view"
+    short_name = "write_into_view"
+
+
+_WRITE_INTO_VIEW = _WriteIntoView()
+
+
+def _view_positions(view, base):
+    """The flat (C-order) positions in the contiguous `base` of each element of `view`."""
+    import numpy as np
+    positions = np.full(tuple(view.shape), view.storage_offset() - base.storage_offset(),
+                        dtype=np.int64)
+    for dim, (size, stride) in enumerate(zip(view.shape, view.stride())):
+        shape = [1] * view.dim()
+        shape[dim] = size
+        positions = positions + np.arange(size, dtype=np.int64).reshape(shape) * stride
+    return positions
+
+
 _CONVERSIONS = {"__bool__": "a Python boolean", "item": "a Python number",
                 "tolist": "a Python list", "numpy": "a NumPy array"}
 
 
 _random_ops = {}  # op -> whether it takes a Generator (draws random numbers)
+
+# random ops whose ONNX form draws in the graph (each run samples anew, as PyTorch exports them)
+_SAMPLED_IN_GRAPH = {"aten::multinomial"}
 
 
 def _draws_random(op):
@@ -234,8 +310,23 @@ def _draws_random(op):
     return random
 
 
+def _traced_in(obj):
+    """The TracedValues in a node's (nested) arguments."""
+    stack, found = [obj], []
+    while stack:
+        x = stack.pop()
+        if isinstance(x, TracedValue):
+            found.append(x)
+        elif isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return found
+
+
 def _tensors(obj):
-    """The tensors in a nest of tuples, lists and dicts (no recursion)."""
+    """The tensors in a nest of tuples, lists and dicts, in order; a dict gives its tensor keys
+    and its values, as torch.jit._flatten does (no recursion)."""
     stack, found = [obj], []
     while stack:
         x = stack.pop()
@@ -244,5 +335,6 @@ def _tensors(obj):
         elif isinstance(x, (tuple, list)):
             stack.extend(reversed(x))
         elif isinstance(x, dict):
-            stack.extend(reversed(list(x.values())))
+            for k, v in reversed(list(x.items())):
+                stack.extend((v, k))
     return found

@@ -12,13 +12,14 @@ import contextlib
 import enum
 import inspect
 import os
+import warnings
 
 import numpy as np
 
 from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
 from .graph import GraphContext, Value
 from .registry import MIN_OPSET, first_opset, has_symbolic, lookup
-from .tracer import Trace
+from .tracer import Trace, _tensors, _traced_in
 from . import symbolic_opset17  # noqa: F401  (registers the built-in symbolic functions)
 
 DEFAULT_OPSET = 20  # PyTorch 2.13's default for the TorchScript exporter
@@ -89,11 +90,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     if export_modules_as_functions:
         raise OnnxExporterError("export_modules_as_functions is not supported")
     args = args if isinstance(args, tuple) else (args,)
-    kwargs = dict(kwargs or {})
-    if args and isinstance(args[-1], dict):
-        kwargs.update(args[-1])
-        args = args[:-1]
-    model_proto = _export(model, args, kwargs, opset, input_names, output_names,
+    if kwargs:
+        args = args + (dict(kwargs),)
+    args = _decide_input_format(model, args)
+    model_proto = _export(model, args, {}, opset, input_names, output_names,
                           dynamic_axes or {}, export_params, keep_initializers_as_inputs,
                           training, do_constant_folding, custom_opsets or {})
     if verbose:
@@ -127,11 +127,7 @@ def select_model_mode_for_export(model, mode):
 def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes, export_params,
             keep_initializers_as_inputs, training, do_constant_folding, custom_opsets):
     from ..autograd.grad_mode import no_grad
-    from .tracer import _tensors
-    if _tensors(kwargs):
-        raise OnnxExporterError("ember.onnx.export takes tensor inputs as positional args (a "
-                                "tuple, optionally followed by a dict of non-tensor kwargs)")
-    args = _distinct(args)
+    args = _numbers_as_tensors(_distinct(args))
     inputs = _tensors(args)
     names = _input_names(model, args, input_names)
     params = _parameter_names(model)
@@ -146,6 +142,9 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
         _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynamic_axes,
                             training)
     outs = _flatten_outputs(out)
+    if any(t.is_complex() for t in outs):
+        raise SymbolicValueError("a complex output is not exported (ONNX has no complex "
+                                 "tensors); return torch.view_as_real(output)")
     out_names = list(output_names or [])
     out_names += [f"output_{i}" if len(outs) > 1 else "output"
                   for i in range(len(out_names), len(outs))]
@@ -185,14 +184,20 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
     for a in args:
         name = by_id.get(id(a)) if isinstance(a, Tensor) else None
         for dim in (axes.get(name) or {}):
+            if a.shape[dim] == 0:
+                return   # nothing to grow an empty dim from; keep the example's sizes
             a = _cat((a, a.narrow(dim, 0, 1)), dim)
         grown.append(a)
     other = Trace(params, trace.is_node)
     _exporting[0] = True
     try:
-        with select_model_mode_for_export(model, training), no_grad():
-            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _tensors_of(grown),
+        with select_model_mode_for_export(model, training), no_grad(), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _tensors(tuple(grown)),
                       names)
+    except Exception:
+        return   # the grown inputs do not fit together (split sizes taken from two inputs)
     finally:
         _exporting[0] = False
     if [n.name for n in other.nodes] != [n.name for n in trace.nodes]:
@@ -220,9 +225,43 @@ def _cat(tensors, dim):
     return cat(tensors, dim)
 
 
-def _tensors_of(args):
-    from .tracer import _tensors
-    return _tensors(tuple(args))
+def _decide_input_format(model, args):
+    """`args` with a trailing dict of keyword inputs put in the places of forward's parameters
+    (a parameter the dict does not name takes its default), as torch.onnx does: the exported
+    graph's inputs are positional."""
+    if not args or not isinstance(args[-1], dict):
+        return args
+    try:
+        sig = inspect.signature(model.forward if hasattr(model, "forward") else model)
+    except (TypeError, ValueError):
+        return args
+    named, positional = args[-1], list(args[:-1])
+    for name in list(sig.parameters)[len(positional):]:
+        param = sig.parameters[name]
+        if name in named:
+            positional.append(named[name])
+        elif param.default is not param.empty:
+            positional.append(param.default)
+    return tuple(positional)
+
+
+def _numbers_as_tensors(args):
+    """The args with each Python number (in tuples and lists too) as a 0-dim tensor -- bool,
+    int64 or float64, as torch.jit._flatten makes them -- so that it is a graph input, as in
+    PyTorch's tracer: the model then runs on the tensor."""
+    from .. import tensor, float64
+    from .._core.tensor import Tensor
+
+    def convert(a):
+        if isinstance(a, (bool, int)):
+            return tensor(a)
+        if isinstance(a, float):
+            return tensor(a, dtype=float64)
+        if isinstance(a, (tuple, list)) and not isinstance(a, Tensor):
+            return type(a)(convert(x) for x in a) if not hasattr(a, "_fields") else \
+                type(a)(*(convert(x) for x in a))
+        return a
+    return tuple(convert(a) for a in args)
 
 
 def _distinct(args):
@@ -248,23 +287,9 @@ def _live_nodes(trace, outs):
     for node in reversed(trace.nodes):
         if any(o is not None and id(o) in needed for o in node.outputs):
             live.append(node)
-            for t in _traced_values(node.args) + _traced_values(node.kwargs):
+            for t in _traced_in(node.args) + _traced_in(node.kwargs):
                 needed.add(id(t))
     return live[::-1]
-
-
-def _traced_values(obj):
-    from .tracer import TracedValue
-    stack, found = [obj], []
-    while stack:
-        x = stack.pop()
-        if isinstance(x, TracedValue):
-            found.append(x)
-        elif isinstance(x, (tuple, list)):
-            stack.extend(x)
-        elif isinstance(x, dict):
-            stack.extend(x.values())
-    return found
 
 
 def _convert(g, trace, node, env, opset):
@@ -274,7 +299,14 @@ def _convert(g, trace, node, env, opset):
         produced = node.target.symbolic(g, *args, **kwargs)
     else:
         name = node.name
-        fn = lookup(name, opset)
+        if name not in _COMPLEX_OPS and any(np.dtype(v.dtype._np).kind == "c"
+                                            for v in _traced_in(node.args)):
+            raise SymbolicValueError(
+                f"{name} on a complex tensor is not exported: complex values travel in the "
+                "graph as (real, imag) pairs that only " + ", ".join(sorted(_COMPLEX_OPS)) +
+                " handle; take view_as_real first")
+        # an overload whose results differ in kind has its own function ("aten::nonzero.as_tuple")
+        fn = lookup(node.target.name, opset) or lookup(name, opset)
         if fn is None:
             raise UnsupportedOperatorError(name, opset, first_opset(name))
         produced = fn(g, *args)
@@ -291,6 +323,11 @@ def _convert(g, trace, node, env, opset):
         if value.shape is None:
             value.shape, value.dtype = traced.shape, traced.dtype._np
         env[traced] = value
+
+
+# the ops whose symbolic functions handle a complex input (carried with a trailing axis of 2)
+_COMPLEX_OPS = {"aten::transpose", "aten::permute", "aten::view_as_real", "aten::clone",
+                "aten::contiguous", "aten::alias", "aten::detach"}
 
 
 class _Missing:
@@ -331,7 +368,6 @@ def _graph_value(g, trace, traced, env):
 def _input_names(model, args, given):
     """The given names, then forward's parameter names (`hidden_0`, `hidden_1` for the
     tensors of a tuple argument `hidden`)."""
-    from .tracer import _tensors
     try:
         params = [p.name for p in inspect.signature(model.forward if hasattr(model, "forward")
                                                     else model).parameters.values()
@@ -423,11 +459,8 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
     known_names = set(out_names) | {v.name for v in trace.inputs}
     unknown = sorted(set(dyn) - known_names)
     if unknown:
-        import warnings
         warnings.warn(f"Provided key {', '.join(unknown)} for dynamic axes is not a valid input/"
                       "output name")
-    inputs = [_value_info(v.name, env[v].dtype, v.shape, dyn.get(v.name, {}))
-              for v in trace.inputs]
     input_names = {v.name for v in trace.inputs}
     seen, renames, identities = set(), {}, []
     for v, name in zip(results, out_names):
@@ -447,6 +480,14 @@ def _assemble(g, trace, env, results, out_names, dynamic_axes, export_params,
                 node.output[i] = renames[n]
     nodes = g.nodes + identities
     used = {n for node in nodes for n in node.input}
+    # an input no node reads (a traced branch did not use it) is not a graph input, as in
+    # PyTorch; running the model with it then fails on the extra input. Two kinds stay, as
+    # PyTorch's trace records a use of them: one whose value an op argument read into Python
+    # (`torch.tril(x, n)`, with a TracerWarning) and one named in dynamic_axes (its sizes were
+    # read); ember's graph holds the value or sizes of the example
+    kept = trace.inputs_read() | set(dyn)
+    inputs = [_value_info(v.name, env[v].dtype, v.shape, dyn.get(v.name, {}))
+              for v in trace.inputs if v.name in used or v.name in kept]
     inits = {n: a for n, a in g.initializers.items() if n in used}
     outputs = [_value_info(name, v.dtype, v.shape, dyn.get(name, {}))
                for v, name in zip(results, out_names)]
