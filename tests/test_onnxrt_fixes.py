@@ -429,3 +429,27 @@ def test_multinomial_samples_in_the_graph():
                          t.multinomial(a[0], 2, replacement=True)), w)
     with pytest.raises(ember.onnx.errors.SymbolicValueError, match="without replacement"):
         _export(_module(ember, lambda t, a: t.multinomial(a, 2)), (ember.tensor(w),))
+
+
+def _declared_output_dims(lib):
+    lib.manual_seed(0)
+    net = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3, padding=1), lib.nn.ReLU(), lib.nn.Flatten(),
+                            lib.nn.Linear(2 * 4 * 4, 3)).eval()
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib.onnx.export(net, (lib.randn(2, 1, 4, 4),), f, input_names=["x"], output_names=["y"],
+                        dynamic_axes={"x": {0: "b"}}, dynamo=False)
+    proto = onnx.load_from_string(f.getvalue())
+    dims = proto.graph.output[0].type.tensor_type.shape.dim
+    return [("sym" if d.dim_param else d.dim_value) for d in dims], f.getvalue()
+
+
+def test_output_dims_follow_dynamic_input_axes():
+    """An output dim that follows a dynamic input axis is declared symbolic (not the example's
+    size), as PyTorch's export declares it, so a batch of another size runs cleanly."""
+    ours, data = _declared_output_dims(ember)
+    theirs, _ = _declared_output_dims(torch)
+    assert ours == theirs == ["sym", 3]
+    sess = ort.InferenceSession(data)
+    assert sess.run(None, {"x": np.zeros((5, 1, 4, 4), np.float32)})[0].shape == (5, 3)

@@ -138,9 +138,10 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
             out = trace.run(lambda *xs: model(*xs, **kwargs), args, inputs, names)
     finally:
         _exporting[0] = False
+    grown = None
     if dynamic_axes:
-        _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynamic_axes,
-                            training)
+        grown = _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params,
+                                    dynamic_axes, training)
     outs = _flatten_outputs(out)
     if any(t.is_complex() for t in outs):
         raise SymbolicValueError("a complex output is not exported (ONNX has no complex "
@@ -148,6 +149,9 @@ def _export(model, args, kwargs, opset, input_names, output_names, dynamic_axes,
     out_names = list(output_names or [])
     out_names += [f"output_{i}" if len(outs) > 1 else "output"
                   for i in range(len(out_names), len(outs))]
+    if grown is not None:
+        dynamic_axes = _output_dynamic_axes(dynamic_axes, out_names, outs,
+                                            _flatten_outputs(grown))
 
     g = GraphContext(opset, do_constant_folding)
     env = {}   # TracedValue -> graph Value
@@ -194,8 +198,8 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
         with select_model_mode_for_export(model, training), no_grad(), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            other.run(lambda *xs: model(*xs, **kwargs), tuple(grown), _tensors(tuple(grown)),
-                      names)
+            grown_out = other.run(lambda *xs: model(*xs, **kwargs), tuple(grown),
+                                  _tensors(tuple(grown)), names)
     except Exception:
         return   # the grown inputs do not fit together (split sizes taken from two inputs)
     finally:
@@ -214,6 +218,25 @@ def _free_dynamic_sizes(trace, model, args, kwargs, inputs, names, params, dynam
                 "shapes or reshape with one inferred size")
         sizes[changed[0]] = -1
         node.args = (node.args[0], sizes) + tuple(node.args[2:])
+    return grown_out
+
+
+def _output_dynamic_axes(dynamic_axes, out_names, outs, grown):
+    """dynamic_axes with the output dims that followed the inputs' dynamic ones (between the
+    two traces) named too, for outputs the caller named none of: their declared shapes then
+    say what ONNX shape inference says in PyTorch's export (a symbolic dim, not the example's
+    size)."""
+    if len(grown) != len(outs):
+        return dynamic_axes
+    named = dict(dynamic_axes)
+    for name, t, u in zip(out_names, outs, grown):
+        if name in named or t.dim() != u.dim():
+            continue
+        changed = {i: f"{name}_dim_{i}" for i, (a, b) in enumerate(zip(t.shape, u.shape))
+                   if a != b}
+        if changed:
+            named[name] = changed
+    return named
 
 
 def _is_nested_tensors(a):
