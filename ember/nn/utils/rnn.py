@@ -61,6 +61,16 @@ class PackedSequence(PackedSequence_):
                              "nn.utils.rnn.")
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
+    def pin_memory(self):
+        """data and the index tensors in pinned memory (batch_sizes is never moved)."""
+        def pin(t):
+            return t.pin_memory()
+        return type(self)(pin(self.data), self.batch_sizes, _bind(self.sorted_indices, pin),
+                          _bind(self.unsorted_indices, pin))
+
+    def is_pinned(self):
+        return self.data.is_pinned()
+
     def to(self, *args, **kwargs):
         """`data.to(...)`; the index tensors follow data's device, batch_sizes stays on CPU."""
         data = self.data.to(*args, **kwargs)
