@@ -189,7 +189,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     batch = int(batch_sizes[0])
     order = np.arange(batch) if sequence.unsorted_indices is None \
         else sequence.unsorted_indices.numpy(force=True)
-    time = np.arange(max_seq_length)[:, None]
     running = np.pad(batch_sizes, (0, max_seq_length - len(batch_sizes)))[:, None]
     offsets = np.pad(_packed_offsets(batch_sizes), (0, max_seq_length - len(batch_sizes)))
     index = np.where(order[None, :] < running, offsets[:, None] + order[None, :], -1)
