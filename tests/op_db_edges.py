@@ -197,7 +197,8 @@ TORCH_BUILD_ERRORS = {
 EDGE_XFAIL = {
     # torch returns the empty input itself as the result, so its backward raises "leaf
     # variable has been moved into the graph interior"; ember returns a copy
-    "native_dropout of an empty input returns a copy, not the input": {"aten.native_dropout"},
+    "native_dropout of an empty input returns a copy, not the input": {"aten.native_dropout",
+                                                                      "torch.native_dropout"},
     # torch takes a 0-d bias as one value for every channel, and raises ValueError (not
     # RuntimeError) for a 0-d input
     "0-d batch norm parameters and inputs": {"aten._native_batch_norm_legit_functional"},

@@ -382,6 +382,15 @@ def native_dropout_samples(dtype, rng):
         [Sample(make(rng, (3, 4), dtype, "transposed"), 0.2, True)]
 
 
+def seeded_torch(name):
+    """m.<name>(*args, **kwargs) with the generator seeded first."""
+    def op(m, *args, **kwargs):
+        m.manual_seed(0)
+        return getattr(m, name)(*args, **kwargs)
+    op.__name__ = name
+    return op
+
+
 def aten_op(name, seed=False):
     """m.ops.aten.<name>(*args, **kwargs), the generator seeded first if `seed`."""
     def op(m, *args, **kwargs):
@@ -900,6 +909,9 @@ NN_OPS = [
 
     OpInfo("aten.native_dropout", aten_op("native_dropout", seed=True), F_ONLY,
            native_dropout_samples, other_dtypes_raise=False),
+    OpInfo("torch.native_dropout", seeded_torch("native_dropout"), F_ONLY,
+           native_dropout_samples, other_dtypes_raise=False,
+           errors=lambda: [ErrorInput(i64(3), 0.5, True, match="desired output type Long")]),
 
     # normalization
     OpInfo("aten._native_batch_norm_legit_no_training",

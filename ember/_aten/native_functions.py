@@ -422,7 +422,7 @@ softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor  | function
 log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
-native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
+native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)  | function
 _native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 _native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)
 # ---- more of PyTorch's batch-norm and dropout entry points, written from the ops above (CompositeImplicitAutograd, _aten/norm.py, nn_ops.py)

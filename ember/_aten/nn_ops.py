@@ -619,8 +619,11 @@ def native_dropout(input, p, train):
         return _wrap(x.copy()), _wrap(np.empty(x.shape, x.dtype))
     if train is False:
         return _wrap(x.copy()), _wrap(np.ones(x.shape, np.bool_))
-    if not input.dtype.is_floating_point:
+    if input.dtype.is_complex:
         raise not_implemented("native_dropout", input.dtype)
+    if not input.dtype.is_floating_point:   # the float mask's product cannot go back in place
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_scalar_type_name(input.dtype)}")
     p1m = 1.0 - p
     noise = np.empty_like(x)        # laid out as the input: the stream fills it in memory order
     in_order = _in_memory_order(noise)

@@ -75,6 +75,7 @@ _full = _op("full")
 _arange = _op("arange.start_step")
 _linspace = _op("linspace")
 _eye = _op("eye.m")
+_alias_op = _op("alias")
 _from_data = _op("_tensor_from_data")
 _uniform_ = _op("uniform_")
 _normal_ = _op("normal_")
@@ -747,7 +748,9 @@ def legacy_construct(dtype, device, args, kwargs, default_device="cpu", form="co
     if len(args) == 1 and isinstance(first, Tensor):
         if form != "base" and first.dtype is not dtype:
             raise TypeError(f"new(): expected a tensor of dtype {dtype} (got {first.dtype})")
-        return first.detach()
+        # aten::alias itself, below __torch_function__: a differentiable view of the tensor
+        # that is a plain Tensor even when `first` is a subclass (as PyTorch's C constructor)
+        return _alias_op(first)
     if len(args) == 1 and type(first) is not Size and not _ap.is_int(first, True):
         if size is None:
             return tensor(_legacy_data(first), dtype=dtype, device=device)

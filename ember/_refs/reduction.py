@@ -51,6 +51,11 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
     """linalg.matrix_norm: 'fro' is the vector 2-norm of the entries; 1/-1 (inf/-inf) the
     max/min over columns (rows) of the absolute column (row) sums; 2/-2 and 'nuc' the
     largest/smallest and summed singular values."""
+    # PyTorch checks the order first, then A and dim
+    if ord not in ("fro", "nuc") if isinstance(ord, str) else \
+            builtins.abs(ord) not in (1, 2, math.inf):
+        shown = ord if isinstance(ord, str) else f"{float(ord):g}"   # as C++ prints a double
+        raise RuntimeError(f"linalg.matrix_norm: Order {shown} not supported.")
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
@@ -70,8 +75,6 @@ def _matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=N
         if keepdim:
             r = r.unsqueeze(builtins.min(d0, d1)).unsqueeze(builtins.max(d0, d1))
         return _finish(r, False, out, "linalg_matrix_norm", (A,))
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if builtins.abs(ord) == math.inf:
         d0, d1 = d1, d0
     sums = _vector_norm(A, 1, [d0], keepdim, dtype=dtype)

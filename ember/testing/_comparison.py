@@ -228,11 +228,7 @@ class TensorLikePair(Pair):
     def __init__(self, actual, expected, *, id=(), allow_subclasses=True, rtol=None, atol=None,
                  equal_nan=False, check_device=True, check_dtype=True, check_layout=True,
                  check_stride=False, **other):
-        if not (isinstance(actual, type(expected)) or isinstance(expected, type(actual))):
-            raise UnsupportedInputs
-        if not allow_subclasses and type(actual) is not type(expected):
-            raise UnsupportedInputs
-        actual, expected = (self._to_tensor(x) for x in (actual, expected))
+        actual, expected = self._process_inputs(actual, expected, allow_subclasses)
         super().__init__(actual, expected, id=id, **other)
         self.rtol, self.atol = get_tolerances(actual, expected, rtol=rtol, atol=atol, id=id)
         self.equal_nan = equal_nan
@@ -240,6 +236,14 @@ class TensorLikePair(Pair):
         self.check_dtype = check_dtype
         self.check_layout = check_layout
         self.check_stride = check_stride
+
+    def _process_inputs(self, actual, expected, allow_subclasses):
+        """Both as tensors, if this pair takes them: their types must be related."""
+        if not (isinstance(actual, type(expected)) or isinstance(expected, type(actual))):
+            raise UnsupportedInputs
+        if not allow_subclasses and type(actual) is not type(expected):
+            raise UnsupportedInputs
+        return tuple(self._to_tensor(x) for x in (actual, expected))
 
     @staticmethod
     def _to_tensor(tensor_like):

@@ -830,7 +830,7 @@ class Module:
             # an uninitialized (lazy) parameter has no shape yet: the module's own load hook
             # has checked the source, and copy_ below materializes it
             lazy = is_lazy(param)
-            if not lazy and param.dim() == 0 and src.dim() == 1:  # checkpoints before 0-dim
+            if not lazy and param.dim() == 0 and src.shape == (1,):  # saved before 0-dim tensors
                 src = src[0]
             if not lazy and src.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "

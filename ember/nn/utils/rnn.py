@@ -61,6 +61,16 @@ class PackedSequence(PackedSequence_):
                              "nn.utils.rnn.")
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
+    def pin_memory(self):
+        """data and the index tensors in pinned memory (batch_sizes is never moved)."""
+        def pin(t):
+            return t.pin_memory()
+        return type(self)(pin(self.data), self.batch_sizes, _bind(self.sorted_indices, pin),
+                          _bind(self.unsorted_indices, pin))
+
+    def is_pinned(self):
+        return self.data.is_pinned()
+
     def to(self, *args, **kwargs):
         """`data.to(...)`; the index tensors follow data's device, batch_sizes stays on CPU."""
         data = self.data.to(*args, **kwargs)
@@ -179,7 +189,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     batch = int(batch_sizes[0])
     order = np.arange(batch) if sequence.unsorted_indices is None \
         else sequence.unsorted_indices.numpy(force=True)
-    time = np.arange(max_seq_length)[:, None]
     running = np.pad(batch_sizes, (0, max_seq_length - len(batch_sizes)))[:, None]
     offsets = np.pad(_packed_offsets(batch_sizes), (0, max_seq_length - len(batch_sizes)))
     index = np.where(order[None, :] < running, offsets[:, None] + order[None, :], -1)

@@ -842,18 +842,21 @@ def _one_value(x, kind, id):
 
 
 class TensorOrArrayPair(TensorLikePair):
-    """Tensors and NumPy arrays in any mix, both made tensors; `precision`/`rel_tol` loosen the
-    dtype's default tolerances."""
+    """Tensors and NumPy arrays in any mix, both made tensors, whatever their types' relation
+    (two unrelated tensor subclasses too); `precision`/`rel_tol` loosen the dtype's default
+    tolerances."""
 
     def __init__(self, actual, expected, *, id=(), rtol_override=0.0, atol_override=0.0,
                  **other):
-        if not all(isinstance(x, (ember.Tensor, np.ndarray)) for x in (actual, expected)):
-            raise UnsupportedInputs
-        actual, expected = (x if isinstance(x, ember.Tensor) else ember.as_tensor(x)
-                            for x in (actual, expected))
         super().__init__(actual, expected, id=id, **other)
         self.rtol = max(self.rtol, rtol_override)
         self.atol = max(self.atol, atol_override)
+
+    def _process_inputs(self, actual, expected, allow_subclasses):
+        if not all(isinstance(x, (ember.Tensor, np.ndarray)) for x in (actual, expected)):
+            raise UnsupportedInputs
+        return tuple(x if isinstance(x, ember.Tensor) else ember.as_tensor(x)
+                     for x in (actual, expected))
 
 
 class TypedStoragePair(TensorLikePair):
