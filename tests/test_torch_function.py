@@ -343,3 +343,27 @@ def test_grad_of_subclass_leaf_is_not_wrapped():
         s = lib.ones(2).as_subclass(Sub).requires_grad_()
         (s * 3).sum().backward()
         assert s.grad is s.grad and s.grad.tolist() == [3.0, 3.0]
+
+
+def test_new_methods_and_unflatten_reach_torch_function():
+    """Tensor.new_* and unflatten hand their calls to __torch_function__ (PyTorch's C methods
+    check, though get_ignored_functions lists them): a subclass's results are of its class."""
+    def outcome(L):
+        seen = []
+
+        class S(L.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen.append(func.__name__)
+                return super().__torch_function__(func, types, args, kwargs or {})
+        s = L.ones(2, 2).as_subclass(S)
+        rows = []
+        for name, f in [("new", lambda: s.new(2)), ("new_zeros", lambda: s.new_zeros(3)),
+                        ("new_ones", lambda: s.new_ones(3)), ("new_full", lambda: s.new_full((2,), 1.)),
+                        ("new_empty", lambda: s.new_empty(3)), ("new_tensor", lambda: s.new_tensor([1.])),
+                        ("new_empty_strided", lambda: s.new_empty_strided((2,), (1,))),
+                        ("unflatten", lambda: s.unflatten(0, (1, 2)))]:
+            seen.clear()
+            rows.append((name, type(f()).__name__, list(seen)))
+        return rows
+    assert outcome(ember) == outcome(torch)
