@@ -34,6 +34,9 @@ class TracerBase:
     proxy_buffer_attributes = False
     traced_func_name = "forward"
     scope = None
+    # Off by default, as in torch.fx (whose own tests turn it on): when set, a call_function of
+    # an op whose matched schema writes to an argument (an `out=` overload) is refused
+    check_mutable_operations = False
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
         return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
