@@ -46,6 +46,7 @@ from ._aten._parallel import (get_num_threads, set_num_threads, get_num_interop_
                               set_num_interop_threads, init_num_threads)
 from ._core.flags import set_warn_always, is_warn_always_enabled, set_flush_denormal
 from ._dispatch.ops import ops
+from . import _ops  # noqa: F401  (torch._ops: the OpOverload classes)
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)

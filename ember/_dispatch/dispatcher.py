@@ -76,6 +76,10 @@ class OpOverload:
     def __deepcopy__(self, memo):
         return self   # one object per operator, as PyTorch's
 
+    def __reduce__(self):
+        # pickled by name (a pickled fx graph holds ops as call targets)
+        return (_op_by_name, (self.namespace, self._opname, self._overloadname))
+
     def __repr__(self):
         return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
                 f"overload='{self._overloadname}')>")
@@ -274,6 +278,12 @@ def _as_device(d):
     return device(d)
 
 
+def _op_by_name(namespace, name, overload=None):
+    """Unpickling an op: `ember.ops.<namespace>.<name>[.<overload>]`."""
+    packet = _packets[(namespace, name)]
+    return packet if overload is None else getattr(packet, overload)
+
+
 class OpOverloadPacket:
     """`ember.ops.aten.add`: all overloads of one name; `.Tensor` picks one, a call tries each."""
 
@@ -291,6 +301,9 @@ class OpOverloadPacket:
 
     def __deepcopy__(self, memo):
         return self   # one object per operator, as PyTorch's (an OpInfo's asdict copies it)
+
+    def __reduce__(self):
+        return (_op_by_name, (self._namespace, self._name))
 
     def overloads(self):
         return list(self._overloads)

@@ -16,6 +16,7 @@ import math
 import types
 
 from .._core.tensor import Tensor
+from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from ..nn import Module, Parameter, Sequential
 from . import _overrides
 from .graph import Graph
@@ -94,6 +95,15 @@ def _create_wrapped_func(orig_fn, is_wrap=True):
         return return_proxy
     wrapped._fx_original = orig_fn
     return wrapped
+
+
+def _op_call_wrapper(original_call):
+    def call(op, *args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is None:
+            return original_call(op, *args, **kwargs)
+        return proxy.tracer.create_proxy("call_function", op, args, kwargs)
+    return call
 
 
 # ---- patching, undone at the end of a trace ----
@@ -401,6 +411,10 @@ class Tracer(TracerBase):
 
         patcher.patch_method(Module, "__getattr__", module_getattr_wrapper)
         patcher.patch_method(Module, "__call__", module_call_wrapper)
+        # `ember.ops.aten.add.Tensor(proxy, proxy)` and `ember.ops.aten.cat([proxy, t])` are
+        # recorded with the op (overload or packet) as the call_function target
+        for op_cls in (OpOverload, OpOverloadPacket):
+            patcher.patch_method(op_cls, "__call__", _op_call_wrapper(op_cls.__call__))
         # the public namespaces first, so that module globals patched later see originals
         for module_dict, replacements in _namespace_patch_list():
             if patcher.visit_once(module_dict):

@@ -17,7 +17,7 @@ import functools
 import math
 import re
 
-from .._dispatch.dispatcher import OpOverload
+from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from . import _overrides
 from .node import Node, _format_arg, _pretty_print_target, map_arg
 
@@ -74,6 +74,8 @@ def _get_qualified_name(func):
     if isinstance(func, OpOverload):    # an op: ember.ops.aten.add.Tensor
         schema = func.schema
         return f"ember.ops.{schema.namespace}.{schema.name}.{schema.overload or 'default'}"
+    if isinstance(func, OpOverloadPacket):  # all overloads of a name: ember.ops.aten.add
+        return f"ember.ops.{func._namespace}.{func._name}"
     ember_name = _overrides.qualified_name(func)
     if ember_name is not None:
         return ember_name
@@ -278,6 +280,13 @@ class Graph:
             yield
         finally:
             self._insert = previous
+
+    def __getstate__(self):
+        # the owning GraphModule is not part of a pickled graph: it pickles the graph itself
+        # and becomes the owner again when it is rebuilt
+        state = dict(self.__dict__)
+        state["_owning_module"] = None
+        return state
 
     def __deepcopy__(self, memo):
         """Copied node by node (a generic deepcopy would recurse along the node list)."""

@@ -63,6 +63,17 @@ def _assign_attr(from_obj, to_module, target):
         setattr(to_module, field, from_obj)
 
 
+def _reconstruct_graph_module(state, graph, class_name):
+    """Unpickling: a GraphModule with the pickled module state (parameters, buffers,
+    submodules, hooks, training flag) and graph, `forward` compiled anew."""
+    holder = Module()
+    holder.__dict__ = state
+    gm = GraphModule(holder, graph, class_name)
+    for key, value in state.items():
+        gm.__dict__.setdefault(key, value)
+    return gm
+
+
 class GraphModule(Module):
     """GraphModule(root, graph, class_name='GraphModule'): root is the Module the graph was
     traced from, or a dict from qualified names to the modules/tensors the graph refers to.
@@ -179,6 +190,13 @@ class GraphModule(Module):
         for name, _ in list(self.named_modules()):
             if name and name not in used:
                 self.delete_submodule(name)
+
+    def __reduce__(self):
+        # Pickle by content, not by class: each GraphModule's class is made on the fly (see
+        # __new__), so pickle could not look it up by name. The module's state (with its graph)
+        # is pickled, and loading builds a fresh GraphModule from it, regenerating `forward`.
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        return (_reconstruct_graph_module, (state, self._graph, type(self).__name__))
 
     def __deepcopy__(self, memo):
         res = type(self).__new__(type(self))

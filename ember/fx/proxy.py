@@ -10,7 +10,7 @@ import inspect
 import operator
 
 from .graph import magic_methods, reflectable_magic_methods
-from .node import Node
+from .node import Node, map_aggregate
 
 __all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribute"]
 
@@ -151,6 +151,30 @@ class Proxy:
 
     def __call__(self, *args, **kwargs):
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+
+    @classmethod
+    def __torch_function__(cls, orig_method, types, args=None, kwargs=None):
+        """A call that meets a Proxy among its arguments without having been patched for the
+        trace (a Tensor method of a real tensor given a Proxy, `ember.ops.aten.*`) records
+        itself: Tensor methods as call_method nodes, anything else as call_function."""
+        args = args if args else ()
+        kwargs = kwargs if kwargs else {}
+        tracers = {}
+
+        def find_tracer(a):
+            if isinstance(a, cls):
+                tracers[a.tracer] = None
+
+        map_aggregate(args, find_tracer)
+        map_aggregate(kwargs, find_tracer)
+        if len(tracers) > 1:
+            raise RuntimeError(f"Found multiple different tracers {list(tracers)} while trying "
+                               f"to trace operations {orig_method}")
+        tracer = next(iter(tracers))
+        if getattr(orig_method, "__qualname__", "").startswith("Tensor."):
+            return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+        return tracer.create_proxy("call_function", orig_method, args, kwargs,
+                                   name=tracer.graph._target_to_str(orig_method.__name__))
 
     def __iter__(self):
         # `a, b = proxy` unpacks into getitem nodes; the bytecode that asked tells the count
