@@ -90,6 +90,20 @@ from . import multiprocessing, random, utils, func, storage, __config__, __futur
 from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
+from ._core import torch_function as _torch_function
+
+
+def _assert(condition, message):
+    """A Python assert that symbolic tracing can record: a condition with `__torch_function__`
+    (an fx Proxy) hands the call over, so the check stays in the traced graph."""
+    if type(condition) is not Tensor and type(condition) not in _torch_function.FAST_TYPES:
+        result = _torch_function.torch_function_dispatch(_assert, (condition,),
+                                                         (condition, message), {})
+        if result is not _torch_function.NOT_HANDLED:
+            return result
+    assert condition, message
+
+
 from . import fx  # torch.fx
 from . import sparse  # torch.sparse
 from .functional import stft, istft

@@ -10,11 +10,13 @@ are ember's public functions (Note [Functions without __torch_function__] in _ov
 Everything patched is restored when the trace ends, even when it fails.
 """
 import builtins
+import collections
 import functools
 import inspect
 import math
 import types
 
+from .. import _assert as _ember_assert
 from .._core.tensor import Tensor
 from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from ..nn import Module, Parameter, Sequential
@@ -37,12 +39,6 @@ def _assert_is_none(value, msg):
     assert value is None, msg
 
 
-def _assert(condition, message):
-    """torch._assert's role: the check a specialised concrete argument leaves in the graph."""
-    if not condition:
-        raise AssertionError(message)
-
-
 class PHBase:
     """Marks an input inside `concrete_args` that stays a placeholder."""
 
@@ -53,7 +49,7 @@ class PHBase:
 PH = PHBase()
 
 has_side_effect(_assert_is_none)
-has_side_effect(_assert)
+has_side_effect(_ember_assert)
 
 
 def _patch_function(fn, nargs):
@@ -204,6 +200,7 @@ class Tracer(TracerBase):
         self.submodule_paths = None
         self.root_module_name = ""
         self.num_calls = {}
+        self.module_stack = collections.OrderedDict()
 
     # ---- what becomes a node ----
     def is_leaf_module(self, m, module_qualified_name):
@@ -224,11 +221,19 @@ class Tracer(TracerBase):
         raise NameError("module is not installed as a submodule")
 
     def call_module(self, m, forward, args, kwargs):
+        """The nodes made while m runs record m in their `nn_module_stack` (keyed by path,
+        `path@N` for the N+1th call of the same module)."""
         module_qualified_name = self.path_of_module(m)
-        self.num_calls[module_qualified_name] = self.num_calls.get(module_qualified_name, 0) + 1
-        if not self.is_leaf_module(m, module_qualified_name):
-            return forward(*args, **kwargs)
-        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        num_calls = self.num_calls.get(module_qualified_name, 0)
+        module_key = f"{module_qualified_name}@{num_calls}" if num_calls else module_qualified_name
+        self.module_stack[module_key] = (module_qualified_name, type(m))
+        self.num_calls[module_qualified_name] = num_calls + 1
+        try:
+            if not self.is_leaf_module(m, module_qualified_name):
+                return forward(*args, **kwargs)
+            return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        finally:
+            self.module_stack.pop(module_key)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         """A parameter read inside forward becomes (one) get_attr node; other attributes are
@@ -297,6 +302,13 @@ class Tracer(TracerBase):
                 raise RuntimeError("``self`` argument cannot be part of *args expansion!")
             next(names_iter)
             args.append(self.root)
+        varstuff = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        if (isinstance(concrete_args, tuple) and concrete_args and varstuff
+                and total_args == int(is_module)):
+            # forward(self, *args): one placeholder per given input, input_0, input_1, ...
+            args.extend(self.create_proxy("placeholder", f"input_{i}", (), {})
+                        for i in range(len(concrete_args)))
+            return root_fn, args
         arg_names = [next(names_iter) for _ in range(int(is_module), total_args)]
         if isinstance(concrete_args, tuple):
             if len(arg_names) != len(concrete_args):
@@ -304,7 +316,6 @@ class Tracer(TracerBase):
                                    f"{len(concrete_args)} concrete arguments")
             concrete_args = dict(zip(arg_names, concrete_args))
         args.extend(self._proxy_placeholder(name, concrete_args, sig) for name in arg_names)
-        varstuff = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
         if co.co_kwonlyargcount > 0 or varstuff:
             if co.co_flags & inspect.CO_VARARGS:
                 args.append(self._proxy_placeholder("*" + next(names_iter), concrete_args, sig))
@@ -325,7 +336,7 @@ class Tracer(TracerBase):
                 if isinstance(x, PHBase):
                     return out
                 if type(x) in (bool, int, float, str, complex):
-                    self.create_proxy("call_function", _assert,
+                    self.create_proxy("call_function", _ember_assert,
                                       (out == x, f"{name} has been specialized to have value "
                                                  f"{x} but got another value"), {})
                 elif x is None:
@@ -350,6 +361,9 @@ class Tracer(TracerBase):
         try:
             if isinstance(root, Module):
                 self.root = root
+                if not hasattr(type(root), self.traced_func_name):
+                    raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't "
+                                         f"exist in {type(root).__name__}")
                 fn = getattr(type(root), self.traced_func_name)
                 self.root_module_name = root._get_name()
                 self.submodule_paths = {mod: name for name, mod in root.named_modules()}
@@ -357,6 +371,11 @@ class Tracer(TracerBase):
                 self.root = Module()
                 fn = root
             self.graph = Graph(tracer_cls=type(self))
+            if hasattr(fn, "__code__"):     # names the generated code's file after the source
+                code = fn.__code__
+                self.graph._co_fields = {"co_name": code.co_name,
+                                         "co_filename": code.co_filename,
+                                         "co_firstlineno": code.co_firstlineno}
             self.tensor_attrs = {}
             self._keep_alive = []
             self._collect_tensor_attrs(self.root)

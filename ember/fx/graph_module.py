@@ -15,10 +15,14 @@ __all__ = ["GraphModule"]
 _source_counter = itertools.count()
 
 
-def _forward_from_src(src, globals_, name):
+def _forward_from_src(src, globals_, name, co_fields=None):
     """exec the generated source under a unique file name registered with linecache, so
-    tracebacks through generated code show its lines."""
+    tracebacks through generated code show its lines. The name tells where the traced code
+    came from (`<eval_with_key>.3 from model.py:12 in forward`) when the graph knows it."""
     key = f"<eval_with_key>.{next(_source_counter)}"
+    if co_fields:
+        key += (f" from {co_fields['co_filename']}:{co_fields['co_firstlineno']} in "
+                f"{co_fields['co_name']}")
     linecache.cache[key] = (len(src), None, src.splitlines(True), key)
     scope = dict(globals_)
     exec(compile(src, key, "exec"), scope)
@@ -131,7 +135,8 @@ class GraphModule(Module):
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
         cls = type(self)
-        cls.forward = _forward_from_src(self._code, python_code.globals, cls.__name__)
+        cls.forward = _forward_from_src(self._code, python_code.globals, cls.__name__,
+                                        getattr(self._graph, "_co_fields", None))
         return python_code
 
     def print_readable(self, print_output=True, include_stride=False, include_device=False,

@@ -144,6 +144,16 @@ class Node:
         self.meta = {}
         self._update_args_kwargs(args, kwargs)
 
+    @property
+    def stack_trace(self):
+        """The user's Python stack where the node was recorded (innermost frame last), if the
+        tracer recorded it (`record_stack_traces`)."""
+        return self.meta.get("stack_trace", None)
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
     # ---- position in the graph's list ----
     @property
     def next(self):

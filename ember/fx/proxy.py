@@ -5,9 +5,12 @@ the Python code once writes down what it computes. TracerBase turns the Python v
 as arguments into graph arguments (`create_arg`).
 """
 import bisect
+import copy
 import dis
 import inspect
 import operator
+import os
+import traceback
 
 from .graph import magic_methods, reflectable_magic_methods
 from .node import Node, map_aggregate
@@ -17,6 +20,27 @@ __all__ = ["TracerBase", "GraphAppendingTracer", "TraceError", "Proxy", "Attribu
 
 class TraceError(ValueError):
     pass
+
+
+# the meta fields a rewritten node keeps from the node it replaces
+_COPY_META_FIELDS = ["nn_module_stack", "torch_fn", "source_fn_stack", "original_aten",
+                     "recompute", "ac_graph_id", "has_backward_hook", "from_node",
+                     "quantization_tag", "_numeric_debug_handle", "custom", "partitioner_tag"]
+
+_FX_DIR = os.path.dirname(os.path.abspath(__file__))
+_EMBER_INIT = os.path.join(os.path.dirname(_FX_DIR), "__init__.py")
+
+
+def _user_stack_trace():
+    """The Python stack from the first `forward` frame on, without ember.fx's own frames (the
+    tracer, Proxy operators, patched functions); None outside a forward."""
+    frames = traceback.extract_stack()
+    first = next((i for i, f in enumerate(frames) if f.name == "forward"), None)
+    if first is None:
+        return None
+    user = [f for f in frames[first:]
+            if not (f.filename.startswith(_FX_DIR) or f.filename == _EMBER_INIT)]
+    return "".join(traceback.StackSummary.from_list(user).format()).strip()
 
 
 def _base_types():
@@ -38,8 +62,28 @@ class TracerBase:
     # an op whose matched schema writes to an argument (an `out=` overload) is refused
     check_mutable_operations = False
 
+    # set by a Transformer while it re-creates a node: the meta of the node being copied
+    _current_meta = None
+
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        """The node, with where it came from in its meta: the meta fields a Transformer
+        carries over from the node it rewrites, else the stack of modules whose forward is
+        being traced (`nn_module_stack`), and the user's stack (`stack_trace`) when
+        record_stack_traces is set."""
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        if self._current_meta is not None:
+            if self._current_meta.get("stack_trace"):
+                node.meta["stack_trace"] = self._current_meta["stack_trace"]
+            for field in _COPY_META_FIELDS:
+                if field in self._current_meta:
+                    node.meta[field] = copy.copy(self._current_meta[field])
+        elif getattr(self, "module_stack", None):
+            node.meta["nn_module_stack"] = copy.copy(self.module_stack)
+        if self.record_stack_traces and not node.stack_trace:
+            stack_trace = _user_stack_trace()
+            if stack_trace:
+                node.stack_trace = stack_trace
+        return node
 
     def proxy(self, node):
         return Proxy(node, self)
