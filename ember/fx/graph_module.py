@@ -3,6 +3,7 @@ buffers the graph's call_module and get_attr nodes name (copied from the traced 
 from a dict), and a `forward` compiled from Python source generated from the graph; `code` shows
 that source and `recompile()` regenerates it after the graph was edited.
 """
+import collections
 import copy
 import itertools
 import linecache
@@ -67,12 +68,35 @@ def _assign_attr(from_obj, to_module, target):
         setattr(to_module, field, from_obj)
 
 
-def _reconstruct_graph_module(state, graph, class_name):
+def _graph_without_meta(graph):
+    """A copy of graph's nodes (names, targets, arguments, types) without their meta (which
+    may hold anything, local classes included); the tracer class is kept if importable."""
+    tracer_cls = graph._tracer_cls
+    if tracer_cls is not None and "<locals>" in tracer_cls.__qualname__:
+        tracer_cls = None
+    copied = Graph(tracer_cls=tracer_cls)
+    result = copied.graph_copy(graph, {}, return_output_node=True)
+    if result is not None:
+        copied.output(result[0], type_expr=result[1].type)
+    for node in copied.nodes:
+        node.meta = {}
+    return copied
+
+
+def _reconstruct_graph_module(state, graph):
     """Unpickling: a GraphModule with the pickled module state (parameters, buffers,
     submodules, hooks, training flag) and graph, `forward` compiled anew."""
     holder = Module()
     holder.__dict__ = state
-    gm = GraphModule(holder, graph, class_name)
+    gm = GraphModule(holder, graph)
+    # the module stack PyTorch's loading records, re-tracing the code with every module a leaf
+    calls = {}
+    for node in graph.nodes:
+        if node.op == "call_module":
+            n = calls[node.target] = calls.get(node.target, -1) + 1
+            key = f"{node.target}@{n}" if n else node.target
+            node.meta["nn_module_stack"] = collections.OrderedDict(
+                [(key, (node.target, type(gm.get_submodule(node.target))))])
     for key, value in state.items():
         gm.__dict__.setdefault(key, value)
     return gm
@@ -198,10 +222,12 @@ class GraphModule(Module):
 
     def __reduce__(self):
         # Pickle by content, not by class: each GraphModule's class is made on the fly (see
-        # __new__), so pickle could not look it up by name. The module's state (with its graph)
-        # is pickled, and loading builds a fresh GraphModule from it, regenerating `forward`.
+        # __new__), so pickle could not look it up by name. The module's state and its graph's
+        # nodes are pickled, and loading builds a fresh GraphModule from them, regenerating
+        # `forward`. What comes back is what PyTorch's pickle (which re-traces the generated
+        # code) gives: a class named GraphModule, nodes without meta.
         state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
-        return (_reconstruct_graph_module, (state, self._graph, type(self).__name__))
+        return (_reconstruct_graph_module, (state, _graph_without_meta(self._graph)))
 
     def __deepcopy__(self, memo):
         res = type(self).__new__(type(self))

@@ -1,0 +1,254 @@
+"""Fixes found by running PyTorch's test/test_fx.py (class TestFX) under ember: each case runs
+the same code with ember.fx and torch.fx and compares what they record, print and compute
+(ember spells its namespace `ember.` where torch prints `torch.`)."""
+import copy
+import io
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+import ember.fx
+from ember.fx.passes import shape_prop as ember_shape_prop
+
+torch = pytest.importorskip("torch")
+import torch.fx  # noqa: E402
+from torch.fx.passes import shape_prop as torch_shape_prop  # noqa: E402
+
+LIBS = [ember, torch]
+
+
+def _np(t):
+    return np.asarray(t.detach().numpy())
+
+
+def _same_text(e, t):
+    assert e.replace("ember.", "torch.") == t
+
+
+def _leaf(a, b):      # a module-level call target, so a pickled graph can name it
+    return a + b
+
+
+# ---- pickling and copying GraphModules -------------------------------------------------------
+
+@pytest.mark.parametrize("lib", LIBS, ids=["ember", "torch"])
+def test_pickle_graphmodule_roundtrip(lib):
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(4, 3)
+    graph = lib.fx.Graph()
+    x, y = graph.placeholder("x"), graph.placeholder("y")
+    out = graph.call_function(lib.sin, (graph.call_function(_leaf, (graph.call_module("lin", (x,)), y)),))
+    graph.output(out)
+    root = lib.nn.Module()
+    root.lin = lin
+    gm = lib.fx.GraphModule(root, graph, "MyGraph")
+    loaded = pickle.loads(pickle.dumps(gm))
+    loaded.graph.lint()
+    assert type(gm).__name__ == "MyGraph"
+    assert type(loaded).__name__ == "GraphModule" and type(loaded) is not type(gm)
+    a, b = lib.rand(2, 4), lib.rand(2, 3)
+    np.testing.assert_array_equal(_np(loaded(a, b)), _np(gm(a, b)))
+    buf = io.BytesIO()
+    lib.save(gm, buf)
+    buf.seek(0)
+    reloaded = lib.load(buf, weights_only=False)
+    np.testing.assert_array_equal(_np(reloaded(a, b)), _np(gm(a, b)))
+
+
+def _ops_fn(lib):
+    def f(a):
+        b = lib.ops.aten.sigmoid(a)
+        c = lib.ops.aten.cat([a, b])
+        return lib.ops.aten.add.Tensor(c, c)
+    return f
+
+
+def test_trace_torch_ops_calls():
+    egm = ember.fx.symbolic_trace(_ops_fn(ember))
+    tgm = torch.fx.symbolic_trace(_ops_fn(torch))
+    _same_text(egm.code, tgm.code)
+    _same_text(str(egm.graph), str(tgm.graph))
+    overload = [n.target for n in egm.graph.nodes if n.name == "add_tensor"][0]
+    assert isinstance(overload, ember._ops.OpOverload) and overload.__name__ == "add.Tensor"
+    x = ember.randn(3)
+    np.testing.assert_allclose(_np(pickle.loads(pickle.dumps(egm))(x)), _np(egm(x)))
+    assert pickle.loads(pickle.dumps(ember.ops.aten.add.Tensor)) is ember.ops.aten.add.Tensor
+    assert pickle.loads(pickle.dumps(ember.ops.aten.cat)) is ember.ops.aten.cat
+
+
+def test_tensor_method_given_a_proxy_is_call_method():
+    def make(lib):
+        c = lib.ones(3)
+
+        def f(x):
+            return c @ x, c + x, lib.ones(3).add_(x)
+        return f
+    _same_text(ember.fx.symbolic_trace(make(ember)).code, torch.fx.symbolic_trace(make(torch)).code)
+
+
+def test_assert_is_recorded():
+    def make(lib):
+        def f(x):
+            lib._assert(x.shape[1] > 4, "assert_foobar")
+            return x
+        return f
+    egm, tgm = ember.fx.symbolic_trace(make(ember)), torch.fx.symbolic_trace(make(torch))
+    assert [n.name for n in egm.graph.nodes] == [n.name for n in tgm.graph.nodes]
+    egm(ember.rand(4, 5))
+    with pytest.raises(AssertionError, match="assert_foobar"):
+        egm(ember.rand(4, 3))
+    with pytest.raises(AssertionError, match="assert_foobar"):
+        ember._assert(False, "assert_foobar")
+
+
+# ---- tracer behaviour --------------------------------------------------------------------------
+
+def _models(lib):
+    class Sub(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = lib.nn.Conv2d(2, 2, 3, padding=1, bias=False)
+
+        def forward(self, x):
+            return self.conv(x).relu()
+
+    class Top(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = Sub()
+
+        def forward(self, x):
+            y = self.sub(x)
+            return self.sub(y) + x
+
+    return Top()
+
+
+def _module_stacks(gm):
+    return [(n.name, [(k, v[0], v[1].__name__) for k, v in n.meta.get("nn_module_stack", {}).items()])
+            for n in gm.graph.nodes]
+
+
+def test_nn_module_stack_and_stack_traces():
+    assert _module_stacks(ember.fx.symbolic_trace(_models(ember))) == \
+        _module_stacks(torch.fx.symbolic_trace(_models(torch)))
+    for lib in LIBS:
+        tracer = lib.fx.Tracer()
+        tracer.record_stack_traces = True
+        graph = tracer.trace(_models(lib))
+        traces = {n.name: n.stack_trace for n in graph.nodes}
+        assert "return self.conv(x).relu()" in traces["sub_conv"]
+        assert "y = self.sub(x)" in traces["sub_conv"]
+        assert "return self.sub(y) + x" in traces["add"]
+        assert traces["x"] is None and traces["output"] is None
+        # a Transformer's copies keep them
+        new = lib.fx.Transformer(lib.fx.GraphModule(tracer.root, graph)).transform()
+        assert {n.name: n.stack_trace for n in new.graph.nodes if n.op != "placeholder"
+                and n.op != "output"} == {k: v for k, v in traces.items() if k not in ("x", "output")}
+        assert _module_stacks(new) == _module_stacks(lib.fx.GraphModule(tracer.root, graph))
+
+
+def test_varargs_concrete_and_traced_func_name():
+    def make(lib):
+        class T(lib.nn.Module):
+            def forward(self, *args, **kwargs):
+                return args[0] + args[1]
+        return T()
+    names = [[n.name for n in lib.fx.symbolic_trace(make(lib), concrete_args=(lib.fx.PH, lib.fx.PH))
+              .graph.nodes] for lib in LIBS]
+    assert names[0] == names[1] == ["input_0", "input_1", "add", "output"]
+    messages = []
+    for lib in LIBS:
+        tracer = lib.fx.Tracer()
+        tracer.traced_func_name = "add_forward"
+        with pytest.raises(AssertionError) as info:
+            tracer.trace(make(lib))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def test_generated_code_file_names_the_source():
+    for lib in LIBS:
+        gm = lib.fx.symbolic_trace(_models(lib))
+        filename = gm.forward.__code__.co_filename
+        assert filename.startswith("<eval_with_key>.") and __file__ in filename
+        assert filename.endswith(" in forward")
+
+
+def test_boxed_run():
+    messages = []
+    for lib in LIBS:
+        gm = lib.fx.symbolic_trace(lambda lhs, rhs: lhs + rhs)
+        interp = lib.fx.Interpreter(gm)
+        args = [lib.tensor(1.0), lib.tensor(2.0)]
+        assert float(interp.boxed_run(args)) == 3.0 and args == []
+        for bad in ([lib.tensor(1.0)] * 3, [lib.tensor(1.0)]):
+            with pytest.raises(RuntimeError) as info:
+                interp.boxed_run(bad)
+            messages.append(str(info.value))
+    assert messages[:2] == messages[2:]
+
+
+# ---- ShapeProp ---------------------------------------------------------------------------------
+
+def test_shape_prop_memory_format_and_tensor_attributes():
+    results = []
+    for lib, sp in ((ember, ember_shape_prop), (torch, torch_shape_prop)):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attr = lib.randn(3, 4)     # a plain tensor attribute, not a buffer
+                self.conv = lib.nn.Conv2d(3, 3, 1)
+
+            def forward(self, x):
+                return self.conv(x) + self.attr
+        gm = lib.fx.symbolic_trace(M())
+        x = lib.randn(2, 3, 3, 4).contiguous(memory_format=lib.channels_last)
+        sp.ShapeProp(gm).propagate(x)
+        results.append([(n.name, str(n.meta["tensor_meta"].memory_format), tuple(n.meta["tensor_meta"].shape))
+                        for n in gm.graph.nodes if "tensor_meta" in n.meta])
+    assert [(a, b.replace("ember.", "torch."), c) for a, b, c in results[0]] == results[1]
+
+
+# ---- harness pieces --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("build,ok", [
+    (lambda fc: fc.check("a").check("c"), True),
+    (lambda fc: fc.check("c").check("a"), False),
+    (lambda fc: fc.check_count("b", 2, exactly=True), True),
+    (lambda fc: fc.check_count("b", 1, exactly=True), False),
+    (lambda fc: fc.check_count("b", 3), False),
+    (lambda fc: fc.check("a").check_not("x").check("c"), True),
+    (lambda fc: fc.check("a").check_not("b").check("c"), False),
+    (lambda fc: fc.check("a").check_next("b"), True),
+    (lambda fc: fc.check("a").check_same("b"), False),
+    (lambda fc: fc.check("c").check_not("b"), True),
+])
+def test_filecheck(build, ok):
+    text = "a\nb\nb c\n"
+    for lib in LIBS:
+        fc = build(lib.testing.FileCheck())
+        if ok:
+            fc.run(text)
+        else:
+            with pytest.raises(RuntimeError):
+                fc.run(text)
+
+
+def test_pickled_graphmodule_of_local_classes_drops_meta():
+    # nn_module_stack names local classes; pickling keeps the nodes, not their meta (torch
+    # re-traces the pickled code, which records only the called leaf module)
+    stacks = []
+    for lib in LIBS:
+        gm = lib.fx.symbolic_trace(_models(lib))
+        loaded = pickle.loads(pickle.dumps(gm))
+        assert [n.name for n in loaded.graph.nodes] == [n.name for n in gm.graph.nodes]
+        stacks.append(_module_stacks(loaded))
+        assert all(set(n.meta) <= {"nn_module_stack"} for n in loaded.graph.nodes)
+        x = lib.randn(1, 2, 4, 4)
+        np.testing.assert_allclose(_np(loaded(x)), _np(gm(x)))
+    assert stacks[0] == stacks[1]
+    egm = ember.fx.symbolic_trace(_models(ember))
+    assert str(copy.deepcopy(egm).graph) == str(egm.graph)
