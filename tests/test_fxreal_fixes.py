@@ -252,3 +252,57 @@ def test_pickled_graphmodule_of_local_classes_drops_meta():
     assert stacks[0] == stacks[1]
     egm = ember.fx.symbolic_trace(_models(ember))
     assert str(copy.deepcopy(egm).graph) == str(egm.graph)
+
+
+# ---- ProxyableClassMeta, cross-graph nodes, Proxy deepcopy ----------------------------------
+
+def _pair_fn(lib):
+    class TensorPair(metaclass=lib.fx.ProxyableClassMeta):
+        def __init__(self, left, right):
+            self.left, self.right = left, right
+
+        def add(self, other):
+            return TensorPair(self.left + other.left, self.right + other.right)
+
+    def f(x, y):
+        s = x.add(TensorPair(lib.zeros(2), lib.zeros(2)))     # a constant instance
+        return s.add(TensorPair(y, y))                           # an instance of Proxies
+    return f, TensorPair
+
+
+def test_proxyable_class_meta():
+    graphs, results = [], []
+    for lib in LIBS:
+        f, pair = _pair_fn(lib)
+        gm = lib.fx.symbolic_trace(f)
+        graphs.append([(n.op, n.name, n.target if isinstance(n.target, str) else n.target.__name__)
+                       for n in gm.graph.nodes])
+        lib.manual_seed(0)
+        x, y = pair(lib.randn(2), lib.randn(2)), lib.randn(2)
+        out = gm(x, y)
+        results.append((_np(out.left), _np(out.right)))
+    assert graphs[0] == graphs[1]
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
+
+
+def test_node_copy_without_remap_is_a_lint_error_and_proxy_deepcopy():
+    messages = []
+    for lib in LIBS:
+        g = lib.fx.symbolic_trace(lambda x: lib.relu(x + 3.0)).graph
+        copied = lib.fx.Graph()
+        for node in g.nodes:
+            copied.node_copy(node)
+        with pytest.raises(RuntimeError, match="does not belong to this Graph"):
+            copied.lint()
+
+        class NamedTracer(lib.fx.Tracer):
+            def __init__(self, name):
+                super().__init__()
+                self.name = name
+        node = list(g.nodes)[-2]
+        tracer = NamedTracer("mytracer")
+        p2 = copy.deepcopy(lib.fx.Proxy(node, tracer))
+        assert p2.tracer is not tracer and p2.tracer.name == "mytracer"
+        assert p2.node is not node and p2.node.name == node.name
+        messages.append(p2.node.name)
+    assert messages[0] == messages[1]

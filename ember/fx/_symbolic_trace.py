@@ -26,7 +26,7 @@ from .graph_module import GraphModule
 from .node import has_side_effect, map_aggregate
 from .proxy import Proxy, TracerBase
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "is_fx_tracing"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "is_fx_tracing", "ProxyableClassMeta"]
 
 _is_fx_tracing_flag = False
 
@@ -37,6 +37,31 @@ def is_fx_tracing():
 
 def _assert_is_none(value, msg):
     assert value is None, msg
+
+
+# classes made with ProxyableClassMeta (a dict used as an ordered set)
+_proxyable_classes = {}
+
+
+class ProxyableClassMeta(type):
+    """A metaclass whose classes are traceable: constructing one from Proxies records a
+    call_function node of the class; one constructed from plain values is a constant, stored
+    on the root (`_<Class>_constant_<N>`) when it reaches the graph.
+
+        class TensorPair(metaclass=ProxyableClassMeta): ...
+    """
+
+    def __init__(cls, name, bases, attrs):
+        _proxyable_classes.setdefault(cls)
+        super().__init__(name, bases, attrs)
+
+    def __call__(cls, *args, **kwargs):
+        proxy = _find_proxy(args, kwargs) if is_fx_tracing() else None
+        if proxy is not None:
+            return proxy.tracer.create_proxy("call_function", cls, args, kwargs)
+        instance = cls.__new__(cls)
+        cls.__init__(instance, *args, **kwargs)
+        return instance
 
 
 class PHBase:
@@ -270,6 +295,14 @@ class Tracer(TracerBase):
         if isinstance(a, tuple) and hasattr(a, "_fields"):
             args = tuple(self.create_arg(elem) for elem in a)
             return self.create_node("call_function", a.__class__, args, {})
+        if type(a) in _proxyable_classes:
+            # an instance built outside the trace: a constant attribute of the root
+            i = 0
+            while hasattr(self.root, f"_{type(a).__name__}_constant_{i}"):
+                i += 1
+            qualname = f"_{type(a).__name__}_constant_{i}"
+            setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
         if isinstance(a, Tensor):
             qualname = self.tensor_attrs.get(id(a))
             if qualname is None:

@@ -217,8 +217,7 @@ class Node:
         self._input_nodes = {}
 
         def record(n):
-            if n.graph is not self.graph:
-                raise ValueError(f"Node {self.name} takes {n.name} from another Graph")
+            # a Node of another graph is accepted here (as torch.fx does); lint() reports it
             self._input_nodes.setdefault(n)
             return n
 

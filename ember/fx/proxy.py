@@ -187,10 +187,14 @@ class Proxy:
         self.__dict__ = d
 
     def __deepcopy__(self, memo):
-        import copy
+        # a tracer holds things deepcopy refuses (modules to autowrap): those attributes are
+        # copied shallowly instead, as torch.fx does
         new = Proxy.__new__(type(self))
         for k, v in self.__dict__.items():
-            new.__dict__[k] = copy.deepcopy(v, memo)
+            try:
+                new.__dict__[k] = copy.deepcopy(v, memo)
+            except Exception:
+                new.__dict__[k] = copy.copy(v)
         return new
 
     def __call__(self, *args, **kwargs):
