@@ -56,6 +56,7 @@ class OpOverload:
         self._opname = schema.name
         self.namespace = schema.namespace
         self.__name__ = f"{schema.name}.{self._overloadname}"
+        self.__qualname__ = schema.qualname     # 'aten::add.Tensor', 'aten::relu' (typename)
         # the name ember's tables and messages print: 'tanh', 'mul.Tensor'
         self.short_name = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
         self.__module__ = f"torch._ops.{schema.namespace}"

@@ -325,6 +325,7 @@ class Tracer(TracerBase):
         its code: positional, keyword-only, then *args and **kwargs (each one placeholder
         holding the whole tuple / dict); those named in concrete_args take the given values."""
         fn = inspect.unwrap(root_fn)
+        self._root_annotations = fn.__annotations__     # placeholders are typed as annotated
         co = fn.__code__
         sig = inspect.signature(fn)
         total_args = co.co_argcount + co.co_kwonlyargcount
@@ -384,7 +385,8 @@ class Tracer(TracerBase):
         else:
             param = sig.parameters[name]
             default = () if param.default is inspect.Parameter.empty else (param.default,)
-        return self.create_proxy("placeholder", name, default, {})
+        return self.create_proxy("placeholder", name, default, {},
+                                 type_expr=self._root_annotations.get(name, None))
 
     def trace(self, root, concrete_args=None):
         """Trace root (a Module or a function) and return its Graph."""
@@ -420,7 +422,9 @@ class Tracer(TracerBase):
                 wrappers = self._install_patches(patcher, fn_globals)
                 self._wrappers = wrappers
                 result = fn(*args)
-                self.create_node("output", "output", (self.create_arg(result),), {})
+                return_type = inspect.get_annotations(inspect.unwrap(fn)).get("return", None)
+                self.create_node("output", "output", (self.create_arg(result),), {},
+                                 type_expr=return_type)
             self.submodule_paths = None
         finally:
             _is_fx_tracing_flag = previous_flag

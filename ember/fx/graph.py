@@ -16,10 +16,12 @@ import keyword
 import functools
 import math
 import re
+import types
+import typing
 
 from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from . import _overrides
-from .node import Node, _format_arg, _pretty_print_target, map_arg
+from .node import Node, _format_arg, _pretty_print_target, _type_repr, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -41,6 +43,10 @@ inplace_methods = {
     "ixor": "{} ^= {}", "setitem": "{}[{}] = {}",
 }
 
+
+# typing's aliases of the builtin containers, named for `typing.List[...]` annotations
+_origin_type_map = {list: typing.List, dict: typing.Dict, set: typing.Set,  # noqa: UP006
+                    frozenset: typing.FrozenSet, tuple: typing.Tuple}  # noqa: UP006
 
 _illegal_names = {k: object() for k in keyword.kwlist}
 _illegal_names.update(builtins.__dict__)    # a node name must not shadow a builtin
@@ -436,6 +442,7 @@ class _CodeGen:
         self.globals = {}
         for name, obj in _custom_builtins().items():
             self.namespace._used_names.add(name)
+            self.namespace.associate_name_with_obj(name, obj)
             self.globals[name] = obj
 
     def add_global(self, name_hint, obj):
@@ -473,16 +480,38 @@ class _CodeGen:
         parts.extend(f"{k} = {self.repr_arg(v)}" for k, v in kwargs.items())
         return ", ".join(parts)
 
+    def type_repr(self, o):
+        """A type annotation as code, the globals it names registered: `ember.Tensor`, `int`,
+        `list[str]`, `typing_List[str]` (typing's aliases by their own global name),
+        `float|ember.Tensor|NoneType`."""
+        if o == ():
+            return "()"     # the empty tuple of Tuple[()]
+        typename = _type_repr(o)
+        if isinstance(o, types.UnionType) and "|" in typename:
+            return "|".join(self.type_repr(arg) for arg in typing.get_args(o))
+        origin_type = getattr(o, "__origin__", None)
+        if origin_type:
+            if isinstance(o, typing._GenericAlias):     # typing.List[...]: name typing's alias
+                origin_type = _origin_type_map.get(origin_type, origin_type)
+            origin_typename = self.add_global(_type_repr(origin_type), origin_type)
+            args = typing.get_args(o)
+            if args:
+                return f"{origin_typename}[{','.join(self.type_repr(a) for a in args)}]"
+            return origin_typename
+        return self.add_global(typename, o)
+
     def annotation(self, node):
-        if not self.verbose:
-            return ""
-        if "sym_expr" in node.meta:     # a size computed from symbolic sizes
-            return f': "Sym({node.meta["sym_expr"]})"'
-        val = node.meta.get("val")
-        if val is None or not hasattr(val, "dtype"):
-            return ""
-        shape = node.meta.get("sym_shape", tuple(val.shape))
-        return f': "{_DTYPE_ABBR.get(str(val.dtype), str(val.dtype))}[{", ".join(map(str, shape))}]"'
+        """`: "f32[2, 8]"` from the recorded value when printing verbosely, else the node's
+        type (` : ember.Tensor`) if it has one."""
+        if self.verbose:
+            if "sym_expr" in node.meta:     # a size computed from symbolic sizes
+                return f': "Sym({node.meta["sym_expr"]})"'
+            val = node.meta.get("val")
+            if val is not None and hasattr(val, "dtype"):
+                shape = node.meta.get("sym_shape", tuple(val.shape))
+                return (f': "{_DTYPE_ABBR.get(str(val.dtype), str(val.dtype))}'
+                        f'[{", ".join(map(str, shape))}]"')
+        return "" if node.type is None else f" : {self.type_repr(node.type)}"
 
     def emit(self, node):
         name = repr(node)
@@ -491,8 +520,11 @@ class _CodeGen:
             self.free_vars.append(f"{node.target}{self.annotation(node)}{default}")
             raw_name = node.target.replace("*", "")
             return f"{name} = {raw_name}" if raw_name != name else None
-        if node.op in ("call_function", "call_method") and self.verbose:
-            name += self.annotation(node)
+        if node.op == "output":
+            if node.type is not None:
+                self.return_annotation = f" -> {self.type_repr(node.type)}"
+            return f"return {self.repr_arg(node.args[0])}"
+        name += self.annotation(node)
         if node.op == "call_method":
             return (f"{name} = {_format_target(self.repr_arg(node.args[0]), node.target)}"
                     f"({self.format_args(node.args[1:], node.kwargs)})")
@@ -518,8 +550,6 @@ class _CodeGen:
                     f"({self.format_args(node.args, node.kwargs)})")
         if node.op == "get_attr":
             return f"{name} = {_format_target(self.root_module, node.target)}"
-        if node.op == "output":
-            return f"return {self.repr_arg(node.args[0])}"
         raise NotImplementedError(f"node: {node.op} {node.target}")
 
     def generate(self):
@@ -535,6 +565,7 @@ class _CodeGen:
                     last_uses.setdefault(node, []).append(input_node)
         self.free_vars = []
         self.wrapped_fns = {}
+        self.return_annotation = ""
         body = []
         for node in nodes:
             line = self.emit(node)
@@ -555,5 +586,5 @@ class _CodeGen:
         # functions recorded through `wrap` stay wrapped when the generated code is traced again
         wrap_stmts = "\n".join(f'ember.fx._symbolic_trace.wrap("{name}")'
                                for name in self.wrapped_fns)
-        src = f"\n{wrap_stmts}\n\ndef forward({signature}):\n{code}\n    "
+        src = f"\n{wrap_stmts}\n\ndef forward({signature}){self.return_annotation}:\n{code}\n    "
         return PythonCode(src, self.globals)

@@ -7,6 +7,9 @@ import collections
 import copy
 import itertools
 import linecache
+import os
+import sys
+import traceback
 
 from ..nn import Module
 from .graph import Graph
@@ -30,6 +33,37 @@ def _forward_from_src(src, globals_, name, co_fields=None):
     forward = scope["forward"]
     forward.__qualname__ = f"{name}.forward"
     return forward
+
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_MODULE_CALL_FILE = os.path.join(_EMBER_DIR, "nn", "modules", "module.py")
+
+
+def _raising_generated_frame(frames):
+    """The generated-code frame an error came from, if it raised there: in PyTorch the
+    raising op is C++ code, so the generated line is the innermost Python frame. ember's ops
+    are Python, so frames of ember's own op code below the generated line count as the op;
+    a submodule call below it (Module.__call__) means the error came from that module."""
+    for i in range(len(frames) - 1, -1, -1):
+        if "eval_with_key" in frames[i].filename:
+            below = [f.filename for f in frames[i + 1:]]
+            if all(f.startswith((_EMBER_DIR, "<ember")) and f != _MODULE_CALL_FILE
+                   for f in below):     # "<ember generated bindings>": ember's own code too
+                return frames[i]
+            return None
+    return None
+
+
+def _generated_line_message(frame):
+    """The traceback, then the generated line that raised, marked, with two lines around it."""
+    lines = linecache.getlines(frame.filename)
+    lineno = frame.lineno
+    return "\n".join([traceback.format_exc(),
+                      f"Call using an FX-traced Module, line {lineno} of the traced Module's "
+                      "generated forward function:",
+                      "".join(lines[lineno - 2:lineno]),
+                      "~" * len(frame.line) + "~~~ <--- HERE",
+                      "\n".join(lines[lineno:lineno + 2])])
 
 
 def _copy_attr(from_module, to_module, target):
@@ -135,6 +169,19 @@ class GraphModule(Module):
         else:
             raise RuntimeError(f"Unsupported type {root} passed for root!")
         self.graph = graph
+
+    def __call__(self, *args, **kwargs):
+        # An error raised by a line of the generated forward is reported with that line and
+        # its neighbours (tracebacks through generated code otherwise show only a file name
+        # like `<eval_with_key>.3`), then re-raised.
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as e:
+            frame = _raising_generated_frame(traceback.extract_tb(e.__traceback__))
+            if frame is None:
+                raise
+            print(_generated_line_message(frame), file=sys.stderr)
+            raise e.with_traceback(None)  # noqa: B904
 
     @property
     def graph(self):

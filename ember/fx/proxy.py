@@ -6,6 +6,7 @@ as arguments into graph arguments (`create_arg`).
 """
 import bisect
 import copy
+import dataclasses
 import dis
 import inspect
 import operator
@@ -127,6 +128,11 @@ class TracerBase:
                          self.create_arg(a.step))
         if isinstance(a, Node):
             return a
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            # a dataclass instance is rebuilt in the graph from its (traced) fields
+            kwargs = {field.name: self.create_arg(getattr(a, field.name))
+                      for field in dataclasses.fields(a)}
+            return self.create_node("call_function", a.__class__, (), kwargs)
         if isinstance(a, _base_types()) or a is None or a is ...:
             return a
         raise NotImplementedError(f"argument of type: {type(a)}")
