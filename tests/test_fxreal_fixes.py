@@ -306,3 +306,106 @@ def test_node_copy_without_remap_is_a_lint_error_and_proxy_deepcopy():
         assert p2.node is not node and p2.node.name == node.name
         messages.append(p2.node.name)
     assert messages[0] == messages[1]
+
+
+# ---- type annotations, immutable collections, small graph APIs --------------------------------
+
+def _annotated(lib):
+    import typing
+
+    class M(lib.nn.Module):
+        def forward(self, x: lib.Tensor, y: typing.Optional[lib.Tensor] = None,
+                    z: typing.List[int] = None) -> typing.Tuple[lib.Tensor, int]:
+            return x.relu(), 3
+    return M()
+
+
+def test_type_annotations_in_code_and_graph():
+    egm, tgm = ember.fx.symbolic_trace(_annotated(ember)), torch.fx.symbolic_trace(_annotated(torch))
+    _same_text(egm.code, tgm.code)
+    _same_text(str(egm.graph), str(tgm.graph))
+    assert egm(ember.ones(2))[1] == 3
+    texts = []
+    for lib in LIBS:
+        g = lib.fx.Graph()
+        x = g.placeholder("x")
+        g.output(g.call_function(lib.relu, (x,), type_expr=float | lib.Tensor | None))
+        texts.append((str(g), lib.fx.GraphModule(lib.nn.Module(), g).code))
+    _same_text(texts[0][0], texts[1][0])
+    _same_text(texts[0][1], texts[1][1])
+
+
+def test_immutable_collections_and_prepend_self():
+    from ember.fx.immutable_collections import immutable_dict, immutable_list
+    import ember.utils._pytree as epytree
+    from torch.fx.immutable_collections import immutable_list as tlist
+    import torch.utils._pytree as tpytree
+    for cls, pytree in ((immutable_list, epytree), (tlist, tpytree)):
+        lst = cls([3, [4, 42]])
+        leaves, spec = pytree.tree_flatten(lst)
+        assert leaves == [3, 4, 42]
+        assert type(pytree.tree_unflatten(leaves, spec)) is cls
+        with pytest.raises(TypeError, match="new_args"):
+            lst[0] = 4
+    d = immutable_dict({"a": 1, "b": [2]})
+    leaves, spec = epytree.tree_flatten(d)
+    assert leaves == [1, 2] and type(epytree.tree_unflatten(leaves, spec)) is immutable_dict
+    for lib in LIBS:
+        graph = lib.fx.Graph()
+        x = graph.placeholder("x")
+        b = graph.call_function(lib.relu, (x,))
+        graph.output(b)
+        b.prepend(b)
+        x.append(b)
+        assert [n.name for n in graph.nodes] == ["x", "relu", "output"]
+
+
+def test_dataclass_result_and_like_factories_pin_memory():
+    from dataclasses import dataclass
+    for lib in LIBS:
+        @dataclass
+        class Out:
+            foo: object
+            bar: object
+
+        def f(d):
+            return Out(foo=d + d, bar=lib.empty_like(d, pin_memory=False).fill_(0))
+        gm = lib.fx.symbolic_trace(f)
+        out = gm(lib.ones(2))
+        assert type(out) is Out and float(out.foo.sum()) == 4.0 and float(out.bar.sum()) == 0.0
+        assert [n.op for n in gm.graph.nodes][-2] == "call_function"
+
+
+def _dot_model(lib, submodule):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.W = lib.nn.Parameter(lib.randn(5))
+            self.linear = lib.nn.Linear(3, 4)
+
+        def forward(self, x):
+            return self.linear(x) if submodule else lib.dot(self.W, x)
+    return lib.fx.symbolic_trace(M())
+
+
+@pytest.mark.parametrize("submodule", [False, True])
+def test_error_on_generated_line_is_reported(submodule, capsys):
+    reported = []
+    for lib in LIBS:
+        gm = _dot_model(lib, submodule)
+        # dot of a number: raised by the op the generated line calls; a wrongly shaped input:
+        # raised inside the Linear submodule, which the report leaves out
+        with pytest.raises(RuntimeError if submodule else TypeError):
+            gm(lib.ones(2, 5) if submodule else 5)
+        err = capsys.readouterr().err
+        reported.append("Call using an FX-traced Module, line" in err)
+        if reported[-1]:
+            assert "~~~ <--- HERE" in err and "dot" in err
+    assert reported == [not submodule] * 2
+
+
+def test_op_typename():
+    for op in ("add.Tensor", "relu.default"):
+        name, overload = op.split(".")
+        assert ember.typename(getattr(getattr(ember.ops.aten, name), overload)) == \
+            torch.typename(getattr(getattr(torch.ops.aten, name), overload))
