@@ -18,6 +18,7 @@ import math
 import re
 import types
 import typing
+import warnings
 
 from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from . import _overrides
@@ -217,9 +218,22 @@ class Graph:
         return self.create_node("placeholder", name, args=args, type_expr=type_expr)
 
     def get_attr(self, qualified_name, type_expr=None):
+        if self.owning_module is not None and not _attr_reference_exists(self.owning_module,
+                                                                         qualified_name):
+            warnings.warn("Attempted to insert a get_attr Node with no underlying reference in "
+                          "the owning GraphModule! Call GraphModule.add_submodule to add the "
+                          "necessary submodule, GraphModule.add_parameter to add the necessary "
+                          "Parameter, or nn.Module.register_buffer to add the necessary buffer",
+                          stacklevel=2)
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_module(self, module_name, args=None, kwargs=None, type_expr=None):
+        # as torch.fx: a missing submodule raises AttributeError from get_submodule
+        if self.owning_module is not None and \
+                self.owning_module.get_submodule(module_name) is None:
+            warnings.warn("Attempted to insert a call_module Node with no underlying reference "
+                          "in the owning GraphModule! Call GraphModule.add_submodule to add "
+                          "the necessary submodule", stacklevel=2)
         return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
 
     def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
@@ -407,6 +421,22 @@ class Graph:
         `verbose=True` annotates each value with the dtype and shape recorded in its node's
         `meta["val"]` (`linear: "f32[2, 8]" = ...`), as print_readable shows them."""
         return _CodeGen(self, root_module, verbose).generate()
+
+
+def _attr_reference_exists(mod, qualified_name):
+    """Whether `qualified_name` names a submodule, parameter or buffer of mod (what a get_attr
+    node may read without warning)."""
+    module_path, _, name = qualified_name.rpartition(".")
+    try:
+        submod = mod.get_submodule(module_path)
+    except AttributeError:
+        warnings.warn(f"Failed to fetch module {module_path}!")
+        return False
+    if not hasattr(submod, name):
+        return False
+    from ..nn import Module, Parameter
+    res = getattr(submod, name)
+    return isinstance(res, (Module, Parameter)) or name in submod._buffers
 
 
 def _root_sentinel(graph):

@@ -258,11 +258,19 @@ class GraphModule(Module):
         return True
 
     def delete_all_unused_submodules(self):
+        """Delete the submodules no node reaches: those on the path of a call_module or
+        get_attr target are used, and so is everything inside a called module."""
         used = set()
         for node in self.graph.nodes:
             if node.op in ("call_module", "get_attr"):
                 fullpath = node.target.split(".")
                 used.update(".".join(fullpath[:i]) for i in range(1, len(fullpath) + 1))
+            if node.op == "call_module":
+                try:
+                    submod = self.get_submodule(node.target)
+                except AttributeError:
+                    continue
+                used.update(f"{node.target}.{name}" for name, _ in submod.named_modules() if name)
         for name, _ in list(self.named_modules()):
             if name and name not in used:
                 self.delete_submodule(name)
@@ -283,6 +291,11 @@ class GraphModule(Module):
         holder.__dict__ = copy.deepcopy(self.__dict__, memo)
         GraphModule.__init__(res, holder, holder.__dict__["_graph"], type(self).__name__)
         return res
+
+    def _replicate_for_data_parallel(self):
+        replica = self.__copy__()
+        replica._is_replica = True
+        return replica
 
     def __copy__(self):
         return GraphModule(self, self.graph, type(self).__name__)

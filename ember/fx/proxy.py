@@ -32,6 +32,47 @@ _FX_DIR = os.path.dirname(os.path.abspath(__file__))
 _EMBER_INIT = os.path.join(os.path.dirname(_FX_DIR), "__init__.py")
 
 
+def _matched_schema(target, args, kwargs):
+    """The schema of the op a call_function target runs, when the call's arguments fit exactly
+    one overload (by count and keyword names); None for other targets or ambiguous calls."""
+    from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
+    if isinstance(target, OpOverload):
+        return target.schema
+    packet = target if isinstance(target, OpOverloadPacket) else None
+    if packet is None and getattr(target, "__module__", "").startswith("ember"):
+        import ember
+        packet = getattr(ember.ops.aten, getattr(target, "__name__", ""), None)
+    if packet is None:
+        return None
+    names = set(kwargs) - {"out"}
+    fits = []
+    for overload in packet.overloads():
+        schema = getattr(packet, overload).schema
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        if len(args) <= len(positional) and names <= {a.name for a in schema.arguments}:
+            fits.append(schema)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _check_for_mutable_operation(target, args, kwargs):
+    """check_mutable_operations: refuse an op that writes to an argument, an in-place one or
+    (given `out=`) the `.out` overload, naming its schema as PyTorch does."""
+    schema = _matched_schema(target, args, kwargs)
+    if schema is None:
+        return
+    if "out" in kwargs and not schema.has_out:
+        params = schema.text[schema.text.index("(") + 1:schema.text.rindex(") ->")]
+        params += ", Tensor(a!) out" if "*" in params else ", *, Tensor(a!) out"
+        text = f"{schema.namespace}::{schema.name}.out({params}) -> Tensor(a!)"
+    elif any(a.mutable for a in schema.arguments):
+        text = schema.text
+    else:
+        return
+    raise RuntimeError(f"Tried to trace mutable operation {text}. FX only supports functional "
+                       "code, so operations that mutate operands in-place (e.g. via `out` "
+                       "arguments) are not supported")
+
+
 def _user_stack_trace():
     """The Python stack from the first `forward` frame on, without ember.fx's own frames (the
     tracer, Proxy operators, patched functions); None outside a forward."""
@@ -71,6 +112,8 @@ class TracerBase:
         carries over from the node it rewrites, else the stack of modules whose forward is
         being traced (`nn_module_stack`), and the user's stack (`stack_trace`) when
         record_stack_traces is set."""
+        if kind == "call_function" and self.check_mutable_operations:
+            _check_for_mutable_operation(target, args, kwargs)
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         if self._current_meta is not None:
             if self._current_meta.get("stack_trace"):
