@@ -409,3 +409,62 @@ def test_op_typename():
         name, overload = op.split(".")
         assert ember.typename(getattr(getattr(ember.ops.aten, name), overload)) == \
             torch.typename(getattr(getattr(torch.ops.aten, name), overload))
+
+
+# ---- mutable operations, submodule bookkeeping --------------------------------------------------
+
+def test_check_mutable_operations_refuses_out_and_inplace():
+    messages = []
+    for lib in LIBS:
+        class MyTracer(lib.fx.Tracer):
+            check_mutable_operations = True
+
+        def out_variant(x):
+            y = lib.rand_like(x)
+            lib.sigmoid(x, out=y)
+            return y
+
+        def inplace(x):
+            return lib.ops.aten.add_.Tensor(x, x)
+
+        for fn in (out_variant, inplace):
+            with pytest.raises(RuntimeError) as info:
+                MyTracer().trace(fn)
+            messages.append(str(info.value))
+        MyTracer().trace(lambda x: lib.sigmoid(x) + lib.add(x, x, alpha=2))   # functional: fine
+    assert messages[:2] == messages[2:]
+
+
+def test_unused_submodules_leaf_replica_and_get_attr_warning():
+    for lib in LIBS:
+        class Sub(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = lib.nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.linear(x).relu()
+
+        class Model(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.submod = Sub()
+                self.unused = lib.nn.Linear(2, 2)
+
+            def forward(self, x):
+                return self.submod(x)
+
+        class SubIsLeaf(lib.fx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return qualname == "submod"
+
+        model = Model()
+        gm = lib.fx.GraphModule(model, SubIsLeaf().trace(model))
+        gm.add_submodule("extra", lib.nn.ReLU())
+        gm.delete_all_unused_submodules()
+        assert [name for name, _ in gm.named_modules()] == ["", "submod", "submod.linear"]
+        x = lib.randn(2, 4)
+        replica = gm._replicate_for_data_parallel()
+        np.testing.assert_array_equal(_np(replica(x)), _np(gm(x)))
+        with pytest.warns(UserWarning, match="no underlying reference"):
+            gm.graph.erase_node(gm.graph.get_attr("submod.nothing"))

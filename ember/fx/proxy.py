@@ -60,13 +60,12 @@ def _check_for_mutable_operation(target, args, kwargs):
     schema = _matched_schema(target, args, kwargs)
     if schema is None:
         return
+    text = str(schema)      # aten::add_.Tensor(Tensor(a!) self, ...) -> Tensor(a!)
     if "out" in kwargs and not schema.has_out:
-        params = schema.text[schema.text.index("(") + 1:schema.text.rindex(") ->")]
+        params = text[text.index("(") + 1:text.rindex(") ->")]
         params += ", Tensor(a!) out" if "*" in params else ", *, Tensor(a!) out"
         text = f"{schema.namespace}::{schema.name}.out({params}) -> Tensor(a!)"
-    elif any(a.mutable for a in schema.arguments):
-        text = schema.text
-    else:
+    elif not any(a.mutable for a in schema.arguments):
         return
     raise RuntimeError(f"Tried to trace mutable operation {text}. FX only supports functional "
                        "code, so operations that mutate operands in-place (e.g. via `out` "
