@@ -468,3 +468,33 @@ def test_unused_submodules_leaf_replica_and_get_attr_warning():
         np.testing.assert_array_equal(_np(replica(x)), _np(gm(x)))
         with pytest.warns(UserWarning, match="no underlying reference"):
             gm.graph.erase_node(gm.graph.get_attr("submod.nothing"))
+
+
+def test_meta_deepcopy_enum_insert_arg_and_tracer_deepcopy():
+    from enum import Enum
+
+    class Color(Enum):
+        RED = 1
+
+    def leaf_fn(arr, value):
+        arr.append(value)
+        return arr[-1].value
+
+    codes = []
+    for lib in LIBS:
+        gm = lib.fx.symbolic_trace(lambda x: leaf_fn(x, Color.RED))
+        assert gm([]) == 1
+        codes.append(gm.code)
+        m = lib.fx.symbolic_trace(lambda x: lib.relu(x + 3.0))
+        m.meta["self"] = m
+        copied = copy.deepcopy(m)
+        assert copied.meta["self"] is copied
+        out = list(m.graph.nodes)[-1]
+        with m.graph.inserting_before(out):
+            x = m.graph.placeholder("y")
+        out.insert_arg(0, x)
+        assert out.args[0] is x and list(x.users) == [out]
+        tracer = lib.fx.Tracer()
+        tracer.trace(lambda a, b: (a + b).relu())
+        assert str(copy.deepcopy(tracer).graph) == str(tracer.graph)
+    _same_text(codes[0], codes[1])

@@ -11,6 +11,7 @@ Everything patched is restored when the trace ends, even when it fails.
 """
 import builtins
 import collections
+import copy
 import functools
 import inspect
 import math
@@ -226,6 +227,14 @@ class Tracer(TracerBase):
         self.root_module_name = ""
         self.num_calls = {}
         self.module_stack = collections.OrderedDict()
+
+    def __deepcopy__(self, memo):
+        # the modules searched for functions to autowrap cannot be deep-copied: shared
+        new_tracer = Tracer.__new__(Tracer)
+        for k, v in self.__dict__.items():
+            new_tracer.__dict__[k] = copy.copy(v) if k == "_autowrap_search" \
+                else copy.deepcopy(v, memo)
+        return new_tracer
 
     # ---- what becomes a node ----
     def is_leaf_module(self, m, module_qualified_name):

@@ -11,6 +11,7 @@ source of a `forward` function (read by GraphModule).
 """
 import builtins
 import contextlib
+import enum
 import inspect
 import keyword
 import functools
@@ -501,6 +502,8 @@ class _CodeGen:
         if isinstance(arg, slice):
             return (f"slice({self.repr_arg(arg.start)}, {self.repr_arg(arg.stop)}, "
                     f"{self.repr_arg(arg.step)})")
+        if isinstance(arg, enum.Enum):      # Color.RED, its class a global
+            return f"{self.add_global(type(arg).__name__, type(arg))}.{arg.name}"
         if callable(arg) and hasattr(arg, "__name__") and not isinstance(arg, type):
             return self.add_global(_get_qualified_name(arg), arg)
         return repr(arg)

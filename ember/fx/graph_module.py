@@ -169,6 +169,7 @@ class GraphModule(Module):
         else:
             raise RuntimeError(f"Unsupported type {root} passed for root!")
         self.graph = graph
+        self.meta = {}      # free-form annotations of passes, kept by deepcopy
 
     def __call__(self, *args, **kwargs):
         # An error raised by a line of the generated forward is reported with that line and
@@ -290,6 +291,7 @@ class GraphModule(Module):
         holder = Module()
         holder.__dict__ = copy.deepcopy(self.__dict__, memo)
         GraphModule.__init__(res, holder, holder.__dict__["_graph"], type(self).__name__)
+        res.meta = holder.__dict__.get("meta", {})
         return res
 
     def _replicate_for_data_parallel(self):

@@ -223,6 +223,13 @@ class Node:
     def all_input_nodes(self):
         return list(self._input_nodes)
 
+    def insert_arg(self, idx, arg):
+        """Insert a positional argument before args[idx] (0 <= idx <= len(args))."""
+        if not 0 <= idx <= len(self.args):
+            raise AssertionError(f"insert_args index must be between 0 and len(self.args), "
+                                 f"got {idx}")
+        self.args = self.args[:idx] + (arg,) + self.args[idx:]
+
     def update_arg(self, idx, arg):
         args = list(self.args)
         args[idx] = arg

@@ -8,6 +8,7 @@ import bisect
 import copy
 import dataclasses
 import dis
+import enum
 import inspect
 import operator
 import os
@@ -175,7 +176,7 @@ class TracerBase:
             kwargs = {field.name: self.create_arg(getattr(a, field.name))
                       for field in dataclasses.fields(a)}
             return self.create_node("call_function", a.__class__, (), kwargs)
-        if isinstance(a, _base_types()) or a is None or a is ...:
+        if isinstance(a, (*_base_types(), enum.Enum)) or a is None or a is ...:
             return a
         raise NotImplementedError(f"argument of type: {type(a)}")
 
