@@ -498,3 +498,36 @@ def test_meta_deepcopy_enum_insert_arg_and_tracer_deepcopy():
         tracer.trace(lambda a, b: (a + b).relu())
         assert str(copy.deepcopy(tracer).graph) == str(tracer.graph)
     _same_text(codes[0], codes[1])
+
+
+def test_lineno_map_and_on_generate_code():
+    results = []
+    for lib in LIBS:
+        def f(a, b):
+            return lib.sin(a) + lib.cos(b)
+        gm = lib.fx.symbolic_trace(f)
+        first = (dict(gm._lineno_map), gm._prologue_start)
+        with gm.graph.on_generate_code(lambda _: lambda body: ["print('hello!')\n", *body]):
+            gm.recompile()
+            second = (dict(gm._lineno_map), gm._prologue_start, gm.code)
+        gm.recompile()
+        results.append((first, second[:2], "print('hello!')" in second[2],
+                        "print('hello!')" in gm.code))
+        empty = lib.fx.GraphModule(lib.nn.Module(), lib.fx.Graph())
+        results.append(empty.code)
+    assert results[:2] == results[2:]
+
+
+def test_unpickled_graphmodule_keeps_unused_attributes():
+    for lib in LIBS:
+        gm = lib.fx.symbolic_trace(lambda x: x + x)
+        gm.add_submodule("foo", lib.nn.Linear(2, 2))
+        gm.register_buffer("dummy_buffer", lib.ones(1))
+        gm.register_parameter("dummy_parameter", lib.nn.Parameter(lib.ones(1)))
+        buf = io.BytesIO()
+        lib.save(gm, buf)
+        buf.seek(0)
+        loaded = lib.load(buf, weights_only=False)
+        assert sorted(dict(loaded.named_parameters())) == \
+            ["dummy_parameter", "foo.bias", "foo.weight"]
+        assert list(dict(loaded.named_buffers())) == ["dummy_buffer"]

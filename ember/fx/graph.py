@@ -133,11 +133,18 @@ class _Namespace:
 
 
 class PythonCode:
-    """Generated source of `forward` and the globals it needs to run."""
+    """Generated source of `forward` and the globals it needs to run. `_lineno_map` maps a
+    line of the function (its `def` is line 1) to the index of the node that wrote it;
+    `_prologue_start` is the line of src the `def` is on."""
 
-    def __init__(self, src, globals):
+    def __init__(self, src, globals, _lineno_map=None, _prologue_start=0):
         self.src = src
         self.globals = globals
+        self._lineno_map = _lineno_map
+        self._prologue_start = _prologue_start
+
+
+_counter_regexp = re.compile(r"# COUNTER: (\d+)")
 
 
 def _format_target(base, target):
@@ -186,6 +193,7 @@ class Graph:
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
         self._co_fields = {}
+        self._body_transformer = None
 
     @property
     def owning_module(self):
@@ -417,6 +425,21 @@ class Graph:
         print("\n".join(lines))
 
     # ---- code generation ----
+    def on_generate_code(self, make_transformer):
+        """Install a transformer of the generated body (a list of lines, in, out): make_transformer
+        gets the one installed before (or None) and returns the new one. The returned context
+        manager puts the previous one back on exit (or leave it installed by not using it)."""
+        previous = self._body_transformer
+        self._body_transformer = make_transformer(previous)
+
+        @contextlib.contextmanager
+        def restore():
+            try:
+                yield
+            finally:
+                self._body_transformer = previous
+        return restore()
+
     def python_code(self, root_module, *, verbose=False):
         """The source of `def forward(self, ...)` computing this graph, and its globals.
         `verbose=True` annotates each value with the dtype and shape recorded in its node's
@@ -599,25 +622,39 @@ class _CodeGen:
         self.free_vars = []
         self.wrapped_fns = {}
         self.return_annotation = ""
+        # the body as lines ending in "\n", each node's preceded by a `# COUNTER: i` marker
+        # (removed below, after a body transformer has run) that maps lines back to nodes
         body = []
-        for node in nodes:
+        for i, node in enumerate(nodes):
+            body.append(f"# COUNTER: {i}\n")
             line = self.emit(node)
             if node.op in ("placeholder", "output"):
                 if line is not None:
-                    body.append(line)
+                    body.append(line + "\n")
                 continue
             to_free = list(last_uses.get(node, []))
             if not node.users:
                 to_free.append(node)
             if to_free:
                 line += ";  " + " = ".join([repr(n) for n in to_free] + ["None"])
-            body.append(line)
-        if not body:
-            body.append("pass")
+            body.append(line + "\n")
+        if len(body) == len(nodes):     # markers only: the body needs a statement
+            body.append("pass\n")
+        if self.graph._body_transformer is not None:
+            body = self.graph._body_transformer(body)
+        lineno_map, lines, node_idx = {}, [], None
+        for line in "".join(body).split("\n"):
+            counter = _counter_regexp.search(line)
+            if counter is not None:
+                node_idx = int(counter.group(1))
+            else:
+                lineno_map[len(lines) + 1] = node_idx     # line 1 is the `def`
+                lines.append(line)
+        code = "\n".join("    " + line for line in "\n".join(lines).lstrip("\n").split("\n"))
         signature = ", ".join([self.root_module] + self.free_vars)
-        code = "\n".join("    " + line for line in body)
         # functions recorded through `wrap` stay wrapped when the generated code is traced again
         wrap_stmts = "\n".join(f'ember.fx._symbolic_trace.wrap("{name}")'
                                for name in self.wrapped_fns)
-        src = f"\n{wrap_stmts}\n\ndef forward({signature}){self.return_annotation}:\n{code}\n    "
-        return PythonCode(src, self.globals)
+        src = f"\n{wrap_stmts}\n\ndef forward({signature}){self.return_annotation}:\n{code}"
+        return PythonCode(src, self.globals, _lineno_map=lineno_map,
+                          _prologue_start=wrap_stmts.count("\n") + 4)

@@ -123,6 +123,10 @@ def _reconstruct_graph_module(state, graph):
     holder = Module()
     holder.__dict__ = state
     gm = GraphModule(holder, graph)
+    # keep what no node refers to too: the unpickled module is the one that was pickled
+    for name, _ in (*holder.named_children(), *holder.named_buffers(),
+                    *holder.named_parameters()):
+        _copy_attr(holder, gm, name)
     # the module stack PyTorch's loading records, re-tracing the code with every module a leaf
     calls = {}
     for node in graph.nodes:
@@ -206,6 +210,8 @@ class GraphModule(Module):
         """Regenerate `code` and `forward` from the graph (call after editing the graph)."""
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
+        self._lineno_map = python_code._lineno_map
+        self._prologue_start = python_code._prologue_start
         cls = type(self)
         cls.forward = _forward_from_src(self._code, python_code.globals, cls.__name__,
                                         getattr(self._graph, "_co_fields", None))
