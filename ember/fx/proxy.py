@@ -76,13 +76,14 @@ def _check_for_mutable_operation(target, args, kwargs):
 def _user_stack_trace():
     """The Python stack from the first `forward` frame on, without ember.fx's own frames (the
     tracer, Proxy operators, patched functions); None outside a forward."""
-    frames = traceback.extract_stack()
-    first = next((i for i, f in enumerate(frames) if f.name == "forward"), None)
+    frames = list(traceback.walk_stack(None))[::-1]     # outermost first, no source read yet
+    first = next((i for i, (f, _) in enumerate(frames) if f.f_code.co_name == "forward"), None)
     if first is None:
         return None
-    user = [f for f in frames[first:]
-            if not (f.filename.startswith(_FX_DIR) or f.filename == _EMBER_INIT)]
-    return "".join(traceback.StackSummary.from_list(user).format()).strip()
+    user = [(f, lineno) for f, lineno in frames[first:]
+            if not (f.f_code.co_filename.startswith(_FX_DIR)
+                    or f.f_code.co_filename == _EMBER_INIT)]
+    return "".join(traceback.StackSummary.extract(user).format()).strip()
 
 
 def _base_types():
