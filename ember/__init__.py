@@ -46,6 +46,7 @@ from ._aten._parallel import (get_num_threads, set_num_threads, get_num_interop_
                               set_num_interop_threads, init_num_threads)
 from ._core.flags import set_warn_always, is_warn_always_enabled, set_flush_denormal
 from ._dispatch.ops import ops
+from . import _ops  # noqa: F401  (torch._ops: the OpOverload classes)
 from . import autograd
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                  is_grad_enabled, is_inference_mode_enabled)
@@ -89,6 +90,20 @@ from . import multiprocessing, random, utils, func, storage, __config__, __futur
 from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
+from ._core import torch_function as _torch_function
+
+
+def _assert(condition, message):
+    """A Python assert that symbolic tracing can record: a condition with `__torch_function__`
+    (an fx Proxy) hands the call over, so the check stays in the traced graph."""
+    if type(condition) is not Tensor and type(condition) not in _torch_function.FAST_TYPES:
+        result = _torch_function.torch_function_dispatch(_assert, (condition,),
+                                                         (condition, message), {})
+        if result is not _torch_function.NOT_HANDLED:
+            return result
+    assert condition, message
+
+
 from . import fx  # torch.fx
 from . import sparse  # torch.sparse
 from .functional import stft, istft

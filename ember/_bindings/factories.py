@@ -348,7 +348,7 @@ def _filled(t, value):
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+               memory_format=None, pin_memory=False):
     return _finish(_empty_like(input, dtype, device, memory_format), requires_grad)
 
 
@@ -383,7 +383,7 @@ def _filled_like(value):
 
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
+               memory_format=None, pin_memory=False):
     if _recorded(input):
         return _finish(_zeros_like(input, dtype=dtype, layout=layout, device=device,
                                    pin_memory=False, memory_format=memory_format), requires_grad)
@@ -391,7 +391,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     if _recorded(input):
         return _finish(_ones_like(input, dtype=dtype, layout=layout, device=device,
                                   pin_memory=False, memory_format=memory_format), requires_grad)
@@ -399,7 +399,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     fill_value = _ap.scalar_arg("full_like", "fill_value", 2, fill_value)
     if _recorded(input):
         return _finish(_full_like(input, fill_value, dtype=dtype, layout=layout, device=device,

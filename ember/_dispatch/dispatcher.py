@@ -56,6 +56,7 @@ class OpOverload:
         self._opname = schema.name
         self.namespace = schema.namespace
         self.__name__ = f"{schema.name}.{self._overloadname}"
+        self.__qualname__ = schema.qualname     # 'aten::add.Tensor', 'aten::relu' (typename)
         # the name ember's tables and messages print: 'tanh', 'mul.Tensor'
         self.short_name = f"{schema.name}.{schema.overload}" if schema.overload else schema.name
         self.__module__ = f"torch._ops.{schema.namespace}"
@@ -75,6 +76,10 @@ class OpOverload:
 
     def __deepcopy__(self, memo):
         return self   # one object per operator, as PyTorch's
+
+    def __reduce__(self):
+        # pickled by name (a pickled fx graph holds ops as call targets)
+        return (_op_by_name, (self.namespace, self._opname, self._overloadname))
 
     def __repr__(self):
         return (f"<OpOverload(op='{self.namespace}.{self._opname}', "
@@ -274,6 +279,12 @@ def _as_device(d):
     return device(d)
 
 
+def _op_by_name(namespace, name, overload=None):
+    """Unpickling an op: `ember.ops.<namespace>.<name>[.<overload>]`."""
+    packet = _packets[(namespace, name)]
+    return packet if overload is None else getattr(packet, overload)
+
+
 class OpOverloadPacket:
     """`ember.ops.aten.add`: all overloads of one name; `.Tensor` picks one, a call tries each."""
 
@@ -291,6 +302,9 @@ class OpOverloadPacket:
 
     def __deepcopy__(self, memo):
         return self   # one object per operator, as PyTorch's (an OpInfo's asdict copies it)
+
+    def __reduce__(self):
+        return (_op_by_name, (self._namespace, self._name))
 
     def overloads(self):
         return list(self._overloads)

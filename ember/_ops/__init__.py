@@ -1,4 +1,5 @@
-"""torch._ops: the op namespace (`torch._ops.ops`, ember/_dispatch/ops.py) and
+"""torch._ops: the op namespace (`torch._ops.ops`, ember/_dispatch/ops.py), the classes of its
+ops (OpOverload, OpOverloadPacket, defined with the dispatcher) and
 HigherOrderOperator, an operator written in Python with one implementation per functorch
 transform and dispatch key.
 
@@ -18,11 +19,12 @@ import abc
 from .._C._dispatch_keys import DispatchKey
 from .._C._functorch import TransformType
 from .._core.tensor import Tensor
+from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from .._dispatch.ops import ops
 from .._functorch.vmap import _levels, lower
 from ..utils._pytree import tree_flatten
 
-__all__ = ["HigherOrderOperator", "ops"]
+__all__ = ["HigherOrderOperator", "OpOverload", "OpOverloadPacket", "ops"]
 
 _AUTOGRAD_KEYS = {"cpu": DispatchKey.AutogradCPU, "cuda": DispatchKey.AutogradCUDA,
                   "meta": DispatchKey.AutogradMeta}

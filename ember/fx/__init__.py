@@ -9,9 +9,11 @@ from .graph import Graph
 from .graph_module import GraphModule
 from .node import Node, has_side_effect, map_arg
 from .proxy import Proxy
-from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
+from ._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap
 from .interpreter import Interpreter, Transformer
 from .subgraph_rewriter import replace_pattern
+from . import immutable_collections  # noqa: F401  (registers its pytree nodes)
 
 __all__ = ["symbolic_trace", "Tracer", "wrap", "Graph", "GraphModule", "Interpreter",
-           "Transformer", "Node", "Proxy", "replace_pattern", "map_arg", "has_side_effect", "PH"]
+           "Transformer", "Node", "Proxy", "replace_pattern", "map_arg", "has_side_effect", "PH",
+           "ProxyableClassMeta"]

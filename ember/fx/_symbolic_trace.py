@@ -10,12 +10,16 @@ are ember's public functions (Note [Functions without __torch_function__] in _ov
 Everything patched is restored when the trace ends, even when it fails.
 """
 import builtins
+import collections
+import copy
 import functools
 import inspect
 import math
 import types
 
+from .. import _assert as _ember_assert
 from .._core.tensor import Tensor
+from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from ..nn import Module, Parameter, Sequential
 from . import _overrides
 from .graph import Graph
@@ -23,7 +27,7 @@ from .graph_module import GraphModule
 from .node import has_side_effect, map_aggregate
 from .proxy import Proxy, TracerBase
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "is_fx_tracing"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "is_fx_tracing", "ProxyableClassMeta"]
 
 _is_fx_tracing_flag = False
 
@@ -36,10 +40,29 @@ def _assert_is_none(value, msg):
     assert value is None, msg
 
 
-def _assert(condition, message):
-    """torch._assert's role: the check a specialised concrete argument leaves in the graph."""
-    if not condition:
-        raise AssertionError(message)
+# classes made with ProxyableClassMeta (a dict used as an ordered set)
+_proxyable_classes = {}
+
+
+class ProxyableClassMeta(type):
+    """A metaclass whose classes are traceable: constructing one from Proxies records a
+    call_function node of the class; one constructed from plain values is a constant, stored
+    on the root (`_<Class>_constant_<N>`) when it reaches the graph.
+
+        class TensorPair(metaclass=ProxyableClassMeta): ...
+    """
+
+    def __init__(cls, name, bases, attrs):
+        _proxyable_classes.setdefault(cls)
+        super().__init__(name, bases, attrs)
+
+    def __call__(cls, *args, **kwargs):
+        proxy = _find_proxy(args, kwargs) if is_fx_tracing() else None
+        if proxy is not None:
+            return proxy.tracer.create_proxy("call_function", cls, args, kwargs)
+        instance = cls.__new__(cls)
+        cls.__init__(instance, *args, **kwargs)
+        return instance
 
 
 class PHBase:
@@ -52,7 +75,7 @@ class PHBase:
 PH = PHBase()
 
 has_side_effect(_assert_is_none)
-has_side_effect(_assert)
+has_side_effect(_ember_assert)
 
 
 def _patch_function(fn, nargs):
@@ -94,6 +117,15 @@ def _create_wrapped_func(orig_fn, is_wrap=True):
         return return_proxy
     wrapped._fx_original = orig_fn
     return wrapped
+
+
+def _op_call_wrapper(original_call):
+    def call(op, *args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is None:
+            return original_call(op, *args, **kwargs)
+        return proxy.tracer.create_proxy("call_function", op, args, kwargs)
+    return call
 
 
 # ---- patching, undone at the end of a trace ----
@@ -194,6 +226,15 @@ class Tracer(TracerBase):
         self.submodule_paths = None
         self.root_module_name = ""
         self.num_calls = {}
+        self.module_stack = collections.OrderedDict()
+
+    def __deepcopy__(self, memo):
+        # the modules searched for functions to autowrap cannot be deep-copied: shared
+        new_tracer = Tracer.__new__(Tracer)
+        for k, v in self.__dict__.items():
+            new_tracer.__dict__[k] = copy.copy(v) if k == "_autowrap_search" \
+                else copy.deepcopy(v, memo)
+        return new_tracer
 
     # ---- what becomes a node ----
     def is_leaf_module(self, m, module_qualified_name):
@@ -214,11 +255,19 @@ class Tracer(TracerBase):
         raise NameError("module is not installed as a submodule")
 
     def call_module(self, m, forward, args, kwargs):
+        """The nodes made while m runs record m in their `nn_module_stack` (keyed by path,
+        `path@N` for the N+1th call of the same module)."""
         module_qualified_name = self.path_of_module(m)
-        self.num_calls[module_qualified_name] = self.num_calls.get(module_qualified_name, 0) + 1
-        if not self.is_leaf_module(m, module_qualified_name):
-            return forward(*args, **kwargs)
-        return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        num_calls = self.num_calls.get(module_qualified_name, 0)
+        module_key = f"{module_qualified_name}@{num_calls}" if num_calls else module_qualified_name
+        self.module_stack[module_key] = (module_qualified_name, type(m))
+        self.num_calls[module_qualified_name] = num_calls + 1
+        try:
+            if not self.is_leaf_module(m, module_qualified_name):
+                return forward(*args, **kwargs)
+            return self.create_proxy("call_module", module_qualified_name, args, kwargs)
+        finally:
+            self.module_stack.pop(module_key)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
         """A parameter read inside forward becomes (one) get_attr node; other attributes are
@@ -255,6 +304,14 @@ class Tracer(TracerBase):
         if isinstance(a, tuple) and hasattr(a, "_fields"):
             args = tuple(self.create_arg(elem) for elem in a)
             return self.create_node("call_function", a.__class__, args, {})
+        if type(a) in _proxyable_classes:
+            # an instance built outside the trace: a constant attribute of the root
+            i = 0
+            while hasattr(self.root, f"_{type(a).__name__}_constant_{i}"):
+                i += 1
+            qualname = f"_{type(a).__name__}_constant_{i}"
+            setattr(self.root, qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
         if isinstance(a, Tensor):
             qualname = self.tensor_attrs.get(id(a))
             if qualname is None:
@@ -277,6 +334,7 @@ class Tracer(TracerBase):
         its code: positional, keyword-only, then *args and **kwargs (each one placeholder
         holding the whole tuple / dict); those named in concrete_args take the given values."""
         fn = inspect.unwrap(root_fn)
+        self._root_annotations = fn.__annotations__     # placeholders are typed as annotated
         co = fn.__code__
         sig = inspect.signature(fn)
         total_args = co.co_argcount + co.co_kwonlyargcount
@@ -287,6 +345,13 @@ class Tracer(TracerBase):
                 raise RuntimeError("``self`` argument cannot be part of *args expansion!")
             next(names_iter)
             args.append(self.root)
+        varstuff = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        if (isinstance(concrete_args, tuple) and concrete_args and varstuff
+                and total_args == int(is_module)):
+            # forward(self, *args): one placeholder per given input, input_0, input_1, ...
+            args.extend(self.create_proxy("placeholder", f"input_{i}", (), {})
+                        for i in range(len(concrete_args)))
+            return root_fn, args
         arg_names = [next(names_iter) for _ in range(int(is_module), total_args)]
         if isinstance(concrete_args, tuple):
             if len(arg_names) != len(concrete_args):
@@ -294,7 +359,6 @@ class Tracer(TracerBase):
                                    f"{len(concrete_args)} concrete arguments")
             concrete_args = dict(zip(arg_names, concrete_args))
         args.extend(self._proxy_placeholder(name, concrete_args, sig) for name in arg_names)
-        varstuff = co.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
         if co.co_kwonlyargcount > 0 or varstuff:
             if co.co_flags & inspect.CO_VARARGS:
                 args.append(self._proxy_placeholder("*" + next(names_iter), concrete_args, sig))
@@ -315,7 +379,7 @@ class Tracer(TracerBase):
                 if isinstance(x, PHBase):
                     return out
                 if type(x) in (bool, int, float, str, complex):
-                    self.create_proxy("call_function", _assert,
+                    self.create_proxy("call_function", _ember_assert,
                                       (out == x, f"{name} has been specialized to have value "
                                                  f"{x} but got another value"), {})
                 elif x is None:
@@ -330,7 +394,8 @@ class Tracer(TracerBase):
         else:
             param = sig.parameters[name]
             default = () if param.default is inspect.Parameter.empty else (param.default,)
-        return self.create_proxy("placeholder", name, default, {})
+        return self.create_proxy("placeholder", name, default, {},
+                                 type_expr=self._root_annotations.get(name, None))
 
     def trace(self, root, concrete_args=None):
         """Trace root (a Module or a function) and return its Graph."""
@@ -340,6 +405,9 @@ class Tracer(TracerBase):
         try:
             if isinstance(root, Module):
                 self.root = root
+                if not hasattr(type(root), self.traced_func_name):
+                    raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't "
+                                         f"exist in {type(root).__name__}")
                 fn = getattr(type(root), self.traced_func_name)
                 self.root_module_name = root._get_name()
                 self.submodule_paths = {mod: name for name, mod in root.named_modules()}
@@ -347,6 +415,11 @@ class Tracer(TracerBase):
                 self.root = Module()
                 fn = root
             self.graph = Graph(tracer_cls=type(self))
+            if hasattr(fn, "__code__"):     # names the generated code's file after the source
+                code = fn.__code__
+                self.graph._co_fields = {"co_name": code.co_name,
+                                         "co_filename": code.co_filename,
+                                         "co_firstlineno": code.co_firstlineno}
             self.tensor_attrs = {}
             self._keep_alive = []
             self._collect_tensor_attrs(self.root)
@@ -358,7 +431,9 @@ class Tracer(TracerBase):
                 wrappers = self._install_patches(patcher, fn_globals)
                 self._wrappers = wrappers
                 result = fn(*args)
-                self.create_node("output", "output", (self.create_arg(result),), {})
+                return_type = inspect.get_annotations(inspect.unwrap(fn)).get("return", None)
+                self.create_node("output", "output", (self.create_arg(result),), {},
+                                 type_expr=return_type)
             self.submodule_paths = None
         finally:
             _is_fx_tracing_flag = previous_flag
@@ -401,6 +476,10 @@ class Tracer(TracerBase):
 
         patcher.patch_method(Module, "__getattr__", module_getattr_wrapper)
         patcher.patch_method(Module, "__call__", module_call_wrapper)
+        # `ember.ops.aten.add.Tensor(proxy, proxy)` and `ember.ops.aten.cat([proxy, t])` are
+        # recorded with the op (overload or packet) as the call_function target
+        for op_cls in (OpOverload, OpOverloadPacket):
+            patcher.patch_method(op_cls, "__call__", _op_call_wrapper(op_cls.__call__))
         # the public namespaces first, so that module globals patched later see originals
         for module_dict, replacements in _namespace_patch_list():
             if patcher.visit_once(module_dict):

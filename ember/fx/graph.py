@@ -11,15 +11,19 @@ source of a `forward` function (read by GraphModule).
 """
 import builtins
 import contextlib
+import enum
 import inspect
 import keyword
 import functools
 import math
 import re
+import types
+import typing
+import warnings
 
-from .._dispatch.dispatcher import OpOverload
+from .._dispatch.dispatcher import OpOverload, OpOverloadPacket
 from . import _overrides
-from .node import Node, _format_arg, _pretty_print_target, map_arg
+from .node import Node, _format_arg, _pretty_print_target, _type_repr, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -41,6 +45,10 @@ inplace_methods = {
     "ixor": "{} ^= {}", "setitem": "{}[{}] = {}",
 }
 
+
+# typing's aliases of the builtin containers, named for `typing.List[...]` annotations
+_origin_type_map = {list: typing.List, dict: typing.Dict, set: typing.Set,  # noqa: UP006
+                    frozenset: typing.FrozenSet, tuple: typing.Tuple}  # noqa: UP006
 
 _illegal_names = {k: object() for k in keyword.kwlist}
 _illegal_names.update(builtins.__dict__)    # a node name must not shadow a builtin
@@ -74,6 +82,8 @@ def _get_qualified_name(func):
     if isinstance(func, OpOverload):    # an op: ember.ops.aten.add.Tensor
         schema = func.schema
         return f"ember.ops.{schema.namespace}.{schema.name}.{schema.overload or 'default'}"
+    if isinstance(func, OpOverloadPacket):  # all overloads of a name: ember.ops.aten.add
+        return f"ember.ops.{func._namespace}.{func._name}"
     ember_name = _overrides.qualified_name(func)
     if ember_name is not None:
         return ember_name
@@ -123,11 +133,18 @@ class _Namespace:
 
 
 class PythonCode:
-    """Generated source of `forward` and the globals it needs to run."""
+    """Generated source of `forward` and the globals it needs to run. `_lineno_map` maps a
+    line of the function (its `def` is line 1) to the index of the node that wrote it;
+    `_prologue_start` is the line of src the `def` is on."""
 
-    def __init__(self, src, globals):
+    def __init__(self, src, globals, _lineno_map=None, _prologue_start=0):
         self.src = src
         self.globals = globals
+        self._lineno_map = _lineno_map
+        self._prologue_start = _prologue_start
+
+
+_counter_regexp = re.compile(r"# COUNTER: (\d+)")
 
 
 def _format_target(base, target):
@@ -176,6 +193,7 @@ class Graph:
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
         self._co_fields = {}
+        self._body_transformer = None
 
     @property
     def owning_module(self):
@@ -209,9 +227,22 @@ class Graph:
         return self.create_node("placeholder", name, args=args, type_expr=type_expr)
 
     def get_attr(self, qualified_name, type_expr=None):
+        if self.owning_module is not None and not _attr_reference_exists(self.owning_module,
+                                                                         qualified_name):
+            warnings.warn("Attempted to insert a get_attr Node with no underlying reference in "
+                          "the owning GraphModule! Call GraphModule.add_submodule to add the "
+                          "necessary submodule, GraphModule.add_parameter to add the necessary "
+                          "Parameter, or nn.Module.register_buffer to add the necessary buffer",
+                          stacklevel=2)
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_module(self, module_name, args=None, kwargs=None, type_expr=None):
+        # as torch.fx: a missing submodule raises AttributeError from get_submodule
+        if self.owning_module is not None and \
+                self.owning_module.get_submodule(module_name) is None:
+            warnings.warn("Attempted to insert a call_module Node with no underlying reference "
+                          "in the owning GraphModule! Call GraphModule.add_submodule to add "
+                          "the necessary submodule", stacklevel=2)
         return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
 
     def call_method(self, method_name, args=None, kwargs=None, type_expr=None):
@@ -278,6 +309,13 @@ class Graph:
             yield
         finally:
             self._insert = previous
+
+    def __getstate__(self):
+        # the owning GraphModule is not part of a pickled graph: it pickles the graph itself
+        # and becomes the owner again when it is rebuilt
+        state = dict(self.__dict__)
+        state["_owning_module"] = None
+        return state
 
     def __deepcopy__(self, memo):
         """Copied node by node (a generic deepcopy would recurse along the node list)."""
@@ -387,11 +425,42 @@ class Graph:
         print("\n".join(lines))
 
     # ---- code generation ----
+    def on_generate_code(self, make_transformer):
+        """Install a transformer of the generated body (a list of lines, in, out): make_transformer
+        gets the one installed before (or None) and returns the new one. The returned context
+        manager puts the previous one back on exit (or leave it installed by not using it)."""
+        previous = self._body_transformer
+        self._body_transformer = make_transformer(previous)
+
+        @contextlib.contextmanager
+        def restore():
+            try:
+                yield
+            finally:
+                self._body_transformer = previous
+        return restore()
+
     def python_code(self, root_module, *, verbose=False):
         """The source of `def forward(self, ...)` computing this graph, and its globals.
         `verbose=True` annotates each value with the dtype and shape recorded in its node's
         `meta["val"]` (`linear: "f32[2, 8]" = ...`), as print_readable shows them."""
         return _CodeGen(self, root_module, verbose).generate()
+
+
+def _attr_reference_exists(mod, qualified_name):
+    """Whether `qualified_name` names a submodule, parameter or buffer of mod (what a get_attr
+    node may read without warning)."""
+    module_path, _, name = qualified_name.rpartition(".")
+    try:
+        submod = mod.get_submodule(module_path)
+    except AttributeError:
+        warnings.warn(f"Failed to fetch module {module_path}!")
+        return False
+    if not hasattr(submod, name):
+        return False
+    from ..nn import Module, Parameter
+    res = getattr(submod, name)
+    return isinstance(res, (Module, Parameter)) or name in submod._buffers
 
 
 def _root_sentinel(graph):
@@ -427,6 +496,7 @@ class _CodeGen:
         self.globals = {}
         for name, obj in _custom_builtins().items():
             self.namespace._used_names.add(name)
+            self.namespace.associate_name_with_obj(name, obj)
             self.globals[name] = obj
 
     def add_global(self, name_hint, obj):
@@ -455,6 +525,8 @@ class _CodeGen:
         if isinstance(arg, slice):
             return (f"slice({self.repr_arg(arg.start)}, {self.repr_arg(arg.stop)}, "
                     f"{self.repr_arg(arg.step)})")
+        if isinstance(arg, enum.Enum):      # Color.RED, its class a global
+            return f"{self.add_global(type(arg).__name__, type(arg))}.{arg.name}"
         if callable(arg) and hasattr(arg, "__name__") and not isinstance(arg, type):
             return self.add_global(_get_qualified_name(arg), arg)
         return repr(arg)
@@ -464,16 +536,38 @@ class _CodeGen:
         parts.extend(f"{k} = {self.repr_arg(v)}" for k, v in kwargs.items())
         return ", ".join(parts)
 
+    def type_repr(self, o):
+        """A type annotation as code, the globals it names registered: `ember.Tensor`, `int`,
+        `list[str]`, `typing_List[str]` (typing's aliases by their own global name),
+        `float|ember.Tensor|NoneType`."""
+        if o == ():
+            return "()"     # the empty tuple of Tuple[()]
+        typename = _type_repr(o)
+        if isinstance(o, types.UnionType) and "|" in typename:
+            return "|".join(self.type_repr(arg) for arg in typing.get_args(o))
+        origin_type = getattr(o, "__origin__", None)
+        if origin_type:
+            if isinstance(o, typing._GenericAlias):     # typing.List[...]: name typing's alias
+                origin_type = _origin_type_map.get(origin_type, origin_type)
+            origin_typename = self.add_global(_type_repr(origin_type), origin_type)
+            args = typing.get_args(o)
+            if args:
+                return f"{origin_typename}[{','.join(self.type_repr(a) for a in args)}]"
+            return origin_typename
+        return self.add_global(typename, o)
+
     def annotation(self, node):
-        if not self.verbose:
-            return ""
-        if "sym_expr" in node.meta:     # a size computed from symbolic sizes
-            return f': "Sym({node.meta["sym_expr"]})"'
-        val = node.meta.get("val")
-        if val is None or not hasattr(val, "dtype"):
-            return ""
-        shape = node.meta.get("sym_shape", tuple(val.shape))
-        return f': "{_DTYPE_ABBR.get(str(val.dtype), str(val.dtype))}[{", ".join(map(str, shape))}]"'
+        """`: "f32[2, 8]"` from the recorded value when printing verbosely, else the node's
+        type (` : ember.Tensor`) if it has one."""
+        if self.verbose:
+            if "sym_expr" in node.meta:     # a size computed from symbolic sizes
+                return f': "Sym({node.meta["sym_expr"]})"'
+            val = node.meta.get("val")
+            if val is not None and hasattr(val, "dtype"):
+                shape = node.meta.get("sym_shape", tuple(val.shape))
+                return (f': "{_DTYPE_ABBR.get(str(val.dtype), str(val.dtype))}'
+                        f'[{", ".join(map(str, shape))}]"')
+        return "" if node.type is None else f" : {self.type_repr(node.type)}"
 
     def emit(self, node):
         name = repr(node)
@@ -482,8 +576,11 @@ class _CodeGen:
             self.free_vars.append(f"{node.target}{self.annotation(node)}{default}")
             raw_name = node.target.replace("*", "")
             return f"{name} = {raw_name}" if raw_name != name else None
-        if node.op in ("call_function", "call_method") and self.verbose:
-            name += self.annotation(node)
+        if node.op == "output":
+            if node.type is not None:
+                self.return_annotation = f" -> {self.type_repr(node.type)}"
+            return f"return {self.repr_arg(node.args[0])}"
+        name += self.annotation(node)
         if node.op == "call_method":
             return (f"{name} = {_format_target(self.repr_arg(node.args[0]), node.target)}"
                     f"({self.format_args(node.args[1:], node.kwargs)})")
@@ -509,8 +606,6 @@ class _CodeGen:
                     f"({self.format_args(node.args, node.kwargs)})")
         if node.op == "get_attr":
             return f"{name} = {_format_target(self.root_module, node.target)}"
-        if node.op == "output":
-            return f"return {self.repr_arg(node.args[0])}"
         raise NotImplementedError(f"node: {node.op} {node.target}")
 
     def generate(self):
@@ -526,25 +621,40 @@ class _CodeGen:
                     last_uses.setdefault(node, []).append(input_node)
         self.free_vars = []
         self.wrapped_fns = {}
+        self.return_annotation = ""
+        # the body as lines ending in "\n", each node's preceded by a `# COUNTER: i` marker
+        # (removed below, after a body transformer has run) that maps lines back to nodes
         body = []
-        for node in nodes:
+        for i, node in enumerate(nodes):
+            body.append(f"# COUNTER: {i}\n")
             line = self.emit(node)
             if node.op in ("placeholder", "output"):
                 if line is not None:
-                    body.append(line)
+                    body.append(line + "\n")
                 continue
             to_free = list(last_uses.get(node, []))
             if not node.users:
                 to_free.append(node)
             if to_free:
                 line += ";  " + " = ".join([repr(n) for n in to_free] + ["None"])
-            body.append(line)
-        if not body:
-            body.append("pass")
+            body.append(line + "\n")
+        if len(body) == len(nodes):     # markers only: the body needs a statement
+            body.append("pass\n")
+        if self.graph._body_transformer is not None:
+            body = self.graph._body_transformer(body)
+        lineno_map, lines, node_idx = {}, [], None
+        for line in "".join(body).split("\n"):
+            counter = _counter_regexp.search(line)
+            if counter is not None:
+                node_idx = int(counter.group(1))
+            else:
+                lineno_map[len(lines) + 1] = node_idx     # line 1 is the `def`
+                lines.append(line)
+        code = "\n".join("    " + line for line in "\n".join(lines).lstrip("\n").split("\n"))
         signature = ", ".join([self.root_module] + self.free_vars)
-        code = "\n".join("    " + line for line in body)
         # functions recorded through `wrap` stay wrapped when the generated code is traced again
         wrap_stmts = "\n".join(f'ember.fx._symbolic_trace.wrap("{name}")'
                                for name in self.wrapped_fns)
-        src = f"\n{wrap_stmts}\n\ndef forward({signature}):\n{code}\n    "
-        return PythonCode(src, self.globals)
+        src = f"\n{wrap_stmts}\n\ndef forward({signature}){self.return_annotation}:\n{code}"
+        return PythonCode(src, self.globals, _lineno_map=lineno_map,
+                          _prologue_start=wrap_stmts.count("\n") + 4)

@@ -56,6 +56,19 @@ class Interpreter:
                 return self.env[node]
         return None
 
+    def boxed_run(self, args_list):
+        """run() with the "boxed" calling convention: the arguments come in a list, which is
+        emptied, so the caller holds no reference keeping the inputs alive."""
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+        if len(args_list) != len(placeholders):
+            detail = "extra arguments" if len(args_list) > len(placeholders) \
+                else "missing arguments"
+            raise RuntimeError(f"Interpreter.boxed_run expected {len(placeholders)} arguments "
+                               f"for placeholders but received {len(args_list)} ({detail})")
+        env = dict(zip(placeholders, args_list))
+        args_list.clear()
+        return self.run(initial_env=env)
+
     def run_node(self, n):
         args, kwargs = self.fetch_args_kwargs_from_env(n)
         return getattr(self, n.op)(n.target, args, kwargs)
@@ -154,10 +167,14 @@ class Transformer(Interpreter):
         # while transforming, ember's functions are the patched ones (so that an override may
         # call them on Proxies); hand overrides the function under its current name, so that
         # `target is ember.sigmoid` holds. Recording unwraps it again.
-        if n.op == "call_function" and n.target in self._wrappers:
-            args, kwargs = self.fetch_args_kwargs_from_env(n)
-            return self.call_function(self._wrappers[n.target], args, kwargs)
-        return super().run_node(n)
+        self.tracer._current_meta = n.meta     # new nodes keep the stack trace and module stack
+        try:
+            if n.op == "call_function" and n.target in self._wrappers:
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                return self.call_function(self._wrappers[n.target], args, kwargs)
+            return super().run_node(n)
+        finally:
+            self.tracer._current_meta = None
 
     def transform(self):
         """Run the graph over Proxies and return a GraphModule of the new graph."""

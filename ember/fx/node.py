@@ -5,6 +5,7 @@ call_method, call_module and output. Nodes of one Graph form a doubly-linked lis
 """
 import builtins
 import operator
+import types
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
@@ -25,12 +26,20 @@ def has_side_effect(fn):
     return fn
 
 
+_HELP_MUTATION = """If you are attempting to modify the kwargs or args of a torch.fx.Node object,
+instead create a new copy of it and assign the copy to the node:
+
+    new_args = ...  # copy and mutate args
+    node.args = new_args"""
+
+
+def _no_mutation(self, *args, **kwargs):
+    raise TypeError(f"'{type(self).__name__}' object does not support mutation. {_HELP_MUTATION}")
+
+
 class immutable_list(list):
     """The list type of a Node's arguments: changing it in place would bypass the users
-    bookkeeping, so it raises; build a new list and assign `node.args` instead."""
-    def _no_mutation(self, *args, **kwargs):
-        raise NotImplementedError(f"'{type(self).__name__}' object does not support mutation. "
-                                  "Assign a new value to node.args / node.kwargs instead.")
+    bookkeeping, so it raises TypeError; build a new list and assign `node.args` instead."""
 
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _no_mutation
     append = extend = insert = pop = remove = clear = sort = reverse = _no_mutation
@@ -43,10 +52,6 @@ class immutable_list(list):
 
 
 class immutable_dict(dict):
-    def _no_mutation(self, *args, **kwargs):
-        raise NotImplementedError(f"'{type(self).__name__}' object does not support mutation. "
-                                  "Assign a new value to node.args / node.kwargs instead.")
-
     __setitem__ = __delitem__ = __ior__ = _no_mutation
     clear = pop = popitem = setdefault = update = _no_mutation
 
@@ -97,6 +102,21 @@ def _pretty_print_target(target):
     return _operator_or_builtin_name(target) or _get_qualified_name(target)
 
 
+def _type_repr(obj):
+    """How a type annotation prints: a class by module and qualified name (`ember.Tensor`,
+    builtins bare: `int`), a function by name, anything else (`list[float]`,
+    `typing.List[float]`, `float | None`) by repr."""
+    if isinstance(obj, type) and not isinstance(obj, types.GenericAlias):
+        if obj.__module__ == "builtins":
+            return obj.__qualname__
+        return f"{obj.__module__}.{obj.__qualname__}"
+    if obj is ...:
+        return "..."
+    if isinstance(obj, types.FunctionType):
+        return obj.__name__
+    return repr(obj)
+
+
 def _format_arg(arg, max_list_len=float("inf")):
     if isinstance(arg, Node):
         return "%" + str(arg)
@@ -144,6 +164,16 @@ class Node:
         self.meta = {}
         self._update_args_kwargs(args, kwargs)
 
+    @property
+    def stack_trace(self):
+        """The user's Python stack where the node was recorded (innermost frame last), if the
+        tracer recorded it (`record_stack_traces`)."""
+        return self.meta.get("stack_trace", None)
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
     # ---- position in the graph's list ----
     @property
     def next(self):
@@ -156,7 +186,7 @@ class Node:
     def prepend(self, x):
         """Move (or insert) Node x to just before this one."""
         if self is x:
-            raise AssertionError("Cannot prepend a node to itself")
+            return      # prepending a node to itself leaves the graph as it is
         if self.graph is not x.graph:
             raise AssertionError("Attempting to move a Node into a different Graph")
         x._remove_from_list()
@@ -193,6 +223,13 @@ class Node:
     def all_input_nodes(self):
         return list(self._input_nodes)
 
+    def insert_arg(self, idx, arg):
+        """Insert a positional argument before args[idx] (0 <= idx <= len(args))."""
+        if not 0 <= idx <= len(self.args):
+            raise AssertionError(f"insert_args index must be between 0 and len(self.args), "
+                                 f"got {idx}")
+        self.args = self.args[:idx] + (arg,) + self.args[idx:]
+
     def update_arg(self, idx, arg):
         args = list(self.args)
         args[idx] = arg
@@ -207,8 +244,7 @@ class Node:
         self._input_nodes = {}
 
         def record(n):
-            if n.graph is not self.graph:
-                raise ValueError(f"Node {self.name} takes {n.name} from another Graph")
+            # a Node of another graph is accepted here (as torch.fx does); lint() reports it
             self._input_nodes.setdefault(n)
             return n
 
@@ -261,17 +297,18 @@ class Node:
 
     # ---- printing ----
     def format_node(self):
-        """The node as one line of `print(graph)`."""
+        """The node as one line of `print(graph)`, its type (if it has one) after the name."""
+        typename = f"{_type_repr(self.type)} " if self.type is not None else ""
         if self.op == "placeholder":
             default_val = f"(default={self.args[0]})" if self.args else ""
-            return (f"%{self.name} : [num_users={len(self.users)}] = "
+            return (f"%{self.name} : {typename}[num_users={len(self.users)}] = "
                     f"{self.op}[target={self.target}]{default_val}")
         if self.op == "get_attr":
-            return (f"%{self.name} : [num_users={len(self.users)}] = "
+            return (f"%{self.name} : {typename}[num_users={len(self.users)}] = "
                     f"{self.op}[target={_pretty_print_target(self.target)}]")
         if self.op == "output":
             return f"return {self.args[0]}"
-        return (f"%{self.name} : [num_users={len(self.users)}] = "
+        return (f"%{self.name} : {typename}[num_users={len(self.users)}] = "
                 f"{self.op}[target={_pretty_print_target(self.target)}]"
                 f"(args = {_format_arg(self.args)}, kwargs = {_format_arg(self.kwargs)})")
 

@@ -26,10 +26,13 @@ class TensorMetadata(NamedTuple):
 
 
 def _extract_tensor_metadata(result, include_contiguity=True):
-    from ... import contiguous_format
+    """The memory format recorded is the first of contiguous, channels_last, channels_last_3d
+    the tensor's strides satisfy (None if none)."""
+    from ... import channels_last, channels_last_3d, contiguous_format
     memory_format = None
-    if include_contiguity and result.is_contiguous():
-        memory_format = contiguous_format
+    if include_contiguity:
+        memory_format = next((fmt for fmt in (contiguous_format, channels_last, channels_last_3d)
+                              if result.is_contiguous(memory_format=fmt)), None)
     return TensorMetadata(result.shape, result.dtype, result.requires_grad, result.stride(),
                           memory_format, False, {})
 
@@ -47,9 +50,14 @@ def _to_meta(t):
 
 
 def _meta_copy(module):
-    """A copy of module whose parameters and buffers are meta tensors (no data is copied)."""
+    """A copy of module whose parameters, buffers and plain tensor attributes (the traced
+    `_tensor_constant`s among them) are meta tensors (no data is copied)."""
+    from ..._core.tensor import Tensor
     memo = {}
-    for t in (*module.parameters(), *module.buffers()):
+    tensors = [*module.parameters(), *module.buffers()]
+    for m in module.modules():
+        tensors.extend(v for v in vars(m).values() if isinstance(v, Tensor))
+    for t in tensors:
         memo[id(t)] = _to_meta(t)
     return copy.deepcopy(module, memo)
 

@@ -16,6 +16,7 @@ import io
 import itertools
 import math
 import os
+import pathlib
 import random
 import re
 import shutil
@@ -538,6 +539,12 @@ gcIfJetson = _unused_mode   # frees CUDA memory on Jetson boards only
 
 def skipIfNoSciPy(fn):
     return unittest.skipIf(not TEST_SCIPY, "test require SciPy, but SciPy not found")(fn)
+
+
+def find_library_location(lib_name):
+    """Where a test's native helper library (libtorchbind_test.so, ...) would be: ember's own
+    `lib` folder. ember builds no native libraries, so the path names a file that is absent."""
+    return pathlib.Path(ember.__file__).resolve().parent / "lib" / lib_name
 
 
 def slowTest(fn):
