@@ -267,3 +267,14 @@ def test_meta_shapes(expr):
     e, t = both(run)
     assert e.device.type == "meta"
     assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype)
+
+
+def test_linear_refuses_non_tensors_as_pytorchs_parser():
+    for args in ((5, "w"), ("x", 5), ("x", "w", 3)):
+        got = []
+        for L in (ember, torch):
+            vals = [L.ones(2, 2) if a in ("x", "w") else a for a in args]
+            with pytest.raises(TypeError) as e:
+                L.nn.functional.linear(*vals)
+            got.append(str(e.value))
+        assert got[0] == got[1]

@@ -65,9 +65,20 @@ def _reduction(reduction, size_average=None, reduce=None):
 
 
 def linear(input, weight, bias=None, *, out=None):
+    if not (isinstance(input, Tensor) and isinstance(weight, Tensor) and (
+            bias is None or isinstance(bias, Tensor))):
+        _check_linear_args(input, weight, bias)
     if out is not None:
         return _nn_out("linear", linear, out, input, weight, bias)
     return _linear(input, weight, bias)
+
+
+def _check_linear_args(input, weight, bias):
+    """PyTorch's parser's TypeError for a non-tensor argument of linear."""
+    for pos, (name, value) in enumerate((("input", input), ("weight", weight)), 1):
+        _ap.as_tensor("linear", name, pos, value)
+    if bias is not None:
+        _ap.as_tensor("linear", "bias", 3, bias)
 
 
 def _nn_out(name, fn, out, *args):
