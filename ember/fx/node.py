@@ -6,6 +6,8 @@ call_method, call_module and output. Nodes of one Graph form a doubly-linked lis
 import builtins
 import operator
 
+from .immutable_collections import immutable_dict, immutable_list
+
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
 _OP_KINDS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -23,38 +25,6 @@ def has_side_effect(fn):
     """Register fn as a call_function target that eliminate_dead_code must not remove."""
     _side_effectful_functions.add(fn)
     return fn
-
-
-class immutable_list(list):
-    """The list type of a Node's arguments: changing it in place would bypass the users
-    bookkeeping, so it raises; build a new list and assign `node.args` instead."""
-    def _no_mutation(self, *args, **kwargs):
-        raise NotImplementedError(f"'{type(self).__name__}' object does not support mutation. "
-                                  "Assign a new value to node.args / node.kwargs instead.")
-
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _no_mutation
-    append = extend = insert = pop = remove = clear = sort = reverse = _no_mutation
-
-    def __hash__(self):
-        return hash(tuple(self))
-
-    def __reduce__(self):
-        return (immutable_list, (tuple(self),))
-
-
-class immutable_dict(dict):
-    def _no_mutation(self, *args, **kwargs):
-        raise NotImplementedError(f"'{type(self).__name__}' object does not support mutation. "
-                                  "Assign a new value to node.args / node.kwargs instead.")
-
-    __setitem__ = __delitem__ = __ior__ = _no_mutation
-    clear = pop = popitem = setdefault = update = _no_mutation
-
-    def __hash__(self):
-        return hash(tuple(self.items()))
-
-    def __reduce__(self):
-        return (immutable_dict, (tuple(self.items()),))
 
 
 def map_aggregate(a, fn):
