@@ -352,3 +352,16 @@ def test_enum_contexts_serialize_as_torch():
     assert epytree.treespec_loads(epytree.treespec_dumps(spec)) == spec
     assert _outcome(lambda: epytree.treespec_dumps("random_blurb")) == \
         _outcome(lambda: tpytree.treespec_dumps("random_blurb"))
+
+
+# ---- factories under `with torch.device("meta")` (test_utils' test_device_mode_ops) -----------
+def test_meta_linspace_from_meta_tensors_and_kaiser_window():
+    for lib in (ember, torch):
+        beta = lib.tensor(2.0, device="meta")
+        out = lib.linspace(-beta, beta, 5, device="meta", dtype=lib.float64)
+        assert (out.device.type, tuple(out.shape), str(out.dtype)) == \
+            ("meta", (5,), "torch.float64")
+        with lib.device("meta"):
+            window = lib.signal.windows.kaiser(4, sym=True)
+        assert (window.device.type, tuple(window.shape), str(window.dtype)) == \
+            ("meta", (4,), "torch.float32")
