@@ -357,9 +357,16 @@ def linspace(start, end, steps, dtype=None, device=None):
                  .astype(out))
 
 
+def _kind(x):
+    """A number of x's kind (complex or not), without reading x if it is a (meta) tensor."""
+    if isinstance(x, Tensor):
+        return 0j if x.dtype.is_complex else 0.0
+    return x
+
+
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
-    return _meta((steps,), linspace_dtype(_num(start), _num(end), dtype, "torch.linspace()"))
+    return _meta((steps,), linspace_dtype(_kind(start), _kind(end), dtype, "torch.linspace()"))
 
 
 def linspace_dtype(start, end, dtype, fn_name):

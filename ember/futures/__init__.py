@@ -95,6 +95,10 @@ class Future:
     def __class_getitem__(cls, item):  # Future[int] in annotations
         return cls
 
+    def __reduce__(self):
+        # a pending value and its waiters cannot travel: torch.save, pickle and copy refuse
+        raise RuntimeError("Can not pickle torch.futures.Future")
+
 
 def _callback_error(e):
     frames = traceback.extract_tb(e.__traceback__)

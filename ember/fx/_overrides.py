@@ -26,7 +26,7 @@ import types
 # PyTorch 2.13's Python-level functions (the rest of these namespaces are C functions)
 _PYTHON_LEVEL = {
     "ember": frozenset({
-        "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_tensors",
+        "_assert", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_tensors",
         "cartesian_prod", "cdist", "chain_matmul", "einsum", "lu", "meshgrid", "norm", "split",
         "stft", "tensordot", "unique", "unique_consecutive", "unravel_index"}),
     "ember.nn.functional": None,    # all but _C_LEVEL_FUNCTIONAL
@@ -58,6 +58,9 @@ _NOT_OVERRIDABLE = frozenset({
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_autocast_cache_enabled",
     "is_autocast_cpu_enabled", "is_autocast_enabled"})
 
+# private functions PyTorch still lets a Proxy through (torch._assert exists to be traceable)
+_PRIVATE_OVERRIDABLE = frozenset({"_assert"})
+
 _NAMESPACES = ("ember.nn.functional", "ember", "ember.linalg", "ember.fft", "ember.special")
 
 
@@ -69,7 +72,8 @@ def overridable_functions():
     for namespace in _NAMESPACES:
         module = importlib.import_module(namespace)
         for name, value in vars(module).items():
-            if name.startswith("_") or name in _NOT_OVERRIDABLE:
+            if (name.startswith("_") and name not in _PRIVATE_OVERRIDABLE) \
+                    or name in _NOT_OVERRIDABLE:
                 continue
             if not isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
                 continue

@@ -204,7 +204,7 @@ def _namespace_patch_list():
     for namespace in _overrides._NAMESPACES:
         module_dict = importlib.import_module(namespace).__dict__
         replacements = {name: wrappers[value] for name, value in module_dict.items()
-                        if not name.startswith("_")
+                        if (not name.startswith("_") or name in _overrides._PRIVATE_OVERRIDABLE)
                         and isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
                         and value in wrappers}
         out.append((module_dict, replacements))

@@ -7,6 +7,8 @@ import builtins
 import operator
 import types
 
+from .immutable_collections import immutable_dict, immutable_list
+
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
 _OP_KINDS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
@@ -24,42 +26,6 @@ def has_side_effect(fn):
     """Register fn as a call_function target that eliminate_dead_code must not remove."""
     _side_effectful_functions.add(fn)
     return fn
-
-
-_HELP_MUTATION = """If you are attempting to modify the kwargs or args of a torch.fx.Node object,
-instead create a new copy of it and assign the copy to the node:
-
-    new_args = ...  # copy and mutate args
-    node.args = new_args"""
-
-
-def _no_mutation(self, *args, **kwargs):
-    raise TypeError(f"'{type(self).__name__}' object does not support mutation. {_HELP_MUTATION}")
-
-
-class immutable_list(list):
-    """The list type of a Node's arguments: changing it in place would bypass the users
-    bookkeeping, so it raises TypeError; build a new list and assign `node.args` instead."""
-
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _no_mutation
-    append = extend = insert = pop = remove = clear = sort = reverse = _no_mutation
-
-    def __hash__(self):
-        return hash(tuple(self))
-
-    def __reduce__(self):
-        return (immutable_list, (tuple(self),))
-
-
-class immutable_dict(dict):
-    __setitem__ = __delitem__ = __ior__ = _no_mutation
-    clear = pop = popitem = setdefault = update = _no_mutation
-
-    def __hash__(self):
-        return hash(tuple(self.items()))
-
-    def __reduce__(self):
-        return (immutable_dict, (tuple(self.items()),))
 
 
 def map_aggregate(a, fn):

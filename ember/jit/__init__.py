@@ -5,7 +5,7 @@ import typing
 
 from ._trace import (trace, trace_module, is_tracing, TracerWarning, TracingCheckError,
                      ScriptModule, TracedModule, TopLevelTracedModule, ScriptFunction)
-from ._script import script
+from ._script import script, Error
 from ._serialization import save, load
 
 
@@ -102,5 +102,5 @@ __all__ = ["trace", "trace_module", "script", "script_method", "save", "load", "
            "is_scripting",
            "annotate", "ignore", "freeze", "optimize_for_inference", "run_frozen_optimizations",
            "script_if_tracing", "Final", "unused", "export", "fork", "wait", "TracerWarning",
-           "TracingCheckError",
+           "TracingCheckError", "Error",
            "ScriptModule", "TracedModule", "TopLevelTracedModule", "ScriptFunction"]

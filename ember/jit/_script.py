@@ -15,6 +15,9 @@ submodules. Refused:
 - a call with other input shapes or dtypes than the examples: the shapes the recorded ops were
   chosen for no longer hold.
 """
+import os
+import traceback
+
 from .._core.tensor import Tensor
 from .._dispatch.recorder import flatten
 from ..nn.modules.module import Module
@@ -61,6 +64,43 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     return scripted
 
 
+class Error(Exception):
+    """torch.jit.Error: what a `raise` or `assert` of scripted code (torch._assert included)
+    reaches the caller as; errors raised by the ops themselves keep their own type."""
+
+
+Error.__module__ = "torch.jit"
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _in_ember(summary):
+    return os.path.abspath(summary.filename).startswith(_EMBER_DIR + os.sep)
+
+
+def _raised_by_script_code(e, frames):
+    """Whether `e` comes from a raise/assert in the scripted Python rather than from an op:
+    an AssertionError, or an exception whose innermost frame lies outside ember."""
+    return isinstance(e, AssertionError) or (bool(frames) and not _in_ember(frames[-1]))
+
+
+def _call_as_script(fn, args, kwargs):
+    """fn(*args, **kwargs), with an exception raised by the scripted code itself turned into
+    jit.Error, whose text is PyTorch's: the interpreter's notice, where it was raised, and
+    `RuntimeError: <original type>: <message>`."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        frames = traceback.extract_tb(e.__traceback__)
+        if not _raised_by_script_code(e, frames):
+            raise
+        scripted = [f for f in frames if not _in_ember(f)] or frames
+        where = "".join(traceback.format_list(scripted[-1:]))
+        raise Error("The following operation failed in the TorchScript interpreter.\n"
+                    f"Traceback of TorchScript (most recent call last):\n{where}"
+                    f"RuntimeError: {type(e).__name__}: {e}\n") from e
+
+
 class _PythonScriptFunction:
     """A function scripted without example inputs: called, it runs the Python function (as
     PyTorch's script does under PYTORCH_JIT=0); it has no compiled graph to show or save."""
@@ -73,7 +113,7 @@ class _PythonScriptFunction:
         self.__wrapped__ = fn
 
     def __call__(self, *args, **kwargs):
-        return self._fn(*args, **kwargs)
+        return _call_as_script(self._fn, args, kwargs)
 
     def __getattr__(self, name):
         if name in _GRAPH_ATTRS:
@@ -105,6 +145,9 @@ class _PythonScriptModule:
 
     def extra_repr(self):
         return f"original_name={self.original_name}"
+
+    def __call__(self, *args, **kwargs):
+        return _call_as_script(super().__call__, args, kwargs)
 
     def __getattr__(self, name):
         if name in _GRAPH_ATTRS:

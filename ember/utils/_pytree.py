@@ -12,6 +12,7 @@ The walks keep their own stack rather than recursing, so deeply nested trees do 
 Python's recursion limit.
 """
 import dataclasses
+import enum
 import functools
 import importlib
 import json
@@ -100,6 +101,87 @@ def _register_namedtuple(cls, *, serialized_type_name):
     _private_register_pytree_node(cls, _namedtuple_flatten, _namedtuple_unflatten,
                                   serialized_type_name=serialized_type_name,
                                   flatten_with_keys_fn=_namedtuple_flatten_with_keys)
+
+
+def register_dataclass(cls, *, field_names=None, drop_field_names=None,
+                       serialized_type_name=None):
+    """Make a dataclass (or a class built from keyword fields) a node whose children are its
+    fields. `field_names`: the fields holding data (default: a dataclass's init fields), which
+    must be all init fields but `drop_field_names` (those are left to their defaults when
+    rebuilt). A field that is None is kept in the context rather than as a child."""
+    drop_field_names = drop_field_names or []
+    if not dataclasses.is_dataclass(cls):
+        if field_names is None:
+            raise ValueError("field_names must be specified with a list of all fields used to "
+                             f"initialize {cls}, as it is not a dataclass.")
+    elif field_names is None:
+        field_names = [f.name for f in dataclasses.fields(cls) if f.init]
+    else:
+        init_fields = {f.name for f in dataclasses.fields(cls) if f.init}
+        init_fields.difference_update(drop_field_names)
+        if init_fields != set(field_names):
+            message = "field_names does not include all dataclass fields.\n"
+            missing = init_fields - set(field_names)
+            if missing:
+                message += (f"Missing fields in `field_names`: {missing}. If you want to include "
+                            "these fields in the pytree, please add them to `field_names`, "
+                            "otherwise please add them to `drop_field_names`.\n")
+            unexpected = set(field_names) - init_fields
+            if unexpected:
+                message += (f"Unexpected fields in `field_names`: {unexpected}. Please remove "
+                            "these fields, or add them to `drop_field_names`.\n")
+            raise ValueError(message)
+
+    def flatten(obj):
+        values, names, none_names = [], [], []
+        for name in field_names:
+            value = getattr(obj, name)
+            if value is None:
+                none_names.append(name)
+            else:
+                values.append(value)
+                names.append(name)
+        return values, [names, none_names]
+
+    def unflatten(values, context):
+        names, none_names = context
+        return cls(**dict(zip(names, values)), **dict.fromkeys(none_names))
+
+    def flatten_with_keys(obj):
+        values, context = flatten(obj)
+        return [(GetAttrKey(k), v) for k, v in zip(context[0], values)], context
+
+    _private_register_pytree_node(cls, flatten, unflatten,
+                                  serialized_type_name=serialized_type_name,
+                                  flatten_with_keys_fn=flatten_with_keys)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConstantNode:
+    """The context of a constant node: the object itself (it has no children)."""
+    value: Any
+
+
+CONSTANT_NODES = set()
+
+
+def register_constant(cls):
+    """Make `cls` a node with no leaves: its instances travel whole in the spec's context, so
+    they must compare and hash by value (a non-default `__eq__` and `__hash__`)."""
+    if cls.__eq__ is object.__eq__:
+        raise TypeError("register_constant(cls) expects `cls` to have a non-default `__eq__` "
+                        "implementation.")
+    if cls.__hash__ is None:      # defining __eq__ alone drops the inherited __hash__
+        raise TypeError("register_constant(cls) expects `cls` to have a non-default `__hash__` "
+                        "implementation.")
+    _private_register_pytree_node(cls, lambda x: ([], ConstantNode(x)),
+                                  lambda values, context: context.value,
+                                  flatten_with_keys_fn=lambda x: ([], ConstantNode(x)))
+    CONSTANT_NODES.add(cls)
+
+
+def is_constant_class(cls):
+    return isinstance(cls, type) and cls in CONSTANT_NODES
 
 
 # ---- key paths ---------------------------------------------------------------------------------
@@ -702,6 +784,28 @@ def tree_map_with_path(func, tree, *rests, is_leaf=None):
 
 
 # ---- serialization (protocol 1: PyTorch's JSON layout) ----------------------------------------
+class EnumEncoder(json.JSONEncoder):
+    """JSON for contexts that hold Enum members (dict keys, for instance): each is written as
+    {"__enum__": true, "fqn": "module:Class", "name": member}, and `enum_object_hook` reads
+    it back."""
+
+    def default(self, obj):
+        if isinstance(obj, enum.Enum):
+            return {"__enum__": True,
+                    "fqn": f"{type(obj).__module__}:{type(obj).__qualname__}", "name": obj.name}
+        return super().default(obj)
+
+
+def enum_object_hook(obj):
+    if "__enum__" not in obj:
+        return obj
+    module_name, _, class_name = obj["fqn"].partition(":")
+    enum_cls = importlib.import_module(module_name)
+    for attr in class_name.split("."):
+        enum_cls = getattr(enum_cls, attr)
+    return enum_cls[obj["name"]]
+
+
 def _treespec_to_json(root):
     memo = {}
     order = []
@@ -723,7 +827,7 @@ def _treespec_to_json(root):
                                       "with a `serialized_type_name` kwarg.")
         if node_def.to_dumpable_context is None:
             try:
-                context = json.dumps(spec._context)
+                context = json.dumps(spec._context, cls=EnumEncoder)
             except TypeError as e:
                 raise TypeError("Unable to serialize context. Please make the context json "
                                 "dump-able, or register a custom serializer using "
@@ -752,8 +856,15 @@ def _json_to_treespec(root):
             raise NotImplementedError(f"Deserializing {schema['type']} in pytree is not "
                                       "registered.")
         node_def = SUPPORTED_SERIALIZED_TYPES[typ]
-        context = (json.loads(schema["context"]) if node_def.from_dumpable_context is None
-                   else node_def.from_dumpable_context(schema["context"]))
+        if node_def.from_dumpable_context is not None:
+            context = node_def.from_dumpable_context(schema["context"])
+        else:
+            try:
+                context = json.loads(schema["context"], object_hook=enum_object_hook)
+            except TypeError as e:
+                raise TypeError("Unable to deserialize context. Please make the context json "
+                                "load-able, or register a custom serializer using "
+                                "_register_pytree_node.") from e
         memo[id(schema)] = TreeSpec(typ, context,
                                     [memo[id(c)] for c in schema["children_spec"]])
     return memo[id(root)]
@@ -761,11 +872,14 @@ def _json_to_treespec(root):
 
 def treespec_dumps(treespec, protocol=None):
     """The spec as a JSON string (the same text PyTorch writes)."""
+    if not isinstance(treespec, TreeSpec):
+        raise TypeError(f"Expected `treespec` to be an instance of PyTreeSpec but got item of "
+                        f"type {type(treespec)}.")
     if protocol is None:
         protocol = DEFAULT_TREESPEC_SERIALIZATION_PROTOCOL
     if protocol != 1:
         raise ValueError(f"Unknown protocol {protocol}. Available protocols: [1]")
-    return json.dumps((protocol, _treespec_to_json(treespec)))
+    return json.dumps((protocol, _treespec_to_json(treespec)), cls=EnumEncoder)
 
 
 def treespec_loads(serialized):

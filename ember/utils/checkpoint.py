@@ -43,10 +43,12 @@ from ember._dispatch import dispatcher as _dispatcher
 from ember.autograd.graph import SavedTensor as _SavedTensor
 from ember.autograd.saved_tensor_hooks import saved_tensors_hooks
 from ember.utils._python_dispatch import TorchDispatchMode
+from ember.utils._pytree import tree_leaves
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
            "check_backward_validity", "detach_variable", "noop_context_fn",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "CheckpointPolicy",
+           "DefaultDeviceType", "get_device_states", "set_device_states",
            "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "GraphExecGroup"]
 
 
@@ -78,6 +80,73 @@ def check_backward_validity(inputs):
 
 def noop_context_fn():
     return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+class DefaultDeviceType:
+    """The device type whose random state checkpoint saves when no argument is on a device
+    other than the CPU: the current accelerator's, else "cpu" (settable)."""
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            acc = ember.accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc is not None else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def _tensor_leaves(args):
+    return [x for x in tree_leaves(args) if isinstance(x, ember.Tensor)]
+
+
+def _infer_device_type(*args):
+    """The one non-CPU device type among the tensors in `args` (a pytree) whose random state
+    matters; with several, "cuda" if present, else the first met (warning that the others'
+    random states are not preserved); with none, DefaultDeviceType's."""
+    types = [t.device.type for t in _tensor_leaves(args) if t.device.type != "cpu"]
+    distinct = set(types)
+    if len(distinct) > 1:
+        warnings.warn(
+            "Tensor arguments, excluding CPU tensors, are detected on at least two types of "
+            "devices. Device state will only be saved for devices of a single device type, and "
+            "the remaining devices will be ignored. Consequently, if any checkpointed functions "
+            "involve randomness, this may result in incorrect gradients. (Note that if CUDA "
+            "devices are among the devices detected, it will be prioritized; otherwise, the "
+            "first device encountered will be selected.)"
+            f"\nDevice types: {sorted(distinct)} first device type: {types[0]}", stacklevel=2)
+    if not types:
+        return DefaultDeviceType.get_device_type()
+    return "cuda" if "cuda" in distinct else types[0]
+
+
+def get_device_states(*args):
+    """(device indices, random states) of the accelerator devices the tensors in `args` live
+    on, in the order met; CPU and meta tensors add nothing."""
+    ids = [t.get_device() for t in _tensor_leaves(args) if t.device.type not in ("cpu", "meta")]
+    if not ids:
+        return [], []
+    module = getattr(ember, _infer_device_type(*args))
+    states = []
+    for index in ids:
+        with module.device(index):
+            states.append(module.get_rng_state())
+    return ids, states
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the random states `get_device_states` returned."""
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    module = getattr(ember, device_type)
+    for index, state in zip(devices, states):
+        with module.device(index):
+            module.set_rng_state(state)
 
 
 @contextlib.contextmanager

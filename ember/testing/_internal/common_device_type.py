@@ -383,6 +383,15 @@ def onlyHPU(fn):
     return onlyOn("hpu")(fn)
 
 
+def onlyAccelerator(fn):
+    @wraps(fn)
+    def only_fn(self, *args, **kwargs):
+        if self.device_type in ("cpu", "meta"):
+            raise unittest.SkipTest("onlyAccelerator: doesn't run on CPU or meta devices")
+        return fn(self, *args, **kwargs)
+    return only_fn
+
+
 def onlyCUDAAndPRIVATEUSE1(fn):
     return onlyOn(["cuda", "privateuse1"])(fn)
 
