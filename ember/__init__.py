@@ -70,7 +70,7 @@ from ._dispatch import python_dispatch as _python_dispatch  # noqa: F401  (the P
 from ._dispatch import math_bits as _math_bits  # noqa: F401  (the Conjugate and Negative keys)
 from ._refs.checks import (_check, _check_with, _check_is_size, _check_index, _check_value,  # noqa: F401
                            _check_type, _check_not_implemented, _check_tensor_all,
-                           _check_tensor_all_with, _assert_async, _assert)
+                           _check_tensor_all_with, _assert_async)
 from . import library
 from ._refs.control_flow import cond, while_loop
 from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)

@@ -77,13 +77,3 @@ def _assert_async(tensor, assert_msg=None):
         raise RuntimeError(assert_msg if assert_msg is not None else
                            "Expected Tensor with single nonzero value, but got zero")
 
-
-def _assert(condition, message):
-    """torch._assert: Python's `assert condition, message`, but a call symbolic tracing can
-    record (a condition with `__torch_function__`, such as an fx Proxy, receives the call)."""
-    from .._core.tensor import Tensor
-    from ..overrides import handle_torch_function, has_torch_function
-    if type(condition) is not Tensor and has_torch_function((condition,)):
-        return handle_torch_function(_assert, (condition,), condition, message)
-    if not condition:
-        raise AssertionError(message)

@@ -40,7 +40,7 @@ class immutable_dict(dict):
     clear = pop = popitem = setdefault = update = _no_mutation
 
     def __hash__(self):
-        return hash(tuple(self.items()))
+        return hash(frozenset(self.items()))
 
     def __reduce__(self):
         return (type(self), (tuple(self.items()),))
