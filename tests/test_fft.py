@@ -133,9 +133,14 @@ def test_stft_warnings_as_torch():
     x = _signal("real", (40,))
     caught = []
     for lib in (torch, ember):
-        with warnings.catch_warnings(record=True) as w:
-            warnings.simplefilter("always")
-            lib.stft(lib.tensor(x), 16, return_complex=False)
+        always = lib.is_warn_always_enabled()
+        lib.set_warn_always(True)   # else torch warns once per process (an earlier test may have)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                lib.stft(lib.tensor(x), 16, return_complex=False)
+        finally:
+            lib.set_warn_always(always)
         caught.append(sorted(str(m.message)[:40] for m in w))
     assert caught[0] == caught[1] and len(caught[1]) == 2
 
