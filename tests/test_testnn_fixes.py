@@ -94,3 +94,65 @@ def test_fast_gradcheck_still_catches_a_wrong_gradient():
     x = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
     assert ember.autograd.gradcheck(Wrong.apply, (x,), fast_mode=True,
                                     raise_exception=False) is False
+
+
+# ---- Module._apply with a conversion that changes the layout (TestNN.test_overwrite_module_params_on_conversion)
+
+def _sparse(m):
+    return m.sparse_coo_tensor(m.tensor([[0], [1]]), m.ones([1]), (10, 20))
+
+
+@pytest.mark.parametrize("mod", [torch, ember], ids=["torch", "ember"])
+def test_parameter_of_sparse_tensor_keeps_its_layout(mod):
+    p = mod.nn.Parameter(_sparse(mod))
+    assert str(p.layout) == "torch.sparse_coo" and p.is_sparse and p.requires_grad
+    np.testing.assert_array_equal(_np(p.to_dense()), _np(_sparse(torch).to_dense()))
+
+
+@pytest.mark.parametrize("mod", [torch, ember], ids=["torch", "ember"])
+def test_apply_to_sparse_replaces_parameter_and_grad(mod):
+    m = mod.nn.Linear(20, 10)
+    m.weight.grad = mod.randn(10, 20)
+    w, g = m.weight, m.weight.grad
+    m = m._apply(lambda t: _sparse(mod))
+    assert m.weight is not w and str(w.layout) == "torch.strided"
+    assert str(m.weight.layout) == "torch.sparse_coo"
+    assert str(m.weight.grad.layout) == "torch.sparse_coo" and str(g.layout) == "torch.strided"
+
+
+# ---- DataParallel's replicas and ParameterDict's | (TestNN.test_ParameterList_replication,
+# test_ParameterDict_replication, test_ParameterDict)
+
+@pytest.mark.parametrize("mod", [torch, ember], ids=["torch", "ember"])
+def test_parameter_containers_replicate_for_data_parallel(mod):
+    nn = mod.nn
+    pl = nn.ParameterList([nn.Parameter(mod.randn(2, 2))])
+    pd = nn.ParameterDict({"foo": nn.Parameter(mod.randn(2, 2))})
+    for c in (pl, pd):
+        r = c._replicate_for_data_parallel()
+        assert type(r) is type(c) and r._is_replica and dict(r._parameters) == {}
+        assert len(list(c.parameters())) == 1   # the original keeps its parameters
+        for n, p in c.named_parameters():
+            setattr(r, n, p.view_as(p))
+        for p, p2 in zip(c.values() if c is pd else c, r.values() if c is pd else r):
+            assert p2.grad_fn is not None and p2._base is p
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        pl._replicate_for_data_parallel().zero_grad()
+    assert any("nn.DataParallel() has no effect" in str(x.message) for x in w)
+
+
+@pytest.mark.parametrize("mod", [torch, ember], ids=["torch", "ember"])
+def test_parameter_dict_or(mod):
+    nn = mod.nn
+    a = nn.ParameterDict({"p1": nn.Parameter(mod.randn(1)), "p2": nn.Parameter(mod.randn(1))})
+    b = nn.ParameterDict({"q": nn.Parameter(mod.randn(1)), "p1": nn.Parameter(mod.randn(2))})
+    c = a | b
+    assert type(c) is nn.ParameterDict and list(c.keys()) == ["p1", "p2", "q"]
+    assert c["p1"] is b["p1"] and list(a.keys()) == ["p1", "p2"] and a["p1"].shape == (1,)
+    d = b.__ror__(a)   # other | self
+    assert list(d.keys()) == ["p1", "p2", "q"] and d["p1"] is b["p1"]
+    a_id = id(a)
+    a |= b
+    assert id(a) == a_id and list(a.keys()) == ["p1", "p2", "q"]
