@@ -156,3 +156,23 @@ def test_parameter_dict_or(mod):
     a_id = id(a)
     a |= b
     assert id(a) == a_id and list(a.keys()) == ["p1", "p2", "q"]
+
+
+# ---- ctc_loss checks its arguments in PyTorch's order (TestNN.test_CTCLoss_lengthchecks_cpu):
+# the target lengths, the targets' size they imply, then each input length (the first bad one)
+
+def _ctc_error(m, tgt_shape, il, tl):
+    g = np.random.default_rng(0)
+    lp = m.from_numpy(g.standard_normal((50, 3, 15)).astype(np.float32)).log_softmax(2)
+    tgt = m.from_numpy(g.integers(1, 15, tgt_shape).astype(np.int32))
+    with pytest.raises(RuntimeError) as e:
+        m.nn.functional.ctc_loss(lp, tgt, il, tl)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("tgt_shape", [(3, 29), (75,)])
+@pytest.mark.parametrize("il,tl", [([-1, -1, -1], [30, 25, 20]), ([-1, -1, -1], [-1, -1, -1]),
+                                   ([20, -4, 70], [5, 6, 7]), ([20, 70, -4], [5, 6, 7]),
+                                   ([50, 50, 50], [5, -2, -3])])
+def test_ctc_loss_check_order(tgt_shape, il, tl):
+    assert _ctc_error(ember, tgt_shape, il, tl) == _ctc_error(torch, tgt_shape, il, tl)
