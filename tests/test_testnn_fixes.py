@@ -176,3 +176,19 @@ def _ctc_error(m, tgt_shape, il, tl):
                                    ([50, 50, 50], [5, -2, -3])])
 def test_ctc_loss_check_order(tgt_shape, il, tl):
     assert _ctc_error(ember, tgt_shape, il, tl) == _ctc_error(torch, tgt_shape, il, tl)
+
+
+# ---- F.fold: block counts that multiply to the input's size but are non-positive
+# (TestNN.test_fold_invalid_arg) get PyTorch's "too small" error, not the size-mismatch one
+
+@pytest.mark.parametrize("kw,shape", [
+    (dict(output_size=(4, 5), kernel_size=(2, 2), stride=1, dilation=8, padding=0), (1, 12, 12)),
+    (dict(output_size=(4, 5), kernel_size=(2, 3), stride=(2, 2)), (1, 6, 5)),
+    (dict(output_size=(4, 5), kernel_size=(2, 3)), (1, 5, 9))])
+def test_fold_error_order(kw, shape):
+    x = np.zeros(shape, np.float32)
+    with pytest.raises(RuntimeError) as te:
+        torch.nn.Fold(**kw)(torch.from_numpy(x))
+    with pytest.raises(RuntimeError) as ee:
+        ember.nn.Fold(**kw)(ember.from_numpy(x))
+    assert str(ee.value) == str(te.value)
