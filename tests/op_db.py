@@ -601,6 +601,9 @@ OPS = [
            errors=lambda: [ErrorInput(i64(3), i64(3), alpha=2.5, match="alpha"),
                            ErrorInput(f32(3), f32(3), alpha=True, match="alpha")]),
     OpInfo("add_alpha_float", lambda m, x, y: m.add(x, y, alpha=-0.5), FLOATS, bs),
+    OpInfo("_add_relu", lambda m, x, y: m._add_relu(x, y, alpha=-2), SIGNED + ("float32", "float64"),
+           lambda dt, rng: bs(dt, rng)[:-1] if dt in FLOATS else bs(dt, rng),  # NaN: see kernel
+           grad=False),
     OpInfo("add_alpha_bool", lambda m, x, y: m.add(x, y, alpha=True), BOOL,
            functools.partial(bs, scalars="same")),
     OpInfo("sub", lambda m, x, y: m.sub(x, y), NUMBERS, functools.partial(bs, mixed=MIXED),

@@ -1066,14 +1066,16 @@ def _col2im_shape(self, output_size, kernel_size, dilation, padding, stride):
                            f"of kernel_size, but got input.size(1)={self.shape[-2]} and "
                            f"kernel_size=({kernel_size[0]}, {kernel_size[1]}).")
     blocks = conv_output_size(output_size, kernel_size, stride, padding, dilation)
-    if blocks[0] * blocks[1] != self.shape[-1] or any(b < 1 for b in blocks):
-        raise RuntimeError(f"Given output_size=({output_size[0]}, {output_size[1]}), "
-                           f"kernel_size=({kernel_size[0]}, {kernel_size[1]}), dilation="
-                           f"({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
-                           f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of "
-                           f"input's dimension 2 to match the calculated number of sliding "
-                           f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but "
-                           f"got input.size(2)={self.shape[-1]}.")
+    given = (f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size="
+             f"({kernel_size[0]}, {kernel_size[1]}), dilation=({dilation[0]}, {dilation[1]}), "
+             f"padding=({padding[0]}, {padding[1]}), stride=({stride[0]}, {stride[1]}), ")
+    if blocks[0] * blocks[1] != self.shape[-1]:
+        raise RuntimeError(f"{given}expected size of input's dimension 2 to match the calculated "
+                           f"number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                           f"{blocks[0] * blocks[1]}, but got input.size(2)={self.shape[-1]}.")
+    if any(b < 1 for b in blocks):  # two negative counts can multiply to the input's size
+        raise RuntimeError(f"{given}calculated shape of the array of sliding blocks as "
+                           f"({blocks[0]}, {blocks[1]}), which is too small (non-positive)")
     c = self.shape[-2] // k
     return tuple(self.shape[:-2]) + (c,) + tuple(output_size), blocks
 

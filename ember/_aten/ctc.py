@@ -272,13 +272,24 @@ def _check(log_probs, targets, input_lengths, target_lengths, blank):
         raise RuntimeError("input_lengths must be of size batch_size")
     if len(tl) != n:
         raise RuntimeError("target_lengths must be of size batch_size")
-    for name, values, high in (("input_lengths", il, t_max), ("target_lengths", tl, None)):
-        if n and values.min() < 0:
-            raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
-                               f"{int(values.min())} {_WHERE}")
-        if high is not None and n and values.max() > high:
-            raise RuntimeError(f"Expected {name} to have value at most {high}, but got value "
-                               f"{int(values.max())} {_WHERE}")
+    # PyTorch's order: the target lengths, the targets' sizes they imply, then each input length
+    for v in tl:
+        if v < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got value "
+                               f"{int(v)} {_WHERE}")
+    if targets.dim() == 1:
+        if targets.shape[0] != int(tl.sum()):
+            raise _target_size_error(0, int(tl.sum()), targets.shape[0])
+    else:
+        if targets.shape[0] != n:
+            raise _target_size_error(0, n, targets.shape[0])
+        if n and targets.shape[1] < int(tl.max()):
+            raise _target_size_error(1, int(tl.max()), targets.shape[1], at_least=True)
+    for v in il:
+        if v < 0 or v > t_max:
+            raise RuntimeError(f"Expected input_lengths to have value at "
+                               f"{'least 0' if v < 0 else f'most {t_max}'}, but got value "
+                               f"{int(v)} {_WHERE}")
     return il, tl
 
 

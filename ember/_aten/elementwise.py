@@ -1478,6 +1478,24 @@ binary("_prelu_kernel", lambda a, w, dt: np.where(a > 0, a, w * a),
        check=_floating_only_binary("prelu_cpu"))
 
 
+@impl("_add_relu.Tensor", ("CPU", "Meta"))
+def _add_relu(self, other, alpha=1):
+    """relu(self + alpha * other): PyTorch's fused kernel (torch._VF._add_relu), which has no
+    derivative, and its kernel only the signed integer types, float and double."""
+    from .._dispatch.dispatcher import lookup
+    dt = _binary_dtype(self, other)
+    if dt not in _ADD_RELU_DTYPES:
+        raise RuntimeError(f"Unsupported datatype for add_relu:{D.c_type_name(dt)}")
+    r = lookup("add.Tensor")(self, other, alpha=alpha)
+    if dt.is_floating_point:  # the kernel clamps to [0, the dtype's max]: inf -> max (NaN
+        # stays NaN, as in its vectorized loop; its scalar tail loop turns NaN into 0)
+        r = lookup("clamp")(r, None, float(np.finfo(D.np_dtype(dt)).max))
+    return lookup("relu")(r)
+
+
+_ADD_RELU_DTYPES = (D.int8, D.int16, D.int32, D.int64, D.float32, D.float64)
+
+
 def _polygamma_values(self, n):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")

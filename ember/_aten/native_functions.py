@@ -164,6 +164,7 @@ glu(Tensor self, int dim=-1) -> Tensor
 hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor  | function, method, out
 softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 _prelu_kernel(Tensor self, Tensor weight) -> Tensor
+_add_relu.Tensor(Tensor self, Tensor|Scalar other, *, Scalar alpha=1) -> Tensor  | function, inplace, inplace_function, out
 
 # ==== torch.special's own functions (_aten/special.py)
 special_i1(Tensor self) -> Tensor

@@ -182,8 +182,8 @@ class Tensor:
         t._np, t._size, t.dtype, t._device = self._np, self._size, self.dtype, self._device
         t._storage = self._storage_()
         t._rg, t.grad_fn, t._output_nr = False, None, 0
-        if type(self._sparse) is MathBits:  # a conjugate/negative view stays one
-            t._sparse = self._sparse
+        if self._sparse is not None and self._sparse is not PYTHON_KEY:
+            t._sparse = self._sparse  # a conjugate/negative view, a sparse tensor stay so
         if self._stride_ is not None:  # meta tensors and empty views keep these explicitly
             t._stride_, t._offset_ = self._stride_, self._offset_
             if self._lazy is not None:

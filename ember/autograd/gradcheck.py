@@ -714,7 +714,10 @@ def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0
         for j, u in enumerate(unit):
             numerical = float(np.dot((hi[j] - lo[j]) / (2 * eps), u))
             analytical = float(np.vdot(vjps[j][n], v).real)
-            if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
+            # atol bounds each Jacobian entry; u^T J v sums entries weighted by u_a * v_b, so
+            # PyTorch scales it by sum(u) * sum(v) (real and imaginary parts of v both count)
+            scaled_atol = atol * float(v.real.sum() + v.imag.sum()) * float(u.sum())
+            if not np.isclose(analytical, numerical, rtol=rtol, atol=scaled_atol):
                 part = "imaginary" if test_imag else "real"
                 prefix = (f"While considering the {part} part of complex outputs only, "
                           if j in complex_outputs else "")

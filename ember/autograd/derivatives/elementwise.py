@@ -504,4 +504,5 @@ not_differentiable("eq.Tensor", "eq.Scalar", "any.dim", "ne.Tensor", "lt.Tensor"
                    "bitwise_and.Tensor", "bitwise_or.Tensor", "bitwise_xor.Tensor", "bitwise_not")
 not_implemented("floor_divide", "floor_divide_.Tensor", "remainder.Scalar_Tensor", "heaviside",
                 "heaviside_", listed=False)
+not_implemented("_add_relu.Tensor", "_add_relu_.Tensor", listed=False)  # PyTorch's fused kernel has no derivatives.yaml entry
 not_differentiable("isclose")

@@ -428,6 +428,20 @@ class ParameterDict(Module):
     def fromkeys(self, keys, default=None):
         return ParameterDict((k, default) for k in keys)
 
+    def __or__(self, other):
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other):
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
     def keys(self):
         return self._keys.keys()
 

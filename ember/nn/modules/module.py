@@ -638,6 +638,13 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
+        if getattr(self, "_is_replica", False):
+            warnings.warn(
+                "Calling .zero_grad() from a module created with nn.DataParallel() has no effect. "
+                "The parameters are copied (in a differentiable manner) from the original module. "
+                "This means they are not leaf nodes in autograd and so don't accumulate gradients. "
+                "If you need gradients in your forward method, consider using autograd.grad "
+                "instead.", stacklevel=2)
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:
@@ -645,6 +652,17 @@ class Module:
                 else:
                     p.grad.detach_()
                     p.grad.zero_()
+
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for DataParallel: it shares the submodules and buffers and has no
+        parameters of its own (the caller sets them, as differentiable copies)."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     def share_memory(self):
         return self._apply(lambda t: t.share_memory_())
