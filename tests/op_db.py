@@ -604,6 +604,12 @@ OPS = [
     OpInfo("_add_relu", lambda m, x, y: m._add_relu(x, y, alpha=-2), SIGNED + ("float32", "float64"),
            lambda dt, rng: bs(dt, rng)[:-1] if dt in FLOATS else bs(dt, rng),  # NaN: see kernel
            grad=False),
+    OpInfo("_add_relu_", lambda m, x, y: m._add_relu_(x.clone(), y, alpha=-2),
+           SIGNED + ("float32", "float64"),
+           lambda dt, rng: [s for s in (bs(dt, rng)[:-1] if dt in FLOATS else bs(dt, rng))
+                            if isinstance(s.args[1], T) and s.args[0].data.shape ==
+                            np.broadcast_shapes(s.args[0].data.shape, s.args[1].data.shape)],
+           grad=False),
     OpInfo("add_alpha_bool", lambda m, x, y: m.add(x, y, alpha=True), BOOL,
            functools.partial(bs, scalars="same")),
     OpInfo("sub", lambda m, x, y: m.sub(x, y), NUMBERS, functools.partial(bs, mixed=MIXED),
