@@ -19,8 +19,12 @@ from .._C._dispatch_keys import DispatchKey
 from .._C._functorch import TransformType
 from .._core.tensor import Tensor
 from .._dispatch.ops import ops
+from .._dispatch import dispatcher as _dispatcher
 from .._functorch.vmap import _levels, lower
 from ..utils._pytree import tree_flatten
+
+OpOverload = _dispatcher.OpOverload   # torch._ops names the op classes
+OpOverloadPacket = _dispatcher.OpOverloadPacket
 
 __all__ = ["HigherOrderOperator", "ops"]
 
