@@ -130,3 +130,26 @@ def test_harness_names():
         assert pc.check_significant_strides(a, b, only_cuda=False) == (False, 0)
         assert pc.check_all_strides(L.empty(1, 3), L.empty(1, 3).t().t(),
                                     only_cuda=False) == (True, None)
+
+
+INDEXINGS = {
+    "long_indices": lambda L, x: x[L.tensor([0, 2])],
+    "bool_mask": lambda L, x: x[L.tensor([True, False, True])],
+    "2d_mask": lambda L, x: x[L.tensor([[True, False, True, True]] * 3)],
+    "second_dim": lambda L, x: x[:, L.tensor([1, 3])],
+    "mask_mismatch": lambda L, x: x[L.tensor([True, False])],
+    "index_put": lambda L, x: x.index_put((L.tensor([True, False, True]),), L.ones(4, device="meta")),
+    "index_put_": lambda L, x: x.index_put_((L.tensor([0, 2]),), L.ones(4, device="meta")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INDEXINGS))
+def test_meta_tensor_indexed_with_cpu_indices(case):
+    def run(L):
+        x = L.empty(3, 4, device="meta")
+        try:
+            r = INDEXINGS[case](L, x)
+        except Exception as e:  # noqa: BLE001  (the exception is the outcome compared)
+            return type(e).__name__, str(e)
+        return r.device.type, tuple(r.shape)
+    assert run(ember) == run(torch)
