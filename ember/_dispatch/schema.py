@@ -43,7 +43,7 @@ class Return(str):
     return aliases no input)."""
     __slots__ = ("name", "alias_info")
 
-    def __new__(cls, text, name):
+    def __new__(cls, text, name=None):
         self = super().__new__(cls, text)
         self.name = name or ""
         m = re.search(r"\((\w+)(!?)\)", text)
