@@ -153,3 +153,12 @@ def test_meta_tensor_indexed_with_cpu_indices(case):
             return type(e).__name__, str(e)
         return r.device.type, tuple(r.shape)
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 3), (3, 5), (2, 1, 5, 2), (0, 3, 3)])
+def test_lu_factorizations_on_meta(shape):
+    def run(L):
+        A = L.empty(shape, device="meta")
+        rs = L.linalg.lu_factor_ex(A) + L.linalg.lu(A) + L.linalg.lu_factor(A)
+        return [(r.device.type, str(r.dtype), tuple(r.shape), r.stride()) for r in rs]
+    assert run(ember) == run(torch)

@@ -99,10 +99,34 @@ def _factor(A, name):
     return L, U, pivots, perm
 
 
+def _meta_column_major(shape, dtype, device):
+    """A tensor without data laid out as LAPACK writes it: each matrix column-major."""
+    strides = B.empty(tuple(shape[:-2]) + (shape[-1], shape[-2]), dtype=dtype,
+                      device=device).mT.stride()
+    return B.empty_strided(tuple(shape), strides, dtype=dtype, device=device)
+
+
+def _meta_factors(A, name):
+    """lu_factor_ex's (LU, pivots, info) and linalg.lu's (P, L, U) of a meta A: their shapes,
+    dtypes and PyTorch's strides (LU column-major, the rest contiguous)."""
+    _check_matrix(A, name)
+    batch, (m, n) = tuple(A.shape[:-2]), tuple(A.shape[-2:])
+    k = min(m, n)
+    like = dict(dtype=A.dtype, device=A.device)
+    index = dict(dtype=D.int32, device=A.device)
+    return ((_meta_column_major(A.shape, **like), B.empty(batch + (k,), **index),
+             B.empty(batch, **index)),
+            (B.empty(batch + (m, m), **like), B.empty(batch + (m, k), **like),
+             B.empty(batch + (k, n), **like)))
+
+
 def linalg_lu(A, *, pivot=True, out=None):
     if not pivot:
         raise NotImplementedError("linalg.lu: LU without pivoting is not implemented on the "
                                   "CPU")
+    if A.is_meta:
+        return _finish_tuple("linalg_lu", ["P", "L", "U"], _meta_factors(A, "linalg.lu")[1],
+                             out)
     L, U, _, perm = _factor(A, "linalg.lu")
     P = _permutation_matrix(perm, A.dtype)
     return _finish_tuple("linalg_lu", ["P", "L", "U"], (P, L, U), out)
@@ -122,6 +146,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     if not pivot:
         raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented "
                                   "on the CPU")
+    if A.is_meta:
+        return _finish_tuple("linalg_lu_factor_ex", ["LU", "pivots", "info"],
+                             _meta_factors(A, "linalg.lu_factor_ex")[0], out)
     L, U, pivots, _ = _factor(A, "linalg.lu_factor_ex")
     LU = _pack(L, U)
     k = min(A.shape[-2], A.shape[-1])
