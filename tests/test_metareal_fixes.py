@@ -162,3 +162,15 @@ def test_lu_factorizations_on_meta(shape):
         rs = L.linalg.lu_factor_ex(A) + L.linalg.lu(A) + L.linalg.lu_factor(A)
         return [(r.device.type, str(r.dtype), tuple(r.shape), r.stride()) for r in rs]
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, M: L.linspace(L.tensor(0., **M), L.tensor(1., **M), 5, **M),
+    lambda L, M: L.linspace(L.tensor(0., **M), 3, 4, dtype=L.int32, **M),
+    lambda L, M: L.logspace(L.tensor(0., **M), L.tensor(1., **M), 5, **M),
+    lambda L, M: L.logspace(L.tensor(0., **M), 2, 4, base=2, dtype=L.int64, **M)])
+def test_linspace_logspace_tensor_ends_on_meta(make):
+    def run(L):
+        r = make(L, dict(device="meta"))
+        return r.device.type, str(r.dtype), tuple(r.shape)
+    assert run(ember) == run(torch)

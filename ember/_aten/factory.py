@@ -359,7 +359,11 @@ def linspace(start, end, steps, dtype=None, device=None):
 
 @impl("linspace", "Meta")
 def linspace_meta(start, end, steps, dtype=None, device=None):
-    return _meta((steps,), linspace_dtype(_num(start), _num(end), dtype, "torch.linspace()"))
+    # only whether start or end is complex matters: a tensor's dtype says (a meta one has no
+    # value to read)
+    start, end = ((0j if x.is_complex() else 0.0) if isinstance(x, Tensor) else x
+                  for x in (start, end))
+    return _meta((steps,), linspace_dtype(start, end, dtype, "torch.linspace()"))
 
 
 def linspace_dtype(start, end, dtype, fn_name):
