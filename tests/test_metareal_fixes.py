@@ -174,3 +174,14 @@ def test_linspace_logspace_tensor_ends_on_meta(make):
         r = make(L, dict(device="meta"))
         return r.device.type, str(r.dtype), tuple(r.shape)
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, M: L.normal(L.empty(3, **M), L.empty(3, **M)),
+    lambda L, M: L.normal(0., L.empty(2, 3, **M)),
+    lambda L, M: L.normal(L.empty(3, 1, **M), L.empty(4, **M))])
+def test_normal_with_meta_std(make):
+    def run(L):
+        r = make(L, dict(device="meta"))
+        return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
+    assert run(ember) == run(torch)
