@@ -185,3 +185,14 @@ def test_normal_with_meta_std(make):
         r = make(L, dict(device="meta"))
         return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, M: L.isin(L.empty(20, **M), L.empty(5, **M)),
+    lambda L, M: L.isin(L.empty(2, 3, **M), 1.0),
+    lambda L, M: L.isin(L.empty(2, 3, dtype=L.int64, **M), L.empty(5, **M), invert=True)])
+def test_isin_on_meta(make):
+    def run(L):
+        r = make(L, dict(device="meta"))
+        return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
+    assert run(ember) == run(torch)
