@@ -196,3 +196,14 @@ def test_isin_on_meta(make):
         r = make(L, dict(device="meta"))
         return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, x: L.nn.functional.rrelu(x, training=True),
+    lambda L, x: L.nn.functional.rrelu(x.clone(), training=True, inplace=True),
+    lambda L, x: L.nn.functional.rrelu(x.t())])
+def test_rrelu_training_on_meta(make):
+    def run(L):
+        r = make(L, L.empty(3, 4, device="meta"))
+        return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
+    assert run(ember) == run(torch)
