@@ -207,3 +207,11 @@ def test_rrelu_training_on_meta(make):
         r = make(L, L.empty(3, 4, device="meta"))
         return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 3, 3)])
+def test_matrix_power_zero_on_meta(shape):
+    def run(L):
+        r = L.linalg.matrix_power(L.empty(shape, device="meta"), 0)
+        return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
+    assert run(ember) == run(torch)
