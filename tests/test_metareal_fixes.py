@@ -215,3 +215,23 @@ def test_matrix_power_zero_on_meta(shape):
         r = L.linalg.matrix_power(L.empty(shape, device="meta"), 0)
         return r.device.type, str(r.dtype), tuple(r.shape), r.stride()
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, M: L.lu_unpack(L.empty(3, 3, **M), L.ones(3, dtype=L.int32, **M)),
+    lambda L, M: L.lu_unpack(L.empty(2, 4, 3, **M), L.ones(2, 3, dtype=L.int32, **M)),
+    lambda L, M: L.lu_unpack(L.empty(3, 5, **M), L.ones(3, dtype=L.int32, **M),
+                             unpack_pivots=False)])
+def test_lu_unpack_on_meta(make):
+    def run(L):
+        return [(r.device.type, str(r.dtype), tuple(r.shape), r.stride())
+                for r in make(L, dict(device="meta"))]
+    assert run(ember) == run(torch)
+
+
+def test_householder_product_on_meta():
+    def run(L):
+        r = L.linalg.householder_product(L.empty(2, 4, 3, device="meta"),
+                                         L.empty(2, 2, device="meta"))
+        return r.device.type, str(r.dtype), tuple(r.shape)   # (PyTorch's is column-major)
+    assert run(ember) == run(torch)
