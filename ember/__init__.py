@@ -122,6 +122,7 @@ from . import futures, nested  # torch.futures, torch.nested (strided layout)
 from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler
+from .jit._trace import ScriptMethod  # torch.ScriptMethod
 from . import export  # torch.export
 from . import return_types, types, version  # torch.return_types, torch.types, torch.version
 from . import hub  # torch.hub
@@ -189,9 +190,9 @@ def typename(obj):
 
 
 def __getattr__(name):
-    # torch.onnx (and torch._utils, torch._VF, torch.ao here) is imported on first use, as in
-    # PyTorch (`import ember.onnx` works as well)
-    if name in ("onnx", "_utils", "_VF", "ao"):
+    # torch.onnx (and torch._utils, torch._VF, torch.ao, torch._ops, torch._prims_common here)
+    # is imported on first use, as in PyTorch (`import ember.onnx` works as well)
+    if name in ("onnx", "_utils", "_VF", "ao", "_ops", "_prims_common"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)

@@ -17,7 +17,7 @@ from ._dispatch.ops import ops as _ops
 from ._bindings import install_methods
 from .nn import functional as F
 
-__all__ = ["stft", "istft"]
+__all__ = ["stft", "istft"]   # and _TOP_LEVEL's, at the end
 
 _aten = _ops.aten
 
@@ -175,3 +175,21 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
 
 
 install_methods(dict(stft=stft, istft=istft))
+
+
+# PyTorch defines the rest of its public torch.functional functions in this module too and
+# re-exports them as torch.<name>: here they are the same objects, looked up on first use.
+_TOP_LEVEL = ("atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
+              "cartesian_prod", "block_diag", "cdist", "chain_matmul", "einsum", "lu", "norm",
+              "meshgrid", "pca_lowrank", "split", "svd_lowrank", "tensordot", "unique",
+              "unique_consecutive", "unravel_index")
+
+
+def __getattr__(name):
+    if name in _TOP_LEVEL:
+        import ember
+        return getattr(ember, name)
+    raise AttributeError(f"module 'ember.functional' has no attribute '{name}'")
+
+
+__all__ += _TOP_LEVEL

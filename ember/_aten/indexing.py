@@ -12,7 +12,7 @@ from .._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _op
-from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
+from .._core.tensor import Size, Tensor, _wrap, _meta, _wrap_dim
 from .add_at import add_at
 from .elementwise import broadcast_shape, _scalar_type_name
 from .factory import checked_scalar
@@ -100,11 +100,22 @@ def index(self, indices):
 
 @impl("index.Tensor", "Meta")
 def index_meta(self, indices):
-    if any(i is not None and i.dtype in (D.bool, D.uint8) for i in indices):
+    if any(i is not None and i.dtype in (D.bool, D.uint8) and i._np is None for i in indices):
         raise NotImplementedError("boolean-mask indexing on the meta device has a data-dependent "
                                   "shape")
+    dim = 0
+    for i in indices:   # a mask on the CPU has its data: its True elements give the rows
+        if i is not None and i.dtype in (D.bool, D.uint8):
+            for k, n in enumerate(i._size):
+                if dim + k < self.dim() and n != self._size[dim + k]:
+                    raise IndexError(f"The shape of the mask {Size(i._size)} at index {k} does "
+                                     f"not match the shape of the indexed tensor "
+                                     f"{Size(self._size)} at index {dim + k}")
+        dim += 1 if i is None or i.dtype not in (D.bool, D.uint8) else i.dim()
     fake = as_strided(np.zeros(1, np.int8), self._size, (0,) * self.dim())
-    key = tuple(np.zeros(i._size, np.int64) if i is not None else slice(None) for i in indices)
+    key = tuple(slice(None) if i is None else i._np.astype(bool)
+                if i.dtype in (D.bool, D.uint8) else np.zeros(i._size, np.int64)
+                for i in indices)
     return _meta(fake[key].shape, self.dtype, device=self._device)
 
 

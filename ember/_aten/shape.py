@@ -734,14 +734,14 @@ def _in_format(out, fmt):
 
 @impl("clone", "CPU")
 def clone(self, memory_format=None):
-    if memory_format is None:
+    if memory_format is None or memory_format is preserve_format:
         return _keep_empty_strides(_wrap(copy_preserving(self._np)), self)
     return _in_format(_wrap(copy_in_format(self._np, memory_format)), memory_format)
 
 
 @impl("clone", "Meta")
 def clone_meta(self, memory_format=None):
-    if memory_format is None:
+    if memory_format is None or memory_format is preserve_format:
         return _meta(self._size, self.dtype, _preserved_strides(self), device=self._device)
     return _meta(self._size, self.dtype, format_strides(self._size, memory_format),
                  device=self._device)

@@ -603,7 +603,7 @@ def _check_normal_std(std):
     if isinstance(std, Tensor):
         if std.dtype.is_complex:
             raise RuntimeError("normal expects standard deviation to be non-complex")
-        if not bool((std >= 0).all()):
+        if not std.is_meta and not bool((std >= 0).all()):   # (a meta std has no values)
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")

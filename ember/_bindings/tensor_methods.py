@@ -266,8 +266,6 @@ def _on_storage(self, source, storage_offset, size, stride):
     else:
         raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
                         f"{type(source).__name__}")
-    if storage._array is None:
-        raise NotImplementedError("set_() onto a meta storage is not supported by ember")
     item = self.dtype.itemsize
     if storage_offset is None:
         storage_offset, size = 0, (storage.nbytes() // item,)
@@ -277,6 +275,10 @@ def _on_storage(self, source, storage_offset, size, stride):
     size = tuple(size)
     if stride is None:
         stride = tuple(int(np.prod(size[i + 1:])) for i in range(len(size)))
+    if storage._array is None:   # a meta storage: the geometry alone, over no bytes
+        from .._core.tensor import _meta
+        return _meta(size, self.dtype, tuple(stride), int(storage_offset), storage,
+                     storage.device)
     flat = storage._bytes()
     whole = _wrap_external(flat[:len(flat) // item * item].view(self.dtype._np))
     whole.dtype, whole._storage = self.dtype, storage

@@ -167,7 +167,11 @@ class Generator:
     @_locked
     def set_state(self, state):
         """Load a state produced by get_state() here or by torch."""
-        state = state.numpy(force=True) if hasattr(state, "numpy") else np.asarray(state)
+        from .tensor import Tensor
+        if isinstance(state, Tensor) and state._np is not None:
+            state = state._np   # not Tensor.numpy: a torch function mode must not see the call
+        else:
+            state = state.numpy(force=True) if hasattr(state, "numpy") else np.asarray(state)
         if state.dtype != np.uint8:
             raise RuntimeError(f"expected a torch.ByteTensor-like uint8 state, but got {state.dtype}")
         if state.size != _STATE_DTYPE.itemsize:

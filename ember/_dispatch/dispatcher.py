@@ -163,6 +163,8 @@ class OpOverload:
             return _DEVICE_KEYS[args[0]._device.type]
         if k == "CPU" and not a.ndim:
             return key
+        if k == "CPU" and self.name in _INDICES_ANYWHERE and any(a is i for i in args[1] or ()):
+            return key   # indexing takes CPU indices for a tensor on any device
         sparse = _SPARSE_MIX.get(frozenset((key, k)))
         if sparse is not None:
             return sparse
@@ -266,6 +268,11 @@ def _sparse_key(t):
 _SPARSE_MIX = {frozenset(("SparseCPU", "CPU")): "SparseCPU",
                frozenset(("SparseCsrCPU", "CPU")): "SparseCsrCPU",
                frozenset(("SparseCPU", "SparseCsrCPU")): "SparseCsrCPU"}
+
+
+# ops whose indices (argument 1, a Tensor?[]) may be on the CPU whatever self's device
+_INDICES_ANYWHERE = frozenset(("aten::index.Tensor", "aten::index_put", "aten::index_put_",
+                               "aten::_index_put_impl_"))
 
 
 def _only_scalars_on(key, tensors):

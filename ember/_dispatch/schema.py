@@ -27,8 +27,40 @@ import re
 VARIANTS = ("function", "method", "inplace", "inplace_function", "out")
 
 
+class AliasInfo:
+    """An annotation like `(a!)`, as PyTorch's schema objects describe it: the alias sets
+    (one name here) and whether the op writes through it."""
+    __slots__ = ("before_set", "after_set", "is_write")
+
+    def __init__(self, name, is_write):
+        self.before_set = self.after_set = {name}
+        self.is_write = is_write
+
+
+class Return(str):
+    """One return of a schema: its type text (`Tensor(a)`, as ember's code reads it) that also
+    answers as PyTorch's schema Argument does: `name`, `type` and `alias_info` (None when the
+    return aliases no input)."""
+    __slots__ = ("name", "alias_info")
+
+    def __new__(cls, text, name=None):
+        self = super().__new__(cls, text)
+        self.name = name or ""
+        m = re.search(r"\((\w+)(!?)\)", text)
+        self.alias_info = AliasInfo(m[1], bool(m[2])) if m else None
+        return self
+
+    @property
+    def type(self):
+        return re.sub(r"\(\w+!?\)", "", str(self))
+
+
 class Argument:
     __slots__ = ("name", "type", "default", "has_default", "kwarg_only", "alias", "mutable")
+
+    @property
+    def alias_info(self):
+        return AliasInfo(self.alias, self.mutable) if self.alias else None
 
     def __init__(self, name, typ, default, has_default, kwarg_only, alias, mutable):
         self.name, self.type, self.default = name, typ, default
@@ -131,7 +163,7 @@ class Schema:
         if rets.startswith("("):
             rets = rets[1:-1]
         parts = [r.split() for r in split_top(rets)] if rets else []
-        self.returns = [p[0] for p in parts]
+        self.returns = [Return(p[0], p[1] if len(p) > 1 else None) for p in parts]
         self.return_names = [p[1] if len(p) > 1 else None for p in parts]
         self.returns_view = any("(" in r and "!" not in r for r in self.returns)
         self.is_inplace = bool(self.arguments and self.arguments[0].mutable and

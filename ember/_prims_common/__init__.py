@@ -68,3 +68,22 @@ def elementwise_dtypes(*args, type_promotion_kind):
     if type_promotion_kind is kind.ALWAYS_BOOL:
         return computation, D.bool
     return computation, promoted
+
+
+def _check_strides(a, b, only_cuda, significant_only):
+    """(same, first differing dim or None). PyTorch compares strides only when a tensor is on
+    CUDA (its CPU kernels' strides are not the reference) unless `only_cuda` is False, only for
+    a tensor with elements, and (`significant_only`) only in dims longer than 1."""
+    if (not only_cuda or a.device.type == "cuda" or b.device.type == "cuda") and a.numel() > 0:
+        for i in range(a.ndim):
+            if a.stride()[i] != b.stride()[i] and (not significant_only or a.shape[i] > 1):
+                return False, i
+    return True, None
+
+
+def check_significant_strides(a, b, *, only_cuda=True, allow_rhs_unbacked=False):
+    return _check_strides(a, b, only_cuda, True)
+
+
+def check_all_strides(a, b, *, only_cuda=True):
+    return _check_strides(a, b, only_cuda, False)

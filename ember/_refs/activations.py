@@ -124,6 +124,8 @@ def _rrelu_noise(input, lower, upper, generator):
     if input.dtype is D.float16 or not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"rrelu_with_noise_out_cpu\" not implemented for "
                                   f"'{_scalar_type_name(input.dtype)}'")
+    if input.is_meta:   # no values to draw slopes for
+        return input.new_empty(input.shape)
     g = default_generator if generator is None else generator
     x = resolved_values(input.detach())._np.reshape(-1)
     negative = x <= 0

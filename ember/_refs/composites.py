@@ -536,6 +536,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
             dt = D.complex128 if isinstance(given, complex) else t.dtype
             raise RuntimeError(f"Unsupported input type encountered for isin(): "
                                f"{_scalar_type_name(dt)}")
+    if a.is_meta or b.is_meta:   # one bool per element, without values to compare
+        return _finish(B.empty(a.shape, dtype=D.bool, device="meta"), False, out, "isin", (a, b))
     common = D.promote_types(a.dtype, b.dtype)
     found = np.isin(_values(a.to(common)), _values(b.to(common)), invert=invert)
     return _finish(B.tensor(np.asarray(found), dtype=D.bool, device=a.device), False, out,

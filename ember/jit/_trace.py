@@ -120,6 +120,11 @@ class TopLevelTracedModule(TracedModule):
     pass
 
 
+class ScriptMethod:
+    """torch.ScriptMethod, a TorchScript-compiled method of a ScriptModule. ember's scripted and
+    traced modules keep their Python methods, so nothing is one (code asks `isinstance`)."""
+
+
 class ScriptFunction(ScriptModule):
     """A traced free function (it holds no parameters)."""
 

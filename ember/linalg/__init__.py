@@ -314,7 +314,7 @@ def matrix_power(A, n, *, out=None):
                            f"they are {A.shape[-2] if A.dim() > 1 else 1} by {A.shape[-1]} "
                            f"matrices")
     if n == 0:
-        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype), False, out,
+        return _finish(A * 0 + eye(A.shape[-1], dtype=A.dtype, device=A.device), False, out,
                        "linalg_matrix_power", (A,))
     # A or the identity are copied into out (any dtype they cast to); a product is written by
     # matmul, which takes out= in its own dtype only

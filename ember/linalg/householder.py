@@ -71,7 +71,7 @@ def geqrf(input, *, out=None):
 def _reflector_product(A, tau, columns):
     """H_1 ... H_k applied to the first `columns` columns of the identity."""
     m = A.shape[-2]
-    eye = B.eye(m, dtype=A.dtype)
+    eye = B.eye(m, dtype=A.dtype, device=A.device)
     Q = eye[:, :columns].expand(*A.shape[:-2], m, columns)
     if not tau.shape[-1]:  # no reflectors: still a function of A and tau (an exact 0 added)
         Q = Q + A[..., :0].sum((-2, -1), keepdim=True) + tau[..., :0].sum(-1)[..., None, None]
@@ -86,8 +86,8 @@ def _reflector(A, i):
     """v_i as an (m, 1) column: zeros above i, 1 at i, A's column i below."""
     m = A.shape[-2]
     batch = tuple(A.shape[:-2])
-    head = B.cat([B.zeros(batch + (i,), dtype=A.dtype), B.ones(batch + (1,), dtype=A.dtype)],
-                 -1)
+    like = dict(dtype=A.dtype, device=A.device)
+    head = B.cat([B.zeros(batch + (i,), **like), B.ones(batch + (1,), **like)], -1)
     return B.cat([head, A[..., i + 1:, i]], -1).reshape(batch + (m, 1))
 
 

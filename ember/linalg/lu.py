@@ -101,15 +101,19 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
                            "the output produced by torch.linalg.lu_factor")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
-    empty = B.empty(0, dtype=LU_data.dtype)
+    empty = B.empty(0, dtype=LU_data.dtype, device=LU_data.device)
     if unpack_data:
-        eye = B.eye(m, k, dtype=LU_data.dtype)
+        eye = B.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
         L = LU_data[..., :, :k].tril(-1) + eye
         U = LU_data[..., :k, :].triu()
     else:
         L = U = empty
-    P = _permutation_matrix(_perm_from_pivots(LU_pivots, m), LU_data.dtype) if unpack_pivots \
-        else empty
+    if not unpack_pivots:
+        P = empty
+    elif LU_pivots.is_meta:   # a permutation matrix per pivots' matrix, without their values
+        P = B.empty(tuple(LU_pivots.shape[:-1]) + (m, m), dtype=LU_data.dtype, device="meta")
+    else:
+        P = _permutation_matrix(_perm_from_pivots(LU_pivots, m), LU_data.dtype)
     return _finish_tuple("lu_unpack", ["P", "L", "U"], (P, L, U), out)
 
 
