@@ -51,8 +51,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 def lu_factor(A, *, pivot=True, out=None):
     """lu_factor_ex, raising for a singular matrix (PyTorch's linalg_lu_factor)."""
     LU, pivots, info = _lu_factor_ex(A, pivot=pivot)
-    _raise_info(info.numpy(), A.dim() > 2, lu_factor_message("torch.linalg.lu_factor"),
-                RuntimeError)
+    if not info.is_meta:   # (a meta matrix has no values to be singular)
+        _raise_info(info.numpy(), A.dim() > 2, lu_factor_message("torch.linalg.lu_factor"),
+                    RuntimeError)
     return _finish_tuple("linalg_lu_factor", ["LU", "pivots"], (LU, pivots), out)
 
 
