@@ -48,9 +48,10 @@ class WeakIdRef(weakref.ref):
     Two dead refs compare equal only if they are the same ref: an id can be reused by a new
     object after the old one died, and that new object must not match the old entry."""
     __slots__ = ["_id"]
+    _key_of = staticmethod(id)   # what hashes and compares a live referent
 
     def __init__(self, key, callback=None):
-        self._id = id(key)
+        self._id = self._key_of(key)
         super().__init__(key, callback)
 
     def __hash__(self):
@@ -59,26 +60,14 @@ class WeakIdRef(weakref.ref):
     def __eq__(self, other):
         mine, theirs = self(), other()
         if mine is not None and theirs is not None:
-            return mine is theirs
+            return self._key_of(mine) == self._key_of(theirs)
         return self is other
 
 
-class _WeakHashRef(weakref.ref):
+class _WeakHashRef(WeakIdRef):
     """As WeakIdRef, but hashed and compared by the referent's own hash() (ScriptObject keys)."""
-    __slots__ = ["_id"]
-
-    def __init__(self, key, callback=None):
-        self._id = hash(key)
-        super().__init__(key, callback)
-
-    def __hash__(self):
-        return self._id
-
-    def __eq__(self, other):
-        mine, theirs = self(), other()
-        if mine is not None and theirs is not None:
-            return hash(mine) == hash(theirs)
-        return self is other
+    __slots__ = ()
+    _key_of = staticmethod(hash)
 
 
 class WeakIdKeyDictionary(MutableMapping):
