@@ -1663,20 +1663,13 @@ def _logit(a, dt, eps=None):
 unary("sinc", _sinc, result=_float_result, quiet=True, inplace="sinc_")
 
 
-def _refuse_complex(name):
-    def check(dt):
-        if dt.is_complex:
-            raise RuntimeError(f"{name} is not supported for complex tensors.")
-    return check
-
-
 # x * (pi / 180) as PyTorch's mul by a wrapped double: the factor rounded to the math dtype
 _PI_180, _180_PI = 0.017453292519943295769236907684886127134428718885417, \
     57.295779513082320876798154814105170332405472466564
 unary("deg2rad", lambda a: a * a.dtype.type(_PI_180), result=_float_result,
-      check=_refuse_complex("deg2rad"), inplace="deg2rad_")
+      inplace="deg2rad_")   # (complex inputs refused in real_only.py)
 unary("rad2deg", lambda a: a * a.dtype.type(_180_PI), result=_float_result,
-      check=_refuse_complex("rad2deg"), inplace="rad2deg_")
+      inplace="rad2deg_")
 unary("i0", _i0, result=_float_result, inplace="i0_")
 unary("special_i1", _i1, result=_float_result)
 unary("logit", _logit, result=_float_result, quiet=True, inplace="logit_", with_dtype=True)

@@ -42,6 +42,8 @@ REAL_ONLY = {
     "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
     "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
     "abs_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+    "deg2rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
+    "rad2deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
     "ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
     "floor": (NotImplementedError, "floor is not supported for complex inputs"),
     "trunc": (NotImplementedError, "trunc is not supported for complex inputs"),

@@ -7,6 +7,7 @@ import math
 from ..variable_type import derivative, not_differentiable, not_implemented
 from ... import _refs as E
 from ..._core import dtype as D
+from ..._aten.elementwise import _PI_180, _180_PI
 from ._common import _aten, _conj, _float_only_backward, _masked, _zero
 
 
@@ -215,8 +216,6 @@ derivative("gelu_backward", {
 
 # ---- math functions, activations
 _LN2, _LN10 = math.log(2), math.log(10)
-_PI_180, _180_PI = 0.017453292519943295769236907684886127134428718885417, \
-    57.295779513082320876798154814105170332405472466564
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 derivative("tan", {"self": lambda grad, result: grad * _conj(1 + result * result)})
