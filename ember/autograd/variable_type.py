@@ -574,23 +574,22 @@ def _check_inplace(self):
 # `NotImplemented`; an op whose entry says not_implemented(...) gets a generated node named
 # after the entry (the in-place asinh_ is the second entry named asinh)
 NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
-_NAMED_NOT_IMPLEMENTED = {
-    "geqrf": "GeqrfBackward0", "_unique2": "Unique2Backward0", "unique_dim": "UniqueDimBackward0",
-    "unique_consecutive": "UniqueConsecutiveBackward0", "asinh_": "AsinhBackward1",
-    "acosh_": "AcoshBackward1", "atanh_": "AtanhBackward1", "_cdist_backward": "CdistBackwardBackward0",
-    "_ctc_loss_backward": "CtcLossBackwardBackward0",
-    "_embedding_bag_per_sample_weights_backward": "EmbeddingBagPerSampleWeightsBackwardBackward0"}
+_NAMED_NOT_IMPLEMENTED = frozenset({
+    "geqrf", "_unique2", "unique_dim", "unique_consecutive", "_cdist_backward",
+    "_ctc_loss_backward", "_embedding_bag_per_sample_weights_backward", "asinh_", "acosh_",
+    "atanh_"})
 _not_implemented_classes = {}
 
 
 def _not_implemented_node(op):
-    name = _NAMED_NOT_IMPLEMENTED.get(op.short_name)
-    if name is None:
+    if op.short_name not in _NAMED_NOT_IMPLEMENTED:
         return NotImplementedNode()
-    cls = _not_implemented_classes.get(name)
+    cls = _not_implemented_classes.get(op)
     if cls is None:
-        cls = _not_implemented_classes[name] = type(name, (NotImplementedNode,),
-                                                    {"__slots__": ()})
+        name = node_name_of(op.schema.name)
+        if op._mutates:   # asinh_'s entry is the second one named asinh
+            name = name[:-1] + "1"
+        cls = _not_implemented_classes[op] = type(name, (NotImplementedNode,), {"__slots__": ()})
     return cls()
 
 
