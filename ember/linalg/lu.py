@@ -6,13 +6,13 @@ in _aten/linalg.py; their backward is PyTorch's linalg_lu_backward, in
 autograd/derivatives/linalg.py). lu_solve is two triangular solves of the unpacked factors.
 """
 
-import math
 
 import numpy as np
 
 from .._core import dtype as D
 from .._core.flags import warn_once
-from .._aten.linalg import _expect_same_dtype, _raise_info, lu_factor_message
+from .._aten.linalg import _expect_same_dtype, _raise_info, lu_factor_message, \
+    permutation_matrices
 from .._dispatch.dispatcher import lookup
 from .._aten.autocast import cached_cast
 from .._core.autocast_state import _autocast_state
@@ -30,13 +30,6 @@ def _linalg():
 
 _lu_factor_ex = lookup("linalg_lu_factor_ex")
 _linalg_lu = lookup("linalg_lu")
-
-
-def _permutation_matrix(perm, dtype):
-    """P with A = P (P^T A): column i of P is the unit vector at perm[i]."""
-    m = perm.shape[-1]
-    P = (perm[..., None, :] == np.arange(m)[:, None]).astype(np.float64)
-    return B.tensor(P, dtype=dtype)
 
 
 def linalg_lu(A, *, pivot=True, out=None):
@@ -81,18 +74,13 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return result
 
 
-def _perm_from_pivots(pivots, m):
-    piv = pivots.numpy(force=True).astype(np.int64) - 1
-    flat = piv.reshape((math.prod(piv.shape[:-1]), piv.shape[-1]))
-    perms = np.tile(np.arange(m), (flat.shape[0], 1))
-    for b in range(flat.shape[0]):
-        for i, p in enumerate(flat[b]):
-            if not 0 <= p < m:
-                raise RuntimeError("pivots passed to lu_unpack must be between 1 and "
-                                   "LU.size(-2) inclusive.Did you properly pass the result of "
-                                   "lu_factor?")
-            perms[b, [i, p]] = perms[b, [p, i]]
-    return perms.reshape(piv.shape[:-1] + (m,))
+def _permutation_matrix(pivots, m, dtype):
+    """lu_unpack's P from the 1-based interchanges `pivots` (each a row of LU)."""
+    piv = pivots.numpy(force=True)
+    if piv.size and (piv.min() < 1 or piv.max() > m):
+        raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) "
+                           "inclusive.Did you properly pass the result of lu_factor?")
+    return B.tensor(permutation_matrices(piv, m, np.float64), dtype=dtype)
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
@@ -114,7 +102,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     elif LU_pivots.is_meta:   # a permutation matrix per pivots' matrix, without their values
         P = B.empty(tuple(LU_pivots.shape[:-1]) + (m, m), dtype=LU_data.dtype, device="meta")
     else:
-        P = _permutation_matrix(_perm_from_pivots(LU_pivots, m), LU_data.dtype)
+        P = _permutation_matrix(LU_pivots, m, LU_data.dtype)
     return _finish_tuple("lu_unpack", ["P", "L", "U"], (P, L, U), out)
 
 
