@@ -149,3 +149,77 @@ def test_custom_function_view_output_is_usable():
         Double.apply(x).sum().backward()
         return x.grad
     assert_same(run(ember), run(torch))
+
+
+class _FirstOutput:
+    """build(nn) for an RNN module whose forward returns only the output."""
+
+    def __init__(self, cls, **kwargs):
+        self.cls, self.kwargs = cls, kwargs
+
+    def __call__(self, nn):
+        rnn = getattr(nn, self.cls)(3, 2, num_layers=2, bidirectional=True, **self.kwargs)
+
+        class Wrapper(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = rnn
+
+            def forward(self, x):
+                return self.m(x)[0]
+        return Wrapper()
+
+
+RNNS = {
+    "lstm_batch_first": (_FirstOutput("LSTM", batch_first=True), _rand(3, 4, 3), True),
+    "lstm_proj": (_FirstOutput("LSTM", proj_size=1), _rand(4, 3, 3), False),
+    "gru_no_bias": (_FirstOutput("GRU", bias=False), _rand(4, 3, 3), False),
+    "rnn_relu": (_FirstOutput("RNN", nonlinearity="relu"), _rand(4, 3, 3), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RNNS))
+def test_rnn_per_sample_grads_match_torch(name):
+    """Recurrent layers under expanded weights run as their per-step linears (torch's RNN
+    decompositions; ember's run_layer_stepwise), the batch being dim 1 unless batch_first."""
+    build, x, batch_first = RNNS[name]
+    ours = _grad_samples(ember, build, x, batch_first=batch_first)
+    theirs = _grad_samples(torch, build, x, batch_first=batch_first)
+    assert_same(ours, theirs, atol=1e-9, rtol=1e-7)
+
+
+def _packed_grad_samples(lib, cls):
+    module = getattr(lib.nn, cls)(3, 2, num_layers=2, bidirectional=True).double()
+    rng = np.random.default_rng(0)
+    with lib.no_grad():
+        for p in module.parameters():
+            p.copy_(lib.from_numpy(rng.standard_normal(tuple(p.shape))))
+    packed = lib.nn.utils.rnn.pack_padded_sequence(lib.from_numpy(_rand(5, 3, 3)),
+                                                   lib.tensor([5, 3, 2]))
+    out = _per_sample_grad(lib).call_for_per_sample_grads(module, batch_size=3)(packed)
+    out[0].data.sum().backward()
+    return [p.grad_sample for p in module.parameters()]
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_packed_sequence_per_sample_grads_match_torch(cls):
+    """A packed batch: sequences shorter than the longest get no gradient from the steps
+    after their end (or before their start, in the reverse direction)."""
+    assert_same(_packed_grad_samples(ember, cls), _packed_grad_samples(torch, cls), atol=1e-9,
+                rtol=1e-7)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_stepwise_layer_equals_fused_layer(packed, monkeypatch):
+    """run_layer_stepwise (taken for subclass weights) computes what the fused op does."""
+    from ember.nn import _rnn
+    ember.manual_seed(0)
+    m = ember.nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2).double()
+    x = ember.randn(5, 3, 3, dtype=ember.double)
+    inp = ember.nn.utils.rnn.pack_padded_sequence(x, ember.tensor([5, 3, 2])) if packed else x
+    fused = m(inp)
+    monkeypatch.setattr(_rnn, "run_layer", _rnn.run_layer_stepwise)
+    stepwise = m(inp)
+    for a, b in zip((fused[0].data if packed else fused[0],) + fused[1],
+                    (stepwise[0].data if packed else stepwise[0],) + stepwise[1]):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
