@@ -8,13 +8,14 @@ of shape (batch_size, *weight.shape) -- into the original weight's `grad_sample`
 The weights themselves get no `.grad`. Any other function raises: it cannot know which
 dimension of its other tensor arguments is the batch.
 
-    weight (Parameter) --ExpandedWeight(weight, 4, "sum")--> ew
-    F.linear(x, ew) --__torch_function__--> LinearPerSampleGrad.apply(("bias",)?, F.linear, x, ew)
-    .backward()  -->  x.grad as usual, weight.grad_sample of shape (4, out, in)
+    ew = ExpandedWeight(weight, 4, "sum")
+    y = F.linear(x, ew)     # __torch_function__ -> LinearPerSampleGrad.apply((), F.linear, x, ew)
+    y.sum().backward()      # x.grad as usual; weight.grad_sample: (4, out, in); weight.grad: None
 
 Every rule is an autograd.Function applied as `apply(kwarg_names, func, *args, *kwarg_values)`:
 the names of the keyword arguments come first, so the rule can rebuild the call; they and the
-function itself get no gradient.
+function itself get no gradient. RNN/LSTM/GRU need no rule of their own: given such a weight,
+ember/nn/_rnn.py runs them step by step through F.linear (PyTorch decomposes them likewise).
 """
 from ...._core.tensor import Tensor
 
