@@ -301,6 +301,9 @@ class Function(metaclass=FunctionMeta):
                 o = _alias(src)
                 o._base = src._base if src._base is not None else src
                 o._view_version = o._storage_()._version
+            elif o._base is not None:
+                # a view made inside forward: its history (this node) is current as of now
+                o._view_version = o._storage_()._version
             out_meta.append((o._size, o.dtype, o._device))
             if o_nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):
                 new_outputs.append(o)

@@ -8,6 +8,7 @@ two overloads as in PyTorch: a padded (T, B, *) input (batch-first optional), or
 batch sizes of a packed sequence.
 """
 from .._core.tensor import Tensor
+from .._core.torch_function import overloaded_args
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .. import _refs as E
 from . import functional as F
@@ -27,6 +28,58 @@ def run_layer(mode, batch_sizes, reverse, x, h0, c0, weights):
     return out, h, (c if mode == "LSTM" else None)
 
 
+_ACTIVATIONS = {"RNN_TANH": E.tanh, "RNN_RELU": E.relu}
+
+
+def run_layer_stepwise(mode, batch_sizes, reverse, x, h0, c0, weights):
+    """run_layer written as the public ops it is made of, one time step at a time: the
+    weights meet F.linear only, on (batch, features) inputs. A Tensor subclass among the
+    weights with its own __torch_function__ (ExpandedWeight) thus sees every use of itself as
+    an op it knows, where the fused op would hide them (PyTorch's RNN decompositions).
+
+    A packed batch keeps all B = batch_sizes[0] rows at every step: a row whose sequence is
+    not running at this step gets zero input and keeps its state (so its output, which is
+    dropped, gets no gradient). Sequences are sorted longest first, so the running rows are
+    the first batch_sizes[t]."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    batch = batch_sizes[0]
+    h, c = h0, c0
+    starts, offset = [], 0
+    for size in batch_sizes:
+        starts.append(offset)
+        offset += size
+    outputs = [None] * len(batch_sizes)
+    for t in (reversed if reverse else iter)(range(len(batch_sizes))):
+        size = batch_sizes[t]
+        x_t = x[t] if x.dim() == 3 else x[starts[t]:starts[t] + size]   # padded or packed
+        if size < batch:
+            x_t = F.pad(x_t, (0, 0, 0, batch - size))
+        gates_x, gates_h = F.linear(x_t, w_ih, b_ih), F.linear(h, w_hh, b_hh)
+        if mode == "LSTM":
+            i, f, g, o = (gates_x + gates_h).chunk(4, 1)
+            new_c = E.sigmoid(f) * c + E.sigmoid(i) * E.tanh(g)
+            new_h = E.sigmoid(o) * E.tanh(new_c)
+            if w_hr is not None:
+                new_h = F.linear(new_h, w_hr)
+        elif mode == "GRU":
+            x_r, x_z, x_n = gates_x.chunk(3, 1)
+            h_r, h_z, h_n = gates_h.chunk(3, 1)
+            r, z = E.sigmoid(x_r + h_r), E.sigmoid(x_z + h_z)
+            new_h = (1 - z) * E.tanh(x_n + r * h_n) + z * h
+        else:
+            new_h = _ACTIVATIONS[mode](gates_x + gates_h)
+        if size < batch:
+            running = (E.arange(batch, device=x.device) < size).unsqueeze(1)
+            new_h = E.where(running, new_h, h)
+            if mode == "LSTM":
+                new_c = E.where(running, new_c, c)
+        h = new_h
+        if mode == "LSTM":
+            c = new_c
+        outputs[t] = h[:size]
+    return (E.stack if x.dim() == 3 else E.cat)(outputs), h, c
+
+
 def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, num_layers,
               dropout, train, bidirectional, batch_first):
     """Every layer and direction over `input` (packed data when batch_sizes is given, else a
@@ -44,18 +97,21 @@ def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, nu
         raise RuntimeError("got an incorrect number of RNN parameters")
     if hx.size(0) < num_layers * num_directions:
         raise RuntimeError("Expected more hidden states in stacked_rnn")
+    # (weights' shapes read as .shape: an ExpandedWeight answers it without __torch_function__)
     for w in params:
-        if w.dim() == 0:  # the input projection is PyTorch's linear
+        if len(w.shape) == 0:  # the input projection is PyTorch's linear
             raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                                f"{input.dim()}D and 0D")
     gates = {"LSTM": 4, "GRU": 3}.get(mode, 1)
-    if not has_proj and params[1].size(1) != params[1].size(0) // gates:
-        raise RuntimeError(f"The size of tensor a ({params[1].size(0) // gates}) must match the "
-                           f"size of tensor b ({params[1].size(1)}) at non-singleton dimension 1")
-    hidden = params[-1].size(0) if has_proj else params[1].size(1)  # w_hr: (proj, H)
+    w_hh_shape = params[1].shape
+    if not has_proj and w_hh_shape[1] != w_hh_shape[0] // gates:
+        raise RuntimeError(f"The size of tensor a ({w_hh_shape[0] // gates}) must match the "
+                           f"size of tensor b ({w_hh_shape[1]}) at non-singleton dimension 1")
+    hidden = params[-1].shape[0] if has_proj else w_hh_shape[1]  # w_hr: (proj, H)
     if hx.size(-1) != hidden:
         raise RuntimeError(f"The size of tensor a ({hidden}) must match the size of tensor b "
                            f"({hx.size(-1)}) at non-singleton dimension 1")
+    layer_fn = run_layer_stepwise if overloaded_args(params, Tensor) else run_layer
     layer_input = input
     h_n, c_n = [], []
     for layer in range(num_layers):
@@ -65,8 +121,8 @@ def run_stack(mode, input, batch_sizes, hx, cx, params, has_biases, has_proj, nu
             w = params[k * per_direction:(k + 1) * per_direction]
             weights = (w[0], w[1], w[2] if has_biases else None, w[3] if has_biases else None,
                        w[-1] if has_proj else None)
-            out, h, c = run_layer(mode, sizes, direction == 1, layer_input, hx[k],
-                                  None if cx is None else cx[k], weights)
+            out, h, c = layer_fn(mode, sizes, direction == 1, layer_input, hx[k],
+                                 None if cx is None else cx[k], weights)
             outputs.append(out)
             h_n.append(h)
             c_n.append(c)
