@@ -14,6 +14,7 @@ from .._core import dtype as D
 from .._core.grad_mode import _grad_state
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, _FAST, _overridden, _handle, _wrap_external
+from .._core.python_key import PYTHON_KEY
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._core.layout import sparse_coo as _sparse_coo
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
@@ -702,7 +703,11 @@ _TENSOR_SLOTS = tuple(n for n in Tensor.__slots__ if n not in ("__dict__", "__we
 def _retype(t, cls):
     """A fresh tensor `t` as a `cls` instance: its class changed in place, or, for a subclass
     whose own __slots__ give it another object layout (which __class__ assignment refuses), a
-    new `cls` object holding t's state."""
+    new `cls` object holding t's state. A `t` that a `__torch_dispatch__` handler returned is
+    already its class's Python object, which PyTorch neither re-classes nor copies."""
+    if t._sparse is PYTHON_KEY:
+        check_unowned(t, cls)
+        return t
     try:
         t.__class__ = cls
         return t
@@ -713,6 +718,15 @@ def _retype(t, cls):
                 setattr(new, name, getattr(t, name))
         new.__dict__.update(t.__dict__)
         return new
+
+
+def check_unowned(t, cls):
+    """PyTorch's refusal to give `cls` a tensor already bound to a Python object of a class that
+    is not `cls` or one of its subclasses (the result of a `__torch_dispatch__` handler)."""
+    if not isinstance(t, cls):
+        raise RuntimeError(f"Creating a new Tensor subclass {cls.__name__} but the raw Tensor "
+                           f"object is already associated to a python object of type "
+                           f"{type(t).__name__} which is not a subclass of the requested type")
 
 
 def _make_subclass(cls, data, require_grad=False, **kwargs):

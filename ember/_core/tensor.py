@@ -202,8 +202,7 @@ class Tensor:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"cls must be a subclass of torch.Tensor, not {cls!r}")
         if cls._sparse is not PYTHON_KEY:
-            raise RuntimeError(f"_make_wrapper_subclass: {cls.__name__} does not define "
-                               "__torch_dispatch__, so nothing could compute with its instances")
+            raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
         if layout is not strided:
             raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} (ember's "
                                       "wrapper subclasses are strided)")
@@ -819,14 +818,16 @@ class Tensor:
                 # a copy of the storage, shared by every tensor and storage copied with this memo
                 from ..storage import _deepcopy_untyped
                 storage = _deepcopy_untyped(self._storage_(), memo)
-                new = Tensor.new_empty(self, (0,)).set_(storage, self.storage_offset(),
-                                                        self.size(), self.stride())
+                new = _deepcopy_shell(self, "new_empty", "non-wrapper subclasses",
+                                      "implement new_empty() and for which that function",
+                                      "new_empty() to return")
+                new = new.set_(storage, self.storage_offset(), self.size(), self.stride())
                 if bits is not None:  # PyTorch's copy of a conjugate/negative view: its values
                     new = resolved_values(set_math_bits(new, bits.conj, bits.neg))
             else:
-                new = self.clone()
-        if type(new) is not type(self):
-            new = new._as_subclass(type(self))
+                new = _deepcopy_shell(self, "clone", "wrapper subclasses",
+                                      "implement clone() and for which cloning",
+                                      "clone() to return")
         new._rg = self._rg
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -863,6 +864,25 @@ class Tensor:
 
 
 _warn_non_leaf_grad = True
+
+
+def _deepcopy_shell(t, method, kind, contract, intent):
+    """The tensor __deepcopy__ fills: `t.new_empty([])` (later set_ to the copied storage) for a
+    tensor with data, `t.clone()` for one without (a wrapper subclass, a meta or sparse
+    tensor). A subclass's own method runs, with __torch_function__ overrides off as in PyTorch
+    (where __deepcopy__ runs inside Tensor.__torch_function__), and must keep its type."""
+    if type(t) is Tensor:
+        return Tensor.new_empty(t, (0,)) if method == "new_empty" else t.clone()
+    with _torch_function.DisableTorchFunctionSubclass():
+        new = t.new_empty([]) if method == "new_empty" else t.clone()
+    if type(new) is not type(t):
+        raise RuntimeError(
+            f"The default implementation of __deepcopy__() for {kind} only works for subclass "
+            f"types that {contract} returns another instance of the same subclass. You should "
+            f"either properly implement {method}() for your subclass or override "
+            f"__deepcopy__() if it is intended behavior for {intent} an instance of a "
+            "different type.")
+    return new
 
 
 # ---- DLPack capsules ---------------------------------------------------------------------------

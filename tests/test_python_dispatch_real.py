@@ -1,0 +1,130 @@
+"""Behaviours from PyTorch's test/test_python_dispatch.py, each written once and run on ember and
+on torch: the two must give the same result or raise the same exception with the same message.
+
+`both(case)` calls `case(lib)` with lib = torch, then ember; `case` returns something comparable
+(types are compared by name, tensors as lists) or raises.
+"""
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ember  # noqa: E402
+import ember.testing._internal.logging_tensor as ember_logging  # noqa: E402
+import torch.testing._internal.logging_tensor as torch_logging  # noqa: E402
+from ember.utils import _python_dispatch as ember_pd  # noqa: E402
+from torch.utils import _python_dispatch as torch_pd  # noqa: E402
+
+LOGGING = {torch: torch_logging, ember: ember_logging}
+PD = {torch: torch_pd, ember: ember_pd}
+
+
+def _outcome(case, lib):
+    try:
+        return "ok", _plain(case(lib))
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
+        return type(e).__name__, str(e)
+
+
+def _plain(v):
+    if isinstance(v, (list, tuple)):
+        return type(v).__name__, [_plain(x) for x in v]
+    if isinstance(v, type):
+        return "type", v.__name__
+    if isinstance(v, (torch.Tensor, ember.Tensor)):
+        return type(v).__name__, str(v.dtype), v.detach().tolist() if _is_plain(v) else None
+    return v
+
+
+def both(case):
+    expected = _outcome(case, torch)
+    got = _outcome(case, ember)
+    assert got == expected
+    return got
+
+
+def _is_plain(t):
+    return type(t).__torch_dispatch__ in (torch.Tensor.__torch_dispatch__,
+                                          ember.Tensor.__torch_dispatch__)
+
+
+# ---- creating subclass instances ---------------------------------------------------------------
+def _plain_subclass(lib):
+    class Foo(lib.Tensor):
+        pass
+    return Foo
+
+
+@pytest.mark.parametrize("how", ["make_subclass", "as_subclass", "constructor"])
+def test_subclass_of_a_handler_result_is_refused(how):
+    def case(lib):
+        Foo = _plain_subclass(lib)
+        lt = LOGGING[lib].LoggingTensor(lib.rand(2))
+        if how == "make_subclass":
+            return lib.Tensor._make_subclass(Foo, lt)
+        if how == "as_subclass":
+            return lt.as_subclass(Foo)
+        return Foo(lt)
+    assert both(case)[0] == "RuntimeError"
+
+
+def test_wrapper_subclass_without_handler_is_a_type_error():
+    assert both(lambda lib: lib.Tensor._make_wrapper_subclass(_plain_subclass(lib), (2, 2)))[0] \
+        == "TypeError"
+
+
+def test_mode_with_classmethod_handler_is_refused():
+    def case(lib):
+        class A(PD[lib].TorchDispatchMode):
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        x = lib.tensor(5.)
+        with A():
+            return x + x
+    assert both(case)[0] == "RuntimeError"
+
+
+# ---- deepcopy of subclasses ----------------------------------------------------------------------
+def test_deepcopy_non_wrapper_subclass_needs_new_empty_of_its_type():
+    def case(lib, new_empty=None):
+        body = {} if new_empty is None else {"new_empty": new_empty}
+        Sub = type("Sub", (lib.Tensor,), body)
+        return type(copy.deepcopy(Sub(3)))
+    assert both(case)[0] == "RuntimeError"
+    assert both(lambda lib: case(lib, lambda self, shape: lib.Tensor(shape)))[0] == "RuntimeError"
+    assert both(lambda lib: case(lib, lambda self, shape: type(self)(shape))) == ("ok", ("type", "Sub"))
+
+
+def test_deepcopy_wrapper_subclass_needs_clone_of_its_type():
+    def case(lib):
+        class W(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                r = lib.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
+                r.elem = elem
+                return r
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                if func.overloadpacket.__name__ == "clone":
+                    return args[0].elem.clone()
+                raise RuntimeError("NYI")
+        return copy.deepcopy(W(lib.randn(3)))
+    assert both(case)[0] == "RuntimeError"
+    # a LoggingTensor's clone is a LoggingTensor: the copy keeps the type and the values
+    lt = both(lambda lib: copy.deepcopy(LOGGING[lib].LoggingTensor(lib.ones(2))).elem)
+    assert lt == ("ok", ("Tensor", "torch.float32", [1.0, 1.0]))
+
+
+# ---- torch._C dispatcher bindings ----------------------------------------------------------------
+def test_dispatcher_python_bindings():
+    def case(lib):
+        sin = lib._C._dispatch_find_schema_or_throw("aten::sin", "")
+        x = lib.tensor([0.0, 0.5])
+        with lib._C._EnablePythonDispatcher():
+            y = lib._C._dispatch_call_boxed(sin, x)
+        return y, lib._C._dispatch_isTensorSubclassLike(x), \
+            lib._C._dispatch_isTensorSubclassLike(LOGGING[lib].LoggingTensor(x))
+    assert both(case)[0] == "ok"
