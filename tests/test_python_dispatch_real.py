@@ -128,3 +128,60 @@ def test_dispatcher_python_bindings():
         return y, lib._C._dispatch_isTensorSubclassLike(x), \
             lib._C._dispatch_isTensorSubclassLike(LOGGING[lib].LoggingTensor(x))
     assert both(case)[0] == "ok"
+
+
+# ---- torch.library.Library ---------------------------------------------------------------------
+def test_library_kind_and_reserved_namespace():
+    assert both(lambda lib: lib.library.Library("pydisp_ns", "BLA")) == \
+        ("ValueError", "Unsupported kind: BLA")
+    assert both(lambda lib: lib.library.Library("prim", "FRAGMENT"))[0] == "ValueError"
+
+
+def test_library_impl_checks_its_arguments():
+    def not_callable(lib):
+        return lib.library.Library("aten", "IMPL").impl(lib.ops.aten.neg.default, [], "CPU")
+
+    def other_namespace(lib):
+        my_lib = lib.library.Library("pydisp_other", "DEF")
+        try:
+            my_lib.define("neg(Tensor self) -> Tensor")
+            my_lib.impl(lib.ops.aten.neg.default, lambda x: x, "CPU")
+        finally:
+            my_lib._destroy()
+
+    def other_key(lib):
+        return lib.library.Library("aten", "IMPL", "CPU").impl("neg", lambda x: x, "Conjugate")
+
+    assert both(not_callable)[0] == "TypeError"
+    assert both(other_namespace)[0] == "RuntimeError"
+    assert both(other_key)[0] == "RuntimeError"
+
+
+def test_library_kernels_last_as_long_as_their_library():
+    def case(lib):
+        x = lib.tensor([1.0, -2.0])
+        seen = []
+        lib1, lib2 = lib.library.Library("aten", "IMPL"), lib.library.Library("aten", "IMPL")
+        lib1.impl("neg", lambda t: t * 10, "CPU")
+        seen.append(lib.neg(x))
+        lib2.impl("aten::neg", lambda t: t * 100, "CPU")
+        seen.append(lib.neg(x))
+        del lib1   # lib2's kernel stays
+        seen.append(lib.neg(x))
+        del lib2   # the built-in one is back
+        seen.append(lib.neg(x))
+        return seen
+
+    def new_op(lib):
+        my_lib = lib.library.Library("pydisp_new", "FRAGMENT")
+        my_lib.define("twice(Tensor self) -> Tensor")
+        lib.library.impl(my_lib, "twice", "CPU")(lambda t: t * 2)
+        out = lib.ops.pydisp_new.twice(lib.tensor([1, 2]))
+        del my_lib   # the op is gone with its library
+        return out, hasattr(lib.ops.pydisp_new, "twice")
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # PyTorch warns of the overridden kernels
+        assert both(case)[0] == "ok"
+    assert both(new_op)[0] == "ok"
