@@ -185,3 +185,59 @@ def test_library_kernels_last_as_long_as_their_library():
         warnings.simplefilter("ignore")   # PyTorch warns of the overridden kernels
         assert both(case)[0] == "ok"
     assert both(new_op)[0] == "ok"
+
+
+# ---- what a __torch_dispatch__ handler sees ------------------------------------------------------
+def _counting_subclass(lib, seen):
+    class SubTensor(lib.Tensor):
+        __torch_function__ = lib._C._disabled_torch_function_impl
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return super().__torch_dispatch__(func, types, args, kwargs)
+    return SubTensor
+
+
+def test_data_and_set_go_through_the_handler():
+    def case(lib):
+        seen = []
+        x = _counting_subclass(lib, seen)(lib.zeros(2))
+        d = x.data                       # aten.detach
+        x.data = lib.ones(2)             # no op
+        x.set_(lib.full((3,), 2.0))      # aten.set_.source_Tensor
+        v = x._version
+        x.data.add_(1)                   # .data has a version counter of its own
+        return seen, type(d), type(x), v == x._version, x.shape
+    assert both(case)[0] == "ok"
+
+
+def test_set_is_seen_by_a_dispatch_mode():
+    def case(lib):
+        seen = []
+
+        class Mode(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+        x, y = lib.zeros(2), lib.ones(4)
+        with Mode():
+            x.set_(y)
+        return seen, x
+    assert both(case)[0] == "ok"
+
+
+def test_index_holding_torch_function_subclasses_calls_their_override():
+    def case(lib):
+        calls = []
+
+        class T(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                calls.append((func.__name__, len(args)))
+                return "handled"
+        a = lib.rand(3)
+        got = [a[[T(), T()]], a[(slice(None), T())]]
+        a[[T(), T()]] = 1
+        return got, calls
+    assert both(case)[0] == "ok"

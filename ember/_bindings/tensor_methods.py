@@ -15,6 +15,7 @@ from .._core.grad_mode import _grad_state
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, _FAST, _overridden, _handle, _wrap_external
 from .._core.python_key import PYTHON_KEY
+from .._core.mode_stack import torch_dispatch_modes as _torch_dispatch_modes
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._core.layout import sparse_coo as _sparse_coo
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
@@ -236,6 +237,18 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     if source.dtype is not self.dtype:
         raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
                            f"tensor of type {D.c_type_name(self.dtype)}")
+    if self._sparse is PYTHON_KEY or _torch_dispatch_modes:
+        # the op a `__torch_dispatch__` handler (a subclass's, a mode's) sees, as in PyTorch
+        return _set_source_tensor(self, source)
+    _set_to(self, source)
+    self._bump_version()
+    return self
+
+
+@_impl("set_.source_Tensor", ("CPU", "Meta"))
+def _set_to(self, source):
+    """set_'s kernel: self views source's memory with source's geometry (the dispatcher counts
+    the in-place write on self's version)."""
     self._np, self._size, self.dtype = source._np, source._size, source.dtype
     self._storage = source._storage_()
     if source._stride_ is not None:   # an empty view keeps its geometry explicitly
@@ -243,11 +256,13 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     else:
         self.__dict__.pop("_stride_", None)
         self.__dict__.pop("_offset_", None)
-    self._bump_version()
     if self._grad_acc is not None:
         from ..autograd.graph import reset_grad_accumulator
         reset_grad_accumulator(self)
     return self
+
+
+_set_source_tensor = _op("set_.source_Tensor")
 
 
 def _on_storage(self, source, storage_offset, size, stride):

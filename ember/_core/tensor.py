@@ -593,7 +593,13 @@ class Tensor:
 
     @property
     def data(self):
-        """The same data as a new leaf that autograd does not track (and a separate version)."""
+        """The same data as a new leaf that autograd does not track (and a separate version).
+        A Python-key tensor's is what its handler makes of `aten.detach`, as in PyTorch."""
+        if self._sparse is PYTHON_KEY:
+            t = self.detach()
+            if isinstance(t, Tensor) and t is not self:
+                t._storage = _same_bytes(t._storage_(), t._device, 0)
+            return t
         t = _alias_with_bits(self)
         t._storage = _same_bytes(self._storage_(), self._device, 0)
         return t
