@@ -32,6 +32,8 @@ def _plain(v):
         return type(v).__name__, [_plain(x) for x in v]
     if isinstance(v, type):
         return "type", v.__name__
+    if isinstance(v, (torch.dtype, ember.dtype)):
+        return str(v)
     if isinstance(v, (torch.Tensor, ember.Tensor)):
         return type(v).__name__, str(v.dtype), v.detach().tolist() if _is_plain(v) else None
     return v
@@ -241,3 +243,61 @@ def test_index_holding_torch_function_subclasses_calls_their_override():
         a[[T(), T()]] = 1
         return got, calls
     assert both(case)[0] == "ok"
+
+
+# ---- factories that read a tensor ----------------------------------------------------------------
+_LIKE_CALLS = [
+    lambda lib, t: lib.empty_like(t), lambda lib, t: lib.full_like(t, 1.0),
+    lambda lib, t: lib.rand_like(t), lambda lib, t: lib.randn_like(t),
+    lambda lib, t: lib.randint_like(t, 3), lambda lib, t: lib.randint_like(t, 1, 3),
+    lambda lib, t: t.new_ones(3), lambda lib, t: t.new_zeros((2,)),
+    lambda lib, t: t.new_empty(2, dtype=lib.int64), lambda lib, t: t.new_full((2,), 5),
+    lambda lib, t: t.new_zeros(()), lambda lib, t: t.new_empty([]), lambda lib, t: t.new_full([], 1),
+]
+
+
+def test_factories_reading_a_subclass_go_to_its_handler():
+    def case(lib, call):
+        seen = []
+
+        class MyTensor(lib.Tensor):
+            __torch_function__ = lib._C._disabled_torch_function_impl
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                seen.append((str(func), len(args), sorted(kwargs or {})))
+                return MyTensor(3)
+        return type(_LIKE_CALLS[call](lib, MyTensor(2))), seen
+    for call in range(len(_LIKE_CALLS)):
+        assert both(lambda lib: case(lib, call))[1][1][0] == ("type", "MyTensor")
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like"])
+def test_zeros_and_ones_like_of_a_subclass_are_its_handlers(name):
+    # (ember's handler sees these as aten.full_like, their decomposition; PyTorch's, whole)
+    def case(lib):
+        class MyTensor(lib.Tensor):
+            __torch_function__ = lib._C._disabled_torch_function_impl
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                return MyTensor(3)
+        return type(getattr(lib, name)(MyTensor(2)))
+    assert both(case) == ("ok", ("type", "MyTensor"))
+
+
+def test_factories_reading_a_tensor_are_seen_by_a_mode():
+    def case(lib, call):
+        seen = []
+
+        class Mode(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append((str(func), [a for a in args if not isinstance(a, lib.Tensor)],
+                             {k: str(v) for k, v in (kwargs or {}).items()}))
+                return func(*args, **(kwargs or {}))
+        t = lib.ones(2, dtype=lib.float64)
+        with Mode():
+            out = _LIKE_CALLS[call](lib, t)
+        return seen, out.shape, out.dtype
+    for call in range(len(_LIKE_CALLS)):
+        assert both(lambda lib: case(lib, call))[0] == "ok"

@@ -54,10 +54,7 @@ def reached():
 
 # Ops reached only through other tests' code paths than op-db rows, each with the reason.
 NOT_IN_OP_DB = {
-    "aten::uniform_": "sampler, bit-exact with torch: tests/test_generator.py",
     "aten::random_": "sampler, bit-exact with torch: tests/test_generator.py",
-    "aten::random_.from": "sampler, bit-exact with torch: tests/test_generator.py, "
-                          "tests/test_probe_programs2.py",
     "aten::bernoulli": "sampler, bit-exact with torch: tests/test_generator.py",
     "aten::randperm": "sampler, bit-exact with torch: tests/test_generator.py",
     "aten::geometric_": "sampler: tests/test_generator.py",
