@@ -301,3 +301,48 @@ def test_factories_reading_a_tensor_are_seen_by_a_mode():
         return seen, out.shape, out.dtype
     for call in range(len(_LIKE_CALLS)):
         assert both(lambda lib: case(lib, call))[0] == "ok"
+
+
+# ---- torch.Stream through the dispatcher ---------------------------------------------------------
+def test_stream_objects():
+    def case(lib):
+        s = lib.Stream(stream_id=1, device_index=2, device_type=3)
+        return (repr(s), str(s.device), s.stream_id, s == lib.Stream(stream_id=1, device_index=2,
+                                                                      device_type=3),
+                repr(lib.Stream()), lib.Stream().query())
+    assert both(case)[0] == "ok"
+    assert both(lambda lib: lib.Stream(stream_id=1, device_index=2, device_type=3).query())[0] \
+        == "RuntimeError"
+
+
+def test_record_stream_is_an_op_a_mode_sees():
+    def case(lib):
+        t, s = lib.tensor(5.), lib.Stream(stream_id=1, device_index=2, device_type=3)
+        seen = []
+
+        class Mode(PD[lib].TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append((func.name(), repr(args[1])))
+        with Mode():
+            result = t.record_stream(s)
+        return seen, result
+    assert both(case)[0] == "ok"
+    # (the message's middle differs: ember's names no build options)
+    for lib in (torch, ember):
+        assert _outcome(lambda lib: lib.tensor(5.).record_stream(lib.Stream()), lib)[0] == \
+            "NotImplementedError"
+
+
+def test_custom_op_returning_a_stream():
+    def case(lib):
+        l_def = lib.library.Library("pydisp_stream", "DEF")
+        l_impl = lib.library.Library("pydisp_stream", "IMPL", "CPU")
+        try:
+            l_def.define("return_stream(Tensor self) -> Stream")
+            l_impl.impl("return_stream", lambda _: lib.Stream(stream_id=0, device_index=1,
+                                                               device_type=2))
+            return repr(lib.ops.pydisp_stream.return_stream(lib.tensor(5.)))
+        finally:
+            l_impl._destroy()
+            l_def._destroy()
+    assert both(case)[0] == "ok"

@@ -68,7 +68,7 @@ NOT_IN_OP_DB = {
 # Ops PyTorch's CPU build declares without a CPU (or Meta) kernel; ember declares them for code
 # that names them (PyTorch's OpInfo database does), and a call raises as PyTorch's does.
 CUDA_ONLY = {"aten::_flash_attention_forward", "aten::_efficient_attention_forward",
-             "aten::_scaled_mm_v2"}
+             "aten::_scaled_mm_v2", "aten::record_stream"}
 NOT_IN_OP_DB.update(dict.fromkeys(CUDA_ONLY, "CUDA-only: no kernel on ember's devices"))
 
 

@@ -623,12 +623,12 @@ def _fix_weakref(self):
 
 
 def _record_stream(self, stream):
-    """A CPU tensor has no stream to record: PyTorch's CPU backend has no kernel for it."""
-    if not hasattr(stream, "stream_id"):
+    """The op, which a dispatch mode or a subclass's handler sees; a CPU tensor has no stream to
+    record, and PyTorch's CPU backend no kernel for it."""
+    from .._core.stream import Stream
+    if not isinstance(stream, Stream):
         raise RuntimeError("unknown parameter type")
-    raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the 'CPU' "
-                              "backend: record_stream marks memory used by a CUDA stream, and "
-                              "ember has no CUDA device.")
+    return _op("record_stream")(self, stream)
 
 
 def _module_load(self, other, assign=False):
