@@ -660,6 +660,17 @@ COMPOSITE_OPS = [
     OpInfo("new_empty", lambda m, x: m.tensor(list(x.new_empty(2, 3).shape) + [
         str(x.new_empty(()).dtype) == str(x.dtype)]), ALL,
         lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    # the metadata queries as ops (what a "strides"-policy subclass's handler is asked)
+    OpInfo("torch.ops.aten.is_contiguous", lambda m, x: m.tensor([
+        m.ops.aten.is_contiguous.default(x), m.ops.aten.is_contiguous.default(x.transpose(0, 1)),
+        m.ops.aten.is_contiguous.memory_format(x, m.channels_last),
+        m.ops.aten.is_strides_like_format.default(x, m.channels_last),
+        m.ops.aten.is_strides_like_format.default(x, m.contiguous_format),
+        m.ops.aten.is_non_overlapping_and_dense.default(x[:, :1])]
+        + m.ops.aten.stride.default(x) + m.ops.aten.sym_stride.default(x.transpose(0, 1))),
+        ALL, lambda dtype, rng: [Sample(make(rng, (2, 3, 4, 5), dtype)),
+                                 Sample(make(rng, (2, 3, 4, 5), dtype, "transposed"))],
+        grad=False),
     # forward AD's tangent layout: zeros laid out as `other` (a "sliced" other has gaps) behind
     # self's batch dims; compared as sizes, strides, storage offset and storage size
     OpInfo("_new_zeros_with_same_feature_meta", lambda m, x, y, n: m.tensor(

@@ -346,3 +346,38 @@ def test_custom_op_returning_a_stream():
             l_impl._destroy()
             l_def._destroy()
     assert both(case)[0] == "ok"
+
+
+# ---- dispatch_sizes_strides_policy="strides": metadata queries ask the handler -----------------
+def _policy_tensor(lib, answers, seen, wrapper):
+    class Example(lib.Tensor):
+        @staticmethod
+        def __new__(cls, data):
+            if wrapper:
+                return lib.Tensor._make_wrapper_subclass(
+                    cls, data.size(), dtype=data.dtype, device=data.device,
+                    dispatch_sizes_strides_policy="strides")
+            return lib.Tensor._make_subclass(cls, data, False,
+                                             dispatch_sizes_strides_policy="strides")
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args, kwargs):
+            name = str(func)
+            seen.append((name, [str(a) for a in args[1:]]))
+            return answers.get(name)
+    return Example(lib.randn(6, 2))
+
+
+@pytest.mark.parametrize("wrapper", [False, True])
+def test_strides_policy_asks_the_handler(wrapper):
+    def case(lib, answers):
+        seen = []
+        e = _policy_tensor(lib, answers, seen, wrapper)
+        out = [e.is_contiguous(), e.is_contiguous(memory_format=lib.channels_last), e.stride(),
+               e.stride(0), lib.ops.aten.is_strides_like_format.default(e, lib.channels_last),
+               lib.ops.aten.is_non_overlapping_and_dense.default(e)]
+        return out, seen
+    assert both(lambda lib: case(lib, {}))[0] == "ok"   # None: the tensor's own geometry
+    custom = {"aten.is_contiguous.default": False, "aten.sym_stride.default": (4, 2),
+              "aten.is_non_overlapping_and_dense.default": False}
+    assert both(lambda lib: case(lib, custom))[0] == "ok"

@@ -588,6 +588,13 @@ swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)  | method
 resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
 resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
 set_.source_Tensor(Tensor(a!) self, Tensor source) -> Tensor(a!)
+# ---- metadata queries as ops (_aten/tensor_metadata.py)
+is_contiguous(Tensor self) -> bool
+is_contiguous.memory_format(Tensor self, MemoryFormat memory_format) -> bool
+is_strides_like_format(Tensor self, MemoryFormat memory_format) -> bool
+is_non_overlapping_and_dense(Tensor self) -> bool
+stride(Tensor self) -> int[]
+sym_stride(Tensor self) -> int[]
 # ---- ops PyTorch declares for its own autograd tests: copies with a recognizable backward
 _test_autograd_multiple_dispatch.fullcoverage(Tensor self) -> Tensor  | function
 _test_autograd_multiple_dispatch_view(Tensor(a) self) -> Tensor(a)  | function

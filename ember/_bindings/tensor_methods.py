@@ -750,6 +750,9 @@ def _make_subclass(cls, data, require_grad=False, **kwargs):
         raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
                         f"{type(data).__name__}")
     t = _retype(data.detach(), cls)   # a fresh alias of the storage: its class may change
+    if kwargs.get("dispatch_sizes_strides_policy") in ("strides", "sizes") and \
+            t._sparse is PYTHON_KEY:
+        t._dispatch_strides = True   # metadata queries ask the handler (_aten/tensor_metadata.py)
     if require_grad:
         t.requires_grad = True   # Parameter(...) works inside transforms
     return t

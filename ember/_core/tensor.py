@@ -213,6 +213,8 @@ class Tensor:
                                "strides")
         from .device import device as _device_cls
         t = object.__new__(cls)
+        if dispatch_sizes_strides_policy in ("strides", "sizes"):
+            t._dispatch_strides = True   # metadata queries ask the handler (tensor_metadata.py)
         t._np = None
         t._size = size
         t.dtype = D.get_default_dtype() if dtype is None else dtype
@@ -379,11 +381,16 @@ class Tensor:
     is_sparse_csr = property(lambda self: self.layout is sparse_csr)
 
     def stride(self, dim=None):
-        if self._sparse is not None and self.layout is not strided:  # PyTorch's for sparse
-            if type(self._sparse) is not tuple:
-                raise RuntimeError("Sparse CSR tensors do not have strides")
-            st = (0,) * len(self._size)
-            return st if dim is None else st[_wrap_dim(dim, len(self._size))]
+        if self._sparse is not None:
+            if self.layout is not strided:  # PyTorch's for sparse
+                if type(self._sparse) is not tuple:
+                    raise RuntimeError("Sparse CSR tensors do not have strides")
+                st = (0,) * len(self._size)
+                return st if dim is None else st[_wrap_dim(dim, len(self._size))]
+            if "_dispatch_strides" in self.__dict__:   # its handler's (_aten/tensor_metadata.py)
+                from .._aten.tensor_metadata import sym_stride
+                st = tuple(sym_stride(self))
+                return st if dim is None else st[_wrap_dim(dim, len(self._size))]
         st = self._stride_
         if st is None:
             a = self._np
@@ -404,8 +411,13 @@ class Tensor:
         return (self._np.__array_interface__["data"][0] - base) // self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
-        if type(self) not in _FAST and _overridden(self):
-            return _handle(Tensor.is_contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
+        if type(self) not in _FAST:
+            if _overridden(self):
+                return _handle(Tensor.is_contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
+            if "_dispatch_strides" in self.__dict__:   # its handler's (_aten/tensor_metadata.py)
+                from .._aten import tensor_metadata as md
+                return md.is_contiguous(self) if memory_format is None else \
+                    md.is_contiguous_memory_format(self, memory_format)
         if memory_format is not None and memory_format is not _contiguous_format():
             from .memory_format import is_contiguous_as
             return is_contiguous_as(self, memory_format)

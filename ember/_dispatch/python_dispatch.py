@@ -92,6 +92,11 @@ class DisableTorchDispatch:
 _disabled = [0]
 
 
+def dispatch_disabled():
+    """Whether a DisableTorchDispatch block (`no_dispatch()`) is running."""
+    return _disabled[0] > 0
+
+
 # ---- the fallback -------------------------------------------------------------------------
 def python_fallback(op, key, args):
     if _disabled[0]:
