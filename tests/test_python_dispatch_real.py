@@ -381,3 +381,17 @@ def test_strides_policy_asks_the_handler(wrapper):
     custom = {"aten.is_contiguous.default": False, "aten.sym_stride.default": (4, 2),
               "aten.is_non_overlapping_and_dense.default": False}
     assert both(lambda lib: case(lib, custom))[0] == "ok"
+
+
+def test_factories_reading_a_tensor_under_vmap_batch_without_warnings():
+    import warnings
+
+    def case(lib):
+        x = lib.arange(8.).reshape(4, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # no "batching rule not implemented" fallback
+            return [lib.func.vmap(f)(x) for f in (
+                lambda t: t.new_ones(3) * t.sum(), lambda t: t.new_zeros(()) + t.sum(),
+                lambda t: t.new_full((2,), 2.) * t, lambda t: lib.empty_like(t).fill_(1) * t,
+                lambda t: lib.zeros_like(t) + t, lambda t: lib.ones_like(t) * t)]
+    assert both(case)[0] == "ok"

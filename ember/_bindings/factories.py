@@ -367,10 +367,11 @@ def _through_op(input):
     its op rather than straight to its kernel's code: for a `__torch_dispatch__` subclass, whose
     handler makes the result (as in PyTorch); and while a dispatch mode (a capture) is active,
     for the dense CPU and meta tensors the op's kernels serve, so the capture records
-    aten.zeros_like, aten.new_ones, ... (and the graph fills, rather than reads an empty)."""
+    aten.zeros_like, aten.new_ones, ... (and the graph fills, rather than reads an empty).
+    Under vmap they stay off the dispatcher: vmap batches their results itself ("new_like")."""
     return input._sparse is PYTHON_KEY or (
-        _dispatcher._modes and input._sparse is None and input._lazy is None and
-        input.device.type in ("cpu", "meta"))
+        _dispatcher._modes and not _vmap_state.levels and input._sparse is None and
+        input._lazy is None and input.device.type in ("cpu", "meta"))
 
 
 def _like_op(op, input, requires_grad, dtype, layout, device, memory_format, *args):

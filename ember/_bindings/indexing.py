@@ -202,7 +202,7 @@ def _opt_int(x):
     return None if x is None else int(x)
 
 
-_SEQUENCES = (tuple, list)
+_INDEX_LISTS = (tuple, list)
 
 
 def _overloaded_in_key(self, key):
@@ -215,7 +215,7 @@ def _overloaded_in_key(self, key):
 def getitem(self, key):
     if type(key) is int:  # the common case, kept short
         return _select_index(self, 0, key)
-    if type(key) in _SEQUENCES and not _tf.FAST_ARGS.issuperset(map(type, key)):
+    if type(key) in _INDEX_LISTS and not _tf.FAST_ARGS.issuperset(map(type, key)):
         overloaded = _overloaded_in_key(self, key)
         if overloaded:
             return _tf.handle_torch_function(Tensor.__getitem__, (self, key), self, key,
@@ -227,7 +227,7 @@ def getitem(self, key):
 
 
 def setitem(self, key, value):
-    if type(key) in _SEQUENCES and not _tf.FAST_ARGS.issuperset(map(type, key)):
+    if type(key) in _INDEX_LISTS and not _tf.FAST_ARGS.issuperset(map(type, key)):
         overloaded = _overloaded_in_key(self, key)
         if overloaded:
             return _tf.handle_torch_function(Tensor.__setitem__, (self, key, value), self, key,
