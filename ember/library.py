@@ -165,10 +165,10 @@ _stacks = {}
 
 
 def _push_kernel(op, slot, kernel, owner):
-    stack = _stacks.setdefault((op, slot), [(None, _get_slot(op, slot))])
-    stack.append((owner, kernel))
+    first = _get_slot(op, slot)
+    _set_slot(op, slot, kernel)   # (refuses a key ember's table has no place for)
+    _stacks.setdefault((op, slot), [(None, first)]).append((owner, kernel))
     owner.append((op, slot))
-    _set_slot(op, slot, kernel)
 
 
 def _pop_kernel(op, slot, owner):
