@@ -20,6 +20,7 @@ from ._core.dtype import float16 as half, float32 as float, float64 as double, i
 from ._core.dtype import int32 as int, int64 as long, complex64 as cfloat, complex128 as cdouble
 from ._core.type_info import finfo, iinfo
 from ._core.device import device, set_default_device, get_default_device
+from ._core.stream import Stream
 from ._core.layout import (layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr,
                            sparse_bsc, _mkldnn)
 from ._core.storage import UntypedStorage

@@ -12,6 +12,8 @@ The op then lives in the same dispatch table as the built-ins: `ember.ops.myns.m
 dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
 import contextlib
+import sys
+import weakref
 
 from ._dispatch import dispatcher as _dispatcher
 from ._library.custom_ops import CustomOpDef, batching_rule, custom_op
@@ -19,33 +21,92 @@ from ._library.infer_schema import infer_schema
 from ._library.opcheck import opcheck
 
 
+_RESERVED_NAMESPACES = ("prim",)
+_BLOCKS = {"DEF": "TORCH_LIBRARY", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT",
+           "IMPL": "TORCH_LIBRARY_IMPL"}
+
+
 class Library:
-    """A namespace of ops. kind: "DEF" (a new namespace), "FRAGMENT" or "IMPL" (add kernels)."""
+    """A namespace of ops. kind: "DEF" (a new namespace), "FRAGMENT" or "IMPL" (add kernels).
+
+    What a Library registers lasts as long as the Library: when it is destroyed (`_destroy()`,
+    or garbage-collected after `del lib`), the ops it defined are forgotten and each kernel it
+    put in place of another gives the slot back -- to a later Library's kernel for the same op
+    and key if one is still alive, else to the kernel that was there first."""
 
     def __init__(self, ns, kind, dispatch_key=""):
-        if kind not in ("DEF", "FRAGMENT", "IMPL"):
+        if kind not in _BLOCKS:
             raise ValueError(f"Unsupported kind: {kind}")
+        if ns in _RESERVED_NAMESPACES and kind in ("DEF", "FRAGMENT"):
+            raise ValueError(f"{ns} is a reserved namespace. Please try creating a library "
+                             "with another name.")
+        caller = sys._getframe(1)
+        self._where = f"{caller.f_code.co_filename}:{caller.f_lineno}"
         self.ns = ns
         self.kind = kind
         self.dispatch_key = dispatch_key
         self._defined = []
+        self._kernels = []   # the (op, slot) pairs this library holds a kernel in
+        self._finalizer = weakref.finalize(self, _undo, self._defined, self._kernels)
+
+    def __repr__(self):
+        return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})>"
 
     def define(self, schema, alias_analysis="", *, tags=()):
         if self.kind == "IMPL":
-            raise RuntimeError("define() is not allowed on a Library of kind IMPL")
+            raise RuntimeError(f'def("{schema.split("(")[0]}"): Cannot define an operator '
+                               "inside of a TORCH_LIBRARY_IMPL block.  All def()s should be "
+                               "placed in the (unique) TORCH_LIBRARY block for their namespace.  "
+                               f"{self._block_note()}")
         op = _dispatcher.define(schema, self.ns)
         self._defined.append(op.name)
         return op.short_name
 
-    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
-        name = op_name if isinstance(op_name, str) else op_name.__name__
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=True):
+        if not callable(fn):
+            raise TypeError(f"Input function is required to be a callable but found type "
+                            f"{type(fn)}")
+        if isinstance(op_name, _dispatcher.OpOverload):
+            name = op_name.__qualname__
+        elif isinstance(op_name, str):
+            name = op_name
+        else:
+            raise RuntimeError("impl should be passed either a name or an OpOverload object as "
+                               f"the first argument, got {type(op_name)}")
+        ns, sep, _ = name.rpartition("::")
+        if sep and ns != self.ns:
+            raise RuntimeError(
+                f'impl("{name}", ...): Explicitly provided namespace ({ns}) in operator name '
+                "does not match namespace of enclosing TORCH_LIBRARY block "
+                f"({self.ns}).  Move this definition to the TORCH_LIBRARY block corresponding "
+                "to this namespace (and consider deleting the namespace from your schema "
+                f"string.)  {self._block_note()}")
+        if dispatch_key and self.dispatch_key and dispatch_key != self.dispatch_key:
+            raise RuntimeError(
+                f'impl("{name}", ...): Explicitly provided dispatch key ({dispatch_key}) is '
+                "inconsistent with the dispatch key of the enclosing TORCH_LIBRARY_IMPL block "
+                f"({self.dispatch_key}).  Please declare a separate TORCH_LIBRARY_IMPL block for "
+                f"this dispatch key and move your impl() there.  {self._block_note()}")
         key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
-        _register(_dispatcher.lookup(name, self.ns), key, fn)
+        op = _dispatcher.lookup(name, self.ns)
+        for slot, kernel in _kernels_for(key, fn):
+            _push_kernel(op, slot, kernel, self._kernels)
+
+    def _block_note(self):
+        return f"(Error occurred while processing {_BLOCKS[self.kind]} block at {self._where})"
 
     def _destroy(self):
-        for name in self._defined:
-            _forget(name)
-        self._defined = []
+        self._finalizer()
+
+
+def _undo(defined, kernels):
+    """A Library's end: its kernels leave their slots, its ops are forgotten."""
+    for op, slot in reversed(kernels):
+        _pop_kernel(op, slot, kernels)
+    kernels.clear()
+    for name in defined:
+        _forget(name)
+    defined.clear()
 
 
 @contextlib.contextmanager
@@ -66,13 +127,58 @@ _KEYS = {"cpu": ("CPU",), "meta": ("Meta",), "cuda": ("CUDA",),
 
 
 def _register(op, key, fn):
-    """One kernel for a device type ("cpu"), a dispatch key ("CPU", "Autograd"), or an alias."""
+    """One kernel for a device type ("cpu"), a dispatch key ("CPU", "Autograd"), or an alias,
+    for good (not owned by a Library)."""
+    for slot, kernel in _kernels_for(key, fn):
+        _set_slot(op, slot, kernel)
+
+
+def _kernels_for(key, fn):
+    """The (slot, kernel) pairs that registering `fn` for `key` fills: a slot is a backend key
+    of the op's table, "CompositeImplicitAutograd", or "Autograd" (the op's derivative)."""
     if key in ("Autograd", "AutogradCPU"):
         # a kernel that does its own autograd (typically by calling an autograd.Function)
-        op.derivative = _CustomDerivative(lambda op_, key_, args: fn(*args))
+        return [("Autograd", _CustomDerivative(lambda op_, key_, args: fn(*args)))]
+    return [(k, fn) for k in _KEYS.get(key, (key,))]
+
+
+def _get_slot(op, slot):
+    if slot == "Autograd":
+        return op.derivative
+    if slot == "CompositeImplicitAutograd":
+        return op._composite
+    return op._table.get(slot)
+
+
+def _set_slot(op, slot, kernel):
+    if slot == "Autograd":
+        op.derivative = kernel
+    elif kernel is None and slot != "CompositeImplicitAutograd":
+        op._table.pop(slot, None)
+    else:
+        _dispatcher.register_kernel(op, slot, kernel)
+
+
+# (op, slot) -> [(owner, kernel), ...]: the slot's first kernel (owner None), then each live
+# Library's in registration order; the last one is in the slot
+_stacks = {}
+
+
+def _push_kernel(op, slot, kernel, owner):
+    first = _get_slot(op, slot)
+    _set_slot(op, slot, kernel)   # (refuses a key ember's table has no place for)
+    _stacks.setdefault((op, slot), [(None, first)]).append((owner, kernel))
+    owner.append((op, slot))
+
+
+def _pop_kernel(op, slot, owner):
+    stack = _stacks.get((op, slot))
+    if stack is None:
         return
-    for k in _KEYS.get(key, (key,)):
-        _dispatcher.register_kernel(op, k, fn)
+    stack[:] = [entry for entry in stack if entry[0] is not owner]
+    _set_slot(op, slot, stack[-1][1])
+    if len(stack) == 1:
+        del _stacks[(op, slot)]
 
 
 def _forget(qualname):
@@ -100,8 +206,13 @@ def _lookup(qualname):
 def define(qualname, schema, *, lib=None, tags=()):
     """define("myns::my_add", "(Tensor x, Tensor y) -> Tensor")"""
     ns, _, name = qualname.partition("::")
-    lib = lib or Library(ns, "FRAGMENT")
+    if lib is None:
+        lib = Library(ns, "FRAGMENT")
+        _keep_alive.append(lib)   # an op defined without a Library of the caller's lives on
     return lib.define(name + schema)
+
+
+_keep_alive = []
 
 
 def impl(qualname, types, func=None, *, lib=None):

@@ -631,6 +631,46 @@ COMPOSITE_OPS = [
     OpInfo("new_empty_strided", lambda m, x: m.tensor(list(x.new_empty_strided(
         (2, 3), (1, 2)).stride()) + [str(x.new_empty_strided((2,), (1,)).dtype) == str(
             x.dtype)]), ALL, lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    # factories that read a tensor: what they make (the random ones: shape, dtype and range)
+    OpInfo("torch.empty_like", lambda m, x: m.tensor(
+        list(m.empty_like(x).shape) + list(m.empty_like(x.t()).stride()) +
+        [str(m.empty_like(x, dtype=m.int16).dtype) == "torch.int16"]), ALL,
+        lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], grad=False),
+    OpInfo("torch.rand_like", lambda m, x: m.tensor(
+        list(m.rand_like(x).shape) + [str(m.rand_like(x).dtype) == str(x.dtype),
+                                      bool(((m.rand_like(x) >= 0) & (m.rand_like(x) < 1)).all())]),
+        FLOATS, lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], grad=False,
+        other_dtypes_raise=False),
+    OpInfo("torch.randn_like", lambda m, x: m.tensor(
+        list(m.randn_like(x).shape) + [str(m.randn_like(x).dtype) == str(x.dtype)]), FLOATS,
+        lambda dtype, rng: [Sample(make(rng, (2, 3), dtype))], grad=False,
+        other_dtypes_raise=False),
+    OpInfo("torch.randint_like", lambda m, x, *bounds: m.tensor(
+        list(m.randint_like(x, *bounds).shape) +
+        [bool(((m.randint_like(x, *bounds) >= bounds[0] if len(bounds) == 2 else True) &
+               (m.randint_like(x, *bounds) < bounds[-1])).all())]), ALL[1:],
+        lambda dtype, rng: [Sample(make(rng, (2, 3), dtype), 5), Sample(make(rng, (4,), dtype), 2, 5)],
+        grad=False, other_dtypes_raise=False),
+    OpInfo("new_zeros", lambda m, x: x.new_zeros(2, 3), ALL,
+           lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    OpInfo("new_ones", lambda m, x: x.new_ones((2,), dtype=m.float64), ALL,
+           lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    OpInfo("new_full", lambda m, x: x.new_full((2, 2), 3), ALL,
+           lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    OpInfo("new_empty", lambda m, x: m.tensor(list(x.new_empty(2, 3).shape) + [
+        str(x.new_empty(()).dtype) == str(x.dtype)]), ALL,
+        lambda dtype, rng: [Sample(make(rng, (3,), dtype))], grad=False),
+    # the metadata queries as ops (what a "strides"-policy subclass's handler is asked)
+    OpInfo("torch.ops.aten.is_contiguous", lambda m, x: m.tensor([
+        m.ops.aten.is_contiguous.default(x), m.ops.aten.is_contiguous.default(x.transpose(0, 1)),
+        m.ops.aten.is_contiguous.memory_format(x, m.channels_last),
+        m.ops.aten.is_strides_like_format.default(x, m.channels_last),
+        m.ops.aten.is_strides_like_format.default(x, m.contiguous_format),
+        m.ops.aten.is_non_overlapping_and_dense.default(x[:, :1])]
+        + m.ops.aten.stride.default(x) + m.ops.aten.sym_stride.default(x.transpose(0, 1))),
+        ALL, lambda dtype, rng: [Sample(make(rng, (2, 3, 4, 5), dtype)),
+                                 Sample(make(rng, (2, 3, 4, 5), dtype, "transposed"))],
+        grad=False),
     # forward AD's tangent layout: zeros laid out as `other` (a "sliced" other has gaps) behind
     # self's batch dims; compared as sizes, strides, storage offset and storage size
     OpInfo("_new_zeros_with_same_feature_meta", lambda m, x, y, n: m.tensor(

@@ -54,21 +54,21 @@ def reached():
 
 # Ops reached only through other tests' code paths than op-db rows, each with the reason.
 NOT_IN_OP_DB = {
-    "aten::uniform_": "sampler, bit-exact with torch: tests/test_generator.py",
     "aten::random_": "sampler, bit-exact with torch: tests/test_generator.py",
-    "aten::random_.from": "sampler, bit-exact with torch: tests/test_generator.py, "
-                          "tests/test_probe_programs2.py",
     "aten::bernoulli": "sampler, bit-exact with torch: tests/test_generator.py",
     "aten::randperm": "sampler, bit-exact with torch: tests/test_generator.py",
     "aten::geometric_": "sampler: tests/test_generator.py",
     "aten::cauchy_": "sampler: tests/test_generator.py",
     "aten::log_normal_": "sampler: tests/test_generator.py",
     "aten::multinomial": "sampler, bit-exact with torch: tests/test_generator.py",
+    "aten::set_.source_Tensor": "Tensor.set_(tensor) calls it only for a __torch_dispatch__ "
+                                "subclass or under a dispatch mode: "
+                                "tests/test_python_dispatch_real.py",
 }
 # Ops PyTorch's CPU build declares without a CPU (or Meta) kernel; ember declares them for code
 # that names them (PyTorch's OpInfo database does), and a call raises as PyTorch's does.
 CUDA_ONLY = {"aten::_flash_attention_forward", "aten::_efficient_attention_forward",
-             "aten::_scaled_mm_v2"}
+             "aten::_scaled_mm_v2", "aten::record_stream"}
 NOT_IN_OP_DB.update(dict.fromkeys(CUDA_ONLY, "CUDA-only: no kernel on ember's devices"))
 
 

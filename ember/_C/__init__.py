@@ -55,6 +55,36 @@ def _set_view_replay_enabled(mode):
     _view_replay[0] = bool(mode)
 
 
+def _dispatch_find_schema_or_throw(name, overload_name):
+    """The dispatcher's handle on an operator by name and overload ("" for the default): here
+    the OpOverload itself."""
+    from .._dispatch.dispatcher import lookup
+    return lookup(f"{name}.{overload_name}" if overload_name else name)
+
+
+def _dispatch_call_boxed(handle, *args, **kwargs):
+    """Call an operator found by _dispatch_find_schema_or_throw."""
+    return handle(*args, **kwargs)
+
+
+def _dispatch_isTensorSubclassLike(tensor):
+    """Whether ops on `tensor` go to Python (a `__torch_dispatch__` subclass) rather than
+    straight to a backend's kernels."""
+    from .._core.python_key import PYTHON_KEY
+    return tensor._sparse is PYTHON_KEY
+
+
+class _EnablePythonDispatcher:
+    """A guard that switches PyTorch from its C++ dispatcher to its Python one while it lives.
+    ember's one dispatcher is already written in Python, so the guard changes nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
 def _len_torch_dispatch_stack():
     from .._dispatch.python_dispatch import mode_stack
     return len(mode_stack())

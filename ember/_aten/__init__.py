@@ -9,7 +9,7 @@ from ._parallel import quiet_floating_point
 from . import elementwise, special, reduction, sorting, linalg  # noqa: F401
 from . import conv, pooling, norm, nn_ops, embedding_bag, shape, indexing, factory  # noqa: F401
 from . import loss, ctc, rnn, fft, amp, sparse, sparse_ops, sparse_compressed  # noqa: F401
-from . import scalar_overloads  # noqa: F401
+from . import scalar_overloads, tensor_metadata  # noqa: F401
 from .inplace import register_inplace_kernels
 from .autocast import apply_policies
 from .real_only import refuse_complex

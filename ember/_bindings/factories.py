@@ -12,6 +12,7 @@ from .._core.float8 import as_strided
 from .._core import dtype as D
 from .._core.device import device as _device_cls, default_device, check_legacy_device, no_backend
 from .._core.tensor import Tensor, Size, _wrap_external, _meta
+from .._core.python_key import PYTHON_KEY
 from .._core.layout import strided, sparse_coo
 from .._core.storage import UntypedStorage
 from .._core.resizable import mark_not_resizable
@@ -349,15 +350,34 @@ def _filled(t, value):
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
+    if _through_op(input):
+        return _like_op(_op("empty_like"), input, requires_grad, dtype, layout, device,
+                        memory_format)
     return _finish(_empty_like(input, dtype, device, memory_format), requires_grad)
 
 
-def _recorded(input):
-    """Whether a *_like factory goes through its op: while a dispatch mode (a capture) is
-    active, for the dense CPU and meta tensors the op's kernels serve, so the capture records
-    aten.zeros_like / ones_like / full_like (and the graph fills, rather than reads an empty)."""
-    return _dispatcher._modes and input._sparse is None and input._lazy is None and \
-        input.device.type in ("cpu", "meta")
+@_impl("empty_like", ("CPU", "Meta"))
+def _empty_like_kernel(self, dtype=None, layout=None, device=None, pin_memory=None,
+                       memory_format=None):
+    return _empty_like(self, dtype, device, memory_format)
+
+
+def _through_op(input):
+    """Whether a factory that reads a tensor (a *_like one, a Tensor.new_* method) goes through
+    its op rather than straight to its kernel's code: for a `__torch_dispatch__` subclass, whose
+    handler makes the result (as in PyTorch); and while a dispatch mode (a capture) is active,
+    for the dense CPU and meta tensors the op's kernels serve, so the capture records
+    aten.zeros_like, aten.new_ones, ... (and the graph fills, rather than reads an empty).
+    Under vmap they stay off the dispatcher: vmap batches their results itself ("new_like")."""
+    return input._sparse is PYTHON_KEY or (
+        _dispatcher._modes and not _vmap_state.levels and input._sparse is None and
+        input._lazy is None and input.device.type in ("cpu", "meta"))
+
+
+def _like_op(op, input, requires_grad, dtype, layout, device, memory_format, *args):
+    """A *_like factory's call of its op, keyword arguments as PyTorch's binding passes them."""
+    return _finish(op(input, *args, dtype=dtype, layout=layout, device=device, pin_memory=False,
+                      memory_format=memory_format), requires_grad)
 
 
 # full_like is an op so that captures record it (torch.export keeps zeros_like/ones_like whole and
@@ -384,7 +404,7 @@ def _filled_like(value):
 
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
-    if _recorded(input):
+    if _through_op(input):
         return _finish(_zeros_like(input, dtype=dtype, layout=layout, device=device,
                                    pin_memory=False, memory_format=memory_format), requires_grad)
     return _finish(_filled(_empty_like(input, dtype, device, memory_format), 0), requires_grad)
@@ -392,7 +412,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
-    if _recorded(input):
+    if _through_op(input):
         return _finish(_ones_like(input, dtype=dtype, layout=layout, device=device,
                                   pin_memory=False, memory_format=memory_format), requires_grad)
     return _finish(_filled(_empty_like(input, dtype, device, memory_format), 1), requires_grad)
@@ -401,7 +421,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     fill_value = _ap.scalar_arg("full_like", "fill_value", 2, fill_value)
-    if _recorded(input):
+    if _through_op(input):
         return _finish(_full_like(input, fill_value, dtype=dtype, layout=layout, device=device,
                                   pin_memory=False, memory_format=memory_format), requires_grad)
     return _finish(_filled(_empty_like(input, dtype, device, memory_format), fill_value),
@@ -420,27 +440,72 @@ def _sampled(t):
     return t
 
 
+# The random *_like factories: a call with a generator runs the kernel's code directly (the
+# ops here are PyTorch's overloads without one)
 @random_function(like=True)
 def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, generator=None):
-    t = _empty_like(input, dtype, device, memory_format)
-    return _finish(_sampled(_uniform_(t, 0.0, 1.0, generator)), requires_grad)
+    if generator is None and _through_op(input):
+        return _like_op(_op("rand_like"), input, requires_grad, dtype, layout, device,
+                        memory_format)
+    return _finish(_rand_like(input, dtype, None, device, None, memory_format, generator),
+                   requires_grad)
+
+
+@_impl("rand_like", ("CPU", "Meta"))
+def _rand_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None,
+               generator=None):
+    return _sampled(_uniform_(_empty_like(self, dtype, device, memory_format), 0.0, 1.0,
+                              generator))
 
 
 @random_function(like=True)
 def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, generator=None):
-    t = _empty_like(input, dtype, device, memory_format)
-    return _finish(_sampled(_normal_(t, 0.0, 1.0, generator)), requires_grad)
+    if generator is None and _through_op(input):
+        return _like_op(_op("randn_like"), input, requires_grad, dtype, layout, device,
+                        memory_format)
+    return _finish(_randn_like(input, dtype, None, device, None, memory_format, generator),
+                   requires_grad)
+
+
+@_impl("randn_like", ("CPU", "Meta"))
+def _randn_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None,
+                generator=None):
+    return _sampled(_normal_(_empty_like(self, dtype, device, memory_format), 0.0, 1.0,
+                             generator))
 
 
 @random_function(like=True)
 def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None, generator=None):
+    if generator is None and _through_op(input):
+        if high is None:
+            return _like_op(_op("randint_like"), input, requires_grad, dtype, layout, device,
+                            memory_format, low)
+        return _like_op(_op("randint_like.low_dtype"), input, requires_grad, dtype, layout,
+                        device, memory_format, low, high)
     if high is None:
         low, high = 0, low
-    t = _empty_like(input, dtype, device, memory_format)
-    return _finish(_sampled(_random_(t, low, high, generator)), requires_grad)
+    return _finish(_randint_like(input, low, high, dtype, device, memory_format, generator),
+                   requires_grad)
+
+
+def _randint_like(self, low, high, dtype, device, memory_format, generator=None):
+    t = _empty_like(self, dtype, device, memory_format)
+    return _sampled(_random_(t, low, high, generator))
+
+
+@_impl("randint_like", ("CPU", "Meta"))
+def _randint_like_high(self, high, dtype=None, layout=None, device=None, pin_memory=None,
+                       memory_format=None):
+    return _randint_like(self, 0, high, dtype, device, memory_format)
+
+
+@_impl("randint_like.low_dtype", ("CPU", "Meta"))
+def _randint_like_low_high(self, low, high, dtype=None, layout=None, device=None,
+                           pin_memory=None, memory_format=None):
+    return _randint_like(self, low, high, dtype, device, memory_format)
 
 
 def range_out(values, out, requires_grad, warn_resize=False):
@@ -788,6 +853,11 @@ def _check_new_keywords(name, kw):
 
 
 def _new_factory(fn, name):
+    op = _op(name)
+    _impl(op, ("CPU", "Meta"))(
+        lambda self, size, dtype=None, layout=None, device=None, pin_memory=None: fn(
+            size=size, dtype=dtype or self.dtype, device=device or self.device))
+
     def method(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, **kw):
         _check_new_keywords(name, kw)
         if size is not None and sizes:
@@ -795,6 +865,10 @@ def _new_factory(fn, name):
         if size is None and not sizes:
             from .codegen import _missing_size
             _missing_size(name, "size")
+        if _through_op(self):
+            return _finish(op(self, _size_args(sizes, size, name), dtype=dtype,
+                              layout=kw.get("layout"), device=device, pin_memory=False),
+                           requires_grad)
         dtype, device = dtype or self.dtype, device or self.device
         if fn is empty and self.is_sparse:   # a sparse tensor's new_empty is sparse too
             return _sparse_zeros(_size_args(sizes, size, name), dtype, device, requires_grad)
@@ -809,12 +883,22 @@ def _new_factory(fn, name):
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
     _check_new_keywords("new_full", kw)
     fill_value = _ap.scalar_arg("new_full", "fill_value", 2, fill_value)
+    if _through_op(self):
+        return _finish(_op("new_full")(self, _size_args((size,), None, "new_full"), fill_value,
+                                       dtype=dtype, layout=kw.get("layout"), device=device,
+                                       pin_memory=False), requires_grad)
     dtype, device = dtype or self.dtype, device or self.device
     out = full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
     if _vmap_state.levels:
         out = _vmap_state.RULES["new_like"](self, out, lambda shape: full(
             shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad))
     return out
+
+
+@_impl("new_full", ("CPU", "Meta"))
+def _new_full_kernel(self, size, fill_value, dtype=None, layout=None, device=None,
+                     pin_memory=None):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
 
 
 def _uniform_method(self, from_=0.0, to=1.0, *, generator=None, **kw):

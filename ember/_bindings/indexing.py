@@ -13,6 +13,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import numpy as np
 
 from .._core import dtype as D
+from .._core import torch_function as _tf
 from .._dispatch.dispatcher import lookup
 from .._core.tensor import Tensor
 from .arg_parser import type_name as _type_name
@@ -201,9 +202,24 @@ def _opt_int(x):
     return None if x is None else int(x)
 
 
+_INDEX_LISTS = (tuple, list)
+
+
+def _overloaded_in_key(self, key):
+    """The `__torch_function__` overrides among a tuple or list index's members (called for a
+    tuple or list holding something other than ints, slices, None, ...): PyTorch's indexing
+    looks into the index for them, where the binding's check sees only a tuple."""
+    return _tf.overloaded_args((self, key), skip_exact=Tensor)
+
+
 def getitem(self, key):
     if type(key) is int:  # the common case, kept short
         return _select_index(self, 0, key)
+    if type(key) in _INDEX_LISTS and not _tf.FAST_ARGS.issuperset(map(type, key)):
+        overloaded = _overloaded_in_key(self, key)
+        if overloaded:
+            return _tf.handle_torch_function(Tensor.__getitem__, (self, key), self, key,
+                                             overloaded=overloaded, c_level=True)
     result, indices = apply_slicing(self, key)
     if indices is None:
         return _alias(result) if result is self else result
@@ -211,6 +227,11 @@ def getitem(self, key):
 
 
 def setitem(self, key, value):
+    if type(key) in _INDEX_LISTS and not _tf.FAST_ARGS.issuperset(map(type, key)):
+        overloaded = _overloaded_in_key(self, key)
+        if overloaded:
+            return _tf.handle_torch_function(Tensor.__setitem__, (self, key, value), self, key,
+                                             value, overloaded=overloaded, c_level=True)
     is_tensor = isinstance(value, Tensor)
     if isinstance(value, np.integer):   # PyTorch's parser reads a NumPy int as an int
         value = int(value)

@@ -4,6 +4,7 @@
 and calling one is the legacy constructor in that dtype (`torch.LongTensor([1, 2])`,
 `torch.FloatTensor(2, 3)` uninitialized). The `torch.cuda.*` ones exist but cannot be built here."""
 from .._core.dtype import LEGACY_TYPE_NAMES, get_default_dtype
+from .._core.python_key import PYTHON_KEY
 from .._core.tensor import Tensor
 
 
@@ -11,6 +12,9 @@ def tensor_new(cls, *args, **kwargs):
     """`Tensor.__new__`: `torch.Tensor(...)` and a subclass's `Sub(...)` are the legacy
     constructor in the default dtype, on the CPU; `Sub(t)` views a tensor as the subclass."""
     if args and isinstance(args[0], Tensor) and cls is not Tensor:
+        if args[0]._sparse is PYTHON_KEY:
+            from .tensor_methods import check_unowned
+            check_unowned(args[0], cls)
         return args[0]._as_subclass(cls)
     from .factories import legacy_construct
     t = legacy_construct(get_default_dtype(), kwargs.pop("device", None), args, kwargs,

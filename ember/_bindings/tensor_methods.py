@@ -14,6 +14,8 @@ from .._core import dtype as D
 from .._core.grad_mode import _grad_state
 from .._core.device import device as _device_cls
 from .._core.tensor import Tensor, _FAST, _overridden, _handle, _wrap_external
+from .._core.python_key import PYTHON_KEY
+from .._core.mode_stack import torch_dispatch_modes as _torch_dispatch_modes
 from .._core.memory_format import contiguous_format, preserve_format, suggest_memory_format
 from .._core.layout import sparse_coo as _sparse_coo
 from .._dispatch.dispatcher import lookup as _op, impl as _impl
@@ -235,6 +237,18 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     if source.dtype is not self.dtype:
         raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
                            f"tensor of type {D.c_type_name(self.dtype)}")
+    if self._sparse is PYTHON_KEY or _torch_dispatch_modes:
+        # the op a `__torch_dispatch__` handler (a subclass's, a mode's) sees, as in PyTorch
+        return _set_source_tensor(self, source)
+    _set_to(self, source)
+    self._bump_version()
+    return self
+
+
+@_impl("set_.source_Tensor", ("CPU", "Meta"))
+def _set_to(self, source):
+    """set_'s kernel: self views source's memory with source's geometry (the dispatcher counts
+    the in-place write on self's version)."""
     self._np, self._size, self.dtype = source._np, source._size, source.dtype
     self._storage = source._storage_()
     if source._stride_ is not None:   # an empty view keeps its geometry explicitly
@@ -242,11 +256,13 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     else:
         self.__dict__.pop("_stride_", None)
         self.__dict__.pop("_offset_", None)
-    self._bump_version()
     if self._grad_acc is not None:
         from ..autograd.graph import reset_grad_accumulator
         reset_grad_accumulator(self)
     return self
+
+
+_set_source_tensor = _op("set_.source_Tensor")
 
 
 def _on_storage(self, source, storage_offset, size, stride):
@@ -607,12 +623,12 @@ def _fix_weakref(self):
 
 
 def _record_stream(self, stream):
-    """A CPU tensor has no stream to record: PyTorch's CPU backend has no kernel for it."""
-    if not hasattr(stream, "stream_id"):
+    """The op, which a dispatch mode or a subclass's handler sees; a CPU tensor has no stream to
+    record, and PyTorch's CPU backend no kernel for it."""
+    from .._core.stream import Stream
+    if not isinstance(stream, Stream):
         raise RuntimeError("unknown parameter type")
-    raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the 'CPU' "
-                              "backend: record_stream marks memory used by a CUDA stream, and "
-                              "ember has no CUDA device.")
+    return _op("record_stream")(self, stream)
 
 
 def _module_load(self, other, assign=False):
@@ -702,7 +718,11 @@ _TENSOR_SLOTS = tuple(n for n in Tensor.__slots__ if n not in ("__dict__", "__we
 def _retype(t, cls):
     """A fresh tensor `t` as a `cls` instance: its class changed in place, or, for a subclass
     whose own __slots__ give it another object layout (which __class__ assignment refuses), a
-    new `cls` object holding t's state."""
+    new `cls` object holding t's state. A `t` that a `__torch_dispatch__` handler returned is
+    already its class's Python object, which PyTorch neither re-classes nor copies."""
+    if t._sparse is PYTHON_KEY:
+        check_unowned(t, cls)
+        return t
     try:
         t.__class__ = cls
         return t
@@ -715,12 +735,24 @@ def _retype(t, cls):
         return new
 
 
+def check_unowned(t, cls):
+    """PyTorch's refusal to give `cls` a tensor already bound to a Python object of a class that
+    is not `cls` or one of its subclasses (the result of a `__torch_dispatch__` handler)."""
+    if not isinstance(t, cls):
+        raise RuntimeError(f"Creating a new Tensor subclass {cls.__name__} but the raw Tensor "
+                           f"object is already associated to a python object of type "
+                           f"{type(t).__name__} which is not a subclass of the requested type")
+
+
 def _make_subclass(cls, data, require_grad=False, **kwargs):
     """`cls` over data's storage, detached, requiring grad as asked (Tensor._make_subclass)."""
     if not isinstance(data, Tensor):
         raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
                         f"{type(data).__name__}")
     t = _retype(data.detach(), cls)   # a fresh alias of the storage: its class may change
+    if kwargs.get("dispatch_sizes_strides_policy") in ("strides", "sizes") and \
+            t._sparse is PYTHON_KEY:
+        t._dispatch_strides = True   # metadata queries ask the handler (_aten/tensor_metadata.py)
     if require_grad:
         t.requires_grad = True   # Parameter(...) works inside transforms
     return t

@@ -202,8 +202,7 @@ class Tensor:
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"cls must be a subclass of torch.Tensor, not {cls!r}")
         if cls._sparse is not PYTHON_KEY:
-            raise RuntimeError(f"_make_wrapper_subclass: {cls.__name__} does not define "
-                               "__torch_dispatch__, so nothing could compute with its instances")
+            raise TypeError(f"{cls.__name__} must define __torch_dispatch__")
         if layout is not strided:
             raise NotImplementedError(f"_make_wrapper_subclass: layout {layout} (ember's "
                                       "wrapper subclasses are strided)")
@@ -214,6 +213,8 @@ class Tensor:
                                "strides")
         from .device import device as _device_cls
         t = object.__new__(cls)
+        if dispatch_sizes_strides_policy in ("strides", "sizes"):
+            t._dispatch_strides = True   # metadata queries ask the handler (tensor_metadata.py)
         t._np = None
         t._size = size
         t.dtype = D.get_default_dtype() if dtype is None else dtype
@@ -380,11 +381,16 @@ class Tensor:
     is_sparse_csr = property(lambda self: self.layout is sparse_csr)
 
     def stride(self, dim=None):
-        if self._sparse is not None and self.layout is not strided:  # PyTorch's for sparse
-            if type(self._sparse) is not tuple:
-                raise RuntimeError("Sparse CSR tensors do not have strides")
-            st = (0,) * len(self._size)
-            return st if dim is None else st[_wrap_dim(dim, len(self._size))]
+        if self._sparse is not None:
+            if self.layout is not strided:  # PyTorch's for sparse
+                if type(self._sparse) is not tuple:
+                    raise RuntimeError("Sparse CSR tensors do not have strides")
+                st = (0,) * len(self._size)
+                return st if dim is None else st[_wrap_dim(dim, len(self._size))]
+            if "_dispatch_strides" in self.__dict__:   # its handler's (_aten/tensor_metadata.py)
+                from .._aten.tensor_metadata import sym_stride
+                st = tuple(sym_stride(self))
+                return st if dim is None else st[_wrap_dim(dim, len(self._size))]
         st = self._stride_
         if st is None:
             a = self._np
@@ -405,8 +411,13 @@ class Tensor:
         return (self._np.__array_interface__["data"][0] - base) // self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
-        if type(self) not in _FAST and _overridden(self):
-            return _handle(Tensor.is_contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
+        if type(self) not in _FAST:
+            if _overridden(self):
+                return _handle(Tensor.is_contiguous, (self,), {} if memory_format is None else {'memory_format': memory_format})
+            if "_dispatch_strides" in self.__dict__:   # its handler's (_aten/tensor_metadata.py)
+                from .._aten import tensor_metadata as md
+                return md.is_contiguous(self) if memory_format is None else \
+                    md.is_contiguous_memory_format(self, memory_format)
         if memory_format is not None and memory_format is not _contiguous_format():
             from .memory_format import is_contiguous_as
             return is_contiguous_as(self, memory_format)
@@ -594,7 +605,13 @@ class Tensor:
 
     @property
     def data(self):
-        """The same data as a new leaf that autograd does not track (and a separate version)."""
+        """The same data as a new leaf that autograd does not track (and a separate version).
+        A Python-key tensor's is what its handler makes of `aten.detach`, as in PyTorch."""
+        if self._sparse is PYTHON_KEY:
+            t = self.detach()
+            if isinstance(t, Tensor) and t is not self:
+                t._storage = _same_bytes(t._storage_(), t._device, 0)
+            return t
         t = _alias_with_bits(self)
         t._storage = _same_bytes(self._storage_(), self._device, 0)
         return t
@@ -819,14 +836,16 @@ class Tensor:
                 # a copy of the storage, shared by every tensor and storage copied with this memo
                 from ..storage import _deepcopy_untyped
                 storage = _deepcopy_untyped(self._storage_(), memo)
-                new = Tensor.new_empty(self, (0,)).set_(storage, self.storage_offset(),
-                                                        self.size(), self.stride())
+                new = _deepcopy_shell(self, "new_empty", "non-wrapper subclasses",
+                                      "implement new_empty() and for which that function",
+                                      "new_empty() to return")
+                new = new.set_(storage, self.storage_offset(), self.size(), self.stride())
                 if bits is not None:  # PyTorch's copy of a conjugate/negative view: its values
                     new = resolved_values(set_math_bits(new, bits.conj, bits.neg))
             else:
-                new = self.clone()
-        if type(new) is not type(self):
-            new = new._as_subclass(type(self))
+                new = _deepcopy_shell(self, "clone", "wrapper subclasses",
+                                      "implement clone() and for which cloning",
+                                      "clone() to return")
         new._rg = self._rg
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -863,6 +882,25 @@ class Tensor:
 
 
 _warn_non_leaf_grad = True
+
+
+def _deepcopy_shell(t, method, kind, contract, intent):
+    """The tensor __deepcopy__ fills: `t.new_empty([])` (later set_ to the copied storage) for a
+    tensor with data, `t.clone()` for one without (a wrapper subclass, a meta or sparse
+    tensor). A subclass's own method runs, with __torch_function__ overrides off as in PyTorch
+    (where __deepcopy__ runs inside Tensor.__torch_function__), and must keep its type."""
+    if type(t) is Tensor:
+        return Tensor.new_empty(t, (0,)) if method == "new_empty" else t.clone()
+    with _torch_function.DisableTorchFunctionSubclass():
+        new = t.new_empty([]) if method == "new_empty" else t.clone()
+    if type(new) is not type(t):
+        raise RuntimeError(
+            f"The default implementation of __deepcopy__() for {kind} only works for subclass "
+            f"types that {contract} returns another instance of the same subclass. You should "
+            f"either properly implement {method}() for your subclass or override "
+            f"__deepcopy__() if it is intended behavior for {intent} an instance of a "
+            "different type.")
+    return new
 
 
 # ---- DLPack capsules ---------------------------------------------------------------------------

@@ -92,6 +92,11 @@ class DisableTorchDispatch:
 _disabled = [0]
 
 
+def dispatch_disabled():
+    """Whether a DisableTorchDispatch block (`no_dispatch()`) is running."""
+    return _disabled[0] > 0
+
+
 # ---- the fallback -------------------------------------------------------------------------
 def python_fallback(op, key, args):
     if _disabled[0]:
@@ -110,6 +115,9 @@ def python_fallback(op, key, args):
         if index is not None:
             entry = _modes[index]
             mode = entry.mode
+            if getattr(mode.__torch_dispatch__, "__self__", None) is type(mode):
+                raise RuntimeError("Defining your mode's `__torch_dispatch__` as a classmethod "
+                                   "is not supported, please make it a plain method")
             _modes[index] = _Suspended(entry)
             try:
                 rule = op._torch_dispatch_rules.get(type(mode))

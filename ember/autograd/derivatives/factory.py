@@ -6,6 +6,8 @@ from ._common import _zero
 not_differentiable("empty.memory_format", "empty_strided", "full", "arange.start_step",
                    "linspace", "eye.m", "scalar_tensor", "_tensor_from_data", "full_like")
 not_differentiable("randperm", "multinomial")
+not_differentiable("empty_like", "rand_like", "randn_like", "randint_like",
+                   "randint_like.low_dtype", "new_empty", "new_zeros", "new_ones", "new_full")
 
 # Sampling into a floating tensor is differentiable in PyTorch, with a zero gradient: the
 # output requires grad when its input does (x.clone().uniform_() keeps a graph), and nothing

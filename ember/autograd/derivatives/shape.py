@@ -210,6 +210,8 @@ derivative("unsqueeze_", {"self": lambda grad, dim: grad.squeeze(dim)},
 # as_strided_ has no formula here (its gradient needs self's geometry before the op): backward
 # through it raises. resize_ refuses tensors that require grad (see Tensor.resize_).
 not_differentiable("resize_", "resize_as_")
+# set_ swaps a tensor's memory: what it held before has no gradient path to what it holds now
+not_differentiable("set_.source_Tensor")
 derivative("poisson", {"self": _zero})  # a sample does not move with its rate
 # fractional max pooling sends each gradient where its index points, as adaptive max pooling
 derivative("fractional_max_pool2d", {"self": lambda grad, self, result1:
