@@ -172,3 +172,34 @@ def test_dash_c_code_is_main_module(tmp_path):
     out = subprocess.run([sys.executable, "-m", "ember", "-c", code], capture_output=True,
                          text=True, cwd=tmp_path, timeout=120)
     assert "Ran 1 test" in out.stderr and "OK" in out.stderr, out.stderr
+
+
+# ---- torch._assert_tensor_metadata (PyTorch's test_comparison_utils.py) ------------------------
+@pytest.mark.parametrize("args, kwargs", [
+    (([3, 2], [1, 3], "float32"), {}),
+    ((None, None, None), {}),
+    (([2, 3],), {}),
+    ((None, [1, 2]), {}),
+    ((None, None, "int64"), {}),
+    ((None, None, None), {"device": "meta"}),
+    ((), {"layout": "sparse_csr"}),
+])
+def test_assert_tensor_metadata_matches_torch(args, kwargs):
+    def run(lib):
+        a = [getattr(lib, x) if isinstance(x, str) else x for x in args]
+        kw = {k: getattr(lib, v) if k == "layout" else v for k, v in kwargs.items()}
+        try:
+            return lib._assert_tensor_metadata(lib.zeros(2, 3).t(), *a, **kw)
+        except RuntimeError as e:
+            return str(e)
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint16", "uint64", "float16", "complex64"])
+def test_assert_tensor_metadata_names_the_c_type(dtype):
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib._assert_tensor_metadata(lib.zeros(1, dtype=getattr(lib, dtype)), dtype=lib.float32)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

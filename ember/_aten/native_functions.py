@@ -586,6 +586,8 @@ swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)  | method
 swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)  | method
 resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
 resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)  | method
+# ---- metadata assertions (what compiled graphs check of their inputs)
+_assert_tensor_metadata(Tensor a, int[]? size=None, int[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()  | function
 # ---- ops PyTorch declares for its own autograd tests: copies with a recognizable backward
 _test_autograd_multiple_dispatch.fullcoverage(Tensor self) -> Tensor  | function
 _test_autograd_multiple_dispatch_view(Tensor(a) self) -> Tensor(a)  | function
