@@ -203,3 +203,63 @@ def test_assert_tensor_metadata_names_the_c_type(dtype):
             lib._assert_tensor_metadata(lib.zeros(1, dtype=getattr(lib, dtype)), dtype=lib.float32)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+# ---- from a newer test_testing.py: devices, memory formats, decorateIf -------------------------
+def test_device_never_equals_a_string():
+    """torch.device("cpu") == "cpu" is False; a string naming no device compares without error
+    (OpInfo.supported_dtypes asks `device_type == "privateuse1"` of a device)."""
+    for other in ("cpu", "privateuse1", "not a device", 1):
+        assert (ember.device("cpu") == other) is (torch.device("cpu") == other)
+        assert (ember.device("cpu") != other) is (torch.device("cpu") != other)
+    assert ember.device("cpu") == ember.device("cpu")
+    assert {ember.device("cpu"): 1}[ember.device("cpu")] == 1
+
+
+def test_preserve_format_contiguity():
+    """is_contiguous(preserve_format) asks for the default layout; contiguous(preserve_format)
+    refuses only a tensor it would have to copy."""
+    def run(lib):
+        x = lib.zeros(2, 3, 4)
+        p = x.permute(2, 0, 1)
+        out = [x.is_contiguous(memory_format=lib.preserve_format),
+               p.is_contiguous(memory_format=lib.preserve_format),
+               x.contiguous(memory_format=lib.preserve_format) is x]
+        try:
+            p.contiguous(memory_format=lib.preserve_format)
+        except RuntimeError as e:
+            out.append(str(e))
+        t = lib.testing.make_tensor((2, 3), dtype=lib.float32, device="cpu",
+                                    memory_format=lib.preserve_format)
+        return out + [t.is_contiguous()]
+    assert run(ember) == run(torch)
+
+
+def test_decorate_if_marks_only_its_cases():
+    """decorateIf over @parametrize: a decorator that marks the function it is given marks the
+    selected case only (each case gets its own function), as in PyTorch's harness."""
+    from ember.testing._internal import common_device_type as device_type
+    from ember.testing._internal import common_utils as harness
+
+    def names_marked():
+        def mark(fn):
+            fn._marked = True
+            return fn
+
+        class TestP(harness.TestCase):
+            @harness.decorateIf(mark, lambda p: p["x"] == 1 and p["y"])
+            @harness.parametrize("x", range(3))
+            @harness.parametrize("y", [False, True])
+            def test_param(self, x, y):
+                pass
+
+        scope = {"TestP": TestP}
+        device_type.instantiate_device_type_tests(TestP, scope, only_for="cpu")
+        return sorted(k for k, v in vars(scope["TestPCPU"]).items()
+                      if k.startswith("test_") and getattr(v, "_marked", False))
+    assert names_marked() == ["test_param_x_1_y_True_cpu"]
+
+
+def test_lazy_modules_are_imported_on_first_use():
+    for name in ember._lazy_modules:
+        assert getattr(ember, name).__name__ == f"ember.{name}"

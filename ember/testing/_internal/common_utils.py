@@ -775,7 +775,12 @@ class decorateIf(_TestParametrizer):
         self.decorator, self.predicate_fn = decorator, predicate_fn
 
     def _parametrize_test(self, test, generic_cls, device_cls):
-        yield (test, "", {},
+        # a fresh function per case: a decorator that marks the function it is given must mark
+        # this case alone, not the test every other case shares
+        @wraps(test)
+        def test_wrapper(*args, **kwargs):
+            return test(*args, **kwargs)
+        yield (test_wrapper, "", {},
                lambda kw: [self.decorator] if self.predicate_fn(kw) else [])
 
 
