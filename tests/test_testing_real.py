@@ -263,3 +263,33 @@ def test_decorate_if_marks_only_its_cases():
 def test_lazy_modules_are_imported_on_first_use():
     for name in ember._lazy_modules:
         assert getattr(ember, name).__name__ == f"ember.{name}"
+
+
+def test_any_one_dtype_reaches_the_float8_types():
+    """@ops(..., dtypes=OpDTypes.any_one) picks a float8 dtype for an op that supports only
+    those (torch._scaled_mm's OpInfo), as PyTorch's ANY_DTYPE_ORDER ends with them."""
+    from ember.testing._internal.common_device_type import (OpDTypes, instantiate_device_type_tests,
+                                                            ops)
+    from ember.testing._internal.common_utils import TestCase
+
+    class FakeOp:
+        formatted_name = "float8_only"
+
+        def supported_dtypes(self, device_type):
+            return {ember.float8_e5m2, ember.float8_e4m3fn}
+
+        def supported_backward_dtypes(self, device_type):
+            return set()
+
+        def get_decorators(self, *args):
+            return []
+
+    class TestAnyOne(TestCase):
+        @ops([FakeOp()], dtypes=OpDTypes.any_one)
+        def test_x(self, device, dtype, op):
+            pass
+
+    scope = {"TestAnyOne": TestAnyOne}
+    instantiate_device_type_tests(TestAnyOne, scope, only_for="cpu")
+    assert [k for k in vars(scope["TestAnyOneCPU"]) if k.startswith("test_")] == \
+        ["test_x_float8_only_cpu_float8_e4m3fn"]

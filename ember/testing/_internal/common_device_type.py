@@ -193,7 +193,7 @@ class OpDTypes(Enum):
 # the dtype OpDTypes.any_one picks: the first of these the op supports
 ANY_DTYPE_ORDER = (ember.float32, ember.float64, ember.complex64, ember.complex128, ember.float16,
                    ember.bfloat16, ember.long, ember.int32, ember.int16, ember.int8, ember.uint8,
-                   ember.bool)
+                   ember.bool, ember.float8_e4m3fn, ember.float8_e5m2)
 
 
 class ops(_TestParametrizer):
