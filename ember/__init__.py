@@ -190,10 +190,13 @@ def typename(obj):
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
+# the submodules imported on first use, as PyTorch's torch.onnx is (`import ember.onnx` works
+# as well); PyTorch names its own set torch._lazy_modules
+_lazy_modules = frozenset({"onnx", "_utils", "_VF", "ao", "_ops", "_prims_common"})
+
+
 def __getattr__(name):
-    # torch.onnx (and torch._utils, torch._VF, torch.ao, torch._ops, torch._prims_common here)
-    # is imported on first use, as in PyTorch (`import ember.onnx` works as well)
-    if name in ("onnx", "_utils", "_VF", "ao", "_ops", "_prims_common"):
+    if name in _lazy_modules:
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)

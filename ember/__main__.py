@@ -4,6 +4,7 @@ torch -> ember."""
 import os
 import runpy
 import sys
+import types
 
 from .utils._torch_alias import install
 
@@ -25,9 +26,12 @@ def main():
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
     elif args[0] == "-c":
         # as `python -c CODE`: argv[0] is "-c", the current directory is importable
+        # (the program text is module __main__ itself, so unittest.main() finds its tests)
         sys.argv = ["-c"] + args[2:]
         sys.path.insert(0, "")
-        exec(compile(args[1], "<string>", "exec"), {"__name__": "__main__"})
+        main_module = types.ModuleType("__main__")
+        sys.modules["__main__"] = main_module
+        exec(compile(args[1], "<string>", "exec"), main_module.__dict__)
     else:
         sys.argv = args
         runpy.run_path(os.path.abspath(args[0]), run_name="__main__")  # __file__ absolute, as python sets it

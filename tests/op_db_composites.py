@@ -259,7 +259,22 @@ def _x34(*extra, **kwextra):
                                       **kwextra)]
 
 
+def _metadata_samples(dtype, rng):
+    return [Sample(make(rng, (3, 4), dtype), [3, 4], [4, 1], DT(dtype)),
+            Sample(make(rng, (4, 3), dtype, "transposed"), [4, 3], [1, 4]),
+            Sample(make(rng, (2,), dtype), None, None, None, device="cpu")]
+
+
+def _metadata_errors():
+    return [ErrorInput(f32(3), [4], match=r"sizes mismatch! Expected: \[4\], Got: \[3\]"),
+            ErrorInput(f32(3), None, [2], match=r"strides mismatch! Expected: \[2\], Got: \[1\]"),
+            ErrorInput(i64(3), None, None, DT("float32"), match="Expected: Float, Got: long int"),
+            ErrorInput(f32(3), device="meta", match="device mismatch! Expected: meta, Got: cpu")]
+
+
 COMPOSITE_OPS = [
+    OpInfo("torch._assert_tensor_metadata", lambda m, *a, **kw: m._assert_tensor_metadata(*a, **kw),
+           ALL, _metadata_samples, errors=_metadata_errors, grad=False, other_dtypes_raise=False),
     OpInfo("torch.diff", lambda m, *a: m.diff(*a), ALL, _diff_samples,
            errors=lambda: [ErrorInput(f32(), match="one-dimensional"),
                            ErrorInput(f32(3), -1, match="non-negative")]),

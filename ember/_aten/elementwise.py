@@ -1815,10 +1815,18 @@ binary("ldexp.Tensor", _ldexp, operands=_float_result, check=_check_ldexp,
        inplace="ldexp_.Tensor")
 
 
+def _modulus(a):
+    """|a|, a complex one as hypot(re, im): correctly rounded, as PyTorch's (NumPy's complex
+    absolute can be an ulp off, which tips comparisons on the boundary)."""
+    return np.hypot(a.real, a.imag) if a.dtype.kind == "c" else np.abs(a)
+
+
 @impl("isclose", ("CPU", "Meta"))
 def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|self - other| <= atol + rtol * |other| (equal infinities are close; NaNs only with
-    equal_nan), computed in the operands' promoted dtype."""
+    """Equal elements (and, with equal_nan, two NaNs) are close; so are those with
+    |self - other| <= atol + |rtol * other|, computed as PyTorch does: in the operands' dtype
+    (complex differences by their modulus), integers and booleans in the default float dtype.
+    Zero tolerances leave the exact comparison alone, so integers past 2**24 stay apart."""
     if isinstance(other, Tensor) and self.dtype is not other.dtype:
         raise RuntimeError(f"{_scalar_type_name(self.dtype)} did not match "
                            f"{_scalar_type_name(other.dtype)}")
@@ -1828,6 +1836,16 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     shape = broadcast_shape(self._size, shape_of(other))   # PyTorch's message on a mismatch
     if self._np is None:
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)
-    b = other._np if isinstance(other, Tensor) else other
-    r = np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
-    return wrap_laid_out(r, self, other)
+    a = self._np
+    b = other._np if isinstance(other, Tensor) else np.asarray(other, a.dtype)
+    close = np.asarray(a == b)
+    if equal_nan and a.dtype.kind in "fc":
+        close |= np.isnan(a) & np.isnan(b)
+    if rtol != 0 or atol != 0:
+        if a.dtype.kind not in "fc":
+            a, b = (x.astype(D.get_default_dtype()._np) for x in (a, b))
+        with np.errstate(all="ignore"):
+            allowed = _modulus(b * a.dtype.type(rtol)) + np.abs(a.dtype.type(atol))
+            actual = _modulus(a - b)
+            close |= np.isfinite(actual) & (actual <= allowed)
+    return wrap_laid_out(close, self, other)

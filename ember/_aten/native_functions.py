@@ -595,6 +595,8 @@ is_strides_like_format(Tensor self, MemoryFormat memory_format) -> bool
 is_non_overlapping_and_dense(Tensor self) -> bool
 stride(Tensor self) -> int[]
 sym_stride(Tensor self) -> int[]
+# ---- metadata assertions (what compiled graphs check of their inputs)
+_assert_tensor_metadata(Tensor a, int[]? size=None, int[]? stride=None, ScalarType? dtype=None, *, Device? device=None, Layout? layout=None) -> ()  | function
 # ---- ops PyTorch declares for its own autograd tests: copies with a recognizable backward
 _test_autograd_multiple_dispatch.fullcoverage(Tensor self) -> Tensor  | function
 _test_autograd_multiple_dispatch_view(Tensor(a) self) -> Tensor(a)  | function

@@ -1268,3 +1268,27 @@ impl("resize_as_", "CPU")(lambda self, the_template, memory_format=None: _resize
     self, the_template, memory_format, "CPU"))
 impl("resize_as_", "Meta")(lambda self, the_template, memory_format=None: _resize_as(
     self, the_template, memory_format, "Meta"))
+
+
+@impl("_assert_tensor_metadata", "CompositeImplicitAutograd")
+def _assert_tensor_metadata(a, size=None, stride=None, dtype=None, device=None, layout=None):
+    """RuntimeError unless `a` has each given property (sizes, strides, dtype, device, layout,
+    checked in that order); the messages say the dtype as c10 does on either side ("Expected:
+    Float, Got: long int")."""
+    for what, expected, got, show in (
+            ("sizes", size, a.shape, list), ("strides", stride, a.stride, list),
+            ("dtype", dtype, a.dtype, None), ("device", device, a.device, None),
+            ("layout", layout, a.layout, None)):
+        if expected is None:
+            continue
+        got = got() if callable(got) else got
+        if what == "device":
+            expected = type(got)(expected)
+        if (list(got) != list(expected)) if show else (got != expected):
+            if what == "dtype":
+                expected, got = D.scalar_type_name(expected), D.c_type_name(got)
+            elif what == "layout":
+                expected, got = expected.c10_name, got.c10_name
+            elif show:
+                expected, got = list(expected), list(got)
+            raise RuntimeError(f"Tensor {what} mismatch! Expected: {expected}, Got: {got}")

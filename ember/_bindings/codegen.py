@@ -346,7 +346,7 @@ class _Binding:
         if self.kind == "method":
             call_args[self.receiver] = "self"
         call = f"_op({', '.join(call_args)})"
-        if self.op.schema.returns[0].endswith("[]"):
+        if self.op.schema.returns[:1] and self.op.schema.returns[0].endswith("[]"):
             call = f"tuple({call})"
         names = self.op.schema.return_names
         tensors = [self.arg_name(a) for a in self.op.schema.arguments

@@ -184,7 +184,11 @@ def _contiguous(self, memory_format=None):
 def _contiguous_composite(self, memory_format):
     if memory_format is None or memory_format is contiguous_format:
         return self if self.is_contiguous() else _clone(self, contiguous_format)
-    return self if self.is_contiguous(memory_format) else _clone(self, memory_format)
+    if self.is_contiguous(memory_format):
+        return self
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return _clone(self, memory_format)
 
 
 _contiguous_op = _op("contiguous")

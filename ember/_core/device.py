@@ -74,9 +74,11 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        # only devices compare: PyTorch's device("cpu") == "cpu" is False, and comparing with a
+        # string that names no device (OpInfo's `device_type == "privateuse1"`) must not raise
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
         return hash((self.type, self.index))

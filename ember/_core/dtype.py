@@ -204,7 +204,8 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
                  "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
                  "bool": "bool", "complex64": "c10::complex<float>",
                  "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>",
-                 "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long",
+                 "uint16": "short unsigned int", "uint32": "unsigned int",
+                 "uint64": "long unsigned int",
                  **{d.name: "c10::" + _SCALAR_TYPE_NAMES[d.name] for d in float8_dtypes}}
 
 

@@ -74,8 +74,8 @@ def is_non_overlapping_and_dense(shape, strides):
 
 def is_contiguous_as(t, fmt):
     order = _ORDERS.get(fmt.name)
-    if fmt is preserve_format:
-        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if fmt is preserve_format:   # asks, as PyTorch's check does, for the default layout
+        return t.is_contiguous()
     if order is None or t.dim() != len(order):
         return False if order is not None else t.is_contiguous()
     expected = 1

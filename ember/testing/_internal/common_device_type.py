@@ -16,6 +16,10 @@ from .common_utils import (NATIVE_DEVICES, TEST_WITH_ROCM, TestCase,  # noqa: F4
                            _TestParametrizer, _unused_mode, compose_parametrize_fns, dtype_name)
 
 PYTORCH_CUDA_MEMCHECK = os.getenv("PYTORCH_CUDA_MEMCHECK", "0") == "1"
+# environment variables that narrow the device types instantiated, as comma-separated lists
+# (`PYTORCH_TESTING_DEVICE_ONLY_FOR=cpu`), on top of the call's only_for / except_for
+PYTORCH_TESTING_DEVICE_ONLY_FOR_KEY = "PYTORCH_TESTING_DEVICE_ONLY_FOR"
+PYTORCH_TESTING_DEVICE_EXCEPT_FOR_KEY = "PYTORCH_TESTING_DEVICE_EXCEPT_FOR"
 # the float8 formats scaled-matmul tests use (ROCm's fnuz variants do not arise: no ROCm)
 e4m3_type, e5m2_type = ember.float8_e4m3fn, ember.float8_e5m2
 E4M3_MAX_POS = ember.finfo(e4m3_type).max
@@ -134,16 +138,34 @@ def _as_list(x):
     return [x] if isinstance(x, str) else list(x or ())
 
 
+def filter_desired_device_types(device_type_test_bases, except_for=None, only_for=None):
+    """The test bases whose device type is not in `except_for` and, if given, is in `only_for`."""
+    except_for, only_for = _as_list(except_for), _as_list(only_for)
+    both = set(except_for) & set(only_for)
+    if both:
+        raise AssertionError(f"device ({both}) appeared in both except_for and only_for")
+    return [base for base in device_type_test_bases if base.device_type not in except_for
+            and (not only_for or base.device_type in only_for)]
+
+
+def get_desired_device_type_test_bases(except_for=None, only_for=None, include_lazy=False,
+                                       allow_mps=False, allow_xpu=False):
+    """The test bases the arguments ask for, narrowed again by the environment's
+    PYTORCH_TESTING_DEVICE_ONLY_FOR / _EXCEPT_FOR lists."""
+    bases = filter_desired_device_types(get_device_type_test_bases(), except_for, only_for)
+    return filter_desired_device_types(
+        bases, [d for d in os.getenv(PYTORCH_TESTING_DEVICE_EXCEPT_FOR_KEY, "").split(",") if d],
+        [d for d in os.getenv(PYTORCH_TESTING_DEVICE_ONLY_FOR_KEY, "").split(",") if d])
+
+
 def instantiate_device_type_tests(generic_test_class, scope, except_for=None, only_for=None,
                                   include_lazy=False, allow_mps=False, allow_xpu=False):
     """`TestFoo` in `scope` becomes `TestFooCPU`, whose tests take `device` (and `dtype`)."""
     del scope[generic_test_class.__name__]
     members = dict(generic_test_class.__dict__)
     tests = [name for name in members if name.startswith("test")]
-    for base in get_device_type_test_bases():
+    for base in get_desired_device_type_test_bases(except_for, only_for):
         device = base.device_type
-        if device in _as_list(except_for) or only_for and device not in _as_list(only_for):
-            continue
         class_name = generic_test_class.__name__ + device.upper()
         cls = type(class_name, (base, generic_test_class), {})
         for name, member in members.items():
@@ -171,7 +193,7 @@ class OpDTypes(Enum):
 # the dtype OpDTypes.any_one picks: the first of these the op supports
 ANY_DTYPE_ORDER = (ember.float32, ember.float64, ember.complex64, ember.complex128, ember.float16,
                    ember.bfloat16, ember.long, ember.int32, ember.int16, ember.int8, ember.uint8,
-                   ember.bool)
+                   ember.bool, ember.float8_e4m3fn, ember.float8_e5m2)
 
 
 class ops(_TestParametrizer):

@@ -34,7 +34,7 @@ from ember.testing import make_tensor  # noqa: F401  (imported from here by test
 from ember.testing._utils import freeze_rng_state  # noqa: F401  (likewise)
 from ember.utils._import_utils import _check_module_exists
 from ember.testing._comparison import (BooleanPair, ErrorMeta, NonePair, NumberPair, Pair,
-                                       TensorLikePair, UnsupportedInputs, _originate_pairs)
+                                       TensorLikePair, UnsupportedInputs, not_close_error_metas)
 
 from ember.testing._internal._matrices import (  # noqa: F401  (imported from here by tests)
     make_fullrank_matrices_with_distinct_singular_values, make_symmetric_matrices,
@@ -775,7 +775,12 @@ class decorateIf(_TestParametrizer):
         self.decorator, self.predicate_fn = decorator, predicate_fn
 
     def _parametrize_test(self, test, generic_cls, device_cls):
-        yield (test, "", {},
+        # a fresh function per case: a decorator that marks the function it is given must mark
+        # this case alone, not the test every other case shares
+        @wraps(test)
+        def test_wrapper(*args, **kwargs):
+            return test(*args, **kwargs)
+        yield (test_wrapper, "", {},
                lambda kw: [self.decorator] if self.predicate_fn(kw) else [])
 
 
@@ -859,11 +864,12 @@ class TensorOrArrayPair(TensorLikePair):
         self.rtol = max(self.rtol, rtol_override)
         self.atol = max(self.atol, atol_override)
 
-    def _process_inputs(self, actual, expected, allow_subclasses):
-        if not all(isinstance(x, (ember.Tensor, np.ndarray)) for x in (actual, expected)):
-            raise UnsupportedInputs
-        return tuple(x if isinstance(x, ember.Tensor) else ember.as_tensor(x)
-                     for x in (actual, expected))
+    def _process_inputs(self, actual, expected, *, id, allow_subclasses):
+        self._check_inputs_isinstance(actual, expected, cls=(ember.Tensor, np.ndarray))
+        actual, expected = (self._to_tensor(x) for x in (actual, expected))
+        for tensor in (actual, expected):
+            self._check_supported(tensor, id=id)
+        return actual, expected
 
 
 class TypedStoragePair(TensorLikePair):
@@ -876,10 +882,9 @@ class TypedStoragePair(TensorLikePair):
         self.rtol = max(self.rtol, rtol_override)
         self.atol = max(self.atol, atol_override)
 
-    @staticmethod
-    def _to_tensor(typed_storage):
+    def _to_tensor(self, typed_storage):
         if not isinstance(typed_storage, ember.storage.TypedStorage):
-            return TensorLikePair._to_tensor(typed_storage)
+            return super()._to_tensor(typed_storage)
         dtype = _QUANTIZED_AS_INT.get(typed_storage.dtype, typed_storage.dtype)
         return ember.empty(0, dtype=dtype, device=typed_storage.device).set_(
             typed_storage._untyped_storage)
@@ -1013,12 +1018,9 @@ class TestCase(_BaseTestCase):
                        check_layout=exact_layout, check_stride=exact_stride)
         message = (lambda generated: f"{generated}\n{msg}") \
             if isinstance(msg, str) and self.longMessage else msg
-        try:
-            pairs = _originate_pairs(x, y, **options)
-            for pair in pairs:
-                pair.compare()
-        except ErrorMeta as meta:
-            raise meta.to_error(message) from None
+        error_metas = not_close_error_metas(x, y, **options)
+        if error_metas:
+            raise error_metas[0].to_error(message) from None
 
     def assertNotEqual(self, x, y, msg=None, *, atol=None, rtol=None, **kwargs):
         with self.assertRaises(AssertionError, msg=msg):
