@@ -163,3 +163,27 @@ def _warn_deprecation():
     """torch._C._warn_deprecation: TORCH_WARN_DEPRECATION's test warning."""
     import warnings
     warnings.warn("Test message for TORCH_WARN_DEPRECATION", DeprecationWarning, stacklevel=2)
+
+
+def _dispatch_key_set(tensor):
+    """The dispatch keys PyTorch gives `tensor`: its backend's, Python for a subclass with
+    `__torch_dispatch__`, ADInplaceOrView and Autograd<backend> unless it is an inference
+    tensor, Autocast<backend> where autocast exists (ember picks kernels by its own rules;
+    this reports what PyTorch's set would hold)."""
+    from .._core.python_key import PYTHON_KEY
+    backend = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "xpu": "XPU", "mps": "MPS",
+               "lazy": "Lazy"}.get(tensor.device.type, "PrivateUse1")
+    python = getattr(tensor, "_sparse", None) is PYTHON_KEY
+    names = [backend] + (["Python"] if python else [])
+    if not tensor.is_inference():
+        names += ["ADInplaceOrView", "Autograd" + backend]
+    if backend in ("CPU", "CUDA", "XPU", "MPS"):
+        names.append("Autocast" + backend)
+    if python:
+        names.append("PythonTLSSnapshot")
+    return DispatchKeySet([DispatchKey[n] for n in names])
+
+
+def _storage_id(tensor):
+    """An identity of `tensor`'s storage: equal for tensors that share one."""
+    return id(tensor.untyped_storage())

@@ -246,5 +246,6 @@ class UntypedStorage:
         return self.device.type == "cuda"
 
     def __repr__(self):
-        data = "" if self._array is None else "\n".join(f" {b}" for b in self.tolist()) + "\n"
+        # a meta storage has no bytes to show: PyTorch prints "..." in their place
+        data = "...\n" if self._array is None else "\n".join(f" {b}" for b in self.tolist()) + "\n"
         return f"{data}[torch.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"
