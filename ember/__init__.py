@@ -190,9 +190,9 @@ def typename(obj):
 
 
 def __getattr__(name):
-    # torch.onnx (and torch._utils, torch._VF, torch.ao, torch._ops, torch._prims_common here)
+    # torch.onnx (and torch._utils, torch._VF, torch.ao, torch._ops, torch._prims(_common) here)
     # is imported on first use, as in PyTorch (`import ember.onnx` works as well)
-    if name in ("onnx", "_utils", "_VF", "ao", "_ops", "_prims_common"):
+    if name in ("onnx", "_utils", "_VF", "ao", "_ops", "_prims_common", "_prims"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)

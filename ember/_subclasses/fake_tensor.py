@@ -175,12 +175,15 @@ class FakeTensorConverter:
                 with fake_mode, ember.enable_grad():
                     fake = base.as_strided(t.shape, t.stride(), t.storage_offset())
             else:   # the base's meta alias viewed directly (no constant folding)
-                view = _meta_alias(base).as_strided(t.shape, t.stride(), t.storage_offset())
+                with DisableTorchDispatch():
+                    view = _meta_alias(base).as_strided(t.shape, t.stride(),
+                                                        t.storage_offset())
                 fake = FakeTensor(fake_mode, view, t.device)
         else:
             storage = self.meta_converter._meta_storage(t)
-            meta = ember.empty((0,), dtype=t.dtype, device="meta")
-            meta.set_(storage, t.storage_offset(), t.shape, t.stride())
+            with DisableTorchDispatch():   # plain meta tensors, whatever modes are active
+                meta = ember.empty((0,), dtype=t.dtype, device="meta")
+                meta.set_(storage, t.storage_offset(), t.shape, t.stride())
             fake = FakeTensor(fake_mode, meta, t.device)
             if t.requires_grad:
                 fake.requires_grad_(True)
@@ -220,6 +223,7 @@ class FakeTensorConverter:
 class FakeTensorMode(TorchDispatchMode):
     """Within it, factory functions make FakeTensors and ops on fakes make fakes (see the
     module's docstring for what a call goes through)."""
+    makes_tensors_of_any_device = True   # factories let a fake CUDA tensor through to it
 
     def __init__(self, *, allow_fallback_kernels=True, allow_non_fake_inputs=False,
                  shape_env=None, static_shapes=None, export=False):
@@ -276,11 +280,13 @@ class FakeTensorMode(TorchDispatchMode):
                 from .._core.device import get_default_device
                 device = get_default_device()
             args = args[:pos] + (_META,) + args[pos + 1:]
-            return _wrap(self, func(*args), device)
+            with DisableTorchDispatch():
+                return _wrap(self, func(*args), device)
         device = None
         if pos is not None and args[pos] is not None and _device_cls(args[pos]).type != "cpu":
             device, args = args[pos], args[:pos] + (None,) + args[pos + 1:]
-        out = func(*args)
+        with DisableTorchDispatch():
+            out = func(*args)
         if device is not None:
             return _wrap(self, _meta_like(out), device)
         return _map_tensors(out, lambda t: self.fake_tensor_converter.from_real_tensor(
@@ -334,7 +340,8 @@ class FakeTensorMode(TorchDispatchMode):
             device = meta_args[pos]
             meta_args = meta_args[:pos] + (_META,) + meta_args[pos + 1:]
         try:
-            out = func(*meta_args)
+            with DisableTorchDispatch():   # plain meta tensors: no mode below sees the call
+                out = func(*meta_args)
         except NotImplementedError:
             if func.namespace not in ("aten", "prims"):
                 raise UnsupportedOperatorException(func) from None
