@@ -4,7 +4,7 @@
 (ember/_dispatch/python_dispatch.py), a weak tensor reference, the view-replay flag."""
 import weakref
 
-from . import _autograd, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
+from . import _autograd, _fft, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
 from ._dispatch_keys import (  # noqa: F401
     DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard, _IncludeDispatchKeyGuard,
     _dispatch_tls_local_exclude_set, _dispatch_tls_local_include_set)

@@ -353,7 +353,13 @@ class FakeTensorMode(TorchDispatchMode):
         def wrap(t):
             if id(t) in aliases:   # an in-place op returns its input
                 return aliases[id(t)][0]
-            return FakeTensor(self, t, device)
+            fake = FakeTensor(self, t, device)
+            if t._inference:
+                fake._inference = True
+            source = aliases.get(id(t._base))
+            if source is not None:   # a view of an input: a view of that fake's base
+                fake._base = source[0]._base if source[0]._base is not None else source[0]
+            return fake
         return _map_tensors(out, wrap)
 
     def _may_turn_const(self, t):
