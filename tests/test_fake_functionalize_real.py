@@ -233,3 +233,67 @@ def test_dispatch_key_set_and_meta_storage_print():
                     str(lib._C._dispatch_key_set(f)), text,
                     str(lib.empty(3, device="meta").untyped_storage())])
     assert got[0] == got[1]
+
+
+def test_dispatch_cache_counts_match_torch():
+    got = []
+    for lib in (ember, torch):
+        M = _fake(lib).FakeTensorMode
+        row = []
+        with M():
+            x, y = lib.randn(4, 3), lib.randn(4, 3)
+            M.cache_clear()
+            r1 = x + y
+            r2 = x + y
+            row.append((M.cache_info().hits, M.cache_info().misses))
+            row.append(_fake(lib).extract_tensor_metadata(r1)
+                       == _fake(lib).extract_tensor_metadata(r2))
+            with lib.inference_mode():
+                r3 = x + y
+            row += [r3.is_inference(), (M.cache_info().hits, M.cache_info().misses)]
+            z = x.add_(y)
+            w = x.add_(y)   # a hit gives back the input itself
+            row += [z is x, w is x, (M.cache_info().hits, M.cache_info().misses)]
+            a, b = lib.split(x, 2), lib.split(y, 2)
+            row.append([(tuple(t.shape), t.stride(), t.storage_offset(), t._is_view())
+                        for t in a + b])
+            x.unsqueeze_(0)
+            row.append(M.cache_info().bypasses.get("inplace view"))
+            v = lib.ones(2, requires_grad=True).clone().view(-1)
+            row += [v.mul_(2)._is_view(), v.mul_(2)._is_view()]
+            k = M()._cache_key
+            S = _fake(lib)._CacheKeyState
+            row.append(k(S(), lib.ops.aten.add.Tensor, [1.0], {})
+                       != k(S(), lib.ops.aten.add.Tensor, [1], {}))
+        got.append(row)
+    assert got[0] == got[1]
+
+
+def test_fake_tensor_prop_and_graph_module_constants():
+    got = []
+    for lib in (ember, torch):
+        from importlib import import_module
+        FakeTensorProp = import_module(lib.__name__ + ".fx.passes.fake_tensor_prop").FakeTensorProp
+        model = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.ReLU())
+        value = lib.randn(5, 4)
+        gm = lib.fx.symbolic_trace(model, (value,))   # the value is traced as a constant
+        names = sorted(n for n, _ in gm.named_buffers())
+        with _fake(lib).FakeTensorMode() as mode:
+            fakes = {k: mode.from_tensor(v) for k, v in
+                     list(gm.named_parameters()) + list(gm.named_buffers())}
+            with lib.nn.utils.stateless._reparametrize_module(gm, fakes):
+                out = FakeTensorProp(gm, mode).propagate(value)
+        vals = [type(n.meta.get("val")).__name__ for n in gm.graph.nodes]
+        got.append((names, type(out).__name__, tuple(out.shape), vals))
+    assert got[0] == got[1]
+
+
+def test_fake_of_inference_tensor_and_fft_alias():
+    got = []
+    for lib in (ember, torch):
+        with lib.inference_mode():
+            t = lib.randn(2)
+        f = _fake(lib).FakeTensorMode().from_tensor(t)
+        r = lib._C._fft.fft_hfft2(lib.randn(2, 3, 4), s=(3, 4), dim=(1, 2), norm="ortho")
+        got.append((f.is_inference(), tuple(r.shape), str(r.dtype)))
+    assert got[0] == got[1]

@@ -15,6 +15,9 @@ TorchDispatchMode: every aten op called inside it reaches `__torch_dispatch__`, 
   4. otherwise runs the op's meta kernel on plain meta aliases of the fakes and wraps the
      results as fakes on the inputs' common device (a constructor: on its `device=`).
 
+Step 4 is cached (Note [Fake dispatch cache] below): a call whose fakes have the same metadata
+as an earlier one builds its results from the recorded metadata without running the kernel.
+
 Outside the mode, an op on fakes goes to `FakeTensor.__torch_dispatch__`, which enters the
 fakes' mode and calls the op again. Autograd sits above the Python key, so a fake that
 requires grad records a graph as any tensor does.
@@ -34,6 +37,7 @@ from ..utils._python_dispatch import TorchDispatchMode
 from .meta_utils import MetaConverter
 
 __all__ = ["FakeTensor", "FakeTensorMode", "FakeTensorConverter", "FakeCopyMode",
+           "TensorMetadata", "extract_tensor_metadata", "DispatchCacheInfo",
            "DataDependentOutputException", "DynamicOutputShapeException",
            "UnsupportedOperatorException", "MetadataMismatchError", "unset_fake_temporarily"]
 
@@ -70,6 +74,10 @@ _DYNAMIC_OUTPUT_SHAPE = frozenset((
 # ops that write a device of their own into their result (a copy keeps its destination's)
 _DEVICE_INDEPENDENT = frozenset(("copy_", "_copy_from", "_to_copy", "to", "index_put_",
                                  "index_put", "_index_put_impl_", "resize_as_", "set_"))
+
+# ops that change their input's shape or strides in place (PyTorch tags them `inplace_view`)
+_INPLACE_VIEW = frozenset(("as_strided_", "detach_", "squeeze_", "unsqueeze_", "t_",
+                           "transpose_", "swapaxes_", "swapdims_"))
 
 _META = _device_cls("meta")
 
@@ -192,6 +200,8 @@ class FakeTensorConverter:
                         fake = fake.clone()
             if t.is_leaf and t.grad is not None:
                 fake.grad = self.from_real_tensor(fake_mode, t.grad)
+            if t.is_inference():
+                fake._inference = True
         if isinstance(t, ember.nn.Parameter):
             with fake_mode:
                 fake = ember.nn.Parameter(fake, requires_grad=t.requires_grad)
@@ -266,7 +276,7 @@ class FakeTensorMode(TorchDispatchMode):
             if out is not None:
                 return out
         self._invalidate_written_constants(func, fakes)
-        return self._run_meta(func, args, fakes)
+        return self._cached_run_meta(func, args, fakes)
 
     # ---- the paths of a call ----------------------------------------------------------------
     def _constructor(self, func, args):
@@ -326,6 +336,107 @@ class FakeTensorMode(TorchDispatchMode):
                 if f.constant is not None:
                     self.fake_tensor_converter.invalidate_constant_aliases(f.constant)
 
+    # ---- Note [Fake dispatch cache] -----------------------------------------------------------
+    # A meta kernel's results depend only on the metadata of its inputs (and on the default
+    # dtype and device, and inference mode), so FakeTensorMode records, per call key, the
+    # metadata of what came out: for each result, its TensorMetadata and which argument it is
+    # (an in-place op's `self`) or aliases (a view's storage). A later call with the same key
+    # builds its results from that record. The cache, and its hit/miss/bypass counters, are
+    # shared by every FakeTensorMode (`FakeTensorMode.cache_info()`). Calls that the record
+    # could not reproduce bypass it: ops that restride their input in place ("inplace view"),
+    # real tensors, fakes holding constants, and calls that changed an argument's metadata.
+    cache = {}
+    cache_hits = 0
+    cache_misses = 0
+    cache_bypasses = {}
+
+    @classmethod
+    def cache_info(cls):
+        return DispatchCacheInfo(cls.cache_hits, cls.cache_misses, dict(cls.cache_bypasses),
+                                 len(cls.cache))
+
+    @classmethod
+    def cache_clear(cls):
+        cls.cache_hits = cls.cache_misses = 0
+        cls.cache_bypasses.clear()
+        cls.cache.clear()
+
+    def _cache_key(self, state, func, args, kwargs):
+        from .._core import dtype as D
+        from .._core.device import get_default_device
+        from .._core.grad_mode import is_inference_mode_enabled
+        return (func, _hashable(args), _hashable(kwargs), D.get_default_dtype(),
+                get_default_device(), is_inference_mode_enabled())
+
+    def _bypass(self, reason):
+        FakeTensorMode.cache_bypasses[reason] = FakeTensorMode.cache_bypasses.get(reason, 0) + 1
+
+    def _cached_run_meta(self, func, args, fakes):
+        if func._opname in _INPLACE_VIEW:
+            self._bypass("inplace view")
+            return self._run_meta(func, args, fakes)
+        try:
+            key = self._cache_key(_CacheKeyState(), func, args, {})
+        except _BypassDispatchCache as e:
+            self._bypass(e.reason)
+            return self._run_meta(func, args, fakes)
+        entry = FakeTensorMode.cache.get(key)
+        if entry is not None:
+            FakeTensorMode.cache_hits += 1
+            return self._output_from_cache_entry(entry, func, args)
+        FakeTensorMode.cache_misses += 1
+        before = [extract_tensor_metadata(f) for f in fakes]
+        out = self._run_meta(func, args, fakes)
+        if any(extract_tensor_metadata(f) != b for f, b in zip(fakes, before)):
+            self._bypass("argument metadata mutated")
+        else:
+            entry = self._cache_entry(func, args, out)
+            if entry is not None:
+                FakeTensorMode.cache[key] = entry
+        return out
+
+    def _cache_entry(self, func, args, out):
+        """(is a tuple, [(metadata, index of the argument it is, index of the argument whose
+        storage it views)]) for the results `out` of `func(*args)`; None if they are not
+        all fakes."""
+        positions = [(i, a) for i, a in enumerate(args) if isinstance(a, FakeTensor)]
+        results = list(out) if isinstance(out, (tuple, list)) else [out]
+        if not all(isinstance(r, FakeTensor) for r in results):
+            self._bypass("non-FakeTensor output")
+            return None
+        entries = []
+        for r in results:
+            same = next((i for i, a in positions if a is r), None)
+            view = None
+            if same is None and r._base is not None:
+                view = next((i for i, a in positions
+                             if a.untyped_storage() is r.untyped_storage()), None)
+            entries.append((extract_tensor_metadata(r), same, view))
+        return isinstance(out, (tuple, list)), type(out), entries
+
+    def _output_from_cache_entry(self, entry, func, args):
+        is_seq, seq_type, entries = entry
+        results = []
+        for meta, same, view in entries:
+            if same is not None:
+                results.append(args[same])
+                continue
+            with DisableTorchDispatch():
+                if view is not None:
+                    source = args[view]
+                    m = _meta_alias(source).as_strided(meta.shape, meta.stride,
+                                                       meta.storage_offset)
+                else:
+                    m = _empty_meta(meta)
+            fake = FakeTensor(self, m, meta.device)
+            if meta.is_inference:
+                fake._inference = True
+            if view is not None:
+                source = args[view]
+                fake._base = source._base if source._base is not None else source
+            results.append(fake)
+        return seq_type(results) if is_seq else results[0]
+
     def _run_meta(self, func, args, fakes):
         device = _common_device(func, fakes)
         aliases = {}
@@ -365,6 +476,87 @@ class FakeTensorMode(TorchDispatchMode):
     def _may_turn_const(self, t):
         return (t.numel() <= CONSTANT_NUMEL_LIMIT and not t.is_sparse
                 and t.device.type != "meta" and not isinstance(t, FakeTensor))
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorMetadata:
+    """What a fake's dispatch depends on: everything about a tensor but its data."""
+    dtype: object
+    shape: tuple
+    stride: tuple
+    device: object
+    layout: object
+    memory_format: object
+    storage_offset: int
+    storage_bytes: object
+    requires_grad: bool
+    is_quantized: bool
+    is_conj: bool
+    is_neg: bool
+    is_inference: bool
+    is_sparse: bool
+    is_coalesced: object
+    dense_dim: object
+    sparse_dim: object
+
+
+def extract_tensor_metadata(t):
+    from .._core.memory_format import suggest_memory_format
+    sparse = t.is_sparse
+    return TensorMetadata(
+        t.dtype, tuple(t.shape), None if sparse else t.stride(), t.device, t.layout,
+        None if sparse else suggest_memory_format(t), 0 if sparse else t.storage_offset(),
+        None if sparse else t.untyped_storage().nbytes(), t.requires_grad, t.is_quantized,
+        t.is_conj(), t.is_neg(), t.is_inference(), sparse,
+        t.is_coalesced() if sparse else None, t.dense_dim() if sparse else None,
+        t.sparse_dim() if sparse else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class DispatchCacheInfo:
+    hits: int
+    misses: int
+    bypasses: dict
+    size: int
+
+
+class _CacheKeyState:
+    """What building one cache key keeps (PyTorch: the symbolic sizes met); ember's fakes have
+    static shapes, so nothing."""
+
+    def __init__(self, shape_env=None):
+        self.shape_env = shape_env
+
+
+class _BypassDispatchCache(Exception):
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _hashable(value):
+    """`value` as a cache key part: a fake by its metadata, a number with its type (1 and 1.0
+    are different calls), a sequence by its items."""
+    if isinstance(value, FakeTensor):
+        if value.constant is not None:
+            raise _BypassDispatchCache("constant attribute")
+        return extract_tensor_metadata(value)
+    if isinstance(value, Tensor):
+        raise _BypassDispatchCache("non-fake tensor")
+    if isinstance(value, (list, tuple)):
+        return (type(value),) + tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((k, _hashable(v)) for k, v in value.items())
+    try:
+        hash(value)
+    except TypeError:
+        raise _BypassDispatchCache(f"unhashable argument {type(value).__name__}") from None
+    return type(value), value
+
+
+def _empty_meta(meta):
+    import ember
+    return ember.empty_strided(meta.shape, meta.stride, dtype=meta.dtype, device="meta")
 
 
 def _random(func):
