@@ -189,6 +189,13 @@ def typename(obj):
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
+_FUNCTIONALIZATION = {"_to_functional_tensor": "to_functional_tensor",
+                      "_from_functional_tensor": "from_functional_tensor",
+                      "_is_functional_tensor": "is_functional_tensor", "_sync": "sync",
+                      "_enable_functionalization": "enable_functionalization",
+                      "_disable_functionalization": "disable_functionalization"}
+
+
 def __getattr__(name):
     # torch.onnx (and torch._utils, torch._VF, torch.ao, torch._ops, torch._prims(_common) here)
     # is imported on first use, as in PyTorch (`import ember.onnx` works as well)
@@ -197,6 +204,9 @@ def __getattr__(name):
         return importlib.import_module(f".{name}", __name__)
     if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)
         return _sys.modules[__name__]
+    if name in _FUNCTIONALIZATION:   # torch._to_functional_tensor, torch._sync, ...
+        from ._subclasses import functional_tensor
+        return getattr(functional_tensor, _FUNCTIONALIZATION[name])
     if name == "Storage":  # the legacy storage class of the default dtype (torch.FloatStorage)
         return _legacy_storages[get_default_dtype()]
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

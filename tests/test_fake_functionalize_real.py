@@ -297,3 +297,63 @@ def test_fake_of_inference_tensor_and_fft_alias():
         r = lib._C._fft.fft_hfft2(lib.randn(2, 3, 4), s=(3, 4), dim=(1, 2), norm="ortho")
         got.append((f.is_inference(), tuple(r.shape), str(r.dtype)))
     assert got[0] == got[1]
+
+
+# ---- functionalization (found running test/test_functionalization.py) ---------------------------
+def _functionalized(lib, f, x):
+    """Run f on a functional copy of x with functionalization on, as the PyTorch test does."""
+    fx = lib._to_functional_tensor(x)
+    lib._enable_functionalization(reapply_views=False)
+    try:
+        out = f(fx)
+    finally:
+        lib._disable_functionalization()
+    lib._sync(fx)
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        lib._sync(o)
+    return lib._from_functional_tensor(fx), [lib._from_functional_tensor(o) for o in outs]
+
+
+FUNCTIONALIZE = {
+    "views_of_one_base": lambda L, x: (lambda y, z: (x.add_(1), z + 1)[1])(x.view(-1), x.view(-1)),
+    "diagonal_write": lambda L, x: (x.diagonal().add_(L.ones(2)), x)[1],
+    "nested_view_write": lambda L, x: (x[0].add_(1), x + x)[1],
+    "tensor_ctr": lambda L, x: (lambda y: (y.view(-1).add_(1), y)[1])(L.tensor((1, 2, 3))),
+    "transpose_inplace": lambda L, x: (x.transpose_(1, 0), x[0].add_(L.ones(2)), x)[2],
+}
+
+
+@pytest.mark.parametrize("case", sorted(FUNCTIONALIZE))
+def test_functionalization_values_match_torch(case):
+    got = []
+    for lib in (ember, torch):
+        x = lib.ones(2, 2)
+        before = x.clone()
+        new_x, outs = _functionalized(lib, lambda t: FUNCTIONALIZE[case](lib, t), x)
+        got.append((new_x.tolist(), [o.tolist() for o in outs], lib.equal(x, before)))
+    assert got[0] == got[1]
+
+
+def test_functional_tensor_behaviour():
+    got = []
+    for lib in (ember, torch):
+        f = lib._to_functional_tensor(lib.ones(4))
+        row = [repr(f).startswith("_to_functional_tensor(tensor(["), lib._is_functional_tensor(f),
+               lib._is_functional_tensor(f + 1), lib._is_functional_tensor(lib.ones(1))]
+        err = _errors(lib, lambda: lib.ones(4).add_(f))
+        row += [err[0], "mutating a non-functional tensor with a functional tensor is not allowed"
+                in err[1]]
+        row.append(_errors(lib, lambda: lib._from_functional_tensor(lib.ones(2)))[0])
+        row.append(_errors(lib, lambda: lib._sync(lib.ones(2)))[0])
+        lib._enable_functionalization(reapply_views=False)
+        try:
+            y = lib.tensor((1, 2, 3))
+            h = f.view(2, 2)
+            row += [lib._is_functional_tensor(y), lib._is_functional_tensor(h), h._base is f]
+            z = (f + 1).view(4, 1)
+            row.append(_errors(lib, lambda: z.resize_(5, 5)))
+        finally:
+            lib._disable_functionalization()
+        got.append(row)
+    assert got[0] == got[1]
