@@ -357,3 +357,16 @@ def test_functional_tensor_behaviour():
             lib._disable_functionalization()
         got.append(row)
     assert got[0] == got[1]
+
+
+def test_meta_lookup_takes_cpu_indices():
+    got = []
+    for lib in (ember, torch):
+        w = lib.empty(10, 3, device="meta")
+        i, o = lib.tensor([1, 2, 4, 5]), lib.tensor([0, 2])
+        outs = [lib.nn.functional.embedding_bag(i, w, o), lib.nn.functional.embedding(i, w),
+                lib.index_select(w, 0, i)]
+        row = [(str(t.device), tuple(t.shape)) for t in outs]
+        row.append(_errors(lib, lambda: lib.add(w[:3], lib.ones(3)))[0])
+        got.append(row)
+    assert got[0] == got[1]
