@@ -192,6 +192,7 @@ def typename(obj):
 _FUNCTIONALIZATION = {"_to_functional_tensor": "to_functional_tensor",
                       "_from_functional_tensor": "from_functional_tensor",
                       "_is_functional_tensor": "is_functional_tensor", "_sync": "sync",
+                      "_freeze_functional_tensor": "freeze_functional_tensor",
                       "_enable_functionalization": "enable_functionalization",
                       "_disable_functionalization": "disable_functionalization"}
 

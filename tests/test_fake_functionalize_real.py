@@ -370,3 +370,27 @@ def test_meta_lookup_takes_cpu_indices():
         row.append(_errors(lib, lambda: lib.add(w[:3], lib.ones(3)))[0])
         got.append(row)
     assert got[0] == got[1]
+
+
+def test_functional_freeze_and_wrapped_subclass():
+    got = []
+    for lib in (ember, torch):
+        from importlib import import_module
+        LoggingTensor = import_module(
+            lib.__name__ + ".testing._internal.logging_tensor").LoggingTensor
+        f = lib._to_functional_tensor(lib.ones(3, 3))
+        lib._enable_functionalization(reapply_views=True)
+        try:
+            y = f.clone()
+            z = y[0]
+            lib._freeze_functional_tensor(y)
+            row = [_errors(lib, lambda: y.add_(1)), _errors(lib, lambda: z.add_(1)),
+                   f.add_(1) is f]
+        finally:
+            lib._disable_functionalization()
+        inp = lib._to_functional_tensor(LoggingTensor(lib.ones(2, 2))).requires_grad_(True)
+        out = inp.exp()
+        row += [lib._is_functional_tensor(out), out.requires_grad,
+                round(lib._from_functional_tensor(out.detach()).elem.sum().item(), 4)]
+        got.append(row)
+    assert got[0] == got[1]

@@ -9,14 +9,14 @@ used (`torch._sync`), so the observable values are those of running the program 
 runs the program eagerly on the values -- an in-place op writes the value in place, a view is a
 view of its input's value -- which gives those same values without a replay, so `_sync` has
 nothing to do. What functionalization refuses, ember refuses too: an in-place op whose `self` is
-not functional while another argument is, and growing a view with `resize_`.
+not functional while another argument is, growing a view with `resize_`, and writing to a
+frozen storage (`torch._freeze_functional_tensor`).
 """
 from .._core.tensor import Tensor
-from .._dispatch.python_dispatch import DisableTorchDispatch
 from ..utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["FunctionalTensorWrapper", "to_functional_tensor", "from_functional_tensor",
-           "is_functional_tensor", "sync", "enable_functionalization",
+           "is_functional_tensor", "sync", "freeze_functional_tensor", "enable_functionalization",
            "disable_functionalization"]
 
 
@@ -55,10 +55,15 @@ class FunctionalTensorWrapper(Tensor):
             raise RuntimeError("mutating a non-functional tensor with a functional tensor is "
                                "not allowed. Please ensure that all of your inputs are wrapped "
                                "inside of a functionalize() call.")
+        if func._mutates and _frozen(args[0]):
+            raise RuntimeError("cannot mutate tensors with frozen storage")
         if func._opname == "resize_" and isinstance(args[0], FunctionalTensorWrapper):
             _check_resize(args[0].elem, values[1])
-        with DisableTorchDispatch():
+        _running_on_values[0] += 1   # the values' results are the handler's to wrap
+        try:
             out = func(*values)
+        finally:
+            _running_on_values[0] -= 1
         for w in wrappers.values():   # an in-place op may have resized or restrided its value
             _copy_metadata(w)
 
@@ -78,6 +83,21 @@ class FunctionalTensorWrapper(Tensor):
             items = [wrap(t) for t in out]
             return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
         return wrap(out)
+
+
+def _frozen(t):
+    """Whether `t` is a functional tensor whose storage was frozen (it or its base)."""
+    if not isinstance(t, FunctionalTensorWrapper):
+        return False
+    base = t._base if t._base is not None else t
+    return getattr(t, "_frozen_storage", False) or getattr(base, "_frozen_storage", False)
+
+
+def freeze_functional_tensor(t):
+    """torch._freeze_functional_tensor: from now on, writing to `t` or to a view of its
+    storage raises."""
+    _assert_functional(t, "_freeze_functional_tensor")
+    t._frozen_storage = True
 
 
 def _copy_metadata(w):
@@ -102,8 +122,10 @@ def to_functional_tensor(t):
     if not isinstance(t, Tensor):
         raise TypeError(f"_to_functional_tensor(): argument 't' must be Tensor, not "
                         f"{type(t).__name__}")
-    with DisableTorchDispatch():
-        return FunctionalTensorWrapper(t.clone())
+    value = t.clone()   # through t's own subclass handler, if it has one
+    if isinstance(value, FunctionalTensorWrapper):   # made functional by an enabled pass
+        value = value.elem
+    return FunctionalTensorWrapper(value)
 
 
 def _assert_functional(t, what):
@@ -133,15 +155,16 @@ class _FunctionalizeMode(TorchDispatchMode):
     `torch.tensor`) are made functional; ops on functional tensors go to their class."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if types:
+        if types and not _running_on_values[0]:
             return NotImplemented
         out = func(*args, **(kwargs or {}))
-        if isinstance(out, Tensor):
+        if isinstance(out, Tensor) and not _running_on_values[0]:
             return FunctionalTensorWrapper(out)
         return out
 
 
 _enabled = []
+_running_on_values = [0]   # > 0 while a functional tensor's handler runs an op on values
 
 
 def enable_functionalization(*, reapply_views=False):
