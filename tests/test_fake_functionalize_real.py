@@ -394,3 +394,23 @@ def test_functional_freeze_and_wrapped_subclass():
                 round(lib._from_functional_tensor(out.detach()).elem.sum().item(), 4)]
         got.append(row)
     assert got[0] == got[1]
+
+
+def test_loading_within_fake_mode(tmp_path):
+    import pickle
+    got = []
+    for lib in (ember, torch):
+        F = _fake(lib)
+        x = lib.tensor([0.0, 1.0])
+        path = str(tmp_path / f"{lib.__name__}.pt")
+        lib.save({"w": lib.ones(2, 3)}, path)
+        with F.FakeTensorMode():
+            y = pickle.loads(pickle.dumps(x))
+            row = [type(y).__name__, str(y.device)]
+            w = lib.load(path)["w"]
+            row += [type(w).__name__, str(w.device), tuple(w.shape)]
+            with F.unset_fake_temporarily():
+                z = pickle.loads(pickle.dumps(x))
+                row += [type(z).__name__, z.tolist()]
+        got.append(row)
+    assert got[0] == got[1]

@@ -630,6 +630,16 @@ def _call_text(args):
     return "(" + ", ".join(repr(a) for a in args) + ")"
 
 
+def active_fake_mode():
+    """The innermost FakeTensorMode active (PyTorch's detect_fake_mode without inputs), or
+    None."""
+    from .._core.mode_stack import torch_dispatch_modes
+    for mode in reversed(torch_dispatch_modes):
+        if isinstance(mode, FakeTensorMode):
+            return mode
+    return None
+
+
 class unset_fake_temporarily:
     """Within it, no FakeTensorMode is active (the topmost one is popped and pushed back)."""
 
