@@ -414,3 +414,17 @@ def test_loading_within_fake_mode(tmp_path):
                 row += [type(z).__name__, z.tolist()]
         got.append(row)
     assert got[0] == got[1]
+
+
+def test_cached_views_of_another_dtype():
+    got = []
+    for lib in (ember, torch):
+        with _fake(lib).FakeTensorMode():
+            rows = []
+            for _ in range(2):   # the second call may be served from the cache
+                x = lib.randn(4, dtype=lib.complex64)
+                r = lib.view_as_real(x)
+                v = lib.randn(4).view(lib.int32)
+                rows.append([_meta(r), _meta(v), r._is_view(), v._is_view()])
+        got.append(rows)
+    assert got[0] == got[1]

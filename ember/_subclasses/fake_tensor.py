@@ -411,6 +411,9 @@ class FakeTensorMode(TorchDispatchMode):
             if same is None and r._base is not None:
                 view = next((i for i, a in positions
                              if a.untyped_storage() is r.untyped_storage()), None)
+                if view is not None and args[view].dtype != r.dtype:   # view_as_real, .view(dtype)
+                    self._bypass("view of another dtype")
+                    return None
             entries.append((extract_tensor_metadata(r), same, view))
         return isinstance(out, (tuple, list)), type(out), entries
 
