@@ -428,3 +428,27 @@ def test_cached_views_of_another_dtype():
                 rows.append([_meta(r), _meta(v), r._is_view(), v._is_view()])
         got.append(rows)
     assert got[0] == got[1]
+
+
+def test_conj_and_neg_bits_of_fakes():
+    got = []
+    for lib in (ember, torch):
+        with _fake(lib).FakeTensorMode() as fm:
+            rows = []
+            for _ in range(2):   # the second round may be served from the dispatch cache
+                x = lib.randn(3, dtype=lib.complex64)
+                y = x.conj()
+                rows.append([y.is_conj(), y.resolve_conj().is_conj(), y.imag.is_neg(),
+                             y.real.is_conj(), (y + 1).is_conj(), y.conj().is_conj(),
+                             lib._neg_view(x).is_neg()])
+            z = lib.randn(2, dtype=lib.complex64)
+            lib._C._set_conj(z, True)
+            S = _fake(lib)._CacheKeyState
+            rows.append([z.is_conj(), type(z).__name__,
+                         fm._cache_key(S(), lib.ops.aten.add.Tensor, [z], {})
+                         != fm._cache_key(S(), lib.ops.aten.add.Tensor, [x], {})])
+        p = lib.randn(2, dtype=lib.complex64)
+        lib._C._set_neg(p, True)
+        rows.append(p.is_neg())
+        got.append(rows)
+    assert got[0] == got[1]

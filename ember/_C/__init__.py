@@ -187,3 +187,22 @@ def _dispatch_key_set(tensor):
 def _storage_id(tensor):
     """An identity of `tensor`'s storage: equal for tensors that share one."""
     return id(tensor.untyped_storage())
+
+
+def _set_conj(tensor, conj):
+    """Set or clear `tensor`'s conjugate bit in place (its memory is read as conjugated)."""
+    _set_bits(tensor, bool(conj), tensor.is_neg())
+
+
+def _set_neg(tensor, neg):
+    """Set or clear `tensor`'s negative bit in place."""
+    _set_bits(tensor, tensor.is_conj(), bool(neg))
+
+
+def _set_bits(tensor, conj, neg):
+    from .._core.math_bits import set_math_bits
+    setter = getattr(tensor, "_set_math_bits", None)   # a fake keeps its bits apart
+    if setter is not None:
+        setter(conj, neg)
+    else:
+        set_math_bits(tensor, conj, neg)

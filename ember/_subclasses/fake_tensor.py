@@ -31,6 +31,7 @@ import weakref
 
 from .._core.tensor import Tensor
 from .._core.device import device as _device_cls
+from .._core.math_bits import MathBits, math_bits, set_math_bits
 from .._dispatch.python_dispatch import DisableTorchDispatch
 from ..overrides import TorchFunctionMode
 from ..utils._python_dispatch import TorchDispatchMode
@@ -96,7 +97,23 @@ class FakeTensor(Tensor):
         self._storage = elem._storage_()   # one meta storage for the fakes that alias
         self.fake_mode = fake_mode
         self.constant = constant
+        bits = math_bits(elem)
+        if bits is not None:
+            self._fake_bits = bits
         return self
+
+    # A fake's `_sparse` mark is the Python key's, so its conjugate/negative bits (a lazy
+    # `conj()` view's) are kept here and given to the meta alias its kernels run on.
+    _fake_bits = None
+
+    def is_conj(self):
+        return self._fake_bits is not None and self._fake_bits.conj
+
+    def is_neg(self):
+        return self._fake_bits is not None and self._fake_bits.neg
+
+    def _set_math_bits(self, conj, neg):
+        self._fake_bits = MathBits(conj, neg) if conj or neg else None
 
     def __init__(self, *args, **kwargs):
         pass
@@ -137,6 +154,8 @@ def _meta_alias(fake):
     """A plain meta tensor with `fake`'s metadata and storage: what the meta kernels run on."""
     m = Tensor._as_subclass(fake, Tensor)
     m._device = _META
+    if fake._fake_bits is not None:
+        set_math_bits(m, fake._fake_bits.conj, fake._fake_bits.neg)
     return m
 
 
@@ -431,6 +450,7 @@ class FakeTensorMode(TorchDispatchMode):
                                                        meta.storage_offset)
                 else:
                     m = _empty_meta(meta)
+                set_math_bits(m, meta.is_conj, meta.is_neg)   # as recorded, not the source's
             fake = FakeTensor(self, m, meta.device)
             if meta.is_inference:
                 fake._inference = True
