@@ -452,3 +452,19 @@ def test_conj_and_neg_bits_of_fakes():
         rows.append(p.is_neg())
         got.append(rows)
     assert got[0] == got[1]
+
+
+def test_fake_over_a_storage():
+    got = []
+    for lib in (ember, torch):
+        real = lib.arange(6, dtype=lib.uint8)
+        with _fake(lib).FakeTensorMode():
+            s = lib.UntypedStorage.from_buffer(b"abcdef", dtype=lib.uint8)   # a meta storage
+            t = lib.ByteTensor(s)
+            row = [str(s.device), type(t).__name__, str(t.device), tuple(t.shape),
+                   str((t + 1).dtype)]
+            err = _errors(lib, lambda: lib.ByteTensor(real.untyped_storage()))
+            row += [err[0], err[1].startswith("Attempted to set the storage of a tensor on "
+                                              "device \"meta\" to a storage on different")]
+        got.append(row)
+    assert got[0] == got[1]
