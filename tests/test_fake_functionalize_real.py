@@ -468,3 +468,18 @@ def test_fake_over_a_storage():
                                               "device \"meta\" to a storage on different")]
         got.append(row)
     assert got[0] == got[1]
+
+
+def test_fake_of_a_batched_tensor():
+    got = []
+    for lib in (ember, torch):
+        from importlib import import_module
+        fn = import_module(lib.__name__ + "._C._functorch")
+        x = lib.rand(3, 4, 5)
+        b2 = fn._add_batch_dim(fn._add_batch_dim(x, 1, 1), 0, 2)
+        f = _fake(lib).FakeTensorMode().from_tensor(b2)
+        inner = fn.get_unwrapped(f)
+        got.append([fn.is_batchedtensor(f), tuple(f.shape), fn.maybe_get_level(f),
+                    fn.is_batchedtensor(inner), fn.maybe_get_bdim(inner),
+                    type(fn.get_unwrapped(inner)).__name__])
+    assert got[0] == got[1]

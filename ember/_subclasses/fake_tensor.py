@@ -195,6 +195,12 @@ class FakeTensorConverter:
         if fake is not None:
             return fake
         import ember
+        from .._C import _functorch
+        if _functorch.is_batchedtensor(t):   # a vmap level's tensor: its value made fake
+            inner = self.from_real_tensor(fake_mode, _functorch.get_unwrapped(t), make_constant)
+            fake = _functorch._add_batch_dim(inner, t._bdim, t._level)
+            self._memo_set(t, fake)
+            return fake
         if t._is_view() and t._base is not None and t._base.dtype == t.dtype \
                 and t.is_conj() == t._base.is_conj() and t.is_neg() == t._base.is_neg():
             base = self.from_real_tensor(fake_mode, t._base)
