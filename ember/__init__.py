@@ -192,7 +192,14 @@ def typename(obj):
 
 # the submodules imported on first use, as PyTorch's torch.onnx is (`import ember.onnx` works
 # as well); PyTorch names its own set torch._lazy_modules
-_lazy_modules = frozenset({"onnx", "_utils", "_VF", "ao", "_ops", "_prims_common"})
+_lazy_modules = frozenset({"onnx", "_utils", "_VF", "ao", "_ops", "_prims_common", "_prims"})
+
+_FUNCTIONALIZATION = {"_to_functional_tensor": "to_functional_tensor",
+                      "_from_functional_tensor": "from_functional_tensor",
+                      "_is_functional_tensor": "is_functional_tensor", "_sync": "sync",
+                      "_freeze_functional_tensor": "freeze_functional_tensor",
+                      "_enable_functionalization": "enable_functionalization",
+                      "_disable_functionalization": "disable_functionalization"}
 
 
 def __getattr__(name):
@@ -201,6 +208,9 @@ def __getattr__(name):
         return importlib.import_module(f".{name}", __name__)
     if name == "torch":  # PyTorch's namespace holds itself (names like 'torch.ops.aten.x' resolve)
         return _sys.modules[__name__]
+    if name in _FUNCTIONALIZATION:   # torch._to_functional_tensor, torch._sync, ...
+        from ._subclasses import functional_tensor
+        return getattr(functional_tensor, _FUNCTIONALIZATION[name])
     if name == "Storage":  # the legacy storage class of the default dtype (torch.FloatStorage)
         return _legacy_storages[get_default_dtype()]
     raise AttributeError(f"module 'ember' has no attribute '{name}'")

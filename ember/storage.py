@@ -388,7 +388,7 @@ class TypedStorage:
         _warn_typed_storage_removal()
         dev = self._untyped_storage.device
         body = "\n".join(f" {v}" for v in self._elements().tolist()) if dev.type == "cpu" \
-            else " ..."
+            else "..."
         return (f"{body}\n[torch.storage.TypedStorage(dtype={self.dtype}, device={dev}) "
                 f"of size {self._size()}]")
 

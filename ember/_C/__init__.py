@@ -4,7 +4,7 @@
 (ember/_dispatch/python_dispatch.py), a weak tensor reference, the view-replay flag."""
 import weakref
 
-from . import _autograd, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
+from . import _autograd, _fft, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
 from ._dispatch_keys import (  # noqa: F401
     DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard, _IncludeDispatchKeyGuard,
     _dispatch_tls_local_exclude_set, _dispatch_tls_local_include_set)
@@ -193,3 +193,46 @@ def _warn_deprecation():
     """torch._C._warn_deprecation: TORCH_WARN_DEPRECATION's test warning."""
     import warnings
     warnings.warn("Test message for TORCH_WARN_DEPRECATION", DeprecationWarning, stacklevel=2)
+
+
+def _dispatch_key_set(tensor):
+    """The dispatch keys PyTorch gives `tensor`: its backend's, Python for a subclass with
+    `__torch_dispatch__`, ADInplaceOrView and Autograd<backend> unless it is an inference
+    tensor, Autocast<backend> where autocast exists (ember picks kernels by its own rules;
+    this reports what PyTorch's set would hold)."""
+    from .._core.python_key import PYTHON_KEY
+    backend = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta", "xpu": "XPU", "mps": "MPS",
+               "lazy": "Lazy"}.get(tensor.device.type, "PrivateUse1")
+    python = getattr(tensor, "_sparse", None) is PYTHON_KEY
+    names = [backend] + (["Python"] if python else [])
+    if not tensor.is_inference():
+        names += ["ADInplaceOrView", "Autograd" + backend]
+    if backend in ("CPU", "CUDA", "XPU", "MPS"):
+        names.append("Autocast" + backend)
+    if python:
+        names.append("PythonTLSSnapshot")
+    return DispatchKeySet([DispatchKey[n] for n in names])
+
+
+def _storage_id(tensor):
+    """An identity of `tensor`'s storage: equal for tensors that share one."""
+    return id(tensor.untyped_storage())
+
+
+def _set_conj(tensor, conj):
+    """Set or clear `tensor`'s conjugate bit in place (its memory is read as conjugated)."""
+    _set_bits(tensor, bool(conj), tensor.is_neg())
+
+
+def _set_neg(tensor, neg):
+    """Set or clear `tensor`'s negative bit in place."""
+    _set_bits(tensor, tensor.is_conj(), bool(neg))
+
+
+def _set_bits(tensor, conj, neg):
+    from .._core.math_bits import set_math_bits
+    setter = getattr(tensor, "_set_math_bits", None)   # a fake keeps its bits apart
+    if setter is not None:
+        setter(conj, neg)
+    else:
+        set_math_bits(tensor, conj, neg)

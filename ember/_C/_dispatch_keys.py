@@ -68,7 +68,24 @@ class DispatchKeySet:
         return hash(self._keys)
 
     def __repr__(self):
-        return f"DispatchKeySet({', '.join(k.name for k in sorted(self._keys))})"
+        return f"DispatchKeySet({', '.join(k.name for k in sorted(self._keys, key=_print_rank))})"
+
+
+def _print_rank(key):
+    """PyTorch prints a key set in its C++ order: backend keys, then the functionality keys from
+    the lowest priority up (Python, ADInplaceOrView, Autograd, Autocast, ..., PythonTLSSnapshot)."""
+    name = key.name
+    for prefix, rank in _PRINT_RANKS:
+        if name.startswith(prefix):
+            return rank, key
+    return 0, key
+
+
+# most specific prefix first: PythonTLSSnapshot before Python
+_PRINT_RANKS = (("PythonTLSSnapshot", 10), ("PythonDispatcher", 11), ("PreDispatch", 12),
+                ("Python", 1), ("Functionalize", 2), ("Conjugate", 3), ("Negative", 3),
+                ("ZeroTensor", 3), ("ADInplaceOrView", 4), ("Autograd", 5), ("Autocast", 6),
+                ("FuncTorch", 7))
 
 
 class _LocalSets(threading.local):

@@ -65,9 +65,16 @@ _RUNS_ON = ("cpu", "meta", "lazy")
 def _dev(device):
     """A factory's device: the one given, else the default one (`with ember.device(...)`)."""
     device = default_device() if device is None else _device_cls(device)
-    if device is not None and device.type not in _RUNS_ON:
+    if device is not None and device.type not in _RUNS_ON and not _fake_mode_active():
         raise no_backend(device)  # what a CPU build says
     return device
+
+
+def _fake_mode_active():
+    """A FakeTensorMode makes tensors of any device without its backend (PyTorch's fake mode
+    never initializes the device), so a CPU build makes fake CUDA tensors within it."""
+    from .._core.mode_stack import torch_dispatch_modes
+    return any(getattr(m, "makes_tensors_of_any_device", False) for m in torch_dispatch_modes)
 
 
 # ---- factories --------------------------------------------------------------------------------

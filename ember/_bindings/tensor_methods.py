@@ -286,6 +286,10 @@ def _on_storage(self, source, storage_offset, size, stride):
     else:
         raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
                         f"{type(source).__name__}")
+    if getattr(self, "fake_mode", None) is not None and storage._array is not None:
+        raise RuntimeError(f'Attempted to set the storage of a tensor on device "meta" to a '
+                           f'storage on different device "{storage.device}".  This is no '
+                           f'longer allowed; the devices must match.')
     item = self.dtype.itemsize
     if storage_offset is None:
         storage_offset, size = 0, (storage.nbytes() // item,)

@@ -211,7 +211,10 @@ class UntypedStorage:
         else:
             values = np.frombuffer(buffer, dtype=np.uint8, count=count, offset=offset)
             values = (values != 0) if dtype._np == np.bool_ else values.view(dtype._np)
-        from .device import cpu
+        from .device import cpu, meta
+        from .._subclasses.fake_tensor import active_fake_mode
+        if active_fake_mode() is not None:   # made within a FakeTensorMode: no bytes kept
+            return cls._meta(values.nbytes, meta)
         return cls._adopt(np.array(values).view(np.uint8), cpu)
 
     @classmethod
@@ -246,5 +249,6 @@ class UntypedStorage:
         return self.device.type == "cuda"
 
     def __repr__(self):
-        data = "" if self._array is None else "\n".join(f" {b}" for b in self.tolist()) + "\n"
+        # a meta storage has no bytes to show: PyTorch prints "..." in their place
+        data = "...\n" if self._array is None else "\n".join(f" {b}" for b in self.tolist()) + "\n"
         return f"{data}[torch.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"

@@ -820,6 +820,8 @@ class Tensor:
         return _reduce_tensor(self)
 
     def __deepcopy__(self, memo):
+        if _torch_function.is_torch_function_mode_enabled():  # FakeCopyMode copies into fakes
+            return _torch_function.handle_torch_function(Tensor.__deepcopy__, (self,), self, memo)
         if id(self) in memo:
             return memo[id(self)]
         if not self.is_leaf:

@@ -165,6 +165,8 @@ class OpOverload:
             return key
         if k == "CPU" and self.name in _INDICES_ANYWHERE and any(a is i for i in args[1] or ()):
             return key   # indexing takes CPU indices for a tensor on any device
+        if {key, k} == _META_AND_CPU and self.name in _META_LOOKUP_WITH_CPU_INDICES:
+            return "Meta"   # PyTorch's meta lookups do not check their indices' device
         sparse = _SPARSE_MIX.get(frozenset((key, k)))
         if sparse is not None:
             return sparse
@@ -273,6 +275,10 @@ _SPARSE_MIX = {frozenset(("SparseCPU", "CPU")): "SparseCPU",
 # ops whose indices (argument 1, a Tensor?[]) may be on the CPU whatever self's device
 _INDICES_ANYWHERE = frozenset(("aten::index.Tensor", "aten::index_put", "aten::index_put_",
                                "aten::_index_put_impl_"))
+_META_AND_CPU = {"Meta", "CPU"}
+_META_LOOKUP_WITH_CPU_INDICES = frozenset((
+    "aten::embedding", "aten::embedding_bag", "aten::embedding_bag.padding_idx",
+    "aten::_embedding_bag", "aten::_embedding_bag_forward_only", "aten::index_select"))
 
 
 def _only_scalars_on(key, tensors):

@@ -87,3 +87,44 @@ def check_significant_strides(a, b, *, only_cuda=True, allow_rhs_unbacked=False)
 
 def check_all_strides(a, b, *, only_cuda=True):
     return _check_strides(a, b, only_cuda, False)
+
+
+def compare_tensor_meta(a, b, check_strides=False, *, allow_rhs_unbacked=False, check_conj=True):
+    """Raise MetadataMismatchError if tensors `a` and `b` differ in shape, dtype, device or,
+    when asked, in significant strides and storage offset, or in the conjugate/negative bits:
+    the check that a fake or meta result describes the real one."""
+    from .._core.tensor import Tensor
+    from .._subclasses.fake_tensor import MetadataMismatchError
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, Tensor):
+            raise AssertionError(f"{name} must be TensorLike, got {type(t)}")
+    if tuple(a.shape) != tuple(b.shape):
+        raise MetadataMismatchError(f"Shapes {a.shape} and {b.shape} are not equal!")
+    if a.dtype != b.dtype:
+        raise MetadataMismatchError(f"Dtypes {a.dtype} and {b.dtype} are not equal!")
+    if _canonical_device(a.device) != _canonical_device(b.device):
+        raise MetadataMismatchError(f"Devices {a.device} and {b.device} are not equal!")
+    if check_strides:
+        same, idx = check_significant_strides(a, b, allow_rhs_unbacked=allow_rhs_unbacked)
+        if not same:
+            raise MetadataMismatchError(f"Stride mismatch! Strides are {a.stride()} and "
+                                        f"{b.stride()} (mismatched at {idx})!")
+        if a.storage_offset() != b.storage_offset():
+            raise MetadataMismatchError(f"Storage offset mismatch! Storage offsets are "
+                                        f"{a.storage_offset()} and {b.storage_offset()}!")
+    if check_conj and a.is_conj() != b.is_conj():
+        raise MetadataMismatchError(f"Conj mismatch! is_conj is set to {a.is_conj()} and "
+                                    f"{b.is_conj()}")
+    if a.is_neg() != b.is_neg():
+        raise MetadataMismatchError(f"Neg mismatch! is_neg is set to {a.is_neg()} and "
+                                    f"{b.is_neg()}")
+
+
+def _canonical_device(device):
+    from .._core.device import device as device_cls
+    return device_cls("cuda", 0) if device.type == "cuda" and device.index is None else device
+
+
+def suggest_memory_format(t):
+    from .._core.memory_format import suggest_memory_format as suggest
+    return suggest(t)

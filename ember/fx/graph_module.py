@@ -80,7 +80,12 @@ def _copy_attr(from_module, to_module, target):
             setattr(to_module, item, t)
         from_module, to_module = f, t
     orig = getattr(from_module, field)
-    if field in getattr(from_module, "_buffers", {}) and field not in to_module._parameters:
+    # a tensor that is not a Parameter (a buffer, or a traced `_tensor_constant`) becomes a
+    # buffer of the GraphModule, as PyTorch registers it: named_buffers() lists it
+    from .._core.tensor import Tensor
+    from ..nn import Parameter
+    if isinstance(orig, Tensor) and not isinstance(orig, Parameter) \
+            and field not in to_module._parameters:
         to_module.register_buffer(field, orig)
     else:
         setattr(to_module, field, orig)

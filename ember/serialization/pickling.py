@@ -163,6 +163,9 @@ def _reduce_storage(storage):
 
 
 def _rebuild_storage(data):
+    from .._subclasses.fake_tensor import active_fake_mode
+    if active_fake_mode() is not None:   # unpickled within a FakeTensorMode: no bytes kept
+        return UntypedStorage._meta(len(data), _META)
     data = np.asarray(data, dtype=np.uint8)
     return UntypedStorage._adopt(data if data.flags.writeable else data.copy(), _CPU)
 
@@ -208,6 +211,14 @@ def _tensor_on_storage(storage, dtype, offset, size, stride):
         raise TypeError(f"expected a storage and a dtype, got {type(storage).__name__} and "
                         f"{type(dtype).__name__}")
     offset, size, stride = _check_geometry(storage.nbytes(), dtype.itemsize, offset, size, stride)
+    from .._subclasses.fake_tensor import active_fake_mode
+    fake_mode = active_fake_mode()
+    if fake_mode is not None:   # loaded within a FakeTensorMode: a fake of the storage's device
+        meta_storage = storage if storage._array is None else \
+            UntypedStorage._meta(storage.nbytes(), _META)
+        meta = _meta(size, dtype, stride, offset, meta_storage, _META)
+        return fake_mode.fake_tensor_converter.from_meta_and_device(fake_mode, meta,
+                                                                    storage.device)
     if storage._array is None:
         return _meta(size, dtype, stride, offset, storage, storage.device)
     item = dtype.itemsize

@@ -47,6 +47,8 @@ class FileCheck:
         return self._add("check_not", re.escape(s))
 
     def run(self, text):
+        if not isinstance(text, str):   # a Graph, a DispatchKeySet: checked as printed
+            text = str(text)
         pos = 0
         pending_not = []        # check_not patterns waiting for the next match to bound them
         for check in self._checks:
