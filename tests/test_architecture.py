@@ -36,6 +36,8 @@ ALLOWED_UPWARD = {
     # stride()/is_contiguous() of a wrapper subclass made with dispatch_sizes_strides_policy=
     # "strides": its handler answers, through the metadata ops
     ("ember._core.tensor", "ember._aten.tensor_metadata"),
+    # UntypedStorage.from_buffer within a FakeTensorMode: a meta storage, as in PyTorch
+    ("ember._core.storage", "ember._subclasses.fake_tensor"),
 }
 
 

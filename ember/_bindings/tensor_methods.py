@@ -236,12 +236,14 @@ def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     make self view source's memory (a storage's, or a tensor's storage) with that geometry."""
     if source is None:   # set_(): an empty tensor, on a fresh storage
         source = self.new_empty((0,))
-    if storage_offset is not None or not isinstance(source, Tensor):
+    overload_tensor = storage_offset is None and isinstance(source, Tensor)
+    if not overload_tensor:
         source = _on_storage(self, source, storage_offset, size, stride)
     if source.dtype is not self.dtype:
         raise RuntimeError(f"Could not set tensor of type {D.c_type_name(source.dtype)} to a "
                            f"tensor of type {D.c_type_name(self.dtype)}")
-    if self._sparse is PYTHON_KEY or _torch_dispatch_modes:
+    if overload_tensor and (self._sparse is PYTHON_KEY or _torch_dispatch_modes):
+        # (ember declares set_.source_Tensor only; the storage overloads apply directly)
         # the op a `__torch_dispatch__` handler (a subclass's, a mode's) sees, as in PyTorch
         return _set_source_tensor(self, source)
     _set_to(self, source)
