@@ -13,6 +13,8 @@ Two dtypes are involved in every kernel, as in PyTorch's TensorIterator:
 - the *math* dtype (PyTorch's `opmath_type`): float16 and bfloat16 are computed in float32 and
   rounded once at the end, the way PyTorch's CPU kernels load half values into float registers.
   This also keeps bfloat16 (an ml_dtypes user dtype with few NumPy loops) out of the ufuncs.
+  complex32 is computed in complex64 (NumPy has no complex32: ember/_core/complex32.py), for
+  the few ops PyTorch has a ComplexHalf kernel of (`COMPLEX32_OPS`); the others raise its error.
 """
 import math
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.float8 import to_float8
+from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _wrap_external, _meta, _wrap_dim
 from .._core.memory_format import empty_like_array
@@ -29,7 +32,23 @@ from .._core import caching_allocator
 from ._parallel import parallel_for
 
 _binary_dtype = D.binary_dtype
-_OPMATH = {D.float16: D.float32, D.bfloat16: D.float32}
+_OPMATH = {D.float16: D.float32, D.bfloat16: D.float32, D.complex32: D.complex64}
+# the elementwise ops PyTorch's CPU build has a ComplexHalf kernel of; a kernel PyTorch
+# names otherwise than "<op>_cpu" says its name
+COMPLEX32_OPS = frozenset(("add", "sub", "rsub", "mul", "eq", "ne", "neg", "abs", "sgn",
+                           "conj_physical", "isnan"))
+_COMPLEX32_KERNELS = {"div": "div_cpu", "pow": "pow", "exp": "exp_vml_cpu",
+                      "log": "log_vml_cpu", "sqrt": "sqrt_vml_cpu", "tanh": "tanh_vml_cpu",
+                      **{n: n + "_vml_cpu" for n in ("sin", "cos", "tan", "asin", "acos", "atan",
+                                                     "sinh", "cosh", "asinh", "acosh", "atanh",
+                                                     "log10", "log2", "log1p", "expm1")}}
+
+
+def check_complex32(name):
+    """PyTorch's error for an elementwise op without a ComplexHalf kernel (called where a
+    kernel has branched to its opmath dtypes already)."""
+    if name not in COMPLEX32_OPS:
+        raise not_implemented(_COMPLEX32_KERNELS.get(name, name + "_cpu"), D.complex32)
 
 
 def operand(x, dt):
@@ -56,7 +75,9 @@ def as_result(r, dt):
         r = np.asarray(r)
     if r.dtype == dt._np:
         return r
-    return r.astype(dt._np) if dt._kind is None else to_float8(r, dt)
+    if dt._kind is None:
+        return r.astype(dt._np)
+    return _c32.narrow(r) if dt is D.complex32 else to_float8(r, dt)
 
 
 def _reraise_unless_shape_error(a, b):
@@ -201,6 +222,8 @@ def _math_operand(x, dt):
 def _reduced_operand(x, dt, mdt):
     """An operand of a float16/bfloat16 op: rounded to dt (the common dtype every operand is
     cast to, a float64 zero-dim tensor or a Python float too), then widened to float32."""
+    if dt is D.complex32:   # (NumPy has no casts to or from it)
+        return _c32.widen(_c32.narrow(x._np if isinstance(x, Tensor) else x))
     if isinstance(x, Tensor):
         a = x._np if x.dtype is dt else x._np.astype(dt._np)
     else:
@@ -229,6 +252,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     _compute_scalar_other). alpha: the op's extra argument is add's `alpha`, which a
     float16/bfloat16 op reads in its own dtype (rounded, and refused if out of its range).
     """
+    op_name = name.split(".")[0]
+
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
         if operands is not None:
@@ -254,6 +279,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 return _wrap_external(out, dt)
         try:
             if dt in _OPMATH:
+                if dt is D.complex32:
+                    check_complex32(op_name)
                 if alpha and extra:
                     extra = (_alpha_in(dt, extra[0]),)
                 rdt = dt if result is None else result(dt)
@@ -306,8 +333,11 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                     return self
                 except (OverflowError, TypeError):  # a Python int outside dt's range
                     pass
-            if alpha and extra and dt in _OPMATH:
-                extra = (_alpha_in(dt, extra[0]),)
+            if dt in _OPMATH:
+                if dt is D.complex32:
+                    check_complex32(op_name)
+                if alpha and extra:
+                    extra = (_alpha_in(dt, extra[0]),)
             r = None if dt not in _OPMATH or not scalar_other_at_opmath else \
                 _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
             if r is None:
@@ -402,7 +432,7 @@ def _check_alpha(dt, alpha):
 def _alpha_in(dt, alpha):
     """add's alpha as a float16/bfloat16 kernel reads it: rounded to dt (c10's checked
     `alpha.to<scalar_t>()`, which refuses a value out of dt's range)."""
-    if type(alpha) is bool or (type(alpha) is int and alpha == 1):
+    if type(alpha) is bool or (type(alpha) is int and alpha == 1) or dt is D.complex32:
         return alpha
     from .factory import checked_scalar   # (factory imports this module)
     return float(np.asarray(checked_scalar(alpha, dt), dtype=dt._np))
@@ -743,6 +773,8 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
     layout: the result's layout when PyTorch's kernel does not leave it to TensorIterator:
     "preserve" (it writes into empty_like(self)) or "contiguous" (into empty(self.shape)).
     """
+    op_name = name.split(".")[0]
+
     def strides(self):
         if layout is None:
             return meta_strides(self._size, self, refs=True)
@@ -758,7 +790,11 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
     def run(self, dt, extra):
         a = self._np
         if dt in _OPMATH:
-            a = a.astype(np.float32)
+            if self.dtype is D.complex32:
+                check_complex32(op_name)
+                a = _c32.widen(a)
+            else:
+                a = a.astype(np.float32)
         elif self.dtype is not dt and not self.dtype.is_complex:  # abs: complex in, real out
             a = a.astype(dt._np)
         if with_dtype:

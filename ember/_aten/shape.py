@@ -17,6 +17,7 @@ from .._core.resizable import check_resizable
 
 from .._core import dtype as D
 from .._core.float8 import to_float8
+from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .._core.memory_format import contiguous_format, copy_in_format, format_strides, \
@@ -551,7 +552,7 @@ view_op("view.dtype", _view_dtype, _check_view_dtype, tracked=False)
 
 def _view_as_real(a):
     """A complex array's memory as (real, imag) pairs: a trailing dim of 2, stride 1."""
-    real = np.dtype(a.dtype.char.lower())
+    real = np.dtype(np.float16 if a.dtype == _NP_COMPLEX32 else a.dtype.char.lower())
     first = np_as_strided(a, (1,), (a.itemsize,)).view(real)
     return np_as_strided(first, a.shape + (2,), a.strides + (real.itemsize,))
 
@@ -563,7 +564,7 @@ def _view_as_complex(a):
     if a.size == 0:
         a = np_as_strided(
             a, a.shape, tuple(s * a.itemsize for s in _contiguous_strides(a.shape)))
-    return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
+    return _view_dtype(a, _COMPLEX_OF[a.dtype])[..., 0]
 
 
 def _check_view_as_real(self):
@@ -579,11 +580,12 @@ def _check_view_as_real(self):
 view_op("view_as_real", _view_as_real, _check_view_as_real)
 
 
+_COMPLEX_OF = {np.dtype(np.float16): D.complex32, np.dtype(np.float32): D.complex64,
+               np.dtype(np.float64): D.complex128}
+
+
 def _check_view_as_complex(self):
-    if self.dtype is D.float16:
-        raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: view_as_complex "
-                                  "of a float16 tensor is not supported")
-    if self.dtype not in (D.float32, D.float64):
+    if self.dtype not in (D.float16, D.float32, D.float64):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "
                            f"{_scalar_type_name(self.dtype)}")
@@ -782,14 +784,19 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
                                            memory_format)), memory_format)
 
 
+_NP_COMPLEX32 = _c32.NP_COMPLEX32
+
+
 def _cast(a, dt):
     target = D.np_dtype(dt)
+    if a.dtype == _NP_COMPLEX32:  # (no NumPy casts from it: through complex64, exactly)
+        a = _c32.widen(a)
     if a.dtype.kind == "c" and not dt.is_complex:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=_user_stacklevel())
         a = a.real
-    if dt._kind == "float8":
-        return to_float8(a, dt)
+    if dt._kind is not None:
+        return _c32.narrow(a) if dt is D.complex32 else to_float8(a, dt)
     if a.dtype.kind == "f" and (target.kind != "f" or target.itemsize < a.itemsize):
         with np.errstate(over="ignore", invalid="ignore"):  # silent like a C cast
             return a.astype(target, order="K")

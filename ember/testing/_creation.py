@@ -20,7 +20,7 @@ __all__ = ["make_tensor"]
 _INTEGRAL_TYPES = [ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64, ember.uint16,
                    ember.uint32, ember.uint64]
 _FLOATING_TYPES = [ember.float16, ember.bfloat16, ember.float32, ember.float64]
-_COMPLEX_TYPES = [ember.complex64, ember.complex128]
+_COMPLEX_TYPES = [ember.complex32, ember.complex64, ember.complex128]
 _FLOATING_8BIT_TYPES = [ember.float8_e4m3fn, ember.float8_e5m2, ember.float8_e4m3fnuz,
                         ember.float8_e5m2fnuz]
 _BOOLEAN_OR_INTEGRAL_TYPES = [ember.bool, *_INTEGRAL_TYPES]
