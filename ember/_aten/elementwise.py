@@ -37,7 +37,7 @@ _OPMATH = {D.float16: D.float32, D.bfloat16: D.float32, D.complex32: D.complex64
 # names otherwise than "<op>_cpu" says its name
 COMPLEX32_OPS = frozenset(("add", "sub", "rsub", "mul", "eq", "ne", "neg", "abs", "sgn",
                            "conj_physical", "isnan"))
-_COMPLEX32_KERNELS = {"div": "div_cpu", "pow": "pow", "exp": "exp_vml_cpu",
+_COMPLEX32_KERNELS = {"div": "div_cpu", "pow": "pow", "nan_to_num": "nan_to_num", "exp": "exp_vml_cpu",
                       "log": "log_vml_cpu", "sqrt": "sqrt_vml_cpu", "tanh": "tanh_vml_cpu",
                       **{n: n + "_vml_cpu" for n in ("sin", "cos", "tan", "asin", "acos", "atan",
                                                      "sinh", "cosh", "asinh", "acosh", "atanh",
@@ -55,7 +55,9 @@ def operand(x, dt):
     """The NumPy value of an operand, as dtype `dt` (Python scalars are left weak)."""
     if isinstance(x, Tensor):
         a = x._np
-        return a if x.dtype is dt else a.astype(dt._np)
+        if x.dtype is dt:
+            return a
+        return _c32.astype(a, dt._np)
     if isinstance(x, bool) and dt is not D.bool:
         return int(x)
     return x
@@ -342,7 +344,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
             if r is None:
                 r = _compute(compute, self, other, dt, rdt, extra)
-            np.copyto(self._np, r if finish is None else finish(r, *extra), casting="unsafe")
+            _c32.copyto(self._np, r if finish is None else finish(r, *extra))
         except ValueError:
             _reraise_unless_shape_error(self, other)
             raise _inplace_shape_error(self, other) from None
@@ -641,7 +643,7 @@ for _name, _uf in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or
 def _as_array(x, dt):
     """A NumPy array of dtype dt for a tensor or a Python scalar (no ufunc math involved)."""
     if isinstance(x, Tensor):
-        return x._np if x.dtype is dt else x._np.astype(dt._np)
+        return x._np if x.dtype is dt else _c32.astype(x._np, dt._np)
     from .factory import wrapped_scalar  # a number out of dt's range raises, as in PyTorch
     return wrapped_scalar(x, dt)
 
@@ -1107,6 +1109,8 @@ def _predicate(name, test):
     def cpu(self):
         a = self._np
         if self.dtype.is_floating_point or self.dtype.is_complex:
+            if self.dtype is D.complex32:
+                a = _c32.widen(a)
             return _wrap(laid_out(np.asarray(test(a)), self))
         return _wrap(laid_out(np.full(a.shape, name == "isfinite"), self))
     impl(name, "CPU")(cpu)
@@ -1718,6 +1722,8 @@ def _bool_predicate(name, test):
         a = self._np
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)  # exact (NaN's sign too); ml_dtypes has few ufunc loops
+        elif self.dtype is D.complex32:
+            a = _c32.widen(a)
         return _wrap(laid_out(as_result(test(a), D.bool), self))
     impl(name, "CPU")(cpu)
     impl(name, "Meta")(_bool_meta)
@@ -1864,6 +1870,7 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     shape = broadcast_shape(self._size, shape_of(other))   # PyTorch's message on a mismatch
     if self._np is None:
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)
-    b = other._np if isinstance(other, Tensor) else other
-    r = np.asarray(np.isclose(self._np, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    b = _c32.values(other._np) if isinstance(other, Tensor) else other
+    r = np.asarray(np.isclose(_c32.values(self._np), b, rtol=rtol, atol=atol,
+                              equal_nan=equal_nan))
     return wrap_laid_out(r, self, other)

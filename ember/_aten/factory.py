@@ -212,10 +212,11 @@ def full(size, fill_value, dtype=None, device=None):
     dt = _fill_dtype(fill_value, dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _wrap(np.full(_check_size(size), _full_value(fill_value, dt), dtype=D.np_dtype(dt)))
+    return _wrap(np.full(_check_size(size), fill_scalar(fill_value, dt), dtype=D.np_dtype(dt)))
 
 
-def _full_value(fill_value, dt):
+def fill_scalar(fill_value, dt):
+    """fill_'s value (full's, full_like's) as a value of `dt` (see checked_scalar)."""
     if dt is D.complex32:  # PyTorch checks the value as complex<float>, then rounds it
         return _c32.narrow(checked_scalar(fill_value, D.complex64))
     return checked_scalar(fill_value, dt)
@@ -224,7 +225,7 @@ def _full_value(fill_value, dt):
 @impl("full", "Meta")
 def full_meta(size, fill_value, dtype=None, device=None):
     dt = _fill_dtype(fill_value, dtype)
-    _full_value(fill_value, dt)
+    fill_scalar(fill_value, dt)
     return _meta(_check_size(size), dt)
 
 

@@ -27,7 +27,8 @@ from .._core import deterministic
 from .._core.device import no_backend
 from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
-from .factory import checked_scalar, check_contiguous_strides, contiguous_nbytes, STORAGE_MAX
+from .factory import fill_scalar, check_contiguous_strides, contiguous_nbytes, \
+    STORAGE_MAX
 
 _dummies = {}
 
@@ -859,9 +860,9 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         with np.errstate(over="ignore", invalid="ignore"):   # fill_.Tensor: a plain cast
-            self._np[...] = np.asarray(value.item()).astype(self._np.dtype)
+            self._np[...] = _cast(np.asarray(value.item()), self.dtype)
         return self
-    self._np[...] = checked_scalar(value, self.dtype)
+    self._np[...] = fill_scalar(value, self.dtype)
     return self
 
 
@@ -916,7 +917,7 @@ def _cat_dim(tensors, dim):
 def cat(tensors, dim=0):
     dt = _cat_check(tensors, dim, "torch.cat")
     d, _ = _cat_dim(tensors, dim)
-    arrs = [t._np if t.dtype is dt else t._np.astype(dt._np) for t in tensors
+    arrs = [t._np if t.dtype is dt else _c32.astype(t._np, dt._np) for t in tensors
             if t._size != (0,) or len(tensors) == 1]
     if not arrs:
         return _wrap(np.empty((0,), dtype=dt._np))
@@ -945,8 +946,8 @@ def stack(tensors, dim=0):
     dt = _cat_check(tensors, dim, "stack")
     _stack_check(tensors)
     d = _wrap_dim(dim, len(tensors[0]._size) + 1)
-    return _wrap(np.stack([t._np if t.dtype is dt else t._np.astype(dt._np) for t in tensors],
-                          axis=d))
+    return _wrap(np.stack([t._np if t.dtype is dt else _c32.astype(t._np, dt._np)
+                           for t in tensors], axis=d))
 
 
 @impl("stack", "Meta")

@@ -48,6 +48,26 @@ def widen(a):
     return out
 
 
+def values(a):
+    """Array `a` as NumPy can compute with it: complex32 as complex64 (exactly), others as
+    they are."""
+    return widen(a) if a.dtype == NP_COMPLEX32 else a
+
+
+def astype(a, target):
+    """`a.astype(target)` (NumPy dtypes), where either may be complex32 (through complex64)."""
+    if a.dtype == NP_COMPLEX32:
+        a = widen(a)
+    return narrow(a) if target == NP_COMPLEX32 else a.astype(target)
+
+
+def copyto(dst, src):
+    """`np.copyto(dst, src, casting="unsafe")`, where either may be complex32."""
+    if src.dtype != dst.dtype and NP_COMPLEX32 in (src.dtype, dst.dtype):
+        src = astype(src, dst.dtype)
+    np.copyto(dst, src, casting="unsafe")
+
+
 def warn_experimental():
     """PyTorch's one warning about the dtype, given when the first complex32 tensor is made."""
     global _warned

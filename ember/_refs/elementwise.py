@@ -174,10 +174,7 @@ def _complex(real, imag, *, out=None):
 def _check_complex_parts(real, imag):
     """complex() and polar() take two float tensors of one dtype."""
     for x in (real, imag):
-        if x.dtype is D.float16:
-            raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: complex() "
-                                      "of float16 tensors is not supported")
-        if x.dtype not in (D.float32, D.float64):
+        if x.dtype not in (D.float16, D.float32, D.float64):
             raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
                                f"got {_scalar_type_name(real.dtype)} and "
                                f"{_scalar_type_name(imag.dtype)}")
@@ -199,6 +196,8 @@ _polar = _op("polar")
 @impl("polar", "CompositeImplicitAutograd")
 def _polar_composite(abs, angle):
     _check_complex_parts(abs, angle)  # (here, after autocast has cast the operands)
+    if abs.dtype is D.float16:  # (complex32 has no cos/sin kernels)
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     return _complex(abs * angle.cos(), abs * angle.sin())
 
 

@@ -335,7 +335,7 @@ def _build_name_tables():
         "torch.device": device,
         "torch.storage.UntypedStorage": UntypedStorage,
     }
-    names.update({f"torch.{d.name}": d for d in D.all_dtypes + D.float8_dtypes})
+    names.update({f"torch.{d.name}": d for d in D.all_dtypes + D.float8_dtypes + (D.complex32,)})
     names.update({f"torch.{st.name}": st for st in _STORAGE_TYPES.values()})
     save_names = {obj: name for name, obj in names.items()}
     # names that only ever need reading
@@ -480,6 +480,7 @@ def _save_reducers():
     of this name", which `_Pickler.save_global` writes under PyTorch's name."""
     from .._core.layout import strided
     return ChainMap({**_TENSOR_REDUCERS, D.dtype: _dtype_name, D._Float8Dtype: _dtype_name,
+                     D._Complex32Dtype: _dtype_name,
                      StorageType: lambda st: st.name, type(strided): _reduce_layout},
                     copyreg.dispatch_table)
 
