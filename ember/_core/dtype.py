@@ -16,10 +16,11 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 class dtype:
     __module__ = "ember"  # printed as <class 'torch.dtype'> is
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np", "_cat")
-    _kind = None  # the dtypes outside the promotion lattice say which kind they are
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np", "_cat",
+                 "_kind")
 
-    def __init__(self, name, np_dtype, itemsize, cat, is_signed):
+    def __init__(self, name, np_dtype, itemsize, cat, is_signed, kind=None):
+        self._kind = kind  # the dtypes outside the promotion lattice say which kind they are
         self.name = name
         self._np = np_dtype
         self.itemsize = itemsize
@@ -87,7 +88,9 @@ class _Float8Dtype(dtype):
     unsigned types they promote only with themselves; converting to them rounds as PyTorch does
     (ember/_core/float8.py)."""
     __slots__ = ()
-    _kind = "float8"
+
+    def __init__(self, *args):
+        super().__init__(*args, kind="float8")
 
 
 float8_dtypes = tuple(_Float8Dtype(n, _ml_np(n), 1, _FLOAT, n != "float8_e8m0fnu") for n in (
@@ -97,14 +100,9 @@ float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = f
 ml_dtypes_dtypes = (bfloat16,) + float8_dtypes
 
 
-class _Complex32Dtype(dtype):
-    """complex32 (ComplexHalf), stored as pairs of float16 in a structured NumPy dtype
-    (ember/_core/complex32.py). Outside the promotion lattice's table: see _promote_tensorless."""
-    __slots__ = ()
-    _kind = "complex32"
-
-
-complex32 = _Complex32Dtype("complex32", _c32.NP_COMPLEX32, 4, _COMPLEX, True)
+# complex32 (ComplexHalf): pairs of float16 in a structured NumPy dtype (ember/_core/complex32.py);
+# it promotes as _promote_tensorless says
+complex32 = dtype("complex32", _c32.NP_COMPLEX32, 4, _COMPLEX, True, kind="complex32")
 # dtypes NumPy has no type of (Tensor.numpy() refuses them; their values are read widened)
 numpyless_dtypes = ml_dtypes_dtypes + (complex32,)
 # dtypes saved with their dtype beside an untyped storage (_rebuild_tensor_v3): no typed
@@ -115,7 +113,7 @@ v3_dtypes = barebones_unsigned + float8_dtypes + (complex32,)
 class _TensorlessDtype(dtype):
     """A dtype PyTorch names that ember has no tensors of (quantized, sub-byte, float4): it exists, prints and compares, so code that names it imports; making a tensor
     of it raises NotImplementedError naming it."""
-    __slots__ = ("_kind",)
+    __slots__ = ()
 
     def __init__(self, name, itemsize, cat, is_signed, kind):
         self.name, self.itemsize, self._cat, self._kind = name, itemsize, cat, kind

@@ -480,7 +480,6 @@ def _save_reducers():
     of this name", which `_Pickler.save_global` writes under PyTorch's name."""
     from .._core.layout import strided
     return ChainMap({**_TENSOR_REDUCERS, D.dtype: _dtype_name, D._Float8Dtype: _dtype_name,
-                     D._Complex32Dtype: _dtype_name,
                      StorageType: lambda st: st.name, type(strided): _reduce_layout},
                     copyreg.dispatch_table)
 
