@@ -112,11 +112,15 @@ def _name(dt):
 def mean(self, dim=None, keepdim=False, dtype=None):
     dt = _mean_dtype(self, dtype)
     _no_complex32(dt, "sum_cpu")
+    return _mean(self, dim, keepdim, dt)
+
+
+def _mean(self, dim, keepdim, dt):
     dims = reduce_dims(self._size, dim)
-    acc = _acc_np(dt) or dt._np
+    acc = np.complex64 if dt is D.complex32 else _acc_np(dt) or dt._np
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.mean(_values(self), axis=dims, keepdims=keepdim, dtype=acc)
-    return _wrap(np.asarray(r).astype(dt._np, copy=False))
+    return _wrap(_c32.astype(np.asarray(r), dt._np))
 
 
 @impl("mean.dim", "Meta")
@@ -288,7 +292,8 @@ def std(self, dim=None, correction=None, keepdim=False):
 @impl("var_mean.correction", "CPU")
 def var_mean(self, dim=None, correction=None, keepdim=False):
     """One op (one VarMeanBackward0 node for both results), as PyTorch's."""
-    return var(self, dim, correction, keepdim), mean(self, dim, keepdim)
+    # (its mean has a complex32 kernel, where mean's own sum has none)
+    return var(self, dim, correction, keepdim), _mean(self, dim, keepdim, self.dtype)
 
 
 @impl("var_mean.correction", "Meta")
