@@ -105,6 +105,21 @@ CASES = {
     "polar_half_refused": lambda L: L.polar(L.ones(2, dtype=L.half), L.ones(2, dtype=L.half)),
     "numpy_refused": lambda L: make(L).numpy(),
     "float_of_complex_refused": lambda L: float(make(L)[0, 0]),
+    "factories_refused": lambda L: [outcome(f, L) for f in (
+        lambda L: L.eye(2, dtype=L.chalf), lambda L: L.linspace(0, 1, 3, dtype=L.chalf),
+        lambda L: L.logspace(0, 1, 3, dtype=L.chalf))],
+    "ternary": lambda L: [outcome(f, L) for f in (
+        lambda L: L.addcdiv(make(L), make(L), make(L)), lambda L: L.lerp(make(L), make(L), 0.5),
+        lambda L: L.equal(make(L), make(L)))],
+    "index_add": lambda L: (make(L).index_add(1, L.tensor([0, 0, 2]), make(L)),
+                            make(L).index_add(0, L.tensor([1]), make(L)[:1], alpha=2)),
+    "index_put_accumulate": lambda L: make(L).index_put((L.tensor([0, 0]),), make(L)[1],
+                                                         accumulate=True),
+    "index_put_scalar": lambda L: make(L).index_put((L.tensor([0, 1]), L.tensor([1, 1])),
+                                                    L.tensor(1j, dtype=L.chalf)),
+    "setitem_number": lambda L: (lambda t: (t.__setitem__((0, 1), 5), t)[1])(make(L)),
+    "pad_constant": lambda L: L.nn.functional.pad(make(L), (1, 1), value=2),
+    "var_mean_std_mean": lambda L: (L.var_mean(make(L), 1), L.std_mean(make(L)[:, ::2], 0)),
     "promote_types": lambda L: [str(L.promote_types(L.chalf, d)) for d in (
         L.float16, L.bfloat16, L.float32, L.float64, L.int64, L.bool, L.complex64)],
     "finfo": lambda L: repr(L.finfo(L.chalf)),

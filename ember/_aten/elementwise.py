@@ -1232,7 +1232,7 @@ def _ternary(name, compute, dtype, inplace):
     def cpu_(self, a, b, *extra):
         check_inplace(self, dtype(self, a, b, *extra), inplace)
         _check_inplace_broadcast(self, a, b)
-        np.copyto(self._np, run(self, a, b, extra), casting="unsafe")
+        _c32.copyto(self._np, run(self, a, b, extra))
         return self
 
     def meta_(self, a, b, *extra):
@@ -1251,7 +1251,7 @@ def _lerp_dtype(self, end, weight):
         if isinstance(x, Tensor) and x.dtype is not dt and (what == "end" or x.dim()):
             raise RuntimeError(f"expected dtype {D.c_type_name(dt)} for `{what}` but got dtype "
                                f"{D.c_type_name(x.dtype)}")
-    if not (dt.is_floating_point or dt.is_complex):
+    if not (dt.is_floating_point or dt.is_complex) or dt is D.complex32:
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)
     if type(weight) is complex and not dt.is_complex:
@@ -1270,7 +1270,7 @@ def _lerp(a, end, weight):
 def _addc_dtype(name):
     def dtype(self, tensor1, tensor2, value=1):
         dt = D.result_type_of((self, tensor1, tensor2))
-        if dt is D.bool:
+        if dt is D.bool or dt is D.complex32 and name == "addcdiv":
             raise not_implemented(f"{name}_cpu_out", dt)
         if name == "addcdiv" and _is_integral(dt):
             raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "

@@ -401,8 +401,8 @@ def linspace_dtype(start, end, dtype, fn_name):
 
 
 def _check_not_bool(dt, name):
-    if dt is D.bool:
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+    if dt is D.bool or dt is D.complex32:
+        raise not_implemented(f"{name}_cpu", dt)
 
 
 @impl("eye.m", "CPU")
@@ -411,6 +411,8 @@ def eye(n, m, dtype=None, device=None):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if _dt(dtype) is D.complex32:
+        raise not_implemented("eye", D.complex32)
     return _wrap(np.eye(n, m, dtype=D.np_dtype(_dt(dtype))))
 
 

@@ -507,8 +507,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
              requires_grad=False):
     steps = _steps("logspace", start, end, steps, ", float base = 10.0")
     dtype = linspace_dtype(start, end, _out_dtype(out, dtype, layout), "torch.logspace()")
-    if dtype is D.bool:
-        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if dtype is D.bool or dtype is D.complex32:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for "
+                                  f"'{D.scalar_type_name(dtype)}'")
     t = linspace(start, end, steps, dtype=D.complex128 if dtype.is_complex else D.float64,
                  device=device)
     return range_out(pow(base, t).to(dtype), out, requires_grad)
