@@ -151,3 +151,19 @@ def test_save_load_both_ways():
         torch.save(make(torch), tbuf)
         e = ember.load(io.BytesIO(tbuf.getvalue()))
         assert e.dtype is ember.chalf and e.tolist() == make(ember).tolist()
+
+
+def test_experimental_warning_once_as_torch(monkeypatch):
+    """PyTorch warns once per process, when the first complex32 tensor is made (its text is
+    "<message> (Triggered internally at ...EmptyTensor.cpp)")."""
+    from ember._core import complex32
+    monkeypatch.setattr(complex32, "_warned", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.zeros(2, dtype=ember.chalf)
+        ember.tensor([1j], dtype=ember.chalf).to(ember.float32)
+        ember.ones(2).to(ember.chalf)
+    messages = [str(w.message) for w in caught if "ComplexHalf" in str(w.message)]
+    assert messages == ["ComplexHalf support is experimental and many operators don't support "
+                        "it yet."]
+    assert caught[0].filename == __file__ and caught[0].category is UserWarning

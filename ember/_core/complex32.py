@@ -73,8 +73,9 @@ def warn_experimental():
     global _warned
     if not _warned:
         _warned = True
+        from ._warnings import user_stacklevel
         warnings.warn("ComplexHalf support is experimental and many operators don't support it "
-                      "yet.", UserWarning, stacklevel=3)
+                      "yet.", UserWarning, stacklevel=user_stacklevel())
 
 
 _warned = False

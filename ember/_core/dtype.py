@@ -219,8 +219,11 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
 
 
 def np_dtype(d):
-    if isinstance(d, _TensorlessDtype):
-        raise _no_tensors(d)
+    if d._kind is not None:
+        if isinstance(d, _TensorlessDtype):
+            raise _no_tensors(d)
+        if d is complex32:  # (factories and conversions ask here first)
+            _c32.warn_experimental()
     if d._np is None:
         raise RuntimeError(f"{d} needs the 'ml_dtypes' package (pip install ml_dtypes)")
     return d._np
