@@ -57,7 +57,9 @@ def operand(x, dt):
         a = x._np
         if x.dtype is dt:
             return a
-        return _c32.astype(a, dt._np)
+        if x.dtype is D.complex32 or dt is D.complex32:  # (no NumPy casts to or from it)
+            return _c32.astype(a, dt._np)
+        return a.astype(dt._np)
     if isinstance(x, bool) and dt is not D.bool:
         return int(x)
     return x
