@@ -50,7 +50,6 @@ CHECKS = {
     "hstack_empty_raises": (lambda L: L.hstack([]), "hstack expects a non-empty TensorList"),
     "block_diag_scipy_like": lambda L: L.block_diag(L.tensor([[1, 2], [3, 4]]), L.tensor([[5], [6]]), L.tensor([7])),
     "block_diag_dtypes": lambda L: L.block_diag(L.tensor([[1]], dtype=L.int8), L.tensor([[2.5]]), L.tensor([[1j]])).dtype,
-    # (no float16: ember has no complex32 dtype and says so, see torch_complex_half)
     "torch_complex": lambda L: [L.complex(L.tensor([1., -2.], dtype=getattr(L, d)), L.tensor([0.5, 3.], dtype=getattr(L, d)))
                                 for d in ("float32", "float64")],
     "torch_complex_half": lambda L: L.complex(L.tensor([1.], dtype=L.float16), L.tensor([2.], dtype=L.float16)).dtype,
@@ -194,11 +193,7 @@ CHECKS = {
 }
 
 
-XFAIL = {"torch_complex_half": "ember has no complex32 (ComplexHalf) dtype"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=XFAIL[n], strict=True))
-                                  if n in XFAIL else n for n in CHECKS])
+@pytest.mark.parametrize("name", list(CHECKS))
 def test_tensor_creation(name):
     check = CHECKS[name]
     fn, match = check if isinstance(check, tuple) else (check, None)

@@ -38,6 +38,8 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 
+from .._core.complex32 import NP_COMPLEX32
+
 from .._core import dtype as D
 from .._core.generator import _locked  # the draw holds the generator's lock, as torch's mutex
 
@@ -104,6 +106,8 @@ def _complex_part(dt):
     """The real dtype torch fills through view_as_real, or None."""
     if dt.kind == "c":
         return np.dtype(np.float32 if dt.itemsize == 8 else np.float64)
+    if dt == NP_COMPLEX32:
+        return np.dtype(np.float16)
     return None
 
 

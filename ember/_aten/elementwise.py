@@ -13,6 +13,8 @@ Two dtypes are involved in every kernel, as in PyTorch's TensorIterator:
 - the *math* dtype (PyTorch's `opmath_type`): float16 and bfloat16 are computed in float32 and
   rounded once at the end, the way PyTorch's CPU kernels load half values into float registers.
   This also keeps bfloat16 (an ml_dtypes user dtype with few NumPy loops) out of the ufuncs.
+  complex32 is computed in complex64 (NumPy has no complex32: ember/_core/complex32.py), for
+  the few ops PyTorch has a ComplexHalf kernel of (`COMPLEX32_OPS`); the others raise its error.
 """
 import math
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from .._core import dtype as D
 from .._core.float8 import to_float8
+from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl
 from .._core.tensor import Tensor, _wrap, _wrap_external, _meta, _wrap_dim
 from .._core.memory_format import empty_like_array
@@ -29,14 +32,34 @@ from .._core import caching_allocator
 from ._parallel import parallel_for
 
 _binary_dtype = D.binary_dtype
-_OPMATH = {D.float16: D.float32, D.bfloat16: D.float32}
+_OPMATH = {D.float16: D.float32, D.bfloat16: D.float32, D.complex32: D.complex64}
+# the elementwise ops PyTorch's CPU build has a ComplexHalf kernel of; a kernel PyTorch
+# names otherwise than "<op>_cpu" says its name
+COMPLEX32_OPS = frozenset(("add", "sub", "rsub", "mul", "eq", "ne", "neg", "abs", "sgn",
+                           "conj_physical", "isnan"))
+_COMPLEX32_KERNELS = {"div": "div_cpu", "pow": "pow", "nan_to_num": "nan_to_num", "exp": "exp_vml_cpu",
+                      "log": "log_vml_cpu", "sqrt": "sqrt_vml_cpu", "tanh": "tanh_vml_cpu",
+                      **{n: n + "_vml_cpu" for n in ("sin", "cos", "tan", "asin", "acos", "atan",
+                                                     "sinh", "cosh", "asinh", "acosh", "atanh",
+                                                     "log10", "log2", "log1p", "expm1")}}
+
+
+def check_complex32(name):
+    """PyTorch's error for an elementwise op without a ComplexHalf kernel (called where a
+    kernel has branched to its opmath dtypes already)."""
+    if name not in COMPLEX32_OPS:
+        raise not_implemented(_COMPLEX32_KERNELS.get(name, name + "_cpu"), D.complex32)
 
 
 def operand(x, dt):
     """The NumPy value of an operand, as dtype `dt` (Python scalars are left weak)."""
     if isinstance(x, Tensor):
         a = x._np
-        return a if x.dtype is dt else a.astype(dt._np)
+        if x.dtype is dt:
+            return a
+        if x.dtype is D.complex32 or dt is D.complex32:  # (no NumPy casts to or from it)
+            return _c32.astype(a, dt._np)
+        return a.astype(dt._np)
     if isinstance(x, bool) and dt is not D.bool:
         return int(x)
     return x
@@ -56,7 +79,9 @@ def as_result(r, dt):
         r = np.asarray(r)
     if r.dtype == dt._np:
         return r
-    return r.astype(dt._np) if dt._kind is None else to_float8(r, dt)
+    if dt._kind is None:
+        return r.astype(dt._np)
+    return _c32.narrow(r) if dt is D.complex32 else to_float8(r, dt)
 
 
 def _reraise_unless_shape_error(a, b):
@@ -201,6 +226,8 @@ def _math_operand(x, dt):
 def _reduced_operand(x, dt, mdt):
     """An operand of a float16/bfloat16 op: rounded to dt (the common dtype every operand is
     cast to, a float64 zero-dim tensor or a Python float too), then widened to float32."""
+    if dt is D.complex32:   # (NumPy has no casts to or from it)
+        return _c32.widen(_c32.narrow(x._np if isinstance(x, Tensor) else x))
     if isinstance(x, Tensor):
         a = x._np if x.dtype is dt else x._np.astype(dt._np)
     else:
@@ -229,6 +256,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     _compute_scalar_other). alpha: the op's extra argument is add's `alpha`, which a
     float16/bfloat16 op reads in its own dtype (rounded, and refused if out of its range).
     """
+    op_name = name.split(".")[0]
+
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
         if operands is not None:
@@ -254,6 +283,8 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 return _wrap_external(out, dt)
         try:
             if dt in _OPMATH:
+                if dt is D.complex32:
+                    check_complex32(op_name)
                 if alpha and extra:
                     extra = (_alpha_in(dt, extra[0]),)
                 rdt = dt if result is None else result(dt)
@@ -306,13 +337,16 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                     return self
                 except (OverflowError, TypeError):  # a Python int outside dt's range
                     pass
-            if alpha and extra and dt in _OPMATH:
-                extra = (_alpha_in(dt, extra[0]),)
+            if dt in _OPMATH:
+                if dt is D.complex32:
+                    check_complex32(op_name)
+                if alpha and extra:
+                    extra = (_alpha_in(dt, extra[0]),)
             r = None if dt not in _OPMATH or not scalar_other_at_opmath else \
                 _compute_scalar_other(compute, self, other, dt, rdt, extra, finish)
             if r is None:
                 r = _compute(compute, self, other, dt, rdt, extra)
-            np.copyto(self._np, r if finish is None else finish(r, *extra), casting="unsafe")
+            _c32.copyto(self._np, r if finish is None else finish(r, *extra))
         except ValueError:
             _reraise_unless_shape_error(self, other)
             raise _inplace_shape_error(self, other) from None
@@ -402,7 +436,7 @@ def _check_alpha(dt, alpha):
 def _alpha_in(dt, alpha):
     """add's alpha as a float16/bfloat16 kernel reads it: rounded to dt (c10's checked
     `alpha.to<scalar_t>()`, which refuses a value out of dt's range)."""
-    if type(alpha) is bool or (type(alpha) is int and alpha == 1):
+    if type(alpha) is bool or (type(alpha) is int and alpha == 1) or dt is D.complex32:
         return alpha
     from .factory import checked_scalar   # (factory imports this module)
     return float(np.asarray(checked_scalar(alpha, dt), dtype=dt._np))
@@ -611,7 +645,7 @@ for _name, _uf in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or
 def _as_array(x, dt):
     """A NumPy array of dtype dt for a tensor or a Python scalar (no ufunc math involved)."""
     if isinstance(x, Tensor):
-        return x._np if x.dtype is dt else x._np.astype(dt._np)
+        return x._np if x.dtype is dt else _c32.astype(x._np, dt._np)
     from .factory import wrapped_scalar  # a number out of dt's range raises, as in PyTorch
     return wrapped_scalar(x, dt)
 
@@ -743,6 +777,8 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
     layout: the result's layout when PyTorch's kernel does not leave it to TensorIterator:
     "preserve" (it writes into empty_like(self)) or "contiguous" (into empty(self.shape)).
     """
+    op_name = name.split(".")[0]
+
     def strides(self):
         if layout is None:
             return meta_strides(self._size, self, refs=True)
@@ -758,7 +794,11 @@ def unary(name, compute, *, result=None, check=None, quiet=False, inplace=None,
     def run(self, dt, extra):
         a = self._np
         if dt in _OPMATH:
-            a = a.astype(np.float32)
+            if self.dtype is D.complex32:
+                check_complex32(op_name)
+                a = _c32.widen(a)
+            else:
+                a = a.astype(np.float32)
         elif self.dtype is not dt and not self.dtype.is_complex:  # abs: complex in, real out
             a = a.astype(dt._np)
         if with_dtype:
@@ -1071,6 +1111,8 @@ def _predicate(name, test):
     def cpu(self):
         a = self._np
         if self.dtype.is_floating_point or self.dtype.is_complex:
+            if self.dtype is D.complex32:
+                a = _c32.widen(a)
             return _wrap(laid_out(np.asarray(test(a)), self))
         return _wrap(laid_out(np.full(a.shape, name == "isfinite"), self))
     impl(name, "CPU")(cpu)
@@ -1192,7 +1234,7 @@ def _ternary(name, compute, dtype, inplace):
     def cpu_(self, a, b, *extra):
         check_inplace(self, dtype(self, a, b, *extra), inplace)
         _check_inplace_broadcast(self, a, b)
-        np.copyto(self._np, run(self, a, b, extra), casting="unsafe")
+        _c32.copyto(self._np, run(self, a, b, extra))
         return self
 
     def meta_(self, a, b, *extra):
@@ -1211,7 +1253,7 @@ def _lerp_dtype(self, end, weight):
         if isinstance(x, Tensor) and x.dtype is not dt and (what == "end" or x.dim()):
             raise RuntimeError(f"expected dtype {D.c_type_name(dt)} for `{what}` but got dtype "
                                f"{D.c_type_name(x.dtype)}")
-    if not (dt.is_floating_point or dt.is_complex):
+    if not (dt.is_floating_point or dt.is_complex) or dt is D.complex32:
         raise not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor) else
                               "lerp_kernel_tensor", dt)
     if type(weight) is complex and not dt.is_complex:
@@ -1230,7 +1272,7 @@ def _lerp(a, end, weight):
 def _addc_dtype(name):
     def dtype(self, tensor1, tensor2, value=1):
         dt = D.result_type_of((self, tensor1, tensor2))
-        if dt is D.bool:
+        if dt is D.bool or dt is D.complex32 and name == "addcdiv":
             raise not_implemented(f"{name}_cpu_out", dt)
         if name == "addcdiv" and _is_integral(dt):
             raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
@@ -1682,6 +1724,8 @@ def _bool_predicate(name, test):
         a = self._np
         if self.dtype is D.bfloat16:
             a = a.astype(np.float32)  # exact (NaN's sign too); ml_dtypes has few ufunc loops
+        elif self.dtype is D.complex32:
+            a = _c32.widen(a)
         return _wrap(laid_out(as_result(test(a), D.bool), self))
     impl(name, "CPU")(cpu)
     impl(name, "Meta")(_bool_meta)
@@ -1836,8 +1880,8 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     shape = broadcast_shape(self._size, shape_of(other))   # PyTorch's message on a mismatch
     if self._np is None:
         return _meta(shape, D.bool, meta_strides(shape, self, other), device=self._device)
-    a = self._np
-    b = other._np if isinstance(other, Tensor) else np.asarray(other, a.dtype)
+    a = _c32.values(self._np)   # complex32 compares as complex64 (its float16 parts exactly)
+    b = _c32.values(other._np) if isinstance(other, Tensor) else np.asarray(other, a.dtype)
     close = np.asarray(a == b)
     if equal_nan and a.dtype.kind in "fc":
         close |= np.isnan(a) & np.isnan(b)

@@ -6,6 +6,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 import numpy as np
 from .._core.float8 import as_strided, to_float8
+from .._core import complex32 as _c32
 
 from .._core import dtype as D
 from .._dispatch.dispatcher import impl, lookup as _op
@@ -120,6 +121,7 @@ _SCALAR_RANGES = {
     D.bfloat16: (-3.3895313892515355e38, 3.3895313892515355e38, "c10::BFloat16"),
     D.float32: (-_F32_MAX, _F32_MAX, "float"),
     D.complex64: (-_F32_MAX, _F32_MAX, "c10::complex<float>"),
+    D.complex32: (-65504.0, 65504.0, "c10::complex<c10::Half>"),
     D.int8: (-128, 127, "int8_t"),
     D.uint8: (-255, 255, "uint8_t"),  # negative values wrap around (two's complement)
     D.int16: (-2 ** 15, 2 ** 15 - 1, "int16_t"),
@@ -140,13 +142,21 @@ def wrapped_scalar(value, dt):
         with np.errstate(over="ignore"):
             return np.array(checked_scalar(value, D.float32), dtype=np.float32).astype(
                 D.np_dtype(dt))
-    return np.array(checked_scalar(value, dt)).astype(D.np_dtype(dt))
+    value = checked_scalar(value, dt)
+    return value if dt is D.complex32 else np.array(value).astype(D.np_dtype(dt))
 
 
 def checked_scalar(value, dt):
     """A Python number as a value of dtype `dt`, with PyTorch's overflow check (c10's
     checked_convert): out-of-range values raise instead of wrapping, infinities may become
-    floats, and a negative int wraps into an unsigned dtype."""
+    floats, and a negative int wraps into an unsigned dtype. A complex32 value is a 0-d
+    array of ember's complex32 twin (NumPy would store a number in it wrongly)."""
+    if dt is D.complex32 and not isinstance(value, Tensor):
+        return _c32.narrow(_checked_number(value, dt))
+    return _checked_number(value, dt)
+
+
+def _checked_number(value, dt):
     if type(value) is complex and not dt.is_complex and dt is not D.bool:
         if value.imag != 0:  # c10 counts a lost imaginary part as an overflow
             name = _SCALAR_RANGES[dt][2] if dt in _SCALAR_RANGES else "double"
@@ -202,13 +212,20 @@ def full(size, fill_value, dtype=None, device=None):
     dt = _fill_dtype(fill_value, dtype)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _wrap(np.full(_check_size(size), checked_scalar(fill_value, dt), dtype=D.np_dtype(dt)))
+    return _wrap(np.full(_check_size(size), fill_scalar(fill_value, dt), dtype=D.np_dtype(dt)))
+
+
+def fill_scalar(fill_value, dt):
+    """fill_'s value (full's, full_like's) as a value of `dt` (see checked_scalar)."""
+    if dt is D.complex32:  # PyTorch checks the value as complex<float>, then rounds it
+        return _c32.narrow(checked_scalar(fill_value, D.complex64))
+    return checked_scalar(fill_value, dt)
 
 
 @impl("full", "Meta")
 def full_meta(size, fill_value, dtype=None, device=None):
     dt = _fill_dtype(fill_value, dtype)
-    checked_scalar(fill_value, dt)
+    fill_scalar(fill_value, dt)
     return _meta(_check_size(size), dt)
 
 
@@ -384,8 +401,8 @@ def linspace_dtype(start, end, dtype, fn_name):
 
 
 def _check_not_bool(dt, name):
-    if dt is D.bool:
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Bool\'')
+    if dt is D.bool or dt is D.complex32:
+        raise not_implemented(f"{name}_cpu", dt)
 
 
 @impl("eye.m", "CPU")
@@ -394,6 +411,8 @@ def eye(n, m, dtype=None, device=None):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if _dt(dtype) is D.complex32:
+        raise not_implemented("eye", D.complex32)
     return _wrap(np.eye(n, m, dtype=D.np_dtype(_dt(dtype))))
 
 
@@ -633,6 +652,9 @@ def tensor_from_data(data, dtype=None, device=None):
     try:
         if dt._kind == "float8":  # through float32, rounded as PyTorch (float8.py)
             arr = to_float8(np.array(raw, dtype=np.float32), dt)
+        elif dt is D.complex32:  # (complex32.py)
+            arr = _c32.narrow(raw if getattr(raw, "dtype", None) == _c32.NP_COMPLEX32 else
+                              np.array(raw, dtype=np.complex128))
         elif dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero

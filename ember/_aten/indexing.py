@@ -11,6 +11,7 @@ from .._core.float8 import as_strided
 from .._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core import dtype as D
+from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.tensor import Size, Tensor, _wrap, _meta, _wrap_dim
 from .add_at import add_at
@@ -144,13 +145,17 @@ def _index_put(target, self, indices, values, accumulate):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, "
                                f"got {_scalar_type_name(self.dtype)} for the destination and "
                                f"{_scalar_type_name(values.dtype)} for the source.")
-        v = v.astype(self.dtype._np)
+        v = _c32.astype(v, self.dtype._np)
     key = _np_index(self, indices)
     try:
-        if accumulate:
+        if accumulate and self.dtype is D.complex32:  # (NumPy adds no complex32: in complex64)
+            wide = _c32.widen(target)
+            np.add.at(wide, key, _c32.values(np.asarray(v)))
+            target[...] = _c32.narrow(wide)
+        elif accumulate:
             np.add.at(target, key, v)
         else:
-            target[key] = v
+            target[key] = v if self.dtype is not D.complex32 else _c32.narrow(v)
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values._size)} cannot "
                            f"be broadcast to indexing result of shape "
@@ -437,8 +442,19 @@ def _index_add(target, self, dim, index, source, alpha):
                                                                           "self")
     if alpha != 1:   # alpha in self's dtype: -1 wraps to 255 for uint8, 300 overflows
         alpha = checked_scalar(alpha, self.dtype)
+    if self.dtype is D.complex32:  # (NumPy adds no complex32: in complex64, rounded back)
+        wide = _c32.widen(target)
+        values = _c32.values(source._np) * _c32.values(np.asarray(alpha))
+        _add_into(wide, d, key, idx, values, self.dim())
+        target[...] = _c32.narrow(wide)
+        return target
     values = (source._np if alpha == 1 else source._np * alpha).astype(target.dtype, copy=False)
-    if not self.dim():  # a 0-d self reads as a 1-d one of its single element
+    return _add_into(target, d, key, idx, values, self.dim())
+
+
+def _add_into(target, d, key, idx, values, ndim):
+    """target[key] += values along dim d, rows repeated in `idx` added once each."""
+    if not ndim:  # a 0-d self reads as a 1-d one of its single element
         np.add.at(target.reshape(1), key, values.reshape(1))
         return target
     if _distinct(idx):

@@ -10,6 +10,7 @@ after also makes an in-place op whose other operand overlaps `self` safe.
 """
 import numpy as np
 
+from .._core import complex32 as _c32
 from .._dispatch import dispatcher as _dispatcher
 from .._core.tensor import _wrap
 from .elementwise import can_cast, _scalar_type_name
@@ -30,7 +31,7 @@ def _cpu_wrapper(functional):
     def kernel(self, *args):
         result = functional(self, *args)
         check_result_fits(self, result)
-        np.copyto(self._np, result._np, casting="unsafe")
+        _c32.copyto(self._np, result._np)
         return self
     return kernel
 

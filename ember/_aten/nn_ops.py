@@ -8,6 +8,7 @@ import numpy as np
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.tensor import _wrap, _meta, _wrap_dim
 from .._core import dtype as D
+from .._core import complex32 as _c32
 from .add_at import index_sum
 from .._core.memory_format import (contiguous_format, suggest_memory_format, format_strides,
                                    copy_in_format)
@@ -399,7 +400,7 @@ def constant_pad_nd(self, pad, value=0):
     """Pad with `value`; a negative pad crops."""
     shape, pairs = _constant_pad_shape(self, pad)
     out = empty_strided(shape, _pad_strides(self, shape), self.dtype._np)
-    out.fill(value)
+    out.fill(value if self.dtype is not D.complex32 else _c32.narrow(value))
     src, dst = [slice(None)] * self.dim(), [slice(None)] * self.dim()
     for d, (lo, hi) in pairs.items():
         n = self.shape[d]

@@ -11,6 +11,7 @@ import operator
 import numpy as np
 
 from .._core import dtype as D
+from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap as _wrap_array, _meta, _wrap_dim
 from .tensor_iterator import laid_out_as
@@ -53,6 +54,19 @@ def _acc_np(dt):
     return None
 
 
+def _values(t):
+    """t's array for NumPy to compute with: complex32 (which NumPy has no arithmetic of) as
+    complex64, exactly."""
+    return _c32.values(t._np)
+
+
+def _no_complex32(dt, kernel):
+    """PyTorch's CPU reductions have no ComplexHalf kernel (some convert it first: dtype=)."""
+    if dt is D.complex32:
+        from .elementwise import not_implemented
+        raise not_implemented(kernel, dt)
+
+
 def _sum_dtype(dt, dtype):
     if dtype is not None:
         return dtype
@@ -69,9 +83,9 @@ def _meta_reduce(self, dims, keepdim, dt):
 def sum_(self, dim=None, keepdim=False, dtype=None):
     dims = reduce_dims(self._size, dim)
     out_dt = _sum_dtype(self.dtype, dtype)
+    _no_complex32(out_dt, "sum_cpu")
     acc = _acc_np(out_dt) or out_dt._np
-    a = self._np
-    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)
+    r = np.sum(_values(self), axis=dims, keepdims=keepdim, dtype=acc)
     return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
 
 
@@ -97,11 +111,16 @@ def _name(dt):
 @impl("mean.dim", "CPU")
 def mean(self, dim=None, keepdim=False, dtype=None):
     dt = _mean_dtype(self, dtype)
+    _no_complex32(dt, "sum_cpu")
+    return _mean(self, dim, keepdim, dt)
+
+
+def _mean(self, dim, keepdim, dt):
     dims = reduce_dims(self._size, dim)
-    acc = _acc_np(dt) or dt._np
+    acc = np.complex64 if dt is D.complex32 else _acc_np(dt) or dt._np
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.mean(self._np, axis=dims, keepdims=keepdim, dtype=acc)
-    return _wrap(np.asarray(r).astype(dt._np, copy=False))
+        r = np.mean(_values(self), axis=dims, keepdims=keepdim, dtype=acc)
+    return _wrap(_c32.astype(np.asarray(r), dt._np))
 
 
 @impl("mean.dim", "Meta")
@@ -113,7 +132,8 @@ def mean_meta(self, dim=None, keepdim=False, dtype=None):
 def prod(self, dim=None, keepdim=False, dtype=None):
     dims = reduce_dims(self._size, dim)
     out_dt = _sum_dtype(self.dtype, dtype)
-    r = np.prod(self._np, axis=dims, keepdims=keepdim, dtype=_acc_np(out_dt) or out_dt._np)
+    _no_complex32(out_dt, "prod_out_cpu")
+    r = np.prod(_values(self), axis=dims, keepdims=keepdim, dtype=_acc_np(out_dt) or out_dt._np)
     return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
 
 
@@ -245,7 +265,7 @@ def _var(self, dim, correction, keepdim):
     dims = reduce_dims(self._size, dim)
     _check_var_dtype(self, "std and var")
     dt = self.dtype
-    a = self._np.astype(np.complex128 if self.dtype.is_complex else np.float64)
+    a = _values(self).astype(np.complex128 if self.dtype.is_complex else np.float64)
     n = 1
     for d in dims:
         n *= self._size[d]
@@ -272,7 +292,8 @@ def std(self, dim=None, correction=None, keepdim=False):
 @impl("var_mean.correction", "CPU")
 def var_mean(self, dim=None, correction=None, keepdim=False):
     """One op (one VarMeanBackward0 node for both results), as PyTorch's."""
-    return var(self, dim, correction, keepdim), mean(self, dim, keepdim)
+    # (its mean has a complex32 kernel, where mean's own sum has none)
+    return var(self, dim, correction, keepdim), _mean(self, dim, keepdim, self.dtype)
 
 
 @impl("var_mean.correction", "Meta")
@@ -333,7 +354,7 @@ def _logical_reduce_dims(shape, dim):
 def _logical_reduce(ufunc, name):
     def cpu(self, dim=None, keepdim=False):
         dims = _logical_reduce_dims(self._size, dim)
-        r = ufunc.reduce(self._np.astype(bool, copy=False), axis=dims, keepdims=keepdim)
+        r = ufunc.reduce(_values(self).astype(bool, copy=False), axis=dims, keepdims=keepdim)
         out = np.asarray(r)
         return _wrap(out.astype(np.uint8) if self.dtype is D.uint8 else out)
 
@@ -399,7 +420,8 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
         x = self._np.astype(dt._np, copy=False).ravel()
         r = np.sqrt(np.dot(x, x))
         return _wrap(np.asarray(r).reshape((1,) * self.dim() if keepdim else ()))
-    a = np.abs(self._np.astype(dt._np, copy=False))
+    # (complex32: |x| of its complex64 values, in float32)
+    a = np.abs(_values(self).astype(np.complex64 if dt is D.complex32 else dt._np, copy=False))
     if acc is not None:
         a = a.astype(acc)
     with np.errstate(all="ignore"):
@@ -450,7 +472,7 @@ impl("nansum", "Meta")(sum_meta)
 @impl("count_nonzero.dim_IntList", "CPU")
 def count_nonzero(self, dim):
     dims = reduce_dims(self._size, dim)
-    return _wrap(np.asarray(np.count_nonzero(self._np, axis=dims)).astype(np.int64))
+    return _wrap(np.asarray(np.count_nonzero(_values(self), axis=dims)).astype(np.int64))
 
 
 @impl("count_nonzero.dim_IntList", "Meta")
@@ -641,6 +663,7 @@ def _cumulative(name, ufunc):
         if dt is D.bool and self.dim():  # no bool kernel (a 0-d scan is a copy)
             from .elementwise import not_implemented
             raise not_implemented(f"{name}_out_cpu", dt)
+        _no_complex32(dt, f"{name}_out_cpu")
         return dt
 
     def cpu(self, dim, dtype=None):

@@ -17,6 +17,7 @@ from .._core.resizable import check_resizable
 
 from .._core import dtype as D
 from .._core.float8 import to_float8
+from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl, lookup as _lookup
 from .._core.tensor import Tensor, _wrap, _view_of, _meta, _wrap_dim, _contiguous_strides
 from .._core.memory_format import contiguous_format, copy_in_format, format_strides, \
@@ -26,7 +27,8 @@ from .._core import deterministic
 from .._core.device import no_backend
 from .._core.grad_mode import _grad_state
 from .elementwise import broadcast_error, broadcast_shape, _scalar_type_name
-from .factory import checked_scalar, check_contiguous_strides, contiguous_nbytes, STORAGE_MAX
+from .factory import fill_scalar, check_contiguous_strides, contiguous_nbytes, \
+    STORAGE_MAX
 
 _dummies = {}
 
@@ -551,7 +553,7 @@ view_op("view.dtype", _view_dtype, _check_view_dtype, tracked=False)
 
 def _view_as_real(a):
     """A complex array's memory as (real, imag) pairs: a trailing dim of 2, stride 1."""
-    real = np.dtype(a.dtype.char.lower())
+    real = np.dtype(np.float16 if a.dtype == _NP_COMPLEX32 else a.dtype.char.lower())
     first = np_as_strided(a, (1,), (a.itemsize,)).view(real)
     return np_as_strided(first, a.shape + (2,), a.strides + (real.itemsize,))
 
@@ -563,7 +565,7 @@ def _view_as_complex(a):
     if a.size == 0:
         a = np_as_strided(
             a, a.shape, tuple(s * a.itemsize for s in _contiguous_strides(a.shape)))
-    return _view_dtype(a, D.complex128 if a.dtype == np.float64 else D.complex64)[..., 0]
+    return _view_dtype(a, _COMPLEX_OF[a.dtype])[..., 0]
 
 
 def _check_view_as_real(self):
@@ -579,11 +581,12 @@ def _check_view_as_real(self):
 view_op("view_as_real", _view_as_real, _check_view_as_real)
 
 
+_COMPLEX_OF = {np.dtype(np.float16): D.complex32, np.dtype(np.float32): D.complex64,
+               np.dtype(np.float64): D.complex128}
+
+
 def _check_view_as_complex(self):
-    if self.dtype is D.float16:
-        raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: view_as_complex "
-                                  "of a float16 tensor is not supported")
-    if self.dtype not in (D.float32, D.float64):
+    if self.dtype not in (D.float16, D.float32, D.float64):
         raise RuntimeError(f"view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "
                            f"{_scalar_type_name(self.dtype)}")
@@ -782,14 +785,19 @@ def _to_copy(self, dtype=None, device=None, memory_format=None):
                                            memory_format)), memory_format)
 
 
+_NP_COMPLEX32 = _c32.NP_COMPLEX32
+
+
 def _cast(a, dt):
     target = D.np_dtype(dt)
+    if a.dtype == _NP_COMPLEX32:  # (no NumPy casts from it: through complex64, exactly)
+        a = _c32.widen(a)
     if a.dtype.kind == "c" and not dt.is_complex:
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=_user_stacklevel())
         a = a.real
-    if dt._kind == "float8":
-        return to_float8(a, dt)
+    if dt._kind is not None:
+        return _c32.narrow(a) if dt is D.complex32 else to_float8(a, dt)
     if a.dtype.kind == "f" and (target.kind != "f" or target.itemsize < a.itemsize):
         with np.errstate(over="ignore", invalid="ignore"):  # silent like a C cast
             return a.astype(target, order="K")
@@ -852,9 +860,9 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.dim()} dimensions.")
         with np.errstate(over="ignore", invalid="ignore"):   # fill_.Tensor: a plain cast
-            self._np[...] = np.asarray(value.item()).astype(self._np.dtype)
+            self._np[...] = _cast(np.asarray(value.item()), self.dtype)
         return self
-    self._np[...] = checked_scalar(value, self.dtype)
+    self._np[...] = fill_scalar(value, self.dtype)
     return self
 
 
@@ -909,7 +917,7 @@ def _cat_dim(tensors, dim):
 def cat(tensors, dim=0):
     dt = _cat_check(tensors, dim, "torch.cat")
     d, _ = _cat_dim(tensors, dim)
-    arrs = [t._np if t.dtype is dt else t._np.astype(dt._np) for t in tensors
+    arrs = [t._np if t.dtype is dt else _c32.astype(t._np, dt._np) for t in tensors
             if t._size != (0,) or len(tensors) == 1]
     if not arrs:
         return _wrap(np.empty((0,), dtype=dt._np))
@@ -938,8 +946,8 @@ def stack(tensors, dim=0):
     dt = _cat_check(tensors, dim, "stack")
     _stack_check(tensors)
     d = _wrap_dim(dim, len(tensors[0]._size) + 1)
-    return _wrap(np.stack([t._np if t.dtype is dt else t._np.astype(dt._np) for t in tensors],
-                          axis=d))
+    return _wrap(np.stack([t._np if t.dtype is dt else _c32.astype(t._np, dt._np)
+                           for t in tensors], axis=d))
 
 
 @impl("stack", "Meta")

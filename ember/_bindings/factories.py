@@ -22,7 +22,7 @@ from .._dispatch.dispatcher import impl as _impl, lookup as _op
 from .._dispatch import dispatcher as _dispatcher
 from .._aten.tensor_iterator import preserve_strides
 from .._aten.elementwise import broadcast_shape
-from .._aten.factory import checked_scalar, linspace_dtype, check_numpy_array
+from .._aten.factory import checked_scalar, fill_scalar, linspace_dtype, check_numpy_array
 from .out import _finish, _type, resize_output
 from .._dispatch import vmap_state as _vmap_state
 from .._dispatch.vmap_state import random_function, check_inplace_draw
@@ -342,9 +342,12 @@ def _filled(t, value):
     if t._np is not None:
         if isinstance(value, Tensor):  # a tensor's value is cast as it is
             value = value.item()
-            t._np[...] = value if t.dtype._kind is None else checked_scalar(float(value), t.dtype)
+            if t.dtype._kind is not None:
+                value = fill_scalar(value, t.dtype) if t.dtype is D.complex32 else \
+                    checked_scalar(float(value), t.dtype)
+            t._np[...] = value
         else:
-            t._np[...] = checked_scalar(value, t.dtype)
+            t._np[...] = fill_scalar(value, t.dtype)
     elif t._lazy is not None:  # recorded on the lazy device
         t.fill_(value)
     elif t.layout not in (strided, sparse_coo):  # compressed: zeros_like stores no entry,
@@ -576,8 +579,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
              requires_grad=False):
     steps = _steps("logspace", start, end, steps, ", float base = 10.0")
     dtype = linspace_dtype(start, end, _out_dtype(out, dtype, layout), "torch.logspace()")
-    if dtype is D.bool:
-        raise NotImplementedError("\"logspace_cpu\" not implemented for 'Bool'")
+    if dtype is D.bool or dtype is D.complex32:
+        raise NotImplementedError(f"\"logspace_cpu\" not implemented for "
+                                  f"'{D.scalar_type_name(dtype)}'")
     t = linspace(start, end, steps, dtype=D.complex128 if dtype.is_complex else D.float64,
                  device=device)
     return range_out(pow(base, t).to(dtype), out, requires_grad)

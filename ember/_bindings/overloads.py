@@ -387,6 +387,8 @@ def _squeeze_(self, dim=None):
 
 
 def angle(input, *, out=None):
+    if input.dtype is D.complex32:
+        raise NotImplementedError("\"angle_cpu\" not implemented for 'ComplexHalf'")
     if input.is_complex():
         return atan2(imag(input), real(input), out=out)
     return _finish(_op("angle")(input), False, out, "angle", (input,))

@@ -671,11 +671,6 @@ def _complex_method(dtype):
     return lambda self, memory_format=None: self.to(dtype)
 
 
-def _chalf(self, memory_format=None):
-    raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: Tensor.chalf() is "
-                              "not supported")
-
-
 def _to_dtype(dtype):
     return lambda self, memory_format=preserve_format: _to(self, dtype, memory_format=memory_format)
 
@@ -859,7 +854,7 @@ METHODS = dict(
     bfloat16=_to_dtype(D.bfloat16), long=_to_dtype(D.int64), int=_to_dtype(D.int32),
     short=_to_dtype(D.int16), char=_to_dtype(D.int8), byte=_to_dtype(D.uint8),
     bool=_to_dtype(D.bool), cfloat=_complex_method(D.complex64),
-    cdouble=_complex_method(D.complex128), chalf=_chalf,
+    cdouble=_complex_method(D.complex128), chalf=_complex_method(D.complex32),
     contiguous=_contiguous, view_as=_view_as, reshape_as=_reshape_as, expand_as=_expand_as,
     repeat=_repeat, sum_to_size=_sum_to_size, set_=_set_,
     resize_=_resize_, resize_as_=_resize_as_, resize=_resize, resize_as=_resize_as,

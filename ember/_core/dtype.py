@@ -9,15 +9,18 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 import builtins
 import numpy as np
 
+from . import complex32 as _c32
+
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
     __module__ = "ember"  # printed as <class 'torch.dtype'> is
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np", "_cat")
-    _kind = None  # the dtypes outside the promotion lattice say which kind they are
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np", "_cat",
+                 "_kind")
 
-    def __init__(self, name, np_dtype, itemsize, cat, is_signed):
+    def __init__(self, name, np_dtype, itemsize, cat, is_signed, kind=None):
+        self._kind = kind  # the dtypes outside the promotion lattice say which kind they are
         self.name = name
         self._np = np_dtype
         self.itemsize = itemsize
@@ -85,7 +88,9 @@ class _Float8Dtype(dtype):
     unsigned types they promote only with themselves; converting to them rounds as PyTorch does
     (ember/_core/float8.py)."""
     __slots__ = ()
-    _kind = "float8"
+
+    def __init__(self, *args):
+        super().__init__(*args, kind="float8")
 
 
 float8_dtypes = tuple(_Float8Dtype(n, _ml_np(n), 1, _FLOAT, n != "float8_e8m0fnu") for n in (
@@ -93,16 +98,22 @@ float8_dtypes = tuple(_Float8Dtype(n, _ml_np(n), 1, _FLOAT, n != "float8_e8m0fnu
 float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = float8_dtypes
 # dtypes whose NumPy twin is an ml_dtypes type (few NumPy loops: kernels compute in float32)
 ml_dtypes_dtypes = (bfloat16,) + float8_dtypes
+
+
+# complex32 (ComplexHalf): pairs of float16 in a structured NumPy dtype (ember/_core/complex32.py);
+# it promotes as _promote_tensorless says
+complex32 = dtype("complex32", _c32.NP_COMPLEX32, 4, _COMPLEX, True, kind="complex32")
+# dtypes NumPy has no type of (Tensor.numpy() refuses them; their values are read widened)
+numpyless_dtypes = ml_dtypes_dtypes + (complex32,)
 # dtypes saved with their dtype beside an untyped storage (_rebuild_tensor_v3): no typed
 # storage class of theirs exists in PyTorch's pickles
-v3_dtypes = barebones_unsigned + float8_dtypes
+v3_dtypes = barebones_unsigned + float8_dtypes + (complex32,)
 
 
 class _TensorlessDtype(dtype):
-    """A dtype PyTorch names that ember has no tensors of (quantized, sub-byte, float8,
-    complex32): it exists, prints and compares, so code that names it imports; making a tensor
+    """A dtype PyTorch names that ember has no tensors of (quantized, sub-byte, float4): it exists, prints and compares, so code that names it imports; making a tensor
     of it raises NotImplementedError naming it."""
-    __slots__ = ("_kind",)
+    __slots__ = ()
 
     def __init__(self, name, itemsize, cat, is_signed, kind):
         self.name, self.itemsize, self._cat, self._kind = name, itemsize, cat, kind
@@ -145,16 +156,15 @@ tensorless_dtypes = (
     *(_TensorlessDtype(f"uint{k}", 1, _INT, False, "sub-byte") for k in range(1, 8)),
     *(_TensorlessDtype(f"int{k}", 1, _INT, True, "sub-byte") for k in range(1, 8)),
     _TensorlessDtype("float4_e2m1fn_x2", 1, _FLOAT, True, "float8"),  # two values per byte
-    _TensorlessDtype("complex32", 4, _COMPLEX, True, "complex32"),
 )
 
 globals().update({d.name: d for d in tensorless_dtypes})  # ember.qint8, ember.float8_e5m2, ...
-complex32, float4_e2m1fn_x2 = tensorless_dtypes[-1], tensorless_dtypes[-2]
+float4_e2m1fn_x2 = tensorless_dtypes[-1]
 
-_by_name = {d.name: d for d in all_dtypes + float8_dtypes + tensorless_dtypes}
+_by_name = {d.name: d for d in all_dtypes + float8_dtypes + (complex32,) + tensorless_dtypes}
 _by_name.update(half=float16, float=float32, double=float64, short=int16, int=int32, long=int64,
-                cfloat=complex64, cdouble=complex128)
-_from_np = {d._np: d for d in all_dtypes + float8_dtypes if d._np is not None}
+                cfloat=complex64, cdouble=complex128, chalf=complex32)
+_from_np = {d._np: d for d in all_dtypes + float8_dtypes + (complex32,) if d._np is not None}
 
 
 def _dtype_by_name(name):
@@ -210,8 +220,11 @@ _C_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
 
 
 def np_dtype(d):
-    if isinstance(d, _TensorlessDtype):
-        raise _no_tensors(d)
+    if d._kind is not None:
+        if isinstance(d, _TensorlessDtype):
+            raise _no_tensors(d)
+        if d is complex32:  # (factories and conversions ask here first)
+            _c32.warn_experimental()
     if d._np is None:
         raise RuntimeError(f"{d} needs the 'ml_dtypes' package (pip install ml_dtypes)")
     return d._np
@@ -299,8 +312,8 @@ class _PromotionTable(dict):
 
 
 _PROMOTE = _PromotionTable()
-for _a in all_dtypes:
-    for _b in all_dtypes:
+for _a in all_dtypes + (complex32,):
+    for _b in all_dtypes + (complex32,):
         try:
             _PROMOTE[_a, _b] = _promote(_a, _b)
         except RuntimeError:  # (looked up, it raises again: __missing__)
@@ -369,11 +382,8 @@ def _combine_categories(higher, lower):
     if lower is None or higher.is_complex:
         return higher
     if lower.is_complex:
-        if higher is float16:  # PyTorch keeps the float's width: complex32
-            raise NotImplementedError(
-                "not implemented for 'ComplexHalf': ember has no complex32 dtype, which a "
-                "float16 tensor with a complex number (or 0-dim complex tensor) promotes to in "
-                "PyTorch; convert the float16 tensor to float32 first")
+        if higher is float16:  # PyTorch keeps the float's width
+            return complex32
         return complex128 if higher is float64 else (complex64 if higher._cat == _FLOAT else lower)
     if higher.is_floating_point:
         return higher

@@ -21,6 +21,7 @@ import numpy as np
 from .float8 import as_strided
 
 from . import dtype as D
+from . import complex32 as _c32
 from .device import cpu as _CPU, meta as _META
 from .layout import strided, sparse_coo, sparse_csr
 from .memory_format import contiguous_format
@@ -705,7 +706,7 @@ class Tensor:
             bit, short = ("conjugate", "conj") if bits.conj else ("negative", "neg")
             raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use "
                                f"tensor.resolve_{short}().numpy() instead.")
-        if self.dtype in D.ml_dtypes_dtypes:  # NumPy has no such type (ember's twin is ml_dtypes')
+        if self.dtype in D.numpyless_dtypes:  # NumPy has no such type (see their twins)
             raise TypeError(f"Got unsupported ScalarType {D.scalar_type_name(self.dtype)}")
         mark_not_resizable(self._storage_())   # the array shares its memory: it may not grow
         return self._np
@@ -727,8 +728,8 @@ class Tensor:
                 return self.detach().to("cpu").tolist()
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         a = self._np
-        if self.dtype in D.ml_dtypes_dtypes:
-            a = a.astype(np.float32)
+        if self.dtype in D.numpyless_dtypes:
+            a = _widen(a)
         return a.tolist()
 
     def item(self):
@@ -748,8 +749,8 @@ class Tensor:
         if type(self._sparse) is MathBits:
             return self.resolve_conj().resolve_neg().item()
         a = self._np
-        if self.dtype in D.ml_dtypes_dtypes:
-            a = a.astype(np.float32)
+        if self.dtype in D.numpyless_dtypes:
+            a = _widen(a)
         return a.reshape(()).item()
 
     def __float__(self):
@@ -992,6 +993,12 @@ def array_from_dlpack(obj):
 
 def _contiguous_format():
     return contiguous_format
+
+
+def _widen(a):
+    """An array of a dtype NumPy has no type of, exactly as one of a type it has (to read its
+    values: ml_dtypes' have few NumPy loops)."""
+    return _c32.widen(a) if a.dtype == _c32.NP_COMPLEX32 else a.astype(np.float32)
 
 
 def _wrap_dim(dim, ndim):

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 from . import dtype as D
+from .complex32 import NP_COMPLEX32, widen
 
 from .python_key import PYTHON_KEY
 from .math_bits import MathBits
@@ -330,6 +331,8 @@ def _tensor_str(data, is_floating, is_complex, indent):
         return _summarized_values(part) if summarize else part.reshape(-1)
 
     if is_complex:
+        if data.dtype == NP_COMPLEX32:   # (no NumPy casts from it)
+            data = widen(data)
         data = np.asarray(data, dtype=np.complex128)
         real_formatter = _Formatter(values(data.real), True)
         imag_formatter = _Formatter(values(data.imag), True)

@@ -34,6 +34,10 @@ def _square_composite(input):
 
 def equal(input, other):
     refuse_batched((input, other), "aten::equal", ". We could not generate a fallback.")
+    if input.dtype is D.complex32:  # (the same view of the same memory runs the not-NaN test)
+        same = input.data_ptr() == other.data_ptr() and input.stride() == other.stride()
+        raise NotImplementedError(f"\"equal{'_notnan' if same else ''}_cpu\" not implemented "
+                                  "for 'ComplexHalf'")
     return input._size == other._size and bool(_eq(input, other).all())
 
 
@@ -174,10 +178,7 @@ def _complex(real, imag, *, out=None):
 def _check_complex_parts(real, imag):
     """complex() and polar() take two float tensors of one dtype."""
     for x in (real, imag):
-        if x.dtype is D.float16:
-            raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype: complex() "
-                                      "of float16 tensors is not supported")
-        if x.dtype not in (D.float32, D.float64):
+        if x.dtype not in (D.float16, D.float32, D.float64):
             raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but "
                                f"got {_scalar_type_name(real.dtype)} and "
                                f"{_scalar_type_name(imag.dtype)}")
@@ -199,6 +200,8 @@ _polar = _op("polar")
 @impl("polar", "CompositeImplicitAutograd")
 def _polar_composite(abs, angle):
     _check_complex_parts(abs, angle)  # (here, after autocast has cast the operands)
+    if abs.dtype is D.float16:  # (complex32 has no cos/sin kernels)
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     return _complex(abs * angle.cos(), abs * angle.sin())
 
 

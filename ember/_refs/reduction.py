@@ -37,6 +37,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _check_var_dtype(input, "std_mean")
     d, c, k = _var_args(dim, unbiased, keepdim, correction)
+    if input.dtype is D.complex32:  # (mean has no complex32 kernel; var_mean's mean has)
+        return _std(input, d, c, k), _var_mean(input, d, c, k)[1]
     return _std(input, d, c, k), _mean(input, d, k, None)
 
 

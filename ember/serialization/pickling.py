@@ -346,7 +346,7 @@ def _build_name_tables():
         "torch.device": device,
         "torch.storage.UntypedStorage": UntypedStorage,
     }
-    names.update({f"torch.{d.name}": d for d in D.all_dtypes + D.float8_dtypes})
+    names.update({f"torch.{d.name}": d for d in D.all_dtypes + D.float8_dtypes + (D.complex32,)})
     names.update({f"torch.{st.name}": st for st in _STORAGE_TYPES.values()})
     save_names = {obj: name for name, obj in names.items()}
     # names that only ever need reading
