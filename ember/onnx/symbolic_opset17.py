@@ -609,6 +609,30 @@ def full_like(g, self, fill_value, dtype=None, *rest):
     return g.op("Expand", g.constant(np.asarray(fill_value, np_dtype)), g.op("Shape", self))
 
 
+@onnx_symbolic("aten::new_full")
+def new_full(g, self, size, fill_value, dtype=None, *rest):
+    """`self.new_full(size, v)`: the value expanded to `size` (the sizes the trace saw), in
+    self's dtype unless one is given; new_zeros / new_ones / new_empty come here too."""
+    np_dtype = self.dtype if dtype is None else dtype._np
+    return g.op("Expand", g.constant(np.asarray(fill_value, np_dtype)), _ints(g, list(size)))
+
+
+@onnx_symbolic("aten::new_zeros")
+@onnx_symbolic("aten::new_empty")
+def new_zeros(g, self, size, dtype=None, *rest):
+    return new_full(g, self, size, 0, dtype)
+
+
+@onnx_symbolic("aten::new_ones")
+def new_ones(g, self, size, dtype=None, *rest):
+    return new_full(g, self, size, 1, dtype)
+
+
+@onnx_symbolic("aten::zero_")
+def zero_(g, self):
+    return full_like(g, self, 0)
+
+
 @onnx_symbolic("aten::copy_")
 def copy_(g, self, src, non_blocking=False):
     """`self.copy_(src)` on a whole tensor: src, cast and broadcast to self's dtype and shape
