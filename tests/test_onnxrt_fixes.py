@@ -407,7 +407,7 @@ def test_new_factories_and_zero_export():
     """x.new_zeros / new_ones / new_full / new_empty (ops a dispatch mode sees) and zero_
     export as constants of the traced size and dtype."""
     x, y = X[0], X[1]
-    _check(lambda t, a, b: b + a.new_zeros(a.size()) + a.new_ones((2, 3), dtype=t.float64) +
+    _check(lambda t, a, b: a * b + a.new_zeros(a.size()) + a.new_ones((2, 3), dtype=t.float64) +
            a.new_full(a.shape, 2.5) + a.new_empty(a.shape).zero_(), x, y)
 
 
