@@ -83,9 +83,11 @@ def _meta_reduce(self, dims, keepdim, dt):
 def sum_(self, dim=None, keepdim=False, dtype=None):
     dims = reduce_dims(self._size, dim)
     out_dt = _sum_dtype(self.dtype, dtype)
-    _no_complex32(out_dt, "sum_cpu")
+    if out_dt is D.complex32:
+        _no_complex32(out_dt, "sum_cpu")
     acc = _acc_np(out_dt) or out_dt._np
-    r = np.sum(_values(self), axis=dims, keepdims=keepdim, dtype=acc)
+    a = self._np if self.dtype is not D.complex32 else _c32.widen(self._np)
+    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)
     return _wrap(np.asarray(r).astype(out_dt._np, copy=False))
 
 
