@@ -1,0 +1,501 @@
+"""The functions a strided NestedTensor supports (PyTorch's NestedTensorCPU kernels), each the
+dense function applied component by component after PyTorch's checks, with PyTorch's messages.
+
+`dispatch` is NestedTensor.__torch_function__: it finds the handler by the function's name.
+Elementwise functions and arithmetic with a scalar (or a 0-dim tensor) share one handler each;
+shape functions (transpose, view, chunk, ...) turn the nested dimension arguments into the
+components' (nested dim d is component dim d - 1), and refuse dimension 0, which indexes the
+components. A function without a handler raises NotImplementedError as PyTorch's dispatcher does.
+"""
+from .._core.tensor import Tensor
+from ._nested_tensor import NestedTensor, _wrap_dim
+
+_HANDLERS = {}
+
+# the elementwise functions with NestedTensorCPU kernels (others, e.g. exp, raise there too)
+_UNARY = ["abs", "cos", "neg", "relu", "sgn", "sin", "sqrt", "tanh", "gelu", "silu",
+          "logical_not", "isnan", "float", "double", "half", "bfloat16", "long", "int", "bool",
+          "short", "char", "byte"]
+_BINARY = ["add", "sub", "mul", "div", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
+           "__rmul__", "__truediv__", "__rtruediv__"]
+_IN_PLACE_BINARY = ["add_", "sub_", "mul_", "div_", "__iadd__", "__isub__", "__imul__",
+                    "__itruediv__"]
+# methods of NestedTensor reached through a torch.* function (torch.numel(nt), torch.unbind(nt))
+_METHODS = {"dim", "ndimension", "numel", "nelement", "size", "stride", "unbind",
+            "is_contiguous", "data_ptr", "requires_grad_", "backward", "detach", "__repr__",
+            "__len__", "__iter__", "_nested_tensor_size", "_nested_tensor_strides"}
+
+
+def dispatch(func, args, kwargs):
+    name = getattr(func, "__name__", "")
+    if name in _HANDLERS:
+        return _HANDLERS[name](func, *args, **kwargs)
+    if name in _METHODS:
+        return getattr(NestedTensor, name)(*args, **kwargs)
+    if name in ("get", "__get__"):  # properties (dtype, layout, device): the buffer's
+        return Tensor.__torch_function__.__func__(NestedTensor, func, (NestedTensor,), args,
+                                                  kwargs)
+    raise NotImplementedError(f"Could not run 'aten::{name.strip('_')}' with arguments from the "
+                              "'NestedTensorCPU' backend. This could be because the operator "
+                              "doesn't exist for this backend.")
+
+
+def implements(*names):
+    def register(handler):
+        for n in names:
+            _HANDLERS[n] = handler
+        return handler
+    return register
+
+
+def _nested(components, like=None):
+    if like is not None and not components:
+        return NestedTensor._from_components([], like.dtype, like.device)
+    return NestedTensor._from_components(components)
+
+
+def _each(nt, fn):
+    return _nested([fn(c) for c in nt._components], like=nt)
+
+
+def _sizes(nt):
+    return [tuple(c.shape) for c in nt._components]
+
+
+def _component_dim(dim, nt, what):
+    """A nested dimension (not 0) as the components' dimension."""
+    d = _wrap_dim(dim, nt.dim())
+    if d == 0:
+        raise RuntimeError(what)
+    return d - 1
+
+
+def memory_order(c):
+    """The permutation that lists c's dimensions outermost-in-memory first (c.permute(p) is
+    contiguous for a transposed component): walking it visits c's elements in storage order,
+    as PyTorch's kernels walk a nested tensor's buffer."""
+    return sorted(range(c.dim()), key=lambda i: (-c.stride(i), i))
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+# ---- elementwise -------------------------------------------------------------------------------
+@implements(*_UNARY)
+def _unary(func, nt, *args, **kwargs):
+    return _each(nt, lambda c: func(c, *args, **kwargs))
+
+
+@implements(*[n + "_" for n in _UNARY])
+def _unary_(func, nt, *args, **kwargs):
+    for c in nt._components:
+        func(c, *args, **kwargs)
+    return nt
+
+
+def _aten_name(name):
+    """The ATen op a Python arithmetic method runs: __iadd__ is add_, __rtruediv__ is div."""
+    if not name.startswith("__"):
+        return name
+    base = name.strip("_").replace("truediv", "div")
+    if base[0] == "i" and base[1:] in ("add", "sub", "mul", "div"):
+        return base[1:] + "_"
+    return base[1:] if base[0] == "r" and base[1:] in ("add", "sub", "mul", "div") else base
+
+
+def _check_operands(name, a, b):
+    """PyTorch's nested binary kernels take a nested tensor with one of the same sizes, or a
+    scalar (a Python number or a 0-dim tensor)."""
+    for x, y, side in ((a, b, "a nested self and non-nested other"),
+                       (b, a, "a non-nested self and nested other")):
+        if isinstance(x, NestedTensor) and isinstance(y, Tensor) and \
+                not isinstance(y, NestedTensor) and y.dim() != 0:
+            raise RuntimeError(f"Expected both self and other to be nested, but got {side}")
+    if isinstance(a, NestedTensor) and isinstance(b, NestedTensor) and _sizes(a) != _sizes(b):
+        raise RuntimeError(f"{_aten_name(name)} does not support broadcasting when given a "
+                           "NestedTensor")
+
+
+def _parts(x, n):
+    return x._components if isinstance(x, NestedTensor) else [x] * n
+
+
+@implements(*_BINARY)
+def _binary(func, a, b, *args, **kwargs):
+    _check_operands(func.__name__, a, b)
+    nt = a if isinstance(a, NestedTensor) else b
+    n = len(nt._components)
+    return _nested([func(x, y, *args, **kwargs) for x, y in zip(_parts(a, n), _parts(b, n))],
+                   like=nt)
+
+
+@implements(*_IN_PLACE_BINARY)
+def _binary_(func, a, b, *args, **kwargs):
+    if not isinstance(a, NestedTensor) and a.dim() == 0:
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                           f"[{b.numel()}]")
+    _check_operands(func.__name__, a, b)
+    for x, y in zip(a._components, _parts(b, len(a._components))):
+        func(x, y, *args, **kwargs)
+    return a
+
+
+@implements("is_same_size")
+def _is_same_size(func, a, other):
+    """Nested tensors are the same size when their components are, one by one; a nested
+    tensor and a dense one are not comparable."""
+    nested = [isinstance(t, NestedTensor) for t in (a, other)]
+    if not all(nested):
+        words = ["nested" if n else "not nested" for n in nested]
+        raise RuntimeError(f"Expected both self and other to be nested tensors. Self is "
+                           f"{words[0]}. While Other is {words[1]}.")
+    return _sizes(a) == _sizes(other)
+
+
+# ---- copies, conversions, factories ------------------------------------------------------------
+@implements("clone")
+def _clone(func, nt, *, memory_format=None):
+    import ember
+    if memory_format not in (None, ember.preserve_format, ember.contiguous_format):
+        words = "".join(w.capitalize() for w in str(memory_format).split(".")[-1].split("_"))
+        raise RuntimeError(f"Nested tensor clone supports Preserve and Contiguous memory "
+                           f"formats, called clone with memory format: {words}")
+    return _each(nt, lambda c: c.clone(memory_format=memory_format or ember.preserve_format))
+
+
+@implements("contiguous")
+def _contiguous(func, nt, memory_format=None):
+    return nt if nt.is_contiguous() else _each(nt, lambda c: c.contiguous())
+
+
+@implements("to")
+def _to(func, nt, *args, **kwargs):
+    if args and isinstance(args[0], Tensor):  # to(other): other's device and dtype
+        args = (args[0].device, args[0].dtype) + args[1:]
+    moved = [c.to(*args, **kwargs) for c in nt._components]
+    if all(m is c for m, c in zip(moved, nt._components)):
+        return nt
+    dtype = kwargs.get("dtype", next((a for a in args if not isinstance(a, (str, bool)) and
+                                      type(a).__name__ == "dtype"), nt.dtype))
+    return NestedTensor._from_components(moved, dtype, nt.device)
+
+
+@implements("empty_like", "zeros_like", "ones_like", "rand_like", "randn_like", "full_like")
+def _like(func, nt, *args, requires_grad=False, **kwargs):
+    out = _each(nt, lambda c: func(c, *args, **kwargs))
+    return out.requires_grad_() if requires_grad else out
+
+
+@implements("copy_")
+def _copy_(func, nt, src, non_blocking=False):
+    if not isinstance(src, NestedTensor) or _sizes(nt) != _sizes(src):
+        raise RuntimeError("copy_ only supports tensors that are the same size for Nested "
+                           "implementations")
+    for c, s in zip(nt._components, src._components):
+        c.copy_(s, non_blocking)
+    return nt
+
+
+@implements("fill_")
+def _fill_(func, nt, value):
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.dim()} dimensions.")
+    for c in nt._components:
+        c.fill_(value)
+    return nt
+
+
+@implements("values")
+def _values(func, nt):
+    """The components' elements in storage order, as one 1-D tensor (PyTorch's buffer)."""
+    import ember
+    if not nt._components:
+        return ember.empty(0, dtype=nt.dtype, device=nt.device)
+    return ember.cat([c.permute(memory_order(c)).reshape(-1) for c in nt._components])
+
+
+@implements("to_padded_tensor")
+def _to_padded_tensor(func, nt, padding, output_size=None, out=None):
+    """One strided tensor: the components padded with `padding` to the largest size (or
+    `output_size`) in every dimension, stacked; differentiable."""
+    import ember
+    if not nt.is_contiguous():
+        raise RuntimeError("for now to_padded_tensor only supports contiguous nested tensor")
+    if not nt._components:
+        return ember.empty(output_size or (0,), dtype=nt.dtype)
+    ndim = nt._components[0].dim()
+    target = [max(c.shape[i] for c in nt._components) for i in range(ndim)]
+    if output_size is not None:
+        if len(output_size) != ndim + 1:
+            raise RuntimeError("Length of output_size does not match NestedTensor dims. "
+                               "Broadcasting is not supported.")
+        if any(o < t for o, t in zip(output_size[1:], target)):
+            raise RuntimeError("Value in output_size is less than NestedTensor padded size. "
+                               "Truncation is not supported.")
+        target = list(output_size[1:])
+    padded = []
+    for c in nt._components:
+        pads = []
+        for i in reversed(range(ndim)):
+            pads += [0, target[i] - c.shape[i]]
+        padded.append(ember.nn.functional.pad(c, pads, value=padding) if ndim else c)
+    return ember.stack(padded)
+
+
+# ---- indexing and shapes -----------------------------------------------------------------------
+@implements("__getitem__")
+def _getitem(func, nt, index):
+    first, rest = (index[0], index[1:]) if isinstance(index, tuple) else (index, ())
+    if first is Ellipsis and not rest:
+        return nt
+    if not isinstance(first, int) or isinstance(first, bool):
+        raise NotImplementedError("Could not run 'aten::slice.Tensor' with arguments from the "
+                                  "'NestedTensorCPU' backend.")
+    n = len(nt._components)
+    if n == 0:
+        raise IndexError("You can only select when the NT is not empty.")
+    if not -n <= first < n:
+        raise IndexError(f"index {first} is out of bounds for dimension 0 with size {n}")
+    return nt._components[first][rest if rest else ...]
+
+
+@implements("transpose")
+def _transpose(func, nt, dim0, dim1):
+    ndim = nt.dim()
+    d0, d1 = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)
+    if d0 == 0 or d1 == 0:
+        raise RuntimeError("Nested tensor dimension 0 cannot be transposed")
+    return _each(nt, lambda c: c.transpose(d0 - 1, d1 - 1))
+
+
+@implements("squeeze")
+def _squeeze(func, nt, dim=None):
+    if dim is None:
+        raise RuntimeError("squeeze(): For nested tensors, squeeze without the dim argument is "
+                           "not supported at the moment, however you can use squeeze(Tensor "
+                           "self, int dim) instead if you need this feature, please open an "
+                           "issue on github describing your use case.")
+    d = _component_dim(dim, nt, "squeeze(): For nested tensors, squeezing dimension 0 is not "
+                       "supported at the moment if you need this feature, please open an "
+                       "issue on github describing your use case.")
+    if nt.dim() == 2 and any(c.shape == (1,) for c in nt._components):
+        raise RuntimeError("squeeze(): For nested tensors, squeezing a nested tensor of "
+                           "singleton tensors is not supported at the moment, if you need "
+                           "this feature, please open an issue on githubdescribing your use "
+                           "case.")
+    return _each(nt, lambda c: c.squeeze(d))
+
+
+@implements("unsqueeze")
+def _unsqueeze(func, nt, dim):
+    ndim = nt.dim() + 1
+    d = _wrap_dim(dim, ndim)
+    if d == 0:
+        raise RuntimeError("unsqueeze(): For nested tensors, unsqueezing dimension 0 is not "
+                           "supported at the moment if you need this feature, please open an "
+                           "issue on github describing your use case.")
+    return _each(nt, lambda c: c.unsqueeze(d - 1))
+
+
+def _component_shape(name, shape, c):
+    """A component's new shape for nt.view/reshape(shape) (Note [Special size rule for nested
+    tensor] in PyTorch): a -1 where the component has a dimension keeps its size there; growing
+    the rank, one -1 among the old dimensions is allowed and none among the new ones."""
+    new, old = list(shape[1:]), list(c.shape)
+    if len(new) > len(old):
+        if [s for s in new[:len(old)] if s == -1][1:]:
+            raise RuntimeError("only one dimension can be inferred")
+        if -1 in new[len(old):]:
+            raise RuntimeError("nested tensor does not infer shape")
+    new = [old[i] if s == -1 and i < len(old) else s for i, s in enumerate(new)]
+    numel = c.numel()
+    product = 1
+    for s in new:
+        product *= s
+    if product != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return new
+
+
+def _reshaping(name):
+    def handler(func, nt, *shape):
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) \
+            else shape
+        if not shape:
+            raise RuntimeError("shape '[]' is invalid for a nested tensor")
+        if not nt._components:
+            raise RuntimeError("empty nested tensor cannot be reshaped")
+        if shape[0] != len(nt._components):
+            raise RuntimeError(f"{name}: For now nested {name} cannot change or infer the "
+                               "implicit batch dimension")
+        return _each(nt, lambda c: getattr(c, name)(_component_shape(name, shape, c)))
+    return handler
+
+
+implements("view")(_reshaping("view"))
+implements("reshape")(_reshaping("reshape"))
+
+
+@implements("chunk")
+def _chunk(func, nt, chunks, dim=0):
+    if _wrap_dim(dim, nt.dim()) != nt.dim() - 1:
+        raise RuntimeError("Chunk for nested tensors is currently only supported for the last "
+                           "dimension.")
+    if not nt.is_contiguous():
+        raise RuntimeError("chunk expects `self` to be contiguous.")
+    last = nt.size(-1)
+    if last % chunks:
+        raise RuntimeError(f"Chunk for nested tensors is only supported for nested tensors "
+                           f"with trailing dimension divisible by chunks, got: {last} % "
+                           f"{chunks} != 0")
+    parts = [c.chunk(chunks, -1) for c in nt._components]
+    return tuple(_nested([p[i] for p in parts], like=nt) for i in range(chunks))
+
+
+# ---- reductions and nn functions ---------------------------------------------------------------
+@implements("sum")
+def _sum(func, nt, dim=None, keepdim=False, *, dtype=None):
+    if dim is None:
+        raise NotImplementedError("Could not run 'aten::sum' with arguments from the "
+                                  "'NestedTensorCPU' backend.")
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    if len(dims) != 1:
+        raise RuntimeError("NestedTensor only allows reduction of a single dimension for now.")
+    d = _wrap_dim(dims[0], nt.dim())
+    if d != nt.dim() - 1:
+        raise RuntimeError(f"NestedTensor can only be reduced across the last dimension for now "
+                           f"got dimension {d} instead.")
+    if not keepdim:
+        raise RuntimeError("NestedTensor always requires keepdim=True for now.")
+    if dtype is not None:
+        raise RuntimeError("NestedTensor does not support dtype argument for now.")
+    return _each(nt, lambda c: c.sum(-1, keepdim=True))
+
+
+@implements("softmax")
+def _softmax(func, nt, dim=None, _stacklevel=3, dtype=None):
+    import ember
+    if not nt._components:
+        return nt.clone()
+    d = _component_dim(dim, nt, "Cannot apply softmax across nested dimension 0")
+    return _each(nt, lambda c: ember.softmax(c, d, dtype=dtype))
+
+
+@implements("dropout")
+def _dropout(func, nt, p=0.5, training=True, inplace=False):
+    """Each component's mask drawn in storage order, so dropping a transposed nested tensor
+    draws the same mask for the same elements as dropping the original."""
+    import ember
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    F = ember.nn.functional
+
+    def drop(c):
+        perm = memory_order(c)
+        return F.dropout(c.permute(perm), p, training, inplace).permute(_inverse(perm))
+    out = _each(nt, drop)
+    return nt if inplace else out
+
+
+@implements("linear")
+def _linear(func, nt, weight, bias=None):
+    import ember
+    if isinstance(weight, NestedTensor):
+        raise RuntimeError("Linear does not support nested weight when input is a nested "
+                           "tensor.")
+    if nt.dim() != 3 or weight.dim() != 2:
+        raise RuntimeError(f"Linear requires nested_tensor.dim == 3 and dense_matrix.dim == 2. "
+                           f"Nested tensor dim: {nt.dim()}. Dense tensor dim: {weight.dim()}")
+    if not nt.is_contiguous():
+        raise RuntimeError("for now linear only supports contiguous nested tensor")
+    last = {c.shape[-1] for c in nt._components}
+    if len(last) > 1:
+        raise RuntimeError(f"Expected all tensors in nested tensor to have the same trailing "
+                           f"dimension, instead last dimension equals: {sorted(last)}")
+    if last and last.pop() != weight.shape[1]:
+        raise RuntimeError(f"Shape mismatch for NestedTensor Linear: Expected input's (a nested "
+                           f"tensor) 'last_dim' to equal 'weight.size(1), but got: last_dim = "
+                           f"{nt._components[0].shape[-1]}, and weight.size(1) = "
+                           f"{weight.shape[1]}")
+    return _each(nt, lambda c: ember.nn.functional.linear(c, weight, bias))
+
+
+@implements("layer_norm")
+def _layer_norm(func, nt, normalized_shape, weight=None, bias=None, eps=1e-5):
+    import ember
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    n = len(shape)
+    for i in range(n):
+        sizes = {c.shape[i - n] if c.dim() >= n else None for c in nt._components}
+        if len(sizes) > 1 or None in sizes:
+            raise RuntimeError("normalized_shape extends into irregular dimensions for the "
+                               "nested tensor")
+        if sizes and sizes.pop() != shape[i]:
+            raise RuntimeError(f"The shape at dimension {i}of normalized_shape doesn't match "
+                               "the input")
+    return _each(nt, lambda c: ember.nn.functional.layer_norm(c, shape, weight, bias, eps))
+
+
+@implements("embedding")
+def _embedding(func, input, weight, *args, **kwargs):
+    import ember
+    return _each(input, lambda c: ember.nn.functional.embedding(c, weight, *args, **kwargs))
+
+
+def _both_nested(a, b):
+    if not isinstance(b, NestedTensor):
+        raise RuntimeError("Expected both to be nested, but got a nested self and non-nested "
+                           "other")
+    if not isinstance(a, NestedTensor):
+        raise RuntimeError("Expected both to be nested, but got a non-nested self and nested "
+                           "other")
+
+
+@implements("bmm")
+def _bmm(func, a, b):
+    _both_nested(a, b)
+    if a.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if b.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    n1, n2 = len(a._components), len(b._components)
+    if n1 != n2:
+        raise RuntimeError(f"Expected size for the 1st dimension of batch2 tensor to be: {n1} "
+                           f"but got: {n2}.")
+    for i, (x, y) in enumerate(zip(a._components, b._components)):
+        if x.shape[1] != y.shape[0]:
+            raise RuntimeError(f"{i}-th nested matrices in batch cannot be multiplied "
+                               f"({x.shape[0]}x{x.shape[1]} and {y.shape[0]}x{y.shape[1]})")
+    return _nested([x.mm(y) for x, y in zip(a._components, b._components)], like=a)
+
+
+@implements("matmul", "__matmul__")
+def _matmul(func, a, b):
+    import ember
+    _both_nested(a, b)
+    for which, t in (("1st", a), ("2nd", b)):
+        if t.dim() < 3:
+            raise RuntimeError(f"matmul: For nested tensors, only inputs with >= 3 dims are "
+                               f"currently supported. {which} input has rank: {t.dim()}")
+    if a.dim() != b.dim():
+        raise RuntimeError("matmul: both inputs must have the same rank")
+    n1, n2 = len(a._components), len(b._components)
+    if n1 != n2:
+        raise RuntimeError(f"matmul: Expected size for the 1st dimension of 2nd input tensor "
+                           f"to be: {n1} but got: {n2}.")
+    for x, y in zip(a._components, b._components):
+        if x.shape[:-2] != y.shape[:-2]:
+            raise RuntimeError(f"matmul: For nested tensors, batch dimensions must have the "
+                               f"same sizes, no broadcasting is currently performed. Got batch "
+                               f"shapes for self {list(x.shape[:-2])} and batch shapes for "
+                               f"mat2 {list(y.shape[:-2])}")
+        if x.shape[-1] != y.shape[-2]:
+            raise RuntimeError(f"matmul: Nested tensors cannot be matrix multiplied, last "
+                               f"dimension of self has sizes {x.shape[-1]} second last "
+                               f"dimension of mat2 has sizes {y.shape[-2]}")
+    return _nested([ember.matmul(x, y) for x, y in zip(a._components, b._components)], like=a)
