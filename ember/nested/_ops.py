@@ -11,13 +11,15 @@ from .._core.tensor import Tensor
 from ._nested_tensor import NestedTensor, _wrap_dim
 
 _HANDLERS = {}
+# the ATen operator PyTorch names when a Python operator has no nested kernel
+_ATEN_OVERLOADS = {"__rsub__": "rsub.Scalar", "__rtruediv__": "reciprocal"}
 
 # the elementwise functions with NestedTensorCPU kernels (others, e.g. exp, raise there too)
 _UNARY = ["abs", "cos", "neg", "relu", "sgn", "sin", "sqrt", "tanh", "gelu", "silu",
           "logical_not", "isnan", "float", "double", "half", "bfloat16", "long", "int", "bool",
           "short", "char", "byte"]
-_BINARY = ["add", "sub", "mul", "div", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__",
-           "__rmul__", "__truediv__", "__rtruediv__"]
+_BINARY = ["add", "sub", "mul", "div", "__add__", "__radd__", "__sub__", "__mul__", "__rmul__",
+           "__truediv__"]
 _IN_PLACE_BINARY = ["add_", "sub_", "mul_", "div_", "__iadd__", "__isub__", "__imul__",
                     "__itruediv__"]
 # methods of NestedTensor reached through a torch.* function (torch.numel(nt), torch.unbind(nt))
@@ -35,9 +37,9 @@ def dispatch(func, args, kwargs):
     if name in ("get", "__get__"):  # properties (dtype, layout, device): the buffer's
         return Tensor.__torch_function__.__func__(NestedTensor, func, (NestedTensor,), args,
                                                   kwargs)
-    raise NotImplementedError(f"Could not run 'aten::{name.strip('_')}' with arguments from the "
-                              "'NestedTensorCPU' backend. This could be because the operator "
-                              "doesn't exist for this backend.")
+    raise NotImplementedError(f"Could not run 'aten::{_ATEN_OVERLOADS.get(name, name.strip('_'))}' "
+                              "with arguments from the 'NestedTensorCPU' backend. This could be "
+                              "because the operator doesn't exist for this backend.")
 
 
 def implements(*names):
@@ -255,7 +257,8 @@ def _getitem(func, nt, index):
         return nt
     if not isinstance(first, int) or isinstance(first, bool):
         raise NotImplementedError("Could not run 'aten::slice.Tensor' with arguments from the "
-                                  "'NestedTensorCPU' backend.")
+                                  "'NestedTensorCPU' backend. This could be because the "
+                                  "operator doesn't exist for this backend.")
     n = len(nt._components)
     if n == 0:
         raise IndexError("You can only select when the NT is not empty.")
@@ -362,7 +365,8 @@ def _chunk(func, nt, chunks, dim=0):
 def _sum(func, nt, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         raise NotImplementedError("Could not run 'aten::sum' with arguments from the "
-                                  "'NestedTensorCPU' backend.")
+                                  "'NestedTensorCPU' backend. This could be because the "
+                                  "operator doesn't exist for this backend.")
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
     if len(dims) != 1:
         raise RuntimeError("NestedTensor only allows reduction of a single dimension for now.")
@@ -458,20 +462,35 @@ def _both_nested(a, b):
 
 @implements("bmm")
 def _bmm(func, a, b):
-    _both_nested(a, b)
+    """Batched matrix products, component by component; a dense 3-D operand is taken as the
+    list of its matrices."""
     if a.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if b.dim() != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    n1, n2 = len(a._components), len(b._components)
-    if n1 != n2:
-        raise RuntimeError(f"Expected size for the 1st dimension of batch2 tensor to be: {n1} "
-                           f"but got: {n2}.")
-    for i, (x, y) in enumerate(zip(a._components, b._components)):
+    xs, ys = (t._components if isinstance(t, NestedTensor) else t.unbind(0) for t in (a, b))
+    if len(xs) != len(ys):
+        raise RuntimeError(f"Expected size for the 1st dimension of batch2 tensor to be: "
+                           f"{len(xs)} but got: {len(ys)}.")
+    for i, (x, y) in enumerate(zip(xs, ys)):
         if x.shape[1] != y.shape[0]:
             raise RuntimeError(f"{i}-th nested matrices in batch cannot be multiplied "
                                f"({x.shape[0]}x{x.shape[1]} and {y.shape[0]}x{y.shape[1]})")
-    return _nested([x.mm(y) for x, y in zip(a._components, b._components)], like=a)
+    return _nested([x.mm(y) for x, y in zip(xs, ys)], like=a if isinstance(a, Tensor) else b)
+
+
+def _long_tensor_text(rows):
+    """A list (or a list of lists) of ints as PyTorch's C++ printer writes a LongTensor, which
+    its nested matmul messages embed: right-aligned columns, then the type and sizes."""
+    matrix = bool(rows) and isinstance(rows[0], (list, tuple))
+    values = [v for r in rows for v in r] if matrix else list(rows)
+    width = max((len(str(v)) for v in values), default=0) + 1
+    if matrix:
+        body = "\n".join(" ".join(f"{v:>{width}}" for v in r) for r in rows)
+        sizes = f"{len(rows)},{len(rows[0])}"
+    else:
+        body, sizes = "\n".join(f"{v:>{width}}" for v in values), f"{len(values)}"
+    return f"{body}\n[ torch.LongTensor{{{sizes}}} ]"
 
 
 @implements("matmul", "__matmul__")
@@ -488,14 +507,16 @@ def _matmul(func, a, b):
     if n1 != n2:
         raise RuntimeError(f"matmul: Expected size for the 1st dimension of 2nd input tensor "
                            f"to be: {n1} but got: {n2}.")
-    for x, y in zip(a._components, b._components):
-        if x.shape[:-2] != y.shape[:-2]:
-            raise RuntimeError(f"matmul: For nested tensors, batch dimensions must have the "
-                               f"same sizes, no broadcasting is currently performed. Got batch "
-                               f"shapes for self {list(x.shape[:-2])} and batch shapes for "
-                               f"mat2 {list(y.shape[:-2])}")
-        if x.shape[-1] != y.shape[-2]:
-            raise RuntimeError(f"matmul: Nested tensors cannot be matrix multiplied, last "
-                               f"dimension of self has sizes {x.shape[-1]} second last "
-                               f"dimension of mat2 has sizes {y.shape[-2]}")
+    xs, ys = a._components, b._components
+    if any(x.shape[:-2] != y.shape[:-2] for x, y in zip(xs, ys)):
+        raise RuntimeError(
+            f"matmul: For nested tensors, batch dimensions must have the same sizes, no "
+            f"broadcasting is currently performed. Got batch shapes for self "
+            f"{_long_tensor_text([list(x.shape[:-2]) for x in xs])} and batch shapes for mat2 "
+            f"{_long_tensor_text([list(y.shape[:-2]) for y in ys])}")
+    if any(x.shape[-1] != y.shape[-2] for x, y in zip(xs, ys)):
+        raise RuntimeError(
+            f"matmul: Nested tensors cannot be matrix multiplied, last dimension of self has "
+            f"sizes{_long_tensor_text([x.shape[-1] for x in xs])}second last dimension of mat2 "
+            f"has sizes{_long_tensor_text([y.shape[-2] for y in ys])}")
     return _nested([ember.matmul(x, y) for x, y in zip(a._components, b._components)], like=a)
