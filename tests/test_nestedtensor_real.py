@@ -156,6 +156,18 @@ CASES = {
     "to_padded_truncating": lambda m: m.nested.to_padded_tensor(_nt(m, A23, A43), 0.0,
                                                                 (2, 3, 3)),
     "to_padded_empty": lambda m: m.nested.to_padded_tensor(m.nested.nested_tensor([]), 1.0),
+    "zero_": lambda m: _nt(m, A23, A43).zero_(),
+    "nested_tensor_of_tensor": lambda m: m.nested.nested_tensor(_t(m, A23)),
+    "nested_tensor_of_tuple": lambda m: m.nested.nested_tensor((_t(m, A23),)),
+    "nested_tensor_of_lists": lambda m: m.nested.nested_tensor([[1, 2], [3]]),
+    "cat_dim0": lambda m: m.cat([_nt(m, A23, A43), _nt(m, A34)], 0),
+    "cat_dim0_ranks": lambda m: m.cat([_nt(m, A23), _nt(m, A23[None])], 0),
+    "cat_dim0_dense": lambda m: m.cat([_t(m, A23[None]), _nt(m, A23)], 0),
+    "cat_last": lambda m: m.cat([_nt(m, A23, A43), _nt(m, A23[:, :1], A43[:, :2].T[:1].T)], -1),
+    "cat_dense": lambda m: m.cat([_nt(m, A23), _t(m, A23[None])], -1),
+    "cat_noncontiguous": lambda m: m.cat([_nt(m, A34, A36).transpose(1, 2)] * 2, -1),
+    "cat_second_ragged": lambda m: m.cat([_nt(m, A23[None], A43[None])] * 2, 1),
+    "cat_structures": lambda m: m.cat([_nt(m, A23, A43), _nt(m, A43, A23)], -1),
     # printing
     "repr_leaf": lambda m: repr(m.nested.nested_tensor(
         [m.arange(3.0), m.arange(2.0)], requires_grad=True)),

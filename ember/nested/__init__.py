@@ -54,6 +54,9 @@ def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires
                   pin_memory=False):
     """A NestedTensor of copies of `tensor_list` (a leaf: no autograd history)."""
     _check_layout(layout)
+    if not isinstance(tensor_list, list):
+        raise TypeError("Only lists (List[Tensor] and List[List...[Scalar]]) are accepted in "
+                        "nested_tensor")
     import ember
     with ember.no_grad():
         comps = _components(tensor_list, dtype, device)

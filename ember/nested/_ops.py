@@ -212,6 +212,13 @@ def _fill_(func, nt, value):
     return nt
 
 
+@implements("zero_")
+def _zero_(func, nt):
+    for c in nt._components:
+        c.zero_()
+    return nt
+
+
 @implements("values")
 def _values(func, nt):
     """The components' elements in storage order, as one 1-D tensor (PyTorch's buffer)."""
@@ -358,6 +365,46 @@ def _chunk(func, nt, chunks, dim=0):
                            f"{chunks} != 0")
     parts = [c.chunk(chunks, -1) for c in nt._components]
     return tuple(_nested([p[i] for p in parts], like=nt) for i in range(chunks))
+
+
+@implements("cat", "concat", "concatenate")
+def _cat(func, tensors, dim=0, *, out=None):
+    """Dimension 0 joins the lists of components; another dimension joins each component with
+    its partners, which must match everywhere else (PyTorch supports one ragged dimension,
+    next to the batch dimension)."""
+    import ember
+    tensors = list(tensors)
+    d = _wrap_dim(dim, tensors[0].dim())
+    if d == 0:
+        if not all(isinstance(t, NestedTensor) for t in tensors):
+            raise RuntimeError("Expected each tensor in given list to be nested.")
+        ndim = tensors[0].dim() - 1
+        for i, t in enumerate(tensors[1:], 1):
+            if t._components and t.dim() - 1 != ndim:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension 0. Expected "
+                                   f"size {ndim} but got size {t.dim() - 1} for tensor number "
+                                   f"{i} in the list.")
+        return _nested([c for t in tensors for c in t._components], like=tensors[0])
+    if not all(isinstance(t, NestedTensor) for t in tensors):
+        raise RuntimeError("cat(): expected each tensor in given list to be nested")
+    if not all(t.is_contiguous() for t in tensors):
+        raise RuntimeError("cat(): only contiguous nested tensors are supported")
+    for t in tensors:
+        if any(len({c.shape[k] for c in t._components}) > 1 for k in range(1, t.dim() - 1)):
+            raise RuntimeError("cat(): only nested tensors with a single ragged dim next to the "
+                               "batch dim are supported")
+    first = tensors[0]
+
+    def others(shape):
+        return shape[:d - 1] + shape[d:]
+    for t in tensors[1:]:
+        if t.dim() != first.dim() or len(t._components) != len(first._components) or any(
+                others(c.shape) != others(f.shape)
+                for c, f in zip(t._components, first._components)):
+            raise RuntimeError("cat(): expected all nested tensors to have matching ragged "
+                               "structures outside of the concatenated dim")
+    return _nested([ember.cat(parts, d - 1) for parts in zip(*(t._components for t in tensors))],
+                   like=first)
 
 
 # ---- reductions and nn functions ---------------------------------------------------------------
