@@ -168,6 +168,33 @@ CASES = {
     "cat_noncontiguous": lambda m: m.cat([_nt(m, A34, A36).transpose(1, 2)] * 2, -1),
     "cat_second_ragged": lambda m: m.cat([_nt(m, A23[None], A43[None])] * 2, 1),
     "cat_structures": lambda m: m.cat([_nt(m, A23, A43), _nt(m, A43, A23)], -1),
+    "unary_noncontiguous": lambda m: m.abs(_nt(m, A34, A36).transpose(1, 2)),
+    "isinf": lambda m: m.isinf(_nt(m, A23, A43)),
+    "isposinf": lambda m: m.isposinf(_nt(m, A23, A43)),
+    "silu_in_place": lambda m: m.nn.functional.silu(_nt(m, A23, A43), inplace=True),
+    "ge_scalar_noncontiguous": lambda m: m.ge(_nt(m, A34, A36).transpose(1, 2), 0.0),
+    "eq_scalar": lambda m: m.eq(_nt(m, A23, A43), 0.0),
+    "select": lambda m: _nt(m, A23, A43).select(2, 1),
+    "select_out_of_range": lambda m: _nt(m, A23, A43).select(1, 3),
+    "select_dim0": lambda m: _nt(m, A23, A43).select(0, 1),
+    "split_with_sizes": lambda m: _nt(m, A36, A36[:2]).split_with_sizes([1, 2, 3], -1),
+    "split_with_sizes_dim1": lambda m: _nt(m, A36, A36[:2]).split_with_sizes([1, 2], 1),
+    "split_with_sizes_sum": lambda m: _nt(m, A36, A36[:2]).split_with_sizes([1, 2], -1),
+    "split_with_sizes_noncontiguous": lambda m: _nt(m, A34, A36).transpose(1, 2).split_with_sizes(
+        [1, 2], -1),
+    "add_transposed": lambda m: _nt(m, A34, A36).transpose(1, 2) + _nt(m, A34.T, A36.T),
+    "div_strides": lambda m: _nt(m, A34, A36).transpose(1, 2) / _nt(m, A34.T, A36.T),
+    "div_transposed_both": lambda m: _nt(m, A34, A36).transpose(1, 2) / _nt(
+        m, A34, A36).transpose(1, 2),
+    "div_offsets": lambda m: (lambda a, b: a / b)(*_nt(m, A34, A36[:, :4]).chunk(2, -1)),
+    "mul_strides": lambda m: _nt(m, A34, A36).transpose(1, 2) * _nt(m, A34.T, A36.T),
+    "add_dense_b1d": lambda m: _nt(m, A23, A43) + _t(m, A23[:, None, :]),
+    "masked_fill": lambda m: _nt(m, A23, A43).masked_fill(_nt(m, A23 < 0, A43 < 0), 0.0),
+    "storage_offsets": lambda m: _nt(m, A23, A43)._nested_tensor_storage_offsets(),
+    "storage_offsets_chunk": lambda m: _nt(m, A36, A36[:2]).chunk(3, -1)[1]
+    ._nested_tensor_storage_offsets(),
+    "strides_chunk": lambda m: _nt(m, A36, A36[:2]).chunk(3, -1)[1]._nested_tensor_strides(),
+    "strides_transposed": lambda m: _nt(m, A36, A36[:2]).transpose(1, 2)._nested_tensor_strides(),
     # printing
     "repr_leaf": lambda m: repr(m.nested.nested_tensor(
         [m.arange(3.0), m.arange(2.0)], requires_grad=True)),

@@ -92,6 +92,11 @@ class NestedTensor(Tensor):
         from ._ops import _to_padded_tensor
         return _to_padded_tensor(None, self, padding, output_size)
 
+    def _nested_tensor_storage_offsets(self):
+        import ember
+        from ._ops import storage_offsets
+        return ember.tensor(storage_offsets(self), dtype=ember.int64)
+
     def unbind(self, dim=0):
         if dim != 0:
             raise RuntimeError("unbind(): only supported for NestedTensor on dim=0")

@@ -14,18 +14,24 @@ _HANDLERS = {}
 # the ATen operator PyTorch names when a Python operator has no nested kernel
 _ATEN_OVERLOADS = {"__rsub__": "rsub.Scalar", "__rtruediv__": "reciprocal"}
 
-# the elementwise functions with NestedTensorCPU kernels (others, e.g. exp, raise there too)
+# the elementwise functions with NestedTensorCPU kernels (others, e.g. exp, raise there too):
+# PyTorch runs them on the buffer, so a nested tensor that is not contiguous is refused
 _UNARY = ["abs", "cos", "neg", "relu", "sgn", "sin", "sqrt", "tanh", "gelu", "silu",
-          "logical_not", "isnan", "float", "double", "half", "bfloat16", "long", "int", "bool",
-          "short", "char", "byte"]
+          "logical_not", "isnan", "isinf", "isposinf", "isneginf"]
+_CONVERSIONS = ["float", "double", "half", "bfloat16", "long", "int", "bool", "short", "char",
+                "byte"]
 _BINARY = ["add", "sub", "mul", "div", "__add__", "__radd__", "__sub__", "__mul__", "__rmul__",
-           "__truediv__"]
+           "__truediv__", "eq", "ne", "ge", "gt", "le", "lt", "__eq__", "__ne__", "__ge__",
+           "__gt__", "__le__", "__lt__"]
+# the binary kernels that walk both buffers in step: the layouts must be the same
+_SAME_LAYOUT = {"mul", "div", "mul_", "div_"}
 _IN_PLACE_BINARY = ["add_", "sub_", "mul_", "div_", "__iadd__", "__isub__", "__imul__",
                     "__itruediv__"]
 # methods of NestedTensor reached through a torch.* function (torch.numel(nt), torch.unbind(nt))
 _METHODS = {"dim", "ndimension", "numel", "nelement", "size", "stride", "unbind",
             "is_contiguous", "data_ptr", "requires_grad_", "backward", "detach", "__repr__",
-            "__len__", "__iter__", "_nested_tensor_size", "_nested_tensor_strides"}
+            "__len__", "__iter__", "_nested_tensor_size", "_nested_tensor_strides",
+            "_nested_tensor_storage_offsets"}
 
 
 def dispatch(func, args, kwargs):
@@ -64,6 +70,20 @@ def _sizes(nt):
     return [tuple(c.shape) for c in nt._components]
 
 
+def _strides(nt):
+    return [c.stride() for c in nt._components]
+
+
+def storage_offsets(nt):
+    """Where each component starts in PyTorch's one buffer, which ember's components' storages,
+    laid end to end, stand for: a chunk of the last dimension starts inside its component."""
+    offsets, start = [], 0
+    for c in nt._components:
+        offsets.append(start + c.storage_offset())
+        start += c.untyped_storage().nbytes() // c.element_size()
+    return offsets
+
+
 def _component_dim(dim, nt, what):
     """A nested dimension (not 0) as the components' dimension."""
     d = _wrap_dim(dim, nt.dim())
@@ -87,13 +107,25 @@ def _inverse(perm):
 
 
 # ---- elementwise -------------------------------------------------------------------------------
+def _buffer_of(nt):
+    if not nt.is_contiguous():
+        raise RuntimeError("NestedTensor must be contiguous to get buffer.")
+
+
 @implements(*_UNARY)
 def _unary(func, nt, *args, **kwargs):
+    _buffer_of(nt)
+    return _each(nt, lambda c: func(c, *args, **kwargs))
+
+
+@implements(*_CONVERSIONS)
+def _conversion(func, nt, *args, **kwargs):
     return _each(nt, lambda c: func(c, *args, **kwargs))
 
 
 @implements(*[n + "_" for n in _UNARY])
 def _unary_(func, nt, *args, **kwargs):
+    _buffer_of(nt)
     for c in nt._components:
         func(c, *args, **kwargs)
     return nt
@@ -117,9 +149,15 @@ def _check_operands(name, a, b):
         if isinstance(x, NestedTensor) and isinstance(y, Tensor) and \
                 not isinstance(y, NestedTensor) and y.dim() != 0:
             raise RuntimeError(f"Expected both self and other to be nested, but got {side}")
-    if isinstance(a, NestedTensor) and isinstance(b, NestedTensor) and _sizes(a) != _sizes(b):
-        raise RuntimeError(f"{_aten_name(name)} does not support broadcasting when given a "
-                           "NestedTensor")
+    if isinstance(a, NestedTensor) and isinstance(b, NestedTensor):
+        op = _aten_name(name)
+        if _sizes(a) != _sizes(b):
+            raise RuntimeError(f"{op} does not support broadcasting when given a NestedTensor")
+        if op in _SAME_LAYOUT:
+            if _strides(a) != _strides(b):
+                raise RuntimeError(f"{op} requires strides to match when given NestedTensors")
+            if storage_offsets(a) != storage_offsets(b):
+                raise RuntimeError(f"{op} requires offsets to match when given NestedTensors")
 
 
 def _parts(x, n):
@@ -274,6 +312,27 @@ def _getitem(func, nt, index):
     return nt._components[first][rest if rest else ...]
 
 
+@implements("select")
+def _select(func, nt, dim, index):
+    d = _wrap_dim(dim, nt.dim())
+    if d == 0:
+        return _getitem(func, nt, index)
+    out = []
+    for i, c in enumerate(nt._components):
+        size = c.shape[d - 1]
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of bounds for dimension {d - 1} of the "
+                             f"{i}th constituent tensor with size {size}")
+        out.append(c.select(d - 1, index))
+    return _nested(out, like=nt)
+
+
+@implements("masked_fill")
+def _masked_fill(func, nt, mask, value):
+    return _nested([c.masked_fill(m, value) for c, m in zip(nt._components, _parts(
+        mask, len(nt._components)))], like=nt)
+
+
 @implements("transpose")
 def _transpose(func, nt, dim0, dim1):
     ndim = nt.dim()
@@ -405,6 +464,23 @@ def _cat(func, tensors, dim=0, *, out=None):
                                "structures outside of the concatenated dim")
     return _nested([ember.cat(parts, d - 1) for parts in zip(*(t._components for t in tensors))],
                    like=first)
+
+
+@implements("split_with_sizes")
+def _split_with_sizes(func, nt, split_sizes, dim=0):
+    d = _wrap_dim(dim, nt.dim())
+    if d != nt.dim() - 1:
+        raise RuntimeError("split_with_sizes for nested tensors is currently only supported for "
+                           "the last dimension.")
+    if not nt.is_contiguous():
+        raise RuntimeError("split_with_sizes expects `self` to be contiguous.")
+    last = nt.size(-1)
+    if sum(split_sizes) != last:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {last} "
+                           f"(input tensor's size at dimension {d}), but got "
+                           f"split_sizes={list(split_sizes)}")
+    parts = [c.split_with_sizes(list(split_sizes), -1) for c in nt._components]
+    return tuple(_nested([p[i] for p in parts], like=nt) for i in range(len(split_sizes)))
 
 
 # ---- reductions and nn functions ---------------------------------------------------------------
