@@ -306,3 +306,27 @@ def _leaf_state(lib):
 
 def test_leaf_autograd_same_as_torch():
     assert _same(_leaf_state(ember), _leaf_state(torch))
+
+
+def _metadata(lib, nt):
+    return [nt._nested_tensor_size().tolist(), nt._nested_tensor_strides().tolist(),
+            nt._nested_tensor_storage_offsets().tolist(), [c.tolist() for c in nt.unbind()]]
+
+
+@pytest.mark.parametrize("view", ["contiguous", "transposed", "chunk"])
+def test_checkpoints_load_in_either_library(view):
+    """A nested tensor pickles as PyTorch's _rebuild_nested_tensor(buffer, sizes, strides,
+    offsets): saved by one library, it loads (weights_only) in the other as the same view."""
+    import io
+
+    def make(lib):
+        nt = _nt(lib, A36, A36[:2])
+        return {"contiguous": nt, "transposed": nt.transpose(1, 2),
+                "chunk": nt.chunk(3, -1)[1]}[view]
+    for save_lib, load_lib in ((ember, torch), (torch, ember)):
+        buffer = io.BytesIO()
+        save_lib.save(make(save_lib), buffer)
+        buffer.seek(0)
+        loaded = load_lib.load(buffer, weights_only=True)
+        assert loaded.is_nested
+        assert _metadata(load_lib, loaded) == _metadata(torch, make(torch))

@@ -109,8 +109,17 @@ class NestedTensor(Tensor):
         return len(self._components)
 
     def __reduce_ex__(self, protocol):
-        # Pickled as its components (DataLoader workers send nested tensors this way).
-        return _rebuild_nested, (self._components,)
+        # Pickled as PyTorch pickles one: torch._utils._rebuild_nested_tensor(buffer, sizes,
+        # strides, storage_offsets), so checkpoints load in either library.
+        import ember
+        from ._ops import storages
+        with ember.no_grad():
+            whole = [c.as_strided((c.untyped_storage().nbytes() // c.element_size(),), (1,), 0)
+                     for _, c in storages(self).values()]
+            buffer = ember.cat(whole) if whole else ember.empty(0, dtype=self.dtype)
+        return _rebuild_nested_tensor, (buffer, self._nested_tensor_size(),
+                                        self._nested_tensor_strides(),
+                                        self._nested_tensor_storage_offsets())
 
     # ---- autograd: read off the components ---------------------------------------------------
     @property
@@ -184,8 +193,11 @@ class NestedTensor(Tensor):
         return dispatch(func, args, kwargs or {})
 
 
-def _rebuild_nested(components):
-    return NestedTensor._from_components(components)
+def _rebuild_nested_tensor(buffer, sizes, strides, storage_offsets):
+    """A nested tensor whose components view `buffer` (torch._nested_view_from_buffer)."""
+    components = [buffer.as_strided(size, stride, offset) for size, stride, offset in
+                  zip(sizes.tolist(), strides.tolist(), storage_offsets.tolist())]
+    return NestedTensor._from_components(components, buffer.dtype, buffer.device)
 
 
 def _wrap_dim(dim, ndim):

@@ -74,14 +74,24 @@ def _strides(nt):
     return [c.stride() for c in nt._components]
 
 
-def storage_offsets(nt):
-    """Where each component starts in PyTorch's one buffer, which ember's components' storages,
-    laid end to end, stand for: a chunk of the last dimension starts inside its component."""
-    offsets, start = [], 0
+def storages(nt):
+    """The components' storages in order of first use, each with the element at which it
+    starts in PyTorch's one buffer, which they stand for laid end to end."""
+    starts, end = {}, 0
     for c in nt._components:
-        offsets.append(start + c.storage_offset())
-        start += c.untyped_storage().nbytes() // c.element_size()
-    return offsets
+        key = c.untyped_storage().data_ptr()
+        if key not in starts:
+            starts[key] = (end, c)
+            end += c.untyped_storage().nbytes() // c.element_size()
+    return starts
+
+
+def storage_offsets(nt):
+    """Where each component starts in the buffer: a chunk of the last dimension starts inside
+    its component's storage."""
+    starts = storages(nt)
+    return [starts[c.untyped_storage().data_ptr()][0] + c.storage_offset()
+            for c in nt._components]
 
 
 def _component_dim(dim, nt, what):
