@@ -138,6 +138,14 @@ CASES = {
     "matmul_batch_dims": lambda m: m.matmul(_nt(m, A23[None]), _nt(m, np.stack([A34] * 2))),
     "matmul_sizes": lambda m: m.matmul(_nt(m, A23, A43), _nt(m, A23, A36)),
     "matmul_dense": lambda m: m.matmul(_t(m, A23), _nt(m, A23)),
+    "matmul_4d_dense": lambda m: m.matmul(_nt(m, A23[None], A23[None].repeat(2, 0)),
+                                          _t(m, A34)),
+    "matmul_4d_dense_ragged_c": lambda m: m.matmul(_nt(m, A23[None], A43[None]), _t(m, A34)),
+    "matmul_3d_dense": lambda m: m.matmul(_nt(m, A23, A43), _t(m, A34)),
+    "matmul_4d_noncontiguous_dense": lambda m: m.matmul(
+        _nt(m, A34[None], A36[None]).transpose(1, 2).transpose(2, 3), _t(m, A36.T)),
+    "to_padded_zero_numel": lambda m: m.nested.to_padded_tensor(
+        _nt(m, np.ones((1, 0)), np.ones((0, 0))), 0.0),
     "matmul_batch_dims_2": lambda m: m.matmul(_nt(m, np.zeros((1, 12, 2, 3)), np.zeros((3, 4, 2, 3))),
                                               _nt(m, np.zeros((2, 5, 3, 4)), np.zeros((3, 4, 3, 4)))),
     "rsub": lambda m: 1 - _nt(m, A23, A43),

@@ -285,6 +285,9 @@ def _to_padded_tensor(func, nt, padding, output_size=None, out=None):
         raise RuntimeError("for now to_padded_tensor only supports contiguous nested tensor")
     if not nt._components:
         return ember.empty(output_size or (0,), dtype=nt.dtype)
+    if all(c.numel() == 0 for c in nt._components):
+        raise RuntimeError("to_padded_tensor: at least one constituent tensor should have "
+                           "non-zero numel")
     ndim = nt._components[0].dim()
     target = [max(c.shape[i] for c in nt._components) for i in range(ndim)]
     if output_size is not None:
@@ -629,6 +632,10 @@ def _long_tensor_text(rows):
 @implements("matmul", "__matmul__")
 def _matmul(func, a, b):
     import ember
+    if isinstance(a, NestedTensor) and isinstance(b, Tensor) and not isinstance(
+            b, NestedTensor) and a.dim() == 4 and b.dim() == 2 and a.is_contiguous() and \
+            len({c.shape[1:] for c in a._components}) == 1:
+        return _each(a, lambda c: ember.matmul(c, b))   # (B, *, C, D) @ (D, E)
     _both_nested(a, b)
     for which, t in (("1st", a), ("2nd", b)):
         if t.dim() < 3:
