@@ -203,6 +203,20 @@ CASES = {
     ._nested_tensor_storage_offsets(),
     "strides_chunk": lambda m: _nt(m, A36, A36[:2]).chunk(3, -1)[1]._nested_tensor_strides(),
     "strides_transposed": lambda m: _nt(m, A36, A36[:2]).transpose(1, 2)._nested_tensor_strides(),
+    "narrow": lambda m: (lambda nt: [nt.narrow(0, 1, 1), nt.narrow(0, 1, 1)._base is nt])(
+        _nt(m, A23, A43)),
+    "narrow_dim1": lambda m: _nt(m, A23, A43).narrow(1, 0, 1),
+    "narrow_noncontiguous": lambda m: _nt(m, A23, A43).transpose(1, 2).narrow(0, 0, 1),
+    "view_base": lambda m: (lambda nt: nt.view(2, -1, 3)._base is nt)(_nt(m, A23, A43)),
+    "unsqueeze_strides": lambda m: [_nt(m, A23, A43).unsqueeze(d)._nested_tensor_strides()
+                                    for d in (1, 2, -1)],
+    "sdpa_3d": lambda m: m.nn.functional.scaled_dot_product_attention(
+        _nt(m, A23, A43[:3]), _nt(m, A43, A36.T[:5]), _nt(m, A43, A36.T[:5])),
+    "sdpa_mask": lambda m: m.nn.functional.scaled_dot_product_attention(
+        _nt(m, A23), _nt(m, A43), _nt(m, A43), attn_mask=_nt(m, np.ones((2, 4), bool))),
+    "sdpa_causal": lambda m: m.nn.functional.scaled_dot_product_attention(
+        _nt(m, A23), _nt(m, A43), _nt(m, A43), is_causal=True),
+    "type": lambda m: _nt(m, A23).type(),
     # printing
     "repr_leaf": lambda m: repr(m.nested.nested_tensor(
         [m.arange(3.0), m.arange(2.0)], requires_grad=True)),

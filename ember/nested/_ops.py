@@ -66,6 +66,13 @@ def _each(nt, fn):
     return _nested([fn(c) for c in nt._components], like=nt)
 
 
+def _view(nt, components):
+    """A nested tensor of views of nt's components: a view of nt (its `_base`)."""
+    out = _nested(components, like=nt)
+    out._base = nt._base if nt._base is not None else nt
+    return out
+
+
 def _sizes(nt):
     return [tuple(c.shape) for c in nt._components]
 
@@ -337,7 +344,7 @@ def _select(func, nt, dim, index):
             raise IndexError(f"index {index} is out of bounds for dimension {d - 1} of the "
                              f"{i}th constituent tensor with size {size}")
         out.append(c.select(d - 1, index))
-    return _nested(out, like=nt)
+    return _view(nt, out)
 
 
 @implements("masked_fill")
@@ -346,13 +353,23 @@ def _masked_fill(func, nt, mask, value):
         mask, len(nt._components)))], like=nt)
 
 
+@implements("narrow")
+def _narrow(func, nt, dim, start, length):
+    if _wrap_dim(dim, nt.dim()) != 0:
+        raise RuntimeError(f"narrow(): only dim=0 supported for nested tensors, but got: {dim}")
+    if not nt.is_contiguous():
+        raise RuntimeError("narrow(): only contiguous nested tensors supported")
+    start = start.item() if isinstance(start, Tensor) else start
+    return _view(nt, nt._components[start:start + length])
+
+
 @implements("transpose")
 def _transpose(func, nt, dim0, dim1):
     ndim = nt.dim()
     d0, d1 = _wrap_dim(dim0, ndim), _wrap_dim(dim1, ndim)
     if d0 == 0 or d1 == 0:
         raise RuntimeError("Nested tensor dimension 0 cannot be transposed")
-    return _each(nt, lambda c: c.transpose(d0 - 1, d1 - 1))
+    return _view(nt, [c.transpose(d0 - 1, d1 - 1) for c in nt._components])
 
 
 @implements("squeeze")
@@ -370,7 +387,7 @@ def _squeeze(func, nt, dim=None):
                            "singleton tensors is not supported at the moment, if you need "
                            "this feature, please open an issue on githubdescribing your use "
                            "case.")
-    return _each(nt, lambda c: c.squeeze(d))
+    return _view(nt, [c.squeeze(d) for c in nt._components])
 
 
 @implements("unsqueeze")
@@ -381,7 +398,7 @@ def _unsqueeze(func, nt, dim):
         raise RuntimeError("unsqueeze(): For nested tensors, unsqueezing dimension 0 is not "
                            "supported at the moment if you need this feature, please open an "
                            "issue on github describing your use case.")
-    return _each(nt, lambda c: c.unsqueeze(d - 1))
+    return _view(nt, [c.unsqueeze(d - 1) for c in nt._components])
 
 
 def _component_shape(name, shape, c):
@@ -415,7 +432,8 @@ def _reshaping(name):
         if shape[0] != len(nt._components):
             raise RuntimeError(f"{name}: For now nested {name} cannot change or infer the "
                                "implicit batch dimension")
-        return _each(nt, lambda c: getattr(c, name)(_component_shape(name, shape, c)))
+        out = [getattr(c, name)(_component_shape(name, shape, c)) for c in nt._components]
+        return _view(nt, out) if name == "view" else _nested(out, like=nt)
     return handler
 
 
@@ -436,7 +454,7 @@ def _chunk(func, nt, chunks, dim=0):
                            f"with trailing dimension divisible by chunks, got: {last} % "
                            f"{chunks} != 0")
     parts = [c.chunk(chunks, -1) for c in nt._components]
-    return tuple(_nested([p[i] for p in parts], like=nt) for i in range(chunks))
+    return tuple(_view(nt, [p[i] for p in parts]) for i in range(chunks))
 
 
 @implements("cat", "concat", "concatenate")
@@ -493,7 +511,7 @@ def _split_with_sizes(func, nt, split_sizes, dim=0):
                            f"(input tensor's size at dimension {d}), but got "
                            f"split_sizes={list(split_sizes)}")
     parts = [c.split_with_sizes(list(split_sizes), -1) for c in nt._components]
-    return tuple(_nested([p[i] for p in parts], like=nt) for i in range(len(split_sizes)))
+    return tuple(_view(nt, [p[i] for p in parts]) for i in range(len(split_sizes)))
 
 
 # ---- reductions and nn functions ---------------------------------------------------------------
@@ -579,6 +597,33 @@ def _layer_norm(func, nt, normalized_shape, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"The shape at dimension {i}of normalized_shape doesn't match "
                                "the input")
     return _each(nt, lambda c: ember.nn.functional.layer_norm(c, shape, weight, bias, eps))
+
+
+@implements("scaled_dot_product_attention")
+def _scaled_dot_product_attention(func, query, key, value, attn_mask=None, dropout_p=0.0,
+                                  is_causal=False, scale=None, enable_gqa=False):
+    """Attention of each query component over its key and value components."""
+    import ember
+    if attn_mask is not None:
+        raise RuntimeError("Scaled_dot_product_attention: Nested tensors for query / key are "
+                           "not supported when an explicit attn_mask is set")
+    if is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Nested tensors for query / key are "
+                           "not supported when is_causal=True")
+    parts = [t._components if isinstance(t, NestedTensor) else t.unbind(0)
+             for t in (query, key, value)]
+    attend = ember.nn.functional.scaled_dot_product_attention
+    return _nested([attend(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), dropout_p=dropout_p,
+                           scale=scale, enable_gqa=enable_gqa).squeeze(0)
+                    for q, k, v in zip(*parts)], like=query)
+
+
+@implements("type")
+def _type(func, nt, dtype=None, non_blocking=False, **kwargs):
+    if dtype is None:
+        return nt._components[0].type() if nt._components else Tensor.type(
+            Tensor._make_subclass(Tensor, nt))
+    return _each(nt, lambda c: c.type(dtype, non_blocking, **kwargs))
 
 
 @implements("embedding")
