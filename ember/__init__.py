@@ -120,6 +120,8 @@ cuda.__dict__.update(_cuda_legacy_types)  # torch.cuda.FloatTensor (which cannot
 cuda.__dict__.update({c.__name__: c for c in storage._CUDA_LEGACY_STORAGES.values()})
 from . import mps, xpu  # no Metal or Intel GPU either
 from . import futures, nested  # torch.futures, torch.nested (strided layout)
+from .nested import (_nested_tensor_from_mask, _nested_tensor_from_mask_left_aligned,
+                     _nested_from_padded, _nested_from_padded_and_nested_example)
 from . import memory  # the CPU caching allocator's statistics and snapshots
 from .memory import OutOfMemoryError
 from . import jit, compiler  # torch.jit, torch.compiler

@@ -64,7 +64,7 @@ cos(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 tanh(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 sigmoid(Tensor self) -> Tensor  | function, method, inplace, inplace_function, out
 relu(Tensor self) -> Tensor  | function, method, inplace, inplace_function
-gelu(Tensor self, *, str approximate="none") -> Tensor
+gelu(Tensor self, *, str approximate="none") -> Tensor  | inplace
 silu(Tensor self) -> Tensor  | inplace
 softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 logical_not(Tensor self) -> Tensor  | function, method, inplace, out

@@ -9,6 +9,7 @@ from .._core import dtype as _dtype
 from ..serialization.pickling import (_rebuild_meta_tensor_no_storage, _rebuild_parameter,  # noqa: F401
                                       _rebuild_parameter_with_state, _rebuild_sparse_tensor,
                                       _rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3)
+from ..nested._nested_tensor import _rebuild_nested_tensor  # noqa: F401
 
 
 def _element_size(dtype):

@@ -34,6 +34,7 @@ from .._core.storage import UntypedStorage
 from ..storage import TypedStorage
 from .._core.tensor import Tensor, Size, _wrap_external, _meta, _alias
 from ..nn.parameter import Parameter
+from ..nested._nested_tensor import _rebuild_nested_tensor
 
 
 # ==== storages as a checkpoint names them ========================================================
@@ -339,6 +340,7 @@ def _build_name_tables():
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+        "torch._utils._rebuild_nested_tensor": _rebuild_nested_tensor,
         "torch.serialization._get_layout": _get_layout,
         "torch.Tensor": Tensor,
         "torch.nn.parameter.Parameter": Parameter,
@@ -359,7 +361,7 @@ _TORCH_NAMES, _SAVE_NAMES = _build_name_tables()
 
 # what REDUCE may call in a weights-only load; classes not listed are values only
 _WEIGHTS_ONLY_CALLABLES = _TENSOR_REBUILDERS + (
-    _rebuild_from_type_v2, _get_layout, Size, device,
+    _rebuild_from_type_v2, _rebuild_nested_tensor, _get_layout, Size, device,
     *_weights_only_unpickler.SAFE_BUILTINS.values())
 _WEIGHTS_ONLY_ALLOWED = {**_TORCH_NAMES, **_weights_only_unpickler.SAFE_BUILTINS}
 
