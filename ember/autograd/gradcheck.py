@@ -682,7 +682,7 @@ def _test_batched_grad_forward_ad(func, inputs):
     (torch._vmap_internals, where make_dual takes a batched tangent), must agree."""
     import ember
     from . import forward_ad as fwAD
-    from .._vmap_internals import _vmap
+    _vmap = ember._vmap_internals._vmap
     for idx, current in enumerate(inputs):
         if not (_is_tensor(current) and current.requires_grad):
             continue

@@ -11,9 +11,9 @@ has none and refuses, so `jvp` is the way under `torch.func.vmap`).
 import functools
 import warnings
 
-from ._core.tensor import Tensor
-from ._dispatch import vmap_state as _vmap_state
-from .utils._pytree import _broadcast_to_and_flatten, tree_flatten
+from .._core.tensor import Tensor
+from .._dispatch import vmap_state as _vmap_state
+from ..utils._pytree import _broadcast_to_and_flatten, tree_flatten
 
 __all__ = ["vmap"]
 
@@ -31,7 +31,7 @@ def vmap(func, in_dims=0, out_dims=0):
 
 def _vmap(func, in_dims=0, out_dims=0, allow_none_pass_through=False):
     """vmap without the deprecation warning (see the module docstring for what it accepts)."""
-    from ._functorch.vmap import vmap_impl
+    from .._functorch.vmap import vmap_impl
 
     @functools.wraps(func)
     def wrapped(*args):
