@@ -300,6 +300,7 @@ class Function(metaclass=FunctionMeta):
                 src = o
                 o = _alias(src)
                 o._base = src._base if src._base is not None else src
+                o._view_fn = src._view_fn  # remade from the base as `src` is
                 o._view_version = o._storage_()._version
             out_meta.append((o._size, o.dtype, o._device))
             if o_nondiff or not (o.dtype.is_floating_point or o.dtype.is_complex):

@@ -129,7 +129,12 @@ def view_recipe(view, base=None):
     """How autograd remakes `view` from its base: replay steps, or positions (Note above)."""
     if view._view_fn is not None:
         return view._view_fn
-    return _view_positions(view, base if base is not None else view._base)
+    base = base if base is not None else view._base
+    if view.dtype is not base.dtype:  # a dtype-changing view made without replay steps
+        raise NotImplementedError(
+            f"autograd of an in-place operation on a {view.dtype} view of a {base.dtype} "
+            "tensor made without view_as_real / view_as_complex is not supported in ember")
+    return _view_positions(view, base)
 
 
 def rebased_recipe(view):
