@@ -398,20 +398,55 @@ def test_a_steady_loop_reuses_its_blocks_without_malloc_or_free():
     assert stats["allocated_bytes"]["all"]["peak"] == 1024
 
 
-def test_dead_held_blocks_are_freed_before_a_new_segment():
-    # a request that fits no free block frees the dead held blocks (they may merge) before
-    # asking the raw allocator for more
+def test_dead_large_blocks_are_freed_before_a_new_segment():
+    # a large request that fits no free block frees the large pool's dead held blocks (they
+    # may merge) before asking the raw allocator for more
+    allocator = ca.CachingAllocator(CountingRaw())
+    dt = np.dtype(np.uint8)
+    n = 6 << 20
+    a = allocator.array(n, dt, (n,))
+    b = allocator.array(n, dt, (n,))
+    del a, b  # both dead but held: counted as freed, blocks kept
+    assert allocator.current("allocated_bytes") == 0
+    c = allocator.array(16 << 20, dt, (16 << 20,))  # only 8 MiB free besides
+    stats = allocator.memory_stats()
+    assert stats["segment"]["all"]["current"] == 1
+    assert stats["allocated_bytes"]["all"]["current"] == c.nbytes == 16 << 20
+
+
+def test_dead_small_held_blocks_stay_cached_across_a_new_segment():
+    # Note [Held arrays]: the small pool takes a new 2 MiB segment rather than free the dead
+    # held arrays (at most HELD of them), so a loop's next step finds its arrays again
     allocator = ca.CachingAllocator(CountingRaw())
     dt = np.dtype(np.uint8)
     n = 768 << 10
     a = allocator.array(n, dt, (n,))
     b = allocator.array(n, dt, (n,))
-    del a, b  # both dead but held: counted as freed, blocks kept
-    assert allocator.current("allocated_bytes") == 0
-    c = allocator.array(ca.kSmallSize, dt, (ca.kSmallSize,))  # only 512 KiB free besides
+    ids = {id(a), id(b)}
+    del a, b
+    c = allocator.array(ca.kSmallSize, dt, (ca.kSmallSize,))  # fits no free block
+    assert allocator.num_device_alloc == 2
+    d = allocator.array(n, dt, (n,))  # a dead array itself, taken back
+    assert id(d) in ids
+    stats = allocator.memory_stats()
+    assert stats["segment"]["small_pool"]["current"] == 2
+    assert stats["allocated_bytes"]["all"]["current"] == c.nbytes + d.nbytes
+
+
+def test_dead_held_blocks_are_freed_before_the_memory_limit_fails():
+    # under a memory limit the dead held blocks are freed (and merged) before a raw
+    # allocation is retried or out of memory is reported
+    allocator = ca.CachingAllocator(CountingRaw(capacity=ca.kSmallBuffer))
+    dt = np.dtype(np.uint8)
+    n = 768 << 10
+    a = allocator.array(n, dt, (n,))
+    b = allocator.array(n, dt, (n,))
+    del a, b
+    c = allocator.array(ca.kSmallSize, dt, (ca.kSmallSize,))
     stats = allocator.memory_stats()
     assert stats["segment"]["all"]["current"] == 1
-    assert stats["allocated_bytes"]["all"]["current"] == c.nbytes == ca.kSmallSize
+    assert stats["num_alloc_retries"] == 0 and stats["num_ooms"] == 0
+    assert stats["allocated_bytes"]["all"]["current"] == c.nbytes
 
 
 def test_free_arriving_while_busy_is_done_afterwards():

@@ -8,6 +8,9 @@ it again: after a warm-up step, a training loop asks the raw allocator for nothi
 """
 import ctypes
 from bisect import bisect_left, insort
+from itertools import compress
+from math import prod
+from operator import and_, attrgetter, gt
 import os
 import sys
 from sys import getrefcount
@@ -99,9 +102,15 @@ import numpy as np
 # with those deaths uncounted (`_under_peaks`). So a steady training loop, whose steps ask for
 # the sizes the step before freed, costs a reference-count check and the statistics' update per result, and no
 # free, merge, best-fit search or split at all. Dead blocks are freed for real (merged into
-# their free neighbours) before a new segment would be asked for -- so reserved memory grows
-# only when freeing at once would not have served the request either -- and before anything
-# reads the pools' layout (memory_stats, snapshot, empty_cache). What this changes against
+# their free neighbours) before anything reads the pools' layout (memory_stats, snapshot,
+# empty_cache), and, when no free block fits a request, before a new segment would be asked
+# for -- all of them for a large request (so its reserved memory grows only when freeing at
+# once would not have served it either), the kept ones only for a small request: a step's
+# small results need more room cached by shape than freed at once (a new key cannot take a
+# dead block of another size), and losing the held blocks to every miss made each step miss
+# again; the small pool grows by a 2 MiB segment instead, in the first step, and at most
+# HELD dead blocks stay cached. A raw allocation refused (by the memory limit or the raw
+# allocator) frees every dead block of the pool before anything else. What this changes against
 # freeing at once is only where later blocks go, never a current, peak or total of the
 # allocations' statistics (a test runs both ways on the same requests): PyTorch's allocator
 # promises nothing about placement beyond best fit. An array still alive when HELD newer ones
@@ -122,7 +131,9 @@ import numpy as np
 
 kMinBlockSize = 512
 kPageSize = 4096
-HELD = 16  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
+_ARRAY, _DEAD, _SIZE = attrgetter("array"), attrgetter("dead"), attrgetter("size")
+_TWO_EQ = (2).__eq__
+HELD = 64  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
 kMinLargeAlloc = 10 << 20
@@ -461,9 +472,15 @@ class CachingAllocator:
                         pool.b_tot += block.size
                         pool.r_tot += nbytes
                         return block.array
-                    if self._under_peaks(pool, block.size, nbytes):
-                        block.dead = False
-                        self._count_malloc(pool, block.size, nbytes)
+                    size = block.size
+                    if self._under_peaks(pool, size, nbytes):
+                        block.dead = False  # a malloc below every peak: the counts alone
+                        pool.n += 1  # grow (_count_malloc without the peaks)
+                        pool.n_tot += 1
+                        pool.b += size
+                        pool.b_tot += size
+                        pool.r += nbytes
+                        pool.r_tot += nbytes
                         return block.array
             block = self._sweep(key, nbytes) if self.held or self.pending else None
             if block is None:
@@ -506,17 +523,19 @@ class CachingAllocator:
                     self._release(block)
         held = self.held
         same = first = None  # the dead array asked for; the first array found dead now
-        for block in held:
-            # block.array and the argument alone: dead
-            if not block.dead and getrefcount(block.array) == 2:
-                block.dead = True  # freed, as far as the statistics can tell
-                if first is None:
-                    first = block  # counted below, unless it is asked for again at once
-                else:  # _count_free, written out: results dying together come here
-                    pool = block.segment.free_blocks
-                    pool.n -= 1
-                    pool.b -= block.size
-                    pool.r -= block.requested_size
+        # the held arrays that died since the last sweep -- the block's reference and the
+        # scan's alone left (2), the block not yet dead -- found by C-level iterators: a
+        # Python loop over every held array would cost more than the allocation it serves
+        for block in compress(held, map(gt, map(_TWO_EQ, map(getrefcount, map(_ARRAY, held))),
+                                        map(_DEAD, held))):
+            block.dead = True  # freed, as far as the statistics can tell
+            if first is None:
+                first = block  # counted below, unless it is asked for again at once
+            else:  # _count_free, written out: results dying together come here
+                pool = block.segment.free_blocks
+                pool.n -= 1
+                pool.b -= block.size
+                pool.r -= block.requested_size
         for block in self.held_by_key.get(key, ()):
             if block.dead and block.array.flags.writeable:
                 same = block
@@ -526,11 +545,10 @@ class CachingAllocator:
             size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize
             # a dead held array is re-cut only when `held` is full: until then a new key gets a
             # block of its own, so the held arrays grow to a loop's working set
-            for dead in held if len(held) >= self.hold else ():
-                if dead.dead and dead.size == size:
-                    block = dead
-                    break
-            else:
+            if len(held) >= self.hold:
+                block = next(compress(held, map(and_, map(size.__eq__, map(_SIZE, held)),
+                                                map(_DEAD, held))), None)
+            if block is None:
                 kept = self.kept.get(size)
                 if kept:
                     block = kept.pop()  # the last to die: its pages are the warmest
@@ -608,6 +626,36 @@ class CachingAllocator:
             block.array = block.key = None
             self._release(block)
         return bool(dead)
+
+    def _free_dead_for(self, pool, size, held):
+        """Free dead blocks of `pool` for real -- the kept ones first, then the held ones,
+        oldest first -- until a free block of `size` bytes exists; its index in the pool, or
+        None when none does with every dead block of the pool freed. The other pool's dead
+        blocks, and those not needed, stay cached (Note [Held arrays])."""
+        keys = pool.keys
+        for blocks in list(self.kept.values()):
+            j = 0
+            while j < len(blocks):
+                block = blocks[j]
+                if block.segment.free_blocks is not pool:
+                    j += 1
+                    continue
+                del blocks[j]
+                if not blocks:
+                    del self.kept[block.size]
+                block.dead = False
+                self._release(block)
+                if keys[-1][0] >= size:
+                    return bisect_left(keys, (size,))
+        for block in [b for b in self.held if b.dead and b.segment.free_blocks is pool] \
+                if held else ():
+            self._unhold(block)
+            block.dead = False
+            block.array = block.key = None
+            self._release(block)
+            if keys[-1][0] >= size:
+                return bisect_left(keys, (size,))
+        return None
 
     def _lease(self, block, array):
         """`array`'s death frees `block` (a weak reference, queued or -- while history is
@@ -714,14 +762,17 @@ class CachingAllocator:
 
     def _new_segment(self, nbytes, size, pool):
         """No free block fits: a new segment (after releasing the cached ones and retrying, if
-        need be) whose one block goes into `pool`; its index there. Dead held blocks are
-        freed first: merged with their neighbours, they may fit."""
-        if self._free_all_dead():
-            i = bisect_left(pool.keys, (size,))
-            if i < len(pool.keys):
-                return i
+        need be) whose one block goes into `pool`; its index there. Dead blocks are freed
+        first -- merged with their neighbours, they may fit: the kept ones always, the held
+        ones for a large request or when the raw allocation is refused (Note [Held arrays])."""
+        i = self._free_dead_for(pool, size, held=pool is self.large)
+        if i is not None:
+            return i
         block = self._alloc_block(size, pool, retry=False)
         if block is None:
+            i = self._free_dead_for(pool, size, held=True)
+            if i is not None:
+                return i
             self._release_cached_blocks()
             block = self._alloc_block(size, pool, retry=True)
             if block is None:
@@ -1039,12 +1090,10 @@ if hasattr(os, "register_at_fork"):
 def empty(shape, dtype):
     """A C-contiguous uninitialized array in an allocator block (for kernels' `out=`)."""
     dtype = np.dtype(dtype)
-    if type(shape) is list:  # the held arrays are looked up by (shape, dtype, strides)
+    if type(shape) is not tuple:  # the held arrays are looked up by (shape, dtype, strides)
         shape = tuple(shape)
-    n = 1
-    for s in shape:
-        n *= s
-    nbytes = int(n) * dtype.itemsize  # (a kernel's shape may hold NumPy ints: stats stay ints)
+    # (a kernel's shape may hold NumPy ints: the statistics stay Python ints)
+    nbytes = int(prod(shape)) * dtype.itemsize
     if not enabled or nbytes == 0:
         return np.empty(shape, dtype)
     return cpu_allocator.array(nbytes, dtype, shape)
