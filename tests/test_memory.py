@@ -302,7 +302,7 @@ def test_dead_held_blocks_keep_every_allocation_statistic(seed):
     steps = [(rnd.random(), rnd.choice([64, 64, 700, 1 << 19, 3 << 20]), rnd.random())
              for _ in range(150)]
     outcomes = []
-    for hold in (ca.HELD, 0):
+    for hold in (ca.HELD, 4, 0):  # 4: the held arrays full, re-cut and trimmed
         allocator = _arena_allocator(hold)
         live, seen = [], []
         for i, (r, n, where) in enumerate(steps):
@@ -317,7 +317,7 @@ def test_dead_held_blocks_keep_every_allocation_statistic(seed):
         _check_layout_matches_statistics(allocator)
         outcomes.append(seen)
         del live
-    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -327,7 +327,7 @@ def test_held_arrays_reused_keep_every_allocation_statistic(seed):
     import random
     rnd = random.Random(seed)
     outcomes = []
-    for hold in (ca.HELD, 0):
+    for hold in (ca.HELD, 4, 0):  # 4: the held arrays full, re-cut and trimmed
         allocator = _arena_allocator(hold)
         rnd.seed(seed)
         keep, stats = [], []
@@ -349,7 +349,7 @@ def test_held_arrays_reused_keep_every_allocation_statistic(seed):
         del y
         _check_layout_matches_statistics(allocator)
         outcomes.append((_allocation_stats(allocator.memory_stats()), stats))
-    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
 
 
 def test_taking_back_a_dead_array_without_a_sweep_moves_no_peak_wrongly():
@@ -358,7 +358,7 @@ def test_taking_back_a_dead_array_without_a_sweep_moves_no_peak_wrongly():
     # peak one block too high, so the allocator sweeps first
     outcomes = []
     u8 = np.dtype(np.uint8)
-    for hold in (ca.HELD, 0):
+    for hold in (ca.HELD, 4, 0):  # 4: the held arrays full, re-cut and trimmed
         allocator = _arena_allocator(hold)
         seen = []
         x = allocator.array(64, u8, (64,))
@@ -376,7 +376,7 @@ def test_taking_back_a_dead_array_without_a_sweep_moves_no_peak_wrongly():
         seen.append(_allocation_stats(allocator.memory_stats()))
         outcomes.append(seen)
         del w
-    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == outcomes[1] == outcomes[2]
     assert outcomes[0][1] == (1, 1, 512, 64)
 
 

@@ -8,9 +8,7 @@ it again: after a warm-up step, a training loop asks the raw allocator for nothi
 """
 import ctypes
 from bisect import bisect_left, insort
-from itertools import compress
 from math import prod
-from operator import and_, attrgetter, gt
 import os
 import sys
 from sys import getrefcount
@@ -131,8 +129,6 @@ import numpy as np
 
 kMinBlockSize = 512
 kPageSize = 4096
-_ARRAY, _DEAD, _SIZE = attrgetter("array"), attrgetter("dead"), attrgetter("size")
-_TWO_EQ = (2).__eq__
 HELD = 64  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
 kSmallSize = 1 << 20
 kSmallBuffer = 2 << 20
@@ -329,6 +325,7 @@ class CachingAllocator:
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
         self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
         self.held_by_key = {}  # (shape, dtype, strides) -> those of `held` with that key, in order
+        self.held_by_size = {}  # block size -> those of `held` of that size
         self.hold = HELD  # how many arrays are held (0: every array leased at once)
         self.kept = {}  # block size -> dead blocks kept whole for requests of that size
         self.queue_free = self.pending.append  # bound once: the callback of every lease
@@ -473,7 +470,8 @@ class CachingAllocator:
                         pool.r_tot += nbytes
                         return block.array
                     size = block.size
-                    if self._under_peaks(pool, size, nbytes):
+                    if self._under_peaks(pool, size, nbytes) or \
+                            self._count_deaths_under(pool, size, nbytes):
                         block.dead = False  # a malloc below every peak: the counts alone
                         pool.n += 1  # grow (_count_malloc without the peaks)
                         pool.n_tot += 1
@@ -482,23 +480,54 @@ class CachingAllocator:
                         pool.r += nbytes
                         pool.r_tot += nbytes
                         return block.array
-            block = self._sweep(key, nbytes) if self.held or self.pending else None
+            size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize
+            block = None
+            if not self.pending:
+                # no dead array of the key: a dead block of the size, as _sweep would pick
+                # it, handed out without a sweep when no peak can move
+                if len(self.held) >= self.hold:
+                    for dead in self.held_by_size.get(size, ()):
+                        if dead.dead:
+                            block = dead
+                            break
+                if block is None:
+                    kept = self.kept.get(size)
+                    if kept:
+                        block = kept[-1]  # the last to die: its pages are the warmest
+                if block is not None:
+                    pool = block.segment.free_blocks
+                    if not (self._under_peaks(pool, size, nbytes) or
+                            self._count_deaths_under(pool, size, nbytes)):
+                        block = None
+            if block is not None:
+                if block.array is None:
+                    self.kept[size].pop()
+                else:
+                    self._unhold(block)  # bare: a new array goes over it
+                    block.array = block.key = None
+                block.dead = False
+                block.requested_size = nbytes
+                pool = block.segment.free_blocks
+                pool.n += 1
+                pool.n_tot += 1
+                pool.b += size
+                pool.b_tot += size
+                pool.r += nbytes
+                pool.r_tot += nbytes
+            else:
+                block = self._sweep(key, nbytes) if self.held or self.pending else None
+                if block is not None and block.array is not None:
+                    return block.array  # a dead array itself, asked for again
             if block is None:
                 block = self._malloc(nbytes)
-            elif block.array is not None:
-                return block.array  # a dead array itself, asked for again (Note [Held arrays])
             segment = block.segment
             array = np.ndarray(shape, dtype, segment.buffer, block.address - segment.address,
                                strides)
             if self.recording is None and self.hold:
                 block.array = array
-                block.key = key
-                self.held.append(block)
-                same = self.held_by_key.get(key)
-                if same is None:
-                    self.held_by_key[key] = [block]
-                else:
-                    same.append(block)
+                self._hold(block, key)
+                if len(self.held) > self.hold:
+                    self._trim()
             else:
                 self._lease(block, array)
             return array
@@ -523,19 +552,17 @@ class CachingAllocator:
                     self._release(block)
         held = self.held
         same = first = None  # the dead array asked for; the first array found dead now
-        # the held arrays that died since the last sweep -- the block's reference and the
-        # scan's alone left (2), the block not yet dead -- found by C-level iterators: a
-        # Python loop over every held array would cost more than the allocation it serves
-        for block in compress(held, map(gt, map(_TWO_EQ, map(getrefcount, map(_ARRAY, held))),
-                                        map(_DEAD, held))):
-            block.dead = True  # freed, as far as the statistics can tell
-            if first is None:
-                first = block  # counted below, unless it is asked for again at once
-            else:  # _count_free, written out: results dying together come here
-                pool = block.segment.free_blocks
-                pool.n -= 1
-                pool.b -= block.size
-                pool.r -= block.requested_size
+        for block in held:
+            # block.array and the argument alone: dead
+            if not block.dead and getrefcount(block.array) == 2:
+                block.dead = True  # freed, as far as the statistics can tell
+                if first is None:
+                    first = block  # counted below, unless it is asked for again at once
+                else:  # _count_free, written out: results dying together come here
+                    pool = block.segment.free_blocks
+                    pool.n -= 1
+                    pool.b -= block.size
+                    pool.r -= block.requested_size
         for block in self.held_by_key.get(key, ()):
             if block.dead and block.array.flags.writeable:
                 same = block
@@ -545,10 +572,11 @@ class CachingAllocator:
             size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize
             # a dead held array is re-cut only when `held` is full: until then a new key gets a
             # block of its own, so the held arrays grow to a loop's working set
-            if len(held) >= self.hold:
-                block = next(compress(held, map(and_, map(size.__eq__, map(_SIZE, held)),
-                                                map(_DEAD, held))), None)
-            if block is None:
+            for dead in held if len(held) >= self.hold else ():
+                if dead.dead and dead.size == size:
+                    block = dead
+                    break
+            else:
                 kept = self.kept.get(size)
                 if kept:
                     block = kept.pop()  # the last to die: its pages are the warmest
@@ -574,24 +602,44 @@ class CachingAllocator:
                     block.array = block.key = None
             elif held[-1] is not block:  # the newest now: not leased by the trimming below
                 self._unhold(block)
-                held.append(block)
-                self.held_by_key.setdefault(block.key, []).append(block)
+                self._hold(block, block.key)
+        self._trim()
+        return block
+
+    def _trim(self):
+        """Down to HELD held arrays: the oldest ones' dead blocks are kept, the live ones
+        leased (a weak reference frees them)."""
+        held = self.held
         while len(held) > self.hold:
             old = held[0]
             self._unhold(old)
+            if not old.dead and getrefcount(old.array) == 2:
+                self._count_free(old)  # died, uncounted until now
+                old.dead = True
             if old.dead:
                 self._keep(old)
             else:
                 self._lease(old, old.array)
-        return block
+
+    def _hold(self, block, key):
+        """`block` (its array on it) the newest of `held`, indexed by its key and size."""
+        block.key = key
+        self.held.append(block)
+        for index, k in ((self.held_by_key, key), (self.held_by_size, block.size)):
+            same = index.get(k)
+            if same is None:
+                index[k] = [block]
+            else:
+                same.append(block)
 
     def _unhold(self, block):
-        """Take `block` off `held` and off its key's list."""
+        """Take `block` off `held` and off its key's and size's lists."""
         self.held.remove(block)
-        same = self.held_by_key[block.key]
-        same.remove(block)
-        if not same:
-            del self.held_by_key[block.key]
+        for index, k in ((self.held_by_key, block.key), (self.held_by_size, block.size)):
+            same = index[k]
+            same.remove(block)
+            if not same:
+                del index[k]
 
     @staticmethod
     def _count_free(block):
@@ -680,6 +728,7 @@ class CachingAllocator:
             block = held.pop(0)
             self._lease(block, block.array)
         self.held_by_key.clear()
+        self.held_by_size.clear()
 
     def _malloc(self, nbytes):
         # the hot path of every new block: written out, with no calls in the common case
@@ -737,6 +786,22 @@ class CachingAllocator:
         return (pool.n < pool.n_pk and pool.n + other.n < self.n_pk and
                 pool.b + size <= pool.b_pk and pool.b + other.b + size <= self.b_pk and
                 pool.r + nbytes <= pool.r_pk and pool.r + other.r + nbytes <= self.r_pk)
+
+    def _count_deaths_under(self, pool, size, nbytes):
+        """Count the deaths of held arrays, newest first, until a malloc of `size` bytes
+        (`nbytes` asked for) is _under_peaks -- whether it is then: the deaths left uncounted
+        only make the counts higher than the truth, so a malloc under the peaks stays under
+        them (a partial sweep, where the commonest dead arrays are the newest)."""
+        for block in reversed(self.held):
+            if not block.dead and getrefcount(block.array) == 2:
+                block.dead = True
+                other = block.segment.free_blocks
+                other.n -= 1
+                other.b -= block.size
+                other.r -= block.requested_size
+                if self._under_peaks(pool, size, nbytes):
+                    return True
+        return False
 
     def _count_malloc(self, pool, size, nbytes):
         """allocation += 1, allocated_bytes += size, requested_bytes += nbytes, with peaks."""
