@@ -398,15 +398,21 @@ def test_a_steady_loop_reuses_its_blocks_without_malloc_or_free():
     assert stats["allocated_bytes"]["all"]["peak"] == 1024
 
 
+def _two_dead_arrays(allocator, n):
+    """Two arrays of n bytes made and dropped (dead but held: counted as freed, blocks
+    kept); their ids."""
+    dt = np.dtype(np.uint8)
+    a = allocator.array(n, dt, (n,))
+    b = allocator.array(n, dt, (n,))
+    return {id(a), id(b)}
+
+
 def test_dead_large_blocks_are_freed_before_a_new_segment():
     # a large request that fits no free block frees the large pool's dead held blocks (they
     # may merge) before asking the raw allocator for more
     allocator = ca.CachingAllocator(CountingRaw())
     dt = np.dtype(np.uint8)
-    n = 6 << 20
-    a = allocator.array(n, dt, (n,))
-    b = allocator.array(n, dt, (n,))
-    del a, b  # both dead but held: counted as freed, blocks kept
+    _two_dead_arrays(allocator, 6 << 20)
     assert allocator.current("allocated_bytes") == 0
     c = allocator.array(16 << 20, dt, (16 << 20,))  # only 8 MiB free besides
     stats = allocator.memory_stats()
@@ -420,10 +426,7 @@ def test_dead_small_held_blocks_stay_cached_across_a_new_segment():
     allocator = ca.CachingAllocator(CountingRaw())
     dt = np.dtype(np.uint8)
     n = 768 << 10
-    a = allocator.array(n, dt, (n,))
-    b = allocator.array(n, dt, (n,))
-    ids = {id(a), id(b)}
-    del a, b
+    ids = _two_dead_arrays(allocator, n)
     c = allocator.array(ca.kSmallSize, dt, (ca.kSmallSize,))  # fits no free block
     assert allocator.num_device_alloc == 2
     d = allocator.array(n, dt, (n,))  # a dead array itself, taken back
@@ -438,10 +441,7 @@ def test_dead_held_blocks_are_freed_before_the_memory_limit_fails():
     # allocation is retried or out of memory is reported
     allocator = ca.CachingAllocator(CountingRaw(capacity=ca.kSmallBuffer))
     dt = np.dtype(np.uint8)
-    n = 768 << 10
-    a = allocator.array(n, dt, (n,))
-    b = allocator.array(n, dt, (n,))
-    del a, b
+    _two_dead_arrays(allocator, 768 << 10)
     c = allocator.array(ca.kSmallSize, dt, (ca.kSmallSize,))
     stats = allocator.memory_stats()
     assert stats["segment"]["all"]["current"] == 1
