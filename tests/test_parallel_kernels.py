@@ -75,11 +75,13 @@ def test_num_threads_setting():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int64"])
 @pytest.mark.parametrize("shapes", [((300, 200), (200, 120)), ((3, 130, 90), (90, 70)),
-                                    ((130, 90), (2, 90, 70)), ((97, 300), (300, 101))])
+                                    ((130, 90), (2, 90, 70)), ((97, 300), (300, 101)),
+                                    ((40, 64), (64, 500)), ((2, 20, 30), (30, 400))])
 def test_split_product_is_one_products_bitwise(monkeypatch, dtype, shapes):
-    """A big matmul's rows over threads (each block one BLAS call) give the single call's
-    values: exactly for integers; for floats up to rounding, as OpenBLAS's blocking depends on
-    the rows it is given (its own threads split a product the same way)."""
+    """A big matmul's rows -- or, wider than tall, its columns -- over threads (each block
+    one BLAS call) give the single call's values: exactly for integers; for floats up to
+    rounding, as OpenBLAS's blocking depends on the block it is given (its own threads split
+    a product the same way)."""
     monkeypatch.setattr(P, "_WORKERS", 3)
     monkeypatch.setattr(P, "_MIN_PRODUCT", 1)
     g = np.random.default_rng(0)
