@@ -13,6 +13,7 @@ dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 """
 import contextlib
 
+from ._C._tags import as_tags
 from ._dispatch import dispatcher as _dispatcher
 from ._library.custom_ops import CustomOpDef, batching_rule, custom_op
 from ._library.infer_schema import infer_schema
@@ -29,20 +30,32 @@ class Library:
         self.kind = kind
         self.dispatch_key = dispatch_key
         self._defined = []
+        self._replaced = []   # (op, its kernels before one of ours) for each registration
 
     def define(self, schema, alias_analysis="", *, tags=()):
         if self.kind == "IMPL":
             raise RuntimeError("define() is not allowed on a Library of kind IMPL")
         op = _dispatcher.define(schema, self.ns)
+        op._tags = as_tags(tags)
         self._defined.append(op.name)
         return op.short_name
 
-    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
+    def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=True):
         name = op_name if isinstance(op_name, str) else op_name.__name__
         key = dispatch_key or self.dispatch_key or "CompositeImplicitAutograd"
-        _register(_dispatcher.lookup(name, self.ns), key, fn)
+        op = _dispatcher.lookup(name, self.ns)
+        if not allow_override and _has_kernel(op, key):
+            raise RuntimeError(f"This is not allowed since there's already a kernel registered "
+                               f"from python overriding {name}'s behavior for {key} dispatch "
+                               f"key and {self.ns} namespace.")
+        _register(op, key, fn, self)
 
     def _destroy(self):
+        for op, table, composite, derivative in reversed(self._replaced):
+            op._table.clear()
+            op._table.update(table)
+            op._composite, op.derivative = composite, derivative
+        self._replaced = []
         for name in self._defined:
             _forget(name)
         self._defined = []
@@ -65,11 +78,31 @@ _KEYS = {"cpu": ("CPU",), "meta": ("Meta",), "cuda": ("CUDA",),
          "CompositeExplicitAutograd": _dispatcher.BACKEND_KEYS}
 
 
-def _register(op, key, fn):
-    """One kernel for a device type ("cpu"), a dispatch key ("CPU", "Autograd"), or an alias."""
-    if key in ("Autograd", "AutogradCPU"):
+# backends PyTorch has dispatch keys for and ember has no device of: a kernel registered
+# for one can never be reached, so registering it does nothing
+_ABSENT_BACKENDS = ("XPU", "HPU", "MPS", "MTIA", "PrivateUse1", "AutogradXPU", "AutogradHPU",
+                    "AutogradMPS", "AutogradPrivateUse1")
+
+
+def _has_kernel(op, key):
+    if key == "CompositeImplicitAutograd":
+        return op._composite is not None
+    if key.startswith("Autograd"):
+        return getattr(op, "_autograd_key", None) is not None
+    return any(k in op._table for k in _KEYS.get(key, (key,)))
+
+
+def _register(op, key, fn, lib=None):
+    """One kernel for a device type ("cpu"), a dispatch key ("CPU", "Autograd"), or an alias.
+    With `lib`, the kernels it replaces are remembered, for `lib._destroy()` to put back."""
+    if key in _ABSENT_BACKENDS or key.upper() in _ABSENT_BACKENDS:
+        return
+    if lib is not None:
+        lib._replaced.append((op, dict(op._table), op._composite, op.derivative))
+    if key in ("Autograd", "AutogradCPU", "AutogradCUDA"):
         # a kernel that does its own autograd (typically by calling an autograd.Function)
         op.derivative = _CustomDerivative(lambda op_, key_, args: fn(*args))
+        op._autograd_key = key
         return
     for k in _KEYS.get(key, (key,)):
         _dispatcher.register_kernel(op, k, fn)
@@ -115,20 +148,74 @@ def impl(qualname, types, func=None, *, lib=None):
             return fn
         return register_in
     keys = (types,) if isinstance(types, str) else tuple(types)
+    for k in keys:
+        if k.lower() not in _DEVICE_TYPES and k not in _KEYS and k not in _ABSENT_BACKENDS \
+                and k not in _dispatcher.BACKEND_KEYS + _dispatcher.TRANSFORM_KEYS \
+                and not k.startswith(("Autograd", "Composite")):
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at "
+                               f"start of device string: {k}")
 
     def register(fn):
         op = _lookup(qualname)
         for k in keys:
-            _register(op, k, fn)
+            _register(op, k, fn, lib)
         return fn
     return register(func) if func is not None else register
 
 
-def register_fake(qualname, func=None, *, lib=None):
-    """The op's shape function: its kernel for the Meta key (tensors without data)."""
-    if isinstance(qualname, CustomOpDef):
-        return qualname.register_fake(func) if func is not None else qualname.register_fake
-    return impl(qualname, "Meta", func)
+# the device types PyTorch's device strings start with
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+
+
+def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=True):
+    """The op's shape function: its kernel for the Meta key (tensors without data).
+
+    A second registration replaces the first (`allow_override=False` refuses, naming where
+    the first was made); one made through a `_scoped_library` is undone when it closes."""
+    if isinstance(op, CustomOpDef):
+        return op.register_fake(func) if func is not None else op.register_fake
+
+    def register(func):
+        target = _lookup(op)
+        name = target.schema.qualname
+        if target._composite is not None:
+            raise RuntimeError(
+                f"register_fake(...): the operator {name} already has an implementation for "
+                f"this device type via a pre-existing registration to "
+                f"DispatchKey::CompositeImplicitAutograd.CompositeImplicitAutograd operators do "
+                f"not need an fake impl; instead, the operator will decompose into its "
+                f"constituents and those can have fake impls defined on them.")
+        existing = target._table.get("Meta")
+        if existing is not None and not allow_override:
+            where = getattr(existing, "_fake_location", None)
+            if where is not None:
+                raise RuntimeError(f"register_fake(...): the operator {name} already has a "
+                                   f"fake impl registered at {where}.")
+            raise RuntimeError(
+                f"register_fake(...): the operator {name} already has an DispatchKey::Meta "
+                f"implementation via a pre-existing torch.library or TORCH_LIBRARY "
+                f"registration. Please either remove that registration or don't call "
+                f"register_fake.")
+
+        def fake(*args, **kwargs):
+            return func(*args, **kwargs)
+        fake._fake_location = _caller_location()
+        _register(target, "Meta", fake, lib)
+        return func
+    return register(func) if func is not None else register
+
+
+def _caller_location():
+    """'file:line' of the innermost frame outside ember (where a registration was made)."""
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+    return "<unknown>" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def register_kernel(op, device_types, func=None, /, *, lib=None):
@@ -273,3 +360,20 @@ class _CustomDerivative:
 
     def __init__(self, kernel):
         self.kernel = kernel
+
+
+def get_ctx():
+    """The context a fake kernel asks for an output size that depends on the input's data
+    (`ctx.new_dynamic_size()`). It exists while a fake tensor is being traced; ember has no
+    fake tensors, so a fake kernel that asks for it runs on the meta device, which has no data
+    to size the output from -- the error PyTorch raises there."""
+    raise RuntimeError(
+        "Attempted to call get_ctx() for the meta implementation. You have presumably called "
+        "get_ctx() because the operator has a data-dependent output shape; if so, there is no "
+        "such meta implementation and this error is the correct behavior.")
+
+
+def triton_op(name, fn=None, /, *, mutates_args, schema=None):
+    """PyTorch's custom_op for functions that launch Triton kernels (which its compiler can
+    see into). ember runs no Triton kernels, so a triton_op is a custom_op."""
+    return custom_op(name, fn, mutates_args=mutates_args, schema=schema)

@@ -5,6 +5,7 @@
 import weakref
 
 from . import _autograd, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
+from ._tags import Tag  # noqa: F401
 from ._dispatch_keys import (  # noqa: F401
     DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard, _IncludeDispatchKeyGuard,
     _dispatch_tls_local_exclude_set, _dispatch_tls_local_include_set)

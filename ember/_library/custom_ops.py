@@ -173,14 +173,26 @@ class CustomOpDef:
             register_autograd(self._opoverload, backward, setup_context=setup_context)
 
 
+# the ops custom_op defined, by qualified name: defining one again replaces it
+OPDEFS = {}
+
+
 def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None, tags=None):
-    """Wrap `fn` as the operator `name` ("namespace::op"); usable as a decorator."""
+    """Wrap `fn` as the operator `name` ("namespace::op" or "namespace::op.overload"); usable
+    as a decorator. Defining a name again replaces the op."""
     def inner(fn):
         ns, sep, opname = name.partition("::")
-        if not sep or not ns or not opname or "." in opname:
+        if not sep or not ns or not opname:
             raise ValueError(f"Expected name to be of the form namespace::opname, got {name!r}")
         text = infer_schema(fn, mutates_args=mutates_args) if schema is None else schema
+        if name in OPDEFS:
+            from ..library import _forget
+            _forget(OPDEFS.pop(name)._opoverload.schema.qualname)
         op = CustomOpDef(ns, opname, text, None if device_types is not None else fn)
+        from .._C._tags import Tag, as_tags
+        op._opoverload._tags = [Tag.pt2_compliant_tag] + [
+            t for t in as_tags(tags or ()) if t != Tag.pt2_compliant_tag]
+        OPDEFS[name] = op
         if device_types is not None:
             op.register_kernel(device_types, fn)
         return op

@@ -143,3 +143,15 @@ def _parse_return(annotation, fail):
                  f"The valid types are: {SUPPORTED_RETURN_TYPES}.")
     inner = ", ".join(SUPPORTED_RETURN_TYPES[a] for a in args)
     return f"(({inner}))" if len(args) == 1 else f"({inner})"
+
+
+def tuple_to_list(tuple_type):
+    """The list annotation infer_schema suggests for a Tuple one: Tuple[int, int] -> list[int],
+    Tuple[int, float] -> list[int | float] (schemas have lists, not tuples)."""
+    args = typing.get_args(tuple_type)
+    if not args or args == ((),):
+        return list
+    items = tuple(a for a in args if a is not Ellipsis)
+    if all(a == items[0] for a in items):
+        return list[items[0]]
+    return list[typing.Union[items]]

@@ -3,7 +3,11 @@ metadata (shape, dtype, device) for tracing. ember has no fake tensors -- its me
 (`device="meta"`) is the metadata-only tensor -- so entering the mode raises; the name exists
 so code that imports it loads."""
 
-__all__ = ["FakeTensorMode"]
+__all__ = ["FakeTensorMode", "UnsupportedOperatorException"]
+
+
+class UnsupportedOperatorException(RuntimeError):
+    """An op with no fake kernel was called under FakeTensorMode."""
 
 
 class FakeTensorMode:
