@@ -14,6 +14,7 @@ dispatches by device, records autograd nodes, and shows up in `ember.explain()`.
 import contextlib
 
 from ._C._tags import as_tags
+from ._core.tensor import Tensor
 from ._dispatch import dispatcher as _dispatcher
 from ._library.custom_ops import CustomOpDef, batching_rule, custom_op
 from ._library.infer_schema import infer_schema
@@ -306,7 +307,8 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     def user_backward(ctx, *grads):
         call = ctx._ember_call
         flat_needs = ctx.needs_input_grad
-        ctx.needs_input_grad = tuple(call.regroup(flat_needs[:-1])[:n_positional])
+        ctx.needs_input_grad = tuple(call.regroup(flat_needs[:-1])[:min(n_positional,
+                                                                        call.n_passed)])
         try:
             result = backward(ctx, *_regroup(grads, call.out_lens))
         finally:
@@ -325,9 +327,21 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     def kernel(op_, key, args):
         call = _Call(tuple(len(a) if lst and isinstance(a, (list, tuple)) else None
                            for a, lst in zip(args, is_list)))
+        call.n_passed = _n_passed(schema, args)
         flat = [t for a, n in zip(args, call.lens) for t in ((a,) if n is None else a)]
         return call.structure(fn.apply(*flat, call))
     op.derivative = _CustomDerivative(kernel)
+
+
+def _n_passed(schema, args):
+    """How many arguments a call passed: PyTorch's boxed call into Python drops the trailing
+    ones equal to their defaults, so a registered backward's ctx.needs_input_grad has an entry
+    only for the others."""
+    n = len(args)
+    while n and schema.arguments[n - 1].has_default and \
+            not isinstance(args[n - 1], Tensor) and args[n - 1] == schema.arguments[n - 1].default:
+        n -= 1
+    return n
 
 
 def _regroup(flat, lens):
@@ -342,6 +356,7 @@ class _Call:
     def __init__(self, lens):
         self.lens = lens          # per argument: None, or the length of its tensor list
         self.out_lens = (None,)   # the same for the outputs (set by forward)
+        self.n_passed = len(lens)  # the arguments not left to their defaults (_n_passed)
         self.single = True
 
     def regroup(self, flat):

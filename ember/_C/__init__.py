@@ -164,3 +164,30 @@ def _warn_deprecation():
     """torch._C._warn_deprecation: TORCH_WARN_DEPRECATION's test warning."""
     import warnings
     warnings.warn("Test message for TORCH_WARN_DEPRECATION", DeprecationWarning, stacklevel=2)
+
+
+class _AutoDispatchBelowAutograd:
+    """torch._C._AutoDispatchBelowAutograd: ops called while it lives skip the Autograd key and
+    run their backend kernels (what an autograd.Function's forward does to call the op it
+    wraps). ember's dispatcher takes the Autograd key only under grad mode, so the guard turns
+    grad mode off -- from construction (PyTorch's RAII guard, released by `del`) or over a
+    `with` block."""
+
+    def __init__(self):
+        from .._core.grad_mode import _grad_state
+        self._prev = _grad_state.enabled
+        _grad_state.enabled = False
+
+    def _release(self):
+        from .._core.grad_mode import _grad_state
+        if self._prev is not None:
+            _grad_state.enabled, self._prev = self._prev, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._release()
+
+    def __del__(self):
+        self._release()
