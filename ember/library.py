@@ -38,6 +38,7 @@ class Library:
             raise RuntimeError("define() is not allowed on a Library of kind IMPL")
         op = _dispatcher.define(schema, self.ns)
         op._tags = as_tags(tags)
+        op._defined_in_python = True
         self._defined.append(op.name)
         return op.short_name
 
@@ -132,10 +133,25 @@ def _lookup(qualname):
 
 
 def define(qualname, schema, *, lib=None, tags=()):
-    """define("myns::my_add", "(Tensor x, Tensor y) -> Tensor")"""
-    ns, _, name = qualname.partition("::")
+    """define("myns::my_add", "(Tensor x, Tensor y) -> Tensor"); the older form
+    `define(lib, "my_add(Tensor x) -> Tensor")` is a decorator registering the kernel too."""
+    if isinstance(qualname, Library):
+        lib, text = qualname, schema
+
+        def register(fn):
+            name = lib.define(text, tags=tags)
+            lib.impl(name, fn, "CompositeImplicitAutograd")
+            return fn
+        return register
+    ns, sep, name = qualname.partition("::")
+    if not sep:
+        raise ValueError(f"define(qualname, schema): expected qualname to be of the form "
+                         f"namespace::name, got {qualname}")
+    if not schema.startswith("("):
+        raise ValueError(f"define(qualname, schema, ...): expected schema to look like e.g. "
+                         f"\"(Tensor x) -> Tensor\" but got \"{schema}\"")
     lib = lib or Library(ns, "FRAGMENT")
-    return lib.define(name + schema)
+    return lib.define(name + schema, tags=tags)
 
 
 def impl(qualname, types, func=None, *, lib=None):
@@ -231,7 +247,8 @@ def register_vmap(op, func=None, /, *, lib=None):
     """The batching rule of a custom op: func(info, in_dims, *args) -> (outputs, out_dims)."""
     if isinstance(op, CustomOpDef):
         return op.register_vmap(func) if func is not None else op.register_vmap
-    target = _lookup(op) if isinstance(op, str) else op
+    target = _lookup(op)
+    _refuse_kwarg_only_tensors(target.schema, "register_vmap")
 
     def register(func):
         _register(target, "FuncTorchBatched", batching_rule(func))
@@ -272,9 +289,14 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     """
     if isinstance(qualname, CustomOpDef):
         return qualname.register_autograd(backward, setup_context=setup_context)
+    from ._C._tags import Tag
     from .autograd.function import Function
     op = _lookup(qualname)
     schema = op.schema
+    if Tag.out in op.tags:
+        raise RuntimeError(f"Cannot register autograd formula for operator tagged with "
+                           f"torch.Tag.out: {op}. Out variants do not support autograd.")
+    _refuse_kwarg_only_tensors(schema, "register_autograd")
     name = f"GeneratedBackwardFor_{schema.namespace}_{schema.name}_{schema.overload or 'default'}"
     is_list = tuple(a.is_tensor_list for a in schema.arguments)
     n_positional = sum(not a.kwarg_only for a in schema.arguments)
@@ -331,6 +353,13 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
         flat = [t for a, n in zip(args, call.lens) for t in ((a,) if n is None else a)]
         return call.structure(fn.apply(*flat, call))
     op.derivative = _CustomDerivative(kernel)
+
+
+def _refuse_kwarg_only_tensors(schema, what):
+    if any(a.kwarg_only and a.type.startswith("Tensor") for a in schema.arguments):
+        raise NotImplementedError(f"{what} with kwarg-only Tensor args. In the original "
+                                  f"definition of the op, please make your tensors not "
+                                  f"kwarg-only. Got: {schema}")
 
 
 def _n_passed(schema, args):

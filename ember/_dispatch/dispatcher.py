@@ -106,6 +106,7 @@ class OpOverload:
     # the torch.Tag list its definition gave (Library.define(tags=...)); aten ops are all
     # pt2_compliant_tag, as PyTorch's codegen marks them
     _tags = ()
+    _defined_in_python = False   # True for an op a torch.library.Library defined
 
     @property
     def tags(self):

@@ -69,9 +69,20 @@ def _resolve(annotation, fn, fail):
     return annotation
 
 
-def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
-    """The schema string of `prototype_function` (with `op_name` in front when given)."""
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=None):
+    """The schema string of `prototype_function` (with `op_name` in front when given).
+
+    `tags` may say what the mutation is for: `Tag.inplace` (the op writes its first positional
+    Tensor and returns it: `(Tensor(a0!) x, ...) -> Tensor(a0!)`) or `Tag.out` (it writes its
+    keyword-only Tensors and returns them: `(..., *, Tensor(a1!) out) -> Tensor(a1!)`)."""
+    from .._C._tags import Tag, as_tags
     sig = inspect.signature(prototype_function)
+    tags = as_tags(tags or ())
+    is_inplace, is_out = Tag.inplace in tags, Tag.out in tags
+    if is_inplace and is_out:
+        raise AssertionError("torch.Tag.inplace and torch.Tag.out are mutually exclusive")
+    first_positional = None   # (name, schema type, alias) of the first positional parameter
+    out_aliases, out_names = [], []
 
     def fail(what):
         raise ValueError(f"infer_schema(func): {what} Got func with signature {sig})")
@@ -103,6 +114,8 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
                      f"instead. {example}The valid types are: {SUPPORTED_PARAM_TYPES.keys()}.")
             fail(f"Parameter {name} has unsupported type {param.annotation}. "
                  f"The valid types are: {SUPPORTED_PARAM_TYPES.keys()}.")
+        if first_positional is None and param.kind == param.POSITIONAL_OR_KEYWORD:
+            first_positional = (name, schema_type, f"a{idx}")
         mutated = (mutates_args == UNKNOWN_MUTATES and schema_type.startswith("Tensor")) or (
             mutates_args != UNKNOWN_MUTATES and name in mutates_args)
         if mutated:
@@ -110,6 +123,13 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
                 fail(f"Parameter {name} is in mutable_args but only Tensors or collections of "
                      f"Tensors can be mutated")
             schema_type = f"Tensor(a{idx}!){schema_type[len('Tensor'):]}"
+            if is_out:
+                if param.kind != param.KEYWORD_ONLY:
+                    fail("torch.Tag.out requires mutable arguments to be keyword-only.")
+                if schema_type != f"Tensor(a{idx}!)":
+                    fail("torch.Tag.out only supports mutable keyword-only Tensor arguments.")
+                out_aliases.append(f"a{idx}")
+                out_names.append(name)
         seen.add(name)
         if param.default is inspect.Parameter.empty:
             params.append(f"{schema_type} {name}")
@@ -121,7 +141,32 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
             fail(f"{unseen} in mutates_args were not found in the custom op's signature. "
                  f"mutates_args should contain the names of all args that the custom op "
                  f"mutates, or just the string 'unknown' if you don't know.")
-    ret = _parse_return(_resolve(sig.return_annotation, prototype_function, fail), fail)
+    if is_inplace:
+        if first_positional is None:
+            fail("torch.Tag.inplace requires a positional Tensor argument.")
+        if first_positional[1] != "Tensor":
+            fail("torch.Tag.inplace requires the first positional argument to be a Tensor.")
+        if type(mutates_args) is str or set(mutates_args) != {first_positional[0]}:
+            fail(f"torch.Tag.inplace requires mutates_args to contain exactly the first "
+                 f"positional argument, got {mutates_args}.")
+    if is_out and not out_aliases:
+        fail("torch.Tag.out requires at least one mutable keyword-only Tensor argument.")
+    annotation = _resolve(sig.return_annotation, prototype_function, fail)
+    if is_out:
+        expected = Tensor if len(out_aliases) == 1 else tuple[(Tensor,) * len(out_aliases)]
+        if annotation != expected and not (
+                typing.get_origin(annotation) is tuple and len(out_aliases) > 1
+                and typing.get_args(annotation) == (Tensor,) * len(out_aliases)):
+            fail(f"torch.Tag.out requires the return annotation to match the mutable "
+                 f"keyword-only Tensor arguments {tuple(out_names)}.")
+        rets = [f"Tensor({a}!)" for a in out_aliases]
+        ret = rets[0] if len(rets) == 1 else f"({', '.join(rets)})"
+    else:
+        ret = _parse_return(annotation, fail)
+    if is_inplace:
+        if ret != "Tensor":
+            fail("torch.Tag.inplace requires the return annotation to be torch.Tensor.")
+        ret = f"Tensor({first_positional[2]}!)"
     head = op_name if op_name is not None else ""
     return f"{head}({', '.join(params)}) -> {ret}"
 
