@@ -32,6 +32,7 @@ class Library:
         self.dispatch_key = dispatch_key
         self._defined = []
         self._replaced = []   # (op, its kernels before one of ours) for each registration
+        self._rules = []      # (op, class) of each _register_torch_dispatch_rule
 
     def define(self, schema, alias_analysis="", *, tags=()):
         if self.kind == "IMPL":
@@ -52,7 +53,18 @@ class Library:
                                f"key and {self.ns} namespace.")
         _register(op, key, fn, self)
 
+    def _register_torch_dispatch_rule(self, op_name, torch_dispatch_class, fn):
+        """`fn` handles the op where `torch_dispatch_class` would, until this library is
+        destroyed."""
+        from ._dispatch.python_dispatch import register_torch_dispatch_rule
+        op = _dispatcher.lookup(op_name, self.ns)
+        register_torch_dispatch_rule(op, torch_dispatch_class, fn)
+        self._rules.append((op, torch_dispatch_class))
+
     def _destroy(self):
+        for op, cls in self._rules:
+            op._torch_dispatch_rules.pop(cls, None)
+        self._rules = []
         for op, table, composite, derivative in reversed(self._replaced):
             op._table.clear()
             op._table.update(table)
@@ -106,8 +118,22 @@ def _register(op, key, fn, lib=None):
         op.derivative = _CustomDerivative(lambda op_, key_, args: fn(*args))
         op._autograd_key = key
         return
+    fn = _kwarg_only_by_name(op, fn)
     for k in _KEYS.get(key, (key,)):
         _dispatcher.register_kernel(op, k, fn)
+
+
+def _kwarg_only_by_name(op, fn):
+    """`fn` as a kernel of `op`: the dispatcher passes every argument positionally, and a
+    Python kernel takes the schema's keyword-only arguments by name (as PyTorch calls it)."""
+    kw = tuple(a.name for a in op.schema.arguments if a.kwarg_only)
+    if not kw:
+        return fn
+
+    def kernel(*args):
+        n = len(args) - len(kw)
+        return fn(*args[:n], **dict(zip(kw, args[n:])))
+    return kernel
 
 
 def _forget(qualname):
@@ -191,6 +217,7 @@ def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=T
 
     A second registration replaces the first (`allow_override=False` refuses, naming where
     the first was made); one made through a `_scoped_library` is undone when it closes."""
+    op = _opdef_of(op)
     if isinstance(op, CustomOpDef):
         return op.register_fake(func) if func is not None else op.register_fake
 
@@ -237,14 +264,32 @@ def _caller_location():
 
 def register_kernel(op, device_types, func=None, /, *, lib=None):
     """A kernel for a custom op (or any op) for the given device types; a decorator too."""
+    op = _opdef_of(op)
     if isinstance(op, CustomOpDef):
         return op.register_kernel(device_types, func) if func is not None else \
             op.register_kernel(device_types)
-    return impl(op, device_types, func)
+    return impl(op, "CompositeExplicitAutograd" if device_types is None else device_types, func,
+                lib=lib)
+
+
+def _opdef_of(op):
+    """The CustomOpDef behind `op` (a qualified name or an OpOverload) if custom_op made it:
+    registrations through torch.library's functions then go through its methods."""
+    from ._library.custom_ops import OPDEFS
+    if isinstance(op, _dispatcher.OpOverloadPacket):
+        op = op.default
+    if isinstance(op, _dispatcher.OpOverload):
+        name = op.schema.qualname
+    elif isinstance(op, str):
+        name = op.removesuffix(".default")
+    else:
+        return op
+    return OPDEFS.get(name, op)
 
 
 def register_vmap(op, func=None, /, *, lib=None):
     """The batching rule of a custom op: func(info, in_dims, *args) -> (outputs, out_dims)."""
+    op = _opdef_of(op)
     if isinstance(op, CustomOpDef):
         return op.register_vmap(func) if func is not None else op.register_vmap
     target = _lookup(op)
@@ -259,6 +304,7 @@ def register_vmap(op, func=None, /, *, lib=None):
 def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
     """func(mode_or_cls, func, types, args, kwargs) handles `op` where `torch_dispatch_class`
     (a TorchDispatchMode type or a Tensor subclass) would; a decorator too."""
+    op = _opdef_of(op)
     if isinstance(op, CustomOpDef):
         return op.register_torch_dispatch(torch_dispatch_class, func) if func is not None \
             else op.register_torch_dispatch(torch_dispatch_class)
@@ -287,6 +333,7 @@ def register_autograd(qualname, backward, *, setup_context=None, lib=None):
     for a list output) per output; backward returns one gradient (a list for a list input)
     per positional argument.
     """
+    qualname = _opdef_of(qualname)
     if isinstance(qualname, CustomOpDef):
         return qualname.register_autograd(backward, setup_context=setup_context)
     from ._C._tags import Tag

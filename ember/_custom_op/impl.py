@@ -18,6 +18,7 @@ import sys
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .._library.infer_schema import infer_schema  # noqa: F401  (torch._custom_op.impl.infer_schema)
+from ..library import _kwarg_only_by_name
 
 __all__ = ["custom_op", "CustomOp"]
 
@@ -98,10 +99,11 @@ def _validate_function_matches_schema(schema, func):
 class CustomOp:
     """One operator defined through this API (get one with `get_op(qualname)`)."""
 
-    def __init__(self, ns, schema, operator_name, *, _private_access=False):
+    def __init__(self, *args, _private_access=False):
         if not _private_access:
             raise RuntimeError("The CustomOp constructor is private and we do not guarantee BC "
                                "for it. Please use custom_op(...) to create a CustomOp object")
+        ns, schema, operator_name = args
         self._namespace = ns
         self._schema = schema
         self._opname = operator_name
@@ -112,6 +114,7 @@ class CustomOp:
         global_registry[self._qualname] = self
         for device, key in SUPPORTED_DEVICE_TYPE_TO_KEY.items():
             _dispatcher.register_kernel(self._op, key, self._missing_kernel(device))
+        _dispatcher.register_kernel(self._op, "Meta", self._no_fake_kernel)
         self._install_autograd()
 
     def __repr__(self):
@@ -135,11 +138,26 @@ class CustomOp:
 
     def _missing_kernel(self, device):
         def kernel(*args):
+            if not any(isinstance(t, Tensor) for a in args
+                       for t in (a if isinstance(a, (list, tuple)) else (a,))):
+                raise NotImplementedError(
+                    f"{self._qualname}: There were no Tensor inputs to this operator (e.g. you "
+                    f"passed an empty list of Tensors). If your operator is a factory function "
+                    f"(that is, it takes no Tensors and constructs a new one), then please use "
+                    f"CustomOp.impl_factory to register an implementation for it")
             raise NotImplementedError(
                 f"{self._qualname}: The operator has no {device} impl registered. Please use "
                 f"impl(..., device_types='{device}') to register one.")
         kernel._custom_op_missing = True
         return kernel
+
+    def _no_fake_kernel(self, *args):
+        raise NotImplementedError(
+            f"{self._qualname}: There were no fake impl or Meta kernel registered. You may have "
+            f"run into this message while using an operator with PT2 compilation APIs "
+            f"(torch.compile/torch.export); in order to use this operator with those APIs "
+            f"you'll need to add a fake impl. Please see the following for next steps:  "
+            f"https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
 
     def impl(self, device_types=("cpu", "cuda"), _stacklevel=2):
         device_types = (device_types,) if isinstance(device_types, str) else device_types
@@ -158,7 +176,7 @@ class CustomOp:
                         f"torch.library or TORCH_LIBRARY registration.")
                 self._impls.pop(d, None)
                 self._register_impl(d, f, stacklevel=_stacklevel)
-                _dispatcher.register_kernel(self._op, key, _positional(self._op, f))
+                _dispatcher.register_kernel(self._op, key, _kwarg_only_by_name(self._op, f))
             return f
         return inner
 
@@ -334,19 +352,6 @@ def _below_autograd(op, args):
     from ..autograd.grad_mode import no_grad
     with no_grad():
         return op.call_positional(*args)
-
-
-def _positional(op, f):
-    """A kernel taking the dispatcher's positional arguments, calling `f` with the keyword-only
-    ones by name."""
-    kw = [a.name for a in op.schema.arguments if a.kwarg_only]
-    if not kw:
-        return f
-
-    def kernel(*args):
-        n = len(args) - len(kw)
-        return f(*args[:n], **dict(zip(kw, args[n:])))
-    return kernel
 
 
 def _has_other_kernel(op, key):

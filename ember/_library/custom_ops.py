@@ -46,6 +46,7 @@ class CustomOpDef:
         self._kw_names = tuple(a.name for a in args if a.kwarg_only)
         self._out_names = tuple(a.name for a in args if a.kwarg_only and a.mutable)
         _dispatcher.register_kernel(self._opoverload, "CPU", self._backend_kernel("cpu"))
+        _dispatcher.register_kernel(self._opoverload, "CUDA", self._backend_kernel("cuda"))
         _dispatcher.register_kernel(self._opoverload, "Meta", self._fake_kernel)
         self._install_autograd()
 
@@ -64,8 +65,8 @@ class CustomOpDef:
         def kernel(*args):
             fn = self._backend_fns.get(device_type, self._init_fn)
             if fn is None:
-                raise NotImplementedError(f"{self._qualname}: no kernel registered for device "
-                                          f"type {device_type!r}")
+                raise RuntimeError(f"{self._name} does not have a kernel registered for "
+                                   f"{device_type}. Please use register_kernel to do so.")
             positional, kwargs = self._split_kwargs(args)
             out = fn(*positional, **kwargs)
             if self._is_inplace:
@@ -83,9 +84,10 @@ class CustomOpDef:
                                        f"arguments.")
             else:
                 self._check_no_aliasing(args, out)
-            for i in self._mutated:
-                if isinstance(args[i], Tensor):
-                    args[i]._bump_version()  # as PyTorch does for every mutated argument
+            for i in self._mutated:  # as PyTorch does for every mutated argument
+                for t in args[i] if isinstance(args[i], (list, tuple)) else (args[i],):
+                    if isinstance(t, Tensor):
+                        t._bump_version()
             return out
         return kernel
 
@@ -129,6 +131,12 @@ class CustomOpDef:
     # ---- registration -------------------------------------------------------------------------
     def register_kernel(self, device_types, fn=None, /):
         """The kernel for `device_types` ("cpu", ...); usable as a decorator."""
+        args = self._opoverload.schema.arguments
+        if device_types is not None and not any(a.type.startswith("Tensor") for a in args) \
+                and not any(a.name == "device" and a.type.startswith("Device") for a in args):
+            raise ValueError("Functions without tensor inputs are required to have a `device: "
+                             "torch.device` argument")
+
         def register(fn):
             for d in (device_types,) if isinstance(device_types, str) or device_types is None \
                     else device_types:
@@ -183,7 +191,7 @@ class CustomOpDef:
         """func(info, in_dims, *args) -> (outputs, out_dims): the op's batching rule."""
         def register(func):
             _dispatcher.register_kernel(self._opoverload, "FuncTorchBatched",
-                                        batching_rule(func))
+                                        batching_rule(func, self._kw_names))
             return func
         return register(func) if func is not None else register
 
@@ -311,19 +319,21 @@ class VmapInfo(NamedTuple):
     randomness: str
 
 
-def batching_rule(func):
+def batching_rule(func, kw_names=()):
     """A FuncTorchBatched kernel from a user rule (torch.library.register_vmap): the rule gets
     the physical tensors with their batch dims (None: unbatched) and says where its outputs'
-    batch dims are."""
+    batch dims are. The op's keyword-only arguments (`kw_names`) reach the rule by name."""
     from .._functorch import vmap as V
 
-    def rule(*args):
+    def rule(*args, **kwargs):
         level = V.max_level(args)
-        in_dims = tuple(a._bdim if V.batched_at(a, level) else None for a in args)
+        n = len(args) - len(kw_names)
+        in_dims = tuple(a._bdim if V.batched_at(a, level) else None for a in args[:n])
         physical = tuple(a._value if d is not None else a for a, d in zip(args, in_dims))
         size = V.batch_size(level)
         randomness = next(entry[2] for entry in V._levels if entry[0] == level)
-        out, out_dims = func(VmapInfo(size, randomness), in_dims, *physical)
+        out, out_dims = func(VmapInfo(size, randomness), in_dims, *physical,
+                             **dict(zip(kw_names, args[n:])), **kwargs)
         single = isinstance(out, Tensor)
         outs, dims = ((out,), (out_dims,)) if single else (tuple(out), out_dims)
         if isinstance(dims, int) or dims is None:

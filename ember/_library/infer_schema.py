@@ -59,14 +59,28 @@ def _default_repr(value, fail, name):
 
 
 def _resolve(annotation, fn, fail):
-    """A string annotation (from `from __future__ import annotations`) evaluated in fn's module."""
+    """A string annotation (from `from __future__ import annotations`, or one written as a
+    string, whole or inside `list["MyTensor"]`) evaluated in fn's module."""
+    if isinstance(annotation, typing.ForwardRef):
+        annotation = annotation.__forward_arg__
     if isinstance(annotation, str):
         try:
-            return eval(annotation, getattr(fn, "__globals__", {}))  # noqa: S307
+            annotation = eval(annotation, getattr(fn, "__globals__", {}))  # noqa: S307
         except Exception as e:
             fail(f"Unsupported type annotation {annotation}. It is not a type. "
                  f"({type(e).__name__}: {e})")
+    args = typing.get_args(annotation)
+    if any(isinstance(a, (str, typing.ForwardRef)) for a in args):
+        resolved = tuple(_resolve(a, fn, fail) for a in args)
+        origin = typing.get_origin(annotation)
+        annotation = GenericAlias(origin, resolved) if isinstance(annotation, GenericAlias) \
+            else annotation.copy_with(resolved)
     return annotation
+
+
+# A name this module defines for PyTorch's test that annotations are evaluated in the
+# decorated function's module, not here: "list[_TestTensor]" must not resolve.
+_TestTensor = Tensor
 
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=None):
