@@ -41,6 +41,7 @@ class CustomOpDef:
             raise NotImplementedError(f"custom_op with kwarg-only Tensor args. Please make your "
                                       f"tensors not kwarg-only. Got: {schema}")
         self._opoverload = _dispatcher.define(name + schema, namespace)
+        self._opoverload._defined_in_python = True
         args = self._opoverload.schema.arguments
         self._mutated = tuple(i for i, a in enumerate(args) if a.mutable)
         self._kw_names = tuple(a.name for a in args if a.kwarg_only)

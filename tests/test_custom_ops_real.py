@@ -1,0 +1,340 @@
+"""torch.library's custom operators, checked against PyTorch (the behaviours PyTorch's
+test/test_custom_ops.py exercises): each test runs the same code with `T` = ember and
+`T` = torch and compares what comes out -- values, gradients, schema strings, tags, and the
+exception type and message of a misuse."""
+import re
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def both(fn):
+    """fn(T) for ember and for torch."""
+    return fn(ember), fn(torch)
+
+
+def raised(fn, T):
+    """(type name, message) of what fn(T) raises, or None."""
+    try:
+        fn(T)
+    except Exception as e:  # noqa: BLE001 (the exception is the result compared)
+        return type(e).__name__, str(e)
+    return None
+
+
+def same_error(fn, pattern):
+    """fn raises the same exception type under both, with a message matching `pattern`."""
+    e, t = raised(fn, ember), raised(fn, torch)
+    assert e is not None and t is not None, (e, t)
+    assert e[0] == t[0], (e, t)
+    assert re.search(pattern, e[1]) and re.search(pattern, t[1]), (e, t)
+
+
+def test_tags_enum_and_op_tags():
+    assert [(t.name, t.value) for t in ember.Tag] == [
+        (t.name, t.value) for t in torch.Tag.__members__.values()]
+
+    def tags(T):
+        @T.library.custom_op("_cor_tags::f", mutates_args=(),
+                             tags=[T.Tag.pt2_compliant_tag, T.Tag.pointwise])
+        def f(x: T.Tensor) -> T.Tensor:
+            return x.clone()
+        with T.library._scoped_library("_cor_tags", "FRAGMENT") as lib:
+            lib.define("g(Tensor x) -> Tensor", tags=T.Tag.needs_fixed_stride_order)
+            g_tags = T.ops._cor_tags.g.default.tags
+            layout = T._library.utils.get_layout_constraint_tag(T.ops._cor_tags.g.default)
+        return ([t.name for t in f._opoverload.tags], [t.name for t in g_tags], layout.name,
+                T.ops._cor_tags.f.default._defined_in_python, T.ops.aten.sin.default.tags[-1].name)
+    e, t = both(tags)
+    assert e == t
+
+
+def test_infer_schema_tags_and_nested_string_annotations():
+    def schemas(T):
+        def inplace(x: T.Tensor, y: T.Tensor) -> T.Tensor:
+            return x
+
+        def out(x: T.Tensor, *, a: T.Tensor, b: T.Tensor) -> tuple[T.Tensor, T.Tensor]:
+            return a, b
+
+        def strings(x: T.Tensor) -> list["_AnnotatedTensor"]:
+            return [x]
+        global _AnnotatedTensor
+        _AnnotatedTensor = T.Tensor
+        infer = T.library.infer_schema
+        return (infer(inplace, mutates_args={"x"}, tags=T.Tag.inplace),
+                infer(out, mutates_args={"a", "b"}, tags=T.Tag.out),
+                infer(strings, mutates_args=()),
+                T._library.infer_schema.tuple_to_list(tuple[int, float]) == list[int | float])
+    e, t = both(schemas)
+    assert e == t
+
+    def bad(tags, mutates, ret_ann=None):
+        def run(T):
+            def f(x: T.Tensor, *, out: T.Tensor) -> T.Tensor:
+                return out
+            if ret_ann == "tuple":
+                f.__annotations__["return"] = tuple[T.Tensor]
+            T.library.infer_schema(f, mutates_args=mutates, tags=[getattr(T.Tag, n) for n in tags])
+        return run
+    same_error(bad(["inplace", "out"], {"x", "out"}), "mutually exclusive")
+    same_error(bad(["inplace"], {"out"}), "mutates_args")
+    same_error(bad(["out"], ()), "at least one")
+    same_error(bad(["out"], {"out"}, "tuple"), "return annotation")
+
+
+def test_inplace_and_out_tagged_ops():
+    def run(T):
+        @T.library.custom_op("_cor_tag::add_", mutates_args={"x"}, tags=T.Tag.inplace)
+        def add_(x: T.Tensor, y: T.Tensor) -> T.Tensor:
+            x.add_(y)
+            return x
+
+        @T.library.custom_op("_cor_tag::add_out", mutates_args={"out"}, tags=T.Tag.out)
+        def add_out(x: T.Tensor, y: T.Tensor, *, out: T.Tensor) -> T.Tensor:
+            out.copy_(x + y)
+            return out
+        x, y = T.ones(3), T.arange(3.0)
+        out = T.empty(3)
+        schema = add_._opoverload._schema
+        return (add_(x, y) is x, x.tolist(), add_out(x, y, out=out) is out, out.tolist(),
+                schema.arguments[0].alias_info.is_write, schema.returns[0].alias_info.is_write,
+                str(add_out._opoverload._schema).split("::")[1])
+    e, t = both(run)
+    assert e == t
+
+    def wrong_return(T):
+        @T.library.custom_op("_cor_tag::bad_", mutates_args={"x"}, tags=T.Tag.inplace)
+        def bad_(x: T.Tensor) -> T.Tensor:
+            return x.clone()
+        bad_(T.ones(2))
+    same_error(wrong_return, "must return its first argument")
+
+    def out_autograd(T):
+        @T.library.custom_op("_cor_tag::sin_out", mutates_args={"out"}, tags=T.Tag.out)
+        def sin_out(x: T.Tensor, *, out: T.Tensor) -> T.Tensor:
+            out.copy_(x.sin())
+            return out
+        sin_out(T.ones(2, requires_grad=True), out=T.empty(2))
+    same_error(out_autograd, r"functions with out=\.\.\. arguments don't support automatic")
+
+    def out_register_autograd(T):
+        with T.library._scoped_library("_cor_tag2", "FRAGMENT") as lib:
+            lib.define("o(Tensor x, *, Tensor(a!) out) -> Tensor(a!)", tags=T.Tag.out)
+            T.library.register_autograd("_cor_tag2::o", lambda ctx, g: g, lib=lib)
+    same_error(out_register_autograd, "Out variants do not support autograd")
+
+    def bad_manual(T):
+        T.library.custom_op("_cor_tag::m", lambda x: x, mutates_args={"x"},
+                            schema="(Tensor(a!) x) -> Tensor", tags=T.Tag.inplace)
+    same_error(bad_manual, "return must alias")
+
+    def kwarg_only_tensor(T):
+        def f(x: T.Tensor, *, z: T.Tensor) -> T.Tensor:
+            return x
+        T.library.custom_op("_cor_tag::kw", f, mutates_args=())
+    same_error(kwarg_only_tensor, "kwarg-only Tensor args")
+
+
+def test_opcheck_reports_as_pytorch():
+    def mutating(T):
+        with T.library._scoped_library("_cor_opcheck", "FRAGMENT") as lib:
+            lib.define("foo(Tensor x) -> Tensor")
+            lib.impl("foo", lambda x: x.sin_().clone(), "CPU")
+            T.library.opcheck(T.ops._cor_opcheck.foo.default, (T.ones(2),),
+                              test_utils="test_schema")
+    same_error(mutating, "Argument x is not defined as mutable but was mutated")
+
+    def aliasing(T):
+        with T.library._scoped_library("_cor_opcheck", "FRAGMENT") as lib:
+            lib.define("bar(Tensor x) -> Tensor")
+            lib.impl("bar", lambda x: x[:], "CompositeExplicitAutograd")
+            return T.library.opcheck(T.ops._cor_opcheck.bar.default, (T.ones(2),),
+                                     raise_exception=False)
+    e, t = both(aliasing)
+    assert type(e["test_schema"]) is RuntimeError and type(t["test_schema"]) is RuntimeError
+    assert str(e["test_schema"]) == str(t["test_schema"])
+    assert {k: v for k, v in e.items() if k != "test_schema"} == \
+        {k: v for k, v in t.items() if k != "test_schema"}
+
+    def fake_shape(T):
+        with T.library._scoped_library("_cor_opcheck", "FRAGMENT") as lib:
+            lib.define("sq(Tensor x) -> Tensor")
+            lib.impl("sq", lambda x: x ** 2, "CPU")
+            lib.impl("sq", lambda x: x.unsqueeze(1) ** 2, "Meta")
+            T.library.opcheck(T.ops._cor_opcheck.sq.default, (T.ones(2),),
+                              test_utils="test_faketensor")
+    same_error(fake_shape, r"Shapes .* are not equal")
+
+    def backend_function(T):
+        class Foo(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        with T.library._scoped_library("_cor_opcheck", "FRAGMENT") as lib:
+            lib.define("bk(Tensor x) -> Tensor")
+            lib.impl("bk", Foo.apply, "CPU")
+            T.library.opcheck(T.ops._cor_opcheck.bk.default, (T.ones(2, requires_grad=True),),
+                              test_utils="test_autograd_registration")
+    same_error(backend_function, "does not have an autograd kernel")
+    same_error(lambda T: T.library.opcheck(T.sin, (T.ones(2),)), "OpOverload")
+    same_error(lambda T: T.library.opcheck(T.ops.aten.sin.default, (T.ones(2),),
+                                           test_utils="blah"), "test_utils to be subset of")
+
+
+def test_register_autograd_needs_input_grad_skips_defaulted_arguments():
+    def run(T):
+        seen = []
+
+        @T.library.custom_op("_cor_ag::f", mutates_args=())
+        def f(x: T.Tensor, y: T.Tensor | None = None, scale: float = 2.0) -> T.Tensor:
+            return x.sin() * scale
+
+        def setup_context(ctx, inputs, output):
+            seen.append(len(inputs))
+            ctx.save_for_backward(inputs[0])
+            ctx.scale = inputs[2]
+
+        def backward(ctx, g):
+            seen.append(ctx.needs_input_grad)
+            (x,) = ctx.saved_tensors
+            return g * x.cos() * ctx.scale, None, None
+        f.register_autograd(backward, setup_context=setup_context)
+        x = T.tensor([0.5, 1.0], requires_grad=True)
+        f(x).sum().backward()
+        g1 = x.grad.tolist()
+        x.grad = None
+        f(x, None, 3.0).sum().backward()
+        return seen, g1, x.grad.tolist()
+    e, t = both(run)
+    assert e[0] == t[0]
+    np.testing.assert_allclose(e[1], t[1], rtol=1e-6)
+    np.testing.assert_allclose(e[2], t[2], rtol=1e-6)
+
+
+def test_keyword_only_arguments_reach_kernels_and_rules_by_name():
+    def run(T):
+        with T.library._scoped_library("_cor_kw", "FRAGMENT") as lib:
+            lib.define("foo(Tensor w, int x = 2, *, int y = 3, int z) -> Tensor")
+            lib.impl("foo", lambda w, x=2, *, y=3, z: w * x * y * z, "CPU")
+            T.library.register_vmap("_cor_kw::foo",
+                                    lambda info, in_dims, w, x=2, *, y=3, z: (w * x * y * z, 0),
+                                    lib=lib)
+
+            def setup_context(ctx, inputs, keyword_only_inputs, output):
+                ctx.c = inputs[1] * keyword_only_inputs["y"] * keyword_only_inputs["z"]
+            T.library.register_autograd("_cor_kw::foo", lambda ctx, g: g * ctx.c,
+                                        setup_context=setup_context, lib=lib)
+            w = T.ones(3, requires_grad=True)
+            out = T.ops._cor_kw.foo(w, z=5)
+            out.sum().backward()
+            batched = T.vmap(T.ops._cor_kw.foo)(T.ones(2, 3), z=7)
+            return out.tolist(), w.grad.tolist(), batched.tolist()
+    e, t = both(run)
+    assert e == t
+
+
+def test_schema_defaults_are_typed():
+    def run(T):
+        got = []
+
+        @T.library.custom_op("_cor_defaults::f", mutates_args=())
+        def f(x: T.Tensor, f: T.dtype = T.float64, d: T.device = "cpu") -> T.Tensor:
+            got.extend([f, d])
+            return x.clone()
+        f(T.ones(1))
+        args = T.ops._cor_defaults.f.default._schema.arguments
+        return str(got[0]), str(got[1]), [str(a.default_value) for a in args]
+    e, t = both(run)
+    assert e == t
+
+
+def test_library_overrides_and_scoped_restore():
+    def run(T):
+        with T.library._scoped_library("_cor_over", "FRAGMENT") as lib:
+            lib.define("foo(Tensor x) -> Tensor")
+            op = T.ops._cor_over.foo.default
+            lib.impl("foo", lambda x: x * 1, "Meta")
+            shapes = [op(T.ones(3, device="meta")).shape[0]]
+            try:
+                lib.impl("foo", lambda x: x, "Meta", allow_override=False)
+            except RuntimeError as e:
+                shapes.append("already a kernel registered" in str(e))
+            with T.library._scoped_library("_cor_over", "FRAGMENT") as lib2:
+                lib2.impl("foo", lambda x: T.cat([x, x]), "Meta")
+                shapes.append(op(T.ones(3, device="meta")).shape[0])
+            shapes.append(op(T.ones(3, device="meta")).shape[0])
+            return shapes
+    e, t = both(run)
+    assert e == t == [3, True, 6, 3]
+    same_error(lambda T: T.library.impl("blah::blah", "somethingsomething"),
+               "Expected one of cpu, cuda")
+    same_error(lambda T: T.library.define("_cor_over::bad", "bad(Tensor x) -> Tensor"),
+               "expected schema to look like")
+
+
+def _legacy(T):
+    """(torch._custom_ops, torch._custom_op.impl) of T."""
+    import importlib
+    return (importlib.import_module(f"{T.__name__}._custom_ops"),
+            importlib.import_module(f"{T.__name__}._custom_op.impl"))
+
+
+def test_legacy_custom_ops_api():
+    def run(T):
+        custom_ops, impl = _legacy(T)
+        qual = "_cor_legacy::foo"
+
+        @custom_ops.custom_op(qual)
+        def foo(x: T.Tensor) -> T.Tensor:
+            raise NotImplementedError
+        try:
+            custom_ops.impl(qual)(lambda x: x.sin())
+            custom_ops.impl_save_for_backward(qual)(lambda inputs, output: inputs.x)
+            custom_ops.impl_backward(qual)(lambda ctx, saved, g: {"x": g * saved.cos()})
+            x = T.tensor([0.25, 0.5], requires_grad=True)
+            (gx,) = T.autograd.grad(impl.get_op(qual)(x).sum(), x)
+            return gx.tolist()
+        finally:
+            custom_ops._destroy(qual)
+    e, t = both(run)
+    np.testing.assert_allclose(e, t, rtol=1e-6)
+
+    def bad_backward(T):
+        custom_ops, impl = _legacy(T)
+        qual = "_cor_legacy::bar"
+
+        @custom_ops.custom_op(qual)
+        def bar(x: T.Tensor, dim: int) -> T.Tensor:
+            raise NotImplementedError
+        try:
+            custom_ops.impl(qual)(lambda x, dim: x.sin())
+            custom_ops.impl_save_for_backward(qual)(lambda inputs, output: inputs.x)
+            custom_ops.impl_backward(qual)(lambda ctx, saved, g: {"x": g, "dim": None})
+            impl.get_op(qual)(T.ones((), requires_grad=True), 3).backward()
+        finally:
+            custom_ops._destroy(qual)
+    same_error(bad_backward, "non-Tensor-like types")
+    same_error(lambda T: _legacy(T)[0].custom_op("aten::foo", "(Tensor x) -> Tensor"),
+               "is a reserved namespace")
+    same_error(lambda T: _legacy(T)[1].CustomOp(None, None, None, None, None),
+               "CustomOp constructor is private")
+
+
+def test_auto_dispatch_below_autograd():
+    def run(T):
+        x = T.ones(2, requires_grad=True)
+        with T._C._AutoDispatchBelowAutograd():
+            y = T.ops.aten.mul.Tensor(x, x)
+        return y.requires_grad, y.tolist()
+    e, t = both(run)
+    assert e == t
