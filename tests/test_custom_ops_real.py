@@ -338,3 +338,37 @@ def test_auto_dispatch_below_autograd():
         return y.requires_grad, y.tolist()
     e, t = both(run)
     assert e == t
+
+
+def test_c_helpers_and_load_library():
+    def run(T):
+        x, y = T.randn(2, 2), T.randn(2, 2)
+        alias = T._C._any_output_is_alias_to_input_or_output
+        needs = T._C._any_requires_grad
+        r = T.zeros(1, requires_grad=True)
+        return (alias((x,), {}, (x.t(),)), alias((x,), None, (2 * x,)),
+                alias((), {"a": x.view(-1)}, (x,)), alias((y,), {}, (y[1:],)),
+                alias((x,), {"a": x}, ()), alias((T.tensor([]),), {}, (T.tensor([]),)),
+                alias(([[1, x], 2], 3), {}, ([x.t()], x + 1)),
+                needs([[r]], T.ones(1)), needs(T.zeros(1), a=r), needs([r, T.ones(1)]))
+    e, t = both(run)
+    assert e == t
+    same_error(lambda T: T.ops.load_library("libnoexist.so"),
+               "Could not load this library: .*libnoexist.so")
+
+    def non_tensor_output(T):
+        custom_ops, impl = _legacy(T)
+        qual = "_cor_legacy::nt"
+
+        @custom_ops.custom_op(qual)
+        def nt(x: T.Tensor) -> tuple[T.Tensor, int]:
+            raise NotImplementedError
+        try:
+            custom_ops.impl(qual)(lambda x: (x.clone(), 3))
+            custom_ops.impl_save_for_backward(qual)(lambda inputs, output: [])
+            custom_ops.impl_backward(qual, output_differentiability=[True, True])(
+                lambda ctx, saved, g0, g1: {"x": g0})
+            impl.get_op(qual)(T.ones(3, requires_grad=True))
+        finally:
+            custom_ops._destroy(qual)
+    same_error(non_tensor_output, "is not a Tensor")

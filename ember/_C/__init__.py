@@ -191,3 +191,50 @@ class _AutoDispatchBelowAutograd:
 
     def __del__(self):
         self._release()
+
+
+def _flat_tensors(values):
+    """The tensors among `values` and inside the lists/tuples among them (one level, as
+    PyTorch's helpers look)."""
+    from .._core.tensor import Tensor
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from (t for t in v if isinstance(t, Tensor))
+
+
+def _any_requires_grad(*args, **kwargs):
+    """torch._C._any_requires_grad: whether a tensor argument (or one in a list argument)
+    requires grad."""
+    return any(t.requires_grad for t in _flat_tensors((*args, *kwargs.values())))
+
+
+def _any_output_is_alias_to_input_or_output(args, kwargs, outputs):
+    """torch._C._any_output_is_alias_to_input_or_output: whether an output tensor shares
+    memory with an input or another output (tensors found at any depth of the structures)."""
+    from .._core.tensor import Tensor
+
+    def flat(value):
+        if isinstance(value, Tensor):
+            return [value]
+        if isinstance(value, (list, tuple)):
+            return [t for v in value for t in flat(v)]
+        if isinstance(value, dict):
+            return [t for v in value.values() for t in flat(v)]
+        return []
+    inputs = flat(args) + flat(kwargs or {})
+    outs = flat(outputs)
+
+    def storage(t):
+        s = t.untyped_storage()
+        return s if s.nbytes() > 0 else None
+    seen = {id(storage(t)) for t in inputs if storage(t) is not None}
+    for o in outs:
+        s = storage(o)
+        if s is None:
+            continue
+        if id(s) in seen:
+            return True
+        seen.add(id(s))
+    return False

@@ -296,10 +296,10 @@ def _check_outputs(op, out):
     diff = op._output_differentiability
     outs = out if isinstance(out, tuple) else (out,)
     if diff is not None:
-        for o, d in zip(outs, diff):
+        for idx, (o, d) in enumerate(zip(outs, diff)):
             if d and not isinstance(o, (Tensor, list)):
                 raise RuntimeError(
-                    f"With output_differentiability={diff}. At idx {outs.index(o)}, we received "
+                    f"With output_differentiability={diff}. At idx {idx}, we received "
                     f"an object of type {type(o)} that is not a Tensor, so it cannot have be "
                     f"marked as differentiable in output_differentiability.")
     return out
