@@ -372,3 +372,48 @@ def test_c_helpers_and_load_library():
         finally:
             custom_ops._destroy(qual)
     same_error(non_tensor_output, "is not a Tensor")
+
+
+def test_generate_opcheck_tests(tmp_path):
+    import os
+    import unittest
+
+    from torch.testing._internal.optests.generate_tests import FailuresDict
+    path = tmp_path / "failures_dict.json"
+    # written by PyTorch, in the format it validates
+    FailuresDict(str(path), {"_cor_gen::bad": {"Cases.test_schema__test_bad": {
+        "comment": "", "status": "xfail"}}}).save()
+
+    def run(T):
+        import importlib
+        optests = importlib.import_module(f"{T.__name__}.testing._internal.optests")
+
+        class Cases(unittest.TestCase):
+            def setUp(self):
+                self.lib = T.library.Library("_cor_gen", "FRAGMENT")
+                self.lib.define("bad(Tensor x) -> Tensor")
+                self.lib.impl("bad", lambda x: x.sin_().clone(), "CPU")   # writes its input
+                self.lib.define("good(Tensor x) -> Tensor")
+                self.lib.impl("good", lambda x: x.sin(), "CPU")
+
+            def tearDown(self):
+                self.lib._destroy()
+
+            def test_bad(self):
+                T.ops._cor_gen.bad(T.ones(2))
+
+            def test_good(self):
+                T.ops._cor_gen.good(T.ones(2))
+
+            @optests.dontGenerateOpCheckTests("testing")
+            def test_skipped(self):
+                pass
+        optests.generate_opcheck_tests(Cases, ["_cor_gen"], str(path),
+                                       test_utils=["test_schema", "test_faketensor"])
+        names = sorted(n for n in dir(Cases) if n.startswith("test"))
+        result = unittest.TextTestRunner(stream=open(os.devnull, "w")).run(
+            unittest.defaultTestLoader.loadTestsFromTestCase(Cases))
+        return names, sorted(t.id().rsplit(".", 1)[1] for t, _ in result.errors + result.failures)
+    e, t = both(run)
+    assert e == t
+    assert "test_schema__test_bad" in e[0] and "test_schema__test_skipped" not in e[0]
