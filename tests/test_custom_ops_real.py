@@ -417,3 +417,43 @@ def test_generate_opcheck_tests(tmp_path):
     e, t = both(run)
     assert e == t
     assert "test_schema__test_bad" in e[0] and "test_schema__test_skipped" not in e[0]
+
+
+def test_resolve_packet_set_kernel_enabled_and_aten_inplace_opcheck(caplog):
+    def resolve(T):
+        x = T.randn(3)
+        out = []
+        for args, kwargs in (((x, x), {}), ((x, 2), {}), ((x,), {"dim": 0}), ((x, x, x), {})):
+            for q in ("aten::add", "aten::mean"):
+                try:
+                    out.append(T._C._jit_resolve_packet(q, *args, **kwargs))
+                except RuntimeError:
+                    out.append("RuntimeError")
+        return out
+    e, t = both(resolve)
+    assert e == t
+
+    def kernels(T):
+        @T.library.custom_op("_cor_enable::f", mutates_args=())
+        def f(x: T.Tensor) -> T.Tensor:
+            return x + 1
+        x = T.ones(1)
+        caplog.clear()
+        got = []
+        with f.set_kernel_enabled("gpu", enabled=False):
+            got.append(f(x).item())
+        f.register_kernel("cpu")(lambda x: x + 2)
+        got.append(f(x).item())
+        with f.set_kernel_enabled("cpu", enabled=False):
+            got.append(f(x).item())
+            with f.set_kernel_enabled("cpu", enabled=False):
+                got.append(f(x).item())
+        got.append(f(x).item())
+        return got, [r.getMessage() for r in caplog.records]
+    e, t = both(kernels)
+    assert e == t
+
+    def inplace_opcheck(T):
+        return T.library.opcheck(T.ops.aten.sin_.default, (T.randn(3),))
+    e, t = both(inplace_opcheck)
+    assert e == t

@@ -238,3 +238,24 @@ def _any_output_is_alias_to_input_or_output(args, kwargs, outputs):
             return True
         seen.add(id(s))
     return False
+
+
+def _jit_resolve_packet(qualname, *args, **kwargs):
+    """torch._C._jit_resolve_packet: the name of the overload of `qualname` ('aten::sum')
+    that a call with these arguments picks."""
+    from .._core.tensor import Tensor
+    from .._dispatch import dispatcher
+    ns, _, name = qualname.partition("::")
+    packet = dispatcher._packets[(ns, name)]
+    # the default overload first, as PyTorch registers it first
+    for overload, op in sorted(packet._overloads.items(), key=lambda kv: kv[0] != "default"):
+        try:
+            bound = op.schema.bind(args, kwargs, op.short_name)
+        except RuntimeError:
+            continue
+        if dispatcher._matches(op.schema, bound) and not any(
+                isinstance(v, Tensor) and not a.type.startswith(("Tensor", "Scalar"))
+                for a, v in zip(op.schema.arguments, bound)):
+            return overload
+    raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any "
+                       f"schema: {qualname}() with arguments {args}, {kwargs}")

@@ -10,6 +10,8 @@ the device), its Meta kernel the `register_fake` function, and its Autograd kern
 autograd.Function around the backend kernel with the `register_autograd` formula. Without one,
 outputs still record a node (as PyTorch's do), whose backward raises.
 """
+import contextlib
+import logging
 from typing import NamedTuple
 
 from .._core.tensor import Tensor
@@ -17,6 +19,8 @@ from .._dispatch import dispatcher as _dispatcher
 from .infer_schema import infer_schema
 
 _DEVICE_KEYS = _dispatcher._DEVICE_KEYS
+# PyTorch's logger name, which code listening for these warnings uses
+_log = logging.getLogger("torch._library.custom_ops")
 
 
 class CustomOpDef:
@@ -29,6 +33,7 @@ class CustomOpDef:
         self._schema = schema
         self._init_fn = fn
         self._backend_fns = {}
+        self._disabled_kernels = set()   # device types whose register_kernel kernel is off
         self._abstract_fn = None
         self._backward_fn = None
         self._setup_context_fn = None
@@ -64,7 +69,8 @@ class CustomOpDef:
     # ---- kernels ------------------------------------------------------------------------------
     def _backend_kernel(self, device_type):
         def kernel(*args):
-            fn = self._backend_fns.get(device_type, self._init_fn)
+            fn = self._init_fn if device_type in self._disabled_kernels else \
+                self._backend_fns.get(device_type, self._init_fn)
             if fn is None:
                 raise RuntimeError(f"{self._name} does not have a kernel registered for "
                                    f"{device_type}. Please use register_kernel to do so.")
@@ -152,6 +158,25 @@ class CustomOpDef:
                                             self._backend_kernel(d))
             return fn
         return register(fn) if fn is not None else register
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type, enabled=True):
+        """Within the block, the kernel register_kernel gave `device_type` is used (enabled)
+        or bypassed for the op's default implementation (disabled)."""
+        if device_type not in self._backend_fns:
+            _log.warning("Attempted to disable kernel for %s but no kernel was registered for "
+                         "this device type.", device_type)
+        elif enabled == (device_type not in self._disabled_kernels):
+            _log.warning("Attempted to %s kernel for %s but it was already %s.",
+                         "enable" if enabled else "disable", device_type,
+                         "enabled" if enabled else "disabled")
+        was_disabled = device_type in self._disabled_kernels
+        (self._disabled_kernels.discard if enabled else self._disabled_kernels.add)(device_type)
+        try:
+            yield
+        finally:
+            (self._disabled_kernels.add if was_disabled else
+             self._disabled_kernels.discard)(device_type)
 
     def register_fake(self, fn, /):
         """The op's shape function, run for meta tensors (PyTorch's FakeTensor kernel)."""
