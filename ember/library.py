@@ -37,6 +37,7 @@ class Library:
     def define(self, schema, alias_analysis="", *, tags=()):
         if self.kind == "IMPL":
             raise RuntimeError("define() is not allowed on a Library of kind IMPL")
+        _check_schema_types(schema)
         op = _dispatcher.define(schema, self.ns)
         op._tags = as_tags(tags)
         op._defined_in_python = True
@@ -96,6 +97,40 @@ _KEYS = {"cpu": ("CPU",), "meta": ("Meta",), "cuda": ("CUDA",),
 # for one can never be reached, so registering it does nothing
 _ABSENT_BACKENDS = ("XPU", "HPU", "MPS", "MTIA", "PrivateUse1", "AutogradXPU", "AutogradHPU",
                     "AutogradMPS", "AutogradPrivateUse1")
+
+
+# the base types a schema may name (PyTorch's schema type parser), and the opaque Python
+# types registered with torch._C._register_opaque_type
+_SCHEMA_TYPES = {"Tensor", "SymInt", "int", "float", "bool", "Scalar", "str", "ScalarType",
+                 "Device", "Layout", "MemoryFormat", "Generator", "Storage", "Stream",
+                 "Dimname", "complex", "SymFloat", "SymBool", "GraphModule", "Any", "QScheme",
+                 "AnyEnumType", "t", "()"}
+_OPAQUE_TYPES = set()
+_TYPE_HINTS = {
+    "int64_t": "Use `SymInt` or `int` instead of `int64_t` in an operator's schema string. "
+               "`SymInt` corresponds to c10::SymInt in C++ while `int` in schema corresponds "
+               "to the int64_t type in C++.",
+    "double": "Use `float` instead of `double` in an operator's schema string. `float` in "
+              "schema corresponds to the double type in C++"}
+
+
+def _check_schema_types(schema):
+    """Every argument and return type of a user's schema is one PyTorch's parser knows; the
+    error points at the first that is not, as PyTorch's does."""
+    import re
+    from ._dispatch.schema import Schema
+    parsed = Schema(schema)
+    types = [a.type for a in parsed.arguments] + [r.type for r in parsed.returns]
+    for typ in types:
+        base = re.sub(r"(\[\d*\]|\?)+$", "", typ).split("|")[0]
+        if base in _SCHEMA_TYPES or base in _OPAQUE_TYPES:
+            continue
+        message = _TYPE_HINTS.get(base, "unknown type specifier. Common valid schema types "
+                                  "include Tensor, SymInt, int, float, bool, Scalar; for a full "
+                                  "list, please see https://github.com/pytorch/pytorch/blob/"
+                                  "main/aten/src/ATen/native/README.md#func ")
+        where = schema.index(base, schema.index("("))
+        raise RuntimeError(f"\n{message}:\n{schema}\n{' ' * where}{'~' * len(base)} <--- HERE\n")
 
 
 def _has_kernel(op, key):

@@ -457,3 +457,25 @@ def test_resolve_packet_set_kernel_enabled_and_aten_inplace_opcheck(caplog):
         return T.library.opcheck(T.ops.aten.sin_.default, (T.randn(3),))
     e, t = both(inplace_opcheck)
     assert e == t
+
+
+def test_schema_type_errors_point_at_the_type():
+    for schema in ("foo12(Tensor a) -> asdfasdf", "foo12(asdf a) -> Tensor",
+                   "foo12(int64_t a) -> Tensor", "foo12(double a) -> Tensor"):
+        def define(T, schema=schema):
+            with T.library._scoped_library("_cor_types", "FRAGMENT") as lib:
+                lib.define(schema)
+        e, t = raised(define, ember), raised(define, torch)
+        assert e == t
+
+    def opaque(T):
+        name = "torch.testing.CorOpaqueForTest"
+        T._C._register_opaque_type(name)
+        try:
+            with T.library._scoped_library("_cor_types", "FRAGMENT") as lib:
+                lib.define(f"bar({name} a) -> Tensor")
+                return T._C._is_opaque_type_registered(name)
+        finally:
+            T._C._unregister_opaque_type(name)
+    e, t = both(opaque)
+    assert e == t is True

@@ -259,3 +259,19 @@ def _jit_resolve_packet(qualname, *args, **kwargs):
             return overload
     raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any "
                        f"schema: {qualname}() with arguments {args}, {kwargs}")
+
+
+def _register_opaque_type(type_name):
+    """torch._C._register_opaque_type: a Python type an operator's schema may then name."""
+    from ..library import _OPAQUE_TYPES
+    _OPAQUE_TYPES.add(type_name)
+
+
+def _unregister_opaque_type(type_name):
+    from ..library import _OPAQUE_TYPES
+    _OPAQUE_TYPES.discard(type_name)
+
+
+def _is_opaque_type_registered(type_name):
+    from ..library import _OPAQUE_TYPES
+    return type_name in _OPAQUE_TYPES

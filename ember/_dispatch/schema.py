@@ -92,7 +92,7 @@ class Argument:
         return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
 
 
-_ARG = re.compile(r"^(?P<type>[\w\[\]\d?|]+?)"
+_ARG = re.compile(r"^(?P<type>[\w.\[\]\d?|]+?)"
                   r"(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
                   r"\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
 
