@@ -479,3 +479,39 @@ def test_schema_type_errors_point_at_the_type():
             T._C._unregister_opaque_type(name)
     e, t = both(opaque)
     assert e == t is True
+
+
+def test_supports_tensorlist():
+    def run(T):
+        seen = []
+
+        @T._library.autograd.supports_tensorlist
+        class Stack(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, xs):
+                return T.stack(xs)
+
+            @staticmethod
+            def backward(ctx, grad):
+                seen.append(ctx.needs_input_grad)
+                return list(grad.unbind(0))
+
+        @T._library.autograd.supports_tensorlist
+        class Bar(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, xs):
+                return [xs[i] + i for i in range(len(xs))]
+
+            @staticmethod
+            def backward(ctx, grads):
+                return Bar.apply(grads[:2]) + Bar.apply(grads[2:])
+        xs = [T.tensor(float(i), requires_grad=True) for i in range(3)]
+        grads = T.autograd.grad((Stack.apply(xs) * T.tensor([1.0, 2, 3])).sum(), xs)
+        ys = [T.tensor(0.0, requires_grad=True) for _ in range(5)]
+        sum(Bar.apply(ys)).backward()
+        errors = [raised(lambda T: Stack.forward(None, xs), T),
+                  raised(lambda T: Stack.backward(None, xs), T)]
+        return seen, [g.item() for g in grads], [y.grad.item() for y in ys], \
+            [e[0] for e in errors]
+    e, t = both(run)
+    assert e == t

@@ -1,1 +1,1 @@
-from . import utils  # noqa: F401  (torch._library.utils)
+from . import autograd, utils  # noqa: F401  (torch._library.autograd, .utils)
