@@ -73,6 +73,8 @@ from ._refs.checks import (_check, _check_with, _check_is_size, _check_index, _c
                            _check_type, _check_not_implemented, _check_tensor_all,
                            _check_tensor_all_with, _assert_async)
 from . import library
+from ._C import Tag  # torch.Tag
+from . import _subclasses  # noqa: F401  (torch._subclasses: FakeTensorMode)
 from ._refs.control_flow import cond, while_loop
 from ._refs.sym import *  # noqa: F401,F403  (torch.sym_int, sym_max, ...)
 

@@ -5,6 +5,7 @@
 import weakref
 
 from . import _autograd, _fft, _functions, _functorch, _nn  # noqa: F401  (torch._C._autograd, ...)
+from ._tags import Tag  # noqa: F401
 from ._dispatch_keys import (  # noqa: F401
     DispatchKey, DispatchKeySet, _ExcludeDispatchKeyGuard, _IncludeDispatchKeyGuard,
     _dispatch_tls_local_exclude_set, _dispatch_tls_local_include_set)
@@ -236,3 +237,112 @@ def _set_bits(tensor, conj, neg):
         setter(conj, neg)
     else:
         set_math_bits(tensor, conj, neg)
+class _AutoDispatchBelowAutograd:
+    """torch._C._AutoDispatchBelowAutograd: ops called while it lives skip the Autograd key and
+    run their backend kernels (what an autograd.Function's forward does to call the op it
+    wraps). ember's dispatcher takes the Autograd key only under grad mode, so the guard turns
+    grad mode off -- from construction (PyTorch's RAII guard, released by `del`) or over a
+    `with` block."""
+
+    def __init__(self):
+        from .._core.grad_mode import _grad_state
+        self._prev = _grad_state.enabled
+        _grad_state.enabled = False
+
+    def _release(self):
+        from .._core.grad_mode import _grad_state
+        if self._prev is not None:
+            _grad_state.enabled, self._prev = self._prev, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._release()
+
+    def __del__(self):
+        self._release()
+
+
+def _flat_tensors(values):
+    """The tensors among `values` and inside the lists/tuples among them (one level, as
+    PyTorch's helpers look)."""
+    from .._core.tensor import Tensor
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from (t for t in v if isinstance(t, Tensor))
+
+
+def _any_requires_grad(*args, **kwargs):
+    """torch._C._any_requires_grad: whether a tensor argument (or one in a list argument)
+    requires grad."""
+    return any(t.requires_grad for t in _flat_tensors((*args, *kwargs.values())))
+
+
+def _any_output_is_alias_to_input_or_output(args, kwargs, outputs):
+    """torch._C._any_output_is_alias_to_input_or_output: whether an output tensor shares
+    memory with an input or another output (tensors found at any depth of the structures)."""
+    from .._core.tensor import Tensor
+
+    def flat(value):
+        if isinstance(value, Tensor):
+            return [value]
+        if isinstance(value, (list, tuple)):
+            return [t for v in value for t in flat(v)]
+        if isinstance(value, dict):
+            return [t for v in value.values() for t in flat(v)]
+        return []
+    inputs = flat(args) + flat(kwargs or {})
+    outs = flat(outputs)
+
+    def storage(t):
+        s = t.untyped_storage()
+        return s if s.nbytes() > 0 else None
+    seen = {id(storage(t)) for t in inputs if storage(t) is not None}
+    for o in outs:
+        s = storage(o)
+        if s is None:
+            continue
+        if id(s) in seen:
+            return True
+        seen.add(id(s))
+    return False
+
+
+def _jit_resolve_packet(qualname, *args, **kwargs):
+    """torch._C._jit_resolve_packet: the name of the overload of `qualname` ('aten::sum')
+    that a call with these arguments picks."""
+    from .._core.tensor import Tensor
+    from .._dispatch import dispatcher
+    ns, _, name = qualname.partition("::")
+    packet = dispatcher._packets[(ns, name)]
+    # the default overload first, as PyTorch registers it first
+    for overload, op in sorted(packet._overloads.items(), key=lambda kv: kv[0] != "default"):
+        try:
+            bound = op.schema.bind(args, kwargs, op.short_name)
+        except RuntimeError:
+            continue
+        if dispatcher._matches(op.schema, bound) and not any(
+                isinstance(v, Tensor) and not a.type.startswith(("Tensor", "Scalar"))
+                for a, v in zip(op.schema.arguments, bound)):
+            return overload
+    raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match any "
+                       f"schema: {qualname}() with arguments {args}, {kwargs}")
+
+
+def _register_opaque_type(type_name):
+    """torch._C._register_opaque_type: a Python type an operator's schema may then name."""
+    from ..library import _OPAQUE_TYPES
+    _OPAQUE_TYPES.add(type_name)
+
+
+def _unregister_opaque_type(type_name):
+    from ..library import _OPAQUE_TYPES
+    _OPAQUE_TYPES.discard(type_name)
+
+
+def _is_opaque_type_registered(type_name):
+    from ..library import _OPAQUE_TYPES
+    return type_name in _OPAQUE_TYPES

@@ -103,9 +103,15 @@ class OpOverload:
     def is_view(self):
         return self._is_view
 
+    # the torch.Tag list its definition gave (Library.define(tags=...)); aten ops are all
+    # pt2_compliant_tag, as PyTorch's codegen marks them
+    _tags = ()
+    _defined_in_python = False   # True for an op a torch.library.Library defined
+
     @property
     def tags(self):
-        return ()
+        from .tags import Tag
+        return [Tag.pt2_compliant_tag] if self.namespace == "aten" else list(self._tags)
 
     def __get__(self, obj, objtype=None):
         # an op stored on a class binds like a function: Tensor.__mul__ = mul op

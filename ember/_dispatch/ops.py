@@ -44,6 +44,15 @@ def _alias_packet(namespace, name):
 
 
 class _Ops:
+    def load_library(self, path):
+        """torch.ops.load_library: load a shared library that registers operators. ember's
+        operators are Python, so a library can load but registers none with ember."""
+        import ctypes
+        try:
+            ctypes.CDLL(path)
+        except OSError as e:
+            raise OSError(f"Could not load this library: {path}") from e
+
     def __getattr__(self, namespace):
         if namespace.startswith("__"):
             raise AttributeError(namespace)

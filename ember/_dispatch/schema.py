@@ -68,6 +68,14 @@ class Argument:
         self.alias, self.mutable = alias, mutable
 
     @property
+    def default_value(self):
+        """The default as PyTorch's parsed schema reports it: a dtype as its c10 ScalarType
+        number (torch.float32 -> 6)."""
+        if self.type.rstrip("?") == "ScalarType" and self.default is not None:
+            return _SCALAR_TYPE_ORDER.index(str(self.default).removeprefix("torch."))
+        return self.default
+
+    @property
     def is_tensor(self):
         return self.type in ("Tensor", "Tensor?", "Tensor|Scalar")
 
@@ -84,9 +92,25 @@ class Argument:
         return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
 
 
-_ARG = re.compile(r"^(?P<type>[\w\[\]\d?|]+?)"
+_ARG = re.compile(r"^(?P<type>[\w.\[\]\d?|]+?)"
                   r"(?:\((?P<alias>\w+)(?P<bang>!?)\))?(?P<rest>[\[\]\d?]*)"
                   r"\s+(?P<name>\w+)(?:\s*=\s*(?P<default>.+))?$")
+
+
+# c10's ScalarType numbering (the dtypes a schema default names)
+_SCALAR_TYPE_ORDER = ("uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+                      "float64", "complex32", "complex64", "complex128", "bool", "qint8",
+                      "quint8", "qint32", "bfloat16")
+
+
+def _typed_default(typ, value):
+    """A schema default as the kernel receives it: `ScalarType f=float32` gives the dtype,
+    `Device d="cpu"` the device (other literals are already Python values)."""
+    base = typ.rstrip("?")
+    if isinstance(value, str) and base in ("ScalarType", "Device"):
+        import ember
+        return getattr(ember, value) if base == "ScalarType" else ember.device(value)
+    return value
 
 
 def split_top(s):
@@ -157,7 +181,8 @@ class Schema:
             typ = a["type"] + (a["rest"] or "")
             has_default = a["default"] is not None
             self.arguments.append(Argument(a["name"], typ,
-                                           _literal(a["default"]) if has_default else None,
+                                           _typed_default(typ, _literal(a["default"]))
+                                           if has_default else None,
                                            has_default, kwarg_only, a["alias"], bool(a["bang"])))
         rets = rets.strip()
         if rets.startswith("("):

@@ -5,3 +5,5 @@ fake_tensor_allow_meta = True
 fake_tensor_propagate_real_tensors = False
 fake_tensor_crossref = False
 debug_assert = False
+# whether AOTAutograd checks that a custom op's outputs do not alias its inputs
+check_custom_op_aliasing = True

@@ -1,1 +1,1 @@
-"""The machinery behind `ember.library.custom_op` (PyTorch's torch._library)."""
+from . import autograd, utils  # noqa: F401  (torch._library.autograd, .utils)

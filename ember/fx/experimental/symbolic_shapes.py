@@ -6,7 +6,7 @@ GuardOnDataDependentSymNode. ember's capture (ember.export) keeps no symbols for
 raises the same error at the same places: when a traced program reads a tensor's value.
 """
 
-__all__ = ["GuardOnDataDependentSymNode", "ConstraintViolationError"]
+__all__ = ["GuardOnDataDependentSymNode", "ConstraintViolationError", "ShapeEnv"]
 
 
 class GuardOnDataDependentSymNode(RuntimeError):
@@ -15,3 +15,12 @@ class GuardOnDataDependentSymNode(RuntimeError):
 
 class ConstraintViolationError(RuntimeError):
     pass
+
+
+class ShapeEnv:
+    """PyTorch's record of the symbols of a trace and the guards on them. ember's capture has
+    no symbolic sizes, so a ShapeEnv only keeps the options it was made with."""
+
+    def __init__(self, *, allow_dynamic_output_shape_ops=True, **options):
+        self.allow_dynamic_output_shape_ops = allow_dynamic_output_shape_ops
+        self.options = options
