@@ -92,6 +92,7 @@ from .nn._rnn import *  # noqa: F401,F403  (torch.lstm, gru, lstm_cell, ...)
 from . import multiprocessing, random, utils, func, storage, __config__, __future__  # noqa: F401
 from .utils.dlpack import to_dlpack  # noqa: F401
 from ._functorch.apis import vmap  # torch.vmap
+from . import _vmap_internals  # noqa: F401  (the prototype vmap of batched forward grads)
 from . import fft, signal, functional, masked  # torch.fft, torch.signal, torch.functional, torch.masked
 from ._core import torch_function as _torch_function
 

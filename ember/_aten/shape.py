@@ -63,7 +63,11 @@ def _as_view_of(t, src):
     if src._inference:  # a view of an inference tensor: an inference tensor, not tracked
         t._inference = True
         return t
-    base = src._base if src._base is not None else src
+    base = src._base
+    if base is None:
+        base = src
+    elif src._view_fn is not None:  # a view of a dtype-changing view: replayed, not positioned
+        t._view_fn = src._view_fn + (_as_strided_step(t, base),)
     t._base = base
     if not _grad_state.enabled:
         t._creation_meta = "inference_mode" if _grad_state.inference else "no_grad"
@@ -76,6 +80,32 @@ def _as_view_of(t, src):
     return t
 
 
+# Note [Views autograd replays]: `view_as_real` and `view_as_complex` views (and views of them)
+# cannot be told as positions in their base's elements, as other views are (autograd/views.py):
+# an element of one is half of, or two of, the base's. Such a view carries `_view_fn`, the
+# steps that make it again from its base ("view_as_real", "view_as_complex", or an as_strided
+# ("as_strided", size, stride, bytes past the base's start)); autograd replays them on the base
+# (or on a gradient of the base's shape) after an in-place write, as PyTorch's view_fn.
+def _as_strided_step(t, base):
+    return ("as_strided", t._size, t.stride(),
+            t.storage_offset() * t.dtype.itemsize - base.storage_offset() * base.dtype.itemsize)
+
+
+def _replayed(kernel, step):
+    """A view op's kernel whose views are remade by replaying `step` (Note above)."""
+    def run(self, *args):
+        t = kernel(self, *args)
+        base = t._base
+        if base is not None:
+            prefix = self._view_fn
+            if prefix is None:
+                prefix = () if self._base is None else (_as_strided_step(self, base),)
+            t._view_fn = prefix + (step,)
+        return t
+    run.__qualname__ = run.__name__ = kernel.__name__
+    return run
+
+
 def _empty_view(meta, src):
     """A CPU view with no elements. NumPy normalizes the strides and data pointer of empty
     arrays, so such a view keeps PyTorch's strides and offset explicitly (computed by the Meta
@@ -85,10 +115,12 @@ def _empty_view(meta, src):
     return t
 
 
-def view_op(name, fn, check=None, tracked=True):
+def view_op(name, fn, check=None, tracked=True, replay=None):
     """Register `fn(array, *args) -> view` as the CPU and Meta kernel of a view op; `check(self,
     *args)` raises PyTorch's errors for inputs the view cannot be made of. An op that is not
-    `tracked` shares memory without making an autograd view (`_base` None, as `view(dtype)`)."""
+    `tracked` shares memory without making an autograd view (`_base` None, as `view(dtype)`);
+    one with a `replay` step is remade by autograd by replaying it (Note [Views autograd
+    replays])."""
 
     def cpu(self, *args):
         if check is not None:
@@ -123,6 +155,8 @@ def view_op(name, fn, check=None, tracked=True):
             return _multi_output([_meta_from_stand_in(x, self) for x in r])
         return _meta_from_stand_in(r, self)
     cpu.__qualname__ = cpu.__name__ = name.split(".")[0]
+    if replay is not None:
+        cpu, meta = _replayed(cpu, replay), _replayed(meta, replay)
     impl(name, "CPU")(cpu if tracked else _untracked(cpu))
     impl(name, "Meta")(meta if tracked else _untracked(meta))
     return fn
@@ -139,7 +173,7 @@ def _multi_output(views):
 def _untracked(kernel):
     def run(self, *args):
         t = kernel(self, *args)
-        t._base = None
+        t._base = t._view_fn = None
         t._rg = t._nograd_view = False
         t._creation_meta = None
         return t
@@ -578,7 +612,7 @@ def _check_view_as_real(self):
             "warned that the resulting tensor will NOT alias the original.")
 
 
-view_op("view_as_real", _view_as_real, _check_view_as_real)
+view_op("view_as_real", _view_as_real, _check_view_as_real, replay="view_as_real")
 
 
 _COMPLEX_OF = {np.dtype(np.float16): D.complex32, np.dtype(np.float32): D.complex64,
@@ -606,7 +640,8 @@ def _check_view_as_complex(self):
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
 
 
-view_op("view_as_complex", _view_as_complex, _check_view_as_complex)
+view_op("view_as_complex", _view_as_complex, _check_view_as_complex,
+        replay="view_as_complex")
 
 
 def _check_as_strided(size, stride):

@@ -132,6 +132,7 @@ class Tensor:
     _nograd_view = False  # a view of a tensor requiring grad, made with grad mode off (views.py)
     _creation_meta = None  # how a view was made, when in-place writes to it must be refused
     _multi_output_view = False  # a view of an output of a multi-view op: no in-place writes
+    _view_fn = None  # how autograd remakes a dtype-changing view from its base (_aten/shape.py)
     _grad_acc = None
     _acc_keepalive = None  # a leaf's AccumulateGrad while hooks sit on it (autograd.graph)
     _retains_grad = False
@@ -854,7 +855,7 @@ class Tensor:
             new._grad = copy.deepcopy(self._grad, memo)
         for k, v in self.__dict__.items():
             if k not in ("_grad", "_base", "_grad_acc", "_stride_", "_offset_", "_lazy",
-                         "_nograd_view", "_multi_output_view", "_creation_meta") and \
+                         "_nograd_view", "_multi_output_view", "_creation_meta", "_view_fn") and \
                     v is not bits:
                 setattr(new, k, copy.deepcopy(v, memo))
         if type(self) is not Tensor:  # a subclass's own __slots__ (PyTorch copies them too)

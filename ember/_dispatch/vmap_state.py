@@ -13,6 +13,8 @@ from .._core.tensor import Tensor
 # the vmap levels running now, innermost last: [level, batch size, randomness, the index of its
 # mode in the dispatcher's mode stack]
 levels = []
+legacy_levels = set()  # the levels of torch._vmap_internals' vmap (forward AD's make_dual
+#   takes batched tangents there)
 drawing = [False]  # a random function (random_function) is drawing for the whole batch
 RULES = {}  # "draw", "refuse", "inplace_draw", "per_example", "new_like": ember._functorch.vmap's,
 #   registered at its import

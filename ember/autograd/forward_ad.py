@@ -33,7 +33,8 @@ from .._core.tensor import Tensor, _require_grad
 from .._core.grad_mode import _grad_state
 from .._dispatch import dispatcher as _dispatcher
 from .._dispatch.dispatcher import cached_lookup as _op
-from .._dispatch.vmap_state import refuse_batched, transforms_active as _transforms_active
+from .._dispatch.vmap_state import refuse_batched, transforms_active as _transforms_active, \
+    levels as _vmap_levels, legacy_levels as _legacy_levels
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -100,10 +101,13 @@ class dual_level:
 
 def make_dual(tensor, tangent, *, level=None):
     """A view of `tensor` whose tangent is `tangent` at the current level. Called directly
-    inside a vmap on batched tensors, it is refused as PyTorch refuses it (functorch's jvp makes
-    its duals with `_make_dual`, under its own level)."""
-    refuse_batched((tensor, tangent), "aten::_make_dual",
-                   "; the fallback path doesn't work on out= or view ops.")
+    inside torch.func.vmap on batched tensors, it is refused as PyTorch refuses it (functorch's
+    jvp makes its duals with `_make_dual`, under its own level); inside torch._vmap_internals'
+    vmap (gradcheck's check_batched_forward_grad) a batched tangent is taken, as PyTorch's
+    legacy batching does."""
+    if not (_vmap_levels and _vmap_levels[-1][0] in _legacy_levels):
+        refuse_batched((tensor, tangent), "aten::_make_dual",
+                       "; the fallback path doesn't work on out= or view ops.")
     return _make_dual(tensor, tangent, level=level)
 
 
@@ -176,6 +180,8 @@ def unpack_dual(tensor, *, level=None):
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     t = _tangent(tensor)
+    if t is None and tensor._base is not None:
+        t = _tangent_through_base(tensor)
     if t is None:
         return UnpackedDualTensor(tensor, None)
     return UnpackedDualTensor(_primal(tensor), t)
@@ -256,7 +262,7 @@ def _write_tangent(self, t):
     tangent changes too, and a tangent passed to make_dual sees the change. A forward-
     differentiable view without a tangent first gets one, a view of its base's tangent
     (_view_tangent). Where there is no memory to write into (no tangent, or one that overlaps
-    itself, or reverse mode recording the tangents) `t` becomes the tangent; so it does under
+    itself, or a leaf tangent that requires grad) `t` becomes the tangent; so it does under
     a functorch transform (jvp, vmap), whose tangents may be batched where `self`'s is not."""
     if _transforms_active():
         _set_tangent(self, t)
@@ -264,7 +270,7 @@ def _write_tangent(self, t):
     current = _tangent(self)
     if current is None:
         current = _view_tangent(self)
-    if current is None or current.requires_grad or t.requires_grad or _overlaps(current):
+    if current is None or (current._rg and current.grad_fn is None) or _overlaps(current):
         _set_tangent(self, t)
         return
     _op("copy_")(current, t)
@@ -274,16 +280,23 @@ def _view_tangent(view):
     """The tangent of a view that has none, made a view of its base's tangent: a base without
     one gets zeros laid out as itself, so the view's tangent is the view's own strides on it.
     None where the view is not forward differentiable (make_dual's and unpack_dual's aliases,
-    views that change the dtype or the conj/neg bits)."""
+    views that change the conj/neg bits). A view_as_real / view_as_complex view (or a view of
+    one) has its replay steps run on the base's tangent instead (autograd/views.py)."""
     base = view._base
-    if base is None or "_fw_nondiff_view" in view.__dict__ or view.dtype is not base.dtype or \
+    recipe = view._view_fn
+    if base is None or "_fw_nondiff_view" in view.__dict__ or \
+            (view.dtype is not base.dtype and recipe is None) or \
             base.is_conj() or base.is_neg() or view.is_conj() or view.is_neg() or _overlaps(base):
         return None
     base_t = _tangent(base)
     if base_t is None or not _has_same_meta(base_t, base):
         base_t = _laid_out_as(base, base_t if base_t is not None else _zeros_like(base))
         _set_tangent(base, base_t)
-    t = _op("as_strided")(base_t, view._size, view.stride(), view.storage_offset())
+    if recipe is not None:
+        from .views import replay_view
+        t = replay_view(recipe, base_t)
+    else:
+        t = _op("as_strided")(base_t, view._size, view.stride(), view.storage_offset())
     _set_tangent(view, t)
     return t
 
@@ -293,13 +306,29 @@ def _dual_inputs(op, args):
     found = []
     for i in op._tensor_pos:
         a = args[i]
-        if isinstance(a, Tensor) and "_fw_grad" in a.__dict__:
-            found.append(((i, None), a.__dict__["_fw_grad"]))
+        if isinstance(a, Tensor):
+            t = a.__dict__.get("_fw_grad")
+            if t is None and a._base is not None:
+                t = _tangent_through_base(a)
+            if t is not None:
+                found.append(((i, None), t))
     for i in op._list_pos:
         for k, a in enumerate(args[i]):
-            if isinstance(a, Tensor) and "_fw_grad" in a.__dict__:
-                found.append(((i, k), a.__dict__["_fw_grad"]))
+            if isinstance(a, Tensor):
+                t = a.__dict__.get("_fw_grad")
+                if t is None and a._base is not None:
+                    t = _tangent_through_base(a)
+                if t is not None:
+                    found.append(((i, k), t))
     return found
+
+
+def _tangent_through_base(view):
+    """A view made before its base got a tangent (an in-place write through another view gave
+    it one) has the same view of the base's tangent, as PyTorch's views read theirs."""
+    if "_fw_grad" not in view._base.__dict__:
+        return None
+    return _view_tangent(view)
 
 
 def forward_ad_mode(op, args, mode_level):

@@ -13,7 +13,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 from .._core.grad_mode import _grad_state, no_grad
 from .._dispatch import vmap_state as _vmap_state
 from .graph import _Node as Node, SavedTensor, freed_error, zeros
-from .views import gradient_edge, rebase_view_history
+from .views import gradient_edge, rebase_view_history, rebased_recipe
 from . import forward_ad as _forward_ad
 from .._core.tensor import Tensor, _alias, _require_grad
 
@@ -300,6 +300,7 @@ class Function(metaclass=FunctionMeta):
                 src = o
                 o = _alias(src)
                 o._base = src._base if src._base is not None else src
+                o._view_fn = src._view_fn  # remade from the base as `src` is
                 o._view_version = o._storage_()._version
             elif o._base is not None:
                 # a view made inside forward: its history (this node) is current as of now
@@ -332,7 +333,7 @@ class Function(metaclass=FunctionMeta):
                 # saved as an output (no reference back to its own history, which holds this
                 # node): it unpacks as that view of its base's rebased history
                 s = SavedTensor(t, is_output=True, output_nr=0)
-                s._view_of = (weakref.ref(t._base), t.grad_fn._positions)
+                s._view_of = (weakref.ref(t._base), rebased_recipe(t))
                 saved.append(s)
             elif id(t) in orig_out_ids and id(t) not in input_ids:
                 saved.append(SavedTensor(t, is_output=True, output_nr=orig_out_ids[id(t)]))

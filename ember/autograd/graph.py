@@ -308,7 +308,7 @@ class SavedTensor:
         self._is_output = is_output
         self._output_nr = output_nr
         self._hooks = None  # (packed, unpack_hook, ...) once saved_tensor_hooks.pack ran
-        self._view_of = None  # (weakref to the base, positions): an in-place op's view output
+        self._view_of = None  # (weakref to the base, view_recipe): an in-place op's view output
         if _saved_hooks.default_hooks:
             _saved_hooks.pack(self, t, _saved_hooks.default_hooks[-1])
         else:

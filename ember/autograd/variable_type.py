@@ -20,7 +20,8 @@ from weakref import ref as _weakref
 
 from .._dispatch import dispatcher as _dispatcher
 from .graph import _Node as Node, SavedTensor, freed_error, short_name
-from .views import CUSTOM_FUNCTION_VIEW, gradient_edge, nograd_view_error, rebase_view_history
+from .views import CUSTOM_FUNCTION_VIEW, gradient_edge, nograd_view_error, rebase_view_history, \
+    rebased_recipe
 from . import anomaly_mode
 from . import graph as _graph
 from . import saved_tensor_hooks as _saved_hooks
@@ -502,7 +503,7 @@ def autograd_kernel(op, key, args):
     for name, k in saved_outputs:
         saved[name] = SavedTensor(outs[k], is_output=True, output_nr=k)
         if view is not None:
-            saved[name]._view_of = (_weakref(view._base), view.grad_fn._positions)
+            saved[name]._view_of = (_weakref(view._base), rebased_recipe(view))
     if view is not None:
         return out
     if outs and (op._is_view or (restrides and outs[0]._base is not None)):

@@ -9,6 +9,7 @@ import numpy as np
 from .._core.tensor import _wrap
 from .._dispatch.ops import ops
 from .graph import _Node as Node, grad_accumulator, zeros
+from .._core.grad_mode import _grad_state, enable_grad, no_grad
 
 
 # Note [Views made in no_grad mode]
@@ -101,29 +102,86 @@ CUSTOM_FUNCTION_VIEW = (
 #
 # A base that did not require grad starts to: `x = zeros(3); x[0] = w` makes x a non-leaf
 # whose CopySlices has no edge for x's old value, only for w.
+#
+# A view that changed the dtype (view_as_real / view_as_complex, or a view of one) has no such
+# positions: it carries instead the steps that make it again from its base (Note [Views autograd
+# replays] in _aten/shape.py, PyTorch's view_fn). Its CopySlices replays them on a gradient laid
+# out as the base, and the view's fresh grad_fn is what replaying them on the new base records
+# (ViewAsRealBackward0, say), as in PyTorch.
 def rebase_view_history(view, fn):
     base = view._base
-    if view.dtype is not base.dtype:  # view_as_real / view_as_complex: positions differ in kind
-        raise NotImplementedError(
-            f"autograd of an in-place operation on a {view.dtype} view of a {base.dtype} "
-            "tensor (view_as_real / view_as_complex) is not supported in ember")
-    positions = _view_positions(view, base)
+    recipe = view_recipe(view, base)
     node = CopySlices()
     node.fn = fn
     node.next_functions = fn.next_functions
     node._num_outputs = 1
-    node._positions = positions
+    node._positions = recipe
     node._view_shape = view._size
     node._base_shape = base._size
+    node._base_stride = base.stride()
     base.grad_fn = node
     base._rg = True
     base._output_nr = 0
-    _regenerate_view(view, positions)
+    _regenerate_view(view, recipe)
 
 
-def view_node(base, positions):
+def view_recipe(view, base=None):
+    """How autograd remakes `view` from its base: replay steps, or positions (Note above)."""
+    if view._view_fn is not None:
+        return view._view_fn
+    base = base if base is not None else view._base
+    if view.dtype is not base.dtype:  # a dtype-changing view made without replay steps
+        raise NotImplementedError(
+            f"autograd of an in-place operation on a {view.dtype} view of a {base.dtype} "
+            "tensor made without view_as_real / view_as_complex is not supported in ember")
+    return _view_positions(view, base)
+
+
+def rebased_recipe(view):
+    """The recipe rebase_view_history just gave `view`'s grad_fn (for a saved output)."""
+    return view._view_fn if view._view_fn is not None else view.grad_fn._positions
+
+
+def replay_view(recipe, base):
+    """Run a view's replay steps on `base` (or a tensor laid out as it). With grad mode on, an
+    as_strided step gets the node of a view told as positions (below), not the as_strided
+    op's own, which would save the tensor it reads, whose memory is about to be written."""
+    t = base
+    start = base.storage_offset() * base.dtype.itemsize
+    for step in recipe:
+        if step == "view_as_real":
+            t = ops.aten.view_as_real(t)
+        elif step == "view_as_complex":
+            t = ops.aten.view_as_complex(t)
+        else:
+            _, size, stride, past = step
+            offset = (start + past) // t.dtype.itemsize
+            if not (_grad_state.enabled and t._rg):
+                t = ops.aten.as_strided(t, size, stride, offset)
+                continue
+            with no_grad():
+                v = ops.aten.as_strided(t, size, stride, offset)
+            for made_without_grad in ("_creation_meta", "_nograd_view"):
+                v.__dict__.pop(made_without_grad, None)
+            v.grad_fn = _positions_node(t, _view_positions(v, t))
+            v._rg = True
+            v._output_nr = 0
+            v._view_version = v._storage._version
+            t = v
+    return t
+
+
+def view_node(base, recipe):
     """The node of a view read from `base`'s current history (PyTorch regenerates a view's
-    grad_fn so, as an AsStridedBackward0, after its base was written in place)."""
+    grad_fn so, as an AsStridedBackward0 or by replaying its view_fn, after its base was
+    written in place)."""
+    if type(recipe) is not tuple:
+        return _positions_node(base, recipe)
+    with enable_grad():
+        return replay_view(recipe, base).grad_fn
+
+
+def _positions_node(base, positions):
     node = AsStridedBackward0()
     node.next_functions = (gradient_edge(base),)
     node._num_outputs = 1
@@ -132,8 +190,8 @@ def view_node(base, positions):
     return node
 
 
-def _regenerate_view(view, positions):
-    view.grad_fn = view_node(view._base, positions)
+def _regenerate_view(view, recipe):
+    view.grad_fn = view_node(view._base, recipe)
     view._rg = True
     view._output_nr = 0
     view._view_version = view._storage._version
@@ -152,7 +210,7 @@ def refresh_view(view):
                            f"{CUSTOM_FUNCTION_VIEW}")
     view._view_version = view._storage._version
     if base._rg and fn is not None:
-        _regenerate_view(view, _view_positions(view, base))
+        _regenerate_view(view, view_recipe(view, base))
 
 
 def _view_positions(view, base):
@@ -190,18 +248,36 @@ def _view_positions(view, base):
 
 class CopySlices(Node):
     """The base's grad_fn after an in-place op on one of its views (see the Note above)."""
-    __slots__ = ("fn", "_positions", "_view_shape", "_base_shape", "_num_outputs")
+    __slots__ = ("fn", "_positions", "_view_shape", "_base_shape", "_base_stride",
+                 "_num_outputs")
 
     def name(self):
         return "torch::autograd::CopySlices"
 
     def apply(self, grads):
+        if type(self._positions) is tuple:
+            return self._apply_replayed(grads[0])
         flat = grads[0].reshape(-1)
         grad_slice = flat.index_select(0, self._positions).reshape(self._view_shape)
         res = self.fn.apply([grad_slice])
         if res[0] is not None:
             res[0] = ops.aten.index_put(flat, [self._positions], res[0].reshape(-1), False) \
                 .reshape(self._base_shape)
+        return res
+
+    def _apply_replayed(self, grad):
+        """The view's region of a gradient laid out as the base is the view replayed on it:
+        fn's gradient is written through it (zeros where fn gives none)."""
+        result = ops.aten.empty_strided(self._base_shape, self._base_stride, dtype=grad.dtype,
+                                        device=grad.device)
+        result.copy_(grad)
+        grad_slice = replay_view(self._positions, result)
+        res = self.fn.apply([grad_slice.clone()])
+        if res[0] is None:
+            grad_slice.zero_()
+        else:
+            grad_slice.copy_(res[0])
+        res[0] = result
         return res
 
     def _release_saved(self):
