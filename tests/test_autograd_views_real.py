@@ -304,3 +304,40 @@ def test_gradcheck_runs_check_batched_forward_grad():
     assert _batched_forward_grad(ember, good) is True
     assert _batched_forward_grad(torch, good) is True
     assert _batched_forward_grad(ember, bad) == _batched_forward_grad(torch, bad)
+
+
+def test_views_of_a_primal_carry_no_tangent():
+    # forward AD's primal (unpack_dual(x).primal) is tangent-free, and so is any view of it:
+    # otherwise a backward formula run on it (the double-vjp forward rule) sees a dual again
+    # and recurses without end
+    def run(lib):
+        import importlib
+        fwAD = importlib.import_module(lib.__name__ + ".autograd.forward_ad")
+        with fwAD.dual_level():
+            x = fwAD.make_dual(lib.ones(3, 3, dtype=lib.float64), lib.ones(3, 3, dtype=lib.float64))
+            p = fwAD.unpack_dual(x).primal
+            views = [p.mT, p[1:], p.reshape(9), p.mT.diagonal()]
+            return [fwAD.unpack_dual(v).tangent is None for v in views]
+    assert run(ember) == run(torch) == [True] * 4
+
+
+def test_batched_forward_grad_of_a_triangular_solve_finishes():
+    # lu_solve's forward rule differentiates solve_triangular's backward formula, which
+    # calls solve_triangular on views of the primal (the case that recursed); in a
+    # subprocess with a time limit, so a regression fails instead of hanging the suite
+    import subprocess
+    import sys
+    code = """
+import ember as torch
+A = (torch.randn(3, 3, dtype=torch.float64) + 3 * torch.eye(3, dtype=torch.float64)).requires_grad_()
+B = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+f = lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b)
+g = lambda a, b: torch.linalg.solve_triangular(a.triu(), b, upper=True)
+for fn in (f, g):
+    assert torch.autograd.gradcheck(fn, (A, B), check_forward_ad=True, check_backward_ad=False,
+                                    check_batched_forward_grad=True)
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]

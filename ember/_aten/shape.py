@@ -69,6 +69,10 @@ def _as_view_of(t, src):
     elif src._view_fn is not None:  # a view of a dtype-changing view: replayed, not positioned
         t._view_fn = src._view_fn + (_as_strided_step(t, base),)
     t._base = base
+    if "_fw_nondiff_view" in src.__dict__:
+        # a view of forward AD's primal alias (or of a view of it) takes no tangent from the
+        # base either: the primal is the tangent-free value (forward_ad._primal)
+        t.__dict__["_fw_nondiff_view"] = True
     if not _grad_state.enabled:
         t._creation_meta = "inference_mode" if _grad_state.inference else "no_grad"
         if base._rg:
