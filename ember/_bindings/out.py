@@ -421,6 +421,38 @@ def _copy_out(out, result, name=None, warn_resize=True):
     return out
 
 
+class OutOverload:
+    """`torch.ops.aten.add.out`: the op's `.out` overload for an op declared with the `out`
+    variant -- the functional op (without autocast, as _OutVariant) and its result written
+    into the keyword-only `out`, with PyTorch's out= checks and resize (_copy_out)."""
+
+    def __init__(self, packet):
+        self.overloadpacket = packet
+        self._opname = packet.__name__
+        self.__name__ = f"{packet.__name__}.out"
+        self.__module__ = f"torch._ops.{packet._namespace}"
+
+    def __call__(self, *args, out, **kwargs):
+        with _OutVariant():
+            result = self.overloadpacket(*args, **kwargs)
+        return _copy_out(out, result, self._opname)
+
+    def __repr__(self):
+        return f"<OpOverload(op='{self.overloadpacket}', overload='out')>"
+
+    def __str__(self):
+        return f"{self.overloadpacket}.out"
+
+
+def _out_overload(packet):
+    """The `.out` overload of `packet`, when one of its ops has the `out` variant and one
+    tensor result (ops with several named outputs take them by their names, not `out=`)."""
+    for op in packet._overloads.values():
+        if "out" in op.schema.variants and op.schema.returns == ["Tensor"]:
+            return OutOverload(packet)
+    return None
+
+
 def _op_name_of(result):
     """The op that made `result`, read back from its node's name (LogSoftmaxBackward0 ->
     log_softmax), for the out= autograd error."""
@@ -559,3 +591,8 @@ def _finish_tuple(name, fields, result, out=None, inputs=None):
         result = tuple(_copy_out(o, r, name, warn) for o, r in zip(out, result))
         return _make_result(f"{name}_out", fields, result) if fields else result
     return _make_result(name, fields, result) if fields else result
+
+
+from .._dispatch import dispatcher as _dispatcher  # noqa: E402
+
+_dispatcher.OUT_OVERLOAD = _out_overload

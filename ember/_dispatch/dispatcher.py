@@ -77,6 +77,13 @@ class OpOverload:
     def __deepcopy__(self, memo):
         return self   # one object per operator, as PyTorch's
 
+    def decompose(self, *args, **kwargs):
+        """The op run through its CompositeImplicitAutograd kernel, if it has one; else
+        NotImplemented (PyTorch's OpOverload.decompose)."""
+        if self._composite is None:
+            return NotImplemented
+        return self._composite(*args, **kwargs)
+
     def __reduce__(self):
         # pickled by name (a pickled fx graph holds ops as call targets)
         return (_op_by_name, (self.namespace, self._opname, self._overloadname))
@@ -304,6 +311,11 @@ def _op_by_name(namespace, name, overload=None):
     return packet if overload is None else getattr(packet, overload)
 
 
+# packet -> the `.out` overload of an op declared with the `out` variant, or None: set by
+# ember/_bindings/out.py, which holds PyTorch's out= semantics
+OUT_OVERLOAD = None
+
+
 class OpOverloadPacket:
     """`ember.ops.aten.add`: all overloads of one name; `.Tensor` picks one, a call tries each."""
 
@@ -314,10 +326,19 @@ class OpOverloadPacket:
 
     def __getattr__(self, overload):
         found = self.__dict__.get("_overloads", {}).get(overload)
+        if found is None and overload == "out" and OUT_OVERLOAD is not None:
+            found = OUT_OVERLOAD(self)  # made by the bindings' out= machinery, once
+            if found is not None:
+                self.__dict__["out"] = found
         if found is None:
             raise AttributeError(f"'{self.__dict__.get('_namespace')}.{self.__dict__.get('_name')}'"
                                  f" has no overload '{overload}'")
         return found
+
+    @property
+    def op(self):
+        """The packet's callable (PyTorch's underlying builtin operator), in its module."""
+        return self.__call__
 
     def __deepcopy__(self, memo):
         return self   # one object per operator, as PyTorch's (an OpInfo's asdict copies it)
