@@ -30,6 +30,9 @@ from ..overrides import (  # noqa: F401
     has_torch_function_variadic as _has_torch_function_variadic)
 
 
+from .._dispatch.schema import parse_schema  # noqa: F401,E402
+
+
 def _is_alias_of(self, other):
     """torch._C._is_alias_of: whether two tensors share one storage (the same memory)."""
     a, b = self._storage_(), other._storage_()

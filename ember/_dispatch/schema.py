@@ -88,6 +88,15 @@ class Argument:
         """Whether the Python binding lets a number stand for this tensor (a wrapped scalar)."""
         return self.type == "Tensor|Scalar"
 
+    @property
+    def default_value(self):
+        return self.default
+
+    @property
+    def is_out(self):
+        """PyTorch's Argument.is_out: a keyword-only argument the op writes to."""
+        return self.kwarg_only and self.mutable
+
     def __repr__(self):
         return f"{self.type} {self.name}" + (f"={self.default!r}" if self.has_default else "")
 
@@ -195,6 +204,10 @@ class Schema:
                                self.arguments[0].name == "self" and self.arguments[0].is_tensor)
         self.has_out = any(a.mutable and a.name.startswith("out") for a in self.arguments)
 
+    @property
+    def overload_name(self):
+        return self.overload
+
     def __str__(self):   # as PyTorch prints it: a `Tensor|Scalar` argument is a Tensor
         return f"{self.namespace}::{self.text.replace('Tensor|Scalar', 'Tensor')}"
 
@@ -243,3 +256,31 @@ class Schema:
             raise RuntimeError(f"Unknown keyword argument '{sorted(extra)[0]}' for operator "
                                f"'{op}'. Schema: {declaration}")
         return tuple(out)
+
+
+class ParsedSchema(Schema):
+    """What torch._C.parse_schema gives: a Schema compared and hashed by its text, as PyTorch's
+    FunctionSchema compares name, overload, arguments and returns (ops' own schemas stay
+    compared by identity)."""
+
+    def __eq__(self, other):
+        return isinstance(other, Schema) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __str__(self):   # PyTorch reprints the parsed schema: `int a = 2` prints as `int a=2`
+        text = re.sub(r"\s*=\s*", "=", self.text)
+        return text if not self.namespace else f"{self.namespace}::{text}"
+
+
+def parse_schema(text):
+    """torch._C.parse_schema: `[ns::]name[.overload](args) -> returns`. As PyTorch's, its `name`
+    and its printing keep the namespace only when the text gives one."""
+    ns, sep, rest = text.strip().partition("::")
+    if not sep or "(" in ns:
+        ns, rest = "", text.strip()
+    schema = ParsedSchema(rest, namespace=ns)
+    if ns:
+        schema.name = f"{ns}::{schema.name}"
+    return schema
