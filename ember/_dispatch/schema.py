@@ -89,10 +89,6 @@ class Argument:
         return self.type == "Tensor|Scalar"
 
     @property
-    def default_value(self):
-        return self.default
-
-    @property
     def is_out(self):
         """PyTorch's Argument.is_out: a keyword-only argument the op writes to."""
         return self.kwarg_only and self.mutable
