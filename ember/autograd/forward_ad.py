@@ -305,22 +305,25 @@ def _dual_inputs(op, args):
     """(positions, tangents) of the arguments carrying a tangent; list arguments by (i, k)."""
     found = []
     for i in op._tensor_pos:
-        a = args[i]
-        if isinstance(a, Tensor):
-            t = a.__dict__.get("_fw_grad")
-            if t is None and a._base is not None:
-                t = _tangent_through_base(a)
-            if t is not None:
-                found.append(((i, None), t))
+        t = _tangent_of(args[i])
+        if t is not None:
+            found.append(((i, None), t))
     for i in op._list_pos:
         for k, a in enumerate(args[i]):
-            if isinstance(a, Tensor):
-                t = a.__dict__.get("_fw_grad")
-                if t is None and a._base is not None:
-                    t = _tangent_through_base(a)
-                if t is not None:
-                    found.append(((i, k), t))
+            t = _tangent_of(a)
+            if t is not None:
+                found.append(((i, k), t))
     return found
+
+
+def _tangent_of(a):
+    """The tangent an argument carries: its own, or (a view) its view of its base's."""
+    if not isinstance(a, Tensor):
+        return None
+    t = a.__dict__.get("_fw_grad")
+    if t is None and a._base is not None:
+        t = _tangent_through_base(a)
+    return t
 
 
 def _tangent_through_base(view):

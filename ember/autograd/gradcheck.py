@@ -646,17 +646,8 @@ def _test_batched_grad(inputs, output, output_idx):
                      ember.zeros([], dtype=t.dtype, device=t.device).expand(t.shape)
                      for g, t in zip(results, diff))
 
-    grad_outputs = [ember.randn_like(output) for _ in range(2)]
-    expected = [ember.stack(shards) for shards in zip(*[vjp(g) for g in grad_outputs])]
-    try:
-        result = ember.func.vmap(vjp)(ember.stack(grad_outputs))
-    except RuntimeError as e:
-        raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
-                             f"{_FAILED_BATCHED_GRAD}") from e
-    for input_idx, (res, exp) in enumerate(zip(result, expected)):
-        if not ember.allclose(res, exp):
-            raise GradcheckError(f"For output {output_idx} and input {input_idx}:\n\n"
-                                 f"{_FAILED_BATCHED_GRAD}\n\nGot:\n{res}\n\nExpected:\n{exp}")
+    _compare_batched(vjp, output, ember.func.vmap, _FAILED_BATCHED_GRAD,
+                     lambda k: (output_idx, k))
 
 
 _FAILED_BATCHED_GRAD_FWD_AD = """
@@ -674,6 +665,23 @@ If the test
 - is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
   to have `check_batched_forward_grad=False`
 """
+
+
+def _compare_batched(fn, like, vmap, failure, where):
+    """fn of two random seeds shaped as `like`, one at a time and as one call under `vmap`:
+    the results must agree (`where(k)`: the output and input indices of result k)."""
+    import ember
+    seeds = [ember.randn_like(like) for _ in range(2)]
+    expected = [ember.stack(shards) for shards in zip(*[fn(s) for s in seeds])]
+    try:
+        result = vmap(fn)(ember.stack(seeds))
+    except RuntimeError as e:
+        raise GradcheckError(f"While computing batched gradients, got: {e}\n\n{failure}") from e
+    for k, (res, exp) in enumerate(zip(result, expected)):
+        if not ember.allclose(res, exp):
+            out_idx, in_idx = where(k)
+            raise GradcheckError(f"For output {out_idx} and input {in_idx}:\n\n{failure}\n\n"
+                                 f"Got:\n{res}\n\nExpected:\n{exp}")
 
 
 def _test_batched_grad_forward_ad(func, inputs):
@@ -703,19 +711,8 @@ def _test_batched_grad_forward_ad(func, inputs):
 
         if not _is_float_or_complex(current):
             continue
-        tangents = [ember.randn_like(current) for _ in range(2)]
-        expected = [ember.stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
-        try:
-            result = _vmap(jvp)(ember.stack(tangents))
-        except RuntimeError as e:
-            raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
-                                 f"{_FAILED_BATCHED_GRAD_FWD_AD}") from e
-        for k, (res, exp) in enumerate(zip(result, expected)):
-            if not ember.allclose(res, exp):
-                # (PyTorch's message gives the output's index for the input's too)
-                raise GradcheckError(f"For output {k} and input {k}:\n\n"
-                                     f"{_FAILED_BATCHED_GRAD_FWD_AD}\n\nGot:\n{res}\n\n"
-                                     f"Expected:\n{exp}")
+        # (PyTorch's message gives the output's index for the input's too)
+        _compare_batched(jvp, current, _vmap, _FAILED_BATCHED_GRAD_FWD_AD, lambda k: (k, k))
 
 
 def _fast_check(func, func_out, inputs, outputs, eps, atol, rtol, nondet_tol=0.0,
