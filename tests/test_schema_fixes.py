@@ -48,3 +48,60 @@ def test_import_under_alias():
     r = subprocess.run([sys.executable, "-m", "ember", "-c", code], capture_output=True, text=True,
                        timeout=120)
     assert r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+# backward / forward compatibility cases of PyTorch's test_function_schema.py: (new, old)
+BC = [
+ ("any.over(Tensor self, *, Tensor b) -> Tensor", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any_.over(Tensor self, *, Tensor b) -> Tensor", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any.other(Tensor self, *, Tensor b) -> Tensor", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any.over(Tensor self, *, Tensor b, ...) -> Tensor", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any.over(Tensor self, *, Tensor b) -> (Tensor, Tensor)", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any.over(Tensor self, *, Tensor b) -> Tensor?", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any.over(Tensor self, *, Tensor b) -> Tensor", "any.over(Tensor self, *, Tensor b) -> Tensor?"),
+ ("any.over(Tensor self, *, Tensor b) -> int", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+ ("any.over(Tensor self, *, Tensor b) -> Tensor out", "any.over(Tensor self, *, Tensor b) -> Tensor"),
+]
+old = "any(Tensor self, *, Tensor b, int c) -> Tensor"
+for new in ["any(Tensor self, *, Tensor b) -> Tensor", "any(Tensor self, *, Tensor b, int c, int d) -> Tensor",
+            "any(Tensor self, *, Tensor b, int c, int d=1) -> Tensor", "any(Tensor self, int d=1, *, Tensor b, int c) -> Tensor",
+            "any(Tensor self, Tensor b, *, int c) -> Tensor", "any(Tensor self, Tensor b, int c) -> Tensor",
+            "any(Tensor self, *, int c, Tensor b) -> Tensor", "any(Tensor self, *, Tensor b, int? c) -> Tensor",
+            "any(Tensor self, *, Tensor b, int c=1) -> Tensor", "any(Tensor self, *, Tensor b, int renamed) -> Tensor",
+            "any(Tensor self, *, Tensor b, int[] c) -> Tensor"]:
+    BC += [(new, old), (old, new)]
+o = "foo(Tensor self, *, int a, Tensor(a!) out) -> Tensor(a!)"
+for new in ["foo(Tensor self, *, int a, int b=1, Tensor(a!) out) -> Tensor(a!)", "foo(Tensor self, *, int b=1, int a, Tensor(a!) out) -> Tensor(a!)",
+            "foo(Tensor self, *, int a, int b=1, Tensor(a!) out, Tensor(b!) b) -> Tensor(a!)", "foo(Tensor self, *, int a, int b=1, Tensor(b!) b, Tensor(a!) out) -> Tensor(a!)"]:
+    BC.append((new, o))
+o = "foo(Tensor self, int a, int b=1) -> int"
+for new in ["foo(Tensor self, int a, int b=1, int c=2) -> int", "foo(Tensor self, int a, int b=1, int c=2, int d=3) -> int", "foo(Tensor self, int a, int c=2, int b=1) -> int"]:
+    BC.append((new, o))
+FC = []
+o = "any(Tensor self, int a, int b=1) -> Tensor"
+for new in ["any(Tensor self, int a) -> Tensor", "any(Tensor self, int a, int b=1, int c=1) -> Tensor", "any(Tensor self, int a, int b=1, int[2] c=1) -> Tensor",
+            "any(Tensor self, int a, int b=4) -> Tensor", "any(Tensor self, int a, int c=1) -> Tensor", "any(Tensor self, int a, int c=1, int b=1) -> Tensor",
+            "any(Tensor self, int a, int b) -> Tensor", "any(Tensor self, int a=1, int b=1) -> Tensor"]:
+    FC.append((new, o))
+FC.append(("slice(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)", "slice(Tensor(a) self, int dim=0, int start=0, int end=0, int step=1) -> Tensor(a)"))
+o = "any(Tensor self, *, int a, int b=1, Tensor(a!) out) -> Tensor(a!)"
+for new in ["any(Tensor self, *, int a, Tensor(a!) out) -> Tensor(a!)", "any(Tensor self, *, int a, int b=1, int c=1, Tensor(a!) out) -> Tensor(a!)",
+            "any(Tensor self, *, int a, Tensor(d!) d, int b=1, Tensor(a!) out) -> Tensor(a!)"]:
+    FC.append((new, o))
+
+
+def test_backward_and_forward_compatibility_as_torch():
+    ep, tp = ember._C.parse_schema, torch._C.parse_schema
+    for new, old in BC:
+        assert ep(new).is_backward_compatible_with(ep(old)) == \
+            tp(new).is_backward_compatible_with(tp(old)), (new, old)
+    for new, old in FC:
+        assert tuple(ep(new).check_forward_compatible_with(ep(old))) == \
+            tuple(tp(new).check_forward_compatible_with(tp(old))), (new, old)
+
+
+def test_vararg_schema_prints_and_compares():
+    text = "any.over(Tensor self, *, Tensor b, ...) -> Tensor"
+    assert str(ember._C.parse_schema(text)) == str(torch._C.parse_schema(text))
+    assert not ember._C.parse_schema(text).is_backward_compatible_with(
+        ember._C.parse_schema("any.over(Tensor self, *, Tensor b) -> Tensor"))

@@ -265,9 +265,111 @@ class ParsedSchema(Schema):
     def __hash__(self):
         return hash(str(self))
 
+    is_vararg = False   # `...` ends the arguments
+
     def __str__(self):   # PyTorch reprints the parsed schema: `int a = 2` prints as `int a=2`
         text = re.sub(r"\s*=\s*", "=", self.text)
         return text if not self.namespace else f"{self.namespace}::{text}"
+
+    # c10's FunctionSchema::isBackwardCompatibleWith / isForwardCompatibleWith: a new schema
+    # (self) against an older one. Arguments are compared as c10's Argument does: name, fixed
+    # list size, alias annotation, kwarg-only-ness, type (one a subtype of the other), default.
+    def is_backward_compatible_with(self, old):
+        if not (self.name == old.name and self.overload == old.overload and
+                self.is_vararg == getattr(old, "is_vararg", False) and
+                len(self.returns) == len(old.returns) and
+                len(self.arguments) >= len(old.arguments)):
+            return False
+        for new_r, old_r in zip(_returns(self), _returns(old)):
+            if not _compatible(old_r, new_r, old_r, new_r):  # returns: covariant
+                return False
+        old_out, new_out = _first_out(old.arguments), _first_out(self.arguments)
+        new = [_arg(a) for a in self.arguments]
+        olds = [_arg(a) for a in old.arguments]
+        if not all(_compatible(new[i], olds[i], new[i], olds[i]) for i in range(old_out)):
+            return False
+        if not all(new[i][4] for i in range(old_out, new_out)):   # added: with defaults
+            return False
+        return all(_compatible(new[i - old_out + new_out], olds[i], new[i - old_out + new_out],
+                               olds[i]) for i in range(old_out, len(olds)))
+
+    def check_forward_compatible_with(self, old):
+        """(whether old code can call this schema's op, and if not why, as PyTorch words it)."""
+        if not (self.name == old.name and self.overload == old.overload and
+                self.is_vararg == getattr(old, "is_vararg", False)):
+            return False, ""
+        old_out, new_out = _first_out(old.arguments), _first_out(self.arguments)
+        if len(old.arguments) - old_out != len(self.arguments) - new_out:
+            return False, "Function schema should have the same number of out arguments"
+        new = [_arg(a) for a in self.arguments]
+        olds = [_arg(a) for a in old.arguments]
+        for i in range(min(old_out, new_out)):
+            if not _forward_compatible(new[i], olds[i]):
+                return False, (f"'{new[i][0]}' is not forward compatible with the older "
+                               "version of the schema")
+        for i in range(old_out, new_out):
+            name, typ, has_default = new[i][0], new[i][2], new[i][4]
+            if not has_default:
+                return False, (f"Function schema is not forward compatible since the new "
+                               f"argument '{name}' of type {typ} did not provide a default value.")
+            if typ.endswith("]"):
+                return False, (f"Function schema is not forward compatible since the new "
+                               f"argument '{name}' of type {typ} has a container type as its "
+                               "default value.")
+        for i in range(old_out, len(olds)):
+            if not _forward_compatible(new[i - old_out + new_out], olds[i]):
+                return False, (f"Out argument '{new[i - old_out + new_out][0]} is not FC with "
+                               "the older version of the schema")
+        return True, ""
+
+
+def _first_out(arguments):
+    return next((i for i, a in enumerate(arguments) if a.kwarg_only and a.mutable),
+                len(arguments))
+
+
+def _arg(a):
+    """(name, fixed list size, type without it, alias annotation, has default, default,
+    kwarg-only) of an Argument."""
+    size = re.search(r"\[(\d+)\]", a.type)
+    return (a.name, size and int(size.group(1)), re.sub(r"\[\d+\]", "[]", a.type),
+            (a.alias, a.mutable), a.has_default, a.default, a.kwarg_only)
+
+
+def _returns(schema):
+    """The returns as _arg tuples: `Tensor(a!)` -> type Tensor, alias (a, written)."""
+    out = []
+    for typ, name in zip(schema.returns, schema.return_names):
+        alias = re.search(r"\((\w+)(!?)\)", typ)
+        out.append((name, None, re.sub(r"\(\w+!?\)", "", typ),
+                    (alias.group(1), bool(alias.group(2))) if alias else (None, False),
+                    False, None, False))
+    return out
+
+
+def _subtype(a, b):
+    """Whether type `a` is a subtype of `b` (T of T and of T?)."""
+    return a == b or b == a + "?"
+
+
+def _same_slot(lhs, rhs):
+    return lhs[0] == rhs[0] and lhs[1] == rhs[1] and lhs[3] == rhs[3]
+
+
+def _compatible(lhs, rhs, *_):
+    """c10's Argument::isBackwardCompatibleWith(lhs new, rhs old)."""
+    if not _same_slot(lhs, rhs) or (lhs[6] and not rhs[6]) or not _subtype(rhs[2], lhs[2]):
+        return False
+    return not rhs[4] or (lhs[4] and lhs[5] == rhs[5])
+
+
+def _forward_compatible(lhs, rhs):
+    """c10's Argument::isForwardCompatibleWith(lhs new, rhs old)."""
+    if not _same_slot(lhs, rhs) or (lhs[6] and not rhs[6]) or not _subtype(lhs[2], rhs[2]):
+        return False
+    if rhs[4] and not (lhs[4] and lhs[5] == rhs[5]):
+        return False
+    return not (lhs[4] and not rhs[4])
 
 
 def parse_schema(text):
@@ -276,7 +378,12 @@ def parse_schema(text):
     ns, sep, rest = text.strip().partition("::")
     if not sep or "(" in ns:
         ns, rest = "", text.strip()
-    schema = ParsedSchema(rest, namespace=ns)
+    vararg = re.search(r"(,\s*)?\.\.\.\s*\)\s*->", rest)
+    schema = ParsedSchema(rest[:vararg.start()] + ") ->" + rest[vararg.end():] if vararg
+                          else rest, namespace=ns)
+    if vararg:
+        schema.is_vararg = True
+        schema.text = rest
     if ns:
         schema.name = f"{ns}::{schema.name}"
     return schema
