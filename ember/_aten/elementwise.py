@@ -1883,10 +1883,11 @@ def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     a = _c32.values(self._np)   # complex32 compares as complex64 (its float16 parts exactly)
     b = _c32.values(other._np) if isinstance(other, Tensor) else np.asarray(other, a.dtype)
     close = np.asarray(a == b)
-    if equal_nan and a.dtype.kind in "fc":
+    floating = self.dtype.is_floating_point or self.dtype.is_complex   # (bfloat16's kind is "V")
+    if equal_nan and floating:
         close |= np.isnan(a) & np.isnan(b)
     if rtol != 0 or atol != 0:
-        if a.dtype.kind not in "fc":
+        if not floating:
             a, b = (x.astype(D.get_default_dtype()._np) for x in (a, b))
         with np.errstate(all="ignore"):
             allowed = _modulus(b * a.dtype.type(rtol)) + np.abs(a.dtype.type(atol))

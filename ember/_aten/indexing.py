@@ -15,7 +15,7 @@ from .._core import complex32 as _c32
 from .._dispatch.dispatcher import impl, lookup as _op
 from .._core.tensor import Size, Tensor, _wrap, _meta, _wrap_dim
 from .add_at import add_at
-from .elementwise import broadcast_shape, _scalar_type_name
+from .elementwise import broadcast_shape, not_implemented, _scalar_type_name
 from .factory import checked_scalar
 from .shape import copy_preserving, _preserved_strides
 
@@ -313,6 +313,7 @@ def gather(self, dim, index, sparse_grad=False):
     idx = index._np
     if not idx.size:
         return _wrap(np.empty(idx.shape, self._np.dtype))
+    _check_scatter_gather_dtype(self, "scatter_gather_tensor_cpu")
     if self.dim() == 0:
         return _wrap(np.broadcast_to(self._np, idx.shape).copy())
     size = self._size[d]
@@ -331,13 +332,24 @@ def gather_meta(self, dim, index, sparse_grad=False):
     return _meta(index._size, self.dtype, device=self._device)
 
 
-def _scatter_key(self, dim, index, src, name):
+def _check_scatter_gather_dtype(self, kernel):
+    """The barebones unsigned types have no gather/scatter kernels: PyTorch's error, raised
+    after the shape checks and an empty index's early return, before the bounds check."""
+    if self.dtype in D.barebones_unsigned:
+        raise not_implemented(kernel, self.dtype)
+
+
+def _scatter_key(self, dim, index, src, name, kernel=None):
     """(index arrays, values) that address target[..., index, ...] along `dim` as scatter does;
     a 0-dim self is addressed as its one-element view `target.reshape(1)`; (None, None) for an
-    empty index, which writes nothing."""
+    empty index, which writes nothing. `kernel` names PyTorch's kernel in a dtype error (by
+    default its plain scatter kernel for a tensor or a scalar src)."""
     d = _gather_check(self, dim, index, name, src if isinstance(src, Tensor) else None)
     if not index.numel():
         return None, None
+    _check_scatter_gather_dtype(self, kernel or ("scatter_gather_tensor_cpu" if
+                                                 isinstance(src, Tensor) else
+                                                 "scatter_gather_scalar_cpu"))
     idx = index._np
     size = self._size[d] if self.dim() else 1
     if idx.size and (idx.max() >= size or idx.min() < 0):
@@ -577,7 +589,10 @@ def _scatter_reduce_two(target, self, dim, index, src, reduce, include_self):
     if reduce == "mean" and self.dtype is D.bool:
         raise NotImplementedError("\"scatter_gather_tensor_cpu_reduce_mean\" not implemented "
                                   "for 'Bool'")
-    key, values = _scatter_key(self, dim, index, src, "scatter_reduce")
+    kernel = ("scatter_reduce_exclude_input_init" if not include_self else
+              "scatter_gather_tensor_cpu" if reduce in ("sum", "prod") else
+              f"scatter_gather_tensor_cpu_reduce_{reduce}")
+    key, values = _scatter_key(self, dim, index, src, "scatter_reduce", kernel)
     if key is None:
         return target
     _reduce_into(target.reshape(1) if not self.dim() else target, key, values, reduce,

@@ -16,6 +16,7 @@ from .._core.flags import warn_once
 from .elementwise import not_implemented, _scalar_type_name
 from .reduction import _sortable, reduced_shape
 from .shape import _wrap_dim_no_scalar
+from ._std_sort import std_sort
 
 
 def _argsort_last(a, descending=False):
@@ -59,6 +60,13 @@ def sort_meta(self, stable=None, dim=-1, descending=False):
 
 
 # ---- topk, kthvalue ------------------------------------------------------------------------
+def _check_not_barebones(self, kernel):
+    """PyTorch sorts the barebones unsigned types but has no selection or search kernel for
+    them (a 0-dim input returns before its kernel is looked up)."""
+    if self.dtype in D.barebones_unsigned:
+        raise not_implemented(kernel, self.dtype)
+
+
 def _check_topk(self, k, dim):
     if self.dtype is D.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
@@ -78,6 +86,7 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     a = self._np
     if a.ndim == 0:
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+    _check_not_barebones(self, "topk_cpu")
     n = a.shape[d]
     if not 0 < k * 8 <= n:
         values, indices = _sorted_along(a, d, descending=largest)
@@ -116,6 +125,7 @@ def kthvalue(self, k, dim=-1, keepdim=False):
     a = self._np
     if a.ndim == 0:
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
+    _check_not_barebones(self, "kthvalue_cpu")
     values, indices = _sorted_along(a, d, descending=False)
     pick = (slice(None),) * d + (slice(k - 1, k) if keepdim else k - 1,)
     return _wrap(np.array(values[pick], order="C")), _wrap(np.array(indices[pick], order="C"))
@@ -180,12 +190,32 @@ def _back_along(rows, like, d):
     return np.array(np.moveaxis(rows.reshape((-1,) + like.shape[1:]), 0, d), order="C")
 
 
+def _nan_row_order(keys):
+    """The order PyTorch's std::sort leaves rows holding NaNs in. Its comparator is `<` on the
+    first position where neither row is NaN and they differ, so a NaN position decides nothing
+    and the order is not a strict weak one: replay libstdc++'s moves to land where it lands."""
+    rows = keys.tolist()
+
+    def less(a, b):
+        for x, y in zip(rows[a], rows[b]):
+            if x < y:
+                return True
+            if x > y:
+                return False
+        return False
+
+    return std_sort(list(range(len(rows))), less)
+
+
 @impl("unique_dim", "CPU")
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
     """Unique slices along dim, in lexicographic order."""
     d, moved, rows = _rows_along(self, dim, "unique")
     keys = _sortable(rows)
-    order = np.lexsort(keys.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    if keys.dtype.kind == "f" and np.isnan(keys).any():
+        order = np.array(_nan_row_order(keys), np.int64)
+    else:
+        order = np.lexsort(keys.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
     sorted_rows = rows[order]
     starts, run, counts = _runs((sorted_rows[1:] != sorted_rows[:-1]).any(1), rows.shape[0])
     inverse = np.empty(rows.shape[0], np.int64)
@@ -288,6 +318,8 @@ def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None,
         boundaries = np.take_along_axis(boundaries, sorter._np, -1)
     values = self._np if hasattr(self, "_np") else np.asarray(self)
     dt = D.result_type_of((sorted_sequence, self))
+    if dt in D.barebones_unsigned and (not hasattr(self, "_np") or self._np.size):
+        raise not_implemented("searchsorted_out_cpu", dt)
     boundaries, values = _sortable(boundaries.astype(dt._np)), _sortable(values.astype(dt._np))
     if boundaries.ndim == 1 and not (boundaries.dtype.kind == "f" and
                                      np.isnan(boundaries).any()):
@@ -371,7 +403,7 @@ def histc_meta(self, bins=100, min=0, max=0):
 @impl("bincount", "CPU")
 def bincount(self, weights=None, minlength=0):
     """How often each non-negative integer occurs (or the sum of its weights)."""
-    if self.dtype is D.bool or self.dtype.is_floating_point:
+    if self.dtype is D.bool or self.dtype.is_floating_point or self.dtype in D.barebones_unsigned:
         raise not_implemented("bincount_cpu", self.dtype)
     a = self._np
     if a.ndim != 1 or (a.size and a.min() < 0):

@@ -538,7 +538,14 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
                                f"{_scalar_type_name(dt)}")
     if a.is_meta or b.is_meta:   # one bool per element, without values to compare
         return _finish(B.empty(a.shape, dtype=D.bool, device="meta"), False, out, "isin", (a, b))
-    common = D.promote_types(a.dtype, b.dtype)
+    # PyTorch compares in result_type (a Python number, and a 0-dim tensor beside a dimensioned
+    # one, do not widen the other side). Its elementwise kernel, taken for few test elements
+    # (a number is compared with eq), has no barebones unsigned version; its sort-based one does.
+    common = D.result_type_of((elements, test_elements))
+    if common in D.barebones_unsigned and isinstance(test_elements, Tensor) and \
+            b.numel() < 10.0 * a.numel() ** 0.145:
+        from .._aten.elementwise import not_implemented
+        raise not_implemented("isin_default_cpu", common)
     found = np.isin(_values(a.to(common)), _values(b.to(common)), invert=invert)
     return _finish(B.tensor(np.asarray(found), dtype=D.bool, device=a.device), False, out,
                    "isin", (a, b))
