@@ -219,6 +219,11 @@ def test_sort_and_unique_dim_strides(layout):
     lambda L: L.tensor([1j, 2]).histc(3, 0, 1),
     lambda L: L.tensor([1, 2]).histc(0),
     lambda L: L.tensor([1, 2]).histc(3, 2, 1),
+    lambda L: L.unique(L.empty(5, 0, 0), dim=1),
+    lambda L: L.unique(L.empty(5, 0, 5), dim=2),
+    lambda L: L.unique_consecutive(L.empty(5, 0, 0), dim=1),
+    lambda L: L.unique_consecutive(L.empty(5, 0, 5), dim=2),
+    lambda L: L.unique_consecutive(L.empty(5, 0), dim=1, return_inverse=True, return_counts=True),
 ])
 def test_selection_errors_as_torch(case):
     assert _err(case, ember) == _err(case, torch)

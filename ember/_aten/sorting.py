@@ -189,13 +189,18 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
     return _wrap(values), _wrap(inverse.reshape(self._size)), _wrap(counts)
 
 
-def _rows_along(self, dim, name):
-    """The tensor as a 2-D array of slices along dim (one row per index of dim)."""
+def _rows_along(self, dim):
+    """The tensor as a 2-D array of slices along dim (one row per index of dim), with the
+    checks of PyTorch's unique_dim kernel (unique_consecutive's with a dim too)."""
     d = _wrap_dim_no_scalar(dim, self.dim())
     a = self._np
-    if a.ndim and any(s == 0 for i, s in enumerate(a.shape) if i != d):
-        raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so {name} "
-                           f"cannot be applied")
+    zero_dims = a.shape.count(0)
+    if a.ndim and a.shape[d] == 0 and zero_dims > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")
+    if a.ndim and a.shape[d] != 0 and zero_dims:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
     a = np.moveaxis(a, d, 0) if a.ndim else a.reshape(1)
     return d, a, a.reshape(a.shape[0], int(np.prod(a.shape[1:])))
 
@@ -228,7 +233,7 @@ def _nan_row_order(keys):
 @impl("unique_dim", "CPU")
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
     """Unique slices along dim, in lexicographic order."""
-    d, moved, rows = _rows_along(self, dim, "unique")
+    d, moved, rows = _rows_along(self, dim)
     keys = _sortable(rows)
     if keys.dtype.kind == "f" and np.isnan(keys).any():
         order = np.array(_nan_row_order(keys), np.int64)
@@ -249,7 +254,7 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
         a = self._np.reshape(-1)
         starts, run, counts = _runs(a[1:] != a[:-1], a.size)
         return _wrap(a[starts]), _wrap(run.reshape(self._size)), _wrap(counts.astype(np.int64))
-    d, moved, rows = _rows_along(self, dim, "unique_consecutive")
+    d, moved, rows = _rows_along(self, dim)
     starts, run, counts = _runs((rows[1:] != rows[:-1]).any(1), rows.shape[0])
     return (_wrap(_back_along(rows[starts], moved, d)), _wrap(run),
             _wrap(counts.astype(np.int64)))
