@@ -156,3 +156,76 @@ def test_barebones_scatter_reduce_kernel_names(reduce, include_self):
 ])
 def test_isin_result_type(case):
     _same_values(case(ember), case(torch))
+
+
+# ---- layouts: sort keeps the input's, unique(dim=...) gives its moved block's -----------------
+def _layouts(L):
+    x = L.arange(60.0).reshape(3, 4, 5).flip(2)
+    return (("c", x), ("t02", x.transpose(0, 2)), ("perm", x.permute(1, 2, 0)),
+            ("slice", x[:, ::2]), ("empty_t", L.empty(0, 3).t()), ("col", L.arange(5.0).reshape(1, 5).t()))
+
+
+@pytest.mark.parametrize("layout", ["c", "t02", "perm", "slice", "empty_t", "col"])
+def test_sort_and_unique_dim_strides(layout):
+    def run(L):
+        t = dict(_layouts(L))[layout]
+        outs = []
+        for d in range(t.dim()):
+            outs += [*t.sort(d), t.argsort(dim=d, descending=True), t.msort(),
+                     *t.topk(min(2, t.shape[d]), d)]
+            if t.numel():
+                outs += [L.unique(t, dim=d), L.unique_consecutive(t, dim=d)]
+        return outs
+    ours, theirs = run(ember), run(torch)
+    assert_same(ours, theirs, strides=True)
+
+
+# ---- check order: shape checks before the dtype ones; each kernel's name -------------------
+@pytest.mark.parametrize("case", [
+    lambda L: L.tensor([True, False]).topk(5),
+    lambda L: L.tensor([True, False]).topk(-1),
+    lambda L: L.tensor([True, False]).topk(1, dim=3),
+    lambda L: L.tensor([True, False]).topk(1),
+    lambda L: L.tensor(True).topk(1),
+    lambda L: L.tensor([1j, 2]).topk(5),
+    lambda L: L.tensor([1j, 2]).topk(1),
+    lambda L: L.tensor([True, False]).kthvalue(3),
+    lambda L: L.tensor([True, False]).kthvalue(1),
+    lambda L: L.tensor(True).kthvalue(1),
+    lambda L: L.tensor([1j, 2]).kthvalue(0),
+    lambda L: L.tensor([1j, 2]).kthvalue(1),
+    lambda L: L.tensor(1j).kthvalue(1),
+    lambda L: L.empty(3, dtype=L.bool, device="meta").topk(5),
+    lambda L: L.empty(3, dtype=L.bool, device="meta").topk(1).values.shape,
+    lambda L: L.empty(3, dtype=L.bool, device="meta").kthvalue(1).values.shape,
+    lambda L: L.tensor([[1j, 2]]).unique_consecutive(dim=1),
+    lambda L: L.tensor([[1j, 2]]).unique_consecutive(),
+    lambda L: L.tensor([1j, 2]).unique_consecutive(dim=0),
+    lambda L: L.tensor([1j, 2]).unique_consecutive(dim=-1),
+    lambda L: L.searchsorted(L.tensor([False, True]), True),
+    lambda L: L.searchsorted(L.tensor([False, True]), 2),
+    lambda L: L.searchsorted(L.tensor([False, True]), L.tensor([False])[:0]),
+    lambda L: L.bucketize(L.tensor([False, True]), L.tensor([0, 1])),
+    lambda L: L.tensor([[False, True]]).median(),
+    lambda L: L.tensor([[False, True]]).median(1),
+    lambda L: L.tensor([[False, True]]).nanmedian(),
+    lambda L: L.tensor([[False, True]]).nanmedian(0),
+    lambda L: L.tensor([[False, True]]).median(5),
+    lambda L: L.tensor([[False, True]], device="meta").median(1).values.shape,
+    lambda L: L.tensor([True, False]).histc(3, 0, 1),
+    lambda L: L.tensor([1, 2], dtype=L.uint16).histc(),
+    lambda L: L.tensor([1, 2], dtype=L.uint16).histc(3, 0, 1),
+    lambda L: L.tensor([1j, 2]).histc(),
+    lambda L: L.tensor([1j, 2]).histc(3, 0, 1),
+    lambda L: L.tensor([1, 2]).histc(0),
+    lambda L: L.tensor([1, 2]).histc(3, 2, 1),
+    lambda L: L.unique(L.empty(5, 0, 0), dim=1),
+    lambda L: L.unique(L.empty(5, 0, 5), dim=2),
+    lambda L: L.unique_consecutive(L.empty(5, 0, 0), dim=1),
+    lambda L: L.unique_consecutive(L.empty(5, 0, 5), dim=2),
+    lambda L: L.unique_consecutive(L.empty(5, 0), dim=1, return_inverse=True, return_counts=True),
+])
+def test_selection_errors_as_torch(case):
+    assert _err(case, ember) == _err(case, torch)
+    if _err(case, torch) is None:
+        assert_same(case(ember), case(torch), atol=0, rtol=0)

@@ -23,8 +23,8 @@ REAL_ONLY = {
     "max.dim": (RuntimeError, "max(): does not support complex input"),
     "min.dim": (RuntimeError, "min(): does not support complex input"),
     "sort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
-    "topk": (RuntimeError, " topk does not support complex dtypes on CPU"),
-    "cummax": "cummax_cpu", "cummin": "cummin_cpu", "kthvalue": "kthvalue_cpu",
+    # (topk and kthvalue refuse complex in their kernels, after their shape checks)
+    "cummax": "cummax_cpu", "cummin": "cummin_cpu",
     "median": "median_cpu", "nanmedian": "median_cpu", "mode": "mode_cpu",
     "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
     "_unique2": "unique", "bincount": "bincount_cpu",
@@ -60,7 +60,10 @@ REAL_ONLY = {
     "elu": "elu_cpu", "threshold": "threshold_cpu", "log_sigmoid": "log_sigmoid_cpu",
     "bernoulli_.float": "bernoulli_scalar_cpu_", "geometric_": "geometric_cpu",
     "bernoulli.default": "bernoulli_tensor_cpu_self_", "random_.default": "random_kernel_cpu",
-    "unique_consecutive": "unique", "unique_dim": "unique_dim",
+    # unique_consecutive runs unique_dim's kernel for a dim (but dim 0 of a 1-d tensor)
+    "unique_consecutive": lambda args: "unique_dim" if len(args) > 3 and args[3] is not None
+    and not (args[3] == 0 and args[0].dim() == 1) else "unique",
+    "unique_dim": "unique_dim",
     "hardsigmoid": "hardsigmoid_cpu", "hardswish": "hardswish_cpu", "mish": "mish_cpu",
     "_prelu_kernel": "prelu_cpu", "special_i1": "i1_cpu",
     # the dim overloads run another kernel (after the entries for all overloads: outermost)

@@ -549,7 +549,7 @@ def _median_last(a, ignore_nan):
 
 def _median_kernels(name, ignore_nan):
     def full(self):
-        _check_selection_dtype(self, f"{name}_cpu")
+        _check_selection_dtype(self, "median_cpu")   # (nanmedian's kernel too)
         a = self._np.reshape(-1)
         if a.size == 0:  # PyTorch fills a NaN (cast to the dtype)
             with np.errstate(invalid="ignore"):
@@ -557,8 +557,8 @@ def _median_kernels(name, ignore_nan):
         return _wrap(np.asarray(_median_last(a, ignore_nan)[0]))
 
     def by_dim(self, dim, keepdim=False):
-        _check_selection_dtype(self, f"{name}_cpu")
         d = _wrap_dim(dim, self.dim())
+        _check_selection_dtype(self, "median_out")
         _check_nonempty_dim(self, d, name)
         a = self._np
         if a.ndim == 0:
@@ -568,14 +568,13 @@ def _median_kernels(name, ignore_nan):
             values, idx = np.expand_dims(values, d), np.expand_dims(idx, d)
         return _wrap(np.array(values, order="C")), _wrap(np.array(idx, np.int64, order="C"))
 
-    def full_meta(self):
-        _check_selection_dtype(self, f"{name}_cpu")
+    def full_meta(self):   # (no dtype check: PyTorch's Meta kernels have none)
         return _meta((), self.dtype, device=self._device)
 
     impl(name, "CPU")(full)
     impl(name, "Meta")(full_meta)
     impl(f"{name}.dim", "CPU")(by_dim)
-    impl(f"{name}.dim", "Meta")(_values_indices_meta(name, f"{name}_cpu"))
+    impl(f"{name}.dim", "Meta")(_values_indices_meta(name))
 
 
 def _values_indices_meta(name, kernel=None):

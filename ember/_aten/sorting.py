@@ -15,8 +15,9 @@ from .._core.tensor import Tensor, _wrap, _meta, _wrap_dim
 from .._core.flags import warn_once
 from .elementwise import not_implemented, _scalar_type_name
 from .reduction import _sortable, reduced_shape
-from .shape import _wrap_dim_no_scalar
+from .shape import _keep_empty_strides, _preserved_strides, _wrap_dim_no_scalar
 from ._std_sort import std_sort
+from .tensor_iterator import empty_strided, natural, preserve_strides
 
 
 def _argsort_last(a, descending=False):
@@ -41,22 +42,33 @@ def _sorted_along(a, d, descending):
     return np.take_along_axis(a, order, d), order.astype(np.int64, copy=False)
 
 
-def _pair_meta(self, shape):
-    return _meta(shape, self.dtype, device=self._device), \
-        _meta(shape, D.int64, device=self._device)
+def _pair_meta(self, shape, strides=None):
+    return _meta(shape, self.dtype, strides, device=self._device), \
+        _meta(shape, D.int64, strides, device=self._device)
 
 
 # ---- sort ----------------------------------------------------------------------------------
+# sort's values and indices are laid out like the input (its strides if it is dense, else dense
+# ones in its strides' order: PyTorch's infer_dense_strides), whichever dim is sorted.
+def _laid_out_like(self, a):
+    strides = preserve_strides(self._size, self.stride())
+    if strides is None and a.size and a.flags.c_contiguous and natural(a):   # (nothing to move)
+        return _wrap(a)
+    out = empty_strided(a.shape, strides, a.dtype)
+    out[...] = a
+    return _keep_empty_strides(_wrap(out), self)
+
+
 @impl("sort.stable", "CPU")
 def sort(self, stable=None, dim=-1, descending=False):
     values, indices = _sorted_along(self._np, _wrap_dim(dim, self.dim()), descending)
-    return _wrap(values), _wrap(indices)
+    return _laid_out_like(self, values), _laid_out_like(self, indices)
 
 
 @impl("sort.stable", "Meta")
 def sort_meta(self, stable=None, dim=-1, descending=False):
     _wrap_dim(dim, self.dim())
-    return _pair_meta(self, self._size)
+    return _pair_meta(self, self._size, _preserved_strides(self))   # (empty_like's layout)
 
 
 # ---- topk, kthvalue ------------------------------------------------------------------------
@@ -67,13 +79,13 @@ def _check_not_barebones(self, kernel):
         raise not_implemented(kernel, self.dtype)
 
 
-def _check_topk(self, k, dim):
-    if self.dtype is D.bool:
-        raise RuntimeError("topk does not support bool dtypes on CPU")
+def _check_topk(self, k, dim, out_of_range="selected index k out of range"):
+    """PyTorch's shape checks (its Meta kernel words the range error its own way); the dtype
+    checks come after them, in the CPU kernel."""
     d = _wrap_dim(dim, self.dim())
     size = self._size[d] if self.dim() else 1
     if not 0 <= k <= size:
-        raise RuntimeError("selected index k out of range")
+        raise RuntimeError(out_of_range)
     return d
 
 
@@ -83,6 +95,10 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     k (as PyTorch switches to a partial sort) a partition that selects k candidates (NaN
     counts as largest there too), of which only those are sorted."""
     d = _check_topk(self, k, dim)
+    if self.dtype is D.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if self.dtype.is_complex:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")   # (sic)
     a = self._np
     if a.ndim == 0:
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
@@ -102,13 +118,11 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
 
 @impl("topk", "Meta")
 def topk_meta(self, k, dim=-1, largest=True, sorted=True):
-    d = _check_topk(self, k, dim)
+    d = _check_topk(self, k, dim, "k not in range for dimension")
     return _pair_meta(self, self._size[:d] + (k,) + self._size[d + 1:] if self.dim() else ())
 
 
 def _check_kthvalue(self, k, dim):
-    if self.dtype is D.bool:
-        raise not_implemented("kthvalue_cpu", self.dtype)
     d = _wrap_dim(dim, self.dim())
     size = self._size[d] if self.dim() else 1
     if self.dim() and size == 0:
@@ -125,7 +139,8 @@ def kthvalue(self, k, dim=-1, keepdim=False):
     a = self._np
     if a.ndim == 0:
         return _wrap(a.copy()), _wrap(np.zeros((), np.int64))
-    _check_not_barebones(self, "kthvalue_cpu")
+    if self.dtype is D.bool or self.dtype.is_complex or self.dtype in D.barebones_unsigned:
+        raise not_implemented("kthvalue_cpu", self.dtype)
     values, indices = _sorted_along(a, d, descending=False)
     pick = (slice(None),) * d + (slice(k - 1, k) if keepdim else k - 1,)
     return _wrap(np.array(values[pick], order="C")), _wrap(np.array(indices[pick], order="C"))
@@ -174,20 +189,28 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
     return _wrap(values), _wrap(inverse.reshape(self._size)), _wrap(counts)
 
 
-def _rows_along(self, dim, name):
-    """The tensor as a 2-D array of slices along dim (one row per index of dim)."""
+def _rows_along(self, dim):
+    """The tensor as a 2-D array of slices along dim (one row per index of dim), with the
+    checks of PyTorch's unique_dim kernel (unique_consecutive's with a dim too)."""
     d = _wrap_dim_no_scalar(dim, self.dim())
     a = self._np
-    if a.ndim and any(s == 0 for i, s in enumerate(a.shape) if i != d):
-        raise RuntimeError(f"There are 0 sized dimensions, and they aren't selected, so {name} "
-                           f"cannot be applied")
+    zero_dims = a.shape.count(0)
+    if a.ndim and a.shape[d] == 0 and zero_dims > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")
+    if a.ndim and a.shape[d] != 0 and zero_dims:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
     a = np.moveaxis(a, d, 0) if a.ndim else a.reshape(1)
     return d, a, a.reshape(a.shape[0], int(np.prod(a.shape[1:])))
 
 
 def _back_along(rows, like, d):
-    """Rows (slices along d) back into a tensor laid out like `like` along dim d."""
-    return np.array(np.moveaxis(rows.reshape((-1,) + like.shape[1:]), 0, d), order="C")
+    """Rows (slices along d) back into a tensor shaped like `like` along dim d: as PyTorch's
+    kernel stacks them, a contiguous block of rows with dim d moved back into place."""
+    block = empty_strided((rows.shape[0],) + like.shape[1:], None, rows.dtype)
+    block[...] = rows.reshape(block.shape)   # (NumPy's own strides on size-1 dims may differ)
+    return np.moveaxis(block, 0, d)
 
 
 def _nan_row_order(keys):
@@ -210,7 +233,7 @@ def _nan_row_order(keys):
 @impl("unique_dim", "CPU")
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
     """Unique slices along dim, in lexicographic order."""
-    d, moved, rows = _rows_along(self, dim, "unique")
+    d, moved, rows = _rows_along(self, dim)
     keys = _sortable(rows)
     if keys.dtype.kind == "f" and np.isnan(keys).any():
         order = np.array(_nan_row_order(keys), np.int64)
@@ -231,7 +254,7 @@ def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None
         a = self._np.reshape(-1)
         starts, run, counts = _runs(a[1:] != a[:-1], a.size)
         return _wrap(a[starts]), _wrap(run.reshape(self._size)), _wrap(counts.astype(np.int64))
-    d, moved, rows = _rows_along(self, dim, "unique_consecutive")
+    d, moved, rows = _rows_along(self, dim)
     starts, run, counts = _runs((rows[1:] != rows[:-1]).any(1), rows.shape[0])
     return (_wrap(_back_along(rows[starts], moved, d)), _wrap(run),
             _wrap(counts.astype(np.int64)))
@@ -267,8 +290,6 @@ def _searchsorted_args(sorted_sequence, self, right, side, sorter):
                                f"tensor must match, but we got boundaries tensor "
                                f"{list(sorted_sequence._size)} and input value tensor "
                                f"{list(values_shape)}")
-    if sorted_sequence.dtype is D.bool or getattr(self, "dtype", None) is D.bool:
-        raise not_implemented("searchsorted_out_cpu", D.bool)
     if sorter is not None and sorter._size != sorted_sequence._size:
         raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, "
                            f"but got boundary tensor {list(sorted_sequence._size)}and got "
@@ -318,8 +339,9 @@ def searchsorted(sorted_sequence, self, out_int32=False, right=False, side=None,
         boundaries = np.take_along_axis(boundaries, sorter._np, -1)
     values = self._np if hasattr(self, "_np") else np.asarray(self)
     dt = D.result_type_of((sorted_sequence, self))
-    if dt in D.barebones_unsigned and (not hasattr(self, "_np") or self._np.size):
-        raise not_implemented("searchsorted_out_cpu", dt)
+    if (dt is D.bool or dt in D.barebones_unsigned) and (not hasattr(self, "_np") or
+                                                          self._np.size):
+        raise not_implemented("searchsorted_out_cpu", dt)   # (no values: returns before it)
     boundaries, values = _sortable(boundaries.astype(dt._np)), _sortable(values.astype(dt._np))
     if boundaries.ndim == 1 and not (boundaries.dtype.kind == "f" and
                                      np.isnan(boundaries).any()):
@@ -361,12 +383,19 @@ def bucketize_meta(self, boundaries, out_int32=False, right=False):
 
 # ---- histc, bincount -----------------------------------------------------------------------
 def _check_histc(self, bins, min, max):
-    if not self.dtype.is_floating_point:
-        raise not_implemented("histogram_cpu", self.dtype)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
+    dt = self.dtype
+    if not dt.is_floating_point:
+        # the first kernel PyTorch lacks for the dtype, in its order: the data's range
+        # (aminmax, when min == max), the bin edges (linspace in the input's dtype), the counts
+        if min == max and self.numel() and (dt.is_complex or dt in D.barebones_unsigned):
+            raise not_implemented("aminmax_cpu", dt)
+        if dt is D.bool or dt in D.barebones_unsigned:
+            raise not_implemented("linspace_cpu", dt)
+        raise not_implemented("histogram_cpu", dt)
 
 
 @impl("histc", "CPU")
