@@ -213,7 +213,7 @@ def _kernels_for(op, key, fn):
     if key in ("Autograd", "AutogradCPU", "AutogradCUDA"):
         # a kernel that does its own autograd (typically by calling an autograd.Function)
         return [("Autograd", _CustomDerivative(lambda op_, key_, args: fn(*args), key))]
-    fn = _kwarg_only_by_name(op, fn)
+    fn = _python_kernel(op, fn)
     return [(k, fn) for k in _KEYS.get(key, (key,))]
 
 
@@ -264,7 +264,7 @@ def _pop_kernel(op, slot, owner):
         del _stacks[(op, slot)]
 
 
-def _kwarg_only_by_name(op, fn):
+def _python_kernel(op, fn):
     """`fn` as a kernel of `op`: the dispatcher passes every argument positionally, and a
     Python kernel takes them as PyTorch calls it (keyword-only ones by name, defaults left
     out: _library.utils.python_kernel_call)."""

@@ -507,13 +507,7 @@ class CachingAllocator:
                     block.array = block.key = None
                 block.dead = False
                 block.requested_size = nbytes
-                pool = block.segment.free_blocks
-                pool.n += 1
-                pool.n_tot += 1
-                pool.b += size
-                pool.b_tot += size
-                pool.r += nbytes
-                pool.r_tot += nbytes
+                self._count_malloc(block.segment.free_blocks, size, nbytes)
             else:
                 block = self._sweep(key, nbytes) if self.held or self.pending else None
                 if block is not None and block.array is not None:
@@ -670,10 +664,14 @@ class CachingAllocator:
             dead += blocks
         self.kept.clear()
         for block in dead:
-            block.dead = False
-            block.array = block.key = None
-            self._release(block)
+            self._release_dead(block)
         return bool(dead)
+
+    def _release_dead(self, block):
+        """A dead block (counted as freed, off `held` and `kept`) freed for real."""
+        block.dead = False
+        block.array = block.key = None
+        self._release(block)
 
     def _free_dead_for(self, pool, size, held):
         """Free dead blocks of `pool` for real -- the kept ones first, then the held ones,
@@ -691,16 +689,13 @@ class CachingAllocator:
                 del blocks[j]
                 if not blocks:
                     del self.kept[block.size]
-                block.dead = False
-                self._release(block)
+                self._release_dead(block)
                 if keys[-1][0] >= size:
                     return bisect_left(keys, (size,))
         for block in [b for b in self.held if b.dead and b.segment.free_blocks is pool] \
                 if held else ():
             self._unhold(block)
-            block.dead = False
-            block.array = block.key = None
-            self._release(block)
+            self._release_dead(block)
             if keys[-1][0] >= size:
                 return bisect_left(keys, (size,))
         return None
@@ -795,10 +790,7 @@ class CachingAllocator:
         for block in reversed(self.held):
             if not block.dead and getrefcount(block.array) == 2:
                 block.dead = True
-                other = block.segment.free_blocks
-                other.n -= 1
-                other.b -= block.size
-                other.r -= block.requested_size
+                self._count_free(block)
                 if self._under_peaks(pool, size, nbytes):
                     return True
         return False

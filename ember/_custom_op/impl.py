@@ -18,7 +18,7 @@ import sys
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .._library.infer_schema import infer_schema  # noqa: F401  (torch._custom_op.impl.infer_schema)
-from ..library import _kwarg_only_by_name, _library_autograd_key
+from ..library import _python_kernel, _library_autograd_key
 
 __all__ = ["custom_op", "CustomOp"]
 
@@ -176,7 +176,7 @@ class CustomOp:
                         f"torch.library or TORCH_LIBRARY registration.")
                 self._impls.pop(d, None)
                 self._register_impl(d, f, stacklevel=_stacklevel)
-                _dispatcher.register_kernel(self._op, key, _kwarg_only_by_name(self._op, f))
+                _dispatcher.register_kernel(self._op, key, _python_kernel(self._op, f))
             return f
         return inner
 

@@ -281,17 +281,17 @@ class ParsedSchema(Schema):
                 len(self.arguments) >= len(old.arguments)):
             return False
         for new_r, old_r in zip(_returns(self), _returns(old)):
-            if not _compatible(old_r, new_r, old_r, new_r):  # returns: covariant
+            if not _compatible(old_r, new_r):  # returns: covariant
                 return False
         old_out, new_out = _first_out(old.arguments), _first_out(self.arguments)
         new = [_arg(a) for a in self.arguments]
         olds = [_arg(a) for a in old.arguments]
-        if not all(_compatible(new[i], olds[i], new[i], olds[i]) for i in range(old_out)):
+        if not all(_compatible(new[i], olds[i]) for i in range(old_out)):
             return False
         if not all(new[i][4] for i in range(old_out, new_out)):   # added: with defaults
             return False
-        return all(_compatible(new[i - old_out + new_out], olds[i], new[i - old_out + new_out],
-                               olds[i]) for i in range(old_out, len(olds)))
+        return all(_compatible(new[i - old_out + new_out], olds[i])
+                   for i in range(old_out, len(olds)))
 
     def check_forward_compatible_with(self, old):
         """(whether old code can call this schema's op, and if not why, as PyTorch words it)."""
@@ -304,7 +304,7 @@ class ParsedSchema(Schema):
         new = [_arg(a) for a in self.arguments]
         olds = [_arg(a) for a in old.arguments]
         for i in range(min(old_out, new_out)):
-            if not _forward_compatible(new[i], olds[i]):
+            if not _compatible(new[i], olds[i], forward=True):
                 return False, (f"'{new[i][0]}' is not forward compatible with the older "
                                "version of the schema")
         for i in range(old_out, new_out):
@@ -317,7 +317,7 @@ class ParsedSchema(Schema):
                                f"argument '{name}' of type {typ} has a container type as its "
                                "default value.")
         for i in range(old_out, len(olds)):
-            if not _forward_compatible(new[i - old_out + new_out], olds[i]):
+            if not _compatible(new[i - old_out + new_out], olds[i], forward=True):
                 return False, (f"Out argument '{new[i - old_out + new_out][0]} is not FC with "
                                "the older version of the schema")
         return True, ""
@@ -352,24 +352,18 @@ def _subtype(a, b):
     return a == b or b == a + "?"
 
 
-def _same_slot(lhs, rhs):
-    return lhs[0] == rhs[0] and lhs[1] == rhs[1] and lhs[3] == rhs[3]
-
-
-def _compatible(lhs, rhs, *_):
-    """c10's Argument::isBackwardCompatibleWith(lhs new, rhs old)."""
-    if not _same_slot(lhs, rhs) or (lhs[6] and not rhs[6]) or not _subtype(rhs[2], lhs[2]):
+def _compatible(lhs, rhs, forward=False):
+    """c10's Argument::isBackwardCompatibleWith(lhs new, rhs old) -- or, `forward`,
+    isForwardCompatibleWith: the same slot (name, fixed size, alias annotation), no argument
+    made keyword-only, the old type a subtype of the new (forward: the new of the old), an old
+    default kept (forward: and no default added)."""
+    if lhs[0] != rhs[0] or lhs[1] != rhs[1] or lhs[3] != rhs[3] or (lhs[6] and not rhs[6]):
         return False
-    return not rhs[4] or (lhs[4] and lhs[5] == rhs[5])
-
-
-def _forward_compatible(lhs, rhs):
-    """c10's Argument::isForwardCompatibleWith(lhs new, rhs old)."""
-    if not _same_slot(lhs, rhs) or (lhs[6] and not rhs[6]) or not _subtype(lhs[2], rhs[2]):
+    if not (_subtype(lhs[2], rhs[2]) if forward else _subtype(rhs[2], lhs[2])):
         return False
     if rhs[4] and not (lhs[4] and lhs[5] == rhs[5]):
         return False
-    return not (lhs[4] and not rhs[4])
+    return not (forward and lhs[4] and not rhs[4])
 
 
 def parse_schema(text):
