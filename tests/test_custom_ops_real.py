@@ -2,7 +2,10 @@
 test/test_custom_ops.py exercises): each test runs the same code with `T` = ember and
 `T` = torch and compares what comes out -- values, gradients, schema strings, tags, and the
 exception type and message of a misuse."""
+import importlib
 import re
+import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -155,11 +158,26 @@ def test_opcheck_reports_as_pytorch():
             lib.impl("bar", lambda x: x[:], "CompositeExplicitAutograd")
             return T.library.opcheck(T.ops._cor_opcheck.bar.default, (T.ones(2),),
                                      raise_exception=False)
-    e, t = both(aliasing)
-    assert type(e["test_schema"]) is RuntimeError and type(t["test_schema"]) is RuntimeError
-    assert str(e["test_schema"]) == str(t["test_schema"])
-    assert {k: v for k, v in e.items() if k != "test_schema"} == \
-        {k: v for k, v in t.items() if k != "test_schema"}
+    configs = [importlib.import_module(f"{T.__name__}._functorch.config") for T in (ember, torch)]
+    for error in (True, False):   # functorch's switch (on by default where CI is set)
+        with mock.patch.object(configs[0], "error_on_custom_op_aliasing", error), \
+                mock.patch.object(configs[1], "error_on_custom_op_aliasing", error), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            e, t = both(aliasing)
+        assert type(e["test_schema"]) is RuntimeError and type(t["test_schema"]) is RuntimeError
+        assert str(e["test_schema"]) == str(t["test_schema"])
+        aot_e, aot_t = e.pop("test_aot_dispatch_dynamic"), t.pop("test_aot_dispatch_dynamic")
+        assert {k: v for k, v in e.items() if k != "test_schema"} == \
+            {k: v for k, v in t.items() if k != "test_schema"} == \
+            {"test_autograd_registration": "SUCCESS", "test_faketensor": "SUCCESS"}
+        aliased = [str(w.message) for w in caught if "must not also be an input" in str(w.message)]
+        if error:
+            assert type(aot_e) is type(aot_t) is RuntimeError and str(aot_e) == str(aot_t)
+            assert aliased == []
+        else:
+            assert aot_e == aot_t == "SUCCESS"
+            assert len(aliased) == 2 and aliased[0] == aliased[1], aliased
 
     def fake_shape(T):
         with T.library._scoped_library("_cor_opcheck", "FRAGMENT") as lib:

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .infer_schema import infer_schema
-from .utils import python_kernel_call
+from .utils import check_aliasing_constraint, python_kernel_call
 
 _DEVICE_KEYS = _dispatcher._DEVICE_KEYS
 # PyTorch's logger name, which code listening for these warnings uses
@@ -92,8 +92,8 @@ class CustomOpDef:
                                        f"{_module_of(fn)}): An operator tagged with "
                                        f"torch.Tag.out must return its mutable keyword-only "
                                        f"arguments.")
-            else:
-                self._check_no_aliasing(args, out)
+            elif not any(r.alias_info is not None for r in self._opoverload.schema.returns):
+                check_aliasing_constraint(self._name, args, out, lambda: _module_of(fn))
             for i in self._mutated:  # as PyTorch does for every mutated argument
                 for t in args[i] if isinstance(args[i], (list, tuple)) else (args[i],):
                     if isinstance(t, Tensor):
@@ -110,27 +110,6 @@ class CustomOpDef:
                 f"add an fake impl.")
         positional, kwargs = self._split_kwargs(args)
         return self._abstract_fn(*positional, **kwargs)
-
-    def _check_no_aliasing(self, args, out):
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        inputs = [a for a in args if isinstance(a, Tensor)] + [
-            t for a in args if isinstance(a, (list, tuple)) for t in a if isinstance(t, Tensor)]
-        seen = []
-        for o in outs:
-            if not isinstance(o, Tensor):
-                continue
-            base = o.untyped_storage()
-            if any(a is o or a.untyped_storage() is base for a in inputs) or \
-                    any(s is base for s in seen):
-                raise RuntimeError(
-                    f"{self._name} (with implementation in {self._init_fn!r}): The output of "
-                    "this custom operator (1) must not also be an input to this custom operator "
-                    "and (2) may not alias any inputs to this custom operator or other returns. "
-                    "The most common way to trigger this error is if we have y = custom_op(x) "
-                    "and y and x are the same Tensor. Please instead return a clone of the "
-                    "offending output tensor(s) (e.g. return x.clone()) or refactor the custom "
-                    "operator to not return y.")
-            seen.append(base)
 
     # ---- registration -------------------------------------------------------------------------
     def register_kernel(self, device_types, fn=None, /):

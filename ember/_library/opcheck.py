@@ -11,11 +11,15 @@ args)` calls the op on `args` and checks each agreement, as PyTorch's does:
   shapes and dtypes;
 - test_aot_dispatch_dynamic: a second run on fresh copies of the inputs gives the same outputs
   and the same input gradients (PyTorch compares eager with an AOT-traced run; ember has no
-  AOT tracer, so it checks the repeatability that such a trace relies on).
+  AOT tracer, so it checks the repeatability that such a trace relies on), and a custom op's
+  outputs alias no input or other output (an error or a warning, as functorch's config says).
 
 Each test passes as "SUCCESS" in the returned dict, or raises OpCheckError naming it.
 """
+import warnings
+
 from .._core.tensor import Tensor
+from .utils import check_aliasing_constraint
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
                       "test_aot_dispatch_dynamic")
@@ -176,6 +180,25 @@ _GRADS_DIFFER = (
     "because the operator's backward is incorrectly registered or not traceable.")
 
 
+def _check_custom_op_aliasing(op, args, kwargs):
+    """AOTAutograd's first-run check that a custom op's outputs alias no input and no other
+    output: an error when functorch's config says so (the default under CI), else a warning."""
+    from .._functorch import config
+    if not config.check_custom_op_aliasing or op.namespace in _BUILTIN_NAMESPACES:
+        return
+    args, kwargs = _fresh(args), _fresh(kwargs)
+    try:
+        check_aliasing_constraint(op.name(), (args, kwargs), op(*args, **kwargs))
+    except RuntimeError as e:
+        if config.error_on_custom_op_aliasing:
+            raise
+        warnings.warn(f"{e} This is deprecated and will become an error in a future version of "
+                      "PyTorch.", UserWarning, stacklevel=3)
+
+
+_BUILTIN_NAMESPACES = ("aten", "prim", "prims", "_c10d_functional", "c10d", "onednn")
+
+
 def test_aot_dispatch_dynamic(op, args, kwargs, atol, rtol):
     """What tracing the op needs: outputs without alias annotations (functionalization), and
     a rerun on fresh copies of the inputs that gives the same outputs and gradients."""
@@ -192,6 +215,7 @@ def test_aot_dispatch_dynamic(op, args, kwargs, atol, rtol):
             "then delete the alias annotation. (3) if the output indeed shares storage with an "
             "input, then add a .clone() before returning it to prevent storage sharing and then "
             f"delete the alias annotation. Otherwise, please file an issue on GitHub. Got {op}")
+    _check_custom_op_aliasing(op, args, kwargs)
     first, second = _run_with_grads(op, args, kwargs), _run_with_grads(op, args, kwargs)
     for message, a, b in ((_OUTPUTS_DIFFER, first[0], second[0]),
                           (_GRADS_DIFFER, first[1], second[1])):

@@ -45,6 +45,34 @@ def get_layout_constraint_tag(op):
     return next((t for t in order if t in tags), Tag.needs_exact_strides)
 
 
+def _flat_tensors(value):
+    from .._core.tensor import Tensor
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flat_tensors(v)]
+    return []
+
+
+def check_aliasing_constraint(name, prev, result, get_module=lambda: "???"):
+    """A custom operator's outputs may alias neither its inputs (`prev`, any nesting of
+    tensors) nor each other: compared by storage, as PyTorch compares them."""
+    storages = {id(t.untyped_storage()) for t in _flat_tensors(prev)}
+    for tensor in _flat_tensors(result if isinstance(result, tuple) else (result,)):
+        key = id(tensor.untyped_storage())
+        if key in storages:
+            raise RuntimeError(
+                f"{name} (with implementation in {get_module()}): The output of this custom "
+                "operator (1) must not also be an input to this custom operator and (2) may not "
+                "alias any inputs to this custom operator or other returns. The most common way "
+                "to trigger this error is if we have y = custom_op(x) and y and x are the same "
+                "Tensor. Please instead return a clone of the offending output tensor(s) (e.g. "
+                "return x.clone()) or refactor the custom operator to not return y.")
+        storages.add(key)
+
+
 def python_kernel_call(schema):
     """How the dispatcher's arguments (all of them, in schema order) reach a kernel written in
     Python, as PyTorch's boxed call into one passes them: keyword-only arguments by name, and
