@@ -674,10 +674,13 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
         return _batched(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
     if cols is None and _depthwise(w_shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation)
+    ck, pixels = _prod(w_shape[1:]), _prod(g.shape[2:])
+    if cols is None and groups == 1 and 4 * ck > pixels and \
+            2 * ck * pixels * x.itemsize <= _CHUNK_BYTES:
+        return _weight_grad_chunked(g, x, w_shape, stride, padding, dilation)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
-    pixels = _prod(g.shape[2:])
-    if groups == 1 and 4 * cols.shape[1] <= pixels:
+    if groups == 1 and 4 * ck <= pixels:
         return _weight_grad_per_sample(g, cols, w_shape)
     gm = _grad_matrix(g, groups)                                  # (G, O/G, N*L)
     if cols.shape[2] > cols.shape[1]:
@@ -722,6 +725,56 @@ def _weight_grad_per_sample(g, cols, w_shape):
     for _, p in sorted(parts.items()):
         r = p if r is None else r + p
     return np.ascontiguousarray(r.T).reshape(w_shape)
+
+
+_CHUNK_BYTES = 1400 << 10  # the columns of a chunk of samples: about a core's L2 cache
+
+
+def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation):
+    """The weight gradient (one group) a chunk of samples at a time: the chunk's columns and
+    its grad_output, transposed to (O, chunk*L), are built in buffers of the thread's that fit
+    in its L2 cache, and their product is added to the thread's sum. The batch's columns
+    (k*k times the input) and the (O, N*L) copy of grad_output never exist, and the product
+    reads its operands from cache: MNIST's second convolution (columns 0.66 MB a sample, two
+    to a chunk) 25.4 -> 23.1 ms on one thread, 16.8 -> 15.1 ms on two. Used when two samples'
+    columns fit; larger ones (ResNet's 32x32 maps, 2.4 MB a sample) measured no faster than
+    the one product."""
+    out = g.shape[2:]
+    n, o = g.shape[:2]
+    ck, pixels = _prod(w_shape[1:]), _prod(out)
+    chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
+    win = windows(pad_zeros(x, padding), w_shape[2:], stride, dilation, out)  # (N, C, *k, *out)
+    win = win.transpose((1,) + tuple(range(2, 2 + len(out))) + (0,) +
+                        tuple(range(2 + len(out), 2 + 2 * len(out))))  # (C, *k, N, *out)
+    gs = g.reshape(n, o, pixels).swapaxes(0, 1)                      # (O, N, L)
+    dtype = np.result_type(g, x)
+    parts = {}
+
+    def part(index):
+        s = index[0]
+        start, stop = (0, n) if s is Ellipsis else (s.start, s.stop)
+        cols = caching_allocator.empty((ck, chunk, pixels), x.dtype)
+        cols_view = cols.reshape(win.shape[:-len(out) - 1] + (chunk,) + tuple(out))
+        grads = caching_allocator.empty((o, chunk, pixels), g.dtype)
+        total, term = np.zeros((ck, o), dtype), np.empty((ck, o), dtype)
+        for i in range(start, stop, chunk):
+            k = min(chunk, stop - i)
+            np.copyto(_chunk(cols_view, len(out), k), _chunk(win, len(out), k, i))
+            np.copyto(grads[:, :k], gs[:, i:i + k])
+            # the long operands' rows on the left: OpenBLAS runs (ck, kL) @ (kL, o) faster
+            np.matmul(cols[:, :k].reshape(ck, -1), grads[:, :k].reshape(o, -1).T, out=term)
+            total += term
+        parts[start] = total
+    parallel_for(part, (n,), g.size * ck)
+    r = None
+    for _, p in sorted(parts.items()):
+        r = p if r is None else r + p
+    return np.ascontiguousarray(r.T).reshape(w_shape)
+
+
+def _chunk(a, nd, k, start=0):
+    """a[..., start:start+k, *out] of an array (..., N, *out) with `nd` trailing dims."""
+    return a[(Ellipsis, slice(start, start + k)) + (slice(None),) * nd]
 
 
 # Note [Channels-last convolution]
