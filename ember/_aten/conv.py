@@ -675,9 +675,8 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     if cols is None and _depthwise(w_shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation)
     ck, pixels = _prod(w_shape[1:]), _prod(g.shape[2:])
-    if cols is None and groups == 1 and 4 * ck > pixels and \
-            2 * ck * pixels * x.itemsize <= _CHUNK_BYTES:
-        return _weight_grad_chunked(g, x, w_shape, stride, padding, dilation)
+    if groups == 1 and 4 * ck > pixels and 2 * ck * pixels * x.itemsize <= _CHUNK_BYTES:
+        return _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, cols)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
     if groups == 1 and 4 * ck <= pixels:
@@ -730,7 +729,7 @@ def _weight_grad_per_sample(g, cols, w_shape):
 _CHUNK_BYTES = 1400 << 10  # the columns of a chunk of samples: about a core's L2 cache
 
 
-def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation):
+def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, columns=None):
     """The weight gradient (one group) a chunk of samples at a time: the chunk's columns and
     its grad_output, transposed to (O, chunk*L), are built in buffers of the thread's that fit
     in its L2 cache, and their product is added to the thread's sum. The batch's columns
@@ -738,14 +737,18 @@ def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation):
     reads its operands from cache: MNIST's second convolution (columns 0.66 MB a sample, two
     to a chunk) 25.4 -> 23.1 ms on one thread, 16.8 -> 15.1 ms on two. Used when two samples'
     columns fit; larger ones (ResNet's 32x32 maps, 2.4 MB a sample) measured no faster than
-    the one product."""
+    the one product. Given the forward's `columns` (1, C*K, N*L), their chunks are multiplied
+    where they lie, in the same order: the same floats."""
     out = g.shape[2:]
     n, o = g.shape[:2]
     ck, pixels = _prod(w_shape[1:]), _prod(out)
     chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
-    win = windows(pad_zeros(x, padding), w_shape[2:], stride, dilation, out)  # (N, C, *k, *out)
-    win = win.transpose((1,) + tuple(range(2, 2 + len(out))) + (0,) +
-                        tuple(range(2 + len(out), 2 + 2 * len(out))))  # (C, *k, N, *out)
+    if columns is None:
+        win = windows(pad_zeros(x, padding), w_shape[2:], stride, dilation, out)
+        win = win.transpose((1,) + tuple(range(2, 2 + len(out))) + (0,) +
+                            tuple(range(2 + len(out), 2 + 2 * len(out))))  # (C, *k, N, *out)
+    else:
+        given = columns.reshape(ck, n, pixels)
     gs = g.reshape(n, o, pixels).swapaxes(0, 1)                      # (O, N, L)
     dtype = np.result_type(g, x)
     parts = {}
@@ -754,15 +757,19 @@ def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation):
         s = index[0]
         start, stop = (0, n) if s is Ellipsis else (s.start, s.stop)
         cols = caching_allocator.empty((ck, chunk, pixels), x.dtype)
-        cols_view = cols.reshape(win.shape[:-len(out) - 1] + (chunk,) + tuple(out))
+        cols_view = cols.reshape((-1,) + tuple(w_shape[2:]) + (chunk,) + tuple(out))
         grads = caching_allocator.empty((o, chunk, pixels), g.dtype)
         total, term = np.zeros((ck, o), dtype), np.empty((ck, o), dtype)
         for i in range(start, stop, chunk):
             k = min(chunk, stop - i)
-            np.copyto(_chunk(cols_view, len(out), k), _chunk(win, len(out), k, i))
+            if columns is None:
+                np.copyto(_chunk(cols_view, len(out), k), _chunk(win, len(out), k, i))
+                part_cols = cols[:, :k].reshape(ck, -1)
+            else:
+                part_cols = given[:, i:i + k].reshape(ck, -1)
             np.copyto(grads[:, :k], gs[:, i:i + k])
             # the long operands' rows on the left: OpenBLAS runs (ck, kL) @ (kL, o) faster
-            np.matmul(cols[:, :k].reshape(ck, -1), grads[:, :k].reshape(o, -1).T, out=term)
+            np.matmul(part_cols, grads[:, :k].reshape(o, -1).T, out=term)
             total += term
         parts[start] = total
     parallel_for(part, (n,), g.size * ck)
