@@ -146,3 +146,36 @@ def test_inf_and_nan_results_are_silent_as_in_torch():
             theirs = [t_x * 10, t_x.log(), t_x / 0, t_x.half()]
             for a, b in zip(ours, theirs):
                 np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("other", ["tensor", "scalar", "int_overflow"])
+def test_big_binary_ops_split_match_torch_bitwise(monkeypatch, other):
+    """add / mul / sub of big same-shape operands (or a scalar) are written into their block
+    by the threads, a slice each: the same bits as one thread and as PyTorch; a Python int
+    out of the dtype's range still takes the general path (and PyTorch's error)."""
+    g = np.random.default_rng(1)
+    a = g.standard_normal((4, 300, 200)).astype(np.float32)   # 240k elements: split
+    b = g.standard_normal(a.shape).astype(np.float32)
+    ints = (g.integers(-100, 100, a.shape)).astype(np.int8)
+    for workers in (1, 3):
+        monkeypatch.setattr(P, "_WORKERS", workers)
+        for lib_op in ("add", "mul", "sub"):
+            if other == "int_overflow":
+                results = []
+                for L in (ember, torch):
+                    try:
+                        results.append(getattr(L, lib_op)(L.from_numpy(ints), 1000).numpy())
+                    except RuntimeError as e:
+                        results.append(type(e))
+                assert type(results[0]) is type(results[1])
+                if isinstance(results[0], np.ndarray):
+                    assert results[0].dtype == results[1].dtype
+                    assert np.array_equal(results[0], results[1])
+                continue
+            o = b if other == "tensor" else 2.5
+            e = getattr(ember, lib_op)(ember.from_numpy(a),
+                                       ember.from_numpy(o) if other == "tensor" else o)
+            t = getattr(torch, lib_op)(torch.from_numpy(a),
+                                       torch.from_numpy(o) if other == "tensor" else o)
+            assert e.dtype == ember.float32 and e.shape == tuple(t.shape)
+            assert np.array_equal(e.numpy().view(np.uint32), t.numpy().view(np.uint32))

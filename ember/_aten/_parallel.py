@@ -48,7 +48,7 @@ def _default_workers():
 
 
 _WORKERS = _default_workers()
-_MIN_ELEMENTS = 1 << 17       # below this, one thread is faster than waking others
+MIN_ELEMENTS = 1 << 17        # below this, one thread is faster than waking others
 _pool = None
 
 
@@ -75,7 +75,7 @@ def parallel_for(fn, shape, size):
     on up to _WORKERS threads when `size` elements are worth it; the calling thread takes
     the first part and waits for the rest."""
     global _pool
-    if size < _MIN_ELEMENTS or _WORKERS < 2 or not shape:  # the common small case: no split
+    if size < MIN_ELEMENTS or _WORKERS < 2 or not shape:  # the common small case: no split
         fn((Ellipsis,))
         return
     axis = _split_axis(shape)
@@ -114,13 +114,13 @@ def matmul(a, b, out):
         def columns(index):
             block = (Ellipsis, slice(None), index[0])
             np.matmul(a, b[block], out=out[block])
-        parallel_for(columns, (n,), _MIN_ELEMENTS)  # big enough: checked above
+        parallel_for(columns, (n,), MIN_ELEMENTS)  # big enough: checked above
         return out
 
     def rows(index):
         block = (Ellipsis, index[0], slice(None))
         np.matmul(a[block], b, out=out[block])
-    parallel_for(rows, (m,), _MIN_ELEMENTS)
+    parallel_for(rows, (m,), MIN_ELEMENTS)
     return out
 
 

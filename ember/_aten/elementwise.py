@@ -29,6 +29,7 @@ from .._core.memory_format import empty_like_array
 from .tensor_iterator import laid_out, laid_out_as, meta_strides, preserve_strides, \
     wrap_laid_out
 from .._core import caching_allocator
+from . import _parallel
 from ._parallel import parallel_for
 
 _binary_dtype = D.binary_dtype
@@ -398,7 +399,13 @@ def _into_block(ufunc, self, other, dt):
                            b.strides != out.strides):
         return None  # C order, but odd strides on size-1 dims: the layout rule decides
     try:
-        return ufunc(a, b, out=out)
+        if a.size < _parallel.MIN_ELEMENTS:
+            return ufunc(a, b, out=out)
+        if type(b) is np.ndarray:   # big: shared over the intra-op threads
+            parallel_for(lambda i: ufunc(a[i], b[i], out=out[i]), shape, a.size)
+        else:
+            parallel_for(lambda i: ufunc(a[i], b, out=out[i]), shape, a.size)
+        return out
     except (OverflowError, TypeError):  # a Python int outside dt's range, or an odd scalar
         return None
 

@@ -14,6 +14,7 @@ import numpy as np
 from .._core.float8 import as_strided as np_as_strided
 
 from .._core.resizable import check_resizable
+from .._core import caching_allocator
 
 from .._core import dtype as D
 from .._core.float8 import to_float8
@@ -739,7 +740,8 @@ def _preserved_copy(a, dt=None):
     """A copy of array `a` (cast to dtype `dt`) with PyTorch's preserve_format layout: a dense
     array keeps its strides, another is made dense in the order of its strides."""
     if a.flags.c_contiguous and (1 not in a.shape or natural(a)) or not a.size:
-        return a.copy() if dt is None else _cast(a, dt)
+        # into a caching-allocator block at once (a NumPy copy would be copied there again)
+        return caching_allocator.copy(a) if dt is None else _cast(a, dt)
     out = empty_strided(a.shape, preserve_strides(a.shape, [s // a.itemsize for s in a.strides]),
                         a.dtype if dt is None else D.np_dtype(dt))
     if dt is None:
