@@ -675,7 +675,8 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     if cols is None and _depthwise(w_shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation)
     ck, pixels = _prod(w_shape[1:]), _prod(g.shape[2:])
-    if groups == 1 and 4 * ck > pixels and 2 * ck * pixels * x.itemsize <= _CHUNK_BYTES:
+    chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
+    if groups == 1 and 4 * ck > pixels and chunk >= 2 and chunk * pixels >= 1024:
         return _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, cols)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
@@ -736,8 +737,10 @@ def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, columns=None)
     (k*k times the input) and the (O, N*L) copy of grad_output never exist, and the product
     reads its operands from cache: MNIST's second convolution (columns 0.66 MB a sample, two
     to a chunk) 25.4 -> 23.1 ms on one thread, 16.8 -> 15.1 ms on two. Used when two samples'
-    columns fit; larger ones (ResNet's 32x32 maps, 2.4 MB a sample) measured no faster than
-    the one product. Given the forward's `columns` (1, C*K, N*L), their chunks are multiplied
+    columns fit and a chunk has 1024 pixels or more: larger samples (ResNet's 32x32 maps, 2.4
+    MB each) measured no faster than the one product, and with fewer pixels a chunk's product
+    is short for the (C*K, O) sum it adds to (ResNet's 8x8 maps, 128 pixels to a chunk: 22 ->
+    36 ms; its 4x4 ones 25 -> 60 ms). Given the forward's `columns` (1, C*K, N*L), their chunks are multiplied
     where they lie, in the same order: the same floats."""
     out = g.shape[2:]
     n, o = g.shape[:2]
