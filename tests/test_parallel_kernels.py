@@ -12,6 +12,8 @@ torch = pytest.importorskip("torch")
 
 def _run(lib, workers, monkeypatch):
     monkeypatch.setattr(P, "_WORKERS", workers)
+    monkeypatch.setattr(P, "MIN_ELEMENTS", 1 << 12)   # these arrays split, though small
+    monkeypatch.setattr(P, "_pool", None)
     F = lib.nn.functional
     g = np.random.default_rng(0)
     arrays = [g.standard_normal(s).astype(np.float32) for s in
@@ -31,6 +33,7 @@ def test_split_matches_one_thread(monkeypatch):
     count always gives the same bits."""
     one = _run(ember, 1, monkeypatch)
     split = _run(ember, 3, monkeypatch)
+    assert P._pool is not None   # the loops were split: the pool started
     again = _run(ember, 3, monkeypatch)
     for a, b, c in zip(one, split, again):
         assert a.dtype == b.dtype and a.shape == b.shape
@@ -48,6 +51,7 @@ def test_split_matches_torch(monkeypatch):
 
 def test_contiguous_casts_and_keeps_values(monkeypatch):
     monkeypatch.setattr(P, "_WORKERS", 2)
+    monkeypatch.setattr(P, "MIN_ELEMENTS", 1 << 12)
     a = np.arange(2 * 300 * 400, dtype=np.float64).reshape(2, 300, 400).transpose(2, 0, 1)
     r = P.contiguous(a, np.float32)
     assert r.flags.c_contiguous and r.dtype == np.float32
@@ -157,8 +161,10 @@ def test_big_binary_ops_split_match_torch_bitwise(monkeypatch, other):
     a = g.standard_normal((4, 300, 200)).astype(np.float32)   # 240k elements: split
     b = g.standard_normal(a.shape).astype(np.float32)
     ints = (g.integers(-100, 100, a.shape)).astype(np.int8)
+    monkeypatch.setattr(P, "MIN_ELEMENTS", 1 << 12)
     for workers in (1, 3):
         monkeypatch.setattr(P, "_WORKERS", workers)
+        monkeypatch.setattr(P, "_pool", None)
         for lib_op in ("add", "mul", "sub"):
             if other == "int_overflow":
                 results = []
@@ -179,3 +185,4 @@ def test_big_binary_ops_split_match_torch_bitwise(monkeypatch, other):
                                        torch.from_numpy(o) if other == "tensor" else o)
             assert e.dtype == ember.float32 and e.shape == tuple(t.shape)
             assert np.array_equal(e.numpy().view(np.uint32), t.numpy().view(np.uint32))
+        assert (P._pool is not None) == (workers > 1)   # split when there are threads
