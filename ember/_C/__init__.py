@@ -287,16 +287,7 @@ def _any_requires_grad(*args, **kwargs):
 def _any_output_is_alias_to_input_or_output(args, kwargs, outputs):
     """torch._C._any_output_is_alias_to_input_or_output: whether an output tensor shares
     memory with an input or another output (tensors found at any depth of the structures)."""
-    from .._core.tensor import Tensor
-
-    def flat(value):
-        if isinstance(value, Tensor):
-            return [value]
-        if isinstance(value, (list, tuple)):
-            return [t for v in value for t in flat(v)]
-        if isinstance(value, dict):
-            return [t for v in value.values() for t in flat(v)]
-        return []
+    from .._library.utils import flat_tensors as flat
     inputs = flat(args) + flat(kwargs or {})
     outs = flat(outputs)
 

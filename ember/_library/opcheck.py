@@ -19,7 +19,7 @@ Each test passes as "SUCCESS" in the returned dict, or raises OpCheckError namin
 import warnings
 
 from .._core.tensor import Tensor
-from .utils import check_aliasing_constraint
+from .utils import check_aliasing_constraint, flat_tensors
 
 DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
                       "test_aot_dispatch_dynamic")
@@ -39,14 +39,7 @@ def _map(fn, value):
     return value
 
 
-def _tensors(value):
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
-    return []
+_tensors = flat_tensors
 
 
 def _fresh(value):

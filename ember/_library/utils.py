@@ -45,22 +45,23 @@ def get_layout_constraint_tag(op):
     return next((t for t in order if t in tags), Tag.needs_exact_strides)
 
 
-def _flat_tensors(value):
+def flat_tensors(value):
+    """The tensors in `value`, at any depth of its lists, tuples and dicts, in order."""
     from .._core.tensor import Tensor
     if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _flat_tensors(v)]
+        return [t for v in value for t in flat_tensors(v)]
     if isinstance(value, dict):
-        return [t for v in value.values() for t in _flat_tensors(v)]
+        return [t for v in value.values() for t in flat_tensors(v)]
     return []
 
 
 def check_aliasing_constraint(name, prev, result, get_module=lambda: "???"):
     """A custom operator's outputs may alias neither its inputs (`prev`, any nesting of
     tensors) nor each other: compared by storage, as PyTorch compares them."""
-    storages = {id(t.untyped_storage()) for t in _flat_tensors(prev)}
-    for tensor in _flat_tensors(result if isinstance(result, tuple) else (result,)):
+    storages = {id(t.untyped_storage()) for t in flat_tensors(prev)}
+    for tensor in flat_tensors(result if isinstance(result, tuple) else (result,)):
         key = id(tensor.untyped_storage())
         if key in storages:
             raise RuntimeError(
