@@ -481,8 +481,7 @@ def _conv_per_sample(x, w, stride, padding, dilation, out):
     r = caching_allocator.empty((n, o, pixels), np.result_type(w2, x))
 
     def part(index):
-        s = index[0]
-        start, stop = (0, n) if s is Ellipsis else (s.start, s.stop)
+        start, stop = _samples(index, n)
         buf = caching_allocator.empty(win.shape[1:], x.dtype)
         cols = buf.reshape(ck, pixels)
         for i in range(start, stop):
@@ -688,7 +687,7 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
     ck, pixels = _prod(w_shape[1:]), _prod(g.shape[2:])
     chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
     if groups == 1 and 4 * ck > pixels and chunk >= 2 and chunk * pixels >= 1024:
-        return _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, cols)
+        return _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, chunk, cols)
     if cols is None:
         cols = _columns(x, w_shape[2:], stride, padding, dilation, g.shape[2:], groups)
     if groups == 1 and 4 * ck <= pixels:
@@ -713,6 +712,27 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
 # of OpenBLAS's speed, while N products of (9, L) run at full speed. MNIST's first convolution
 # (one thread): forward 2.8 -> 1.5 ms, weight gradient 3.3 -> 1.5 ms; with ResNet's 16x16 and
 # smaller maps the one big product stays faster. The samples are shared over the threads.
+def _samples(index, n):
+    """The (start, stop) of the samples a parallel_for part over N covers."""
+    s = index[0]
+    return (0, n) if s is Ellipsis else (s.start, s.stop)
+
+
+def _sum_by_samples(fn, n, size):
+    """The sum of fn(start, stop) over parallel_for parts of N samples (`size` elements of
+    work), added in sample order whatever the threads' timing."""
+    parts = {}
+
+    def part(index):
+        start, stop = _samples(index, n)
+        parts[start] = fn(start, stop)
+    parallel_for(part, (n,), size)
+    r = None
+    for _, p in sorted(parts.items()):
+        r = p if r is None else r + p
+    return r
+
+
 def _per_sample(ck, pixels):
     """Whether a product with C*K = `ck` and L = `pixels` runs faster per sample."""
     return pixels >= 512 or 4 * ck <= pixels
@@ -726,58 +746,48 @@ def _weight_grad_per_sample(g, cols, w_shape):
     ck = cols.shape[1]
     a = cols.reshape(ck, n, -1).transpose(1, 0, 2)                # (N, C*K, L)
     b = g.reshape(n, o, -1).transpose(0, 2, 1)                    # (N, L, O)
-    parts = {}
-
-    def part(index):
-        s = index[0]
-        parts[0 if s is Ellipsis else s.start] = np.matmul(a[s], b[s]).sum(0)
-    parallel_for(part, (n,), a.size + b.size)
-    r = None
-    for _, p in sorted(parts.items()):
-        r = p if r is None else r + p
+    r = _sum_by_samples(lambda i, j: np.matmul(a[i:j], b[i:j]).sum(0), n, a.size + b.size)
     return np.ascontiguousarray(r.T).reshape(w_shape)
 
 
 _CHUNK_BYTES = 1400 << 10  # the columns of a chunk of samples: about a core's L2 cache
 
 
-def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, columns=None):
-    """The weight gradient (one group) a chunk of samples at a time: the chunk's columns and
-    its grad_output, transposed to (O, chunk*L), are built in buffers of the thread's that fit
-    in its L2 cache, and their product is added to the thread's sum. The batch's columns
-    (k*k times the input) and the (O, N*L) copy of grad_output never exist, and the product
-    reads its operands from cache: MNIST's second convolution (columns 0.66 MB a sample, two
-    to a chunk) 25.4 -> 23.1 ms on one thread, 16.8 -> 15.1 ms on two. Used when two samples'
+def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, chunk, columns=None):
+    """The weight gradient (one group) `chunk` samples at a time: the chunk's columns and its
+    grad_output, transposed to (O, chunk*L), are built in buffers of the thread's that fit in
+    its L2 cache, and their product is added to the thread's sum. The batch's columns (k*k
+    times the input) and the (O, N*L) copy of grad_output never exist, and the product reads
+    its operands from cache: MNIST's second convolution (columns 0.66 MB a sample, two to a
+    chunk) 25.4 -> 23.1 ms on one thread, 16.8 -> 15.1 ms on two. Used when two samples'
     columns fit and a chunk has 1024 pixels or more: larger samples (ResNet's 32x32 maps, 2.4
     MB each) measured no faster than the one product, and with fewer pixels a chunk's product
     is short for the (C*K, O) sum it adds to (ResNet's 8x8 maps, 128 pixels to a chunk: 22 ->
-    36 ms; its 4x4 ones 25 -> 60 ms). Given the forward's `columns` (1, C*K, N*L), their chunks are multiplied
-    where they lie, in the same order: the same floats."""
+    36 ms; its 4x4 ones 25 -> 60 ms). Given the forward's `columns` (1, C*K, N*L), their
+    chunks are multiplied where they lie, in the same order: the same floats."""
     out = g.shape[2:]
     n, o = g.shape[:2]
     ck, pixels = _prod(w_shape[1:]), _prod(out)
-    chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
+    nd = len(out)
     if columns is None:
         win = windows(pad_zeros(x, padding), w_shape[2:], stride, dilation, out)
-        win = win.transpose((1,) + tuple(range(2, 2 + len(out))) + (0,) +
-                            tuple(range(2 + len(out), 2 + 2 * len(out))))  # (C, *k, N, *out)
+        win = win.transpose((1,) + tuple(range(2, 2 + nd)) + (0,) +
+                            tuple(range(2 + nd, 2 + 2 * nd)))       # (C, *k, N, *out)
     else:
         given = columns.reshape(ck, n, pixels)
     gs = g.reshape(n, o, pixels).swapaxes(0, 1)                      # (O, N, L)
     dtype = np.result_type(g, x)
-    parts = {}
 
-    def part(index):
-        s = index[0]
-        start, stop = (0, n) if s is Ellipsis else (s.start, s.stop)
-        cols = caching_allocator.empty((ck, chunk, pixels), x.dtype)
-        cols_view = cols.reshape((-1,) + tuple(w_shape[2:]) + (chunk,) + tuple(out))
+    def samples(start, stop):
+        if columns is None:
+            cols = caching_allocator.empty((ck, chunk, pixels), x.dtype)
+            cols_view = cols.reshape((-1,) + tuple(w_shape[2:]) + (chunk,) + tuple(out))
         grads = caching_allocator.empty((o, chunk, pixels), g.dtype)
         total, term = np.zeros((ck, o), dtype), np.empty((ck, o), dtype)
         for i in range(start, stop, chunk):
             k = min(chunk, stop - i)
             if columns is None:
-                np.copyto(_chunk(cols_view, len(out), k), _chunk(win, len(out), k, i))
+                np.copyto(_chunk(cols_view, nd, k), _chunk(win, nd, k, i))
                 part_cols = cols[:, :k].reshape(ck, -1)
             else:
                 part_cols = given[:, i:i + k].reshape(ck, -1)
@@ -785,11 +795,8 @@ def _weight_grad_chunked(g, x, w_shape, stride, padding, dilation, columns=None)
             # the long operands' rows on the left: OpenBLAS runs (ck, kL) @ (kL, o) faster
             np.matmul(part_cols, grads[:, :k].reshape(o, -1).T, out=term)
             total += term
-        parts[start] = total
-    parallel_for(part, (n,), g.size * ck)
-    r = None
-    for _, p in sorted(parts.items()):
-        r = p if r is None else r + p
+        return total
+    r = _sum_by_samples(samples, n, g.size * ck)
     return np.ascontiguousarray(r.T).reshape(w_shape)
 
 

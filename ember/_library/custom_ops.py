@@ -93,7 +93,7 @@ class CustomOpDef:
                                        f"torch.Tag.out must return its mutable keyword-only "
                                        f"arguments.")
             elif not any(r.alias_info is not None for r in self._opoverload.schema.returns):
-                check_aliasing_constraint(self._name, args, out, lambda: _module_of(fn))
+                check_aliasing_constraint(self._name, args, {}, out, lambda: _module_of(fn))
             for i in self._mutated:  # as PyTorch does for every mutated argument
                 for t in args[i] if isinstance(args[i], (list, tuple)) else (args[i],):
                     if isinstance(t, Tensor):

@@ -39,9 +39,6 @@ def _map(fn, value):
     return value
 
 
-_tensors = flat_tensors
-
-
 def _fresh(value):
     """Copies of the tensors in `value` that keep requires_grad (new leaves)."""
     return _map(lambda t: t.detach().clone().requires_grad_(t.requires_grad), value)
@@ -72,15 +69,15 @@ def test_schema(op, args, kwargs, atol, rtol):
     bound = list(args) + [kwargs[n] for n in names[len(args):] if n in kwargs]
     before = [_map(lambda t: t.detach().clone(), v) for v in bound]
     with ember.no_grad():
-        outs = _tensors(op(*args, **kwargs))
+        outs = flat_tensors(op(*args, **kwargs))
     for arg, old, new in zip(op.schema.arguments, before, bound):
         if arg.alias_info is None or not arg.alias_info.is_write:
-            for a, b in zip(_tensors(old), _tensors(new)):
+            for a, b in zip(flat_tensors(old), flat_tensors(new)):
                 if not ember.equal(a, b.detach()) and not (a.isnan() & b.detach().isnan()).all():
                     raise RuntimeError(f"Argument {arg.name} is not defined as mutable but was "
                                        f"mutated")
         if arg.alias_info is None:
-            for t in _tensors(new):
+            for t in flat_tensors(new):
                 if any(ember._C._is_alias_of(o, t) for o in outs):
                     raise RuntimeError(f"Argument {arg.name} is not defined to alias output but "
                                        f"was aliasing")
@@ -95,7 +92,7 @@ def autograd_registration_check(op, args, kwargs):
     from .._dispatch.dispatcher import OpOverload
     if not isinstance(op, OpOverload):
         raise AssertionError(f"Expected op to be OpOverload, got {type(op)}")
-    flat = _tensors((args, kwargs))
+    flat = flat_tensors((args, kwargs))
     if not any(t.requires_grad for t in flat):
         raise RuntimeError(
             "autograd_registration_check: no inputs have requires_grad=True so we are unable "
@@ -105,7 +102,7 @@ def autograd_registration_check(op, args, kwargs):
     key, _ = op._key_and_grad(op.schema.bind(args, kwargs, op.__name__))
     outs = op.redispatch(key, op.schema.bind(args, kwargs, op.__name__))
     inputs = {id(t) for t in flat}
-    if not any(o.requires_grad and id(o) not in inputs for o in _tensors(outs)):
+    if not any(o.requires_grad and id(o) not in inputs for o in flat_tensors(outs)):
         return
     raise AssertionError(
         f"{op.name()}: at least one output of this operator has requires_grad=True but the "
@@ -120,7 +117,7 @@ def autograd_registration_check(op, args, kwargs):
 
 def test_autograd_registration(op, args, kwargs, atol, rtol):
     args, kwargs = _fresh(args), _fresh(kwargs)
-    if any(t.requires_grad for t in _tensors((args, kwargs))):
+    if any(t.requires_grad for t in flat_tensors((args, kwargs))):
         autograd_registration_check(op, args, kwargs)
 
 
@@ -133,8 +130,8 @@ def test_faketensor(op, args, kwargs, atol, rtol):
         raise RuntimeError(f"{op}: the operator has no fake impl or Meta kernel registered "
                            f"(use torch.library.register_fake)")
     with ember.no_grad():
-        real = _tensors(op(*_fresh(args), **_fresh(kwargs)))
-        fake = _tensors(op(*_map(lambda t: t.detach().to("meta"), args),
+        real = flat_tensors(op(*_fresh(args), **_fresh(kwargs)))
+        fake = flat_tensors(op(*_map(lambda t: t.detach().to("meta"), args),
                            **_map(lambda t: t.detach().to("meta"), kwargs)))
     if len(real) != len(fake):
         raise RuntimeError(f"{op.name}: the fake kernel returned {len(fake)} tensors, the "
@@ -153,8 +150,8 @@ def test_faketensor(op, args, kwargs, atol, rtol):
 def _run_with_grads(op, args, kwargs):
     import ember
     args, kwargs = _fresh(args), _fresh(kwargs)
-    outs = _tensors(op(*args, **kwargs))
-    leaves = [t for t in _tensors((args, kwargs)) if t.requires_grad]
+    outs = flat_tensors(op(*args, **kwargs))
+    leaves = [t for t in flat_tensors((args, kwargs)) if t.requires_grad]
     grads = []
     diff = [o for o in outs if o.grad_fn is not None]
     if leaves and diff:
@@ -181,7 +178,7 @@ def _check_custom_op_aliasing(op, args, kwargs):
         return
     args, kwargs = _fresh(args), _fresh(kwargs)
     try:
-        check_aliasing_constraint(op.name(), (args, kwargs), op(*args, **kwargs))
+        check_aliasing_constraint(op.name(), args, kwargs, op(*args, **kwargs))
     except RuntimeError as e:
         if config.error_on_custom_op_aliasing:
             raise

@@ -57,21 +57,19 @@ def flat_tensors(value):
     return []
 
 
-def check_aliasing_constraint(name, prev, result, get_module=lambda: "???"):
-    """A custom operator's outputs may alias neither its inputs (`prev`, any nesting of
-    tensors) nor each other: compared by storage, as PyTorch compares them."""
-    storages = {id(t.untyped_storage()) for t in flat_tensors(prev)}
-    for tensor in flat_tensors(result if isinstance(result, tuple) else (result,)):
-        key = id(tensor.untyped_storage())
-        if key in storages:
-            raise RuntimeError(
-                f"{name} (with implementation in {get_module()}): The output of this custom "
-                "operator (1) must not also be an input to this custom operator and (2) may not "
-                "alias any inputs to this custom operator or other returns. The most common way "
-                "to trigger this error is if we have y = custom_op(x) and y and x are the same "
-                "Tensor. Please instead return a clone of the offending output tensor(s) (e.g. "
-                "return x.clone()) or refactor the custom operator to not return y.")
-        storages.add(key)
+def check_aliasing_constraint(name, args, kwargs, result, get_module=lambda: "???"):
+    """A custom operator's outputs may alias neither its inputs nor each other (PyTorch's
+    _c_check_aliasing_constraint, over torch._C's storage comparison)."""
+    from .. import _C
+    if _C._any_output_is_alias_to_input_or_output(
+            args, kwargs, result if isinstance(result, tuple) else (result,)):
+        raise RuntimeError(
+            f"{name} (with implementation in {get_module()}): The output of this custom "
+            "operator (1) must not also be an input to this custom operator and (2) may not "
+            "alias any inputs to this custom operator or other returns. The most common way "
+            "to trigger this error is if we have y = custom_op(x) and y and x are the same "
+            "Tensor. Please instead return a clone of the offending output tensor(s) (e.g. "
+            "return x.clone()) or refactor the custom operator to not return y.")
 
 
 def python_kernel_call(schema):

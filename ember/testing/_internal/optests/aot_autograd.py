@@ -3,7 +3,8 @@ gradients). PyTorch compares eager with an AOTAutograd-traced run; ember has no 
 the second run is eager too, which checks the repeatability such a trace relies on."""
 import re
 
-from ...._library.opcheck import _fresh, _tensors
+from ...._library.opcheck import _fresh
+from ...._library.utils import flat_tensors
 from ...._core.tensor import Tensor
 
 
@@ -38,14 +39,14 @@ def aot_autograd_check(func, args, kwargs, dynamic, assert_raises_regex_fn=None,
     args2, kwargs2 = _fresh((args, kwargs))
     second = func(*args2, **kwargs2)
     if not skip_correctness_check:
-        for a, b in zip(_tensors(first), _tensors(second)):
+        for a, b in zip(flat_tensors(first), flat_tensors(second)):
             assert_equals(b, a)
     if not check_gradients:
         return
-    outs1 = [o for o in _tensors(first) if isinstance(o, Tensor) and o.requires_grad]
-    outs2 = [o for o in _tensors(second) if isinstance(o, Tensor) and o.requires_grad]
-    ins1 = [t for t in _tensors((args, kwargs)) if t.requires_grad]
-    ins2 = [t for t in _tensors((args2, kwargs2)) if t.requires_grad]
+    outs1 = [o for o in flat_tensors(first) if isinstance(o, Tensor) and o.requires_grad]
+    outs2 = [o for o in flat_tensors(second) if isinstance(o, Tensor) and o.requires_grad]
+    ins1 = [t for t in flat_tensors((args, kwargs)) if t.requires_grad]
+    ins2 = [t for t in flat_tensors((args2, kwargs2)) if t.requires_grad]
     if not outs1 or not ins1:
         return
     from ....autograd import grad

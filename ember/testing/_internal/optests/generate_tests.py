@@ -23,7 +23,8 @@ import sys
 import unittest
 
 from ...._library.opcheck import (  # noqa: F401
-    _TESTS as _CHECKS, DEFAULT_TEST_UTILS as _DEFAULT, OpCheckError, _map, _tensors, opcheck)
+    _TESTS as _CHECKS, DEFAULT_TEST_UTILS as _DEFAULT, OpCheckError, _map, opcheck)
+from ...._library.utils import flat_tensors
 
 DEFAULT_TEST_UTILS = list(_DEFAULT)
 DEPRECATED_DEFAULT_TEST_UTILS = DEFAULT_TEST_UTILS + ["test_aot_dispatch_static"]
@@ -87,7 +88,7 @@ def _safe(check):
     """A test util: `check` on copies of the arguments, skipped for meta tensors (which have
     no values to check)."""
     def util(op, args, kwargs):
-        if any(t.is_meta for t in _tensors((args, kwargs))):
+        if any(t.is_meta for t in flat_tensors((args, kwargs))):
             return
         check(op, args, kwargs, None, None)
     return util
