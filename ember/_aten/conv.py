@@ -40,6 +40,7 @@ from .._core import dtype as D
 from .._core.memory_format import (channels_last, channels_last_3d, suggest_memory_format,
                                    nhwc, array_is_channels_last, copy_in_format,
                                    format_strides)
+from . import _parallel
 from ._parallel import contiguous, matmul as _parallel_matmul, parallel_for
 from .._dispatch.dispatcher import impl
 from .._core.tensor import _wrap, _meta
@@ -450,7 +451,8 @@ def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
     out = conv_output_size(x.shape[2:], w.shape[2:], stride, padding, dilation)
     if algorithm is None:
         algorithm = "direct_1x1" if _direct_1x1(w.shape[2:], padding, out) else \
-            "depthwise" if _depthwise(w.shape, groups) else "im2col"
+            "depthwise" if _depthwise(w.shape, groups) else \
+            "winograd" if _winograd_pays(w.shape, x.dtype, stride, dilation, groups, out) else "im2col"
     if algorithm == "direct_1x1":
         return _conv_1x1(x, w, stride, out, groups)
     if algorithm == "depthwise":  # Note [Depthwise convolution]
@@ -504,59 +506,201 @@ def _conv_per_sample(x, w, stride, padding, dilation, out):
 #
 # input tiles become V = B^T d B and kernels U = G g G^T (both 4x4), and the output block is
 # A^T [sum over input channels of U * V] A. The channel sums are 16 GEMMs, one per (a, b)
-# position of the 4x4 transform: (O, C) @ (C, N*tiles) -- 4 multiply-adds per output pixel and
-# channel pair instead of 9. The transforms are additions over whole arrays (one NumPy op per
-# row or column of a tile). F(2x2, 3x3) loses only a few float32 ulps (its matrices hold 1/2
+# position of the 4x4 transform: (tiles, C) @ (C, O) -- 4 multiply-adds per output pixel and
+# channel pair instead of 9. F(2x2, 3x3) loses only a few float32 ulps (its matrices hold 1/2
 # and +-1), well inside PyTorch's tolerance; larger tiles (F(4x4, 3x3)) save more products but
 # lose accuracy through their larger transform constants.
+#
+#     x (N, H, W, C) view --pad, one copy--> tiles d --B^T . B: 20 adds over C-long rows-->
+#     V (16, tiles, C) --16 GEMMs with U (16, C, O)--> M (16, tiles, O) --A^T . A: 8 adds-->
+#     y (N, 2th, 2tw, O) --one copy--> the output, NCHW or NHWC
+#
+# The transforms are NumPy adds over whole arrays whose rows are channels (NHWC: each row of
+# a tile is C contiguous floats), so they run at memory speed whatever the map size. The
+# samples go through in chunks of about _WINOGRAD_ROWS tiles -- a chunk's V and M stay in
+# cache and its products are big enough for BLAS -- each thread taking its own chunks; when
+# the whole batch is fewer chunks than threads (ResNet's 4x4 maps), each step is shared over
+# the threads instead. The kernel transform is one (16, 9) @ (9, O*C) product. It pays where
+# the products dominate: one thread, ResNet-18's 3x3 convolutions (batch 32) at 16x16 maps
+# 28.5 -> 19.7 ms, at 8x8 29.5 -> 19.9 ms, at 4x4 28.4 -> 20.9 ms; at 32x32 with 64 channels
+# the transforms cost what the products save (30.3 against 32.3 ms), and with fewer channels
+# they cost more (MNIST's 32 channels at 13x13: 6.3 against 7.7, at 26x26 20 against 21 --
+# too close to call).
 _WINOGRAD_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
+_WINOGRAD_ROWS = 256
 
 
-def _winograd_applies(w, stride, dilation, groups):
-    return (w.ndim == 4 and w.shape[2:] == (3, 3) and groups == 1 and
+def _winograd_applies(w_shape, stride, dilation, groups):
+    return (len(w_shape) == 4 and tuple(w_shape[2:]) == (3, 3) and groups == 1 and
             all(s == 1 for s in stride) and all(d == 1 for d in dilation))
+
+
+def _winograd_pays(w_shape, dtype, stride, dilation, groups, out):
+    """The rule of thumb's choice of Winograd (Note [Winograd F(2x2, 3x3)]): where it applies,
+    for 64 channels or more in and out, maps of 16x16 or less, float32/float64."""
+    return (_winograd_applies(w_shape, stride, dilation, groups) and min(w_shape[:2]) >= 64 and
+            dtype in (np.float32, np.float64) and _prod(out) <= 256)
 
 
 def _conv_winograd(x, w, padding):
     """Stride-1 3x3 convolution of x (N, C, H, W) with w (O, C, 3, 3) by F(2x2, 3x3)."""
-    n, c = x.shape[:2]
-    o = w.shape[0]
-    oh, ow = conv_output_size(x.shape[2:], (3, 3), (1, 1), padding, (1, 1))
-    th, tw = (oh + 1) // 2, (ow + 1) // 2
-    need = (2 * th + 2, 2 * tw + 2)
-    xp = pad_zeros(x, padding, tuple(max(0, a - (b + 2 * p))
-                                     for a, b, p in zip(need, x.shape[2:], padding)))
-    sn, sc, sh, sw = xp.strides
-    # d[a, b, c, n, i, j] = xp[n, c, 2i + a, 2j + b]: the tiles, a view
-    d = _as_strided(xp, (4, 4, c, n, th, tw), (sh, sw, sc, sn, 2 * sh, 2 * sw), writeable=False)
-    rows = caching_allocator.empty((4, 4, c, n, th, tw), x.dtype)     # B^T d
-    np.subtract(d[0], d[2], out=rows[0])
-    np.add(d[1], d[2], out=rows[1])
-    np.subtract(d[2], d[1], out=rows[2])
-    np.subtract(d[1], d[3], out=rows[3])
-    v = caching_allocator.empty((4, 4, c, n, th, tw), x.dtype)        # (B^T d) B
-    np.subtract(rows[:, 0], rows[:, 2], out=v[:, 0])
-    np.add(rows[:, 1], rows[:, 2], out=v[:, 1])
-    np.subtract(rows[:, 2], rows[:, 1], out=v[:, 2])
-    np.subtract(rows[:, 1], rows[:, 3], out=v[:, 3])
-    del rows
-    u = np.einsum("ai,ocij,bj->aboc", _WINOGRAD_G.astype(x.dtype), w,
-                  _WINOGRAD_G.astype(x.dtype)).reshape(16, o, c)
-    m = _batched(u, v.reshape(16, c, n * th * tw)).reshape(4, 4, o, n, th, tw)
-    del v
-    r = caching_allocator.empty((2, 4, o, n, th, tw), x.dtype)        # A^T m
-    np.add(m[0], m[1], out=r[0])
-    r[0] += m[2]
-    np.subtract(m[1], m[2], out=r[1])
-    r[1] -= m[3]
-    y = caching_allocator.empty((n, o, th, 2, tw, 2), x.dtype)        # (A^T m) A
-    yt = y.transpose(3, 5, 1, 0, 2, 4)                               # (2, 2, O, N, th, tw)
-    np.add(r[:, 0], r[:, 1], out=yt[:, 0])
-    yt[:, 0] += r[:, 2]
-    np.subtract(r[:, 1], r[:, 2], out=yt[:, 1])
-    yt[:, 1] -= r[:, 3]
-    y = y.reshape(n, o, 2 * th, 2 * tw)
-    return y if (2 * th, 2 * tw) == (oh, ow) else y[:, :, :oh, :ow]
+    out = conv_output_size(x.shape[2:], (3, 3), (1, 1), padding, (1, 1))
+    r = caching_allocator.empty((x.shape[0], w.shape[0]) + tuple(out), x.dtype)
+    _winograd(x.transpose(0, 2, 3, 1), _winograd_kernel(w), padding, r.transpose(0, 2, 3, 1))
+    return r
+
+
+def _winograd_kernel(w, flipped=False):
+    """U = G w G^T for w (O, C, 3, 3) as (16, C, O) -- or, `flipped`, for the kernel of the
+    input gradient's convolution (w's taps reversed, its channels swapped) as (16, O, C)."""
+    o, c = w.shape[:2]
+    g = _WINOGRAD_G.astype(w.dtype)
+    kron = np.kron(g, g)                                            # (16, 9)
+    u = _parallel_matmul(kron[:, ::-1] if flipped else kron, w.reshape(o * c, 9).T,
+                         caching_allocator.empty((16, o * c), w.dtype)).reshape(16, o, c)
+    return u if flipped else u.transpose(0, 2, 1)
+
+
+def _winograd_chunk(n, th, tw):
+    """Samples per chunk (about _WINOGRAD_ROWS tiles), and whether the threads take whole
+    chunks (else each step is shared over them)."""
+    chunk = min(n, -(-_WINOGRAD_ROWS // (th * tw)))
+    return chunk, -(-n // chunk) >= _parallel._WORKERS
+
+
+def _winograd(xt, u, padding, dst):
+    """dst (N, oh, ow, O), a view, = the convolution of xt (N, H, W, C), a view, with the
+    transformed kernel u (16, C, O)."""
+    n, c = xt.shape[0], xt.shape[3]
+    o, dt = dst.shape[3], xt.dtype
+    th, tw = (dst.shape[1] + 1) // 2, (dst.shape[2] + 1) // 2
+    chunk, by_chunks = _winograd_chunk(n, th, tw)
+    if by_chunks:
+        def part(index):                                            # a thread's own chunks
+            start, stop = _samples(index, n)
+            bufs = _WinogradBuffers(min(chunk, stop - start), th, tw, c, o, dt)
+            for s in range(start, stop, chunk):
+                e = min(s + chunk, stop)
+                rows = bufs.transform_input(xt[s:e], padding)
+                np.matmul(bufs.v[:, :rows], u, out=bufs.m[:, :rows])
+                bufs.transform_output(dst[s:e])
+        parallel_for(part, (n,), dst.size * c * 9)
+        return
+    bufs = _WinogradBuffers(n, th, tw, c, o, dt)
+    parallel_for(lambda i: bufs.transform_input(xt[i[0]], padding, i[0]), (n,), bufs.v.size * 4)
+    _parallel_matmul(bufs.v, u, bufs.m)
+    parallel_for(lambda i: bufs.transform_output(dst[i[0]], i[0]), (n,), bufs.m.size * 4)
+
+
+def _winograd_weight_grad(gt, xt, padding):
+    """The weight gradient (O, C, 3, 3) of the convolution of xt (N, H, W, C) whose output
+    gradient is gt (N, oh, ow, O) (views): with Z = A g A^T the gradient's 4x4 tiles,
+    dU[a, b] = V[a, b]^T Z[a, b] summed over all tiles -- 16 GEMMs (C, tiles) @ (tiles, O) --
+    and dw = G^T dU G."""
+    n, c = xt.shape[0], xt.shape[3]
+    o, dt = gt.shape[3], xt.dtype
+    th, tw = (gt.shape[1] + 1) // 2, (gt.shape[2] + 1) // 2
+    chunk, by_chunks = _winograd_chunk(n, th, tw)
+    if by_chunks:
+        def samples(start, stop):
+            bufs = _WinogradBuffers(min(chunk, stop - start), th, tw, c, o, dt)
+            total, term = np.zeros((16, c, o), dt), np.empty((16, c, o), dt)
+            for s in range(start, stop, chunk):
+                e = min(s + chunk, stop)
+                rows = bufs.transform_input(xt[s:e], padding)
+                bufs.transform_grad(gt[s:e])
+                np.matmul(bufs.v[:, :rows].transpose(0, 2, 1), bufs.m[:, :rows], out=term)
+                total += term
+            return total
+        du = _sum_by_samples(samples, n, gt.size * c * 9)
+    else:
+        bufs = _WinogradBuffers(n, th, tw, c, o, dt)
+        parallel_for(lambda i: (bufs.transform_input(xt[i[0]], padding, i[0]),
+                                bufs.transform_grad(gt[i[0]], i[0])), (n,), bufs.v.size * 4)
+        du = _parallel_matmul(bufs.v.transpose(0, 2, 1), bufs.m,
+                              caching_allocator.empty((16, c, o), dt))
+    g = _WINOGRAD_G.astype(dt)
+    dw = np.kron(g, g).T @ du.reshape(16, c * o)                    # (9, C*O)
+    return np.ascontiguousarray(dw.reshape(3, 3, c, o).transpose(3, 2, 0, 1))
+
+
+class _WinogradBuffers:
+    """The arrays Winograd's steps go through for up to `n` samples, from caching-allocator
+    blocks; each step works on the first k samples of them, or on samples [i]."""
+
+    def __init__(self, n, th, tw, c, o, dt):
+        self.th, self.tw = th, tw
+        self.xp = _zeros((n, 2 * th + 2, 2 * tw + 2, c), dt)     # padded tiles (zero edges)
+        self.r = caching_allocator.empty((4, n, th, 2 * tw + 2, c), dt)   # B^T d
+        self.v = caching_allocator.empty((16, n * th * tw, c), dt)         # B^T d B
+        self.m = caching_allocator.empty((16, n * th * tw, o), dt)         # products, or Z
+        self.s = caching_allocator.empty((8, n, th, tw, o), dt)            # A^T m, or A g
+        self.y = caching_allocator.empty((n, 2 * th, 2 * tw, o), dt)       # A^T m A, or g
+
+    def _tiles(self, a, i):
+        """a (16, n*tiles, X) as (4, 4, n, th, tw, X), samples [i] of it."""
+        return a.reshape(4, 4, -1, self.th, self.tw, a.shape[2])[:, :, i]
+
+    def transform_input(self, x, padding, i=None):
+        """v = B^T d B for the samples x (k, H, W, C), into the first k samples (or [i]);
+        returns the rows of v they fill."""
+        th, tw, k = self.th, self.tw, x.shape[0]
+        i = slice(0, k) if i is None else i
+        ph, pw = padding
+        xp = self.xp[i]
+        xp[:, ph:ph + x.shape[1], pw:pw + x.shape[2]] = x
+        d = [xp[:, a:a + 2 * th:2] for a in range(4)]               # the tiles' rows a
+        r = self.r[:, i]
+        np.subtract(d[0], d[2], out=r[0])
+        np.add(d[1], d[2], out=r[1])
+        np.subtract(d[2], d[1], out=r[2])
+        np.subtract(d[1], d[3], out=r[3])
+        e = [r[:, :, :, b:b + 2 * tw:2] for b in range(4)]          # the tiles' columns b
+        v = self._tiles(self.v, i)
+        np.subtract(e[0], e[2], out=v[:, 0])
+        np.add(e[1], e[2], out=v[:, 1])
+        np.subtract(e[2], e[1], out=v[:, 2])
+        np.subtract(e[1], e[3], out=v[:, 3])
+        return k * th * tw
+
+    def transform_output(self, dst, i=None):
+        """dst (k, oh, ow, O) = A^T m A of the first k samples (or [i])."""
+        th, tw, k = self.th, self.tw, dst.shape[0]
+        i = slice(0, k) if i is None else i
+        m = self._tiles(self.m, i)
+        s = self.s[:, i].reshape((2, 4) + m.shape[2:])
+        np.add(m[0], m[1], out=s[0])
+        s[0] += m[2]
+        np.subtract(m[1], m[2], out=s[1])
+        s[1] -= m[3]
+        y = self.y[i]
+        blocks = y.reshape(k, th, 2, tw, 2, -1).transpose(2, 4, 0, 1, 3, 5)  # [dy, dx]
+        np.add(s[:, 0], s[:, 1], out=blocks[:, 0])
+        blocks[:, 0] += s[:, 2]
+        np.subtract(s[:, 1], s[:, 2], out=blocks[:, 1])
+        blocks[:, 1] -= s[:, 3]
+        np.copyto(dst, y[:, :dst.shape[1], :dst.shape[2]])
+
+    def transform_grad(self, g, i=None):
+        """m = Z = A g A^T, the 4x4 tiles of the output gradient g (k, oh, ow, O) of the
+        first k samples (or [i]): the adjoint of transform_output."""
+        th, tw, k = self.th, self.tw, g.shape[0]
+        i = slice(0, k) if i is None else i
+        y = self.y[i]
+        y[:, :g.shape[1], :g.shape[2]] = g
+        y[:, g.shape[1]:] = 0                                       # odd sizes: no output there
+        y[:, :, g.shape[2]:] = 0
+        blocks = y.reshape(k, th, 2, tw, 2, -1).transpose(2, 4, 0, 1, 3, 5)  # [dy, dx]
+        s = self.s[:, i].reshape((4, 2) + blocks.shape[2:])         # A g: [a, dx]
+        np.copyto(s[0], blocks[0])
+        np.add(blocks[0], blocks[1], out=s[1])
+        np.subtract(blocks[0], blocks[1], out=s[2])
+        np.negative(blocks[1], out=s[3])
+        z = self._tiles(self.m, i)
+        np.copyto(z[:, 0], s[:, 0])
+        np.add(s[:, 0], s[:, 1], out=z[:, 1])
+        np.subtract(s[:, 0], s[:, 1], out=z[:, 2])
+        np.negative(s[:, 1], out=z[:, 3])
 
 
 # Note [Benchmark mode]
@@ -584,7 +728,7 @@ def _algorithms(x, w, stride, padding, dilation, groups):
         names.append("nhwc")
     if _depthwise(w.shape, groups):
         names.append("depthwise")
-    if _winograd_applies(w, stride, dilation, groups):
+    if _winograd_applies(w.shape, stride, dilation, groups):
         names.append("winograd")
     return names
 
@@ -653,6 +797,11 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
     if all(s == 1 for s in stride) and all(q >= 0 for q in full) and \
             g.shape[1] <= in_shape[1]:
+        if _winograd_pays(w.shape, g.dtype, stride, dilation, groups, in_shape[2:]):
+            r = caching_allocator.empty(tuple(in_shape), g.dtype)
+            _winograd(g.transpose(0, 2, 3, 1), _winograd_kernel(w, flipped=True), full,
+                      r.transpose(0, 2, 3, 1))
+            return r
         if groups == 1:
             # (C, O, *k) with every kernel axis flipped, as a view of one copy laid out
             # (O, *k, C): flipping all kernel axes reverses the flattened kernel, and this copy
@@ -684,6 +833,8 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
         return _batched(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
     if cols is None and _depthwise(w_shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation)
+    if cols is None and _winograd_pays(w_shape, x.dtype, stride, dilation, groups, g.shape[2:]):
+        return _winograd_weight_grad(g.transpose(0, 2, 3, 1), x.transpose(0, 2, 3, 1), padding)
     ck, pixels = _prod(w_shape[1:]), _prod(g.shape[2:])
     chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
     if groups == 1 and 4 * ck > pixels and chunk >= 2 and chunk * pixels >= 1024:
@@ -897,6 +1048,10 @@ def _conv_nhwc(x, w, stride, padding, dilation, groups):
     out = conv_output_size(x.shape[1:3], w.shape[2:], stride, padding, dilation)
     if _depthwise(w.shape, groups):  # Note [Depthwise convolution]: no K-times columns
         return nhwc(_conv_depthwise(_nchw(x), w, stride, padding, dilation, out))
+    if _winograd_pays(w.shape, x.dtype, stride, dilation, groups, out):
+        r = caching_allocator.empty((x.shape[0],) + tuple(out) + (w.shape[0],), x.dtype)
+        _winograd(x, _winograd_kernel(w), padding, r)
+        return r
     cols = _columns_nhwc(x, w.shape[2:], stride, padding, dilation, out, groups)
     r = _ungroup_rows(_matmul(cols, _weight_nhwc(w, groups)))
     return r.reshape((x.shape[0],) + tuple(out) + (w.shape[0],))
