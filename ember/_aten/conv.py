@@ -537,9 +537,9 @@ def _winograd_applies(w_shape, stride, dilation, groups):
 
 def _winograd_pays(w_shape, dtype, stride, dilation, groups, out):
     """The rule of thumb's choice of Winograd (Note [Winograd F(2x2, 3x3)]): where it applies,
-    for 64 channels or more in and out, maps of 16x16 or less, float32/float64."""
-    return (_winograd_applies(w_shape, stride, dilation, groups) and min(w_shape[:2]) >= 64 and
-            dtype in (np.float32, np.float64) and _prod(out) <= 256)
+    for 32 channels or more in and out, float32/float64."""
+    return (_winograd_applies(w_shape, stride, dilation, groups) and min(w_shape[:2]) >= 32 and
+            dtype in (np.float32, np.float64))
 
 
 def _conv_winograd(x, w, padding):
@@ -624,6 +624,17 @@ def _winograd_weight_grad(gt, xt, padding):
     return np.ascontiguousarray(dw.reshape(3, 3, c, o).transpose(3, 2, 0, 1))
 
 
+def _copy_channels(dst, src):
+    """dst[...] = src for (N, H, W, C) arrays, one of them an NCHW array's view: copied 16
+    channels at a time, so that the NCHW side is read (or written) 16 rows at once -- a whole
+    transposing copy steps a page at a time through it (64 channels of 32x32: 6.3 -> 2.3 ms)."""
+    if dst.strides[3] == dst.itemsize and src.strides[3] == src.itemsize:
+        np.copyto(dst, src)
+        return
+    for c in range(0, dst.shape[3], 16):
+        np.copyto(dst[..., c:c + 16], src[..., c:c + 16])
+
+
 class _WinogradBuffers:
     """The arrays Winograd's steps go through for up to `n` samples, from caching-allocator
     blocks; each step works on the first k samples of them, or on samples [i]."""
@@ -648,7 +659,7 @@ class _WinogradBuffers:
         i = slice(0, k) if i is None else i
         ph, pw = padding
         xp = self.xp[i]
-        xp[:, ph:ph + x.shape[1], pw:pw + x.shape[2]] = x
+        _copy_channels(xp[:, ph:ph + x.shape[1], pw:pw + x.shape[2]], x)
         d = [xp[:, a:a + 2 * th:2] for a in range(4)]               # the tiles' rows a
         r = self.r[:, i]
         np.subtract(d[0], d[2], out=r[0])
@@ -679,7 +690,7 @@ class _WinogradBuffers:
         blocks[:, 0] += s[:, 2]
         np.subtract(s[:, 1], s[:, 2], out=blocks[:, 1])
         blocks[:, 1] -= s[:, 3]
-        np.copyto(dst, y[:, :dst.shape[1], :dst.shape[2]])
+        _copy_channels(dst, y[:, :dst.shape[1], :dst.shape[2]])
 
     def transform_grad(self, g, i=None):
         """m = Z = A g A^T, the 4x4 tiles of the output gradient g (k, oh, ow, O) of the
@@ -687,7 +698,7 @@ class _WinogradBuffers:
         th, tw, k = self.th, self.tw, g.shape[0]
         i = slice(0, k) if i is None else i
         y = self.y[i]
-        y[:, :g.shape[1], :g.shape[2]] = g
+        _copy_channels(y[:, :g.shape[1], :g.shape[2]], g)
         y[:, g.shape[1]:] = 0                                       # odd sizes: no output there
         y[:, :, g.shape[2]:] = 0
         blocks = y.reshape(k, th, 2, tw, 2, -1).transpose(2, 4, 0, 1, 3, 5)  # [dy, dx]
@@ -795,13 +806,14 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     if _depthwise(w.shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_input_grad(g, w, in_shape, stride, padding, dilation)
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
+    if all(q >= 0 for q in full) and _winograd_pays(w.shape, g.dtype, stride, dilation,
+                                                     groups, in_shape[2:]):
+        r = caching_allocator.empty(tuple(in_shape), g.dtype)
+        _winograd(g.transpose(0, 2, 3, 1), _winograd_kernel(w, flipped=True), full,
+                  r.transpose(0, 2, 3, 1))
+        return r
     if all(s == 1 for s in stride) and all(q >= 0 for q in full) and \
             g.shape[1] <= in_shape[1]:
-        if _winograd_pays(w.shape, g.dtype, stride, dilation, groups, in_shape[2:]):
-            r = caching_allocator.empty(tuple(in_shape), g.dtype)
-            _winograd(g.transpose(0, 2, 3, 1), _winograd_kernel(w, flipped=True), full,
-                      r.transpose(0, 2, 3, 1))
-            return r
         if groups == 1:
             # (C, O, *k) with every kernel axis flipped, as a view of one copy laid out
             # (O, *k, C): flipping all kernel axes reverses the flattened kernel, and this copy
