@@ -576,8 +576,8 @@ class Module:
                         if c is not None]
             stack.extend(reversed(children))
 
-    def modules(self):
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self):
