@@ -80,3 +80,41 @@ def test_winograd_matches_torch(n, c, h, w, o, padding):
         assert r.shape == expected.shape and r.dtype == expected.dtype
         tol = 1e-5 if dt == np.float32 else 1e-12
         np.testing.assert_allclose(r, expected, rtol=tol * 10, atol=tol * 10 * np.sqrt(c * 9))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n, c, h, w, o, padding", [
+    (9, 32, 16, 16, 32, 1),    # chunks of 4 samples: each thread takes its own
+    (5, 32, 9, 7, 40, 1),      # odd maps, one chunk: each step shared over the threads
+    (33, 64, 4, 4, 64, 1),     # ResNet's last stage, one chunk
+    (3, 32, 12, 11, 64, 0),    # no padding (MNIST's second convolution), O > C
+    (4, 48, 11, 12, 32, 2),    # a padding wider than the kernel's reach
+])
+def test_winograd_gradients_match_torch(monkeypatch, threads, n, c, h, w, o, padding):
+    """The rule of thumb picks Winograd for these 3x3 convolutions (32+ channels): output,
+    input gradient and weight gradient against torch, in float32 and float64, with the work
+    split over threads (by chunks of samples, or step by step)."""
+    from ember._aten import _parallel, conv
+    assert conv._winograd_pays((o, c, 3, 3), np.dtype(np.float32), (1, 1), (1, 1), 1, (h, w))
+    monkeypatch.setattr(_parallel, "MIN_ELEMENTS", 1)
+    before = ember.get_num_threads()
+    ember.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(n * 100 + c)
+        for dt in (np.float32, np.float64):
+            x = rng.standard_normal((n, c, h, w)).astype(dt)
+            k = rng.standard_normal((o, c, 3, 3)).astype(dt)
+            tx, tk = (torch.from_numpy(a).requires_grad_() for a in (x, k))
+            ty = torch.nn.functional.conv2d(tx, tk, padding=padding)
+            g = rng.standard_normal(tuple(ty.shape)).astype(dt)
+            expected = [ty.detach()] + list(torch.autograd.grad(ty, (tx, tk), torch.from_numpy(g)))
+            ex, ek = (ember.from_numpy(a).requires_grad_() for a in (x, k))
+            ey = ember.nn.functional.conv2d(ex, ek, padding=padding)
+            got = [ey.detach()] + list(ember.autograd.grad(ey, (ex, ek), ember.from_numpy(g)))
+            tol = 2e-5 if dt == np.float32 else 1e-12
+            for e, t in zip(got, expected):
+                assert tuple(e.shape) == tuple(t.shape) and e.is_contiguous()
+                scale = np.abs(t.numpy()).max()
+                np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=0, atol=tol * scale)
+    finally:
+        ember.set_num_threads(before)

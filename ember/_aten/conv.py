@@ -595,8 +595,8 @@ def _winograd(xt, u, padding, dst):
 def _winograd_weight_grad(gt, xt, padding):
     """The weight gradient (O, C, 3, 3) of the convolution of xt (N, H, W, C) whose output
     gradient is gt (N, oh, ow, O) (views): with Z = A g A^T the gradient's 4x4 tiles,
-    dU[a, b] = V[a, b]^T Z[a, b] summed over all tiles -- 16 GEMMs (C, tiles) @ (tiles, O) --
-    and dw = G^T dU G."""
+    dU[a, b]^T = Z[a, b]^T V[a, b] summed over all tiles -- 16 GEMMs (O, tiles) @ (tiles, C)
+    -- and dw = G^T dU G."""
     n, c = xt.shape[0], xt.shape[3]
     o, dt = gt.shape[3], xt.dtype
     th, tw = (gt.shape[1] + 1) // 2, (gt.shape[2] + 1) // 2
@@ -604,12 +604,12 @@ def _winograd_weight_grad(gt, xt, padding):
     if by_chunks:
         def samples(start, stop):
             bufs = _WinogradBuffers(min(chunk, stop - start), th, tw, c, o, dt)
-            total, term = np.zeros((16, c, o), dt), np.empty((16, c, o), dt)
+            total, term = np.zeros((16, o, c), dt), np.empty((16, o, c), dt)
             for s in range(start, stop, chunk):
                 e = min(s + chunk, stop)
                 rows = bufs.transform_input(xt[s:e], padding)
                 bufs.transform_grad(gt[s:e])
-                np.matmul(bufs.v[:, :rows].transpose(0, 2, 1), bufs.m[:, :rows], out=term)
+                np.matmul(bufs.m[:, :rows].transpose(0, 2, 1), bufs.v[:, :rows], out=term)
                 total += term
             return total
         du = _sum_by_samples(samples, n, gt.size * c * 9)
@@ -617,11 +617,12 @@ def _winograd_weight_grad(gt, xt, padding):
         bufs = _WinogradBuffers(n, th, tw, c, o, dt)
         parallel_for(lambda i: (bufs.transform_input(xt[i[0]], padding, i[0]),
                                 bufs.transform_grad(gt[i[0]], i[0])), (n,), bufs.v.size * 4)
-        du = _parallel_matmul(bufs.v.transpose(0, 2, 1), bufs.m,
-                              caching_allocator.empty((16, c, o), dt))
+        du = _parallel_matmul(bufs.m.transpose(0, 2, 1), bufs.v,
+                              caching_allocator.empty((16, o, c), dt))
     g = _WINOGRAD_G.astype(dt)
-    dw = np.kron(g, g).T @ du.reshape(16, c * o)                    # (9, C*O)
-    return np.ascontiguousarray(dw.reshape(3, 3, c, o).transpose(3, 2, 0, 1))
+    # dU^T (16, O*C) read as (O*C, 16) @ G x G (16, 9): (O, C, 3, 3) as it lies
+    return _parallel_matmul(du.reshape(16, o * c).T, np.kron(g, g),
+                            caching_allocator.empty((o * c, 9), dt)).reshape(o, c, 3, 3)
 
 
 def _copy_channels(dst, src):
