@@ -171,7 +171,8 @@ def _stack_if_compiling(x):
 
 
 def _view_as_real(params, *state_and_grads):
-    """Replace, in the lists, each complex parameter and its state and gradient by its real view."""
+    """Replace, in the lists, each complex parameter and its state and gradient by its real
+    view."""
     from .._bindings.generated import view_as_real
     for i, p in enumerate(params):
         if p.is_complex():
@@ -580,7 +581,8 @@ class _ElementwiseOptimizer(Optimizer):
         raise NotImplementedError
 
     def _amp_args(self):
-        """The `grad_scale` and `found_inf` GradScaler sets on an optimizer whose step takes them."""
+        """The `grad_scale` and `found_inf` that GradScaler sets on an optimizer whose step
+        takes them (PyTorch's fused ones)."""
         return dict(grad_scale=getattr(self, "grad_scale", None),
                     found_inf=getattr(self, "found_inf", None))
 
