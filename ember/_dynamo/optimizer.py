@@ -53,12 +53,12 @@ class compiled_region:
 
 
 def _kind(opt):
-    from ..optim.sgd import SGD, _sgd_update
-    from ..optim.adam import Adam, _adam_update
+    from ..optim.sgd import SGD
+    from ..optim.adam import Adam
     cls = type(opt)
-    if isinstance(opt, SGD) and cls._update is _sgd_update and cls._prepare is SGD._prepare:
+    if isinstance(opt, SGD) and cls._step_group is SGD._step_group:
         return "sgd"
-    if isinstance(opt, Adam) and cls._update is _adam_update and cls._prepare is Adam._prepare:
+    if isinstance(opt, Adam) and cls._step_group is Adam._step_group:
         return "adam"
     return None
 

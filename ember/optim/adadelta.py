@@ -11,9 +11,11 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
+from . import _implementations as I
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _get_value, _increment,
+                        _to_scalar)
 
-__all__ = ["Adadelta"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 def _adadelta_update(s, param, grad, square_avg, acc_delta, *, lr, rho, eps, weight_decay,
@@ -35,7 +37,6 @@ def _adadelta_update(s, param, grad, square_avg, acc_delta, *, lr, rho, eps, wei
 class Adadelta(_ElementwiseOptimizer):
     _group_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
     _scalar_state = ("step",)
-    _update = staticmethod(_adadelta_update)
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
@@ -47,9 +48,24 @@ class Adadelta(_ElementwiseOptimizer):
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _prepare(self, p, group):
-        state = self._state_of(p, "square_avg", "acc_delta")
-        _increment(state["step"])
-        return (state["square_avg"], state["acc_delta"]), dict(
-            lr=_lr(group), rho=group["rho"], eps=group["eps"],
-            weight_decay=group["weight_decay"], maximize=group["maximize"])
+    def _step_group(self, group, params, grads, has_sparse_grad):
+        state = self._state_lists(params, "square_avg", "acc_delta")
+        adadelta(params, grads, state["square_avg"], state["acc_delta"], state["step"],
+                 capturable=group["capturable"], foreach=group["foreach"],
+                 differentiable=group["differentiable"], lr=group["lr"], rho=group["rho"],
+                 eps=group["eps"], weight_decay=group["weight_decay"],
+                 maximize=group["maximize"])
+
+
+def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=False, foreach=None,
+             differentiable=False, has_complex=False, *, lr, rho, eps, weight_decay, maximize):
+    """Functional Adadelta: one step on `params` and their state. See `Adadelta`."""
+    I.check_state_steps(state_steps)
+    kind = I.implementation(params, foreach, differentiable=differentiable)
+    I.check(kind, params, differentiable=differentiable, capturable=capturable,
+            supports_xla=False)
+    hyper = dict(lr=_get_value(_to_scalar(lr)), rho=rho, eps=eps, weight_decay=weight_decay,
+                 maximize=maximize)
+    for i, param in enumerate(params):
+        _increment(state_steps[i])
+        I.update(_adadelta_update, param, grads[i], (square_avgs[i], acc_deltas[i]), hyper)

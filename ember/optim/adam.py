@@ -11,11 +11,12 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
+from . import _implementations as I
 from .._core.tensor import Tensor
 from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
-                        _increment, _lr, _to_scalar)
+                        _increment, _to_scalar)
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
 
 
 def update_moments(s, param, grad, exp_avg, exp_avg_sq, *, lr, beta1, beta2, weight_decay,
@@ -48,7 +49,6 @@ class Adam(_ElementwiseOptimizer):
     _group_defaults = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
                            differentiable=False, decoupled_weight_decay=False, fused=None)
     _scalar_state = ("step",)
-    _update = staticmethod(_adam_update)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
@@ -74,17 +74,49 @@ class Adam(_ElementwiseOptimizer):
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
 
-    def _check_sparse(self, group):
+    def _refuse_sparse(self):
         raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam "
                            "instead")
 
-    def _prepare(self, p, group):
-        names = ["exp_avg", "exp_avg_sq"] + ["max_exp_avg_sq"] * group["amsgrad"]
-        state = self._state_of(p, *names)
-        step = _increment(state["step"])
-        lr = _lr(group)
-        beta1, beta2 = (_get_value(b) for b in group["betas"])
-        return tuple(state[name] for name in names), dict(
-            lr=lr, beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-            decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
-            step_size=lr / (1 - beta1 ** step), bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5)
+    def _step_group(self, group, params, grads, has_sparse_grad):
+        amsgrad = group["amsgrad"]
+        names = ("exp_avg", "exp_avg_sq") + ("max_exp_avg_sq",) * amsgrad
+        state = self._state_lists(params, *names)
+        beta1, beta2 = group["betas"]
+        adam(params, grads, state["exp_avg"], state["exp_avg_sq"],
+             state["max_exp_avg_sq"] if amsgrad else [], state["step"],
+             foreach=group["foreach"], capturable=group["capturable"],
+             differentiable=group["differentiable"], fused=group["fused"], **self._amp_args(),
+             decoupled_weight_decay=group["decoupled_weight_decay"], amsgrad=amsgrad,
+             beta1=beta1, beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
+             eps=group["eps"], maximize=group["maximize"])
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None,
+         capturable=False, differentiable=False, fused=None, grad_scale=None, found_inf=None,
+         has_complex=False, decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr,
+         weight_decay, eps, maximize):
+    """Functional Adam (AdamW with decoupled_weight_decay=True): one step on `params` and their
+    state, all updated in place, each step count included. See `Adam`."""
+    kind = I.implementation(params, foreach, fused, differentiable)
+    I.check_state_steps(state_steps)
+    if kind == "foreach" and params and not capturable:
+        if isinstance(lr, Tensor):
+            raise RuntimeError("lr as a Tensor is not supported for capturable=False and "
+                               "foreach=True")
+        for name, beta in (("beta1", beta1), ("beta2", beta2)):
+            if isinstance(beta, Tensor):
+                raise ValueError(f"{name} as a Tensor is not supported for capturable=False "
+                                 "and foreach=True")
+    I.check(kind, params, differentiable=differentiable, grad_scale=grad_scale,
+            found_inf=found_inf, fused_name="Adam", capturable=capturable)
+    if kind == "fused" and not I.unscale(grads, grad_scale, found_inf):
+        return
+    lr, beta1, beta2 = (_get_value(_to_scalar(x)) for x in (lr, beta1, beta2))
+    for i, param in enumerate(params):
+        step = _increment(state_steps[i])
+        states = (exp_avgs[i], exp_avg_sqs[i]) + ((max_exp_avg_sqs[i],) if amsgrad else ())
+        I.update(_adam_update, param, grads[i], states, dict(
+            lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+            decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+            step_size=lr / (1 - beta1 ** step), bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5))

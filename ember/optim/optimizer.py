@@ -11,6 +11,7 @@ import warnings
 from ember._core._warnings import user_stacklevel as _user_stacklevel
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
+from typing import Any, Dict, Tuple, Union
 from copy import deepcopy
 from itertools import chain
 
@@ -18,16 +19,15 @@ import numpy as np
 
 from .._core import dtype as _dtype
 from .._core.tensor import Tensor, _wrap
-from .._dispatch.dispatcher import lookup as _lookup
 from ..autograd.graph import RemovableHandle
 from .._dynamo.eval_frame import _compiling, graph_break
 from .._dynamo.optimizer import current as _compiled_step
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from . import _differentiable, _foreach
+from ..utils._foreach_utils import (_get_foreach_kernels_supported_devices,
+                                    _get_fused_kernels_supported_devices)
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
-_sparse_construct = _lookup("_sparse_coo_tensor_with_dims_and_tensors")
 _global_optimizer_pre_hooks = OrderedDict()
 _global_optimizer_post_hooks = OrderedDict()
 
@@ -60,8 +60,11 @@ def register_optimizer_step_post_hook(hook):
     return _add_hook(_global_optimizer_post_hooks, hook)
 
 
-def _get_scalar_dtype():
-    """The dtype of scalar state such as `step`: float64 under a float64 default, else float32."""
+def _get_scalar_dtype(is_fused=None):
+    """The dtype of scalar state such as `step`: float32 for fused optimizers, else float64
+    under a float64 default and float32 otherwise."""
+    if is_fused:
+        return _dtype.float32
     return _dtype.float64 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.float32
 
 
@@ -112,20 +115,86 @@ def _check_fused(fused, foreach, differentiable):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
-def _device_dtype_check_for_fused(p):
+def _device_dtype_check_for_fused(p, cuda_unsupported=False):
     """PyTorch's check, at the first step of a fused optimizer, that a parameter can take the
     fused kernel: floating point, on a device that has one."""
-    devices = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]
+    devices = _get_fused_kernels_supported_devices()
+    if cuda_unsupported:
+        devices.remove("cuda")
     if not (p.device.type in devices and p.is_floating_point()):
         raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of "
                            f"supported devices: {devices} but {p.dtype} and {p.device.type}")
 
 
-def _sparse_like(grad, values):
-    """A sparse tensor with the coalesced `grad`'s indices and size and new `values` (PyTorch's
-    `grad.new(indices, values, size)` in its sparse updates)."""
-    return _sparse_construct(grad.sparse_dim(), grad.dense_dim(), list(grad.shape),
-                             grad._indices(), values, is_coalesced=True)
+def _get_capturable_supported_devices(supports_xla=True):
+    """The device types on which an optimizer may be capturable=True (not the CPU)."""
+    return ["cuda", "xpu", "hpu", "privateuseone"] + ["xla"] * supports_xla
+
+
+def _default_to_fused_or_foreach(params, differentiable, use_fused=False):
+    """(fused, foreach): the implementation a functional optimizer picks when given neither,
+    fused (if `use_fused`) or foreach when every parameter is on a device with such kernels;
+    the for-loop on the CPU and with differentiable=True."""
+    if differentiable:
+        return False, False
+    fused = use_fused and all(p is None or (type(p) is Tensor and p.device.type in
+                                            _get_fused_kernels_supported_devices()
+                                            and p.is_floating_point()) for p in params)
+    foreach = not fused and all(p is None or (type(p) is Tensor and p.device.type in
+                                              _get_foreach_kernels_supported_devices())
+                                for p in params)
+    return fused, foreach
+
+
+def _use_grad_for_differentiable(func):
+    """Decorate an optimizer's `step`: run it with grad mode on only when the optimizer is
+    `differentiable` (its `defaults["differentiable"]`), as every built-in step runs."""
+    @functools.wraps(func)
+    def _use_grad(*args, **kwargs):
+        prev = is_grad_enabled()
+        try:
+            set_grad_enabled(args[0].defaults.get("differentiable", False))
+            return func(*args, **kwargs)
+        finally:
+            set_grad_enabled(prev)
+    return _use_grad
+
+
+def _disable_dynamo_if_unsupported(single_tensor_fn=None):
+    """Decorate a functional optimizer; PyTorch sends some compiled calls to its for-loop
+    implementation, and ember has only that one, so the function is returned as it is."""
+    return lambda func: func
+
+
+def _stack_if_compiling(x):
+    return x
+
+
+def _view_as_real(params, *state_and_grads):
+    """Replace, in the lists, each complex parameter and its state and gradient by its real
+    view."""
+    from .._bindings.generated import view_as_real
+    for i, p in enumerate(params):
+        if p.is_complex():
+            params[i] = view_as_real(p)
+            for s in state_and_grads:
+                s[i] = view_as_real(s[i])
+
+
+_params_doc = ("params (iterable): iterable of parameters or named_parameters to optimize\n"
+               "            or iterable of dicts defining parameter groups. When using "
+               "named_parameters,\n            all parameters in all groups should be named")
+_foreach_doc = ("foreach (bool, optional): whether the multi-tensor (foreach) implementation "
+                "is used (default: None)")
+_fused_doc = "fused (bool, optional): whether the fused implementation is used (default: None)"
+_capturable_doc = ("capturable (bool, optional): whether this instance is safe to capture in a "
+                   "graph (default: False)")
+_differentiable_doc = ("differentiable (bool, optional): whether autograd should occur through "
+                       "the optimizer step in training (default: False)")
+_maximize_doc = ("maximize (bool, optional): maximize the objective with respect to the\n"
+                 "            params, instead of minimizing (default: False)")
+
+ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]], Iterable[Tuple[str, Tensor]]]
 
 
 # ---- state tensors ------------------------------------------------------------------------------
@@ -244,6 +313,8 @@ class Optimizer:
 
     @staticmethod
     def profile_hook_step(func):
+        step = _use_grad_for_differentiable(func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self, *_ = args
@@ -259,12 +330,7 @@ class Optimizer:
                     else:
                         raise RuntimeError(f"{func} must return None or a tuple of "
                                            f"(new_args, new_kwargs), but got {result}.")
-            prev = is_grad_enabled()
-            try:
-                set_grad_enabled(self.defaults.get("differentiable", False))
-                out = func(*args, **kwargs)
-            finally:
-                set_grad_enabled(prev)
+            out = step(*args, **kwargs)
             for post_hook in chain(self._optimizer_step_post_hooks.values(),
                                    _global_optimizer_post_hooks.values()):
                 post_hook(self, args, kwargs)
@@ -482,10 +548,11 @@ class Optimizer:
 class _ElementwiseOptimizer(Optimizer):
     """The optimizers whose update acts on each parameter on its own, elementwise (all but LBFGS).
 
-    Their step is one loop. For each parameter with a gradient, `_prepare(p, group)` creates or
-    advances the parameter's state and returns the state tensors and the scalars the update
-    needs; `_update(scratch, param, grad, *states, **scalars)`, written on NumPy arrays, then
-    runs over the parameter block by block (see _foreach.py).
+    Their step is PyTorch's: per group, the parameters that have gradients go to
+    `_step_group(group, params, grads, has_sparse_grad)`, which creates their state where it is
+    missing (PyTorch's `_init_group`) and calls the functional form (`adam(...)`, in the
+    optimizer's module) on lists of the parameters, gradients and state tensors. The functional
+    form runs the update, written on NumPy arrays, over each parameter (_implementations.py).
     """
 
     def step(self, closure=None):
@@ -495,45 +562,36 @@ class _ElementwiseOptimizer(Optimizer):
             return None
         loss = self._eval_closure(closure)
         for group in self.param_groups:
-            has_sparse_grad = any(p.grad is not None and p.grad.is_sparse
-                                  for p in group["params"])
-            if has_sparse_grad:
-                self._check_sparse(group)
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                # (state.get: reading an absent entry must not create one, as SGD without
-                # momentum keeps no state)
-                if group.get("fused") and (not self.state.get(p) or getattr(
-                        self, "_need_device_dtype_check_for_fused", True)):
-                    _device_dtype_check_for_fused(p)
-                    self._need_device_dtype_check_for_fused = False
-                if has_sparse_grad and p.grad.is_sparse:
-                    self._sparse_update(p, group)
-                    continue
-                states, scalars = self._prepare(p, group)
-                if group.get("differentiable"):  # Note [differentiable updates]
-                    _differentiable.apply(self._update, p, p.grad, states, **scalars)
-                elif p._lazy is not None:  # the lazy device records the update as one op
-                    from .._lazy.optimizer import lazy_update
-                    lazy_update(self._update, p, p.grad, states, scalars)
-                else:
-                    _foreach.apply(self._update, p, p.grad, states, **scalars)
+            params = [p for p in group["params"] if p.grad is not None]
+            has_sparse_grad = any(p.grad.is_sparse for p in params)
+            if has_sparse_grad and not self._takes_sparse_grads:
+                self._refuse_sparse()
+            if group.get("fused"):
+                for p in params:
+                    # (state.get: reading an absent entry must not create one, as SGD without
+                    # momentum keeps no state)
+                    if not self.state.get(p) or getattr(
+                            self, "_need_device_dtype_check_for_fused", True):
+                        _device_dtype_check_for_fused(p)
+                        self._need_device_dtype_check_for_fused = False
+            self._step_group(group, params, [p.grad for p in params], has_sparse_grad)
         return loss
 
-    def _prepare(self, p, group):
+    def _step_group(self, group, params, grads, has_sparse_grad):
         raise NotImplementedError
 
-    def _check_sparse(self, group):
-        """Raise PyTorch's error for a group holding a sparse gradient, before any parameter of
-        the group moves; the optimizers that take sparse gradients (SGD, Adagrad) override it
-        with the option combinations PyTorch refuses."""
+    def _amp_args(self):
+        """The `grad_scale` and `found_inf` that GradScaler sets on an optimizer whose step
+        takes them (PyTorch's fused ones)."""
+        return dict(grad_scale=getattr(self, "grad_scale", None),
+                    found_inf=getattr(self, "found_inf", None))
+
+    # SGD and Adagrad take sparse gradients (their functional forms refuse the options that
+    # do not); the others raise PyTorch's error before any parameter of the group moves.
+    _takes_sparse_grads = False
+
+    def _refuse_sparse(self):
         raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
-
-    def _sparse_update(self, p, group):
-        """The update for a sparse gradient, written with tensor ops so that only the rows the
-        gradient stores move (an nn.Embedding(sparse=True)'s)."""
-        raise NotImplementedError
 
     def _state_of(self, p, *zeros, **scalars):
         """p's state, created on first use as PyTorch creates it: a 0-d `step`, the 0-d tensors
@@ -547,3 +605,10 @@ class _ElementwiseOptimizer(Optimizer):
             for name in zeros:
                 state[name] = _zeros_like(p)
         return state
+
+    def _state_lists(self, params, *zeros, **scalars):
+        """{name: [each parameter's state tensor of that name]}, for "step", `zeros` and
+        `scalars`, the state created where missing (`_state_of`)."""
+        states = [self._state_of(p, *zeros, **scalars) for p in params]
+        return {name: [state[name] for state in states] for name in ("step",) + zeros
+                + tuple(scalars)}

@@ -11,10 +11,12 @@ PyTorch's update, per parameter at step t (g = grad, or -grad when maximizing):
 """
 import numpy as np
 
+from . import _implementations as I
 from .adam import update_moments
-from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _get_value, _increment,
+                        _to_scalar)
 
-__all__ = ["RAdam"]
+__all__ = ["RAdam", "radam"]
 
 
 def _radam_update(s, param, grad, exp_avg, exp_avg_sq, *, lr, eps, bias_correction1,
@@ -37,7 +39,6 @@ class RAdam(_ElementwiseOptimizer):
     _group_defaults = dict(foreach=None, maximize=False, differentiable=False,
                            decoupled_weight_decay=False, capturable=False)
     _scalar_state = ("step",)
-    _update = staticmethod(_radam_update)
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
@@ -49,20 +50,36 @@ class RAdam(_ElementwiseOptimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _prepare(self, p, group):
-        state = self._state_of(p, "exp_avg", "exp_avg_sq")
-        step = _increment(state["step"])
+    def _step_group(self, group, params, grads, has_sparse_grad):
+        state = self._state_lists(params, "exp_avg", "exp_avg_sq")
         beta1, beta2 = group["betas"]
+        radam(params, grads, state["exp_avg"], state["exp_avg_sq"], state["step"],
+              decoupled_weight_decay=group["decoupled_weight_decay"], foreach=group["foreach"],
+              differentiable=group["differentiable"], capturable=group["capturable"],
+              maximize=group["maximize"], beta1=beta1, beta2=beta2, lr=group["lr"],
+              weight_decay=group["weight_decay"], eps=group["eps"])
+
+
+def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_decay=False,
+          foreach=None, differentiable=False, capturable=False, has_complex=False,
+          maximize=False, *, beta1, beta2, lr, weight_decay, eps):
+    """Functional RAdam: one step on `params` and their state. See `RAdam`."""
+    I.check_state_steps(state_steps)
+    kind = I.implementation(params, foreach, differentiable=differentiable)
+    I.check(kind, params, differentiable=differentiable, capturable=capturable)
+    hyper = dict(lr=_get_value(_to_scalar(lr)), beta1=beta1, beta2=beta2, eps=eps,
+                 weight_decay=weight_decay, decoupled_weight_decay=decoupled_weight_decay,
+                 maximize=maximize)
+    # the length of the approximated simple moving average; rectify once it exceeds 5
+    rho_inf = 2 / (1 - beta2) - 1
+    for i, param in enumerate(params):
+        step = _increment(state_steps[i])
         bias_correction2 = 1 - beta2 ** step
-        # the length of the approximated simple moving average; rectify once it exceeds 5
-        rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
         rect = None
         if rho_t > 5.0:
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-        return (state["exp_avg"], state["exp_avg_sq"]), dict(
-            lr=_lr(group), beta1=beta1, beta2=beta2, eps=group["eps"],
-            weight_decay=group["weight_decay"],
-            decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"],
-            bias_correction1=1 - beta1 ** step, bias_correction2=bias_correction2, rect=rect)
+        I.update(_radam_update, param, grads[i], (exp_avgs[i], exp_avg_sqs[i]), dict(
+            hyper, bias_correction1=1 - beta1 ** step, bias_correction2=bias_correction2,
+            rect=rect))

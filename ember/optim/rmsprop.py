@@ -12,9 +12,11 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
-from .optimizer import _ElementwiseOptimizer, _check_hyperparameters, _increment, _lr
+from . import _implementations as I
+from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _get_value, _increment,
+                        _to_scalar)
 
-__all__ = ["RMSprop"]
+__all__ = ["RMSprop", "rmsprop"]
 
 
 def _rmsprop_update(s, param, grad, square_avg, *buffers, lr, alpha, eps, weight_decay,
@@ -46,7 +48,6 @@ class RMSprop(_ElementwiseOptimizer):
     _group_defaults = dict(momentum=0, centered=False, foreach=None, maximize=False,
                            differentiable=False, capturable=False)
     _scalar_state = ("step",)
-    _update = staticmethod(_rmsprop_update)
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
@@ -58,12 +59,30 @@ class RMSprop(_ElementwiseOptimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def _prepare(self, p, group):
+    def _step_group(self, group, params, grads, has_sparse_grad):
         momentum, centered = group["momentum"], group["centered"]
-        names = ["square_avg"] + ["momentum_buffer"] * (momentum > 0) + ["grad_avg"] * centered
-        state = self._state_of(p, *names)
-        _increment(state["step"])
-        states = tuple(state[name] for name in names)
-        return states, dict(lr=_lr(group), alpha=group["alpha"], eps=group["eps"],
-                            weight_decay=group["weight_decay"], momentum=momentum,
-                            centered=centered, maximize=group["maximize"])
+        names = ("square_avg",) + ("momentum_buffer",) * (momentum > 0) + ("grad_avg",) * centered
+        state = self._state_lists(params, *names)
+        rmsprop(params, grads, state["square_avg"], state.get("grad_avg", []),
+                state.get("momentum_buffer", []), state["step"], foreach=group["foreach"],
+                maximize=group["maximize"], differentiable=group["differentiable"],
+                capturable=group["capturable"], lr=group["lr"], alpha=group["alpha"],
+                eps=group["eps"], weight_decay=group["weight_decay"], momentum=momentum,
+                centered=centered)
+
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps,
+            foreach=None, maximize=False, differentiable=False, capturable=False,
+            has_complex=False, *, lr, alpha, eps, weight_decay, momentum, centered):
+    """Functional RMSprop: one step on `params` and their state (`grad_avgs` are read when
+    centered, `momentum_buffer_list` with a momentum). See `RMSprop`."""
+    I.check_state_steps(state_steps)
+    kind = I.implementation(params, foreach, differentiable=differentiable)
+    I.check(kind, params, differentiable=differentiable, capturable=capturable)
+    hyper = dict(lr=_get_value(_to_scalar(lr)), alpha=alpha, eps=eps, weight_decay=weight_decay,
+                 momentum=momentum, centered=centered, maximize=maximize)
+    for i, param in enumerate(params):
+        _increment(state_steps[i])
+        states = ((square_avgs[i],) + ((momentum_buffer_list[i],) if momentum > 0 else ())
+                  + ((grad_avgs[i],) if centered else ()))
+        I.update(_rmsprop_update, param, grads[i], states, hyper)

@@ -10,10 +10,11 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
+from . import _implementations as I
 from .optimizer import (_ElementwiseOptimizer, _check_hyperparameters, _full_like, _increment,
                         _lr, _scalar_tensor, _zeros_like)
 
-__all__ = ["Rprop"]
+__all__ = ["Rprop", "rprop"]
 
 
 def _rprop_update(s, param, grad, prev, step_size, *, etaminus, etaplus, step_size_min,
@@ -39,7 +40,6 @@ def _rprop_update(s, param, grad, prev, step_size, *, etaminus, etaplus, step_si
 class Rprop(_ElementwiseOptimizer):
     _group_defaults = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
     _scalar_state = ("step",)
-    _update = staticmethod(_rprop_update)
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
@@ -50,15 +50,33 @@ class Rprop(_ElementwiseOptimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    def _prepare(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            lr = _lr(group)
-            state["step"] = _scalar_tensor(0.0)
-            state["prev"] = _zeros_like(p)
-            state["step_size"] = _full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)
-        _increment(state["step"])
+    def _step_group(self, group, params, grads, has_sparse_grad):
+        for p in params:
+            state = self.state[p]
+            if len(state) == 0:
+                lr = _lr(group)
+                state["step"] = _scalar_tensor(0.0)
+                state["prev"] = _zeros_like(p)
+                state["step_size"] = _full_like(p.grad, complex(lr, lr) if p.is_complex() else lr)
+        states = [self.state[p] for p in params]
         (etaminus, etaplus), (step_size_min, step_size_max) = group["etas"], group["step_sizes"]
-        return (state["prev"], state["step_size"]), dict(
-            etaminus=etaminus, etaplus=etaplus, step_size_min=step_size_min,
-            step_size_max=step_size_max, maximize=group["maximize"])
+        rprop(params, grads, [s["prev"] for s in states], [s["step_size"] for s in states],
+              [s["step"] for s in states], foreach=group["foreach"],
+              capturable=group["capturable"], maximize=group["maximize"],
+              differentiable=group["differentiable"], step_size_min=step_size_min,
+              step_size_max=step_size_max, etaminus=etaminus, etaplus=etaplus)
+
+
+def rprop(params, grads, prevs, step_sizes, state_steps, foreach=None, capturable=False,
+          maximize=False, differentiable=False, has_complex=False, *, step_size_min,
+          step_size_max, etaminus, etaplus):
+    """Functional Rprop: one step on `params`, their previous gradients `prevs` and their
+    per-element `step_sizes`. See `Rprop`."""
+    I.check_state_steps(state_steps)
+    kind = I.implementation(params, foreach, differentiable=differentiable)
+    I.check(kind, params, differentiable=differentiable, capturable=capturable)
+    hyper = dict(etaminus=etaminus, etaplus=etaplus, step_size_min=step_size_min,
+                 step_size_max=step_size_max, maximize=maximize)
+    for i, param in enumerate(params):
+        _increment(state_steps[i])
+        I.update(_rprop_update, param, grads[i], (prevs[i], step_sizes[i]), hyper)

@@ -10,10 +10,13 @@ PyTorch's update, per parameter (g = grad, or -grad when maximizing):
 import numpy as np
 
 from . import _foreach as F
+from . import _implementations as I
+from .._core.tensor import Tensor
+from ..autograd.grad_mode import is_grad_enabled
 from .optimizer import (_ElementwiseOptimizer, _check_fused, _check_hyperparameters, _get_value,
-                        _lr, _empty_like, _to_scalar)
+                        _empty_like, _to_scalar, _zeros_like)
 
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
 
 
 def _sgd_update(s, param, grad, buf=None, *, lr, weight_decay, momentum, dampening, nesterov,
@@ -32,7 +35,6 @@ def _sgd_update(s, param, grad, buf=None, *, lr, weight_decay, momentum, dampeni
 class SGD(_ElementwiseOptimizer):
     _group_defaults = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
                            fused=False)
-    _update = staticmethod(_sgd_update)
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):
@@ -45,43 +47,74 @@ class SGD(_ElementwiseOptimizer):
         super().__init__(params, defaults)
         _check_fused(fused, foreach, differentiable)
 
-    def _prepare(self, p, group):
-        if group["differentiable"]:  # tensor hyperparameters stay tensors: grads reach them
-            lr, weight_decay = _to_scalar(group["lr"]), _to_scalar(group["weight_decay"])
-        else:
-            lr, weight_decay = _lr(group), _get_value(group["weight_decay"])
-        scalars = dict(lr=lr, weight_decay=weight_decay,
-                       momentum=group["momentum"], dampening=group["dampening"],
-                       nesterov=group["nesterov"], maximize=group["maximize"], first=False)
-        if group["momentum"] == 0:
-            return (), scalars  # plain SGD keeps no state at all
-        state = self.state[p]
-        if state.get("momentum_buffer") is None:
-            # the first step starts the buffer at the gradient itself (torch: grad.clone())
-            state["momentum_buffer"] = _empty_like(p.grad)
-            scalars["first"] = True
-        return (state["momentum_buffer"],), scalars
+    _takes_sparse_grads = True
 
-    def _check_sparse(self, group):
-        if group["fused"]:
-            raise RuntimeError("`_fused_sgd` does not support sparse gradients")
-
-    def _sparse_update(self, p, group):
-        """A sparse gradient (an nn.Embedding(sparse=True)'s) takes PyTorch's single-tensor
-        update written with tensor ops, so only the rows it stores move; the momentum buffer is
-        then sparse too, as in PyTorch. (A weight decay raises PyTorch's error from
-        `add(sparse, dense)`.)"""
-        grad = -p.grad if group["maximize"] else p.grad
-        weight_decay = _get_value(group["weight_decay"])
-        if weight_decay != 0:
-            grad = grad.add(p, alpha=weight_decay)
+    def _step_group(self, group, params, grads, has_sparse_grad):
         momentum = group["momentum"]
-        if momentum != 0:
-            state = self.state[p]
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = grad.clone().detach()
-            else:
-                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-        p.add_(grad, alpha=-_lr(group))
+        buffers = [self.state[p].get("momentum_buffer") for p in params] if momentum != 0 \
+            else [None] * len(params)
+        sgd(params, grads, buffers, has_sparse_grad, foreach=group["foreach"],
+            fused=group["fused"], **self._amp_args(), weight_decay=group["weight_decay"],
+            momentum=momentum, lr=group["lr"], dampening=group["dampening"],
+            nesterov=group["nesterov"], maximize=group["maximize"])
+        if momentum != 0:  # plain SGD keeps no state at all
+            for p, buf in zip(params, buffers):
+                self.state[p]["momentum_buffer"] = buf
+
+
+def _differentiable_value(x):
+    """A hyperparameter for the update: a tensor that autograd should reach stays a tensor
+    (SGD(differentiable=True) with a tensor lr), anything else is read out."""
+    if isinstance(x, Tensor) and x.requires_grad and is_grad_enabled():
+        return x
+    return _get_value(x)
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None,
+        fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening,
+        nesterov, maximize):
+    """Functional SGD: one step on `params`; a None in `momentum_buffer_list` (the first step)
+    is replaced by the new buffer. See `SGD`."""
+    kind = I.implementation(params, foreach, fused)
+    if kind == "fused" and params and has_sparse_grad:
+        raise RuntimeError("`_fused_sgd` does not support sparse gradients")
+    I.check(kind, params, grad_scale=grad_scale, found_inf=found_inf)
+    if kind == "fused" and not I.unscale(d_p_list, grad_scale, found_inf):
+        if momentum != 0 and all(b is None for b in momentum_buffer_list):
+            momentum_buffer_list[:] = [_zeros_like(g) for g in d_p_list]
+        return
+    lr, weight_decay = _differentiable_value(_to_scalar(lr)), _differentiable_value(weight_decay)
+    hyper = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening,
+                 nesterov=nesterov, maximize=maximize)
+    for i, param in enumerate(params):
+        grad = d_p_list[i]
+        if grad.is_sparse:
+            momentum_buffer_list[i] = _sparse_update(param, grad, momentum_buffer_list[i], **hyper)
+            continue
+        if momentum == 0:
+            I.update(_sgd_update, param, grad, (), dict(hyper, first=False))
+            continue
+        buf = momentum_buffer_list[i]
+        first = buf is None
+        if first:  # the first step starts the buffer at the gradient itself (grad.clone())
+            buf = momentum_buffer_list[i] = _empty_like(grad)
+        I.update(_sgd_update, param, grad, (buf,), dict(hyper, first=first))
+
+
+def _sparse_update(param, grad, buf, *, lr, weight_decay, momentum, dampening, nesterov,
+                   maximize):
+    """The update for a sparse gradient (an nn.Embedding(sparse=True)'s), written with tensor
+    ops so that only the rows it stores move; the momentum buffer is then sparse too, as in
+    PyTorch. (A weight decay raises PyTorch's error from `add(sparse, dense)`.) Returns the
+    buffer."""
+    grad = -grad if maximize else grad
+    if weight_decay != 0:
+        grad = grad.add(param, alpha=weight_decay)
+    if momentum != 0:
+        if buf is None:
+            buf = grad.clone().detach()
+        else:
+            buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        grad = grad.add(buf, alpha=momentum) if nesterov else buf
+    param.add_(grad, alpha=-lr)
+    return buf

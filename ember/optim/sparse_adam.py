@@ -10,10 +10,9 @@ only (every other entry of the parameter and of both moments stays as it is):
 The parameters are dense and the gradients sparse: a dense gradient is refused (use Adam), as
 are sparse or complex parameters. `step` is kept as a Python int, as PyTorch keeps it.
 """
-import math
-
 from .._core.tensor import Tensor
-from .optimizer import Optimizer, _lr, _sparse_like, _zeros_like
+from . import _functional as F
+from .optimizer import Optimizer, _lr, _zeros_like
 
 __all__ = ["SparseAdam"]
 
@@ -54,6 +53,7 @@ class SparseAdam(Optimizer):
             if any(not p.grad.is_sparse for p in params):
                 raise RuntimeError("SparseAdam does not support dense gradients, please "
                                    "consider Adam instead")
+            states = []
             for p in params:
                 state = self.state[p]
                 if len(state) == 0:
@@ -61,30 +61,10 @@ class SparseAdam(Optimizer):
                     state["exp_avg"] = _zeros_like(p)
                     state["exp_avg_sq"] = _zeros_like(p)
                 state["step"] += 1
-            for p in params:
-                self._update(p, group, self.state[p])
+                states.append(state)
+            beta1, beta2 = group["betas"]
+            F.sparse_adam(params, [p.grad for p in params], [s["exp_avg"] for s in states],
+                          [s["exp_avg_sq"] for s in states], [s["step"] for s in states],
+                          eps=group["eps"], beta1=beta1, beta2=beta2, lr=_lr(group),
+                          maximize=group.get("maximize", False))
         return loss
-
-    @staticmethod
-    def _update(p, group, state):
-        beta1, beta2 = group["betas"]
-        grad = -p.grad if group.get("maximize", False) else p.grad
-        grad = grad.coalesce()  # the update is not linear in g: one entry per row
-        values = grad._values()
-        if values.numel() == 0:
-            return
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        # old <- b * old + (1 - b) * new, written old += (1 - b) * (new - old) on g's rows
-        old_avg = exp_avg.sparse_mask(grad)._values()
-        avg_update = values.sub(old_avg).mul_(1 - beta1)
-        exp_avg.add_(_sparse_like(grad, avg_update))
-        old_avg_sq = exp_avg_sq.sparse_mask(grad)._values()
-        avg_sq_update = values.pow(2).sub_(old_avg_sq).mul_(1 - beta2)
-        exp_avg_sq.add_(_sparse_like(grad, avg_sq_update))
-
-        # the new moments on g's rows, without a second sparse_mask
-        numer = avg_update.add_(old_avg)
-        denom = avg_sq_update.add_(old_avg_sq).sqrt_().add_(group["eps"])
-        step = state["step"]
-        step_size = _lr(group) * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-        p.add_(_sparse_like(grad, -step_size * numer.div_(denom)))
