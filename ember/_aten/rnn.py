@@ -125,6 +125,10 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
             gh_bias = bias_hh._np
         else:
             gi += bias_hh._np
+    # the step's product h @ W_hh^T with W_hh^T laid out once: OpenBLAS multiplies a few rows
+    # by a transposed view 1.5x slower (LSTM 256: 228 -> 147 us a step, one thread)
+    W_hh_T = np.ascontiguousarray(W_hh.T)
+    W_hr_T = None if W_hr is None else np.ascontiguousarray(W_hr.T)
     offsets, steps = _steps(batch_sizes, reverse)
     ws_array = np.empty(_workspace_size(mode, rows, hidden, h_out), X.dtype)
     ws = _split_workspace(ws_array, mode, rows, hidden, h_out)
@@ -140,7 +144,7 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
         hp = h[:n]
         h_prev[r] = hp
         if mode == "GRU":
-            gh = hp @ W_hh.T
+            gh = hp @ W_hh_T
             if gh_bias is not None:
                 gh += gh_bias
             a = acts[r]
@@ -151,7 +155,7 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
             new = a[:, 2 * hidden:]
             new = new + z * (hp - new)
         else:
-            pre = gi[r] + hp @ W_hh.T
+            pre = gi[r] + hp @ W_hh_T
             if mode == "LSTM":
                 a = acts[r]
                 a[:] = _sigmoid(pre)
@@ -161,8 +165,8 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, 
                 c[:n] = f * c[:n] + i * g
                 c_all[r] = c[:n]
                 new = o * np.tanh(c[:n])
-                if W_hr is not None:
-                    new = new @ W_hr.T
+                if W_hr_T is not None:
+                    new = new @ W_hr_T
             elif mode == "RNN_TANH":
                 new = np.tanh(pre)
             else:
