@@ -16,6 +16,7 @@ Two dtypes are involved in every kernel, as in PyTorch's TensorIterator:
   complex32 is computed in complex64 (NumPy has no complex32: ember/_core/complex32.py), for
   the few ops PyTorch has a ComplexHalf kernel of (`COMPLEX32_OPS`); the others raise its error.
 """
+import functools
 import math
 
 import numpy as np
@@ -238,7 +239,7 @@ def _reduced_operand(x, dt, mdt):
 
 def binary(name, compute, *, operands=None, result=None, check=None, finish=None,
            inplace=None, ufunc=None, scalar_operand=True, scalar_other_at_opmath=False,
-           alpha=False):
+           alpha=False, with_dtype=False):
     """Register CPU and Meta kernels of a binary op (and of its in-place form `inplace`).
 
     operands(dt, *extra) is the dtype the operands are cast to, given their promoted dtype dt
@@ -256,8 +257,11 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     scalar_other_at_opmath: a float16/bfloat16 op reads a scalar `other` in float32 (see
     _compute_scalar_other). alpha: the op's extra argument is add's `alpha`, which a
     float16/bfloat16 op reads in its own dtype (rounded, and refused if out of its range).
+    with_dtype: compute also gets the operands' dtype, as `dtype=` (when it is not the math
+    dtype, float16 and bfloat16 kernels may still differ in PyTorch).
     """
     op_name = name.split(".")[0]
+    plain = compute
 
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
@@ -277,6 +281,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
             dt = operands(dt, *extra)
         if check is not None:
             check(self, other, dt, *extra)
+        compute = plain if not with_dtype else functools.partial(plain, dtype=dt)
         if ufunc is not None and dt in _UFUNC_OUT and caching_allocator.enabled and (
                 not extra or type(extra[0]) is int and extra[0] == 1):
             out = _into_block(ufunc, self, other, dt)
@@ -327,6 +332,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     def cpu_(self, other, *extra):
         dt, rdt = dtypes(self, other, extra)
         check_inplace(self, rdt, inplace)
+        compute = plain if not with_dtype else functools.partial(plain, dtype=dt)
         try:
             if ufunc is not None and dt is self.dtype and dt in _UFUNC_OUT and (
                     not extra or type(extra[0]) is int and extra[0] == 1):
@@ -684,15 +690,38 @@ def _clamp_dtype(self, lo, hi, name):
     return D.result_type_of([x for x in (self, lo, hi) if x is not None])
 
 
+# Note [Ties in clamp and relu]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# 0.0 and -0.0 compare equal, so which one clamp returns is the kernel's choice. PyTorch's
+# clamp with number bounds (and relu, clamp_min(x, 0); hardtanh; relu6) keeps x: its scalar
+# loop is `x < lo ? lo : x` and its vector loop _mm_max_ps(lo, x), which returns the second
+# operand on a tie; so relu(-0.0) is -0.0. With tensor bounds (clamp.Tensor) its vector loop
+# is maximum(x, lo), which returns the bound on a tie (its scalar loop, left for the last few
+# elements of a contiguous run, x: ember follows the vector loop there). NumPy's float32 and
+# float64 maximum and minimum also return their second operand on a tie (float16 arrays, whose
+# loops return the first, never get here: they are computed in float32), and propagate NaN as
+# clamp does, from x or from a bound. So `clip` puts a number bound first.
+def clip(a, lo, hi, out=None, dtype=None):
+    """min(max(x, lo), hi) with number bounds (either may be None): lo > hi gives hi, NaN
+    anywhere NaN, and x where it equals a bound (Note [Ties in clamp and relu])."""
+    if lo is not None:
+        a = np.maximum(lo, a, out=out, dtype=dtype)
+    if hi is not None:
+        a = np.minimum(hi, a, out=out, dtype=dtype)
+    return a
+
+
 def _clamp_np(self, lo, hi, dt):
-    """min(max(x, lo), hi): lo > hi gives hi; np.maximum/minimum propagate NaN as clamp does."""
+    """clamp in dt's math dtype; tensor bounds win ties (Note [Ties in clamp and relu])."""
     mdt = _OPMATH.get(dt, dt)
     a = _math_operand(self, dt)
-    if lo is not None:
-        a = np.maximum(a, _math_operand(_clamp_bound(lo, dt), dt), dtype=mdt._np)
-    if hi is not None:
-        a = np.minimum(a, _math_operand(_clamp_bound(hi, dt), dt), dtype=mdt._np)
-    return a
+    tensor_bounds = isinstance(lo, Tensor) or isinstance(hi, Tensor)
+    lo, hi = (None if b is None else _math_operand(_clamp_bound(b, dt), dt) for b in (lo, hi))
+    if tensor_bounds:
+        if lo is not None:
+            a = np.maximum(a, lo, dtype=mdt._np)
+        return a if hi is None else np.minimum(a, hi, dtype=mdt._np)
+    return clip(a, lo, hi, dtype=mdt._np)
 
 
 def _clamp_bound(bound, dt):
@@ -740,7 +769,7 @@ def _clamp_kernels(name, kernels, bool_one_bound):
         _check_inplace_broadcast(self, min, max)
         if dt is self.dtype and dt in (D.float32, D.float64) and not isinstance(min, Tensor) \
                 and not isinstance(max, Tensor):
-            np.clip(self._np, min, max, out=self._np)  # number bounds: in place, no temporaries
+            clip(self._np, min, max, out=self._np)  # number bounds: in place, no temporaries
             return self
         np.copyto(self._np, _clamp_np(self, min, max, dt), casting="unsafe")
         return self
@@ -917,7 +946,8 @@ def _sigmoid(a):
 
 def _relu(a):
     out = empty_like_array(a)
-    parallel_for(lambda i: np.maximum(a[i], 0, out=out[i], dtype=a.dtype), a.shape, a.size)
+    # max(0, x), keeping x = -0.0 as PyTorch does (Note [Ties in clamp and relu])
+    parallel_for(lambda i: np.maximum(0, a[i], out=out[i], dtype=a.dtype), a.shape, a.size)
     return out
 
 
@@ -1333,7 +1363,7 @@ def _leaky_relu(a, negative_slope=0.01):
 
 
 def _hardtanh(a, min_val=-1, max_val=1):
-    return np.minimum(np.maximum(a, min_val), max_val).astype(a.dtype, copy=False)
+    return clip(a, min_val, max_val).astype(a.dtype, copy=False)
 
 
 def _check_hardtanh(dt, min_val=-1, max_val=1):
@@ -1620,8 +1650,18 @@ def _logaddexp(a, b, dt):
 
 binary("logaddexp", _logaddexp, check=_floating_only_binary("logaddexp_cpu"))
 binary("logaddexp2", _quiet_ufunc(np.logaddexp2), check=_floating_only_binary("logaddexp2_cpu"))
-binary("fmax", _typed_ufunc(np.fmax))
-binary("fmin", _typed_ufunc(np.fmin))
+def _fmax_fmin(prefer):
+    """fmax/fmin: the other operand where one is NaN. On a tie (0.0 against -0.0) PyTorch's
+    kernel, std::fmax, returns the first operand, and for bfloat16 the second; NumPy's fmax
+    returns either, depending on where the element falls in its vector loop."""
+    def compute(a, b, mdt, dtype):
+        first, second = (b, a) if dtype is D.bfloat16 else (a, b)
+        return np.where(prefer(second, first) | np.isnan(first), second, first).astype(mdt._np)
+    return compute
+
+
+binary("fmax", _fmax_fmin(np.greater), with_dtype=True)
+binary("fmin", _fmax_fmin(np.less), with_dtype=True)
 binary("gcd", _typed_ufunc(np.gcd), check=_shift_check("gcd_cpu"), inplace="gcd_")
 binary("lcm", _typed_ufunc(np.lcm), check=_shift_check("lcm_cpu"), inplace="lcm_")
 

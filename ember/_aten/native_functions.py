@@ -563,7 +563,10 @@ _chunk_cat(Tensor[] tensors, int dim, int num_chunks) -> Tensor  | function, out
 stack(Tensor[] tensors, int dim=0) -> Tensor  | function, out
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)  | method
 copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor
+fill.Scalar(Tensor self, Scalar value) -> Tensor
+fill.Tensor(Tensor self, Tensor value) -> Tensor
 fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)  | function, method
+fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 zero_(Tensor(a!) self) -> Tensor(a!)  | function, method
 flip(Tensor self, int[] dims) -> Tensor  | function, method
 roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor  | function, method

@@ -894,12 +894,17 @@ def copy_meta(self, src, non_blocking=False):
     return self
 
 
+def _check_fill_value(value):
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                           f"with {value.dim()} dimensions.")
+
+
+@impl("fill_.Tensor", "CPU")
 @impl("fill_.Scalar", "CPU")
 def fill_(self, value):
+    _check_fill_value(value)
     if isinstance(value, Tensor):
-        if value.dim() != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
-                               f"with {value.dim()} dimensions.")
         with np.errstate(over="ignore", invalid="ignore"):   # fill_.Tensor: a plain cast
             self._np[...] = _cast(np.asarray(value.item()), self.dtype)
         return self
@@ -916,7 +921,28 @@ def zero_(self):
     return self
 
 
-impl("fill_.Scalar", "Meta")(lambda self, value: self)
+@impl("fill.Tensor", "CPU")
+@impl("fill.Scalar", "CPU")
+def fill(self, value):
+    """fill_ on an empty_like(self): PyTorch's functional fill."""
+    out = empty_strided(self._size, _preserved_strides(self), self._np.dtype)
+    return _keep_empty_strides(fill_(_wrap(out), value), self)
+
+
+def _fill_meta_(self, value):
+    _check_fill_value(value)
+    return self
+
+
+@impl("fill.Tensor", "Meta")
+@impl("fill.Scalar", "Meta")
+def fill_meta(self, value):
+    _check_fill_value(value)
+    return _meta(self._size, self.dtype, _preserved_strides(self), device=self._device)
+
+
+impl("fill_.Scalar", "Meta")(_fill_meta_)
+impl("fill_.Tensor", "Meta")(_fill_meta_)
 impl("zero_", "Meta")(lambda self: self)
 
 

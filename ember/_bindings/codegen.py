@@ -41,6 +41,7 @@ import keyword
 import linecache
 
 from .._core import torch_function as _tf
+from .._dispatch import dispatcher as _dispatcher
 from .._core.dtype import dtype as _dtype
 from .._core.tensor import Tensor
 from . import arg_parser as _ap
@@ -85,10 +86,10 @@ NOT_TWO_NUMBERS = {"pow", "bitwise_and", "bitwise_or", "bitwise_xor",
 DEPRECATED = {"add", "sub", "addcmul", "addcdiv", "addmm", "addmv", "addr", "baddbmm", "addbmm",
               "sspaddmm"}
 # Arguments that also take a Tensor: PyTorch's `.Tensor` overload of the op, which ember's kernel
-# of the other one serves (`x.fill_(t)` fills with a 0-d tensor's value, `x.narrow(0, t, 2)`
-# starts at one): (op, argument) -> the type the parser checks
-TENSOR_OVERLOADS = {("fill_", "value"): "Tensor|Scalar", ("fill", "value"): "Tensor|Scalar",
-                    ("narrow", "start"): "Tensor|SymInt"}
+# of the other one serves (`x.narrow(0, t, 2)` starts at one), or, where ember declares that
+# overload, which a tensor goes to (`x.fill_(t)`: fill_.Tensor, through which t gets a
+# gradient): (op, argument) -> the type the parser checks
+TENSOR_OVERLOADS = {("fill_", "value"): "Tensor|Scalar", ("narrow", "start"): "Tensor|SymInt"}
 # Aliases whose in-place form is a method only in PyTorch (no `torch.absolute_`).
 NO_INPLACE_FUNCTION = {"absolute"}
 HAND_WRITTEN_METHODS = {"count_nonzero", "prod", "var", "std", "sort", "bernoulli", "uniform_",
@@ -265,6 +266,12 @@ class _Binding:
         self.required_from = aliased[0] if self.aliased else len(self.params)
         self.out_needs_dim = self.has_out and self.name in OUT_NEEDS_DIM
         self.deprecated = self.name.rstrip("_") in DEPRECATED and not self.varargs
+        tensor_arg = next((a for a in self.params if (self.name, a.name) in TENSOR_OVERLOADS),
+                          None)
+        overload = _dispatcher._registry.get(f"{op.schema.namespace}::{self.name}.Tensor")
+        # (the argument, the op a tensor given for it goes to)
+        self.tensor_overload = None if tensor_arg is None or overload in (None, op) else \
+            (self.arg_name(tensor_arg), overload)
 
     def default_of(self, a):
         """The parameter's default in the signature (`_REQUIRED` for a required parameter at or
@@ -346,6 +353,9 @@ class _Binding:
         if self.kind == "method":
             call_args[self.receiver] = "self"
         call = f"_op({', '.join(call_args)})"
+        if self.tensor_overload is not None:
+            lines += [f"    if isinstance({self.tensor_overload[0]}, Tensor):",
+                      f"        return _tensor_op({', '.join(call_args)})"]
         if self.op.schema.returns[:1] and self.op.schema.returns[0].endswith("[]"):
             call = f"tuple({call})"
         names = self.op.schema.return_names
@@ -518,6 +528,8 @@ def _compile_all(bindings):
     chunks, sources = [], []
     for k, (_, py_name, b) in enumerate(bindings):
         env[f"_op{k}"] = b.op.call_positional  # the binding passes every argument
+        if b.tensor_overload is not None:   # ("_tensor_op(" becomes "_tensor_op{k}(" below)
+            env[f"_tensor_op{k}"] = b.tensor_overload[1].call_positional
         env[f"_SPEC{k}"] = b.torch_function_spec()
         src = b.named_source(py_name)
         sources.append(src)

@@ -146,7 +146,10 @@ def _square_inplace_composite(input):
 
 
 def fill(input, value):
-    return input.clone().fill_(value)
+    """`value` a number (fill.Scalar) or a 0-d tensor, differentiable (fill.Tensor)."""
+    if isinstance(value, Tensor):
+        return _op("fill.Tensor")(input, value)
+    return _op("fill.Scalar")(input, _ap.scalar_arg("fill", "value", 2, value))
 
 
 def resolve_conj(input):

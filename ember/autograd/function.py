@@ -12,7 +12,7 @@ from ember._core._warnings import user_stacklevel as _user_stacklevel
 
 from .._core.grad_mode import _grad_state, no_grad
 from .._dispatch import vmap_state as _vmap_state
-from .graph import _Node as Node, SavedTensor, freed_error, zeros
+from .graph import _Node as Node, SavedTensor, freed_error, summed_to, zeros
 from .views import gradient_edge, rebase_view_history, rebased_recipe
 from . import forward_ad as _forward_ad
 from .._core.tensor import Tensor, _alias, _require_grad
@@ -67,23 +67,18 @@ class BackwardCFunction(Node, FunctionCtx):
             else:
                 raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect "
                                    f"number of gradients (expected {n}, got {len(result)})")
-        out = []
-        for pos in self._tensor_positions:
-            g = result[pos]
-            out.append(g)
+        out = [result[pos] for pos in self._tensor_positions]
+        nexts = self.next_functions
         for k, (g, (shape, dtype)) in enumerate(zip(out, self._in_meta)):
             if g is None:
                 continue
             if not isinstance(g, Tensor):
                 raise TypeError(f"function {cls.__name__}Backward returned a gradient of type "
                                 f"{type(g).__name__} at position {k}, expected Tensor or None")
-            if g._size != shape:
-                try:
-                    out[k] = g.sum_to_size(shape)
-                except RuntimeError:
-                    raise RuntimeError(f"Function {cls.__name__}Backward returned an invalid "
-                                       f"gradient at index {k} - got {list(g.shape)} but "
-                                       f"expected shape compatible with {list(shape)}") from None
+            if nexts[k][0] is None:  # an input without grad: PyTorch's engine does not look
+                out[k] = None
+            elif g._size != shape:
+                out[k] = summed_to(self, k, g, shape)
         return out
 
     @property

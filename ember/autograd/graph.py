@@ -159,6 +159,18 @@ def sum_grads(a, b):
     return b + a if _is_sparse_layout(a) and not _is_sparse_layout(b) else a + b
 
 
+def summed_to(node, k, g, shape):
+    """A gradient broadcast beyond its input's shape, summed back to it (PyTorch's engine
+    validates every gradient so); any other shape is a bug of the backward, as in PyTorch.
+    k counts the node's edges: a Function's tensor inputs, whatever comes between them."""
+    try:
+        return g.sum_to_size(shape)
+    except RuntimeError:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {k} - "
+                           f"got {list(g._size)} but expected shape compatible with "
+                           f"{list(shape)}") from None
+
+
 def _is_sparse_layout(t):
     """COO or compressed (a conjugate view's or a Python-key tensor's mark is strided)."""
     return t._sparse is not None and t.layout is not strided

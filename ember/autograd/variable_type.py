@@ -19,7 +19,7 @@ import inspect
 from weakref import ref as _weakref
 
 from .._dispatch import dispatcher as _dispatcher
-from .graph import _Node as Node, SavedTensor, freed_error, short_name
+from .graph import _Node as Node, SavedTensor, freed_error, short_name, summed_to
 from .views import CUSTOM_FUNCTION_VIEW, gradient_edge, nograd_view_error, rebase_view_history, \
     rebased_recipe
 from . import anomaly_mode
@@ -168,17 +168,6 @@ class Derivative:
                 [s for s in self.saved_outputs if s[0] in names])
 
 
-def _summed_to(node, k, g, shape):
-    """A gradient broadcast beyond its input's shape, summed back to it (PyTorch's engine
-    validates every gradient so); any other shape is a bug of the formula, as in PyTorch."""
-    try:
-        return g.sum_to_size(shape)
-    except RuntimeError:
-        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {k} - "
-                           f"got {list(g._size)} but expected shape compatible with "
-                           f"{list(shape)}") from None
-
-
 class OpNode(Node):
     """The backward node of one op call. Its class (`MulBackward0`) holds the op's Derivative
     and, without tensor lists, each input's range of edges; a multi-output node sets
@@ -225,7 +214,7 @@ class OpNode(Node):
                 continue
             shape, dtype = metas[k]
             if g._size != shape:
-                g = _summed_to(self, k, g, shape)
+                g = summed_to(self, k, g, shape)
             if g.dtype is not dtype:
                 if g.dtype.is_complex and not dtype.is_complex:
                     g = g.real      # a real input of a complex op: PyTorch's handle_r_to_c

@@ -171,7 +171,12 @@ derivative("cat", {"tensors": _cat_grad})
 derivative("stack", {"tensors": lambda grad, dim: list(grad.unbind(dim))})
 derivative("copy_", {"self": _zero, "src": lambda grad, src_shape: grad},
            node_name="CopyBackwards")  # (sic: PyTorch's name for it)
+derivative("fill.Scalar", {"self": _zero}, node_name="FillBackward0")
+derivative("fill.Tensor", {"self": _zero, "value": lambda grad: grad.sum()},
+           node_name="FillBackward1")
 derivative("fill_.Scalar", {"self": _zero}, node_name="FillBackward2")
+derivative("fill_.Tensor", {"self": _zero, "value": lambda grad: grad.sum()},
+           node_name="FillBackward3")
 derivative("zero_", {"self": _zero}, node_name="ZeroBackward0")
 derivative("flip", {"self": lambda grad, dims: grad.flip(dims)})
 derivative("roll", {"self": lambda grad, shifts, dims: grad.roll([-s for s in shifts], dims)})
