@@ -342,6 +342,11 @@ ELEMENTWISE_OPS = [
       for name in ("dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_")],
     OpInfo("torch_fill", lambda m, x: m.fill(x, 2.5), ALL, unary_samples),
     OpInfo("torch_fill_", lambda m, x: m.fill_(x.clone(), 3), ALL, unary_samples),
+    # a 0-dim tensor value: the fill.Tensor / fill_.Tensor overloads
+    OpInfo("torch_fill_tensor", lambda m, x: m.fill(x, m.tensor(2.5).to(x.dtype)), ALL,
+           unary_samples),
+    OpInfo("torch_fill_tensor_", lambda m, x: m.fill_(x.clone(), m.tensor(3).to(x.dtype)), ALL,
+           unary_samples),
     OpInfo("torch_zero_", lambda m, x: m.zero_(x.clone()), ALL, unary_samples),
     OpInfo("torch_detach", lambda m, x: m.detach(x), ALL, unary_samples, gradcheck=False),
     OpInfo("torch_detach_", lambda m, x: m.detach_(x.clone()), ALL, unary_samples,
