@@ -436,7 +436,7 @@ _INPLACE_VIEWS = ("aten::transpose_", "aten::swapdims_", "aten::swapaxes_", "ate
                   "aten::squeeze_", "aten::squeeze_.dim", "aten::squeeze_.dims", "aten::unsqueeze_")
 # in-place ops declared on their own line: their out-of-place twin (polygamma takes n first)
 _FUNCTIONAL = {"aten::pow_.Tensor": "pow.Tensor_Tensor", "aten::polygamma_": "polygamma",
-               "aten::floor_divide_.Tensor": "floor_divide"}
+               "aten::floor_divide_.Tensor": "floor_divide", "aten::fill_.Tensor": "fill.Tensor"}
 
 
 def _jvp_by_double_vjp(op, primals, tangents, outs):
