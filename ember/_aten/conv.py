@@ -452,7 +452,7 @@ def _conv(x, w, stride, padding, dilation, groups, algorithm=None):
     if algorithm is None:
         algorithm = "direct_1x1" if _direct_1x1(w.shape[2:], padding, out) else \
             "depthwise" if _depthwise(w.shape, groups) else \
-            "winograd" if _winograd_pays(w.shape, x.dtype, stride, dilation, groups, out) else "im2col"
+            "winograd" if _winograd_pays(w.shape, x.dtype, stride, dilation, groups) else "im2col"
     if algorithm == "direct_1x1":
         return _conv_1x1(x, w, stride, out, groups)
     if algorithm == "depthwise":  # Note [Depthwise convolution]
@@ -520,12 +520,13 @@ def _conv_per_sample(x, w, stride, padding, dilation, out):
 # samples go through in chunks of about _WINOGRAD_ROWS tiles -- a chunk's V and M stay in
 # cache and its products are big enough for BLAS -- each thread taking its own chunks; when
 # the whole batch is fewer chunks than threads (ResNet's 4x4 maps), each step is shared over
-# the threads instead. The kernel transform is one (16, 9) @ (9, O*C) product. It pays where
-# the products dominate: one thread, ResNet-18's 3x3 convolutions (batch 32) at 16x16 maps
-# 28.5 -> 19.7 ms, at 8x8 29.5 -> 19.9 ms, at 4x4 28.4 -> 20.9 ms; at 32x32 with 64 channels
-# the transforms cost what the products save (30.3 against 32.3 ms), and with fewer channels
-# they cost more (MNIST's 32 channels at 13x13: 6.3 against 7.7, at 26x26 20 against 21 --
-# too close to call).
+# the threads instead. The kernel transform is one (16, 9) @ (9, O*C) product. Copies between
+# NCHW and the NHWC tiles go 16 channels at a time (_copy_channels). One thread, batch 32,
+# im2col against Winograd, forward / input gradient / weight gradient (ms): ResNet-18's 64
+# channels at 32x32 31.7/31.7/40.0 -> 25.4/25.5/26.1, 128 at 16x16 28.5/23.4/33.6 ->
+# 19.5/17.5/18.4, 512 at 4x4 28.0/32.4/28.4 -> 20.4/18.0/29.1; MNIST's 32 -> 64 channels at
+# 26x26 16.9/28.2/18.7 -> 17.8/18.9/15.5. With 32 channels at 32x32 the forward loses a little
+# (9.8 -> 10.9) and the weight gradient wins (13.1 -> 9.7); below 32 channels it is not used.
 _WINOGRAD_G = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
 _WINOGRAD_ROWS = 256
 
@@ -535,7 +536,7 @@ def _winograd_applies(w_shape, stride, dilation, groups):
             all(s == 1 for s in stride) and all(d == 1 for d in dilation))
 
 
-def _winograd_pays(w_shape, dtype, stride, dilation, groups, out):
+def _winograd_pays(w_shape, dtype, stride, dilation, groups):
     """The rule of thumb's choice of Winograd (Note [Winograd F(2x2, 3x3)]): where it applies,
     for 32 channels or more in and out, float32/float64."""
     return (_winograd_applies(w_shape, stride, dilation, groups) and min(w_shape[:2]) >= 32 and
@@ -807,8 +808,7 @@ def _conv_input_grad(g, w, in_shape, stride, padding, dilation, groups):
     if _depthwise(w.shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_input_grad(g, w, in_shape, stride, padding, dilation)
     full = [d * (k - 1) - p for k, d, p in zip(kernel, dilation, padding)]
-    if all(q >= 0 for q in full) and _winograd_pays(w.shape, g.dtype, stride, dilation,
-                                                     groups, in_shape[2:]):
+    if all(q >= 0 for q in full) and _winograd_pays(w.shape, g.dtype, stride, dilation, groups):
         r = caching_allocator.empty(tuple(in_shape), g.dtype)
         _winograd(g.transpose(0, 2, 3, 1), _winograd_kernel(w, flipped=True), full,
                   r.transpose(0, 2, 3, 1))
@@ -846,7 +846,7 @@ def _conv_weight_grad(g, x, w_shape, stride, padding, dilation, groups, cols=Non
         return _batched(gg, xs.swapaxes(2, 3)).sum(0).reshape(w_shape)
     if cols is None and _depthwise(w_shape, groups):  # Note [Depthwise convolution]
         return _conv_depthwise_weight_grad(g, x, w_shape, stride, padding, dilation)
-    if cols is None and _winograd_pays(w_shape, x.dtype, stride, dilation, groups, g.shape[2:]):
+    if cols is None and _winograd_pays(w_shape, x.dtype, stride, dilation, groups):
         return _winograd_weight_grad(g.transpose(0, 2, 3, 1), x.transpose(0, 2, 3, 1), padding)
     ck, pixels = _prod(w_shape[1:]), _prod(g.shape[2:])
     chunk = _CHUNK_BYTES // (ck * pixels * x.itemsize)
@@ -1061,7 +1061,7 @@ def _conv_nhwc(x, w, stride, padding, dilation, groups):
     out = conv_output_size(x.shape[1:3], w.shape[2:], stride, padding, dilation)
     if _depthwise(w.shape, groups):  # Note [Depthwise convolution]: no K-times columns
         return nhwc(_conv_depthwise(_nchw(x), w, stride, padding, dilation, out))
-    if _winograd_pays(w.shape, x.dtype, stride, dilation, groups, out):
+    if _winograd_pays(w.shape, x.dtype, stride, dilation, groups):
         r = caching_allocator.empty((x.shape[0],) + tuple(out) + (w.shape[0],), x.dtype)
         _winograd(x, _winograd_kernel(w), padding, r)
         return r

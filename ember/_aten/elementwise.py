@@ -281,12 +281,12 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
             dt = operands(dt, *extra)
         if check is not None:
             check(self, other, dt, *extra)
-        compute = plain if not with_dtype else functools.partial(plain, dtype=dt)
         if ufunc is not None and dt in _UFUNC_OUT and caching_allocator.enabled and (
                 not extra or type(extra[0]) is int and extra[0] == 1):
             out = _into_block(ufunc, self, other, dt)
             if out is not None:
                 return _wrap_external(out, dt)
+        compute = plain if not with_dtype else functools.partial(plain, dtype=dt)
         try:
             if dt in _OPMATH:
                 if dt is D.complex32:
