@@ -765,3 +765,22 @@ def test_free_queued_while_recording_is_recorded_when_counted():
     assert allocator.current("allocated_bytes") == 0
     actions = [(e["action"], e["addr"]) for e in allocator.recording.entries()]
     assert ("free_completed", address) in actions and allocator.kept == {}
+
+
+def test_numpy_hands_out_a_view_so_a_held_array_stays_writeable():
+    # Tensor.numpy makes a new array over the tensor's memory each call (as PyTorch's does),
+    # so flags a caller sets are the caller's: the allocator takes a held array back without
+    # looking at them (Note [Held arrays])
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle")
+    for lib in (torch, ember):
+        t = lib.ones(16) + lib.ones(16)
+        assert t.numpy() is not t.numpy()
+        assert np.shares_memory(t.numpy(), t.numpy())
+    t = ember.ones(16) + ember.ones(16)
+    view = t.numpy()
+    view.flags.writeable = False
+    del t, view
+    for _ in range(3):   # the same key again: the dead held array comes back, writeable
+        r = ember.ones(16) + ember.ones(16)
+        r += 1
+        assert r.tolist() == [3.0] * 16

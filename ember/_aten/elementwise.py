@@ -262,6 +262,7 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
     """
     op_name = name.split(".")[0]
     plain = compute
+    plain_ufunc = ufunc is not None and operands is None and check is None and finish is None
 
     def dtypes(self, other, extra):
         dt = _binary_dtype(self, other)
@@ -275,6 +276,15 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
         # the hot path (a + b): no helper calls beyond what the common case needs
         if type(other) is Tensor and type(self) is Tensor and self.dtype is other.dtype:
             dt = self.dtype
+            if plain_ufunc and len(shape := self._size) < 2 and shape == other._size and \
+                    dt in _UFUNC_OUT and (not extra or extra[0].__class__ is int and
+                                          extra[0] == 1) and caching_allocator.enabled:
+                # two vectors alike (the loops of small steps): straight into a block
+                a = self._np
+                if 0 < a.size < _parallel.MIN_ELEMENTS:
+                    out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, shape)
+                    ufunc(a, other._np, out)
+                    return _wrap_external(out, dt)
         else:
             dt = _binary_dtype(self, other)
         if operands is not None:

@@ -453,16 +453,26 @@ class CachingAllocator:
     def array(self, nbytes, dtype, shape, strides=None):
         """A new array of `dtype` and `shape` (C order, or `strides`) over a block of `nbytes`
         bytes; when it and every view of it are gone, the block is freed."""
+        key = (shape, dtype, strides)
         lock = self.lock
         lock.acquire()
         try:
-            key = (shape, dtype, strides)
-            for block in reversed(self.held_by_key.get(key, ())):
+            same = self.held_by_key.get(key, ())
+            if same:  # the commonest of all, first: the newest array of the key, dead
+                block = same[-1]  # since the last sweep (a loop's result, asked for again)
+                array = block.array
+                if getrefcount(array) == 3 and not block.dead and block.requested_size == nbytes:
+                    pool = block.segment.free_blocks
+                    pool.n_tot += 1
+                    pool.b_tot += block.size
+                    pool.r_tot += nbytes
+                    return array
+            for block in reversed(same):
                 # a loop's commonest request: the very array of a dead held block, taken back
                 # without a sweep when other deaths, still uncounted, cannot change what the
-                # statistics say (Note [Held arrays])
-                if getrefcount(block.array) == 2 and block.requested_size == nbytes and \
-                        block.array.flags.writeable:
+                # statistics say (Note [Held arrays]; its writeable flag is the allocator's
+                # alone: Tensor.numpy hands out a view)
+                if getrefcount(block.array) == 2 and block.requested_size == nbytes:
                     pool = block.segment.free_blocks
                     if not block.dead:  # died since the last sweep: a free and a malloc of
                         pool.n_tot += 1  # one block, which move no current and no peak

@@ -710,7 +710,9 @@ class Tensor:
         if self.dtype in D.numpyless_dtypes:  # NumPy has no such type (see their twins)
             raise TypeError(f"Got unsupported ScalarType {D.scalar_type_name(self.dtype)}")
         mark_not_resizable(self._storage_())   # the array shares its memory: it may not grow
-        return self._np
+        # a view, as each of PyTorch's numpy() calls makes a new array: its flags are the
+        # caller's, the tensor's own array stays writeable (Note [Held arrays])
+        return self._np.view()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()

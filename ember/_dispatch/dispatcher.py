@@ -153,8 +153,10 @@ class OpOverload:
                 if a._rg:
                     grad = True
                 k = _DEVICE_KEYS[a._device.type] if a._sparse is None else _sparse_key(a)
-                if key != k:
-                    key = k if key is None else self._mixed_key(key, k, a, args)
+                if key is None:
+                    key = k
+                elif key is not k and key != k:
+                    key = self._mixed_key(key, k, a, args)
         return key or self._default_key(args), grad
 
     def _default_key(self, args):
@@ -208,8 +210,10 @@ class OpOverload:
                     if a._rg:
                         grad = True
                     k = _DEVICE_KEYS[a._device.type] if a._sparse is None else _sparse_key(a)
-                    if key != k:
-                        key = k if key is None else self._mixed_key(key, k, a, args)
+                    if key is None:
+                        key = k
+                    elif key is not k and key != k:  # (`!=` of a str and None is slow)
+                        key = self._mixed_key(key, k, a, args)
             if key is None:
                 key = self._default_key(args)
         if grad and _grad_state.enabled:
