@@ -576,8 +576,8 @@ class CachingAllocator:
             size = (nbytes + kMinBlockSize - 1) & -kMinBlockSize or kMinBlockSize
             # a dead held array is re-cut only when `held` is full: until then a new key gets a
             # block of its own, so the held arrays grow to a loop's working set
-            for dead in held if len(held) >= self.hold else ():
-                if dead.dead and dead.size == size:
+            for dead in self.held_by_size.get(size, ()) if len(held) >= self.hold else ():
+                if dead.dead:  # (the first in `held`'s order: the size's list keeps it)
                     block = dead
                     break
             else:
