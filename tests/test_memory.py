@@ -784,3 +784,27 @@ def test_numpy_hands_out_a_view_so_a_held_array_stays_writeable():
         r = ember.ones(16) + ember.ones(16)
         r += 1
         assert r.tolist() == [3.0] * 16
+
+
+def test_allocator_ab_benchmark_alternates_and_switches_the_allocator_back_on(monkeypatch):
+    # benchmarks/allocator_ab.py: both settings measured, the caching allocator on afterwards
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "benchmarks")
+    monkeypatch.syspath_prepend(bench)
+    import allocator_ab
+    seen = []
+    make, _ = allocator_ab.MODELS["mlp"]
+
+    def one_step(lib):
+        step = make(lib)
+
+        def run():
+            seen.append(ca.enabled)
+            step()
+        return run
+    monkeypatch.setitem(allocator_ab.MODELS, "mlp", (one_step, 1))
+    result = allocator_ab.measure("mlp", rounds=2)
+    assert set(result) == {True, False}
+    assert all(t > 0 and f >= 0 for t, f in result.values())
+    assert seen.count(False) == 4 and seen[:3] == [True] * 3   # warm-up, then alternation
+    assert ca.enabled
