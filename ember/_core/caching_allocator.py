@@ -568,7 +568,7 @@ class CachingAllocator:
                     pool.b -= block.size
                     pool.r -= block.requested_size
         for block in self.held_by_key.get(key, ()):
-            if block.dead and block.array.flags.writeable:
+            if block.dead:
                 same = block
                 break
         block = same
