@@ -279,7 +279,9 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
             if plain_ufunc and len(shape := self._size) < 2 and shape == other._size and \
                     dt in _UFUNC_OUT and (not extra or extra[0].__class__ is int and
                                           extra[0] == 1) and caching_allocator.enabled:
-                # two vectors alike (the loops of small steps): straight into a block
+                # two vectors alike (the loops of small steps): straight into a block, the
+                # 1-d case of _into_block written out (through it, a + b took 25.1k
+                # instructions against 20.8k: the call, NumPy's shape tuples, `out=`)
                 a = self._np
                 if 0 < a.size < _parallel.MIN_ELEMENTS:
                     out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, shape)

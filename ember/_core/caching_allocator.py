@@ -459,8 +459,9 @@ class CachingAllocator:
         try:
             same = self.held_by_key.get(key, ())
             if same:  # the commonest of all, first: the newest array of the key, dead
-                block = same[-1]  # since the last sweep (a loop's result, asked for again)
-                array = block.array
+                block = same[-1]  # since the last sweep (a loop's result, asked for again) --
+                array = block.array  # the walk's first step without reversed() (100 ns)
+                # (3 references: the block's, `array` and the argument)
                 if getrefcount(array) == 3 and not block.dead and block.requested_size == nbytes:
                     pool = block.segment.free_blocks
                     pool.n_tot += 1
