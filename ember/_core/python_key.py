@@ -54,8 +54,8 @@ def mark_subclass(cls, tensor_cls):
         cls._sparse = PYTHON_KEY
         if _torch_function_owner(cls) is tensor_cls:
             cls.__torch_function__ = _disabled_torch_function_impl
-    elif cls._sparse is PYTHON_KEY:  # a base's handler switched off again
-        cls._sparse = None
+    elif cls._sparse is PYTHON_KEY:  # a base's handler switched off again: the tensor's
+        cls._sparse = tensor_cls.__dict__["_sparse"]  # own slot, unshadowed
 
 
 def _torch_function_owner(cls):

@@ -127,6 +127,7 @@ def _wrap(value, bdim, level):
     t._rg = False
     t.grad_fn = None
     t._output_nr = 0
+    t._sparse = None
     return t
 
 

@@ -34,6 +34,13 @@ def _poison_accumulator(t):
         node.register_prehook(_poisoned)
 
 
+def _slot_value(slot, t, missing):
+    try:
+        return slot.__get__(t)
+    except AttributeError:
+        return missing
+
+
 def swap_tensors(t1, t2):
     from .._core.tensor import Tensor
     if weakref.getweakrefs(t1):
@@ -48,8 +55,8 @@ def swap_tensors(t1, t2):
     t1.__class__, t2.__class__ = t2.__class__, t1.__class__
     t1.__dict__, t2.__dict__ = t2.__dict__, t1.__dict__
     # the subclasses' own slots, then the tensor's (its "TensorImpl"); unset ones move too
-    for name in (*slots, *(s for s in Tensor.__slots__ if s not in ("__dict__", "__weakref__"))):
-        missing = object()
+    missing = object()
+    for name in slots:
         a, b = getattr(t1, name, missing), getattr(t2, name, missing)
         for t, v in ((t1, b), (t2, a)):
             if v is missing:
@@ -57,3 +64,16 @@ def swap_tensors(t1, t2):
                     delattr(t, name)
             else:
                 setattr(t, name, v)
+    for name in Tensor.__slots__:  # through the slots themselves (a Python-key class's mark
+        if name in ("__dict__", "__weakref__"):  # shadows `_sparse`'s)
+            continue
+        slot = Tensor.__dict__[name]
+        a, b = (_slot_value(slot, t, missing) for t in (t1, t2))
+        for t, v in ((t1, b), (t2, a)):
+            if v is missing:
+                try:
+                    slot.__delete__(t)
+                except AttributeError:
+                    pass
+            else:
+                slot.__set__(t, v)
