@@ -808,3 +808,48 @@ def test_allocator_ab_benchmark_alternates_and_switches_the_allocator_back_on(mo
     assert all(t > 0 and f >= 0 for t, f in result.values())
     assert seen.count(False) == 4 and seen[:3] == [True] * 3   # warm-up, then alternation
     assert ca.enabled
+
+
+def test_threads_taking_back_held_arrays_never_share_one():
+    # Note [The take-back without the lock]: four threads ask for arrays of a few keys and drop
+    # them, switching every few microseconds; an array handed to two live owners at once would
+    # show another thread's stamp, and the statistics end where freeing everything leaves them
+    import threading
+    allocator = ca.CachingAllocator(CountingRaw())
+    keys = [(16,), (16,), (4, 4), (300,)]
+    errors = []
+
+    def work(stamp):
+        import random
+        rnd = random.Random(stamp)
+        live = []
+        try:
+            for _ in range(3000):
+                shape = rnd.choice(keys)
+                a = allocator.array(4 * int(np.prod(shape)), np.dtype(np.float32), shape)
+                a.fill(stamp)
+                live.append(a)
+                if len(live) > rnd.randrange(1, 4):
+                    old = live.pop(rnd.randrange(len(live)))
+                    if not (old == stamp).all():
+                        errors.append(f"thread {stamp} found {old.ravel()[:4]} in its array")
+                    del old
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(repr(e))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(s,)) for s in (1, 2, 3, 4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[:3]
+    stats = allocator.memory_stats()
+    assert stats["allocation"]["all"]["current"] == 0
+    assert stats["allocated_bytes"]["all"]["current"] == 0
+    assert stats["allocation"]["all"]["allocated"] == 4 * 3000
+    _check_layout_matches_statistics(allocator)

@@ -127,6 +127,23 @@ import numpy as np
 # including inside malloc (Python's cyclic GC may run there) or from another thread; queueing
 # them (list.append is atomic) makes that safe too.
 
+# Note [The take-back without the lock]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# `array()`'s commonest case -- the newest held array of the request's key has died and is
+# asked for again -- runs before the lock is taken: the lock's acquire and release were a
+# tenth of a small op's whole cost. It needs no lock because taking the array is a claim no
+# other thread can race: `array = block.array` adds a reference before the reference count is
+# read, and every other path that hands out, frees or re-cuts a held block first sees that
+# count at exactly "only the allocator holds it" -- which it is not while this thread holds it.
+# So once the count says 3 (the block's, `array`, getrefcount's argument), the array is this
+# thread's; the checks after it (the block still has this array and this key, is not counted
+# dead, was asked for with these bytes) are read once the claim stands, so a change another
+# thread made before the claim is seen, and the case falls to the locked path. The totals'
+# `+= 1` are single bytecodes' read and write, which a thread switch does not split under the
+# GIL (switches happen at calls and backward jumps). A Python built without the GIL takes the
+# lock for this case too (`_GIL`).
+_GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
+
 kMinBlockSize = 512
 kPageSize = 4096
 HELD = 64  # live arrays kept by reference; older ones get a weak reference (Note [Held arrays])
@@ -271,6 +288,9 @@ class Block:
         return self.prev is not None or self.next is not None
 
 
+_NO_BLOCK = Block(None, 0, 0)  # (array None: what array() reads when a key's list emptied)
+
+
 class BlockPool:
     """Free blocks as a sorted list of (size, address, block) entries: best fit is one
     bisection for (size,). A free block that grows or shrinks in place (split, merge) keeps its
@@ -324,7 +344,7 @@ class CachingAllocator:
         self.lock = threading.Lock()
         self.pending = []  # leases of dead arrays whose blocks are not freed yet, oldest first
         self.held = []  # blocks of the newest arrays, held by reference (Note [Held arrays])
-        self.held_by_key = {}  # (shape, dtype, strides) -> those of `held` with that key, in order
+        self.held_by_key = {}  # (shape, dtype, strides) -> those of `held` with it, newest first
         self.held_by_size = {}  # block size -> those of `held` of that size
         self.hold = HELD  # how many arrays are held (0: every array leased at once)
         self.kept = {}  # block size -> dead blocks kept whole for requests of that size
@@ -454,21 +474,27 @@ class CachingAllocator:
         """A new array of `dtype` and `shape` (C order, or `strides`) over a block of `nbytes`
         bytes; when it and every view of it are gone, the block is freed."""
         key = (shape, dtype, strides)
-        lock = self.lock
-        lock.acquire()
-        try:
-            same = self.held_by_key.get(key, ())
-            if same:  # the commonest of all, first: the newest array of the key, dead
-                block = same[-1]  # since the last sweep (a loop's result, asked for again) --
-                array = block.array  # the walk's first step without reversed() (100 ns)
+        same = self.held_by_key.get(key, ())
+        if same and _GIL:
+            # the commonest of all, first and without the lock: the newest array of the key,
+            # dead since the last sweep (a loop's result, asked for again; Note [The take-back
+            # without the lock])
+            for block in same:  # (safe while another thread changes the list)
+                array = block.array
                 # (3 references: the block's, `array` and the argument)
-                if getrefcount(array) == 3 and not block.dead and block.requested_size == nbytes:
+                if getrefcount(array) == 3 and block.array is array and block.key == key and \
+                        not block.dead and block.requested_size == nbytes:
                     pool = block.segment.free_blocks
                     pool.n_tot += 1
                     pool.b_tot += block.size
                     pool.r_tot += nbytes
                     return array
-            for block in reversed(same):
+        lock = self.lock
+        lock.acquire()
+        try:
+            # (`same` as read above: a list the key lost since is empty, and the sweep below
+            # looks the key up again)
+            for block in same:
                 # a loop's commonest request: the very array of a dead held block, taken back
                 # without a sweep when other deaths, still uncounted, cannot change what the
                 # statistics say (Note [Held arrays]; its writeable flag is the allocator's
@@ -630,12 +656,16 @@ class CachingAllocator:
         """`block` (its array on it) the newest of `held`, indexed by its key and size."""
         block.key = key
         self.held.append(block)
-        for index, k in ((self.held_by_key, key), (self.held_by_size, block.size)):
-            same = index.get(k)
-            if same is None:
-                index[k] = [block]
-            else:
-                same.append(block)
+        same = self.held_by_key.get(key)
+        if same is None:
+            self.held_by_key[key] = [block]
+        else:
+            same.insert(0, block)
+        same = self.held_by_size.get(block.size)
+        if same is None:
+            self.held_by_size[block.size] = [block]
+        else:
+            same.append(block)
 
     def _unhold(self, block):
         """Take `block` off `held` and off its key's and size's lists."""
