@@ -282,11 +282,11 @@ def binary(name, compute, *, operands=None, result=None, check=None, finish=None
                 # two vectors alike (the loops of small steps): straight into a block, the
                 # 1-d case of _into_block written out (through it, a + b took 25.1k
                 # instructions against 20.8k: the call, NumPy's shape tuples, `out=`)
-                a = self._np
-                if 0 < a.size < _parallel.MIN_ELEMENTS:
-                    out = caching_allocator.cpu_allocator.array(a.nbytes, a.dtype, shape)
-                    ufunc(a, other._np, out)
-                    return _wrap_external(out, dt)
+                n = shape[0] if shape else 1
+                if 0 < n < _parallel.MIN_ELEMENTS:
+                    out = caching_allocator.cpu_allocator.array(n * dt.itemsize, dt._np, shape)
+                    ufunc(self._np, other._np, out)
+                    return _wrap_external(out, dt, shape)
         else:
             dt = _binary_dtype(self, other)
         if operands is not None:

@@ -11,6 +11,8 @@ taking a tensor to copy the layout of (`zeros_like`) and `from_numpy` keep their
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                 "privateuseone")
+# the backend dispatch key of each device type ember runs tensors on (ember/_dispatch)
+DISPATCH_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
 _NOT_BUILT = {"cuda": "CUDA", "xpu": "XPU", "mtia": "MTIA"}  # asserted by a CPU build's modules
 
 
@@ -29,7 +31,7 @@ def no_backend(dev, op="aten::empty.memory_format"):
 
 class device:
     __module__ = "ember"  # printed as <class 'torch.device'> is
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_key")  # _key: its dispatch key, read on the hot path
     _cache = {}
 
     def __new__(cls, type_or_str=None, index=None, *, type=None):
@@ -60,6 +62,7 @@ class device:
         self = object.__new__(cls)
         object.__setattr__(self, "type", typ)
         object.__setattr__(self, "index", index)
+        object.__setattr__(self, "_key", DISPATCH_KEYS.get(typ))
         cls._cache[key] = self
         return self
 

@@ -1029,12 +1029,13 @@ def _wrap(arr):
     return _wrap_external(arr)
 
 
-def _wrap_external(arr, dtype=None):
+def _wrap_external(arr, dtype=None, size=None):
     """A CPU tensor over memory the allocator does not own (from_numpy, shared memory, mmap),
-    or over a block a kernel wrote into (then the caller knows the `dtype`)."""
+    or over a block a kernel wrote into (then the caller knows the `dtype`, and may know the
+    `size`: arr.shape, as a tuple the caller has already)."""
     t = _new(Tensor)
     t._np = arr
-    t._size = arr.shape
+    t._size = arr.shape if size is None else size
     t.dtype = _from_np[arr.dtype] if dtype is None else dtype
     t._device = _CPU
     t._storage = None

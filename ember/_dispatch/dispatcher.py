@@ -23,11 +23,12 @@ from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
 from .._core import torch_function as _tf
 from .._core.mode_stack import modes as _modes
+from .._core.device import DISPATCH_KEYS
 from .._core.python_key import PYTHON_KEY
 from .._core.math_bits import MathBits, MATH_KEYS
 from .schema import Schema
 
-_DEVICE_KEYS = {"cpu": "CPU", "meta": "Meta", "cuda": "CUDA", "lazy": "Lazy"}
+_DEVICE_KEYS = DISPATCH_KEYS  # a device type's key (a tensor's device holds it as `_key`)
 BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU", "SparseCsrCPU")
 # keys of the function transforms (ember/_functorch): never picked from a tensor's device, so the
 # plain path never looks at them; a transform's dispatch mode redispatches to them
@@ -152,7 +153,7 @@ class OpOverload:
             if isinstance(a, Tensor):
                 if a._rg:
                     grad = True
-                k = _DEVICE_KEYS[a._device.type] if a._sparse is None else _sparse_key(a)
+                k = a._device._key if a._sparse is None else _sparse_key(a)
                 if key is None:
                     key = k
                 elif key is not k and key != k:
@@ -209,7 +210,7 @@ class OpOverload:
                 if isinstance(a, Tensor):
                     if a._rg:
                         grad = True
-                    k = _DEVICE_KEYS[a._device.type] if a._sparse is None else _sparse_key(a)
+                    k = a._device._key if a._sparse is None else _sparse_key(a)
                     if key is None:
                         key = k
                     elif key is not k and key != k:  # (`!=` of a str and None is slow)
