@@ -7,6 +7,7 @@
 import argparse
 import importlib
 import pathlib
+import statistics
 import sys
 import time
 
@@ -21,18 +22,29 @@ for path in sorted(HERE.glob("bench_*.py")):
     importlib.import_module(path.stem)
 
 
-def measure(fn, repeat, warmup=3, min_time=0.2):
-    """Best time per call in seconds: warm up, calibrate the loop, take the min."""
+def calibrate(fn, warmup=3, min_time=0.2):
+    """Warm `fn` up and return how many calls one timed loop makes (>= min_time seconds)."""
     for _ in range(warmup):
         fn()
     number = 1
     while True:  # grow the inner loop until one run takes >= min_time
         t = time_loop(fn, number)
         if t >= min_time:
-            break
+            return number
         number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.1))
-    best = min([t] + [time_loop(fn, number) for _ in range(repeat - 1)])
-    return best / number
+
+
+def measure_pair(f_torch, f_ember, repeat):
+    """(torch's best time per call, ember's best, the median of the rounds' ember/torch
+    ratios): the two loops alternate, round after round, so the machine's drift falls on both
+    sides of each round's ratio (these machines are noisy) and the median drops outliers."""
+    n_torch, n_ember = calibrate(f_torch), calibrate(f_ember)
+    torch_times, ember_times = [], []
+    for _ in range(repeat):
+        torch_times.append(time_loop(f_torch, n_torch) / n_torch)
+        ember_times.append(time_loop(f_ember, n_ember) / n_ember)
+    ratios = [e / t for t, e in zip(torch_times, ember_times)]
+    return min(torch_times), min(ember_times), statistics.median(ratios)
 
 
 def time_loop(fn, number):
@@ -64,7 +76,9 @@ def blas_info():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs; best is kept")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="timed rounds, torch and ember alternating: the best times and "
+                             "the median of the rounds' ratios are printed")
     parser.add_argument("--threads", type=int, help="intra-op threads for both libraries "
                         "(torch.set_num_threads and ember.set_num_threads; ember holds NumPy's "
                         "BLAS at one thread and splits products itself); default: each "
@@ -92,24 +106,29 @@ def main():
     print(f"numpy {np.__version__}, BLAS: {blas_info()}")
     if args.self_test:
         print("self-test: 'ember' column is torch again")
-    print(f"best of {args.repeat} runs, each loop calibrated to >= 0.2 s\n")
+    print(f"{args.repeat} rounds, torch and ember alternating, each loop calibrated to >= 0.2 s;"
+          f" best times, and the median of the rounds' ember/torch ratios\n")
 
     row = "{:<18} {:>12} {:>12} {:>8} {:>8}"
     print(row.format("benchmark", "torch", "ember", "ratio", "target"))
     print("-" * 62)
     for name in names:
         fn, target = BENCHMARKS[name]
-        t_torch = measure(fn(torch), args.repeat)
+        f_torch = fn(torch)
         try:
             if ember_error:
                 raise RuntimeError(ember_error)
-            t_ember = measure(fn(ember), args.repeat)
+            f_ember = fn(ember)
+            f_ember()  # an ember failure shows here, before any timing
         except Exception as e:
             error = str(e) if ember_error else f"{type(e).__name__}: {e}"
+            n = calibrate(f_torch)
+            t_torch = min(time_loop(f_torch, n) for _ in range(args.repeat)) / n
             print(f"{name:<18} {fmt_time(t_torch):>12}   ember error: {error}")
             continue
-        print(row.format(name, fmt_time(t_torch), fmt_time(t_ember),
-                         f"{t_ember / t_torch:.2f}x", f"{target:g}x"))
+        t_torch, t_ember, ratio = measure_pair(f_torch, f_ember, args.repeat)
+        print(row.format(name, fmt_time(t_torch), fmt_time(t_ember), f"{ratio:.2f}x",
+                         f"{target:g}x"))
 
 
 if __name__ == "__main__":

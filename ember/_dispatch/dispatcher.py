@@ -23,7 +23,7 @@ from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
 from .._core import torch_function as _tf
 from .._core.mode_stack import modes as _modes
-from .._core.device import DISPATCH_KEYS
+from .._core.device import DISPATCH_KEYS, device
 from .._core.python_key import PYTHON_KEY
 from .._core.math_bits import MathBits, MATH_KEYS
 from .schema import Schema
@@ -164,7 +164,8 @@ class OpOverload:
         """The key of an op called without tensors: its `device` argument's, else CPU."""
         dp = self._device_pos
         if dp is not None and args[dp] is not None:
-            return _DEVICE_KEYS[_as_device(args[dp]).type]
+            d = args[dp]
+            return (d if type(d) is device else device(d))._key
         return "CPU"
 
     def _mixed_key(self, key, k, a, args):
@@ -303,11 +304,6 @@ def _only_scalars_on(key, tensors):
     """Whether every tensor on `key`'s device is 0-dim."""
     return all(not isinstance(t, Tensor) or t.ndim == 0 or _DEVICE_KEYS[t._device.type] != key
                for t in tensors)
-
-
-def _as_device(d):
-    from .._core.device import device
-    return device(d)
 
 
 def _op_by_name(namespace, name, overload=None):
