@@ -129,8 +129,8 @@ import numpy as np
 
 # Note [The take-back without the lock]
 # ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# `array()`'s commonest case -- the newest held array of the request's key has died and is
-# asked for again -- runs before the lock is taken: the lock's acquire and release were a
+# `array()`'s commonest case -- a held array of the request's key (the newest first) has died
+# since the last sweep and is asked for again -- runs before the lock is taken: the lock's acquire and release were a
 # tenth of a small op's whole cost. It needs no lock because taking the array is a claim no
 # other thread can race: `array = block.array` adds a reference before the reference count is
 # read, and every other path that hands out, frees or re-cuts a held block first sees that
@@ -286,9 +286,6 @@ class Block:
 
     def is_split(self):
         return self.prev is not None or self.next is not None
-
-
-_NO_BLOCK = Block(None, 0, 0)  # (array None: what array() reads when a key's list emptied)
 
 
 class BlockPool:
@@ -476,9 +473,9 @@ class CachingAllocator:
         key = (shape, dtype, strides)
         same = self.held_by_key.get(key, ())
         if same and _GIL:
-            # the commonest of all, first and without the lock: the newest array of the key,
-            # dead since the last sweep (a loop's result, asked for again; Note [The take-back
-            # without the lock])
+            # the commonest of all, first and without the lock: an array of the key (newest
+            # first) dead since the last sweep -- a loop's result, asked for again (Note [The
+            # take-back without the lock])
             for block in same:  # (safe while another thread changes the list)
                 array = block.array
                 # (3 references: the block's, `array` and the argument)
@@ -495,10 +492,11 @@ class CachingAllocator:
             # (`same` as read above: a list the key lost since is empty, and the sweep below
             # looks the key up again)
             for block in same:
-                # a loop's commonest request: the very array of a dead held block, taken back
-                # without a sweep when other deaths, still uncounted, cannot change what the
-                # statistics say (Note [Held arrays]; its writeable flag is the allocator's
-                # alone: Tensor.numpy hands out a view)
+                # the very array of a dead held block, taken back without a sweep when other
+                # deaths, still uncounted, cannot change what the statistics say (Note [Held
+                # arrays]; its writeable flag is the allocator's alone: Tensor.numpy hands out
+                # a view). One not yet counted dead comes here without the GIL, or when another
+                # thread held a reference to it for a moment.
                 if getrefcount(block.array) == 2 and block.requested_size == nbytes:
                     pool = block.segment.free_blocks
                     if not block.dead:  # died since the last sweep: a free and a malloc of

@@ -7,9 +7,8 @@ when it is set, so a tensor without the bits costs nothing. A marked tensor pick
 dispatch key "Conjugate" or "Negative", whose fallback (ember/_dispatch/math_bits.py)
 materializes it before the backend kernel runs. Its layout is strided: the mark is not sparse.
 """
-from types import MemberDescriptorType
-
 from .layout import strided
+from .python_key import sparse_in_slot
 
 
 class MathBits:
@@ -49,9 +48,9 @@ def set_math_bits(t, conj, neg):
     """Give `t` (a view made just now) the bits; both False takes the mark off."""
     mark = _MARKS.get((conj, neg))
     if mark is None:
-        if type(type(t)._sparse) is MemberDescriptorType:  # the tensor's own slot
+        if sparse_in_slot(type(t)):
             t._sparse = None
-        else:  # a Python-key class's mark shadows the slot: the bits were in the instance dict
+        else:  # the bits were in the instance dict, beside the class's Python-key mark
             t.__dict__.pop("_sparse", None)
     else:
         t._sparse = mark

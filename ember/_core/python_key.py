@@ -9,6 +9,8 @@ when it (or a base) defines `__torch_dispatch__`; such a class also gets the dis
 `__torch_function__` unless it defines its own, as in PyTorch, so that public functions reach
 the dispatcher and the handler sees aten ops.
 """
+from types import MemberDescriptorType
+
 from .layout import strided
 
 
@@ -56,6 +58,12 @@ def mark_subclass(cls, tensor_cls):
             cls.__torch_function__ = _disabled_torch_function_impl
     elif cls._sparse is PYTHON_KEY:  # a base's handler switched off again: the tensor's
         cls._sparse = tensor_cls.__dict__["_sparse"]  # own slot, unshadowed
+
+
+def sparse_in_slot(cls):
+    """Whether `cls`'s tensors keep `_sparse` in the Tensor's own slot: no class's Python-key
+    mark shadows it (a marked class's tensors keep a math-bits mark in the instance dict)."""
+    return type(cls._sparse) is MemberDescriptorType
 
 
 def _torch_function_owner(cls):

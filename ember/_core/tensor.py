@@ -31,7 +31,7 @@ from . import caching_allocator as _allocator
 from .grad_mode import _grad_state
 from . import torch_function as _torch_function
 from .mode_stack import torch_dispatch_modes as _torch_dispatch_modes
-from .python_key import PYTHON_KEY, _disabled_torch_dispatch_impl, mark_subclass
+from .python_key import PYTHON_KEY, _disabled_torch_dispatch_impl, mark_subclass, sparse_in_slot
 from .math_bits import MathBits, resolved_values, set_math_bits
 
 
@@ -187,7 +187,7 @@ class Tensor:
         t._rg, t.grad_fn, t._output_nr = False, None, 0
         if self._sparse is not None and self._sparse is not PYTHON_KEY:
             t._sparse = self._sparse  # a conjugate/negative view, a sparse tensor stay so
-        elif cls._sparse is SPARSE_SLOT:  # (not shadowed by a class's Python-key mark)
+        elif sparse_in_slot(cls):
             t._sparse = None
         if self._stride_ is not None:  # meta tensors and empty views keep these explicitly
             t._stride_, t._offset_ = self._stride_, self._offset_
@@ -1016,8 +1016,6 @@ def _wrap_dim(dim, ndim):
 
 
 _from_np = D._from_np
-# the slot a plain tensor keeps `_sparse` in (what `cls._sparse` is when no class shadows it)
-SPARSE_SLOT = Tensor.__dict__["_sparse"]
 _new = object.__new__
 
 

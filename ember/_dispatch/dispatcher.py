@@ -23,12 +23,11 @@ from .._core.tensor import Tensor
 from .._core import memory_overlap as _memory_overlap
 from .._core import torch_function as _tf
 from .._core.mode_stack import modes as _modes
-from .._core.device import DISPATCH_KEYS, device
+from .._core.device import device
 from .._core.python_key import PYTHON_KEY
 from .._core.math_bits import MathBits, MATH_KEYS
 from .schema import Schema
 
-_DEVICE_KEYS = DISPATCH_KEYS  # a device type's key (a tensor's device holds it as `_key`)
 BACKEND_KEYS = ("CPU", "Meta", "CUDA", "Lazy", "SparseCPU", "SparseCsrCPU")
 # keys of the function transforms (ember/_functorch): never picked from a tensor's device, so the
 # plain path never looks at them; a transform's dispatch mode redispatches to them
@@ -177,7 +176,7 @@ class OpOverload:
         if "Python" in (key, k):   # the Python key is above every backend's
             return "Python"
         if self.name == "aten::copy_":
-            return _DEVICE_KEYS[args[0]._device.type]
+            return args[0]._device._key
         if k == "CPU" and not a.ndim:
             return key
         if k == "CPU" and self.name in _INDICES_ANYWHERE and any(a is i for i in args[1] or ()):
@@ -302,7 +301,7 @@ _META_LOOKUP_WITH_CPU_INDICES = frozenset((
 
 def _only_scalars_on(key, tensors):
     """Whether every tensor on `key`'s device is 0-dim."""
-    return all(not isinstance(t, Tensor) or t.ndim == 0 or _DEVICE_KEYS[t._device.type] != key
+    return all(not isinstance(t, Tensor) or t.ndim == 0 or t._device._key != key
                for t in tensors)
 
 

@@ -24,7 +24,7 @@ from .._core.grad_mode import no_grad
 from .._core.math_bits import math_bits, set_math_bits, MathBits, MATH_KEYS
 from .._core.tensor import Tensor, _alias
 from . import dispatcher as _dispatcher
-from .dispatcher import cached_lookup, _DEVICE_KEYS
+from .dispatcher import cached_lookup
 
 
 def plain(t):
@@ -36,7 +36,7 @@ def resolved(t):
     """A new tensor holding the values `t` stands for (its bits applied), without bits. Runs
     below Autograd: the caller's op is the one the graph records."""
     bits = math_bits(t)
-    key = _DEVICE_KEYS[t._device.type]
+    key = t._device._key
     out = plain(t)
     if bits.conj:
         out = cached_lookup("conj_physical").redispatch(key, (out,))
@@ -116,7 +116,7 @@ def _view(op, args):
     bits of the tensor they view."""
     source = args[op._tensor_pos[0]]
     bits = math_bits(source)
-    first = _DEVICE_KEYS[source._device.type]
+    first = source._device._key
     out = op.redispatch(first, args)
     if bits is not None and out is not source:
         for t in (out if isinstance(out, (tuple, list)) else (out,)):
@@ -147,7 +147,7 @@ _copy = cached_lookup("copy_")
 def _run_as_is(op):
     """An op whose kernel reads the bits itself."""
     def run(*args):
-        return op.redispatch(_DEVICE_KEYS[args[0]._device.type], args)
+        return op.redispatch(args[0]._device._key, args)
     return run
 
 

@@ -279,7 +279,7 @@ def _backend_key(op, args):
     for t in _tensor_args(op, args):
         if t._sparse is not None and t.layout is not strided:
             return _dispatcher._sparse_key(t)
-        return _dispatcher._DEVICE_KEYS[t._device.type]
+        return t._device._key
     return op._default_key(args)
 
 

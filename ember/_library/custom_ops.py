@@ -14,12 +14,12 @@ import contextlib
 import logging
 from typing import NamedTuple
 
+from .._core.device import DISPATCH_KEYS as _DEVICE_KEYS
 from .._core.tensor import Tensor
 from .._dispatch import dispatcher as _dispatcher
 from .infer_schema import infer_schema
 from .utils import check_aliasing_constraint, python_kernel_call
 
-_DEVICE_KEYS = _dispatcher._DEVICE_KEYS
 # PyTorch's logger name, which code listening for these warnings uses
 _log = logging.getLogger("torch._library.custom_ops")
 
