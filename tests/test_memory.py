@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -378,6 +379,26 @@ def test_taking_back_a_dead_array_without_a_sweep_moves_no_peak_wrongly():
         del w
     assert outcomes[0] == outcomes[1] == outcomes[2]
     assert outcomes[0][1] == (1, 1, 512, 64)
+
+
+def test_an_array_counted_dead_is_taken_back_itself_without_a_sweep():
+    # Note [Held arrays]: once a sweep has counted a held array dead, asking for its key again
+    # hands that very array back under the lock -- no sweep, no new array over the block
+    u8 = np.dtype(np.uint8)
+    for hold in (ca.HELD, 4):  # 4: the held arrays full
+        allocator = _arena_allocator(hold)
+        p, q = allocator.array(64, u8, (2, 32)), allocator.array(64, u8, (4, 16))
+        x = allocator.array(64, u8, (64,))  # the peak: three arrays
+        ref = weakref.ref(x)  # the allocator holds x's array: the reference stays alive
+        del p, q, x
+        z = allocator.array(64, u8, (8, 8))  # another key: its sweep counts the three dead
+        assert allocator.current("allocation") == 1
+        sweeps = []
+        allocator._sweep = lambda *args: sweeps.append(args)
+        y = allocator.array(64, u8, (64,))  # below the peak: no sweep needed
+        assert y is ref() and sweeps == [], (hold, sweeps)
+        assert (allocator.current("allocation"), allocator.peak("allocation")) == (2, 3)
+        del y, z
 
 
 def test_a_steady_loop_reuses_its_blocks_without_malloc_or_free():

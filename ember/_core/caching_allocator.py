@@ -486,6 +486,7 @@ class CachingAllocator:
                     pool.b_tot += block.size
                     pool.r_tot += nbytes
                     return array
+            array = None  # (a reference of its own would keep the last block looked at alive)
         lock = self.lock
         lock.acquire()
         try:
