@@ -825,9 +825,10 @@ def test_allocator_ab_benchmark_alternates_and_switches_the_allocator_back_on(mo
         return run
     monkeypatch.setitem(allocator_ab.MODELS, "mlp", (one_step, 1))
     result = allocator_ab.measure("mlp", rounds=2)
-    assert set(result) == {True, False}
-    assert all(t > 0 and f >= 0 for t, f in result.values())
-    assert seen.count(False) == 4 and seen[:3] == [True] * 3   # warm-up, then alternation
+    assert set(result) == {True, False, "paired"} and result["paired"] > 0
+    assert all(t > 0 and f >= 0 for t, f in (result[True], result[False]))
+    # warm-up, then each round's pair, the first of it alternating
+    assert seen == [True] * 3 + [True] * 2 + [False] * 2 + [False] * 2 + [True] * 2
     assert ca.enabled
 
 
