@@ -118,3 +118,48 @@ def test_winograd_gradients_match_torch(monkeypatch, threads, n, c, h, w, o, pad
                 np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=0, atol=tol * scale)
     finally:
         ember.set_num_threads(before)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape, weight, kwargs", [
+    ((64, 6, 12, 12), (16, 6, 5, 5), {}),                            # LeNet's second layer
+    ((3, 4, 9, 11), (7, 4, 3, 2), dict(padding=(1, 2))),
+    ((2, 5, 10, 9), (8, 5, 3, 3), dict(padding=2, dilation=(2, 1))),
+])
+def test_input_gradient_by_shifted_products_matches_torch(monkeypatch, threads, shape, weight,
+                                                          kwargs):
+    """Note [Input gradient by shifted products]: stride-1 convolutions whose input
+    gradient is one product per kernel tap added at the tap's shift, on one thread and split
+    over samples on two; and the transposed convolution's forward, which is that gradient."""
+    from ember._aten import _parallel, conv
+    monkeypatch.setattr(_parallel, "_WORKERS", threads)
+    monkeypatch.setattr(_parallel, "MIN_ELEMENTS", 1)
+    out = [s + 2 * p - d * (k - 1) for s, k, p, d in zip(
+        shape[2:], weight[2:], _pair(kwargs.get("padding", 0)), _pair(kwargs.get("dilation", 1)))]
+    assert conv._by_shifts(weight[2:], (1, 1), 1, shape[1], out)   # the route under test
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(weight).astype(np.float32)
+    g = rng.standard_normal((shape[0], weight[0], *out)).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        xt, wt = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        lib.nn.functional.conv2d(xt, wt, **kwargs).backward(lib.tensor(g))
+        # conv_transpose2d of g with the same weight is the same input gradient
+        tr = lib.nn.functional.conv_transpose2d(lib.tensor(g), lib.tensor(w), **kwargs)
+        results.append((xt.grad.numpy(), wt.grad.numpy(), tr.numpy()))
+    for e, t in zip(results[1], results[0]):
+        assert e.shape == t.shape
+        np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-4)
+
+
+def test_input_gradient_by_shifted_products_gradcheck():
+    x = ember.randn(2, 4, 6, 7, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(5, 4, 3, 2, dtype=ember.float64, requires_grad=True)
+    f = lambda x, w: ember.nn.functional.conv2d(x, w, padding=(1, 1), dilation=(1, 2))
+    assert ember.autograd.gradcheck(f, (x, w))
+    assert ember.autograd.gradgradcheck(f, (x, w))
+
+
+def _pair(v):
+    return v if isinstance(v, tuple) else (v, v)
