@@ -57,6 +57,15 @@ def lenet():
                          nn.ReLU(), nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
 
 
+def wide_lenet():
+    """LeNet's layers for 28x52 inputs: the second convolution's maps are 8x20, so its kernels
+    take im2col and col2im (LeNet's 8x8 maps take the NHWC columns and shifted products: Note
+    [Small maps in NHWC], Note [Input gradient by shifted products]; from 256 pixels the
+    forward fuses its columns per sample), the routes the compiled lowerings reproduce."""
+    return nn.Sequential(nn.Conv2d(1, 6, 5), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(6, 16, 5),
+                         nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16 * 4 * 10, 10))
+
+
 def test_mlp_training_equals_eager():
     _train_equal(mlp, ember.randn(8, 20), ember.randint(0, 5, (8,)))
 
@@ -412,7 +421,7 @@ def test_group_norm_mean_and_rstd_gradients_match_torch():
                 np.testing.assert_allclose(e, t, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("shape", [(4, 16, 6, 12, 5, 1, 0, 1), (8, 8, 3, 11, 3, 2, 1, 1),
+@pytest.mark.parametrize("shape", [(4, 16, 6, 24, 5, 1, 0, 1), (8, 8, 3, 11, 3, 2, 1, 1),
                                    (2, 4, 3, 9, 3, 2, 2, 2), (3, 5, 2, 10, 4, 3, 1, 1)])
 def test_conv_input_grad_lowering_equals_the_kernel(shape):
     from ember._inductor import conv_backward
@@ -429,16 +438,16 @@ def test_conv_input_grad_lowering_equals_the_kernel(shape):
 
 def test_lenet_lowerings_are_used_and_checked(monkeypatch):
     from ember._inductor import conv_backward
-    cm = ember.compile(lenet())
-    cm(ember.randn(4, 1, 28, 28)).sum().backward()
+    cm = ember.compile(wide_lenet())
+    cm(ember.randn(4, 1, 28, 52)).sum().backward()
     fwd, bwd = cm._compiled_call.history[0].captured.compiled
     assert fwd.code.count("_convolution_with_columns") == 2   # columns kept for backward
     assert "_conv_input_grad(" in bwd.code
     # a lowering that does not reproduce the kernel is not used
     real = conv_backward.conv_input_grad
     monkeypatch.setattr(conv_backward, "conv_input_grad", lambda *a: real(*a) * 1.0000001)
-    cm = ember.compile(lenet())
-    cm(ember.randn(4, 1, 28, 28)).sum().backward()
+    cm = ember.compile(wide_lenet())
+    cm(ember.randn(4, 1, 28, 52)).sum().backward()
     _, bwd = cm._compiled_call.history[0].captured.compiled
     assert "_conv_input_grad(" not in bwd.code and "_convolution_backward_input" in bwd.code
 
@@ -496,10 +505,10 @@ def test_conv_forward_lowering_equals_the_kernel(shape):
 
 def test_lenet_pool_and_conv_lowerings_used_and_fall_back_at_run_time():
     ember.manual_seed(0)
-    model = lenet()
+    model = wide_lenet()
     twin = copy.deepcopy(model)
     cm = ember.compile(model)
-    x = ember.randn(4, 1, 28, 28)
+    x = ember.randn(4, 1, 28, 52)
     cm(x).sum().backward()
     fwd, _ = cm._compiled_call.history[0].captured.compiled
     assert fwd.code.count("_max_pool_tiles(") == 2 and fwd.code.count("_conv_with_columns(") == 2
@@ -509,7 +518,7 @@ def test_lenet_pool_and_conv_lowerings_used_and_fall_back_at_run_time():
     # input: the kernel's route) runs the kernels, with eager's results
     xn = x.clone()
     xn[0, 0, 3, 3] = float("nan")
-    xt = ember.randn(4, 1, 28, 28).transpose(2, 3)
+    xt = ember.randn(4, 1, 28, 52).transpose(2, 3)
     for inp in (xn, xt):
         got, want = cm(inp), twin(inp)
         np.testing.assert_array_equal(_bits(got.detach().numpy()), _bits(want.detach().numpy()))

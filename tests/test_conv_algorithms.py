@@ -163,3 +163,30 @@ def test_input_gradient_by_shifted_products_gradcheck():
 
 def _pair(v):
     return v if isinstance(v, tuple) else (v, v)
+
+
+@pytest.mark.parametrize("shape, weight, kwargs", [
+    ((16, 6, 12, 12), (16, 6, 5, 5), {}),                            # LeNet's second layer
+    ((4, 8, 16, 16), (16, 8, 3, 3), dict(stride=2, padding=1)),
+    ((3, 5, 9, 10), (7, 5, 3, 2), dict(padding=(2, 1), dilation=(2, 1))),
+])
+def test_small_maps_in_nhwc_match_torch(shape, weight, kwargs):
+    """Note [Small maps in NHWC]: outputs at most 12 wide take the NHWC columns in the
+    forward and the weight gradient; values, NCHW-contiguous strides and both gradients."""
+    from ember._aten import conv
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(weight).astype(np.float32)
+    b = rng.standard_normal(weight[0]).astype(np.float32)
+    results = []
+    for lib in (torch, ember):
+        xt, wt, bt = (lib.tensor(a, requires_grad=True) for a in (x, w, b))
+        y = lib.nn.functional.conv2d(xt, wt, bt, **kwargs)
+        y.backward(lib.tensor(np.sin(np.arange(y.numel(), dtype=np.float32)).reshape(y.shape)))
+        results.append((y.stride(), y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(),
+                        wt.grad.stride(), bt.grad.numpy()))
+    assert conv._small_maps(weight, 1, results[0][1].shape[2:])   # the route under test
+    assert results[1][0] == results[0][0] and results[1][4] == results[0][4]
+    for e, t in zip(results[1][1:], results[0][1:]):
+        if isinstance(t, np.ndarray):
+            np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-4)

@@ -15,6 +15,7 @@ contradicted.
 """
 import numpy as np
 
+from .._aten.conv import _by_shifts
 from .._core.caching_allocator import empty as _empty
 
 
@@ -28,6 +29,8 @@ def applies(grad_output, weight, input_size, stride, padding, dilation, transpos
     if all(s == 1 for s in stride) and grad_output.shape[1] <= input_size[1] and \
             all(d * (k - 1) - p >= 0 for k, d, p in zip(kernel, dilation, padding)):
         return False
+    if _by_shifts(kernel, stride, groups, input_size[1], grad_output.shape[2:]):
+        return False  # the kernel's shifted products (no col2im to reproduce)
     return (not transposed and groups == 1 and grad_output.dtype in (np.float32, np.float64)
             and weight.dtype == grad_output.dtype and len(weight.shape) >= 3
             and grad_output.flags.c_contiguous and weight.flags.c_contiguous
