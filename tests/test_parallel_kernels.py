@@ -186,3 +186,26 @@ def test_big_binary_ops_split_match_torch_bitwise(monkeypatch, other):
             assert e.dtype == ember.float32 and e.shape == tuple(t.shape)
             assert np.array_equal(e.numpy().view(np.uint32), t.numpy().view(np.uint32))
         assert (P._pool is not None) == (workers > 1)   # split when there are threads
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_relu_against_zero_blocks_matches_torch_bit_for_bit(monkeypatch, workers, dtype):
+    # Note [relu against a block of zeros]: several chunks (a partial last one), split over
+    # threads or not; -0.0 kept, NaN and infinities as torch's, in place too
+    from ember._aten import elementwise
+    monkeypatch.setattr(P, "_WORKERS", workers)
+    monkeypatch.setattr(P, "MIN_ELEMENTS", 1 << 12)
+    monkeypatch.setattr(P, "_pool", None)
+    monkeypatch.setattr(elementwise, "_ZERO_CHUNK", 1000)
+    special = [-0.0, 0.0, np.nan, -np.inf, np.inf, -1e-30, 1e-30]
+    a = np.random.default_rng(0).standard_normal(4567)
+    a[:len(special)] = special
+    a[-len(special):] = special
+    a = a.astype(dtype)
+    want = torch.from_numpy(a.copy()).relu().numpy()
+    for x in (ember.from_numpy(a.copy()), ember.from_numpy(a.reshape(1, -1).copy())):
+        got = x.relu().numpy().reshape(-1)
+        assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+        x.relu_()
+        assert np.array_equal(x.numpy().reshape(-1).view(np.uint8), want.view(np.uint8))

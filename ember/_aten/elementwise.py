@@ -956,10 +956,36 @@ def _sigmoid(a):
     return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
 
 
+# Note [relu against a block of zeros]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# NumPy's SIMD maximum loop runs only when both operands are arrays: against the number 0 (a
+# stride-0 operand) it takes its scalar loop, 3-6 times slower (a (64, 6, 24, 24) float32 relu:
+# 113-212 us against 33 beside an array of zeros; torch 25). So a contiguous floating relu
+# reads a block of zeros beside each chunk of its input, the zeros made once per dtype and
+# first, so that x wins a tie (Note [Ties in clamp and relu]).
+_ZERO_CHUNK = 1 << 16
+_zero_blocks = {}
+
+
 def _relu(a):
     out = empty_like_array(a)
-    # max(0, x), keeping x = -0.0 as PyTorch does (Note [Ties in clamp and relu])
-    parallel_for(lambda i: np.maximum(0, a[i], out=out[i], dtype=a.dtype), a.shape, a.size)
+    if a.dtype.kind != "f" or not (a.flags.c_contiguous and out.flags.c_contiguous):
+        # max(0, x), keeping x = -0.0 as PyTorch does (Note [Ties in clamp and relu])
+        parallel_for(lambda i: np.maximum(0, a[i], out=out[i], dtype=a.dtype), a.shape, a.size)
+        return out
+    zeros = _zero_blocks.get(a.dtype)
+    if zeros is None:
+        zeros = _zero_blocks[a.dtype] = np.zeros(_ZERO_CHUNK, a.dtype)
+    src, dst = a.reshape(-1), out.reshape(-1)
+    n = src.size
+    chunks = range(-(-n // _ZERO_CHUNK))
+
+    def part(index):
+        for c in chunks if index[0] is Ellipsis else chunks[index[0]]:
+            start = c * _ZERO_CHUNK
+            stop = min(n, start + _ZERO_CHUNK)
+            np.maximum(zeros[:stop - start], src[start:stop], out=dst[start:stop])
+    parallel_for(part, (len(chunks),), n)
     return out
 
 
