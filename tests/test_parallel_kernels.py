@@ -198,6 +198,7 @@ def test_relu_against_zero_blocks_matches_torch_bit_for_bit(monkeypatch, workers
     monkeypatch.setattr(P, "MIN_ELEMENTS", 1 << 12)
     monkeypatch.setattr(P, "_pool", None)
     monkeypatch.setattr(elementwise, "_ZERO_CHUNK", 1000)
+    monkeypatch.setattr(elementwise, "_zero_blocks", {})
     special = [-0.0, 0.0, np.nan, -np.inf, np.inf, -1e-30, 1e-30]
     a = np.random.default_rng(0).standard_normal(4567)
     a[:len(special)] = special

@@ -977,13 +977,13 @@ def _relu(a):
     if zeros is None:
         zeros = _zero_blocks[a.dtype] = np.zeros(_ZERO_CHUNK, a.dtype)
     src, dst = a.reshape(-1), out.reshape(-1)
-    n = src.size
-    chunks = range(-(-n // _ZERO_CHUNK))
+    n, chunk = src.size, zeros.size
+    chunks = range(-(-n // chunk))
 
     def part(index):
         for c in chunks if index[0] is Ellipsis else chunks[index[0]]:
-            start = c * _ZERO_CHUNK
-            stop = min(n, start + _ZERO_CHUNK)
+            start = c * chunk
+            stop = min(n, start + chunk)
             np.maximum(zeros[:stop - start], src[start:stop], out=dst[start:stop])
     parallel_for(part, (len(chunks),), n)
     return out
