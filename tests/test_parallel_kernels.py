@@ -210,3 +210,49 @@ def test_relu_against_zero_blocks_matches_torch_bit_for_bit(monkeypatch, workers
         assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
         x.relu_()
         assert np.array_equal(x.numpy().reshape(-1).view(np.uint8), want.view(np.uint8))
+
+
+def test_thread_team_raises_a_parts_error_nests_and_shares(monkeypatch):
+    # the intra-op team (_parallel._Team): a part's exception reaches the caller and leaves the
+    # team usable; a loop inside a part, or started from another thread while one runs, runs
+    # alone on its thread; a larger thread count gets a larger team
+    import threading
+    monkeypatch.setattr(P, "_WORKERS", 2)
+    monkeypatch.setattr(P, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(P, "_pool", None)
+
+    def failing(index):
+        if index[0].start:
+            raise ValueError("part failed")
+    with pytest.raises(ValueError, match="part failed"):
+        P.parallel_for(failing, (8,), 8)
+    seen = []
+    P.parallel_for(lambda i: seen.append(i), (8,), 8)
+    assert sorted(i[0].start for i in seen) == [0, 4]
+
+    inner = []
+
+    def outer(index):
+        P.parallel_for(lambda i: inner.append((index[0].start, i)), (6,), 6)
+    P.parallel_for(outer, (8,), 8)
+    assert sorted(inner, key=lambda t: t[0]) == [(0, (Ellipsis,)), (4, (Ellipsis,))]
+
+    started, release = threading.Event(), threading.Event()
+    other = []
+
+    def slow(index):
+        if index[0].start == 0:
+            started.set()
+            release.wait(10)
+    t = threading.Thread(target=P.parallel_for, args=(slow, (8,), 8))
+    t.start()
+    assert started.wait(10)
+    P.parallel_for(lambda i: other.append(i), (8,), 8)   # the team is busy: alone
+    release.set()
+    t.join(10)
+    assert other == [(Ellipsis,)] and not t.is_alive()
+
+    monkeypatch.setattr(P, "_WORKERS", 3)
+    parts = []
+    P.parallel_for(lambda i: parts.append(i[0].start), (9,), 9)
+    assert sorted(parts) == [0, 3, 6] and len(P._pool.workers) == 2

@@ -20,7 +20,7 @@ each one single-threaded BLAS call, with one blocking wait at the end -- `set_nu
 then governs all of ember's threads, and no work item starts BLAS threads of its own.
 """
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def _default_workers():
 
 _WORKERS = _default_workers()
 # below this, one thread is faster than waking others: handing a loop to the pool and waiting
-# for it costs about 90 us here (two cross-thread wake-ups on a shared VM), and a kernel of
+# for it costs about 50 us here (two cross-thread wake-ups on a shared VM), and a kernel of
 # many small NumPy calls per block hands the GIL back and forth besides. 2**20 measured best
 # of 2**17..2**22 for the MNIST, ResNet-18 train and eval steps at two threads (1.35 -> 1.32,
 # 1.57 -> 1.43, 1.45 -> 1.41 against torch, one process, alternating)
@@ -65,6 +65,58 @@ def _forget_pool():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
+
+
+class _Worker:
+    """One intra-op thread. It sleeps on a lock of its own, so handing it a task is one lock
+    release and taking the result one acquire: a round trip of about 50 us on this project's
+    VMs, where concurrent.futures' submit and result (a queue and a Future, each behind a
+    condition variable) took about 110."""
+
+    def __init__(self):
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.task = self.error = None
+        threading.Thread(target=self._loop, name="ember-intraop", daemon=True).start()
+
+    def _loop(self):
+        quiet_floating_point()
+        while True:
+            self.go.acquire()
+            fn, index = self.task
+            self.task = None
+            if fn is None:  # shut down
+                return
+            try:
+                fn(index)
+            except BaseException as e:  # handed to the caller, which raises it
+                self.error = e
+            self.done.release()
+
+    def start(self, fn, index):
+        self.task = (fn, index)
+        self.go.release()
+
+    def join(self):
+        """Wait for the task; the exception it raised, if any."""
+        self.done.acquire()
+        error, self.error = self.error, None
+        return error
+
+
+class _Team:
+    """The intra-op threads of one set_num_threads setting. One parallel region runs at a
+    time: a loop that starts while another runs (from another thread, or nested inside a
+    part) runs on its own thread alone."""
+
+    def __init__(self, n):
+        self.busy = threading.Lock()
+        self.workers = [_Worker() for _ in range(n)]
+
+    def shutdown(self):
+        for w in self.workers:
+            w.start(None, None)
 
 
 def _split_axis(shape):
@@ -88,17 +140,30 @@ def parallel_for(fn, shape, size):
     if parts < 2:
         fn((Ellipsis,))
         return
-    if _pool is None:
-        _pool = ThreadPoolExecutor(_WORKERS - 1, "ember-intraop", initializer=quiet_floating_point)
-    n = shape[axis]
-    bounds = [n * i // parts for i in range(parts + 1)]
-    index = [(slice(None),) * axis + (slice(a, b),) for a, b in zip(bounds, bounds[1:])]
-    futures = [_pool.submit(fn, i) for i in index[1:]]
+    team = _pool
+    if team is None or len(team.workers) < parts - 1:
+        if team is not None:
+            team.shutdown()
+        team = _pool = _Team(_WORKERS - 1)
+    if not team.busy.acquire(blocking=False):
+        fn((Ellipsis,))
+        return
     try:
-        fn(index[0])
+        n = shape[axis]
+        bounds = [n * i // parts for i in range(parts + 1)]
+        index = [(slice(None),) * axis + (slice(a, b),) for a, b in zip(bounds, bounds[1:])]
+        helpers = team.workers[:parts - 1]
+        for w, i in zip(helpers, index[1:]):
+            w.start(fn, i)
+        try:
+            fn(index[0])
+        finally:
+            errors = [w.join() for w in helpers]
+        for e in errors:
+            if e is not None:
+                raise e
     finally:
-        for f in futures:
-            f.result()
+        team.busy.release()
 
 
 _MIN_PRODUCT = 1 << 21         # multiply-adds below which one BLAS call beats a split
@@ -171,7 +236,7 @@ def set_num_threads(n):
     if n != _WORKERS:
         old, _pool, _WORKERS = _pool, None, n
         if old is not None:
-            old.shutdown(wait=False)
+            old.shutdown()
     _single_threaded_blas()
 
 
