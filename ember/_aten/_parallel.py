@@ -49,7 +49,7 @@ def _default_workers():
 
 _WORKERS = _default_workers()
 # below this, one thread is faster than waking others: handing a loop to the pool and waiting
-# for it costs about 50 us here (two cross-thread wake-ups on a shared VM), and a kernel of
+# for it costs about 80 us here (two cross-thread wake-ups on a shared VM), and a kernel of
 # many small NumPy calls per block hands the GIL back and forth besides. 2**20 measured best
 # of 2**17..2**22 for the MNIST, ResNet-18 train and eval steps at two threads (1.35 -> 1.32,
 # 1.57 -> 1.43, 1.45 -> 1.41 against torch, one process, alternating)
@@ -69,9 +69,10 @@ if hasattr(os, "register_at_fork"):
 
 class _Worker:
     """One intra-op thread. It sleeps on a lock of its own, so handing it a task is one lock
-    release and taking the result one acquire: a round trip of about 50 us on this project's
-    VMs, where concurrent.futures' submit and result (a queue and a Future, each behind a
-    condition variable) took about 110."""
+    release and taking the result one acquire: a bare lock round trip between two threads is
+    about 50 us on this project's VMs and a whole parallel_for hand-off 75-85, where
+    concurrent.futures' submit and result (a queue and a Future, each behind a condition
+    variable) took 110-120."""
 
     def __init__(self):
         self.go, self.done = threading.Lock(), threading.Lock()
@@ -115,8 +116,10 @@ class _Team:
         self.workers = [_Worker() for _ in range(n)]
 
     def shutdown(self):
-        for w in self.workers:
-            w.start(None, None)
+        """End the threads, unless a loop is using them (then they stay, idle)."""
+        if self.busy.acquire(blocking=False):
+            for w in self.workers:
+                w.start(None, None)
 
 
 def _split_axis(shape):
