@@ -1388,14 +1388,16 @@ OPS += [
     OpInfo("hardtanh_", lambda m, x: m.nn.functional.hardtanh_(x.clone(), -0.5, 0.5),
            INTS + FLOATS, unary_samples),
     OpInfo("relu6", lambda m, x: m.nn.functional.relu6(x), INTS + FLOATS, _unary(-3, 9)),
+    # no double backward, as torch: its derivative is hardsigmoid_backward, whose own
+    # derivative is not implemented
     OpInfo("hardsigmoid", lambda m, x: m.nn.functional.hardsigmoid(x), FLOATS,
-           _unary(**_ACTIVATION_FLOATS)),
+           _unary(**_ACTIVATION_FLOATS), gradgrad=False),
     OpInfo("hardswish", lambda m, x: m.nn.functional.hardswish(x), FLOATS,
            _unary(**_ACTIVATION_FLOATS)),
     OpInfo("hardswish_inplace", lambda m, x: m.nn.functional.hardswish(x.clone(), True),
            FLOATS, unary_samples),
     OpInfo("hardsigmoid_inplace", lambda m, x: m.nn.functional.hardsigmoid(x.clone(), True),
-           FLOATS, _unary(**_ACTIVATION_FLOATS)),
+           FLOATS, _unary(**_ACTIVATION_FLOATS), gradgrad=False),
     OpInfo("mish", lambda m, x: m.nn.functional.mish(x), FLOATS, _unary(-25, 25)),
     OpInfo("mish_inplace", lambda m, x: m.nn.functional.mish(x.clone(), True), FLOATS,
            _unary(-25, 25)),

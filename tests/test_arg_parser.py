@@ -163,7 +163,8 @@ REDUCED = """torch.add(h, h * 100, alpha=1.0001) | torch.sub(h * 1000, h, alpha=
     | torch.where(torch.tensor([True, False]), h[:2], 70000)
     | torch.where(torch.tensor([True, False]), torch.zeros(2, dtype=torch.int8), 300)
     | h.fill_(torch.tensor(70000.)) | torch.zeros(2, dtype=torch.int8).fill_(torch.tensor(300))
-    | torch.zeros(2, dtype=torch.float16) + 70000"""
+    | torch.zeros(2, dtype=torch.float16) + 70000 | torch.scalar_tensor(1e39, dtype=torch.float16)
+    | torch.where(torch.tensor([True, False]), h[:2], 1e39)"""
 
 
 def _cases(text):

@@ -866,3 +866,17 @@ def test_nan_gradient_where_the_output_does_not_depend(name):
         out = NAN_GRADIENT_OPS[name](m, x)
         return m.autograd.grad(out, x, m.full(out.shape, float("nan"), dtype=m.float64))[0]
     same(f)
+
+
+def test_hardsigmoid_gradient_has_torchs_not_implemented_node():
+    # its derivative is hardsigmoid_backward, whose own derivative PyTorch does not implement:
+    # a create_graph gradient carries a NotImplemented node that refuses a second backward
+    outcomes = []
+    for m in (torch, ember):
+        x = m.tensor([-4.0, -3.0, 0.5, 3.0, 5.0], dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(m.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError) as e:
+            g.sum().backward()
+        outcomes.append((g.tolist(), type(g.grad_fn).__name__, str(e.value)))
+    assert outcomes[0] == outcomes[1]
+    assert "hardsigmoid_backward is not implemented" in outcomes[1][2]

@@ -1494,7 +1494,9 @@ def _hardswish_backward(g, x):
 
 
 def _hardsigmoid_backward(g, x):
-    return np.where((x > -3) & (x < 3), g / 6, np.zeros((), g.dtype))
+    # PyTorch multiplies by its one_sixth constant, 1.0f / 6.0f: a float32 even for doubles
+    one_sixth = g.dtype.type(np.float32(1 / 6))
+    return np.where((x > -3) & (x < 3), g * one_sixth, np.zeros((), g.dtype))
 
 
 def _hardtanh_backward(g, x, min_val, max_val):

@@ -135,15 +135,25 @@ _SCALAR_RANGES = {
 
 
 def wrapped_scalar(value, dt):
-    """A Python number made a tensor of dtype `dt` (`scalar_tensor`, a number in `where`):
-    PyTorch converts it through float32 for float16/bfloat16, so a value beyond their range
-    becomes inf where a larger one than float32's raises; other dtypes are checked as ever."""
+    """A Python number made a tensor of dtype `dt` (`scalar_tensor`, a number in `where`),
+    float16/bfloat16 as _reduced_float makes them; other dtypes checked as ever."""
     if dt is D.float16 or dt is D.bfloat16:
-        with np.errstate(over="ignore"):
-            return np.array(checked_scalar(value, D.float32), dtype=np.float32).astype(
-                D.np_dtype(dt))
+        return _reduced_float(value, dt)
     value = checked_scalar(value, dt)
     return value if dt is D.complex32 else np.array(value).astype(D.np_dtype(dt))
+
+
+def _reduced_float(value, dt):
+    """A number as a 0-d float16/bfloat16 array as PyTorch converts one for scalar_tensor and
+    where: with no overflow check, through float -- a double rounds twice, and one beyond
+    float's range is inf (a complex still needs a zero imaginary part). (fill_ checks, except
+    -- PyTorch's quirk, not followed -- on a one-element tensor.)"""
+    if isinstance(value, Tensor) or type(value) not in (float, int, complex):
+        return np.array(checked_scalar(value, dt)).astype(D.np_dtype(dt))
+    if type(value) is complex:
+        value = _checked_number(value, D.float32)
+    with np.errstate(over="ignore"):
+        return np.array(float(value), dtype=np.float32).astype(D.np_dtype(dt))
 
 
 def checked_scalar(value, dt):
@@ -219,7 +229,10 @@ def fill_scalar(fill_value, dt):
     """fill_'s value (full's, full_like's) as a value of `dt` (see checked_scalar)."""
     if dt is D.complex32:  # PyTorch checks the value as complex<float>, then rounds it
         return _c32.narrow(checked_scalar(fill_value, D.complex64))
-    return checked_scalar(fill_value, dt)
+    value = checked_scalar(fill_value, dt)
+    if (dt is D.float16 or dt is D.bfloat16) and type(value) is float:
+        return np.float32(value)  # PyTorch's Half is made from a float: a double rounds twice
+    return value
 
 
 @impl("full", "Meta")
@@ -655,6 +668,8 @@ def tensor_from_data(data, dtype=None, device=None):
         elif dt is D.complex32:  # (complex32.py)
             arr = _c32.narrow(raw if getattr(raw, "dtype", None) == _c32.NP_COMPLEX32 else
                               np.array(raw, dtype=np.complex128))
+        elif dt is D.float16:  # PyTorch's Half is made from a float: a double rounds twice
+            arr = np.array(raw, dtype=np.float32).astype(np.float16)
         elif dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero

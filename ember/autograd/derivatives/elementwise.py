@@ -395,8 +395,7 @@ derivative("leaky_relu_", {"self": lambda grad, result, negative_slope:
            node_name="LeakyReluBackward1")
 derivative("hardtanh", {"self": lambda grad, self, min_val, max_val:
                         _aten.hardtanh_backward(grad, self, min_val, max_val)})
-derivative("hardsigmoid", {"self": lambda grad, self:
-                         _masked((self > -3) & (self < 3), grad / 6)})
+derivative("hardsigmoid", {"self": lambda grad, self: _aten.hardsigmoid_backward(grad, self)})
 derivative("hardswish", {"self": lambda grad, self: _aten.hardswish_backward(grad, self)})
 
 
