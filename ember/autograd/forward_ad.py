@@ -626,6 +626,9 @@ def _install():
     _JVP[_op("addmm")] = _addmm
     _JVP[_op("linear")] = _linear
     _JVP[_op("native_dropout")] = _native_dropout
+    # PyTorch's auto_element_wise formula: its backward op on the tangent (that op has no
+    # derivative of its own, so the double-vjp trick cannot run through it)
+    _JVP[_op("hardsigmoid")] = lambda p, t, o: _op("hardsigmoid_backward")(_t(t, 0), p[0])
     for name in ("view", "_unsafe_view", "permute", "transpose.int", "expand", "squeeze.dims",
                  "squeeze.dim", "squeeze", "unsqueeze", "select.int", "slice.Tensor", "narrow",
                  "diagonal", "alias", "clone", "t", "split.Tensor", "split_with_sizes",
