@@ -1,5 +1,7 @@
 """Creation ops against torch: tensor() dtype inference, factories, *_like / new_*,
 as_tensor / from_numpy, and seeded random streams that must equal torch bit for bit."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -382,3 +384,22 @@ def test_doubles_become_float16_through_float_as_torch():
     for e, t in zip(results[1], results[0]):
         assert np.array_equal(e, t)
     assert np.array_equal(results[1][0], v.astype(np.float32).astype(np.float16).view(np.int16))
+
+
+def test_complex_doubles_become_complex32_through_complex64_as_torch():
+    # each part of a complex<Half> is made from a float too (the warning is torch's and ember's)
+    torch = pytest.importorskip("torch")
+    v = np.random.default_rng(1).standard_normal(200000)
+    twice = v.astype(np.float32).astype(np.float16)
+    v = v[twice != v.astype(np.float16)][:20]
+    assert len(v) >= 5
+    c = v + 1j * v[::-1]
+    results = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for lib in (torch, ember):
+            parts = [lib.from_numpy(c).to(lib.complex32), lib.tensor(c.tolist(), dtype=lib.complex32),
+                     lib.from_numpy(v).to(lib.complex32)]
+            results.append([p.view(lib.float16).view(lib.int16).numpy() for p in parts])
+    for e, t in zip(results[1], results[0]):
+        assert np.array_equal(e, t)
