@@ -363,14 +363,18 @@ def test_random_issue3_errors():
     raises_same(lambda L: L.multinomial(L.ones(3, dtype=L.int64), 1))
 
 
+def _doubles_rounding_twice(seed, count):
+    """Doubles whose float16 differs when rounded through float32 (as PyTorch's Half is made,
+    from a float) and when rounded once: about 66 in a million random ones."""
+    v = np.random.default_rng(seed).standard_normal(1000000)
+    v = v[v.astype(np.float32).astype(np.float16) != v.astype(np.float16)][:count]
+    assert len(v) == count
+    return v
+
+
 def test_doubles_become_float16_through_float_as_torch():
-    # PyTorch makes a Half from a float, so a double rounds twice (double -> float -> half):
-    # about 66 in a million random doubles land on another half than rounding once gives
-    torch = pytest.importorskip("torch")
-    v = np.random.default_rng(0).standard_normal(400000)
-    twice = v.astype(np.float32).astype(np.float16)
-    v = v[twice != v.astype(np.float16)][:40]
-    assert len(v) >= 10
+    v = _doubles_rounding_twice(0, 20)
+
     def bits(t):
         return t.view(torch.int16 if isinstance(t, torch.Tensor) else ember.int16).numpy()
     results = []
@@ -388,11 +392,7 @@ def test_doubles_become_float16_through_float_as_torch():
 
 def test_complex_doubles_become_complex32_through_complex64_as_torch():
     # each part of a complex<Half> is made from a float too (the warning is torch's and ember's)
-    torch = pytest.importorskip("torch")
-    v = np.random.default_rng(1).standard_normal(200000)
-    twice = v.astype(np.float32).astype(np.float16)
-    v = v[twice != v.astype(np.float16)][:20]
-    assert len(v) >= 5
+    v = _doubles_rounding_twice(1, 10)
     c = v + 1j * v[::-1]
     results = []
     with warnings.catch_warnings():
