@@ -152,8 +152,7 @@ def _reduced_float(value, dt):
         return np.array(checked_scalar(value, dt)).astype(D.np_dtype(dt))
     if type(value) is complex:
         value = _checked_number(value, D.float32)
-    with np.errstate(over="ignore"):
-        return np.array(float(value), dtype=np.float32).astype(D.np_dtype(dt))
+    return _c32.through_float(float(value)).astype(D.np_dtype(dt))
 
 
 def checked_scalar(value, dt):
@@ -231,7 +230,7 @@ def fill_scalar(fill_value, dt):
         return _c32.narrow(checked_scalar(fill_value, D.complex64))
     value = checked_scalar(fill_value, dt)
     if (dt is D.float16 or dt is D.bfloat16) and type(value) is float:
-        return np.float32(value)  # PyTorch's Half is made from a float: a double rounds twice
+        return _c32.through_float(value)
     return value
 
 
@@ -668,8 +667,8 @@ def tensor_from_data(data, dtype=None, device=None):
         elif dt is D.complex32:  # (complex32.py)
             arr = _c32.narrow(raw if getattr(raw, "dtype", None) == _c32.NP_COMPLEX32 else
                               np.array(raw, dtype=np.complex128))
-        elif dt is D.float16:  # PyTorch's Half is made from a float: a double rounds twice
-            arr = np.array(raw, dtype=np.float32).astype(np.float16)
+        elif dt is D.float16:
+            arr = _c32.through_float(np.array(raw, dtype=np.float64)).astype(np.float16)
         elif dt.is_floating_point or dt.is_complex or dt is D.bool:
             arr = np.array(raw, dtype=nd)
         else:  # through NumPy's own dtype first, so floats truncate toward zero

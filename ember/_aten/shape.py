@@ -839,8 +839,8 @@ def _cast(a, dt):
         a = a.real
     if dt._kind is not None:
         return _c32.narrow(a) if dt is D.complex32 else to_float8(a, dt)
-    if target == np.float16 and a.dtype == np.float64:
-        a = a.astype(np.float32)  # PyTorch's Half is made from a float: a double rounds twice
+    if target == np.float16:
+        a = _c32.through_float(a)
     if a.dtype.kind == "f" and (target.kind != "f" or target.itemsize < a.itemsize):
         with np.errstate(over="ignore", invalid="ignore"):  # silent like a C cast
             return a.astype(target, order="K")
